@@ -1,0 +1,4 @@
+//! `pisa`: the command-line front of the software Tofino.
+fn main() {
+    println!("pisa");
+}
