@@ -1,1 +1,5 @@
-//! placeholder
+//! The Tofino model: a lowered P4 TNA program ([`ir`]) run on packets in a pipeline shaped like
+//! the hardware's (parser, MAU stages, deparser per gress; traffic manager between them).
+//! Pure and deterministic: no I/O, no threads, no clocks of its own.
+
+pub mod ir;

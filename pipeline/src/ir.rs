@@ -1,0 +1,856 @@
+//! The pipeline IR: a P4_16 TNA program after the frontend has lowered it.
+//!
+//! This is the contract between `p4` (which produces it) and the executor in this crate (which
+//! runs it). Everything is pre-resolved: fields are bit ranges in a per-gress PHV byte buffer,
+//! tables/actions/externs are indices into the owning [`Pipeline`], and no string lookup or
+//! allocation is needed to run a packet. Names are kept only for the runtime API, traces and
+//! reports.
+//!
+//! Execution model (what the executor promises the lowering):
+//! - A packet in a gress owns a PHV: `PhvLayout::bytes` bytes, zeroed when the packet enters the
+//!   gress, plus one validity bit per header instance (all invalid at start).
+//! - Header instances are stored byte-aligned and in wire order, so `extract` copies
+//!   `HeaderInfo::byte_len` bytes from the packet into the PHV at `HeaderInfo::byte_offset`, and
+//!   `emit` copies them back. Field bit offsets are from the start of the PHV, MSB first
+//!   (bit 0 = the most significant bit of byte 0), as on the wire.
+//! - Metadata and control/action locals are ordinary PHV fields too (the lowering allocates them).
+//! - Values are `u128`, zero-extended; every operation masks its result to its width. Signed
+//!   operations (`int<W>`) interpret the low `W` bits as two's complement.
+//! - Statements run in program order. For programs that pass the resource check this equals the
+//!   hardware's stage order; `stage` annotations exist only for traces and reports.
+
+use std::fmt;
+
+/// All values in the IR. P4 fields wider than 128 bits are rejected by the frontend.
+pub type Value = u128;
+
+/// Which half of a pipe a piece of the program belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Gress {
+    Ingress,
+    Egress,
+}
+
+impl fmt::Display for Gress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Gress::Ingress => "ingress",
+            Gress::Egress => "egress",
+        })
+    }
+}
+
+macro_rules! id_type {
+    ($($(#[$m:meta])* $name:ident),* $(,)?) => {$(
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub u32);
+        impl $name {
+            /// The index into the owning vector.
+            pub fn index(self) -> usize { self.0 as usize }
+        }
+    )*};
+}
+
+id_type!(
+    /// Index into [`PhvLayout::headers`].
+    HeaderId,
+    /// Index into [`PhvLayout::stacks`].
+    StackId,
+    /// Index into [`Pipeline::tables`].
+    TableId,
+    /// Index into [`Pipeline::actions`].
+    ActionId,
+    /// Index into [`Pipeline::registers`].
+    RegisterId,
+    /// Index into [`Pipeline::register_actions`].
+    RegisterActionId,
+    /// Index into [`Pipeline::register_params`].
+    RegisterParamId,
+    /// Index into [`Pipeline::hashes`].
+    HashId,
+    /// Index into [`Pipeline::counters`].
+    CounterId,
+    /// Index into [`Pipeline::meters`].
+    MeterId,
+    /// Index into [`Pipeline::checksums`] (a per-packet accumulator in parsers, a pure function in deparsers).
+    ChecksumId,
+    /// Index into [`Pipeline::digests`].
+    DigestId,
+    /// Index into [`Parser::states`].
+    StateId,
+);
+
+/// A field of a gress's PHV: `width` bits starting at bit `offset` (MSB-first numbering).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FieldRef {
+    pub offset: u32,
+    pub width: u16,
+}
+
+/// Named field of the PHV (headers' fields, metadata fields, locals).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldInfo {
+    /// Full P4 path as a user writes it in a table key or trace, e.g. `hdr.ipv4.ttl`, `meta.nexthop`.
+    pub name: String,
+    pub field: FieldRef,
+    pub signed: bool,
+}
+
+/// A header instance stored in the PHV.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderInfo {
+    /// P4 path, e.g. `hdr.ethernet` or `hdr.vlan[1]`.
+    pub name: String,
+    /// P4 header type name, e.g. `ethernet_h`.
+    pub type_name: String,
+    pub byte_offset: u32,
+    pub byte_len: u32,
+    /// Indices into [`PhvLayout::fields`] of this header's fields, in wire order.
+    pub fields: std::ops::Range<u32>,
+}
+
+/// A header stack `h[N]`: consecutive header instances plus the hidden `nextIndex` counter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackInfo {
+    pub name: String,
+    pub elements: Vec<HeaderId>,
+    /// Hidden metadata field holding `nextIndex` (width ≥ bits to count to N).
+    pub next_index: FieldRef,
+}
+
+/// The PHV of one gress of one pipeline.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PhvLayout {
+    /// Total bytes of the PHV buffer (headers + metadata + locals).
+    pub bytes: u32,
+    pub fields: Vec<FieldInfo>,
+    pub headers: Vec<HeaderInfo>,
+    pub stacks: Vec<StackInfo>,
+}
+
+/// The bytes the hardware puts in front of a packet before a parser sees it
+/// (ingress: `ingress_intrinsic_metadata_t` then 64 b of port metadata or resubmit data;
+/// egress: `egress_intrinsic_metadata_t`). The layout comes from the architecture header types.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PrefixLayout {
+    /// Total prefix length in bytes (ingress on Tofino 1: 8 + 8).
+    pub bytes: u32,
+    /// Where each intrinsic value goes inside the prefix (offsets relative to the prefix start).
+    pub fields: Vec<(Intrinsic, FieldRef)>,
+}
+
+/// Intrinsic metadata the executor reads or writes. Names follow TNA (`tofino1_base.p4`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Intrinsic {
+    // ingress_intrinsic_metadata_t (prefix)
+    IgResubmitFlag,
+    IgPacketVersion,
+    IgIngressPort,
+    IgIngressMacTstamp,
+    // ingress_intrinsic_metadata_from_parser_t
+    IgPrsrGlobalTstamp,
+    IgPrsrGlobalVer,
+    IgPrsrParserErr,
+    // ingress_intrinsic_metadata_for_tm_t
+    TmUcastEgressPort,
+    TmBypassEgress,
+    TmDeflectOnDrop,
+    TmIngressCos,
+    TmQid,
+    TmIcosForCopyToCpu,
+    TmCopyToCpu,
+    TmPacketColor,
+    TmDisableUcastCutthru,
+    TmEnableMcastCutthru,
+    TmMcastGrpA,
+    TmMcastGrpB,
+    TmLevel1McastHash,
+    TmLevel2McastHash,
+    TmLevel1ExclusionId,
+    TmLevel2ExclusionId,
+    TmRid,
+    // ingress_intrinsic_metadata_for_deparser_t
+    IgDprsrDropCtl,
+    IgDprsrDigestType,
+    IgDprsrResubmitType,
+    IgDprsrMirrorType,
+    // egress_intrinsic_metadata_t (prefix)
+    EgEgressPort,
+    EgEnqQdepth,
+    EgEnqCongestStat,
+    EgEnqTstamp,
+    EgDeqQdepth,
+    EgDeqCongestStat,
+    EgAppPoolCongestStat,
+    EgDeqTimedelta,
+    EgEgressRid,
+    EgEgressRidFirst,
+    EgEgressQid,
+    EgEgressCos,
+    EgDeflectionFlag,
+    EgPktLength,
+    // egress_intrinsic_metadata_from_parser_t
+    EgPrsrGlobalTstamp,
+    EgPrsrGlobalVer,
+    EgPrsrParserErr,
+    // egress_intrinsic_metadata_for_deparser_t
+    EgDprsrDropCtl,
+    EgDprsrMirrorType,
+    EgDprsrCoalesceFlush,
+    EgDprsrCoalesceLength,
+    // egress_intrinsic_metadata_for_output_port_t
+    EgOportCaptureTstampOnTx,
+    EgOportUpdateDelayOnTx,
+}
+
+/// PHV locations of the intrinsic metadata structs a gress's controls were bound to by the
+/// `Pipeline` package (so the executor can read the TM decision, write timestamps, etc.).
+/// An intrinsic the program never names still gets a location (the lowering allocates it).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IntrinsicBindings {
+    pub fields: Vec<(Intrinsic, FieldRef)>,
+}
+
+impl IntrinsicBindings {
+    pub fn get(&self, which: Intrinsic) -> Option<FieldRef> {
+        self.fields.iter().find(|(w, _)| *w == which).map(|(_, f)| *f)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnOp {
+    /// Bitwise complement `~`.
+    Not,
+    /// Two's complement negation `-`.
+    Neg,
+    /// Boolean `!`.
+    LNot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    /// `|+|` saturating add (unsigned or signed per the expression's `signed`).
+    SatAdd,
+    /// `|-|` saturating subtract.
+    SatSub,
+    /// Only with a constant power-of-two divisor on hardware; the frontend folds/validates.
+    Div,
+    Mod,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    LAnd,
+    LOr,
+    /// `min(a, b)` / `max(a, b)` (TNA helper functions).
+    Min,
+    Max,
+}
+
+/// Which word of a register cell a RegisterAction body touches (`value` for a scalar register,
+/// the first / second struct field for a paired register).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegWord {
+    Lo,
+    Hi,
+}
+
+/// An expression over PHV fields, action data, constants and extern results.
+/// Every variant knows its result width (see [`Expr::width`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expr {
+    Const {
+        value: Value,
+        width: u16,
+    },
+    Field(FieldRef),
+    /// `isValid()` of a header instance (width 1).
+    Valid(HeaderId),
+    /// Action parameter `index` of the running action (action data or direct-call argument).
+    Param {
+        index: u16,
+        width: u16,
+    },
+    Unary {
+        op: UnOp,
+        arg: Box<Expr>,
+        width: u16,
+    },
+    Binary {
+        op: BinOp,
+        a: Box<Expr>,
+        b: Box<Expr>,
+        /// Result width (comparisons and logical ops: 1).
+        width: u16,
+        /// Operands are `int<W>`: signed comparisons, arithmetic shift right, signed saturation.
+        signed: bool,
+    },
+    /// `arg[hi:lo]`.
+    Slice {
+        arg: Box<Expr>,
+        hi: u16,
+        lo: u16,
+    },
+    /// `hi ++ lo`.
+    Concat {
+        hi: Box<Expr>,
+        lo: Box<Expr>,
+        width: u16,
+    },
+    /// Width change: truncation, zero- or (when `sign_extend`) sign-extension from `arg`'s width.
+    Cast {
+        arg: Box<Expr>,
+        width: u16,
+        sign_extend: bool,
+    },
+    Ternary {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        els: Box<Expr>,
+        width: u16,
+    },
+    /// Parser only: `pkt.lookahead<T>()` — `width` bits at `offset_bits` past the parser cursor,
+    /// without advancing (zero-filled past the end of the packet, and `PacketTooShort` is raised).
+    Lookahead {
+        offset_bits: u32,
+        width: u16,
+    },
+    /// Inside a RegisterAction body: the memory word (scalar register → `Lo`).
+    RegValue(RegWord),
+    /// `RegisterParam.read()`.
+    RegisterParam(RegisterParamId),
+    /// `ra.execute(index)`: runs the RegisterAction, yields its output (`rv`) truncated/extended to `width`.
+    RegisterExecute {
+        action: RegisterActionId,
+        index: Box<Expr>,
+        width: u16,
+    },
+    /// `hash.get({inputs})`: inputs concatenated MSB-first in order, each at its own width.
+    Hash {
+        hash: HashId,
+        inputs: Vec<Expr>,
+        width: u16,
+    },
+    /// `random.get()`.
+    Random {
+        width: u16,
+    },
+    /// `meter.execute(index[, color])` → `MeterColor_t` (0 green, 1 yellow, 3 red), width 8.
+    MeterExecute {
+        meter: MeterId,
+        index: Option<Box<Expr>>,
+        color: Option<Box<Expr>>,
+    },
+    /// Parser checksum: `verify()` (width 1) on the accumulated data.
+    ChecksumVerify(ChecksumId),
+    /// Parser checksum: `get()` (width 16), the ones'-complement sum of the accumulated data.
+    ChecksumGet(ChecksumId),
+    /// Deparser checksum: `update({fields})` → 16-bit ones'-complement checksum of the fields.
+    ChecksumUpdate {
+        checksum: ChecksumId,
+        inputs: Vec<Expr>,
+    },
+}
+
+impl Expr {
+    /// Result width in bits.
+    pub fn width(&self) -> u16 {
+        match self {
+            Expr::Const { width, .. }
+            | Expr::Param { width, .. }
+            | Expr::Unary { width, .. }
+            | Expr::Binary { width, .. }
+            | Expr::Concat { width, .. }
+            | Expr::Cast { width, .. }
+            | Expr::Ternary { width, .. }
+            | Expr::Lookahead { width, .. }
+            | Expr::RegisterExecute { width, .. }
+            | Expr::Hash { width, .. }
+            | Expr::Random { width } => *width,
+            Expr::Field(f) => f.width,
+            Expr::Valid(_) | Expr::ChecksumVerify(_) => 1,
+            Expr::Slice { hi, lo, .. } => hi - lo + 1,
+            Expr::RegValue(_) | Expr::RegisterParam(_) => 0, // resolved by the executor from the register's width
+            Expr::MeterExecute { .. } => 8,
+            Expr::ChecksumGet(_) | Expr::ChecksumUpdate { .. } => 16,
+        }
+    }
+
+    pub fn constant(value: Value, width: u16) -> Expr {
+        Expr::Const { value, width }
+    }
+}
+
+/// Where an assignment writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Field(FieldRef),
+    /// A slice of a field: `f[hi:lo] = v`.
+    FieldSlice {
+        field: FieldRef,
+        hi: u16,
+        lo: u16,
+    },
+    /// Inside a RegisterAction body: the memory word.
+    RegValue(RegWord),
+    /// Inside a RegisterAction body: the output (`rv`) returned by `execute`.
+    RegOutput,
+}
+
+/// What to run after a table apply, by outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum TableBranches {
+    /// Plain `t.apply();`.
+    #[default]
+    None,
+    /// `if (t.apply().hit) {..} else {..}` (`.miss` is lowered by swapping).
+    HitMiss { hit: Block, miss: Block },
+    /// `switch (t.apply().action_run) { a: {..} default: {..} }`.
+    ActionRun {
+        cases: Vec<(ActionId, Block)>,
+        default: Block,
+    },
+}
+
+pub type Block = Vec<Stmt>;
+
+/// A statement. Parser-only, deparser-only and register-action-only variants are marked; the
+/// frontend never puts a statement where its gress part cannot run it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stmt {
+    Assign {
+        dst: Place,
+        value: Expr,
+    },
+    /// `hdr.a = hdr.b;` for headers of the same type (copies bytes and validity).
+    CopyHeader {
+        dst: HeaderId,
+        src: HeaderId,
+    },
+    SetValid {
+        header: HeaderId,
+        valid: bool,
+    },
+    /// Header stack `push_front(n)` / `pop_front(n)`.
+    StackShift {
+        stack: StackId,
+        count: u16,
+        push: bool,
+    },
+    If {
+        cond: Expr,
+        then: Block,
+        els: Block,
+        /// Stage of the gateway that evaluates `cond` (traces only).
+        stage: u8,
+    },
+    ApplyTable {
+        table: TableId,
+        branches: TableBranches,
+    },
+    /// Direct action call `a(args)` from a control body or another action.
+    CallAction {
+        action: ActionId,
+        args: Vec<Expr>,
+    },
+    /// `counter.count(index)`.
+    Count {
+        counter: CounterId,
+        index: Expr,
+    },
+    /// `direct_counter.count()` inside an action of the table that owns it.
+    CountDirect {
+        counter: CounterId,
+    },
+    /// `exit;` — ends the control (ingress/egress) immediately; deparser still runs.
+    Exit,
+    /// `return;` — leaves the current action or control body.
+    Return,
+
+    // ---- parser only ----
+    /// `pkt.extract(hdr.x)`: copy bytes, set valid, advance cursor; `PacketTooShort` if short.
+    Extract(HeaderId),
+    /// `pkt.extract(hdr.stack.next)`: `StackOutOfBounds` if full.
+    ExtractNext(StackId),
+    /// `pkt.advance(bits)`.
+    Advance(Expr),
+    /// `verify(cond, error)`: raise parser error `error` (an `error` enum value) if `cond` is false.
+    Verify {
+        cond: Expr,
+        error: u16,
+    },
+    /// Parser checksum `add(data)`.
+    ChecksumAdd {
+        checksum: ChecksumId,
+        inputs: Vec<Expr>,
+    },
+    /// Parser checksum `subtract(data)`.
+    ChecksumSubtract {
+        checksum: ChecksumId,
+        inputs: Vec<Expr>,
+    },
+    /// Parser checksum `subtract_all_and_deposit(dst)`.
+    ChecksumDeposit {
+        checksum: ChecksumId,
+        dst: FieldRef,
+    },
+
+    // ---- deparser only ----
+    /// `pkt.emit(hdr.x)` (no-op when invalid). Emitting a struct lowers to one Emit per header.
+    Emit(HeaderId),
+    /// `mirror.emit(session[, {fields}])` — the mirror header is the concatenation of `header`.
+    MirrorEmit {
+        session: Expr,
+        header: Vec<Expr>,
+    },
+    /// `resubmit.emit([{fields}])`.
+    ResubmitEmit {
+        header: Vec<Expr>,
+    },
+    /// `digest.pack({fields})`.
+    DigestPack {
+        digest: DigestId,
+        fields: Vec<Expr>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatchKind {
+    Exact,
+    Ternary,
+    Lpm,
+    Range,
+}
+
+impl fmt::Display for MatchKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MatchKind::Exact => "exact",
+            MatchKind::Ternary => "ternary",
+            MatchKind::Lpm => "lpm",
+            MatchKind::Range => "range",
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableKey {
+    /// Name used by the runtime API (the key expression as written, or its `@name`), e.g. `hdr.ipv4.dst_addr`.
+    pub name: String,
+    pub expr: Expr,
+    pub kind: MatchKind,
+}
+
+/// One match field of an entry (const entries here; runtime entries use the same type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyMatch {
+    Exact(Value),
+    Ternary { value: Value, mask: Value },
+    Lpm { value: Value, prefix_len: u16 },
+    Range { lo: Value, hi: Value },
+}
+
+/// An action with its action data, as stored in entries and default actions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionCall {
+    pub action: ActionId,
+    pub args: Vec<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConstEntry {
+    pub keys: Vec<KeyMatch>,
+    /// Explicit `@priority` or, when absent, the order in `const entries` (first = highest).
+    pub priority: Option<u32>,
+    pub action: ActionCall,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionRef {
+    pub action: ActionId,
+    /// `@defaultonly`: may only be the default action.
+    pub default_only: bool,
+    /// `@tableonly`: may not be the default action.
+    pub table_only: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    /// Control-qualified name for the runtime API, e.g. `SwitchIngress.ipv4_lpm`.
+    pub name: String,
+    pub gress: Gress,
+    pub keys: Vec<TableKey>,
+    pub actions: Vec<ActionRef>,
+    /// `default_action`; `NoAction` when the program names none.
+    pub default_action: ActionCall,
+    /// `const default_action`: the control plane may not change it.
+    pub default_action_const: bool,
+    pub const_entries: Vec<ConstEntry>,
+    /// `const entries` make the table immutable at run time.
+    pub entries_const: bool,
+    pub size: u32,
+    pub direct_counter: Option<CounterId>,
+    pub direct_meter: Option<MeterId>,
+    /// MAU stage assigned by the resource check (0-based).
+    pub stage: u8,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionParam {
+    pub name: String,
+    pub width: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Action {
+    /// Control-qualified name, e.g. `SwitchIngress.set_port`; `NoAction` for the core one.
+    pub name: String,
+    pub params: Vec<ActionParam>,
+    pub body: Block,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Register {
+    /// Control-qualified name, e.g. `SwitchIngress.num_recv`.
+    pub name: String,
+    pub gress: Gress,
+    pub size: u32,
+    /// Width of one word (8, 16, 32; 1 for bit registers; 64 allowed by the emulator for Tofino2-like dual words).
+    pub width: u16,
+    /// A struct-typed value of two words (`lo` = first field, `hi` = second).
+    pub paired: bool,
+    /// Names of the two struct fields when paired (for check_register FIELD and traces).
+    pub word_names: Option<(String, String)>,
+    pub initial_lo: Value,
+    pub initial_hi: Value,
+    /// A `DirectRegister` bound to this table: indexed by the matched entry.
+    pub direct_table: Option<TableId>,
+    pub stage: u8,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegisterAction {
+    pub name: String,
+    pub register: RegisterId,
+    /// The `apply` body: `RegValue`/`Place::RegValue` for the memory word(s), `Place::RegOutput` for `rv`.
+    /// `Expr::Field` / `Expr::Param` are PHV/action-data inputs.
+    pub body: Block,
+    /// Output width (the `U` type parameter); 0 when the action returns nothing.
+    pub output_width: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegisterParam {
+    pub name: String,
+    pub width: u16,
+    pub initial: Value,
+}
+
+/// A CRC with the parameters of `CRCPolynomial` (TNA app note Table 5 presets use the same shape).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CrcSpec {
+    pub width: u16,
+    pub poly: u64,
+    pub reversed: bool,
+    pub msb: bool,
+    pub extended: bool,
+    pub init: u64,
+    pub xor: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashAlgorithm {
+    Identity,
+    Random,
+    Xor8,
+    Xor16,
+    Xor32,
+    Crc(CrcSpec),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HashUnit {
+    pub name: String,
+    pub algorithm: HashAlgorithm,
+    pub width: u16,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CounterKind {
+    Packets,
+    Bytes,
+    PacketsAndBytes,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counter {
+    pub name: String,
+    pub kind: CounterKind,
+    /// Indexed size; direct counters have the size of their table.
+    pub size: u32,
+    pub direct_table: Option<TableId>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MeterKind {
+    Packets,
+    Bytes,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Meter {
+    pub name: String,
+    pub kind: MeterKind,
+    pub size: u32,
+    pub direct_table: Option<TableId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checksum {
+    pub name: String,
+    pub gress: Gress,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Digest {
+    pub name: String,
+    /// Field names of the digest struct, for the control plane's decoding.
+    pub fields: Vec<(String, u16)>,
+}
+
+/// One keyset element of a `select` case: matches when `key & mask == value & mask`, or, for a
+/// range, `lo <= key <= hi`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeysetElem {
+    Mask { value: Value, mask: Value },
+    Range { lo: Value, hi: Value },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextState {
+    Accept,
+    Reject,
+    State(StateId),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectCase {
+    /// One element per select key.
+    pub keyset: Vec<KeysetElem>,
+    pub next: NextState,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transition {
+    Direct(NextState),
+    Select {
+        keys: Vec<Expr>,
+        cases: Vec<SelectCase>,
+        /// `default` / `_` case; `Reject` with `NoMatch` when absent.
+        default: NextState,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParserState {
+    /// Qualified name, e.g. `SwitchIngressParser.parse_ipv4` (sub-parser states carry their instance path).
+    pub name: String,
+    pub body: Block,
+    pub transition: Transition,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parser {
+    pub name: String,
+    pub start: StateId,
+    pub states: Vec<ParserState>,
+}
+
+/// A control (ingress/egress MAU program or a deparser) flattened: nested control instances are inlined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Control {
+    pub name: String,
+    pub body: Block,
+}
+
+/// The error enum as declared by the program (core errors first), for `parser_err` and traces.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ErrorEnum {
+    pub names: Vec<String>,
+}
+
+/// One gress of a pipeline: parser → control → deparser over one PHV.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GressProgram {
+    pub phv: PhvLayout,
+    pub prefix: PrefixLayout,
+    pub intrinsics: IntrinsicBindings,
+    pub parser: Parser,
+    pub control: Control,
+    pub deparser: Control,
+}
+
+/// One `Pipeline(...)` package instance: both gresses plus every object they own.
+/// State (registers, counters, meters, table entries) is instantiated per hardware pipe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pipeline {
+    /// Instance name, e.g. `pipe`.
+    pub name: String,
+    pub ingress: GressProgram,
+    pub egress: GressProgram,
+    pub tables: Vec<Table>,
+    pub actions: Vec<Action>,
+    pub registers: Vec<Register>,
+    pub register_actions: Vec<RegisterAction>,
+    pub register_params: Vec<RegisterParam>,
+    pub hashes: Vec<HashUnit>,
+    pub counters: Vec<Counter>,
+    pub meters: Vec<Meter>,
+    pub checksums: Vec<Checksum>,
+    pub digests: Vec<Digest>,
+}
+
+/// Target profiles pisa knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Target {
+    Tofino1,
+    Tofino2,
+}
+
+impl Target {
+    /// MAU stages per gress.
+    pub fn stages(self) -> u8 {
+        match self {
+            Target::Tofino1 => 12,
+            Target::Tofino2 => 20,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Tofino1 => "tofino1",
+            Target::Tofino2 => "tofino2",
+        }
+    }
+}
+
+/// A whole lowered program: `Switch(pipe0[, pipe1, ...]) main;`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    pub name: String,
+    pub target: Target,
+    pub pipelines: Vec<Pipeline>,
+    /// Hardware pipe → index into `pipelines` (`Switch(p)` with one argument runs `p` on every pipe).
+    pub pipe_map: Vec<usize>,
+    pub errors: ErrorEnum,
+}
