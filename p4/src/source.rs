@@ -1,0 +1,227 @@
+//! Source files and byte spans.
+//!
+//! Every diagnostic and every AST node points back into the text the user wrote, so the
+//! frontend keeps all loaded files (the root program, its `#include`s and our built-in
+//! architecture headers) in one [`SourceMap`] and refers to positions with a compact [`Span`].
+
+use std::fmt;
+
+/// Index of a file inside a [`SourceMap`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct FileId(pub u32);
+
+/// A byte range `lo..hi` in the ORIGINAL text of one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub file: FileId,
+    pub lo: u32,
+    pub hi: u32,
+}
+
+impl Span {
+    /// A span covering `lo..hi` in `file`.
+    pub fn new(file: FileId, lo: u32, hi: u32) -> Span {
+        Span { file, lo, hi }
+    }
+
+    /// The smallest span covering both `self` and `other`. When the two lie in different
+    /// files (a construct that starts in one file and ends in a macro from another), the
+    /// result is `self`.
+    pub fn to(self, other: Span) -> Span {
+        if self.file != other.file {
+            return self;
+        }
+        Span {
+            file: self.file,
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+        }
+    }
+
+    /// An empty span just after the end of `self` (where a missing token would go).
+    pub fn end(self) -> Span {
+        Span {
+            file: self.file,
+            lo: self.hi,
+            hi: self.hi,
+        }
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> u32 {
+        self.hi.saturating_sub(self.lo)
+    }
+
+    /// True when the span covers no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.hi <= self.lo
+    }
+}
+
+/// One loaded file: its display name and full text.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+    /// Byte offset of the start of each line (first entry is 0).
+    line_starts: Vec<u32>,
+}
+
+impl SourceFile {
+    fn new(name: String, text: String) -> SourceFile {
+        let mut line_starts = vec![0u32];
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'\n' {
+                line_starts.push(i as u32 + 1);
+            }
+        }
+        SourceFile {
+            name,
+            text,
+            line_starts,
+        }
+    }
+
+    /// 1-based line and column (in characters) of byte offset `pos`.
+    pub fn line_col(&self, pos: u32) -> (usize, usize) {
+        let pos = pos.min(self.text.len() as u32);
+        let line_idx = match self.line_starts.binary_search(&pos) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let start = self.line_starts[line_idx] as usize;
+        let mut end = pos as usize;
+        while end > start && !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let col = self.text[start..end].chars().count() + 1;
+        (line_idx + 1, col)
+    }
+
+    /// The text of 1-based line `line`, without its line terminator.
+    pub fn line_text(&self, line: usize) -> &str {
+        if line == 0 || line > self.line_starts.len() {
+            return "";
+        }
+        let start = self.line_starts[line - 1] as usize;
+        let end = self
+            .line_starts
+            .get(line)
+            .map(|&e| e as usize)
+            .unwrap_or(self.text.len());
+        self.text[start..end].trim_end_matches(['\n', '\r'])
+    }
+
+    /// Number of lines in the file.
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    /// Byte offset where 1-based line `line` starts.
+    pub fn line_start(&self, line: usize) -> u32 {
+        self.line_starts
+            .get(line.saturating_sub(1))
+            .copied()
+            .unwrap_or(self.text.len() as u32)
+    }
+}
+
+/// All files the frontend has read, addressed by [`FileId`].
+#[derive(Clone, Debug, Default)]
+pub struct SourceMap {
+    files: Vec<SourceFile>,
+}
+
+impl SourceMap {
+    pub fn new() -> SourceMap {
+        SourceMap::default()
+    }
+
+    /// Adds a file and returns its id.
+    pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> FileId {
+        let id = FileId(self.files.len() as u32);
+        self.files.push(SourceFile::new(name.into(), text.into()));
+        id
+    }
+
+    /// The file with id `id`, if it exists.
+    pub fn get(&self, id: FileId) -> Option<&SourceFile> {
+        self.files.get(id.0 as usize)
+    }
+
+    /// Display name of a file ("<unknown>" for a bad id).
+    pub fn name(&self, id: FileId) -> &str {
+        self.get(id).map(|f| f.name.as_str()).unwrap_or("<unknown>")
+    }
+
+    /// Full text of a file ("" for a bad id).
+    pub fn text(&self, id: FileId) -> &str {
+        self.get(id).map(|f| f.text.as_str()).unwrap_or("")
+    }
+
+    /// The source text a span covers ("" when out of range).
+    pub fn snippet(&self, span: Span) -> &str {
+        self.text(span.file)
+            .get(span.lo as usize..span.hi as usize)
+            .unwrap_or("")
+    }
+
+    /// 1-based (line, column) of the start of `span`.
+    pub fn line_col(&self, span: Span) -> (usize, usize) {
+        self.get(span.file)
+            .map(|f| f.line_col(span.lo))
+            .unwrap_or((1, 1))
+    }
+
+    /// Number of files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// True when no file has been added.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// All files with their ids.
+    pub fn iter(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (FileId(i as u32), f))
+    }
+}
+
+impl fmt::Display for FileId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "file#{}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_is_one_based_and_counts_chars() {
+        let mut sm = SourceMap::new();
+        let f = sm.add("a.p4", "ab\ncdé f\n\nx");
+        assert_eq!(sm.line_col(Span::new(f, 0, 1)), (1, 1));
+        assert_eq!(sm.line_col(Span::new(f, 3, 4)), (2, 1));
+        // 'é' is two bytes: "f" is at byte 8 but column 5.
+        assert_eq!(sm.line_col(Span::new(f, 8, 9)), (2, 5));
+        assert_eq!(sm.line_col(Span::new(f, 10, 10)), (3, 1));
+        assert_eq!(sm.line_col(Span::new(f, 11, 12)), (4, 1));
+        assert_eq!(sm.get(f).unwrap().line_text(2), "cdé f");
+        assert_eq!(sm.snippet(Span::new(f, 3, 5)), "cd");
+    }
+
+    #[test]
+    fn span_to_merges_same_file_only() {
+        let a = Span::new(FileId(0), 5, 7);
+        let b = Span::new(FileId(0), 10, 12);
+        assert_eq!(a.to(b), Span::new(FileId(0), 5, 12));
+        let c = Span::new(FileId(1), 0, 1);
+        assert_eq!(a.to(c), a);
+    }
+}
