@@ -2,5 +2,8 @@
 //! lowering to the pipeline IR (added by the checker's modules).
 
 pub mod ast;
+pub mod builtin;
 pub mod diag;
+pub mod lexer;
+pub mod preprocess;
 pub mod source;

@@ -1,0 +1,15 @@
+/* pisa: the Tofino Native Architecture for Tofino 2. Include with `#include <t2na.p4>`. */
+#ifndef PISA_T2NA_P4
+#define PISA_T2NA_P4
+
+#ifdef PISA_TOFINO_GEN
+#error "tna.p4 and t2na.p4 cannot both be included"
+#endif
+#define PISA_TOFINO_GEN 2
+
+#include <core.p4>
+#include <tofino2_specs.p4>
+#include <tofino_base.p4>
+#include <tofino_arch.p4>
+
+#endif /* PISA_T2NA_P4 */

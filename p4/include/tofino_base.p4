@@ -1,0 +1,556 @@
+/* pisa: the Tofino architecture's enums, intrinsic metadata and externs, shared by tna.p4
+ * (PISA_TOFINO_GEN == 1) and t2na.p4 (PISA_TOFINO_GEN == 2). Names, signatures and field
+ * widths follow Intel's public TNA / T2NA so that real programs compile unchanged; the text
+ * and layout are pisa's own. The including header has already included the device specs. */
+#ifndef PISA_TOFINO_BASE_P4
+#define PISA_TOFINO_BASE_P4
+
+/* ---- parser error flags (bits of *_intrinsic_metadata_from_parser_t.parser_err) ---- */
+const bit<16> PARSER_ERROR_OK           = 16w0x0000;
+const bit<16> PARSER_ERROR_NO_MATCH     = 16w0x0001;
+const bit<16> PARSER_ERROR_PARTIAL_HDR  = 16w0x0002;
+const bit<16> PARSER_ERROR_CTR_RANGE    = 16w0x0004;
+const bit<16> PARSER_ERROR_TIMEOUT_USER = 16w0x0008;
+const bit<16> PARSER_ERROR_TIMEOUT_HW   = 16w0x0010;
+const bit<16> PARSER_ERROR_SRC_EXT      = 16w0x0020;
+#if PISA_TOFINO_GEN == 1
+const bit<16> PARSER_ERROR_DST_CONT     = 16w0x0040;
+#endif
+const bit<16> PARSER_ERROR_PHV_OWNER    = 16w0x0080;
+const bit<16> PARSER_ERROR_MULTIWRITE   = 16w0x0100;
+const bit<16> PARSER_ERROR_ARAM_MBE     = 16w0x0400;
+const bit<16> PARSER_ERROR_FCS          = 16w0x0800;
+#if PISA_TOFINO_GEN == 2
+const bit<16> PARSER_ERROR_CSUM_MBE     = 16w0x1000;
+#endif
+
+/* ---- enums ---- */
+enum MeterType_t { PACKETS, BYTES }
+
+enum bit<8> MeterColor_t { GREEN = 8w0, YELLOW = 8w1, RED = 8w3 }
+
+enum CounterType_t { PACKETS, BYTES, PACKETS_AND_BYTES }
+
+enum SelectorMode_t { FAIR, RESILIENT }
+
+enum HashAlgorithm_t {
+    IDENTITY,
+    RANDOM,
+    CRC8,
+    CRC16,
+    CRC32,
+    CRC64,
+    CUSTOM,
+    XOR8,
+    XOR16,
+    XOR32
+}
+
+enum MathOp_t { MUL, SQR, SQRT, DIV, RSQR, RSQRT }
+
+/* Extra match kinds of the Tofino MAU. */
+match_kind {
+    range,
+    selector,
+    atcam_partition_index,
+    dleft_hash
+}
+
+/* Extra parser errors of the Tofino parser. */
+error {
+    CounterRange,
+    Timeout,
+    PhvOwner,
+    MultiWrite,
+    IbufOverflow,
+    IbufUnderflow
+}
+
+/* ---- ingress intrinsic metadata ---- */
+
+/* Prepended to every packet by the ingress MAC; the first thing the ingress parser extracts. */
+@__intrinsic_metadata
+header ingress_intrinsic_metadata_t {
+    bit<1>   resubmit_flag;       /* 1 for a resubmitted packet */
+    @padding bit<1> _pad1;
+    bit<2>   packet_version;
+    @padding bit<3> _pad2;
+    PortId_t ingress_port;
+    bit<48>  ingress_mac_tstamp;  /* ns, taken at the ingress MAC */
+}
+
+/* What ingress tells the traffic manager. */
+@__intrinsic_metadata
+struct ingress_intrinsic_metadata_for_tm_t {
+    PortId_t           ucast_egress_port;
+    bit<1>             bypass_egress;
+    bit<1>             deflect_on_drop;
+    bit<3>             ingress_cos;
+    QueueId_t          qid;
+    bit<3>             icos_for_copy_to_cpu;
+    bit<1>             copy_to_cpu;
+    bit<2>             packet_color;
+    bit<1>             disable_ucast_cutthru;
+    bit<1>             enable_mcast_cutthru;
+    MulticastGroupId_t mcast_grp_a;
+    MulticastGroupId_t mcast_grp_b;
+    bit<13>            level1_mcast_hash;
+    bit<13>            level2_mcast_hash;
+    L1ExclusionId_t    level1_exclusion_id;
+    L2ExclusionId_t    level2_exclusion_id;
+    bit<16>            rid;
+}
+
+/* Set by the ingress parser. */
+@__intrinsic_metadata
+struct ingress_intrinsic_metadata_from_parser_t {
+    bit<48> global_tstamp;
+    bit<32> global_ver;
+    bit<16> parser_err;
+}
+
+/* What ingress tells its deparser (drop, digest, resubmit, mirror). */
+@__intrinsic_metadata
+struct ingress_intrinsic_metadata_for_deparser_t {
+    bit<3>         drop_ctl;      /* bit 0: drop; bit 1: no copy-to-cpu; bit 2: no mirror */
+    DigestType_t   digest_type;
+    ResubmitType_t resubmit_type;
+    MirrorType_t   mirror_type;
+#if PISA_TOFINO_GEN == 2
+    bit<1>         mirror_io_select;
+    bit<13>        mirror_hash;
+    bit<3>         mirror_ingress_cos;
+    bit<1>         mirror_deflect_on_drop;
+    bit<1>         mirror_multicast_ctrl;
+    PortId_t       mirror_egress_port;
+    QueueId_t      mirror_qid;
+    bit<8>         mirror_coalesce_length;
+    bit<32>        adv_flow_ctl;
+    bit<14>        mtu_trunc_len;
+    bit<1>         mtu_trunc_err_f;
+    bit<1>         pktgen;
+    bit<14>        pktgen_address;
+    bit<10>        pktgen_length;
+#endif
+}
+
+#if PISA_TOFINO_GEN == 2
+/* Queue-state updates delivered to the ghost thread (Tofino 2 only). */
+@__intrinsic_metadata @__ghost_metadata
+header ghost_intrinsic_metadata_t {
+    bit<1>  ping_pong;
+    bit<18> qlength;
+    bit<11> qid;
+    bit<2>  pipe_id;
+}
+#endif
+
+/* ---- egress intrinsic metadata ---- */
+
+/* Prepended by the traffic manager; the first thing the egress parser extracts. */
+@__intrinsic_metadata
+header egress_intrinsic_metadata_t {
+    @padding bit<7> _pad0;
+    PortId_t egress_port;
+    @padding bit<5> _pad1;
+    bit<19>  enq_qdepth;          /* queue depth at enqueue, in cells */
+    @padding bit<6> _pad2;
+    bit<2>   enq_congest_stat;
+#if PISA_TOFINO_GEN == 1
+    @padding bit<14> _pad3;
+    bit<18>  enq_tstamp;          /* ns */
+    @padding bit<5> _pad4;
+#else
+    bit<32>  enq_tstamp;          /* ns */
+    @padding bit<5> _pad3;
+#endif
+    bit<19>  deq_qdepth;
+#if PISA_TOFINO_GEN == 1
+    @padding bit<6> _pad5;
+#else
+    @padding bit<6> _pad4;
+#endif
+    bit<2>   deq_congest_stat;
+    bit<8>   app_pool_congest_stat;
+#if PISA_TOFINO_GEN == 1
+    @padding bit<14> _pad6;
+    bit<18>  deq_timedelta;
+    bit<16>  egress_rid;          /* RID of this multicast copy, 0 for unicast */
+    @padding bit<7> _pad7;
+    bit<1>   egress_rid_first;
+    @padding bit<3> _pad8;
+    QueueId_t egress_qid;
+    @padding bit<5> _pad9;
+    bit<3>   egress_cos;
+    @padding bit<7> _pad10;
+    bit<1>   deflection_flag;
+    bit<16>  pkt_length;
+#else
+    bit<32>  deq_timedelta;
+    bit<16>  egress_rid;          /* RID of this multicast copy, 0 for unicast */
+    @padding bit<7> _pad5;
+    bit<1>   egress_rid_first;
+    @padding bit<1> _pad6;
+    QueueId_t egress_qid;
+    @padding bit<5> _pad7;
+    bit<3>   egress_cos;
+    @padding bit<7> _pad8;
+    bit<1>   deflection_flag;
+    bit<16>  pkt_length;
+    @padding bit<8> _pad9;
+#endif
+}
+
+/* Set by the egress parser. */
+@__intrinsic_metadata
+struct egress_intrinsic_metadata_from_parser_t {
+    bit<48> global_tstamp;
+    bit<32> global_ver;
+    bit<16> parser_err;
+}
+
+/* What egress tells its deparser. */
+@__intrinsic_metadata
+struct egress_intrinsic_metadata_for_deparser_t {
+    bit<3>       drop_ctl;
+    MirrorType_t mirror_type;
+    bit<1>       coalesce_flush;
+    bit<7>       coalesce_length;
+#if PISA_TOFINO_GEN == 2
+    bit<1>       mirror_io_select;
+    bit<13>      mirror_hash;
+    bit<3>       mirror_ingress_cos;
+    bit<1>       mirror_deflect_on_drop;
+    bit<1>       mirror_multicast_ctrl;
+    PortId_t     mirror_egress_port;
+    QueueId_t    mirror_qid;
+    bit<8>       mirror_coalesce_length;
+    bit<32>      adv_flow_ctl;
+    bit<14>      mtu_trunc_len;
+    bit<1>       mtu_trunc_err_f;
+#endif
+}
+
+/* What egress tells the output port (PTP timestamping). */
+@__intrinsic_metadata
+struct egress_intrinsic_metadata_for_output_port_t {
+    bit<1> capture_tstamp_on_tx;
+    bit<1> update_delay_on_tx;
+#if PISA_TOFINO_GEN == 1
+    bit<1> force_tx_error;
+#endif
+}
+
+/* ---- packet generator headers (after the port metadata of generated packets) ---- */
+#if PISA_TOFINO_GEN == 1
+header pktgen_timer_header_t {
+    @padding bit<3> _pad1;
+    bit<2>  pipe_id;
+    bit<3>  app_id;
+    @padding bit<8> _pad2;
+    bit<16> batch_id;
+    bit<16> packet_id;
+}
+
+header pktgen_port_down_header_t {
+    @padding bit<3> _pad1;
+    bit<2>   pipe_id;
+    bit<3>   app_id;
+    @padding bit<15> _pad2;
+    PortId_t port_num;
+    bit<16>  packet_id;
+}
+
+header pktgen_recirc_header_t {
+    @padding bit<3> _pad1;
+    bit<2>  pipe_id;
+    bit<3>  app_id;
+    bit<24> key;
+    bit<16> packet_id;
+}
+#else
+header pktgen_timer_header_t {
+    @padding bit<2> _pad1;
+    bit<2>  pipe_id;
+    bit<4>  app_id;
+    @padding bit<8> _pad2;
+    bit<16> batch_id;
+    bit<16> packet_id;
+}
+
+header pktgen_port_down_header_t {
+    @padding bit<2> _pad1;
+    bit<2>   pipe_id;
+    bit<4>   app_id;
+    @padding bit<15> _pad2;
+    PortId_t port_num;
+    bit<16>  packet_id;
+}
+
+header pktgen_recirc_header_t {
+    @padding bit<2> _pad1;
+    bit<2>  pipe_id;
+    bit<4>  app_id;
+    @padding bit<8> _pad2;
+    bit<16> batch_id;
+    bit<16> packet_id;
+}
+
+header pktgen_deparser_header_t {
+    @padding bit<2> _pad1;
+    bit<2>  pipe_id;
+    bit<4>  app_id;
+    @padding bit<8> _pad2;
+    bit<16> batch_id;
+    bit<16> packet_id;
+}
+
+header pktgen_pfc_header_t {
+    @padding bit<2> _pad1;
+    bit<2>  pipe_id;
+    bit<4>  app_id;
+    @padding bit<40> _pad2;
+}
+#endif
+
+/* PTP correction-field update instructions for the output port. */
+header ptp_metadata_t {
+    bit<8>  udp_cksum_byte_offset;
+    bit<8>  cf_byte_offset;
+    bit<48> updated_cf;
+}
+
+/* ---- parser externs ---- */
+
+/* One's-complement 16-bit checksum unit (parser: verify/residual; deparser: update). */
+extern Checksum {
+    Checksum();
+    void add<T>(in T data);
+    void subtract<T>(in T data);
+    bool verify();
+    bit<16> get();
+    void subtract_all_and_deposit<T>(out T residual);
+    bit<16> update<T>(in T data, @optional in bool zeros_as_ones);
+}
+
+/* The parser's loop counter. */
+extern ParserCounter {
+    ParserCounter();
+    void set<T>(in T value);
+    void set<T>(in T field, in bit<8> max, in bit<8> rotate, in bit<3> mask, in bit<8> add);
+    bool is_zero();
+    bool is_negative();
+    void increment(in bit<8> value);
+    void decrement(in bit<8> value);
+}
+
+/* Sets the priority of the packet in the ingress buffer. */
+extern ParserPriority {
+    ParserPriority();
+    void set(in bit<3> prio);
+}
+
+/* ---- hashing and randomness ---- */
+
+/* A CRC definition for Hash(HashAlgorithm_t.CUSTOM, poly). */
+extern CRCPolynomial<T> {
+    CRCPolynomial(T coeff, bool reversed, bool msb, bool extended, T init, T xor);
+}
+
+extern Hash<W> {
+    Hash(HashAlgorithm_t algo);
+    Hash(HashAlgorithm_t algo, CRCPolynomial<_> poly);
+    W get<D>(in D data);
+}
+
+extern Random<W> {
+    Random();
+    W get();
+}
+
+extern IdleTimeout {
+    IdleTimeout();
+}
+
+/* ---- helper functions ---- */
+extern T max<T>(in T t1, in T t2);
+extern T min<T>(in T t1, in T t2);
+extern void funnel_shift_right<T>(out T dst, in T src1, in T src2, int shift_amount);
+extern void invalidate<T>(in T field);
+extern bool is_validated<T>(in T field);
+extern T port_metadata_unpack<T>(packet_in pkt);
+extern bit<32> sizeInBits<H>(in H h);
+extern bit<32> sizeInBytes<H>(in H h);
+
+/* ---- statistics ---- */
+@noWarn("unused")
+extern Counter<W, I> {
+    Counter(bit<32> size, CounterType_t type, @optional bool true_egress_accounting);
+    void count(in I index, @optional in bit<32> adjust_byte_count);
+}
+
+@noWarn("unused")
+extern DirectCounter<W> {
+    DirectCounter(CounterType_t type, @optional bool true_egress_accounting);
+    void count(@optional in bit<32> adjust_byte_count);
+}
+
+extern Meter<I> {
+    Meter(bit<32> size, MeterType_t type, @optional bool true_egress_accounting);
+    Meter(bit<32> size, MeterType_t type, bit<8> red, bit<8> yellow, bit<8> green,
+          @optional bool true_egress_accounting);
+    bit<8> execute(in I index, in MeterColor_t color, @optional in bit<32> adjust_byte_count);
+    bit<8> execute(in I index, @optional in bit<32> adjust_byte_count);
+}
+
+extern DirectMeter {
+    DirectMeter(MeterType_t type, @optional bool true_egress_accounting);
+    DirectMeter(MeterType_t type, bit<8> red, bit<8> yellow, bit<8> green,
+                @optional bool true_egress_accounting);
+    bit<8> execute(in MeterColor_t color, @optional in bit<32> adjust_byte_count);
+    bit<8> execute(@optional in bit<32> adjust_byte_count);
+}
+
+/* Low-pass filter. */
+extern Lpf<T, I> {
+    Lpf(bit<32> size);
+    T execute(in T val, in I index);
+}
+
+extern DirectLpf<T> {
+    DirectLpf();
+    T execute(in T val);
+}
+
+/* Weighted random early detection. */
+extern Wred<T, I> {
+    Wred(bit<32> size, bit<8> drop_value, bit<8> no_drop_value);
+    bit<8> execute(in T val, in I index);
+}
+
+extern DirectWred<T> {
+    DirectWred(bit<8> drop_value, bit<8> no_drop_value);
+    bit<8> execute(in T val);
+}
+
+/* ---- stateful memory ---- */
+extern Register<T, I> {
+    Register(bit<32> size);
+    Register(bit<32> size, T initial_value);
+    T read(in I index);
+    void write(in I index, in T value);
+}
+
+extern DirectRegister<T> {
+    DirectRegister();
+    DirectRegister(T initial_value);
+    T read();
+    void write(in T value);
+}
+
+/* A run-time settable constant for register actions. */
+extern RegisterParam<T> {
+    RegisterParam(T initial_value);
+    T read();
+}
+
+/* The stateful ALU's math unit. */
+extern MathUnit<T> {
+    MathUnit(bool invert, int<2> shift, int<6> scale,
+             tuple<bit<8>, bit<8>, bit<8>, bit<8>, bit<8>, bit<8>, bit<8>, bit<8>,
+                   bit<8>, bit<8>, bit<8>, bit<8>, bit<8>, bit<8>, bit<8>, bit<8>> data);
+    MathUnit(MathOp_t op, int factor);
+    MathUnit(MathOp_t op, int A, int B);
+    T execute(in T x);
+}
+
+/* A stateful-ALU program over a Register: the user writes apply() in the initializer. */
+extern RegisterAction<T, I, U> {
+    RegisterAction(Register<T, I> reg);
+    U execute(in I index);
+    U execute_log();
+    @synchronous(execute, execute_log)
+    abstract void apply(inout T value, @optional out U rv);
+    U predicate(@optional in bool cmplo, @optional in bool cmphi);
+}
+
+extern DirectRegisterAction<T, U> {
+    DirectRegisterAction(DirectRegister<T> reg);
+    U execute();
+    @synchronous(execute)
+    abstract void apply(inout T value, @optional out U rv);
+    U predicate(@optional in bool cmplo, @optional in bool cmphi);
+}
+
+/* ---- action data indirection ---- */
+extern ActionProfile {
+    ActionProfile(bit<32> size);
+}
+
+extern ActionSelector {
+    ActionSelector(ActionProfile action_profile, Hash<_> hash, SelectorMode_t mode,
+                   bit<32> max_group_size, bit<32> num_groups);
+    ActionSelector(ActionProfile action_profile, Hash<_> hash, SelectorMode_t mode,
+                   Register<bit<1>, _> reg, bit<32> max_group_size, bit<32> num_groups);
+    @deprecated("ActionSelector must be specified with an associated ActionProfile")
+    ActionSelector(bit<32> size, Hash<_> hash, SelectorMode_t mode);
+    @deprecated("ActionSelector must be specified with an associated ActionProfile")
+    ActionSelector(bit<32> size, Hash<_> hash, SelectorMode_t mode, Register<bit<1>, _> reg);
+}
+
+extern SelectorAction {
+    SelectorAction(ActionSelector sel);
+    bit<1> execute(@optional in bit<32> index);
+    @synchronous(execute)
+    abstract void apply(inout bit<1> value, @optional out bit<1> rv);
+}
+
+/* ---- deparser externs ---- */
+
+/* Mirror the packet to a session; only in deparsers, guarded by a mirror_type test. */
+extern Mirror {
+    Mirror();
+#if PISA_TOFINO_GEN == 2
+    Mirror(MirrorType_t mirror_type);
+#endif
+    void emit(in MirrorId_t session_id);
+    void emit<T>(in MirrorId_t session_id, in T hdr);
+}
+
+extern Resubmit {
+    Resubmit();
+#if PISA_TOFINO_GEN == 2
+    Resubmit(ResubmitType_t resubmit_type);
+#endif
+    void emit();
+    void emit<T>(in T hdr);
+}
+
+/* Learn digests to the control plane. */
+extern Digest<T> {
+    Digest();
+#if PISA_TOFINO_GEN == 2
+    Digest(DigestType_t digest_type);
+#endif
+    void pack(in T data);
+}
+
+#if PISA_TOFINO_GEN == 2
+/* Packet generator trigger from the ingress deparser (Tofino 2). */
+extern Pktgen {
+    Pktgen();
+    void emit<T>(in T hdr);
+}
+#endif
+
+/* ---- algorithmic table implementations ---- */
+extern Atcam {
+    Atcam(@optional bit<32> number_partitions);
+}
+
+extern Alpm {
+    Alpm(@optional bit<32> number_partitions, @optional bit<32> subtrees_per_partition,
+         @optional bit<32> atcam_subset_width, @optional bit<32> shift_granularity);
+}
+
+#endif /* PISA_TOFINO_BASE_P4 */
