@@ -5,7 +5,10 @@
 //! - [`time`]: [`Nanos`] and the [`Clock`]s ([`VirtualClock`], [`WallClock`]) used project-wide.
 //! - [`spec`]: [`PortSpec`], the `KIND:ARG` strings users type.
 //! - Backends: [`mem`] (in-memory links), [`pcap`] (replay/capture files).
+pub mod fault;
+pub mod link;
 pub mod mem;
+pub mod pcap;
 pub mod port;
 pub mod spec;
 pub mod time;

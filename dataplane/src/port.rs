@@ -300,7 +300,10 @@ pub struct PortCounters {
 
 #[inline]
 fn bump(c: &AtomicU64, by: u64) {
-    c.store(c.load(Ordering::Relaxed).wrapping_add(by), Ordering::Relaxed);
+    c.store(
+        c.load(Ordering::Relaxed).wrapping_add(by),
+        Ordering::Relaxed,
+    );
 }
 
 impl PortCounters {

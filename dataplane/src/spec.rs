@@ -147,10 +147,7 @@ pub fn check_ifname(kind: &'static str, name: &str) -> Result<(), PortSpecError>
 
 fn check_name(kind: &'static str, name: &str) -> Result<(), PortSpecError> {
     if name.is_empty() {
-        return Err(PortSpecError::MissingArgument {
-            kind,
-            what: "name",
-        });
+        return Err(PortSpecError::MissingArgument { kind, what: "name" });
     }
     if !name
         .bytes()
@@ -337,7 +334,10 @@ impl FromStr for PortSpec {
                         what: "PCI address or vdev",
                     });
                 }
-                if arg.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
+                if arg
+                    .bytes()
+                    .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+                {
                     return Err(PortSpecError::BadValue {
                         kind: "dpdk",
                         option: "device",
@@ -473,13 +473,13 @@ mod tests {
     fn errors_name_the_problem() {
         assert_eq!(p("  "), Err(PortSpecError::Empty));
         assert!(matches!(p("veth0"), Err(PortSpecError::MissingColon(_))));
-        assert_eq!(
-            p("tap:x"),
-            Err(PortSpecError::UnknownKind("tap".into()))
-        );
+        assert_eq!(p("tap:x"), Err(PortSpecError::UnknownKind("tap".into())));
         assert!(matches!(
             p("afpacket:"),
-            Err(PortSpecError::MissingArgument { kind: "afpacket", .. })
+            Err(PortSpecError::MissingArgument {
+                kind: "afpacket",
+                ..
+            })
         ));
         assert!(matches!(
             p("afpacket:averyveryverylongname"),
@@ -495,7 +495,10 @@ mod tests {
         ));
         assert!(matches!(
             p("afxdp:eth0,queue=x"),
-            Err(PortSpecError::BadValue { option: "queue", .. })
+            Err(PortSpecError::BadValue {
+                option: "queue",
+                ..
+            })
         ));
         assert!(matches!(
             p("afxdp:eth0,queue=1,queue=2"),

@@ -102,7 +102,12 @@ impl SubAssign for Nanos {
 
 impl fmt::Display for Nanos {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{:09}s", self.0 / 1_000_000_000, self.0 % 1_000_000_000)
+        write!(
+            f,
+            "{}.{:09}s",
+            self.0 / 1_000_000_000,
+            self.0 % 1_000_000_000
+        )
     }
 }
 
@@ -198,7 +203,10 @@ mod tests {
     fn arithmetic_saturates() {
         assert_eq!(Nanos::MAX + Nanos(5), Nanos::MAX);
         assert_eq!(Nanos(3) - Nanos(5), Nanos::ZERO);
-        assert_eq!(Nanos::from_secs(2) + Nanos::from_millis(5), Nanos(2_005_000_000));
+        assert_eq!(
+            Nanos::from_secs(2) + Nanos::from_millis(5),
+            Nanos(2_005_000_000)
+        );
         assert_eq!(Nanos::from_micros(7).as_nanos(), 7_000);
         assert_eq!(Nanos::from(Duration::from_millis(3)), Nanos(3_000_000));
         assert_eq!(Duration::from(Nanos(1_500)), Duration::from_nanos(1_500));

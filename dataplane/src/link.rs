@@ -1,0 +1,827 @@
+//! The link model: [`LinkPort`] wraps any [`Port`] and applies, per direction, a rate limit
+//! with serialization delay, a propagation delay, a bounded queue and fault injection, all
+//! driven by the `now` passed in and a seeded random source. [`LinkControl`] is a cloneable
+//! handle that changes the settings at run time and reads the fault counters.
+//!
+//! Timing per frame of `len` bytes on a link of rate `R` bit/s:
+//! `start = max(now, link_free)`, `link_free = start + (len + overhead) * 8 / R`,
+//! `due = link_free + propagation (+ reorder delay)`. Frames wait in a time-ordered heap and
+//! leave when the caller's clock reaches `due` (on `send_batch`, `recv_batch` or `flush`).
+//!
+//! Hot path: one atomic load per batch to notice new settings; the settings mutex is only
+//! taken when they changed.
+
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::BinaryHeap;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::fault::{flip_bit, BadProbability, FaultConfig, FaultInjector, FaultStats};
+use crate::port::{FrameBatch, Port, PortError, StatsHandle};
+use crate::time::Nanos;
+
+/// Ethernet per-frame overhead on the wire besides the frame bytes we carry: preamble and
+/// start delimiter (8), FCS (4) and the minimum inter-frame gap (12).
+pub const ETHERNET_OVERHEAD: u32 = 24;
+
+/// Held frames per direction beyond which new frames are dropped, whatever the settings, so a
+/// huge delay cannot eat all memory.
+pub const MAX_HELD_FRAMES: usize = 1 << 16;
+
+/// Settings of one direction of a link.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DirectionConfig {
+    /// Line rate in bit/s; 0 means unlimited (no serialization delay).
+    pub rate_bps: u64,
+    /// Propagation delay in nanoseconds.
+    pub delay_ns: u64,
+    /// Bytes of per-frame wire overhead counted by the rate limiter.
+    pub overhead_bytes: u32,
+    /// The most bytes waiting for the rate limiter; beyond that, tail drop.
+    pub queue_bytes: u64,
+    /// Faults.
+    pub faults: FaultConfig,
+}
+
+impl Default for DirectionConfig {
+    fn default() -> Self {
+        DirectionConfig {
+            rate_bps: 0,
+            delay_ns: 0,
+            overhead_bytes: ETHERNET_OVERHEAD,
+            queue_bytes: 4 << 20,
+            faults: FaultConfig::default(),
+        }
+    }
+}
+
+impl DirectionConfig {
+    /// Whether frames pass untouched and without delay.
+    pub fn is_passthrough(&self) -> bool {
+        self.rate_bps == 0 && self.delay_ns == 0 && self.faults.is_none()
+    }
+}
+
+/// Settings of a link: the direction frames are sent (`tx`, what the wrapped port transmits)
+/// and the direction they are received (`rx`), plus the random seed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Applied to frames the port sends.
+    pub tx: DirectionConfig,
+    /// Applied to frames the port receives.
+    pub rx: DirectionConfig,
+    /// Seed of the fault injectors (the rx side uses a derived seed).
+    pub seed: u64,
+}
+
+/// A bad link setting.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LinkConfigError {
+    /// A probability outside [0, 1].
+    #[error(transparent)]
+    Probability(#[from] BadProbability),
+    /// A `key=value` item that does not parse.
+    #[error("bad link setting {item:?}: {reason}")]
+    Syntax {
+        /// The item.
+        item: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl LinkConfig {
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<(), LinkConfigError> {
+        self.tx.faults.validate()?;
+        self.rx.faults.validate()?;
+        Ok(())
+    }
+}
+
+/// Parses a rate like `10G`, `100Mbit`, `25g`, `1000000` (bit/s).
+pub fn parse_rate(s: &str) -> Option<u64> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t
+        .strip_suffix("bit/s")
+        .or_else(|| t.strip_suffix("bps"))
+        .or_else(|| t.strip_suffix("bit"))
+        .unwrap_or(&t);
+    let (num, mult) = match t.chars().last()? {
+        'k' => (&t[..t.len() - 1], 1e3),
+        'm' => (&t[..t.len() - 1], 1e6),
+        'g' => (&t[..t.len() - 1], 1e9),
+        't' => (&t[..t.len() - 1], 1e12),
+        _ => (t, 1.0),
+    };
+    let v: f64 = num.parse().ok()?;
+    let r = v * mult;
+    (0.0..1.8e19).contains(&r).then_some(r as u64)
+}
+
+/// Parses a duration like `5us`, `1.5ms`, `200ns`, `2s` into nanoseconds.
+pub fn parse_duration(s: &str) -> Option<u64> {
+    let t = s.trim().to_ascii_lowercase();
+    let (num, mult) = if let Some(n) = t.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        return None;
+    };
+    let v: f64 = num.parse().ok()?;
+    let r = v * mult;
+    (0.0..1.8e19).contains(&r).then_some(r.round() as u64)
+}
+
+impl FromStr for LinkConfig {
+    type Err = LinkConfigError;
+
+    /// `rate=10G,delay=5us,loss=0.01,dup=0.001,reorder=0.01,reorder_delay=20us,corrupt=1e-4,
+    /// down,queue=1MB... ,seed=7`: applied to both directions unless prefixed `tx.` or `rx.`.
+    fn from_str(s: &str) -> Result<LinkConfig, LinkConfigError> {
+        let mut cfg = LinkConfig::default();
+        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            let bad = |reason: &str| LinkConfigError::Syntax {
+                item: item.to_string(),
+                reason: reason.to_string(),
+            };
+            let (key, value) = item.split_once('=').unwrap_or((item, ""));
+            if key == "seed" {
+                cfg.seed = value.parse().map_err(|_| bad("expected an integer"))?;
+                continue;
+            }
+            let (dirs, key): (&[bool], &str) = if let Some(k) = key.strip_prefix("tx.") {
+                (&[true], k)
+            } else if let Some(k) = key.strip_prefix("rx.") {
+                (&[false], k)
+            } else {
+                (&[true, false], key)
+            };
+            for &is_tx in dirs {
+                let d = if is_tx { &mut cfg.tx } else { &mut cfg.rx };
+                let prob = || -> Result<f64, LinkConfigError> {
+                    let p: f64 = value
+                        .parse()
+                        .map_err(|_| bad("expected a probability like 0.01"))?;
+                    crate::fault::Prob::new(p)?;
+                    Ok(p)
+                };
+                match key {
+                    "rate" => {
+                        d.rate_bps = parse_rate(value).ok_or_else(|| bad("expected a rate like 10G"))?
+                    }
+                    "delay" => {
+                        d.delay_ns =
+                            parse_duration(value).ok_or_else(|| bad("expected a time like 5us"))?
+                    }
+                    "queue" => {
+                        d.queue_bytes = value.parse().map_err(|_| bad("expected bytes"))?;
+                    }
+                    "overhead" => {
+                        d.overhead_bytes = value.parse().map_err(|_| bad("expected bytes"))?;
+                    }
+                    "loss" => d.faults.loss = prob()?,
+                    "dup" | "duplicate" => d.faults.duplicate = prob()?,
+                    "reorder" => d.faults.reorder = prob()?,
+                    "corrupt" => d.faults.corrupt = prob()?,
+                    "reorder_delay" => {
+                        d.faults.reorder_delay_ns =
+                            parse_duration(value).ok_or_else(|| bad("expected a time like 20us"))?
+                    }
+                    "down" if value.is_empty() => d.faults.link_down = true,
+                    _ => return Err(bad("unknown setting; known: rate, delay, queue, overhead, loss, dup, reorder, reorder_delay, corrupt, down, seed (tx./rx. prefixes pick one direction)")),
+                }
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+/// Live fault counters of one direction (single writer: the port's thread).
+#[derive(Debug, Default)]
+struct FaultCounters {
+    lost: AtomicU64,
+    duplicated: AtomicU64,
+    reordered: AtomicU64,
+    corrupted: AtomicU64,
+    down_dropped: AtomicU64,
+    queue_dropped: AtomicU64,
+}
+
+#[inline]
+fn bump(c: &AtomicU64) {
+    c.store(c.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+}
+
+impl FaultCounters {
+    fn snapshot(&self) -> FaultStats {
+        let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        FaultStats {
+            lost: ld(&self.lost),
+            duplicated: ld(&self.duplicated),
+            reordered: ld(&self.reordered),
+            corrupted: ld(&self.corrupted),
+            down_dropped: ld(&self.down_dropped),
+            queue_dropped: ld(&self.queue_dropped),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Shared {
+    generation: AtomicU64,
+    config: Mutex<LinkConfig>,
+    tx: FaultCounters,
+    rx: FaultCounters,
+}
+
+/// A cloneable handle to change a [`LinkPort`]'s settings from any thread and read its fault
+/// counters. Changes take effect at the port's next batch.
+#[derive(Clone, Debug)]
+pub struct LinkControl(Arc<Shared>);
+
+impl LinkControl {
+    /// A handle with the given settings.
+    pub fn new(config: LinkConfig) -> Result<LinkControl, LinkConfigError> {
+        config.validate()?;
+        Ok(LinkControl(Arc::new(Shared {
+            generation: AtomicU64::new(1),
+            config: Mutex::new(config),
+            tx: FaultCounters::default(),
+            rx: FaultCounters::default(),
+        })))
+    }
+
+    /// The current settings.
+    pub fn config(&self) -> LinkConfig {
+        self.0
+            .config
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Replaces the settings.
+    pub fn set_config(&self, config: LinkConfig) -> Result<(), LinkConfigError> {
+        config.validate()?;
+        self.update(|c| *c = config)
+    }
+
+    /// Changes the settings in place (`f` edits a copy; it is validated before it applies).
+    pub fn update(&self, f: impl FnOnce(&mut LinkConfig)) -> Result<(), LinkConfigError> {
+        let mut guard = self.0.config.lock().unwrap_or_else(|p| p.into_inner());
+        let mut next = guard.clone();
+        f(&mut next);
+        next.validate()?;
+        *guard = next;
+        self.0.generation.fetch_add(1, Ordering::Release);
+        Ok(())
+    }
+
+    /// Takes the link down or up (both directions).
+    pub fn set_link_up(&self, up: bool) {
+        // Cannot fail: no probability changes.
+        let _ = self.update(|c| {
+            c.tx.faults.link_down = !up;
+            c.rx.faults.link_down = !up;
+        });
+    }
+
+    /// Sets the loss probability of both directions.
+    pub fn set_loss(&self, p: f64) -> Result<(), LinkConfigError> {
+        self.update(|c| {
+            c.tx.faults.loss = p;
+            c.rx.faults.loss = p;
+        })
+    }
+
+    /// Fault counters of the send direction.
+    pub fn tx_stats(&self) -> FaultStats {
+        self.0.tx.snapshot()
+    }
+
+    /// Fault counters of the receive direction.
+    pub fn rx_stats(&self) -> FaultStats {
+        self.0.rx.snapshot()
+    }
+
+    fn generation(&self) -> u64 {
+        self.0.generation.load(Ordering::Acquire)
+    }
+}
+
+/// A frame held by the link until `due`.
+#[derive(Debug)]
+struct Held {
+    due: Nanos,
+    seq: u64,
+    data: Vec<u8>,
+}
+
+impl PartialEq for Held {
+    fn eq(&self, o: &Self) -> bool {
+        self.due == o.due && self.seq == o.seq
+    }
+}
+impl Eq for Held {}
+impl PartialOrd for Held {
+    fn partial_cmp(&self, o: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Held {
+    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest `due`, then lowest `seq`.
+    fn cmp(&self, o: &Self) -> CmpOrdering {
+        o.due.cmp(&self.due).then(o.seq.cmp(&self.seq))
+    }
+}
+
+/// One direction's model state.
+#[derive(Debug)]
+struct Direction {
+    cfg: DirectionConfig,
+    faults: FaultInjector,
+    link_free: Nanos,
+    heap: BinaryHeap<Held>,
+    seq: u64,
+    spare: Vec<Vec<u8>>,
+}
+
+impl Direction {
+    fn new(seed: u64) -> Direction {
+        Direction {
+            cfg: DirectionConfig::default(),
+            faults: FaultInjector::new(seed),
+            link_free: Nanos::ZERO,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            spare: Vec::new(),
+        }
+    }
+
+    fn configure(&mut self, cfg: &DirectionConfig) {
+        // Validated by LinkControl before it could get here.
+        let _ = self.faults.configure(&cfg.faults);
+        self.cfg = cfg.clone();
+    }
+
+    /// Nothing to model and nothing held: frames may bypass the model entirely.
+    fn bypass(&self) -> bool {
+        self.heap.is_empty() && self.cfg.is_passthrough()
+    }
+
+    fn serialization(&self, len: usize) -> Nanos {
+        if self.cfg.rate_bps == 0 {
+            return Nanos::ZERO;
+        }
+        let bits = (len as u128 + u128::from(self.cfg.overhead_bytes)) * 8;
+        let ns = (bits * 1_000_000_000).div_ceil(u128::from(self.cfg.rate_bps));
+        Nanos(u64::try_from(ns).unwrap_or(u64::MAX))
+    }
+
+    fn hold(&mut self, data: &[u8], due: Nanos, flip: Option<usize>) {
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(data);
+        if let Some(bit) = flip {
+            flip_bit(&mut buf, bit);
+        }
+        self.seq += 1;
+        self.heap.push(Held {
+            due,
+            seq: self.seq,
+            data: buf,
+        });
+    }
+
+    /// Puts one frame on the link at `now`.
+    fn admit(&mut self, data: &[u8], now: Nanos, counters: &FaultCounters) {
+        if self.faults.link_down() {
+            bump(&counters.down_dropped);
+            return;
+        }
+        let v = self.faults.decide(data.len());
+        if v.drop {
+            bump(&counters.lost);
+            return;
+        }
+        let copies = if v.duplicate { 2 } else { 1 };
+        for copy in 0..copies {
+            if self.heap.len() >= MAX_HELD_FRAMES {
+                bump(&counters.queue_dropped);
+                return;
+            }
+            let start = self.link_free.max(now);
+            if self.cfg.rate_bps != 0 {
+                let backlog_ns = u128::from((start - now).as_nanos());
+                let backlog_bytes = backlog_ns * u128::from(self.cfg.rate_bps) / 8_000_000_000;
+                if backlog_bytes + data.len() as u128 > u128::from(self.cfg.queue_bytes) {
+                    bump(&counters.queue_dropped);
+                    return;
+                }
+            }
+            self.link_free = start + self.serialization(data.len());
+            let mut due = self.link_free + Nanos(self.cfg.delay_ns);
+            if copy == 0 {
+                if v.extra_delay > Nanos::ZERO {
+                    bump(&counters.reordered);
+                    due += v.extra_delay;
+                }
+                if v.flip_bit.is_some() {
+                    bump(&counters.corrupted);
+                }
+                self.hold(data, due, v.flip_bit);
+            } else {
+                bump(&counters.duplicated);
+                self.hold(data, due, None);
+            }
+        }
+    }
+
+    /// Moves frames due at `now` into `out` (as many as fit). Frames still held when the
+    /// link went down are dropped.
+    fn release(&mut self, out: &mut FrameBatch, now: Nanos, counters: &FaultCounters) {
+        while !out.is_full() {
+            match self.heap.peek() {
+                Some(h) if h.due <= now => {}
+                _ => break,
+            }
+            let Some(h) = self.heap.pop() else { break };
+            if self.faults.link_down() {
+                bump(&counters.down_dropped);
+            } else {
+                out.push(&h.data, h.due);
+            }
+            if self.spare.len() < 1024 {
+                self.spare.push(h.data);
+            }
+        }
+    }
+
+    fn next_due(&self) -> Option<Nanos> {
+        self.heap.peek().map(|h| h.due)
+    }
+}
+
+/// A port wrapped in a link model. See the module documentation.
+pub struct LinkPort<P: Port> {
+    inner: P,
+    ctl: LinkControl,
+    generation: u64,
+    tx: Direction,
+    rx: Direction,
+    /// Frames released towards the inner port.
+    out: FrameBatch,
+    /// Frames received from the inner port before the model sees them.
+    scratch: FrameBatch,
+}
+
+impl<P: Port + std::fmt::Debug> std::fmt::Debug for LinkPort<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinkPort")
+            .field("inner", &self.inner)
+            .field("config", &self.tx.cfg)
+            .finish()
+    }
+}
+
+impl<P: Port> LinkPort<P> {
+    /// Wraps `inner` with the given settings.
+    pub fn new(inner: P, config: LinkConfig) -> Result<LinkPort<P>, LinkConfigError> {
+        let ctl = LinkControl::new(config)?;
+        Ok(LinkPort::with_control(inner, ctl))
+    }
+
+    /// Wraps `inner`, controlled by an existing handle.
+    pub fn with_control(inner: P, ctl: LinkControl) -> LinkPort<P> {
+        let cfg = ctl.config();
+        let mut p = LinkPort {
+            inner,
+            generation: ctl.generation(),
+            tx: Direction::new(cfg.seed),
+            rx: Direction::new(cfg.seed ^ 0x9e37_79b9_7f4a_7c15),
+            ctl,
+            out: FrameBatch::new(64),
+            scratch: FrameBatch::new(64),
+        };
+        p.tx.configure(&cfg.tx);
+        p.rx.configure(&cfg.rx);
+        p
+    }
+
+    /// The control handle (clone it to change settings from elsewhere).
+    pub fn control(&self) -> LinkControl {
+        self.ctl.clone()
+    }
+
+    /// The wrapped port.
+    pub fn inner(&self) -> &P {
+        &self.inner
+    }
+
+    /// The wrapped port, mutable.
+    pub fn inner_mut(&mut self) -> &mut P {
+        &mut self.inner
+    }
+
+    /// Unwraps, dropping any held frames.
+    pub fn into_inner(self) -> P {
+        self.inner
+    }
+
+    fn refresh(&mut self) {
+        let g = self.ctl.generation();
+        if g != self.generation {
+            self.generation = g;
+            let cfg = self.ctl.config();
+            self.tx.configure(&cfg.tx);
+            self.rx.configure(&cfg.rx);
+        }
+    }
+
+    fn release_tx(&mut self, now: Nanos) -> Result<usize, PortError> {
+        let mut sent = 0;
+        loop {
+            self.tx.release(&mut self.out, now, &self.ctl.0.tx);
+            if self.out.is_empty() {
+                return Ok(sent);
+            }
+            sent += self.inner.send_batch(&mut self.out, now)?;
+        }
+    }
+}
+
+impl<P: Port> Port for LinkPort<P> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn recv_batch(&mut self, batch: &mut FrameBatch, now: Nanos) -> Result<usize, PortError> {
+        self.refresh();
+        if self.rx.bypass() {
+            return self.inner.recv_batch(batch, now);
+        }
+        // Pull what the inner port has (bounded by our scratch batch) into the model, then
+        // hand over what is due.
+        self.scratch.clear();
+        self.inner.recv_batch(&mut self.scratch, now)?;
+        for f in self.scratch.iter() {
+            self.rx.admit(&f.data, now, &self.ctl.0.rx);
+        }
+        self.scratch.clear();
+        let before = batch.len();
+        self.rx.release(batch, now, &self.ctl.0.rx);
+        Ok(batch.len() - before)
+    }
+
+    fn send_batch(&mut self, batch: &mut FrameBatch, now: Nanos) -> Result<usize, PortError> {
+        self.refresh();
+        if self.tx.bypass() {
+            return self.inner.send_batch(batch, now);
+        }
+        for f in batch.iter() {
+            self.tx.admit(&f.data, now, &self.ctl.0.tx);
+        }
+        batch.clear();
+        self.release_tx(now)
+    }
+
+    fn flush(&mut self, now: Nanos) -> Result<usize, PortError> {
+        self.refresh();
+        let n = self.release_tx(now)?;
+        Ok(n + self.inner.flush(now)?)
+    }
+
+    fn poll_timeout(&self) -> Option<Nanos> {
+        [
+            self.tx.next_due(),
+            self.rx.next_due(),
+            self.inner.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    fn stats_handle(&self) -> StatsHandle {
+        self.inner.stats_handle()
+    }
+
+    fn raw_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.inner.raw_fd()
+    }
+
+    fn wait_readable(&mut self, timeout: Duration) -> Result<bool, PortError> {
+        if self.rx.next_due().is_some() {
+            // Held frames become ready by time alone; let the caller check its clock.
+            return Ok(true);
+        }
+        self.inner.wait_readable(timeout)
+    }
+
+    fn max_frame_len(&self) -> usize {
+        self.inner.max_frame_len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mem::{pair, pair_with_capacity};
+    use crate::port::DropReason;
+
+    fn frame(i: u16, len: usize) -> Vec<u8> {
+        let mut f = vec![0u8; len];
+        f[14..16].copy_from_slice(&i.to_be_bytes());
+        f
+    }
+
+    fn id(f: &crate::port::Frame) -> u16 {
+        u16::from_be_bytes([f.data[14], f.data[15]])
+    }
+
+    /// Sends `n` frames through a link with `cfg` on the tx side, one per `gap` ns, draining
+    /// the far end as time passes; returns (receive time, id) of every delivered frame.
+    fn run(cfg: LinkConfig, n: u16, len: usize, gap: u64) -> (Vec<(Nanos, u16)>, LinkControl) {
+        let (a, mut b) = pair_with_capacity("a", "b", 1 << 16);
+        let mut a = LinkPort::new(a, cfg).unwrap();
+        let ctl = a.control();
+        let mut tx = FrameBatch::new(1);
+        let mut rx = FrameBatch::new(256);
+        let mut got = Vec::new();
+        let mut now = Nanos::ZERO;
+        for i in 0..n {
+            tx.push(&frame(i, len), now);
+            a.send_batch(&mut tx, now).unwrap();
+            while b.recv_batch(&mut rx, now).unwrap() > 0 {
+                got.extend(rx.iter().map(|f| (f.ts, id(f))));
+                rx.clear();
+            }
+            now += Nanos(gap);
+            // Advance through the held frames' due times up to the next send.
+            while let Some(t) = a.poll_timeout().filter(|t| *t <= now) {
+                a.flush(t).unwrap();
+                while b.recv_batch(&mut rx, t).unwrap() > 0 {
+                    got.extend(rx.iter().map(|f| (f.ts, id(f))));
+                    rx.clear();
+                }
+            }
+        }
+        while let Some(t) = a.poll_timeout() {
+            a.flush(t).unwrap();
+            while b.recv_batch(&mut rx, t).unwrap() > 0 {
+                got.extend(rx.iter().map(|f| (f.ts, id(f))));
+                rx.clear();
+            }
+        }
+        (got, ctl)
+    }
+
+    #[test]
+    fn passthrough_delivers_everything_immediately() {
+        let (got, ctl) = run(LinkConfig::default(), 50, 64, 10);
+        assert_eq!(got.len(), 50);
+        assert!(got.iter().enumerate().all(|(i, (_, id))| *id as usize == i));
+        assert_eq!(ctl.tx_stats(), FaultStats::default());
+    }
+
+    #[test]
+    fn rate_and_delay_set_arrival_times() {
+        // 1000-byte frames + 24 overhead at 1 Gbit/s: 8192 ns each; 5 us propagation.
+        let cfg: LinkConfig = "tx.rate=1G,tx.delay=5us".parse().unwrap();
+        let (got, _) = run(cfg, 3, 1000, 0);
+        let times: Vec<u64> = got.iter().map(|(t, _)| t.as_nanos()).collect();
+        assert_eq!(times, vec![8192 + 5000, 2 * 8192 + 5000, 3 * 8192 + 5000]);
+    }
+
+    #[test]
+    fn queue_limit_tail_drops() {
+        let mut cfg: LinkConfig = "tx.rate=1G".parse().unwrap();
+        cfg.tx.queue_bytes = 3100;
+        let (got, ctl) = run(cfg, 10, 1000, 0);
+        // Backlog before each admission: 0, 1024, 2048, 3072 bytes -> the 4th frame
+        // (3072 + 1000 > 3100) and later ones are dropped.
+        assert_eq!(got.len(), 3);
+        assert_eq!(ctl.tx_stats().queue_dropped, 7);
+    }
+
+    /// Loss with a fixed seed: the measured rate must sit inside a 5-sigma binomial band.
+    #[test]
+    fn loss_rate_matches_configuration() {
+        for (p, seed) in [(0.01, 1u64), (0.1, 2), (0.5, 3)] {
+            let mut cfg = LinkConfig::default();
+            cfg.tx.faults.loss = p;
+            cfg.seed = seed;
+            let n = 20_000u16;
+            let (got, ctl) = run(cfg, n, 64, 1);
+            let lost = u64::from(n) - got.len() as u64;
+            assert_eq!(ctl.tx_stats().lost, lost);
+            let nf = f64::from(n);
+            let sigma = (nf * p * (1.0 - p)).sqrt();
+            let diff = (lost as f64 - nf * p).abs();
+            assert!(diff < 5.0 * sigma, "p={p}: lost {lost} of {n}");
+        }
+    }
+
+    #[test]
+    fn faults_are_deterministic_for_a_seed() {
+        let cfg: LinkConfig = "loss=0.1,dup=0.1,reorder=0.1,reorder_delay=1us,corrupt=0.1,seed=42"
+            .parse()
+            .unwrap();
+        let (a, _) = run(cfg.clone(), 500, 64, 100);
+        let (b, _) = run(cfg, 500, 64, 100);
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn duplication_reorder_and_corruption_happen_and_are_counted() {
+        let cfg: LinkConfig = "tx.dup=0.2,tx.reorder=0.2,tx.reorder_delay=350ns,tx.corrupt=0.2"
+            .parse()
+            .unwrap();
+        let (got, ctl) = run(cfg, 1000, 64, 100);
+        let s = ctl.tx_stats();
+        assert!(
+            s.duplicated > 100 && s.reordered > 100 && s.corrupted > 100,
+            "{s:?}"
+        );
+        assert_eq!(got.len() as u64, 1000 + s.duplicated);
+        let out_of_order = got.windows(2).filter(|w| w[1].1 < w[0].1).count();
+        assert!(out_of_order > 50, "{out_of_order}");
+    }
+
+    #[test]
+    fn corruption_flips_one_bit() {
+        let (a, mut b) = pair("a", "b");
+        let mut a = LinkPort::new(a, "tx.corrupt=1".parse().unwrap()).unwrap();
+        let mut batch = FrameBatch::new(1);
+        let orig = frame(7, 64);
+        batch.push(&orig, Nanos(0));
+        a.send_batch(&mut batch, Nanos(0)).unwrap();
+        b.recv_batch(&mut batch, Nanos(0)).unwrap();
+        let diff: u32 = orig
+            .iter()
+            .zip(&batch.frames()[0].data)
+            .map(|(x, y)| (x ^ y).count_ones())
+            .sum();
+        assert_eq!(diff, 1);
+    }
+
+    #[test]
+    fn link_down_at_run_time_drops_and_recovers() {
+        let (a, mut b) = pair("a", "b");
+        let mut a = LinkPort::new(a, LinkConfig::default()).unwrap();
+        let ctl = a.control();
+        let mut batch = FrameBatch::new(4);
+        ctl.set_link_up(false);
+        batch.push(&frame(1, 64), Nanos(0));
+        a.send_batch(&mut batch, Nanos(0)).unwrap();
+        assert_eq!(b.recv_batch(&mut batch, Nanos(0)).unwrap(), 0);
+        assert_eq!(ctl.tx_stats().down_dropped, 1);
+        ctl.set_link_up(true);
+        batch.push(&frame(2, 64), Nanos(1));
+        a.send_batch(&mut batch, Nanos(1)).unwrap();
+        assert_eq!(b.recv_batch(&mut batch, Nanos(1)).unwrap(), 1);
+        assert!(ctl.set_loss(3.0).is_err(), "bad settings are refused");
+    }
+
+    #[test]
+    fn receive_side_model_delays_incoming_frames() {
+        let (mut a, b) = pair("a", "b");
+        let mut b = LinkPort::new(b, "rx.delay=1us".parse().unwrap()).unwrap();
+        let mut batch = FrameBatch::new(4);
+        batch.push(&frame(1, 64), Nanos(0));
+        a.send_batch(&mut batch, Nanos(0)).unwrap();
+        assert_eq!(b.recv_batch(&mut batch, Nanos(10)).unwrap(), 0);
+        assert_eq!(b.poll_timeout(), Some(Nanos(1010)));
+        assert_eq!(b.recv_batch(&mut batch, Nanos(1010)).unwrap(), 1);
+        assert_eq!(batch.frames()[0].ts, Nanos(1010));
+        assert_eq!(b.stats().rx_packets, 1, "inner port stats are shown");
+        assert_eq!(b.stats().tx_dropped(DropReason::QueueFull), 0);
+    }
+
+    #[test]
+    fn settings_parse_and_reject() {
+        let c: LinkConfig = "rate=25G,delay=1.5us,loss=0.01,seed=9".parse().unwrap();
+        assert_eq!(c.tx.rate_bps, 25_000_000_000);
+        assert_eq!(c.rx.delay_ns, 1500);
+        assert_eq!(c.rx.faults.loss, 0.01);
+        assert_eq!(c.seed, 9);
+        assert!("loss=2".parse::<LinkConfig>().is_err());
+        assert!("rate=fast".parse::<LinkConfig>().is_err());
+        assert!("bogus=1".parse::<LinkConfig>().is_err());
+        assert_eq!(parse_rate("100Mbit"), Some(100_000_000));
+        assert_eq!(parse_duration("2ms"), Some(2_000_000));
+        assert_eq!(parse_duration("5"), None);
+    }
+}
