@@ -1,1 +1,4 @@
-//! The control plane: runtime API clients, table files, STF tests and program control planes.
+//! The control plane: values as users type them, table-state files (`pisa run --tables`) and the
+//! STF test dialect of p4c's and bf-p4c's test suites, all driving a switch through the runtime API.
+
+pub mod value;
