@@ -3,3 +3,5 @@
 //! Pure and deterministic: no I/O, no threads, no clocks of its own.
 
 pub mod ir;
+pub mod table;
+pub mod externs;

@@ -1,0 +1,92 @@
+//! Lookup speed of `MatchTable`: an exact table with 1k entries and an LPM table with 10k
+//! IPv4 routes (mixed /16../32 prefixes), measured in lookups per second.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use pipeline::ir::{ActionCall, ActionId, KeyMatch, MatchKind, Value};
+use pipeline::table::MatchTable;
+use std::hint::black_box;
+
+/// Small deterministic generator so the bench needs no RNG crate.
+fn next(state: &mut u64) -> u64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *state >> 11
+}
+
+fn action(i: u32) -> ActionCall {
+    ActionCall {
+        action: ActionId(1),
+        args: vec![i as Value],
+    }
+}
+
+fn exact_1k(c: &mut Criterion) {
+    let mut t = MatchTable::new(&[(MatchKind::Exact, 48), (MatchKind::Exact, 12)], 1024);
+    let mut s = 1;
+    let mut keys = Vec::new();
+    while keys.len() < 1000 {
+        let k = [
+            (next(&mut s) & 0xffff_ffff_ffff) as Value,
+            (next(&mut s) & 0xfff) as Value,
+        ];
+        if t.insert(
+            &[KeyMatch::Exact(k[0]), KeyMatch::Exact(k[1])],
+            None,
+            action(0),
+        )
+        .is_ok()
+        {
+            keys.push(k);
+        }
+    }
+    let mut g = c.benchmark_group("exact_1k");
+    g.throughput(Throughput::Elements(keys.len() as u64));
+    g.bench_function("hit", |b| {
+        b.iter(|| {
+            for k in &keys {
+                black_box(t.lookup(black_box(k)));
+            }
+        })
+    });
+    g.finish();
+}
+
+fn lpm_10k(c: &mut Criterion) {
+    let mut t = MatchTable::new(&[(MatchKind::Lpm, 32)], 10_240);
+    let mut s = 7;
+    let mut n = 0;
+    while n < 10_000 {
+        let len = 16 + (next(&mut s) % 17) as u16;
+        let v = (next(&mut s) & 0xffff_ffff) as Value;
+        let v = v & !((1u128 << (32 - len)) - 1);
+        if t.insert(
+            &[KeyMatch::Lpm {
+                value: v,
+                prefix_len: len,
+            }],
+            None,
+            action(n),
+        )
+        .is_ok()
+        {
+            n += 1;
+        }
+    }
+    let addrs: Vec<[Value; 1]> = (0..1000)
+        .map(|_| [(next(&mut s) & 0xffff_ffff) as Value])
+        .collect();
+    let mut g = c.benchmark_group("lpm_10k");
+    g.throughput(Throughput::Elements(addrs.len() as u64));
+    g.bench_function("random_addresses", |b| {
+        b.iter(|| {
+            for a in &addrs {
+                black_box(t.lookup(black_box(a)));
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, exact_1k, lpm_10k);
+criterion_main!(benches);

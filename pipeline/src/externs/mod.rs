@@ -1,0 +1,9 @@
+//! Extern math the executor calls: CRCs and hash algorithms, the Internet checksum and the
+//! parser checksum accumulator, the trTCM meter, and the seeded random generator.
+//! Everything here takes packet or control-plane data and never panics on it.
+
+pub mod checksum;
+pub mod crc;
+pub mod hash;
+pub mod meter;
+pub mod random;

@@ -1,0 +1,387 @@
+//! Match tables: the entry store behind every P4 table (exact, LPM, ternary, range).
+//!
+//! [`MatchTable`] keeps the control-plane view (entries with their keys, priority and action
+//! data, validated and normalised, see [`key`]) and one index chosen from the key kinds:
+//! - all keys exact → a hash map ([`exact`]);
+//! - exactly one LPM key, the rest exact → per-prefix-length hash maps, longest first ([`lpm`]);
+//! - anything else (a ternary or range key, or several LPM keys) → priority-ordered rows like a
+//!   TCAM ([`tcam`]). Such tables need a match priority on every entry; the others refuse one.
+//!
+//! **Priority direction**: as BfRt's `$MATCH_PRIORITY` on Tofino, the numerically *lower*
+//! priority wins (P4Runtime is the opposite; a P4Runtime front end must convert). Ties go to
+//! the older entry.
+//!
+//! The packet path calls [`MatchTable::lookup`] (no allocation) and then
+//! [`MatchTable::entry_action`]. An [`EntryHandle`] is a dense index below the table size
+//! for as long as its entry lives, so direct counters, meters and registers index by it; a
+//! deleted entry's handle is reused by a later insert.
+
+mod error;
+pub mod exact;
+pub mod key;
+pub mod lpm;
+pub mod tcam;
+
+use std::collections::HashMap;
+use std::fmt;
+
+use foldhash::fast::FixedState;
+
+use crate::ir::{ActionCall, ActionId, KeyMatch, MatchKind, Value};
+
+pub use error::TableError;
+use exact::{ExactIndex, MAX_WIDE_FIELDS};
+use lpm::LpmIndex;
+use tcam::TcamIndex;
+
+/// A live entry's dense index (`< size`). Stable while the entry lives; reused after delete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EntryHandle(pub u32);
+
+impl EntryHandle {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for EntryHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// Which index a table uses (decided by its key kinds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableShape {
+    Exact,
+    Lpm,
+    Tcam,
+}
+
+#[derive(Debug, Clone)]
+enum Index {
+    Exact(ExactIndex),
+    Lpm(LpmIndex),
+    Tcam(TcamIndex),
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    keys: Box<[KeyMatch]>,
+    priority: Option<u32>,
+    action: ActionCall,
+    seq: u64,
+}
+
+type EntryId = (Box<[KeyMatch]>, Option<u32>);
+
+/// Returned by [`MatchTable::entry_action`] for a handle that holds no entry (a caller bug;
+/// never produced by `lookup`). Action 0 with no data.
+static NO_ENTRY_ACTION: ActionCall = ActionCall {
+    action: ActionId(0),
+    args: Vec::new(),
+};
+
+/// The entries of one P4 table with its lookup index.
+#[derive(Debug, Clone)]
+pub struct MatchTable {
+    kinds: Box<[MatchKind]>,
+    widths: Box<[u16]>,
+    shape: TableShape,
+    size: u32,
+    slots: Vec<Option<Entry>>,
+    free: Vec<u32>,
+    len: u32,
+    next_seq: u64,
+    ids: HashMap<EntryId, u32, FixedState>,
+    index: Index,
+}
+
+impl MatchTable {
+    /// A table with these key fields (kind, width in bits; widths above 128 count as 128) and
+    /// room for `size` entries.
+    pub fn new(keys: &[(MatchKind, u16)], size: u32) -> MatchTable {
+        let kinds: Box<[MatchKind]> = keys.iter().map(|k| k.0).collect();
+        let widths: Box<[u16]> = keys.iter().map(|k| k.1.min(128)).collect();
+        let total: u32 = widths.iter().map(|w| u32::from(*w)).sum();
+        let fits_hash = total <= 128 || keys.len() <= MAX_WIDE_FIELDS;
+        let lpms: Vec<usize> = kinds
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| **k == MatchKind::Lpm)
+            .map(|(i, _)| i)
+            .collect();
+        let all_exact_or_lpm = kinds
+            .iter()
+            .all(|k| matches!(k, MatchKind::Exact | MatchKind::Lpm));
+        let (shape, index) = if all_exact_or_lpm && lpms.is_empty() && fits_hash {
+            (TableShape::Exact, Index::Exact(ExactIndex::new(&widths)))
+        } else if all_exact_or_lpm && lpms.len() == 1 && fits_hash {
+            (TableShape::Lpm, Index::Lpm(LpmIndex::new(&widths, lpms[0])))
+        } else {
+            (TableShape::Tcam, Index::Tcam(TcamIndex::new(&widths)))
+        };
+        MatchTable {
+            kinds,
+            widths,
+            shape,
+            size,
+            slots: Vec::new(),
+            free: Vec::new(),
+            len: 0,
+            next_seq: 0,
+            ids: HashMap::with_hasher(FixedState::default()),
+            index,
+        }
+    }
+
+    /// Which index the key kinds selected.
+    pub fn shape(&self) -> TableShape {
+        self.shape
+    }
+
+    /// Whether entries must carry a match priority (ternary/range tables).
+    pub fn needs_priority(&self) -> bool {
+        self.kinds
+            .iter()
+            .any(|k| matches!(k, MatchKind::Ternary | MatchKind::Range))
+            || self.kinds.iter().filter(|k| **k == MatchKind::Lpm).count() > 1
+    }
+
+    /// Key fields as given to `new` (widths capped at 128).
+    pub fn key_fields(&self) -> impl Iterator<Item = (MatchKind, u16)> + '_ {
+        self.kinds.iter().copied().zip(self.widths.iter().copied())
+    }
+
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.size
+    }
+
+    /// Validates and normalises a request's key and priority into the stored form.
+    fn check(&self, keys: &[KeyMatch], priority: Option<u32>) -> Result<EntryId, TableError> {
+        if keys.len() != self.kinds.len() {
+            return Err(TableError::KeyCount {
+                expected: self.kinds.len(),
+                got: keys.len(),
+            });
+        }
+        let norm = keys
+            .iter()
+            .enumerate()
+            .map(|(i, m)| key::normalize(i, self.kinds[i], self.widths[i], m))
+            .collect::<Result<Box<[KeyMatch]>, TableError>>()?;
+        match (self.needs_priority(), priority) {
+            (true, None) => Err(TableError::PriorityMissing),
+            (false, Some(_)) => Err(TableError::PriorityForbidden),
+            _ => Ok((norm, priority)),
+        }
+    }
+
+    /// Adds an entry. Errors: bad key/priority (see [`TableError`]), `Duplicate`, `Full`.
+    pub fn insert(
+        &mut self,
+        keys: &[KeyMatch],
+        priority: Option<u32>,
+        action: ActionCall,
+    ) -> Result<EntryHandle, TableError> {
+        let id = self.check(keys, priority)?;
+        if let Some(h) = self.ids.get(&id) {
+            return Err(TableError::Duplicate(EntryHandle(*h)));
+        }
+        if self.len >= self.size {
+            return Err(TableError::Full {
+                capacity: self.size,
+            });
+        }
+        let handle = match self.free.pop() {
+            Some(h) => h,
+            None => {
+                // len < size and no free slot means slots.len() == len < size: fits in u32.
+                let h = u32::try_from(self.slots.len()).map_err(|_| TableError::Full {
+                    capacity: self.size,
+                })?;
+                self.slots.push(None);
+                h
+            }
+        };
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        match &mut self.index {
+            Index::Exact(ix) => ix.insert(&id.0, handle),
+            Index::Lpm(ix) => ix.insert(&id.0, handle),
+            Index::Tcam(ix) => ix.insert(&id.0, id.1.unwrap_or(0), seq, handle),
+        }
+        self.slots[handle as usize] = Some(Entry {
+            keys: id.0.clone(),
+            priority: id.1,
+            action,
+            seq,
+        });
+        self.ids.insert(id, handle);
+        self.len += 1;
+        Ok(EntryHandle(handle))
+    }
+
+    /// Replaces the action (and data) of an existing entry; its handle stays.
+    pub fn modify(
+        &mut self,
+        keys: &[KeyMatch],
+        priority: Option<u32>,
+        action: ActionCall,
+    ) -> Result<EntryHandle, TableError> {
+        let id = self.check(keys, priority)?;
+        let h = *self.ids.get(&id).ok_or(TableError::NotFound)?;
+        match self.slots.get_mut(h as usize) {
+            Some(Some(e)) => {
+                e.action = action;
+                Ok(EntryHandle(h))
+            }
+            _ => Err(TableError::NotFound),
+        }
+    }
+
+    /// Removes an entry; returns the handle it had (free for reuse from now on).
+    pub fn delete(
+        &mut self,
+        keys: &[KeyMatch],
+        priority: Option<u32>,
+    ) -> Result<EntryHandle, TableError> {
+        let id = self.check(keys, priority)?;
+        let h = self.ids.remove(&id).ok_or(TableError::NotFound)?;
+        let Some(entry) = self.slots.get_mut(h as usize).and_then(Option::take) else {
+            return Err(TableError::NotFound);
+        };
+        match &mut self.index {
+            Index::Exact(ix) => ix.remove(&entry.keys),
+            Index::Lpm(ix) => ix.remove(&entry.keys),
+            Index::Tcam(ix) => ix.remove(entry.priority.unwrap_or(0), entry.seq),
+        }
+        self.free.push(h);
+        self.len -= 1;
+        Ok(EntryHandle(h))
+    }
+
+    /// The entry with exactly this key and priority (after normalisation), if any.
+    pub fn get(
+        &self,
+        keys: &[KeyMatch],
+        priority: Option<u32>,
+    ) -> Option<(EntryHandle, &ActionCall)> {
+        let id = self.check(keys, priority).ok()?;
+        let h = *self.ids.get(&id)?;
+        let e = self.slots.get(h as usize)?.as_ref()?;
+        Some((EntryHandle(h), &e.action))
+    }
+
+    /// The stored entry behind a handle, if it is live.
+    pub fn entry(&self, h: EntryHandle) -> Option<(&[KeyMatch], Option<u32>, &ActionCall)> {
+        let e = self.slots.get(h.index())?.as_ref()?;
+        Some((&e.keys, e.priority, &e.action))
+    }
+
+    /// Removes every entry (handles restart from 0).
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.free.clear();
+        self.ids.clear();
+        self.len = 0;
+        match &mut self.index {
+            Index::Exact(ix) => ix.clear(),
+            Index::Lpm(ix) => ix.clear(),
+            Index::Tcam(ix) => ix.clear(),
+        }
+    }
+
+    /// Live entries in handle order: (handle, normalised keys, priority, action).
+    pub fn iter(
+        &self,
+    ) -> impl Iterator<Item = (EntryHandle, &[KeyMatch], Option<u32>, &ActionCall)> + '_ {
+        self.slots.iter().enumerate().filter_map(|(i, s)| {
+            s.as_ref()
+                .map(|e| (EntryHandle(i as u32), &*e.keys, e.priority, &e.action))
+        })
+    }
+
+    /// Packet path: the winning entry for these key field values (one per key field, in key
+    /// order; bits above a field's width are ignored). `None` on a miss or a wrong field count.
+    #[inline]
+    pub fn lookup(&self, key: &[Value]) -> Option<EntryHandle> {
+        if key.len() != self.kinds.len() {
+            return None;
+        }
+        let h = match &self.index {
+            Index::Exact(ix) => ix.lookup(key),
+            Index::Lpm(ix) => ix.lookup(key),
+            Index::Tcam(ix) => ix.lookup(key),
+        }?;
+        Some(EntryHandle(h))
+    }
+
+    /// The action of a live entry. A dead handle (never returned by `lookup`) yields action 0
+    /// with no data instead of panicking; use [`MatchTable::entry`] to tell the difference.
+    #[inline]
+    pub fn entry_action(&self, h: EntryHandle) -> &ActionCall {
+        match self.slots.get(h.index()) {
+            Some(Some(e)) => &e.action,
+            _ => &NO_ENTRY_ACTION,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn act(a: u32) -> ActionCall {
+        ActionCall {
+            action: ActionId(a),
+            args: vec![],
+        }
+    }
+
+    #[test]
+    fn shapes_follow_key_kinds() {
+        assert_eq!(
+            MatchTable::new(&[(MatchKind::Exact, 48)], 4).shape(),
+            TableShape::Exact
+        );
+        assert_eq!(
+            MatchTable::new(&[(MatchKind::Exact, 8), (MatchKind::Lpm, 32)], 4).shape(),
+            TableShape::Lpm
+        );
+        assert_eq!(
+            MatchTable::new(&[(MatchKind::Lpm, 32), (MatchKind::Lpm, 32)], 4).shape(),
+            TableShape::Tcam
+        );
+        assert_eq!(
+            MatchTable::new(&[(MatchKind::Exact, 8), (MatchKind::Range, 16)], 4).shape(),
+            TableShape::Tcam
+        );
+    }
+
+    #[test]
+    fn handle_reuse_after_delete() {
+        let mut t = MatchTable::new(&[(MatchKind::Exact, 8)], 2);
+        let a = t.insert(&[KeyMatch::Exact(1)], None, act(1)).unwrap();
+        let b = t.insert(&[KeyMatch::Exact(2)], None, act(2)).unwrap();
+        assert_eq!((a, b), (EntryHandle(0), EntryHandle(1)));
+        assert_eq!(
+            t.insert(&[KeyMatch::Exact(3)], None, act(3)),
+            Err(TableError::Full { capacity: 2 })
+        );
+        assert_eq!(t.delete(&[KeyMatch::Exact(1)], None), Ok(a));
+        let c = t.insert(&[KeyMatch::Exact(3)], None, act(3)).unwrap();
+        assert_eq!(c, a);
+        assert_eq!(t.lookup(&[3]), Some(c));
+        assert_eq!(t.lookup(&[1]), None);
+        assert_eq!(t.entry_action(EntryHandle(7)).action, ActionId(0));
+    }
+}

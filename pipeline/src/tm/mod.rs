@@ -1,0 +1,1 @@
+//! Traffic manager (placeholder while being written).
