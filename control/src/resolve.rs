@@ -1,0 +1,665 @@
+//! Name resolution against the program: tables, keys, actions, parameters, registers and
+//! counters as a user names them, turned into IR ids and typed values.
+//!
+//! A name matches when it is the object's full name (`SwitchIngress.ipv4_lpm`), a dotted suffix
+//! of it (`ipv4_lpm`, `SwitchIngress.ipv4_lpm` for `pipe.SwitchIngress.ipv4_lpm`), or — as a
+//! last resort, for scripts written against another architecture's instance names such as
+//! `ingress.t1` — has the same last component. A tier with more than one match is ambiguous.
+
+use pipeline::ir::{self, ActionCall, ActionId, KeyMatch, MatchKind, Program, TableId, Value};
+
+use crate::value::{self, ValueError};
+
+/// Why a name or value could not be resolved against the program.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("no {kind} named `{name}` in the program{}", known_list(.known))]
+    Unknown {
+        kind: &'static str,
+        name: String,
+        known: Vec<String>,
+    },
+    #[error("{kind} name `{name}` is ambiguous: {}", .candidates.join(", "))]
+    Ambiguous {
+        kind: &'static str,
+        name: String,
+        candidates: Vec<String>,
+    },
+    #[error("table `{table}` has no key `{key}`{}", known_list(.known))]
+    UnknownKey {
+        table: String,
+        key: String,
+        known: Vec<String>,
+    },
+    #[error("key `{key}` of table `{table}` is given twice")]
+    DuplicateKey { table: String, key: String },
+    #[error("exact key `{key}` of table `{table}` needs a value")]
+    MissingKey { table: String, key: String },
+    #[error("table `{table}` has no action `{action}`{}", known_list(.known))]
+    UnknownAction {
+        table: String,
+        action: String,
+        known: Vec<String>,
+    },
+    #[error(
+        "action `{action}` is @defaultonly in table `{table}`: it cannot be an entry's action"
+    )]
+    DefaultOnly { table: String, action: String },
+    #[error("action `{action}` is @tableonly in table `{table}`: it cannot be the default action")]
+    TableOnly { table: String, action: String },
+    #[error("the default action of table `{table}` is const")]
+    ConstDefault { table: String },
+    #[error("action `{action}` has no parameter `{param}`{}", known_list(.known))]
+    UnknownParam {
+        action: String,
+        param: String,
+        known: Vec<String>,
+    },
+    #[error("action `{action}` needs parameter `{param}`")]
+    MissingParam { action: String, param: String },
+    #[error("table `{table}` has ternary/range keys: the entry needs a priority")]
+    PriorityMissing { table: String },
+    #[error("table `{table}` has only exact/lpm keys: entries take no priority")]
+    PriorityForbidden { table: String },
+    #[error("{what}: {source}")]
+    Value {
+        what: String,
+        #[source]
+        source: ValueError,
+    },
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() {
+        String::new()
+    } else {
+        format!(" (it has: {})", known.join(", "))
+    }
+}
+
+/// Picks the one item whose name matches `given` (see the module doc for the tiers).
+fn pick<T: Copy>(kind: &'static str, given: &str, items: &[(&str, T)]) -> Result<T, ResolveError> {
+    let last = given.rsplit('.').next().unwrap_or(given);
+    let tiers: [&dyn Fn(&str) -> bool; 3] = [
+        &|full: &str| full == given,
+        &|full: &str| {
+            full.len() > given.len() && full.ends_with(given) && {
+                let cut = full.len() - given.len() - 1;
+                full.as_bytes().get(cut) == Some(&b'.')
+            }
+        },
+        &|full: &str| full.rsplit('.').next() == Some(last),
+    ];
+    for tier in tiers {
+        let hits: Vec<&(&str, T)> = items.iter().filter(|(n, _)| tier(n)).collect();
+        match hits.len() {
+            0 => continue,
+            1 => return Ok(hits[0].1),
+            _ => {
+                return Err(ResolveError::Ambiguous {
+                    kind,
+                    name: given.to_string(),
+                    candidates: hits.iter().map(|(n, _)| n.to_string()).collect(),
+                })
+            }
+        }
+    }
+    Err(ResolveError::Unknown {
+        kind,
+        name: given.to_string(),
+        known: items.iter().take(12).map(|(n, _)| n.to_string()).collect(),
+    })
+}
+
+/// A table of a pipeline of the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableRef {
+    pub pipeline: usize,
+    pub table: TableId,
+}
+
+/// An object (register, counter) of a pipeline, by index into its vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjRef {
+    pub pipeline: usize,
+    pub index: usize,
+}
+
+fn qualified<'a>(
+    prog: &'a Program,
+    names: impl Fn(&'a ir::Pipeline) -> Vec<&'a str>,
+) -> Vec<(String, ObjRef)> {
+    let multi = prog.pipelines.len() > 1;
+    let mut out = Vec::new();
+    for (p, pl) in prog.pipelines.iter().enumerate() {
+        for (i, n) in names(pl).into_iter().enumerate() {
+            let name = if multi {
+                format!("{}.{}", pl.name, n)
+            } else {
+                n.to_string()
+            };
+            out.push((
+                name,
+                ObjRef {
+                    pipeline: p,
+                    index: i,
+                },
+            ));
+        }
+    }
+    out
+}
+
+fn pick_obj(
+    kind: &'static str,
+    given: &str,
+    all: &[(String, ObjRef)],
+) -> Result<ObjRef, ResolveError> {
+    let items: Vec<(&str, ObjRef)> = all.iter().map(|(n, r)| (n.as_str(), *r)).collect();
+    pick(kind, given, &items)
+}
+
+/// Finds a table. With several pipelines, names may be prefixed by the pipeline's name.
+pub fn find_table(prog: &Program, name: &str) -> Result<TableRef, ResolveError> {
+    let all = qualified(prog, |pl| {
+        pl.tables.iter().map(|t| t.name.as_str()).collect()
+    });
+    let r = pick_obj("table", name, &all)?;
+    Ok(TableRef {
+        pipeline: r.pipeline,
+        table: TableId(r.index as u32),
+    })
+}
+
+/// Finds a register.
+pub fn find_register(prog: &Program, name: &str) -> Result<ObjRef, ResolveError> {
+    let all = qualified(prog, |pl| {
+        pl.registers.iter().map(|r| r.name.as_str()).collect()
+    });
+    pick_obj("register", name, &all)
+}
+
+/// Finds a counter (indexed or direct).
+pub fn find_counter(prog: &Program, name: &str) -> Result<ObjRef, ResolveError> {
+    let all = qualified(prog, |pl| {
+        pl.counters.iter().map(|c| c.name.as_str()).collect()
+    });
+    pick_obj("counter", name, &all)
+}
+
+/// The IR table behind a [`TableRef`] (always valid for refs from [`find_table`]).
+pub fn table(prog: &Program, t: TableRef) -> Option<&ir::Table> {
+    prog.pipelines.get(t.pipeline)?.tables.get(t.table.index())
+}
+
+/// Whether entries of `t` carry a match priority (a ternary or range key, or several lpm keys).
+pub fn needs_priority(t: &ir::Table) -> bool {
+    let lpm = t.keys.iter().filter(|k| k.kind == MatchKind::Lpm).count();
+    lpm > 1
+        || t.keys
+            .iter()
+            .any(|k| matches!(k.kind, MatchKind::Ternary | MatchKind::Range))
+}
+
+/// Builds an entry's key from `(key name, value text)` pairs, in the table's key order.
+/// Omitted ternary/lpm/range keys match anything; omitted exact keys are an error.
+pub fn build_key<'s>(
+    t: &ir::Table,
+    given: impl IntoIterator<Item = (&'s str, &'s str)>,
+) -> Result<Vec<KeyMatch>, ResolveError> {
+    let names: Vec<(&str, usize)> = t
+        .keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.name.as_str(), i))
+        .collect();
+    let mut out: Vec<Option<KeyMatch>> = vec![None; t.keys.len()];
+    for (name, text) in given {
+        let i = pick("key", name, &names).map_err(|e| match e {
+            ResolveError::Unknown { known, .. } => ResolveError::UnknownKey {
+                table: t.name.clone(),
+                key: name.to_string(),
+                known,
+            },
+            other => other,
+        })?;
+        let k = &t.keys[i];
+        if out[i].is_some() {
+            return Err(ResolveError::DuplicateKey {
+                table: t.name.clone(),
+                key: k.name.clone(),
+            });
+        }
+        let m = value::parse_key_match(text, k.kind, k.expr.width()).map_err(|source| {
+            ResolveError::Value {
+                what: format!("key `{}` ({} key, {} bits)", k.name, k.kind, k.expr.width()),
+                source,
+            }
+        })?;
+        out[i] = Some(m);
+    }
+    t.keys
+        .iter()
+        .zip(out)
+        .map(|(k, m)| match m {
+            Some(m) => Ok(m),
+            None => value::match_anything(k.kind, k.expr.width()).ok_or_else(|| {
+                ResolveError::MissingKey {
+                    table: t.name.clone(),
+                    key: k.name.clone(),
+                }
+            }),
+        })
+        .collect()
+}
+
+/// Where an action is being used, for the @defaultonly / @tableonly checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActionUse {
+    Entry,
+    Default,
+}
+
+/// Finds action `name` among `t`'s actions and reads its arguments from `(param, text)` pairs.
+pub fn build_action<'s>(
+    pl: &ir::Pipeline,
+    t: &ir::Table,
+    name: &str,
+    args: impl IntoIterator<Item = (&'s str, &'s str)>,
+    usage: ActionUse,
+) -> Result<ActionCall, ResolveError> {
+    let refs: Vec<(&str, usize)> = t
+        .actions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| {
+            pl.actions
+                .get(a.action.index())
+                .map(|act| (act.name.as_str(), i))
+        })
+        .collect();
+    let i = pick("action", name, &refs).map_err(|e| match e {
+        ResolveError::Unknown { known, .. } => ResolveError::UnknownAction {
+            table: t.name.clone(),
+            action: name.to_string(),
+            known,
+        },
+        other => other,
+    })?;
+    let aref = &t.actions[i];
+    let act = &pl.actions[aref.action.index()];
+    match usage {
+        ActionUse::Entry if aref.default_only => {
+            return Err(ResolveError::DefaultOnly {
+                table: t.name.clone(),
+                action: act.name.clone(),
+            })
+        }
+        ActionUse::Default if aref.table_only => {
+            return Err(ResolveError::TableOnly {
+                table: t.name.clone(),
+                action: act.name.clone(),
+            })
+        }
+        ActionUse::Default if t.default_action_const => {
+            return Err(ResolveError::ConstDefault {
+                table: t.name.clone(),
+            })
+        }
+        _ => {}
+    }
+    let values = build_args(act, args)?;
+    Ok(ActionCall {
+        action: ActionId(aref.action.0),
+        args: values,
+    })
+}
+
+/// Reads an action's arguments by parameter name, in parameter order; all are required.
+pub fn build_args<'s>(
+    act: &ir::Action,
+    args: impl IntoIterator<Item = (&'s str, &'s str)>,
+) -> Result<Vec<Value>, ResolveError> {
+    let mut out: Vec<Option<Value>> = vec![None; act.params.len()];
+    for (name, text) in args {
+        let i = act
+            .params
+            .iter()
+            .position(|p| p.name == name)
+            .ok_or_else(|| ResolveError::UnknownParam {
+                action: act.name.clone(),
+                param: name.to_string(),
+                known: act.params.iter().map(|p| p.name.clone()).collect(),
+            })?;
+        let p = &act.params[i];
+        let v = value::parse_value(text, p.width).map_err(|source| ResolveError::Value {
+            what: format!("parameter `{}` ({} bits)", p.name, p.width),
+            source,
+        })?;
+        out[i] = Some(v);
+    }
+    act.params
+        .iter()
+        .zip(out)
+        .map(|(p, v)| {
+            v.ok_or_else(|| ResolveError::MissingParam {
+                action: act.name.clone(),
+                param: p.name.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Checks an entry's priority against the table's need for one.
+pub fn check_priority(t: &ir::Table, priority: Option<u32>) -> Result<Option<u32>, ResolveError> {
+    match (needs_priority(t), priority) {
+        (true, None) => Err(ResolveError::PriorityMissing {
+            table: t.name.clone(),
+        }),
+        (false, Some(_)) => Err(ResolveError::PriorityForbidden {
+            table: t.name.clone(),
+        }),
+        (_, p) => Ok(p),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use pipeline::ir::*;
+
+    fn field(offset: u32, width: u16) -> Expr {
+        Expr::Field(FieldRef { offset, width })
+    }
+
+    fn key(name: &str, width: u16, kind: MatchKind) -> TableKey {
+        TableKey {
+            name: name.into(),
+            expr: field(0, width),
+            kind,
+        }
+    }
+
+    fn action(name: &str, params: &[(&str, u16)]) -> Action {
+        Action {
+            name: name.into(),
+            params: params
+                .iter()
+                .map(|(n, w)| ActionParam {
+                    name: n.to_string(),
+                    width: *w,
+                })
+                .collect(),
+            body: vec![],
+        }
+    }
+
+    fn aref(i: u32) -> ActionRef {
+        ActionRef {
+            action: ActionId(i),
+            default_only: false,
+            table_only: false,
+        }
+    }
+
+    fn table(name: &str, keys: Vec<TableKey>, actions: Vec<ActionRef>) -> Table {
+        Table {
+            name: name.into(),
+            gress: Gress::Ingress,
+            keys,
+            actions,
+            default_action: ActionCall {
+                action: ActionId(0),
+                args: vec![],
+            },
+            default_action_const: false,
+            const_entries: vec![],
+            entries_const: false,
+            size: 64,
+            direct_counter: None,
+            direct_meter: None,
+            stage: 0,
+        }
+    }
+
+    fn gress() -> GressProgram {
+        GressProgram {
+            phv: PhvLayout::default(),
+            prefix: PrefixLayout::default(),
+            intrinsics: IntrinsicBindings::default(),
+            parser: Parser {
+                name: "p".into(),
+                start: StateId(0),
+                states: vec![],
+            },
+            control: Control {
+                name: "c".into(),
+                body: vec![],
+            },
+            deparser: Control {
+                name: "d".into(),
+                body: vec![],
+            },
+        }
+    }
+
+    /// A program shaped like l2l3.p4's tables (no bodies): enough to resolve names against.
+    pub(crate) fn l2l3_like() -> Program {
+        let actions = vec![
+            action("NoAction", &[]),
+            action("SwitchIngress.set_port", &[("port", 9)]),
+            action("SwitchIngress.flood", &[("mgid", 16)]),
+            action("SwitchIngress.drop", &[]),
+            action("SwitchIngress.set_nexthop", &[("nexthop_id", 16)]),
+            action("SwitchIngress.acl_deny", &[]),
+            action("SwitchIngress.acl_permit", &[]),
+            action("SwitchEgress.rewrite_smac", &[("smac", 48)]),
+        ];
+        let mut acl = table(
+            "SwitchIngress.acl",
+            vec![
+                key("ig_intr_md.ingress_port", 9, MatchKind::Ternary),
+                key("hdr.ipv4.dst_addr", 32, MatchKind::Ternary),
+                key("hdr.l4.dst_port", 16, MatchKind::Range),
+            ],
+            vec![aref(5), aref(6)],
+        );
+        acl.actions[1].table_only = true;
+        let tables = vec![
+            table(
+                "SwitchIngress.mac_dst",
+                vec![key("hdr.ethernet.dst_addr", 48, MatchKind::Exact)],
+                vec![aref(1), aref(2), aref(3)],
+            ),
+            table(
+                "SwitchIngress.ipv4_lpm",
+                vec![key("hdr.ipv4.dst_addr", 32, MatchKind::Lpm)],
+                vec![aref(4), aref(3)],
+            ),
+            acl,
+            table(
+                "SwitchEgress.port_smac",
+                vec![key("eg_intr_md.egress_port", 9, MatchKind::Exact)],
+                vec![aref(7), aref(0)],
+            ),
+        ];
+        let registers = vec![
+            Register {
+                name: "SwitchIngress.seen".into(),
+                gress: Gress::Ingress,
+                size: 16,
+                width: 32,
+                paired: false,
+                word_names: None,
+                initial_lo: 0,
+                initial_hi: 0,
+                direct_table: None,
+                stage: 0,
+            },
+            Register {
+                name: "SwitchIngress.pair".into(),
+                gress: Gress::Ingress,
+                size: 16,
+                width: 16,
+                paired: true,
+                word_names: Some(("first".into(), "second".into())),
+                initial_lo: 0,
+                initial_hi: 0,
+                direct_table: None,
+                stage: 0,
+            },
+        ];
+        let counters = vec![Counter {
+            name: "SwitchIngress.ingress_port_counter".into(),
+            kind: CounterKind::PacketsAndBytes,
+            size: 512,
+            direct_table: None,
+        }];
+        Program {
+            name: "l2l3".into(),
+            target: Target::Tofino1,
+            pipelines: vec![Pipeline {
+                name: "pipe".into(),
+                ingress: gress(),
+                egress: gress(),
+                tables,
+                actions,
+                registers,
+                register_actions: vec![],
+                register_params: vec![],
+                hashes: vec![],
+                counters,
+                meters: vec![],
+                checksums: vec![],
+                digests: vec![],
+            }],
+            pipe_map: vec![0],
+            errors: ErrorEnum::default(),
+        }
+    }
+
+    #[test]
+    fn table_names_full_suffix_and_last_component() {
+        let p = l2l3_like();
+        let want = TableRef {
+            pipeline: 0,
+            table: TableId(1),
+        };
+        assert_eq!(find_table(&p, "SwitchIngress.ipv4_lpm"), Ok(want));
+        assert_eq!(find_table(&p, "ipv4_lpm"), Ok(want));
+        assert_eq!(find_table(&p, "ingress.ipv4_lpm"), Ok(want));
+        let e = find_table(&p, "nope").unwrap_err();
+        assert!(e.to_string().contains("no table named `nope`"), "{e}");
+        assert!(e.to_string().contains("SwitchIngress.mac_dst"), "{e}");
+    }
+
+    #[test]
+    fn ambiguous_names_are_refused() {
+        let mut p = l2l3_like();
+        p.pipelines[0].tables[3].name = "SwitchEgress.ipv4_lpm".into();
+        assert!(matches!(
+            find_table(&p, "ipv4_lpm"),
+            Err(ResolveError::Ambiguous { .. })
+        ));
+        assert!(find_table(&p, "SwitchEgress.ipv4_lpm").is_ok());
+    }
+
+    #[test]
+    fn keys_follow_the_match_kind() {
+        let p = l2l3_like();
+        let pl = &p.pipelines[0];
+        let lpm = &pl.tables[1];
+        assert_eq!(
+            build_key(lpm, [("hdr.ipv4.dst_addr", "10.0.1.0/24")]),
+            Ok(vec![KeyMatch::Lpm {
+                value: 0x0a00_0100,
+                prefix_len: 24
+            }])
+        );
+        let exact = &pl.tables[0];
+        let e = build_key(exact, [("hdr.ethernet.dst_addr", "10.0.1.0/24")]).unwrap_err();
+        assert!(e.to_string().contains("exact"), "{e}");
+        assert!(matches!(
+            build_key(exact, []),
+            Err(ResolveError::MissingKey { .. })
+        ));
+        assert!(matches!(
+            build_key(exact, [("hdr.ethernet.src_addr", "1")]),
+            Err(ResolveError::UnknownKey { .. })
+        ));
+        // Omitted ternary/range keys match anything; bare key names work.
+        let acl = &pl.tables[2];
+        assert_eq!(
+            build_key(acl, [("dst_port", "23..23")]),
+            Ok(vec![
+                KeyMatch::Ternary { value: 0, mask: 0 },
+                KeyMatch::Ternary { value: 0, mask: 0 },
+                KeyMatch::Range { lo: 23, hi: 23 },
+            ])
+        );
+        assert!(matches!(
+            build_key(acl, [("dst_port", "1"), ("hdr.l4.dst_port", "2")]),
+            Err(ResolveError::DuplicateKey { .. })
+        ));
+    }
+
+    #[test]
+    fn actions_and_params() {
+        let p = l2l3_like();
+        let pl = &p.pipelines[0];
+        let t = &pl.tables[0];
+        assert_eq!(
+            build_action(pl, t, "set_port", [("port", "3")], ActionUse::Entry),
+            Ok(ActionCall {
+                action: ActionId(1),
+                args: vec![3]
+            })
+        );
+        assert!(matches!(
+            build_action(pl, t, "set_port", [], ActionUse::Entry),
+            Err(ResolveError::MissingParam { .. })
+        ));
+        assert!(matches!(
+            build_action(pl, t, "set_port", [("port", "512")], ActionUse::Entry),
+            Err(ResolveError::Value { .. })
+        ));
+        assert!(matches!(
+            build_action(pl, t, "set_port", [("prt", "1")], ActionUse::Entry),
+            Err(ResolveError::UnknownParam { .. })
+        ));
+        assert!(matches!(
+            build_action(pl, t, "rewrite_smac", [], ActionUse::Entry),
+            Err(ResolveError::UnknownAction { .. })
+        ));
+        let acl = &pl.tables[2];
+        assert!(matches!(
+            build_action(pl, acl, "acl_permit", [], ActionUse::Default),
+            Err(ResolveError::TableOnly { .. })
+        ));
+    }
+
+    #[test]
+    fn priorities() {
+        let p = l2l3_like();
+        let pl = &p.pipelines[0];
+        assert!(needs_priority(&pl.tables[2]));
+        assert!(!needs_priority(&pl.tables[1]));
+        assert!(check_priority(&pl.tables[2], None).is_err());
+        assert!(check_priority(&pl.tables[1], Some(1)).is_err());
+        assert_eq!(check_priority(&pl.tables[2], Some(4)), Ok(Some(4)));
+    }
+
+    #[test]
+    fn registers_and_counters() {
+        let p = l2l3_like();
+        assert_eq!(
+            find_register(&p, "pair"),
+            Ok(ObjRef {
+                pipeline: 0,
+                index: 1
+            })
+        );
+        assert!(find_counter(&p, "ingress_port_counter").is_ok());
+        assert!(find_counter(&p, "egress_port_counter").is_err());
+    }
+}

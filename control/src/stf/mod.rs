@@ -1,0 +1,141 @@
+//! STF ("simple test framework"), the packet-test dialect of p4c's and bf-p4c's test suites:
+//! a script of table writes, packets in, expected packets out and counter/register checks.
+//!
+//! [`parse`] reads a script into [`StfStmt`]s (one statement per line, `#` comments, errors with
+//! line and column); [`run_stf`] drives a switch through it and returns an [`StfReport`].
+
+mod expect;
+mod parse;
+mod report;
+mod run;
+
+pub use expect::{ExpectPattern, Nibble};
+pub use parse::{parse, StfParseError};
+
+/// A value as written in the script, with the column it starts at (1-based) for error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arg {
+    /// Key field path or action parameter name.
+    pub name: String,
+    /// The value text, unparsed: its width is only known once the program is at hand.
+    pub value: String,
+    pub column: usize,
+}
+
+/// `NAME(ARG:VALUE, ...)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionSpec {
+    pub name: String,
+    pub args: Vec<Arg>,
+}
+
+/// The cell a `check_counter` / `check_register` reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CellRef {
+    Index(u32),
+    /// `$NAME` or `NAME`: the entry an `add ... = NAME` named (direct counters and registers).
+    Entry(String),
+}
+
+/// Which count of a counter `check_counter` compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountKind {
+    Packets,
+    Bytes,
+}
+
+/// Comparison operators of `check_counter`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CmpOp {
+    pub fn holds(self, got: u128, want: u128) -> bool {
+        match self {
+            CmpOp::Eq => got == want,
+            CmpOp::Ne => got != want,
+            CmpOp::Lt => got < want,
+            CmpOp::Le => got <= want,
+            CmpOp::Gt => got > want,
+            CmpOp::Ge => got >= want,
+        }
+    }
+
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+}
+
+/// One statement of a script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stmt {
+    /// `add TABLE [PRIORITY] KEY:VALUE ... ACTION(ARGS) [= NAME]`. STF priorities: a larger
+    /// number wins (p4c's bmv2 runner turns them around for simple_switch, whose smaller wins).
+    Add {
+        table: String,
+        priority: Option<u32>,
+        keys: Vec<Arg>,
+        action: ActionSpec,
+        name: Option<String>,
+    },
+    /// `setdefault TABLE ACTION(ARGS)`.
+    SetDefault { table: String, action: ActionSpec },
+    /// `remove all`: every entry the script added, from every table.
+    RemoveAll,
+    /// `packet PORT HEX...`.
+    Packet { port: u16, data: Vec<u8> },
+    /// `expect PORT [HEX...] [$]`; `pattern: None` accepts any packet on the port.
+    Expect {
+        port: u16,
+        pattern: Option<ExpectPattern>,
+    },
+    /// `no_packet`: no packet may leave the switch unexpected before the next `wait`.
+    NoPacket,
+    /// `wait`: in-flight packets drain; expectations so far are settled.
+    Wait,
+    /// `check_counter NAME(INDEX) [packets|bytes] [OP VALUE]`.
+    CheckCounter {
+        counter: String,
+        cell: CellRef,
+        kind: CountKind,
+        op: CmpOp,
+        value: u128,
+    },
+    /// `check_register NAME(INDEX) [FIELD] = VALUE`.
+    CheckRegister {
+        register: String,
+        cell: CellRef,
+        field: Option<String>,
+        value: u128,
+    },
+    /// `mirroring_add SESSION PORT`.
+    MirroringAdd { session: u16, port: u16 },
+    /// `mirroring_add_mc SESSION MGID`.
+    MirroringAddMc { session: u16, mgid: u16 },
+    /// `mc_mgrp_create MGID`.
+    McMgrpCreate { mgid: u16 },
+    /// `mc_node_create RID PORT...`: the node gets the next handle (0, 1, 2, ... as in bmv2).
+    McNodeCreate { rid: u16, ports: Vec<u16> },
+    /// `mc_node_associate MGID HANDLE`.
+    McNodeAssociate { mgid: u16, node: u32 },
+}
+
+/// A statement with the line it was read from (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StfStmt {
+    pub line: usize,
+    pub stmt: Stmt,
+}

@@ -1,0 +1,113 @@
+//! Table-state files (`pisa run --tables FILE`): YAML that programs tables, registers, mirror
+//! sessions, the multicast engine and port queues through the runtime API.
+//!
+//! [`model`] is the file as data; [`from_yaml`] / [`load`] read it; [`apply`] resolves every
+//! name against the program (which also gives key match kinds and widths) and writes it to a
+//! switch. Errors name the file position and the entry, and carry the API's own error.
+
+pub mod model;
+
+pub use model::*;
+
+use std::path::{Path, PathBuf};
+
+/// Why a table file could not be read or applied.
+#[derive(Debug, thiserror::Error)]
+pub enum TablesFileError {
+    #[error("{}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not valid YAML or not the expected shape; the message names the line and column.
+    #[error("{0}")]
+    Yaml(String),
+}
+
+/// Reads a table file from YAML text.
+pub fn from_yaml(text: &str) -> Result<TablesFile, TablesFileError> {
+    serde_saphyr::from_str(text).map_err(|e| TablesFileError::Yaml(e.to_string()))
+}
+
+/// Reads a table file from disk.
+pub fn load(path: &Path) -> Result<TablesFile, TablesFileError> {
+    let text = std::fs::read_to_string(path).map_err(|source| TablesFileError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    from_yaml(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const L2L3: &str = include_str!("../../../p4/programs/l2l3.tables.yaml");
+
+    #[test]
+    fn reads_the_bundled_l2l3_file() {
+        let f = from_yaml(L2L3).unwrap();
+        assert_eq!(f.tables.len(), 6);
+        let mac = &f.tables[0];
+        assert_eq!(mac.table.item, "SwitchIngress.mac_dst");
+        let def = mac.default.as_ref().unwrap();
+        assert_eq!(def.item.action, "flood");
+        assert_eq!(def.item.params["mgid"], Text::from("1"));
+        assert_eq!(mac.entries.len(), 4);
+        assert_eq!(
+            mac.entries[0].item.key["hdr.ethernet.dst_addr"],
+            Text::from("02:00:00:00:00:01")
+        );
+        assert_eq!(mac.entries[0].line, 19);
+        let acl = &f.tables[4];
+        assert_eq!(acl.entries[0].item.priority, Some(10));
+        assert_eq!(
+            acl.entries[0].item.key["hdr.l4.dst_port"],
+            Text::from("23..23")
+        );
+        assert_eq!(f.multicast.nodes[0].item.ports, vec![0, 1, 2, 3]);
+        assert_eq!(f.multicast.groups[0].item.nodes, vec![1]);
+        assert_eq!(f.multicast.prune.len(), 4);
+    }
+
+    #[test]
+    fn numbers_keep_their_spelling() {
+        let f = from_yaml(
+            "tables:\n  - table: t\n    entries:\n      - { key: { k: 0x0a }, action: a, params: { p: 17, q: 10.0.0.1 } }\n",
+        )
+        .unwrap();
+        let e = &f.tables[0].entries[0].item;
+        assert_eq!(e.key["k"], Text::from("0x0a"));
+        assert_eq!(e.params["p"], Text::from("17"));
+        assert_eq!(e.params["q"], Text::from("10.0.0.1"));
+    }
+
+    #[test]
+    fn other_sections() {
+        let f = from_yaml(
+            "registers:\n  - { register: r, index: 3, lo: 1, hi: 2, pipe: 0 }\n\
+             mirror:\n  - { session: 5, direction: ingress, port: 3, max_len: 128 }\n\
+             multicast:\n  lags:\n    - { id: 1, ports: [4, 5] }\n\
+             ports:\n  - { port: 1, queue_bytes: 100000 }\n",
+        )
+        .unwrap();
+        assert_eq!(f.registers[0].item.hi, Some(Text::from("2")));
+        assert_eq!(f.registers[0].line, 2);
+        assert_eq!(f.mirror[0].item.direction, MirrorDirection::Ingress);
+        assert_eq!(f.multicast.lags[0].item.ports, vec![4, 5]);
+        assert_eq!(f.ports[0].item.queue_bytes, Some(100000));
+    }
+
+    #[test]
+    fn shape_errors_name_the_position() {
+        let e = from_yaml("tables:\n  - table: t\n    entries:\n      - { key: {}, acton: a }\n")
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("acton"), "{msg}");
+        assert!(msg.contains('4'), "{msg}");
+        assert!(from_yaml("tablez: []\n").is_err());
+        assert!(from_yaml("mirror:\n  - { session: 1, direction: sideways }\n").is_err());
+        assert!(from_yaml("tables: [").is_err());
+    }
+}

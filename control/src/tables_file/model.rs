@@ -1,0 +1,272 @@
+//! The table-state file as plain Rust data, read from YAML with serde.
+//!
+//! ```yaml
+//! tables:
+//!   - table: SwitchIngress.ipv4_lpm          # qualified, or bare when unambiguous
+//!     clear: false                           # delete the table's entries first
+//!     default: { action: drop }
+//!     entries:
+//!       - { key: { hdr.ipv4.dst_addr: "10.0.2.0/24" }, action: set_nexthop, params: { nexthop_id: 3 } }
+//!       - { key: { ...ternary keys... }, priority: 10, action: acl_deny }   # smaller priority wins
+//! registers:
+//!   - { register: SwitchIngress.seen, index: 3, value: 1 }           # or lo/hi for pairs; pipe: N
+//! mirror:
+//!   - { session: 5, direction: ingress, port: 3, max_len: 128 }      # or mgid instead of port
+//! multicast:
+//!   nodes:  [ { id: 1, rid: 0, ports: [0, 1], lags: [] } ]
+//!   groups: [ { mgid: 1, nodes: [1], xids: [0] } ]                 # xids: L1 exclusion ids
+//!   prune:  [ { xid: 0, ports: [0] } ]                               # L2 exclusion (pruning)
+//!   lags:   [ { id: 1, ports: [4, 5] } ]
+//! ports:
+//!   - { port: 0, ... queue settings ... }
+//! ```
+//!
+//! Keys, action parameters and register values are kept as the text the user wrote: their
+//! widths and match kinds come from the program when the file is applied.
+
+use std::collections::BTreeMap;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+/// A YAML scalar as written (numbers keep their spelling, so `0x0a` stays hex).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Text(pub String);
+
+impl Text {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text(s.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
+        struct TextVisitor;
+        impl Visitor<'_> for TextVisitor {
+            type Value = Text;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a value (number, address or match text)")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_u128<E: de::Error>(self, v: u128) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Text, E> {
+                Ok(Text(v.to_string()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Text, E> {
+                Ok(Text(u8::from(v).to_string()))
+            }
+        }
+        d.deserialize_str(TextVisitor)
+    }
+}
+
+/// An item with the position (1-based line and column) it was read from; 0 when built in code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct At<T> {
+    pub item: T,
+    pub line: u64,
+    pub column: u64,
+}
+
+impl<T> At<T> {
+    /// An item made in code (no file position).
+    pub fn new(item: T) -> At<T> {
+        At {
+            item,
+            line: 0,
+            column: 0,
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for At<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<At<T>, D::Error> {
+        let s = serde_saphyr::Spanned::<T>::deserialize(d)?;
+        Ok(At {
+            item: s.value,
+            line: s.referenced.line(),
+            column: s.referenced.column(),
+        })
+    }
+}
+
+/// A whole table-state file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TablesFile {
+    #[serde(default)]
+    pub tables: Vec<TableSection>,
+    #[serde(default)]
+    pub registers: Vec<At<RegisterWrite>>,
+    #[serde(default)]
+    pub mirror: Vec<At<MirrorSession>>,
+    #[serde(default)]
+    pub multicast: Multicast,
+    #[serde(default)]
+    pub ports: Vec<At<PortSettings>>,
+}
+
+/// The entries and default action of one table.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableSection {
+    pub table: At<String>,
+    /// Delete the table's current entries before adding these.
+    #[serde(default)]
+    pub clear: bool,
+    #[serde(default)]
+    pub default: Option<At<ActionSpec>>,
+    #[serde(default)]
+    pub entries: Vec<At<Entry>>,
+}
+
+/// An action with its parameters by name.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActionSpec {
+    pub action: String,
+    #[serde(default)]
+    pub params: BTreeMap<String, Text>,
+}
+
+/// One table entry: match fields by key name (omitted ternary/lpm/range keys match anything).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    #[serde(default)]
+    pub key: BTreeMap<String, Text>,
+    /// BfRt `$MATCH_PRIORITY`: a smaller number wins; required for ternary/range tables.
+    #[serde(default)]
+    pub priority: Option<u32>,
+    pub action: String,
+    #[serde(default)]
+    pub params: BTreeMap<String, Text>,
+}
+
+/// A register cell write: `value` for a scalar register, `lo`/`hi` for a pair.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterWrite {
+    pub register: String,
+    pub index: u32,
+    #[serde(default)]
+    pub value: Option<Text>,
+    #[serde(default)]
+    pub lo: Option<Text>,
+    #[serde(default)]
+    pub hi: Option<Text>,
+    /// One pipe only; every pipe when omitted.
+    #[serde(default)]
+    pub pipe: Option<u16>,
+}
+
+/// Which traffic a mirror session's direction names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MirrorDirection {
+    Ingress,
+    Egress,
+    Both,
+}
+
+/// A mirror session: its destination is a port or a multicast group.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MirrorSession {
+    pub session: u16,
+    #[serde(default = "both")]
+    pub direction: MirrorDirection,
+    #[serde(default)]
+    pub port: Option<u16>,
+    #[serde(default)]
+    pub mgid: Option<u16>,
+    /// Truncate mirrored copies to this many bytes.
+    #[serde(default)]
+    pub max_len: Option<u16>,
+}
+
+fn both() -> MirrorDirection {
+    MirrorDirection::Both
+}
+
+/// The packet replication engine's tables.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Multicast {
+    #[serde(default)]
+    pub nodes: Vec<At<McNode>>,
+    #[serde(default)]
+    pub groups: Vec<At<McGroup>>,
+    #[serde(default)]
+    pub prune: Vec<At<Prune>>,
+    #[serde(default)]
+    pub lags: Vec<At<Lag>>,
+}
+
+/// An L1 node: a RID and the ports (and LAGs) its copies go to.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McNode {
+    pub id: u32,
+    pub rid: u16,
+    #[serde(default)]
+    pub ports: Vec<u16>,
+    #[serde(default)]
+    pub lags: Vec<u8>,
+}
+
+/// A multicast group: L1 nodes, each optionally with an L1 exclusion id (`xids`, same order).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McGroup {
+    pub mgid: u16,
+    #[serde(default)]
+    pub nodes: Vec<u32>,
+    #[serde(default)]
+    pub xids: Option<Vec<u16>>,
+}
+
+/// An L2 exclusion id and the ports it prunes.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prune {
+    pub xid: u16,
+    pub ports: Vec<u16>,
+}
+
+/// A LAG and its member ports.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lag {
+    pub id: u8,
+    pub ports: Vec<u16>,
+}
+
+/// Per-port traffic-manager settings.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortSettings {
+    pub port: u16,
+    /// Queue capacity in bytes (tail drop beyond it).
+    #[serde(default)]
+    pub queue_bytes: Option<u64>,
+    /// Queue depth in bytes above which ECN-capable packets get CE.
+    #[serde(default)]
+    pub ecn_threshold_bytes: Option<u64>,
+    /// Drain rate in bits per second.
+    #[serde(default)]
+    pub rate_bps: Option<u64>,
+}
