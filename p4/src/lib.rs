@@ -1,9 +1,100 @@
-//! pisa's P4_16 TNA frontend: preprocessing, lexing, parsing (this half), then checking and
-//! lowering to the pipeline IR (added by the checker's modules).
+//! pisa's P4_16 TNA frontend: preprocessing, lexing and parsing into an AST (the syntax
+//! half), then checking and lowering to the pipeline IR (the checker's modules).
+//!
+//! Entry points: [`parse_file`] and [`parse_str`] (the AST or the diagnostics), and
+//! [`load_file`] / [`load_str`] (the partial AST and ALL diagnostics, warnings included).
 
 pub mod ast;
 pub mod builtin;
 pub mod diag;
 pub mod lexer;
+pub mod parser;
 pub mod preprocess;
 pub mod source;
+
+use std::path::{Path, PathBuf};
+
+use diag::{Diagnostic, Diagnostics};
+use source::{FileId, SourceMap};
+
+/// What the caller controls when loading a program.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// `-I` directories searched for `#include "..."` and `#include <...>`.
+    pub include_dirs: Vec<PathBuf>,
+    /// `-D NAME=VALUE` definitions (the driver adds `__TARGET_TOFINO__`).
+    pub defines: Vec<(String, String)>,
+}
+
+/// The full outcome of loading a program.
+#[derive(Clone, Debug)]
+pub struct Parsed {
+    /// The declarations that could be read (complete when there are no errors).
+    pub program: ast::Program,
+    /// Every diagnostic, in order: preprocessor, lexer, parser.
+    pub diagnostics: Diagnostics,
+}
+
+/// Preprocess + lex + parse a P4 file. Returns the source map and either the AST or
+/// diagnostics (which then contain at least one error).
+pub fn parse_file(
+    path: &Path,
+    opts: &LoadOptions,
+) -> (SourceMap, Result<ast::Program, Diagnostics>) {
+    let (sm, parsed) = load_file(path, opts);
+    (sm, into_result(parsed))
+}
+
+/// Like [`parse_file`] for text already in memory; `name` is shown in diagnostics and
+/// relative `#include "..."` resolve from its directory.
+pub fn parse_str(
+    name: &str,
+    text: &str,
+    opts: &LoadOptions,
+) -> (SourceMap, Result<ast::Program, Diagnostics>) {
+    let (sm, parsed) = load_str(name, text, opts);
+    (sm, into_result(parsed))
+}
+
+/// Loads a file; never fails (an unreadable file is an error diagnostic).
+pub fn load_file(path: &Path, opts: &LoadOptions) -> (SourceMap, Parsed) {
+    match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => load(&path.to_string_lossy(), &text, Some(path), opts),
+            Err(_) => failed(format!("`{}` is not valid UTF-8", path.display())),
+        },
+        Err(e) => failed(format!("cannot read `{}`: {e}", path.display())),
+    }
+}
+
+/// Loads text held in memory.
+pub fn load_str(name: &str, text: &str, opts: &LoadOptions) -> (SourceMap, Parsed) {
+    load(name, text, Some(Path::new(name)), opts)
+}
+
+fn load(name: &str, text: &str, path: Option<&Path>, opts: &LoadOptions) -> (SourceMap, Parsed) {
+    let mut sm = SourceMap::new();
+    let root: FileId = sm.add(name, text);
+    let parsed = parser::parse_root(&mut sm, root, path, opts);
+    (sm, parsed)
+}
+
+fn failed(message: String) -> (SourceMap, Parsed) {
+    let mut diagnostics = Diagnostics::new();
+    diagnostics.push(Diagnostic::error(message));
+    (
+        SourceMap::new(),
+        Parsed {
+            program: ast::Program { decls: Vec::new() },
+            diagnostics,
+        },
+    )
+}
+
+fn into_result(parsed: Parsed) -> Result<ast::Program, Diagnostics> {
+    if parsed.diagnostics.has_errors() {
+        Err(parsed.diagnostics)
+    } else {
+        Ok(parsed.program)
+    }
+}

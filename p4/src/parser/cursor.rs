@@ -1,0 +1,290 @@
+//! Token access for the parser: peeking, consuming, "expected X, found Y" errors, and the
+//! skipping used to recover after an error.
+
+use super::{Fatal, PResult, Parser, Token};
+use crate::ast::Ident;
+use crate::diag::Diagnostic;
+use crate::lexer::TokenKind;
+use crate::source::Span;
+
+/// Where recovery stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sync {
+    /// Inside a block: after `;` or before `}` at the current nesting level.
+    Statement,
+    /// At top level: after `;` or after a `}` that closes a body, or before a token that can
+    /// only start a declaration.
+    TopLevel,
+    /// Inside a parser/control/table body: like `Statement`, but also before tokens that
+    /// start a local declaration.
+    Local,
+}
+
+impl Parser {
+    pub(crate) fn peek(&self) -> &Token {
+        let i = self.pos.min(self.toks.len() - 1);
+        &self.toks[i]
+    }
+
+    pub(crate) fn peek_kind(&self) -> &TokenKind {
+        &self.peek().kind
+    }
+
+    pub(crate) fn nth(&self, n: usize) -> &Token {
+        let i = (self.pos + n).min(self.toks.len() - 1);
+        &self.toks[i]
+    }
+
+    pub(crate) fn nth_kind(&self, n: usize) -> &TokenKind {
+        &self.nth(n).kind
+    }
+
+    pub(crate) fn at(&self, kind: &TokenKind) -> bool {
+        self.peek_kind() == kind
+    }
+
+    pub(crate) fn at_eof(&self) -> bool {
+        self.at(&TokenKind::Eof)
+    }
+
+    /// The span of the previously consumed token (the start of the file if none).
+    pub(crate) fn prev_span(&self) -> Span {
+        if self.pos == 0 {
+            return self.toks[0].span;
+        }
+        self.toks[(self.pos - 1).min(self.toks.len() - 1)].span
+    }
+
+    /// Span from `start` to the end of the previously consumed token.
+    pub(crate) fn span_from(&self, start: Span) -> Span {
+        start.to(self.prev_span())
+    }
+
+    /// Consumes the current token (never moves past `Eof`).
+    pub(crate) fn bump(&mut self) -> Token {
+        let t = self.peek().clone();
+        if self.pos < self.toks.len() - 1 {
+            self.pos += 1;
+        }
+        t
+    }
+
+    pub(crate) fn eat(&mut self, kind: &TokenKind) -> bool {
+        if self.at(kind) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A `>` that closes a type argument list (the lexer never produces `>>`).
+    pub(crate) fn at_gt(&self) -> bool {
+        self.at(&TokenKind::Gt)
+    }
+
+    /// Two adjacent `>` tokens: a right shift in expression context.
+    pub(crate) fn at_shr(&self) -> bool {
+        self.at(&TokenKind::Gt)
+            && self.nth_kind(1) == &TokenKind::Gt
+            && self.nth(1).span.lo == self.peek().span.hi
+            && self.nth(1).span.file == self.peek().span.file
+    }
+
+    /// `>>=`, which the lexer splits into `>` and `>=`.
+    pub(crate) fn at_shr_assign(&self) -> bool {
+        self.at(&TokenKind::Gt)
+            && self.nth_kind(1) == &TokenKind::Ge
+            && self.nth(1).span.lo == self.peek().span.hi
+            && self.nth(1).span.file == self.peek().span.file
+    }
+
+    /// Reports "expected `what`, found X" at the current token.
+    pub(crate) fn expected<T>(&mut self, what: &str) -> PResult<T> {
+        let found = self.peek().clone();
+        let desc = found.kind.describe();
+        let mut d = Diagnostic::error(format!("expected {what}, found {desc}"));
+        if found.newline_before && self.pos > 0 && found.kind != TokenKind::Eof {
+            // The missing piece most likely belongs at the end of the previous line.
+            d = d
+                .with_primary(self.prev_span().end(), format!("expected {what}"))
+                .with_secondary(found.span, "unexpected token");
+        } else if found.kind == TokenKind::Eof {
+            d = d.with_primary(self.prev_span().end(), format!("expected {what}"));
+        } else {
+            d = d.with_primary(found.span, format!("expected {what}"));
+        }
+        self.error_at(d);
+        Err(Fatal)
+    }
+
+    /// Consumes `kind` or reports "expected `kind`, found ...".
+    pub(crate) fn expect(&mut self, kind: &TokenKind) -> PResult<Span> {
+        if self.at(kind) {
+            return Ok(self.bump().span);
+        }
+        let what = format!("`{}`", kind_text(kind));
+        self.expected(&what)
+    }
+
+    /// Consumes `kind` or reports "expected one of `kind` or the `others`".
+    pub(crate) fn expect_one_of(&mut self, kind: &TokenKind, alternatives: &str) -> PResult<Span> {
+        if self.at(kind) {
+            return Ok(self.bump().span);
+        }
+        self.expected(alternatives)
+    }
+
+    /// An identifier (not a keyword).
+    pub(crate) fn ident(&mut self, what: &str) -> PResult<Ident> {
+        if let TokenKind::Ident(name) = self.peek_kind() {
+            let name = name.clone();
+            let span = self.bump().span;
+            return Ok(Ident { name, span });
+        }
+        if self.at(&TokenKind::Type) {
+            // `type` names parameters in the TNA externs (`CounterType_t type`); p4c
+            // accepts it wherever a plain name is expected.
+            let span = self.bump().span;
+            return Ok(Ident::new("type", span));
+        }
+        if let Some(k) = self.peek_kind().keyword_text() {
+            let span = self.peek().span;
+            self.error_at(
+                Diagnostic::error(format!("expected {what}, found keyword `{k}`"))
+                    .with_primary(span, "this is a reserved keyword")
+                    .with_help(format!("rename it, e.g. `{k}_`")),
+            );
+            return Err(Fatal);
+        }
+        self.expected(what)
+    }
+
+    /// An identifier or a keyword used as a name (member names after `.`, annotation names).
+    pub(crate) fn name_or_keyword(&mut self, what: &str) -> PResult<Ident> {
+        match self.peek_kind().clone() {
+            TokenKind::Ident(name) => {
+                let span = self.bump().span;
+                Ok(Ident { name, span })
+            }
+            k => match k.keyword_text() {
+                Some(text) => {
+                    let span = self.bump().span;
+                    Ok(Ident::new(text, span))
+                }
+                None => self.expected(what),
+            },
+        }
+    }
+
+    pub(crate) fn at_ident_named(&self, name: &str) -> bool {
+        matches!(self.peek_kind(), TokenKind::Ident(n) if n == name)
+    }
+
+    /// Skips tokens after an error until a synchronisation point. Always makes progress
+    /// unless already at a stopping token.
+    pub(crate) fn recover(&mut self, sync: Sync) {
+        let mut depth = 0usize;
+        let start = self.pos;
+        loop {
+            let k = self.peek_kind().clone();
+            match k {
+                TokenKind::Eof => return,
+                TokenKind::LBrace | TokenKind::LParen | TokenKind::LBracket => {
+                    depth += 1;
+                    self.bump();
+                }
+                TokenKind::RBrace | TokenKind::RParen | TokenKind::RBracket => {
+                    if depth == 0 {
+                        if k == TokenKind::RBrace {
+                            // Let the enclosing block consume its `}`; at top level a stray
+                            // `}` is skipped.
+                            if sync == Sync::TopLevel {
+                                self.bump();
+                            }
+                            return;
+                        }
+                        self.bump();
+                        continue;
+                    }
+                    depth -= 1;
+                    self.bump();
+                    if depth == 0 && k == TokenKind::RBrace && sync == Sync::TopLevel {
+                        // A declaration body ended; a `;` may follow.
+                        self.eat(&TokenKind::Semi);
+                        return;
+                    }
+                }
+                TokenKind::Semi if depth == 0 => {
+                    self.bump();
+                    return;
+                }
+                _ if depth == 0 && self.pos > start && self.starts_item(sync) => return,
+                _ => {
+                    self.bump();
+                }
+            }
+        }
+    }
+
+    /// Tokens that can only begin a new declaration/statement at the given level.
+    fn starts_item(&self, sync: Sync) -> bool {
+        let k = self.peek_kind();
+        let at_line_start = self.peek().newline_before;
+        match sync {
+            Sync::TopLevel => {
+                matches!(
+                    k,
+                    TokenKind::Header
+                        | TokenKind::HeaderUnion
+                        | TokenKind::Struct
+                        | TokenKind::Enum
+                        | TokenKind::Typedef
+                        | TokenKind::Type
+                        | TokenKind::Extern
+                        | TokenKind::Parser
+                        | TokenKind::Control
+                        | TokenKind::Package
+                        | TokenKind::Action
+                        | TokenKind::MatchKind
+                        | TokenKind::Const
+                ) || (at_line_start && *k == TokenKind::At)
+            }
+            Sync::Local => {
+                matches!(
+                    k,
+                    TokenKind::Action
+                        | TokenKind::Table
+                        | TokenKind::State
+                        | TokenKind::Apply
+                        | TokenKind::Const
+                ) || (at_line_start && *k == TokenKind::At)
+            }
+            Sync::Statement => {
+                at_line_start
+                    && matches!(
+                        k,
+                        TokenKind::If
+                            | TokenKind::Switch
+                            | TokenKind::Return
+                            | TokenKind::Exit
+                            | TokenKind::Transition
+                    )
+            }
+        }
+    }
+}
+
+/// How a token kind is written in messages (for kinds without a payload).
+pub(crate) fn kind_text(kind: &TokenKind) -> String {
+    if let Some(k) = kind.keyword_text() {
+        return k.to_string();
+    }
+    match kind {
+        TokenKind::Ident(_) => "identifier".to_string(),
+        TokenKind::IntLit(_) => "integer".to_string(),
+        TokenKind::StringLit(_) => "string".to_string(),
+        TokenKind::Eof => "end of file".to_string(),
+        other => other.punct_text().to_string(),
+    }
+}

@@ -1,0 +1,239 @@
+//! The P4_16 parser: hand-written recursive descent with a Pratt expression parser.
+//!
+//! It works on the token list of the preprocessed program (every token already carries its
+//! ORIGINAL span). P4's type-name/identifier ambiguity is resolved with the set of declared
+//! type names (built-in headers included, since they are part of the token stream) plus a
+//! scope stack of type parameters. Errors become [`Diagnostic`]s; the parser then skips to
+//! a synchronisation point (end of statement, declaration or block) and goes on, so one run
+//! reports several independent mistakes.
+//!
+//! Submodules: `cursor` (token access, expectation errors, recovery), `types`, `expr`,
+//! `stmt`, `decl` (top-level and shared declarations), `blocks` (parser states, controls,
+//! tables), `annotations`.
+
+mod annotations;
+mod blocks;
+mod cursor;
+mod decl;
+mod expr;
+mod stmt;
+mod types;
+
+use std::collections::HashSet;
+
+use crate::ast::Program;
+use crate::diag::Diagnostic;
+use crate::lexer::TokenKind;
+use crate::source::Span;
+
+/// A token of the preprocessed program, with its span in the original source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Token {
+    pub kind: TokenKind,
+    pub span: Span,
+    /// A line break separated it from the previous token in the preprocessed text.
+    pub newline_before: bool,
+}
+
+/// Marker error: a diagnostic was already recorded; the caller recovers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Fatal;
+
+pub(crate) type PResult<T> = Result<T, Fatal>;
+
+/// Deepest nesting of expressions/statements/types the parser accepts (protects the stack).
+const MAX_DEPTH: usize = 200;
+/// After this many errors the parser stops (the rest would mostly be follow-on noise).
+const MAX_ERRORS: usize = 100;
+
+/// The parser state.
+pub struct Parser {
+    toks: Vec<Token>,
+    pos: usize,
+    diags: Vec<Diagnostic>,
+    /// Names declared as types so far (typedefs, headers, structs, enums, externs, parsers,
+    /// controls, packages).
+    type_names: HashSet<String>,
+    /// Type parameters of the enclosing generic declarations.
+    type_params: Vec<Vec<String>>,
+    depth: usize,
+    /// While > 0, diagnostics are produced but the caller will discard them (speculation).
+    speculating: usize,
+    /// Token index of the last reported error, so one bad token yields one message.
+    last_error_at: Option<usize>,
+    gave_up: bool,
+}
+
+impl Parser {
+    /// A parser over `toks`, which must end with an `Eof` token (one is added if missing).
+    pub fn new(mut toks: Vec<Token>) -> Parser {
+        if toks
+            .last()
+            .map(|t| t.kind != TokenKind::Eof)
+            .unwrap_or(true)
+        {
+            let span = toks.last().map(|t| t.span.end()).unwrap_or_default();
+            toks.push(Token {
+                kind: TokenKind::Eof,
+                span,
+                newline_before: true,
+            });
+        }
+        Parser {
+            toks,
+            pos: 0,
+            diags: Vec::new(),
+            type_names: HashSet::new(),
+            type_params: Vec::new(),
+            depth: 0,
+            speculating: 0,
+            last_error_at: None,
+            gave_up: false,
+        }
+    }
+
+    /// Parses a whole program. Always returns the declarations it could read; the
+    /// diagnostics say what went wrong.
+    pub fn parse_program(mut self) -> (Program, Vec<Diagnostic>) {
+        let decls = self.top_level_decls();
+        (Program { decls }, self.diags)
+    }
+
+    fn is_type_name(&self, name: &str) -> bool {
+        self.type_names.contains(name)
+            || self.type_params.iter().any(|s| s.iter().any(|p| p == name))
+    }
+
+    fn declare_type(&mut self, name: &str) {
+        if self.speculating == 0 {
+            self.type_names.insert(name.to_string());
+        }
+    }
+
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            let span = self.peek().span;
+            self.error_at(
+                Diagnostic::error("program is nested too deeply").with_primary(
+                    span,
+                    format!("more than {MAX_DEPTH} levels of nesting here"),
+                ),
+            );
+            self.gave_up = true;
+            self.depth -= 1;
+            return Err(Fatal);
+        }
+        Ok(())
+    }
+
+    fn exit(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// Records a diagnostic (at most one per token position, and at most MAX_ERRORS).
+    fn error_at(&mut self, d: Diagnostic) {
+        if self.last_error_at == Some(self.pos) && self.speculating == 0 {
+            return;
+        }
+        self.last_error_at = Some(self.pos);
+        if self.diags.len() >= MAX_ERRORS {
+            if !self.gave_up {
+                self.gave_up = true;
+            }
+            return;
+        }
+        self.diags.push(d);
+    }
+
+    /// Runs `f` as pure lookahead: the position and diagnostics are ALWAYS restored; the
+    /// result says whether `f` succeeded without errors.
+    fn lookahead<T>(&mut self, f: impl FnOnce(&mut Parser) -> PResult<T>) -> bool {
+        let pos = self.pos;
+        let ok = self.speculate(f).is_some();
+        self.pos = pos;
+        ok
+    }
+
+    /// Runs `f` speculatively: on failure, the position and diagnostics are restored and
+    /// `None` is returned.
+    fn speculate<T>(&mut self, f: impl FnOnce(&mut Parser) -> PResult<T>) -> Option<T> {
+        let pos = self.pos;
+        let ndiags = self.diags.len();
+        let last = self.last_error_at;
+        let depth = self.depth;
+        let gave_up = self.gave_up;
+        self.speculating += 1;
+        let r = f(self);
+        self.speculating -= 1;
+        match r {
+            Ok(v) if self.diags.len() == ndiags => Some(v),
+            _ => {
+                self.pos = pos;
+                self.diags.truncate(ndiags);
+                self.last_error_at = last;
+                self.depth = depth;
+                self.gave_up = gave_up;
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+/// Preprocesses, lexes and parses the file `root` of `sm` (found at `path` on disk, if it
+/// is a real file).
+pub fn parse_root(
+    sm: &mut crate::source::SourceMap,
+    root: crate::source::FileId,
+    path: Option<&std::path::Path>,
+    opts: &crate::LoadOptions,
+) -> crate::Parsed {
+    let mut diags = crate::diag::Diagnostics::new();
+    let pp_opts = crate::preprocess::PreprocessOptions {
+        include_dirs: opts.include_dirs.clone(),
+        defines: opts.defines.clone(),
+    };
+    let expanded = crate::preprocess::preprocess(sm, root, path, &pp_opts, &mut diags);
+    let toks = tokens(&expanded, &mut diags);
+    let (program, parse_diags) = Parser::new(toks).parse_program();
+    for d in parse_diags {
+        diags.push(d);
+    }
+    crate::Parsed {
+        program,
+        diagnostics: diags,
+    }
+}
+
+/// Lexes preprocessed text into tokens with original spans; lexing errors become
+/// diagnostics.
+pub fn tokens(
+    expanded: &crate::preprocess::Expanded,
+    diags: &mut crate::diag::Diagnostics,
+) -> Vec<Token> {
+    let (raw, errors) = crate::lexer::lex(&expanded.text);
+    for e in errors {
+        let text = expanded
+            .text
+            .get(e.lo as usize..e.hi as usize)
+            .unwrap_or("");
+        let span = expanded.map(e.lo, e.hi);
+        let label = match e.error {
+            crate::lexer::LexError::UnexpectedChar => "not valid in P4",
+            crate::lexer::LexError::BadNumber(_) => "malformed literal",
+            crate::lexer::LexError::UnterminatedString => "string starts here",
+            crate::lexer::LexError::UnterminatedComment => "comment starts here",
+        };
+        diags.push(Diagnostic::error(e.error.message(text)).with_primary(span, label));
+    }
+    raw.into_iter()
+        .map(|t| Token {
+            span: expanded.map(t.lo, t.hi),
+            kind: t.kind,
+            newline_before: t.newline_before,
+        })
+        .collect()
+}

@@ -1,0 +1,276 @@
+//! Statements and blocks: assignments (plain and compound), calls, `if`/`else`, `switch`,
+//! local variable and constant declarations, `return`, `exit`, empty statements.
+
+use super::cursor::Sync;
+use super::{Fatal, PResult, Parser};
+use crate::ast::{
+    BinOp, Block, ConstDecl, ExprKind, Stmt, StmtKind, SwitchCase, SwitchLabel, VariableDecl,
+};
+use crate::diag::Diagnostic;
+use crate::lexer::TokenKind;
+
+impl Parser {
+    /// `{ stmts }` with recovery inside: a bad statement is reported and skipped.
+    pub(crate) fn parse_block(&mut self) -> PResult<Block> {
+        let annotations = self.annotations()?;
+        let start = self.peek().span;
+        self.expect(&TokenKind::LBrace)?;
+        self.enter()?;
+        let stmts = self.statements_until(&[TokenKind::RBrace]);
+        self.exit();
+        self.expect_one_of(&TokenKind::RBrace, "`}` closing the block")?;
+        Ok(Block {
+            annotations,
+            stmts,
+            span: self.span_from(start),
+        })
+    }
+
+    /// Statements until one of `stops` (not consumed) or end of file.
+    pub(crate) fn statements_until(&mut self, stops: &[TokenKind]) -> Vec<Stmt> {
+        let mut stmts = Vec::new();
+        while !self.at_eof() && !stops.contains(self.peek_kind()) && !self.gave_up {
+            let before = self.pos;
+            match self.parse_stmt() {
+                Ok(s) => stmts.push(s),
+                Err(Fatal) => {
+                    self.recover(Sync::Statement);
+                    if self.pos == before && !self.at_eof() && !stops.contains(self.peek_kind()) {
+                        self.bump();
+                    }
+                }
+            }
+        }
+        stmts
+    }
+
+    /// One statement.
+    pub(crate) fn parse_stmt(&mut self) -> PResult<Stmt> {
+        self.enter()?;
+        let r = self.parse_stmt_inner();
+        self.exit();
+        r
+    }
+
+    fn parse_stmt_inner(&mut self) -> PResult<Stmt> {
+        let start = self.peek().span;
+        let annotations = if self.at(&TokenKind::At) {
+            self.annotations()?
+        } else {
+            Vec::new()
+        };
+        let kind = match self.peek_kind() {
+            TokenKind::LBrace => {
+                let b = self.parse_block()?;
+                StmtKind::Block(b)
+            }
+            TokenKind::Semi => {
+                self.bump();
+                StmtKind::Empty
+            }
+            TokenKind::If => self.if_stmt()?,
+            TokenKind::Switch => self.switch_stmt()?,
+            TokenKind::Return => {
+                self.bump();
+                let value = if self.at(&TokenKind::Semi) {
+                    None
+                } else {
+                    Some(self.parse_expr()?)
+                };
+                self.expect_semi()?;
+                StmtKind::Return(value)
+            }
+            TokenKind::Exit => {
+                self.bump();
+                self.expect_semi()?;
+                StmtKind::Exit
+            }
+            TokenKind::Const => {
+                let c = self.const_decl_body()?;
+                StmtKind::Const(c)
+            }
+            TokenKind::Transition => {
+                let span = self.peek().span;
+                self.error_at(
+                    Diagnostic::error("`transition` is only allowed at the end of a parser state")
+                        .with_primary(span, "not allowed here"),
+                );
+                return Err(Fatal);
+            }
+            _ if self.at_local_var_decl() => {
+                let v = self.var_decl_body()?;
+                StmtKind::Variable(v)
+            }
+            _ => self.expr_stmt()?,
+        };
+        Ok(Stmt {
+            annotations,
+            kind,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `;` ending a statement or declaration.
+    pub(crate) fn expect_semi(&mut self) -> PResult<()> {
+        self.expect(&TokenKind::Semi).map(|_| ())
+    }
+
+    /// Whether a variable declaration starts here (`T x`, `T<..> x`, `bit<8> x`, `T[4] x`).
+    fn at_local_var_decl(&self) -> bool {
+        match self.peek_kind() {
+            TokenKind::Bit
+            | TokenKind::Int
+            | TokenKind::Varbit
+            | TokenKind::Bool
+            | TokenKind::Tuple
+            | TokenKind::String => true,
+            TokenKind::Error => self.nth_kind(1) != &TokenKind::Dot,
+            TokenKind::Ident(name) => match self.nth_kind(1) {
+                // Two names in a row can only be a declaration (possibly of an unknown type).
+                TokenKind::Ident(_) => true,
+                TokenKind::Lt | TokenKind::LBracket => self.is_type_name(name),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// `T name [= init];` (the type is at the current token).
+    pub(crate) fn var_decl_body(&mut self) -> PResult<VariableDecl> {
+        let ty = self.parse_type()?;
+        let name = self.ident("a variable name")?;
+        let init = if self.eat(&TokenKind::Assign) {
+            Some(self.parse_expr()?)
+        } else {
+            None
+        };
+        if !self.at(&TokenKind::Semi) {
+            let what = if init.is_some() { "`;`" } else { "`;` or `=`" };
+            return self.expected(what);
+        }
+        self.bump();
+        Ok(VariableDecl { ty, name, init })
+    }
+
+    /// `const T name = value;` (at `const`).
+    pub(crate) fn const_decl_body(&mut self) -> PResult<ConstDecl> {
+        self.expect(&TokenKind::Const)?;
+        let ty = self.parse_type()?;
+        let name = self.ident("a constant name")?;
+        if !self.at(&TokenKind::Assign) {
+            let found = self.peek().clone();
+            let d = Diagnostic::error(format!(
+                "expected `=` and a value for constant `{}`, found {}",
+                name.name,
+                found.kind.describe()
+            ))
+            .with_primary(found.span, "expected `=`")
+            .with_note("constants must be initialized where they are declared");
+            self.error_at(d);
+            return Err(Fatal);
+        }
+        self.bump();
+        let value = self.parse_expr()?;
+        self.expect_semi()?;
+        Ok(ConstDecl { ty, name, value })
+    }
+
+    /// `lhs = rhs;`, `lhs op= rhs;` or `call(...);`
+    fn expr_stmt(&mut self) -> PResult<StmtKind> {
+        let lhs = self.parse_expr()?;
+        let compound = match self.peek_kind() {
+            TokenKind::Assign => Some(None),
+            TokenKind::PlusAssign => Some(Some(BinOp::Add)),
+            TokenKind::MinusAssign => Some(Some(BinOp::Sub)),
+            TokenKind::StarAssign => Some(Some(BinOp::Mul)),
+            TokenKind::SlashAssign => Some(Some(BinOp::Div)),
+            TokenKind::PercentAssign => Some(Some(BinOp::Mod)),
+            TokenKind::ShlAssign => Some(Some(BinOp::Shl)),
+            TokenKind::AmpAssign => Some(Some(BinOp::BitAnd)),
+            TokenKind::PipeAssign => Some(Some(BinOp::BitOr)),
+            TokenKind::CaretAssign => Some(Some(BinOp::BitXor)),
+            TokenKind::PipePlusPipeAssign => Some(Some(BinOp::AddSat)),
+            TokenKind::PipeMinusPipeAssign => Some(Some(BinOp::SubSat)),
+            TokenKind::Gt if self.at_shr_assign() => Some(Some(BinOp::Shr)),
+            _ => None,
+        };
+        if let Some(op) = compound {
+            if op == Some(BinOp::Shr) {
+                // `>` `>=`
+                self.bump();
+            }
+            self.bump();
+            let rhs = self.parse_expr()?;
+            self.expect_semi()?;
+            return Ok(StmtKind::Assign { lhs, op, rhs });
+        }
+        if matches!(lhs.kind, ExprKind::Call { .. }) {
+            self.expect_semi()?;
+            return Ok(StmtKind::Call(lhs));
+        }
+        if self.at(&TokenKind::Semi) {
+            let d = Diagnostic::error("expression statement has no effect")
+                .with_primary(lhs.span, "expected an assignment or a call")
+                .with_help(
+                    "P4 statements are assignments (`x = e;`), calls (`f(x);`), or control flow",
+                );
+            self.error_at(d);
+            self.bump();
+            return Err(Fatal);
+        }
+        if self.at(&TokenKind::EqEq) {
+            return self.expected("`=` (assignment), not `==`");
+        }
+        self.expected("`=` or `;`")
+    }
+
+    /// `if (cond) stmt [else stmt]` (at `if`).
+    fn if_stmt(&mut self) -> PResult<StmtKind> {
+        self.expect(&TokenKind::If)?;
+        self.expect_one_of(&TokenKind::LParen, "`(` after `if`")?;
+        let cond = self.parse_expr()?;
+        self.expect_one_of(&TokenKind::RParen, "`)` closing the condition")?;
+        let then_branch = Box::new(self.parse_stmt()?);
+        let else_branch = if self.eat(&TokenKind::Else) {
+            Some(Box::new(self.parse_stmt()?))
+        } else {
+            None
+        };
+        Ok(StmtKind::If {
+            cond,
+            then_branch,
+            else_branch,
+        })
+    }
+
+    /// `switch (e) { a: { } b: c: { } default: { } }` (at `switch`).
+    fn switch_stmt(&mut self) -> PResult<StmtKind> {
+        self.expect(&TokenKind::Switch)?;
+        self.expect_one_of(&TokenKind::LParen, "`(` after `switch`")?;
+        let subject = self.parse_expr()?;
+        self.expect(&TokenKind::RParen)?;
+        self.expect(&TokenKind::LBrace)?;
+        let mut cases = Vec::new();
+        while !self.at(&TokenKind::RBrace) && !self.at_eof() {
+            let start = self.peek().span;
+            let label = if self.eat(&TokenKind::Default) {
+                SwitchLabel::Default
+            } else {
+                SwitchLabel::Expr(self.parse_expr()?)
+            };
+            self.expect_one_of(&TokenKind::Colon, "`:` after the switch label")?;
+            let body = if self.at(&TokenKind::LBrace) {
+                Some(self.parse_block()?)
+            } else {
+                None
+            };
+            cases.push(SwitchCase {
+                label,
+                body,
+                span: self.span_from(start),
+            });
+        }
+        self.expect_one_of(&TokenKind::RBrace, "a switch label or `}`")?;
+        Ok(StmtKind::Switch { subject, cases })
+    }
+}
