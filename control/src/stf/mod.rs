@@ -11,6 +11,7 @@ mod run;
 
 pub use expect::{ExpectPattern, Nibble};
 pub use parse::{parse, StfParseError};
+pub use report::{Check, CheckKind, CheckOutcome, StfReport, StmtError, Unexpected};
 
 /// A value as written in the script, with the column it starts at (1-based) for error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,6 +132,9 @@ pub enum Stmt {
     McNodeCreate { rid: u16, ports: Vec<u16> },
     /// `mc_node_associate MGID HANDLE`.
     McNodeAssociate { mgid: u16, node: u32 },
+    /// `mc_prune_set XID PORT...` (a pisa extension, BfRt's `$pre.prune`): copies of a packet
+    /// whose `level2_exclusion_id` is XID skip these ports.
+    McPruneSet { xid: u16, ports: Vec<u16> },
 }
 
 /// A statement with the line it was read from (1-based).

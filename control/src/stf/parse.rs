@@ -221,15 +221,13 @@ fn statement(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
         },
         "mc_node_create" => {
             let rid = cur.number_as("the RID")?;
-            let mut ports = Vec::new();
-            loop {
-                cur.skip_ws();
-                if cur.at_end() {
-                    break;
-                }
-                ports.push(cur.number_as("a port")?);
-            }
+            let ports = port_list(cur)?;
             Stmt::McNodeCreate { rid, ports }
+        }
+        "mc_prune_set" => {
+            let xid = cur.number_as("the L2 exclusion id")?;
+            let ports = port_list(cur)?;
+            Stmt::McPruneSet { xid, ports }
         }
         "mc_node_associate" => Stmt::McNodeAssociate {
             mgid: cur.number_as("the multicast group")?,
@@ -242,12 +240,24 @@ fn statement(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
                 format!(
                     "unknown statement `{word}` (known: add, setdefault, remove, packet, expect, \
                      no_packet, wait, check_counter, check_register, mirroring_add, \
-                     mirroring_add_mc, mc_mgrp_create, mc_node_create, mc_node_associate)"
+                     mirroring_add_mc, mc_mgrp_create, mc_node_create, mc_node_associate, \
+                     mc_prune_set)"
                 ),
             ))
         }
     };
     Ok(stmt)
+}
+
+fn port_list(cur: &mut Cursor<'_>) -> Result<Vec<u16>, StfParseError> {
+    let mut ports = Vec::new();
+    loop {
+        cur.skip_ws();
+        if cur.at_end() {
+            return Ok(ports);
+        }
+        ports.push(cur.number_as("a port")?);
+    }
 }
 
 fn add(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
@@ -638,6 +648,13 @@ mod tests {
             Stmt::McNodeCreate {
                 rid: 0,
                 ports: vec![1, 2, 3]
+            }
+        );
+        assert_eq!(
+            one("mc_prune_set 2 2 7"),
+            Stmt::McPruneSet {
+                xid: 2,
+                ports: vec![2, 7]
             }
         );
         assert_eq!(
