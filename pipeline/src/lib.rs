@@ -5,3 +5,4 @@
 pub mod ir;
 pub mod table;
 pub mod externs;
+pub mod tm;

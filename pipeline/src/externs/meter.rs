@@ -107,8 +107,14 @@ impl MeterState {
     fn refill(&mut self, c: &MeterConfig, now_ns: u64) {
         let dt = u128::from(now_ns.saturating_sub(self.last_ns));
         self.last_ns = self.last_ns.max(now_ns);
-        self.tc = (self.tc + dt * u128::from(c.cir)).min(u128::from(c.cbs) * NS);
-        self.tp = (self.tp + dt * u128::from(c.pir)).min(u128::from(c.pbs) * NS);
+        self.tc = self
+            .tc
+            .saturating_add(dt * u128::from(c.cir))
+            .min(u128::from(c.cbs) * NS);
+        self.tp = self
+            .tp
+            .saturating_add(dt * u128::from(c.pir))
+            .min(u128::from(c.pbs) * NS);
     }
 
     /// Meters `units` (bytes or 1 packet) at `now_ns`; `pre_color` makes it colour-aware.

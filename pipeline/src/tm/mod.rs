@@ -1,1 +1,7 @@
-//! Traffic manager (placeholder while being written).
+//! The traffic manager between ingress and egress: the packet replication engine ([`pre`]),
+//! mirror sessions ([`mirror`]) and per-port egress queues with a virtual-time model
+//! ([`queue`]). Configuration verbs follow BfRt's fixed tables (`$pre.*`, `$mirror.cfg`).
+
+pub mod mirror;
+pub mod pre;
+pub mod queue;
