@@ -1,0 +1,81 @@
+//! [`open_port`]: turns a [`PortSpec`] into a running port of the matching backend.
+
+use crate::afpacket::AfPacketPort;
+use crate::mem::MemHub;
+use crate::pcap::PcapPort;
+use crate::port::{Port, PortError};
+use crate::spec::PortSpec;
+
+/// Opens the port `spec` describes. `mem:NAME` takes the switch end of link `NAME` from
+/// `hub` (whose host end the caller hands to a simulated host). AF_XDP and DPDK are not
+/// built in yet and report [`PortError::Unsupported`].
+pub fn open_port(spec: &PortSpec, hub: &mut MemHub) -> Result<Box<dyn Port>, PortError> {
+    Ok(match spec {
+        PortSpec::Mem { name } => Box::new(hub.switch_end(name)?),
+        PortSpec::Pcap {
+            input,
+            output,
+            paced,
+        } => Box::new(PcapPort::open(
+            &spec.to_string(),
+            input.as_deref(),
+            output.as_deref(),
+            *paced,
+        )?),
+        PortSpec::AfPacket { ifname } => Box::new(AfPacketPort::open(ifname)?),
+        PortSpec::AfXdp { .. } => {
+            return Err(PortError::Unsupported {
+                backend: "afxdp",
+                reason: "AF_XDP is not implemented in this build yet; use afpacket:IFNAME".into(),
+            })
+        }
+        PortSpec::Dpdk { .. } => {
+            return Err(PortError::Unsupported {
+                backend: "dpdk",
+                reason: "DPDK is not implemented in this build yet; use afpacket:IFNAME".into(),
+            })
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::port::FrameBatch;
+    use crate::time::Nanos;
+
+    #[test]
+    fn opens_mem_and_pcap_and_refuses_missing_backends() {
+        let mut hub = MemHub::default();
+        let mut p = open_port(&"mem:p0".parse().unwrap(), &mut hub).unwrap();
+        let mut host = hub.host_end("p0").unwrap();
+        let mut b = FrameBatch::new(2);
+        b.push(&[0u8; 60], Nanos(0));
+        host.send_batch(&mut b, Nanos(0)).unwrap();
+        assert_eq!(p.recv_batch(&mut b, Nanos(0)).unwrap(), 1);
+
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("x.pcap");
+        let spec: PortSpec = format!("pcap:out={}", out.display()).parse().unwrap();
+        let mut p = open_port(&spec, &mut hub).unwrap();
+        assert_eq!(p.send_batch(&mut b, Nanos(0)).unwrap(), 1);
+
+        let e = open_port(&"afxdp:eth0".parse().unwrap(), &mut hub)
+            .err()
+            .unwrap();
+        assert!(matches!(
+            e,
+            PortError::Unsupported {
+                backend: "afxdp",
+                ..
+            }
+        ));
+        let e = open_port(&"afpacket:pisa-nonexist0".parse().unwrap(), &mut hub)
+            .err()
+            .unwrap();
+        assert!(
+            matches!(e, PortError::NoSuchInterface(_) | PortError::Os { .. }),
+            "{e}"
+        );
+    }
+}
