@@ -10,6 +10,7 @@ pub mod diag;
 pub mod lexer;
 pub mod parser;
 pub mod preprocess;
+pub mod resources;
 pub mod source;
 
 use std::path::{Path, PathBuf};

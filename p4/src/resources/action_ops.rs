@@ -1,0 +1,191 @@
+//! Warnings for action code the emulator runs but Tofino's action ALUs (or bf-p4c) would not:
+//! multiplication and division by anything but a power of two, arithmetic wider than a pair of
+//! 32-bit PHV containers, several operations in one assignment, and reading a field after the
+//! same action computed it (action instructions of one stage run in parallel).
+
+use pipeline::ir::{ActionId, BinOp, Expr, Pipeline, Place, Stmt};
+
+use super::effects::{overlap, Collector, Effects, Loc, Mode};
+use super::issue::{IssueKind, ObjectRef, ResourceIssue};
+use super::names::{binop_str, Names};
+use super::profile::Profile;
+
+fn const_value(e: &Expr) -> Option<u128> {
+    match e {
+        Expr::Const { value, .. } => Some(*value),
+        Expr::Cast { arg, .. } => const_value(arg),
+        _ => None,
+    }
+}
+
+fn is_pow2_const(e: &Expr) -> bool {
+    const_value(e).is_some_and(|v| v.is_power_of_two())
+}
+
+/// Operations in `e` that are not on constants only.
+fn op_count(e: &Expr) -> u32 {
+    match e {
+        Expr::Binary { a, b, .. } => {
+            if const_value(a).is_some() && const_value(b).is_some() {
+                0
+            } else {
+                1 + op_count(a) + op_count(b)
+            }
+        }
+        Expr::Unary { arg, .. } => {
+            if const_value(arg).is_some() {
+                0
+            } else {
+                1 + op_count(arg)
+            }
+        }
+        Expr::Cast { arg, .. } | Expr::Slice { arg, .. } => op_count(arg),
+        Expr::Ternary {
+            cond, then, els, ..
+        } => 1 + op_count(cond) + op_count(then) + op_count(els),
+        _ => 0,
+    }
+}
+
+struct Scan<'a> {
+    names: &'a Names<'a>,
+    p: &'a Profile,
+    found: Vec<String>,
+}
+
+impl Scan<'_> {
+    fn note(&mut self, s: String) {
+        if !self.found.contains(&s) {
+            self.found.push(s);
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match e {
+            Expr::Binary {
+                op, a, b, width, ..
+            } => {
+                let shown = || {
+                    format!(
+                        "{} {} {}",
+                        self.names.expr(a),
+                        binop_str(*op),
+                        self.names.expr(b)
+                    )
+                };
+                match op {
+                    BinOp::Mul if !is_pow2_const(a) && !is_pow2_const(b) => {
+                        self.note(format!("`{}`: Tofino action ALUs cannot multiply (only by a power of two, as a shift)", shown()))
+                    }
+                    BinOp::Div | BinOp::Mod if !is_pow2_const(b) => {
+                        self.note(format!("`{}`: Tofino action ALUs cannot divide (only by a power of two, as a shift or mask)", shown()))
+                    }
+                    BinOp::Add | BinOp::Sub | BinOp::SatAdd | BinOp::SatSub
+                        if *width > 2 * self.p.alu_container_bits =>
+                    {
+                        self.note(format!(
+                            "`{}` is {width}-bit arithmetic; Tofino adds at most two {}-bit containers with carry",
+                            shown(),
+                            self.p.alu_container_bits
+                        ))
+                    }
+                    _ => {}
+                }
+                self.expr(a);
+                self.expr(b);
+            }
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } | Expr::Slice { arg, .. } => {
+                self.expr(arg)
+            }
+            Expr::Ternary {
+                cond, then, els, ..
+            } => {
+                self.expr(cond);
+                self.expr(then);
+                self.expr(els);
+            }
+            Expr::Concat { hi, lo, .. } => {
+                self.expr(hi);
+                self.expr(lo);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Checks every action of `pipe`, blaming a table that uses it (else the pipeline).
+pub(crate) fn check_actions(pi: usize, pipe: &Pipeline, p: &Profile, out: &mut Vec<ResourceIssue>) {
+    for (ai, action) in pipe.actions.iter().enumerate() {
+        let id = ActionId(ai as u32);
+        let table = pipe
+            .tables
+            .iter()
+            .position(|t| t.actions.iter().any(|a| a.action == id));
+        let (obj, g) = match table {
+            Some(t) => {
+                let tab = &pipe.tables[t];
+                let g = match tab.gress {
+                    pipeline::ir::Gress::Ingress => &pipe.ingress,
+                    pipeline::ir::Gress::Egress => &pipe.egress,
+                };
+                (ObjectRef::Table(pi, pipeline::ir::TableId(t as u32)), g)
+            }
+            None => (ObjectRef::Pipeline(pi), &pipe.ingress),
+        };
+        let names = Names::new(pipe, &g.phv);
+        let mut scan = Scan {
+            names: &names,
+            p,
+            found: Vec::new(),
+        };
+        // Reads of values this action computed earlier (copies of constants, parameters and
+        // fields are substituted by bf-p4c, so they are fine).
+        let mut computed: Vec<Loc> = Vec::new();
+        let mut col = Collector::new(pipe, &g.phv);
+        for s in &action.body {
+            if let Stmt::Assign { dst, value } = s {
+                scan.expr(value);
+                let ops = op_count(value);
+                if ops > 1 && !matches!(value, Expr::RegisterExecute { .. } | Expr::Hash { .. }) {
+                    scan.note(format!(
+                        "`{}` needs {ops} operations; a Tofino action does one operation per destination",
+                        names.expr(value)
+                    ));
+                }
+                let mut fx = Effects::default();
+                col.expr(value, &mut fx, Mode::Action);
+                if let Some(l) = overlap(&fx.action_reads, &computed) {
+                    scan.note(format!(
+                        "reads `{}` after computing it in the same action; Tofino action instructions run in parallel and read the values from before the action",
+                        names.loc(l)
+                    ));
+                }
+                let computed_here = !matches!(
+                    value,
+                    Expr::Const { .. } | Expr::Param { .. } | Expr::Field(_) | Expr::Valid(_)
+                );
+                if computed_here {
+                    match dst {
+                        Place::Field(f) => computed.push(Loc::field(*f)),
+                        Place::FieldSlice { field, hi, lo } => {
+                            computed.push(Loc::slice(*field, *hi, *lo))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        for f in scan.found {
+            out.push(
+                ResourceIssue::warning(
+                    IssueKind::EmulatorOnly,
+                    obj,
+                    format!("in action `{}`: {f}", action.name),
+                )
+                .with_note(
+                    "the emulator runs this, but bf-p4c would reject it or need a different action",
+                ),
+            );
+        }
+    }
+}

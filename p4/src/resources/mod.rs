@@ -1,0 +1,561 @@
+//! The Tofino resource check: places a lowered program's tables, gateways and registers into
+//! MAU stages the way bf-p4c would (approximately), writes the chosen stages into the IR, and
+//! rejects what the hardware could not run — with the reason and a `help:` line — or warns
+//! where the emulator is more permissive than the hardware.
+//!
+//! Pieces: [`profile`] (what a target has), `units` (what takes a stage slot, and the
+//! dependencies between them), `demand` (what each needs), `schedule` (greedy list scheduling),
+//! `salu` / `gateway` / `single_access` / `action_ops` (rule checks), [`Report`] (the outcome).
+//!
+//! Entry points: [`place`] and [`place_with_warnings`]. Issues point at IR objects through
+//! [`ObjectRef`]; the frontend maps those to source spans.
+
+mod action_ops;
+mod demand;
+mod effects;
+mod gateway;
+mod issue;
+mod names;
+pub mod profile;
+mod report;
+mod salu;
+mod schedule;
+mod single_access;
+mod units;
+
+use std::collections::BTreeMap;
+
+use pipeline::ir::{
+    Expr, Gress, Pipeline, Program, RegisterActionId, RegisterId, Stmt, TableBranches, TableId,
+    Target,
+};
+
+pub use issue::{IssueKind, ObjectRef, ResourceIssue};
+pub use profile::{GatewayProfile, Profile, SaluProfile, TOFINO1, TOFINO2};
+pub use report::{Capacity, GressReport, PipelineReport, Report, StageReport, Totals};
+
+use demand::{Demand, StageUse, Stateful};
+use names::Names;
+use schedule::{Failure, Placement, Why};
+use units::{DepKind, Unit, UnitKind};
+
+/// Places `program` on `target`: on success, the report (warnings are dropped; see
+/// [`place_with_warnings`]). On failure, every issue found (errors first, then warnings).
+///
+/// Chosen stages are written into `Table::stage`, `Register::stage` and `Stmt::If::stage` in
+/// both cases (on failure, as far as placement got: useful for traces of a program run anyway).
+pub fn place(program: &mut Program, target: Target) -> Result<Report, Vec<ResourceIssue>> {
+    place_with_warnings(program, target).map(|(report, _)| report)
+}
+
+/// Like [`place`], also returning the warnings of a program that fits.
+pub fn place_with_warnings(
+    program: &mut Program,
+    target: Target,
+) -> Result<(Report, Vec<ResourceIssue>), Vec<ResourceIssue>> {
+    let p = Profile::of(target);
+    let mut issues = Vec::new();
+    let mut report = Report {
+        target: p.name().to_string(),
+        stages_per_gress: u32::from(p.stages),
+        capacity: Capacity {
+            logical_tables: p.logical_tables,
+            stateful_alus: p.stateful_alus,
+            hash_bits: p.hash_bits(),
+            sram_blocks: p.sram_blocks,
+            tcam_blocks: p.tcam_blocks,
+            exact_xbar_bytes: p.exact_xbar_bytes,
+            ternary_xbar_bytes: p.ternary_xbar_bytes,
+        },
+        pipelines: Vec::new(),
+    };
+    for pi in 0..program.pipelines.len() {
+        let pipe = &program.pipelines[pi];
+        check_objects(pi, pipe, &p, &mut issues);
+        let mut prep = PipelineReport {
+            name: pipe.name.clone(),
+            gresses: Vec::new(),
+        };
+        let mut writes = Vec::new();
+        for gress in [Gress::Ingress, Gress::Egress] {
+            let (g, w) = place_gress(pi, pipe, gress, &p, &mut issues);
+            prep.gresses.push(g);
+            writes.push((gress, w));
+        }
+        let pipe = &mut program.pipelines[pi];
+        for (gress, w) in writes {
+            w.apply(pipe, gress);
+        }
+        report.pipelines.push(prep);
+    }
+    issues.sort_by_key(|i| !i.is_error());
+    if issues.iter().any(ResourceIssue::is_error) {
+        Err(issues)
+    } else {
+        Ok((report, issues))
+    }
+}
+
+/// The conditions of the `Stmt::If`s of a control body in the pre-order that
+/// [`ObjectRef::Gateway`]'s `index` counts.
+pub fn gateway_conditions(body: &[Stmt]) -> Vec<&Expr> {
+    fn walk<'a>(b: &'a [Stmt], out: &mut Vec<&'a Expr>) {
+        for s in b {
+            match s {
+                Stmt::If {
+                    cond, then, els, ..
+                } => {
+                    out.push(cond);
+                    walk(then, out);
+                    walk(els, out);
+                }
+                Stmt::ApplyTable { branches, .. } => match branches {
+                    TableBranches::None => {}
+                    TableBranches::HitMiss { hit, miss } => {
+                        walk(hit, out);
+                        walk(miss, out);
+                    }
+                    TableBranches::ActionRun { cases, default } => {
+                        for (_, c) in cases {
+                            walk(c, out);
+                        }
+                        walk(default, out);
+                    }
+                },
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(body, &mut out);
+    out
+}
+
+/// Sets `Stmt::If::stage` in the same pre-order as [`gateway_conditions`].
+fn set_gateway_stages(body: &mut [Stmt], stages: &[Option<u8>], next: &mut usize) {
+    for s in body {
+        match s {
+            Stmt::If {
+                then, els, stage, ..
+            } => {
+                if let Some(Some(st)) = stages.get(*next) {
+                    *stage = *st;
+                }
+                *next += 1;
+                set_gateway_stages(then, stages, next);
+                set_gateway_stages(els, stages, next);
+            }
+            Stmt::ApplyTable { branches, .. } => match branches {
+                TableBranches::None => {}
+                TableBranches::HitMiss { hit, miss } => {
+                    set_gateway_stages(hit, stages, next);
+                    set_gateway_stages(miss, stages, next);
+                }
+                TableBranches::ActionRun { cases, default } => {
+                    for (_, c) in cases {
+                        set_gateway_stages(c, stages, next);
+                    }
+                    set_gateway_stages(default, stages, next);
+                }
+            },
+            _ => {}
+        }
+    }
+}
+
+/// Stage numbers to write back into the IR for one gress.
+#[derive(Default)]
+struct Writes {
+    tables: Vec<(TableId, u8)>,
+    registers: Vec<(RegisterId, u8)>,
+    gateways: Vec<Option<u8>>,
+}
+
+impl Writes {
+    fn apply(self, pipe: &mut Pipeline, gress: Gress) {
+        for (t, s) in self.tables {
+            if let Some(t) = pipe.tables.get_mut(t.index()) {
+                t.stage = s;
+            }
+        }
+        for (r, s) in self.registers {
+            if let Some(r) = pipe.registers.get_mut(r.index()) {
+                r.stage = s;
+            }
+        }
+        let g = match gress {
+            Gress::Ingress => &mut pipe.ingress,
+            Gress::Egress => &mut pipe.egress,
+        };
+        set_gateway_stages(&mut g.control.body, &self.gateways, &mut 0);
+    }
+}
+
+fn stage_u8(s: usize) -> u8 {
+    u8::try_from(s).unwrap_or(u8::MAX)
+}
+
+/// Register layouts, RegisterAction bodies and action code of one pipeline.
+fn check_objects(pi: usize, pipe: &Pipeline, p: &Profile, issues: &mut Vec<ResourceIssue>) {
+    for (ri, reg) in pipe.registers.iter().enumerate() {
+        salu::check_register(pi, RegisterId(ri as u32), reg, p, issues);
+    }
+    for (ai, ra) in pipe.register_actions.iter().enumerate() {
+        let gress = pipe
+            .registers
+            .get(ra.register.index())
+            .map_or(Gress::Ingress, |r| r.gress);
+        let names = Names::new(pipe, phv_of(pipe, gress));
+        salu::check_register_action(pi, pipe, &names, RegisterActionId(ai as u32), ra, p, issues);
+    }
+    action_ops::check_actions(pi, pipe, p, issues);
+}
+
+fn phv_of(pipe: &Pipeline, gress: Gress) -> &pipeline::ir::PhvLayout {
+    match gress {
+        Gress::Ingress => &pipe.ingress.phv,
+        Gress::Egress => &pipe.egress.phv,
+    }
+}
+
+/// The object an issue about unit `u` points at.
+fn unit_object(pi: usize, gress: Gress, u: &Unit) -> ObjectRef {
+    match u.kind {
+        UnitKind::Table(t) => ObjectRef::Table(pi, t),
+        UnitKind::Gateway(index) => ObjectRef::Gateway {
+            pipeline: pi,
+            gress,
+            index,
+        },
+        UnitKind::Statements => ObjectRef::Pipeline(pi),
+    }
+}
+
+fn unit_kind_word(u: &Unit) -> &'static str {
+    match u.kind {
+        UnitKind::Table(_) => "table",
+        UnitKind::Gateway(_) => "gateway",
+        UnitKind::Statements => "statement",
+    }
+}
+
+/// How much of `resource` a lone unit needs.
+fn amount(d: &Demand, resource: &str, p: &Profile) -> (u32, u32) {
+    let mut alone = StageUse::default();
+    alone.add(d, usize::MAX);
+    match resource {
+        "SRAM blocks" => (alone.sram, p.sram_blocks),
+        "TCAM blocks" => (alone.tcam, p.tcam_blocks),
+        "hash bits" => (alone.hash_bits, p.hash_bits()),
+        "exact crossbar bytes" => (alone.exact_xbar.len() as u32, p.exact_xbar_bytes),
+        "ternary crossbar bytes" => (alone.ternary_xbar.len() as u32, p.ternary_xbar_bytes),
+        "stateful ALUs" => (alone.salu_count(), p.stateful_alus),
+        "statistics ALUs" => (alone.stats_count(), p.stats_alus),
+        _ => (1, 0),
+    }
+}
+
+fn stateful_name(pipe: &Pipeline, s: Stateful) -> String {
+    match s {
+        Stateful::Register(r) => pipe
+            .registers
+            .get(r.index())
+            .map_or_else(|| format!("register#{}", r.0), |x| x.name.clone()),
+        Stateful::Meter(m) => pipe
+            .meters
+            .get(m.index())
+            .map_or_else(|| format!("meter#{}", m.0), |x| x.name.clone()),
+        Stateful::Counter(c) => pipe
+            .counters
+            .get(c.index())
+            .map_or_else(|| format!("counter#{}", c.0), |x| x.name.clone()),
+    }
+}
+
+fn dep_reason(units: &[Unit], names: &Names<'_>, u: usize, i: usize) -> String {
+    let d = units[u].deps[i];
+    let other = &units[d.on].label;
+    let loc = d.loc.map(|l| names.loc(l)).unwrap_or_default();
+    match d.kind {
+        DepKind::Match => format!("matches on `{loc}`, written by `{other}` (match dependency)"),
+        DepKind::Action => {
+            format!("its action reads `{loc}`, written by `{other}` (action dependency)")
+        }
+        DepKind::Output => format!("writes `{loc}`, also written by `{other}` (output dependency)"),
+        DepKind::Anti => format!("writes `{loc}`, read by `{other}`"),
+        DepKind::Control => format!("runs only under an outcome of `{other}` (control dependency)"),
+    }
+}
+
+/// The chain of reasons that put unit `last` in its stage, earliest first.
+fn chain(
+    pipe: &Pipeline,
+    units: &[Unit],
+    names: &Names<'_>,
+    pl: &Placement,
+    last: usize,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut u = last;
+    for _ in 0..=units.len() {
+        let s = pl.stage_of[u];
+        let head = format!(
+            "stage {s}: {} `{}`",
+            unit_kind_word(&units[u]),
+            units[u].label
+        );
+        match pl.why[u] {
+            Why::Dep(i) => {
+                out.push(format!("{head} {}", dep_reason(units, names, u, i)));
+                u = units[u].deps[i].on;
+            }
+            Why::Full { from, resource } => {
+                out.push(format!(
+                    "{head}: stages {from}..{} had no {resource} left",
+                    s.saturating_sub(1)
+                ));
+                break;
+            }
+            Why::Pinned(o) => {
+                out.push(format!(
+                    "{head} shares `{}` with an access placed in stage {s}",
+                    stateful_name(pipe, o)
+                ));
+                break;
+            }
+            Why::Pushed => {
+                out.push(format!(
+                    "{head}, moved down so that a later access of a shared register could join it"
+                ));
+                break;
+            }
+            Why::Free => {
+                out.push(head);
+                break;
+            }
+        }
+    }
+    out.reverse();
+    out
+}
+
+fn place_gress(
+    pi: usize,
+    pipe: &Pipeline,
+    gress: Gress,
+    p: &Profile,
+    issues: &mut Vec<ResourceIssue>,
+) -> (GressReport, Writes) {
+    let phv = phv_of(pipe, gress);
+    let names = Names::new(pipe, phv);
+    let units = units::build(pipe, gress);
+    let mut report = GressReport {
+        gress: gress.to_string(),
+        ..GressReport::default()
+    };
+    let mut writes = Writes::default();
+
+    let mut malformed: Vec<String> = units
+        .iter()
+        .flat_map(|u| u.fx.malformed.iter().cloned())
+        .collect();
+    malformed.sort();
+    malformed.dedup();
+    for m in malformed {
+        issues.push(ResourceIssue::error(
+            IssueKind::MalformedIr,
+            ObjectRef::Pipeline(pi),
+            format!("malformed IR in {gress}: {m}"),
+        ));
+    }
+    for u in &units {
+        if let (UnitKind::Gateway(_), Some(cond)) = (&u.kind, &u.cond) {
+            issues.extend(gateway::check(cond, &names, unit_object(pi, gress, u), p));
+        }
+    }
+    issues.extend(single_access::check(pipe, phv, pi, &units));
+
+    let demands = demand::demands(pipe, phv, &units, p);
+    let mut oversize = vec![false; units.len()];
+    for (i, (u, d)) in units.iter().zip(&demands).enumerate() {
+        let mut alone = StageUse::default();
+        alone.add(d, usize::MAX);
+        if let Some(resource) = alone.over(p) {
+            oversize[i] = true;
+            let (need, have) = amount(d, resource, p);
+            let kind = if resource.contains("crossbar") {
+                IssueKind::CrossbarTooWide
+            } else {
+                IssueKind::TableTooLarge
+            };
+            let mut issue = ResourceIssue::error(
+                kind,
+                unit_object(pi, gress, u),
+                format!(
+                    "{} `{}` needs {need} {resource}; a {} stage has {have}",
+                    unit_kind_word(u),
+                    u.label,
+                    p.name()
+                ),
+            );
+            issue = if kind == IssueKind::CrossbarTooWide {
+                issue
+                    .with_note(
+                        "match keys reach the match units through the stage's input crossbar",
+                    )
+                    .with_help(
+                        "match on fewer or narrower fields, or split the lookup over two tables",
+                    )
+            } else if matches!(u.kind, UnitKind::Table(_)) {
+                issue
+                    .with_note("pisa keeps a table in one stage (bf-p4c can spread a large table over several; pisa does not model that)")
+                    .with_help("reduce the table's `size`, or split it into several tables")
+            } else {
+                issue.with_help("split the work over several statements or tables")
+            };
+            issues.push(issue);
+        }
+    }
+
+    let placement = match schedule::schedule(&units, &demands, &oversize, p) {
+        Ok(pl) => pl,
+        Err(Failure::Conflict {
+            object,
+            first,
+            second,
+            chain,
+        }) => {
+            let obj = match object {
+                Stateful::Register(r) => ObjectRef::Register(pi, r),
+                _ => unit_object(pi, gress, &units[second]),
+            };
+            let mut issue = ResourceIssue::error(
+                IssueKind::RegisterStageConflict,
+                obj,
+                format!(
+                    "`{}` lives in one stage, but `{}` and `{}` both use it and `{}` depends on `{}`",
+                    stateful_name(pipe, object),
+                    units[first].label,
+                    units[second].label,
+                    units[second].label,
+                    units[first].label
+                ),
+            );
+            for w in chain.windows(2) {
+                if let Some(i) = units[w[1]].deps.iter().position(|d| d.on == w[0]) {
+                    issue = issue.with_note(format!(
+                        "`{}` {}",
+                        units[w[1]].label,
+                        dep_reason(&units, &names, w[1], i)
+                    ));
+                }
+            }
+            issues.push(issue.with_help("merge both accesses into one RegisterAction, or compute what the second one needs before the first"));
+            return (report, writes);
+        }
+        Err(Failure::TooDeep { unit }) => {
+            issues.push(ResourceIssue::error(
+                IssueKind::TooManyStages,
+                ObjectRef::Pipeline(pi),
+                format!(
+                    "{gress} of pipeline `{}` needs more than {} stages (at `{}`); {} has {}",
+                    pipe.name,
+                    schedule::STAGE_CAP,
+                    units[unit].label,
+                    p.name(),
+                    p.stages
+                ),
+            ));
+            return (report, writes);
+        }
+    };
+
+    let used = placement.stages_used();
+    if used > usize::from(p.stages) {
+        let last = (0..units.len())
+            .find(|&u| placement.stage_of[u] + 1 == used)
+            .unwrap_or(0);
+        let mut issue = ResourceIssue::error(
+            IssueKind::TooManyStages,
+            ObjectRef::Pipeline(pi),
+            format!(
+                "program needs {used} stages in {gress} of pipeline `{}`, {} has {}",
+                pipe.name,
+                p.name(),
+                p.stages
+            ),
+        );
+        issue = issue.with_note("the longest chain:".to_string());
+        for line in chain(pipe, &units, &names, &placement, last) {
+            issue = issue.with_note(line);
+        }
+        issue = issue.with_help("shorten the chain: every match, action or output dependency on it costs a stage; independent tables can share one");
+        if p.target == Target::Tofino1 && used <= usize::from(TOFINO2.stages) {
+            issue = issue.with_help(format!(
+                "the program fits tofino2, which has {} stages",
+                TOFINO2.stages
+            ));
+        }
+        issues.push(issue);
+    }
+
+    // Write-back and report.
+    let mut gw: BTreeMap<usize, u8> = BTreeMap::new();
+    for (u, unit) in units.iter().enumerate() {
+        let s = stage_u8(placement.stage_of[u]);
+        match unit.kind {
+            UnitKind::Table(t) => writes.tables.push((t, s)),
+            UnitKind::Gateway(i) => {
+                gw.insert(i, s);
+            }
+            UnitKind::Statements => {}
+        }
+    }
+    let n_gw = gw.keys().next_back().map_or(0, |k| k + 1);
+    writes.gateways = (0..n_gw).map(|i| gw.get(&i).copied()).collect();
+    for (o, s) in &placement.object_stage {
+        if let Stateful::Register(r) = o {
+            writes.registers.push((*r, stage_u8(*s)));
+        }
+    }
+    report.stages_used = used as u32;
+    for (s, su) in placement.stages.iter().enumerate() {
+        let mut sr = StageReport {
+            stage: s as u32,
+            logical_tables: su.logical,
+            stateful_alus: su.salu_count(),
+            stats_alus: su.stats_count(),
+            hash_bits: su.hash_bits,
+            sram_blocks: su.sram,
+            tcam_blocks: su.tcam,
+            exact_xbar_bytes: su.exact_xbar.len() as u32,
+            ternary_xbar_bytes: su.ternary_xbar.len() as u32,
+            ..StageReport::default()
+        };
+        for &u in &su.units {
+            match units[u].kind {
+                UnitKind::Gateway(_) => sr.gateways.push(units[u].label.clone()),
+                _ => sr.tables.push(units[u].label.clone()),
+            }
+        }
+        sr.registers = su
+            .stateful
+            .iter()
+            .map(|o| stateful_name(pipe, *o))
+            .collect();
+        let t = &mut report.totals;
+        t.tables += sr.tables.len() as u32;
+        t.gateways += sr.gateways.len() as u32;
+        t.registers += su
+            .stateful
+            .iter()
+            .filter(|o| matches!(o, Stateful::Register(_)))
+            .count() as u32;
+        t.stateful_alus += sr.stateful_alus;
+        t.hash_bits += sr.hash_bits;
+        t.sram_blocks += sr.sram_blocks;
+        t.tcam_blocks += sr.tcam_blocks;
+        report.stages.push(sr);
+    }
+    (report, writes)
+}

@@ -1,0 +1,233 @@
+//! Greedy list scheduling of one gress's units into MAU stages.
+//!
+//! Units are taken in program order; each goes into the earliest stage its dependencies allow
+//! where the stage still has room for it. A stateful object (register, meter, counter) lives in
+//! one stage, so every unit that uses it must land there: when a later unit needs the object in
+//! a later stage than where it was first placed, the earlier users are pushed down (their
+//! minimum stage is raised) and placement starts over. Minimum stages only grow, so this ends;
+//! when a user of an object depends on another user of it, no stage can hold both and the
+//! conflict is reported instead.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::demand::{Demand, StageUse, Stateful};
+use super::profile::Profile;
+use super::units::Unit;
+
+/// Placement never goes past this many stages (stage numbers must fit the IR's `u8`).
+pub(crate) const STAGE_CAP: usize = 255;
+
+/// Why a unit sits in its stage (for the dependency chain of "needs N stages").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// Nothing forced it later than stage 0.
+    Free,
+    /// Its `deps[i]` did.
+    Dep(usize),
+    /// A stateful object it uses lives there.
+    Pinned(Stateful),
+    /// Earlier stages from `from` on had no room: `resource` ran out.
+    Full { from: usize, resource: &'static str },
+    /// Pushed down so that a later user of a shared object could join it.
+    Pushed,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Placement {
+    pub stage_of: Vec<usize>,
+    pub stages: Vec<StageUse>,
+    pub why: Vec<Why>,
+    pub object_stage: BTreeMap<Stateful, usize>,
+}
+
+impl Placement {
+    pub fn stages_used(&self) -> usize {
+        self.stage_of.iter().map(|s| s + 1).max().unwrap_or(0)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Failure {
+    /// `second` uses `object` like `first` does, but depends on `first` through `chain`
+    /// (units from `first` to `second`), so the two cannot share the object's stage.
+    Conflict {
+        object: Stateful,
+        first: usize,
+        second: usize,
+        chain: Vec<usize>,
+    },
+    /// Placement would need more than [`STAGE_CAP`] stages.
+    TooDeep { unit: usize },
+}
+
+/// A dependency path from `from` back to `to` with at least one edge that needs a new stage.
+fn strict_path(units: &[Unit], from: usize, to: usize) -> Option<Vec<usize>> {
+    // States: (unit, a strict edge already taken). BFS backwards along deps.
+    let n = units.len();
+    let mut prev: Vec<[Option<(usize, bool)>; 2]> = vec![[None, None]; n];
+    let mut seen = vec![[false; 2]; n];
+    let mut q = VecDeque::new();
+    seen[from][0] = true;
+    q.push_back((from, false));
+    while let Some((u, strict)) = q.pop_front() {
+        if u == to && strict {
+            let mut chain = vec![u];
+            let mut cur = (u, strict);
+            while let Some(pr) = prev[cur.0][usize::from(cur.1)] {
+                chain.push(pr.0);
+                cur = pr;
+            }
+            return Some(chain);
+        }
+        for d in &units[u].deps {
+            let s2 = strict || d.gap > 0;
+            if d.on < n && !seen[d.on][usize::from(s2)] {
+                seen[d.on][usize::from(s2)] = true;
+                prev[d.on][usize::from(s2)] = Some((u, strict));
+                q.push_back((d.on, s2));
+            }
+        }
+    }
+    None
+}
+
+/// Places every unit. `oversize[u]` marks units that fit no stage even alone (already
+/// reported): they go to their earliest stage regardless of capacity.
+pub(crate) fn schedule(
+    units: &[Unit],
+    demands: &[Demand],
+    oversize: &[bool],
+    p: &Profile,
+) -> Result<Placement, Failure> {
+    let n = units.len();
+    let mut min_stage = vec![0usize; n];
+    loop {
+        match attempt(units, demands, oversize, p, &mut min_stage)? {
+            Some(done) => return Ok(done),
+            None => continue,
+        }
+    }
+}
+
+fn objects(d: &Demand) -> impl Iterator<Item = Stateful> + '_ {
+    d.stateful.iter().map(|(s, _)| *s)
+}
+
+/// One pass; `Ok(None)` means minimum stages were raised and the caller should try again.
+fn attempt(
+    units: &[Unit],
+    demands: &[Demand],
+    oversize: &[bool],
+    p: &Profile,
+    min_stage: &mut [usize],
+) -> Result<Option<Placement>, Failure> {
+    let n = units.len();
+    let mut stages: Vec<StageUse> = Vec::new();
+    let mut stage_of: Vec<Option<usize>> = vec![None; n];
+    let mut why = vec![Why::Free; n];
+    // object → (stage, units using it so far)
+    let mut holders: BTreeMap<Stateful, (usize, Vec<usize>)> = BTreeMap::new();
+    for u in 0..n {
+        let mut earliest = min_stage[u];
+        let mut reason = if earliest > 0 { Why::Pushed } else { Why::Free };
+        for (i, d) in units[u].deps.iter().enumerate() {
+            if let Some(s) = stage_of.get(d.on).copied().flatten() {
+                let e = s + usize::from(d.gap);
+                if e > earliest {
+                    earliest = e;
+                    reason = Why::Dep(i);
+                }
+            }
+        }
+        let held: Vec<(Stateful, usize)> = objects(&demands[u])
+            .filter_map(|o| holders.get(&o).map(|(s, _)| (o, *s)))
+            .collect();
+        let stage = if let Some(&(pin_obj, pinned)) = held.iter().max_by_key(|(_, s)| *s) {
+            let target = earliest.max(pinned);
+            let mut moved = false;
+            for (o, s) in &held {
+                if *s < target {
+                    for &h in &holders[o].1 {
+                        if let Some(chain) = strict_path(units, u, h) {
+                            let mut chain = chain;
+                            chain.reverse();
+                            return Err(Failure::Conflict {
+                                object: *o,
+                                first: h,
+                                second: u,
+                                chain,
+                            });
+                        }
+                        min_stage[h] = min_stage[h].max(target);
+                    }
+                    moved = true;
+                }
+            }
+            if moved {
+                return Ok(None);
+            }
+            if target >= STAGE_CAP {
+                return Err(Failure::TooDeep { unit: u });
+            }
+            if target >= stages.len() {
+                stages.resize_with(target + 1, StageUse::default);
+            }
+            if !oversize[u] && stages[target].refuse(&demands[u], p).is_some() {
+                for (o, _) in &held {
+                    for &h in &holders[o].1 {
+                        min_stage[h] = min_stage[h].max(target + 1);
+                    }
+                }
+                min_stage[u] = min_stage[u].max(target + 1);
+                return Ok(None);
+            }
+            if target > earliest {
+                reason = Why::Pinned(pin_obj);
+            }
+            target
+        } else {
+            let mut s = earliest;
+            let mut full: Option<&'static str> = None;
+            loop {
+                if s >= STAGE_CAP {
+                    return Err(Failure::TooDeep { unit: u });
+                }
+                if s >= stages.len() {
+                    stages.resize_with(s + 1, StageUse::default);
+                }
+                if oversize[u] {
+                    break;
+                }
+                match stages[s].refuse(&demands[u], p) {
+                    None => break,
+                    Some(r) => {
+                        full.get_or_insert(r);
+                        s += 1;
+                    }
+                }
+            }
+            if let Some(resource) = full {
+                reason = Why::Full {
+                    from: earliest,
+                    resource,
+                };
+            }
+            s
+        };
+        stages[stage].add(&demands[u], u);
+        stage_of[u] = Some(stage);
+        why[u] = reason;
+        for o in objects(&demands[u]) {
+            holders.entry(o).or_insert((stage, Vec::new())).1.push(u);
+        }
+    }
+    let stage_of: Vec<usize> = stage_of.into_iter().map(|s| s.unwrap_or(0)).collect();
+    let used = stage_of.iter().map(|s| s + 1).max().unwrap_or(0);
+    stages.truncate(used);
+    Ok(Some(Placement {
+        stage_of,
+        stages,
+        why,
+        object_stage: holders.into_iter().map(|(o, (s, _))| (o, s)).collect(),
+    }))
+}

@@ -1,0 +1,413 @@
+//! The placement units of one gress and the dependencies between them.
+//!
+//! A *unit* is what takes a slot in a stage: a table apply, a gateway (`Stmt::If`), or a run of
+//! standalone statements in the control body (bf-p4c wraps those in a keyless `tbl_act` table).
+//! Units are listed in program order (pre-order over the control body).
+//!
+//! Dependency model (an approximation of bf-p4c's table dependency graph, after Jose et al.'s
+//! RMT compiler paper), for a later unit B and an earlier unit A that can both run for one packet:
+//! - match: B reads through the crossbar (key, condition, hash/SALU input) what A writes → B is
+//!   at least one stage after A;
+//! - action: B's actions read what A writes → one stage after;
+//! - output: both write one location → one stage after (the later write must win);
+//! - anti: B writes what A reads → same stage allowed (reads happen before writes);
+//! - control: B runs only under a gateway A → same stage allowed (the hardware attaches the
+//!   gateway to B's logical table); B runs only under a table A's hit/miss/action outcome → one
+//!   stage after A (bf-p4c can sometimes do better with next-table predication; we do not).
+//!
+//! Units in mutually exclusive branches (then/else of one `if`, different outcomes of one
+//! table) have no dependencies between them.
+
+use pipeline::ir::{Expr, Gress, Pipeline, Stmt, TableBranches, TableId};
+
+use super::effects::{overlap, Collector, Effects, Loc, Mode};
+use super::names::Names;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum UnitKind {
+    Table(TableId),
+    /// Pre-order index of the `Stmt::If` (see `ObjectRef::Gateway`).
+    Gateway(usize),
+    /// Standalone statements (or the externs of a gateway's condition).
+    Statements,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DepKind {
+    Match,
+    Action,
+    Output,
+    Anti,
+    Control,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Dep {
+    pub on: usize,
+    /// Minimum stage distance: 0 (same stage allowed) or 1.
+    pub gap: u16,
+    pub kind: DepKind,
+    pub loc: Option<Loc>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Unit {
+    pub kind: UnitKind,
+    /// For messages and reports: a table's name, `if (cond)`, or the first statement.
+    pub label: String,
+    /// Branch choices leading here: (branching unit, branch number).
+    pub path: Vec<(usize, u32)>,
+    pub parent: Option<usize>,
+    pub fx: Effects,
+    /// A gateway's condition.
+    pub cond: Option<Expr>,
+    pub deps: Vec<Dep>,
+}
+
+impl Unit {
+    pub fn is_gateway(&self) -> bool {
+        matches!(self.kind, UnitKind::Gateway(_))
+    }
+}
+
+/// Whether two units are on mutually exclusive branches.
+pub(crate) fn exclusive(a: &Unit, b: &Unit) -> bool {
+    for (x, y) in a.path.iter().zip(&b.path) {
+        if x.0 != y.0 {
+            return false;
+        }
+        if x.1 != y.1 {
+            return true;
+        }
+    }
+    false
+}
+
+/// Builds the units of `gress` of `pipe`, with their dependencies.
+pub(crate) fn build(pipe: &Pipeline, gress: Gress) -> Vec<Unit> {
+    let g = match gress {
+        Gress::Ingress => &pipe.ingress,
+        Gress::Egress => &pipe.egress,
+    };
+    let mut b = Builder {
+        col: Collector::new(pipe, &g.phv),
+        names: Names::new(pipe, &g.phv),
+        units: Vec::new(),
+        next_gateway: 0,
+        next_temp: 0,
+    };
+    b.block(&g.control.body, &[], None);
+    let mut units = b.units;
+    compute_deps(&mut units);
+    units
+}
+
+struct Group {
+    fx: Effects,
+    label: String,
+    count: usize,
+}
+
+struct Builder<'a> {
+    col: Collector<'a>,
+    names: Names<'a>,
+    units: Vec<Unit>,
+    next_gateway: usize,
+    next_temp: u32,
+}
+
+impl Builder<'_> {
+    fn push(
+        &mut self,
+        kind: UnitKind,
+        label: String,
+        path: &[(usize, u32)],
+        parent: Option<usize>,
+        fx: Effects,
+    ) -> usize {
+        self.units.push(Unit {
+            kind,
+            label,
+            path: path.to_vec(),
+            parent,
+            fx,
+            cond: None,
+            deps: Vec::new(),
+        });
+        self.units.len() - 1
+    }
+
+    fn flush(&mut self, group: &mut Option<Group>, path: &[(usize, u32)], parent: Option<usize>) {
+        if let Some(g) = group.take() {
+            let label = if g.count > 1 {
+                format!("{} (+{} more)", g.label, g.count - 1)
+            } else {
+                g.label
+            };
+            self.push(UnitKind::Statements, label, path, parent, g.fx);
+        }
+    }
+
+    fn stmt_label(&self, s: &Stmt) -> String {
+        match s {
+            Stmt::Assign { dst, value } => {
+                let d = match dst {
+                    pipeline::ir::Place::Field(f) => self.names.loc(Loc::field(*f)),
+                    pipeline::ir::Place::FieldSlice { field, hi, lo } => {
+                        format!("{}[{hi}:{lo}]", self.names.loc(Loc::field(*field)))
+                    }
+                    _ => "rv".into(),
+                };
+                format!("{d} = {}", self.names.expr(value))
+            }
+            Stmt::CallAction { action, .. } => match self.col.pipe.actions.get(action.index()) {
+                Some(a) => format!("{}()", a.name),
+                None => "action call".into(),
+            },
+            Stmt::Count { counter, .. } => match self.col.pipe.counters.get(counter.index()) {
+                Some(c) => format!("{}.count(..)", c.name),
+                None => "counter.count(..)".into(),
+            },
+            Stmt::SetValid { header, valid } => {
+                let h = self.names.loc(Loc::Valid(*header));
+                let h = h.trim_end_matches(".isValid()");
+                if *valid {
+                    format!("{h}.setValid()")
+                } else {
+                    format!("{h}.setInvalid()")
+                }
+            }
+            _ => "statement".into(),
+        }
+    }
+
+    fn block(&mut self, stmts: &[Stmt], path: &[(usize, u32)], parent: Option<usize>) {
+        let mut group: Option<Group> = None;
+        for s in stmts {
+            match s {
+                Stmt::If {
+                    cond, then, els, ..
+                } => {
+                    self.flush(&mut group, path, parent);
+                    let index = self.next_gateway;
+                    self.next_gateway += 1;
+                    let mut fx = Effects::default();
+                    let mut externs = Vec::new();
+                    cond_externs(cond, &mut externs);
+                    if !externs.is_empty() {
+                        // bf-p4c runs the externs in a table before the gateway and tests the
+                        // result; model that as a statements unit writing a temporary.
+                        let mut efx = Effects::default();
+                        for e in &externs {
+                            self.col.expr(e, &mut efx, Mode::Action);
+                        }
+                        let t = Loc::Temp(self.next_temp);
+                        self.next_temp += 1;
+                        efx.writes.push(t);
+                        let label =
+                            format!("externs of if #{index}: {}", self.names.expr(externs[0]));
+                        self.push(UnitKind::Statements, label, path, parent, efx);
+                        fx.match_reads.push(t);
+                        fx.xbar.push(t);
+                    }
+                    self.cond_reads(cond, &mut fx);
+                    let label = format!("if ({})", self.names.expr(cond));
+                    let u = self.push(UnitKind::Gateway(index), label, path, parent, fx);
+                    self.units[u].cond = Some(cond.clone());
+                    let mut p = path.to_vec();
+                    p.push((u, 0));
+                    self.block(then, &p, Some(u));
+                    p.pop();
+                    p.push((u, 1));
+                    self.block(els, &p, Some(u));
+                }
+                Stmt::ApplyTable { table, branches } => {
+                    self.flush(&mut group, path, parent);
+                    let mut fx = Effects::default();
+                    let label = match self.col.pipe.tables.get(table.index()) {
+                        Some(t) => {
+                            for k in &t.keys {
+                                self.col.expr(&k.expr, &mut fx, Mode::Match);
+                            }
+                            // Keys ride their own crossbar (accounted by the demand); keep
+                            // only extern inputs in `xbar`.
+                            fx.xbar.clear();
+                            for k in &t.keys {
+                                let mut kfx = Effects::default();
+                                self.col.expr(&k.expr, &mut kfx, Mode::Match);
+                                if !kfx.hashes.is_empty() || !kfx.register_actions.is_empty() {
+                                    fx.xbar.extend(kfx.xbar);
+                                }
+                            }
+                            for a in &t.actions {
+                                self.col.action(a.action, &mut fx);
+                            }
+                            if let Some(c) = t.direct_counter {
+                                fx.counters.push(c);
+                            }
+                            if let Some(m) = t.direct_meter {
+                                fx.meters.push(m);
+                            }
+                            t.name.clone()
+                        }
+                        None => {
+                            fx.malformed
+                                .push(format!("table id {} out of range", table.0));
+                            format!("table#{}", table.0)
+                        }
+                    };
+                    let u = self.push(UnitKind::Table(*table), label, path, parent, fx);
+                    let mut p = path.to_vec();
+                    match branches {
+                        TableBranches::None => {}
+                        TableBranches::HitMiss { hit, miss } => {
+                            p.push((u, 0));
+                            self.block(hit, &p, Some(u));
+                            p.pop();
+                            p.push((u, 1));
+                            self.block(miss, &p, Some(u));
+                        }
+                        TableBranches::ActionRun { cases, default } => {
+                            for (i, (_, b)) in cases.iter().enumerate() {
+                                p.push((u, i as u32));
+                                self.block(b, &p, Some(u));
+                                p.pop();
+                            }
+                            p.push((u, cases.len() as u32));
+                            self.block(default, &p, Some(u));
+                        }
+                    }
+                }
+                Stmt::Exit | Stmt::Return => self.flush(&mut group, path, parent),
+                other => {
+                    let mut sfx = Effects::default();
+                    self.col.stmt(other, &mut sfx);
+                    // A statement reading what its group already wrote needs the next stage
+                    // (action instructions of one stage run in parallel).
+                    // Each stateful extern gets its own `tbl_act`, as bf-p4c attaches every
+                    // register / meter / counter to a table of its own.
+                    if let Some(g) = &group {
+                        if overlap(&sfx.all_reads(), &g.fx.writes).is_some()
+                            || (uses_state(&sfx) && uses_state(&g.fx))
+                        {
+                            self.flush(&mut group, path, parent);
+                        }
+                    }
+                    match &mut group {
+                        Some(g) => {
+                            g.fx.merge(sfx);
+                            g.count += 1;
+                        }
+                        None => {
+                            group = Some(Group {
+                                fx: sfx,
+                                label: self.stmt_label(other),
+                                count: 1,
+                            })
+                        }
+                    }
+                }
+            }
+        }
+        self.flush(&mut group, path, parent);
+    }
+
+    /// Crossbar reads of a gateway condition, skipping externs (they ran before).
+    fn cond_reads(&mut self, e: &Expr, fx: &mut Effects) {
+        match e {
+            Expr::RegisterExecute { .. } | Expr::MeterExecute { .. } | Expr::Random { .. } => {}
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } | Expr::Slice { arg, .. }
+                if !is_leafish(e) =>
+            {
+                self.cond_reads(arg, fx)
+            }
+            Expr::Binary { a, b, .. } => {
+                self.cond_reads(a, fx);
+                self.cond_reads(b, fx);
+            }
+            Expr::Concat { hi, lo, .. } => {
+                self.cond_reads(hi, fx);
+                self.cond_reads(lo, fx);
+            }
+            Expr::Ternary {
+                cond, then, els, ..
+            } => {
+                self.cond_reads(cond, fx);
+                self.cond_reads(then, fx);
+                self.cond_reads(els, fx);
+            }
+            other => self.col.expr(other, fx, Mode::Match),
+        }
+    }
+}
+
+fn uses_state(fx: &Effects) -> bool {
+    !(fx.register_actions.is_empty() && fx.meters.is_empty() && fx.counters.is_empty())
+}
+
+fn is_leafish(e: &Expr) -> bool {
+    matches!(e, Expr::Slice { arg, .. } if matches!(arg.as_ref(), Expr::Field(_)))
+}
+
+/// The outermost externs with side effects inside a condition.
+fn cond_externs<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::RegisterExecute { .. } | Expr::MeterExecute { .. } | Expr::Random { .. } => {
+            out.push(e)
+        }
+        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } | Expr::Slice { arg, .. } => {
+            cond_externs(arg, out)
+        }
+        Expr::Binary { a, b, .. } => {
+            cond_externs(a, out);
+            cond_externs(b, out);
+        }
+        Expr::Concat { hi, lo, .. } => {
+            cond_externs(hi, out);
+            cond_externs(lo, out);
+        }
+        Expr::Ternary {
+            cond, then, els, ..
+        } => {
+            cond_externs(cond, out);
+            cond_externs(then, out);
+            cond_externs(els, out);
+        }
+        _ => {}
+    }
+}
+
+fn compute_deps(units: &mut [Unit]) {
+    for b in 0..units.len() {
+        let mut deps = Vec::new();
+        for a in 0..b {
+            let (ua, ub) = (&units[a], &units[b]);
+            if exclusive(ua, ub) {
+                continue;
+            }
+            let dep = |kind, gap, loc| {
+                Some(Dep {
+                    on: a,
+                    gap,
+                    kind,
+                    loc,
+                })
+            };
+            let d = if let Some(l) = overlap(&ub.fx.match_reads, &ua.fx.writes) {
+                dep(DepKind::Match, 1, Some(l))
+            } else if let Some(l) = overlap(&ub.fx.action_reads, &ua.fx.writes) {
+                dep(DepKind::Action, 1, Some(l))
+            } else if let Some(l) = overlap(&ub.fx.writes, &ua.fx.writes) {
+                dep(DepKind::Output, 1, Some(l))
+            } else if ub.parent == Some(a) {
+                dep(DepKind::Control, if ua.is_gateway() { 0 } else { 1 }, None)
+            } else if let Some(l) = overlap(&ub.fx.writes, &ua.fx.all_reads()) {
+                dep(DepKind::Anti, 0, Some(l))
+            } else {
+                None
+            };
+            deps.extend(d);
+        }
+        units[b].deps = deps;
+    }
+}
