@@ -376,3 +376,67 @@ fn lab_hosts_talk_through_afpacket_ports() {
     assert!(s0.rx_packets >= 3 && s1.tx_packets >= 3, "{s0:?} {s1:?}");
     assert!(leftovers(&lab).is_empty());
 }
+
+#[test]
+fn failed_lab_up_rolls_back() {
+    if skip_unless_root("failed_lab_up_rolls_back") {
+        return;
+    }
+    let pid = std::process::id();
+    let mut lab = two_host_lab(&format!("r{pid}"), &format!("pr{}-", pid % 100_000));
+    // Valid on paper, refused by the kernel: the next hop is not on any connected subnet.
+    lab.hosts[1].routes.push(dataplane::lab::Route {
+        to: "10.99.0.0/16".into(),
+        via: "172.31.255.1".into(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let _guard = guard_for(&lab);
+    let err = lab_up_in(&lab, dir.path()).unwrap_err();
+    assert!(err.to_string().contains("172.31.255.1"), "{err}");
+    assert!(
+        leftovers(&lab).is_empty(),
+        "left behind: {:?}",
+        leftovers(&lab)
+    );
+    assert!(!dir.path().join(format!("{}.json", lab.name)).exists());
+}
+
+#[test]
+fn bundled_lab_comes_up_and_goes_down() {
+    if skip_unless_root("bundled_lab_comes_up_and_goes_down") {
+        return;
+    }
+    let lab = Lab::load(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../deploy/labs/l2l3-4hosts.yaml"
+    )))
+    .unwrap();
+    if !leftovers(&lab).is_empty() {
+        eprintln!("bundled_lab_comes_up_and_goes_down: skipped: the lab is already up here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let _guard = guard_for(&lab);
+    let st = lab_up_in(&lab, dir.path()).unwrap();
+    assert_eq!(leftovers(&lab).len(), 8);
+    let specs: Vec<String> = st.port_specs().iter().map(|(_, s)| s.to_string()).collect();
+    assert_eq!(
+        specs,
+        [
+            "afpacket:l2l3p0",
+            "afpacket:l2l3p1",
+            "afpacket:l2l3p2",
+            "afpacket:l2l3p3"
+        ]
+    );
+    let out = st
+        .exec("h3", &["ip", "-6", "route", "show", "fd00::/16"])
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("via fd00:2::fe"));
+    lab_down_in(&lab.name, dir.path()).unwrap();
+    assert!(
+        leftovers(&lab).is_empty(),
+        "left behind: {:?}",
+        leftovers(&lab)
+    );
+}
