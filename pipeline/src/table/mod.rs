@@ -27,7 +27,7 @@ use std::fmt;
 
 use foldhash::fast::FixedState;
 
-use crate::ir::{ActionCall, ActionId, KeyMatch, MatchKind, Value};
+use crate::ir::{ActionCall, ActionId, ConstEntry, KeyMatch, MatchKind, Value};
 
 pub use error::TableError;
 use exact::{ExactIndex, MAX_WIDE_FIELDS};
@@ -230,6 +230,18 @@ impl MatchTable {
         Ok(EntryHandle(handle))
     }
 
+    /// Loads one of the program's `const entries`: its priority is used only by tables that
+    /// take one (the lowering numbers entries in source order when no `@priority` is given,
+    /// and exact/LPM tables have no priority at all).
+    pub fn insert_const_entry(&mut self, entry: &ConstEntry) -> Result<EntryHandle, TableError> {
+        let priority = if self.needs_priority() {
+            entry.priority
+        } else {
+            None
+        };
+        self.insert(&entry.keys, priority, entry.action.clone())
+    }
+
     /// Replaces the action (and data) of an existing entry; its handle stays.
     pub fn modify(
         &mut self,
@@ -383,5 +395,28 @@ mod tests {
         assert_eq!(t.lookup(&[3]), Some(c));
         assert_eq!(t.lookup(&[1]), None);
         assert_eq!(t.entry_action(EntryHandle(7)).action, ActionId(0));
+    }
+
+    #[test]
+    fn const_entries_drop_priority_only_where_none_is_taken() {
+        let e = ConstEntry {
+            keys: vec![KeyMatch::Exact(4)],
+            priority: Some(0),
+            action: act(2),
+        };
+        let mut exact = MatchTable::new(&[(MatchKind::Exact, 8)], 4);
+        assert_eq!(exact.insert_const_entry(&e), Ok(EntryHandle(0)));
+        assert_eq!(exact.entry(EntryHandle(0)).map(|x| x.1), Some(None));
+        let mut tern = MatchTable::new(&[(MatchKind::Ternary, 8)], 4);
+        assert_eq!(tern.insert_const_entry(&e), Ok(EntryHandle(0)));
+        assert_eq!(tern.entry(EntryHandle(0)).map(|x| x.1), Some(Some(0)));
+        let no_prio = ConstEntry {
+            priority: None,
+            ..e
+        };
+        assert_eq!(
+            tern.insert_const_entry(&no_prio),
+            Err(TableError::PriorityMissing)
+        );
     }
 }
