@@ -296,7 +296,7 @@ pub fn render(sm: &SourceMap, d: &Diagnostic) -> String {
             let text = expand_tabs(raw);
             let _ = writeln!(out, "{line:>gutter$} | {}", text.trim_end());
             let mut on_line: Vec<&Placed> = placed.iter().filter(|p| p.line == line).collect();
-            on_line.sort_by_key(|p| std::cmp::Reverse(p.col_lo));
+            on_line.sort_by_key(|p| p.col_lo);
             for p in on_line {
                 let lo = visual_col(raw, p.col_lo);
                 let hi = visual_col(raw, p.col_hi).max(lo + 1);

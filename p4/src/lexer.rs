@@ -337,6 +337,9 @@ pub enum TokenKind {
 
     /// End of input (added by [`lex`], never produced by logos).
     Eof,
+    /// Text that failed to lex (already reported); stands in for the bad token so the
+    /// parser does not report it a second time.
+    Bad,
 }
 
 impl TokenKind {
@@ -347,6 +350,7 @@ impl TokenKind {
             TokenKind::IntLit(_) => "integer literal".to_string(),
             TokenKind::StringLit(_) => "string literal".to_string(),
             TokenKind::Eof => "end of file".to_string(),
+            TokenKind::Bad => "invalid token".to_string(),
             TokenKind::Comment => "comment".to_string(),
             other => match other.keyword_text() {
                 Some(k) => format!("keyword `{k}`"),

@@ -175,6 +175,7 @@ pub fn preprocess(
         macros: HashMap::new(),
         out: Out::default(),
         include_stack: Vec::new(),
+        include_names: Vec::new(),
         once: HashSet::new(),
         loaded: HashMap::new(),
     };
@@ -221,6 +222,8 @@ struct Preprocessor<'a> {
     out: Out,
     /// Keys (canonical path or builtin name) of the files being processed, outermost first.
     include_stack: Vec<String>,
+    /// Display names of the same files (for the include-chain note).
+    include_names: Vec<String>,
     /// Files marked `#pragma once` that were already included.
     once: HashSet<String>,
     /// Files already loaded into the source map, by key.
@@ -287,6 +290,7 @@ impl Preprocessor<'_> {
 
     fn process_file(&mut self, file: FileId, key: String, dir: Option<PathBuf>) {
         self.include_stack.push(key);
+        self.include_names.push(self.sm.name(file).to_string());
         let text = strip_comments(self.sm.text(file));
         let mut conds: Vec<Cond> = Vec::new();
         let bytes = text.as_bytes();
@@ -349,6 +353,7 @@ impl Preprocessor<'_> {
             );
         }
         self.include_stack.pop();
+        self.include_names.pop();
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -645,11 +650,11 @@ impl Preprocessor<'_> {
         };
         if self.include_stack.contains(&key) {
             self.diags.push(
-                Diagnostic::error(format!("include cycle: `{name}` includes itself"))
+                Diagnostic::error(format!("include cycle: `{name}` is already being included"))
                     .with_primary(rest_span, "this include closes the cycle")
                     .with_note(format!(
                         "include chain: {}",
-                        self.include_stack.join(" -> ")
+                        self.include_names.join(" -> ")
                     )),
             );
             return;

@@ -51,6 +51,7 @@ impl Parser {
         } else {
             Vec::new()
         };
+        let open = self.peek().span;
         self.expect_one_of(&TokenKind::LBrace, "`{` or `;`")?;
         let mut locals = Vec::new();
         let mut states = Vec::new();
@@ -68,7 +69,7 @@ impl Parser {
                 }
             }
         }
-        self.expect_one_of(&TokenKind::RBrace, "`}` closing the parser")?;
+        self.close_brace(open, "parser")?;
         Ok(DeclKind::Parser(ParserDecl {
             name,
             type_params,
@@ -118,6 +119,7 @@ impl Parser {
         let annotations = self.annotations()?;
         self.expect(&TokenKind::State)?;
         let name = self.ident("a state name")?;
+        let open = self.peek().span;
         self.expect_one_of(&TokenKind::LBrace, "`{` starting the state body")?;
         let body = self.statements_until(&[TokenKind::Transition, TokenKind::RBrace]);
         let transition = if self.at(&TokenKind::Transition) {
@@ -140,7 +142,7 @@ impl Parser {
             );
             self.statements_until(&[TokenKind::RBrace]);
         }
-        self.expect_one_of(&TokenKind::RBrace, "`}` closing the state")?;
+        self.close_brace(open, "state")?;
         Ok(ParserState {
             annotations,
             name,
@@ -363,7 +365,7 @@ impl Parser {
                 }
             }
         }
-        self.expect_one_of(&TokenKind::RBrace, "`}` closing the control")?;
+        self.close_brace(open, "control")?;
         let apply = match apply {
             Some(a) => a,
             None => {
@@ -566,9 +568,7 @@ impl Parser {
             let before = self.pos;
             let r = (|| -> PResult<ActionRef> {
                 let a = self.action_ref()?;
-                if !self.at(&TokenKind::RBrace) {
-                    self.expect_one_of(&TokenKind::Semi, "`;` after the action name")?;
-                }
+                self.expect_one_of(&TokenKind::Semi, "`;` after the action")?;
                 Ok(a)
             })();
             match r {

@@ -102,6 +102,10 @@ impl Parser {
     /// Reports "expected `what`, found X" at the current token.
     pub(crate) fn expected<T>(&mut self, what: &str) -> PResult<T> {
         let found = self.peek().clone();
+        if found.kind == TokenKind::Bad {
+            // The lexer already reported this text.
+            return Err(Fatal);
+        }
         let desc = found.kind.describe();
         let mut d = Diagnostic::error(format!("expected {what}, found {desc}"));
         if found.newline_before && self.pos > 0 && found.kind != TokenKind::Eof {
@@ -133,6 +137,23 @@ impl Parser {
             return Ok(self.bump().span);
         }
         self.expected(alternatives)
+    }
+
+    /// The `}` matching `open`; at end of file the error points at the unclosed `{`.
+    pub(crate) fn close_brace(&mut self, open: Span, what: &str) -> PResult<Span> {
+        if self.at(&TokenKind::RBrace) {
+            return Ok(self.bump().span);
+        }
+        if self.at_eof() {
+            let end = self.prev_span().end();
+            self.error_at(
+                Diagnostic::error(format!("unclosed {what}: end of file before its `}}`"))
+                    .with_primary(open, "this `{` is never closed")
+                    .with_secondary(end, "file ends here"),
+            );
+            return Err(Fatal);
+        }
+        self.expected(&format!("`}}` closing the {what}"))
     }
 
     /// An identifier (not a keyword).
@@ -185,7 +206,6 @@ impl Parser {
     /// unless already at a stopping token.
     pub(crate) fn recover(&mut self, sync: Sync) {
         let mut depth = 0usize;
-        let start = self.pos;
         loop {
             let k = self.peek_kind().clone();
             match k {
@@ -219,7 +239,7 @@ impl Parser {
                     self.bump();
                     return;
                 }
-                _ if depth == 0 && self.pos > start && self.starts_item(sync) => return,
+                _ if depth == 0 && self.starts_item(sync) => return,
                 _ => {
                     self.bump();
                 }

@@ -15,6 +15,7 @@ mod annotations;
 mod blocks;
 mod cursor;
 mod decl;
+pub mod dump;
 mod expr;
 mod stmt;
 mod types;
@@ -42,7 +43,10 @@ pub(crate) struct Fatal;
 pub(crate) type PResult<T> = Result<T, Fatal>;
 
 /// Deepest nesting of expressions/statements/types the parser accepts (protects the stack).
-const MAX_DEPTH: usize = 200;
+const MAX_DEPTH: usize = 500;
+/// Stack size of the thread the parser runs on: deep (but legal) nesting must not overflow
+/// the caller's stack, whatever its size.
+const PARSER_STACK_BYTES: usize = 256 << 20;
 /// After this many errors the parser stops (the rest would mostly be follow-on noise).
 const MAX_ERRORS: usize = 100;
 
@@ -198,13 +202,32 @@ pub fn parse_root(
     };
     let expanded = crate::preprocess::preprocess(sm, root, path, &pp_opts, &mut diags);
     let toks = tokens(&expanded, &mut diags);
-    let (program, parse_diags) = Parser::new(toks).parse_program();
+    let (program, parse_diags) = parse_tokens(toks);
     for d in parse_diags {
         diags.push(d);
     }
     crate::Parsed {
         program,
         diagnostics: diags,
+    }
+}
+
+/// Parses a token list on a thread with a large stack (see [`PARSER_STACK_BYTES`]); falls
+/// back to the current thread if no thread can be started.
+pub fn parse_tokens(toks: Vec<Token>) -> (Program, Vec<Diagnostic>) {
+    let spawned = std::thread::scope(|scope| {
+        let toks = toks.clone();
+        std::thread::Builder::new()
+            .name("p4-parser".to_string())
+            .stack_size(PARSER_STACK_BYTES)
+            .spawn_scoped(scope, move || Parser::new(toks).parse_program())
+            .ok()
+            .map(|h| h.join())
+    });
+    match spawned {
+        Some(Ok(result)) => result,
+        Some(Err(panic)) => std::panic::resume_unwind(panic),
+        None => Parser::new(toks).parse_program(),
     }
 }
 
@@ -215,6 +238,8 @@ pub fn tokens(
     diags: &mut crate::diag::Diagnostics,
 ) -> Vec<Token> {
     let (raw, errors) = crate::lexer::lex(&expanded.text);
+    let raw_lo: Vec<u32> = raw.iter().map(|t| t.lo).collect();
+    let mut bad: Vec<(u32, Token)> = Vec::new();
     for e in errors {
         let text = expanded
             .text
@@ -228,12 +253,36 @@ pub fn tokens(
             crate::lexer::LexError::UnterminatedComment => "comment starts here",
         };
         diags.push(Diagnostic::error(e.error.message(text)).with_primary(span, label));
+        bad.push((
+            e.lo,
+            Token {
+                kind: TokenKind::Bad,
+                span,
+                newline_before: false,
+            },
+        ));
     }
-    raw.into_iter()
+    let mut out: Vec<Token> = raw
+        .into_iter()
         .map(|t| Token {
             span: expanded.map(t.lo, t.hi),
             kind: t.kind,
             newline_before: t.newline_before,
         })
-        .collect()
+        .collect();
+    // Each bad piece of text becomes a `Bad` token in its place.
+    if !bad.is_empty() {
+        let mut merged = Vec::with_capacity(out.len() + bad.len());
+        let mut bad = bad.into_iter().peekable();
+        for (i, t) in out.drain(..).enumerate() {
+            while bad.peek().is_some_and(|(lo, _)| *lo < raw_lo[i]) {
+                if let Some((_, tok)) = bad.next() {
+                    merged.push(tok);
+                }
+            }
+            merged.push(t);
+        }
+        out = merged;
+    }
+    out
 }

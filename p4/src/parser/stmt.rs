@@ -18,7 +18,7 @@ impl Parser {
         self.enter()?;
         let stmts = self.statements_until(&[TokenKind::RBrace]);
         self.exit();
-        self.expect_one_of(&TokenKind::RBrace, "`}` closing the block")?;
+        self.close_brace(start, "block")?;
         Ok(Block {
             annotations,
             stmts,

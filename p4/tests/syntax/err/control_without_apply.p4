@@ -1,0 +1,3 @@
+control Ingress(inout bit<8> x) {
+    action a() { x = 1; }
+}

@@ -1,0 +1,2 @@
+// Part of the include-cycle test.
+#include "cycle_a.p4"

@@ -1,0 +1,3 @@
+#include <core.p4>
+#include "no_such_file.p4"
+#include <v1model.p4>

@@ -1,0 +1,2 @@
+struct s { bit<8> table; bit<8> ok; }
+const bit<8> apply = 1;

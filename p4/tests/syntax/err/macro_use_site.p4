@@ -1,0 +1,2 @@
+#define BAD_VALUE (1 +)
+const bit<8> A = BAD_VALUE;

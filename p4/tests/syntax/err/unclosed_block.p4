@@ -1,0 +1,5 @@
+control C(inout bit<8> x) {
+    apply {
+        if (x == 1) {
+            x = 2;
+    }

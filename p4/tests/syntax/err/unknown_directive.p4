@@ -1,0 +1,5 @@
+#include <core.p4>
+#defne WIDTH 8
+#if 1 +
+#endif
+#endif

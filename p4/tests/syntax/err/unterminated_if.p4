@@ -1,0 +1,2 @@
+#ifdef SOMETHING
+header h { bit<8> x; }
