@@ -918,3 +918,95 @@ fn malformed_ids_are_reported_not_panics() {
     let issues = expect_error(&mut p, Target::Tofino1, IssueKind::MalformedIr);
     assert!(issues.iter().any(|i| i.message.contains("table id 42")));
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// With at most 16 tables (no stage can fill up), every table lands exactly in the
+        /// earliest stage its dependencies allow: one after a table whose write it matches
+        /// on or rewrites, not before a table whose key it overwrites.
+        #[test]
+        fn tables_land_in_the_earliest_legal_stage(
+            shape in proptest::collection::vec((0u32..12, 0u32..12), 1..16)
+        ) {
+            let mut b = B::new();
+            let mut body = Vec::new();
+            for (i, (key, write)) in shape.iter().enumerate() {
+                let t = b.table(&format!("t{i}"), *key, vec![set(*write, c(1))]);
+                body.push(apply(t));
+            }
+            let mut p = b.program(body);
+            let report = place(&mut p, Target::Tofino2).expect("16 tables always fit");
+            let st: Vec<u32> = (0..shape.len()).map(|i| u32::from(stage(&p, &format!("t{i}")))).collect();
+            for j in 0..shape.len() {
+                let mut earliest = 0;
+                for i in 0..j {
+                    let gap = if shape[j].0 == shape[i].1 || shape[j].1 == shape[i].1 {
+                        Some(1)
+                    } else if shape[j].1 == shape[i].0 {
+                        Some(0)
+                    } else {
+                        None
+                    };
+                    if let Some(g) = gap {
+                        earliest = earliest.max(st[i] + g);
+                    }
+                }
+                prop_assert_eq!(st[j], earliest, "table t{} in {:?}", j, shape);
+            }
+            let used = st.iter().max().map_or(0, |m| m + 1);
+            prop_assert_eq!(report.gress(0, "ingress").map(|g| g.stages_used), Some(used));
+        }
+
+        /// Whatever the shape, no stage holds more than the profile allows and a register's
+        /// users all sit in the register's stage.
+        #[test]
+        fn capacity_and_register_stages_hold(
+            shape in proptest::collection::vec((0u32..20, 0u32..20, proptest::option::of(0u32..6)), 1..60)
+        ) {
+            let mut b = B::new();
+            let regs: Vec<_> = (0..6).map(|r| b.register(&format!("r{r}"), 32)).collect();
+            let mut body = Vec::new();
+            let mut users: Vec<(String, usize)> = Vec::new();
+            let mut seen_reg = std::collections::BTreeSet::new();
+            for (i, (key, write, reg)) in shape.iter().enumerate() {
+                let mut act = vec![set(*write, c(1))];
+                // One access per register per path: only the first table may use a register.
+                if let Some(r) = reg {
+                    if seen_reg.insert(*r) {
+                        let ra = b.register_action(&format!("ra{i}"), regs[*r as usize], vec![reg_set(bin(BinOp::Add, value(), c(1)))], 0);
+                        act.push(set(40, execute(ra, 32)));
+                        users.push((format!("t{i}"), *r as usize));
+                    }
+                }
+                let t = b.table(&format!("t{i}"), *key, act);
+                body.push(apply(t));
+            }
+            let mut p = b.program(body);
+            match place(&mut p, Target::Tofino1) {
+                Ok(report) => {
+                    for s in &report.gress(0, "ingress").expect("ingress").stages {
+                        prop_assert!(s.logical_tables <= 16);
+                        prop_assert!(s.stateful_alus <= 4);
+                        prop_assert!(s.sram_blocks <= 80);
+                    }
+                    for (t, r) in &users {
+                        prop_assert_eq!(stage(&p, t), p.pipelines[0].registers[*r].stage);
+                    }
+                }
+                Err(issues) => {
+                    // Only a dependency chain that is too long (or a stage conflict through
+                    // writes of f40 by register users) may reject it.
+                    for i in errors(&issues) {
+                        prop_assert!(
+                            matches!(i.kind, IssueKind::TooManyStages | IssueKind::RegisterStageConflict),
+                            "{}", i
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

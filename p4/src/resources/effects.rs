@@ -31,8 +31,8 @@ impl Loc {
         }
         let w = u32::from(f.width);
         Loc::Bits {
-            start: f.offset + (w - 1 - u32::from(hi)),
-            end: f.offset + (w - u32::from(lo)),
+            start: f.offset.saturating_add(w - 1 - u32::from(hi)),
+            end: f.offset.saturating_add(w - u32::from(lo)),
         }
     }
 

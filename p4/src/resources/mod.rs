@@ -453,6 +453,18 @@ fn place_gress(
             issues.push(issue.with_help("merge both accesses into one RegisterAction, or compute what the second one needs before the first"));
             return (report, writes);
         }
+        Err(Failure::GaveUp) => {
+            issues.push(ResourceIssue::error(
+                IssueKind::TooManyStages,
+                ObjectRef::Pipeline(pi),
+                format!(
+                    "could not place {gress} of pipeline `{}`: moving shared registers between stages did not settle after {} passes",
+                    pipe.name,
+                    schedule::MAX_ATTEMPTS
+                ),
+            ));
+            return (report, writes);
+        }
         Err(Failure::TooDeep { unit }) => {
             issues.push(ResourceIssue::error(
                 IssueKind::TooManyStages,

@@ -99,6 +99,14 @@ fn list(v: &[String]) -> String {
     }
 }
 
+fn plural(n: u32, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
@@ -125,6 +133,9 @@ impl fmt::Display for Report {
                     "pipeline `{}`, {}: stages used: {} of {}",
                     p.name, g.gress, g.stages_used, self.stages_per_gress
                 )?;
+                if g.stages.is_empty() {
+                    continue;
+                }
                 let header = [
                     "stage".to_string(),
                     "tables".into(),
@@ -155,8 +166,8 @@ impl fmt::Display for Report {
                 let t = &g.totals;
                 rows.push([
                     "total".into(),
-                    format!("{} tables", t.tables),
-                    format!("{} gateways", t.gateways),
+                    plural(t.tables, "table"),
+                    plural(t.gateways, "gateway"),
                     format!("{} ({})", t.registers, t.stateful_alus),
                     t.hash_bits.to_string(),
                     t.sram_blocks.to_string(),

@@ -58,7 +58,12 @@ pub(crate) enum Failure {
     },
     /// Placement would need more than [`STAGE_CAP`] stages.
     TooDeep { unit: usize },
+    /// Moving shared objects around did not settle within [`MAX_ATTEMPTS`] passes.
+    GaveUp,
 }
+
+/// Placement passes before giving up (each pass raises some unit's minimum stage).
+pub(crate) const MAX_ATTEMPTS: usize = 20_000;
 
 /// A dependency path from `from` back to `to` with at least one edge that needs a new stage.
 fn strict_path(units: &[Unit], from: usize, to: usize) -> Option<Vec<usize>> {
@@ -101,12 +106,12 @@ pub(crate) fn schedule(
 ) -> Result<Placement, Failure> {
     let n = units.len();
     let mut min_stage = vec![0usize; n];
-    loop {
-        match attempt(units, demands, oversize, p, &mut min_stage)? {
-            Some(done) => return Ok(done),
-            None => continue,
+    for _ in 0..MAX_ATTEMPTS {
+        if let Some(done) = attempt(units, demands, oversize, p, &mut min_stage)? {
+            return Ok(done);
         }
     }
+    Err(Failure::GaveUp)
 }
 
 fn objects(d: &Demand) -> impl Iterator<Item = Stateful> + '_ {
