@@ -1,5 +1,6 @@
 //! Lookup speed of `MatchTable`: an exact table with 1k entries and an LPM table with 10k
-//! IPv4 routes (mixed /16../32 prefixes), measured in lookups per second.
+//! IPv4 routes (mixed /16../32 prefixes) and a ternary ACL with 1k rules (5-tuple-like keys,
+//! the winner usually near the end of the priority order), measured in lookups per second.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use pipeline::ir::{ActionCall, ActionId, KeyMatch, MatchKind, Value};
@@ -88,5 +89,76 @@ fn lpm_10k(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, exact_1k, lpm_10k);
+fn ternary_1k(c: &mut Criterion) {
+    let keys = [
+        (MatchKind::Ternary, 32),
+        (MatchKind::Ternary, 32),
+        (MatchKind::Ternary, 8),
+        (MatchKind::Range, 16),
+    ];
+    let mut t = MatchTable::new(&keys, 1024);
+    let mut s = 3;
+    for i in 0..1000u32 {
+        let src = (next(&mut s) & 0xffff_ffff) as Value;
+        let dst = (next(&mut s) & 0xffff_ffff) as Value;
+        let lo = (next(&mut s) & 0xffff) as Value;
+        t.insert(
+            &[
+                KeyMatch::Ternary {
+                    value: src,
+                    mask: 0xffff_ff00,
+                },
+                KeyMatch::Ternary {
+                    value: dst,
+                    mask: 0xffff_0000,
+                },
+                KeyMatch::Ternary {
+                    value: 6,
+                    mask: 0xff,
+                },
+                KeyMatch::Range {
+                    lo,
+                    hi: (lo + 100).min(0xffff),
+                },
+            ],
+            Some(i),
+            action(i),
+        )
+        .unwrap();
+    }
+    // A catch-all rule last, so a miss of every specific rule still scans them all.
+    t.insert(
+        &[
+            KeyMatch::Ternary { value: 0, mask: 0 },
+            KeyMatch::Ternary { value: 0, mask: 0 },
+            KeyMatch::Ternary { value: 0, mask: 0 },
+            KeyMatch::Range { lo: 0, hi: 0xffff },
+        ],
+        Some(5000),
+        action(9999),
+    )
+    .unwrap();
+    let pkts: Vec<[Value; 4]> = (0..1000)
+        .map(|_| {
+            [
+                (next(&mut s) & 0xffff_ffff) as Value,
+                (next(&mut s) & 0xffff_ffff) as Value,
+                6,
+                (next(&mut s) & 0xffff) as Value,
+            ]
+        })
+        .collect();
+    let mut g = c.benchmark_group("ternary_1k");
+    g.throughput(Throughput::Elements(pkts.len() as u64));
+    g.bench_function("mostly_catch_all", |b| {
+        b.iter(|| {
+            for p in &pkts {
+                black_box(t.lookup(black_box(p)));
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, exact_1k, lpm_10k, ternary_1k);
 criterion_main!(benches);

@@ -439,6 +439,10 @@ impl Model {
 fn match_for(kind: MatchKind, width: u16) -> BoxedStrategy<KeyMatch> {
     let wm: Value = (1 << width) - 1;
     match kind {
+        // Few distinct masks, so the TCAM's tuple-space path (not the scan) is exercised.
+        MatchKind::Ternary if width == 5 => (0..=wm, prop_oneof![Just(0), Just(wm), Just(0b11000)])
+            .prop_map(|(v, m)| KeyMatch::Ternary { value: v, mask: m })
+            .boxed(),
         MatchKind::Exact => (0..=wm).prop_map(KeyMatch::Exact).boxed(),
         MatchKind::Ternary => (0..=wm, 0..=wm)
             .prop_map(|(v, m)| KeyMatch::Ternary { value: v, mask: m })
@@ -517,6 +521,11 @@ proptest! {
     #[test]
     fn lpm_matches_model(ops in ops_for(vec![(MatchKind::Exact, 1), (MatchKind::Lpm, 6)], false)) {
         run_against_model(&[(MatchKind::Exact, 1), (MatchKind::Lpm, 6)], ops);
+    }
+
+    #[test]
+    fn tcam_few_masks_matches_model(ops in ops_for(vec![(MatchKind::Ternary, 5), (MatchKind::Range, 3), (MatchKind::Ternary, 5)], true)) {
+        run_against_model(&[(MatchKind::Ternary, 5), (MatchKind::Range, 3), (MatchKind::Ternary, 5)], ops);
     }
 
     #[test]

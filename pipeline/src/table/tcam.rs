@@ -6,9 +6,21 @@
 //! older entry wins), which is also what the `const entries` order gives when the lowering
 //! numbers them 0, 1, 2, ... An LPM field in such a table is a prefix mask with no implied
 //! preference for longer prefixes, as on the hardware and in BMv2.
+//!
+//! Lookup uses tuple-space search: rows are grouped by their mask tuple (the masks of all
+//! value/mask fields; range fields are checked per row), each group is a hash map from the
+//! masked key to its rows in priority order, and groups are visited best-first so the search
+//! stops as soon as no remaining group can beat the best hit. Typical ACLs have a handful of
+//! distinct mask tuples; when a table has many (more than 16 and more than a quarter of its
+//! rows) a plain priority-ordered scan is used instead. Both give the same answer.
+
+use std::collections::HashMap;
+
+use foldhash::fast::FixedState;
 
 use crate::ir::{KeyMatch, Value};
 
+use super::exact::MAX_WIDE_FIELDS;
 use super::key::{width_mask, FieldTest};
 
 #[derive(Debug, Clone)]
@@ -19,11 +31,75 @@ struct Row {
     tests: Box<[FieldTest]>,
 }
 
+/// A row as stored in a tuple bucket: only its range tests remain to be checked.
+#[derive(Debug, Clone)]
+struct BucketRow {
+    order: (u32, u64),
+    handle: u32,
+    ranges: Ranges,
+}
+
+impl BucketRow {
+    #[inline]
+    fn ranges_match(&self, key: &[Value], masks: &[Value]) -> bool {
+        self.ranges.iter().all(|(i, lo, hi)| {
+            let k = key[*i] & masks[*i];
+            *lo <= k && k <= *hi
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Tuple {
+    /// Per field: the mask of a value/mask test, 0 for a range field.
+    masks: Box<[Value]>,
+    /// The best (lowest) (priority, seq) of the tuple's rows.
+    best: (u32, u64),
+    buckets: HashMap<Box<[Value]>, Vec<BucketRow>, FixedState>,
+}
+
+impl Tuple {
+    fn recompute_best(&mut self) {
+        self.best = self
+            .buckets
+            .values()
+            .filter_map(|b| b.first().map(|r| r.order))
+            .min()
+            .unwrap_or((u32::MAX, u64::MAX));
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct TcamIndex {
     masks: Box<[Value]>,
     widths: Box<[u16]>,
     rows: Vec<Row>,
+    /// Sorted by `best`.
+    tuples: Vec<Tuple>,
+}
+
+/// Range tests left to check per row: (field, lo, hi).
+type Ranges = Box<[(usize, Value, Value)]>;
+
+/// A row's mask tuple, its masked values (the bucket key) and its range tests.
+fn tuple_of(tests: &[FieldTest]) -> (Box<[Value]>, Box<[Value]>, Ranges) {
+    let mut masks = Vec::with_capacity(tests.len());
+    let mut values = Vec::with_capacity(tests.len());
+    let mut ranges = Vec::new();
+    for (i, t) in tests.iter().enumerate() {
+        match *t {
+            FieldTest::Mask { value, mask } => {
+                masks.push(mask);
+                values.push(value & mask);
+            }
+            FieldTest::Range { lo, hi } => {
+                masks.push(0);
+                values.push(0);
+                ranges.push((i, lo, hi));
+            }
+        }
+    }
+    (masks.into(), values.into(), ranges.into())
 }
 
 impl TcamIndex {
@@ -32,15 +108,47 @@ impl TcamIndex {
             masks: widths.iter().map(|w| width_mask(*w)).collect(),
             widths: widths.into(),
             rows: Vec::new(),
+            tuples: Vec::new(),
         }
     }
 
+    fn sort_tuples(&mut self) {
+        self.tuples.sort_by_key(|t| t.best);
+    }
+
     pub fn insert(&mut self, keys: &[KeyMatch], priority: u32, seq: u64, handle: u32) {
-        let tests = keys
+        let tests: Box<[FieldTest]> = keys
             .iter()
             .zip(self.widths.iter())
             .map(|(m, w)| FieldTest::from_match(m, *w))
             .collect();
+        let (tmasks, values, ranges) = tuple_of(&tests);
+        let order = (priority, seq);
+        let ti = match self.tuples.iter().position(|t| t.masks == tmasks) {
+            Some(i) => i,
+            None => {
+                self.tuples.push(Tuple {
+                    masks: tmasks,
+                    best: order,
+                    buckets: HashMap::with_hasher(FixedState::default()),
+                });
+                self.tuples.len() - 1
+            }
+        };
+        let t = &mut self.tuples[ti];
+        let bucket = t.buckets.entry(values).or_default();
+        let at = bucket.partition_point(|r| r.order < order);
+        bucket.insert(
+            at,
+            BucketRow {
+                order,
+                handle,
+                ranges,
+            },
+        );
+        t.best = t.best.min(order);
+        self.sort_tuples();
+
         let at = self
             .rows
             .partition_point(|r| (r.priority, r.seq) < (priority, seq));
@@ -59,17 +167,40 @@ impl TcamIndex {
         let at = self
             .rows
             .partition_point(|r| (r.priority, r.seq) < (priority, seq));
-        if self
+        if !self
             .rows
             .get(at)
             .is_some_and(|r| r.priority == priority && r.seq == seq)
         {
-            self.rows.remove(at);
+            return;
+        }
+        let row = self.rows.remove(at);
+        let (tmasks, values, _) = tuple_of(&row.tests);
+        if let Some(ti) = self.tuples.iter().position(|t| t.masks == tmasks) {
+            let t = &mut self.tuples[ti];
+            if let Some(bucket) = t.buckets.get_mut(&values) {
+                bucket.retain(|r| r.order != (priority, seq));
+                if bucket.is_empty() {
+                    t.buckets.remove(&values);
+                }
+            }
+            if t.buckets.is_empty() {
+                self.tuples.remove(ti);
+            } else {
+                t.recompute_best();
+            }
+            self.sort_tuples();
         }
     }
 
     pub fn clear(&mut self) {
         self.rows.clear();
+        self.tuples.clear();
+    }
+
+    fn use_tuples(&self) -> bool {
+        let n = self.tuples.len();
+        self.masks.len() <= MAX_WIDE_FIELDS && (n <= 16 || n * 4 <= self.rows.len())
     }
 
     #[inline]
@@ -77,6 +208,14 @@ impl TcamIndex {
         if key.len() != self.masks.len() {
             return None;
         }
+        if self.use_tuples() {
+            self.lookup_tuples(key)
+        } else {
+            self.lookup_scan(key)
+        }
+    }
+
+    fn lookup_scan(&self, key: &[Value]) -> Option<u32> {
         self.rows
             .iter()
             .find(|r| {
@@ -86,5 +225,113 @@ impl TcamIndex {
                     .all(|(t, (k, m))| t.matches(k & m))
             })
             .map(|r| r.handle)
+    }
+
+    fn lookup_tuples(&self, key: &[Value]) -> Option<u32> {
+        let n = key.len();
+        let mut buf = [0 as Value; MAX_WIDE_FIELDS];
+        let mut best: Option<((u32, u64), u32)> = None;
+        for t in &self.tuples {
+            if best.is_some_and(|(b, _)| t.best >= b) {
+                break;
+            }
+            for i in 0..n {
+                buf[i] = key[i] & self.masks[i] & t.masks[i];
+            }
+            let Some(bucket) = t.buckets.get(&buf[..n]) else {
+                continue;
+            };
+            for r in bucket {
+                if best.is_some_and(|(b, _)| r.order >= b) {
+                    break;
+                }
+                if r.ranges_match(key, &self.masks) {
+                    best = Some((r.order, r.handle));
+                    break;
+                }
+            }
+        }
+        best.map(|(_, h)| h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn next(s: &mut u64) -> u64 {
+        *s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *s >> 33
+    }
+
+    /// The tuple-space search and the plain scan agree on random tables, through inserts
+    /// and removals, with few and with many distinct mask tuples.
+    #[test]
+    fn tuple_search_equals_scan() {
+        let mut s = 9u64;
+        for mask_choices in [2u64, 3, 200] {
+            let mut ix = TcamIndex::new(&[8, 8, 6]);
+            let mut live = Vec::new();
+            for seq in 0..300u64 {
+                let m = |s: &mut u64| match next(s) % mask_choices {
+                    0 => 0,
+                    1 => 0xff,
+                    x => (x as Value * 37) & 0xff,
+                };
+                let keys = [
+                    KeyMatch::Ternary {
+                        value: next(&mut s) as Value & 0xff,
+                        mask: m(&mut s),
+                    }
+                    .normalised(),
+                    KeyMatch::Ternary {
+                        value: next(&mut s) as Value & 0xff,
+                        mask: m(&mut s),
+                    }
+                    .normalised(),
+                    {
+                        let a = next(&mut s) as Value % 64;
+                        let b = next(&mut s) as Value % 64;
+                        KeyMatch::Range {
+                            lo: a.min(b),
+                            hi: a.max(b),
+                        }
+                    },
+                ];
+                let prio = (next(&mut s) % 50) as u32;
+                ix.insert(&keys, prio, seq, seq as u32);
+                live.push((prio, seq));
+                if next(&mut s) % 4 == 0 {
+                    let (p, q) = live.swap_remove((next(&mut s) as usize) % live.len());
+                    ix.remove(p, q);
+                }
+                for _ in 0..20 {
+                    let key = [
+                        next(&mut s) as Value & 0xff,
+                        next(&mut s) as Value & 0xff,
+                        next(&mut s) as Value % 64,
+                    ];
+                    assert_eq!(ix.lookup_tuples(&key), ix.lookup_scan(&key), "{key:?}");
+                }
+            }
+        }
+    }
+
+    trait Normalise {
+        fn normalised(self) -> KeyMatch;
+    }
+
+    impl Normalise for KeyMatch {
+        fn normalised(self) -> KeyMatch {
+            match self {
+                KeyMatch::Ternary { value, mask } => KeyMatch::Ternary {
+                    value: value & mask,
+                    mask,
+                },
+                other => other,
+            }
+        }
     }
 }
