@@ -1,0 +1,90 @@
+//! Deparser statements: `emit` (valid headers only, in program order), mirror / resubmit
+//! requests with their headers, and digest packing. Checksum updates are ordinary assignments
+//! whose value is an `Expr::ChecksumUpdate`.
+
+use super::{Ctx, ExecResult, Fault, ProgramError};
+use crate::ir::{Stmt, Value};
+use crate::phv::pack_bits;
+use crate::trace::{TraceEvent, Tracer};
+
+/// Largest mirror header Tofino carries (bytes).
+pub const MAX_MIRROR_HEADER: usize = 32;
+/// Most digests kept per pass (more are counted as overflow).
+pub const MAX_DIGESTS_PER_PASS: usize = 8;
+
+impl<T: Tracer> Ctx<'_, T> {
+    /// Run a deparser statement, appending emitted bytes to `out`.
+    pub(crate) fn exec_deparser_stmt(&mut self, s: &Stmt, params: &[Value]) -> ExecResult<()> {
+        match s {
+            Stmt::Emit(h) => {
+                // Emitted bytes are collected by the gress runner from the PHV after the
+                // deparser body: remember the order here.
+                if self.phv.is_valid(h.index()) {
+                    self.scratch_emit(h.index())?;
+                }
+            }
+            Stmt::MirrorEmit { session, header } => {
+                let sid = self.eval(session, params)? as u16;
+                let mut vals: smallvec::SmallVec<[(Value, u16); 8]> = smallvec::SmallVec::new();
+                for e in header {
+                    vals.push((self.eval(e, params)?, self.width_of(e)));
+                }
+                self.effects.mirror = Some(sid);
+                self.effects.mirror_header.clear();
+                pack_bits(&mut self.effects.mirror_header, vals.into_iter());
+                self.effects.mirror_header.truncate(MAX_MIRROR_HEADER);
+            }
+            Stmt::ResubmitEmit { header } => {
+                let mut vals: smallvec::SmallVec<[(Value, u16); 8]> = smallvec::SmallVec::new();
+                for e in header {
+                    vals.push((self.eval(e, params)?, self.width_of(e)));
+                }
+                self.effects.resubmit = true;
+                self.effects.resubmit_data.clear();
+                pack_bits(&mut self.effects.resubmit_data, vals.into_iter());
+            }
+            Stmt::DigestPack { digest, fields } => {
+                let mut vals = Vec::with_capacity(fields.len());
+                for e in fields {
+                    vals.push(self.eval(e, params)?);
+                }
+                if T::ENABLED {
+                    let name = self
+                        .pl
+                        .digests
+                        .get(digest.index())
+                        .map(|d| d.name.clone())
+                        .unwrap_or_default();
+                    let values = vals.clone();
+                    self.tr.record(|| TraceEvent::Digest {
+                        digest: name,
+                        values,
+                    });
+                }
+                if self.effects.digests.len() < MAX_DIGESTS_PER_PASS {
+                    self.effects.digests.push((digest.0, vals));
+                } else {
+                    self.stats.digest_overflow += 1;
+                }
+            }
+            _ => return Err(Fault::Program(ProgramError::ParserOnly)),
+        }
+        Ok(())
+    }
+
+    fn scratch_emit(&mut self, h: usize) -> ExecResult<()> {
+        let pl = self.pl;
+        let gp = match self.gress {
+            crate::ir::Gress::Ingress => &pl.ingress,
+            crate::ir::Gress::Egress => &pl.egress,
+        };
+        let Some(info) = gp.phv.headers.get(h) else {
+            return Err(Fault::Program(ProgramError::BadReference("header")));
+        };
+        let bytes = self
+            .phv
+            .slice(info.byte_offset as usize, info.byte_len as usize);
+        self.emit_out.extend_from_slice(bytes);
+        Ok(())
+    }
+}

@@ -1,0 +1,532 @@
+//! Expression evaluation with exact P4 semantics: every result is masked to its width; signed
+//! (`int<W>`) operands are the low `W` bits in two's complement; saturating ops clamp; shifts by
+//! the width or more give 0 (or the sign for an arithmetic right shift).
+
+use super::{Ctx, ExecResult, Fault, ProgramError};
+use crate::externs::meter::MeterColor;
+use crate::ir::{BinOp, Expr, FieldRef, Pipeline, RegWord, Stmt, UnOp, Value};
+use crate::phv::{mask, pack_bits, read_bits};
+use crate::state::wrap_index;
+use crate::trace::Tracer;
+
+/// Sign-extend the low `width` bits of `v` to an `i128`.
+#[inline]
+pub fn sext(v: Value, width: u16) -> i128 {
+    if width == 0 {
+        return 0;
+    }
+    if width >= 128 {
+        return v as i128;
+    }
+    let shift = 128 - width as u32;
+    ((v << shift) as i128) >> shift
+}
+
+/// Apply a binary operator to two already-evaluated operands.
+/// `w` is the result width, `ow` the operand width (they differ for comparisons).
+pub fn binop(op: BinOp, a: Value, b: Value, w: u16, ow: u16, signed: bool) -> Value {
+    let m = mask(w);
+    match op {
+        BinOp::Add => a.wrapping_add(b) & m,
+        BinOp::Sub => a.wrapping_sub(b) & m,
+        BinOp::Mul => a.wrapping_mul(b) & m,
+        BinOp::SatAdd => {
+            if signed {
+                let (lo, hi) = signed_bounds(w);
+                (sext(a, w).saturating_add(sext(b, w)).clamp(lo, hi) as Value) & m
+            } else {
+                let s = a.saturating_add(b);
+                if s > m {
+                    m
+                } else {
+                    s
+                }
+            }
+        }
+        BinOp::SatSub => {
+            if signed {
+                let (lo, hi) = signed_bounds(w);
+                (sext(a, w).saturating_sub(sext(b, w)).clamp(lo, hi) as Value) & m
+            } else {
+                a.saturating_sub(b) & m
+            }
+        }
+        BinOp::Div => a.checked_div(b).unwrap_or(0) & m,
+        BinOp::Mod => a.checked_rem(b).unwrap_or(0) & m,
+        BinOp::And => a & b & m,
+        BinOp::Or => (a | b) & m,
+        BinOp::Xor => (a ^ b) & m,
+        BinOp::Shl => {
+            if b >= w as Value {
+                0
+            } else {
+                (a << b) & m
+            }
+        }
+        BinOp::Shr => {
+            if signed {
+                let s = sext(a, w);
+                let sh = if b >= w as Value {
+                    (w.max(1) - 1) as u32
+                } else {
+                    b as u32
+                };
+                ((s >> sh) as Value) & m
+            } else if b >= w as Value {
+                0
+            } else {
+                (a & m) >> b
+            }
+        }
+        BinOp::Eq => (a & mask(ow) == b & mask(ow)) as Value,
+        BinOp::Ne => (a & mask(ow) != b & mask(ow)) as Value,
+        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+            let ord = if signed {
+                sext(a, ow).cmp(&sext(b, ow))
+            } else {
+                (a & mask(ow)).cmp(&(b & mask(ow)))
+            };
+            let r = match op {
+                BinOp::Lt => ord.is_lt(),
+                BinOp::Le => ord.is_le(),
+                BinOp::Gt => ord.is_gt(),
+                _ => ord.is_ge(),
+            };
+            r as Value
+        }
+        BinOp::LAnd => (a != 0 && b != 0) as Value,
+        BinOp::LOr => (a != 0 || b != 0) as Value,
+        BinOp::Min | BinOp::Max => {
+            let a_lt_b = if signed {
+                sext(a, w) < sext(b, w)
+            } else {
+                (a & m) < (b & m)
+            };
+            let pick_a = if op == BinOp::Min { a_lt_b } else { !a_lt_b };
+            (if pick_a { a } else { b }) & m
+        }
+    }
+}
+
+fn signed_bounds(w: u16) -> (i128, i128) {
+    if w == 0 {
+        return (0, 0);
+    }
+    if w >= 128 {
+        return (i128::MIN, i128::MAX);
+    }
+    let hi = (1i128 << (w - 1)) - 1;
+    (-hi - 1, hi)
+}
+
+/// The ones'-complement 16-bit sum of `bytes` (odd length padded with a zero byte), folded.
+pub fn ones_sum(bytes: &[u8]) -> u32 {
+    let mut s: u32 = 0;
+    for pair in bytes.chunks(2) {
+        let w = (pair[0] as u32) << 8 | pair.get(1).copied().unwrap_or(0) as u32;
+        s = ones_add(s, w);
+    }
+    s
+}
+
+/// Add two ones'-complement 16-bit sums.
+#[inline]
+pub fn ones_add(a: u32, b: u32) -> u32 {
+    let mut s = a + b;
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    s
+}
+
+/// Does any statement of `body` (or any action, register action it can reach) read `f`?
+/// Used once at assembly to learn whether a control inspects `parser_err`.
+pub fn reads_field(pl: &Pipeline, body: &[Stmt], f: FieldRef) -> bool {
+    let mut seen_actions = vec![false; pl.actions.len()];
+    reads_block(pl, body, f, &mut seen_actions)
+}
+
+fn overlaps(a: FieldRef, b: FieldRef) -> bool {
+    let (a0, a1) = (a.offset, a.offset + a.width as u32);
+    let (b0, b1) = (b.offset, b.offset + b.width as u32);
+    a0 < b1 && b0 < a1
+}
+
+fn reads_block(pl: &Pipeline, body: &[Stmt], f: FieldRef, seen: &mut Vec<bool>) -> bool {
+    body.iter().any(|s| reads_stmt(pl, s, f, seen))
+}
+
+fn reads_action(pl: &Pipeline, a: crate::ir::ActionId, f: FieldRef, seen: &mut Vec<bool>) -> bool {
+    match seen.get(a.index()) {
+        Some(false) => {
+            seen[a.index()] = true;
+            pl.actions
+                .get(a.index())
+                .is_some_and(|act| reads_block(pl, &act.body, f, seen))
+        }
+        _ => false,
+    }
+}
+
+fn reads_stmt(pl: &Pipeline, s: &Stmt, f: FieldRef, seen: &mut Vec<bool>) -> bool {
+    use crate::ir::TableBranches;
+    let e = |x: &Expr, seen: &mut Vec<bool>| reads_expr(pl, x, f, seen);
+    match s {
+        Stmt::Assign { value, .. } => e(value, seen),
+        Stmt::If {
+            cond, then, els, ..
+        } => e(cond, seen) || reads_block(pl, then, f, seen) || reads_block(pl, els, f, seen),
+        Stmt::ApplyTable { table, branches } => {
+            let Some(t) = pl.tables.get(table.index()) else {
+                return false;
+            };
+            t.keys.iter().any(|k| e(&k.expr, seen))
+                || t.actions
+                    .iter()
+                    .any(|a| reads_action(pl, a.action, f, seen))
+                || match branches {
+                    TableBranches::None => false,
+                    TableBranches::HitMiss { hit, miss } => {
+                        reads_block(pl, hit, f, seen) || reads_block(pl, miss, f, seen)
+                    }
+                    TableBranches::ActionRun { cases, default } => {
+                        cases.iter().any(|(_, b)| reads_block(pl, b, f, seen))
+                            || reads_block(pl, default, f, seen)
+                    }
+                }
+        }
+        Stmt::CallAction { action, args } => {
+            args.iter().any(|a| e(a, seen)) || reads_action(pl, *action, f, seen)
+        }
+        Stmt::Count { index, .. } => e(index, seen),
+        Stmt::Advance(x) => e(x, seen),
+        Stmt::Verify { cond, .. } => e(cond, seen),
+        Stmt::ChecksumAdd { inputs, .. }
+        | Stmt::ChecksumSubtract { inputs, .. }
+        | Stmt::ResubmitEmit { header: inputs }
+        | Stmt::DigestPack { fields: inputs, .. } => inputs.iter().any(|x| e(x, seen)),
+        Stmt::MirrorEmit { session, header } => {
+            e(session, seen) || header.iter().any(|x| e(x, seen))
+        }
+        _ => false,
+    }
+}
+
+fn reads_expr(pl: &Pipeline, x: &Expr, f: FieldRef, seen: &mut Vec<bool>) -> bool {
+    match x {
+        Expr::Field(g) => overlaps(*g, f),
+        Expr::Unary { arg, .. } | Expr::Slice { arg, .. } | Expr::Cast { arg, .. } => {
+            reads_expr(pl, arg, f, seen)
+        }
+        Expr::Binary { a, b, .. } => reads_expr(pl, a, f, seen) || reads_expr(pl, b, f, seen),
+        Expr::Concat { hi, lo, .. } => reads_expr(pl, hi, f, seen) || reads_expr(pl, lo, f, seen),
+        Expr::Ternary {
+            cond, then, els, ..
+        } => {
+            reads_expr(pl, cond, f, seen)
+                || reads_expr(pl, then, f, seen)
+                || reads_expr(pl, els, f, seen)
+        }
+        Expr::RegisterExecute { action, index, .. } => {
+            reads_expr(pl, index, f, seen)
+                || pl
+                    .register_actions
+                    .get(action.index())
+                    .is_some_and(|ra| reads_block(pl, &ra.body, f, seen))
+        }
+        Expr::Hash { inputs, .. } | Expr::ChecksumUpdate { inputs, .. } => {
+            inputs.iter().any(|i| reads_expr(pl, i, f, seen))
+        }
+        Expr::MeterExecute { index, color, .. } => {
+            index.as_deref().is_some_and(|i| reads_expr(pl, i, f, seen))
+                || color.as_deref().is_some_and(|i| reads_expr(pl, i, f, seen))
+        }
+        _ => false,
+    }
+}
+
+impl<T: Tracer> Ctx<'_, T> {
+    /// Width of `e`, resolving the widths the IR leaves to the executor (register words/params).
+    pub fn width_of(&self, e: &Expr) -> u16 {
+        match e {
+            Expr::RegValue(_) => self.reg.map(|r| r.width).unwrap_or(0),
+            Expr::RegisterParam(p) => self
+                .pl
+                .register_params
+                .get(p.index())
+                .map(|p| p.width)
+                .unwrap_or(0),
+            _ => e.width(),
+        }
+    }
+
+    /// Evaluate `e` with `params` as the running action's data.
+    pub fn eval(&mut self, e: &Expr, params: &[Value]) -> ExecResult<Value> {
+        Ok(match e {
+            Expr::Const { value, width } => value & mask(*width),
+            Expr::Field(f) => self.phv.get(*f),
+            Expr::Valid(h) => self.phv.is_valid(h.index()) as Value,
+            Expr::Param { index, width } => {
+                params.get(*index as usize).copied().unwrap_or(0) & mask(*width)
+            }
+            Expr::Unary { op, arg, width } => {
+                let a = self.eval(arg, params)?;
+                match op {
+                    UnOp::Not => !a & mask(*width),
+                    UnOp::Neg => a.wrapping_neg() & mask(*width),
+                    UnOp::LNot => (a == 0) as Value,
+                }
+            }
+            Expr::Binary {
+                op,
+                a,
+                b,
+                width,
+                signed,
+            } => {
+                let av = self.eval(a, params)?;
+                // Short-circuit the logical operators as P4 does.
+                match op {
+                    BinOp::LAnd if av == 0 => return Ok(0),
+                    BinOp::LOr if av != 0 => return Ok(1),
+                    _ => {}
+                }
+                let bv = self.eval(b, params)?;
+                let ow = match op {
+                    BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                        self.width_of(a).max(self.width_of(b))
+                    }
+                    _ => *width,
+                };
+                binop(*op, av, bv, *width, ow, *signed)
+            }
+            Expr::Slice { arg, hi, lo } => {
+                let a = self.eval(arg, params)?;
+                if *hi < *lo {
+                    0
+                } else {
+                    (a >> *lo) & mask(hi - lo + 1)
+                }
+            }
+            Expr::Concat { hi, lo, width } => {
+                let h = self.eval(hi, params)?;
+                let l = self.eval(lo, params)?;
+                let lw = self.width_of(lo) as u32;
+                (h.checked_shl(lw).unwrap_or(0) | (l & mask(lw as u16))) & mask(*width)
+            }
+            Expr::Cast {
+                arg,
+                width,
+                sign_extend,
+            } => {
+                let a = self.eval(arg, params)?;
+                let aw = self.width_of(arg);
+                if *sign_extend && *width > aw {
+                    (sext(a, aw) as Value) & mask(*width)
+                } else {
+                    a & mask(*width)
+                }
+            }
+            Expr::Ternary {
+                cond,
+                then,
+                els,
+                width,
+            } => {
+                if self.eval(cond, params)? != 0 {
+                    self.eval(then, params)? & mask(*width)
+                } else {
+                    self.eval(els, params)? & mask(*width)
+                }
+            }
+            Expr::Lookahead { offset_bits, width } => {
+                if !self.in_parser {
+                    return Err(Fault::Program(ProgramError::ParserOnly));
+                }
+                let start = self.cursor + *offset_bits as u64;
+                let end = start + *width as u64;
+                if end > self.input.len() as u64 * 8 {
+                    return Err(Fault::Parser(super::ParserFault::PacketTooShort));
+                }
+                read_bits(self.input, start as u32, *width)
+            }
+            Expr::RegValue(word) => match self.reg {
+                Some(r) => match word {
+                    RegWord::Lo => r.lo,
+                    RegWord::Hi => r.hi,
+                },
+                None => return Err(Fault::Program(ProgramError::RegValueOutsideSalu)),
+            },
+            Expr::RegisterParam(p) => self.rt.register_params.get(p.index()).copied().unwrap_or(0),
+            Expr::RegisterExecute {
+                action,
+                index,
+                width,
+            } => self.register_execute(*action, index, params)? & mask(*width),
+            Expr::Hash {
+                hash,
+                inputs,
+                width,
+            } => self.hash(hash.index(), inputs, *width, params)?,
+            Expr::Random { width } => self.rt.rng.bits(*width) & mask(*width),
+            Expr::MeterExecute {
+                meter,
+                index,
+                color,
+            } => self.meter_execute(meter.index(), index.as_deref(), color.as_deref(), params)?,
+            Expr::ChecksumVerify(c) => {
+                // Tofino's parser checksum unit reports an error (1) when the ones'-complement
+                // sum over the verified data is not all ones.
+                let s = self.scratch.csum.get(c.index()).copied().unwrap_or(0);
+                (s != 0xffff) as Value
+            }
+            Expr::ChecksumGet(c) => self.scratch.csum.get(c.index()).copied().unwrap_or(0) as Value,
+            Expr::ChecksumUpdate { inputs, .. } => {
+                self.pack_inputs(inputs, params)?;
+                (!ones_sum(&self.scratch.bytes) & 0xffff) as Value
+            }
+        })
+    }
+
+    /// Evaluate `inputs` and pack them MSB-first into `scratch.bytes`.
+    pub fn pack_inputs(&mut self, inputs: &[Expr], params: &[Value]) -> ExecResult<u32> {
+        // Evaluate first (inputs may themselves use the scratch buffer), then pack.
+        let mut vals: smallvec::SmallVec<[(Value, u16); 16]> = smallvec::SmallVec::new();
+        for i in inputs {
+            let v = self.eval(i, params)?;
+            vals.push((v, self.width_of(i)));
+        }
+        self.scratch.bytes.clear();
+        Ok(pack_bits(&mut self.scratch.bytes, vals.into_iter()))
+    }
+
+    fn hash(
+        &mut self,
+        id: usize,
+        inputs: &[Expr],
+        width: u16,
+        params: &[Value],
+    ) -> ExecResult<Value> {
+        let Some(Some(hasher)) = self.eng.hashers.get(id) else {
+            return Err(Fault::Program(ProgramError::BadReference("hash")));
+        };
+        // Evaluate first (an input may itself hash), then fill the bit string.
+        let mut vals: smallvec::SmallVec<[(Value, u16); 16]> = smallvec::SmallVec::new();
+        for i in inputs {
+            let v = self.eval(i, params)?;
+            vals.push((v, self.width_of(i)));
+        }
+        let bits = &mut self.scratch.bits;
+        bits.clear();
+        for (v, w) in vals {
+            bits.push(v, w);
+        }
+        Ok(hasher.get(bits, &mut self.rt.rng) & mask(width))
+    }
+
+    fn meter_execute(
+        &mut self,
+        id: usize,
+        index: Option<&Expr>,
+        color: Option<&Expr>,
+        params: &[Value],
+    ) -> ExecResult<Value> {
+        let pl = self.pl;
+        let Some(m) = pl.meters.get(id) else {
+            return Err(Fault::Program(ProgramError::BadReference("meter")));
+        };
+        let idx = match (m.direct_table, index) {
+            // A direct meter on a miss (no entry) meters nothing: GREEN.
+            (Some(_), _) => match self.entry {
+                Some(h) => h.index() as u32,
+                None => return Ok(MeterColor::Green.value() as Value),
+            },
+            (None, Some(e)) => {
+                let v = self.eval(e, params)?;
+                let (i, wrapped) = wrap_index(v, m.size);
+                self.stats.index_wraps += wrapped as u64;
+                i
+            }
+            (None, None) => 0,
+        };
+        let pre = match color {
+            Some(c) => Some(MeterColor::from_value((self.eval(c, params)? & 0xff) as u8)),
+            None => None,
+        };
+        let (now, len) = (self.now, self.pkt_len);
+        let got = match self.rt.meters.get_mut(id) {
+            Some(arr) => arr.execute(idx, now, len, pre).value() as Value,
+            None => 0,
+        };
+        Ok(got)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arithmetic_wraps_to_width() {
+        assert_eq!(binop(BinOp::Add, 0xff, 1, 8, 8, false), 0);
+        assert_eq!(binop(BinOp::Sub, 0, 1, 8, 8, false), 0xff);
+        assert_eq!(binop(BinOp::Mul, 0x10, 0x10, 8, 8, false), 0);
+    }
+
+    #[test]
+    fn saturating_ops_unsigned_and_signed() {
+        assert_eq!(binop(BinOp::SatAdd, 250, 10, 8, 8, false), 255);
+        assert_eq!(binop(BinOp::SatSub, 5, 10, 8, 8, false), 0);
+        // int<8>: 120 + 10 saturates to 127; -120 - 10 to -128.
+        assert_eq!(binop(BinOp::SatAdd, 120, 10, 8, 8, true), 127);
+        assert_eq!(
+            binop(BinOp::SatSub, (-120i8) as u8 as Value, 10, 8, 8, true),
+            0x80
+        );
+        assert_eq!(
+            binop(BinOp::SatAdd, (-3i8) as u8 as Value, 1, 8, 8, true),
+            0xfe
+        );
+    }
+
+    #[test]
+    fn shifts_at_or_past_width() {
+        assert_eq!(binop(BinOp::Shl, 1, 8, 8, 8, false), 0);
+        assert_eq!(binop(BinOp::Shl, 1, 7, 8, 8, false), 0x80);
+        assert_eq!(binop(BinOp::Shr, 0x80, 9, 8, 8, false), 0);
+        assert_eq!(binop(BinOp::Shr, 0x80, 2, 8, 8, true), 0xe0);
+        assert_eq!(binop(BinOp::Shr, 0x80, 100, 8, 8, true), 0xff);
+        assert_eq!(binop(BinOp::Shr, 0x40, 100, 8, 8, true), 0);
+    }
+
+    #[test]
+    fn signed_and_unsigned_comparisons() {
+        assert_eq!(binop(BinOp::Lt, 0xff, 1, 1, 8, false), 0);
+        assert_eq!(binop(BinOp::Lt, 0xff, 1, 1, 8, true), 1);
+        assert_eq!(binop(BinOp::Ge, 0x7f, 0x80, 1, 8, true), 1);
+        assert_eq!(binop(BinOp::Eq, 0x1ff, 0xff, 1, 8, false), 1);
+        assert_eq!(binop(BinOp::Min, 0xff, 1, 8, 8, true), 0xff);
+        assert_eq!(binop(BinOp::Max, 0xff, 1, 8, 8, false), 0xff);
+    }
+
+    #[test]
+    fn division_by_zero_is_zero() {
+        assert_eq!(binop(BinOp::Div, 7, 0, 8, 8, false), 0);
+        assert_eq!(binop(BinOp::Mod, 7, 0, 8, 8, false), 0);
+        assert_eq!(binop(BinOp::Div, 7, 2, 8, 8, false), 3);
+    }
+
+    #[test]
+    fn ones_complement_sum_folds_carries() {
+        assert_eq!(ones_sum(&[0xff, 0xff, 0x00, 0x01]), 0x0001);
+        assert_eq!(ones_sum(&[0x12, 0x34, 0x56]), 0x1234 + 0x5600);
+        assert_eq!(ones_add(0xffff, 0xffff), 0xffff);
+    }
+
+    #[test]
+    fn sign_extension() {
+        assert_eq!(sext(0x80, 8), -128);
+        assert_eq!(sext(0x7f, 8), 127);
+        assert_eq!(sext(1, 1), -1);
+    }
+}

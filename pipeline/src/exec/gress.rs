@@ -1,0 +1,225 @@
+//! The gress runner: one packet pass through parser → control → deparser of one gress of one
+//! pipe. It builds the parser input (the hardware's prefix of intrinsic metadata, then port
+//! metadata / resubmit data or a mirror header, then the packet), decides what a parser error
+//! means (ingress drops unless the control reads `parser_err`; egress continues), and re-appends
+//! the unparsed payload after the deparser's emits.
+
+use super::parser::ParseEnd;
+use super::{Ctx, Effects, Engines, ExecStats, Fault, Flow, ParserFault, ProgramError, Scratch};
+use crate::ir::{Gress, GressProgram, Intrinsic, Pipeline, Value};
+use crate::phv::{write_bits, Phv};
+use crate::state::PipeState;
+use crate::trace::{TraceEvent, Tracer};
+
+/// Size of `ingress_intrinsic_metadata_t` in the ingress prefix; the rest of the prefix is port
+/// metadata or resubmit data.
+pub const IG_INTRINSIC_BYTES: usize = 8;
+
+/// Reusable buffers of one gress of one pipeline.
+#[derive(Debug)]
+pub struct GressWork {
+    pub phv: Phv,
+    pub scratch: Scratch,
+    pub effects: Effects,
+    /// Parser input: prefix + extra + packet.
+    pub input: Vec<u8>,
+    /// Deparsed packet.
+    pub out: Vec<u8>,
+    pub stats: ExecStats,
+}
+
+impl GressWork {
+    pub fn new(gp: &GressProgram) -> GressWork {
+        GressWork {
+            phv: Phv::new(gp.phv.bytes as usize, gp.phv.headers.len()),
+            scratch: Scratch::default(),
+            effects: Effects::default(),
+            input: Vec::with_capacity(2048),
+            out: Vec::with_capacity(2048),
+            stats: ExecStats::default(),
+        }
+    }
+
+    /// Read an intrinsic metadata value from the PHV after a pass (0 when the program has none).
+    pub fn intrinsic(&self, gp: &GressProgram, which: Intrinsic) -> Value {
+        gp.intrinsics
+            .get(which)
+            .map(|f| self.phv.get(f))
+            .unwrap_or(0)
+    }
+}
+
+/// What to feed a pass.
+#[derive(Debug, Clone, Copy)]
+pub struct PassInput<'a> {
+    /// Intrinsic values the hardware puts in the prefix (and into the bound PHV fields).
+    pub intrinsics: &'a [(Intrinsic, Value)],
+    /// Ingress: port metadata or resubmit data (placed after the intrinsic metadata). Egress: the
+    /// mirror header of a mirrored copy (placed after the prefix). Empty otherwise.
+    pub extra: &'a [u8],
+    pub packet: &'a [u8],
+    pub now: u64,
+}
+
+/// Why a pass dropped its packet.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PassDrop {
+    ParserError(ParserFault),
+    ParserReject,
+    Program(ProgramError),
+}
+
+/// Result of one pass; the deparsed bytes are in [`GressWork::out`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GressResult {
+    pub drop: Option<PassDrop>,
+    /// Parser error bits written to `parser_err`.
+    pub parser_err: u16,
+    /// Destination fields the control wrote (bit 0 ucast, 1 mcast_grp_a, 2 mcast_grp_b).
+    pub written: u8,
+}
+
+fn prefix_fill(gp: &GressProgram, gress: Gress, inp: &PassInput<'_>, buf: &mut Vec<u8>) {
+    let n = gp.prefix.bytes as usize;
+    buf.clear();
+    buf.resize(n, 0);
+    for (which, v) in inp.intrinsics {
+        if let Some((_, f)) = gp.prefix.fields.iter().find(|(w, _)| w == which) {
+            write_bits(buf, f.offset, f.width, *v);
+        }
+    }
+    match gress {
+        Gress::Ingress => {
+            if n > IG_INTRINSIC_BYTES {
+                let room = n - IG_INTRINSIC_BYTES;
+                let k = inp.extra.len().min(room);
+                buf[IG_INTRINSIC_BYTES..IG_INTRINSIC_BYTES + k].copy_from_slice(&inp.extra[..k]);
+            }
+        }
+        Gress::Egress => buf.extend_from_slice(inp.extra),
+    }
+    buf.extend_from_slice(inp.packet);
+}
+
+/// Run one pass of `gress` on `state` (a pipe running `pl`).
+#[allow(clippy::too_many_arguments)]
+pub fn run_gress<T: Tracer>(
+    pl: &Pipeline,
+    eng: &Engines,
+    error_names: &[String],
+    gress: Gress,
+    state: &mut PipeState,
+    work: &mut GressWork,
+    inp: &PassInput<'_>,
+    tr: &mut T,
+) -> GressResult {
+    let gp = match gress {
+        Gress::Ingress => &pl.ingress,
+        Gress::Egress => &pl.egress,
+    };
+    let geng = eng.gress(gress);
+    let GressWork {
+        phv,
+        scratch,
+        effects,
+        input,
+        out,
+        stats,
+    } = work;
+    prefix_fill(gp, gress, inp, input);
+    phv.reset();
+    effects.clear();
+    out.clear();
+    for (which, v) in inp.intrinsics {
+        if let Some(f) = gp.intrinsics.get(*which) {
+            phv.set(f, *v);
+        }
+    }
+    let (ts_field, err_field) = match gress {
+        Gress::Ingress => (Intrinsic::IgPrsrGlobalTstamp, Intrinsic::IgPrsrParserErr),
+        Gress::Egress => (Intrinsic::EgPrsrGlobalTstamp, Intrinsic::EgPrsrParserErr),
+    };
+    if let Some(f) = gp.intrinsics.get(ts_field) {
+        phv.set(f, inp.now as Value);
+    }
+    state.rt.epoch += 1;
+    let pkt_len = inp.packet.len() as u32;
+    let mut ctx = Ctx {
+        pl,
+        eng,
+        gress,
+        error_names,
+        tables: &state.tables,
+        rt: &mut state.rt,
+        phv,
+        scratch,
+        effects,
+        emit_out: out,
+        stats,
+        tr,
+        now: inp.now,
+        pkt_len,
+        input: input.as_slice(),
+        cursor: 0,
+        in_parser: false,
+        reg: None,
+        entry: None,
+        written: 0,
+    };
+    let mut result = GressResult {
+        drop: None,
+        parser_err: 0,
+        written: 0,
+    };
+    match ctx.run_parser(&gp.parser) {
+        ParseEnd::Accept => {}
+        ParseEnd::Reject => {
+            if gress == Gress::Ingress {
+                result.drop = Some(PassDrop::ParserReject);
+            }
+        }
+        ParseEnd::Error(fault, _) => {
+            result.parser_err = fault.bits();
+            if let Some(f) = gp.intrinsics.get(err_field) {
+                let old = ctx.phv.get(f);
+                ctx.phv.set(f, old | fault.bits() as Value);
+            }
+            if gress == Gress::Ingress && !geng.parser_err_used {
+                result.drop = Some(PassDrop::ParserError(fault));
+            }
+        }
+    }
+    if result.drop.is_some() {
+        return result;
+    }
+    let payload_start = (ctx.cursor.div_ceil(8) as usize).min(ctx.input.len());
+    // Control; `exit` and `return` both end it, and the deparser still runs.
+    match ctx.exec_block(&gp.control.body, &[]) {
+        Ok(Flow::Next | Flow::Return | Flow::Exit) => {}
+        Err(e) => {
+            result.drop = Some(fault_drop(e));
+        }
+    }
+    if result.drop.is_none() {
+        if let Err(e) = ctx.exec_block(&gp.deparser.body, &[]) {
+            result.drop = Some(fault_drop(e));
+        }
+    }
+    result.written = ctx.written;
+    if result.drop.is_some() {
+        return result;
+    }
+    ctx.emit_out.extend_from_slice(&ctx.input[payload_start..]);
+    if T::ENABLED {
+        let bytes = ctx.emit_out.clone();
+        ctx.tr.record(|| TraceEvent::Deparsed { gress, bytes });
+    }
+    result
+}
+
+fn fault_drop(e: Fault) -> PassDrop {
+    match e {
+        Fault::Parser(p) => PassDrop::ParserError(p),
+        Fault::Program(p) => PassDrop::Program(p),
+    }
+}

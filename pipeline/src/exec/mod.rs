@@ -1,0 +1,265 @@
+//! The interpreter that runs a lowered program ([`crate::ir`]) on one packet pass through one
+//! gress of one pipe: parser engine ([`parser`]), MAU control (statements in [`stmt`],
+//! expressions in [`eval`], stateful ALUs in [`salu`]), deparser ([`deparser`]), glued together
+//! by the gress runner ([`gress`]).
+//!
+//! The interpreter walks the IR directly: the IR is already pre-resolved (PHV bit offsets, table
+//! and extern indices), so a pass needs no string lookups and, in steady state, no allocation —
+//! every buffer lives in a reusable [`GressWork`].
+
+pub mod deparser;
+pub mod eval;
+pub mod gress;
+pub mod parser;
+pub mod salu;
+pub mod stmt;
+
+use thiserror::Error;
+
+use crate::externs::hash::{BitWriter, Hasher};
+use crate::ir::{FieldRef, Gress, GressProgram, Intrinsic, Pipeline, RegisterId, Value};
+use crate::phv::Phv;
+use crate::state::{PipeRuntime, TableState};
+use crate::table::EntryHandle;
+use crate::trace::Tracer;
+
+pub use gress::{run_gress, GressResult, GressWork, PassInput};
+
+/// Tofino `PARSER_ERROR_*` bits (tofino1_base.p4) the parser engine writes into `parser_err`.
+pub mod parser_error_bits {
+    pub const NO_MATCH: u16 = 0x0001;
+    pub const PARTIAL_HDR: u16 = 0x0002;
+    pub const CTR_RANGE: u16 = 0x0004;
+    pub const TIMEOUT_USER: u16 = 0x0008;
+    pub const TIMEOUT_HW: u16 = 0x0010;
+}
+
+/// Why the parser stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Error)]
+pub enum ParserFault {
+    #[error("PacketTooShort")]
+    PacketTooShort,
+    #[error("NoMatch")]
+    NoMatch,
+    #[error("StackOutOfBounds")]
+    StackOutOfBounds,
+    /// More state transitions than the hardware's parser would take (a loop).
+    #[error("ParserTimeout")]
+    Timeout,
+    /// `verify(false, error)` with the program's error code.
+    #[error("verify failed (error {0})")]
+    Verify(u16),
+}
+
+impl ParserFault {
+    /// The `PARSER_ERROR_*` bit. Errors the hardware has no bit for (`verify` with a user error)
+    /// use `PARSER_ERROR_TIMEOUT_USER`, the bit Tofino reserves for user-visible parser errors.
+    pub fn bits(self) -> u16 {
+        use parser_error_bits::*;
+        match self {
+            ParserFault::PacketTooShort => PARTIAL_HDR,
+            ParserFault::NoMatch => NO_MATCH,
+            ParserFault::StackOutOfBounds => CTR_RANGE,
+            ParserFault::Timeout => TIMEOUT_HW,
+            ParserFault::Verify(_) => TIMEOUT_USER,
+        }
+    }
+}
+
+/// A program doing something the hardware cannot do (the packet is dropped and the error counted).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Error)]
+pub enum ProgramError {
+    #[error("register {register} accessed twice in one pass (one stateful-ALU access per register per packet)")]
+    DoubleRegisterAccess { register: String },
+    #[error("register value used outside a RegisterAction")]
+    RegValueOutsideSalu,
+    #[error("parser statement used outside the parser")]
+    ParserOnly,
+    #[error("reference to a missing IR object ({0})")]
+    BadReference(&'static str),
+}
+
+/// A pass stopped abnormally.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Fault {
+    Parser(ParserFault),
+    Program(ProgramError),
+}
+
+/// How a block finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Next,
+    Return,
+    Exit,
+}
+
+pub type ExecResult<T = Flow> = Result<T, Fault>;
+
+/// Program-wide precomputed helpers for one pipeline (built once at switch assembly).
+#[derive(Debug)]
+pub struct Engines {
+    /// One hash unit per `Pipeline::hashes` entry (`None` when its CRC spec is invalid).
+    pub hashers: Vec<Option<Hasher>>,
+    pub ingress: GressEngines,
+    pub egress: GressEngines,
+}
+
+/// Per-gress precomputed facts.
+#[derive(Debug, Clone, Default)]
+pub struct GressEngines {
+    /// The control reads `parser_err`: a parser error does not drop the packet (ingress).
+    pub parser_err_used: bool,
+    /// Intrinsic fields whose writes are tracked (destination validity): ucast, mcast a, mcast b.
+    pub watch: [Option<FieldRef>; 3],
+}
+
+impl Engines {
+    pub fn new(pl: &Pipeline) -> Engines {
+        let hashers = pl
+            .hashes
+            .iter()
+            .map(|h| Hasher::new(h.algorithm, h.width).ok())
+            .collect();
+        Engines {
+            hashers,
+            ingress: GressEngines::new(&pl.ingress, Gress::Ingress, pl),
+            egress: GressEngines::new(&pl.egress, Gress::Egress, pl),
+        }
+    }
+
+    pub fn gress(&self, g: Gress) -> &GressEngines {
+        match g {
+            Gress::Ingress => &self.ingress,
+            Gress::Egress => &self.egress,
+        }
+    }
+}
+
+impl GressEngines {
+    fn new(gp: &GressProgram, gress: Gress, pl: &Pipeline) -> GressEngines {
+        let err = match gress {
+            Gress::Ingress => gp.intrinsics.get(Intrinsic::IgPrsrParserErr),
+            Gress::Egress => gp.intrinsics.get(Intrinsic::EgPrsrParserErr),
+        };
+        let parser_err_used = err.is_some_and(|f| eval::reads_field(pl, &gp.control.body, f));
+        let watch = match gress {
+            Gress::Ingress => [
+                gp.intrinsics.get(Intrinsic::TmUcastEgressPort),
+                gp.intrinsics.get(Intrinsic::TmMcastGrpA),
+                gp.intrinsics.get(Intrinsic::TmMcastGrpB),
+            ],
+            Gress::Egress => [None; 3],
+        };
+        GressEngines {
+            parser_err_used,
+            watch,
+        }
+    }
+}
+
+/// What a deparser asked the traffic manager for, besides the packet itself.
+#[derive(Debug, Default, Clone)]
+pub struct Effects {
+    /// `mirror.emit(session, hdr)`: session id and the mirror header bytes.
+    pub mirror: Option<u16>,
+    pub mirror_header: Vec<u8>,
+    /// `resubmit.emit(hdr)`: the resubmit data (≤ 8 bytes on Tofino 1).
+    pub resubmit: bool,
+    pub resubmit_data: Vec<u8>,
+    /// `digest.pack(..)` calls: (digest, values).
+    pub digests: Vec<(u32, Vec<Value>)>,
+}
+
+impl Effects {
+    fn clear(&mut self) {
+        self.mirror = None;
+        self.mirror_header.clear();
+        self.resubmit = false;
+        self.resubmit_data.clear();
+        self.digests.clear();
+    }
+}
+
+/// Counts of non-fatal anomalies seen while executing (per pipe).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ExecStats {
+    /// Register/counter/meter indices that were out of range and wrapped.
+    pub index_wraps: u64,
+    /// Digests dropped because the digest queue was full.
+    pub digest_overflow: u64,
+}
+
+/// The running RegisterAction's words and output.
+#[derive(Debug, Clone, Copy)]
+pub struct RegCtx {
+    pub lo: Value,
+    pub hi: Value,
+    pub out: Value,
+    pub width: u16,
+}
+
+/// Reusable buffers for expression and table evaluation.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    pub key: Vec<Value>,
+    pub bytes: Vec<u8>,
+    /// Hash input bit string.
+    pub bits: BitWriter,
+    /// Parser checksum accumulators (ones'-complement 16-bit sums), per `ChecksumId`.
+    pub csum: Vec<u32>,
+}
+
+/// Everything one pass needs while running statements.
+pub struct Ctx<'a, T: Tracer> {
+    pub pl: &'a Pipeline,
+    pub eng: &'a Engines,
+    pub gress: Gress,
+    /// The program's `error` enum names (for traces of `verify` failures).
+    pub error_names: &'a [String],
+    pub tables: &'a [TableState],
+    pub rt: &'a mut PipeRuntime,
+    pub phv: &'a mut Phv,
+    pub scratch: &'a mut Scratch,
+    pub effects: &'a mut Effects,
+    /// Deparser output (emitted headers; the gress runner appends the payload).
+    pub emit_out: &'a mut Vec<u8>,
+    pub stats: &'a mut ExecStats,
+    pub tr: &'a mut T,
+    /// Virtual time of the pass (ns).
+    pub now: u64,
+    /// Packet length for counters/meters (bytes as received by this gress).
+    pub pkt_len: u32,
+    /// Parser input (prefix + packet) and cursor in bits.
+    pub input: &'a [u8],
+    pub cursor: u64,
+    pub in_parser: bool,
+    /// Running RegisterAction, if any.
+    pub reg: Option<RegCtx>,
+    /// Entry whose action is running (direct counters/meters/registers).
+    pub entry: Option<EntryHandle>,
+    /// Write tracking for `watch` fields (bit i = `watch[i]` written).
+    pub written: u8,
+}
+
+impl<'a, T: Tracer> Ctx<'a, T> {
+    /// Mark a register as accessed in this pass; a second access is a program error.
+    pub fn claim_register(&mut self, r: RegisterId) -> ExecResult<()> {
+        let epoch = self.rt.epoch;
+        match self.rt.reg_stamp.get_mut(r.index()) {
+            Some(s) if *s == epoch => Err(Fault::Program(ProgramError::DoubleRegisterAccess {
+                register: self
+                    .pl
+                    .registers
+                    .get(r.index())
+                    .map(|r| r.name.clone())
+                    .unwrap_or_default(),
+            })),
+            Some(s) => {
+                *s = epoch;
+                Ok(())
+            }
+            None => Err(Fault::Program(ProgramError::BadReference("register"))),
+        }
+    }
+}

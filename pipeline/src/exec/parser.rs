@@ -1,0 +1,227 @@
+//! The parser engine: walks the parser state machine over the prefix + packet bytes, extracting
+//! headers into the PHV, evaluating `select` with masks, ranges and default, and accumulating
+//! parser checksums. A state-transition budget stands in for the hardware's parser timeout, so a
+//! looping program cannot hang the switch.
+
+use super::eval::{ones_add, ones_sum};
+use super::{Ctx, ExecResult, Fault, ParserFault, ProgramError};
+use crate::ir::{KeysetElem, NextState, Parser, Stmt, Transition, Value};
+use crate::phv::read_bits;
+use crate::trace::{TraceEvent, Tracer};
+
+/// Most state transitions one parse may take before `ParserTimeout`.
+pub const MAX_PARSER_STEPS: usize = 256;
+
+/// How a parse ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParseEnd {
+    Accept,
+    /// `transition reject` (without an error of its own).
+    Reject,
+    /// A parser error; the state it happened in.
+    Error(ParserFault, usize),
+}
+
+impl<T: Tracer> Ctx<'_, T> {
+    /// Run `parser` from its start state. The cursor (bits) ends where the payload begins.
+    pub fn run_parser(&mut self, parser: &Parser) -> ParseEnd {
+        self.in_parser = true;
+        self.cursor = 0;
+        let ncsum = self.pl.checksums.len();
+        self.scratch.csum.clear();
+        self.scratch.csum.resize(ncsum, 0);
+        let mut state = parser.start.index();
+        let end = 'run: {
+            for _ in 0..MAX_PARSER_STEPS {
+                let Some(st) = parser.states.get(state) else {
+                    break 'run ParseEnd::Error(ParserFault::NoMatch, state);
+                };
+                self.tr.record(|| TraceEvent::ParserState {
+                    name: st.name.clone(),
+                });
+                if let Err(e) = self.exec_block(&st.body, &[]) {
+                    break 'run match e {
+                        Fault::Parser(p) => ParseEnd::Error(p, state),
+                        // A malformed IR in the parser: treat like the hardware's no-match.
+                        Fault::Program(_) => ParseEnd::Error(ParserFault::NoMatch, state),
+                    };
+                }
+                let next = match &st.transition {
+                    Transition::Direct(n) => *n,
+                    Transition::Select {
+                        keys,
+                        cases,
+                        default,
+                    } => match self.select(keys, cases) {
+                        Ok(Some(n)) => n,
+                        Ok(None) => *default,
+                        Err(Fault::Parser(p)) => break 'run ParseEnd::Error(p, state),
+                        Err(Fault::Program(_)) => {
+                            break 'run ParseEnd::Error(ParserFault::NoMatch, state)
+                        }
+                    },
+                };
+                match next {
+                    NextState::Accept => break 'run ParseEnd::Accept,
+                    NextState::Reject => break 'run ParseEnd::Reject,
+                    NextState::State(s) => state = s.index(),
+                }
+            }
+            ParseEnd::Error(ParserFault::Timeout, state)
+        };
+        self.in_parser = false;
+        if T::ENABLED {
+            let name = parser
+                .states
+                .get(match end {
+                    ParseEnd::Error(_, s) => s,
+                    _ => state,
+                })
+                .map(|s| s.name.clone())
+                .unwrap_or_default();
+            match end {
+                ParseEnd::Accept => self.tr.record(|| TraceEvent::ParserAccept),
+                ParseEnd::Reject => self.tr.record(|| TraceEvent::ParserReject { state: name }),
+                ParseEnd::Error(f, _) => {
+                    let error = match f {
+                        ParserFault::Verify(code) => {
+                            self.prog_error_name(code).unwrap_or_else(|| f.to_string())
+                        }
+                        _ => f.to_string(),
+                    };
+                    self.tr.record(|| TraceEvent::ParserError {
+                        state: name,
+                        error,
+                        bits: f.bits(),
+                    })
+                }
+            }
+        }
+        end
+    }
+
+    fn prog_error_name(&self, code: u16) -> Option<String> {
+        self.error_names.get(code as usize).cloned()
+    }
+
+    fn select(
+        &mut self,
+        keys: &[crate::ir::Expr],
+        cases: &[crate::ir::SelectCase],
+    ) -> ExecResult<Option<NextState>> {
+        let mut vals: smallvec::SmallVec<[Value; 4]> = smallvec::SmallVec::new();
+        for k in keys {
+            vals.push(self.eval(k, &[])?);
+        }
+        for c in cases {
+            let all = c.keyset.iter().zip(vals.iter()).all(|(ks, v)| match *ks {
+                KeysetElem::Mask { value, mask } => v & mask == value & mask,
+                KeysetElem::Range { lo, hi } => lo <= *v && *v <= hi,
+            });
+            if all && c.keyset.len() == vals.len() {
+                return Ok(Some(c.next));
+            }
+        }
+        Ok(None)
+    }
+
+    fn extract_header(&mut self, h: usize) -> ExecResult<()> {
+        let pl = self.pl;
+        let gp = self.pl_gress_static(pl);
+        let Some(info) = gp.phv.headers.get(h) else {
+            return Err(Fault::Program(ProgramError::BadReference("header")));
+        };
+        let len = info.byte_len as usize;
+        let bits = len as u64 * 8;
+        if self.cursor + bits > self.input.len() as u64 * 8 {
+            return Err(Fault::Parser(ParserFault::PacketTooShort));
+        }
+        let dst = self.phv.slice_mut(info.byte_offset as usize, len);
+        if self.cursor % 8 == 0 {
+            let s = (self.cursor / 8) as usize;
+            let n = dst.len();
+            dst.copy_from_slice(&self.input[s..s + n]);
+        } else {
+            for (i, b) in dst.iter_mut().enumerate() {
+                *b = read_bits(self.input, (self.cursor + i as u64 * 8) as u32, 8) as u8;
+            }
+        }
+        self.cursor += bits;
+        self.phv.set_valid(h, true);
+        if T::ENABLED {
+            let fields = gp.phv.fields[info.fields.start as usize..info.fields.end as usize]
+                .iter()
+                .map(|f| (f.name.clone(), self.phv.get(f.field)))
+                .collect();
+            self.tr.record(|| TraceEvent::Extract {
+                header: info.name.clone(),
+                fields,
+            });
+        }
+        Ok(())
+    }
+
+    fn pl_gress_static<'p>(&self, pl: &'p crate::ir::Pipeline) -> &'p crate::ir::GressProgram {
+        match self.gress {
+            crate::ir::Gress::Ingress => &pl.ingress,
+            crate::ir::Gress::Egress => &pl.egress,
+        }
+    }
+
+    pub(crate) fn exec_parser_stmt(&mut self, s: &Stmt, params: &[Value]) -> ExecResult<()> {
+        match s {
+            Stmt::Extract(h) => self.extract_header(h.index())?,
+            Stmt::ExtractNext(stack) => {
+                let pl = self.pl;
+                let gp = self.pl_gress_static(pl);
+                let Some(st) = gp.phv.stacks.get(stack.index()) else {
+                    return Err(Fault::Program(ProgramError::BadReference("stack")));
+                };
+                let ni = self.phv.get(st.next_index) as usize;
+                let Some(h) = st.elements.get(ni) else {
+                    return Err(Fault::Parser(ParserFault::StackOutOfBounds));
+                };
+                self.extract_header(h.index())?;
+                self.phv.set(st.next_index, (ni + 1) as Value);
+            }
+            Stmt::Advance(e) => {
+                let bits = self.eval(e, params)?;
+                let end = (self.cursor as u128).saturating_add(bits);
+                if end > self.input.len() as u128 * 8 {
+                    return Err(Fault::Parser(ParserFault::PacketTooShort));
+                }
+                self.cursor = end as u64;
+            }
+            Stmt::Verify { cond, error } => {
+                let ok = self.eval(cond, params)? != 0;
+                if !ok {
+                    return Err(Fault::Parser(ParserFault::Verify(*error)));
+                }
+            }
+            Stmt::ChecksumAdd { checksum, inputs }
+            | Stmt::ChecksumSubtract { checksum, inputs } => {
+                self.pack_inputs(inputs, params)?;
+                let mut sum = ones_sum(&self.scratch.bytes);
+                if matches!(s, Stmt::ChecksumSubtract { .. }) {
+                    sum = !sum & 0xffff;
+                }
+                if let Some(acc) = self.scratch.csum.get_mut(checksum.index()) {
+                    *acc = ones_add(*acc, sum);
+                }
+            }
+            Stmt::ChecksumDeposit { checksum, dst } => {
+                // Subtract everything after the cursor (the rest of the packet) and deposit the
+                // residual: what `update()` needs to rebuild an L4 checksum over new headers.
+                let start = (self.cursor / 8) as usize;
+                let rest = ones_sum(self.input.get(start..).unwrap_or(&[]));
+                if let Some(acc) = self.scratch.csum.get_mut(checksum.index()) {
+                    *acc = ones_add(*acc, !rest & 0xffff);
+                    let v = *acc as Value;
+                    self.phv.set(*dst, v);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

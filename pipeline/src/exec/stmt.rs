@@ -1,0 +1,338 @@
+//! Statement execution: assignments, header operations, gateways (`if`), table applies with
+//! their hit/miss and action_run branches, action calls, counters, `exit` and `return`, and the
+//! parser/deparser statements (delegated to [`super::parser`] and [`super::deparser`]).
+
+use smallvec::SmallVec;
+
+use super::{Ctx, ExecResult, Fault, Flow, ProgramError};
+use crate::ir::{ActionId, Block, Place, RegWord, Stmt, TableBranches, TableId, Value};
+use crate::phv::mask;
+use crate::state::wrap_index;
+use crate::trace::{TraceEvent, Tracer};
+
+/// Action data of a direct call (kept on the stack for the usual handful of parameters).
+type Args = SmallVec<[Value; 8]>;
+
+impl<T: Tracer> Ctx<'_, T> {
+    /// Run a block; stops at `return`/`exit`.
+    pub fn exec_block(&mut self, block: &[Stmt], params: &[Value]) -> ExecResult {
+        for s in block {
+            match self.exec_stmt(s, params)? {
+                Flow::Next => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn assign(&mut self, dst: &Place, v: Value) {
+        match *dst {
+            Place::Field(f) => {
+                self.phv.set(f, v);
+                self.note_write(f.offset);
+            }
+            Place::FieldSlice { field, hi, lo } => {
+                if hi >= lo && hi < field.width {
+                    let w = hi - lo + 1;
+                    let m = mask(w) << lo;
+                    let old = self.phv.get(field);
+                    self.phv.set(field, (old & !m) | ((v << lo) & m));
+                    self.note_write(field.offset);
+                }
+            }
+            Place::RegValue(word) => {
+                if let Some(r) = self.reg.as_mut() {
+                    let m = mask(r.width);
+                    match word {
+                        RegWord::Lo => r.lo = v & m,
+                        RegWord::Hi => r.hi = v & m,
+                    }
+                }
+            }
+            Place::RegOutput => {
+                if let Some(r) = self.reg.as_mut() {
+                    r.out = v;
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn note_write(&mut self, offset: u32) {
+        let watch = &self.eng.gress(self.gress).watch;
+        for (i, w) in watch.iter().enumerate() {
+            if let Some(w) = w {
+                if w.offset == offset {
+                    self.written |= 1 << i;
+                }
+            }
+        }
+    }
+
+    pub fn exec_stmt(&mut self, s: &Stmt, params: &[Value]) -> ExecResult {
+        match s {
+            Stmt::Assign { dst, value } => {
+                let v = self.eval(value, params)?;
+                self.assign(dst, v);
+            }
+            Stmt::CopyHeader { dst, src } => {
+                let hs = &self.pl_gress().phv.headers;
+                if let (Some(d), Some(sr)) = (hs.get(dst.index()), hs.get(src.index())) {
+                    let len = d.byte_len.min(sr.byte_len) as usize;
+                    self.phv
+                        .copy_within(sr.byte_offset as usize, d.byte_offset as usize, len);
+                    let v = self.phv.is_valid(src.index());
+                    self.phv.set_valid(dst.index(), v);
+                }
+            }
+            Stmt::SetValid { header, valid } => self.phv.set_valid(header.index(), *valid),
+            Stmt::StackShift { stack, count, push } => {
+                self.stack_shift(stack.index(), *count, *push)
+            }
+            Stmt::If {
+                cond,
+                then,
+                els,
+                stage,
+            } => {
+                let c = self.eval(cond, params)? != 0;
+                let stage = *stage;
+                self.tr.record(|| TraceEvent::Gateway { stage, result: c });
+                return if c {
+                    self.exec_block(then, params)
+                } else {
+                    self.exec_block(els, params)
+                };
+            }
+            Stmt::ApplyTable { table, branches } => {
+                return self.apply_table(*table, branches, params)
+            }
+            Stmt::CallAction { action, args } => {
+                let mut a = Args::new();
+                for e in args {
+                    a.push(self.eval(e, params)?);
+                }
+                return self.run_action(*action, &a);
+            }
+            Stmt::Count { counter, index } => {
+                let i = self.eval(index, params)?;
+                self.count(counter.index(), Some(i))?;
+            }
+            Stmt::CountDirect { counter } => self.count(counter.index(), None)?,
+            Stmt::Exit => {
+                self.tr.record(|| TraceEvent::Exit);
+                return Ok(Flow::Exit);
+            }
+            Stmt::Return => return Ok(Flow::Return),
+            Stmt::Extract(_)
+            | Stmt::ExtractNext(_)
+            | Stmt::Advance(_)
+            | Stmt::Verify { .. }
+            | Stmt::ChecksumAdd { .. }
+            | Stmt::ChecksumSubtract { .. }
+            | Stmt::ChecksumDeposit { .. } => {
+                if !self.in_parser {
+                    return Err(Fault::Program(ProgramError::ParserOnly));
+                }
+                self.exec_parser_stmt(s, params)?;
+            }
+            Stmt::Emit(_)
+            | Stmt::MirrorEmit { .. }
+            | Stmt::ResubmitEmit { .. }
+            | Stmt::DigestPack { .. } => {
+                self.exec_deparser_stmt(s, params)?;
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    pub(crate) fn pl_gress(&self) -> &crate::ir::GressProgram {
+        match self.gress {
+            crate::ir::Gress::Ingress => &self.pl.ingress,
+            crate::ir::Gress::Egress => &self.pl.egress,
+        }
+    }
+
+    fn stack_shift(&mut self, stack: usize, count: u16, push: bool) {
+        let pl = self.pl;
+        let gp = match self.gress {
+            crate::ir::Gress::Ingress => &pl.ingress,
+            crate::ir::Gress::Egress => &pl.egress,
+        };
+        let Some(st) = gp.phv.stacks.get(stack) else {
+            return;
+        };
+        let n = st.elements.len();
+        let c = (count as usize).min(n);
+        let hdr = |i: usize| &gp.phv.headers[st.elements[i].index()];
+        if push {
+            for i in (c..n).rev() {
+                let (d, s) = (hdr(i), hdr(i - c));
+                self.phv.copy_within(
+                    s.byte_offset as usize,
+                    d.byte_offset as usize,
+                    d.byte_len as usize,
+                );
+                let v = self.phv.is_valid(st.elements[i - c].index());
+                self.phv.set_valid(st.elements[i].index(), v);
+            }
+            for i in 0..c {
+                self.phv.set_valid(st.elements[i].index(), false);
+            }
+            let ni = self.phv.get(st.next_index) as usize;
+            self.phv.set(st.next_index, (ni + c).min(n) as Value);
+        } else {
+            for i in 0..n.saturating_sub(c) {
+                let (d, s) = (hdr(i), hdr(i + c));
+                self.phv.copy_within(
+                    s.byte_offset as usize,
+                    d.byte_offset as usize,
+                    d.byte_len as usize,
+                );
+                let v = self.phv.is_valid(st.elements[i + c].index());
+                self.phv.set_valid(st.elements[i].index(), v);
+            }
+            for i in n - c..n {
+                self.phv.set_valid(st.elements[i].index(), false);
+            }
+            let ni = self.phv.get(st.next_index) as usize;
+            self.phv.set(st.next_index, ni.saturating_sub(c) as Value);
+        }
+    }
+
+    fn count(&mut self, counter: usize, index: Option<Value>) -> ExecResult<()> {
+        let pl = self.pl;
+        let Some(c) = pl.counters.get(counter) else {
+            return Err(Fault::Program(ProgramError::BadReference("counter")));
+        };
+        let idx = match (c.direct_table, index) {
+            // A direct counter counts matched entries only: the default action on a miss has
+            // no entry and counts nothing.
+            (Some(_), _) => match self.entry {
+                Some(h) => h.index(),
+                None => return Ok(()),
+            },
+            (None, Some(i)) => {
+                let (i, wrapped) = wrap_index(i, c.size);
+                self.stats.index_wraps += wrapped as u64;
+                i as usize
+            }
+            (None, None) => 0,
+        };
+        let len = self.pkt_len as u64;
+        if let Some(st) = self.rt.counters.get_mut(counter) {
+            if let Some(p) = st.packets.get_mut(idx) {
+                *p += 1;
+            }
+            if let Some(b) = st.bytes.get_mut(idx) {
+                *b += len;
+            }
+        }
+        Ok(())
+    }
+
+    /// Run action `a` with action data `args` (direct call, entry or default action).
+    pub fn run_action(&mut self, a: ActionId, args: &[Value]) -> ExecResult {
+        let pl = self.pl;
+        let Some(act) = pl.actions.get(a.index()) else {
+            return Err(Fault::Program(ProgramError::BadReference("action")));
+        };
+        if T::ENABLED {
+            let params = act
+                .params
+                .iter()
+                .zip(args.iter())
+                .map(|(p, v)| (p.name.clone(), *v))
+                .collect();
+            self.tr.record(|| TraceEvent::Action {
+                action: act.name.clone(),
+                params,
+            });
+        }
+        match self.exec_block(&act.body, args)? {
+            Flow::Exit => Ok(Flow::Exit),
+            _ => Ok(Flow::Next),
+        }
+    }
+
+    fn apply_table(
+        &mut self,
+        tid: TableId,
+        branches: &TableBranches,
+        params: &[Value],
+    ) -> ExecResult {
+        let pl = self.pl;
+        let tables = self.tables;
+        let (Some(t), Some(ts)) = (pl.tables.get(tid.index()), tables.get(tid.index())) else {
+            return Err(Fault::Program(ProgramError::BadReference("table")));
+        };
+        let mut key = std::mem::take(&mut self.scratch.key);
+        key.clear();
+        for k in &t.keys {
+            match self.eval(&k.expr, params) {
+                Ok(v) => key.push(v),
+                Err(e) => {
+                    self.scratch.key = key;
+                    return Err(e);
+                }
+            }
+        }
+        let hit = ts.table.lookup(&key);
+        let call = match hit {
+            Some(h) => ts.table.entry_action(h),
+            None => &ts.default,
+        };
+        if T::ENABLED {
+            let keys = t
+                .keys
+                .iter()
+                .zip(key.iter())
+                .map(|(k, v)| (k.name.clone(), *v))
+                .collect();
+            let act = pl.actions.get(call.action.index());
+            let params = act
+                .map(|a| {
+                    a.params
+                        .iter()
+                        .zip(call.args.iter())
+                        .map(|(p, v)| (p.name.clone(), *v))
+                        .collect()
+                })
+                .unwrap_or_default();
+            self.tr.record(|| TraceEvent::Table {
+                stage: t.stage,
+                table: t.name.clone(),
+                hit: hit.is_some(),
+                keys,
+                action: act.map(|a| a.name.clone()).unwrap_or_default(),
+                params,
+            });
+        }
+        self.scratch.key = key;
+        let saved = self.entry;
+        self.entry = hit;
+        let flow = self.run_action(call.action, &call.args);
+        self.entry = saved;
+        if flow? == Flow::Exit {
+            return Ok(Flow::Exit);
+        }
+        match branches {
+            TableBranches::None => Ok(Flow::Next),
+            TableBranches::HitMiss { hit: h, miss } => {
+                if hit.is_some() {
+                    self.exec_block(h, params)
+                } else {
+                    self.exec_block(miss, params)
+                }
+            }
+            TableBranches::ActionRun { cases, default } => {
+                let block: &Block = cases
+                    .iter()
+                    .find(|(a, _)| *a == call.action)
+                    .map(|(_, b)| b)
+                    .unwrap_or(default);
+                self.exec_block(block, params)
+            }
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! The packet header vector: one gress's per-packet byte buffer plus header validity bits.
+//!
+//! Fields are `FieldRef` bit ranges numbered MSB-first from the start of the buffer, exactly as
+//! they would lie on the wire, so header extract/emit is a plain byte copy. The accessors here are
+//! the innermost loop of the executor: no allocation, no bounds panics on in-layout fields, and a
+//! fast path for fields that fit in one 64-bit big-endian window.
+
+use crate::ir::{FieldRef, Value};
+
+/// Extra zero bytes after the layout so the 8-byte fast path never needs a bounds check failure.
+const PAD: usize = 16;
+
+/// Mask with the low `width` bits set (`width` ≥ 128 gives all ones).
+#[inline]
+pub fn mask(width: u16) -> Value {
+    if width >= 128 {
+        Value::MAX
+    } else {
+        (1u128 << width) - 1
+    }
+}
+
+/// Read `width` bits at bit `offset` (MSB-first) from `buf`. Bits past the end read as zero.
+#[inline]
+pub fn read_bits(buf: &[u8], offset: u32, width: u16) -> Value {
+    if width == 0 {
+        return 0;
+    }
+    let start = (offset / 8) as usize;
+    let shift = offset % 8;
+    let end_bit = shift + width as u32;
+    if end_bit <= 64 && start + 8 <= buf.len() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&buf[start..start + 8]);
+        let v = u64::from_be_bytes(w);
+        let v = (v << shift) >> (64 - width as u32);
+        return v as Value;
+    }
+    read_bits_slow(buf, offset, width)
+}
+
+fn read_bits_slow(buf: &[u8], offset: u32, width: u16) -> Value {
+    let start = (offset / 8) as usize;
+    let shift = offset % 8;
+    let total = shift + width as u32; // bits from the start of the first byte
+    let nbytes = total.div_ceil(8) as usize;
+    let mut acc: Value = 0;
+    for i in 0..nbytes {
+        let byte = buf.get(start + i).copied().unwrap_or(0);
+        let is_last = i + 1 == nbytes;
+        let take = if is_last { total - 8 * i as u32 } else { 8 };
+        let bits = (byte >> (8 - take)) as Value;
+        // Overflowing the top drops only the leading `shift` bits that are not part of the field.
+        acc = acc.checked_shl(take).unwrap_or(0) | bits;
+    }
+    acc & mask(width)
+}
+
+/// Write the low `width` bits of `value` at bit `offset` (MSB-first). Bits past the end of the
+/// buffer are not written.
+#[inline]
+pub fn write_bits(buf: &mut [u8], offset: u32, width: u16, value: Value) {
+    if width == 0 {
+        return;
+    }
+    let start = (offset / 8) as usize;
+    let shift = offset % 8;
+    let end_bit = shift + width as u32;
+    if end_bit <= 64 && start + 8 <= buf.len() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&buf[start..start + 8]);
+        let old = u64::from_be_bytes(w);
+        let low = 64 - end_bit; // bits after the field inside the window
+        let m: u64 = if width >= 64 {
+            u64::MAX
+        } else {
+            ((1u64 << width) - 1) << low
+        };
+        let v = ((value as u64) << low) & m;
+        let new = (old & !m) | v;
+        buf[start..start + 8].copy_from_slice(&new.to_be_bytes());
+        return;
+    }
+    write_bits_slow(buf, offset, width, value)
+}
+
+fn write_bits_slow(buf: &mut [u8], offset: u32, width: u16, value: Value) {
+    let value = value & mask(width);
+    // Walk the field from its last bit backwards, one byte-fragment at a time.
+    let mut remaining = width as u32;
+    let mut v = value;
+    let mut bit_end = offset + width as u32; // exclusive
+    while remaining > 0 {
+        let byte_idx = ((bit_end - 1) / 8) as usize;
+        let bits_in_byte_after = (8 - bit_end % 8) % 8; // bits of the byte after the field end
+        let avail = 8 - bits_in_byte_after; // bits of this byte up to the field end
+        let take = avail.min(remaining);
+        let frag_mask: u8 = (((1u16 << take) - 1) as u8) << bits_in_byte_after;
+        let frag = ((v as u8) << bits_in_byte_after) & frag_mask;
+        if let Some(b) = buf.get_mut(byte_idx) {
+            *b = (*b & !frag_mask) | frag;
+        }
+        v = v.checked_shr(take).unwrap_or(0);
+        remaining -= take;
+        bit_end -= take;
+    }
+}
+
+/// Pack values MSB-first into `out` (appending), each at its own width; a trailing partial byte is
+/// zero-padded. Returns the number of bits written.
+pub fn pack_bits(out: &mut Vec<u8>, parts: impl Iterator<Item = (Value, u16)>) -> u32 {
+    let base = out.len();
+    let mut bit = 0u32;
+    for (value, width) in parts {
+        let need = (bit + width as u32).div_ceil(8) as usize;
+        if out.len() < base + need {
+            out.resize(base + need, 0);
+        }
+        write_bits_slow(&mut out[base..], bit, width, value);
+        bit += width as u32;
+    }
+    bit
+}
+
+/// A packet's PHV for one gress: field bytes and one validity flag per header instance.
+#[derive(Debug, Clone)]
+pub struct Phv {
+    bytes: Vec<u8>,
+    valid: Vec<bool>,
+    len: usize,
+}
+
+impl Phv {
+    /// A zeroed PHV of `bytes` bytes with `headers` validity flags.
+    pub fn new(bytes: usize, headers: usize) -> Phv {
+        Phv {
+            bytes: vec![0; bytes + PAD],
+            valid: vec![false; headers],
+            len: bytes,
+        }
+    }
+
+    /// Zero every field and invalidate every header (a packet entering the gress).
+    #[inline]
+    pub fn reset(&mut self) {
+        self.bytes.fill(0);
+        self.valid.fill(false);
+    }
+
+    /// Bytes of the layout (without padding).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the layout has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    pub fn get(&self, f: FieldRef) -> Value {
+        read_bits(&self.bytes, f.offset, f.width)
+    }
+
+    #[inline]
+    pub fn set(&mut self, f: FieldRef, value: Value) {
+        write_bits(&mut self.bytes, f.offset, f.width, value)
+    }
+
+    /// Header validity (out-of-range ids read as invalid).
+    #[inline]
+    pub fn is_valid(&self, header: usize) -> bool {
+        self.valid.get(header).copied().unwrap_or(false)
+    }
+
+    #[inline]
+    pub fn set_valid(&mut self, header: usize, valid: bool) {
+        if let Some(v) = self.valid.get_mut(header) {
+            *v = valid;
+        }
+    }
+
+    /// The header bytes `[offset, offset + len)` (clamped to the layout).
+    #[inline]
+    pub fn slice(&self, offset: usize, len: usize) -> &[u8] {
+        let end = (offset + len).min(self.len);
+        let start = offset.min(end);
+        &self.bytes[start..end]
+    }
+
+    /// Mutable header bytes `[offset, offset + len)` (clamped to the layout).
+    #[inline]
+    pub fn slice_mut(&mut self, offset: usize, len: usize) -> &mut [u8] {
+        let end = (offset + len).min(self.len);
+        let start = offset.min(end);
+        &mut self.bytes[start..end]
+    }
+
+    /// Copy `len` bytes inside the PHV from `src` to `dst` (header-to-header assignment).
+    pub fn copy_within(&mut self, src: usize, dst: usize, len: usize) {
+        if src + len <= self.len && dst + len <= self.len {
+            self.bytes.copy_within(src..src + len, dst);
+        }
+    }
+
+    /// The whole layout's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reference bit-by-bit implementation.
+    fn ref_read(buf: &[u8], offset: u32, width: u16) -> Value {
+        let mut v: Value = 0;
+        for i in 0..width as u32 {
+            let bit = offset + i;
+            let b = buf.get((bit / 8) as usize).copied().unwrap_or(0);
+            v = (v << 1) | ((b >> (7 - bit % 8)) & 1) as Value;
+        }
+        v
+    }
+
+    fn pseudo(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    #[test]
+    fn read_matches_reference_for_all_offsets_and_widths() {
+        let mut s = 0x1234_5678_9abc_def1u64;
+        let buf: Vec<u8> = (0..40).map(|_| pseudo(&mut s) as u8).collect();
+        for offset in 0..24u32 {
+            for width in 1..=128u16 {
+                assert_eq!(
+                    read_bits(&buf, offset, width),
+                    ref_read(&buf, offset, width),
+                    "offset {offset} width {width}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn write_then_read_roundtrip_and_neighbours_untouched() {
+        let mut s = 0xdead_beef_cafe_f00du64;
+        for offset in 0..20u32 {
+            for width in 1..=128u16 {
+                let mut buf: Vec<u8> = (0..40).map(|_| pseudo(&mut s) as u8).collect();
+                let before = buf.clone();
+                let v = ((pseudo(&mut s) as u128) << 64 | pseudo(&mut s) as u128) & mask(width);
+                write_bits(&mut buf, offset, width, v | !mask(width));
+                assert_eq!(
+                    read_bits(&buf, offset, width),
+                    v,
+                    "offset {offset} width {width}"
+                );
+                // Bits before and after the field are unchanged.
+                assert_eq!(
+                    ref_read(&buf, 0, offset as u16),
+                    ref_read(&before, 0, offset as u16)
+                );
+                let after = offset + width as u32;
+                let rest = (40 * 8 - after) as u16;
+                for chunk in (0..rest).step_by(100) {
+                    let w = (rest - chunk).min(100);
+                    assert_eq!(
+                        ref_read(&buf, after + chunk as u32, w),
+                        ref_read(&before, after + chunk as u32, w)
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn short_buffers_read_zero_and_ignore_writes_past_end() {
+        let mut buf = vec![0xffu8; 3];
+        assert_eq!(read_bits(&buf, 20, 8), 0xf0);
+        write_bits(&mut buf, 20, 8, 0);
+        assert_eq!(buf, vec![0xff, 0xff, 0xf0]);
+    }
+
+    #[test]
+    fn pack_bits_is_msb_first() {
+        let mut out = Vec::new();
+        let n = pack_bits(
+            &mut out,
+            [(0x5, 3u16), (0x1, 1), (0xab, 8), (0x3, 2)].into_iter(),
+        );
+        assert_eq!(n, 14);
+        assert_eq!(out, vec![0b1011_1010, 0b1011_1100]);
+    }
+
+    #[test]
+    fn phv_validity_and_reset() {
+        let mut p = Phv::new(10, 3);
+        p.set(
+            FieldRef {
+                offset: 13,
+                width: 9,
+            },
+            0x1ff,
+        );
+        p.set_valid(2, true);
+        assert!(p.is_valid(2));
+        assert!(!p.is_valid(7));
+        assert_eq!(
+            p.get(FieldRef {
+                offset: 13,
+                width: 9
+            }),
+            0x1ff
+        );
+        p.reset();
+        assert!(!p.is_valid(2));
+        assert_eq!(p.bytes(), &[0u8; 10]);
+    }
+}

@@ -1,0 +1,194 @@
+//! Per-pipe state: everything a hardware pipe owns (table entries and default actions, register
+//! arrays, counters, meters, register params, the random generator), instantiated once per pipe
+//! from the pipe's [`ir::Pipeline`]. Pipes never see each other's state, as on Tofino.
+
+use crate::externs::meter::MeterArray;
+use crate::externs::random::Random;
+use crate::ir::{self, ActionCall, CounterKind, Pipeline, Value};
+use crate::phv::mask;
+use crate::table::MatchTable;
+
+/// One table of one pipe: its entries and its current default action.
+#[derive(Debug)]
+pub struct TableState {
+    pub table: MatchTable,
+    pub default: ActionCall,
+}
+
+/// A register array: the low word of every cell, and the high word for paired registers.
+#[derive(Debug, Clone)]
+pub struct RegisterState {
+    pub lo: Vec<u64>,
+    pub hi: Vec<u64>,
+}
+
+/// Packet and byte counts of a counter array.
+#[derive(Debug, Clone)]
+pub struct CounterState {
+    pub packets: Vec<u64>,
+    pub bytes: Vec<u64>,
+}
+
+/// Mutable run-time state that actions touch while tables are read.
+#[derive(Debug)]
+pub struct PipeRuntime {
+    pub registers: Vec<RegisterState>,
+    pub register_params: Vec<Value>,
+    pub counters: Vec<CounterState>,
+    pub meters: Vec<MeterArray>,
+    pub rng: Random,
+    /// Packet-pass number, bumped for every gress pass; see `reg_stamp`.
+    pub epoch: u64,
+    /// Per register: the `epoch` of its last access (one access per pass is allowed).
+    pub reg_stamp: Vec<u64>,
+}
+
+/// Everything one hardware pipe owns.
+#[derive(Debug)]
+pub struct PipeState {
+    /// Index into `Program::pipelines` this pipe runs.
+    pub pipeline: usize,
+    pub tables: Vec<TableState>,
+    pub rt: PipeRuntime,
+}
+
+/// Index of a counter/register/meter cell after the hardware's wrap: the index is masked to the
+/// array's power-of-two address space and, for arrays that are not a power of two, reduced modulo
+/// the size. Returns the index and whether it was out of range.
+#[inline]
+pub fn wrap_index(index: Value, size: u32) -> (u32, bool) {
+    if size == 0 {
+        return (0, true);
+    }
+    if index < size as Value {
+        return (index as u32, false);
+    }
+    let space = (size as u64).next_power_of_two() as Value;
+    let masked = (index & (space - 1)) as u32;
+    (masked % size, true)
+}
+
+fn table_shape(t: &ir::Table) -> Vec<(ir::MatchKind, u16)> {
+    t.keys.iter().map(|k| (k.kind, k.expr.width())).collect()
+}
+
+/// A fresh [`MatchTable`] for `t` holding its `const entries`.
+pub fn new_table_state(t: &ir::Table) -> Result<TableState, crate::table::TableError> {
+    let mut table = MatchTable::new(&table_shape(t), t.size.max(1));
+    let needs = table.needs_priority();
+    for (i, e) in t.const_entries.iter().enumerate() {
+        // Without `@priority`, const entries match in program order: first = highest, and
+        // the table's numerically lower priority wins.
+        let prio = needs.then(|| e.priority.unwrap_or(i as u32));
+        table.insert(&e.keys, prio, e.action.clone())?;
+    }
+    Ok(TableState {
+        table,
+        default: t.default_action.clone(),
+    })
+}
+
+/// A register array at its initial values.
+pub fn new_register_state(r: &ir::Register) -> RegisterState {
+    let lo = (r.initial_lo & mask(r.width)) as u64;
+    let hi = (r.initial_hi & mask(r.width)) as u64;
+    RegisterState {
+        lo: vec![lo; r.size as usize],
+        hi: if r.paired {
+            vec![hi; r.size as usize]
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+fn counter_size(pl: &Pipeline, c: &ir::Counter) -> usize {
+    match c.direct_table {
+        Some(t) => pl.tables.get(t.index()).map(|t| t.size).unwrap_or(c.size) as usize,
+        None => c.size as usize,
+    }
+}
+
+fn meter_size(pl: &Pipeline, m: &ir::Meter) -> usize {
+    match m.direct_table {
+        Some(t) => pl.tables.get(t.index()).map(|t| t.size).unwrap_or(m.size) as usize,
+        None => m.size as usize,
+    }
+}
+
+impl PipeRuntime {
+    /// Fresh run-time state for `pl`, with the random generator seeded by `seed`.
+    pub fn new(pl: &Pipeline, seed: u64) -> PipeRuntime {
+        PipeRuntime {
+            registers: pl.registers.iter().map(new_register_state).collect(),
+            register_params: pl
+                .register_params
+                .iter()
+                .map(|p| p.initial & mask(p.width))
+                .collect(),
+            counters: pl
+                .counters
+                .iter()
+                .map(|c| {
+                    let n = counter_size(pl, c);
+                    CounterState {
+                        packets: if c.kind != CounterKind::Bytes {
+                            vec![0; n]
+                        } else {
+                            Vec::new()
+                        },
+                        bytes: if c.kind != CounterKind::Packets {
+                            vec![0; n]
+                        } else {
+                            Vec::new()
+                        },
+                    }
+                })
+                .collect(),
+            meters: pl
+                .meters
+                .iter()
+                .map(|m| MeterArray::new(m.kind, meter_size(pl, m) as u32))
+                .collect(),
+            rng: Random::new(seed),
+            epoch: 1,
+            reg_stamp: vec![0; pl.registers.len()],
+        }
+    }
+}
+
+impl PipeState {
+    /// Instantiate pipe state for `pipeline` (an index into `prog.pipelines`).
+    pub fn new(
+        prog: &ir::Program,
+        pipeline: usize,
+        seed: u64,
+    ) -> Result<PipeState, crate::table::TableError> {
+        let pl = &prog.pipelines[pipeline];
+        let tables = pl
+            .tables
+            .iter()
+            .map(new_table_state)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(PipeState {
+            pipeline,
+            tables,
+            rt: PipeRuntime::new(pl, seed),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_index_masks_like_hardware() {
+        assert_eq!(wrap_index(5, 8), (5, false));
+        assert_eq!(wrap_index(9, 8), (1, true));
+        assert_eq!(wrap_index(1 << 40, 8), (0, true));
+        // Not a power of two: mask to 16 then reduce.
+        assert_eq!(wrap_index(13, 10), (3, true));
+        assert_eq!(wrap_index(0, 0), (0, true));
+    }
+}

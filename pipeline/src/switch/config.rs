@@ -1,0 +1,173 @@
+//! Switch assembly parameters: how many pipes, which ports loop back (recirculation), the CPU
+//! port, per-port queue settings and port metadata, the random seed and safety limits.
+
+use std::collections::BTreeMap;
+
+use thiserror::Error;
+
+use super::{port_pipe, NUM_DEVPORTS};
+use crate::ir::Program;
+use crate::table::TableError;
+use crate::tm::queue::{QueueConfig, QueueError};
+
+/// The queue of a port nobody configured: infinitely fast (no queueing), 1 MiB tail drop, no ECN.
+pub const DEFAULT_QUEUE: QueueConfig = QueueConfig {
+    rate_bps: None,
+    capacity_bytes: 1 << 20,
+    ecn: None,
+    seed: 0,
+};
+
+/// Per-port settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PortConfig {
+    /// Loopback (recirculation) port: frames sent here re-enter ingress on the same port.
+    pub loopback: bool,
+    /// Queue settings; [`SwitchConfig::default_queue`] when `None`.
+    pub queue: Option<QueueConfig>,
+    /// The 64 bits of port metadata the ingress parser sees after the intrinsic metadata.
+    pub port_metadata: Option<[u8; 8]>,
+}
+
+/// How to assemble a [`super::Switch`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwitchConfig {
+    /// Hardware pipes (1..=4). Device port `p` belongs to pipe `p >> 7`.
+    pub pipes: u16,
+    /// Where `copy_to_cpu` copies go (Tofino 1 CPU Ethernet port: 64).
+    pub cpu_port: Option<u16>,
+    pub ports: BTreeMap<u16, PortConfig>,
+    pub default_queue: QueueConfig,
+    /// Seed of every pipe's random generator (pipes derive their own streams from it).
+    pub seed: u64,
+    /// Most passes one packet may take (recirculations and egress-to-egress mirrors); beyond
+    /// it the copy is dropped with [`super::DropReason::PassLimit`].
+    pub max_passes: u8,
+    /// Drop records kept for [`super::Switch::drain_drops`] (0: count only).
+    pub drop_log: usize,
+    /// Digest messages kept until drained (more are counted and dropped).
+    pub digest_capacity: usize,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> SwitchConfig {
+        SwitchConfig {
+            pipes: 1,
+            cpu_port: None,
+            ports: BTreeMap::new(),
+            default_queue: DEFAULT_QUEUE,
+            seed: 0,
+            max_passes: 16,
+            drop_log: 4096,
+            digest_capacity: 4096,
+        }
+    }
+}
+
+/// A switch could not be assembled.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum SwitchError {
+    #[error("{0} pipes requested; Tofino has 1 to 4")]
+    PipeCount(u16),
+    #[error("port {port} is on pipe {pipe}, but the switch has {pipes} pipes")]
+    PortOutOfRange { port: u16, pipe: u16, pipes: u16 },
+    #[error("the program has no pipelines")]
+    NoPipeline,
+    #[error("pipe {pipe} is mapped to pipeline {pipeline}, but the program has {count}")]
+    BadPipeMap {
+        pipe: u16,
+        pipeline: usize,
+        count: usize,
+    },
+    #[error("queue of port {port}: {error}")]
+    Queue { port: u16, error: QueueError },
+    #[error("const entry of a table on pipe {pipe} was refused: {error}")]
+    ConstEntry { pipe: u16, error: TableError },
+}
+
+impl SwitchConfig {
+    /// A configuration with `pipes` pipes and defaults for everything else.
+    pub fn new(pipes: u16) -> SwitchConfig {
+        SwitchConfig {
+            pipes,
+            ..SwitchConfig::default()
+        }
+    }
+
+    pub fn with_cpu_port(mut self, port: u16) -> SwitchConfig {
+        self.cpu_port = Some(port);
+        self
+    }
+
+    /// Make `port` a loopback (recirculation) port.
+    pub fn with_loopback(mut self, port: u16) -> SwitchConfig {
+        self.ports.entry(port).or_default().loopback = true;
+        self
+    }
+
+    pub fn with_queue(mut self, port: u16, q: QueueConfig) -> SwitchConfig {
+        self.ports.entry(port).or_default().queue = Some(q);
+        self
+    }
+
+    pub fn with_port_metadata(mut self, port: u16, md: [u8; 8]) -> SwitchConfig {
+        self.ports.entry(port).or_default().port_metadata = Some(md);
+        self
+    }
+
+    pub fn with_seed(mut self, seed: u64) -> SwitchConfig {
+        self.seed = seed;
+        self
+    }
+
+    /// Is `port` a loopback port?
+    pub fn is_loopback(&self, port: u16) -> bool {
+        self.ports.get(&port).is_some_and(|p| p.loopback)
+    }
+
+    /// The queue settings of `port`.
+    pub fn queue_config(&self, port: u16) -> QueueConfig {
+        self.ports
+            .get(&port)
+            .and_then(|p| p.queue)
+            .unwrap_or(self.default_queue)
+    }
+
+    pub(crate) fn validate(&self, prog: &Program) -> Result<(), SwitchError> {
+        if !(1..=4).contains(&self.pipes) {
+            return Err(SwitchError::PipeCount(self.pipes));
+        }
+        if prog.pipelines.is_empty() {
+            return Err(SwitchError::NoPipeline);
+        }
+        for p in 0..self.pipes {
+            let pipeline = prog.pipe_map.get(p as usize).copied().unwrap_or(0);
+            if pipeline >= prog.pipelines.len() {
+                return Err(SwitchError::BadPipeMap {
+                    pipe: p,
+                    pipeline,
+                    count: prog.pipelines.len(),
+                });
+            }
+        }
+        let check = |port: u16| {
+            let pipe = port_pipe(port);
+            if port as usize >= NUM_DEVPORTS || pipe >= self.pipes {
+                Err(SwitchError::PortOutOfRange {
+                    port,
+                    pipe,
+                    pipes: self.pipes,
+                })
+            } else {
+                Ok(())
+            }
+        };
+        if let Some(c) = self.cpu_port {
+            check(c)?;
+        }
+        for port in self.ports.keys() {
+            check(*port)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,345 @@
+//! The switch: a lowered program instantiated on hardware pipes, with the traffic manager
+//! between ingress and egress.
+//!
+//! A packet entering on device port `p` runs through the ingress of pipe `p >> 7`; the traffic
+//! manager ([`tm_path`]) then resubmits it, mirrors it, replicates it (PRE), queues each copy on
+//! its egress port and runs the egress of that port's pipe; the egress deparser's output leaves
+//! on the port or, for loopback ports, recirculates into ingress. Every drop is recorded with its
+//! reason. Everything is deterministic: same inputs, tables and seed → same outputs.
+
+mod config;
+mod drops;
+mod tm_path;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+pub use config::{PortConfig, SwitchConfig, SwitchError, DEFAULT_QUEUE};
+pub use drops::{DropReason, DropRecord, SwitchStats};
+
+use crate::exec::{Engines, GressWork};
+use crate::ir::{Gress, Program, Value};
+use crate::state::PipeState;
+use crate::tm::mirror::MirrorSessions;
+use crate::tm::pre::{Pre, Replica};
+use crate::tm::queue::EgressQueue;
+use crate::trace::{NoTrace, Recorder, Trace, Tracer};
+
+/// Device ports are 9 bits: pipe in bits 8:7, port in 6:0.
+pub const NUM_DEVPORTS: usize = 512;
+
+/// The pipe a device port belongs to.
+#[inline]
+pub fn port_pipe(devport: u16) -> u16 {
+    (devport >> 7) & 0x3
+}
+
+/// A frame arriving on a port. `ts` is the arrival time in nanoseconds (virtual or wall).
+#[derive(Debug, Clone, Copy)]
+pub struct InFrame<'a> {
+    pub port: u16,
+    pub bytes: &'a [u8],
+    pub ts: u64,
+}
+
+/// A frame leaving on a port. `ts` is its departure time from the port's queue.
+/// Hand the buffer back with [`Switch::recycle`] to keep the packet path allocation-free.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutFrame {
+    pub port: u16,
+    pub bytes: Vec<u8>,
+    pub ts: u64,
+}
+
+/// A digest packed by an ingress deparser.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DigestMessage {
+    pub pipe: u16,
+    /// `Pipeline::digests` index and name.
+    pub digest: u32,
+    pub name: String,
+    pub values: Vec<Value>,
+    pub ts: u64,
+}
+
+/// Longest mirror header carried with a copy (Tofino: 32 B).
+const MIRROR_HDR_MAX: usize = 32;
+
+/// A deferred pass: a recirculated packet or an egress-to-egress mirror copy.
+#[derive(Debug)]
+pub(crate) enum Pending {
+    Ingress {
+        port: u16,
+        buf: Vec<u8>,
+        passes: u8,
+        now: u64,
+    },
+    Egress {
+        copy: EgressCopy,
+        buf: Vec<u8>,
+        passes: u8,
+        now: u64,
+    },
+}
+
+/// What egress needs to know about one copy besides its bytes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EgressCopy {
+    pub port: u16,
+    pub rid: u16,
+    pub rid_first: bool,
+    pub mirror_len: u8,
+    pub mirror_hdr: [u8; MIRROR_HDR_MAX],
+    /// Skip the egress pipeline (`bypass_egress`).
+    pub bypass: bool,
+    /// Trace label.
+    pub kind: &'static str,
+}
+
+/// The whole switch.
+pub struct Switch {
+    pub(crate) prog: Arc<Program>,
+    pub(crate) cfg: SwitchConfig,
+    pub(crate) engines: Vec<Engines>,
+    pub(crate) pipes: Vec<PipeState>,
+    pub(crate) work_ig: Vec<GressWork>,
+    pub(crate) work_eg: Vec<GressWork>,
+    pub(crate) pre: Pre,
+    pub(crate) mirror: MirrorSessions,
+    pub(crate) queues: Vec<EgressQueue>,
+    /// Port metadata (the 8 B after ingress intrinsic metadata) per device port.
+    pub(crate) port_md: Vec<[u8; 8]>,
+    pub(crate) pending: VecDeque<Pending>,
+    pub(crate) pool: Vec<Vec<u8>>,
+    pub(crate) replicas: Vec<Replica>,
+    pub(crate) stats: SwitchStats,
+    pub(crate) drops: VecDeque<DropRecord>,
+    pub(crate) digests: VecDeque<DigestMessage>,
+    /// Time of the latest frame processed (the control plane's notion of "now" for meters).
+    pub(crate) last_ts: u64,
+}
+
+impl std::fmt::Debug for Switch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Switch")
+            .field("program", &self.prog.name)
+            .field("pipes", &self.pipes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Switch {
+    /// Build a switch running `prog` with `cfg`.
+    pub fn new(prog: Arc<Program>, cfg: SwitchConfig) -> Result<Switch, SwitchError> {
+        cfg.validate(&prog)?;
+        let engines: Vec<Engines> = prog.pipelines.iter().map(Engines::new).collect();
+        let mut pipes = Vec::with_capacity(cfg.pipes as usize);
+        for p in 0..cfg.pipes as usize {
+            let pipeline = prog.pipe_map.get(p).copied().unwrap_or(0);
+            // Each pipe gets its own random stream, derived from the switch seed.
+            let seed = cfg.seed ^ (p as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let st =
+                PipeState::new(&prog, pipeline, seed).map_err(|e| SwitchError::ConstEntry {
+                    pipe: p as u16,
+                    error: e,
+                })?;
+            pipes.push(st);
+        }
+        let work_ig = prog
+            .pipelines
+            .iter()
+            .map(|pl| GressWork::new(&pl.ingress))
+            .collect();
+        let work_eg = prog
+            .pipelines
+            .iter()
+            .map(|pl| GressWork::new(&pl.egress))
+            .collect();
+        let mut queues = Vec::with_capacity(NUM_DEVPORTS);
+        for p in 0..NUM_DEVPORTS as u16 {
+            let mut q = cfg.queue_config(p);
+            // Every port marks with its own deterministic stream.
+            q.seed ^= cfg.seed.rotate_left(17) ^ u64::from(p).wrapping_mul(0xff51_afd7_ed55_8ccd);
+            queues
+                .push(EgressQueue::new(q).map_err(|error| SwitchError::Queue { port: p, error })?);
+        }
+        let mirror = MirrorSessions::for_target(prog.target);
+        let mut port_md = vec![[0u8; 8]; NUM_DEVPORTS];
+        for (port, pc) in &cfg.ports {
+            if let Some(md) = pc.port_metadata {
+                port_md[*port as usize] = md;
+            }
+        }
+        Ok(Switch {
+            prog,
+            cfg,
+            engines,
+            pipes,
+            work_ig,
+            work_eg,
+            pre: Pre::new(),
+            mirror,
+            queues,
+            port_md,
+            pending: VecDeque::with_capacity(64),
+            pool: Vec::with_capacity(256),
+            replicas: Vec::with_capacity(64),
+            stats: SwitchStats::default(),
+            drops: VecDeque::with_capacity(1024),
+            digests: VecDeque::with_capacity(64),
+            last_ts: 0,
+        })
+    }
+
+    /// The program this switch runs.
+    pub fn program(&self) -> &Arc<Program> {
+        &self.prog
+    }
+
+    /// The configuration it was built with.
+    pub fn config(&self) -> &SwitchConfig {
+        &self.cfg
+    }
+
+    /// Number of hardware pipes.
+    pub fn num_pipes(&self) -> u16 {
+        self.pipes.len() as u16
+    }
+
+    /// Run one frame through the switch; every frame that leaves is passed to `out`.
+    pub fn process(&mut self, frame: InFrame<'_>, out: &mut impl FnMut(OutFrame)) {
+        self.process_traced(frame, out, &mut NoTrace);
+    }
+
+    /// Run a batch of frames in order, appending the frames that leave to `out`.
+    pub fn process_batch(&mut self, frames: &[InFrame<'_>], out: &mut Vec<OutFrame>) {
+        for f in frames {
+            self.process_traced(*f, &mut |o| out.push(o), &mut NoTrace);
+        }
+    }
+
+    /// Run one frame and record everything that happens to it (and its copies).
+    pub fn trace(&mut self, frame: InFrame<'_>) -> (Vec<OutFrame>, Trace) {
+        let mut rec = Recorder::new();
+        let mut outs = Vec::new();
+        self.process_traced(frame, &mut |o| outs.push(o), &mut rec);
+        (outs, rec.take())
+    }
+
+    /// Give a transmitted frame's buffer back for reuse.
+    pub fn recycle(&mut self, bytes: Vec<u8>) {
+        if self.pool.len() < 4096 {
+            self.pool.push(bytes);
+        }
+    }
+
+    /// [`Switch::process`] with an explicit tracer.
+    pub fn process_traced<T: Tracer>(
+        &mut self,
+        frame: InFrame<'_>,
+        out: &mut impl FnMut(OutFrame),
+        tr: &mut T,
+    ) {
+        self.last_ts = self.last_ts.max(frame.ts);
+        self.stats.rx_packets += 1;
+        self.stats.rx_bytes += frame.bytes.len() as u64;
+        self.ingress(
+            frame.port,
+            frame.bytes,
+            None,
+            0,
+            frame.ts,
+            "packet",
+            out,
+            tr,
+        );
+        while let Some(p) = self.pending.pop_front() {
+            match p {
+                Pending::Ingress {
+                    port,
+                    buf,
+                    passes,
+                    now,
+                } => {
+                    self.ingress(port, &buf, None, passes, now, "recirculate", out, tr);
+                    self.give(buf);
+                }
+                Pending::Egress {
+                    copy,
+                    buf,
+                    passes,
+                    now,
+                } => {
+                    self.egress(&copy, &buf, passes, now, out, tr);
+                    self.give(buf);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn take_buf(&mut self) -> Vec<u8> {
+        let mut b = self.pool.pop().unwrap_or_else(|| Vec::with_capacity(2048));
+        b.clear();
+        b
+    }
+
+    pub(crate) fn give(&mut self, b: Vec<u8>) {
+        if self.pool.len() < 4096 {
+            self.pool.push(b);
+        }
+    }
+
+    /// Statistics: packets in/out and drops by reason.
+    pub fn stats(&self) -> &SwitchStats {
+        &self.stats
+    }
+
+    /// Take the recorded drops (oldest first). At most [`SwitchConfig::drop_log`] are kept.
+    pub fn drain_drops(&mut self) -> Vec<DropRecord> {
+        self.drops.drain(..).collect()
+    }
+
+    /// Execution anomalies (index wraps, digest overflow) summed over both gresses of every
+    /// pipeline.
+    pub fn exec_stats(&self) -> crate::exec::ExecStats {
+        let mut s = crate::exec::ExecStats::default();
+        for w in self.work_ig.iter().chain(self.work_eg.iter()) {
+            s.index_wraps += w.stats.index_wraps;
+            s.digest_overflow += w.stats.digest_overflow;
+        }
+        s
+    }
+
+    pub(crate) fn record_drop<T: Tracer>(
+        &mut self,
+        tr: &mut T,
+        ts: u64,
+        port: u16,
+        gress: Gress,
+        reason: DropReason,
+        detail: Option<String>,
+    ) {
+        self.stats.drops[reason as usize] += 1;
+        tr.record(|| crate::trace::TraceEvent::Drop {
+            gress,
+            reason: match &detail {
+                Some(d) => format!("{reason}: {d}"),
+                None => reason.to_string(),
+            },
+        });
+        if self.cfg.drop_log == 0 {
+            return;
+        }
+        if self.drops.len() >= self.cfg.drop_log {
+            self.drops.pop_front();
+            self.stats.drop_log_overflow += 1;
+        }
+        self.drops.push_back(DropRecord {
+            ts,
+            port,
+            gress,
+            reason,
+            detail,
+        });
+    }
+}

@@ -1,0 +1,555 @@
+//! The packet's way through the switch: ingress pass, the traffic manager's post-ingress
+//! decisions (digest, then resubmit, or else mirror + unicast / multicast / copy-to-CPU, with
+//! `drop_ctl`), per-port queues, egress pass, egress mirroring, and output or recirculation.
+
+use super::{
+    port_pipe, DigestMessage, DropReason, EgressCopy, OutFrame, Pending, Switch, MIRROR_HDR_MAX,
+};
+use crate::exec::gress::PassDrop;
+use crate::exec::{run_gress, PassInput};
+use crate::ir::{Gress, Intrinsic, Value};
+use crate::tm::mirror::MirrorDest;
+use crate::tm::pre::ReplicationRequest;
+use crate::trace::{TraceEvent, TraceReplica, Tracer};
+
+fn pass_drop_reason(d: &PassDrop) -> (DropReason, Option<String>) {
+    match d {
+        PassDrop::ParserError(f) => (DropReason::from_parser(*f), None),
+        PassDrop::ParserReject => (DropReason::ParserReject, None),
+        PassDrop::Program(e) => (DropReason::ProgramError, Some(e.to_string())),
+    }
+}
+
+impl Switch {
+    /// One ingress pass of `pkt` arriving on `port` (or re-entering it), then the TM.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn ingress<T: Tracer>(
+        &mut self,
+        port: u16,
+        pkt: &[u8],
+        resubmit: Option<&[u8]>,
+        passes: u8,
+        now: u64,
+        kind: &'static str,
+        out: &mut impl FnMut(OutFrame),
+        tr: &mut T,
+    ) {
+        let pipe = port_pipe(port);
+        if pipe as usize >= self.pipes.len() || port as usize >= super::NUM_DEVPORTS {
+            self.record_drop(
+                tr,
+                now,
+                port,
+                Gress::Ingress,
+                DropReason::BadIngressPort,
+                None,
+            );
+            return;
+        }
+        let prog = self.prog.clone();
+        let pli = self.pipes[pipe as usize].pipeline;
+        let pl = &prog.pipelines[pli];
+        tr.record(|| TraceEvent::GressStart {
+            gress: Gress::Ingress,
+            pipe,
+            port,
+            len: pkt.len(),
+            kind,
+        });
+        let intrinsics = [
+            (Intrinsic::IgResubmitFlag, resubmit.is_some() as Value),
+            (Intrinsic::IgPacketVersion, 0),
+            (Intrinsic::IgIngressPort, port as Value),
+            (
+                Intrinsic::IgIngressMacTstamp,
+                now as Value & 0xffff_ffff_ffff,
+            ),
+        ];
+        let md = self.port_md[port as usize];
+        let inp = PassInput {
+            intrinsics: &intrinsics,
+            extra: resubmit.unwrap_or(&md),
+            packet: pkt,
+            now,
+        };
+        let res = run_gress(
+            pl,
+            &self.engines[pli],
+            &prog.errors.names,
+            Gress::Ingress,
+            &mut self.pipes[pipe as usize],
+            &mut self.work_ig[pli],
+            &inp,
+            tr,
+        );
+        if let Some(d) = &res.drop {
+            let (reason, detail) = pass_drop_reason(d);
+            self.record_drop(tr, now, port, Gress::Ingress, reason, detail);
+            return;
+        }
+        let w = &self.work_ig[pli];
+        let g = &pl.ingress;
+        let drop_ctl = w.intrinsic(g, Intrinsic::IgDprsrDropCtl);
+        // Digests first: they go out whatever happens to the packet.
+        if !w.effects.digests.is_empty() {
+            for i in 0..self.work_ig[pli].effects.digests.len() {
+                let (d, vals) = std::mem::take(&mut self.work_ig[pli].effects.digests[i]);
+                self.push_digest(pipe, d, vals, now);
+            }
+        }
+        let w = &self.work_ig[pli];
+        let read = |which| w.intrinsic(g, which);
+        let ucast = read(Intrinsic::TmUcastEgressPort) as u16;
+        let grp_a = read(Intrinsic::TmMcastGrpA) as u16;
+        let grp_b = read(Intrinsic::TmMcastGrpB) as u16;
+        let req = ReplicationRequest {
+            mcast_grp_a: (res.written & 2 != 0).then_some(grp_a),
+            mcast_grp_b: (res.written & 4 != 0).then_some(grp_b),
+            level1_exclusion_id: read(Intrinsic::TmLevel1ExclusionId) as u16,
+            level2_exclusion_id: read(Intrinsic::TmLevel2ExclusionId) as u16,
+            rid: read(Intrinsic::TmRid) as u16,
+            level1_mcast_hash: read(Intrinsic::TmLevel1McastHash) as u16,
+            level2_mcast_hash: read(Intrinsic::TmLevel2McastHash) as u16,
+        };
+        let copy_to_cpu = read(Intrinsic::TmCopyToCpu) != 0;
+        let bypass = read(Intrinsic::TmBypassEgress) != 0;
+        let resubmit_req = w.effects.resubmit;
+        let mirror_req = w.effects.mirror;
+        let written = res.written;
+
+        // Resubmit replaces everything else (except digests); drop_ctl bit 0 kills it.
+        if resubmit_req && drop_ctl & 1 == 0 {
+            if resubmit.is_some() {
+                self.record_drop(
+                    tr,
+                    now,
+                    port,
+                    Gress::Ingress,
+                    DropReason::ResubmitLimit,
+                    None,
+                );
+                return;
+            }
+            self.stats.resubmits += 1;
+            tr.record(|| TraceEvent::Resubmit);
+            let mut data = [0u8; 8];
+            let rd = &self.work_ig[pli].effects.resubmit_data;
+            let k = rd.len().min(8);
+            data[..k].copy_from_slice(&rd[..k]);
+            self.ingress(port, pkt, Some(&data), passes, now, "resubmit", out, tr);
+            return;
+        }
+
+        // Ingress-to-egress mirror: the packet as received.
+        if let Some(session) = mirror_req {
+            let mut hdr = [0u8; MIRROR_HDR_MAX];
+            let mh = &self.work_ig[pli].effects.mirror_header;
+            let hl = mh.len().min(MIRROR_HDR_MAX);
+            hdr[..hl].copy_from_slice(&mh[..hl]);
+            self.mirror_copy(
+                Gress::Ingress,
+                session,
+                pkt,
+                &hdr[..hl],
+                port,
+                req.level2_mcast_hash,
+                passes,
+                now,
+                tr,
+            );
+        }
+
+        // The packet itself: take the deparsed bytes out of the work area while egress runs.
+        let pkt_out = std::mem::take(&mut self.work_ig[pli].out);
+        let mut sent = false;
+        if drop_ctl & 1 == 0 {
+            if written & 1 != 0 {
+                sent = true;
+                tr.record(|| TraceEvent::Unicast { port: ucast });
+                let copy = EgressCopy::new(ucast, 0, false, bypass, "packet");
+                self.enqueue(&copy, &pkt_out, passes, now, out, tr);
+            }
+            if written & 6 != 0 {
+                sent = true;
+                self.multicast(&req, bypass, &pkt_out, port, passes, now, out, tr);
+            }
+        }
+        if copy_to_cpu && drop_ctl & 2 == 0 {
+            sent = true;
+            match self.cfg.cpu_port {
+                Some(cpu) => {
+                    tr.record(|| TraceEvent::CopyToCpu { port: cpu });
+                    let copy = EgressCopy::new(cpu, 0, true, bypass, "copy_to_cpu");
+                    self.enqueue(&copy, &pkt_out, passes, now, out, tr);
+                }
+                None => {
+                    self.record_drop(tr, now, port, Gress::Ingress, DropReason::NoCpuPort, None)
+                }
+            }
+        }
+        if !sent && mirror_req.is_none() {
+            let reason = if drop_ctl & 1 != 0 {
+                DropReason::IngressDropCtl
+            } else {
+                DropReason::NoDestination
+            };
+            self.record_drop(tr, now, port, Gress::Ingress, reason, None);
+        } else if drop_ctl & 1 != 0 && (written & 7) != 0 {
+            self.record_drop(
+                tr,
+                now,
+                port,
+                Gress::Ingress,
+                DropReason::IngressDropCtl,
+                None,
+            );
+        }
+        self.work_ig[pli].out = pkt_out;
+    }
+
+    fn push_digest(&mut self, pipe: u16, digest: u32, values: Vec<Value>, ts: u64) {
+        self.stats.digests += 1;
+        if self.digests.len() >= self.cfg.digest_capacity {
+            self.stats.digest_overflow += 1;
+            return;
+        }
+        let pli = self.pipes[pipe as usize].pipeline;
+        let name = self.prog.pipelines[pli]
+            .digests
+            .get(digest as usize)
+            .map(|d| d.name.clone())
+            .unwrap_or_default();
+        self.digests.push_back(DigestMessage {
+            pipe,
+            digest,
+            name,
+            values,
+            ts,
+        });
+    }
+
+    /// Replicate through the PRE and send every replica to egress.
+    #[allow(clippy::too_many_arguments)]
+    fn multicast<T: Tracer>(
+        &mut self,
+        req: &ReplicationRequest,
+        bypass: bool,
+        pkt: &[u8],
+        in_port: u16,
+        passes: u8,
+        now: u64,
+        out: &mut impl FnMut(OutFrame),
+        tr: &mut T,
+    ) {
+        let mut reps = std::mem::take(&mut self.replicas);
+        reps.clear();
+        self.pre.replicate(req, &mut reps);
+        if T::ENABLED {
+            for grp in [req.mcast_grp_a, req.mcast_grp_b].into_iter().flatten() {
+                let replicas = reps
+                    .iter()
+                    .filter(|r| r.mgid == grp)
+                    .map(|r| TraceReplica {
+                        port: r.port,
+                        rid: r.rid,
+                        rid_first: r.rid_first,
+                    })
+                    .collect();
+                tr.record(|| TraceEvent::Multicast {
+                    group: grp,
+                    replicas,
+                });
+            }
+        }
+        if reps.is_empty() {
+            self.record_drop(
+                tr,
+                now,
+                in_port,
+                Gress::Ingress,
+                DropReason::EmptyMulticast,
+                Some(format!(
+                    "groups {:?} / {:?}",
+                    req.mcast_grp_a, req.mcast_grp_b
+                )),
+            );
+        }
+        for r in &reps {
+            let copy = EgressCopy::new(r.port, r.rid, r.rid_first, bypass, "replica");
+            self.enqueue(&copy, pkt, passes, now, out, tr);
+        }
+        self.replicas = reps;
+    }
+
+    /// Send a mirror copy (`pkt` already the right bytes) to its session's destination.
+    #[allow(clippy::too_many_arguments)]
+    fn mirror_copy<T: Tracer>(
+        &mut self,
+        gress: Gress,
+        session: u16,
+        pkt: &[u8],
+        hdr: &[u8],
+        port: u16,
+        l2_hash: u16,
+        passes: u8,
+        now: u64,
+        tr: &mut T,
+    ) {
+        let Some(cfg) = self.mirror.active(session, gress).copied() else {
+            self.record_drop(
+                tr,
+                now,
+                port,
+                gress,
+                DropReason::MirrorSessionMissing,
+                Some(format!(
+                    "session {session} not configured or not enabled for {gress}"
+                )),
+            );
+            return;
+        };
+        if passes + 1 >= self.cfg.max_passes {
+            self.record_drop(tr, now, port, gress, DropReason::PassLimit, None);
+            return;
+        }
+        self.stats.mirrors += 1;
+        let len = cfg.copy_len(pkt.len());
+        tr.record(|| TraceEvent::Mirror {
+            gress,
+            session,
+            len,
+        });
+        let mut mirror_hdr = [0u8; MIRROR_HDR_MAX];
+        mirror_hdr[..hdr.len()].copy_from_slice(hdr);
+        let mut targets: smallvec::SmallVec<[(u16, u16, bool); 8]> = smallvec::SmallVec::new();
+        match cfg.dest.replication(l2_hash) {
+            None => {
+                if let MirrorDest::Port(p) = cfg.dest {
+                    targets.push((p, 0, false));
+                }
+            }
+            Some(req) => {
+                let mut reps = std::mem::take(&mut self.replicas);
+                reps.clear();
+                self.pre.replicate(&req, &mut reps);
+                targets.extend(reps.iter().map(|r| (r.port, r.rid, r.rid_first)));
+                self.replicas = reps;
+            }
+        }
+        for (p, rid, first) in targets {
+            let mut buf = self.take_buf();
+            buf.extend_from_slice(&pkt[..len]);
+            let mut copy = EgressCopy::new(p, rid, first, false, "mirror");
+            copy.mirror_len = hdr.len() as u8;
+            copy.mirror_hdr = mirror_hdr;
+            self.pending.push_back(Pending::Egress {
+                copy,
+                buf,
+                passes: passes + 1,
+                now,
+            });
+        }
+    }
+
+    /// Queue admission, then egress (or straight out with `bypass_egress`).
+    fn enqueue<T: Tracer>(
+        &mut self,
+        copy: &EgressCopy,
+        pkt: &[u8],
+        passes: u8,
+        now: u64,
+        out: &mut impl FnMut(OutFrame),
+        tr: &mut T,
+    ) {
+        self.egress(copy, pkt, passes, now, out, tr)
+    }
+
+    /// One copy on its egress port: queue, egress pass, mirror, output or recirculation.
+    pub(crate) fn egress<T: Tracer>(
+        &mut self,
+        copy: &EgressCopy,
+        pkt: &[u8],
+        passes: u8,
+        now: u64,
+        out: &mut impl FnMut(OutFrame),
+        tr: &mut T,
+    ) {
+        let port = copy.port;
+        let pipe = port_pipe(port);
+        if pipe as usize >= self.pipes.len() || port as usize >= super::NUM_DEVPORTS {
+            self.record_drop(
+                tr,
+                now,
+                port,
+                Gress::Egress,
+                DropReason::BadEgressPort,
+                None,
+            );
+            return;
+        }
+        let adm = self.queues[port as usize].enqueue(now, pkt.len() as u32);
+        if !adm.accepted {
+            self.record_drop(tr, now, port, Gress::Egress, DropReason::QueueFull, None);
+            return;
+        }
+        let departure = adm.departure_ns.max(now);
+        let dequeue = now + u64::from(adm.deq_timedelta);
+        tr.record(|| TraceEvent::Queue {
+            port,
+            qdepth: adm.enq_qdepth,
+            delay_ns: u64::from(adm.deq_timedelta),
+            ecn: adm.ecn_mark,
+        });
+        if copy.bypass {
+            tr.record(|| TraceEvent::BypassEgress);
+            self.emit(port, pkt, departure, passes, out, tr);
+            return;
+        }
+        let prog = self.prog.clone();
+        let pli = self.pipes[pipe as usize].pipeline;
+        let pl = &prog.pipelines[pli];
+        tr.record(|| TraceEvent::GressStart {
+            gress: Gress::Egress,
+            pipe,
+            port,
+            len: pkt.len(),
+            kind: copy.kind,
+        });
+        let congest = adm.ecn_mark as Value;
+        let intrinsics = [
+            (Intrinsic::EgEgressPort, port as Value),
+            (Intrinsic::EgEnqQdepth, adm.enq_qdepth as Value),
+            (Intrinsic::EgEnqCongestStat, congest),
+            (Intrinsic::EgEnqTstamp, now as Value & 0xffff_ffff),
+            (Intrinsic::EgDeqQdepth, adm.deq_qdepth as Value),
+            (Intrinsic::EgDeqCongestStat, congest),
+            (Intrinsic::EgAppPoolCongestStat, 0),
+            (Intrinsic::EgDeqTimedelta, adm.deq_timedelta as Value),
+            (Intrinsic::EgEgressRid, copy.rid as Value),
+            (Intrinsic::EgEgressRidFirst, copy.rid_first as Value),
+            (Intrinsic::EgEgressQid, 0),
+            (Intrinsic::EgEgressCos, 0),
+            (Intrinsic::EgDeflectionFlag, 0),
+            (Intrinsic::EgPktLength, pkt.len() as Value),
+        ];
+        let inp = PassInput {
+            intrinsics: &intrinsics,
+            extra: &copy.mirror_hdr[..copy.mirror_len as usize],
+            packet: pkt,
+            now: dequeue,
+        };
+        let res = run_gress(
+            pl,
+            &self.engines[pli],
+            &prog.errors.names,
+            Gress::Egress,
+            &mut self.pipes[pipe as usize],
+            &mut self.work_eg[pli],
+            &inp,
+            tr,
+        );
+        if let Some(d) = &res.drop {
+            let (reason, detail) = pass_drop_reason(d);
+            self.record_drop(tr, departure, port, Gress::Egress, reason, detail);
+            return;
+        }
+        let g = &pl.egress;
+        let w = &self.work_eg[pli];
+        let drop_ctl = w.intrinsic(g, Intrinsic::EgDprsrDropCtl);
+        let mirror_req = w.effects.mirror;
+        let deparsed = std::mem::take(&mut self.work_eg[pli].out);
+        // Egress-to-egress mirror: the packet as deparsed.
+        if let Some(session) = mirror_req {
+            let mut hdr = [0u8; MIRROR_HDR_MAX];
+            let mh = &self.work_eg[pli].effects.mirror_header;
+            let hl = mh.len().min(MIRROR_HDR_MAX);
+            hdr[..hl].copy_from_slice(&mh[..hl]);
+            self.mirror_copy(
+                Gress::Egress,
+                session,
+                &deparsed,
+                &hdr[..hl],
+                port,
+                0,
+                passes,
+                departure,
+                tr,
+            );
+        }
+        if drop_ctl & 1 != 0 {
+            self.record_drop(
+                tr,
+                departure,
+                port,
+                Gress::Egress,
+                DropReason::EgressDropCtl,
+                None,
+            );
+        } else {
+            self.emit(port, &deparsed, departure, passes, out, tr);
+        }
+        self.work_eg[pli].out = deparsed;
+    }
+
+    /// A frame leaves on `port`, or re-enters ingress if `port` loops back.
+    fn emit<T: Tracer>(
+        &mut self,
+        port: u16,
+        bytes: &[u8],
+        ts: u64,
+        passes: u8,
+        out: &mut impl FnMut(OutFrame),
+        tr: &mut T,
+    ) {
+        if self.cfg.is_loopback(port) {
+            if passes + 1 >= self.cfg.max_passes {
+                self.record_drop(tr, ts, port, Gress::Egress, DropReason::PassLimit, None);
+                return;
+            }
+            self.stats.recirculations += 1;
+            tr.record(|| TraceEvent::Recirculate { port });
+            let mut buf = self.take_buf();
+            buf.extend_from_slice(bytes);
+            self.pending.push_back(Pending::Ingress {
+                port,
+                buf,
+                passes: passes + 1,
+                now: ts,
+            });
+            return;
+        }
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += bytes.len() as u64;
+        tr.record(|| TraceEvent::Output {
+            port,
+            len: bytes.len(),
+        });
+        let mut buf = self.take_buf();
+        buf.extend_from_slice(bytes);
+        out(OutFrame {
+            port,
+            bytes: buf,
+            ts,
+        });
+    }
+}
+
+impl EgressCopy {
+    pub(crate) fn new(
+        port: u16,
+        rid: u16,
+        rid_first: bool,
+        bypass: bool,
+        kind: &'static str,
+    ) -> EgressCopy {
+        EgressCopy {
+            port,
+            rid,
+            rid_first,
+            mirror_len: 0,
+            mirror_hdr: [0; MIRROR_HDR_MAX],
+            bypass,
+            kind,
+        }
+    }
+}

@@ -1,0 +1,570 @@
+//! End-to-end tests of the switch on the hand-built L2/L3 program of `common`: parse/deparse,
+//! tables, registers, PRE, mirroring, resubmit, recirculation, drops, determinism, traces.
+
+mod common;
+
+use common::*;
+use pipeline::api::PipeSel;
+use pipeline::ir::{KeyMatch, Value};
+use pipeline::switch::{DropReason, InFrame, OutFrame, Switch, SwitchConfig};
+use pipeline::tm::mirror::{MirrorDest, MirrorDirection, MirrorSession};
+
+const MAC_A: u64 = 0x0000_0000_000a;
+const MAC_B: u64 = 0x0000_0000_000b;
+const SRC: u64 = 0x0200_0000_0000;
+
+fn switch(opts: Options) -> Switch {
+    let (prog, _) = l2_program(opts);
+    Switch::new(
+        prog,
+        SwitchConfig::new(1)
+            .with_cpu_port(64)
+            .with_loopback(LOOPBACK_PORT),
+    )
+    .unwrap()
+}
+
+fn run(sw: &mut Switch, port: u16, bytes: &[u8]) -> Vec<OutFrame> {
+    let mut out = Vec::new();
+    sw.process_batch(
+        &[InFrame {
+            port,
+            bytes,
+            ts: 1000,
+        }],
+        &mut out,
+    );
+    out
+}
+
+fn fwd(sw: &mut Switch, mac: u64, port: u16) {
+    sw.table_add(
+        PipeSel::All,
+        "forward",
+        &[("hdr.ethernet.dst_addr", KeyMatch::Exact(mac as Value))],
+        None,
+        "set_port",
+        &[("port", port as Value)],
+    )
+    .unwrap();
+}
+
+#[test]
+fn parse_deparse_round_trip_keeps_bytes() {
+    let mut sw = switch(Options::default());
+    fwd(&mut sw, MAC_A, 2);
+    let pkt = eth_frame(MAC_A, SRC, 0x9000);
+    let out = run(&mut sw, 1, &pkt);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].port, 2);
+    assert_eq!(out[0].bytes, pkt);
+    assert_eq!(sw.stats().tx_packets, 1);
+    assert_eq!(sw.stats().total_drops(), 0);
+}
+
+#[test]
+fn miss_without_default_drops_with_reason_and_sends_digest() {
+    let mut sw = switch(Options::default());
+    let out = run(&mut sw, 7, &eth_frame(MAC_A, SRC | 0x42, 0x9000));
+    assert!(out.is_empty());
+    assert_eq!(sw.stats().dropped(DropReason::NoDestination), 1);
+    let drops = sw.drain_drops();
+    assert_eq!(drops.len(), 1);
+    assert_eq!(drops[0].port, 7);
+    assert_eq!(drops[0].reason, DropReason::NoDestination);
+    let d = sw.digest_drain();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].name, "SwitchIngressDeparser.learn");
+    assert_eq!(d[0].values, vec![(SRC | 0x42) as Value, 7]);
+}
+
+#[test]
+fn default_action_is_used_on_miss_and_can_be_reset() {
+    let mut sw = switch(Options::default());
+    sw.table_set_default(
+        PipeSel::All,
+        "SwitchIngress.forward",
+        "set_port",
+        &[("port", 4)],
+    )
+    .unwrap();
+    let out = run(&mut sw, 1, &eth_frame(MAC_B, SRC, 0x9000));
+    assert_eq!(out.iter().map(|o| o.port).collect::<Vec<_>>(), vec![4]);
+    let (name, params) = sw.table_get_default(PipeSel::All, "forward").unwrap();
+    assert_eq!(name, "SwitchIngress.set_port");
+    assert_eq!(params, vec![("port".to_string(), 4)]);
+    sw.table_reset_default(PipeSel::All, "forward").unwrap();
+    assert!(run(&mut sw, 1, &eth_frame(MAC_B, SRC, 0x9000)).is_empty());
+}
+
+#[test]
+fn ternary_entries_follow_priority_lower_wins() {
+    let mut sw = switch(Options::default());
+    fwd(&mut sw, MAC_A, 2);
+    sw.mirror_session_set(
+        3,
+        MirrorSession {
+            direction: MirrorDirection::Both,
+            dest: MirrorDest::Port(8),
+            max_len: None,
+            enabled: true,
+        },
+    )
+    .unwrap();
+    // Broad rule: drop everything of type 0x9000 (priority 5).
+    sw.table_add(
+        PipeSel::All,
+        "acl",
+        &[(
+            "hdr.ethernet.ether_type",
+            KeyMatch::Ternary {
+                value: 0x9000,
+                mask: 0xffff,
+            },
+        )],
+        Some(5),
+        "drop",
+        &[],
+    )
+    .unwrap();
+    // Narrow rule for one source: mirror instead (priority 1 wins).
+    sw.table_add(
+        PipeSel::All,
+        "acl",
+        &[
+            (
+                "hdr.ethernet.src_addr",
+                KeyMatch::Ternary {
+                    value: SRC as Value,
+                    mask: 0xffff_ffff_ffff,
+                },
+            ),
+            ("hdr.ethernet.ether_type", KeyMatch::Exact(0x9000)),
+        ],
+        Some(1),
+        "mirror",
+        &[("session", 3)],
+    )
+    .unwrap();
+    let out = run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    let mut ports: Vec<u16> = out.iter().map(|o| o.port).collect();
+    ports.sort();
+    assert_eq!(ports, vec![2, 8]);
+    let out = run(&mut sw, 1, &eth_frame(MAC_A, SRC + 1, 0x9000));
+    assert!(out.is_empty());
+    assert_eq!(sw.stats().dropped(DropReason::IngressDropCtl), 1);
+}
+
+#[test]
+fn lpm_route_rewrites_mac_decrements_ttl_and_fixes_checksum() {
+    let mut sw = switch(Options::default());
+    fwd(&mut sw, MAC_A, 1);
+    for (prefix, len, port, dmac) in [
+        (0x0a00_0000u32, 8u16, 5u16, 0x55u64),
+        (0x0a01_0000, 16, 6, 0x66),
+    ] {
+        sw.table_add(
+            PipeSel::All,
+            "ipv4_lpm",
+            &[(
+                "hdr.ipv4.dst_addr",
+                KeyMatch::Lpm {
+                    value: prefix as Value,
+                    prefix_len: len,
+                },
+            )],
+            None,
+            "route",
+            &[("port", port as Value), ("dmac", dmac as Value)],
+        )
+        .unwrap();
+    }
+    let out = run(
+        &mut sw,
+        1,
+        &ipv4_frame(MAC_A, SRC, 0x0102_0304, 0x0a01_0203, 64),
+    );
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].port, 6);
+    let b = &out[0].bytes;
+    assert_eq!(&b[0..6], &0x66u64.to_be_bytes()[2..]);
+    assert_eq!(b[14 + 8], 63, "ttl decremented");
+    let cs = u16::from_be_bytes([b[24], b[25]]);
+    assert_eq!(
+        cs,
+        ipv4_checksum(&b[14..34]),
+        "checksum recomputed by the deparser"
+    );
+    let out = run(
+        &mut sw,
+        1,
+        &ipv4_frame(MAC_A, SRC, 0x0102_0304, 0x0a02_0001, 64),
+    );
+    assert_eq!(out[0].port, 5);
+}
+
+#[test]
+fn register_action_counts_per_port_and_api_reads_it() {
+    let mut sw = switch(Options::default());
+    fwd(&mut sw, MAC_A, 2);
+    for _ in 0..3 {
+        run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    }
+    run(&mut sw, 5, &eth_frame(MAC_A, SRC, 0x9000));
+    let r1 = sw.register_read(PipeSel::All, "port_pkts", 1).unwrap();
+    assert_eq!(r1.len(), 1);
+    assert_eq!(r1[0].lo, 3);
+    assert_eq!(
+        sw.register_read(PipeSel::Pipe(0), "SwitchIngress.port_pkts", 5)
+            .unwrap()[0]
+            .lo,
+        1
+    );
+    sw.register_write(PipeSel::All, "port_pkts", 1, 100, None)
+        .unwrap();
+    run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    assert_eq!(
+        sw.register_read(PipeSel::All, "port_pkts", 1).unwrap()[0].lo,
+        101
+    );
+    sw.register_reset(PipeSel::All, "port_pkts").unwrap();
+    assert_eq!(
+        sw.register_read(PipeSel::All, "port_pkts", 1).unwrap()[0].lo,
+        0
+    );
+}
+
+#[test]
+fn second_register_access_in_a_pass_is_a_counted_program_error() {
+    let mut sw = switch(Options {
+        double_register_access: true,
+        ..Options::default()
+    });
+    fwd(&mut sw, MAC_A, 2);
+    let out = run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    assert!(out.is_empty());
+    assert_eq!(sw.stats().dropped(DropReason::ProgramError), 1);
+    let d = sw.drain_drops();
+    assert!(
+        d[0].detail
+            .as_deref()
+            .unwrap()
+            .contains("SwitchIngress.port_pkts"),
+        "{d:?}"
+    );
+    // The first access happened; the packet did not leave.
+    assert_eq!(
+        sw.register_read(PipeSel::All, "port_pkts", 1).unwrap()[0].lo,
+        1
+    );
+}
+
+#[test]
+fn multicast_replicates_with_rid_and_l1_l2_pruning() {
+    let mut sw = switch(Options::default());
+    sw.mc_group_create(1).unwrap();
+    sw.mc_node_create(1, 10, &[2, 3], &[]).unwrap();
+    sw.mc_node_create(2, 20, &[4, 5], &[]).unwrap();
+    sw.mc_group_add_node(1, 1, None).unwrap();
+    sw.mc_group_add_node(1, 2, Some(7)).unwrap();
+    sw.mc_prune_set(1, &[3]).unwrap();
+    let add = |sw: &mut Switch, mac: u64, l1: Value| {
+        sw.table_add(
+            PipeSel::All,
+            "forward",
+            &[("hdr.ethernet.dst_addr", KeyMatch::Exact(mac as Value))],
+            None,
+            "set_mcast",
+            &[("grp", 1), ("rid", 10), ("l1_xid", l1), ("l2_xid", 1)],
+        )
+        .unwrap();
+    };
+    add(&mut sw, MAC_A, 0);
+    add(&mut sw, MAC_B, 7);
+    let out = run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    let got: Vec<(u16, u16)> = out
+        .iter()
+        .map(|o| (o.port, u16::from_be_bytes([o.bytes[10], o.bytes[11]])))
+        .collect();
+    // Port 3 is L2-pruned (same RID as the packet, in prune set 1); node 2's ports carry RID 20.
+    assert_eq!(got, vec![(2, 10), (4, 20), (5, 20)]);
+    // L1 exclusion id 7 removes node 2.
+    let out = run(&mut sw, 1, &eth_frame(MAC_B, SRC, 0x9000));
+    assert_eq!(out.iter().map(|o| o.port).collect::<Vec<_>>(), vec![2]);
+}
+
+#[test]
+fn ingress_mirror_copies_the_packet_as_received_truncated() {
+    let mut sw = switch(Options::default());
+    fwd(&mut sw, MAC_A, 2);
+    sw.mirror_session_set(
+        3,
+        MirrorSession {
+            direction: MirrorDirection::Ingress,
+            dest: MirrorDest::Port(8),
+            max_len: Some(32),
+            enabled: true,
+        },
+    )
+    .unwrap();
+    sw.table_add(
+        PipeSel::All,
+        "acl",
+        &[("hdr.ethernet.ether_type", KeyMatch::Exact(0x9000))],
+        Some(1),
+        "mirror",
+        &[("session", 3)],
+    )
+    .unwrap();
+    let pkt = eth_frame(MAC_A, SRC, 0x9000);
+    let out = run(&mut sw, 1, &pkt);
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[0].port, 2);
+    assert_eq!(out[0].bytes, pkt);
+    assert_eq!(out[1].port, 8);
+    assert_eq!(out[1].bytes.len(), 32);
+    assert_eq!(
+        &out[1].bytes[12..14],
+        &[0x99, 0x99],
+        "egress saw the mirror header"
+    );
+    assert_eq!(&out[1].bytes[14..32], &pkt[14..32]);
+    assert_eq!(sw.stats().mirrors, 1);
+}
+
+#[test]
+fn egress_mirror_copies_the_packet_as_deparsed() {
+    let mut sw = switch(Options::default());
+    fwd(&mut sw, MAC_A, E2E_MIRROR_PORT);
+    sw.mirror_session_set(
+        7,
+        MirrorSession {
+            direction: MirrorDirection::Egress,
+            dest: MirrorDest::Port(10),
+            max_len: None,
+            enabled: true,
+        },
+    )
+    .unwrap();
+    let pkt = eth_frame(MAC_A, SRC, 0x9000);
+    let out = run(&mut sw, 1, &pkt);
+    assert_eq!(
+        out.iter().map(|o| o.port).collect::<Vec<_>>(),
+        vec![E2E_MIRROR_PORT, 10]
+    );
+    assert_eq!(out[0].bytes, pkt);
+    assert_eq!(&out[1].bytes[12..14], &[0x99, 0x99]);
+    assert_eq!(out[1].bytes.len(), pkt.len());
+}
+
+#[test]
+fn mirror_to_missing_session_is_a_recorded_drop_of_the_copy_only() {
+    let mut sw = switch(Options::default());
+    fwd(&mut sw, MAC_A, E2E_MIRROR_PORT);
+    let out = run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    assert_eq!(out.len(), 1);
+    assert_eq!(sw.stats().dropped(DropReason::MirrorSessionMissing), 1);
+}
+
+#[test]
+fn resubmit_reenters_ingress_once_with_resubmit_data() {
+    let mut sw = switch(Options::default());
+    let pkt = eth_frame(MAC_A, SRC, 0x88b5);
+    let mut rec = Vec::new();
+    let (out, trace) = sw.trace(InFrame {
+        port: 1,
+        bytes: &pkt,
+        ts: 0,
+    });
+    rec.extend(out);
+    assert_eq!(rec.len(), 1, "{trace}");
+    assert_eq!(rec[0].port, 5, "resubmit data chose the port");
+    assert_eq!(sw.stats().resubmits, 1);
+    assert!(trace.to_string().contains("(resubmit,"), "{trace}");
+}
+
+#[test]
+fn loopback_port_recirculates_into_ingress() {
+    let mut sw = switch(Options::default());
+    fwd(&mut sw, MAC_A, LOOPBACK_PORT);
+    let out = run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].port, 3);
+    assert_eq!(&out[0].bytes[12..14], &[0x12, 0x34]);
+    assert_eq!(sw.stats().recirculations, 1);
+}
+
+#[test]
+fn drop_action_sets_drop_ctl() {
+    let mut sw = switch(Options::default());
+    sw.table_add(
+        PipeSel::All,
+        "forward",
+        &[("hdr.ethernet.dst_addr", KeyMatch::Exact(MAC_A as Value))],
+        None,
+        "drop",
+        &[],
+    )
+    .unwrap();
+    assert!(run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000)).is_empty());
+    assert_eq!(sw.stats().dropped(DropReason::IngressDropCtl), 1);
+}
+
+#[test]
+fn copy_to_cpu_goes_to_the_cpu_port() {
+    let mut sw = switch(Options::default());
+    sw.table_add(
+        PipeSel::All,
+        "forward",
+        &[("hdr.ethernet.dst_addr", KeyMatch::Exact(MAC_A as Value))],
+        None,
+        "to_cpu",
+        &[],
+    )
+    .unwrap();
+    let out = run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    assert_eq!(out.iter().map(|o| o.port).collect::<Vec<_>>(), vec![64]);
+}
+
+#[test]
+fn short_packet_is_dropped_by_the_ingress_parser_unless_parser_err_is_read() {
+    let mut sw = switch(Options::default());
+    assert!(run(&mut sw, 1, &[0u8; 10]).is_empty());
+    assert_eq!(sw.stats().dropped(DropReason::ParserPacketTooShort), 1);
+    let mut sw = switch(Options {
+        read_parser_err: true,
+        ..Options::default()
+    });
+    sw.table_set_default(PipeSel::All, "forward", "set_port", &[("port", 2)])
+        .unwrap();
+    let out = run(&mut sw, 1, &[0xab; 10]);
+    assert_eq!(sw.stats().dropped(DropReason::ParserPacketTooShort), 0);
+    // The unparsed bytes are the payload and come out again behind the (invalid) headers.
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].bytes, vec![0xab; 10]);
+}
+
+#[test]
+fn counters_indexed_and_direct() {
+    let mut sw = switch(Options::default());
+    fwd(&mut sw, MAC_A, 2);
+    let pkt = eth_frame(MAC_A, SRC, 0x9000);
+    run(&mut sw, 1, &pkt);
+    run(&mut sw, 1, &pkt);
+    let c = sw.counter_read(PipeSel::All, "port_counter", 1).unwrap();
+    assert_eq!((c[0].packets, c[0].bytes), (2, 128));
+    let d = sw
+        .direct_counter_read(
+            PipeSel::All,
+            "forward",
+            &[("hdr.ethernet.dst_addr", KeyMatch::Exact(MAC_A as Value))],
+            None,
+        )
+        .unwrap();
+    assert_eq!(d[0].packets, 2);
+    sw.counter_reset(PipeSel::All, "port_counter").unwrap();
+    assert_eq!(
+        sw.counter_read(PipeSel::All, "port_counter", 1).unwrap()[0].packets,
+        0
+    );
+}
+
+#[test]
+fn pipes_are_isolated() {
+    let (prog, _) = l2_program(Options::default());
+    let mut sw = Switch::new(prog, SwitchConfig::new(2)).unwrap();
+    sw.table_add(
+        PipeSel::Pipe(0),
+        "forward",
+        &[("hdr.ethernet.dst_addr", KeyMatch::Exact(MAC_A as Value))],
+        None,
+        "set_port",
+        &[("port", 2)],
+    )
+    .unwrap();
+    let pkt = eth_frame(MAC_A, SRC, 0x9000);
+    assert_eq!(run(&mut sw, 1, &pkt).len(), 1);
+    assert!(
+        run(&mut sw, 128 + 1, &pkt).is_empty(),
+        "pipe 1 has no entry"
+    );
+    let regs = sw.register_read(PipeSel::All, "port_pkts", 1).unwrap();
+    assert_eq!(
+        regs.iter().map(|r| (r.pipe, r.lo)).collect::<Vec<_>>(),
+        vec![(0, 1), (1, 0)]
+    );
+    assert_eq!(
+        sw.register_read(PipeSel::Pipe(1), "port_pkts", 1).unwrap()[0].lo,
+        0
+    );
+}
+
+#[test]
+fn same_inputs_same_outputs() {
+    let go = || {
+        let mut sw = switch(Options::default());
+        fwd(&mut sw, MAC_A, 2);
+        sw.mc_group_create(1).unwrap();
+        sw.mc_node_create(1, 1, &[3, 4, 5], &[]).unwrap();
+        sw.mc_group_add_node(1, 1, None).unwrap();
+        sw.table_add(
+            PipeSel::All,
+            "forward",
+            &[("hdr.ethernet.dst_addr", KeyMatch::Exact(MAC_B as Value))],
+            None,
+            "set_mcast",
+            &[("grp", 1), ("rid", 0), ("l1_xid", 0), ("l2_xid", 0)],
+        )
+        .unwrap();
+        let frames: Vec<Vec<u8>> = (0..50u64)
+            .map(|i| match i % 3 {
+                0 => eth_frame(MAC_A, SRC + i, 0x9000),
+                1 => eth_frame(MAC_B, SRC + i, 0x9000),
+                _ => ipv4_frame(MAC_A, SRC, i as u32, 0x0a00_0001, 3),
+            })
+            .collect();
+        let ins: Vec<InFrame> = frames
+            .iter()
+            .enumerate()
+            .map(|(i, b)| InFrame {
+                port: (i % 4) as u16,
+                bytes: b,
+                ts: i as u64 * 100,
+            })
+            .collect();
+        let mut out = Vec::new();
+        sw.process_batch(&ins, &mut out);
+        (out, sw.stats().clone())
+    };
+    let (a, sa) = go();
+    let (b, sb) = go();
+    assert!(a.len() > 50);
+    assert_eq!(a, b);
+    assert_eq!(sa, sb);
+}
+
+#[test]
+fn trace_renders_parser_tables_and_tm() {
+    let mut sw = switch(Options::default());
+    fwd(&mut sw, MAC_A, 2);
+    let pkt = eth_frame(MAC_A, SRC, 0x9000);
+    let (out, trace) = sw.trace(InFrame {
+        port: 1,
+        bytes: &pkt,
+        ts: 0,
+    });
+    assert_eq!(out.len(), 1);
+    let text = trace.to_string();
+    for needle in [
+        "ingress pipe 0 port 1 (packet, 64 B):",
+        "parser state SwitchIngressParser.start",
+        "extract hdr.ethernet: hdr.ethernet.dst_addr=0xa",
+        "table SwitchIngress.forward key [hdr.ethernet.dst_addr=0xa] hit -> SwitchIngress.set_port(port=0x2)",
+        "register SwitchIngress.port_pkts[1] via SwitchIngress.port_pkts_inc: (0x0, 0x0) -> (0x1, 0x0)",
+        "tm: unicast to port 2",
+        "egress pipe 0 port 2 (packet, 65 B):",
+        "output port 2 (64 B)",
+    ] {
+        assert!(text.contains(needle), "missing `{needle}` in\n{text}");
+    }
+}
