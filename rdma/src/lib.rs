@@ -9,4 +9,5 @@
 
 pub mod decode;
 pub mod icrc;
+pub mod verbs;
 pub mod wire;

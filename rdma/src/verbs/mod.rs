@@ -1,0 +1,33 @@
+//! A sans-I/O RoCEv2 endpoint, the stand-in for a ConnectX NIC: no sockets, threads or
+//! clock of its own. A port loop feeds it frames (`handle_frame`), drains frames
+//! (`poll_transmit`) and drives time (`poll_timeout` / `handle_timeout`); applications
+//! use verbs-like calls (`reg_mr`, `create_qp`, `modify_qp`, `post_send`, `post_recv`,
+//! `poll_cq`) and RDMA CM (`listen`, `connect`, `accept`, `reject`, `disconnect`).
+
+mod cm_agent;
+mod cq;
+mod dcqcn;
+mod device;
+mod endpoint;
+mod error;
+mod mr;
+mod qp;
+mod requester;
+mod responder;
+mod stats;
+mod time;
+mod ud;
+
+pub use cm_agent::{CmConfig, CmEvent, ConnId};
+pub use cq::{CqHandle, WcOpcode, WcStatus, WorkCompletion};
+pub use dcqcn::{Dcqcn, DcqcnConfig};
+pub use device::DeviceConfig;
+pub use endpoint::{Endpoint, EndpointConfig};
+pub use error::VerbsError;
+pub use mr::{AccessFlags, MrInfo, PdHandle, Sge};
+pub use qp::{
+    Mtu, QpAttr, QpInitAttr, QpState, QpType, RecvWr, SendOp, SendWr, TransportConfig, UdDest,
+};
+pub use stats::Stats;
+pub use time::{ack_timeout, Instant};
+pub use ud::GRH_LEN;
