@@ -68,6 +68,12 @@ pub fn locate(frame: &[u8]) -> Result<RoceOffsets, WireError> {
         }
         _ => return Err(WireError::NotIp),
     };
+    if l3_end < l4 {
+        return Err(WireError::Framing(format!(
+            "IP length {} is shorter than the IP header",
+            l3_end - l3
+        )));
+    }
     if l3_end > frame.len() {
         return Err(WireError::Truncated {
             header: "IP packet",
