@@ -6,12 +6,14 @@
 //! - [`spec`]: [`PortSpec`], the `KIND:ARG` strings users type; [`open_port`] turns one into a
 //!   port.
 //! - Backends: [`mem`] (in-memory links), [`pcap`] (replay/capture files), [`afpacket`]
-//!   (AF_PACKET sockets).
+//!   (AF_PACKET sockets), `afxdp` (AF_XDP sockets, cargo feature `afxdp`).
 //! - [`link`] + [`fault`]: a wrapper port with a link model (rate, delay, queue) and seeded
 //!   fault injection, controlled at run time through [`LinkControl`].
 //! - [`lab`] + [`netns`]: lab topologies of hosts in network namespaces wired by veth pairs.
 
 pub mod afpacket;
+#[cfg(feature = "afxdp")]
+pub mod afxdp;
 pub mod fault;
 pub mod lab;
 pub mod link;
@@ -24,6 +26,8 @@ pub mod spec;
 pub mod time;
 
 pub use afpacket::{AfPacketConfig, AfPacketPort};
+#[cfg(feature = "afxdp")]
+pub use afxdp::AfXdpPort;
 pub use fault::{FaultConfig, FaultStats};
 pub use lab::{lab_down, lab_exec, lab_up, Lab, LabError, LabState};
 pub use link::{LinkConfig, LinkControl, LinkPort};

@@ -7,8 +7,9 @@ use crate::port::{Port, PortError};
 use crate::spec::PortSpec;
 
 /// Opens the port `spec` describes. `mem:NAME` takes the switch end of link `NAME` from
-/// `hub` (whose host end the caller hands to a simulated host). AF_XDP and DPDK are not
-/// built in yet and report [`PortError::Unsupported`].
+/// `hub` (whose host end the caller hands to a simulated host). AF_XDP needs the `afxdp`
+/// cargo feature; DPDK is not built in yet; both report [`PortError::Unsupported`] when
+/// missing.
 pub fn open_port(spec: &PortSpec, hub: &mut MemHub) -> Result<Box<dyn Port>, PortError> {
     Ok(match spec {
         PortSpec::Mem { name } => Box::new(hub.switch_end(name)?),
@@ -23,10 +24,19 @@ pub fn open_port(spec: &PortSpec, hub: &mut MemHub) -> Result<Box<dyn Port>, Por
             *paced,
         )?),
         PortSpec::AfPacket { ifname } => Box::new(AfPacketPort::open(ifname)?),
+        #[cfg(feature = "afxdp")]
+        PortSpec::AfXdp {
+            ifname,
+            zerocopy,
+            queue,
+        } => Box::new(crate::afxdp::AfXdpPort::open(ifname, *queue, *zerocopy)?),
+        #[cfg(not(feature = "afxdp"))]
         PortSpec::AfXdp { .. } => {
             return Err(PortError::Unsupported {
                 backend: "afxdp",
-                reason: "AF_XDP is not implemented in this build yet; use afpacket:IFNAME".into(),
+                reason: "this build has no AF_XDP support; rebuild with `--features afxdp` \
+                         (needs clang) or use afpacket:IFNAME"
+                    .into(),
             })
         }
         PortSpec::Dpdk { .. } => {
