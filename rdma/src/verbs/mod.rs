@@ -10,6 +10,8 @@ mod dcqcn;
 mod device;
 mod endpoint;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod mr;
 mod qp;
 mod requester;

@@ -81,7 +81,10 @@ fn malformed_frames_are_typed_errors() {
     assert_eq!(RocePacketRepr::parse(&g), Err(WireError::Fragmented));
     let mut g = f.clone();
     g[14 + 3] = 10; // IPv4 total length below the header length (found by proptest)
-    assert!(matches!(RocePacketRepr::parse(&g), Err(WireError::Framing(_))));
+    assert!(matches!(
+        RocePacketRepr::parse(&g),
+        Err(WireError::Framing(_))
+    ));
     let mut g = unhex(VECTORS[2].1);
     g[14 + 28 + 1] = 0x30; // pad 3 on a 16-byte payload is fine; on an ACK it is not
     assert!(RocePacketRepr::parse(&g).is_ok());
