@@ -130,6 +130,12 @@ impl FrameBatch {
         }
         let f = &mut self.frames[self.len];
         self.len += 1;
+        if f.data.capacity() == 0 {
+            // The slot's buffer was moved out (`take_data`); refill it from the pool.
+            if let Some(b) = self.pool.pop() {
+                f.data = b;
+            }
+        }
         f.data.clear();
         f.ts = ts;
         Some(&mut f.data)
