@@ -6,6 +6,7 @@
 //! last resort, for scripts written against another architecture's instance names such as
 //! `ingress.t1` — has the same last component. A tier with more than one match is ambiguous.
 
+use pipeline::api::TableEntry;
 use pipeline::ir::{self, ActionCall, ActionId, KeyMatch, MatchKind, Program, TableId, Value};
 
 use crate::value::{self, ValueError};
@@ -360,6 +361,84 @@ pub fn check_priority(t: &ir::Table, priority: Option<u32>) -> Result<Option<u32
             table: t.name.clone(),
         }),
         (_, p) => Ok(p),
+    }
+}
+
+/// A table entry resolved against the program: the table's full name and the entry in the
+/// runtime API's terms (full key, action and parameter names, typed values).
+pub fn resolve_entry<'s>(
+    prog: &Program,
+    table_name: &str,
+    keys: impl IntoIterator<Item = (&'s str, &'s str)>,
+    priority: Option<u32>,
+    action: &str,
+    args: impl IntoIterator<Item = (&'s str, &'s str)>,
+) -> Result<(String, TableEntry), ResolveError> {
+    let r = find_table(prog, table_name)?;
+    let pl = &prog.pipelines[r.pipeline];
+    let t = &pl.tables[r.table.index()];
+    let km = build_key(t, keys)?;
+    let priority = check_priority(t, priority)?;
+    let call = build_action(pl, t, action, args, ActionUse::Entry)?;
+    Ok((t.name.clone(), entry_view(pl, t, km, priority, &call)))
+}
+
+/// A default action resolved against the program, in the runtime API's terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultAction {
+    /// The table's full name.
+    pub table: String,
+    /// The action's full name.
+    pub action: String,
+    pub params: Vec<(String, Value)>,
+}
+
+/// Resolves `setdefault`-style requests: the table, its action and the action's parameters.
+pub fn resolve_default<'s>(
+    prog: &Program,
+    table_name: &str,
+    action: &str,
+    args: impl IntoIterator<Item = (&'s str, &'s str)>,
+) -> Result<DefaultAction, ResolveError> {
+    let r = find_table(prog, table_name)?;
+    let pl = &prog.pipelines[r.pipeline];
+    let t = &pl.tables[r.table.index()];
+    let call = build_action(pl, t, action, args, ActionUse::Default)?;
+    let (name, params) = named_call(pl, &call);
+    Ok(DefaultAction {
+        table: t.name.clone(),
+        action: name,
+        params,
+    })
+}
+
+fn named_call(pl: &ir::Pipeline, call: &ActionCall) -> (String, Vec<(String, Value)>) {
+    match pl.actions.get(call.action.index()) {
+        Some(a) => (
+            a.name.clone(),
+            a.params
+                .iter()
+                .zip(&call.args)
+                .map(|(p, v)| (p.name.clone(), *v))
+                .collect(),
+        ),
+        None => (String::new(), Vec::new()),
+    }
+}
+
+fn entry_view(
+    pl: &ir::Pipeline,
+    t: &ir::Table,
+    keys: Vec<KeyMatch>,
+    priority: Option<u32>,
+    call: &ActionCall,
+) -> TableEntry {
+    let (action, params) = named_call(pl, call);
+    TableEntry {
+        keys: t.keys.iter().map(|k| k.name.clone()).zip(keys).collect(),
+        priority,
+        action,
+        params,
     }
 }
 

@@ -12,6 +12,7 @@ mod run;
 pub use expect::{ExpectPattern, Nibble};
 pub use parse::{parse, StfParseError};
 pub use report::{Check, CheckKind, CheckOutcome, StfReport, StmtError, Unexpected};
+pub use run::{run_stf, run_stf_on, StfOptions};
 
 /// A value as written in the script, with the column it starts at (1-based) for error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,1 +1,506 @@
-//! placeholder
+//! The STF runner: drives a [`Switch`] through a script and collects a [`StfReport`].
+//!
+//! Semantics (p4c's bmv2 runner is the reference where STF is silent):
+//! - Statements run in order. Each `packet` is processed at once, at a virtual time that
+//!   advances by [`StfOptions::packet_gap_ns`] per packet; what leaves is queued per port.
+//! - Expectations are matched per port in order: the n-th `expect` on a port is compared with
+//!   the n-th packet out of that port, whether it was written before or after the `packet`.
+//!   A pattern is a prefix unless it ends in `$`; `expect PORT` alone accepts any one packet.
+//! - `wait` (and the end of the script) settles: expectations with no packet fail as missing,
+//!   packets with no expectation are reported as unexpected, and every `no_packet` since the
+//!   previous `wait` fails if there were any.
+//! - `add` priorities follow STF: a larger number wins; entries without one rank below every
+//!   entry with one, in insertion order. (The switch's `$MATCH_PRIORITY` is the reverse.)
+//!   Priorities given for tables that take none are ignored, as p4c's runner does.
+//! - `check_counter` sums the cell over every pipe; `check_register` reads the lowest pipe
+//!   running the register.
+//! - `mc_node_create` numbers nodes 0, 1, 2, ... in script order, like bmv2's handles.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+
+use pipeline::api::{PipeSel, TableEntry};
+use pipeline::ir::{KeyMatch, Program};
+use pipeline::switch::{InFrame, Switch, SwitchConfig};
+use pipeline::tm::mirror::{MirrorDest, MirrorDirection, MirrorSession};
+
+use super::report::{Check, CheckKind, CheckOutcome, StfReport, StmtError, Unexpected};
+use super::{ActionSpec, Arg, CellRef, CmpOp, CountKind, ExpectPattern, StfStmt, Stmt};
+use crate::resolve;
+
+/// How to run a script.
+#[derive(Debug, Clone)]
+pub struct StfOptions {
+    /// The switch [`run_stf`] builds.
+    pub config: SwitchConfig,
+    /// Virtual time of the first packet, in ns.
+    pub start_ns: u64,
+    /// Virtual time between two packets, in ns.
+    pub packet_gap_ns: u64,
+    /// Virtual time a `wait` lets pass, in ns.
+    pub wait_ns: u64,
+}
+
+impl Default for StfOptions {
+    fn default() -> StfOptions {
+        StfOptions {
+            config: SwitchConfig::default(),
+            start_ns: 0,
+            packet_gap_ns: 1_000,
+            wait_ns: 1_000_000,
+        }
+    }
+}
+
+/// Builds a switch for `program` with `opts.config` and runs the script on it.
+pub fn run_stf(program: Arc<Program>, stf: &[StfStmt], opts: &StfOptions) -> StfReport {
+    match Switch::new(program, opts.config.clone()) {
+        Ok(mut sw) => run_stf_on(&mut sw, stf, opts),
+        Err(e) => StfReport {
+            errors: vec![StmtError {
+                line: 0,
+                message: format!("the switch could not be built: {e}"),
+            }],
+            ..StfReport::default()
+        },
+    }
+}
+
+/// Runs the script on a switch that already exists (e.g. one a table file has programmed).
+pub fn run_stf_on(sw: &mut Switch, stf: &[StfStmt], opts: &StfOptions) -> StfReport {
+    let mut r = Runner {
+        prog: sw.program().clone(),
+        sw,
+        now: opts.start_ns,
+        gap: opts.packet_gap_ns,
+        report: StfReport::default(),
+        expects: BTreeMap::new(),
+        outputs: BTreeMap::new(),
+        no_packet: Vec::new(),
+        added: Vec::new(),
+        named: HashMap::new(),
+        next_node: 0,
+    };
+    for s in stf {
+        r.statement(s);
+        if matches!(s.stmt, Stmt::Wait) {
+            r.now = r.now.saturating_add(opts.wait_ns);
+        }
+    }
+    r.settle();
+    let mut report = r.report;
+    report.checks.sort_by_key(|c| c.line);
+    report
+}
+
+/// An entry the script added, to delete on `remove all` or to name in `check_counter`.
+#[derive(Debug, Clone)]
+struct Added {
+    table: String,
+    entry: TableEntry,
+}
+
+struct Runner<'a> {
+    sw: &'a mut Switch,
+    prog: Arc<Program>,
+    now: u64,
+    gap: u64,
+    report: StfReport,
+    expects: BTreeMap<u16, VecDeque<(usize, Option<ExpectPattern>)>>,
+    /// Packets out per port, with the line of the `packet` that caused them.
+    outputs: BTreeMap<u16, VecDeque<(Vec<u8>, usize)>>,
+    no_packet: Vec<usize>,
+    added: Vec<Added>,
+    named: HashMap<String, Added>,
+    next_node: u32,
+}
+
+fn pairs(args: &[Arg]) -> impl Iterator<Item = (&str, &str)> {
+    args.iter().map(|a| (a.name.as_str(), a.value.as_str()))
+}
+
+fn cell_text(c: &CellRef) -> String {
+    match c {
+        CellRef::Index(i) => i.to_string(),
+        CellRef::Entry(n) => format!("${n}"),
+    }
+}
+
+impl Runner<'_> {
+    fn error(&mut self, line: usize, message: String) {
+        self.report.errors.push(StmtError { line, message });
+    }
+
+    fn statement(&mut self, s: &StfStmt) {
+        let line = s.line;
+        let res: Result<(), String> = match &s.stmt {
+            Stmt::Add {
+                table,
+                priority,
+                keys,
+                action,
+                name,
+            } => self.add(table, *priority, keys, action, name.as_deref()),
+            Stmt::SetDefault { table, action } => self.set_default(table, action),
+            Stmt::RemoveAll => {
+                self.remove_all();
+                Ok(())
+            }
+            Stmt::Packet { port, data } => {
+                self.packet(line, *port, data);
+                Ok(())
+            }
+            Stmt::Expect { port, pattern } => {
+                self.expects
+                    .entry(*port)
+                    .or_default()
+                    .push_back((line, pattern.clone()));
+                self.pair();
+                Ok(())
+            }
+            Stmt::NoPacket => {
+                self.no_packet.push(line);
+                Ok(())
+            }
+            Stmt::Wait => {
+                self.settle();
+                Ok(())
+            }
+            Stmt::CheckCounter {
+                counter,
+                cell,
+                kind,
+                op,
+                value,
+            } => {
+                self.check_counter(line, counter, cell, *kind, *op, *value);
+                Ok(())
+            }
+            Stmt::CheckRegister {
+                register,
+                cell,
+                field,
+                value,
+            } => {
+                self.check_register(line, register, cell, field.as_deref(), *value);
+                Ok(())
+            }
+            Stmt::MirroringAdd { session, port } => self.mirror(*session, MirrorDest::Port(*port)),
+            Stmt::MirroringAddMc { session, mgid } => self.mirror(
+                *session,
+                MirrorDest::Multicast {
+                    mcast_grp_a: Some(*mgid),
+                    mcast_grp_b: None,
+                    level1_exclusion_id: 0,
+                    level2_exclusion_id: 0,
+                    rid: 0,
+                },
+            ),
+            Stmt::McMgrpCreate { mgid } => self
+                .sw
+                .mc_group_create(*mgid)
+                .map_err(|e| format!("mc_mgrp_create {mgid}: {e}")),
+            Stmt::McNodeCreate { rid, ports } => {
+                let node = self.next_node;
+                self.next_node += 1;
+                self.sw
+                    .mc_node_create(node, *rid, ports, &[])
+                    .map_err(|e| format!("mc_node_create (node {node}): {e}"))
+            }
+            Stmt::McNodeAssociate { mgid, node } => self
+                .sw
+                .mc_group_add_node(*mgid, *node, None)
+                .map_err(|e| format!("mc_node_associate {mgid} {node}: {e}")),
+            Stmt::McPruneSet { xid, ports } => self
+                .sw
+                .mc_prune_set(*xid, ports)
+                .map_err(|e| format!("mc_prune_set {xid}: {e}")),
+        };
+        if let Err(message) = res {
+            self.error(line, message);
+        }
+    }
+
+    fn add(
+        &mut self,
+        table: &str,
+        priority: Option<u32>,
+        keys: &[Arg],
+        action: &ActionSpec,
+        name: Option<&str>,
+    ) -> Result<(), String> {
+        let fail = |e: &dyn std::fmt::Display| format!("add {table}: {e}");
+        let t = resolve::find_table(&self.prog, table).map_err(|e| fail(&e))?;
+        let ir_table = resolve::table(&self.prog, t).ok_or_else(|| fail(&"table vanished"))?;
+        // STF: larger wins, absent = lowest; the switch: smaller wins.
+        let priority = resolve::needs_priority(ir_table).then(|| u32::MAX - priority.unwrap_or(0));
+        let (full, entry) = resolve::resolve_entry(
+            &self.prog,
+            table,
+            pairs(keys),
+            priority,
+            &action.name,
+            pairs(&action.args),
+        )
+        .map_err(|e| fail(&e))?;
+        self.sw
+            .table_add_entry(PipeSel::All, &full, &entry)
+            .map_err(|e| fail(&e))?;
+        let added = Added { table: full, entry };
+        if let Some(n) = name {
+            self.named.insert(n.to_string(), added.clone());
+        }
+        self.added.push(added);
+        Ok(())
+    }
+
+    fn set_default(&mut self, table: &str, action: &ActionSpec) -> Result<(), String> {
+        let fail = |e: &dyn std::fmt::Display| format!("setdefault {table}: {e}");
+        let def = resolve::resolve_default(&self.prog, table, &action.name, pairs(&action.args))
+            .map_err(|e| fail(&e))?;
+        let params: Vec<(&str, u128)> = def.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        self.sw
+            .table_set_default(PipeSel::All, &def.table, &def.action, &params)
+            .map_err(|e| fail(&e))
+    }
+
+    fn remove_all(&mut self) {
+        for a in std::mem::take(&mut self.added) {
+            let keys: Vec<(&str, KeyMatch)> =
+                a.entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+            // An entry already gone is fine: the goal is an empty table.
+            let _ = self
+                .sw
+                .table_delete(PipeSel::All, &a.table, &keys, a.entry.priority);
+        }
+        self.named.clear();
+    }
+
+    fn mirror(&mut self, session: u16, dest: MirrorDest) -> Result<(), String> {
+        self.sw
+            .mirror_session_set(
+                session,
+                MirrorSession {
+                    direction: MirrorDirection::Both,
+                    dest,
+                    max_len: None,
+                    enabled: true,
+                },
+            )
+            .map_err(|e| format!("mirroring session {session}: {e}"))
+    }
+
+    fn packet(&mut self, line: usize, port: u16, data: &[u8]) {
+        let ts = self.now;
+        self.now = self.now.saturating_add(self.gap);
+        let outputs = &mut self.outputs;
+        self.sw.process(
+            InFrame {
+                port,
+                bytes: data,
+                ts,
+            },
+            &mut |o| {
+                outputs
+                    .entry(o.port)
+                    .or_default()
+                    .push_back((o.bytes, line));
+            },
+        );
+        self.pair();
+    }
+
+    /// Matches waiting expectations with packets, per port, in order.
+    fn pair(&mut self) {
+        for (port, exp) in self.expects.iter_mut() {
+            let Some(out) = self.outputs.get_mut(port) else {
+                continue;
+            };
+            while !exp.is_empty() && !out.is_empty() {
+                let (Some((line, pattern)), Some((got, packet_line))) =
+                    (exp.pop_front(), out.pop_front())
+                else {
+                    break;
+                };
+                let ok = pattern.as_ref().is_none_or(|p| p.matches(&got));
+                self.report.checks.push(Check {
+                    line,
+                    kind: CheckKind::Packet {
+                        port: *port,
+                        pattern,
+                    },
+                    outcome: if ok {
+                        CheckOutcome::Passed
+                    } else {
+                        CheckOutcome::Mismatch { got, packet_line }
+                    },
+                });
+            }
+        }
+    }
+
+    /// Ends a `wait` segment: what is still unmatched fails or is unexpected.
+    fn settle(&mut self) {
+        self.pair();
+        for (port, exp) in std::mem::take(&mut self.expects) {
+            for (line, pattern) in exp {
+                self.report.checks.push(Check {
+                    line,
+                    kind: CheckKind::Packet { port, pattern },
+                    outcome: CheckOutcome::Missing,
+                });
+            }
+        }
+        let mut count = 0;
+        for (port, out) in std::mem::take(&mut self.outputs) {
+            for (bytes, packet_line) in out {
+                count += 1;
+                self.report.unexpected.push(Unexpected {
+                    port,
+                    bytes,
+                    packet_line,
+                });
+            }
+        }
+        for line in std::mem::take(&mut self.no_packet) {
+            self.report.checks.push(Check {
+                line,
+                kind: CheckKind::NoPacket,
+                outcome: if count == 0 {
+                    CheckOutcome::Passed
+                } else {
+                    CheckOutcome::UnexpectedPackets { count }
+                },
+            });
+        }
+    }
+
+    fn check_counter(
+        &mut self,
+        line: usize,
+        counter: &str,
+        cell: &CellRef,
+        kind: CountKind,
+        op: CmpOp,
+        want: u128,
+    ) {
+        let what = format!(
+            "check_counter {counter}({}) {} {} {want}",
+            cell_text(cell),
+            match kind {
+                CountKind::Packets => "packets",
+                CountKind::Bytes => "bytes",
+            },
+            op.symbol()
+        );
+        let read = match cell {
+            CellRef::Index(i) => self
+                .sw
+                .counter_read(PipeSel::All, counter, *i)
+                .map_err(|e| e.to_string()),
+            CellRef::Entry(n) => match self.named.get(n) {
+                None => Err(format!(
+                    "no entry named `{n}` (name one with `add ... = {n}`)"
+                )),
+                Some(a) => {
+                    let keys: Vec<(&str, KeyMatch)> =
+                        a.entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+                    self.sw
+                        .direct_counter_read(PipeSel::All, &a.table, &keys, a.entry.priority)
+                        .map_err(|e| e.to_string())
+                }
+            },
+        };
+        let outcome = match read {
+            Err(message) => CheckOutcome::Error { message },
+            Ok(cells) => {
+                let got: u128 = cells
+                    .iter()
+                    .map(|c| {
+                        u128::from(match kind {
+                            CountKind::Packets => c.packets,
+                            CountKind::Bytes => c.bytes,
+                        })
+                    })
+                    .sum();
+                if op.holds(got, want) {
+                    CheckOutcome::Passed
+                } else {
+                    CheckOutcome::ValueMismatch { got }
+                }
+            }
+        };
+        self.report.checks.push(Check {
+            line,
+            kind: CheckKind::Value { what },
+            outcome,
+        });
+    }
+
+    fn check_register(
+        &mut self,
+        line: usize,
+        register: &str,
+        cell: &CellRef,
+        field: Option<&str>,
+        want: u128,
+    ) {
+        let what = format!(
+            "check_register {register}({}){} = {want}",
+            cell_text(cell),
+            field.map(|f| format!(" {f}")).unwrap_or_default()
+        );
+        let outcome = match self.read_register(register, cell, field) {
+            Err(message) => CheckOutcome::Error { message },
+            Ok(got) if got == want => CheckOutcome::Passed,
+            Ok(got) => CheckOutcome::ValueMismatch { got },
+        };
+        self.report.checks.push(Check {
+            line,
+            kind: CheckKind::Value { what },
+            outcome,
+        });
+    }
+
+    fn read_register(
+        &self,
+        register: &str,
+        cell: &CellRef,
+        field: Option<&str>,
+    ) -> Result<u128, String> {
+        let CellRef::Index(index) = cell else {
+            return Err("registers are read by index".into());
+        };
+        let r = resolve::find_register(&self.prog, register).map_err(|e| e.to_string())?;
+        let reg = &self.prog.pipelines[r.pipeline].registers[r.index];
+        let hi = match field {
+            None | Some("lo") | Some("value") => false,
+            Some("hi") => true,
+            Some(f) => match &reg.word_names {
+                Some((a, _)) if a == f => false,
+                Some((_, b)) if b == f => true,
+                _ => {
+                    return Err(format!(
+                        "register {} has no field `{f}` (fields: lo, hi{})",
+                        reg.name,
+                        reg.word_names
+                            .as_ref()
+                            .map(|(a, b)| format!(", {a}, {b}"))
+                            .unwrap_or_default()
+                    ))
+                }
+            },
+        };
+        if hi && !reg.paired {
+            return Err(format!("register {} has a single word: no `hi`", reg.name));
+        }
+        let cells = self
+            .sw
+            .register_read(PipeSel::All, &reg.name, *index)
+            .map_err(|e| e.to_string())?;
+        let first = cells
+            .first()
+            .ok_or_else(|| format!("no pipe runs register {}", reg.name))?;
+        Ok(if hi { first.hi } else { first.lo })
+    }
+}

@@ -5,8 +5,10 @@
 //! name against the program (which also gives key match kinds and widths) and writes it to a
 //! switch. Errors name the file position and the entry, and carry the API's own error.
 
+mod apply;
 pub mod model;
 
+pub use apply::{apply, ApplyError, ApplySummary};
 pub use model::*;
 
 use std::path::{Path, PathBuf};
@@ -23,6 +25,15 @@ pub enum TablesFileError {
     /// Not valid YAML or not the expected shape; the message names the line and column.
     #[error("{0}")]
     Yaml(String),
+    /// An item of the file was refused: where it is, which item, and why.
+    #[error("line {line}, column {column}: {context}: {source}")]
+    Item {
+        line: u64,
+        column: u64,
+        context: String,
+        #[source]
+        source: Box<ApplyError>,
+    },
 }
 
 /// Reads a table file from YAML text.

@@ -18,7 +18,7 @@
 //!   prune:  [ { xid: 0, ports: [0] } ]                               # L2 exclusion (pruning)
 //!   lags:   [ { id: 1, ports: [4, 5] } ]
 //! ports:
-//!   - { port: 0, ... queue settings ... }
+//!   - { port: 0, rate_bps: 100000000000, queue_bytes: 1000000, ecn_kmin_bytes: 50000, ecn_kmax_bytes: 500000, ecn_pmax: 0.01 }
 //! ```
 //!
 //! Keys, action parameters and register values are kept as the text the user wrote: their
@@ -104,7 +104,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for At<T> {
 }
 
 /// A whole table-state file.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TablesFile {
     #[serde(default)]
@@ -255,18 +255,24 @@ pub struct Lag {
     pub ports: Vec<u16>,
 }
 
-/// Per-port traffic-manager settings.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// Per-port traffic-manager settings (fields left out keep the switch's configuration).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PortSettings {
     pub port: u16,
+    /// Port rate in bits per second.
+    #[serde(default)]
+    pub rate_bps: Option<u64>,
     /// Queue capacity in bytes (tail drop beyond it).
     #[serde(default)]
     pub queue_bytes: Option<u64>,
-    /// Queue depth in bytes above which ECN-capable packets get CE.
+    /// ECN marking (DCQCN's RED-like curve): no mark up to Kmin bytes of backlog, probability
+    /// rising to `ecn_pmax` at Kmax, always above it.
     #[serde(default)]
-    pub ecn_threshold_bytes: Option<u64>,
-    /// Drain rate in bits per second.
+    pub ecn_kmin_bytes: Option<u64>,
     #[serde(default)]
-    pub rate_bps: Option<u64>,
+    pub ecn_kmax_bytes: Option<u64>,
+    /// Defaults to 1.0 when Kmin and Kmax are given.
+    #[serde(default)]
+    pub ecn_pmax: Option<f64>,
 }

@@ -1,0 +1,237 @@
+//! Writing a [`TablesFile`] to a switch through the runtime API, in dependency order: port
+//! queues, the multicast engine (LAGs, nodes, groups, pruning), mirror sessions, tables
+//! (clear, default action, entries), registers. The first refusal stops the run and names the
+//! file position and entry together with the API's own error.
+
+use pipeline::api::{ApiError, PipeSel};
+use pipeline::switch::Switch;
+use pipeline::tm::mirror::{self, MirrorDest};
+use pipeline::tm::queue::EcnConfig;
+
+use super::model::{At, MirrorDirection, PortSettings, TablesFile};
+use super::TablesFileError;
+use crate::resolve::{self, ResolveError};
+use crate::value;
+
+/// What a table file did to the switch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ApplySummary {
+    pub entries: usize,
+    pub defaults: usize,
+    pub tables_cleared: usize,
+    pub registers: usize,
+    pub mirror_sessions: usize,
+    pub mc_nodes: usize,
+    pub mc_groups: usize,
+    pub prunes: usize,
+    pub lags: usize,
+    pub ports: usize,
+}
+
+/// The underlying reason an item of the file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn at<T>(item: &At<T>, context: String, source: impl Into<ApplyError>) -> TablesFileError {
+    TablesFileError::Item {
+        line: item.line,
+        column: item.column,
+        context,
+        source: Box::new(source.into()),
+    }
+}
+
+/// Programs the switch with everything in `file`.
+pub fn apply(sw: &mut Switch, file: &TablesFile) -> Result<ApplySummary, TablesFileError> {
+    let mut sum = ApplySummary::default();
+    for (i, p) in file.ports.iter().enumerate() {
+        apply_port(sw, &p.item)
+            .map_err(|e| at(p, format!("ports[{i}] (port {})", p.item.port), e))?;
+        sum.ports += 1;
+    }
+    let mc = &file.multicast;
+    for (i, l) in mc.lags.iter().enumerate() {
+        sw.mc_lag_set(l.item.id, &l.item.ports)
+            .map_err(|e| at(l, format!("multicast.lags[{i}] (lag {})", l.item.id), e))?;
+        sum.lags += 1;
+    }
+    for (i, n) in mc.nodes.iter().enumerate() {
+        sw.mc_node_create(n.item.id, n.item.rid, &n.item.ports, &n.item.lags)
+            .map_err(|e| at(n, format!("multicast.nodes[{i}] (node {})", n.item.id), e))?;
+        sum.mc_nodes += 1;
+    }
+    for (i, g) in mc.groups.iter().enumerate() {
+        let ctx = || format!("multicast.groups[{i}] (mgid {})", g.item.mgid);
+        if let Some(x) = &g.item.xids {
+            if x.len() != g.item.nodes.len() {
+                return Err(at(
+                    g,
+                    ctx(),
+                    ApplyError::Invalid(format!(
+                        "{} nodes but {} xids: give one L1 exclusion id per node",
+                        g.item.nodes.len(),
+                        x.len()
+                    )),
+                ));
+            }
+        }
+        sw.mc_group_create(g.item.mgid)
+            .map_err(|e| at(g, ctx(), e))?;
+        for (k, node) in g.item.nodes.iter().enumerate() {
+            let xid = g.item.xids.as_ref().and_then(|x| x.get(k).copied());
+            sw.mc_group_add_node(g.item.mgid, *node, xid)
+                .map_err(|e| at(g, format!("{} node {node}", ctx()), e))?;
+        }
+        sum.mc_groups += 1;
+    }
+    for (i, p) in mc.prune.iter().enumerate() {
+        sw.mc_prune_set(p.item.xid, &p.item.ports)
+            .map_err(|e| at(p, format!("multicast.prune[{i}] (xid {})", p.item.xid), e))?;
+        sum.prunes += 1;
+    }
+    for (i, m) in file.mirror.iter().enumerate() {
+        let s = &m.item;
+        let ctx = format!("mirror[{i}] (session {})", s.session);
+        let dest = match (s.port, s.mgid) {
+            (Some(p), None) => MirrorDest::Port(p),
+            (None, Some(g)) => MirrorDest::Multicast {
+                mcast_grp_a: Some(g),
+                mcast_grp_b: None,
+                level1_exclusion_id: 0,
+                level2_exclusion_id: 0,
+                rid: 0,
+            },
+            _ => {
+                return Err(at(
+                    m,
+                    ctx,
+                    ApplyError::Invalid("give exactly one of `port` and `mgid`".into()),
+                ))
+            }
+        };
+        let session = mirror::MirrorSession {
+            direction: match s.direction {
+                MirrorDirection::Ingress => mirror::MirrorDirection::Ingress,
+                MirrorDirection::Egress => mirror::MirrorDirection::Egress,
+                MirrorDirection::Both => mirror::MirrorDirection::Both,
+            },
+            dest,
+            max_len: s.max_len,
+            enabled: true,
+        };
+        sw.mirror_session_set(s.session, session)
+            .map_err(|e| at(m, ctx, e))?;
+        sum.mirror_sessions += 1;
+    }
+    let prog = sw.program().clone();
+    for (ti, sec) in file.tables.iter().enumerate() {
+        let tname = &sec.table.item;
+        let ctx = |what: String| format!("tables[{ti}] `{tname}` {what}");
+        if sec.clear {
+            let full = resolve::find_table(&prog, tname)
+                .map(|r| {
+                    prog.pipelines[r.pipeline].tables[r.table.index()]
+                        .name
+                        .clone()
+                })
+                .map_err(|e| at(&sec.table, ctx("clear".into()), e))?;
+            sw.table_clear(PipeSel::All, &full)
+                .map_err(|e| at(&sec.table, ctx("clear".into()), e))?;
+            sum.tables_cleared += 1;
+        }
+        if let Some(d) = &sec.default {
+            let c = || ctx(format!("default action `{}`", d.item.action));
+            let params = d.item.params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+            let def = resolve::resolve_default(&prog, tname, &d.item.action, params)
+                .map_err(|e| at(d, c(), e))?;
+            let params: Vec<(&str, u128)> =
+                def.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+            sw.table_set_default(PipeSel::All, &def.table, &def.action, &params)
+                .map_err(|e| at(d, c(), e))?;
+            sum.defaults += 1;
+        }
+        for (ei, e) in sec.entries.iter().enumerate() {
+            let c = || ctx(format!("entry {ei}"));
+            let keys = e.item.key.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+            let params = e.item.params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+            let (table, entry) =
+                resolve::resolve_entry(&prog, tname, keys, e.item.priority, &e.item.action, params)
+                    .map_err(|err| at(e, c(), err))?;
+            sw.table_add_entry(PipeSel::All, &table, &entry)
+                .map_err(|err| at(e, c(), err))?;
+            sum.entries += 1;
+        }
+    }
+    for (i, r) in file.registers.iter().enumerate() {
+        let w = &r.item;
+        let ctx = format!("registers[{i}] (`{}`[{}])", w.register, w.index);
+        write_register(sw, w).map_err(|e| at(r, ctx, e))?;
+        sum.registers += 1;
+    }
+    Ok(sum)
+}
+
+fn write_register(sw: &mut Switch, w: &super::model::RegisterWrite) -> Result<(), ApplyError> {
+    let prog = sw.program().clone();
+    let r = resolve::find_register(&prog, &w.register)?;
+    let reg = &prog.pipelines[r.pipeline].registers[r.index];
+    let lo_text = match (&w.value, &w.lo) {
+        (Some(v), None) | (None, Some(v)) => v,
+        (Some(_), Some(_)) => {
+            return Err(ApplyError::Invalid("give `value` or `lo`, not both".into()))
+        }
+        (None, None) => {
+            return Err(ApplyError::Invalid(
+                "give `value` (or `lo` and `hi`)".into(),
+            ))
+        }
+    };
+    let read = |text: &super::model::Text, word: &str| {
+        value::parse_value(text.as_str(), reg.width).map_err(|source| ResolveError::Value {
+            what: format!("register `{}` word {word} ({} bits)", reg.name, reg.width),
+            source,
+        })
+    };
+    let lo = read(lo_text, "lo")?;
+    let hi = match &w.hi {
+        Some(t) => Some(read(t, "hi")?),
+        None => None,
+    };
+    let pipes = w.pipe.map_or(PipeSel::All, PipeSel::Pipe);
+    sw.register_write(pipes, &reg.name, w.index, lo, hi)?;
+    Ok(())
+}
+
+fn apply_port(sw: &mut Switch, p: &PortSettings) -> Result<(), ApplyError> {
+    let mut q = sw.config().queue_config(p.port);
+    if let Some(r) = p.rate_bps {
+        q.rate_bps = Some(r);
+    }
+    if let Some(c) = p.queue_bytes {
+        q.capacity_bytes = c;
+    }
+    match (p.ecn_kmin_bytes, p.ecn_kmax_bytes, p.ecn_pmax) {
+        (None, None, None) => {}
+        (Some(kmin), Some(kmax), pmax) => {
+            q.ecn = Some(EcnConfig {
+                kmin_bytes: kmin,
+                kmax_bytes: kmax,
+                pmax: pmax.unwrap_or(1.0),
+            })
+        }
+        _ => {
+            return Err(ApplyError::Invalid(
+                "ECN marking needs both `ecn_kmin_bytes` and `ecn_kmax_bytes`".into(),
+            ))
+        }
+    }
+    sw.port_queue_set(p.port, q)?;
+    Ok(())
+}
