@@ -6,8 +6,11 @@
 
 pub mod ast;
 pub mod builtin;
+pub mod check;
+pub mod compile;
 pub mod diag;
 pub mod lexer;
+pub mod lower;
 pub mod parser;
 pub mod preprocess;
 pub mod resources;
@@ -98,4 +101,18 @@ fn into_result(parsed: Parsed) -> Result<ast::Program, Diagnostics> {
     } else {
         Ok(parsed.program)
     }
+}
+
+/// Fuzzing entry point: loads arbitrary bytes (lossily decoded as UTF-8) as a P4 file, with
+/// the built-in headers available, and renders every diagnostic. Must never panic.
+pub fn fuzz_parse(data: &[u8]) -> usize {
+    let text = String::from_utf8_lossy(data);
+    let opts = LoadOptions {
+        include_dirs: Vec::new(),
+        defines: vec![("__TARGET_TOFINO__".to_string(), "1".to_string())],
+    };
+    // No path on disk: `#include "x"` only finds the built-in headers, never real files.
+    let (sm, parsed) = load("fuzz.p4", &text, None, &opts);
+    let rendered = parsed.diagnostics.render(&sm);
+    rendered.len() + parsed.program.decls.len()
 }

@@ -89,6 +89,21 @@ impl Parser {
                 let c = self.const_decl_body()?;
                 StmtKind::Const(c)
             }
+            TokenKind::Ident(w) if w == "for" && self.nth_kind(1) == &TokenKind::LParen => {
+                return self.unsupported_loop(start, annotations);
+            }
+            TokenKind::Ident(w)
+                if (w == "break" || w == "continue") && self.nth_kind(1) == &TokenKind::Semi =>
+            {
+                let w = w.clone();
+                let span = self.bump().span;
+                self.bump();
+                self.error_at(
+                    Diagnostic::error(format!("unsupported: `{w}` (P4_16 loops)"))
+                        .with_primary(span, "loops are not supported by TNA"),
+                );
+                StmtKind::Unsupported { what: w }
+            }
             TokenKind::Transition => {
                 let span = self.peek().span;
                 self.error_at(
@@ -106,6 +121,47 @@ impl Parser {
         Ok(Stmt {
             annotations,
             kind,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `for (...) stmt`: P4_16 v1.2.5 loops, which Tofino cannot run. Parsed far enough to
+    /// skip them cleanly, reported, and kept as an `Unsupported` statement.
+    fn unsupported_loop(
+        &mut self,
+        start: crate::source::Span,
+        annotations: Vec<crate::ast::Annotation>,
+    ) -> PResult<Stmt> {
+        let kw = self.bump().span;
+        // Skip the balanced header `( ... )`.
+        let mut depth = 0usize;
+        loop {
+            match self.peek_kind() {
+                TokenKind::LParen => depth += 1,
+                TokenKind::RParen => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        self.bump();
+                        break;
+                    }
+                }
+                TokenKind::Eof => return self.expected("`)` closing the loop header"),
+                _ => {}
+            }
+            self.bump();
+        }
+        self.error_at(
+            Diagnostic::error("unsupported: `for` loops")
+                .with_primary(kw, "loops are not supported by TNA")
+                .with_note("Tofino parsers and pipelines have no loops; unroll it"),
+        );
+        // Parse the body so that errors inside it are still found.
+        let _body = self.parse_stmt()?;
+        Ok(Stmt {
+            annotations,
+            kind: StmtKind::Unsupported {
+                what: "for loop".to_string(),
+            },
             span: self.span_from(start),
         })
     }
