@@ -412,6 +412,10 @@ impl Endpoint {
                 stats: &mut self.stats,
             };
             qp.dcqcn.advance(now);
+            if qp.paced_until.is_some_and(|t| t <= now) {
+                // Wake-up only: the next poll_transmit sends.
+                qp.paced_until = None;
+            }
             if qp.qp_type == QpType::Rc {
                 qp.req_handle_timeout(&mut ctx);
             }

@@ -370,6 +370,8 @@ pub(crate) struct Qp {
     pub(crate) dcqcn: Dcqcn,
     pub(crate) last_cnp_sent: Option<Instant>,
     pub(crate) cnp_pending: bool,
+    /// Set while the DCQCN pacer alone holds back the next packet.
+    pub(crate) paced_until: Option<Instant>,
 }
 
 impl Qp {
@@ -401,6 +403,7 @@ impl Qp {
             dcqcn: Dcqcn::new(dcqcn),
             last_cnp_sent: None,
             cnp_pending: false,
+            paced_until: None,
         }
     }
 
@@ -582,21 +585,26 @@ impl Qp {
 
     /// Next timer deadline of this QP.
     pub(crate) fn next_timeout(&self) -> Option<Instant> {
-        let mut t = [
+        [
             self.req.ack_deadline,
             self.req.rnr_until,
             self.dcqcn.next_timer(),
+            self.paced_until,
         ]
         .into_iter()
         .flatten()
-        .min();
-        // Pacing only matters while something is waiting to be sent.
-        if self.req.has_unsent() {
-            if let Some(p) = self.dcqcn.next_send_time() {
-                t = Some(t.map_or(p, |t| t.min(p)));
-            }
+        .min()
+    }
+
+    /// Asks the DCQCN pacer; remembers when to wake up if it says no.
+    pub(crate) fn pacing_allows(&mut self, now: Instant) -> bool {
+        if self.dcqcn.can_send(now) {
+            self.paced_until = None;
+            true
+        } else {
+            self.paced_until = self.dcqcn.next_send_time();
+            false
         }
-        t
     }
 
     /// Allows the NP to send a CNP for a CE-marked packet.

@@ -51,11 +51,6 @@ impl Requester {
         self.rnr_left = rnr;
     }
 
-    /// Whether packets remain to be (re)sent.
-    pub(crate) fn has_unsent(&self) -> bool {
-        self.cur < self.sq.len()
-    }
-
     fn outstanding(&self) -> bool {
         self.sq.front().is_some_and(|w| w.started)
     }
@@ -181,7 +176,7 @@ impl Qp {
         if self.req.rnr_until.is_some_and(|t| now < t) {
             return None;
         }
-        if !self.dcqcn.can_send(now) {
+        if !self.pacing_allows(now) {
             return None;
         }
         let dst = self.remote_ip?;
@@ -341,7 +336,11 @@ impl Qp {
         self.enter_error(ctx.cqs);
     }
 
-    fn update_credits(&mut self, aeth: &AethRepr) {
+    /// Takes the credits of an ACK-type AETH that is not older than what we know.
+    fn update_credits(&mut self, p: u32, aeth: &AethRepr) {
+        if psn::diff(psn::add(p, 1), self.req.una) < 0 {
+            return;
+        }
         if let Syndrome::Ack { credit_code } = aeth.syndrome {
             self.req.lsn = credits_for_code(credit_code).map(|c| psn::add(aeth.msn, c));
         }
@@ -368,7 +367,7 @@ impl Qp {
                 let Some(aeth) = h.aeth else { return };
                 match aeth.syndrome {
                     Syndrome::Ack { .. } => {
-                        self.update_credits(&aeth);
+                        self.update_credits(p, &aeth);
                         self.ack_through(ctx, p);
                     }
                     Syndrome::RnrNak { timer_code } => {
@@ -444,7 +443,7 @@ impl Qp {
                     return self.fail(ctx, WcStatus::LocProtErr);
                 }
                 if let Some(aeth) = h.aeth {
-                    self.update_credits(&aeth);
+                    self.update_credits(p, &aeth);
                 }
                 self.ack_through(ctx, p);
             }
@@ -508,7 +507,7 @@ impl Qp {
             return self.fail(ctx, WcStatus::LocProtErr);
         }
         if let Some(aeth) = h.aeth {
-            self.update_credits(&aeth);
+            self.update_credits(p, &aeth);
         }
         if done {
             self.ack_through(ctx, p);

@@ -73,7 +73,7 @@ impl Qp {
 
     /// Sends the next UD message; completes it as soon as it is on the wire.
     pub(crate) fn ud_next_packet(&mut self, ctx: &mut Ctx<'_>) -> Option<OutPacket> {
-        if self.state != QpState::Rts || !self.dcqcn.can_send(ctx.now) {
+        if self.state != QpState::Rts || self.req.sq.is_empty() || !self.pacing_allows(ctx.now) {
             return None;
         }
         let w = self.req.sq.pop_front()?;

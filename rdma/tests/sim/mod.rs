@@ -51,6 +51,8 @@ pub struct Pair {
     /// Frames each side sent, for inspection.
     pub log: Vec<(usize, Vec<u8>)>,
     pub keep_log: bool,
+    /// Consecutive steps in which neither time nor frames moved.
+    idle_steps: u32,
 }
 
 pub fn mac(i: u8) -> [u8; 6] {
@@ -82,6 +84,7 @@ impl Pair {
             dropped: 0,
             log: Vec::new(),
             keep_log: false,
+            idle_steps: 0,
         }
     }
 
@@ -135,7 +138,18 @@ impl Pair {
         };
         if next > self.now {
             self.now = next;
+            self.idle_steps = 0;
+        } else {
+            // A timer that is due must be consumed by handle_timeout; if time never
+            // moves and no frame flows, an endpoint is spinning.
+            self.idle_steps += 1;
+            assert!(
+                self.idle_steps < 10_000,
+                "endpoint timers spin at {:?}",
+                self.now
+            );
         }
+
         // Deliver due frames in time order (stable for equal times).
         self.in_flight.sort_by_key(|x| x.0);
         let due = self
