@@ -211,7 +211,7 @@ control SwitchIngress(inout header_t hdr,
             drop;
         }
         default_action = drop();
-        size = 16384;
+        size = 12288;
     }
 
     action forward_l3(mac_addr_t dmac, PortId_t port) {

@@ -1,0 +1,44 @@
+//! `pisa check`: compile a program for a target and print where it lands in the MAU stages.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::{program, CompileArgs, ReportFormat};
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The P4_16 TNA program.
+    pub program: PathBuf,
+    #[command(flatten)]
+    pub compile: CompileArgs,
+    /// Output format of the resource report.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub report: ReportFormat,
+}
+
+pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let compiled = match program::compile(&args.program, &args.compile) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let target = compiled.program.target;
+    match (&compiled.resources, args.report) {
+        (Some(report), ReportFormat::Json) => println!("{}", report.to_json()),
+        (Some(report), ReportFormat::Text) => {
+            println!(
+                "{}: ok for {} ({} MAU stages per gress)\n",
+                args.program.display(),
+                target.name(),
+                target.stages()
+            );
+            print!("{report}");
+        }
+        (None, _) => println!("{}: ok for {}", args.program.display(), target.name()),
+    }
+    Ok(ExitCode::SUCCESS)
+}

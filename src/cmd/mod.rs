@@ -1,0 +1,92 @@
+//! The subcommands of `pisa` and the options they share.
+
+mod bench;
+mod check;
+mod demo;
+mod program;
+mod replay;
+mod run;
+mod stf;
+mod trace;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// pisa — a software Tofino: runs P4_16 TNA programs in a Tofino-shaped pipeline.
+#[derive(Parser, Debug)]
+#[command(name = "pisa", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Parse, type-check and lower a P4 program, place it into MAU stages and print the resource report.
+    Check(check::CheckArgs),
+    /// Replay pcap captures through a program and write one output pcap per egress port.
+    Run(run::RunArgs),
+    /// Follow one packet through the pipeline and print its path.
+    Trace(trace::TraceArgs),
+    /// Run an STF test (the text format of p4c's and bf-p4c's test suites).
+    Stf(stf::StfArgs),
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+    /// The main job: l2l3.p4 on the bundled example captures, no root and no NIC needed.
+    Demo(demo::DemoArgs),
+}
+
+/// The hardware profile a program is checked and run against.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum TargetArg {
+    /// Tofino 1: 12 MAU stages per gress.
+    #[default]
+    Tofino1,
+    /// Tofino 2: 20 MAU stages per gress.
+    Tofino2,
+}
+
+impl From<TargetArg> for pipeline::ir::Target {
+    fn from(t: TargetArg) -> Self {
+        match t {
+            TargetArg::Tofino1 => pipeline::ir::Target::Tofino1,
+            TargetArg::Tofino2 => pipeline::ir::Target::Tofino2,
+        }
+    }
+}
+
+/// Options every command that compiles a P4 program takes.
+#[derive(Args, Debug, Clone)]
+pub struct CompileArgs {
+    /// Target profile.
+    #[arg(long, value_enum, default_value_t = TargetArg::Tofino1)]
+    pub target: TargetArg,
+    /// Add a directory to the include search path.
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Define a preprocessor symbol (NAME or NAME=VALUE).
+    #[arg(short = 'D', value_name = "NAME=VALUE")]
+    pub define: Vec<String>,
+}
+
+/// `text` for people, `json` for scripts.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum ReportFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Check(a) => check::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Trace(a) => trace::run(a),
+        Command::Stf(a) => stf::run(a),
+        Command::Bench(b) => bench::run(b),
+        Command::Demo(a) => demo::run(a),
+    }
+}

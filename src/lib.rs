@@ -1,0 +1,4 @@
+//! Library half of the `pisa` package: pieces the command line, the benchmarks and the
+//! end-to-end tests share.
+
+pub mod workload;

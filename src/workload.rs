@@ -1,0 +1,276 @@
+//! Benchmark workloads: a compiled program, a switch with its tables filled, and a set of
+//! precomputed frames — built the same way for `pisa bench pipeline` and `cargo bench`.
+//!
+//! The programs are embedded in the binary so the benchmarks run from any directory.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context};
+use etherparse::PacketBuilder;
+use p4::compile::{compile_str, CompileOptions};
+use pipeline::api::PipeSel;
+use pipeline::ir::{KeyMatch, Program, Target};
+use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig};
+
+/// `p4/programs/l2l3.p4`, embedded.
+pub const L2L3_P4: &str = include_str!("../p4/programs/l2l3.p4");
+/// `p4/programs/wire.p4`, embedded.
+pub const WIRE_P4: &str = include_str!("../p4/programs/wire.p4");
+
+/// The router MAC of the l2l3 workload.
+pub const ROUTER_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0xfe];
+
+/// A switch ready to run and the frames to feed it (port, bytes).
+pub struct Workload {
+    pub name: String,
+    pub switch: Switch,
+    pub frames: Vec<(u16, Vec<u8>)>,
+}
+
+/// Compiles embedded P4 text for Tofino 1, turning diagnostics into an error.
+pub fn compile(name: &str, text: &str) -> anyhow::Result<Arc<Program>> {
+    let opts = CompileOptions {
+        target: Target::Tofino1,
+        ..CompileOptions::default()
+    };
+    compile_str(name, text, &opts)
+        .map(|c| Arc::new(c.program))
+        .map_err(|f| anyhow!("{name} does not compile:\n{}", f.render()))
+}
+
+fn mac(i: usize) -> [u8; 6] {
+    [2, 0x10, 0, (i >> 16) as u8, (i >> 8) as u8, i as u8]
+}
+
+fn mac_value(m: [u8; 6]) -> u128 {
+    m.iter().fold(0u128, |acc, b| (acc << 8) | *b as u128)
+}
+
+/// A 64-byte frame (60 bytes before the FCS the NIC would add): Ethernet + IPv4 + UDP + padding.
+fn frame64(src: [u8; 6], dst: [u8; 6], sip: [u8; 4], dip: [u8; 4]) -> Vec<u8> {
+    let b = PacketBuilder::ethernet2(src, dst)
+        .ipv4(sip, dip, 64)
+        .udp(1234, 5678);
+    let payload = [0u8; 18]; // 14 + 20 + 8 + 18 = 60
+    let mut out = Vec::with_capacity(b.size(payload.len()));
+    b.write(&mut out, &payload)
+        .expect("writing to a Vec cannot fail");
+    out
+}
+
+/// l2l3.p4 with `macs` MAC entries, `routes` /24 routes over 64 next hops, a 16-rule ACL and the
+/// flood group; `n_frames` frames, half switched to a known MAC, half routed to a known route.
+pub fn l2l3(macs: usize, routes: usize, n_frames: usize) -> anyhow::Result<Workload> {
+    let program = compile("l2l3.p4", L2L3_P4)?;
+    let mut sw = Switch::new(program, SwitchConfig::default()).context("switch")?;
+    let all = PipeSel::All;
+    for i in 0..macs {
+        sw.table_add(
+            all,
+            "SwitchIngress.mac_dst",
+            &[("hdr.ethernet.dst_addr", KeyMatch::Exact(mac_value(mac(i))))],
+            None,
+            "set_port",
+            &[("port", (i % 4) as u128)],
+        )?;
+    }
+    sw.table_add(
+        all,
+        "SwitchIngress.router_mac",
+        &[(
+            "hdr.ethernet.dst_addr",
+            KeyMatch::Exact(mac_value(ROUTER_MAC)),
+        )],
+        None,
+        "NoAction",
+        &[],
+    )?;
+    for nh in 1..=64u128 {
+        sw.table_add(
+            all,
+            "SwitchIngress.nexthop",
+            &[("ig_md.nexthop_id", KeyMatch::Exact(nh))],
+            None,
+            "forward_l3",
+            &[("dmac", mac_value(mac(nh as usize))), ("port", nh % 4)],
+        )?;
+    }
+    for i in 0..routes {
+        let net = (10u128 << 24) | ((i as u128) << 8);
+        sw.table_add(
+            all,
+            "SwitchIngress.ipv4_lpm",
+            &[(
+                "hdr.ipv4.dst_addr",
+                KeyMatch::Lpm {
+                    value: net,
+                    prefix_len: 24,
+                },
+            )],
+            None,
+            "set_nexthop",
+            &[("nexthop_id", (i % 64) as u128 + 1)],
+        )?;
+    }
+    for r in 0..16u128 {
+        // Deny TCP to 192.168.r.0/24 ports 6000..6100: never hit by the workload's UDP frames,
+        // but every frame is looked up against all of them.
+        sw.table_add(
+            all,
+            "SwitchIngress.acl",
+            &[
+                (
+                    "ig_intr_md.ingress_port",
+                    KeyMatch::Ternary { value: 0, mask: 0 },
+                ),
+                ("hdr.ipv4.src_addr", KeyMatch::Ternary { value: 0, mask: 0 }),
+                (
+                    "hdr.ipv4.dst_addr",
+                    KeyMatch::Ternary {
+                        value: (192 << 24) | (168 << 16) | (r << 8),
+                        mask: 0xffff_ff00,
+                    },
+                ),
+                (
+                    "hdr.ipv4.protocol",
+                    KeyMatch::Ternary {
+                        value: 6,
+                        mask: 0xff,
+                    },
+                ),
+                ("hdr.l4.dst_port", KeyMatch::Range { lo: 6000, hi: 6100 }),
+            ],
+            Some(r as u32),
+            "acl_deny",
+            &[],
+        )?;
+    }
+    for p in 0..4u128 {
+        sw.table_add(
+            all,
+            "SwitchEgress.port_smac",
+            &[("eg_intr_md.egress_port", KeyMatch::Exact(p))],
+            None,
+            "rewrite_smac",
+            &[("smac", mac_value(ROUTER_MAC))],
+        )?;
+    }
+    sw.mc_node_create(1, 0, &[0, 1, 2, 3], &[])?;
+    sw.mc_group_create(1)?;
+    sw.mc_group_add_node(1, 1, None)?;
+    for p in 0..4u16 {
+        sw.mc_prune_set(p, &[p])?;
+    }
+    let mut frames = Vec::with_capacity(n_frames);
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for k in 0..n_frames {
+        // xorshift: spread lookups over the tables without a dependency.
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let port = (k % 4) as u16;
+        let src = mac(100_000 + port as usize);
+        let sip = [10, 200, 0, port as u8 + 1];
+        let f = if k % 2 == 0 {
+            let i = (x as usize) % macs.max(1);
+            frame64(src, mac(i), sip, [10, 201, 0, 1])
+        } else {
+            let i = (x as usize) % routes.max(1);
+            frame64(src, ROUTER_MAC, sip, [10, (i >> 8) as u8, i as u8, 7])
+        };
+        frames.push((port, f));
+    }
+    Ok(Workload {
+        name: format!("l2l3.p4 ({macs} MACs, {routes} routes)"),
+        switch: sw,
+        frames,
+    })
+}
+
+/// wire.p4 forwarding port p to port p ^ 1, egress bypassed: the baseline.
+pub fn wire(n_frames: usize) -> anyhow::Result<Workload> {
+    let program = compile("wire.p4", WIRE_P4)?;
+    let mut sw = Switch::new(program, SwitchConfig::default()).context("switch")?;
+    for p in 0..4u128 {
+        sw.table_add(
+            PipeSel::All,
+            "WireIngress.port_fwd",
+            &[("ig_intr_md.ingress_port", KeyMatch::Exact(p))],
+            None,
+            "send",
+            &[("port", p ^ 1)],
+        )?;
+    }
+    let frames = (0..n_frames)
+        .map(|k| {
+            let port = (k % 4) as u16;
+            (
+                port,
+                frame64(mac(port as usize), mac(9), [10, 0, 0, 1], [10, 0, 0, 2]),
+            )
+        })
+        .collect();
+    Ok(Workload {
+        name: "wire.p4".to_string(),
+        switch: sw,
+        frames,
+    })
+}
+
+/// One timed run.
+#[derive(Debug, Clone, Copy)]
+pub struct Measurement {
+    pub packets: u64,
+    pub out_frames: u64,
+    pub elapsed: Duration,
+}
+
+impl Measurement {
+    pub fn mpps(&self) -> f64 {
+        self.packets as f64 / self.elapsed.as_secs_f64() / 1e6
+    }
+}
+
+/// Feeds the workload's frames in batches of `batch` on this thread for about `duration`.
+/// Output buffers are handed back to the switch, as a port loop would after sending them.
+pub fn measure(w: &mut Workload, batch: usize, duration: Duration) -> Measurement {
+    let batch = batch.max(1);
+    let mut out: Vec<OutFrame> = Vec::with_capacity(batch * 4);
+    let mut inputs: Vec<InFrame<'_>> = Vec::with_capacity(batch);
+    let mut packets = 0u64;
+    let mut out_frames = 0u64;
+    let mut ts = 0u64;
+    let start = Instant::now();
+    let mut i = 0usize;
+    loop {
+        for _ in 0..64 {
+            inputs.clear();
+            for _ in 0..batch {
+                let (port, bytes) = &w.frames[i];
+                i = (i + 1) % w.frames.len();
+                ts += 100;
+                inputs.push(InFrame {
+                    port: *port,
+                    bytes,
+                    ts,
+                });
+            }
+            w.switch.process_batch(&inputs, &mut out);
+            packets += batch as u64;
+            out_frames += out.len() as u64;
+            for f in out.drain(..) {
+                w.switch.recycle(f.bytes);
+            }
+        }
+        let _ = w.switch.drain_drops();
+        if start.elapsed() >= duration {
+            break;
+        }
+    }
+    Measurement {
+        packets,
+        out_frames,
+        elapsed: start.elapsed(),
+    }
+}
