@@ -98,14 +98,21 @@ pub(crate) enum Mode {
     Match,
 }
 
-/// Action nesting deeper than this is treated as malformed (guards against cyclic calls).
+/// Action nesting deeper than this is treated as malformed.
 const MAX_CALL_DEPTH: u32 = 32;
+
+/// Action / RegisterAction bodies one collector expands at most (malformed IR where actions
+/// call each other many times over must not make the check run for ever).
+const MAX_EXPANSIONS: u32 = 200_000;
 
 /// Walks IR statements and expressions of one gress, collecting [`Effects`].
 pub(crate) struct Collector<'a> {
     pub pipe: &'a Pipeline,
     pub phv: &'a PhvLayout,
     depth: u32,
+    expansions: u32,
+    /// Actions and RegisterActions being expanded (a call back into one is a cycle).
+    active: Vec<(bool, u32)>,
 }
 
 impl<'a> Collector<'a> {
@@ -114,6 +121,8 @@ impl<'a> Collector<'a> {
             pipe,
             phv,
             depth: 0,
+            expansions: 0,
+            active: Vec::new(),
         }
     }
 
@@ -173,11 +182,15 @@ impl<'a> Collector<'a> {
                 self.expr(index, fx, Mode::Match);
                 match self.pipe.register_actions.get(action.index()) {
                     Some(ra) => {
+                        if !self.enter((true, action.0), fx) {
+                            return;
+                        }
                         // The SALU's PHV inputs come through the crossbar too.
                         let mut inner = Effects::default();
                         for s in &ra.body {
                             self.stmt(s, &mut inner);
                         }
+                        self.leave();
                         for l in inner.all_reads() {
                             Self::push_read(fx, l, Mode::Match);
                         }
@@ -308,21 +321,43 @@ impl<'a> Collector<'a> {
         }
     }
 
+    /// Starts expanding a body; false (and a malformed note) on a cycle or past the limits.
+    fn enter(&mut self, what: (bool, u32), fx: &mut Effects) -> bool {
+        let kind = if what.0 { "RegisterAction" } else { "action" };
+        if self.active.contains(&what) {
+            fx.malformed
+                .push(format!("{kind} id {} calls itself", what.1));
+            return false;
+        }
+        if self.depth >= MAX_CALL_DEPTH || self.expansions >= MAX_EXPANSIONS {
+            fx.malformed.push(format!(
+                "action calls nest deeper than {MAX_CALL_DEPTH} or expand more than {MAX_EXPANSIONS} bodies"
+            ));
+            return false;
+        }
+        self.depth += 1;
+        self.expansions += 1;
+        self.active.push(what);
+        true
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+        self.active.pop();
+    }
+
     /// Effects of running action `id`'s body.
     pub fn action(&mut self, id: ActionId, fx: &mut Effects) {
-        if self.depth >= MAX_CALL_DEPTH {
-            fx.malformed
-                .push(format!("action calls nest deeper than {MAX_CALL_DEPTH}"));
-            return;
-        }
         let Some(action) = self.pipe.actions.get(id.index()) else {
             fx.malformed
                 .push(format!("action id {} out of range", id.0));
             return;
         };
-        self.depth += 1;
+        if !self.enter((false, id.0), fx) {
+            return;
+        }
         self.block(&action.body, fx);
-        self.depth -= 1;
+        self.leave();
     }
 }
 
