@@ -10,13 +10,17 @@ use logos::Logos;
 use crate::ast::IntLit;
 
 /// Why a piece of text is not a token.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, thiserror::Error)]
 pub enum LexError {
     #[default]
+    #[error("unexpected character")]
     UnexpectedChar,
     /// A malformed integer literal, with the reason.
+    #[error("invalid integer literal: {0}")]
     BadNumber(String),
+    #[error("unterminated string literal")]
     UnterminatedString,
+    #[error("unterminated block comment")]
     UnterminatedComment,
 }
 

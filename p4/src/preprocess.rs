@@ -629,9 +629,9 @@ impl Preprocessor<'_> {
             }
         } else if let Some(text) = builtin_text {
             (
-                format!("<builtin>/{name}"),
+                format!("{}{name}", crate::source::BUILTIN_PREFIX),
                 text.to_string(),
-                format!("<builtin>/{name}"),
+                format!("{}{name}", crate::source::BUILTIN_PREFIX),
                 None,
             )
         } else {

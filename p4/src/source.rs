@@ -6,6 +6,9 @@
 
 use std::fmt;
 
+/// Name prefix of the built-in headers in the source map.
+pub const BUILTIN_PREFIX: &str = "<builtin>/";
+
 /// Index of a file inside a [`SourceMap`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct FileId(pub u32);
@@ -171,6 +174,12 @@ impl SourceMap {
         self.get(span.file)
             .map(|f| f.line_col(span.lo))
             .unwrap_or((1, 1))
+    }
+
+    /// True for our built-in architecture headers (`<builtin>/tna.p4`, ...), so passes can
+    /// tell the user's declarations from the architecture's.
+    pub fn is_builtin(&self, id: FileId) -> bool {
+        self.name(id).starts_with(BUILTIN_PREFIX)
     }
 
     /// Number of files.

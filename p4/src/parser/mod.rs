@@ -100,6 +100,11 @@ impl Parser {
     /// diagnostics say what went wrong.
     pub fn parse_program(mut self) -> (Program, Vec<Diagnostic>) {
         let decls = self.top_level_decls();
+        if self.diags.len() >= MAX_ERRORS {
+            self.diags.push(Diagnostic::note(format!(
+                "stopped after {MAX_ERRORS} errors; fix these and run again"
+            )));
+        }
         (Program { decls }, self.diags)
     }
 

@@ -151,3 +151,31 @@ fn casts_use_type_names() {
         ExprKind::Binary { op: BinOp::Add, .. }
     ));
 }
+
+#[test]
+fn error_flood_stops_with_a_note() {
+    let text = "const bit<8> A = ;\n".repeat(300);
+    let (_sm, r) = parse_str("t.p4", &text, &LoadOptions::default());
+    let d = r.expect_err("errors");
+    assert_eq!(d.error_count(), 100);
+    let last = d.iter().last().expect("note");
+    assert_eq!(last.severity, crate::diag::Severity::Note);
+    assert!(last.message.contains("stopped after 100 errors"));
+}
+
+#[test]
+fn builtin_declarations_are_marked() {
+    let (sm, r) = parse_str(
+        "t.p4",
+        "#include <core.p4>\nconst bit<8> A = 1;",
+        &LoadOptions::default(),
+    );
+    let p = r.expect("parses");
+    let user: Vec<&Decl> = p
+        .decls
+        .iter()
+        .filter(|d| !sm.is_builtin(d.span.file))
+        .collect();
+    assert_eq!(user.len(), 1);
+    assert!(p.decls.len() > 5);
+}
