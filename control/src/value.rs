@@ -40,7 +40,7 @@ pub enum ValueError {
     },
     #[error("`{text}`: the range's low end is above its high end")]
     RangeInverted { text: String },
-    #[error("`{text}` is a {form} match but the key is {kind}; {kind} keys take {accepts}")]
+    #[error("`{text}` is {form} match but the key is {kind}; {kind} keys take {accepts}")]
     WrongForm {
         text: String,
         form: &'static str,
@@ -272,11 +272,11 @@ enum Form<'a> {
 impl Form<'_> {
     fn name(&self) -> &'static str {
         match self {
-            Form::Any => "match-anything `*`",
-            Form::Plain(_) => "plain-value",
-            Form::Ternary(..) => "ternary (`v &&& mask`)",
-            Form::Lpm(..) => "lpm (`v/len`)",
-            Form::Range(..) => "range (`lo..hi`)",
+            Form::Any => "a match-anything `*`",
+            Form::Plain(_) => "a plain-value",
+            Form::Ternary(..) => "a ternary (`v &&& mask`)",
+            Form::Lpm(..) => "an lpm (`v/len`)",
+            Form::Range(..) => "a range (`lo..hi`)",
         }
     }
 }

@@ -133,15 +133,20 @@ pub fn apply(sw: &mut Switch, file: &TablesFile) -> Result<ApplySummary, TablesF
     let prog = sw.program().clone();
     for (ti, sec) in file.tables.iter().enumerate() {
         let tname = &sec.table.item;
-        let ctx = |what: String| format!("tables[{ti}] `{tname}` {what}");
+        let ctx = |what: String| {
+            format!("tables[{ti}] `{tname}` {what}")
+                .trim_end()
+                .to_string()
+        };
+        // Resolve the name even for a section with nothing in it: a typo must not pass.
+        let full = resolve::find_table(&prog, tname)
+            .map(|r| {
+                prog.pipelines[r.pipeline].tables[r.table.index()]
+                    .name
+                    .clone()
+            })
+            .map_err(|e| at(&sec.table, ctx("".into()), e))?;
         if sec.clear {
-            let full = resolve::find_table(&prog, tname)
-                .map(|r| {
-                    prog.pipelines[r.pipeline].tables[r.table.index()]
-                        .name
-                        .clone()
-                })
-                .map_err(|e| at(&sec.table, ctx("clear".into()), e))?;
             sw.table_clear(PipeSel::All, &full)
                 .map_err(|e| at(&sec.table, ctx("clear".into()), e))?;
             sum.tables_cleared += 1;

@@ -1,0 +1,220 @@
+//! Table files applied to a real switch running the hand-built program of `common`: every
+//! section lands through the runtime API, and every refusal names the file position, the
+//! entry and the reason.
+
+mod common;
+
+use control::tables_file::{self, ApplyError, TablesFileError};
+use pipeline::api::PipeSel;
+use pipeline::ir::KeyMatch;
+use pipeline::switch::{InFrame, Switch, SwitchConfig};
+use pipeline::tm::mirror::MirrorDest;
+
+use common::{frame, mini_program};
+
+fn switch() -> Switch {
+    Switch::new(mini_program(), SwitchConfig::default()).unwrap()
+}
+
+const FILE: &str = r#"
+tables:
+  - table: SwitchIngress.fwd
+    default: { action: flood, params: { mgid: 1 } }
+    entries:
+      - { key: { hdr.ethernet.dst_addr: "00:00:00:00:00:02" }, action: set_port, params: { port: 2 } }
+      - { key: { dst_addr: 0x000000000003 }, action: SwitchIngress.set_port, params: { port: 3 } }
+  - table: acl
+    entries:
+      - key: { hdr.ethernet.ether_type: "0x0806 &&& 0xffff" }
+        priority: 1
+        action: acl_deny
+      - key: { hdr.ethernet.src_addr: "00:00:00:00:00:10", hdr.ethernet.ether_type: "0x0800" }
+        priority: 2
+        action: acl_redirect
+        params: { port: 7 }
+registers:
+  - { register: scratch, index: 1, value: 0xdead }
+  - { register: SwitchIngress.pairs, index: 0, lo: 1, hi: 2 }
+mirror:
+  - { session: 5, direction: ingress, port: 4, max_len: 64 }
+  - { session: 6, mgid: 1 }
+multicast:
+  nodes:
+    - { id: 10, rid: 0, ports: [1, 2, 3] }
+  groups:
+    - { mgid: 1, nodes: [10] }
+  prune:
+    - { xid: 1, ports: [1] }
+    - { xid: 2, ports: [2] }
+  lags:
+    - { id: 3, ports: [8, 9] }
+ports:
+  - { port: 2, rate_bps: 10000000000, queue_bytes: 200000, ecn_kmin_bytes: 1000, ecn_kmax_bytes: 9000 }
+"#;
+
+fn outputs(sw: &mut Switch, port: u16, bytes: &[u8]) -> Vec<u16> {
+    let mut out = Vec::new();
+    sw.process(InFrame { port, bytes, ts: 0 }, &mut |o| out.push(o.port));
+    out.sort_unstable();
+    out
+}
+
+#[test]
+fn every_section_lands() {
+    let mut sw = switch();
+    let f = tables_file::from_yaml(FILE).unwrap();
+    let sum = tables_file::apply(&mut sw, &f).unwrap();
+    assert_eq!(sum.entries, 4);
+    assert_eq!(sum.defaults, 1);
+    assert_eq!((sum.registers, sum.mirror_sessions), (2, 2));
+    assert_eq!(
+        (sum.mc_nodes, sum.mc_groups, sum.prunes, sum.lags),
+        (1, 1, 2, 1)
+    );
+    assert_eq!(sum.ports, 1);
+
+    let fwd = sw.table_entries(PipeSel::All, "SwitchIngress.fwd").unwrap();
+    assert_eq!(fwd.len(), 2);
+    assert_eq!(fwd[0].keys[0].1, KeyMatch::Exact(2));
+    assert_eq!(fwd[1].params, vec![("port".to_string(), 3)]);
+    let (def, params) = sw.table_get_default(PipeSel::All, "fwd").unwrap();
+    assert_eq!((def.as_str(), params[0].1), ("SwitchIngress.flood", 1));
+    let acl = sw.table_entries(PipeSel::All, "acl").unwrap();
+    assert_eq!(acl[0].priority, Some(1));
+    // The omitted ternary key matches anything.
+    assert_eq!(acl[0].keys[1].1, KeyMatch::Ternary { value: 0, mask: 0 });
+
+    assert_eq!(
+        sw.register_read(PipeSel::All, "scratch", 1).unwrap()[0].lo,
+        0xdead
+    );
+    let pair = sw.register_read(PipeSel::All, "pairs", 0).unwrap()[0];
+    assert_eq!((pair.lo, pair.hi), (1, 2));
+    let m = sw.mirror_sessions().get(5).unwrap();
+    assert_eq!((m.dest, m.max_len), (MirrorDest::Port(4), Some(64)));
+    assert!(matches!(
+        sw.mirror_sessions().get(6).unwrap().dest,
+        MirrorDest::Multicast {
+            mcast_grp_a: Some(1),
+            ..
+        }
+    ));
+
+    // The programmed switch forwards, floods with pruning, and applies the ACL.
+    assert_eq!(outputs(&mut sw, 1, &frame(2, 0x20, 0x0800, 10)), vec![2]);
+    assert_eq!(
+        outputs(&mut sw, 1, &frame(0x55, 0x20, 0x0800, 10)),
+        vec![2, 3]
+    );
+    assert_eq!(
+        outputs(&mut sw, 2, &frame(0x55, 0x20, 0x0800, 10)),
+        vec![1, 3]
+    );
+    assert_eq!(
+        outputs(&mut sw, 1, &frame(2, 0x20, 0x0806, 10)),
+        Vec::<u16>::new()
+    );
+    assert_eq!(outputs(&mut sw, 1, &frame(2, 0x10, 0x0800, 10)), vec![7]);
+}
+
+#[test]
+fn the_bundled_l2l3_file_reads() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/programs/l2l3.tables.yaml");
+    let f = tables_file::load(&path).unwrap();
+    assert_eq!(f.tables.len(), 6);
+    assert!(tables_file::load(std::path::Path::new("/nonexistent/x.yaml")).is_err());
+}
+
+fn apply_err(yaml: &str) -> TablesFileError {
+    let mut sw = switch();
+    let f = tables_file::from_yaml(yaml).unwrap();
+    tables_file::apply(&mut sw, &f).unwrap_err()
+}
+
+fn item(e: &TablesFileError) -> (u64, &str, &ApplyError) {
+    match e {
+        TablesFileError::Item {
+            line,
+            context,
+            source,
+            ..
+        } => (*line, context.as_str(), source),
+        other => panic!("not an item error: {other}"),
+    }
+}
+
+#[test]
+fn unknown_table_names_line_and_table() {
+    let e = apply_err("tables:\n  - table: fwd\n    entries: []\n  - table: nope\n    entries:\n      - { key: {}, action: a }\n");
+    let (line, ctx, src) = item(&e);
+    assert_eq!(line, 4);
+    assert_eq!(ctx, "tables[1] `nope`");
+    assert!(matches!(src, ApplyError::Resolve(_)));
+    assert!(
+        e.to_string()
+            .starts_with("line 4, column 12: tables[1] `nope`: "),
+        "{e}"
+    );
+    assert!(e.to_string().contains("no table named `nope`"), "{e}");
+}
+
+#[test]
+fn an_empty_section_still_names_a_real_table() {
+    let e = apply_err("tables:\n  - table: fwd\n  - table: fwdd\n");
+    let (line, ctx, _) = item(&e);
+    assert_eq!((line, ctx), (3, "tables[1] `fwdd`"));
+}
+
+#[test]
+fn lpm_text_on_an_exact_key_is_refused() {
+    let e = apply_err(
+        "tables:\n  - table: fwd\n    entries:\n      - { key: { hdr.ethernet.dst_addr: \"10.0.1.0/24\" }, action: drop }\n",
+    );
+    let msg = e.to_string();
+    assert!(msg.contains("line 4"), "{msg}");
+    assert!(
+        msg.contains("key `hdr.ethernet.dst_addr` (exact key, 48 bits)"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("is an lpm (`v/len`) match but the key is exact"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn missing_priority_and_missing_params() {
+    let e =
+        apply_err("tables:\n  - table: acl\n    entries:\n      - { key: {}, action: acl_deny }\n");
+    assert!(e.to_string().contains("needs a priority"), "{e}");
+    let e = apply_err("tables:\n  - table: fwd\n    entries:\n      - { key: { dst_addr: 1 }, action: set_port }\n");
+    assert!(e.to_string().contains("needs parameter `port`"), "{e}");
+}
+
+#[test]
+fn api_refusals_carry_the_api_error() {
+    let e = apply_err(
+        "tables:\n  - table: fwd\n    entries:\n      - { key: { dst_addr: 1 }, action: drop }\n      - { key: { dst_addr: 1 }, action: drop }\n",
+    );
+    let (line, ctx, src) = item(&e);
+    assert_eq!(line, 5);
+    assert!(ctx.ends_with("entry 1"), "{ctx}");
+    assert!(matches!(src, ApplyError::Api(_)), "{e}");
+    let e = apply_err("multicast:\n  groups:\n    - { mgid: 1, nodes: [99] }\n");
+    assert!(matches!(item(&e).2, ApplyError::Api(_)), "{e}");
+    let e = apply_err("mirror:\n  - { session: 3 }\n");
+    assert!(
+        e.to_string().contains("exactly one of `port` and `mgid`"),
+        "{e}"
+    );
+    let e = apply_err("registers:\n  - { register: scratch, index: 100, value: 1 }\n");
+    assert!(matches!(item(&e).2, ApplyError::Api(_)), "{e}");
+    let e = apply_err("registers:\n  - { register: scratch, index: 1, value: 0x1_0000_0000 }\n");
+    assert!(e.to_string().contains("32 bits"), "{e}");
+    let e = apply_err("ports:\n  - { port: 1, ecn_kmin_bytes: 5 }\n");
+    assert!(
+        e.to_string().contains("Kmax") || e.to_string().contains("kmax"),
+        "{e}"
+    );
+}
