@@ -1,0 +1,246 @@
+//! Annotation policy: which annotations pisa keeps (`@name`, `@defaultonly`, `@tableonly`,
+//! `@priority`, ...) and which it accepts but ignores, reported once per kind as a warning that
+//! says what pisa does not model. Annotations in the built-in architecture headers are not
+//! reported.
+
+use std::collections::BTreeMap;
+
+use crate::ast::{self, DeclKind, StmtKind};
+use crate::check::env::Env;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::source::Span;
+
+/// Annotations whose meaning pisa implements (or which carry no behaviour at all).
+const KEPT: &[&str] = &[
+    "name",
+    "defaultonly",
+    "tableonly",
+    "priority",
+    "hidden",
+    "optional",
+    "noWarn",
+    "deprecated",
+    "pure",
+    "noSideEffects",
+    "brief",
+    "description",
+    "flexible",
+    "padding",
+];
+
+/// Why an ignored annotation does not matter in pisa.
+fn ignored_reason(name: &str) -> &'static str {
+    if name.starts_with("pa_") {
+        "PHV allocation is not modelled"
+    } else {
+        match name {
+            "stage"
+            | "placement_priority"
+            | "ignore_table_dependency"
+            | "force_immediate"
+            | "force_shift"
+            | "pack"
+            | "ways"
+            | "min_width"
+            | "dynamic_table_key_masks"
+            | "alpm"
+            | "atcam_partition_index"
+            | "use_hash_action"
+            | "immediate"
+            | "selector_max_group_size"
+            | "idletime_precision"
+            | "entries_with_ranges"
+            | "action_default_only"
+            | "reg"
+            | "in_hash"
+            | "symmetric"
+            | "calculated_field_update_location"
+            | "critical"
+            | "disable_atomic_modify"
+            | "max_actions"
+            | "ternary"
+            | "hash_mask"
+            | "no_field_initialization" => "table and stage layout is pisa's own",
+            "atomic" | "dont_trim" | "auto_init_metadata" => "PHV allocation is not modelled",
+            "command_line" => "compiler flags are taken from the pisa command line",
+            _ => "it has no effect in pisa",
+        }
+    }
+}
+
+/// Collects one warning per ignored annotation kind used in the user's program.
+pub fn report_ignored(env: &Env<'_>, program: &ast::Program, diags: &mut Diagnostics) {
+    let mut seen: BTreeMap<String, (Span, usize)> = BTreeMap::new();
+    let mut visit = |a: &ast::Annotation| {
+        if KEPT.contains(&a.name.name.as_str()) || env.is_arch(a.span) {
+            return;
+        }
+        seen.entry(a.name.name.clone())
+            .and_modify(|(_, n)| *n += 1)
+            .or_insert((a.span, 1));
+    };
+    for d in &program.decls {
+        walk_decl(d, &mut visit);
+    }
+    let mut order: Vec<(String, (Span, usize))> = seen.into_iter().collect();
+    order.sort_by_key(|(_, (s, _))| (s.file, s.lo));
+    for (name, (span, count)) in order {
+        let mut d = Diagnostic::warning(format!(
+            "annotation `@{name}` accepted, ignored: {}",
+            ignored_reason(&name)
+        ))
+        .with_primary(span, "ignored by pisa");
+        if count > 1 {
+            d = d.with_note(format!("`@{name}` is used {count} times; reported once"));
+        }
+        diags.push(d);
+    }
+}
+
+fn walk_annos(annos: &[ast::Annotation], f: &mut impl FnMut(&ast::Annotation)) {
+    annos.iter().for_each(f);
+}
+
+fn walk_params(ps: &[ast::Param], f: &mut impl FnMut(&ast::Annotation)) {
+    for p in ps {
+        walk_annos(&p.annotations, f);
+    }
+}
+
+fn walk_decl(d: &ast::Decl, f: &mut impl FnMut(&ast::Annotation)) {
+    walk_annos(&d.annotations, f);
+    match &d.kind {
+        DeclKind::Header(s) | DeclKind::Struct(s) | DeclKind::HeaderUnion(s) => {
+            for fl in &s.fields {
+                walk_annos(&fl.annotations, f);
+            }
+        }
+        DeclKind::Enum(e) => {
+            for m in &e.members {
+                walk_annos(&m.annotations, f);
+            }
+        }
+        DeclKind::Action(a) => {
+            walk_params(&a.params, f);
+            walk_block(&a.body, f);
+        }
+        DeclKind::Function(fd) => {
+            walk_params(&fd.proto.params, f);
+            walk_block(&fd.body, f);
+        }
+        DeclKind::Parser(p) => {
+            walk_params(&p.params, f);
+            for l in &p.locals {
+                walk_decl(l, f);
+            }
+            for s in &p.states {
+                walk_annos(&s.annotations, f);
+                for st in &s.body {
+                    walk_stmt(st, f);
+                }
+            }
+        }
+        DeclKind::Control(c) => {
+            walk_params(&c.params, f);
+            for l in &c.locals {
+                walk_decl(l, f);
+            }
+            walk_block(&c.apply, f);
+        }
+        DeclKind::Instantiation(i) => {
+            for l in i.initializer.iter().flatten() {
+                walk_decl(l, f);
+            }
+        }
+        DeclKind::Table(t) => {
+            for p in &t.properties {
+                walk_annos(&p.annotations, f);
+                match &p.kind {
+                    ast::TablePropertyKind::Key(ks) => {
+                        for k in ks {
+                            walk_annos(&k.annotations, f);
+                        }
+                    }
+                    ast::TablePropertyKind::Actions(rs) => {
+                        for r in rs {
+                            walk_annos(&r.annotations, f);
+                        }
+                    }
+                    ast::TablePropertyKind::DefaultAction(r) => walk_annos(&r.annotations, f),
+                    ast::TablePropertyKind::Entries(es) => {
+                        for e in es {
+                            walk_annos(&e.annotations, f);
+                            walk_annos(&e.action.annotations, f);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn walk_block(b: &ast::Block, f: &mut impl FnMut(&ast::Annotation)) {
+    walk_annos(&b.annotations, f);
+    for s in &b.stmts {
+        walk_stmt(s, f);
+    }
+}
+
+fn walk_stmt(s: &ast::Stmt, f: &mut impl FnMut(&ast::Annotation)) {
+    walk_annos(&s.annotations, f);
+    match &s.kind {
+        StmtKind::If {
+            then_branch,
+            else_branch,
+            ..
+        } => {
+            walk_stmt(then_branch, f);
+            if let Some(e) = else_branch {
+                walk_stmt(e, f);
+            }
+        }
+        StmtKind::Switch { cases, .. } => {
+            for c in cases {
+                if let Some(b) = &c.body {
+                    walk_block(b, f);
+                }
+            }
+        }
+        StmtKind::Block(b) => walk_block(b, f),
+        _ => {}
+    }
+}
+
+/// The string of `@name("x")` among `annos`, if present.
+pub fn name_annotation(annos: &[ast::Annotation]) -> Option<String> {
+    string_arg(annos, "name")
+}
+
+/// True when `@which` is among `annos`.
+pub fn has(annos: &[ast::Annotation], which: &str) -> bool {
+    annos.iter().any(|a| a.name.name == which)
+}
+
+/// The single string argument of `@which("...")`.
+pub fn string_arg(annos: &[ast::Annotation], which: &str) -> Option<String> {
+    let a = annos.iter().find(|a| a.name.name == which)?;
+    match &a.body {
+        ast::AnnotationBody::Exprs(es) => match es.first().map(|e| &e.kind) {
+            Some(ast::ExprKind::String(s)) => Some(s.clone()),
+            _ => None,
+        },
+        ast::AnnotationBody::Tokens(ts) => ts.first().map(|t| t.text.trim_matches('"').to_string()),
+        _ => None,
+    }
+}
+
+/// The first expression argument of `@which(expr)`.
+pub fn expr_arg<'a>(annos: &'a [ast::Annotation], which: &str) -> Option<&'a ast::Expr> {
+    let a = annos.iter().find(|a| a.name.name == which)?;
+    match &a.body {
+        ast::AnnotationBody::Exprs(es) => es.first(),
+        _ => None,
+    }
+}

@@ -1,0 +1,533 @@
+//! The top-level environment: every top-level declaration by name, the program's `error` and
+//! `match_kind` members, and resolution of written types (typedefs, widths, generic arguments)
+//! to [`Ty`].
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use crate::ast::{self, DeclKind, ExprKind, TypeKind};
+use crate::check::suggest;
+use crate::check::types::{EnumTy, StructTy, Ty, MAX_WIDTH};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::source::{FileId, SourceMap, Span};
+
+/// Type parameters bound to types (`H` → `header_t`).
+pub type TypeParams = HashMap<String, Ty>;
+
+/// Nesting limit for typedef chains and constant references (a cycle is reported, not followed).
+const MAX_DEPTH: u32 = 64;
+
+/// Top-level declarations and the caches built from them.
+pub struct Env<'a> {
+    pub program: &'a ast::Program,
+    top: HashMap<&'a str, Vec<&'a ast::Decl>>,
+    /// `error` members in declaration order (core.p4's first).
+    pub errors: Vec<String>,
+    pub match_kinds: Vec<String>,
+    /// Files of the built-in architecture headers (their annotations are not reported).
+    pub arch_files: HashSet<FileId>,
+    types: RefCell<HashMap<String, Ty>>,
+    building: RefCell<HashSet<String>>,
+}
+
+impl<'a> Env<'a> {
+    /// Indexes `program`; duplicate user declarations are reported into `diags`.
+    pub fn new(program: &'a ast::Program, sm: &SourceMap, diags: &mut Diagnostics) -> Env<'a> {
+        let arch_files = sm
+            .iter()
+            .filter(|(_, f)| f.name.starts_with("<builtin>/"))
+            .map(|(id, _)| id)
+            .collect();
+        let mut env = Env {
+            program,
+            top: HashMap::new(),
+            errors: Vec::new(),
+            match_kinds: Vec::new(),
+            arch_files,
+            types: RefCell::new(HashMap::new()),
+            building: RefCell::new(HashSet::new()),
+        };
+        for d in &program.decls {
+            match &d.kind {
+                DeclKind::Error(ms) => {
+                    for m in ms {
+                        if !env.errors.contains(&m.name) {
+                            env.errors.push(m.name.clone());
+                        }
+                    }
+                    continue;
+                }
+                DeclKind::MatchKind(ms) => {
+                    for m in ms {
+                        if !env.match_kinds.contains(&m.name) {
+                            env.match_kinds.push(m.name.clone());
+                        }
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            let Some(name) = d.name() else { continue };
+            let entry = env.top.entry(name.name.as_str()).or_default();
+            if let Some(prev) = entry.first() {
+                let overloadable =
+                    matches!(d.kind, DeclKind::ExternFunction(_) | DeclKind::Function(_))
+                        && matches!(
+                            prev.kind,
+                            DeclKind::ExternFunction(_) | DeclKind::Function(_)
+                        );
+                // Extern constructors overloads and parser/control type re-declarations in
+                // the architecture files are not user errors.
+                let in_arch = env.arch_files.contains(&d.span.file);
+                if !overloadable && !in_arch {
+                    let prev_span = prev.name().map(|n| n.span).unwrap_or(prev.span);
+                    diags.push(
+                        Diagnostic::error(format!("duplicate declaration of `{}`", name.name))
+                            .with_primary(name.span, "declared again here")
+                            .with_secondary(prev_span, "first declared here")
+                            .with_help("rename one of the two declarations"),
+                    );
+                    continue;
+                }
+            }
+            entry.push(d);
+        }
+        env
+    }
+
+    /// The top-level declaration named `name` (the first one for overloaded functions).
+    pub fn lookup(&self, name: &str) -> Option<&'a ast::Decl> {
+        self.top.get(name).and_then(|v| v.first().copied())
+    }
+
+    /// All top-level declarations named `name` (overloads).
+    pub fn lookup_all(&self, name: &str) -> &[&'a ast::Decl] {
+        self.top.get(name).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Every top-level name, for "did you mean" help.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.top.keys().copied()
+    }
+
+    /// True when `span` lies in a built-in architecture header.
+    pub fn is_arch(&self, span: Span) -> bool {
+        self.arch_files.contains(&span.file)
+    }
+
+    /// The numeric value of `error.name` (its index in declaration order).
+    pub fn error_value(&self, name: &str) -> Option<u16> {
+        self.errors
+            .iter()
+            .position(|e| e == name)
+            .and_then(|i| u16::try_from(i).ok())
+    }
+
+    /// Resolves a written type. `tparams` binds the type parameters in scope.
+    pub fn resolve_type(&self, t: &ast::Type, tparams: &TypeParams) -> Result<Ty, Diagnostic> {
+        self.resolve_type_depth(t, tparams, 0)
+    }
+
+    fn resolve_type_depth(
+        &self,
+        t: &ast::Type,
+        tparams: &TypeParams,
+        depth: u32,
+    ) -> Result<Ty, Diagnostic> {
+        if depth > MAX_DEPTH {
+            return Err(
+                Diagnostic::error("type definitions nest too deeply (a typedef cycle?)")
+                    .with_primary(t.span, "while resolving this type"),
+            );
+        }
+        Ok(match &t.kind {
+            TypeKind::Bool => Ty::Bool,
+            TypeKind::Error => Ty::Error,
+            TypeKind::MatchKind => Ty::MatchKind,
+            TypeKind::String => Ty::String,
+            TypeKind::Void => Ty::Void,
+            TypeKind::InfInt => Ty::InfInt,
+            TypeKind::DontCare => Ty::DontCare,
+            TypeKind::Bit(w) => Ty::Bit(self.width(w, false)?),
+            TypeKind::Int(w) => Ty::Int(self.width(w, true)?),
+            TypeKind::Varbit(_) => {
+                return Err(crate::check::unsupported(
+                    t.span,
+                    "varbit<W>",
+                    "variable-length fields",
+                )
+                .with_help(
+                    "parse the variable part as fixed-size headers selected by a length field",
+                ))
+            }
+            TypeKind::Tuple(ts) => Ty::Tuple(
+                ts.iter()
+                    .map(|t| self.resolve_type_depth(t, tparams, depth + 1))
+                    .collect::<Result<_, _>>()?,
+            ),
+            TypeKind::Stack { elem, size } => {
+                let e = self.resolve_type_depth(elem, tparams, depth + 1)?;
+                if !matches!(e, Ty::Header(_)) {
+                    return Err(Diagnostic::error(format!(
+                        "header stack of `{e}`, which is not a header type"
+                    ))
+                    .with_primary(elem.span, "not a header")
+                    .with_help("stacks hold headers: `my_header_h[4] name;`"));
+                }
+                let n = self.eval_int(size)?;
+                if !(1..=64).contains(&n) {
+                    return Err(
+                        Diagnostic::error(format!("header stack size {n} out of range"))
+                            .with_primary(size.span, "stack size")
+                            .with_help("use a size between 1 and 64"),
+                    );
+                }
+                Ty::Stack(Box::new(e), n as u32)
+            }
+            TypeKind::Named(id) => {
+                if let Some(t) = tparams.get(&id.name) {
+                    return Ok(t.clone());
+                }
+                self.named_type(id, &[], tparams, depth)?
+            }
+            TypeKind::Specialized { base, args } => {
+                let args: Vec<Ty> = args
+                    .iter()
+                    .map(|a| self.resolve_type_depth(a, tparams, depth + 1))
+                    .collect::<Result<_, _>>()?;
+                self.named_type(base, &args, tparams, depth)?
+            }
+        })
+    }
+
+    fn width(&self, w: &ast::Expr, signed: bool) -> Result<u16, Diagnostic> {
+        let n = self.eval_int(w)?;
+        let min = if signed { 2 } else { 1 };
+        if n < min || n > MAX_WIDTH as i128 {
+            return Err(Diagnostic::error(format!("bit width {n} is not supported"))
+                .with_primary(w.span, "width out of range")
+                .with_help(format!(
+                    "widths from {min} to {MAX_WIDTH} bits are supported"
+                )));
+        }
+        Ok(n as u16)
+    }
+
+    fn named_type(
+        &self,
+        id: &ast::Ident,
+        args: &[Ty],
+        tparams: &TypeParams,
+        depth: u32,
+    ) -> Result<Ty, Diagnostic> {
+        let Some(decl) = self.lookup(&id.name) else {
+            let mut d = Diagnostic::error(format!("unknown type `{}`", id.name))
+                .with_primary(id.span, "not declared");
+            let cands = self
+                .top
+                .iter()
+                .filter(|(_, ds)| ds.iter().any(|d| is_type_decl(&d.kind)))
+                .map(|(n, _)| *n)
+                .chain(tparams.keys().map(String::as_str));
+            if let Some(h) = suggest::did_you_mean(&id.name, cands) {
+                d = d.with_help(h);
+            }
+            return Err(d);
+        };
+        let no_args = |what: &str| -> Result<(), Diagnostic> {
+            if args.is_empty() {
+                Ok(())
+            } else {
+                Err(
+                    Diagnostic::error(format!("{what} `{}` takes no type arguments", id.name))
+                        .with_primary(id.span, "type arguments given here")
+                        .with_help(format!("write `{}` alone", id.name)),
+                )
+            }
+        };
+        match &decl.kind {
+            DeclKind::Typedef(td) => {
+                no_args("typedef")?;
+                self.resolve_type_depth(&td.ty, &TypeParams::new(), depth + 1)
+            }
+            DeclKind::Header(s) | DeclKind::Struct(s) => {
+                no_args("type")?;
+                if !s.type_params.is_empty() {
+                    return Err(crate::check::unsupported(
+                        id.span,
+                        "generic struct and header types",
+                        "type-parameterised structs",
+                    ));
+                }
+                self.struct_type(decl, s, depth)
+            }
+            DeclKind::HeaderUnion(_) => {
+                Err(
+                    crate::check::unsupported(id.span, "header unions", "header unions")
+                        .with_help("use separate headers and check validity explicitly"),
+                )
+            }
+            DeclKind::Enum(e) => {
+                no_args("enum")?;
+                self.enum_type(e)
+            }
+            DeclKind::Extern(e) => {
+                if !args.is_empty() && args.len() != e.type_params.len() {
+                    return Err(Diagnostic::error(format!(
+                        "`{}` takes {} type argument(s), {} given",
+                        id.name,
+                        e.type_params.len(),
+                        args.len()
+                    ))
+                    .with_primary(id.span, "wrong number of type arguments"));
+                }
+                Ok(Ty::Extern {
+                    name: id.name.clone(),
+                    args: args.to_vec(),
+                })
+            }
+            DeclKind::Parser(_)
+            | DeclKind::Control(_)
+            | DeclKind::ParserType(_)
+            | DeclKind::ControlType(_)
+            | DeclKind::Package(_) => Ok(Ty::Block(id.name.clone())),
+            _ => Err(Diagnostic::error(format!("`{}` is not a type", id.name))
+                .with_primary(id.span, "used as a type here")
+                .with_secondary(
+                    decl.name().map(|n| n.span).unwrap_or(decl.span),
+                    "declared here",
+                )),
+        }
+    }
+
+    fn struct_type(
+        &self,
+        decl: &ast::Decl,
+        s: &ast::StructDecl,
+        depth: u32,
+    ) -> Result<Ty, Diagnostic> {
+        let is_header = matches!(decl.kind, DeclKind::Header(_));
+        if let Some(t) = self.types.borrow().get(&s.name.name) {
+            return Ok(t.clone());
+        }
+        if !self.building.borrow_mut().insert(s.name.name.clone()) {
+            return Err(
+                Diagnostic::error(format!("type `{}` contains itself", s.name.name))
+                    .with_primary(s.name.span, "recursive type"),
+            );
+        }
+        let mut fields = Vec::new();
+        let mut result = Ok(());
+        for f in &s.fields {
+            match self.resolve_type_depth(&f.ty, &TypeParams::new(), depth + 1) {
+                Ok(t) => {
+                    if is_header && !(t.is_bits() || matches!(&t, Ty::Enum(e) if e.serializable)) {
+                        result = Err(Diagnostic::error(format!(
+                            "header field `{}` has type `{t}`",
+                            f.name.name
+                        ))
+                        .with_primary(f.ty.span, "not allowed in a header")
+                        .with_help("header fields are `bit<W>`, `int<W>` or serializable enums"));
+                        break;
+                    }
+                    if fields.iter().any(|(n, _): &(String, Ty)| *n == f.name.name) {
+                        result = Err(Diagnostic::error(format!(
+                            "duplicate field `{}` in `{}`",
+                            f.name.name, s.name.name
+                        ))
+                        .with_primary(f.name.span, "declared twice"));
+                        break;
+                    }
+                    fields.push((f.name.name.clone(), t));
+                }
+                Err(d) => {
+                    result = Err(d);
+                    break;
+                }
+            }
+        }
+        self.building.borrow_mut().remove(&s.name.name);
+        result?;
+        let st = Rc::new(StructTy {
+            name: s.name.name.clone(),
+            fields,
+        });
+        let t = if is_header {
+            Ty::Header(st)
+        } else {
+            Ty::Struct(st)
+        };
+        self.types
+            .borrow_mut()
+            .insert(s.name.name.clone(), t.clone());
+        Ok(t)
+    }
+
+    fn enum_type(&self, e: &ast::EnumDecl) -> Result<Ty, Diagnostic> {
+        if let Some(t) = self.types.borrow().get(&e.name.name) {
+            return Ok(t.clone());
+        }
+        let (width, serializable) = match &e.repr {
+            Some(r) => match self.resolve_type(r, &TypeParams::new())? {
+                Ty::Bit(w) | Ty::Int(w) => (w, true),
+                other => {
+                    return Err(Diagnostic::error(format!(
+                        "enum `{}` has underlying type `{other}`",
+                        e.name.name
+                    ))
+                    .with_primary(r.span, "not a bit string type")
+                    .with_help("serializable enums use `bit<W>` or `int<W>`"))
+                }
+            },
+            None => {
+                let n = e.members.len().max(2) as u32;
+                let w = 32 - (n - 1).leading_zeros();
+                (w.max(1) as u16, false)
+            }
+        };
+        let mut members = Vec::new();
+        for (i, m) in e.members.iter().enumerate() {
+            let v = if serializable {
+                let Some(val) = &m.value else {
+                    return Err(Diagnostic::error(format!(
+                        "member `{}` of serializable enum `{}` has no value",
+                        m.name.name, e.name.name
+                    ))
+                    .with_primary(m.name.span, "needs `= value`"));
+                };
+                let n = self.eval_int(val)?;
+                let max = if width >= 128 {
+                    u128::MAX
+                } else {
+                    (1u128 << width) - 1
+                };
+                if n < 0 && n < -(1i128 << (width.min(127) - 1)) || n > 0 && n as u128 > max {
+                    return Err(Diagnostic::error(format!(
+                        "value {n} of `{}.{}` does not fit in {width} bits",
+                        e.name.name, m.name.name
+                    ))
+                    .with_primary(val.span, "too wide"));
+                }
+                (n as u128) & max
+            } else {
+                i as u128
+            };
+            members.push((m.name.name.clone(), v));
+        }
+        let t = Ty::Enum(Rc::new(EnumTy {
+            name: e.name.name.clone(),
+            width,
+            serializable,
+            members,
+        }));
+        self.types
+            .borrow_mut()
+            .insert(e.name.name.clone(), t.clone());
+        Ok(t)
+    }
+
+    /// Evaluates a compile-time integer (widths, stack sizes, enum values): literals, top-level
+    /// constants and arithmetic on them.
+    pub fn eval_int(&self, e: &ast::Expr) -> Result<i128, Diagnostic> {
+        self.eval_int_depth(e, 0)
+    }
+
+    fn eval_int_depth(&self, e: &ast::Expr, depth: u32) -> Result<i128, Diagnostic> {
+        let not_const = || {
+            Diagnostic::error("expected a compile-time integer")
+                .with_primary(e.span, "not a constant")
+                .with_help("use an integer literal or a `const` declared at top level")
+        };
+        if depth > MAX_DEPTH {
+            return Err(
+                Diagnostic::error("constant definitions nest too deeply (a cycle?)")
+                    .with_primary(e.span, "while evaluating this"),
+            );
+        }
+        match &e.kind {
+            ExprKind::Int(l) => i128::try_from(l.value).map_err(|_| not_const()),
+            ExprKind::Name(id) => match self.lookup(&id.name).map(|d| &d.kind) {
+                Some(DeclKind::Const(c)) => self.eval_int_depth(&c.value, depth + 1),
+                Some(_) => Err(not_const()),
+                None => {
+                    let mut d = Diagnostic::error(format!("unknown name `{}`", id.name))
+                        .with_primary(id.span, "not declared");
+                    if let Some(h) = suggest::did_you_mean(&id.name, self.names()) {
+                        d = d.with_help(h);
+                    }
+                    Err(d)
+                }
+            },
+            ExprKind::Cast { expr, .. } => self.eval_int_depth(expr, depth + 1),
+            ExprKind::Unary { op, operand } => {
+                let v = self.eval_int_depth(operand, depth + 1)?;
+                match op {
+                    ast::UnOp::Neg => Ok(-v),
+                    ast::UnOp::Plus => Ok(v),
+                    _ => Err(not_const()),
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let a = self.eval_int_depth(lhs, depth + 1)?;
+                let b = self.eval_int_depth(rhs, depth + 1)?;
+                let r = match op {
+                    ast::BinOp::Add => a.checked_add(b),
+                    ast::BinOp::Sub => a.checked_sub(b),
+                    ast::BinOp::Mul => a.checked_mul(b),
+                    ast::BinOp::Div => a.checked_div(b),
+                    ast::BinOp::Mod => a.checked_rem(b),
+                    ast::BinOp::Shl => u32::try_from(b).ok().and_then(|b| a.checked_shl(b)),
+                    ast::BinOp::Shr => u32::try_from(b).ok().and_then(|b| a.checked_shr(b)),
+                    ast::BinOp::BitAnd => Some(a & b),
+                    ast::BinOp::BitOr => Some(a | b),
+                    ast::BinOp::BitXor => Some(a ^ b),
+                    _ => None,
+                };
+                r.ok_or_else(|| {
+                    Diagnostic::error("constant expression overflows or divides by zero")
+                        .with_primary(e.span, "cannot evaluate")
+                })
+            }
+            ExprKind::Call { callee, args, .. } => {
+                if let ExprKind::Name(f) = &callee.kind {
+                    if f.name == "sizeInBits" || f.name == "sizeInBytes" {
+                        if let Some(a) = args.first() {
+                            let ty = match &a.value.kind {
+                                ExprKind::Type(t) => self.resolve_type(t, &TypeParams::new())?,
+                                ExprKind::Name(n) => self.resolve_type(
+                                    &ast::Type {
+                                        kind: TypeKind::Named(n.clone()),
+                                        span: n.span,
+                                    },
+                                    &TypeParams::new(),
+                                )?,
+                                _ => return Err(not_const()),
+                            };
+                            let bits = ty.flat_width().ok_or_else(not_const)? as i128;
+                            return Ok(if f.name == "sizeInBits" {
+                                bits
+                            } else {
+                                bits / 8
+                            });
+                        }
+                    }
+                }
+                Err(not_const())
+            }
+            _ => Err(not_const()),
+        }
+    }
+}
+
+fn is_type_decl(k: &DeclKind) -> bool {
+    matches!(
+        k,
+        DeclKind::Typedef(_)
+            | DeclKind::Header(_)
+            | DeclKind::Struct(_)
+            | DeclKind::HeaderUnion(_)
+            | DeclKind::Enum(_)
+            | DeclKind::Extern(_)
+    )
+}

@@ -1,0 +1,227 @@
+//! The `compile` driver the CLI calls: preprocess (with `__TARGET_TOFINO__` defined), parse,
+//! check and lower to the pipeline IR, then run the Tofino resource check, with every
+//! diagnostic pointing at the P4 source.
+
+use std::path::{Path, PathBuf};
+
+use pipeline::ir::{self, Target};
+
+use crate::check::{annotations, Env};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::lower::{self, SourceSpans};
+use crate::resources::{self, ObjectRef, ResourceIssue};
+use crate::source::{SourceMap, Span};
+use crate::LoadOptions;
+
+/// What the caller controls.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// `-I` directories.
+    pub include_dirs: Vec<PathBuf>,
+    /// `-D NAME=VALUE` definitions.
+    pub defines: Vec<(String, String)>,
+    pub target: Target,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            include_dirs: Vec::new(),
+            defines: Vec::new(),
+            target: Target::Tofino1,
+        }
+    }
+}
+
+/// A program that compiled.
+#[derive(Debug)]
+pub struct Compiled {
+    pub program: ir::Program,
+    /// Warnings from every pass.
+    pub warnings: Diagnostics,
+    pub sources: SourceMap,
+    /// IR objects → source spans (for tools that point back at the P4).
+    pub spans: SourceSpans,
+    /// The resource check's report (stages, memories, ...).
+    pub resources: Option<resources::Report>,
+}
+
+/// A program that did not compile: the diagnostics (at least one error) and the sources they
+/// point into.
+#[derive(Debug, thiserror::Error)]
+#[error("P4 compilation failed with {} error(s)", .diagnostics.error_count())]
+pub struct CompileFailure {
+    pub sources: SourceMap,
+    pub diagnostics: Diagnostics,
+}
+
+impl CompileFailure {
+    /// The diagnostics rendered like rustc.
+    pub fn render(&self) -> String {
+        self.diagnostics.render(&self.sources)
+    }
+}
+
+fn load_options(opts: &CompileOptions) -> LoadOptions {
+    let mut defines = opts.defines.clone();
+    if !defines.iter().any(|(n, _)| n == "__TARGET_TOFINO__") {
+        let v = match opts.target {
+            Target::Tofino1 => "1",
+            Target::Tofino2 => "2",
+        };
+        defines.push(("__TARGET_TOFINO__".to_string(), v.to_string()));
+    }
+    LoadOptions {
+        include_dirs: opts.include_dirs.clone(),
+        defines,
+    }
+}
+
+/// Compiles the P4 file at `path`.
+pub fn compile_file(path: &Path, opts: &CompileOptions) -> Result<Compiled, CompileFailure> {
+    let (sm, parsed) = crate::load_file(path, &load_options(opts));
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "program".to_string());
+    finish(&name, sm, parsed, opts.target)
+}
+
+/// Compiles P4 text held in memory; `name` is shown in diagnostics.
+pub fn compile_str(
+    name: &str,
+    text: &str,
+    opts: &CompileOptions,
+) -> Result<Compiled, CompileFailure> {
+    let (sm, parsed) = crate::load_str(name, text, &load_options(opts));
+    let stem = Path::new(name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "program".to_string());
+    finish(&stem, sm, parsed, opts.target)
+}
+
+/// Like [`compile_file`] without the resource check (`resources` is `None`, stages are 0): for
+/// tests and tools that look at the lowering alone.
+pub fn lower_file(path: &Path, opts: &CompileOptions) -> Result<Compiled, CompileFailure> {
+    let (sm, parsed) = crate::load_file(path, &load_options(opts));
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "program".to_string());
+    front(&name, sm, parsed, opts.target)
+}
+
+/// Like [`compile_str`] without the resource check.
+pub fn lower_str(
+    name: &str,
+    text: &str,
+    opts: &CompileOptions,
+) -> Result<Compiled, CompileFailure> {
+    let (sm, parsed) = crate::load_str(name, text, &load_options(opts));
+    let stem = Path::new(name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "program".to_string());
+    front(&stem, sm, parsed, opts.target)
+}
+
+/// Parse diagnostics checked, then check + lower.
+fn front(
+    name: &str,
+    sm: SourceMap,
+    parsed: crate::Parsed,
+    target: Target,
+) -> Result<Compiled, CompileFailure> {
+    let mut diags = parsed.diagnostics;
+    if diags.has_errors() {
+        return Err(CompileFailure {
+            sources: sm,
+            diagnostics: diags,
+        });
+    }
+    let program = parsed.program;
+    let env = Env::new(&program, &sm, &mut diags);
+    annotations::report_ignored(&env, &program, &mut diags);
+    let lowered = lower::lower_program(&env, target, &mut diags);
+    drop(env);
+    match lowered.filter(|_| !diags.has_errors()) {
+        Some(mut l) => {
+            l.program.name = name.to_string();
+            Ok(Compiled {
+                program: l.program,
+                warnings: diags,
+                sources: sm,
+                spans: l.spans,
+                resources: None,
+            })
+        }
+        None => Err(CompileFailure {
+            sources: sm,
+            diagnostics: diags,
+        }),
+    }
+}
+
+fn finish(
+    name: &str,
+    sm: SourceMap,
+    parsed: crate::Parsed,
+    target: Target,
+) -> Result<Compiled, CompileFailure> {
+    let mut c = front(name, sm, parsed, target)?;
+    match resources::place_with_warnings(&mut c.program, target) {
+        Ok((report, warnings)) => {
+            for w in &warnings {
+                c.warnings.push(issue_diagnostic(w, &c.spans));
+            }
+            c.resources = Some(report);
+            Ok(c)
+        }
+        Err(issues) => {
+            let mut diags = c.warnings;
+            for i in &issues {
+                diags.push(issue_diagnostic(i, &c.spans));
+            }
+            Err(CompileFailure {
+                sources: c.sources,
+                diagnostics: diags,
+            })
+        }
+    }
+}
+
+/// The source span of an IR object, when the lowering recorded one.
+pub fn object_span(spans: &SourceSpans, object: ObjectRef) -> Option<Span> {
+    match object {
+        ObjectRef::Table(p, t) => spans.pipelines.get(p)?.tables.get(t.index()).copied(),
+        ObjectRef::RegisterAction(p, r) => spans
+            .pipelines
+            .get(p)?
+            .register_actions
+            .get(r.index())
+            .copied(),
+        ObjectRef::Register(p, r) => spans.pipelines.get(p)?.registers.get(r.index()).copied(),
+        ObjectRef::Gateway {
+            pipeline,
+            gress,
+            index,
+        } => {
+            let ps = spans.pipelines.get(pipeline)?;
+            let g = match gress {
+                ir::Gress::Ingress => &ps.ingress,
+                ir::Gress::Egress => &ps.egress,
+            };
+            g.control_ifs.get(index).copied()
+        }
+        ObjectRef::Pipeline(_) => None,
+    }
+}
+
+fn issue_diagnostic(i: &ResourceIssue, spans: &SourceSpans) -> Diagnostic {
+    let d = i.to_diagnostic();
+    match object_span(spans, i.object) {
+        Some(s) => d.with_primary(s, "here"),
+        None => d,
+    }
+}

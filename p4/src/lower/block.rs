@@ -1,0 +1,540 @@
+//! The top of the elaboration: `Switch(...) main;`, each `Pipeline(...)` instance, and the
+//! binding of every block's parameters to PHV storage by type and position as TNA does.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use pipeline::ir::{self, Gress};
+
+use super::intrinsics;
+use super::phv::{Loc, PhvAlloc};
+use super::{control, parser, Binding, BlockInst, Ctx, Lowered, Lowerer, PipeObjs, Res};
+use crate::ast::{self, DeclKind, ExprKind, TypeKind};
+use crate::check::types::Ty;
+use crate::diag::Diagnostic;
+use crate::source::Span;
+
+/// Storage of one gress shared by its parser, control and deparser.
+struct GressStorage {
+    /// The header struct `H` and the metadata struct `M`, in that order.
+    user: Vec<Rc<Loc>>,
+    /// Intrinsic struct type name → storage.
+    intrinsic: Vec<(String, Rc<Loc>)>,
+}
+
+fn type_name(t: &ast::Type) -> Option<&ast::Ident> {
+    match &t.kind {
+        TypeKind::Named(id) => Some(id),
+        TypeKind::Specialized { base, .. } => Some(base),
+        _ => None,
+    }
+}
+
+pub(super) fn lower_main<'a>(l: &mut Lowerer<'a>) -> Res<Lowered> {
+    let env = l.env;
+    let Some(main) = env.lookup("main") else {
+        return Err(l.err(
+            Diagnostic::error("the program has no `main`")
+                .with_help("end the program with `Pipeline(...) pipe; Switch(pipe) main;`"),
+        ));
+    };
+    let DeclKind::Instantiation(inst) = &main.kind else {
+        let span = main.name().map(|n| n.span).unwrap_or(main.span);
+        return Err(l.err(
+            Diagnostic::error("`main` is not a package instance")
+                .with_primary(span, "declared here")
+                .with_help("declare `Switch(pipe) main;`"),
+        ));
+    };
+    let pkg = type_name(&inst.ty).map(|i| i.name.as_str()).unwrap_or("");
+    if pkg != "Switch" {
+        let d = if pkg == "MultiParserSwitch" {
+            crate::check::unsupported(
+                inst.ty.span,
+                "MultiParserSwitch",
+                "multiple parsers per gress",
+            )
+        } else {
+            Diagnostic::error(format!("`main` is a `{pkg}`, not a TNA `Switch`"))
+                .with_primary(inst.ty.span, "expected `Switch`")
+        };
+        return Err(
+            l.err(d.with_help("instantiate `Switch(pipe) main;` with a `Pipeline` instance"))
+        );
+    }
+    if inst.args.is_empty() || inst.args.len() > 4 {
+        return Err(l.err(
+            Diagnostic::error(format!(
+                "`Switch` takes 1 to 4 pipelines, {} given",
+                inst.args.len()
+            ))
+            .with_primary(main.span, "here"),
+        ));
+    }
+    let mut pipelines: Vec<ir::Pipeline> = Vec::new();
+    let mut spans = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut pipe_map = Vec::new();
+    let mut failed = false;
+    for arg in &inst.args {
+        let (name, pinst) = match pipeline_instance(l, &arg.value) {
+            Ok(x) => x,
+            Err(r) => {
+                failed = true;
+                let _ = r;
+                continue;
+            }
+        };
+        if let Some(i) = names.iter().position(|n| *n == name) {
+            pipe_map.push(i);
+            continue;
+        }
+        match lower_pipeline(l, &name, pinst, arg.span) {
+            Ok((p, s)) => {
+                pipe_map.push(pipelines.len());
+                names.push(name);
+                pipelines.push(p);
+                spans.push(s);
+            }
+            Err(_) => failed = true,
+        }
+    }
+    if failed {
+        return Err(super::Reported);
+    }
+    if pipe_map.len() == 1 {
+        pipe_map = vec![0; 4];
+    }
+    Ok(Lowered {
+        program: ir::Program {
+            name: "main".into(),
+            target: l.target,
+            pipelines,
+            pipe_map,
+            errors: ir::ErrorEnum {
+                names: env.errors.clone(),
+            },
+        },
+        spans: super::SourceSpans { pipelines: spans },
+    })
+}
+
+/// Resolves a `Switch` argument to a `Pipeline(...)` instantiation (by name or inline).
+fn pipeline_instance<'a>(
+    l: &mut Lowerer<'a>,
+    e: &'a ast::Expr,
+) -> Res<(String, (&'a [ast::Argument], Span))> {
+    match &e.kind {
+        ExprKind::Name(id) => match l.env.lookup(&id.name).map(|d| (d, &d.kind)) {
+            Some((_, DeclKind::Instantiation(i)))
+                if type_name(&i.ty).is_some_and(|t| t.name == "Pipeline") =>
+            {
+                Ok((id.name.clone(), (&i.args, i.ty.span)))
+            }
+            Some((_, DeclKind::Instantiation(i)))
+                if type_name(&i.ty).is_some_and(|t| t.name == "MultiParserPipeline") =>
+            {
+                Err(l.err(crate::check::unsupported(
+                    i.ty.span,
+                    "MultiParserPipeline",
+                    "multiple parsers per gress",
+                )))
+            }
+            Some((d, _)) => Err(l.err(
+                Diagnostic::error(format!("`{}` is not a `Pipeline` instance", id.name))
+                    .with_primary(id.span, "passed to `Switch` here")
+                    .with_secondary(d.name().map(|n| n.span).unwrap_or(d.span), "declared here"),
+            )),
+            None => Err(l.unknown_name(id, "pipeline")),
+        },
+        ExprKind::Call { callee, args, .. } if matches!(&callee.kind, ExprKind::Name(n) if n.name == "Pipeline") => {
+            Ok(("pipe".to_string(), (args, callee.span)))
+        }
+        _ => Err(l.err(
+            Diagnostic::error("expected a `Pipeline` instance")
+                .with_primary(e.span, "not a pipeline")
+                .with_help("declare `Pipeline(...) pipe;` and pass `pipe`"),
+        )),
+    }
+}
+
+/// Resolves a `Pipeline` argument to a parser or control instance.
+fn block_instance<'a>(
+    l: &mut Lowerer<'a>,
+    e: &'a ast::Expr,
+    want_parser: bool,
+) -> Res<BlockInst<'a>> {
+    let (id, ctor_args, inst_name) = match &e.kind {
+        ExprKind::Call { callee, args, .. } => match &callee.kind {
+            ExprKind::Name(id) => (id, args.as_slice(), id.name.clone()),
+            _ => {
+                return Err(l.err(
+                    Diagnostic::error("expected a parser or control instance")
+                        .with_primary(e.span, "here"),
+                ))
+            }
+        },
+        ExprKind::Name(n) => match l.env.lookup(&n.name).map(|d| &d.kind) {
+            Some(DeclKind::Instantiation(i)) => match type_name(&i.ty) {
+                Some(t) => (t, i.args.as_slice(), n.name.clone()),
+                None => return Err(l.unknown_name(n, "block")),
+            },
+            _ => return Err(l.unknown_name(n, "parser or control instance")),
+        },
+        _ => {
+            return Err(l.err(
+                Diagnostic::error("expected a parser or control instance")
+                    .with_primary(e.span, "here")
+                    .with_help("pass `MyParser()` or the name of an instance"),
+            ))
+        }
+    };
+    let Some(decl) = l.env.lookup(&id.name) else {
+        return Err(l.unknown_name(id, "parser or control"));
+    };
+    let ok = match &decl.kind {
+        DeclKind::Parser(_) => want_parser,
+        DeclKind::Control(_) => !want_parser,
+        _ => false,
+    };
+    if !ok {
+        let what = if want_parser { "parser" } else { "control" };
+        return Err(l.err(
+            Diagnostic::error(format!("`{}` is not a {what}", id.name))
+                .with_primary(id.span, format!("a {what} is expected in this position"))
+                .with_help("`Pipeline` takes: ingress parser, ingress control, ingress deparser, egress parser, egress control, egress deparser"),
+        ));
+    }
+    if !ctor_args.is_empty() {
+        return Err(l.err(crate::check::unsupported(
+            e.span,
+            "constructor arguments of parsers and controls",
+            "block constructor parameters",
+        )));
+    }
+    Ok(BlockInst {
+        decl,
+        name: inst_name,
+        span: e.span,
+    })
+}
+
+fn lower_pipeline<'a>(
+    l: &mut Lowerer<'a>,
+    name: &str,
+    (args, span): (&'a [ast::Argument], Span),
+    _use_span: Span,
+) -> Res<(ir::Pipeline, super::PipelineSpans)> {
+    if args.len() != 6 {
+        let d = if args.len() == 7 {
+            crate::check::unsupported(span, "the T2NA ghost thread", "ghost threads")
+        } else {
+            Diagnostic::error(format!("`Pipeline` takes 6 blocks, {} given", args.len()))
+                .with_primary(span, "here")
+                .with_help("`Pipeline(ingress_parser, ingress, ingress_deparser, egress_parser, egress, egress_deparser)`")
+        };
+        return Err(l.err(d));
+    }
+    l.pipe = PipeObjs::default();
+    l.spans = Default::default();
+    l.top_actions.clear();
+    let mut blocks = Vec::new();
+    let mut bad = false;
+    for (i, a) in args.iter().enumerate() {
+        match block_instance(l, &a.value, i % 3 == 0) {
+            Ok(b) => blocks.push(Rc::new(b)),
+            Err(_) => bad = true,
+        }
+    }
+    if bad {
+        return Err(super::Reported);
+    }
+    let ingress = lower_gress(l, Gress::Ingress, &blocks[0], &blocks[1], &blocks[2]);
+    let egress = lower_gress(l, Gress::Egress, &blocks[3], &blocks[4], &blocks[5]);
+    let (ingress, egress) = (ingress?, egress?);
+    let p = std::mem::take(&mut l.pipe);
+    Ok((
+        ir::Pipeline {
+            name: name.to_string(),
+            ingress,
+            egress,
+            tables: p.tables,
+            actions: p.actions,
+            registers: p.registers,
+            register_actions: p.register_actions,
+            register_params: p.register_params,
+            hashes: p.hashes,
+            counters: p.counters,
+            meters: p.meters,
+            checksums: p.checksums,
+            digests: p.digests,
+        },
+        std::mem::take(&mut l.spans),
+    ))
+}
+
+/// The parameters of a block that are neither packets nor intrinsic structs.
+fn user_params<'a>(
+    l: &mut Lowerer<'a>,
+    params: &'a [ast::Param],
+) -> Vec<(&'a ast::Param, Option<Ty>)> {
+    params
+        .iter()
+        .filter_map(|p| {
+            let ty = l.env.resolve_type(&p.ty, &Default::default()).ok();
+            match &ty {
+                Some(Ty::Extern { name, .. }) if name == "packet_in" || name == "packet_out" => {
+                    None
+                }
+                Some(Ty::Header(s) | Ty::Struct(s)) if intrinsics::is_intrinsic_struct(&s.name) => {
+                    None
+                }
+                _ => Some((p, ty)),
+            }
+        })
+        .collect()
+}
+
+fn block_params(decl: &ast::Decl) -> &[ast::Param] {
+    match &decl.kind {
+        DeclKind::Parser(p) => &p.params,
+        DeclKind::Control(c) => &c.params,
+        _ => &[],
+    }
+}
+
+fn lower_gress<'a>(
+    l: &mut Lowerer<'a>,
+    gress: Gress,
+    parser_b: &Rc<BlockInst<'a>>,
+    control_b: &Rc<BlockInst<'a>>,
+    deparser_b: &Rc<BlockInst<'a>>,
+) -> Res<ir::GressProgram> {
+    l.gress = gress;
+    l.phv = PhvAlloc::new();
+    l.tmp = 0;
+    l.ifs.clear();
+    // H and M come from the parser's `out` parameters; names from the MAU control's.
+    let pparams = user_params(l, block_params(parser_b.decl));
+    let cparams = user_params(l, block_params(control_b.decl));
+    if pparams.len() < 2 {
+        let name = parser_b
+            .decl
+            .name()
+            .map(|n| n.span)
+            .unwrap_or(parser_b.span);
+        return Err(l.err(
+            Diagnostic::error(format!(
+                "{gress} parser `{}` does not declare header and metadata parameters",
+                parser_b.decl.name().map(|n| n.name.as_str()).unwrap_or("?")
+            ))
+            .with_primary(name, "parser declared here")
+            .with_help("TNA parsers are `(packet_in pkt, out H hdr, out M meta, out ..._intrinsic_metadata_t md)`"),
+        ));
+    }
+    let mut user = Vec::new();
+    for (i, (p, ty)) in pparams.iter().take(2).enumerate() {
+        let Some(ty) = ty.clone() else {
+            // Report the resolution error.
+            let _ = l.resolve_type(&p.ty);
+            return Err(super::Reported);
+        };
+        let name = cparams
+            .get(i)
+            .map(|(cp, _)| cp.name.name.clone())
+            .unwrap_or_else(|| p.name.name.clone());
+        user.push(l.alloc(&name, &ty, p.span)?);
+    }
+    // Intrinsic structs, named after the parameter that binds them (control first).
+    let mut intrinsic = Vec::new();
+    let mut bindings = ir::IntrinsicBindings::default();
+    let mut prefix = ir::PrefixLayout::default();
+    for (k, sname) in intrinsics::structs(gress).iter().enumerate() {
+        let ty = match l.env.lookup(sname) {
+            Some(_) => l.resolve_type(&ast::Type {
+                kind: TypeKind::Named(ast::Ident::new(*sname, parser_b.span)),
+                span: parser_b.span,
+            })?,
+            None => {
+                return Err(l.err(
+                    Diagnostic::error(format!("architecture type `{sname}` is not declared"))
+                        .with_primary(parser_b.span, "needed by this pipeline")
+                        .with_help("include <tna.p4> (or <t2na.p4>)"),
+                ))
+            }
+        };
+        let pname = [control_b, parser_b, deparser_b]
+            .iter()
+            .flat_map(|b| block_params(b.decl))
+            .find(|p| type_name(&p.ty).is_some_and(|t| t.name == *sname))
+            .map(|p| p.name.name.clone())
+            .unwrap_or_else(|| format!("${sname}"));
+        let loc = l.alloc(&pname, &ty, parser_b.span)?;
+        if let Loc::Header { fields, ty: st, .. } | Loc::Struct { fields, ty: st } = &*loc {
+            for ((fname, _), f) in st.fields.iter().zip(fields) {
+                if let (Some(i), Loc::Field { f, .. }) = (intrinsics::intrinsic(sname, fname), &**f)
+                {
+                    bindings.fields.push((i, *f));
+                }
+            }
+        }
+        if k == 0 {
+            prefix = intrinsics::prefix(gress, &ty, l.target);
+        }
+        intrinsic.push((sname.to_string(), loc));
+    }
+    let storage = GressStorage { user, intrinsic };
+
+    let mut failed = false;
+    // Parser.
+    l.ctx = Ctx::Parser;
+    let parser = bind_block(l, parser_b, &storage)
+        .and_then(|frame| parser::lower_top_parser(l, parser_b, frame));
+    // Control.
+    l.ctx = Ctx::Control;
+    l.ifs.clear();
+    let control = bind_block(l, control_b, &storage)
+        .and_then(|frame| control::lower_control_inst(l, control_b, frame, control_b.name.clone()));
+    let control_ifs = std::mem::take(&mut l.ifs);
+    // Deparser.
+    l.ctx = Ctx::Deparser;
+    let deparser = bind_block(l, deparser_b, &storage).and_then(|frame| {
+        control::lower_control_inst(l, deparser_b, frame, deparser_b.name.clone())
+    });
+    let deparser_ifs = std::mem::take(&mut l.ifs);
+    let (parser, state_spans) = match parser {
+        Ok(p) => (Some(p.0), p.1),
+        Err(_) => {
+            failed = true;
+            (None, Vec::new())
+        }
+    };
+    let control = control.unwrap_or_else(|_| {
+        failed = true;
+        Vec::new()
+    });
+    let deparser = deparser.unwrap_or_else(|_| {
+        failed = true;
+        Vec::new()
+    });
+    let Some(parser) = parser.filter(|_| !failed) else {
+        return Err(super::Reported);
+    };
+    let gs = super::GressSpans {
+        parser_states: state_spans,
+        control_ifs,
+        deparser_ifs,
+    };
+    match gress {
+        Gress::Ingress => l.spans.ingress = gs,
+        Gress::Egress => l.spans.egress = gs,
+    }
+    let phv = std::mem::take(&mut l.phv).finish();
+    Ok(ir::GressProgram {
+        phv,
+        prefix,
+        intrinsics: bindings,
+        parser,
+        control: ir::Control {
+            name: control_b.name.clone(),
+            body: control,
+        },
+        deparser: ir::Control {
+            name: deparser_b.name.clone(),
+            body: deparser,
+        },
+    })
+}
+
+/// Binds a top-level block's parameters: packets, intrinsic structs by type, the header and
+/// metadata structs by position (checking their types agree with the parser's).
+fn bind_block<'a>(
+    l: &mut Lowerer<'a>,
+    b: &BlockInst<'a>,
+    storage: &GressStorage,
+) -> Res<HashMap<String, Binding<'a>>> {
+    let (params, type_params): (&[ast::Param], &[ast::Ident]) = match &b.decl.kind {
+        DeclKind::Parser(p) => (&p.params, &p.type_params),
+        DeclKind::Control(c) => (&c.params, &c.type_params),
+        _ => (&[], &[]),
+    };
+    if let Some(tp) = type_params.first() {
+        return Err(l.err(crate::check::unsupported(
+            tp.span,
+            "generic parsers and controls as pipeline blocks",
+            "type-parameterised blocks",
+        )));
+    }
+    let mut frame = HashMap::new();
+    let mut k = 0;
+    let mut failed = false;
+    for p in params {
+        let ty = match l.resolve_type(&p.ty) {
+            Ok(t) => t,
+            Err(_) => {
+                failed = true;
+                continue;
+            }
+        };
+        let binding = match &ty {
+            Ty::Extern { name, .. } if name == "packet_in" => Binding::Packet { out: false },
+            Ty::Extern { name, .. } if name == "packet_out" => Binding::Packet { out: true },
+            Ty::Header(s) | Ty::Struct(s) if intrinsics::is_intrinsic_struct(&s.name) => {
+                match storage.intrinsic.iter().find(|(n, _)| *n == s.name) {
+                    Some((_, loc)) if p.direction == ast::Direction::In => {
+                        Binding::In(super::V::Loc(loc.clone()))
+                    }
+                    Some((_, loc)) => Binding::Val(super::V::Loc(loc.clone())),
+                    None => {
+                        l.err(
+                            Diagnostic::error(format!("`{}` belongs to the other gress", s.name))
+                                .with_primary(p.ty.span, "not available in this gress"),
+                        );
+                        failed = true;
+                        continue;
+                    }
+                }
+            }
+            _ => {
+                let Some(loc) = storage.user.get(k) else {
+                    l.err(
+                        Diagnostic::error(format!("unexpected parameter `{}`", p.name.name))
+                            .with_primary(p.span, "TNA does not bind a value here")
+                            .with_help("TNA blocks take the packet, the header and metadata structs, then intrinsic metadata"),
+                    );
+                    failed = true;
+                    continue;
+                };
+                k += 1;
+                if loc.ty() != ty {
+                    l.err(
+                        Diagnostic::error(format!(
+                            "parameter `{}` has type `{ty}`, but this pipeline's {} is `{}`",
+                            p.name.name,
+                            if k == 1 {
+                                "header struct"
+                            } else {
+                                "metadata struct"
+                            },
+                            loc.ty()
+                        ))
+                        .with_primary(p.ty.span, "type differs from the parser's")
+                        .with_help(format!("declare it as `{}`", loc.ty())),
+                    );
+                    failed = true;
+                    continue;
+                }
+                if p.direction == ast::Direction::In {
+                    Binding::In(super::V::Loc(loc.clone()))
+                } else {
+                    Binding::Val(super::V::Loc(loc.clone()))
+                }
+            }
+        };
+        frame.insert(p.name.name.clone(), binding);
+    }
+    if failed {
+        return Err(super::Reported);
+    }
+    Ok(frame)
+}

@@ -1,0 +1,167 @@
+//! Control instances (MAU controls and deparsers, nested ones inlined) and the local
+//! declarations shared with parsers: constants, variables, extern and block instances,
+//! actions and tables.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use pipeline::ir;
+
+use super::{Binding, BlockInst, Lowerer, Res, V};
+use crate::ast::{self, DeclKind};
+use crate::check::types::Ty;
+use crate::diag::Diagnostic;
+
+/// Lowers a control instance's locals and apply block with `frame` binding its parameters.
+pub(super) fn lower_control_inst<'a>(
+    l: &mut Lowerer<'a>,
+    inst: &BlockInst<'a>,
+    frame: HashMap<String, Binding<'a>>,
+    prefix: String,
+) -> Res<ir::Block> {
+    l.check_depth(inst.span)?;
+    let DeclKind::Control(c) = &inst.decl.kind else {
+        return Err(l.err(
+            Diagnostic::error(format!("`{}` is not a control", inst.name))
+                .with_primary(inst.span, "here"),
+        ));
+    };
+    if let Some(p) = c.ctor_params.first() {
+        return Err(l.err(crate::check::unsupported(
+            p.span,
+            "control constructor parameters",
+            "block constructor parameters",
+        )));
+    }
+    let errs = l.diags.error_count();
+    let body = l.with_scope(frame, Some(prefix), |l| {
+        let mut body = Vec::new();
+        for d in &c.locals {
+            let _ = l.local_decl(d, &mut body);
+        }
+        l.block_stmts(&c.apply.stmts, &mut body);
+        body
+    });
+    if l.diags.error_count() > errs {
+        return Err(super::Reported);
+    }
+    Ok(body)
+}
+
+impl<'a> Lowerer<'a> {
+    /// A local declaration of a parser or control. Variable initializers go to `init`.
+    pub fn local_decl(&mut self, d: &'a ast::Decl, init: &mut ir::Block) -> Res<()> {
+        match &d.kind {
+            DeclKind::Const(c) => {
+                let v = self.const_decl_value(c)?;
+                self.bind(&c.name.name, Binding::Val(v));
+                Ok(())
+            }
+            DeclKind::Variable(v) => {
+                let ty = self.resolve_type(&v.ty)?;
+                let name = self.join(&v.name.name);
+                let loc = self.alloc(&name, &ty, v.name.span)?;
+                self.bind(&v.name.name, Binding::Val(V::Loc(loc.clone())));
+                if let Some(e) = &v.init {
+                    if let Some(w) = ty.scalar_width() {
+                        let (x, _) = self.scalar(e, Some(&ty))?;
+                        if let super::phv::Loc::Field { f, .. } = &*loc {
+                            let _ = w;
+                            init.push(ir::Stmt::Assign {
+                                dst: ir::Place::Field(*f),
+                                value: x,
+                            });
+                        }
+                    } else {
+                        return Err(self.err(
+                            crate::check::unsupported(
+                                e.span,
+                                "initializers of aggregate locals",
+                                "aggregate initialization",
+                            )
+                            .with_help("assign the fields in the apply block"),
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            DeclKind::Instantiation(i) => {
+                let ty = self.resolve_type(&i.ty)?;
+                match ty {
+                    Ty::Block(name) => {
+                        let Some(decl) = self.env.lookup(&name) else {
+                            return Err(self.err(
+                                Diagnostic::error(format!("unknown block `{name}`"))
+                                    .with_primary(i.ty.span, "here"),
+                            ));
+                        };
+                        if !matches!(decl.kind, DeclKind::Parser(_) | DeclKind::Control(_)) {
+                            return Err(self.err(
+                                Diagnostic::error(format!("`{name}` cannot be instantiated here"))
+                                    .with_primary(i.ty.span, "not a parser or control"),
+                            ));
+                        }
+                        if !i.args.is_empty() {
+                            return Err(self.err(crate::check::unsupported(
+                                i.ty.span,
+                                "constructor arguments of parsers and controls",
+                                "block constructor parameters",
+                            )));
+                        }
+                        self.bind(
+                            &i.name.name,
+                            Binding::Block(Rc::new(BlockInst {
+                                decl,
+                                name: i.name.name.clone(),
+                                span: i.name.span,
+                            })),
+                        );
+                        Ok(())
+                    }
+                    Ty::Extern { .. } => {
+                        let x = super::externs::instantiate(self, d, i)?;
+                        self.bind(&i.name.name, Binding::Extern(x));
+                        Ok(())
+                    }
+                    other => Err(self.err(
+                        Diagnostic::error(format!("`{other}` cannot be instantiated"))
+                            .with_primary(i.ty.span, "not an extern, parser or control"),
+                    )),
+                }
+            }
+            DeclKind::Action(a) => {
+                let name = self.qualify(&d.annotations, &a.name.name);
+                self.bind(
+                    &a.name.name,
+                    Binding::Action(Rc::new(super::ActionSlot {
+                        decl: a,
+                        name,
+                        id: Cell::new(None),
+                    })),
+                );
+                Ok(())
+            }
+            DeclKind::Table(t) => {
+                let slot = self.lower_table(d, t)?;
+                self.bind(&t.name.name, Binding::Table(Rc::new(slot)));
+                Ok(())
+            }
+            DeclKind::ValueSet(v) => Err(self.err(
+                crate::check::unsupported(v.name.span, "value_set", "parser value sets")
+                    .with_help("use constant select cases, or a table in the ingress control"),
+            )),
+            DeclKind::Unsupported { what } => {
+                Err(self.err(crate::check::unsupported(d.span, what, what)))
+            }
+            _ => {
+                let span = d.name().map(|n| n.span).unwrap_or(d.span);
+                Err(self.err(
+                    Diagnostic::error("this declaration is not allowed inside a parser or control")
+                        .with_primary(span, "declared here")
+                        .with_help("move it to the top level"),
+                ))
+            }
+        }
+    }
+}

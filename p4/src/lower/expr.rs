@@ -1,0 +1,1170 @@
+//! Expressions: name resolution, typing (with [`crate::check::rules`]) and lowering to
+//! [`ir::Expr`], plus constant folding for the places that need a value at compile time
+//! (select keysets, table entries, extern constructor arguments, slice bounds).
+
+use std::rc::Rc;
+
+use pipeline::ir::{self, BinOp as IrOp, UnOp as IrUn};
+
+use super::phv::Loc;
+use super::{Binding, Lowerer, Res, V};
+use crate::ast::{self, BinOp, DeclKind, ExprKind, UnOp};
+use crate::check::rules::{self, OpClass};
+use crate::check::suggest;
+use crate::check::types::{Ty, ERROR_WIDTH};
+use crate::diag::Diagnostic;
+use crate::source::Span;
+
+/// What an expression names.
+#[derive(Clone)]
+pub(crate) enum Resolved<'a> {
+    V(V),
+    Obj(Binding<'a>),
+    Type(Ty),
+    /// A top-level function or extern function.
+    Func(&'a ast::Ident),
+}
+
+impl V {
+    /// The type of a value, when it has one (`int` constants are `int`).
+    pub fn ty(&self) -> Ty {
+        match self {
+            V::Scalar(_, t) => t.clone(),
+            V::Int(_) => Ty::InfInt,
+            V::Loc(l) => l.ty(),
+            V::List(vs) => Ty::Tuple(vs.iter().map(|(v, _)| v.ty()).collect()),
+            V::Str => Ty::String,
+        }
+    }
+}
+
+/// The dotted path of a name/member chain (`hdr.ipv4.ttl`), for key names and messages.
+pub(crate) fn path_of(e: &ast::Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Name(id) => Some(id.name.clone()),
+        ExprKind::Member { base, member } => Some(format!("{}.{}", path_of(base)?, member.name)),
+        ExprKind::Index { base, index } => match &index.kind {
+            ExprKind::Int(l) => Some(format!("{}[{}]", path_of(base)?, l.value)),
+            _ => None,
+        },
+        ExprKind::Slice { base, hi, lo } => match (&hi.kind, &lo.kind) {
+            (ExprKind::Int(h), ExprKind::Int(l)) => {
+                Some(format!("{}[{}:{}]", path_of(base)?, h.value, l.value))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn ir_binop(op: BinOp) -> IrOp {
+    match op {
+        BinOp::Mul => IrOp::Mul,
+        BinOp::Div => IrOp::Div,
+        BinOp::Mod => IrOp::Mod,
+        BinOp::Add => IrOp::Add,
+        BinOp::Sub => IrOp::Sub,
+        BinOp::AddSat => IrOp::SatAdd,
+        BinOp::SubSat => IrOp::SatSub,
+        BinOp::Shl => IrOp::Shl,
+        BinOp::Shr => IrOp::Shr,
+        BinOp::Lt => IrOp::Lt,
+        BinOp::Gt => IrOp::Gt,
+        BinOp::Le => IrOp::Le,
+        BinOp::Ge => IrOp::Ge,
+        BinOp::Eq => IrOp::Eq,
+        BinOp::Ne => IrOp::Ne,
+        BinOp::BitAnd => IrOp::And,
+        BinOp::BitXor => IrOp::Xor,
+        BinOp::BitOr => IrOp::Or,
+        BinOp::And => IrOp::LAnd,
+        BinOp::Or => IrOp::LOr,
+        // Concatenation has its own IR node; never mapped here.
+        BinOp::Concat => IrOp::Or,
+    }
+}
+
+/// Evaluates `int` arithmetic at compile time.
+fn fold_int(op: BinOp, a: i128, b: i128) -> Option<V> {
+    let bool_v = |c: bool| V::Scalar(ir::Expr::constant(u128::from(c), 1), Ty::Bool);
+    Some(match op {
+        BinOp::Add => V::Int(a.checked_add(b)?),
+        BinOp::Sub => V::Int(a.checked_sub(b)?),
+        BinOp::Mul => V::Int(a.checked_mul(b)?),
+        BinOp::Div => V::Int(a.checked_div(b)?),
+        BinOp::Mod => V::Int(a.checked_rem(b)?),
+        BinOp::Shl => V::Int(a.checked_shl(u32::try_from(b).ok()?)?),
+        BinOp::Shr => V::Int(a.checked_shr(u32::try_from(b).ok()?)?),
+        BinOp::BitAnd => V::Int(a & b),
+        BinOp::BitOr => V::Int(a | b),
+        BinOp::BitXor => V::Int(a ^ b),
+        BinOp::Lt => bool_v(a < b),
+        BinOp::Gt => bool_v(a > b),
+        BinOp::Le => bool_v(a <= b),
+        BinOp::Ge => bool_v(a >= b),
+        BinOp::Eq => bool_v(a == b),
+        BinOp::Ne => bool_v(a != b),
+        _ => return None,
+    })
+}
+
+fn cval(e: &ir::Expr) -> Option<u128> {
+    match e {
+        ir::Expr::Const { value, .. } => Some(*value),
+        _ => None,
+    }
+}
+
+/// Folds an expression whose operands are constants.
+pub(crate) fn fold(e: ir::Expr) -> ir::Expr {
+    use rules::{mask, sign_extend};
+    match e {
+        ir::Expr::Binary {
+            op,
+            a,
+            b,
+            width,
+            signed,
+        } => {
+            let a = fold(*a);
+            let b = fold(*b);
+            let (Some(x), Some(y)) = (cval(&a), cval(&b)) else {
+                return ir::Expr::Binary {
+                    op,
+                    a: Box::new(a),
+                    b: Box::new(b),
+                    width,
+                    signed,
+                };
+            };
+            let aw = a.width();
+            let (sx, sy) = (sign_extend(x, aw), sign_extend(y, b.width()));
+            let v: Option<u128> = match op {
+                IrOp::Add => Some(x.wrapping_add(y)),
+                IrOp::Sub => Some(x.wrapping_sub(y)),
+                IrOp::Mul => Some(x.wrapping_mul(y)),
+                IrOp::And => Some(x & y),
+                IrOp::Or => Some(x | y),
+                IrOp::Xor => Some(x ^ y),
+                IrOp::Shl => Some(if y >= 128 { 0 } else { x << y }),
+                IrOp::Shr if !signed => Some(if y >= 128 { 0 } else { x >> y }),
+                IrOp::Eq => Some(u128::from(x == y)),
+                IrOp::Ne => Some(u128::from(x != y)),
+                IrOp::Lt => Some(u128::from(if signed { sx < sy } else { x < y })),
+                IrOp::Le => Some(u128::from(if signed { sx <= sy } else { x <= y })),
+                IrOp::Gt => Some(u128::from(if signed { sx > sy } else { x > y })),
+                IrOp::Ge => Some(u128::from(if signed { sx >= sy } else { x >= y })),
+                IrOp::LAnd => Some(u128::from(x != 0 && y != 0)),
+                IrOp::LOr => Some(u128::from(x != 0 || y != 0)),
+                IrOp::Min if !signed => Some(x.min(y)),
+                IrOp::Max if !signed => Some(x.max(y)),
+                _ => None,
+            };
+            match v {
+                Some(v) => ir::Expr::constant(mask(v, width), width),
+                None => ir::Expr::Binary {
+                    op,
+                    a: Box::new(a),
+                    b: Box::new(b),
+                    width,
+                    signed,
+                },
+            }
+        }
+        ir::Expr::Unary { op, arg, width } => {
+            let arg = fold(*arg);
+            match cval(&arg) {
+                Some(x) => {
+                    let v = match op {
+                        IrUn::Not => !x,
+                        IrUn::Neg => x.wrapping_neg(),
+                        IrUn::LNot => u128::from(x == 0),
+                    };
+                    ir::Expr::constant(mask(v, width), width)
+                }
+                None => ir::Expr::Unary {
+                    op,
+                    arg: Box::new(arg),
+                    width,
+                },
+            }
+        }
+        ir::Expr::Cast {
+            arg,
+            width,
+            sign_extend: se,
+        } => {
+            let arg = fold(*arg);
+            match cval(&arg) {
+                Some(x) => {
+                    let v = if se {
+                        sign_extend(x, arg.width()) as u128
+                    } else {
+                        x
+                    };
+                    ir::Expr::constant(mask(v, width), width)
+                }
+                None => ir::Expr::Cast {
+                    arg: Box::new(arg),
+                    width,
+                    sign_extend: se,
+                },
+            }
+        }
+        ir::Expr::Slice { arg, hi, lo } => {
+            let arg = fold(*arg);
+            match cval(&arg) {
+                Some(x) => ir::Expr::constant(mask(x >> lo, hi - lo + 1), hi - lo + 1),
+                None => ir::Expr::Slice {
+                    arg: Box::new(arg),
+                    hi,
+                    lo,
+                },
+            }
+        }
+        ir::Expr::Concat { hi, lo, width } => {
+            let hi = fold(*hi);
+            let lo = fold(*lo);
+            match (cval(&hi), cval(&lo)) {
+                (Some(h), Some(l)) => {
+                    let lw = lo.width();
+                    let v = if lw >= 128 { l } else { (h << lw) | l };
+                    ir::Expr::constant(mask(v, width), width)
+                }
+                _ => ir::Expr::Concat {
+                    hi: Box::new(hi),
+                    lo: Box::new(lo),
+                    width,
+                },
+            }
+        }
+        other => other,
+    }
+}
+
+impl<'a> Lowerer<'a> {
+    /// What `e` names: storage, a value, an object (extern, table, action, block), a type.
+    pub fn resolve(&mut self, e: &'a ast::Expr) -> Res<Resolved<'a>> {
+        match &e.kind {
+            ExprKind::Name(id) => self.lookup_name(id),
+            ExprKind::Member { base, member } => {
+                let b = self.resolve(base)?;
+                self.member(b, base, member, e.span)
+            }
+            ExprKind::Index { base, index } => {
+                let b = self.resolve(base)?;
+                let Resolved::V(V::Loc(loc)) = &b else {
+                    return Err(self.err(
+                        Diagnostic::error("indexing something that is not a header stack")
+                            .with_primary(base.span, "not a stack")
+                            .with_help(
+                                "only header stacks can be indexed; use `x[hi:lo]` to slice bits",
+                            ),
+                    ));
+                };
+                let Loc::Stack { elems, .. } = &**loc else {
+                    return Err(self.err(
+                        Diagnostic::error(format!("`{}` is not a header stack", loc.ty()))
+                            .with_primary(base.span, "cannot be indexed")
+                            .with_help("use `x[hi:lo]` to slice bits"),
+                    ));
+                };
+                let n = elems.len();
+                let i = self.const_int(index)?;
+                match usize::try_from(i).ok().and_then(|i| elems.get(i)) {
+                    Some(el) => Ok(Resolved::V(V::Loc(el.clone()))),
+                    None => Err(self.err(
+                        Diagnostic::error(format!("index {i} out of bounds for a stack of {n}"))
+                            .with_primary(index.span, "out of bounds")
+                            .with_help(format!("valid indices are 0..={}", n.saturating_sub(1))),
+                    )),
+                }
+            }
+            _ => Ok(Resolved::V(self.expr(e, None)?)),
+        }
+    }
+
+    pub fn lookup_name(&mut self, id: &'a ast::Ident) -> Res<Resolved<'a>> {
+        if let Some(b) = self.lookup_scoped(&id.name) {
+            return Ok(match b {
+                Binding::Val(v) | Binding::In(v) => Resolved::V(v),
+                other => Resolved::Obj(other),
+            });
+        }
+        let Some(decl) = self.env.lookup(&id.name) else {
+            return Err(self.unknown_name(id, "value"));
+        };
+        match &decl.kind {
+            DeclKind::Const(c) => Ok(Resolved::V(self.top_const(&id.name, c, id.span)?)),
+            DeclKind::Action(a) => {
+                let slot = self
+                    .top_actions
+                    .entry(id.name.clone())
+                    .or_insert_with(|| {
+                        let name = crate::check::annotations::name_annotation(&decl.annotations)
+                            .map(|n| n.trim_start_matches('.').to_string())
+                            .unwrap_or_else(|| a.name.name.clone());
+                        Rc::new(super::ActionSlot {
+                            decl: a,
+                            name,
+                            id: std::cell::Cell::new(None),
+                        })
+                    })
+                    .clone();
+                Ok(Resolved::Obj(Binding::Action(slot)))
+            }
+            DeclKind::Typedef(_)
+            | DeclKind::Header(_)
+            | DeclKind::Struct(_)
+            | DeclKind::HeaderUnion(_)
+            | DeclKind::Enum(_)
+            | DeclKind::Extern(_) => {
+                let t = self.resolve_type(&ast::Type {
+                    kind: ast::TypeKind::Named(id.clone()),
+                    span: id.span,
+                })?;
+                Ok(Resolved::Type(t))
+            }
+            DeclKind::Parser(_) | DeclKind::Control(_) => {
+                Ok(Resolved::Obj(Binding::Block(Rc::new(super::BlockInst {
+                    decl,
+                    name: id.name.clone(),
+                    span: id.span,
+                }))))
+            }
+            DeclKind::ExternFunction(_) | DeclKind::Function(_) => Ok(Resolved::Func(id)),
+            DeclKind::Instantiation(i) => {
+                // Top-level extern instances: only stateless ones can be shared by gresses.
+                let ext = super::externs::instantiate(self, decl, i)?;
+                Ok(Resolved::Obj(Binding::Extern(ext)))
+            }
+            _ => Err(self.err(
+                Diagnostic::error(format!("`{}` cannot be used as a value", id.name))
+                    .with_primary(id.span, "used here")
+                    .with_secondary(
+                        decl.name().map(|n| n.span).unwrap_or(decl.span),
+                        "declared here",
+                    ),
+            )),
+        }
+    }
+
+    fn top_const(&mut self, name: &str, c: &'a ast::ConstDecl, use_span: Span) -> Res<V> {
+        if let Some(v) = self.consts.get(name) {
+            return Ok(v.clone());
+        }
+        if !self.const_busy.insert(name.to_string()) {
+            return Err(self.err(
+                Diagnostic::error(format!("constant `{name}` is defined in terms of itself"))
+                    .with_primary(use_span, "cycle here"),
+            ));
+        }
+        let r = self.const_decl_value(c);
+        self.const_busy.remove(name);
+        let v = r?;
+        self.consts.insert(name.to_string(), v.clone());
+        Ok(v)
+    }
+
+    /// The value of a `const` declaration (folded to a constant).
+    pub fn const_decl_value(&mut self, c: &'a ast::ConstDecl) -> Res<V> {
+        let ty = self.resolve_type(&c.ty)?;
+        let v = self.expr(&c.value, Some(&ty))?;
+        match (&ty, v) {
+            (Ty::InfInt, V::Int(i)) => Ok(V::Int(i)),
+            (_, v) => {
+                let (e, t) = self.scalar_of_value(v, Some(&ty), c.value.span)?;
+                let e = fold(e);
+                if !matches!(e, ir::Expr::Const { .. }) {
+                    return Err(self.err(
+                        Diagnostic::error(format!(
+                            "`{}` is not a compile-time constant",
+                            c.name.name
+                        ))
+                        .with_primary(c.value.span, "not constant")
+                        .with_help(
+                            "constants are built from literals, other constants and enum members",
+                        ),
+                    ));
+                }
+                Ok(V::Scalar(e, t))
+            }
+        }
+    }
+
+    fn member(
+        &mut self,
+        b: Resolved<'a>,
+        base: &'a ast::Expr,
+        member: &'a ast::Ident,
+        span: Span,
+    ) -> Res<Resolved<'a>> {
+        match b {
+            Resolved::V(V::Loc(loc)) => match &*loc {
+                Loc::Header { ty, .. } | Loc::Struct { ty, .. } => match loc.field(&member.name) {
+                    Some(f) => Ok(Resolved::V(V::Loc(f))),
+                    None => {
+                        let kind = if matches!(&*loc, Loc::Header { .. }) {
+                            "header"
+                        } else {
+                            "struct"
+                        };
+                        let mut d = Diagnostic::error(format!(
+                            "no field `{}` in {kind} `{}`",
+                            member.name, ty.name
+                        ))
+                        .with_primary(member.span, "unknown field");
+                        d = match suggest::did_you_mean(
+                            &member.name,
+                            ty.fields.iter().map(|(n, _)| n.as_str()),
+                        ) {
+                            Some(h) => d.with_help(h),
+                            None => d.with_help(format!(
+                                "fields of `{}` are: {}",
+                                ty.name,
+                                ty.field_list()
+                            )),
+                        };
+                        Err(self.err(d))
+                    }
+                },
+                Loc::Stack { elems, .. } => match member.name.as_str() {
+                    "size" => Ok(Resolved::V(V::Int(elems.len() as i128))),
+                    "next" | "last" | "lastIndex" => Err(self.err(
+                        crate::check::unsupported(
+                            span,
+                            &format!("`.{}` of a header stack here", member.name),
+                            "run-time stack indexing outside `extract(stack.next)`",
+                        )
+                        .with_help("index the stack with a constant, e.g. `hdr.vlan[0]`"),
+                    )),
+                    _ => Err(self.err(
+                        Diagnostic::error(format!("no member `{}` on a header stack", member.name))
+                            .with_primary(member.span, "unknown member")
+                            .with_help(
+                                "stacks have `.next` (in extract), `.size`, and constant indices",
+                            ),
+                    )),
+                },
+                Loc::RegWord(..) | Loc::RegOut(_) | Loc::Field { .. } => Err(self.err(
+                    Diagnostic::error(format!("`{}` has no fields", loc.ty()))
+                        .with_primary(member.span, "no such member")
+                        .with_secondary(base.span, format!("this is a `{}`", loc.ty())),
+                )),
+            },
+            Resolved::Type(Ty::Enum(en)) => match en.member(&member.name) {
+                Some(v) => Ok(Resolved::V(V::Scalar(
+                    ir::Expr::constant(v, en.width),
+                    Ty::Enum(en.clone()),
+                ))),
+                None => {
+                    let mut d = Diagnostic::error(format!(
+                        "no member `{}` in enum `{}`",
+                        member.name, en.name
+                    ))
+                    .with_primary(member.span, "unknown member");
+                    let names: Vec<&str> = en.members.iter().map(|(n, _)| n.as_str()).collect();
+                    d = match suggest::did_you_mean(&member.name, names.iter().copied()) {
+                        Some(h) => d.with_help(h),
+                        None => d.with_help(format!("members are: {}", names.join(", "))),
+                    };
+                    Err(self.err(d))
+                }
+            },
+            Resolved::Type(t) => Err(self.err(
+                Diagnostic::error(format!("type `{t}` has no member `{}`", member.name))
+                    .with_primary(member.span, "unknown member"),
+            )),
+            Resolved::V(v) => Err(self.err(
+                Diagnostic::error(format!("`{}` has no member `{}`", v.ty(), member.name))
+                    .with_primary(member.span, "no such member")
+                    .with_secondary(base.span, format!("this is a `{}`", v.ty())),
+            )),
+            Resolved::Obj(_) | Resolved::Func(_) => Err(self.err(
+                Diagnostic::error(format!("`{}` must be called", member.name))
+                    .with_primary(span, "a method, not a value")
+                    .with_help(format!(
+                        "write `{}()`",
+                        path_of(base)
+                            .map(|p| format!("{p}.{}", member.name))
+                            .unwrap_or_else(|| member.name.clone())
+                    )),
+            )),
+        }
+    }
+
+    /// Lowers an expression to a value. `want` is the type the context expects (it lets `int`
+    /// literals adopt a width).
+    pub fn expr(&mut self, e: &'a ast::Expr, want: Option<&Ty>) -> Res<V> {
+        match &e.kind {
+            ExprKind::Int(lit) => {
+                let v = i128::try_from(lit.value).map_err(|_| {
+                    self.err(
+                        Diagnostic::error("integer literal wider than 127 bits")
+                            .with_primary(e.span, "too large"),
+                    )
+                })?;
+                match lit.width {
+                    None => Ok(V::Int(v)),
+                    Some(w) => {
+                        if w == 0 || w > crate::check::types::MAX_WIDTH {
+                            return Err(self.err(
+                                Diagnostic::error(format!("literal width {w} is not supported"))
+                                    .with_primary(e.span, "bad width")
+                                    .with_help("widths from 1 to 128 bits are supported"),
+                            ));
+                        }
+                        let ty = if lit.signed {
+                            Ty::Int(w as u16)
+                        } else {
+                            Ty::Bit(w as u16)
+                        };
+                        let fits = if lit.signed {
+                            rules::fit_literal(v, &ty).is_ok()
+                        } else {
+                            w >= 128 || (v as u128) < (1u128 << w)
+                        };
+                        if !fits {
+                            return Err(self.err(
+                                Diagnostic::error(format!("literal {v} does not fit in `{ty}`"))
+                                    .with_primary(e.span, "too wide for its width prefix")
+                                    .with_help(format!(
+                                        "use a wider prefix or a value below 2^{w}"
+                                    )),
+                            ));
+                        }
+                        let bits = rules::mask(v as u128, w as u16);
+                        Ok(V::Scalar(ir::Expr::constant(bits, w as u16), ty))
+                    }
+                }
+            }
+            ExprKind::Bool(b) => Ok(V::Scalar(ir::Expr::constant(u128::from(*b), 1), Ty::Bool)),
+            ExprKind::String(_) => Ok(V::Str),
+            ExprKind::ErrorMember(id) => match self.env.error_value(&id.name) {
+                Some(v) => Ok(V::Scalar(
+                    ir::Expr::constant(u128::from(v), ERROR_WIDTH),
+                    Ty::Error,
+                )),
+                None => {
+                    let mut d = Diagnostic::error(format!("no error `{}` declared", id.name))
+                        .with_primary(id.span, "unknown error");
+                    if let Some(h) =
+                        suggest::did_you_mean(&id.name, self.env.errors.iter().map(String::as_str))
+                    {
+                        d = d.with_help(h);
+                    } else {
+                        d = d.with_help("declare it with `error { Name }`");
+                    }
+                    Err(self.err(d))
+                }
+            },
+            ExprKind::Name(_) | ExprKind::Member { .. } | ExprKind::Index { .. } => {
+                match self.resolve(e)? {
+                    Resolved::V(v) => Ok(v),
+                    Resolved::Type(t) => Err(self.err(
+                        Diagnostic::error(format!("type `{t}` used as a value"))
+                            .with_primary(e.span, "a type, not a value"),
+                    )),
+                    Resolved::Obj(_) | Resolved::Func(_) => Err(self.err(
+                        Diagnostic::error(format!(
+                            "`{}` is not a value",
+                            path_of(e).unwrap_or_default()
+                        ))
+                        .with_primary(e.span, "an object, not a value")
+                        .with_help("call one of its methods"),
+                    )),
+                }
+            }
+            ExprKind::Slice { base, hi, lo } => {
+                let v = self.expr(base, None)?;
+                let (be, bt) = self.scalar_of_value(v, None, base.span)?;
+                let Some(w) = bt.scalar_width().filter(|_| bt.is_bits()) else {
+                    return Err(self.err(
+                        Diagnostic::error(format!("cannot slice a `{bt}`"))
+                            .with_primary(base.span, "not a bit string")
+                            .with_help("slices apply to `bit<W>` and `int<W>` values"),
+                    ));
+                };
+                let h = self.const_int(hi)?;
+                let l = self.const_int(lo)?;
+                if !(0 <= l && l <= h && h < i128::from(w)) {
+                    return Err(self.err(
+                        Diagnostic::error(format!("slice [{h}:{l}] out of range for `{bt}`"))
+                            .with_primary(e.span, "bad slice bounds")
+                            .with_help(format!("use [hi:lo] with {} >= hi >= lo >= 0", w - 1)),
+                    ));
+                }
+                let (h, l) = (h as u16, l as u16);
+                Ok(V::Scalar(
+                    fold(ir::Expr::Slice {
+                        arg: Box::new(be),
+                        hi: h,
+                        lo: l,
+                    }),
+                    Ty::Bit(h - l + 1),
+                ))
+            }
+            ExprKind::Unary { op, operand } => self.unary(e, *op, operand, want),
+            ExprKind::Binary { op, lhs, rhs } => self.binary(e.span, *op, lhs, rhs, want),
+            ExprKind::Ternary {
+                cond,
+                then_expr,
+                else_expr,
+            } => {
+                let c = self.cond(cond)?;
+                let a = self.expr(then_expr, want)?;
+                let b = self.expr(else_expr, want)?;
+                let (a, b, ty) =
+                    self.unify(a, then_expr.span, b, else_expr.span, want, e.span, "`?:`")?;
+                if !ty.is_scalar() {
+                    return Err(self.err(
+                        Diagnostic::error(format!("`?:` on `{ty}` values"))
+                            .with_primary(e.span, "not a scalar")
+                            .with_help("use an if statement"),
+                    ));
+                }
+                let width = ty.scalar_width().unwrap_or(1);
+                Ok(V::Scalar(
+                    ir::Expr::Ternary {
+                        cond: Box::new(c),
+                        then: Box::new(a),
+                        els: Box::new(b),
+                        width,
+                    },
+                    ty,
+                ))
+            }
+            ExprKind::Cast { ty, expr } => {
+                let to = self.resolve_type(ty)?;
+                let v = self.expr(expr, None)?;
+                self.cast(v, &to, expr.span, e.span)
+            }
+            ExprKind::Call { .. } => match self.call(e, None)? {
+                Some(v) => Ok(v),
+                None => Err(self.err(
+                    Diagnostic::error("this call does not return a value")
+                        .with_primary(e.span, "used as a value here"),
+                )),
+            },
+            ExprKind::List(items) => {
+                let want_items: Option<Vec<Ty>> = match want {
+                    Some(Ty::Tuple(ts)) if ts.len() == items.len() => Some(ts.clone()),
+                    Some(Ty::Struct(s)) | Some(Ty::Header(s)) if s.fields.len() == items.len() => {
+                        Some(s.fields.iter().map(|(_, t)| t.clone()).collect())
+                    }
+                    _ => None,
+                };
+                let mut vs = Vec::new();
+                for (i, it) in items.iter().enumerate() {
+                    let w = want_items.as_ref().and_then(|ts| ts.get(i));
+                    vs.push((self.expr(it, w)?, it.span));
+                }
+                Ok(V::List(vs))
+            }
+            ExprKind::StructInit(fields) => {
+                let Some(Ty::Struct(s) | Ty::Header(s)) = want else {
+                    return Err(self.err(
+                        Diagnostic::error("cannot tell which struct this initializer builds")
+                            .with_primary(e.span, "needs a struct type from its context"),
+                    ));
+                };
+                let s = s.clone();
+                let mut vs = Vec::new();
+                for (fname, fty) in &s.fields {
+                    let Some(ne) = fields.iter().find(|f| f.name.name == *fname) else {
+                        return Err(self.err(
+                            Diagnostic::error(format!(
+                                "field `{fname}` of `{}` is not initialized",
+                                s.name
+                            ))
+                            .with_primary(e.span, "missing field")
+                            .with_help(format!(
+                                "fields of `{}` are: {}",
+                                s.name,
+                                s.field_list()
+                            )),
+                        ));
+                    };
+                    vs.push((self.expr(&ne.value, Some(fty))?, ne.span));
+                }
+                if let Some(extra) = fields.iter().find(|f| s.field(&f.name.name).is_none()) {
+                    return Err(self.err(
+                        Diagnostic::error(format!(
+                            "`{}` has no field `{}`",
+                            s.name, extra.name.name
+                        ))
+                        .with_primary(extra.name.span, "unknown field")
+                        .with_help(format!(
+                            "fields of `{}` are: {}",
+                            s.name,
+                            s.field_list()
+                        )),
+                    ));
+                }
+                Ok(V::List(vs))
+            }
+            ExprKind::This => Err(self.err(crate::check::unsupported(
+                e.span,
+                "`this`",
+                "extern self-references",
+            ))),
+            ExprKind::DontCare => Err(self.err(
+                Diagnostic::error("`_` is not a value here")
+                    .with_primary(e.span, "don't-care")
+                    .with_help("`_` is allowed in keysets and as an `out` argument"),
+            )),
+            ExprKind::Type(t) => Err(self.err(
+                Diagnostic::error("a type is not a value")
+                    .with_primary(t.span, "type used as a value"),
+            )),
+        }
+    }
+
+    /// A scalar rvalue of `e`.
+    pub fn scalar(&mut self, e: &'a ast::Expr, want: Option<&Ty>) -> Res<(ir::Expr, Ty)> {
+        let v = self.expr(e, want)?;
+        self.scalar_of_value(v, want, e.span)
+    }
+
+    /// A boolean condition.
+    pub fn cond(&mut self, e: &'a ast::Expr) -> Res<ir::Expr> {
+        let v = self.expr(e, Some(&Ty::Bool))?;
+        let t = v.ty();
+        if t != Ty::Bool {
+            return Err(self.err(
+                Diagnostic::error(format!("condition has type `{t}`, not `bool`"))
+                    .with_primary(e.span, "expected `bool`")
+                    .with_help("compare explicitly, e.g. `x != 0` or `x == 1`"),
+            ));
+        }
+        Ok(self.scalar_of_value(v, Some(&Ty::Bool), e.span)?.0)
+    }
+
+    /// Converts a value to a scalar rvalue of type `want` (when given).
+    pub fn scalar_of_value(&mut self, v: V, want: Option<&Ty>, span: Span) -> Res<(ir::Expr, Ty)> {
+        let (e, t) = match v {
+            V::Scalar(e, t) => (e, t),
+            V::Int(i) => {
+                let Some(w) = want else {
+                    return Err(self.err(
+                        Diagnostic::error("the width of this integer cannot be inferred")
+                            .with_primary(span, "an `int` constant with no width")
+                            .with_help("give it a width (`8w5`) or cast it (`(bit<8>) 5`)"),
+                    ));
+                };
+                return match rules::fit_literal(i, w) {
+                    Ok(bits) => {
+                        let width = w.scalar_width().unwrap_or(1);
+                        Ok((ir::Expr::constant(bits, width), w.clone()))
+                    }
+                    Err(msg) => Err(self.err(
+                        Diagnostic::error(msg)
+                            .with_primary(span, format!("expected `{w}`"))
+                            .with_help(match w {
+                                Ty::Bool => "use `true` or `false`".to_string(),
+                                _ => format!("use a value that fits in `{w}`, or cast explicitly"),
+                            }),
+                    )),
+                };
+            }
+            V::Loc(loc) => match &*loc {
+                Loc::Field { f, ty } => (ir::Expr::Field(*f), ty.clone()),
+                Loc::RegWord(w, ty) => (ir::Expr::RegValue(*w), ty.clone()),
+                Loc::RegOut(_) => {
+                    return Err(self.err(
+                        Diagnostic::error("the RegisterAction output cannot be read")
+                            .with_primary(span, "`rv` is write-only")
+                            .with_help("compute the value into `rv` from `value` and inputs"),
+                    ))
+                }
+                _ => {
+                    let t = loc.ty();
+                    return Err(self.err(
+                        Diagnostic::error(format!("expected a scalar value, found `{t}`"))
+                            .with_primary(span, format!("this is a `{t}`"))
+                            .with_help("use one of its fields"),
+                    ));
+                }
+            },
+            V::List(_) | V::Str => {
+                let t = v.ty();
+                return Err(self.err(
+                    Diagnostic::error(format!("expected a scalar value, found `{t}`"))
+                        .with_primary(span, "not a scalar"),
+                ));
+            }
+        };
+        if let Some(w) = want {
+            if !rules::implicit_ok(&t, w) && *w != Ty::DontCare {
+                let help = if rules::cast_allowed(&t, w) {
+                    format!("cast it: `({w}) ...`")
+                } else {
+                    format!("a `{t}` cannot be converted to `{w}`")
+                };
+                return Err(self.err(
+                    Diagnostic::error(format!("mismatched types: expected `{w}`, found `{t}`"))
+                        .with_primary(span, format!("this is a `{t}`"))
+                        .with_help(help),
+                ));
+            }
+            if let (Ty::Enum(_), Ty::Bit(_) | Ty::Int(_)) = (&t, w) {
+                return Ok((e, w.clone()));
+            }
+        }
+        Ok((e, t))
+    }
+
+    /// Brings two operands to one type (`int` constants adopt the other side's type).
+    #[allow(clippy::too_many_arguments)]
+    fn unify(
+        &mut self,
+        a: V,
+        sa: Span,
+        b: V,
+        sb: Span,
+        want: Option<&Ty>,
+        whole: Span,
+        what: &str,
+    ) -> Res<(ir::Expr, ir::Expr, Ty)> {
+        let ta = a.ty();
+        let tb = b.ty();
+        let target = match (&ta, &tb) {
+            (Ty::InfInt, Ty::InfInt) => want.cloned().filter(|t| t.is_bits()),
+            (Ty::InfInt, t) | (t, Ty::InfInt) => Some(t.clone()),
+            (Ty::Enum(e), t) | (t, Ty::Enum(e)) if e.serializable && t.is_bits() => Some(t.clone()),
+            _ => Some(ta.clone()),
+        };
+        let Some(target) = target else {
+            return Err(self.err(
+                Diagnostic::error(format!("the width of {what} cannot be inferred"))
+                    .with_primary(whole, "both operands are `int` constants")
+                    .with_help("give one operand a width, e.g. `8w1`"),
+            ));
+        };
+        if ta != target && tb != target && !matches!(ta, Ty::InfInt) {
+            // Both typed and different: report below.
+        }
+        let mismatch = !(rules::implicit_ok(&ta, &target) || ta == Ty::InfInt)
+            || !(rules::implicit_ok(&tb, &target) || tb == Ty::InfInt);
+        if mismatch {
+            return Err(self.err(
+                Diagnostic::error(format!("{what} on different types `{ta}` and `{tb}`"))
+                    .with_primary(whole, "types differ")
+                    .with_secondary(sa, format!("`{ta}`"))
+                    .with_secondary(sb, format!("`{tb}`"))
+                    .with_help(format!("cast one side, e.g. `({ta}) ...`")),
+            ));
+        }
+        let (ea, _) = self.scalar_of_value(a, Some(&target), sa)?;
+        let (eb, _) = self.scalar_of_value(b, Some(&target), sb)?;
+        Ok((ea, eb, target))
+    }
+
+    fn unary(
+        &mut self,
+        e: &'a ast::Expr,
+        op: UnOp,
+        operand: &'a ast::Expr,
+        want: Option<&Ty>,
+    ) -> Res<V> {
+        let v = self.expr(operand, want)?;
+        let t = v.ty();
+        match (op, v) {
+            (UnOp::Plus, v) if t.is_numeric() => Ok(v),
+            (UnOp::Neg, V::Int(i)) => Ok(V::Int(-i)),
+            (UnOp::BitNot, V::Int(i)) if want.is_some_and(Ty::is_bits) => {
+                let w = want.cloned().unwrap_or(Ty::Bit(1));
+                let (c, ty) = self.scalar_of_value(V::Int(i), Some(&w), operand.span)?;
+                let width = ty.scalar_width().unwrap_or(1);
+                Ok(V::Scalar(
+                    fold(ir::Expr::Unary {
+                        op: IrUn::Not,
+                        arg: Box::new(c),
+                        width,
+                    }),
+                    ty,
+                ))
+            }
+            (UnOp::Not, v) if t == Ty::Bool => {
+                let (x, _) = self.scalar_of_value(v, Some(&Ty::Bool), operand.span)?;
+                Ok(V::Scalar(
+                    fold(ir::Expr::Unary {
+                        op: IrUn::LNot,
+                        arg: Box::new(x),
+                        width: 1,
+                    }),
+                    Ty::Bool,
+                ))
+            }
+            (UnOp::BitNot | UnOp::Neg, v) if t.is_bits() => {
+                let (x, ty) = self.scalar_of_value(v, None, operand.span)?;
+                let width = ty.scalar_width().unwrap_or(1);
+                let op = if op == UnOp::BitNot {
+                    IrUn::Not
+                } else {
+                    IrUn::Neg
+                };
+                Ok(V::Scalar(
+                    fold(ir::Expr::Unary {
+                        op,
+                        arg: Box::new(x),
+                        width,
+                    }),
+                    ty,
+                ))
+            }
+            _ => {
+                let help = match op {
+                    UnOp::Not => "`!` negates a `bool`; for bits use `~`",
+                    UnOp::BitNot => {
+                        "`~` complements a bit string of known width; for `bool` use `!`"
+                    }
+                    _ => "arithmetic needs `bit<W>` or `int<W>` operands",
+                };
+                Err(self.err(
+                    Diagnostic::error(format!("`{}` cannot be applied to `{t}`", op.as_str()))
+                        .with_primary(e.span, format!("operand is `{t}`"))
+                        .with_help(help),
+                ))
+            }
+        }
+    }
+
+    pub fn binary(
+        &mut self,
+        span: Span,
+        op: BinOp,
+        lhs: &'a ast::Expr,
+        rhs: &'a ast::Expr,
+        want: Option<&Ty>,
+    ) -> Res<V> {
+        let class = rules::op_class(op);
+        let sub_want = match class {
+            OpClass::Arith => want,
+            OpClass::Logic => Some(&Ty::Bool),
+            _ => None,
+        };
+        let a = self.expr(lhs, sub_want)?;
+        let b = self.expr(
+            rhs,
+            if class == OpClass::Shift {
+                None
+            } else {
+                sub_want
+            },
+        )?;
+        // int op int: fold now.
+        if let (V::Int(x), V::Int(y)) = (&a, &b) {
+            if let Some(v) = fold_int(op, *x, *y) {
+                return Ok(v);
+            }
+            if class != OpClass::Logic {
+                return Err(self.err(
+                    Diagnostic::error(format!(
+                        "cannot evaluate `{}` on these constants",
+                        op.as_str()
+                    ))
+                    .with_primary(span, "overflow, division by zero or an invalid operator"),
+                ));
+            }
+        }
+        let sym = op.as_str();
+        match class {
+            OpClass::Shift => {
+                let (ea, ta) = match a {
+                    V::Int(i) => match want.filter(|t| t.is_bits()) {
+                        Some(w) => self.scalar_of_value(V::Int(i), Some(w), lhs.span)?,
+                        None => {
+                            return Err(self.err(
+                                Diagnostic::error("the width of this shift cannot be inferred")
+                                    .with_primary(lhs.span, "an `int` constant")
+                                    .with_help("give it a width, e.g. `32w1 << n`"),
+                            ))
+                        }
+                    },
+                    other => self.scalar_of_value(other, None, lhs.span)?,
+                };
+                let eb = match b {
+                    V::Int(i) if i >= 0 => {
+                        let w = (128 - (i as u128).leading_zeros()).max(1) as u16;
+                        ir::Expr::constant(i as u128, w)
+                    }
+                    other => {
+                        let (eb, tb) = self.scalar_of_value(other, None, rhs.span)?;
+                        if let Err(m) = rules::binary_result(op, &ta, &tb) {
+                            return Err(self.err(Diagnostic::error(m).with_primary(rhs.span, "bad shift amount").with_help("shift by an unsigned `bit<W>` value or a non-negative constant")));
+                        }
+                        eb
+                    }
+                };
+                if let Err(m) = rules::binary_result(op, &ta, &Ty::Bit(8)) {
+                    return Err(self.err(
+                        Diagnostic::error(m)
+                            .with_primary(lhs.span, "cannot shift this")
+                            .with_help("shifts apply to `bit<W>` and `int<W>`"),
+                    ));
+                }
+                let width = ta.scalar_width().unwrap_or(1);
+                Ok(V::Scalar(
+                    fold(ir::Expr::Binary {
+                        op: ir_binop(op),
+                        a: Box::new(ea),
+                        b: Box::new(eb),
+                        width,
+                        signed: ta.is_signed(),
+                    }),
+                    ta,
+                ))
+            }
+            OpClass::Concat => {
+                let (ea, ta) = self.scalar_of_value(a, None, lhs.span)?;
+                let (eb, tb) = self.scalar_of_value(b, None, rhs.span)?;
+                let rt = rules::binary_result(op, &ta, &tb).map_err(|m| {
+                    self.err(
+                        Diagnostic::error(m)
+                            .with_primary(span, "cannot concatenate")
+                            .with_help("both sides of `++` must be `bit<W>`/`int<W>`; cast `bool` to `bit<1>`"),
+                    )
+                })?;
+                let width = rt.scalar_width().unwrap_or(1);
+                Ok(V::Scalar(
+                    fold(ir::Expr::Concat {
+                        hi: Box::new(ea),
+                        lo: Box::new(eb),
+                        width,
+                    }),
+                    rt,
+                ))
+            }
+            _ => {
+                let (ea, eb, t) =
+                    self.unify(a, lhs.span, b, rhs.span, want, span, &format!("`{sym}`"))?;
+                let rt = rules::binary_result(op, &t, &t).map_err(|m| {
+                    let help = match class {
+                        OpClass::Logic => {
+                            "`&&` and `||` take `bool`; compare bit values first (`x != 0`)"
+                        }
+                        OpClass::Order => "ordering compares `bit<W>`/`int<W>` values",
+                        _ => "arithmetic takes `bit<W>`/`int<W>` of the same width",
+                    };
+                    self.err(
+                        Diagnostic::error(m)
+                            .with_primary(span, "invalid operands")
+                            .with_help(help),
+                    )
+                })?;
+                let width = rt.scalar_width().unwrap_or(1);
+                let signed = t.is_signed();
+                if matches!(op, BinOp::Div | BinOp::Mod)
+                    && !matches!(eb, ir::Expr::Const { value, .. } if value.is_power_of_two())
+                {
+                    return Err(self.err(
+                        crate::check::unsupported(
+                            span,
+                            &format!("`{sym}` by a non-constant or non-power-of-two"),
+                            "division hardware",
+                        )
+                        .with_help("divide by a constant power of two, or shift"),
+                    ));
+                }
+                Ok(V::Scalar(
+                    fold(ir::Expr::Binary {
+                        op: ir_binop(op),
+                        a: Box::new(ea),
+                        b: Box::new(eb),
+                        width,
+                        signed,
+                    }),
+                    rt,
+                ))
+            }
+        }
+    }
+
+    /// An explicit cast.
+    pub fn cast(&mut self, v: V, to: &Ty, span: Span, whole: Span) -> Res<V> {
+        if let V::Int(i) = v {
+            return match to {
+                Ty::Bit(w) | Ty::Int(w) => Ok(V::Scalar(
+                    ir::Expr::constant(rules::mask(i as u128, *w), *w),
+                    to.clone(),
+                )),
+                Ty::Bool if i == 0 || i == 1 => {
+                    Ok(V::Scalar(ir::Expr::constant(i as u128, 1), Ty::Bool))
+                }
+                Ty::Enum(en) if en.serializable => Ok(V::Scalar(
+                    ir::Expr::constant(rules::mask(i as u128, en.width), en.width),
+                    to.clone(),
+                )),
+                Ty::InfInt => Ok(V::Int(i)),
+                _ => Err(self.err(
+                    Diagnostic::error(format!("cannot cast an integer to `{to}`"))
+                        .with_primary(whole, "invalid cast"),
+                )),
+            };
+        }
+        let (e, from) = self.scalar_of_value(v, None, span)?;
+        if !rules::cast_allowed(&from, to) {
+            let help = match (&from, to) {
+                (Ty::Bit(_), Ty::Int(_)) | (Ty::Int(_), Ty::Bit(_)) => {
+                    "change the width and the signedness in two casts, e.g. `(int<16>)(bit<16>) x`"
+                        .to_string()
+                }
+                _ => format!("`{from}` converts to bit strings of its own width only"),
+            };
+            return Err(self.err(
+                Diagnostic::error(format!("cannot cast `{from}` to `{to}`"))
+                    .with_primary(whole, "invalid cast")
+                    .with_help(help),
+            ));
+        }
+        let fw = from.scalar_width().unwrap_or(1);
+        let tw = to.scalar_width().unwrap_or(1);
+        let e = if fw == tw {
+            e
+        } else {
+            fold(ir::Expr::Cast {
+                arg: Box::new(e),
+                width: tw,
+                sign_extend: from.is_signed(),
+            })
+        };
+        Ok(V::Scalar(e, to.clone()))
+    }
+
+    /// A compile-time integer (`int` or a typed constant), e.g. sizes and slice bounds.
+    pub fn const_int(&mut self, e: &'a ast::Expr) -> Res<i128> {
+        match self.expr(e, None)? {
+            V::Int(i) => Ok(i),
+            V::Scalar(x, t) => match fold(x) {
+                ir::Expr::Const { value, width } => Ok(if t.is_signed() {
+                    rules::sign_extend(value, width)
+                } else {
+                    value as i128
+                }),
+                _ => Err(self.err(
+                    Diagnostic::error("expected a compile-time constant")
+                        .with_primary(e.span, "computed at run time")
+                        .with_help("use a literal or a `const`"),
+                )),
+            },
+            _ => Err(self.err(
+                Diagnostic::error("expected an integer constant")
+                    .with_primary(e.span, "not an integer"),
+            )),
+        }
+    }
+
+    /// A compile-time value of type `ty` (its bit pattern).
+    pub fn const_value(&mut self, e: &'a ast::Expr, ty: &Ty) -> Res<u128> {
+        let (x, _) = self.scalar(e, Some(ty))?;
+        match fold(x) {
+            ir::Expr::Const { value, .. } => Ok(value),
+            _ => Err(self.err(
+                Diagnostic::error("expected a compile-time constant")
+                    .with_primary(e.span, "computed at run time")
+                    .with_help("keysets and entries take literals, constants and enum members"),
+            )),
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! The P4 frontend's semantic half, second part: elaborating the program from `main` and
+//! lowering it to [`pipeline::ir`].
+//!
+//! The lowering walks the `Switch` / `Pipeline` package instances, binds each block's parameters
+//! to PHV storage by type and position as TNA does, inlines sub-parsers and nested controls, and
+//! type-checks every expression and statement on the way with the rules of [`crate::check`].
+//! Errors are collected (one bad statement does not stop the rest from being checked); the
+//! program is only returned when there were none.
+
+mod block;
+mod control;
+mod expr;
+mod externs;
+pub mod intrinsics;
+mod parser;
+pub mod phv;
+pub mod spans;
+mod stmt;
+pub mod summary;
+mod table;
+
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use pipeline::ir::{self, ActionId, Gress, Target};
+
+use crate::ast;
+use crate::check::types::Ty;
+use crate::check::{suggest, Env};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::source::Span;
+
+pub use spans::{GressSpans, PipelineSpans, SourceSpans};
+pub use summary::summary;
+
+use phv::{Loc, PhvAlloc};
+
+/// A diagnostic has been pushed; the caller gives up on the current construct.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reported;
+
+pub(crate) type Res<T> = Result<T, Reported>;
+
+/// A value during lowering.
+#[derive(Clone, Debug)]
+pub(crate) enum V {
+    /// A scalar computed at run time (or a typed constant: `Expr::Const`).
+    Scalar(ir::Expr, Ty),
+    /// An `int` constant that has not adopted a width yet.
+    Int(i128),
+    /// Storage (scalar or aggregate).
+    Loc(Rc<Loc>),
+    /// `{a, b, c}`, with each element's span.
+    List(Vec<(V, Span)>),
+    /// A string literal (only meaningful as an annotation or extern argument).
+    Str,
+}
+
+/// What a name in scope stands for.
+#[derive(Clone)]
+pub(crate) enum Binding<'a> {
+    Val(V),
+    /// A value bound to an `in` parameter: readable, not writable.
+    In(V),
+    /// `packet_in` (false) or `packet_out` (true).
+    Packet {
+        out: bool,
+    },
+    Extern(Rc<externs::ExternInst>),
+    Action(Rc<ActionSlot<'a>>),
+    Table(Rc<TableSlot>),
+    /// A parser or control instance (inlined where it is applied).
+    Block(Rc<BlockInst<'a>>),
+}
+
+/// An action declared in a control (or at top level), lowered on first use.
+pub(crate) struct ActionSlot<'a> {
+    pub decl: &'a ast::ActionDecl,
+    /// Runtime name (control-qualified, `@name` honoured).
+    pub name: String,
+    pub id: Cell<Option<ActionId>>,
+}
+
+/// A lowered table and the actions it lists (for `switch` labels).
+pub(crate) struct TableSlot {
+    pub id: ir::TableId,
+    pub name: String,
+    pub actions: Vec<(String, ActionId)>,
+}
+
+/// A parser or control instance.
+pub(crate) struct BlockInst<'a> {
+    pub decl: &'a ast::Decl,
+    /// Instance name used in qualified runtime names.
+    pub name: String,
+    pub span: Span,
+}
+
+/// What kind of body is being lowered (decides which statements are allowed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ctx {
+    Parser,
+    Control,
+    Action,
+    Deparser,
+    RegAction,
+}
+
+impl Ctx {
+    fn describe(self) -> &'static str {
+        match self {
+            Ctx::Parser => "a parser",
+            Ctx::Control => "a control",
+            Ctx::Action => "an action",
+            Ctx::Deparser => "a deparser",
+            Ctx::RegAction => "a RegisterAction body",
+        }
+    }
+}
+
+/// The objects of one pipeline being built.
+#[derive(Default)]
+pub(crate) struct PipeObjs {
+    pub tables: Vec<ir::Table>,
+    pub actions: Vec<ir::Action>,
+    pub registers: Vec<ir::Register>,
+    pub register_actions: Vec<ir::RegisterAction>,
+    pub register_params: Vec<ir::RegisterParam>,
+    pub hashes: Vec<ir::HashUnit>,
+    pub counters: Vec<ir::Counter>,
+    pub meters: Vec<ir::Meter>,
+    pub checksums: Vec<ir::Checksum>,
+    pub digests: Vec<ir::Digest>,
+}
+
+/// Result of [`lower_program`].
+pub struct Lowered {
+    pub program: ir::Program,
+    pub spans: SourceSpans,
+}
+
+pub(crate) struct Lowerer<'a> {
+    pub env: &'a Env<'a>,
+    pub target: Target,
+    pub diags: Diagnostics,
+    pub scopes: Vec<HashMap<String, Binding<'a>>>,
+    pub ctx: Ctx,
+    pub gress: Gress,
+    pub phv: PhvAlloc,
+    pub pipe: PipeObjs,
+    pub spans: PipelineSpans,
+    /// Gateway spans of the body being lowered (swapped out while lowering actions).
+    pub ifs: Vec<Span>,
+    /// Top-level action slots of the current pipeline.
+    pub top_actions: HashMap<String, Rc<ActionSlot<'a>>>,
+    pub consts: HashMap<String, V>,
+    pub const_busy: HashSet<String>,
+    pub tmp: u32,
+    /// Instance path for runtime names (`SwitchIngress`, `SwitchIngress.inner`).
+    pub prefix: String,
+    /// Inline nesting depth (a block applying itself is reported, not followed).
+    pub depth: u32,
+    /// Bodies of directly called actions being inlined into a control (their ifs are gateways).
+    pub inline_action: u32,
+}
+
+/// Deepest nesting of inlined blocks and actions.
+const MAX_INLINE_DEPTH: u32 = 32;
+
+impl<'a> Lowerer<'a> {
+    pub fn new(env: &'a Env<'a>, target: Target) -> Lowerer<'a> {
+        Lowerer {
+            env,
+            target,
+            diags: Diagnostics::new(),
+            scopes: Vec::new(),
+            ctx: Ctx::Control,
+            gress: Gress::Ingress,
+            phv: PhvAlloc::new(),
+            pipe: PipeObjs::default(),
+            spans: PipelineSpans::default(),
+            ifs: Vec::new(),
+            top_actions: HashMap::new(),
+            consts: HashMap::new(),
+            const_busy: HashSet::new(),
+            tmp: 0,
+            prefix: String::new(),
+            depth: 0,
+            inline_action: 0,
+        }
+    }
+
+    /// Pushes `d` and returns the marker.
+    pub fn err(&mut self, d: Diagnostic) -> Reported {
+        self.diags.push(d);
+        Reported
+    }
+
+    pub fn warn(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    /// Binds `name` in the innermost scope.
+    pub fn bind(&mut self, name: &str, b: Binding<'a>) {
+        if self.scopes.is_empty() {
+            self.scopes.push(HashMap::new());
+        }
+        if let Some(top) = self.scopes.last_mut() {
+            top.insert(name.to_string(), b);
+        }
+    }
+
+    pub fn lookup_scoped(&self, name: &str) -> Option<Binding<'a>> {
+        self.scopes.iter().rev().find_map(|s| s.get(name)).cloned()
+    }
+
+    /// Every name visible here (for "did you mean").
+    pub fn visible_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.scopes.iter().flat_map(|s| s.keys().cloned()).collect();
+        v.extend(self.env.names().map(str::to_string));
+        v
+    }
+
+    /// "cannot find `x`" with a suggestion.
+    pub fn unknown_name(&mut self, id: &ast::Ident, what: &str) -> Reported {
+        let names = self.visible_names();
+        let mut d = Diagnostic::error(format!("cannot find {what} `{}` in this scope", id.name))
+            .with_primary(id.span, "not found");
+        if let Some(h) = suggest::did_you_mean(&id.name, names.iter().map(String::as_str)) {
+            d = d.with_help(h);
+        }
+        self.err(d)
+    }
+
+    /// A qualified runtime name for a declaration: `@name` honoured like bf-p4c (a leading `.`
+    /// makes it absolute), otherwise `prefix.name`.
+    pub fn qualify(&self, annos: &[ast::Annotation], name: &str) -> String {
+        if let Some(n) = crate::check::annotations::name_annotation(annos) {
+            if let Some(abs) = n.strip_prefix('.') {
+                return abs.to_string();
+            }
+            return self.join(&n);
+        }
+        self.join(name)
+    }
+
+    pub fn join(&self, name: &str) -> String {
+        if self.prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}.{name}", self.prefix)
+        }
+    }
+
+    /// A fresh hidden PHV field for a temporary.
+    pub fn temp(&mut self, width: u16, span: Span) -> Res<ir::FieldRef> {
+        self.tmp += 1;
+        let name = format!("$tmp{}", self.tmp);
+        let w = width.max(1);
+        self.phv
+            .hidden(&name, w)
+            .map_err(|m| self.err(Diagnostic::error(m).with_primary(span, "here")))
+    }
+
+    /// Allocates PHV storage for a variable.
+    pub fn alloc(&mut self, name: &str, ty: &Ty, span: Span) -> Res<Rc<Loc>> {
+        self.phv.value(name, ty).map_err(|m| {
+            self.err(
+                Diagnostic::error(m)
+                    .with_primary(span, "cannot allocate this in the PHV")
+                    .with_help("headers must be a whole number of bytes; values at most 128 bits"),
+            )
+        })
+    }
+
+    /// Runs `f` with a fresh lexical scope stack holding `frame` (for inlined blocks and
+    /// action bodies, which do not see the caller's locals).
+    pub fn with_scope<T>(
+        &mut self,
+        frame: HashMap<String, Binding<'a>>,
+        prefix: Option<String>,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let saved = std::mem::replace(&mut self.scopes, vec![frame]);
+        let saved_prefix = prefix.map(|p| std::mem::replace(&mut self.prefix, p));
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        self.scopes = saved;
+        if let Some(p) = saved_prefix {
+            self.prefix = p;
+        }
+        r
+    }
+
+    /// Guards against runaway inlining (a block that applies itself).
+    pub fn check_depth(&mut self, span: Span) -> Res<()> {
+        if self.depth > MAX_INLINE_DEPTH {
+            return Err(self.err(
+                Diagnostic::error(
+                    "blocks nest too deeply (does a parser or control apply itself?)",
+                )
+                .with_primary(span, "applied here")
+                .with_help("P4 does not allow recursion"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Resolves a written type in the current scope (top-level types; pisa has no local types).
+    pub fn resolve_type(&mut self, t: &ast::Type) -> Res<Ty> {
+        self.env
+            .resolve_type(t, &Default::default())
+            .map_err(|d| self.err(d))
+    }
+}
+
+/// Lowers `program` for `target`. Diagnostics (errors and warnings) go to `diags`; the program is
+/// returned only when there were no errors.
+pub fn lower_program(env: &Env<'_>, target: Target, diags: &mut Diagnostics) -> Option<Lowered> {
+    let mut l = Lowerer::new(env, target);
+    let out = block::lower_main(&mut l);
+    let had_errors = l.diags.has_errors();
+    diags.extend(std::mem::take(&mut l.diags));
+    match out {
+        Ok(lowered) if !had_errors => Some(lowered),
+        _ => None,
+    }
+}

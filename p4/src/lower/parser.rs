@@ -1,0 +1,389 @@
+//! Parsers: states, sub-parser instances inlined (a state that applies a sub-parser is split
+//! in two: the part before the call transitions into the sub-parser's `start`, whose `accept`
+//! continues with the rest), transitions and `select` keysets.
+
+use std::collections::HashMap;
+
+use pipeline::ir::{self, KeysetElem, NextState, StateId};
+
+use super::expr::Resolved;
+use super::{Binding, BlockInst, Lowerer, Res};
+use crate::ast::{self, DeclKind, ExprKind, KeysetKind, StmtKind, TransitionKind};
+use crate::check::rules;
+use crate::check::suggest;
+use crate::check::types::Ty;
+use crate::diag::Diagnostic;
+use crate::source::Span;
+
+/// States built so far, with their spans.
+#[derive(Default)]
+struct States {
+    states: Vec<ir::ParserState>,
+    spans: Vec<Span>,
+}
+
+impl States {
+    fn reserve(&mut self, name: String, span: Span) -> StateId {
+        let mut name = name;
+        if self.states.iter().any(|s| s.name == name) {
+            let mut k = 2;
+            while self.states.iter().any(|s| s.name == format!("{name}${k}")) {
+                k += 1;
+            }
+            name = format!("{name}${k}");
+        }
+        let id = StateId(self.states.len() as u32);
+        self.states.push(ir::ParserState {
+            name,
+            body: Vec::new(),
+            transition: ir::Transition::Direct(NextState::Reject),
+        });
+        self.spans.push(span);
+        id
+    }
+}
+
+/// Lowers a top-level parser block; returns it and its states' spans.
+pub(super) fn lower_top_parser<'a>(
+    l: &mut Lowerer<'a>,
+    inst: &BlockInst<'a>,
+    frame: HashMap<String, Binding<'a>>,
+) -> Res<(ir::Parser, Vec<Span>)> {
+    let mut st = States::default();
+    let start = lower_parser_inst(
+        l,
+        inst,
+        frame,
+        inst.name.clone(),
+        NextState::Accept,
+        &mut st,
+    )?;
+    Ok((
+        ir::Parser {
+            name: inst.name.clone(),
+            start,
+            states: st.states,
+        },
+        st.spans,
+    ))
+}
+
+fn lower_parser_inst<'a>(
+    l: &mut Lowerer<'a>,
+    inst: &BlockInst<'a>,
+    frame: HashMap<String, Binding<'a>>,
+    prefix: String,
+    accept: NextState,
+    st: &mut States,
+) -> Res<StateId> {
+    l.check_depth(inst.span)?;
+    let DeclKind::Parser(p) = &inst.decl.kind else {
+        return Err(l.err(
+            Diagnostic::error(format!("`{}` is not a parser", inst.name))
+                .with_primary(inst.span, "here"),
+        ));
+    };
+    if let Some(c) = p.ctor_params.first() {
+        return Err(l.err(crate::check::unsupported(
+            c.span,
+            "parser constructor parameters",
+            "block constructor parameters",
+        )));
+    }
+    let errs = l.diags.error_count();
+    let start = l.with_scope(frame, Some(prefix.clone()), |l| -> Res<StateId> {
+        let mut init = Vec::new();
+        for d in &p.locals {
+            let _ = l.local_decl(d, &mut init);
+        }
+        let mut ids: HashMap<&str, StateId> = HashMap::new();
+        for s in &p.states {
+            if matches!(s.name.name.as_str(), "accept" | "reject") {
+                l.err(
+                    Diagnostic::error(format!("a state cannot be named `{}`", s.name.name))
+                        .with_primary(s.name.span, "reserved state name"),
+                );
+                continue;
+            }
+            if ids.contains_key(s.name.name.as_str()) {
+                l.err(
+                    Diagnostic::error(format!("duplicate state `{}`", s.name.name))
+                        .with_primary(s.name.span, "declared again here"),
+                );
+                continue;
+            }
+            let id = st.reserve(format!("{prefix}.{}", s.name.name), s.name.span);
+            ids.insert(&s.name.name, id);
+        }
+        let Some(&start) = ids.get("start") else {
+            let name = inst.decl.name().map(|n| n.span).unwrap_or(inst.span);
+            return Err(l.err(
+                Diagnostic::error(format!("parser `{}` has no `start` state", p.name.name))
+                    .with_primary(name, "declared here")
+                    .with_help("add `state start { ... }`"),
+            ));
+        };
+        for s in &p.states {
+            let Some(&id) = ids.get(s.name.name.as_str()) else {
+                continue;
+            };
+            let pre = if id == start {
+                std::mem::take(&mut init)
+            } else {
+                Vec::new()
+            };
+            let _ = lower_state(l, s, id, pre, &ids, accept, &prefix, st);
+        }
+        Ok(start)
+    })?;
+    if l.diags.error_count() > errs {
+        return Err(super::Reported);
+    }
+    Ok(start)
+}
+
+/// `x.apply(args)` on a sub-parser instance, as a statement.
+fn sub_parser_call<'a>(
+    l: &mut Lowerer<'a>,
+    s: &'a ast::Stmt,
+) -> Option<(std::rc::Rc<BlockInst<'a>>, &'a [ast::Argument])> {
+    let StmtKind::Call(e) = &s.kind else {
+        return None;
+    };
+    let ExprKind::Call { callee, args, .. } = &e.kind else {
+        return None;
+    };
+    let ExprKind::Member { base, member } = &callee.kind else {
+        return None;
+    };
+    if member.name != "apply" {
+        return None;
+    }
+    let ExprKind::Name(id) = &base.kind else {
+        return None;
+    };
+    match l.lookup_scoped(&id.name) {
+        Some(Binding::Block(b)) if matches!(b.decl.kind, DeclKind::Parser(_)) => Some((b, args)),
+        _ => None,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn lower_state<'a>(
+    l: &mut Lowerer<'a>,
+    s: &'a ast::ParserState,
+    id: StateId,
+    pre: ir::Block,
+    ids: &HashMap<&str, StateId>,
+    accept: NextState,
+    prefix: &str,
+    st: &mut States,
+) -> Res<()> {
+    let mut cur = id;
+    let mut body = pre;
+    l.scopes.push(HashMap::new());
+    let mut k = 0;
+    for stmt in &s.body {
+        if let Some((sub, args)) = sub_parser_call(l, stmt) {
+            let DeclKind::Parser(sp) = &sub.decl.kind else {
+                continue;
+            };
+            let frame = match l.bind_args(&sp.params, args, stmt.span) {
+                Ok(f) => f,
+                Err(_) => continue,
+            };
+            k += 1;
+            let cont = st.reserve(
+                format!(
+                    "{prefix}.{}.$after_{}{}",
+                    s.name.name,
+                    sub.name,
+                    if k > 1 {
+                        format!("${k}")
+                    } else {
+                        String::new()
+                    }
+                ),
+                stmt.span,
+            );
+            let sub_prefix = format!("{prefix}.{}", sub.name);
+            let Ok(sub_start) =
+                lower_parser_inst(l, &sub, frame, sub_prefix, NextState::State(cont), st)
+            else {
+                continue;
+            };
+            let state = &mut st.states[cur.index()];
+            state.body = std::mem::take(&mut body);
+            state.transition = ir::Transition::Direct(NextState::State(sub_start));
+            cur = cont;
+        } else {
+            l.stmt(stmt, &mut body);
+        }
+    }
+    let t = transition(l, s, ids, accept);
+    l.scopes.pop();
+    let state = &mut st.states[cur.index()];
+    state.body = body;
+    state.transition = t?;
+    Ok(())
+}
+
+fn target<'a>(
+    l: &mut Lowerer<'a>,
+    id: &ast::Ident,
+    ids: &HashMap<&str, StateId>,
+    accept: NextState,
+) -> Res<NextState> {
+    match id.name.as_str() {
+        "accept" => Ok(accept),
+        "reject" => Ok(NextState::Reject),
+        n => match ids.get(n) {
+            Some(s) => Ok(NextState::State(*s)),
+            None => {
+                let mut d = Diagnostic::error(format!("no state `{n}` in this parser"))
+                    .with_primary(id.span, "unknown state");
+                let names = ids.keys().copied().chain(["accept", "reject"]);
+                if let Some(h) = suggest::did_you_mean(n, names) {
+                    d = d.with_help(h);
+                } else {
+                    d = d.with_help("transition to a state of this parser, `accept` or `reject`");
+                }
+                Err(l.err(d))
+            }
+        },
+    }
+}
+
+fn transition<'a>(
+    l: &mut Lowerer<'a>,
+    s: &'a ast::ParserState,
+    ids: &HashMap<&str, StateId>,
+    accept: NextState,
+) -> Res<ir::Transition> {
+    let Some(t) = &s.transition else {
+        return Ok(ir::Transition::Direct(NextState::Reject));
+    };
+    match &t.kind {
+        TransitionKind::Direct(id) => Ok(ir::Transition::Direct(target(l, id, ids, accept)?)),
+        TransitionKind::Select { exprs, cases } => {
+            let mut keys = Vec::new();
+            let mut tys = Vec::new();
+            for e in exprs {
+                let (x, ty) = l.scalar(e, None)?;
+                keys.push(x);
+                tys.push(ty);
+            }
+            let mut out = Vec::new();
+            let mut default: Option<NextState> = None;
+            let mut failed = false;
+            for c in cases {
+                let next = match target(l, &c.next, ids, accept) {
+                    Ok(n) => n,
+                    Err(_) => {
+                        failed = true;
+                        continue;
+                    }
+                };
+                if default.is_some() {
+                    l.warn(
+                        Diagnostic::warning("select case after `default` is never taken")
+                            .with_primary(c.span, "unreachable"),
+                    );
+                    continue;
+                }
+                let is_default = match &c.keyset.kind {
+                    KeysetKind::Default | KeysetKind::DontCare => true,
+                    KeysetKind::Tuple(ks) => ks
+                        .iter()
+                        .all(|k| matches!(k.kind, KeysetKind::Default | KeysetKind::DontCare)),
+                    _ => false,
+                };
+                if is_default {
+                    default = Some(next);
+                    continue;
+                }
+                let elems: Vec<&'a ast::Keyset> = match &c.keyset.kind {
+                    KeysetKind::Tuple(ks) => ks.iter().collect(),
+                    _ => vec![&c.keyset],
+                };
+                if elems.len() != keys.len() {
+                    l.err(
+                        Diagnostic::error(format!(
+                            "keyset has {} element(s), the select has {} key(s)",
+                            elems.len(),
+                            keys.len()
+                        ))
+                        .with_primary(c.keyset.span, "wrong arity"),
+                    );
+                    failed = true;
+                    continue;
+                }
+                let mut keyset = Vec::new();
+                for (k, ty) in elems.iter().zip(&tys) {
+                    match keyset_elem(l, k, ty) {
+                        Ok(e) => keyset.push(e),
+                        Err(_) => failed = true,
+                    }
+                }
+                if keyset.len() == keys.len() {
+                    out.push(ir::SelectCase { keyset, next });
+                }
+            }
+            if failed {
+                return Err(super::Reported);
+            }
+            Ok(ir::Transition::Select {
+                keys,
+                cases: out,
+                default: default.unwrap_or(NextState::Reject),
+            })
+        }
+    }
+}
+
+/// One keyset element against a key of type `ty`.
+pub(super) fn keyset_elem<'a>(l: &mut Lowerer<'a>, k: &'a ast::Keyset, ty: &Ty) -> Res<KeysetElem> {
+    let w = ty.scalar_width().unwrap_or(1);
+    let all = rules::mask(u128::MAX, w);
+    match &k.kind {
+        KeysetKind::Default | KeysetKind::DontCare => Ok(KeysetElem::Mask { value: 0, mask: 0 }),
+        KeysetKind::Expr(e) => {
+            if let ExprKind::Name(id) = &e.kind {
+                if let Ok(Resolved::Obj(_)) = l.lookup_name(id) {
+                    return Err(l.err(crate::check::unsupported(
+                        e.span,
+                        "value sets in select",
+                        "parser value sets",
+                    )));
+                }
+            }
+            let v = l.const_value(e, ty)?;
+            Ok(KeysetElem::Mask {
+                value: v,
+                mask: all,
+            })
+        }
+        KeysetKind::Mask { value, mask } => {
+            let v = l.const_value(value, ty)?;
+            let m = l.const_value(mask, ty)?;
+            Ok(KeysetElem::Mask {
+                value: v & m,
+                mask: m,
+            })
+        }
+        KeysetKind::Range { lo, hi } => {
+            let a = l.const_value(lo, ty)?;
+            let b = l.const_value(hi, ty)?;
+            if a > b {
+                l.warn(
+                    Diagnostic::warning(format!("empty range {a}..{b} never matches"))
+                        .with_primary(k.span, "lower bound above upper bound"),
+                );
+            }
+            Ok(KeysetElem::Range { lo: a, hi: b })
+        }
+        KeysetKind::Tuple(_) => Err(l.err(
+            Diagnostic::error("nested keyset tuple").with_primary(k.span, "a tuple inside a tuple"),
+        )),
+    }
+}

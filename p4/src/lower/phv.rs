@@ -1,0 +1,300 @@
+//! PHV allocation for one gress, and [`Loc`], the storage tree a P4 value of that gress lives in.
+//!
+//! Headers are placed byte-aligned with their fields in wire order (so extract/emit are byte
+//! copies); every other scalar (metadata fields, locals, hidden stack counters, temporaries)
+//! starts on a byte boundary too, which keeps traces readable at a small cost in PHV bytes.
+
+use std::rc::Rc;
+
+use pipeline::ir::{self, FieldRef, HeaderId, RegWord, StackId};
+
+use crate::check::types::{StructTy, Ty};
+
+/// Where a P4 value lives.
+#[derive(Debug)]
+pub enum Loc {
+    /// A scalar (bit, int, bool, enum, error) in the PHV.
+    Field { f: FieldRef, ty: Ty },
+    Header {
+        id: HeaderId,
+        ty: Rc<StructTy>,
+        fields: Vec<Rc<Loc>>,
+    },
+    Struct {
+        ty: Rc<StructTy>,
+        fields: Vec<Rc<Loc>>,
+    },
+    Stack {
+        id: StackId,
+        elem: Ty,
+        elems: Vec<Rc<Loc>>,
+        next_index: FieldRef,
+    },
+    /// Inside a RegisterAction body: a word of the register cell.
+    RegWord(RegWord, Ty),
+    /// Inside a RegisterAction body: the `rv` output.
+    RegOut(Ty),
+}
+
+impl Loc {
+    /// The P4 type of the stored value.
+    pub fn ty(&self) -> Ty {
+        match self {
+            Loc::Field { ty, .. } | Loc::RegWord(_, ty) | Loc::RegOut(ty) => ty.clone(),
+            Loc::Header { ty, .. } => Ty::Header(ty.clone()),
+            Loc::Struct { ty, .. } => Ty::Struct(ty.clone()),
+            Loc::Stack { elem, elems, .. } => Ty::Stack(Box::new(elem.clone()), elems.len() as u32),
+        }
+    }
+
+    /// Every header instance inside this value, in field order (deparser emit order).
+    pub fn headers(&self, out: &mut Vec<HeaderId>) {
+        match self {
+            Loc::Header { id, .. } => out.push(*id),
+            Loc::Struct { fields, .. } => fields.iter().for_each(|f| f.headers(out)),
+            Loc::Stack { elems, .. } => elems.iter().for_each(|f| f.headers(out)),
+            _ => {}
+        }
+    }
+
+    /// Every scalar field inside this value, in order, as IR expressions.
+    pub fn scalars(&self, out: &mut Vec<ir::Expr>) {
+        match self {
+            Loc::Field { f, .. } => out.push(ir::Expr::Field(*f)),
+            Loc::RegWord(w, _) => out.push(ir::Expr::RegValue(*w)),
+            Loc::Header { fields, .. } | Loc::Struct { fields, .. } => {
+                fields.iter().for_each(|f| f.scalars(out))
+            }
+            Loc::Stack { elems, .. } => elems.iter().for_each(|f| f.scalars(out)),
+            Loc::RegOut(_) => {}
+        }
+    }
+
+    /// Every scalar field inside this value, as field references.
+    pub fn field_refs(&self, out: &mut Vec<FieldRef>) {
+        match self {
+            Loc::Field { f, .. } => out.push(*f),
+            Loc::Header { fields, .. } | Loc::Struct { fields, .. } => {
+                fields.iter().for_each(|f| f.field_refs(out))
+            }
+            Loc::Stack { elems, .. } => elems.iter().for_each(|f| f.field_refs(out)),
+            _ => {}
+        }
+    }
+
+    /// Child `name` of a header or struct.
+    pub fn field(&self, name: &str) -> Option<Rc<Loc>> {
+        match self {
+            Loc::Header { ty, fields, .. } | Loc::Struct { ty, fields } => {
+                ty.field(name).and_then(|(i, _)| fields.get(i).cloned())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Builds one gress's [`ir::PhvLayout`].
+#[derive(Debug, Default)]
+pub struct PhvAlloc {
+    bits: u32,
+    pub layout: ir::PhvLayout,
+}
+
+/// The PHV is addressed with `u32` bit offsets; far below that, a program this large is surely
+/// a mistake.
+const MAX_PHV_BITS: u32 = 1 << 24;
+
+impl PhvAlloc {
+    pub fn new() -> PhvAlloc {
+        PhvAlloc::default()
+    }
+
+    fn align(&mut self) {
+        self.bits = self.bits.div_ceil(8) * 8;
+    }
+
+    fn take(&mut self, width: u32) -> Result<u32, String> {
+        let at = self.bits;
+        self.bits = self
+            .bits
+            .checked_add(width)
+            .filter(|b| *b <= MAX_PHV_BITS)
+            .ok_or_else(|| "the program's PHV exceeds 2 MiB".to_string())?;
+        Ok(at)
+    }
+
+    /// A byte-aligned scalar field named `name`.
+    pub fn scalar(&mut self, name: &str, ty: &Ty) -> Result<Rc<Loc>, String> {
+        let w = ty
+            .scalar_width()
+            .ok_or_else(|| format!("`{name}` of type `{ty}` cannot be stored in the PHV"))?;
+        self.align();
+        let offset = self.take(u32::from(w))?;
+        let f = FieldRef { offset, width: w };
+        self.layout.fields.push(ir::FieldInfo {
+            name: name.to_string(),
+            field: f,
+            signed: ty.is_signed(),
+        });
+        Ok(Rc::new(Loc::Field { f, ty: ty.clone() }))
+    }
+
+    /// A hidden scalar (temporaries, stack counters): `$`-prefixed name.
+    pub fn hidden(&mut self, name: &str, width: u16) -> Result<FieldRef, String> {
+        match &*self.scalar(name, &Ty::Bit(width))? {
+            Loc::Field { f, .. } => Ok(*f),
+            _ => Err("internal: hidden field is not a field".into()),
+        }
+    }
+
+    /// Storage for a value of type `ty` named `name` (headers, structs, stacks, scalars).
+    pub fn value(&mut self, name: &str, ty: &Ty) -> Result<Rc<Loc>, String> {
+        match ty {
+            Ty::Header(s) => self.header(name, s),
+            Ty::Struct(s) => {
+                let mut fields = Vec::with_capacity(s.fields.len());
+                for (fname, fty) in &s.fields {
+                    fields.push(self.value(&format!("{name}.{fname}"), fty)?);
+                }
+                Ok(Rc::new(Loc::Struct {
+                    ty: s.clone(),
+                    fields,
+                }))
+            }
+            Ty::Stack(elem, n) => {
+                let Ty::Header(s) = &**elem else {
+                    return Err(format!("stack `{name}` of non-header type `{elem}`"));
+                };
+                let mut elems = Vec::new();
+                let mut ids = Vec::new();
+                for i in 0..*n {
+                    let h = self.header(&format!("{name}[{i}]"), s)?;
+                    if let Loc::Header { id, .. } = &*h {
+                        ids.push(*id);
+                    }
+                    elems.push(h);
+                }
+                let w = (32 - n.leading_zeros()).max(1) as u16;
+                let next_index = self.hidden(&format!("{name}.$nextIndex"), w)?;
+                let id = StackId(self.layout.stacks.len() as u32);
+                self.layout.stacks.push(ir::StackInfo {
+                    name: name.to_string(),
+                    elements: ids,
+                    next_index,
+                });
+                Ok(Rc::new(Loc::Stack {
+                    id,
+                    elem: (**elem).clone(),
+                    elems,
+                    next_index,
+                }))
+            }
+            other => self.scalar(name, other),
+        }
+    }
+
+    fn header(&mut self, name: &str, s: &Rc<StructTy>) -> Result<Rc<Loc>, String> {
+        let bits: u32 = s
+            .fields
+            .iter()
+            .map(|(_, t)| t.scalar_width().map(u32::from).unwrap_or(0))
+            .sum();
+        if bits % 8 != 0 {
+            return Err(format!(
+                "header type `{}` is {bits} bits long, not a whole number of bytes",
+                s.name
+            ));
+        }
+        self.align();
+        let start = self.take(bits)?;
+        let first_field = self.layout.fields.len() as u32;
+        let mut fields = Vec::with_capacity(s.fields.len());
+        let mut at = start;
+        for (fname, fty) in &s.fields {
+            let w = fty.scalar_width().unwrap_or(0);
+            let f = FieldRef {
+                offset: at,
+                width: w,
+            };
+            at += u32::from(w);
+            self.layout.fields.push(ir::FieldInfo {
+                name: format!("{name}.{fname}"),
+                field: f,
+                signed: fty.is_signed(),
+            });
+            fields.push(Rc::new(Loc::Field { f, ty: fty.clone() }));
+        }
+        let id = HeaderId(self.layout.headers.len() as u32);
+        self.layout.headers.push(ir::HeaderInfo {
+            name: name.to_string(),
+            type_name: s.name.clone(),
+            byte_offset: start / 8,
+            byte_len: bits / 8,
+            fields: first_field..self.layout.fields.len() as u32,
+        });
+        Ok(Rc::new(Loc::Header {
+            id,
+            ty: s.clone(),
+            fields,
+        }))
+    }
+
+    /// The finished layout.
+    pub fn finish(mut self) -> ir::PhvLayout {
+        self.layout.bytes = self.bits.div_ceil(8);
+        self.layout
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_byte_aligned_in_wire_order() {
+        let h = Rc::new(StructTy {
+            name: "h_t".into(),
+            fields: vec![("a".into(), Ty::Bit(4)), ("b".into(), Ty::Bit(12))],
+        });
+        let s = Rc::new(StructTy {
+            name: "m_t".into(),
+            fields: vec![
+                ("flag".into(), Ty::Bool),
+                ("h".into(), Ty::Header(h.clone())),
+            ],
+        });
+        let mut p = PhvAlloc::new();
+        let loc = p.value("meta", &Ty::Struct(s)).unwrap();
+        let stack = p
+            .value("hdr.st", &Ty::Stack(Box::new(Ty::Header(h)), 2))
+            .unwrap();
+        let l = p.finish();
+        assert_eq!(l.headers[0].name, "meta.h");
+        assert_eq!(l.headers[0].byte_offset, 1);
+        assert_eq!(l.headers[0].byte_len, 2);
+        assert_eq!(l.fields[1].name, "meta.h.a");
+        assert_eq!(
+            l.fields[2].field,
+            FieldRef {
+                offset: 12,
+                width: 12
+            }
+        );
+        assert_eq!(l.stacks[0].elements, vec![HeaderId(1), HeaderId(2)]);
+        assert_eq!(l.stacks[0].next_index.width, 2);
+        assert_eq!(l.bytes, 8);
+        let mut hs = Vec::new();
+        loc.headers(&mut hs);
+        stack.headers(&mut hs);
+        assert_eq!(hs.len(), 3);
+    }
+
+    #[test]
+    fn odd_headers_are_refused() {
+        let h = Rc::new(StructTy {
+            name: "odd_t".into(),
+            fields: vec![("a".into(), Ty::Bit(3))],
+        });
+        assert!(PhvAlloc::new().value("x", &Ty::Header(h)).is_err());
+    }
+}

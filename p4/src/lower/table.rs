@@ -1,0 +1,564 @@
+//! Tables: keys (with `@name`), match kinds, action lists with `@defaultonly`/`@tableonly`,
+//! default actions, const entries (masks, ranges, LPM prefixes, priorities), size, and the
+//! direct counters/meters/registers bound through table properties.
+
+use pipeline::ir::{self, ActionId, KeyMatch, MatchKind};
+
+use super::expr::{path_of, Resolved};
+use super::{Binding, Lowerer, Res, TableSlot};
+use crate::ast::{self, KeysetKind, TablePropertyKind};
+use crate::check::annotations;
+use crate::check::rules;
+use crate::check::types::Ty;
+use crate::diag::Diagnostic;
+use crate::source::Span;
+
+/// Table size when the program names none (bf-p4c's default).
+pub const DEFAULT_SIZE: u32 = 512;
+
+impl<'a> Lowerer<'a> {
+    fn action_ref(&mut self, r: &'a ast::ActionRef) -> Res<std::rc::Rc<super::ActionSlot<'a>>> {
+        match self.lookup_name(&r.name)? {
+            Resolved::Obj(Binding::Action(s)) => Ok(s),
+            _ => Err(self.err(
+                Diagnostic::error(format!("`{}` is not an action", r.name.name))
+                    .with_primary(r.name.span, "expected an action"),
+            )),
+        }
+    }
+
+    /// Action data of a default action or entry (constants fitted to the parameter types).
+    fn action_call(
+        &mut self,
+        slot: &super::ActionSlot<'a>,
+        id: ActionId,
+        r: &'a ast::ActionRef,
+        span: Span,
+    ) -> Res<ir::ActionCall> {
+        let args: &[ast::Argument] = r.args.as_deref().unwrap_or(&[]);
+        let params = &slot.decl.params;
+        if args.len() != params.len() && !(r.args.is_none() && params.is_empty()) {
+            return Err(self.err(
+                Diagnostic::error(format!(
+                    "action `{}` takes {} argument(s), {} given",
+                    slot.decl.name.name,
+                    params.len(),
+                    args.len()
+                ))
+                .with_primary(span, "wrong number of action arguments")
+                .with_secondary(slot.decl.name.span, "action declared here"),
+            ));
+        }
+        let mut vals = Vec::new();
+        for (p, a) in params.iter().zip(args) {
+            let ty = self.resolve_type(&p.ty)?;
+            vals.push(self.const_value(&a.value, &ty)?);
+        }
+        Ok(ir::ActionCall {
+            action: id,
+            args: vals,
+        })
+    }
+
+    pub(super) fn lower_table(
+        &mut self,
+        d: &'a ast::Decl,
+        t: &'a ast::TableDecl,
+    ) -> Res<TableSlot> {
+        let name = self.qualify(&d.annotations, &t.name.name);
+        let mut keys: Vec<(ir::TableKey, Ty)> = Vec::new();
+        let mut actions: Vec<ir::ActionRef> = Vec::new();
+        let mut action_names: Vec<(String, ActionId)> = Vec::new();
+        let mut default: Option<(ir::ActionCall, bool)> = None;
+        let mut entries: Vec<ir::ConstEntry> = Vec::new();
+        let mut entries_const = false;
+        let mut size = None;
+        let mut direct_counter = None;
+        let mut direct_meter = None;
+        let mut direct_register = None;
+        let mut failed = false;
+        let errs = self.diags.error_count();
+
+        // Keys and actions first: entries and defaults refer to them.
+        for p in &t.properties {
+            match &p.kind {
+                TablePropertyKind::Key(ks) => {
+                    for k in ks {
+                        let kind = match k.match_kind.name.as_str() {
+                            "exact" => MatchKind::Exact,
+                            "ternary" => MatchKind::Ternary,
+                            "lpm" => MatchKind::Lpm,
+                            "range" => MatchKind::Range,
+                            other => {
+                                let d = if self.env.match_kinds.iter().any(|m| m == other) {
+                                    crate::check::unsupported(
+                                        k.match_kind.span,
+                                        &format!("match kind `{other}`"),
+                                        "action selectors, ATCAM or d-left tables",
+                                    )
+                                } else {
+                                    let mut d =
+                                        Diagnostic::error(format!("unknown match kind `{other}`"))
+                                            .with_primary(k.match_kind.span, "not a match_kind");
+                                    if let Some(h) = crate::check::suggest::did_you_mean(
+                                        other,
+                                        self.env.match_kinds.iter().map(String::as_str),
+                                    ) {
+                                        d = d.with_help(h);
+                                    }
+                                    d
+                                };
+                                self.err(
+                                    d.with_help("pisa supports exact, ternary, lpm and range"),
+                                );
+                                failed = true;
+                                continue;
+                            }
+                        };
+                        let Ok((expr, ty)) = self.scalar(&k.expr, None) else {
+                            failed = true;
+                            continue;
+                        };
+                        let kname = annotations::name_annotation(&k.annotations)
+                            .or_else(|| path_of(&k.expr))
+                            .unwrap_or_else(|| format!("$key{}", keys.len()));
+                        keys.push((
+                            ir::TableKey {
+                                name: kname,
+                                expr,
+                                kind,
+                            },
+                            ty,
+                        ));
+                    }
+                }
+                TablePropertyKind::Actions(rs) => {
+                    for r in rs {
+                        if r.args.as_ref().is_some_and(|a| !a.is_empty()) {
+                            self.err(crate::check::unsupported(
+                                r.span,
+                                "arguments in a table's action list",
+                                "partially bound actions",
+                            ));
+                            failed = true;
+                            continue;
+                        }
+                        let Ok(slot) = self.action_ref(r) else {
+                            failed = true;
+                            continue;
+                        };
+                        let Ok(id) = self.lower_action(&slot) else {
+                            failed = true;
+                            continue;
+                        };
+                        if actions.iter().any(|a| a.action == id) {
+                            self.err(
+                                Diagnostic::error(format!("action `{}` listed twice", r.name.name))
+                                    .with_primary(r.span, "duplicate"),
+                            );
+                            failed = true;
+                            continue;
+                        }
+                        actions.push(ir::ActionRef {
+                            action: id,
+                            default_only: annotations::has(&r.annotations, "defaultonly"),
+                            table_only: annotations::has(&r.annotations, "tableonly"),
+                        });
+                        action_names.push((r.name.name.clone(), id));
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        for p in &t.properties {
+            match &p.kind {
+                TablePropertyKind::Key(_) | TablePropertyKind::Actions(_) => {}
+                TablePropertyKind::DefaultAction(r) => {
+                    let Ok(slot) = self.action_ref(r) else {
+                        failed = true;
+                        continue;
+                    };
+                    let Ok(id) = self.lower_action(&slot) else {
+                        failed = true;
+                        continue;
+                    };
+                    match actions.iter().find(|a| a.action == id) {
+                        None => {
+                            let names: Vec<&str> =
+                                action_names.iter().map(|(n, _)| n.as_str()).collect();
+                            self.err(
+                                Diagnostic::error(format!(
+                                    "default action `{}` is not in the table's `actions`",
+                                    r.name.name
+                                ))
+                                .with_primary(r.name.span, "not listed")
+                                .with_help(format!(
+                                    "add it to `actions` (listed: {})",
+                                    names.join(", ")
+                                )),
+                            );
+                            failed = true;
+                            continue;
+                        }
+                        Some(a) if a.table_only => {
+                            self.err(
+                                Diagnostic::error(format!(
+                                    "`{}` is `@tableonly` and cannot be the default action",
+                                    r.name.name
+                                ))
+                                .with_primary(r.name.span, "table-only action")
+                                .with_help("choose another default action or remove `@tableonly`"),
+                            );
+                            failed = true;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    match self.action_call(&slot, id, r, r.span) {
+                        Ok(c) => default = Some((c, p.is_const)),
+                        Err(_) => failed = true,
+                    }
+                }
+                TablePropertyKind::Entries(es) => {
+                    entries_const = p.is_const;
+                    for (i, e) in es.iter().enumerate() {
+                        match self.entry(e, i, &keys, &actions) {
+                            Ok(ce) => entries.push(ce),
+                            Err(_) => failed = true,
+                        }
+                    }
+                }
+                TablePropertyKind::Size(e) => match self.const_int(e) {
+                    Ok(n) if (1..=(1 << 24)).contains(&n) => size = Some(n as u32),
+                    Ok(n) => {
+                        self.err(
+                            Diagnostic::error(format!("table size {n} out of range"))
+                                .with_primary(e.span, "invalid size")
+                                .with_help("use a size from 1 to 16777216"),
+                        );
+                        failed = true;
+                    }
+                    Err(_) => failed = true,
+                },
+                TablePropertyKind::Other { name: pn, value } => match pn.name.as_str() {
+                    "counters" | "meters" | "registers" => {
+                        let x = match self.resolve(value) {
+                            Ok(Resolved::Obj(Binding::Extern(x))) => x,
+                            Ok(_) => {
+                                self.err(
+                                    Diagnostic::error(format!(
+                                        "`{}` must name a direct extern instance",
+                                        pn.name
+                                    ))
+                                    .with_primary(value.span, "not an extern instance"),
+                                );
+                                failed = true;
+                                continue;
+                            }
+                            Err(_) => {
+                                failed = true;
+                                continue;
+                            }
+                        };
+                        use super::externs::Kind;
+                        match (&x.kind, pn.name.as_str()) {
+                            (Kind::Counter { id, direct: true }, "counters") => {
+                                direct_counter = Some(*id)
+                            }
+                            (Kind::Meter { id, direct: true }, "meters") => {
+                                direct_meter = Some(*id)
+                            }
+                            (
+                                Kind::Register {
+                                    id, direct: true, ..
+                                },
+                                "registers",
+                            ) => direct_register = Some(*id),
+                            _ => {
+                                let want = match pn.name.as_str() {
+                                    "counters" => "DirectCounter",
+                                    "meters" => "DirectMeter",
+                                    _ => "DirectRegister",
+                                };
+                                self.err(
+                                    Diagnostic::error(format!(
+                                        "`{}` needs a `{want}` instance",
+                                        pn.name
+                                    ))
+                                    .with_primary(
+                                        value.span,
+                                        format!(
+                                            "`{}` is not a {want}",
+                                            path_of(value).unwrap_or_default()
+                                        ),
+                                    ),
+                                );
+                                failed = true;
+                            }
+                        }
+                    }
+                    "idle_timeout" | "proxy_hash" | "requires_versioning" | "pbb_mode" => {
+                        self.warn(
+                            Diagnostic::warning(format!(
+                                "table property `{}` accepted, ignored: pisa does not model it",
+                                pn.name
+                            ))
+                            .with_primary(pn.span, "ignored by pisa"),
+                        );
+                    }
+                    "implementation" => {
+                        self.err(
+                            crate::check::unsupported(
+                                pn.span,
+                                "table `implementation` (action profiles and selectors)",
+                                "action profiles and selectors",
+                            )
+                            .with_help("list the actions directly and pick among them with keys"),
+                        );
+                        failed = true;
+                    }
+                    other => {
+                        self.err(crate::check::unsupported(
+                            pn.span,
+                            &format!("table property `{other}`"),
+                            &format!("`{other}`"),
+                        ));
+                        failed = true;
+                    }
+                },
+            }
+        }
+        if failed || self.diags.error_count() > errs {
+            return Err(super::Reported);
+        }
+        let (default_action, default_action_const) = match default {
+            Some(d) => d,
+            None => {
+                let id = self.no_action(t.name.span)?;
+                if !actions.iter().any(|a| a.action == id) {
+                    actions.push(ir::ActionRef {
+                        action: id,
+                        default_only: true,
+                        table_only: false,
+                    });
+                }
+                (
+                    ir::ActionCall {
+                        action: id,
+                        args: Vec::new(),
+                    },
+                    false,
+                )
+            }
+        };
+        let id = ir::TableId(self.pipe.tables.len() as u32);
+        if let Some(c) = direct_counter {
+            if let Some(ctr) = self.pipe.counters.get_mut(c.index()) {
+                ctr.direct_table = Some(id);
+                ctr.size = size.unwrap_or(DEFAULT_SIZE);
+            }
+        }
+        if let Some(m) = direct_meter {
+            if let Some(mt) = self.pipe.meters.get_mut(m.index()) {
+                mt.direct_table = Some(id);
+                mt.size = size.unwrap_or(DEFAULT_SIZE);
+            }
+        }
+        if let Some(r) = direct_register {
+            if let Some(rg) = self.pipe.registers.get_mut(r.index()) {
+                rg.direct_table = Some(id);
+                rg.size = size.unwrap_or(DEFAULT_SIZE);
+            }
+        }
+        self.pipe.tables.push(ir::Table {
+            name: name.clone(),
+            gress: self.gress,
+            keys: keys.into_iter().map(|(k, _)| k).collect(),
+            actions,
+            default_action,
+            default_action_const,
+            const_entries: entries,
+            entries_const,
+            size: size.unwrap_or(DEFAULT_SIZE),
+            direct_counter,
+            direct_meter,
+            stage: 0,
+        });
+        self.spans.tables.push(t.name.span);
+        Ok(TableSlot {
+            id,
+            name,
+            actions: action_names,
+        })
+    }
+
+    /// `NoAction` from core.p4, lowered once per pipeline.
+    fn no_action(&mut self, span: Span) -> Res<ActionId> {
+        let Some(name) = self.env.lookup("NoAction").and_then(|d| d.name()) else {
+            return Err(self.err(
+                Diagnostic::error("`NoAction` is not declared")
+                    .with_primary(span, "this table needs a default action")
+                    .with_help("include <core.p4>, or give the table a `default_action`"),
+            ));
+        };
+        match self.lookup_name(name)? {
+            Resolved::Obj(Binding::Action(s)) => self.lower_action(&s),
+            _ => Err(self.err(
+                Diagnostic::error("`NoAction` is not an action").with_primary(span, "needed here"),
+            )),
+        }
+    }
+
+    fn entry(
+        &mut self,
+        e: &'a ast::TableEntry,
+        _index: usize,
+        keys: &[(ir::TableKey, Ty)],
+        actions: &[ir::ActionRef],
+    ) -> Res<ir::ConstEntry> {
+        let elems: Vec<&'a ast::Keyset> = match &e.keys.kind {
+            KeysetKind::Tuple(ks) => ks.iter().collect(),
+            _ => vec![&e.keys],
+        };
+        if elems.len() != keys.len() {
+            return Err(self.err(
+                Diagnostic::error(format!(
+                    "entry has {} key value(s), the table has {} key(s)",
+                    elems.len(),
+                    keys.len()
+                ))
+                .with_primary(e.keys.span, "wrong number of key values"),
+            ));
+        }
+        let mut out = Vec::new();
+        for (k, (key, ty)) in elems.iter().zip(keys) {
+            out.push(self.key_match(k, key.kind, ty)?);
+        }
+        let slot = self.action_ref(&e.action)?;
+        let id = self.lower_action(&slot)?;
+        match actions.iter().find(|a| a.action == id) {
+            None => {
+                return Err(self.err(
+                    Diagnostic::error(format!(
+                        "entry action `{}` is not in the table's `actions`",
+                        e.action.name.name
+                    ))
+                    .with_primary(e.action.name.span, "not listed"),
+                ))
+            }
+            Some(a) if a.default_only => {
+                return Err(self.err(
+                    Diagnostic::error(format!(
+                        "`{}` is `@defaultonly` and cannot be used in an entry",
+                        e.action.name.name
+                    ))
+                    .with_primary(e.action.name.span, "default-only action"),
+                ))
+            }
+            _ => {}
+        }
+        let action = self.action_call(&slot, id, &e.action, e.action.span)?;
+        let priority = match (
+            &e.priority,
+            annotations::expr_arg(&e.annotations, "priority"),
+        ) {
+            (Some(p), _) | (None, Some(p)) => {
+                let n = self.const_int(p)?;
+                Some(u32::try_from(n).map_err(|_| {
+                    self.err(
+                        Diagnostic::error(format!("priority {n} out of range"))
+                            .with_primary(p.span, "invalid priority"),
+                    )
+                })?)
+            }
+            _ => None,
+        };
+        Ok(ir::ConstEntry {
+            keys: out,
+            priority,
+            action,
+        })
+    }
+
+    fn key_match(&mut self, k: &'a ast::Keyset, kind: MatchKind, ty: &Ty) -> Res<KeyMatch> {
+        let w = ty.scalar_width().unwrap_or(1);
+        let all = rules::mask(u128::MAX, w);
+        let dont_care = matches!(k.kind, KeysetKind::Default | KeysetKind::DontCare);
+        match (kind, &k.kind) {
+            (MatchKind::Exact, KeysetKind::Expr(e)) => {
+                Ok(KeyMatch::Exact(self.const_value(e, ty)?))
+            }
+            (MatchKind::Exact, _) => Err(self.err(
+                Diagnostic::error("an exact key needs a single value").with_primary(
+                    k.span,
+                    "masks, ranges and `_` need a ternary, lpm or range key",
+                ),
+            )),
+            (MatchKind::Ternary, KeysetKind::Expr(e)) => Ok(KeyMatch::Ternary {
+                value: self.const_value(e, ty)?,
+                mask: all,
+            }),
+            (MatchKind::Ternary, KeysetKind::Mask { value, mask }) => {
+                let v = self.const_value(value, ty)?;
+                let m = self.const_value(mask, ty)?;
+                Ok(KeyMatch::Ternary {
+                    value: v & m,
+                    mask: m,
+                })
+            }
+            (MatchKind::Ternary, _) if dont_care => Ok(KeyMatch::Ternary { value: 0, mask: 0 }),
+            (MatchKind::Lpm, KeysetKind::Expr(e)) => Ok(KeyMatch::Lpm {
+                value: self.const_value(e, ty)?,
+                prefix_len: w,
+            }),
+            (MatchKind::Lpm, KeysetKind::Mask { value, mask }) => {
+                let v = self.const_value(value, ty)?;
+                let m = self.const_value(mask, ty)?;
+                let ones = m.count_ones() as u16;
+                let expect = if ones == 0 {
+                    0
+                } else {
+                    rules::mask(u128::MAX << (w - ones), w)
+                };
+                if m != expect {
+                    return Err(self.err(
+                        Diagnostic::error(format!("lpm mask {m:#x} is not a prefix"))
+                            .with_primary(k.span, "mask bits are not contiguous from the top")
+                            .with_help(
+                                "lpm masks look like 0xffffff00; use a ternary key for other masks",
+                            ),
+                    ));
+                }
+                Ok(KeyMatch::Lpm {
+                    value: v & m,
+                    prefix_len: ones,
+                })
+            }
+            (MatchKind::Lpm, _) if dont_care => Ok(KeyMatch::Lpm {
+                value: 0,
+                prefix_len: 0,
+            }),
+            (MatchKind::Range, KeysetKind::Range { lo, hi }) => {
+                let a = self.const_value(lo, ty)?;
+                let b = self.const_value(hi, ty)?;
+                Ok(KeyMatch::Range { lo: a, hi: b })
+            }
+            (MatchKind::Range, KeysetKind::Expr(e)) => {
+                let v = self.const_value(e, ty)?;
+                Ok(KeyMatch::Range { lo: v, hi: v })
+            }
+            (MatchKind::Range, _) if dont_care => Ok(KeyMatch::Range { lo: 0, hi: all }),
+            (kind, _) => Err(self.err(
+                Diagnostic::error(format!("this keyset does not fit a `{kind}` key"))
+                    .with_primary(k.span, "wrong keyset form")
+                    .with_help(match kind {
+                        MatchKind::Ternary => "ternary keys take `v`, `v &&& mask` or `_`",
+                        MatchKind::Lpm => "lpm keys take `v`, `v &&& prefix_mask` or `_`",
+                        MatchKind::Range => "range keys take `lo .. hi`, `v` or `_`",
+                        MatchKind::Exact => "exact keys take a value",
+                    }),
+            )),
+        }
+    }
+}
