@@ -785,3 +785,23 @@ fn rc_over_ipv6_with_static_neighbours() {
     let d = rdma::decode::decode_frame(&p.log[0].1).unwrap();
     assert!(d.icrc_ok && d.src.is_ipv6());
 }
+
+/// Many seeds of the impaired stream; run with `cargo test -- --ignored soak`.
+#[test]
+#[ignore]
+fn soak_impaired_streams() {
+    let seeds: u64 = std::env::var("SOAK_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40);
+    for seed in 100..100 + seeds {
+        let f = Faults {
+            loss: 0.05,
+            dup: 0.03,
+            reorder: 0.1,
+            ..Default::default()
+        };
+        let mtu = [Mtu::M256, Mtu::M512, Mtu::M1024, Mtu::M4096][(seed % 4) as usize];
+        stream(seed, f, mtu, 120);
+    }
+}

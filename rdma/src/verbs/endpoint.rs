@@ -271,7 +271,7 @@ impl Endpoint {
             return;
         }
         if dqp == 1 {
-            if h.deth.is_some() {
+            if h.deth.is_some_and(|d| d.qkey == crate::wire::GSI_QKEY) {
                 self.cm_handle(now, src, pkt.payload);
             } else {
                 self.stats.rx_dropped_state += 1;

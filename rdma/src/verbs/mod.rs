@@ -3,6 +3,22 @@
 //! (`poll_transmit`) and drives time (`poll_timeout` / `handle_timeout`); applications
 //! use verbs-like calls (`reg_mr`, `create_qp`, `modify_qp`, `post_send`, `post_recv`,
 //! `poll_cq`) and RDMA CM (`listen`, `connect`, `accept`, `reject`, `disconnect`).
+//!
+//! Binding an endpoint to a port is a thin loop:
+//!
+//! ```text
+//! loop {
+//!     let now = clock();                       // Instant::from_nanos(...)
+//!     for frame in port.recv_batch() { ep.handle_frame(now, &frame); }
+//!     while let Some(frame) = ep.poll_transmit(now) { port.send(frame); }
+//!     if ep.poll_timeout().is_some_and(|t| t <= now) { ep.handle_timeout(now); }
+//!     // sleep/poll the port until min(next frame, ep.poll_timeout())
+//! }
+//! ```
+//!
+//! Memory semantics: MRs are endpoint-owned byte vectors; SEND/WRITE data is gathered
+//! when the WR is posted (retransmissions resend that copy); atomics treat remote
+//! memory as little-endian `u64` and write the old value little-endian locally.
 
 mod cm_agent;
 mod cq;

@@ -1,6 +1,6 @@
 //! RoCEv2 wire formats, smoltcp style: for each header a zero-copy `XxxPacket<T>` view
 //! (`new_checked` verifies the length, getters, setters on mutable buffers) and an
-//! `XxxRepr` with `parse`, `emit` and `buffer_len`; plus whole frames in [`frame`].
+//! `XxxRepr` with `parse`, `emit` and `buffer_len`; plus whole frames in [`RocePacketRepr`].
 
 mod aeth;
 mod atomic;
