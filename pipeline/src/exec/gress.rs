@@ -5,7 +5,9 @@
 //! the unparsed payload after the deparser's emits.
 
 use super::parser::ParseEnd;
-use super::{Ctx, Effects, Engines, ExecStats, Fault, Flow, ParserFault, ProgramError, Scratch};
+use super::{
+    Ctx, Effects, Engines, ExecStats, Fault, Flow, GressEngines, ParserFault, ProgramError, Scratch,
+};
 use crate::ir::{Gress, GressProgram, Intrinsic, Pipeline, Value};
 use crate::phv::{write_bits, Phv};
 use crate::state::PipeState;
@@ -41,11 +43,12 @@ impl GressWork {
     }
 
     /// Read an intrinsic metadata value from the PHV after a pass (0 when the program has none).
-    pub fn intrinsic(&self, gp: &GressProgram, which: Intrinsic) -> Value {
-        gp.intrinsics
-            .get(which)
-            .map(|f| self.phv.get(f))
-            .unwrap_or(0)
+    #[inline]
+    pub fn intrinsic(&self, eng: &GressEngines, which: Intrinsic) -> Value {
+        match eng.bind.get(which as usize) {
+            Some(Some(f)) => self.phv.get(*f),
+            _ => 0,
+        }
     }
 }
 
@@ -79,12 +82,18 @@ pub struct GressResult {
     pub written: u8,
 }
 
-fn prefix_fill(gp: &GressProgram, gress: Gress, inp: &PassInput<'_>, buf: &mut Vec<u8>) {
+fn prefix_fill(
+    gp: &GressProgram,
+    eng: &GressEngines,
+    gress: Gress,
+    inp: &PassInput<'_>,
+    buf: &mut Vec<u8>,
+) {
     let n = gp.prefix.bytes as usize;
     buf.clear();
     buf.resize(n, 0);
     for (which, v) in inp.intrinsics {
-        if let Some((_, f)) = gp.prefix.fields.iter().find(|(w, _)| w == which) {
+        if let Some(Some(f)) = eng.prefix.get(*which as usize) {
             write_bits(buf, f.offset, f.width, *v);
         }
     }
@@ -126,21 +135,21 @@ pub fn run_gress<T: Tracer>(
         out,
         stats,
     } = work;
-    prefix_fill(gp, gress, inp, input);
+    prefix_fill(gp, geng, gress, inp, input);
     phv.reset();
     effects.clear();
     out.clear();
     for (which, v) in inp.intrinsics {
-        if let Some(f) = gp.intrinsics.get(*which) {
-            phv.set(f, *v);
+        if let Some(Some(f)) = geng.bind.get(*which as usize) {
+            phv.set(*f, *v);
         }
     }
     let (ts_field, err_field) = match gress {
         Gress::Ingress => (Intrinsic::IgPrsrGlobalTstamp, Intrinsic::IgPrsrParserErr),
         Gress::Egress => (Intrinsic::EgPrsrGlobalTstamp, Intrinsic::EgPrsrParserErr),
     };
-    if let Some(f) = gp.intrinsics.get(ts_field) {
-        phv.set(f, inp.now as Value);
+    if let Some(Some(f)) = geng.bind.get(ts_field as usize) {
+        phv.set(*f, inp.now as Value);
     }
     state.rt.epoch += 1;
     let pkt_len = inp.packet.len() as u32;
@@ -180,9 +189,9 @@ pub fn run_gress<T: Tracer>(
         }
         ParseEnd::Error(fault, _) => {
             result.parser_err = fault.bits();
-            if let Some(f) = gp.intrinsics.get(err_field) {
-                let old = ctx.phv.get(f);
-                ctx.phv.set(f, old | fault.bits() as Value);
+            if let Some(Some(f)) = geng.bind.get(err_field as usize) {
+                let old = ctx.phv.get(*f);
+                ctx.phv.set(*f, old | fault.bits() as Value);
             }
             if gress == Gress::Ingress && !geng.parser_err_used {
                 result.drop = Some(PassDrop::ParserError(fault));

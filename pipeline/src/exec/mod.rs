@@ -105,9 +105,16 @@ pub struct Engines {
     pub egress: GressEngines,
 }
 
+/// Slots in the per-intrinsic lookup arrays (more than `Intrinsic` has variants).
+pub const INTRINSIC_SLOTS: usize = 64;
+
 /// Per-gress precomputed facts.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct GressEngines {
+    /// PHV location of each intrinsic (`Intrinsic as usize`), from the bindings.
+    pub bind: [Option<FieldRef>; INTRINSIC_SLOTS],
+    /// Prefix location of each intrinsic, from the prefix layout.
+    pub prefix: [Option<FieldRef>; INTRINSIC_SLOTS],
     /// The control reads `parser_err`: a parser error does not drop the packet (ingress).
     pub parser_err_used: bool,
     /// Intrinsic fields whose writes are tracked (destination validity): ucast, mcast a, mcast b.
@@ -151,7 +158,21 @@ impl GressEngines {
             ],
             Gress::Egress => [None; 3],
         };
+        let mut bind = [None; INTRINSIC_SLOTS];
+        for (w, f) in &gp.intrinsics.fields {
+            if let Some(slot) = bind.get_mut(*w as usize) {
+                slot.get_or_insert(*f);
+            }
+        }
+        let mut prefix = [None; INTRINSIC_SLOTS];
+        for (w, f) in &gp.prefix.fields {
+            if let Some(slot) = prefix.get_mut(*w as usize) {
+                slot.get_or_insert(*f);
+            }
+        }
         GressEngines {
+            bind,
+            prefix,
             parser_err_used,
             watch,
         }

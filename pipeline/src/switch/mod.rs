@@ -100,7 +100,7 @@ pub(crate) struct EgressCopy {
 pub struct Switch {
     pub(crate) prog: Arc<Program>,
     pub(crate) cfg: SwitchConfig,
-    pub(crate) engines: Vec<Engines>,
+    pub(crate) engines: Arc<[Engines]>,
     pub(crate) pipes: Vec<PipeState>,
     pub(crate) work_ig: Vec<GressWork>,
     pub(crate) work_eg: Vec<GressWork>,
@@ -132,7 +132,7 @@ impl Switch {
     /// Build a switch running `prog` with `cfg`.
     pub fn new(prog: Arc<Program>, cfg: SwitchConfig) -> Result<Switch, SwitchError> {
         cfg.validate(&prog)?;
-        let engines: Vec<Engines> = prog.pipelines.iter().map(Engines::new).collect();
+        let engines: Arc<[Engines]> = prog.pipelines.iter().map(Engines::new).collect();
         let mut pipes = Vec::with_capacity(cfg.pipes as usize);
         for p in 0..cfg.pipes as usize {
             let pipeline = prog.pipe_map.get(p).copied().unwrap_or(0);

@@ -47,6 +47,7 @@ impl Switch {
             return;
         }
         let prog = self.prog.clone();
+        let engines = self.engines.clone();
         let pli = self.pipes[pipe as usize].pipeline;
         let pl = &prog.pipelines[pli];
         tr.record(|| TraceEvent::GressStart {
@@ -74,7 +75,7 @@ impl Switch {
         };
         let res = run_gress(
             pl,
-            &self.engines[pli],
+            &engines[pli],
             &prog.errors.names,
             Gress::Ingress,
             &mut self.pipes[pipe as usize],
@@ -88,7 +89,7 @@ impl Switch {
             return;
         }
         let w = &self.work_ig[pli];
-        let g = &pl.ingress;
+        let g = &engines[pli].ingress;
         let drop_ctl = w.intrinsic(g, Intrinsic::IgDprsrDropCtl);
         // Digests first: they go out whatever happens to the packet.
         if !w.effects.digests.is_empty() {
@@ -406,6 +407,7 @@ impl Switch {
             return;
         }
         let prog = self.prog.clone();
+        let engines = self.engines.clone();
         let pli = self.pipes[pipe as usize].pipeline;
         let pl = &prog.pipelines[pli];
         tr.record(|| TraceEvent::GressStart {
@@ -440,7 +442,7 @@ impl Switch {
         };
         let res = run_gress(
             pl,
-            &self.engines[pli],
+            &engines[pli],
             &prog.errors.names,
             Gress::Egress,
             &mut self.pipes[pipe as usize],
@@ -453,7 +455,7 @@ impl Switch {
             self.record_drop(tr, departure, port, Gress::Egress, reason, detail);
             return;
         }
-        let g = &pl.egress;
+        let g = &engines[pli].egress;
         let w = &self.work_eg[pli];
         let drop_ctl = w.intrinsic(g, Intrinsic::EgDprsrDropCtl);
         let mirror_req = w.effects.mirror;
