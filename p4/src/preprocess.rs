@@ -642,7 +642,7 @@ impl Preprocessor<'_> {
             } else {
                 d = d.with_note(format!(
                     "built-in headers are: {}",
-                    builtin::NAMES.join(", ")
+                    builtin::names().join(", ")
                 ));
             }
             self.diags.push(d);
