@@ -225,3 +225,16 @@ fn issue_diagnostic(i: &ResourceIssue, spans: &SourceSpans) -> Diagnostic {
         None => d,
     }
 }
+
+/// Fuzzing entry point: arbitrary bytes (lossily decoded) compiled for Tofino 1 with only the
+/// built-in headers reachable; renders every diagnostic. Must never panic.
+pub fn fuzz_compile(data: &[u8]) -> usize {
+    let text = String::from_utf8_lossy(data);
+    let opts = CompileOptions::default();
+    // No path on disk: `#include "x"` finds only the built-in headers, never real files.
+    let (sm, parsed) = crate::load("fuzz.p4", &text, None, &load_options(&opts));
+    match finish("fuzz", sm, parsed, opts.target) {
+        Ok(c) => c.warnings.render(&c.sources).len() + c.program.pipelines.len(),
+        Err(f) => f.render().len(),
+    }
+}

@@ -38,7 +38,7 @@ pub(super) fn lower_control_inst<'a>(
     let body = l.with_scope(frame, Some(prefix), |l| {
         let mut body = Vec::new();
         for d in &c.locals {
-            let _ = l.local_decl(d, &mut body);
+            l.local_decl_or_poison(d, &mut body);
         }
         l.block_stmts(&c.apply.stmts, &mut body);
         body
@@ -50,6 +50,15 @@ pub(super) fn lower_control_inst<'a>(
 }
 
 impl<'a> Lowerer<'a> {
+    /// [`Self::local_decl`], binding the name to [`Binding::Poison`] when it fails.
+    pub fn local_decl_or_poison(&mut self, d: &'a ast::Decl, init: &mut ir::Block) {
+        if self.local_decl(d, init).is_err() {
+            if let Some(n) = d.name() {
+                self.bind(&n.name, Binding::Poison);
+            }
+        }
+    }
+
     /// A local declaration of a parser or control. Variable initializers go to `init`.
     pub fn local_decl(&mut self, d: &'a ast::Decl, init: &mut ir::Block) -> Res<()> {
         match &d.kind {

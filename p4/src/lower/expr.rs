@@ -287,6 +287,7 @@ impl<'a> Lowerer<'a> {
     pub fn lookup_name(&mut self, id: &'a ast::Ident) -> Res<Resolved<'a>> {
         if let Some(b) = self.lookup_scoped(&id.name) {
             return Ok(match b {
+                Binding::Poison => return Err(super::Reported),
                 Binding::Val(v) | Binding::In(v) => Resolved::V(v),
                 other => Resolved::Obj(other),
             });
@@ -969,6 +970,21 @@ impl<'a> Lowerer<'a> {
             }
         }
         let sym = op.as_str();
+        if class == OpClass::Logic {
+            let (ta, tb) = (a.ty(), b.ty());
+            if ta != Ty::Bool || tb != Ty::Bool {
+                let (bad, bad_span) = if ta != Ty::Bool {
+                    (ta, lhs.span)
+                } else {
+                    (tb, rhs.span)
+                };
+                return Err(self.err(
+                    Diagnostic::error(format!("`{sym}` needs `bool` operands, found `{bad}`"))
+                        .with_primary(bad_span, format!("this is a `{bad}`"))
+                        .with_help("compare bit values first, e.g. `x != 0`"),
+                ));
+            }
+        }
         match class {
             OpClass::Shift => {
                 let (ea, ta) = match a {

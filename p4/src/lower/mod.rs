@@ -72,6 +72,9 @@ pub(crate) enum Binding<'a> {
     Table(Rc<TableSlot>),
     /// A parser or control instance (inlined where it is applied).
     Block(Rc<BlockInst<'a>>),
+    /// A declaration that failed (already reported): uses are silently refused, so one error
+    /// does not cascade into "cannot find" errors.
+    Poison,
 }
 
 /// An action declared in a control (or at top level), lowered on first use.

@@ -94,7 +94,7 @@ fn lower_parser_inst<'a>(
     let start = l.with_scope(frame, Some(prefix.clone()), |l| -> Res<StateId> {
         let mut init = Vec::new();
         for d in &p.locals {
-            let _ = l.local_decl(d, &mut init);
+            l.local_decl_or_poison(d, &mut init);
         }
         let mut ids: HashMap<&str, StateId> = HashMap::new();
         for s in &p.states {

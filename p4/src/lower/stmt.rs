@@ -111,7 +111,13 @@ impl<'a> Lowerer<'a> {
                 self.block_stmts(&b.stmts, out);
                 Ok(())
             }
-            StmtKind::Variable(v) => self.local_var(v, out),
+            StmtKind::Variable(v) => {
+                let r = self.local_var(v, out);
+                if r.is_err() {
+                    self.bind(&v.name.name, Binding::Poison);
+                }
+                r
+            }
             StmtKind::Const(c) => {
                 let v = self.const_decl_value(c)?;
                 self.bind(&c.name.name, Binding::Val(v));
@@ -285,12 +291,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn assign_to(
-        &mut self,
-        dest: Dest,
-        rhs: &'a ast::Expr,
-        out: &mut ir::Block,
-    ) -> Res<()> {
+    fn assign_to(&mut self, dest: Dest, rhs: &'a ast::Expr, out: &mut ir::Block) -> Res<()> {
         match dest {
             Dest::Scalar(place, ty) => {
                 let (e, _) = self.scalar(rhs, Some(&ty))?;
@@ -331,13 +332,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Copies a value into aggregate storage.
-    fn copy_into(
-        &mut self,
-        dst: &Rc<Loc>,
-        v: V,
-        vspan: Span,
-        out: &mut ir::Block,
-    ) -> Res<()> {
+    fn copy_into(&mut self, dst: &Rc<Loc>, v: V, vspan: Span, out: &mut ir::Block) -> Res<()> {
         match v {
             V::Loc(src) => {
                 if src.ty() != dst.ty() {

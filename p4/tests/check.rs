@@ -1,0 +1,102 @@
+//! Golden tests of the checker and lowering: every `tests/check/ok/*.p4` lowers, and its IR
+//! summary plus warnings match `*.txt`; every `tests/check/err/*.p4` fails with the rendered
+//! diagnostics in `*.stderr`. Regenerate with `UPDATE_EXPECT=1 cargo test -p pisa-p4 --test check`.
+
+use std::path::{Path, PathBuf};
+
+use p4::compile::{lower_str, CompileOptions};
+
+fn dir(sub: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/check")
+        .join(sub)
+}
+
+fn inputs(sub: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir(sub))
+        .expect("test directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "p4"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Compares `actual` with the file, or rewrites the file under `UPDATE_EXPECT=1`. Returns a
+/// description of the mismatch.
+fn check_golden(path: &Path, actual: &str) -> Option<String> {
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(path, actual).expect("write golden file");
+        return None;
+    }
+    let expected = std::fs::read_to_string(path).unwrap_or_default();
+    if expected == actual {
+        None
+    } else {
+        Some(format!(
+            "{} differs (rerun with UPDATE_EXPECT=1 to accept):\n--- expected\n{expected}\n--- actual\n{actual}",
+            path.display()
+        ))
+    }
+}
+
+fn run(path: &Path, sub: &str) -> (bool, String) {
+    let text = std::fs::read_to_string(path).expect("read test input");
+    let name = format!(
+        "tests/check/{sub}/{}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("?")
+    );
+    match lower_str(&name, &text, &CompileOptions::default()) {
+        Ok(c) => {
+            let mut s = p4::lower::summary(&c.program);
+            if !c.warnings.is_empty() {
+                s.push_str("\n--- warnings\n");
+                s.push_str(&c.warnings.render(&c.sources));
+            }
+            (true, s)
+        }
+        Err(f) => (false, f.render()),
+    }
+}
+
+#[test]
+fn ok_programs_lower() {
+    let mut failures = Vec::new();
+    let files = inputs("ok");
+    assert!(!files.is_empty(), "no ok/*.p4 inputs");
+    for p in files {
+        let (ok, out) = run(&p, "ok");
+        if !ok {
+            failures.push(format!("{} should compile:\n{out}", p.display()));
+            continue;
+        }
+        if let Some(m) = check_golden(&p.with_extension("txt"), &out) {
+            failures.push(m);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn err_programs_are_rejected_with_the_expected_diagnostics() {
+    let mut failures = Vec::new();
+    let files = inputs("err");
+    assert!(!files.is_empty(), "no err/*.p4 inputs");
+    for p in files {
+        let (ok, out) = run(&p, "err");
+        if ok {
+            failures.push(format!("{} should be rejected but compiled", p.display()));
+            continue;
+        }
+        if !out.contains("error") {
+            failures.push(format!(
+                "{} failed without an error diagnostic:\n{out}",
+                p.display()
+            ));
+        }
+        if let Some(m) = check_golden(&p.with_extension("stderr"), &out) {
+            failures.push(m);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

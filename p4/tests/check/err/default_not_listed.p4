@@ -1,0 +1,19 @@
+/* The default action must be one of the table's actions. */
+#include "../head.p4inc"
+
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    action a() { }
+    action b() { }
+    table t {
+        key = { hdr.ethernet.dst_addr : exact; }
+        actions = { a; }
+        default_action = b();
+    }
+    apply { t.apply(); }
+}
+
+#include "../tail.p4inc"

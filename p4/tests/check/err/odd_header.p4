@@ -1,0 +1,15 @@
+/* Headers must be whole bytes (extract and emit copy bytes). */
+#include "../head.p4inc"
+
+header odd_h { bit<7> x; }
+
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    odd_h tmp;
+    apply { tmp.setValid(); }
+}
+
+#include "../tail.p4inc"

@@ -1,0 +1,18 @@
+/* A RegisterAction must use the value type of its register. */
+#include "../head.p4inc"
+
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    Register<bit<32>, bit<16>>(1024) r;
+    RegisterAction<bit<16>, bit<16>, bit<16>>(r) ra = {
+        void apply(inout bit<16> value, out bit<16> rv) { rv = value; }
+    };
+    apply {
+        meta.a16 = ra.execute(0);
+    }
+}
+
+#include "../tail.p4inc"
