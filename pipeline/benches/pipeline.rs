@@ -112,7 +112,10 @@ fn bench(c: &mut Criterion) {
     for _ in 0..200 {
         run_batch(&mut sw, &ins, &mut out);
     }
-    let rounds = 4000;
+    let rounds: usize = std::env::var("PISA_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4000);
     let t = Instant::now();
     let cpu0 = thread_cpu_ns();
     for _ in 0..rounds {

@@ -109,17 +109,33 @@ fn write_bits_slow(buf: &mut [u8], offset: u32, width: u16, value: Value) {
 /// Pack values MSB-first into `out` (appending), each at its own width; a trailing partial byte is
 /// zero-padded. Returns the number of bits written.
 pub fn pack_bits(out: &mut Vec<u8>, parts: impl Iterator<Item = (Value, u16)>) -> u32 {
-    let base = out.len();
-    let mut bit = 0u32;
+    // Bits not yet flushed sit in the low `pending` bits of `acc` (always < 8 between parts).
+    let mut acc: u128 = 0;
+    let mut pending: u32 = 0;
+    let mut total: u32 = 0;
     for (value, width) in parts {
-        let need = (bit + width as u32).div_ceil(8) as usize;
-        if out.len() < base + need {
-            out.resize(base + need, 0);
+        let width = width.min(128);
+        let v = value & mask(width);
+        total += width as u32;
+        // Feed at most 64 bits at a time so `acc` never overflows (7 + 64 < 128).
+        let mut left = width as u32;
+        while left > 0 {
+            let take = left.min(64);
+            let chunk = (v >> (left - take)) & mask(take as u16);
+            acc = (acc << take) | chunk;
+            pending += take;
+            left -= take;
+            while pending >= 8 {
+                pending -= 8;
+                out.push((acc >> pending) as u8);
+            }
+            acc &= mask(pending as u16);
         }
-        write_bits_slow(&mut out[base..], bit, width, value);
-        bit += width as u32;
     }
-    bit
+    if pending > 0 {
+        out.push((acc << (8 - pending)) as u8);
+    }
+    total
 }
 
 /// A packet's PHV for one gress: field bytes and one validity flag per header instance.

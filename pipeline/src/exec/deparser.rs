@@ -14,6 +14,7 @@ pub const MAX_DIGESTS_PER_PASS: usize = 8;
 
 impl<T: Tracer> Ctx<'_, T> {
     /// Run a deparser statement, appending emitted bytes to `out`.
+    #[inline(never)]
     pub(crate) fn exec_deparser_stmt(&mut self, s: &Stmt, params: &[Value]) -> ExecResult<()> {
         match s {
             Stmt::Emit(h) => {

@@ -389,6 +389,7 @@ impl<T: Tracer> Ctx<'_, T> {
     }
 
     /// Evaluate `inputs` and pack them MSB-first into `scratch.bytes`.
+    #[inline(never)]
     pub fn pack_inputs(&mut self, inputs: &[Expr], params: &[Value]) -> ExecResult<u32> {
         // Evaluate first (inputs may themselves use the scratch buffer), then pack.
         let mut vals: smallvec::SmallVec<[(Value, u16); 16]> = smallvec::SmallVec::new();
@@ -424,6 +425,7 @@ impl<T: Tracer> Ctx<'_, T> {
         Ok(hasher.get(bits, &mut self.rt.rng) & mask(width))
     }
 
+    #[inline(never)]
     fn meter_execute(
         &mut self,
         id: usize,

@@ -91,12 +91,16 @@ fn prefix_fill(
 ) {
     let n = gp.prefix.bytes as usize;
     buf.clear();
-    buf.resize(n, 0);
+    // Eight spare bytes keep `write_bits` on its one-word fast path near the end.
+    buf.resize(n + 8, 0);
     for (which, v) in inp.intrinsics {
         if let Some(Some(f)) = eng.prefix.get(*which as usize) {
-            write_bits(buf, f.offset, f.width, *v);
+            if (f.offset as usize + f.width as usize) <= n * 8 {
+                write_bits(buf, f.offset, f.width, *v);
+            }
         }
     }
+    buf.truncate(n);
     match gress {
         Gress::Ingress => {
             if n > IG_INTRINSIC_BYTES {

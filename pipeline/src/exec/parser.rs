@@ -168,6 +168,7 @@ impl<T: Tracer> Ctx<'_, T> {
         }
     }
 
+    #[inline(never)]
     pub(crate) fn exec_parser_stmt(&mut self, s: &Stmt, params: &[Value]) -> ExecResult<()> {
         match s {
             Stmt::Extract(h) => self.extract_header(h.index())?,

@@ -10,6 +10,7 @@ use crate::state::wrap_index;
 use crate::trace::{TraceEvent, Tracer};
 
 impl<T: Tracer> Ctx<'_, T> {
+    #[inline(never)]
     pub(crate) fn register_execute(
         &mut self,
         ra_id: RegisterActionId,
