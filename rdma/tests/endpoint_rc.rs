@@ -805,3 +805,183 @@ fn soak_impaired_streams() {
         stream(seed, f, mtu, 120);
     }
 }
+
+#[test]
+fn atomics_execute_exactly_once_under_loss_and_duplication() {
+    let mut p = Pair::new(20);
+    p.faults = Faults {
+        loss: 0.05,
+        dup: 0.1,
+        reorder: 0.05,
+        ..Default::default()
+    };
+    let [a, b] = connect_rc(&mut p, 1 << 16, Mtu::M1024, 8, 7, 7);
+    let n = 200u64;
+    for i in 0..n {
+        let wr = SendOp::FetchAdd {
+            remote_addr: b.mr.addr + 64,
+            rkey: b.mr.rkey,
+            add: 1,
+        };
+        p.ep[0]
+            .post_send(a.qpn, SendWr::new(i, wr, sge(&a.mr, i * 8, 8)))
+            .unwrap();
+    }
+    assert!(p.settle(Duration::from_secs(30)));
+    let wcs = drain_cq(&mut p.ep[0], a.cq);
+    assert_eq!(wcs.len(), n as usize);
+    let bad: Vec<_> = wcs
+        .iter()
+        .filter(|w| w.status != WcStatus::Success)
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{:?} {:?} {:?}",
+        &bad[..bad.len().min(3)],
+        p.ep[0].stats(),
+        p.ep[1].stats()
+    );
+    let bm = p.ep[1].mr_bytes(b.mr.lkey).unwrap();
+    assert_eq!(u64::from_le_bytes(bm[64..72].try_into().unwrap()), n);
+    let am = p.ep[0].mr_bytes(a.mr.lkey).unwrap();
+    for i in 0..n as usize {
+        assert_eq!(
+            u64::from_le_bytes(am[i * 8..i * 8 + 8].try_into().unwrap()),
+            i as u64
+        );
+    }
+    assert!(p.ep[1].stats().duplicates > 0);
+}
+
+#[test]
+fn send_larger_than_the_receive_buffer_fails_on_both_sides() {
+    let mut p = Pair::new(21);
+    let [a, b] = connect_rc(&mut p, 8192, Mtu::M1024, 10, 7, 7);
+    p.ep[1]
+        .post_recv(
+            b.qpn,
+            RecvWr {
+                wr_id: 1,
+                sg_list: vec![sge(&b.mr, 0, 100)],
+            },
+        )
+        .unwrap();
+    p.ep[0]
+        .post_send(a.qpn, SendWr::new(1, SendOp::Send, sge(&a.mr, 0, 2000)))
+        .unwrap();
+    assert!(p.settle(Duration::from_secs(1)));
+    assert_eq!(drain_cq(&mut p.ep[1], b.cq)[0].status, WcStatus::LocLenErr);
+    assert_eq!(
+        drain_cq(&mut p.ep[0], a.cq)[0].status,
+        WcStatus::RemInvReqErr
+    );
+}
+
+#[test]
+fn oversized_messages_and_mrs_are_refused_at_post() {
+    let mut p = Pair::new(22);
+    let [a, _b] = connect_rc(&mut p, 4096, Mtu::M256, 10, 7, 7);
+    let pd = p.ep[0].alloc_pd();
+    assert!(matches!(
+        p.ep[0].reg_mr(pd, usize::MAX, AccessFlags::NONE),
+        Err(VerbsError::TooLong { .. })
+    ));
+    let sges = vec![sge(&a.mr, 0, 4096); 300_000];
+    let wr = SendWr {
+        wr_id: 1,
+        op: SendOp::Send,
+        sg_list: sges,
+        signaled: true,
+        solicited: false,
+        ud: None,
+    };
+    assert!(matches!(
+        p.ep[0].post_send(a.qpn, wr),
+        Err(VerbsError::TooLong { .. })
+    ));
+}
+
+/// Mixed SEND / READ / WRITE / FETCH_ADD over heavier impairments, many seeds; run with
+/// `cargo test -- --ignored soak`.
+#[test]
+#[ignore]
+fn soak_mixed_operations() {
+    let seeds: u64 = std::env::var("SOAK_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(400);
+    for seed in 1..=seeds {
+        let mut p = Pair::new(seed);
+        p.faults = Faults {
+            loss: 0.03 + (seed % 5) as f64 * 0.02,
+            dup: 0.03,
+            reorder: 0.1,
+            ..Default::default()
+        };
+        let mtu = [Mtu::M256, Mtu::M512, Mtu::M1024, Mtu::M4096][(seed % 4) as usize];
+        let [a, b] = connect_rc(&mut p, 1 << 20, mtu, 8, 7, 7);
+        let mut rng = Rng((seed * 77) | 1);
+        let mut adds = 0u64;
+        for i in 0..30u64 {
+            let len = 1 + rng.below(6000) as u32;
+            let op = if i % 7 == 6 {
+                adds += 1;
+                p.ep[0]
+                    .post_send(
+                        a.qpn,
+                        SendWr::new(
+                            i,
+                            SendOp::FetchAdd {
+                                remote_addr: b.mr.addr + 8,
+                                rkey: b.mr.rkey,
+                                add: 1,
+                            },
+                            sge(&a.mr, 900_000 + i * 8, 8),
+                        ),
+                    )
+                    .unwrap();
+                continue;
+            } else if i % 3 == 0 {
+                p.ep[1]
+                    .post_recv(
+                        b.qpn,
+                        RecvWr {
+                            wr_id: i,
+                            sg_list: vec![sge(&b.mr, i * 8192, 8192)],
+                        },
+                    )
+                    .unwrap();
+                SendOp::Send
+            } else if i % 3 == 1 {
+                SendOp::Read {
+                    remote_addr: b.mr.addr + 64,
+                    rkey: b.mr.rkey,
+                }
+            } else {
+                SendOp::Write {
+                    remote_addr: b.mr.addr + 64,
+                    rkey: b.mr.rkey,
+                }
+            };
+            p.ep[0]
+                .post_send(a.qpn, SendWr::new(i, op, sge(&a.mr, i * 8192, len)))
+                .unwrap();
+        }
+        assert!(
+            p.settle(Duration::from_secs(30)),
+            "seed {seed}: timers still running"
+        );
+        let wcs = drain_cq(&mut p.ep[0], a.cq);
+        assert_eq!(wcs.len(), 30, "seed {seed}");
+        assert!(
+            wcs.iter().all(|w| w.status == WcStatus::Success),
+            "seed {seed}: {wcs:?}"
+        );
+        let bm = p.ep[1].mr_bytes(b.mr.lkey).unwrap();
+        assert_eq!(
+            u64::from_le_bytes(bm[8..16].try_into().unwrap()),
+            adds,
+            "seed {seed}"
+        );
+    }
+}

@@ -42,7 +42,7 @@ pub use dcqcn::{Dcqcn, DcqcnConfig};
 pub use device::DeviceConfig;
 pub use endpoint::{Endpoint, EndpointConfig};
 pub use error::VerbsError;
-pub use mr::{AccessFlags, MrInfo, PdHandle, Sge};
+pub use mr::{AccessFlags, MrInfo, PdHandle, Sge, MAX_MR_LEN};
 pub use qp::{
     Mtu, QpAttr, QpInitAttr, QpState, QpType, RecvWr, SendOp, SendWr, TransportConfig, UdDest,
 };

@@ -93,6 +93,8 @@ pub(crate) struct MrTable {
 }
 
 const BASE_ADDR: u64 = 0x7f00_0000_0000;
+/// Largest MR we register (memory is allocated up front).
+pub const MAX_MR_LEN: usize = 1 << 34;
 
 impl MrTable {
     pub(crate) fn alloc_pd(&mut self) -> PdHandle {
@@ -112,6 +114,12 @@ impl MrTable {
     ) -> Result<MrInfo, VerbsError> {
         if !self.pd_exists(pd) {
             return Err(VerbsError::UnknownPd(pd.0));
+        }
+        if len > MAX_MR_LEN {
+            return Err(VerbsError::TooLong {
+                len,
+                max: MAX_MR_LEN,
+            });
         }
         // Remote write/atomic need local write, as in ibv_reg_mr.
         if (access.contains(AccessFlags::REMOTE_WRITE)

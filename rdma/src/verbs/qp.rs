@@ -247,8 +247,11 @@ pub struct TransportConfig {
     pub max_inflight_pkts: u32,
     /// Advertise end-to-end credits in ACKs (else always "unlimited", as rxe).
     pub advertise_credits: bool,
-    /// Responses remembered for duplicate atomics.
+    /// Responses remembered for duplicate atomics (responder resources).
     pub atomic_cache: usize,
+    /// Outstanding RDMA READ / atomic requests per QP (initiator depth); keep it at
+    /// or below the peer's `atomic_cache`, or lost atomic responses cannot be replayed.
+    pub max_rd_atomic: usize,
     /// DCQCN.
     pub dcqcn: DcqcnConfig,
 }
@@ -260,6 +263,7 @@ impl Default for TransportConfig {
             max_inflight_pkts: 1024,
             advertise_credits: true,
             atomic_cache: 32,
+            max_rd_atomic: 16,
             dcqcn: DcqcnConfig::default(),
         }
     }

@@ -77,11 +77,17 @@ impl Qp {
         if self.req.sq.len() >= self.max_send_wr {
             return Err(VerbsError::QueueFull(self.qpn));
         }
+        // IBA caps messages at 2^31 bytes; we also keep a READ's response stream well
+        // inside the 2^23 PSN window.
         let total = sge_len(&wr.sg_list);
-        let len = u32::try_from(total).map_err(|_| VerbsError::TooLong {
-            len: total as usize,
-            max: u32::MAX as usize,
-        })?;
+        let max = (1u64 << 31).min((self.mtu as u64) << 22);
+        if total > max {
+            return Err(VerbsError::TooLong {
+                len: total as usize,
+                max: max as usize,
+            });
+        }
+        let len = total as u32;
         let mut w = SendWqe {
             wr_id: wr.wr_id,
             kind: WqeKind::Send,
@@ -183,8 +189,11 @@ impl Qp {
         loop {
             let outstanding = self.req.outstanding();
             let idx = self.req.cur;
-            let w = self.req.sq.get_mut(idx)?;
-            if !w.started {
+            let (started, kind, needs_rwqe) = {
+                let w = self.req.sq.get(idx)?;
+                (w.started, w.kind, w.needs_rwqe())
+            };
+            if !started {
                 if self.state == QpState::Sqd {
                     return None;
                 }
@@ -193,18 +202,36 @@ impl Qp {
                 {
                     return None;
                 }
-                if w.needs_rwqe() && outstanding {
+                let rd_atomic = |k: WqeKind| k != WqeKind::Send && k != WqeKind::Write;
+                if rd_atomic(kind) {
+                    // Initiator depth: READ/atomic WQEs ahead of this one are all in flight.
+                    let ahead = self
+                        .req
+                        .sq
+                        .iter()
+                        .take(idx)
+                        .filter(|o| rd_atomic(o.kind))
+                        .count();
+                    if ahead >= ctx.cfg.max_rd_atomic.max(1) {
+                        return None;
+                    }
+                }
+                if needs_rwqe && outstanding {
                     if let Some(lsn) = self.req.lsn {
-                        if psn::diff(w.ssn_or(self.req.next_ssn), lsn) > 0 {
+                        if psn::diff(self.req.next_ssn, lsn) > 0 {
                             return None;
                         }
                     }
                 }
+            }
+            let (next_psn, next_ssn) = (self.req.next_psn, self.req.next_ssn);
+            let w = self.req.sq.get_mut(idx)?;
+            if !started {
                 w.started = true;
-                w.first_psn = self.req.next_psn;
-                w.ssn = self.req.next_ssn;
-                self.req.next_ssn = psn::add(self.req.next_ssn, 1);
-                self.req.next_psn = psn::add(self.req.next_psn, w.npkts);
+                w.first_psn = next_psn;
+                w.ssn = next_ssn;
+                self.req.next_ssn = psn::add(next_ssn, 1);
+                self.req.next_psn = psn::add(next_psn, w.npkts);
                 self.req.cur_pkt = 0;
             }
             if self.req.cur_pkt >= w.npkts {
@@ -241,6 +268,17 @@ impl Qp {
                 dst,
                 cnp: false,
             });
+        }
+    }
+
+    /// Where to resume after a NAK for PSN `p`: at `p`, or earlier when a READ or
+    /// atomic before it still lacks its response (the responder executed it, the
+    /// response was lost), since `una` never passes such a WQE.
+    fn resend_from(&self, p: u32) -> u32 {
+        if psn::diff(self.req.una, p) < 0 {
+            self.req.una
+        } else {
+            p
         }
     }
 
@@ -288,12 +326,21 @@ impl Qp {
     /// without their responses trigger a retransmission instead (implied NAK).
     fn ack_through(&mut self, ctx: &mut Ctx<'_>, p: u32) {
         let mut progressed = false;
+        // How far `una` may move: not past a READ/atomic still missing its response.
+        let mut acked_to = psn::add(p, 1);
         while let Some(w) = self.req.sq.front() {
             if !w.started {
                 break;
             }
             let last = psn::add(w.first_psn, w.npkts - 1);
             if psn::diff(last, p) > 0 {
+                // Partly covered: a READ is acknowledged only as far as its responses.
+                if w.kind == WqeKind::Read {
+                    let got = psn::add(w.first_psn, w.read_done);
+                    if psn::diff(acked_to, got) > 0 {
+                        acked_to = got;
+                    }
+                }
                 break;
             }
             let missing = match w.kind {
@@ -303,6 +350,7 @@ impl Qp {
             };
             if missing {
                 let at = psn::add(w.first_psn, w.read_done);
+                acked_to = at;
                 if self.req.rewound_to != Some(at) {
                     self.req.rewound_to = Some(at);
                     self.go_back(ctx, at);
@@ -319,9 +367,8 @@ impl Qp {
             }
             progressed = true;
         }
-        let next = psn::add(p, 1);
-        if psn::diff(next, self.req.una) > 0 {
-            self.req.una = next;
+        if psn::diff(acked_to, self.req.una) > 0 {
+            self.req.una = acked_to;
             progressed = true;
         }
         if progressed {
@@ -387,7 +434,8 @@ impl Qp {
                         );
                         self.req.rnr_psn = p;
                         self.req.ack_deadline = None;
-                        self.go_back(ctx, p);
+                        let from = self.resend_from(p);
+                        self.go_back(ctx, from);
                     }
                     Syndrome::Nak(NakCode::PsnSequenceError) => {
                         if self.req.rnr_until.is_some() && p == self.req.rnr_psn {
@@ -402,7 +450,8 @@ impl Qp {
                             return self.fail(ctx, WcStatus::RetryExcErr);
                         }
                         self.req.retry_left -= 1;
-                        self.go_back(ctx, p);
+                        let from = self.resend_from(p);
+                        self.go_back(ctx, from);
                         self.restart_timer(ctx.now);
                     }
                     Syndrome::Nak(code) => {
@@ -537,16 +586,6 @@ impl Qp {
             let una = self.req.una;
             self.go_back(ctx, una);
             self.req.ack_deadline = self.ack_timeout().map(|d| now + d);
-        }
-    }
-}
-
-impl SendWqe {
-    fn ssn_or(&self, next: u32) -> u32 {
-        if self.started {
-            self.ssn
-        } else {
-            next
         }
     }
 }

@@ -408,6 +408,9 @@ impl Qp {
                     return Exec::Fatal(NakCode::RemoteAccessError);
                 }
                 let len = reth.dma_len as usize;
+                if len > (1 << 31) || len.div_ceil(mtu) > (1 << 22) {
+                    return Exec::Fatal(NakCode::InvalidRequest);
+                }
                 let (lkey, off) = if len == 0 {
                     (0, 0)
                 } else {
