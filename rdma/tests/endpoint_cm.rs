@@ -151,7 +151,11 @@ fn connect_accept_exchange_disconnect() {
 
 #[test]
 fn handshake_survives_a_lossy_link() {
-    for seed in 30..34 {
+    let n: u64 = std::env::var("CM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4);
+    for seed in 30..30 + n {
         let mut p = Pair::new(seed);
         p.faults = Faults {
             loss: 0.2,
@@ -345,4 +349,39 @@ fn ud_messages_carry_grh_and_check_qkey() {
     assert_eq!(m[20] >> 4, 4, "IPv4 header in the last 20 bytes of the GRH");
     assert_eq!(&m[20 + 12..20 + 16], &[10, 0, 0, 1]);
     assert!(m[40..140].iter().all(|&x| x == 7));
+}
+
+#[test]
+fn disconnect_survives_a_lossy_link() {
+    for seed in 60..80 {
+        let mut p = Pair::new(seed);
+        p.faults = Faults {
+            loss: 0.2,
+            dup: 0.05,
+            ..Default::default()
+        };
+        let (c, s, cc, sc) = establish(&mut p);
+        let now = p.now;
+        // Either side may start the teardown.
+        if seed % 2 == 0 {
+            p.ep[0].disconnect(now, cc).unwrap();
+        } else {
+            p.ep[1].disconnect(now, sc).unwrap();
+        }
+        let (mut dc, mut ds) = (false, false);
+        assert!(
+            p.run_until(Duration::from_secs(30), |p| {
+                dc |= events(&mut p.ep[0]).contains(&CmEvent::Disconnected { conn: cc });
+                ds |= events(&mut p.ep[1]).contains(&CmEvent::Disconnected { conn: sc });
+                dc && ds
+            }),
+            "seed {seed}"
+        );
+        assert_eq!(p.ep[0].qp_state(c.qpn).unwrap(), QpState::Err);
+        assert_eq!(p.ep[1].qp_state(s.qpn).unwrap(), QpState::Err);
+        assert!(
+            p.settle(Duration::from_secs(30)),
+            "seed {seed}: CM timers still running"
+        );
+    }
 }
