@@ -83,6 +83,18 @@ pub fn tables_file(data: &[u8]) -> usize {
 
 #[cfg(test)]
 mod tests {
+    proptest::proptest! {
+        #[test]
+        fn tables_file_never_panics(s in "[ a-z0-9:{}\\[\\],.&*/\n_-]{0,120}") {
+            let _ = super::tables_file(s.as_bytes());
+        }
+
+        #[test]
+        fn stf_never_panics(s in "\\PC{0,120}") {
+            let _ = super::stf(s.as_bytes());
+        }
+    }
+
     #[test]
     fn entry_points_take_any_bytes() {
         assert!(super::stf(b"add t k:0x**01 a(p:1)\nexpect 1 0*\n") > 0);

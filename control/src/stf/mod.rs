@@ -1,8 +1,29 @@
 //! STF ("simple test framework"), the packet-test dialect of p4c's and bf-p4c's test suites:
 //! a script of table writes, packets in, expected packets out and counter/register checks.
 //!
-//! [`parse`] reads a script into [`StfStmt`]s (one statement per line, `#` comments, errors with
-//! line and column); [`run_stf`] drives a switch through it and returns an [`StfReport`].
+//! [`parse`] reads a script into [`StfStmt`]s (one statement per line, `#` comments, keywords in
+//! any case, errors with line and column); [`run_stf`] / [`run_stf_on`] drive a switch through
+//! it and return an [`StfReport`] (see `run.rs` for the matching rules).
+//!
+//! ```text
+//! add ingress.t1 10 hdr.h.f1:0x****0101 hdr.h.f2:10.0.0.0/8 set_port(port:2) = A
+//! setdefault t1 drop()
+//! packet 0 0000 0000 0001 ...          # hex, groups may be split
+//! expect 2 0000 **** 0001 ... $        # `*` any nibble, `$` nothing more
+//! expect 3                             # any one packet on port 3
+//! no_packet
+//! wait
+//! check_counter ingress.cnt(1) packets == 2
+//! check_counter ingress.acl_hits($A) bytes > 0
+//! check_register ingress.r(3) hi = 7
+//! mirroring_add 5 3 / mirroring_add_mc 5 1
+//! mc_mgrp_create 1 / mc_node_create 0 1 2 3 / mc_node_associate 1 0
+//! remove all
+//! ```
+//!
+//! Beyond p4c's grammar, values may be any form [`crate::value`] reads (MAC and IP addresses,
+//! `lo..hi` ranges, `v &&& mask`), and `mc_prune_set XID PORT...` programs the PRE's L2
+//! exclusion table (Tofino's `$pre.prune`, which bmv2 lacks).
 
 mod expect;
 mod parse;

@@ -95,6 +95,18 @@ mod tests {
     }
 
     #[test]
+    fn unquoted_addresses_stay_text() {
+        let f = from_yaml(
+            "tables:\n  - table: t\n    entries:\n      - { key: { a: 02:00:00:00:00:01, b: 10.0.1.0/24, c: 1..2 }, action: x }\n",
+        )
+        .unwrap();
+        let k = &f.tables[0].entries[0].item.key;
+        assert_eq!(k["a"], Text::from("02:00:00:00:00:01"));
+        assert_eq!(k["b"], Text::from("10.0.1.0/24"));
+        assert_eq!(k["c"], Text::from("1..2"));
+    }
+
+    #[test]
     fn other_sections() {
         let f = from_yaml(
             "registers:\n  - { register: r, index: 3, lo: 1, hi: 2, pipe: 0 }\n\
