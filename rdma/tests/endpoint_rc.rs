@@ -985,3 +985,64 @@ fn soak_mixed_operations() {
         );
     }
 }
+
+/// After an ACK advertising zero credits, the requester sends only one probe message
+/// until the responder posts receives; with credits off it sends everything.
+#[test]
+fn requester_honours_zero_credits() {
+    for advertise in [true, false] {
+        let mut p = Pair::with_config(23, |c| c.transport.advertise_credits = advertise);
+        let [a, b] = connect_rc(&mut p, 4096, Mtu::M1024, 10, 7, 7);
+        for i in 0..2 {
+            p.ep[1]
+                .post_recv(
+                    b.qpn,
+                    RecvWr {
+                        wr_id: i,
+                        sg_list: vec![sge(&b.mr, i * 64, 64)],
+                    },
+                )
+                .unwrap();
+            p.ep[0]
+                .post_send(a.qpn, SendWr::new(i, SendOp::Send, sge(&a.mr, 0, 16)))
+                .unwrap();
+        }
+        assert!(p.settle(Duration::from_secs(1)));
+        assert_eq!(drain_cq(&mut p.ep[0], a.cq).len(), 2);
+        p.keep_log = true;
+        for i in 2..5 {
+            p.ep[0]
+                .post_send(a.qpn, SendWr::new(i, SendOp::Send, sge(&a.mr, 0, 16)))
+                .unwrap();
+        }
+        p.run_until(Duration::from_micros(200), |_| false);
+        let mut psns: Vec<u32> = p
+            .log
+            .iter()
+            .filter(|(s, _)| *s == 0)
+            .filter_map(|(_, f)| rdma::decode::decode_frame(f).ok())
+            .map(|d| d.headers.bth.psn)
+            .collect();
+        psns.sort();
+        psns.dedup();
+        if advertise {
+            assert_eq!(psns.len(), 1, "only the probe may go out: {psns:?}");
+        } else {
+            assert_eq!(psns.len(), 3, "{psns:?}");
+        }
+        for i in 2..5 {
+            p.ep[1]
+                .post_recv(
+                    b.qpn,
+                    RecvWr {
+                        wr_id: i,
+                        sg_list: vec![sge(&b.mr, i * 64, 64)],
+                    },
+                )
+                .unwrap();
+        }
+        assert!(p.settle(Duration::from_secs(1)));
+        assert_eq!(drain_cq(&mut p.ep[0], a.cq).len(), 3);
+        assert_eq!(drain_cq(&mut p.ep[1], b.cq).len(), 5);
+    }
+}
