@@ -420,7 +420,10 @@ impl Parser {
             | TokenKind::Varbit
             | TokenKind::Bool
             | TokenKind::Tuple
-            | TokenKind::Error => self.type_led_decl(DeclSite::Local)?,
+            | TokenKind::Error => {
+                self.check_misspelled_keyword()?;
+                self.type_led_decl(DeclSite::Local)?
+            }
             _ => {
                 let what = match block {
                     BlockKind::Parser => "a state, constant, variable or instantiation",

@@ -308,3 +308,97 @@ pub(crate) fn kind_text(kind: &TokenKind) -> String {
         other => other.punct_text().to_string(),
     }
 }
+
+/// Keywords that start declarations or statements: candidates for "did you mean".
+const SUGGESTABLE: &[&str] = &[
+    "header",
+    "header_union",
+    "struct",
+    "control",
+    "parser",
+    "extern",
+    "typedef",
+    "enum",
+    "action",
+    "package",
+    "const",
+    "table",
+    "state",
+    "transition",
+    "apply",
+    "select",
+    "return",
+    "exit",
+    "switch",
+    "value_set",
+    "match_kind",
+];
+
+/// Levenshtein distance, capped for speed (inputs are short identifiers).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The keyword `word` was probably meant to be, if it is a near miss.
+pub(crate) fn keyword_suggestion(word: &str) -> Option<&'static str> {
+    if word.len() < 3 {
+        return None;
+    }
+    SUGGESTABLE
+        .iter()
+        .map(|k| (edit_distance(word, k), *k))
+        .filter(|(d, k)| *d <= 2 && *d < k.len() / 2 + 1)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+impl Parser {
+    /// At `Ident Ident` where the first name is no known type but a near miss of a keyword:
+    /// reports it ("unknown keyword `contrl`, did you mean `control`?").
+    pub(crate) fn check_misspelled_keyword(&mut self) -> PResult<()> {
+        let TokenKind::Ident(word) = self.peek_kind().clone() else {
+            return Ok(());
+        };
+        if self.is_type_name(&word) || !matches!(self.nth_kind(1), TokenKind::Ident(_)) {
+            return Ok(());
+        }
+        let Some(kw) = keyword_suggestion(&word) else {
+            return Ok(());
+        };
+        let span = self.peek().span;
+        self.error_at(
+            Diagnostic::error(format!("unknown keyword or type `{word}`"))
+                .with_primary(span, format!("did you mean `{kw}`?"))
+                .with_help(format!(
+                    "`{word}` is not a declared type, and `{kw}` is a P4 keyword"
+                )),
+        );
+        Err(Fatal)
+    }
+}
+
+#[cfg(test)]
+mod suggestion_tests {
+    use super::*;
+
+    #[test]
+    fn near_misses_are_suggested() {
+        assert_eq!(keyword_suggestion("contrl"), Some("control"));
+        assert_eq!(keyword_suggestion("heder"), Some("header"));
+        assert_eq!(keyword_suggestion("tranistion"), Some("transition"));
+        assert_eq!(keyword_suggestion("ipv4_t"), None);
+        assert_eq!(keyword_suggestion("x"), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+}

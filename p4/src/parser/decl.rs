@@ -100,7 +100,10 @@ impl Parser {
             | TokenKind::Void
             | TokenKind::String
             | TokenKind::Tuple
-            | TokenKind::Error => self.type_led_decl(DeclSite::TopLevel)?,
+            | TokenKind::Error => {
+                self.check_misspelled_keyword()?;
+                self.type_led_decl(DeclSite::TopLevel)?
+            }
             _ => return self.expected("a declaration"),
         };
         Ok(Some(Decl {

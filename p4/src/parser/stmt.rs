@@ -113,6 +113,7 @@ impl Parser {
                 return Err(Fatal);
             }
             _ if self.at_local_var_decl() => {
+                self.check_misspelled_keyword()?;
                 let v = self.var_decl_body()?;
                 StmtKind::Variable(v)
             }
