@@ -220,19 +220,24 @@ pub fn parse_root(
 /// Parses a token list on a thread with a large stack (see [`PARSER_STACK_BYTES`]); falls
 /// back to the current thread if no thread can be started.
 pub fn parse_tokens(toks: Vec<Token>) -> (Program, Vec<Diagnostic>) {
+    let mut slot = Some(toks);
     let spawned = std::thread::scope(|scope| {
-        let toks = toks.clone();
+        let slot = &mut slot;
         std::thread::Builder::new()
             .name("p4-parser".to_string())
             .stack_size(PARSER_STACK_BYTES)
-            .spawn_scoped(scope, move || Parser::new(toks).parse_program())
+            .spawn_scoped(scope, move || {
+                let toks = slot.take().unwrap_or_default();
+                Parser::new(toks).parse_program()
+            })
             .ok()
             .map(|h| h.join())
     });
     match spawned {
         Some(Ok(result)) => result,
         Some(Err(panic)) => std::panic::resume_unwind(panic),
-        None => Parser::new(toks).parse_program(),
+        // No thread could be started: parse here (the tokens were not consumed).
+        None => Parser::new(slot.unwrap_or_default()).parse_program(),
     }
 }
 
