@@ -1010,3 +1010,30 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn a_table_applied_in_two_branches_is_one_table_in_one_stage() {
+    // `if (c && t0.apply().hit) {..} else { t2.apply(); }` lowers to two applies of t2: one in
+    // the gateway's else (stage 0 possible), one on t0's miss (stage 1 at the earliest).
+    let mut b = B::new();
+    let t0 = b.table("t0", 0, vec![set(1, c(1))]);
+    let t2 = b.table("t2", 5, vec![set(6, c(1))]);
+    let body = vec![if_(
+        bin(BinOp::Eq, f(9), c(1)),
+        vec![Stmt::ApplyTable {
+            table: t0,
+            branches: TableBranches::HitMiss {
+                hit: vec![],
+                miss: vec![apply(t2)],
+            },
+        }],
+        vec![apply(t2)],
+    )];
+    let mut p = b.program(body);
+    let report = place(&mut p, Target::Tofino1).expect("fits");
+    assert_eq!(stage(&p, "t2"), 1);
+    let g = report.gress(0, "ingress").expect("ingress");
+    assert_eq!(g.stages[1].tables, vec!["t2".to_string()]);
+    assert_eq!(g.stages[1].logical_tables, 1, "counted once");
+    assert!(g.stages[0].tables.iter().all(|t| t != "t2"));
+}

@@ -20,7 +20,9 @@
 
 use std::collections::BTreeSet;
 
-use pipeline::ir::{CounterId, CounterKind, MatchKind, MeterId, Pipeline, RegisterId, Table};
+use pipeline::ir::{
+    CounterId, CounterKind, MatchKind, MeterId, PhvLayout, Pipeline, RegisterId, Table, TableId,
+};
 
 use super::effects::{Collector, Effects, Loc, Mode};
 use super::profile::Profile;
@@ -33,6 +35,9 @@ pub(crate) enum Stateful {
     Register(RegisterId),
     Meter(MeterId),
     Counter(CounterId),
+    /// Not state, but pinned the same way: a table applied in several places (the lowering
+    /// duplicates applies for short-circuit conditions) is one table in one stage.
+    Table(TableId),
 }
 
 /// One crossbar byte.
@@ -62,6 +67,8 @@ fn xkeys(loc: Loc, out: &mut BTreeSet<XKey>) {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Demand {
+    /// The table this is an apply of: a second apply in the same stage costs nothing more.
+    pub table: Option<TableId>,
     pub logical: u32,
     pub ternary: u32,
     pub gateways: u32,
@@ -189,7 +196,7 @@ fn register_sram(pipe: &Pipeline, r: RegisterId, p: &Profile) -> u32 {
 /// The demand of every unit.
 pub(crate) fn demands(
     pipe: &Pipeline,
-    phv: &pipeline::ir::PhvLayout,
+    phv: &PhvLayout,
     units: &[Unit],
     p: &Profile,
 ) -> Vec<Demand> {
@@ -199,9 +206,11 @@ pub(crate) fn demands(
         .map(|u| {
             let mut d = Demand::default();
             match &u.kind {
-                UnitKind::Table(t) => {
+                UnitKind::Table(id) => {
                     d.logical = 1;
-                    if let Some(t) = pipe.tables.get(t.index()) {
+                    d.table = Some(*id);
+                    d.stateful.push((Stateful::Table(*id), 0));
+                    if let Some(t) = pipe.tables.get(id.index()) {
                         table_demand(pipe, t, &mut col, p, &mut d);
                     }
                 }
@@ -278,7 +287,7 @@ impl StageUse {
     fn salus(&self) -> u32 {
         self.stateful
             .iter()
-            .filter(|s| !matches!(s, Stateful::Counter(_)))
+            .filter(|s| matches!(s, Stateful::Register(_) | Stateful::Meter(_)))
             .count() as u32
     }
 
@@ -324,6 +333,14 @@ impl StageUse {
     }
 
     pub fn add(&mut self, d: &Demand, unit: usize) {
+        if unit != usize::MAX {
+            self.units.push(unit);
+        }
+        if let Some(t) = d.table {
+            if self.stateful.contains(&Stateful::Table(t)) {
+                return;
+            }
+        }
         self.logical += d.logical;
         self.ternary += d.ternary;
         self.gateways += d.gateways;
@@ -337,9 +354,6 @@ impl StageUse {
         self.hash_bits = self.hash_bits.saturating_add(d.hash_bits);
         self.exact_xbar.extend(d.exact_xbar.iter().copied());
         self.ternary_xbar.extend(d.ternary_xbar.iter().copied());
-        if unit != usize::MAX {
-            self.units.push(unit);
-        }
     }
 
     pub fn salu_count(&self) -> u32 {

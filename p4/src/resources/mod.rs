@@ -269,6 +269,10 @@ fn stateful_name(pipe: &Pipeline, s: Stateful) -> String {
             .counters
             .get(c.index())
             .map_or_else(|| format!("counter#{}", c.0), |x| x.name.clone()),
+        Stateful::Table(t) => pipe
+            .tables
+            .get(t.index())
+            .map_or_else(|| format!("table#{}", t.0), |x| x.name.clone()),
     }
 }
 
@@ -547,12 +551,14 @@ fn place_gress(
         for &u in &su.units {
             match units[u].kind {
                 UnitKind::Gateway(_) => sr.gateways.push(units[u].label.clone()),
+                UnitKind::Table(_) if sr.tables.contains(&units[u].label) => {}
                 _ => sr.tables.push(units[u].label.clone()),
             }
         }
         sr.registers = su
             .stateful
             .iter()
+            .filter(|o| !matches!(o, Stateful::Table(_)))
             .map(|o| stateful_name(pipe, *o))
             .collect();
         let t = &mut report.totals;

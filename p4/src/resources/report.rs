@@ -99,14 +99,6 @@ fn list(v: &[String]) -> String {
     }
 }
 
-fn plural(n: u32, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
-}
-
 fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
@@ -138,25 +130,23 @@ impl fmt::Display for Report {
                 }
                 let header = [
                     "stage".to_string(),
-                    "tables".into(),
+                    format!("tables/{}", c.logical_tables),
                     "gateways".into(),
-                    format!("registers (SALUs/{})", c.stateful_alus),
+                    format!("SALUs/{}", c.stateful_alus),
+                    "stats ALUs".into(),
                     format!("hash bits/{}", c.hash_bits),
                     format!("SRAM/{}", c.sram_blocks),
                     format!("TCAM/{}", c.tcam_blocks),
                     format!("xbar B/{}+{}", c.exact_xbar_bytes, c.ternary_xbar_bytes),
                 ];
-                let mut rows: Vec<[String; 8]> = vec![header];
+                let mut rows: Vec<[String; 9]> = vec![header];
                 for s in &g.stages {
                     rows.push([
                         s.stage.to_string(),
-                        truncate(&list(&s.tables), 48),
-                        truncate(&list(&s.gateways), 40),
-                        format!(
-                            "{} ({})",
-                            truncate(&list(&s.registers), 32),
-                            s.stateful_alus
-                        ),
+                        s.logical_tables.to_string(),
+                        s.gateways.len().to_string(),
+                        s.stateful_alus.to_string(),
+                        s.stats_alus.to_string(),
                         s.hash_bits.to_string(),
                         s.sram_blocks.to_string(),
                         s.tcam_blocks.to_string(),
@@ -166,15 +156,16 @@ impl fmt::Display for Report {
                 let t = &g.totals;
                 rows.push([
                     "total".into(),
-                    plural(t.tables, "table"),
-                    plural(t.gateways, "gateway"),
-                    format!("{} ({})", t.registers, t.stateful_alus),
+                    t.tables.to_string(),
+                    t.gateways.to_string(),
+                    t.stateful_alus.to_string(),
+                    String::new(),
                     t.hash_bits.to_string(),
                     t.sram_blocks.to_string(),
                     t.tcam_blocks.to_string(),
                     String::new(),
                 ]);
-                let mut widths = [0usize; 8];
+                let mut widths = [0usize; 9];
                 for r in &rows {
                     for (i, cell) in r.iter().enumerate() {
                         widths[i] = widths[i].max(cell.chars().count());
@@ -184,9 +175,21 @@ impl fmt::Display for Report {
                     let cells: Vec<String> = r
                         .iter()
                         .enumerate()
-                        .map(|(i, cell)| format!("{cell:<w$}", w = widths[i]))
+                        .map(|(i, cell)| format!("{cell:>w$}", w = widths[i]))
                         .collect();
-                    writeln!(f, "  {}", cells.join(" | ").trim_end())?;
+                    writeln!(f, "  {}", cells.join(" | "))?;
+                }
+                for s in &g.stages {
+                    writeln!(f, "  stage {}:", s.stage)?;
+                    if !s.tables.is_empty() {
+                        writeln!(f, "    tables:    {}", truncate(&list(&s.tables), 200))?;
+                    }
+                    if !s.gateways.is_empty() {
+                        writeln!(f, "    gateways:  {}", truncate(&list(&s.gateways), 200))?;
+                    }
+                    if !s.registers.is_empty() {
+                        writeln!(f, "    stateful:  {}", truncate(&list(&s.registers), 200))?;
+                    }
                 }
             }
         }
