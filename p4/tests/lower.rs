@@ -120,3 +120,53 @@ fn truncated_programs_never_panic() {
         p4::compile::fuzz_compile(&v);
     }
 }
+
+/// The side table has one span per IR object, and one gateway span per `Stmt::If` of each
+/// control and deparser body in the pre-order the resource check counts.
+#[test]
+fn spans_match_the_ir() {
+    let mut progs = vec!["programs/l2l3.p4".to_string()];
+    for e in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check/ok"))
+        .expect("ok dir")
+    {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "p4") {
+            progs.push(format!(
+                "tests/check/ok/{}",
+                p.file_name().and_then(|n| n.to_str()).unwrap_or("")
+            ));
+        }
+    }
+    for rel in progs {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(&rel);
+        let c = lower_file(&path, &CompileOptions::default())
+            .unwrap_or_else(|f| panic!("{rel}:\n{}", f.render()));
+        for (pl, sp) in c.program.pipelines.iter().zip(&c.spans.pipelines) {
+            assert_eq!(pl.tables.len(), sp.tables.len(), "{rel}: tables");
+            assert_eq!(pl.actions.len(), sp.actions.len(), "{rel}: actions");
+            assert_eq!(pl.registers.len(), sp.registers.len(), "{rel}: registers");
+            assert_eq!(
+                pl.register_actions.len(),
+                sp.register_actions.len(),
+                "{rel}: register actions"
+            );
+            for (g, gs) in [(&pl.ingress, &sp.ingress), (&pl.egress, &sp.egress)] {
+                assert_eq!(
+                    g.parser.states.len(),
+                    gs.parser_states.len(),
+                    "{rel}: states"
+                );
+                assert_eq!(
+                    p4::resources::gateway_conditions(&g.control.body).len(),
+                    gs.control_ifs.len(),
+                    "{rel}: control gateways"
+                );
+                assert_eq!(
+                    p4::resources::gateway_conditions(&g.deparser.body).len(),
+                    gs.deparser_ifs.len(),
+                    "{rel}: deparser gateways"
+                );
+            }
+        }
+    }
+}

@@ -21,6 +21,8 @@ const MAX_DEPTH: u32 = 64;
 /// Top-level declarations and the caches built from them.
 pub struct Env<'a> {
     pub program: &'a ast::Program,
+    /// The loaded files (for key names as written).
+    pub sources: &'a SourceMap,
     top: HashMap<&'a str, Vec<&'a ast::Decl>>,
     /// `error` members in declaration order (core.p4's first).
     pub errors: Vec<String>,
@@ -33,7 +35,7 @@ pub struct Env<'a> {
 
 impl<'a> Env<'a> {
     /// Indexes `program`; duplicate user declarations are reported into `diags`.
-    pub fn new(program: &'a ast::Program, sm: &SourceMap, diags: &mut Diagnostics) -> Env<'a> {
+    pub fn new(program: &'a ast::Program, sm: &'a SourceMap, diags: &mut Diagnostics) -> Env<'a> {
         let arch_files = sm
             .iter()
             .filter(|(_, f)| f.name.starts_with("<builtin>/"))
@@ -41,6 +43,7 @@ impl<'a> Env<'a> {
             .collect();
         let mut env = Env {
             program,
+            sources: sm,
             top: HashMap::new(),
             errors: Vec::new(),
             match_kinds: Vec::new(),
@@ -109,6 +112,15 @@ impl<'a> Env<'a> {
     /// Every top-level name, for "did you mean" help.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.top.keys().copied()
+    }
+
+    /// The source text of `span` with runs of whitespace collapsed (for names "as written").
+    pub fn text_of(&self, span: Span) -> String {
+        self.sources
+            .snippet(span)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// True when `span` lies in a built-in architecture header.

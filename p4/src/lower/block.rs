@@ -99,6 +99,7 @@ pub(super) fn lower_main<'a>(l: &mut Lowerer<'a>) -> Res<Lowered> {
             Err(_) => failed = true,
         }
     }
+    check_unused_blocks(l);
     if failed {
         return Err(super::Reported);
     }
@@ -537,4 +538,79 @@ fn bind_block<'a>(
         return Err(super::Reported);
     }
     Ok(frame)
+}
+
+/// Type-checks the user's parsers and controls that no pipeline uses, with their parameters
+/// bound to scratch storage; only their diagnostics are kept.
+fn check_unused_blocks<'a>(l: &mut Lowerer<'a>) {
+    let env = l.env;
+    for d in &env.program.decls {
+        if env.is_arch(d.span) || l.lowered_blocks.contains(&(d.span.file, d.span.lo)) {
+            continue;
+        }
+        let (params, tparams, is_parser) = match &d.kind {
+            DeclKind::Parser(p) => (&p.params, &p.type_params, true),
+            DeclKind::Control(c) => (&c.params, &c.type_params, false),
+            _ => continue,
+        };
+        if !tparams.is_empty() {
+            continue;
+        }
+        let Some(name) = d.name() else { continue };
+        let saved_pipe = std::mem::take(&mut l.pipe);
+        let saved_spans = std::mem::take(&mut l.spans);
+        let saved_phv = std::mem::take(&mut l.phv);
+        let saved_ifs = std::mem::take(&mut l.ifs);
+        let saved_top = std::mem::take(&mut l.top_actions);
+        l.gress = Gress::Ingress;
+        let mut frame = HashMap::new();
+        let mut deparser = false;
+        let mut ok = true;
+        for p in params {
+            let Ok(ty) = l.env.resolve_type(&p.ty, &Default::default()) else {
+                ok = false;
+                break;
+            };
+            let b = match &ty {
+                Ty::Extern { name, .. } if name == "packet_in" => Binding::Packet { out: false },
+                Ty::Extern { name, .. } if name == "packet_out" => {
+                    deparser = true;
+                    Binding::Packet { out: true }
+                }
+                _ => match l.phv.value(&p.name.name, &ty) {
+                    Ok(loc) if p.direction == ast::Direction::In => Binding::In(super::V::Loc(loc)),
+                    Ok(loc) => Binding::Val(super::V::Loc(loc)),
+                    Err(_) => {
+                        ok = false;
+                        break;
+                    }
+                },
+            };
+            frame.insert(p.name.name.clone(), b);
+        }
+        if ok {
+            let inst = BlockInst {
+                decl: d,
+                name: name.name.clone(),
+                span: name.span,
+            };
+            l.ctx = if is_parser {
+                Ctx::Parser
+            } else if deparser {
+                Ctx::Deparser
+            } else {
+                Ctx::Control
+            };
+            if is_parser {
+                let _ = parser::lower_top_parser(l, &inst, frame);
+            } else {
+                let _ = control::lower_control_inst(l, &inst, frame, inst.name.clone());
+            }
+        }
+        l.pipe = saved_pipe;
+        l.spans = saved_spans;
+        l.phv = saved_phv;
+        l.ifs = saved_ifs;
+        l.top_actions = saved_top;
+    }
 }

@@ -34,6 +34,8 @@ pub(super) fn lower_control_inst<'a>(
             "block constructor parameters",
         )));
     }
+    l.lowered_blocks
+        .insert((inst.decl.span.file, inst.decl.span.lo));
     let errs = l.diags.error_count();
     let body = l.with_scope(frame, Some(prefix), |l| {
         let mut body = Vec::new();
@@ -41,6 +43,7 @@ pub(super) fn lower_control_inst<'a>(
             l.local_decl_or_poison(d, &mut body);
         }
         l.block_stmts(&c.apply.stmts, &mut body);
+        l.check_unused_actions();
         body
     });
     if l.diags.error_count() > errs {
@@ -50,6 +53,48 @@ pub(super) fn lower_control_inst<'a>(
 }
 
 impl<'a> Lowerer<'a> {
+    /// Type-checks the actions of the current control that no table or call used, then drops
+    /// what that produced (bf-p4c does not keep unused actions either).
+    fn check_unused_actions(&mut self) {
+        let unused: Vec<Rc<super::ActionSlot<'a>>> = self
+            .scopes
+            .first()
+            .map(|f| {
+                let mut v: Vec<_> = f
+                    .values()
+                    .filter_map(|b| match b {
+                        Binding::Action(s) if s.id.get().is_none() => Some(s.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                v.sort_by_key(|s| (s.decl.name.span.file, s.decl.name.span.lo));
+                v
+            })
+            .unwrap_or_default();
+        let (na, ns) = (self.pipe.actions.len(), self.spans.actions.len());
+        for slot in &unused {
+            let _ = self.lower_action(slot);
+        }
+        self.pipe.actions.truncate(na);
+        self.spans.actions.truncate(ns);
+        // Forget ids of everything lowered only for checking (callees included).
+        let frames: Vec<Rc<super::ActionSlot<'a>>> = self
+            .scopes
+            .iter()
+            .flat_map(|f| f.values())
+            .filter_map(|b| match b {
+                Binding::Action(s) => Some(s.clone()),
+                _ => None,
+            })
+            .chain(self.top_actions.values().cloned())
+            .collect();
+        for s in frames {
+            if s.id.get().is_some_and(|id| id.index() >= na) {
+                s.id.set(None);
+            }
+        }
+    }
+
     /// [`Self::local_decl`], binding the name to [`Binding::Poison`] when it fails.
     pub fn local_decl_or_poison(&mut self, d: &'a ast::Decl, init: &mut ir::Block) {
         if self.local_decl(d, init).is_err() {

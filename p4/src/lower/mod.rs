@@ -166,6 +166,8 @@ pub(crate) struct Lowerer<'a> {
     pub depth: u32,
     /// Bodies of directly called actions being inlined into a control (their ifs are gateways).
     pub inline_action: u32,
+    /// Parser and control declarations lowered at least once (by declaration span).
+    pub lowered_blocks: HashSet<(crate::source::FileId, u32)>,
 }
 
 /// Deepest nesting of inlined blocks and actions.
@@ -191,6 +193,7 @@ impl<'a> Lowerer<'a> {
             prefix: String::new(),
             depth: 0,
             inline_action: 0,
+            lowered_blocks: HashSet::new(),
         }
     }
 

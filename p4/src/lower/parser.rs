@@ -90,6 +90,8 @@ fn lower_parser_inst<'a>(
             "block constructor parameters",
         )));
     }
+    l.lowered_blocks
+        .insert((inst.decl.span.file, inst.decl.span.lo));
     let errs = l.diags.error_count();
     let start = l.with_scope(frame, Some(prefix.clone()), |l| -> Res<StateId> {
         let mut init = Vec::new();

@@ -640,6 +640,8 @@ impl<'a> Lowerer<'a> {
             let mut default = Vec::new();
             let mut pending: Vec<ActionId> = Vec::new();
             let mut pending_default = false;
+            let mut groups: Vec<(Vec<ActionId>, &'a ast::Block)> = Vec::new();
+            let mut default_body: Option<&'a ast::Block> = None;
             let mut seen: Vec<ActionId> = Vec::new();
             let mut failed = false;
             for c in cases {
@@ -690,19 +692,34 @@ impl<'a> Lowerer<'a> {
                     }
                 }
                 if let Some(b) = &c.body {
-                    let mut blk = Vec::new();
-                    self.block_stmts(&b.stmts, &mut blk);
-                    for a in pending.drain(..) {
-                        arms.push((a, blk.clone()));
+                    if !pending.is_empty() {
+                        groups.push((std::mem::take(&mut pending), b));
                     }
                     if pending_default {
-                        default = blk;
+                        default_body = Some(b);
                         pending_default = false;
                     }
                 }
             }
             if failed {
                 return Err(super::Reported);
+            }
+            // Bodies in IR order (cases, then default) so gateway spans stay in pre-order.
+            for (labels, b) in groups {
+                let mut blk = Vec::new();
+                let first_if = self.ifs.len();
+                self.block_stmts(&b.stmts, &mut blk);
+                // Each extra label gets a copy of the body: its gateways appear again.
+                let body_ifs: Vec<Span> = self.ifs[first_if..].to_vec();
+                for (k, a) in labels.into_iter().enumerate() {
+                    if k > 0 {
+                        self.ifs.extend_from_slice(&body_ifs);
+                    }
+                    arms.push((a, blk.clone()));
+                }
+            }
+            if let Some(b) = default_body {
+                self.block_stmts(&b.stmts, &mut default);
             }
             out.push(ir::Stmt::ApplyTable {
                 table: slot.id,
@@ -713,10 +730,11 @@ impl<'a> Lowerer<'a> {
             });
             return Ok(());
         }
-        // A switch on a value: an if/else chain.
+        // A switch on a value: an if/else chain, `default` last wherever it is written.
         let (subj, ty) = self.scalar(subject, None)?;
         let width = ty.scalar_width().unwrap_or(1);
-        let mut chain: Vec<(Option<ir::Expr>, ir::Block, Span)> = Vec::new();
+        let mut groups: Vec<(ir::Expr, &'a ast::Block, Span)> = Vec::new();
+        let mut default_body: Option<&'a ast::Block> = None;
         let mut pending: Vec<ir::Expr> = Vec::new();
         let mut is_default = false;
         for c in cases {
@@ -734,40 +752,43 @@ impl<'a> Lowerer<'a> {
                 }
             }
             if let Some(b) = &c.body {
-                let mut blk = Vec::new();
-                self.block_stmts(&b.stmts, &mut blk);
-                let cond = if is_default {
-                    None
-                } else {
-                    pending.drain(..).reduce(|a, b| ir::Expr::Binary {
-                        op: ir::BinOp::LOr,
-                        a: Box::new(a),
-                        b: Box::new(b),
-                        width: 1,
-                        signed: false,
-                    })
-                };
-                pending.clear();
-                is_default = false;
-                chain.push((cond, blk, c.span));
+                let cond = pending.drain(..).reduce(|a, b| ir::Expr::Binary {
+                    op: ir::BinOp::LOr,
+                    a: Box::new(a),
+                    b: Box::new(b),
+                    width: 1,
+                    signed: false,
+                });
+                if let Some(cond) = cond {
+                    groups.push((cond, b, c.span));
+                }
+                if is_default {
+                    default_body = Some(b);
+                    is_default = false;
+                }
             }
         }
+        let gateway = matches!(self.ctx, Ctx::Control | Ctx::Deparser);
+        let mut lowered = Vec::new();
+        for (cond, b, cspan) in groups {
+            if gateway {
+                self.ifs.push(cspan);
+            }
+            let mut blk = Vec::new();
+            self.block_stmts(&b.stmts, &mut blk);
+            lowered.push((cond, blk));
+        }
         let mut tail: ir::Block = Vec::new();
-        for (cond, blk, cspan) in chain.into_iter().rev() {
-            tail = match cond {
-                None => blk,
-                Some(c) => {
-                    if matches!(self.ctx, Ctx::Control | Ctx::Deparser) {
-                        self.ifs.push(cspan);
-                    }
-                    vec![ir::Stmt::If {
-                        cond: c,
-                        then: blk,
-                        els: tail,
-                        stage: 0,
-                    }]
-                }
-            };
+        if let Some(b) = default_body {
+            self.block_stmts(&b.stmts, &mut tail);
+        }
+        for (cond, blk) in lowered.into_iter().rev() {
+            tail = vec![ir::Stmt::If {
+                cond,
+                then: blk,
+                els: tail,
+                stage: 0,
+            }];
         }
         let _ = span;
         out.extend(tail);

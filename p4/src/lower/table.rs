@@ -119,8 +119,10 @@ impl<'a> Lowerer<'a> {
                             failed = true;
                             continue;
                         };
+                        let written = self.env.text_of(k.expr.span);
                         let kname = annotations::name_annotation(&k.annotations)
                             .or_else(|| path_of(&k.expr))
+                            .or_else(|| (!written.is_empty()).then_some(written))
                             .unwrap_or_else(|| format!("$key{}", keys.len()));
                         keys.push((
                             ir::TableKey {
