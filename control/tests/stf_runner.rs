@@ -132,7 +132,8 @@ fn larger_stf_priority_wins_and_direct_counters_count() {
          wait\n\
          check_counter SwitchIngress.acl_hits($narrow) packets == 2\n\
          check_counter acl_hits($wide) packets == 1\n\
-         check_counter acl_hits($nobody) packets == 1\n",
+         check_counter acl_hits($nobody) packets == 1\n\
+         check_counter port_counter($wide) packets == 1\n",
         hex(&from10),
         hex(&from10),
         hex(&from11),
@@ -141,9 +142,13 @@ fn larger_stf_priority_wins_and_direct_counters_count() {
     );
     let r = run(&script);
     let failed: Vec<_> = r.failed_checks().collect();
-    assert_eq!(failed.len(), 1, "{r}");
+    assert_eq!(failed.len(), 2, "{r}");
     assert!(
         matches!(&failed[0].outcome, CheckOutcome::Error { message } if message.contains("nobody"))
+    );
+    assert!(
+        matches!(&failed[1].outcome, CheckOutcome::Error { message } if message.contains("not the direct counter")),
+        "{r}"
     );
     assert!(r.errors.is_empty() && r.unexpected.is_empty(), "{r}");
 }

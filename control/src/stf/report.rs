@@ -73,6 +73,8 @@ pub struct Unexpected {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StmtError {
     pub line: usize,
+    /// The value the error is about, when it is one value of the statement (1-based).
+    pub column: Option<usize>,
     pub message: String,
 }
 
@@ -145,7 +147,10 @@ impl fmt::Display for StfReport {
             self.errors.len()
         )?;
         for e in &self.errors {
-            writeln!(f, "error   line {}: {}", e.line, e.message)?;
+            match e.column {
+                Some(c) => writeln!(f, "error   line {}, column {c}: {}", e.line, e.message)?,
+                None => writeln!(f, "error   line {}: {}", e.line, e.message)?,
+            }
         }
         for c in &self.checks {
             match &c.outcome {
@@ -266,6 +271,7 @@ mod tests {
             }],
             errors: vec![StmtError {
                 line: 1,
+                column: None,
                 message: "no table named `t`".into(),
             }],
         }

@@ -26,7 +26,7 @@ use pipeline::tm::mirror::{MirrorDest, MirrorDirection, MirrorSession};
 
 use super::report::{Check, CheckKind, CheckOutcome, StfReport, StmtError, Unexpected};
 use super::{ActionSpec, Arg, CellRef, CmpOp, CountKind, ExpectPattern, StfStmt, Stmt};
-use crate::resolve;
+use crate::resolve::{self, ResolveError};
 
 /// How to run a script.
 #[derive(Debug, Clone)]
@@ -59,6 +59,7 @@ pub fn run_stf(program: Arc<Program>, stf: &[StfStmt], opts: &StfOptions) -> Stf
         Err(e) => StfReport {
             errors: vec![StmtError {
                 line: 0,
+                column: None,
                 message: format!("the switch could not be built: {e}"),
             }],
             ..StfReport::default()
@@ -127,13 +128,17 @@ fn cell_text(c: &CellRef) -> String {
 }
 
 impl Runner<'_> {
-    fn error(&mut self, line: usize, message: String) {
-        self.report.errors.push(StmtError { line, message });
+    fn error(&mut self, line: usize, column: Option<usize>, message: String) {
+        self.report.errors.push(StmtError {
+            line,
+            column,
+            message,
+        });
     }
 
     fn statement(&mut self, s: &StfStmt) {
         let line = s.line;
-        let res: Result<(), String> = match &s.stmt {
+        let res: Result<(), (Option<usize>, String)> = match &s.stmt {
             Stmt::Add {
                 table,
                 priority,
@@ -142,6 +147,16 @@ impl Runner<'_> {
                 name,
             } => self.add(table, *priority, keys, action, name.as_deref()),
             Stmt::SetDefault { table, action } => self.set_default(table, action),
+            other => self.control(other, line).map_err(|m| (None, m)),
+        };
+        if let Err((column, message)) = res {
+            self.error(line, column, message);
+        }
+    }
+
+    /// Statements other than table writes.
+    fn control(&mut self, stmt: &Stmt, line: usize) -> Result<(), String> {
+        match stmt {
             Stmt::RemoveAll => {
                 self.remove_all();
                 Ok(())
@@ -215,10 +230,38 @@ impl Runner<'_> {
                 .sw
                 .mc_prune_set(*xid, ports)
                 .map_err(|e| format!("mc_prune_set {xid}: {e}")),
-        };
-        if let Err(message) = res {
-            self.error(line, message);
+            Stmt::Add { .. } | Stmt::SetDefault { .. } => Ok(()),
         }
+    }
+
+    /// The column of the key or argument an `add` failed on, when one value is to blame.
+    fn culprit(&self, table: &str, keys: &[Arg], action: &ActionSpec) -> Option<usize> {
+        let t = resolve::find_table(&self.prog, table).ok()?;
+        let pl = &self.prog.pipelines[t.pipeline];
+        let ir_table = resolve::table(&self.prog, t)?;
+        for a in keys {
+            match resolve::build_key(ir_table, [(a.name.as_str(), a.value.as_str())]) {
+                Ok(_) | Err(ResolveError::MissingKey { .. }) => {}
+                Err(_) => return Some(a.column),
+            }
+        }
+        let usage = resolve::ActionUse::Entry;
+        match resolve::build_action(pl, ir_table, &action.name, [], usage) {
+            Ok(_) | Err(ResolveError::MissingParam { .. }) => {}
+            Err(_) => return None,
+        }
+        action.args.iter().find_map(|a| {
+            match resolve::build_action(
+                pl,
+                ir_table,
+                &action.name,
+                [(a.name.as_str(), a.value.as_str())],
+                usage,
+            ) {
+                Ok(_) | Err(ResolveError::MissingParam { .. }) => None,
+                Err(_) => Some(a.column),
+            }
+        })
     }
 
     fn add(
@@ -228,8 +271,8 @@ impl Runner<'_> {
         keys: &[Arg],
         action: &ActionSpec,
         name: Option<&str>,
-    ) -> Result<(), String> {
-        let fail = |e: &dyn std::fmt::Display| format!("add {table}: {e}");
+    ) -> Result<(), (Option<usize>, String)> {
+        let fail = |e: &dyn std::fmt::Display| (None, format!("add {table}: {e}"));
         let t = resolve::find_table(&self.prog, table).map_err(|e| fail(&e))?;
         let ir_table = resolve::table(&self.prog, t).ok_or_else(|| fail(&"table vanished"))?;
         // STF: larger wins, absent = lowest; the switch: smaller wins.
@@ -242,7 +285,7 @@ impl Runner<'_> {
             &action.name,
             pairs(&action.args),
         )
-        .map_err(|e| fail(&e))?;
+        .map_err(|e| (self.culprit(table, keys, action), fail(&e).1))?;
         self.sw
             .table_add_entry(PipeSel::All, &full, &entry)
             .map_err(|e| fail(&e))?;
@@ -254,8 +297,12 @@ impl Runner<'_> {
         Ok(())
     }
 
-    fn set_default(&mut self, table: &str, action: &ActionSpec) -> Result<(), String> {
-        let fail = |e: &dyn std::fmt::Display| format!("setdefault {table}: {e}");
+    fn set_default(
+        &mut self,
+        table: &str,
+        action: &ActionSpec,
+    ) -> Result<(), (Option<usize>, String)> {
+        let fail = |e: &dyn std::fmt::Display| (None, format!("setdefault {table}: {e}"));
         let def = resolve::resolve_default(&self.prog, table, &action.name, pairs(&action.args))
             .map_err(|e| fail(&e))?;
         let params: Vec<(&str, u128)> = def.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
@@ -402,13 +449,7 @@ impl Runner<'_> {
                 None => Err(format!(
                     "no entry named `{n}` (name one with `add ... = {n}`)"
                 )),
-                Some(a) => {
-                    let keys: Vec<(&str, KeyMatch)> =
-                        a.entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
-                    self.sw
-                        .direct_counter_read(PipeSel::All, &a.table, &keys, a.entry.priority)
-                        .map_err(|e| e.to_string())
-                }
+                Some(a) => self.direct_counter_of(counter, n, a),
             },
         };
         let outcome = match read {
@@ -435,6 +476,34 @@ impl Runner<'_> {
             kind: CheckKind::Value { what },
             outcome,
         });
+    }
+
+    /// Reads the direct counter `counter` for the named entry `a`, checking that the counter
+    /// belongs to the entry's table.
+    fn direct_counter_of(
+        &self,
+        counter: &str,
+        entry_name: &str,
+        a: &Added,
+    ) -> Result<Vec<pipeline::api::CounterValue>, String> {
+        let c = resolve::find_counter(&self.prog, counter).map_err(|e| e.to_string())?;
+        let pl = &self.prog.pipelines[c.pipeline];
+        let ctr = &pl.counters[c.index];
+        let owner = ctr
+            .direct_table
+            .and_then(|t| pl.tables.get(t.index()))
+            .map(|t| t.name.as_str());
+        if owner != Some(a.table.as_str()) {
+            return Err(format!(
+                "counter {} is not the direct counter of table {} (the table of entry `{entry_name}`)",
+                ctr.name, a.table
+            ));
+        }
+        let keys: Vec<(&str, KeyMatch)> =
+            a.entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+        self.sw
+            .direct_counter_read(PipeSel::All, &a.table, &keys, a.entry.priority)
+            .map_err(|e| e.to_string())
     }
 
     fn check_register(
