@@ -22,6 +22,7 @@ pub mod netns;
 pub mod open;
 pub mod pcap;
 pub mod port;
+pub mod runtime;
 pub mod spec;
 pub mod time;
 
