@@ -337,7 +337,15 @@ extern Checksum {
 extern ParserCounter {
     ParserCounter();
     void set<T>(in T value);
+#if PISA_TOFINO_GEN == 1
     void set<T>(in T field, in bit<8> max, in bit<8> rotate, in bit<3> mask, in bit<8> add);
+#else
+    void set<T>(in T field, in bit<8> max, in bit<8> rotate, in bit<8> mask, in bit<8> add);
+    void push<T>(in T value, @optional bool update_with_top);
+    void push<T>(in T field, in bit<8> max, in bit<8> rotate, in bit<8> mask, in bit<8> add,
+                 @optional bool update_with_top);
+    void pop();
+#endif
     bool is_zero();
     bool is_negative();
     void increment(in bit<8> value);
@@ -464,6 +472,7 @@ extern MathUnit<T> {
     T execute(in T x);
 }
 
+#if PISA_TOFINO_GEN == 1
 /* A stateful-ALU program over a Register: the user writes apply() in the initializer. */
 extern RegisterAction<T, I, U> {
     RegisterAction(Register<T, I> reg);
@@ -481,6 +490,41 @@ extern DirectRegisterAction<T, U> {
     abstract void apply(inout T value, @optional out U rv);
     U predicate(@optional in bool cmplo, @optional in bool cmphi);
 }
+#else
+/* Tofino 2's stateful ALU: up to four outputs, four comparisons, FIFO/stack access and
+ * min/max over a word. The user writes apply() in the initializer. */
+extern RegisterAction<T, H, U> {
+    RegisterAction(Register<_, _> reg);
+    U execute(@optional in H index, @optional out U rv2, @optional out U rv3,
+              @optional out U rv4);
+    U execute_log(@optional out U rv2, @optional out U rv3, @optional out U rv4);
+    U enqueue(@optional out U rv2, @optional out U rv3, @optional out U rv4);
+    U dequeue(@optional out U rv2, @optional out U rv3, @optional out U rv4);
+    U push(@optional out U rv2, @optional out U rv3, @optional out U rv4);
+    U pop(@optional out U rv2, @optional out U rv3, @optional out U rv4);
+    @synchronous(execute, execute_log, enqueue, dequeue, push, pop)
+    abstract void apply(inout T value, @optional out U rv1, @optional out U rv2,
+                        @optional out U rv3, @optional out U rv4);
+    U address(@optional bit<1> subword);
+    U predicate(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+}
+
+extern DirectRegisterAction<T, U> {
+    DirectRegisterAction(DirectRegister<T> reg);
+    U execute(@optional out U rv2, @optional out U rv3, @optional out U rv4);
+    @synchronous(execute)
+    abstract void apply(inout T value, @optional out U rv, @optional out U rv2,
+                        @optional out U rv3, @optional out U rv4);
+    U address(@optional bit<1> subword);
+    U predicate(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                @optional in bool cmp3);
+}
+#endif
 
 /* ---- action data indirection ---- */
 extern ActionProfile {
