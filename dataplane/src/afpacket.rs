@@ -12,7 +12,7 @@
 //!   `bind` with `ETH_P_ALL`, so no frame of another interface can slip in between.
 //!
 //! A socket belongs to the network namespace it was created in; open the port inside the
-//! namespace (see [`crate::lab::in_netns`]) and use it from any thread.
+//! namespace (see [`crate::netns::in_netns`]) and use it from any thread.
 //!
 //! Received frames are copied once out of a per-port receive arena into the batch buffers;
 //! sends use the batch buffers directly (no copy).
