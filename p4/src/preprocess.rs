@@ -51,6 +51,8 @@ struct Segment {
 pub struct Expanded {
     pub text: String,
     segments: Vec<Segment>,
+    /// Every macro use that was expanded: use site, macro name, expansion text.
+    pub expansions: Vec<MacroUse>,
     /// The file preprocessing started from (used for spans past the end of the text).
     root: FileId,
 }
@@ -88,6 +90,21 @@ impl Expanded {
     }
 }
 
+/// One expanded macro use, for "in this macro expansion" notes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MacroUse {
+    pub use_site: Span,
+    pub name: String,
+    pub expansion: String,
+}
+
+impl Expanded {
+    /// The macro use whose site is exactly `span`, if any.
+    pub fn macro_at(&self, span: Span) -> Option<&MacroUse> {
+        self.expansions.iter().find(|m| m.use_site == span)
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Macro {
     /// `Some` for a function-like macro.
@@ -113,6 +130,7 @@ struct Cond {
 struct Out {
     text: String,
     segments: Vec<Segment>,
+    expansions: Vec<MacroUse>,
 }
 
 impl Out {
@@ -210,6 +228,7 @@ pub fn preprocess(
     Expanded {
         text: pp.out.text,
         segments: pp.out.segments,
+        expansions: pp.out.expansions,
         root,
     }
 }
@@ -540,6 +559,17 @@ impl Preprocessor<'_> {
         } else {
             (None, after.trim().to_string())
         };
+        if has_hash_outside_strings(&value) {
+            let span = Span::new(file, at + (lead + name_len) as u32, rest_span.hi);
+            self.diags.push(
+                Diagnostic::error(format!(
+                    "unsupported: `#` or `##` in the body of macro `{name}`"
+                ))
+                .with_primary(span, "stringizing and token pasting are not supported")
+                .with_help("write the pasted name out in full"),
+            );
+            return;
+        }
         self.macros.insert(
             name,
             Macro {
@@ -733,6 +763,11 @@ impl Preprocessor<'_> {
                 self.out
                     .verbatim(file, at + copied as u32, &line[copied..start]);
                 self.out.expansion(use_site, &text);
+                self.out.expansions.push(MacroUse {
+                    use_site,
+                    name: word.to_string(),
+                    expansion: text.split_whitespace().collect::<Vec<_>>().join(" "),
+                });
                 copied = end;
                 i = end;
             } else {
@@ -933,6 +968,22 @@ impl Preprocessor<'_> {
         }
         Ok(out)
     }
+}
+
+/// A `#` outside string literals (stringizing or token pasting in a macro body).
+fn has_hash_outside_strings(body: &str) -> bool {
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in body.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            '#' if !in_string => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Turns `\` + newline pairs into spaces, keeping byte offsets.
@@ -1345,6 +1396,17 @@ mod tests {
         assert!(msgs[2].contains("`#endif` without `#if`"));
         assert!(msgs[3].contains("cannot find include file `nope.p4`"));
         assert!(msgs[4].contains("unterminated conditional"));
+    }
+
+    #[test]
+    fn hash_in_macro_bodies() {
+        assert!(has_hash_outside_strings("a ## b"));
+        assert!(has_hash_outside_strings("#x"));
+        assert!(!has_hash_outside_strings("\"a#b\" + 1"));
+        assert!(!has_hash_outside_strings("\"q\\\"#\""));
+        let (_, e, d) = run("#define S \"x#y\"\nS;\n", &[]);
+        assert!(d.is_empty(), "{d:?}");
+        assert!(e.text.contains("\"x#y\""));
     }
 
     #[test]

@@ -209,12 +209,21 @@ pub fn parse_root(
     let toks = tokens(&expanded, &mut diags);
     let (program, parse_diags) = parse_tokens(toks);
     for d in parse_diags {
-        diags.push(d);
+        diags.push(with_macro_note(d, &expanded));
     }
     crate::Parsed {
         program,
         diagnostics: diags,
     }
+}
+
+/// Adds "in the expansion of macro `X`" when a diagnostic points at a macro use.
+fn with_macro_note(d: Diagnostic, expanded: &crate::preprocess::Expanded) -> Diagnostic {
+    let Some(m) = d.primary_span().and_then(|s| expanded.macro_at(s)) else {
+        return d;
+    };
+    let note = format!("in the expansion of macro `{}`: `{}`", m.name, m.expansion);
+    d.with_note(note)
 }
 
 /// Parses a token list on a thread with a large stack (see [`PARSER_STACK_BYTES`]); falls
@@ -262,7 +271,10 @@ pub fn tokens(
             crate::lexer::LexError::UnterminatedString => "string starts here",
             crate::lexer::LexError::UnterminatedComment => "comment starts here",
         };
-        diags.push(Diagnostic::error(e.error.message(text)).with_primary(span, label));
+        diags.push(with_macro_note(
+            Diagnostic::error(e.error.message(text)).with_primary(span, label),
+            expanded,
+        ));
         bad.push((
             e.lo,
             Token {
