@@ -230,6 +230,11 @@ pub struct Host {
     /// switch sees is a complete wire frame with correct checksums.
     #[serde(default = "default_true")]
     pub offloads_off: bool,
+    /// Link model of this switch port, in [`crate::LinkConfig`] syntax (for example
+    /// `rate=10G,delay=5us,loss=0.001`); the switch applies it to the port. Not applied by
+    /// `lab_up` itself (veth has no such knobs); recorded in the lab state for `pisa run`.
+    #[serde(default)]
+    pub link: Option<String>,
 }
 
 /// A lab topology.
@@ -379,6 +384,10 @@ impl Lab {
                     }
                 }
             }
+            if let Some(l) = &h.link {
+                l.parse::<crate::link::LinkConfig>()
+                    .map_err(|e| self.invalid(f("link"), e.to_string()))?;
+            }
             for (j, n) in h.neighbors.iter().enumerate() {
                 n.ip.parse::<IpAddr>().map_err(|_| {
                     self.invalid(f(&format!("neighbors[{j}].ip")), "not an IP address")
@@ -414,6 +423,9 @@ pub struct HostState {
     pub host_if: String,
     /// Switch-side interface (root namespace).
     pub switch_if: String,
+    /// Link model settings for this port ([`crate::LinkConfig`] syntax), if the lab sets one.
+    #[serde(default)]
+    pub link: Option<String>,
 }
 
 /// What a running lab consists of; saved as JSON in the state directory.
@@ -645,6 +657,7 @@ fn setup_host(lab: &Lab, h: &Host, st: &mut LabState, dir: &Path) -> Result<(), 
         netns: ns,
         host_if: h.host_if.clone(),
         switch_if: sw,
+        link: h.link.clone(),
     });
     save_state(dir, st)
 }
@@ -826,6 +839,11 @@ mod tests {
             invalid_field(&minimal("  - name: b\n    port: 0\n")),
             "hosts[1].port"
         );
+        assert_eq!(
+            invalid_field(&minimal("    link: \"loss=3\"\n")),
+            "hosts[0].link"
+        );
+        assert!(Lab::from_yaml(&minimal("    link: \"rate=10G,delay=5us\"\n")).is_ok());
         assert_eq!(invalid_field("name: Bad_Name\nhosts: []\n"), "name");
         assert_eq!(invalid_field("name: ok\nhosts: []\n"), "hosts");
         assert!(matches!(
@@ -863,6 +881,7 @@ mod tests {
                     netns: "pisa-x-b".into(),
                     host_if: "eth0".into(),
                     switch_if: "xp1".into(),
+                    link: Some("rate=1G".into()),
                 },
                 HostState {
                     name: "a".into(),
@@ -870,6 +889,7 @@ mod tests {
                     netns: "pisa-x-a".into(),
                     host_if: "eth0".into(),
                     switch_if: "xp0".into(),
+                    link: None,
                 },
             ],
         };
