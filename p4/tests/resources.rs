@@ -1037,3 +1037,26 @@ fn a_table_applied_in_two_branches_is_one_table_in_one_stage() {
     assert_eq!(g.stages[1].logical_tables, 1, "counted once");
     assert!(g.stages[0].tables.iter().all(|t| t != "t2"));
 }
+
+#[test]
+fn register_accesses_that_depend_on_each_other_cannot_share_a_stage() {
+    let mut b = B::new();
+    let r = b.register("r", 32);
+    let ra1 = b.register_action("first", r, vec![rv(value())], 32);
+    let ra2 = b.register_action("second", r, vec![reg_set(c(0))], 0);
+    let t0 = b.table("t0", 0, vec![set(1, execute(ra1, 32))]);
+    let t1 = b.table("t1", 1, vec![set(2, execute(ra2, 32))]);
+    let mut p = b.program(vec![apply(t0), apply(t1)]);
+    let issues = expect_error(&mut p, Target::Tofino1, IssueKind::RegisterStageConflict);
+    let e = issues
+        .iter()
+        .find(|i| i.kind == IssueKind::RegisterStageConflict)
+        .expect("conflict");
+    assert_eq!(e.object, ObjectRef::Register(0, r));
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| n.contains("matches on `meta.f1`, written by `t0`")),
+        "{e}"
+    );
+}

@@ -15,6 +15,8 @@
 //!   instruction (immediate), so they use no memory.
 //! - registers: size × word width (× 2 when paired) bits in 128-bit words; counters two
 //!   (packets and bytes) or four entries per word; meters one entry per word.
+//! - hash: a register's address takes ⌈log2 size⌉ bits of the hash distribution; a `Hash.get`
+//!   takes its width.
 //! - crossbar: the PHV bytes a unit's keys / conditions / hash and SALU inputs cover (fields
 //!   used twice in a stage share their bytes); a header's validity bit counts as a byte.
 
@@ -228,6 +230,9 @@ pub(crate) fn demands(
             for ra in &u.fx.register_actions {
                 if let Some(r) = pipe.register_actions.get(ra.index()) {
                     if seen.insert(Stateful::Register(r.register)) {
+                        // The SALU's address comes from the hash distribution unit.
+                        let size = pipe.registers.get(r.register.index()).map_or(1, |x| x.size);
+                        d.hash_bits += ceil_log2(u64::from(size));
                         d.stateful.push((
                             Stateful::Register(r.register),
                             register_sram(pipe, r.register, p),

@@ -154,8 +154,7 @@ fn attempt(
                 if *s < target {
                     for &h in &holders[o].1 {
                         if let Some(chain) = strict_path(units, u, h) {
-                            let mut chain = chain;
-                            chain.reverse();
+                            // `chain` runs from `h` (the first user) to `u`.
                             return Err(Failure::Conflict {
                                 object: *o,
                                 first: h,
