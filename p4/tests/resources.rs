@@ -1060,3 +1060,21 @@ fn register_accesses_that_depend_on_each_other_cannot_share_a_stage() {
         "{e}"
     );
 }
+
+#[test]
+fn registers_larger_than_a_stage() {
+    let mut b = B::new();
+    let r = b.register("huge", 32);
+    b.pipe.registers[r.index()].size = 1 << 20; // 32 Mb = 256 blocks of 128 Kb
+    let ra = b.register_action("ra", r, vec![rv(value())], 32);
+    let mut p = b.program(vec![set(1, execute(ra, 32))]);
+    let issues = expect_error(&mut p, Target::Tofino1, IssueKind::TableTooLarge);
+    let e = errors(&issues)[0];
+    assert_eq!(e.object, ObjectRef::Register(0, r));
+    assert!(
+        e.message
+            .contains("needs 256 SRAM blocks; a tofino1 stage has 80"),
+        "{}",
+        e.message
+    );
+}

@@ -381,11 +381,37 @@ fn place_gress(
 
     let demands = demand::demands(pipe, phv, &units, p);
     let mut oversize = vec![false; units.len()];
+    let mut reported_regs: Vec<RegisterId> = Vec::new();
     for (i, (u, d)) in units.iter().zip(&demands).enumerate() {
         let mut alone = StageUse::default();
         alone.add(d, usize::MAX);
         if let Some(resource) = alone.over(p) {
             oversize[i] = true;
+            // A register too large for a stage is the register's fault, not its user's.
+            let big_reg = d.stateful.iter().find_map(|(o, sram)| match o {
+                Stateful::Register(r) if *sram > p.sram_blocks => Some((*r, *sram)),
+                _ => None,
+            });
+            if let Some((r, sram)) = big_reg {
+                if !reported_regs.contains(&r) {
+                    reported_regs.push(r);
+                    issues.push(
+                        ResourceIssue::error(
+                            IssueKind::TableTooLarge,
+                            ObjectRef::Register(pi, r),
+                            format!(
+                                "register `{}` needs {sram} SRAM blocks; a {} stage has {}",
+                                stateful_name(pipe, Stateful::Register(r)),
+                                p.name(),
+                                p.sram_blocks
+                            ),
+                        )
+                        .with_note("a register lives in the memories of one stage")
+                        .with_help("reduce the register's size or word width"),
+                    );
+                }
+                continue;
+            }
             let (need, have) = amount(d, resource, p);
             let kind = if resource.contains("crossbar") {
                 IssueKind::CrossbarTooWide
