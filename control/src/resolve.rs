@@ -202,6 +202,30 @@ pub fn needs_priority(t: &ir::Table) -> bool {
             .any(|k| matches!(k.kind, MatchKind::Ternary | MatchKind::Range))
 }
 
+/// Rewrites the key-name spellings of p4c's STF files into P4 expressions: `extra$0.h` (a
+/// header-stack element) becomes `extra[0].h`, and `hdr.h.$valid$` becomes `hdr.h.isValid()`.
+pub fn normalize_key_name(name: &str) -> String {
+    let base = name
+        .strip_suffix(".$valid$")
+        .or_else(|| name.strip_suffix(".valid"))
+        .map(|h| format!("{h}.isValid()"));
+    let name = base.as_deref().unwrap_or(name);
+    let mut out = String::with_capacity(name.len() + 2);
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek().is_some_and(char::is_ascii_digit) {
+            out.push('[');
+            while let Some(d) = chars.next_if(char::is_ascii_digit) {
+                out.push(d);
+            }
+            out.push(']');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Builds an entry's key from `(key name, value text)` pairs, in the table's key order.
 /// Omitted ternary/lpm/range keys match anything; omitted exact keys are an error.
 pub fn build_key<'s>(
@@ -216,7 +240,14 @@ pub fn build_key<'s>(
         .collect();
     let mut out: Vec<Option<KeyMatch>> = vec![None; t.keys.len()];
     for (name, text) in given {
-        let i = pick("key", name, &names).map_err(|e| match e {
+        // The name as written first; p4c's STF spellings only when that finds nothing.
+        let found = match pick("key", name, &names) {
+            Err(ResolveError::Unknown { .. }) if normalize_key_name(name) != name => {
+                pick("key", &normalize_key_name(name), &names)
+            }
+            other => other,
+        };
+        let i = found.map_err(|e| match e {
             ResolveError::Unknown { known, .. } => ResolveError::UnknownKey {
                 table: t.name.clone(),
                 key: name.to_string(),
@@ -680,6 +711,21 @@ pub(crate) mod tests {
             build_key(acl, [("dst_port", "1"), ("hdr.l4.dst_port", "2")]),
             Err(ResolveError::DuplicateKey { .. })
         ));
+    }
+
+    #[test]
+    fn stf_key_spellings() {
+        assert_eq!(normalize_key_name("extra$0.h"), "extra[0].h");
+        assert_eq!(normalize_key_name("hdr.s$12.f$x"), "hdr.s[12].f$x");
+        assert_eq!(normalize_key_name("hdr.h.$valid$"), "hdr.h.isValid()");
+        assert_eq!(normalize_key_name("hdr.h.valid"), "hdr.h.isValid()");
+        assert_eq!(normalize_key_name("hdr.ipv4.ttl"), "hdr.ipv4.ttl");
+        let mut p = l2l3_like();
+        p.pipelines[0].tables[0].keys[0].name = "hdr.vlan[1].vid".into();
+        assert!(build_key(&p.pipelines[0].tables[0], [("hdr.vlan$1.vid", "0x2")]).is_ok());
+        // A real field called `valid` is found as written.
+        p.pipelines[0].tables[0].keys[0].name = "hdr.h.valid".into();
+        assert!(build_key(&p.pipelines[0].tables[0], [("hdr.h.valid", "0x2")]).is_ok());
     }
 
     #[test]
