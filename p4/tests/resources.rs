@@ -1078,3 +1078,19 @@ fn registers_larger_than_a_stage() {
         e.message
     );
 }
+
+#[test]
+fn control_statements_get_the_same_action_warnings() {
+    let mut p = B::new().program(vec![set(1, bin(BinOp::Div, f(2), f(3)))]);
+    let (_, warnings) = place_with_warnings(&mut p, Target::Tofino1).expect("warnings only");
+    assert!(
+        warnings.iter().any(|w| w.object == ObjectRef::Pipeline(0)
+            && w.message.contains("in control `Ingress`")
+            && w.message.contains("cannot divide")),
+        "{warnings:#?}"
+    );
+    // Division by a power of two is a shift: no warning.
+    let mut p = B::new().program(vec![set(1, bin(BinOp::Div, f(2), c(8)))]);
+    let (_, warnings) = place_with_warnings(&mut p, Target::Tofino1).expect("fits");
+    assert!(warnings.is_empty(), "{warnings:#?}");
+}

@@ -3,7 +3,7 @@
 //! 32-bit PHV containers, several operations in one assignment, and reading a field after the
 //! same action computed it (action instructions of one stage run in parallel).
 
-use pipeline::ir::{ActionId, BinOp, Expr, Pipeline, Place, Stmt};
+use pipeline::ir::{ActionId, BinOp, Expr, Gress, Pipeline, Place, Stmt, TableBranches, TableId};
 
 use super::effects::{overlap, Collector, Effects, Loc, Mode};
 use super::issue::{IssueKind, ObjectRef, ResourceIssue};
@@ -114,6 +114,80 @@ impl Scan<'_> {
 }
 
 /// Checks every action of `pipe`, blaming a table that uses it (else the pipeline).
+/// Scans a straight-line body's assignments; `track_computed` also flags reads of values the
+/// same body computed (inside one action, where instructions run in parallel).
+fn scan_body(body: &[Stmt], scan: &mut Scan<'_>, col: &mut Collector<'_>, track_computed: bool) {
+    // Reads of values computed earlier (copies of constants, parameters and fields are
+    // substituted by bf-p4c, so they are fine).
+    let mut computed: Vec<Loc> = Vec::new();
+    for s in body {
+        let Stmt::Assign { dst, value } = s else {
+            continue;
+        };
+        scan.expr(value);
+        let ops = op_count(value);
+        if ops > 1 && !matches!(value, Expr::RegisterExecute { .. } | Expr::Hash { .. }) {
+            let shown = scan.names.expr(value);
+            scan.note(format!(
+                "`{shown}` needs {ops} operations; a Tofino action does one operation per destination"
+            ));
+        }
+        if !track_computed {
+            continue;
+        }
+        let mut fx = Effects::default();
+        col.expr(value, &mut fx, Mode::Action);
+        if let Some(l) = overlap(&fx.action_reads, &computed) {
+            let shown = scan.names.loc(l);
+            scan.note(format!(
+                "reads `{shown}` after computing it in the same action; Tofino action instructions run in parallel and read the values from before the action"
+            ));
+        }
+        let computed_here = !matches!(
+            value,
+            Expr::Const { .. } | Expr::Param { .. } | Expr::Field(_) | Expr::Valid(_)
+        );
+        if computed_here {
+            match dst {
+                Place::Field(f) => computed.push(Loc::field(*f)),
+                Place::FieldSlice { field, hi, lo } => computed.push(Loc::slice(*field, *hi, *lo)),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Statements of a control body outside tables (each runs as its own `tbl_act` action).
+fn scan_control(body: &[Stmt], scan: &mut Scan<'_>, col: &mut Collector<'_>) {
+    for s in body {
+        match s {
+            Stmt::Assign { .. } => scan_body(std::slice::from_ref(s), scan, col, false),
+            Stmt::If { then, els, .. } => {
+                scan_control(then, scan, col);
+                scan_control(els, scan, col);
+            }
+            Stmt::ApplyTable { branches, .. } => match branches {
+                TableBranches::None => {}
+                TableBranches::HitMiss { hit, miss } => {
+                    scan_control(hit, scan, col);
+                    scan_control(miss, scan, col);
+                }
+                TableBranches::ActionRun { cases, default } => {
+                    for (_, b) in cases {
+                        scan_control(b, scan, col);
+                    }
+                    scan_control(default, scan, col);
+                }
+            },
+            _ => {}
+        }
+    }
+}
+
+const NOTE: &str = "the emulator runs this, but bf-p4c would reject it or need a different action";
+
+/// Checks every action of `pipe` (blaming a table that uses it, else the pipeline) and the
+/// statements of both controls outside tables.
 pub(crate) fn check_actions(pi: usize, pipe: &Pipeline, p: &Profile, out: &mut Vec<ResourceIssue>) {
     for (ai, action) in pipe.actions.iter().enumerate() {
         let id = ActionId(ai as u32);
@@ -123,12 +197,11 @@ pub(crate) fn check_actions(pi: usize, pipe: &Pipeline, p: &Profile, out: &mut V
             .position(|t| t.actions.iter().any(|a| a.action == id));
         let (obj, g) = match table {
             Some(t) => {
-                let tab = &pipe.tables[t];
-                let g = match tab.gress {
-                    pipeline::ir::Gress::Ingress => &pipe.ingress,
-                    pipeline::ir::Gress::Egress => &pipe.egress,
+                let g = match pipe.tables[t].gress {
+                    Gress::Ingress => &pipe.ingress,
+                    Gress::Egress => &pipe.egress,
                 };
-                (ObjectRef::Table(pi, pipeline::ir::TableId(t as u32)), g)
+                (ObjectRef::Table(pi, TableId(t as u32)), g)
             }
             None => (ObjectRef::Pipeline(pi), &pipe.ingress),
         };
@@ -138,43 +211,8 @@ pub(crate) fn check_actions(pi: usize, pipe: &Pipeline, p: &Profile, out: &mut V
             p,
             found: Vec::new(),
         };
-        // Reads of values this action computed earlier (copies of constants, parameters and
-        // fields are substituted by bf-p4c, so they are fine).
-        let mut computed: Vec<Loc> = Vec::new();
         let mut col = Collector::new(pipe, &g.phv);
-        for s in &action.body {
-            if let Stmt::Assign { dst, value } = s {
-                scan.expr(value);
-                let ops = op_count(value);
-                if ops > 1 && !matches!(value, Expr::RegisterExecute { .. } | Expr::Hash { .. }) {
-                    scan.note(format!(
-                        "`{}` needs {ops} operations; a Tofino action does one operation per destination",
-                        names.expr(value)
-                    ));
-                }
-                let mut fx = Effects::default();
-                col.expr(value, &mut fx, Mode::Action);
-                if let Some(l) = overlap(&fx.action_reads, &computed) {
-                    scan.note(format!(
-                        "reads `{}` after computing it in the same action; Tofino action instructions run in parallel and read the values from before the action",
-                        names.loc(l)
-                    ));
-                }
-                let computed_here = !matches!(
-                    value,
-                    Expr::Const { .. } | Expr::Param { .. } | Expr::Field(_) | Expr::Valid(_)
-                );
-                if computed_here {
-                    match dst {
-                        Place::Field(f) => computed.push(Loc::field(*f)),
-                        Place::FieldSlice { field, hi, lo } => {
-                            computed.push(Loc::slice(*field, *hi, *lo))
-                        }
-                        _ => {}
-                    }
-                }
-            }
-        }
+        scan_body(&action.body, &mut scan, &mut col, true);
         for f in scan.found {
             out.push(
                 ResourceIssue::warning(
@@ -182,9 +220,27 @@ pub(crate) fn check_actions(pi: usize, pipe: &Pipeline, p: &Profile, out: &mut V
                     obj,
                     format!("in action `{}`: {f}", action.name),
                 )
-                .with_note(
-                    "the emulator runs this, but bf-p4c would reject it or need a different action",
-                ),
+                .with_note(NOTE),
+            );
+        }
+    }
+    for g in [&pipe.ingress, &pipe.egress] {
+        let names = Names::new(pipe, &g.phv);
+        let mut scan = Scan {
+            names: &names,
+            p,
+            found: Vec::new(),
+        };
+        let mut col = Collector::new(pipe, &g.phv);
+        scan_control(&g.control.body, &mut scan, &mut col);
+        for f in scan.found {
+            out.push(
+                ResourceIssue::warning(
+                    IssueKind::EmulatorOnly,
+                    ObjectRef::Pipeline(pi),
+                    format!("in control `{}`: {f}", g.control.name),
+                )
+                .with_note(NOTE),
             );
         }
     }
