@@ -252,3 +252,48 @@ fn a_bad_switch_config_is_a_report_error() {
     assert!(!r.all_passed());
     assert_eq!(r.errors[0].line, 0);
 }
+
+/// One random statement line, drawn from shapes the runner must survive with any numbers.
+fn line() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let port = 0u32..600;
+    let bytes = proptest::collection::vec(any::<u8>(), 1..40);
+    prop_oneof![
+        (port.clone(), bytes.clone()).prop_map(|(p, b)| format!("packet {p} {}", hex(&b))),
+        (0u32..4, 0u64..4, bytes.clone()).prop_map(|(p, d, b)| {
+            let mut f = frame(d, 0x10, 0x0800, 4);
+            f.extend(b);
+            format!("packet {p} {}", hex(&f))
+        }),
+        (port.clone(), bytes).prop_map(|(p, b)| format!("expect {p} {}**", hex(&b))),
+        (0u64..5, 0u32..1000).prop_map(|(v, p)| format!("add fwd dst_addr:{v} set_port(port:{p})")),
+        (0u32..20, "[0-9a-fx*]{1,6}")
+            .prop_map(|(pr, v)| format!("add acl {pr} ether_type:{v} acl_deny() = e{pr}")),
+        (0u32..70000).prop_map(|m| format!("setdefault fwd flood(mgid:{m})")),
+        (0u32..4).prop_map(|m| format!("mc_mgrp_create {m}")),
+        (0u32..3, port.clone()).prop_map(|(r, p)| format!("mc_node_create {r} {p} 1")),
+        (0u32..4, 0u32..4).prop_map(|(m, n)| format!("mc_node_associate {m} {n}")),
+        (0u32..600, port.clone()).prop_map(|(x, p)| format!("mc_prune_set {x} {p}")),
+        (0u32..1100, port).prop_map(|(s, p)| format!("mirroring_add {s} {p}")),
+        (0u32..600).prop_map(|i| format!("check_counter port_counter({i}) bytes >= 1")),
+        (0u32..20).prop_map(|i| format!("check_counter acl_hits($e{i}) packets == 1")),
+        (0u32..10).prop_map(|i| format!("check_register pairs({i}) second = 0")),
+        Just("wait".to_string()),
+        Just("no_packet".to_string()),
+        Just("remove all".to_string()),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Random scripts give a report (with whatever failures), never a panic.
+    #[test]
+    fn random_scripts_never_panic(lines in proptest::collection::vec(line(), 0..30)) {
+        let script = lines.join("\n");
+        let stmts = stf::parse(&script).unwrap_or_else(|e| panic!("{e}\n{script}"));
+        let r = stf::run_stf(mini_program(), &stmts, &StfOptions::default());
+        let _ = r.to_string();
+        let _ = format!("{r:#}");
+    }
+}

@@ -218,3 +218,43 @@ fn api_refusals_carry_the_api_error() {
         "{e}"
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Table files with arbitrary numbers and value texts apply or fail with a positioned
+    /// error, never a panic.
+    #[test]
+    fn random_files_never_panic(
+        key in "[0-9a-fx:./&* ]{0,20}",
+        port in 0u32..600,
+        prio in proptest::option::of(0u32..10),
+        node_port in 0u32..140,
+        mgid in 0u32..66_000,
+        session in 0u32..1100,
+        reg_index in 0u32..20,
+        reg_value in "[0-9a-fx]{1,12}",
+        rate in 0u64..10_000,
+        kmin in 0u64..10,
+        kmax in 0u64..10,
+    ) {
+        let yaml = format!(
+            "tables:\n  - table: fwd\n    entries:\n      - {{ key: {{ dst_addr: \"{key}\" }}, action: set_port, params: {{ port: {port} }} }}\n\
+             \x20 - table: acl\n    entries:\n      - {{ key: {{ ether_type: \"{key}\" }}, {}action: acl_deny }}\n\
+             registers:\n  - {{ register: pairs, index: {reg_index}, lo: \"{reg_value}\", hi: 1 }}\n\
+             mirror:\n  - {{ session: {session}, port: {port} }}\n\
+             multicast:\n  nodes: [ {{ id: 1, rid: 0, ports: [{node_port}] }} ]\n  groups: [ {{ mgid: {mgid}, nodes: [1] }} ]\n\
+             ports:\n  - {{ port: {node_port}, rate_bps: {rate}, ecn_kmin_bytes: {kmin}, ecn_kmax_bytes: {kmax} }}\n",
+            prio.map(|p| format!("priority: {p}, ")).unwrap_or_default(),
+        );
+        match tables_file::from_yaml(&yaml) {
+            Err(e) => { let _ = e.to_string(); }
+            Ok(f) => {
+                let mut sw = switch();
+                if let Err(e) = tables_file::apply(&mut sw, &f) {
+                    let _ = e.to_string();
+                }
+            }
+        }
+    }
+}
