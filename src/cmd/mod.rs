@@ -2,7 +2,10 @@
 
 mod bench;
 mod check;
+mod ctl;
 mod demo;
+mod lab;
+mod live;
 mod program;
 mod replay;
 mod run;
@@ -37,6 +40,11 @@ pub enum Command {
     Bench(bench::BenchCommand),
     /// The main job: l2l3.p4 on the bundled example captures, no root and no NIC needed.
     Demo(demo::DemoArgs),
+    /// Lab topologies: hosts in network namespaces wired to the switch's ports.
+    #[command(subcommand)]
+    Lab(lab::LabCommand),
+    /// Talk to a running `pisa run --ctl PATH`: statistics, counters, tables, link faults.
+    Ctl(ctl::CtlArgs),
 }
 
 /// The hardware profile a program is checked and run against.
@@ -88,5 +96,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Stf(a) => stf::run(a),
         Command::Bench(b) => bench::run(b),
         Command::Demo(a) => demo::run(a),
+        Command::Lab(c) => lab::run(c),
+        Command::Ctl(a) => ctl::run(a),
     }
 }

@@ -27,13 +27,21 @@ pub struct RunArgs {
     #[arg(long)]
     pub tables: Option<PathBuf>,
     /// An input capture for a port: PORT=FILE.pcap (repeatable).
-    #[arg(long = "in", value_name = "PORT=FILE", required = true)]
+    #[arg(
+        long = "in",
+        value_name = "PORT=FILE",
+        required_unless_present = "ports",
+        conflicts_with = "ports"
+    )]
     pub inputs: Vec<InputSpec>,
     /// Where the output captures and the drop log go.
     #[arg(long, default_value = "out")]
     pub out_dir: PathBuf,
     #[command(flatten)]
     pub compile: CompileArgs,
+    /// Live forwarding (`--port N=SPEC`, `--pipes`, `--metrics`, `--ctl`, `--link`).
+    #[command(flatten)]
+    pub live: super::live::LiveArgs,
 }
 
 /// What a replay produced, for the summary and for `pisa demo`.
@@ -46,6 +54,14 @@ pub struct ReplayOutcome {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if !args.live.ports.is_empty() {
+        return super::live::run(
+            &args.program,
+            args.tables.as_deref(),
+            &args.compile,
+            args.live,
+        );
+    }
     let (_, mut sw) = program::load_switch(&args.program, args.tables.as_deref(), &args.compile)?;
     let outcome = replay_to_dir(&mut sw, &args.inputs, &args.out_dir)?;
     print!("{}", summary(&sw, &outcome));

@@ -31,13 +31,20 @@ fn escape(s: &str) -> String {
 /// The runtime's statistics in Prometheus text format (version 0.0.4).
 pub fn render_prometheus(st: &RuntimeStats) -> String {
     let mut s = String::new();
-    let simple: [(&str, &str, fn(&super::PortReport) -> u64); 4] = [
+    type Get = fn(&super::PortReport) -> u64;
+    let simple: [(&str, &str, Get); 4] = [
         ("pisa_port_rx_packets_total", "Frames received", |p| {
             p.port.rx_packets
         }),
-        ("pisa_port_rx_bytes_total", "Bytes received", |p| p.port.rx_bytes),
-        ("pisa_port_tx_packets_total", "Frames sent", |p| p.port.tx_packets),
-        ("pisa_port_tx_bytes_total", "Bytes sent", |p| p.port.tx_bytes),
+        ("pisa_port_rx_bytes_total", "Bytes received", |p| {
+            p.port.rx_bytes
+        }),
+        ("pisa_port_tx_packets_total", "Frames sent", |p| {
+            p.port.tx_packets
+        }),
+        ("pisa_port_tx_bytes_total", "Bytes sent", |p| {
+            p.port.tx_bytes
+        }),
     ];
     for (name, help, get) in simple {
         let _ = writeln!(s, "# HELP {name} {help}.\n# TYPE {name} counter");
@@ -59,7 +66,10 @@ pub fn render_prometheus(st: &RuntimeStats) -> String {
     for p in &st.ports {
         let l = format!("port=\"{}\",name=\"{}\"", p.devport, escape(&p.name));
         let mut line = |dir: &str, reason: &str, v: u64| {
-            let _ = writeln!(s, "{name}{{{l},direction=\"{dir}\",reason=\"{reason}\"}} {v}");
+            let _ = writeln!(
+                s,
+                "{name}{{{l},direction=\"{dir}\",reason=\"{reason}\"}} {v}"
+            );
         };
         for r in DropReason::ALL {
             line("rx", r.name(), p.port.rx_dropped(r));
@@ -111,7 +121,11 @@ pub fn render_prometheus(st: &RuntimeStats) -> String {
         }
         let _ = writeln!(s, "{name}_count{{port=\"{}\"}} {cum}", p.devport);
         // Exact sum is not kept; the frames received is its best stand-in.
-        let _ = writeln!(s, "{name}_sum{{port=\"{}\"}} {}", p.devport, p.port.rx_packets);
+        let _ = writeln!(
+            s,
+            "{name}_sum{{port=\"{}\"}} {}",
+            p.devport, p.port.rx_packets
+        );
     }
     let _ = writeln!(
         s,

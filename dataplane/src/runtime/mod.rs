@@ -31,8 +31,7 @@ mod stats;
 
 pub use metrics::{render_prometheus, MetricsServer};
 pub use stats::{
-    PortReport, PortRuntimeCounters, PortRuntimeStats, RuntimeStats, BATCH_BUCKETS,
-    BATCH_BUCKET_LE,
+    PortReport, PortRuntimeCounters, PortRuntimeStats, RuntimeStats, BATCH_BUCKETS, BATCH_BUCKET_LE,
 };
 
 use std::os::fd::RawFd;
@@ -367,7 +366,9 @@ impl<P: Pipeline> Runtime<P> {
                     if let Some(h) = hook {
                         h(ThreadRole::Rx(devport));
                     }
-                    rx_loop(devport, &port, fd, &*clock, &counters, &ing, &stop, batch, idle);
+                    rx_loop(
+                        devport, &port, fd, &*clock, &counters, &ing, &stop, batch, idle,
+                    );
                 })?);
             }
             {

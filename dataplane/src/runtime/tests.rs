@@ -135,12 +135,12 @@ fn link_down_and_loss_change_at_run_time() {
         std::thread::sleep(Duration::from_millis(1));
     }
     assert_eq!(link.tx_stats().down_dropped, 20);
-    assert!(recv(&mut s.hosts[1], 1).is_empty() || link.tx_stats().down_dropped == 20);
     link.set_link_up(true);
     send(&mut s.hosts[0], 5);
     assert_eq!(recv(&mut s.hosts[1], 5), vec![0, 1, 2, 3, 4]);
 
-    link.set_config("loss=0.25,seed=9".parse().unwrap()).unwrap();
+    link.set_config("loss=0.25,seed=9".parse().unwrap())
+        .unwrap();
     send(&mut s.hosts[0], 4000);
     let t0 = Instant::now();
     let mut got = 0usize;
@@ -151,7 +151,11 @@ fn link_down_and_loss_change_at_run_time() {
         }
     }
     let lost = link.tx_stats().lost;
-    assert_eq!(got as u64 + lost, 4000, "every frame delivered or counted lost");
+    assert_eq!(
+        got as u64 + lost,
+        4000,
+        "every frame delivered or counted lost"
+    );
     // 4000 draws at p = 0.25: mean 1000, sd ≈ 27; 5 sd either way.
     assert!((865..=1135).contains(&lost), "lost {lost}");
     assert!(matches!(h.link(9), Err(RuntimeError::NoSuchPort(9))));
@@ -165,7 +169,9 @@ fn control_calls_run_on_the_pipeline_thread() {
     send(&mut s.hosts[0], 3);
     assert_eq!(recv(&mut s.hosts[1], 3).len(), 3);
     let h = s.rt.handle();
-    let seen = h.call(Duration::from_secs(5), |p: &mut Wire| p.seen).unwrap();
+    let seen = h
+        .call(Duration::from_secs(5), |p: &mut Wire| p.seen)
+        .unwrap();
     assert_eq!(seen, 3);
     h.call(Duration::from_secs(5), |p: &mut Wire| p.seen = 100)
         .unwrap();
@@ -203,7 +209,10 @@ fn stop_drains_frames_held_by_a_delayed_link() {
         std::thread::sleep(Duration::from_millis(1));
     }
     let (_, st) = rt.stop().unwrap();
-    assert_eq!(st.ports[1].port.tx_packets, 10, "held frames left before the stop finished");
+    assert_eq!(
+        st.ports[1].port.tx_packets, 10,
+        "held frames left before the stop finished"
+    );
     assert_eq!(recv(&mut h1, 10).len(), 10);
 }
 
@@ -220,7 +229,12 @@ fn bad_port_lists_are_refused() {
     ));
     assert!(check_devports(&[0, 128, 511]).is_ok());
     let clock: Arc<dyn Clock> = Arc::new(VirtualClock::new());
-    let r = Runtime::start(Wire { seen: 0 }, Vec::new(), clock, RuntimeConfig::default());
+    let r = Runtime::start(
+        Wire { seen: 0 },
+        Vec::new(),
+        clock,
+        RuntimeConfig::default(),
+    );
     assert!(matches!(r, Err(RuntimeError::NoPorts)));
 }
 
@@ -238,7 +252,8 @@ fn metrics_page_lists_ports() {
     .unwrap();
     let mut c = std::net::TcpStream::connect(srv.local_addr()).unwrap();
     use std::io::{Read, Write};
-    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let mut body = String::new();
     c.read_to_string(&mut body).unwrap();
     assert!(body.starts_with("HTTP/1.1 200 OK"), "{body}");

@@ -1,0 +1,528 @@
+//! `pisa ctl`: talk to a running `pisa run --ctl PATH` over its Unix control socket, and the
+//! server side of that socket.
+//!
+//! Protocol: JSON lines. The client writes one JSON object per line; the server answers each
+//! with one JSON object on one line, in order. Every request has an `op`:
+//!
+//! | op | fields | answer (besides `"ok": true`) |
+//! |---|---|---|
+//! | `stats` | | `ports`: per port `port`, `name`, `rx`, `rx_bytes`, `tx`, `tx_bytes`, `drops`, `faults`; `processed`, `no_port`, `switch_drops` (by reason) |
+//! | `counter_read` | `name`, `index`, `pipe`? | `cells`: `[{pipe, packets, bytes}]` |
+//! | `register_read` | `name`, `index`, `pipe`? | `cells`: `[{pipe, lo, hi}]` (values as decimal strings) |
+//! | `table_add` | `table`, `key` {field: value}, `priority`?, `action`, `params` {name: value}? | |
+//! | `table_delete` | `table`, `key`, `priority`? | |
+//! | `link_get` | `port` | `settings` (the link's config as JSON), `faults_tx`, `faults_rx` |
+//! | `link_set` | `port`, `settings` (text like `rate=10G,delay=5us,loss=0.01,down`) | replaces the link's settings |
+//! | `link_down` / `link_up` | `port` | |
+//!
+//! Values in `key` and `params` use the table-file syntax (`control::value`): numbers, `0x..`,
+//! MAC and IP addresses, `value/prefix`, `value &&& mask`, `lo..hi`; JSON numbers are accepted
+//! too. A bad request gets `{"ok": false, "error": "..."}` naming what is wrong, and the
+//! connection stays open.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+use clap::{Args, Subcommand};
+use control::tables_file::{At, Entry, TableSection, TablesFile, Text};
+use pipeline::api::PipeSel;
+use serde::Deserialize;
+use serde_json::{json, Value as Json};
+
+use super::live::{Handle, SwitchPipeline};
+
+/// How long one request may wait for the pipeline thread.
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Longest request line accepted.
+const MAX_LINE: usize = 1 << 20;
+
+/// A request, as parsed from one line.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Request {
+    Stats,
+    CounterRead {
+        name: String,
+        index: u32,
+        #[serde(default)]
+        pipe: Option<u16>,
+    },
+    RegisterRead {
+        name: String,
+        index: u32,
+        #[serde(default)]
+        pipe: Option<u16>,
+    },
+    TableAdd {
+        table: String,
+        #[serde(default)]
+        key: BTreeMap<String, Json>,
+        #[serde(default)]
+        priority: Option<u32>,
+        action: String,
+        #[serde(default)]
+        params: BTreeMap<String, Json>,
+    },
+    TableDelete {
+        table: String,
+        #[serde(default)]
+        key: BTreeMap<String, Json>,
+        #[serde(default)]
+        priority: Option<u32>,
+    },
+    LinkGet {
+        port: u16,
+    },
+    LinkSet {
+        port: u16,
+        settings: String,
+    },
+    LinkDown {
+        port: u16,
+    },
+    LinkUp {
+        port: u16,
+    },
+}
+
+/// A JSON scalar as table-file text.
+fn text(field: &str, v: &Json) -> Result<String, String> {
+    match v {
+        Json::String(s) => Ok(s.clone()),
+        Json::Number(n) => Ok(n.to_string()),
+        Json::Bool(b) => Ok(u8::from(*b).to_string()),
+        _ => Err(format!("`{field}`: expected a number or a string, got {v}")),
+    }
+}
+
+fn texts(m: &BTreeMap<String, Json>) -> Result<BTreeMap<String, Text>, String> {
+    m.iter()
+        .map(|(k, v)| Ok((k.clone(), Text(text(k, v)?))))
+        .collect()
+}
+
+fn pipes(p: Option<u16>) -> PipeSel {
+    p.map_or(PipeSel::All, PipeSel::Pipe)
+}
+
+/// Answers one request line.
+pub fn handle_line(h: &Handle, line: &str) -> Json {
+    let req: Request = match serde_json::from_str(line) {
+        Ok(r) => r,
+        Err(e) => return json!({"ok": false, "error": format!("bad request: {e}")}),
+    };
+    match handle(h, req) {
+        Ok(mut v) => {
+            if let Json::Object(m) = &mut v {
+                m.insert("ok".into(), Json::Bool(true));
+            }
+            v
+        }
+        Err(e) => json!({"ok": false, "error": e}),
+    }
+}
+
+fn handle(h: &Handle, req: Request) -> Result<Json, String> {
+    type Job = Box<dyn FnOnce(&mut SwitchPipeline) -> Result<Json, String> + Send>;
+    let call = |f: Job| h.call(CALL_TIMEOUT, f).map_err(|e| e.to_string())?;
+    match req {
+        Request::Stats => {
+            let st = h.stats();
+            let ports: Vec<Json> = st
+                .ports
+                .iter()
+                .map(|p| {
+                    json!({
+                        "port": p.devport, "name": p.name,
+                        "rx": p.port.rx_packets, "rx_bytes": p.port.rx_bytes,
+                        "tx": p.port.tx_packets, "tx_bytes": p.port.tx_bytes,
+                        "drops": p.total_drops(),
+                        "ingress_channel_full": p.runtime.ingress_full,
+                        "egress_channel_full": p.runtime.egress_full,
+                        "faults_tx": faults(&p.faults_tx), "faults_rx": faults(&p.faults_rx),
+                    })
+                })
+                .collect();
+            let drops = call(Box::new(|p| {
+                let st = p.sw.stats();
+                let m: serde_json::Map<String, Json> = pipeline::switch::DropReason::ALL
+                    .iter()
+                    .filter(|r| st.dropped(**r) > 0)
+                    .map(|r| (r.name().to_string(), json!(st.dropped(*r))))
+                    .collect();
+                Ok(Json::Object(m))
+            }))?;
+            Ok(json!({
+                "ports": ports, "processed": st.processed, "no_port": st.no_port,
+                "switch_drops": drops,
+            }))
+        }
+        Request::CounterRead { name, index, pipe } => call(Box::new(move |p| {
+            let cells =
+                p.sw.counter_read(pipes(pipe), &name, index)
+                    .map_err(|e| format!("counter `{name}`[{index}]: {e}"))?;
+            let cells: Vec<Json> = cells
+                .iter()
+                .map(|c| json!({"pipe": c.pipe, "packets": c.packets, "bytes": c.bytes}))
+                .collect();
+            Ok(json!({ "cells": cells }))
+        })),
+        Request::RegisterRead { name, index, pipe } => call(Box::new(move |p| {
+            let cells =
+                p.sw.register_read(pipes(pipe), &name, index)
+                    .map_err(|e| format!("register `{name}`[{index}]: {e}"))?;
+            let cells: Vec<Json> = cells
+                .iter()
+                .map(|c| json!({"pipe": c.pipe, "lo": c.lo.to_string(), "hi": c.hi.to_string()}))
+                .collect();
+            Ok(json!({ "cells": cells }))
+        })),
+        Request::TableAdd {
+            table,
+            key,
+            priority,
+            action,
+            params,
+        } => {
+            let file = TablesFile {
+                tables: vec![TableSection {
+                    table: At::new(table),
+                    clear: false,
+                    default: None,
+                    entries: vec![At::new(Entry {
+                        key: texts(&key)?,
+                        priority,
+                        action,
+                        params: texts(&params)?,
+                    })],
+                }],
+                ..TablesFile::default()
+            };
+            call(Box::new(move |p| {
+                control::tables_file::apply(&mut p.sw, &file)
+                    .map(|_| json!({}))
+                    .map_err(|e| e.to_string())
+            }))
+        }
+        Request::TableDelete {
+            table,
+            key,
+            priority,
+        } => {
+            let key = texts(&key)?;
+            call(Box::new(move |p| {
+                let prog = p.sw.program().clone();
+                let r = control::resolve::find_table(&prog, &table).map_err(|e| e.to_string())?;
+                let t = control::resolve::table(&prog, r)
+                    .ok_or_else(|| format!("table `{table}` not found"))?;
+                let km = control::resolve::build_key(
+                    t,
+                    key.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                )
+                .map_err(|e| format!("table `{}`: {e}", t.name))?;
+                let priority =
+                    control::resolve::check_priority(t, priority).map_err(|e| e.to_string())?;
+                let keys: Vec<(&str, _)> = t
+                    .keys
+                    .iter()
+                    .map(|k| k.name.as_str())
+                    .zip(km.iter().copied())
+                    .collect();
+                p.sw.table_delete(PipeSel::All, &t.name, &keys, priority)
+                    .map(|_| json!({}))
+                    .map_err(|e| e.to_string())
+            }))
+        }
+        Request::LinkGet { port } => {
+            let l = h.link(port).map_err(|e| e.to_string())?;
+            Ok(json!({
+                "port": port,
+                "settings": link_json(&l.config()),
+                "faults_tx": faults(&l.tx_stats()),
+                "faults_rx": faults(&l.rx_stats()),
+            }))
+        }
+        Request::LinkSet { port, settings } => {
+            let l = h.link(port).map_err(|e| e.to_string())?;
+            let cfg: dataplane::LinkConfig =
+                settings.parse().map_err(|e| format!("port {port}: {e}"))?;
+            l.set_config(cfg).map_err(|e| format!("port {port}: {e}"))?;
+            tracing::info!(port, %settings, "link settings changed");
+            Ok(json!({}))
+        }
+        Request::LinkDown { port } | Request::LinkUp { port } => {
+            let up = matches!(req, Request::LinkUp { .. });
+            let l = h.link(port).map_err(|e| e.to_string())?;
+            l.set_link_up(up);
+            tracing::info!(port, up, "link state changed");
+            Ok(json!({}))
+        }
+    }
+}
+
+fn faults(f: &dataplane::FaultStats) -> Json {
+    json!({
+        "lost": f.lost, "duplicated": f.duplicated, "reordered": f.reordered,
+        "corrupted": f.corrupted, "down_dropped": f.down_dropped, "queue_dropped": f.queue_dropped,
+    })
+}
+
+fn link_json(c: &dataplane::LinkConfig) -> Json {
+    serde_json::to_value(c).unwrap_or(Json::Null)
+}
+
+/// The control socket's server: an accept thread and one thread per connection.
+pub struct CtlServer {
+    path: PathBuf,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl CtlServer {
+    /// Listens on `path` (its directory is created; a stale socket file is replaced, a live one
+    /// is refused).
+    pub fn start(path: &Path, h: Handle) -> anyhow::Result<CtlServer> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create `{}`", dir.display()))?;
+        }
+        if path.exists() {
+            if UnixStream::connect(path).is_ok() {
+                return Err(anyhow!(
+                    "control socket `{}` is in use by another pisa",
+                    path.display()
+                ));
+            }
+            std::fs::remove_file(path)
+                .with_context(|| format!("cannot remove stale socket `{}`", path.display()))?;
+        }
+        let listener = UnixListener::bind(path)
+            .with_context(|| format!("cannot listen on `{}`", path.display()))?;
+        listener.set_nonblocking(true)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("pisa-ctl".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Acquire) {
+                    match listener.accept() {
+                        Ok((s, _)) => {
+                            let h = h.clone();
+                            let flag = flag.clone();
+                            let _ = std::thread::Builder::new()
+                                .name("pisa-ctl-conn".into())
+                                .spawn(move || serve_conn(s, &h, &flag));
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            std::thread::sleep(Duration::from_millis(20))
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "control socket accept failed");
+                            std::thread::sleep(Duration::from_millis(100));
+                        }
+                    }
+                }
+            })?;
+        Ok(CtlServer {
+            path: path.to_path_buf(),
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for CtlServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn serve_conn(s: UnixStream, h: &Handle, stop: &AtomicBool) {
+    // Wake up now and then to notice a shutdown.
+    let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+    let Ok(mut w) = s.try_clone() else { return };
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    while !stop.load(Ordering::Acquire) {
+        match r.read_line(&mut line) {
+            Ok(0) => return,
+            Ok(_) => {
+                if !line.ends_with('\n') && line.len() < MAX_LINE {
+                    continue; // timed out mid-line; keep reading
+                }
+                let reply = if line.len() >= MAX_LINE {
+                    json!({"ok": false, "error": format!("request longer than {MAX_LINE} bytes")})
+                } else if line.trim().is_empty() {
+                    line.clear();
+                    continue;
+                } else {
+                    handle_line(h, line.trim())
+                };
+                line.clear();
+                if writeln!(w, "{reply}").is_err() {
+                    return;
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// `pisa ctl`: the client.
+#[derive(Args, Debug)]
+pub struct CtlArgs {
+    /// The control socket of a running `pisa run --ctl PATH`.
+    #[arg(long, default_value = "/run/pisa/ctl.sock")]
+    pub socket: PathBuf,
+    #[command(subcommand)]
+    pub command: CtlCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum CtlCommand {
+    /// Per-port and switch statistics.
+    Stats,
+    /// Read an indexed counter cell.
+    Counter {
+        name: String,
+        index: u32,
+        #[arg(long)]
+        pipe: Option<u16>,
+    },
+    /// Read a register cell.
+    Register {
+        name: String,
+        index: u32,
+        #[arg(long)]
+        pipe: Option<u16>,
+    },
+    /// Add a table entry: `pisa ctl table-add T -k FIELD=VALUE -a ACTION -p NAME=VALUE`.
+    TableAdd {
+        table: String,
+        #[arg(short = 'k', long = "key", value_name = "FIELD=VALUE")]
+        key: Vec<String>,
+        #[arg(short = 'a', long)]
+        action: String,
+        #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        #[arg(long)]
+        priority: Option<u32>,
+    },
+    /// Delete a table entry by its key.
+    TableDelete {
+        table: String,
+        #[arg(short = 'k', long = "key", value_name = "FIELD=VALUE")]
+        key: Vec<String>,
+        #[arg(long)]
+        priority: Option<u32>,
+    },
+    /// Show a port's link settings and fault counters.
+    LinkGet { port: u16 },
+    /// Replace a port's link settings, e.g. `rate=10G,delay=5us,loss=0.01` (empty: a clean link).
+    LinkSet { port: u16, settings: String },
+    /// Take a port's link down.
+    LinkDown { port: u16 },
+    /// Bring a port's link up.
+    LinkUp { port: u16 },
+    /// Send one raw JSON request line.
+    Raw { json: String },
+}
+
+fn pairs(items: &[String], what: &str) -> anyhow::Result<serde_json::Map<String, Json>> {
+    items
+        .iter()
+        .map(|kv| {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| anyhow!("{what} {kv:?}: expected NAME=VALUE"))?;
+            Ok((k.to_string(), Json::String(v.to_string())))
+        })
+        .collect()
+}
+
+fn request_of(c: &CtlCommand) -> anyhow::Result<String> {
+    let v = match c {
+        CtlCommand::Stats => json!({"op": "stats"}),
+        CtlCommand::Counter { name, index, pipe } => {
+            json!({"op": "counter_read", "name": name, "index": index, "pipe": pipe})
+        }
+        CtlCommand::Register { name, index, pipe } => {
+            json!({"op": "register_read", "name": name, "index": index, "pipe": pipe})
+        }
+        CtlCommand::TableAdd {
+            table,
+            key,
+            action,
+            params,
+            priority,
+        } => json!({
+            "op": "table_add", "table": table, "key": pairs(key, "--key")?,
+            "action": action, "params": pairs(params, "--param")?, "priority": priority,
+        }),
+        CtlCommand::TableDelete {
+            table,
+            key,
+            priority,
+        } => json!({
+            "op": "table_delete", "table": table, "key": pairs(key, "--key")?, "priority": priority,
+        }),
+        CtlCommand::LinkGet { port } => json!({"op": "link_get", "port": port}),
+        CtlCommand::LinkSet { port, settings } => {
+            json!({"op": "link_set", "port": port, "settings": settings})
+        }
+        CtlCommand::LinkDown { port } => json!({"op": "link_down", "port": port}),
+        CtlCommand::LinkUp { port } => json!({"op": "link_up", "port": port}),
+        CtlCommand::Raw { json } => return Ok(json.trim().to_string()),
+    };
+    Ok(v.to_string())
+}
+
+/// Sends one request and returns the reply line.
+pub fn request(socket: &Path, line: &str) -> anyhow::Result<Json> {
+    let mut s = UnixStream::connect(socket).with_context(|| {
+        format!(
+            "cannot connect to `{}`; is `pisa run --ctl {}` running?",
+            socket.display(),
+            socket.display()
+        )
+    })?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    writeln!(s, "{line}")?;
+    let mut r = BufReader::new(s);
+    let mut reply = String::new();
+    r.read_line(&mut reply)
+        .context("no answer from the control socket")?;
+    serde_json::from_str(&reply).with_context(|| format!("bad answer {reply:?}"))
+}
+
+pub fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
+    let line = request_of(&args.command)?;
+    let reply = request(&args.socket, &line)?;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&reply).unwrap_or_else(|_| reply.to_string())
+    );
+    if reply.get("ok") == Some(&Json::Bool(true)) {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Ok(ExitCode::from(1))
+    }
+}

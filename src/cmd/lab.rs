@@ -1,0 +1,121 @@
+//! `pisa lab up FILE | down NAME | exec NAME HOST -- CMD... | list`: a thin command line over
+//! `dataplane::lab`, which builds hosts in network namespaces wired by veth pairs to
+//! switch-side interfaces and records what it created so `down` removes exactly that.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Subcommand;
+use dataplane::lab::{self, Lab};
+
+#[derive(Subcommand, Debug)]
+pub enum LabCommand {
+    /// Build the topology a lab file describes and print the `--port` options to attach pisa.
+    Up {
+        /// The lab file (e.g. deploy/labs/l2l3-4hosts.yaml).
+        file: PathBuf,
+    },
+    /// Remove everything a lab created.
+    Down {
+        /// The lab's name (its `name:` field).
+        name: String,
+    },
+    /// Run a command on a host of a running lab: `pisa lab exec LAB HOST -- CMD ARGS...`.
+    Exec {
+        /// The lab's name.
+        lab: String,
+        /// The host.
+        host: String,
+        /// The command and its arguments.
+        #[arg(last = true, required = true)]
+        argv: Vec<String>,
+    },
+    /// List running labs.
+    List,
+}
+
+fn state_dir() -> PathBuf {
+    PathBuf::from(lab::DEFAULT_STATE_DIR)
+}
+
+pub fn run(cmd: LabCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        LabCommand::Up { file } => {
+            let l = Lab::load(&file)?;
+            let st = lab::lab_up(&l)?;
+            println!("lab {} is up ({} host(s))", st.name, st.hosts.len());
+            for h in &st.hosts {
+                println!(
+                    "  {:<8} netns {:<28} {} <-> {} (switch port {})",
+                    h.name, h.netns, h.host_if, h.switch_if, h.port
+                );
+            }
+            let ports: Vec<String> = st
+                .port_specs()
+                .into_iter()
+                .map(|(p, s)| format!("--port {p}={s}"))
+                .collect();
+            println!(
+                "attach the switch with: pisa run --program P4 --tables T {}",
+                ports.join(" ")
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        LabCommand::Down { name } => {
+            lab::lab_down(&name)?;
+            println!("lab {name} is down");
+            Ok(ExitCode::SUCCESS)
+        }
+        LabCommand::Exec { lab, host, argv } => {
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            let st = lab::load_state(&state_dir(), &lab)?;
+            let h = st.host(&host)?;
+            // Inherit stdio so interactive commands (ping, iperf3) show their output live.
+            let status = std::process::Command::new("ip")
+                .args(["netns", "exec", h.netns.as_str()])
+                .args(&argv)
+                .status()
+                .context("cannot run `ip netns exec` (apt-get install iproute2)")?;
+            Ok(match status.code() {
+                Some(0) => ExitCode::SUCCESS,
+                Some(c) => ExitCode::from(u8::try_from(c).unwrap_or(1)),
+                None => ExitCode::from(1),
+            })
+        }
+        LabCommand::List => {
+            let dir = state_dir();
+            let mut names: Vec<String> = match std::fs::read_dir(&dir) {
+                Ok(rd) => rd
+                    .filter_map(Result::ok)
+                    .filter_map(|e| {
+                        let n = e.file_name().to_string_lossy().into_owned();
+                        n.strip_suffix(".json").map(str::to_string)
+                    })
+                    .collect(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot read `{}`", dir.display()))
+                }
+            };
+            names.sort();
+            for n in &names {
+                match lab::load_state(&dir, n) {
+                    Ok(st) => {
+                        let hosts: Vec<String> = st
+                            .hosts
+                            .iter()
+                            .map(|h| format!("{}@{}", h.name, h.port))
+                            .collect();
+                        println!("{n}: {}", hosts.join(" "));
+                    }
+                    Err(e) => println!("{n}: unreadable state ({e})"),
+                }
+            }
+            if names.is_empty() {
+                println!("no labs are up");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
