@@ -491,7 +491,8 @@ pub struct RawLexError {
 /// Lexes `text` completely. The token list always ends with an [`TokenKind::Eof`] token;
 /// bad input produces errors and is skipped, never a panic.
 pub fn lex(text: &str) -> (Vec<RawToken>, Vec<RawLexError>) {
-    let mut tokens = Vec::new();
+    // Roughly one token per five bytes of P4; reserving avoids repeated regrowth.
+    let mut tokens = Vec::with_capacity(text.len() / 5 + 1);
     let mut errors = Vec::new();
     let mut lexer = TokenKind::lexer(text);
     let mut last_end = 0usize;

@@ -31,7 +31,7 @@ impl Parser {
             // `@pragma name args...` runs to the end of the line.
             let mut toks = Vec::new();
             while !self.at_eof() && !self.peek().newline_before {
-                let t = self.bump();
+                let t = self.bump_token();
                 toks.push(AnnotationToken {
                     text: token_text(&t.kind),
                     span: t.span,
@@ -77,7 +77,7 @@ impl Parser {
             });
         }
         // Unstructured: balanced tokens up to the matching `)`.
-        let open = self.bump().span;
+        let open = self.bump();
         let mut depth = 0usize;
         let mut toks = Vec::new();
         loop {
@@ -97,7 +97,7 @@ impl Parser {
                 TokenKind::RParen => depth -= 1,
                 _ => {}
             }
-            let t = self.bump();
+            let t = self.bump_token();
             toks.push(AnnotationToken {
                 text: token_text(&t.kind),
                 span: t.span,

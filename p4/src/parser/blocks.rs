@@ -329,7 +329,7 @@ impl Parser {
         while !self.at(&TokenKind::RBrace) && !self.at_eof() && !self.gave_up {
             let before = self.pos;
             if self.at(&TokenKind::Apply) {
-                let apply_span = self.bump().span;
+                let apply_span = self.bump();
                 match self.parse_block() {
                     Ok(b) => {
                         if apply.is_some() {

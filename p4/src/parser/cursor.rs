@@ -60,12 +60,19 @@ impl Parser {
         start.to(self.prev_span())
     }
 
-    /// Consumes the current token (never moves past `Eof`).
-    pub(crate) fn bump(&mut self) -> Token {
-        let t = self.peek().clone();
+    /// Consumes the current token (never moves past `Eof`) and returns its span.
+    pub(crate) fn bump(&mut self) -> Span {
+        let span = self.peek().span;
         if self.pos < self.toks.len() - 1 {
             self.pos += 1;
         }
+        span
+    }
+
+    /// Consumes the current token and returns it.
+    pub(crate) fn bump_token(&mut self) -> Token {
+        let t = self.peek().clone();
+        self.bump();
         t
     }
 
@@ -125,7 +132,7 @@ impl Parser {
     /// Consumes `kind` or reports "expected `kind`, found ...".
     pub(crate) fn expect(&mut self, kind: &TokenKind) -> PResult<Span> {
         if self.at(kind) {
-            return Ok(self.bump().span);
+            return Ok(self.bump());
         }
         let what = format!("`{}`", kind_text(kind));
         self.expected(&what)
@@ -134,7 +141,7 @@ impl Parser {
     /// Consumes `kind` or reports "expected one of `kind` or the `others`".
     pub(crate) fn expect_one_of(&mut self, kind: &TokenKind, alternatives: &str) -> PResult<Span> {
         if self.at(kind) {
-            return Ok(self.bump().span);
+            return Ok(self.bump());
         }
         self.expected(alternatives)
     }
@@ -142,7 +149,7 @@ impl Parser {
     /// The `}` matching `open`; at end of file the error points at the unclosed `{`.
     pub(crate) fn close_brace(&mut self, open: Span, what: &str) -> PResult<Span> {
         if self.at(&TokenKind::RBrace) {
-            return Ok(self.bump().span);
+            return Ok(self.bump());
         }
         if self.at_eof() {
             let end = self.prev_span().end();
@@ -160,13 +167,13 @@ impl Parser {
     pub(crate) fn ident(&mut self, what: &str) -> PResult<Ident> {
         if let TokenKind::Ident(name) = self.peek_kind() {
             let name = name.clone();
-            let span = self.bump().span;
+            let span = self.bump();
             return Ok(Ident { name, span });
         }
         if self.at(&TokenKind::Type) {
             // `type` names parameters in the TNA externs (`CounterType_t type`); p4c
             // accepts it wherever a plain name is expected.
-            let span = self.bump().span;
+            let span = self.bump();
             return Ok(Ident::new("type", span));
         }
         if let Some(k) = self.peek_kind().keyword_text() {
@@ -185,12 +192,12 @@ impl Parser {
     pub(crate) fn name_or_keyword(&mut self, what: &str) -> PResult<Ident> {
         match self.peek_kind().clone() {
             TokenKind::Ident(name) => {
-                let span = self.bump().span;
+                let span = self.bump();
                 Ok(Ident { name, span })
             }
             k => match k.keyword_text() {
                 Some(text) => {
-                    let span = self.bump().span;
+                    let span = self.bump();
                     Ok(Ident::new(text, span))
                 }
                 None => self.expected(what),

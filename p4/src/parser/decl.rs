@@ -115,7 +115,8 @@ impl Parser {
 
     /// `typedef T name;` / `type T name;`
     fn typedef_decl(&mut self) -> PResult<DeclKind> {
-        let is_new_type = self.bump().kind == TokenKind::Type;
+        let is_new_type = self.at(&TokenKind::Type);
+        self.bump();
         let ty = self.parse_type()?;
         let name = self.ident("the new type's name")?;
         self.declare_type(&name.name);
@@ -129,7 +130,8 @@ impl Parser {
 
     /// `header|header_union|struct Name [<T>] { fields }`
     fn struct_like_decl(&mut self) -> PResult<DeclKind> {
-        let kw = self.bump().kind;
+        let kw = self.peek_kind().clone();
+        self.bump();
         let name = self.ident("a type name")?;
         self.declare_type(&name.name);
         let type_params = self.type_params()?;

@@ -96,7 +96,7 @@ impl Parser {
                 if (w == "break" || w == "continue") && self.nth_kind(1) == &TokenKind::Semi =>
             {
                 let w = w.clone();
-                let span = self.bump().span;
+                let span = self.bump();
                 self.bump();
                 self.error_at(
                     Diagnostic::error(format!("unsupported: `{w}` (P4_16 loops)"))
@@ -133,7 +133,7 @@ impl Parser {
         start: crate::source::Span,
         annotations: Vec<crate::ast::Annotation>,
     ) -> PResult<Stmt> {
-        let kw = self.bump().span;
+        let kw = self.bump();
         // Skip the balanced header `( ... )`.
         let mut depth = 0usize;
         loop {

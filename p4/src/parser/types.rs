@@ -75,7 +75,7 @@ impl Parser {
                 TypeKind::Tuple(args)
             }
             TokenKind::Ident(name) => {
-                let span = self.bump().span;
+                let span = self.bump();
                 let base = Ident { name, span };
                 if self.at(&TokenKind::Lt) {
                     let args = self.type_args()?;
