@@ -63,7 +63,17 @@ impl<'a> Lowerer<'a> {
                 let mut v: Vec<_> = f
                     .values()
                     .filter_map(|b| match b {
-                        Binding::Action(s) if s.id.get().is_none() => Some(s.clone()),
+                        // Actions with directional parameters are inlined where called.
+                        Binding::Action(s)
+                            if s.id.get().is_none()
+                                && !s.failed.get()
+                                && s.decl
+                                    .params
+                                    .iter()
+                                    .all(|p| p.direction == ast::Direction::None) =>
+                        {
+                            Some(s.clone())
+                        }
                         _ => None,
                     })
                     .collect();
@@ -192,6 +202,7 @@ impl<'a> Lowerer<'a> {
                         decl: a,
                         name,
                         id: Cell::new(None),
+                        failed: Cell::new(false),
                     })),
                 );
                 Ok(())

@@ -248,6 +248,19 @@ impl<'a> Lowerer<'a> {
         match &e.kind {
             ExprKind::Name(id) => self.lookup_name(id),
             ExprKind::Member { base, member } => {
+                if let ExprKind::Call { callee, .. } = &base.kind {
+                    if matches!(&callee.kind, ExprKind::Member { member: m, .. } if m.name == "apply")
+                    {
+                        return Err(self.err(
+                            crate::check::unsupported(
+                                e.span,
+                                &format!("`apply().{}` outside an `if` or `switch` condition", member.name),
+                                "table results stored in values",
+                            )
+                            .with_help("write `if (t.apply().hit) { ... }` or `switch (t.apply().action_run) { ... }`"),
+                        ));
+                    }
+                }
                 let b = self.resolve(base)?;
                 self.member(b, base, member, e.span)
             }
@@ -309,6 +322,7 @@ impl<'a> Lowerer<'a> {
                             decl: a,
                             name,
                             id: std::cell::Cell::new(None),
+                            failed: std::cell::Cell::new(false),
                         })
                     })
                     .clone();

@@ -31,6 +31,8 @@ pub(crate) enum Kind {
         id: RegisterActionId,
         out: Option<Ty>,
         direct: bool,
+        /// The index type `I` (None: any unsigned bits).
+        index: Option<Ty>,
     },
     RegisterParam {
         id: RegisterParamId,
@@ -46,10 +48,12 @@ pub(crate) enum Kind {
     Counter {
         id: CounterId,
         direct: bool,
+        index: Option<Ty>,
     },
     Meter {
         id: MeterId,
         direct: bool,
+        index: Option<Ty>,
     },
     Checksum {
         id: ChecksumId,
@@ -293,7 +297,16 @@ pub(super) fn instantiate<'a>(
                 output_width,
             });
             l.spans.register_actions.push(span);
-            Kind::RegisterAction { id, out, direct }
+            Kind::RegisterAction {
+                id,
+                out,
+                direct,
+                index: if direct {
+                    None
+                } else {
+                    targ(1).filter(|t| t.is_bits())
+                },
+            }
         }
         "RegisterParam" => {
             arity(l, 1, 1)?;
@@ -422,7 +435,7 @@ pub(super) fn instantiate<'a>(
         }
         "Counter" | "DirectCounter" => {
             let direct = tname == "DirectCounter";
-            let (size, targ) = if direct {
+            let (size, type_arg) = if direct {
                 arity(l, 1, 1)?;
                 (0, args[0])
             } else {
@@ -436,14 +449,14 @@ pub(super) fn instantiate<'a>(
                 }
                 (n as u32, args[1])
             };
-            let kind = match enum_member(l, targ, "CounterType_t")?.as_str() {
+            let kind = match enum_member(l, type_arg, "CounterType_t")?.as_str() {
                 "PACKETS" => ir::CounterKind::Packets,
                 "BYTES" => ir::CounterKind::Bytes,
                 "PACKETS_AND_BYTES" => ir::CounterKind::PacketsAndBytes,
                 other => {
                     return Err(l.err(
                         Diagnostic::error(format!("unknown counter type `{other}`"))
-                            .with_primary(targ.span, "here"),
+                            .with_primary(type_arg.span, "here"),
                     ))
                 }
             };
@@ -455,11 +468,15 @@ pub(super) fn instantiate<'a>(
                 direct_table: None,
             });
             l.spans.counters.push(span);
-            Kind::Counter { id, direct }
+            Kind::Counter {
+                id,
+                direct,
+                index: targ(1).filter(|t| t.is_bits()),
+            }
         }
         "Meter" | "DirectMeter" => {
             let direct = tname == "DirectMeter";
-            let (size, targ) = if direct {
+            let (size, type_arg) = if direct {
                 arity(l, 1, 4)?;
                 (0, args[0])
             } else {
@@ -473,13 +490,13 @@ pub(super) fn instantiate<'a>(
                 }
                 (n as u32, args[1])
             };
-            let kind = match enum_member(l, targ, "MeterType_t")?.as_str() {
+            let kind = match enum_member(l, type_arg, "MeterType_t")?.as_str() {
                 "PACKETS" => ir::MeterKind::Packets,
                 "BYTES" => ir::MeterKind::Bytes,
                 other => {
                     return Err(l.err(
                         Diagnostic::error(format!("unknown meter type `{other}`"))
-                            .with_primary(targ.span, "here"),
+                            .with_primary(type_arg.span, "here"),
                     ))
                 }
             };
@@ -499,7 +516,11 @@ pub(super) fn instantiate<'a>(
                 direct_table: None,
             });
             l.spans.meters.push(span);
-            Kind::Meter { id, direct }
+            Kind::Meter {
+                id,
+                direct,
+                index: targ(0).filter(|t| t.is_bits()),
+            }
         }
         "Checksum" => {
             let id = ChecksumId(l.pipe.checksums.len() as u32);
@@ -767,7 +788,15 @@ impl<'a> Lowerer<'a> {
         let nargs = args.len();
         let value = |e: ir::Expr, t: Ty| Ok(Some(V::Scalar(e, t)));
         match (&x.kind, m) {
-            (Kind::RegisterAction { id, out: ot, direct }, "execute") => {
+            (
+                Kind::RegisterAction {
+                    id,
+                    out: ot,
+                    direct,
+                    index: ity,
+                },
+                "execute",
+            ) => {
                 self.only_in(&[Ctx::Control, Ctx::Action], "execute", span)?;
                 let index = if *direct {
                     if nargs != 0 {
@@ -776,7 +805,7 @@ impl<'a> Lowerer<'a> {
                     ir::Expr::constant(0, 1)
                 } else {
                     let [a] = args else { return Err(self.arg_count("execute", 1, nargs, span)) };
-                    self.index_expr(a)?
+                    self.index_expr(a, ity.as_ref())?
                 };
                 let t = ot.clone().unwrap_or(Ty::Bit(1));
                 let width = t.scalar_width().unwrap_or(1);
@@ -812,14 +841,21 @@ impl<'a> Lowerer<'a> {
                 value(ir::Expr::Random { width: *width }, Ty::Bit(*width))
             }
             (Kind::RegisterParam { id, ty }, "read") => value(ir::Expr::RegisterParam(*id), ty.clone()),
-            (Kind::Counter { id, direct: false }, "count") => {
+            (
+                Kind::Counter {
+                    id,
+                    direct: false,
+                    index: ity,
+                },
+                "count",
+            ) => {
                 self.only_in(&[Ctx::Control, Ctx::Action], "count", span)?;
                 let [a] = args else { return Err(self.arg_count("count", 1, nargs, span)) };
-                let index = self.index_expr(a)?;
+                let index = self.index_expr(a, ity.as_ref())?;
                 self.need_stmt(out, span, "count")?.push(ir::Stmt::Count { counter: *id, index });
                 Ok(None)
             }
-            (Kind::Counter { id, direct: true }, "count") => {
+            (Kind::Counter { id, direct: true, .. }, "count") => {
                 self.only_in(&[Ctx::Action], "count", span)?;
                 if nargs > 1 {
                     return Err(self.arg_count("count", 0, nargs, span));
@@ -827,13 +863,20 @@ impl<'a> Lowerer<'a> {
                 self.need_stmt(out, span, "count")?.push(ir::Stmt::CountDirect { counter: *id });
                 Ok(None)
             }
-            (Kind::Meter { id, direct }, "execute") => {
+            (
+                Kind::Meter {
+                    id,
+                    direct,
+                    index: ity,
+                },
+                "execute",
+            ) => {
                 self.only_in(&[Ctx::Control, Ctx::Action], "execute", span)?;
                 let (index, color) = if *direct {
                     (None, args.first())
                 } else {
                     let Some(a) = args.first() else { return Err(self.arg_count("execute", 1, nargs, span)) };
-                    (Some(Box::new(self.index_expr(a)?)), args.get(1))
+                    (Some(Box::new(self.index_expr(a, ity.as_ref())?)), args.get(1))
                 };
                 let color = match color {
                     Some(c) => Some(Box::new(self.scalar(&c.value, Some(&Ty::Bit(8)))?.0)),
@@ -946,8 +989,12 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// An index argument (any unsigned bits; an `int` constant becomes 32 bits).
-    fn index_expr(&mut self, a: &'a ast::Argument) -> Res<ir::Expr> {
+    /// An index argument: of the extern's index type `I` when it has one (an `int` constant
+    /// adopts it), otherwise any unsigned bits (an `int` constant becomes 32 bits).
+    fn index_expr(&mut self, a: &'a ast::Argument, want: Option<&Ty>) -> Res<ir::Expr> {
+        if let Some(t) = want {
+            return Ok(self.scalar(&a.value, Some(t))?.0);
+        }
         match self.expr(&a.value, None)? {
             V::Int(i) if i >= 0 => Ok(ir::Expr::constant(i as u128, 32)),
             v => {

@@ -83,6 +83,8 @@ pub(crate) struct ActionSlot<'a> {
     /// Runtime name (control-qualified, `@name` honoured).
     pub name: String,
     pub id: Cell<Option<ActionId>>,
+    /// Lowering failed once (reported); later uses stay silent.
+    pub failed: Cell<bool>,
 }
 
 /// A lowered table and the actions it lists (for `switch` labels).

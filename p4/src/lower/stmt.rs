@@ -1099,6 +1099,17 @@ impl<'a> Lowerer<'a> {
         span: Span,
         out: Option<&mut ir::Block>,
     ) -> Res<Option<V>> {
+        if let "minSizeInBits" | "minSizeInBytes" | "maxSizeInBits" | "maxSizeInBytes" =
+            member.name.as_str()
+        {
+            let bits = loc.ty().flat_width().unwrap_or(0);
+            let v = if member.name.ends_with("Bytes") {
+                bits.div_ceil(8)
+            } else {
+                bits
+            };
+            return Ok(Some(V::Int(i128::from(v))));
+        }
         match &**loc {
             Loc::Header { id, .. } => match member.name.as_str() {
                 "isValid" => Ok(Some(V::Scalar(ir::Expr::Valid(*id), Ty::Bool))),
@@ -1269,6 +1280,17 @@ impl<'a> Lowerer<'a> {
         if let Some(id) = slot.id.get() {
             return Ok(id);
         }
+        if slot.failed.get() {
+            return Err(super::Reported);
+        }
+        let r = self.lower_action_body(slot);
+        if r.is_err() {
+            slot.failed.set(true);
+        }
+        r
+    }
+
+    fn lower_action_body(&mut self, slot: &Rc<ActionSlot<'a>>) -> Res<ActionId> {
         let decl = slot.decl;
         let mut frame = HashMap::new();
         let mut params = Vec::new();

@@ -265,12 +265,18 @@ impl<'a> Lowerer<'a> {
                         };
                         use super::externs::Kind;
                         match (&x.kind, pn.name.as_str()) {
-                            (Kind::Counter { id, direct: true }, "counters") => {
-                                direct_counter = Some(*id)
-                            }
-                            (Kind::Meter { id, direct: true }, "meters") => {
-                                direct_meter = Some(*id)
-                            }
+                            (
+                                Kind::Counter {
+                                    id, direct: true, ..
+                                },
+                                "counters",
+                            ) => direct_counter = Some(*id),
+                            (
+                                Kind::Meter {
+                                    id, direct: true, ..
+                                },
+                                "meters",
+                            ) => direct_meter = Some(*id),
                             (
                                 Kind::Register {
                                     id, direct: true, ..

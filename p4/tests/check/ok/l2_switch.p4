@@ -120,6 +120,12 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
         meta.kind = PktKind_t.DROP;
     }
 
+    action bump(inout bit<8> x, in bit<8> by) {
+        if (x != 0) {
+            x = x |-| by;
+        }
+    }
+
     action forward(PortId_t port) {
         ig_tm_md.ucast_egress_port = port;
         meta.kind = PktKind_t.UNICAST;
@@ -179,7 +185,7 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
         switch (dmac.apply().action_run) {
             forward: {
                 if (meta.is_ip && !acl.apply().hit) {
-                    hdr.ipv4.ttl = hdr.ipv4.ttl |-| 1;
+                    bump(hdr.ipv4.ttl, 1);
                 }
             }
             drop: {

@@ -1,0 +1,17 @@
+/* Table actions take action data only. */
+#include "../head.p4inc"
+
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    action set(out bit<8> v) { v = 1; }
+    table t {
+        key = { hdr.ethernet.dst_addr : exact; }
+        actions = { set; }
+    }
+    apply { t.apply(); }
+}
+
+#include "../tail.p4inc"
