@@ -220,8 +220,15 @@ pub fn preprocess(
             },
         );
     }
+    // The same key scheme as included files (canonical path), so a root file that includes
+    // itself is caught at the first level.
     let key = root_path
-        .map(|p| p.to_string_lossy().into_owned())
+        .map(|p| {
+            p.canonicalize()
+                .unwrap_or_else(|_| p.to_path_buf())
+                .to_string_lossy()
+                .into_owned()
+        })
         .unwrap_or_else(|| format!("<root:{}>", root.0));
     let dir = root_path.and_then(|p| p.parent().map(Path::to_path_buf));
     pp.process_file(root, key, dir);
