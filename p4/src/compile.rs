@@ -126,6 +126,50 @@ pub fn lower_str(
     front(&stem, sm, parsed, opts.target)
 }
 
+/// Stack for checking and lowering: both recurse over the AST, which the parser lets nest
+/// hundreds of levels deep.
+const LOWER_STACK_BYTES: usize = 256 << 20;
+
+/// Checks and lowers on a thread with a large stack (deep but legal nesting must not overflow).
+fn check_and_lower(
+    program: &crate::ast::Program,
+    sm: &SourceMap,
+    target: Target,
+    diags: &mut Diagnostics,
+) -> Option<lower::Lowered> {
+    let run = |diags: &mut Diagnostics| {
+        let env = Env::new(program, sm, diags);
+        annotations::report_ignored(&env, program, diags);
+        lower::lower_program(&env, target, diags)
+    };
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("p4-lower".into())
+            .stack_size(LOWER_STACK_BYTES)
+            .spawn_scoped(scope, || {
+                let mut local = Diagnostics::new();
+                let out = run(&mut local);
+                (out, local)
+            });
+        match handle {
+            Ok(h) => match h.join() {
+                Ok((out, local)) => {
+                    diags.extend(local);
+                    out
+                }
+                Err(_) => {
+                    diags.push(Diagnostic::error(
+                        "internal error: the checker crashed (please report this program)",
+                    ));
+                    None
+                }
+            },
+            // No thread available: run here.
+            Err(_) => run(diags),
+        }
+    })
+}
+
 /// Parse diagnostics checked, then check + lower.
 fn front(
     name: &str,
@@ -141,10 +185,7 @@ fn front(
         });
     }
     let program = parsed.program;
-    let env = Env::new(&program, &sm, &mut diags);
-    annotations::report_ignored(&env, &program, &mut diags);
-    let lowered = lower::lower_program(&env, target, &mut diags);
-    drop(env);
+    let lowered = check_and_lower(&program, &sm, target, &mut diags);
     match lowered.filter(|_| !diags.has_errors()) {
         Some(mut l) => {
             l.program.name = name.to_string();

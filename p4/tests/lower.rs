@@ -170,3 +170,258 @@ fn spans_match_the_ir() {
         }
     }
 }
+
+/// Expressions nested as deep as the parser allows are checked without overflowing the stack.
+#[test]
+fn deep_nesting_is_fine() {
+    let head = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check/ok/stateful.p4"),
+    )
+    .expect("read program");
+    let deep = format!("{}8w1{}", "(8w1 + ".repeat(200), ")".repeat(200));
+    let text = head.replace("hdr.seq.flags == 0xff", &format!("hdr.seq.flags == {deep}"));
+    assert_ne!(text, head);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check/ok/deep.p4");
+    let r = p4::compile::lower_str(&dir.to_string_lossy(), &text, &CompileOptions::default());
+    let c = r.unwrap_or_else(|f| panic!("{}", f.render()));
+    // `8w1 + ... + 8w1` (201 terms) folds to a constant.
+    let found = format!("{:?}", c.program.pipelines[0].ingress.control.body)
+        .contains("value: 201, width: 8");
+    assert!(found, "the nested sum was folded to 201");
+}
+
+fn ok_program(name: &str) -> ir::Program {
+    lower(&format!("tests/check/ok/{name}"), Target::Tofino1)
+}
+
+fn state<'p>(p: &'p ir::Parser, name: &str) -> &'p ir::ParserState {
+    p.states
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no state {name}"))
+}
+
+#[test]
+fn select_keysets_masks_and_ranges() {
+    let p = ok_program("l2_switch.p4");
+    let parser = &p.pipelines[0].ingress.parser;
+    let ir::Transition::Select {
+        keys,
+        cases,
+        default,
+    } = &state(parser, "IngressParser.parse_ethernet").transition
+    else {
+        panic!("parse_ethernet selects");
+    };
+    assert_eq!(keys.len(), 1);
+    let ks: Vec<ir::KeysetElem> = cases.iter().map(|c| c.keyset[0]).collect();
+    assert_eq!(
+        ks,
+        vec![
+            ir::KeysetElem::Mask {
+                value: 0x8100,
+                mask: 0xffff
+            },
+            ir::KeysetElem::Mask {
+                value: 0x0800,
+                mask: 0xffff
+            },
+            ir::KeysetElem::Mask {
+                value: 0x0000,
+                mask: 0xfe00
+            },
+            ir::KeysetElem::Range {
+                lo: 0x9000,
+                hi: 0x90ff
+            },
+        ]
+    );
+    assert_eq!(cases[2].next, ir::NextState::Reject);
+    assert_eq!(*default, ir::NextState::Accept);
+    // `pkt.extract(hdr.vlan.next)` and a lookahead select key.
+    let vlan = state(parser, "IngressParser.parse_vlan");
+    assert!(matches!(
+        vlan.body[0],
+        ir::Stmt::ExtractNext(ir::StackId(0))
+    ));
+    let ir::Transition::Select { keys, .. } = &vlan.transition else {
+        panic!("parse_vlan selects")
+    };
+    assert_eq!(
+        keys[0],
+        ir::Expr::Lookahead {
+            offset_bits: 0,
+            width: 16
+        }
+    );
+}
+
+#[test]
+fn const_entries_masks_prefixes_ranges_priorities() {
+    let p = ok_program("l2_switch.p4");
+    let pl = &p.pipelines[0];
+    let acl = pl
+        .tables
+        .iter()
+        .find(|t| t.name == "Ingress.acl")
+        .expect("acl");
+    assert!(acl.entries_const);
+    assert_eq!(
+        acl.const_entries[0].keys,
+        vec![
+            ir::KeyMatch::Ternary {
+                value: 0x0a00_0000,
+                mask: 0xff00_0000
+            },
+            ir::KeyMatch::Lpm {
+                value: 0x0a01_0000,
+                prefix_len: 16
+            },
+            ir::KeyMatch::Range { lo: 6, hi: 17 },
+            ir::KeyMatch::Exact(0),
+        ]
+    );
+    assert_eq!(acl.const_entries[0].priority, None);
+    assert_eq!(acl.const_entries[1].priority, Some(7));
+    assert_eq!(
+        acl.const_entries[1].keys,
+        vec![
+            ir::KeyMatch::Ternary { value: 0, mask: 0 },
+            ir::KeyMatch::Lpm {
+                value: 0,
+                prefix_len: 0
+            },
+            ir::KeyMatch::Range { lo: 0, hi: 255 },
+            ir::KeyMatch::Exact(1),
+        ]
+    );
+    // `@name(".dmac_table")` is absolute; `const default_action = flood(1)`.
+    let dmac = pl
+        .tables
+        .iter()
+        .find(|t| t.name == "dmac_table")
+        .expect("dmac");
+    assert!(dmac.default_action_const);
+    assert_eq!(
+        dmac.const_entries[0].keys,
+        vec![
+            ir::KeyMatch::Exact(0xffff_ffff_ffff),
+            ir::KeyMatch::Exact(1)
+        ]
+    );
+    assert_eq!(dmac.keys[0].name, "dst");
+}
+
+#[test]
+fn int_literals_adopt_the_other_operand_width() {
+    let p = ok_program("l2_switch.p4");
+    let pl = &p.pipelines[0];
+    // bump(hdr.ipv4.ttl, 1) is inlined: `x = x |-| by` with `by` the constant 8w1.
+    let body = format!("{:?}", pl.ingress.control.body);
+    assert!(body.contains("op: SatSub"), "{body}");
+    assert!(body.contains("Const { value: 1, width: 8 }"), "{body}");
+}
+
+#[test]
+fn paired_register_and_register_action_bodies() {
+    let p = ok_program("stateful.p4");
+    let pl = &p.pipelines[0];
+    let seqs = pl
+        .registers
+        .iter()
+        .find(|r| r.name == "Ingress.seqs")
+        .expect("seqs");
+    assert!(seqs.paired);
+    assert_eq!(
+        seqs.word_names,
+        Some(("last_seq".to_string(), "repeats".to_string()))
+    );
+    assert_eq!((seqs.size, seqs.width), (4096, 32));
+    let ra = pl
+        .register_actions
+        .iter()
+        .find(|r| r.name == "Ingress.check_seq")
+        .expect("check_seq");
+    assert_eq!(ra.output_width, 32);
+    let ir::Stmt::If { cond, then, .. } = &ra.body[0] else {
+        panic!("if first")
+    };
+    assert!(
+        matches!(cond, ir::Expr::Binary { op: ir::BinOp::Eq, a, .. } if **a == ir::Expr::RegValue(ir::RegWord::Lo))
+    );
+    assert!(matches!(
+        &then[0],
+        ir::Stmt::Assign {
+            dst: ir::Place::RegValue(ir::RegWord::Hi),
+            ..
+        }
+    ));
+    assert_eq!(
+        ra.body.last(),
+        Some(&ir::Stmt::Assign {
+            dst: ir::Place::RegOutput,
+            value: ir::Expr::RegValue(ir::RegWord::Hi)
+        })
+    );
+    // The direct register takes the size of the table that binds it.
+    let last = pl
+        .registers
+        .iter()
+        .find(|r| r.name == "Ingress.last_flow")
+        .expect("last_flow");
+    let flows = pl
+        .tables
+        .iter()
+        .position(|t| t.name == "Ingress.flows")
+        .expect("flows");
+    assert_eq!(last.direct_table, Some(ir::TableId(flows as u32)));
+    assert_eq!(last.size, 1024);
+    // CUSTOM hash with the CRCPolynomial's parameters.
+    let h = pl
+        .hashes
+        .iter()
+        .find(|h| h.name == "Ingress.flow_hash32")
+        .expect("hash");
+    let ir::HashAlgorithm::Crc(c) = h.algorithm else {
+        panic!("crc")
+    };
+    assert_eq!(
+        (c.width, c.poly, c.reversed, c.init, c.xor),
+        (32, 0x1EDC_6F41, true, 0xFFFF_FFFF, 0xFFFF_FFFF)
+    );
+}
+
+#[test]
+fn mirror_digest_and_port_metadata() {
+    let p = ok_program("mirror_bridge.p4");
+    let pl = &p.pipelines[0];
+    let dep = format!("{:?}", pl.ingress.deparser.body);
+    assert!(dep.contains("MirrorEmit"), "{dep}");
+    assert!(dep.contains("ResubmitEmit"), "{dep}");
+    assert!(dep.contains("DigestPack"), "{dep}");
+    assert_eq!(
+        pl.digests[0].fields,
+        vec![("src_addr".to_string(), 48), ("port".to_string(), 9)]
+    );
+    // port_metadata_unpack: lookahead into each field, then skip the 64 bits.
+    let start = state(&pl.ingress.parser, "IngressParser.start");
+    assert!(matches!(
+        start.body.last(),
+        Some(ir::Stmt::Advance(ir::Expr::Const { value: 64, .. }))
+    ));
+    assert!(start.body.iter().any(|s| matches!(
+        s,
+        ir::Stmt::Assign {
+            value: ir::Expr::Lookahead {
+                offset_bits: 16,
+                width: 48
+            },
+            ..
+        }
+    )));
+    // The nested control's table is named by its instance path.
+    assert!(pl
+        .tables
+        .iter()
+        .any(|t| t.name == "Ingress.classify.classes"));
+}

@@ -475,7 +475,7 @@ impl<'a> Env<'a> {
             ExprKind::Unary { op, operand } => {
                 let v = self.eval_int_depth(operand, depth + 1)?;
                 match op {
-                    ast::UnOp::Neg => Ok(-v),
+                    ast::UnOp::Neg => v.checked_neg().ok_or_else(not_const),
                     ast::UnOp::Plus => Ok(v),
                     _ => Err(not_const()),
                 }

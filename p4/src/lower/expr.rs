@@ -886,7 +886,11 @@ impl<'a> Lowerer<'a> {
         let t = v.ty();
         match (op, v) {
             (UnOp::Plus, v) if t.is_numeric() => Ok(v),
-            (UnOp::Neg, V::Int(i)) => Ok(V::Int(-i)),
+            (UnOp::Neg, V::Int(i)) => i.checked_neg().map(V::Int).ok_or_else(|| {
+                self.err(
+                    Diagnostic::error("constant overflows").with_primary(e.span, "cannot negate"),
+                )
+            }),
             (UnOp::BitNot, V::Int(i)) if want.is_some_and(Ty::is_bits) => {
                 let w = want.cloned().unwrap_or(Ty::Bit(1));
                 let (c, ty) = self.scalar_of_value(V::Int(i), Some(&w), operand.span)?;
