@@ -55,7 +55,7 @@ impl Parser {
         self.expect_one_of(&TokenKind::LBrace, "`{` or `;`")?;
         let mut locals = Vec::new();
         let mut states = Vec::new();
-        while !self.at(&TokenKind::RBrace) && !self.at_eof() && !self.gave_up {
+        while self.in_body() {
             let before = self.pos;
             let r = if self.at_state() {
                 self.parser_state().map(|s| states.push(s))
@@ -166,9 +166,10 @@ impl Parser {
                 self.expect_one_of(&TokenKind::RParen, "`,` or `)`")?;
                 break;
             }
+            let open = self.peek().span;
             self.expect_one_of(&TokenKind::LBrace, "`{` starting the select cases")?;
             let mut cases = Vec::new();
-            while !self.at(&TokenKind::RBrace) && !self.at_eof() && !self.gave_up {
+            while self.in_body() {
                 let before = self.pos;
                 match self.select_case() {
                     Ok(c) => cases.push(c),
@@ -180,7 +181,7 @@ impl Parser {
                     }
                 }
             }
-            self.expect_one_of(&TokenKind::RBrace, "`}` closing the select")?;
+            self.close_brace(open, "select")?;
             // An optional `;` after the select block is tolerated.
             self.eat(&TokenKind::Semi);
             return Ok(Transition {
@@ -326,7 +327,7 @@ impl Parser {
         self.expect_one_of(&TokenKind::LBrace, "`{` or `;`")?;
         let mut locals = Vec::new();
         let mut apply = None;
-        while !self.at(&TokenKind::RBrace) && !self.at_eof() && !self.gave_up {
+        while self.in_body() {
             let before = self.pos;
             if self.at(&TokenKind::Apply) {
                 let apply_span = self.bump();
@@ -475,9 +476,10 @@ impl Parser {
     fn table_decl(&mut self) -> PResult<TableDecl> {
         self.expect(&TokenKind::Table)?;
         let name = self.ident("a table name")?;
+        let open = self.peek().span;
         self.expect_one_of(&TokenKind::LBrace, "`{` starting the table properties")?;
         let mut properties = Vec::new();
-        while !self.at(&TokenKind::RBrace) && !self.at_eof() && !self.gave_up {
+        while self.in_body() {
             let before = self.pos;
             match self.table_property() {
                 Ok(p) => properties.push(p),
@@ -489,7 +491,7 @@ impl Parser {
                 }
             }
         }
-        self.expect_one_of(&TokenKind::RBrace, "`}` closing the table")?;
+        self.close_brace(open, "table")?;
         Ok(TableDecl { name, properties })
     }
 
@@ -531,7 +533,7 @@ impl Parser {
     fn key_elements(&mut self) -> PResult<Vec<KeyElement>> {
         self.expect_one_of(&TokenKind::LBrace, "`{` starting the key")?;
         let mut keys = Vec::new();
-        while !self.at(&TokenKind::RBrace) && !self.at_eof() && !self.gave_up {
+        while self.in_body() {
             let before = self.pos;
             let r = (|| -> PResult<KeyElement> {
                 let start = self.peek().span;
@@ -567,7 +569,7 @@ impl Parser {
     fn action_list(&mut self) -> PResult<Vec<ActionRef>> {
         self.expect_one_of(&TokenKind::LBrace, "`{` starting the action list")?;
         let mut actions = Vec::new();
-        while !self.at(&TokenKind::RBrace) && !self.at_eof() && !self.gave_up {
+        while self.in_body() {
             let before = self.pos;
             let r = (|| -> PResult<ActionRef> {
                 let a = self.action_ref()?;
@@ -612,7 +614,7 @@ impl Parser {
     fn entries(&mut self) -> PResult<Vec<TableEntry>> {
         self.expect_one_of(&TokenKind::LBrace, "`{` starting the entries")?;
         let mut entries = Vec::new();
-        while !self.at(&TokenKind::RBrace) && !self.at_eof() && !self.gave_up {
+        while self.in_body() {
             let before = self.pos;
             let r = (|| -> PResult<TableEntry> {
                 let start = self.peek().span;

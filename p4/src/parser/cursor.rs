@@ -146,10 +146,49 @@ impl Parser {
         self.expected(alternatives)
     }
 
-    /// The `}` matching `open`; at end of file the error points at the unclosed `{`.
+    /// A keyword that can only start a top-level declaration: inside a body it means the
+    /// body was not closed.
+    pub(crate) fn at_toplevel_keyword(&self) -> bool {
+        matches!(
+            self.peek_kind(),
+            TokenKind::Control
+                | TokenKind::Parser
+                | TokenKind::Header
+                | TokenKind::HeaderUnion
+                | TokenKind::Struct
+                | TokenKind::Extern
+                | TokenKind::Package
+                | TokenKind::Typedef
+                | TokenKind::MatchKind
+        )
+    }
+
+    /// Still inside a `{ ... }` body: not at its `}`, not at end of file, not at a keyword
+    /// that starts a new top-level declaration, and not given up.
+    pub(crate) fn in_body(&self) -> bool {
+        !self.at(&TokenKind::RBrace)
+            && !self.at_eof()
+            && !self.gave_up
+            && !self.at_toplevel_keyword()
+    }
+
+    /// The `}` matching `open`; at end of file (or at a keyword that starts a new top-level
+    /// declaration) the error points at the unclosed `{`.
     pub(crate) fn close_brace(&mut self, open: Span, what: &str) -> PResult<Span> {
         if self.at(&TokenKind::RBrace) {
             return Ok(self.bump());
+        }
+        if self.at_toplevel_keyword() {
+            let tok = self.peek().clone();
+            self.error_at(
+                Diagnostic::error(format!("unclosed {what}: missing `}}`"))
+                    .with_primary(open, "this `{` is never closed")
+                    .with_secondary(
+                        tok.span,
+                        format!("{} starts a new declaration here", tok.kind.describe()),
+                    ),
+            );
+            return Err(Fatal);
         }
         if self.at_eof() {
             let end = self.prev_span().end();
@@ -215,6 +254,10 @@ impl Parser {
         let mut depth = 0usize;
         loop {
             let k = self.peek_kind().clone();
+            if sync != Sync::TopLevel && self.at_toplevel_keyword() {
+                // An unclosed body: let the enclosing levels unwind to the declaration.
+                return;
+            }
             match k {
                 TokenKind::Eof => return,
                 TokenKind::LBrace | TokenKind::LParen | TokenKind::LBracket => {

@@ -153,9 +153,10 @@ impl Parser {
 
     /// `{ T name; ... }` with recovery per field.
     fn fields(&mut self) -> PResult<Vec<Field>> {
+        let open = self.peek().span;
         self.expect_one_of(&TokenKind::LBrace, "`{` starting the field list")?;
         let mut fields = Vec::new();
-        while !self.at(&TokenKind::RBrace) && !self.at_eof() && !self.gave_up {
+        while self.in_body() {
             let before = self.pos;
             match self.field() {
                 Ok(f) => fields.push(f),
@@ -167,7 +168,7 @@ impl Parser {
                 }
             }
         }
-        self.expect_one_of(&TokenKind::RBrace, "`}` closing the field list")?;
+        self.close_brace(open, "field list")?;
         Ok(fields)
     }
 
@@ -277,9 +278,10 @@ impl Parser {
     }
 
     fn extern_members(&mut self, name: &Ident) -> PResult<Vec<ExternMember>> {
+        let open = self.peek().span;
         self.expect(&TokenKind::LBrace)?;
         let mut members = Vec::new();
-        while !self.at(&TokenKind::RBrace) && !self.at_eof() && !self.gave_up {
+        while self.in_body() {
             let before = self.pos;
             match self.extern_member(name) {
                 Ok(m) => members.push(m),
@@ -291,7 +293,7 @@ impl Parser {
                 }
             }
         }
-        self.expect_one_of(&TokenKind::RBrace, "`}` closing the extern")?;
+        self.close_brace(open, "extern")?;
         Ok(members)
     }
 
@@ -497,9 +499,10 @@ impl Parser {
 
     /// `{ functions and instantiations }` of an instantiation initializer.
     fn initializer(&mut self) -> PResult<Vec<Decl>> {
+        let open = self.peek().span;
         self.expect_one_of(&TokenKind::LBrace, "`{` starting the initializer")?;
         let mut decls = Vec::new();
-        while !self.at(&TokenKind::RBrace) && !self.at_eof() && !self.gave_up {
+        while self.in_body() {
             let before = self.pos;
             let start = self.peek().span;
             let r = (|| -> PResult<Decl> {
@@ -521,7 +524,7 @@ impl Parser {
                 }
             }
         }
-        self.expect_one_of(&TokenKind::RBrace, "`}` closing the initializer")?;
+        self.close_brace(open, "initializer")?;
         Ok(decls)
     }
 }

@@ -29,7 +29,11 @@ impl Parser {
     /// Statements until one of `stops` (not consumed) or end of file.
     pub(crate) fn statements_until(&mut self, stops: &[TokenKind]) -> Vec<Stmt> {
         let mut stmts = Vec::new();
-        while !self.at_eof() && !stops.contains(self.peek_kind()) && !self.gave_up {
+        while !self.at_eof()
+            && !stops.contains(self.peek_kind())
+            && !self.gave_up
+            && !self.at_toplevel_keyword()
+        {
             let before = self.pos;
             match self.parse_stmt() {
                 Ok(s) => stmts.push(s),
@@ -308,7 +312,7 @@ impl Parser {
         self.expect(&TokenKind::RParen)?;
         self.expect(&TokenKind::LBrace)?;
         let mut cases = Vec::new();
-        while !self.at(&TokenKind::RBrace) && !self.at_eof() {
+        while self.in_body() {
             let start = self.peek().span;
             let label = if self.eat(&TokenKind::Default) {
                 SwitchLabel::Default
