@@ -352,6 +352,22 @@ impl Parser {
                 self.bump();
                 let inner = self.parse_expr()?;
                 self.expect_one_of(&TokenKind::RParen, "`)`")?;
+                if let ExprKind::Name(id) = &inner.kind {
+                    let next = self.peek();
+                    let operand_follows = !next.newline_before
+                        && matches!(next.kind, TokenKind::Ident(_) | TokenKind::IntLit(_));
+                    if operand_follows {
+                        // `(name) operand`: a cast to a type this parser does not know.
+                        let d = Diagnostic::error(format!("unknown type `{}` in cast", id.name))
+                            .with_primary(id.span, "not a declared type")
+                            .with_help(format!(
+                                "declare `{}` (typedef, header, struct or enum) before this use",
+                                id.name
+                            ));
+                        self.error_at(d);
+                        return Err(super::Fatal);
+                    }
+                }
                 // Keep the parenthesized expression's node but widen its span.
                 return Ok(Expr {
                     kind: inner.kind,
