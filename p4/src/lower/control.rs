@@ -196,6 +196,7 @@ impl<'a> Lowerer<'a> {
             }
             DeclKind::Action(a) => {
                 let name = self.qualify(&d.annotations, &a.name.name);
+                let scope_depth = self.scopes.len();
                 self.bind(
                     &a.name.name,
                     Binding::Action(Rc::new(super::ActionSlot {
@@ -203,6 +204,7 @@ impl<'a> Lowerer<'a> {
                         name,
                         id: Cell::new(None),
                         failed: Cell::new(false),
+                        scope_depth,
                     })),
                 );
                 Ok(())

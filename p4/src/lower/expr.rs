@@ -323,6 +323,7 @@ impl<'a> Lowerer<'a> {
                             name,
                             id: std::cell::Cell::new(None),
                             failed: std::cell::Cell::new(false),
+                            scope_depth: 0,
                         })
                     })
                     .clone();

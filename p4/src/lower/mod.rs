@@ -85,6 +85,9 @@ pub(crate) struct ActionSlot<'a> {
     pub id: Cell<Option<ActionId>>,
     /// Lowering failed once (reported); later uses stay silent.
     pub failed: Cell<bool>,
+    /// How many scope frames were visible where the action was declared: its body is lowered
+    /// with only those (lexical scoping), whatever the call site's block locals.
+    pub scope_depth: usize,
 }
 
 /// A lowered table and the actions it lists (for `switch` labels).

@@ -1262,6 +1262,56 @@ impl<'a> Lowerer<'a> {
                     (bits + 7) / 8
                 })))
             }
+            "funnel_shift_right" => {
+                let [dst, hi, lo, amount] = args else {
+                    return Err(self.arg_count("funnel_shift_right", 4, args.len(), span));
+                };
+                let Dest::Scalar(place, ty) = self.dest(&dst.value)? else {
+                    return Err(self.err(
+                        Diagnostic::error("`funnel_shift_right` writes a bit string")
+                            .with_primary(dst.span, "not a scalar field"),
+                    ));
+                };
+                let w = match ty {
+                    Ty::Bit(w) if 2 * u32::from(w) <= crate::check::types::MAX_WIDTH => w,
+                    _ => {
+                        return Err(self.err(
+                            Diagnostic::error(format!("`funnel_shift_right` on `{ty}`"))
+                                .with_primary(dst.span, "unsupported width")
+                                .with_help("pisa supports bit<W> with W <= 64 here"),
+                        ))
+                    }
+                };
+                let (a, _) = self.scalar(&hi.value, Some(&ty))?;
+                let (b, _) = self.scalar(&lo.value, Some(&ty))?;
+                let n = self.const_int(&amount.value)?;
+                if !(0..=i128::from(w)).contains(&n) {
+                    return Err(self.err(
+                        Diagnostic::error(format!("shift amount {n} out of range for `{ty}`"))
+                            .with_primary(amount.span, "out of range"),
+                    ));
+                }
+                let joined = ir::Expr::Concat {
+                    hi: Box::new(a),
+                    lo: Box::new(b),
+                    width: 2 * w,
+                };
+                let shifted = ir::Expr::Binary {
+                    op: ir::BinOp::Shr,
+                    a: Box::new(joined),
+                    b: Box::new(ir::Expr::constant(n as u128, 8)),
+                    width: 2 * w,
+                    signed: false,
+                };
+                let value = super::expr::fold(ir::Expr::Slice {
+                    arg: Box::new(shifted),
+                    hi: w - 1,
+                    lo: 0,
+                });
+                self.need_stmt(out, span, "funnel_shift_right")?
+                    .push(ir::Stmt::Assign { dst: place, value });
+                Ok(None)
+            }
             "port_metadata_unpack" => Err(self.err(
                 Diagnostic::error("`port_metadata_unpack` must be assigned to a struct")
                     .with_primary(span, "here")
@@ -1338,11 +1388,14 @@ impl<'a> Lowerer<'a> {
         let saved_ctx = std::mem::replace(&mut self.ctx, super::Ctx::Action);
         let saved_ifs = std::mem::take(&mut self.ifs);
         let saved_inline = std::mem::replace(&mut self.inline_action, 0);
+        let keep = slot.scope_depth.min(self.scopes.len());
+        let call_site_frames = self.scopes.split_off(keep);
         self.scopes.push(frame);
         let mut body = Vec::new();
         let errs = self.diags.error_count();
         self.block_stmts(&decl.body.stmts, &mut body);
         self.scopes.pop();
+        self.scopes.extend(call_site_frames);
         self.ctx = saved_ctx;
         self.ifs = saved_ifs;
         self.inline_action = saved_inline;
