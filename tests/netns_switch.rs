@@ -1,0 +1,488 @@
+//! End-to-end tests of the live switch: the bundled four-host lab (renamed per test so tests
+//! can run in parallel) with `pisa run` on AF_PACKET ports running l2l3.p4.
+//!
+//! They need root (network namespaces, veth); without it each test prints why and returns.
+//! Everything a test creates (the lab, the pisa process, the control socket) is removed by
+//! Drop guards, by name, also when an assertion fails.
+
+use std::io::Read;
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dataplane::lab::{self, Lab};
+use dataplane::netns::{in_netns, is_root, list_netns};
+use dataplane::{AfPacketPort, FrameBatch, Nanos, Port};
+use serde_json::Value as Json;
+
+const PISA: &str = env!("CARGO_BIN_EXE_pisa");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn can_run(test: &str) -> bool {
+    if !is_root() {
+        eprintln!("{test}: skipped: needs root for network namespaces and veth pairs");
+        return false;
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        eprintln!("{test}: skipped: the `ip` command (iproute2) is missing");
+        return false;
+    }
+    true
+}
+
+/// Removes the lab on drop.
+struct LabGuard {
+    name: String,
+    prefix: String,
+    dir: PathBuf,
+}
+
+impl Drop for LabGuard {
+    fn drop(&mut self) {
+        let _ = lab::lab_down(&self.name);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Stops pisa on drop (SIGTERM, then SIGKILL after 5 s).
+struct Pisa {
+    child: Option<Child>,
+    ctl: PathBuf,
+}
+
+impl Pisa {
+    fn ctl(&self, args: &[&str]) -> Json {
+        let out = Command::new(PISA)
+            .arg("ctl")
+            .arg("--socket")
+            .arg(&self.ctl)
+            .args(args)
+            .output()
+            .expect("run pisa ctl");
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "pisa ctl {args:?}: {e}: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    }
+
+    /// Sends SIGTERM and waits; returns (exit success, stdout, stderr).
+    fn terminate(&mut self) -> (bool, String, String) {
+        let Some(mut child) = self.child.take() else {
+            return (false, String::new(), String::new());
+        };
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let t0 = Instant::now();
+        let status = loop {
+            if let Ok(Some(s)) = child.try_wait() {
+                break Some(s);
+            }
+            if t0.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut out = String::new();
+        let mut err = String::new();
+        if let Some(mut o) = child.stdout.take() {
+            let _ = o.read_to_string(&mut out);
+        }
+        if let Some(mut e) = child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        (status.is_some_and(|s| s.success()), out, err)
+    }
+}
+
+impl Drop for Pisa {
+    fn drop(&mut self) {
+        self.terminate();
+        let _ = std::fs::remove_file(&self.ctl);
+    }
+}
+
+/// Brings up the bundled lab as `name` (interfaces `<prefix>0..3`) and starts pisa on it.
+fn start(name: &str, prefix: &str, extra: &[&str]) -> (LabGuard, Pisa) {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("deploy/labs/l2l3-4hosts.yaml"))
+        .expect("bundled lab");
+    let text = text
+        .replace("name: l2l3-4hosts", &format!("name: {name}"))
+        .replace("ifprefix: l2l3p", &format!("ifprefix: {prefix}"));
+    let l = Lab::from_yaml(&text).expect("lab parses");
+    let dir = std::env::temp_dir().join(format!("pisa-test-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    // A lab left over from a crashed run of this same test goes first.
+    let _ = lab::lab_down(name);
+    lab::lab_up(&l).expect("lab up");
+    let guard = LabGuard {
+        name: name.to_string(),
+        prefix: prefix.to_string(),
+        dir: dir.clone(),
+    };
+    let ctl = dir.join("ctl.sock");
+    let mut cmd = Command::new(PISA);
+    cmd.arg("run")
+        .arg("--program")
+        .arg(Path::new(ROOT).join("p4/programs/l2l3.p4"))
+        .arg("--tables")
+        .arg(Path::new(ROOT).join("deploy/labs/l2l3-4hosts.tables.yaml"))
+        .arg("--ctl")
+        .arg(&ctl)
+        .arg("--no-pin");
+    for p in 0..4 {
+        cmd.arg("--port").arg(format!("{p}=afpacket:{prefix}{p}"));
+    }
+    cmd.args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().expect("spawn pisa");
+    let pisa = Pisa {
+        child: Some(child),
+        ctl: ctl.clone(),
+    };
+    // Ready when the control socket answers.
+    let t0 = Instant::now();
+    loop {
+        if ctl.exists() {
+            let out = Command::new(PISA)
+                .args(["ctl", "--socket"])
+                .arg(&ctl)
+                .arg("stats")
+                .output()
+                .expect("pisa ctl");
+            if out.status.success() {
+                break;
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "pisa did not come up within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (guard, pisa)
+}
+
+fn ns(lab: &LabGuard, host: &str) -> String {
+    format!("pisa-{}-{host}", lab.name)
+}
+
+fn ping(lab: &LabGuard, host: &str, dst: &str, count: u32) -> bool {
+    Command::new("ip")
+        .args(["netns", "exec", &ns(lab, host), "ping", "-c"])
+        .arg(count.to_string())
+        .args(["-i", "0.2", "-W", "2", dst])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+fn have_ping() -> bool {
+    Command::new("ping").arg("-V").output().is_ok()
+}
+
+/// An AF_PACKET socket on a host's eth0, opened inside its namespace.
+fn host_port(lab: &LabGuard, host: &str) -> AfPacketPort {
+    in_netns(&ns(lab, host), || AfPacketPort::open("eth0"))
+        .expect("enter namespace")
+        .expect("open eth0")
+}
+
+const TEST_ETHERTYPE: [u8; 2] = [0x88, 0xb5];
+
+fn test_frame(dst: [u8; 6], src: [u8; 6], seq: u32) -> Vec<u8> {
+    let mut f = Vec::with_capacity(64);
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&TEST_ETHERTYPE);
+    f.extend_from_slice(&seq.to_be_bytes());
+    f.resize(64, 0xab);
+    f
+}
+
+/// Test frames (our ethertype) received on `p` within `wait`, by sequence number.
+fn collect(p: &mut AfPacketPort, wait: Duration) -> Vec<u32> {
+    let mut got = Vec::new();
+    let mut b = FrameBatch::new(64);
+    let t0 = Instant::now();
+    while t0.elapsed() < wait {
+        b.clear();
+        match p.recv_batch(&mut b, Nanos::ZERO) {
+            Ok(0) => {
+                let _ = p.wait_readable(Duration::from_millis(20));
+            }
+            Ok(_) => {
+                for f in b.iter() {
+                    if f.data.len() >= 18 && f.data[12..14] == TEST_ETHERTYPE {
+                        got.push(u32::from_be_bytes([
+                            f.data[14], f.data[15], f.data[16], f.data[17],
+                        ]));
+                    }
+                }
+            }
+            Err(e) => panic!("receive: {e}"),
+        }
+    }
+    got
+}
+
+fn send_frames(p: &mut AfPacketPort, frames: impl Iterator<Item = Vec<u8>>) -> usize {
+    let mut b = FrameBatch::new(16);
+    let mut sent = 0;
+    for f in frames {
+        b.push(&f, Nanos::ZERO);
+        if b.is_full() {
+            sent += p.send_batch(&mut b, Nanos::ZERO).expect("send");
+            // Pace a little so no socket buffer on the way overflows.
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    sent + p.send_batch(&mut b, Nanos::ZERO).expect("send")
+}
+
+const H1: [u8; 6] = [2, 0, 0, 0, 1, 1];
+const H2: [u8; 6] = [2, 0, 0, 0, 1, 2];
+
+#[test]
+fn ping_bridged_and_routed_and_udp_transfer() {
+    if !can_run("ping_bridged_and_routed_and_udp_transfer") {
+        return;
+    }
+    if !have_ping() {
+        eprintln!("skipped: `ping` is missing (apt-get install iputils-ping)");
+        return;
+    }
+    let (lab, mut pisa) = start("nsping", "nspg", &[]);
+    assert!(ping(&lab, "h1", "10.0.1.2", 3), "h1 -> h2 (bridged)");
+    assert!(ping(&lab, "h1", "10.0.2.3", 3), "h1 -> h3 (routed)");
+    assert!(ping(&lab, "h4", "10.0.1.2", 2), "h4 -> h2 (routed)");
+
+    // UDP: a receiver on h3, a sender on h1, sockets opened inside the namespaces.
+    let rx = in_netns(&ns(&lab, "h3"), || UdpSocket::bind("10.0.2.3:5001"))
+        .unwrap()
+        .expect("bind on h3");
+    rx.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let tx = in_netns(&ns(&lab, "h1"), || UdpSocket::bind("10.0.1.1:0"))
+        .unwrap()
+        .expect("bind on h1");
+    let n = 500u32;
+    // Receive while sending, so the socket buffer on h3 never overflows.
+    let receiver = std::thread::spawn(move || {
+        let mut seen = vec![false; n as usize];
+        let mut buf = [0u8; 2000];
+        while let Ok((len, _)) = rx.recv_from(&mut buf) {
+            assert_eq!(len, 1000);
+            let i = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+            seen[i] = true;
+        }
+        seen
+    });
+    for i in 0..n {
+        let mut msg = [0u8; 1000];
+        msg[..4].copy_from_slice(&i.to_be_bytes());
+        tx.send_to(&msg, "10.0.2.3:5001").expect("send");
+        if i % 16 == 15 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    let seen = receiver.join().unwrap();
+    let got = seen.iter().filter(|s| **s).count();
+    assert_eq!(got, n as usize, "every UDP datagram arrives");
+
+    // iperf3 (TCP) when installed.
+    if Command::new("iperf3").arg("-v").output().is_ok() {
+        let mut server = Command::new("ip")
+            .args(["netns", "exec", &ns(&lab, "h3"), "iperf3", "-s", "-1"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("iperf3 server");
+        std::thread::sleep(Duration::from_millis(500));
+        let client = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &ns(&lab, "h1"),
+                "iperf3",
+                "-c",
+                "10.0.2.3",
+                "-t",
+                "1",
+            ])
+            .output()
+            .expect("iperf3 client");
+        let _ = server.kill();
+        let _ = server.wait();
+        assert!(
+            client.status.success(),
+            "iperf3: {}{}",
+            String::from_utf8_lossy(&client.stdout),
+            String::from_utf8_lossy(&client.stderr)
+        );
+    }
+    let (ok, out, err) = pisa.terminate();
+    assert!(ok, "pisa exits cleanly: {err}");
+    assert!(
+        out.contains("ports:") && out.contains("SwitchIngress.ipv4_lpm"),
+        "{out}"
+    );
+}
+
+#[test]
+fn broadcast_floods_to_every_host_but_the_sender() {
+    if !can_run("broadcast_floods_to_every_host_but_the_sender") {
+        return;
+    }
+    let (lab, _pisa) = start("nsflood", "nsfl", &[]);
+    let mut ports: Vec<AfPacketPort> = ["h1", "h2", "h3", "h4"]
+        .iter()
+        .map(|h| host_port(&lab, h))
+        .collect();
+    let sent = send_frames(&mut ports[0], (0..5).map(|i| test_frame([0xff; 6], H1, i)));
+    assert_eq!(sent, 5);
+    for (i, h) in ["h2", "h3", "h4"].iter().enumerate() {
+        let got = collect(&mut ports[i + 1], Duration::from_millis(1500));
+        assert_eq!(got, vec![0, 1, 2, 3, 4], "{h} gets every broadcast once");
+    }
+    let back = collect(&mut ports[0], Duration::from_millis(300));
+    assert!(back.is_empty(), "the sender gets nothing back: {back:?}");
+}
+
+#[test]
+fn link_down_through_ctl_stops_forwarding_and_up_restores_it() {
+    if !can_run("link_down_through_ctl_stops_forwarding_and_up_restores_it") {
+        return;
+    }
+    let (lab, pisa) = start("nslink", "nsln", &[]);
+    let mut h1 = host_port(&lab, "h1");
+    let mut h2 = host_port(&lab, "h2");
+    send_frames(&mut h1, (0..3).map(|i| test_frame(H2, H1, i)));
+    assert_eq!(collect(&mut h2, Duration::from_millis(1000)), vec![0, 1, 2]);
+
+    let r = pisa.ctl(&["link-down", "1"]);
+    assert_eq!(r["ok"], true, "{r}");
+    send_frames(&mut h1, (10..13).map(|i| test_frame(H2, H1, i)));
+    assert!(collect(&mut h2, Duration::from_millis(800)).is_empty());
+    let r = pisa.ctl(&["link-get", "1"]);
+    // Our 3 frames, plus whatever the hosts' kernels flooded meanwhile.
+    assert!(r["faults_tx"]["down_dropped"].as_u64().unwrap() >= 3, "{r}");
+
+    let r = pisa.ctl(&["link-up", "1"]);
+    assert_eq!(r["ok"], true, "{r}");
+    send_frames(&mut h1, (20..23).map(|i| test_frame(H2, H1, i)));
+    assert_eq!(
+        collect(&mut h2, Duration::from_millis(1000)),
+        vec![20, 21, 22]
+    );
+
+    // Bad requests name the culprit and leave the switch running.
+    let r = pisa.ctl(&["link-down", "9"]);
+    assert_eq!(r["ok"], false);
+    assert!(r["error"].as_str().unwrap().contains('9'), "{r}");
+    let r = pisa.ctl(&["link-set", "1", "loss=2"]);
+    assert!(r["error"].as_str().unwrap().contains('2'), "{r}");
+    let r = pisa.ctl(&["table-add", "nope", "-a", "drop"]);
+    assert!(r["error"].as_str().unwrap().contains("nope"), "{r}");
+    let r = pisa.ctl(&["counter", "SwitchIngress.ingress_port_counter", "0"]);
+    assert_eq!(r["ok"], true, "{r}");
+    assert!(r["cells"][0]["packets"].as_u64().unwrap() >= 9, "{r}");
+
+    // Table edits at run time: steer h2's MAC to port 2 (h3), then delete the entry (flood).
+    let r = pisa.ctl(&[
+        "table-delete",
+        "mac_dst",
+        "-k",
+        "hdr.ethernet.dst_addr=02:00:00:00:01:02",
+    ]);
+    assert_eq!(r["ok"], true, "{r}");
+    let r = pisa.ctl(&[
+        "table-add",
+        "mac_dst",
+        "-k",
+        "hdr.ethernet.dst_addr=02:00:00:00:01:02",
+        "-a",
+        "set_port",
+        "-p",
+        "port=2",
+    ]);
+    assert_eq!(r["ok"], true, "{r}");
+    let mut h3 = host_port(&lab, "h3");
+    send_frames(&mut h1, (30..32).map(|i| test_frame(H2, H1, i)));
+    assert_eq!(collect(&mut h3, Duration::from_millis(1000)), vec![30, 31]);
+    assert!(collect(&mut h2, Duration::from_millis(200)).is_empty());
+}
+
+#[test]
+fn loss_injector_rate_matches_the_setting() {
+    if !can_run("loss_injector_rate_matches_the_setting") {
+        return;
+    }
+    let (lab, pisa) = start("nsloss", "nsls", &["--link", "1=tx.loss=0.2,seed=11"]);
+    let mut h1 = host_port(&lab, "h1");
+    let mut h2 = host_port(&lab, "h2");
+    let n = 2000u32;
+    let receiver = std::thread::spawn(move || collect(&mut h2, Duration::from_secs(8)));
+    let sent = send_frames(&mut h1, (0..n).map(|i| test_frame(H2, H1, i)));
+    assert_eq!(sent, n as usize);
+    let got = receiver.join().unwrap();
+    let r = pisa.ctl(&["link-get", "1"]);
+    let lost = r["faults_tx"]["lost"].as_u64().unwrap();
+    let st = pisa.ctl(&["stats"]);
+    let p0 = &st["ports"][0];
+    assert!(p0["rx"].as_u64().unwrap() >= u64::from(n), "{st}");
+    // Nothing but the injector lost frames: the frames missing at h2 are all counted as
+    // injected losses (which may also include a few of the hosts' own flooded frames).
+    let missing = u64::from(n) - got.len() as u64;
+    assert!(
+        (missing..=missing + 20).contains(&lost),
+        "missing {missing}, injector lost {lost}: {st}"
+    );
+    // Binomial(2000, 0.2): mean 400, sd ≈ 17.9; accept 5 sd either way.
+    assert!((310..=490).contains(&missing), "lost {missing} of {n}");
+    let mut sorted = got.clone();
+    sorted.dedup();
+    assert_eq!(sorted.len(), got.len(), "no duplicates");
+}
+
+#[test]
+fn sigterm_stops_cleanly_and_leaves_nothing_behind() {
+    if !can_run("sigterm_stops_cleanly_and_leaves_nothing_behind") {
+        return;
+    }
+    let (lab, mut pisa) = start("nsterm", "nstm", &["--metrics", "127.0.0.1:0"]);
+    let pid = pisa.child.as_ref().unwrap().id();
+    let ctl = pisa.ctl.clone();
+    let (ok, out, err) = pisa.terminate();
+    assert!(ok, "exit status: {err}");
+    assert!(err.contains("draining"), "{err}");
+    assert!(out.contains("ports:") && out.contains("queues:"), "{out}");
+    assert!(!ctl.exists(), "control socket removed");
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "no pisa process left"
+    );
+    // The switch left the lab's interfaces as they were; lab down removes them all.
+    let name = lab.name.clone();
+    let prefix = lab.prefix.clone();
+    drop(lab);
+    let left: Vec<String> = list_netns()
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.starts_with(&format!("pisa-{name}-")))
+        .collect();
+    assert!(left.is_empty(), "namespaces left: {left:?}");
+    for p in 0..4 {
+        assert!(
+            !dataplane::netns::link_exists(&format!("{prefix}{p}")),
+            "link {prefix}{p} left"
+        );
+    }
+}
