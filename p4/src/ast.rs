@@ -734,3 +734,17 @@ impl UnOp {
         }
     }
 }
+
+impl std::fmt::Display for Type {
+    /// The type in P4 syntax (`bit<8>`, `Register<bit<32>, bit<16>>`), for messages.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::parser::dump::ty(self))
+    }
+}
+
+impl std::fmt::Display for Expr {
+    /// The expression in P4 syntax with every operator application parenthesized.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::parser::dump::expr(self))
+    }
+}

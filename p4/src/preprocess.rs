@@ -262,6 +262,11 @@ fn strip_comments(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = bytes.to_vec();
     let mut i = 0;
+    // A UTF-8 byte-order mark is not P4; blank it (three bytes become three spaces).
+    if text.starts_with('\u{feff}') {
+        out[..3].copy_from_slice(b"   ");
+        i = 3;
+    }
     while i < bytes.len() {
         match bytes[i] {
             b'"' => {
@@ -1414,6 +1419,16 @@ mod tests {
         let (_, e, d) = run("#define S \"x#y\"\nS;\n", &[]);
         assert!(d.is_empty(), "{d:?}");
         assert!(e.text.contains("\"x#y\""));
+    }
+
+    #[test]
+    fn crlf_and_byte_order_mark() {
+        let text = "\u{feff}#define W 8\r\n#if W == 8\r\nbit<W> x;\r\n#endif\r\n#define L 1, \\\r\n 2\r\nL;\r\n";
+        let (sm, e, d) = run(text, &[]);
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(squash(&e.text), "bit<8>x;1,2;");
+        let p = e.text.find('x').unwrap() as u32;
+        assert_eq!(sm.line_col(e.map(p, p + 1)), (3, 8));
     }
 
     #[test]

@@ -112,7 +112,7 @@ fn err_cases_report_the_expected_diagnostics() {
 fn truncated_inputs_never_panic() {
     for case in cases("ok").into_iter().chain(cases("err")) {
         let text = std::fs::read_to_string(&case).expect("read case");
-        let step = (text.len() / 200).max(1);
+        let step = (text.len() / 100).max(1);
         let name = rel(&case).to_string_lossy().into_owned();
         let mut cut = 0;
         while cut < text.len() {
