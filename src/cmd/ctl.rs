@@ -49,7 +49,8 @@ const MAX_LINE: usize = 1 << 20;
 #[derive(Debug, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Request {
-    Stats,
+    /// A struct variant (not a unit one) so that unknown fields are refused here too.
+    Stats {},
     CounterRead {
         name: String,
         index: u32,
@@ -135,7 +136,7 @@ fn handle(h: &Handle, req: Request) -> Result<Json, String> {
     type Job = Box<dyn FnOnce(&mut SwitchPipeline) -> Result<Json, String> + Send>;
     let call = |f: Job| h.call(CALL_TIMEOUT, f).map_err(|e| e.to_string())?;
     match req {
-        Request::Stats => {
+        Request::Stats {} => {
             let st = h.stats();
             let ports: Vec<Json> = st
                 .ports
@@ -524,5 +525,130 @@ pub fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
         Ok(ExitCode::SUCCESS)
     } else {
         Ok(ExitCode::from(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use dataplane::mem::pair;
+    use dataplane::runtime::{PortSetup, Runtime, RuntimeConfig};
+    use dataplane::{Clock, LinkConfig, VirtualClock};
+
+    use super::*;
+    use crate::cmd::{CompileArgs, TargetArg};
+
+    /// l2l3.p4 with the lab's tables on two in-memory ports.
+    fn runtime() -> Runtime<SwitchPipeline> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let compile = CompileArgs {
+            target: TargetArg::Tofino1,
+            include: Vec::new(),
+            define: Vec::new(),
+        };
+        let (_, sw) = crate::cmd::program::load_switch(
+            &root.join("p4/programs/l2l3.p4"),
+            Some(&root.join("deploy/labs/l2l3-4hosts.tables.yaml")),
+            &compile,
+        )
+        .unwrap();
+        let ports = (0..2)
+            .map(|i| PortSetup {
+                devport: i,
+                port: Box::new(pair(&format!("sw{i}"), &format!("h{i}")).0),
+                link: LinkConfig::default(),
+            })
+            .collect();
+        let clock: Arc<dyn Clock> = Arc::new(VirtualClock::new());
+        Runtime::start(
+            SwitchPipeline { sw },
+            ports,
+            clock,
+            RuntimeConfig::default(),
+        )
+        .unwrap()
+    }
+
+    fn err(h: &Handle, line: &str) -> String {
+        let r = handle_line(h, line);
+        assert_eq!(r["ok"], false, "{line} -> {r}");
+        r["error"].as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn requests_work_and_bad_ones_name_the_culprit() {
+        let rt = runtime();
+        let h = rt.handle();
+        let ok = |line: &str| {
+            let r = handle_line(&h, line);
+            assert_eq!(r["ok"], true, "{line} -> {r}");
+            r
+        };
+        let r = ok(r#"{"op":"stats"}"#);
+        assert_eq!(r["ports"].as_array().unwrap().len(), 2);
+        ok(
+            r#"{"op":"table_add","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:09:09"},"action":"set_port","params":{"port":1}}"#,
+        );
+        let n = h
+            .call(CALL_TIMEOUT, |p: &mut SwitchPipeline| {
+                p.sw.table_len(PipeSel::All, "SwitchIngress.mac_dst")
+            })
+            .unwrap()
+            .unwrap();
+        assert_eq!(n, 5);
+        ok(
+            r#"{"op":"table_delete","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:09:09"}}"#,
+        );
+        assert!(err(&h, r#"{"op":"table_delete","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:09:09"}}"#).contains("mac_dst"));
+        let r = ok(r#"{"op":"counter_read","name":"ingress_port_counter","index":3}"#);
+        assert_eq!(r["cells"][0]["packets"], 0);
+        ok(r#"{"op":"link_set","port":1,"settings":"delay=5us,loss=0.5"}"#);
+        let r = ok(r#"{"op":"link_get","port":1}"#);
+        assert_eq!(r["settings"]["tx"]["faults"]["loss"], 0.5);
+        ok(r#"{"op":"link_down","port":0}"#);
+
+        assert!(err(&h, "not json").contains("bad request"));
+        assert!(err(&h, r#"{"op":"reboot"}"#).contains("reboot"));
+        assert!(err(&h, r#"{"op":"stats","extra":1}"#).contains("extra"));
+        assert!(err(&h, r#"{"op":"link_down","port":7}"#).contains('7'));
+        assert!(err(&h, r#"{"op":"link_set","port":1,"settings":"jitter=1"}"#).contains("jitter"));
+        assert!(err(&h, r#"{"op":"table_add","table":"mac_dst","key":{"nope":"1"},"action":"set_port","params":{"port":1}}"#).contains("nope"));
+        assert!(err(&h, r#"{"op":"table_add","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"zz"},"action":"set_port","params":{"port":1}}"#).contains("zz"));
+        assert!(err(&h, r#"{"op":"table_add","table":"mac_dst","key":{"hdr.ethernet.dst_addr":[1]},"action":"set_port"}"#).contains("hdr.ethernet.dst_addr"));
+        assert!(err(
+            &h,
+            r#"{"op":"register_read","name":"no_such_reg","index":0}"#
+        )
+        .contains("no_such_reg"));
+        assert!(err(
+            &h,
+            r#"{"op":"counter_read","name":"ingress_port_counter","index":9999}"#
+        )
+        .contains("9999"));
+        drop(rt.stop().unwrap());
+    }
+
+    #[test]
+    fn client_requests_are_built_from_the_command_line() {
+        let line = request_of(&CtlCommand::TableAdd {
+            table: "t".into(),
+            key: vec!["a=1".into()],
+            action: "x".into(),
+            params: vec!["p=0x2".into()],
+            priority: Some(3),
+        })
+        .unwrap();
+        let v: Json = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["op"], "table_add");
+        assert_eq!(v["key"]["a"], "1");
+        assert_eq!(v["params"]["p"], "0x2");
+        assert_eq!(v["priority"], 3);
+        assert!(request_of(&CtlCommand::TableDelete {
+            table: "t".into(),
+            key: vec!["novalue".into()],
+            priority: None,
+        })
+        .is_err());
     }
 }
