@@ -164,6 +164,10 @@ impl Parser {
     /// A primary expression followed by member accesses, indexing, slices and calls.
     fn postfix_expr(&mut self) -> PResult<Expr> {
         let mut e = self.primary_expr()?;
+        if matches!(e.kind, ExprKind::Type(_)) {
+            // A type used as a value (`sizeInBits(bit<8>)`) takes no postfix operators.
+            return Ok(e);
+        }
         loop {
             match self.peek_kind() {
                 TokenKind::Dot => {

@@ -121,6 +121,7 @@ impl Parser {
                 let v = self.var_decl_body()?;
                 StmtKind::Variable(v)
             }
+            _ if !self.can_start_expr() => return self.expected("a statement"),
             _ => self.expr_stmt()?,
         };
         Ok(Stmt {
@@ -169,6 +170,50 @@ impl Parser {
             },
             span: self.span_from(start),
         })
+    }
+
+    /// `label: { ... }`, `label:` (falls through) or `default: { ... }`.
+    fn switch_case(&mut self) -> PResult<SwitchCase> {
+        let start = self.peek().span;
+        let label = if self.eat(&TokenKind::Default) {
+            SwitchLabel::Default
+        } else {
+            SwitchLabel::Expr(self.parse_expr()?)
+        };
+        self.expect_one_of(&TokenKind::Colon, "`:` after the switch label")?;
+        let body = if self.at(&TokenKind::LBrace) {
+            Some(self.parse_block()?)
+        } else {
+            None
+        };
+        Ok(SwitchCase {
+            label,
+            body,
+            span: self.span_from(start),
+        })
+    }
+
+    /// Whether the current token can begin an expression (and so an expression statement).
+    fn can_start_expr(&self) -> bool {
+        matches!(
+            self.peek_kind(),
+            TokenKind::Ident(_)
+                | TokenKind::IntLit(_)
+                | TokenKind::StringLit(_)
+                | TokenKind::True
+                | TokenKind::False
+                | TokenKind::LParen
+                | TokenKind::LBrace
+                | TokenKind::Bang
+                | TokenKind::Tilde
+                | TokenKind::Minus
+                | TokenKind::Plus
+                | TokenKind::This
+                | TokenKind::Error
+                | TokenKind::Dot
+                | TokenKind::DontCare
+                | TokenKind::Bad
+        )
     }
 
     /// `;` ending a statement or declaration.
@@ -313,23 +358,16 @@ impl Parser {
         self.expect(&TokenKind::LBrace)?;
         let mut cases = Vec::new();
         while self.in_body() {
-            let start = self.peek().span;
-            let label = if self.eat(&TokenKind::Default) {
-                SwitchLabel::Default
-            } else {
-                SwitchLabel::Expr(self.parse_expr()?)
-            };
-            self.expect_one_of(&TokenKind::Colon, "`:` after the switch label")?;
-            let body = if self.at(&TokenKind::LBrace) {
-                Some(self.parse_block()?)
-            } else {
-                None
-            };
-            cases.push(SwitchCase {
-                label,
-                body,
-                span: self.span_from(start),
-            });
+            let before = self.pos;
+            match self.switch_case() {
+                Ok(c) => cases.push(c),
+                Err(Fatal) => {
+                    self.recover(Sync::Statement);
+                    if self.pos == before {
+                        self.bump();
+                    }
+                }
+            }
         }
         self.expect_one_of(&TokenKind::RBrace, "a switch label or `}`")?;
         Ok(StmtKind::Switch { subject, cases })
