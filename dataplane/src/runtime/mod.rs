@@ -181,6 +181,36 @@ type Control<P> = Box<dyn FnOnce(&mut P) + Send>;
 
 type SharedPort = Arc<Mutex<LinkPort<Box<dyn Port>>>>;
 
+/// Spare frame buffers on their way back from the tx threads (which own a buffer once its
+/// frame is sent) to the rx threads (which need one per received frame), so that steady
+/// forwarding does not allocate. Bounded: surplus buffers are freed, a shortage allocates.
+#[derive(Clone)]
+struct FreeList {
+    put: Sender<Vec<u8>>,
+    get: Receiver<Vec<u8>>,
+}
+
+impl FreeList {
+    fn new(capacity: usize) -> FreeList {
+        let (put, get) = bounded(capacity.max(1));
+        FreeList { put, get }
+    }
+    fn give(&self, b: Vec<u8>) {
+        if b.capacity() > 0 {
+            let _ = self.put.try_send(b);
+        }
+    }
+    /// Moves up to `n` spare buffers into `fb`'s pool.
+    fn refill(&self, fb: &mut FrameBatch, n: usize) {
+        for _ in 0..n {
+            match self.get.try_recv() {
+                Ok(b) => fb.give_buffer(b),
+                Err(_) => break,
+            }
+        }
+    }
+}
+
 fn lock(p: &SharedPort) -> MutexGuard<'_, LinkPort<Box<dyn Port>>> {
     // A panic while holding the lock leaves the port usable: its state is plain data.
     p.lock().unwrap_or_else(|e| e.into_inner())
@@ -344,6 +374,7 @@ impl<P: Pipeline> Runtime<P> {
         let (ing_tx, ing_rx) = bounded::<RxBatch>(cfg.ingress_channel.max(1));
         let (ctl_tx, ctl_rx) = bounded::<Control<P>>(64);
         let stop_rx = Arc::new(AtomicBool::new(false));
+        let free = FreeList::new(4096);
 
         let mut egress: Vec<Option<Sender<Vec<Vec<u8>>>>> = vec![None; NUM_DEVPORTS];
         let mut tx_threads = Vec::new();
@@ -362,12 +393,13 @@ impl<P: Pipeline> Runtime<P> {
                 let stop = stop_rx.clone();
                 let hook = cfg.thread_hook.clone();
                 let idle = cfg.idle_wait;
+                let free = free.clone();
                 rx_threads.push(spawn(format!("pisa-rx{devport}"), move || {
                     if let Some(h) = hook {
                         h(ThreadRole::Rx(devport));
                     }
                     rx_loop(
-                        devport, &port, fd, &*clock, &counters, &ing, &stop, batch, idle,
+                        devport, &port, fd, &*clock, &counters, &ing, &stop, batch, idle, &free,
                     );
                 })?);
             }
@@ -378,11 +410,12 @@ impl<P: Pipeline> Runtime<P> {
                 let hook = cfg.thread_hook.clone();
                 let idle = cfg.idle_wait;
                 let drain = cfg.drain_timeout;
+                let free = free.clone();
                 tx_threads.push(spawn(format!("pisa-tx{devport}"), move || {
                     if let Some(h) = hook {
                         h(ThreadRole::Tx(devport));
                     }
-                    tx_loop(&port, &erx, &*clock, &counters, batch, idle, drain);
+                    tx_loop(&port, &erx, &*clock, &counters, batch, idle, drain, &free);
                 })?);
             }
         }
@@ -486,8 +519,10 @@ fn rx_loop(
     stop: &AtomicBool,
     batch: usize,
     idle: Duration,
+    free: &FreeList,
 ) {
     let mut fb = FrameBatch::new(batch);
+    free.refill(&mut fb, batch);
     while !stop.load(Ordering::Acquire) {
         let now = clock.now();
         let (got, due) = {
@@ -523,6 +558,7 @@ fn rx_loop(
                     }
                 }
                 fb.clear();
+                free.refill(&mut fb, n);
                 match ing.try_send(RxBatch {
                     port: devport,
                     frames,
@@ -548,6 +584,7 @@ fn rx_loop(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn tx_loop(
     port: &SharedPort,
     chan: &Receiver<Vec<Vec<u8>>>,
@@ -556,6 +593,7 @@ fn tx_loop(
     batch: usize,
     idle: Duration,
     drain: Duration,
+    free: &FreeList,
 ) {
     let mut fb = FrameBatch::new(batch);
     let send = |fb: &mut FrameBatch, now: Nanos| {
@@ -572,10 +610,16 @@ fn tx_loop(
             Ok(frames) => {
                 let now = clock.now();
                 for data in frames {
-                    if let Err(data) = fb.push_owned(data, now) {
-                        send(&mut fb, now);
-                        // The batch is empty now, so this push succeeds.
-                        let _ = fb.push_owned(data, now);
+                    let old = match fb.push_owned(data, now) {
+                        Ok(old) => old,
+                        Err(data) => {
+                            send(&mut fb, now);
+                            // The batch is empty now, so this push succeeds.
+                            fb.push_owned(data, now).unwrap_or_default()
+                        }
+                    };
+                    if let Some(b) = old {
+                        free.give(b);
                     }
                 }
                 if !fb.is_empty() {
