@@ -126,6 +126,9 @@ pub fn lower_str(
     front(&stem, sm, parsed, opts.target)
 }
 
+/// Prefix of the diagnostic reported when the checker thread panics.
+const INTERNAL_ERROR: &str = "internal error:";
+
 /// Stack for checking and lowering: both recurse over the AST, which the parser lets nest
 /// hundreds of levels deep.
 const LOWER_STACK_BYTES: usize = 256 << 20;
@@ -158,9 +161,9 @@ fn check_and_lower(
                     out
                 }
                 Err(_) => {
-                    diags.push(Diagnostic::error(
-                        "internal error: the checker crashed (please report this program)",
-                    ));
+                    diags.push(Diagnostic::error(format!(
+                        "{INTERNAL_ERROR} the checker crashed (please report this program)"
+                    )));
                     None
                 }
             },
@@ -276,6 +279,16 @@ pub fn fuzz_compile(data: &[u8]) -> usize {
     let (sm, parsed) = crate::load("fuzz.p4", &text, None, &load_options(&opts));
     match finish("fuzz", sm, parsed, opts.target) {
         Ok(c) => c.warnings.render(&c.sources).len() + c.program.pipelines.len(),
-        Err(f) => f.render().len(),
+        Err(f) => {
+            // A crash of the checker thread is turned into a diagnostic for users; the fuzzer
+            // must see it as the bug it is.
+            if f.diagnostics
+                .iter()
+                .any(|d| d.message.starts_with(INTERNAL_ERROR))
+            {
+                panic!("checker crashed on fuzz input");
+            }
+            f.render().len()
+        }
     }
 }
