@@ -430,9 +430,9 @@ fn bundled_lab_comes_up_and_goes_down() {
         ]
     );
     let out = st
-        .exec("h3", &["ip", "-6", "route", "show", "fd00::/16"])
+        .exec("h4", &["ip", "route", "show", "10.0.0.0/16"])
         .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("via fd00:2::fe"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("via 10.0.3.254"));
     lab_down_in(&lab.name, dir.path()).unwrap();
     assert!(
         leftovers(&lab).is_empty(),
