@@ -253,6 +253,7 @@ fn lower_pipeline<'a>(
     let ingress = lower_gress(l, Gress::Ingress, &blocks[0], &blocks[1], &blocks[2]);
     let egress = lower_gress(l, Gress::Egress, &blocks[3], &blocks[4], &blocks[5]);
     let (ingress, egress) = (ingress?, egress?);
+    check_direct_resources(l)?;
     let p = std::mem::take(&mut l.pipe);
     Ok((
         ir::Pipeline {
@@ -613,4 +614,97 @@ fn check_unused_blocks<'a>(l: &mut Lowerer<'a>) {
         l.ifs = saved_ifs;
         l.top_actions = saved_top;
     }
+}
+
+/// Direct counters and meters used in an action must belong to every table that runs it.
+fn check_direct_resources(l: &mut Lowerer<'_>) -> super::Res<()> {
+    fn uses(b: &[ir::Stmt], counters: &mut Vec<ir::CounterId>, meters: &mut Vec<ir::MeterId>) {
+        fn expr(e: &ir::Expr, meters: &mut Vec<ir::MeterId>) {
+            match e {
+                ir::Expr::MeterExecute {
+                    meter, index: None, ..
+                } => meters.push(*meter),
+                ir::Expr::Unary { arg, .. }
+                | ir::Expr::Slice { arg, .. }
+                | ir::Expr::Cast { arg, .. } => expr(arg, meters),
+                ir::Expr::Binary { a, b, .. } => {
+                    expr(a, meters);
+                    expr(b, meters);
+                }
+                ir::Expr::Concat { hi, lo, .. } => {
+                    expr(hi, meters);
+                    expr(lo, meters);
+                }
+                ir::Expr::Ternary {
+                    cond, then, els, ..
+                } => {
+                    expr(cond, meters);
+                    expr(then, meters);
+                    expr(els, meters);
+                }
+                _ => {}
+            }
+        }
+        for s in b {
+            match s {
+                ir::Stmt::CountDirect { counter } => counters.push(*counter),
+                ir::Stmt::Assign { value, .. } => expr(value, meters),
+                ir::Stmt::If {
+                    cond, then, els, ..
+                } => {
+                    expr(cond, meters);
+                    uses(then, counters, meters);
+                    uses(els, counters, meters);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut bad = Vec::new();
+    for (ti, t) in l.pipe.tables.iter().enumerate() {
+        for a in &t.actions {
+            let Some(action) = l.pipe.actions.get(a.action.index()) else {
+                continue;
+            };
+            let (mut cs, mut ms) = (Vec::new(), Vec::new());
+            uses(&action.body, &mut cs, &mut ms);
+            for c in cs {
+                if t.direct_counter != Some(c) {
+                    let name = l
+                        .pipe
+                        .counters
+                        .get(c.index())
+                        .map(|x| x.name.clone())
+                        .unwrap_or_default();
+                    bad.push((ti, action.name.clone(), name, "counters"));
+                }
+            }
+            for m in ms {
+                if t.direct_meter != Some(m) {
+                    let name = l
+                        .pipe
+                        .meters
+                        .get(m.index())
+                        .map(|x| x.name.clone())
+                        .unwrap_or_default();
+                    bad.push((ti, action.name.clone(), name, "meters"));
+                }
+            }
+        }
+    }
+    if bad.is_empty() {
+        return Ok(());
+    }
+    for (ti, action, ext, prop) in bad {
+        let span = l.spans.tables.get(ti).copied().unwrap_or_default();
+        let table = l.pipe.tables[ti].name.clone();
+        l.err(
+            Diagnostic::error(format!(
+                "action `{action}` uses the direct extern `{ext}`, which table `{table}` does not own"
+            ))
+            .with_primary(span, "this table runs the action")
+            .with_help(format!("add `{prop} = {};` to the table", ext.rsplit('.').next().unwrap_or(&ext))),
+        );
+    }
+    Err(super::Reported)
 }
