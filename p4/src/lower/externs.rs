@@ -14,7 +14,7 @@ use pipeline::ir::{
 use super::expr::{path_of, Resolved};
 use super::phv::Loc;
 use super::{Binding, Ctx, Lowerer, Res, V};
-use crate::ast::{self, DeclKind, Direction, ExprKind};
+use crate::ast::{self, DeclKind, Direction};
 use crate::check::types::Ty;
 use crate::diag::Diagnostic;
 use crate::source::Span;
@@ -26,6 +26,8 @@ pub(crate) enum Kind {
         id: RegisterId,
         direct: bool,
         value: Ty,
+        /// The index type `I` (None: any unsigned bits).
+        index: Option<Ty>,
     },
     RegisterAction {
         id: RegisterActionId,
@@ -241,6 +243,11 @@ pub(super) fn instantiate<'a>(
                 id,
                 direct,
                 value: vt,
+                index: if direct {
+                    None
+                } else {
+                    targ(1).filter(|t| t.is_bits())
+                },
             }
         }
         "RegisterAction" | "DirectRegisterAction" => {
@@ -259,6 +266,7 @@ pub(super) fn instantiate<'a>(
                 id: rid,
                 direct: rdirect,
                 value,
+                ..
             } = &reg.kind
             else {
                 return Err(l.err(
@@ -789,6 +797,66 @@ impl<'a> Lowerer<'a> {
         let value = |e: ir::Expr, t: Ty| Ok(Some(V::Scalar(e, t)));
         match (&x.kind, m) {
             (
+                Kind::Register {
+                    id,
+                    direct,
+                    value: vt,
+                    index: ity,
+                },
+                "read" | "write",
+            ) => {
+                self.only_in(&[Ctx::Control, Ctx::Action], m, span)?;
+                let Some(width) = vt.scalar_width() else {
+                    return Err(self.err(
+                        crate::check::unsupported(span, &format!("`{m}` on a register pair"), "implicit register actions on pairs")
+                            .with_help("write a RegisterAction for paired registers"),
+                    ));
+                };
+                let want = if *direct { 0 } else { 1 } + usize::from(m == "write");
+                if nargs != want {
+                    return Err(self.arg_count(m, want, nargs, span));
+                }
+                let index = if *direct {
+                    ir::Expr::constant(0, 1)
+                } else {
+                    self.index_expr(&args[0], ity.as_ref())?
+                };
+                // bf-p4c turns read/write into an implicit RegisterAction; so does pisa.
+                let (body, output_width, suffix) = if m == "read" {
+                    (
+                        vec![ir::Stmt::Assign { dst: ir::Place::RegOutput, value: ir::Expr::RegValue(ir::RegWord::Lo) }],
+                        width,
+                        "$read",
+                    )
+                } else {
+                    let (v, _) = self.scalar(&args[want - 1].value, Some(vt))?;
+                    (
+                        vec![ir::Stmt::Assign { dst: ir::Place::RegValue(ir::RegWord::Lo), value: v }],
+                        0,
+                        "$write",
+                    )
+                };
+                let ra = RegisterActionId(self.pipe.register_actions.len() as u32);
+                self.pipe.register_actions.push(ir::RegisterAction {
+                    name: format!("{}.{suffix}{}", x.name, ra.0),
+                    register: *id,
+                    body,
+                    output_width,
+                });
+                self.spans.register_actions.push(span);
+                if m == "read" {
+                    let e = ir::Expr::RegisterExecute { action: ra, index: Box::new(index), width };
+                    return value(e, vt.clone());
+                }
+                // A write yields nothing: run it for its effect into a scratch bit.
+                let tmp = self.temp(1, span)?;
+                self.need_stmt(out, span, "write")?.push(ir::Stmt::Assign {
+                    dst: ir::Place::Field(tmp),
+                    value: ir::Expr::RegisterExecute { action: ra, index: Box::new(index), width: 1 },
+                });
+                Ok(None)
+            }
+            (
                 Kind::RegisterAction {
                     id,
                     out: ot,
@@ -966,7 +1034,7 @@ impl<'a> Lowerer<'a> {
             }
             _ => {
                 let have = match &x.kind {
-                    Kind::Register { .. } => "none (registers are read and written through RegisterActions)",
+                    Kind::Register { .. } => "read, write (or a RegisterAction)",
                     Kind::RegisterAction { .. } => "execute",
                     Kind::RegisterParam { .. } => "read",
                     Kind::Hash { .. } | Kind::Random { .. } => "get",
@@ -980,10 +1048,9 @@ impl<'a> Lowerer<'a> {
                 let mut d = Diagnostic::error(format!("`{xname}` has no method `{m}`"))
                     .with_primary(member.span, "unknown method")
                     .with_help(format!("available: {have}"));
-                if matches!(x.kind, Kind::Register { .. }) && (m == "read" || m == "write") {
-                    d = d.with_note("pisa models Tofino registers: accesses go through a RegisterAction");
+                if matches!(x.kind, Kind::Register { .. }) {
+                    d = d.with_note("other register accesses go through a RegisterAction");
                 }
-                let _ = ExprKind::DontCare;
                 Err(self.err(d))
             }
         }

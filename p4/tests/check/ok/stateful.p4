@@ -106,6 +106,7 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
     Random<bit<16>>() rng;
     Meter<bit<16>>(1024, MeterType_t.BYTES) flow_meter;
     Counter<bit<32>, bit<16>>(4096, CounterType_t.PACKETS) flow_pkts;
+    Register<bit<16>, bit<16>>(256) plain;
 
     action remember() {
         hdr.seq.flow = swap_flow.execute();
@@ -142,6 +143,11 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
             }
             hdr.seq.color = flow_meter.execute(meta.idx);
             flow_pkts.count(meta.idx);
+            if (hdr.seq.flags == 1) {
+                hdr.seq.hash16 = plain.read(meta.idx);
+            } else {
+                plain.write(meta.idx, hdr.seq.flow);
+            }
             flows.apply();
         }
     }
