@@ -425,3 +425,17 @@ fn mirror_digest_and_port_metadata() {
         .iter()
         .any(|t| t.name == "Ingress.classify.classes"));
 }
+
+/// The golden programs also pass the Tofino resource check (the whole `compile` driver).
+#[test]
+fn ok_programs_fit_tofino1() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check/ok");
+    for e in std::fs::read_dir(&dir).expect("ok dir") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "p4") {
+            let r = p4::compile::compile_file(&p, &CompileOptions::default());
+            let c = r.unwrap_or_else(|f| panic!("{}:\n{}", p.display(), f.render()));
+            assert!(c.resources.is_some(), "{}: no resource report", p.display());
+        }
+    }
+}

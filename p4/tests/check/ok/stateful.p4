@@ -137,9 +137,10 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
             hdr.seq.hash16 = meta.idx;
             hdr.seq.rnd = rng.get();
             funnel_shift_right(hdr.seq.value, hdr.seq.seq, hdr.seq.value, 8);
-            account();
             if (hdr.seq.flags == 0xff) {
                 clear_total.execute(meta.idx);
+            } else {
+                account();
             }
             hdr.seq.color = flow_meter.execute(meta.idx);
             flow_pkts.count(meta.idx);
