@@ -350,7 +350,29 @@ impl<'a> Lowerer<'a> {
             }
             DeclKind::ExternFunction(_) | DeclKind::Function(_) => Ok(Resolved::Func(id)),
             DeclKind::Instantiation(i) => {
-                // Top-level extern instances: only stateless ones can be shared by gresses.
+                // A top-level parser or control instance (applied as a sub-block).
+                let block = match &i.ty.kind {
+                    ast::TypeKind::Named(t) => self
+                        .env
+                        .lookup(&t.name)
+                        .filter(|d| matches!(d.kind, DeclKind::Parser(_) | DeclKind::Control(_))),
+                    _ => None,
+                };
+                if let Some(bd) = block {
+                    if !i.args.is_empty() {
+                        return Err(self.err(crate::check::unsupported(
+                            i.ty.span,
+                            "constructor arguments of parsers and controls",
+                            "block constructor parameters",
+                        )));
+                    }
+                    return Ok(Resolved::Obj(Binding::Block(Rc::new(super::BlockInst {
+                        decl: bd,
+                        name: id.name.clone(),
+                        span: id.span,
+                    }))));
+                }
+                // Top-level extern instances are created where they are used.
                 let ext = super::externs::instantiate(self, decl, i)?;
                 Ok(Resolved::Obj(Binding::Extern(ext)))
             }

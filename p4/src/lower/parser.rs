@@ -164,8 +164,23 @@ fn sub_parser_call<'a>(
     let ExprKind::Name(id) = &base.kind else {
         return None;
     };
-    match l.lookup_scoped(&id.name) {
-        Some(Binding::Block(b)) if matches!(b.decl.kind, DeclKind::Parser(_)) => Some((b, args)),
+    let b = match l.lookup_scoped(&id.name) {
+        Some(b) => b,
+        // A top-level instance (`MyParser() p;` outside any parser).
+        None if matches!(
+            l.env.lookup(&id.name).map(|d| &d.kind),
+            Some(DeclKind::Instantiation(_))
+        ) =>
+        {
+            match l.lookup_name(id) {
+                Ok(Resolved::Obj(b)) => b,
+                _ => return None,
+            }
+        }
+        None => return None,
+    };
+    match b {
+        Binding::Block(b) if matches!(b.decl.kind, DeclKind::Parser(_)) => Some((b, args)),
         _ => None,
     }
 }
