@@ -998,7 +998,16 @@ impl<'a> Lowerer<'a> {
                 if nargs > 2 {
                     return Err(self.arg_count("emit", 2, nargs, span));
                 }
-                let (session, _) = self.scalar(&s.value, None)?;
+                // The session is a `MirrorId_t` (an int constant adopts its width).
+                let sid = self.env.lookup("MirrorId_t").and_then(|d| d.name()).and_then(|n| {
+                    self.env
+                        .resolve_type(
+                            &ast::Type { kind: ast::TypeKind::Named(n.clone()), span: n.span },
+                            &Default::default(),
+                        )
+                        .ok()
+                });
+                let (session, _) = self.scalar(&s.value, sid.as_ref())?;
                 let header = match args.get(1) {
                     Some(h) => self.inputs(h)?,
                     None => Vec::new(),

@@ -72,7 +72,7 @@ control EgressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
     Mirror() mirror;
     apply {
         if (eg_dprsr_md.mirror_type == 2) {
-            mirror.emit(10w7);
+            mirror.emit(7);
         }
         pkt.emit(hdr);
     }
