@@ -1466,6 +1466,9 @@ impl<'a> Lowerer<'a> {
         if inlined_into_control {
             self.inline_action += 1;
         }
+        // The body sees the frames of its declaration, not the call site's block locals.
+        let keep = slot.scope_depth.min(self.scopes.len());
+        let call_site_frames = self.scopes.split_off(keep);
         self.scopes.push(frame);
         self.depth += 1;
         self.block_stmts(&decl.body.stmts, out);
@@ -1474,6 +1477,7 @@ impl<'a> Lowerer<'a> {
             self.inline_action -= 1;
         }
         self.scopes.pop();
+        self.scopes.extend(call_site_frames);
         self.ctx = saved_ctx;
         Ok(())
     }
