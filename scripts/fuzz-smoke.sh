@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every fuzz target in fuzz/ briefly (PISA_FUZZ_SECONDS each, default 10) as a smoke test:
+# any crash fails the run. Needs cargo-fuzz (installed here when missing) and libFuzzer's
+# nightly-only flags, which the stable toolchain accepts with RUSTC_BOOTSTRAP=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+secs=${PISA_FUZZ_SECONDS:-10}
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+    echo "== installing cargo-fuzz"
+    cargo install cargo-fuzz --locked --quiet
+fi
+export RUSTC_BOOTSTRAP=1
+targets=$(cargo fuzz list)
+echo "== building $(echo "$targets" | wc -l) fuzz targets"
+cargo fuzz build -O >/dev/null
+for t in $targets; do
+    echo "== fuzz $t (${secs}s)"
+    mkdir -p "fuzz/corpus/$t"
+    log="fuzz/$t.log"
+    status=0
+    cargo fuzz run -O "$t" "fuzz/corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=4096 >"$log" 2>&1 || status=$?
+    grep -E "DONE|panicked|ERROR|SUMMARY" "$log" | tail -n 5 || true
+    if [ "$status" != 0 ]; then
+        tail -n 40 "$log"
+        echo "fuzz target $t failed (exit $status); the input is under fuzz/artifacts/$t"
+        exit 1
+    fi
+done
+echo "== all fuzz targets ran ${secs}s without a crash"
