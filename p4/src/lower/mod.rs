@@ -238,9 +238,10 @@ impl<'a> Lowerer<'a> {
         let names = self.visible_names();
         let mut d = Diagnostic::error(format!("cannot find {what} `{}` in this scope", id.name))
             .with_primary(id.span, "not found");
-        if let Some(h) = suggest::did_you_mean(&id.name, names.iter().map(String::as_str)) {
-            d = d.with_help(h);
-        }
+        d = match suggest::did_you_mean(&id.name, names.iter().map(String::as_str)) {
+            Some(h) => d.with_help(h),
+            None => d.with_help("declare it first: locals of a parser or control come before their use"),
+        };
         self.err(d)
     }
 
