@@ -240,7 +240,9 @@ impl<'a> Lowerer<'a> {
             .with_primary(id.span, "not found");
         d = match suggest::did_you_mean(&id.name, names.iter().map(String::as_str)) {
             Some(h) => d.with_help(h),
-            None => d.with_help("declare it first: locals of a parser or control come before their use"),
+            None => {
+                d.with_help("declare it first: locals of a parser or control come before their use")
+            }
         };
         self.err(d)
     }
