@@ -214,7 +214,10 @@ pub struct IntrinsicBindings {
 
 impl IntrinsicBindings {
     pub fn get(&self, which: Intrinsic) -> Option<FieldRef> {
-        self.fields.iter().find(|(w, _)| *w == which).map(|(_, f)| *f)
+        self.fields
+            .iter()
+            .find(|(w, _)| *w == which)
+            .map(|(_, f)| *f)
     }
 }
 

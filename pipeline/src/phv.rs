@@ -84,6 +84,13 @@ pub fn write_bits(buf: &mut [u8], offset: u32, width: u16, value: Value) {
     write_bits_slow(buf, offset, width, value)
 }
 
+/// [`write_bits`] one byte at a time: slower for wide fields, but it never loads a word that
+/// overlaps a store just made, so a burst of small writes (a packet's intrinsic metadata into a
+/// freshly cleared buffer) does not stall on store forwarding.
+pub fn write_bits_bytewise(buf: &mut [u8], offset: u32, width: u16, value: Value) {
+    write_bits_slow(buf, offset, width, value)
+}
+
 fn write_bits_slow(buf: &mut [u8], offset: u32, width: u16, value: Value) {
     let value = value & mask(width);
     // Walk the field from its last bit backwards, one byte-fragment at a time.
@@ -181,6 +188,12 @@ impl Phv {
     #[inline]
     pub fn set(&mut self, f: FieldRef, value: Value) {
         write_bits(&mut self.bytes, f.offset, f.width, value)
+    }
+
+    /// [`Phv::set`] through [`write_bits_bytewise`] (for bursts of writes after a reset).
+    #[inline]
+    pub fn set_bytewise(&mut self, f: FieldRef, value: Value) {
+        write_bits_bytewise(&mut self.bytes, f.offset, f.width, value)
     }
 
     /// Header validity (out-of-range ids read as invalid).

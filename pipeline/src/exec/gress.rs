@@ -9,7 +9,7 @@ use super::{
     Ctx, Effects, Engines, ExecStats, Fault, Flow, GressEngines, ParserFault, ProgramError, Scratch,
 };
 use crate::ir::{Gress, GressProgram, Intrinsic, Pipeline, Value};
-use crate::phv::{write_bits, Phv};
+use crate::phv::{write_bits_bytewise, Phv};
 use crate::state::PipeState;
 use crate::trace::{TraceEvent, Tracer};
 
@@ -91,16 +91,12 @@ fn prefix_fill(
 ) {
     let n = gp.prefix.bytes as usize;
     buf.clear();
-    // Eight spare bytes keep `write_bits` on its one-word fast path near the end.
-    buf.resize(n + 8, 0);
+    buf.resize(n, 0);
     for (which, v) in inp.intrinsics {
         if let Some(Some(f)) = eng.prefix.get(*which as usize) {
-            if (f.offset as usize + f.width as usize) <= n * 8 {
-                write_bits(buf, f.offset, f.width, *v);
-            }
+            write_bits_bytewise(buf, f.offset, f.width, *v);
         }
     }
-    buf.truncate(n);
     match gress {
         Gress::Ingress => {
             if n > IG_INTRINSIC_BYTES {
@@ -145,7 +141,7 @@ pub fn run_gress<T: Tracer>(
     out.clear();
     for (which, v) in inp.intrinsics {
         if let Some(Some(f)) = geng.bind.get(*which as usize) {
-            phv.set(*f, *v);
+            phv.set_bytewise(*f, *v);
         }
     }
     let (ts_field, err_field) = match gress {

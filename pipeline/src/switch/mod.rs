@@ -96,6 +96,13 @@ pub(crate) struct EgressCopy {
     pub kind: &'static str,
 }
 
+/// The immutable parts of a switch, borrowed once per call on the packet path (so no
+/// reference count is touched per packet).
+pub(crate) struct Shared<'a> {
+    pub prog: &'a Program,
+    pub engines: &'a [Engines],
+}
+
 /// The whole switch.
 pub struct Switch {
     pub(crate) prog: Arc<Program>,
@@ -213,8 +220,13 @@ impl Switch {
 
     /// Run a batch of frames in order, appending the frames that leave to `out`.
     pub fn process_batch(&mut self, frames: &[InFrame<'_>], out: &mut Vec<OutFrame>) {
+        let (prog, engines) = (self.prog.clone(), self.engines.clone());
+        let sh = Shared {
+            prog: &prog,
+            engines: &engines,
+        };
         for f in frames {
-            self.process_traced(*f, &mut |o| out.push(o), &mut NoTrace);
+            self.process_one(&sh, *f, &mut |o| out.push(o), &mut NoTrace);
         }
     }
 
@@ -240,10 +252,26 @@ impl Switch {
         out: &mut impl FnMut(OutFrame),
         tr: &mut T,
     ) {
+        let (prog, engines) = (self.prog.clone(), self.engines.clone());
+        let sh = Shared {
+            prog: &prog,
+            engines: &engines,
+        };
+        self.process_one(&sh, frame, out, tr);
+    }
+
+    fn process_one<T: Tracer>(
+        &mut self,
+        sh: &Shared<'_>,
+        frame: InFrame<'_>,
+        out: &mut impl FnMut(OutFrame),
+        tr: &mut T,
+    ) {
         self.last_ts = self.last_ts.max(frame.ts);
         self.stats.rx_packets += 1;
         self.stats.rx_bytes += frame.bytes.len() as u64;
         self.ingress(
+            sh,
             frame.port,
             frame.bytes,
             None,
@@ -261,7 +289,7 @@ impl Switch {
                     passes,
                     now,
                 } => {
-                    self.ingress(port, &buf, None, passes, now, "recirculate", out, tr);
+                    self.ingress(sh, port, &buf, None, passes, now, "recirculate", out, tr);
                     self.give(buf);
                 }
                 Pending::Egress {
@@ -270,7 +298,7 @@ impl Switch {
                     passes,
                     now,
                 } => {
-                    self.egress(&copy, &buf, passes, now, out, tr);
+                    self.egress(sh, &copy, &buf, passes, now, out, tr);
                     self.give(buf);
                 }
             }

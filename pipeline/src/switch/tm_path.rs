@@ -3,7 +3,8 @@
 //! `drop_ctl`), per-port queues, egress pass, egress mirroring, and output or recirculation.
 
 use super::{
-    port_pipe, DigestMessage, DropReason, EgressCopy, OutFrame, Pending, Switch, MIRROR_HDR_MAX,
+    port_pipe, DigestMessage, DropReason, EgressCopy, OutFrame, Pending, Shared, Switch,
+    MIRROR_HDR_MAX,
 };
 use crate::exec::gress::PassDrop;
 use crate::exec::{run_gress, PassInput};
@@ -25,6 +26,7 @@ impl Switch {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn ingress<T: Tracer>(
         &mut self,
+        sh: &Shared<'_>,
         port: u16,
         pkt: &[u8],
         resubmit: Option<&[u8]>,
@@ -46,8 +48,7 @@ impl Switch {
             );
             return;
         }
-        let prog = self.prog.clone();
-        let engines = self.engines.clone();
+        let (prog, engines) = (sh.prog, sh.engines);
         let pli = self.pipes[pipe as usize].pipeline;
         let pl = &prog.pipelines[pli];
         tr.record(|| TraceEvent::GressStart {
@@ -95,7 +96,7 @@ impl Switch {
         if !w.effects.digests.is_empty() {
             for i in 0..self.work_ig[pli].effects.digests.len() {
                 let (d, vals) = std::mem::take(&mut self.work_ig[pli].effects.digests[i]);
-                self.push_digest(pipe, d, vals, now);
+                self.push_digest(sh, pipe, d, vals, now);
             }
         }
         let w = &self.work_ig[pli];
@@ -137,7 +138,7 @@ impl Switch {
             let rd = &self.work_ig[pli].effects.resubmit_data;
             let k = rd.len().min(8);
             data[..k].copy_from_slice(&rd[..k]);
-            self.ingress(port, pkt, Some(&data), passes, now, "resubmit", out, tr);
+            self.ingress(sh, port, pkt, Some(&data), passes, now, "resubmit", out, tr);
             return;
         }
 
@@ -168,11 +169,11 @@ impl Switch {
                 sent = true;
                 tr.record(|| TraceEvent::Unicast { port: ucast });
                 let copy = EgressCopy::new(ucast, 0, false, bypass, "packet");
-                self.enqueue(&copy, &pkt_out, passes, now, out, tr);
+                self.enqueue(sh, &copy, &pkt_out, passes, now, out, tr);
             }
             if written & 6 != 0 {
                 sent = true;
-                self.multicast(&req, bypass, &pkt_out, port, passes, now, out, tr);
+                self.multicast(sh, &req, bypass, &pkt_out, port, passes, now, out, tr);
             }
         }
         if copy_to_cpu && drop_ctl & 2 == 0 {
@@ -181,7 +182,7 @@ impl Switch {
                 Some(cpu) => {
                     tr.record(|| TraceEvent::CopyToCpu { port: cpu });
                     let copy = EgressCopy::new(cpu, 0, true, bypass, "copy_to_cpu");
-                    self.enqueue(&copy, &pkt_out, passes, now, out, tr);
+                    self.enqueue(sh, &copy, &pkt_out, passes, now, out, tr);
                 }
                 None => {
                     self.record_drop(tr, now, port, Gress::Ingress, DropReason::NoCpuPort, None)
@@ -208,14 +209,21 @@ impl Switch {
         self.work_ig[pli].out = pkt_out;
     }
 
-    fn push_digest(&mut self, pipe: u16, digest: u32, values: Vec<Value>, ts: u64) {
+    fn push_digest(
+        &mut self,
+        sh: &Shared<'_>,
+        pipe: u16,
+        digest: u32,
+        values: Vec<Value>,
+        ts: u64,
+    ) {
         self.stats.digests += 1;
         if self.digests.len() >= self.cfg.digest_capacity {
             self.stats.digest_overflow += 1;
             return;
         }
         let pli = self.pipes[pipe as usize].pipeline;
-        let name = self.prog.pipelines[pli]
+        let name = sh.prog.pipelines[pli]
             .digests
             .get(digest as usize)
             .map(|d| d.name.clone())
@@ -233,6 +241,7 @@ impl Switch {
     #[allow(clippy::too_many_arguments)]
     fn multicast<T: Tracer>(
         &mut self,
+        sh: &Shared<'_>,
         req: &ReplicationRequest,
         bypass: bool,
         pkt: &[u8],
@@ -277,7 +286,7 @@ impl Switch {
         }
         for r in &reps {
             let copy = EgressCopy::new(r.port, r.rid, r.rid_first, bypass, "replica");
-            self.enqueue(&copy, pkt, passes, now, out, tr);
+            self.enqueue(sh, &copy, pkt, passes, now, out, tr);
         }
         self.replicas = reps;
     }
@@ -355,6 +364,7 @@ impl Switch {
     /// Queue admission, then egress (or straight out with `bypass_egress`).
     fn enqueue<T: Tracer>(
         &mut self,
+        sh: &Shared<'_>,
         copy: &EgressCopy,
         pkt: &[u8],
         passes: u8,
@@ -362,12 +372,13 @@ impl Switch {
         out: &mut impl FnMut(OutFrame),
         tr: &mut T,
     ) {
-        self.egress(copy, pkt, passes, now, out, tr)
+        self.egress(sh, copy, pkt, passes, now, out, tr)
     }
 
     /// One copy on its egress port: queue, egress pass, mirror, output or recirculation.
     pub(crate) fn egress<T: Tracer>(
         &mut self,
+        sh: &Shared<'_>,
         copy: &EgressCopy,
         pkt: &[u8],
         passes: u8,
@@ -406,8 +417,7 @@ impl Switch {
             self.emit(port, pkt, departure, passes, out, tr);
             return;
         }
-        let prog = self.prog.clone();
-        let engines = self.engines.clone();
+        let (prog, engines) = (sh.prog, sh.engines);
         let pli = self.pipes[pipe as usize].pipeline;
         let pl = &prog.pipelines[pli];
         tr.record(|| TraceEvent::GressStart {
