@@ -439,3 +439,26 @@ fn ok_programs_fit_tofino1() {
         }
     }
 }
+
+/// Every shipped program in `p4/programs/` lowers for both targets.
+#[test]
+fn shipped_programs_lower_for_both_targets() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("programs");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).expect("programs dir") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "p4") {
+            for target in [Target::Tofino1, Target::Tofino2] {
+                let opts = CompileOptions {
+                    target,
+                    ..Default::default()
+                };
+                if let Err(f) = lower_file(&p, &opts) {
+                    panic!("{} ({}):\n{}", p.display(), target.name(), f.render());
+                }
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= 1, "no programs found");
+}
