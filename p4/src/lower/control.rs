@@ -53,6 +53,22 @@ pub(super) fn lower_control_inst<'a>(
 }
 
 impl<'a> Lowerer<'a> {
+    /// Reports `n` when the innermost scope already declares it (the first declaration stays).
+    pub fn redeclared(&mut self, n: &ast::Ident) -> bool {
+        let dup = self.scopes.last().is_some_and(|f| {
+            f.get(&n.name)
+                .is_some_and(|b| !matches!(b, Binding::Poison))
+        });
+        if dup {
+            self.err(
+                Diagnostic::error(format!("`{}` is declared twice in this scope", n.name))
+                    .with_primary(n.span, "declared again here")
+                    .with_help("rename one of them"),
+            );
+        }
+        dup
+    }
+
     /// Type-checks the actions of the current control that no table or call used, then drops
     /// what that produced (bf-p4c does not keep unused actions either).
     fn check_unused_actions(&mut self) {
@@ -116,6 +132,11 @@ impl<'a> Lowerer<'a> {
 
     /// A local declaration of a parser or control. Variable initializers go to `init`.
     pub fn local_decl(&mut self, d: &'a ast::Decl, init: &mut ir::Block) -> Res<()> {
+        if let Some(n) = d.name() {
+            if self.redeclared(n) {
+                return Ok(());
+            }
+        }
         match &d.kind {
             DeclKind::Const(c) => {
                 let v = self.const_decl_value(c)?;

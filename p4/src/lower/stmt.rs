@@ -112,6 +112,9 @@ impl<'a> Lowerer<'a> {
                 Ok(())
             }
             StmtKind::Variable(v) => {
+                if self.redeclared(&v.name) {
+                    return Err(super::Reported);
+                }
                 let r = self.local_var(v, out);
                 if r.is_err() {
                     self.bind(&v.name.name, Binding::Poison);
@@ -119,6 +122,9 @@ impl<'a> Lowerer<'a> {
                 r
             }
             StmtKind::Const(c) => {
+                if self.redeclared(&c.name) {
+                    return Err(super::Reported);
+                }
                 let v = self.const_decl_value(c)?;
                 self.bind(&c.name.name, Binding::Val(v));
                 Ok(())
