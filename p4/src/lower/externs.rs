@@ -266,7 +266,7 @@ pub(super) fn instantiate<'a>(
                 id: rid,
                 direct: rdirect,
                 value,
-                ..
+                index: rindex,
             } = &reg.kind
             else {
                 return Err(l.err(
@@ -282,6 +282,18 @@ pub(super) fn instantiate<'a>(
                         format!("`{}` is the other kind of register", reg.name),
                     ),
                 ));
+            }
+            if let (false, Some(ri), Some(ai)) = (direct, rindex, targ(1).filter(|t| t.is_bits())) {
+                if *ri != ai {
+                    return Err(l.err(
+                        Diagnostic::error(format!(
+                            "`{tname}` indexes with `{ai}`, its register `{}` with `{ri}`",
+                            reg.name
+                        ))
+                        .with_primary(i.ty.span, "index types differ")
+                        .with_help(format!("declare it as `{tname}<{value}, {ri}, ...>`")),
+                    ));
+                }
             }
             if let Some(t0) = targ(0) {
                 if t0 != *value {
