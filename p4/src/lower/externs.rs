@@ -73,6 +73,8 @@ pub(crate) enum Kind {
 #[derive(Debug)]
 pub(crate) struct ExternInst {
     pub name: String,
+    /// The extern type's name (`Register`, `Hash`, ...).
+    pub type_name: String,
     pub kind: Kind,
 }
 
@@ -577,7 +579,11 @@ pub(super) fn instantiate<'a>(
         }
     };
     let _ = span;
-    Ok(Rc::new(ExternInst { name, kind }))
+    Ok(Rc::new(ExternInst {
+        name,
+        type_name: tname,
+        kind,
+    }))
 }
 
 /// Word width and, for a paired register, the names of its two words.
@@ -1066,6 +1072,20 @@ impl<'a> Lowerer<'a> {
                     Kind::Digest { .. } => "pack",
                     Kind::CrcPoly(_) => "none",
                 };
+                // A method the architecture declares but pisa does not implement.
+                let declared = self.env.lookup(&x.type_name).is_some_and(|d| match &d.kind {
+                    DeclKind::Extern(e) => e.members.iter().any(|mb| match &mb.kind {
+                        ast::ExternMemberKind::Method(f) | ast::ExternMemberKind::AbstractMethod(f) => f.name.name == m,
+                        ast::ExternMemberKind::Constructor { .. } => false,
+                    }),
+                    _ => false,
+                });
+                if declared {
+                    return Err(self.err(
+                        crate::check::unsupported(span, &format!("`{}.{m}`", x.type_name), &format!("`{m}` of `{}`", x.type_name))
+                            .with_help(format!("supported here: {have}")),
+                    ));
+                }
                 let mut d = Diagnostic::error(format!("`{xname}` has no method `{m}`"))
                     .with_primary(member.span, "unknown method")
                     .with_help(format!("available: {have}"));
