@@ -9,7 +9,7 @@ use super::{
     Ctx, Effects, Engines, ExecStats, Fault, Flow, GressEngines, ParserFault, ProgramError, Scratch,
 };
 use crate::ir::{Gress, GressProgram, Intrinsic, Pipeline, Value};
-use crate::phv::{write_bits_bytewise, Phv};
+use crate::phv::Phv;
 use crate::state::PipeState;
 use crate::trace::{TraceEvent, Tracer};
 
@@ -90,13 +90,18 @@ fn prefix_fill(
     buf: &mut Vec<u8>,
 ) {
     let n = gp.prefix.bytes as usize;
-    buf.clear();
-    buf.resize(n, 0);
+    // Build the prefix in whole 64-bit words (no partial-overlap stores), then lay them out.
+    let mut words = [0u64; PREFIX_WORDS];
     for (which, v) in inp.intrinsics {
         if let Some(Some(f)) = eng.prefix.get(*which as usize) {
-            write_bits_bytewise(buf, f.offset, f.width, *v);
+            put_bits(&mut words, f.offset, f.width, *v);
         }
     }
+    buf.clear();
+    for w in words.iter().take(n.div_ceil(8)) {
+        buf.extend_from_slice(&w.to_be_bytes());
+    }
+    buf.truncate(n);
     match gress {
         Gress::Ingress => {
             if n > IG_INTRINSIC_BYTES {
@@ -108,6 +113,28 @@ fn prefix_fill(
         Gress::Egress => buf.extend_from_slice(inp.extra),
     }
     buf.extend_from_slice(inp.packet);
+}
+
+/// Longest prefix the word builder handles (bytes / 8); longer prefixes are cut.
+const PREFIX_WORDS: usize = 8;
+
+/// OR `width` bits of `v` at bit `offset` (MSB-first) into big-endian words.
+fn put_bits(words: &mut [u64; PREFIX_WORDS], offset: u32, width: u16, v: Value) {
+    let mut v = v & crate::phv::mask(width);
+    let mut end = offset + width as u32; // exclusive
+    let mut left = width as u32;
+    while left > 0 {
+        let wi = ((end - 1) / 64) as usize;
+        let low = (64 - end % 64) % 64; // bits after the field end inside this word
+        let take = (64 - low).min(left);
+        if let Some(w) = words.get_mut(wi) {
+            let chunk = (v as u64) & (u64::MAX >> (64 - take));
+            *w |= chunk << low;
+        }
+        v = v.checked_shr(take).unwrap_or(0);
+        left -= take;
+        end -= take;
+    }
 }
 
 /// Run one pass of `gress` on `state` (a pipe running `pl`).
@@ -139,9 +166,14 @@ pub fn run_gress<T: Tracer>(
     phv.reset();
     effects.clear();
     out.clear();
+    // Intrinsics the prefix carries reach the PHV when the parser extracts the prefix (TNA
+    // parsers must); the others (none today) are written directly.
     for (which, v) in inp.intrinsics {
-        if let Some(Some(f)) = geng.bind.get(*which as usize) {
-            phv.set_bytewise(*f, *v);
+        if let (Some(Some(f)), Some(None)) = (
+            geng.bind.get(*which as usize),
+            geng.prefix.get(*which as usize),
+        ) {
+            phv.set(*f, *v);
         }
     }
     let (ts_field, err_field) = match gress {
