@@ -394,7 +394,8 @@ impl<'a> Lowerer<'a> {
         if !self.const_busy.insert(name.to_string()) {
             return Err(self.err(
                 Diagnostic::error(format!("constant `{name}` is defined in terms of itself"))
-                    .with_primary(use_span, "cycle here"),
+                    .with_primary(use_span, "cycle here")
+                    .with_help("give one of the constants a literal value"),
             ));
         }
         let r = self.const_decl_value(c);
