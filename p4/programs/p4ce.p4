@@ -112,6 +112,7 @@ const bit<8> DROP_BAD_OPCODE    = 4;  /* not a WRITE to a BCast QP, not an ACK t
 const bit<8> DROP_NOT_REPLICA   = 5;  /* ACK to an Aggr QP from a host outside the group      */
 const bit<8> DROP_AGGREGATED    = 6;  /* an ACK that is not the f-th of its PSN (by design)   */
 const bit<8> DROP_BAD_CHECKSUM  = 7;  /* RoCE packet to the switch with a bad IPv4 checksum   */
+const bit<8> DROP_NO_LEADER     = 8;  /* the group's leader endpoint has no connection entry  */
 
 /* Index of the egress drop counter (`SwitchEgress.drops`). */
 const bit<8> EG_DROP_NO_CONNECTION = 0;  /* a scattered copy whose RID has no connection entry */
@@ -309,6 +310,14 @@ parser SwitchIngressParser(packet_in pkt,
     RoceParser() roce_parser;
 
     state start {
+        /* The pipeline's decisions start from "nothing decided" (set here, so the first MAU
+         * stage is free for the group lookup). */
+        ig_md.role = ROLE_NONE;
+        ig_md.scatter = 0;
+        ig_md.to_leader = 0;
+        ig_md.is_ack = 0;
+        ig_md.replica_known = 0;
+        ig_md.drop = 0;
         pkt.extract(ig_intr_md);
         transition select(ig_intr_md.resubmit_flag) {
             1 : reject;   /* p4ce.p4 never resubmits */
@@ -440,7 +449,7 @@ control SwitchIngress(inout header_t hdr,
             to_leader;
             drop;
         }
-        default_action = drop(DROP_NOT_REPLICA);
+        default_action = drop(DROP_NO_LEADER);
         size = 256;
     }
 
@@ -610,12 +619,6 @@ control SwitchIngress(inout header_t hdr,
     apply {
         ig_md.bridged.setValid();
         ig_md.bridged.kind = KIND_PLAIN;
-        ig_md.role = ROLE_NONE;
-        ig_md.scatter = 0;
-        ig_md.to_leader = 0;
-        ig_md.is_ack = 0;
-        ig_md.replica_known = 0;
-        ig_md.drop = 0;
 
         if (hdr.bth.isValid()) {
             switch_qp.apply();
