@@ -372,7 +372,26 @@ impl<'a> Lowerer<'a> {
                         span: id.span,
                     }))));
                 }
-                // Top-level extern instances are created where they are used.
+                // Top-level extern instances are created where they are used: fine for
+                // stateless ones, wrong for anything holding state.
+                let tname = match &i.ty.kind {
+                    ast::TypeKind::Named(t) | ast::TypeKind::Specialized { base: t, .. } => {
+                        t.name.as_str()
+                    }
+                    _ => "",
+                };
+                if !matches!(tname, "CRCPolynomial" | "Hash" | "Random") {
+                    return Err(self.err(
+                        crate::check::unsupported(
+                            i.name.span,
+                            &format!("a top-level `{tname}` instance"),
+                            "state shared outside a parser or control",
+                        )
+                        .with_help(
+                            "declare the instance inside the parser or control that uses it",
+                        ),
+                    ));
+                }
                 let ext = super::externs::instantiate(self, decl, i)?;
                 Ok(Resolved::Obj(Binding::Extern(ext)))
             }

@@ -3,6 +3,9 @@
 #include <core.p4>
 #include <tna.p4>
 
+/* A CRC definition at top level (stateless, so it may be shared). */
+CRCPolynomial<bit<32>>(32w0x1EDC6F41, true, false, false, 32w0xFFFFFFFF, 32w0xFFFFFFFF) crc32c;
+
 struct seq_pair_t {
     bit<32> last_seq;
     bit<32> repeats;
@@ -100,7 +103,6 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
         }
     };
 
-    CRCPolynomial<bit<32>>(32w0x1EDC6F41, true, false, false, 32w0xFFFFFFFF, 32w0xFFFFFFFF) crc32c;
     Hash<bit<32>>(HashAlgorithm_t.CUSTOM, crc32c) flow_hash32;
     Hash<bit<16>>(HashAlgorithm_t.CRC16) flow_hash16;
     Random<bit<16>>() rng;
