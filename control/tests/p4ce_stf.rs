@@ -67,7 +67,7 @@ fn p4ce_golden_stfs_pass() {
     let program = p4ce();
     let files = p4ce_stf_files();
     assert!(
-        files.len() >= 7,
+        files.len() >= 8,
         "expected the p4ce STF files, found {files:?}"
     );
     let mut failures = Vec::new();

@@ -775,7 +775,10 @@ control SwitchEgress(inout header_t hdr,
     /* ---- Replica connections (Table III), chosen by the PRE's RID = endpoint id (§IV-B) ----
      * Every copy leaves as if the switch had sent it: source MAC/IP = the switch's (the
      * leader addressed the switch), the replica's MAC, IP and QPN, the UDP source port of the
-     * connection, and the PSN moved into the replica's space. */
+     * connection, and the PSN moved into the replica's space. The size of the replica's buffer
+     * (Table III) is enforced once per group in ingress: the agent gives the leader a virtual
+     * buffer as large as the smallest replica log (bcast's vsize), so a WRITE is either inside
+     * every replica's log or dropped before replication, never accepted by some replicas only. */
 
     action to_replica(mac_addr_t mac, ipv4_addr_t ip, qpn_t qpn, bit<16> udp_sport,
                       psn_t psn_delta, bit<64> va, bit<32> rkey) {

@@ -141,30 +141,30 @@ def scattered(pkt, r):
     return out
 
 
-def ack(r, leader_psn, credit, leader_msn, syndrome_type=0, ip_id=0x2000):
+def ack(r, leader_psn, credit, leader_msn, syndrome_type=0, ip_id=0x2000, aggr_qp=AGGR_QP):
     """An ACK (or NAK, syndrome_type 3 with `credit` the NAK code) from replica r, in r's spaces."""
     syndrome = (syndrome_type << 5) | credit
     return roce(r, SWITCH_MAC, SWITCH_IP, r["sport"], ip_id) / BTH(
-        opcode=0x11, dqpn=AGGR_QP, psn=(leader_psn + r["psn_delta"]) & PSN_MASK) / AETH(
+        opcode=0x11, dqpn=aggr_qp, psn=(leader_psn + r["psn_delta"]) & PSN_MASK) / AETH(
         syndrome=syndrome, msn=(leader_msn + r["msn_delta"]) & PSN_MASK)
 
 
-def to_leader(pkt, r, credit=None):
+def to_leader(pkt, r, credit=None, leader=LEADER):
     """What the leader gets from replica r's ACK/NAK `pkt`; `credit` = the group's minimum."""
     aeth = pkt[AETH]
     syndrome = aeth.syndrome if credit is None else (aeth.syndrome & 0xE0) | credit
     bth = pkt[BTH]
-    return (Ether(src=SWITCH_MAC, dst=LEADER["mac"])
-            / IP(src=SWITCH_IP, dst=LEADER["ip"], id=pkt[IP].id, flags=pkt[IP].flags,
+    return (Ether(src=SWITCH_MAC, dst=leader["mac"])
+            / IP(src=SWITCH_IP, dst=leader["ip"], id=pkt[IP].id, flags=pkt[IP].flags,
                  ttl=pkt[IP].ttl, tos=pkt[IP].tos)
-            / UDP(sport=LEADER["conn_sport"], dport=4791, chksum=0)
-            / BTH(opcode=0x11, pkey=bth.pkey, dqpn=LEADER["qpn"],
+            / UDP(sport=leader["conn_sport"], dport=4791, chksum=0)
+            / BTH(opcode=0x11, pkey=bth.pkey, dqpn=leader["qpn"],
                   psn=(bth.psn - r["psn_delta"]) & PSN_MASK)
             / AETH(syndrome=syndrome, msn=(aeth.msn - r["msn_delta"]) & PSN_MASK))
 
 
-def num_recv_index(leader_psn):
-    return (GROUP << 8) | (leader_psn & 0xFF)
+def num_recv_index(leader_psn, group=GROUP):
+    return (group << 8) | (leader_psn & 0xFF)
 
 
 def emit(name, title, quorum, body):
@@ -411,6 +411,89 @@ check_counter SwitchIngress.writes_scattered({GROUP}) packets == 0
 """
 
 
+# A second group on the same hosts: the outsider (port 3) leads it, R1 and R2 replicate it
+# through other QPs (their own QPNs, PSN offsets, logs and keys).
+G2 = dict(group=2, mgid=2, bcast_qp=0x000101, aggr_qp=0x000201, vrkey=0xBEEF0002, vsize=0x1000)
+L2 = OUTSIDER | dict(ep=4, qpn=0x000044, conn_sport=0xC104)
+R1G2 = R1 | dict(ep=5, qpn=0x000105, conn_sport=0xC105, slot=0, psn_delta=0x000010,
+                 msn_delta=0, va=0x00007F0000900000, rkey=0x55556666)
+R2G2 = R2 | dict(ep=6, qpn=0x000206, conn_sport=0xC106, slot=1, psn_delta=0x000020,
+                 msn_delta=0, va=0x00007F2200900000, rkey=0x77778888)
+
+
+def two_groups():
+    psn = 0x0004AA
+    setup2 = f"""\
+# Group 2: leader {L2['ip']} (port 3, QPN {L2['qpn']:#x}, endpoint {L2['ep']}), replicas R1 and R2
+# through QPNs {R1G2['qpn']:#x} / {R2G2['qpn']:#x} (endpoints {R1G2['ep']} / {R2G2['ep']}), BCast QP {G2['bcast_qp']:#x},
+# Aggr QP {G2['aggr_qp']:#x}, quorum 2, multicast group {G2['mgid']}.
+add SwitchIngress.switch_qp hdr.ipv4.dst_addr:{SWITCH_IP} hdr.bth.dst_qp:{G2['bcast_qp']:#x} SwitchIngress.bcast(group:{G2['group']}, mgid:{G2['mgid']}, leader_ip:{L2['ip']}, vrkey:{G2['vrkey']:#x}, vsize:{G2['vsize']:#x})
+add SwitchIngress.switch_qp hdr.ipv4.dst_addr:{SWITCH_IP} hdr.bth.dst_qp:{G2['aggr_qp']:#x} SwitchIngress.aggr(group:{G2['group']}, quorum:2, leader_ep:{L2['ep']})
+"""
+    for r in (R1G2, R2G2):
+        setup2 += (f"add SwitchIngress.aggr_replica hdr.bth.dst_qp:{G2['aggr_qp']:#x} hdr.ipv4.src_addr:{r['ip']} "
+                   f"SwitchIngress.from_replica(slot:{r['slot']}, psn_delta:{r['psn_delta']:#x}, msn_delta:{r['msn_delta']:#x})\n")
+    setup2 += (f"add SwitchIngress.conn_leader ig_md.leader_ep:{L2['ep']} SwitchIngress.to_leader("
+               f"mac:{L2['mac']}, ip:{L2['ip']}, qpn:{L2['qpn']:#x}, udp_sport:{L2['conn_sport']:#x}, port:{L2['port']})\n")
+    for r in (R1G2, R2G2):
+        setup2 += (f"add SwitchEgress.conn_replica eg_intr_md.egress_rid:{r['ep']} SwitchEgress.to_replica("
+                   f"mac:{r['mac']}, ip:{r['ip']}, qpn:{r['qpn']:#x}, udp_sport:{r['conn_sport']:#x}, "
+                   f"psn_delta:{r['psn_delta']:#x}, va:{r['va']:#x}, rkey:{r['rkey']:#x})\n")
+    setup2 += f"""\
+mc_mgrp_create {G2['mgid']}
+mc_node_create {R1G2['ep']} {R1G2['port']}
+mc_node_create {R2G2['ep']} {R2G2['port']}
+mc_node_associate {G2['mgid']} 2
+mc_node_associate {G2['mgid']} 3
+"""
+    w1 = write(0x0A, psn, data("group-1 ", 16), va=0x10, ackreq=1)
+    w2 = write(0x0A, psn, data("group-2 ", 16), va=0x20, rkey=G2["vrkey"], src=L2,
+               qp=G2["bcast_qp"], ackreq=1, ip_id=0x6001)
+    a1g1 = ack(R1, psn, credit=4, leader_msn=1, ip_id=0x2101)
+    a1g2 = ack(R1G2, psn, credit=20, leader_msn=1, ip_id=0x2102, aggr_qp=G2["aggr_qp"])
+    a2g2 = ack(R2G2, psn, credit=18, leader_msn=1, ip_id=0x3102, aggr_qp=G2["aggr_qp"])
+    a2g1 = ack(R2, psn, credit=5, leader_msn=1, ip_id=0x3101)
+    cross = write(0x0A, psn, data("cross!! ", 16), va=0x10, src=L2, ip_id=0x6002)
+    return setup2 + f"""\
+# Both leaders write PSN {psn:#x}: each group's WRITE reaches the replicas through that group's
+# connections.
+packet 0 {hexs(w1)}
+expect 1 {hexs(scattered(w1, R1))} $
+expect 2 {hexs(scattered(w1, R2))} $
+packet 3 {hexs(w2)}
+expect 1 {hexs(scattered(w2, R1G2))} $
+expect 2 {hexs(scattered(w2, R2G2))} $
+wait
+# R1 ACKs both; each ACK counts in its own group's NumRecv and credit slot.
+packet 1 {hexs(a1g1)}
+packet 1 {hexs(a1g2)}
+no_packet
+wait
+check_register SwitchIngress.num_recv({num_recv_index(psn)}) = 1
+check_register SwitchIngress.num_recv({num_recv_index(psn, 2)}) = 1
+check_register SwitchIngress.credit0({GROUP}) = 4
+check_register SwitchIngress.credit0(2) = 20
+# R2's ACK of group 2 completes group 2 only: to leader 2 with group 2's minimum (18).
+packet 2 {hexs(a2g2)}
+expect 3 {hexs(to_leader(a2g2, R2G2, credit=18, leader=L2))} $
+wait
+check_register SwitchIngress.num_recv({num_recv_index(psn)}) = 1
+# R2's ACK of group 1 completes group 1: to leader 1 with min(4, 5) = 4.
+packet 2 {hexs(a2g1)}
+expect 0 {hexs(to_leader(a2g1, R2, credit=4))} $
+wait
+# Group 2's leader is not group 1's: its WRITE to group 1's BCast QP is dropped.
+packet 3 {hexs(cross)}
+no_packet
+wait
+check_counter SwitchIngress.drops(1) packets == 1
+check_counter SwitchIngress.writes_scattered(1) packets == 1
+check_counter SwitchIngress.writes_scattered(2) packets == 1
+check_counter SwitchIngress.acks_forwarded(1) packets == 1
+check_counter SwitchIngress.acks_forwarded(2) packets == 1
+"""
+
+
 def self_check():
     """The RoCE layers agree with the RC WRITE ONLY and ACK vectors of shared/notes/rocev2.md."""
     w = (Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01")
@@ -434,4 +517,5 @@ emit("p4ce_gather_f2.stf", "p4ce.p4: ACK aggregation with f = 2 (NumRecv, MinCre
 emit("p4ce_gather_f1.stf", "p4ce.p4: ACK aggregation with f = 1 (first ACK forwarded, MinCredit across ACKs)", 1, gather_f1())
 emit("p4ce_nak.stf", "p4ce.p4: NAKs and RNR NAKs go to the leader at once", 2, nak())
 emit("p4ce_security.stf", "p4ce.p4: WRITEs from non-leaders, with a wrong R_key or out of bounds never reach a replica", 2, security())
+emit("p4ce_two_groups.stf", "p4ce.p4: two groups over the same hosts keep their own state", 2, two_groups())
 emit("p4ce_plain.stf", "p4ce.p4: non-P4CE traffic is switched on MAC, CM MADs go to the CPU port", 2, plain())
