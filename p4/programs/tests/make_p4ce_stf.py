@@ -340,6 +340,11 @@ def security():
     oob = write(0x0A, psn, data("too far ", 32), va=VSIZE - 16, ip_id=0x4004)
     high_va = write(0x06, psn, data("H", 256), va=0x100000000, dlen=512, ip_id=0x4005)
     read = write(0x0C, psn, b"", va=0x0, dlen=64, ip_id=0x4006)
+    bad_sum = write(0x0A, psn, data("entry-6 ", 16), va=0x200, ackreq=1, ip_id=0x4008)
+    good_sum = IP(bytes(bad_sum[IP]))[IP].chksum
+    bad_sum[IP].chksum = good_sum ^ 0x0101
+    send_to_aggr = (roce(R1, SWITCH_MAC, SWITCH_IP, R1["sport"], 0x4009)
+                    / BTH(opcode=0x04, dqpn=AGGR_QP, psn=0x10) / data("send", 8))
     stranger_ack = ack(OUTSIDER | dict(psn_delta=0, msn_delta=0), psn, credit=1, leader_msn=1,
                        ip_id=0x4007)
     return f"""\
@@ -365,6 +370,10 @@ packet 0 {hexs(oob)}
 packet 0 {hexs(high_va)}
 # An RDMA READ to the BCast QP: not replicated (reason 4).
 packet 0 {hexs(read)}
+# The leader's WRITE with a corrupted IPv4 header checksum (reason 7).
+packet 0 {hexs(bad_sum)}
+# A SEND (not an ACK) to the Aggr QP (reason 4).
+packet 1 {hexs(send_to_aggr)}
 # An ACK to the Aggr QP from a host outside the group (reason 5).
 packet 3 {hexs(stranger_ack)}
 no_packet
@@ -373,8 +382,9 @@ check_register SwitchIngress.num_recv({idx}) = 1
 check_counter SwitchIngress.drops(1) packets == 2
 check_counter SwitchIngress.drops(2) packets == 1
 check_counter SwitchIngress.drops(3) packets == 2
-check_counter SwitchIngress.drops(4) packets == 1
+check_counter SwitchIngress.drops(4) packets == 2
 check_counter SwitchIngress.drops(5) packets == 1
+check_counter SwitchIngress.drops(7) packets == 1
 check_counter SwitchIngress.writes_scattered({GROUP}) packets == 1
 """
 
