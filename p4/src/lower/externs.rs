@@ -782,6 +782,20 @@ impl<'a> Lowerer<'a> {
         Ok(out)
     }
 
+    /// Direct externs act on the matched entry: not in an action inlined into a control.
+    fn not_inlined(&mut self, xname: &str, span: Span) -> Res<()> {
+        if self.inline_action == 0 {
+            return Ok(());
+        }
+        Err(self.err(
+            Diagnostic::error(format!(
+                "direct extern `{xname}` used in an action called directly"
+            ))
+            .with_primary(span, "no table entry is matched here")
+            .with_help("run the action from the table that owns the direct extern"),
+        ))
+    }
+
     fn only_in(&mut self, ctxs: &[Ctx], what: &str, span: Span) -> Res<()> {
         if ctxs.contains(&self.ctx) {
             return Ok(());
@@ -943,6 +957,7 @@ impl<'a> Lowerer<'a> {
             }
             (Kind::Counter { id, direct: true, .. }, "count") => {
                 self.only_in(&[Ctx::Action], "count", span)?;
+                self.not_inlined(&xname, span)?;
                 if nargs > 1 {
                     return Err(self.arg_count("count", 0, nargs, span));
                 }
@@ -959,6 +974,8 @@ impl<'a> Lowerer<'a> {
             ) => {
                 self.only_in(&[Ctx::Control, Ctx::Action], "execute", span)?;
                 let (index, color) = if *direct {
+                    self.only_in(&[Ctx::Action], "execute", span)?;
+                    self.not_inlined(&xname, span)?;
                     (None, args.first())
                 } else {
                     let Some(a) = args.first() else { return Err(self.arg_count("execute", 1, nargs, span)) };

@@ -1444,6 +1444,21 @@ impl<'a> Lowerer<'a> {
         let directional = decl.params.iter().any(|p| p.direction != Direction::None);
         if !directional {
             let id = self.lower_action(slot)?;
+            let direct = self
+                .pipe
+                .actions
+                .get(id.index())
+                .is_some_and(|a| uses_direct(&a.body));
+            if direct {
+                return Err(self.err(
+                    Diagnostic::error(format!(
+                        "action `{}` uses a direct counter or meter and cannot be called directly",
+                        decl.name.name
+                    ))
+                    .with_primary(span, "called here")
+                    .with_help("direct externs count the matched entry: run the action from the table that owns them"),
+                ));
+            }
             let mut vals = Vec::new();
             for (p, a) in decl.params.iter().zip(args) {
                 let ty = self.resolve_type(&p.ty)?;
@@ -1653,6 +1668,32 @@ fn contains_return(stmts: &[ast::Stmt]) -> bool {
                     .as_deref()
                     .is_some_and(|e| contains_return(std::slice::from_ref(e)))
         }
+        _ => false,
+    })
+}
+
+/// True when a body uses a direct counter or meter (which need a matched table entry).
+fn uses_direct(b: &[ir::Stmt]) -> bool {
+    fn expr(e: &ir::Expr) -> bool {
+        match e {
+            ir::Expr::MeterExecute { index: None, .. } => true,
+            ir::Expr::Unary { arg, .. }
+            | ir::Expr::Slice { arg, .. }
+            | ir::Expr::Cast { arg, .. } => expr(arg),
+            ir::Expr::Binary { a, b, .. } => expr(a) || expr(b),
+            ir::Expr::Concat { hi, lo, .. } => expr(hi) || expr(lo),
+            ir::Expr::Ternary {
+                cond, then, els, ..
+            } => expr(cond) || expr(then) || expr(els),
+            _ => false,
+        }
+    }
+    b.iter().any(|s| match s {
+        ir::Stmt::CountDirect { .. } => true,
+        ir::Stmt::Assign { value, .. } => expr(value),
+        ir::Stmt::If {
+            cond, then, els, ..
+        } => expr(cond) || uses_direct(then) || uses_direct(els),
         _ => false,
     })
 }
