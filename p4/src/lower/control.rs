@@ -98,11 +98,18 @@ impl<'a> Lowerer<'a> {
             })
             .unwrap_or_default();
         let (na, ns) = (self.pipe.actions.len(), self.spans.actions.len());
+        let (nra, nras) = (
+            self.pipe.register_actions.len(),
+            self.spans.register_actions.len(),
+        );
         for slot in &unused {
             let _ = self.lower_action(slot);
         }
         self.pipe.actions.truncate(na);
         self.spans.actions.truncate(ns);
+        // Implicit register actions of `Register.read/write` in those bodies go too.
+        self.pipe.register_actions.truncate(nra);
+        self.spans.register_actions.truncate(nras);
         // Forget ids of everything lowered only for checking (callees included).
         let frames: Vec<Rc<super::ActionSlot<'a>>> = self
             .scopes
