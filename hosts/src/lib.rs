@@ -1,0 +1,1 @@
+//! Host-side protocols of the seed systems, built on the userspace RDMA endpoint.
