@@ -462,3 +462,45 @@ fn shipped_programs_lower_for_both_targets() {
     }
     assert!(n >= 1, "no programs found");
 }
+
+#[test]
+fn stack_last_reads_follow_next_index() {
+    let p = ok_program("l2_switch.p4");
+    let pl = &p.pipelines[0];
+    let st = state(&pl.ingress.parser, "IngressParser.parse_after_vlan");
+    let ir::Transition::Select { keys, .. } = &st.transition else {
+        panic!("selects")
+    };
+    // vlan[1].ether_type when nextIndex == 2, else vlan[0].ether_type.
+    let ir::Expr::Ternary {
+        cond,
+        then,
+        els,
+        width,
+    } = &keys[0]
+    else {
+        panic!("ternary: {:?}", keys[0])
+    };
+    assert_eq!(*width, 16);
+    assert!(
+        matches!(&**cond, ir::Expr::Binary { op: ir::BinOp::Eq, b, .. } if matches!(**b, ir::Expr::Const { value: 2, .. }))
+    );
+    let field = |name: &str| {
+        pl.ingress
+            .phv
+            .fields
+            .iter()
+            .find(|f| f.name == name)
+            .map(|f| f.field)
+            .expect("field")
+    };
+    assert_eq!(**then, ir::Expr::Field(field("hdr.vlan[1].ether_type")));
+    assert_eq!(**els, ir::Expr::Field(field("hdr.vlan[0].ether_type")));
+    assert!(matches!(
+        st.body[0],
+        ir::Stmt::Assign {
+            value: ir::Expr::Cast { .. },
+            ..
+        }
+    ));
+}

@@ -261,6 +261,19 @@ impl<'a> Lowerer<'a> {
                         ));
                     }
                 }
+                if let ExprKind::Member {
+                    base: stack,
+                    member: last,
+                } = &base.kind
+                {
+                    if last.name == "last" {
+                        if let Resolved::V(V::Loc(l)) = self.resolve(stack)? {
+                            if let Loc::Stack { .. } = &*l {
+                                return self.stack_last_field(&l, member, e.span);
+                            }
+                        }
+                    }
+                }
                 let b = self.resolve(base)?;
                 self.member(b, base, member, e.span)
             }
@@ -486,9 +499,28 @@ impl<'a> Lowerer<'a> {
                         Err(self.err(d))
                     }
                 },
-                Loc::Stack { elems, .. } => match member.name.as_str() {
+                Loc::Stack {
+                    elems, next_index, ..
+                } => match member.name.as_str() {
                     "size" => Ok(Resolved::V(V::Int(elems.len() as i128))),
-                    "next" | "last" | "lastIndex" => Err(self.err(
+                    "lastIndex" => {
+                        let ni = ir::Expr::Field(*next_index);
+                        let w = next_index.width;
+                        let sub = ir::Expr::Binary {
+                            op: IrOp::Sub,
+                            a: Box::new(ni),
+                            b: Box::new(ir::Expr::constant(1, w)),
+                            width: w,
+                            signed: false,
+                        };
+                        let e = ir::Expr::Cast {
+                            arg: Box::new(sub),
+                            width: 32,
+                            sign_extend: false,
+                        };
+                        Ok(Resolved::V(V::Scalar(e, Ty::Bit(32))))
+                    }
+                    "next" | "last" => Err(self.err(
                         crate::check::unsupported(
                             span,
                             &format!("`.{}` of a header stack here", member.name),
@@ -549,6 +581,72 @@ impl<'a> Lowerer<'a> {
                     )),
             )),
         }
+    }
+
+    /// `stack.last.field`: the field of the element just below `nextIndex`, as a chain of
+    /// conditionals on the hidden counter (the element 0 when nothing was extracted yet).
+    fn stack_last_field(
+        &mut self,
+        stack: &Rc<Loc>,
+        field: &'a ast::Ident,
+        span: Span,
+    ) -> Res<Resolved<'a>> {
+        let Loc::Stack {
+            elems,
+            next_index,
+            elem,
+            ..
+        } = &**stack
+        else {
+            return Err(self.err(
+                Diagnostic::error("`.last` needs a header stack").with_primary(span, "here"),
+            ));
+        };
+        let mut fields = Vec::new();
+        for el in elems {
+            match el.field(&field.name) {
+                Some(f) => fields.push(f),
+                None => {
+                    let mut d =
+                        Diagnostic::error(format!("no field `{}` in header `{elem}`", field.name))
+                            .with_primary(field.span, "unknown field");
+                    if let Ty::Header(st) = elem {
+                        d = d.with_help(format!(
+                            "fields of `{}` are: {}",
+                            st.name,
+                            st.field_list()
+                        ));
+                    }
+                    return Err(self.err(d));
+                }
+            }
+        }
+        let Some(Loc::Field { f: f0, ty }) = fields.first().map(|f| &**f) else {
+            return Err(self.err(crate::check::unsupported(
+                span,
+                "`.last` of a non-scalar field",
+                "aggregate `.last` reads",
+            )));
+        };
+        let width = ty.scalar_width().unwrap_or(1);
+        let mut e = ir::Expr::Field(*f0);
+        for (i, f) in fields.iter().enumerate().skip(1) {
+            let Loc::Field { f, .. } = &**f else { continue };
+            let cond = ir::Expr::Binary {
+                op: IrOp::Eq,
+                a: Box::new(ir::Expr::Field(*next_index)),
+                b: Box::new(ir::Expr::constant(i as u128 + 1, next_index.width)),
+                width: 1,
+                signed: false,
+            };
+            e = ir::Expr::Ternary {
+                cond: Box::new(cond),
+                then: Box::new(ir::Expr::Field(*f)),
+                els: Box::new(e),
+                width,
+            };
+        }
+        Ok(Resolved::V(V::Scalar(e, ty.clone())))
     }
 
     /// Lowers an expression to a value. `want` is the type the context expects (it lets `int`

@@ -94,7 +94,8 @@ parser IngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
         }
     }
     state parse_after_vlan {
-        transition select(hdr.vlan[0].ether_type) {
+        meta.l4_hint = (bit<16>) hdr.vlan.lastIndex;
+        transition select(hdr.vlan.last.ether_type) {
             ETHERTYPE_IPV4 : parse_ipv4;
             default : accept;
         }
