@@ -2,6 +2,7 @@
 //! STF test dialect of p4c's and bf-p4c's test suites, all driving a switch through the runtime API.
 
 pub mod fuzz;
+pub mod p4ce;
 pub mod resolve;
 pub mod stf;
 pub mod tables_file;
