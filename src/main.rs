@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = cmd::Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -25,5 +26,15 @@ fn main() -> ExitCode {
             eprintln!("error: {err:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, so `pisa check ... | head` would panic on the closed pipe. Like other
+/// command-line tools, die quietly from the signal instead.
+fn restore_sigpipe() {
+    // SAFETY: setting the disposition of SIGPIPE to its default at the start of `main`, before
+    // any thread exists, races with nothing; SIG_DFL is a valid handler value.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
