@@ -52,6 +52,7 @@
 //! ```
 
 pub mod decode;
+pub mod host;
 pub mod icrc;
 pub mod verbs;
 pub mod wire;
