@@ -8,6 +8,10 @@
 //! [`dataplane::LinkConfig`]'s `FromStr`, e.g. `rate=10G,delay=5us,loss=0.01`); `pisa ctl`
 //! changes them later. `--metrics ADDR` serves Prometheus text; `--ctl PATH` opens the control
 //! socket ([`super::ctl`]).
+//!
+//! Also here: `pisa bench-forward` ([`bench_forward`]), which builds its own copy of the bundled
+//! lab, sends precomputed frames from h1 to h2 through pisa and then through the kernel bridge
+//! on the same veths, and prints Mpps, latency percentiles and the ratio.
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -724,7 +728,19 @@ pub fn bench_forward(args: BenchForwardArgs) -> anyhow::Result<ExitCode> {
             sink = s;
             pisa_figs.push((size, f));
         }
-        rt.stop()?;
+        let (_, st) = rt.stop()?;
+        for p in &st.ports {
+            eprintln!(
+                "pisa port {}: rx {} tx {} rx drops {:?} tx drops {:?} ingress_channel_full {} egress_channel_full {}",
+                p.devport,
+                p.port.rx_packets,
+                p.port.tx_packets,
+                p.port.rx_drops,
+                p.port.tx_drops,
+                p.runtime.ingress_full,
+                p.runtime.egress_full
+            );
+        }
     }
     // Baseline: the kernel bridge on the same veths.
     let br = cleanup.bridge.clone();

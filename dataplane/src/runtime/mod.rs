@@ -25,6 +25,14 @@
 //! pipeline comes back to the caller together with final statistics.
 //!
 //! The clock is passed in: [`crate::WallClock`] in production, [`crate::VirtualClock`] in tests.
+//!
+//! One pipeline thread drives the whole switch because pisa's `Switch` runs ingress, traffic
+//! manager and egress of every pipe in one call. Splitting it per pipe (a thread per pipe, as
+//! on hardware) needs entry points in `pipeline::switch` that run only the ingress of one pipe
+//! up to the traffic manager's enqueue (returning copies tagged with their egress port) and
+//! only the egress of one pipe for a dequeued copy, with the PRE and the queues shared or
+//! owned by a TM thread between them; this module's channels would then carry copies from
+//! ingress threads to the egress thread of the copy's pipe.
 
 mod metrics;
 mod stats;
@@ -523,7 +531,14 @@ fn rx_loop(
 ) {
     let mut fb = FrameBatch::new(batch);
     free.refill(&mut fb, batch);
+    let mut polled = Instant::now();
     while !stop.load(Ordering::Acquire) {
+        if polled.elapsed() >= Duration::from_millis(500) {
+            // Backends that learn about drops from the kernel (AF_PACKET's ring statistics)
+            // fold them into their counters when asked for a snapshot.
+            polled = Instant::now();
+            let _ = lock(port).stats();
+        }
         let now = clock.now();
         let (got, due) = {
             let mut p = lock(port);
@@ -582,6 +597,7 @@ fn rx_loop(
             }
         }
     }
+    let _ = lock(port).stats();
 }
 
 #[allow(clippy::too_many_arguments)]
