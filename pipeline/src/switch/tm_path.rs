@@ -362,6 +362,7 @@ impl Switch {
     }
 
     /// Queue admission, then egress (or straight out with `bypass_egress`).
+    #[allow(clippy::too_many_arguments)]
     fn enqueue<T: Tracer>(
         &mut self,
         sh: &Shared<'_>,
@@ -376,6 +377,7 @@ impl Switch {
     }
 
     /// One copy on its egress port: queue, egress pass, mirror, output or recirculation.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn egress<T: Tracer>(
         &mut self,
         sh: &Shared<'_>,
