@@ -4,6 +4,7 @@
 //! virtual time for deterministic tests.
 
 mod error;
+pub mod perf;
 mod port_loop;
 mod virtual_net;
 

@@ -175,15 +175,22 @@ impl Host {
                 });
             }
             if progress.is_idle() {
-                let until = self.next_wakeup().unwrap_or(deadline).min(deadline);
-                let wait = until
-                    .saturating_sub(clock.now())
-                    .to_duration()
-                    .min(MAX_WAIT);
-                if !wait.is_zero() {
-                    self.port.wait_readable(wait)?;
-                }
+                self.wait(clock, deadline)?;
             }
         }
+    }
+
+    /// Waits on the port until a frame may have arrived, the next timer is due, `until`
+    /// passes, or 1 ms has gone by, whichever is first. Call it after an idle `poll`.
+    pub fn wait(&mut self, clock: &dyn Clock, until: Nanos) -> Result<(), HostError> {
+        let until = self.next_wakeup().unwrap_or(until).min(until);
+        let wait = until
+            .saturating_sub(clock.now())
+            .to_duration()
+            .min(MAX_WAIT);
+        if !wait.is_zero() {
+            self.port.wait_readable(wait)?;
+        }
+        Ok(())
     }
 }
