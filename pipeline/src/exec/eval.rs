@@ -129,6 +129,34 @@ pub fn ones_sum(bytes: &[u8]) -> u32 {
     s
 }
 
+/// The ones'-complement 16-bit sum of values concatenated MSB-first at their widths (a trailing
+/// partial word is zero-padded), without materialising the bytes.
+pub fn ones_sum_parts(parts: impl Iterator<Item = (Value, u16)>) -> u32 {
+    let mut acc: u128 = 0;
+    let mut pending: u32 = 0;
+    let mut sum: u32 = 0;
+    for (value, width) in parts {
+        let width = width.min(128);
+        let v = value & mask(width);
+        let mut left = width as u32;
+        while left > 0 {
+            let take = left.min(64);
+            acc = (acc << take) | ((v >> (left - take)) & mask(take as u16));
+            pending += take;
+            left -= take;
+            while pending >= 16 {
+                pending -= 16;
+                sum = ones_add(sum, ((acc >> pending) & 0xffff) as u32);
+            }
+            acc &= mask(pending as u16);
+        }
+    }
+    if pending > 0 {
+        sum = ones_add(sum, ((acc << (16 - pending)) & 0xffff) as u32);
+    }
+    sum
+}
+
 /// Add two ones'-complement 16-bit sums.
 #[inline]
 pub fn ones_add(a: u32, b: u32) -> u32 {
@@ -381,11 +409,18 @@ impl<T: Tracer> Ctx<'_, T> {
                 (s != 0xffff) as Value
             }
             Expr::ChecksumGet(c) => self.scratch.csum.get(c.index()).copied().unwrap_or(0) as Value,
-            Expr::ChecksumUpdate { inputs, .. } => {
-                self.pack_inputs(inputs, params)?;
-                (!ones_sum(&self.scratch.bytes) & 0xffff) as Value
-            }
+            Expr::ChecksumUpdate { inputs, .. } => self.checksum_update(inputs, params)?,
         })
+    }
+
+    #[inline(never)]
+    fn checksum_update(&mut self, inputs: &[Expr], params: &[Value]) -> ExecResult<Value> {
+        let mut vals: smallvec::SmallVec<[(Value, u16); 16]> = smallvec::SmallVec::new();
+        for i in inputs {
+            let v = self.eval(i, params)?;
+            vals.push((v, self.width_of(i)));
+        }
+        Ok((!ones_sum_parts(vals.into_iter()) & 0xffff) as Value)
     }
 
     /// Evaluate `inputs` and pack them MSB-first into `scratch.bytes`.
@@ -523,6 +558,29 @@ mod tests {
         assert_eq!(ones_sum(&[0xff, 0xff, 0x00, 0x01]), 0x0001);
         assert_eq!(ones_sum(&[0x12, 0x34, 0x56]), 0x1234 + 0x5600);
         assert_eq!(ones_add(0xffff, 0xffff), 0xffff);
+    }
+
+    #[test]
+    fn streaming_checksum_matches_packed_bytes() {
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        for _ in 0..500 {
+            let parts: Vec<(Value, u16)> = (0..(seed % 9) as usize)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let w = (seed % 128) as u16 + 1;
+                    ((seed as Value) << 64 | (seed.rotate_left(17) as Value), w)
+                })
+                .collect();
+            let mut bytes = Vec::new();
+            pack_bits(&mut bytes, parts.iter().copied());
+            assert_eq!(
+                ones_sum_parts(parts.iter().copied()),
+                ones_sum(&bytes),
+                "{parts:?}"
+            );
+        }
     }
 
     #[test]

@@ -189,7 +189,7 @@ impl Switch {
                 }
             }
         }
-        if !sent && mirror_req.is_none() {
+        if !sent {
             let reason = if drop_ctl & 1 != 0 {
                 DropReason::IngressDropCtl
             } else {
