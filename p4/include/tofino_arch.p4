@@ -76,18 +76,46 @@ package Switch<IH0, IM0, EH0, EM0, IH1, IM1, EH1, EM1,
     @optional Pipeline<IH2, IM2, EH2, EM2> pipe2,
     @optional Pipeline<IH3, IM3, EH3, EM3> pipe3);
 
-/* Several ingress / egress parsers per pipe, chosen by port. */
+/* Several ingress / egress parsers per pipe (one per parser engine, up to 18), chosen by port. */
 package IngressParsers<H, M>(
     IngressParserT<H, M> prsr0,
     @optional IngressParserT<H, M> prsr1,
     @optional IngressParserT<H, M> prsr2,
-    @optional IngressParserT<H, M> prsr3);
+    @optional IngressParserT<H, M> prsr3,
+    @optional IngressParserT<H, M> prsr4,
+    @optional IngressParserT<H, M> prsr5,
+    @optional IngressParserT<H, M> prsr6,
+    @optional IngressParserT<H, M> prsr7,
+    @optional IngressParserT<H, M> prsr8,
+    @optional IngressParserT<H, M> prsr9,
+    @optional IngressParserT<H, M> prsr10,
+    @optional IngressParserT<H, M> prsr11,
+    @optional IngressParserT<H, M> prsr12,
+    @optional IngressParserT<H, M> prsr13,
+    @optional IngressParserT<H, M> prsr14,
+    @optional IngressParserT<H, M> prsr15,
+    @optional IngressParserT<H, M> prsr16,
+    @optional IngressParserT<H, M> prsr17);
 
 package EgressParsers<H, M>(
     EgressParserT<H, M> prsr0,
     @optional EgressParserT<H, M> prsr1,
     @optional EgressParserT<H, M> prsr2,
-    @optional EgressParserT<H, M> prsr3);
+    @optional EgressParserT<H, M> prsr3,
+    @optional EgressParserT<H, M> prsr4,
+    @optional EgressParserT<H, M> prsr5,
+    @optional EgressParserT<H, M> prsr6,
+    @optional EgressParserT<H, M> prsr7,
+    @optional EgressParserT<H, M> prsr8,
+    @optional EgressParserT<H, M> prsr9,
+    @optional EgressParserT<H, M> prsr10,
+    @optional EgressParserT<H, M> prsr11,
+    @optional EgressParserT<H, M> prsr12,
+    @optional EgressParserT<H, M> prsr13,
+    @optional EgressParserT<H, M> prsr14,
+    @optional EgressParserT<H, M> prsr15,
+    @optional EgressParserT<H, M> prsr16,
+    @optional EgressParserT<H, M> prsr17);
 
 package MultiParserPipeline<IH, IM, EH, EM>(
     IngressParsers<IH, IM> ig_prsr,
