@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::ast::*;
 
-/// Dumps the declarations for which `keep` returns true.
+/// Dumps the given declarations (filter out the built-in ones with `SourceMap::is_builtin`).
 pub fn dump_decls<'a>(decls: impl IntoIterator<Item = &'a Decl>) -> String {
     let mut d = Dumper { out: String::new() };
     for decl in decls {
