@@ -112,6 +112,21 @@ impl<T: Tracer> Ctx<'_, T> {
                 for e in args {
                     a.push(self.eval(e, params)?);
                 }
+                if T::ENABLED {
+                    // Table-invoked actions are traced with their table; direct calls here.
+                    if let Some(act) = self.pl.actions.get(action.index()) {
+                        let named = act
+                            .params
+                            .iter()
+                            .zip(a.iter())
+                            .map(|(p, v)| (p.name.clone(), *v))
+                            .collect();
+                        self.tr.record(|| TraceEvent::Action {
+                            action: act.name.clone(),
+                            params: named,
+                        });
+                    }
+                }
                 return self.run_action(*action, &a);
             }
             Stmt::Count { counter, index } => {
@@ -237,18 +252,6 @@ impl<T: Tracer> Ctx<'_, T> {
         let Some(act) = pl.actions.get(a.index()) else {
             return Err(Fault::Program(ProgramError::BadReference("action")));
         };
-        if T::ENABLED {
-            let params = act
-                .params
-                .iter()
-                .zip(args.iter())
-                .map(|(p, v)| (p.name.clone(), *v))
-                .collect();
-            self.tr.record(|| TraceEvent::Action {
-                action: act.name.clone(),
-                params,
-            });
-        }
         match self.exec_block(&act.body, args)? {
             Flow::Exit => Ok(Flow::Exit),
             _ => Ok(Flow::Next),
