@@ -119,7 +119,17 @@ fn prefix_fill(
 const PREFIX_WORDS: usize = 8;
 
 /// OR `width` bits of `v` at bit `offset` (MSB-first) into big-endian words.
+#[inline]
 fn put_bits(words: &mut [u64; PREFIX_WORDS], offset: u32, width: u16, v: Value) {
+    let bit = offset % 64;
+    if width > 0 && bit + width as u32 <= 64 {
+        // The usual case: the field lies inside one word.
+        if let Some(w) = words.get_mut((offset / 64) as usize) {
+            let m = u64::MAX >> (64 - width as u32);
+            *w |= ((v as u64) & m) << (64 - bit - width as u32);
+        }
+        return;
+    }
     let mut v = v & crate::phv::mask(width);
     let mut end = offset + width as u32; // exclusive
     let mut left = width as u32;
@@ -168,7 +178,7 @@ pub fn run_gress<T: Tracer>(
     out.clear();
     // Intrinsics the prefix carries reach the PHV when the parser extracts the prefix (TNA
     // parsers must); the others (none today) are written directly.
-    for (which, v) in inp.intrinsics {
+    for (which, v) in inp.intrinsics.iter().filter(|_| geng.direct_intrinsics) {
         if let (Some(Some(f)), Some(None)) = (
             geng.bind.get(*which as usize),
             geng.prefix.get(*which as usize),
@@ -262,5 +272,36 @@ fn fault_drop(e: Fault) -> PassDrop {
     match e {
         Fault::Parser(p) => PassDrop::ParserError(p),
         Fault::Program(p) => PassDrop::Program(p),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::phv::{read_bits, write_bits};
+
+    #[test]
+    fn put_bits_matches_write_bits_inside_and_across_words() {
+        for (offset, width) in [
+            (0u32, 1u16),
+            (7, 9),
+            (61, 19),
+            (64, 64),
+            (100, 48),
+            (120, 128),
+            (250, 6),
+        ] {
+            let mut words = [0u64; PREFIX_WORDS];
+            let v: Value = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210;
+            put_bits(&mut words, offset, width, v);
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
+            let mut expect = vec![0u8; PREFIX_WORDS * 8];
+            write_bits(&mut expect, offset, width, v);
+            assert_eq!(bytes, expect, "offset {offset} width {width}");
+            assert_eq!(
+                read_bits(&bytes, offset, width),
+                v & crate::phv::mask(width)
+            );
+        }
     }
 }

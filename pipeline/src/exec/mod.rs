@@ -115,6 +115,8 @@ pub struct GressEngines {
     pub bind: [Option<FieldRef>; INTRINSIC_SLOTS],
     /// Prefix location of each intrinsic, from the prefix layout.
     pub prefix: [Option<FieldRef>; INTRINSIC_SLOTS],
+    /// Some bound intrinsic is not carried by the prefix (it is written into the PHV directly).
+    pub direct_intrinsics: bool,
     /// The control reads `parser_err`: a parser error does not drop the packet (ingress).
     pub parser_err_used: bool,
     /// Intrinsic fields whose writes are tracked (destination validity): ucast, mcast a, mcast b.
@@ -170,7 +172,12 @@ impl GressEngines {
                 slot.get_or_insert(*f);
             }
         }
+        let direct_intrinsics = bind
+            .iter()
+            .zip(prefix.iter())
+            .any(|(b, p)| b.is_some() && p.is_none());
         GressEngines {
+            direct_intrinsics,
             bind,
             prefix,
             parser_err_used,
