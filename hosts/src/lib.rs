@@ -1,1 +1,9 @@
 //! Host-side protocols of the seed systems, built on the userspace RDMA endpoint.
+//!
+//! - [`mu`]: a Mu-style replicated log (leader appends with one RDMA WRITE per entry, to the
+//!   P4CE switch's BCast QP or to every replica; replicas apply in order), sans I/O.
+//! - [`p4ce_lab`]: a leader and replicas on in-memory links around a [`pipeline::switch::Switch`]
+//!   running `p4ce.p4`, driven in virtual time; the consensus benchmark runs on it.
+
+pub mod mu;
+pub mod p4ce_lab;

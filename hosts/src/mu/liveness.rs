@@ -1,0 +1,100 @@
+//! Liveness as in Mu: every node bumps a heartbeat counter in its memory; the others READ it
+//! over RDMA and call a node alive while its counter keeps changing. The leader is the live
+//! node with the lowest id. This module is the bookkeeping; reading is the caller's RDMA READ.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rdma::verbs::Instant;
+
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    counter: u64,
+    changed_at: Instant,
+}
+
+/// Heartbeat observations of the other nodes (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Liveness {
+    me: u16,
+    timeout: Duration,
+    seen: BTreeMap<u16, Seen>,
+}
+
+impl Liveness {
+    /// Node `me` watching `peers`, which count as dead after `timeout` without a change.
+    /// Peers start alive as of `now`.
+    pub fn new(me: u16, peers: &[u16], timeout: Duration, now: Instant) -> Liveness {
+        let seen = peers
+            .iter()
+            .filter(|p| **p != me)
+            .map(|p| {
+                (
+                    *p,
+                    Seen {
+                        counter: 0,
+                        changed_at: now,
+                    },
+                )
+            })
+            .collect();
+        Liveness { me, timeout, seen }
+    }
+
+    /// Records a heartbeat value read from `peer` at `now`.
+    pub fn observe(&mut self, peer: u16, counter: u64, now: Instant) {
+        if let Some(s) = self.seen.get_mut(&peer) {
+            if s.counter != counter {
+                s.counter = counter;
+                s.changed_at = now;
+            }
+        }
+    }
+
+    /// Whether `peer` looks alive at `now` (this node always is).
+    pub fn is_alive(&self, peer: u16, now: Instant) -> bool {
+        peer == self.me
+            || self
+                .seen
+                .get(&peer)
+                .is_some_and(|s| now.saturating_duration_since(s.changed_at) < self.timeout)
+    }
+
+    /// The live node with the lowest id.
+    pub fn leader(&self, now: Instant) -> u16 {
+        self.seen
+            .keys()
+            .copied()
+            .filter(|p| self.is_alive(*p, now))
+            .chain(std::iter::once(self.me))
+            .min()
+            .unwrap_or(self.me)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(us: u64) -> Instant {
+        Instant::from_nanos(us * 1000)
+    }
+
+    #[test]
+    fn lowest_live_id_leads_and_stale_heartbeats_depose() {
+        let mut l = Liveness::new(3, &[1, 2, 3], Duration::from_micros(500), at(0));
+        assert_eq!(l.leader(at(100)), 1);
+        // Node 1 stops bumping; node 2 keeps going.
+        for t in (100..2000).step_by(100) {
+            l.observe(2, t, at(t));
+        }
+        assert!(!l.is_alive(1, at(1900)));
+        assert!(l.is_alive(2, at(1900)));
+        assert_eq!(l.leader(at(1900)), 2);
+        // Node 1 comes back.
+        l.observe(1, 7, at(2000));
+        assert_eq!(l.leader(at(2000)), 1);
+        // Everyone else silent: this node leads.
+        assert_eq!(l.leader(at(10_000)), 3);
+    }
+}

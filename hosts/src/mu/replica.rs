@@ -1,0 +1,83 @@
+//! A replica of the log: it only reads its own memory (the leader's WRITEs fill it) and
+//! applies entries in index order. It decides who may write: only QPs connected to the
+//! current leader (directly, or through the P4CE switch on the leader's behalf) keep the
+//! remote-write permission, so a deposed leader's WRITEs fail with a remote access error.
+
+use rdma::verbs::{AccessFlags, Endpoint, QpAttr};
+
+use super::slot::LogGeometry;
+use super::MuError;
+
+/// A replica (see the module docs).
+#[derive(Debug)]
+pub struct Replica {
+    geometry: LogGeometry,
+    lkey: u32,
+    next: u64,
+}
+
+impl Replica {
+    /// A replica whose log is the MR `lkey` (at least `geometry.len()` bytes).
+    pub fn new(geometry: LogGeometry, lkey: u32) -> Result<Replica, MuError> {
+        geometry.validate()?;
+        Ok(Replica {
+            geometry,
+            lkey,
+            next: 0,
+        })
+    }
+
+    /// The next entry to apply (= entries applied so far).
+    pub fn applied(&self) -> u64 {
+        self.next
+    }
+
+    /// Applies every complete entry after the last applied one, in order, calling `apply`
+    /// with each index and value. Returns how many were applied.
+    pub fn poll_apply(
+        &mut self,
+        ep: &Endpoint,
+        mut apply: impl FnMut(u64, &[u8]),
+    ) -> Result<u64, MuError> {
+        let log = ep.mr_bytes(self.lkey)?;
+        let start = self.next;
+        // At most one lap per call: a slot beyond it would be the same slot again.
+        for _ in 0..self.geometry.slots {
+            match self.geometry.decode(self.next, log) {
+                Some(v) => {
+                    apply(self.next, v);
+                    self.next += 1;
+                }
+                None => break,
+            }
+        }
+        Ok(self.next - start)
+    }
+
+    /// Grants remote write (and read) on `leader_qps` and read only on `other_qps`: the
+    /// permission change of a view change.
+    pub fn grant_writes(
+        ep: &mut Endpoint,
+        leader_qps: &[u32],
+        other_qps: &[u32],
+    ) -> Result<(), MuError> {
+        for (qps, access) in [
+            (
+                leader_qps,
+                AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+            ),
+            (other_qps, AccessFlags::REMOTE_READ),
+        ] {
+            for q in qps {
+                ep.modify_qp(
+                    *q,
+                    &QpAttr {
+                        access: Some(access),
+                        ..Default::default()
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,684 @@
+//! [`Lab`]: the topology, its setup and the virtual-time driver (see the module docs of
+//! [`super`]).
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::Path as FsPath;
+use std::sync::Arc;
+use std::time::Duration;
+
+use control::p4ce::{Agent, AgentConfig, GroupSpec, LeaderConn, P4ceError, ReplicaConn};
+use dataplane::link::DirectionConfig;
+use dataplane::{FaultConfig, FrameBatch, LinkConfig, LinkPort, MemPort, Nanos, Port, PortError};
+use pipeline::ir::Program;
+use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig, SwitchError};
+use rdma::verbs::{
+    AccessFlags, CqHandle, Endpoint, EndpointConfig, Instant, MrInfo, Mtu, QpAttr, QpInitAttr,
+    QpState, QpType, VerbsError,
+};
+
+use crate::mu::{
+    Leader, LeaderConfig, LeaderEvent, LogGeometry, MuError, Path, Replica, ReplicaPath,
+    SwitchPath,
+};
+
+/// The switch's addresses.
+pub const SWITCH_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0xfe];
+/// The switch's IPv4 address.
+pub const SWITCH_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 100);
+/// The CPU port (CM MADs to the switch end there).
+pub const CPU_PORT: u16 = 64;
+const GROUP: u8 = 1;
+const MGID: u16 = 1;
+const BCAST_QP: u32 = 0x100;
+const AGGR_QP: u32 = 0x200;
+const VRKEY: u32 = 0xcafe_f00d;
+/// ACK timeout code of the lab's QPs: 4.096 µs × 2^8 ≈ 1 ms.
+const ACK_TIMEOUT: u8 = 8;
+
+/// A lab could not be built or driven.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// p4ce.p4 did not compile.
+    #[error("p4ce.p4: {0}")]
+    Compile(String),
+    /// The switch refused the program.
+    #[error("switch: {0}")]
+    Switch(#[from] SwitchError),
+    /// The agent refused the group.
+    #[error("P4CE agent: {0}")]
+    Agent(#[from] P4ceError),
+    /// An endpoint refused a verb.
+    #[error("RDMA: {0}")]
+    Verbs(#[from] VerbsError),
+    /// The log refused an operation.
+    #[error("log: {0}")]
+    Mu(#[from] MuError),
+    /// A port failed.
+    #[error("port: {0}")]
+    Port(#[from] PortError),
+    /// A bad setting.
+    #[error("bad lab setting: {0}")]
+    Config(String),
+}
+
+/// Compiles `p4ce.p4` for Tofino 1.
+pub fn compile_p4ce(path: &FsPath) -> Result<Arc<Program>, LabError> {
+    let opts = p4::compile::CompileOptions::default();
+    p4::compile::compile_file(path, &opts)
+        .map(|c| Arc::new(c.program))
+        .map_err(|e| LabError::Compile(e.render()))
+}
+
+/// Lab settings.
+#[derive(Debug, Clone)]
+pub struct LabConfig {
+    /// Replicas (1..=4).
+    pub replicas: usize,
+    /// Replica ACKs per commit.
+    pub f: usize,
+    /// Start on the switch path (P4CE) or unicast only (Mu).
+    pub mode: Path,
+    /// Largest value.
+    pub max_value: usize,
+    /// Log slots.
+    pub slots: usize,
+    /// Entries in flight.
+    pub outstanding: usize,
+    /// Rate of every host link, each direction, bit/s (0 = unlimited).
+    pub link_rate_bps: u64,
+    /// Propagation delay of every host link, ns.
+    pub link_delay_ns: u64,
+    /// Loss probability on every host link, each direction.
+    pub loss: f64,
+    /// Seed (PSNs, link faults).
+    pub seed: u64,
+    /// Switch path timeout of the leader.
+    pub switch_timeout: Duration,
+    /// Delay before the leader tries the switch path again.
+    pub switch_retry: Duration,
+    /// Keep every applied value (tests); off for benchmarks.
+    pub record: bool,
+}
+
+impl LabConfig {
+    /// Defaults: 10 Gb/s links with 1 µs delay, no loss, 64 slots.
+    pub fn new(mode: Path, replicas: usize) -> LabConfig {
+        LabConfig {
+            replicas,
+            f: replicas.div_ceil(2).max(1),
+            mode,
+            max_value: 4096,
+            slots: 64,
+            outstanding: 8,
+            link_rate_bps: 10_000_000_000,
+            link_delay_ns: 1_000,
+            loss: 0.0,
+            seed: 1,
+            switch_timeout: Duration::from_micros(500),
+            switch_retry: Duration::from_millis(5),
+            record: true,
+        }
+    }
+}
+
+/// One host: its endpoint and its end of the link to the switch.
+pub struct Host {
+    /// Id (1 = the leader).
+    pub id: u16,
+    /// MAC address.
+    pub mac: [u8; 6],
+    /// IPv4 address.
+    pub ip: Ipv4Addr,
+    /// The RDMA endpoint.
+    pub ep: Endpoint,
+    /// The host end of its link.
+    pub port: LinkPort<MemPort>,
+    /// Crashed hosts neither send nor receive.
+    pub alive: bool,
+    /// Its log MR.
+    pub log: MrInfo,
+    /// Its CQ.
+    pub cq: CqHandle,
+    /// Leader: its switch QP. Replica: its QP towards the switch's Aggr QP.
+    pub switch_qp: u32,
+    /// Leader: one QP per replica. Replica: one QP, towards the leader.
+    pub uni_qps: Vec<u32>,
+    /// Replicas: applied values (when recording).
+    pub applied: Vec<Vec<u8>>,
+}
+
+/// The lab (see the module docs of [`super`]).
+pub struct Lab {
+    cfg: LabConfig,
+    now: u64,
+    switch: Switch,
+    sw_ports: Vec<MemPort>,
+    agent: Agent,
+    /// Hosts: index 0 is the leader, then the replicas.
+    pub hosts: Vec<Host>,
+    leader: Leader,
+    replicas: Vec<Replica>,
+    /// Values the leader appended (when recording), by index.
+    pub appended: Vec<Vec<u8>>,
+    switch_broken: bool,
+    rng: u64,
+    batch: FrameBatch,
+    in_bytes: Vec<(u16, Vec<u8>)>,
+    out: Vec<OutFrame>,
+    /// Frames the switch sent to the CPU port.
+    pub to_cpu: u64,
+    events: Vec<LeaderEvent>,
+}
+
+fn host_mac(id: u16) -> [u8; 6] {
+    [2, 0, 0, 0, 0, id as u8]
+}
+
+fn host_ip(id: u16) -> Ipv4Addr {
+    Ipv4Addr::new(10, 0, 0, id as u8)
+}
+
+fn rc_init() -> QpAttr {
+    QpAttr {
+        state: Some(QpState::Init),
+        access: Some(AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ),
+        ..Default::default()
+    }
+}
+
+/// Moves a QP to RTS towards (`ip`, `dest_qp`), expecting `rq_psn` and sending from
+/// `sq_psn`: what the RDMA CM handshake leaves behind.
+fn connect(
+    ep: &mut Endpoint,
+    qpn: u32,
+    ip: Ipv4Addr,
+    dest_qp: u32,
+    rq_psn: u32,
+    sq_psn: u32,
+) -> Result<(), VerbsError> {
+    if ep.qp_state(qpn)? != QpState::Reset {
+        ep.modify_qp(
+            qpn,
+            &QpAttr {
+                state: Some(QpState::Reset),
+                ..Default::default()
+            },
+        )?;
+    }
+    ep.modify_qp(qpn, &rc_init())?;
+    ep.modify_qp(
+        qpn,
+        &QpAttr {
+            state: Some(QpState::Rtr),
+            path_mtu: Some(Mtu::M1024),
+            dest_qp_num: Some(dest_qp),
+            remote_ip: Some(IpAddr::V4(ip)),
+            rq_psn: Some(rq_psn),
+            min_rnr_timer: Some(1),
+            ..Default::default()
+        },
+    )?;
+    ep.modify_qp(
+        qpn,
+        &QpAttr {
+            state: Some(QpState::Rts),
+            sq_psn: Some(sq_psn),
+            timeout: Some(ACK_TIMEOUT),
+            retry_cnt: Some(7),
+            rnr_retry: Some(7),
+            ..Default::default()
+        },
+    )
+}
+
+impl Lab {
+    /// Builds the lab: switch with `program` (p4ce.p4), hosts, links, connections, and (in
+    /// P4CE mode) the communication group.
+    pub fn new(program: Arc<Program>, cfg: LabConfig) -> Result<Lab, LabError> {
+        if cfg.replicas == 0 || cfg.replicas > control::p4ce::MAX_REPLICAS {
+            return Err(LabError::Config(format!(
+                "{} replicas (1 to 4)",
+                cfg.replicas
+            )));
+        }
+        let geometry = LogGeometry::for_values(cfg.max_value, cfg.slots);
+        geometry.validate()?;
+        let mut switch = Switch::new(program, SwitchConfig::new(1).with_cpu_port(CPU_PORT))?;
+        let mut agent = Agent::new(AgentConfig {
+            switch_ip: SWITCH_IP,
+            cpu_port: CPU_PORT,
+        });
+        let n = cfg.replicas + 1;
+        let ids: Vec<u16> = (1..=n as u16).collect();
+        let l2: Vec<([u8; 6], u16)> = ids.iter().map(|id| (host_mac(*id), id - 1)).collect();
+        agent.install_base(&mut switch, &l2)?;
+        let mut hosts = Vec::new();
+        let mut sw_ports = Vec::new();
+        for (i, id) in ids.iter().enumerate() {
+            let (host_end, sw_end) = dataplane::mem::pair(&format!("h{id}"), &format!("sw{i}"));
+            let dir = DirectionConfig {
+                rate_bps: cfg.link_rate_bps,
+                delay_ns: cfg.link_delay_ns,
+                faults: FaultConfig {
+                    loss: cfg.loss,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let link = LinkConfig {
+                tx: dir.clone(),
+                rx: dir,
+                seed: cfg.seed.wrapping_mul(31).wrapping_add(u64::from(*id)),
+            };
+            let port = LinkPort::new(host_end, link)
+                .map_err(|e| LabError::Config(e.to_string()))?;
+            let mut ecfg = EndpointConfig::new(host_mac(*id), host_ip(*id));
+            ecfg.seed ^= cfg.seed;
+            // Scattered WRITEs keep the leader's stale ICRC (p4ce.p4's header): replicas run
+            // with ICRC checking off, as on ConnectX NICs behind a rewriting switch.
+            ecfg.icrc_check = i == 0;
+            // p4ce.p4 counts ACKs in 256 PSN cells per group.
+            ecfg.transport.max_inflight_pkts = 256;
+            let mut ep = Endpoint::new(ecfg);
+            ep.add_neighbour(IpAddr::V4(SWITCH_IP), SWITCH_MAC);
+            for o in &ids {
+                if o != id {
+                    ep.add_neighbour(IpAddr::V4(host_ip(*o)), host_mac(*o));
+                }
+            }
+            let pd = ep.alloc_pd();
+            let log = ep.reg_mr(
+                pd,
+                geometry.len(),
+                AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
+            )?;
+            let cq = ep.create_cq(1 << 16);
+            let qp = |ep: &mut Endpoint| {
+                ep.create_qp(QpInitAttr {
+                    pd,
+                    qp_type: QpType::Rc,
+                    send_cq: cq,
+                    recv_cq: cq,
+                    max_send_wr: 4096,
+                    max_recv_wr: 1,
+                })
+            };
+            let switch_qp = qp(&mut ep)?;
+            let uni_n = if i == 0 { cfg.replicas } else { 1 };
+            let mut uni_qps = Vec::new();
+            for _ in 0..uni_n {
+                uni_qps.push(qp(&mut ep)?);
+            }
+            hosts.push(Host {
+                id: *id,
+                mac: host_mac(*id),
+                ip: host_ip(*id),
+                ep,
+                port,
+                alive: true,
+                log,
+                cq,
+                switch_qp,
+                uni_qps,
+                applied: Vec::new(),
+            });
+            sw_ports.push(sw_end);
+        }
+        let mut rng = cfg.seed | 1;
+        // Unicast connections leader <-> replica i.
+        let mut paths = Vec::new();
+        for r in 1..n {
+            let (lp, rp) = (next_psn(&mut rng), next_psn(&mut rng));
+            let (lq, rq) = (hosts[0].uni_qps[r - 1], hosts[r].uni_qps[0]);
+            let (lip, rip) = (hosts[0].ip, hosts[r].ip);
+            connect(&mut hosts[0].ep, lq, rip, rq, rp, lp)?;
+            connect(&mut hosts[r].ep, rq, lip, lq, lp, rp)?;
+            paths.push(ReplicaPath {
+                id: hosts[r].id,
+                qpn: lq,
+                va: hosts[r].log.addr,
+                rkey: hosts[r].log.rkey,
+            });
+        }
+        let lcfg = LeaderConfig {
+            f: cfg.f,
+            geometry,
+            max_outstanding: cfg.outstanding,
+            switch_timeout: cfg.switch_timeout,
+            switch_retry: cfg.switch_retry,
+        };
+        let leader = Leader::new(lcfg, hosts[0].log, hosts[0].cq, paths, None)?;
+        let mut replicas = Vec::new();
+        for h in &hosts[1..] {
+            replicas.push(Replica::new(geometry, h.log.lkey)?);
+        }
+        let mut lab = Lab {
+            cfg: cfg.clone(),
+            now: 0,
+            switch,
+            sw_ports,
+            agent,
+            hosts,
+            leader,
+            replicas,
+            appended: Vec::new(),
+            switch_broken: false,
+            rng,
+            batch: FrameBatch::new(256),
+            in_bytes: Vec::new(),
+            out: Vec::new(),
+            to_cpu: 0,
+            events: Vec::new(),
+        };
+        if cfg.mode == Path::Switch {
+            lab.connect_switch()?;
+        }
+        Ok(lab)
+    }
+
+    /// (Re)creates the P4CE group and the connections through it (what the leader's
+    /// ConnectRequest to the switch and the agent's connections to the replicas set up), and
+    /// gives the leader the switch path.
+    pub fn connect_switch(&mut self) -> Result<(), LabError> {
+        if self.agent.group(GROUP).is_some() {
+            self.agent.teardown(&mut self.switch, GROUP)?;
+        }
+        let lpsn = next_psn(&mut self.rng);
+        let l = &mut self.hosts[0];
+        connect(&mut l.ep, l.switch_qp, SWITCH_IP, BCAST_QP, lpsn, lpsn)?;
+        let leader = LeaderConn {
+            ep: l.id,
+            mac: l.mac,
+            ip: l.ip,
+            qpn: l.switch_qp,
+            start_psn: lpsn,
+            port: 0,
+        };
+        let mut replicas = Vec::new();
+        for (i, h) in self.hosts.iter_mut().enumerate().skip(1) {
+            if !h.alive {
+                continue;
+            }
+            let rpsn = next_psn(&mut self.rng);
+            connect(&mut h.ep, h.switch_qp, SWITCH_IP, AGGR_QP, rpsn, rpsn)?;
+            replicas.push(ReplicaConn {
+                ep: h.id,
+                mac: h.mac,
+                ip: h.ip,
+                qpn: h.switch_qp,
+                start_psn: rpsn,
+                va: h.log.addr,
+                size: h.log.len as u64,
+                rkey: h.log.rkey,
+                port: i as u16,
+            });
+        }
+        if replicas.len() < self.cfg.f {
+            return Err(LabError::Config("fewer live replicas than f".into()));
+        }
+        let spec = GroupSpec {
+            group: GROUP,
+            mgid: MGID,
+            bcast_qp: BCAST_QP,
+            aggr_qp: AGGR_QP,
+            vrkey: VRKEY,
+            f: self.cfg.f as u8,
+            leader,
+            replicas,
+        };
+        self.agent.create_group(&mut self.switch, &spec)?;
+        self.leader.attach_switch(SwitchPath {
+            qpn: self.hosts[0].switch_qp,
+            vrkey: VRKEY,
+        });
+        Ok(())
+    }
+
+    /// Virtual time now, ns.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// The leader.
+    pub fn leader(&self) -> &Leader {
+        &self.leader
+    }
+
+    /// The switch (counters, registers).
+    pub fn switch(&self) -> &Switch {
+        &self.switch
+    }
+
+    /// The switch and the agent, to reconfigure by hand.
+    pub fn switch_and_agent(&mut self) -> (&mut Switch, &mut Agent) {
+        (&mut self.switch, &mut self.agent)
+    }
+
+    /// The group's virtual R_key, BCast QP and the switch IP.
+    pub fn group_addresses(&self) -> (u32, u32, Ipv4Addr) {
+        (VRKEY, BCAST_QP, SWITCH_IP)
+    }
+
+    /// Leader events seen since the last call.
+    pub fn take_events(&mut self) -> Vec<LeaderEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Crashes replica `r` (1-based host index): it stops sending, receiving and applying.
+    pub fn crash_host(&mut self, host: usize) {
+        if let Some(h) = self.hosts.get_mut(host) {
+            h.alive = false;
+        }
+    }
+
+    /// Breaks (or heals) the switch's P4CE path: frames to the switch's IP are lost in the
+    /// switch; plain L2 forwarding between hosts keeps working (the "other route").
+    pub fn set_switch_path_broken(&mut self, broken: bool) {
+        self.switch_broken = broken;
+    }
+
+    /// Appends a value if the window allows; returns its index.
+    pub fn append(&mut self, value: &[u8]) -> Result<Option<u64>, LabError> {
+        if !self.leader.can_append() || !self.hosts[0].alive {
+            return Ok(None);
+        }
+        let now = Instant::from_nanos(self.now);
+        let n = self.leader.append(&mut self.hosts[0].ep, now, value)?;
+        if self.cfg.record {
+            self.appended.push(value.to_vec());
+        }
+        Ok(Some(n))
+    }
+
+    /// One pass of the driver at the current time; returns whether anything happened.
+    pub fn step(&mut self) -> Result<bool, LabError> {
+        let now = Instant::from_nanos(self.now);
+        let tnow = Nanos(self.now);
+        let mut work = false;
+        // Hosts transmit.
+        for h in self.hosts.iter_mut() {
+            if h.alive {
+                if h.ep.poll_timeout().is_some_and(|t| t <= now) {
+                    h.ep.handle_timeout(now);
+                }
+                while let Some(f) = h.ep.poll_transmit(now) {
+                    if !self.batch.push(&f, tnow) {
+                        h.port.send_batch(&mut self.batch, tnow)?;
+                        self.batch.push(&f, tnow);
+                    }
+                    work = true;
+                }
+                if !self.batch.is_empty() {
+                    h.port.send_batch(&mut self.batch, tnow)?;
+                }
+            }
+            h.port.flush(tnow)?;
+        }
+        // The switch.
+        self.in_bytes.clear();
+        for (p, sp) in self.sw_ports.iter_mut().enumerate() {
+            loop {
+                self.batch.clear();
+                let got = sp.recv_batch(&mut self.batch, tnow)?;
+                for f in self.batch.iter() {
+                    self.in_bytes.push((p as u16, f.data.clone()));
+                }
+                if got < self.batch.capacity() {
+                    break;
+                }
+            }
+        }
+        self.batch.clear();
+        if !self.in_bytes.is_empty() {
+            work = true;
+            let broken = self.switch_broken;
+            let frames: Vec<InFrame<'_>> = self
+                .in_bytes
+                .iter()
+                .filter(|(_, b)| !(broken && to_switch_ip(b)))
+                .map(|(p, b)| InFrame {
+                    port: *p,
+                    bytes: b,
+                    ts: self.now,
+                })
+                .collect();
+            self.out.clear();
+            self.switch.process_batch(&frames, &mut self.out);
+            for o in self.out.drain(..) {
+                match self.sw_ports.get_mut(o.port as usize) {
+                    Some(sp) => {
+                        self.batch.push(&o.bytes, tnow);
+                        sp.send_batch(&mut self.batch, tnow)?;
+                    }
+                    None => self.to_cpu += 1,
+                }
+                self.switch.recycle(o.bytes);
+            }
+        }
+        // Hosts receive.
+        for h in self.hosts.iter_mut() {
+            loop {
+                self.batch.clear();
+                let got = h.port.recv_batch(&mut self.batch, tnow)?;
+                if got == 0 {
+                    break;
+                }
+                work = true;
+                if h.alive {
+                    for f in self.batch.iter() {
+                        h.ep.handle_frame(now, &f.data);
+                    }
+                }
+            }
+        }
+        self.batch.clear();
+        // The log.
+        if self.hosts[0].alive {
+            self.leader.poll(&mut self.hosts[0].ep, now)?;
+            while let Some(ev) = self.leader.poll_event() {
+                if ev == LeaderEvent::SwitchRetryDue && self.cfg.mode == Path::Switch {
+                    self.connect_switch()?;
+                }
+                self.events.push(ev);
+            }
+        }
+        let record = self.cfg.record;
+        for (r, h) in self.replicas.iter_mut().zip(self.hosts.iter_mut().skip(1)) {
+            if h.alive {
+                let applied = &mut h.applied;
+                let n = r.poll_apply(&h.ep, |_, v| {
+                    if record {
+                        applied.push(v.to_vec());
+                    }
+                })?;
+                work |= n > 0;
+            }
+        }
+        Ok(work)
+    }
+
+    /// The next instant something is due (endpoint timers, link releases, leader timers).
+    pub fn next_due(&self) -> Option<u64> {
+        let mut t: Option<u64> = None;
+        let mut take = |x: Option<u64>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |y| y.min(x)));
+            }
+        };
+        for h in &self.hosts {
+            if h.alive {
+                take(h.ep.poll_timeout().map(|i| i.as_nanos()));
+            }
+            take(h.port.poll_timeout().map(|n| n.as_nanos()));
+        }
+        if self.hosts[0].alive {
+            take(self.leader.poll_timeout().map(|i| i.as_nanos()));
+        }
+        t
+    }
+
+    /// Runs steps until nothing happens at the current time, then jumps to the next due
+    /// instant (at most `until`). Returns false when nothing is left to do before `until`.
+    pub fn advance(&mut self, until: u64) -> Result<bool, LabError> {
+        let mut spins = 0;
+        while self.step()? {
+            spins += 1;
+            if spins > 10_000 {
+                return Err(LabError::Config("driver does not settle".into()));
+            }
+        }
+        match self.next_due() {
+            Some(t) if t <= until => {
+                self.now = t.max(self.now + 1);
+                Ok(true)
+            }
+            _ => {
+                self.now = until.max(self.now);
+                Ok(false)
+            }
+        }
+    }
+
+    /// Drives the lab until virtual time `until` (ns), with no new appends.
+    pub fn run_until(&mut self, until: u64) -> Result<(), LabError> {
+        while self.now < until {
+            self.advance(until)?;
+        }
+        Ok(())
+    }
+
+    /// Appends `values` as fast as the window allows and drives the lab until all are
+    /// committed or `deadline` (ns) passes. Returns how many were committed.
+    pub fn replicate_all(&mut self, values: &[Vec<u8>], deadline: u64) -> Result<u64, LabError> {
+        let start = self.leader.committed();
+        let target = self.leader.next_index() + values.len() as u64;
+        let mut next = 0;
+        while self.now < deadline && self.leader.committed() < target {
+            while next < values.len() {
+                match self.append(&values[next])? {
+                    Some(_) => next += 1,
+                    None => break,
+                }
+            }
+            self.advance(deadline)?;
+        }
+        // Let the replicas catch up on what is in flight.
+        let settle = self.now + 200_000;
+        self.run_until(settle.min(deadline.max(self.now)))?;
+        Ok(self.leader.committed() - start)
+    }
+}
+
+fn next_psn(rng: &mut u64) -> u32 {
+    let mut x = *rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *rng = x;
+    (x >> 20) as u32 & 0xFF_FFFF
+}
+
+/// Whether an Ethernet/IPv4 frame is addressed to the switch's IP.
+fn to_switch_ip(f: &[u8]) -> bool {
+    f.len() >= 34 && f[12..14] == [0x08, 0x00] && f[30..34] == SWITCH_IP.octets()
+}

@@ -1,0 +1,217 @@
+//! End to end on in-memory links in virtual time: p4ce.p4 compiled at test time in a
+//! `Switch` between a leader and replicas, the P4CE agent programming the group, the Mu-style
+//! log on top: commits, identical replica logs, crashes, a broken switch path, loss, and
+//! WRITEs the switch must keep away from the logs.
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use hosts::mu::{LeaderEvent, Path as Mode};
+use hosts::p4ce_lab::{compile_p4ce, Lab, LabConfig};
+use pipeline::api::PipeSel;
+use pipeline::ir::Program;
+use rdma::verbs::{QpAttr, QpInitAttr, QpState, QpType, SendOp, SendWr, Sge};
+
+fn program() -> Arc<Program> {
+    static P: OnceLock<Arc<Program>> = OnceLock::new();
+    P.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/programs/p4ce.p4");
+        compile_p4ce(&path).unwrap_or_else(|e| panic!("{e}"))
+    })
+    .clone()
+}
+
+fn values(n: usize, seed: u8) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| {
+            let len = 1 + (i * 37 + seed as usize) % 3000;
+            (0..len).map(|j| (i + j) as u8 ^ seed).collect()
+        })
+        .collect()
+}
+
+fn counter(lab: &Lab, name: &str, index: u32) -> u64 {
+    lab.switch()
+        .counter_read(PipeSel::All, name, index)
+        .unwrap()
+        .iter()
+        .map(|c| c.packets)
+        .sum()
+}
+
+fn assert_logs_identical(lab: &Lab, hosts: &[usize], upto: usize) {
+    for &h in hosts {
+        let applied = &lab.hosts[h].applied;
+        assert!(
+            applied.len() >= upto,
+            "replica {h} applied {} of {upto}",
+            applied.len()
+        );
+        for (i, v) in applied.iter().enumerate() {
+            assert_eq!(v, &lab.appended[i], "replica {h} entry {i} differs");
+        }
+    }
+}
+
+#[test]
+fn p4ce_two_replicas_commit_and_logs_are_identical() {
+    let mut lab = Lab::new(program(), LabConfig::new(Mode::Switch, 2)).unwrap();
+    let vals = values(200, 1);
+    let done = lab.replicate_all(&vals, 1_000_000_000).unwrap();
+    assert_eq!(done, 200);
+    assert_logs_identical(&lab, &[1, 2], 200);
+    let st = lab.leader().stats();
+    assert_eq!(st.fallbacks, 0, "{:?}", lab.take_events());
+    assert_eq!(st.switch_writes, 200);
+    assert_eq!(st.unicast_writes, 0);
+    // The switch did the scattering and the aggregation.
+    assert!(counter(&lab, "SwitchIngress.writes_scattered", 1) >= 200);
+    assert!(counter(&lab, "SwitchIngress.acks_forwarded", 1) > 0);
+}
+
+#[test]
+fn p4ce_four_replicas_f2() {
+    let mut lab = Lab::new(program(), LabConfig::new(Mode::Switch, 4)).unwrap();
+    let vals = values(100, 2);
+    assert_eq!(lab.replicate_all(&vals, 1_000_000_000).unwrap(), 100);
+    assert_logs_identical(&lab, &[1, 2, 3, 4], 100);
+    assert_eq!(lab.leader().stats().fallbacks, 0);
+}
+
+#[test]
+fn unicast_baseline_commits_the_same_log() {
+    let mut lab = Lab::new(program(), LabConfig::new(Mode::Unicast, 2)).unwrap();
+    let vals = values(100, 3);
+    assert_eq!(lab.replicate_all(&vals, 1_000_000_000).unwrap(), 100);
+    assert_logs_identical(&lab, &[1, 2], 100);
+    let st = lab.leader().stats();
+    assert_eq!(st.switch_writes, 0);
+    assert_eq!(st.unicast_writes, 200);
+}
+
+#[test]
+fn replica_crash_commits_continue_with_f_of_the_rest() {
+    let mut lab = Lab::new(program(), LabConfig::new(Mode::Switch, 4)).unwrap();
+    let vals = values(120, 4);
+    assert_eq!(lab.replicate_all(&vals[..60], 1_000_000_000).unwrap(), 60);
+    lab.crash_host(3);
+    let until = lab.now() + 1_000_000_000;
+    assert_eq!(lab.replicate_all(&vals[60..], until).unwrap(), 60);
+    assert_logs_identical(&lab, &[1, 2, 4], 120);
+    assert!(lab.hosts[3].applied.len() <= 60 + 8);
+}
+
+#[test]
+fn broken_switch_path_falls_back_to_unicast_without_losing_entries() {
+    let mut cfg = LabConfig::new(Mode::Switch, 2);
+    cfg.switch_retry = std::time::Duration::from_millis(2);
+    let mut lab = Lab::new(program(), cfg).unwrap();
+    let vals = values(300, 5);
+    assert_eq!(lab.replicate_all(&vals[..100], 1_000_000_000).unwrap(), 100);
+    lab.set_switch_path_broken(true);
+    let until = lab.now() + 1_000_000_000;
+    assert_eq!(lab.replicate_all(&vals[100..200], until).unwrap(), 100);
+    let events = lab.take_events();
+    assert!(
+        events.contains(&LeaderEvent::FellBack { timeout: true }),
+        "{events:?}"
+    );
+    assert!(lab.leader().stats().unicast_writes > 0);
+    // The switch comes back: the leader's periodic retry takes the switch path again.
+    lab.set_switch_path_broken(false);
+    let until = lab.now() + 1_000_000_000;
+    let before = lab.leader().stats().switch_writes;
+    lab.run_until(lab.now() + 5_000_000).unwrap();
+    assert_eq!(lab.replicate_all(&vals[200..], until).unwrap(), 100);
+    assert!(lab.leader().stats().switch_writes > before);
+    assert_logs_identical(&lab, &[1, 2], 300);
+}
+
+#[test]
+fn one_percent_loss_logs_still_identical() {
+    for mode in [Mode::Switch, Mode::Unicast] {
+        let mut cfg = LabConfig::new(mode, 2);
+        cfg.loss = 0.01;
+        cfg.seed = 7;
+        let mut lab = Lab::new(program(), cfg).unwrap();
+        let vals = values(300, 6);
+        let done = lab.replicate_all(&vals, 20_000_000_000).unwrap();
+        assert_eq!(done, 300, "{mode:?}: {:?}", lab.take_events());
+        lab.run_until(lab.now() + 50_000_000).unwrap();
+        assert_logs_identical(&lab, &[1, 2], 300);
+    }
+}
+
+#[test]
+fn writes_to_the_bcast_qp_from_a_non_leader_or_with_a_wrong_rkey_never_reach_a_log() {
+    let mut lab = Lab::new(program(), LabConfig::new(Mode::Switch, 2)).unwrap();
+    let vals = values(10, 7);
+    assert_eq!(lab.replicate_all(&vals, 1_000_000_000).unwrap(), 10);
+    let (vrkey, bcast, switch_ip) = lab.group_addresses();
+    let garbage = vec![0xEEu8; 256];
+    // A rogue QP on replica 2 (not the group's leader) and one on the leader with a wrong
+    // R_key, both aimed at the BCast QP, both writing over slot 0.
+    for (host, rkey) in [(2usize, vrkey), (0usize, vrkey ^ 1)] {
+        let h = &mut lab.hosts[host];
+        let pd = h.log.pd;
+        let src = h
+            .ep
+            .reg_mr(pd, 256, rdma::verbs::AccessFlags::LOCAL_WRITE)
+            .unwrap();
+        let qpn = h
+            .ep
+            .create_qp(QpInitAttr {
+                pd,
+                qp_type: QpType::Rc,
+                send_cq: h.cq,
+                recv_cq: h.cq,
+                max_send_wr: 4,
+                max_recv_wr: 1,
+            })
+            .unwrap();
+        for attr in [
+            QpAttr {
+                state: Some(QpState::Init),
+                ..Default::default()
+            },
+            QpAttr {
+                state: Some(QpState::Rtr),
+                dest_qp_num: Some(bcast),
+                remote_ip: Some(switch_ip.into()),
+                rq_psn: Some(0),
+                ..Default::default()
+            },
+            QpAttr {
+                state: Some(QpState::Rts),
+                sq_psn: Some(0),
+                timeout: Some(8),
+                retry_cnt: Some(1),
+                ..Default::default()
+            },
+        ] {
+            h.ep.modify_qp(qpn, &attr).unwrap();
+        }
+        h.ep.mr_bytes_mut(src.lkey).unwrap().copy_from_slice(&garbage);
+        let sge = Sge {
+            addr: src.addr,
+            length: 256,
+            lkey: src.lkey,
+        };
+        let op = SendOp::Write {
+            remote_addr: 0,
+            rkey,
+        };
+        h.ep.post_send(qpn, SendWr::new(99, op, sge)).unwrap();
+    }
+    lab.run_until(lab.now() + 20_000_000).unwrap();
+    assert!(counter(&lab, "SwitchIngress.drops", 1) > 0, "not-leader drops");
+    assert!(counter(&lab, "SwitchIngress.drops", 2) > 0, "bad R_key drops");
+    for h in [1usize, 2] {
+        let log = lab.hosts[h].ep.mr_bytes(lab.hosts[h].log.lkey).unwrap();
+        assert!(
+            !log.windows(64).any(|w| w.iter().all(|b| *b == 0xEE)),
+            "garbage reached replica {h}"
+        );
+        assert_eq!(lab.hosts[h].applied.len(), 10);
+    }
+}
