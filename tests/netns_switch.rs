@@ -1,5 +1,6 @@
 //! End-to-end tests of the live switch: the bundled four-host lab (renamed per test so tests
-//! can run in parallel) with `pisa run` on AF_PACKET ports running l2l3.p4.
+//! can run in parallel) with `pisa run` on AF_PACKET ports running l2l3.p4 with
+//! `p4/programs/l2l3.tables.yaml` (the addressing the lab uses).
 //!
 //! They need root (network namespaces, veth); without it each test prints why and returns.
 //! Everything a test creates (the lab, the pisa process, the control socket) is removed by
@@ -132,7 +133,7 @@ fn start(name: &str, prefix: &str, extra: &[&str]) -> (LabGuard, Pisa) {
         .arg("--program")
         .arg(Path::new(ROOT).join("p4/programs/l2l3.p4"))
         .arg("--tables")
-        .arg(Path::new(ROOT).join("deploy/labs/l2l3-4hosts.tables.yaml"))
+        .arg(Path::new(ROOT).join("p4/programs/l2l3.tables.yaml"))
         .arg("--ctl")
         .arg(&ctl)
         .arg("--no-pin");
@@ -247,8 +248,8 @@ fn send_frames(p: &mut AfPacketPort, frames: impl Iterator<Item = Vec<u8>>) -> u
     sent + p.send_batch(&mut b, Nanos::ZERO).expect("send")
 }
 
-const H1: [u8; 6] = [2, 0, 0, 0, 1, 1];
-const H2: [u8; 6] = [2, 0, 0, 0, 1, 2];
+const H1: [u8; 6] = [2, 0, 0, 0, 0, 1];
+const H2: [u8; 6] = [2, 0, 0, 0, 0, 2];
 
 #[test]
 fn ping_bridged_and_routed_and_udp_transfer() {
@@ -400,14 +401,14 @@ fn link_down_through_ctl_stops_forwarding_and_up_restores_it() {
         "table-delete",
         "mac_dst",
         "-k",
-        "hdr.ethernet.dst_addr=02:00:00:00:01:02",
+        "hdr.ethernet.dst_addr=02:00:00:00:00:02",
     ]);
     assert_eq!(r["ok"], true, "{r}");
     let r = pisa.ctl(&[
         "table-add",
         "mac_dst",
         "-k",
-        "hdr.ethernet.dst_addr=02:00:00:00:01:02",
+        "hdr.ethernet.dst_addr=02:00:00:00:00:02",
         "-a",
         "set_port",
         "-p",

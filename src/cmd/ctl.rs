@@ -549,7 +549,7 @@ mod tests {
         };
         let (_, sw) = crate::cmd::program::load_switch(
             &root.join("p4/programs/l2l3.p4"),
-            Some(&root.join("deploy/labs/l2l3-4hosts.tables.yaml")),
+            Some(&root.join("p4/programs/l2l3.tables.yaml")),
             &compile,
         )
         .unwrap();

@@ -51,11 +51,17 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<ExitCode> {
                     h.name, h.netns, h.host_if, h.switch_if, h.port
                 );
             }
-            let ports: Vec<String> = st
+            let mut ports: Vec<String> = st
                 .port_specs()
                 .into_iter()
                 .map(|(p, s)| format!("--port {p}={s}"))
                 .collect();
+            // Link models the lab file asks for, as `pisa run` options.
+            for h in &st.hosts {
+                if let Some(l) = &h.link {
+                    ports.push(format!("--link '{}={l}'", h.port));
+                }
+            }
             println!(
                 "attach the switch with: pisa run --program P4 --tables T {}",
                 ports.join(" ")

@@ -481,7 +481,7 @@ pub struct BenchForwardArgs {
     /// The program (default: the bundled l2l3.p4).
     #[arg(long)]
     pub program: Option<PathBuf>,
-    /// Its tables (default: the bundled lab's).
+    /// Its tables (default: p4/programs/l2l3.tables.yaml, which the bundled lab matches).
     #[arg(long)]
     pub tables: Option<PathBuf>,
     /// Seconds of the throughput phase, per frame size and switch.
@@ -527,8 +527,9 @@ fn bench_once(
     let base = Instant::now();
     let size = size.clamp(60, 1514);
     let mut template = vec![0u8; size];
-    template[..6].copy_from_slice(&[2, 0, 0, 0, 1, 2]);
-    template[6..12].copy_from_slice(&[2, 0, 0, 0, 1, 1]);
+    // h1 -> h2, the lab's addressing (p4/programs/l2l3.tables.yaml).
+    template[..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
+    template[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
     template[12..14].copy_from_slice(&BENCH_ETHERTYPE);
     template[14..18].copy_from_slice(&BENCH_MAGIC.to_be_bytes());
     let stop = Arc::new(AtomicBool::new(false));
@@ -676,7 +677,7 @@ pub fn bench_forward(args: BenchForwardArgs) -> anyhow::Result<ExitCode> {
     let tables = args
         .tables
         .clone()
-        .unwrap_or_else(|| root.join("deploy/labs/l2l3-4hosts.tables.yaml"));
+        .unwrap_or_else(|| root.join("p4/programs/l2l3.tables.yaml"));
     let id = std::process::id() % 100_000;
     let lab_name = format!("bf{id}");
     let prefix = format!("bf{id}p");
