@@ -458,8 +458,33 @@ fn sigterm_stops_cleanly_and_leaves_nothing_behind() {
     if !can_run("sigterm_stops_cleanly_and_leaves_nothing_behind") {
         return;
     }
-    let (lab, mut pisa) = start("nsterm", "nstm", &["--metrics", "127.0.0.1:0"]);
+    // A free port for the metrics endpoint (released just before pisa takes it).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let (lab, mut pisa) = start("nsterm", "nstm", &["--metrics", &addr]);
     let pid = pisa.child.as_ref().unwrap().id();
+    let mut h1 = host_port(&lab, "h1");
+    send_frames(&mut h1, (0..4).map(|i| test_frame(H2, H1, i)));
+    std::thread::sleep(Duration::from_millis(300));
+    let mut c = std::net::TcpStream::connect(&addr).expect("metrics endpoint");
+    std::io::Write::write_all(&mut c, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut page = String::new();
+    c.read_to_string(&mut page).unwrap();
+    assert!(page.starts_with("HTTP/1.1 200 OK"), "{page}");
+    for want in [
+        "pisa_port_rx_packets_total{port=\"0\"",
+        "pisa_port_drops_total{port=\"1\"",
+        "pisa_rx_batch_size_bucket{port=\"0\",le=\"+Inf\"}",
+        "pisa_switch_drops_total{reason=\"no_destination\"}",
+        "pisa_queue_enqueued_total{port=\"1\"}",
+        "pisa_queue_ecn_marked_total{port=\"1\"} 0",
+    ] {
+        assert!(page.contains(want), "metrics lack {want}: {page}");
+    }
     let ctl = pisa.ctl.clone();
     let (ok, out, err) = pisa.terminate();
     assert!(ok, "exit status: {err}");

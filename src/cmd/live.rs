@@ -795,3 +795,98 @@ pub fn bench_forward(args: BenchForwardArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cmd::TargetArg;
+
+    fn compile() -> CompileArgs {
+        CompileArgs {
+            target: TargetArg::Tofino1,
+            include: Vec::new(),
+            define: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn device_ports_parse_as_numbers_or_pipe_slash_port() {
+        assert_eq!(parse_devport("5"), Ok(5));
+        assert_eq!(parse_devport("1/4"), Ok(132));
+        assert_eq!(parse_devport("3/127"), Ok(511));
+        assert!(parse_devport("4/0").unwrap_err().contains("out of range"));
+        assert!(parse_devport("0/128").unwrap_err().contains("out of range"));
+        assert!(parse_devport("512").unwrap_err().contains("512"));
+        assert!(parse_devport("x").unwrap_err().contains("\"x\""));
+        let p: PortArg = "1/2=afpacket:veth9".parse().unwrap();
+        assert_eq!(p.devport, 130);
+        assert_eq!(p.spec.to_string(), "afpacket:veth9");
+        assert!("0afpacket:x"
+            .parse::<PortArg>()
+            .unwrap_err()
+            .contains("DEVPORT=SPEC"));
+        assert!("0=bogus:x"
+            .parse::<PortArg>()
+            .unwrap_err()
+            .contains("bogus"));
+        let l: LinkArg = "3=rate=10G,loss=0.5".parse().unwrap();
+        assert_eq!(l.devport, 3);
+        assert_eq!(l.config.tx.rate_bps, 10_000_000_000);
+        assert_eq!(l.config.rx.faults.loss, 0.5);
+        assert!("3=loss=7".parse::<LinkArg>().unwrap_err().contains('7'));
+    }
+
+    #[test]
+    fn ports_must_sit_on_existing_pipes() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let prog = root.join("p4/programs/l2l3.p4");
+        let ports = vec![
+            "0=mem:a".parse::<PortArg>().unwrap(),
+            "1/0=mem:b".parse::<PortArg>().unwrap(),
+        ];
+        let e = build_switch(&prog, None, &compile(), Some(1), &ports)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("device port 128") && e.contains("--pipes 2"),
+            "{e}"
+        );
+        let sw = build_switch(&prog, None, &compile(), Some(2), &ports).unwrap();
+        assert_eq!(sw.num_pipes(), 2);
+        // Without --pipes, the program's own pipe count (TNA `Switch(pipe)`: every pipe).
+        let sw = build_switch(&prog, None, &compile(), None, &ports).unwrap();
+        assert_eq!(sw.num_pipes(), 4);
+    }
+
+    #[test]
+    fn the_switch_pipeline_forwards_bridged_frames_and_reports() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let sw = build_switch(
+            &root.join("p4/programs/l2l3.p4"),
+            Some(&root.join("p4/programs/l2l3.tables.yaml")),
+            &compile(),
+            None,
+            &[],
+        )
+        .unwrap();
+        let mut p = SwitchPipeline { sw };
+        let mut f = vec![0u8; 64];
+        f[..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
+        f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
+        f[12..14].copy_from_slice(&[0x88, 0xb5]);
+        let mut out = Vec::new();
+        p.process(0, &f, Nanos(1), &mut |port, bytes| out.push((port, bytes)));
+        assert_eq!(
+            out,
+            vec![(1, f.clone())],
+            "h1 -> h2 is switched to port 1 unchanged"
+        );
+        let st = RuntimeStats::default();
+        let r = report(&p.sw, &st);
+        assert!(r.contains("SwitchIngress.mac_dst: 4 entries"), "{r}");
+        assert!(
+            r.contains("ingress_port_counter[0] pipe 0: 1 packets"),
+            "{r}"
+        );
+    }
+}
