@@ -69,6 +69,9 @@ pub struct LeaderConfig {
     pub switch_timeout: Duration,
     /// After a fallback, ask for the switch path again after this.
     pub switch_retry: Duration,
+    /// Read every replica's status word (applied count, heartbeat) this often, and re-send
+    /// what a replica that stopped progressing misses (Mu's catch-up).
+    pub probe_every: Duration,
 }
 
 /// Something the leader tells its owner.
@@ -103,7 +106,17 @@ pub struct LeaderStats {
     pub fallbacks: u64,
     /// Entries re-sent by unicast after a fallback.
     pub resent: u64,
+    /// Status probes (RDMA READs) posted.
+    pub probes: u64,
+    /// Entries re-sent to a lagging replica.
+    pub caught_up: u64,
 }
+
+/// wr_id bit marking a status probe (the low bits are the replica index).
+const PROBE: u64 = 1 << 63;
+/// wr_id bit marking a catch-up WRITE (its completion is not an acknowledgement of an
+/// in-flight entry's quorum, though it is one of that replica's NIC).
+const CATCH_UP: u64 = 1 << 62;
 
 #[derive(Debug, Clone)]
 struct Inflight {
@@ -132,6 +145,10 @@ pub struct Leader {
     events: VecDeque<LeaderEvent>,
     stats: LeaderStats,
     mode_pref: Path,
+    probe_at: Option<Instant>,
+    /// Per replica: applied count at the last probe and when it last changed.
+    seen_applied: Vec<(u64, Instant)>,
+    probe_pending: Vec<bool>,
 }
 
 impl Leader {
@@ -166,8 +183,19 @@ impl Leader {
                 cfg.max_outstanding, cfg.geometry.slots
             )));
         }
+        let need = super::slot::status_area(cfg.geometry, replicas.len());
+        if log.len < need {
+            return Err(MuError::Config(format!(
+                "leader log MR of {} bytes, {need} needed (log + status words)",
+                log.len
+            )));
+        }
         let live = vec![true; replicas.len()];
+        let n = replicas.len();
         Ok(Leader {
+            probe_at: Some(Instant::ZERO + cfg.probe_every),
+            seen_applied: vec![(0, Instant::ZERO); n],
+            probe_pending: vec![false; n],
             cfg,
             log,
             cq,
@@ -217,9 +245,23 @@ impl Leader {
         self.inflight.len()
     }
 
-    /// Whether `append` would accept an entry now.
+    /// Whether `append` would accept an entry now: the window has room, and the entry's
+    /// slot is free on every live replica (it applied the entry a lap before, as far as the
+    /// last status probe says: Mu's log recycling).
     pub fn can_append(&self) -> bool {
         self.inflight.len() < self.cfg.max_outstanding
+            && self.next < self.min_applied() + self.cfg.geometry.slots as u64
+    }
+
+    /// The lowest applied count any live replica reported.
+    fn min_applied(&self) -> u64 {
+        self.seen_applied
+            .iter()
+            .zip(&self.live)
+            .filter(|(_, l)| **l)
+            .map(|((a, _), _)| *a)
+            .min()
+            .unwrap_or(self.next)
     }
 
     /// Counters.
@@ -244,7 +286,12 @@ impl Leader {
 
     /// Appends `value`: writes entry `next_index()` into the leader's own log, then
     /// replicates it on the current path. Returns its index.
-    pub fn append(&mut self, ep: &mut Endpoint, now: Instant, value: &[u8]) -> Result<u64, MuError> {
+    pub fn append(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Instant,
+        value: &[u8],
+    ) -> Result<u64, MuError> {
         if !self.can_append() {
             return Err(MuError::WindowFull(self.inflight.len()));
         }
@@ -284,7 +331,12 @@ impl Leader {
         }
     }
 
-    fn post_switch(&mut self, ep: &mut Endpoint, sp: SwitchPath, e: &Inflight) -> Result<(), MuError> {
+    fn post_switch(
+        &mut self,
+        ep: &mut Endpoint,
+        sp: SwitchPath,
+        e: &Inflight,
+    ) -> Result<(), MuError> {
         let op = SendOp::Write {
             remote_addr: self.cfg.geometry.offset(e.index) as u64,
             rkey: sp.vrkey,
@@ -331,7 +383,10 @@ impl Leader {
             .find(|e| e.via_switch && !e.done)
             .filter(|_| self.switch.is_some())
             .map(|e| e.posted_at + self.cfg.switch_timeout);
-        t.into_iter().chain(self.retry_at).min()
+        t.into_iter()
+            .chain(self.retry_at)
+            .chain(self.probe_at)
+            .min()
     }
 
     fn fall_back(&mut self, ep: &mut Endpoint, now: Instant, timeout: bool) -> Result<(), MuError> {
@@ -392,6 +447,13 @@ impl Leader {
                     // A completion of a switch QP given up earlier.
                     continue;
                 };
+                if wc.wr_id & PROBE != 0 {
+                    self.probe_pending[ri] = false;
+                    if wc.status == WcStatus::Success {
+                        self.on_probe(ep, ri, now)?;
+                        continue;
+                    }
+                }
                 if wc.status != WcStatus::Success {
                     if self.live[ri] {
                         self.live[ri] = false;
@@ -401,7 +463,8 @@ impl Leader {
                     continue;
                 }
                 let f = self.cfg.f;
-                if let Some(e) = self.inflight.iter_mut().find(|e| e.index == wc.wr_id) {
+                let index = wc.wr_id & !CATCH_UP;
+                if let Some(e) = self.inflight.iter_mut().find(|e| e.index == index) {
                     e.acks |= 1 << ri;
                     if !e.via_switch && e.acks.count_ones() as usize >= f {
                         e.done = true;
@@ -413,6 +476,12 @@ impl Leader {
             if self.switch.is_some() && now >= first.posted_at + self.cfg.switch_timeout {
                 self.fall_back(ep, now, true)?;
             }
+        }
+        // Probe on a timer (stalled replicas), and early when half the log is in use.
+        let half = self.cfg.geometry.slots as u64 / 2;
+        if self.probe_at.is_some_and(|t| now >= t) || self.next >= self.min_applied() + half {
+            self.probe_at = Some(now + self.cfg.probe_every);
+            self.post_probes(ep)?;
         }
         if self.retry_at.is_some_and(|t| now >= t) {
             self.retry_at = None;
@@ -426,6 +495,86 @@ impl Leader {
         if self.commit != before {
             self.stats.committed += self.commit - before;
             self.events.push_back(LeaderEvent::Committed(self.commit));
+        }
+        Ok(())
+    }
+
+    fn post_probes(&mut self, ep: &mut Endpoint) -> Result<(), MuError> {
+        let g = self.cfg.geometry;
+        for (i, r) in self.replicas.iter().enumerate() {
+            if !self.live[i] || self.probe_pending[i] {
+                continue;
+            }
+            let sge = Sge {
+                addr: self.log.addr + (g.len() + 16 * i) as u64,
+                length: 16,
+                lkey: self.log.lkey,
+            };
+            let op = SendOp::Read {
+                remote_addr: r.va + g.len() as u64,
+                rkey: r.rkey,
+            };
+            ep.post_send(r.qpn, SendWr::new(PROBE | i as u64, op, sge))?;
+            self.probe_pending[i] = true;
+            self.stats.probes += 1;
+        }
+        Ok(())
+    }
+
+    /// A replica's status word arrived: if it made no progress since the previous probe and
+    /// lags what was sent, re-send what it misses by unicast (within one lap of the log).
+    fn on_probe(&mut self, ep: &mut Endpoint, ri: usize, now: Instant) -> Result<(), MuError> {
+        let g = self.cfg.geometry;
+        let off = g.len() + 16 * ri;
+        let word = ep.mr_bytes(self.log.lkey)?;
+        let Some(b) = word.get(off..off + 8) else {
+            return Ok(());
+        };
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        let applied = u64::from_le_bytes(a);
+        let (prev, since) = self.seen_applied[ri];
+        if applied != prev {
+            self.seen_applied[ri] = (applied, now);
+            return Ok(());
+        }
+        let stalled = applied < self.commit && now >= since + self.cfg.probe_every;
+        if !stalled {
+            return Ok(());
+        }
+        // Re-send at most once per probe period.
+        self.seen_applied[ri].1 = now;
+        if self.next - applied > g.slots as u64 {
+            // More than a lap behind: the slots were reused; only a state transfer helps.
+            if self.live[ri] {
+                self.live[ri] = false;
+                self.events
+                    .push_back(LeaderEvent::ReplicaLost(self.replicas[ri].id));
+            }
+            return Ok(());
+        }
+        let r = self.replicas[ri];
+        for idx in applied..self.next {
+            let buf = ep.mr_bytes(self.log.lkey)?;
+            let o = g.offset(idx);
+            // The entry's length from its header in the leader's own log.
+            let Some(h) = buf.get(o + 8..o + 12) else {
+                continue;
+            };
+            let len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize
+                + super::slot::HEADER
+                + super::slot::CANARY;
+            let sge = Sge {
+                addr: self.log.addr + o as u64,
+                length: len.min(g.slot_size) as u32,
+                lkey: self.log.lkey,
+            };
+            let op = SendOp::Write {
+                remote_addr: r.va + o as u64,
+                rkey: r.rkey,
+            };
+            ep.post_send(r.qpn, SendWr::new(CATCH_UP | idx, op, sge))?;
+            self.stats.caught_up += 1;
         }
         Ok(())
     }

@@ -11,7 +11,7 @@
 //! - [`replica`]: [`Replica`]: applies entries in order; grants write permission to the current
 //!   leader's QPs only.
 //! - [`liveness`]: heartbeats and the "lowest live id is the leader" rule.
-//! - [`error`]: [`MuError`].
+//! - `error`: [`MuError`], what the log refuses.
 
 pub mod error;
 pub mod leader;

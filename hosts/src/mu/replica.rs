@@ -34,12 +34,19 @@ impl Replica {
 
     /// Applies every complete entry after the last applied one, in order, calling `apply`
     /// with each index and value. Returns how many were applied.
+    /// The applied count is published in the status word after the log (the leader READs
+    /// it to find lagging replicas), next to the heartbeat.
     pub fn poll_apply(
         &mut self,
-        ep: &Endpoint,
+        ep: &mut Endpoint,
         mut apply: impl FnMut(u64, &[u8]),
     ) -> Result<u64, MuError> {
         let log = ep.mr_bytes(self.lkey)?;
+        if log.len() < super::slot::status_area(self.geometry, 1) {
+            return Err(MuError::Config(
+                "replica log MR lacks the status word".into(),
+            ));
+        }
         let start = self.next;
         // At most one lap per call: a slot beyond it would be the same slot again.
         for _ in 0..self.geometry.slots {
@@ -51,7 +58,27 @@ impl Replica {
                 None => break,
             }
         }
-        Ok(self.next - start)
+        let done = self.next - start;
+        let g = self.geometry.len();
+        let words = ep.mr_bytes_mut(self.lkey)?;
+        words[g..g + 8].copy_from_slice(&self.next.to_le_bytes());
+        Ok(done)
+    }
+
+    /// Bumps the heartbeat counter in the status word (others READ it).
+    pub fn beat(&mut self, ep: &mut Endpoint) -> Result<u64, MuError> {
+        let g = self.geometry.len();
+        let words = ep.mr_bytes_mut(self.lkey)?;
+        let Some(w) = words.get_mut(g + 8..g + 16) else {
+            return Err(MuError::Config(
+                "replica log MR lacks the status word".into(),
+            ));
+        };
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let v = u64::from_le_bytes(a).wrapping_add(1);
+        w.copy_from_slice(&v.to_le_bytes());
+        Ok(v)
     }
 
     /// Grants remote write (and read) on `leader_qps` and read only on `other_qps`: the

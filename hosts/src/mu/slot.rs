@@ -18,6 +18,13 @@ pub const HEADER: usize = 12;
 /// Bytes of the trailing canary.
 pub const CANARY: usize = 8;
 
+/// Bytes an MR needs for a log of shape `g` followed by `words` 16-byte status words (a
+/// replica's: its applied count and heartbeat; the leader's: one landing word per replica
+/// for its probes).
+pub fn status_area(g: LogGeometry, words: usize) -> usize {
+    g.len() + 16 * words
+}
+
 /// Shape of a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogGeometry {
@@ -153,7 +160,12 @@ mod tests {
             g.encode(0, &[0; 21], &mut buf),
             Err(MuError::ValueTooLarge { len: 21, max: 20 })
         ));
-        assert!(LogGeometry { slot_size: 12, slots: 1 }.validate().is_err());
+        assert!(LogGeometry {
+            slot_size: 12,
+            slots: 1
+        }
+        .validate()
+        .is_err());
     }
 
     proptest! {

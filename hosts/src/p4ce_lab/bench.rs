@@ -82,18 +82,17 @@ pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabE
     let mut lc = LabConfig::new(cfg.mode, cfg.replicas);
     lc.max_value = cfg.value_size;
     lc.outstanding = cfg.outstanding;
-    lc.slots = (cfg.outstanding * 2).max(16);
+    lc.slots = (cfg.outstanding * 8).max(64);
     lc.link_rate_bps = cfg.link_rate_bps;
     lc.link_delay_ns = cfg.link_delay_ns;
     lc.record = false;
     // Long values take long on the wire: the switch timeout must exceed a full window.
-    let window_ns = if cfg.link_rate_bps == 0 {
-        0
-    } else {
-        (cfg.outstanding as u64 * (cfg.value_size as u64 + 200) * 8 * 1_000_000_000
-            * cfg.replicas as u64)
-            / cfg.link_rate_bps
-    };
+    let window_bits = cfg.outstanding as u64
+        * (cfg.value_size as u64 + 200)
+        * 8
+        * 1_000_000_000
+        * cfg.replicas as u64;
+    let window_ns = window_bits.checked_div(cfg.link_rate_bps).unwrap_or(0);
     lc.switch_timeout = std::time::Duration::from_nanos((window_ns * 4).max(500_000));
     let f = lc.f;
     let mut lab = Lab::new(program, lc)?;

@@ -17,8 +17,7 @@ use rdma::verbs::{
 };
 
 use crate::mu::{
-    Leader, LeaderConfig, LeaderEvent, LogGeometry, MuError, Path, Replica, ReplicaPath,
-    SwitchPath,
+    Leader, LeaderConfig, LeaderEvent, LogGeometry, MuError, Path, Replica, ReplicaPath, SwitchPath,
 };
 
 /// The switch's addresses.
@@ -98,6 +97,8 @@ pub struct LabConfig {
     pub switch_retry: Duration,
     /// Keep every applied value (tests); off for benchmarks.
     pub record: bool,
+    /// How often the leader reads the replicas' status words.
+    pub probe_every: Duration,
 }
 
 impl LabConfig {
@@ -117,6 +118,7 @@ impl LabConfig {
             switch_timeout: Duration::from_micros(500),
             switch_retry: Duration::from_millis(5),
             record: true,
+            probe_every: Duration::from_millis(1),
         }
     }
 }
@@ -270,8 +272,8 @@ impl Lab {
                 rx: dir,
                 seed: cfg.seed.wrapping_mul(31).wrapping_add(u64::from(*id)),
             };
-            let port = LinkPort::new(host_end, link)
-                .map_err(|e| LabError::Config(e.to_string()))?;
+            let port =
+                LinkPort::new(host_end, link).map_err(|e| LabError::Config(e.to_string()))?;
             let mut ecfg = EndpointConfig::new(host_mac(*id), host_ip(*id));
             ecfg.seed ^= cfg.seed;
             // Scattered WRITEs keep the leader's stale ICRC (p4ce.p4's header): replicas run
@@ -289,7 +291,7 @@ impl Lab {
             let pd = ep.alloc_pd();
             let log = ep.reg_mr(
                 pd,
-                geometry.len(),
+                crate::mu::slot::status_area(geometry, cfg.replicas.max(1)),
                 AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
             )?;
             let cq = ep.create_cq(1 << 16);
@@ -346,6 +348,7 @@ impl Lab {
             max_outstanding: cfg.outstanding,
             switch_timeout: cfg.switch_timeout,
             switch_retry: cfg.switch_retry,
+            probe_every: cfg.probe_every,
         };
         let leader = Leader::new(lcfg, hosts[0].log, hosts[0].cq, paths, None)?;
         let mut replicas = Vec::new();
@@ -394,6 +397,7 @@ impl Lab {
             start_psn: lpsn,
             port: 0,
         };
+        let geometry_len = LogGeometry::for_values(self.cfg.max_value, self.cfg.slots).len();
         let mut replicas = Vec::new();
         for (i, h) in self.hosts.iter_mut().enumerate().skip(1) {
             if !h.alive {
@@ -408,7 +412,7 @@ impl Lab {
                 qpn: h.switch_qp,
                 start_psn: rpsn,
                 va: h.log.addr,
-                size: h.log.len as u64,
+                size: geometry_len as u64,
                 rkey: h.log.rkey,
                 port: i as u16,
             });
@@ -579,6 +583,13 @@ impl Lab {
                 if ev == LeaderEvent::SwitchRetryDue && self.cfg.mode == Path::Switch {
                     self.connect_switch()?;
                 }
+                if let LeaderEvent::ReplicaLost(id) = ev {
+                    // View change: the switch stops replicating to it (refused when fewer
+                    // than f would remain; the leader then has no quorum anyway).
+                    if self.agent.group(GROUP).is_some() {
+                        let _ = self.agent.remove_replica(&mut self.switch, GROUP, id);
+                    }
+                }
                 self.events.push(ev);
             }
         }
@@ -586,7 +597,7 @@ impl Lab {
         for (r, h) in self.replicas.iter_mut().zip(self.hosts.iter_mut().skip(1)) {
             if h.alive {
                 let applied = &mut h.applied;
-                let n = r.poll_apply(&h.ep, |_, v| {
+                let n = r.poll_apply(&mut h.ep, |_, v| {
                     if record {
                         applied.push(v.to_vec());
                     }
