@@ -53,10 +53,12 @@ pub fn compile(path: &Path, args: &CompileArgs) -> anyhow::Result<Compiled> {
 
 /// A switch running `program` with one pipe per program pipe (at least 1) and the given seed.
 pub fn switch(program: Arc<Program>, seed: u64) -> anyhow::Result<Switch> {
-    let mut cfg = SwitchConfig::default();
-    cfg.pipes = program.pipe_map.len().clamp(1, 4) as u16;
-    cfg.seed = seed;
-    cfg.drop_log = 1 << 16;
+    let cfg = SwitchConfig {
+        pipes: program.pipe_map.len().clamp(1, 4) as u16,
+        seed,
+        drop_log: 1 << 16,
+        ..SwitchConfig::default()
+    };
     Switch::new(program, cfg).context("cannot build the switch")
 }
 
