@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(tshark python3-scapy iproute2 ethtool iperf3 pkg-config)
+PACKAGES=(tshark python3-scapy iproute2 ethtool iperf3 iputils-ping pkg-config)
 
 if [ "$(id -u)" = 0 ]; then
     missing=()
