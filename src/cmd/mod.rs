@@ -7,6 +7,7 @@ mod demo;
 mod lab;
 mod live;
 mod program;
+mod rdma;
 mod replay;
 mod run;
 mod stf;
@@ -48,6 +49,9 @@ pub enum Command {
     /// Forwarding throughput and latency through pisa on AF_PACKET veths against the kernel
     /// bridge on the same veths (root; builds its own lab). To become `pisa bench forward`.
     BenchForward(live::BenchForwardArgs),
+    /// RDMA benchmarks like perftest (write-bw, read-lat, ...) between pisa RoCEv2 endpoints, and a RoCEv2 pcap decoder.
+    #[command(subcommand)]
+    Rdma(rdma::RdmaCommand),
 }
 
 /// The hardware profile a program is checked and run against.
@@ -102,5 +106,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Lab(c) => lab::run(c),
         Command::Ctl(a) => ctl::run(a),
         Command::BenchForward(a) => live::bench_forward(a),
+        Command::Rdma(c) => rdma::run(c),
     }
 }

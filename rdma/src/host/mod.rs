@@ -3,11 +3,13 @@
 //! blocks on a clock until a condition holds, and [`VirtualNet`] steps several hosts in
 //! virtual time for deterministic tests.
 
+mod capture;
 mod error;
 pub mod perf;
 mod port_loop;
 mod virtual_net;
 
+pub use capture::CapturePort;
 pub use error::HostError;
 pub use port_loop::{Host, Progress, HOST_BATCH};
 pub use virtual_net::VirtualNet;

@@ -66,6 +66,9 @@ pub struct PerfReport {
     pub timeouts: u64,
 }
 
+/// Shortest slice over which a peak bandwidth is measured.
+const MIN_SLICE_NS: u64 = 100_000;
+
 /// Accumulates completions into a report.
 pub(crate) struct Meter {
     start_ns: u64,
@@ -99,8 +102,10 @@ impl Meter {
         self.count += n;
         self.slice_count += n;
         self.last_ns = now_ns;
-        if self.slice_count >= self.slice {
-            let dt = now_ns.saturating_sub(self.slice_start_ns).max(1);
+        let dt = now_ns.saturating_sub(self.slice_start_ns);
+        // A slice needs enough completions and enough time: completions drained together
+        // in one poll share a timestamp and would otherwise make an infinite peak.
+        if self.slice_count >= self.slice && dt >= MIN_SLICE_NS {
             let rate = self.slice_count as f64 / dt as f64;
             if rate > self.best_slice_rate {
                 self.best_slice_rate = rate;
@@ -177,12 +182,18 @@ mod tests {
     #[test]
     fn peak_is_the_best_slice() {
         let mut m = Meter::new(0, 10);
-        // 10 fast completions in 10 ns, then 10 slow ones over 1000 ns.
-        m.complete(10, 10);
-        m.complete(1010, 10);
-        let r = m.report(PerfTest::WriteBw, 1, &crate::verbs::Stats::default());
-        assert!((r.bw_peak_gbps - 8.0).abs() < 1e-9, "{}", r.bw_peak_gbps);
-        assert!(r.bw_avg_gbps < 0.2);
+        // 10 completions in 1 ms, then 10 over 100 ms.
+        m.complete(1_000_000, 10);
+        m.complete(101_000_000, 10);
+        let r = m.report(PerfTest::WriteBw, 1000, &crate::verbs::Stats::default());
+        assert!((r.bw_peak_gbps - 0.08).abs() < 1e-9, "{}", r.bw_peak_gbps);
+        assert!(r.bw_avg_gbps < 0.002, "{}", r.bw_avg_gbps);
+        // Many completions at one instant do not make an infinite peak.
+        let mut m = Meter::new(0, 10);
+        m.complete(5, 100);
+        m.complete(1_000_000, 1);
+        let r = m.report(PerfTest::WriteBw, 1000, &crate::verbs::Stats::default());
+        assert!(r.bw_peak_gbps < 1.0, "{}", r.bw_peak_gbps);
     }
 
     #[test]
