@@ -415,12 +415,17 @@ impl<T: Tracer> Ctx<'_, T> {
 
     #[inline(never)]
     fn checksum_update(&mut self, inputs: &[Expr], params: &[Value]) -> ExecResult<Value> {
+        Ok((!self.ones_sum_inputs(inputs, params)? & 0xffff) as Value)
+    }
+
+    /// The ones'-complement sum of `inputs` concatenated at their widths.
+    pub(crate) fn ones_sum_inputs(&mut self, inputs: &[Expr], params: &[Value]) -> ExecResult<u32> {
         let mut vals: smallvec::SmallVec<[(Value, u16); 16]> = smallvec::SmallVec::new();
         for i in inputs {
             let v = self.eval(i, params)?;
             vals.push((v, self.width_of(i)));
         }
-        Ok((!ones_sum_parts(vals.into_iter()) & 0xffff) as Value)
+        Ok(ones_sum_parts(vals.into_iter()))
     }
 
     /// Evaluate `inputs` and pack them MSB-first into `scratch.bytes`.

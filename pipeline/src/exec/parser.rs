@@ -201,8 +201,7 @@ impl<T: Tracer> Ctx<'_, T> {
             }
             Stmt::ChecksumAdd { checksum, inputs }
             | Stmt::ChecksumSubtract { checksum, inputs } => {
-                self.pack_inputs(inputs, params)?;
-                let mut sum = ones_sum(&self.scratch.bytes);
+                let mut sum = self.ones_sum_inputs(inputs, params)?;
                 if matches!(s, Stmt::ChecksumSubtract { .. }) {
                     sum = !sum & 0xffff;
                 }
