@@ -1,11 +1,13 @@
 //! Benchmark for the RDMA note: RDMA WRITE goodput and message rate of the pisa endpoint
 //! for 64 B, 1 KiB, 4 KiB and 64 KiB messages over an in-memory link and over a veth pair
-//! between two network namespaces (AF_PACKET), with, in the same run, a plain kernel UDP
-//! socket transfer between the same namespaces as a rough ceiling, and the ratios.
+//! between two network namespaces (AF_PACKET, and AF_XDP with the `afxdp` feature), with,
+//! in the same run, a plain kernel UDP socket transfer between the same namespaces as a
+//! rough ceiling, and the ratios.
 //!
 //! The UDP transfer sends datagrams of the payload each RoCE packet carries (the message
 //! size, cut to the 1024-byte path MTU), so both move the same bytes in the same number of
-//! packets. Nothing is asserted. `cargo bench -p pisa-rdma --bench host_write`; the veth
+//! packets. Nothing is asserted. `cargo bench -p pisa-rdma --bench host_write [--features
+//! afxdp]` (AF_XDP copy mode on the veth needs the feature, i.e. clang); the veth
 //! part needs root and is skipped (with a message) without it. `HOST_BENCH_SECS` sets the
 //! time per measurement (default 1).
 
@@ -16,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dataplane::netns::{in_netns, ip, is_root};
-use dataplane::{AfPacketPort, WallClock};
+use dataplane::{AfPacketPort, Port, WallClock};
 use rdma::host::perf::{run_client, run_loopback, run_server, PerfConfig, PerfTest};
 use rdma::host::Host;
 use rdma::verbs::{Endpoint, EndpointConfig};
@@ -120,9 +122,20 @@ impl Drop for Netns {
     }
 }
 
-fn veth_rdma(n: &Netns, size: usize) -> Option<Figure> {
+type Opener = fn(&str) -> Result<Box<dyn Port>, dataplane::PortError>;
+
+fn afpacket(ifname: &str) -> Result<Box<dyn Port>, dataplane::PortError> {
+    Ok(Box::new(AfPacketPort::open(ifname)?))
+}
+
+#[cfg(feature = "afxdp")]
+fn afxdp(ifname: &str) -> Result<Box<dyn Port>, dataplane::PortError> {
+    Ok(Box::new(dataplane::AfXdpPort::open(ifname, 0, false)?))
+}
+
+fn veth_rdma(n: &Netns, size: usize, opener: Opener) -> Option<Figure> {
     let open = |i: usize| {
-        in_netns(&n.ns[i], || AfPacketPort::open(&n.ifs[i]))
+        in_netns(&n.ns[i], || opener(&n.ifs[i]))
             .map_err(|e| e.to_string())
             .and_then(|r| r.map_err(|e| e.to_string()))
     };
@@ -136,11 +149,11 @@ fn veth_rdma(n: &Netns, size: usize) -> Option<Figure> {
     let ip_of = |i: u8| Ipv4Addr::new(10, 77, 0, i);
     let mut client = Host::new(
         Endpoint::new(EndpointConfig::new([2, 0x77, 0, 0, 0, 1], ip_of(1))),
-        Box::new(pa),
+        pa,
     );
     let mut server = Host::new(
         Endpoint::new(EndpointConfig::new([2, 0x77, 0, 0, 0, 2], ip_of(2))),
-        Box::new(pb),
+        pb,
     );
     let cfg = write_cfg(size);
     let scfg = cfg.clone();
@@ -239,22 +252,37 @@ fn main() {
         None
     };
     println!(
-        "{:>7} | {:^29} | {:^29} | {:^29} | {:>6} | {:>6}",
-        "size", "mem link", "veth AF_PACKET", "veth kernel UDP", "veth/U", "mem/U"
+        "{:>7} | {:^29} | {:^29} | {:^29} | {:^29} | {:>6} | {:>6} | {:>6}",
+        "size",
+        "mem link",
+        "veth AF_PACKET",
+        "veth AF_XDP",
+        "veth kernel UDP",
+        "pkt/U",
+        "xdp/U",
+        "mem/U"
     );
     for size in SIZES {
         let mem = mem_link(size);
-        let (veth, udp) = match &netns {
-            Some(n) => (veth_rdma(n, size), veth_udp(n, size)),
-            None => (None, None),
+        let (veth, xdp, udp) = match &netns {
+            Some(n) => {
+                #[cfg(feature = "afxdp")]
+                let xdp = veth_rdma(n, size, afxdp);
+                #[cfg(not(feature = "afxdp"))]
+                let xdp = None;
+                (veth_rdma(n, size, afpacket), xdp, veth_udp(n, size))
+            }
+            None => (None, None, None),
         };
         println!(
-            "{:>7} | {} | {} | {} | {} | {}",
+            "{:>7} | {} | {} | {} | {} | {} | {} | {}",
             size,
             cell(&mem),
             cell(&veth),
+            cell(&xdp),
             cell(&udp),
             ratio(&veth, &udp),
+            ratio(&xdp, &udp),
             ratio(&mem, &udp)
         );
     }
