@@ -21,6 +21,7 @@ use std::time::Duration;
 
 pub use client::run_client;
 pub use loopback::{run_loopback, LOOPBACK_CLIENT, LOOPBACK_SERVER};
+pub use proto::{Hello, HELLO_LEN};
 pub use server::run_server;
 pub use summary::{LatencySummary, PerfReport};
 

@@ -7,21 +7,26 @@ use super::{PerfError, PerfTest};
 
 const MAGIC: u8 = b'P';
 const VERSION: u8 = 1;
-/// Encoded length.
-pub(crate) const LEN: usize = 20;
+/// Encoded length of a [`Hello`].
+pub const HELLO_LEN: usize = 20;
+const LEN: usize = HELLO_LEN;
 
-/// What one side tells the other.
+/// What one side tells the other in its CM private data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Hello {
+pub struct Hello {
+    /// The test the sender runs.
     pub test: PerfTest,
+    /// Message size in bytes.
     pub size: u32,
     /// Where the peer may WRITE (latency tests) or READ (read tests).
     pub addr: u64,
+    /// The rkey of that buffer.
     pub rkey: u32,
 }
 
 impl Hello {
-    pub(crate) fn to_bytes(self) -> [u8; LEN] {
+    /// Encodes it.
+    pub fn to_bytes(self) -> [u8; LEN] {
         let mut b = [0u8; LEN];
         b[0] = MAGIC;
         b[1] = VERSION;
@@ -33,7 +38,7 @@ impl Hello {
     }
 
     /// Parses the start of a private-data block (CM pads private data with zeros).
-    pub(crate) fn parse(b: &[u8]) -> Result<Hello, PerfError> {
+    pub fn parse(b: &[u8]) -> Result<Hello, PerfError> {
         let b: &[u8; LEN] = b
             .get(..LEN)
             .and_then(|s| s.try_into().ok())
