@@ -12,3 +12,6 @@ pub mod spec;
 
 pub use agent::{Agent, AgentConfig, P4ceError};
 pub use spec::{GroupSpec, LeaderConn, ReplicaConn, MAX_REPLICAS};
+
+#[cfg(test)]
+mod tests;

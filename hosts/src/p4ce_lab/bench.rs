@@ -149,3 +149,58 @@ pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabE
         wall_s: wall.elapsed().as_secs_f64(),
     })
 }
+
+/// Formats reports as the side-by-side table of `pisa demo p4ce`: one row per (replicas,
+/// value size), P4CE and unicast columns and their goodput ratio.
+pub fn side_by_side(reports: &[BenchReport]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:>8} {:>7} | {:>12} {:>10} {:>9} {:>9} {:>7} | {:>12} {:>10} {:>9} {:>9} {:>7} | {:>6}",
+        "replicas",
+        "value",
+        "p4ce cons/s",
+        "Gbit/s",
+        "p50 us",
+        "p99 us",
+        "tx+rx",
+        "mu cons/s",
+        "Gbit/s",
+        "p50 us",
+        "p99 us",
+        "tx+rx",
+        "ratio"
+    );
+    let find = |mode: &str, r: usize, v: usize| {
+        reports
+            .iter()
+            .find(|x| x.mode == mode && x.replicas == r && x.value_size == v)
+    };
+    let mut keys: Vec<(usize, usize)> =
+        reports.iter().map(|r| (r.replicas, r.value_size)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    for (r, v) in keys {
+        let (Some(p), Some(u)) = (find("p4ce", r, v), find("unicast", r, v)) else {
+            continue;
+        };
+        let col = |x: &BenchReport| {
+            format!(
+                "{:>12.0} {:>10.2} {:>9.1} {:>9.1} {:>7.2}",
+                x.consensus_per_s,
+                x.goodput_bytes_per_s * 8.0 / 1e9,
+                x.latency_p50_ns as f64 / 1e3,
+                x.latency_p99_ns as f64 / 1e3,
+                x.leader_tx_per_consensus + x.leader_rx_per_consensus
+            )
+        };
+        let ratio = if u.goodput_bytes_per_s > 0.0 {
+            p.goodput_bytes_per_s / u.goodput_bytes_per_s
+        } else {
+            0.0
+        };
+        let _ = writeln!(s, "{r:>8} {v:>7} | {} | {} | {ratio:>5.2}x", col(p), col(u));
+    }
+    s
+}
