@@ -27,7 +27,8 @@ fn udp(src: [u8; 6], dst: [u8; 6], sip: [u8; 4], dip: [u8; 4], ttl: u8, payload:
         .ipv4(sip, dip, ttl)
         .udp(4000, 5000);
     let mut out = Vec::with_capacity(b.size(payload.len()));
-    b.write(&mut out, payload).expect("writing to a Vec cannot fail");
+    b.write(&mut out, payload)
+        .expect("writing to a Vec cannot fail");
     out
 }
 
@@ -36,7 +37,8 @@ fn tcp(src: [u8; 6], dst: [u8; 6], sip: [u8; 4], dip: [u8; 4], dport: u16) -> Ve
         .ipv4(sip, dip, 64)
         .tcp(40000, dport, 1, 65535);
     let mut out = Vec::with_capacity(b.size(0));
-    b.write(&mut out, &[]).expect("writing to a Vec cannot fail");
+    b.write(&mut out, &[])
+        .expect("writing to a Vec cannot fail");
     out
 }
 
