@@ -14,6 +14,9 @@ pub enum BenchCommand {
     /// l2l3.p4 in-process on one core (64-byte frames, 1k MACs, 10k routes), batched, against
     /// wire.p4 (parse Ethernet, one exact table, deparse) as the baseline.
     Pipeline(PipelineBenchArgs),
+    /// Forwarding throughput and latency through pisa on AF_PACKET veths against the Linux
+    /// kernel bridge on the same veths (root; builds its own lab).
+    Forward(super::live::BenchForwardArgs),
 }
 
 #[derive(Args, Debug)]
@@ -40,6 +43,7 @@ pub struct PipelineBenchArgs {
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Pipeline(a) => pipeline(a),
+        BenchCommand::Forward(a) => super::live::bench_forward(a),
     }
 }
 

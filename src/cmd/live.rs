@@ -9,7 +9,7 @@
 //! changes them later. `--metrics ADDR` serves Prometheus text; `--ctl PATH` opens the control
 //! socket ([`super::ctl`]).
 //!
-//! Also here: `pisa bench-forward` ([`bench_forward`]), which builds its own copy of the bundled
+//! Also here: `pisa bench forward` ([`bench_forward`]), which builds its own copy of the bundled
 //! lab, sends precomputed frames from h1 to h2 through pisa and then through the kernel bridge
 //! on the same veths, and prints Mpps, latency percentiles and the ratio.
 
@@ -474,7 +474,7 @@ pub fn report(sw: &Switch, st: &RuntimeStats) -> String {
     s
 }
 
-/// `pisa bench-forward`: forwarding throughput and latency through pisa on AF_PACKET veths,
+/// `pisa bench forward`: forwarding throughput and latency through pisa on AF_PACKET veths,
 /// against the Linux kernel bridge on the same veths in the same run.
 #[derive(Args, Debug, Clone)]
 pub struct BenchForwardArgs {
@@ -666,7 +666,7 @@ fn open_in(ns: &str, ifname: &str) -> anyhow::Result<dataplane::AfPacketPort> {
 pub fn bench_forward(args: BenchForwardArgs) -> anyhow::Result<ExitCode> {
     if !dataplane::netns::is_root() {
         return Err(anyhow!(
-            "bench-forward builds network namespaces and veth pairs: run it as root"
+            "bench forward builds network namespaces and veth pairs: run it as root"
         ));
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

@@ -46,9 +46,6 @@ pub enum Command {
     Lab(lab::LabCommand),
     /// Talk to a running `pisa run --ctl PATH`: statistics, counters, tables, link faults.
     Ctl(ctl::CtlArgs),
-    /// Forwarding throughput and latency through pisa on AF_PACKET veths against the kernel
-    /// bridge on the same veths (root; builds its own lab). To become `pisa bench forward`.
-    BenchForward(live::BenchForwardArgs),
     /// RDMA benchmarks like perftest (write-bw, read-lat, ...) between pisa RoCEv2 endpoints, and a RoCEv2 pcap decoder.
     #[command(subcommand)]
     Rdma(rdma::RdmaCommand),
@@ -105,7 +102,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(a) => demo::run(a),
         Command::Lab(c) => lab::run(c),
         Command::Ctl(a) => ctl::run(a),
-        Command::BenchForward(a) => live::bench_forward(a),
         Command::Rdma(c) => rdma::run(c),
     }
 }
