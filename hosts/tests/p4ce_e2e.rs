@@ -227,3 +227,31 @@ fn writes_to_the_bcast_qp_from_a_non_leader_or_with_a_wrong_rkey_never_reach_a_l
         assert_eq!(lab.hosts[h].applied.len(), 10);
     }
 }
+
+#[test]
+fn a_deposed_leader_cannot_write_once_replicas_revoke_its_permission() {
+    for mode in [Mode::Unicast, Mode::Switch] {
+        let mut lab = Lab::new(program(), LabConfig::new(mode, 2)).unwrap();
+        let vals = values(20, 8);
+        assert_eq!(lab.replicate_all(&vals[..10], 1_000_000_000).unwrap(), 10);
+        // View change elsewhere: both replicas now follow another leader, and take write
+        // permission away from this one's QPs (direct and through the switch).
+        for h in 1..=2 {
+            let host = &mut lab.hosts[h];
+            let qps = [host.uni_qps[0], host.switch_qp];
+            hosts::mu::Replica::grant_writes(&mut host.ep, &[], &qps).unwrap();
+        }
+        let until = lab.now() + 200_000_000;
+        let done = lab.replicate_all(&vals[10..], until).unwrap();
+        assert_eq!(done, 0, "{mode:?}: a deposed leader committed");
+        let events = lab.take_events();
+        assert!(
+            events.contains(&LeaderEvent::ReplicaLost(2))
+                && events.contains(&LeaderEvent::ReplicaLost(3)),
+            "{mode:?}: {events:?}"
+        );
+        for h in 1..=2 {
+            assert_eq!(lab.hosts[h].applied.len(), 10, "{mode:?}: replica {h}");
+        }
+    }
+}

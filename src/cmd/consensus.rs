@@ -74,8 +74,8 @@ pub struct ConsensusBenchArgs {
 /// `pisa demo p4ce`.
 #[derive(Args, Debug, Clone)]
 pub struct P4ceDemoArgs {
-    /// Virtual duration of each run, e.g. 5ms.
-    #[arg(long, default_value = "5ms")]
+    /// Virtual duration of each run, e.g. 2ms.
+    #[arg(long, default_value = "2ms")]
     pub duration: String,
     /// Entries in flight.
     #[arg(long, default_value_t = 16)]
@@ -107,14 +107,14 @@ fn duration(s: &str) -> anyhow::Result<u64> {
 
 fn print_one(r: &BenchReport) {
     println!(
-        "{} replicas={} f={} value={}B outstanding={} link={:.0} Gbit/s (virtual {:.3} s, wall {:.2} s)",
+        "{} replicas={} f={} value={}B outstanding={} link={:.0} Gbit/s (virtual {:.3} ms, wall {:.2} s)",
         r.mode,
         r.replicas,
         r.f,
         r.value_size,
         r.outstanding,
         r.link_rate_bps as f64 / 1e9,
-        r.duration_s,
+        r.duration_s * 1e3,
         r.wall_s
     );
     println!(
