@@ -14,6 +14,9 @@ pub const HOST_BATCH: usize = 64;
 /// The most frames one `poll` sends, so receiving (ACKs, credits) is never starved.
 const MAX_TX_PER_POLL: usize = 4 * HOST_BATCH;
 
+/// Receive batches one `poll` takes at most.
+const MAX_RX_BATCHES_PER_POLL: usize = 4;
+
 /// Longest sleep of `run_until` between polls when nothing is due.
 const MAX_WAIT: Duration = Duration::from_millis(1);
 
@@ -100,7 +103,8 @@ impl Host {
         if self.port.poll_timeout().is_some_and(|d| d <= now) {
             self.port.flush(now)?;
         }
-        loop {
+        // At most a few batches per turn, so a flood cannot starve timers and sending.
+        for _ in 0..MAX_RX_BATCHES_PER_POLL {
             self.rx.clear();
             let n = self.port.recv_batch(&mut self.rx, now)?;
             for f in self.rx.iter() {
