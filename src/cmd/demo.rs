@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
+use clap::{Args, Subcommand};
 
 use super::replay::InputSpec;
 use super::run::{replay_to_dir, summary};
@@ -12,12 +12,26 @@ use super::{program, CompileArgs, TargetArg};
 
 #[derive(Args, Debug)]
 pub struct DemoArgs {
+    /// Another demo than l2l3's.
+    #[command(subcommand)]
+    pub which: Option<DemoCommand>,
     /// Where the output captures go.
     #[arg(long, default_value = "out/demo")]
     pub out_dir: PathBuf,
 }
 
+/// The other demos.
+#[derive(Subcommand, Debug)]
+pub enum DemoCommand {
+    /// P4CE vs Mu: consensus with replication and ACK aggregation in the switch (p4ce.p4)
+    /// against unicast replication, 2 and 4 replicas, side by side.
+    P4ce(super::consensus::P4ceDemoArgs),
+}
+
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    if let Some(DemoCommand::P4ce(a)) = args.which {
+        return super::consensus::demo(a);
+    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let prog = root.join("p4/programs/l2l3.p4");
     let tables = root.join("p4/programs/l2l3.tables.yaml");

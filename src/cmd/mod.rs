@@ -2,6 +2,7 @@
 
 mod bench;
 mod check;
+mod consensus;
 mod ctl;
 mod demo;
 mod lab;
@@ -49,6 +50,9 @@ pub enum Command {
     /// RDMA benchmarks like perftest (write-bw, read-lat, ...) between pisa RoCEv2 endpoints, and a RoCEv2 pcap decoder.
     #[command(subcommand)]
     Rdma(rdma::RdmaCommand),
+    /// Consensus over RDMA: the Mu-style log with P4CE (in-switch replication) or unicast.
+    #[command(subcommand)]
+    Consensus(consensus::ConsensusCommand),
 }
 
 /// The hardware profile a program is checked and run against.
@@ -103,5 +107,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Lab(c) => lab::run(c),
         Command::Ctl(a) => ctl::run(a),
         Command::Rdma(c) => rdma::run(c),
+        Command::Consensus(c) => consensus::run(c),
     }
 }
