@@ -2,8 +2,10 @@
 //!
 //! - [`mu`]: a Mu-style replicated log (leader appends with one RDMA WRITE per entry, to the
 //!   P4CE switch's BCast QP or to every replica; replicas apply in order), sans I/O.
+//! - [`p4ce_cm`]: the RDMA CM half of the P4CE agent (an endpoint on the switch CPU port).
 //! - [`p4ce_lab`]: a leader and replicas on in-memory links around a [`pipeline::switch::Switch`]
 //!   running `p4ce.p4`, driven in virtual time; the consensus benchmark runs on it.
 
 pub mod mu;
+pub mod p4ce_cm;
 pub mod p4ce_lab;

@@ -255,3 +255,57 @@ fn a_deposed_leader_cannot_write_once_replicas_revoke_its_permission() {
         }
     }
 }
+
+fn cm_lab(replicas: usize) -> Lab {
+    let mut cfg = LabConfig::new(Mode::Switch, replicas);
+    cfg.via_cm = true;
+    Lab::new(program(), cfg).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn cm_leader_connects_through_the_switch_agent_and_replicates() {
+    use hosts::p4ce_cm::CmAgentEvent;
+    let mut lab = cm_lab(3);
+    assert!(lab.cm_up_at.is_some());
+    assert_eq!(
+        lab.cm_log,
+        vec![CmAgentEvent::GroupUp(1)],
+        "{:?}",
+        lab.cm_log
+    );
+    // The CM MADs to the switch IP went to the CPU port.
+    assert!(lab.to_cpu >= 4, "to_cpu = {}", lab.to_cpu);
+    let vals = values(150, 7);
+    assert_eq!(lab.replicate_all(&vals, 1_000_000_000).unwrap(), 150);
+    assert_logs_identical(&lab, &[1, 2, 3], 150);
+    let st = lab.leader().stats();
+    assert_eq!(st.fallbacks, 0, "{:?}", lab.take_events());
+    assert_eq!(st.switch_writes, 150);
+    assert_eq!(st.unicast_writes, 0);
+    assert!(counter(&lab, "SwitchIngress.writes_scattered", 1) >= 150);
+}
+
+#[test]
+fn cm_disconnect_tears_the_group_down() {
+    use hosts::p4ce_cm::CmAgentEvent;
+    let mut lab = cm_lab(2);
+    assert_eq!(
+        lab.replicate_all(&values(20, 3), 1_000_000_000).unwrap(),
+        20
+    );
+    let (sw_agent_groups, _) = {
+        let (_, agent) = lab.switch_and_agent();
+        (agent.groups(), ())
+    };
+    assert_eq!(sw_agent_groups, vec![1]);
+    lab.disconnect_switch_cm().unwrap();
+    let t = lab.now() + 20_000_000;
+    lab.run_until(t).unwrap();
+    assert!(
+        lab.cm_log.contains(&CmAgentEvent::GroupDown(1)),
+        "{:?}",
+        lab.cm_log
+    );
+    let (_, agent) = lab.switch_and_agent();
+    assert!(agent.groups().is_empty());
+}

@@ -1,20 +1,26 @@
 //! [`Lab`]: the topology, its setup and the virtual-time driver (see the module docs of
 //! [`super`]).
 
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path as FsPath;
 use std::sync::Arc;
 use std::time::Duration;
 
-use control::p4ce::{Agent, AgentConfig, GroupSpec, LeaderConn, P4ceError, ReplicaConn};
+use control::p4ce::{
+    Agent, AgentConfig, GroupReply, GroupRequest, GroupSpec, LeaderConn, P4ceError, ReplicaAddr,
+    ReplicaConn, ReplicaOffer, P4CE_SERVICE_PORT,
+};
 use dataplane::link::DirectionConfig;
 use dataplane::{FaultConfig, FrameBatch, LinkConfig, LinkPort, MemPort, Nanos, Port, PortError};
 use pipeline::ir::Program;
 use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig, SwitchError};
 use rdma::verbs::{
-    AccessFlags, CqHandle, Endpoint, EndpointConfig, Instant, MrInfo, Mtu, QpAttr, QpInitAttr,
-    QpState, QpType, VerbsError,
+    AccessFlags, CmEvent, ConnId, CqHandle, Endpoint, EndpointConfig, Instant, MrInfo, Mtu, QpAttr,
+    QpInitAttr, QpState, QpType, VerbsError,
 };
+
+use crate::p4ce_cm::{Attachment, CmAgentEvent, SwitchCm};
 
 use crate::mu::{
     Leader, LeaderConfig, LeaderEvent, LogGeometry, MuError, Path, Replica, ReplicaPath, SwitchPath,
@@ -33,6 +39,8 @@ const AGGR_QP: u32 = 0x200;
 const VRKEY: u32 = 0xcafe_f00d;
 /// ACK timeout code of the lab's QPs: 4.096 µs × 2^8 ≈ 1 ms.
 const ACK_TIMEOUT: u8 = 8;
+/// The rdma_cm port replicas listen on for the switch agent.
+pub const REPLICA_CM_PORT: u16 = 7471;
 
 /// A lab could not be built or driven.
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +107,10 @@ pub struct LabConfig {
     pub record: bool,
     /// How often the leader reads the replicas' status words.
     pub probe_every: Duration,
+    /// Set the switch path up through RDMA CM (the leader's ConnectRequest to the switch
+    /// IP, the agent on the CPU port connecting the replicas) instead of programming it
+    /// directly.
+    pub via_cm: bool,
 }
 
 impl LabConfig {
@@ -119,6 +131,7 @@ impl LabConfig {
             switch_retry: Duration::from_millis(5),
             record: true,
             probe_every: Duration::from_millis(1),
+            via_cm: false,
         }
     }
 }
@@ -170,6 +183,14 @@ pub struct Lab {
     /// Frames the switch sent to the CPU port.
     pub to_cpu: u64,
     events: Vec<LeaderEvent>,
+    /// The agent's CM endpoint on the CPU port (`via_cm`).
+    cm: Option<SwitchCm>,
+    /// The leader's CM connection to the switch.
+    leader_cm: Option<ConnId>,
+    /// What the CM agent did, and CM failures the leader saw.
+    pub cm_log: Vec<CmAgentEvent>,
+    /// Virtual time the leader's switch path last came up through CM.
+    pub cm_up_at: Option<u64>,
 }
 
 fn host_mac(id: u16) -> [u8; 6] {
@@ -281,6 +302,9 @@ impl Lab {
             ecfg.icrc_check = i == 0;
             // p4ce.p4 counts ACKs in 256 PSN cells per group.
             ecfg.transport.max_inflight_pkts = 256;
+            ecfg.cm.timeout = ACK_TIMEOUT;
+            ecfg.cm.min_rnr_timer = 1;
+            ecfg.cm.response_timeout = Duration::from_millis(2);
             let mut ep = Endpoint::new(ecfg);
             ep.add_neighbour(IpAddr::V4(SWITCH_IP), SWITCH_MAC);
             for o in &ids {
@@ -294,6 +318,9 @@ impl Lab {
                 crate::mu::slot::status_area(geometry, cfg.replicas.max(1)),
                 AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
             )?;
+            if i > 0 && cfg.via_cm {
+                ep.listen(REPLICA_CM_PORT)?;
+            }
             let cq = ep.create_cq(1 << 16);
             let qp = |ep: &mut Endpoint| {
                 ep.create_qp(QpInitAttr {
@@ -355,6 +382,27 @@ impl Lab {
         for h in &hosts[1..] {
             replicas.push(Replica::new(geometry, h.log.lkey)?);
         }
+        let cm = if cfg.via_cm {
+            let mut ecfg = EndpointConfig::new(SWITCH_MAC, SWITCH_IP);
+            ecfg.seed ^= cfg.seed.rotate_left(7);
+            ecfg.cm.response_timeout = Duration::from_millis(2);
+            let at: BTreeMap<Ipv4Addr, Attachment> = hosts
+                .iter()
+                .enumerate()
+                .map(|(i, h)| {
+                    (
+                        h.ip,
+                        Attachment {
+                            mac: h.mac,
+                            port: i as u16,
+                        },
+                    )
+                })
+                .collect();
+            Some(SwitchCm::new(ecfg, at)?)
+        } else {
+            None
+        };
         let mut lab = Lab {
             cfg: cfg.clone(),
             now: 0,
@@ -372,9 +420,27 @@ impl Lab {
             out: Vec::new(),
             to_cpu: 0,
             events: Vec::new(),
+            cm,
+            leader_cm: None,
+            cm_log: Vec::new(),
+            cm_up_at: None,
         };
         if cfg.mode == Path::Switch {
             lab.connect_switch()?;
+            if cfg.via_cm {
+                // The handshake: REQ to the agent, the agent's REQs to the replicas, their
+                // REPs, the agent's REP to the leader, RTUs.
+                let deadline = lab.now + 50_000_000;
+                while lab.cm_up_at.is_none() && lab.now < deadline {
+                    lab.advance(deadline)?;
+                }
+                if lab.cm_up_at.is_none() {
+                    return Err(LabError::Config(format!(
+                        "the switch path did not come up through CM: {:?}",
+                        lab.cm_log
+                    )));
+                }
+            }
         }
         Ok(lab)
     }
@@ -383,6 +449,9 @@ impl Lab {
     /// ConnectRequest to the switch and the agent's connections to the replicas set up), and
     /// gives the leader the switch path.
     pub fn connect_switch(&mut self) -> Result<(), LabError> {
+        if self.cm.is_some() {
+            return self.connect_switch_cm();
+        }
         if self.agent.group(GROUP).is_some() {
             self.agent.teardown(&mut self.switch, GROUP)?;
         }
@@ -438,6 +507,140 @@ impl Lab {
         Ok(())
     }
 
+    /// The leader asks the switch for the group through RDMA CM (its earlier connection, if
+    /// any, is disconnected first, which tears the old group down). Asynchronous: the leader
+    /// gets the switch path when the agent's ConnectReply arrives (see `cm_up_at`).
+    pub fn connect_switch_cm(&mut self) -> Result<(), LabError> {
+        let now = Instant::from_nanos(self.now);
+        let l = &mut self.hosts[0];
+        if let Some(c) = self.leader_cm.take() {
+            let _ = l.ep.disconnect(now, c);
+        }
+        if l.ep.qp_state(l.switch_qp)? != QpState::Reset {
+            l.ep.modify_qp(
+                l.switch_qp,
+                &QpAttr {
+                    state: Some(QpState::Reset),
+                    ..Default::default()
+                },
+            )?;
+        }
+        let req = GroupRequest {
+            group: GROUP,
+            f: self.cfg.f as u8,
+            leader_ep: self.hosts[0].id,
+            replicas: self.hosts[1..]
+                .iter()
+                .filter(|h| h.alive)
+                .map(|h| ReplicaAddr {
+                    ip: h.ip,
+                    port: REPLICA_CM_PORT,
+                    ep: h.id,
+                })
+                .collect(),
+        };
+        let pd = req
+            .to_bytes()
+            .map_err(|e| LabError::Config(e.to_string()))?;
+        let l = &mut self.hosts[0];
+        let conn = l.ep.connect(
+            now,
+            l.switch_qp,
+            IpAddr::V4(SWITCH_IP),
+            P4CE_SERVICE_PORT,
+            &pd,
+        )?;
+        self.leader_cm = Some(conn);
+        self.cm_up_at = None;
+        Ok(())
+    }
+
+    /// The leader closes its CM connection to the switch (the agent tears the group down).
+    pub fn disconnect_switch_cm(&mut self) -> Result<(), LabError> {
+        let now = Instant::from_nanos(self.now);
+        if let Some(c) = self.leader_cm.take() {
+            self.hosts[0].ep.disconnect(now, c)?;
+        }
+        Ok(())
+    }
+
+    /// Handles the hosts' CM events: replicas accept the agent's requests with their switch
+    /// QP and offer their log; the leader takes the switch path when the agent answers.
+    fn host_cm(&mut self, now: Instant) -> Result<bool, LabError> {
+        let mut work = false;
+        let geometry_len = LogGeometry::for_values(self.cfg.max_value, self.cfg.slots).len();
+        for (i, h) in self.hosts.iter_mut().enumerate() {
+            if !h.alive {
+                continue;
+            }
+            while let Some(ev) = h.ep.poll_cm_event() {
+                work = true;
+                match ev {
+                    CmEvent::ConnectRequest {
+                        conn, peer, port, ..
+                    } if i > 0 => {
+                        if peer != IpAddr::V4(SWITCH_IP) || port != REPLICA_CM_PORT {
+                            h.ep.reject(now, conn, b"not the switch agent")?;
+                            continue;
+                        }
+                        if h.ep.qp_state(h.switch_qp)? != QpState::Reset {
+                            h.ep.modify_qp(
+                                h.switch_qp,
+                                &QpAttr {
+                                    state: Some(QpState::Reset),
+                                    ..Default::default()
+                                },
+                            )?;
+                        }
+                        let offer = ReplicaOffer {
+                            rkey: h.log.rkey,
+                            va: h.log.addr,
+                            size: geometry_len as u64,
+                        };
+                        h.ep.accept(now, conn, h.switch_qp, &offer.to_bytes())?;
+                    }
+                    CmEvent::Established {
+                        conn, private_data, ..
+                    } if i == 0 && Some(conn) == self.leader_cm => {
+                        match GroupReply::parse(&private_data) {
+                            Ok(g) => {
+                                self.leader.attach_switch(SwitchPath {
+                                    qpn: h.switch_qp,
+                                    vrkey: g.vrkey,
+                                });
+                                self.cm_up_at = Some(self.now);
+                            }
+                            Err(e) => self.cm_log.push(CmAgentEvent::Refused {
+                                leader: h.ip,
+                                reason: e.to_string(),
+                            }),
+                        }
+                    }
+                    CmEvent::Rejected {
+                        conn, private_data, ..
+                    } if i == 0 && Some(conn) == self.leader_cm => {
+                        self.leader_cm = None;
+                        self.cm_log.push(CmAgentEvent::Refused {
+                            leader: h.ip,
+                            reason: String::from_utf8_lossy(&private_data)
+                                .trim_end_matches('\0')
+                                .to_string(),
+                        });
+                    }
+                    CmEvent::Unreachable { conn } if i == 0 && Some(conn) == self.leader_cm => {
+                        self.leader_cm = None;
+                        self.cm_log.push(CmAgentEvent::Refused {
+                            leader: h.ip,
+                            reason: "switch agent unreachable".into(),
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(work)
+    }
+
     /// Virtual time now, ns.
     pub fn now(&self) -> u64 {
         self.now
@@ -460,7 +663,10 @@ impl Lab {
 
     /// The group's virtual R_key, BCast QP and the switch IP.
     pub fn group_addresses(&self) -> (u32, u32, Ipv4Addr) {
-        (VRKEY, BCAST_QP, SWITCH_IP)
+        match self.agent.group(GROUP) {
+            Some(g) => (g.vrkey, g.bcast_qp, SWITCH_IP),
+            None => (VRKEY, BCAST_QP, SWITCH_IP),
+        }
     }
 
     /// Leader events seen since the last call.
@@ -520,6 +726,15 @@ impl Lab {
         }
         // The switch.
         self.in_bytes.clear();
+        if let Some(cm) = self.cm.as_mut() {
+            let ep = cm.endpoint();
+            if ep.poll_timeout().is_some_and(|t| t <= now) {
+                ep.handle_timeout(now);
+            }
+            while let Some(f) = ep.poll_transmit(now) {
+                self.in_bytes.push((CPU_PORT, f));
+            }
+        }
         for (p, sp) in self.sw_ports.iter_mut().enumerate() {
             loop {
                 self.batch.clear();
@@ -554,7 +769,14 @@ impl Lab {
                         self.batch.push(&o.bytes, tnow);
                         sp.send_batch(&mut self.batch, tnow)?;
                     }
-                    None => self.to_cpu += 1,
+                    None => {
+                        self.to_cpu += 1;
+                        if o.port == CPU_PORT {
+                            if let Some(cm) = self.cm.as_mut() {
+                                cm.endpoint().handle_frame(now, &o.bytes);
+                            }
+                        }
+                    }
                 }
                 self.switch.recycle(o.bytes);
             }
@@ -576,6 +798,14 @@ impl Lab {
             }
         }
         self.batch.clear();
+        // RDMA CM: the agent, then the hosts.
+        if let Some(cm) = self.cm.as_mut() {
+            cm.poll(now, &mut self.switch, &mut self.agent);
+            let evs = cm.take_events();
+            work |= !evs.is_empty();
+            self.cm_log.extend(evs);
+        }
+        work |= self.host_cm(now)?;
         // The log.
         if self.hosts[0].alive {
             self.leader.poll(&mut self.hosts[0].ep, now)?;
@@ -616,6 +846,9 @@ impl Lab {
                 t = Some(t.map_or(x, |y| y.min(x)));
             }
         };
+        if let Some(cm) = self.cm.as_ref() {
+            take(cm.endpoint_ref().poll_timeout().map(|i| i.as_nanos()));
+        }
         for h in &self.hosts {
             if h.alive {
                 take(h.ep.poll_timeout().map(|i| i.as_nanos()));

@@ -134,6 +134,30 @@ struct Conn {
     last_mad: Vec<u8>,
     retries_left: u8,
     resend_at: Option<Instant>,
+    /// The peer's QPN and starting PSN (from its REQ or REP), once known.
+    remote: Option<(u32, u32)>,
+    /// A proxy connection: no local QP; we advertised this QPN on behalf of someone else.
+    proxy_qpn: Option<u32>,
+}
+
+/// What the CM negotiated for a connection (see [`Endpoint::cm_conn_info`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CmConnInfo {
+    /// The peer.
+    pub peer: IpAddr,
+    /// The peer's QPN (from its REQ or REP; 0 until known).
+    pub remote_qpn: u32,
+    /// The PSN the peer expects to receive first (its REQ's or REP's starting PSN; we send
+    /// from it); 0 until known.
+    pub remote_psn: u32,
+    /// The PSN we advertised (we expect to receive it first); 0 before accept.
+    pub local_psn: u32,
+    /// Our local QP, if any (proxy connections have none).
+    pub qpn: Option<u32>,
+    /// The QPN we advertised: the local QP, or the proxy QPN.
+    pub advertised_qpn: u32,
+    /// Whether the connection is established.
+    pub established: bool,
 }
 
 /// CM state of an endpoint.
@@ -266,20 +290,62 @@ impl Endpoint {
         port: u16,
         private_data: &[u8],
     ) -> Result<ConnId, VerbsError> {
+        self.connect_inner(now, Some(qpn), qpn, None, peer, port, private_data)
+    }
+
+    /// Starts an active connection on behalf of a QP that does not live on this endpoint
+    /// (a switch agent connecting a replica to the switch's Aggr QP): the REQ advertises
+    /// `qpn` and `starting_psn`, no local QP changes state. The peer's QPN and PSN are in
+    /// [`Endpoint::cm_conn_info`] once `Established` arrives.
+    pub fn connect_proxy(
+        &mut self,
+        now: Instant,
+        qpn: u32,
+        starting_psn: u32,
+        peer: IpAddr,
+        port: u16,
+        private_data: &[u8],
+    ) -> Result<ConnId, VerbsError> {
+        self.connect_inner(
+            now,
+            None,
+            qpn,
+            Some(starting_psn & 0xFF_FFFF),
+            peer,
+            port,
+            private_data,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn connect_inner(
+        &mut self,
+        now: Instant,
+        local_qp: Option<u32>,
+        qpn: u32,
+        psn: Option<u32>,
+        peer: IpAddr,
+        port: u16,
+        private_data: &[u8],
+    ) -> Result<ConnId, VerbsError> {
         if private_data.len() > REQ_PRIVATE_MAX {
             return Err(VerbsError::PrivateDataTooLong {
                 len: private_data.len(),
                 max: REQ_PRIVATE_MAX,
             });
         }
-        self.rc_qp_in(qpn, &[QpState::Reset, QpState::Init])?;
+        if let Some(q) = local_qp {
+            self.rc_qp_in(q, &[QpState::Reset, QpState::Init])?;
+        }
         let local_ip = self
             .device
             .local_ip_for(peer)
             .ok_or(VerbsError::NoLocalAddress)?;
-        self.move_to_init(qpn)?;
+        if let Some(q) = local_qp {
+            self.move_to_init(q)?;
+        }
         let id = self.new_comm_id();
-        let local_psn = self.random() as u32 & 0xFF_FFFF;
+        let local_psn = psn.unwrap_or_else(|| self.random() as u32 & 0xFF_FFFF);
         let src_port = 32768 + (self.random() as u16 & 0x7FFF);
         let mut private = vec![0u8; cm::private_len::REQ];
         CmaIpHeader {
@@ -341,7 +407,7 @@ impl Endpoint {
             Conn {
                 remote_id: 0,
                 peer,
-                qpn: Some(qpn),
+                qpn: local_qp,
                 state: ConnState::ReqSent,
                 tid,
                 local_psn,
@@ -349,6 +415,8 @@ impl Endpoint {
                 last_mad: Vec::new(),
                 retries_left: 0,
                 resend_at: None,
+                remote: None,
+                proxy_qpn: if local_qp.is_none() { Some(qpn) } else { None },
             },
         );
         self.send_tracked(now, id, mad);
@@ -362,6 +430,55 @@ impl Endpoint {
         now: Instant,
         conn: ConnId,
         qpn: u32,
+        private_data: &[u8],
+    ) -> Result<(), VerbsError> {
+        self.accept_inner(now, conn, Some(qpn), qpn, None, private_data)
+    }
+
+    /// Accepts a connection request on behalf of a QP that does not live on this endpoint
+    /// (a switch agent answering for its BCast QP): the REP advertises `qpn` and
+    /// `starting_psn` (the PSN the peer will send from), no local QP changes state. The
+    /// requester's QPN and starting PSN are in [`Endpoint::cm_conn_info`].
+    pub fn accept_proxy(
+        &mut self,
+        now: Instant,
+        conn: ConnId,
+        qpn: u32,
+        starting_psn: u32,
+        private_data: &[u8],
+    ) -> Result<(), VerbsError> {
+        self.accept_inner(
+            now,
+            conn,
+            None,
+            qpn,
+            Some(starting_psn & 0xFF_FFFF),
+            private_data,
+        )
+    }
+
+    /// What the CM negotiated for `conn` (QPNs and starting PSNs of both sides).
+    pub fn cm_conn_info(&self, conn: ConnId) -> Option<CmConnInfo> {
+        let c = self.cm.conns.get(&conn.0)?;
+        let (remote_qpn, remote_psn) = c.remote.unwrap_or((0, 0));
+        Some(CmConnInfo {
+            peer: c.peer,
+            remote_qpn,
+            remote_psn,
+            local_psn: c.local_psn,
+            qpn: c.qpn,
+            advertised_qpn: c.qpn.or(c.proxy_qpn).unwrap_or(0),
+            established: c.state == ConnState::Established,
+        })
+    }
+
+    fn accept_inner(
+        &mut self,
+        now: Instant,
+        conn: ConnId,
+        local_qp: Option<u32>,
+        qpn: u32,
+        psn: Option<u32>,
         private_data: &[u8],
     ) -> Result<(), VerbsError> {
         if private_data.len() > cm::private_len::REP {
@@ -383,42 +500,45 @@ impl Endpoint {
             .clone()
             .ok_or(VerbsError::ConnState(conn.0, "accept"))?;
         let (peer, remote_id, tid) = (c.peer, c.remote_id, c.tid);
-        self.rc_qp_in(qpn, &[QpState::Reset, QpState::Init])?;
-        self.move_to_init(qpn)?;
-        let local_psn = self.random() as u32 & 0xFF_FFFF;
+        let local_psn = psn.unwrap_or_else(|| self.random() as u32 & 0xFF_FFFF);
+        if let Some(qpn) = local_qp {
+            self.rc_qp_in(qpn, &[QpState::Reset, QpState::Init])?;
+            self.move_to_init(qpn)?;
+            let cfg = self.cfg.cm;
+            let mtu = Mtu::from_ib_enum(req.path_mtu)
+                .map(|m| {
+                    if m.bytes() < cfg.path_mtu.bytes() {
+                        m
+                    } else {
+                        cfg.path_mtu
+                    }
+                })
+                .unwrap_or(cfg.path_mtu);
+            self.modify_qp(
+                qpn,
+                &QpAttr {
+                    state: Some(QpState::Rtr),
+                    path_mtu: Some(mtu),
+                    dest_qp_num: Some(req.local_qpn),
+                    remote_ip: Some(peer),
+                    rq_psn: Some(local_psn),
+                    min_rnr_timer: Some(cfg.min_rnr_timer),
+                    ..Default::default()
+                },
+            )?;
+            self.modify_qp(
+                qpn,
+                &QpAttr {
+                    state: Some(QpState::Rts),
+                    sq_psn: Some(req.starting_psn),
+                    timeout: Some(cfg.timeout),
+                    retry_cnt: Some(req.retry_count),
+                    rnr_retry: Some(req.rnr_retry_count),
+                    ..Default::default()
+                },
+            )?;
+        }
         let cfg = self.cfg.cm;
-        let mtu = Mtu::from_ib_enum(req.path_mtu)
-            .map(|m| {
-                if m.bytes() < cfg.path_mtu.bytes() {
-                    m
-                } else {
-                    cfg.path_mtu
-                }
-            })
-            .unwrap_or(cfg.path_mtu);
-        self.modify_qp(
-            qpn,
-            &QpAttr {
-                state: Some(QpState::Rtr),
-                path_mtu: Some(mtu),
-                dest_qp_num: Some(req.local_qpn),
-                remote_ip: Some(peer),
-                rq_psn: Some(local_psn),
-                min_rnr_timer: Some(cfg.min_rnr_timer),
-                ..Default::default()
-            },
-        )?;
-        self.modify_qp(
-            qpn,
-            &QpAttr {
-                state: Some(QpState::Rts),
-                sq_psn: Some(req.starting_psn),
-                timeout: Some(cfg.timeout),
-                retry_cnt: Some(req.retry_count),
-                rnr_retry: Some(req.rnr_retry_count),
-                ..Default::default()
-            },
-        )?;
         let rep = CmRep {
             local_comm_id: conn.0,
             remote_comm_id: remote_id,
@@ -445,7 +565,8 @@ impl Endpoint {
         .map_err(|_| VerbsError::InvalidAttr("CM REP"))?;
         if let Some(c) = self.cm.conns.get_mut(&conn.0) {
             c.state = ConnState::RepSent;
-            c.qpn = Some(qpn);
+            c.qpn = local_qp;
+            c.proxy_qpn = if local_qp.is_none() { Some(qpn) } else { None };
             c.local_psn = local_psn;
         }
         self.send_tracked(now, conn.0, mad);
@@ -712,6 +833,7 @@ impl Endpoint {
         let id = self.new_comm_id();
         let private = req.private_data[CmaIpHeader::LEN.min(req.private_data.len())..].to_vec();
         let peer_port = cma.map(|h| h.src_port).unwrap_or(0);
+        let remote = Some((req.local_qpn, req.starting_psn));
         self.cm.conns.insert(
             id,
             Conn {
@@ -725,6 +847,8 @@ impl Endpoint {
                 last_mad: Vec::new(),
                 retries_left: 0,
                 resend_at: None,
+                remote,
+                proxy_qpn: None,
             },
         );
         self.cm.events.push_back(CmEvent::ConnectRequest {
@@ -757,10 +881,14 @@ impl Endpoint {
             ConnState::ReqSent => {
                 c.remote_id = rep.local_comm_id;
                 c.resend_at = None;
+                c.remote = Some((rep.local_qpn, rep.starting_psn));
+                let proxy = c.qpn.is_none();
                 let (qpn, local_psn) = (c.qpn.unwrap_or(0), c.local_psn);
                 let cfg = self.cfg.cm;
-                let up = self
-                    .modify_qp(
+                let up = if proxy {
+                    Ok(())
+                } else {
+                    self.modify_qp(
                         qpn,
                         &QpAttr {
                             state: Some(QpState::Rtr),
@@ -784,7 +912,8 @@ impl Endpoint {
                                 ..Default::default()
                             },
                         )
-                    });
+                    })
+                };
                 let conn = ConnId(id);
                 if up.is_err() {
                     if let Some(c) = self.cm.conns.get_mut(&id) {

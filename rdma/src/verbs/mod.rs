@@ -36,7 +36,7 @@ mod stats;
 mod time;
 mod ud;
 
-pub use cm_agent::{CmConfig, CmEvent, ConnId};
+pub use cm_agent::{CmConfig, CmConnInfo, CmEvent, ConnId};
 pub use cq::{CqHandle, WcOpcode, WcStatus, WorkCompletion};
 pub use dcqcn::{Dcqcn, DcqcnConfig};
 pub use device::DeviceConfig;
