@@ -14,6 +14,7 @@ const FUNCTIONS: &[&str] = &[
     "rte_socket_id",
     "rte_dev_probe",
     "rte_dev_remove",
+    "rte_eal_hotplug_remove",
     "rte_eth_dev_get_port_by_name",
     "rte_eth_dev_info_get",
     "rte_eth_dev_configure",

@@ -14,6 +14,8 @@
 pub mod afpacket;
 #[cfg(feature = "afxdp")]
 pub mod afxdp;
+#[cfg(feature = "dpdk")]
+pub mod dpdk;
 pub mod fault;
 pub mod lab;
 pub mod link;
