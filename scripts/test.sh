@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(tshark python3-scapy iproute2 ethtool iperf3 iputils-ping pkg-config)
+PACKAGES=(tshark python3-scapy iproute2 ethtool iperf3 iputils-ping pkg-config libdpdk-dev dpdk clang libclang-dev)
 
 if [ "$(id -u)" = 0 ]; then
     missing=()
@@ -33,6 +33,11 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 echo "== cargo test"
 cargo test --workspace --no-fail-fast
+
+if [ "$(id -u)" = 0 ]; then
+    echo "== cargo test (DPDK port, feature dpdk)"
+    cargo test -p pisa-dataplane --features dpdk --test root_dpdk
+fi
 
 if [ -x scripts/fuzz-smoke.sh ]; then
     echo "== fuzz smoke"
