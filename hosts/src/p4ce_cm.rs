@@ -156,7 +156,7 @@ impl SwitchCm {
                     port,
                     private_data,
                     ..
-                } => self.on_request(now, conn, peer, port, &private_data),
+                } => self.on_request(now, conn, peer, port, &private_data, sw, agent),
                 CmEvent::Established {
                     conn, private_data, ..
                 } => self.on_established(now, conn, &private_data, sw, agent),
@@ -168,7 +168,17 @@ impl SwitchCm {
         }
     }
 
-    fn on_request(&mut self, now: Instant, conn: ConnId, peer: IpAddr, port: u16, pd: &[u8]) {
+    #[allow(clippy::too_many_arguments)]
+    fn on_request(
+        &mut self,
+        now: Instant,
+        conn: ConnId,
+        peer: IpAddr,
+        port: u16,
+        pd: &[u8],
+        sw: &mut Switch,
+        agent: &mut Agent,
+    ) {
         let IpAddr::V4(leader_ip) = peer else {
             let _ = self.ep.reject(now, conn, b"IPv4 only");
             return;
@@ -181,8 +191,19 @@ impl SwitchCm {
             Ok(r) => r,
             Err(e) => return self.refuse(now, conn, leader_ip, e.to_string()),
         };
-        if self.pending.contains_key(&req.group) || self.live.contains_key(&req.group) {
+        if self.pending.contains_key(&req.group) {
             return self.refuse(now, conn, leader_ip, format!("group {} busy", req.group));
+        }
+        if let Some(l) = self.live.get(&req.group) {
+            let same = self
+                .ep
+                .cm_conn_info(l.leader_conn)
+                .is_some_and(|i| i.peer == IpAddr::V4(leader_ip));
+            if same {
+                return self.refuse(now, conn, leader_ip, format!("group {} busy", req.group));
+            }
+            // A new leader (Mu's view change elected it): the old leader's group goes.
+            self.retire(now, req.group, sw, agent);
         }
         if req.f == 0 || usize::from(req.f) > req.replicas.len() {
             return self.refuse(now, conn, leader_ip, format!("f = {}", req.f));
@@ -358,6 +379,19 @@ impl SwitchCm {
         }
     }
 
+    /// Tears a live group down: its entries, the CM connections to its replicas and to its
+    /// leader.
+    fn retire(&mut self, now: Instant, group: u8, sw: &mut Switch, agent: &mut Agent) {
+        if let Some(l) = self.live.remove(&group) {
+            let _ = agent.teardown(sw, group);
+            for c in l.replica_conns.keys() {
+                let _ = self.ep.disconnect(now, *c);
+            }
+            let _ = self.ep.disconnect(now, l.leader_conn);
+            self.events.push(CmAgentEvent::GroupDown(group));
+        }
+    }
+
     fn on_disconnected(&mut self, now: Instant, conn: ConnId, sw: &mut Switch, agent: &mut Agent) {
         if let Some(group) = self
             .live
@@ -365,13 +399,7 @@ impl SwitchCm {
             .find(|(_, l)| l.leader_conn == conn)
             .map(|(g, _)| *g)
         {
-            if let Some(l) = self.live.remove(&group) {
-                let _ = agent.teardown(sw, group);
-                for c in l.replica_conns.keys() {
-                    let _ = self.ep.disconnect(now, *c);
-                }
-                self.events.push(CmAgentEvent::GroupDown(group));
-            }
+            self.retire(now, group, sw, agent);
             return;
         }
         let hit = self

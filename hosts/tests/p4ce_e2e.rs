@@ -309,3 +309,98 @@ fn cm_disconnect_tears_the_group_down() {
     let (_, agent) = lab.switch_and_agent();
     assert!(agent.groups().is_empty());
 }
+
+fn failover_lab(replicas: usize, via_cm: bool, mode: Mode) -> Lab {
+    let mut cfg = LabConfig::new(mode, replicas);
+    cfg.via_cm = via_cm;
+    cfg.leader_timeout = Some(std::time::Duration::from_millis(1));
+    Lab::new(program(), cfg).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Crashes the leader with entries in flight, lets the lowest live replica take over, and
+/// checks: the new leader leads, every entry the old leader committed survives in order,
+/// the switch group belongs to the new leader, and new entries commit on identical logs.
+fn leader_crash(via_cm: bool, mode: Mode) {
+    use hosts::p4ce_lab::FailoverEvent;
+    let mut lab = failover_lab(3, via_cm, mode);
+    assert_eq!(
+        lab.replicate_all(&values(60, 9), 1_000_000_000).unwrap(),
+        60
+    );
+    // More entries in flight when the leader dies.
+    for v in values(6, 10) {
+        lab.append(&v).unwrap();
+    }
+    let t = lab.now() + 3_000;
+    lab.run_until(t).unwrap();
+    let committed_before = lab.leader().committed();
+    assert!(committed_before >= 60);
+    lab.crash_host(0);
+    let t = lab.now() + 10_000_000;
+    lab.run_until(t).unwrap();
+    let ev = lab.failover_events().to_vec();
+    let (from, old) = ev
+        .iter()
+        .find_map(|e| match e {
+            FailoverEvent::Leads {
+                host: 1,
+                from,
+                old_committed,
+                ..
+            } => Some((*from, *old_committed)),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no new leader: {ev:?}"));
+    assert_eq!(old, committed_before);
+    assert!(from >= committed_before, "{from} < {committed_before}");
+    assert!(
+        ev.iter()
+            .all(|e| !matches!(e, FailoverEvent::Failed { .. })),
+        "{ev:?}"
+    );
+    if mode == Mode::Switch {
+        let (_, agent) = lab.switch_and_agent();
+        let g = agent.group(1).expect("group for the new leader");
+        assert_eq!(g.leader.ep, 2);
+        assert_eq!(
+            g.replicas.iter().map(|r| r.ep).collect::<Vec<_>>(),
+            vec![3, 4]
+        );
+    }
+    // The new leader appends; everything lands on the live replicas, in order.
+    let vals = values(80, 11);
+    assert_eq!(
+        lab.replicate_all(&vals, lab.now() + 1_000_000_000).unwrap(),
+        80
+    );
+    let total = from as usize + 80;
+    assert_eq!(lab.appended.len(), total);
+    assert_logs_identical(&lab, &[2, 3], total);
+    // The committed prefix of the old leader is intact (the first 60 values are known).
+    let first = values(60, 9);
+    for (i, v) in first.iter().enumerate() {
+        assert_eq!(&lab.hosts[2].applied[i], v);
+    }
+    if mode == Mode::Switch {
+        assert!(
+            lab.leader().stats().switch_writes > 0,
+            "{:?}",
+            lab.leader().stats()
+        );
+    }
+}
+
+#[test]
+fn leader_crash_unicast() {
+    leader_crash(false, Mode::Unicast);
+}
+
+#[test]
+fn leader_crash_p4ce_direct() {
+    leader_crash(false, Mode::Switch);
+}
+
+#[test]
+fn leader_crash_p4ce_through_cm() {
+    leader_crash(true, Mode::Switch);
+}

@@ -369,6 +369,19 @@ impl Leader {
         Ok(())
     }
 
+    /// Continues a log whose entries before `next` are already in this leader's log MR (a
+    /// new leader after recovery adopted them): they count as committed, the next append is
+    /// entry `next`, and replicas that lack some of them are caught up by the probes. Only
+    /// before the first append; refused after.
+    pub fn resume_at(&mut self, next: u64) -> Result<(), MuError> {
+        if self.next != 0 || !self.inflight.is_empty() {
+            return Err(MuError::Config("resume_at after appends".into()));
+        }
+        self.next = next;
+        self.commit = next;
+        Ok(())
+    }
+
     /// Installs a (new) switch path: later entries go through the switch.
     pub fn attach_switch(&mut self, sp: SwitchPath) {
         self.switch = Some(sp);

@@ -51,6 +51,17 @@ impl Liveness {
         }
     }
 
+    /// Counts `peer` dead until its counter is seen changing again (a new leader told this
+    /// node that it took over).
+    pub fn declare_dead(&mut self, peer: u16, now: Instant) {
+        if let Some(s) = self.seen.get_mut(&peer) {
+            s.changed_at = Instant::from_nanos(
+                now.as_nanos()
+                    .saturating_sub(self.timeout.as_nanos() as u64),
+            );
+        }
+    }
+
     /// Whether `peer` looks alive at `now` (this node always is).
     pub fn is_alive(&self, peer: u16, now: Instant) -> bool {
         peer == self.me

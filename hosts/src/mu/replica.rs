@@ -65,6 +65,30 @@ impl Replica {
         Ok(done)
     }
 
+    /// Forgets every entry in the log that is not applied yet (zeroes the tag of each slot
+    /// holding an index at or past the applied count): on a view change, what a deposed
+    /// leader left half-sent must not be applied after the new leader's entries fill the
+    /// gap before it. Returns how many slots were cleared.
+    pub fn discard_unapplied(&mut self, ep: &mut Endpoint) -> Result<usize, MuError> {
+        let g = self.geometry;
+        let log = ep.mr_bytes_mut(self.lkey)?;
+        let mut cleared = 0;
+        for s in 0..g.slots {
+            let off = s * g.slot_size;
+            let Some(tag) = log.get_mut(off..off + 8) else {
+                break;
+            };
+            let mut a = [0u8; 8];
+            a.copy_from_slice(tag);
+            let t = u64::from_le_bytes(a);
+            if t > self.next {
+                tag.fill(0);
+                cleared += 1;
+            }
+        }
+        Ok(cleared)
+    }
+
     /// Bumps the heartbeat counter in the status word (others READ it).
     pub fn beat(&mut self, ep: &mut Endpoint) -> Result<u64, MuError> {
         let g = self.geometry.len();

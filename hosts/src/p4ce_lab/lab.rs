@@ -16,8 +16,8 @@ use dataplane::{FaultConfig, FrameBatch, LinkConfig, LinkPort, MemPort, Nanos, P
 use pipeline::ir::Program;
 use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig, SwitchError};
 use rdma::verbs::{
-    AccessFlags, CmEvent, ConnId, CqHandle, Endpoint, EndpointConfig, Instant, MrInfo, Mtu, QpAttr,
-    QpInitAttr, QpState, QpType, VerbsError,
+    AccessFlags, CmEvent, ConnId, CqHandle, Endpoint, EndpointConfig, Instant, MrInfo, Mtu,
+    PdHandle, QpAttr, QpInitAttr, QpState, QpType, VerbsError,
 };
 
 use crate::p4ce_cm::{Attachment, CmAgentEvent, SwitchCm};
@@ -111,6 +111,9 @@ pub struct LabConfig {
     /// IP, the agent on the CPU port connecting the replicas) instead of programming it
     /// directly.
     pub via_cm: bool,
+    /// Leader fail-over: heartbeats every tenth of this, a node silent this long is dead,
+    /// the lowest live id leads (None: off, the leader never changes).
+    pub leader_timeout: Option<Duration>,
 }
 
 impl LabConfig {
@@ -132,6 +135,7 @@ impl LabConfig {
             record: true,
             probe_every: Duration::from_millis(1),
             via_cm: false,
+            leader_timeout: None,
         }
     }
 }
@@ -154,6 +158,10 @@ pub struct Host {
     pub log: MrInfo,
     /// Its CQ.
     pub cq: CqHandle,
+    /// The protection domain of its log and QPs.
+    pub pd: PdHandle,
+    /// Replicas (with fail-over on): a QP to each other replica, `(host index, qpn)`.
+    pub mesh: Vec<(usize, u32)>,
     /// Leader: its switch QP. Replica: its QP towards the switch's Aggr QP.
     pub switch_qp: u32,
     /// Leader: one QP per replica. Replica: one QP, towards the leader.
@@ -164,15 +172,20 @@ pub struct Host {
 
 /// The lab (see the module docs of [`super`]).
 pub struct Lab {
-    cfg: LabConfig,
-    now: u64,
-    switch: Switch,
+    pub(super) cfg: LabConfig,
+    pub(super) now: u64,
+    pub(super) switch: Switch,
     sw_ports: Vec<MemPort>,
-    agent: Agent,
+    pub(super) agent: Agent,
     /// Hosts: index 0 is the leader, then the replicas.
     pub hosts: Vec<Host>,
-    leader: Leader,
-    replicas: Vec<Replica>,
+    pub(super) leader: Leader,
+    /// The host that leads now (0 until a fail-over).
+    pub(super) lead: usize,
+    /// Per host: its replica role (None for the leader).
+    pub(super) replicas: Vec<Option<Replica>>,
+    /// Heartbeats and leader fail-over (`LabConfig::leader_timeout`).
+    pub(super) failover: Option<super::failover::Failover>,
     /// Values the leader appended (when recording), by index.
     pub appended: Vec<Vec<u8>>,
     switch_broken: bool,
@@ -186,7 +199,7 @@ pub struct Lab {
     /// The agent's CM endpoint on the CPU port (`via_cm`).
     cm: Option<SwitchCm>,
     /// The leader's CM connection to the switch.
-    leader_cm: Option<ConnId>,
+    pub(super) leader_cm: Option<ConnId>,
     /// What the CM agent did, and CM failures the leader saw.
     pub cm_log: Vec<CmAgentEvent>,
     /// Virtual time the leader's switch path last came up through CM.
@@ -211,7 +224,7 @@ fn rc_init() -> QpAttr {
 
 /// Moves a QP to RTS towards (`ip`, `dest_qp`), expecting `rq_psn` and sending from
 /// `sq_psn`: what the RDMA CM handshake leaves behind.
-fn connect(
+pub(super) fn connect(
     ep: &mut Endpoint,
     qpn: u32,
     ip: Ipv4Addr,
@@ -338,6 +351,12 @@ impl Lab {
             for _ in 0..uni_n {
                 uni_qps.push(qp(&mut ep)?);
             }
+            let mut mesh = Vec::new();
+            if i > 0 && cfg.leader_timeout.is_some() {
+                for _ in 1..cfg.replicas {
+                    mesh.push((usize::MAX, qp(&mut ep)?));
+                }
+            }
             hosts.push(Host {
                 id: *id,
                 mac: host_mac(*id),
@@ -349,6 +368,8 @@ impl Lab {
                 cq,
                 switch_qp,
                 uni_qps,
+                mesh,
+                pd,
                 applied: Vec::new(),
             });
             sw_ports.push(sw_end);
@@ -369,6 +390,26 @@ impl Lab {
                 rkey: hosts[r].log.rkey,
             });
         }
+        // With fail-over: a connection between every two replicas (a future leader's unicast
+        // path; also what recovery READs logs over).
+        if cfg.leader_timeout.is_some() {
+            for a in 1..n {
+                for b in a + 1..n {
+                    let (pa, pb) = (next_psn(&mut rng), next_psn(&mut rng));
+                    let ka = hosts[a].mesh.iter().position(|(p, _)| *p == usize::MAX);
+                    let kb = hosts[b].mesh.iter().position(|(p, _)| *p == usize::MAX);
+                    let (Some(ka), Some(kb)) = (ka, kb) else {
+                        return Err(LabError::Config("mesh QPs".into()));
+                    };
+                    let (qa, qb) = (hosts[a].mesh[ka].1, hosts[b].mesh[kb].1);
+                    let (ipa, ipb) = (hosts[a].ip, hosts[b].ip);
+                    connect(&mut hosts[a].ep, qa, ipb, qb, pb, pa)?;
+                    connect(&mut hosts[b].ep, qb, ipa, qa, pa, pb)?;
+                    hosts[a].mesh[ka].0 = b;
+                    hosts[b].mesh[kb].0 = a;
+                }
+            }
+        }
         let lcfg = LeaderConfig {
             f: cfg.f,
             geometry,
@@ -378,10 +419,14 @@ impl Lab {
             probe_every: cfg.probe_every,
         };
         let leader = Leader::new(lcfg, hosts[0].log, hosts[0].cq, paths, None)?;
-        let mut replicas = Vec::new();
+        let mut replicas = vec![None];
         for h in &hosts[1..] {
-            replicas.push(Replica::new(geometry, h.log.lkey)?);
+            replicas.push(Some(Replica::new(geometry, h.log.lkey)?));
         }
+        let failover = match cfg.leader_timeout {
+            Some(t) => Some(super::failover::Failover::new(&mut hosts, t, &mut rng)?),
+            None => None,
+        };
         let cm = if cfg.via_cm {
             let mut ecfg = EndpointConfig::new(SWITCH_MAC, SWITCH_IP);
             ecfg.seed ^= cfg.seed.rotate_left(7);
@@ -411,7 +456,9 @@ impl Lab {
             agent,
             hosts,
             leader,
+            lead: 0,
             replicas,
+            failover,
             appended: Vec::new(),
             switch_broken: false,
             rng,
@@ -456,7 +503,8 @@ impl Lab {
             self.agent.teardown(&mut self.switch, GROUP)?;
         }
         let lpsn = next_psn(&mut self.rng);
-        let l = &mut self.hosts[0];
+        let lead = self.lead;
+        let l = &mut self.hosts[lead];
         connect(&mut l.ep, l.switch_qp, SWITCH_IP, BCAST_QP, lpsn, lpsn)?;
         let leader = LeaderConn {
             ep: l.id,
@@ -468,8 +516,8 @@ impl Lab {
         };
         let geometry_len = LogGeometry::for_values(self.cfg.max_value, self.cfg.slots).len();
         let mut replicas = Vec::new();
-        for (i, h) in self.hosts.iter_mut().enumerate().skip(1) {
-            if !h.alive {
+        for (i, h) in self.hosts.iter_mut().enumerate() {
+            if !h.alive || i == lead {
                 continue;
             }
             let rpsn = next_psn(&mut self.rng);
@@ -501,7 +549,7 @@ impl Lab {
         };
         self.agent.create_group(&mut self.switch, &spec)?;
         self.leader.attach_switch(SwitchPath {
-            qpn: self.hosts[0].switch_qp,
+            qpn: self.hosts[lead].switch_qp,
             vrkey: VRKEY,
         });
         Ok(())
@@ -512,7 +560,8 @@ impl Lab {
     /// gets the switch path when the agent's ConnectReply arrives (see `cm_up_at`).
     pub fn connect_switch_cm(&mut self) -> Result<(), LabError> {
         let now = Instant::from_nanos(self.now);
-        let l = &mut self.hosts[0];
+        let lead = self.lead;
+        let l = &mut self.hosts[lead];
         if let Some(c) = self.leader_cm.take() {
             let _ = l.ep.disconnect(now, c);
         }
@@ -528,10 +577,13 @@ impl Lab {
         let req = GroupRequest {
             group: GROUP,
             f: self.cfg.f as u8,
-            leader_ep: self.hosts[0].id,
-            replicas: self.hosts[1..]
+            leader_ep: self.hosts[lead].id,
+            replicas: self
+                .hosts
                 .iter()
-                .filter(|h| h.alive)
+                .enumerate()
+                .filter(|(i, h)| h.alive && *i != lead)
+                .map(|(_, h)| h)
                 .map(|h| ReplicaAddr {
                     ip: h.ip,
                     port: REPLICA_CM_PORT,
@@ -542,7 +594,7 @@ impl Lab {
         let pd = req
             .to_bytes()
             .map_err(|e| LabError::Config(e.to_string()))?;
-        let l = &mut self.hosts[0];
+        let l = &mut self.hosts[lead];
         let conn = l.ep.connect(
             now,
             l.switch_qp,
@@ -559,7 +611,7 @@ impl Lab {
     pub fn disconnect_switch_cm(&mut self) -> Result<(), LabError> {
         let now = Instant::from_nanos(self.now);
         if let Some(c) = self.leader_cm.take() {
-            self.hosts[0].ep.disconnect(now, c)?;
+            self.hosts[self.lead].ep.disconnect(now, c)?;
         }
         Ok(())
     }
@@ -569,6 +621,7 @@ impl Lab {
     fn host_cm(&mut self, now: Instant) -> Result<bool, LabError> {
         let mut work = false;
         let geometry_len = LogGeometry::for_values(self.cfg.max_value, self.cfg.slots).len();
+        let lead = self.lead;
         for (i, h) in self.hosts.iter_mut().enumerate() {
             if !h.alive {
                 continue;
@@ -578,7 +631,7 @@ impl Lab {
                 match ev {
                     CmEvent::ConnectRequest {
                         conn, peer, port, ..
-                    } if i > 0 => {
+                    } if i != lead => {
                         if peer != IpAddr::V4(SWITCH_IP) || port != REPLICA_CM_PORT {
                             h.ep.reject(now, conn, b"not the switch agent")?;
                             continue;
@@ -601,7 +654,7 @@ impl Lab {
                     }
                     CmEvent::Established {
                         conn, private_data, ..
-                    } if i == 0 && Some(conn) == self.leader_cm => {
+                    } if i == lead && Some(conn) == self.leader_cm => {
                         match GroupReply::parse(&private_data) {
                             Ok(g) => {
                                 self.leader.attach_switch(SwitchPath {
@@ -618,7 +671,7 @@ impl Lab {
                     }
                     CmEvent::Rejected {
                         conn, private_data, ..
-                    } if i == 0 && Some(conn) == self.leader_cm => {
+                    } if i == lead && Some(conn) == self.leader_cm => {
                         self.leader_cm = None;
                         self.cm_log.push(CmAgentEvent::Refused {
                             leader: h.ip,
@@ -627,7 +680,7 @@ impl Lab {
                                 .to_string(),
                         });
                     }
-                    CmEvent::Unreachable { conn } if i == 0 && Some(conn) == self.leader_cm => {
+                    CmEvent::Unreachable { conn } if i == lead && Some(conn) == self.leader_cm => {
                         self.leader_cm = None;
                         self.cm_log.push(CmAgentEvent::Refused {
                             leader: h.ip,
@@ -689,11 +742,13 @@ impl Lab {
 
     /// Appends a value if the window allows; returns its index.
     pub fn append(&mut self, value: &[u8]) -> Result<Option<u64>, LabError> {
-        if !self.leader.can_append() || !self.hosts[0].alive {
+        if !self.leader.can_append() || !self.hosts[self.lead].alive {
             return Ok(None);
         }
         let now = Instant::from_nanos(self.now);
-        let n = self.leader.append(&mut self.hosts[0].ep, now, value)?;
+        let n = self
+            .leader
+            .append(&mut self.hosts[self.lead].ep, now, value)?;
         if self.cfg.record {
             self.appended.push(value.to_vec());
         }
@@ -807,8 +862,8 @@ impl Lab {
         }
         work |= self.host_cm(now)?;
         // The log.
-        if self.hosts[0].alive {
-            self.leader.poll(&mut self.hosts[0].ep, now)?;
+        if self.hosts[self.lead].alive {
+            self.leader.poll(&mut self.hosts[self.lead].ep, now)?;
             while let Some(ev) = self.leader.poll_event() {
                 if ev == LeaderEvent::SwitchRetryDue && self.cfg.mode == Path::Switch {
                     self.connect_switch()?;
@@ -824,7 +879,10 @@ impl Lab {
             }
         }
         let record = self.cfg.record;
-        for (r, h) in self.replicas.iter_mut().zip(self.hosts.iter_mut().skip(1)) {
+        for (r, h) in self.replicas.iter_mut().zip(self.hosts.iter_mut()) {
+            let Some(r) = r.as_mut() else {
+                continue;
+            };
             if h.alive {
                 let applied = &mut h.applied;
                 let n = r.poll_apply(&mut h.ep, |_, v| {
@@ -835,6 +893,7 @@ impl Lab {
                 work |= n > 0;
             }
         }
+        work |= self.failover_step(now)?;
         Ok(work)
     }
 
@@ -855,7 +914,10 @@ impl Lab {
             }
             take(h.port.poll_timeout().map(|n| n.as_nanos()));
         }
-        if self.hosts[0].alive {
+        if let Some(f) = self.failover.as_ref() {
+            take(Some(f.next_tick()));
+        }
+        if self.hosts[self.lead].alive {
             take(self.leader.poll_timeout().map(|i| i.as_nanos()));
         }
         t
@@ -913,7 +975,7 @@ impl Lab {
     }
 }
 
-fn next_psn(rng: &mut u64) -> u32 {
+pub(super) fn next_psn(rng: &mut u64) -> u32 {
     let mut x = *rng;
     x ^= x << 13;
     x ^= x >> 7;
