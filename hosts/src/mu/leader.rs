@@ -369,6 +369,20 @@ impl Leader {
         Ok(())
     }
 
+    /// Stops replicating to replica `id` (its heartbeat stopped): it no longer holds the
+    /// window back; [`LeaderEvent::ReplicaLost`] follows. Returns whether it was live.
+    pub fn mark_lost(&mut self, id: u16) -> bool {
+        let Some(ri) = self.replicas.iter().position(|r| r.id == id) else {
+            return false;
+        };
+        if !self.live[ri] {
+            return false;
+        }
+        self.live[ri] = false;
+        self.events.push_back(LeaderEvent::ReplicaLost(id));
+        true
+    }
+
     /// Continues a log whose entries before `next` are already in this leader's log MR (a
     /// new leader after recovery adopted them): they count as committed, the next append is
     /// entry `next`, and replicas that lack some of them are caught up by the probes. Only

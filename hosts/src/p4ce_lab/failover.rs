@@ -221,7 +221,7 @@ impl Lab {
             }
             let mrs: Vec<MrInfo> = fo.hb.iter().map(|x| x.mr).collect();
             for (h, host) in self.hosts.iter_mut().enumerate() {
-                if !host.alive || h == self.lead {
+                if !host.alive {
                     continue;
                 }
                 let me = &mut fo.hb[h];
@@ -271,6 +271,20 @@ impl Lab {
                 if let Some(id) = ids.get(peer) {
                     me.live.observe(*id, u64::from_le_bytes(a), now);
                 }
+            }
+        }
+        // The leader stops waiting for followers whose heartbeat stopped (Mu's leader does
+        // not wait for the transport to give up on them).
+        if self.hosts[self.lead].alive {
+            let lead_live = &fo.hb[self.lead].live;
+            let lost: Vec<u16> = self
+                .leader
+                .live_replicas()
+                .into_iter()
+                .filter(|id| !lead_live.is_alive(*id, now))
+                .collect();
+            for id in lost {
+                work |= self.leader.mark_lost(id);
             }
         }
         // View changes: a host that finds itself the lowest live id takes over.

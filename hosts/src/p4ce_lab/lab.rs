@@ -699,6 +699,11 @@ impl Lab {
         self.now
     }
 
+    /// The host index that leads now (0 until a leader fail-over).
+    pub fn leader_host(&self) -> usize {
+        self.lead
+    }
+
     /// The leader.
     pub fn leader(&self) -> &Leader {
         &self.leader

@@ -9,10 +9,12 @@
 //! - [`lab`]: [`Lab`], [`LabConfig`], fault switches (crash a replica, break the switch path).
 //! - `failover`: heartbeats read over RDMA, the lowest live id leads, write permissions
 //!   follow the leader, and a new leader recovers the log and takes the switch path.
+//! - [`failtime`]: fail-over times (replica, leader, switch crashes) in virtual time.
 //! - [`bench`]: the consensus benchmark ([`bench::run`]) behind `pisa consensus bench`.
 
 pub mod bench;
 mod failover;
+pub mod failtime;
 pub mod lab;
 
 pub use bench::{BenchConfig, BenchReport};
