@@ -436,3 +436,83 @@ fn failover_times_table() {
         assert!(t.to_first_new_commit_ns < 12_000_000, "{t:?}");
     }
 }
+
+/// Bad ConnectRequests to the switch agent are refused (REJ to the leader), nothing is
+/// programmed, and the agent keeps serving the real group.
+#[test]
+fn cm_agent_refuses_bad_requests() {
+    use control::p4ce::{GroupRequest, ReplicaAddr, P4CE_SERVICE_PORT};
+    use hosts::p4ce_cm::CmAgentEvent;
+    use rdma::verbs::CmEvent;
+    use std::net::{IpAddr, Ipv4Addr};
+    let mut lab = cm_lab(2);
+    let unknown = GroupRequest {
+        group: 2,
+        f: 1,
+        leader_ep: 1,
+        replicas: vec![ReplicaAddr {
+            ip: Ipv4Addr::new(10, 9, 9, 9),
+            port: 7471,
+            ep: 9,
+        }],
+    }
+    .to_bytes()
+    .unwrap();
+    let busy = GroupRequest {
+        group: 1,
+        f: 1,
+        leader_ep: 1,
+        replicas: vec![ReplicaAddr {
+            ip: Ipv4Addr::new(10, 0, 0, 2),
+            port: 7471,
+            ep: 2,
+        }],
+    }
+    .to_bytes()
+    .unwrap();
+    for pd in [b"garbage".to_vec(), unknown, busy] {
+        let (pdh, cq) = (lab.hosts[0].pd, lab.hosts[0].cq);
+        let h = &mut lab.hosts[0];
+        let qp =
+            h.ep.create_qp(QpInitAttr {
+                pd: pdh,
+                qp_type: QpType::Rc,
+                send_cq: cq,
+                recv_cq: cq,
+                max_send_wr: 4,
+                max_recv_wr: 1,
+            })
+            .unwrap();
+        let (_, _, sw_ip) = lab.group_addresses();
+        let now = rdma::verbs::Instant::from_nanos(lab.now());
+        let conn = lab.hosts[0]
+            .ep
+            .connect(now, qp, IpAddr::V4(sw_ip), P4CE_SERVICE_PORT, &pd)
+            .unwrap();
+        let before = lab.cm_log.len();
+        let mut rejected = false;
+        let deadline = lab.now() + 5_000_000;
+        while lab.now() < deadline && !rejected {
+            lab.advance(deadline).unwrap();
+            // Events of connections the lab did not open are left to the caller.
+            rejected = lab.cm_unclaimed.iter().any(|(h, ev)| {
+                *h == 0 && matches!(ev, CmEvent::Rejected { conn: c, .. } if *c == conn)
+            });
+        }
+        assert!(rejected, "request {pd:?} not rejected");
+        assert!(
+            matches!(lab.cm_log.get(before), Some(CmAgentEvent::Refused { .. })),
+            "{:?}",
+            lab.cm_log
+        );
+    }
+    let (_, agent) = lab.switch_and_agent();
+    assert_eq!(agent.groups(), vec![1]);
+    // The real group still replicates through the switch.
+    assert_eq!(
+        lab.replicate_all(&values(30, 4), 1_000_000_000).unwrap(),
+        30
+    );
+    assert_logs_identical(&lab, &[1, 2], 30);
+    assert_eq!(lab.leader().stats().fallbacks, 0);
+}

@@ -204,6 +204,8 @@ pub struct Lab {
     pub cm_log: Vec<CmAgentEvent>,
     /// Virtual time the leader's switch path last came up through CM.
     pub cm_up_at: Option<u64>,
+    /// CM events of hosts the lab did not handle itself, `(host index, event)`.
+    pub cm_unclaimed: Vec<(usize, CmEvent)>,
 }
 
 fn host_mac(id: u16) -> [u8; 6] {
@@ -471,6 +473,7 @@ impl Lab {
             leader_cm: None,
             cm_log: Vec::new(),
             cm_up_at: None,
+            cm_unclaimed: Vec::new(),
         };
         if cfg.mode == Path::Switch {
             lab.connect_switch()?;
@@ -687,7 +690,7 @@ impl Lab {
                             reason: "switch agent unreachable".into(),
                         });
                     }
-                    _ => {}
+                    other => self.cm_unclaimed.push((i, other)),
                 }
             }
         }

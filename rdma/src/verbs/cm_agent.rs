@@ -983,3 +983,137 @@ impl Endpoint {
         }
     }
 }
+
+#[cfg(test)]
+mod proxy_tests {
+    //! `connect_proxy` / `accept_proxy` / `cm_conn_info`: a switch agent's CM on behalf of
+    //! QPs it does not own, between two endpoints shuttling frames directly.
+
+    use std::net::{IpAddr, Ipv4Addr};
+
+    use super::*;
+    use crate::verbs::{EndpointConfig, QpInitAttr};
+
+    const A: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+    const B: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
+
+    fn pair() -> (Endpoint, Endpoint) {
+        let (ma, mb) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
+        let mut a = Endpoint::new(EndpointConfig::new(ma, A));
+        let mut b = Endpoint::new(EndpointConfig::new(mb, B));
+        a.add_neighbour(IpAddr::V4(B), mb);
+        b.add_neighbour(IpAddr::V4(A), ma);
+        (a, b)
+    }
+
+    fn shuttle(a: &mut Endpoint, b: &mut Endpoint) {
+        let now = Instant::ZERO;
+        for _ in 0..16 {
+            let mut moved = false;
+            while let Some(f) = a.poll_transmit(now) {
+                b.handle_frame(now, &f);
+                moved = true;
+            }
+            while let Some(f) = b.poll_transmit(now) {
+                a.handle_frame(now, &f);
+                moved = true;
+            }
+            if !moved {
+                break;
+            }
+        }
+    }
+
+    fn rc_qp(ep: &mut Endpoint) -> u32 {
+        let pd = ep.alloc_pd();
+        let cq = ep.create_cq(16);
+        ep.create_qp(QpInitAttr {
+            pd,
+            qp_type: QpType::Rc,
+            send_cq: cq,
+            recv_cq: cq,
+            max_send_wr: 16,
+            max_recv_wr: 16,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn proxy_connect_advertises_the_given_qpn_and_psn() {
+        let (mut a, mut b) = pair();
+        let qb = rc_qp(&mut b);
+        b.listen(7000).unwrap();
+        let conn = a
+            .connect_proxy(Instant::ZERO, 0x201, 0x12_3456, IpAddr::V4(B), 7000, b"x")
+            .unwrap();
+        shuttle(&mut a, &mut b);
+        let Some(CmEvent::ConnectRequest { conn: bc, .. }) = b.poll_cm_event() else {
+            panic!("no request");
+        };
+        let req_info = b.cm_conn_info(bc).unwrap();
+        assert_eq!(
+            (req_info.remote_qpn, req_info.remote_psn),
+            (0x201, 0x12_3456)
+        );
+        b.accept(Instant::ZERO, bc, qb, b"offer").unwrap();
+        shuttle(&mut a, &mut b);
+        let Some(CmEvent::Established { private_data, .. }) = a.poll_cm_event() else {
+            panic!("not established");
+        };
+        assert_eq!(&private_data[..5], b"offer");
+        let info = a.cm_conn_info(conn).unwrap();
+        assert!(info.established);
+        assert_eq!(info.qpn, None);
+        assert_eq!(info.advertised_qpn, 0x201);
+        assert_eq!(info.remote_qpn, qb);
+        assert_eq!(info.local_psn, 0x12_3456);
+        // The passive side's QP points at the advertised QPN.
+        assert_eq!(b.qp_state(qb).unwrap(), QpState::Rts);
+        assert_eq!(b.qps.get(&qb).map(|q| q.dest_qpn), Some(0x201));
+    }
+
+    #[test]
+    fn proxy_accept_answers_for_a_qp_it_does_not_own() {
+        let (mut a, mut b) = pair();
+        let qa = rc_qp(&mut a);
+        b.listen(7000).unwrap();
+        let conn = a
+            .connect(Instant::ZERO, qa, IpAddr::V4(B), 7000, b"req")
+            .unwrap();
+        shuttle(&mut a, &mut b);
+        let Some(CmEvent::ConnectRequest { conn: bc, .. }) = b.poll_cm_event() else {
+            panic!("no request");
+        };
+        // Unknown connections are refused; a real accept_proxy goes through.
+        assert!(b
+            .accept_proxy(Instant::ZERO, ConnId(bc.0 ^ 1), 0x101, 5, &[])
+            .is_err());
+        b.accept_proxy(Instant::ZERO, bc, 0x101, 0xAB_CDEF, b"reply")
+            .unwrap();
+        shuttle(&mut a, &mut b);
+        let Some(CmEvent::Established { qpn, .. }) = a.poll_cm_event() else {
+            panic!("not established");
+        };
+        assert_eq!(qpn, qa);
+        assert_eq!(a.qps.get(&qa).map(|q| q.dest_qpn), Some(0x101));
+        let binfo = b.cm_conn_info(bc).unwrap();
+        assert!(binfo.established, "RTU arrived");
+        assert_eq!(binfo.qpn, None);
+        assert_eq!(binfo.remote_qpn, qa);
+        assert_eq!(binfo.local_psn, 0xAB_CDEF);
+        let ainfo = a.cm_conn_info(conn).unwrap();
+        assert_eq!(ainfo.remote_psn, 0xAB_CDEF);
+        // A disconnect from the active side closes the proxy connection without a QP.
+        a.disconnect(Instant::ZERO, conn).unwrap();
+        shuttle(&mut a, &mut b);
+        let evs: Vec<CmEvent> = std::iter::from_fn(|| b.poll_cm_event()).collect();
+        assert!(
+            matches!(evs.first(), Some(CmEvent::Established { conn: c, qpn: 0, .. }) if *c == bc),
+            "{evs:?}"
+        );
+        assert!(
+            matches!(evs.get(1), Some(CmEvent::Disconnected { conn: c }) if *c == bc),
+            "{evs:?}"
+        );
+    }
+}
