@@ -516,3 +516,76 @@ fn cm_agent_refuses_bad_requests() {
     assert_logs_identical(&lab, &[1, 2], 30);
     assert_eq!(lab.leader().stats().fallbacks, 0);
 }
+
+/// The next leader is behind when the leader dies (it was stalled while the others
+/// committed entries without it): it must READ a longer log from another replica and adopt
+/// it, so no committed entry is lost.
+fn leader_crash_with_lagging_successor(via_cm: bool, mode: Mode) {
+    use hosts::p4ce_lab::FailoverEvent;
+    let mut lab = failover_lab(3, via_cm, mode);
+    assert_eq!(
+        lab.replicate_all(&values(20, 5), 1_000_000_000).unwrap(),
+        20
+    );
+    lab.set_host_paused(1, true);
+    let vals = values(30, 6);
+    // f = 2 of hosts 2..=4: commits go on without host 1.
+    let deadline = lab.now() + 200_000;
+    let mut next = 0;
+    while lab.now() < deadline && lab.leader().committed() < 50 {
+        while next < vals.len() && lab.append(&vals[next]).unwrap().is_some() {
+            next += 1;
+        }
+        lab.advance(deadline).unwrap();
+    }
+    let committed = lab.leader().committed();
+    assert!(committed > 20, "nothing committed while host 1 was stalled");
+    lab.crash_host(0);
+    lab.set_host_paused(1, false);
+    assert!(lab.hosts[1].applied.len() < committed as usize);
+    let t = lab.now() + 10_000_000;
+    lab.run_until(t).unwrap();
+    let ev = lab.failover_events().to_vec();
+    let (from, source) = ev
+        .iter()
+        .find_map(|e| match e {
+            FailoverEvent::Leads {
+                host: 1,
+                from,
+                source,
+                ..
+            } => Some((*from, *source)),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no new leader: {ev:?}"));
+    assert_ne!(
+        source, 2,
+        "the lagging successor adopted its own log: {ev:?}"
+    );
+    assert!(
+        from >= committed,
+        "{from} < {committed}: committed entries lost"
+    );
+    let more = values(40, 8);
+    assert_eq!(
+        lab.replicate_all(&more, lab.now() + 1_000_000_000).unwrap(),
+        40
+    );
+    let total = from as usize + 40;
+    assert_logs_identical(&lab, &[2, 3], total);
+    // The new leader's own log holds every committed entry, in order.
+    let expect: Vec<Vec<u8>> = values(20, 5).into_iter().chain(values(30, 6)).collect();
+    for i in 0..committed as usize {
+        assert_eq!(lab.hosts[1].applied[i], expect[i], "entry {i}");
+    }
+}
+
+#[test]
+fn leader_crash_lagging_successor_unicast() {
+    leader_crash_with_lagging_successor(false, Mode::Unicast);
+}
+
+#[test]
+fn leader_crash_lagging_successor_p4ce_cm() {
+    leader_crash_with_lagging_successor(true, Mode::Switch);
+}

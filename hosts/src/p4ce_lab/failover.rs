@@ -495,7 +495,8 @@ impl Lab {
                             x,
                             followers,
                             source,
-                        })
+                        });
+                        return Ok(work);
                     }
                     Some(ok) => {
                         if !ok {

@@ -742,6 +742,14 @@ impl Lab {
         }
     }
 
+    /// Pauses (or resumes) host `host`: while paused it neither sends nor receives (what
+    /// reaches it is lost, as on a stalled machine); resuming does not restore what it missed.
+    pub fn set_host_paused(&mut self, host: usize, paused: bool) {
+        if let Some(h) = self.hosts.get_mut(host) {
+            h.alive = !paused;
+        }
+    }
+
     /// Breaks (or heals) the switch's P4CE path: frames to the switch's IP are lost in the
     /// switch; plain L2 forwarding between hosts keeps working (the "other route").
     pub fn set_switch_path_broken(&mut self, broken: bool) {
