@@ -575,8 +575,8 @@ fn leader_crash_with_lagging_successor(via_cm: bool, mode: Mode) {
     assert_logs_identical(&lab, &[2, 3], total);
     // The new leader's own log holds every committed entry, in order.
     let expect: Vec<Vec<u8>> = values(20, 5).into_iter().chain(values(30, 6)).collect();
-    for i in 0..committed as usize {
-        assert_eq!(lab.hosts[1].applied[i], expect[i], "entry {i}");
+    for (i, v) in expect.iter().enumerate().take(committed as usize) {
+        assert_eq!(&lab.hosts[1].applied[i], v, "entry {i}");
     }
 }
 
