@@ -130,6 +130,24 @@ pub struct LiveArgs {
     /// Do not pin threads to cores.
     #[arg(long)]
     pub no_pin: bool,
+    /// EAL arguments for `dpdk:` ports, as one string (e.g. "-l 2 --no-huge -m 512");
+    /// default: `--no-huge -m 256` with a per-process file prefix. Needs the `dpdk` feature.
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub dpdk_eal: Option<String>,
+}
+
+/// Hands `--dpdk-eal` to the DPDK backend before the first DPDK port opens.
+#[cfg(feature = "dpdk")]
+fn set_dpdk_eal_args(eal: &str) -> anyhow::Result<()> {
+    let args = eal.split_whitespace().map(str::to_string).collect();
+    dataplane::dpdk::set_eal_args(args).context("--dpdk-eal")
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn set_dpdk_eal_args(_eal: &str) -> anyhow::Result<()> {
+    Err(anyhow!(
+        "--dpdk-eal: this pisa was built without DPDK; rebuild with `--features dpdk`"
+    ))
 }
 
 /// The switch as the runtime's pipeline.
@@ -306,6 +324,9 @@ pub fn run(
         signal_hook::flag::register(sig, term.clone()).context("cannot install signal handler")?;
     }
 
+    if let Some(eal) = &args.dpdk_eal {
+        set_dpdk_eal_args(eal)?;
+    }
     let mut hub = MemHub::default();
     let mut setups = Vec::new();
     for p in &args.ports {
