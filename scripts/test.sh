@@ -36,7 +36,7 @@ cargo test --workspace --no-fail-fast
 
 if [ "$(id -u)" = 0 ]; then
     echo "== cargo clippy (feature dpdk)"
-    cargo clippy -p pisa-dataplane -p pisa --features pisa-dataplane/dpdk --all-targets --quiet -- -D warnings
+    cargo clippy -p pisa --features dpdk --all-targets --quiet -- -D warnings
     echo "== cargo test (DPDK port, feature dpdk)"
     cargo test -p pisa-dataplane --features dpdk --test root_dpdk
 fi
