@@ -199,7 +199,12 @@ impl SwitchCm {
                 .ep
                 .cm_conn_info(l.leader_conn)
                 .is_some_and(|i| i.peer == IpAddr::V4(leader_ip));
-            if same {
+            // Only a member of the group can take it over (a new leader Mu's view change
+            // elected among the replicas); anyone else finds it busy.
+            let member = agent
+                .group(req.group)
+                .is_some_and(|g| g.replicas.iter().any(|r| r.ip == leader_ip));
+            if same || !member {
                 return self.refuse(now, conn, leader_ip, format!("group {} busy", req.group));
             }
             // A new leader (Mu's view change elected it): the old leader's group goes.

@@ -508,6 +508,7 @@ fn cm_agent_refuses_bad_requests() {
     }
     let (_, agent) = lab.switch_and_agent();
     assert_eq!(agent.groups(), vec![1]);
+    assert_eq!(agent.group(1).map(|g| g.leader.ep), Some(1));
     // The real group still replicates through the switch.
     assert_eq!(
         lab.replicate_all(&values(30, 4), 1_000_000_000).unwrap(),
