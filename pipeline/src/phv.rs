@@ -24,8 +24,20 @@ fn store_be(buf: &mut [u8], i: usize, v: u64) {
 
 /// Read through 8-byte words at multiples of 8 (the PHV's layout): a later access to the same
 /// word is served by store forwarding instead of stalling on a partly overlapping store.
-#[inline]
+#[inline(always)]
 fn read_aligned(buf: &[u8], offset: u32, width: u16) -> Value {
+    let w = (offset / 64) as usize * 8;
+    let bit = offset % 64;
+    let end = bit + width as u32;
+    if width == 0 || w + 16 > buf.len() || end > 64 {
+        return read_aligned_wide(buf, offset, width);
+    }
+    ((load_be(buf, w) << bit) >> (64 - width as u32)) as Value
+}
+
+/// [`read_aligned`] for fields that straddle a word, are empty or reach the padding.
+#[inline(never)]
+fn read_aligned_wide(buf: &[u8], offset: u32, width: u16) -> Value {
     let w = (offset / 64) as usize * 8;
     let bit = offset % 64;
     let end = bit + width as u32;

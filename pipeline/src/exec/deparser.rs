@@ -68,19 +68,20 @@ impl<T: Tracer> Ctx<'_, T> {
                     self.stats.digest_overflow += 1;
                 }
             }
-            _ => return Err(Fault::Program(ProgramError::ParserOnly)),
+            _ => return Err(Fault::program(ProgramError::ParserOnly)),
         }
         Ok(())
     }
 
-    fn scratch_emit(&mut self, h: usize) -> ExecResult<()> {
+    #[inline]
+    pub(crate) fn scratch_emit(&mut self, h: usize) -> ExecResult<()> {
         let pl = self.pl;
         let gp = match self.gress {
             crate::ir::Gress::Ingress => &pl.ingress,
             crate::ir::Gress::Egress => &pl.egress,
         };
         let Some(info) = gp.phv.headers.get(h) else {
-            return Err(Fault::Program(ProgramError::BadReference("header")));
+            return Err(Fault::program(ProgramError::BadReference("header")));
         };
         let bytes = self
             .phv

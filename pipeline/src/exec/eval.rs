@@ -132,29 +132,71 @@ pub fn ones_sum(bytes: &[u8]) -> u32 {
 /// The ones'-complement 16-bit sum of values concatenated MSB-first at their widths (a trailing
 /// partial word is zero-padded), without materialising the bytes.
 pub fn ones_sum_parts(parts: impl Iterator<Item = (Value, u16)>) -> u32 {
-    let mut acc: u128 = 0;
-    let mut pending: u32 = 0;
-    let mut sum: u32 = 0;
+    let mut s = OnesSum::default();
     for (value, width) in parts {
-        let width = width.min(128);
-        let v = value & mask(width);
-        let mut left = width as u32;
-        while left > 0 {
-            let take = left.min(64);
-            acc = (acc << take) | ((v >> (left - take)) & mask(take as u16));
-            pending += take;
-            left -= take;
-            while pending >= 16 {
-                pending -= 16;
-                sum = ones_add(sum, ((acc >> pending) & 0xffff) as u32);
+        s.push(value, width);
+    }
+    s.finish()
+}
+
+/// A streaming ones'-complement sum over values concatenated MSB-first at their widths.
+///
+/// 16-bit words are added into a 64-bit total and folded once at the end: the folded result is
+/// the same as folding after every addition (both are the unique value in `1..=0xffff`
+/// congruent to the total mod `0xffff`, or 0 when every word is 0).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OnesSum {
+    /// Bits not yet summed sit in the low `pending` bits (< 16 between pushes); bits above
+    /// them are stale and never read again.
+    acc: u64,
+    pending: u32,
+    total: u64,
+}
+
+impl OnesSum {
+    /// Append the low `width` bits of `value` (widths above 128 count as 128).
+    #[inline]
+    pub fn push(&mut self, value: Value, width: u16) {
+        let width = u32::from(width.min(128));
+        if width <= 48 {
+            self.push_small(value as u64, width);
+        } else {
+            let mut left = width;
+            while left > 0 {
+                let take = left.min(32);
+                self.push_small((value >> (left - take)) as u64, take);
+                left -= take;
             }
-            acc &= mask(pending as u16);
         }
     }
-    if pending > 0 {
-        sum = ones_add(sum, ((acc << (16 - pending)) & 0xffff) as u32);
+
+    /// `width` ≤ 48, so `pending + width` < 64 and nothing is shifted out unread.
+    #[inline(always)]
+    fn push_small(&mut self, v: u64, width: u32) {
+        if width == 0 {
+            return;
+        }
+        let v = v & (u64::MAX >> (64 - width));
+        self.acc = (self.acc << width) | v;
+        self.pending += width;
+        while self.pending >= 16 {
+            self.pending -= 16;
+            self.total += (self.acc >> self.pending) & 0xffff;
+        }
     }
-    sum
+
+    /// The folded sum (a trailing partial word is zero-padded).
+    #[inline]
+    pub fn finish(self) -> u32 {
+        let mut t = self.total;
+        if self.pending > 0 {
+            t += (self.acc << (16 - self.pending)) & 0xffff;
+        }
+        while t > 0xffff {
+            t = (t & 0xffff) + (t >> 16);
+        }
+        t as u32
+    }
 }
 
 /// Add two ones'-complement 16-bit sums.
@@ -369,7 +411,7 @@ impl<T: Tracer> Ctx<'_, T> {
             }
             Expr::Lookahead { offset_bits, width } => {
                 if !self.in_parser {
-                    return Err(Fault::Program(ProgramError::ParserOnly));
+                    return Err(Fault::program(ProgramError::ParserOnly));
                 }
                 let start = self.cursor + *offset_bits as u64;
                 let end = start + *width as u64;
@@ -383,7 +425,7 @@ impl<T: Tracer> Ctx<'_, T> {
                     RegWord::Lo => r.lo,
                     RegWord::Hi => r.hi,
                 },
-                None => return Err(Fault::Program(ProgramError::RegValueOutsideSalu)),
+                None => return Err(Fault::program(ProgramError::RegValueOutsideSalu)),
             },
             Expr::RegisterParam(p) => self.rt.register_params.get(p.index()).copied().unwrap_or(0),
             Expr::RegisterExecute {
@@ -420,12 +462,50 @@ impl<T: Tracer> Ctx<'_, T> {
 
     /// The ones'-complement sum of `inputs` concatenated at their widths.
     pub(crate) fn ones_sum_inputs(&mut self, inputs: &[Expr], params: &[Value]) -> ExecResult<u32> {
-        let mut vals: smallvec::SmallVec<[(Value, u16); 16]> = smallvec::SmallVec::new();
+        let mut sum = OnesSum::default();
+        // Runs of PHV fields that lie back to back (a header's fields, as `Checksum.add(hdr)`
+        // and `update({..})` list them) are read in wide pieces instead of field by field.
+        let mut run: Option<(u32, u32)> = None; // (start bit, width in bits)
         for i in inputs {
+            // (Fields over 128 bits keep the one-value path, which truncates them to 128.)
+            if let Expr::Field(f @ FieldRef { width: 0..=128, .. }) = i {
+                match &mut run {
+                    Some((start, w)) if *start + *w == f.offset => *w += u32::from(f.width),
+                    _ => {
+                        if let Some((start, w)) = run {
+                            self.sum_run(&mut sum, start, w);
+                        }
+                        run = Some((f.offset, u32::from(f.width)));
+                    }
+                }
+                continue;
+            }
+            if let Some((start, w)) = run.take() {
+                self.sum_run(&mut sum, start, w);
+            }
             let v = self.eval(i, params)?;
-            vals.push((v, self.width_of(i)));
+            sum.push(v, self.width_of(i));
         }
-        Ok(ones_sum_parts(vals.into_iter()))
+        if let Some((start, w)) = run {
+            self.sum_run(&mut sum, start, w);
+        }
+        Ok(sum.finish())
+    }
+
+    /// Add `width` PHV bits from bit `start` to `sum`, 48 bits at a time.
+    #[inline]
+    fn sum_run(&self, sum: &mut OnesSum, start: u32, width: u32) {
+        let mut off = start;
+        let end = start + width;
+        while off < end {
+            let take = (end - off).min(48) as u16;
+            let v = self.phv.get(FieldRef {
+                offset: off,
+                width: take,
+            });
+            sum.push(v, take);
+            off += u32::from(take);
+        }
     }
 
     /// Evaluate `inputs` and pack them MSB-first into `scratch.bytes`.
@@ -449,7 +529,7 @@ impl<T: Tracer> Ctx<'_, T> {
         params: &[Value],
     ) -> ExecResult<Value> {
         let Some(Some(hasher)) = self.eng.hashers.get(id) else {
-            return Err(Fault::Program(ProgramError::BadReference("hash")));
+            return Err(Fault::program(ProgramError::BadReference("hash")));
         };
         // Evaluate first (an input may itself hash), then fill the bit string.
         let mut vals: smallvec::SmallVec<[(Value, u16); 16]> = smallvec::SmallVec::new();
@@ -475,7 +555,7 @@ impl<T: Tracer> Ctx<'_, T> {
     ) -> ExecResult<Value> {
         let pl = self.pl;
         let Some(m) = pl.meters.get(id) else {
-            return Err(Fault::Program(ProgramError::BadReference("meter")));
+            return Err(Fault::program(ProgramError::BadReference("meter")));
         };
         let idx = match (m.direct_table, index) {
             // A direct meter on a miss (no entry) meters nothing: GREEN.
@@ -586,6 +666,23 @@ mod tests {
                 "{parts:?}"
             );
         }
+    }
+
+    #[test]
+    fn folding_once_at_the_end_keeps_zero_and_all_ones_apart() {
+        // All-zero words sum to 0; a nonzero total that is a multiple of 0xffff gives 0xffff.
+        assert_eq!(ones_sum_parts([(0, 16u16), (0, 16)].into_iter()), 0);
+        assert_eq!(
+            ones_sum_parts([(0xffff, 16u16), (0, 16)].into_iter()),
+            0xffff
+        );
+        assert_eq!(
+            ones_sum_parts([(0xfffe, 16u16), (1, 16)].into_iter()),
+            0xffff
+        );
+        assert_eq!(ones_sum_parts([(0xffff, 16u16), (1, 16)].into_iter()), 1);
+        let many = std::iter::repeat_n((0xffff_ffff_ffffu128, 48u16), 1000);
+        assert_eq!(ones_sum_parts(many), 0xffff);
     }
 
     #[test]

@@ -92,16 +92,20 @@ fn prefix_fill(
     let n = gp.prefix.bytes as usize;
     // Build the prefix in whole 64-bit words (no partial-overlap stores), then lay them out.
     let mut words = [0u64; PREFIX_WORDS];
-    for (which, v) in inp.intrinsics {
+    // Zero values are skipped: the words start zeroed and `put_bits` only ORs.
+    for (which, v) in inp.intrinsics.iter().filter(|(_, v)| *v != 0) {
         if let Some(Some(f)) = eng.prefix.get(*which as usize) {
             put_bits(&mut words, f.offset, f.width, *v);
         }
     }
-    buf.clear();
-    for w in words.iter().take(n.div_ceil(8)) {
-        buf.extend_from_slice(&w.to_be_bytes());
+    // Lay the words out on the stack and copy once (prefixes past the word builder are cut).
+    let mut bytes = [0u8; PREFIX_WORDS * 8];
+    for (chunk, w) in bytes.chunks_exact_mut(8).zip(words.iter()) {
+        chunk.copy_from_slice(&w.to_be_bytes());
     }
-    buf.truncate(n);
+    buf.clear();
+    buf.reserve(n + inp.extra.len() + inp.packet.len());
+    buf.extend_from_slice(&bytes[..n.min(bytes.len())]);
     match gress {
         Gress::Ingress => {
             if n > IG_INTRINSIC_BYTES {
@@ -178,12 +182,14 @@ pub fn run_gress<T: Tracer>(
     out.clear();
     // Intrinsics the prefix carries reach the PHV when the parser extracts the prefix (TNA
     // parsers must); the others (none today) are written directly.
-    for (which, v) in inp.intrinsics.iter().filter(|_| geng.direct_intrinsics) {
-        if let (Some(Some(f)), Some(None)) = (
-            geng.bind.get(*which as usize),
-            geng.prefix.get(*which as usize),
-        ) {
-            phv.set(*f, *v);
+    if geng.direct_intrinsics {
+        for (which, v) in inp.intrinsics {
+            if let (Some(Some(f)), Some(None)) = (
+                geng.bind.get(*which as usize),
+                geng.prefix.get(*which as usize),
+            ) {
+                phv.set(*f, *v);
+            }
         }
     }
     let (ts_field, err_field) = match gress {
@@ -271,7 +277,7 @@ pub fn run_gress<T: Tracer>(
 fn fault_drop(e: Fault) -> PassDrop {
     match e {
         Fault::Parser(p) => PassDrop::ParserError(p),
-        Fault::Program(p) => PassDrop::Program(p),
+        Fault::Program(p) => PassDrop::Program(*p),
     }
 }
 

@@ -80,10 +80,22 @@ pub enum ProgramError {
 }
 
 /// A pass stopped abnormally.
+///
+/// The program error is boxed so that a `Result<Flow, Fault>` fits in two registers on the
+/// statement hot path; the box is only made on the (rare, counted-drop) error path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Fault {
     Parser(ParserFault),
-    Program(ProgramError),
+    Program(Box<ProgramError>),
+}
+
+impl Fault {
+    /// A program fault (boxed, off the hot path).
+    #[cold]
+    #[inline(never)]
+    pub fn program(e: ProgramError) -> Fault {
+        Fault::Program(Box::new(e))
+    }
 }
 
 /// How a block finished.
@@ -275,7 +287,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
     pub fn claim_register(&mut self, r: RegisterId) -> ExecResult<()> {
         let epoch = self.rt.epoch;
         match self.rt.reg_stamp.get_mut(r.index()) {
-            Some(s) if *s == epoch => Err(Fault::Program(ProgramError::DoubleRegisterAccess {
+            Some(s) if *s == epoch => Err(Fault::program(ProgramError::DoubleRegisterAccess {
                 register: self
                     .pl
                     .registers
@@ -287,7 +299,7 @@ impl<'a, T: Tracer> Ctx<'a, T> {
                 *s = epoch;
                 Ok(())
             }
-            None => Err(Fault::Program(ProgramError::BadReference("register"))),
+            None => Err(Fault::program(ProgramError::BadReference("register"))),
         }
     }
 }

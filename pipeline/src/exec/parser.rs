@@ -129,7 +129,7 @@ impl<T: Tracer> Ctx<'_, T> {
         let pl = self.pl;
         let gp = self.pl_gress_static(pl);
         let Some(info) = gp.phv.headers.get(h) else {
-            return Err(Fault::Program(ProgramError::BadReference("header")));
+            return Err(Fault::program(ProgramError::BadReference("header")));
         };
         let len = info.byte_len as usize;
         let bits = len as u64 * 8;
@@ -176,7 +176,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 let pl = self.pl;
                 let gp = self.pl_gress_static(pl);
                 let Some(st) = gp.phv.stacks.get(stack.index()) else {
-                    return Err(Fault::Program(ProgramError::BadReference("stack")));
+                    return Err(Fault::program(ProgramError::BadReference("stack")));
                 };
                 let ni = self.phv.get(st.next_index) as usize;
                 let Some(h) = st.elements.get(ni) else {

@@ -19,12 +19,12 @@ impl<T: Tracer> Ctx<'_, T> {
     ) -> ExecResult<Value> {
         let pl = self.pl;
         let Some(ra) = pl.register_actions.get(ra_id.index()) else {
-            return Err(Fault::Program(ProgramError::BadReference(
+            return Err(Fault::program(ProgramError::BadReference(
                 "register action",
             )));
         };
         let Some(reg) = pl.registers.get(ra.register.index()) else {
-            return Err(Fault::Program(ProgramError::BadReference("register")));
+            return Err(Fault::program(ProgramError::BadReference("register")));
         };
         let idx = if reg.direct_table.is_some() {
             match self.entry {
@@ -45,7 +45,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 st.lo.get(idx as usize).copied().unwrap_or(0) as Value,
                 st.hi.get(idx as usize).copied().unwrap_or(0) as Value,
             ),
-            None => return Err(Fault::Program(ProgramError::BadReference("register state"))),
+            None => return Err(Fault::program(ProgramError::BadReference("register state"))),
         };
         let saved = self.reg.replace(RegCtx {
             lo,

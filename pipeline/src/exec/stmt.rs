@@ -107,38 +107,20 @@ impl<T: Tracer> Ctx<'_, T> {
             Stmt::ApplyTable { table, branches } => {
                 return self.apply_table(*table, branches, params)
             }
-            Stmt::CallAction { action, args } => {
-                let mut a = Args::new();
-                for e in args {
-                    a.push(self.eval(e, params)?);
-                }
-                if T::ENABLED {
-                    // Table-invoked actions are traced with their table; direct calls here.
-                    if let Some(act) = self.pl.actions.get(action.index()) {
-                        let named = act
-                            .params
-                            .iter()
-                            .zip(a.iter())
-                            .map(|(p, v)| (p.name.clone(), *v))
-                            .collect();
-                        self.tr.record(|| TraceEvent::Action {
-                            action: act.name.clone(),
-                            params: named,
-                        });
-                    }
-                }
-                return self.run_action(*action, &a);
-            }
-            Stmt::Count { counter, index } => {
-                let i = self.eval(index, params)?;
-                self.count(counter.index(), Some(i))?;
-            }
+            Stmt::CallAction { action, args } => return self.call_action(*action, args, params),
+            Stmt::Count { counter, index } => self.count_indexed(counter.index(), index, params)?,
             Stmt::CountDirect { counter } => self.count(counter.index(), None)?,
             Stmt::Exit => {
                 self.tr.record(|| TraceEvent::Exit);
                 return Ok(Flow::Exit);
             }
             Stmt::Return => return Ok(Flow::Return),
+            Stmt::Emit(h) => {
+                // Emitted bytes go straight to the output, in program order.
+                if self.phv.is_valid(h.index()) {
+                    self.scratch_emit(h.index())?;
+                }
+            }
             Stmt::Extract(_)
             | Stmt::ExtractNext(_)
             | Stmt::Advance(_)
@@ -147,18 +129,57 @@ impl<T: Tracer> Ctx<'_, T> {
             | Stmt::ChecksumSubtract { .. }
             | Stmt::ChecksumDeposit { .. } => {
                 if !self.in_parser {
-                    return Err(Fault::Program(ProgramError::ParserOnly));
+                    return Err(Fault::program(ProgramError::ParserOnly));
                 }
                 self.exec_parser_stmt(s, params)?;
             }
-            Stmt::Emit(_)
-            | Stmt::MirrorEmit { .. }
-            | Stmt::ResubmitEmit { .. }
-            | Stmt::DigestPack { .. } => {
+            Stmt::MirrorEmit { .. } | Stmt::ResubmitEmit { .. } | Stmt::DigestPack { .. } => {
                 self.exec_deparser_stmt(s, params)?;
             }
         }
         Ok(Flow::Next)
+    }
+
+    /// `Stmt::Count` with an index expression (kept out of `exec_stmt`'s frame).
+    #[inline(never)]
+    fn count_indexed(
+        &mut self,
+        counter: usize,
+        index: &crate::ir::Expr,
+        params: &[Value],
+    ) -> ExecResult<()> {
+        let i = self.eval(index, params)?;
+        self.count(counter, Some(i))
+    }
+
+    /// A direct action call: evaluate the arguments, then run the action.
+    #[inline(never)]
+    fn call_action(
+        &mut self,
+        action: ActionId,
+        args: &[crate::ir::Expr],
+        params: &[Value],
+    ) -> ExecResult {
+        let mut a = Args::new();
+        for e in args {
+            a.push(self.eval(e, params)?);
+        }
+        if T::ENABLED {
+            // Table-invoked actions are traced with their table; direct calls here.
+            if let Some(act) = self.pl.actions.get(action.index()) {
+                let named = act
+                    .params
+                    .iter()
+                    .zip(a.iter())
+                    .map(|(p, v)| (p.name.clone(), *v))
+                    .collect();
+                self.tr.record(|| TraceEvent::Action {
+                    action: act.name.clone(),
+                    params: named,
+                });
+            }
+        }
+        self.run_action(action, &a)
     }
 
     pub(crate) fn pl_gress(&self) -> &crate::ir::GressProgram {
@@ -168,6 +189,7 @@ impl<T: Tracer> Ctx<'_, T> {
         }
     }
 
+    #[inline(never)]
     fn stack_shift(&mut self, stack: usize, count: u16, push: bool) {
         let pl = self.pl;
         let gp = match self.gress {
@@ -218,7 +240,7 @@ impl<T: Tracer> Ctx<'_, T> {
     fn count(&mut self, counter: usize, index: Option<Value>) -> ExecResult<()> {
         let pl = self.pl;
         let Some(c) = pl.counters.get(counter) else {
-            return Err(Fault::Program(ProgramError::BadReference("counter")));
+            return Err(Fault::program(ProgramError::BadReference("counter")));
         };
         let idx = match (c.direct_table, index) {
             // A direct counter counts matched entries only: the default action on a miss has
@@ -250,7 +272,7 @@ impl<T: Tracer> Ctx<'_, T> {
     pub fn run_action(&mut self, a: ActionId, args: &[Value]) -> ExecResult {
         let pl = self.pl;
         let Some(act) = pl.actions.get(a.index()) else {
-            return Err(Fault::Program(ProgramError::BadReference("action")));
+            return Err(Fault::program(ProgramError::BadReference("action")));
         };
         match self.exec_block(&act.body, args)? {
             Flow::Exit => Ok(Flow::Exit),
@@ -267,11 +289,16 @@ impl<T: Tracer> Ctx<'_, T> {
         let pl = self.pl;
         let tables = self.tables;
         let (Some(t), Some(ts)) = (pl.tables.get(tid.index()), tables.get(tid.index())) else {
-            return Err(Fault::Program(ProgramError::BadReference("table")));
+            return Err(Fault::program(ProgramError::BadReference("table")));
         };
         let mut key = std::mem::take(&mut self.scratch.key);
         key.clear();
         for k in &t.keys {
+            // Plain field keys (the usual case) skip the expression evaluator.
+            if let crate::ir::Expr::Field(f) = &k.expr {
+                key.push(self.phv.get(*f));
+                continue;
+            }
             match self.eval(&k.expr, params) {
                 Ok(v) => key.push(v),
                 Err(e) => {
