@@ -3,63 +3,14 @@
 //! the other way round, and the XDP program is detached when the port is dropped.
 #![cfg(feature = "afxdp")]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use dataplane::netns::{in_netns, ip, is_root};
 use dataplane::{AfPacketPort, AfXdpPort, FrameBatch, Nanos, Port};
 
-struct Cleanup(Vec<String>);
+mod support;
 
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        for n in &self.0 {
-            let _ = ip(&["netns", "del", n]);
-        }
-    }
-}
-
-fn frame(seq: u16, len: usize) -> Vec<u8> {
-    let mut f = vec![0u8; len];
-    f[0..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 0xbb]);
-    f[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 0xaa]);
-    f[12..14].copy_from_slice(&0x88b5u16.to_be_bytes());
-    f[14..16].copy_from_slice(&seq.to_be_bytes());
-    for (i, b) in f.iter_mut().enumerate().skip(16) {
-        *b = (i as u8) ^ (seq as u8);
-    }
-    f
-}
-
-/// Compares without dumping kilobytes of bytes on failure.
-fn same(got: &[Vec<u8>], want: &[Vec<u8>], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: frame count");
-    if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
-        panic!(
-            "{what}: frame {i} differs: got {} bytes starting {:02x?}, want {} bytes starting {:02x?}",
-            got[i].len(),
-            &got[i][..got[i].len().min(20)],
-            want[i].len(),
-            &want[i][..want[i].len().min(20)]
-        );
-    }
-}
-
-fn collect(port: &mut dyn Port, n: usize) -> Vec<Vec<u8>> {
-    let mut got = Vec::new();
-    let mut b = FrameBatch::new(64);
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while got.len() < n && Instant::now() < deadline {
-        port.wait_readable(Duration::from_millis(20)).unwrap();
-        b.clear();
-        port.recv_batch(&mut b, Nanos(0)).unwrap();
-        got.extend(
-            b.iter()
-                .filter(|f| f.data.len() >= 14 && f.data[12..14] == [0x88, 0xb5])
-                .map(|f| f.data.clone()),
-        );
-    }
-    got
-}
+use support::{collect, frame, same, Cleanup};
 
 #[test]
 fn afxdp_and_afpacket_exchange_frames_over_veth() {
