@@ -521,6 +521,7 @@ impl<T: Tracer> Ctx<'_, T> {
         Ok(pack_bits(&mut self.scratch.bytes, vals.into_iter()))
     }
 
+    #[inline(never)]
     fn hash(
         &mut self,
         id: usize,

@@ -75,16 +75,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 let v = self.eval(value, params)?;
                 self.assign(dst, v);
             }
-            Stmt::CopyHeader { dst, src } => {
-                let hs = &self.pl_gress().phv.headers;
-                if let (Some(d), Some(sr)) = (hs.get(dst.index()), hs.get(src.index())) {
-                    let len = d.byte_len.min(sr.byte_len) as usize;
-                    self.phv
-                        .copy_within(sr.byte_offset as usize, d.byte_offset as usize, len);
-                    let v = self.phv.is_valid(src.index());
-                    self.phv.set_valid(dst.index(), v);
-                }
-            }
+            Stmt::CopyHeader { dst, src } => self.copy_header(dst.index(), src.index()),
             Stmt::SetValid { header, valid } => self.phv.set_valid(header.index(), *valid),
             Stmt::StackShift { stack, count, push } => {
                 self.stack_shift(stack.index(), *count, *push)
@@ -180,6 +171,19 @@ impl<T: Tracer> Ctx<'_, T> {
             }
         }
         self.run_action(action, &a)
+    }
+
+    /// Header-to-header assignment: bytes and validity.
+    #[inline(never)]
+    fn copy_header(&mut self, dst: usize, src: usize) {
+        let hs = &self.pl_gress().phv.headers;
+        if let (Some(d), Some(sr)) = (hs.get(dst), hs.get(src)) {
+            let len = d.byte_len.min(sr.byte_len) as usize;
+            self.phv
+                .copy_within(sr.byte_offset as usize, d.byte_offset as usize, len);
+            let v = self.phv.is_valid(src);
+            self.phv.set_valid(dst, v);
+        }
     }
 
     pub(crate) fn pl_gress(&self) -> &crate::ir::GressProgram {
@@ -280,6 +284,7 @@ impl<T: Tracer> Ctx<'_, T> {
         }
     }
 
+    #[inline(never)]
     fn apply_table(
         &mut self,
         tid: TableId,
