@@ -39,6 +39,8 @@ if [ "$(id -u)" = 0 ]; then
     cargo clippy -p pisa --features dpdk --all-targets --quiet -- -D warnings
     echo "== cargo test (DPDK port, feature dpdk)"
     cargo test -p pisa-dataplane --features dpdk --test root_dpdk
+    echo "== cargo test (live switch over AF_XDP and DPDK ports, features afxdp,dpdk)"
+    cargo test -p pisa --features afxdp,dpdk --test netns_backends
 fi
 
 if [ -x scripts/fuzz-smoke.sh ]; then

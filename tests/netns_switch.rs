@@ -8,185 +8,26 @@
 
 use std::io::Read;
 use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dataplane::lab::{self, Lab};
-use dataplane::netns::{in_netns, is_root, list_netns};
+use dataplane::netns::in_netns;
 use dataplane::{AfPacketPort, FrameBatch, Nanos, Port};
-use serde_json::Value as Json;
 
-const PISA: &str = env!("CARGO_BIN_EXE_pisa");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+mod common;
 
-fn can_run(test: &str) -> bool {
-    if !is_root() {
-        eprintln!("{test}: skipped: needs root for network namespaces and veth pairs");
-        return false;
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("{test}: skipped: the `ip` command (iproute2) is missing");
-        return false;
-    }
-    true
-}
+use common::{can_run, have_ping, lab_down_leaves_nothing, ns, ping, start_with, LabGuard, Pisa};
 
-/// Removes the lab on drop.
-struct LabGuard {
-    name: String,
-    prefix: String,
-    dir: PathBuf,
-}
-
-impl Drop for LabGuard {
-    fn drop(&mut self) {
-        let _ = lab::lab_down(&self.name);
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// Stops pisa on drop (SIGTERM, then SIGKILL after 5 s).
-struct Pisa {
-    child: Option<Child>,
-    ctl: PathBuf,
-}
-
-impl Pisa {
-    fn ctl(&self, args: &[&str]) -> Json {
-        let out = Command::new(PISA)
-            .arg("ctl")
-            .arg("--socket")
-            .arg(&self.ctl)
-            .args(args)
-            .output()
-            .expect("run pisa ctl");
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!(
-                "pisa ctl {args:?}: {e}: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            )
-        })
-    }
-
-    /// Sends SIGTERM and waits; returns (exit success, stdout, stderr).
-    fn terminate(&mut self) -> (bool, String, String) {
-        let Some(mut child) = self.child.take() else {
-            return (false, String::new(), String::new());
-        };
-        let _ = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status();
-        let t0 = Instant::now();
-        let status = loop {
-            if let Ok(Some(s)) = child.try_wait() {
-                break Some(s);
-            }
-            if t0.elapsed() > Duration::from_secs(10) {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let mut out = String::new();
-        let mut err = String::new();
-        if let Some(mut o) = child.stdout.take() {
-            let _ = o.read_to_string(&mut out);
-        }
-        if let Some(mut e) = child.stderr.take() {
-            let _ = e.read_to_string(&mut err);
-        }
-        (status.is_some_and(|s| s.success()), out, err)
-    }
-}
-
-impl Drop for Pisa {
-    fn drop(&mut self) {
-        self.terminate();
-        let _ = std::fs::remove_file(&self.ctl);
-    }
-}
-
-/// Brings up the bundled lab as `name` (interfaces `<prefix>0..3`) and starts pisa on it.
+/// Brings up the bundled lab as `name` (interfaces `<prefix>0..3`) and starts pisa on it
+/// with AF_PACKET ports.
 fn start(name: &str, prefix: &str, extra: &[&str]) -> (LabGuard, Pisa) {
-    let text = std::fs::read_to_string(Path::new(ROOT).join("deploy/labs/l2l3-4hosts.yaml"))
-        .expect("bundled lab");
-    let text = text
-        .replace("name: l2l3-4hosts", &format!("name: {name}"))
-        .replace("ifprefix: l2l3p", &format!("ifprefix: {prefix}"));
-    let l = Lab::from_yaml(&text).expect("lab parses");
-    let dir = std::env::temp_dir().join(format!("pisa-test-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    // A lab left over from a crashed run of this same test goes first.
-    let _ = lab::lab_down(name);
-    lab::lab_up(&l).expect("lab up");
-    let guard = LabGuard {
-        name: name.to_string(),
-        prefix: prefix.to_string(),
-        dir: dir.clone(),
-    };
-    let ctl = dir.join("ctl.sock");
-    let mut cmd = Command::new(PISA);
-    cmd.arg("run")
-        .arg("--program")
-        .arg(Path::new(ROOT).join("p4/programs/l2l3.p4"))
-        .arg("--tables")
-        .arg(Path::new(ROOT).join("p4/programs/l2l3.tables.yaml"))
-        .arg("--ctl")
-        .arg(&ctl)
-        .arg("--no-pin");
-    for p in 0..4 {
-        cmd.arg("--port").arg(format!("{p}=afpacket:{prefix}{p}"));
-    }
-    cmd.args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = cmd.spawn().expect("spawn pisa");
-    let pisa = Pisa {
-        child: Some(child),
-        ctl: ctl.clone(),
-    };
-    // Ready when the control socket answers.
-    let t0 = Instant::now();
-    loop {
-        if ctl.exists() {
-            let out = Command::new(PISA)
-                .args(["ctl", "--socket"])
-                .arg(&ctl)
-                .arg("stats")
-                .output()
-                .expect("pisa ctl");
-            if out.status.success() {
-                break;
-            }
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "pisa did not come up within 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    (guard, pisa)
-}
-
-fn ns(lab: &LabGuard, host: &str) -> String {
-    format!("pisa-{}-{host}", lab.name)
-}
-
-fn ping(lab: &LabGuard, host: &str, dst: &str, count: u32) -> bool {
-    Command::new("ip")
-        .args(["netns", "exec", &ns(lab, host), "ping", "-c"])
-        .arg(count.to_string())
-        .args(["-i", "0.2", "-W", "2", dst])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-fn have_ping() -> bool {
-    Command::new("ping").arg("-V").output().is_ok()
+    start_with(
+        name,
+        prefix,
+        |_, ifname| format!("afpacket:{ifname}"),
+        extra,
+    )
 }
 
 /// An AF_PACKET socket on a host's eth0, opened inside its namespace.
@@ -496,19 +337,5 @@ fn sigterm_stops_cleanly_and_leaves_nothing_behind() {
         "no pisa process left"
     );
     // The switch left the lab's interfaces as they were; lab down removes them all.
-    let name = lab.name.clone();
-    let prefix = lab.prefix.clone();
-    drop(lab);
-    let left: Vec<String> = list_netns()
-        .unwrap()
-        .into_iter()
-        .filter(|n| n.starts_with(&format!("pisa-{name}-")))
-        .collect();
-    assert!(left.is_empty(), "namespaces left: {left:?}");
-    for p in 0..4 {
-        assert!(
-            !dataplane::netns::link_exists(&format!("{prefix}{p}")),
-            "link {prefix}{p} left"
-        );
-    }
+    lab_down_leaves_nothing(lab);
 }
