@@ -3,14 +3,16 @@
 //! lab's switch-side veths), over DPDK `net_af_packet` vdevs on those veths, and over a mix of
 //! AF_PACKET, AF_XDP and DPDK ports on one switch.
 //!
-//! Built only with both features (`cargo test -p pisa --features afxdp,dpdk --test
+//! Each checks pings (bridged and routed), a complete UDP and TCP transfer, a clean SIGTERM
+//! stop and a lab that goes down leaving nothing. Built only with both features (`cargo test -p pisa --features afxdp,dpdk --test
 //! netns_backends`). They need root; without it each test prints why and returns. Everything a
 //! test creates is removed by Drop guards, by name, also when an assertion fails.
 #![cfg(all(feature = "afxdp", feature = "dpdk"))]
 
 mod common;
 
-use std::net::UdpSocket;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::path::Path;
 use std::time::Duration;
 
@@ -51,8 +53,46 @@ fn udp_h1_to_h3(lab: &common::LabGuard, n: u32) -> usize {
     receiver.join().expect("receiver thread")
 }
 
-/// The whole check on one backend assignment: pings (bridged and routed), a complete UDP
-/// transfer, a clean SIGTERM stop, and a lab that goes down leaving nothing.
+/// Sends `len` bytes of a known pattern over TCP from h1 to h3 (routed); returns the bytes h3
+/// received, checked against the pattern as they arrive.
+fn tcp_h1_to_h3(lab: &common::LabGuard, len: usize) -> usize {
+    let pattern = |i: usize| (i % 251) as u8;
+    let listener = in_netns(&ns(lab, "h3"), || TcpListener::bind("10.0.2.3:5002"))
+        .expect("enter h3")
+        .expect("listen on h3");
+    let receiver = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("accept");
+        conn.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("read timeout");
+        let mut got = 0usize;
+        let mut buf = vec![0u8; 65536];
+        loop {
+            match conn.read(&mut buf) {
+                Ok(0) => break,
+                Ok(k) => {
+                    for (j, b) in buf[..k].iter().enumerate() {
+                        assert_eq!(*b, pattern(got + j), "byte {} differs", got + j);
+                    }
+                    got += k;
+                }
+                Err(e) => panic!("receive after {got} bytes: {e}"),
+            }
+        }
+        got
+    });
+    let mut conn = in_netns(&ns(lab, "h1"), || {
+        TcpStream::connect_timeout(&"10.0.2.3:5002".parse().unwrap(), Duration::from_secs(5))
+    })
+    .expect("enter h1")
+    .expect("connect from h1");
+    let data: Vec<u8> = (0..len).map(pattern).collect();
+    conn.write_all(&data).expect("send");
+    conn.shutdown(std::net::Shutdown::Write).expect("shutdown");
+    receiver.join().expect("receiver thread")
+}
+
+/// The whole check on one backend assignment: pings (bridged and routed), complete UDP and
+/// TCP transfers, a clean SIGTERM stop, and a lab that goes down leaving nothing.
 fn forward_and_stop(test: &str, name: &str, prefix: &str, port: impl Fn(u16, &str) -> String) {
     if !can_run(test) {
         return;
@@ -76,6 +116,13 @@ fn forward_and_stop(test: &str, name: &str, prefix: &str, port: impl Fn(u16, &st
     let n = 500u32;
     let got = udp_h1_to_h3(&lab, n);
     assert_eq!(got, n as usize, "{test}: every UDP datagram arrives");
+
+    let len = 4 << 20;
+    assert_eq!(
+        tcp_h1_to_h3(&lab, len),
+        len,
+        "{test}: the TCP transfer arrives whole"
+    );
 
     let st = pisa.ctl(&["stats"]);
     assert!(
