@@ -34,11 +34,13 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== cargo test"
 cargo test --workspace --no-fail-fast
 
+# The optional backends need system packages (clang for the XDP program, libdpdk-dev), which
+# the block above installs only as root.
 if [ "$(id -u)" = 0 ]; then
-    echo "== cargo clippy (feature dpdk)"
-    cargo clippy -p pisa --features dpdk --all-targets --quiet -- -D warnings
-    echo "== cargo test (DPDK port, feature dpdk)"
-    cargo test -p pisa-dataplane --features dpdk --test root_dpdk
+    echo "== cargo clippy (features afxdp,dpdk)"
+    cargo clippy -p pisa --features afxdp,dpdk --all-targets --quiet -- -D warnings
+    echo "== cargo test (AF_XDP and DPDK ports, features afxdp,dpdk)"
+    cargo test -p pisa-dataplane --features afxdp,dpdk --test root_afxdp --test root_dpdk
     echo "== cargo test (live switch over AF_XDP and DPDK ports, features afxdp,dpdk)"
     cargo test -p pisa --features afxdp,dpdk --test netns_backends
 fi
