@@ -2,13 +2,13 @@
 //! the hardware's (parser, MAU stages, deparser per gress; traffic manager between them).
 //! Pure and deterministic: no I/O, no threads, no clocks of its own.
 
-pub mod ir;
-pub mod table;
-pub mod externs;
-pub mod tm;
-pub mod phv;
-pub mod trace;
+pub mod api;
 pub mod exec;
+pub mod externs;
+pub mod ir;
+pub mod phv;
 pub mod state;
 pub mod switch;
-pub mod api;
+pub mod table;
+pub mod tm;
+pub mod trace;
