@@ -5,7 +5,8 @@
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::*;
 use pipeline::api::PipeSel;
@@ -14,14 +15,26 @@ use pipeline::switch::{InFrame, Switch, SwitchConfig};
 
 struct Counting;
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
+thread_local! {
+    /// Counting is switched on per thread, so allocations the test harness makes on its other
+    /// threads while this test runs are not counted.
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn counting() -> bool {
+    COUNTING.try_with(Cell::get).unwrap_or(false)
+}
+
+fn set_counting(on: bool) {
+    COUNTING.with(|c| c.set(on));
+}
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
 
 // SAFETY: every method forwards to the system allocator unchanged; the counter is only a side
 // effect and never affects the returned memory.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if counting() {
             ALLOCS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: same contract as the caller's.
@@ -32,7 +45,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if counting() {
             ALLOCS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: same contract as the caller's.
@@ -114,15 +127,15 @@ fn steady_state_packet_path_does_not_allocate() {
         run(&mut sw, &mut out);
     }
     // The counter works: one allocation is seen.
-    COUNTING.store(true, Ordering::Relaxed);
+    set_counting(true);
     let probe = std::hint::black_box(Vec::<u8>::with_capacity(16));
-    COUNTING.store(false, Ordering::Relaxed);
+    set_counting(false);
     drop(probe);
     assert_eq!(ALLOCS.swap(0, Ordering::Relaxed), 1);
     // Drop log draining allocates its result: count only the packet path.
     let mut dropped = 0;
     for _ in 0..100 {
-        COUNTING.store(true, Ordering::Relaxed);
+        set_counting(true);
         for (i, f) in frames.iter().enumerate() {
             sw.process_batch(
                 &[InFrame {
@@ -136,7 +149,7 @@ fn steady_state_packet_path_does_not_allocate() {
                 sw.recycle(o.bytes);
             }
         }
-        COUNTING.store(false, Ordering::Relaxed);
+        set_counting(false);
         dropped += sw.drain_drops().len();
     }
     assert_eq!(dropped, 100, "one drop per round (the drop_ctl frame)");
