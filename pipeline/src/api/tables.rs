@@ -357,6 +357,26 @@ impl Switch {
         Ok(())
     }
 
+    /// What add and modify both check first: the table exists and may change, the keys and the
+    /// action call are valid for it, and the pipes the request goes to.
+    fn prepare_entry(
+        &self,
+        pipes: PipeSel,
+        table: &str,
+        keys: &[(&str, KeyMatch)],
+        action: &str,
+        params: &[(&str, Value)],
+    ) -> Result<(TableRef, Vec<KeyMatch>, ActionCall, Vec<usize>), ApiError> {
+        let r = self.table_ref(table)?;
+        self.check_mutable(r)?;
+        let pl = &self.prog.pipelines[r.pl];
+        let t = &pl.tables[r.t];
+        let km = build_keys(t, keys)?;
+        let call = build_call(pl, t, action, params, false)?;
+        let targets = self.target_pipes(pipes, r.pl, &t.name)?;
+        Ok((r, km, call, targets))
+    }
+
     /// Add an entry. On a multi-pipe request either every pipe gets it or none does.
     pub fn table_add(
         &mut self,
@@ -367,14 +387,9 @@ impl Switch {
         action: &str,
         params: &[(&str, Value)],
     ) -> Result<(), ApiError> {
-        let r = self.table_ref(table)?;
-        self.check_mutable(r)?;
+        let (r, km, call, targets) = self.prepare_entry(pipes, table, keys, action, params)?;
         let prog = self.prog.clone();
-        let pl = &prog.pipelines[r.pl];
-        let t = &pl.tables[r.t];
-        let km = build_keys(t, keys)?;
-        let call = build_call(pl, t, action, params, false)?;
-        let targets = self.target_pipes(pipes, r.pl, &t.name)?;
+        let t = &prog.pipelines[r.pl].tables[r.t];
         let mut done: Vec<usize> = Vec::new();
         for p in targets {
             match self.pipes[p].tables[r.t]
@@ -418,14 +433,9 @@ impl Switch {
         action: &str,
         params: &[(&str, Value)],
     ) -> Result<(), ApiError> {
-        let r = self.table_ref(table)?;
-        self.check_mutable(r)?;
+        let (r, km, call, targets) = self.prepare_entry(pipes, table, keys, action, params)?;
         let prog = self.prog.clone();
-        let pl = &prog.pipelines[r.pl];
-        let t = &pl.tables[r.t];
-        let km = build_keys(t, keys)?;
-        let call = build_call(pl, t, action, params, false)?;
-        let targets = self.target_pipes(pipes, r.pl, &t.name)?;
+        let t = &prog.pipelines[r.pl].tables[r.t];
         // Check every pipe first so a failure changes nothing.
         for &p in &targets {
             if self.pipes[p].tables[r.t].table.get(&km, priority).is_none() {
