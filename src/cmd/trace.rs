@@ -39,6 +39,15 @@ pub enum PacketSel {
     OnPort { port: u16, index: usize },
 }
 
+impl std::fmt::Display for PacketSel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PacketSel::Merged(n) => write!(f, "{n}"),
+            PacketSel::OnPort { port, index } => write!(f, "{port}:{index}"),
+        }
+    }
+}
+
 impl FromStr for PacketSel {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -65,7 +74,7 @@ pub fn run(args: TraceArgs) -> anyhow::Result<ExitCode> {
     }
     .ok_or_else(|| {
         anyhow!(
-            "packet {:?} is not in the input ({} frame(s) in all)",
+            "packet {} is not in the input ({} frame(s) in all)",
             args.packet,
             inputs.arrivals.len()
         )
