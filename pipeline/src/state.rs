@@ -8,11 +8,14 @@ use crate::ir::{self, ActionCall, CounterKind, Pipeline, Value};
 use crate::phv::mask;
 use crate::table::MatchTable;
 
-/// One table of one pipe: its entries and its current default action.
+/// One table of one pipe: its entries, its current default action, and how often a lookup
+/// hit or missed (`Cell`s: the executor holds the table state shared while it runs a packet).
 #[derive(Debug)]
 pub struct TableState {
     pub table: MatchTable,
     pub default: ActionCall,
+    pub hits: std::cell::Cell<u64>,
+    pub misses: std::cell::Cell<u64>,
 }
 
 /// A register array: the low word of every cell, and the high word for paired registers.
@@ -85,6 +88,8 @@ pub fn new_table_state(t: &ir::Table) -> Result<TableState, crate::table::TableE
     Ok(TableState {
         table,
         default: t.default_action.clone(),
+        hits: std::cell::Cell::new(0),
+        misses: std::cell::Cell::new(0),
     })
 }
 

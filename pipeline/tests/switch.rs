@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use pipeline::api::PipeSel;
+use pipeline::api::{ApiError, PipeSel};
 use pipeline::ir::{KeyMatch, Value};
 use pipeline::switch::{DropReason, InFrame, OutFrame, Switch, SwitchConfig};
 use pipeline::tm::mirror::{MirrorDest, MirrorDirection, MirrorSession};
@@ -95,6 +95,21 @@ fn default_action_is_used_on_miss_and_can_be_reset() {
     assert_eq!(params, vec![("port".to_string(), 4)]);
     sw.table_reset_default(PipeSel::All, "forward").unwrap();
     assert!(run(&mut sw, 1, &eth_frame(MAC_B, SRC, 0x9000)).is_empty());
+}
+
+#[test]
+fn table_lookups_are_counted_as_hits_and_misses() {
+    let mut sw = switch(Options::default());
+    assert_eq!(sw.table_hit_miss(PipeSel::All, "forward").unwrap(), (0, 0));
+    fwd(&mut sw, MAC_A, 2);
+    run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    run(&mut sw, 1, &eth_frame(MAC_B, SRC, 0x9000));
+    assert_eq!(sw.table_hit_miss(PipeSel::All, "forward").unwrap(), (2, 1));
+    assert!(matches!(
+        sw.table_hit_miss(PipeSel::All, "no_such_table"),
+        Err(ApiError::Unknown { .. })
+    ));
 }
 
 #[test]

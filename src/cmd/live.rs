@@ -457,16 +457,15 @@ pub fn report(sw: &Switch, st: &RuntimeStats) -> String {
             );
         }
     }
-    // The runtime API has no per-table hit/miss counters yet: show entries and the program's
-    // counters instead.
     let _ = writeln!(s, "tables:");
     let prog = sw.program().clone();
     for pl in &prog.pipelines {
         for t in &pl.tables {
             if let Ok(n) = sw.table_len(PipeSel::All, &t.name) {
+                let (hits, misses) = sw.table_hit_miss(PipeSel::All, &t.name).unwrap_or((0, 0));
                 let _ = writeln!(
                     s,
-                    "  {}: {n} entr{}",
+                    "  {}: {n} entr{}, {hits} hits, {misses} misses",
                     t.name,
                     if n == 1 { "y" } else { "ies" }
                 );

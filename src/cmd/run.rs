@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use dataplane::{FrameBatch, Nanos, PcapPort, Port};
+use pipeline::api::PipeSel;
 use pipeline::switch::{InFrame, OutFrame, Switch};
 
 use super::replay::{self, InputSpec};
@@ -163,6 +164,17 @@ pub fn summary(sw: &Switch, o: &ReplayOutcome) -> String {
             s,
             "input port {port}: {n} frame(s) not delivered by the capture"
         );
+    }
+    let _ = writeln!(s, "table lookups (hits / misses):");
+    let prog = sw.program().clone();
+    for pl in &prog.pipelines {
+        for t in &pl.tables {
+            if let Ok((hits, misses)) = sw.table_hit_miss(PipeSel::All, &t.name) {
+                if hits + misses > 0 {
+                    let _ = writeln!(s, "  {}: {hits} / {misses}", t.name);
+                }
+            }
+        }
     }
     let _ = writeln!(s, "wrote:");
     for f in &o.files {

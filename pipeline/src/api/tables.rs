@@ -623,6 +623,16 @@ impl Switch {
     }
 
     /// Number of entries (first selected pipe).
+    /// Lookups that hit and missed in `table`, summed over the selected pipes.
+    pub fn table_hit_miss(&self, pipes: PipeSel, table: &str) -> Result<(u64, u64), ApiError> {
+        let r = self.table_ref(table)?;
+        let targets = self.target_pipes(pipes, r.pl, &self.ir_table(r).name)?;
+        Ok(targets.iter().fold((0, 0), |(h, m), &p| {
+            let ts = &self.pipes[p].tables[r.t];
+            (h + ts.hits.get(), m + ts.misses.get())
+        }))
+    }
+
     pub fn table_len(&self, pipes: PipeSel, table: &str) -> Result<usize, ApiError> {
         let r = self.table_ref(table)?;
         let p = self.first_pipe(pipes, r.pl, &self.ir_table(r).name)?;

@@ -313,6 +313,8 @@ impl<T: Tracer> Ctx<'_, T> {
             }
         }
         let hit = ts.table.lookup(&key);
+        let counter = if hit.is_some() { &ts.hits } else { &ts.misses };
+        counter.set(counter.get().wrapping_add(1));
         let call = match hit {
             Some(h) => ts.table.entry_action(h),
             None => &ts.default,
