@@ -16,7 +16,7 @@ pub enum BenchCommand {
     Pipeline(PipelineBenchArgs),
     /// Forwarding throughput and latency through pisa on AF_PACKET veths against the Linux
     /// kernel bridge on the same veths (root; builds its own lab).
-    Forward(super::live::BenchForwardArgs),
+    Forward(super::forward_bench::BenchForwardArgs),
 }
 
 #[derive(Args, Debug)]
@@ -43,7 +43,7 @@ pub struct PipelineBenchArgs {
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Pipeline(a) => pipeline(a),
-        BenchCommand::Forward(a) => super::live::bench_forward(a),
+        BenchCommand::Forward(a) => super::forward_bench::bench_forward(a),
     }
 }
 

@@ -5,6 +5,7 @@ mod check;
 mod consensus;
 mod ctl;
 mod demo;
+mod forward_bench;
 mod lab;
 mod live;
 mod program;
