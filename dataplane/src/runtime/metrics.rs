@@ -8,7 +8,10 @@
 //! reason, runtime channel drops as `ingress_channel_full` / `egress_channel_full`, injected
 //! faults as `fault_loss` / `fault_link_down` / `fault_queue`), `pisa_port_faults_total{direction,
 //! kind}` for duplicated / reordered / corrupted frames, `pisa_rx_batch_size_bucket{le}`
-//! (a histogram of receive batch sizes), `pisa_no_port_drops_total`, `pisa_processed_total`.
+//! (a histogram of receive batch sizes), `pisa_no_port_drops_total`, `pisa_processed_total`,
+//! and per pipeline thread (label `thread`: `pipeline` or `pipeN`)
+//! `pisa_thread_batches_total`, `pisa_thread_frames_total`, `pisa_thread_copies_in_total`,
+//! `pisa_thread_copies_out_total`, `pisa_thread_cross_full_drops_total`.
 //! Callers append their own lines (queue depth, ECN marks, switch drop reasons).
 
 use std::fmt::Write as _;
@@ -137,6 +140,44 @@ pub fn render_prometheus(st: &RuntimeStats) -> String {
         "# HELP pisa_processed_total Frames run through the pipeline.\n# TYPE pisa_processed_total counter\npisa_processed_total {}",
         st.processed
     );
+    type GetT = fn(&super::PipeThreadStats) -> u64;
+    let per_thread: [(&str, &str, GetT); 5] = [
+        (
+            "pisa_thread_batches_total",
+            "Receive batches a pipeline thread ran",
+            |t| t.batches,
+        ),
+        (
+            "pisa_thread_frames_total",
+            "Frames a pipeline thread ran through ingress",
+            |t| t.frames,
+        ),
+        (
+            "pisa_thread_copies_in_total",
+            "Copies other pipe threads sent this one for egress",
+            |t| t.copies_in,
+        ),
+        (
+            "pisa_thread_copies_out_total",
+            "Copies this pipe thread sent to others for egress",
+            |t| t.copies_out,
+        ),
+        (
+            "pisa_thread_cross_full_drops_total",
+            "Copies dropped because the target pipe thread's channel was full",
+            |t| t.cross_full,
+        ),
+    ];
+    for (name, help, get) in per_thread {
+        let _ = writeln!(s, "# HELP {name} {help}.\n# TYPE {name} counter");
+        for t in &st.threads {
+            let label = match t.pipe {
+                Some(p) => format!("pipe{p}"),
+                None => "pipeline".to_string(),
+            };
+            let _ = writeln!(s, "{name}{{thread=\"{label}\"}} {}", get(t));
+        }
+    }
     s
 }
 

@@ -1,45 +1,50 @@
-//! The running switch: ports on I/O threads, a packet pipeline on its own thread, bounded
+//! The running switch: ports on I/O threads, the packet pipeline on its own thread(s), bounded
 //! channels between them, run-time control, statistics and a graceful stop.
 //!
-//! Threads (see [`Runtime::start`]):
+//! Two modes share every thread loop (the pipeline threads live in [`pipes`]):
+//! - [`Runtime`]: one **pipeline thread** owns a whole-switch [`Pipeline`] (for pisa: the whole
+//!   `Switch`, all pipes, ingress + traffic manager + egress in one call);
+//! - [`PipeRuntime`]: one **pipe thread** per hardware pipe that has ports, each owning a
+//!   [`PipeStage`] (ingress up to the traffic manager, then queue + egress of its own ports);
+//!   copies for another pipe's ports cross to that pipe's thread over bounded channels, as on
+//!   the hardware where each pipe is its own piece of silicon.
+//!
+//! Threads:
 //! - per port, an **rx thread** that receives batches (non-blocking `recv_batch`, then
 //!   `poll` on the port's descriptor when idle) and hands each batch to the pipeline thread
-//!   through one bounded channel shared by all ports; a full channel drops the batch and
+//!   serving the port through that thread's bounded channel; a full channel drops the batch and
 //!   counts it ([`PortRuntimeCounters::ingress_full`]);
-//! - one **pipeline thread** that owns the [`Pipeline`] (for pisa: the whole `Switch`, all pipes,
-//!   ingress + traffic manager + egress in one call), runs every frame through it, groups the
-//!   frames that leave by egress port and sends each group to that port's bounded transmit
-//!   channel (full → counted drop, [`PortRuntimeCounters::egress_full`]; no port attached →
-//!   [`RuntimeStats::no_port`]); it also runs control requests ([`RuntimeHandle::call`]) between
-//!   batches, so table changes never race with packets;
+//! - the **pipeline thread(s)**, which run every frame through the pipeline, group the frames
+//!   that leave by egress port and send each group to that port's bounded transmit channel
+//!   (full → counted drop, [`PortRuntimeCounters::egress_full`]; no port attached →
+//!   [`RuntimeStats::no_port`]); they also run control requests ([`RuntimeHandle::call`],
+//!   [`PipeHandle::call_pipe`], [`PipeHandle::call_each`]) between batches, so table changes
+//!   never race with packets;
 //! - per port, a **tx thread** that blocks on its transmit channel, sends batches and lets the
 //!   link model release held frames on time (`flush` at the port's `poll_timeout`).
 //!
-//! Every port is wrapped in a [`LinkPort`], so rate, delay and faults can be changed while
-//! running through its [`LinkControl`] ([`RuntimeHandle::link`]). A port's `Mutex` is held only
-//! for one non-blocking call at a time; waiting happens outside it.
+//! Every thread first calls [`RuntimeConfig::thread_hook`] with its [`ThreadRole`] (pisa pins
+//! it to a core there). Every port is wrapped in a [`LinkPort`], so rate, delay and faults can
+//! be changed while running through its [`LinkControl`] ([`RuntimeHandle::link`]). A port's
+//! `Mutex` is held only for one non-blocking call at a time; waiting happens outside it.
 //!
-//! Stopping ([`Runtime::stop`]): rx threads stop receiving; the pipeline thread processes what
-//! is already in its channel and exits; tx threads send what is queued and wait (up to
+//! Stopping ([`Runtime::stop`], [`PipeRuntime::stop`]): rx threads stop receiving; the pipeline
+//! threads process what is already in their channels (and, per pipe, every copy still crossing
+//! between them) and exit; tx threads send what is queued and wait (up to
 //! [`RuntimeConfig::drain_timeout`]) for link models to release held frames. Then the
-//! pipeline comes back to the caller together with final statistics.
+//! pipeline(s) come back to the caller together with final statistics.
 //!
 //! The clock is passed in: [`crate::WallClock`] in production, [`crate::VirtualClock`] in tests.
-//!
-//! One pipeline thread drives the whole switch because pisa's `Switch` runs ingress, traffic
-//! manager and egress of every pipe in one call. Splitting it per pipe (a thread per pipe, as
-//! on hardware) needs entry points in `pipeline::switch` that run only the ingress of one pipe
-//! up to the traffic manager's enqueue (returning copies tagged with their egress port) and
-//! only the egress of one pipe for a dequeued copy, with the PRE and the queues shared or
-//! owned by a TM thread between them; this module's channels would then carry copies from
-//! ingress threads to the egress thread of the copy's pipe.
 
 mod metrics;
+mod pipes;
 mod stats;
 
 pub use metrics::{render_prometheus, MetricsServer};
+pub use pipes::{PipeHandle, PipeRuntime, PipeStage};
 pub use stats::{
-    PortReport, PortRuntimeCounters, PortRuntimeStats, RuntimeStats, BATCH_BUCKETS, BATCH_BUCKET_LE,
+    PipeThreadStats, PortReport, PortRuntimeCounters, PortRuntimeStats, RuntimeStats,
+    BATCH_BUCKETS, BATCH_BUCKET_LE,
 };
 
 use std::os::fd::RawFd;
@@ -48,12 +53,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, select, Receiver, RecvTimeoutError, Sender, TrySendError};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
 
 use crate::link::{LinkConfig, LinkConfigError, LinkControl, LinkPort};
 use crate::port::{Frame, FrameBatch, Port, PortError, StatsHandle};
 use crate::time::{Clock, Nanos};
-use stats::GlobalCounters;
+use pipes::{PipeHandle as Handle, RxBatch, Single};
+use stats::{GlobalCounters, PipeThreadCounters};
 
 /// Device ports are 9 bits (TNA: pipe in bits 8:7, port in 6:0).
 pub const NUM_DEVPORTS: usize = 512;
@@ -72,8 +78,10 @@ pub trait Pipeline: Send + 'static {
 /// Which thread a [`ThreadHook`] is called on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ThreadRole {
-    /// The pipeline thread.
+    /// The pipeline thread (single-thread mode).
     Pipeline,
+    /// The thread of one hardware pipe (per-pipe mode).
+    Pipe(u16),
     /// The receive thread of a device port.
     Rx(u16),
     /// The transmit thread of a device port.
@@ -92,6 +100,8 @@ pub struct RuntimeConfig {
     pub ingress_channel: usize,
     /// Batches each port's transmit channel holds.
     pub egress_channel: usize,
+    /// Batches of copies the channel into each pipe thread holds (per-pipe mode).
+    pub cross_channel: usize,
     /// Longest wait of an idle thread before it checks for a stop or timed work.
     pub idle_wait: Duration,
     /// How long [`Runtime::stop`] waits for link models to release held frames.
@@ -106,6 +116,7 @@ impl std::fmt::Debug for RuntimeConfig {
             .field("batch", &self.batch)
             .field("ingress_channel", &self.ingress_channel)
             .field("egress_channel", &self.egress_channel)
+            .field("cross_channel", &self.cross_channel)
             .field("idle_wait", &self.idle_wait)
             .field("drain_timeout", &self.drain_timeout)
             .finish_non_exhaustive()
@@ -118,6 +129,7 @@ impl Default for RuntimeConfig {
             batch: 32,
             ingress_channel: 1024,
             egress_channel: 1024,
+            cross_channel: 1024,
             idle_wait: Duration::from_millis(20),
             drain_timeout: Duration::from_secs(1),
             thread_hook: None,
@@ -159,6 +171,9 @@ pub enum RuntimeError {
     /// No port is attached at this device port.
     #[error("no port is attached at device port {0}")]
     NoSuchPort(u16),
+    /// No pipeline thread serves this pipe.
+    #[error("no pipe thread runs pipe {0}")]
+    NoSuchPipe(u16),
     /// The pipeline thread is gone (stopped or panicked).
     #[error("the pipeline thread is not running")]
     Stopped,
@@ -178,14 +193,6 @@ pub enum RuntimeError {
     #[error("thread {0} panicked")]
     Panicked(String),
 }
-
-/// A batch of frames received on one device port.
-struct RxBatch {
-    port: u16,
-    frames: Vec<Frame>,
-}
-
-type Control<P> = Box<dyn FnOnce(&mut P) + Send>;
 
 type SharedPort = Arc<Mutex<LinkPort<Box<dyn Port>>>>;
 
@@ -236,20 +243,20 @@ struct PortInfo {
 struct Shared {
     ports: Vec<PortInfo>,
     global: GlobalCounters,
+    /// Per pipeline thread: its pipe (`None`: the single whole-switch thread), its counters.
+    threads: Vec<(Option<u16>, Arc<PipeThreadCounters>)>,
 }
 
 /// A cloneable handle to a running [`Runtime`]: statistics, link control and control
 /// requests run on the pipeline thread.
 pub struct RuntimeHandle<P: Pipeline> {
-    shared: Arc<Shared>,
-    control: Sender<Control<P>>,
+    inner: Handle<Single<P>>,
 }
 
 impl<P: Pipeline> Clone for RuntimeHandle<P> {
     fn clone(&self) -> Self {
         RuntimeHandle {
-            shared: self.shared.clone(),
-            control: self.control.clone(),
+            inner: self.inner.clone(),
         }
     }
 }
@@ -257,39 +264,17 @@ impl<P: Pipeline> Clone for RuntimeHandle<P> {
 impl<P: Pipeline> RuntimeHandle<P> {
     /// A snapshot of every port's counters and the runtime's own.
     pub fn stats(&self) -> RuntimeStats {
-        RuntimeStats {
-            ports: self
-                .shared
-                .ports
-                .iter()
-                .map(|p| {
-                    stats::snapshot_port(
-                        p.devport,
-                        &p.name,
-                        p.stats.snapshot(),
-                        &p.counters,
-                        (p.link.tx_stats(), p.link.rx_stats()),
-                    )
-                })
-                .collect(),
-            no_port: self.shared.global.no_port.load(Ordering::Relaxed),
-            processed: self.shared.global.processed.load(Ordering::Relaxed),
-        }
+        self.inner.stats()
     }
 
     /// The device ports attached, in order.
     pub fn devports(&self) -> Vec<u16> {
-        self.shared.ports.iter().map(|p| p.devport).collect()
+        self.inner.devports()
     }
 
     /// The link control of device port `devport`.
     pub fn link(&self, devport: u16) -> Result<LinkControl, RuntimeError> {
-        self.shared
-            .ports
-            .iter()
-            .find(|p| p.devport == devport)
-            .map(|p| p.link.clone())
-            .ok_or(RuntimeError::NoSuchPort(devport))
+        self.inner.link(devport)
     }
 
     /// Runs `f` on the pipeline thread between two batches and returns its result, waiting at
@@ -299,30 +284,14 @@ impl<P: Pipeline> RuntimeHandle<P> {
         timeout: Duration,
         f: impl FnOnce(&mut P) -> R + Send + 'static,
     ) -> Result<R, RuntimeError> {
-        let (tx, rx) = bounded(1);
-        let job: Control<P> = Box::new(move |p| {
-            let _ = tx.send(f(p));
-        });
-        self.control
-            .send_timeout(job, timeout)
-            .map_err(|_| RuntimeError::Stopped)?;
-        match rx.recv_timeout(timeout) {
-            Ok(r) => Ok(r),
-            Err(RecvTimeoutError::Timeout) => Err(RuntimeError::Timeout(timeout)),
-            Err(RecvTimeoutError::Disconnected) => Err(RuntimeError::Stopped),
-        }
+        self.inner
+            .call_pipe(0, timeout, move |s: &mut Single<P>| f(&mut s.0))
     }
 }
 
-/// The running switch. See the module documentation.
+/// The running switch with one pipeline thread. See the module documentation.
 pub struct Runtime<P: Pipeline> {
-    handle: RuntimeHandle<P>,
-    stop_rx: Arc<AtomicBool>,
-    rx_threads: Vec<(String, JoinHandle<()>)>,
-    tx_threads: Vec<(String, JoinHandle<()>)>,
-    pipeline: Option<JoinHandle<P>>,
-    /// Dropped at stop so the pipeline thread sees the end of control requests too.
-    control_keep: Option<Sender<Control<P>>>,
+    inner: PipeRuntime<Single<P>>,
 }
 
 fn spawn<T: Send + 'static>(
@@ -347,164 +316,24 @@ impl<P: Pipeline> Runtime<P> {
         clock: Arc<dyn Clock>,
         cfg: RuntimeConfig,
     ) -> Result<Runtime<P>, RuntimeError> {
-        if ports.is_empty() {
-            return Err(RuntimeError::NoPorts);
-        }
-        let mut seen = vec![false; NUM_DEVPORTS];
-        let mut infos = Vec::new();
-        let mut shared_ports = Vec::new();
-        for s in ports {
-            let slot = seen
-                .get_mut(s.devport as usize)
-                .ok_or(RuntimeError::PortOutOfRange(s.devport))?;
-            if *slot {
-                return Err(RuntimeError::DuplicatePort(s.devport));
-            }
-            *slot = true;
-            let lp = LinkPort::new(s.port, s.link).map_err(|source| RuntimeError::Link {
-                port: s.devport,
-                source,
-            })?;
-            infos.push(PortInfo {
-                devport: s.devport,
-                name: lp.name().to_string(),
-                stats: lp.stats_handle(),
-                link: lp.control(),
-                counters: Arc::new(PortRuntimeCounters::default()),
-            });
-            shared_ports.push(Arc::new(Mutex::new(lp)));
-        }
-        let shared = Arc::new(Shared {
-            ports: infos,
-            global: GlobalCounters::default(),
-        });
-        let batch = cfg.batch.max(1);
-        let (ing_tx, ing_rx) = bounded::<RxBatch>(cfg.ingress_channel.max(1));
-        let (ctl_tx, ctl_rx) = bounded::<Control<P>>(64);
-        let stop_rx = Arc::new(AtomicBool::new(false));
-        let free = FreeList::new(4096);
-
-        let mut egress: Vec<Option<Sender<Vec<Vec<u8>>>>> = vec![None; NUM_DEVPORTS];
-        let mut tx_threads = Vec::new();
-        let mut rx_threads = Vec::new();
-        for (i, port) in shared_ports.iter().enumerate() {
-            let info = &shared.ports[i];
-            let devport = info.devport;
-            let (etx, erx) = bounded::<Vec<Vec<u8>>>(cfg.egress_channel.max(1));
-            egress[devport as usize] = Some(etx);
-            let fd = lock(port).raw_fd();
-            {
-                let port = port.clone();
-                let clock = clock.clone();
-                let counters = info.counters.clone();
-                let ing = ing_tx.clone();
-                let stop = stop_rx.clone();
-                let hook = cfg.thread_hook.clone();
-                let idle = cfg.idle_wait;
-                let free = free.clone();
-                rx_threads.push(spawn(format!("pisa-rx{devport}"), move || {
-                    if let Some(h) = hook {
-                        h(ThreadRole::Rx(devport));
-                    }
-                    rx_loop(
-                        devport, &port, fd, &*clock, &counters, &ing, &stop, batch, idle, &free,
-                    );
-                })?);
-            }
-            {
-                let port = port.clone();
-                let clock = clock.clone();
-                let counters = info.counters.clone();
-                let hook = cfg.thread_hook.clone();
-                let idle = cfg.idle_wait;
-                let drain = cfg.drain_timeout;
-                let free = free.clone();
-                tx_threads.push(spawn(format!("pisa-tx{devport}"), move || {
-                    if let Some(h) = hook {
-                        h(ThreadRole::Tx(devport));
-                    }
-                    tx_loop(&port, &erx, &*clock, &counters, batch, idle, drain, &free);
-                })?);
-            }
-        }
-        drop(ing_tx);
-        let pipeline = {
-            let shared = shared.clone();
-            let hook = cfg.thread_hook.clone();
-            spawn("pisa-pipeline".to_string(), move || {
-                if let Some(h) = hook {
-                    h(ThreadRole::Pipeline);
-                }
-                pipeline_loop(pipeline, &ing_rx, &ctl_rx, egress, &shared)
-            })?
-            .1
-        };
-        Ok(Runtime {
-            handle: RuntimeHandle {
-                shared,
-                control: ctl_tx.clone(),
-            },
-            stop_rx,
-            rx_threads,
-            tx_threads,
-            pipeline: Some(pipeline),
-            control_keep: Some(ctl_tx),
-        })
+        let inner = pipes::start_threads(vec![(None, Single(pipeline))], ports, clock, cfg)?;
+        Ok(Runtime { inner })
     }
 
     /// A handle for statistics and control from other threads.
     pub fn handle(&self) -> RuntimeHandle<P> {
-        self.handle.clone()
+        RuntimeHandle {
+            inner: self.inner.handle(),
+        }
     }
 
     /// Stops receiving, drains the channels and link models, joins every thread and returns
     /// the pipeline and the final statistics.
-    pub fn stop(mut self) -> Result<(P, RuntimeStats), RuntimeError> {
-        self.stop_rx.store(true, Ordering::Release);
-        let mut first_err = None;
-        for (name, h) in self.rx_threads.drain(..) {
-            if h.join().is_err() {
-                first_err.get_or_insert(RuntimeError::Panicked(name));
-            }
-        }
-        // Every ingress sender is gone now; the pipeline thread drains and exits once no
-        // control sender is left either (handles may still exist: it also exits when the
-        // ingress channel is empty and closed).
-        self.control_keep = None;
-        let p = match self.pipeline.take().map(JoinHandle::join) {
-            Some(Ok(p)) => Some(p),
-            _ => {
-                first_err.get_or_insert(RuntimeError::Panicked("pisa-pipeline".into()));
-                None
-            }
-        };
-        for (name, h) in self.tx_threads.drain(..) {
-            if h.join().is_err() {
-                first_err.get_or_insert(RuntimeError::Panicked(name));
-            }
-        }
-        let stats = self.handle.stats();
-        match (p, first_err) {
-            (Some(p), None) => Ok((p, stats)),
-            (_, Some(e)) => Err(e),
-            (None, None) => Err(RuntimeError::Stopped),
-        }
-    }
-}
-
-impl<P: Pipeline> Drop for Runtime<P> {
-    fn drop(&mut self) {
-        // Dropped without `stop`: still end the threads.
-        self.stop_rx.store(true, Ordering::Release);
-        self.control_keep = None;
-        for (_, h) in self.rx_threads.drain(..) {
-            let _ = h.join();
-        }
-        if let Some(h) = self.pipeline.take() {
-            let _ = h.join();
-        }
-        for (_, h) in self.tx_threads.drain(..) {
-            let _ = h.join();
+    pub fn stop(self) -> Result<(P, RuntimeStats), RuntimeError> {
+        let (stages, stats) = self.inner.stop()?;
+        match stages.into_iter().next() {
+            Some((_, Single(p))) => Ok((p, stats)),
+            None => Err(RuntimeError::Stopped),
         }
     }
 }
@@ -670,90 +499,6 @@ fn tx_loop(
     }
 }
 
-fn pipeline_loop<P: Pipeline>(
-    mut pipeline: P,
-    ing: &Receiver<RxBatch>,
-    ctl: &Receiver<Control<P>>,
-    egress: Vec<Option<Sender<Vec<Vec<u8>>>>>,
-    shared: &Shared,
-) -> P {
-    let counters_of = |devport: u16| {
-        shared
-            .ports
-            .iter()
-            .find(|p| p.devport == devport)
-            .map(|p| p.counters.clone())
-    };
-    let out_counters: Vec<Option<Arc<PortRuntimeCounters>>> =
-        (0..NUM_DEVPORTS as u16).map(counters_of).collect();
-    // Frames leaving per egress port, gathered over one receive batch.
-    let mut pending: Vec<Vec<Vec<u8>>> = vec![Vec::new(); NUM_DEVPORTS];
-    let mut touched: Vec<u16> = Vec::new();
-    let mut ctl_open = true;
-    loop {
-        let batch = if ctl_open {
-            select! {
-                recv(ing) -> b => match b {
-                    Ok(b) => b,
-                    Err(_) => break,
-                },
-                recv(ctl) -> c => {
-                    match c {
-                        Ok(job) => job(&mut pipeline),
-                        Err(_) => ctl_open = false,
-                    }
-                    continue;
-                }
-            }
-        } else {
-            match ing.recv() {
-                Ok(b) => b,
-                Err(_) => break,
-            }
-        };
-        for f in &batch.frames {
-            pipeline.process(batch.port, &f.data, f.ts, &mut |port, bytes| {
-                if let Some(q) = pending.get_mut(port as usize) {
-                    if q.is_empty() {
-                        touched.push(port);
-                    }
-                    q.push(bytes);
-                }
-            });
-        }
-        shared
-            .global
-            .processed
-            .fetch_add(batch.frames.len() as u64, Ordering::Relaxed);
-        for f in batch.frames {
-            pipeline.recycle(f.data);
-        }
-        for port in touched.drain(..) {
-            let frames = std::mem::take(&mut pending[port as usize]);
-            let n = frames.len() as u64;
-            match &egress[port as usize] {
-                Some(s) => match s.try_send(frames) {
-                    Ok(()) => {}
-                    Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                        if let Some(c) = &out_counters[port as usize] {
-                            c.egress_full.fetch_add(n, Ordering::Relaxed);
-                        }
-                    }
-                },
-                None => {
-                    shared.global.no_port.fetch_add(n, Ordering::Relaxed);
-                }
-            }
-        }
-        // Control requests also get a turn while traffic is heavy.
-        while let Ok(job) = ctl.try_recv() {
-            job(&mut pipeline);
-        }
-    }
-    // Late control requests are refused by dropping them (their callers see `Stopped`).
-    pipeline
-}
-
 #[cfg(test)]
 mod tests;
 
@@ -788,3 +533,6 @@ pub struct OpenError {
     #[source]
     pub source: PortError,
 }
+
+#[cfg(test)]
+mod pipe_tests;

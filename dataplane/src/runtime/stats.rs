@@ -1,6 +1,8 @@
 //! Counters the running switch keeps besides the ports' own: frames dropped between threads
 //! (a full bounded channel, an egress port nobody attached), receive batch sizes, and the
-//! snapshot types ([`RuntimeStats`], [`PortReport`]) that reports and metrics are built from.
+//! per pipeline thread frames, batches and copies crossing between pipe threads, and the
+//! snapshot types ([`RuntimeStats`], [`PortReport`], [`PipeThreadStats`]) that reports and
+//! metrics are built from.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -109,8 +111,58 @@ pub struct RuntimeStats {
     pub ports: Vec<PortReport>,
     /// Frames the pipeline sent to a device port with no port attached.
     pub no_port: u64,
-    /// Frames the pipeline thread processed.
+    /// Frames the pipeline thread(s) processed.
     pub processed: u64,
+    /// Per pipeline thread, in thread order.
+    pub threads: Vec<PipeThreadStats>,
+}
+
+impl RuntimeStats {
+    /// Copies dropped because another pipe thread's channel was full, over all threads.
+    pub fn cross_full(&self) -> u64 {
+        self.threads.iter().map(|t| t.cross_full).sum()
+    }
+}
+
+/// Live counters of one pipeline thread (it alone adds to them; others read).
+#[derive(Debug, Default)]
+pub(crate) struct PipeThreadCounters {
+    pub(crate) batches: AtomicU64,
+    pub(crate) frames: AtomicU64,
+    pub(crate) copies_in: AtomicU64,
+    pub(crate) copies_out: AtomicU64,
+    pub(crate) cross_full: AtomicU64,
+}
+
+impl PipeThreadCounters {
+    pub(crate) fn snapshot(&self, pipe: Option<u16>) -> PipeThreadStats {
+        let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        PipeThreadStats {
+            pipe,
+            batches: ld(&self.batches),
+            frames: ld(&self.frames),
+            copies_in: ld(&self.copies_in),
+            copies_out: ld(&self.copies_out),
+            cross_full: ld(&self.cross_full),
+        }
+    }
+}
+
+/// What one pipeline thread did.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct PipeThreadStats {
+    /// The pipe it runs; `None` for the single whole-switch thread.
+    pub pipe: Option<u16>,
+    /// Receive batches it ran through ingress.
+    pub batches: u64,
+    /// Frames it ran through ingress.
+    pub frames: u64,
+    /// Copies other pipe threads sent it (egressed here).
+    pub copies_in: u64,
+    /// Copies it sent to other pipe threads.
+    pub copies_out: u64,
+    /// Copies for another pipe dropped because that thread's channel was full.
+    pub cross_full: u64,
 }
 
 /// Switch-wide runtime counters.

@@ -6,9 +6,16 @@
 //! its egress port and runs the egress of that port's pipe; the egress deparser's output leaves
 //! on the port or, for loopback ports, recirculates into ingress. Every drop is recorded with its
 //! reason. Everything is deterministic: same inputs, tables and seed → same outputs.
+//!
+//! [`Switch::process`] runs the whole way in one call. [`split`] cuts the same way in two at the
+//! traffic manager's enqueue, for a runtime with one thread per pipe: ingress (with resubmit,
+//! mirroring and PRE replication) hands out [`TmCopy`]s tagged with their egress port, and the
+//! thread of that port's pipe runs queueing and egress. Both use the same ingress, TM and
+//! egress code below; the only branch is where a copy is enqueued (`enqueue` in [`tm_path`]).
 
 mod config;
 mod drops;
+mod split;
 mod tm_path;
 
 use std::collections::VecDeque;
@@ -16,6 +23,7 @@ use std::sync::Arc;
 
 pub use config::{PortConfig, SwitchConfig, SwitchError, DEFAULT_QUEUE};
 pub use drops::{DropReason, DropRecord, SwitchStats};
+pub use split::TmCopy;
 
 use crate::exec::{Engines, GressWork};
 use crate::ir::{Gress, Program, Value};
@@ -124,6 +132,10 @@ pub struct Switch {
     pub(crate) digests: VecDeque<DigestMessage>,
     /// Time of the latest frame processed (the control plane's notion of "now" for meters).
     pub(crate) last_ts: u64,
+    /// Split mode ([`split`]): copies the TM queued are collected in `tm_out` instead of
+    /// running egress right away.
+    pub(crate) split: bool,
+    pub(crate) tm_out: Vec<TmCopy>,
 }
 
 impl std::fmt::Debug for Switch {
@@ -195,6 +207,8 @@ impl Switch {
             drops: VecDeque::with_capacity(1024),
             digests: VecDeque::with_capacity(64),
             last_ts: 0,
+            split: false,
+            tm_out: Vec::with_capacity(64),
         })
     }
 
@@ -281,6 +295,17 @@ impl Switch {
             out,
             tr,
         );
+        self.drain_pending(sh, out, tr);
+    }
+
+    /// Runs the deferred passes (recirculations, egress mirror copies) until none is left. In
+    /// split mode an egress copy is handed out as a [`TmCopy`] instead.
+    pub(crate) fn drain_pending<T: Tracer>(
+        &mut self,
+        sh: &Shared<'_>,
+        out: &mut impl FnMut(OutFrame),
+        tr: &mut T,
+    ) {
         while let Some(p) = self.pending.pop_front() {
             match p {
                 Pending::Ingress {
@@ -298,8 +323,17 @@ impl Switch {
                     passes,
                     now,
                 } => {
-                    self.egress(sh, &copy, &buf, passes, now, out, tr);
-                    self.give(buf);
+                    if self.split {
+                        self.tm_out.push(TmCopy {
+                            copy,
+                            buf,
+                            passes,
+                            now,
+                        });
+                    } else {
+                        self.egress(sh, &copy, &buf, passes, now, out, tr);
+                        self.give(buf);
+                    }
                 }
             }
         }

@@ -361,7 +361,8 @@ impl Switch {
         }
     }
 
-    /// Queue admission, then egress (or straight out with `bypass_egress`).
+    /// Queue admission, then egress (or straight out with `bypass_egress`); in split mode the
+    /// copy is handed out for the thread of its port's pipe instead.
     #[allow(clippy::too_many_arguments)]
     fn enqueue<T: Tracer>(
         &mut self,
@@ -373,6 +374,18 @@ impl Switch {
         out: &mut impl FnMut(OutFrame),
         tr: &mut T,
     ) {
+        if self.split {
+            // Split mode: the copy goes to the thread of its port's pipe ([`super::split`]).
+            let mut buf = self.take_buf();
+            buf.extend_from_slice(pkt);
+            self.tm_out.push(super::TmCopy {
+                copy: *copy,
+                buf,
+                passes,
+                now,
+            });
+            return;
+        }
         self.egress(sh, copy, pkt, passes, now, out, tr)
     }
 
