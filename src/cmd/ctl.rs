@@ -6,7 +6,7 @@
 //!
 //! | op | fields | answer (besides `"ok": true`) |
 //! |---|---|---|
-//! | `stats` | | `ports`: per port `port`, `name`, `rx`, `rx_bytes`, `tx`, `tx_bytes`, `drops`, `faults`; `processed`, `no_port`, `switch_drops` (by reason) |
+//! | `stats` | | `ports`: per port `port`, `name`, `rx`, `rx_bytes`, `tx`, `tx_bytes`, `drops`, `faults`; `processed`, `no_port`, `switch_drops` (by reason), `threads`: per pipeline thread `pipe` (null: the single thread), `frames`, `batches`, `copies_in`, `copies_out`, `cross_full` |
 //! | `counter_read` | `name`, `index`, `pipe`? | `cells`: `[{pipe, packets, bytes}]` |
 //! | `register_read` | `name`, `index`, `pipe`? | `cells`: `[{pipe, lo, hi}]` (values as decimal strings) |
 //! | `table_add` | `table`, `key` {field: value}, `priority`?, `action`, `params` {name: value}? | |
@@ -19,6 +19,10 @@
 //! MAC and IP addresses, `value/prefix`, `value &&& mask`, `lo..hi`; JSON numbers are accepted
 //! too. A bad request gets `{"ok": false, "error": "..."}` naming what is wrong, and the
 //! connection stays open.
+//!
+//! With one thread per pipe (`pisa run --pipe-threads`, see [`super::live`]) writes go to every
+//! pipe thread's switch instance and reads collect each pipe's cells from the thread that owns
+//! the pipe, so answers look the same in both modes.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -37,7 +41,7 @@ use pipeline::api::PipeSel;
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use super::live::{Handle, SwitchPipeline};
+use super::live::{merge_cells, Handle, Part};
 
 /// How long one request may wait for the pipeline thread.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -133,8 +137,6 @@ pub fn handle_line(h: &Handle, line: &str) -> Json {
 }
 
 fn handle(h: &Handle, req: Request) -> Result<Json, String> {
-    type Job = Box<dyn FnOnce(&mut SwitchPipeline) -> Result<Json, String> + Send>;
-    let call = |f: Job| h.call(CALL_TIMEOUT, f).map_err(|e| e.to_string())?;
     match req {
         Request::Stats {} => {
             let st = h.stats();
@@ -153,40 +155,60 @@ fn handle(h: &Handle, req: Request) -> Result<Json, String> {
                     })
                 })
                 .collect();
-            let drops = call(Box::new(|p| {
-                let st = p.sw.stats();
-                let m: serde_json::Map<String, Json> = pipeline::switch::DropReason::ALL
-                    .iter()
-                    .filter(|r| st.dropped(**r) > 0)
-                    .map(|r| (r.name().to_string(), json!(st.dropped(*r))))
-                    .collect();
-                Ok(Json::Object(m))
-            }))?;
+            let threads: Vec<Json> = st
+                .threads
+                .iter()
+                .map(|t| {
+                    json!({
+                        "pipe": t.pipe, "frames": t.frames, "batches": t.batches,
+                        "copies_in": t.copies_in, "copies_out": t.copies_out,
+                        "cross_full": t.cross_full,
+                    })
+                })
+                .collect();
+            let parts = h
+                .each(CALL_TIMEOUT, |sw, _| sw.stats().drops)
+                .map_err(|e| e.to_string())?;
+            let mut sum = [0u64; pipeline::switch::DropReason::COUNT];
+            for d in parts {
+                for (s, n) in sum.iter_mut().zip(d) {
+                    *s += n;
+                }
+            }
+            let drops: serde_json::Map<String, Json> = pipeline::switch::DropReason::ALL
+                .iter()
+                .filter(|r| sum[**r as usize] > 0)
+                .map(|r| (r.name().to_string(), json!(sum[*r as usize])))
+                .collect();
             Ok(json!({
                 "ports": ports, "processed": st.processed, "no_port": st.no_port,
-                "switch_drops": drops,
+                "switch_drops": drops, "threads": threads,
             }))
         }
-        Request::CounterRead { name, index, pipe } => call(Box::new(move |p| {
-            let cells =
-                p.sw.counter_read(pipes(pipe), &name, index)
-                    .map_err(|e| format!("counter `{name}`[{index}]: {e}"))?;
-            let cells: Vec<Json> = cells
+        Request::CounterRead { name, index, pipe } => {
+            let parts = h
+                .each(CALL_TIMEOUT, move |sw, owns| {
+                    Part { sw, owns }.counter_read(pipes(pipe), &name, index)
+                })
+                .map_err(|e| e.to_string())?;
+            let cells: Vec<Json> = merge_cells(parts, |c| c.pipe)?
                 .iter()
                 .map(|c| json!({"pipe": c.pipe, "packets": c.packets, "bytes": c.bytes}))
                 .collect();
             Ok(json!({ "cells": cells }))
-        })),
-        Request::RegisterRead { name, index, pipe } => call(Box::new(move |p| {
-            let cells =
-                p.sw.register_read(pipes(pipe), &name, index)
-                    .map_err(|e| format!("register `{name}`[{index}]: {e}"))?;
-            let cells: Vec<Json> = cells
+        }
+        Request::RegisterRead { name, index, pipe } => {
+            let parts = h
+                .each(CALL_TIMEOUT, move |sw, owns| {
+                    Part { sw, owns }.register_read(pipes(pipe), &name, index)
+                })
+                .map_err(|e| e.to_string())?;
+            let cells: Vec<Json> = merge_cells(parts, |c| c.pipe)?
                 .iter()
                 .map(|c| json!({"pipe": c.pipe, "lo": c.lo.to_string(), "hi": c.hi.to_string()}))
                 .collect();
             Ok(json!({ "cells": cells }))
-        })),
+        }
         Request::TableAdd {
             table,
             key,
@@ -208,11 +230,11 @@ fn handle(h: &Handle, req: Request) -> Result<Json, String> {
                 }],
                 ..TablesFile::default()
             };
-            call(Box::new(move |p| {
-                control::tables_file::apply(&mut p.sw, &file)
+            h.write(CALL_TIMEOUT, move |sw| {
+                control::tables_file::apply(sw, &file)
                     .map(|_| json!({}))
                     .map_err(|e| e.to_string())
-            }))
+            })
         }
         Request::TableDelete {
             table,
@@ -220,8 +242,8 @@ fn handle(h: &Handle, req: Request) -> Result<Json, String> {
             priority,
         } => {
             let key = texts(&key)?;
-            call(Box::new(move |p| {
-                let prog = p.sw.program().clone();
+            h.write(CALL_TIMEOUT, move |sw| {
+                let prog = sw.program().clone();
                 let r = control::resolve::find_table(&prog, &table).map_err(|e| e.to_string())?;
                 let t = control::resolve::table(&prog, r)
                     .ok_or_else(|| format!("table `{table}` not found"))?;
@@ -238,10 +260,10 @@ fn handle(h: &Handle, req: Request) -> Result<Json, String> {
                     .map(|k| k.name.as_str())
                     .zip(km.iter().copied())
                     .collect();
-                p.sw.table_delete(PipeSel::All, &t.name, &keys, priority)
+                sw.table_delete(PipeSel::All, &t.name, &keys, priority)
                     .map(|_| json!({}))
                     .map_err(|e| e.to_string())
-            }))
+            })
         }
         Request::LinkGet { port } => {
             let l = h.link(port).map_err(|e| e.to_string())?;
@@ -537,6 +559,7 @@ mod tests {
     use dataplane::{Clock, LinkConfig, VirtualClock};
 
     use super::*;
+    use crate::cmd::live::SwitchPipeline;
     use crate::cmd::{CompileArgs, TargetArg};
 
     /// l2l3.p4 with the lab's tables on two in-memory ports.
@@ -579,7 +602,7 @@ mod tests {
     #[test]
     fn requests_work_and_bad_ones_name_the_culprit() {
         let rt = runtime();
-        let h = rt.handle();
+        let h = Handle::Single(rt.handle());
         let ok = |line: &str| {
             let r = handle_line(&h, line);
             assert_eq!(r["ok"], true, "{line} -> {r}");
@@ -591,12 +614,11 @@ mod tests {
             r#"{"op":"table_add","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:09:09"},"action":"set_port","params":{"port":1}}"#,
         );
         let n = h
-            .call(CALL_TIMEOUT, |p: &mut SwitchPipeline| {
-                p.sw.table_len(PipeSel::All, "SwitchIngress.mac_dst")
+            .each(CALL_TIMEOUT, |sw, _| {
+                sw.table_len(PipeSel::All, "SwitchIngress.mac_dst")
             })
-            .unwrap()
             .unwrap();
-        assert_eq!(n, 5);
+        assert_eq!(n, vec![Ok(5)]);
         ok(
             r#"{"op":"table_delete","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:09:09"}}"#,
         );

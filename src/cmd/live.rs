@@ -8,6 +8,25 @@
 //! [`dataplane::LinkConfig`]'s `FromStr`, e.g. `rate=10G,delay=5us,loss=0.01`); `pisa ctl`
 //! changes them later. `--metrics ADDR` serves Prometheus text; `--ctl PATH` opens the control
 //! socket ([`super::ctl`]).
+//!
+//! Pipes and threads. `--pipes N` is the switch's hardware pipe count (1..=4; default the
+//! program's own, 4 for a TNA `Switch(pipe)` like l2l3.p4): it decides which device ports
+//! exist, not how many threads run. Threads follow the ports (`--pipe-threads`):
+//! - `auto` (default): one thread per pipe that has a `--port` when the ports span two or more
+//!   pipes ([`dataplane::runtime::PipeRuntime`] with [`PipeSwitch`]), else one pipeline thread
+//!   for the whole switch ([`dataplane::runtime::Runtime`] with [`SwitchPipeline`]);
+//! - `one` (or `1`): always one pipeline thread;
+//! - `per-pipe`: always one thread per pipe that has ports (also when that is one pipe).
+//!
+//! In per-pipe mode every pipe thread holds its own `Switch`, built identically (same program,
+//! tables, seed), and runs only its own pipe in it: the ingress of its ports and the queues and
+//! egress of its ports ([`pipeline::switch::TmCopy`]s for another pipe's ports cross to that
+//! pipe's thread). So pipe `j`'s registers, counters, meters, table hit counters and queues live
+//! in thread `j`'s instance. Control writes (`pisa ctl table-add`, the table file) go to every
+//! instance — TNA tables without pipe scope hold the same entries in every pipe — and reads are
+//! answered per pipe by the instance that owns the pipe ([`Handle::each`], [`Part`]); pipes
+//! without a thread are answered by the first thread (nothing changes their state). The cost is
+//! memory: N instances each hold every pipe's tables.
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -20,13 +39,14 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use clap::Args;
+use clap::ValueEnum;
 use dataplane::runtime::{
-    render_prometheus, MetricsServer, Pipeline, PortSetup, Runtime, RuntimeConfig, RuntimeHandle,
-    RuntimeStats, ThreadRole,
+    render_prometheus, MetricsServer, PipeHandle, PipeRuntime, PipeStage, Pipeline, PortSetup,
+    Runtime, RuntimeConfig, RuntimeError, RuntimeHandle, RuntimeStats, ThreadRole,
 };
-use dataplane::{open_port, Clock, LinkConfig, MemHub, Nanos, PortSpec, WallClock};
-use pipeline::api::PipeSel;
-use pipeline::switch::{InFrame, Switch, SwitchConfig};
+use dataplane::{open_port, Clock, LinkConfig, LinkControl, MemHub, Nanos, PortSpec, WallClock};
+use pipeline::api::{CounterValue, PipeSel, RegisterValue};
+use pipeline::switch::{InFrame, Switch, SwitchConfig, TmCopy};
 
 use super::{ctl, program, CompileArgs};
 
@@ -107,9 +127,15 @@ pub struct LiveArgs {
     /// e.g. `0=afpacket:veth0`; DEVPORT is a number or PIPE/PORT.
     #[arg(long = "port", value_name = "DEVPORT=SPEC")]
     pub ports: Vec<PortArg>,
-    /// Hardware pipes (1..=4); device port = pipe << 7 | port. Default: the program's.
+    /// Hardware pipes (1..=4); device port = pipe << 7 | port. Default: the program's. It
+    /// decides which device ports exist; the threads follow the ports (`--pipe-threads`).
     #[arg(long)]
     pub pipes: Option<u16>,
+    /// Pipeline threads: `auto` runs one thread per pipe that has ports when the ports span
+    /// two or more pipes, else one; `one` (or `1`) always one thread for the whole switch;
+    /// `per-pipe` always one thread per pipe that has ports.
+    #[arg(long, value_enum, default_value_t = PipeThreads::Auto)]
+    pub pipe_threads: PipeThreads,
     /// A port's link model and faults at start: DEVPORT=SETTINGS (repeatable), e.g.
     /// `1=rate=10G,delay=5us,loss=0.01`.
     #[arg(long = "link", value_name = "DEVPORT=SETTINGS")]
@@ -130,6 +156,33 @@ pub struct LiveArgs {
     /// default: `--no-huge -m 256` with a per-process file prefix. Needs the `dpdk` feature.
     #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
     pub dpdk_eal: Option<String>,
+}
+
+/// `--pipe-threads`.
+#[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PipeThreads {
+    /// Per pipe when the ports span two or more pipes, else one.
+    #[default]
+    Auto,
+    /// One pipeline thread for the whole switch.
+    #[value(alias = "1")]
+    One,
+    /// One thread per pipe that has ports.
+    PerPipe,
+}
+
+impl PipeThreads {
+    /// Whether to run one thread per pipe for ports on these device ports.
+    pub fn per_pipe(self, devports: &[u16]) -> bool {
+        let mut pipes: Vec<u16> = devports.iter().map(|d| d >> 7).collect();
+        pipes.sort_unstable();
+        pipes.dedup();
+        match self {
+            PipeThreads::Auto => pipes.len() > 1,
+            PipeThreads::One => false,
+            PipeThreads::PerPipe => true,
+        }
+    }
 }
 
 /// Hands `--dpdk-eal` to the DPDK backend before the first DPDK port opens.
@@ -164,8 +217,237 @@ impl Pipeline for SwitchPipeline {
     }
 }
 
-/// The handle `pisa ctl` requests go through.
-pub type Handle = RuntimeHandle<SwitchPipeline>;
+/// One pipe's switch instance as a pipe thread's stage (per-pipe mode): ingress up to the TM,
+/// then queue + egress of this pipe's ports.
+pub struct PipeSwitch {
+    /// The pipes this instance answers control reads for (bit `p` for pipe `p`).
+    pub owns: u8,
+    pub sw: Switch,
+}
+
+impl PipeStage for PipeSwitch {
+    type Copy = TmCopy;
+
+    fn copy_port(copy: &TmCopy) -> u16 {
+        copy.port()
+    }
+
+    fn ingress(
+        &mut self,
+        port: u16,
+        data: &[u8],
+        ts: Nanos,
+        out: &mut dyn FnMut(u16, Vec<u8>),
+        copies: &mut Vec<TmCopy>,
+    ) {
+        let frame = InFrame {
+            port,
+            bytes: data,
+            ts: ts.0,
+        };
+        self.sw
+            .ingress_to_tm(frame, &mut |o| out(o.port, o.bytes), copies);
+    }
+
+    fn egress(
+        &mut self,
+        copy: TmCopy,
+        out: &mut dyn FnMut(u16, Vec<u8>),
+        copies: &mut Vec<TmCopy>,
+    ) {
+        self.sw
+            .tm_to_egress(copy, &mut |o| out(o.port, o.bytes), copies);
+    }
+
+    fn discard(&mut self, copy: TmCopy) {
+        self.sw.discard_copy(copy);
+    }
+}
+
+/// Every pipe (a mask for [`Part::owns`]).
+pub const ALL_PIPES: u8 = 0xf;
+
+/// The handle `pisa ctl` requests and metrics go through, in either threading mode.
+#[derive(Clone)]
+pub enum Handle {
+    /// One pipeline thread owns the whole switch.
+    Single(RuntimeHandle<SwitchPipeline>),
+    /// One thread per pipe, each with its own instance.
+    Pipes(PipeHandle<PipeSwitch>),
+}
+
+impl Handle {
+    /// Port, thread and runtime counters.
+    pub fn stats(&self) -> RuntimeStats {
+        match self {
+            Handle::Single(h) => h.stats(),
+            Handle::Pipes(h) => h.stats(),
+        }
+    }
+
+    /// The device ports attached.
+    pub fn devports(&self) -> Vec<u16> {
+        match self {
+            Handle::Single(h) => h.devports(),
+            Handle::Pipes(h) => h.devports(),
+        }
+    }
+
+    /// The link control of a device port.
+    pub fn link(&self, devport: u16) -> Result<LinkControl, RuntimeError> {
+        match self {
+            Handle::Single(h) => h.link(devport),
+            Handle::Pipes(h) => h.link(devport),
+        }
+    }
+
+    /// Runs `f` on every switch instance (on its thread, between batches) with the pipes it
+    /// owns; results in thread order. A write must go through here so every instance gets it;
+    /// a read keeps, from each instance, only what its owned pipes say ([`Part`]).
+    pub fn each<R: Send + 'static>(
+        &self,
+        timeout: Duration,
+        f: impl Fn(&mut Switch, u8) -> R + Send + Sync + 'static,
+    ) -> Result<Vec<R>, RuntimeError> {
+        match self {
+            Handle::Single(h) => h.call(timeout, move |p: &mut SwitchPipeline| {
+                vec![f(&mut p.sw, ALL_PIPES)]
+            }),
+            Handle::Pipes(h) => Ok(h
+                .call_each(timeout, move |p: &mut PipeSwitch| f(&mut p.sw, p.owns))?
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect()),
+        }
+    }
+
+    /// Runs the write `f` on every instance; its answer, or the first error. Instances are
+    /// identical, so they accept or refuse a write alike.
+    pub fn write<R: Send + 'static>(
+        &self,
+        timeout: Duration,
+        f: impl Fn(&mut Switch) -> Result<R, String> + Send + Sync + 'static,
+    ) -> Result<R, String> {
+        let rs = self
+            .each(timeout, move |sw, _| f(sw))
+            .map_err(|e| e.to_string())?;
+        let mut first = None;
+        for r in rs {
+            match r {
+                Err(e) => return Err(e),
+                Ok(v) => {
+                    first.get_or_insert(v);
+                }
+            }
+        }
+        first.ok_or_else(|| RuntimeError::Stopped.to_string())
+    }
+}
+
+/// One switch instance and the pipes whose state it answers for: the whole switch in
+/// single-thread mode, one pipe (plus pipes without a thread) per pipe thread otherwise.
+#[derive(Clone, Copy)]
+pub struct Part<'a> {
+    pub sw: &'a Switch,
+    pub owns: u8,
+}
+
+impl Part<'_> {
+    /// Whether this part answers for `pipe`.
+    pub fn owns(&self, pipe: u16) -> bool {
+        pipe < 8 && self.owns & (1 << pipe) != 0
+    }
+
+    /// Counter cells of the pipes it owns (`sel` as in the API).
+    pub fn counter_read(
+        &self,
+        sel: PipeSel,
+        name: &str,
+        index: u32,
+    ) -> Result<Vec<CounterValue>, String> {
+        if let PipeSel::Pipe(p) = sel {
+            if !self.owns(p) {
+                return Ok(Vec::new());
+            }
+        }
+        let cells = self
+            .sw
+            .counter_read(sel, name, index)
+            .map_err(|e| format!("counter `{name}`[{index}]: {e}"))?;
+        Ok(cells.into_iter().filter(|c| self.owns(c.pipe)).collect())
+    }
+
+    /// Register cells of the pipes it owns.
+    pub fn register_read(
+        &self,
+        sel: PipeSel,
+        name: &str,
+        index: u32,
+    ) -> Result<Vec<RegisterValue>, String> {
+        if let PipeSel::Pipe(p) = sel {
+            if !self.owns(p) {
+                return Ok(Vec::new());
+            }
+        }
+        let cells = self
+            .sw
+            .register_read(sel, name, index)
+            .map_err(|e| format!("register `{name}`[{index}]: {e}"))?;
+        Ok(cells.into_iter().filter(|c| self.owns(c.pipe)).collect())
+    }
+
+    /// Hits and misses of a table on the pipes it owns (pipes not running the table's
+    /// pipeline count nothing).
+    pub fn table_hit_miss(&self, table: &str) -> Result<(u64, u64), String> {
+        if self.owns == ALL_PIPES {
+            return self
+                .sw
+                .table_hit_miss(PipeSel::All, table)
+                .map_err(|e| e.to_string());
+        }
+        // A bad name is an error; a pipe running another pipeline is not.
+        self.sw
+            .table_hit_miss(PipeSel::All, table)
+            .map_err(|e| e.to_string())?;
+        let mut sum = (0, 0);
+        for p in 0..self.sw.num_pipes() {
+            if self.owns(p) {
+                if let Ok((h, m)) = self.sw.table_hit_miss(PipeSel::Pipe(p), table) {
+                    sum.0 += h;
+                    sum.1 += m;
+                }
+            }
+        }
+        Ok(sum)
+    }
+}
+
+/// Counter cells merged over parts, by pipe.
+pub fn merge_cells<T>(
+    parts: Vec<Result<Vec<T>, String>>,
+    pipe: impl Fn(&T) -> u16,
+) -> Result<Vec<T>, String> {
+    let mut all = Vec::new();
+    for p in parts {
+        all.extend(p?);
+    }
+    all.sort_by_key(|c| pipe(c));
+    Ok(all)
+}
+
+/// The pipes each pipe thread owns: its own, and the first thread also every pipe without a
+/// thread (their state only changes by control writes, which every instance gets).
+pub fn ownership(thread_pipes: &[u16]) -> Vec<(u16, u8)> {
+    let with_thread: u8 = thread_pipes.iter().fold(0, |m, p| m | 1 << p);
+    thread_pipes
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| {
+            let extra = if i == 0 { ALL_PIPES & !with_thread } else { 0 };
+            (p, 1 << p | extra)
+        })
+        .collect()
+}
 
 pub(crate) fn build_switch(
     program_path: &Path,
@@ -174,6 +456,20 @@ pub(crate) fn build_switch(
     pipes: Option<u16>,
     ports: &[PortArg],
 ) -> anyhow::Result<Switch> {
+    let mut v = build_switches(program_path, tables, compile, pipes, ports, 1)?;
+    v.pop().ok_or_else(|| anyhow!("no switch was built"))
+}
+
+/// `count` identical switches (one per pipe thread): the program compiled and the table file
+/// read once, then applied to each.
+pub(crate) fn build_switches(
+    program_path: &Path,
+    tables: Option<&Path>,
+    compile: &CompileArgs,
+    pipes: Option<u16>,
+    ports: &[PortArg],
+    count: usize,
+) -> anyhow::Result<Vec<Switch>> {
     let compiled = program::compile(program_path, compile)?;
     let prog = Arc::new(compiled.program.clone());
     let cfg = SwitchConfig {
@@ -195,30 +491,64 @@ pub(crate) fn build_switch(
             ));
         }
     }
-    let mut sw = Switch::new(prog, cfg).context("cannot build the switch")?;
-    if let Some(t) = tables {
-        let file = control::tables_file::load(t)
-            .with_context(|| format!("cannot read table file `{}`", t.display()))?;
-        control::tables_file::apply(&mut sw, &file)
-            .with_context(|| format!("cannot apply table file `{}`", t.display()))?;
+    let file = match tables {
+        Some(t) => Some(
+            control::tables_file::load(t)
+                .with_context(|| format!("cannot read table file `{}`", t.display()))?,
+        ),
+        None => None,
+    };
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count.max(1) {
+        let mut sw = Switch::new(prog.clone(), cfg.clone()).context("cannot build the switch")?;
+        if let (Some(t), Some(file)) = (tables, &file) {
+            control::tables_file::apply(&mut sw, file)
+                .with_context(|| format!("cannot apply table file `{}`", t.display()))?;
+        }
+        out.push(sw);
     }
-    Ok(sw)
+    Ok(out)
 }
 
 pub(crate) fn thread_hook(enabled: bool) -> Option<dataplane::runtime::ThreadHook> {
+    thread_hook_for(enabled, &[])
+}
+
+/// Pins threads: the pipeline thread (single mode) or each pipe thread (`pipe_threads`, in
+/// order) gets a core of its own from the last cores when there are enough, the I/O threads
+/// share the others; with fewer cores than pipe threads, pipe threads spread over all cores
+/// and I/O threads share them too.
+pub(crate) fn thread_hook_for(
+    enabled: bool,
+    pipe_threads: &[u16],
+) -> Option<dataplane::runtime::ThreadHook> {
     if !enabled {
         return None;
     }
     let cores = core_affinity::get_core_ids().unwrap_or_default();
-    if cores.len() < 2 {
+    let n = cores.len();
+    if n < 2 {
         return None;
     }
-    // The pipeline gets the last core to itself; I/O threads share the others.
-    let pipeline_core = cores[cores.len() - 1];
-    let io: Vec<_> = cores[..cores.len() - 1].to_vec();
+    let k = pipe_threads.len().max(1);
+    let pipeline_core = cores[n - 1];
+    let pipe_cores: Vec<(u16, core_affinity::CoreId)> = pipe_threads
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| (p, cores[n - 1 - (i % n)]))
+        .collect();
+    let io: Vec<_> = if n > k {
+        cores[..n - k].to_vec()
+    } else {
+        cores.clone()
+    };
     Some(Arc::new(move |role: ThreadRole| {
         let core = match role {
             ThreadRole::Pipeline => pipeline_core,
+            ThreadRole::Pipe(p) => pipe_cores
+                .iter()
+                .find(|(q, _)| *q == p)
+                .map_or(pipeline_core, |(_, c)| *c),
             ThreadRole::Rx(p) | ThreadRole::Tx(p) => io[p as usize % io.len()],
         };
         if !core_affinity::set_for_current(core) {
@@ -227,28 +557,40 @@ pub(crate) fn thread_hook(enabled: bool) -> Option<dataplane::runtime::ThreadHoo
     }))
 }
 
-/// Prometheus text: the runtime's port metrics plus the switch's drops and queues.
+/// Prometheus text: the runtime's port and thread metrics plus the switch's drops and queues
+/// (drops summed over pipe threads, each queue from the thread of its port's pipe).
 fn render_metrics(h: &Handle) -> String {
     let mut s = render_prometheus(&h.stats());
     let ports = h.devports();
-    let sw = h.call(Duration::from_secs(2), move |p: &mut SwitchPipeline| {
-        let st = p.sw.stats();
-        let drops: Vec<(&'static str, u64)> = pipeline::switch::DropReason::ALL
+    let sw = h.each(Duration::from_secs(2), move |sw, owns| {
+        let st = sw.stats();
+        let drops: Vec<u64> = pipeline::switch::DropReason::ALL
             .iter()
-            .map(|r| (r.name(), st.dropped(*r)))
+            .map(|r| st.dropped(*r))
             .collect();
+        let part = Part { sw, owns };
         let queues: Vec<_> = ports
             .iter()
-            .filter_map(|&d| p.sw.port_queue_stats(d).ok().map(|q| (d, q)))
+            .filter(|&&d| part.owns(d >> 7))
+            .filter_map(|&d| sw.port_queue_stats(d).ok().map(|q| (d, q)))
             .collect();
         (drops, queues)
     });
-    if let Ok((drops, queues)) = sw {
+    if let Ok(parts) = sw {
+        let mut drops = vec![0u64; pipeline::switch::DropReason::COUNT];
+        let mut queues = Vec::new();
+        for (d, q) in parts {
+            for (sum, n) in drops.iter_mut().zip(d) {
+                *sum += n;
+            }
+            queues.extend(q);
+        }
+        queues.sort_by_key(|(d, _)| *d);
         let _ = writeln!(
             s,
             "# HELP pisa_switch_drops_total Packets the switch dropped, by reason.\n# TYPE pisa_switch_drops_total counter"
         );
-        for (r, n) in drops {
+        for (r, n) in pipeline::switch::DropReason::ALL.iter().zip(drops) {
             let _ = writeln!(s, "pisa_switch_drops_total{{reason=\"{r}\"}} {n}");
         }
         type Get = fn(&pipeline::tm::queue::QueueStats) -> u64;
@@ -312,7 +654,22 @@ pub fn run(
             ));
         }
     }
-    let sw = build_switch(program_path, tables, compile, args.pipes, &args.ports)?;
+    let per_pipe = args.pipe_threads.per_pipe(&devports);
+    let thread_pipes: Vec<u16> = {
+        let mut v: Vec<u16> = devports.iter().map(|d| d >> 7).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let count = if per_pipe { thread_pipes.len() } else { 1 };
+    let switches = build_switches(
+        program_path,
+        tables,
+        compile,
+        args.pipes,
+        &args.ports,
+        count,
+    )?;
 
     // Signals first, so a Ctrl-C while opening ports still shuts down cleanly.
     let term = Arc::new(AtomicBool::new(false));
@@ -344,10 +701,14 @@ pub fn run(
     let clock: Arc<dyn Clock> = Arc::new(WallClock::new());
     let cfg = RuntimeConfig {
         batch: args.batch.max(1),
-        thread_hook: thread_hook(!args.no_pin),
+        thread_hook: if per_pipe {
+            thread_hook_for(!args.no_pin, &thread_pipes)
+        } else {
+            thread_hook(!args.no_pin)
+        },
         ..RuntimeConfig::default()
     };
-    let rt = Runtime::start(SwitchPipeline { sw }, setups, clock, cfg)?;
+    let rt = LiveRuntime::start(switches, per_pipe, &thread_pipes, setups, clock, cfg)?;
     let handle = rt.handle();
 
     let metrics = match args.metrics {
@@ -365,8 +726,20 @@ pub fn run(
         None => None,
     };
     eprintln!(
-        "pisa: forwarding on {} port(s): {}; SIGINT or SIGTERM stops",
+        "pisa: forwarding on {} port(s) with {}: {}; SIGINT or SIGTERM stops",
         args.ports.len(),
+        if per_pipe {
+            format!(
+                "one thread per pipe ({})",
+                thread_pipes
+                    .iter()
+                    .map(|p| format!("pipe {p}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            "one pipeline thread".to_string()
+        },
         args.ports
             .iter()
             .map(|p| format!("{}={}", p.devport, p.spec))
@@ -381,13 +754,84 @@ pub fn run(
     eprintln!("pisa: stopping; draining queues");
     drop(ctl_server);
     drop(metrics);
-    let (p, stats) = rt.stop()?;
-    print!("{}", report(&p.sw, &stats));
+    let (parts, stats) = rt.stop()?;
+    let parts: Vec<Part> = parts
+        .iter()
+        .map(|(sw, owns)| Part { sw, owns: *owns })
+        .collect();
+    print!("{}", report(&parts, &stats));
     Ok(ExitCode::SUCCESS)
 }
 
-/// The end-of-run report: per port, switch drops, queues and tables.
-pub fn report(sw: &Switch, st: &RuntimeStats) -> String {
+/// The runtime in either threading mode.
+pub enum LiveRuntime {
+    Single(Runtime<SwitchPipeline>),
+    Pipes(PipeRuntime<PipeSwitch>),
+}
+
+impl LiveRuntime {
+    /// Starts one pipeline thread on `switches[0]`, or (`per_pipe`) one thread per pipe in
+    /// `thread_pipes` on `switches[i]` each.
+    pub fn start(
+        switches: Vec<Switch>,
+        per_pipe: bool,
+        thread_pipes: &[u16],
+        ports: Vec<PortSetup>,
+        clock: Arc<dyn Clock>,
+        cfg: RuntimeConfig,
+    ) -> anyhow::Result<LiveRuntime> {
+        let mut switches = switches.into_iter();
+        if !per_pipe {
+            let sw = switches
+                .next()
+                .ok_or_else(|| anyhow!("no switch was built"))?;
+            return Ok(LiveRuntime::Single(Runtime::start(
+                SwitchPipeline { sw },
+                ports,
+                clock,
+                cfg,
+            )?));
+        }
+        let mut stages: Vec<(u16, PipeSwitch)> = Vec::new();
+        for (pipe, owns) in ownership(thread_pipes) {
+            let sw = switches
+                .next()
+                .ok_or_else(|| anyhow!("no switch was built for pipe {pipe}"))?;
+            stages.push((pipe, PipeSwitch { owns, sw }));
+        }
+        let rt = PipeRuntime::start_stages(stages, ports, clock, cfg)?;
+        Ok(LiveRuntime::Pipes(rt))
+    }
+
+    /// The handle for control and metrics.
+    pub fn handle(&self) -> Handle {
+        match self {
+            LiveRuntime::Single(rt) => Handle::Single(rt.handle()),
+            LiveRuntime::Pipes(rt) => Handle::Pipes(rt.handle()),
+        }
+    }
+
+    /// Stops, drains, and returns every switch instance with the pipes it owns.
+    pub fn stop(self) -> anyhow::Result<(Vec<(Switch, u8)>, RuntimeStats)> {
+        match self {
+            LiveRuntime::Single(rt) => {
+                let (p, st) = rt.stop()?;
+                Ok((vec![(p.sw, ALL_PIPES)], st))
+            }
+            LiveRuntime::Pipes(rt) => {
+                let (stages, st) = rt.stop()?;
+                Ok((
+                    stages.into_iter().map(|(_, s)| (s.sw, s.owns)).collect(),
+                    st,
+                ))
+            }
+        }
+    }
+}
+
+/// The end-of-run report: per port, per pipeline thread, switch drops, queues, tables and
+/// counters, over every part (switch instance) with each pipe's state from its owner.
+pub fn report(parts: &[Part], st: &RuntimeStats) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "ports:");
     let _ = writeln!(
@@ -435,17 +879,35 @@ pub fn report(sw: &Switch, st: &RuntimeStats) -> String {
         "pipeline: {} frame(s) processed, {} sent to device ports with nothing attached",
         st.processed, st.no_port
     );
-    let ss = sw.stats();
-    let _ = writeln!(s, "switch drops: {}", ss.total_drops());
+    for t in &st.threads {
+        let who = match t.pipe {
+            Some(p) => format!("pipe {p} thread"),
+            None => "pipeline thread".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "  {who}: {} frame(s) in {} batch(es), copies from other pipes {}, to other pipes {}, \
+             dropped for a full cross-pipe channel {}",
+            t.frames, t.batches, t.copies_in, t.copies_out, t.cross_full
+        );
+    }
+    let mut drops = [0u64; pipeline::switch::DropReason::COUNT];
+    for part in parts {
+        for (sum, n) in drops.iter_mut().zip(part.sw.stats().drops) {
+            *sum += n;
+        }
+    }
+    let _ = writeln!(s, "switch drops: {}", drops.iter().sum::<u64>());
     for r in pipeline::switch::DropReason::ALL {
-        let n = ss.dropped(r);
+        let n = drops[r as usize];
         if n > 0 {
             let _ = writeln!(s, "  {r}: {n}");
         }
     }
     let _ = writeln!(s, "queues:");
     for p in &st.ports {
-        if let Ok(q) = sw.port_queue_stats(p.devport) {
+        let owner = parts.iter().find(|part| part.owns(p.devport >> 7));
+        if let Some(Ok(q)) = owner.map(|o| o.sw.port_queue_stats(p.devport)) {
             let _ = writeln!(
                 s,
                 "  port {:>3}: enqueued {} dropped {} ecn_marked {} max_depth {} B",
@@ -453,12 +915,20 @@ pub fn report(sw: &Switch, st: &RuntimeStats) -> String {
             );
         }
     }
+    let Some(first) = parts.first() else {
+        return s;
+    };
     let _ = writeln!(s, "tables:");
-    let prog = sw.program().clone();
+    let prog = first.sw.program().clone();
     for pl in &prog.pipelines {
         for t in &pl.tables {
-            if let Ok(n) = sw.table_len(PipeSel::All, &t.name) {
-                let (hits, misses) = sw.table_hit_miss(PipeSel::All, &t.name).unwrap_or((0, 0));
+            if let Ok(n) = first.sw.table_len(PipeSel::All, &t.name) {
+                let (mut hits, mut misses) = (0, 0);
+                for part in parts {
+                    let (h, m) = part.table_hit_miss(&t.name).unwrap_or((0, 0));
+                    hits += h;
+                    misses += m;
+                }
                 let _ = writeln!(
                     s,
                     "  {}: {n} entr{}, {hits} hits, {misses} misses",
@@ -475,7 +945,14 @@ pub fn report(sw: &Switch, st: &RuntimeStats) -> String {
                 continue;
             }
             for i in 0..c.size {
-                if let Ok(cells) = sw.counter_read(PipeSel::All, &c.name, i) {
+                let cells = merge_cells(
+                    parts
+                        .iter()
+                        .map(|part| part.counter_read(PipeSel::All, &c.name, i))
+                        .collect(),
+                    |c| c.pipe,
+                );
+                if let Ok(cells) = cells {
                     for cell in cells.iter().filter(|c| c.packets > 0 || c.bytes > 0) {
                         let _ = writeln!(
                             s,
@@ -576,11 +1053,312 @@ mod tests {
             "h1 -> h2 is switched to port 1 unchanged"
         );
         let st = RuntimeStats::default();
-        let r = report(&p.sw, &st);
+        let r = report(
+            &[Part {
+                sw: &p.sw,
+                owns: ALL_PIPES,
+            }],
+            &st,
+        );
         assert!(r.contains("SwitchIngress.mac_dst: 4 entries"), "{r}");
         assert!(
             r.contains("ingress_port_counter[0] pipe 0: 1 packets"),
             "{r}"
         );
+    }
+
+    /// l2l3.tables.yaml with hosts h3 and h4 moved to pipe 1 (device ports 128 and 129).
+    fn two_pipe_tables(test: &str) -> PathBuf {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(root.join("p4/programs/l2l3.tables.yaml")).unwrap();
+        let text = text
+            .replace("port: 2 }", "port: 128 }")
+            .replace("port: 3 }", "port: 129 }")
+            .replace("ports: [0, 1, 2, 3]", "ports: [0, 1, 128, 129]")
+            .replace("{ xid: 2, ports: [2] }", "{ xid: 128, ports: [128] }")
+            .replace("{ xid: 3, ports: [3] }", "{ xid: 129, ports: [129] }");
+        assert!(text.contains("port: 129 }") && text.contains("xid: 129"));
+        let path = std::env::temp_dir().join(format!(
+            "pisa-live-{test}-{}.tables.yaml",
+            std::process::id()
+        ));
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn switches(test: &str, count: usize) -> Vec<Switch> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let tables = two_pipe_tables(test);
+        let v = build_switches(
+            &root.join("p4/programs/l2l3.p4"),
+            Some(&tables),
+            &compile(),
+            Some(2),
+            &[],
+            count,
+        )
+        .unwrap();
+        let _ = std::fs::remove_file(tables);
+        v
+    }
+
+    fn mac(n: u8) -> [u8; 6] {
+        [2, 0, 0, 0, 0, n]
+    }
+
+    /// A 64-byte L2 frame (ethertype 0x88b5) with a sequence number.
+    fn l2(dst: [u8; 6], src: [u8; 6], seq: u16) -> Vec<u8> {
+        let mut f = vec![0u8; 64];
+        f[..6].copy_from_slice(&dst);
+        f[6..12].copy_from_slice(&src);
+        f[12..14].copy_from_slice(&[0x88, 0xb5]);
+        f[14..16].copy_from_slice(&seq.to_be_bytes());
+        f
+    }
+
+    /// An IPv4/UDP frame to the router MAC, for the routed path.
+    fn routed(src: [u8; 6], sip: [u8; 4], dip: [u8; 4]) -> Vec<u8> {
+        let mut f = vec![0u8; 64];
+        f[..6].copy_from_slice(&mac(0xfe));
+        f[6..12].copy_from_slice(&src);
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        let ip = &mut f[14..34];
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&50u16.to_be_bytes());
+        ip[8] = 64;
+        ip[9] = 17;
+        ip[12..16].copy_from_slice(&sip);
+        ip[16..20].copy_from_slice(&dip);
+        let mut sum = 0u32;
+        for c in ip.chunks(2) {
+            sum += u32::from(u16::from_be_bytes([c[0], c[1]]));
+        }
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        f[34..36].copy_from_slice(&5000u16.to_be_bytes());
+        f[36..38].copy_from_slice(&5001u16.to_be_bytes());
+        f[38..40].copy_from_slice(&30u16.to_be_bytes());
+        f
+    }
+
+    /// Bridged within and across pipes, flooded to both pipes, routed across pipes.
+    fn mixed_traffic() -> Vec<(u16, Vec<u8>)> {
+        let mut v = Vec::new();
+        for i in 0..8u16 {
+            v.push((0, l2(mac(2), mac(1), i)));
+            v.push((0, l2(mac(3), mac(1), i)));
+            v.push((128, l2(mac(1), mac(3), i)));
+            v.push((129, l2(mac(0x77), mac(4), i)));
+            v.push((1, routed(mac(2), [10, 0, 1, 2], [10, 0, 3, 4])));
+        }
+        v
+    }
+
+    #[test]
+    fn the_split_path_forwards_exactly_like_process() {
+        let mut sws = switches("split", 2);
+        let (mut split, mut whole) = (sws.pop().unwrap(), sws.pop().unwrap());
+        let mut want = Vec::new();
+        let mut got = Vec::new();
+        for (i, (port, bytes)) in mixed_traffic().iter().enumerate() {
+            let frame = InFrame {
+                port: *port,
+                bytes,
+                ts: 1000 * i as u64,
+            };
+            whole.process(frame, &mut |o| want.push(o));
+            let mut copies = Vec::new();
+            split.ingress_to_tm(frame, &mut |o| got.push(o), &mut copies);
+            let mut queue: std::collections::VecDeque<TmCopy> = copies.drain(..).collect();
+            while let Some(c) = queue.pop_front() {
+                split.tm_to_egress(c, &mut |o| got.push(o), &mut copies);
+                queue.extend(copies.drain(..));
+            }
+        }
+        assert_eq!(got, want, "same frames, same order, same times");
+        assert_eq!(split.stats(), whole.stats());
+        // Flooded copies reached both pipes; routed frames crossed to pipe 1.
+        let ports: std::collections::BTreeSet<u16> = got.iter().map(|o| o.port).collect();
+        assert_eq!(ports, [0, 1, 128, 129].into_iter().collect());
+        for (name, i) in [("ingress_port_counter", 0), ("egress_port_counter", 129)] {
+            assert_eq!(
+                split.counter_read(PipeSel::All, name, i).unwrap(),
+                whole.counter_read(PipeSel::All, name, i).unwrap()
+            );
+        }
+    }
+
+    struct Hosts {
+        ports: Vec<dataplane::MemPort>,
+    }
+
+    impl Hosts {
+        fn send(&mut self, i: usize, frames: &[Vec<u8>]) {
+            let mut b = dataplane::FrameBatch::new(64);
+            for f in frames {
+                if !b.push(f, Nanos::ZERO) {
+                    dataplane::Port::send_batch(&mut self.ports[i], &mut b, Nanos::ZERO).unwrap();
+                    b.push(f, Nanos::ZERO);
+                }
+            }
+            dataplane::Port::send_batch(&mut self.ports[i], &mut b, Nanos::ZERO).unwrap();
+        }
+
+        /// Frames received on host `i` until `want` came or 5 s passed.
+        fn recv(&mut self, i: usize, want: usize) -> Vec<Vec<u8>> {
+            let mut got = Vec::new();
+            let mut b = dataplane::FrameBatch::new(64);
+            let t0 = std::time::Instant::now();
+            while got.len() < want && t0.elapsed() < Duration::from_secs(5) {
+                b.clear();
+                if dataplane::Port::recv_batch(&mut self.ports[i], &mut b, Nanos::ZERO).unwrap()
+                    == 0
+                {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                got.extend(b.iter().map(|f| f.data.to_vec()));
+            }
+            got
+        }
+    }
+
+    fn start_live(test: &str, per_pipe: bool) -> (LiveRuntime, Hosts) {
+        let devports = [0u16, 1, 128, 129];
+        let mut setups = Vec::new();
+        let mut hosts = Vec::new();
+        for d in devports {
+            let (sw, host) =
+                dataplane::mem::pair_with_capacity(&format!("sw{d}"), &format!("h{d}"), 4096);
+            setups.push(PortSetup {
+                devport: d,
+                port: Box::new(sw),
+                link: LinkConfig::default(),
+            });
+            hosts.push(host);
+        }
+        let thread_pipes = [0u16, 1];
+        let count = if per_pipe { 2 } else { 1 };
+        let clock: Arc<dyn Clock> = Arc::new(dataplane::VirtualClock::new());
+        let cfg = RuntimeConfig {
+            idle_wait: Duration::from_millis(2),
+            ..RuntimeConfig::default()
+        };
+        let rt = LiveRuntime::start(
+            switches(test, count),
+            per_pipe,
+            &thread_pipes,
+            setups,
+            clock,
+            cfg,
+        )
+        .unwrap();
+        (rt, Hosts { ports: hosts })
+    }
+
+    fn ctl_ok(h: &Handle, line: &str) -> serde_json::Value {
+        let r = super::super::ctl::handle_line(h, line);
+        assert_eq!(r["ok"], true, "{line} -> {r}");
+        r
+    }
+
+    /// Both threading modes forward the same traffic and answer `pisa ctl` alike.
+    fn live_two_pipes(per_pipe: bool) {
+        let test = if per_pipe { "live-pipes" } else { "live-one" };
+        let (rt, mut hosts) = start_live(test, per_pipe);
+        let h = rt.handle();
+        // h1 (pipe 0) -> h3 (pipe 1), unicast across pipes; flood from h1 reaches h2, h3, h4.
+        let uni: Vec<Vec<u8>> = (0..50).map(|i| l2(mac(3), mac(1), i)).collect();
+        hosts.send(0, &uni);
+        let got = hosts.recv(2, 50);
+        assert_eq!(got, uni, "in order, unchanged");
+        let flood: Vec<Vec<u8>> = (0..10).map(|i| l2(mac(0x77), mac(1), i)).collect();
+        hosts.send(0, &flood);
+        assert_eq!(hosts.recv(1, 10).len(), 10);
+        assert_eq!(hosts.recv(2, 10).len(), 10);
+        assert_eq!(hosts.recv(3, 10).len(), 10);
+        // Counters per pipe: ingress on pipe 0 only, egress to port 128 on pipe 1 only.
+        let r = ctl_ok(
+            &h,
+            r#"{"op":"counter_read","name":"ingress_port_counter","index":0}"#,
+        );
+        assert_eq!(r["cells"][0]["pipe"], 0);
+        assert_eq!(r["cells"][0]["packets"], 60);
+        assert_eq!(r["cells"][1]["pipe"], 1);
+        assert_eq!(r["cells"][1]["packets"], 0);
+        let r = ctl_ok(
+            &h,
+            r#"{"op":"counter_read","name":"egress_port_counter","index":128,"pipe":1}"#,
+        );
+        assert_eq!(r["cells"].as_array().unwrap().len(), 1, "{r}");
+        assert_eq!(r["cells"][0]["packets"], 60);
+        // A new entry reaches both pipes: frames for it from pipe 0 and pipe 1 both arrive.
+        ctl_ok(
+            &h,
+            r#"{"op":"table_add","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:00:99"},"action":"set_port","params":{"port":129}}"#,
+        );
+        hosts.send(0, &[l2(mac(0x99), mac(1), 1)]);
+        hosts.send(2, &[l2(mac(0x99), mac(3), 2)]);
+        let got = hosts.recv(3, 2);
+        assert_eq!(got.len(), 2);
+        assert!(hosts.recv(1, 1).is_empty(), "not flooded any more");
+        let r = ctl_ok(&h, r#"{"op":"stats"}"#);
+        let threads = r["threads"].as_array().unwrap();
+        assert_eq!(threads.len(), if per_pipe { 2 } else { 1 });
+        assert!(r["switch_drops"].as_object().unwrap().is_empty(), "{r}");
+        let metrics = render_metrics(&h);
+        assert!(
+            metrics.contains("pisa_queue_enqueued_total{port=\"129\"} 12"),
+            "{metrics}"
+        );
+        assert!(metrics.contains("pisa_queue_enqueued_total{port=\"0\"} 0"));
+        let (parts, st) = rt.stop().unwrap();
+        assert_eq!(st.processed, 62);
+        let parts: Vec<Part> = parts
+            .iter()
+            .map(|(sw, owns)| Part { sw, owns: *owns })
+            .collect();
+        let rep = report(&parts, &st);
+        assert!(
+            rep.contains("ingress_port_counter[0] pipe 0: 61 packets"),
+            "{rep}"
+        );
+        assert!(
+            rep.contains("ingress_port_counter[128] pipe 1: 1 packets"),
+            "{rep}"
+        );
+        assert!(
+            rep.contains("egress_port_counter[129] pipe 1: 12 packets"),
+            "{rep}"
+        );
+        assert!(rep.contains("SwitchIngress.mac_dst: 5 entries"), "{rep}");
+        if per_pipe {
+            assert!(rep.contains("pipe 0 thread: 61 frame(s)"), "{rep}");
+            assert!(rep.contains("pipe 1 thread: 1 frame(s)"), "{rep}");
+            assert_eq!(st.cross_full(), 0);
+        } else {
+            assert!(rep.contains("pipeline thread: 62 frame(s)"), "{rep}");
+        }
+    }
+
+    #[test]
+    fn one_thread_per_pipe_forwards_across_pipes_and_answers_ctl_per_pipe() {
+        live_two_pipes(true);
+    }
+
+    #[test]
+    fn one_pipeline_thread_gives_the_same_answers() {
+        live_two_pipes(false);
+    }
+
+    #[test]
+    fn pipe_threads_follow_the_ports() {
+        assert!(PipeThreads::Auto.per_pipe(&[0, 128]));
+        assert!(!PipeThreads::Auto.per_pipe(&[0, 1, 2]));
+        assert!(!PipeThreads::One.per_pipe(&[0, 128]));
+        assert!(PipeThreads::PerPipe.per_pipe(&[0, 1]));
+        assert_eq!(ownership(&[0, 1]), vec![(0, 0b1101), (1, 0b0010)]);
+        assert_eq!(ownership(&[2]), vec![(2, 0b1111)]);
     }
 }

@@ -171,9 +171,12 @@ pub enum RuntimeError {
     /// No port is attached at this device port.
     #[error("no port is attached at device port {0}")]
     NoSuchPort(u16),
-    /// No pipeline thread serves this pipe.
+    /// No pipeline thread serves this pipe (or it is not 0..=3).
     #[error("no pipe thread runs pipe {0}")]
     NoSuchPipe(u16),
+    /// Two stages for one pipe.
+    #[error("pipe {0} is given twice")]
+    DuplicatePipe(u16),
     /// The pipeline thread is gone (stopped or panicked).
     #[error("the pipeline thread is not running")]
     Stopped,

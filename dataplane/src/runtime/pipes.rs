@@ -261,7 +261,31 @@ impl<S: PipeStage> PipeRuntime<S> {
         let mut pipes: Vec<u16> = ports.iter().map(|p| pipe_of(p.devport)).collect();
         pipes.sort_unstable();
         pipes.dedup();
-        let stages = pipes.into_iter().map(|p| (Some(p), stage(p))).collect();
+        let stages = pipes.into_iter().map(|p| (p, stage(p))).collect();
+        PipeRuntime::start_stages(stages, ports, clock, cfg)
+    }
+
+    /// Starts one thread per `(pipe, stage)` given; every port's pipe needs one
+    /// ([`RuntimeError::NoSuchPipe`] otherwise). A pipe may have a thread without ports of its
+    /// own: it then egresses the copies other pipes make for its (unattached) ports, which end
+    /// up counted in [`RuntimeStats::no_port`], and runs recirculations on its loopback ports.
+    pub fn start_stages(
+        stages: Vec<(u16, S)>,
+        ports: Vec<PortSetup>,
+        clock: Arc<dyn Clock>,
+        cfg: RuntimeConfig,
+    ) -> Result<PipeRuntime<S>, RuntimeError> {
+        let mut seen = [false; 4];
+        for (p, _) in &stages {
+            let slot = seen
+                .get_mut(*p as usize)
+                .ok_or(RuntimeError::NoSuchPipe(*p))?;
+            if *slot {
+                return Err(RuntimeError::DuplicatePipe(*p));
+            }
+            *slot = true;
+        }
+        let stages = stages.into_iter().map(|(p, s)| (Some(p), s)).collect();
         start_threads(stages, ports, clock, cfg)
     }
 
