@@ -17,7 +17,10 @@ use dataplane::{AfPacketPort, FrameBatch, Nanos, Port};
 
 mod common;
 
-use common::{can_run, have_ping, lab_down_leaves_nothing, ns, ping, start_with, LabGuard, Pisa};
+use common::{
+    can_run, have_ping, lab_down_leaves_nothing, ns, ping, start_on, start_with, two_pipe_tables,
+    LabGuard, Pisa,
+};
 
 /// Brings up the bundled lab as `name` (interfaces `<prefix>0..3`) and starts pisa on it
 /// with AF_PACKET ports.
@@ -337,5 +340,133 @@ fn sigterm_stops_cleanly_and_leaves_nothing_behind() {
         "no pisa process left"
     );
     // The switch left the lab's interfaces as they were; lab down removes them all.
+    lab_down_leaves_nothing(lab);
+}
+
+/// Removes a file on drop.
+struct FileGuard(std::path::PathBuf);
+
+impl Drop for FileGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn two_pipes_run_one_thread_each_and_traffic_crosses_between_them() {
+    if !can_run("two_pipes_run_one_thread_each_and_traffic_crosses_between_them") {
+        return;
+    }
+    if !have_ping() {
+        eprintln!("skipped: `ping` is missing (apt-get install iputils-ping)");
+        return;
+    }
+    // h1, h2 on pipe 0 (device ports 0, 1); h3, h4 on pipe 1 (128, 129).
+    let tables = FileGuard(std::env::temp_dir().join(format!(
+        "pisa-test-nspipes-{}.tables.yaml",
+        std::process::id()
+    )));
+    two_pipe_tables(&tables.0);
+    let (lab, mut pisa) = start_on(
+        "nspipes",
+        "nspp",
+        [0, 1, 128, 129],
+        Some(&tables.0),
+        |_, ifname| format!("afpacket:{ifname}"),
+        &["--pipes", "2"],
+    );
+    assert!(ping(&lab, "h1", "10.0.1.2", 2), "h1 -> h2 (pipe 0 only)");
+    assert!(
+        ping(&lab, "h1", "10.0.2.3", 3),
+        "h1 -> h3 (routed, pipe 0 -> 1)"
+    );
+    assert!(
+        ping(&lab, "h4", "10.0.1.2", 2),
+        "h4 -> h2 (routed, pipe 1 -> 0)"
+    );
+
+    // UDP h1 -> h3 across the pipes.
+    let rx = in_netns(&ns(&lab, "h3"), || UdpSocket::bind("10.0.2.3:5002"))
+        .unwrap()
+        .expect("bind on h3");
+    rx.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let tx = in_netns(&ns(&lab, "h1"), || UdpSocket::bind("10.0.1.1:0"))
+        .unwrap()
+        .expect("bind on h1");
+    let n = 500u32;
+    let receiver = std::thread::spawn(move || {
+        let mut seen = vec![false; n as usize];
+        let mut buf = [0u8; 2000];
+        while let Ok((len, _)) = rx.recv_from(&mut buf) {
+            if len >= 4 {
+                let i = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+                if let Some(s) = seen.get_mut(i) {
+                    *s = true;
+                }
+            }
+        }
+        seen
+    });
+    for i in 0..n {
+        let mut msg = [0u8; 1000];
+        msg[..4].copy_from_slice(&i.to_be_bytes());
+        tx.send_to(&msg, "10.0.2.3:5002").expect("send");
+        if i % 16 == 15 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    let seen = receiver.join().unwrap();
+    assert_eq!(
+        seen.iter().filter(|s| **s).count(),
+        n as usize,
+        "every UDP datagram crosses from pipe 0 to pipe 1"
+    );
+
+    // Two pipe threads, copies crossing both ways, nothing dropped between them.
+    let st = pisa.ctl(&["stats"]);
+    let threads = st["threads"].as_array().expect("threads");
+    assert_eq!(threads.len(), 2, "{st}");
+    for (i, t) in threads.iter().enumerate() {
+        assert_eq!(t["pipe"], i as u64, "{st}");
+        assert!(t["frames"].as_u64().unwrap() > 0, "{st}");
+        assert!(t["copies_out"].as_u64().unwrap() > 0, "{st}");
+        assert_eq!(t["cross_full"], 0, "{st}");
+    }
+    // Counters are per pipe: port 128's ingress counts on pipe 1 only.
+    let r = pisa.ctl(&["counter", "SwitchIngress.ingress_port_counter", "128"]);
+    let cells = r["cells"].as_array().expect("cells");
+    assert_eq!(cells.len(), 2, "{r}");
+    assert_eq!(cells[0]["pipe"], 0);
+    assert_eq!(cells[0]["packets"], 0, "{r}");
+    assert_eq!(cells[1]["pipe"], 1);
+    assert!(cells[1]["packets"].as_u64().unwrap() >= 3, "{r}");
+    let r = pisa.ctl(&[
+        "counter",
+        "SwitchEgress.egress_port_counter",
+        "128",
+        "--pipe",
+        "1",
+    ]);
+    assert_eq!(r["cells"].as_array().unwrap().len(), 1, "{r}");
+    assert!(
+        r["cells"][0]["packets"].as_u64().unwrap() >= n as u64,
+        "{r}"
+    );
+
+    let (ok, out, err) = pisa.terminate();
+    assert!(ok, "pisa exits cleanly: {err}");
+    assert!(
+        err.contains("one thread per pipe (pipe 0, pipe 1)"),
+        "{err}"
+    );
+    assert!(
+        out.contains("pipe 0 thread:") && out.contains("pipe 1 thread:"),
+        "{out}"
+    );
+    assert!(
+        out.contains("egress_port_counter[128] pipe 1:"),
+        "the report covers pipe 1: {out}"
+    );
     lab_down_leaves_nothing(lab);
 }

@@ -1,7 +1,7 @@
 //! Helpers shared by the live-switch end-to-end tests (`netns_switch`, `netns_backends`):
 //! the root check, the bundled four-host lab brought up under a unique name, and `pisa run`
-//! started on it with any port specs, each removed by a Drop guard (also when an assertion
-//! fails).
+//! started on it with any port specs (and any device ports, e.g. across two pipes with
+//! [`two_pipe_tables`]), each removed by a Drop guard (also when an assertion fails).
 //!
 //! Each test binary uses only some of these, hence the `dead_code` allowance.
 #![allow(dead_code)]
@@ -117,6 +117,19 @@ pub fn start_with(
     port: impl Fn(u16, &str) -> String,
     extra: &[&str],
 ) -> (LabGuard, Pisa) {
+    start_on(name, prefix, [0, 1, 2, 3], None, port, extra)
+}
+
+/// [`start_with`] with the lab's four switch-side interfaces on the given device ports and,
+/// when given, another table file (e.g. [`two_pipe_tables`] for devports 0, 1, 128, 129).
+pub fn start_on(
+    name: &str,
+    prefix: &str,
+    devports: [u16; 4],
+    tables: Option<&Path>,
+    port: impl Fn(u16, &str) -> String,
+    extra: &[&str],
+) -> (LabGuard, Pisa) {
     let text = std::fs::read_to_string(Path::new(ROOT).join("deploy/labs/l2l3-4hosts.yaml"))
         .expect("bundled lab");
     let text = text
@@ -139,13 +152,16 @@ pub fn start_with(
         .arg("--program")
         .arg(Path::new(ROOT).join("p4/programs/l2l3.p4"))
         .arg("--tables")
-        .arg(Path::new(ROOT).join("p4/programs/l2l3.tables.yaml"))
+        .arg(tables.map_or_else(
+            || Path::new(ROOT).join("p4/programs/l2l3.tables.yaml"),
+            Path::to_path_buf,
+        ))
         .arg("--ctl")
         .arg(&ctl)
         .arg("--no-pin");
-    for p in 0..4u16 {
+    for (i, d) in devports.iter().enumerate() {
         cmd.arg("--port")
-            .arg(format!("{p}={}", port(p, &format!("{prefix}{p}"))));
+            .arg(format!("{d}={}", port(*d, &format!("{prefix}{i}"))));
     }
     cmd.args(extra)
         .stdout(Stdio::piped())
@@ -184,6 +200,24 @@ pub fn start_with(
         std::thread::sleep(Duration::from_millis(100));
     }
     (guard, pisa)
+}
+
+/// Writes `p4/programs/l2l3.tables.yaml` with hosts h3 and h4 moved to pipe 1 (device ports
+/// 128 and 129 instead of 2 and 3) to `path`, for `pisa run --pipes 2`.
+pub fn two_pipe_tables(path: &Path) {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("p4/programs/l2l3.tables.yaml"))
+        .expect("bundled tables");
+    let text = text
+        .replace("port: 2 }", "port: 128 }")
+        .replace("port: 3 }", "port: 129 }")
+        .replace("ports: [0, 1, 2, 3]", "ports: [0, 1, 128, 129]")
+        .replace("{ xid: 2, ports: [2] }", "{ xid: 128, ports: [128] }")
+        .replace("{ xid: 3, ports: [3] }", "{ xid: 129, ports: [129] }");
+    assert!(
+        text.contains("port: 129 }") && text.contains("xid: 129"),
+        "the bundled table file changed shape; update two_pipe_tables"
+    );
+    std::fs::write(path, text).expect("write the two-pipe table file");
 }
 
 /// The namespace of lab host `host`.
