@@ -2,7 +2,8 @@
 //! flight for `duration` of virtual time, on the P4CE path or by unicast (Mu), and reports
 //! consensus/s, goodput, commit latency percentiles (hdrhistogram) and the leader's packets
 //! per consensus. Virtual time: the figures are what the link model allows (the leader's link
-//! is the bottleneck); host CPU time is not modelled.
+//! is the bottleneck); host CPU time is not modelled. [`Meter`], [`report`] and the table
+//! formats are shared with the namespace mode ([`crate::p4ce_netns`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -68,86 +69,222 @@ pub struct BenchReport {
     pub leader_rx_per_consensus: f64,
     /// Fallbacks to unicast during the run.
     pub fallbacks: u64,
-    /// Wall-clock seconds the simulation took.
+    /// Wall-clock seconds the run took.
     pub wall_s: f64,
+    /// Where it ran: "memory" (in-memory links, virtual time) or "netns" (network
+    /// namespaces, AF_PACKET, wall-clock time).
+    pub lab: String,
+    /// What limited the run, as far as the measurements say.
+    pub bottleneck: String,
 }
 
-/// Runs one benchmark.
-pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabError> {
+/// Commit latencies of a run: when each entry was appended, and when the leader's commit
+/// count passed it (entries commit in order). Both labs measure with it.
+pub struct Meter {
+    hist: Histogram<u64>,
+    started: VecDeque<u64>,
+    seen: u64,
+}
+
+impl Meter {
+    /// An empty meter; `committed_before` entries were committed before it started.
+    pub fn new(committed_before: u64) -> Result<Meter, LabError> {
+        Ok(Meter {
+            hist: Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
+                .map_err(|e| LabError::Config(e.to_string()))?,
+            started: VecDeque::new(),
+            seen: committed_before,
+        })
+    }
+
+    /// An entry was appended at `now_ns`.
+    pub fn appended(&mut self, now_ns: u64) {
+        self.started.push_back(now_ns);
+    }
+
+    /// The leader's commit count is `committed` at `now_ns`.
+    pub fn committed(&mut self, committed: u64, now_ns: u64) {
+        while self.seen < committed {
+            if let Some(t0) = self.started.pop_front() {
+                let _ = self.hist.record(now_ns.saturating_sub(t0).max(1));
+            }
+            self.seen += 1;
+        }
+    }
+
+    /// Latency percentiles p50, p99, p999, ns.
+    pub fn percentiles(&self) -> (u64, u64, u64) {
+        (
+            self.hist.value_at_quantile(0.5),
+            self.hist.value_at_quantile(0.99),
+            self.hist.value_at_quantile(0.999),
+        )
+    }
+}
+
+/// The raw figures of one run, turned into a [`BenchReport`] by [`report`].
+#[derive(Debug, Clone, Default)]
+pub struct RunFigures {
+    /// f.
+    pub f: usize,
+    /// Entries committed in the measured interval.
+    pub committed: u64,
+    /// The measured interval, s.
+    pub secs: f64,
+    /// Frames the leader sent in the interval.
+    pub leader_tx_frames: u64,
+    /// Frames the leader received in the interval.
+    pub leader_rx_frames: u64,
+    /// Fallbacks to unicast.
+    pub fallbacks: u64,
+    /// Wall-clock seconds the run took.
+    pub wall_s: f64,
+    /// "memory" or "netns".
+    pub lab: String,
+    /// What limited the run.
+    pub bottleneck: String,
+}
+
+/// Builds the report of a run of `cfg`.
+pub fn report(cfg: &BenchConfig, fig: RunFigures, meter: &Meter) -> BenchReport {
+    let per = |x: u64| {
+        if fig.committed == 0 {
+            0.0
+        } else {
+            x as f64 / fig.committed as f64
+        }
+    };
+    let (p50, p99, p999) = meter.percentiles();
+    let secs = fig.secs.max(1e-9);
+    BenchReport {
+        mode: match cfg.mode {
+            Path::Switch => "p4ce".into(),
+            Path::Unicast => "unicast".into(),
+        },
+        replicas: cfg.replicas,
+        f: fig.f,
+        value_size: cfg.value_size,
+        outstanding: cfg.outstanding,
+        link_rate_bps: cfg.link_rate_bps,
+        duration_s: fig.secs,
+        committed: fig.committed,
+        consensus_per_s: fig.committed as f64 / secs,
+        goodput_bytes_per_s: fig.committed as f64 * cfg.value_size as f64 / secs,
+        latency_p50_ns: p50,
+        latency_p99_ns: p99,
+        latency_p999_ns: p999,
+        leader_tx_per_consensus: per(fig.leader_tx_frames),
+        leader_rx_per_consensus: per(fig.leader_rx_frames),
+        fallbacks: fig.fallbacks,
+        wall_s: fig.wall_s,
+        lab: fig.lab,
+        bottleneck: fig.bottleneck,
+    }
+}
+
+/// Checks the settings every bench takes.
+pub fn check(cfg: &BenchConfig) -> Result<(), LabError> {
     if cfg.value_size == 0 || cfg.outstanding == 0 || cfg.duration_ns == 0 {
         return Err(LabError::Config(
             "value size, outstanding and duration must be positive".into(),
         ));
     }
-    let mut lc = LabConfig::new(cfg.mode, cfg.replicas);
-    lc.max_value = cfg.value_size;
-    lc.outstanding = cfg.outstanding;
-    lc.slots = (cfg.outstanding * 8).max(64);
-    lc.link_rate_bps = cfg.link_rate_bps;
-    lc.link_delay_ns = cfg.link_delay_ns;
-    lc.record = false;
-    // Long values take long on the wire: the switch timeout must exceed a full window.
+    Ok(())
+}
+
+/// The leader's switch-path timeout for a bench: long values take long on the wire, so it
+/// must exceed a full window on the leader's link.
+pub fn switch_timeout(cfg: &BenchConfig) -> std::time::Duration {
     let window_bits = cfg.outstanding as u64
         * (cfg.value_size as u64 + 200)
         * 8
         * 1_000_000_000
         * cfg.replicas as u64;
     let window_ns = window_bits.checked_div(cfg.link_rate_bps).unwrap_or(0);
-    lc.switch_timeout = std::time::Duration::from_nanos((window_ns * 4).max(500_000));
+    std::time::Duration::from_nanos((window_ns * 4).max(500_000))
+}
+
+/// Log slots for a bench with `outstanding` entries in flight.
+pub fn slots(outstanding: usize) -> usize {
+    (outstanding * 8).max(64)
+}
+
+/// Runs one benchmark.
+pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabError> {
+    check(cfg)?;
+    let mut lc = LabConfig::new(cfg.mode, cfg.replicas);
+    lc.max_value = cfg.value_size;
+    lc.outstanding = cfg.outstanding;
+    lc.slots = slots(cfg.outstanding);
+    lc.link_rate_bps = cfg.link_rate_bps;
+    lc.link_delay_ns = cfg.link_delay_ns;
+    lc.record = false;
+    lc.switch_timeout = switch_timeout(cfg);
     let f = lc.f;
     let mut lab = Lab::new(program, lc)?;
     let value = vec![0x5au8; cfg.value_size];
-    let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
-        .map_err(|e| LabError::Config(e.to_string()))?;
-    let mut started: VecDeque<u64> = VecDeque::new();
+    let mut meter = Meter::new(0)?;
     let wall = std::time::Instant::now();
     let end = cfg.duration_ns;
-    let mut committed_seen = 0u64;
     while lab.now() < end {
         while let Some(_n) = lab.append(&value)? {
-            started.push_back(lab.now());
+            meter.appended(lab.now());
         }
         lab.advance(end)?;
-        let c = lab.leader().committed();
-        while committed_seen < c {
-            if let Some(t0) = started.pop_front() {
-                let _ = hist.record((lab.now() - t0).max(1));
-            }
-            committed_seen += 1;
-        }
+        meter.committed(lab.leader().committed(), lab.now());
     }
-    let committed = lab.leader().committed();
-    let secs = end as f64 / 1e9;
     let st = lab.hosts[0].ep.stats();
-    let per = |x: u64| {
-        if committed == 0 {
-            0.0
-        } else {
-            x as f64 / committed as f64
-        }
-    };
-    Ok(BenchReport {
-        mode: match cfg.mode {
-            Path::Switch => "p4ce".into(),
-            Path::Unicast => "unicast".into(),
-        },
-        replicas: cfg.replicas,
+    let fig = RunFigures {
         f,
-        value_size: cfg.value_size,
-        outstanding: cfg.outstanding,
-        link_rate_bps: cfg.link_rate_bps,
-        duration_s: secs,
-        committed,
-        consensus_per_s: committed as f64 / secs,
-        goodput_bytes_per_s: committed as f64 * cfg.value_size as f64 / secs,
-        latency_p50_ns: hist.value_at_quantile(0.5),
-        latency_p99_ns: hist.value_at_quantile(0.99),
-        latency_p999_ns: hist.value_at_quantile(0.999),
-        leader_tx_per_consensus: per(st.tx_frames),
-        leader_rx_per_consensus: per(st.rx_frames),
+        committed: lab.leader().committed(),
+        secs: end as f64 / 1e9,
+        leader_tx_frames: st.tx_frames,
+        leader_rx_frames: st.rx_frames,
         fallbacks: lab.leader().stats().fallbacks,
         wall_s: wall.elapsed().as_secs_f64(),
-    })
+        lab: "memory".into(),
+        bottleneck: "the link model (virtual time; host CPU not modelled)".into(),
+    };
+    Ok(report(cfg, fig, &meter))
+}
+
+/// Formats reports as one row per run: the latency-throughput curve of `pisa consensus bench
+/// --outstanding 1,2,4,...`.
+pub fn curve(reports: &[BenchReport]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:>7} {:>8} {:>6} {:>11} {:>12} {:>9} {:>9} {:>9} {:>9} {:>6}  bottleneck",
+        "mode",
+        "replicas",
+        "value",
+        "outstanding",
+        "consensus/s",
+        "Gbit/s",
+        "p50 us",
+        "p99 us",
+        "p999 us",
+        "tx+rx"
+    );
+    for r in reports {
+        let _ = writeln!(
+            s,
+            "{:>7} {:>8} {:>6} {:>11} {:>12.0} {:>9.3} {:>9.1} {:>9.1} {:>9.1} {:>6.2}  {}",
+            r.mode,
+            r.replicas,
+            r.value_size,
+            r.outstanding,
+            r.consensus_per_s,
+            r.goodput_bytes_per_s * 8.0 / 1e9,
+            r.latency_p50_ns as f64 / 1e3,
+            r.latency_p99_ns as f64 / 1e3,
+            r.latency_p999_ns as f64 / 1e3,
+            r.leader_tx_per_consensus + r.leader_rx_per_consensus,
+            r.bottleneck
+        );
+    }
+    s
 }
 
 /// Formats reports as the side-by-side table of `pisa demo p4ce`: one row per (replicas,

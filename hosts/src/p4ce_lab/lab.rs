@@ -7,19 +7,20 @@ use std::path::Path as FsPath;
 use std::sync::Arc;
 use std::time::Duration;
 
-use control::p4ce::{
-    Agent, AgentConfig, GroupReply, GroupRequest, GroupSpec, LeaderConn, P4ceError, ReplicaAddr,
-    ReplicaConn, ReplicaOffer, P4CE_SERVICE_PORT,
-};
+use control::p4ce::{Agent, AgentConfig, GroupSpec, LeaderConn, P4ceError, ReplicaConn};
 use dataplane::link::DirectionConfig;
 use dataplane::{FaultConfig, FrameBatch, LinkConfig, LinkPort, MemPort, Nanos, Port, PortError};
 use pipeline::ir::Program;
 use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig, SwitchError};
 use rdma::verbs::{
     AccessFlags, CmEvent, ConnId, CqHandle, Endpoint, EndpointConfig, Instant, MrInfo, Mtu,
-    PdHandle, QpAttr, QpInitAttr, QpState, QpType, VerbsError,
+    PdHandle, QpAttr, QpState, VerbsError,
 };
 
+use super::node::{
+    build_node, host_ip, host_mac, leader_request_group, replica_accept, switch_path_from_reply,
+    NodeParts, NodeSpec,
+};
 use crate::p4ce_cm::{Attachment, CmAgentEvent, SwitchCm};
 
 use crate::mu::{
@@ -32,13 +33,13 @@ pub const SWITCH_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0xfe];
 pub const SWITCH_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 100);
 /// The CPU port (CM MADs to the switch end there).
 pub const CPU_PORT: u16 = 64;
-const GROUP: u8 = 1;
-const MGID: u16 = 1;
+pub(crate) const GROUP: u8 = 1;
+pub(crate) const MGID: u16 = 1;
 const BCAST_QP: u32 = 0x100;
 const AGGR_QP: u32 = 0x200;
 const VRKEY: u32 = 0xcafe_f00d;
 /// ACK timeout code of the lab's QPs: 4.096 µs × 2^8 ≈ 1 ms.
-const ACK_TIMEOUT: u8 = 8;
+pub(crate) const ACK_TIMEOUT: u8 = 8;
 /// The rdma_cm port replicas listen on for the switch agent.
 pub const REPLICA_CM_PORT: u16 = 7471;
 
@@ -208,14 +209,6 @@ pub struct Lab {
     pub cm_unclaimed: Vec<(usize, CmEvent)>,
 }
 
-fn host_mac(id: u16) -> [u8; 6] {
-    [2, 0, 0, 0, 0, id as u8]
-}
-
-fn host_ip(id: u16) -> Ipv4Addr {
-    Ipv4Addr::new(10, 0, 0, id as u8)
-}
-
 fn rc_init() -> QpAttr {
     QpAttr {
         state: Some(QpState::Init),
@@ -310,55 +303,32 @@ impl Lab {
             };
             let port =
                 LinkPort::new(host_end, link).map_err(|e| LabError::Config(e.to_string()))?;
-            let mut ecfg = EndpointConfig::new(host_mac(*id), host_ip(*id));
-            ecfg.seed ^= cfg.seed;
-            // Scattered WRITEs keep the leader's stale ICRC (p4ce.p4's header): replicas run
-            // with ICRC checking off, as on ConnectX NICs behind a rewriting switch.
-            ecfg.icrc_check = i == 0;
-            // p4ce.p4 counts ACKs in 256 PSN cells per group.
-            ecfg.transport.max_inflight_pkts = 256;
-            ecfg.cm.timeout = ACK_TIMEOUT;
-            ecfg.cm.min_rnr_timer = 1;
-            ecfg.cm.response_timeout = Duration::from_millis(2);
-            let mut ep = Endpoint::new(ecfg);
-            ep.add_neighbour(IpAddr::V4(SWITCH_IP), SWITCH_MAC);
-            for o in &ids {
-                if o != id {
-                    ep.add_neighbour(IpAddr::V4(host_ip(*o)), host_mac(*o));
-                }
-            }
-            let pd = ep.alloc_pd();
-            let log = ep.reg_mr(
+            let parts = build_node(&NodeSpec {
+                id: *id,
+                ids: ids.clone(),
+                leader: i == 0,
+                geometry,
+                replicas: cfg.replicas,
+                seed: cfg.seed,
+                listen: i > 0 && cfg.via_cm,
+                mesh: if i > 0 && cfg.leader_timeout.is_some() {
+                    cfg.replicas - 1
+                } else {
+                    0
+                },
+                ack_timeout: ACK_TIMEOUT,
+                cm_response_timeout: Duration::from_millis(2),
+            })?;
+            let NodeParts {
+                ep,
                 pd,
-                crate::mu::slot::status_area(geometry, cfg.replicas.max(1)),
-                AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
-            )?;
-            if i > 0 && cfg.via_cm {
-                ep.listen(REPLICA_CM_PORT)?;
-            }
-            let cq = ep.create_cq(1 << 16);
-            let qp = |ep: &mut Endpoint| {
-                ep.create_qp(QpInitAttr {
-                    pd,
-                    qp_type: QpType::Rc,
-                    send_cq: cq,
-                    recv_cq: cq,
-                    max_send_wr: 4096,
-                    max_recv_wr: 1,
-                })
-            };
-            let switch_qp = qp(&mut ep)?;
-            let uni_n = if i == 0 { cfg.replicas } else { 1 };
-            let mut uni_qps = Vec::new();
-            for _ in 0..uni_n {
-                uni_qps.push(qp(&mut ep)?);
-            }
-            let mut mesh = Vec::new();
-            if i > 0 && cfg.leader_timeout.is_some() {
-                for _ in 1..cfg.replicas {
-                    mesh.push((usize::MAX, qp(&mut ep)?));
-                }
-            }
+                log,
+                cq,
+                switch_qp,
+                uni_qps,
+                mesh,
+            } = parts;
+            let mesh = mesh.into_iter().map(|q| (usize::MAX, q)).collect();
             hosts.push(Host {
                 id: *id,
                 mac: host_mac(*id),
@@ -564,46 +534,22 @@ impl Lab {
     pub fn connect_switch_cm(&mut self) -> Result<(), LabError> {
         let now = Instant::from_nanos(self.now);
         let lead = self.lead;
+        let replicas: Vec<(Ipv4Addr, u16)> = self
+            .hosts
+            .iter()
+            .enumerate()
+            .filter(|(i, h)| h.alive && *i != lead)
+            .map(|(_, h)| (h.ip, h.id))
+            .collect();
         let l = &mut self.hosts[lead];
-        if let Some(c) = self.leader_cm.take() {
-            let _ = l.ep.disconnect(now, c);
-        }
-        if l.ep.qp_state(l.switch_qp)? != QpState::Reset {
-            l.ep.modify_qp(
-                l.switch_qp,
-                &QpAttr {
-                    state: Some(QpState::Reset),
-                    ..Default::default()
-                },
-            )?;
-        }
-        let req = GroupRequest {
-            group: GROUP,
-            f: self.cfg.f as u8,
-            leader_ep: self.hosts[lead].id,
-            replicas: self
-                .hosts
-                .iter()
-                .enumerate()
-                .filter(|(i, h)| h.alive && *i != lead)
-                .map(|(_, h)| h)
-                .map(|h| ReplicaAddr {
-                    ip: h.ip,
-                    port: REPLICA_CM_PORT,
-                    ep: h.id,
-                })
-                .collect(),
-        };
-        let pd = req
-            .to_bytes()
-            .map_err(|e| LabError::Config(e.to_string()))?;
-        let l = &mut self.hosts[lead];
-        let conn = l.ep.connect(
+        let conn = leader_request_group(
+            &mut l.ep,
             now,
             l.switch_qp,
-            IpAddr::V4(SWITCH_IP),
-            P4CE_SERVICE_PORT,
-            &pd,
+            self.leader_cm.take(),
+            self.cfg.f,
+            l.id,
+            &replicas,
         )?;
         self.leader_cm = Some(conn);
         self.cm_up_at = None;
@@ -623,7 +569,7 @@ impl Lab {
     /// QP and offer their log; the leader takes the switch path when the agent answers.
     fn host_cm(&mut self, now: Instant) -> Result<bool, LabError> {
         let mut work = false;
-        let geometry_len = LogGeometry::for_values(self.cfg.max_value, self.cfg.slots).len();
+        let geometry = LogGeometry::for_values(self.cfg.max_value, self.cfg.slots);
         let lead = self.lead;
         for (i, h) in self.hosts.iter_mut().enumerate() {
             if !h.alive {
@@ -639,36 +585,19 @@ impl Lab {
                             h.ep.reject(now, conn, b"not the switch agent")?;
                             continue;
                         }
-                        if h.ep.qp_state(h.switch_qp)? != QpState::Reset {
-                            h.ep.modify_qp(
-                                h.switch_qp,
-                                &QpAttr {
-                                    state: Some(QpState::Reset),
-                                    ..Default::default()
-                                },
-                            )?;
-                        }
-                        let offer = ReplicaOffer {
-                            rkey: h.log.rkey,
-                            va: h.log.addr,
-                            size: geometry_len as u64,
-                        };
-                        h.ep.accept(now, conn, h.switch_qp, &offer.to_bytes())?;
+                        replica_accept(&mut h.ep, now, conn, h.switch_qp, h.log, geometry)?;
                     }
                     CmEvent::Established {
                         conn, private_data, ..
                     } if i == lead && Some(conn) == self.leader_cm => {
-                        match GroupReply::parse(&private_data) {
-                            Ok(g) => {
-                                self.leader.attach_switch(SwitchPath {
-                                    qpn: h.switch_qp,
-                                    vrkey: g.vrkey,
-                                });
+                        match switch_path_from_reply(h.switch_qp, &private_data) {
+                            Ok(sp) => {
+                                self.leader.attach_switch(sp);
                                 self.cm_up_at = Some(self.now);
                             }
-                            Err(e) => self.cm_log.push(CmAgentEvent::Refused {
+                            Err(reason) => self.cm_log.push(CmAgentEvent::Refused {
                                 leader: h.ip,
-                                reason: e.to_string(),
+                                reason,
                             }),
                         }
                     }
@@ -1001,6 +930,6 @@ pub(super) fn next_psn(rng: &mut u64) -> u32 {
 }
 
 /// Whether an Ethernet/IPv4 frame is addressed to the switch's IP.
-fn to_switch_ip(f: &[u8]) -> bool {
+pub(crate) fn to_switch_ip(f: &[u8]) -> bool {
     f.len() >= 34 && f[12..14] == [0x08, 0x00] && f[30..34] == SWITCH_IP.octets()
 }

@@ -16,6 +16,7 @@ pub mod bench;
 mod failover;
 pub mod failtime;
 pub mod lab;
+pub mod node;
 
 pub use bench::{BenchConfig, BenchReport};
 pub use failover::FailoverEvent;

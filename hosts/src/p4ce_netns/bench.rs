@@ -1,0 +1,192 @@
+//! The consensus benchmark in network namespaces (`pisa consensus bench --lab`): the leader
+//! keeps `outstanding` entries in flight for `duration` of wall-clock time after a short
+//! warm-up; the report is the in-memory bench's ([`BenchReport`], built by the same
+//! [`report`] from the same [`Meter`]) with `lab = "netns"` and a `bottleneck` line that
+//! says how busy the leader's link and every thread were over the measured interval.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use dataplane::runtime::RuntimeStats;
+use dataplane::LabState;
+use pipeline::ir::Program;
+
+use super::lab::{CpuSnapshot, NetnsLab};
+use super::switch::CALL_TIMEOUT;
+use super::NetnsError;
+use crate::p4ce_lab::bench::{
+    check, report, slots, switch_timeout, BenchConfig, BenchReport, Meter, RunFigures,
+};
+use crate::p4ce_lab::LabConfig;
+
+/// The shortest switch-path timeout in wall-clock time: a loaded machine delays commits by
+/// milliseconds without anything being broken.
+const MIN_SWITCH_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// What the leader's thread reports at either end of the measured interval.
+struct Mark {
+    now_ns: u64,
+    committed: u64,
+    tx_frames: u64,
+    rx_frames: u64,
+    fallbacks: u64,
+    meter: Option<Meter>,
+}
+
+fn mark(lab: &NetnsLab, start_meter: bool) -> Result<Mark, NetnsError> {
+    lab.node(0).exec(CALL_TIMEOUT, move |ctx| {
+        let now_ns = ctx.now.as_nanos();
+        let st = ctx.host.endpoint().stats();
+        let (tx_frames, rx_frames) = (st.tx_frames, st.rx_frames);
+        let l = ctx.leader();
+        let (committed, next, fallbacks) = l
+            .as_ref()
+            .and_then(|l| l.leader.as_ref())
+            .map(|x| (x.committed(), x.next_index(), x.stats().fallbacks))
+            .unwrap_or_default();
+        let meter = match l {
+            Some(l) if start_meter => {
+                l.meter = Meter::new(next).ok();
+                None
+            }
+            Some(l) => l.meter.take(),
+            None => None,
+        };
+        Mark {
+            now_ns,
+            committed,
+            tx_frames,
+            rx_frames,
+            fallbacks,
+            meter,
+        }
+    })
+}
+
+/// Runs one benchmark on the hosts of `state`.
+pub fn run(
+    program: Arc<Program>,
+    cfg: &BenchConfig,
+    state: &LabState,
+) -> Result<BenchReport, NetnsError> {
+    check(cfg)?;
+    let mut lc = LabConfig::new(cfg.mode, cfg.replicas);
+    lc.max_value = cfg.value_size;
+    lc.outstanding = cfg.outstanding;
+    lc.slots = slots(cfg.outstanding);
+    lc.link_rate_bps = cfg.link_rate_bps;
+    lc.link_delay_ns = cfg.link_delay_ns;
+    lc.record = false;
+    lc.switch_timeout = switch_timeout(cfg).max(MIN_SWITCH_TIMEOUT);
+    lc.switch_retry = Duration::from_millis(50);
+    lc.probe_every = Duration::from_millis(2);
+    let f = lc.f;
+    let wall = std::time::Instant::now();
+    let lab = NetnsLab::start(program, lc, state, Duration::from_secs(10))?;
+    let value = vec![0x5au8; cfg.value_size];
+    lab.node(0).exec(CALL_TIMEOUT, move |ctx| {
+        if let Some(l) = ctx.leader() {
+            l.repeat = Some(value);
+        }
+    })?;
+    // Warm-up: connections, caches and queues settle.
+    let warm = Duration::from_nanos(cfg.duration_ns / 5)
+        .clamp(Duration::from_millis(100), Duration::from_millis(500));
+    std::thread::sleep(warm);
+    let m0 = mark(&lab, true)?;
+    let cpu0 = lab.cpu();
+    let rt0 = lab.switch().stats();
+    std::thread::sleep(Duration::from_nanos(cfg.duration_ns));
+    let m1 = mark(&lab, false)?;
+    let cpu1 = lab.cpu();
+    let rt1 = lab.switch().stats();
+    let leader_port = lab.devport(0);
+    lab.stop()?;
+    let secs = (m1.now_ns.saturating_sub(m0.now_ns)) as f64 / 1e9;
+    let meter = match m1.meter {
+        Some(m) => m,
+        None => Meter::new(0)?,
+    };
+    let bottleneck = bottleneck(
+        secs,
+        cfg.link_rate_bps,
+        leader_port,
+        (&rt0, &rt1),
+        (&cpu0, &cpu1),
+    );
+    let fig = RunFigures {
+        f,
+        committed: m1.committed.saturating_sub(m0.committed),
+        secs,
+        leader_tx_frames: m1.tx_frames.saturating_sub(m0.tx_frames),
+        leader_rx_frames: m1.rx_frames.saturating_sub(m0.rx_frames),
+        fallbacks: m1.fallbacks,
+        wall_s: wall.elapsed().as_secs_f64(),
+        lab: "netns".into(),
+        bottleneck,
+    };
+    Ok(report(cfg, fig, &meter))
+}
+
+/// Names what limited the run: the leader's link when it was nearly full, else the busiest
+/// thread; followed by the leader link's use and the busiest threads' CPU shares.
+fn bottleneck(
+    secs: f64,
+    rate_bps: u64,
+    leader_port: u16,
+    rt: (&RuntimeStats, &RuntimeStats),
+    cpu: (&CpuSnapshot, &CpuSnapshot),
+) -> String {
+    let bytes = |s: &RuntimeStats| {
+        s.ports
+            .iter()
+            .find(|p| p.devport == leader_port)
+            .map(|p| (p.port.rx_bytes, p.port.tx_bytes))
+            .unwrap_or_default()
+    };
+    let (a, b) = (bytes(rt.0), bytes(rt.1));
+    let util = |x: u64| {
+        if rate_bps == 0 || secs <= 0.0 {
+            0.0
+        } else {
+            (x as f64 * 8.0) / (rate_bps as f64 * secs)
+        }
+    };
+    // From the leader (the switch receives) and to the leader.
+    let (up, down) = (util(b.0 - a.0.min(b.0)), util(b.1 - a.1.min(b.1)));
+    let mut busy: Vec<(String, f64)> = cpu
+        .1
+        .iter()
+        .map(|(name, ns)| {
+            let before = cpu.0.iter().find(|(n, _)| n == name).map_or(0, |(_, x)| *x);
+            (
+                name.clone(),
+                ns.saturating_sub(before) as f64 / 1e9 / secs.max(1e-9),
+            )
+        })
+        .collect();
+    busy.sort_by(|x, y| y.1.total_cmp(&x.1));
+    let total: f64 = busy.iter().map(|(_, b)| b).sum();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let top: Vec<String> = busy
+        .iter()
+        .take(3)
+        .map(|(n, b)| format!("{n} {:.0}%", b * 100.0))
+        .collect();
+    let head = if up.max(down) >= 0.85 {
+        "the leader's link".to_string()
+    } else if let Some((n, b)) = busy.first().filter(|(_, b)| *b >= 0.85) {
+        format!("CPU: the {n} thread ({:.0}% of a core)", b * 100.0)
+    } else if total >= 0.85 * cores as f64 {
+        format!("CPU: all {cores} cores busy")
+    } else {
+        "latency (the window of outstanding entries, not a resource)".to_string()
+    };
+    format!(
+        "{head}; leader link {:.0}% out / {:.0}% in; CPU {:.2} of {cores} cores: {}",
+        up * 100.0,
+        down * 100.0,
+        total,
+        top.join(", ")
+    )
+}

@@ -1,0 +1,458 @@
+//! [`NetnsLab`]: the switch, the CM agent, the leader and the replicas of one P4CE group on
+//! a lab's namespaces (see the module docs of [`super`]), and what tests and the bench do to
+//! it while it runs.
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dataplane::link::DirectionConfig;
+use dataplane::runtime::{
+    PortSetup, Runtime, RuntimeConfig, RuntimeHandle, RuntimeStats, ThreadRole,
+};
+use dataplane::{AfPacketPort, Clock, FaultConfig, LabState, LinkConfig, WallClock};
+use pipeline::api::PipeSel;
+use pipeline::ir::Program;
+use pipeline::switch::{Switch, SwitchConfig};
+
+use super::cpu::ThreadCpu;
+use super::node::{LeaderSetup, NodeCtx, NodeHandle, NodeSetup, NodeStatus};
+use super::switch::{CmThread, P4ceSwitch, CALL_TIMEOUT};
+use super::NetnsError;
+use crate::mu::{LeaderConfig, LeaderEvent, LogGeometry};
+use crate::p4ce_cm::{Attachment, CmAgentEvent};
+use crate::p4ce_lab::lab::{CPU_PORT, GROUP};
+use crate::p4ce_lab::node::{host_ip, host_mac, NodeSpec};
+use crate::p4ce_lab::LabConfig;
+
+/// The namespace lab takes the in-memory lab's settings ([`LabConfig`]); `via_cm` is implied
+/// (every connection goes through RDMA CM) and leader fail-over (`leader_timeout`) is not
+/// offered here. Times are wall-clock.
+pub type NetnsConfig = LabConfig;
+
+/// ACK timeout code of the namespace lab's QPs: 4.096 µs × 2^13 ≈ 34 ms. A round trip
+/// crosses seven threads (host, switch rx, pipeline, tx, host, ...); on a loaded 2-core
+/// machine each may wait a time slice, so shorter timeouts (the in-memory lab's 1 ms, even
+/// 4 ms) fire on ACKs that are merely late and the go-back-N resends swamp the links.
+const ACK_TIMEOUT: u8 = 13;
+
+/// CPU time of every thread of the lab, by name, ns.
+pub type CpuSnapshot = Vec<(String, u64)>;
+
+/// A running P4CE group in network namespaces.
+pub struct NetnsLab {
+    cfg: NetnsConfig,
+    runtime: Option<Runtime<P4ceSwitch>>,
+    handle: RuntimeHandle<P4ceSwitch>,
+    cm: Option<CmThread>,
+    /// Index 0 is the leader, then the replicas.
+    nodes: Vec<NodeHandle>,
+    /// Switch device port of each node.
+    devports: Vec<u16>,
+    runtime_cpu: Arc<Mutex<Vec<(String, ThreadCpu)>>>,
+    clock: WallClock,
+}
+
+/// What is left when the lab stops.
+pub struct NetnsOutcome {
+    /// The nodes' final states (None for a node that crashed or failed), index 0 the leader.
+    pub nodes: Vec<Option<NodeCtx>>,
+    /// The switch's final statistics.
+    pub runtime: RuntimeStats,
+    /// What the CM agent did.
+    pub cm_log: Vec<CmAgentEvent>,
+}
+
+fn role_name(r: ThreadRole) -> String {
+    match r {
+        ThreadRole::Pipeline => "switch pipeline".into(),
+        ThreadRole::Rx(p) => format!("switch rx{p}"),
+        ThreadRole::Tx(p) => format!("switch tx{p}"),
+        #[allow(unreachable_patterns)]
+        _ => format!("switch {r:?}"),
+    }
+}
+
+impl NetnsLab {
+    /// Starts everything on the hosts of `state` (the first `cfg.replicas + 1` by switch
+    /// port: the leader first) and waits until the leader is ready (unicast connections up
+    /// and, in P4CE mode, the switch path up through the agent) or `ready_timeout` passes.
+    pub fn start(
+        program: Arc<Program>,
+        cfg: NetnsConfig,
+        state: &LabState,
+        ready_timeout: Duration,
+    ) -> Result<NetnsLab, NetnsError> {
+        if cfg.replicas == 0 || cfg.replicas > control::p4ce::MAX_REPLICAS {
+            return Err(NetnsError::Setup(format!(
+                "{} replicas (1 to 4)",
+                cfg.replicas
+            )));
+        }
+        if cfg.leader_timeout.is_some() {
+            return Err(NetnsError::Setup(
+                "leader fail-over runs in the in-memory lab only".into(),
+            ));
+        }
+        let n = cfg.replicas + 1;
+        let mut hosts = state.hosts.clone();
+        hosts.sort_by_key(|h| h.port);
+        if hosts.len() < n {
+            return Err(NetnsError::Setup(format!(
+                "lab {} has {} hosts; {n} needed for {} replicas",
+                state.name,
+                hosts.len(),
+                cfg.replicas
+            )));
+        }
+        hosts.truncate(n);
+        if hosts.iter().any(|h| h.port >= CPU_PORT) {
+            return Err(NetnsError::Setup(format!(
+                "host ports must be below the CPU port {CPU_PORT}"
+            )));
+        }
+        let ids: Vec<u16> = (1..=n as u16).collect();
+        let devports: Vec<u16> = hosts.iter().map(|h| h.port).collect();
+        let geometry = LogGeometry::for_values(cfg.max_value, cfg.slots);
+        geometry.validate()?;
+        let clock = WallClock::new();
+
+        // The switch.
+        let sw = Switch::new(program, SwitchConfig::new(1).with_cpu_port(CPU_PORT))
+            .map_err(crate::p4ce_lab::LabError::from)?;
+        let l2: Vec<([u8; 6], u16)> = ids
+            .iter()
+            .zip(&devports)
+            .map(|(id, p)| (host_mac(*id), *p))
+            .collect();
+        let pipeline = P4ceSwitch::new(sw, &l2)?;
+        let dir = DirectionConfig {
+            rate_bps: cfg.link_rate_bps,
+            delay_ns: cfg.link_delay_ns,
+            faults: FaultConfig {
+                loss: cfg.loss,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let mut ports = Vec::new();
+        for (h, id) in hosts.iter().zip(&ids) {
+            let port = AfPacketPort::open(&h.switch_if)?;
+            ports.push(PortSetup {
+                devport: h.port,
+                port: Box::new(port),
+                link: LinkConfig {
+                    tx: dir.clone(),
+                    rx: dir.clone(),
+                    seed: cfg.seed.wrapping_mul(31).wrapping_add(u64::from(*id)),
+                },
+            });
+        }
+        let (cpu_end, cm_end) = dataplane::mem::pair("cpu", "p4ce-cm");
+        ports.push(PortSetup {
+            devport: CPU_PORT,
+            port: Box::new(cpu_end),
+            link: LinkConfig::default(),
+        });
+        let runtime_cpu: Arc<Mutex<Vec<(String, ThreadCpu)>>> = Arc::new(Mutex::new(Vec::new()));
+        let rc = runtime_cpu.clone();
+        let rcfg = RuntimeConfig {
+            idle_wait: Duration::from_millis(5),
+            thread_hook: Some(Arc::new(move |role| {
+                if let (Some(t), Ok(mut g)) = (ThreadCpu::current(), rc.lock()) {
+                    g.push((role_name(role), t));
+                }
+            })),
+            ..RuntimeConfig::default()
+        };
+        let clk: Arc<dyn Clock> = Arc::new(clock.clone());
+        let runtime = Runtime::start(pipeline, ports, clk.clone(), rcfg)?;
+        let handle = runtime.handle();
+        let at: BTreeMap<Ipv4Addr, Attachment> = ids
+            .iter()
+            .zip(&devports)
+            .map(|(id, p)| {
+                (
+                    host_ip(*id),
+                    Attachment {
+                        mac: host_mac(*id),
+                        port: *p,
+                    },
+                )
+            })
+            .collect();
+        let cm = CmThread::start(cm_end, at, handle.clone(), clk, cfg.seed)?;
+        let mut lab = NetnsLab {
+            cfg: cfg.clone(),
+            runtime: Some(runtime),
+            handle,
+            cm: Some(cm),
+            nodes: Vec::new(),
+            devports,
+            runtime_cpu,
+            clock: clock.clone(),
+        };
+
+        // The nodes: replicas first (listening), then the leader.
+        let spec = |i: usize| NodeSpec {
+            id: ids[i],
+            ids: ids.clone(),
+            leader: i == 0,
+            geometry,
+            replicas: cfg.replicas,
+            seed: cfg.seed,
+            listen: i > 0,
+            mesh: 0,
+            ack_timeout: ACK_TIMEOUT,
+            cm_response_timeout: Duration::from_millis(20),
+        };
+        let mut replicas = Vec::new();
+        for (i, h) in hosts.iter().enumerate().skip(1) {
+            replicas.push(NodeHandle::start(
+                NodeSetup {
+                    spec: spec(i),
+                    netns: h.netns.clone(),
+                    ifname: h.host_if.clone(),
+                    leader: None,
+                    record: cfg.record,
+                },
+                clock.clone(),
+            )?);
+        }
+        let lost_handle = lab.handle.clone();
+        let on_lost = Box::new(move |rid: u16| {
+            // View change: the switch stops replicating to a lost replica (refused when
+            // fewer than f would remain; the leader has no quorum then anyway).
+            let _ = lost_handle.call(CALL_TIMEOUT, move |p: &mut P4ceSwitch| {
+                if p.agent.group(GROUP).is_some() {
+                    let _ = p.agent.remove_replica(&mut p.sw, GROUP, rid);
+                }
+            });
+        });
+        let leader = NodeHandle::start(
+            NodeSetup {
+                spec: spec(0),
+                netns: hosts[0].netns.clone(),
+                ifname: hosts[0].host_if.clone(),
+                leader: Some(LeaderSetup {
+                    cfg: LeaderConfig {
+                        f: cfg.f,
+                        geometry,
+                        max_outstanding: cfg.outstanding,
+                        switch_timeout: cfg.switch_timeout,
+                        switch_retry: cfg.switch_retry,
+                        probe_every: cfg.probe_every,
+                    },
+                    mode: cfg.mode,
+                    replicas: ids[1..].iter().map(|id| (host_ip(*id), *id)).collect(),
+                    on_lost: Some(on_lost),
+                }),
+                record: cfg.record,
+            },
+            clock.clone(),
+        )?;
+        lab.nodes.push(leader);
+        lab.nodes.extend(replicas);
+        lab.wait_for(ready_timeout, "the leader to be ready", |l| {
+            l.nodes[0].status().ready
+        })?;
+        Ok(lab)
+    }
+
+    /// Polls `cond` every millisecond until it holds; fails when `timeout` passes or a node
+    /// thread failed.
+    pub fn wait_for(
+        &self,
+        timeout: Duration,
+        what: &str,
+        mut cond: impl FnMut(&NetnsLab) -> bool,
+    ) -> Result<(), NetnsError> {
+        let start = std::time::Instant::now();
+        loop {
+            if cond(self) {
+                return Ok(());
+            }
+            for n in &self.nodes {
+                if let Some(e) = n.status().error {
+                    return Err(NetnsError::Node(n.id, e));
+                }
+            }
+            if start.elapsed() > timeout {
+                let cm = self
+                    .cm
+                    .as_ref()
+                    .and_then(|c| c.log.lock().ok().map(|l| format!("{l:?}")))
+                    .unwrap_or_default();
+                return Err(NetnsError::Timeout(format!(
+                    "waiting {timeout:?} for {what} (leader: {:?}; CM agent: {cm})",
+                    self.nodes[0].status()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &NetnsConfig {
+        &self.cfg
+    }
+
+    /// Node `i` (0: the leader).
+    pub fn node(&self, i: usize) -> &NodeHandle {
+        &self.nodes[i]
+    }
+
+    /// The leader's status.
+    pub fn leader_status(&self) -> NodeStatus {
+        self.nodes[0].status()
+    }
+
+    /// The switch device port of node `i`.
+    pub fn devport(&self, i: usize) -> u16 {
+        self.devports[i]
+    }
+
+    /// The switch runtime (statistics, link control, control calls).
+    pub fn switch(&self) -> &RuntimeHandle<P4ceSwitch> {
+        &self.handle
+    }
+
+    /// The wall clock every thread reads.
+    pub fn clock(&self) -> &WallClock {
+        &self.clock
+    }
+
+    /// Hands `values` to the leader to append in order.
+    pub fn append(&self, values: Vec<Vec<u8>>) -> Result<(), NetnsError> {
+        self.nodes[0].exec(CALL_TIMEOUT, move |ctx| {
+            if let Some(l) = ctx.leader() {
+                l.queue.extend(values);
+            }
+        })
+    }
+
+    /// Waits until the leader has committed `target` entries; returns how many it has.
+    pub fn wait_committed(&self, target: u64, timeout: Duration) -> Result<u64, NetnsError> {
+        self.wait_for(timeout, &format!("{target} commits"), |l| {
+            l.nodes[0].status().committed >= target
+        })?;
+        Ok(self.nodes[0].status().committed)
+    }
+
+    /// Waits until every running replica has applied `target` entries.
+    pub fn wait_applied(&self, target: u64, timeout: Duration) -> Result<(), NetnsError> {
+        self.wait_for(timeout, &format!("replicas applying {target}"), |l| {
+            l.nodes[1..]
+                .iter()
+                .filter(|n| n.running())
+                .all(|n| n.status().applied >= target)
+        })
+    }
+
+    /// The leader's events so far (commits left out).
+    pub fn leader_events(&self) -> Result<Vec<LeaderEvent>, NetnsError> {
+        self.nodes[0].exec(CALL_TIMEOUT, |ctx| {
+            ctx.leader().map(|l| l.events.clone()).unwrap_or_default()
+        })
+    }
+
+    /// Crashes node `i`: its thread stops at once (no goodbye to anyone).
+    pub fn crash(&mut self, i: usize) {
+        if let Some(n) = self.nodes.get_mut(i) {
+            drop(n.stop());
+        }
+    }
+
+    /// Breaks (or heals) the switch's P4CE path: frames to the switch's IP are lost in the
+    /// switch; plain L2 forwarding between hosts goes on.
+    pub fn set_switch_path_broken(&self, broken: bool) -> Result<(), NetnsError> {
+        Ok(self
+            .handle
+            .call(CALL_TIMEOUT, move |p: &mut P4ceSwitch| p.broken = broken)?)
+    }
+
+    /// Sets the loss probability of every host link, both directions.
+    pub fn set_loss(&self, p: f64) -> Result<(), NetnsError> {
+        for d in &self.devports {
+            self.handle
+                .link(*d)?
+                .set_loss(p)
+                .map_err(|e| NetnsError::Setup(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Packets in cell `index` of the switch's indexed counter `name`, over every pipe.
+    pub fn switch_counter(&self, name: &str, index: u32) -> Result<u64, NetnsError> {
+        let name = name.to_string();
+        let r = self.handle.call(CALL_TIMEOUT, move |p: &mut P4ceSwitch| {
+            p.sw.counter_read(PipeSel::All, &name, index)
+                .map(|v| v.iter().map(|c| c.packets).sum::<u64>())
+                .map_err(|e| e.to_string())
+        })?;
+        r.map_err(NetnsError::Setup)
+    }
+
+    /// CPU time of every thread so far: the switch's runtime threads, the CM agent and the
+    /// nodes (running ones).
+    pub fn cpu(&self) -> CpuSnapshot {
+        let mut v = Vec::new();
+        if let Ok(g) = self.runtime_cpu.lock() {
+            for (name, t) in g.iter() {
+                v.push((name.clone(), t.cpu_ns().unwrap_or(0)));
+            }
+        }
+        if let Some(c) = &self.cm {
+            if let Some(t) = c.cpu.lock().ok().and_then(|g| g.clone()) {
+                v.push(("CM agent".into(), t.cpu_ns().unwrap_or(0)));
+            }
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let Some(t) = n.cpu.lock().ok().and_then(|g| g.clone()) {
+                let name = if i == 0 {
+                    "leader".to_string()
+                } else {
+                    format!("replica {}", n.id)
+                };
+                v.push((name, t.cpu_ns().unwrap_or(0)));
+            }
+        }
+        v
+    }
+
+    /// Stops the nodes (leader first), the CM agent and the switch.
+    pub fn stop(mut self) -> Result<NetnsOutcome, NetnsError> {
+        let nodes = self.nodes.iter_mut().map(NodeHandle::stop).collect();
+        let cm_log = match self.cm.take() {
+            Some(mut c) => {
+                c.stop()?;
+                c.log.lock().map(|l| l.clone()).unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        let runtime = match self.runtime.take() {
+            Some(r) => r.stop()?.1,
+            None => RuntimeStats::default(),
+        };
+        Ok(NetnsOutcome {
+            nodes,
+            runtime,
+            cm_log,
+        })
+    }
+}
+
+impl Drop for NetnsLab {
+    fn drop(&mut self) {
+        for n in &mut self.nodes {
+            drop(n.stop());
+        }
+        if let Some(mut c) = self.cm.take() {
+            let _ = c.stop();
+        }
+        if let Some(r) = self.runtime.take() {
+            let _ = r.stop();
+        }
+    }
+}
