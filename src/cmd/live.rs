@@ -358,6 +358,12 @@ impl Part<'_> {
         pipe < 8 && self.owns & (1 << pipe) != 0
     }
 
+    /// A request for one pipe that another part answers (a pipe the switch lacks is asked
+    /// anyway, so the API names the error).
+    fn not_mine(&self, sel: PipeSel) -> bool {
+        matches!(sel, PipeSel::Pipe(p) if !self.owns(p) && p < self.sw.num_pipes())
+    }
+
     /// Counter cells of the pipes it owns (`sel` as in the API).
     pub fn counter_read(
         &self,
@@ -365,10 +371,8 @@ impl Part<'_> {
         name: &str,
         index: u32,
     ) -> Result<Vec<CounterValue>, String> {
-        if let PipeSel::Pipe(p) = sel {
-            if !self.owns(p) {
-                return Ok(Vec::new());
-            }
+        if self.not_mine(sel) {
+            return Ok(Vec::new());
         }
         let cells = self
             .sw
@@ -384,10 +388,8 @@ impl Part<'_> {
         name: &str,
         index: u32,
     ) -> Result<Vec<RegisterValue>, String> {
-        if let PipeSel::Pipe(p) = sel {
-            if !self.owns(p) {
-                return Ok(Vec::new());
-            }
+        if self.not_mine(sel) {
+            return Ok(Vec::new());
         }
         let cells = self
             .sw
@@ -1293,6 +1295,12 @@ mod tests {
         );
         assert_eq!(r["cells"].as_array().unwrap().len(), 1, "{r}");
         assert_eq!(r["cells"][0]["packets"], 60);
+        let r = super::super::ctl::handle_line(
+            &h,
+            r#"{"op":"counter_read","name":"ingress_port_counter","index":0,"pipe":3}"#,
+        );
+        assert_eq!(r["ok"], false, "{r}");
+        assert!(r["error"].as_str().unwrap().contains("pipe 3"), "{r}");
         // A new entry reaches both pipes: frames for it from pipe 0 and pipe 1 both arrive.
         ctl_ok(
             &h,
@@ -1360,5 +1368,89 @@ mod tests {
         assert!(PipeThreads::PerPipe.per_pipe(&[0, 1]));
         assert_eq!(ownership(&[0, 1]), vec![(0, 0b1101), (1, 0b0010)]);
         assert_eq!(ownership(&[2]), vec![(2, 0b1111)]);
+    }
+
+    /// Pipeline capacity (frames through ingress per second) with one pipeline thread and
+    /// with one thread per pipe, on four in-memory ports (two per pipe), for traffic that
+    /// stays within each pipe and traffic that crosses between them. Two senders blast as fast
+    /// as they can; the excess is dropped at the ingress channels, so `processed` over the
+    /// window is what the pipeline thread(s) keep up with. Run:
+    /// `cargo test --release -p pisa --bin pisa bench_pipe_threads -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement, not a check: run it with --ignored --nocapture in release"]
+    fn bench_pipe_threads() {
+        let secs = 1.0;
+        for across in [false, true] {
+            let mut rates: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+            for _ in 0..5 {
+                for (m, per_pipe) in [false, true].into_iter().enumerate() {
+                    rates[m].push(measure(per_pipe, across, secs));
+                }
+            }
+            let median = |v: &mut Vec<f64>| {
+                v.sort_by(|a, b| a.total_cmp(b));
+                v[v.len() / 2]
+            };
+            let one = median(&mut rates[0]);
+            let per = median(&mut rates[1]);
+            println!(
+                "{}: one pipeline thread {:.3} Mpps, one thread per pipe {:.3} Mpps, ratio {:.2} \
+                 (median of 5 runs of {secs} s; {} cores)",
+                if across {
+                    "across pipes (0 <-> 128)"
+                } else {
+                    "within pipes (0 -> 1, 128 -> 129)"
+                },
+                one / 1e6,
+                per / 1e6,
+                per / one,
+                std::thread::available_parallelism().map_or(0, |n| n.get())
+            );
+        }
+    }
+
+    fn measure(per_pipe: bool, across: bool, secs: f64) -> f64 {
+        use std::sync::atomic::AtomicBool;
+        let (rt, hosts) = start_live("bench", per_pipe);
+        let h = rt.handle();
+        let stop = Arc::new(AtomicBool::new(false));
+        // (host index, frame it sends): h1 on port 0, h3 on port 128.
+        let flows = if across {
+            [(0, l2(mac(3), mac(1), 0)), (2, l2(mac(1), mac(3), 0))]
+        } else {
+            [(0, l2(mac(2), mac(1), 0)), (2, l2(mac(4), mac(3), 0))]
+        };
+        let mut threads = Vec::new();
+        for (i, mut port) in hosts.ports.into_iter().enumerate() {
+            let frame = flows.iter().find(|(h, _)| *h == i).map(|(_, f)| f.clone());
+            let stop = stop.clone();
+            threads.push(std::thread::spawn(move || {
+                let mut b = dataplane::FrameBatch::new(32);
+                while !stop.load(Ordering::Relaxed) {
+                    if let Some(f) = &frame {
+                        b.clear();
+                        while b.push(f, Nanos::ZERO) {}
+                        let _ = dataplane::Port::send_batch(&mut port, &mut b, Nanos::ZERO);
+                    }
+                    b.clear();
+                    let got = dataplane::Port::recv_batch(&mut port, &mut b, Nanos::ZERO);
+                    if frame.is_none() && got.unwrap_or(0) == 0 {
+                        std::thread::sleep(Duration::from_micros(50));
+                    }
+                }
+            }));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        let p0 = h.stats().processed;
+        let t0 = std::time::Instant::now();
+        std::thread::sleep(Duration::from_secs_f64(secs));
+        let p1 = h.stats().processed;
+        let dt = t0.elapsed().as_secs_f64();
+        stop.store(true, Ordering::Relaxed);
+        for t in threads {
+            let _ = t.join();
+        }
+        drop(rt.stop());
+        (p1 - p0) as f64 / dt
     }
 }
