@@ -1366,6 +1366,11 @@ mod tests {
         assert!(!PipeThreads::Auto.per_pipe(&[0, 1, 2]));
         assert!(!PipeThreads::One.per_pipe(&[0, 128]));
         assert!(PipeThreads::PerPipe.per_pipe(&[0, 1]));
+        assert_eq!(PipeThreads::from_str("1", false), Ok(PipeThreads::One));
+        assert_eq!(
+            PipeThreads::from_str("per-pipe", false),
+            Ok(PipeThreads::PerPipe)
+        );
         assert_eq!(ownership(&[0, 1]), vec![(0, 0b1101), (1, 0b0010)]);
         assert_eq!(ownership(&[2]), vec![(2, 0b1111)]);
     }

@@ -66,9 +66,11 @@ impl TmCopy {
 
 impl Switch {
     /// Runs the ingress of the pipe `frame.port` belongs to, up to the traffic manager's
-    /// enqueue. Copies bound for egress are appended to `copies`; nothing is queued or egressed
-    /// here. `out` only sees frames in the rare case a recirculation happens on this path (it
-    /// never does: recirculation needs an egress pass), and is there for symmetry.
+    /// enqueue. Copies bound for egress (unicast, multicast replicas, copy to CPU, ingress
+    /// mirrors), each tagged with its egress port and RID, are appended to `copies`; nothing is
+    /// queued or egressed here. Frames only leave after an egress pass, so `out` is not called
+    /// on this path today; it takes the same sink as [`Switch::tm_to_egress`] so that a caller
+    /// can treat both alike.
     pub fn ingress_to_tm(
         &mut self,
         frame: InFrame<'_>,
