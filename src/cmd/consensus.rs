@@ -4,6 +4,13 @@
 //! (one WRITE to the switch, ACKs aggregated there) or unicast mode (Mu: one WRITE per
 //! replica). Prints consensus/s, goodput, commit latency percentiles and the leader's packets
 //! per consensus; `--report json` for scripts.
+//!
+//! With `--lab FILE` (root) the same bench runs in network namespaces in wall-clock time
+//! (`hosts::p4ce_netns`): the switch on the dataplane runtime with AF_PACKET ports on the
+//! lab's switch-side veths, the leader and replicas each on a thread in its namespace. A lab
+//! already up (`pisa lab up FILE`) is used as it is; otherwise it is brought up for the run
+//! and taken down after. `--outstanding 1,2,4,...` runs once per value (the latency vs
+//! throughput curve).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,13 +20,18 @@ use clap::{Args, Subcommand, ValueEnum};
 use hosts::mu::Path as LogPath;
 use hosts::p4ce_lab::bench::{self, BenchConfig, BenchReport};
 use hosts::p4ce_lab::compile_p4ce;
+use hosts::p4ce_netns::LabGuard;
+use pipeline::ir::Program;
+use std::path::Path;
+use std::sync::Arc;
 
 use super::ReportFormat;
 
 /// Consensus commands.
 #[derive(Subcommand, Debug)]
 pub enum ConsensusCommand {
-    /// Replicate entries for a virtual duration and report throughput and latency.
+    /// Replicate entries for a duration (virtual, or wall-clock with --lab) and report
+    /// throughput and latency.
     Bench(ConsensusBenchArgs),
 }
 
@@ -61,12 +73,20 @@ pub struct ConsensusBenchArgs {
     /// Value size in bytes (64 to 65536).
     #[arg(long, default_value_t = 64)]
     pub value_size: usize,
-    /// Entries in flight.
-    #[arg(long, default_value_t = 16)]
-    pub outstanding: usize,
-    /// Virtual duration, e.g. 10ms, 1s.
-    #[arg(long, default_value = "10ms")]
-    pub duration: String,
+    /// Entries in flight; a comma-separated list (1,2,4,8) runs once per value.
+    #[arg(long, default_value = "16", value_delimiter = ',')]
+    pub outstanding: Vec<usize>,
+    /// Duration, e.g. 10ms, 1s: virtual time in memory; wall-clock time with --lab (default
+    /// there 2s).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Run in network namespaces (root): the lab file, e.g. deploy/labs/p4ce.yaml. Uses the
+    /// lab if it is up, else brings it up for the run and down after.
+    #[arg(long)]
+    pub lab: Option<PathBuf>,
+    /// Where lab state files live.
+    #[arg(long, default_value = dataplane::lab::DEFAULT_STATE_DIR, hide = true)]
+    pub lab_state_dir: PathBuf,
     #[command(flatten)]
     pub link: LinkArgs,
 }
@@ -80,6 +100,15 @@ pub struct P4ceDemoArgs {
     /// Entries in flight.
     #[arg(long, default_value_t = 16)]
     pub outstanding: usize,
+    /// Run in network namespaces instead (root): the lab file, e.g. deploy/labs/p4ce.yaml.
+    #[arg(long)]
+    pub lab: Option<PathBuf>,
+    /// Wall-clock duration of each run with --lab.
+    #[arg(long, default_value = "1s")]
+    pub lab_duration: String,
+    /// Where lab state files live.
+    #[arg(long, default_value = dataplane::lab::DEFAULT_STATE_DIR, hide = true)]
+    pub lab_state_dir: PathBuf,
     #[command(flatten)]
     pub link: LinkArgs,
 }
@@ -105,10 +134,47 @@ fn duration(s: &str) -> anyhow::Result<u64> {
     }
 }
 
+/// Where a bench runs: in memory, or on a lab's namespaces.
+enum Where {
+    Memory,
+    Lab(LabGuard),
+}
+
+impl Where {
+    fn open(lab: Option<&Path>, state_dir: &Path) -> anyhow::Result<Where> {
+        let Some(file) = lab else {
+            return Ok(Where::Memory);
+        };
+        if !dataplane::netns::is_root() {
+            bail!(
+                "--lab needs root (network namespaces, AF_PACKET); without --lab the bench runs in memory"
+            );
+        }
+        let topo = dataplane::Lab::load(file)?;
+        let guard = LabGuard::up(&topo, state_dir)?;
+        Ok(Where::Lab(guard))
+    }
+
+    fn run(&self, program: &Arc<Program>, cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
+        Ok(match self {
+            Where::Memory => bench::run(program.clone(), cfg)?,
+            Where::Lab(g) => hosts::p4ce_netns::bench::run(program.clone(), cfg, &g.state)?,
+        })
+    }
+
+    fn close(self) -> anyhow::Result<()> {
+        if let Where::Lab(mut g) = self {
+            g.down()?;
+        }
+        Ok(())
+    }
+}
+
 fn print_one(r: &BenchReport) {
     println!(
-        "{} replicas={} f={} value={}B outstanding={} link={:.0} Gbit/s (virtual {:.3} ms, wall {:.2} s)",
+        "{} [{}] replicas={} f={} value={}B outstanding={} link={:.0} Gbit/s (measured {:.3} ms, wall {:.2} s)",
         r.mode,
+        r.lab,
         r.replicas,
         r.f,
         r.value_size,
@@ -129,6 +195,7 @@ fn print_one(r: &BenchReport) {
         "  leader packets per consensus: sent {:.2}  received {:.2}   fallbacks {}",
         r.leader_tx_per_consensus, r.leader_rx_per_consensus, r.fallbacks
     );
+    println!("  bottleneck: {}", r.bottleneck);
 }
 
 fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
@@ -138,24 +205,42 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
     if !(1..=65536).contains(&a.value_size) {
         bail!("--value-size {}: 1 to 65536", a.value_size);
     }
+    if a.outstanding.is_empty() || a.outstanding.iter().any(|o| *o == 0 || *o > 4096) {
+        bail!("--outstanding {:?}: each 1 to 4096", a.outstanding);
+    }
     let (rate, delay) = link(&a.link)?;
     let program = compile_p4ce(&a.link.program)?;
-    let cfg = BenchConfig {
-        mode: match a.mode {
-            ModeArg::P4ce => LogPath::Switch,
-            ModeArg::Unicast => LogPath::Unicast,
-        },
-        replicas: a.replicas,
-        value_size: a.value_size,
-        outstanding: a.outstanding,
-        duration_ns: duration(&a.duration)?,
-        link_rate_bps: rate,
-        link_delay_ns: delay,
-    };
-    let r = bench::run(program, &cfg)?;
-    match a.link.report {
-        ReportFormat::Json => println!("{}", serde_json::to_string(&r)?),
-        ReportFormat::Text => print_one(&r),
+    let default_dur = if a.lab.is_some() { "2s" } else { "10ms" };
+    let dur = duration(a.duration.as_deref().unwrap_or(default_dur))?;
+    let place = Where::open(a.lab.as_deref(), &a.lab_state_dir)?;
+    let mut reports = Vec::new();
+    for o in &a.outstanding {
+        let cfg = BenchConfig {
+            mode: match a.mode {
+                ModeArg::P4ce => LogPath::Switch,
+                ModeArg::Unicast => LogPath::Unicast,
+            },
+            replicas: a.replicas,
+            value_size: a.value_size,
+            outstanding: *o,
+            duration_ns: dur,
+            link_rate_bps: rate,
+            link_delay_ns: delay,
+        };
+        match place.run(&program, &cfg) {
+            Ok(r) => reports.push(r),
+            Err(e) => {
+                place.close()?;
+                return Err(e);
+            }
+        }
+    }
+    place.close()?;
+    match (a.link.report, reports.as_slice()) {
+        (ReportFormat::Json, [r]) => println!("{}", serde_json::to_string(r)?),
+        (ReportFormat::Json, rs) => println!("{}", serde_json::to_string(rs)?),
+        (ReportFormat::Text, [r]) => print_one(r),
+        (ReportFormat::Text, rs) => print!("{}", bench::curve(rs)),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -164,18 +249,32 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
 pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
     let (rate, delay) = link(&a.link)?;
     let program = compile_p4ce(&a.link.program)?;
-    let dur = duration(&a.duration)?;
+    let place = Where::open(a.lab.as_deref(), &a.lab_state_dir)?;
+    let (dur, what, sizes): (u64, String, &[usize]) = match &place {
+        Where::Memory => (
+            duration(&a.duration)?,
+            format!("in-memory links around p4ce.p4, virtual time {} per run", a.duration),
+            &[64, 1024, 8192, 65536],
+        ),
+        Where::Lab(g) => (
+            duration(&a.lab_duration)?,
+            format!(
+                "AF_PACKET in the namespaces of lab {} around p4ce.p4 on the dataplane runtime, wall-clock {} per run",
+                g.state.name, a.lab_duration
+            ),
+            &[64, 1024, 65536],
+        ),
+    };
     let text = a.link.report == ReportFormat::Text;
     if text {
         println!(
-            "== P4CE vs Mu (unicast): leader + replicas on {:.0} Gbit/s in-memory links around p4ce.p4, virtual time {} per run\n",
+            "== P4CE vs Mu (unicast): leader + replicas on {:.0} Gbit/s links, {what}\n",
             rate as f64 / 1e9,
-            a.duration
         );
     }
     let mut reports = Vec::new();
     for replicas in [2, 4] {
-        for value_size in [64, 1024, 8192, 65536] {
+        for &value_size in sizes {
             for mode in [LogPath::Switch, LogPath::Unicast] {
                 let cfg = BenchConfig {
                     mode,
@@ -186,14 +285,32 @@ pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
                     link_rate_bps: rate,
                     link_delay_ns: delay,
                 };
-                reports.push(bench::run(program.clone(), &cfg)?);
+                match place.run(&program, &cfg) {
+                    Ok(r) => reports.push(r),
+                    Err(e) => {
+                        place.close()?;
+                        return Err(e);
+                    }
+                }
             }
         }
     }
+    let in_lab = matches!(place, Where::Lab(_));
+    place.close()?;
     if text {
         print!("{}", bench::side_by_side(&reports));
         println!("\nratio = P4CE goodput / unicast goodput (the paper's Figure 5: about 2x with 2 replicas, 4x with 4).");
-        println!("tx+rx = frames the leader sent and received per consensus. Host CPU time is not modelled.");
+        println!("tx+rx = frames the leader sent and received per consensus.");
+        if in_lab {
+            for r in &reports {
+                println!(
+                    "{} replicas={} value={}: {}",
+                    r.mode, r.replicas, r.value_size, r.bottleneck
+                );
+            }
+        } else {
+            println!("Host CPU time is not modelled; with root, --lab deploy/labs/p4ce.yaml runs it in network namespaces.");
+        }
     } else {
         println!("{}", serde_json::to_string(&reports)?);
     }

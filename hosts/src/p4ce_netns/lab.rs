@@ -31,11 +31,12 @@ use crate::p4ce_lab::LabConfig;
 /// offered here. Times are wall-clock.
 pub type NetnsConfig = LabConfig;
 
-/// ACK timeout code of the namespace lab's QPs: 4.096 µs × 2^13 ≈ 34 ms. A round trip
+/// ACK timeout code of the namespace lab's QPs: 4.096 µs × 2^14 ≈ 67 ms (seven retries: half
+/// a second before a peer is given up). A round trip
 /// crosses seven threads (host, switch rx, pipeline, tx, host, ...); on a loaded 2-core
 /// machine each may wait a time slice, so shorter timeouts (the in-memory lab's 1 ms, even
 /// 4 ms) fire on ACKs that are merely late and the go-back-N resends swamp the links.
-const ACK_TIMEOUT: u8 = 13;
+const ACK_TIMEOUT: u8 = 14;
 
 /// CPU time of every thread of the lab, by name, ns.
 pub type CpuSnapshot = Vec<(String, u64)>;

@@ -499,15 +499,20 @@ fn leader_turn(
                 .copied()
                 .collect()
         };
-        l.switch_cm = Some(leader_request_group(
-            ep,
-            t,
-            switch_qp,
-            l.switch_cm.take(),
-            l.setup.cfg.f,
-            id,
-            &live,
-        )?);
+        if live.len() >= l.setup.cfg.f {
+            l.switch_cm = Some(leader_request_group(
+                ep,
+                t,
+                switch_qp,
+                l.switch_cm.take(),
+                l.setup.cfg.f,
+                id,
+                &live,
+            )?);
+        } else {
+            // Too few replicas for a group: ask again later (unicast cannot commit either).
+            l.cm_retry_at = Some(now + Nanos::from(l.setup.cfg.switch_retry));
+        }
         *work = true;
     }
     leader.poll(ep, t)?;

@@ -1,0 +1,393 @@
+//! P4CE end to end in network namespaces (`hosts::p4ce_netns`): p4ce.p4 on the dataplane
+//! runtime with AF_PACKET on the switch-side veths, the CM agent on the CPU port, the leader
+//! and replicas each on a thread in its namespace over AF_PACKET, every connection through
+//! RDMA CM. Commits with identical replica logs (P4CE and unicast), a replica crash, a broken
+//! switch path (fallback to unicast), 1 % loss on every link, and WRITEs the switch must keep
+//! away from the logs.
+//!
+//! Needs root (namespaces, veth, AF_PACKET); without it each test prints why and returns.
+//! Each test brings up its own copy of `deploy/labs/p4ce.yaml` under unique names (lab
+//! `p4n<pid><tag>`, interfaces `p4n<pid><tag><port>`, state in a temporary directory) and
+//! takes it down by name when it ends, also when it fails.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use dataplane::netns::is_root;
+use hosts::mu::{LeaderEvent, Path as Mode};
+use hosts::p4ce_lab::{compile_p4ce, LabConfig};
+use hosts::p4ce_netns::{LabGuard, NetnsLab};
+use pipeline::ir::Program;
+use rdma::verbs::{AccessFlags, QpAttr, QpInitAttr, QpState, QpType, SendOp, SendWr, Sge};
+
+fn program() -> Arc<Program> {
+    static P: OnceLock<Arc<Program>> = OnceLock::new();
+    P.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("p4/programs/p4ce.p4");
+        compile_p4ce(&path).unwrap_or_else(|e| panic!("{e}"))
+    })
+    .clone()
+}
+
+fn can_run(test: &str) -> bool {
+    if !is_root() {
+        eprintln!("{test}: skipped: needs root for network namespaces, veth pairs and AF_PACKET");
+        return false;
+    }
+    if std::process::Command::new("ip").arg("-V").output().is_err() {
+        eprintln!("{test}: skipped: the `ip` command (iproute2) is missing");
+        return false;
+    }
+    true
+}
+
+/// The lab file's topology under names of this test's own; its state lives in a temporary
+/// directory removed with it.
+struct TestLab {
+    guard: Option<LabGuard>,
+    dir: PathBuf,
+    _serial: MutexGuard<'static, ()>,
+}
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+impl TestLab {
+    fn up(tag: &str) -> TestLab {
+        // One lab at a time: each runs a dozen threads, and CI has two cores.
+        let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/labs/p4ce.yaml");
+        let mut lab = dataplane::Lab::load(&file).unwrap_or_else(|e| panic!("{e}"));
+        let pid = std::process::id() % 100_000;
+        lab.name = format!("p4n{pid}{tag}");
+        lab.ifprefix = format!("p4n{pid}{tag}");
+        for h in &mut lab.hosts {
+            h.switch_if = None;
+        }
+        let dir = std::env::temp_dir().join(format!("pisa-p4ce-netns-{pid}-{tag}"));
+        let guard = LabGuard::up(&lab, &dir).unwrap_or_else(|e| panic!("lab up: {e}"));
+        assert!(guard.owned(), "a lab of that name was already up");
+        TestLab {
+            guard: Some(guard),
+            dir,
+            _serial: serial,
+        }
+    }
+
+    fn state(&self) -> &dataplane::LabState {
+        &self.guard.as_ref().expect("lab").state
+    }
+}
+
+impl Drop for TestLab {
+    fn drop(&mut self) {
+        if let Some(mut g) = self.guard.take() {
+            if let Err(e) = g.down() {
+                eprintln!("lab down: {e}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn config(mode: Mode, replicas: usize) -> LabConfig {
+    let mut c = LabConfig::new(mode, replicas);
+    c.max_value = 3000;
+    // Slack for a replica thread the scheduler starves for a while: more than a lap behind
+    // and the leader gives it up (it would need a state transfer).
+    c.slots = 256;
+    c.outstanding = 8;
+    // Wall-clock on a shared machine: generous timeouts so that only real faults trip them.
+    c.switch_timeout = Duration::from_millis(200);
+    c.switch_retry = Duration::from_millis(100);
+    c.probe_every = Duration::from_millis(5);
+    c
+}
+
+fn values(n: usize, seed: u8) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| {
+            let len = 1 + (i * 37 + seed as usize) % 2500;
+            (0..len).map(|j| (i + j) as u8 ^ seed).collect()
+        })
+        .collect()
+}
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// Every replica in `replicas` (node indexes) applied exactly what the leader appended,
+/// in order, at least `upto` entries.
+fn assert_logs_identical(lab: NetnsLab, replicas: &[usize], upto: usize) {
+    let out = lab.stop().expect("stop");
+    let appended = out.nodes[0]
+        .as_ref()
+        .and_then(|n| n.role_leader_appended())
+        .expect("the leader's log");
+    for &r in replicas {
+        let applied = out.nodes[r]
+            .as_ref()
+            .and_then(|n| n.role_replica_applied())
+            .unwrap_or_else(|| panic!("replica {r} state"));
+        assert!(
+            applied.len() >= upto,
+            "replica {r} applied {} of {upto}",
+            applied.len()
+        );
+        for (i, v) in applied.iter().enumerate() {
+            assert_eq!(v, &appended[i], "replica {r} entry {i} differs");
+        }
+    }
+}
+
+trait Logs {
+    fn role_leader_appended(&self) -> Option<Vec<Vec<u8>>>;
+    fn role_replica_applied(&self) -> Option<Vec<Vec<u8>>>;
+}
+
+impl Logs for hosts::p4ce_netns::node::NodeCtx {
+    fn role_leader_appended(&self) -> Option<Vec<Vec<u8>>> {
+        match &self.role {
+            hosts::p4ce_netns::node::Role::Leader(l) => Some(l.appended.clone()),
+            _ => None,
+        }
+    }
+    fn role_replica_applied(&self) -> Option<Vec<Vec<u8>>> {
+        match &self.role {
+            hosts::p4ce_netns::node::Role::Replica(r) => Some(r.applied.clone()),
+            _ => None,
+        }
+    }
+}
+
+fn commit_all(mode: Mode, replicas: usize, tag: &str) {
+    let tl = TestLab::up(tag);
+    let lab = NetnsLab::start(program(), config(mode, replicas), tl.state(), WAIT)
+        .unwrap_or_else(|e| panic!("{mode:?}: start: {e}"));
+    let vals = values(200, 1);
+    lab.append(vals).unwrap();
+    let done = lab.wait_committed(200, WAIT).unwrap();
+    assert_eq!(done, 200);
+    lab.wait_applied(200, WAIT).unwrap();
+    let st = lab.leader_status();
+    match mode {
+        Mode::Switch => {
+            assert!(st.stats.switch_writes >= 200, "{st:?}");
+            assert_eq!(st.stats.fallbacks, 0, "{st:?}");
+        }
+        Mode::Unicast => assert_eq!(st.stats.switch_writes, 0),
+    }
+    let replicas_idx: Vec<usize> = (1..=replicas).collect();
+    assert_logs_identical(lab, &replicas_idx, 200);
+}
+
+#[test]
+fn p4ce_entries_commit_and_replica_logs_are_identical() {
+    if !can_run("p4ce_entries_commit_and_replica_logs_are_identical") {
+        return;
+    }
+    commit_all(Mode::Switch, 2, "a");
+}
+
+#[test]
+fn unicast_entries_commit_and_replica_logs_are_identical() {
+    if !can_run("unicast_entries_commit_and_replica_logs_are_identical") {
+        return;
+    }
+    commit_all(Mode::Unicast, 2, "b");
+}
+
+#[test]
+fn p4ce_four_replicas_commit_and_logs_are_identical() {
+    if !can_run("p4ce_four_replicas_commit_and_logs_are_identical") {
+        return;
+    }
+    commit_all(Mode::Switch, 4, "c");
+}
+
+#[test]
+fn replica_crash_commits_continue() {
+    if !can_run("replica_crash_commits_continue") {
+        return;
+    }
+    for (mode, tag) in [(Mode::Switch, "d"), (Mode::Unicast, "e")] {
+        let tl = TestLab::up(tag);
+        let mut lab = NetnsLab::start(program(), config(mode, 4), tl.state(), WAIT)
+            .unwrap_or_else(|e| panic!("{mode:?}: start: {e}"));
+        let vals = values(200, 2);
+        lab.append(vals[..100].to_vec()).unwrap();
+        lab.wait_committed(100, WAIT).unwrap();
+        // Replica h5 (node 4) crashes; f = 2 of the other three go on acknowledging.
+        lab.crash(4);
+        lab.append(vals[100..].to_vec()).unwrap();
+        let done = lab.wait_committed(200, WAIT).unwrap();
+        assert_eq!(done, 200, "{mode:?}");
+        lab.wait_applied(200, WAIT).unwrap();
+        assert_logs_identical(lab, &[1, 2, 3], 200);
+    }
+}
+
+#[test]
+fn broken_switch_path_falls_back_to_unicast_without_losing_entries() {
+    if !can_run("broken_switch_path_falls_back_to_unicast_without_losing_entries") {
+        return;
+    }
+    let tl = TestLab::up("f");
+    let lab = NetnsLab::start(program(), config(Mode::Switch, 2), tl.state(), WAIT)
+        .unwrap_or_else(|e| panic!("start: {e}"));
+    let vals = values(300, 5);
+    lab.append(vals[..100].to_vec()).unwrap();
+    lab.wait_committed(100, WAIT).unwrap();
+    lab.set_switch_path_broken(true).unwrap();
+    lab.append(vals[100..200].to_vec()).unwrap();
+    lab.wait_committed(200, WAIT).unwrap();
+    // A timeout, or the switch QP's retries running out first: either way a fallback.
+    let events = lab.leader_events().unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, LeaderEvent::FellBack { .. })),
+        "{events:?}"
+    );
+    let st = lab.leader_status();
+    assert!(st.stats.unicast_writes > 0, "{st:?}");
+    // The switch path heals: the leader's periodic retry takes it again.
+    lab.set_switch_path_broken(false).unwrap();
+    lab.wait_for(WAIT, "the switch path back", |l| {
+        l.leader_status().path == Some(Mode::Switch)
+    })
+    .unwrap();
+    let before = lab.leader_status().stats.switch_writes;
+    lab.append(vals[200..].to_vec()).unwrap();
+    lab.wait_committed(300, WAIT).unwrap();
+    assert!(lab.leader_status().stats.switch_writes > before);
+    lab.wait_applied(300, WAIT).unwrap();
+    assert_logs_identical(lab, &[1, 2], 300);
+}
+
+#[test]
+fn one_percent_loss_logs_still_identical() {
+    if !can_run("one_percent_loss_logs_still_identical") {
+        return;
+    }
+    for (mode, tag) in [(Mode::Switch, "g"), (Mode::Unicast, "h")] {
+        let tl = TestLab::up(tag);
+        let mut cfg = config(mode, 2);
+        // Losses are repaired by the transport; the switch path must not time out meanwhile.
+        cfg.switch_timeout = Duration::from_secs(2);
+        let lab = NetnsLab::start(program(), cfg, tl.state(), WAIT)
+            .unwrap_or_else(|e| panic!("{mode:?}: start: {e}"));
+        lab.set_loss(0.01).unwrap();
+        lab.append(values(300, 6)).unwrap();
+        let done = lab.wait_committed(300, Duration::from_secs(60)).unwrap();
+        assert_eq!(done, 300, "{mode:?}");
+        lab.wait_applied(300, WAIT).unwrap();
+        let lost: u64 = lab
+            .switch()
+            .stats()
+            .ports
+            .iter()
+            .map(|p| p.faults_tx.lost + p.faults_rx.lost)
+            .sum();
+        assert!(lost > 0, "{mode:?}: no frame was lost");
+        assert_logs_identical(lab, &[1, 2], 300);
+    }
+}
+
+#[test]
+fn writes_to_the_bcast_qp_from_a_non_leader_or_with_a_wrong_rkey_never_reach_a_log() {
+    if !can_run("writes_to_the_bcast_qp_from_a_non_leader_or_with_a_wrong_rkey_never_reach_a_log") {
+        return;
+    }
+    let tl = TestLab::up("i");
+    let lab = NetnsLab::start(program(), config(Mode::Switch, 2), tl.state(), WAIT)
+        .unwrap_or_else(|e| panic!("start: {e}"));
+    lab.append(values(10, 7)).unwrap();
+    lab.wait_committed(10, WAIT).unwrap();
+    lab.wait_applied(10, WAIT).unwrap();
+    let (bcast, _, _) = hosts::p4ce_cm::group_qps(1);
+    let vrkey = lab
+        .switch()
+        .call(Duration::from_secs(2), |p| {
+            p.agent.group(1).map(|g| g.vrkey)
+        })
+        .unwrap()
+        .expect("the group is up");
+    let before = [
+        lab.switch_counter("SwitchIngress.drops", 1).unwrap(),
+        lab.switch_counter("SwitchIngress.drops", 2).unwrap(),
+    ];
+    // A rogue QP on replica h3 (not the group's leader) and one on the leader with a wrong
+    // R_key, both aimed at the BCast QP, both writing garbage over slot 0.
+    for (node, rkey) in [(2usize, vrkey), (0usize, vrkey ^ 1)] {
+        lab.node(node)
+            .exec(Duration::from_secs(2), move |ctx| {
+                let (pd, cq) = (ctx.pd, ctx.cq);
+                let ep = ctx.ep();
+                let src = ep.reg_mr(pd, 256, AccessFlags::LOCAL_WRITE).unwrap();
+                let qpn = ep
+                    .create_qp(QpInitAttr {
+                        pd,
+                        qp_type: QpType::Rc,
+                        send_cq: cq,
+                        recv_cq: cq,
+                        max_send_wr: 4,
+                        max_recv_wr: 1,
+                    })
+                    .unwrap();
+                for attr in [
+                    QpAttr {
+                        state: Some(QpState::Init),
+                        ..Default::default()
+                    },
+                    QpAttr {
+                        state: Some(QpState::Rtr),
+                        dest_qp_num: Some(bcast),
+                        remote_ip: Some(hosts::p4ce_lab::lab::SWITCH_IP.into()),
+                        rq_psn: Some(0),
+                        ..Default::default()
+                    },
+                    QpAttr {
+                        state: Some(QpState::Rts),
+                        sq_psn: Some(0),
+                        timeout: Some(8),
+                        retry_cnt: Some(1),
+                        ..Default::default()
+                    },
+                ] {
+                    ep.modify_qp(qpn, &attr).unwrap();
+                }
+                ep.mr_bytes_mut(src.lkey).unwrap().fill(0xEE);
+                let sge = Sge {
+                    addr: src.addr,
+                    length: 256,
+                    lkey: src.lkey,
+                };
+                let op = SendOp::Write {
+                    remote_addr: 0,
+                    rkey,
+                };
+                ep.post_send(qpn, SendWr::new(99, op, sge)).unwrap();
+            })
+            .unwrap();
+    }
+    lab.wait_for(WAIT, "the switch to drop both", |l| {
+        l.switch_counter("SwitchIngress.drops", 1).unwrap_or(0) > before[0]
+            && l.switch_counter("SwitchIngress.drops", 2).unwrap_or(0) > before[1]
+    })
+    .unwrap();
+    // Let retransmissions, if any, run out.
+    std::thread::sleep(Duration::from_millis(100));
+    for r in [1usize, 2] {
+        let garbage = lab
+            .node(r)
+            .exec(Duration::from_secs(2), |ctx| {
+                let lkey = ctx.log.lkey;
+                let log = ctx.ep().mr_bytes(lkey).unwrap();
+                log.windows(64).any(|w| w.iter().all(|b| *b == 0xEE))
+            })
+            .unwrap();
+        assert!(!garbage, "garbage reached replica {r}");
+        assert_eq!(lab.node(r).status().applied, 10, "replica {r}");
+    }
+    assert_logs_identical(lab, &[1, 2], 10);
+}
