@@ -590,3 +590,117 @@ fn leader_crash_lagging_successor_unicast() {
 fn leader_crash_lagging_successor_p4ce_cm() {
     leader_crash_with_lagging_successor(true, Mode::Switch);
 }
+
+/// The host that leads after the latest fail-over, from the events.
+fn latest_leader(lab: &Lab) -> Option<(usize, u64)> {
+    use hosts::p4ce_lab::FailoverEvent;
+    lab.failover_events().iter().rev().find_map(|e| match e {
+        FailoverEvent::Leads { host, from, .. } => Some((*host, *from)),
+        _ => None,
+    })
+}
+
+/// Two failures in a row with entries in flight each time: the leader, then (`second_leader`)
+/// the new leader too, or one replica. After each, every entry committed so far must still be
+/// at its index on the live replicas' logs, and new entries commit on identical logs.
+fn two_failovers(mode: Mode, via_cm: bool, second_leader: bool) {
+    let mut lab = failover_lab(4, via_cm, mode);
+    let mut seed = 20u8;
+    let mut snapshots: Vec<Vec<Vec<u8>>> = Vec::new();
+    assert_eq!(
+        lab.replicate_all(&values(40, seed), 1_000_000_000).unwrap(),
+        40
+    );
+    let mut crashed = Vec::new();
+    for round in 0..2 {
+        // Entries in flight when the failure hits.
+        seed += 1;
+        for v in values(5, seed) {
+            lab.append(&v).unwrap();
+        }
+        let t = lab.now() + 3_000;
+        lab.run_until(t).unwrap();
+        let committed = lab.leader().committed() as usize;
+        snapshots.push(lab.appended[..committed].to_vec());
+        let victim = if round == 0 || second_leader {
+            lab.leader_host()
+        } else {
+            4
+        };
+        lab.crash_host(victim);
+        crashed.push(victim);
+        let t = lab.now() + 20_000_000;
+        lab.run_until(t).unwrap();
+        if round == 0 || second_leader {
+            let (host, from) = latest_leader(&lab).unwrap_or_else(|| {
+                panic!("round {round}: no new leader: {:?}", lab.failover_events())
+            });
+            assert!(
+                !crashed.contains(&host),
+                "round {round}: crashed host {host} leads"
+            );
+            assert_eq!(lab.leader_host(), host);
+            assert!(
+                from as usize >= committed,
+                "round {round}: {from} < {committed}"
+            );
+        }
+        assert!(
+            lab.failover_events()
+                .iter()
+                .all(|e| !matches!(e, hosts::p4ce_lab::FailoverEvent::Failed { .. })),
+            "round {round}: {:?}",
+            lab.failover_events()
+        );
+        seed += 1;
+        let vals = values(30, seed);
+        assert_eq!(
+            lab.replicate_all(&vals, lab.now() + 1_000_000_000).unwrap(),
+            30,
+            "round {round}: {mode:?}"
+        );
+    }
+    let live: Vec<usize> = (1..=4)
+        .filter(|h| !crashed.contains(h) && *h != lab.leader_host())
+        .collect();
+    assert_eq!(live.len(), 2, "two replicas left besides the leader");
+    let total = lab.appended.len();
+    assert_logs_identical(&lab, &live, total);
+    // Nothing committed before either failure was lost or moved.
+    for (k, snap) in snapshots.iter().enumerate() {
+        for &h in &live {
+            for (i, v) in snap.iter().enumerate() {
+                assert_eq!(
+                    &lab.hosts[h].applied[i], v,
+                    "failure {k}: host {h} entry {i}"
+                );
+            }
+        }
+    }
+    if mode == Mode::Switch {
+        let leader_ep = lab.hosts[lab.leader_host()].id;
+        let (_, agent) = lab.switch_and_agent();
+        let g = agent.group(1).expect("group for the latest leader");
+        assert_eq!(g.leader.ep, leader_ep);
+    }
+}
+
+#[test]
+fn two_leader_crashes_in_a_row_unicast() {
+    two_failovers(Mode::Unicast, false, true);
+}
+
+#[test]
+fn two_leader_crashes_in_a_row_p4ce_through_cm() {
+    two_failovers(Mode::Switch, true, true);
+}
+
+#[test]
+fn leader_crash_then_replica_crash_p4ce_through_cm() {
+    two_failovers(Mode::Switch, true, false);
+}
+
+#[test]
+fn leader_crash_then_replica_crash_unicast() {
+    two_failovers(Mode::Unicast, false, false);
+}

@@ -182,6 +182,12 @@ pub struct NodeStatus {
     pub path: Option<Path>,
     /// Replica: entries applied.
     pub applied: u64,
+    /// Turns of the node's loop.
+    pub turns: u64,
+    /// Turns that ended waiting on the port (nothing to do).
+    pub idle_turns: u64,
+    /// Turns in which endpoint timers ran.
+    pub timer_turns: u64,
 }
 
 /// A running node thread.
@@ -338,6 +344,7 @@ fn node_main(
     if matches!(ctx.role, Role::Replica(_)) {
         set_status(status, |s| s.ready = true);
     }
+    let (mut turns, mut idle_turns, mut timer_turns) = (0u64, 0u64, 0u64);
     while !stop.load(Ordering::Acquire) {
         while let Ok(job) = jobs.try_recv() {
             ctx.now = clock.now();
@@ -346,6 +353,8 @@ fn node_main(
         ctx.now = clock.now();
         let progress = ctx.host.poll(ctx.now)?;
         let mut work = !progress.is_idle();
+        turns += 1;
+        timer_turns += u64::from(progress.timers_ran);
         let wake = match ctx.role {
             Role::Leader(_) => leader_turn(&mut ctx, &mut work, status)?,
             Role::Replica(_) => replica_turn(&mut ctx, &mut work, status)?,
@@ -353,6 +362,14 @@ fn node_main(
         if !work {
             let until = wake.unwrap_or(ctx.now + MAX_IDLE).min(ctx.now + MAX_IDLE);
             ctx.host.wait(clock, until)?;
+            idle_turns += 1;
+        }
+        if turns % 256 == 0 {
+            set_status(status, |s| {
+                s.turns = turns;
+                s.idle_turns = idle_turns;
+                s.timer_turns = timer_turns;
+            });
         }
     }
     Ok(ctx)
