@@ -29,10 +29,16 @@ fn read_aligned(buf: &[u8], offset: u32, width: u16) -> Value {
     let w = (offset / 64) as usize * 8;
     let bit = offset % 64;
     let end = bit + width as u32;
-    if width == 0 || w + 16 > buf.len() || end > 64 {
+    if width == 0 || w + 16 > buf.len() || end > 128 {
         return read_aligned_wide(buf, offset, width);
     }
-    ((load_be(buf, w) << bit) >> (64 - width as u32)) as Value
+    if end <= 64 {
+        ((load_be(buf, w) << bit) >> (64 - width as u32)) as Value
+    } else {
+        // Straddles two words (a 48-bit MAC address, say): one 128-bit window.
+        let x = (load_be(buf, w) as u128) << 64 | load_be(buf, w + 8) as u128;
+        (x << bit) >> (128 - width as u32)
+    }
 }
 
 /// [`read_aligned`] for fields that straddle a word, are empty or reach the padding.
@@ -54,9 +60,25 @@ fn read_aligned_wide(buf: &[u8], offset: u32, width: u16) -> Value {
     }
 }
 
-/// The write counterpart of [`read_aligned`].
-#[inline]
+/// The write counterpart of [`read_aligned`]: fields inside one word inline, the rest out of
+/// line.
+#[inline(always)]
 fn write_aligned(buf: &mut [u8], offset: u32, width: u16, value: Value) {
+    let w = (offset / 64) as usize * 8;
+    let bit = offset % 64;
+    let end = bit + width as u32;
+    if width == 0 || w + 16 > buf.len() || end > 64 {
+        return write_aligned_wide(buf, offset, width, value);
+    }
+    let low = 64 - end;
+    let m = (u64::MAX >> (64 - width as u32)) << low;
+    let old = load_be(buf, w);
+    store_be(buf, w, (old & !m) | (((value as u64) << low) & m));
+}
+
+/// [`write_aligned`] for fields that straddle a word, are empty or reach the padding.
+#[inline(never)]
+fn write_aligned_wide(buf: &mut [u8], offset: u32, width: u16, value: Value) {
     let w = (offset / 64) as usize * 8;
     let bit = offset % 64;
     let end = bit + width as u32;
@@ -215,11 +237,14 @@ pub fn pack_bits(out: &mut Vec<u8>, parts: impl Iterator<Item = (Value, u16)>) -
     total
 }
 
-/// A packet's PHV for one gress: field bytes and one validity flag per header instance.
+/// A packet's PHV for one gress: field bytes and one validity bit per header instance.
 #[derive(Debug, Clone)]
 pub struct Phv {
     bytes: Vec<u8>,
-    valid: Vec<bool>,
+    /// Validity bits, 64 headers per word (one word for every program seen so far, so
+    /// resetting it is a store, not a call).
+    valid: Vec<u64>,
+    headers: usize,
     len: usize,
 }
 
@@ -228,7 +253,8 @@ impl Phv {
     pub fn new(bytes: usize, headers: usize) -> Phv {
         Phv {
             bytes: vec![0; bytes.div_ceil(8) * 8 + PAD],
-            valid: vec![false; headers],
+            valid: vec![0; headers.div_ceil(64)],
+            headers,
             len: bytes,
         }
     }
@@ -237,7 +263,9 @@ impl Phv {
     #[inline]
     pub fn reset(&mut self) {
         self.bytes.fill(0);
-        self.valid.fill(false);
+        for w in self.valid.iter_mut() {
+            *w = 0;
+        }
     }
 
     /// Bytes of the layout (without padding).
@@ -263,13 +291,25 @@ impl Phv {
     /// Header validity (out-of-range ids read as invalid).
     #[inline]
     pub fn is_valid(&self, header: usize) -> bool {
-        self.valid.get(header).copied().unwrap_or(false)
+        header < self.headers
+            && self
+                .valid
+                .get(header / 64)
+                .is_some_and(|w| (w >> (header % 64)) & 1 != 0)
     }
 
     #[inline]
     pub fn set_valid(&mut self, header: usize, valid: bool) {
-        if let Some(v) = self.valid.get_mut(header) {
-            *v = valid;
+        if header >= self.headers {
+            return;
+        }
+        if let Some(w) = self.valid.get_mut(header / 64) {
+            let bit = 1u64 << (header % 64);
+            if valid {
+                *w |= bit;
+            } else {
+                *w &= !bit;
+            }
         }
     }
 
@@ -429,8 +469,20 @@ mod tests {
             0x1ff,
         );
         p.set_valid(2, true);
+        p.set_valid(3, true); // out of range: ignored
         assert!(p.is_valid(2));
+        assert!(!p.is_valid(3));
         assert!(!p.is_valid(7));
+        let mut many = Phv::new(4, 130);
+        for h in [0, 63, 64, 129] {
+            many.set_valid(h, true);
+            assert!(many.is_valid(h));
+        }
+        many.set_valid(64, false);
+        assert!(!many.is_valid(64) && many.is_valid(63) && many.is_valid(129));
+        assert!(!many.is_valid(130));
+        many.reset();
+        assert!(!many.is_valid(129));
         assert_eq!(
             p.get(FieldRef {
                 offset: 13,

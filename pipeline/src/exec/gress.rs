@@ -8,7 +8,7 @@ use super::parser::ParseEnd;
 use super::{
     Ctx, Effects, Engines, ExecStats, Fault, Flow, GressEngines, ParserFault, ProgramError, Scratch,
 };
-use crate::ir::{Gress, GressProgram, Intrinsic, Pipeline, Value};
+use crate::ir::{FieldRef, Gress, GressProgram, Intrinsic, Pipeline, Value};
 use crate::phv::Phv;
 use crate::state::PipeState;
 use crate::trace::{TraceEvent, Tracer};
@@ -92,9 +92,18 @@ fn prefix_fill(
     let n = gp.prefix.bytes as usize;
     // Build the prefix in whole 64-bit words (no partial-overlap stores), then lay them out.
     let mut words = [0u64; PREFIX_WORDS];
-    // Zero values are skipped: the words start zeroed and `put_bits` only ORs.
-    for (which, v) in inp.intrinsics.iter().filter(|(_, v)| *v != 0) {
-        if let Some(Some(f)) = eng.prefix.get(*which as usize) {
+    // The words start zeroed and values are only ORed in, so zero values and intrinsics the
+    // prefix does not carry (mask 0) need no branch; each value is ORed into every word under
+    // a select, which keeps the words in registers instead of a chain of memory updates.
+    for (which, v) in inp.intrinsics {
+        let Some(s) = eng.prefix_slots.get(*which as usize) else {
+            continue;
+        };
+        let bits = ((*v as u64) & s.mask) << s.shift;
+        for (k, w) in words.iter_mut().enumerate() {
+            *w |= if k == s.word as usize { bits } else { 0 };
+        }
+        if let Some(f) = s.split {
             put_bits(&mut words, f.offset, f.width, *v);
         }
     }
@@ -117,6 +126,46 @@ fn prefix_fill(
         Gress::Egress => buf.extend_from_slice(inp.extra),
     }
     buf.extend_from_slice(inp.packet);
+}
+
+/// Where one intrinsic goes in the prefix words: a field inside one word as (word, shift,
+/// mask), mask 0 when the prefix does not carry it (or carries it past the word builder); a
+/// field that crosses a word boundary as `split`, written bit by bit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PrefixSlot {
+    word: u8,
+    shift: u8,
+    mask: u64,
+    split: Option<FieldRef>,
+}
+
+impl PrefixSlot {
+    /// The slot of a prefix field (`None`: not in the prefix).
+    pub fn new(f: Option<FieldRef>) -> PrefixSlot {
+        let Some(f) = f else {
+            return PrefixSlot::default();
+        };
+        let bit = f.offset % 64;
+        let word = f.offset / 64;
+        let width = u32::from(f.width);
+        if width == 0 || word as usize >= PREFIX_WORDS {
+            // `put_bits` writes nothing for these.
+            return PrefixSlot::default();
+        }
+        if bit + width <= 64 {
+            PrefixSlot {
+                word: word as u8,
+                shift: (64 - bit - width) as u8,
+                mask: u64::MAX >> (64 - width),
+                split: None,
+            }
+        } else {
+            PrefixSlot {
+                split: Some(f),
+                ..PrefixSlot::default()
+            }
+        }
+    }
 }
 
 /// Longest prefix the word builder handles (bytes / 8); longer prefixes are cut.
@@ -151,8 +200,12 @@ fn put_bits(words: &mut [u64; PREFIX_WORDS], offset: u32, width: u16, v: Value) 
     }
 }
 
-/// Run one pass of `gress` on `state` (a pipe running `pl`).
+/// Run one pass of `gress` on `state` (a pipe running `pl`, which `eng` was built from).
+///
+/// Untraced passes ([`Tracer::ENABLED`] false) run the flat program of `eng`; traced passes run
+/// the tree interpreter, which records every event. Both give the same result.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub fn run_gress<T: Tracer>(
     pl: &Pipeline,
     eng: &Engines,
@@ -162,6 +215,47 @@ pub fn run_gress<T: Tracer>(
     work: &mut GressWork,
     inp: &PassInput<'_>,
     tr: &mut T,
+) -> GressResult {
+    run_pass(
+        pl,
+        eng,
+        error_names,
+        gress,
+        state,
+        work,
+        inp,
+        tr,
+        !T::ENABLED,
+    )
+}
+
+/// [`run_gress`] on the tree interpreter whatever the tracer (the reference the flat program is
+/// tested against).
+#[allow(clippy::too_many_arguments)]
+pub fn run_gress_tree<T: Tracer>(
+    pl: &Pipeline,
+    eng: &Engines,
+    error_names: &[String],
+    gress: Gress,
+    state: &mut PipeState,
+    work: &mut GressWork,
+    inp: &PassInput<'_>,
+    tr: &mut T,
+) -> GressResult {
+    run_pass(pl, eng, error_names, gress, state, work, inp, tr, false)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_pass<T: Tracer>(
+    pl: &Pipeline,
+    eng: &Engines,
+    error_names: &[String],
+    gress: Gress,
+    state: &mut PipeState,
+    work: &mut GressWork,
+    inp: &PassInput<'_>,
+    tr: &mut T,
+    use_flat: bool,
 ) -> GressResult {
     let gp = match gress {
         Gress::Ingress => &pl.ingress,
@@ -228,7 +322,16 @@ pub fn run_gress<T: Tracer>(
         parser_err: 0,
         written: 0,
     };
-    match ctx.run_parser(&gp.parser) {
+    let fg = match gress {
+        Gress::Ingress => &eng.flat.ingress,
+        Gress::Egress => &eng.flat.egress,
+    };
+    let parsed = if use_flat {
+        ctx.run_parser_flat(fg, &fg.parser)
+    } else {
+        ctx.run_parser(&gp.parser)
+    };
+    match parsed {
         ParseEnd::Accept => {}
         ParseEnd::Reject => {
             if gress == Gress::Ingress {
@@ -251,14 +354,24 @@ pub fn run_gress<T: Tracer>(
     }
     let payload_start = (ctx.cursor.div_ceil(8) as usize).min(ctx.input.len());
     // Control; `exit` and `return` both end it, and the deparser still runs.
-    match ctx.exec_block(&gp.control.body, &[]) {
+    let control = if use_flat {
+        ctx.fexec_block(fg, &fg.control, &[])
+    } else {
+        ctx.exec_block(&gp.control.body, &[])
+    };
+    match control {
         Ok(Flow::Next | Flow::Return | Flow::Exit) => {}
         Err(e) => {
             result.drop = Some(fault_drop(e));
         }
     }
     if result.drop.is_none() {
-        if let Err(e) = ctx.exec_block(&gp.deparser.body, &[]) {
+        let deparsed = if use_flat {
+            ctx.fexec_block(fg, &fg.deparser, &[])
+        } else {
+            ctx.exec_block(&gp.deparser.body, &[])
+        };
+        if let Err(e) = deparsed {
             result.drop = Some(fault_drop(e));
         }
     }
@@ -285,6 +398,39 @@ fn fault_drop(e: Fault) -> PassDrop {
 mod tests {
     use super::*;
     use crate::phv::{read_bits, write_bits};
+
+    #[test]
+    fn prefix_slots_write_what_put_bits_writes() {
+        for (offset, width) in [
+            (0u32, 1u16),
+            (7, 9),
+            (55, 9),
+            (61, 19),
+            (64, 64),
+            (100, 48),
+            (120, 128),
+            (250, 6),
+            (500, 12),
+            (600, 8),
+            (3, 0),
+        ] {
+            let f = FieldRef { offset, width };
+            let v: Value = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210;
+            let mut expect = [0u64; PREFIX_WORDS];
+            put_bits(&mut expect, offset, width, v);
+            let s = PrefixSlot::new(Some(f));
+            let mut got = [0u64; PREFIX_WORDS];
+            let bits = ((v as u64) & s.mask) << s.shift;
+            for (k, w) in got.iter_mut().enumerate() {
+                *w |= if k == s.word as usize { bits } else { 0 };
+            }
+            if let Some(f) = s.split {
+                put_bits(&mut got, f.offset, f.width, v);
+            }
+            assert_eq!(got, expect, "offset {offset} width {width}");
+        }
+        assert_eq!(PrefixSlot::new(None).mask, 0);
+    }
 
     #[test]
     fn put_bits_matches_write_bits_inside_and_across_words() {

@@ -3,12 +3,15 @@
 //! expressions in [`eval`], stateful ALUs in [`salu`]), deparser ([`deparser`]), glued together
 //! by the gress runner ([`gress`]).
 //!
-//! The interpreter walks the IR directly: the IR is already pre-resolved (PHV bit offsets, table
-//! and extern indices), so a pass needs no string lookups and, in steady state, no allocation —
-//! every buffer lives in a reusable [`GressWork`].
+//! [`Engines::new`] lowers the IR once into flat, pre-resolved operations ([`flat`]); untraced
+//! passes run those. Traced passes walk the IR trees directly (the tree interpreter in `stmt`,
+//! `eval`, `parser`, `deparser`), which records every trace event; the flat form falls back to
+//! the same tree code for the rare heavy statements. Neither needs string lookups and, in steady
+//! state, neither allocates — every buffer lives in a reusable [`GressWork`].
 
 pub mod deparser;
 pub mod eval;
+pub mod flat;
 pub mod gress;
 pub mod parser;
 pub mod salu;
@@ -23,7 +26,7 @@ use crate::state::{PipeRuntime, TableState};
 use crate::table::EntryHandle;
 use crate::trace::Tracer;
 
-pub use gress::{run_gress, GressResult, GressWork, PassInput};
+pub use gress::{run_gress, run_gress_tree, GressResult, GressWork, PassInput};
 
 /// Tofino `PARSER_ERROR_*` bits (tofino1_base.p4) the parser engine writes into `parser_err`.
 pub mod parser_error_bits {
@@ -115,6 +118,8 @@ pub struct Engines {
     pub hashers: Vec<Option<Hasher>>,
     pub ingress: GressEngines,
     pub egress: GressEngines,
+    /// The program lowered into flat operations (what untraced passes run).
+    pub flat: flat::FlatPipeline,
 }
 
 /// Slots in the per-intrinsic lookup arrays (more than `Intrinsic` has variants).
@@ -127,6 +132,8 @@ pub struct GressEngines {
     pub bind: [Option<FieldRef>; INTRINSIC_SLOTS],
     /// Prefix location of each intrinsic, from the prefix layout.
     pub prefix: [Option<FieldRef>; INTRINSIC_SLOTS],
+    /// The same locations as prefix-word slots (what building a prefix runs on).
+    pub prefix_slots: [gress::PrefixSlot; INTRINSIC_SLOTS],
     /// Some bound intrinsic is not carried by the prefix (it is written into the PHV directly).
     pub direct_intrinsics: bool,
     /// The control reads `parser_err`: a parser error does not drop the packet (ingress).
@@ -142,10 +149,17 @@ impl Engines {
             .iter()
             .map(|h| Hasher::new(h.algorithm, h.width).ok())
             .collect();
+        let ingress = GressEngines::new(&pl.ingress, Gress::Ingress, pl);
+        let egress = GressEngines::new(&pl.egress, Gress::Egress, pl);
+        let flat = flat::FlatPipeline {
+            ingress: flat::lower::Lowerer::new(pl, Gress::Ingress, ingress.watch).gress(),
+            egress: flat::lower::Lowerer::new(pl, Gress::Egress, egress.watch).gress(),
+        };
         Engines {
             hashers,
-            ingress: GressEngines::new(&pl.ingress, Gress::Ingress, pl),
-            egress: GressEngines::new(&pl.egress, Gress::Egress, pl),
+            ingress,
+            egress,
+            flat,
         }
     }
 
@@ -188,7 +202,9 @@ impl GressEngines {
             .iter()
             .zip(prefix.iter())
             .any(|(b, p)| b.is_some() && p.is_none());
+        let prefix_slots = prefix.map(gress::PrefixSlot::new);
         GressEngines {
+            prefix_slots,
             direct_intrinsics,
             bind,
             prefix,

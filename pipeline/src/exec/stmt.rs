@@ -241,7 +241,7 @@ impl<T: Tracer> Ctx<'_, T> {
         }
     }
 
-    fn count(&mut self, counter: usize, index: Option<Value>) -> ExecResult<()> {
+    pub(crate) fn count(&mut self, counter: usize, index: Option<Value>) -> ExecResult<()> {
         let pl = self.pl;
         let Some(c) = pl.counters.get(counter) else {
             return Err(Fault::program(ProgramError::BadReference("counter")));

@@ -3,7 +3,8 @@
 //! When the key fields fit in 128 bits together they are packed into one `u128` (first key
 //! field in the high bits), which makes hashing and comparing one word. Wider keys use a
 //! boxed slice of masked field values, looked up through a stack copy so a lookup never
-//! allocates. The hasher is foldhash's fast hasher with a fixed seed (deterministic runs).
+//! allocates. Packed keys of at most 64 bits are stored as `u64` ([`PackedMap`]). The hasher is
+//! foldhash's fast hasher with a fixed seed (deterministic runs).
 
 use std::collections::HashMap;
 
@@ -12,6 +13,7 @@ use foldhash::fast::FixedState;
 use crate::ir::{KeyMatch, Value};
 
 use super::key::{shl, width_mask};
+use super::packed::PackedMap;
 
 /// Most key fields a wide (over 128 bits) exact or LPM key may have; wider tables with more
 /// fields fall back to the TCAM-style index, which has no such limit.
@@ -24,6 +26,8 @@ pub struct KeyPacker {
     masks: Box<[Value]>,
     /// Bit position of each field's LSB inside the packed `u128` (narrow keys only).
     shifts: Box<[u32]>,
+    /// Total key bits (each field capped at 128).
+    total: u32,
     narrow: bool,
 }
 
@@ -40,12 +44,18 @@ impl KeyPacker {
             widths: widths.into(),
             masks: widths.iter().map(|w| width_mask(*w)).collect(),
             shifts: shifts.into(),
+            total,
             narrow: total <= 128,
         }
     }
 
     pub fn narrow(&self) -> bool {
         self.narrow
+    }
+
+    /// Total key bits (each field capped at 128).
+    pub fn bits(&self) -> u32 {
+        self.total
     }
 
     pub fn width(&self, field: usize) -> u16 {
@@ -95,15 +105,16 @@ pub fn match_value(m: &KeyMatch) -> Value {
 #[derive(Debug, Clone)]
 pub struct ExactIndex {
     packer: KeyPacker,
-    narrow_map: HashMap<u128, u32, FixedState>,
+    narrow_map: PackedMap,
     wide_map: HashMap<Box<[Value]>, u32, FixedState>,
 }
 
 impl ExactIndex {
     pub fn new(widths: &[u16]) -> ExactIndex {
+        let packer = KeyPacker::new(widths);
         ExactIndex {
-            packer: KeyPacker::new(widths),
-            narrow_map: HashMap::with_hasher(FixedState::default()),
+            narrow_map: PackedMap::new(packer.bits()),
+            packer,
             wide_map: HashMap::with_hasher(FixedState::default()),
         }
     }
@@ -124,7 +135,7 @@ impl ExactIndex {
     pub fn remove(&mut self, keys: &[KeyMatch]) {
         let vals = Self::values(keys);
         if self.packer.narrow() {
-            self.narrow_map.remove(&self.packer.pack(&vals));
+            self.narrow_map.remove(self.packer.pack(&vals));
         } else {
             self.wide_map.remove(vals.as_slice());
         }
@@ -138,7 +149,7 @@ impl ExactIndex {
     #[inline]
     pub fn lookup(&self, key: &[Value]) -> Option<u32> {
         if self.packer.narrow() {
-            self.narrow_map.get(&self.packer.pack(key)).copied()
+            self.narrow_map.get(self.packer.pack(key))
         } else {
             let mut buf = [0; MAX_WIDE_FIELDS];
             let k = self.packer.copy_masked(key, &mut buf);

@@ -13,6 +13,7 @@ use crate::ir::{KeyMatch, Value};
 
 use super::exact::{match_value, KeyPacker, MAX_WIDE_FIELDS};
 use super::key::{prefix_mask, shl, width_mask};
+use super::packed::PackedMap;
 
 #[derive(Debug, Clone)]
 struct Level {
@@ -21,7 +22,7 @@ struct Level {
     keep: u128,
     /// Wide keys: the mask for the LPM field's value.
     lpm_mask: Value,
-    narrow_map: HashMap<u128, u32, FixedState>,
+    narrow_map: PackedMap,
     wide_map: HashMap<Box<[Value]>, u32, FixedState>,
 }
 
@@ -72,7 +73,7 @@ impl LpmIndex {
                         prefix_len,
                         keep: !shl(field, s) | shl(pm, s),
                         lpm_mask: pm,
-                        narrow_map: HashMap::with_hasher(FixedState::default()),
+                        narrow_map: PackedMap::new(self.packer.bits()),
                         wide_map: HashMap::with_hasher(FixedState::default()),
                     },
                 );
@@ -102,7 +103,7 @@ impl LpmIndex {
         };
         if self.packer.narrow() {
             let k = self.packer.pack(&vals);
-            self.levels[i].narrow_map.remove(&k);
+            self.levels[i].narrow_map.remove(k);
         } else {
             self.levels[i].wide_map.remove(vals.as_slice());
         }
@@ -121,7 +122,7 @@ impl LpmIndex {
             let packed = self.packer.pack(key);
             self.levels
                 .iter()
-                .find_map(|l| l.narrow_map.get(&(packed & l.keep)).copied())
+                .find_map(|l| l.narrow_map.get(packed & l.keep))
         } else {
             let mut buf = [0; MAX_WIDE_FIELDS];
             let k = self.packer.copy_masked(key, &mut buf);

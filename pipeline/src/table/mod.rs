@@ -20,6 +20,7 @@ mod error;
 pub mod exact;
 pub mod key;
 pub mod lpm;
+pub mod packed;
 pub mod tcam;
 
 use std::collections::HashMap;
@@ -82,6 +83,46 @@ static NO_ENTRY_ACTION: ActionCall = ActionCall {
     args: Vec::new(),
 };
 
+/// Action data values kept inline in the packet path's dense action array (longer action
+/// data is read from the entry itself).
+pub const INLINE_ARGS: usize = 3;
+
+/// An entry's action as the packet path reads it: one dense array indexed by handle with the
+/// data inline, so running a hit's action touches one cache line instead of the entry and then
+/// its heap-allocated data.
+#[derive(Debug, Clone)]
+struct HotAction {
+    action: ActionId,
+    /// Number of inline values; above [`INLINE_ARGS`] when the data lives only in the entry
+    /// (too long, or no live entry).
+    len: u32,
+    args: [Value; INLINE_ARGS],
+}
+
+impl HotAction {
+    const NONE: HotAction = HotAction {
+        action: ActionId(0),
+        len: u32::MAX,
+        args: [0; INLINE_ARGS],
+    };
+
+    fn of(call: &ActionCall) -> HotAction {
+        if call.args.len() > INLINE_ARGS {
+            return HotAction {
+                action: call.action,
+                ..HotAction::NONE
+            };
+        }
+        let mut args = [0; INLINE_ARGS];
+        args[..call.args.len()].copy_from_slice(&call.args);
+        HotAction {
+            action: call.action,
+            len: call.args.len() as u32,
+            args,
+        }
+    }
+}
+
 /// The entries of one P4 table with its lookup index.
 #[derive(Debug, Clone)]
 pub struct MatchTable {
@@ -90,6 +131,8 @@ pub struct MatchTable {
     shape: TableShape,
     size: u32,
     slots: Vec<Option<Entry>>,
+    /// Parallel to `slots`: each live entry's action for the packet path.
+    hot: Vec<HotAction>,
     free: Vec<u32>,
     len: u32,
     next_seq: u64,
@@ -127,6 +170,7 @@ impl MatchTable {
             shape,
             size,
             slots: Vec::new(),
+            hot: Vec::new(),
             free: Vec::new(),
             len: 0,
             next_seq: 0,
@@ -209,6 +253,7 @@ impl MatchTable {
                     capacity: self.size,
                 })?;
                 self.slots.push(None);
+                self.hot.push(HotAction::NONE);
                 h
             }
         };
@@ -219,6 +264,7 @@ impl MatchTable {
             Index::Lpm(ix) => ix.insert(&id.0, handle),
             Index::Tcam(ix) => ix.insert(&id.0, id.1.unwrap_or(0), seq, handle),
         }
+        self.hot[handle as usize] = HotAction::of(&action);
         self.slots[handle as usize] = Some(Entry {
             keys: id.0.clone(),
             priority: id.1,
@@ -253,6 +299,7 @@ impl MatchTable {
         let h = *self.ids.get(&id).ok_or(TableError::NotFound)?;
         match self.slots.get_mut(h as usize) {
             Some(Some(e)) => {
+                self.hot[h as usize] = HotAction::of(&action);
                 e.action = action;
                 Ok(EntryHandle(h))
             }
@@ -276,6 +323,7 @@ impl MatchTable {
             Index::Lpm(ix) => ix.remove(&entry.keys),
             Index::Tcam(ix) => ix.remove(entry.priority.unwrap_or(0), entry.seq),
         }
+        self.hot[h as usize] = HotAction::NONE;
         self.free.push(h);
         self.len -= 1;
         Ok(EntryHandle(h))
@@ -302,6 +350,7 @@ impl MatchTable {
     /// Removes every entry (handles restart from 0).
     pub fn clear(&mut self) {
         self.slots.clear();
+        self.hot.clear();
         self.free.clear();
         self.ids.clear();
         self.len = 0;
@@ -335,6 +384,19 @@ impl MatchTable {
             Index::Tcam(ix) => ix.lookup(key),
         }?;
         Some(EntryHandle(h))
+    }
+
+    /// Packet path: the action and action data of the entry `lookup` returned, read from the
+    /// dense action array. Same answer as [`MatchTable::entry_action`] for every handle.
+    #[inline]
+    pub fn entry_call(&self, h: EntryHandle) -> (ActionId, &[Value]) {
+        match self.hot.get(h.index()) {
+            Some(a) if a.len as usize <= INLINE_ARGS => (a.action, &a.args[..a.len as usize]),
+            _ => {
+                let c = self.entry_action(h);
+                (c.action, &c.args)
+            }
+        }
     }
 
     /// The action of a live entry. A dead handle (never returned by `lookup`) yields action 0
@@ -395,6 +457,36 @@ mod tests {
         assert_eq!(t.lookup(&[3]), Some(c));
         assert_eq!(t.lookup(&[1]), None);
         assert_eq!(t.entry_action(EntryHandle(7)).action, ActionId(0));
+        assert_eq!(t.entry_call(EntryHandle(7)), (ActionId(0), &[][..]));
+    }
+
+    #[test]
+    fn entry_call_matches_entry_action_through_changes() {
+        let mut t = MatchTable::new(&[(MatchKind::Exact, 8)], 8);
+        let call = |a: u32, n: usize| ActionCall {
+            action: ActionId(a),
+            args: (0..n as u128).map(|i| i * 3 + 1).collect(),
+        };
+        let check = |t: &MatchTable| {
+            for h in 0..8 {
+                let h = EntryHandle(h);
+                let c = t.entry_action(h);
+                assert_eq!(t.entry_call(h), (c.action, &c.args[..]), "{h}");
+            }
+        };
+        for n in 0..6u8 {
+            t.insert(&[KeyMatch::Exact(n.into())], None, call(n.into(), n.into()))
+                .unwrap();
+        }
+        check(&t);
+        t.modify(&[KeyMatch::Exact(2)], None, call(9, 5)).unwrap();
+        t.modify(&[KeyMatch::Exact(4)], None, call(8, 1)).unwrap();
+        t.delete(&[KeyMatch::Exact(1)], None).unwrap();
+        check(&t);
+        t.insert(&[KeyMatch::Exact(7)], None, call(7, 2)).unwrap();
+        check(&t);
+        t.clear();
+        check(&t);
     }
 
     #[test]

@@ -1,0 +1,266 @@
+//! The flat program: the IR of one pipeline lowered once, at engine construction, into
+//! pre-resolved operations the packet path runs without re-deciding anything per packet.
+//!
+//! What lowering settles ahead of time (see [`lower`]):
+//! - expressions become [`FExpr`] nodes with every width, mask and operand width computed, and
+//!   fused forms for the shapes programs use most (`field == const`, `isValid()`, params);
+//! - assignments become [`Op`]s that already know their destination field and whether it is a
+//!   watched traffic-manager field (no per-write scan of the watch list);
+//! - table applies carry their key expressions and branches; actions are pre-lowered op lists
+//!   indexed by action id, so running an entry's action is one slice lookup;
+//! - parser states carry extract layouts (PHV byte offset and length of each header) and select
+//!   keys; checksum inputs are grouped into runs of adjacent PHV bits once instead of per packet;
+//! - deparser emits carry the header's PHV byte range, and runs of emits of headers that lie
+//!   back to back in the PHV become one copy.
+//!
+//! Statements and expressions whose cost is dominated by their own work (register actions,
+//! hashes, meters, digests, mirror and resubmit requests, header stacks) keep their IR form and
+//! run through the tree interpreter ([`Op::Tree`], [`FExpr::Tree`]) on the same [`super::Ctx`],
+//! so both paths share one definition of those semantics. The executor for the flat form is in
+//! [`run`] (control, actions, deparser) and [`parse`] (the parser engine).
+//!
+//! The flat form runs only when no tracer is attached ([`crate::trace::Tracer::ENABLED`] is
+//! false); traced passes run the tree interpreter, which records every event. Both compute the
+//! same packet, bit for bit (the differential tests in [`tests`] check it).
+
+pub mod lower;
+pub mod parse;
+pub mod run;
+#[cfg(test)]
+mod tests;
+
+use crate::ir::{ActionId, BinOp, Expr, FieldRef, KeysetElem, NextState, Stmt, Value};
+
+/// A lowered expression. Every node's result is already masked to its width.
+#[derive(Debug, Clone)]
+pub enum FExpr {
+    Const(Value),
+    Field(FieldRef),
+    /// `field == value` (both masked to the operand width at lowering time).
+    FieldEqConst {
+        f: FieldRef,
+        value: Value,
+    },
+    Valid(u32),
+    Param {
+        index: u16,
+        mask: Value,
+    },
+    Not {
+        a: Box<FExpr>,
+        mask: Value,
+    },
+    Neg {
+        a: Box<FExpr>,
+        mask: Value,
+    },
+    LNot(Box<FExpr>),
+    LAnd(Box<FExpr>, Box<FExpr>),
+    LOr(Box<FExpr>, Box<FExpr>),
+    Bin {
+        op: BinOp,
+        a: Box<FExpr>,
+        b: Box<FExpr>,
+        width: u16,
+        /// Operand width (comparisons), else the result width.
+        ow: u16,
+        signed: bool,
+    },
+    Slice {
+        a: Box<FExpr>,
+        lo: u16,
+        mask: Value,
+    },
+    Concat {
+        hi: Box<FExpr>,
+        lo: Box<FExpr>,
+        lo_width: u32,
+        mask: Value,
+    },
+    /// Sign extension from `from` bits, then masked.
+    Sext {
+        a: Box<FExpr>,
+        from: u16,
+        mask: Value,
+    },
+    /// Truncation or zero extension.
+    Mask {
+        a: Box<FExpr>,
+        mask: Value,
+    },
+    Ternary {
+        cond: Box<FExpr>,
+        then: Box<FExpr>,
+        els: Box<FExpr>,
+        mask: Value,
+    },
+    ChecksumVerify(u32),
+    ChecksumGet(u32),
+    /// Deparser `update({..})`: 16-bit ones'-complement checksum of the parts.
+    ChecksumUpdate(Box<[CsPart]>),
+    /// Evaluated by the tree interpreter (externs with state, parser lookahead, register words).
+    Tree(Box<Expr>),
+}
+
+/// One piece of a checksum's input: a run of adjacent PHV bits, or one expression at its width.
+#[derive(Debug, Clone)]
+pub enum CsPart {
+    Run {
+        start: u32,
+        width: u32,
+    },
+    Value {
+        e: FExpr,
+        width: u16,
+    },
+    /// An input whose width is only known while running (the tree interpreter decides).
+    Tree(Box<Expr>),
+}
+
+/// What a table apply runs after the action, by outcome.
+#[derive(Debug, Clone)]
+pub enum FBranches {
+    None,
+    HitMiss {
+        hit: Box<[Op]>,
+        miss: Box<[Op]>,
+    },
+    ActionRun {
+        cases: Box<[(ActionId, Box<[Op]>)]>,
+        default: Box<[Op]>,
+    },
+}
+
+/// A lowered table apply.
+#[derive(Debug, Clone)]
+pub struct FApply {
+    pub table: u32,
+    pub keys: Box<[FExpr]>,
+    pub branches: FBranches,
+}
+
+/// A lowered statement.
+#[derive(Debug, Clone)]
+pub enum Op {
+    /// `field = value`; `watch` has the bits of the watched TM fields this write sets.
+    Set {
+        f: FieldRef,
+        e: FExpr,
+        watch: u8,
+    },
+    SetConst {
+        f: FieldRef,
+        value: Value,
+        watch: u8,
+    },
+    SetParam {
+        f: FieldRef,
+        index: u16,
+        mask: Value,
+        watch: u8,
+    },
+    /// `field[hi:lo] = value` (in range; out-of-range slices lower to nothing, as the tree does).
+    SetSlice {
+        f: FieldRef,
+        e: FExpr,
+        lo: u16,
+        mask: Value,
+        watch: u8,
+    },
+    SetValid {
+        header: u32,
+        valid: bool,
+    },
+    If {
+        cond: FExpr,
+        then: Box<[Op]>,
+        els: Box<[Op]>,
+    },
+    Apply(Box<FApply>),
+    Call {
+        action: ActionId,
+        args: Box<[FExpr]>,
+    },
+    Count {
+        counter: u32,
+        index: FExpr,
+    },
+    CountDirect {
+        counter: u32,
+    },
+    Exit,
+    Return,
+    /// Deparser `emit` of a header at PHV bytes `[offset, offset + len)`.
+    Emit {
+        header: u32,
+        offset: u32,
+        len: u32,
+    },
+    /// Back-to-back `emit`s of headers lying one after another in the PHV (each part is
+    /// header, offset, length): one copy when all are valid, else one per valid header.
+    EmitRun {
+        parts: Box<[(u32, u32, u32)]>,
+        offset: u32,
+        len: u32,
+    },
+    /// Parser `extract` into PHV bytes `[offset, offset + len)`.
+    Extract {
+        header: u32,
+        offset: u32,
+        len: u32,
+    },
+    AdvanceConst(u64),
+    Verify {
+        cond: FExpr,
+        error: u16,
+    },
+    ChecksumAdd {
+        checksum: u32,
+        parts: Box<[CsPart]>,
+        subtract: bool,
+    },
+    /// Run by the tree interpreter.
+    Tree(Box<Stmt>),
+}
+
+/// A lowered parser state transition.
+#[derive(Debug, Clone)]
+pub enum FTransition {
+    Direct(NextState),
+    Select {
+        keys: Box<[FExpr]>,
+        cases: Box<[(Box<[KeysetElem]>, NextState)]>,
+        default: NextState,
+    },
+}
+
+/// A lowered parser state.
+#[derive(Debug, Clone)]
+pub struct FState {
+    pub body: Box<[Op]>,
+    pub transition: FTransition,
+}
+
+/// A lowered parser.
+#[derive(Debug, Clone)]
+pub struct FParser {
+    pub start: usize,
+    pub states: Box<[FState]>,
+}
+
+/// One gress lowered: parser, control, deparser, and every action lowered against this
+/// gress's watch list (indexed by action id).
+#[derive(Debug, Clone)]
+pub struct FlatGress {
+    pub parser: FParser,
+    pub control: Box<[Op]>,
+    pub deparser: Box<[Op]>,
+    pub actions: Box<[Box<[Op]>]>,
+}
+
+/// A pipeline lowered: both gresses.
+#[derive(Debug, Clone)]
+pub struct FlatPipeline {
+    pub ingress: FlatGress,
+    pub egress: FlatGress,
+}

@@ -1,0 +1,336 @@
+//! Running the flat form: expressions, control and action ops, table applies and deparser
+//! emits, on the same [`Ctx`] the tree interpreter uses (so tree fallbacks see one state).
+//!
+//! Semantics are those of `exec::eval` / `exec::stmt` node for node; only the decisions the
+//! lowering already took (widths, masks, watched fields, header ranges) are gone. No trace
+//! events are recorded here: traced passes run the tree interpreter.
+
+use smallvec::SmallVec;
+
+use super::{CsPart, FApply, FBranches, FExpr, FlatGress, Op};
+use crate::exec::eval::{binop, sext, OnesSum};
+use crate::exec::{Ctx, ExecResult, Fault, Flow, ProgramError};
+use crate::ir::{ActionId, FieldRef, Value};
+use crate::trace::Tracer;
+
+/// Key values of one lookup (on the stack for the usual handful of key fields).
+type Key = SmallVec<[Value; 8]>;
+
+impl<T: Tracer> Ctx<'_, T> {
+    /// Evaluates a lowered expression with `params` as the running action's data.
+    pub(crate) fn feval(&mut self, e: &FExpr, params: &[Value]) -> ExecResult<Value> {
+        Ok(match e {
+            FExpr::Const(v) => *v,
+            FExpr::Field(f) => self.phv.get(*f),
+            FExpr::FieldEqConst { f, value } => (self.phv.get(*f) == *value) as Value,
+            FExpr::Valid(h) => self.phv.is_valid(*h as usize) as Value,
+            FExpr::Param { index, mask } => {
+                params.get(*index as usize).copied().unwrap_or(0) & mask
+            }
+            FExpr::Not { a, mask } => !self.feval(a, params)? & mask,
+            FExpr::Neg { a, mask } => self.feval(a, params)?.wrapping_neg() & mask,
+            FExpr::LNot(a) => (self.feval(a, params)? == 0) as Value,
+            FExpr::LAnd(a, b) => {
+                if self.feval(a, params)? == 0 {
+                    0
+                } else {
+                    (self.feval(b, params)? != 0) as Value
+                }
+            }
+            FExpr::LOr(a, b) => {
+                if self.feval(a, params)? != 0 {
+                    1
+                } else {
+                    (self.feval(b, params)? != 0) as Value
+                }
+            }
+            FExpr::Bin {
+                op,
+                a,
+                b,
+                width,
+                ow,
+                signed,
+            } => {
+                let av = self.feval(a, params)?;
+                let bv = self.feval(b, params)?;
+                binop(*op, av, bv, *width, *ow, *signed)
+            }
+            FExpr::Slice { a, lo, mask } => (self.feval(a, params)? >> *lo) & mask,
+            FExpr::Concat {
+                hi,
+                lo,
+                lo_width,
+                mask,
+            } => {
+                let h = self.feval(hi, params)?;
+                let l = self.feval(lo, params)?;
+                (h.checked_shl(*lo_width).unwrap_or(0) | (l & crate::phv::mask(*lo_width as u16)))
+                    & mask
+            }
+            FExpr::Sext { a, from, mask } => (sext(self.feval(a, params)?, *from) as Value) & mask,
+            FExpr::Mask { a, mask } => self.feval(a, params)? & mask,
+            FExpr::Ternary {
+                cond,
+                then,
+                els,
+                mask,
+            } => {
+                if self.feval(cond, params)? != 0 {
+                    self.feval(then, params)? & mask
+                } else {
+                    self.feval(els, params)? & mask
+                }
+            }
+            FExpr::ChecksumVerify(c) => {
+                let s = self.scratch.csum.get(*c as usize).copied().unwrap_or(0);
+                (s != 0xffff) as Value
+            }
+            FExpr::ChecksumGet(c) => {
+                self.scratch.csum.get(*c as usize).copied().unwrap_or(0) as Value
+            }
+            FExpr::ChecksumUpdate(parts) => {
+                (!self.ones_sum_parts(parts, params)? & 0xffff) as Value
+            }
+            FExpr::Tree(e) => self.eval(e, params)?,
+        })
+    }
+
+    /// The ones'-complement sum of lowered checksum parts.
+    #[inline(never)]
+    pub(crate) fn ones_sum_parts(&mut self, parts: &[CsPart], params: &[Value]) -> ExecResult<u32> {
+        let mut sum = OnesSum::default();
+        for p in parts {
+            match p {
+                CsPart::Run { start, width } => self.sum_phv_run(&mut sum, *start, *width),
+                CsPart::Value { e, width } => {
+                    let v = self.feval(e, params)?;
+                    sum.push(v, *width);
+                }
+                CsPart::Tree(e) => {
+                    let v = self.eval(e, params)?;
+                    sum.push(v, self.width_of(e));
+                }
+            }
+        }
+        Ok(sum.finish())
+    }
+
+    /// Adds `width` PHV bits from bit `start` to `sum`, 48 bits at a time.
+    #[inline]
+    fn sum_phv_run(&self, sum: &mut OnesSum, start: u32, width: u32) {
+        let mut off = start;
+        let end = start + width;
+        while off < end {
+            let take = (end - off).min(48) as u16;
+            sum.push(
+                self.phv.get(FieldRef {
+                    offset: off,
+                    width: take,
+                }),
+                take,
+            );
+            off += u32::from(take);
+        }
+    }
+
+    /// Runs a lowered block; stops at `return`/`exit`.
+    pub(crate) fn fexec_block(
+        &mut self,
+        fg: &FlatGress,
+        ops: &[Op],
+        params: &[Value],
+    ) -> ExecResult {
+        for op in ops {
+            match self.fexec(fg, op, params)? {
+                Flow::Next => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    #[inline]
+    fn fset(&mut self, f: FieldRef, v: Value, watch: u8) {
+        self.phv.set(f, v);
+        self.written |= watch;
+    }
+
+    fn fexec(&mut self, fg: &FlatGress, op: &Op, params: &[Value]) -> ExecResult {
+        match op {
+            Op::SetConst { f, value, watch } => self.fset(*f, *value, *watch),
+            Op::SetParam {
+                f,
+                index,
+                mask,
+                watch,
+            } => {
+                let v = params.get(*index as usize).copied().unwrap_or(0) & mask;
+                self.fset(*f, v, *watch);
+            }
+            Op::Set { f, e, watch } => {
+                let v = self.feval(e, params)?;
+                self.fset(*f, v, *watch);
+            }
+            Op::SetSlice {
+                f,
+                e,
+                lo,
+                mask,
+                watch,
+            } => {
+                let v = self.feval(e, params)?;
+                let m = mask << lo;
+                let old = self.phv.get(*f);
+                self.fset(*f, (old & !m) | ((v << lo) & m), *watch);
+            }
+            Op::SetValid { header, valid } => self.phv.set_valid(*header as usize, *valid),
+            Op::If { cond, then, els } => {
+                return if self.feval(cond, params)? != 0 {
+                    self.fexec_block(fg, then, params)
+                } else {
+                    self.fexec_block(fg, els, params)
+                };
+            }
+            Op::Apply(a) => return self.fapply(fg, a, params),
+            Op::Call { action, args } => return self.fcall(fg, *action, args, params),
+            Op::Count { counter, index } => {
+                let i = self.feval(index, params)?;
+                self.count(*counter as usize, Some(i))?;
+            }
+            Op::CountDirect { counter } => self.count(*counter as usize, None)?,
+            Op::Exit => return Ok(Flow::Exit),
+            Op::Return => return Ok(Flow::Return),
+            Op::Emit {
+                header,
+                offset,
+                len,
+            } => {
+                if self.phv.is_valid(*header as usize) {
+                    let bytes = self.phv.slice(*offset as usize, *len as usize);
+                    self.emit_out.extend_from_slice(bytes);
+                }
+            }
+            Op::EmitRun { parts, offset, len } => {
+                if parts.iter().all(|p| self.phv.is_valid(p.0 as usize)) {
+                    let bytes = self.phv.slice(*offset as usize, *len as usize);
+                    self.emit_out.extend_from_slice(bytes);
+                } else {
+                    for &(h, offset, len) in parts.iter() {
+                        if self.phv.is_valid(h as usize) {
+                            let bytes = self.phv.slice(offset as usize, len as usize);
+                            self.emit_out.extend_from_slice(bytes);
+                        }
+                    }
+                }
+            }
+            Op::Extract {
+                header,
+                offset,
+                len,
+            } => self.fextract(*header, *offset, *len)?,
+            Op::AdvanceConst(bits) => {
+                let end = self.cursor.saturating_add(*bits);
+                if u128::from(end) > self.input.len() as u128 * 8 {
+                    return Err(Fault::Parser(crate::exec::ParserFault::PacketTooShort));
+                }
+                self.cursor = end;
+            }
+            Op::Verify { cond, error } => {
+                if self.feval(cond, params)? == 0 {
+                    return Err(Fault::Parser(crate::exec::ParserFault::Verify(*error)));
+                }
+            }
+            Op::ChecksumAdd {
+                checksum,
+                parts,
+                subtract,
+            } => {
+                let mut sum = self.ones_sum_parts(parts, params)?;
+                if *subtract {
+                    sum = !sum & 0xffff;
+                }
+                if let Some(acc) = self.scratch.csum.get_mut(*checksum as usize) {
+                    *acc = crate::exec::eval::ones_add(*acc, sum);
+                }
+            }
+            Op::Tree(s) => return self.exec_stmt(s, params),
+        }
+        Ok(Flow::Next)
+    }
+
+    /// A direct action call: evaluate the arguments, then run the lowered action.
+    #[inline(never)]
+    fn fcall(
+        &mut self,
+        fg: &FlatGress,
+        action: ActionId,
+        args: &[FExpr],
+        params: &[Value],
+    ) -> ExecResult {
+        let mut a: SmallVec<[Value; 8]> = SmallVec::new();
+        for e in args {
+            a.push(self.feval(e, params)?);
+        }
+        self.frun_action(fg, action, &a)
+    }
+
+    /// Runs action `a` with action data `args` (`exit` ends the control, `return` the action).
+    #[inline]
+    fn frun_action(&mut self, fg: &FlatGress, a: ActionId, args: &[Value]) -> ExecResult {
+        let Some(body) = fg.actions.get(a.index()) else {
+            return Err(Fault::program(ProgramError::BadReference("action")));
+        };
+        match self.fexec_block(fg, body, args)? {
+            Flow::Exit => Ok(Flow::Exit),
+            _ => Ok(Flow::Next),
+        }
+    }
+
+    #[inline(never)]
+    fn fapply(&mut self, fg: &FlatGress, a: &FApply, params: &[Value]) -> ExecResult {
+        let tables = self.tables;
+        let Some(ts) = tables.get(a.table as usize) else {
+            return Err(Fault::program(ProgramError::BadReference("table")));
+        };
+        let mut key = Key::new();
+        for k in a.keys.iter() {
+            key.push(match k {
+                FExpr::Field(f) => self.phv.get(*f),
+                other => self.feval(other, params)?,
+            });
+        }
+        let hit = ts.table.lookup(&key);
+        let counter = if hit.is_some() { &ts.hits } else { &ts.misses };
+        counter.set(counter.get().wrapping_add(1));
+        let (action, args) = match hit {
+            Some(h) => ts.table.entry_call(h),
+            None => (ts.default.action, &ts.default.args[..]),
+        };
+        let saved = self.entry;
+        self.entry = hit;
+        let flow = self.frun_action(fg, action, args);
+        self.entry = saved;
+        if flow? == Flow::Exit {
+            return Ok(Flow::Exit);
+        }
+        match &a.branches {
+            FBranches::None => Ok(Flow::Next),
+            FBranches::HitMiss { hit: h, miss } => {
+                if hit.is_some() {
+                    self.fexec_block(fg, h, params)
+                } else {
+                    self.fexec_block(fg, miss, params)
+                }
+            }
+            FBranches::ActionRun { cases, default } => {
+                let block = cases
+                    .iter()
+                    .find(|(act, _)| *act == action)
+                    .map(|(_, b)| b)
+                    .unwrap_or(default);
+                self.fexec_block(fg, block, params)
+            }
+        }
+    }
+}

@@ -1,0 +1,682 @@
+//! Differential tests: the flat program against the tree interpreter.
+//!
+//! Random programs (random expressions over every operator, slices, concatenations, casts,
+//! ternaries; random assignments, gateways, table applies with hit/miss and action_run branches,
+//! action calls, counters, `exit`/`return`) over a parser with selects, ranges, a reject, a
+//! `verify` and a checksum, and a deparser with a checksum update, run on random packets
+//! through both executors. Every pass must give the same result, deparsed bytes, PHV bytes,
+//! header validity, and at the end the same counters and table hit/miss counts.
+
+use std::sync::Arc;
+
+use crate::exec::{run_gress, run_gress_tree, Engines, GressWork, PassInput};
+use crate::ir::*;
+use crate::state::PipeState;
+use crate::trace::NoTrace;
+
+/// xorshift64: a small deterministic generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+const ETH: u32 = 0; // header ids
+const IP: u32 = 1;
+
+fn fr(offset: u32, width: u16) -> FieldRef {
+    FieldRef { offset, width }
+}
+
+/// Ethernet (14 B) then IPv4 (20 B) then 14 bytes of metadata.
+fn fields() -> Vec<FieldRef> {
+    vec![
+        fr(0, 48),   // 0 eth.dst
+        fr(48, 48),  // 1 eth.src
+        fr(96, 16),  // 2 eth.type
+        fr(112, 4),  // 3 ip.version
+        fr(116, 4),  // 4 ip.ihl
+        fr(120, 8),  // 5 ip.tos
+        fr(128, 16), // 6 ip.len
+        fr(144, 16), // 7 ip.id
+        fr(160, 3),  // 8 ip.flags
+        fr(163, 13), // 9 ip.frag
+        fr(176, 8),  // 10 ip.ttl
+        fr(184, 8),  // 11 ip.proto
+        fr(192, 16), // 12 ip.csum
+        fr(208, 32), // 13 ip.src
+        fr(240, 32), // 14 ip.dst
+        fr(272, 16), // 15 m.a
+        fr(288, 8),  // 16 m.b
+        fr(296, 32), // 17 m.c
+        fr(328, 9),  // 18 m.port (watched: ucast)
+        fr(337, 1),  // 19 m.flag
+        fr(338, 16), // 20 m.grp (watched: mcast a)
+        fr(354, 70), // 21 m.wide
+    ]
+}
+
+const PHV_BYTES: u32 = 54;
+
+struct Gen<'a> {
+    r: &'a mut Rng,
+    fields: Vec<FieldRef>,
+    /// Widths of the running action's parameters (empty outside actions).
+    params: Vec<u16>,
+}
+
+impl Gen<'_> {
+    fn cast(e: Expr, from: u16, to: u16, sign: bool) -> Expr {
+        if from == to {
+            e
+        } else {
+            Expr::Cast {
+                arg: Box::new(e),
+                width: to,
+                sign_extend: sign,
+            }
+        }
+    }
+
+    fn leaf(&mut self, width: u16) -> Expr {
+        match self.r.below(5) {
+            0 | 1 => {
+                let f = self.r.pick(&self.fields);
+                let sign = self.r.chance(30);
+                Self::cast(Expr::Field(f), f.width, width, sign)
+            }
+            2 if !self.params.is_empty() => {
+                let i = self.r.below(self.params.len() as u64) as u16;
+                let w = self.params[i as usize];
+                Self::cast(Expr::Param { index: i, width: w }, w, width, false)
+            }
+            3 => Self::cast(
+                Expr::Valid(HeaderId(self.r.below(2) as u32)),
+                1,
+                width,
+                false,
+            ),
+            _ => Expr::Const {
+                value: ((self.r.next() as u128) << 64 | self.r.next() as u128) >> self.r.below(128),
+                width,
+            },
+        }
+    }
+
+    fn expr(&mut self, width: u16, depth: u32) -> Expr {
+        if depth == 0 || self.r.chance(25) {
+            return self.leaf(width);
+        }
+        let d = depth - 1;
+        match self.r.below(9) {
+            0 => Expr::Unary {
+                op: self.r.pick(&[UnOp::Not, UnOp::Neg, UnOp::LNot]),
+                arg: Box::new(self.expr(width, d)),
+                width,
+            },
+            1 | 2 => {
+                let op = self.r.pick(&[
+                    BinOp::Add,
+                    BinOp::Sub,
+                    BinOp::Mul,
+                    BinOp::SatAdd,
+                    BinOp::SatSub,
+                    BinOp::Div,
+                    BinOp::Mod,
+                    BinOp::And,
+                    BinOp::Or,
+                    BinOp::Xor,
+                    BinOp::Shl,
+                    BinOp::Shr,
+                    BinOp::Min,
+                    BinOp::Max,
+                ]);
+                let bw = if matches!(op, BinOp::Shl | BinOp::Shr) {
+                    self.r.pick(&[3, 8, width])
+                } else {
+                    width
+                };
+                Expr::Binary {
+                    op,
+                    a: Box::new(self.expr(width, d)),
+                    b: Box::new(self.expr(bw, d)),
+                    width,
+                    signed: self.r.chance(30),
+                }
+            }
+            3 => {
+                let ow = self.r.pick(&[1, 4, 9, 16, 48, 70]);
+                let op = self.r.pick(&[
+                    BinOp::Eq,
+                    BinOp::Ne,
+                    BinOp::Lt,
+                    BinOp::Le,
+                    BinOp::Gt,
+                    BinOp::Ge,
+                    BinOp::LAnd,
+                    BinOp::LOr,
+                ]);
+                let (op, a, b) = if self.r.chance(40) {
+                    // `field == const`, the fused form, with constants packets often carry.
+                    let f = self.r.pick(&self.fields);
+                    let value = self.r.pick(&[0u128, 1, 5, 6, 64, 0x0800, 0x0a00_0001]);
+                    let cw = self.r.pick(&[f.width, 16, 3]);
+                    let op = if self.r.chance(70) { BinOp::Eq } else { op };
+                    (op, Expr::Field(f), Expr::Const { value, width: cw })
+                } else {
+                    (op, self.expr(ow, d), self.expr(ow, d))
+                };
+                let e = Expr::Binary {
+                    op,
+                    a: Box::new(a),
+                    b: Box::new(b),
+                    width: 1,
+                    signed: self.r.chance(30),
+                };
+                Self::cast(e, 1, width, false)
+            }
+            4 => {
+                let lo = self.r.below(u64::from((128 - width).min(10)) + 1) as u16;
+                let aw = (lo + width + self.r.below(20) as u16).min(128);
+                Expr::Slice {
+                    arg: Box::new(self.expr(aw, d)),
+                    hi: lo + width - 1,
+                    lo,
+                }
+            }
+            5 if width >= 2 => {
+                let lw = 1 + self.r.below(width as u64 - 1) as u16;
+                Expr::Concat {
+                    hi: Box::new(self.expr(width - lw, d)),
+                    lo: Box::new(self.expr(lw, d)),
+                    width,
+                }
+            }
+            6 => {
+                let from = self.r.pick(&[1, 5, 8, 16, 33, 64]);
+                Self::cast(self.expr(from, d), from, width, self.r.chance(50))
+            }
+            7 => Expr::Ternary {
+                cond: Box::new(self.expr(1, d)),
+                then: Box::new(self.expr(width, d)),
+                els: Box::new(self.expr(width, d)),
+                width,
+            },
+            _ => self.leaf(width),
+        }
+    }
+
+    fn stmt(&mut self, depth: u32, tables: u32, actions: u32, in_action: bool) -> Stmt {
+        let f = self.r.pick(&self.fields);
+        match self.r.below(12) {
+            0..=3 => Stmt::Assign {
+                dst: Place::Field(f),
+                value: self.expr(f.width, 3),
+            },
+            4 => {
+                let lo = self.r.below(f.width as u64) as u16;
+                let hi = lo + self.r.below((f.width - lo) as u64) as u16;
+                // Now and then a slice past the field: the tree writes nothing.
+                let hi = if self.r.chance(10) { f.width + 2 } else { hi };
+                Stmt::Assign {
+                    dst: Place::FieldSlice { field: f, hi, lo },
+                    value: self.expr(hi.saturating_sub(lo) + 1, 2),
+                }
+            }
+            5 if depth > 0 => Stmt::If {
+                cond: self.expr(1, 3),
+                then: self.block(depth - 1, tables, actions, in_action, 3),
+                els: self.block(depth - 1, tables, actions, in_action, 2),
+                stage: 0,
+            },
+            6 if !in_action && depth > 0 => {
+                let t = self.r.below(tables as u64) as u32;
+                let branches = match self.r.below(3) {
+                    0 => TableBranches::None,
+                    1 => TableBranches::HitMiss {
+                        hit: self.block(depth - 1, tables, actions, false, 2),
+                        miss: self.block(depth - 1, tables, actions, false, 2),
+                    },
+                    _ => TableBranches::ActionRun {
+                        cases: vec![
+                            (
+                                ActionId(1),
+                                self.block(depth - 1, tables, actions, false, 2),
+                            ),
+                            (
+                                ActionId(2),
+                                self.block(depth - 1, tables, actions, false, 1),
+                            ),
+                        ],
+                        default: self.block(depth - 1, tables, actions, false, 1),
+                    },
+                };
+                Stmt::ApplyTable {
+                    table: TableId(t),
+                    branches,
+                }
+            }
+            7 if !in_action => Stmt::CallAction {
+                action: ActionId(1 + self.r.below(actions as u64 - 1) as u32),
+                args: vec![self.expr(16, 2), self.expr(9, 2), self.expr(48, 1)],
+            },
+            8 => Stmt::Count {
+                counter: CounterId(0),
+                index: self.expr(8, 2),
+            },
+            9 => Stmt::SetValid {
+                header: HeaderId(self.r.below(2) as u32),
+                valid: self.r.chance(50),
+            },
+            10 if self.r.chance(15) => {
+                if in_action && self.r.chance(50) {
+                    Stmt::Return
+                } else {
+                    Stmt::Exit
+                }
+            }
+            _ => Stmt::Assign {
+                dst: Place::Field(f),
+                value: self.leaf(f.width),
+            },
+        }
+    }
+
+    fn block(&mut self, depth: u32, tables: u32, actions: u32, in_action: bool, n: u64) -> Block {
+        let n = self.r.below(n + 1);
+        (0..n)
+            .map(|_| self.stmt(depth, tables, actions, in_action))
+            .collect()
+    }
+}
+
+fn table(name: &str, keys: Vec<(Expr, MatchKind)>) -> Table {
+    Table {
+        name: name.into(),
+        gress: Gress::Ingress,
+        keys: keys
+            .into_iter()
+            .enumerate()
+            .map(|(i, (expr, kind))| TableKey {
+                name: format!("k{i}"),
+                expr,
+                kind,
+            })
+            .collect(),
+        actions: (0..3)
+            .map(|a| ActionRef {
+                action: ActionId(a),
+                default_only: false,
+                table_only: false,
+            })
+            .collect(),
+        default_action: ActionCall {
+            action: ActionId(2),
+            args: vec![5, 6, 7],
+        },
+        default_action_const: false,
+        const_entries: vec![],
+        entries_const: false,
+        size: 64,
+        direct_counter: None,
+        direct_meter: None,
+        stage: 0,
+    }
+}
+
+fn program(r: &mut Rng) -> Program {
+    let fs = fields();
+    let f = |i: usize| fs[i];
+    let ip_fields: Vec<Expr> = (3..=14).map(|i| Expr::Field(f(i))).collect();
+    let ip_fields_no_csum: Vec<Expr> = (3..=14)
+        .filter(|i| *i != 12)
+        .map(|i| Expr::Field(f(i)))
+        .collect();
+    let phv = PhvLayout {
+        bytes: PHV_BYTES,
+        fields: fs
+            .iter()
+            .enumerate()
+            .map(|(i, x)| FieldInfo {
+                name: format!("f{i}"),
+                field: *x,
+                signed: false,
+            })
+            .collect(),
+        headers: vec![
+            HeaderInfo {
+                name: "eth".into(),
+                type_name: "eth_h".into(),
+                byte_offset: 0,
+                byte_len: 14,
+                fields: 0..3,
+            },
+            HeaderInfo {
+                name: "ip".into(),
+                type_name: "ip_h".into(),
+                byte_offset: 14,
+                byte_len: 20,
+                fields: 3..15,
+            },
+        ],
+        stacks: vec![],
+    };
+    let k = |value: Value, mask: Value| KeysetElem::Mask { value, mask };
+    let parser = Parser {
+        name: "p".into(),
+        start: StateId(0),
+        states: vec![
+            ParserState {
+                name: "start".into(),
+                body: vec![Stmt::Extract(HeaderId(ETH))],
+                transition: Transition::Select {
+                    keys: vec![Expr::Field(f(2))],
+                    cases: vec![
+                        SelectCase {
+                            keyset: vec![k(0x0800, 0xffff)],
+                            next: NextState::State(StateId(1)),
+                        },
+                        SelectCase {
+                            keyset: vec![KeysetElem::Range {
+                                lo: 0x0801,
+                                hi: 0x08ff,
+                            }],
+                            next: NextState::Reject,
+                        },
+                    ],
+                    default: NextState::Accept,
+                },
+            },
+            ParserState {
+                name: "ip".into(),
+                body: vec![
+                    Stmt::Extract(HeaderId(IP)),
+                    Stmt::ChecksumAdd {
+                        checksum: ChecksumId(0),
+                        inputs: ip_fields.clone(),
+                    },
+                    Stmt::Assign {
+                        dst: Place::Field(f(19)),
+                        value: Expr::ChecksumVerify(ChecksumId(0)),
+                    },
+                    Stmt::Verify {
+                        cond: Expr::Binary {
+                            op: BinOp::Ne,
+                            a: Box::new(Expr::Field(f(10))),
+                            b: Box::new(Expr::constant(0, 8)),
+                            width: 1,
+                            signed: false,
+                        },
+                        error: 7,
+                    },
+                ],
+                transition: Transition::Select {
+                    keys: vec![Expr::Field(f(4)), Expr::Field(f(11))],
+                    cases: vec![
+                        SelectCase {
+                            keyset: vec![k(5, 0xf), k(6, 0xff)],
+                            next: NextState::State(StateId(2)),
+                        },
+                        SelectCase {
+                            keyset: vec![k(5, 0xf), k(0, 0)],
+                            next: NextState::Accept,
+                        },
+                    ],
+                    default: NextState::Reject,
+                },
+            },
+            ParserState {
+                name: "skip".into(),
+                body: vec![Stmt::Advance(Expr::constant(16, 32))],
+                transition: Transition::Direct(NextState::Accept),
+            },
+        ],
+    };
+    let mut g = Gen {
+        r,
+        fields: fs.clone(),
+        params: vec![],
+    };
+    let tables = vec![
+        table("t_exact", vec![(Expr::Field(f(16)), MatchKind::Exact)]),
+        table("t_lpm", vec![(Expr::Field(f(14)), MatchKind::Lpm)]),
+        table(
+            "t_tern",
+            vec![
+                (Expr::Field(f(11)), MatchKind::Ternary),
+                (g.expr(16, 2), MatchKind::Range),
+            ],
+        ),
+    ];
+    let mut actions = vec![Action {
+        name: "NoAction".into(),
+        params: vec![],
+        body: vec![],
+    }];
+    for a in 1..3 {
+        g.params = vec![16, 9, 48];
+        let body = g.block(2, 3, 3, true, 5);
+        actions.push(Action {
+            name: format!("a{a}"),
+            params: g
+                .params
+                .iter()
+                .enumerate()
+                .map(|(i, w)| ActionParam {
+                    name: format!("p{i}"),
+                    width: *w,
+                })
+                .collect(),
+            body,
+        });
+    }
+    g.params = vec![];
+    let control = g.block(3, 3, 3, false, 8);
+    let deparser = vec![
+        Stmt::Assign {
+            dst: Place::Field(f(12)),
+            value: Expr::ChecksumUpdate {
+                checksum: ChecksumId(0),
+                inputs: ip_fields_no_csum,
+            },
+        },
+        Stmt::Emit(HeaderId(ETH)),
+        Stmt::Emit(HeaderId(IP)),
+    ];
+    let ingress = GressProgram {
+        phv,
+        prefix: PrefixLayout::default(),
+        intrinsics: IntrinsicBindings {
+            fields: vec![
+                (Intrinsic::TmUcastEgressPort, f(18)),
+                (Intrinsic::TmMcastGrpA, f(20)),
+            ],
+        },
+        parser,
+        control: Control {
+            name: "ig".into(),
+            body: control,
+        },
+        deparser: Control {
+            name: "igd".into(),
+            body: deparser,
+        },
+    };
+    let egress = GressProgram {
+        phv: PhvLayout::default(),
+        prefix: PrefixLayout::default(),
+        intrinsics: IntrinsicBindings::default(),
+        parser: Parser {
+            name: "ep".into(),
+            start: StateId(0),
+            states: vec![ParserState {
+                name: "start".into(),
+                body: vec![],
+                transition: Transition::Direct(NextState::Accept),
+            }],
+        },
+        control: Control {
+            name: "eg".into(),
+            body: vec![],
+        },
+        deparser: Control {
+            name: "egd".into(),
+            body: vec![],
+        },
+    };
+    let pl = Pipeline {
+        name: "pipe".into(),
+        ingress,
+        egress,
+        tables,
+        actions,
+        registers: vec![],
+        register_actions: vec![],
+        register_params: vec![],
+        hashes: vec![],
+        counters: vec![Counter {
+            name: "c".into(),
+            kind: CounterKind::PacketsAndBytes,
+            size: 12,
+            direct_table: None,
+        }],
+        meters: vec![],
+        checksums: vec![Checksum {
+            name: "ck".into(),
+            gress: Gress::Ingress,
+        }],
+        digests: vec![],
+    };
+    Program {
+        name: "random".into(),
+        target: Target::Tofino1,
+        pipelines: vec![pl],
+        pipe_map: vec![0],
+        errors: ErrorEnum::default(),
+    }
+}
+
+/// Entries keyed on the small value pools the packets draw from, so lookups hit and miss.
+fn fill(st: &mut PipeState, r: &mut Rng) {
+    let call = |r: &mut Rng| ActionCall {
+        action: ActionId(r.below(3) as u32),
+        args: vec![
+            r.next() as Value & 0xffff,
+            r.below(512) as Value,
+            r.next() as Value,
+        ],
+    };
+    for v in 0..4u128 {
+        let c = call(r);
+        st.tables[0]
+            .table
+            .insert(&[KeyMatch::Exact(v)], None, c)
+            .expect("exact entry");
+        let c = call(r);
+        let value = 0x0a00_0000 | (v << 8);
+        st.tables[1]
+            .table
+            .insert(
+                &[KeyMatch::Lpm {
+                    value,
+                    prefix_len: 24,
+                }],
+                None,
+                c,
+            )
+            .expect("lpm entry");
+        let c = call(r);
+        st.tables[2]
+            .table
+            .insert(
+                &[
+                    KeyMatch::Ternary {
+                        value: v + 5,
+                        mask: 0xff,
+                    },
+                    KeyMatch::Range { lo: 0, hi: 0x7fff },
+                ],
+                Some(v as u32),
+                c,
+            )
+            .expect("ternary entry");
+    }
+}
+
+fn packet(r: &mut Rng) -> Vec<u8> {
+    let mut p: Vec<u8> = (0..r.pick(&[10, 30, 40, 60]))
+        .map(|_| r.next() as u8)
+        .collect();
+    if p.len() >= 34 {
+        let ty: u16 = r.pick(&[0x0800, 0x0800, 0x0800, 0x0806, 0x0842]);
+        p[12..14].copy_from_slice(&ty.to_be_bytes());
+        p[14] = if r.chance(80) { 0x45 } else { p[14] };
+        p[22] = r.pick(&[0, 1, 64]); // ttl
+        p[23] = r.pick(&[6, 17, 5, 7]); // proto
+        p[30..34].copy_from_slice(&[10, 0, r.below(5) as u8, 1]);
+        p[3] = r.below(5) as u8;
+    }
+    p
+}
+
+#[test]
+fn flat_program_matches_tree_interpreter_on_random_programs() {
+    let mut r = Rng(0x5eed_1234_abcd_ef01);
+    for _ in 0..150 {
+        let prog = Arc::new(program(&mut r));
+        let pl = &prog.pipelines[0];
+        let eng = Engines::new(pl);
+        let mut st = [
+            PipeState::new(&prog, 0, 7).expect("state"),
+            PipeState::new(&prog, 0, 7).expect("state"),
+        ];
+        let seed = r.next();
+        for s in st.iter_mut() {
+            fill(s, &mut Rng(seed));
+        }
+        let mut work = [GressWork::new(&pl.ingress), GressWork::new(&pl.ingress)];
+        for _ in 0..40 {
+            let pkt = packet(&mut r);
+            let inp = PassInput {
+                intrinsics: &[],
+                extra: &[],
+                packet: &pkt,
+                now: 5,
+            };
+            let names: &[String] = &[];
+            let [s0, s1] = &mut st;
+            let [w0, w1] = &mut work;
+            let a = run_gress(pl, &eng, names, Gress::Ingress, s0, w0, &inp, &mut NoTrace);
+            let b = run_gress_tree(pl, &eng, names, Gress::Ingress, s1, w1, &inp, &mut NoTrace);
+            assert_eq!(a, b, "{pl:#?}\n{pkt:02x?}");
+            assert_eq!(w0.out, w1.out, "{pl:#?}\n{pkt:02x?}");
+            assert_eq!(w0.phv.bytes(), w1.phv.bytes(), "{pl:#?}\n{pkt:02x?}");
+            for h in 0..2 {
+                assert_eq!(w0.phv.is_valid(h), w1.phv.is_valid(h));
+            }
+        }
+        assert_eq!(st[0].rt.counters[0].packets, st[1].rt.counters[0].packets);
+        assert_eq!(st[0].rt.counters[0].bytes, st[1].rt.counters[0].bytes);
+        for (x, y) in st[0].tables.iter().zip(st[1].tables.iter()) {
+            assert_eq!(
+                (x.hits.get(), x.misses.get()),
+                (y.hits.get(), y.misses.get())
+            );
+        }
+        assert_eq!(work[0].stats, work[1].stats);
+    }
+}
