@@ -40,7 +40,13 @@ use crate::p4ce_lab::node::{
 };
 
 /// Longest idle wait of a node loop.
-const MAX_IDLE: Nanos = Nanos::from_micros(500);
+const MAX_IDLE: Nanos = Nanos::from_millis(2);
+
+/// Shortest idle wait: the port's wait (poll(2)) counts whole milliseconds, so a shorter one
+/// returns at once and an idle node would spin, taking the CPU the switch's threads need. A
+/// frame arriving ends the wait early; only the node's own timers (ms-scale) may fire up to
+/// a millisecond late.
+const MIN_IDLE: Nanos = Nanos::from_millis(1);
 
 /// A closure run on a node's thread.
 pub type Job = Box<dyn FnOnce(&mut NodeCtx) + Send>;
@@ -360,7 +366,10 @@ fn node_main(
             Role::Replica(_) => replica_turn(&mut ctx, &mut work, status)?,
         };
         if !work {
-            let until = wake.unwrap_or(ctx.now + MAX_IDLE).min(ctx.now + MAX_IDLE);
+            let until = wake
+                .unwrap_or(ctx.now + MAX_IDLE)
+                .min(ctx.now + MAX_IDLE)
+                .max(ctx.now + MIN_IDLE);
             ctx.host.wait(clock, until)?;
             idle_turns += 1;
         }

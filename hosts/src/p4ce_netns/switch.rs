@@ -195,7 +195,7 @@ fn cm_loop(
             port.send_batch(&mut batch, now)?;
         }
         if !work {
-            std::thread::sleep(Duration::from_micros(200));
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
     Ok(())
