@@ -30,6 +30,7 @@ const FUNCTIONS: &[&str] = &[
     "rte_eth_rx_burst",
     "rte_eth_tx_burst",
     "rte_pktmbuf_pool_create",
+    "rte_pktmbuf_pool_create_by_ops",
     "rte_mempool_free",
     "rte_pktmbuf_alloc",
     "rte_pktmbuf_free",

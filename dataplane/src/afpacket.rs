@@ -1,5 +1,12 @@
-//! AF_PACKET port: a raw packet socket bound to one network interface, batched with
-//! `recvmmsg`/`sendmmsg`.
+//! AF_PACKET port: a raw packet socket bound to one network interface.
+//!
+//! Two I/O modes:
+//! - **PACKET_MMAP rings** (the default, [`AfPacketConfig::rx_ring_frames`] > 0): `TPACKET_V2`
+//!   receive and transmit rings shared with the kernel ([`ring`]). Receiving reads ring slots
+//!   without a system call (only an idle port polls); sending copies a batch into transmit
+//!   slots and makes one `send()` for the whole batch.
+//! - **`recvmmsg`/`sendmmsg`** (`rx_ring_frames: 0`): one system call per up to 64 frames,
+//!   with a per-frame header and copy between user and kernel.
 //!
 //! - Promiscuous mode (a switch port takes every frame), removed by the kernel when the socket
 //!   closes.
@@ -14,8 +21,9 @@
 //! A socket belongs to the network namespace it was created in; open the port inside the
 //! namespace (see [`crate::netns::in_netns`]) and use it from any thread.
 //!
-//! Received frames are copied once out of a per-port receive arena into the batch buffers;
-//! sends use the batch buffers directly (no copy).
+//! Either way, received frames are copied once (out of the ring or a receive arena) into the
+//! batch buffers. With rings, frames longer than a ring slot (sized for the MTU) are counted as
+//! `Truncated`; without, frames longer than `snaplen` are.
 
 use std::ffi::CString;
 use std::mem::{size_of, zeroed};
@@ -23,6 +31,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use crate::port::{poll_fd, DropReason, FrameBatch, Port, PortError, StatsHandle};
 use crate::time::Nanos;
+
+mod ring;
+
+use ring::{RingConfig, Rings};
 
 /// Frames per `recvmmsg`/`sendmmsg` call.
 const MMSG_BATCH: usize = 64;
@@ -43,6 +55,12 @@ pub struct AfPacketConfig {
     pub snaplen: usize,
     /// Socket buffer sizes in bytes (0 keeps the system default).
     pub socket_buffer: usize,
+    /// Slots of the PACKET_MMAP receive ring (each sized for the interface's MTU); 0 uses
+    /// `recvmmsg`/`sendmmsg` instead of rings.
+    pub rx_ring_frames: usize,
+    /// Slots of the PACKET_MMAP transmit ring (only with a receive ring); 0 sends with
+    /// `sendmmsg`.
+    pub tx_ring_frames: usize,
 }
 
 impl Default for AfPacketConfig {
@@ -52,6 +70,8 @@ impl Default for AfPacketConfig {
             qdisc_bypass: true,
             snaplen: 65_536,
             socket_buffer: 4 << 20,
+            rx_ring_frames: 2048,
+            tx_ring_frames: 512,
         }
     }
 }
@@ -64,6 +84,10 @@ pub struct AfPacketPort {
     snaplen: usize,
     stats: StatsHandle,
     recv_calls: u32,
+    /// The PACKET_MMAP rings, when configured.
+    rings: Option<Rings>,
+    /// Whether the transmit ring has slots that a `send()` did not take yet.
+    tx_kick_pending: bool,
     rx_arena: Vec<u8>,
     rx_addrs: Vec<libc::sockaddr_ll>,
     rx_cmsg: Vec<u64>,
@@ -78,7 +102,9 @@ pub struct AfPacketPort {
 // SAFETY: the raw pointers inside the iovec/mmsghdr scratch arrays are only written and
 // dereferenced (by the kernel) during a single `recv_batch`/`send_batch` call on `&mut self`,
 // where they point at buffers owned by `self` or by the batch borrowed for that call. Between
-// calls they are stale and never read, so moving the port to another thread is sound.
+// calls they are stale and never read. The ring mapping is owned by the port and only
+// accessed through `&mut self`/`&self` methods (the kernel side synchronises through each
+// slot's status word). So moving the port to another thread is sound.
 unsafe impl Send for AfPacketPort {}
 
 impl std::fmt::Debug for AfPacketPort {
@@ -197,6 +223,19 @@ impl AfPacketPort {
             }
         }
 
+        // The kernel accepts MTU + Ethernet header, plus 4 for a VLAN-tagged frame.
+        let max_frame_len = mtu + 14 + 4;
+        let rings = if cfg.rx_ring_frames > 0 {
+            let rc = RingConfig::for_frames(max_frame_len, cfg.rx_ring_frames, cfg.tx_ring_frames);
+            Some(Rings::setup(raw, rc).map_err(|(op, source)| PortError::Os {
+                port: name.clone(),
+                op,
+                source,
+            })?)
+        } else {
+            None
+        };
+
         // SAFETY: sockaddr_ll is a plain C struct for which all-zero bytes are valid.
         let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
         sll.sll_family = libc::AF_PACKET as u16;
@@ -229,15 +268,22 @@ impl AfPacketPort {
         }
 
         let snaplen = cfg.snaplen.max(64);
+        // The receive arena is only needed without a receive ring.
+        let arena = if rings.is_some() {
+            0
+        } else {
+            MMSG_BATCH * snaplen
+        };
         Ok(AfPacketPort {
             name,
             fd,
-            // The kernel accepts MTU + Ethernet header, plus 4 for a VLAN-tagged frame.
-            max_frame_len: mtu + 14 + 4,
+            max_frame_len,
             snaplen,
             stats: StatsHandle::new(),
             recv_calls: 0,
-            rx_arena: vec![0; MMSG_BATCH * snaplen],
+            rings,
+            tx_kick_pending: false,
+            rx_arena: vec![0; arena],
             // SAFETY: all-zero bytes are valid for these plain C structs.
             rx_addrs: vec![unsafe { zeroed() }; MMSG_BATCH],
             rx_cmsg: vec![0; MMSG_BATCH * CMSG_WORDS],
@@ -251,6 +297,272 @@ impl AfPacketPort {
             tx_hdrs: vec![unsafe { zeroed() }; MMSG_BATCH],
             tx_index: Vec::with_capacity(MMSG_BATCH),
         })
+    }
+
+    /// Whether the port moves frames through PACKET_MMAP rings (receive, and transmit when
+    /// `tx_ring_frames` > 0).
+    pub fn uses_rings(&self) -> (bool, bool) {
+        match &self.rings {
+            Some(r) => (true, r.config().tx_frames > 0),
+            None => (false, false),
+        }
+    }
+
+    /// Makes the kernel send every requested transmit-ring slot (`send()` without data). A
+    /// full socket buffer or a down interface leaves slots waiting; the next kick (the next
+    /// send, receive or flush) retries them.
+    fn kick(&mut self) -> Result<(), PortError> {
+        loop {
+            // SAFETY: send(2) with no data: on a socket with a transmit ring the kernel sends
+            // the ring's slots marked TP_STATUS_SEND_REQUEST; MSG_DONTWAIT keeps it
+            // non-blocking.
+            let rc =
+                unsafe { libc::send(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT) };
+            if rc >= 0 {
+                self.tx_kick_pending = false;
+                return Ok(());
+            }
+            let err = std::io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EINTR) => {}
+                Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::ENETDOWN)
+                | Some(libc::ENXIO) => {
+                    self.tx_kick_pending = true;
+                    return Ok(());
+                }
+                _ => {
+                    self.tx_kick_pending = true;
+                    return Err(PortError::Os {
+                        port: self.name.clone(),
+                        op: "send (transmit ring)",
+                        source: err,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Waits up to 1 ms for the transmit ring to have room.
+    fn wait_writable(&self) {
+        let mut pfd = libc::pollfd {
+            fd: self.fd.as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, count 1.
+        unsafe { libc::poll(&mut pfd, 1, 1) };
+    }
+
+    /// Puts `frame` into the transmit ring; when the ring is full, kicks it and waits briefly
+    /// once per call (`*waited`). Returns whether the frame went in.
+    fn ring_put(&mut self, frame: &[u8], waited: &mut bool) -> Result<bool, PortError> {
+        let Some(rings) = self.rings.as_mut() else {
+            return Ok(false);
+        };
+        if rings.tx_put(frame) {
+            return Ok(true);
+        }
+        if *waited {
+            return Ok(false);
+        }
+        *waited = true;
+        self.kick()?;
+        if !self.tx_ring_has_room() {
+            self.wait_writable();
+        }
+        Ok(self.rings.as_mut().is_some_and(|r| r.tx_put(frame)))
+    }
+
+    fn tx_ring_has_room(&self) -> bool {
+        self.rings.as_ref().is_some_and(|r| r.tx_has_room())
+    }
+
+    /// Receive path with a ring: copies ready slots into `batch` and gives them back.
+    fn recv_ring(&mut self, batch: &mut FrameBatch, now: Nanos) -> Result<usize, PortError> {
+        if self.tx_kick_pending {
+            self.kick()?;
+        }
+        let Some(rings) = self.rings.as_mut() else {
+            return Ok(0);
+        };
+        let counters = self.stats.counters();
+        let mut total = 0;
+        let mut losing = false;
+        while !batch.is_full() {
+            {
+                let Some(v) = rings.rx_peek() else {
+                    break;
+                };
+                losing |= v.status & libc::TP_STATUS_LOSING != 0;
+                if v.pkttype == libc::PACKET_OUTGOING {
+                    // Our own transmission (kernels without PACKET_IGNORE_OUTGOING).
+                } else if v.data.len() < v.len {
+                    counters.rx_drop(DropReason::Truncated, 1);
+                } else if v.len < 14 {
+                    counters.rx_drop(DropReason::TooShort, 1);
+                } else if let Some(buf) = batch.push_slot(now) {
+                    if v.status & libc::TP_STATUS_VLAN_VALID != 0 {
+                        let tpid = if v.status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
+                            v.vlan_tpid
+                        } else {
+                            0x8100
+                        };
+                        buf.extend_from_slice(&v.data[..12]);
+                        buf.extend_from_slice(&tpid.to_be_bytes());
+                        buf.extend_from_slice(&v.vlan_tci.to_be_bytes());
+                        buf.extend_from_slice(&v.data[12..]);
+                    } else {
+                        buf.extend_from_slice(v.data);
+                    }
+                    counters.add_rx(1, buf.len() as u64);
+                    total += 1;
+                }
+            }
+            rings.rx_release();
+        }
+        if losing {
+            self.poll_kernel_drops();
+        }
+        Ok(total)
+    }
+
+    /// The longest frame the kernel sends for `frame`: MTU + Ethernet header, plus 4 bytes
+    /// when the frame carries an 802.1Q tag (the kernel's rule, which `max_frame_len` states
+    /// for the tagged case).
+    fn send_limit(&self, frame: &[u8]) -> usize {
+        if frame.len() >= 14 && frame[12..14] == [0x81, 0x00] {
+            self.max_frame_len
+        } else {
+            self.max_frame_len - 4
+        }
+    }
+
+    /// Transmit path with a ring: copies the batch into transmit slots, then one kick.
+    fn send_ring(&mut self, batch: &mut FrameBatch) -> Result<usize, PortError> {
+        let stats = self.stats.clone();
+        let counters = stats.counters();
+        let mut queued = 0;
+        let mut waited = false;
+        let mut full = false;
+        let mut result = Ok(());
+        for f in batch.iter() {
+            let len = f.data.len();
+            if len < 14 {
+                counters.tx_drop(DropReason::TooShort, 1);
+            } else if len > self.send_limit(&f.data) {
+                // The kernel would skip it silently (PACKET_LOSS): count it here.
+                counters.tx_drop(DropReason::TooLong, 1);
+            } else if full {
+                counters.tx_drop(DropReason::QueueFull, 1);
+            } else {
+                match self.ring_put(&f.data, &mut waited) {
+                    Ok(true) => {
+                        counters.add_tx(1, len as u64);
+                        queued += 1;
+                    }
+                    Ok(false) => {
+                        full = true;
+                        counters.tx_drop(DropReason::QueueFull, 1);
+                    }
+                    Err(e) => {
+                        full = true;
+                        counters.tx_drop(DropReason::IoError, 1);
+                        result = Err(e);
+                    }
+                }
+            }
+        }
+        batch.clear();
+        result?;
+        if queued > 0 {
+            self.kick()?;
+        }
+        Ok(queued)
+    }
+
+    /// Hands the kernel up to `count` copies of one frame, one `sendmmsg` per
+    /// [`MMSG_BATCH`] copies, every message pointing at `frame` itself (a traffic generator's
+    /// fast path: nothing is built or copied in userspace per frame). Returns how many copies
+    /// the kernel took; it stops early, without counting drops, when the socket is full.
+    pub fn send_copies(&mut self, frame: &[u8], count: usize) -> Result<usize, PortError> {
+        if frame.len() < 14 || frame.len() > self.send_limit(frame) {
+            return Err(PortError::Config {
+                port: self.name.clone(),
+                reason: format!(
+                    "a generated frame must be 14..={} bytes, not {}",
+                    self.send_limit(frame),
+                    frame.len()
+                ),
+            });
+        }
+        if self.uses_rings().1 {
+            // With a transmit ring every send goes through the ring.
+            let mut sent = 0;
+            let mut waited = false;
+            while sent < count && self.ring_put(frame, &mut waited)? {
+                sent += 1;
+            }
+            self.stats
+                .counters()
+                .add_tx(sent as u64, (sent * frame.len()) as u64);
+            if sent > 0 {
+                self.kick()?;
+            }
+            return Ok(sent);
+        }
+        let iov = libc::iovec {
+            iov_base: frame.as_ptr() as *mut libc::c_void,
+            iov_len: frame.len(),
+        };
+        for k in 0..MMSG_BATCH {
+            self.tx_iov[k] = iov;
+            let h = &mut self.tx_hdrs[k];
+            h.msg_len = 0;
+            h.msg_hdr.msg_name = std::ptr::null_mut();
+            h.msg_hdr.msg_namelen = 0;
+            h.msg_hdr.msg_iov = &mut self.tx_iov[k];
+            h.msg_hdr.msg_iovlen = 1;
+            h.msg_hdr.msg_control = std::ptr::null_mut();
+            h.msg_hdr.msg_controllen = 0;
+            h.msg_hdr.msg_flags = 0;
+        }
+        let mut sent = 0;
+        while sent < count {
+            let want = (count - sent).min(MMSG_BATCH);
+            // SAFETY: the first `want` headers point at `tx_iov` entries owned by self, which
+            // point at `frame`, borrowed for the whole call; the kernel only reads them.
+            let rc = unsafe {
+                libc::sendmmsg(
+                    self.fd.as_raw_fd(),
+                    self.tx_hdrs.as_mut_ptr(),
+                    want as libc::c_uint,
+                    libc::MSG_DONTWAIT,
+                )
+            };
+            if rc > 0 {
+                self.stats
+                    .counters()
+                    .add_tx(rc as u64, rc as u64 * frame.len() as u64);
+                sent += rc as usize;
+                if (rc as usize) < want {
+                    break;
+                }
+                continue;
+            }
+            let err = std::io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EINTR) => {}
+                Some(libc::EAGAIN) | Some(libc::ENOBUFS) => break,
+                _ => {
+                    return Err(PortError::Os {
+                        port: self.name.clone(),
+                        op: "sendmmsg",
+                        source: err,
+                    })
+                }
+            }
+        }
+        Ok(sent)
     }
 
     /// Adds the kernel's count of frames dropped because the socket buffer was full.
@@ -314,6 +626,9 @@ impl Port for AfPacketPort {
         self.recv_calls = self.recv_calls.wrapping_add(1);
         if self.recv_calls % 256 == 0 {
             self.poll_kernel_drops();
+        }
+        if self.rings.is_some() {
+            return self.recv_ring(batch, now);
         }
         let mut total = 0;
         while !batch.is_full() {
@@ -398,6 +713,9 @@ impl Port for AfPacketPort {
     }
 
     fn send_batch(&mut self, batch: &mut FrameBatch, _now: Nanos) -> Result<usize, PortError> {
+        if self.uses_rings().1 {
+            return self.send_ring(batch);
+        }
         let counters = self.stats.counters();
         let mut sent = 0;
         let mut start = 0;
@@ -513,7 +831,17 @@ impl Port for AfPacketPort {
     }
 
     fn wait_readable(&mut self, timeout: std::time::Duration) -> Result<bool, PortError> {
+        if self.rings.as_ref().is_some_and(|r| r.rx_ready()) {
+            return Ok(true);
+        }
         poll_fd(&self.name, self.fd.as_raw_fd(), timeout)
+    }
+
+    fn flush(&mut self, _now: Nanos) -> Result<usize, PortError> {
+        if self.tx_kick_pending {
+            self.kick()?;
+        }
+        Ok(0)
     }
 
     fn max_frame_len(&self) -> usize {

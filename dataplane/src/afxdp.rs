@@ -8,6 +8,9 @@
 //! ring). Received frames are copied out into the batch and their chunks go straight back to
 //! the fill ring. The XDP program is detached when the port is dropped.
 //!
+//! Frames the kernel could not hand to the socket (rx ring full, no fill-ring buffer) are
+//! read from the socket's `XDP_STATISTICS` and counted as `QueueFull` receive drops.
+//!
 //! Like AF_PACKET sockets, the port belongs to the network namespace it is opened in.
 
 use std::ffi::CString;
@@ -100,12 +103,16 @@ pub struct AfXdpPort {
     refill: Vec<u64>,
     tx_descs: Vec<XdpDesc>,
     stats: StatsHandle,
+    /// Kernel receive drops already counted (the socket's statistics are cumulative).
+    kernel_drops_seen: std::cell::Cell<u64>,
+    recv_calls: u32,
     area: Area,
 }
 
 // SAFETY: the port exclusively owns its UMEM mapping, rings and sockets; none of them has
 // thread affinity (they are memory mappings and file descriptors), and all access goes
-// through `&mut self`, so moving the port to another thread is sound.
+// through `&mut self` (the drop counter's Cell only through the port's own methods), so
+// moving the port to another thread is sound.
 unsafe impl Send for AfXdpPort {}
 
 impl std::fmt::Debug for AfXdpPort {
@@ -223,6 +230,8 @@ impl AfXdpPort {
             refill: Vec::with_capacity(RING as usize),
             tx_descs: Vec::with_capacity(RING as usize),
             stats: StatsHandle::new(),
+            kernel_drops_seen: std::cell::Cell::new(0),
+            recv_calls: 0,
             area,
         })
     }
@@ -266,6 +275,18 @@ impl AfXdpPort {
         put
     }
 
+    /// Counts the frames the kernel dropped for this socket since the last look.
+    fn poll_kernel_drops(&self) {
+        if let Ok(st) = self.dev.statistics_v2() {
+            let total = st.rx_dropped + st.rx_ring_full;
+            let new = total.saturating_sub(self.kernel_drops_seen.get());
+            if new > 0 {
+                self.kernel_drops_seen.set(total);
+                self.stats.counters().rx_drop(DropReason::QueueFull, new);
+            }
+        }
+    }
+
     fn reclaim_completions(&mut self) {
         let mut c = self.dev.complete(RING);
         while let Some(addr) = c.read() {
@@ -281,6 +302,10 @@ impl Port for AfXdpPort {
     }
 
     fn recv_batch(&mut self, batch: &mut FrameBatch, now: Nanos) -> Result<usize, PortError> {
+        self.recv_calls = self.recv_calls.wrapping_add(1);
+        if self.recv_calls % 1024 == 0 {
+            self.poll_kernel_drops();
+        }
         let want = u32::try_from(batch.remaining())
             .unwrap_or(u32::MAX)
             .min(RING);
@@ -380,6 +405,11 @@ impl Port for AfXdpPort {
 
     fn stats_handle(&self) -> StatsHandle {
         self.stats.clone()
+    }
+
+    fn stats(&self) -> crate::port::PortStats {
+        self.poll_kernel_drops();
+        self.stats.snapshot()
     }
 
     fn raw_fd(&self) -> Option<RawFd> {

@@ -19,8 +19,15 @@
 //! directory `/var/run/dpdk/<prefix>` is removed right after init when the defaults are used
 //! (`--no-shconf`: nothing in it is used afterwards).
 //!
-//! All mbufs come from one process-wide pool whose buffers hold a full [`MAX_FRAME_LEN`] frame,
-//! so every frame travels in one segment; received multi-segment mbufs are still copied whole.
+//! Each port has its own mbuf pool, sized for the largest frame the device accepts (at most
+//! [`MAX_FRAME_LEN`]), so every frame travels in one segment; received multi-segment mbufs are
+//! still copied whole. The pool is a single-producer/single-consumer ring (`ring_sp_sc`): only
+//! the port itself allocates and frees its mbufs, always inside a call on `&mut self`, so at most
+//! one thread touches the pool at a time. A process-wide multi-producer pool shared by the rx
+//! and tx threads of different ports made them spin on each other: pisa's I/O threads are not
+//! EAL lcores (no per-lcore cache), and a thread preempted between the ring's head and tail
+//! updates keeps the other spinning for a whole time slice when both share a core
+//! (`pisa bench forward`: 0.002 Mpps with the shared pool on a 2-core machine).
 
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_int};
@@ -35,17 +42,16 @@ use crate::time::Nanos;
 const BURST: usize = 64;
 /// Descriptors per receive and per transmit queue.
 const RING_SIZE: u16 = 1024;
-/// Mbufs in the process-wide pool (a power of two minus one, as the mempool prefers).
-const POOL_SIZE: u32 = 8191;
-/// Per-lcore cache of the pool.
-const POOL_CACHE: u32 = 256;
+/// Mbufs in each port's pool (a power of two minus one, as the mempool prefers): room for a
+/// full receive ring, a full transmit ring and a burst each way.
+const POOL_SIZE: u32 = 4095;
+/// Numbers the ports' pools (mempool names are unique within the process).
+static POOL_SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// What the EAL was initialised with, or why it failed (kept: the EAL cannot be retried).
 static EAL: OnceLock<Result<EalState, String>> = OnceLock::new();
 /// Arguments set by the CLI before the first port opens.
 static EAL_ARGS: Mutex<Option<Vec<String>>> = Mutex::new(None);
-/// The process-wide mbuf pool (created on first use, never freed: the EAL lives as long).
-static POOL: OnceLock<Result<PoolPtr, String>> = OnceLock::new();
 /// Serialises device attach/detach and port setup (DPDK's control path is not thread-safe).
 static CONTROL: Mutex<()> = Mutex::new(());
 
@@ -56,11 +62,9 @@ struct EalState {
 
 #[derive(Debug, Clone, Copy)]
 struct PoolPtr(*mut sys::rte_mempool);
-// SAFETY: the pool pointer is only handed to DPDK's mempool functions, which are thread-safe
-// for the multi-producer/multi-consumer ring the default pool uses; the pool is never freed.
+// SAFETY: the pool pointer belongs to one port and is only used inside calls on that port's
+// `&mut self` (and freed in its Drop), so moving it to another thread with the port is sound.
 unsafe impl Send for PoolPtr {}
-// SAFETY: as above; shared references only copy the pointer out.
-unsafe impl Sync for PoolPtr {}
 
 /// Sets the EAL arguments (without the program name) used when the first DPDK port opens,
 /// e.g. from the CLI's `--dpdk-eal "..."`. Fails with [`PortError::Config`] when the EAL is
@@ -334,41 +338,40 @@ fn remove_runtime_dir_for(prefix: &str) {
     }
 }
 
-/// The process-wide mbuf pool.
-fn pool(port: &str) -> Result<PoolPtr, PortError> {
-    let r = POOL.get_or_init(|| {
-        let name = CString::new("pisa_mbufs").map_err(|e| e.to_string())?;
-        let room = (MAX_FRAME_LEN + sys::RTE_PKTMBUF_HEADROOM as usize).next_multiple_of(64);
-        let room = u16::try_from(room).map_err(|_| "mbuf data room too large".to_string())?;
-        // SAFETY: the EAL is initialised (callers ran ensure_eal); `name` is a valid C string
-        // that outlives the call; rte_socket_id is always callable after init.
-        let p = unsafe {
-            sys::rte_pktmbuf_pool_create(
-                name.as_ptr(),
-                POOL_SIZE,
-                POOL_CACHE,
-                0,
-                room,
-                sys::rte_socket_id() as c_int,
-            )
-        };
-        if p.is_null() {
-            // SAFETY: reads this thread's rte_errno.
-            let e = unsafe { sys::pisa_dpdk_errno() };
-            Err(format!(
-                "creating the mbuf pool failed: {}",
-                rte_err_text(e)
-            ))
-        } else {
-            Ok(PoolPtr(p))
-        }
-    });
-    match r {
-        Ok(p) => Ok(*p),
-        Err(reason) => Err(PortError::Config {
-            port: port.to_string(),
-            reason: reason.clone(),
-        }),
+/// A new single-producer/single-consumer mbuf pool for one port whose buffers hold
+/// `frame_len` bytes after the headroom.
+fn create_pool(port: &str, frame_len: usize) -> Result<PoolPtr, PortError> {
+    let fail = |reason: String| PortError::Config {
+        port: port.to_string(),
+        reason,
+    };
+    let seq = POOL_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = CString::new(format!("pisa_mb{seq}")).map_err(|e| fail(e.to_string()))?;
+    let room = (frame_len + sys::RTE_PKTMBUF_HEADROOM as usize).next_multiple_of(64);
+    let room = u16::try_from(room).map_err(|_| fail("mbuf data room too large".into()))?;
+    let ops = c"ring_sp_sc";
+    // SAFETY: the EAL is initialised (callers ran ensure_eal); `name` and `ops` are valid C
+    // strings that outlive the call; rte_socket_id is always callable after init.
+    let p = unsafe {
+        sys::rte_pktmbuf_pool_create_by_ops(
+            name.as_ptr(),
+            POOL_SIZE,
+            0,
+            0,
+            room,
+            sys::rte_socket_id() as c_int,
+            ops.as_ptr(),
+        )
+    };
+    if p.is_null() {
+        // SAFETY: reads this thread's rte_errno.
+        let e = unsafe { sys::pisa_dpdk_errno() };
+        Err(fail(format!(
+            "creating the mbuf pool failed: {}",
+            rte_err_text(e)
+        )))
+    } else {
+        Ok(PoolPtr(p))
     }
 }
 
@@ -378,6 +381,7 @@ pub struct DpdkPort {
     name: String,
     device: DpdkDevice,
     port_id: u16,
+    /// The port's own mbuf pool (null until `setup` created it).
     pool: PoolPtr,
     stats: StatsHandle,
     max_frame_len: usize,
@@ -387,7 +391,8 @@ pub struct DpdkPort {
 
 // SAFETY: the port owns its ethdev queues exclusively (one rx and one tx queue, used only
 // through `&mut self`), the mbuf pointers in `mbufs` are scratch space that holds no mbuf
-// between calls, and the pool is thread-safe; moving the port to another thread is sound.
+// between calls, and the pool is the port's own (see `PoolPtr`); moving the port to another
+// thread is sound.
 unsafe impl Send for DpdkPort {}
 
 impl DpdkPort {
@@ -398,7 +403,6 @@ impl DpdkPort {
         let name = format!("dpdk:{device}");
         let dev = DpdkDevice::parse(device)?;
         ensure_eal(&dev)?;
-        let pool = pool(&name)?;
         let _g = CONTROL.lock().unwrap_or_else(|p| p.into_inner());
 
         let devargs = CString::new(dev.devargs()).map_err(|_| PortError::Config {
@@ -415,7 +419,7 @@ impl DpdkPort {
             name,
             device: dev,
             port_id: u16::MAX,
-            pool,
+            pool: PoolPtr(std::ptr::null_mut()),
             stats: StatsHandle::new(),
             max_frame_len: MAX_FRAME_LEN,
             mbufs: vec![std::ptr::null_mut(); BURST],
@@ -454,6 +458,10 @@ impl DpdkPort {
         if info.max_rx_pktlen > 0 {
             self.max_frame_len = self.max_frame_len.min(info.max_rx_pktlen as usize);
         }
+
+        // At least 2 KiB per buffer: drivers that receive into fixed-size slots (the
+        // `net_af_packet` vdev: 2048-byte ring frames) refuse smaller buffers.
+        self.pool = create_pool(&self.name, self.max_frame_len.max(2048))?;
 
         // SAFETY: rte_eth_conf is plain C data; all-zero means "driver defaults", which is
         // what we want (no offloads, no RSS, one queue each way).
@@ -684,6 +692,11 @@ impl Drop for DpdkPort {
         let rc = unsafe { sys::rte_eal_hotplug_remove(bus.as_ptr(), dev.as_ptr()) };
         if rc < 0 {
             tracing::debug!(port = %self.name, rc, "detaching the DPDK device failed");
+        }
+        if !self.pool.0.is_null() {
+            // SAFETY: the device is stopped and closed (its queues gave their mbufs back) and
+            // this port holds no mbuf between calls, so nothing uses the pool any more.
+            unsafe { sys::rte_mempool_free(self.pool.0) };
         }
     }
 }
