@@ -11,6 +11,10 @@
 //! | `register_read` | `name`, `index`, `pipe`? | `cells`: `[{pipe, lo, hi}]` (values as decimal strings) |
 //! | `table_add` | `table`, `key` {field: value}, `priority`?, `action`, `params` {name: value}? | |
 //! | `table_delete` | `table`, `key`, `priority`? | |
+//! | `table_modify` | as `table_add` | changes the action and data of an existing entry |
+//! | `table_list` | `table` | `table` (full name), `entries`: `[{key, priority, action, params}]`, `default`: `{action, params}`, `hits`, `misses` (summed over pipes) |
+//! | `apply` | `yaml`: a table-state file's text (`control::tables_file`: tables with `clear` and `default`, registers, mirror sessions, multicast nodes/groups/pruning/LAGs, port queues with ECN) | `applied`: counts per kind |
+//! | `queue_get` | `port` | `enqueued`, `enqueued_bytes`, `dropped`, `dropped_bytes`, `marked`, `max_depth_bytes` (from the thread of the port's pipe) |
 //! | `link_get` | `port` | `settings` (the link's config as JSON), `faults_tx`, `faults_rx` |
 //! | `link_set` | `port`, `settings` (text like `rate=10G,delay=5us,loss=0.01,down`) | replaces the link's settings |
 //! | `link_down` / `link_up` | `port` | |
@@ -18,7 +22,10 @@
 //! Values in `key` and `params` use the table-file syntax (`control::value`): numbers, `0x..`,
 //! MAC and IP addresses, `value/prefix`, `value &&& mask`, `lo..hi`; JSON numbers are accepted
 //! too. A bad request gets `{"ok": false, "error": "..."}` naming what is wrong, and the
-//! connection stays open.
+//! connection stays open. `apply` runs the file's sections in order and stops at the first
+//! error, keeping what was applied before it (the error names the item), as at start-up.
+//!
+//! Every request runs inside a `ctl` tracing span carrying its `op`; writes log what changed.
 //!
 //! With one thread per pipe (`pisa run --pipe-threads`, see [`super::live`]) writes go to every
 //! pipe thread's switch instance and reads collect each pipe's cells from the thread that owns
@@ -84,6 +91,25 @@ pub enum Request {
         #[serde(default)]
         priority: Option<u32>,
     },
+    TableModify {
+        table: String,
+        #[serde(default)]
+        key: BTreeMap<String, Json>,
+        #[serde(default)]
+        priority: Option<u32>,
+        action: String,
+        #[serde(default)]
+        params: BTreeMap<String, Json>,
+    },
+    TableList {
+        table: String,
+    },
+    Apply {
+        yaml: String,
+    },
+    QueueGet {
+        port: u16,
+    },
     LinkGet {
         port: u16,
     },
@@ -125,15 +151,79 @@ pub fn handle_line(h: &Handle, line: &str) -> Json {
         Ok(r) => r,
         Err(e) => return json!({"ok": false, "error": format!("bad request: {e}")}),
     };
+    let op = req.op();
+    let _span = tracing::info_span!("ctl", op).entered();
+    let write = req.is_write();
     match handle(h, req) {
         Ok(mut v) => {
+            if write {
+                tracing::info!("done");
+            }
             if let Json::Object(m) = &mut v {
                 m.insert("ok".into(), Json::Bool(true));
             }
             v
         }
-        Err(e) => json!({"ok": false, "error": e}),
+        Err(e) => {
+            tracing::info!(error = %e, "refused");
+            json!({"ok": false, "error": e})
+        }
     }
+}
+
+impl Request {
+    /// The request's `op`, as written on the wire.
+    fn op(&self) -> &'static str {
+        match self {
+            Request::Stats {} => "stats",
+            Request::CounterRead { .. } => "counter_read",
+            Request::RegisterRead { .. } => "register_read",
+            Request::TableAdd { .. } => "table_add",
+            Request::TableDelete { .. } => "table_delete",
+            Request::TableModify { .. } => "table_modify",
+            Request::TableList { .. } => "table_list",
+            Request::Apply { .. } => "apply",
+            Request::QueueGet { .. } => "queue_get",
+            Request::LinkGet { .. } => "link_get",
+            Request::LinkSet { .. } => "link_set",
+            Request::LinkDown { .. } => "link_down",
+            Request::LinkUp { .. } => "link_up",
+        }
+    }
+
+    /// Whether the request changes the switch or a link.
+    fn is_write(&self) -> bool {
+        matches!(
+            self,
+            Request::TableAdd { .. }
+                | Request::TableDelete { .. }
+                | Request::TableModify { .. }
+                | Request::Apply { .. }
+                | Request::LinkSet { .. }
+                | Request::LinkDown { .. }
+                | Request::LinkUp { .. }
+        )
+    }
+}
+
+/// A key or parameter value as the table-file syntax writes it.
+fn key_text(m: &pipeline::ir::KeyMatch) -> String {
+    use pipeline::ir::KeyMatch;
+    match m {
+        KeyMatch::Exact(v) => format!("{v:#x}"),
+        KeyMatch::Ternary { value, mask } => format!("{value:#x} &&& {mask:#x}"),
+        KeyMatch::Lpm { value, prefix_len } => format!("{value:#x}/{prefix_len}"),
+        KeyMatch::Range { lo, hi } => format!("{lo:#x}..{hi:#x}"),
+    }
+}
+
+fn params_json(params: &[(String, pipeline::ir::Value)]) -> Json {
+    Json::Object(
+        params
+            .iter()
+            .map(|(k, v)| (k.clone(), Json::String(format!("{v:#x}"))))
+            .collect(),
+    )
 }
 
 fn handle(h: &Handle, req: Request) -> Result<Json, String> {
@@ -264,6 +354,123 @@ fn handle(h: &Handle, req: Request) -> Result<Json, String> {
                     .map(|_| json!({}))
                     .map_err(|e| e.to_string())
             })
+        }
+        Request::TableModify {
+            table,
+            key,
+            priority,
+            action,
+            params,
+        } => {
+            let key = texts(&key)?;
+            let params = texts(&params)?;
+            h.write(CALL_TIMEOUT, move |sw| {
+                let prog = sw.program().clone();
+                let (name, e) = control::resolve::resolve_entry(
+                    &prog,
+                    &table,
+                    key.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                    priority,
+                    &action,
+                    params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                )
+                .map_err(|e| e.to_string())?;
+                let keys: Vec<(&str, _)> = e.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+                let args: Vec<(&str, _)> = e.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+                sw.table_modify(PipeSel::All, &name, &keys, e.priority, &e.action, &args)
+                    .map(|_| json!({}))
+                    .map_err(|e| e.to_string())
+            })
+        }
+        Request::TableList { table } => {
+            let parts = h
+                .each(CALL_TIMEOUT, move |sw, owns| {
+                    let prog = sw.program().clone();
+                    let r =
+                        control::resolve::find_table(&prog, &table).map_err(|e| e.to_string())?;
+                    let name = control::resolve::table(&prog, r)
+                        .map(|t| t.name.clone())
+                        .ok_or_else(|| format!("table `{table}` not found"))?;
+                    let entries = sw
+                        .table_entries(PipeSel::All, &name)
+                        .map_err(|e| e.to_string())?;
+                    let default = sw
+                        .table_get_default(PipeSel::All, &name)
+                        .map_err(|e| e.to_string())?;
+                    // Hits and misses of the pipes this instance owns (per-pipe mode) or all.
+                    let mut hm = (0, 0);
+                    for p in 0..sw.num_pipes() {
+                        if owns & (1 << p) != 0 {
+                            if let Ok((hi, mi)) = sw.table_hit_miss(PipeSel::Pipe(p), &name) {
+                                hm = (hm.0 + hi, hm.1 + mi);
+                            }
+                        }
+                    }
+                    Ok::<_, String>((name, entries, default, hm))
+                })
+                .map_err(|e| e.to_string())?;
+            let mut hits = 0;
+            let mut misses = 0;
+            let mut first = None;
+            for p in parts {
+                let (name, entries, default, (hi, mi)) = p?;
+                hits += hi;
+                misses += mi;
+                first.get_or_insert((name, entries, default));
+            }
+            let (name, entries, default) =
+                first.ok_or_else(|| "no pipeline thread answered".to_string())?;
+            let entries: Vec<Json> = entries
+                .iter()
+                .map(|e| {
+                    let key: serde_json::Map<String, Json> = e
+                        .keys
+                        .iter()
+                        .map(|(k, m)| (k.clone(), Json::String(key_text(m))))
+                        .collect();
+                    json!({
+                        "key": key, "priority": e.priority, "action": e.action,
+                        "params": params_json(&e.params),
+                    })
+                })
+                .collect();
+            Ok(json!({
+                "table": name, "entries": entries,
+                "default": {"action": default.0, "params": params_json(&default.1)},
+                "hits": hits, "misses": misses,
+            }))
+        }
+        Request::Apply { yaml } => {
+            let file = control::tables_file::from_yaml(&yaml).map_err(|e| e.to_string())?;
+            h.write(CALL_TIMEOUT, move |sw| {
+                let s = control::tables_file::apply(sw, &file).map_err(|e| e.to_string())?;
+                Ok(json!({"applied": {
+                    "entries": s.entries, "defaults": s.defaults,
+                    "tables_cleared": s.tables_cleared, "registers": s.registers,
+                    "mirror_sessions": s.mirror_sessions, "mc_nodes": s.mc_nodes,
+                    "mc_groups": s.mc_groups, "prunes": s.prunes, "lags": s.lags,
+                    "ports": s.ports,
+                }}))
+            })
+        }
+        Request::QueueGet { port } => {
+            let pipe = port >> 7;
+            let parts = h
+                .each(CALL_TIMEOUT, move |sw, owns| {
+                    (owns & (1 << pipe) != 0).then(|| sw.port_queue_stats(port))
+                })
+                .map_err(|e| e.to_string())?;
+            let q = parts
+                .into_iter()
+                .flatten()
+                .next()
+                .ok_or_else(|| format!("no pipeline thread owns pipe {pipe} (port {port})"))?
+                .map_err(|e| e.to_string())?;
+            Ok(json!({
+                "port": port, "enqueued": q.enqueued, "enqueued_bytes": q.enqueued_bytes,
+                "dropped": q.dropped, "dropped_bytes": q.dropped_bytes, "marked": q.marked,
+                "max_depth_bytes": q.max_depth_bytes,
+            }))
         }
         Request::LinkGet { port } => {
             let l = h.link(port).map_err(|e| e.to_string())?;
@@ -457,6 +664,25 @@ pub enum CtlCommand {
         #[arg(long)]
         priority: Option<u32>,
     },
+    /// Change an existing entry's action and data (same arguments as table-add).
+    TableModify {
+        table: String,
+        #[arg(short = 'k', long = "key", value_name = "FIELD=VALUE")]
+        key: Vec<String>,
+        #[arg(short = 'a', long)]
+        action: String,
+        #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        #[arg(long)]
+        priority: Option<u32>,
+    },
+    /// List a table's entries, its default action and its hit/miss counts.
+    TableList { table: String },
+    /// Apply a table-state file (tables, registers, mirror, multicast, port queues) while
+    /// running: the same YAML as `pisa run --tables`.
+    Apply { file: PathBuf },
+    /// A port's egress queue counters (enqueued, dropped, ECN-marked, deepest backlog).
+    Queue { port: u16 },
     /// Show a port's link settings and fault counters.
     LinkGet { port: u16 },
     /// Replace a port's link settings, e.g. `rate=10G,delay=5us,loss=0.01` (empty: a clean link).
@@ -507,6 +733,23 @@ fn request_of(c: &CtlCommand) -> anyhow::Result<String> {
         } => json!({
             "op": "table_delete", "table": table, "key": pairs(key, "--key")?, "priority": priority,
         }),
+        CtlCommand::TableModify {
+            table,
+            key,
+            action,
+            params,
+            priority,
+        } => json!({
+            "op": "table_modify", "table": table, "key": pairs(key, "--key")?,
+            "action": action, "params": pairs(params, "--param")?, "priority": priority,
+        }),
+        CtlCommand::TableList { table } => json!({"op": "table_list", "table": table}),
+        CtlCommand::Apply { file } => {
+            let yaml = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read `{}`", file.display()))?;
+            json!({"op": "apply", "yaml": yaml})
+        }
+        CtlCommand::Queue { port } => json!({"op": "queue_get", "port": port}),
         CtlCommand::LinkGet { port } => json!({"op": "link_get", "port": port}),
         CtlCommand::LinkSet { port, settings } => {
             json!({"op": "link_set", "port": port, "settings": settings})
@@ -652,6 +895,61 @@ mod tests {
     }
 
     #[test]
+    fn entries_are_listed_modified_and_whole_files_applied_while_running() {
+        let rt = runtime();
+        let h = Handle::Single(rt.handle());
+        let ok = |line: &str| {
+            let r = handle_line(&h, line);
+            assert_eq!(r["ok"], true, "{line} -> {r}");
+            r
+        };
+        let r = ok(r#"{"op":"table_list","table":"mac_dst"}"#);
+        assert_eq!(r["table"], "SwitchIngress.mac_dst");
+        assert_eq!(r["entries"].as_array().unwrap().len(), 4);
+        assert_eq!(r["default"]["action"], "SwitchIngress.flood");
+        assert_eq!(r["default"]["params"]["mgid"], "0x1");
+        let h1 = r["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["key"]["hdr.ethernet.dst_addr"] == "0x20000000001")
+            .expect("h1's entry is listed with its key");
+        assert_eq!(h1["params"]["port"], "0x0");
+
+        ok(
+            r#"{"op":"table_modify","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:00:01"},"action":"set_port","params":{"port":3}}"#,
+        );
+        let r = ok(r#"{"op":"table_list","table":"SwitchIngress.mac_dst"}"#);
+        let h1 = r["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["key"]["hdr.ethernet.dst_addr"] == "0x20000000001")
+            .unwrap();
+        assert_eq!(h1["params"]["port"], "0x3", "{r}");
+        assert!(err(&h, r#"{"op":"table_modify","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:09:09"},"action":"set_port","params":{"port":3}}"#).contains("mac_dst"));
+
+        let yaml = "tables:\n  - table: mac_dst\n    clear: true\n    default: { action: drop }\n    entries:\n      - { key: { hdr.ethernet.dst_addr: \"02:00:00:00:00:07\" }, action: set_port, params: { port: 1 } }\nports:\n  - { port: 1, rate_bps: 1000000000, queue_bytes: 100000, ecn_kmin_bytes: 5000, ecn_kmax_bytes: 50000, ecn_pmax: 0.01 }\n";
+        let r = ok(&json!({"op": "apply", "yaml": yaml}).to_string());
+        assert_eq!(r["applied"]["entries"], 1);
+        assert_eq!(r["applied"]["tables_cleared"], 1);
+        assert_eq!(r["applied"]["defaults"], 1);
+        assert_eq!(r["applied"]["ports"], 1);
+        let r = ok(r#"{"op":"table_list","table":"mac_dst"}"#);
+        assert_eq!(r["entries"].as_array().unwrap().len(), 1);
+        assert_eq!(r["default"]["action"], "SwitchIngress.drop");
+        let r = ok(r#"{"op":"queue_get","port":1}"#);
+        assert_eq!(r["enqueued"], 0);
+        let bad = json!({"op": "apply", "yaml": "tables:\n  - table: nope\n"}).to_string();
+        assert!(err(&h, &bad).contains("nope"));
+        let bad = json!({"op": "apply", "yaml": "tables: ["}).to_string();
+        assert!(!err(&h, &bad).is_empty());
+        assert!(err(&h, r#"{"op":"queue_get","port":600}"#).contains("600"));
+        assert!(err(&h, r#"{"op":"table_list","table":"nope"}"#).contains("nope"));
+        drop(rt.stop().unwrap());
+    }
+
+    #[test]
     fn client_requests_are_built_from_the_command_line() {
         let line = request_of(&CtlCommand::TableAdd {
             table: "t".into(),
@@ -666,6 +964,16 @@ mod tests {
         assert_eq!(v["key"]["a"], "1");
         assert_eq!(v["params"]["p"], "0x2");
         assert_eq!(v["priority"], 3);
+        let v: Json = serde_json::from_str(
+            &request_of(&CtlCommand::TableList { table: "t".into() }).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(v, json!({"op": "table_list", "table": "t"}));
+        let e = request_of(&CtlCommand::Apply {
+            file: "/nonexistent/x.yaml".into(),
+        })
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("/nonexistent/x.yaml"), "{e:#}");
         assert!(request_of(&CtlCommand::TableDelete {
             table: "t".into(),
             key: vec!["novalue".into()],

@@ -622,7 +622,6 @@ impl Switch {
         Ok(named_params(pl, &self.pipes[p].tables[r.t].default))
     }
 
-    /// Number of entries (first selected pipe).
     /// Lookups that hit and missed in `table`, summed over the selected pipes.
     pub fn table_hit_miss(&self, pipes: PipeSel, table: &str) -> Result<(u64, u64), ApiError> {
         let r = self.table_ref(table)?;
@@ -633,6 +632,7 @@ impl Switch {
         }))
     }
 
+    /// Number of entries (first selected pipe).
     pub fn table_len(&self, pipes: PipeSel, table: &str) -> Result<usize, ApiError> {
         let r = self.table_ref(table)?;
         let p = self.first_pipe(pipes, r.pl, &self.ir_table(r).name)?;
