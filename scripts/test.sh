@@ -42,7 +42,7 @@ if [ "$(id -u)" = 0 ]; then
     echo "== cargo test (AF_XDP and DPDK ports, features afxdp,dpdk)"
     cargo test -p pisa-dataplane --features afxdp,dpdk --test root_afxdp --test root_dpdk
     echo "== cargo test (live switch over AF_XDP and DPDK ports, features afxdp,dpdk)"
-    cargo test -p pisa --features afxdp,dpdk --test netns_backends
+    cargo test -p pisa --features afxdp,dpdk --test netns_backends --test netns_afxdp_restart
 fi
 
 if [ -x scripts/fuzz-smoke.sh ]; then

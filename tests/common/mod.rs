@@ -146,7 +146,20 @@ pub fn start_on(
         prefix: prefix.to_string(),
         dir: dir.clone(),
     };
-    let ctl = dir.join("ctl.sock");
+    let pisa = spawn_pisa(&guard, devports, tables, port, extra);
+    (guard, pisa)
+}
+
+/// Starts `pisa run` with l2l3.p4 on a lab that is up (see [`start_on`] for the arguments) and
+/// waits until its control socket answers.
+pub fn spawn_pisa(
+    lab: &LabGuard,
+    devports: [u16; 4],
+    tables: Option<&Path>,
+    port: impl Fn(u16, &str) -> String,
+    extra: &[&str],
+) -> Pisa {
+    let ctl = lab.dir.join("ctl.sock");
     let mut cmd = Command::new(PISA);
     cmd.arg("run")
         .arg("--program")
@@ -161,7 +174,7 @@ pub fn start_on(
         .arg("--no-pin");
     for (i, d) in devports.iter().enumerate() {
         cmd.arg("--port")
-            .arg(format!("{d}={}", port(*d, &format!("{prefix}{i}"))));
+            .arg(format!("{d}={}", port(*d, &format!("{}{i}", lab.prefix))));
     }
     cmd.args(extra)
         .stdout(Stdio::piped())
@@ -199,7 +212,7 @@ pub fn start_on(
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    (guard, pisa)
+    pisa
 }
 
 /// Writes `p4/programs/l2l3.tables.yaml` with hosts h3 and h4 moved to pipe 1 (device ports
