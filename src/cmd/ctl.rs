@@ -43,7 +43,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
-use control::tables_file::{At, Entry, TableSection, TablesFile, Text};
+use control::tables_file::Text;
 use pipeline::api::PipeSel;
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
@@ -55,6 +55,20 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Longest request line accepted.
 const MAX_LINE: usize = 1 << 20;
+
+/// The entry of a `table_add` or `table_modify` request.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntryRequest {
+    table: String,
+    #[serde(default)]
+    key: BTreeMap<String, Json>,
+    #[serde(default)]
+    priority: Option<u32>,
+    action: String,
+    #[serde(default)]
+    params: BTreeMap<String, Json>,
+}
 
 /// A request, as parsed from one line.
 #[derive(Debug, Deserialize)]
@@ -74,16 +88,7 @@ pub enum Request {
         #[serde(default)]
         pipe: Option<u16>,
     },
-    TableAdd {
-        table: String,
-        #[serde(default)]
-        key: BTreeMap<String, Json>,
-        #[serde(default)]
-        priority: Option<u32>,
-        action: String,
-        #[serde(default)]
-        params: BTreeMap<String, Json>,
-    },
+    TableAdd(EntryRequest),
     TableDelete {
         table: String,
         #[serde(default)]
@@ -91,16 +96,7 @@ pub enum Request {
         #[serde(default)]
         priority: Option<u32>,
     },
-    TableModify {
-        table: String,
-        #[serde(default)]
-        key: BTreeMap<String, Json>,
-        #[serde(default)]
-        priority: Option<u32>,
-        action: String,
-        #[serde(default)]
-        params: BTreeMap<String, Json>,
-    },
+    TableModify(EntryRequest),
     TableList {
         table: String,
     },
@@ -154,7 +150,7 @@ pub fn handle_line(h: &Handle, line: &str) -> Json {
     let op = req.op();
     let _span = tracing::info_span!("ctl", op).entered();
     let write = req.is_write();
-    match handle(h, req) {
+    match handle(h, req, op) {
         Ok(mut v) => {
             if write {
                 tracing::info!("done");
@@ -178,9 +174,9 @@ impl Request {
             Request::Stats {} => "stats",
             Request::CounterRead { .. } => "counter_read",
             Request::RegisterRead { .. } => "register_read",
-            Request::TableAdd { .. } => "table_add",
+            Request::TableAdd(_) => "table_add",
             Request::TableDelete { .. } => "table_delete",
-            Request::TableModify { .. } => "table_modify",
+            Request::TableModify(_) => "table_modify",
             Request::TableList { .. } => "table_list",
             Request::Apply { .. } => "apply",
             Request::QueueGet { .. } => "queue_get",
@@ -195,9 +191,9 @@ impl Request {
     fn is_write(&self) -> bool {
         matches!(
             self,
-            Request::TableAdd { .. }
+            Request::TableAdd(_)
                 | Request::TableDelete { .. }
-                | Request::TableModify { .. }
+                | Request::TableModify(_)
                 | Request::Apply { .. }
                 | Request::LinkSet { .. }
                 | Request::LinkDown { .. }
@@ -226,7 +222,7 @@ fn params_json(params: &[(String, pipeline::ir::Value)]) -> Json {
     )
 }
 
-fn handle(h: &Handle, req: Request) -> Result<Json, String> {
+fn handle(h: &Handle, req: Request, op: &'static str) -> Result<Json, String> {
     match req {
         Request::Stats {} => {
             let st = h.stats();
@@ -299,33 +295,6 @@ fn handle(h: &Handle, req: Request) -> Result<Json, String> {
                 .collect();
             Ok(json!({ "cells": cells }))
         }
-        Request::TableAdd {
-            table,
-            key,
-            priority,
-            action,
-            params,
-        } => {
-            let file = TablesFile {
-                tables: vec![TableSection {
-                    table: At::new(table),
-                    clear: false,
-                    default: None,
-                    entries: vec![At::new(Entry {
-                        key: texts(&key)?,
-                        priority,
-                        action,
-                        params: texts(&params)?,
-                    })],
-                }],
-                ..TablesFile::default()
-            };
-            h.write(CALL_TIMEOUT, move |sw| {
-                control::tables_file::apply(sw, &file)
-                    .map(|_| json!({}))
-                    .map_err(|e| e.to_string())
-            })
-        }
         Request::TableDelete {
             table,
             key,
@@ -355,31 +324,38 @@ fn handle(h: &Handle, req: Request) -> Result<Json, String> {
                     .map_err(|e| e.to_string())
             })
         }
-        Request::TableModify {
-            table,
-            key,
-            priority,
-            action,
-            params,
-        } => {
-            let key = texts(&key)?;
-            let params = texts(&params)?;
+        Request::TableAdd(e) | Request::TableModify(e) => {
+            let modify = op == "table_modify";
+            let key = texts(&e.key)?;
+            let params = texts(&e.params)?;
             h.write(CALL_TIMEOUT, move |sw| {
                 let prog = sw.program().clone();
-                let (name, e) = control::resolve::resolve_entry(
+                let (name, entry) = control::resolve::resolve_entry(
                     &prog,
-                    &table,
+                    &e.table,
                     key.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-                    priority,
-                    &action,
+                    e.priority,
+                    &e.action,
                     params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
                 )
                 .map_err(|e| e.to_string())?;
-                let keys: Vec<(&str, _)> = e.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
-                let args: Vec<(&str, _)> = e.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-                sw.table_modify(PipeSel::All, &name, &keys, e.priority, &e.action, &args)
-                    .map(|_| json!({}))
-                    .map_err(|e| e.to_string())
+                let r = if modify {
+                    let keys: Vec<(&str, _)> =
+                        entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+                    let args: Vec<(&str, _)> =
+                        entry.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+                    sw.table_modify(
+                        PipeSel::All,
+                        &name,
+                        &keys,
+                        entry.priority,
+                        &entry.action,
+                        &args,
+                    )
+                } else {
+                    sw.table_add_entry(PipeSel::All, &name, &entry)
+                };
+                r.map(|_| json!({})).map_err(|e| e.to_string())
             })
         }
         Request::TableList { table } => {
@@ -626,6 +602,20 @@ pub struct CtlArgs {
     pub command: CtlCommand,
 }
 
+/// A table entry on the command line.
+#[derive(Args, Debug)]
+pub struct EntryArgs {
+    table: String,
+    #[arg(short = 'k', long = "key", value_name = "FIELD=VALUE")]
+    key: Vec<String>,
+    #[arg(short = 'a', long)]
+    action: String,
+    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    #[arg(long)]
+    priority: Option<u32>,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum CtlCommand {
     /// Per-port and switch statistics.
@@ -645,17 +635,7 @@ pub enum CtlCommand {
         pipe: Option<u16>,
     },
     /// Add a table entry: `pisa ctl table-add T -k FIELD=VALUE -a ACTION -p NAME=VALUE`.
-    TableAdd {
-        table: String,
-        #[arg(short = 'k', long = "key", value_name = "FIELD=VALUE")]
-        key: Vec<String>,
-        #[arg(short = 'a', long)]
-        action: String,
-        #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
-        params: Vec<String>,
-        #[arg(long)]
-        priority: Option<u32>,
-    },
+    TableAdd(EntryArgs),
     /// Delete a table entry by its key.
     TableDelete {
         table: String,
@@ -665,17 +645,7 @@ pub enum CtlCommand {
         priority: Option<u32>,
     },
     /// Change an existing entry's action and data (same arguments as table-add).
-    TableModify {
-        table: String,
-        #[arg(short = 'k', long = "key", value_name = "FIELD=VALUE")]
-        key: Vec<String>,
-        #[arg(short = 'a', long)]
-        action: String,
-        #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
-        params: Vec<String>,
-        #[arg(long)]
-        priority: Option<u32>,
-    },
+    TableModify(EntryArgs),
     /// List a table's entries, its default action and its hit/miss counts.
     TableList { table: String },
     /// Apply a table-state file (tables, registers, mirror, multicast, port queues) while
@@ -716,32 +686,23 @@ fn request_of(c: &CtlCommand) -> anyhow::Result<String> {
         CtlCommand::Register { name, index, pipe } => {
             json!({"op": "register_read", "name": name, "index": index, "pipe": pipe})
         }
-        CtlCommand::TableAdd {
-            table,
-            key,
-            action,
-            params,
-            priority,
-        } => json!({
-            "op": "table_add", "table": table, "key": pairs(key, "--key")?,
-            "action": action, "params": pairs(params, "--param")?, "priority": priority,
-        }),
+        CtlCommand::TableAdd(e) | CtlCommand::TableModify(e) => {
+            let op = if matches!(c, CtlCommand::TableAdd(_)) {
+                "table_add"
+            } else {
+                "table_modify"
+            };
+            json!({
+                "op": op, "table": e.table, "key": pairs(&e.key, "--key")?,
+                "action": e.action, "params": pairs(&e.params, "--param")?, "priority": e.priority,
+            })
+        }
         CtlCommand::TableDelete {
             table,
             key,
             priority,
         } => json!({
             "op": "table_delete", "table": table, "key": pairs(key, "--key")?, "priority": priority,
-        }),
-        CtlCommand::TableModify {
-            table,
-            key,
-            action,
-            params,
-            priority,
-        } => json!({
-            "op": "table_modify", "table": table, "key": pairs(key, "--key")?,
-            "action": action, "params": pairs(params, "--param")?, "priority": priority,
         }),
         CtlCommand::TableList { table } => json!({"op": "table_list", "table": table}),
         CtlCommand::Apply { file } => {
@@ -951,13 +912,13 @@ mod tests {
 
     #[test]
     fn client_requests_are_built_from_the_command_line() {
-        let line = request_of(&CtlCommand::TableAdd {
+        let line = request_of(&CtlCommand::TableAdd(EntryArgs {
             table: "t".into(),
             key: vec!["a=1".into()],
             action: "x".into(),
             params: vec!["p=0x2".into()],
             priority: Some(3),
-        })
+        }))
         .unwrap();
         let v: Json = serde_json::from_str(&line).unwrap();
         assert_eq!(v["op"], "table_add");
