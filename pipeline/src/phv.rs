@@ -60,20 +60,30 @@ fn read_aligned_wide(buf: &[u8], offset: u32, width: u16) -> Value {
     }
 }
 
-/// The write counterpart of [`read_aligned`]: fields inside one word inline, the rest out of
-/// line.
+/// The write counterpart of [`read_aligned`]: fields inside one or two words inline, the
+/// rest out of line.
 #[inline(always)]
 fn write_aligned(buf: &mut [u8], offset: u32, width: u16, value: Value) {
     let w = (offset / 64) as usize * 8;
     let bit = offset % 64;
     let end = bit + width as u32;
-    if width == 0 || w + 16 > buf.len() || end > 64 {
+    if width == 0 || w + 16 > buf.len() || end > 128 {
         return write_aligned_wide(buf, offset, width, value);
     }
-    let low = 64 - end;
-    let m = (u64::MAX >> (64 - width as u32)) << low;
-    let old = load_be(buf, w);
-    store_be(buf, w, (old & !m) | (((value as u64) << low) & m));
+    if end <= 64 {
+        let low = 64 - end;
+        let m = (u64::MAX >> (64 - width as u32)) << low;
+        let old = load_be(buf, w);
+        store_be(buf, w, (old & !m) | (((value as u64) << low) & m));
+    } else {
+        // Straddles two words: one 128-bit window.
+        let low = 128 - end;
+        let m = mask(width) << low;
+        let x = (load_be(buf, w) as u128) << 64 | load_be(buf, w + 8) as u128;
+        let x = (x & !m) | ((value << low) & m);
+        store_be(buf, w, (x >> 64) as u64);
+        store_be(buf, w + 8, x as u64);
+    }
 }
 
 /// [`write_aligned`] for fields that straddle a word, are empty or reach the padding.

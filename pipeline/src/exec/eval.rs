@@ -170,6 +170,29 @@ impl OnesSum {
         }
     }
 
+    /// Append whole bytes. With no bits pending and an even byte count this adds the
+    /// big-endian 16-bit words straight to the total, eight bytes per step; otherwise it
+    /// pushes them one by one.
+    #[inline]
+    pub fn push_bytes(&mut self, bytes: &[u8]) {
+        if self.pending != 0 || bytes.len() % 2 != 0 {
+            for b in bytes {
+                self.push_small(u64::from(*b), 8);
+            }
+            return;
+        }
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            let x = u64::from_be_bytes(w);
+            self.total += (x >> 48) + ((x >> 32) & 0xffff) + ((x >> 16) & 0xffff) + (x & 0xffff);
+        }
+        for pair in chunks.remainder().chunks_exact(2) {
+            self.total += u64::from(u16::from_be_bytes([pair[0], pair[1]]));
+        }
+    }
+
     /// `width` ≤ 48, so `pending + width` < 64 and nothing is shifted out unread.
     #[inline(always)]
     fn push_small(&mut self, v: u64, width: u32) {
@@ -684,6 +707,32 @@ mod tests {
         assert_eq!(ones_sum_parts([(0xffff, 16u16), (1, 16)].into_iter()), 1);
         let many = std::iter::repeat_n((0xffff_ffff_ffffu128, 48u16), 1000);
         assert_eq!(ones_sum_parts(many), 0xffff);
+    }
+
+    #[test]
+    fn byte_pushes_match_value_pushes() {
+        let mut seed = 0x0bad_cafe_1234_5678u64;
+        for n in 0..40usize {
+            for lead in [0u16, 3, 8, 16] {
+                let bytes: Vec<u8> = (0..n)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        seed as u8
+                    })
+                    .collect();
+                let mut a = OnesSum::default();
+                let mut b = OnesSum::default();
+                a.push(0x5a5a, lead);
+                b.push(0x5a5a, lead);
+                a.push_bytes(&bytes);
+                for x in &bytes {
+                    b.push(Value::from(*x), 8);
+                }
+                assert_eq!(a.finish(), b.finish(), "{n} bytes after {lead} bits");
+            }
+        }
     }
 
     #[test]

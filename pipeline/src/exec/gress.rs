@@ -93,20 +93,34 @@ fn prefix_fill(
     // Build the prefix in whole 64-bit words (no partial-overlap stores), then lay them out.
     let mut words = [0u64; PREFIX_WORDS];
     // The words start zeroed and values are only ORed in, so zero values and intrinsics the
-    // prefix does not carry (mask 0) need no branch; each value is ORed into every word under
-    // a select, which keeps the words in registers instead of a chain of memory updates.
+    // prefix does not carry (mask 0) need no branch. The first four words (every TNA prefix)
+    // are built in registers instead of through a chain of dependent memory updates.
+    let (mut w0, mut w1, mut w2, mut w3) = (0u64, 0u64, 0u64, 0u64);
     for (which, v) in inp.intrinsics {
         let Some(s) = eng.prefix_slots.get(*which as usize) else {
             continue;
         };
         let bits = ((*v as u64) & s.mask) << s.shift;
-        for (k, w) in words.iter_mut().enumerate() {
-            *w |= if k == s.word as usize { bits } else { 0 };
+        // Each intrinsic always lands in the same word, so these branches predict well.
+        match s.word {
+            0 => w0 |= bits,
+            1 => w1 |= bits,
+            2 => w2 |= bits,
+            3 => w3 |= bits,
+            k => {
+                if let Some(w) = words.get_mut(k as usize) {
+                    *w |= bits;
+                }
+            }
         }
         if let Some(f) = s.split {
             put_bits(&mut words, f.offset, f.width, *v);
         }
     }
+    words[0] |= w0;
+    words[1] |= w1;
+    words[2] |= w2;
+    words[3] |= w3;
     // Lay the words out on the stack and copy once (prefixes past the word builder are cut).
     let mut bytes = [0u8; PREFIX_WORDS * 8];
     for (chunk, w) in bytes.chunks_exact_mut(8).zip(words.iter()) {

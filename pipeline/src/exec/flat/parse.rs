@@ -68,7 +68,7 @@ impl<T: Tracer> Ctx<'_, T> {
     ) -> ExecResult<Option<NextState>> {
         let mut vals: SmallVec<[Value; 4]> = SmallVec::new();
         for k in keys {
-            vals.push(self.feval(k, &[])?);
+            vals.push(self.fval(k, &[])?);
         }
         for (keyset, next) in cases {
             if keyset.len() != vals.len() {
@@ -86,7 +86,7 @@ impl<T: Tracer> Ctx<'_, T> {
     }
 
     /// `extract` of a header at PHV bytes `[offset, offset + len)`.
-    #[inline]
+    #[inline(never)]
     pub(crate) fn fextract(&mut self, header: u32, offset: u32, len: u32) -> ExecResult<()> {
         let len = len as usize;
         let bits = len as u64 * 8;

@@ -17,6 +17,22 @@ use crate::trace::Tracer;
 type Key = SmallVec<[Value; 8]>;
 
 impl<T: Tracer> Ctx<'_, T> {
+    /// Evaluates a lowered expression: leaves (most nodes) in line at the call site, the
+    /// rest through [`Self::feval`].
+    #[inline(always)]
+    pub(crate) fn fval(&mut self, e: &FExpr, params: &[Value]) -> ExecResult<Value> {
+        match e {
+            FExpr::Const(v) => Ok(*v),
+            FExpr::Field(f) => Ok(self.phv.get(*f)),
+            FExpr::Param { index, mask } => {
+                Ok(params.get(*index as usize).copied().unwrap_or(0) & mask)
+            }
+            FExpr::Valid(h) => Ok(self.phv.is_valid(*h as usize) as Value),
+            FExpr::FieldEqConst { f, value } => Ok((self.phv.get(*f) == *value) as Value),
+            _ => self.feval(e, params),
+        }
+    }
+
     /// Evaluates a lowered expression with `params` as the running action's data.
     pub(crate) fn feval(&mut self, e: &FExpr, params: &[Value]) -> ExecResult<Value> {
         Ok(match e {
@@ -27,21 +43,21 @@ impl<T: Tracer> Ctx<'_, T> {
             FExpr::Param { index, mask } => {
                 params.get(*index as usize).copied().unwrap_or(0) & mask
             }
-            FExpr::Not { a, mask } => !self.feval(a, params)? & mask,
-            FExpr::Neg { a, mask } => self.feval(a, params)?.wrapping_neg() & mask,
-            FExpr::LNot(a) => (self.feval(a, params)? == 0) as Value,
+            FExpr::Not { a, mask } => !self.fval(a, params)? & mask,
+            FExpr::Neg { a, mask } => self.fval(a, params)?.wrapping_neg() & mask,
+            FExpr::LNot(a) => (self.fval(a, params)? == 0) as Value,
             FExpr::LAnd(a, b) => {
-                if self.feval(a, params)? == 0 {
+                if self.fval(a, params)? == 0 {
                     0
                 } else {
-                    (self.feval(b, params)? != 0) as Value
+                    (self.fval(b, params)? != 0) as Value
                 }
             }
             FExpr::LOr(a, b) => {
-                if self.feval(a, params)? != 0 {
+                if self.fval(a, params)? != 0 {
                     1
                 } else {
-                    (self.feval(b, params)? != 0) as Value
+                    (self.fval(b, params)? != 0) as Value
                 }
             }
             FExpr::Bin {
@@ -52,34 +68,34 @@ impl<T: Tracer> Ctx<'_, T> {
                 ow,
                 signed,
             } => {
-                let av = self.feval(a, params)?;
-                let bv = self.feval(b, params)?;
+                let av = self.fval(a, params)?;
+                let bv = self.fval(b, params)?;
                 binop(*op, av, bv, *width, *ow, *signed)
             }
-            FExpr::Slice { a, lo, mask } => (self.feval(a, params)? >> *lo) & mask,
+            FExpr::Slice { a, lo, mask } => (self.fval(a, params)? >> *lo) & mask,
             FExpr::Concat {
                 hi,
                 lo,
                 lo_width,
                 mask,
             } => {
-                let h = self.feval(hi, params)?;
-                let l = self.feval(lo, params)?;
+                let h = self.fval(hi, params)?;
+                let l = self.fval(lo, params)?;
                 (h.checked_shl(*lo_width).unwrap_or(0) | (l & crate::phv::mask(*lo_width as u16)))
                     & mask
             }
-            FExpr::Sext { a, from, mask } => (sext(self.feval(a, params)?, *from) as Value) & mask,
-            FExpr::Mask { a, mask } => self.feval(a, params)? & mask,
+            FExpr::Sext { a, from, mask } => (sext(self.fval(a, params)?, *from) as Value) & mask,
+            FExpr::Mask { a, mask } => self.fval(a, params)? & mask,
             FExpr::Ternary {
                 cond,
                 then,
                 els,
                 mask,
             } => {
-                if self.feval(cond, params)? != 0 {
-                    self.feval(then, params)? & mask
+                if self.fval(cond, params)? != 0 {
+                    self.fval(then, params)? & mask
                 } else {
-                    self.feval(els, params)? & mask
+                    self.fval(els, params)? & mask
                 }
             }
             FExpr::ChecksumVerify(c) => {
@@ -104,7 +120,7 @@ impl<T: Tracer> Ctx<'_, T> {
             match p {
                 CsPart::Run { start, width } => self.sum_phv_run(&mut sum, *start, *width),
                 CsPart::Value { e, width } => {
-                    let v = self.feval(e, params)?;
+                    let v = self.fval(e, params)?;
                     sum.push(v, *width);
                 }
                 CsPart::Tree(e) => {
@@ -116,9 +132,15 @@ impl<T: Tracer> Ctx<'_, T> {
         Ok(sum.finish())
     }
 
-    /// Adds `width` PHV bits from bit `start` to `sum`, 48 bits at a time.
+    /// Adds `width` PHV bits from bit `start` to `sum`: whole bytes straight from the PHV
+    /// when the run is byte-aligned (a header's fields), else 48 bits at a time.
     #[inline]
     fn sum_phv_run(&self, sum: &mut OnesSum, start: u32, width: u32) {
+        let (first, len) = ((start / 8) as usize, (width / 8) as usize);
+        if start % 8 == 0 && width % 8 == 0 && first + len <= self.phv.len() {
+            sum.push_bytes(self.phv.slice(first, len));
+            return;
+        }
         let mut off = start;
         let end = start + width;
         while off < end {
@@ -169,7 +191,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 self.fset(*f, v, *watch);
             }
             Op::Set { f, e, watch } => {
-                let v = self.feval(e, params)?;
+                let v = self.fval(e, params)?;
                 self.fset(*f, v, *watch);
             }
             Op::SetSlice {
@@ -179,14 +201,14 @@ impl<T: Tracer> Ctx<'_, T> {
                 mask,
                 watch,
             } => {
-                let v = self.feval(e, params)?;
+                let v = self.fval(e, params)?;
                 let m = mask << lo;
                 let old = self.phv.get(*f);
                 self.fset(*f, (old & !m) | ((v << lo) & m), *watch);
             }
             Op::SetValid { header, valid } => self.phv.set_valid(*header as usize, *valid),
             Op::If { cond, then, els } => {
-                return if self.feval(cond, params)? != 0 {
+                return if self.fval(cond, params)? != 0 {
                     self.fexec_block(fg, then, params)
                 } else {
                     self.fexec_block(fg, els, params)
@@ -194,36 +216,16 @@ impl<T: Tracer> Ctx<'_, T> {
             }
             Op::Apply(a) => return self.fapply(fg, a, params),
             Op::Call { action, args } => return self.fcall(fg, *action, args, params),
-            Op::Count { counter, index } => {
-                let i = self.feval(index, params)?;
-                self.count(*counter as usize, Some(i))?;
-            }
-            Op::CountDirect { counter } => self.count(*counter as usize, None)?,
+            Op::Count { counter, index } => self.fcount(*counter, Some(index), params)?,
+            Op::CountDirect { counter } => self.fcount(*counter, None, params)?,
             Op::Exit => return Ok(Flow::Exit),
             Op::Return => return Ok(Flow::Return),
             Op::Emit {
                 header,
                 offset,
                 len,
-            } => {
-                if self.phv.is_valid(*header as usize) {
-                    let bytes = self.phv.slice(*offset as usize, *len as usize);
-                    self.emit_out.extend_from_slice(bytes);
-                }
-            }
-            Op::EmitRun { parts, offset, len } => {
-                if parts.iter().all(|p| self.phv.is_valid(p.0 as usize)) {
-                    let bytes = self.phv.slice(*offset as usize, *len as usize);
-                    self.emit_out.extend_from_slice(bytes);
-                } else {
-                    for &(h, offset, len) in parts.iter() {
-                        if self.phv.is_valid(h as usize) {
-                            let bytes = self.phv.slice(offset as usize, len as usize);
-                            self.emit_out.extend_from_slice(bytes);
-                        }
-                    }
-                }
-            }
+            } => self.femit(&[(*header, *offset, *len)], *offset, *len),
+            Op::EmitRun { parts, offset, len } => self.femit(parts, *offset, *len),
             Op::Extract {
                 header,
                 offset,
@@ -237,7 +239,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 self.cursor = end;
             }
             Op::Verify { cond, error } => {
-                if self.feval(cond, params)? == 0 {
+                if self.fval(cond, params)? == 0 {
                     return Err(Fault::Parser(crate::exec::ParserFault::Verify(*error)));
                 }
             }
@@ -259,6 +261,33 @@ impl<T: Tracer> Ctx<'_, T> {
         Ok(Flow::Next)
     }
 
+    /// `emit` of headers lying back to back at PHV bytes `[offset, offset + len)`: one copy
+    /// when all are valid, else one per valid header.
+    #[inline(never)]
+    fn femit(&mut self, parts: &[(u32, u32, u32)], offset: u32, len: u32) {
+        if parts.iter().all(|p| self.phv.is_valid(p.0 as usize)) {
+            let bytes = self.phv.slice(offset as usize, len as usize);
+            self.emit_out.extend_from_slice(bytes);
+        } else {
+            for &(h, offset, len) in parts {
+                if self.phv.is_valid(h as usize) {
+                    let bytes = self.phv.slice(offset as usize, len as usize);
+                    self.emit_out.extend_from_slice(bytes);
+                }
+            }
+        }
+    }
+
+    /// `count(index)` (indexed counter) or `count()` (direct counter).
+    #[inline(never)]
+    fn fcount(&mut self, counter: u32, index: Option<&FExpr>, params: &[Value]) -> ExecResult<()> {
+        let i = match index {
+            Some(e) => Some(self.fval(e, params)?),
+            None => None,
+        };
+        self.count(counter as usize, i)
+    }
+
     /// A direct action call: evaluate the arguments, then run the lowered action.
     #[inline(never)]
     fn fcall(
@@ -270,7 +299,7 @@ impl<T: Tracer> Ctx<'_, T> {
     ) -> ExecResult {
         let mut a: SmallVec<[Value; 8]> = SmallVec::new();
         for e in args {
-            a.push(self.feval(e, params)?);
+            a.push(self.fval(e, params)?);
         }
         self.frun_action(fg, action, &a)
     }
@@ -297,7 +326,7 @@ impl<T: Tracer> Ctx<'_, T> {
         for k in a.keys.iter() {
             key.push(match k {
                 FExpr::Field(f) => self.phv.get(*f),
-                other => self.feval(other, params)?,
+                other => self.fval(other, params)?,
             });
         }
         let hit = ts.table.lookup(&key);
