@@ -30,6 +30,7 @@ struct Mark {
     tx_frames: u64,
     rx_frames: u64,
     fallbacks: u64,
+    retransmissions: u64,
     meter: Option<Meter>,
 }
 
@@ -37,7 +38,8 @@ fn mark(lab: &NetnsLab, start_meter: bool) -> Result<Mark, NetnsError> {
     lab.node(0).exec(CALL_TIMEOUT, move |ctx| {
         let now_ns = ctx.now.as_nanos();
         let st = ctx.host.endpoint().stats();
-        let (tx_frames, rx_frames) = (st.tx_frames, st.rx_frames);
+        let (tx_frames, rx_frames, retransmissions) =
+            (st.tx_frames, st.rx_frames, st.retransmissions);
         let l = ctx.leader();
         let (committed, next, fallbacks) = l
             .as_ref()
@@ -58,6 +60,7 @@ fn mark(lab: &NetnsLab, start_meter: bool) -> Result<Mark, NetnsError> {
             tx_frames,
             rx_frames,
             fallbacks,
+            retransmissions,
             meter,
         }
     })
@@ -94,10 +97,12 @@ pub fn run(
         .clamp(Duration::from_millis(100), Duration::from_millis(500));
     std::thread::sleep(warm);
     let m0 = mark(&lab, true)?;
+    let sa: Vec<_> = (0..=cfg.replicas).map(|i| lab.node(i).status()).collect();
     let cpu0 = lab.cpu();
     let rt0 = lab.switch().stats();
     std::thread::sleep(Duration::from_nanos(cfg.duration_ns));
     let m1 = mark(&lab, false)?;
+    let sb: Vec<_> = (0..=cfg.replicas).map(|i| lab.node(i).status()).collect();
     let cpu1 = lab.cpu();
     let rt1 = lab.switch().stats();
     let leader_port = lab.devport(0);
@@ -107,13 +112,41 @@ pub fn run(
         Some(m) => m,
         None => Meter::new(0)?,
     };
-    let bottleneck = bottleneck(
+    let mut bottleneck = bottleneck(
         secs,
         cfg.link_rate_bps,
         leader_port,
         (&rt0, &rt1),
         (&cpu0, &cpu1),
     );
+    // How the node loops spent the interval: turns, the share that ended idle (waiting on
+    // the port) and the share in which endpoint timers ran.
+    let loops: Vec<String> = sa
+        .iter()
+        .zip(&sb)
+        .enumerate()
+        .map(|(i, (a, b))| {
+            let t = b.turns.saturating_sub(a.turns).max(1) as f64;
+            format!(
+                "{} {:.0}/s idle {:.0}% timers {:.0}%",
+                if i == 0 {
+                    "leader".to_string()
+                } else {
+                    format!("r{}", i + 1)
+                },
+                t / secs.max(1e-9),
+                b.idle_turns.saturating_sub(a.idle_turns) as f64 * 100.0 / t,
+                b.timer_turns.saturating_sub(a.timer_turns) as f64 * 100.0 / t
+            )
+        })
+        .collect();
+    bottleneck.push_str(&format!("; node loops: {}", loops.join(", ")));
+    let drops = |s: &RuntimeStats| s.ports.iter().map(|p| p.total_drops()).sum::<u64>();
+    bottleneck.push_str(&format!(
+        "; switch port drops {}, leader retransmissions {}",
+        drops(&rt1).saturating_sub(drops(&rt0)),
+        m1.retransmissions.saturating_sub(m0.retransmissions)
+    ));
     let fig = RunFigures {
         f,
         committed: m1.committed.saturating_sub(m0.committed),

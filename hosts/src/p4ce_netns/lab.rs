@@ -137,19 +137,39 @@ impl NetnsLab {
             },
             ..Default::default()
         };
+        // Rate and delay are modelled at the hosts' ends (see `host_link`); the switch's ports
+        // only inject faults (loss), which hold nothing back.
         let mut ports = Vec::new();
         for (h, id) in hosts.iter().zip(&ids) {
             let port = AfPacketPort::open(&h.switch_if)?;
+            let faults = DirectionConfig {
+                faults: FaultConfig {
+                    loss: cfg.loss,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
             ports.push(PortSetup {
                 devport: h.port,
                 port: Box::new(port),
                 link: LinkConfig {
-                    tx: dir.clone(),
-                    rx: dir.clone(),
+                    tx: faults.clone(),
+                    rx: faults,
                     seed: cfg.seed.wrapping_mul(31).wrapping_add(u64::from(*id)),
                 },
             });
         }
+        let host_link = |id: u16| {
+            let d = DirectionConfig {
+                faults: FaultConfig::default(),
+                ..dir.clone()
+            };
+            LinkConfig {
+                tx: d.clone(),
+                rx: d,
+                seed: cfg.seed.wrapping_mul(37).wrapping_add(u64::from(id)),
+            }
+        };
         let (cpu_end, cm_end) = dataplane::mem::pair("cpu", "p4ce-cm");
         ports.push(PortSetup {
             devport: CPU_PORT,
@@ -217,6 +237,7 @@ impl NetnsLab {
                     ifname: h.host_if.clone(),
                     leader: None,
                     record: cfg.record,
+                    link: host_link(ids[i]),
                 },
                 clock.clone(),
             )?);
@@ -250,6 +271,7 @@ impl NetnsLab {
                     on_lost: Some(on_lost),
                 }),
                 record: cfg.record,
+                link: host_link(ids[0]),
             },
             clock.clone(),
         )?;
@@ -425,17 +447,19 @@ impl NetnsLab {
     /// Stops the nodes (leader first), the CM agent and the switch.
     pub fn stop(mut self) -> Result<NetnsOutcome, NetnsError> {
         let nodes = self.nodes.iter_mut().map(NodeHandle::stop).collect();
-        let cm_log = match self.cm.take() {
+        // The agent's end of the CPU port lives until the switch has stopped.
+        let (cm_log, cm_port) = match self.cm.take() {
             Some(mut c) => {
-                c.stop()?;
-                c.log.lock().map(|l| l.clone()).unwrap_or_default()
+                let port = c.stop()?;
+                (c.log.lock().map(|l| l.clone()).unwrap_or_default(), port)
             }
-            None => Vec::new(),
+            None => (Vec::new(), None),
         };
         let runtime = match self.runtime.take() {
             Some(r) => r.stop()?.1,
             None => RuntimeStats::default(),
         };
+        drop(cm_port);
         Ok(NetnsOutcome {
             nodes,
             runtime,
@@ -449,11 +473,10 @@ impl Drop for NetnsLab {
         for n in &mut self.nodes {
             drop(n.stop());
         }
-        if let Some(mut c) = self.cm.take() {
-            let _ = c.stop();
-        }
+        let cm_port = self.cm.take().and_then(|mut c| c.stop().ok().flatten());
         if let Some(r) = self.runtime.take() {
             let _ = r.stop();
         }
+        drop(cm_port);
     }
 }

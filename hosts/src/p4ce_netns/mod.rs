@@ -4,8 +4,11 @@
 //! - The hosts are the namespaces of a lab file (`deploy/labs/p4ce.yaml`, brought up by
 //!   [`dataplane::lab`]); [`LabGuard`] brings one up (and down again) or uses one already up.
 //! - `switch`: p4ce.p4 on [`dataplane::runtime::Runtime`] with AF_PACKET ports on the
-//!   switch-side veths (each wrapped in the per-port link model: rate, delay, loss) and a CPU
-//!   port (a memory pair) to the RDMA CM agent's thread.
+//!   switch-side veths (faults such as loss injected there) and a CPU port (a memory pair) to
+//!   the RDMA CM agent's thread.
+//! - The per-link model (rate, delay: [`dataplane::LinkPort`]) sits at each host's end, as in
+//!   the in-memory lab; the node's loop waits for the frames it holds back, so a held frame
+//!   costs no spinning thread (the runtime's threads wait in whole milliseconds).
 //! - `node`: the leader and each replica on its own thread inside its namespace, AF_PACKET
 //!   on its interface, the RoCEv2 endpoint and the Mu-style log; every connection is set up
 //!   through RDMA CM (the switch path through the agent, as the in-memory lab's `via_cm`).

@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use control::p4ce::ReplicaOffer;
-use dataplane::{AfPacketPort, Clock, Nanos, WallClock};
+use dataplane::{AfPacketPort, Clock, LinkConfig, LinkPort, Nanos, WallClock};
 use rdma::host::Host;
 use rdma::verbs::{CmEvent, ConnId, CqHandle, Endpoint, Instant, MrInfo, PdHandle};
 
@@ -48,6 +48,13 @@ const MAX_IDLE: Nanos = Nanos::from_millis(2);
 /// a millisecond late.
 const MIN_IDLE: Nanos = Nanos::from_millis(1);
 
+/// Longest nap while an endpoint timer is less than [`MIN_IDLE`] away (how late a frame
+/// arriving meanwhile may be seen).
+const SHORT_NAP: Duration = Duration::from_micros(50);
+
+/// A wait on the port shorter than this found nothing: the port woke up for no frame.
+const SPURIOUS: Nanos = Nanos::from_micros(20);
+
 /// A closure run on a node's thread.
 pub type Job = Box<dyn FnOnce(&mut NodeCtx) + Send>;
 
@@ -66,6 +73,9 @@ pub struct NodeSetup {
     pub leader: Option<LeaderSetup>,
     /// Keep every applied value (replicas).
     pub record: bool,
+    /// The model of its link (rate, delay), applied at the host's end as the in-memory lab
+    /// does, so that the node's own loop waits for held frames.
+    pub link: LinkConfig,
 }
 
 /// The leader's part of a [`NodeSetup`].
@@ -305,6 +315,8 @@ fn node_main(
     status: &Mutex<NodeStatus>,
 ) -> Result<NodeCtx, NetnsError> {
     let port = AfPacketPort::open(&setup.ifname)?;
+    let port = LinkPort::new(port, setup.link.clone())
+        .map_err(|e| NetnsError::Setup(format!("link model: {e}")))?;
     let parts = build_node(&setup.spec)?;
     let geometry = setup.spec.geometry;
     let role = match setup.leader {
@@ -351,6 +363,7 @@ fn node_main(
         set_status(status, |s| s.ready = true);
     }
     let (mut turns, mut idle_turns, mut timer_turns) = (0u64, 0u64, 0u64);
+    let mut quick = 0u32;
     while !stop.load(Ordering::Acquire) {
         while let Ok(job) = jobs.try_recv() {
             ctx.now = clock.now();
@@ -359,6 +372,9 @@ fn node_main(
         ctx.now = clock.now();
         let progress = ctx.host.poll(ctx.now)?;
         let mut work = !progress.is_idle();
+        if work {
+            quick = 0;
+        }
         turns += 1;
         timer_turns += u64::from(progress.timers_ran);
         let wake = match ctx.role {
@@ -370,7 +386,34 @@ fn node_main(
                 .unwrap_or(ctx.now + MAX_IDLE)
                 .min(ctx.now + MAX_IDLE)
                 .max(ctx.now + MIN_IDLE);
-            ctx.host.wait(clock, until)?;
+            match ctx.host.next_wakeup() {
+                // A timer (the endpoint's or the port's) less than a millisecond away, or one
+                // the port keeps due: the port's wait cannot block that briefly, so nap in
+                // short steps instead of spinning.
+                Some(d) if d < ctx.now + MIN_IDLE => {
+                    let left = d.saturating_sub(ctx.now).to_duration();
+                    std::thread::sleep(if left.is_zero() {
+                        SHORT_NAP
+                    } else {
+                        left.min(SHORT_NAP)
+                    });
+                }
+                _ => {
+                    let t0 = clock.now();
+                    ctx.host.wait(clock, until)?;
+                    // A port that keeps saying "readable" with nothing to receive (an error
+                    // pending on the socket, say) would make this loop spin: after a few
+                    // such wake-ups in a row, nap instead.
+                    if clock.now().saturating_sub(t0) < SPURIOUS {
+                        quick += 1;
+                        if quick > 4 {
+                            std::thread::sleep(SHORT_NAP);
+                        }
+                    } else {
+                        quick = 0;
+                    }
+                }
+            }
             idle_turns += 1;
         }
         if turns % 256 == 0 {

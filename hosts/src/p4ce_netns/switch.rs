@@ -87,7 +87,7 @@ impl Pipeline for P4ceSwitch {
 /// The CM agent's thread: its endpoint on the CPU port's host end.
 pub(super) struct CmThread {
     stop: Arc<AtomicBool>,
-    join: Option<JoinHandle<Result<(), NetnsError>>>,
+    join: Option<JoinHandle<Result<MemPort, NetnsError>>>,
     /// What the agent did.
     pub log: Arc<Mutex<Vec<CmAgentEvent>>>,
     /// Its CPU time.
@@ -129,13 +129,14 @@ impl CmThread {
         })
     }
 
-    /// Stops the agent's thread.
-    pub fn stop(&mut self) -> Result<(), NetnsError> {
+    /// Stops the agent's thread and hands back its end of the CPU port (drop it once the
+    /// switch has stopped, so that the switch never sees the CPU port vanish).
+    pub fn stop(&mut self) -> Result<Option<MemPort>, NetnsError> {
         self.stop.store(true, Ordering::Release);
         match self.join.take().map(JoinHandle::join) {
-            Some(Ok(r)) => r,
+            Some(Ok(r)) => r.map(Some),
             Some(Err(_)) => Err(NetnsError::Setup("the CM thread panicked".into())),
-            None => Ok(()),
+            None => Ok(None),
         }
     }
 }
@@ -153,7 +154,7 @@ fn cm_loop(
     clock: &dyn Clock,
     stop: &AtomicBool,
     log: &Mutex<Vec<CmAgentEvent>>,
-) -> Result<(), NetnsError> {
+) -> Result<MemPort, NetnsError> {
     let mut batch = FrameBatch::new(64);
     while !stop.load(Ordering::Acquire) {
         let now = clock.now();
@@ -198,5 +199,5 @@ fn cm_loop(
             std::thread::sleep(Duration::from_millis(1));
         }
     }
-    Ok(())
+    Ok(port)
 }
