@@ -431,9 +431,9 @@ fn generate(
     while t1.elapsed() < Duration::from_secs(1) {
         let now = Instant::now();
         if now < next {
-            if next - now > Duration::from_micros(100) {
-                std::thread::sleep(next - now - Duration::from_micros(50));
-            }
+            // Sleep, never spin: the generator shares its core with pisa's I/O threads and the
+            // sink, and a spinning generator would put its time slice into every latency.
+            std::thread::sleep(next - now);
             continue;
         }
         next += gap;
