@@ -213,7 +213,9 @@ fn bottleneck(
     } else if total >= 0.85 * cores as f64 {
         format!("CPU: all {cores} cores busy")
     } else {
-        "latency (the window of outstanding entries, not a resource)".to_string()
+        "latency: no resource is saturated; the window of outstanding entries waits on \
+         thread hand-offs and wake-ups (host, switch rx, pipeline, tx, host)"
+            .to_string()
     };
     format!(
         "{head}; leader link {:.0}% out / {:.0}% in; CPU {:.2} of {cores} cores: {}",
