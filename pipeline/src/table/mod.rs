@@ -84,19 +84,19 @@ static NO_ENTRY_ACTION: ActionCall = ActionCall {
 };
 
 /// Action data values kept inline in the packet path's dense action array (longer action
-/// data is read from the entry itself).
+/// data, or values over 64 bits, are read from the entry itself).
 pub const INLINE_ARGS: usize = 3;
 
 /// An entry's action as the packet path reads it: one dense array indexed by handle with the
-/// data inline, so running a hit's action touches one cache line instead of the entry and then
-/// its heap-allocated data.
+/// data inline (32 bytes a slot), so running a hit's action touches one small slot instead of
+/// the entry and then its heap-allocated data.
 #[derive(Debug, Clone)]
 struct HotAction {
     action: ActionId,
     /// Number of inline values; above [`INLINE_ARGS`] when the data lives only in the entry
-    /// (too long, or no live entry).
+    /// (too long, too wide, or no live entry).
     len: u32,
-    args: [Value; INLINE_ARGS],
+    args: [u64; INLINE_ARGS],
 }
 
 impl HotAction {
@@ -107,14 +107,20 @@ impl HotAction {
     };
 
     fn of(call: &ActionCall) -> HotAction {
+        let spilled = HotAction {
+            action: call.action,
+            ..HotAction::NONE
+        };
         if call.args.len() > INLINE_ARGS {
-            return HotAction {
-                action: call.action,
-                ..HotAction::NONE
-            };
+            return spilled;
         }
         let mut args = [0; INLINE_ARGS];
-        args[..call.args.len()].copy_from_slice(&call.args);
+        for (slot, v) in args.iter_mut().zip(call.args.iter()) {
+            match u64::try_from(*v) {
+                Ok(x) => *slot = x,
+                Err(_) => return spilled,
+            }
+        }
         HotAction {
             action: call.action,
             len: call.args.len() as u32,
@@ -387,11 +393,21 @@ impl MatchTable {
     }
 
     /// Packet path: the action and action data of the entry `lookup` returned, read from the
-    /// dense action array. Same answer as [`MatchTable::entry_action`] for every handle.
+    /// dense action array (the data is widened into `buf`). Same answer as
+    /// [`MatchTable::entry_action`] for every handle.
     #[inline]
-    pub fn entry_call(&self, h: EntryHandle) -> (ActionId, &[Value]) {
+    pub fn entry_call<'a>(
+        &'a self,
+        h: EntryHandle,
+        buf: &'a mut [Value; INLINE_ARGS],
+    ) -> (ActionId, &'a [Value]) {
         match self.hot.get(h.index()) {
-            Some(a) if a.len as usize <= INLINE_ARGS => (a.action, &a.args[..a.len as usize]),
+            Some(a) if a.len as usize <= INLINE_ARGS => {
+                for (b, x) in buf.iter_mut().zip(a.args.iter()) {
+                    *b = Value::from(*x);
+                }
+                (a.action, &buf[..a.len as usize])
+            }
             _ => {
                 let c = self.entry_action(h);
                 (c.action, &c.args)
@@ -457,21 +473,27 @@ mod tests {
         assert_eq!(t.lookup(&[3]), Some(c));
         assert_eq!(t.lookup(&[1]), None);
         assert_eq!(t.entry_action(EntryHandle(7)).action, ActionId(0));
-        assert_eq!(t.entry_call(EntryHandle(7)), (ActionId(0), &[][..]));
+        let mut buf = [0; INLINE_ARGS];
+        assert_eq!(
+            t.entry_call(EntryHandle(7), &mut buf),
+            (ActionId(0), &[][..])
+        );
     }
 
     #[test]
     fn entry_call_matches_entry_action_through_changes() {
         let mut t = MatchTable::new(&[(MatchKind::Exact, 8)], 8);
+        // Data of 0..5 values, some wider than 64 bits (kept in the entry only).
         let call = |a: u32, n: usize| ActionCall {
             action: ActionId(a),
-            args: (0..n as u128).map(|i| i * 3 + 1).collect(),
+            args: (0..n as u128).map(|i| (i * 3 + 1) << (i * 30)).collect(),
         };
         let check = |t: &MatchTable| {
             for h in 0..8 {
                 let h = EntryHandle(h);
                 let c = t.entry_action(h);
-                assert_eq!(t.entry_call(h), (c.action, &c.args[..]), "{h}");
+                let mut buf = [0; INLINE_ARGS];
+                assert_eq!(t.entry_call(h, &mut buf), (c.action, &c.args[..]), "{h}");
             }
         };
         for n in 0..6u8 {

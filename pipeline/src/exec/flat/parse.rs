@@ -66,6 +66,21 @@ impl<T: Tracer> Ctx<'_, T> {
         keys: &[FExpr],
         cases: &[(Box<[KeysetElem]>, NextState)],
     ) -> ExecResult<Option<NextState>> {
+        if let [k] = keys {
+            // One key (the usual `select(hdr.ether_type)`): no key vector.
+            let v = self.fval(k, &[])?;
+            for (keyset, next) in cases {
+                let hit = match &keyset[..] {
+                    [KeysetElem::Mask { value, mask }] => v & mask == value & mask,
+                    [KeysetElem::Range { lo, hi }] => *lo <= v && v <= *hi,
+                    _ => false,
+                };
+                if hit {
+                    return Ok(Some(*next));
+                }
+            }
+            return Ok(None);
+        }
         let mut vals: SmallVec<[Value; 4]> = SmallVec::new();
         for k in keys {
             vals.push(self.fval(k, &[])?);

@@ -332,8 +332,9 @@ impl<T: Tracer> Ctx<'_, T> {
         let hit = ts.table.lookup(&key);
         let counter = if hit.is_some() { &ts.hits } else { &ts.misses };
         counter.set(counter.get().wrapping_add(1));
+        let mut data = [0; crate::table::INLINE_ARGS];
         let (action, args) = match hit {
-            Some(h) => ts.table.entry_call(h),
+            Some(h) => ts.table.entry_call(h, &mut data),
             None => (ts.default.action, &ts.default.args[..]),
         };
         let saved = self.entry;
