@@ -14,6 +14,10 @@
 //! - `*` alone: match anything (ternary, lpm and range keys).
 //!
 //! Bits that a ternary mask or an lpm prefix leaves out are cleared from the value.
+//!
+//! The way back ([`format_value`], [`format_key_match`]) writes values as a user would: a 48-bit
+//! field as a MAC, a 32-bit or 128-bit address field as an IPv4 or IPv6 address, other values
+//! in decimal (hex above 64 bits); whatever it writes, the readers above take back unchanged.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -422,6 +426,40 @@ pub fn match_anything(kind: MatchKind, width: u16) -> Option<KeyMatch> {
     }
 }
 
+/// Whether a field or parameter named `name` holds an address (`dst_addr`, `src_ip`, `nexthop_ip`).
+fn is_address(name: &str) -> bool {
+    let last = name.rsplit('.').next().unwrap_or(name).to_ascii_lowercase();
+    last.contains("addr") || last.contains("ip")
+}
+
+/// Writes `v`, a value of a `width`-bit field or parameter named `name`, the way a user would type it.
+pub fn format_value(v: Value, width: u16, name: &str) -> String {
+    match width {
+        48 => {
+            let b = (v as u64).to_be_bytes();
+            format!(
+                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                b[2], b[3], b[4], b[5], b[6], b[7]
+            )
+        }
+        32 if is_address(name) => Ipv4Addr::from(v as u32).to_string(),
+        128 if is_address(name) => Ipv6Addr::from(v).to_string(),
+        w if w > 64 => format!("{v:#x}"),
+        _ => v.to_string(),
+    }
+}
+
+/// Writes a key match of a `width`-bit key named `name` in the syntax [`parse_key_match`] reads.
+pub fn format_key_match(m: &KeyMatch, width: u16, name: &str) -> String {
+    let f = |v| format_value(v, width, name);
+    match *m {
+        KeyMatch::Exact(v) => f(v),
+        KeyMatch::Ternary { value, mask } => format!("{} &&& {}", f(value), f(mask)),
+        KeyMatch::Lpm { value, prefix_len } => format!("{}/{prefix_len}", f(value)),
+        KeyMatch::Range { lo, hi } => format!("{}..{}", f(lo), f(hi)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -656,6 +694,45 @@ mod tests {
         fn hex_round_trips(v: u64, w in 64u16..=128) {
             proptest::prop_assert_eq!(parse_value(&format!("{v:#x}"), w), Ok(Value::from(v)));
             proptest::prop_assert_eq!(parse_value(&v.to_string(), w), Ok(Value::from(v)));
+        }
+    }
+
+    #[test]
+    fn formatted_values_and_matches_read_back_unchanged() {
+        assert_eq!(
+            format_value(0x0200_0000_00fe, 48, "hdr.ethernet.dst_addr"),
+            "02:00:00:00:00:fe"
+        );
+        assert_eq!(format_value(0x0a00_0203, 32, "hdr.ipv4.dst_addr"), "10.0.2.3");
+        assert_eq!(format_value(0x0a00_0203, 32, "meta.count"), "167772675");
+        assert_eq!(format_value(1, 128, "hdr.ipv6.src_addr"), "::1");
+        assert_eq!(format_value(5, 9, "port"), "5");
+        assert_eq!(format_value(1 << 70, 80, "x"), "0x400000000000000000");
+        let cases = [
+            (KeyMatch::Exact(0x0200_0000_0001), MatchKind::Exact, 48, "dst_addr"),
+            (
+                KeyMatch::Lpm {
+                    value: 0x0a00_0200,
+                    prefix_len: 24,
+                },
+                MatchKind::Lpm,
+                32,
+                "hdr.ipv4.dst_addr",
+            ),
+            (
+                KeyMatch::Ternary {
+                    value: 0x17,
+                    mask: 0xffff,
+                },
+                MatchKind::Ternary,
+                16,
+                "dst_port",
+            ),
+            (KeyMatch::Range { lo: 10, hi: 20 }, MatchKind::Range, 16, "len"),
+        ];
+        for (m, kind, width, name) in cases {
+            let text = format_key_match(&m, width, name);
+            assert_eq!(parse_key_match(&text, kind, width), Ok(m), "{text}");
         }
     }
 }

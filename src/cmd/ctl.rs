@@ -202,22 +202,23 @@ impl Request {
     }
 }
 
-/// A key or parameter value as the table-file syntax writes it.
-fn key_text(m: &pipeline::ir::KeyMatch) -> String {
-    use pipeline::ir::KeyMatch;
-    match m {
-        KeyMatch::Exact(v) => format!("{v:#x}"),
-        KeyMatch::Ternary { value, mask } => format!("{value:#x} &&& {mask:#x}"),
-        KeyMatch::Lpm { value, prefix_len } => format!("{value:#x}/{prefix_len}"),
-        KeyMatch::Range { lo, hi } => format!("{lo:#x}..{hi:#x}"),
-    }
-}
-
-fn params_json(params: &[(String, pipeline::ir::Value)]) -> Json {
+/// An action's parameters as the table-file syntax writes them (widths from the program).
+fn params_json(
+    pl: &pipeline::ir::Pipeline,
+    action: &str,
+    params: &[(String, pipeline::ir::Value)],
+) -> Json {
+    let decl = pl.actions.iter().find(|a| a.name == action);
     Json::Object(
         params
             .iter()
-            .map(|(k, v)| (k.clone(), Json::String(format!("{v:#x}"))))
+            .map(|(k, v)| {
+                let width = decl
+                    .and_then(|a| a.params.iter().find(|p| &p.name == k))
+                    .map_or(128, |p| p.width);
+                let text = control::value::format_value(*v, width, k);
+                (k.clone(), Json::String(text))
+            })
             .collect(),
     )
 }
@@ -364,25 +365,46 @@ fn handle(h: &Handle, req: Request, op: &'static str) -> Result<Json, String> {
                     let prog = sw.program().clone();
                     let r =
                         control::resolve::find_table(&prog, &table).map_err(|e| e.to_string())?;
-                    let name = control::resolve::table(&prog, r)
-                        .map(|t| t.name.clone())
+                    let pl = &prog.pipelines[r.pipeline];
+                    let t = control::resolve::table(&prog, r)
                         .ok_or_else(|| format!("table `{table}` not found"))?;
                     let entries = sw
-                        .table_entries(PipeSel::All, &name)
+                        .table_entries(PipeSel::All, &t.name)
+                        .map_err(|e| e.to_string())?
+                        .iter()
+                        .map(|e| {
+                            let key: serde_json::Map<String, Json> = e
+                                .keys
+                                .iter()
+                                .zip(&t.keys)
+                                .map(|((k, m), tk)| {
+                                    let text =
+                                        control::value::format_key_match(m, tk.expr.width(), k);
+                                    (k.clone(), Json::String(text))
+                                })
+                                .collect();
+                            json!({
+                                "key": key, "priority": e.priority, "action": e.action,
+                                "params": params_json(pl, &e.action, &e.params),
+                            })
+                        })
+                        .collect::<Vec<Json>>();
+                    let (action, params) = sw
+                        .table_get_default(PipeSel::All, &t.name)
                         .map_err(|e| e.to_string())?;
-                    let default = sw
-                        .table_get_default(PipeSel::All, &name)
-                        .map_err(|e| e.to_string())?;
+                    let default = json!({
+                        "action": action, "params": params_json(pl, &action, &params),
+                    });
                     // Hits and misses of the pipes this instance owns (per-pipe mode) or all.
                     let mut hm = (0, 0);
                     for p in 0..sw.num_pipes() {
                         if owns & (1 << p) != 0 {
-                            if let Ok((hi, mi)) = sw.table_hit_miss(PipeSel::Pipe(p), &name) {
+                            if let Ok((hi, mi)) = sw.table_hit_miss(PipeSel::Pipe(p), &t.name) {
                                 hm = (hm.0 + hi, hm.1 + mi);
                             }
                         }
                     }
-                    Ok::<_, String>((name, entries, default, hm))
+                    Ok::<_, String>((t.name.clone(), entries, default, hm))
                 })
                 .map_err(|e| e.to_string())?;
             let mut hits = 0;
@@ -396,23 +418,8 @@ fn handle(h: &Handle, req: Request, op: &'static str) -> Result<Json, String> {
             }
             let (name, entries, default) =
                 first.ok_or_else(|| "no pipeline thread answered".to_string())?;
-            let entries: Vec<Json> = entries
-                .iter()
-                .map(|e| {
-                    let key: serde_json::Map<String, Json> = e
-                        .keys
-                        .iter()
-                        .map(|(k, m)| (k.clone(), Json::String(key_text(m))))
-                        .collect();
-                    json!({
-                        "key": key, "priority": e.priority, "action": e.action,
-                        "params": params_json(&e.params),
-                    })
-                })
-                .collect();
             Ok(json!({
-                "table": name, "entries": entries,
-                "default": {"action": default.0, "params": params_json(&default.1)},
+                "table": name, "entries": entries, "default": default,
                 "hits": hits, "misses": misses,
             }))
         }
@@ -868,15 +875,22 @@ mod tests {
         assert_eq!(r["table"], "SwitchIngress.mac_dst");
         assert_eq!(r["entries"].as_array().unwrap().len(), 4);
         assert_eq!(r["default"]["action"], "SwitchIngress.flood");
-        assert_eq!(r["default"]["params"]["mgid"], "0x1");
+        assert_eq!(r["default"]["params"]["mgid"], "1");
         let h1 = r["entries"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|e| e["key"]["hdr.ethernet.dst_addr"] == "0x20000000001")
+            .find(|e| e["key"]["hdr.ethernet.dst_addr"] == "02:00:00:00:00:01")
             .expect("h1's entry is listed with its key");
-        assert_eq!(h1["params"]["port"], "0x0");
+        assert_eq!(h1["params"]["port"], "0");
 
+        let r = ok(r#"{"op":"table_list","table":"ipv4_lpm"}"#);
+        assert!(
+            r["entries"].as_array().unwrap().iter().any(|e| {
+                e["key"]["hdr.ipv4.dst_addr"] == "10.0.2.0/24" && e["params"]["nexthop_id"] == "3"
+            }),
+            "routes are listed as a user writes them: {r}"
+        );
         ok(
             r#"{"op":"table_modify","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:00:01"},"action":"set_port","params":{"port":3}}"#,
         );
@@ -885,9 +899,9 @@ mod tests {
             .as_array()
             .unwrap()
             .iter()
-            .find(|e| e["key"]["hdr.ethernet.dst_addr"] == "0x20000000001")
+            .find(|e| e["key"]["hdr.ethernet.dst_addr"] == "02:00:00:00:00:01")
             .unwrap();
-        assert_eq!(h1["params"]["port"], "0x3", "{r}");
+        assert_eq!(h1["params"]["port"], "3", "{r}");
         assert!(err(&h, r#"{"op":"table_modify","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:09:09"},"action":"set_port","params":{"port":3}}"#).contains("mac_dst"));
 
         let yaml = "tables:\n  - table: mac_dst\n    clear: true\n    default: { action: drop }\n    entries:\n      - { key: { hdr.ethernet.dst_addr: \"02:00:00:00:00:07\" }, action: set_port, params: { port: 1 } }\nports:\n  - { port: 1, rate_bps: 1000000000, queue_bytes: 100000, ecn_kmin_bytes: 5000, ecn_kmax_bytes: 50000, ecn_pmax: 0.01 }\n";
