@@ -227,11 +227,18 @@ pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabE
     let wall = std::time::Instant::now();
     let end = cfg.duration_ns;
     while lab.now() < end {
+        // Commits are seen, and the window refilled, at the instant they happen, before
+        // time jumps to the next thing due.
+        lab.settle()?;
+        meter.committed(lab.leader().committed(), lab.now());
+        let mut appended = false;
         while let Some(_n) = lab.append(&value)? {
             meter.appended(lab.now());
+            appended = true;
         }
-        lab.advance(end)?;
-        meter.committed(lab.leader().committed(), lab.now());
+        if !appended {
+            lab.advance(end)?;
+        }
     }
     let st = lab.hosts[0].ep.stats();
     let fig = RunFigures {

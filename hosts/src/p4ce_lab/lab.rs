@@ -868,9 +868,8 @@ impl Lab {
         t
     }
 
-    /// Runs steps until nothing happens at the current time, then jumps to the next due
-    /// instant (at most `until`). Returns false when nothing is left to do before `until`.
-    pub fn advance(&mut self, until: u64) -> Result<bool, LabError> {
+    /// Runs steps until nothing more happens at the current time (time does not move).
+    pub fn settle(&mut self) -> Result<(), LabError> {
         let mut spins = 0;
         while self.step()? {
             spins += 1;
@@ -878,6 +877,13 @@ impl Lab {
                 return Err(LabError::Config("driver does not settle".into()));
             }
         }
+        Ok(())
+    }
+
+    /// Runs steps until nothing happens at the current time, then jumps to the next due
+    /// instant (at most `until`). Returns false when nothing is left to do before `until`.
+    pub fn advance(&mut self, until: u64) -> Result<bool, LabError> {
+        self.settle()?;
         match self.next_due() {
             Some(t) if t <= until => {
                 self.now = t.max(self.now + 1);
