@@ -342,17 +342,6 @@ impl AfPacketPort {
         }
     }
 
-    /// Waits up to 1 ms for the transmit ring to have room.
-    fn wait_writable(&self) {
-        let mut pfd = libc::pollfd {
-            fd: self.fd.as_raw_fd(),
-            events: libc::POLLOUT,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd, count 1.
-        unsafe { libc::poll(&mut pfd, 1, 1) };
-    }
-
     /// Puts `frame` into the transmit ring; when the ring is full, kicks it and waits briefly
     /// once per call (`*waited`). Returns whether the frame went in.
     fn ring_put(&mut self, frame: &[u8], waited: &mut bool) -> Result<bool, PortError> {
@@ -366,9 +355,17 @@ impl AfPacketPort {
             return Ok(false);
         }
         *waited = true;
-        self.kick()?;
-        if !self.tx_ring_has_room() {
-            self.wait_writable();
+        // The slots ahead are either still requested (the device queue was stopped, e.g. a
+        // veth whose peer runs XDP pushes back) or in flight. Kick again every 50 us for up to
+        // 1 ms: polling for POLLOUT would sleep the whole time, because a requested slot only
+        // moves on the next kick.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1);
+        loop {
+            self.kick()?;
+            if self.tx_ring_has_room() || std::time::Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(50));
         }
         Ok(self.rings.as_mut().is_some_and(|r| r.tx_put(frame)))
     }
