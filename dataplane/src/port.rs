@@ -509,30 +509,56 @@ impl<P: Port + ?Sized> Port for Box<P> {
     }
 }
 
-/// Waits for `fd` to become readable, up to `timeout`. Interrupted waits count as "maybe
-/// ready" so callers simply loop.
+/// Waits for `fd` to become readable, up to `timeout` (nanosecond resolution: `ppoll`, so a
+/// wait under a millisecond really waits instead of returning at once and letting the caller
+/// spin). Interrupted waits count as "maybe ready" so callers simply loop. A socket error
+/// reported by the wait (`POLLERR`) is read and cleared (`SO_ERROR`) and returned, so that a
+/// pending error cannot make every later wait return at once with nothing to receive.
 pub fn poll_fd(port: &str, fd: RawFd, timeout: Duration) -> Result<bool, PortError> {
     let mut pfd = libc::pollfd {
         fd,
         events: libc::POLLIN,
         revents: 0,
     };
-    let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-    // SAFETY: `pfd` is a valid, initialised pollfd that lives across the call, and we pass a
-    // count of exactly one.
-    let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
+    let ts = libc::timespec {
+        tv_sec: libc::time_t::try_from(timeout.as_secs()).unwrap_or(libc::time_t::MAX),
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `pfd` and `ts` are valid, initialised values that live across the call; we pass a
+    // count of exactly one pollfd and no signal mask (null: the thread's mask is kept).
+    let rc = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+    let os_error = |op: &'static str, source: std::io::Error| PortError::Os {
+        port: port.to_string(),
+        op,
+        source,
+    };
     if rc < 0 {
         let err = std::io::Error::last_os_error();
         if err.kind() == std::io::ErrorKind::Interrupted {
             return Ok(true);
         }
-        return Err(PortError::Os {
-            port: port.to_string(),
-            op: "poll",
-            source: err,
-        });
+        return Err(os_error("poll", err));
     }
-    Ok(rc > 0)
+    if rc > 0 && pfd.revents & libc::POLLERR != 0 && pfd.revents & libc::POLLIN == 0 {
+        let mut code: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `code` and `len` are valid for writes and `len` holds the size of `code`;
+        // SO_ERROR reads and clears the socket's pending error.
+        let r = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                (&mut code as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        if r == 0 && code != 0 {
+            return Err(os_error("poll", std::io::Error::from_raw_os_error(code)));
+        }
+        return Ok(false);
+    }
+    Ok(rc > 0 && pfd.revents & libc::POLLIN != 0)
 }
 
 #[cfg(test)]
