@@ -205,6 +205,34 @@ impl PisaCounters {
     }
 }
 
+/// Set by SIGINT/SIGTERM: the bench stops at the next check and removes its lab and bridge
+/// (a second signal exits at once).
+static INTERRUPTED: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+
+fn interrupted() -> bool {
+    INTERRUPTED.get().is_some_and(|f| f.load(Ordering::Relaxed))
+}
+
+fn check_interrupted() -> anyhow::Result<()> {
+    if interrupted() {
+        Err(anyhow!(
+            "interrupted; the bench's lab and bridge are removed"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn install_signal_handlers() -> anyhow::Result<()> {
+    let flag = INTERRUPTED.get_or_init(|| Arc::new(AtomicBool::new(false)));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 1, flag.clone())
+            .context("cannot install signal handler")?;
+        signal_hook::flag::register(sig, flag.clone()).context("cannot install signal handler")?;
+    }
+    Ok(())
+}
+
 const BENCH_ETHERTYPE: [u8; 2] = [0x88, 0xb5];
 const BENCH_MAGIC: u32 = 0x7069_7361; // "pisa"
 
@@ -243,7 +271,10 @@ fn wait_quiet(received: &AtomicU64) {
     let t = Instant::now();
     let mut last = received.load(Ordering::Relaxed);
     let mut since = Instant::now();
-    while since.elapsed() < Duration::from_millis(300) && t.elapsed() < Duration::from_secs(20) {
+    while since.elapsed() < Duration::from_millis(300)
+        && t.elapsed() < Duration::from_secs(20)
+        && !interrupted()
+    {
         std::thread::sleep(Duration::from_millis(50));
         let n = received.load(Ordering::Relaxed);
         if n != last {
@@ -393,6 +424,7 @@ fn generate(
     let t0 = Instant::now();
     let mut sent = 0u64;
     while t0.elapsed() < d {
+        check_interrupted()?;
         let mut want = load.burst;
         if load.window > 0 {
             let got = received.load(Ordering::Relaxed);
@@ -429,6 +461,7 @@ fn generate(
     let mut next = t1;
     let mut lat_sent = 0u64;
     while t1.elapsed() < Duration::from_secs(1) {
+        check_interrupted()?;
         let now = Instant::now();
         if now < next {
             // Sleep, never spin: the generator shares its core with pisa's I/O threads and the
@@ -863,6 +896,7 @@ pub fn bench_forward(args: BenchForwardArgs) -> anyhow::Result<ExitCode> {
         .replace("name: l2l3-4hosts", &format!("name: {lab_name}"))
         .replace("ifprefix: l2l3p", &format!("ifprefix: {prefix}"));
     let lab = dataplane::lab::Lab::from_yaml(&text)?;
+    install_signal_handlers()?;
     let cleanup = BenchCleanup {
         lab: lab_name.clone(),
         bridge: format!("bf{id}br"),
@@ -889,6 +923,7 @@ pub fn bench_forward(args: BenchForwardArgs) -> anyhow::Result<ExitCode> {
     let rounds = args.rounds.max(1);
     for round in 0..rounds {
         for &b in &backends {
+            check_interrupted()?;
             eprintln!("round {}/{rounds}: pisa on {}", round + 1, b.name());
             bench_pisa(&setup, b, &mut instance, &mut ends, round, &mut rows)
                 .with_context(|| format!("pisa on {}", b.name()))?;
