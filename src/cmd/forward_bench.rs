@@ -7,10 +7,11 @@
 //! the whole round (interleaved, so slow drifts of a shared machine hit every switch alike) and
 //! the table shows medians over the rounds.
 //!
-//! The generator is one AF_PACKET socket in h1's namespace that hands the kernel `sendmmsg`
-//! bursts of copies of one precomputed frame (nothing built or copied in userspace per frame);
-//! the sink is one AF_PACKET socket in h2's namespace. Both run in this process, so the latency
-//! phase timestamps frames with the same monotonic clock on both ends.
+//! The generator is one AF_PACKET socket in h1's namespace that writes bursts of copies of one
+//! precomputed frame into its PACKET_MMAP transmit ring (one `send()` per burst), keeping at most
+//! `--window` frames in flight; the sink is one AF_PACKET socket in h2's namespace. Both run in
+//! this process, pinned to the first core (`--load-core`), so the latency phase timestamps
+//! frames with the same monotonic clock on both ends.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -729,7 +730,7 @@ fn print_text(args: &BenchForwardArgs, rows: &[RunRow], summary: &[Summary], cor
         cores
     );
     println!(
-        "per run (offered = generator sendmmsg, at switch = arrived on the switch-side veth):"
+        "per run (offered = frames the generator's socket took, at switch = arrived on the switch-side veth):"
     );
     for r in rows {
         let extra = match r.pisa {
