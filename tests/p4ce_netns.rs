@@ -17,6 +17,7 @@ use std::time::Duration;
 use dataplane::netns::is_root;
 use hosts::mu::{LeaderEvent, Path as Mode};
 use hosts::p4ce_lab::{compile_p4ce, LabConfig};
+use hosts::p4ce_netns::failover::FailoverEvent;
 use hosts::p4ce_netns::{LabGuard, NetnsLab};
 use pipeline::ir::Program;
 use rdma::verbs::{AccessFlags, QpAttr, QpInitAttr, QpState, QpType, SendOp, SendWr, Sge};
@@ -390,4 +391,72 @@ fn writes_to_the_bcast_qp_from_a_non_leader_or_with_a_wrong_rkey_never_reach_a_l
         assert_eq!(lab.node(r).status().applied, 10, "replica {r}");
     }
     assert_logs_identical(lab, &[1, 2], 10);
+}
+
+#[test]
+fn leader_crash_new_leader_takes_over_without_losing_entries() {
+    if !can_run("leader_crash_new_leader_takes_over_without_losing_entries") {
+        return;
+    }
+    let tl = TestLab::up("k");
+    let mut cfg = config(Mode::Switch, 3);
+    cfg.leader_timeout = Some(Duration::from_millis(300));
+    let mut lab =
+        NetnsLab::start(program(), cfg, tl.state(), WAIT).unwrap_or_else(|e| panic!("start: {e}"));
+    let vals = values(160, 9);
+    lab.append(vals[..100].to_vec()).unwrap();
+    assert_eq!(lab.wait_committed(100, WAIT).unwrap(), 100);
+    // The leader (h1, id 1) crashes: its thread stops, its port falls silent.
+    lab.crash(0);
+    let new = lab.wait_new_leader(0, WAIT).unwrap();
+    assert_eq!(new, 1, "the lowest live id (2) leads");
+    let events = lab.failover_events(new).unwrap();
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            FailoverEvent::Leads { from: 100, followers, .. } if followers == &[3, 4]
+        )),
+        "{events:?}"
+    );
+    for i in [2, 3] {
+        let ev = lab.failover_events(i).unwrap();
+        assert!(
+            ev.iter()
+                .any(|e| matches!(e, FailoverEvent::Follows { leader: 2, .. })),
+            "node {i}: {ev:?}"
+        );
+    }
+    // The new leader took the switch path through the agent (a view change there).
+    assert_eq!(lab.leader_status().path, Some(Mode::Switch));
+    lab.append(vals[100..].to_vec()).unwrap();
+    assert_eq!(lab.wait_committed(160, WAIT).unwrap(), 160);
+    let st = lab.leader_status();
+    assert!(st.stats.switch_writes >= 60, "{st:?}");
+    lab.wait_applied(160, WAIT).unwrap();
+    let out = lab.stop().expect("stop");
+    let groups_up = out
+        .cm_log
+        .iter()
+        .filter(|e| matches!(e, hosts::p4ce_cm::CmAgentEvent::GroupUp(_)))
+        .count();
+    assert!(groups_up >= 2, "{:?}", out.cm_log);
+    // Nothing committed lost or reordered: the new leader's log and both surviving
+    // replicas' logs are exactly what was appended, in order.
+    let led = out.nodes[new]
+        .as_ref()
+        .and_then(|n| n.role_leader_appended())
+        .expect("the new leader's log");
+    assert_eq!(led.len(), 160);
+    assert!(
+        led == vals,
+        "the new leader's log differs from what was appended"
+    );
+    for r in [2, 3] {
+        let applied = out.nodes[r]
+            .as_ref()
+            .and_then(|n| n.role_replica_applied())
+            .unwrap_or_else(|| panic!("replica {r} state"));
+        assert_eq!(applied.len(), 160, "replica {r}");
+        assert!(applied == vals, "replica {r}'s log differs");
+    }
 }

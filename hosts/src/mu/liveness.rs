@@ -41,6 +41,17 @@ impl Liveness {
         Liveness { me, timeout, seen }
     }
 
+    /// How often a node bumps its counter and READs the others': a tenth of `timeout` (at
+    /// least a microsecond), so a live node is seen changing several times per timeout.
+    pub fn period(timeout: Duration) -> Duration {
+        (timeout / 10).max(Duration::from_micros(1))
+    }
+
+    /// Whether this node is armed with `peer` (it watches it).
+    pub fn watches(&self, peer: u16) -> bool {
+        self.seen.contains_key(&peer)
+    }
+
     /// Records a heartbeat value read from `peer` at `now`.
     pub fn observe(&mut self, peer: u16, counter: u64, now: Instant) {
         if let Some(s) = self.seen.get_mut(&peer) {
@@ -83,6 +94,20 @@ impl Liveness {
     }
 }
 
+/// Recovery's choice of the log to adopt: the index of the follower that applied the most
+/// entries (`applied`: what each follower's status word said, None when it could not be
+/// read), if that is more than the new leader's own `own`. Every entry the old leader
+/// committed is on f replicas, so the furthest log holds all of them, in order.
+pub fn recovery_source(own: u64, applied: &[Option<u64>]) -> Option<usize> {
+    applied
+        .iter()
+        .enumerate()
+        .filter_map(|(k, a)| a.map(|a| (a, k)))
+        .max()
+        .filter(|(a, _)| *a > own)
+        .map(|(_, k)| k)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +132,15 @@ mod tests {
         assert_eq!(l.leader(at(2000)), 1);
         // Everyone else silent: this node leads.
         assert_eq!(l.leader(at(10_000)), 3);
+    }
+
+    #[test]
+    fn recovery_adopts_the_furthest_log_only_when_ahead() {
+        assert_eq!(
+            recovery_source(5, &[Some(3), None, Some(9), Some(7)]),
+            Some(2)
+        );
+        assert_eq!(recovery_source(9, &[Some(3), Some(9)]), None);
+        assert_eq!(recovery_source(0, &[None, None]), None);
     }
 }

@@ -21,6 +21,6 @@ pub mod slot;
 
 pub use error::MuError;
 pub use leader::{Leader, LeaderConfig, LeaderEvent, LeaderStats, Path, ReplicaPath, SwitchPath};
-pub use liveness::Liveness;
+pub use liveness::{recovery_source, Liveness};
 pub use replica::Replica;
 pub use slot::LogGeometry;

@@ -105,6 +105,21 @@ impl Replica {
         Ok(v)
     }
 
+    /// Follows a new leader (the view change of a replica in Mu): remote writes only on
+    /// `leader_qps`, reads only on `other_qps` (the old leader's QPs, the switch QP of the
+    /// old group, the other replicas), and every entry not applied yet forgotten (what a
+    /// deposed leader left half-sent). Apply what is complete first. Returns how many slots
+    /// were cleared.
+    pub fn follow(
+        &mut self,
+        ep: &mut Endpoint,
+        leader_qps: &[u32],
+        other_qps: &[u32],
+    ) -> Result<usize, MuError> {
+        Self::grant_writes(ep, leader_qps, other_qps)?;
+        self.discard_unapplied(ep)
+    }
+
     /// Grants remote write (and read) on `leader_qps` and read only on `other_qps`: the
     /// permission change of a view change.
     pub fn grant_writes(

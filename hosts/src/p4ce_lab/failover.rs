@@ -23,7 +23,9 @@ use rdma::verbs::{
 };
 
 use super::lab::{connect, next_psn, Host, Lab, LabError};
-use crate::mu::{Leader, LeaderConfig, Liveness, LogGeometry, Path, Replica, ReplicaPath};
+use crate::mu::{
+    recovery_source, Leader, LeaderConfig, Liveness, LogGeometry, Path, Replica, ReplicaPath,
+};
 
 /// What fail-over did, with the virtual time (ns) it happened at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,7 +173,7 @@ impl Failover {
                 hb[b].qps[kb].0 = a;
             }
         }
-        let every = (timeout.as_nanos() as u64 / 10).max(1_000);
+        let every = Liveness::period(timeout).as_nanos() as u64;
         Ok(Failover {
             hb,
             every,
@@ -320,9 +322,11 @@ impl Lab {
                 }
             }
         }
-        Replica::grant_writes(&mut self.hosts[h].ep, &grant, &others)?;
-        if let Some(r) = self.replicas[h].as_mut() {
-            r.discard_unapplied(&mut self.hosts[h].ep)?;
+        match self.replicas[h].as_mut() {
+            Some(r) => {
+                r.follow(&mut self.hosts[h].ep, &grant, &others)?;
+            }
+            None => Replica::grant_writes(&mut self.hosts[h].ep, &grant, &others)?,
         }
         let leader = self.hosts[li].id;
         let old = self.hosts[self.lead].id;
@@ -436,11 +440,7 @@ impl Lab {
                     return Ok(work);
                 }
                 let own = self.replicas[x].as_ref().map_or(0, |r| r.applied());
-                let best = applied
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(k, a)| a.map(|a| (a, k)))
-                    .max();
+                let best = recovery_source(own, &applied);
                 let live: Vec<usize> = followers
                     .iter()
                     .enumerate()
@@ -448,7 +448,7 @@ impl Lab {
                     .map(|(_, j)| *j)
                     .collect();
                 match best {
-                    Some((a, k)) if a > own => {
+                    Some(k) => {
                         let j = followers[k];
                         let Some(qpn) = data_qp(&self.hosts, x, j) else {
                             return Ok(work);

@@ -17,7 +17,10 @@ use pipeline::ir::Program;
 use pipeline::switch::{Switch, SwitchConfig};
 
 use super::cpu::ThreadCpu;
-use super::node::{LeaderSetup, NodeCtx, NodeHandle, NodeSetup, NodeStatus};
+use super::failover::{FailoverEvent, FailoverSetup};
+use super::node::{
+    LeaderSetup, LostHook, NodeCtx, NodeFailover, NodeHandle, NodeSetup, NodeStatus,
+};
 use super::switch::{CmThread, P4ceSwitch, CALL_TIMEOUT};
 use super::NetnsError;
 use crate::mu::{LeaderConfig, LeaderEvent, LogGeometry};
@@ -27,8 +30,8 @@ use crate::p4ce_lab::node::{host_ip, host_mac, NodeSpec};
 use crate::p4ce_lab::LabConfig;
 
 /// The namespace lab takes the in-memory lab's settings ([`LabConfig`]); `via_cm` is implied
-/// (every connection goes through RDMA CM) and leader fail-over (`leader_timeout`) is not
-/// offered here. Times are wall-clock.
+/// (every connection goes through RDMA CM). With `leader_timeout` every node runs
+/// heartbeats and fail-over ([`super::failover`]). Times are wall-clock.
 pub type NetnsConfig = LabConfig;
 
 /// ACK timeout code of the namespace lab's QPs: 4.096 µs × 2^14 ≈ 67 ms (seven retries: half
@@ -90,11 +93,6 @@ impl NetnsLab {
                 "{} replicas (1 to 4)",
                 cfg.replicas
             )));
-        }
-        if cfg.leader_timeout.is_some() {
-            return Err(NetnsError::Setup(
-                "leader fail-over runs in the in-memory lab only".into(),
-            ));
         }
         let n = cfg.replicas + 1;
         let mut hosts = state.hosts.clone();
@@ -216,6 +214,36 @@ impl NetnsLab {
         };
 
         // The nodes: replicas first (listening), then the leader.
+        let fo = cfg.leader_timeout.is_some();
+        let lcfg = LeaderConfig {
+            f: cfg.f,
+            geometry,
+            max_outstanding: cfg.outstanding,
+            switch_timeout: cfg.switch_timeout,
+            switch_retry: cfg.switch_retry,
+            probe_every: cfg.probe_every,
+        };
+        // View change on the switch: it stops replicating to a lost replica (refused when
+        // fewer than f would remain; the leader has no quorum then anyway).
+        let lost_hook = |handle: RuntimeHandle<P4ceSwitch>| -> LostHook {
+            Box::new(move |rid: u16| {
+                let _ = handle.call(CALL_TIMEOUT, move |p: &mut P4ceSwitch| {
+                    if p.agent.group(GROUP).is_some() {
+                        let _ = p.agent.remove_replica(&mut p.sw, GROUP, rid);
+                    }
+                });
+            })
+        };
+        let node_failover = |handle: &RuntimeHandle<P4ceSwitch>| {
+            cfg.leader_timeout.map(|timeout| NodeFailover {
+                setup: FailoverSetup {
+                    timeout,
+                    leader: lcfg,
+                },
+                mode: cfg.mode,
+                on_lost: Some(lost_hook(handle.clone())),
+            })
+        };
         let spec = |i: usize| NodeSpec {
             id: ids[i],
             ids: ids.clone(),
@@ -224,7 +252,7 @@ impl NetnsLab {
             replicas: cfg.replicas,
             seed: cfg.seed,
             listen: i > 0,
-            mesh: 0,
+            mesh: if i > 0 && fo { cfg.replicas - 1 } else { 0 },
             ack_timeout: ACK_TIMEOUT,
             cm_response_timeout: Duration::from_millis(20),
         };
@@ -238,40 +266,26 @@ impl NetnsLab {
                     leader: None,
                     record: cfg.record,
                     link: host_link(ids[i]),
+                    failover: node_failover(&lab.handle),
                 },
                 clock.clone(),
             )?);
         }
-        let lost_handle = lab.handle.clone();
-        let on_lost = Box::new(move |rid: u16| {
-            // View change: the switch stops replicating to a lost replica (refused when
-            // fewer than f would remain; the leader has no quorum then anyway).
-            let _ = lost_handle.call(CALL_TIMEOUT, move |p: &mut P4ceSwitch| {
-                if p.agent.group(GROUP).is_some() {
-                    let _ = p.agent.remove_replica(&mut p.sw, GROUP, rid);
-                }
-            });
-        });
+        let on_lost = lost_hook(lab.handle.clone());
         let leader = NodeHandle::start(
             NodeSetup {
                 spec: spec(0),
                 netns: hosts[0].netns.clone(),
                 ifname: hosts[0].host_if.clone(),
                 leader: Some(LeaderSetup {
-                    cfg: LeaderConfig {
-                        f: cfg.f,
-                        geometry,
-                        max_outstanding: cfg.outstanding,
-                        switch_timeout: cfg.switch_timeout,
-                        switch_retry: cfg.switch_retry,
-                        probe_every: cfg.probe_every,
-                    },
+                    cfg: lcfg,
                     mode: cfg.mode,
                     replicas: ids[1..].iter().map(|id| (host_ip(*id), *id)).collect(),
                     on_lost: Some(on_lost),
                 }),
                 record: cfg.record,
                 link: host_link(ids[0]),
+                failover: node_failover(&lab.handle),
             },
             clock.clone(),
         )?;
@@ -280,6 +294,11 @@ impl NetnsLab {
         lab.wait_for(ready_timeout, "the leader to be ready", |l| {
             l.nodes[0].status().ready
         })?;
+        if fo {
+            lab.wait_for(ready_timeout, "every node's heartbeats", |l| {
+                l.nodes.iter().all(|n| n.status().ready)
+            })?;
+        }
         Ok(lab)
     }
 
@@ -309,7 +328,7 @@ impl NetnsLab {
                     .unwrap_or_default();
                 return Err(NetnsError::Timeout(format!(
                     "waiting {timeout:?} for {what} (leader: {:?}; CM agent: {cm})",
-                    self.nodes[0].status()
+                    self.nodes[self.lead()].status()
                 )));
             }
             std::thread::sleep(Duration::from_millis(1));
@@ -326,9 +345,42 @@ impl NetnsLab {
         &self.nodes[i]
     }
 
+    /// Index of the node that leads now: the running node that says it leads with the
+    /// highest id (a deposed leader that still runs has the lower one), else the first
+    /// leader (0).
+    pub fn lead(&self) -> usize {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.running() && n.status().leading)
+            .map(|(i, _)| i)
+            .next_back()
+            .unwrap_or(0)
+    }
+
+    /// Waits until a running node other than `old` leads and is ready (its switch path up
+    /// in P4CE mode); returns its index.
+    pub fn wait_new_leader(&self, old: usize, timeout: Duration) -> Result<usize, NetnsError> {
+        self.wait_for(timeout, "a new leader", |l| {
+            let i = l.lead();
+            i != old && l.nodes[i].running() && l.nodes[i].status().ready
+        })?;
+        Ok(self.lead())
+    }
+
+    /// What fail-over did on node `i` so far.
+    pub fn failover_events(&self, i: usize) -> Result<Vec<FailoverEvent>, NetnsError> {
+        self.nodes[i].exec(CALL_TIMEOUT, |ctx| {
+            ctx.failover
+                .as_ref()
+                .map(|f| f.events.clone())
+                .unwrap_or_default()
+        })
+    }
+
     /// The leader's status.
     pub fn leader_status(&self) -> NodeStatus {
-        self.nodes[0].status()
+        self.nodes[self.lead()].status()
     }
 
     /// The switch device port of node `i`.
@@ -348,7 +400,7 @@ impl NetnsLab {
 
     /// Hands `values` to the leader to append in order.
     pub fn append(&self, values: Vec<Vec<u8>>) -> Result<(), NetnsError> {
-        self.nodes[0].exec(CALL_TIMEOUT, move |ctx| {
+        self.nodes[self.lead()].exec(CALL_TIMEOUT, move |ctx| {
             if let Some(l) = ctx.leader() {
                 l.queue.extend(values);
             }
@@ -358,24 +410,25 @@ impl NetnsLab {
     /// Waits until the leader has committed `target` entries; returns how many it has.
     pub fn wait_committed(&self, target: u64, timeout: Duration) -> Result<u64, NetnsError> {
         self.wait_for(timeout, &format!("{target} commits"), |l| {
-            l.nodes[0].status().committed >= target
+            l.nodes[l.lead()].status().committed >= target
         })?;
-        Ok(self.nodes[0].status().committed)
+        Ok(self.leader_status().committed)
     }
 
     /// Waits until every running replica has applied `target` entries.
     pub fn wait_applied(&self, target: u64, timeout: Duration) -> Result<(), NetnsError> {
         self.wait_for(timeout, &format!("replicas applying {target}"), |l| {
-            l.nodes[1..]
+            l.nodes
                 .iter()
-                .filter(|n| n.running())
+                .skip(1)
+                .filter(|n| n.running() && !n.status().leading)
                 .all(|n| n.status().applied >= target)
         })
     }
 
     /// The leader's events so far (commits left out).
     pub fn leader_events(&self) -> Result<Vec<LeaderEvent>, NetnsError> {
-        self.nodes[0].exec(CALL_TIMEOUT, |ctx| {
+        self.nodes[self.lead()].exec(CALL_TIMEOUT, |ctx| {
             ctx.leader().map(|l| l.events.clone()).unwrap_or_default()
         })
     }

@@ -16,12 +16,15 @@
 //!   loss, run code on a node, stop.
 //! - `bench`: [`bench::run`], `pisa consensus bench --lab`: the in-memory bench's report
 //!   ([`crate::p4ce_lab::BenchReport`]) plus where the time went (link use, CPU per thread).
+//! - `failover`: heartbeats over RDMA between the nodes (connected through RDMA CM), view
+//!   changes and a new leader's recovery, each node on its own ([`failover::Failover`]).
 //! - `cpu`: per-thread CPU time from procfs.
 //!
 //! Needs root (namespaces, AF_PACKET).
 
 pub mod bench;
 pub mod cpu;
+pub mod failover;
 pub mod lab;
 pub mod node;
 pub mod switch;

@@ -27,6 +27,7 @@ use rdma::host::Host;
 use rdma::verbs::{CmEvent, ConnId, CqHandle, Endpoint, Instant, MrInfo, PdHandle};
 
 use super::cpu::ThreadCpu;
+use super::failover::{Failover, FailoverSetup, TakeOver};
 use super::NetnsError;
 use crate::mu::{
     Leader, LeaderConfig, LeaderEvent, LeaderStats, LogGeometry, Path, Replica, ReplicaPath,
@@ -76,6 +77,18 @@ pub struct NodeSetup {
     /// The model of its link (rate, delay), applied at the host's end as the in-memory lab
     /// does, so that the node's own loop waits for held frames.
     pub link: LinkConfig,
+    /// Heartbeats and leader fail-over (None: the first leader leads for good).
+    pub failover: Option<NodeFailover>,
+}
+
+/// A node's fail-over part of a [`NodeSetup`].
+pub struct NodeFailover {
+    /// Timeout and the log settings of a new leader.
+    pub setup: FailoverSetup,
+    /// The path a new leader replicates on.
+    pub mode: Path,
+    /// Told when a replica is lost while this node leads.
+    pub on_lost: Option<LostHook>,
 }
 
 /// The leader's part of a [`NodeSetup`].
@@ -126,6 +139,8 @@ pub struct ReplicaState {
     /// Applied values (when recording).
     pub applied: Vec<Vec<u8>>,
     record: bool,
+    /// What it needs to lead after a fail-over.
+    takeover: Option<(Path, Option<LostHook>)>,
 }
 
 /// A node's role.
@@ -156,6 +171,8 @@ pub struct NodeCtx {
     pub geometry: LogGeometry,
     /// What it does.
     pub role: Role,
+    /// Heartbeats and fail-over (when configured).
+    pub failover: Option<Failover>,
     /// The time of this turn of the loop.
     pub now: Nanos,
 }
@@ -196,6 +213,8 @@ pub struct NodeStatus {
     pub stats: LeaderStats,
     /// Leader: the path new entries take.
     pub path: Option<Path>,
+    /// It leads (the first leader, or a replica after fail-over).
+    pub leading: bool,
     /// Replica: entries applied.
     pub applied: u64,
     /// Turns of the node's loop.
@@ -317,8 +336,28 @@ fn node_main(
     let port = AfPacketPort::open(&setup.ifname)?;
     let port = LinkPort::new(port, setup.link.clone())
         .map_err(|e| NetnsError::Setup(format!("link model: {e}")))?;
-    let parts = build_node(&setup.spec)?;
+    let mut parts = build_node(&setup.spec)?;
     let geometry = setup.spec.geometry;
+    let (failover, takeover) = match setup.failover {
+        Some(nf) => {
+            let ids = &setup.spec.ids;
+            let fo = Failover::new(
+                &mut parts.ep,
+                parts.pd,
+                &nf.setup,
+                setup.spec.id,
+                ids[0],
+                parts.uni_qps.first().copied(),
+                ids.get(1..).unwrap_or_default(),
+                &parts.mesh,
+                parts.log,
+                parts.cq,
+                parts.switch_qp,
+            )?;
+            (Some(fo), Some((nf.mode, nf.on_lost)))
+        }
+        None => (None, None),
+    };
     let role = match setup.leader {
         Some(ls) => {
             let n = ls.replicas.len();
@@ -345,6 +384,7 @@ fn node_main(
             replica: Replica::new(geometry, parts.log.lkey)?,
             applied: Vec::new(),
             record: setup.record,
+            takeover,
         }),
     };
     let mut ctx = NodeCtx {
@@ -357,9 +397,10 @@ fn node_main(
         uni_qps: parts.uni_qps,
         geometry,
         role,
+        failover,
         now: clock.now(),
     };
-    if matches!(ctx.role, Role::Replica(_)) {
+    if matches!(ctx.role, Role::Replica(_)) && ctx.failover.is_none() {
         set_status(status, |s| s.ready = true);
     }
     let (mut turns, mut idle_turns, mut timer_turns) = (0u64, 0u64, 0u64);
@@ -436,6 +477,11 @@ fn replica_turn(
     let (log, geometry, switch_qp, uni) = (ctx.log, ctx.geometry, ctx.switch_qp, ctx.uni_qps[0]);
     while let Some(ev) = ctx.host.endpoint_mut().poll_cm_event() {
         *work = true;
+        if let Some(fo) = ctx.failover.as_mut() {
+            if fo.on_cm(ctx.host.endpoint_mut(), t, &ev)? {
+                continue;
+            }
+        }
         if let CmEvent::ConnectRequest {
             conn, peer, port, ..
         } = ev
@@ -467,7 +513,77 @@ fn replica_turn(
         let a = r.replica.applied();
         set_status(status, |s| s.applied = a);
     }
+    let Some(fo) = ctx.failover.as_mut() else {
+        return Ok(None);
+    };
+    let ep = ctx.host.endpoint_mut();
+    let now = ctx.now;
+    *work |= fo.connect_mesh(ep, t, now)?;
+    *work |= fo.tick(ep, now, true)?;
+    if fo.armed() {
+        set_status(status, |s| s.ready = true);
+    }
+    let applied = &mut r.applied;
+    let (w, took) = fo.replica_step(ep, now, &mut r.replica, |v| {
+        if record {
+            applied.push(v.to_vec());
+        }
+    })?;
+    *work |= w;
+    if let Some(to) = took {
+        take_over(ctx, to)?;
+        *work = true;
+    }
     Ok(None)
+}
+
+/// A replica that recovered the log becomes the leader: a fresh QP towards the switch (its
+/// old switch QP is the replica side of the old group) and, in P4CE mode, a request for
+/// the group through the agent at once.
+fn take_over(ctx: &mut NodeCtx, to: TakeOver) -> Result<(), NetnsError> {
+    let Role::Replica(r) = &mut ctx.role else {
+        return Ok(());
+    };
+    let (mode, on_lost) = r.takeover.take().unwrap_or((Path::Unicast, None));
+    let appended = std::mem::take(&mut r.applied);
+    let record = r.record;
+    let cfg = to.cfg;
+    let n = to.followers.len();
+    if mode == Path::Switch {
+        let (pd, cq) = (ctx.pd, ctx.cq);
+        ctx.switch_qp = ctx.host.endpoint_mut().create_qp(rdma::verbs::QpInitAttr {
+            pd,
+            qp_type: rdma::verbs::QpType::Rc,
+            send_cq: cq,
+            recv_cq: cq,
+            max_send_wr: 4096,
+            max_recv_wr: 1,
+        })?;
+    }
+    ctx.role = Role::Leader(Box::new(LeaderState {
+        leader: Some(to.leader),
+        mode,
+        queue: VecDeque::new(),
+        repeat: None,
+        meter: None,
+        appended,
+        events: Vec::new(),
+        cm_log: Vec::new(),
+        switch_up_at: None,
+        setup: LeaderSetup {
+            cfg,
+            mode,
+            replicas: to.followers,
+            on_lost,
+        },
+        pending: Vec::new(),
+        paths: vec![None; n],
+        switch_cm: None,
+        cm_retry_at: (mode == Path::Switch).then_some(ctx.now),
+        uni_retry_at: None,
+        record,
+    }));
+    Ok(())
 }
 
 fn leader_turn(
@@ -482,6 +598,13 @@ fn leader_turn(
     let uni_qps = ctx.uni_qps.clone();
     let log = ctx.log;
     let cq = ctx.cq;
+    let hello = ctx
+        .failover
+        .as_ref()
+        .map_or_else(|| b"mu".to_vec(), |f| f.hello(false).to_bytes());
+    if let Some(fo) = ctx.failover.as_mut() {
+        *work |= fo.tick(ctx.host.endpoint_mut(), now, false)?;
+    }
     let Role::Leader(l) = &mut ctx.role else {
         return Ok(None);
     };
@@ -492,7 +615,7 @@ fn leader_turn(
         for (i, (ip, _)) in l.setup.replicas.iter().enumerate() {
             if l.paths[i].is_none() {
                 reset_qp(ep, uni_qps[i])?;
-                let c = ep.connect(t, uni_qps[i], IpAddr::V4(*ip), REPLICA_CM_PORT, b"mu")?;
+                let c = ep.connect(t, uni_qps[i], IpAddr::V4(*ip), REPLICA_CM_PORT, &hello)?;
                 l.pending.push((c, i));
             }
         }
@@ -626,6 +749,7 @@ fn leader_turn(
         s.committed = committed;
         s.stats = stats;
         s.path = Some(path);
+        s.leading = true;
     });
     let wake = leader.poll_timeout().map(|i| Nanos(i.as_nanos()));
     Ok(match (wake, l.cm_retry_at) {

@@ -1,0 +1,801 @@
+//! Leader fail-over in the namespace lab, each node on its own (no lab hand-over, unlike the
+//! in-memory lab's [`crate::p4ce_lab`] fail-over, whose rules it shares through
+//! [`crate::mu`]: [`Liveness`], [`Replica::follow`], [`recovery_source`], [`Leader::resume_at`]):
+//!
+//! - Connections: besides the leader's unicast connection to each replica, every two
+//!   replicas connect through RDMA CM (the lower id asks, on its mesh QP for that peer). The
+//!   ConnectRequests (and the mesh replies) carry a [`Hello`]: the sender's id, its log
+//!   (VA, size, R_key) and its heartbeat MR.
+//! - Heartbeats: every node bumps a counter in its heartbeat MR each tenth of the leader
+//!   timeout; every replica READs the others' counters over the connections above
+//!   ([`Liveness`]): the leader's through its unicast QP, the other replicas' through the
+//!   mesh. The lowest live id leads.
+//! - A replica that finds another node leading follows it ([`Replica::follow`]: writes only
+//!   on that node's QP, none through the old group's switch QP, unapplied entries
+//!   forgotten) and publishes whom it follows in its heartbeat MR.
+//! - A replica that finds itself leading follows itself (takes writes from nobody), READs
+//!   each live follower's "follows" word and applied count until every follower follows it
+//!   (Mu's permission request, here answered by the follower's own detection; one that does
+//!   not within a leader timeout is left out of the view), READs the log of the one furthest
+//!   ahead if it is ahead of itself, applies it and leads from its end ([`TakeOver`]); the
+//!   node thread then asks the switch's agent for the group on a fresh QP (a view change:
+//!   the agent connects to the followers again).
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+use control::p4ce::ReplicaOffer;
+use dataplane::Nanos;
+use rdma::verbs::{
+    AccessFlags, CmEvent, ConnId, CqHandle, Endpoint, Instant, MrInfo, PdHandle, QpState, SendOp,
+    SendWr, Sge, WcStatus, WorkCompletion,
+};
+
+use super::NetnsError;
+use crate::mu::{
+    recovery_source, Leader, LeaderConfig, Liveness, LogGeometry, Replica, ReplicaPath,
+};
+use crate::p4ce_lab::lab::REPLICA_CM_PORT;
+use crate::p4ce_lab::node::{host_ip, reset_qp};
+
+/// wr_id bit of a heartbeat READ (low bits: the peer's index).
+const HB: u64 = 1 << 59;
+/// wr_id bit of a recovery READ (with one of the next three).
+const RECOVER: u64 = 1 << 58;
+/// Recovery READ of a follower's "follows" word.
+const FOLLOWS: u64 = 1 << 57;
+/// Recovery READ of a follower's applied count.
+const APPLIED: u64 = 1 << 56;
+/// Recovery READ of the adopted log.
+const LOG: u64 = 1 << 55;
+
+/// Heartbeat MR: own counter, whom this node follows, then where READs land.
+const HB_MR_LEN: usize = 256;
+/// Offset of the heartbeat READ of peer k (8 bytes each).
+const HB_READS: usize = 64;
+/// Offset of the recovery READs of peer k (16 bytes each: follows, applied).
+const REC_READS: usize = 128;
+
+/// How long a mesh connection attempt waits before it is made again.
+const MESH_RETRY: Nanos = Nanos::from_millis(20);
+
+/// Encoded length of a [`Hello`].
+pub const HELLO_LEN: usize = 4 + control::p4ce::wire::OFFER_LEN + 12;
+
+/// What a node tells a peer when they connect (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hello {
+    /// The sender's id.
+    pub id: u16,
+    /// A replica-to-replica (mesh) connection; else the leader's unicast connection.
+    pub mesh: bool,
+    /// The sender's log.
+    pub log: ReplicaOffer,
+    /// Address of its heartbeat MR.
+    pub hb_va: u64,
+    /// R_key of its heartbeat MR.
+    pub hb_rkey: u32,
+}
+
+impl Hello {
+    /// Encodes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut b = vec![b'H', if self.mesh { b'M' } else { b'L' }];
+        b.extend_from_slice(&self.id.to_be_bytes());
+        b.extend_from_slice(&self.log.to_bytes());
+        b.extend_from_slice(&self.hb_va.to_be_bytes());
+        b.extend_from_slice(&self.hb_rkey.to_be_bytes());
+        b
+    }
+
+    /// Decodes (None: not a hello; private data may be padded).
+    pub fn parse(b: &[u8]) -> Option<Hello> {
+        if b.len() < HELLO_LEN || b[0] != b'H' || !matches!(b[1], b'L' | b'M') {
+            return None;
+        }
+        let log = ReplicaOffer::parse(&b[4..28]).ok()?;
+        let mut va = [0u8; 8];
+        va.copy_from_slice(&b[28..36]);
+        let mut rk = [0u8; 4];
+        rk.copy_from_slice(&b[36..40]);
+        Some(Hello {
+            id: u16::from_be_bytes([b[2], b[3]]),
+            mesh: b[1] == b'M',
+            log,
+            hb_va: u64::from_be_bytes(va),
+            hb_rkey: u32::from_be_bytes(rk),
+        })
+    }
+}
+
+/// What fail-over did on a node, with the lab's wall-clock time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailoverEvent {
+    /// Every connection up: heartbeats are read and judged from here on.
+    Armed {
+        /// When.
+        at: Nanos,
+    },
+    /// This node follows node `leader` (write permissions moved).
+    Follows {
+        /// Whom.
+        leader: u16,
+        /// When.
+        at: Nanos,
+    },
+    /// This node found itself the lowest live id and started recovery.
+    Recovering {
+        /// When.
+        at: Nanos,
+    },
+    /// This node leads from entry `from`, adopting node `source`'s log, with `followers`.
+    Leads {
+        /// First entry it appends.
+        from: u64,
+        /// Whose log it adopted (itself when none was ahead).
+        source: u16,
+        /// Its followers' ids.
+        followers: Vec<u16>,
+        /// When.
+        at: Nanos,
+    },
+    /// Recovery left a follower out or could not finish.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A new leader's state right after recovery: the node thread makes it its leader role.
+pub struct TakeOver {
+    /// The log, continuing after the adopted entries.
+    pub leader: Leader,
+    /// `(IP, id)` of each follower.
+    pub followers: Vec<(Ipv4Addr, u16)>,
+    /// Its settings.
+    pub cfg: LeaderConfig,
+}
+
+/// The fail-over settings of a node.
+pub struct FailoverSetup {
+    /// A node whose heartbeat does not change for this long counts as dead.
+    pub timeout: Duration,
+    /// The settings of the log it leads if it comes to lead.
+    pub leader: LeaderConfig,
+}
+
+#[derive(Debug, Clone)]
+struct Peer {
+    id: u16,
+    /// Its QP on this node: the unicast QP (the first leader) or the mesh QP.
+    qpn: u32,
+    /// Whether this node asks for the connection (mesh peers with a higher id).
+    asks: bool,
+    conn: Option<ConnId>,
+    retry_at: Nanos,
+    hello: Option<Hello>,
+    pending: bool,
+}
+
+#[derive(Debug)]
+struct Recovery {
+    started: Nanos,
+    /// Peer indexes of the followers still in the view.
+    followers: Vec<usize>,
+    waiting: usize,
+    follows: Vec<Option<u64>>,
+    applied: Vec<Option<u64>>,
+    again_at: Option<Nanos>,
+    /// The peer whose log is being read.
+    reading: Option<usize>,
+}
+
+/// Heartbeats, view changes and recovery of one node (see the module docs).
+pub struct Failover {
+    me: u16,
+    timeout: Duration,
+    every: Nanos,
+    next: Nanos,
+    hb: MrInfo,
+    log: MrInfo,
+    cq: CqHandle,
+    geometry: LogGeometry,
+    cfg: LeaderConfig,
+    switch_qp: u32,
+    peers: Vec<Peer>,
+    live: Option<Liveness>,
+    believed: u16,
+    recovery: Option<Recovery>,
+    /// What it did so far.
+    pub events: Vec<FailoverEvent>,
+}
+
+impl Failover {
+    /// Node `me`'s fail-over state: `leader` is the first leader (watched through
+    /// `uni_qp` unless `me` is it), `replicas` the other replicas' ids, watched through
+    /// `mesh` (one QP each, in that order).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        ep: &mut Endpoint,
+        pd: PdHandle,
+        setup: &FailoverSetup,
+        me: u16,
+        leader: u16,
+        uni_qp: Option<u32>,
+        replicas: &[u16],
+        mesh: &[u32],
+        log: MrInfo,
+        cq: CqHandle,
+        switch_qp: u32,
+    ) -> Result<Failover, NetnsError> {
+        let hb = ep.reg_mr(
+            pd,
+            HB_MR_LEN,
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
+        )?;
+        let mut peers = Vec::new();
+        if me != leader {
+            if let Some(q) = uni_qp {
+                peers.push(Peer {
+                    id: leader,
+                    qpn: q,
+                    asks: false,
+                    conn: None,
+                    retry_at: Nanos::ZERO,
+                    hello: None,
+                    pending: false,
+                });
+            }
+            let others: Vec<u16> = replicas.iter().copied().filter(|r| *r != me).collect();
+            if others.len() > mesh.len() || peers.len() + others.len() > (REC_READS - HB_READS) / 8
+            {
+                return Err(NetnsError::Setup(format!(
+                    "node {me}: {} mesh QPs for {} replicas",
+                    mesh.len(),
+                    others.len()
+                )));
+            }
+            for (r, q) in others.iter().zip(mesh) {
+                peers.push(Peer {
+                    id: *r,
+                    qpn: *q,
+                    asks: *r > me,
+                    conn: None,
+                    retry_at: Nanos::ZERO,
+                    hello: None,
+                    pending: false,
+                });
+            }
+        }
+        let every = Nanos::from(Liveness::period(setup.timeout));
+        Ok(Failover {
+            me,
+            timeout: setup.timeout,
+            every,
+            next: Nanos::ZERO,
+            hb,
+            log,
+            cq,
+            geometry: setup.leader.geometry,
+            cfg: setup.leader,
+            switch_qp,
+            peers,
+            live: None,
+            believed: leader,
+            recovery: None,
+            events: Vec::new(),
+        })
+    }
+
+    /// The hello this node sends (`mesh`: to a replica; else as the leader).
+    pub fn hello(&self, mesh: bool) -> Hello {
+        Hello {
+            id: self.me,
+            mesh,
+            log: ReplicaOffer {
+                rkey: self.log.rkey,
+                va: self.log.addr,
+                size: self.geometry.len() as u64,
+            },
+            hb_va: self.hb.addr,
+            hb_rkey: self.hb.rkey,
+        }
+    }
+
+    /// Whether every connection is up and heartbeats are judged.
+    pub fn armed(&self) -> bool {
+        self.live.is_some()
+    }
+
+    /// The node this one follows (itself once it leads).
+    pub fn believed(&self) -> u16 {
+        self.believed
+    }
+
+    /// A CM event on a replica: takes mesh requests and replies, and notes the leader's
+    /// hello (the caller still accepts the leader's request). Returns whether it was a
+    /// mesh event (handled here).
+    pub fn on_cm(
+        &mut self,
+        ep: &mut Endpoint,
+        t: Instant,
+        ev: &CmEvent,
+    ) -> Result<bool, NetnsError> {
+        match ev {
+            CmEvent::ConnectRequest {
+                conn,
+                port,
+                private_data,
+                ..
+            } if *port == REPLICA_CM_PORT => {
+                let Some(h) = Hello::parse(private_data) else {
+                    return Ok(false);
+                };
+                let Some(k) = self.peers.iter().position(|p| p.id == h.id) else {
+                    if h.mesh {
+                        ep.reject(t, *conn, b"not a peer")?;
+                        return Ok(true);
+                    }
+                    return Ok(false);
+                };
+                self.peers[k].hello = Some(h);
+                if !h.mesh {
+                    return Ok(false);
+                }
+                let qpn = self.peers[k].qpn;
+                reset_qp(ep, qpn)?;
+                let reply = self.hello(true).to_bytes();
+                ep.accept(t, *conn, qpn, &reply)?;
+                self.peers[k].conn = Some(*conn);
+                Ok(true)
+            }
+            CmEvent::Established {
+                conn, private_data, ..
+            } => {
+                let Some(k) = self.peers.iter().position(|p| p.conn == Some(*conn)) else {
+                    return Ok(false);
+                };
+                if self.peers[k].asks {
+                    match Hello::parse(private_data) {
+                        Some(h) if h.mesh && h.id == self.peers[k].id => {
+                            self.peers[k].hello = Some(h);
+                        }
+                        _ => {
+                            return Err(NetnsError::Node(
+                                self.me,
+                                format!("bad mesh reply from {}", self.peers[k].id),
+                            ))
+                        }
+                    }
+                }
+                Ok(true)
+            }
+            CmEvent::Rejected { conn, .. } | CmEvent::Unreachable { conn } => {
+                let Some(k) = self.peers.iter().position(|p| p.conn == Some(*conn)) else {
+                    return Ok(false);
+                };
+                if self.peers[k].asks && self.live.is_none() {
+                    self.peers[k].conn = None;
+                    self.peers[k].hello = None;
+                }
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// A replica asks its mesh peers with higher ids for a connection (again after a
+    /// refusal). Returns whether it sent anything.
+    pub fn connect_mesh(
+        &mut self,
+        ep: &mut Endpoint,
+        t: Instant,
+        now: Nanos,
+    ) -> Result<bool, NetnsError> {
+        let hello = self.hello(true).to_bytes();
+        let mut sent = false;
+        for p in self.peers.iter_mut() {
+            if p.asks && p.conn.is_none() && now >= p.retry_at {
+                reset_qp(ep, p.qpn)?;
+                p.conn = Some(ep.connect(
+                    t,
+                    p.qpn,
+                    IpAddr::V4(host_ip(p.id)),
+                    REPLICA_CM_PORT,
+                    &hello,
+                )?);
+                p.retry_at = now + MESH_RETRY;
+                sent = true;
+            }
+        }
+        Ok(sent)
+    }
+
+    fn qp_up(ep: &Endpoint, qpn: u32) -> bool {
+        matches!(ep.qp_state(qpn), Ok(QpState::Rts))
+    }
+
+    /// Bumps the own counter when a tick is due and, on a replica (`reads`), READs the
+    /// peers' counters; arms once every connection is up. Returns whether it did anything.
+    pub fn tick(&mut self, ep: &mut Endpoint, now: Nanos, reads: bool) -> Result<bool, NetnsError> {
+        if now < self.next {
+            return Ok(false);
+        }
+        self.next = now + self.every;
+        let b = ep.mr_bytes_mut(self.hb.lkey)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&b[..8]);
+        b[..8].copy_from_slice(&u64::from_le_bytes(a).wrapping_add(1).to_le_bytes());
+        if !reads {
+            return Ok(true);
+        }
+        if self.live.is_none() {
+            let up = self
+                .peers
+                .iter()
+                .all(|p| p.hello.is_some() && Self::qp_up(ep, p.qpn));
+            if !up {
+                return Ok(true);
+            }
+            // Mesh QPs take no writes until their peer leads.
+            let mesh: Vec<u32> = self.peers.iter().skip(1).map(|p| p.qpn).collect();
+            Replica::grant_writes(ep, &[], &mesh)?;
+            let ids: Vec<u16> = self.peers.iter().map(|p| p.id).collect();
+            self.live = Some(Liveness::new(
+                self.me,
+                &ids,
+                self.timeout,
+                Instant::from_nanos(now.as_nanos()),
+            ));
+            self.events.push(FailoverEvent::Armed { at: now });
+        }
+        for (k, p) in self.peers.iter_mut().enumerate() {
+            let Some(h) = p.hello else { continue };
+            if p.pending || !Self::qp_up(ep, p.qpn) {
+                continue;
+            }
+            let sge = Sge {
+                addr: self.hb.addr + (HB_READS + 8 * k) as u64,
+                length: 8,
+                lkey: self.hb.lkey,
+            };
+            let op = SendOp::Read {
+                remote_addr: h.hb_va,
+                rkey: h.hb_rkey,
+            };
+            if ep
+                .post_send(p.qpn, SendWr::new(HB | k as u64, op, sge))
+                .is_ok()
+            {
+                p.pending = true;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Takes a replica's completions (heartbeat and recovery READs).
+    fn completions(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Nanos,
+    ) -> Result<Vec<WorkCompletion>, NetnsError> {
+        let mut rec = Vec::new();
+        let t = Instant::from_nanos(now.as_nanos());
+        for wc in ep.poll_cq(self.cq, 256)? {
+            if wc.wr_id & RECOVER != 0 {
+                rec.push(wc);
+                continue;
+            }
+            if wc.wr_id & HB == 0 {
+                continue;
+            }
+            let k = (wc.wr_id & 0xFF) as usize;
+            let Some(p) = self.peers.get_mut(k) else {
+                continue;
+            };
+            p.pending = false;
+            if wc.status != WcStatus::Success {
+                continue;
+            }
+            let b = ep.mr_bytes(self.hb.lkey)?;
+            let o = HB_READS + 8 * k;
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b[o..o + 8]);
+            if let Some(l) = self.live.as_mut() {
+                l.observe(p.id, u64::from_le_bytes(a), t);
+            }
+        }
+        Ok(rec)
+    }
+
+    /// This node follows `leader` (see the module docs).
+    fn follow(
+        &mut self,
+        ep: &mut Endpoint,
+        replica: &mut Replica,
+        leader: u16,
+        now: Nanos,
+    ) -> Result<(), NetnsError> {
+        let mut grant = Vec::new();
+        let mut others = vec![self.switch_qp];
+        for p in &self.peers {
+            if p.id == leader {
+                grant.push(p.qpn);
+            } else {
+                others.push(p.qpn);
+            }
+        }
+        // Only connected QPs have permissions to change.
+        grant.retain(|q| Self::qp_up(ep, *q));
+        others.retain(|q| Self::qp_up(ep, *q));
+        replica.follow(ep, &grant, &others)?;
+        let old = self.believed;
+        self.believed = leader;
+        if let Some(l) = self.live.as_mut() {
+            l.declare_dead(old, Instant::from_nanos(now.as_nanos()));
+        }
+        let b = ep.mr_bytes_mut(self.hb.lkey)?;
+        b[8..16].copy_from_slice(&u64::from(leader).to_le_bytes());
+        self.events.push(FailoverEvent::Follows { leader, at: now });
+        Ok(())
+    }
+
+    fn post_status_reads(
+        &mut self,
+        ep: &mut Endpoint,
+        rec: &mut Recovery,
+    ) -> Result<(), NetnsError> {
+        let glen = self.geometry.len() as u64;
+        rec.waiting = 0;
+        for &k in &rec.followers {
+            let p = &self.peers[k];
+            let Some(h) = p.hello else { continue };
+            let at = self.hb.addr + (REC_READS + 16 * k) as u64;
+            let reads = [
+                (FOLLOWS, at, h.hb_va + 8, h.hb_rkey),
+                (APPLIED, at + 8, h.log.va + glen, h.log.rkey),
+            ];
+            for (tag, local, remote, rkey) in reads {
+                let sge = Sge {
+                    addr: local,
+                    length: 8,
+                    lkey: self.hb.lkey,
+                };
+                let op = SendOp::Read {
+                    remote_addr: remote,
+                    rkey,
+                };
+                ep.post_send(p.qpn, SendWr::new(RECOVER | tag | k as u64, op, sge))?;
+                rec.waiting += 1;
+            }
+            rec.follows[k] = None;
+            rec.applied[k] = None;
+        }
+        Ok(())
+    }
+
+    /// A replica's turn: completions, view changes, recovery. `apply` sees every entry the
+    /// replica applies (recovery applies the adopted ones). Returns whether it did anything
+    /// and, when this node has just recovered, its leader.
+    pub fn replica_step(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Nanos,
+        replica: &mut Replica,
+        mut apply: impl FnMut(&[u8]),
+    ) -> Result<(bool, Option<TakeOver>), NetnsError> {
+        let wcs = self.completions(ep, now)?;
+        let mut work = !wcs.is_empty();
+        let t = Instant::from_nanos(now.as_nanos());
+        let Some(live) = self.live.as_ref() else {
+            return Ok((work, None));
+        };
+        let l = live.leader(t);
+        if self.recovery.is_none() && l != self.believed {
+            work = true;
+            replica.poll_apply(ep, |_, v| apply(v))?;
+            self.follow(ep, replica, l, now)?;
+            if l == self.me {
+                self.events.push(FailoverEvent::Recovering { at: now });
+                let followers: Vec<usize> = self
+                    .peers
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| live_now(&self.live, p.id, t) && p.hello.is_some())
+                    .map(|(k, _)| k)
+                    .collect();
+                let n = self.peers.len();
+                let mut rec = Recovery {
+                    started: now,
+                    followers,
+                    waiting: 0,
+                    follows: vec![None; n],
+                    applied: vec![None; n],
+                    again_at: None,
+                    reading: None,
+                };
+                self.post_status_reads(ep, &mut rec)?;
+                self.recovery = Some(rec);
+            }
+        }
+        let Some(mut rec) = self.recovery.take() else {
+            return Ok((work, None));
+        };
+        let r = self.recover(ep, now, replica, &mut rec, wcs, &mut apply);
+        match r {
+            Ok(Some(to)) => Ok((true, Some(to))),
+            Ok(None) => {
+                self.recovery = Some(rec);
+                Ok((work, None))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn recover(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Nanos,
+        replica: &mut Replica,
+        rec: &mut Recovery,
+        wcs: Vec<WorkCompletion>,
+        apply: &mut impl FnMut(&[u8]),
+    ) -> Result<Option<TakeOver>, NetnsError> {
+        let mut log_done = None;
+        for wc in wcs {
+            let k = (wc.wr_id & 0xFF) as usize;
+            if wc.wr_id & LOG != 0 {
+                log_done = Some(wc.status == WcStatus::Success);
+                continue;
+            }
+            rec.waiting = rec.waiting.saturating_sub(1);
+            if wc.status != WcStatus::Success {
+                if rec.followers.contains(&k) {
+                    rec.followers.retain(|f| *f != k);
+                    self.events.push(FailoverEvent::Failed {
+                        reason: format!("node {} did not answer recovery", self.peers[k].id),
+                    });
+                }
+                continue;
+            }
+            let b = ep.mr_bytes(self.hb.lkey)?;
+            let o = REC_READS + 16 * k + if wc.wr_id & APPLIED != 0 { 8 } else { 0 };
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b[o..o + 8]);
+            let v = u64::from_le_bytes(a);
+            if wc.wr_id & APPLIED != 0 {
+                rec.applied[k] = Some(v);
+            } else {
+                rec.follows[k] = Some(v);
+            }
+        }
+        if let Some(src) = rec.reading {
+            let Some(ok) = log_done else {
+                return Ok(None);
+            };
+            let source = if ok {
+                self.peers[src].id
+            } else {
+                self.events.push(FailoverEvent::Failed {
+                    reason: "log READ failed; adopting own log".into(),
+                });
+                self.me
+            };
+            return self
+                .take_over(ep, now, replica, rec, source, apply)
+                .map(Some);
+        }
+        if rec.waiting > 0 {
+            return Ok(None);
+        }
+        let me = u64::from(self.me);
+        let lagging: Vec<usize> = rec
+            .followers
+            .iter()
+            .copied()
+            .filter(|k| rec.follows[*k] != Some(me))
+            .collect();
+        if !lagging.is_empty() {
+            if now < rec.started + Nanos::from(self.timeout) {
+                // Not every follower has moved yet: ask again a tick later.
+                match rec.again_at {
+                    None => rec.again_at = Some(now + self.every),
+                    Some(at) if now >= at => {
+                        rec.again_at = None;
+                        self.post_status_reads(ep, rec)?;
+                    }
+                    Some(_) => {}
+                }
+                return Ok(None);
+            }
+            for k in &lagging {
+                self.events.push(FailoverEvent::Failed {
+                    reason: format!("node {} does not follow; left out", self.peers[*k].id),
+                });
+            }
+            rec.followers.retain(|k| !lagging.contains(k));
+        }
+        let applied: Vec<Option<u64>> = rec.followers.iter().map(|k| rec.applied[*k]).collect();
+        match recovery_source(replica.applied(), &applied) {
+            Some(i) => {
+                let k = rec.followers[i];
+                let Some(h) = self.peers[k].hello else {
+                    return Ok(None);
+                };
+                let sge = Sge {
+                    addr: self.log.addr,
+                    length: self.geometry.len() as u32,
+                    lkey: self.log.lkey,
+                };
+                let op = SendOp::Read {
+                    remote_addr: h.log.va,
+                    rkey: h.log.rkey,
+                };
+                ep.post_send(
+                    self.peers[k].qpn,
+                    SendWr::new(RECOVER | LOG | k as u64, op, sge),
+                )?;
+                rec.reading = Some(k);
+                Ok(None)
+            }
+            None => {
+                let me = self.me;
+                self.take_over(ep, now, replica, rec, me, apply).map(Some)
+            }
+        }
+    }
+
+    fn take_over(
+        &mut self,
+        ep: &mut Endpoint,
+        now: Nanos,
+        replica: &mut Replica,
+        rec: &Recovery,
+        source: u16,
+        apply: &mut impl FnMut(&[u8]),
+    ) -> Result<TakeOver, NetnsError> {
+        replica.poll_apply(ep, |_, v| apply(v))?;
+        let end = replica.applied();
+        let mut paths = Vec::new();
+        let mut followers = Vec::new();
+        for &k in &rec.followers {
+            let p = &self.peers[k];
+            if let Some(h) = p.hello {
+                paths.push(ReplicaPath {
+                    id: p.id,
+                    qpn: p.qpn,
+                    va: h.log.va,
+                    rkey: h.log.rkey,
+                });
+                followers.push((host_ip(p.id), p.id));
+            }
+        }
+        if paths.len() < self.cfg.f {
+            return Err(NetnsError::Node(
+                self.me,
+                format!(
+                    "recovery: {} live followers, f = {}",
+                    paths.len(),
+                    self.cfg.f
+                ),
+            ));
+        }
+        let mut leader = Leader::new(self.cfg, self.log, self.cq, paths, None)?;
+        leader.resume_at(end)?;
+        self.events.push(FailoverEvent::Leads {
+            from: end,
+            source,
+            followers: followers.iter().map(|(_, id)| *id).collect(),
+            at: now,
+        });
+        Ok(TakeOver {
+            leader,
+            followers,
+            cfg: self.cfg,
+        })
+    }
+}
+
+fn live_now(live: &Option<Liveness>, id: u16, t: Instant) -> bool {
+    live.as_ref().is_some_and(|l| l.is_alive(id, t))
+}
