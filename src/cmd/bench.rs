@@ -14,8 +14,9 @@ pub enum BenchCommand {
     /// l2l3.p4 in-process on one core (64-byte frames, 1k MACs, 10k routes), batched, against
     /// wire.p4 (parse Ethernet, one exact table, deparse) as the baseline.
     Pipeline(PipelineBenchArgs),
-    /// Forwarding throughput and latency through pisa on AF_PACKET veths against the Linux
-    /// kernel bridge on the same veths (root; builds its own lab).
+    /// Forwarding throughput and latency through pisa on each port backend (AF_PACKET, AF_XDP,
+    /// DPDK as compiled in) against the Linux kernel bridge on the same veths in the same run
+    /// (root; builds its own lab).
     Forward(super::forward_bench::BenchForwardArgs),
 }
 

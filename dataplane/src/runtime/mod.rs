@@ -61,6 +61,10 @@ use crate::time::{Clock, Nanos};
 use pipes::{PipeHandle as Handle, RxBatch, Single};
 use stats::{GlobalCounters, PipeThreadCounters};
 
+/// Empty receives in a row after which an rx thread on a port without a descriptor starts
+/// napping (20 µs at a time) instead of polling again at once.
+const SPIN_POLLS: u32 = 256;
+
 /// Device ports are 9 bits (TNA: pipe in bits 8:7, port in 6:0).
 pub const NUM_DEVPORTS: usize = 512;
 
@@ -364,6 +368,8 @@ fn rx_loop(
     let mut fb = FrameBatch::new(batch);
     free.refill(&mut fb, batch);
     let mut polled = Instant::now();
+    // Empty receives in a row on a port without a descriptor.
+    let mut empty_polls = 0u32;
     while !stop.load(Ordering::Acquire) {
         if polled.elapsed() >= Duration::from_millis(500) {
             // Backends that learn about drops from the kernel (AF_PACKET's ring statistics)
@@ -390,12 +396,23 @@ fn rx_loop(
                             std::thread::sleep(wait);
                         }
                     }
-                    // No descriptor (memory, pcap): nap briefly.
-                    None => std::thread::sleep(wait.min(Duration::from_micros(200))),
+                    // No descriptor to wait on (DPDK, memory, pcap): poll again at once a
+                    // few times (a poll-mode device has nothing to sleep on; frames arriving
+                    // right after a burst are common), then nap briefly so an idle port does
+                    // not hold a core.
+                    None => {
+                        empty_polls = empty_polls.saturating_add(1);
+                        if empty_polls <= SPIN_POLLS {
+                            std::thread::yield_now();
+                        } else {
+                            std::thread::sleep(wait.min(Duration::from_micros(20)));
+                        }
+                    }
                 }
                 continue;
             }
             Ok(n) => {
+                empty_polls = 0;
                 counters.rx_batch(n);
                 let mut frames = Vec::with_capacity(n);
                 for i in 0..fb.len() {

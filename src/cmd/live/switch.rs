@@ -35,6 +35,13 @@ impl Pipeline for SwitchPipeline {
             &mut |o| out(o.port, o.bytes),
         );
     }
+
+    /// Received buffers go to the switch's pool, which its output frames are built in: with
+    /// the tx threads handing sent buffers back to the rx threads, steady forwarding does not
+    /// allocate.
+    fn recycle(&mut self, buf: Vec<u8>) {
+        self.sw.recycle(buf);
+    }
 }
 
 /// One pipe's switch instance as a pipe thread's stage (per-pipe mode): ingress up to the TM,
@@ -81,6 +88,11 @@ impl PipeStage for PipeSwitch {
 
     fn discard(&mut self, copy: TmCopy) {
         self.sw.discard_copy(copy);
+    }
+
+    /// As [`SwitchPipeline::recycle`].
+    fn recycle(&mut self, buf: Vec<u8>) {
+        self.sw.recycle(buf);
     }
 }
 
