@@ -400,15 +400,20 @@ fn leader_crash_new_leader_takes_over_without_losing_entries() {
     }
     let tl = TestLab::up("k");
     let mut cfg = config(Mode::Switch, 3);
-    cfg.leader_timeout = Some(Duration::from_millis(300));
+    cfg.leader_timeout = Some(Duration::from_millis(500));
     let mut lab =
         NetnsLab::start(program(), cfg, tl.state(), WAIT).unwrap_or_else(|e| panic!("start: {e}"));
     let vals = values(160, 9);
     lab.append(vals[..100].to_vec()).unwrap();
     assert_eq!(lab.wait_committed(100, WAIT).unwrap(), 100);
     // The leader (h1, id 1) crashes: its thread stops, its port falls silent.
+    let crashed_at = std::time::Instant::now();
     lab.crash(0);
     let new = lab.wait_new_leader(0, WAIT).unwrap();
+    eprintln!(
+        "leader crash: new leader on the switch path after {:?} (leader timeout 500 ms)",
+        crashed_at.elapsed()
+    );
     assert_eq!(new, 1, "the lowest live id (2) leads");
     let events = lab.failover_events(new).unwrap();
     assert!(
@@ -458,5 +463,63 @@ fn leader_crash_new_leader_takes_over_without_losing_entries() {
             .unwrap_or_else(|| panic!("replica {r} state"));
         assert_eq!(applied.len(), 160, "replica {r}");
         assert!(applied == vals, "replica {r}'s log differs");
+    }
+}
+
+#[test]
+fn new_leader_that_missed_entries_adopts_a_longer_log() {
+    if !can_run("new_leader_that_missed_entries_adopts_a_longer_log") {
+        return;
+    }
+    let tl = TestLab::up("l");
+    let mut cfg = config(Mode::Switch, 3);
+    cfg.leader_timeout = Some(Duration::from_millis(500));
+    let mut lab =
+        NetnsLab::start(program(), cfg, tl.state(), WAIT).unwrap_or_else(|e| panic!("start: {e}"));
+    let vals = values(150, 11);
+    lab.append(vals[..100].to_vec()).unwrap();
+    lab.wait_committed(100, WAIT).unwrap();
+    lab.wait_applied(100, WAIT).unwrap();
+    // Node 2 (the next leader) misses entries 100..130: its link drops everything while
+    // the other two replicas acknowledge them (f = 2), then the leader crashes.
+    let link = lab.switch().link(lab.devport(1)).unwrap();
+    link.set_loss(1.0).unwrap();
+    lab.append(vals[100..130].to_vec()).unwrap();
+    lab.wait_committed(130, WAIT).unwrap();
+    lab.crash(0);
+    link.set_loss(0.0).unwrap();
+    let new = lab.wait_new_leader(0, WAIT).unwrap();
+    assert_eq!(new, 1);
+    let events = lab.failover_events(new).unwrap();
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            FailoverEvent::Leads { from: 130, source, .. } if *source != 2
+        )),
+        "{events:?}"
+    );
+    lab.append(vals[130..].to_vec()).unwrap();
+    lab.wait_committed(150, WAIT).unwrap();
+    lab.wait_applied(150, WAIT).unwrap();
+    let out = lab.stop().expect("stop");
+    let led = out.nodes[new]
+        .as_ref()
+        .and_then(|n| n.role_leader_appended())
+        .expect("the new leader's log");
+    assert!(
+        led == vals,
+        "the new leader's log differs ({} entries)",
+        led.len()
+    );
+    for r in [2, 3] {
+        let applied = out.nodes[r]
+            .as_ref()
+            .and_then(|n| n.role_replica_applied())
+            .unwrap_or_else(|| panic!("replica {r} state"));
+        assert!(
+            applied == vals,
+            "replica {r}'s log differs ({} entries)",
+            applied.len()
+        );
     }
 }

@@ -73,6 +73,15 @@ impl Liveness {
         }
     }
 
+    /// This node could not read for `stalled` (its own thread stalled): every peer's
+    /// silence counts that much shorter. A peer declared dead stays dead.
+    pub fn excuse(&mut self, stalled: Duration) {
+        let d = stalled.as_nanos() as u64;
+        for s in self.seen.values_mut() {
+            s.changed_at = Instant::from_nanos(s.changed_at.as_nanos().saturating_add(d));
+        }
+    }
+
     /// Whether `peer` looks alive at `now` (this node always is).
     pub fn is_alive(&self, peer: u16, now: Instant) -> bool {
         peer == self.me
@@ -132,6 +141,15 @@ mod tests {
         assert_eq!(l.leader(at(2000)), 1);
         // Everyone else silent: this node leads.
         assert_eq!(l.leader(at(10_000)), 3);
+        // Unless this node itself stalled that long: then nobody is blamed...
+        let mut s = l.clone();
+        s.excuse(Duration::from_micros(8_000));
+        assert_eq!(s.leader(at(10_000)), 1);
+        // ...except a peer declared dead.
+        let mut d = l.clone();
+        d.declare_dead(1, at(2_100));
+        d.excuse(Duration::from_micros(100));
+        assert_eq!(d.leader(at(2_300)), 2);
     }
 
     #[test]
