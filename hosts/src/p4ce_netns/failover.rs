@@ -188,6 +188,8 @@ struct Recovery {
     again_at: Option<Nanos>,
     /// The peer whose log is being read.
     reading: Option<usize>,
+    /// Too few followers: this node stays a replica (what it saw is in the events).
+    gave_up: bool,
 }
 
 /// Heartbeats, view changes and recovery of one node (see the module docs).
@@ -554,6 +556,7 @@ impl Failover {
     ) -> Result<(), NetnsError> {
         let glen = self.geometry.len() as u64;
         rec.waiting = 0;
+        let mut gone = Vec::new();
         for &k in &rec.followers {
             let p = &self.peers[k];
             let Some(h) = p.hello else { continue };
@@ -572,11 +575,24 @@ impl Failover {
                     remote_addr: remote,
                     rkey,
                 };
-                ep.post_send(p.qpn, SendWr::new(RECOVER | tag | k as u64, op, sge))?;
+                if ep
+                    .post_send(p.qpn, SendWr::new(RECOVER | tag | k as u64, op, sge))
+                    .is_err()
+                {
+                    // Its QP failed meanwhile (the follower died): out of the view.
+                    gone.push(k);
+                    break;
+                }
                 rec.waiting += 1;
             }
             rec.follows[k] = None;
             rec.applied[k] = None;
+        }
+        for k in gone {
+            rec.followers.retain(|f| *f != k);
+            self.events.push(FailoverEvent::Failed {
+                reason: format!("node {} unreachable during recovery", self.peers[k].id),
+            });
         }
         Ok(())
     }
@@ -620,6 +636,7 @@ impl Failover {
                     applied: vec![None; n],
                     again_at: None,
                     reading: None,
+                    gave_up: false,
                 };
                 self.post_status_reads(ep, &mut rec)?;
                 self.recovery = Some(rec);
@@ -648,6 +665,9 @@ impl Failover {
         wcs: Vec<WorkCompletion>,
         apply: &mut impl FnMut(&[u8]),
     ) -> Result<Option<TakeOver>, NetnsError> {
+        if rec.gave_up {
+            return Ok(None);
+        }
         let mut log_done = None;
         for wc in wcs {
             let k = (wc.wr_id & 0xFF) as usize;
@@ -688,9 +708,7 @@ impl Failover {
                 });
                 self.me
             };
-            return self
-                .take_over(ep, now, replica, rec, source, apply)
-                .map(Some);
+            return self.take_over(ep, now, replica, rec, source, apply);
         }
         if rec.waiting > 0 {
             return Ok(None);
@@ -738,16 +756,21 @@ impl Failover {
                     remote_addr: h.log.va,
                     rkey: h.log.rkey,
                 };
-                ep.post_send(
-                    self.peers[k].qpn,
-                    SendWr::new(RECOVER | LOG | k as u64, op, sge),
-                )?;
+                let wr = SendWr::new(RECOVER | LOG | k as u64, op, sge);
+                if ep.post_send(self.peers[k].qpn, wr).is_err() {
+                    self.events.push(FailoverEvent::Failed {
+                        reason: "log READ refused; adopting own log".into(),
+                    });
+                    let me = self.me;
+                    rec.followers.retain(|f| *f != k);
+                    return self.take_over(ep, now, replica, rec, me, apply);
+                }
                 rec.reading = Some(k);
                 Ok(None)
             }
             None => {
                 let me = self.me;
-                self.take_over(ep, now, replica, rec, me, apply).map(Some)
+                self.take_over(ep, now, replica, rec, me, apply)
             }
         }
     }
@@ -757,10 +780,10 @@ impl Failover {
         ep: &mut Endpoint,
         now: Nanos,
         replica: &mut Replica,
-        rec: &Recovery,
+        rec: &mut Recovery,
         source: u16,
         apply: &mut impl FnMut(&[u8]),
-    ) -> Result<TakeOver, NetnsError> {
+    ) -> Result<Option<TakeOver>, NetnsError> {
         replica.poll_apply(ep, |_, v| apply(v))?;
         let end = replica.applied();
         let mut paths = Vec::new();
@@ -778,14 +801,15 @@ impl Failover {
             }
         }
         if paths.len() < self.cfg.f {
-            return Err(NetnsError::Node(
-                self.me,
-                format!(
-                    "recovery: {} live followers, f = {}",
+            self.events.push(FailoverEvent::Failed {
+                reason: format!(
+                    "recovery: {} live followers, f = {}; not leading",
                     paths.len(),
                     self.cfg.f
                 ),
-            ));
+            });
+            rec.gave_up = true;
+            return Ok(None);
         }
         let mut leader = Leader::new(self.cfg, self.log, self.cq, paths, None)?;
         leader.resume_at(end)?;
@@ -795,11 +819,11 @@ impl Failover {
             followers: followers.iter().map(|(_, id)| *id).collect(),
             at: now,
         });
-        Ok(TakeOver {
+        Ok(Some(TakeOver {
             leader,
             followers,
             cfg: self.cfg,
-        })
+        }))
     }
 }
 
