@@ -2,8 +2,9 @@
 //! runtime with AF_PACKET on the switch-side veths, the CM agent on the CPU port, the leader
 //! and replicas each on a thread in its namespace over AF_PACKET, every connection through
 //! RDMA CM. Commits with identical replica logs (P4CE and unicast), a replica crash, a broken
-//! switch path (fallback to unicast), 1 % loss on every link, and WRITEs the switch must keep
-//! away from the logs.
+//! switch path (fallback to unicast), 1 % loss on every link, WRITEs the switch must keep
+//! away from the logs, and a leader crash (fail-over to the lowest live id, which recovers
+//! the log and, in P4CE mode, asks the switch's agent for the group again).
 //!
 //! Needs root (namespaces, veth, AF_PACKET); without it each test prints why and returns.
 //! Each test brings up its own copy of `deploy/labs/p4ce.yaml` under unique names (lab
@@ -398,8 +399,22 @@ fn leader_crash_new_leader_takes_over_without_losing_entries() {
     if !can_run("leader_crash_new_leader_takes_over_without_losing_entries") {
         return;
     }
-    let tl = TestLab::up("k");
-    let mut cfg = config(Mode::Switch, 3);
+    leader_crash(Mode::Switch, "k");
+}
+
+#[test]
+fn unicast_leader_crash_new_leader_takes_over_without_losing_entries() {
+    if !can_run("unicast_leader_crash_new_leader_takes_over_without_losing_entries") {
+        return;
+    }
+    leader_crash(Mode::Unicast, "m");
+}
+
+/// Commit 100 entries, crash the leader, commit 60 more through the new leader (node 2, the
+/// lowest live id); every surviving log holds the 160 in order.
+fn leader_crash(mode: Mode, tag: &str) {
+    let tl = TestLab::up(tag);
+    let mut cfg = config(mode, 3);
     cfg.leader_timeout = Some(Duration::from_millis(500));
     let mut lab =
         NetnsLab::start(program(), cfg, tl.state(), WAIT).unwrap_or_else(|e| panic!("start: {e}"));
@@ -411,7 +426,7 @@ fn leader_crash_new_leader_takes_over_without_losing_entries() {
     lab.crash(0);
     let new = lab.wait_new_leader(0, WAIT).unwrap();
     eprintln!(
-        "leader crash: new leader on the switch path after {:?} (leader timeout 500 ms)",
+        "{mode:?}: leader crash: new leader ready after {:?} (leader timeout 500 ms)",
         crashed_at.elapsed()
     );
     assert_eq!(new, 1, "the lowest live id (2) leads");
@@ -431,12 +446,16 @@ fn leader_crash_new_leader_takes_over_without_losing_entries() {
             "node {i}: {ev:?}"
         );
     }
-    // The new leader took the switch path through the agent (a view change there).
-    assert_eq!(lab.leader_status().path, Some(Mode::Switch));
+    // In P4CE mode the new leader took the switch path through the agent (a view change
+    // there).
+    assert_eq!(lab.leader_status().path, Some(mode));
     lab.append(vals[100..].to_vec()).unwrap();
     assert_eq!(lab.wait_committed(160, WAIT).unwrap(), 160);
     let st = lab.leader_status();
-    assert!(st.stats.switch_writes >= 60, "{st:?}");
+    match mode {
+        Mode::Switch => assert!(st.stats.switch_writes >= 60, "{st:?}"),
+        Mode::Unicast => assert!(st.stats.unicast_writes >= 120, "{st:?}"),
+    }
     lab.wait_applied(160, WAIT).unwrap();
     let out = lab.stop().expect("stop");
     let groups_up = out
@@ -444,7 +463,8 @@ fn leader_crash_new_leader_takes_over_without_losing_entries() {
         .iter()
         .filter(|e| matches!(e, hosts::p4ce_cm::CmAgentEvent::GroupUp(_)))
         .count();
-    assert!(groups_up >= 2, "{:?}", out.cm_log);
+    let want = if mode == Mode::Switch { 2 } else { 0 };
+    assert!(groups_up >= want, "{:?}", out.cm_log);
     // Nothing committed lost or reordered: the new leader's log and both surviving
     // replicas' logs are exactly what was appended, in order.
     let led = out.nodes[new]
