@@ -8,7 +8,10 @@
 //! - the leader connects to every replica through RDMA CM, builds its [`Leader`], asks the
 //!   switch agent for the group (P4CE mode; again after each fallback, when the leader's
 //!   retry is due), appends what it is given (or one value over and over, for the bench) and
-//!   measures commit latencies ([`Meter`]).
+//!   measures commit latencies ([`Meter`]);
+//! - with fail-over configured ([`NodeFailover`]), every node also bumps its heartbeat and
+//!   each replica runs [`Failover`] (mesh connections, heartbeat READs, view changes); a
+//!   replica that recovers the log becomes the leader on its own thread (`take_over`).
 //!
 //! Anyone can run a closure on a node's thread between two turns of its loop
 //! ([`NodeHandle::exec`]): the bench reads its figures that way, tests post rogue WRITEs.
