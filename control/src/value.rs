@@ -703,13 +703,21 @@ mod tests {
             format_value(0x0200_0000_00fe, 48, "hdr.ethernet.dst_addr"),
             "02:00:00:00:00:fe"
         );
-        assert_eq!(format_value(0x0a00_0203, 32, "hdr.ipv4.dst_addr"), "10.0.2.3");
+        assert_eq!(
+            format_value(0x0a00_0203, 32, "hdr.ipv4.dst_addr"),
+            "10.0.2.3"
+        );
         assert_eq!(format_value(0x0a00_0203, 32, "meta.count"), "167772675");
         assert_eq!(format_value(1, 128, "hdr.ipv6.src_addr"), "::1");
         assert_eq!(format_value(5, 9, "port"), "5");
         assert_eq!(format_value(1 << 70, 80, "x"), "0x400000000000000000");
         let cases = [
-            (KeyMatch::Exact(0x0200_0000_0001), MatchKind::Exact, 48, "dst_addr"),
+            (
+                KeyMatch::Exact(0x0200_0000_0001),
+                MatchKind::Exact,
+                48,
+                "dst_addr",
+            ),
             (
                 KeyMatch::Lpm {
                     value: 0x0a00_0200,
@@ -728,7 +736,12 @@ mod tests {
                 16,
                 "dst_port",
             ),
-            (KeyMatch::Range { lo: 10, hi: 20 }, MatchKind::Range, 16, "len"),
+            (
+                KeyMatch::Range { lo: 10, hi: 20 },
+                MatchKind::Range,
+                16,
+                "len",
+            ),
         ];
         for (m, kind, width, name) in cases {
             let text = format_key_match(&m, width, name);
