@@ -33,6 +33,9 @@ pub const FRAME_SIZE: u32 = 4096;
 pub const FRAMES: u32 = 4096;
 /// Entries per ring (fill, completion, rx, tx).
 const RING: u32 = 2048;
+/// How long [`AfXdpPort::open`] retries a bind refused with EBUSY (a dead process's socket
+/// still being released by the kernel).
+const BIND_BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 static XDP_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/redirect.o"));
 
@@ -177,7 +180,18 @@ impl AfXdpPort {
             .map_err(|e| err(&name, "rx/tx rings", e))?;
         let rx = user.map_rx().map_err(|e| err(&name, "map rx ring", e))?;
         let tx = user.map_tx().map_err(|e| err(&name, "map tx ring", e))?;
-        umem.bind(&user).map_err(|e| {
+        // A socket of a process that just died (SIGKILL, crash) may still hold the queue for
+        // a moment: the kernel releases it asynchronously after the last descriptor closes, and
+        // binding meanwhile fails with EBUSY. Retry for a while before giving up.
+        let t0 = std::time::Instant::now();
+        let mut bound = umem.bind(&user);
+        while matches!(&bound, Err(e) if e.get_raw() == libc::EBUSY)
+            && t0.elapsed() < BIND_BUSY_WAIT
+        {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            bound = umem.bind(&user);
+        }
+        bound.map_err(|e| {
             err(
                 &name,
                 if zerocopy {
