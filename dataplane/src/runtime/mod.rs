@@ -9,7 +9,18 @@
 //!   copies for another pipe's ports cross to that pipe's thread over bounded channels, as on
 //!   the hardware where each pipe is its own piece of silicon.
 //!
-//! Threads:
+//! Two I/O modes ([`RuntimeConfig::io`], [`IoMode`]):
+//! - **inline** (the default; run to completion, see [`inline`]): no rx or tx threads; each
+//!   pipeline thread receives from its own ports (round robin, non-blocking), runs the frames
+//!   and sends them on its own ports itself. Frames for a port another thread owns (and copies
+//!   for another pipe) cross over that port's bounded transmit channel (full → counted drop).
+//!   Idle, the thread sleeps in one `ppoll` over its ports' descriptors and an eventfd that
+//!   control requests and other threads ring. It saves the two thread hand-offs per frame of
+//!   the threaded mode (on a 2-core VM that is where the threaded mode lost to the kernel
+//!   bridge; see `pisa bench forward --io both`).
+//! - **threads**: the threads below.
+//!
+//! Threads (threaded mode):
 //! - per port, an **rx thread** that receives batches (non-blocking `recv_batch`, then
 //!   `poll` on the port's descriptor when idle) and hands each batch to the pipeline thread
 //!   serving the port through that thread's bounded channel; a full channel drops the batch and
@@ -36,6 +47,7 @@
 //!
 //! The clock is passed in: [`crate::WallClock`] in production, [`crate::VirtualClock`] in tests.
 
+mod inline;
 mod metrics;
 mod pipes;
 mod stats;
@@ -62,8 +74,11 @@ use pipes::{PipeHandle as Handle, RxBatch, Single};
 use stats::{GlobalCounters, PipeThreadCounters};
 
 /// Empty receives in a row after which an rx thread on a port without a descriptor starts
-/// napping (20 µs at a time) instead of polling again at once.
+/// napping ([`NAP`] at a time) instead of polling again at once.
 const SPIN_POLLS: u32 = 256;
+
+/// How long a thread naps when it has ports without a descriptor to wait on.
+const NAP: Duration = Duration::from_micros(20);
 
 /// Device ports are 9 bits (TNA: pipe in bits 8:7, port in 6:0).
 pub const NUM_DEVPORTS: usize = 512;
@@ -95,6 +110,37 @@ pub enum ThreadRole {
 /// Called first thing on every runtime thread (pinning it to a core, naming it in traces).
 pub type ThreadHook = Arc<dyn Fn(ThreadRole) + Send + Sync>;
 
+/// How frames move between ports and the pipeline thread(s).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum IoMode {
+    /// Run to completion: each pipeline thread receives from its own ports, runs the frames
+    /// and sends them itself (see the module documentation).
+    #[default]
+    Inline,
+    /// An rx and a tx thread per port, bounded channels to and from the pipeline thread(s).
+    Threads,
+}
+
+impl std::str::FromStr for IoMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<IoMode, String> {
+        match s {
+            "inline" => Ok(IoMode::Inline),
+            "threads" => Ok(IoMode::Threads),
+            _ => Err(format!("unknown I/O mode {s:?} (inline or threads)")),
+        }
+    }
+}
+
+impl std::fmt::Display for IoMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            IoMode::Inline => "inline",
+            IoMode::Threads => "threads",
+        })
+    }
+}
+
 /// Settings of a [`Runtime`].
 #[derive(Clone)]
 pub struct RuntimeConfig {
@@ -112,6 +158,8 @@ pub struct RuntimeConfig {
     pub drain_timeout: Duration,
     /// Run on every thread as it starts.
     pub thread_hook: Option<ThreadHook>,
+    /// Run-to-completion or rx/tx threads.
+    pub io: IoMode,
 }
 
 impl std::fmt::Debug for RuntimeConfig {
@@ -123,6 +171,7 @@ impl std::fmt::Debug for RuntimeConfig {
             .field("cross_channel", &self.cross_channel)
             .field("idle_wait", &self.idle_wait)
             .field("drain_timeout", &self.drain_timeout)
+            .field("io", &self.io)
             .finish_non_exhaustive()
     }
 }
@@ -137,6 +186,7 @@ impl Default for RuntimeConfig {
             idle_wait: Duration::from_millis(20),
             drain_timeout: Duration::from_secs(1),
             thread_hook: None,
+            io: IoMode::default(),
         }
     }
 }
@@ -352,6 +402,118 @@ fn until(due: Option<Nanos>, now: Nanos, cap: Duration) -> Duration {
     }
 }
 
+/// One non-blocking receive on `port` into `fb`, with the port's next timed event (the port's
+/// lock is held for this one call only). Shared by the rx threads and the inline loop.
+fn rx_receive(
+    port: &SharedPort,
+    fb: &mut FrameBatch,
+    now: Nanos,
+) -> (Result<usize, PortError>, Option<Nanos>) {
+    let mut p = lock(port);
+    let r = p.recv_batch(fb, now);
+    (r, p.poll_timeout())
+}
+
+/// Moves the frames just received out of `fb` into `frames` and gives `fb` spare buffers from
+/// `free` for the next receive.
+fn take_frames(fb: &mut FrameBatch, frames: &mut Vec<Frame>, free: &FreeList) {
+    let n = fb.len();
+    for i in 0..n {
+        let ts = fb.frames()[i].ts;
+        if let Some(data) = fb.take_data(i) {
+            frames.push(Frame { data, ts });
+        }
+    }
+    fb.clear();
+    free.refill(fb, n);
+}
+
+/// Sends `frames` (drained; the vector keeps its capacity) on `port` in batches of `fb`'s
+/// capacity; the buffers the batch held before go to `free`. Shared by the tx threads and the
+/// inline loop.
+fn tx_send(
+    port: &SharedPort,
+    fb: &mut FrameBatch,
+    frames: &mut Vec<Vec<u8>>,
+    now: Nanos,
+    counters: &PortRuntimeCounters,
+    free: &FreeList,
+) {
+    let send = |fb: &mut FrameBatch| {
+        counters.tx_batches.fetch_add(1, Ordering::Relaxed);
+        if lock(port).send_batch(fb, now).is_err() {
+            counters.io_errors.fetch_add(1, Ordering::Relaxed);
+            fb.clear();
+        }
+    };
+    for data in frames.drain(..) {
+        let old = match fb.push_owned(data, now) {
+            Ok(old) => old,
+            Err(data) => {
+                send(fb);
+                // The batch is empty now, so this push succeeds.
+                fb.push_owned(data, now).unwrap_or_default()
+            }
+        };
+        if let Some(b) = old {
+            free.give(b);
+        }
+    }
+    if !fb.is_empty() {
+        send(fb);
+    }
+}
+
+/// Lets `port`'s link model release what is due at `now`; returns its next timed event.
+fn flush_due(port: &SharedPort, now: Nanos, counters: &PortRuntimeCounters) -> Option<Nanos> {
+    let mut p = lock(port);
+    if p.poll_timeout().is_some_and(|d| d <= now) && p.flush(now).is_err() {
+        counters.io_errors.fetch_add(1, Ordering::Relaxed);
+    }
+    p.poll_timeout()
+}
+
+/// Drain at stop: lets the link models of `ports` release what they hold, for at most `drain`
+/// of real time.
+fn drain_links<'a>(
+    ports: impl Iterator<Item = &'a SharedPort> + Clone,
+    clock: &dyn Clock,
+    drain: Duration,
+) {
+    let start = Instant::now();
+    loop {
+        let now = clock.now();
+        let mut next: Option<Nanos> = None;
+        for port in ports.clone() {
+            let mut p = lock(port);
+            let _ = p.flush(now);
+            if let Some(d) = p.poll_timeout() {
+                next = Some(next.map_or(d, |n| n.min(d)));
+            }
+        }
+        match next {
+            None => break,
+            Some(d) => {
+                if start.elapsed() >= drain {
+                    break;
+                }
+                std::thread::sleep(until(Some(d), now, Duration::from_millis(1)));
+            }
+        }
+    }
+}
+
+/// Every 500 ms: backends that learn about drops from the kernel (AF_PACKET's ring
+/// statistics) fold them into their counters when asked for a snapshot.
+fn poll_port_stats<'a>(polled: &mut Instant, ports: impl Iterator<Item = &'a SharedPort>) {
+    if polled.elapsed() >= Duration::from_millis(500) {
+        *polled = Instant::now();
+        for p in ports {
+            let _ = lock(p).stats();
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn rx_loop(
     devport: u16,
@@ -371,18 +533,9 @@ fn rx_loop(
     // Empty receives in a row on a port without a descriptor.
     let mut empty_polls = 0u32;
     while !stop.load(Ordering::Acquire) {
-        if polled.elapsed() >= Duration::from_millis(500) {
-            // Backends that learn about drops from the kernel (AF_PACKET's ring statistics)
-            // fold them into their counters when asked for a snapshot.
-            polled = Instant::now();
-            let _ = lock(port).stats();
-        }
+        poll_port_stats(&mut polled, std::iter::once(port));
         let now = clock.now();
-        let (got, due) = {
-            let mut p = lock(port);
-            let r = p.recv_batch(&mut fb, now);
-            (r, p.poll_timeout())
-        };
+        let (got, due) = rx_receive(port, &mut fb, now);
         match got {
             Ok(0) => {
                 let wait = until(due, now, idle);
@@ -405,7 +558,7 @@ fn rx_loop(
                         if empty_polls <= SPIN_POLLS {
                             std::thread::yield_now();
                         } else {
-                            std::thread::sleep(wait.min(Duration::from_micros(20)));
+                            std::thread::sleep(wait.min(NAP));
                         }
                     }
                 }
@@ -415,14 +568,7 @@ fn rx_loop(
                 empty_polls = 0;
                 counters.rx_batch(n);
                 let mut frames = Vec::with_capacity(n);
-                for i in 0..fb.len() {
-                    let ts = fb.frames()[i].ts;
-                    if let Some(data) = fb.take_data(i) {
-                        frames.push(Frame { data, ts });
-                    }
-                }
-                fb.clear();
-                free.refill(&mut fb, n);
+                take_frames(&mut fb, &mut frames, free);
                 match ing.try_send(RxBatch {
                     port: devport,
                     frames,
@@ -461,62 +607,17 @@ fn tx_loop(
     free: &FreeList,
 ) {
     let mut fb = FrameBatch::new(batch);
-    let send = |fb: &mut FrameBatch, now: Nanos| {
-        counters.tx_batches.fetch_add(1, Ordering::Relaxed);
-        if lock(port).send_batch(fb, now).is_err() {
-            counters.io_errors.fetch_add(1, Ordering::Relaxed);
-            fb.clear();
-        }
-    };
     loop {
         let now = clock.now();
         let due = lock(port).poll_timeout();
         match chan.recv_timeout(until(due, now, idle)) {
-            Ok(frames) => {
-                let now = clock.now();
-                for data in frames {
-                    let old = match fb.push_owned(data, now) {
-                        Ok(old) => old,
-                        Err(data) => {
-                            send(&mut fb, now);
-                            // The batch is empty now, so this push succeeds.
-                            fb.push_owned(data, now).unwrap_or_default()
-                        }
-                    };
-                    if let Some(b) = old {
-                        free.give(b);
-                    }
-                }
-                if !fb.is_empty() {
-                    send(&mut fb, now);
-                }
-            }
+            Ok(mut frames) => tx_send(port, &mut fb, &mut frames, clock.now(), counters, free),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
-        let now = clock.now();
-        let mut p = lock(port);
-        if p.poll_timeout().is_some_and(|d| d <= now) && p.flush(now).is_err() {
-            counters.io_errors.fetch_add(1, Ordering::Relaxed);
-        }
+        flush_due(port, clock.now(), counters);
     }
-    // Drain: let the link model release what it holds, for at most `drain` of real time.
-    let start = Instant::now();
-    loop {
-        let now = clock.now();
-        let mut p = lock(port);
-        let _ = p.flush(now);
-        match p.poll_timeout() {
-            None => break,
-            Some(d) => {
-                drop(p);
-                if start.elapsed() >= drain {
-                    break;
-                }
-                std::thread::sleep(until(Some(d), now, Duration::from_millis(1)));
-            }
-        }
-    }
+    drain_links(std::iter::once(port), clock, drain);
 }
 
 #[cfg(test)]

@@ -5,6 +5,22 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Runs a test body once per I/O mode, as `NAME::threads` and `NAME::inline`.
+macro_rules! both_modes {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn threads() {
+                super::$name(super::IoMode::Threads);
+            }
+            #[test]
+            fn inline() {
+                super::$name(super::IoMode::Inline);
+            }
+        }
+    )*};
+}
+
 use super::*;
 use crate::mem::{pair_with_capacity, MemPort};
 use crate::time::VirtualClock;
@@ -90,7 +106,7 @@ struct Setup {
     hosts: Vec<MemPort>,
 }
 
-fn setup(delay: Duration, cross_channel: usize) -> Setup {
+fn setup(delay: Duration, cross_channel: usize, io: IoMode) -> Setup {
     let mut ports = Vec::new();
     let mut hosts = Vec::new();
     for d in PORTS {
@@ -105,6 +121,7 @@ fn setup(delay: Duration, cross_channel: usize) -> Setup {
     let clock: Arc<dyn Clock> = Arc::new(VirtualClock::new());
     let cfg = RuntimeConfig {
         idle_wait: Duration::from_millis(2),
+        io,
         cross_channel,
         ..RuntimeConfig::default()
     };
@@ -160,9 +177,8 @@ fn wait_processed(h: &PipeHandle<Toy>, n: u64) {
     assert_eq!(h.stats().processed, n);
 }
 
-#[test]
-fn unicast_crosses_pipes_in_order_and_each_pipe_keeps_its_own_state() {
-    let mut s = setup(Duration::ZERO, 1024);
+fn unicast_crosses_pipes_in_order_and_each_pipe_keeps_its_own_state(mode: IoMode) {
+    let mut s = setup(Duration::ZERO, 1024, mode);
     let h = s.rt.handle();
     assert_eq!(h.pipes(), vec![0, 1]);
     // Port 0 (pipe 0) -> port 129 (pipe 1), port 128 (pipe 1) -> port 1 (pipe 0), and a
@@ -194,9 +210,8 @@ fn unicast_crosses_pipes_in_order_and_each_pipe_keeps_its_own_state() {
     assert_eq!(st.cross_full(), 0);
 }
 
-#[test]
-fn a_control_write_reaches_every_pipe_and_fan_out_lands_on_both() {
-    let mut s = setup(Duration::ZERO, 1024);
+fn a_control_write_reaches_every_pipe_and_fan_out_lands_on_both(mode: IoMode) {
+    let mut s = setup(Duration::ZERO, 1024, mode);
     let h = s.rt.handle();
     // The group is "symmetric state": set on every pipe thread.
     let r = h
@@ -238,10 +253,9 @@ fn a_control_write_reaches_every_pipe_and_fan_out_lands_on_both() {
     ));
 }
 
-#[test]
-fn stop_drains_copies_still_crossing() {
+fn stop_drains_copies_still_crossing(mode: IoMode) {
     // Egress is slow, so copies are still queued between the pipe threads at stop.
-    let mut s = setup(Duration::from_micros(300), 1024);
+    let mut s = setup(Duration::from_micros(300), 1024, mode);
     let h = s.rt.handle();
     send(&mut s.hosts[0], 128, 400);
     wait_processed(&h, 400);
@@ -254,10 +268,9 @@ fn stop_drains_copies_still_crossing() {
     assert_eq!(recv(&mut s.hosts[2], 400).len(), 400);
 }
 
-#[test]
-fn a_full_cross_pipe_channel_drops_and_counts() {
+fn a_full_cross_pipe_channel_drops_and_counts(mode: IoMode) {
     // One batch of room between the pipes and a slow egress: some copies cannot cross.
-    let mut s = setup(Duration::from_millis(2), 1);
+    let mut s = setup(Duration::from_millis(2), 1, mode);
     let h = s.rt.handle();
     for _ in 0..10 {
         send(&mut s.hosts[0], 128, 32);
@@ -276,3 +289,10 @@ fn a_full_cross_pipe_channel_drops_and_counts() {
     assert_eq!(t0.cross_full, full);
     assert_eq!(t0.copies_out + full, 320);
 }
+
+both_modes!(
+    unicast_crosses_pipes_in_order_and_each_pipe_keeps_its_own_state,
+    a_control_write_reaches_every_pipe_and_fan_out_lands_on_both,
+    stop_drains_copies_still_crossing,
+    a_full_cross_pipe_channel_drops_and_counts
+);

@@ -28,10 +28,12 @@ use std::time::Duration;
 
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Select, Sender, TrySendError};
 
+use super::inline::{inline_loop, Doorbell, Inline, OwnedPort};
 use super::stats::{snapshot_port, GlobalCounters, PipeThreadCounters};
 use super::{
-    lock, rx_loop, spawn, tx_loop, FreeList, Pipeline, PortInfo, PortRuntimeCounters, PortSetup,
-    RuntimeConfig, RuntimeError, RuntimeStats, Shared, SharedPort, ThreadRole, NUM_DEVPORTS,
+    lock, rx_loop, spawn, tx_loop, FreeList, IoMode, Pipeline, PortInfo, PortRuntimeCounters,
+    PortSetup, RuntimeConfig, RuntimeError, RuntimeStats, Shared, SharedPort, ThreadRole,
+    NUM_DEVPORTS,
 };
 use crate::link::LinkPort;
 use crate::port::{Frame, Port};
@@ -117,7 +119,7 @@ pub(crate) struct RxBatch {
     pub(crate) frames: Vec<Frame>,
 }
 
-type Control<S> = Box<dyn FnOnce(&mut S) + Send>;
+pub(super) type Control<S> = Box<dyn FnOnce(&mut S) + Send>;
 
 /// Transmit channel per device port (`None`: nothing attached).
 type TxChannels = Arc<[Option<Sender<Vec<Vec<u8>>>>]>;
@@ -127,6 +129,8 @@ struct WorkerInfo<S> {
     /// The pipe it runs (`None`: the single whole-switch thread).
     pipe: Option<u16>,
     control: Sender<Control<S>>,
+    /// Wakes the thread when it sleeps on its ports (inline mode).
+    bell: Option<Arc<Doorbell>>,
 }
 
 /// A cloneable handle to a running [`PipeRuntime`]: statistics, link control and control
@@ -179,6 +183,9 @@ impl<S: PipeStage> PipeHandle<S> {
         w.control
             .send_timeout(job, timeout)
             .map_err(|_| RuntimeError::Stopped)?;
+        if let Some(b) = &w.bell {
+            b.ring();
+        }
         Ok(rx)
     }
 
@@ -230,9 +237,9 @@ impl<S: PipeStage> PipeHandle<S> {
 /// Copies sent between threads but not yet processed, and threads still reading ingress: the
 /// stop condition (see the module documentation).
 #[derive(Default)]
-struct Quiesce {
-    ingress_open: AtomicUsize,
-    in_flight: AtomicUsize,
+pub(super) struct Quiesce {
+    pub(super) ingress_open: AtomicUsize,
+    pub(super) in_flight: AtomicUsize,
 }
 
 /// The running switch with one thread per pipe that has ports. See the module documentation.
@@ -245,7 +252,7 @@ pub struct PipeRuntime<S: PipeStage> {
 }
 
 /// The pipe of a device port.
-fn pipe_of(devport: u16) -> u16 {
+pub(super) fn pipe_of(devport: u16) -> u16 {
     (devport >> 7) & 3
 }
 
@@ -294,11 +301,21 @@ impl<S: PipeStage> PipeRuntime<S> {
         self.handle.clone()
     }
 
+    /// Wakes pipeline threads sleeping on their ports (inline mode) to see the stop.
+    fn wake_all(&self) {
+        for w in self.handle.workers.iter() {
+            if let Some(b) = &w.bell {
+                b.ring();
+            }
+        }
+    }
+
     /// Stops receiving, drains the channels between threads and the link models, joins every
     /// thread and returns each pipe's stage (with its pipe) and the final statistics.
     #[allow(clippy::type_complexity)]
     pub fn stop(mut self) -> Result<(Vec<(Option<u16>, S)>, RuntimeStats), RuntimeError> {
         self.stop_rx.store(true, Ordering::Release);
+        self.wake_all();
         let mut first_err = None;
         for (name, h) in self.rx_threads.drain(..) {
             if h.join().is_err() {
@@ -332,6 +349,7 @@ impl<S: PipeStage> Drop for PipeRuntime<S> {
     fn drop(&mut self) {
         // Dropped without `stop`: still end the threads.
         self.stop_rx.store(true, Ordering::Release);
+        self.wake_all();
         for (_, h) in self.rx_threads.drain(..) {
             let _ = h.join();
         }
@@ -410,11 +428,13 @@ pub(crate) fn start_threads<S: PipeStage>(
     quiesce.ingress_open.store(stages.len(), Ordering::SeqCst);
 
     let n = stages.len();
+    let inline = cfg.io == IoMode::Inline;
     let mut ing = Vec::with_capacity(n);
     let mut cross_tx = Vec::with_capacity(n);
     let mut cross_rx = Vec::with_capacity(n);
     let mut ctl = Vec::with_capacity(n);
     let mut infos_w = Vec::with_capacity(n);
+    let mut bells = Vec::with_capacity(n);
     for (pipe, _) in &stages {
         ing.push(bounded::<RxBatch>(cfg.ingress_channel.max(1)));
         let (ct, cr) = bounded::<Vec<S::Copy>>(cfg.cross_channel.max(1));
@@ -422,20 +442,50 @@ pub(crate) fn start_threads<S: PipeStage>(
         cross_rx.push(cr);
         let (kt, kr) = bounded::<Control<S>>(64);
         ctl.push(kr);
+        let bell = if inline {
+            Some(Arc::new(Doorbell::new().map_err(|source| {
+                RuntimeError::Spawn {
+                    name: "doorbell".to_string(),
+                    source,
+                }
+            })?))
+        } else {
+            None
+        };
+        bells.push(bell.clone());
         infos_w.push(WorkerInfo {
             pipe: *pipe,
             control: kt,
+            bell,
         });
     }
     let cross_tx: Arc<[Sender<Vec<S::Copy>>]> = cross_tx.into();
+    let bells: Arc<[Option<Arc<Doorbell>>]> = bells.into();
 
+    // Transmit channel per port: read by its tx thread, or (inline) by the thread that owns it.
     let mut egress: Vec<Option<Sender<Vec<Vec<u8>>>>> = vec![None; NUM_DEVPORTS];
+    let mut owned: Vec<Vec<OwnedPort>> = (0..n).map(|_| Vec::new()).collect();
     let mut tx_threads = Vec::new();
     for (i, port) in shared_ports.iter().enumerate() {
         let info = &shared.ports[i];
         let devport = info.devport;
         let (etx, erx) = bounded::<Vec<Vec<u8>>>(cfg.egress_channel.max(1));
         egress[devport as usize] = Some(etx);
+        if inline {
+            if let Some(t) = route[devport as usize] {
+                let fd = lock(port).raw_fd();
+                owned[t].push(OwnedPort::new(
+                    devport,
+                    port.clone(),
+                    fd,
+                    info.counters.clone(),
+                    erx,
+                    batch,
+                    &free,
+                ));
+            }
+            continue;
+        }
         let port = port.clone();
         let clock = clock.clone();
         let counters = info.counters.clone();
@@ -453,9 +503,10 @@ pub(crate) fn start_threads<S: PipeStage>(
     let egress: TxChannels = egress.into();
 
     let mut workers = Vec::with_capacity(n);
-    for (t, ((pipe, stage), ((_, ing_rx), (cross_rx, ctl_rx)))) in stages
+    for (t, (((pipe, stage), ((_, ing_rx), (cross_rx, ctl_rx))), owned)) in stages
         .into_iter()
         .zip(ing.iter().cloned().zip(cross_rx.into_iter().zip(ctl)))
+        .zip(owned)
         .enumerate()
     {
         let (name, role) = match pipe {
@@ -469,18 +520,40 @@ pub(crate) fn start_threads<S: PipeStage>(
             egress: egress.clone(),
             shared: shared.clone(),
             quiesce: quiesce.clone(),
+            bells: bells.clone(),
         };
         let hook = cfg.thread_hook.clone();
-        workers.push(spawn(name, move || {
-            if let Some(h) = hook {
-                h(role);
-            }
-            worker_loop(stage, &ing_rx, &cross_rx, &ctl_rx, &w)
-        })?);
+        if inline {
+            let ctx = Inline {
+                ports: owned,
+                clock: clock.clone(),
+                stop: stop_rx.clone(),
+                bell: bells[t].clone(),
+                idle: cfg.idle_wait,
+                drain: cfg.drain_timeout,
+                free: free.clone(),
+            };
+            workers.push(spawn(name, move || {
+                if let Some(h) = hook {
+                    h(role);
+                }
+                inline_loop(stage, &cross_rx, &ctl_rx, &w, ctx)
+            })?);
+        } else {
+            workers.push(spawn(name, move || {
+                if let Some(h) = hook {
+                    h(role);
+                }
+                worker_loop(stage, &ing_rx, &cross_rx, &ctl_rx, &w)
+            })?);
+        }
     }
 
     let mut rx_threads = Vec::new();
     for (i, port) in shared_ports.iter().enumerate() {
+        if inline {
+            break;
+        }
         let info = &shared.ports[i];
         let devport = info.devport;
         let fd = lock(port).raw_fd();
@@ -519,20 +592,30 @@ pub(crate) fn start_threads<S: PipeStage>(
 }
 
 /// What a pipeline thread is connected to.
-struct Wiring<C> {
-    me: usize,
+pub(super) struct Wiring<C> {
+    pub(super) me: usize,
     /// Thread index per device port.
-    route: Arc<[Option<usize>]>,
+    pub(super) route: Arc<[Option<usize>]>,
     /// Copy channel of every thread (own one included, so none ever disconnects early).
-    cross: Arc<[Sender<Vec<C>>]>,
+    pub(super) cross: Arc<[Sender<Vec<C>>]>,
     /// Transmit channel per device port.
-    egress: TxChannels,
-    shared: Arc<Shared>,
-    quiesce: Arc<Quiesce>,
+    pub(super) egress: TxChannels,
+    pub(super) shared: Arc<Shared>,
+    pub(super) quiesce: Arc<Quiesce>,
+    /// Per thread, what wakes it when it sleeps on its ports (inline mode only).
+    pub(super) bells: Arc<[Option<Arc<Doorbell>>]>,
+}
+
+impl<C> Wiring<C> {
+    fn ring(&self, t: usize) {
+        if let Some(Some(b)) = self.bells.get(t) {
+            b.ring();
+        }
+    }
 }
 
 /// A pipeline thread's working buffers.
-struct Work<C> {
+pub(super) struct Work<C> {
     /// Frames leaving per egress port, gathered over one batch.
     out: Vec<Vec<Vec<u8>>>,
     touched: Vec<u16>,
@@ -542,9 +625,33 @@ struct Work<C> {
     copies: Vec<C>,
     local: VecDeque<C>,
     remote: Vec<Vec<C>>,
+    /// The thread's own counters, and every device port's runtime counters.
+    pub(super) counters: Arc<PipeThreadCounters>,
+    out_counters: Vec<Option<Arc<PortRuntimeCounters>>>,
 }
 
 impl<C> Work<C> {
+    pub(super) fn new(w: &Wiring<C>) -> Work<C> {
+        Work {
+            out: vec![Vec::new(); NUM_DEVPORTS],
+            touched: Vec::new(),
+            bad_port: 0,
+            copies: Vec::new(),
+            local: VecDeque::new(),
+            remote: (0..w.cross.len()).map(|_| Vec::new()).collect(),
+            counters: w.shared.threads[w.me].1.clone(),
+            out_counters: (0..NUM_DEVPORTS as u16)
+                .map(|d| {
+                    w.shared
+                        .ports
+                        .iter()
+                        .find(|p| p.devport == d)
+                        .map(|p| p.counters.clone())
+                })
+                .collect(),
+        }
+    }
+
     fn emit(&mut self) -> impl FnMut(u16, Vec<u8>) + '_ {
         |port, bytes| match self.out.get_mut(port as usize) {
             Some(q) => {
@@ -582,14 +689,19 @@ fn run_local<S: PipeStage>(stage: &mut S, w: &Wiring<S::Copy>, work: &mut Work<S
     }
 }
 
-/// Sends the copies for other threads and the frames for the tx threads.
+/// Sends a port's frames on the spot when the calling thread owns the port (inline mode):
+/// returns true when it took them (draining the vector), false to use the port's channel.
+pub(super) type LocalTx<'a> = &'a mut dyn FnMut(u16, &mut Vec<Vec<u8>>) -> bool;
+
+/// Sends the copies for other threads and the frames that leave: to `local` first, else to
+/// the port's transmit channel.
 fn flush<S: PipeStage>(
     stage: &mut S,
     w: &Wiring<S::Copy>,
     work: &mut Work<S::Copy>,
-    counters: &PipeThreadCounters,
-    out_counters: &[Option<Arc<PortRuntimeCounters>>],
+    local: LocalTx<'_>,
 ) {
+    let counters = &work.counters;
     for t in 0..work.remote.len() {
         if work.remote[t].is_empty() {
             continue;
@@ -601,6 +713,7 @@ fn flush<S: PipeStage>(
         match w.cross[t].try_send(copies) {
             Ok(()) => {
                 counters.copies_out.fetch_add(n as u64, Ordering::Relaxed);
+                w.ring(t);
             }
             Err(TrySendError::Full(v)) | Err(TrySendError::Disconnected(v)) => {
                 w.quiesce.in_flight.fetch_sub(n, Ordering::SeqCst);
@@ -618,13 +731,21 @@ fn flush<S: PipeStage>(
             .fetch_add(std::mem::take(&mut work.bad_port), Ordering::Relaxed);
     }
     for port in work.touched.drain(..) {
-        let frames = std::mem::take(&mut work.out[port as usize]);
+        let q = &mut work.out[port as usize];
+        if local(port, q) {
+            continue;
+        }
+        let frames = std::mem::take(q);
         let n = frames.len() as u64;
         match &w.egress[port as usize] {
             Some(s) => match s.try_send(frames) {
-                Ok(()) => {}
+                Ok(()) => {
+                    if let Some(t) = w.route[port as usize] {
+                        w.ring(t);
+                    }
+                }
                 Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                    if let Some(c) = &out_counters[port as usize] {
+                    if let Some(c) = &work.out_counters[port as usize] {
                         c.egress_full.fetch_add(n, Ordering::Relaxed);
                     }
                 }
@@ -636,6 +757,50 @@ fn flush<S: PipeStage>(
     }
 }
 
+/// Runs a batch received on `port` through the stage (draining `frames`, whose buffers go
+/// back to the stage) and sends what leaves.
+pub(super) fn ingest<S: PipeStage>(
+    stage: &mut S,
+    w: &Wiring<S::Copy>,
+    work: &mut Work<S::Copy>,
+    port: u16,
+    frames: &mut Vec<Frame>,
+    local: LocalTx<'_>,
+) {
+    for f in frames.iter() {
+        let mut copies = std::mem::take(&mut work.copies);
+        stage.ingress(port, &f.data, f.ts, &mut work.emit(), &mut copies);
+        work.copies = copies;
+        run_local(stage, w, work);
+    }
+    let n = frames.len() as u64;
+    work.counters.batches.fetch_add(1, Ordering::Relaxed);
+    work.counters.frames.fetch_add(n, Ordering::Relaxed);
+    w.shared.global.processed.fetch_add(n, Ordering::Relaxed);
+    for f in frames.drain(..) {
+        stage.recycle(f.data);
+    }
+    flush(stage, w, work, local);
+}
+
+/// Queueing and egress of copies another pipe thread sent, then sends what leaves.
+pub(super) fn take_copies<S: PipeStage>(
+    stage: &mut S,
+    w: &Wiring<S::Copy>,
+    work: &mut Work<S::Copy>,
+    copies: Vec<S::Copy>,
+    local: LocalTx<'_>,
+) {
+    let n = copies.len();
+    work.copies.extend(copies);
+    run_local(stage, w, work);
+    work.counters
+        .copies_in
+        .fetch_add(n as u64, Ordering::Relaxed);
+    flush(stage, w, work, local);
+    w.quiesce.in_flight.fetch_sub(n, Ordering::SeqCst);
+}
+
 /// One pipeline thread: ingress batches from its ports' rx threads, copies from other pipe
 /// threads, control requests; until stopped and quiet (see the module documentation).
 fn worker_loop<S: PipeStage>(
@@ -645,24 +810,8 @@ fn worker_loop<S: PipeStage>(
     ctl: &Receiver<Control<S>>,
     w: &Wiring<S::Copy>,
 ) -> S {
-    let counters = w.shared.threads[w.me].1.clone();
-    let out_counters: Vec<Option<Arc<PortRuntimeCounters>>> = (0..NUM_DEVPORTS as u16)
-        .map(|d| {
-            w.shared
-                .ports
-                .iter()
-                .find(|p| p.devport == d)
-                .map(|p| p.counters.clone())
-        })
-        .collect();
-    let mut work = Work {
-        out: vec![Vec::new(); NUM_DEVPORTS],
-        touched: Vec::new(),
-        bad_port: 0,
-        copies: Vec::new(),
-        local: VecDeque::new(),
-        remote: (0..w.cross.len()).map(|_| Vec::new()).collect(),
-    };
+    let mut work = Work::new(w);
+    let mut no_local = |_: u16, _: &mut Vec<Vec<u8>>| false;
     let mut ing_open = true;
     let mut ctl_open = true;
     loop {
@@ -688,22 +837,14 @@ fn worker_loop<S: PipeStage>(
         let i = op.index();
         if Some(i) == i_ing {
             match op.recv(ing) {
-                Ok(batch) => {
-                    for f in &batch.frames {
-                        let mut copies = std::mem::take(&mut work.copies);
-                        stage.ingress(batch.port, &f.data, f.ts, &mut work.emit(), &mut copies);
-                        work.copies = copies;
-                        run_local(&mut stage, w, &mut work);
-                    }
-                    let n = batch.frames.len() as u64;
-                    counters.batches.fetch_add(1, Ordering::Relaxed);
-                    counters.frames.fetch_add(n, Ordering::Relaxed);
-                    w.shared.global.processed.fetch_add(n, Ordering::Relaxed);
-                    for f in batch.frames {
-                        stage.recycle(f.data);
-                    }
-                    flush(&mut stage, w, &mut work, &counters, &out_counters);
-                }
+                Ok(mut batch) => ingest(
+                    &mut stage,
+                    w,
+                    &mut work,
+                    batch.port,
+                    &mut batch.frames,
+                    &mut no_local,
+                ),
                 Err(_) => {
                     ing_open = false;
                     w.quiesce.ingress_open.fetch_sub(1, Ordering::SeqCst);
@@ -712,12 +853,7 @@ fn worker_loop<S: PipeStage>(
         } else if i == i_cross {
             // Every thread holds every copy sender, so this channel never disconnects.
             if let Ok(copies) = op.recv(cross) {
-                let n = copies.len();
-                work.copies.extend(copies);
-                run_local(&mut stage, w, &mut work);
-                counters.copies_in.fetch_add(n as u64, Ordering::Relaxed);
-                flush(&mut stage, w, &mut work, &counters, &out_counters);
-                w.quiesce.in_flight.fetch_sub(n, Ordering::SeqCst);
+                take_copies(&mut stage, w, &mut work, copies, &mut no_local);
             }
         } else if Some(i) == i_ctl {
             match op.recv(ctl) {

@@ -3,6 +3,22 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Runs a test body once per I/O mode, as `NAME::threads` and `NAME::inline`.
+macro_rules! both_modes {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn threads() {
+                super::$name(super::IoMode::Threads);
+            }
+            #[test]
+            fn inline() {
+                super::$name(super::IoMode::Inline);
+            }
+        }
+    )*};
+}
+
 use super::*;
 use crate::mem::{pair_with_capacity, MemPort};
 use crate::time::VirtualClock;
@@ -33,7 +49,7 @@ struct Setup {
     hosts: Vec<MemPort>,
 }
 
-fn setup(n: u16, link: LinkConfig) -> Setup {
+fn setup(n: u16, link: LinkConfig, io: IoMode) -> Setup {
     let mut ports = Vec::new();
     let mut hosts = Vec::new();
     for i in 0..n {
@@ -48,6 +64,7 @@ fn setup(n: u16, link: LinkConfig) -> Setup {
     let clock: Arc<dyn Clock> = Arc::new(VirtualClock::new());
     let cfg = RuntimeConfig {
         idle_wait: Duration::from_millis(2),
+        io,
         ..RuntimeConfig::default()
     };
     let rt = Runtime::start(Wire { seen: 0 }, ports, clock, cfg).unwrap();
@@ -85,9 +102,8 @@ fn recv(host: &mut MemPort, want: usize) -> Vec<u16> {
     got
 }
 
-#[test]
-fn forwards_in_order_and_stops_with_stats() {
-    let mut s = setup(2, LinkConfig::default());
+fn forwards_in_order_and_stops_with_stats(mode: IoMode) {
+    let mut s = setup(2, LinkConfig::default(), mode);
     send(&mut s.hosts[0], 500);
     let got = recv(&mut s.hosts[1], 500);
     assert_eq!(got, (0..500).collect::<Vec<u16>>(), "every frame, in order");
@@ -104,9 +120,8 @@ fn forwards_in_order_and_stops_with_stats() {
     assert!(batches > 0);
 }
 
-#[test]
-fn flood_and_unattached_port_are_counted() {
-    let mut s = setup(4, LinkConfig::default());
+fn flood_and_unattached_port_are_counted(mode: IoMode) {
+    let mut s = setup(4, LinkConfig::default(), mode);
     send(&mut s.hosts[2], 10);
     assert_eq!(recv(&mut s.hosts[0], 10).len(), 10);
     assert_eq!(recv(&mut s.hosts[1], 10).len(), 10);
@@ -122,9 +137,8 @@ fn flood_and_unattached_port_are_counted() {
     assert_eq!(st.ports[3].port.tx_packets, 0);
 }
 
-#[test]
-fn link_down_and_loss_change_at_run_time() {
-    let mut s = setup(2, LinkConfig::default());
+fn link_down_and_loss_change_at_run_time(mode: IoMode) {
+    let mut s = setup(2, LinkConfig::default(), mode);
     let h = s.rt.handle();
     let link = h.link(1).unwrap();
     link.set_link_up(false);
@@ -163,9 +177,8 @@ fn link_down_and_loss_change_at_run_time() {
     assert_eq!(st.ports[1].faults_tx.lost, lost);
 }
 
-#[test]
-fn control_calls_run_on_the_pipeline_thread() {
-    let mut s = setup(2, LinkConfig::default());
+fn control_calls_run_on_the_pipeline_thread(mode: IoMode) {
+    let mut s = setup(2, LinkConfig::default(), mode);
     send(&mut s.hosts[0], 3);
     assert_eq!(recv(&mut s.hosts[1], 3).len(), 3);
     let h = s.rt.handle();
@@ -183,8 +196,7 @@ fn control_calls_run_on_the_pipeline_thread() {
     ));
 }
 
-#[test]
-fn stop_drains_frames_held_by_a_delayed_link() {
+fn stop_drains_frames_held_by_a_delayed_link(mode: IoMode) {
     // Wall clock here: the drain waits real time for the held frames to come due.
     let (sw0, mut h0) = pair_with_capacity("sw0", "h0", 1024);
     let (sw1, mut h1) = pair_with_capacity("sw1", "h1", 1024);
@@ -201,7 +213,16 @@ fn stop_drains_frames_held_by_a_delayed_link() {
         },
     ];
     let clock: Arc<dyn Clock> = Arc::new(crate::time::WallClock::new());
-    let rt = Runtime::start(Wire { seen: 0 }, ports, clock, RuntimeConfig::default()).unwrap();
+    let rt = Runtime::start(
+        Wire { seen: 0 },
+        ports,
+        clock,
+        RuntimeConfig {
+            io: mode,
+            ..RuntimeConfig::default()
+        },
+    )
+    .unwrap();
     send(&mut h0, 10);
     let h = rt.handle();
     let t0 = Instant::now();
@@ -216,8 +237,7 @@ fn stop_drains_frames_held_by_a_delayed_link() {
     assert_eq!(recv(&mut h1, 10).len(), 10);
 }
 
-#[test]
-fn bad_port_lists_are_refused() {
+fn bad_port_lists_are_refused(mode: IoMode) {
     assert!(matches!(check_devports(&[]), Err(RuntimeError::NoPorts)));
     assert!(matches!(
         check_devports(&[1, 2, 1]),
@@ -233,14 +253,16 @@ fn bad_port_lists_are_refused() {
         Wire { seen: 0 },
         Vec::new(),
         clock,
-        RuntimeConfig::default(),
+        RuntimeConfig {
+            io: mode,
+            ..RuntimeConfig::default()
+        },
     );
     assert!(matches!(r, Err(RuntimeError::NoPorts)));
 }
 
-#[test]
-fn metrics_page_lists_ports() {
-    let mut s = setup(2, LinkConfig::default());
+fn metrics_page_lists_ports(mode: IoMode) {
+    let mut s = setup(2, LinkConfig::default(), mode);
     send(&mut s.hosts[0], 4);
     assert_eq!(recv(&mut s.hosts[1], 4).len(), 4);
     let h = s.rt.handle();
@@ -266,3 +288,73 @@ fn metrics_page_lists_ports() {
     drop(srv);
     drop(s.rt.stop().unwrap());
 }
+
+fn link_delay_and_rate_hold_frames_until_due(mode: IoMode) {
+    let (sw0, mut h0) = pair_with_capacity("sw0", "h0", 1024);
+    let (sw1, mut h1) = pair_with_capacity("sw1", "h1", 1024);
+    let ports = vec![
+        PortSetup {
+            devport: 0,
+            port: Box::new(sw0),
+            link: LinkConfig::default(),
+        },
+        PortSetup {
+            devport: 1,
+            port: Box::new(sw1),
+            link: "tx.delay=10ms,tx.rate=1M".parse().unwrap(),
+        },
+    ];
+    let clock = Arc::new(VirtualClock::new());
+    let cfg = RuntimeConfig {
+        idle_wait: Duration::from_millis(2),
+        io: mode,
+        ..RuntimeConfig::default()
+    };
+    let rt = Runtime::start(Wire { seen: 0 }, ports, clock.clone(), cfg).unwrap();
+    send(&mut h0, 10);
+    let h = rt.handle();
+    let t0 = Instant::now();
+    while h.stats().processed < 10 && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // Virtual time stands still: nothing is due yet.
+    std::thread::sleep(Duration::from_millis(20));
+    let mut b = FrameBatch::new(64);
+    assert_eq!(
+        h1.recv_batch(&mut b, Nanos::ZERO).unwrap(),
+        0,
+        "held by the delay"
+    );
+    clock.advance(Nanos(9_000_000));
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(
+        h1.recv_batch(&mut b, Nanos::ZERO).unwrap(),
+        0,
+        "9 ms < delay"
+    );
+    // At 1 Mbit/s a 64-byte frame (plus 24 bytes of overhead) takes 0.7 ms on the wire:
+    // at 11.2 ms only the first is out (10.7 ms), the second leaves at 11.4 ms.
+    clock.advance(Nanos(2_200_000));
+    let first = recv(&mut h1, 1);
+    assert_eq!(first, vec![0]);
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(
+        h1.recv_batch(&mut b, Nanos::ZERO).unwrap(),
+        0,
+        "the rest wait for the rate"
+    );
+    clock.advance(Nanos(1_000_000_000));
+    assert_eq!(recv(&mut h1, 9), (1..10).collect::<Vec<u16>>());
+    drop(rt.stop().unwrap());
+}
+
+both_modes!(
+    forwards_in_order_and_stops_with_stats,
+    link_delay_and_rate_hold_frames_until_due,
+    flood_and_unattached_port_are_counted,
+    link_down_and_loss_change_at_run_time,
+    control_calls_run_on_the_pipeline_thread,
+    stop_drains_frames_held_by_a_delayed_link,
+    bad_port_lists_are_refused,
+    metrics_page_lists_ports
+);
