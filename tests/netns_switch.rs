@@ -100,11 +100,26 @@ fn ping_bridged_and_routed_and_udp_transfer() {
     if !can_run("ping_bridged_and_routed_and_udp_transfer") {
         return;
     }
+    ping_and_transfers("nsping", "nspg", &[], "inline I/O");
+}
+
+/// The same traffic with the other I/O mode (rx and tx threads per port).
+#[test]
+fn ping_and_udp_transfer_with_threaded_io() {
+    if !can_run("ping_and_udp_transfer_with_threaded_io") {
+        return;
+    }
+    ping_and_transfers("nsthr", "nsth", &["--io", "threads"], "threads I/O");
+}
+
+/// Pings (bridged and routed), a UDP transfer and (when installed) iperf3 through pisa started
+/// with `extra` arguments; `mode` is the I/O mode pisa must report.
+fn ping_and_transfers(name: &str, prefix: &str, extra: &[&str], mode: &str) {
     if !have_ping() {
         eprintln!("skipped: `ping` is missing (apt-get install iputils-ping)");
         return;
     }
-    let (lab, mut pisa) = start("nsping", "nspg", &[]);
+    let (lab, mut pisa) = start(name, prefix, extra);
     assert!(ping(&lab, "h1", "10.0.1.2", 3), "h1 -> h2 (bridged)");
     assert!(ping(&lab, "h1", "10.0.2.3", 3), "h1 -> h3 (routed)");
     assert!(ping(&lab, "h4", "10.0.1.2", 2), "h4 -> h2 (routed)");
@@ -175,6 +190,7 @@ fn ping_bridged_and_routed_and_udp_transfer() {
     }
     let (ok, out, err) = pisa.terminate();
     assert!(ok, "pisa exits cleanly: {err}");
+    assert!(err.contains(mode), "pisa runs with {mode}: {err}");
     assert!(
         out.contains("ports:") && out.contains("SwitchIngress.ipv4_lpm"),
         "{out}"

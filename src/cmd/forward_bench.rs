@@ -5,7 +5,9 @@
 //!
 //! A round runs every backend and then the bridge, for every frame size; `--rounds N` repeats
 //! the whole round (interleaved, so slow drifts of a shared machine hit every switch alike) and
-//! the table shows medians over the rounds.
+//! the table shows medians over the rounds. Each backend runs once per pisa I/O mode in
+//! `--io` (default both, `inline` and `threads`), as separate rows, so the ratios to the bridge
+//! compare the modes on the same veths in the same round.
 //!
 //! The generator is one AF_PACKET socket in h1's namespace that writes bursts of copies of one
 //! precomputed frame into its PACKET_MMAP transmit ring (one `send()` per burst), keeping at most
@@ -28,7 +30,7 @@ use dataplane::{
 };
 use serde_json::json;
 
-use super::live::{build_switch, thread_hook, PortArg, SwitchPipeline};
+use super::live::{build_switch, thread_hook, IoArg, PortArg, SwitchPipeline};
 use super::{CompileArgs, ReportFormat};
 
 /// A packet I/O backend pisa's switch ports can use in the benchmark.
@@ -111,6 +113,10 @@ pub struct BenchForwardArgs {
     /// Frames per batch in pisa.
     #[arg(long, default_value_t = 32)]
     pub batch: usize,
+    /// pisa's packet I/O mode(s) to measure: `inline`, `threads` or `both` (each backend then
+    /// runs once per mode per round, as its own row: `afxdp/inline`, `afxdp/threads`).
+    #[arg(long, value_enum, default_value_t = BenchIo::Both)]
+    pub io: BenchIo,
     /// Copies of the frame the generator hands the kernel per call.
     #[arg(long, default_value_t = 256)]
     pub gen_burst: usize,
@@ -141,6 +147,27 @@ pub struct BenchForwardArgs {
     pub compile: CompileArgs,
 }
 
+/// `--io` of `pisa bench forward`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchIo {
+    /// Run-to-completion I/O only.
+    Inline,
+    /// Rx/tx threads only.
+    Threads,
+    /// Both, as separate rows.
+    Both,
+}
+
+impl BenchIo {
+    fn modes(self) -> Vec<IoArg> {
+        match self {
+            BenchIo::Inline => vec![IoArg::Inline],
+            BenchIo::Threads => vec![IoArg::Threads],
+            BenchIo::Both => vec![IoArg::Inline, IoArg::Threads],
+        }
+    }
+}
+
 /// One measurement: throughput phase and latency phase.
 #[derive(Debug, Clone, Copy, Default)]
 struct BenchFigures {
@@ -162,7 +189,8 @@ struct BenchFigures {
 #[derive(Debug, Clone)]
 struct RunRow {
     round: usize,
-    switch: &'static str,
+    /// `backend/io` for pisa, `bridge` for the kernel bridge.
+    switch: String,
     size: usize,
     f: BenchFigures,
     /// pisa's own counters for the run (none for the bridge).
@@ -532,6 +560,7 @@ struct PisaSetup<'a> {
 fn bench_pisa(
     s: &PisaSetup<'_>,
     backend: Backend,
+    io: IoArg,
     instance: &mut usize,
     ends: &mut Ends,
     round: usize,
@@ -582,6 +611,7 @@ fn bench_pisa(
     let cfg = RuntimeConfig {
         batch: s.args.batch.max(1),
         thread_hook: thread_hook(!s.args.no_pin),
+        io: io.into(),
         ..RuntimeConfig::default()
     };
     let rt = Runtime::start(
@@ -601,7 +631,7 @@ fn bench_pisa(
                 let c = PisaCounters::of(&handle.stats()).since(before);
                 rows.push(RunRow {
                     round,
-                    switch: backend.name(),
+                    switch: switch_label(backend, io),
                     size,
                     f,
                     pisa: Some(c),
@@ -645,7 +675,7 @@ fn bench_bridge(
             let f = bench_once(ends, size, s.args.seconds, s.args.latency_pps)?;
             rows.push(RunRow {
                 round,
-                switch: "bridge",
+                switch: "bridge".to_string(),
                 size,
                 f,
                 pisa: None,
@@ -655,6 +685,15 @@ fn bench_bridge(
     })();
     ip(&["link", "del", "dev", br])?;
     result
+}
+
+/// A pisa row's switch column: backend and I/O mode.
+fn switch_label(backend: Backend, io: IoArg) -> String {
+    let io = match io {
+        IoArg::Inline => "inline",
+        IoArg::Threads => "threads",
+    };
+    format!("{}/{io}", backend.name())
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -669,7 +708,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// per-round ratios to the bridge.
 #[derive(Debug, Clone)]
 struct Summary {
-    switch: &'static str,
+    switch: String,
     size: usize,
     offered_mpps: f64,
     at_switch_mpps: f64,
@@ -678,13 +717,13 @@ struct Summary {
     ratio: Option<f64>,
 }
 
-fn summarise(rows: &[RunRow], switches: &[&'static str], sizes: &[usize]) -> Vec<Summary> {
+fn summarise(rows: &[RunRow], switches: &[String], sizes: &[usize]) -> Vec<Summary> {
     let mut out = Vec::new();
     for &size in sizes {
-        for &sw in switches {
+        for sw in switches {
             let mine: Vec<&RunRow> = rows
                 .iter()
-                .filter(|r| r.switch == sw && r.size == size)
+                .filter(|r| r.switch == *sw && r.size == size)
                 .collect();
             if mine.is_empty() {
                 continue;
@@ -707,7 +746,7 @@ fn summarise(rows: &[RunRow], switches: &[&'static str], sizes: &[usize]) -> Vec
                 (!per_round.is_empty()).then(|| median(per_round))
             };
             out.push(Summary {
-                switch: sw,
+                switch: sw.clone(),
                 size,
                 offered_mpps: m(&|f| f.offered_mpps),
                 at_switch_mpps: m(&|f| f.at_switch_mpps),
@@ -741,7 +780,7 @@ fn print_text(args: &BenchForwardArgs, rows: &[RunRow], summary: &[Summary], cor
             None => String::new(),
         };
         println!(
-            "  round {} {:>5} B {:<8} offered {:.3} at switch {:.3} forwarded {:.3} Mpps, p50 {:.1} us, latency frames {}/{}{}",
+            "  round {} {:>5} B {:<15} offered {:.3} at switch {:.3} forwarded {:.3} Mpps, p50 {:.1} us, latency frames {}/{}{}",
             r.round + 1,
             r.size,
             r.switch,
@@ -757,7 +796,7 @@ fn print_text(args: &BenchForwardArgs, rows: &[RunRow], summary: &[Summary], cor
     println!();
     println!("medians over rounds:");
     println!(
-        "{:>6} {:<9} {:>9} {:>10} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9}",
+        "{:>6} {:<15} {:>9} {:>10} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9}",
         "size",
         "switch",
         "offered",
@@ -771,7 +810,7 @@ fn print_text(args: &BenchForwardArgs, rows: &[RunRow], summary: &[Summary], cor
     );
     for s in summary {
         println!(
-            "{:>6} {:<9} {:>9.3} {:>10.3} {:>9.3} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>9}",
+            "{:>6} {:<15} {:>9.3} {:>10.3} {:>9.3} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>9}",
             s.size,
             s.switch,
             s.offered_mpps,
@@ -919,15 +958,19 @@ pub fn bench_forward(args: BenchForwardArgs) -> anyhow::Result<ExitCode> {
         args: &args,
         prefix: &prefix,
     };
+    let ios = args.io.modes();
     let mut rows = Vec::new();
     let mut instance = 0usize;
     let rounds = args.rounds.max(1);
     for round in 0..rounds {
         for &b in &backends {
-            check_interrupted()?;
-            eprintln!("round {}/{rounds}: pisa on {}", round + 1, b.name());
-            bench_pisa(&setup, b, &mut instance, &mut ends, round, &mut rows)
-                .with_context(|| format!("pisa on {}", b.name()))?;
+            for &io in &ios {
+                check_interrupted()?;
+                let label = switch_label(b, io);
+                eprintln!("round {}/{rounds}: pisa on {label}", round + 1);
+                bench_pisa(&setup, b, io, &mut instance, &mut ends, round, &mut rows)
+                    .with_context(|| format!("pisa on {label}"))?;
+            }
         }
         eprintln!("round {}/{rounds}: kernel bridge", round + 1);
         bench_bridge(&setup, &cleanup.bridge, &mut ends, round, &mut rows)
@@ -935,8 +978,11 @@ pub fn bench_forward(args: BenchForwardArgs) -> anyhow::Result<ExitCode> {
     }
     drop(ends);
     drop(cleanup);
-    let mut switches: Vec<&'static str> = backends.iter().map(|b| b.name()).collect();
-    switches.push("bridge");
+    let mut switches: Vec<String> = backends
+        .iter()
+        .flat_map(|&b| ios.iter().map(move |&io| switch_label(b, io)))
+        .collect();
+    switches.push("bridge".to_string());
     let summary = summarise(&rows, &switches, &args.sizes);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     match args.report {

@@ -18,6 +18,10 @@
 //! - `one` (or `1`): always one pipeline thread;
 //! - `per-pipe`: always one thread per pipe that has ports (also when that is one pipe).
 //!
+//! I/O (`--io`): `inline` (default) runs to completion, each pipeline thread receiving from and
+//! sending on its own ports; `threads` adds an rx and a tx thread per port with channels to
+//! the pipeline threads (see [`dataplane::runtime`]).
+//!
 //! In per-pipe mode every pipe thread holds its own `Switch`, built identically (same program,
 //! tables, seed), and runs only its own pipe in it: the ingress of its ports and the queues and
 //! egress of its ports ([`pipeline::switch::TmCopy`]s for another pipe's ports cross to that
@@ -49,7 +53,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Context};
 use clap::Args;
 use clap::ValueEnum;
-use dataplane::runtime::{MetricsServer, PortSetup, RuntimeConfig};
+use dataplane::runtime::{IoMode, MetricsServer, PortSetup, RuntimeConfig};
 use dataplane::{open_port, Clock, LinkConfig, MemHub, PortSpec, WallClock};
 
 use super::{ctl, CompileArgs};
@@ -153,6 +157,12 @@ pub struct LiveArgs {
     /// Frames per batch.
     #[arg(long, default_value_t = 32)]
     pub batch: usize,
+    /// Packet I/O: `inline` (run to completion: each pipeline thread receives from and sends
+    /// on its own ports, no hand-off between threads; faster, measured with `pisa bench
+    /// forward --io both`) or `threads` (an rx and a tx thread per port, channels to and from
+    /// the pipeline threads).
+    #[arg(long, value_enum, default_value_t = IoArg::Inline)]
+    pub io: IoArg,
     /// Do not pin threads to cores.
     #[arg(long)]
     pub no_pin: bool,
@@ -160,6 +170,25 @@ pub struct LiveArgs {
     /// default: `--no-huge -m 256` with a per-process file prefix. Needs the `dpdk` feature.
     #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
     pub dpdk_eal: Option<String>,
+}
+
+/// `--io`: the runtime's [`IoMode`].
+#[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IoArg {
+    /// Run to completion on the pipeline thread(s).
+    #[default]
+    Inline,
+    /// An rx and a tx thread per port.
+    Threads,
+}
+
+impl From<IoArg> for IoMode {
+    fn from(a: IoArg) -> IoMode {
+        match a {
+            IoArg::Inline => IoMode::Inline,
+            IoArg::Threads => IoMode::Threads,
+        }
+    }
 }
 
 /// `--pipe-threads`.
@@ -273,6 +302,7 @@ pub fn run(
         } else {
             thread_hook(!args.no_pin)
         },
+        io: args.io.into(),
         ..RuntimeConfig::default()
     };
     let rt = LiveRuntime::start(switches, per_pipe, &thread_pipes, setups, clock, cfg)?;
@@ -293,7 +323,7 @@ pub fn run(
         None => None,
     };
     eprintln!(
-        "pisa: forwarding on {} port(s) with {}: {}; SIGINT or SIGTERM stops",
+        "pisa: forwarding on {} port(s) with {} ({} I/O): {}; SIGINT or SIGTERM stops",
         args.ports.len(),
         if per_pipe {
             format!(
@@ -307,6 +337,7 @@ pub fn run(
         } else {
             "one pipeline thread".to_string()
         },
+        IoMode::from(args.io),
         args.ports
             .iter()
             .map(|p| format!("{}={}", p.devport, p.spec))
