@@ -1,5 +1,6 @@
 //! Entry points for the fuzz targets (`fuzz/fuzz_targets/control_*.rs`): arbitrary bytes as an
-//! STF script or a table file, read and their values parsed for every match kind. Must never
+//! STF script, a table file or a control-socket request line, read and their values parsed for
+//! every match kind. Must never
 //! panic; the return value only keeps the work from being optimised away.
 
 use pipeline::ir::MatchKind;
@@ -81,6 +82,39 @@ pub fn tables_file(data: &[u8]) -> usize {
     }
 }
 
+/// Reads `data` as a control-socket request line ([`crate::ctl`]) and every key, parameter and
+/// table-file value in it.
+pub fn ctl_request(data: &[u8]) -> usize {
+    use crate::ctl::{texts, Request};
+    let text = String::from_utf8_lossy(data);
+    match Request::parse(&text) {
+        Err(e) => e.to_string().len(),
+        Ok(req) => {
+            let mut n = req.op().len() + usize::from(req.is_write());
+            let maps = match &req {
+                Request::TableAdd(e) | Request::TableModify(e) => vec![&e.key, &e.params],
+                Request::TableDelete { key, .. } => vec![key],
+                Request::Apply { yaml } => {
+                    n += tables_file(yaml.as_bytes());
+                    Vec::new()
+                }
+                _ => Vec::new(),
+            };
+            for m in maps {
+                match texts(m) {
+                    Err(e) => n += e.len(),
+                    Ok(t) => {
+                        for v in t.values() {
+                            n += values(v.as_str());
+                        }
+                    }
+                }
+            }
+            n
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     proptest::proptest! {
@@ -92,6 +126,13 @@ mod tests {
         #[test]
         fn stf_never_panics(s in "\\PC{0,120}") {
             let _ = super::stf(s.as_bytes());
+        }
+
+        #[test]
+        fn ctl_requests_never_panic(
+            s in r#"\{"op": ?"(table_add|table_modify|table_delete|apply|stats)"(, ?"[a-z]{1,6}": ?("[ -~]{0,16}"|[0-9]{1,4}|\{("[a-z.]{1,8}": ?("[0-9a-f:./&*]{0,20}"|[0-9]{1,3}|true|null))?\}))*\}"#
+        ) {
+            let _ = super::ctl_request(s.as_bytes());
         }
     }
 

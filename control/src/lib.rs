@@ -1,6 +1,7 @@
 //! The control plane: values as users type them, table-state files (`pisa run --tables`) and the
 //! STF test dialect of p4c's and bf-p4c's test suites, all driving a switch through the runtime API.
 
+pub mod ctl;
 pub mod fuzz;
 pub mod p4ce;
 pub mod resolve;

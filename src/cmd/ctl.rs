@@ -31,7 +31,6 @@
 //! pipe thread's switch instance and reads collect each pipe's cells from the thread that owns
 //! the pipe, so answers look the same in both modes.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -43,9 +42,8 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
-use control::tables_file::Text;
+use control::ctl::{texts, Request};
 use pipeline::api::PipeSel;
-use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
 use super::live::{merge_cells, Handle, Part};
@@ -56,96 +54,15 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest request line accepted.
 const MAX_LINE: usize = 1 << 20;
 
-/// The entry of a `table_add` or `table_modify` request.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EntryRequest {
-    table: String,
-    #[serde(default)]
-    key: BTreeMap<String, Json>,
-    #[serde(default)]
-    priority: Option<u32>,
-    action: String,
-    #[serde(default)]
-    params: BTreeMap<String, Json>,
-}
-
-/// A request, as parsed from one line.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Request {
-    /// A struct variant (not a unit one) so that unknown fields are refused here too.
-    Stats {},
-    CounterRead {
-        name: String,
-        index: u32,
-        #[serde(default)]
-        pipe: Option<u16>,
-    },
-    RegisterRead {
-        name: String,
-        index: u32,
-        #[serde(default)]
-        pipe: Option<u16>,
-    },
-    TableAdd(EntryRequest),
-    TableDelete {
-        table: String,
-        #[serde(default)]
-        key: BTreeMap<String, Json>,
-        #[serde(default)]
-        priority: Option<u32>,
-    },
-    TableModify(EntryRequest),
-    TableList {
-        table: String,
-    },
-    Apply {
-        yaml: String,
-    },
-    QueueGet {
-        port: u16,
-    },
-    LinkGet {
-        port: u16,
-    },
-    LinkSet {
-        port: u16,
-        settings: String,
-    },
-    LinkDown {
-        port: u16,
-    },
-    LinkUp {
-        port: u16,
-    },
-}
-
-/// A JSON scalar as table-file text.
-fn text(field: &str, v: &Json) -> Result<String, String> {
-    match v {
-        Json::String(s) => Ok(s.clone()),
-        Json::Number(n) => Ok(n.to_string()),
-        Json::Bool(b) => Ok(u8::from(*b).to_string()),
-        _ => Err(format!("`{field}`: expected a number or a string, got {v}")),
-    }
-}
-
-fn texts(m: &BTreeMap<String, Json>) -> Result<BTreeMap<String, Text>, String> {
-    m.iter()
-        .map(|(k, v)| Ok((k.clone(), Text(text(k, v)?))))
-        .collect()
-}
-
 fn pipes(p: Option<u16>) -> PipeSel {
     p.map_or(PipeSel::All, PipeSel::Pipe)
 }
 
 /// Answers one request line.
 pub fn handle_line(h: &Handle, line: &str) -> Json {
-    let req: Request = match serde_json::from_str(line) {
+    let req = match Request::parse(line) {
         Ok(r) => r,
-        Err(e) => return json!({"ok": false, "error": format!("bad request: {e}")}),
+        Err(e) => return json!({"ok": false, "error": e.to_string()}),
     };
     let op = req.op();
     let _span = tracing::info_span!("ctl", op).entered();
@@ -164,41 +81,6 @@ pub fn handle_line(h: &Handle, line: &str) -> Json {
             tracing::info!(error = %e, "refused");
             json!({"ok": false, "error": e})
         }
-    }
-}
-
-impl Request {
-    /// The request's `op`, as written on the wire.
-    fn op(&self) -> &'static str {
-        match self {
-            Request::Stats {} => "stats",
-            Request::CounterRead { .. } => "counter_read",
-            Request::RegisterRead { .. } => "register_read",
-            Request::TableAdd(_) => "table_add",
-            Request::TableDelete { .. } => "table_delete",
-            Request::TableModify(_) => "table_modify",
-            Request::TableList { .. } => "table_list",
-            Request::Apply { .. } => "apply",
-            Request::QueueGet { .. } => "queue_get",
-            Request::LinkGet { .. } => "link_get",
-            Request::LinkSet { .. } => "link_set",
-            Request::LinkDown { .. } => "link_down",
-            Request::LinkUp { .. } => "link_up",
-        }
-    }
-
-    /// Whether the request changes the switch or a link.
-    fn is_write(&self) -> bool {
-        matches!(
-            self,
-            Request::TableAdd(_)
-                | Request::TableDelete { .. }
-                | Request::TableModify(_)
-                | Request::Apply { .. }
-                | Request::LinkSet { .. }
-                | Request::LinkDown { .. }
-                | Request::LinkUp { .. }
-        )
     }
 }
 

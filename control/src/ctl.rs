@@ -1,0 +1,141 @@
+//! The request language of `pisa run --ctl`'s control socket: one JSON object per line with an
+//! `op` (the table of ops is in the binary's `src/cmd/ctl.rs`), read into [`Request`]. Keys and
+//! action data travel as table-file text ([`texts`]) and are resolved against the program like a
+//! table file's (`crate::resolve`). Lives here, not in the binary, so that the fuzz target
+//! (`fuzz/fuzz_targets/control_ctl_request.rs`) reaches the same reader the server uses.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+use crate::tables_file::Text;
+
+/// Why a request line was refused before it reached the switch.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CtlError {
+    #[error("bad request: {0}")]
+    BadRequest(String),
+}
+
+/// The entry of a `table_add` or `table_modify` request.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntryRequest {
+    pub table: String,
+    #[serde(default)]
+    pub key: BTreeMap<String, Json>,
+    #[serde(default)]
+    pub priority: Option<u32>,
+    pub action: String,
+    #[serde(default)]
+    pub params: BTreeMap<String, Json>,
+}
+
+/// A request, as parsed from one line.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Request {
+    /// A struct variant (not a unit one) so that unknown fields are refused here too.
+    Stats {},
+    CounterRead {
+        name: String,
+        index: u32,
+        #[serde(default)]
+        pipe: Option<u16>,
+    },
+    RegisterRead {
+        name: String,
+        index: u32,
+        #[serde(default)]
+        pipe: Option<u16>,
+    },
+    TableAdd(EntryRequest),
+    TableDelete {
+        table: String,
+        #[serde(default)]
+        key: BTreeMap<String, Json>,
+        #[serde(default)]
+        priority: Option<u32>,
+    },
+    TableModify(EntryRequest),
+    TableList {
+        table: String,
+    },
+    Apply {
+        yaml: String,
+    },
+    QueueGet {
+        port: u16,
+    },
+    LinkGet {
+        port: u16,
+    },
+    LinkSet {
+        port: u16,
+        settings: String,
+    },
+    LinkDown {
+        port: u16,
+    },
+    LinkUp {
+        port: u16,
+    },
+}
+
+/// A JSON scalar as table-file text.
+fn text(field: &str, v: &Json) -> Result<String, String> {
+    match v {
+        Json::String(s) => Ok(s.clone()),
+        Json::Number(n) => Ok(n.to_string()),
+        Json::Bool(b) => Ok(u8::from(*b).to_string()),
+        _ => Err(format!("`{field}`: expected a number or a string, got {v}")),
+    }
+}
+
+/// The fields of a `key` or `params` object as table-file text, by name.
+pub fn texts(m: &BTreeMap<String, Json>) -> Result<BTreeMap<String, Text>, String> {
+    m.iter()
+        .map(|(k, v)| Ok((k.clone(), Text(text(k, v)?))))
+        .collect()
+}
+
+impl Request {
+    /// Reads one request line.
+    pub fn parse(line: &str) -> Result<Request, CtlError> {
+        serde_json::from_str(line).map_err(|e| CtlError::BadRequest(e.to_string()))
+    }
+
+    /// The request's `op`, as written on the wire.
+    pub fn op(&self) -> &'static str {
+        match self {
+            Request::Stats {} => "stats",
+            Request::CounterRead { .. } => "counter_read",
+            Request::RegisterRead { .. } => "register_read",
+            Request::TableAdd(_) => "table_add",
+            Request::TableDelete { .. } => "table_delete",
+            Request::TableModify(_) => "table_modify",
+            Request::TableList { .. } => "table_list",
+            Request::Apply { .. } => "apply",
+            Request::QueueGet { .. } => "queue_get",
+            Request::LinkGet { .. } => "link_get",
+            Request::LinkSet { .. } => "link_set",
+            Request::LinkDown { .. } => "link_down",
+            Request::LinkUp { .. } => "link_up",
+        }
+    }
+
+    /// Whether the request changes the switch or a link.
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self,
+            Request::TableAdd(_)
+                | Request::TableDelete { .. }
+                | Request::TableModify(_)
+                | Request::Apply { .. }
+                | Request::LinkSet { .. }
+                | Request::LinkDown { .. }
+                | Request::LinkUp { .. }
+        )
+    }
+}
