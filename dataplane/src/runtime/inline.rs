@@ -298,7 +298,14 @@ pub(super) fn inline_loop<S: PipeStage>(
             empty_polls = 0;
             continue;
         }
-        // Idle: wait for a port, the bell or the next timed event.
+        // Idle: first let every owned port push out what it still holds (AF_XDP: frames a
+        // kick left on the tx ring, completions to reclaim; AF_PACKET: a deferred kick), as a
+        // tx thread's wake-ups would; then wait for a port, the bell or the next timed event.
+        for p in &ports {
+            if lock(&p.port).flush(now).is_err() {
+                p.counters.io_errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
         let cap = if receiving {
             idle
         } else {

@@ -1,21 +1,23 @@
 //! The pipeline threads, for both modes of the runtime: one thread for a whole-switch
 //! [`Pipeline`] ([`super::Runtime`]), or one thread per hardware pipe for a [`PipeStage`]
-//! ([`PipeRuntime`]). Both run the same loop ([`worker_loop`]); a whole-switch pipeline is a
-//! stage that never hands a copy to another thread ([`Single`]).
+//! ([`PipeRuntime`]). Both run the same loop ([`worker_loop`], or in inline I/O mode the loop
+//! of [`super::inline`], which shares its pieces: [`ingest`], [`take_copies`]); a whole-switch
+//! pipeline is a stage that never hands a copy to another thread ([`Single`]).
 //!
 //! Per-pipe mode, as on the hardware: the rx thread of device port `p` hands its batches to the
 //! thread of pipe `p >> 7`, which runs ingress (up to the traffic manager's enqueue). Copies
 //! for ports of its own pipe are queued and egressed right there; copies for ports of another
 //! pipe cross to that pipe's thread over a bounded channel (full → the copy is dropped and
 //! counted in [`super::PipeThreadStats::cross_full`]), which runs queueing and egress. Frames
-//! that leave go to the port's tx thread as before. Each thread owns its stage, so the state a
+//! that leave go to the port's tx thread as before (inline I/O: the thread sends them on its
+//! own ports itself, see [`super::inline`]). Each thread owns its stage, so the state a
 //! stage keeps for its pipe (registers, counters, meters, queues) is touched by one thread only.
 //!
 //! Control requests go to one thread ([`PipeHandle::call_pipe`]) or to all
 //! ([`PipeHandle::call_each`]; writes to symmetric state must reach every thread that holds a
 //! copy of it, reads are merged by the caller). They run between batches.
 //!
-//! Stopping: once the rx threads are gone, each thread finishes its ingress channel, then keeps
+//! Stopping: once the rx threads are gone (inline: once it saw the stop), each thread finishes its ingress channel, then keeps
 //! serving the copies other threads send it until every thread's ingress is done and no copy is
 //! in flight anywhere (a shared count of copies sent but not yet processed), then exits.
 
