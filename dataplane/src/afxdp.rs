@@ -270,12 +270,12 @@ impl AfXdpPort {
         if descs.is_empty() {
             return 0;
         }
-        let put = {
-            let mut w = self.tx.transmit(descs.len() as u32);
-            let put = w.insert(descs.iter().copied()) as usize;
-            w.commit();
-            put
-        };
+        let mut put = self.transmit(descs, 0);
+        if put < descs.len() {
+            // The ring is really full: let the kernel take some, then try once more.
+            self.kick_tx();
+            put = self.transmit(descs, put);
+        }
         let counters = self.stats.counters();
         for d in &descs[..put] {
             counters.add_tx(1, u64::from(d.len));
@@ -286,6 +286,24 @@ impl AfXdpPort {
         }
         descs.clear();
         self.kick_tx();
+        put
+    }
+
+    /// Puts `descs[from..]` on the tx ring, as many as fit; returns the index of the first one
+    /// not put. A reservation is served from xdpilone's cached view of the kernel's consumer
+    /// head, which refreshes only when nothing at all is free: one call may put fewer than
+    /// fit, so go on until a call puts none.
+    fn transmit(&mut self, descs: &[XdpDesc], from: usize) -> usize {
+        let mut put = from;
+        while put < descs.len() {
+            let mut w = self.tx.transmit((descs.len() - put) as u32);
+            let n = w.insert(descs[put..].iter().copied()) as usize;
+            w.commit();
+            if n == 0 {
+                break;
+            }
+            put += n;
+        }
         put
     }
 
@@ -328,7 +346,7 @@ impl Port for AfXdpPort {
         }
         let counters = self.stats.counters();
         let mut n = 0;
-        self.refill.clear();
+        // `refill` still holds any chunks the fill ring did not take last time.
         {
             let mut r = self.rx.receive(want);
             while let Some(XdpDesc { addr, len, .. }) = r.read() {
@@ -353,16 +371,23 @@ impl Port for AfXdpPort {
             }
             r.release();
         }
-        if !self.refill.is_empty() {
-            let mut w = self.dev.fill(self.refill.len() as u32);
-            let put = w.insert(self.refill.iter().copied());
+        // Back to the fill ring. As on the tx ring, one reservation may be served from a
+        // stale view of the kernel's consumer head and take fewer than fit: go on until a call
+        // takes none. What is left (the ring is sized for every receive chunk, so nothing
+        // should be) waits in `refill` for the next call; it must stay in the receive pool,
+        // or receive buffers would drain away into the transmit pool and the kernel would
+        // drop frames for want of fill buffers.
+        let mut done = 0;
+        while done < self.refill.len() {
+            let mut w = self.dev.fill((self.refill.len() - done) as u32);
+            let put = w.insert(self.refill[done..].iter().copied()) as usize;
             w.commit();
-            if (put as usize) < self.refill.len() {
-                // Cannot happen with rings sized for every chunk; keep the rest for sending
-                // rather than leak it.
-                self.free_tx.extend_from_slice(&self.refill[put as usize..]);
+            if put == 0 {
+                break;
             }
+            done += put;
         }
+        self.refill.drain(..done);
         Ok(n)
     }
 
