@@ -611,7 +611,7 @@ fn bench_pisa(
     let cfg = RuntimeConfig {
         batch: s.args.batch.max(1),
         thread_hook: thread_hook(!s.args.no_pin),
-        io: io.mode(&ports),
+        io: io.mode(),
         ..RuntimeConfig::default()
     };
     let rt = Runtime::start(
@@ -692,7 +692,6 @@ fn switch_label(backend: Backend, io: IoArg) -> String {
     let io = match io {
         IoArg::Inline => "inline",
         IoArg::Threads => "threads",
-        IoArg::Auto => "auto",
     };
     format!("{}/{io}", backend.name())
 }

@@ -17,11 +17,8 @@
 //!   Idle, the thread sleeps in one `ppoll` over its ports' descriptors and an eventfd that
 //!   control requests and other threads ring. It saves the two thread hand-offs per frame of
 //!   the threaded mode: on a 2-core VM (`pisa bench forward --io both`, l2l3.p4, medians of 3
-//!   rounds) AF_PACKET forwards 0.75 Mpps at 64 B (threads 0.57; bridge 1.01) and DPDK 0.67
-//!   (threads 0.46). AF_XDP, however, collapses in this mode under load (0.14 Mpps at 64 B,
-//!   then kernel rx drops stay high even at low rates for the rest of the socket's life) while
-//!   it forwards 0.58 Mpps threaded: an open problem in the interplay with the AF_XDP backend,
-//!   so `pisa run --io auto` uses threads for AF_XDP ports.
+//!   rounds, 64 B) AF_XDP forwards 0.83 Mpps (threads 0.58), AF_PACKET 0.73 (0.56), DPDK over
+//!   a `net_af_packet` vdev 0.67 (0.44), against the kernel bridge's 1.01 on the same veths.
 //! - **threads**: the threads below.
 //!
 //! Threads (threaded mode):

@@ -20,8 +20,8 @@
 //!
 //! I/O (`--io`): `inline` runs to completion, each pipeline thread receiving from and sending
 //! on its own ports; `threads` adds an rx and a tx thread per port with channels to the
-//! pipeline threads (see [`dataplane::runtime`]); `auto` (default) picks `threads` when a port
-//! is AF_XDP (inline AF_XDP collapses under load, an open problem) and `inline` otherwise.
+//! pipeline threads (see [`dataplane::runtime`]). Inline is the default: it forwards more on
+//! every backend.
 //!
 //! In per-pipe mode every pipe thread holds its own `Switch`, built identically (same program,
 //! tables, seed), and runs only its own pipe in it: the ingress of its ports and the queues and
@@ -158,13 +158,11 @@ pub struct LiveArgs {
     /// Frames per batch.
     #[arg(long, default_value_t = 32)]
     pub batch: usize,
-    /// Packet I/O: `inline` (run to completion: each pipeline thread receives from and sends
-    /// on its own ports, no hand-off between threads), `threads` (an rx and a tx thread per
-    /// port, channels to and from the pipeline threads) or `auto` (default): `threads` when a
-    /// port is `afxdp:`, else `inline` — on a 2-core VM (`pisa bench forward --io both`)
-    /// inline forwards 1.3-1.5x more than threads on AF_PACKET and DPDK, but AF_XDP collapses
-    /// in it (an open problem, see the runtime documentation).
-    #[arg(long, value_enum, default_value_t = IoArg::Auto)]
+    /// Packet I/O: `inline` (default; run to completion: each pipeline thread receives from
+    /// and sends on its own ports, no hand-off between threads) or `threads` (an rx and a tx
+    /// thread per port, channels to and from the pipeline threads). On a 2-core VM (`pisa
+    /// bench forward --io both`) inline forwards 1.3-1.6x more than threads on every backend.
+    #[arg(long, value_enum, default_value_t = IoArg::Inline)]
     pub io: IoArg,
     /// Do not pin threads to cores.
     #[arg(long)]
@@ -175,34 +173,22 @@ pub struct LiveArgs {
     pub dpdk_eal: Option<String>,
 }
 
-/// `--io`: the runtime's [`IoMode`], or `auto`.
+/// `--io`: the runtime's [`IoMode`].
 #[derive(ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum IoArg {
-    /// `threads` when a port is AF_XDP, else `inline`.
-    #[default]
-    Auto,
     /// Run to completion on the pipeline thread(s).
+    #[default]
     Inline,
     /// An rx and a tx thread per port.
     Threads,
 }
 
 impl IoArg {
-    /// The mode for these ports.
-    pub fn mode(self, ports: &[PortArg]) -> IoMode {
+    /// The runtime's mode.
+    pub fn mode(self) -> IoMode {
         match self {
             IoArg::Inline => IoMode::Inline,
             IoArg::Threads => IoMode::Threads,
-            IoArg::Auto => {
-                if ports
-                    .iter()
-                    .any(|p| matches!(p.spec, PortSpec::AfXdp { .. }))
-                {
-                    IoMode::Threads
-                } else {
-                    IoMode::Inline
-                }
-            }
         }
     }
 }
@@ -318,7 +304,7 @@ pub fn run(
         } else {
             thread_hook(!args.no_pin)
         },
-        io: args.io.mode(&args.ports),
+        io: args.io.mode(),
         ..RuntimeConfig::default()
     };
     let rt = LiveRuntime::start(switches, per_pipe, &thread_pipes, setups, clock, cfg)?;
@@ -353,7 +339,7 @@ pub fn run(
         } else {
             "one pipeline thread".to_string()
         },
-        args.io.mode(&args.ports),
+        args.io.mode(),
         args.ports
             .iter()
             .map(|p| format!("{}={}", p.devport, p.spec))
