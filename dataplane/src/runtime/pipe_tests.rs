@@ -21,6 +21,7 @@ macro_rules! both_modes {
     )*};
 }
 
+use super::tests::{recv, send_to as send};
 use super::*;
 use crate::mem::{pair_with_capacity, MemPort};
 use crate::time::VirtualClock;
@@ -135,38 +136,6 @@ fn setup(delay: Duration, cross_channel: usize, io: IoMode) -> Setup {
     };
     let rt = PipeRuntime::start(stage, ports, clock, cfg).unwrap();
     Setup { rt, hosts }
-}
-
-fn send(host: &mut MemPort, dst: u16, n: u16) {
-    let mut b = FrameBatch::new(64);
-    for i in 0..n {
-        let mut f = vec![0u8; 64];
-        f[..2].copy_from_slice(&dst.to_be_bytes());
-        f[14..16].copy_from_slice(&i.to_be_bytes());
-        if !b.push(&f, Nanos::ZERO) {
-            host.send_batch(&mut b, Nanos::ZERO).unwrap();
-            b.push(&f, Nanos::ZERO);
-        }
-    }
-    host.send_batch(&mut b, Nanos::ZERO).unwrap();
-}
-
-/// Receives until `want` frames came or 5 s of real time passed; their sequence numbers.
-fn recv(host: &mut MemPort, want: usize) -> Vec<u16> {
-    let mut got = Vec::new();
-    let mut b = FrameBatch::new(64);
-    let t0 = Instant::now();
-    while got.len() < want && t0.elapsed() < Duration::from_secs(5) {
-        b.clear();
-        if host.recv_batch(&mut b, Nanos::ZERO).unwrap() == 0 {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        got.extend(
-            b.iter()
-                .map(|f| u16::from_be_bytes([f.data[14], f.data[15]])),
-        );
-    }
-    got
 }
 
 fn wait_processed(h: &PipeHandle<Toy>, n: u64) {

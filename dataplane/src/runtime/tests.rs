@@ -72,9 +72,15 @@ fn setup(n: u16, link: LinkConfig, io: IoMode) -> Setup {
 }
 
 fn send(host: &mut MemPort, n: u16) {
+    send_to(host, 0, n);
+}
+
+/// Sends `n` 64-byte frames numbered 0.. (bytes 14..16) with `dst` in their first two bytes.
+pub(super) fn send_to(host: &mut MemPort, dst: u16, n: u16) {
     let mut b = FrameBatch::new(64);
     for i in 0..n {
         let mut f = vec![0u8; 64];
+        f[..2].copy_from_slice(&dst.to_be_bytes());
         f[14..16].copy_from_slice(&i.to_be_bytes());
         if !b.push(&f, Nanos::ZERO) {
             host.send_batch(&mut b, Nanos::ZERO).unwrap();
@@ -84,8 +90,8 @@ fn send(host: &mut MemPort, n: u16) {
     host.send_batch(&mut b, Nanos::ZERO).unwrap();
 }
 
-/// Receives until `want` frames came or 5 s of real time passed.
-fn recv(host: &mut MemPort, want: usize) -> Vec<u16> {
+/// Receives until `want` frames came or 5 s of real time passed; their sequence numbers.
+pub(super) fn recv(host: &mut MemPort, want: usize) -> Vec<u16> {
     let mut got = Vec::new();
     let mut b = FrameBatch::new(64);
     let t0 = Instant::now();
