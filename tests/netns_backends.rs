@@ -12,46 +12,12 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::time::Duration;
 
-use common::{can_run, have_ping, lab_down_leaves_nothing, ns, ping, start_with};
+use common::{can_run, have_ping, lab_down_leaves_nothing, ns, ping, start_with, udp_h1_to_h3};
 use dataplane::netns::in_netns;
-
-/// Sends `n` numbered 1000-byte datagrams from h1 to h3 (routed) while h3 receives them;
-/// returns how many distinct ones arrived.
-fn udp_h1_to_h3(lab: &common::LabGuard, n: u32) -> usize {
-    let rx = in_netns(&ns(lab, "h3"), || UdpSocket::bind("10.0.2.3:5001"))
-        .expect("enter h3")
-        .expect("bind on h3");
-    rx.set_read_timeout(Some(Duration::from_millis(1000)))
-        .expect("read timeout");
-    let tx = in_netns(&ns(lab, "h1"), || UdpSocket::bind("10.0.1.1:0"))
-        .expect("enter h1")
-        .expect("bind on h1");
-    // Receive while sending, so the socket buffer on h3 never overflows.
-    let receiver = std::thread::spawn(move || {
-        let mut seen = vec![false; n as usize];
-        let mut buf = [0u8; 2000];
-        while let Ok((len, _)) = rx.recv_from(&mut buf) {
-            assert_eq!(len, 1000, "datagram length");
-            let i = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
-            assert!(i < seen.len(), "sequence number {i} out of range");
-            seen[i] = true;
-        }
-        seen.iter().filter(|s| **s).count()
-    });
-    for i in 0..n {
-        let mut msg = [0u8; 1000];
-        msg[..4].copy_from_slice(&i.to_be_bytes());
-        tx.send_to(&msg, "10.0.2.3:5001").expect("send");
-        if i % 16 == 15 {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    }
-    receiver.join().expect("receiver thread")
-}
 
 /// Sends `len` bytes of a known pattern over TCP from h1 to h3 (routed); returns the bytes h3
 /// received, checked against the pattern as they arrive.
@@ -114,7 +80,7 @@ fn forward_and_stop(test: &str, name: &str, prefix: &str, port: impl Fn(u16, &st
     assert!(ping(&lab, "h4", "10.0.1.2", 2), "{test}: h4 -> h2 (routed)");
 
     let n = 500u32;
-    let got = udp_h1_to_h3(&lab, n);
+    let got = udp_h1_to_h3(&lab, n, 5001);
     assert_eq!(got, n as usize, "{test}: every UDP datagram arrives");
 
     let len = 4 << 20;

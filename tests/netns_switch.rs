@@ -7,7 +7,6 @@
 //! Drop guards, by name, also when an assertion fails.
 
 use std::io::Read;
-use std::net::UdpSocket;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -19,7 +18,7 @@ mod common;
 
 use common::{
     can_run, have_ping, lab_down_leaves_nothing, ns, ping, start_on, start_with, two_pipe_tables,
-    LabGuard, Pisa,
+    udp_h1_to_h3, LabGuard, Pisa,
 };
 
 /// Brings up the bundled lab as `name` (interfaces `<prefix>0..3`) and starts pisa on it
@@ -125,36 +124,8 @@ fn ping_and_transfers(name: &str, prefix: &str, extra: &[&str], mode: &str) {
     assert!(ping(&lab, "h4", "10.0.1.2", 2), "h4 -> h2 (routed)");
 
     // UDP: a receiver on h3, a sender on h1, sockets opened inside the namespaces.
-    let rx = in_netns(&ns(&lab, "h3"), || UdpSocket::bind("10.0.2.3:5001"))
-        .unwrap()
-        .expect("bind on h3");
-    rx.set_read_timeout(Some(Duration::from_millis(500)))
-        .unwrap();
-    let tx = in_netns(&ns(&lab, "h1"), || UdpSocket::bind("10.0.1.1:0"))
-        .unwrap()
-        .expect("bind on h1");
     let n = 500u32;
-    // Receive while sending, so the socket buffer on h3 never overflows.
-    let receiver = std::thread::spawn(move || {
-        let mut seen = vec![false; n as usize];
-        let mut buf = [0u8; 2000];
-        while let Ok((len, _)) = rx.recv_from(&mut buf) {
-            assert_eq!(len, 1000);
-            let i = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
-            seen[i] = true;
-        }
-        seen
-    });
-    for i in 0..n {
-        let mut msg = [0u8; 1000];
-        msg[..4].copy_from_slice(&i.to_be_bytes());
-        tx.send_to(&msg, "10.0.2.3:5001").expect("send");
-        if i % 16 == 15 {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    }
-    let seen = receiver.join().unwrap();
-    let got = seen.iter().filter(|s| **s).count();
+    let got = udp_h1_to_h3(&lab, n, 5001);
     assert_eq!(got, n as usize, "every UDP datagram arrives");
 
     // iperf3 (TCP) when installed.
@@ -402,39 +373,9 @@ fn two_pipes_run_one_thread_each_and_traffic_crosses_between_them() {
     );
 
     // UDP h1 -> h3 across the pipes.
-    let rx = in_netns(&ns(&lab, "h3"), || UdpSocket::bind("10.0.2.3:5002"))
-        .unwrap()
-        .expect("bind on h3");
-    rx.set_read_timeout(Some(Duration::from_millis(500)))
-        .unwrap();
-    let tx = in_netns(&ns(&lab, "h1"), || UdpSocket::bind("10.0.1.1:0"))
-        .unwrap()
-        .expect("bind on h1");
     let n = 500u32;
-    let receiver = std::thread::spawn(move || {
-        let mut seen = vec![false; n as usize];
-        let mut buf = [0u8; 2000];
-        while let Ok((len, _)) = rx.recv_from(&mut buf) {
-            if len >= 4 {
-                let i = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
-                if let Some(s) = seen.get_mut(i) {
-                    *s = true;
-                }
-            }
-        }
-        seen
-    });
-    for i in 0..n {
-        let mut msg = [0u8; 1000];
-        msg[..4].copy_from_slice(&i.to_be_bytes());
-        tx.send_to(&msg, "10.0.2.3:5002").expect("send");
-        if i % 16 == 15 {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    }
-    let seen = receiver.join().unwrap();
     assert_eq!(
-        seen.iter().filter(|s| **s).count(),
+        udp_h1_to_h3(&lab, n, 5002),
         n as usize,
         "every UDP datagram crosses from pipe 0 to pipe 1"
     );

@@ -7,12 +7,13 @@
 #![allow(dead_code)]
 
 use std::io::Read;
+use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use dataplane::lab::{self, Lab};
-use dataplane::netns::{is_root, list_netns};
+use dataplane::netns::{in_netns, is_root, list_netns};
 use serde_json::Value as Json;
 
 pub const PISA: &str = env!("CARGO_BIN_EXE_pisa");
@@ -213,6 +214,40 @@ pub fn spawn_pisa(
         std::thread::sleep(Duration::from_millis(100));
     }
     pisa
+}
+
+/// Sends `n` numbered 1000-byte datagrams from h1 to h3 (routed) while h3 receives them;
+/// returns how many distinct ones arrived. `port`: h3's UDP port (distinct per test).
+pub fn udp_h1_to_h3(lab: &LabGuard, n: u32, port: u16) -> usize {
+    let rx = in_netns(&ns(lab, "h3"), || UdpSocket::bind(("10.0.2.3", port)))
+        .expect("enter h3")
+        .expect("bind on h3");
+    rx.set_read_timeout(Some(Duration::from_millis(1000)))
+        .expect("read timeout");
+    let tx = in_netns(&ns(lab, "h1"), || UdpSocket::bind("10.0.1.1:0"))
+        .expect("enter h1")
+        .expect("bind on h1");
+    // Receive while sending, so the socket buffer on h3 never overflows.
+    let receiver = std::thread::spawn(move || {
+        let mut seen = vec![false; n as usize];
+        let mut buf = [0u8; 2000];
+        while let Ok((len, _)) = rx.recv_from(&mut buf) {
+            assert_eq!(len, 1000, "datagram length");
+            let i = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+            assert!(i < seen.len(), "sequence number {i} out of range");
+            seen[i] = true;
+        }
+        seen.iter().filter(|s| **s).count()
+    });
+    for i in 0..n {
+        let mut msg = [0u8; 1000];
+        msg[..4].copy_from_slice(&i.to_be_bytes());
+        tx.send_to(&msg, ("10.0.2.3", port)).expect("send");
+        if i % 16 == 15 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    receiver.join().expect("receiver thread")
 }
 
 /// Writes `p4/programs/l2l3.tables.yaml` with hosts h3 and h4 moved to pipe 1 (device ports
