@@ -10,38 +10,7 @@ use std::time::{Duration, Instant};
 use dataplane::netns::{in_netns, ip, is_root};
 use dataplane::{AfPacketConfig, AfPacketPort, DropReason, FrameBatch, Nanos, Port};
 
-use support::{collect, frame, same, Cleanup};
-
-/// Two namespaces joined by a veth pair `ra` / `rb` with MTU 1500; returns the guard and the
-/// namespace names.
-fn veth_pair(tag: &str) -> (Cleanup, String, String) {
-    let pid = std::process::id();
-    let (na, nb) = (format!("pisa-r{tag}{pid}-a"), format!("pisa-r{tag}{pid}-b"));
-    let guard = Cleanup(vec![na.clone(), nb.clone()]);
-    ip(&["netns", "add", &na]).unwrap();
-    ip(&["netns", "add", &nb]).unwrap();
-    ip(&[
-        "-n", &na, "link", "add", "dev", "ra", "type", "veth", "peer", "name", "rb", "netns", &nb,
-    ])
-    .unwrap();
-    for (ns, i) in [(&na, "ra"), (&nb, "rb")] {
-        ip(&[
-            "-n",
-            ns,
-            "link",
-            "set",
-            "dev",
-            i,
-            "addrgenmode",
-            "none",
-            "mtu",
-            "1500",
-            "up",
-        ])
-        .unwrap();
-    }
-    (guard, na, nb)
-}
+use support::{collect, frame, same, veth_pair};
 
 /// Small rings (64 receive and 32 transmit slots), so a test wraps them many times.
 fn small_rings() -> AfPacketConfig {
@@ -98,7 +67,7 @@ fn ring_ports_move_frames_in_order_across_ring_wraps() {
         eprintln!("root_afpacket_ring skipped: needs root");
         return;
     }
-    let (_guard, na, nb) = veth_pair("w");
+    let (_guard, na, nb) = veth_pair("rw", "r");
     let mut a = open(&na, "ra", small_rings());
     let mut b = open(&nb, "rb", small_rings());
     assert_eq!(a.uses_rings(), (true, true));
@@ -124,7 +93,7 @@ fn ring_and_mmsg_modes_interoperate() {
         eprintln!("root_afpacket_ring skipped: needs root");
         return;
     }
-    let (_guard, na, nb) = veth_pair("m");
+    let (_guard, na, nb) = veth_pair("rm", "r");
     let mut ring = open(&na, "ra", small_rings());
     let mut mmsg = open(&nb, "rb", mmsg_mode());
     assert_eq!(mmsg.uses_rings(), (false, false));
@@ -141,7 +110,7 @@ fn full_receive_ring_counts_kernel_drops() {
         eprintln!("root_afpacket_ring skipped: needs root");
         return;
     }
-    let (_guard, na, nb) = veth_pair("f");
+    let (_guard, na, nb) = veth_pair("rf", "r");
     let mut tx = open(&na, "ra", mmsg_mode());
     let mut rx = open(&nb, "rb", small_rings());
     // 500 frames into a 64-slot ring that nobody reads.
@@ -180,7 +149,7 @@ fn frames_longer_than_a_slot_are_counted_truncated() {
         eprintln!("root_afpacket_ring skipped: needs root");
         return;
     }
-    let (_guard, na, nb) = veth_pair("t");
+    let (_guard, na, nb) = veth_pair("rt", "r");
     // The receiver's slots are sized for MTU 1500 when it opens; then both ends go to 9000.
     let mut rx = open(&nb, "rb", small_rings());
     for (ns, i) in [(&na, "ra"), (&nb, "rb")] {
@@ -207,7 +176,7 @@ fn ring_send_counts_runts_and_oversized_frames() {
         eprintln!("root_afpacket_ring skipped: needs root");
         return;
     }
-    let (_guard, na, nb) = veth_pair("s");
+    let (_guard, na, nb) = veth_pair("rs", "r");
     let mut a = open(&na, "ra", small_rings());
     let mut b = open(&nb, "rb", small_rings());
     let mut batch = FrameBatch::new(8);

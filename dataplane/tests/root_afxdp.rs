@@ -10,7 +10,7 @@ use dataplane::{AfPacketPort, AfXdpPort, FrameBatch, Nanos, Port};
 
 mod support;
 
-use support::{collect, frame, same, Cleanup};
+use support::{collect, frame, same, veth_pair};
 
 #[test]
 fn afxdp_and_afpacket_exchange_frames_over_veth() {
@@ -18,29 +18,7 @@ fn afxdp_and_afpacket_exchange_frames_over_veth() {
         eprintln!("afxdp test skipped: needs root");
         return;
     }
-    let pid = std::process::id();
-    let (na, nb) = (format!("pisa-x{pid}-a"), format!("pisa-x{pid}-b"));
-    let _guard = Cleanup(vec![na.clone(), nb.clone()]);
-    ip(&["netns", "add", &na]).unwrap();
-    ip(&["netns", "add", &nb]).unwrap();
-    ip(&[
-        "-n", &na, "link", "add", "dev", "xa", "type", "veth", "peer", "name", "xb", "netns", &nb,
-    ])
-    .unwrap();
-    for (ns, i) in [(&na, "xa"), (&nb, "xb")] {
-        ip(&[
-            "-n",
-            ns,
-            "link",
-            "set",
-            "dev",
-            i,
-            "addrgenmode",
-            "none",
-            "up",
-        ])
-        .unwrap();
-    }
+    let (_guard, na, nb) = veth_pair("x", "x");
     let mut x = in_netns(&na, || AfXdpPort::open("xa", 0, false))
         .unwrap()
         .unwrap();

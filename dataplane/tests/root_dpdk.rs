@@ -19,10 +19,10 @@ mod support;
 mod with_dpdk {
 
     use dataplane::dpdk::{eal_args, DpdkPort};
-    use dataplane::netns::{in_netns, ip, is_root};
+    use dataplane::netns::{in_netns, is_root};
     use dataplane::{open_port, AfPacketPort, FrameBatch, MemHub, Nanos, Port, PortSpec};
 
-    use super::support::{collect, frame, same, Cleanup};
+    use super::support::{collect, frame, same, veth_pair};
 
     #[test]
     fn dpdk_af_packet_vdev_and_afpacket_exchange_frames_over_veth() {
@@ -31,29 +31,7 @@ mod with_dpdk {
             return;
         }
         let pid = std::process::id();
-        let (na, nb) = (format!("pisa-d{pid}-a"), format!("pisa-d{pid}-b"));
-        let _guard = Cleanup(vec![na.clone(), nb.clone()]);
-        ip(&["netns", "add", &na]).unwrap();
-        ip(&["netns", "add", &nb]).unwrap();
-        ip(&[
-            "-n", &na, "link", "add", "dev", "da", "type", "veth", "peer", "name", "db", "netns",
-            &nb,
-        ])
-        .unwrap();
-        for (ns, i) in [(&na, "da"), (&nb, "db")] {
-            ip(&[
-                "-n",
-                ns,
-                "link",
-                "set",
-                "dev",
-                i,
-                "addrgenmode",
-                "none",
-                "up",
-            ])
-            .unwrap();
-        }
+        let (_guard, na, nb) = veth_pair("d", "d");
         // Opened through the spec parser and open_port, as the CLI does.
         let spec: PortSpec = "dpdk:net_af_packet0,iface=da".parse().unwrap();
         let mut d = in_netns(&na, || open_port(&spec, &mut MemHub::default()))

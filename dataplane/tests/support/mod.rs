@@ -1,6 +1,7 @@
 //! Helpers shared by the root tests that move frames between two ports over a veth pair
-//! (AF_XDP, DPDK): namespace clean-up, numbered test frames, a bounded collector and a
-//! comparison that does not dump kilobytes of bytes on failure.
+//! (AF_XDP, DPDK, AF_PACKET rings): two namespaces joined by a veth pair and their clean-up,
+//! numbered test frames, a bounded collector and a comparison that does not dump kilobytes of
+//! bytes on failure.
 #![allow(dead_code)]
 
 use std::time::{Duration, Instant};
@@ -17,6 +18,38 @@ impl Drop for Cleanup {
             let _ = ip(&["netns", "del", n]);
         }
     }
+}
+
+/// Two namespaces `pisa-<tag><pid>-a` and `-b` joined by a veth pair `<ifp>a` / `<ifp>b` (MTU
+/// 1500, no IPv6 link-local address, up); returns the clean-up guard and the namespace names.
+pub fn veth_pair(tag: &str, ifp: &str) -> (Cleanup, String, String) {
+    let pid = std::process::id();
+    let (na, nb) = (format!("pisa-{tag}{pid}-a"), format!("pisa-{tag}{pid}-b"));
+    let guard = Cleanup(vec![na.clone(), nb.clone()]);
+    let (ia, ib) = (format!("{ifp}a"), format!("{ifp}b"));
+    ip(&["netns", "add", &na]).unwrap();
+    ip(&["netns", "add", &nb]).unwrap();
+    ip(&[
+        "-n", &na, "link", "add", "dev", &ia, "type", "veth", "peer", "name", &ib, "netns", &nb,
+    ])
+    .unwrap();
+    for (ns, i) in [(&na, &ia), (&nb, &ib)] {
+        ip(&[
+            "-n",
+            ns,
+            "link",
+            "set",
+            "dev",
+            i,
+            "addrgenmode",
+            "none",
+            "mtu",
+            "1500",
+            "up",
+        ])
+        .unwrap();
+    }
+    (guard, na, nb)
 }
 
 /// Test frame `seq` of `len` bytes, ethertype 0x88b5, with a payload pattern that depends on
