@@ -9,6 +9,9 @@
 //!   (AF_PACKET sockets), `afxdp` (AF_XDP sockets, cargo feature `afxdp`).
 //! - [`link`] + [`fault`]: a wrapper port with a link model (rate, delay, queue) and seeded
 //!   fault injection, controlled at run time through [`LinkControl`].
+//! - [`runtime`]: runs a [`runtime::Pipeline`] on ports (threads, I/O modes, control calls,
+//!   statistics, metrics); [`switch`]: pisa's switch on it, the one pipeline every user of a
+//!   switch (`pisa run`, labs, tests) starts.
 //! - [`lab`] + [`netns`]: lab topologies of hosts in network namespaces wired by veth pairs.
 
 pub mod afpacket;
@@ -26,6 +29,7 @@ pub mod pcap;
 pub mod port;
 pub mod runtime;
 pub mod spec;
+pub mod switch;
 pub mod time;
 
 pub use afpacket::{AfPacketConfig, AfPacketPort};

@@ -3,6 +3,7 @@
 //! Pure and deterministic: no I/O, no threads, no clocks of its own.
 
 pub mod api;
+pub mod devport;
 pub mod exec;
 pub mod externs;
 pub mod ir;

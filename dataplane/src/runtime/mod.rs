@@ -81,8 +81,8 @@ const SPIN_POLLS: u32 = 256;
 /// How long a thread naps when it has ports without a descriptor to wait on.
 const NAP: Duration = Duration::from_micros(20);
 
-/// Device ports are 9 bits (TNA: pipe in bits 8:7, port in 6:0).
-pub const NUM_DEVPORTS: usize = 512;
+/// Device-port numbering is the model's ([`pipeline::devport`]).
+pub use pipeline::devport::NUM_DEVPORTS;
 
 /// The packet pipeline the runtime drives. pisa's binary implements it for its `Switch`; tests
 /// implement small ones.
@@ -214,6 +214,9 @@ pub enum RuntimeError {
     /// No ports at all.
     #[error("no ports to run")]
     NoPorts,
+    /// A switch runtime was started without a switch instance for a pipeline thread.
+    #[error("no switch instance for a pipeline thread")]
+    NoSwitch,
     /// A link setting is invalid.
     #[error("port {port}: {source}")]
     Link {

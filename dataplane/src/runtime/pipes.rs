@@ -253,10 +253,7 @@ pub struct PipeRuntime<S: PipeStage> {
     workers: Vec<(String, JoinHandle<S>)>,
 }
 
-/// The pipe of a device port.
-pub(super) fn pipe_of(devport: u16) -> u16 {
-    (devport >> 7) & 3
-}
+pub(super) use pipeline::devport::pipe_of;
 
 impl<S: PipeStage> PipeRuntime<S> {
     /// Starts one thread per pipe that has a port in `ports`; `stage(pipe)` builds each

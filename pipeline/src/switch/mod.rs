@@ -33,14 +33,8 @@ use crate::tm::pre::{Pre, Replica};
 use crate::tm::queue::EgressQueue;
 use crate::trace::{NoTrace, Recorder, Trace, Tracer};
 
-/// Device ports are 9 bits: pipe in bits 8:7, port in 6:0.
-pub const NUM_DEVPORTS: usize = 512;
-
-/// The pipe a device port belongs to.
-#[inline]
-pub fn port_pipe(devport: u16) -> u16 {
-    (devport >> 7) & 0x3
-}
+/// Device-port numbering lives in [`crate::devport`].
+pub use crate::devport::{pipe_of as port_pipe, NUM_DEVPORTS};
 
 /// A frame arriving on a port. `ts` is the arrival time in nanoseconds (virtual or wall).
 #[derive(Debug, Clone, Copy)]

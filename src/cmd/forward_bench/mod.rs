@@ -36,8 +36,9 @@ use dataplane::{
 };
 use serde_json::json;
 
-use super::live::{build_switch, thread_hook, IoArg, PortArg, SwitchPipeline};
+use super::live::{build_switch, IoArg, PortArg};
 use super::{CompileArgs, ReportFormat};
+use dataplane::switch::{pin_threads, SwitchPipeline};
 
 /// A packet I/O backend pisa's switch ports can use in the benchmark.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -365,7 +366,7 @@ fn bench_pisa(
     })?;
     let cfg = RuntimeConfig {
         batch: s.args.batch.max(1),
-        thread_hook: thread_hook(!s.args.no_pin),
+        thread_hook: pin_threads(!s.args.no_pin, &[]),
         io: io.mode(),
         ..RuntimeConfig::default()
     };

@@ -33,15 +33,13 @@
 //! without a thread are answered by the first thread (nothing changes their state). The cost is
 //! memory: N instances each hold every pipe's tables.
 
-mod report;
 mod switch;
 #[cfg(test)]
 mod tests;
 
-use report::render_metrics;
-pub use report::report;
-pub(crate) use switch::{build_switch, build_switches, thread_hook, thread_hook_for};
-pub use switch::{merge_cells, Handle, LiveRuntime, Part, SwitchPipeline};
+pub(crate) use switch::{build_switch, build_switches};
+
+use dataplane::switch::{pin_threads, render_metrics, report, Part, SwitchRuntime};
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -57,36 +55,11 @@ use clap::ValueEnum;
 use dataplane::runtime::{IoMode, MetricsServer, PortSetup, RuntimeConfig};
 use dataplane::{open_port, Clock, LinkConfig, MemHub, PortSpec, WallClock};
 
-use super::{ctl, CompileArgs};
+use super::CompileArgs;
 
 /// A device port: `N` or `PIPE/PORT`.
 fn parse_devport(s: &str) -> Result<u16, String> {
-    let v = match s.split_once('/') {
-        Some((pipe, port)) => {
-            let pipe: u16 = pipe
-                .trim()
-                .parse()
-                .map_err(|_| format!("bad pipe {pipe:?}"))?;
-            let port: u16 = port
-                .trim()
-                .parse()
-                .map_err(|_| format!("bad port {port:?}"))?;
-            if pipe > 3 || port > 127 {
-                return Err(format!(
-                    "pipe/port {pipe}/{port} out of range (pipe 0..=3, port 0..=127)"
-                ));
-            }
-            pipe << 7 | port
-        }
-        None => s
-            .trim()
-            .parse()
-            .map_err(|_| format!("bad device port {s:?}: expected a number or PIPE/PORT"))?,
-    };
-    if v > 511 {
-        return Err(format!("device port {v} out of range (0..=511)"));
-    }
-    Ok(v)
+    pipeline::devport::parse(s)
 }
 
 /// `--port DEVPORT=SPEC`.
@@ -209,11 +182,8 @@ pub enum PipeThreads {
 impl PipeThreads {
     /// Whether to run one thread per pipe for ports on these device ports.
     pub fn per_pipe(self, devports: &[u16]) -> bool {
-        let mut pipes: Vec<u16> = devports.iter().map(|d| d >> 7).collect();
-        pipes.sort_unstable();
-        pipes.dedup();
         match self {
-            PipeThreads::Auto => pipes.len() > 1,
+            PipeThreads::Auto => pipeline::devport::pipes_of(devports).len() > 1,
             PipeThreads::One => false,
             PipeThreads::PerPipe => true,
         }
@@ -253,12 +223,7 @@ pub fn run(
         }
     }
     let per_pipe = args.pipe_threads.per_pipe(&devports);
-    let thread_pipes: Vec<u16> = {
-        let mut v: Vec<u16> = devports.iter().map(|d| d >> 7).collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
+    let thread_pipes = pipeline::devport::pipes_of(&devports);
     let count = if per_pipe { thread_pipes.len() } else { 1 };
     let switches = build_switches(
         program_path,
@@ -299,15 +264,11 @@ pub fn run(
     let clock: Arc<dyn Clock> = Arc::new(WallClock::new());
     let cfg = RuntimeConfig {
         batch: args.batch.max(1),
-        thread_hook: if per_pipe {
-            thread_hook_for(!args.no_pin, &thread_pipes)
-        } else {
-            thread_hook(!args.no_pin)
-        },
+        thread_hook: pin_threads(!args.no_pin, if per_pipe { &thread_pipes } else { &[] }),
         io: args.io.mode(),
         ..RuntimeConfig::default()
     };
-    let rt = LiveRuntime::start(switches, per_pipe, &thread_pipes, setups, clock, cfg)?;
+    let rt = SwitchRuntime::start(switches, per_pipe, &thread_pipes, setups, clock, cfg)?;
     let handle = rt.handle();
 
     let metrics = match args.metrics {
@@ -321,7 +282,7 @@ pub fn run(
         None => None,
     };
     let ctl_server = match &args.ctl {
-        Some(path) => Some(ctl::CtlServer::start(path, handle.clone())?),
+        Some(path) => Some(control::server::CtlServer::start(path, handle.clone())?),
         None => None,
     };
     eprintln!(

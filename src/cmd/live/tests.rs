@@ -1,8 +1,8 @@
 //! Tests of the live switch: argument parsing, both threading modes against each other,
 //! control answers, metrics and the report.
 
-use super::switch::*;
 use super::*;
+use dataplane::switch::*;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -265,7 +265,7 @@ impl Hosts {
     }
 }
 
-fn start_live(test: &str, per_pipe: bool) -> (LiveRuntime, Hosts) {
+fn start_live(test: &str, per_pipe: bool) -> (SwitchRuntime, Hosts) {
     let devports = [0u16, 1, 128, 129];
     let mut setups = Vec::new();
     let mut hosts = Vec::new();
@@ -286,7 +286,7 @@ fn start_live(test: &str, per_pipe: bool) -> (LiveRuntime, Hosts) {
         idle_wait: Duration::from_millis(2),
         ..RuntimeConfig::default()
     };
-    let rt = LiveRuntime::start(
+    let rt = SwitchRuntime::start(
         switches(test, count),
         per_pipe,
         &thread_pipes,
@@ -298,8 +298,8 @@ fn start_live(test: &str, per_pipe: bool) -> (LiveRuntime, Hosts) {
     (rt, Hosts { ports: hosts })
 }
 
-fn ctl_ok(h: &Handle, line: &str) -> serde_json::Value {
-    let r = super::super::ctl::handle_line(h, line);
+fn ctl_ok(h: &SwitchHandle, line: &str) -> serde_json::Value {
+    let r = control::server::handle_line(h, line);
     assert_eq!(r["ok"], true, "{line} -> {r}");
     r
 }
@@ -334,7 +334,7 @@ fn live_two_pipes(per_pipe: bool) {
     );
     assert_eq!(r["cells"].as_array().unwrap().len(), 1, "{r}");
     assert_eq!(r["cells"][0]["packets"], 60);
-    let r = super::super::ctl::handle_line(
+    let r = control::server::handle_line(
         &h,
         r#"{"op":"counter_read","name":"ingress_port_counter","index":0,"pipe":3}"#,
     );

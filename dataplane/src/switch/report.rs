@@ -4,14 +4,14 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use dataplane::runtime::{render_prometheus, RuntimeStats};
+use crate::runtime::{render_prometheus, RuntimeStats};
 use pipeline::api::PipeSel;
 
-use super::{merge_cells, Handle, Part};
+use super::{merge_cells, Part, SwitchHandle};
 
 /// Prometheus text: the runtime's port and thread metrics plus the switch's drops and queues
 /// (drops summed over pipe threads, each queue from the thread of its port's pipe).
-pub(super) fn render_metrics(h: &Handle) -> String {
+pub fn render_metrics(h: &SwitchHandle) -> String {
     let mut s = render_prometheus(&h.stats());
     let ports = h.devports();
     let sw = h.each(Duration::from_secs(2), move |sw, owns| {
@@ -110,7 +110,7 @@ pub fn report(parts: &[Part], st: &RuntimeStats) -> String {
             p.port.tx_bytes,
             p.total_drops()
         );
-        for r in dataplane::DropReason::ALL {
+        for r in crate::DropReason::ALL {
             for (dir, n) in [("rx", p.port.rx_dropped(r)), ("tx", p.port.tx_dropped(r))] {
                 if n > 0 {
                     let _ = writeln!(s, "       {dir} {}: {n}", r.name());

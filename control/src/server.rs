@@ -1,0 +1,668 @@
+//! The control socket of a running switch (`pisa run --ctl PATH`, every lab switch): a Unix
+//! socket server answering JSON-line requests ([`crate::ctl::Request`]) on a
+//! [`SwitchHandle`]. `pisa ctl` is its client.
+//!
+//! Protocol: JSON lines. The client writes one JSON object per line; the server answers each
+//! with one JSON object on one line, in order. Every request has an `op`:
+//!
+//! | op | fields | answer (besides `"ok": true`) |
+//! |---|---|---|
+//! | `stats` | | `ports`: per port `port`, `name`, `rx`, `rx_bytes`, `tx`, `tx_bytes`, `drops`, `faults`; `processed`, `no_port`, `switch_drops` (by reason), `threads`: per pipeline thread `pipe` (null: the single thread), `frames`, `batches`, `copies_in`, `copies_out`, `cross_full` |
+//! | `counter_read` | `name`, `index`, `pipe`? | `cells`: `[{pipe, packets, bytes}]` |
+//! | `register_read` | `name`, `index`, `pipe`? | `cells`: `[{pipe, lo, hi}]` (values as decimal strings) |
+//! | `table_add` | `table`, `key` {field: value}, `priority`?, `action`, `params` {name: value}? | |
+//! | `table_delete` | `table`, `key`, `priority`? | |
+//! | `table_modify` | as `table_add` | changes the action and data of an existing entry |
+//! | `table_list` | `table` | `table` (full name), `entries`: `[{key, priority, action, params}]`, `default`: `{action, params}`, `hits`, `misses` (summed over pipes) |
+//! | `apply` | `yaml`: a table-state file's text (`crate::tables_file`: tables with `clear` and `default`, registers, mirror sessions, multicast nodes/groups/pruning/LAGs, port queues with ECN) | `applied`: counts per kind |
+//! | `queue_get` | `port` | `enqueued`, `enqueued_bytes`, `dropped`, `dropped_bytes`, `marked`, `max_depth_bytes` (from the thread of the port's pipe) |
+//! | `link_get` | `port` | `settings` (the link's config as JSON), `faults_tx`, `faults_rx` |
+//! | `link_set` | `port`, `settings` (text like `rate=10G,delay=5us,loss=0.01,down`) | replaces the link's settings |
+//! | `link_down` / `link_up` | `port` | |
+//!
+//! Values in `key` and `params` use the table-file syntax (`crate::value`): numbers, `0x..`,
+//! MAC and IP addresses, `value/prefix`, `value &&& mask`, `lo..hi`; JSON numbers are accepted
+//! too. A bad request gets `{"ok": false, "error": "..."}` naming what is wrong, and the
+//! connection stays open. `apply` runs the file's sections in order and stops at the first
+//! error, keeping what was applied before it (the error names the item), as at start-up.
+//!
+//! Every request runs inside a `ctl` tracing span carrying its `op`; writes log what changed.
+//!
+//! With one thread per pipe (`pisa run --pipe-threads`, see [`dataplane::switch`]) writes go to every
+//! pipe thread's switch instance and reads collect each pipe's cells from the thread that owns
+//! the pipe, so answers look the same in both modes.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use dataplane::switch::{merge_cells, Part, SwitchHandle};
+use pipeline::api::PipeSel;
+use serde_json::{json, Value as Json};
+
+use crate::ctl::{texts, Request};
+
+/// The control socket could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// A file-system or socket call failed.
+    #[error("{what} `{path}`: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The path it was done to.
+        path: PathBuf,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+    /// Another live process serves this socket.
+    #[error("control socket `{0}` is in use by another pisa")]
+    InUse(PathBuf),
+}
+
+impl ServerError {
+    fn io(what: &'static str, path: &Path, source: std::io::Error) -> ServerError {
+        ServerError::Io {
+            what,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// How long one request may wait for the pipeline thread.
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Longest request line accepted.
+const MAX_LINE: usize = 1 << 20;
+
+fn pipes(p: Option<u16>) -> PipeSel {
+    p.map_or(PipeSel::All, PipeSel::Pipe)
+}
+
+/// Answers one request line.
+pub fn handle_line(h: &SwitchHandle, line: &str) -> Json {
+    let req = match Request::parse(line) {
+        Ok(r) => r,
+        Err(e) => return json!({"ok": false, "error": e.to_string()}),
+    };
+    let op = req.op();
+    let _span = tracing::info_span!("ctl", op).entered();
+    let write = req.is_write();
+    match handle(h, req, op) {
+        Ok(mut v) => {
+            if write {
+                tracing::info!("done");
+            }
+            if let Json::Object(m) = &mut v {
+                m.insert("ok".into(), Json::Bool(true));
+            }
+            v
+        }
+        Err(e) => {
+            tracing::info!(error = %e, "refused");
+            json!({"ok": false, "error": e})
+        }
+    }
+}
+
+/// An action's parameters as the table-file syntax writes them (widths from the program).
+fn params_json(
+    pl: &pipeline::ir::Pipeline,
+    action: &str,
+    params: &[(String, pipeline::ir::Value)],
+) -> Json {
+    let decl = pl.actions.iter().find(|a| a.name == action);
+    Json::Object(
+        params
+            .iter()
+            .map(|(k, v)| {
+                let width = decl
+                    .and_then(|a| a.params.iter().find(|p| &p.name == k))
+                    .map_or(128, |p| p.width);
+                let text = crate::value::format_value(*v, width, k);
+                (k.clone(), Json::String(text))
+            })
+            .collect(),
+    )
+}
+
+fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, String> {
+    match req {
+        Request::Stats {} => {
+            let st = h.stats();
+            let ports: Vec<Json> = st
+                .ports
+                .iter()
+                .map(|p| {
+                    json!({
+                        "port": p.devport, "name": p.name,
+                        "rx": p.port.rx_packets, "rx_bytes": p.port.rx_bytes,
+                        "tx": p.port.tx_packets, "tx_bytes": p.port.tx_bytes,
+                        "drops": p.total_drops(),
+                        "ingress_channel_full": p.runtime.ingress_full,
+                        "egress_channel_full": p.runtime.egress_full,
+                        "faults_tx": faults(&p.faults_tx), "faults_rx": faults(&p.faults_rx),
+                    })
+                })
+                .collect();
+            let threads: Vec<Json> = st
+                .threads
+                .iter()
+                .map(|t| {
+                    json!({
+                        "pipe": t.pipe, "frames": t.frames, "batches": t.batches,
+                        "copies_in": t.copies_in, "copies_out": t.copies_out,
+                        "cross_full": t.cross_full,
+                    })
+                })
+                .collect();
+            let parts = h
+                .each(CALL_TIMEOUT, |sw, _| sw.stats().drops)
+                .map_err(|e| e.to_string())?;
+            let mut sum = [0u64; pipeline::switch::DropReason::COUNT];
+            for d in parts {
+                for (s, n) in sum.iter_mut().zip(d) {
+                    *s += n;
+                }
+            }
+            let drops: serde_json::Map<String, Json> = pipeline::switch::DropReason::ALL
+                .iter()
+                .filter(|r| sum[**r as usize] > 0)
+                .map(|r| (r.name().to_string(), json!(sum[*r as usize])))
+                .collect();
+            Ok(json!({
+                "ports": ports, "processed": st.processed, "no_port": st.no_port,
+                "switch_drops": drops, "threads": threads,
+            }))
+        }
+        Request::CounterRead { name, index, pipe } => {
+            let parts = h
+                .each(CALL_TIMEOUT, move |sw, owns| {
+                    Part { sw, owns }.counter_read(pipes(pipe), &name, index)
+                })
+                .map_err(|e| e.to_string())?;
+            let cells: Vec<Json> = merge_cells(parts, |c| c.pipe)?
+                .iter()
+                .map(|c| json!({"pipe": c.pipe, "packets": c.packets, "bytes": c.bytes}))
+                .collect();
+            Ok(json!({ "cells": cells }))
+        }
+        Request::RegisterRead { name, index, pipe } => {
+            let parts = h
+                .each(CALL_TIMEOUT, move |sw, owns| {
+                    Part { sw, owns }.register_read(pipes(pipe), &name, index)
+                })
+                .map_err(|e| e.to_string())?;
+            let cells: Vec<Json> = merge_cells(parts, |c| c.pipe)?
+                .iter()
+                .map(|c| json!({"pipe": c.pipe, "lo": c.lo.to_string(), "hi": c.hi.to_string()}))
+                .collect();
+            Ok(json!({ "cells": cells }))
+        }
+        Request::TableDelete {
+            table,
+            key,
+            priority,
+        } => {
+            let key = texts(&key)?;
+            h.write(CALL_TIMEOUT, move |sw| {
+                let prog = sw.program().clone();
+                let r = crate::resolve::find_table(&prog, &table).map_err(|e| e.to_string())?;
+                let t = crate::resolve::table(&prog, r)
+                    .ok_or_else(|| format!("table `{table}` not found"))?;
+                let km =
+                    crate::resolve::build_key(t, key.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                        .map_err(|e| format!("table `{}`: {e}", t.name))?;
+                let priority =
+                    crate::resolve::check_priority(t, priority).map_err(|e| e.to_string())?;
+                let keys: Vec<(&str, _)> = t
+                    .keys
+                    .iter()
+                    .map(|k| k.name.as_str())
+                    .zip(km.iter().copied())
+                    .collect();
+                sw.table_delete(PipeSel::All, &t.name, &keys, priority)
+                    .map(|_| json!({}))
+                    .map_err(|e| e.to_string())
+            })
+        }
+        Request::TableAdd(e) | Request::TableModify(e) => {
+            let modify = op == "table_modify";
+            let key = texts(&e.key)?;
+            let params = texts(&e.params)?;
+            h.write(CALL_TIMEOUT, move |sw| {
+                let prog = sw.program().clone();
+                let (name, entry) = crate::resolve::resolve_entry(
+                    &prog,
+                    &e.table,
+                    key.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                    e.priority,
+                    &e.action,
+                    params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                )
+                .map_err(|e| e.to_string())?;
+                let r = if modify {
+                    let keys: Vec<(&str, _)> =
+                        entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+                    let args: Vec<(&str, _)> =
+                        entry.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+                    sw.table_modify(
+                        PipeSel::All,
+                        &name,
+                        &keys,
+                        entry.priority,
+                        &entry.action,
+                        &args,
+                    )
+                } else {
+                    sw.table_add_entry(PipeSel::All, &name, &entry)
+                };
+                r.map(|_| json!({})).map_err(|e| e.to_string())
+            })
+        }
+        Request::TableList { table } => {
+            let parts = h
+                .each(CALL_TIMEOUT, move |sw, owns| {
+                    let prog = sw.program().clone();
+                    let r = crate::resolve::find_table(&prog, &table).map_err(|e| e.to_string())?;
+                    let pl = &prog.pipelines[r.pipeline];
+                    let t = crate::resolve::table(&prog, r)
+                        .ok_or_else(|| format!("table `{table}` not found"))?;
+                    let entries = sw
+                        .table_entries(PipeSel::All, &t.name)
+                        .map_err(|e| e.to_string())?
+                        .iter()
+                        .map(|e| {
+                            let key: serde_json::Map<String, Json> = e
+                                .keys
+                                .iter()
+                                .zip(&t.keys)
+                                .map(|((k, m), tk)| {
+                                    let text =
+                                        crate::value::format_key_match(m, tk.expr.width(), k);
+                                    (k.clone(), Json::String(text))
+                                })
+                                .collect();
+                            json!({
+                                "key": key, "priority": e.priority, "action": e.action,
+                                "params": params_json(pl, &e.action, &e.params),
+                            })
+                        })
+                        .collect::<Vec<Json>>();
+                    let (action, params) = sw
+                        .table_get_default(PipeSel::All, &t.name)
+                        .map_err(|e| e.to_string())?;
+                    let default = json!({
+                        "action": action, "params": params_json(pl, &action, &params),
+                    });
+                    // Hits and misses of the pipes this instance owns (per-pipe mode) or all.
+                    let mut hm = (0, 0);
+                    for p in 0..sw.num_pipes() {
+                        if owns & (1 << p) != 0 {
+                            if let Ok((hi, mi)) = sw.table_hit_miss(PipeSel::Pipe(p), &t.name) {
+                                hm = (hm.0 + hi, hm.1 + mi);
+                            }
+                        }
+                    }
+                    Ok::<_, String>((t.name.clone(), entries, default, hm))
+                })
+                .map_err(|e| e.to_string())?;
+            let mut hits = 0;
+            let mut misses = 0;
+            let mut first = None;
+            for p in parts {
+                let (name, entries, default, (hi, mi)) = p?;
+                hits += hi;
+                misses += mi;
+                first.get_or_insert((name, entries, default));
+            }
+            let (name, entries, default) =
+                first.ok_or_else(|| "no pipeline thread answered".to_string())?;
+            Ok(json!({
+                "table": name, "entries": entries, "default": default,
+                "hits": hits, "misses": misses,
+            }))
+        }
+        Request::Apply { yaml } => {
+            let file = crate::tables_file::from_yaml(&yaml).map_err(|e| e.to_string())?;
+            h.write(CALL_TIMEOUT, move |sw| {
+                let s = crate::tables_file::apply(sw, &file).map_err(|e| e.to_string())?;
+                Ok(json!({"applied": {
+                    "entries": s.entries, "defaults": s.defaults,
+                    "tables_cleared": s.tables_cleared, "registers": s.registers,
+                    "mirror_sessions": s.mirror_sessions, "mc_nodes": s.mc_nodes,
+                    "mc_groups": s.mc_groups, "prunes": s.prunes, "lags": s.lags,
+                    "ports": s.ports,
+                }}))
+            })
+        }
+        Request::QueueGet { port } => {
+            let pipe = port >> 7;
+            let parts = h
+                .each(CALL_TIMEOUT, move |sw, owns| {
+                    (owns & (1 << pipe) != 0).then(|| sw.port_queue_stats(port))
+                })
+                .map_err(|e| e.to_string())?;
+            let q = parts
+                .into_iter()
+                .flatten()
+                .next()
+                .ok_or_else(|| format!("no pipeline thread owns pipe {pipe} (port {port})"))?
+                .map_err(|e| e.to_string())?;
+            Ok(json!({
+                "port": port, "enqueued": q.enqueued, "enqueued_bytes": q.enqueued_bytes,
+                "dropped": q.dropped, "dropped_bytes": q.dropped_bytes, "marked": q.marked,
+                "max_depth_bytes": q.max_depth_bytes,
+            }))
+        }
+        Request::LinkGet { port } => {
+            let l = h.link(port).map_err(|e| e.to_string())?;
+            Ok(json!({
+                "port": port,
+                "settings": link_json(&l.config()),
+                "faults_tx": faults(&l.tx_stats()),
+                "faults_rx": faults(&l.rx_stats()),
+            }))
+        }
+        Request::LinkSet { port, settings } => {
+            let l = h.link(port).map_err(|e| e.to_string())?;
+            let cfg: dataplane::LinkConfig =
+                settings.parse().map_err(|e| format!("port {port}: {e}"))?;
+            l.set_config(cfg).map_err(|e| format!("port {port}: {e}"))?;
+            tracing::info!(port, %settings, "link settings changed");
+            Ok(json!({}))
+        }
+        Request::LinkDown { port } | Request::LinkUp { port } => {
+            let up = matches!(req, Request::LinkUp { .. });
+            let l = h.link(port).map_err(|e| e.to_string())?;
+            l.set_link_up(up);
+            tracing::info!(port, up, "link state changed");
+            Ok(json!({}))
+        }
+    }
+}
+
+fn faults(f: &dataplane::FaultStats) -> Json {
+    json!({
+        "lost": f.lost, "duplicated": f.duplicated, "reordered": f.reordered,
+        "corrupted": f.corrupted, "down_dropped": f.down_dropped, "queue_dropped": f.queue_dropped,
+    })
+}
+
+fn link_json(c: &dataplane::LinkConfig) -> Json {
+    serde_json::to_value(c).unwrap_or(Json::Null)
+}
+
+/// The control socket's server: an accept thread and one thread per connection.
+pub struct CtlServer {
+    path: PathBuf,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl CtlServer {
+    /// Listens on `path` (its directory is created; a stale socket file is replaced, a live one
+    /// is refused).
+    pub fn start(path: &Path, h: SwitchHandle) -> Result<CtlServer, ServerError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| ServerError::io("cannot create", dir, e))?;
+        }
+        if path.exists() {
+            if UnixStream::connect(path).is_ok() {
+                return Err(ServerError::InUse(path.to_path_buf()));
+            }
+            std::fs::remove_file(path)
+                .map_err(|e| ServerError::io("cannot remove stale socket", path, e))?;
+        }
+        let listener =
+            UnixListener::bind(path).map_err(|e| ServerError::io("cannot listen on", path, e))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| ServerError::io("cannot listen on", path, e))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("pisa-ctl".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Acquire) {
+                    match listener.accept() {
+                        Ok((s, _)) => {
+                            let h = h.clone();
+                            let flag = flag.clone();
+                            let _ = std::thread::Builder::new()
+                                .name("pisa-ctl-conn".into())
+                                .spawn(move || serve_conn(s, &h, &flag));
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            std::thread::sleep(Duration::from_millis(20))
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "control socket accept failed");
+                            std::thread::sleep(Duration::from_millis(100));
+                        }
+                    }
+                }
+            })
+            .map_err(|e| ServerError::io("cannot start the thread for", path, e))?;
+        Ok(CtlServer {
+            path: path.to_path_buf(),
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for CtlServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn serve_conn(s: UnixStream, h: &SwitchHandle, stop: &AtomicBool) {
+    // Wake up now and then to notice a shutdown.
+    let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+    let Ok(mut w) = s.try_clone() else { return };
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    while !stop.load(Ordering::Acquire) {
+        match r.read_line(&mut line) {
+            Ok(0) => return,
+            Ok(_) => {
+                if !line.ends_with('\n') && line.len() < MAX_LINE {
+                    continue; // timed out mid-line; keep reading
+                }
+                let reply = if line.len() >= MAX_LINE {
+                    json!({"ok": false, "error": format!("request longer than {MAX_LINE} bytes")})
+                } else if line.trim().is_empty() {
+                    line.clear();
+                    continue;
+                } else {
+                    handle_line(h, line.trim())
+                };
+                line.clear();
+                if writeln!(w, "{reply}").is_err() {
+                    return;
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use dataplane::mem::pair;
+    use dataplane::runtime::{PortSetup, Runtime, RuntimeConfig};
+    use dataplane::{Clock, LinkConfig, VirtualClock};
+
+    use super::*;
+    use dataplane::switch::SwitchPipeline;
+    use pipeline::switch::{Switch, SwitchConfig};
+
+    /// l2l3.p4 with the lab's tables on two in-memory ports.
+    fn runtime() -> Runtime<SwitchPipeline> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let opts = p4::compile::CompileOptions::default();
+        let prog = p4::compile::compile_file(&root.join("p4/programs/l2l3.p4"), &opts)
+            .unwrap()
+            .program;
+        let cfg = SwitchConfig {
+            pipes: 4,
+            ..SwitchConfig::default()
+        };
+        let mut sw = Switch::new(Arc::new(prog), cfg).unwrap();
+        let file = crate::tables_file::load(&root.join("p4/programs/l2l3.tables.yaml")).unwrap();
+        crate::tables_file::apply(&mut sw, &file).unwrap();
+        let ports = (0..2)
+            .map(|i| PortSetup {
+                devport: i,
+                port: Box::new(pair(&format!("sw{i}"), &format!("h{i}")).0),
+                link: LinkConfig::default(),
+            })
+            .collect();
+        let clock: Arc<dyn Clock> = Arc::new(VirtualClock::new());
+        Runtime::start(
+            SwitchPipeline { sw },
+            ports,
+            clock,
+            RuntimeConfig::default(),
+        )
+        .unwrap()
+    }
+
+    fn err(h: &SwitchHandle, line: &str) -> String {
+        let r = handle_line(h, line);
+        assert_eq!(r["ok"], false, "{line} -> {r}");
+        r["error"].as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn requests_work_and_bad_ones_name_the_culprit() {
+        let rt = runtime();
+        let h = SwitchHandle::Single(rt.handle());
+        let ok = |line: &str| {
+            let r = handle_line(&h, line);
+            assert_eq!(r["ok"], true, "{line} -> {r}");
+            r
+        };
+        let r = ok(r#"{"op":"stats"}"#);
+        assert_eq!(r["ports"].as_array().unwrap().len(), 2);
+        ok(
+            r#"{"op":"table_add","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:09:09"},"action":"set_port","params":{"port":1}}"#,
+        );
+        let n = h
+            .each(CALL_TIMEOUT, |sw, _| {
+                sw.table_len(PipeSel::All, "SwitchIngress.mac_dst")
+            })
+            .unwrap();
+        assert_eq!(n, vec![Ok(5)]);
+        ok(
+            r#"{"op":"table_delete","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:09:09"}}"#,
+        );
+        assert!(err(&h, r#"{"op":"table_delete","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:09:09"}}"#).contains("mac_dst"));
+        let r = ok(r#"{"op":"counter_read","name":"ingress_port_counter","index":3}"#);
+        assert_eq!(r["cells"][0]["packets"], 0);
+        ok(r#"{"op":"link_set","port":1,"settings":"delay=5us,loss=0.5"}"#);
+        let r = ok(r#"{"op":"link_get","port":1}"#);
+        assert_eq!(r["settings"]["tx"]["faults"]["loss"], 0.5);
+        ok(r#"{"op":"link_down","port":0}"#);
+
+        assert!(err(&h, "not json").contains("bad request"));
+        assert!(err(&h, r#"{"op":"reboot"}"#).contains("reboot"));
+        assert!(err(&h, r#"{"op":"stats","extra":1}"#).contains("extra"));
+        assert!(err(&h, r#"{"op":"link_down","port":7}"#).contains('7'));
+        assert!(err(&h, r#"{"op":"link_set","port":1,"settings":"jitter=1"}"#).contains("jitter"));
+        assert!(err(&h, r#"{"op":"table_add","table":"mac_dst","key":{"nope":"1"},"action":"set_port","params":{"port":1}}"#).contains("nope"));
+        assert!(err(&h, r#"{"op":"table_add","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"zz"},"action":"set_port","params":{"port":1}}"#).contains("zz"));
+        assert!(err(&h, r#"{"op":"table_add","table":"mac_dst","key":{"hdr.ethernet.dst_addr":[1]},"action":"set_port"}"#).contains("hdr.ethernet.dst_addr"));
+        assert!(err(
+            &h,
+            r#"{"op":"register_read","name":"no_such_reg","index":0}"#
+        )
+        .contains("no_such_reg"));
+        assert!(err(
+            &h,
+            r#"{"op":"counter_read","name":"ingress_port_counter","index":9999}"#
+        )
+        .contains("9999"));
+        drop(rt.stop().unwrap());
+    }
+
+    #[test]
+    fn entries_are_listed_modified_and_whole_files_applied_while_running() {
+        let rt = runtime();
+        let h = SwitchHandle::Single(rt.handle());
+        let ok = |line: &str| {
+            let r = handle_line(&h, line);
+            assert_eq!(r["ok"], true, "{line} -> {r}");
+            r
+        };
+        let r = ok(r#"{"op":"table_list","table":"mac_dst"}"#);
+        assert_eq!(r["table"], "SwitchIngress.mac_dst");
+        assert_eq!(r["entries"].as_array().unwrap().len(), 4);
+        assert_eq!(r["default"]["action"], "SwitchIngress.flood");
+        assert_eq!(r["default"]["params"]["mgid"], "1");
+        let h1 = r["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["key"]["hdr.ethernet.dst_addr"] == "02:00:00:00:00:01")
+            .expect("h1's entry is listed with its key");
+        assert_eq!(h1["params"]["port"], "0");
+
+        let r = ok(r#"{"op":"table_list","table":"ipv4_lpm"}"#);
+        assert!(
+            r["entries"].as_array().unwrap().iter().any(|e| {
+                e["key"]["hdr.ipv4.dst_addr"] == "10.0.2.0/24" && e["params"]["nexthop_id"] == "3"
+            }),
+            "routes are listed as a user writes them: {r}"
+        );
+        ok(
+            r#"{"op":"table_modify","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:00:01"},"action":"set_port","params":{"port":3}}"#,
+        );
+        let r = ok(r#"{"op":"table_list","table":"SwitchIngress.mac_dst"}"#);
+        let h1 = r["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["key"]["hdr.ethernet.dst_addr"] == "02:00:00:00:00:01")
+            .unwrap();
+        assert_eq!(h1["params"]["port"], "3", "{r}");
+        assert!(err(&h, r#"{"op":"table_modify","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:09:09"},"action":"set_port","params":{"port":3}}"#).contains("mac_dst"));
+
+        let yaml = "tables:\n  - table: mac_dst\n    clear: true\n    default: { action: drop }\n    entries:\n      - { key: { hdr.ethernet.dst_addr: \"02:00:00:00:00:07\" }, action: set_port, params: { port: 1 } }\nports:\n  - { port: 1, rate_bps: 1000000000, queue_bytes: 100000, ecn_kmin_bytes: 5000, ecn_kmax_bytes: 50000, ecn_pmax: 0.01 }\n";
+        let r = ok(&json!({"op": "apply", "yaml": yaml}).to_string());
+        assert_eq!(r["applied"]["entries"], 1);
+        assert_eq!(r["applied"]["tables_cleared"], 1);
+        assert_eq!(r["applied"]["defaults"], 1);
+        assert_eq!(r["applied"]["ports"], 1);
+        let r = ok(r#"{"op":"table_list","table":"mac_dst"}"#);
+        assert_eq!(r["entries"].as_array().unwrap().len(), 1);
+        assert_eq!(r["default"]["action"], "SwitchIngress.drop");
+        let r = ok(r#"{"op":"queue_get","port":1}"#);
+        assert_eq!(r["enqueued"], 0);
+        let bad = json!({"op": "apply", "yaml": "tables:\n  - table: nope\n"}).to_string();
+        assert!(err(&h, &bad).contains("nope"));
+        let bad = json!({"op": "apply", "yaml": "tables: ["}).to_string();
+        assert!(!err(&h, &bad).is_empty());
+        assert!(err(&h, r#"{"op":"queue_get","port":600}"#).contains("600"));
+        assert!(err(&h, r#"{"op":"table_list","table":"nope"}"#).contains("nope"));
+        drop(rt.stop().unwrap());
+    }
+}

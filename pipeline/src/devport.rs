@@ -1,0 +1,90 @@
+//! Device-port numbering, defined once for the whole of pisa: a TNA device port is 9 bits,
+//! pipe in bits 8:7 and the port within the pipe in bits 6:0; quad 16 of each pipe holds the
+//! CPU Ethernet port (pipe 0, 64–67) or recirculation, quad 17 packet generation or
+//! recirculation (68–71, 196–199, …).
+
+/// Device ports there are (9 bits).
+pub const NUM_DEVPORTS: usize = 512;
+
+/// Most hardware pipes on a chip.
+pub const MAX_PIPES: u16 = 4;
+
+/// Ports per pipe (7 bits).
+pub const PORTS_PER_PIPE: u16 = 128;
+
+/// The Tofino 1 CPU Ethernet port (pipe 0, quad 16).
+pub const CPU_ETH_PORT: u16 = 64;
+
+/// The pipe a device port belongs to.
+#[inline]
+pub fn pipe_of(devport: u16) -> u16 {
+    (devport >> 7) & 0x3
+}
+
+/// The device port of port `port` (0..=127) of pipe `pipe` (0..=3).
+#[inline]
+pub fn devport(pipe: u16, port: u16) -> u16 {
+    (pipe & 0x3) << 7 | (port & 0x7f)
+}
+
+/// The first recirculation port of a pipe (quad 17: 68 + 128 × pipe).
+#[inline]
+pub fn recirc_port(pipe: u16) -> u16 {
+    devport(pipe, 68)
+}
+
+/// Reads a device port as a user writes it: a number (`132`) or `PIPE/PORT` (`1/4`).
+pub fn parse(s: &str) -> Result<u16, String> {
+    let v = match s.split_once('/') {
+        Some((pipe, port)) => {
+            let pipe: u16 = pipe
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad pipe {pipe:?}"))?;
+            let port: u16 = port
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad port {port:?}"))?;
+            if pipe >= MAX_PIPES || port >= PORTS_PER_PIPE {
+                return Err(format!(
+                    "pipe/port {pipe}/{port} out of range (pipe 0..=3, port 0..=127)"
+                ));
+            }
+            devport(pipe, port)
+        }
+        None => s
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad device port {s:?}: expected a number or PIPE/PORT"))?,
+    };
+    if v as usize >= NUM_DEVPORTS {
+        return Err(format!("device port {v} out of range (0..=511)"));
+    }
+    Ok(v)
+}
+
+/// The distinct pipes of some device ports, in order.
+pub fn pipes_of(devports: &[u16]) -> Vec<u16> {
+    let mut v: Vec<u16> = devports.iter().map(|&d| pipe_of(d)).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbering() {
+        assert_eq!(devport(1, 4), 132);
+        assert_eq!(pipe_of(132), 1);
+        assert_eq!(recirc_port(1), 196);
+        assert_eq!(parse("1/4"), Ok(132));
+        assert_eq!(parse(" 7 "), Ok(7));
+        assert!(parse("4/0").unwrap_err().contains("out of range"));
+        assert!(parse("512").unwrap_err().contains("out of range"));
+        assert!(parse("x").unwrap_err().contains("bad device port"));
+        assert_eq!(pipes_of(&[130, 1, 3, 129]), vec![0, 1]);
+    }
+}
