@@ -21,7 +21,9 @@
  * (HashAlgorithm_t.CRC16 = CRC-16/ARC: poly 0x8005, reflected, init 0, xor 0) over the 5-tuple
  *     { ipv4.src_addr, ipv4.dst_addr, ipv4.protocol, L4 src port, L4 dst port }
  * (13 bytes, in this order; the ports are 0 unless the packet is TCP or UDP and not a fragment,
- * so every fragment of a datagram takes the same path) gives ig_md.bucket = hash[3:0]. Table
+ * so every fragment of a datagram takes the same path) gives ig_md.hash; table ecmp_bits picks
+ * which nibble of it is ig_md.bucket (hash[3:0] by default; another per tier against ECMP
+ * polarization, see ecmp_bits). Table
  * ecmp matches (group, bucket) exactly: for a group with members m0..m(n-1) the control plane
  * installs 16 entries, bucket b -> member b % n. One flow always takes the same member; flows
  * spread over the members (evenly when n divides 16). Beware: the low 4 bits of CRC-16/ARC see
@@ -38,6 +40,7 @@
  *   SwitchIngress.routes      hdr.ipv4.dst_addr (lpm)              -> to_host(port, dmac)
  *                                                                   | to_group(group) | drop()
  *   SwitchIngress.ecmp        ig_md.group, ig_md.bucket (exact)    -> to_nexthop(port, dmac)
+ *   SwitchIngress.ecmp_bits   (keyless; default action)            -> bucket_bits_0..3()
  */
 #include <core.p4>
 #if __TARGET_TOFINO__ == 2
@@ -94,7 +97,8 @@ struct header_t {
 
 struct ingress_metadata_t {
     bit<16> group;        /* the ECMP group routes chose (to_group) */
-    bit<4>  bucket;       /* the low 4 bits of the 5-tuple hash */
+    bit<4>  bucket;       /* 4 bits of the 5-tuple hash, which 4 set by table ecmp_bits */
+    bit<16> hash;         /* the 5-tuple hash */
     bit<16> l4_src_port;  /* the L4 ports, or 0 */
     bit<16> l4_dst_port;
 }
@@ -273,6 +277,29 @@ control SwitchIngress(inout header_t hdr,
         forward(port, dmac);
     }
 
+    /* Which 4 bits of the hash pick the bucket. Every switch hashes the same 5-tuple with
+     * the same CRC, so if every tier used the same bits a flow that took member 0 at an edge
+     * switch would take member 0 at every aggregation switch too, and half of the core would
+     * carry nothing (ECMP polarization). A salt does not help: a CRC is linear, so a salted
+     * hash is the unsalted one XOR a constant. Different bits are different linear functions of
+     * the tuple; the control plane gives each tier its own nibble (`pisa lab tables` uses the
+     * switch's hop distance from the hosts). */
+    action bucket_bits_0() { ig_md.bucket = ig_md.hash[3:0]; }
+    action bucket_bits_1() { ig_md.bucket = ig_md.hash[7:4]; }
+    action bucket_bits_2() { ig_md.bucket = ig_md.hash[11:8]; }
+    action bucket_bits_3() { ig_md.bucket = ig_md.hash[15:12]; }
+
+    table ecmp_bits {
+        actions = {
+            bucket_bits_0;
+            bucket_bits_1;
+            bucket_bits_2;
+            bucket_bits_3;
+        }
+        default_action = bucket_bits_0();
+        size = 1;
+    }
+
     table ecmp {
         key = {
             ig_md.group  : exact;
@@ -294,12 +321,13 @@ control SwitchIngress(inout header_t hdr,
         } else if (hdr.ipv4.ttl <= 1 || hdr.ipv4.ihl < 5) {
             drop();                                   /* TTL expires here, or a bad header */
         } else {
-            ig_md.bucket = (bit<4>)ecmp_hash.get({    /* the low 4 bits of the CRC16 */
+            ig_md.hash = ecmp_hash.get({
                 hdr.ipv4.src_addr,
                 hdr.ipv4.dst_addr,
                 hdr.ipv4.protocol,
                 ig_md.l4_src_port,
                 ig_md.l4_dst_port});
+            ecmp_bits.apply();
             switch (routes.apply().action_run) {
                 to_group : {
                     ecmp.apply();

@@ -1,0 +1,22 @@
+//! Labs: topologies of pisa switches, hosts and links from one YAML file, and the two drivers
+//! that run them — in memory with virtual time ([`mem`]; deterministic, no root: tests, demos,
+//! benches) and in network namespaces with veth pairs and wall-clock time ([`netns`]; root).
+//! Both build their switches the same way ([`build`]) and run them as the same
+//! `dataplane::switch::SwitchPipeline`; this is the one place where switches and hosts are wired
+//! together.
+//!
+//! - [`topology`]: the file format, checked with file:line errors;
+//! - [`generate`]: fat tree, leaf-spine and MC-RDMA testbed generators (the shipped files);
+//! - [`routes`]: every switch's routes and ECMP groups for `p4/programs/fabric.p4`;
+//! - [`ping`]: ping-all, the reachability check of any topology.
+
+pub mod build;
+pub mod generate;
+pub mod mem;
+pub mod netns;
+pub mod ping;
+pub mod routes;
+pub mod topology;
+
+pub use mem::MemLab;
+pub use topology::{End, Topology, TopologyError};

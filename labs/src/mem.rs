@@ -1,0 +1,486 @@
+//! The in-memory driver: every switch of a topology on one thread in virtual time, cabled by
+//! in-memory links with the link model. Deterministic (same topology, same traffic, same
+//! output), no root, no threads; the default for tests, demos and benches.
+//!
+//! Each switch is the same [`SwitchPipeline`] `pisa run` forwards with; each link end is a
+//! [`LinkPort`] over a [`MemPort`] whose transmit direction carries the link's settings (rate,
+//! delay, loss, duplication, reordering, up/down), so each direction of a cable is modelled
+//! where it leaves. Hosts are frame endpoints: a lab, a test or a host protocol sends from a
+//! host with [`MemLab::send`] and reads what reached it with [`MemLab::take_received`].
+//!
+//! Scheduling is event driven: a node runs when a frame may be waiting for it (after its peer
+//! sent) and a link end is flushed when its model holds a frame that falls due; when nothing is
+//! ready, virtual time jumps to the earliest due frame. [`MemLab::run_until_idle`] runs until
+//! no frame is in flight.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::path::Path;
+
+use dataplane::runtime::Pipeline;
+use dataplane::switch::SwitchPipeline;
+use dataplane::{FrameBatch, LinkControl, LinkPort, MemPort, Nanos, Port, PortStats};
+use pipeline::switch::Switch;
+
+use crate::topology::{End, Topology};
+
+/// Frames per receive or transmit batch.
+const BATCH: usize = 64;
+
+/// Frames in flight per link direction before the in-memory link drops (counted).
+const LINK_CAPACITY: usize = 1 << 14;
+
+/// A driver error.
+#[derive(Debug, thiserror::Error)]
+pub enum MemLabError {
+    #[error(transparent)]
+    Build(#[from] crate::build::BuildError),
+    #[error("link settings: {0}")]
+    Link(String),
+    #[error("port {0}: {1}")]
+    Port(String, dataplane::PortError),
+    #[error("no host {0:?}")]
+    NoHost(String),
+    #[error("no link {0:?} (write A~B, or one end's name)")]
+    NoLink(String),
+    #[error("capture {0}: {1}")]
+    Capture(String, String),
+}
+
+/// A node: a switch or a host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Node {
+    Switch(usize),
+    Host(usize),
+}
+
+struct SimSwitch {
+    pipeline: SwitchPipeline,
+    /// Device port → index into `ports`.
+    port_of: Vec<u32>,
+    ports: Vec<usize>,
+    /// Frames sent to device ports with nothing cabled.
+    no_port: u64,
+    /// Frames through the pipeline.
+    passes: u64,
+}
+
+struct SimHost {
+    port: usize,
+    inbox: Vec<(Nanos, Vec<u8>)>,
+}
+
+struct SimPort {
+    node: Node,
+    devport: u16,
+    link: usize,
+    lp: LinkPort<MemPort>,
+    peer: usize,
+    tx: FrameBatch,
+}
+
+/// A topology running in memory.
+pub struct MemLab {
+    topo: Topology,
+    now: Nanos,
+    switches: Vec<SimSwitch>,
+    hosts: Vec<SimHost>,
+    ports: Vec<SimPort>,
+    timers: BinaryHeap<Reverse<(Nanos, usize)>>,
+    ready: Vec<Node>,
+    ready_flag: Vec<bool>,
+    rx: FrameBatch,
+    out: Vec<(u16, Vec<u8>)>,
+    taps: Vec<Option<Vec<(Nanos, Vec<u8>)>>>,
+}
+
+/// One port's counters.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PortCounters {
+    pub devport: u16,
+    /// The far end, as the topology names it.
+    pub peer: String,
+    pub rx: u64,
+    pub tx: u64,
+    /// Frames the port or its link model dropped (queue full, loss, link down, ...).
+    pub drops: u64,
+}
+
+/// One switch's counters.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SwitchCounters {
+    pub passes: u64,
+    pub switch_drops: u64,
+    pub no_port: u64,
+    pub ports: Vec<PortCounters>,
+}
+
+impl MemLab {
+    /// Builds every switch and link of `topo`.
+    pub fn new(topo: Topology) -> Result<MemLab, MemLabError> {
+        let switches = crate::build::switches(&topo)?;
+        MemLab::with_switches(topo, switches)
+    }
+
+    /// Runs `topo` with switches built elsewhere (one per topology switch, in order).
+    pub fn with_switches(topo: Topology, built: Vec<Switch>) -> Result<MemLab, MemLabError> {
+        let mut switches: Vec<SimSwitch> = built
+            .into_iter()
+            .map(|sw| SimSwitch {
+                pipeline: SwitchPipeline { sw },
+                port_of: vec![u32::MAX; pipeline::devport::NUM_DEVPORTS],
+                ports: Vec::new(),
+                no_port: 0,
+                passes: 0,
+            })
+            .collect();
+        let mut hosts: Vec<SimHost> = (0..topo.hosts.len())
+            .map(|_| SimHost {
+                port: usize::MAX,
+                inbox: Vec::new(),
+            })
+            .collect();
+        let mut ports = Vec::new();
+        for (i, l) in topo.links.iter().enumerate() {
+            let name = topo.link_name(i);
+            let (a, b) = dataplane::mem::pair_with_capacity(
+                &format!("{name}/a"),
+                &format!("{name}/b"),
+                LINK_CAPACITY,
+            );
+            let base = ports.len();
+            for (k, (end, port)) in [(l.a, a), (l.b, b)].into_iter().enumerate() {
+                // End `a` sends with the link's `tx` settings (a → b), end `b` with its `rx`
+                // settings (b → a); a setting without a `tx.`/`rx.` prefix is in both.
+                let mut cfg = dataplane::LinkConfig {
+                    tx: if k == 0 { l.config.tx.clone() } else { l.config.rx.clone() },
+                    seed: l.config.seed ^ ((2 * i + k) as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                    ..dataplane::LinkConfig::default()
+                };
+                cfg.tx.faults.link_down |= !l.up;
+                let lp =
+                    LinkPort::new(port, cfg).map_err(|e| MemLabError::Link(e.to_string()))?;
+                let (node, devport) = match end {
+                    End::Host(h) => {
+                        hosts[h].port = base + k;
+                        (Node::Host(h), 0)
+                    }
+                    End::Switch { switch, devport } => {
+                        switches[switch].port_of[devport as usize] = (base + k) as u32;
+                        switches[switch].ports.push(base + k);
+                        (Node::Switch(switch), devport)
+                    }
+                };
+                ports.push(SimPort {
+                    node,
+                    devport,
+                    link: i,
+                    lp,
+                    peer: base + 1 - k,
+                    tx: FrameBatch::new(BATCH),
+                });
+            }
+        }
+        let nodes = switches.len() + hosts.len();
+        let links = topo.links.len();
+        Ok(MemLab {
+            topo,
+            now: Nanos::ZERO,
+            switches,
+            hosts,
+            ports,
+            timers: BinaryHeap::new(),
+            ready: Vec::new(),
+            ready_flag: vec![false; nodes],
+            rx: FrameBatch::new(BATCH),
+            out: Vec::with_capacity(BATCH * 4),
+            taps: vec![None; links],
+        })
+    }
+
+    /// The topology.
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// Virtual time now.
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    /// Moves virtual time forward (never back).
+    pub fn advance_to(&mut self, t: Nanos) {
+        self.now = self.now.max(t);
+    }
+
+    fn node_id(&self, n: Node) -> usize {
+        match n {
+            Node::Switch(s) => s,
+            Node::Host(h) => self.switches.len() + h,
+        }
+    }
+
+    fn wake(&mut self, n: Node) {
+        let id = self.node_id(n);
+        if !self.ready_flag[id] {
+            self.ready_flag[id] = true;
+            self.ready.push(n);
+        }
+    }
+
+    /// Sends a frame from host `host` (index) into its link now.
+    pub fn send(&mut self, host: usize, frame: Vec<u8>) {
+        let p = self.hosts[host].port;
+        let now = self.now;
+        if let Err(buf) = self.ports[p].tx.push_owned(frame, now) {
+            // A full batch: send what is queued, then this one.
+            self.flush_tx(p);
+            let _ = self.ports[p].tx.push_owned(buf, now);
+        }
+        self.flush_tx(p);
+    }
+
+    /// Frames that reached host `host` since the last call, with their arrival times.
+    pub fn take_received(&mut self, host: usize) -> Vec<(Nanos, Vec<u8>)> {
+        std::mem::take(&mut self.hosts[host].inbox)
+    }
+
+    /// A switch's pipeline (for control-plane writes and reads through the runtime API).
+    pub fn switch_mut(&mut self, switch: usize) -> &mut Switch {
+        &mut self.switches[switch].pipeline.sw
+    }
+
+    /// The link model control of one end of link `link` (0: end `a`, 1: end `b`): the settings
+    /// of the direction leaving that end, faults included, changeable while running.
+    pub fn link_control(&self, link: usize, end: usize) -> LinkControl {
+        self.ports[2 * link + end.min(1)].lp.control()
+    }
+
+    /// Takes link `link` down or up (both directions).
+    pub fn set_link_up(&self, link: usize, up: bool) {
+        for e in 0..2 {
+            self.link_control(link, e).set_link_up(up);
+        }
+    }
+
+    /// Starts recording the frames that cross link `name` (both directions).
+    pub fn tap(&mut self, name: &str) -> Result<usize, MemLabError> {
+        let l = self
+            .topo
+            .find_link(name)
+            .ok_or_else(|| MemLabError::NoLink(name.into()))?;
+        self.taps[l].get_or_insert_with(Vec::new);
+        Ok(l)
+    }
+
+    /// Writes what link `link` carried since [`MemLab::tap`] to a pcap file (nanosecond
+    /// timestamps of arrival at the far end); returns the frame count.
+    pub fn write_capture(&mut self, link: usize, path: &Path) -> Result<usize, MemLabError> {
+        let frames = self.taps[link].take().unwrap_or_default();
+        let bad = |e: String| MemLabError::Capture(path.display().to_string(), e);
+        let f = std::fs::File::create(path).map_err(|e| bad(e.to_string()))?;
+        let header = pcap_file::pcap::PcapHeader {
+            ts_resolution: pcap_file::TsResolution::NanoSecond,
+            ..pcap_file::pcap::PcapHeader::default()
+        };
+        let mut w = pcap_file::pcap::PcapWriter::with_header(f, header)
+            .map_err(|e| bad(e.to_string()))?;
+        for (t, data) in &frames {
+            let p = pcap_file::pcap::PcapPacket::new(
+                std::time::Duration::from_nanos(t.0),
+                data.len() as u32,
+                data,
+            );
+            w.write_packet(&p).map_err(|e| bad(e.to_string()))?;
+        }
+        Ok(frames.len())
+    }
+
+    fn flush_tx(&mut self, p: usize) {
+        let now = self.now;
+        let port = &mut self.ports[p];
+        if !port.tx.is_empty() {
+            // Drops are counted by the port and the link model; a disconnected peer cannot
+            // happen (the lab owns both ends).
+            let _ = port.lp.send_batch(&mut port.tx, now);
+            port.tx.clear();
+        }
+        if let Some(t) = port.lp.poll_timeout() {
+            self.timers.push(Reverse((t, p)));
+        }
+        let peer = self.ports[p].peer;
+        let n = self.ports[peer].node;
+        self.wake(n);
+    }
+
+    /// Runs until no frame is in flight, or until virtual time would pass `deadline`.
+    /// Returns the number of node steps taken.
+    pub fn run_until(&mut self, deadline: Option<Nanos>) -> u64 {
+        let mut steps = 0;
+        loop {
+            while let Some(n) = self.ready.pop() {
+                let id = self.node_id(n);
+                self.ready_flag[id] = false;
+                self.step(n);
+                steps += 1;
+            }
+            let Some(&Reverse((t, _))) = self.timers.peek() else {
+                return steps;
+            };
+            if deadline.is_some_and(|d| t > d) {
+                self.now = self.now.max(deadline.unwrap_or(t));
+                return steps;
+            }
+            self.now = self.now.max(t);
+            while let Some(&Reverse((t, p))) = self.timers.peek() {
+                if t > self.now {
+                    break;
+                }
+                self.timers.pop();
+                let _ = self.ports[p].lp.flush(self.now);
+                self.flush_tx(p);
+            }
+        }
+    }
+
+    /// Runs until nothing is in flight.
+    pub fn run_until_idle(&mut self) -> u64 {
+        self.run_until(None)
+    }
+
+    fn step(&mut self, n: Node) {
+        match n {
+            Node::Host(h) => {
+                let p = self.hosts[h].port;
+                self.receive(p, |lab, _, f, now| lab.hosts[h].inbox.push((now, f)));
+            }
+            Node::Switch(s) => {
+                let ports = std::mem::take(&mut self.switches[s].ports);
+                for &p in &ports {
+                    self.receive(p, |lab, devport, f, now| {
+                        let sw = &mut lab.switches[s];
+                        sw.passes += 1;
+                        let out = &mut lab.out;
+                        sw.pipeline
+                            .process(devport, &f, now, &mut |o, bytes| out.push((o, bytes)));
+                        sw.pipeline.recycle(f);
+                    });
+                }
+                self.switches[s].ports = ports;
+                self.dispatch(s);
+            }
+        }
+    }
+
+    /// Receives everything waiting on port `p` and hands each frame to `f`.
+    fn receive(&mut self, p: usize, mut f: impl FnMut(&mut MemLab, u16, Vec<u8>, Nanos)) {
+        let now = self.now;
+        let mut rx = std::mem::replace(&mut self.rx, FrameBatch::new(1));
+        loop {
+            rx.clear();
+            let n = self.ports[p].lp.recv_batch(&mut rx, now).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            let (devport, link) = (self.ports[p].devport, self.ports[p].link);
+            for i in 0..n {
+                let Some(data) = rx.take_data(i) else { break };
+                if let Some(tap) = &mut self.taps[link] {
+                    tap.push((now, data.clone()));
+                }
+                f(self, devport, data, now);
+            }
+        }
+        if let Some(t) = self.ports[p].lp.poll_timeout() {
+            self.timers.push(Reverse((t, p)));
+        }
+        self.rx = rx;
+    }
+
+    /// Sends a switch's output frames on their ports.
+    fn dispatch(&mut self, s: usize) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.out);
+        let mut touched: Vec<usize> = Vec::new();
+        for (o, bytes) in out.drain(..) {
+            let idx = self.switches[s].port_of[o as usize & 0x1ff];
+            if idx == u32::MAX {
+                self.switches[s].no_port += 1;
+                self.switches[s].pipeline.recycle(bytes);
+                continue;
+            }
+            let p = idx as usize;
+            let mut pending = Some(bytes);
+            while let Some(b) = pending.take() {
+                match self.ports[p].tx.push_owned(b, now) {
+                    Ok(spare) => {
+                        if let Some(spare) = spare {
+                            self.switches[s].pipeline.recycle(spare);
+                        }
+                    }
+                    Err(b) => {
+                        self.flush_tx(p);
+                        pending = Some(b);
+                    }
+                }
+            }
+            if !touched.contains(&p) {
+                touched.push(p);
+            }
+        }
+        self.out = out;
+        for p in touched {
+            self.flush_tx(p);
+        }
+    }
+
+    /// Counters of every switch, in topology order.
+    pub fn switch_counters(&self) -> Vec<SwitchCounters> {
+        self.switches
+            .iter()
+            .map(|s| {
+                let mut ports: Vec<PortCounters> = s
+                    .ports
+                    .iter()
+                    .map(|&p| {
+                        let port = &self.ports[p];
+                        let st: PortStats = port.lp.stats_handle().snapshot();
+                        let f = port.lp.control().tx_stats();
+                        let peer_end = self.topo.links[port.link].peer(match port.node {
+                            Node::Switch(sw) => End::Switch {
+                                switch: sw,
+                                devport: port.devport,
+                            },
+                            Node::Host(h) => End::Host(h),
+                        });
+                        PortCounters {
+                            devport: port.devport,
+                            peer: self.topo.end_name(peer_end),
+                            rx: st.rx_packets,
+                            tx: st.tx_packets,
+                            drops: st.total_drops()
+                                + f.lost
+                                + f.down_dropped
+                                + f.queue_dropped,
+                        }
+                    })
+                    .collect();
+                ports.sort_by_key(|p| p.devport);
+                SwitchCounters {
+                    passes: s.passes,
+                    switch_drops: s.pipeline.sw.stats().total_drops(),
+                    no_port: s.no_port,
+                    ports,
+                }
+            })
+            .collect()
+    }
+
+    /// Frames through every switch pipeline so far.
+    pub fn total_passes(&self) -> u64 {
+        self.switches.iter().map(|s| s.passes).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1 @@
+//! The namespace driver (below).
