@@ -2,7 +2,8 @@
 //! can run in parallel) with `pisa run` on AF_PACKET ports running l2l3.p4 with
 //! `p4/programs/l2l3.tables.yaml` (the addressing the lab uses).
 //!
-//! They need root (network namespaces, veth); without it each test prints why and returns.
+//! They need root (network namespaces, veth), so they are `#[ignore]`d: run them as root with
+//! `--include-ignored` (CI does); run without root they fail, saying why.
 //! Everything a test creates (the lab, the pisa process, the control socket) is removed by
 //! Drop guards, by name, also when an assertion fails.
 
@@ -17,8 +18,8 @@ use dataplane::{AfPacketPort, FrameBatch, Nanos, Port};
 mod common;
 
 use common::{
-    can_run, have_ping, lab_down_leaves_nothing, ns, ping, start_on, start_with, two_pipe_tables,
-    udp_h1_to_h3, LabGuard, Pisa,
+    lab_down_leaves_nothing, ns, ping, require_ping, require_root, start_on, start_with,
+    two_pipe_tables, udp_h1_to_h3, LabGuard, Pisa,
 };
 
 /// Brings up the bundled lab as `name` (interfaces `<prefix>0..3`) and starts pisa on it
@@ -95,29 +96,24 @@ const H1: [u8; 6] = [2, 0, 0, 0, 0, 1];
 const H2: [u8; 6] = [2, 0, 0, 0, 0, 2];
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET; and ping (apt-get install iputils-ping)"]
 fn ping_bridged_and_routed_and_udp_transfer() {
-    if !can_run("ping_bridged_and_routed_and_udp_transfer") {
-        return;
-    }
+    require_root();
     ping_and_transfers("nsping", "nspg", &[], "inline I/O");
 }
 
 /// The same traffic with the other I/O mode (rx and tx threads per port).
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET; and ping (apt-get install iputils-ping)"]
 fn ping_and_udp_transfer_with_threaded_io() {
-    if !can_run("ping_and_udp_transfer_with_threaded_io") {
-        return;
-    }
+    require_root();
     ping_and_transfers("nsthr", "nsth", &["--io", "threads"], "threads I/O");
 }
 
 /// Pings (bridged and routed), a UDP transfer and (when installed) iperf3 through pisa started
 /// with `extra` arguments; `mode` is the I/O mode pisa must report.
 fn ping_and_transfers(name: &str, prefix: &str, extra: &[&str], mode: &str) {
-    if !have_ping() {
-        eprintln!("skipped: `ping` is missing (apt-get install iputils-ping)");
-        return;
-    }
+    require_ping();
     let (lab, mut pisa) = start(name, prefix, extra);
     assert!(ping(&lab, "h1", "10.0.1.2", 3), "h1 -> h2 (bridged)");
     assert!(ping(&lab, "h1", "10.0.2.3", 3), "h1 -> h3 (routed)");
@@ -169,10 +165,9 @@ fn ping_and_transfers(name: &str, prefix: &str, extra: &[&str], mode: &str) {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn broadcast_floods_to_every_host_but_the_sender() {
-    if !can_run("broadcast_floods_to_every_host_but_the_sender") {
-        return;
-    }
+    require_root();
     let (lab, _pisa) = start("nsflood", "nsfl", &[]);
     let mut ports: Vec<AfPacketPort> = ["h1", "h2", "h3", "h4"]
         .iter()
@@ -189,10 +184,9 @@ fn broadcast_floods_to_every_host_but_the_sender() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn link_down_through_ctl_stops_forwarding_and_up_restores_it() {
-    if !can_run("link_down_through_ctl_stops_forwarding_and_up_restores_it") {
-        return;
-    }
+    require_root();
     let (lab, pisa) = start("nslink", "nsln", &[]);
     let mut h1 = host_port(&lab, "h1");
     let mut h2 = host_port(&lab, "h2");
@@ -253,10 +247,9 @@ fn link_down_through_ctl_stops_forwarding_and_up_restores_it() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn loss_injector_rate_matches_the_setting() {
-    if !can_run("loss_injector_rate_matches_the_setting") {
-        return;
-    }
+    require_root();
     let (lab, pisa) = start("nsloss", "nsls", &["--link", "1=tx.loss=0.2,seed=11"]);
     let mut h1 = host_port(&lab, "h1");
     let mut h2 = host_port(&lab, "h2");
@@ -285,10 +278,9 @@ fn loss_injector_rate_matches_the_setting() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn sigterm_stops_cleanly_and_leaves_nothing_behind() {
-    if !can_run("sigterm_stops_cleanly_and_leaves_nothing_behind") {
-        return;
-    }
+    require_root();
     // A free port for the metrics endpoint (released just before pisa takes it).
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -340,14 +332,10 @@ impl Drop for FileGuard {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET; and ping (apt-get install iputils-ping)"]
 fn two_pipes_run_one_thread_each_and_traffic_crosses_between_them() {
-    if !can_run("two_pipes_run_one_thread_each_and_traffic_crosses_between_them") {
-        return;
-    }
-    if !have_ping() {
-        eprintln!("skipped: `ping` is missing (apt-get install iputils-ping)");
-        return;
-    }
+    require_root();
+    require_ping();
     // h1, h2 on pipe 0 (device ports 0, 1); h3, h4 on pipe 1 (128, 129).
     let tables = FileGuard(std::env::temp_dir().join(format!(
         "pisa-test-nspipes-{}.tables.yaml",

@@ -6,7 +6,8 @@
 //! away from the logs, and a leader crash (fail-over to the lowest live id, which recovers
 //! the log and, in P4CE mode, asks the switch's agent for the group again).
 //!
-//! Needs root (namespaces, veth, AF_PACKET); without it each test prints why and returns.
+//! Needs root (namespaces, veth, AF_PACKET), so the tests are `#[ignore]`d: run them as root
+//! with `--include-ignored` (CI does); run without root they fail, saying why.
 //! Each test brings up its own copy of `deploy/labs/p4ce.yaml` under unique names (lab
 //! `p4n<pid><tag>`, interfaces `p4n<pid><tag><port>`, state in a temporary directory) and
 //! takes it down by name when it ends, also when it fails.
@@ -15,13 +16,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use dataplane::netns::is_root;
 use hosts::mu::{LeaderEvent, Path as Mode};
 use hosts::p4ce_lab::{compile_p4ce, LabConfig};
 use hosts::p4ce_netns::failover::FailoverEvent;
 use hosts::p4ce_netns::{LabGuard, NetnsLab};
 use pipeline::ir::Program;
 use rdma::verbs::{AccessFlags, QpAttr, QpInitAttr, QpState, QpType, SendOp, SendWr, Sge};
+
+mod common;
+
+use common::require_root;
 
 fn program() -> Arc<Program> {
     static P: OnceLock<Arc<Program>> = OnceLock::new();
@@ -30,18 +34,6 @@ fn program() -> Arc<Program> {
         compile_p4ce(&path).unwrap_or_else(|e| panic!("{e}"))
     })
     .clone()
-}
-
-fn can_run(test: &str) -> bool {
-    if !is_root() {
-        eprintln!("{test}: skipped: needs root for network namespaces, veth pairs and AF_PACKET");
-        return false;
-    }
-    if std::process::Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("{test}: skipped: the `ip` command (iproute2) is missing");
-        return false;
-    }
-    true
 }
 
 /// The lab file's topology under names of this test's own; its state lives in a temporary
@@ -183,34 +175,30 @@ fn commit_all(mode: Mode, replicas: usize, tag: &str) {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn p4ce_entries_commit_and_replica_logs_are_identical() {
-    if !can_run("p4ce_entries_commit_and_replica_logs_are_identical") {
-        return;
-    }
+    require_root();
     commit_all(Mode::Switch, 2, "a");
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn unicast_entries_commit_and_replica_logs_are_identical() {
-    if !can_run("unicast_entries_commit_and_replica_logs_are_identical") {
-        return;
-    }
+    require_root();
     commit_all(Mode::Unicast, 2, "b");
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn p4ce_four_replicas_commit_and_logs_are_identical() {
-    if !can_run("p4ce_four_replicas_commit_and_logs_are_identical") {
-        return;
-    }
+    require_root();
     commit_all(Mode::Switch, 4, "c");
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn replica_crash_commits_continue() {
-    if !can_run("replica_crash_commits_continue") {
-        return;
-    }
+    require_root();
     for (mode, tag) in [(Mode::Switch, "d"), (Mode::Unicast, "e")] {
         let tl = TestLab::up(tag);
         let mut lab = NetnsLab::start(program(), config(mode, 4), tl.state(), WAIT)
@@ -229,10 +217,9 @@ fn replica_crash_commits_continue() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn broken_switch_path_falls_back_to_unicast_without_losing_entries() {
-    if !can_run("broken_switch_path_falls_back_to_unicast_without_losing_entries") {
-        return;
-    }
+    require_root();
     let tl = TestLab::up("f");
     let lab = NetnsLab::start(program(), config(Mode::Switch, 2), tl.state(), WAIT)
         .unwrap_or_else(|e| panic!("start: {e}"));
@@ -267,10 +254,9 @@ fn broken_switch_path_falls_back_to_unicast_without_losing_entries() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn one_percent_loss_logs_still_identical() {
-    if !can_run("one_percent_loss_logs_still_identical") {
-        return;
-    }
+    require_root();
     for (mode, tag) in [(Mode::Switch, "g"), (Mode::Unicast, "h")] {
         let tl = TestLab::up(tag);
         let mut cfg = config(mode, 2);
@@ -296,10 +282,9 @@ fn one_percent_loss_logs_still_identical() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn writes_to_the_bcast_qp_from_a_non_leader_or_with_a_wrong_rkey_never_reach_a_log() {
-    if !can_run("writes_to_the_bcast_qp_from_a_non_leader_or_with_a_wrong_rkey_never_reach_a_log") {
-        return;
-    }
+    require_root();
     let tl = TestLab::up("i");
     let lab = NetnsLab::start(program(), config(Mode::Switch, 2), tl.state(), WAIT)
         .unwrap_or_else(|e| panic!("start: {e}"));
@@ -395,18 +380,16 @@ fn writes_to_the_bcast_qp_from_a_non_leader_or_with_a_wrong_rkey_never_reach_a_l
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn leader_crash_new_leader_takes_over_without_losing_entries() {
-    if !can_run("leader_crash_new_leader_takes_over_without_losing_entries") {
-        return;
-    }
+    require_root();
     leader_crash(Mode::Switch, "k");
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn unicast_leader_crash_new_leader_takes_over_without_losing_entries() {
-    if !can_run("unicast_leader_crash_new_leader_takes_over_without_losing_entries") {
-        return;
-    }
+    require_root();
     leader_crash(Mode::Unicast, "m");
 }
 
@@ -487,10 +470,9 @@ fn leader_crash(mode: Mode, tag: &str) {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn new_leader_that_missed_entries_adopts_a_longer_log() {
-    if !can_run("new_leader_that_missed_entries_adopts_a_longer_log") {
-        return;
-    }
+    require_root();
     let tl = TestLab::up("l");
     let mut cfg = config(Mode::Switch, 3);
     cfg.leader_timeout = Some(Duration::from_millis(500));

@@ -3,7 +3,8 @@
 //! library, and `pisa rdma write-bw` client/server processes (`ip netns exec`) whose
 //! captured traffic `pisa rdma decode --check` accepts, and rejects once corrupted.
 //!
-//! Needs root (namespaces, veth); without it each test prints why and returns. The kernel
+//! Needs root (namespaces, veth), so the tests are `#[ignore]`d: run them as root with
+//! `--include-ignored` (CI does); run without root they fail, saying why. The kernel
 //! interfaces carry no IPv4 address: the endpoints own theirs and answer ARP themselves.
 //! Namespaces (and with them the veths) are removed by a Drop guard.
 
@@ -12,24 +13,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use dataplane::netns::{in_netns, ip, is_root};
+use dataplane::netns::{in_netns, ip};
 use dataplane::{AfPacketPort, Clock, Nanos, WallClock};
 use rdma::host::{instant, Host};
 use rdma::verbs::*;
 
-const PISA: &str = env!("CARGO_BIN_EXE_pisa");
+mod common;
 
-fn can_run(test: &str) -> bool {
-    if !is_root() {
-        eprintln!("{test}: skipped: needs root for network namespaces and veth pairs");
-        return false;
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("{test}: skipped: the `ip` command (iproute2) is missing");
-        return false;
-    }
-    true
-}
+use common::require_root;
+
+const PISA: &str = env!("CARGO_BIN_EXE_pisa");
 
 /// Two namespaces `<base>-a` / `<base>-b` with veth `<v>a` / `<v>b`; removed on drop.
 struct Pair {
@@ -111,10 +104,9 @@ fn rc_qp(ep: &mut Endpoint) -> (u32, CqHandle, MrInfo) {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and veth pairs (AF_PACKET on them)"]
 fn cm_connect_accept_disconnect_over_veth() {
-    if !can_run("cm_connect_accept_disconnect_over_veth") {
-        return;
-    }
+    require_root();
     let pair = Pair::new("c");
     let mut client = host_in(&pair.ns[0], &pair.ifs[0], 1);
     let mut server = host_in(&pair.ns[1], &pair.ifs[1], 2);
@@ -285,10 +277,9 @@ fn corrupt_largest_frame(src: &Path, dst: &Path) {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and veth pairs (AF_PACKET on them)"]
 fn write_bw_between_namespaces_and_decode_the_capture() {
-    if !can_run("write_bw_between_namespaces_and_decode_the_capture") {
-        return;
-    }
+    require_root();
     let pair = Pair::new("w");
     let server_dev = format!("afpacket:{}", pair.ifs[1]);
     let client_dev = format!("afpacket:{}", pair.ifs[0]);

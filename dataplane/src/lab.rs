@@ -237,6 +237,20 @@ pub struct Host {
     pub link: Option<String>,
 }
 
+/// A veth pair with both ends in the root namespace: a cable between two switch ports (of
+/// one switch or of two switches run by the same process).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wire {
+    /// One end's interface name.
+    pub a: String,
+    /// The other end's.
+    pub b: String,
+    /// MTU of both ends (default: the lab's `mtu`, else 1500).
+    #[serde(default)]
+    pub mtu: Option<u32>,
+}
+
 /// A lab topology.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -251,6 +265,9 @@ pub struct Lab {
     pub mtu: Option<u32>,
     /// The hosts.
     pub hosts: Vec<Host>,
+    /// Switch-to-switch cables (multi-switch labs).
+    #[serde(default)]
+    pub wires: Vec<Wire>,
 }
 
 impl Lab {
@@ -313,7 +330,7 @@ impl Lab {
         {
             return Err(self.invalid("ifprefix".into(), "use 1-10 letters, digits or '-'"));
         }
-        if self.hosts.is_empty() {
+        if self.hosts.is_empty() && self.wires.is_empty() {
             return Err(self.invalid("hosts".into(), "a lab needs at least one host"));
         }
         let mut names = HashSet::new();
@@ -395,6 +412,16 @@ impl Lab {
                 n.mac
                     .parse::<Mac>()
                     .map_err(|e| self.invalid(f(&format!("neighbors[{j}].mac")), e))?;
+            }
+        }
+        for (i, w) in self.wires.iter().enumerate() {
+            for (k, name) in [("a", &w.a), ("b", &w.b)] {
+                let field = format!("wires[{i}].{k}");
+                check_ifname("lab", name)
+                    .map_err(|e| self.invalid(field.clone(), e.to_string()))?;
+                if !ifs.insert(name.clone()) {
+                    return Err(self.invalid(field, format!("{name:?} used twice")));
+                }
             }
         }
         Ok(())
@@ -570,6 +597,42 @@ fn set_offloads_off(netns: Option<&str>, ifname: &str) -> Result<(), LabError> {
     }
 }
 
+/// A switch-side interface: no addresses, no IPv6 chatter, offloads off, up.
+fn quiet_switch_if(name: &str, mtu: &str, offloads_off: bool) -> Result<(), LabError> {
+    ip(&[
+        "link",
+        "set",
+        "dev",
+        name,
+        "mtu",
+        mtu,
+        "addrgenmode",
+        "none",
+    ])?;
+    // Best effort: fails harmlessly when IPv6 is disabled in the kernel.
+    let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{name}/disable_ipv6"), "1");
+    if offloads_off {
+        set_offloads_off(None, name)?;
+    }
+    ip(&["link", "set", "dev", name, "up"])?;
+    Ok(())
+}
+
+fn setup_wire(lab: &Lab, w: &Wire, st: &mut LabState, dir: &Path) -> Result<(), LabError> {
+    let mtu = w.mtu.or(lab.mtu).unwrap_or(1500).to_string();
+    ip(&[
+        "link", "add", "dev", &w.a, "type", "veth", "peer", "name", &w.b,
+    ])?;
+    // Deleting one end of a veth pair deletes both.
+    st.links.push(CreatedLink {
+        name: w.a.clone(),
+        ifindex: ifindex(&w.a)?,
+    });
+    save_state(dir, st)?;
+    quiet_switch_if(&w.a, &mtu, true)?;
+    quiet_switch_if(&w.b, &mtu, true)
+}
+
 fn setup_host(lab: &Lab, h: &Host, st: &mut LabState, dir: &Path) -> Result<(), LabError> {
     let ns = lab.netns_name(&h.name);
     let sw = lab.switch_if(h);
@@ -589,25 +652,10 @@ fn setup_host(lab: &Lab, h: &Host, st: &mut LabState, dir: &Path) -> Result<(), 
     save_state(dir, st)?;
 
     // Switch side: no addresses, no IPv6 chatter, up.
-    ip(&[
-        "link",
-        "set",
-        "dev",
-        &sw,
-        "mtu",
-        &mtu,
-        "addrgenmode",
-        "none",
-    ])?;
     if let Some(m) = &h.switch_mac {
         ip(&["link", "set", "dev", &sw, "address", m])?;
     }
-    // Best effort: fails harmlessly when IPv6 is disabled in the kernel.
-    let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{sw}/disable_ipv6"), "1");
-    if h.offloads_off {
-        set_offloads_off(None, &sw)?;
-    }
-    ip(&["link", "set", "dev", &sw, "up"])?;
+    quiet_switch_if(&sw, &mtu, h.offloads_off)?;
 
     // Host side.
     ip(&["-n", &ns, "link", "set", "dev", "lo", "up"])?;
@@ -695,21 +743,45 @@ pub fn lab_up_in(lab: &Lab, state_dir: &Path) -> Result<LabState, LabError> {
             });
         }
     }
+    for w in &lab.wires {
+        for name in [&w.a, &w.b] {
+            if link_exists(name) {
+                return Err(LabError::Exists {
+                    lab: lab.name.clone(),
+                    kind: "interface",
+                    name: name.clone(),
+                });
+            }
+        }
+    }
     let mut st = LabState {
         name: lab.name.clone(),
         ..LabState::default()
     };
     save_state(state_dir, &st)?;
+    let mut failed = None;
     for h in &lab.hosts {
         if let Err(e) = setup_host(lab, h, &mut st, state_dir) {
-            return match teardown(&st, state_dir) {
-                Ok(()) => Err(e),
-                Err(c) => Err(LabError::CleanupFailed {
-                    error: Box::new(e),
-                    cleanup: Box::new(c),
-                }),
-            };
+            failed = Some(e);
+            break;
         }
+    }
+    if failed.is_none() {
+        for w in &lab.wires {
+            if let Err(e) = setup_wire(lab, w, &mut st, state_dir) {
+                failed = Some(e);
+                break;
+            }
+        }
+    }
+    if let Some(e) = failed {
+        return match teardown(&st, state_dir) {
+            Ok(()) => Err(e),
+            Err(c) => Err(LabError::CleanupFailed {
+                error: Box::new(e),
+                cleanup: Box::new(c),
+            }),
+        };
     }
     Ok(st)
 }

@@ -1,16 +1,17 @@
 //! AF_PACKET's PACKET_MMAP ring mode over a veth pair between two network namespaces (needs
 //! root): frames in = frames out across many ring wraps (ring ↔ ring and ring ↔ `sendmmsg`
 //! mode), a full receive ring counted as kernel drops, a frame longer than a ring slot counted
-//! as truncated, and oversized or runt frames counted on send.
+//! as truncated, and oversized or runt frames counted on send. `#[ignore]`d: run as root with
+//! `--include-ignored` (CI does); run without root the tests fail, saying why.
 
 mod support;
 
 use std::time::{Duration, Instant};
 
-use dataplane::netns::{in_netns, ip, is_root};
+use dataplane::netns::{in_netns, ip};
 use dataplane::{AfPacketConfig, AfPacketPort, DropReason, FrameBatch, Nanos, Port};
 
-use support::{collect, frame, same, veth_pair};
+use support::{collect, frame, require_root, same, veth_pair};
 
 /// Small rings (64 receive and 32 transmit slots), so a test wraps them many times.
 fn small_rings() -> AfPacketConfig {
@@ -62,11 +63,9 @@ fn stream(tx: &mut AfPacketPort, rx: &mut AfPacketPort, sent: &[Vec<u8>]) -> Vec
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET rings"]
 fn ring_ports_move_frames_in_order_across_ring_wraps() {
-    if !is_root() {
-        eprintln!("root_afpacket_ring skipped: needs root");
-        return;
-    }
+    require_root();
     let (_guard, na, nb) = veth_pair("rw", "r");
     let mut a = open(&na, "ra", small_rings());
     let mut b = open(&nb, "rb", small_rings());
@@ -88,11 +87,9 @@ fn ring_ports_move_frames_in_order_across_ring_wraps() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET rings"]
 fn ring_and_mmsg_modes_interoperate() {
-    if !is_root() {
-        eprintln!("root_afpacket_ring skipped: needs root");
-        return;
-    }
+    require_root();
     let (_guard, na, nb) = veth_pair("rm", "r");
     let mut ring = open(&na, "ra", small_rings());
     let mut mmsg = open(&nb, "rb", mmsg_mode());
@@ -105,11 +102,9 @@ fn ring_and_mmsg_modes_interoperate() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET rings"]
 fn full_receive_ring_counts_kernel_drops() {
-    if !is_root() {
-        eprintln!("root_afpacket_ring skipped: needs root");
-        return;
-    }
+    require_root();
     let (_guard, na, nb) = veth_pair("rf", "r");
     let mut tx = open(&na, "ra", mmsg_mode());
     let mut rx = open(&nb, "rb", small_rings());
@@ -144,11 +139,9 @@ fn full_receive_ring_counts_kernel_drops() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET rings"]
 fn frames_longer_than_a_slot_are_counted_truncated() {
-    if !is_root() {
-        eprintln!("root_afpacket_ring skipped: needs root");
-        return;
-    }
+    require_root();
     let (_guard, na, nb) = veth_pair("rt", "r");
     // The receiver's slots are sized for MTU 1500 when it opens; then both ends go to 9000.
     let mut rx = open(&nb, "rb", small_rings());
@@ -171,11 +164,9 @@ fn frames_longer_than_a_slot_are_counted_truncated() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET rings"]
 fn ring_send_counts_runts_and_oversized_frames() {
-    if !is_root() {
-        eprintln!("root_afpacket_ring skipped: needs root");
-        return;
-    }
+    require_root();
     let (_guard, na, nb) = veth_pair("rs", "r");
     let mut a = open(&na, "ra", small_rings());
     let mut b = open(&nb, "rb", small_rings());

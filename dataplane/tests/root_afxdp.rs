@@ -1,23 +1,21 @@
-//! AF_XDP over a veth pair between two network namespaces (needs root and the `afxdp`
-//! feature): frames sent by an AF_PACKET port arrive byte-identical at the AF_XDP port and
+//! AF_XDP over a veth pair between two network namespaces (needs root, so `#[ignore]`d: run as
+//! root with `--include-ignored`; and the `afxdp` feature): frames sent by an AF_PACKET port arrive byte-identical at the AF_XDP port and
 //! the other way round, and the XDP program is detached when the port is dropped.
 #![cfg(feature = "afxdp")]
 
 use std::time::Duration;
 
-use dataplane::netns::{in_netns, ip, is_root};
+use dataplane::netns::{in_netns, ip};
 use dataplane::{AfPacketPort, AfXdpPort, FrameBatch, Nanos, Port};
 
 mod support;
 
-use support::{collect, frame, same, veth_pair};
+use support::{collect, frame, require_root, same, veth_pair};
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_XDP on them"]
 fn afxdp_and_afpacket_exchange_frames_over_veth() {
-    if !is_root() {
-        eprintln!("afxdp test skipped: needs root");
-        return;
-    }
+    require_root();
     let (_guard, na, nb) = veth_pair("x", "x");
     let mut x = in_netns(&na, || AfXdpPort::open("xa", 0, false))
         .unwrap()

@@ -1,23 +1,20 @@
 //! Tests that need root: AF_PACKET ports over a veth pair between two network namespaces,
-//! and lab topologies coming up and going down without leaving anything behind. Without root
-//! they print why and return. Every test removes what it created, by name.
+//! and lab topologies coming up and going down without leaving anything behind. They are
+//! `#[ignore]`d: run them as root with `--include-ignored` (CI does); run without root they
+//! fail, saying why. Every test removes what it created, by name.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use dataplane::lab::{lab_down_in, lab_up_in, Lab, LabError};
-use dataplane::netns::{in_netns, ip, is_root, link_exists, list_netns};
+use dataplane::netns::{in_netns, ip, link_exists, list_netns};
 use dataplane::{AfPacketPort, FrameBatch, Nanos, Port, PortError};
 
-const ETHERTYPE_TEST: u16 = 0x88b5; // IEEE local experimental
+mod support;
 
-fn skip_unless_root(test: &str) -> bool {
-    if !is_root() {
-        eprintln!("{test}: skipped: needs root (network namespaces, veth, AF_PACKET)");
-        return true;
-    }
-    false
-}
+use support::require_root;
+
+const ETHERTYPE_TEST: u16 = 0x88b5; // IEEE local experimental
 
 /// Deletes the named namespaces and interfaces when dropped (even if the test panics).
 struct Cleanup {
@@ -119,10 +116,9 @@ fn veth_between_namespaces(tag: &str) -> (Cleanup, String, String) {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn afpacket_pair_moves_frames_byte_identical() {
-    if skip_unless_root("afpacket_pair_moves_frames_byte_identical") {
-        return;
-    }
+    require_root();
     let (guard, ia, ib) = veth_between_namespaces("x");
     let mut a = in_netns(&guard.netns[0], || AfPacketPort::open(&ia))
         .unwrap()
@@ -166,10 +162,9 @@ fn afpacket_pair_moves_frames_byte_identical() {
 }
 
 #[test]
+#[ignore = "needs root: an AF_PACKET socket (CAP_NET_RAW)"]
 fn afpacket_reports_missing_interface() {
-    if skip_unless_root("afpacket_reports_missing_interface") {
-        return;
-    }
+    require_root();
     match AfPacketPort::open("pisa-nosuch0") {
         Err(PortError::NoSuchInterface(n)) => assert_eq!(n, "pisa-nosuch0"),
         other => panic!("expected NoSuchInterface, got {other:?}"),
@@ -222,10 +217,9 @@ fn guard_for(lab: &Lab) -> Cleanup {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn lab_up_down_leaves_nothing_behind() {
-    if skip_unless_root("lab_up_down_leaves_nothing_behind") {
-        return;
-    }
+    require_root();
     let pid = std::process::id();
     let lab = two_host_lab(&format!("t{pid}"), &format!("pl{}-", pid % 100_000));
     let dir = tempfile::tempdir().unwrap();
@@ -283,10 +277,9 @@ fn lab_up_down_leaves_nothing_behind() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn lab_refuses_taken_names_and_creates_nothing() {
-    if skip_unless_root("lab_refuses_taken_names_and_creates_nothing") {
-        return;
-    }
+    require_root();
     let pid = std::process::id();
     let lab = two_host_lab(&format!("u{pid}"), &format!("pu{}-", pid % 100_000));
     let dir = tempfile::tempdir().unwrap();
@@ -316,10 +309,9 @@ fn lab_refuses_taken_names_and_creates_nothing() {
 /// End to end: a lab, two AF_PACKET ports on its switch side and a plain repeater between
 /// them (test scaffolding standing in for the switch) carry UDP between the hosts.
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn lab_hosts_talk_through_afpacket_ports() {
-    if skip_unless_root("lab_hosts_talk_through_afpacket_ports") {
-        return;
-    }
+    require_root();
     let pid = std::process::id();
     let lab = two_host_lab(&format!("p{pid}"), &format!("pp{}-", pid % 100_000));
     let dir = tempfile::tempdir().unwrap();
@@ -378,10 +370,9 @@ fn lab_hosts_talk_through_afpacket_ports() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn failed_lab_up_rolls_back() {
-    if skip_unless_root("failed_lab_up_rolls_back") {
-        return;
-    }
+    require_root();
     let pid = std::process::id();
     let mut lab = two_host_lab(&format!("r{pid}"), &format!("pr{}-", pid % 100_000));
     // Valid on paper, refused by the kernel: the next hop is not on any connected subnet.
@@ -402,19 +393,20 @@ fn failed_lab_up_rolls_back() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
 fn bundled_lab_comes_up_and_goes_down() {
-    if skip_unless_root("bundled_lab_comes_up_and_goes_down") {
-        return;
-    }
+    require_root();
     let lab = Lab::load(Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../deploy/labs/l2l3-4hosts.yaml"
     )))
     .unwrap();
-    if !leftovers(&lab).is_empty() {
-        eprintln!("bundled_lab_comes_up_and_goes_down: skipped: the lab is already up here");
-        return;
-    }
+    assert!(
+        leftovers(&lab).is_empty(),
+        "the bundled lab {} is already up here; take it down (`pisa lab down {}`) to run this test",
+        lab.name,
+        lab.name
+    );
     let dir = tempfile::tempdir().unwrap();
     let _guard = guard_for(&lab);
     let st = lab_up_in(&lab, dir.path()).unwrap();

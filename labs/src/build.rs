@@ -89,7 +89,12 @@ pub fn compile(path: &std::path::Path, target: Target) -> Result<Arc<Program>, S
         target,
         ..p4::compile::CompileOptions::default()
     };
-    let c = p4::compile::compile_file(path, &opts)
-        .map_err(|e| format!("program {} does not compile:\n{}", path.display(), e.render()))?;
+    let c = p4::compile::compile_file(path, &opts).map_err(|e| {
+        format!(
+            "program {} does not compile:\n{}",
+            path.display(),
+            e.render()
+        )
+    })?;
     Ok(Arc::new(c.program))
 }

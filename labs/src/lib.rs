@@ -12,6 +12,7 @@
 
 pub mod build;
 pub mod generate;
+pub mod load;
 pub mod mem;
 pub mod netns;
 pub mod ping;

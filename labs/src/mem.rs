@@ -47,6 +47,9 @@ pub enum MemLabError {
     Capture(String, String),
 }
 
+/// Frames a tapped link carried: arrival time and bytes.
+type Capture = Vec<(Nanos, Vec<u8>)>;
+
 /// A node: a switch or a host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Node {
@@ -91,7 +94,7 @@ pub struct MemLab {
     ready_flag: Vec<bool>,
     rx: FrameBatch,
     out: Vec<(u16, Vec<u8>)>,
-    taps: Vec<Option<Vec<(Nanos, Vec<u8>)>>>,
+    taps: Vec<Option<Capture>>,
 }
 
 /// One port's counters.
@@ -153,13 +156,17 @@ impl MemLab {
                 // End `a` sends with the link's `tx` settings (a → b), end `b` with its `rx`
                 // settings (b → a); a setting without a `tx.`/`rx.` prefix is in both.
                 let mut cfg = dataplane::LinkConfig {
-                    tx: if k == 0 { l.config.tx.clone() } else { l.config.rx.clone() },
-                    seed: l.config.seed ^ ((2 * i + k) as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                    tx: if k == 0 {
+                        l.config.tx.clone()
+                    } else {
+                        l.config.rx.clone()
+                    },
+                    seed: l.config.seed
+                        ^ ((2 * i + k) as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
                     ..dataplane::LinkConfig::default()
                 };
                 cfg.tx.faults.link_down |= !l.up;
-                let lp =
-                    LinkPort::new(port, cfg).map_err(|e| MemLabError::Link(e.to_string()))?;
+                let lp = LinkPort::new(port, cfg).map_err(|e| MemLabError::Link(e.to_string()))?;
                 let (node, devport) = match end {
                     End::Host(h) => {
                         hosts[h].port = base + k;
@@ -283,8 +290,8 @@ impl MemLab {
             ts_resolution: pcap_file::TsResolution::NanoSecond,
             ..pcap_file::pcap::PcapHeader::default()
         };
-        let mut w = pcap_file::pcap::PcapWriter::with_header(f, header)
-            .map_err(|e| bad(e.to_string()))?;
+        let mut w =
+            pcap_file::pcap::PcapWriter::with_header(f, header).map_err(|e| bad(e.to_string()))?;
         for (t, data) in &frames {
             let p = pcap_file::pcap::PcapPacket::new(
                 std::time::Duration::from_nanos(t.0),
@@ -458,10 +465,7 @@ impl MemLab {
                             peer: self.topo.end_name(peer_end),
                             rx: st.rx_packets,
                             tx: st.tx_packets,
-                            drops: st.total_drops()
-                                + f.lost
-                                + f.down_dropped
-                                + f.queue_dropped,
+                            drops: st.total_drops() + f.lost + f.down_dropped + f.queue_dropped,
                         }
                     })
                     .collect();

@@ -74,7 +74,13 @@ impl PingReport {
     /// The matrix and counters as text.
     pub fn render(&self, topo: &Topology) -> String {
         let mut s = String::new();
-        let w = topo.hosts.iter().map(|h| h.name.len()).max().unwrap_or(1).max(4);
+        let w = topo
+            .hosts
+            .iter()
+            .map(|h| h.name.len())
+            .max()
+            .unwrap_or(1)
+            .max(4);
         let _ = writeln!(
             s,
             "reachability (row: from, column: to; '.' reached, 'X' not reached):"
@@ -98,7 +104,10 @@ impl PingReport {
             let _ = writeln!(s, "  ({a})");
         }
         if !self.switches.is_empty() {
-            let _ = writeln!(s, "switches (pipeline passes, drops; per port rx/tx/drops):");
+            let _ = writeln!(
+                s,
+                "switches (pipeline passes, drops; per port rx/tx/drops):"
+            );
             for (name, c) in &self.switches {
                 let ports: Vec<String> = c
                     .ports

@@ -23,6 +23,9 @@ use crate::topology::{mac_text, End, Topology};
 /// Hash buckets per ECMP group (fabric.p4's `ig_md.bucket` is 4 bits).
 pub const BUCKETS: u16 = 16;
 
+/// The members of an ECMP group: `(devport, next-hop MAC)` in device-port order.
+pub type Members = Vec<(u16, [u8; 6])>;
+
 /// One switch's generated state, as data.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SwitchRoutes {
@@ -31,7 +34,7 @@ pub struct SwitchRoutes {
     /// `(host ip, route)` in host order.
     pub routes: Vec<(std::net::Ipv4Addr, Route)>,
     /// Groups: id → members `(devport, next-hop MAC)`.
-    pub groups: BTreeMap<u16, Vec<(u16, [u8; 6])>>,
+    pub groups: BTreeMap<u16, Members>,
     /// Which nibble of the hash picks the bucket (`ecmp_bits`): the switch's tier, its hop
     /// distance from the nearest switch with hosts, mod 4 — so consecutive tiers split flows
     /// by different hash bits and ECMP does not polarize.
@@ -109,7 +112,9 @@ fn tiers(topo: &Topology, adj: &[Vec<(u16, usize)>]) -> Vec<u32> {
             }
         }
     }
-    d.iter().map(|&t| if t == u32::MAX { 0 } else { t }).collect()
+    d.iter()
+        .map(|&t| if t == u32::MAX { 0 } else { t })
+        .collect()
 }
 
 /// Every switch's routes.
@@ -133,8 +138,7 @@ pub fn generate(topo: &Topology) -> Vec<SwitchRoutes> {
             ..SwitchRoutes::default()
         })
         .collect();
-    let mut group_ids: Vec<BTreeMap<Vec<(u16, [u8; 6])>, u16>> =
-        vec![BTreeMap::new(); topo.switches.len()];
+    let mut group_ids: Vec<BTreeMap<Members, u16>> = vec![BTreeMap::new(); topo.switches.len()];
     for (h, host) in topo.hosts.iter().enumerate() {
         let Some((t, port)) = topo.host_attachment(h) else {
             continue;
@@ -154,7 +158,7 @@ pub fn generate(topo: &Topology) -> Vec<SwitchRoutes> {
             if d[s] == u32::MAX {
                 continue;
             }
-            let members: Vec<(u16, [u8; 6])> = adj[s]
+            let members: Members = adj[s]
                 .iter()
                 .filter(|&&(_, n)| d[n].wrapping_add(1) == d[s])
                 .map(|&(p, n)| (p, topo.switches[n].mac))
@@ -216,7 +220,10 @@ impl SwitchRoutes {
             for b in 0..BUCKETS {
                 let (port, mac) = members[b as usize % members.len()];
                 ecmp.push(entry(
-                    &[("ig_md.group", g.to_string()), ("ig_md.bucket", b.to_string())],
+                    &[
+                        ("ig_md.group", g.to_string()),
+                        ("ig_md.bucket", b.to_string()),
+                    ],
                     action(
                         "to_nexthop",
                         &[("port", port.to_string()), ("dmac", mac_text(mac))],
@@ -328,8 +335,12 @@ mod tests {
         assert_eq!(back.tables.len(), made.tables.len());
         for (a, b) in back.tables.iter().zip(&made.tables) {
             assert_eq!(a.table.item, b.table.item);
-            assert_eq!(a.default.as_ref().map(|d| &d.item), b.default.as_ref().map(|d| &d.item));
-            let strip = |s: &TableSection| s.entries.iter().map(|e| e.item.clone()).collect::<Vec<_>>();
+            assert_eq!(
+                a.default.as_ref().map(|d| &d.item),
+                b.default.as_ref().map(|d| &d.item)
+            );
+            let strip =
+                |s: &TableSection| s.entries.iter().map(|e| e.item.clone()).collect::<Vec<_>>();
             assert_eq!(strip(a), strip(b));
         }
     }

@@ -1,7 +1,11 @@
-//! Helpers shared by the live-switch end-to-end tests (`netns_switch`, `netns_backends`):
-//! the root check, the bundled four-host lab brought up under a unique name, and `pisa run`
+//! Helpers shared by the end-to-end tests in network namespaces (`netns_switch`,
+//! `netns_backends`, `netns_afxdp_restart`, `rdma_netns`, `p4ce_netns`): the root check
+//! ([`require_root`]), the bundled four-host lab brought up under a unique name, and `pisa run`
 //! started on it with any port specs (and any device ports, e.g. across two pipes with
 //! [`two_pipe_tables`]), each removed by a Drop guard (also when an assertion fails).
+//!
+//! The tests that need root are `#[ignore = "needs root: ..."]`; CI runs them as root with
+//! `--include-ignored`. Run where they cannot (not root, a tool missing) they fail, saying why.
 //!
 //! Each test binary uses only some of these, hence the `dead_code` allowance.
 #![allow(dead_code)]
@@ -19,17 +23,19 @@ use serde_json::Value as Json;
 pub const PISA: &str = env!("CARGO_BIN_EXE_pisa");
 pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// Whether this test can run here (root, iproute2); prints why not.
-pub fn can_run(test: &str) -> bool {
+/// Fails the test unless it can run here: root (network namespaces, veth pairs, AF_PACKET)
+/// and the `ip` command. The tests calling it are `#[ignore]`d, so this runs only when asked
+/// for (`--include-ignored`), and then a test that cannot run must not pass.
+pub fn require_root() {
     if !is_root() {
-        eprintln!("{test}: skipped: needs root for network namespaces and veth pairs");
-        return false;
+        panic!(
+            "this test needs root (network namespaces, veth pairs, AF_PACKET); \
+             run it as root or leave it ignored"
+        );
     }
     if Command::new("ip").arg("-V").output().is_err() {
-        eprintln!("{test}: skipped: the `ip` command (iproute2) is missing");
-        return false;
+        panic!("this test needs the `ip` command (apt-get install iproute2)");
     }
-    true
 }
 
 /// Removes the lab on drop.
@@ -284,8 +290,11 @@ pub fn ping(lab: &LabGuard, host: &str, dst: &str, count: u32) -> bool {
         .unwrap_or(false)
 }
 
-pub fn have_ping() -> bool {
-    Command::new("ping").arg("-V").output().is_ok()
+/// Fails the test unless `ping` is installed.
+pub fn require_ping() {
+    if Command::new("ping").arg("-V").output().is_err() {
+        panic!("this test needs `ping` (apt-get install iputils-ping)");
+    }
 }
 
 /// Drops the lab and checks that it left no namespace and no switch-side link behind.

@@ -1,13 +1,31 @@
-//! Helpers shared by the root tests that move frames between two ports over a veth pair
-//! (AF_XDP, DPDK, AF_PACKET rings): two namespaces joined by a veth pair and their clean-up,
-//! numbered test frames, a bounded collector and a comparison that does not dump kilobytes of
-//! bytes on failure.
+//! Helpers shared by the root tests (`root_netns`, and those that move frames between two
+//! ports over a veth pair: AF_XDP, DPDK, AF_PACKET rings): the root check ([`require_root`]),
+//! two namespaces joined by a veth pair and their clean-up, numbered test frames, a bounded
+//! collector and a comparison that does not dump kilobytes of bytes on failure.
+//!
+//! The root tests are `#[ignore = "needs root: ..."]`; CI runs them as root with
+//! `--include-ignored`. Run without root they fail, saying why.
 #![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
-use dataplane::netns::ip;
+use dataplane::netns::{ip, is_root};
 use dataplane::{FrameBatch, Nanos, Port};
+
+/// Fails the test unless it runs as root (network namespaces, veth pairs, AF_PACKET, AF_XDP,
+/// DPDK on them) with the `ip` command. The tests calling it are `#[ignore]`d, so this runs
+/// only when asked for (`--include-ignored`), and then a test that cannot run must not pass.
+pub fn require_root() {
+    if !is_root() {
+        panic!(
+            "this test needs root (network namespaces, veth pairs, raw sockets); \
+             run it as root or leave it ignored"
+        );
+    }
+    if std::process::Command::new("ip").arg("-V").output().is_err() {
+        panic!("this test needs the `ip` command (apt-get install iproute2)");
+    }
+}
 
 /// Deletes the named network namespaces when dropped (also when a test fails).
 pub struct Cleanup(pub Vec<String>);

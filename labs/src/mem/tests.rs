@@ -8,8 +8,12 @@ use crate::topology::Topology;
 use crate::MemLab;
 
 fn shipped(name: &str) -> Topology {
-    Topology::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/labs").join(name))
-        .unwrap()
+    Topology::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../deploy/labs")
+            .join(name),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -20,7 +24,11 @@ fn fat_tree_k4_reaches_all_240_pairs() {
     assert!(r.all_reached(), "{}", r.render(lab.topology()));
     // Traffic between pods crosses the core: every core switch carried some of it (ECMP).
     for c in 0..4 {
-        assert!(r.switches[&format!("c{c}")].passes > 0, "{}", r.render(lab.topology()));
+        assert!(
+            r.switches[&format!("c{c}")].passes > 0,
+            "{}",
+            r.render(lab.topology())
+        );
     }
 }
 
@@ -44,7 +52,11 @@ fn a_down_link_is_routed_around_only_where_ecmp_has_another_member() {
     let r = ping_all_mem(&mut lab);
     let h = topo.hosts.len();
     assert_eq!(r.reached, (h - 1) * (h - 2), "{}", r.render(&topo));
-    assert!(r.unreached.iter().all(|p| p.contains("h1")), "{:?}", r.unreached);
+    assert!(
+        r.unreached.iter().all(|p| p.contains("h1")),
+        "{:?}",
+        r.unreached
+    );
 }
 
 #[test]
@@ -123,5 +135,11 @@ fn a_thousand_host_fat_tree_loads_and_routes() {
             got += 1;
         }
     }
-    assert_eq!(got, (0..1024).step_by(37).filter(|&a| (a * 131 + 512) % 1024 != a).count());
+    assert_eq!(
+        got,
+        (0..1024)
+            .step_by(37)
+            .filter(|&a| (a * 131 + 512) % 1024 != a)
+            .count()
+    );
 }

@@ -273,7 +273,11 @@ impl Resolver {
                 return Err(self.err(p, "ifprefix: use 1-5 lowercase letters, digits or '-'"))
             }
             Some(p) => p.item.clone(),
-            None => name.chars().filter(char::is_ascii_alphanumeric).take(4).collect(),
+            None => name
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .take(4)
+                .collect(),
         };
         let d = &raw.defaults;
         let default_link = match &d.link {
@@ -323,7 +327,10 @@ impl Resolver {
                 .clone()
                 .or_else(|| d.program.as_ref().map(|p| p.item.clone()))
                 .ok_or_else(|| {
-                    self.err(at, format!("switch {}: no program (nor defaults.program)", s.name))
+                    self.err(
+                        at,
+                        format!("switch {}: no program (nor defaults.program)", s.name),
+                    )
                 })?;
             let tables = match s
                 .tables
@@ -345,7 +352,10 @@ impl Resolver {
                 t => {
                     return Err(self.err(
                         at,
-                        format!("switch {}: unknown target {t:?} (tofino1 or tofino2)", s.name),
+                        format!(
+                            "switch {}: unknown target {t:?} (tofino1 or tofino2)",
+                            s.name
+                        ),
                     ))
                 }
             };
@@ -354,7 +364,8 @@ impl Resolver {
                 return Err(self.err(at, format!("switch {}: pipes {p}: 1 to 4", s.name)));
             }
             let mac = match &s.mac {
-                Some(m) => parse_unicast_mac(m).map_err(|e| self.err(at, format!("switch {}: mac: {e}", s.name)))?,
+                Some(m) => parse_unicast_mac(m)
+                    .map_err(|e| self.err(at, format!("switch {}: mac: {e}", s.name)))?,
                 None => [0x02, 0x5e, 0, 0, (i >> 8) as u8, i as u8],
             };
             if let Some(other) = macs.insert(mac, s.name.clone()) {
@@ -384,7 +395,9 @@ impl Resolver {
             if out.iter().any(|o| o.name == h.name)
                 || raw.switches.iter().any(|s| s.item.name == h.name)
             {
-                return Err(e("named twice (host and switch names share one space)".into()));
+                return Err(e(
+                    "named twice (host and switch names share one space)".into()
+                ));
             }
             let (ip, prefix) = parse_cidr(&h.ipv4).map_err(|m| e(format!("ipv4: {m}")))?;
             if let Some(other) = ips.insert(ip, h.name.clone()) {
@@ -436,7 +449,16 @@ impl Resolver {
             let a = self.end(at, &l.a, topo)?;
             let b = self.end(at, &l.b, topo)?;
             if a == b {
-                return Err(self.err(at, format!("link {} ~ {}: both ends are the same", l.a, l.b)));
+                return Err(self.err(
+                    at,
+                    format!("link {} ~ {}: both ends are the same", l.a, l.b),
+                ));
+            }
+            if matches!((a, b), (End::Host(_), End::Host(_))) {
+                return Err(self.err(
+                    at,
+                    format!("link {} ~ {}: a host is cabled to a switch port", l.a, l.b),
+                ));
             }
             for (end, text) in [(a, &l.a), (b, &l.b)] {
                 if let Some(prev) = used.insert(end, i) {

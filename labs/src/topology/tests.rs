@@ -32,13 +32,29 @@ fn a_small_file_resolves_with_defaults() {
 fn mistakes_are_named_with_their_line() {
     let cases = [
         ("  - { a: h1, b: \"s9:0\" }\n", "no switch \"s9\"", 10),
-        ("  - { a: h1, b: \"s1:0\" }\n  - { a: h2, b: \"s1:0\" }\n", "already cabled (the link on line 10)", 11),
-        ("  - { a: h1, b: s1 }\n", "name the switch's device port", 10),
+        (
+            "  - { a: h1, b: \"s1:0\" }\n  - { a: h2, b: \"s1:0\" }\n",
+            "already cabled (the link on line 10)",
+            11,
+        ),
+        (
+            "  - { a: h1, b: s1 }\n",
+            "name the switch's device port",
+            10,
+        ),
         ("  - { a: hx, b: \"s1:0\" }\n", "hx: no such host", 10),
         ("  - { a: h1, b: \"s1:600\" }\n", "out of range", 10),
-        ("  - { a: h1, b: \"s1:0\", link: \"loss=7\" }\n", "probability 7", 10),
+        (
+            "  - { a: h1, b: \"s1:0\", link: \"loss=7\" }\n",
+            "probability 7",
+            10,
+        ),
         ("  - { a: h1, b: h1 }\n", "both ends are the same", 10),
-        ("  - { a: h1, b: \"s1:0\" }\n", "host h2: no link cables it", 8),
+        (
+            "  - { a: h1, b: \"s1:0\" }\n",
+            "host h2: no link cables it",
+            8,
+        ),
     ];
     for (links, want, line) in cases {
         let e = load(&format!("{HEAD}links:\n{links}")).unwrap_err();

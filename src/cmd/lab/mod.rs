@@ -1,6 +1,10 @@
-//! `pisa lab up FILE | down NAME | exec NAME HOST -- CMD... | list`: a thin command line over
-//! `dataplane::lab`, which builds hosts in network namespaces wired by veth pairs to
-//! switch-side interfaces and records what it created so `down` removes exactly that.
+//! `pisa lab`: lab topologies. For any topology file (`deploy/labs/*.yaml` with `switches:` and
+//! `links:`; the `labs` crate): `run`, `ping-all`, `tables`, `capture` (in memory by default,
+//! `--netns` for namespaces) and `generate`. For namespaces, of a topology or of a single-switch
+//! host file: `up FILE | down NAME | status NAME | exec NAME HOST -- CMD... | list`, over
+//! `dataplane::lab`, which records what it created so `down` removes exactly that.
+
+mod topo;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +37,24 @@ pub enum LabCommand {
     },
     /// List running labs.
     List,
+    /// What a running lab consists of: namespaces, interfaces, hosts.
+    Status {
+        /// The lab's name.
+        name: String,
+    },
+    /// Run every switch of a topology: in memory (default) with simulated all-pairs traffic
+    /// and its rate, or with `--netns` on the lab's veths until SIGINT/SIGTERM.
+    Run(topo::RunArgs),
+    /// Every host pair exchanges a frame through the fabric: reachability matrix, per-switch
+    /// port counters; exit 0 only when every pair is reached.
+    PingAll(topo::PingAllArgs),
+    /// Write every switch's table state (routes, ECMP groups) generated from a topology.
+    Tables(topo::TablesArgs),
+    /// Write a link's frames to a pcap file while the hosts ping each other.
+    Capture(topo::CaptureArgs),
+    /// Print a topology file: a fat tree, a leaf-spine or the MC-RDMA testbed.
+    #[command(subcommand)]
+    Generate(topo::GenerateCommand),
 }
 
 fn state_dir() -> PathBuf {
@@ -41,6 +63,29 @@ fn state_dir() -> PathBuf {
 
 pub fn run(cmd: LabCommand) -> anyhow::Result<ExitCode> {
     match cmd {
+        LabCommand::Run(a) => topo::run(a),
+        LabCommand::PingAll(a) => topo::ping_all(a),
+        LabCommand::Tables(a) => topo::tables(a),
+        LabCommand::Capture(a) => topo::capture(a),
+        LabCommand::Generate(g) => topo::generate(g),
+        LabCommand::Status { name } => {
+            let st = lab::load_state(&state_dir(), &name)?;
+            println!(
+                "lab {name}: {} namespace(s), {} root-namespace interface(s)",
+                st.namespaces.len(),
+                st.links.len()
+            );
+            for h in &st.hosts {
+                println!(
+                    "  {:<8} netns {:<28} {} <-> {}",
+                    h.name, h.netns, h.host_if, h.switch_if
+                );
+            }
+            let created: Vec<&str> = st.links.iter().map(|l| l.name.as_str()).collect();
+            println!("  interfaces: {}", created.join(" "));
+            Ok(ExitCode::SUCCESS)
+        }
+        LabCommand::Up { file } if topo::is_topology(&file)? => topo::up(&file),
         LabCommand::Up { file } => {
             let l = Lab::load(&file)?;
             let st = lab::lab_up(&l)?;

@@ -1,0 +1,283 @@
+//! The topology verbs of `pisa lab` (arguments and printing; the work is the `labs` crate's).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context};
+use clap::{Args, Subcommand};
+use labs::netns::{NetnsLab, NetnsSwitches};
+use labs::ping::PingReport;
+use labs::{MemLab, Topology};
+
+use crate::cmd::ReportFormat;
+
+/// Whether a lab file is a topology (has `switches:` or `links:`) rather than a single-switch
+/// host file.
+pub fn is_topology(file: &Path) -> anyhow::Result<bool> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read `{}`", file.display()))?;
+    Ok(text
+        .lines()
+        .any(|l| l.starts_with("switches:") || l.starts_with("links:")))
+}
+
+fn load(file: &Path) -> anyhow::Result<Topology> {
+    Ok(Topology::load(file)?)
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The topology file.
+    pub topology: PathBuf,
+    /// Network namespaces and veth pairs (root), wall-clock time, until SIGINT/SIGTERM.
+    #[arg(long)]
+    pub netns: bool,
+    /// With --netns: stop after this many seconds instead of waiting for a signal.
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// In memory: datagrams to send (all pairs, round robin).
+    #[arg(long, default_value_t = 200_000)]
+    pub frames: u64,
+    /// In memory: datagrams per host per burst.
+    #[arg(long, default_value_t = 32)]
+    pub burst: usize,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub report: ReportFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct PingAllArgs {
+    /// The topology file.
+    pub topology: PathBuf,
+    /// Network namespaces and veth pairs (root) instead of memory.
+    #[arg(long)]
+    pub netns: bool,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub report: ReportFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct TablesArgs {
+    /// The topology file.
+    pub topology: PathBuf,
+    /// Write `<switch>.tables.yaml` files here instead of printing them all.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CaptureArgs {
+    /// The topology file.
+    pub topology: PathBuf,
+    /// The link: `A~B` as ping-all prints it, or one end (`h1`, `leaf1:2`).
+    pub link: String,
+    /// The pcap file to write.
+    pub out: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum GenerateCommand {
+    /// A k-ary fat tree (k even): (k/2)² core, k pods of k/2 aggregation and k/2 edge switches,
+    /// k³/4 hosts.
+    FatTree {
+        #[arg(long, default_value_t = 4)]
+        k: u16,
+    },
+    /// Every leaf cabled to every spine.
+    LeafSpine {
+        #[arg(long, default_value_t = 2)]
+        spines: u16,
+        #[arg(long, default_value_t = 4)]
+        leaves: u16,
+        /// Hosts per leaf.
+        #[arg(long, default_value_t = 2)]
+        hosts: u16,
+    },
+    /// The MC-RDMA testbed of its paper's Figure 3.
+    Mcrdma,
+}
+
+pub fn generate(g: GenerateCommand) -> anyhow::Result<ExitCode> {
+    let text = match g {
+        GenerateCommand::FatTree { k } => {
+            labs::generate::fat_tree_yaml(k).map_err(|e| anyhow!(e))?
+        }
+        GenerateCommand::LeafSpine {
+            spines,
+            leaves,
+            hosts,
+        } => labs::generate::leaf_spine_yaml(spines, leaves, hosts).map_err(|e| anyhow!(e))?,
+        GenerateCommand::Mcrdma => labs::generate::mcrdma_yaml(),
+    };
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn tables(a: TablesArgs) -> anyhow::Result<ExitCode> {
+    let topo = load(&a.topology)?;
+    let routes = labs::routes::generate(&topo);
+    for (s, r) in topo.switches.iter().zip(&routes) {
+        let text = r.to_yaml(&s.name);
+        match &a.out_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create `{}`", dir.display()))?;
+                let f = dir.join(format!("{}.tables.yaml", s.name));
+                std::fs::write(&f, text)
+                    .with_context(|| format!("cannot write `{}`", f.display()))?;
+                println!("{}", f.display());
+            }
+            None => print!("---\n{text}"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_ping(r: &PingReport, topo: &Topology, fmt: ReportFormat) -> anyhow::Result<ExitCode> {
+    match fmt {
+        ReportFormat::Text => print!("{}", r.render(topo)),
+        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(r)?),
+    }
+    Ok(if r.all_reached() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+pub fn ping_all(a: PingAllArgs) -> anyhow::Result<ExitCode> {
+    let topo = load(&a.topology)?;
+    let r = if a.netns {
+        labs::netns::ping_all(&topo)?
+    } else {
+        let mut lab = MemLab::new(topo.clone())?;
+        labs::ping::ping_all_mem(&mut lab)
+    };
+    print_ping(&r, &topo, a.report)
+}
+
+pub fn capture(a: CaptureArgs) -> anyhow::Result<ExitCode> {
+    let topo = load(&a.topology)?;
+    let mut lab = MemLab::new(topo.clone())?;
+    let link = lab.tap(&a.link)?;
+    let r = labs::ping::ping_all_mem(&mut lab);
+    let n = lab.write_capture(link, &a.out)?;
+    println!(
+        "{n} frame(s) of link {} ({} of {} pairs reached, in memory) written to {}",
+        topo.link_name(link),
+        r.reached,
+        r.pairs,
+        a.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pisa lab up TOPOLOGY`: namespaces and cables, no switches.
+pub fn up(file: &Path) -> anyhow::Result<ExitCode> {
+    let topo = load(file)?;
+    let st = dataplane::lab::lab_up(&labs::netns::lab_of(&topo))?;
+    println!(
+        "lab {} is up: {} host namespace(s), {} interface pair(s)",
+        st.name,
+        st.hosts.len(),
+        st.links.len()
+    );
+    println!(
+        "run its switches with: pisa lab run {} --netns (pisa lab down {} removes it)",
+        file.display(),
+        st.name
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let topo = load(&a.topology)?;
+    if a.netns {
+        return run_netns(&topo, a.duration);
+    }
+    let mut lab = MemLab::new(topo.clone())?;
+    eprintln!(
+        "pisa: {} switch(es), {} host(s), {} link(s) in memory; sending {} datagram(s)",
+        topo.switches.len(),
+        topo.hosts.len(),
+        topo.links.len(),
+        a.frames
+    );
+    let load = labs::load::run(&mut lab, a.frames, a.burst);
+    let single = labs::load::pipeline_rate(&lab, 1.0)?;
+    match a.report {
+        ReportFormat::Json => println!(
+            "{}",
+            serde_json::json!({
+                "load": load,
+                "frames_per_s": load.frames_per_s(),
+                "passes_per_s": load.passes_per_s(),
+                "single_switch_passes_per_s": single,
+                "switches": topo.switches.iter().map(|s| s.name.clone()).zip(lab.switch_counters()).collect::<std::collections::BTreeMap<_, _>>(),
+            })
+        ),
+        ReportFormat::Text => {
+            println!(
+                "{} of {} datagram(s) delivered in {:.3} s wall ({:.6} s virtual)",
+                load.delivered, load.sent, load.wall_s, load.virtual_s
+            );
+            println!(
+                "  {:.3} M frames/s delivered, {:.3} M switch passes/s ({:.2} per frame) on one core",
+                load.frames_per_s() / 1e6,
+                load.passes_per_s() / 1e6,
+                load.passes as f64 / load.delivered.max(1) as f64
+            );
+            println!(
+                "  one switch's pipeline alone, same frames: {:.3} M passes/s (lab / alone = {:.2})",
+                single / 1e6,
+                load.passes_per_s() / single.max(1e-9)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_netns(topo: &Topology, duration: Option<f64>) -> anyhow::Result<ExitCode> {
+    let term = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, term.clone()).context("cannot install signal handler")?;
+    }
+    let lab = NetnsLab::up(topo)?;
+    let switches = NetnsSwitches::start(topo, true)?;
+    eprintln!(
+        "pisa: lab {}: {} switch(es) forwarding on veths; control sockets {}; {}",
+        topo.name,
+        topo.switches.len(),
+        labs::netns::ctl_path(&topo.name, "SWITCH").display(),
+        match duration {
+            Some(d) => format!("stopping after {d} s"),
+            None => "SIGINT or SIGTERM stops".into(),
+        }
+    );
+    println!("ready");
+    let start = Instant::now();
+    while !term.load(Ordering::Acquire)
+        && duration.is_none_or(|d| start.elapsed() < Duration::from_secs_f64(d))
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for (name, c) in switches.counters() {
+        let ports: Vec<String> = c
+            .ports
+            .iter()
+            .map(|p| format!("{}[{}] {}/{}/{}", p.devport, p.peer, p.rx, p.tx, p.drops))
+            .collect();
+        println!(
+            "{name:<8} passes {:>8} drops {:>6} | {}",
+            c.passes,
+            c.switch_drops,
+            ports.join("  ")
+        );
+    }
+    switches.stop()?;
+    lab.down()?;
+    Ok(ExitCode::SUCCESS)
+}
