@@ -80,6 +80,8 @@ struct SimPort {
     lp: LinkPort<MemPort>,
     peer: usize,
     tx: FrameBatch,
+    /// The due time this port has in the timer heap (entries for other times are stale).
+    scheduled: Option<Nanos>,
 }
 
 /// A topology running in memory.
@@ -185,6 +187,7 @@ impl MemLab {
                     lp,
                     peer: base + 1 - k,
                     tx: FrameBatch::new(BATCH),
+                    scheduled: None,
                 });
             }
         }
@@ -303,6 +306,17 @@ impl MemLab {
         Ok(frames.len())
     }
 
+    /// Puts port `p`'s next due frame on the timer heap, unless that time is there already.
+    fn schedule(&mut self, p: usize) {
+        let port = &mut self.ports[p];
+        if let Some(t) = port.lp.poll_timeout() {
+            if port.scheduled.is_none_or(|s| t < s) {
+                port.scheduled = Some(t);
+                self.timers.push(Reverse((t, p)));
+            }
+        }
+    }
+
     fn flush_tx(&mut self, p: usize) {
         let now = self.now;
         let port = &mut self.ports[p];
@@ -312,9 +326,7 @@ impl MemLab {
             let _ = port.lp.send_batch(&mut port.tx, now);
             port.tx.clear();
         }
-        if let Some(t) = port.lp.poll_timeout() {
-            self.timers.push(Reverse((t, p)));
-        }
+        self.schedule(p);
         let peer = self.ports[p].peer;
         let n = self.ports[peer].node;
         self.wake(n);
@@ -344,6 +356,10 @@ impl MemLab {
                     break;
                 }
                 self.timers.pop();
+                if self.ports[p].scheduled != Some(t) {
+                    continue; // superseded by an earlier time, already served
+                }
+                self.ports[p].scheduled = None;
                 let _ = self.ports[p].lp.flush(self.now);
                 self.flush_tx(p);
             }
@@ -398,9 +414,7 @@ impl MemLab {
                 f(self, devport, data, now);
             }
         }
-        if let Some(t) = self.ports[p].lp.poll_timeout() {
-            self.timers.push(Reverse((t, p)));
-        }
+        self.schedule(p);
         self.rx = rx;
     }
 

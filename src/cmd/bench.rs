@@ -18,6 +18,10 @@ pub enum BenchCommand {
     /// DPDK as compiled in) against the Linux kernel bridge on the same veths in the same run
     /// (root; builds its own lab).
     Forward(super::forward_bench::BenchForwardArgs),
+    /// A whole topology in memory on one core (`pisa lab run`): frames delivered per second
+    /// and switch pipeline passes per second, beside one switch's pipeline alone on the same
+    /// frames, medians of interleaved rounds.
+    Lab(super::lab::topo::RunArgs),
 }
 
 #[derive(Args, Debug)]
@@ -45,6 +49,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Pipeline(a) => pipeline(a),
         BenchCommand::Forward(a) => super::forward_bench::bench_forward(a),
+        BenchCommand::Lab(a) => super::lab::topo::run(a),
     }
 }
 

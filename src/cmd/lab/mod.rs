@@ -4,7 +4,7 @@
 //! host file: `up FILE | down NAME | status NAME | exec NAME HOST -- CMD... | list`, over
 //! `dataplane::lab`, which records what it created so `down` removes exactly that.
 
-mod topo;
+pub(crate) mod topo;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
