@@ -46,18 +46,33 @@ fn every_golden_stf_parses() {
     }
 }
 
-fn l2l3() -> Arc<pipeline::ir::Program> {
+fn compile(name: &str) -> Arc<pipeline::ir::Program> {
     let opts = p4::compile::CompileOptions::default();
-    let compiled = p4::compile::compile_file(&programs_dir().join("l2l3.p4"), &opts)
-        .unwrap_or_else(|e| panic!("l2l3.p4 does not compile:\n{}", e.render()));
+    let compiled = p4::compile::compile_file(&programs_dir().join(name), &opts)
+        .unwrap_or_else(|e| panic!("{name} does not compile:\n{}", e.render()));
     Arc::new(compiled.program)
+}
+
+fn l2l3() -> Arc<pipeline::ir::Program> {
+    compile("l2l3.p4")
 }
 
 #[test]
 fn l2l3_golden_stfs_pass() {
-    let program = l2l3();
+    golden_stfs_pass(l2l3(), "l2l3_");
+}
+
+/// fabric.p4 (the labs' router with ECMP): host routes, ECMP buckets from the CRC16 of the
+/// 5-tuple, TTL, router MAC, non-IPv4 and LPM misses; expected bytes from scapy
+/// (`make_fabric_stf.py`).
+#[test]
+fn fabric_golden_stfs_pass() {
+    golden_stfs_pass(compile("fabric.p4"), "fabric_");
+}
+
+fn golden_stfs_pass(program: Arc<pipeline::ir::Program>, prefix: &str) {
     let mut failures = Vec::new();
-    let files = stf_files("l2l3_");
+    let files = stf_files(prefix);
     assert!(!files.is_empty());
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
