@@ -75,12 +75,16 @@ fn adjacency(topo: &Topology) -> Vec<Vec<(u16, usize)>> {
     adj
 }
 
-/// Hop counts from `from` to every switch (`u32::MAX`: unreachable).
-fn distances(adj: &[Vec<(u16, usize)>], from: usize) -> Vec<u32> {
+/// Hop counts from the nearest of `from` to every switch (`u32::MAX`: unreachable).
+fn distances(adj: &[Vec<(u16, usize)>], from: impl IntoIterator<Item = usize>) -> Vec<u32> {
     let mut d = vec![u32::MAX; adj.len()];
     let mut q = VecDeque::new();
-    d[from] = 0;
-    q.push_back(from);
+    for s in from {
+        if d[s] != 0 {
+            d[s] = 0;
+            q.push_back(s);
+        }
+    }
     while let Some(s) = q.pop_front() {
         for &(_, n) in &adj[s] {
             if d[n] == u32::MAX {
@@ -94,26 +98,10 @@ fn distances(adj: &[Vec<(u16, usize)>], from: usize) -> Vec<u32> {
 
 /// Each switch's hop distance from the nearest switch that has hosts (0 for those).
 fn tiers(topo: &Topology, adj: &[Vec<(u16, usize)>]) -> Vec<u32> {
-    let mut d = vec![u32::MAX; adj.len()];
-    let mut q = VecDeque::new();
-    for h in 0..topo.hosts.len() {
-        if let Some((s, _)) = topo.host_attachment(h) {
-            if d[s] != 0 {
-                d[s] = 0;
-                q.push_back(s);
-            }
-        }
-    }
-    while let Some(s) = q.pop_front() {
-        for &(_, n) in &adj[s] {
-            if d[n] == u32::MAX {
-                d[n] = d[s] + 1;
-                q.push_back(n);
-            }
-        }
-    }
-    d.iter()
-        .map(|&t| if t == u32::MAX { 0 } else { t })
+    let edges = (0..topo.hosts.len()).filter_map(|h| topo.host_attachment(h).map(|(s, _)| s));
+    distances(adj, edges)
+        .into_iter()
+        .map(|t| if t == u32::MAX { 0 } else { t })
         .collect()
 }
 
@@ -124,7 +112,7 @@ pub fn generate(topo: &Topology) -> Vec<SwitchRoutes> {
     let mut dist_to: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
     for h in 0..topo.hosts.len() {
         if let Some((t, _)) = topo.host_attachment(h) {
-            dist_to.entry(t).or_insert_with(|| distances(&adj, t));
+            dist_to.entry(t).or_insert_with(|| distances(&adj, [t]));
         }
     }
     let tier = tiers(topo, &adj);
