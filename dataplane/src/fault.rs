@@ -2,9 +2,16 @@
 //! exact fixed-point thresholds ([`Prob`]), the seeded decision maker ([`FaultInjector`]) and
 //! the counters of what was injected ([`FaultStats`]).
 //!
+//! Besides random faults, a direction can lose every frame that matches: frames whose IPv4
+//! destination is one address ([`FaultConfig::drop_ipv4_dst`], `drop_to=` in the link
+//! syntax), a path that is broken while the link itself stays up. Matching takes no random
+//! draw, so it never shifts the random sequence of the other faults.
+//!
 //! Randomness comes from ChaCha8 (rand_chacha): its output for a seed is specified and
 //! portable, so a run with the same seed injects the same faults on every machine, and it is
 //! fast enough to draw once per frame per enabled fault.
+
+use std::net::Ipv4Addr;
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
@@ -69,6 +76,11 @@ pub struct FaultConfig {
     pub corrupt: f64,
     /// The link is down: every frame is dropped.
     pub link_down: bool,
+    /// Frames whose IPv4 destination is this address are lost (counted as
+    /// [`FaultStats::lost`]); everything else passes. An Ethernet frame matches when its
+    /// EtherType (after at most one 802.1Q tag) is IPv4 and its destination address is this
+    /// one.
+    pub drop_ipv4_dst: Option<Ipv4Addr>,
 }
 
 impl FaultConfig {
@@ -82,6 +94,7 @@ impl FaultConfig {
     /// Whether no fault is configured.
     pub fn is_none(&self) -> bool {
         !self.link_down
+            && self.drop_ipv4_dst.is_none()
             && self.loss == 0.0
             && self.duplicate == 0.0
             && self.reorder == 0.0
@@ -92,7 +105,8 @@ impl FaultConfig {
 /// Counts of injected faults, one direction.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct FaultStats {
-    /// Frames dropped by the loss fault.
+    /// Frames dropped by the loss fault, or because they matched
+    /// [`FaultConfig::drop_ipv4_dst`].
     pub lost: u64,
     /// Extra copies delivered.
     pub duplicated: u64,
@@ -129,6 +143,7 @@ pub struct FaultInjector {
     reorder_delay: Nanos,
     corrupt: Prob,
     link_down: bool,
+    drop_ipv4_dst: Option<[u8; 4]>,
     any: bool,
 }
 
@@ -143,6 +158,7 @@ impl FaultInjector {
             reorder_delay: Nanos::ZERO,
             corrupt: Prob::NEVER,
             link_down: false,
+            drop_ipv4_dst: None,
             any: false,
         }
     }
@@ -155,6 +171,7 @@ impl FaultInjector {
         self.corrupt = Prob::new(c.corrupt)?;
         self.reorder_delay = Nanos(c.reorder_delay_ns);
         self.link_down = c.link_down;
+        self.drop_ipv4_dst = c.drop_ipv4_dst.map(|a| a.octets());
         self.any = !c.is_none();
         Ok(())
     }
@@ -167,6 +184,16 @@ impl FaultInjector {
     /// Whether the link is down.
     pub fn link_down(&self) -> bool {
         self.link_down
+    }
+
+    /// Whether `frame` matches a match-based drop ([`FaultConfig::drop_ipv4_dst`]). Takes no
+    /// random draw.
+    #[inline]
+    pub fn matches_drop(&self, frame: &[u8]) -> bool {
+        match self.drop_ipv4_dst {
+            Some(dst) => ipv4_dst(frame) == Some(dst),
+            None => false,
+        }
     }
 
     /// Decides the fate of one frame of `len` bytes.
@@ -192,6 +219,27 @@ impl FaultInjector {
         }
         v
     }
+}
+
+/// The IPv4 destination address of an Ethernet frame (EtherType IPv4 directly or after one
+/// 802.1Q / 802.1ad tag); None for anything else or a frame too short to hold it.
+pub fn ipv4_dst(frame: &[u8]) -> Option<[u8; 4]> {
+    let ethertype = |o: usize| {
+        frame
+            .get(o..o + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+    };
+    let mut l3 = 14;
+    let mut et = ethertype(12)?;
+    if et == 0x8100 || et == 0x88a8 {
+        et = ethertype(16)?;
+        l3 = 18;
+    }
+    if et != 0x0800 || frame.get(l3).is_none_or(|v| v >> 4 != 4) {
+        return None;
+    }
+    let b = frame.get(l3 + 16..l3 + 20)?;
+    Some([b[0], b[1], b[2], b[3]])
 }
 
 /// Flips bit `bit` (0 = most significant bit of byte 0) of `data`; out-of-range does nothing.
@@ -227,6 +275,7 @@ mod tests {
             reorder_delay_ns: 500,
             corrupt: 0.1,
             link_down: false,
+            drop_ipv4_dst: None,
         };
         let run = |seed| {
             let mut f = FaultInjector::new(seed);
@@ -259,6 +308,48 @@ mod tests {
         };
         assert_eq!(f.configure(&cfg), Err(BadProbability(2.0)));
         assert!(cfg.validate().is_err());
+    }
+
+    fn ipv4_frame(src: [u8; 4], dst: [u8; 4], vlan: bool) -> Vec<u8> {
+        let mut f = vec![0u8; 12];
+        if vlan {
+            f.extend_from_slice(&[0x81, 0x00, 0x00, 0x05]);
+        }
+        f.extend_from_slice(&[0x08, 0x00]);
+        let mut ip = vec![0u8; 20];
+        ip[0] = 0x45;
+        ip[12..16].copy_from_slice(&src);
+        ip[16..20].copy_from_slice(&dst);
+        f.extend_from_slice(&ip);
+        f.extend_from_slice(&[0u8; 26]);
+        f
+    }
+
+    #[test]
+    fn drop_ipv4_dst_matches_only_that_destination() {
+        let mut f = FaultInjector::new(3);
+        let cfg = FaultConfig {
+            drop_ipv4_dst: Some(Ipv4Addr::new(10, 0, 0, 100)),
+            ..FaultConfig::default()
+        };
+        assert!(!cfg.is_none());
+        f.configure(&cfg).unwrap();
+        assert!(f.is_active());
+        let (h1, h2, sw) = ([10, 0, 0, 1], [10, 0, 0, 2], [10, 0, 0, 100]);
+        assert!(f.matches_drop(&ipv4_frame(h1, sw, false)));
+        assert!(f.matches_drop(&ipv4_frame(h1, sw, true)));
+        assert!(!f.matches_drop(&ipv4_frame(h1, h2, false)));
+        // From that address is not to it; a frame cut before the address does not match.
+        assert!(!f.matches_drop(&ipv4_frame(sw, h1, false)));
+        assert!(!f.matches_drop(&ipv4_frame(h1, sw, false)[..33]));
+        let mut arp = ipv4_frame(h1, sw, false);
+        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        assert!(!f.matches_drop(&arp));
+        assert!(!f.matches_drop(&[0u8; 10]));
+        // Nothing else is injected, and matching draws nothing.
+        assert!((0..100).all(|_| f.decide(64) == Verdict::default()));
+        f.configure(&FaultConfig::default()).unwrap();
+        assert!(!f.matches_drop(&ipv4_frame(h1, sw, false)));
     }
 
     #[test]

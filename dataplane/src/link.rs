@@ -148,7 +148,9 @@ impl FromStr for LinkConfig {
     type Err = LinkConfigError;
 
     /// `rate=10G,delay=5us,loss=0.01,dup=0.001,reorder=0.01,reorder_delay=20us,corrupt=1e-4,
-    /// down,queue=1MB... ,seed=7`: applied to both directions unless prefixed `tx.` or `rx.`.
+    /// down,drop_to=10.0.0.100,queue=1MB... ,seed=7`: applied to both directions unless
+    /// prefixed `tx.` or `rx.`. `drop_to=ADDR` loses every IPv4 frame to ADDR
+    /// ([`FaultConfig::drop_ipv4_dst`]).
     fn from_str(s: &str) -> Result<LinkConfig, LinkConfigError> {
         let mut cfg = LinkConfig::default();
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
@@ -200,7 +202,14 @@ impl FromStr for LinkConfig {
                             parse_duration(value).ok_or_else(|| bad("expected a time like 20us"))?
                     }
                     "down" if value.is_empty() => d.faults.link_down = true,
-                    _ => return Err(bad("unknown setting; known: rate, delay, queue, overhead, loss, dup, reorder, reorder_delay, corrupt, down, seed (tx./rx. prefixes pick one direction)")),
+                    "drop_to" => {
+                        d.faults.drop_ipv4_dst = Some(
+                            value
+                                .parse()
+                                .map_err(|_| bad("expected an IPv4 address like 10.0.0.100"))?,
+                        )
+                    }
+                    _ => return Err(bad("unknown setting; known: rate, delay, queue, overhead, loss, dup, reorder, reorder_delay, corrupt, down, drop_to, seed (tx./rx. prefixes pick one direction)")),
                 }
             }
         }
@@ -409,6 +418,10 @@ impl Direction {
     fn admit(&mut self, data: &[u8], now: Nanos, counters: &FaultCounters) {
         if self.faults.link_down() {
             bump(&counters.down_dropped);
+            return;
+        }
+        if self.faults.matches_drop(data) {
+            bump(&counters.lost);
             return;
         }
         let v = self.faults.decide(data.len());
@@ -808,6 +821,44 @@ mod tests {
         assert_eq!(batch.frames()[0].ts, Nanos(1010));
         assert_eq!(b.stats().rx_packets, 1, "inner port stats are shown");
         assert_eq!(b.stats().tx_dropped(DropReason::QueueFull), 0);
+    }
+
+    #[test]
+    fn drop_to_loses_frames_to_one_address_only_and_counts_them() {
+        let ipv4 = |dst: [u8; 4]| {
+            let mut f = vec![0u8; 64];
+            f[12..14].copy_from_slice(&[0x08, 0x00]);
+            f[14] = 0x45;
+            f[30..34].copy_from_slice(&dst);
+            f
+        };
+        let cfg: LinkConfig = "rx.drop_to=10.0.0.100".parse().unwrap();
+        assert_eq!(
+            cfg.rx.faults.drop_ipv4_dst,
+            Some(std::net::Ipv4Addr::new(10, 0, 0, 100))
+        );
+        assert_eq!(cfg.tx.faults.drop_ipv4_dst, None);
+        let (mut a, b) = pair("a", "b");
+        let mut b = LinkPort::new(b, cfg).unwrap();
+        let ctl = b.control();
+        let mut batch = FrameBatch::new(8);
+        for dst in [[10, 0, 0, 100], [10, 0, 0, 2], [10, 0, 0, 100]] {
+            batch.push(&ipv4(dst), Nanos(0));
+        }
+        a.send_batch(&mut batch, Nanos(0)).unwrap();
+        batch.clear();
+        assert_eq!(b.recv_batch(&mut batch, Nanos(0)).unwrap(), 1);
+        assert_eq!(batch.frames()[0].data[30..34], [10, 0, 0, 2]);
+        assert_eq!(ctl.rx_stats().lost, 2);
+        // Healed at run time: everything passes again.
+        ctl.update(|c| c.rx.faults.drop_ipv4_dst = None).unwrap();
+        batch.clear();
+        batch.push(&ipv4([10, 0, 0, 100]), Nanos(1));
+        a.send_batch(&mut batch, Nanos(1)).unwrap();
+        batch.clear();
+        assert_eq!(b.recv_batch(&mut batch, Nanos(1)).unwrap(), 1);
+        assert_eq!(ctl.rx_stats().lost, 2);
+        assert!("drop_to=10.0.0".parse::<LinkConfig>().is_err());
     }
 
     #[test]
