@@ -8,10 +8,13 @@
 //! - [`topology`]: the file format, checked with file:line errors;
 //! - [`generate`]: fat tree, leaf-spine and MC-RDMA testbed generators (the shipped files);
 //! - [`routes`]: every switch's routes and ECMP groups for `p4/programs/fabric.p4`;
-//! - [`ping`]: ping-all, the reachability check of any topology.
+//! - [`ping`]: ping-all, the reachability check of any topology;
+//! - [`host`]: applications on in-memory hosts, pisa's RoCEv2 endpoint among them;
+//! - [`load`]: simulated traffic and the driver's speed.
 
 pub mod build;
 pub mod generate;
+pub mod host;
 pub mod load;
 pub mod mem;
 pub mod netns;

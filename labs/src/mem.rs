@@ -22,6 +22,7 @@ use dataplane::switch::SwitchPipeline;
 use dataplane::{FrameBatch, LinkControl, LinkPort, MemPort, Nanos, Port, PortStats};
 use pipeline::switch::Switch;
 
+use crate::host::HostApp;
 use crate::topology::{End, Topology};
 
 /// Frames per receive or transmit batch.
@@ -71,6 +72,10 @@ struct SimSwitch {
 struct SimHost {
     port: usize,
     inbox: Vec<(Nanos, Vec<u8>)>,
+    /// What runs on the host; none: arrivals go to `inbox`.
+    app: Option<Box<dyn HostApp>>,
+    /// The app's wake-up on the timer heap.
+    scheduled: Option<Nanos>,
 }
 
 struct SimPort {
@@ -143,6 +148,8 @@ impl MemLab {
             .map(|_| SimHost {
                 port: usize::MAX,
                 inbox: Vec::new(),
+                app: None,
+                scheduled: None,
             })
             .collect();
         let mut ports = Vec::new();
@@ -248,6 +255,63 @@ impl MemLab {
             let _ = self.ports[p].tx.push_owned(buf, now);
         }
         self.flush_tx(p);
+    }
+
+    /// Runs `app` on host `host` from now on: arrivals go to it, its frames leave on the
+    /// host's link, its wake-ups are kept in virtual time.
+    pub fn attach(&mut self, host: usize, app: Box<dyn HostApp>) {
+        self.hosts[host].app = Some(app);
+        self.poll_host(host);
+    }
+
+    /// Attaches pisa's RoCEv2 endpoint ([`crate::host::RdmaHost`]) to every host the topology
+    /// marks `rdma: true` (ping-all runs without: its datagrams are not RoCEv2).
+    pub fn attach_rdma_hosts(&mut self) {
+        for h in 0..self.topo.hosts.len() {
+            if self.topo.hosts[h].rdma {
+                let app = crate::host::RdmaHost::new(&self.topo, h);
+                self.attach(h, Box::new(app));
+            }
+        }
+    }
+
+    /// The application on host `host`, if it is a `T`.
+    pub fn app_mut<T: HostApp>(&mut self, host: usize) -> Option<&mut T> {
+        self.hosts[host]
+            .app
+            .as_mut()
+            .and_then(|a| a.as_any_mut().downcast_mut::<T>())
+    }
+
+    /// Lets host `host`'s application run now (after the caller gave it work, e.g. posted a
+    /// send): its frames go out and its next wake-up is scheduled.
+    pub fn poll_host(&mut self, host: usize) {
+        let now = self.now;
+        let p = self.hosts[host].port;
+        let Some(mut app) = self.hosts[host].app.take() else {
+            return;
+        };
+        let mut out = Vec::new();
+        app.poll(now, &mut |f| out.push(f));
+        let wake = app.next_wakeup();
+        self.hosts[host].app = Some(app);
+        if !out.is_empty() {
+            for f in out {
+                if let Err(f) = self.ports[p].tx.push_owned(f, now) {
+                    self.flush_tx(p);
+                    let _ = self.ports[p].tx.push_owned(f, now);
+                }
+            }
+            self.flush_tx(p);
+        }
+        if let Some(t) = wake {
+            let t = t.max(now);
+            let slot = &mut self.hosts[host].scheduled;
+            if slot.is_none_or(|s| t < s) {
+                *slot = Some(t);
+                self.timers.push(Reverse((t, self.ports.len() + host)));
+            }
+        }
     }
 
     /// Frames that reached host `host` since the last call, with their arrival times.
@@ -356,6 +420,14 @@ impl MemLab {
                     break;
                 }
                 self.timers.pop();
+                if p >= self.ports.len() {
+                    let h = p - self.ports.len();
+                    if self.hosts[h].scheduled == Some(t) {
+                        self.hosts[h].scheduled = None;
+                        self.poll_host(h);
+                    }
+                    continue;
+                }
                 if self.ports[p].scheduled != Some(t) {
                     continue; // superseded by an earlier time, already served
                 }
@@ -375,7 +447,13 @@ impl MemLab {
         match n {
             Node::Host(h) => {
                 let p = self.hosts[h].port;
-                self.receive(p, |lab, _, f, now| lab.hosts[h].inbox.push((now, f)));
+                self.receive(p, |lab, _, f, now| match &mut lab.hosts[h].app {
+                    Some(app) => app.receive(now, &f),
+                    None => lab.hosts[h].inbox.push((now, f)),
+                });
+                if self.hosts[h].app.is_some() {
+                    self.poll_host(h);
+                }
             }
             Node::Switch(s) => {
                 let ports = std::mem::take(&mut self.switches[s].ports);

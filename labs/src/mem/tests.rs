@@ -143,3 +143,136 @@ fn a_thousand_host_fat_tree_loads_and_routes() {
             .count()
     );
 }
+
+/// Two RC queue pairs, connected by hand (no CM), on hosts `a` and `b` of the lab.
+fn rc_pair(
+    lab: &mut MemLab,
+    a: usize,
+    b: usize,
+    len: usize,
+) -> [(u32, rdma::verbs::MrInfo, rdma::verbs::CqHandle); 2] {
+    use rdma::verbs::*;
+    let topo = lab.topology().clone();
+    let mut sides = Vec::new();
+    for h in [a, b] {
+        let ep = &mut lab.app_mut::<crate::host::RdmaHost>(h).unwrap().endpoint;
+        let pd = ep.alloc_pd();
+        let cq = ep.create_cq(1 << 12);
+        let mr = ep.reg_mr(pd, len, AccessFlags::ALL).unwrap();
+        let qpn = ep
+            .create_qp(QpInitAttr {
+                pd,
+                qp_type: QpType::Rc,
+                send_cq: cq,
+                recv_cq: cq,
+                max_send_wr: 256,
+                max_recv_wr: 256,
+            })
+            .unwrap();
+        sides.push((qpn, mr, cq));
+    }
+    for (i, (me, peer)) in [(a, b), (b, a)].into_iter().enumerate() {
+        let (qpn, _, _) = sides[i];
+        let peer_qpn = sides[1 - i].0;
+        let ep = &mut lab.app_mut::<crate::host::RdmaHost>(me).unwrap().endpoint;
+        let attrs = [
+            QpAttr {
+                state: Some(QpState::Init),
+                access: Some(AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ),
+                ..Default::default()
+            },
+            QpAttr {
+                state: Some(QpState::Rtr),
+                path_mtu: Some(Mtu::M1024),
+                dest_qp_num: Some(peer_qpn),
+                remote_ip: Some(std::net::IpAddr::V4(topo.hosts[peer].ip)),
+                rq_psn: Some(100 + i as u32),
+                min_rnr_timer: Some(1),
+                ..Default::default()
+            },
+            QpAttr {
+                state: Some(QpState::Rts),
+                sq_psn: Some(101 - i as u32),
+                timeout: Some(8),
+                retry_cnt: Some(7),
+                rnr_retry: Some(7),
+                ..Default::default()
+            },
+        ];
+        for attr in &attrs {
+            ep.modify_qp(qpn, attr).unwrap();
+        }
+    }
+    [sides[0], sides[1]]
+}
+
+#[test]
+fn rdma_hosts_write_across_the_fabric_through_lossy_links() {
+    use rdma::verbs::*;
+    let topo = shipped("leaf-spine.yaml");
+    let (h1, h8) = (
+        topo.host_index("h1").unwrap(),
+        topo.host_index("h8").unwrap(),
+    );
+    let mut lab = MemLab::new(topo.clone()).unwrap();
+    for h in [h1, h8] {
+        lab.attach(h, Box::new(crate::host::RdmaHost::new(&topo, h)));
+    }
+    // 2 % loss on every ToR-aggregation link, both ways: RC recovers (go-back-N).
+    for (i, l) in topo.links.iter().enumerate() {
+        if matches!(
+            (l.a, l.b),
+            (crate::End::Switch { .. }, crate::End::Switch { .. })
+        ) {
+            for e in 0..2 {
+                lab.link_control(i, e)
+                    .update(|c| c.tx.faults.loss = 0.02)
+                    .unwrap();
+            }
+        }
+    }
+    let len = 256 << 10;
+    let [(qa, mra, cqa), (_, mrb, _)] = rc_pair(&mut lab, h1, h8, len);
+    let data: Vec<u8> = (0..len).map(|i| (i * 7 + i / 1024) as u8).collect();
+    let ep = &mut lab.app_mut::<crate::host::RdmaHost>(h1).unwrap().endpoint;
+    ep.mr_bytes_mut(mra.lkey).unwrap().copy_from_slice(&data);
+    ep.post_send(
+        qa,
+        SendWr::new(
+            1,
+            SendOp::Write {
+                remote_addr: mrb.addr,
+                rkey: mrb.rkey,
+            },
+            Sge {
+                addr: mra.addr,
+                length: len as u32,
+                lkey: mra.lkey,
+            },
+        ),
+    )
+    .unwrap();
+    lab.poll_host(h1);
+    lab.run_until(Some(dataplane::Nanos(5_000_000_000)));
+    let ep = &mut lab.app_mut::<crate::host::RdmaHost>(h1).unwrap().endpoint;
+    let wc = ep.poll_cq(cqa, 16).unwrap();
+    assert_eq!(wc.len(), 1, "{wc:?}");
+    assert_eq!(wc[0].status, WcStatus::Success, "{wc:?}");
+    let retrans = ep.stats().clone();
+    let got = lab
+        .app_mut::<crate::host::RdmaHost>(h8)
+        .unwrap()
+        .endpoint
+        .mr_bytes(mrb.lkey)
+        .unwrap()
+        .to_vec();
+    assert!(got == data, "the remote memory differs");
+    // Frames were lost on the way and resent.
+    let lost: u64 = lab
+        .switch_counters()
+        .iter()
+        .flat_map(|s| &s.ports)
+        .map(|p| p.drops)
+        .sum();
+    assert!(lost > 0, "{retrans:?}");
+}
