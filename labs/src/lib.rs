@@ -13,6 +13,7 @@
 //! - [`load`]: simulated traffic and the driver's speed.
 
 pub mod build;
+pub mod capture;
 pub mod generate;
 pub mod host;
 pub mod load;

@@ -351,23 +351,8 @@ impl MemLab {
     /// timestamps of arrival at the far end); returns the frame count.
     pub fn write_capture(&mut self, link: usize, path: &Path) -> Result<usize, MemLabError> {
         let frames = self.taps[link].take().unwrap_or_default();
-        let bad = |e: String| MemLabError::Capture(path.display().to_string(), e);
-        let f = std::fs::File::create(path).map_err(|e| bad(e.to_string()))?;
-        let header = pcap_file::pcap::PcapHeader {
-            ts_resolution: pcap_file::TsResolution::NanoSecond,
-            ..pcap_file::pcap::PcapHeader::default()
-        };
-        let mut w =
-            pcap_file::pcap::PcapWriter::with_header(f, header).map_err(|e| bad(e.to_string()))?;
-        for (t, data) in &frames {
-            let p = pcap_file::pcap::PcapPacket::new(
-                std::time::Duration::from_nanos(t.0),
-                data.len() as u32,
-                data,
-            );
-            w.write_packet(&p).map_err(|e| bad(e.to_string()))?;
-        }
-        Ok(frames.len())
+        crate::capture::write_pcap(path, &frames)
+            .map_err(|e| MemLabError::Capture(path.display().to_string(), e))
     }
 
     /// Puts port `p`'s next due frame on the timer heap, unless that time is there already.

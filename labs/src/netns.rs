@@ -43,6 +43,8 @@ pub enum NetnsError {
     Ctl(String, control::server::ServerError),
     #[error("this needs root (network namespaces and veth pairs)")]
     NotRoot,
+    #[error("capture: {0}")]
+    Capture(String),
 }
 
 /// The interface name of end `k` (0: a, 1: b) of link `i`.
@@ -379,6 +381,32 @@ fn ping_from(ns: &str, ips: &[String]) -> Vec<String> {
             Vec::new()
         }
     }
+}
+
+/// Records link `link` of a running namespace lab for `duration` from both of its ends (a
+/// host's end inside its namespace) and writes the frames to `path`; returns how many.
+pub fn capture(
+    lab: &NetnsLab,
+    link: usize,
+    duration: std::time::Duration,
+    path: &std::path::Path,
+) -> Result<usize, NetnsError> {
+    let l = &lab.topo.links[link];
+    let mut ports = Vec::new();
+    for (k, end) in [(0, l.a), (1, l.b)] {
+        let port = match end {
+            End::Host(h) => {
+                let ns = lab.state.host(&lab.topo.hosts[h].name)?.netns.clone();
+                dataplane::netns::in_netns(&ns, || dataplane::AfPacketPort::open("eth0"))
+                    .map_err(|e| NetnsError::Capture(e.to_string()))?
+            }
+            End::Switch { .. } => dataplane::AfPacketPort::open(&ifname(&lab.topo, link, k)),
+        }
+        .map_err(|e| NetnsError::Capture(e.to_string()))?;
+        ports.push(port);
+    }
+    let frames = crate::capture::record(&mut ports, duration);
+    crate::capture::write_pcap(path, &frames).map_err(NetnsError::Capture)
 }
 
 /// Ping-all in namespaces: brings the lab up (unless it is up), starts every switch, pings

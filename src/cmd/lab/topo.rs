@@ -80,6 +80,13 @@ pub struct CaptureArgs {
     pub link: String,
     /// The pcap file to write.
     pub out: PathBuf,
+    /// Capture on the running namespace lab's cable instead (root; the lab up and its switches
+    /// running, e.g. `pisa lab run TOPOLOGY --netns` in another shell) for `--duration`.
+    #[arg(long)]
+    pub netns: bool,
+    /// With --netns: seconds to capture.
+    #[arg(long, default_value_t = 5.0)]
+    pub duration: f64,
 }
 
 #[derive(Subcommand, Debug)]
@@ -165,6 +172,21 @@ pub fn ping_all(a: PingAllArgs) -> anyhow::Result<ExitCode> {
 
 pub fn capture(a: CaptureArgs) -> anyhow::Result<ExitCode> {
     let topo = load(&a.topology)?;
+    if a.netns {
+        let link = topo
+            .find_link(&a.link)
+            .ok_or_else(|| anyhow!("no link {:?} in {}", a.link, a.topology.display()))?;
+        let lab = NetnsLab::up(&topo)?;
+        eprintln!(
+            "pisa: capturing link {} for {} s (both ends)",
+            topo.link_name(link),
+            a.duration
+        );
+        let n = labs::netns::capture(&lab, link, Duration::from_secs_f64(a.duration), &a.out)?;
+        lab.down()?;
+        println!("{n} frame(s) written to {}", a.out.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut lab = MemLab::new(topo.clone())?;
     let link = lab.tap(&a.link)?;
     let r = labs::ping::ping_all_mem(&mut lab);
