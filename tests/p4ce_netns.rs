@@ -1,4 +1,4 @@
-//! P4CE end to end in network namespaces (`hosts::p4ce_netns`): p4ce.p4 on the dataplane
+//! P4CE end to end in network namespaces (`labs::p4ce::netns`): p4ce.p4 on the dataplane
 //! runtime with AF_PACKET on the switch-side veths, the CM agent on the CPU port, the leader
 //! and replicas each on a thread in its namespace over AF_PACKET, every connection through
 //! RDMA CM. Commits with identical replica logs (P4CE and unicast), a replica crash, a broken
@@ -17,9 +17,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use hosts::mu::{LeaderEvent, Path as Mode};
-use hosts::p4ce_lab::{compile_p4ce, LabConfig};
-use hosts::p4ce_netns::failover::FailoverEvent;
-use hosts::p4ce_netns::{LabGuard, NetnsLab};
+use hosts::p4ce::failover::FailoverEvent;
+use labs::p4ce::netns::{LabGuard, NetnsLab};
+use labs::p4ce::{compile_p4ce, LabConfig};
 use pipeline::ir::Program;
 use rdma::verbs::{AccessFlags, QpAttr, QpInitAttr, QpState, QpType, SendOp, SendWr, Sge};
 
@@ -138,16 +138,16 @@ trait Logs {
     fn role_replica_applied(&self) -> Option<Vec<Vec<u8>>>;
 }
 
-impl Logs for hosts::p4ce_netns::node::NodeCtx {
+impl Logs for hosts::p4ce::thread::NodeCtx {
     fn role_leader_appended(&self) -> Option<Vec<Vec<u8>>> {
         match &self.role {
-            hosts::p4ce_netns::node::Role::Leader(l) => Some(l.appended.clone()),
+            hosts::p4ce::thread::Role::Leader(l) => Some(l.appended.clone()),
             _ => None,
         }
     }
     fn role_replica_applied(&self) -> Option<Vec<Vec<u8>>> {
         match &self.role {
-            hosts::p4ce_netns::node::Role::Replica(r) => Some(r.applied.clone()),
+            hosts::p4ce::thread::Role::Replica(r) => Some(r.applied.clone()),
             _ => None,
         }
     }
@@ -239,6 +239,15 @@ fn broken_switch_path_falls_back_to_unicast_without_losing_entries() {
     );
     let st = lab.leader_status();
     assert!(st.stats.unicast_writes > 0, "{st:?}");
+    // The switch's ports lost them (the fault model's drop by destination, counted as loss).
+    let lost: u64 = lab
+        .switch()
+        .stats()
+        .ports
+        .iter()
+        .map(|p| p.faults_rx.lost)
+        .sum();
+    assert!(lost > 0, "no frame to the switch's IP was lost");
     // The switch path heals: the leader's periodic retry takes it again.
     lab.set_switch_path_broken(false).unwrap();
     lab.wait_for(WAIT, "the switch path back", |l| {
@@ -291,12 +300,9 @@ fn writes_to_the_bcast_qp_from_a_non_leader_or_with_a_wrong_rkey_never_reach_a_l
     lab.append(values(10, 7)).unwrap();
     lab.wait_committed(10, WAIT).unwrap();
     lab.wait_applied(10, WAIT).unwrap();
-    let (bcast, _, _) = hosts::p4ce_cm::group_qps(1);
+    let (bcast, _, _) = control::p4ce::cm::group_qps(1);
     let vrkey = lab
-        .switch()
-        .call(Duration::from_secs(2), |p| {
-            p.agent.group(1).map(|g| g.vrkey)
-        })
+        .agent(|a| a.group(1).map(|g| g.vrkey))
         .unwrap()
         .expect("the group is up");
     let before = [
@@ -329,7 +335,7 @@ fn writes_to_the_bcast_qp_from_a_non_leader_or_with_a_wrong_rkey_never_reach_a_l
                     QpAttr {
                         state: Some(QpState::Rtr),
                         dest_qp_num: Some(bcast),
-                        remote_ip: Some(hosts::p4ce_lab::lab::SWITCH_IP.into()),
+                        remote_ip: Some(hosts::p4ce::SWITCH_IP.into()),
                         rq_psn: Some(0),
                         ..Default::default()
                     },
@@ -444,7 +450,7 @@ fn leader_crash(mode: Mode, tag: &str) {
     let groups_up = out
         .cm_log
         .iter()
-        .filter(|e| matches!(e, hosts::p4ce_cm::CmAgentEvent::GroupUp(_)))
+        .filter(|e| matches!(e, control::p4ce::CmAgentEvent::GroupUp(_)))
         .count();
     let want = if mode == Mode::Switch { 2 } else { 0 };
     assert!(groups_up >= want, "{:?}", out.cm_log);

@@ -1,10 +1,10 @@
-//! Fuzzes the P4CE CM private-data formats (`control::p4ce::wire`): the leader's group
-//! request, a replica's offer and the agent's reply parse or fail cleanly, and what parses
-//! re-encodes to the same value.
+//! Fuzzes the P4CE CM private-data formats (`hosts::p4ce::wire`, which the switch agent in
+//! `control::p4ce` parses too): the leader's group request, a replica's offer and the agent's
+//! reply parse or fail cleanly, and what parses re-encodes to the same value.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    control::p4ce::wire::fuzz_parse(data);
+    hosts::p4ce::wire::fuzz_parse(data);
 });

@@ -1,14 +1,14 @@
-//! Host-side protocols of the seed systems, built on the userspace RDMA endpoint.
+//! Host-side protocols of the seed systems, built on the userspace RDMA endpoint. They reach a
+//! switch over the wire only (this crate depends on `pisa-rdma` and on `pisa-dataplane` for
+//! ports, never on the pipeline, the P4 frontend or the control plane); the labs that wire them
+//! to switches are in `pisa-labs`.
 //!
 //! - [`mu`]: a Mu-style replicated log (leader appends with one RDMA WRITE per entry, to the
 //!   P4CE switch's BCast QP or to every replica; replicas apply in order), sans I/O.
-//! - [`p4ce_cm`]: the RDMA CM half of the P4CE agent (an endpoint on the switch CPU port).
-//! - [`p4ce_lab`]: a leader and replicas on in-memory links around a [`pipeline::switch::Switch`]
-//!   running `p4ce.p4`, driven in virtual time; the consensus benchmark runs on it.
-//! - [`p4ce_netns`]: the same group in network namespaces over AF_PACKET, the switch on the
-//!   dataplane runtime, in wall-clock time (root).
+//! - [`p4ce`]: the host side of P4CE: the CM private data shared with the switch agent
+//!   ([`p4ce::wire`]), a node's endpoint and RDMA CM steps ([`p4ce::node`]), a node on its own
+//!   thread ([`p4ce::thread`]), per-node leader fail-over ([`p4ce::failover`]) and the
+//!   consensus benchmark's figures ([`p4ce::bench`]).
 
 pub mod mu;
-pub mod p4ce_cm;
-pub mod p4ce_lab;
-pub mod p4ce_netns;
+pub mod p4ce;

@@ -1,12 +1,12 @@
 //! The P4CE consensus benchmark without the `pisa` binary: both modes side by side (the
 //! table `pisa demo p4ce` prints). Usage:
-//! `cargo run --release -p pisa-hosts --example p4ce_demo -- [DURATION_MS]`.
+//! `cargo run --release -p pisa-labs --example p4ce_demo -- [DURATION_MS]`.
 
 use std::path::Path;
 
 use hosts::mu::Path as Mode;
-use hosts::p4ce_lab::bench::{self, BenchConfig};
-use hosts::p4ce_lab::compile_p4ce;
+use labs::p4ce::mem::bench::{self, BenchConfig};
+use labs::p4ce::mem::compile_p4ce;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();

@@ -19,6 +19,7 @@ pub mod host;
 pub mod load;
 pub mod mem;
 pub mod netns;
+pub mod p4ce;
 pub mod ping;
 pub mod routes;
 pub mod topology;

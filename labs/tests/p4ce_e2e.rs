@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use hosts::mu::{LeaderEvent, Path as Mode};
-use hosts::p4ce_lab::{compile_p4ce, Lab, LabConfig};
+use labs::p4ce::{compile_p4ce, Lab, LabConfig};
 use pipeline::api::PipeSel;
 use pipeline::ir::Program;
 use rdma::verbs::{QpAttr, QpInitAttr, QpState, QpType, SendOp, SendWr, Sge};
@@ -117,6 +117,7 @@ fn broken_switch_path_falls_back_to_unicast_without_losing_entries() {
         "{events:?}"
     );
     assert!(lab.leader().stats().unicast_writes > 0);
+    assert!(lab.switch_rx_lost() > 0, "the switch's ports lost nothing");
     // The switch comes back: the leader's periodic retry takes the switch path again.
     lab.set_switch_path_broken(false);
     let until = lab.now() + 1_000_000_000;
@@ -264,7 +265,7 @@ fn cm_lab(replicas: usize) -> Lab {
 
 #[test]
 fn cm_leader_connects_through_the_switch_agent_and_replicates() {
-    use hosts::p4ce_cm::CmAgentEvent;
+    use control::p4ce::CmAgentEvent;
     let mut lab = cm_lab(3);
     assert!(lab.cm_up_at.is_some());
     assert_eq!(
@@ -287,7 +288,7 @@ fn cm_leader_connects_through_the_switch_agent_and_replicates() {
 
 #[test]
 fn cm_disconnect_tears_the_group_down() {
-    use hosts::p4ce_cm::CmAgentEvent;
+    use control::p4ce::CmAgentEvent;
     let mut lab = cm_lab(2);
     assert_eq!(
         lab.replicate_all(&values(20, 3), 1_000_000_000).unwrap(),
@@ -321,7 +322,7 @@ fn failover_lab(replicas: usize, via_cm: bool, mode: Mode) -> Lab {
 /// checks: the new leader leads, every entry the old leader committed survives in order,
 /// the switch group belongs to the new leader, and new entries commit on identical logs.
 fn leader_crash(via_cm: bool, mode: Mode) {
-    use hosts::p4ce_lab::FailoverEvent;
+    use labs::p4ce::mem::FailoverEvent;
     let mut lab = failover_lab(3, via_cm, mode);
     assert_eq!(
         lab.replicate_all(&values(60, 9), 1_000_000_000).unwrap(),
@@ -412,7 +413,7 @@ fn leader_crash_p4ce_through_cm() {
 #[test]
 #[ignore = "slow in debug builds; run with --ignored --nocapture for the table"]
 fn failover_times_table() {
-    use hosts::p4ce_lab::failtime::{measure, Fault};
+    use labs::p4ce::mem::failtime::{measure, Fault};
     let rows = [
         (Fault::ReplicaCrash, Mode::Switch, true),
         (Fault::ReplicaCrash, Mode::Unicast, false),
@@ -441,8 +442,8 @@ fn failover_times_table() {
 /// programmed, and the agent keeps serving the real group.
 #[test]
 fn cm_agent_refuses_bad_requests() {
-    use control::p4ce::{GroupRequest, ReplicaAddr, P4CE_SERVICE_PORT};
-    use hosts::p4ce_cm::CmAgentEvent;
+    use control::p4ce::CmAgentEvent;
+    use hosts::p4ce::wire::{GroupRequest, ReplicaAddr, P4CE_SERVICE_PORT};
     use rdma::verbs::CmEvent;
     use std::net::{IpAddr, Ipv4Addr};
     let mut lab = cm_lab(2);
@@ -522,7 +523,7 @@ fn cm_agent_refuses_bad_requests() {
 /// committed entries without it): it must READ a longer log from another replica and adopt
 /// it, so no committed entry is lost.
 fn leader_crash_with_lagging_successor(via_cm: bool, mode: Mode) {
-    use hosts::p4ce_lab::FailoverEvent;
+    use labs::p4ce::mem::FailoverEvent;
     let mut lab = failover_lab(3, via_cm, mode);
     assert_eq!(
         lab.replicate_all(&values(20, 5), 1_000_000_000).unwrap(),
@@ -593,7 +594,7 @@ fn leader_crash_lagging_successor_p4ce_cm() {
 
 /// The host that leads after the latest fail-over, from the events.
 fn latest_leader(lab: &Lab) -> Option<(usize, u64)> {
-    use hosts::p4ce_lab::FailoverEvent;
+    use labs::p4ce::mem::FailoverEvent;
     lab.failover_events().iter().rev().find_map(|e| match e {
         FailoverEvent::Leads { host, from, .. } => Some((*host, *from)),
         _ => None,
@@ -648,7 +649,7 @@ fn two_failovers(mode: Mode, via_cm: bool, second_leader: bool) {
         assert!(
             lab.failover_events()
                 .iter()
-                .all(|e| !matches!(e, hosts::p4ce_lab::FailoverEvent::Failed { .. })),
+                .all(|e| !matches!(e, labs::p4ce::mem::FailoverEvent::Failed { .. })),
             "round {round}: {:?}",
             lab.failover_events()
         );

@@ -1,12 +1,13 @@
 //! `pisa consensus bench` and `pisa demo p4ce`: the Mu-style replicated log of `hosts::mu`
-//! between a leader and replicas on in-memory links around a switch running p4ce.p4 (virtual
+//! between a leader and replicas on in-memory links around a switch running p4ce.p4
+//! (`labs::p4ce::mem`; virtual
 //! time, every host link rate-limited so the leader's link is the bottleneck), in P4CE mode
 //! (one WRITE to the switch, ACKs aggregated there) or unicast mode (Mu: one WRITE per
 //! replica). Prints consensus/s, goodput, commit latency percentiles and the leader's packets
 //! per consensus; `--report json` for scripts.
 //!
 //! With `--lab FILE` (root) the same bench runs in network namespaces in wall-clock time
-//! (`hosts::p4ce_netns`): the switch on the dataplane runtime with AF_PACKET ports on the
+//! (`labs::p4ce::netns`): the switch on the dataplane runtime with AF_PACKET ports on the
 //! lab's switch-side veths, the leader and replicas each on a thread in its namespace. A lab
 //! already up (`pisa lab up FILE`) is used as it is; otherwise it is brought up for the run
 //! and taken down after. `--outstanding 1,2,4,...` runs once per value (the latency vs
@@ -18,9 +19,9 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use hosts::mu::Path as LogPath;
-use hosts::p4ce_lab::bench::{self, BenchConfig, BenchReport};
-use hosts::p4ce_lab::compile_p4ce;
-use hosts::p4ce_netns::LabGuard;
+use labs::p4ce::mem::bench::{self, BenchConfig, BenchReport};
+use labs::p4ce::mem::compile_p4ce;
+use labs::p4ce::netns::LabGuard;
 use pipeline::ir::Program;
 use std::path::Path;
 use std::sync::Arc;
@@ -158,7 +159,7 @@ impl Where {
     fn run(&self, program: &Arc<Program>, cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
         Ok(match self {
             Where::Memory => bench::run(program.clone(), cfg)?,
-            Where::Lab(g) => hosts::p4ce_netns::bench::run(program.clone(), cfg, &g.state)?,
+            Where::Lab(g) => labs::p4ce::netns::bench::run(program.clone(), cfg, &g.state)?,
         })
     }
 

@@ -1,7 +1,8 @@
 //! [`SwitchCm`]: the RDMA CM half of the P4CE agent. It is an RDMA endpoint with the
 //! switch's MAC and IP that sits on the switch's CPU port (p4ce.p4's `switch_qp` sends CM
-//! MADs to the switch IP's QP1 there). A leader's ConnectRequest to
-//! [`control::p4ce::P4CE_SERVICE_PORT`] carries a [`GroupRequest`]; the agent connects to each
+//! MADs to the switch IP's QP1 there); the lab that runs the switch feeds it the CPU port's
+//! frames and sends what it transmits into the switch from the CPU port. A leader's
+//! ConnectRequest to [`P4CE_SERVICE_PORT`] carries a [`GroupRequest`]; the agent connects to each
 //! named replica on behalf of the group's Aggr QP (learning each replica's QPN and starting
 //! PSN from the REP, its log's VA, size and R_key from the REP's [`ReplicaOffer`]), programs the
 //! group with [`Agent::create_group`], then answers the leader with one ConnectReply on behalf
@@ -12,12 +13,11 @@
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
 
-use control::p4ce::{
-    Agent, GroupReply, GroupRequest, GroupSpec, LeaderConn, ReplicaConn, ReplicaOffer,
-    P4CE_SERVICE_PORT,
-};
+use hosts::p4ce::wire::{GroupReply, GroupRequest, ReplicaOffer, P4CE_SERVICE_PORT};
 use pipeline::switch::Switch;
 use rdma::verbs::{CmEvent, ConnId, Endpoint, EndpointConfig, Instant};
+
+use super::{Agent, GroupSpec, LeaderConn, ReplicaConn};
 
 /// Where a host hangs off the switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

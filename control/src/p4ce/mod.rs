@@ -6,17 +6,18 @@
 //!
 //! - [`spec`]: what a group is made of ([`GroupSpec`], [`LeaderConn`], [`ReplicaConn`]).
 //! - [`agent`]: [`Agent`], which programs and unprograms groups on a [`pipeline::switch::Switch`].
-//! - [`wire`]: the private data of the RDMA CM messages that set a group up (the leader's
-//!   request, the replicas' offers, the agent's reply); the CM endpoint itself lives with the
-//!   RDMA code (`hosts::p4ce_cm`).
+//! - [`cm`]: the agent's RDMA CM half ([`SwitchCm`]), an RDMA endpoint on the switch's CPU
+//!   port that sets groups up at the leader's request. The private data of its messages (the
+//!   leader's request, the replicas' offers, its reply) is the hosts' format
+//!   ([`hosts::p4ce::wire`]): the one thing both sides share.
 
 pub mod agent;
+pub mod cm;
 pub mod spec;
-pub mod wire;
 
 pub use agent::{Agent, AgentConfig, P4ceError};
+pub use cm::{Attachment, CmAgentEvent, SwitchCm};
 pub use spec::{GroupSpec, LeaderConn, ReplicaConn, MAX_REPLICAS};
-pub use wire::{GroupReply, GroupRequest, ReplicaAddr, ReplicaOffer, WireError, P4CE_SERVICE_PORT};
 
 #[cfg(test)]
 mod tests;

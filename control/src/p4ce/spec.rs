@@ -4,8 +4,9 @@
 
 use std::net::Ipv4Addr;
 
-/// MinCredit slots per group in `p4ce.p4` (`credit0..credit3`): at most this many replicas.
-pub const MAX_REPLICAS: usize = 4;
+/// MinCredit slots per group in `p4ce.p4` (`credit0..credit3`): at most this many replicas
+/// (the hosts' group request has room for no more).
+pub use hosts::p4ce::MAX_REPLICAS;
 
 /// The leader's connection to the switch (Table III, the source endpoint).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,18 +1,16 @@
-//! The consensus benchmark: a leader keeps `outstanding` entries of `value_size` bytes in
-//! flight for `duration` of virtual time, on the P4CE path or by unicast (Mu), and reports
-//! consensus/s, goodput, commit latency percentiles (hdrhistogram) and the leader's packets
-//! per consensus. Virtual time: the figures are what the link model allows (the leader's link
-//! is the bottleneck); host CPU time is not modelled. [`Meter`], [`report`] and the table
-//! formats are shared with the namespace mode ([`crate::p4ce_netns`]).
+//! The consensus benchmark's settings and figures: a leader keeps `outstanding` entries of
+//! `value_size` bytes in flight for a duration, on the P4CE path or by unicast (Mu); the report
+//! says consensus/s, goodput, commit latency percentiles (hdrhistogram, measured by [`Meter`]
+//! on the leader) and the leader's packets per consensus. The runs themselves are the labs'
+//! (`labs::p4ce::mem::bench` in virtual time, `labs::p4ce::netns::bench` in namespaces); the
+//! report ([`report`]) and the table formats ([`curve`], [`side_by_side`]) are shared.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use hdrhistogram::Histogram;
-use pipeline::ir::Program;
 use serde::Serialize;
 
-use super::lab::{Lab, LabConfig, LabError};
+use super::NodeError;
 use crate::mu::Path;
 
 /// What to run.
@@ -88,10 +86,10 @@ pub struct Meter {
 
 impl Meter {
     /// An empty meter; `committed_before` entries were committed before it started.
-    pub fn new(committed_before: u64) -> Result<Meter, LabError> {
+    pub fn new(committed_before: u64) -> Result<Meter, NodeError> {
         Ok(Meter {
             hist: Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
-                .map_err(|e| LabError::Config(e.to_string()))?,
+                .map_err(|e| NodeError::Config(e.to_string()))?,
             started: VecDeque::new(),
             seen: committed_before,
         })
@@ -183,9 +181,9 @@ pub fn report(cfg: &BenchConfig, fig: RunFigures, meter: &Meter) -> BenchReport 
 }
 
 /// Checks the settings every bench takes.
-pub fn check(cfg: &BenchConfig) -> Result<(), LabError> {
+pub fn check(cfg: &BenchConfig) -> Result<(), NodeError> {
     if cfg.value_size == 0 || cfg.outstanding == 0 || cfg.duration_ns == 0 {
-        return Err(LabError::Config(
+        return Err(NodeError::Config(
             "value size, outstanding and duration must be positive".into(),
         ));
     }
@@ -207,52 +205,6 @@ pub fn switch_timeout(cfg: &BenchConfig) -> std::time::Duration {
 /// Log slots for a bench with `outstanding` entries in flight.
 pub fn slots(outstanding: usize) -> usize {
     (outstanding * 8).max(64)
-}
-
-/// Runs one benchmark.
-pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabError> {
-    check(cfg)?;
-    let mut lc = LabConfig::new(cfg.mode, cfg.replicas);
-    lc.max_value = cfg.value_size;
-    lc.outstanding = cfg.outstanding;
-    lc.slots = slots(cfg.outstanding);
-    lc.link_rate_bps = cfg.link_rate_bps;
-    lc.link_delay_ns = cfg.link_delay_ns;
-    lc.record = false;
-    lc.switch_timeout = switch_timeout(cfg);
-    let f = lc.f;
-    let mut lab = Lab::new(program, lc)?;
-    let value = vec![0x5au8; cfg.value_size];
-    let mut meter = Meter::new(0)?;
-    let wall = std::time::Instant::now();
-    let end = cfg.duration_ns;
-    while lab.now() < end {
-        // Commits are seen, and the window refilled, at the instant they happen, before
-        // time jumps to the next thing due.
-        lab.settle()?;
-        meter.committed(lab.leader().committed(), lab.now());
-        let mut appended = false;
-        while let Some(_n) = lab.append(&value)? {
-            meter.appended(lab.now());
-            appended = true;
-        }
-        if !appended {
-            lab.advance(end)?;
-        }
-    }
-    let st = lab.hosts[0].ep.stats();
-    let fig = RunFigures {
-        f,
-        committed: lab.leader().committed(),
-        secs: end as f64 / 1e9,
-        leader_tx_frames: st.tx_frames,
-        leader_rx_frames: st.rx_frames,
-        fallbacks: lab.leader().stats().fallbacks,
-        wall_s: wall.elapsed().as_secs_f64(),
-        lab: "memory".into(),
-        bottleneck: "the link model (virtual time; host CPU not modelled)".into(),
-    };
-    Ok(report(cfg, fig, &meter))
 }
 
 /// Formats reports as one row per run: the latency-throughput curve of `pisa consensus bench

@@ -1,6 +1,7 @@
-//! Leader fail-over in the namespace lab, each node on its own (no lab hand-over, unlike the
-//! in-memory lab's [`crate::p4ce_lab`] fail-over, whose rules it shares through
-//! [`crate::mu`]: [`Liveness`], [`Replica::follow`], [`recovery_source`], [`Leader::resume_at`]):
+//! Leader fail-over, each node on its own (no lab hand-over, unlike the in-memory lab's
+//! fail-over in `labs::p4ce::mem`, whose rules it shares through [`crate::mu`]: [`Liveness`],
+//! [`Replica::follow`], [`recovery_source`], [`Leader::resume_at`]). The namespace lab's nodes
+//! ([`super::thread`]) run it:
 //!
 //! - Connections: besides the leader's unicast connection to each replica, every two
 //!   replicas connect through RDMA CM (the lower id asks, on its mesh QP for that peer). The
@@ -24,19 +25,18 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
-use control::p4ce::ReplicaOffer;
 use dataplane::Nanos;
 use rdma::verbs::{
     AccessFlags, CmEvent, ConnId, CqHandle, Endpoint, Instant, MrInfo, PdHandle, QpState, SendOp,
     SendWr, Sge, WcStatus, WorkCompletion,
 };
 
-use super::NetnsError;
+use super::node::{host_ip, reset_qp};
+use super::wire::{ReplicaOffer, OFFER_LEN};
+use super::{NodeError, REPLICA_CM_PORT};
 use crate::mu::{
     recovery_source, Leader, LeaderConfig, Liveness, LogGeometry, Replica, ReplicaPath,
 };
-use crate::p4ce_lab::lab::REPLICA_CM_PORT;
-use crate::p4ce_lab::node::{host_ip, reset_qp};
 
 /// wr_id bit of a heartbeat READ (low bits: the peer's index).
 const HB: u64 = 1 << 59;
@@ -60,7 +60,7 @@ const REC_READS: usize = 128;
 const MESH_RETRY: Nanos = Nanos::from_millis(20);
 
 /// Encoded length of a [`Hello`].
-pub const HELLO_LEN: usize = 4 + control::p4ce::wire::OFFER_LEN + 12;
+pub const HELLO_LEN: usize = 4 + OFFER_LEN + 12;
 
 /// What a node tells a peer when they connect (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,7 +229,7 @@ impl Failover {
         log: MrInfo,
         cq: CqHandle,
         switch_qp: u32,
-    ) -> Result<Failover, NetnsError> {
+    ) -> Result<Failover, NodeError> {
         let hb = ep.reg_mr(
             pd,
             HB_MR_LEN,
@@ -251,7 +251,7 @@ impl Failover {
             let others: Vec<u16> = replicas.iter().copied().filter(|r| *r != me).collect();
             if others.len() > mesh.len() || peers.len() + others.len() > (REC_READS - HB_READS) / 8
             {
-                return Err(NetnsError::Setup(format!(
+                return Err(NodeError::Setup(format!(
                     "node {me}: {} mesh QPs for {} replicas",
                     mesh.len(),
                     others.len()
@@ -322,7 +322,7 @@ impl Failover {
         ep: &mut Endpoint,
         t: Instant,
         ev: &CmEvent,
-    ) -> Result<bool, NetnsError> {
+    ) -> Result<bool, NodeError> {
         match ev {
             CmEvent::ConnectRequest {
                 conn,
@@ -363,7 +363,7 @@ impl Failover {
                             self.peers[k].hello = Some(h);
                         }
                         _ => {
-                            return Err(NetnsError::Node(
+                            return Err(NodeError::Node(
                                 self.me,
                                 format!("bad mesh reply from {}", self.peers[k].id),
                             ))
@@ -393,7 +393,7 @@ impl Failover {
         ep: &mut Endpoint,
         t: Instant,
         now: Nanos,
-    ) -> Result<bool, NetnsError> {
+    ) -> Result<bool, NodeError> {
         let hello = self.hello(true).to_bytes();
         let mut sent = false;
         for p in self.peers.iter_mut() {
@@ -419,7 +419,7 @@ impl Failover {
 
     /// Bumps the own counter when a tick is due and, on a replica (`reads`), READs the
     /// peers' counters; arms once every connection is up. Returns whether it did anything.
-    pub fn tick(&mut self, ep: &mut Endpoint, now: Nanos, reads: bool) -> Result<bool, NetnsError> {
+    pub fn tick(&mut self, ep: &mut Endpoint, now: Nanos, reads: bool) -> Result<bool, NodeError> {
         if now < self.next {
             return Ok(false);
         }
@@ -487,7 +487,7 @@ impl Failover {
         &mut self,
         ep: &mut Endpoint,
         now: Nanos,
-    ) -> Result<Vec<WorkCompletion>, NetnsError> {
+    ) -> Result<Vec<WorkCompletion>, NodeError> {
         let mut rec = Vec::new();
         let t = Instant::from_nanos(now.as_nanos());
         for wc in ep.poll_cq(self.cq, 256)? {
@@ -524,7 +524,7 @@ impl Failover {
         replica: &mut Replica,
         leader: u16,
         now: Nanos,
-    ) -> Result<(), NetnsError> {
+    ) -> Result<(), NodeError> {
         let mut grant = Vec::new();
         let mut others = vec![self.switch_qp];
         for p in &self.peers {
@@ -553,7 +553,7 @@ impl Failover {
         &mut self,
         ep: &mut Endpoint,
         rec: &mut Recovery,
-    ) -> Result<(), NetnsError> {
+    ) -> Result<(), NodeError> {
         let glen = self.geometry.len() as u64;
         rec.waiting = 0;
         let mut gone = Vec::new();
@@ -606,7 +606,7 @@ impl Failover {
         now: Nanos,
         replica: &mut Replica,
         mut apply: impl FnMut(&[u8]),
-    ) -> Result<(bool, Option<TakeOver>), NetnsError> {
+    ) -> Result<(bool, Option<TakeOver>), NodeError> {
         let wcs = self.completions(ep, now)?;
         let mut work = !wcs.is_empty();
         let t = Instant::from_nanos(now.as_nanos());
@@ -664,7 +664,7 @@ impl Failover {
         rec: &mut Recovery,
         wcs: Vec<WorkCompletion>,
         apply: &mut impl FnMut(&[u8]),
-    ) -> Result<Option<TakeOver>, NetnsError> {
+    ) -> Result<Option<TakeOver>, NodeError> {
         if rec.gave_up {
             return Ok(None);
         }
@@ -783,7 +783,7 @@ impl Failover {
         rec: &mut Recovery,
         source: u16,
         apply: &mut impl FnMut(&[u8]),
-    ) -> Result<Option<TakeOver>, NetnsError> {
+    ) -> Result<Option<TakeOver>, NodeError> {
         replica.poll_apply(ep, |_, v| apply(v))?;
         let end = replica.applied();
         let mut paths = Vec::new();

@@ -1,20 +1,20 @@
-//! One P4CE node as both labs build it: the endpoint settings, the log MR, the CQ and QPs
+//! One P4CE node as every lab builds it: the endpoint settings, the log MR, the CQ and QPs
 //! ([`build_node`]), the addressing ([`host_mac`], [`host_ip`]), and the RDMA CM steps every
-//! node takes the same way in the in-memory lab ([`super::Lab`]) and in network namespaces
-//! ([`crate::p4ce_netns`]): a replica answering a ConnectRequest with its log
+//! node takes the same way, in memory (`labs::p4ce::mem`) and on its own thread
+//! ([`super::thread`]): a replica answering a ConnectRequest with its log
 //! ([`replica_accept`]), the leader asking the switch agent for the group
 //! ([`leader_request_group`]) and reading its answer ([`switch_path_from_reply`]).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
-use control::p4ce::{GroupReply, GroupRequest, ReplicaAddr, ReplicaOffer, P4CE_SERVICE_PORT};
 use rdma::verbs::{
     AccessFlags, ConnId, CqHandle, Endpoint, EndpointConfig, Instant, MrInfo, PdHandle, QpAttr,
     QpInitAttr, QpState, QpType, VerbsError,
 };
 
-use super::lab::{LabError, GROUP, REPLICA_CM_PORT, SWITCH_IP, SWITCH_MAC};
+use super::wire::{GroupReply, GroupRequest, ReplicaAddr, ReplicaOffer, P4CE_SERVICE_PORT};
+use super::{NodeError, GROUP, REPLICA_CM_PORT, SWITCH_IP, SWITCH_MAC};
 use crate::mu::{LogGeometry, SwitchPath};
 
 /// The MAC address of node `id` (1 = the first leader).
@@ -71,7 +71,7 @@ pub struct NodeParts {
 }
 
 /// Builds a node's endpoint, log, CQ and QPs.
-pub fn build_node(spec: &NodeSpec) -> Result<NodeParts, LabError> {
+pub fn build_node(spec: &NodeSpec) -> Result<NodeParts, VerbsError> {
     let mut ecfg = EndpointConfig::new(host_mac(spec.id), host_ip(spec.id));
     ecfg.seed ^= spec.seed;
     // Scattered WRITEs keep the leader's stale ICRC (p4ce.p4's header): replicas run with
@@ -176,7 +176,7 @@ pub fn leader_request_group(
     f: usize,
     leader_id: u16,
     replicas: &[(Ipv4Addr, u16)],
-) -> Result<ConnId, LabError> {
+) -> Result<ConnId, NodeError> {
     if let Some(c) = old {
         let _ = ep.disconnect(now, c);
     }
@@ -196,7 +196,7 @@ pub fn leader_request_group(
     };
     let pd = req
         .to_bytes()
-        .map_err(|e| LabError::Config(e.to_string()))?;
+        .map_err(|e| NodeError::Config(e.to_string()))?;
     Ok(ep.connect(
         now,
         switch_qp,

@@ -1,7 +1,7 @@
-//! The leader and replica threads of the namespace lab. Each opens AF_PACKET on its
-//! namespace's interface, builds its node as the in-memory lab does
-//! ([`crate::p4ce_lab::node::build_node`]), binds the endpoint to the port with
-//! [`rdma::host::Host`] and runs its loop in wall-clock time:
+//! A P4CE node on its own thread, the leader or a replica, as the namespace lab runs them
+//! (`labs::p4ce::netns`). Each opens AF_PACKET on its namespace's interface, builds its node
+//! as the in-memory lab does ([`super::node::build_node`]), binds the endpoint to the port
+//! with [`rdma::host::Host`] and runs its loop in wall-clock time:
 //!
 //! - a replica answers ConnectRequests (the leader's on its unicast QP, the switch agent's on
 //!   its switch QP, both with its log in the reply) and applies entries in order;
@@ -24,23 +24,20 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use control::p4ce::ReplicaOffer;
 use dataplane::{AfPacketPort, Clock, LinkConfig, LinkPort, Nanos, WallClock};
 use rdma::host::Host;
 use rdma::verbs::{CmEvent, ConnId, CqHandle, Endpoint, Instant, MrInfo, PdHandle};
 
+use super::bench::Meter;
 use super::cpu::ThreadCpu;
 use super::failover::{Failover, FailoverSetup, TakeOver};
-use super::NetnsError;
+use super::node::{
+    build_node, leader_request_group, replica_accept, reset_qp, switch_path_from_reply, NodeSpec,
+};
+use super::wire::ReplicaOffer;
+use super::{NodeError, REPLICA_CM_PORT, SWITCH_IP};
 use crate::mu::{
     Leader, LeaderConfig, LeaderEvent, LeaderStats, LogGeometry, Path, Replica, ReplicaPath,
-};
-use crate::p4ce_cm::CmAgentEvent;
-use crate::p4ce_lab::bench::Meter;
-use crate::p4ce_lab::lab::{REPLICA_CM_PORT, SWITCH_IP};
-use crate::p4ce_lab::node::{
-    build_node, host_ip, leader_request_group, replica_accept, reset_qp, switch_path_from_reply,
-    NodeSpec,
 };
 
 /// Longest idle wait of a node loop.
@@ -122,8 +119,9 @@ pub struct LeaderState {
     pub appended: Vec<Vec<u8>>,
     /// Leader events so far.
     pub events: Vec<LeaderEvent>,
-    /// CM failures of the switch connection.
-    pub cm_log: Vec<CmAgentEvent>,
+    /// Why the switch agent refused the leader's requests for the group (or did not
+    /// answer), in order.
+    pub switch_refusals: Vec<String>,
     /// When the switch path last came up.
     pub switch_up_at: Option<Nanos>,
     setup: LeaderSetup,
@@ -242,7 +240,7 @@ pub struct NodeHandle {
 
 impl NodeHandle {
     /// Starts a node thread inside its namespace.
-    pub fn start(setup: NodeSetup, clock: WallClock) -> Result<NodeHandle, NetnsError> {
+    pub fn start(setup: NodeSetup, clock: WallClock) -> Result<NodeHandle, NodeError> {
         let stop = Arc::new(AtomicBool::new(false));
         let status = Arc::new(Mutex::new(NodeStatus::default()));
         let cpu = Arc::new(Mutex::new(None));
@@ -260,7 +258,7 @@ impl NodeHandle {
                     }
                     node_main(setup, &clock, &s, &rx, &st2)
                 });
-                let r = r.map_err(NetnsError::from).and_then(|r| r);
+                let r = r.map_err(NodeError::from).and_then(|r| r);
                 match r {
                     Ok(ctx) => Some(ctx),
                     Err(e) => {
@@ -271,7 +269,7 @@ impl NodeHandle {
                     }
                 }
             })
-            .map_err(|e| NetnsError::Setup(format!("node thread: {e}")))?;
+            .map_err(|e| NodeError::Setup(format!("node thread: {e}")))?;
         Ok(NodeHandle {
             id,
             stop,
@@ -297,16 +295,16 @@ impl NodeHandle {
         &self,
         timeout: Duration,
         f: impl FnOnce(&mut NodeCtx) -> R + Send + 'static,
-    ) -> Result<R, NetnsError> {
+    ) -> Result<R, NodeError> {
         let (tx, rx) = channel();
         let job: Job = Box::new(move |ctx| {
             let _ = tx.send(f(ctx));
         });
         self.jobs
             .send(job)
-            .map_err(|_| NetnsError::Node(self.id, "not running".into()))?;
+            .map_err(|_| NodeError::Node(self.id, "not running".into()))?;
         rx.recv_timeout(timeout)
-            .map_err(|_| NetnsError::Node(self.id, format!("no answer within {timeout:?}")))
+            .map_err(|_| NodeError::Node(self.id, format!("no answer within {timeout:?}")))
     }
 
     /// Stops the thread (a crash, as far as the others can tell: it stops sending and
@@ -335,10 +333,10 @@ fn node_main(
     stop: &AtomicBool,
     jobs: &Receiver<Job>,
     status: &Mutex<NodeStatus>,
-) -> Result<NodeCtx, NetnsError> {
+) -> Result<NodeCtx, NodeError> {
     let port = AfPacketPort::open(&setup.ifname)?;
     let port = LinkPort::new(port, setup.link.clone())
-        .map_err(|e| NetnsError::Setup(format!("link model: {e}")))?;
+        .map_err(|e| NodeError::Setup(format!("link model: {e}")))?;
     let mut parts = build_node(&setup.spec)?;
     let geometry = setup.spec.geometry;
     let (failover, takeover) = match setup.failover {
@@ -372,7 +370,7 @@ fn node_main(
                 meter: None,
                 appended: Vec::new(),
                 events: Vec::new(),
-                cm_log: Vec::new(),
+                switch_refusals: Vec::new(),
                 switch_up_at: None,
                 setup: ls,
                 pending: Vec::new(),
@@ -475,7 +473,7 @@ fn replica_turn(
     ctx: &mut NodeCtx,
     work: &mut bool,
     status: &Mutex<NodeStatus>,
-) -> Result<Option<Nanos>, NetnsError> {
+) -> Result<Option<Nanos>, NodeError> {
     let t = Instant::from_nanos(ctx.now.as_nanos());
     let (log, geometry, switch_qp, uni) = (ctx.log, ctx.geometry, ctx.switch_qp, ctx.uni_qps[0]);
     while let Some(ev) = ctx.host.endpoint_mut().poll_cm_event() {
@@ -543,7 +541,7 @@ fn replica_turn(
 /// A replica that recovered the log becomes the leader: a fresh QP towards the switch (its
 /// old switch QP is the replica side of the old group) and, in P4CE mode, a request for
 /// the group through the agent at once.
-fn take_over(ctx: &mut NodeCtx, to: TakeOver) -> Result<(), NetnsError> {
+fn take_over(ctx: &mut NodeCtx, to: TakeOver) -> Result<(), NodeError> {
     let Role::Replica(r) = &mut ctx.role else {
         return Ok(());
     };
@@ -571,7 +569,7 @@ fn take_over(ctx: &mut NodeCtx, to: TakeOver) -> Result<(), NetnsError> {
         meter: None,
         appended,
         events: Vec::new(),
-        cm_log: Vec::new(),
+        switch_refusals: Vec::new(),
         switch_up_at: None,
         setup: LeaderSetup {
             cfg,
@@ -593,7 +591,7 @@ fn leader_turn(
     ctx: &mut NodeCtx,
     work: &mut bool,
     status: &Mutex<NodeStatus>,
-) -> Result<Option<Nanos>, NetnsError> {
+) -> Result<Option<Nanos>, NodeError> {
     let now = ctx.now;
     let t = Instant::from_nanos(now.as_nanos());
     let id = ctx.id;
@@ -638,15 +636,12 @@ fn leader_turn(
                             }
                             l.switch_up_at = Some(now);
                         }
-                        Err(reason) => l.cm_log.push(CmAgentEvent::Refused {
-                            leader: host_ip(id),
-                            reason,
-                        }),
+                        Err(reason) => l.switch_refusals.push(reason),
                     }
                 } else if let Some(k) = l.pending.iter().position(|(c, _)| *c == conn) {
                     let (_, i) = l.pending.swap_remove(k);
                     let offer = ReplicaOffer::parse(&private_data)
-                        .map_err(|e| NetnsError::Setup(format!("replica's offer: {e}")))?;
+                        .map_err(|e| NodeError::Setup(format!("replica's offer: {e}")))?;
                     l.paths[i] = Some(ReplicaPath {
                         id: l.setup.replicas[i].1,
                         qpn: uni_qps[i],
@@ -658,10 +653,8 @@ fn leader_turn(
             CmEvent::Rejected { conn, .. } | CmEvent::Unreachable { conn } => {
                 if Some(conn) == l.switch_cm {
                     l.switch_cm = None;
-                    l.cm_log.push(CmAgentEvent::Refused {
-                        leader: host_ip(id),
-                        reason: "the switch agent refused or did not answer".into(),
-                    });
+                    l.switch_refusals
+                        .push("the switch agent refused or did not answer".into());
                     l.cm_retry_at = Some(now + Nanos::from(l.setup.cfg.switch_retry));
                 } else if let Some(k) = l.pending.iter().position(|(c, _)| *c == conn) {
                     l.pending.swap_remove(k);

@@ -1,4 +1,5 @@
-//! The private data P4CE puts in RDMA CM messages (all integers big-endian):
+//! The private data P4CE puts in RDMA CM messages (all integers big-endian), the one format
+//! the hosts and the switch's agent (`control::p4ce::cm`) share:
 //!
 //! - [`GroupRequest`], in the leader's ConnectRequest to the switch (service port
 //!   [`P4CE_SERVICE_PORT`] at the switch IP): `'P'`, version 1, group id, f, replica count n
@@ -13,7 +14,7 @@
 
 use std::net::Ipv4Addr;
 
-use super::spec::MAX_REPLICAS;
+use super::MAX_REPLICAS;
 
 /// The rdma_cm (TCP port space) port the P4CE agent listens on at the switch IP.
 pub const P4CE_SERVICE_PORT: u16 = 4791;

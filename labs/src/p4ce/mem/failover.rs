@@ -18,14 +18,14 @@
 
 use std::time::Duration;
 
+use hosts::mu::{
+    recovery_source, Leader, LeaderConfig, Liveness, LogGeometry, Path, Replica, ReplicaPath,
+};
 use rdma::verbs::{
     AccessFlags, CqHandle, Instant, MrInfo, QpInitAttr, QpType, SendOp, SendWr, Sge, WcStatus,
 };
 
 use super::lab::{connect, next_psn, Host, Lab, LabError};
-use crate::mu::{
-    recovery_source, Leader, LeaderConfig, Liveness, LogGeometry, Path, Replica, ReplicaPath,
-};
 
 /// What fail-over did, with the virtual time (ns) it happened at.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use hosts::mu::Path;
 use pipeline::ir::Program;
 
 use super::lab::{Lab, LabConfig, LabError};
-use crate::mu::Path;
 
 /// What fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

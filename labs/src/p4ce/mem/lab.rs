@@ -7,41 +7,37 @@ use std::path::Path as FsPath;
 use std::sync::Arc;
 use std::time::Duration;
 
-use control::p4ce::{Agent, AgentConfig, GroupSpec, LeaderConn, P4ceError, ReplicaConn};
+use control::p4ce::{
+    Agent, AgentConfig, Attachment, CmAgentEvent, GroupSpec, LeaderConn, P4ceError, ReplicaConn,
+    SwitchCm,
+};
 use dataplane::link::DirectionConfig;
+use dataplane::runtime::Pipeline;
+use dataplane::switch::SwitchPipeline;
 use dataplane::{FaultConfig, FrameBatch, LinkConfig, LinkPort, MemPort, Nanos, Port, PortError};
+use hosts::mu::{
+    Leader, LeaderConfig, LeaderEvent, LogGeometry, MuError, Path, Replica, ReplicaPath, SwitchPath,
+};
+use hosts::p4ce::node::{
+    build_node, host_ip, host_mac, leader_request_group, replica_accept, switch_path_from_reply,
+    NodeParts, NodeSpec,
+};
+use hosts::p4ce::{NodeError, GROUP, MAX_REPLICAS, REPLICA_CM_PORT, SWITCH_IP, SWITCH_MAC};
 use pipeline::ir::Program;
-use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig, SwitchError};
+use pipeline::switch::{Switch, SwitchConfig, SwitchError};
 use rdma::verbs::{
     AccessFlags, CmEvent, ConnId, CqHandle, Endpoint, EndpointConfig, Instant, MrInfo, Mtu,
     PdHandle, QpAttr, QpState, VerbsError,
 };
 
-use super::node::{
-    build_node, host_ip, host_mac, leader_request_group, replica_accept, switch_path_from_reply,
-    NodeParts, NodeSpec,
-};
-use crate::p4ce_cm::{Attachment, CmAgentEvent, SwitchCm};
+use crate::p4ce::CPU_PORT;
 
-use crate::mu::{
-    Leader, LeaderConfig, LeaderEvent, LogGeometry, MuError, Path, Replica, ReplicaPath, SwitchPath,
-};
-
-/// The switch's addresses.
-pub const SWITCH_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0xfe];
-/// The switch's IPv4 address.
-pub const SWITCH_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 100);
-/// The CPU port (CM MADs to the switch end there).
-pub const CPU_PORT: u16 = 64;
-pub(crate) const GROUP: u8 = 1;
 pub(crate) const MGID: u16 = 1;
 const BCAST_QP: u32 = 0x100;
 const AGGR_QP: u32 = 0x200;
 const VRKEY: u32 = 0xcafe_f00d;
 /// ACK timeout code of the lab's QPs: 4.096 µs × 2^8 ≈ 1 ms.
 pub(crate) const ACK_TIMEOUT: u8 = 8;
-/// The rdma_cm port replicas listen on for the switch agent.
-pub const REPLICA_CM_PORT: u16 = 7471;
 
 /// A lab could not be built or driven.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +60,9 @@ pub enum LabError {
     /// A port failed.
     #[error("port: {0}")]
     Port(#[from] PortError),
+    /// A node's host side refused.
+    #[error(transparent)]
+    Node(#[from] NodeError),
     /// A bad setting.
     #[error("bad lab setting: {0}")]
     Config(String),
@@ -175,8 +174,11 @@ pub struct Host {
 pub struct Lab {
     pub(super) cfg: LabConfig,
     pub(super) now: u64,
-    pub(super) switch: Switch,
-    sw_ports: Vec<MemPort>,
+    /// The switch, run as `pisa run` runs it.
+    pub(super) pipeline: SwitchPipeline,
+    /// The switch's end of each host link: pass-through link ports whose receive side carries
+    /// the switch-side faults (a broken switch path).
+    sw_ports: Vec<LinkPort<MemPort>>,
     pub(super) agent: Agent,
     /// Hosts: index 0 is the leader, then the replicas.
     pub hosts: Vec<Host>,
@@ -189,11 +191,10 @@ pub struct Lab {
     pub(super) failover: Option<super::failover::Failover>,
     /// Values the leader appended (when recording), by index.
     pub appended: Vec<Vec<u8>>,
-    switch_broken: bool,
     rng: u64,
     batch: FrameBatch,
-    in_bytes: Vec<(u16, Vec<u8>)>,
-    out: Vec<OutFrame>,
+    /// What the switch sent, by device port, before it goes out.
+    out: Vec<(u16, Vec<u8>)>,
     /// Frames the switch sent to the CPU port.
     pub to_cpu: u64,
     events: Vec<LeaderEvent>,
@@ -266,7 +267,7 @@ impl Lab {
     /// Builds the lab: switch with `program` (p4ce.p4), hosts, links, connections, and (in
     /// P4CE mode) the communication group.
     pub fn new(program: Arc<Program>, cfg: LabConfig) -> Result<Lab, LabError> {
-        if cfg.replicas == 0 || cfg.replicas > control::p4ce::MAX_REPLICAS {
+        if cfg.replicas == 0 || cfg.replicas > MAX_REPLICAS {
             return Err(LabError::Config(format!(
                 "{} replicas (1 to 4)",
                 cfg.replicas
@@ -344,7 +345,10 @@ impl Lab {
                 pd,
                 applied: Vec::new(),
             });
-            sw_ports.push(sw_end);
+            sw_ports.push(
+                LinkPort::new(sw_end, LinkConfig::default())
+                    .map_err(|e| LabError::Config(e.to_string()))?,
+            );
         }
         let mut rng = cfg.seed | 1;
         // Unicast connections leader <-> replica i.
@@ -423,7 +427,7 @@ impl Lab {
         let mut lab = Lab {
             cfg: cfg.clone(),
             now: 0,
-            switch,
+            pipeline: SwitchPipeline { sw: switch },
             sw_ports,
             agent,
             hosts,
@@ -432,10 +436,8 @@ impl Lab {
             replicas,
             failover,
             appended: Vec::new(),
-            switch_broken: false,
             rng,
             batch: FrameBatch::new(256),
-            in_bytes: Vec::new(),
             out: Vec::new(),
             to_cpu: 0,
             events: Vec::new(),
@@ -473,7 +475,7 @@ impl Lab {
             return self.connect_switch_cm();
         }
         if self.agent.group(GROUP).is_some() {
-            self.agent.teardown(&mut self.switch, GROUP)?;
+            self.agent.teardown(&mut self.pipeline.sw, GROUP)?;
         }
         let lpsn = next_psn(&mut self.rng);
         let lead = self.lead;
@@ -520,7 +522,7 @@ impl Lab {
             leader,
             replicas,
         };
-        self.agent.create_group(&mut self.switch, &spec)?;
+        self.agent.create_group(&mut self.pipeline.sw, &spec)?;
         self.leader.attach_switch(SwitchPath {
             qpn: self.hosts[lead].switch_qp,
             vrkey: VRKEY,
@@ -643,12 +645,12 @@ impl Lab {
 
     /// The switch (counters, registers).
     pub fn switch(&self) -> &Switch {
-        &self.switch
+        &self.pipeline.sw
     }
 
     /// The switch and the agent, to reconfigure by hand.
     pub fn switch_and_agent(&mut self) -> (&mut Switch, &mut Agent) {
-        (&mut self.switch, &mut self.agent)
+        (&mut self.pipeline.sw, &mut self.agent)
     }
 
     /// The group's virtual R_key, BCast QP and the switch IP.
@@ -679,10 +681,25 @@ impl Lab {
         }
     }
 
-    /// Breaks (or heals) the switch's P4CE path: frames to the switch's IP are lost in the
-    /// switch; plain L2 forwarding between hosts keeps working (the "other route").
+    /// Breaks (or heals) the switch's P4CE path: frames to the switch's IP are lost on the
+    /// switch's host-facing ports (the dataplane's match-based drop on their receive side,
+    /// [`FaultConfig::drop_ipv4_dst`], counted as loss); plain L2 forwarding between hosts
+    /// keeps working (the "other route").
     pub fn set_switch_path_broken(&mut self, broken: bool) {
-        self.switch_broken = broken;
+        let dst = broken.then_some(SWITCH_IP);
+        for sp in &self.sw_ports {
+            // Cannot fail: no probability changes.
+            let _ = sp.control().update(|c| c.rx.faults.drop_ipv4_dst = dst);
+        }
+    }
+
+    /// Frames the switch's host-facing ports lost on receive (their link model's faults: a
+    /// broken switch path).
+    pub fn switch_rx_lost(&self) -> u64 {
+        self.sw_ports
+            .iter()
+            .map(|p| p.control().rx_stats().lost)
+            .sum()
     }
 
     /// Appends a value if the window allows; returns its index.
@@ -724,61 +741,66 @@ impl Lab {
             }
             h.port.flush(tnow)?;
         }
-        // The switch.
-        self.in_bytes.clear();
+        // The switch, as `pisa run` runs it: the agent's frames from the CPU port, then each
+        // host port's; every frame's buffer goes back to the switch's pool, what leaves goes
+        // out on its port (or to the agent on the CPU port).
+        self.out.clear();
+        let out = &mut self.out;
         if let Some(cm) = self.cm.as_mut() {
             let ep = cm.endpoint();
             if ep.poll_timeout().is_some_and(|t| t <= now) {
                 ep.handle_timeout(now);
             }
             while let Some(f) = ep.poll_transmit(now) {
-                self.in_bytes.push((CPU_PORT, f));
+                self.pipeline
+                    .process(CPU_PORT, &f, tnow, &mut |p, b| out.push((p, b)));
+                self.pipeline.recycle(f);
+                work = true;
             }
         }
         for (p, sp) in self.sw_ports.iter_mut().enumerate() {
             loop {
                 self.batch.clear();
                 let got = sp.recv_batch(&mut self.batch, tnow)?;
-                for f in self.batch.iter() {
-                    self.in_bytes.push((p as u16, f.data.clone()));
-                }
-                if got < self.batch.capacity() {
+                if got == 0 {
                     break;
+                }
+                work = true;
+                for i in 0..got {
+                    let Some(f) = self.batch.take_data(i) else {
+                        break;
+                    };
+                    self.pipeline
+                        .process(p as u16, &f, tnow, &mut |o, b| out.push((o, b)));
+                    self.pipeline.recycle(f);
                 }
             }
         }
         self.batch.clear();
-        if !self.in_bytes.is_empty() {
-            work = true;
-            let broken = self.switch_broken;
-            let frames: Vec<InFrame<'_>> = self
-                .in_bytes
-                .iter()
-                .filter(|(_, b)| !(broken && to_switch_ip(b)))
-                .map(|(p, b)| InFrame {
-                    port: *p,
-                    bytes: b,
-                    ts: self.now,
-                })
-                .collect();
-            self.out.clear();
-            self.switch.process_batch(&frames, &mut self.out);
-            for o in self.out.drain(..) {
-                match self.sw_ports.get_mut(o.port as usize) {
-                    Some(sp) => {
-                        self.batch.push(&o.bytes, tnow);
-                        sp.send_batch(&mut self.batch, tnow)?;
-                    }
-                    None => {
-                        self.to_cpu += 1;
-                        if o.port == CPU_PORT {
-                            if let Some(cm) = self.cm.as_mut() {
-                                cm.endpoint().handle_frame(now, &o.bytes);
+        for (port, bytes) in self.out.drain(..) {
+            match self.sw_ports.get_mut(port as usize) {
+                Some(sp) => {
+                    match self.batch.push_owned(bytes, tnow) {
+                        Ok(spare) => {
+                            if let Some(b) = spare {
+                                self.pipeline.recycle(b);
                             }
                         }
+                        // Never: the batch is empty.
+                        Err(b) => self.pipeline.recycle(b),
                     }
+                    sp.send_batch(&mut self.batch, tnow)?;
+                    self.batch.clear();
                 }
-                self.switch.recycle(o.bytes);
+                None => {
+                    self.to_cpu += 1;
+                    if port == CPU_PORT {
+                        if let Some(cm) = self.cm.as_mut() {
+                            cm.endpoint().handle_frame(now, &bytes);
+                        }
+                    }
+                    self.pipeline.recycle(bytes);
+                }
             }
         }
         // Hosts receive.
@@ -800,7 +822,7 @@ impl Lab {
         self.batch.clear();
         // RDMA CM: the agent, then the hosts.
         if let Some(cm) = self.cm.as_mut() {
-            cm.poll(now, &mut self.switch, &mut self.agent);
+            cm.poll(now, &mut self.pipeline.sw, &mut self.agent);
             let evs = cm.take_events();
             work |= !evs.is_empty();
             self.cm_log.extend(evs);
@@ -817,7 +839,7 @@ impl Lab {
                     // View change: the switch stops replicating to it (refused when fewer
                     // than f would remain; the leader then has no quorum anyway).
                     if self.agent.group(GROUP).is_some() {
-                        let _ = self.agent.remove_replica(&mut self.switch, GROUP, id);
+                        let _ = self.agent.remove_replica(&mut self.pipeline.sw, GROUP, id);
                     }
                 }
                 self.events.push(ev);
@@ -858,6 +880,9 @@ impl Lab {
                 take(h.ep.poll_timeout().map(|i| i.as_nanos()));
             }
             take(h.port.poll_timeout().map(|n| n.as_nanos()));
+        }
+        for sp in &self.sw_ports {
+            take(sp.poll_timeout().map(|n| n.as_nanos()));
         }
         if let Some(f) = self.failover.as_ref() {
             take(Some(f.next_tick()));
@@ -933,9 +958,4 @@ pub(super) fn next_psn(rng: &mut u64) -> u32 {
     x ^= x << 17;
     *rng = x;
     (x >> 20) as u32 & 0xFF_FFFF
-}
-
-/// Whether an Ethernet/IPv4 frame is addressed to the switch's IP.
-pub(crate) fn to_switch_ip(f: &[u8]) -> bool {
-    f.len() >= 34 && f[12..14] == [0x08, 0x00] && f[30..34] == SWITCH_IP.octets()
 }

@@ -9,15 +9,15 @@ use std::time::Duration;
 
 use dataplane::runtime::RuntimeStats;
 use dataplane::LabState;
+use hosts::p4ce::bench::{
+    check, report, slots, switch_timeout, BenchConfig, BenchReport, Meter, RunFigures,
+};
 use pipeline::ir::Program;
 
 use super::lab::{CpuSnapshot, NetnsLab};
 use super::switch::CALL_TIMEOUT;
 use super::NetnsError;
-use crate::p4ce_lab::bench::{
-    check, report, slots, switch_timeout, BenchConfig, BenchReport, Meter, RunFigures,
-};
-use crate::p4ce_lab::LabConfig;
+use crate::p4ce::mem::LabConfig;
 
 /// The shortest switch-path timeout in wall-clock time: a loaded machine delays commits by
 /// milliseconds without anything being broken.
@@ -35,7 +35,7 @@ struct Mark {
 }
 
 fn mark(lab: &NetnsLab, start_meter: bool) -> Result<Mark, NetnsError> {
-    lab.node(0).exec(CALL_TIMEOUT, move |ctx| {
+    Ok(lab.node(0).exec(CALL_TIMEOUT, move |ctx| {
         let now_ns = ctx.now.as_nanos();
         let st = ctx.host.endpoint().stats();
         let (tx_frames, rx_frames, retransmissions) =
@@ -63,7 +63,7 @@ fn mark(lab: &NetnsLab, start_meter: bool) -> Result<Mark, NetnsError> {
             retransmissions,
             meter,
         }
-    })
+    })?)
 }
 
 /// Runs one benchmark on the hosts of `state`.

@@ -7,31 +7,31 @@ use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use control::p4ce::{Agent, AgentConfig, Attachment, CmAgentEvent};
 use dataplane::link::DirectionConfig;
-use dataplane::runtime::{
-    PortSetup, Runtime, RuntimeConfig, RuntimeHandle, RuntimeStats, ThreadRole,
-};
+use dataplane::runtime::{PortSetup, RuntimeConfig, RuntimeHandle, RuntimeStats, ThreadRole};
+use dataplane::switch::{SwitchHandle, SwitchPipeline, SwitchRuntime};
 use dataplane::{AfPacketPort, Clock, FaultConfig, LabState, LinkConfig, WallClock};
+use hosts::mu::{LeaderConfig, LeaderEvent, LogGeometry};
+use hosts::p4ce::cpu::ThreadCpu;
+use hosts::p4ce::failover::{FailoverEvent, FailoverSetup};
+use hosts::p4ce::node::{host_ip, host_mac, NodeSpec};
+use hosts::p4ce::thread::{
+    LeaderSetup, LostHook, NodeCtx, NodeFailover, NodeHandle, NodeSetup, NodeStatus,
+};
+use hosts::p4ce::{GROUP, MAX_REPLICAS, SWITCH_IP};
 use pipeline::api::PipeSel;
 use pipeline::ir::Program;
 use pipeline::switch::{Switch, SwitchConfig};
 
-use super::cpu::ThreadCpu;
-use super::failover::{FailoverEvent, FailoverSetup};
-use super::node::{
-    LeaderSetup, LostHook, NodeCtx, NodeFailover, NodeHandle, NodeSetup, NodeStatus,
-};
-use super::switch::{CmThread, P4ceSwitch, CALL_TIMEOUT};
+use super::switch::{CmJobs, CmThread, CALL_TIMEOUT};
 use super::NetnsError;
-use crate::mu::{LeaderConfig, LeaderEvent, LogGeometry};
-use crate::p4ce_cm::{Attachment, CmAgentEvent};
-use crate::p4ce_lab::lab::{CPU_PORT, GROUP};
-use crate::p4ce_lab::node::{host_ip, host_mac, NodeSpec};
-use crate::p4ce_lab::LabConfig;
+use crate::p4ce::mem::{LabConfig, LabError};
+use crate::p4ce::CPU_PORT;
 
 /// The namespace lab takes the in-memory lab's settings ([`LabConfig`]); `via_cm` is implied
 /// (every connection goes through RDMA CM). With `leader_timeout` every node runs
-/// heartbeats and fail-over ([`super::failover`]). Times are wall-clock.
+/// heartbeats and fail-over ([`hosts::p4ce::failover`]). Times are wall-clock.
 pub type NetnsConfig = LabConfig;
 
 /// ACK timeout code of the namespace lab's QPs: 4.096 µs × 2^14 ≈ 67 ms (seven retries: half
@@ -47,8 +47,8 @@ pub type CpuSnapshot = Vec<(String, u64)>;
 /// A running P4CE group in network namespaces.
 pub struct NetnsLab {
     cfg: NetnsConfig,
-    runtime: Option<Runtime<P4ceSwitch>>,
-    handle: RuntimeHandle<P4ceSwitch>,
+    runtime: Option<SwitchRuntime>,
+    handle: RuntimeHandle<SwitchPipeline>,
     cm: Option<CmThread>,
     /// Index 0 is the leader, then the replicas.
     nodes: Vec<NodeHandle>,
@@ -88,7 +88,7 @@ impl NetnsLab {
         state: &LabState,
         ready_timeout: Duration,
     ) -> Result<NetnsLab, NetnsError> {
-        if cfg.replicas == 0 || cfg.replicas > control::p4ce::MAX_REPLICAS {
+        if cfg.replicas == 0 || cfg.replicas > MAX_REPLICAS {
             return Err(NetnsError::Setup(format!(
                 "{} replicas (1 to 4)",
                 cfg.replicas
@@ -117,15 +117,21 @@ impl NetnsLab {
         geometry.validate()?;
         let clock = WallClock::new();
 
-        // The switch.
-        let sw = Switch::new(program, SwitchConfig::new(1).with_cpu_port(CPU_PORT))
-            .map_err(crate::p4ce_lab::LabError::from)?;
+        // The switch, and the agent's base tables on it.
+        let mut sw = Switch::new(program, SwitchConfig::new(1).with_cpu_port(CPU_PORT))
+            .map_err(LabError::from)?;
         let l2: Vec<([u8; 6], u16)> = ids
             .iter()
             .zip(&devports)
             .map(|(id, p)| (host_mac(*id), *p))
             .collect();
-        let pipeline = P4ceSwitch::new(sw, &l2)?;
+        let mut agent = Agent::new(AgentConfig {
+            switch_ip: SWITCH_IP,
+            cpu_port: CPU_PORT,
+        });
+        agent
+            .install_base(&mut sw, &l2)
+            .map_err(|e| NetnsError::Setup(format!("P4CE agent: {e}")))?;
         let dir = DirectionConfig {
             rate_bps: cfg.link_rate_bps,
             delay_ns: cfg.link_delay_ns,
@@ -136,7 +142,7 @@ impl NetnsLab {
             ..Default::default()
         };
         // Rate and delay are modelled at the hosts' ends (see `host_link`); the switch's ports
-        // only inject faults (loss), which hold nothing back.
+        // only inject faults (loss, a broken switch path), which hold nothing back.
         let mut ports = Vec::new();
         for (h, id) in hosts.iter().zip(&ids) {
             let port = AfPacketPort::open(&h.switch_if)?;
@@ -186,8 +192,12 @@ impl NetnsLab {
             ..RuntimeConfig::default()
         };
         let clk: Arc<dyn Clock> = Arc::new(clock.clone());
-        let runtime = Runtime::start(pipeline, ports, clk.clone(), rcfg)?;
-        let handle = runtime.handle();
+        let runtime = SwitchRuntime::start(vec![sw], false, &[], ports, clk.clone(), rcfg)?;
+        let SwitchHandle::Single(handle) = runtime.handle() else {
+            return Err(NetnsError::Setup(
+                "the switch runs one pipeline thread".into(),
+            ));
+        };
         let at: BTreeMap<Ipv4Addr, Attachment> = ids
             .iter()
             .zip(&devports)
@@ -201,7 +211,8 @@ impl NetnsLab {
                 )
             })
             .collect();
-        let cm = CmThread::start(cm_end, at, handle.clone(), clk, cfg.seed)?;
+        let cm = CmThread::start(cm_end, at, agent, handle.clone(), clk, cfg.seed)?;
+        let cm_jobs = cm.jobs();
         let mut lab = NetnsLab {
             cfg: cfg.clone(),
             runtime: Some(runtime),
@@ -224,24 +235,27 @@ impl NetnsLab {
             probe_every: cfg.probe_every,
         };
         // View change on the switch: it stops replicating to a lost replica (refused when
-        // fewer than f would remain; the leader has no quorum then anyway).
-        let lost_hook = |handle: RuntimeHandle<P4ceSwitch>| -> LostHook {
+        // fewer than f would remain; the leader has no quorum then anyway). The agent's
+        // thread does it on the switch.
+        let lost_hook = |jobs: CmJobs| -> LostHook {
             Box::new(move |rid: u16| {
-                let _ = handle.call(CALL_TIMEOUT, move |p: &mut P4ceSwitch| {
-                    if p.agent.group(GROUP).is_some() {
-                        let _ = p.agent.remove_replica(&mut p.sw, GROUP, rid);
-                    }
+                let _ = jobs.exec(CALL_TIMEOUT, move |ctx| {
+                    ctx.on_switch(move |sw, agent| {
+                        if agent.group(GROUP).is_some() {
+                            let _ = agent.remove_replica(sw, GROUP, rid);
+                        }
+                    })
                 });
             })
         };
-        let node_failover = |handle: &RuntimeHandle<P4ceSwitch>| {
+        let node_failover = |jobs: &CmJobs| {
             cfg.leader_timeout.map(|timeout| NodeFailover {
                 setup: FailoverSetup {
                     timeout,
                     leader: lcfg,
                 },
                 mode: cfg.mode,
-                on_lost: Some(lost_hook(handle.clone())),
+                on_lost: Some(lost_hook(jobs.clone())),
             })
         };
         let spec = |i: usize| NodeSpec {
@@ -266,12 +280,12 @@ impl NetnsLab {
                     leader: None,
                     record: cfg.record,
                     link: host_link(ids[i]),
-                    failover: node_failover(&lab.handle),
+                    failover: node_failover(&cm_jobs),
                 },
                 clock.clone(),
             )?);
         }
-        let on_lost = lost_hook(lab.handle.clone());
+        let on_lost = lost_hook(cm_jobs.clone());
         let leader = NodeHandle::start(
             NodeSetup {
                 spec: spec(0),
@@ -285,7 +299,7 @@ impl NetnsLab {
                 }),
                 record: cfg.record,
                 link: host_link(ids[0]),
-                failover: node_failover(&lab.handle),
+                failover: node_failover(&cm_jobs),
             },
             clock.clone(),
         )?;
@@ -370,12 +384,12 @@ impl NetnsLab {
 
     /// What fail-over did on node `i` so far.
     pub fn failover_events(&self, i: usize) -> Result<Vec<FailoverEvent>, NetnsError> {
-        self.nodes[i].exec(CALL_TIMEOUT, |ctx| {
+        Ok(self.nodes[i].exec(CALL_TIMEOUT, |ctx| {
             ctx.failover
                 .as_ref()
                 .map(|f| f.events.clone())
                 .unwrap_or_default()
-        })
+        })?)
     }
 
     /// The leader's status.
@@ -389,7 +403,7 @@ impl NetnsLab {
     }
 
     /// The switch runtime (statistics, link control, control calls).
-    pub fn switch(&self) -> &RuntimeHandle<P4ceSwitch> {
+    pub fn switch(&self) -> &RuntimeHandle<SwitchPipeline> {
         &self.handle
     }
 
@@ -400,11 +414,11 @@ impl NetnsLab {
 
     /// Hands `values` to the leader to append in order.
     pub fn append(&self, values: Vec<Vec<u8>>) -> Result<(), NetnsError> {
-        self.nodes[self.lead()].exec(CALL_TIMEOUT, move |ctx| {
+        Ok(self.nodes[self.lead()].exec(CALL_TIMEOUT, move |ctx| {
             if let Some(l) = ctx.leader() {
                 l.queue.extend(values);
             }
-        })
+        })?)
     }
 
     /// Waits until the leader has committed `target` entries; returns how many it has.
@@ -428,9 +442,9 @@ impl NetnsLab {
 
     /// The leader's events so far (commits left out).
     pub fn leader_events(&self) -> Result<Vec<LeaderEvent>, NetnsError> {
-        self.nodes[self.lead()].exec(CALL_TIMEOUT, |ctx| {
+        Ok(self.nodes[self.lead()].exec(CALL_TIMEOUT, |ctx| {
             ctx.leader().map(|l| l.events.clone()).unwrap_or_default()
-        })
+        })?)
     }
 
     /// Crashes node `i`: its thread stops at once (no goodbye to anyone).
@@ -440,12 +454,35 @@ impl NetnsLab {
         }
     }
 
-    /// Breaks (or heals) the switch's P4CE path: frames to the switch's IP are lost in the
-    /// switch; plain L2 forwarding between hosts goes on.
+    /// Breaks (or heals) the switch's P4CE path: frames to the switch's IP are lost on the
+    /// switch's host-facing ports (the dataplane's match-based drop on their receive side,
+    /// [`FaultConfig::drop_ipv4_dst`], counted as loss in the port's fault counters); plain L2
+    /// forwarding between hosts goes on.
     pub fn set_switch_path_broken(&self, broken: bool) -> Result<(), NetnsError> {
-        Ok(self
-            .handle
-            .call(CALL_TIMEOUT, move |p: &mut P4ceSwitch| p.broken = broken)?)
+        let dst = broken.then_some(SWITCH_IP);
+        for d in &self.devports {
+            self.handle
+                .link(*d)?
+                .update(|c| c.rx.faults.drop_ipv4_dst = dst)
+                .map_err(|e| NetnsError::Setup(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on the P4CE agent (on the agent's thread) and returns its result.
+    pub fn agent<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Agent) -> R + Send + 'static,
+    ) -> Result<R, NetnsError> {
+        let cm = self
+            .cm
+            .as_ref()
+            .ok_or_else(|| NetnsError::Setup("the CM agent has stopped".into()))?;
+        cm.exec(CALL_TIMEOUT, move |ctx| {
+            ctx.agent()
+                .map(f)
+                .ok_or_else(|| NetnsError::Setup("the P4CE agent is gone".into()))
+        })
     }
 
     /// Sets the loss probability of every host link, both directions.
@@ -462,11 +499,13 @@ impl NetnsLab {
     /// Packets in cell `index` of the switch's indexed counter `name`, over every pipe.
     pub fn switch_counter(&self, name: &str, index: u32) -> Result<u64, NetnsError> {
         let name = name.to_string();
-        let r = self.handle.call(CALL_TIMEOUT, move |p: &mut P4ceSwitch| {
-            p.sw.counter_read(PipeSel::All, &name, index)
-                .map(|v| v.iter().map(|c| c.packets).sum::<u64>())
-                .map_err(|e| e.to_string())
-        })?;
+        let r = self
+            .handle
+            .call(CALL_TIMEOUT, move |p: &mut SwitchPipeline| {
+                p.sw.counter_read(PipeSel::All, &name, index)
+                    .map(|v| v.iter().map(|c| c.packets).sum::<u64>())
+                    .map_err(|e| e.to_string())
+            })?;
         r.map_err(NetnsError::Setup)
     }
 

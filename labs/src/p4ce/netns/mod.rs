@@ -1,32 +1,31 @@
 //! P4CE in network namespaces, in wall-clock time: the same switch program, agent, RDMA
-//! endpoint and log as the in-memory lab ([`crate::p4ce_lab`]), on real sockets.
+//! endpoint and log as the in-memory lab ([`super::mem`]), on real sockets.
 //!
 //! - The hosts are the namespaces of a lab file (`deploy/labs/p4ce.yaml`, brought up by
 //!   [`dataplane::lab`]); [`LabGuard`] brings one up (and down again) or uses one already up.
-//! - `switch`: p4ce.p4 on [`dataplane::runtime::Runtime`] with AF_PACKET ports on the
-//!   switch-side veths (faults such as loss injected there) and a CPU port (a memory pair) to
-//!   the RDMA CM agent's thread.
+//! - The switch: p4ce.p4 as [`dataplane::switch::SwitchPipeline`] on
+//!   [`dataplane::switch::SwitchRuntime`] (one pipeline thread, as `pisa run`) with AF_PACKET
+//!   ports on the switch-side veths (faults such as loss, and a broken switch path, injected
+//!   there by their link model) and a CPU port (a memory pair) to the RDMA CM agent's thread.
+//! - `switch`: that thread ([`switch::CmThread`]): it owns the P4CE agent and its CM endpoint,
+//!   and runs each CM step on the pipeline thread, moving them there and back.
 //! - The per-link model (rate, delay: [`dataplane::LinkPort`]) sits at each host's end, as in
 //!   the in-memory lab; the node's loop waits for the frames it holds back, so a held frame
 //!   costs no spinning thread (the runtime's threads wait in whole milliseconds).
-//! - `node`: the leader and each replica on its own thread inside its namespace, AF_PACKET
-//!   on its interface, the RoCEv2 endpoint and the Mu-style log; every connection is set up
-//!   through RDMA CM (the switch path through the agent, as the in-memory lab's `via_cm`).
+//! - The nodes: the leader and each replica on its own thread inside its namespace
+//!   ([`hosts::p4ce::thread`]), AF_PACKET on its interface, the RoCEv2 endpoint and the
+//!   Mu-style log; every connection is set up through RDMA CM (the switch path through the
+//!   agent, as the in-memory lab's `via_cm`); fail-over each node on its own
+//!   ([`hosts::p4ce::failover`]).
 //! - `lab`: [`NetnsLab`]: start it all, append, crash a node, break the switch path, inject
-//!   loss, run code on a node, stop.
+//!   loss, run code on a node or on the agent, stop.
 //! - `bench`: [`bench::run`], `pisa consensus bench --lab`: the in-memory bench's report
-//!   ([`crate::p4ce_lab::BenchReport`]) plus where the time went (link use, CPU per thread).
-//! - `failover`: heartbeats over RDMA between the nodes (connected through RDMA CM), view
-//!   changes and a new leader's recovery, each node on its own ([`failover::Failover`]).
-//! - `cpu`: per-thread CPU time from procfs.
+//!   ([`hosts::p4ce::BenchReport`]) plus where the time went (link use, CPU per thread).
 //!
 //! Needs root (namespaces, AF_PACKET).
 
 pub mod bench;
-pub mod cpu;
-pub mod failover;
 pub mod lab;
-pub mod node;
 pub mod switch;
 
 use std::path::{Path as FsPath, PathBuf};
@@ -57,18 +56,15 @@ pub enum NetnsError {
     /// The switch runtime.
     #[error("switch runtime: {0}")]
     Runtime(#[from] dataplane::runtime::RuntimeError),
-    /// The switch, a node or its log.
+    /// The switch.
     #[error(transparent)]
-    Lab(#[from] crate::p4ce_lab::LabError),
+    Lab(#[from] super::mem::LabError),
     /// The log.
     #[error("log: {0}")]
-    Mu(#[from] crate::mu::MuError),
-    /// An endpoint.
-    #[error("RDMA: {0}")]
-    Verbs(#[from] rdma::verbs::VerbsError),
-    /// The endpoint's port loop.
-    #[error("host: {0}")]
-    Host(#[from] rdma::host::HostError),
+    Mu(#[from] hosts::mu::MuError),
+    /// A node (its thread, endpoint or log).
+    #[error(transparent)]
+    Host(#[from] hosts::p4ce::NodeError),
 }
 
 /// A lab brought up for a run (taken down again on drop), or one that was already up (left

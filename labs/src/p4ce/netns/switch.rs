@@ -1,93 +1,80 @@
-//! The switch of the namespace lab: p4ce.p4 in a [`pipeline::switch::Switch`] run by
-//! [`dataplane::runtime::Runtime`] (one pipeline thread) on AF_PACKET ports at the switch-side
-//! veths, plus a CPU port ([`dataplane::mem::pair`]) whose other end is the RDMA CM agent's
-//! endpoint ([`crate::p4ce_cm::SwitchCm`]) on its own thread.
+//! The P4CE agent's thread in the namespace lab. The switch itself is p4ce.p4 as
+//! [`dataplane::switch::SwitchPipeline`] on the runtime (one pipeline thread); its CPU port is
+//! a [`dataplane::mem::pair`] whose other end is the RDMA CM agent's endpoint
+//! ([`control::p4ce::SwitchCm`]) on this thread.
 //!
-//! The P4CE agent ([`control::p4ce::Agent`]) lives with the switch inside the pipeline
-//! ([`P4ceSwitch`]), so every table, PRE and register change runs on the pipeline thread
-//! between two frames ([`dataplane::runtime::RuntimeHandle::call`]): the CM thread hands its
-//! agent over for each CM step and gets it back.
+//! The thread owns the agent ([`control::p4ce::Agent`]) and its CM endpoint. Every table, PRE
+//! and register change must run on the pipeline thread between two frames
+//! ([`dataplane::runtime::RuntimeHandle::call`]): for each CM step the thread moves the CM
+//! endpoint and the agent there, the step runs against the switch, and both come back. Others
+//! reach the agent through the thread ([`CmThread::exec`]): a leader's lost replica (a view
+//! change on the switch), a test reading the group.
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use control::p4ce::{Agent, AgentConfig};
-use dataplane::runtime::{Pipeline, RuntimeHandle};
-use dataplane::{Clock, FrameBatch, MemPort, Nanos, Port};
-use pipeline::switch::{InFrame, Switch};
+use control::p4ce::{Agent, Attachment, CmAgentEvent, SwitchCm};
+use dataplane::runtime::RuntimeHandle;
+use dataplane::switch::SwitchPipeline;
+use dataplane::{Clock, FrameBatch, MemPort, Port};
+use hosts::p4ce::cpu::ThreadCpu;
+use hosts::p4ce::{SWITCH_IP, SWITCH_MAC};
+use pipeline::switch::Switch;
 use rdma::verbs::{EndpointConfig, Instant};
 
-use super::cpu::ThreadCpu;
 use super::NetnsError;
-use crate::p4ce_cm::{Attachment, CmAgentEvent, SwitchCm};
-use crate::p4ce_lab::lab::{to_switch_ip, CPU_PORT, SWITCH_IP, SWITCH_MAC};
 
 /// How long a control call to the pipeline thread may take.
 pub(super) const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// p4ce.p4's switch and its P4CE agent, as the runtime's pipeline.
-pub struct P4ceSwitch {
-    /// The switch.
-    pub sw: Switch,
-    /// The P4CE agent (tables, PRE, registers).
-    pub agent: Agent,
-    /// While set, frames addressed to the switch's IP are lost in the switch (the P4CE path
-    /// is broken; plain L2 forwarding between hosts goes on), as the in-memory lab's
-    /// `set_switch_path_broken`.
-    pub broken: bool,
-    /// Frames lost that way.
-    pub broken_drops: u64,
+/// What the agent's thread holds; jobs run on it ([`CmThread::exec`]).
+pub struct CmCtx {
+    /// The agent (tables, PRE, registers). `None` only while it is on the pipeline thread.
+    agent: Option<Agent>,
+    /// The pipeline thread, where the agent's changes run.
+    handle: RuntimeHandle<SwitchPipeline>,
 }
 
-impl P4ceSwitch {
-    /// The switch with the agent's base tables: `l2` maps each host MAC to its port.
-    pub fn new(sw: Switch, l2: &[([u8; 6], u16)]) -> Result<P4ceSwitch, NetnsError> {
-        let mut sw = sw;
-        let mut agent = Agent::new(AgentConfig {
-            switch_ip: SWITCH_IP,
-            cpu_port: CPU_PORT,
-        });
-        agent
-            .install_base(&mut sw, l2)
-            .map_err(|e| NetnsError::Setup(format!("P4CE agent: {e}")))?;
-        Ok(P4ceSwitch {
-            sw,
-            agent,
-            broken: false,
-            broken_drops: 0,
-        })
+impl CmCtx {
+    /// The agent, to read.
+    pub fn agent(&self) -> Option<&Agent> {
+        self.agent.as_ref()
+    }
+
+    /// Runs `f` with the switch and the agent on the pipeline thread (the agent moves there
+    /// and back). An agent that does not come back (the call timed out, the switch stopped)
+    /// is lost: the thread stops.
+    pub fn on_switch<R: Send + 'static>(
+        &mut self,
+        f: impl FnOnce(&mut Switch, &mut Agent) -> R + Send + 'static,
+    ) -> Result<R, NetnsError> {
+        let Some(mut agent) = self.agent.take() else {
+            return Err(NetnsError::Setup("the P4CE agent is gone".into()));
+        };
+        let (agent, r) = self
+            .handle
+            .call(CALL_TIMEOUT, move |p: &mut SwitchPipeline| {
+                let r = f(&mut p.sw, &mut agent);
+                (agent, r)
+            })?;
+        self.agent = Some(agent);
+        Ok(r)
     }
 }
 
-impl Pipeline for P4ceSwitch {
-    fn process(&mut self, port: u16, data: &[u8], ts: Nanos, out: &mut dyn FnMut(u16, Vec<u8>)) {
-        if self.broken && port != CPU_PORT && to_switch_ip(data) {
-            self.broken_drops += 1;
-            return;
-        }
-        self.sw.process(
-            InFrame {
-                port,
-                bytes: data,
-                ts: ts.0,
-            },
-            &mut |o| out(o.port, o.bytes),
-        );
-    }
+/// A closure run on the agent's thread.
+type CmJob = Box<dyn FnOnce(&mut CmCtx) -> Result<(), NetnsError> + Send>;
 
-    fn recycle(&mut self, buf: Vec<u8>) {
-        self.sw.recycle(buf);
-    }
-}
-
-/// The CM agent's thread: its endpoint on the CPU port's host end.
-pub(super) struct CmThread {
+/// The CM agent's thread: its endpoint on the CPU port's host end, and the agent.
+pub struct CmThread {
     stop: Arc<AtomicBool>,
     join: Option<JoinHandle<Result<MemPort, NetnsError>>>,
+    jobs: Sender<CmJob>,
     /// What the agent did.
     pub log: Arc<Mutex<Vec<CmAgentEvent>>>,
     /// Its CPU time.
@@ -96,11 +83,13 @@ pub(super) struct CmThread {
 
 impl CmThread {
     /// Starts the agent: `port` is the CPU port's far end, `hosts` where each host hangs off
-    /// the switch.
+    /// the switch, `agent` the P4CE agent (its base tables installed), `handle` the switch's
+    /// pipeline thread.
     pub fn start(
         port: MemPort,
         hosts: BTreeMap<Ipv4Addr, Attachment>,
-        handle: RuntimeHandle<P4ceSwitch>,
+        agent: Agent,
+        handle: RuntimeHandle<SwitchPipeline>,
         clock: Arc<dyn Clock>,
         seed: u64,
     ) -> Result<CmThread, NetnsError> {
@@ -111,22 +100,43 @@ impl CmThread {
         let stop = Arc::new(AtomicBool::new(false));
         let log = Arc::new(Mutex::new(Vec::new()));
         let cpu = Arc::new(Mutex::new(None));
+        let (jobs, rx) = channel::<CmJob>();
         let (s, l, c) = (stop.clone(), log.clone(), cpu.clone());
+        let ctx = CmCtx {
+            agent: Some(agent),
+            handle,
+        };
         let join = std::thread::Builder::new()
             .name("p4ce-cm".into())
             .spawn(move || {
                 if let Ok(mut g) = c.lock() {
                     *g = ThreadCpu::current();
                 }
-                cm_loop(cm, port, &handle, &*clock, &s, &l)
+                cm_loop(cm, ctx, port, &*clock, &s, &l, &rx)
             })
             .map_err(|e| NetnsError::Setup(format!("CM thread: {e}")))?;
         Ok(CmThread {
             stop,
             join: Some(join),
+            jobs,
             log,
             cpu,
         })
+    }
+
+    /// A handle that runs closures on the agent's thread (cloneable, for other threads).
+    pub fn jobs(&self) -> CmJobs {
+        CmJobs(self.jobs.clone())
+    }
+
+    /// Runs `f` on the agent's thread between two CM steps and returns its result (waiting
+    /// at most `timeout`).
+    pub fn exec<R: Send + 'static>(
+        &self,
+        timeout: Duration,
+        f: impl FnOnce(&mut CmCtx) -> Result<R, NetnsError> + Send + 'static,
+    ) -> Result<R, NetnsError> {
+        self.jobs().exec(timeout, f)
     }
 
     /// Stops the agent's thread and hands back its end of the CPU port (drop it once the
@@ -147,33 +157,68 @@ impl Drop for CmThread {
     }
 }
 
+/// Sends closures to the agent's thread ([`CmThread::jobs`]).
+#[derive(Clone)]
+pub struct CmJobs(Sender<CmJob>);
+
+impl CmJobs {
+    /// Queues `f` without waiting for it.
+    pub fn post(&self, f: impl FnOnce(&mut CmCtx) -> Result<(), NetnsError> + Send + 'static) {
+        let _ = self.0.send(Box::new(f));
+    }
+
+    /// Runs `f` on the agent's thread and returns its result (waiting at most `timeout`).
+    pub fn exec<R: Send + 'static>(
+        &self,
+        timeout: Duration,
+        f: impl FnOnce(&mut CmCtx) -> Result<R, NetnsError> + Send + 'static,
+    ) -> Result<R, NetnsError> {
+        let (tx, rx) = channel();
+        self.post(move |ctx| {
+            let r = f(ctx);
+            let _ = tx.send(r);
+            Ok(())
+        });
+        rx.recv_timeout(timeout).map_err(|_| {
+            NetnsError::Setup(format!("the CM agent did not answer within {timeout:?}"))
+        })?
+    }
+}
+
 fn cm_loop(
     mut cm: SwitchCm,
+    mut ctx: CmCtx,
     mut port: MemPort,
-    handle: &RuntimeHandle<P4ceSwitch>,
     clock: &dyn Clock,
     stop: &AtomicBool,
     log: &Mutex<Vec<CmAgentEvent>>,
+    jobs: &Receiver<CmJob>,
 ) -> Result<MemPort, NetnsError> {
     let mut batch = FrameBatch::new(64);
     while !stop.load(Ordering::Acquire) {
+        let mut work = false;
+        while let Ok(job) = jobs.try_recv() {
+            job(&mut ctx)?;
+            work = true;
+        }
         let now = clock.now();
         let t = Instant::from_nanos(now.as_nanos());
-        let mut work = false;
+        let mut step = false;
         batch.clear();
         let got = port.recv_batch(&mut batch, now)?;
         for f in batch.iter() {
             cm.endpoint().handle_frame(t, &f.data);
         }
-        work |= got > 0;
+        step |= got > 0;
         if cm.endpoint_ref().poll_timeout().is_some_and(|d| d <= t) {
             cm.endpoint().handle_timeout(t);
-            work = true;
+            step = true;
         }
-        if work {
-            // The CM step may program the switch: run it on the pipeline thread.
-            cm = handle.call(CALL_TIMEOUT, move |p: &mut P4ceSwitch| {
-                cm.poll(t, &mut p.sw, &mut p.agent);
+        if step {
+            // The CM step may program the switch: it runs on the pipeline thread, the CM
+            // endpoint and the agent moved there and back.
+            cm = ctx.on_switch(move |sw, agent| {
+                cm.poll(t, sw, agent);
                 cm
             })?;
             let evs = cm.take_events();
@@ -182,6 +227,7 @@ fn cm_loop(
                     l.extend(evs);
                 }
             }
+            work = true;
         }
         batch.clear();
         while let Some(f) = cm.endpoint().poll_transmit(t) {
