@@ -133,44 +133,79 @@ const INTERNAL_ERROR: &str = "internal error:";
 /// hundreds of levels deep.
 const LOWER_STACK_BYTES: usize = 256 << 20;
 
-/// Checks and lowers on a thread with a large stack (deep but legal nesting must not overflow).
+/// Runs `f` on a thread with a large stack (falls back to the current thread when none can be
+/// started); a panic in `f` is resumed here.
+fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let mut f = Some(f);
+    let spawned = std::thread::scope(|scope| {
+        let f = &mut f;
+        std::thread::Builder::new()
+            .name("p4-resources".into())
+            .stack_size(LOWER_STACK_BYTES)
+            .spawn_scoped(scope, move || f.take().map(|f| f()))
+            .ok()
+            .map(|h| h.join())
+    });
+    match spawned {
+        Some(Ok(Some(v))) => v,
+        Some(Err(panic)) => std::panic::resume_unwind(panic),
+        _ => match f.take() {
+            Some(f) => f(),
+            None => unreachable!("the closure ran on the thread"),
+        },
+    }
+}
+
+/// Checks and lowers on a thread with a large stack (deep but legal nesting must not overflow),
+/// and drops the AST there too (dropping a deep expression recurses as well).
 fn check_and_lower(
-    program: &crate::ast::Program,
+    program: crate::ast::Program,
     sm: &SourceMap,
     target: Target,
     diags: &mut Diagnostics,
 ) -> Option<lower::Lowered> {
-    let run = |diags: &mut Diagnostics| {
+    let run = |program: &crate::ast::Program, diags: &mut Diagnostics| {
         let env = Env::new(program, sm, diags);
         annotations::report_ignored(&env, program, diags);
         lower::lower_program(&env, target, diags)
     };
-    std::thread::scope(|scope| {
-        let handle = std::thread::Builder::new()
+    let mut slot = Some(program);
+    let spawned = std::thread::scope(|scope| {
+        let slot = &mut slot;
+        std::thread::Builder::new()
             .name("p4-lower".into())
             .stack_size(LOWER_STACK_BYTES)
-            .spawn_scoped(scope, || {
+            .spawn_scoped(scope, move || {
                 let mut local = Diagnostics::new();
-                let out = run(&mut local);
+                let program = slot
+                    .take()
+                    .unwrap_or(crate::ast::Program { decls: Vec::new() });
+                let out = run(&program, &mut local);
+                drop(program);
                 (out, local)
-            });
-        match handle {
-            Ok(h) => match h.join() {
-                Ok((out, local)) => {
-                    diags.extend(local);
-                    out
-                }
-                Err(_) => {
-                    diags.push(Diagnostic::error(format!(
-                        "{INTERNAL_ERROR} the checker crashed (please report this program)"
-                    )));
-                    None
-                }
-            },
-            // No thread available: run here.
-            Err(_) => run(diags),
+            })
+            .ok()
+            .map(|h| h.join())
+    });
+    match spawned {
+        Some(Ok((out, local))) => {
+            diags.extend(local);
+            out
         }
-    })
+        Some(Err(_)) => {
+            diags.push(Diagnostic::error(format!(
+                "{INTERNAL_ERROR} the checker crashed (please report this program)"
+            )));
+            None
+        }
+        // No thread available: run here.
+        None => {
+            let program = slot
+                .take()
+                .unwrap_or(crate::ast::Program { decls: Vec::new() });
+            run(&program, diags)
+        }
+    }
 }
 
 /// Parse diagnostics checked, then check + lower.
@@ -188,7 +223,7 @@ fn front(
         });
     }
     let program = parsed.program;
-    let lowered = check_and_lower(&program, &sm, target, &mut diags);
+    let lowered = check_and_lower(program, &sm, target, &mut diags);
     match lowered.filter(|_| !diags.has_errors()) {
         Some(mut l) => {
             l.program.name = name.to_string();
@@ -214,7 +249,9 @@ fn finish(
     target: Target,
 ) -> Result<Compiled, CompileFailure> {
     let mut c = front(name, sm, parsed, target)?;
-    match resources::place_with_warnings(&mut c.program, target) {
+    // The resource check walks expressions recursively too.
+    let program = &mut c.program;
+    match on_big_stack(move || resources::place_with_warnings(program, target)) {
         Ok((report, warnings)) => {
             for w in &warnings {
                 c.warnings.push(issue_diagnostic(w, &c.spans));

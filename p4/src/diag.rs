@@ -4,6 +4,7 @@
 //! type stays general: a message, an optional code, any number of labelled spans (one or more
 //! primary), and free-form `note`/`help` lines.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use crate::source::{SourceMap, Span};
@@ -160,14 +161,47 @@ impl Diagnostics {
         self.items
     }
 
-    /// Renders every diagnostic, separated by blank lines.
+    /// Renders the diagnostics, separated by blank lines: at most [`MAX_SHOWN`] of them and at
+    /// most [`MAX_SHOWN_PER_LINE`] pointing at one source line; a final note counts the rest.
     pub fn render(&self, sm: &SourceMap) -> String {
         let mut out = String::new();
-        for (i, d) in self.items.iter().enumerate() {
-            if i > 0 {
+        let mut shown = 0usize;
+        let mut per_line: HashMap<(crate::source::FileId, usize), usize> = HashMap::new();
+        let (mut hidden_errors, mut hidden_others) = (0usize, 0usize);
+        for d in &self.items {
+            let line_full = d.primary_span().is_some_and(|s| {
+                let line = sm.get(s.file).map(|f| f.line_of(s.lo)).unwrap_or(0);
+                let n = per_line.entry((s.file, line)).or_insert(0);
+                *n += 1;
+                *n > MAX_SHOWN_PER_LINE
+            });
+            if shown >= MAX_SHOWN || line_full {
+                if d.is_error() {
+                    hidden_errors += 1;
+                } else {
+                    hidden_others += 1;
+                }
+                continue;
+            }
+            if shown > 0 {
                 out.push('\n');
             }
+            shown += 1;
             out.push_str(&render(sm, d));
+        }
+        if hidden_errors + hidden_others > 0 {
+            let what = match (hidden_errors, hidden_others) {
+                (e, 0) => format!("{e} more error(s)"),
+                (0, w) => format!("{w} more warning(s)/note(s)"),
+                (e, w) => format!("{e} more error(s) and {w} more warning(s)/note(s)"),
+            };
+            if shown > 0 {
+                out.push('\n');
+            }
+            let _ = writeln!(
+                out,
+                "note: {what} not shown (at most {MAX_SHOWN} diagnostics are printed, and at most {MAX_SHOWN_PER_LINE} per source line)"
+            );
         }
         out
     }
@@ -199,6 +233,32 @@ impl<'a> IntoIterator for &'a Diagnostics {
     fn into_iter(self) -> Self::IntoIter {
         self.items.iter()
     }
+}
+
+/// At most this many diagnostics are printed by [`Diagnostics::render`].
+pub const MAX_SHOWN: usize = 100;
+/// At most this many printed diagnostics point at the same source line.
+pub const MAX_SHOWN_PER_LINE: usize = 3;
+/// Longest piece of a source line printed under a diagnostic, in characters; a longer line is
+/// shown as a window around the labels, with `...` where it was cut.
+pub const MAX_LINE_SHOWN: usize = 160;
+
+/// The part of `raw` (a source line) shown for labels starting at 1-based character columns
+/// `cols`: the text to print (tabs expanded, `...` where cut), the 0-based index of the first
+/// character shown, and the number of characters printed before it (`...`).
+fn line_window(raw: &str, cols: impl Iterator<Item = usize>) -> (String, usize, usize) {
+    let n = raw.chars().count();
+    if n <= MAX_LINE_SHOWN {
+        return (expand_tabs(raw).trim_end().to_string(), 0, 0);
+    }
+    let first = cols.min().unwrap_or(1).max(1) - 1;
+    let start = first.saturating_sub(MAX_LINE_SHOWN / 4).min(n);
+    let end = (start + MAX_LINE_SHOWN).min(n);
+    let piece: String = raw.chars().skip(start).take(end - start).collect();
+    let prefix = if start > 0 { "..." } else { "" };
+    let suffix = if end < n { "..." } else { "" };
+    let text = format!("{prefix}{}{suffix}", expand_tabs(&piece).trim_end());
+    (text, start, prefix.len())
 }
 
 /// One label resolved to a line and column range.
@@ -287,19 +347,35 @@ pub fn render(sm: &SourceMap, d: &Diagnostic) -> String {
                 if line > p + 2 {
                     let _ = writeln!(out, "...");
                 } else if line == p + 2 {
-                    let text = expand_tabs(src.line_text(p + 1));
+                    let (text, _, _) = line_window(src.line_text(p + 1), std::iter::once(1));
                     let _ = writeln!(out, "{:>gutter$} | {}", p + 1, text);
                 }
             }
             prev = Some(line);
             let raw = src.line_text(line);
-            let text = expand_tabs(raw);
-            let _ = writeln!(out, "{line:>gutter$} | {}", text.trim_end());
             let mut on_line: Vec<&Placed> = placed.iter().filter(|p| p.line == line).collect();
             on_line.sort_by_key(|p| p.col_lo);
+            let (text, start, lead) = line_window(raw, on_line.iter().map(|p| p.col_lo));
+            let _ = writeln!(out, "{line:>gutter$} | {text}");
+            let shown_raw: std::borrow::Cow<str> = if start == 0 && lead == 0 {
+                raw.into()
+            } else {
+                raw.chars()
+                    .skip(start)
+                    .take(MAX_LINE_SHOWN)
+                    .collect::<String>()
+                    .into()
+            };
+            let width = text.chars().count() + 1;
             for p in on_line {
-                let lo = visual_col(raw, p.col_lo);
-                let hi = visual_col(raw, p.col_hi).max(lo + 1);
+                let (col_lo, col_hi) = (
+                    p.col_lo.saturating_sub(start).max(1),
+                    p.col_hi.saturating_sub(start).max(1),
+                );
+                let lo = (visual_col(&shown_raw, col_lo) + lead).min(width);
+                let hi = (visual_col(&shown_raw, col_hi) + lead)
+                    .min(width + 1)
+                    .max(lo + 1);
                 let mark = if p.label.primary { "^" } else { "-" };
                 let mut row = format!("{pad} | {}{}", " ".repeat(lo - 1), mark.repeat(hi - lo));
                 if !p.label.message.is_empty() {

@@ -29,8 +29,18 @@ impl LexError {
     pub fn message(&self, text: &str) -> String {
         match self {
             LexError::UnexpectedChar => {
-                let c = text.chars().next().unwrap_or(' ');
-                format!("unexpected character `{}`", c.escape_default())
+                let n = text.chars().count();
+                if n <= 1 {
+                    let c = text.chars().next().unwrap_or(' ');
+                    return format!("unexpected character `{}`", c.escape_default());
+                }
+                let shown: String = text
+                    .chars()
+                    .take(16)
+                    .flat_map(char::escape_default)
+                    .collect();
+                let more = if n > 16 { "..." } else { "" };
+                format!("{n} unexpected characters `{shown}{more}`")
             }
             LexError::BadNumber(why) => format!("invalid integer literal `{text}`: {why}"),
             LexError::UnterminatedString => "unterminated string literal".to_string(),
@@ -493,7 +503,7 @@ pub struct RawLexError {
 pub fn lex(text: &str) -> (Vec<RawToken>, Vec<RawLexError>) {
     // Roughly one token per five bytes of P4; reserving avoids repeated regrowth.
     let mut tokens = Vec::with_capacity(text.len() / 5 + 1);
-    let mut errors = Vec::new();
+    let mut errors: Vec<RawLexError> = Vec::new();
     let mut lexer = TokenKind::lexer(text);
     let mut last_end = 0usize;
     while let Some(result) = lexer.next() {
@@ -508,11 +518,24 @@ pub fn lex(text: &str) -> (Vec<RawToken>, Vec<RawLexError>) {
                 hi: range.end as u32,
                 newline_before,
             }),
-            Err(error) => errors.push(RawLexError {
-                error,
-                lo: range.start as u32,
-                hi: range.end as u32,
-            }),
+            Err(error) => {
+                // A run of characters that are not P4 (binary data, `$$$$`) is one error.
+                if let Some(prev) = errors.last_mut() {
+                    if error == LexError::UnexpectedChar
+                        && prev.error == LexError::UnexpectedChar
+                        && prev.hi as usize == range.start
+                        && !text[range.clone()].contains('\n')
+                    {
+                        prev.hi = range.end as u32;
+                        continue;
+                    }
+                }
+                errors.push(RawLexError {
+                    error,
+                    lo: range.start as u32,
+                    hi: range.end as u32,
+                })
+            }
         }
     }
     let end = text.len() as u32;

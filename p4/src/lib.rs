@@ -62,12 +62,9 @@ pub fn parse_str(
 
 /// Loads a file; never fails (an unreadable file is an error diagnostic).
 pub fn load_file(path: &Path, opts: &LoadOptions) -> (SourceMap, Parsed) {
-    match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => load(&path.to_string_lossy(), &text, Some(path), opts),
-            Err(_) => failed(format!("`{}` is not valid UTF-8", path.display())),
-        },
-        Err(e) => failed(format!("cannot read `{}`: {e}", path.display())),
+    match source::read_source(path) {
+        Ok(text) => load(&path.to_string_lossy(), &text, Some(path), opts),
+        Err(why) => failed(why),
     }
 }
 

@@ -55,6 +55,9 @@ pub struct Expanded {
     pub expansions: Vec<MacroUse>,
     /// The file preprocessing started from (used for spans past the end of the text).
     root: FileId,
+    /// A file ended inside an unterminated `/*` (reported): errors the parser finds at the
+    /// end of the input are consequences of it.
+    pub unterminated_comment: bool,
 }
 
 impl Expanded {
@@ -196,6 +199,7 @@ pub fn preprocess(
         include_names: Vec::new(),
         once: HashSet::new(),
         loaded: HashMap::new(),
+        unterminated_comment: false,
     };
     pp.macros.insert(
         "__PISA__".to_string(),
@@ -237,6 +241,7 @@ pub fn preprocess(
         segments: pp.out.segments,
         expansions: pp.out.expansions,
         root,
+        unterminated_comment: pp.unterminated_comment,
     }
 }
 
@@ -254,14 +259,18 @@ struct Preprocessor<'a> {
     once: HashSet<String>,
     /// Files already loaded into the source map, by key.
     loaded: HashMap<String, FileId>,
+    /// Some file ends inside a `/* ...` comment (already reported).
+    unterminated_comment: bool,
 }
 
 /// Replaces comments by spaces (keeping newlines and byte offsets) so directives and macro
-/// scanning never see them. Unterminated comments are left for the lexer to report.
-fn strip_comments(text: &str) -> String {
+/// scanning never see them. An unterminated `/*` blanks the rest of the file (directives in it
+/// are not run) and its offset is returned, to be reported once.
+fn strip_comments(text: &str) -> (String, Option<usize>) {
     let bytes = text.as_bytes();
     let mut out = bytes.to_vec();
     let mut i = 0;
+    let mut unterminated = None;
     // A UTF-8 byte-order mark is not P4; blank it (three bytes become three spaces).
     if text.starts_with('\u{feff}') {
         out[..3].copy_from_slice(b"   ");
@@ -287,6 +296,12 @@ fn strip_comments(text: &str) -> String {
             }
             b'/' if bytes.get(i + 1) == Some(&b'*') => {
                 let Some(end) = text[i + 2..].find("*/") else {
+                    for b in &mut out[i..] {
+                        if *b != b'\n' {
+                            *b = b' ';
+                        }
+                    }
+                    unterminated = Some(i);
                     break;
                 };
                 let stop = i + 2 + end + 2;
@@ -302,7 +317,9 @@ fn strip_comments(text: &str) -> String {
     }
     // Only ASCII bytes of multi-byte characters were never replaced partially: every replaced
     // byte lies inside a comment, and we replace all bytes of each character there.
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    let out = String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    (out, unterminated)
 }
 
 fn is_ident_start(b: u8) -> bool {
@@ -322,7 +339,19 @@ impl Preprocessor<'_> {
     fn process_file(&mut self, file: FileId, key: String, dir: Option<PathBuf>) {
         self.include_stack.push(key);
         self.include_names.push(self.sm.name(file).to_string());
-        let text = strip_comments(self.sm.text(file));
+        let (text, unterminated) = strip_comments(self.sm.text(file));
+        if let Some(at) = unterminated {
+            let at = at as u32;
+            self.diags.push(
+                Diagnostic::error("unterminated comment")
+                    .with_primary(
+                        Span::new(file, at, at + 2),
+                        "this `/*` has no matching `*/`",
+                    )
+                    .with_note("everything after it up to the end of the file is commented out"),
+            );
+            self.unterminated_comment = true;
+        }
         let mut conds: Vec<Cond> = Vec::new();
         let bytes = text.as_bytes();
         let mut pos = 0usize;
@@ -618,7 +647,11 @@ impl Preprocessor<'_> {
             return;
         };
         if self.include_stack.len() >= MAX_INCLUDE_DEPTH {
-            self.error(rest_span, "`#include` nested too deeply", "here");
+            self.error(
+                rest_span,
+                format!("`#include` nested deeper than {MAX_INCLUDE_DEPTH} files"),
+                "the limit is reached here",
+            );
             return;
         }
         let name = name.to_string();
@@ -636,34 +669,26 @@ impl Preprocessor<'_> {
                 candidates.push(d.join(&name));
             }
         }
-        let found = candidates.into_iter().find(|p| p.is_file());
+        // The first candidate that exists at all: a directory or a FIFO there is an error
+        // that says so, not "not found" (and is never opened, so a FIFO cannot block us).
+        let found = candidates.into_iter().find(|p| p.exists());
         let (key, text, display, new_dir) = if let Some(path) = found {
             let key = path
                 .canonicalize()
                 .unwrap_or_else(|_| path.clone())
                 .to_string_lossy()
                 .into_owned();
-            match std::fs::read(&path) {
-                Ok(bytes) => match String::from_utf8(bytes) {
-                    Ok(text) => (
-                        key,
-                        text,
-                        path.to_string_lossy().into_owned(),
-                        path.parent().map(Path::to_path_buf),
-                    ),
-                    Err(_) => {
-                        self.error(
-                            rest_span,
-                            format!("included file `{}` is not valid UTF-8", path.display()),
-                            "included here",
-                        );
-                        return;
-                    }
-                },
-                Err(e) => {
+            match crate::source::read_source(&path) {
+                Ok(text) => (
+                    key,
+                    text,
+                    path.to_string_lossy().into_owned(),
+                    path.parent().map(Path::to_path_buf),
+                ),
+                Err(why) => {
                     self.error(
                         rest_span,
-                        format!("cannot read `{}`: {e}", path.display()),
+                        format!("cannot include `{name}`: {why}"),
                         "included here",
                     );
                     return;
@@ -832,7 +857,9 @@ impl Preprocessor<'_> {
         budget: &mut usize,
     ) -> Result<String, String> {
         if depth > MAX_EXPANSION_DEPTH {
-            return Err("macro expansion nested too deeply".to_string());
+            return Err(format!(
+                "macro expansion nested deeper than {MAX_EXPANSION_DEPTH} levels"
+            ));
         }
         let bytes = text.as_bytes();
         let mut out = String::new();
@@ -911,7 +938,11 @@ impl Preprocessor<'_> {
         let replaced = match self.replace_defined(expr) {
             Ok(t) => t,
             Err(why) => {
-                self.error(span, format!("invalid `#if` expression: {why}"), why);
+                self.error(
+                    span,
+                    format!("invalid `#if` expression: {why}"),
+                    "in this expression",
+                );
                 return false;
             }
         };
@@ -919,14 +950,22 @@ impl Preprocessor<'_> {
         let expanded = match self.rescan(&replaced, &mut Vec::new(), 0, &mut budget) {
             Ok(t) => t,
             Err(why) => {
-                self.error(span, format!("invalid `#if` expression: {why}"), why);
+                self.error(
+                    span,
+                    format!("invalid `#if` expression: {why}"),
+                    "in this expression",
+                );
                 return false;
             }
         };
         match cond_expr::evaluate(&expanded) {
             Ok(v) => v != 0,
             Err(why) => {
-                self.error(span, format!("invalid `#if` expression: {why}"), why);
+                self.error(
+                    span,
+                    format!("invalid `#if` expression: {why}"),
+                    "in this expression",
+                );
                 false
             }
         }
@@ -1156,6 +1195,10 @@ mod cond_expr {
         Ok(toks)
     }
 
+    /// Deepest nesting of an `#if` expression (parentheses, `?:`, unary operators). A left
+    /// associative chain (`1 + 1 + ...`) is evaluated in a loop and does not count.
+    pub const MAX_COND_DEPTH: usize = 256;
+
     struct P {
         toks: Vec<Tok>,
         pos: usize,
@@ -1186,7 +1229,24 @@ mod cond_expr {
             }
         }
 
+        /// Counts one level of nesting (parentheses, unary operators, `?:` arms, operands
+        /// of tighter operators); fails past [`MAX_COND_DEPTH`].
+        fn enter(&mut self) -> Result<(), String> {
+            self.depth += 1;
+            if self.depth > MAX_COND_DEPTH {
+                return Err(format!("expression nested deeper than {MAX_COND_DEPTH}"));
+            }
+            Ok(())
+        }
+
         fn ternary(&mut self) -> Result<i128, String> {
+            self.enter()?;
+            let r = self.ternary_inner();
+            self.depth -= 1;
+            r
+        }
+
+        fn ternary_inner(&mut self) -> Result<i128, String> {
             let c = self.binary(0)?;
             if self.peek_op() == Some("?") {
                 self.pos += 1;
@@ -1209,17 +1269,16 @@ mod cond_expr {
                     break;
                 }
                 self.pos += 1;
-                let rhs = self.binary(p)?;
-                lhs = apply(op, lhs, rhs)?;
+                self.enter()?;
+                let rhs = self.binary(p);
+                self.depth -= 1;
+                lhs = apply(op, lhs, rhs?)?;
             }
             Ok(lhs)
         }
 
         fn unary(&mut self) -> Result<i128, String> {
-            self.depth += 1;
-            if self.depth > 256 {
-                return Err("expression nested too deeply".to_string());
-            }
+            self.enter()?;
             let r = match self.toks.get(self.pos).cloned() {
                 Some(Tok::Num(v)) => {
                     self.pos += 1;

@@ -5,6 +5,82 @@
 //! architecture headers) in one [`SourceMap`] and refers to positions with a compact [`Span`].
 
 use std::fmt;
+use std::io::Read as _;
+use std::path::Path;
+
+/// Largest source file (root or included) the frontend reads: 16 MiB. Real P4 programs are a
+/// few hundred KiB; the cap keeps a mistaken `#include "/dev/zero"` or a huge log file from
+/// eating memory.
+pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
+/// Reads a P4 source file, refusing what is not one: directories, FIFOs, devices, sockets,
+/// files under `/proc`-like file systems (size 0 but with content), files larger than
+/// [`MAX_SOURCE_BYTES`], files with NUL bytes (binary) and files that are not UTF-8. Never
+/// blocks on a FIFO and never reads more than the cap. The error says what the path is.
+pub fn read_source(path: &Path) -> Result<String, String> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        return Err(format!("`{shown}` is a directory, not a P4 source file"));
+    }
+    if !ft.is_file() {
+        return Err(format!(
+            "`{shown}` is {}, not a regular file",
+            special_kind(&ft)
+        ));
+    }
+    if meta.len() > MAX_SOURCE_BYTES {
+        return Err(format!(
+            "`{shown}` is too large ({} bytes; the limit is {MAX_SOURCE_BYTES})",
+            meta.len()
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SOURCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read `{shown}`: {e}"))?;
+    if bytes.len() as u64 > MAX_SOURCE_BYTES {
+        return Err(format!(
+            "`{shown}` is too large (more than {MAX_SOURCE_BYTES} bytes)"
+        ));
+    }
+    if meta.len() == 0 && !bytes.is_empty() {
+        // procfs/sysfs files claim size 0 and produce text on read: not source code, and
+        // their contents (the environment, ...) must not end up in a diagnostic.
+        return Err(format!(
+            "`{shown}` is a special file (it reports size 0 but has contents), not a P4 source file"
+        ));
+    }
+    if bytes.contains(&0) {
+        return Err(format!(
+            "`{shown}` contains NUL bytes: a binary file, not P4 source"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("`{shown}` is not valid UTF-8"))
+}
+
+#[cfg(unix)]
+fn special_kind(ft: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_ft: &std::fs::FileType) -> &'static str {
+    "a special file"
+}
 
 /// Name prefix of the built-in headers in the source map.
 pub const BUILTIN_PREFIX: &str = "<builtin>/";
@@ -72,6 +148,7 @@ pub struct SourceFile {
 
 impl SourceFile {
     fn new(name: String, text: String) -> SourceFile {
+        let text = normalize_lone_cr(text);
         let mut line_starts = vec![0u32];
         for (i, b) in text.bytes().enumerate() {
             if b == b'\n' {
@@ -101,6 +178,14 @@ impl SourceFile {
         (line_idx + 1, col)
     }
 
+    /// 1-based line of byte offset `pos` (cheap: no column counting).
+    pub fn line_of(&self, pos: u32) -> usize {
+        match self.line_starts.binary_search(&pos) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        }
+    }
+
     /// The text of 1-based line `line`, without its line terminator.
     pub fn line_text(&self, line: usize) -> &str {
         if line == 0 || line > self.line_starts.len() {
@@ -127,6 +212,27 @@ impl SourceFile {
             .copied()
             .unwrap_or(self.text.len() as u32)
     }
+}
+
+/// Turns each lone CR (old Mac line endings) into LF, so every pass sees the line breaks the
+/// author saw; CRLF stays as it is. Byte offsets do not change.
+fn normalize_lone_cr(text: String) -> String {
+    let b = text.as_bytes();
+    if !b
+        .iter()
+        .enumerate()
+        .any(|(i, &c)| c == b'\r' && b.get(i + 1) != Some(&b'\n'))
+    {
+        return text;
+    }
+    let mut bytes = text.into_bytes();
+    for i in 0..bytes.len() {
+        if bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
+            bytes[i] = b'\n';
+        }
+    }
+    // Only an ASCII byte changed into another ASCII byte: still UTF-8.
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// All files the frontend has read, addressed by [`FileId`].

@@ -133,13 +133,16 @@ fn deep_nesting_is_an_error_not_a_crash() {
     );
     let (sm, parsed) = load_str("deep.p4", &deep, &LoadOptions::default());
     let r = parsed.diagnostics.render(&sm);
-    assert!(r.contains("nested too deeply"), "{r}");
+    assert!(r.contains("program nested deeper than 500 levels"), "{r}");
     let blocks = format!(
         "control C() {{ apply {{ {} }} }}",
         "{".repeat(3000) + &"}".repeat(3000)
     );
     let (sm, parsed) = load_str("deep2.p4", &blocks, &LoadOptions::default());
-    assert!(parsed.diagnostics.render(&sm).contains("nested too deeply"));
+    assert!(parsed
+        .diagnostics
+        .render(&sm)
+        .contains("program nested deeper than 500 levels"));
 }
 
 mod prop {

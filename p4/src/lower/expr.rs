@@ -115,9 +115,22 @@ fn cval(e: &ir::Expr) -> Option<u128> {
     }
 }
 
-/// Folds an expression whose operands are constants.
+/// Folds an expression whose operands are constants, all the way down.
 pub(crate) fn fold(e: ir::Expr) -> ir::Expr {
+    fold_with(e, &fold)
+}
+
+/// Folds the top of an expression whose operands were built (and so folded) by the lowering:
+/// only the node and its direct operands are looked at, so building an n-term chain stays
+/// linear (folding the whole subtree at every level made it quadratic).
+pub(crate) fn fold_node(e: ir::Expr) -> ir::Expr {
+    fold_with(e, &|child| fold_with(child, &|x| x))
+}
+
+/// Folds the top node of `e` after `sub` has been applied to its operands.
+fn fold_with(e: ir::Expr, sub: &dyn Fn(ir::Expr) -> ir::Expr) -> ir::Expr {
     use rules::{mask, sign_extend};
+    let fold = sub;
     match e {
         ir::Expr::Binary {
             op,
@@ -752,7 +765,7 @@ impl<'a> Lowerer<'a> {
                 }
                 let (h, l) = (h as u16, l as u16);
                 Ok(V::Scalar(
-                    fold(ir::Expr::Slice {
+                    fold_node(ir::Expr::Slice {
                         arg: Box::new(be),
                         hi: h,
                         lo: l,
@@ -1037,7 +1050,7 @@ impl<'a> Lowerer<'a> {
                 let (c, ty) = self.scalar_of_value(V::Int(i), Some(&w), operand.span)?;
                 let width = ty.scalar_width().unwrap_or(1);
                 Ok(V::Scalar(
-                    fold(ir::Expr::Unary {
+                    fold_node(ir::Expr::Unary {
                         op: IrUn::Not,
                         arg: Box::new(c),
                         width,
@@ -1048,7 +1061,7 @@ impl<'a> Lowerer<'a> {
             (UnOp::Not, v) if t == Ty::Bool => {
                 let (x, _) = self.scalar_of_value(v, Some(&Ty::Bool), operand.span)?;
                 Ok(V::Scalar(
-                    fold(ir::Expr::Unary {
+                    fold_node(ir::Expr::Unary {
                         op: IrUn::LNot,
                         arg: Box::new(x),
                         width: 1,
@@ -1065,7 +1078,7 @@ impl<'a> Lowerer<'a> {
                     IrUn::Neg
                 };
                 Ok(V::Scalar(
-                    fold(ir::Expr::Unary {
+                    fold_node(ir::Expr::Unary {
                         op,
                         arg: Box::new(x),
                         width,
@@ -1181,7 +1194,7 @@ impl<'a> Lowerer<'a> {
                 }
                 let width = ta.scalar_width().unwrap_or(1);
                 Ok(V::Scalar(
-                    fold(ir::Expr::Binary {
+                    fold_node(ir::Expr::Binary {
                         op: ir_binop(op),
                         a: Box::new(ea),
                         b: Box::new(eb),
@@ -1203,7 +1216,7 @@ impl<'a> Lowerer<'a> {
                 })?;
                 let width = rt.scalar_width().unwrap_or(1);
                 Ok(V::Scalar(
-                    fold(ir::Expr::Concat {
+                    fold_node(ir::Expr::Concat {
                         hi: Box::new(ea),
                         lo: Box::new(eb),
                         width,
@@ -1243,7 +1256,7 @@ impl<'a> Lowerer<'a> {
                     ));
                 }
                 Ok(V::Scalar(
-                    fold(ir::Expr::Binary {
+                    fold_node(ir::Expr::Binary {
                         op: ir_binop(op),
                         a: Box::new(ea),
                         b: Box::new(eb),
@@ -1298,7 +1311,7 @@ impl<'a> Lowerer<'a> {
         let e = if fw == tw {
             e
         } else {
-            fold(ir::Expr::Cast {
+            fold_node(ir::Expr::Cast {
                 arg: Box::new(e),
                 width: tw,
                 sign_extend: from.is_signed(),

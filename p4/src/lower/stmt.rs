@@ -1225,7 +1225,7 @@ impl<'a> Lowerer<'a> {
                 };
                 let width = target.scalar_width().unwrap_or(1);
                 Ok(Some(V::Scalar(
-                    super::expr::fold(ir::Expr::Binary {
+                    super::expr::fold_node(ir::Expr::Binary {
                         op,
                         a: Box::new(ea),
                         b: Box::new(eb),
@@ -1309,7 +1309,7 @@ impl<'a> Lowerer<'a> {
                     width: 2 * w,
                     signed: false,
                 };
-                let value = super::expr::fold(ir::Expr::Slice {
+                let value = super::expr::fold_node(ir::Expr::Slice {
                     arg: Box::new(shifted),
                     hi: w - 1,
                     lo: 0,

@@ -58,7 +58,9 @@ impl Parser {
 
     fn expr_bp(&mut self, min_bp: u8) -> PResult<Expr> {
         self.enter()?;
+        let chain = self.chain;
         let r = self.expr_bp_inner(min_bp);
+        self.chain = chain;
         self.exit();
         r
     }
@@ -67,6 +69,7 @@ impl Parser {
         let mut lhs = self.unary_expr()?;
         loop {
             if self.at(&TokenKind::Question) && TERNARY_BP > min_bp {
+                self.grow_expr()?;
                 self.bump();
                 let then_expr = self.expr_bp(0)?;
                 self.expect_one_of(&TokenKind::Colon, "`:` of the conditional expression")?;
@@ -89,6 +92,7 @@ impl Parser {
             if bp <= min_bp {
                 break;
             }
+            self.grow_expr()?;
             for _ in 0..ntoks {
                 self.bump();
             }
@@ -169,6 +173,12 @@ impl Parser {
             return Ok(e);
         }
         loop {
+            if matches!(
+                self.peek_kind(),
+                TokenKind::Dot | TokenKind::LBracket | TokenKind::LParen | TokenKind::Lt
+            ) {
+                self.grow_expr()?;
+            }
             match self.peek_kind() {
                 TokenKind::Dot => {
                     self.bump();

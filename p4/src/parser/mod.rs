@@ -43,7 +43,12 @@ pub(crate) struct Fatal;
 pub(crate) type PResult<T> = Result<T, Fatal>;
 
 /// Deepest nesting of expressions/statements/types the parser accepts (protects the stack).
-const MAX_DEPTH: usize = 500;
+pub const MAX_DEPTH: usize = 500;
+/// Deepest expression tree the parser builds, counting each link of a left-associative chain
+/// (`a + b + c` is 2 deep) and of a postfix chain (`a.b[1].c`), plus the enclosing nesting.
+/// The parser reads chains in a loop, but the checker, the lowering, the resource check and
+/// the switch's evaluator walk the tree recursively, so its depth is what must be bounded.
+pub const MAX_EXPR_DEPTH: usize = 2000;
 /// Stack size of the thread the parser runs on: deep (but legal) nesting must not overflow
 /// the caller's stack, whatever its size.
 const PARSER_STACK_BYTES: usize = 256 << 20;
@@ -61,6 +66,9 @@ pub struct Parser {
     /// Type parameters of the enclosing generic declarations.
     type_params: Vec<Vec<String>>,
     depth: usize,
+    /// Links of the operator/postfix chains being built around the current position (see
+    /// [`MAX_EXPR_DEPTH`]).
+    chain: usize,
     /// While > 0, diagnostics are produced but the caller will discard them (speculation).
     speculating: usize,
     /// Token index of the last reported error, so one bad token yields one message.
@@ -90,6 +98,7 @@ impl Parser {
             type_names: HashSet::new(),
             type_params: Vec::new(),
             depth: 0,
+            chain: 0,
             speculating: 0,
             last_error_at: None,
             gave_up: false,
@@ -124,13 +133,33 @@ impl Parser {
         if self.depth > MAX_DEPTH {
             let span = self.peek().span;
             self.error_at(
-                Diagnostic::error("program is nested too deeply").with_primary(
-                    span,
-                    format!("more than {MAX_DEPTH} levels of nesting here"),
-                ),
+                Diagnostic::error(format!("program nested deeper than {MAX_DEPTH} levels"))
+                    .with_primary(span, "the limit is reached here")
+                    .with_note(
+                        "blocks, `else if`, parentheses, `?:` and unary operators each add a level",
+                    ),
             );
             self.gave_up = true;
             self.depth -= 1;
+            return Err(Fatal);
+        }
+        Ok(())
+    }
+
+    /// One more link in an operator or postfix chain: fails past [`MAX_EXPR_DEPTH`].
+    fn grow_expr(&mut self) -> PResult<()> {
+        self.chain += 1;
+        if self.depth + self.chain > MAX_EXPR_DEPTH {
+            let span = self.peek().span;
+            self.error_at(
+                Diagnostic::error(format!("expression nested deeper than {MAX_EXPR_DEPTH}"))
+                    .with_primary(span, "the limit is reached here")
+                    .with_note(
+                        "each operator of a chain like `a + b + c` adds a level, as do parentheses, `?:` and `.`/`[]`/calls",
+                    )
+                    .with_help("split the expression: assign parts of it to local variables"),
+            );
+            self.gave_up = true;
             return Err(Fatal);
         }
         Ok(())
@@ -171,6 +200,7 @@ impl Parser {
         let ndiags = self.diags.len();
         let last = self.last_error_at;
         let depth = self.depth;
+        let chain = self.chain;
         let gave_up = self.gave_up;
         self.speculating += 1;
         let r = f(self);
@@ -182,6 +212,7 @@ impl Parser {
                 self.diags.truncate(ndiags);
                 self.last_error_at = last;
                 self.depth = depth;
+                self.chain = chain;
                 self.gave_up = gave_up;
                 None
             }
@@ -209,6 +240,12 @@ pub fn parse_root(
     let toks = tokens(&expanded, &mut diags);
     let (program, parse_diags) = parse_tokens(toks);
     for d in parse_diags {
+        // After an unterminated `/*` (reported once by the preprocessor), what the parser
+        // misses at the end of the input ("`{` never closed", "expected `;`") is the
+        // comment's doing: not reported again.
+        if expanded.unterminated_comment && d.message.contains("end of file") {
+            continue;
+        }
         diags.push(with_macro_note(d, &expanded));
     }
     crate::Parsed {

@@ -1,0 +1,306 @@
+//! The frontend on deep, long and odd input: every case ends in a clear diagnostic, never a
+//! stack overflow, a hang or a flood of output (issue 13). Limits: `p4/LIMITS.md`.
+
+use std::path::Path;
+
+use p4::compile::{compile_file, compile_str, CompileOptions};
+use p4::{load_file, load_str, LoadOptions};
+
+/// A complete TNA program whose ingress `apply` block is `body`.
+fn program(body: &str) -> String {
+    PROGRAM.replace("BODY", body)
+}
+
+const PROGRAM: &str = r#"#include <core.p4>
+#include <tna.p4>
+header ipv4_h { bit<8> ttl; bit<8> p; }
+struct headers_t { ipv4_h ipv4; }
+struct meta_t {}
+parser IP(packet_in pkt, out headers_t hdr, out meta_t m, out ingress_intrinsic_metadata_t ig_intr_md) {
+    state start { pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.ipv4); transition accept; }
+}
+control Ing(inout headers_t hdr, inout meta_t m, in ingress_intrinsic_metadata_t ig_intr_md,
+    in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+    inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+    inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    apply {
+BODY
+    }
+}
+control ID(packet_out pkt, inout headers_t hdr, in meta_t m, in ingress_intrinsic_metadata_for_deparser_t d) { apply { pkt.emit(hdr); } }
+parser EP(packet_in pkt, out headers_t hdr, out meta_t m, out egress_intrinsic_metadata_t eg_intr_md) { state start { pkt.extract(eg_intr_md); transition accept; } }
+control Eg(inout headers_t hdr, inout meta_t m, in egress_intrinsic_metadata_t eg_intr_md, in egress_intrinsic_metadata_from_parser_t p, inout egress_intrinsic_metadata_for_deparser_t d, inout egress_intrinsic_metadata_for_output_port_t o) { apply {} }
+control ED(packet_out pkt, inout headers_t hdr, in meta_t m, in egress_intrinsic_metadata_for_deparser_t d) { apply { } }
+Pipeline(IP(), Ing(), ID(), EP(), Eg(), ED()) pipe;
+Switch(pipe) main;
+"#;
+
+/// Compiles `text`; returns the rendered diagnostics and whether it compiled.
+fn compile(text: &str) -> (bool, String) {
+    match compile_str("t.p4", text, &CompileOptions::default()) {
+        Ok(c) => (true, c.warnings.render(&c.sources)),
+        Err(f) => (false, f.render()),
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+#[test]
+fn deep_conditional_in_if_directive_is_an_error() {
+    let text = format!("#if {}1\n#endif\n", "0 ? 0 : ".repeat(100_000));
+    let (sm, parsed) = load_str("pp.p4", &text, &LoadOptions::default());
+    let r = parsed.diagnostics.render(&sm);
+    assert_eq!(
+        first_line(&r),
+        "error: invalid `#if` expression: expression nested deeper than 256",
+        "{r}"
+    );
+    assert!(r.contains("--> pp.p4:1:4"), "{r}");
+    // A long left-associative chain is evaluated in a loop: fine.
+    let text = format!(
+        "#if 1{} == 100001\nconst bit<8> X = 1;\n#endif\n",
+        " + 1".repeat(100_000)
+    );
+    let (sm, parsed) = load_str("pp.p4", &text, &LoadOptions::default());
+    assert!(
+        !parsed.diagnostics.has_errors(),
+        "{}",
+        parsed.diagnostics.render(&sm)
+    );
+    assert_eq!(parsed.program.decls.len(), 1);
+}
+
+#[test]
+fn long_binary_chain_is_an_error_not_a_stack_overflow() {
+    let (ok, r) = compile(&program(&format!(
+        "hdr.ipv4.ttl = hdr.ipv4.ttl{};",
+        " + 1".repeat(100_000)
+    )));
+    assert!(!ok);
+    assert_eq!(
+        first_line(&r),
+        "error: expression nested deeper than 2000",
+        "{r}"
+    );
+    assert!(r.contains("the limit is reached here"), "{r}");
+    // One error, one window of the 400 KB line.
+    assert!(r.len() < 2_000, "{} bytes:\n{r}", r.len());
+}
+
+#[test]
+fn long_or_chain_in_if_is_an_error_not_a_stack_overflow() {
+    let cond = vec!["hdr.ipv4.ttl == 1"; 100_000].join(" || ");
+    let (ok, r) = compile(&program(&format!("if ({cond}) {{ hdr.ipv4.p = 1; }}")));
+    assert!(!ok);
+    assert_eq!(
+        first_line(&r),
+        "error: expression nested deeper than 2000",
+        "{r}"
+    );
+}
+
+#[test]
+fn chain_just_under_the_limit_compiles_on_a_small_stack() {
+    // The test thread has a 2 MiB stack: the resource check and drops run on it.
+    let (ok, r) = compile(&program(&format!(
+        "hdr.ipv4.ttl = hdr.ipv4.ttl{};",
+        " + 1".repeat(1_900)
+    )));
+    assert!(ok, "{r}");
+    let cond = vec!["hdr.ipv4.ttl == 1"; 900].join(" || ");
+    let (ok, r) = compile(&program(&format!("if ({cond}) {{ hdr.ipv4.p = 1; }}")));
+    assert!(ok, "{r}");
+}
+
+#[test]
+fn deep_ternary_and_parentheses_are_errors() {
+    let (ok, r) = compile(&program(&format!(
+        "hdr.ipv4.ttl = {}8w2;",
+        "hdr.ipv4.p == 1 ? 8w1 : ".repeat(100_000)
+    )));
+    assert!(!ok);
+    assert_eq!(
+        first_line(&r),
+        "error: expression nested deeper than 2000",
+        "{r}"
+    );
+    let (ok, r) = compile(&program(&format!(
+        "hdr.ipv4.ttl = {}hdr.ipv4.p{};",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    )));
+    assert!(!ok);
+    assert_eq!(
+        first_line(&r),
+        "error: program nested deeper than 500 levels",
+        "{r}"
+    );
+}
+
+#[test]
+fn nul_bytes_give_one_error_and_bounded_output() {
+    let text = "\0".repeat(100_000);
+    let (sm, parsed) = load_str("nul.p4", &text, &LoadOptions::default());
+    assert_eq!(parsed.diagnostics.error_count(), 1);
+    let r = parsed.diagnostics.render(&sm);
+    assert!(
+        r.starts_with("error: 100000 unexpected characters `\\u{0}"),
+        "{r}"
+    );
+    assert!(r.len() < 2_000, "{} bytes", r.len());
+}
+
+#[test]
+fn a_line_of_dollars_is_one_error() {
+    let text = format!("{}\n", "$".repeat(20_000));
+    let (sm, parsed) = load_str("d.p4", &text, &LoadOptions::default());
+    assert_eq!(parsed.diagnostics.error_count(), 1);
+    assert!(parsed.diagnostics.render(&sm).len() < 2_000);
+}
+
+#[test]
+fn errors_are_capped_per_line_and_per_file() {
+    // 20,000 separate errors on one line: 3 shown, the rest counted.
+    let text = format!("{}\n", "$ ".repeat(20_000));
+    let (sm, parsed) = load_str("d.p4", &text, &LoadOptions::default());
+    assert_eq!(parsed.diagnostics.error_count(), 20_000);
+    let r = parsed.diagnostics.render(&sm);
+    assert_eq!(
+        r.matches("error: unexpected character `$`").count(),
+        3,
+        "{r}"
+    );
+    assert!(r.ends_with("note: 19997 more error(s) not shown (at most 100 diagnostics are printed, and at most 3 per source line)\n"), "{r}");
+    assert!(r.len() < 4_000, "{} bytes", r.len());
+    // One error on each of 20,000 lines: 100 shown.
+    let text = "$\n".repeat(20_000);
+    let (sm, parsed) = load_str("d.p4", &text, &LoadOptions::default());
+    let r = parsed.diagnostics.render(&sm);
+    assert_eq!(r.matches("error: unexpected character `$`").count(), 100);
+    assert!(r.contains("note: 19900 more error(s) not shown"), "{r}");
+}
+
+#[test]
+fn a_long_line_is_shown_as_a_window() {
+    let text = format!("const bit<8> X = {}$;\n", "1 + ".repeat(25_000));
+    let (sm, parsed) = load_str("w.p4", &text, &LoadOptions::default());
+    let r = parsed.diagnostics.render(&sm);
+    let code = r
+        .lines()
+        .find(|l| l.starts_with("1 | "))
+        .expect("the source line");
+    assert!(
+        code.starts_with("1 | ...") && code.ends_with("$;"),
+        "{code}"
+    );
+    assert!(code.len() < 200, "{code}");
+    // The caret still points at the `$`.
+    let caret = r.lines().find(|l| l.contains('^')).expect("caret line");
+    assert_eq!(caret.find('^'), code.find('$'), "{r}");
+}
+
+fn include_error(target: &str) -> String {
+    let dir = tempdir("inc");
+    let main = dir.join("main.p4");
+    std::fs::write(&main, format!("#include \"{target}\"\n")).unwrap();
+    let (sm, parsed) = load_file(&main, &LoadOptions::default());
+    parsed.diagnostics.render(&sm)
+}
+
+fn tempdir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("pisa-p4-limits-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn including_a_directory_says_so() {
+    let dir = tempdir("dir");
+    let r = include_error(&dir.display().to_string());
+    assert!(r.contains("is a directory, not a P4 source file"), "{r}");
+    assert!(!r.contains("cannot find"), "{r}");
+}
+
+#[cfg(unix)]
+#[test]
+fn including_a_fifo_does_not_block() {
+    let dir = tempdir("fifo");
+    let fifo = dir.join("pipe.p4");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("mkfifo unavailable: skipped");
+        return;
+    }
+    let r = include_error(&fifo.display().to_string());
+    assert!(r.contains("is a FIFO, not a regular file"), "{r}");
+    // The root file too.
+    let (sm, parsed) = load_file(&fifo, &LoadOptions::default());
+    assert!(parsed.diagnostics.render(&sm).contains("is a FIFO"));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn including_dev_zero_or_proc_files_is_refused_without_echoing_them() {
+    let r = include_error("/dev/zero");
+    assert!(
+        r.contains("`/dev/zero` is a character device, not a regular file"),
+        "{r}"
+    );
+    std::env::set_var("PISA_P4_SECRET_MARKER", "do-not-print-me");
+    let r = include_error("/proc/self/environ");
+    assert!(r.contains("is a special file"), "{r}");
+    assert!(!r.contains("do-not-print-me"), "{r}");
+    let r = include_error("/proc/self/status");
+    assert!(r.contains("is a special file"), "{r}");
+    // As the root file too.
+    let (sm, parsed) = load_file(Path::new("/dev/zero"), &LoadOptions::default());
+    assert!(parsed.diagnostics.render(&sm).contains("character device"));
+}
+
+#[test]
+fn binary_include_is_refused() {
+    let dir = tempdir("bin");
+    std::fs::write(dir.join("blob.p4"), b"header h_t { bit<8> x; }\0\0\0").unwrap();
+    let r = include_error(&dir.join("blob.p4").display().to_string());
+    assert!(r.contains("contains NUL bytes"), "{r}");
+}
+
+#[test]
+fn unterminated_comment_is_reported_once_at_its_start() {
+    let text = "#include <core.p4>\nstruct s_t {\n  bit<8> a; /* open\n  bit<8> b;\n}\n#include <tna.p4>\nheader h_t { foo_t x; }\n";
+    let (sm, parsed) = load_str("c.p4", text, &LoadOptions::default());
+    let r = parsed.diagnostics.render(&sm);
+    assert_eq!(parsed.diagnostics.len(), 1, "{r}");
+    assert!(
+        r.starts_with("error: unterminated comment\n --> c.p4:3:13\n"),
+        "{r}"
+    );
+    assert!(r.contains("^^ this `/*` has no matching `*/`"), "{r}");
+}
+
+#[test]
+fn cr_only_line_endings_are_line_endings() {
+    let text = program("hdr.ipv4.ttl = hdr.ipv4.ttl - 1;").replace('\n', "\r");
+    let (ok, r) = compile(&text);
+    assert!(ok, "{r}");
+    // And errors point at the right line.
+    let text = program("hdr.ipv4.ttl = nope;").replace('\n', "\r");
+    let (ok, r) = compile(&text);
+    assert!(!ok);
+    assert!(r.contains("nope"), "{r}");
+    assert!(r.contains("--> t.p4:14:"), "{r}");
+}
+
+#[test]
+fn compile_file_reports_a_missing_file() {
+    let r = compile_file(Path::new("/nonexistent/x.p4"), &CompileOptions::default())
+        .expect_err("fails")
+        .render();
+    assert!(
+        r.starts_with("error: cannot read `/nonexistent/x.p4`"),
+        "{r}"
+    );
+}
