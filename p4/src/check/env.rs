@@ -216,6 +216,16 @@ impl<'a> Env<'a> {
     fn width(&self, w: &ast::Expr, signed: bool) -> Result<u16, Diagnostic> {
         let n = self.eval_int(w)?;
         let min = if signed { 2 } else { 1 };
+        if n == 0 {
+            // The P4_16 spec allows `bit<0>`; bf-p4c (the TNA compiler) rejects it.
+            let ty = if signed { "int" } else { "bit" };
+            return Err(Diagnostic::error(format!("`{ty}<0>`: illegal bit size"))
+                .with_primary(w.span, "zero-width type")
+                .with_note("bf-p4c rejects zero-width types (\"Illegal bit size\")")
+                .with_help(format!(
+                    "remove it, or use a width from {min} to {MAX_WIDTH}"
+                )));
+        }
         if n < min || n > MAX_WIDTH as i128 {
             return Err(Diagnostic::error(format!("bit width {n} is not supported"))
                 .with_primary(w.span, "width out of range")
@@ -224,6 +234,12 @@ impl<'a> Env<'a> {
                 )));
         }
         Ok(n as u16)
+    }
+
+    /// Resolves the top-level type declaration `id` (struct, header, enum, typedef without type
+    /// parameters): how the checker validates declarations the program never uses.
+    pub fn check_type_decl(&self, id: &ast::Ident) -> Result<Ty, Diagnostic> {
+        self.named_type(id, &[], &TypeParams::new(), 0)
     }
 
     fn named_type(

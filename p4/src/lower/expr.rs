@@ -432,9 +432,18 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn top_const(&mut self, name: &str, c: &'a ast::ConstDecl, use_span: Span) -> Res<V> {
+    pub(crate) fn top_const(
+        &mut self,
+        name: &str,
+        c: &'a ast::ConstDecl,
+        use_span: Span,
+    ) -> Res<V> {
         if let Some(v) = self.consts.get(name) {
             return Ok(v.clone());
+        }
+        if self.const_failed.contains(name) {
+            // Already reported (when it was first evaluated).
+            return Err(super::Reported);
         }
         if !self.const_busy.insert(name.to_string()) {
             return Err(self.err(
@@ -445,6 +454,9 @@ impl<'a> Lowerer<'a> {
         }
         let r = self.const_decl_value(c);
         self.const_busy.remove(name);
+        if r.is_err() {
+            self.const_failed.insert(name.to_string());
+        }
         let v = r?;
         self.consts.insert(name.to_string(), v.clone());
         Ok(v)
@@ -1131,6 +1143,13 @@ impl<'a> Lowerer<'a> {
             if let Some(v) = fold_int(op, *x, *y) {
                 return Ok(v);
             }
+            if matches!(op, BinOp::Div | BinOp::Mod) && *y == 0 {
+                return Err(self.err(
+                    Diagnostic::error("division by zero")
+                        .with_primary(rhs.span, "this is 0")
+                        .with_secondary(span, format!("in this `{}`", op.as_str())),
+                ));
+            }
             if class != OpClass::Logic {
                 return Err(self.err(
                     Diagnostic::error(format!(
@@ -1243,6 +1262,15 @@ impl<'a> Lowerer<'a> {
                 })?;
                 let width = rt.scalar_width().unwrap_or(1);
                 let signed = t.is_signed();
+                if matches!(op, BinOp::Div | BinOp::Mod)
+                    && matches!(eb, ir::Expr::Const { value: 0, .. })
+                {
+                    return Err(self.err(
+                        Diagnostic::error("division by zero")
+                            .with_primary(rhs.span, "this is 0")
+                            .with_secondary(span, format!("in this `{sym}`")),
+                    ));
+                }
                 if matches!(op, BinOp::Div | BinOp::Mod)
                     && !matches!(eb, ir::Expr::Const { value, .. } if value.is_power_of_two())
                 {

@@ -164,6 +164,8 @@ pub(crate) struct Lowerer<'a> {
     pub top_actions: HashMap<String, Rc<ActionSlot<'a>>>,
     pub consts: HashMap<String, V>,
     pub const_busy: HashSet<String>,
+    /// Top-level constants whose evaluation failed (reported once).
+    pub const_failed: HashSet<String>,
     pub tmp: u32,
     /// Instance path for runtime names (`SwitchIngress`, `SwitchIngress.inner`).
     pub prefix: String,
@@ -194,6 +196,7 @@ impl<'a> Lowerer<'a> {
             top_actions: HashMap::new(),
             consts: HashMap::new(),
             const_busy: HashSet::new(),
+            const_failed: HashSet::new(),
             tmp: 0,
             prefix: String::new(),
             depth: 0,
@@ -332,11 +335,58 @@ impl<'a> Lowerer<'a> {
 
 /// Lowers `program` for `target`. Diagnostics (errors and warnings) go to `diags`; the program is
 /// returned only when there were no errors.
+/// Checks every top-level constant and type declaration of the user's program, used or not,
+/// as p4c does: `const bit<8> X = 1 / 0;`, a `bit<0>` field or an enum value that does not fit
+/// is an error even when nothing refers to it.
+fn check_unused_decls(l: &mut Lowerer<'_>) {
+    let env = l.env;
+    let mut typedef_errors = HashSet::new();
+    for decl in &env.program.decls {
+        if env.arch_files.contains(&decl.span.file) {
+            continue;
+        }
+        match &decl.kind {
+            ast::DeclKind::Const(c) => {
+                let _ = l.top_const(&c.name.name, c, c.name.span);
+            }
+            ast::DeclKind::Header(s) | ast::DeclKind::Struct(s) | ast::DeclKind::HeaderUnion(s)
+                if s.type_params.is_empty() =>
+            {
+                if let Err(d) = env.check_type_decl(&s.name) {
+                    l.err(d);
+                }
+            }
+            ast::DeclKind::Enum(e) => {
+                if let Err(d) = env.check_type_decl(&e.name) {
+                    l.err(d);
+                }
+            }
+            ast::DeclKind::Typedef(t) => {
+                if let Err(d) = env.check_type_decl(&t.name) {
+                    // A typedef cycle fails the same way at each of its members: once.
+                    if typedef_errors.insert(d.message.clone()) {
+                        l.err(d);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 pub fn lower_program(env: &Env<'_>, target: Target, diags: &mut Diagnostics) -> Option<Lowered> {
     let mut l = Lowerer::new(env, target);
+    check_unused_decls(&mut l);
     let out = block::lower_main(&mut l);
     let had_errors = l.diags.has_errors();
-    diags.extend(std::mem::take(&mut l.diags));
+    // A declaration checked up front and again at a use reports the same error twice.
+    let mut seen = HashSet::new();
+    for d in std::mem::take(&mut l.diags) {
+        let key = (d.message.clone(), d.primary_span());
+        if !d.is_error() || seen.insert(key) {
+            diags.push(d);
+        }
+    }
     match out {
         Ok(lowered) if !had_errors => Some(lowered),
         _ => None,

@@ -1,0 +1,18 @@
+/* Division by zero in a constant is an error even when the constant is never used. */
+#include "../head.p4inc"
+
+const bit<8> DIV = 1 / 0;
+const bit<8> MOD = 5 % 0;
+const bit<8> TYPED = 8w5 / 0;
+
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    apply {
+        meta.b8 = hdr.ipv4.ttl;
+    }
+}
+
+#include "../tail.p4inc"
