@@ -792,7 +792,7 @@ impl Preprocessor<'_> {
                         self.error(
                             use_site,
                             format!("cannot expand macro `{word}`: {why}"),
-                            why,
+                            "in this macro use",
                         );
                         String::new()
                     }
