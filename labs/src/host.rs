@@ -1,5 +1,7 @@
-//! Host applications of the in-memory driver: what runs on a lab host instead of collecting
-//! frames in an inbox. [`HostApp`] is the I/O-free shape the host protocols already have (frames
+//! Applications of the in-memory driver: what runs on a lab host instead of collecting frames
+//! in an inbox ([`HostApp`]), and control-plane agents cabled to a switch port, typically its
+//! CPU port, that program the switch as they run ([`SwitchApp`]: the P4CE agent's RDMA CM
+//! endpoint, MC-RDMA's and 1Pipe's controllers). [`HostApp`] is the I/O-free shape the host protocols already have (frames
 //! in, frames out, a next wake-up time); [`RdmaHost`] is pisa's RoCEv2 endpoint on a lab host
 //! (`rdma: true` in the topology), addressed from the topology and with every other host
 //! reached through its switch's router MAC (a routed fabric answers no ARP).
@@ -8,6 +10,7 @@ use std::any::Any;
 use std::net::IpAddr;
 
 use dataplane::Nanos;
+use pipeline::switch::Switch;
 use rdma::verbs::{Endpoint, EndpointConfig, Instant};
 
 use crate::topology::Topology;
@@ -21,6 +24,20 @@ pub trait HostApp: Any {
     /// When it next needs [`HostApp::poll`] without a frame arriving.
     fn next_wakeup(&self) -> Option<Nanos>;
     /// For [`crate::MemLab::app_mut`].
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// A control-plane agent on a switch port, driven by the lab in virtual time: it sees the
+/// frames the switch sends to that port and may program the switch (runtime API) whenever it
+/// runs.
+pub trait SwitchApp: Any {
+    /// A frame arrived from the switch at `now`.
+    fn receive(&mut self, now: Nanos, frame: &[u8], sw: &mut Switch);
+    /// Runs what is due at `now`; frames for the switch go to `out`.
+    fn poll(&mut self, now: Nanos, sw: &mut Switch, out: &mut dyn FnMut(Vec<u8>));
+    /// When it next needs [`SwitchApp::poll`] without a frame arriving.
+    fn next_wakeup(&self) -> Option<Nanos>;
+    /// For [`crate::MemLab::agent_mut`].
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 

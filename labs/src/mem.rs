@@ -22,7 +22,7 @@ use dataplane::switch::SwitchPipeline;
 use dataplane::{FrameBatch, LinkControl, LinkPort, MemPort, Nanos, Port, PortStats};
 use pipeline::switch::Switch;
 
-use crate::host::HostApp;
+use crate::host::{HostApp, SwitchApp};
 use crate::topology::{End, Topology};
 
 /// Frames per receive or transmit batch.
@@ -51,11 +51,30 @@ pub enum MemLabError {
 /// Frames a tapped link carried: arrival time and bytes.
 type Capture = Vec<(Nanos, Vec<u8>)>;
 
-/// A node: a switch or a host.
+/// A node: a switch, a host, or a switch's control-plane agent on one of its ports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Node {
     Switch(usize),
     Host(usize),
+    Agent(usize),
+}
+
+/// What a timer on the heap wakes: a link end's model, a host's or an agent's application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Timer {
+    Port(usize),
+    Host(usize),
+    Agent(usize),
+}
+
+/// The link end of an agent: it is cabled to no topology link.
+const NO_LINK: usize = usize::MAX;
+
+struct SimAgent {
+    switch: usize,
+    port: usize,
+    app: Option<Box<dyn SwitchApp>>,
+    scheduled: Option<Nanos>,
 }
 
 struct SimSwitch {
@@ -96,7 +115,8 @@ pub struct MemLab {
     switches: Vec<SimSwitch>,
     hosts: Vec<SimHost>,
     ports: Vec<SimPort>,
-    timers: BinaryHeap<Reverse<(Nanos, usize)>>,
+    timers: BinaryHeap<Reverse<(Nanos, Timer)>>,
+    agents: Vec<SimAgent>,
     ready: Vec<Node>,
     ready_flag: Vec<bool>,
     rx: FrameBatch,
@@ -207,6 +227,7 @@ impl MemLab {
             hosts,
             ports,
             timers: BinaryHeap::new(),
+            agents: Vec::new(),
             ready: Vec::new(),
             ready_flag: vec![false; nodes],
             rx: FrameBatch::new(BATCH),
@@ -234,7 +255,105 @@ impl MemLab {
         match n {
             Node::Switch(s) => s,
             Node::Host(h) => self.switches.len() + h,
+            Node::Agent(a) => self.switches.len() + self.hosts.len() + a,
         }
+    }
+
+    /// The earliest virtual time at which something is due (now, when frames wait), or None
+    /// when nothing is in flight and no application waits for a time.
+    pub fn next_due(&self) -> Option<Nanos> {
+        if !self.ready.is_empty() {
+            return Some(self.now);
+        }
+        self.timers.peek().map(|Reverse((t, _))| (*t).max(self.now))
+    }
+
+    /// Cables a control-plane agent to device port `devport` of switch `switch` (its CPU port,
+    /// say): frames the switch sends there reach the agent, the agent's frames enter the
+    /// switch there, and the agent may program the switch whenever it runs. Returns its index.
+    pub fn attach_agent(&mut self, switch: usize, devport: u16, app: Box<dyn SwitchApp>) -> usize {
+        let a = self.agents.len();
+        let (sw_end, agent_end) = dataplane::mem::pair_with_capacity(
+            &format!("{}:{devport}/agent", self.topo.switches[switch].name),
+            "agent",
+            LINK_CAPACITY,
+        );
+        let base = self.ports.len();
+        for (k, (node, dp, port)) in [
+            (Node::Switch(switch), devport, sw_end),
+            (Node::Agent(a), 0, agent_end),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let lp = LinkPort::new(port, dataplane::LinkConfig::default())
+                .expect("default link settings are valid");
+            self.ports.push(SimPort {
+                node,
+                devport: dp,
+                link: NO_LINK,
+                lp,
+                peer: base + 1 - k,
+                tx: FrameBatch::new(BATCH),
+                scheduled: None,
+            });
+        }
+        self.switches[switch].port_of[devport as usize & 0x1ff] = base as u32;
+        self.switches[switch].ports.push(base);
+        self.agents.push(SimAgent {
+            switch,
+            port: base + 1,
+            app: Some(app),
+            scheduled: None,
+        });
+        self.ready_flag.push(false);
+        self.poll_agent(a);
+        a
+    }
+
+    /// The agent `agent`, if it is a `T`.
+    pub fn agent_mut<T: SwitchApp>(&mut self, agent: usize) -> Option<&mut T> {
+        self.agents[agent]
+            .app
+            .as_mut()
+            .and_then(|a| a.as_any_mut().downcast_mut::<T>())
+    }
+
+    /// Lets agent `agent` run now (after the caller gave it work).
+    pub fn poll_agent(&mut self, agent: usize) {
+        let now = self.now;
+        let (s, p) = (self.agents[agent].switch, self.agents[agent].port);
+        let Some(mut app) = self.agents[agent].app.take() else {
+            return;
+        };
+        let mut out = Vec::new();
+        app.poll(now, &mut self.switches[s].pipeline.sw, &mut |f| out.push(f));
+        let wake = app.next_wakeup();
+        self.agents[agent].app = Some(app);
+        self.send_all(p, out);
+        if let Some(t) = wake {
+            let t = t.max(now);
+            let slot = &mut self.agents[agent].scheduled;
+            if slot.is_none_or(|s| t < s) {
+                *slot = Some(t);
+                self.timers.push(Reverse((t, Timer::Agent(agent))));
+            }
+        }
+    }
+
+    /// Sends `frames` from the node end of port `p` now.
+    fn send_all(&mut self, p: usize, frames: Vec<Vec<u8>>) {
+        if frames.is_empty() {
+            return;
+        }
+        let now = self.now;
+        for f in frames {
+            if let Err(f) = self.ports[p].tx.push_owned(f, now) {
+                self.flush_tx(p);
+                let _ = self.ports[p].tx.push_owned(f, now);
+            }
+        }
+        self.flush_tx(p);
     }
 
     fn wake(&mut self, n: Node) {
@@ -295,21 +414,13 @@ impl MemLab {
         app.poll(now, &mut |f| out.push(f));
         let wake = app.next_wakeup();
         self.hosts[host].app = Some(app);
-        if !out.is_empty() {
-            for f in out {
-                if let Err(f) = self.ports[p].tx.push_owned(f, now) {
-                    self.flush_tx(p);
-                    let _ = self.ports[p].tx.push_owned(f, now);
-                }
-            }
-            self.flush_tx(p);
-        }
+        self.send_all(p, out);
         if let Some(t) = wake {
             let t = t.max(now);
             let slot = &mut self.hosts[host].scheduled;
             if slot.is_none_or(|s| t < s) {
                 *slot = Some(t);
-                self.timers.push(Reverse((t, self.ports.len() + host)));
+                self.timers.push(Reverse((t, Timer::Host(host))));
             }
         }
     }
@@ -361,7 +472,7 @@ impl MemLab {
         if let Some(t) = port.lp.poll_timeout() {
             if port.scheduled.is_none_or(|s| t < s) {
                 port.scheduled = Some(t);
-                self.timers.push(Reverse((t, p)));
+                self.timers.push(Reverse((t, Timer::Port(p))));
             }
         }
     }
@@ -400,19 +511,28 @@ impl MemLab {
                 return steps;
             }
             self.now = self.now.max(t);
-            while let Some(&Reverse((t, p))) = self.timers.peek() {
+            while let Some(&Reverse((t, which))) = self.timers.peek() {
                 if t > self.now {
                     break;
                 }
                 self.timers.pop();
-                if p >= self.ports.len() {
-                    let h = p - self.ports.len();
-                    if self.hosts[h].scheduled == Some(t) {
-                        self.hosts[h].scheduled = None;
-                        self.poll_host(h);
+                let p = match which {
+                    Timer::Host(h) => {
+                        if self.hosts[h].scheduled == Some(t) {
+                            self.hosts[h].scheduled = None;
+                            self.poll_host(h);
+                        }
+                        continue;
                     }
-                    continue;
-                }
+                    Timer::Agent(a) => {
+                        if self.agents[a].scheduled == Some(t) {
+                            self.agents[a].scheduled = None;
+                            self.poll_agent(a);
+                        }
+                        continue;
+                    }
+                    Timer::Port(p) => p,
+                };
                 if self.ports[p].scheduled != Some(t) {
                     continue; // superseded by an earlier time, already served
                 }
@@ -439,6 +559,15 @@ impl MemLab {
                 if self.hosts[h].app.is_some() {
                     self.poll_host(h);
                 }
+            }
+            Node::Agent(a) => {
+                let (s, p) = (self.agents[a].switch, self.agents[a].port);
+                self.receive(p, |lab, _, f, now| {
+                    if let Some(app) = lab.agents[a].app.as_mut() {
+                        app.receive(now, &f, &mut lab.switches[s].pipeline.sw);
+                    }
+                });
+                self.poll_agent(a);
             }
             Node::Switch(s) => {
                 let ports = std::mem::take(&mut self.switches[s].ports);
@@ -471,7 +600,7 @@ impl MemLab {
             let (devport, link) = (self.ports[p].devport, self.ports[p].link);
             for i in 0..n {
                 let Some(data) = rx.take_data(i) else { break };
-                if let Some(tap) = &mut self.taps[link] {
+                if let Some(Some(tap)) = self.taps.get_mut(link) {
                     tap.push((now, data.clone()));
                 }
                 f(self, devport, data, now);
@@ -530,16 +659,21 @@ impl MemLab {
                         let port = &self.ports[p];
                         let st: PortStats = port.lp.stats_handle().snapshot();
                         let f = port.lp.control().tx_stats();
-                        let peer_end = self.topo.links[port.link].peer(match port.node {
-                            Node::Switch(sw) => End::Switch {
-                                switch: sw,
-                                devport: port.devport,
-                            },
-                            Node::Host(h) => End::Host(h),
-                        });
+                        let peer = match (port.link, port.node) {
+                            (NO_LINK, _) | (_, Node::Agent(_)) => "agent".to_string(),
+                            (l, Node::Switch(sw)) => {
+                                self.topo.end_name(self.topo.links[l].peer(End::Switch {
+                                    switch: sw,
+                                    devport: port.devport,
+                                }))
+                            }
+                            (l, Node::Host(h)) => {
+                                self.topo.end_name(self.topo.links[l].peer(End::Host(h)))
+                            }
+                        };
                         PortCounters {
                             devport: port.devport,
-                            peer: self.topo.end_name(peer_end),
+                            peer,
                             rx: st.rx_packets,
                             tx: st.tx_packets,
                             drops: st.total_drops() + f.lost + f.down_dropped + f.queue_dropped,

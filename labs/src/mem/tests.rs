@@ -276,3 +276,92 @@ fn rdma_hosts_write_across_the_fabric_through_lossy_links() {
         .sum();
     assert!(lost > 0, "{retrans:?}");
 }
+
+/// A control-plane agent on leaf1's CPU port (device port 64) that installs a route to
+/// itself when it first runs, collects what the switch sends it and sends one frame in.
+struct CpuAgent {
+    installed: bool,
+    got: Vec<Vec<u8>>,
+    send: Option<Vec<u8>>,
+}
+
+impl crate::host::SwitchApp for CpuAgent {
+    fn receive(
+        &mut self,
+        _now: dataplane::Nanos,
+        frame: &[u8],
+        _sw: &mut pipeline::switch::Switch,
+    ) {
+        self.got.push(frame.to_vec());
+    }
+    fn poll(
+        &mut self,
+        _now: dataplane::Nanos,
+        sw: &mut pipeline::switch::Switch,
+        out: &mut dyn FnMut(Vec<u8>),
+    ) {
+        if !self.installed {
+            let f = control::tables_file::from_yaml(
+                "tables:\n  - table: SwitchIngress.routes\n    entries:\n      - { key: { hdr.ipv4.dst_addr: \"10.99.0.1/32\" }, action: to_host, params: { port: 64, dmac: \"02:99:00:00:00:01\" } }\n",
+            )
+            .unwrap();
+            control::tables_file::apply(sw, &f).unwrap();
+            self.installed = true;
+        }
+        if let Some(f) = self.send.take() {
+            out(f);
+        }
+    }
+    fn next_wakeup(&self) -> Option<dataplane::Nanos> {
+        None
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+#[test]
+fn an_agent_on_the_cpu_port_programs_its_switch_and_talks_through_it() {
+    let topo = shipped("leaf-spine.yaml");
+    let mut lab = MemLab::new(topo.clone()).unwrap();
+    let leaf1 = topo.switch_index("leaf1").unwrap();
+    let (h1, h8) = (
+        topo.host_index("h1").unwrap(),
+        topo.host_index("h8").unwrap(),
+    );
+    // The agent's own frame: to h8, addressed to leaf1's router MAC, as a host would.
+    let mut to_h8 = datagram(&topo, h1, h8, 77);
+    to_h8[6..12].copy_from_slice(&[2, 0x99, 0, 0, 0, 1]);
+    let a = lab.attach_agent(
+        leaf1,
+        64,
+        Box::new(CpuAgent {
+            installed: false,
+            got: Vec::new(),
+            send: Some(to_h8),
+        }),
+    );
+    lab.run_until_idle();
+    // h1 sends to the agent's address: leaf1 routes it to its CPU port.
+    let mut f = datagram(&topo, h1, h8, 5);
+    f[30..34].copy_from_slice(&[10, 99, 0, 1]);
+    let sum = etherparse::Ipv4Header::from_slice(&f[14..])
+        .unwrap()
+        .0
+        .calc_header_checksum();
+    f[24..26].copy_from_slice(&sum.to_be_bytes());
+    lab.send(h1, f);
+    lab.run_until_idle();
+    let agent = lab.agent_mut::<CpuAgent>(a).unwrap();
+    assert_eq!(agent.got.len(), 1);
+    assert_eq!(&agent.got[0][0..6], &[2, 0x99, 0, 0, 0, 1]);
+    let got = lab.take_received(h8);
+    assert_eq!(got.len(), 1, "the agent's frame crossed the fabric");
+    let c = &lab.switch_counters()[leaf1];
+    assert!(
+        c.ports
+            .iter()
+            .any(|p| p.devport == 64 && p.peer == "agent" && p.rx == 1 && p.tx == 1),
+        "{c:?}"
+    );
+}
