@@ -43,7 +43,7 @@ pub enum Command {
     Bench(bench::BenchCommand),
     /// The main job: l2l3.p4 on the bundled example captures, no root and no NIC needed.
     Demo(demo::DemoArgs),
-    /// Lab topologies: hosts in network namespaces wired to the switch's ports.
+    /// Labs: switches, hosts and links from one topology file, in memory or in network namespaces.
     #[command(subcommand)]
     Lab(lab::LabCommand),
     /// Talk to a running `pisa run --ctl PATH`: statistics, counters, tables, link faults.

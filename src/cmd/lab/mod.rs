@@ -15,7 +15,8 @@ use dataplane::lab::{self, Lab};
 
 #[derive(Subcommand, Debug)]
 pub enum LabCommand {
-    /// Build the topology a lab file describes and print the `--port` options to attach pisa.
+    /// Build a lab's namespaces and cables (root): a topology file's, or a single-switch host
+    /// file's (then print the `--port` options to attach `pisa run`).
     Up {
         /// The lab file (e.g. deploy/labs/l2l3-4hosts.yaml).
         file: PathBuf,
