@@ -546,6 +546,7 @@ impl Qp {
         self.req.cur_pkt = 0;
         self.req.ack_deadline = None;
         self.req.rnr_until = None;
+        self.req.recover_at = None;
         for r in self.rq.drain(..) {
             let wc = WorkCompletion::new(r.wr_id, WcStatus::WrFlushErr, WcOpcode::Recv, self.qpn);
             cqs.push(self.recv_cq, wc);
@@ -592,6 +593,7 @@ impl Qp {
         [
             self.req.ack_deadline,
             self.req.rnr_until,
+            self.req.recover_at,
             self.dcqcn.next_timer(),
             self.paced_until,
         ]

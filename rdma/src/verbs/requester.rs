@@ -39,6 +39,27 @@ pub(crate) struct Requester {
     rnr_psn: u32,
     pkts_since_ackreq: u32,
     rewound_to: Option<u32>,
+    /// The highest PSN sent so far.
+    sent_high: Option<u32>,
+    /// The highest PSN of an out-of-order READ response since the last go-back: a lower
+    /// one means the replay started and lost its head too, so go back again.
+    read_ooo_high: Option<u32>,
+    /// An AckReq packet being timed (PSN, sent at) for the round-trip estimate.
+    rtt_probe: Option<(u32, Instant)>,
+    /// Smoothed round-trip time from ACKs of AckReq packets (not retransmitted ones).
+    pub(crate) srtt: Option<std::time::Duration>,
+    rttvar: std::time::Duration,
+    /// The last go-back on a NAK sequence error: the PSN and when.
+    nak_rewind: Option<(u32, Instant)>,
+    /// After a go-back on a NAK or a lost READ response: when to go back again if `una`
+    /// has not moved by then (the NAK, the retransmission's head or the re-issued READ
+    /// request was lost as well). After `rtt_bound`, doubling each time; the
+    /// ACK timeout stays the last resort and alone counts against retry_cnt.
+    pub(crate) recover_at: Option<Instant>,
+    recover_backoff: u32,
+    /// Set AckReq on the next packet: the head of a retransmission asks for its ACK, so
+    /// recovery shows progress within a round trip.
+    ackreq_next: bool,
 }
 
 impl Requester {
@@ -49,6 +70,39 @@ impl Requester {
         self.lsn = None;
         self.retry_left = retry;
         self.rnr_left = rnr;
+    }
+
+    /// Takes a round-trip sample when a response covers the probed PSN.
+    fn rtt_sample(&mut self, p: u32, now: Instant) {
+        if let Some((probe, at)) = self.rtt_probe {
+            if psn::diff(p, probe) >= 0 {
+                let sample = now.saturating_duration_since(at);
+                // As TCP does (RFC 6298): a smoothed mean and mean deviation.
+                match self.srtt {
+                    None => {
+                        self.srtt = Some(sample);
+                        self.rttvar = sample / 2;
+                    }
+                    Some(s) => {
+                        let dev = s.abs_diff(sample);
+                        self.rttvar = (self.rttvar * 3 + dev) / 4;
+                        self.srtt = Some((s * 7 + sample) / 8);
+                    }
+                }
+                self.rtt_probe = None;
+            }
+        }
+    }
+
+    /// How long a response to a packet sent now may take: the smoothed round trip plus
+    /// four mean deviations (RFC 6298's RTO without its one-second floor), at least two
+    /// round trips.
+    fn rtt_bound(&self) -> Option<std::time::Duration> {
+        self.srtt.map(|s| {
+            (s + self.rttvar * 4)
+                .max(s * 2)
+                .max(std::time::Duration::from_micros(1))
+        })
     }
 
     fn outstanding(&self) -> bool {
@@ -251,11 +305,23 @@ impl Qp {
             let (headers, payload, next) = build_request(w, i, mtu, self.dest_qpn, p);
             let mut headers = headers;
             self.req.pkts_since_ackreq += 1;
-            if self.req.pkts_since_ackreq >= ctx.cfg.ack_req_every {
+            if self.req.pkts_since_ackreq >= ctx.cfg.ack_req_every || self.req.ackreq_next {
+                self.req.ackreq_next = false;
                 headers.bth.ack_req = true;
+            }
+            // Time only packets sent for the first time (Karn).
+            let last = psn::add(w.first_psn, next - 1);
+            let fresh = self.req.sent_high.is_none_or(|h| psn::diff(last, h) > 0);
+            if fresh {
+                self.req.sent_high = Some(last);
             }
             if headers.bth.ack_req {
                 self.req.pkts_since_ackreq = 0;
+                // Before the first sample, a retransmission may be timed too: better an
+                // estimate that may be short than none.
+                if self.req.rtt_probe.is_none() && (fresh || self.req.srtt.is_none()) {
+                    self.req.rtt_probe = Some((p, now));
+                }
             }
             self.req.cur_pkt = next;
             if self.req.ack_deadline.is_none() {
@@ -291,6 +357,8 @@ impl Qp {
     }
 
     fn progress(&mut self, now: Instant) {
+        self.req.recover_at = None;
+        self.req.recover_backoff = 0;
         self.req.retry_left = self.retry_cnt;
         self.req.rnr_left = self.rnr_retry;
         self.req.rewound_to = None;
@@ -300,6 +368,13 @@ impl Qp {
     /// Rewinds transmission to PSN `p` (go-back-N).
     fn go_back(&mut self, ctx: &mut Ctx<'_>, p: u32) {
         ctx.stats.retransmissions += 1;
+        self.req.rtt_probe = None;
+        self.req.read_ooo_high = None;
+        self.req.ackreq_next = true;
+        self.req.recover_at = self
+            .req
+            .rtt_bound()
+            .map(|wait| ctx.now + wait * (1u32 << self.req.recover_backoff.min(16)));
         for (i, w) in self.req.sq.iter().enumerate() {
             if !w.started {
                 self.req.cur = i;
@@ -414,6 +489,7 @@ impl Qp {
                 let Some(aeth) = h.aeth else { return };
                 match aeth.syndrome {
                     Syndrome::Ack { .. } => {
+                        self.req.rtt_sample(p, ctx.now);
                         self.update_credits(p, &aeth);
                         self.ack_through(ctx, p);
                     }
@@ -442,9 +518,36 @@ impl Qp {
                             return;
                         }
                         ctx.stats.seq_naks_received += 1;
+                        // A NAK for a PSN below `una` is older than an ACK already taken
+                        // (delayed, duplicated): acting on it would only burn a retry.
+                        if psn::diff(p, self.req.una) < 0 {
+                            ctx.stats.duplicates += 1;
+                            return;
+                        }
+                        // The responder NAKs again when a retransmission lost its head or
+                        // the requester asks for a response; a repeat that comes back
+                        // sooner than a round trip after going back to the same PSN was
+                        // caused by packets sent before that, and is stale.
+                        // Without an estimate yet, every repeat counts as stale (the
+                        // recovery timer and the ACK timeout still stand behind it).
+                        if let Some((q, at)) = self.req.nak_rewind {
+                            let since = ctx.now.saturating_duration_since(at);
+                            if q == p && self.req.rtt_bound().is_none_or(|b| since < b) {
+                                return;
+                            }
+                        }
                         self.ack_through(ctx, psn::add(p, 0xFF_FFFF));
                         if self.state != QpState::Rts && self.state != QpState::Sqd {
                             return;
+                        }
+                        // A NAK beyond the last one shows the responder moved on, even
+                        // where `una` waits for a READ response: that is progress.
+                        if self
+                            .req
+                            .nak_rewind
+                            .is_some_and(|(q, _)| psn::diff(p, q) > 0)
+                        {
+                            self.req.retry_left = self.retry_cnt;
                         }
                         if self.req.retry_left == 0 {
                             return self.fail(ctx, WcStatus::RetryExcErr);
@@ -452,6 +555,7 @@ impl Qp {
                         self.req.retry_left -= 1;
                         let from = self.resend_from(p);
                         self.go_back(ctx, from);
+                        self.req.nak_rewind = Some((p, ctx.now));
                         self.restart_timer(ctx.now);
                     }
                     Syndrome::Nak(code) => {
@@ -474,6 +578,7 @@ impl Qp {
                 if psn::diff(p, self.req.una) > 0 {
                     self.ack_through(ctx, psn::add(p, 0xFF_FFFF));
                 }
+                self.req.rtt_sample(p, ctx.now);
                 let Some(orig) = h.atomic_ack else { return };
                 let pd = self.pd;
                 let Some(w) = self.req.sq.front_mut() else {
@@ -502,6 +607,7 @@ impl Qp {
 
     fn on_read_response(&mut self, ctx: &mut Ctx<'_>, h: &RoceHeaders, payload: &[u8]) {
         let p = h.bth.psn;
+        self.req.rtt_sample(p, ctx.now);
         if psn::diff(p, self.req.una) > 0 {
             self.ack_through(ctx, psn::add(p, 0xFF_FFFF));
         }
@@ -520,10 +626,19 @@ impl Qp {
             return;
         }
         if d > 0 {
-            // A response was lost: ask again from the missing one, once.
-            if self.req.rewound_to != Some(expected) {
+            // A response was lost: ask again from the missing one at once, and again when
+            // the PSNs go backwards (the replay started, and its head was lost too).
+            let replay_lost = self.req.read_ooo_high.is_some_and(|h| psn::diff(p, h) < 0);
+            if self.req.rewound_to != Some(expected) || replay_lost {
                 self.req.rewound_to = Some(expected);
                 self.go_back(ctx, expected);
+            }
+            if self
+                .req
+                .read_ooo_high
+                .is_none_or(|h| psn::diff(p, h) > 0 || replay_lost)
+            {
+                self.req.read_ooo_high = Some(p);
             }
             return;
         }
@@ -569,6 +684,15 @@ impl Qp {
     /// Handles the ACK timeout and the end of an RNR wait.
     pub(crate) fn req_handle_timeout(&mut self, ctx: &mut Ctx<'_>) {
         let now = ctx.now;
+        if self.req.recover_at.is_some_and(|t| now >= t) {
+            self.req.recover_at = None;
+            if self.req.outstanding() && self.req.rnr_until.is_none() {
+                ctx.stats.recoveries += 1;
+                self.req.recover_backoff += 1;
+                let una = self.req.una;
+                self.go_back(ctx, una);
+            }
+        }
         if self.req.rnr_until.is_some_and(|t| now >= t) {
             self.req.rnr_until = None;
             self.restart_timer(now);

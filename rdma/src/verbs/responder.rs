@@ -132,7 +132,13 @@ impl Qp {
         let p = h.bth.psn;
         let d = psn::diff(p, self.resp.epsn);
         if d > 0 {
-            if !self.resp.nak_sent {
+            // One NAK per gap, as IBA asks, and again for a packet that asks for a response
+            // (AckReq) while the gap is open: the NAK or the head of the retransmission may
+            // have been lost (the requester sets AckReq on the first packet it resends).
+            // Without this a second loss waits for the requester's ACK timeout, which
+            // costs a ConnectX-like link tens of milliseconds.
+            let renak = self.resp.nak_sent && h.bth.ack_req;
+            if !self.resp.nak_sent || renak {
                 self.resp.nak_sent = true;
                 ctx.stats.seq_naks_sent += 1;
                 let (epsn, msn) = (self.resp.epsn, self.resp.msn);
@@ -188,6 +194,19 @@ impl Qp {
     fn duplicate(&mut self, ctx: &mut Ctx<'_>, h: &RoceHeaders, p: u32) {
         match h.bth.opcode.operation() {
             Operation::ReadRequest => {
+                // The requester went back to `p` in a READ whose responses are still
+                // queued: it asks again from there, so the rest of the old stream is
+                // stale. Dropping it lets the replay start now instead of after the rest
+                // of the old stream (up to a whole message of READ responses).
+                self.resp.out.retain(|r| match *r {
+                    Resp::Read {
+                        first_psn, total, ..
+                    } => {
+                        let d = psn::diff(p, first_psn);
+                        !(d >= 0 && d < total as i32)
+                    }
+                    _ => true,
+                });
                 // Replay from memory, for the range asked for now.
                 let Some(reth) = h.reth else { return };
                 let len = reth.dma_len as usize;

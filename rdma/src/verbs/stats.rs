@@ -29,6 +29,9 @@ pub struct Stats {
     pub retransmissions: u64,
     /// Local ACK timeouts.
     pub timeouts: u64,
+    /// Go-backs repeated because one left `una` where it was for two round trips (a NAK,
+    /// a retransmission's head or a re-issued READ request lost too).
+    pub recoveries: u64,
     /// NAK PSN sequence errors sent.
     pub seq_naks_sent: u64,
     /// NAK PSN sequence errors received.

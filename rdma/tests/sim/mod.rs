@@ -53,6 +53,11 @@ pub struct Pair {
     pub keep_log: bool,
     /// Consecutive steps in which neither time nor frames moved.
     idle_steps: u32,
+    /// Link rate in bits per second per direction (0: unlimited). With a rate, an endpoint
+    /// sends its next frame only when the previous one is on the wire, as a NIC does.
+    pub rate_bps: u64,
+    /// When each side's transmitter is free again.
+    busy_until: [Instant; 2],
 }
 
 pub fn mac(i: u8) -> [u8; 6] {
@@ -85,6 +90,8 @@ impl Pair {
             log: Vec::new(),
             keep_log: false,
             idle_steps: 0,
+            rate_bps: 0,
+            busy_until: [Instant::from_nanos(0); 2],
         }
     }
 
@@ -92,7 +99,16 @@ impl Pair {
     /// to happen (no frames in flight, no timers).
     pub fn step(&mut self) -> bool {
         for side in 0..2 {
-            while let Some(mut f) = self.ep[side].poll_transmit(self.now) {
+            while self.busy_until[side] <= self.now {
+                let Some(mut f) = self.ep[side].poll_transmit(self.now) else {
+                    break;
+                };
+                if self.rate_bps > 0 {
+                    // Preamble, FCS and inter-frame gap: 24 bytes beside the frame.
+                    let bits = (f.len() as u64 + 24) * 8;
+                    let ns = (bits * 1_000_000_000).div_ceil(self.rate_bps);
+                    self.busy_until[side] = self.now + Duration::from_nanos(ns);
+                }
                 if self.keep_log {
                     self.log.push((side, f.clone()));
                 }
@@ -133,7 +149,18 @@ impl Pair {
             .into_iter()
             .flatten()
             .min();
-        let Some(next) = [next_frame, next_timer].into_iter().flatten().min() else {
+        // A busy transmitter frees up: the endpoint may have more to send then.
+        let next_tx = self
+            .busy_until
+            .iter()
+            .copied()
+            .filter(|t| *t > self.now)
+            .min();
+        let Some(next) = [next_frame, next_timer, next_tx]
+            .into_iter()
+            .flatten()
+            .min()
+        else {
             return false;
         };
         if next > self.now {
