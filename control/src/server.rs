@@ -26,16 +26,21 @@
 //! connection stays open. `apply` runs the file's sections in order and stops at the first
 //! error, keeping what was applied before it (the error names the item), as at start-up.
 //!
+//! Limits: a request line is at most [`MAX_LINE`] bytes (1 MiB); a longer one is refused
+//! with a `line too long` error as it passes the limit, nothing more of it is buffered, and
+//! the connection is closed. At most [`MAX_CONNS`] (64) connections are served at once; one
+//! more is answered with a `too many connections` error and closed.
+//!
 //! Every request runs inside a `ctl` tracing span carrying its `op`; writes log what changed.
 //!
 //! With one thread per pipe (`pisa run --pipe-threads`, see [`dataplane::switch`]) writes go to every
 //! pipe thread's switch instance and reads collect each pipe's cells from the thread that owns
 //! the pipe, so answers look the same in both modes.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -77,8 +82,12 @@ impl ServerError {
 /// How long one request may wait for the pipeline thread.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Longest request line accepted.
-const MAX_LINE: usize = 1 << 20;
+/// Longest request line accepted (bytes, without the newline).
+pub const MAX_LINE: usize = 1 << 20;
+
+/// Most connections served at once (one thread each); a client beyond them is answered with
+/// [`too_many_connections`] and closed.
+pub const MAX_CONNS: usize = 64;
 
 fn pipes(p: Option<u16>) -> PipeSel {
     p.map_or(PipeSel::All, PipeSel::Pipe)
@@ -398,7 +407,8 @@ fn link_json(c: &dataplane::LinkConfig) -> Json {
     serde_json::to_value(c).unwrap_or(Json::Null)
 }
 
-/// The control socket's server: an accept thread and one thread per connection.
+/// The control socket's server: an accept thread and one thread per connection, at most
+/// [`MAX_CONNS`] of them.
 pub struct CtlServer {
     path: PathBuf,
     stop: Arc<AtomicBool>,
@@ -429,14 +439,27 @@ impl CtlServer {
         let thread = std::thread::Builder::new()
             .name("pisa-ctl".into())
             .spawn(move || {
+                let open = Arc::new(AtomicUsize::new(0));
                 while !flag.load(Ordering::Acquire) {
                     match listener.accept() {
-                        Ok((s, _)) => {
+                        Ok((mut s, _)) => {
+                            if open.fetch_add(1, Ordering::AcqRel) >= MAX_CONNS {
+                                open.fetch_sub(1, Ordering::AcqRel);
+                                tracing::warn!(max = MAX_CONNS, "control connection refused");
+                                let _ = s.set_nonblocking(false);
+                                let _ = s.set_write_timeout(Some(Duration::from_millis(100)));
+                                let _ = writeln!(s, "{}", too_many_connections());
+                                continue;
+                            }
+                            let slot = ConnSlot(open.clone());
                             let h = h.clone();
                             let flag = flag.clone();
                             let _ = std::thread::Builder::new()
                                 .name("pisa-ctl-conn".into())
-                                .spawn(move || serve_conn(s, &h, &flag));
+                                .spawn(move || {
+                                    let _slot = slot;
+                                    serve_conn(s, &h, &flag)
+                                });
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                             std::thread::sleep(Duration::from_millis(20))
@@ -467,38 +490,84 @@ impl Drop for CtlServer {
     }
 }
 
-fn serve_conn(s: UnixStream, h: &SwitchHandle, stop: &AtomicBool) {
+/// Releases a connection slot when a connection thread ends.
+struct ConnSlot(Arc<AtomicUsize>);
+
+impl Drop for ConnSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The answer to a line that passed [`MAX_LINE`] without a newline; the connection is closed
+/// after it, having buffered no more than the limit.
+pub fn line_too_long() -> Json {
+    json!({"ok": false, "error": format!(
+        "line too long: a request line is at most {MAX_LINE} bytes; closing the connection"
+    )})
+}
+
+/// The answer to a client beyond [`MAX_CONNS`]; its connection is closed after it.
+pub fn too_many_connections() -> Json {
+    json!({"ok": false, "error": format!(
+        "too many connections: the control socket serves at most {MAX_CONNS} at a time; \
+         close one and retry"
+    )})
+}
+
+/// Reads request lines, never holding more than [`MAX_LINE`] bytes of one: a line that
+/// passes the limit is answered with [`line_too_long`] and the connection closed.
+fn serve_conn(mut s: UnixStream, h: &SwitchHandle, stop: &AtomicBool) {
+    use std::io::Read;
     // Wake up now and then to notice a shutdown.
     let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
     let Ok(mut w) = s.try_clone() else { return };
-    let mut r = BufReader::new(s);
-    let mut line = String::new();
+    let mut line: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 << 10];
     while !stop.load(Ordering::Acquire) {
-        match r.read_line(&mut line) {
+        let n = match s.read(&mut chunk) {
             Ok(0) => return,
-            Ok(_) => {
-                if !line.ends_with('\n') && line.len() < MAX_LINE {
-                    continue; // timed out mid-line; keep reading
-                }
-                let reply = if line.len() >= MAX_LINE {
-                    json!({"ok": false, "error": format!("request longer than {MAX_LINE} bytes")})
-                } else if line.trim().is_empty() {
-                    line.clear();
-                    continue;
-                } else {
-                    handle_line(h, line.trim())
-                };
-                line.clear();
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                continue
+            }
+            Err(_) => return,
+        };
+        let mut rest = &chunk[..n];
+        while !rest.is_empty() {
+            let (part, complete) = match rest.iter().position(|&b| b == b'\n') {
+                Some(i) => (&rest[..i], true),
+                None => (rest, false),
+            };
+            rest = &rest[(part.len() + usize::from(complete))..];
+            if line.len() + part.len() > MAX_LINE {
+                let _ = writeln!(w, "{}", line_too_long());
+                return;
+            }
+            line.extend_from_slice(part);
+            if !complete {
+                break;
+            }
+            let reply = match std::str::from_utf8(&line) {
+                Err(e) => Some(
+                    json!({"ok": false, "error": format!("bad request: not UTF-8 text ({e})")}),
+                ),
+                Ok(t) if t.trim().is_empty() => None,
+                Ok(t) => Some(handle_line(h, t.trim())),
+            };
+            line.clear();
+            if let Some(reply) = reply {
                 if writeln!(w, "{reply}").is_err() {
                     return;
                 }
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => return,
         }
     }
 }
@@ -663,6 +732,129 @@ mod tests {
         assert!(!err(&h, &bad).is_empty());
         assert!(err(&h, r#"{"op":"queue_get","port":600}"#).contains("600"));
         assert!(err(&h, r#"{"op":"table_list","table":"nope"}"#).contains("nope"));
+        drop(rt.stop().unwrap());
+    }
+
+    /// Reads one reply line (at most 64 KiB) from a raw socket.
+    fn reply_of(s: &mut UnixStream) -> String {
+        use std::io::Read;
+        let mut out = Vec::new();
+        let mut b = [0u8; 1];
+        while out.len() < 65536 {
+            match s.read(&mut b) {
+                Ok(1) if b[0] == b'\n' => break,
+                Ok(1) => out.push(b[0]),
+                _ => break,
+            }
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    fn at_eof(s: &mut UnixStream) -> bool {
+        use std::io::Read;
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        // Closed with our bytes unread, the socket may read as reset rather than at its end.
+        match s.read(&mut [0u8; 16]) {
+            Ok(0) => true,
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+            Ok(_) => false,
+        }
+    }
+
+    #[test]
+    fn a_line_is_refused_as_it_passes_the_limit_without_waiting_for_its_newline() {
+        let rt = runtime();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctl.sock");
+        let _srv = CtlServer::start(&path, SwitchHandle::Single(rt.handle())).unwrap();
+        let mut s = UnixStream::connect(&path).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        // A good request first: the connection works.
+        writeln!(s, r#"{{"op":"stats"}}"#).unwrap();
+        assert!(reply_of(&mut s).contains(r#""ok":true"#));
+        // Then more than the limit and no newline: the answer comes without one.
+        let mut w = s.try_clone().unwrap();
+        let writer = std::thread::spawn(move || {
+            let chunk = vec![b'x'; 64 << 10];
+            let mut sent = 0;
+            // Stops when the server closes the connection.
+            while sent < 4 * MAX_LINE && w.write_all(&chunk).is_ok() {
+                sent += chunk.len();
+            }
+            sent
+        });
+        let r = reply_of(&mut s);
+        assert!(
+            r.contains("line too long") && r.contains(&MAX_LINE.to_string()),
+            "{r}"
+        );
+        assert!(at_eof(&mut s), "the connection is closed after the error");
+        let sent = writer.join().unwrap();
+        assert!(
+            sent < 4 * MAX_LINE,
+            "the server stopped reading: {sent} bytes went out"
+        );
+        // The server still serves others.
+        let mut s2 = UnixStream::connect(&path).unwrap();
+        writeln!(s2, r#"{{"op":"stats"}}"#).unwrap();
+        assert!(reply_of(&mut s2).contains(r#""ok":true"#));
+        // A line just at the limit is read whole (and answered as a bad request).
+        let mut line = vec![b' '; MAX_LINE - 2];
+        line[0] = b'"';
+        line[MAX_LINE - 3] = b'"';
+        line.push(b'\n');
+        let mut w2 = s2.try_clone().unwrap();
+        let t = std::thread::spawn(move || w2.write_all(&line).is_ok());
+        let r = reply_of(&mut s2);
+        assert!(t.join().unwrap());
+        assert!(r.contains("bad request") && !r.contains("too long"), "{r}");
+        drop(rt.stop().unwrap());
+    }
+
+    #[test]
+    fn connections_beyond_the_cap_get_a_named_error_and_slots_come_back() {
+        let rt = runtime();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctl.sock");
+        let _srv = CtlServer::start(&path, SwitchHandle::Single(rt.handle())).unwrap();
+        let mut open: Vec<UnixStream> = (0..MAX_CONNS)
+            .map(|_| UnixStream::connect(&path).unwrap())
+            .collect();
+        // Each of them is served.
+        for s in open.iter_mut() {
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            writeln!(s, r#"{{"op":"stats"}}"#).unwrap();
+            assert!(reply_of(s).contains(r#""ok":true"#));
+        }
+        let mut extra = UnixStream::connect(&path).unwrap();
+        extra
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let r = reply_of(&mut extra);
+        assert!(
+            r.contains("too many connections") && r.contains("64"),
+            "{r}"
+        );
+        assert!(at_eof(&mut extra));
+        // Closing one frees its slot (the thread notices within its read timeout).
+        drop(open.pop());
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let mut s = UnixStream::connect(&path).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let _ = writeln!(s, r#"{{"op":"stats"}}"#);
+            let r = reply_of(&mut s);
+            if r.contains(r#""ok":true"#) {
+                break;
+            }
+            assert!(r.contains("too many connections"), "{r}");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the slot never came back"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        drop(open);
         drop(rt.stop().unwrap());
     }
 }

@@ -151,12 +151,25 @@ pub fn request(socket: &Path, line: &str) -> anyhow::Result<Json> {
             socket.display()
         )
     })?;
+    if line.len() > control::server::MAX_LINE {
+        anyhow::bail!(
+            "the request is {} bytes; the control socket takes lines of at most {} bytes",
+            line.len(),
+            control::server::MAX_LINE
+        );
+    }
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
-    writeln!(s, "{line}")?;
+    // A server that refuses the connection (too many open) answers and closes at once, so
+    // the write may fail: its answer still says why.
+    let sent = writeln!(s, "{line}");
     let mut r = BufReader::new(s);
     let mut reply = String::new();
-    r.read_line(&mut reply)
-        .context("no answer from the control socket")?;
+    let read = r.read_line(&mut reply);
+    if reply.trim().is_empty() {
+        sent.context("cannot send the request to the control socket")?;
+        read.context("no answer from the control socket")?;
+        anyhow::bail!("the control socket closed the connection without an answer");
+    }
     serde_json::from_str(&reply).with_context(|| format!("bad answer {reply:?}"))
 }
 
