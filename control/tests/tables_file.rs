@@ -137,9 +137,9 @@ fn item(e: &TablesFileError) -> (u64, &str, &ApplyError) {
         TablesFileError::Item {
             line,
             context,
-            source,
+            error,
             ..
-        } => (*line, context.as_str(), source),
+        } => (*line, context.as_str(), error),
         other => panic!("not an item error: {other}"),
     }
 }
@@ -257,4 +257,20 @@ proptest::proptest! {
             }
         }
     }
+}
+
+#[test]
+fn an_item_error_says_its_reason_once_in_a_printed_chain() {
+    let e = apply_err(
+        "multicast:\n  nodes:\n    - { id: 1, rid: 1, ports: [1] }\n    - { id: 1, rid: 2, ports: [2] }\n",
+    );
+    // What anyhow's `{:#}` prints: the message, then each source's.
+    let mut chain = e.to_string();
+    let mut src = std::error::Error::source(&e);
+    while let Some(s) = src {
+        chain.push_str(&format!(": {s}"));
+        src = s.source();
+    }
+    assert_eq!(chain.matches("already exists").count(), 1, "{chain}");
+    assert!(chain.contains("L1 node 1 already exists"), "{chain}");
 }

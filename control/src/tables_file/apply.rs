@@ -44,7 +44,7 @@ fn at<T>(item: &At<T>, context: String, source: impl Into<ApplyError>) -> Tables
         line: item.line,
         column: item.column,
         context,
-        source: Box::new(source.into()),
+        error: Box::new(source.into()),
     }
 }
 

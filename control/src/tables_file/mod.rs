@@ -25,14 +25,15 @@ pub enum TablesFileError {
     /// Not valid YAML or not the expected shape; the message names the line and column.
     #[error("{0}")]
     Yaml(String),
-    /// An item of the file was refused: where it is, which item, and why.
-    #[error("line {line}, column {column}: {context}: {source}")]
+    /// An item of the file was refused: where it is, which item, and why. The reason is part
+    /// of the message and not also an error source, so a caller that prints the chain
+    /// (`{:#}`) does not say it twice ("L1 node 1 already exists: L1 node 1 already exists").
+    #[error("line {line}, column {column}: {context}: {error}")]
     Item {
         line: u64,
         column: u64,
         context: String,
-        #[source]
-        source: Box<ApplyError>,
+        error: Box<ApplyError>,
     },
 }
 
