@@ -138,16 +138,16 @@ trait Logs {
     fn role_replica_applied(&self) -> Option<Vec<Vec<u8>>>;
 }
 
-impl Logs for hosts::p4ce::thread::NodeCtx {
+impl Logs for hosts::p4ce::machine::Node {
     fn role_leader_appended(&self) -> Option<Vec<Vec<u8>>> {
         match &self.role {
-            hosts::p4ce::thread::Role::Leader(l) => Some(l.appended.clone()),
+            hosts::p4ce::machine::Role::Leader(l) => Some(l.appended.clone()),
             _ => None,
         }
     }
     fn role_replica_applied(&self) -> Option<Vec<Vec<u8>>> {
         match &self.role {
-            hosts::p4ce::thread::Role::Replica(r) => Some(r.applied.clone()),
+            hosts::p4ce::machine::Role::Replica(r) => Some(r.applied.clone()),
             _ => None,
         }
     }

@@ -1,7 +1,6 @@
-//! Leader fail-over, each node on its own (no lab hand-over, unlike the in-memory lab's
-//! fail-over in `labs::p4ce::mem`, whose rules it shares through [`crate::mu`]: [`Liveness`],
-//! [`Replica::follow`], [`recovery_source`], [`Leader::resume_at`]). The namespace lab's nodes
-//! ([`super::thread`]) run it:
+//! Leader fail-over, each node on its own, over the wire only (no lab hands anything over),
+//! with Mu's rules from [`crate::mu`]: [`Liveness`], [`Replica::follow`], [`recovery_source`],
+//! [`Leader::resume_at`]. Every node of both labs runs it ([`super::machine::Node`]):
 //!
 //! - Connections: besides the leader's unicast connection to each replica, every two
 //!   replicas connect through RDMA CM (the lower id asks, on its mesh QP for that peer). The
@@ -19,7 +18,7 @@
 //!   (Mu's permission request, here answered by the follower's own detection; one that does
 //!   not within a leader timeout is left out of the view), READs the log of the one furthest
 //!   ahead if it is ahead of itself, applies it and leads from its end ([`TakeOver`]); the
-//!   node thread then asks the switch's agent for the group on a fresh QP (a view change:
+//!   node then asks the switch's agent for the group on a fresh QP (a view change:
 //!   the agent connects to the followers again).
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -108,7 +107,8 @@ impl Hello {
     }
 }
 
-/// What fail-over did on a node, with the lab's wall-clock time.
+/// What fail-over did on a node, with the node's time (wall-clock in namespaces, virtual in
+/// memory).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FailoverEvent {
     /// Every connection up: heartbeats are read and judged from here on.
@@ -146,7 +146,7 @@ pub enum FailoverEvent {
     },
 }
 
-/// A new leader's state right after recovery: the node thread makes it its leader role.
+/// A new leader's state right after recovery: the node makes it its leader role.
 pub struct TakeOver {
     /// The log, continuing after the adopted entries.
     pub leader: Leader,
@@ -302,6 +302,29 @@ impl Failover {
             hb_va: self.hb.addr,
             hb_rkey: self.hb.rkey,
         }
+    }
+
+    /// The latest time this node's fail-over must run again: its next heartbeat tick, the
+    /// next status READs of a recovery, a mesh connection to ask for again.
+    pub fn next_wakeup(&self) -> Nanos {
+        let mut t = self.next;
+        if let Some(at) = self
+            .recovery
+            .as_ref()
+            .filter(|r| !r.gave_up)
+            .and_then(|r| r.again_at)
+        {
+            t = t.min(at);
+        }
+        // Mesh connections are asked for (again) only until heartbeats are armed.
+        if self.live.is_none() {
+            for p in &self.peers {
+                if p.asks && p.conn.is_none() {
+                    t = t.min(p.retry_at);
+                }
+            }
+        }
+        t
     }
 
     /// Whether every connection is up and heartbeats are judged.

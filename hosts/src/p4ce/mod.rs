@@ -10,9 +10,13 @@
 //!   answering with its log ([`node::replica_accept`]), the leader asking the switch agent for
 //!   the group ([`node::leader_request_group`]) and reading its answer
 //!   ([`node::switch_path_from_reply`]).
-//! - [`thread`]: a node on its own thread in wall-clock time, on AF_PACKET in a network
-//!   namespace ([`thread::NodeHandle`]): the leader (connections through RDMA CM, the switch
-//!   path, appends, commit latencies) or a replica (accepting, applying).
+//! - [`machine`]: a node as an I/O-free state machine ([`machine::Node`]: frames in and out
+//!   through its endpoint, time passed in): the leader (connections through RDMA CM, the
+//!   switch path, appends, commit latencies) or a replica (accepting, applying), fail-over
+//!   and take-over included. Both labs run it: in memory as a host application of the
+//!   in-memory driver, in namespaces on its own thread.
+//! - [`thread`]: a [`machine::Node`] on its own thread in wall-clock time, on AF_PACKET in a
+//!   network namespace ([`thread::NodeHandle`]).
 //! - [`failover`]: leader fail-over, each node on its own: heartbeats read over RDMA, view
 //!   changes, a new leader's recovery ([`failover::Failover`]).
 //! - [`bench`](mod@bench): the consensus benchmark's figures and report ([`bench::Meter`],
@@ -24,6 +28,7 @@
 pub mod bench;
 pub mod cpu;
 pub mod failover;
+pub mod machine;
 pub mod node;
 pub mod thread;
 pub mod wire;

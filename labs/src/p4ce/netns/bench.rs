@@ -37,7 +37,7 @@ struct Mark {
 fn mark(lab: &NetnsLab, start_meter: bool) -> Result<Mark, NetnsError> {
     Ok(lab.node(0).exec(CALL_TIMEOUT, move |ctx| {
         let now_ns = ctx.now.as_nanos();
-        let st = ctx.host.endpoint().stats();
+        let st = ctx.endpoint().stats();
         let (tx_frames, rx_frames, retransmissions) =
             (st.tx_frames, st.rx_frames, st.retransmissions);
         let l = ctx.leader();

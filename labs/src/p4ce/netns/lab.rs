@@ -15,10 +15,9 @@ use dataplane::{AfPacketPort, Clock, FaultConfig, LabState, LinkConfig, WallCloc
 use hosts::mu::{LeaderConfig, LeaderEvent, LogGeometry};
 use hosts::p4ce::cpu::ThreadCpu;
 use hosts::p4ce::failover::{FailoverEvent, FailoverSetup};
+use hosts::p4ce::machine::{LeaderSetup, LostHook, Node, NodeConfig, NodeFailover, NodeStatus};
 use hosts::p4ce::node::{host_ip, host_mac, NodeSpec};
-use hosts::p4ce::thread::{
-    LeaderSetup, LostHook, NodeCtx, NodeFailover, NodeHandle, NodeSetup, NodeStatus,
-};
+use hosts::p4ce::thread::{NodeHandle, NodeSetup};
 use hosts::p4ce::{GROUP, MAX_REPLICAS, SWITCH_IP};
 use pipeline::api::PipeSel;
 use pipeline::ir::Program;
@@ -61,7 +60,7 @@ pub struct NetnsLab {
 /// What is left when the lab stops.
 pub struct NetnsOutcome {
     /// The nodes' final states (None for a node that crashed or failed), index 0 the leader.
-    pub nodes: Vec<Option<NodeCtx>>,
+    pub nodes: Vec<Option<Node>>,
     /// The switch's final statistics.
     pub runtime: RuntimeStats,
     /// What the CM agent did.
@@ -274,13 +273,15 @@ impl NetnsLab {
         for (i, h) in hosts.iter().enumerate().skip(1) {
             replicas.push(NodeHandle::start(
                 NodeSetup {
-                    spec: spec(i),
+                    node: NodeConfig {
+                        spec: spec(i),
+                        leader: None,
+                        record: cfg.record,
+                        failover: node_failover(&cm_jobs),
+                    },
                     netns: h.netns.clone(),
                     ifname: h.host_if.clone(),
-                    leader: None,
-                    record: cfg.record,
                     link: host_link(ids[i]),
-                    failover: node_failover(&cm_jobs),
                 },
                 clock.clone(),
             )?);
@@ -288,18 +289,20 @@ impl NetnsLab {
         let on_lost = lost_hook(cm_jobs.clone());
         let leader = NodeHandle::start(
             NodeSetup {
-                spec: spec(0),
+                node: NodeConfig {
+                    spec: spec(0),
+                    leader: Some(LeaderSetup {
+                        cfg: lcfg,
+                        mode: cfg.mode,
+                        replicas: ids[1..].iter().map(|id| (host_ip(*id), *id)).collect(),
+                        on_lost: Some(on_lost),
+                    }),
+                    record: cfg.record,
+                    failover: node_failover(&cm_jobs),
+                },
                 netns: hosts[0].netns.clone(),
                 ifname: hosts[0].host_if.clone(),
-                leader: Some(LeaderSetup {
-                    cfg: lcfg,
-                    mode: cfg.mode,
-                    replicas: ids[1..].iter().map(|id| (host_ip(*id), *id)).collect(),
-                    on_lost: Some(on_lost),
-                }),
-                record: cfg.record,
                 link: host_link(ids[0]),
-                failover: node_failover(&cm_jobs),
             },
             clock.clone(),
         )?;

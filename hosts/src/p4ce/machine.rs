@@ -1,0 +1,712 @@
+//! A P4CE node, the leader or a replica, as an I/O-free state machine: frames go in and out
+//! through its [`Endpoint`], time is passed in, and nothing here owns a thread, a socket or a
+//! clock. The namespace lab runs one on its own thread over AF_PACKET in wall-clock time
+//! ([`super::thread`]); the in-memory lab runs the same one as a host application of the
+//! in-memory driver in virtual time (`labs::p4ce::mem`).
+//!
+//! A driver feeds the node what arrives ([`Node::handle_frame`]), lets it run a turn
+//! ([`Node::poll`]: due endpoint timers, then the role's work), sends what the endpoint has
+//! to send ([`Node::poll_transmit`]) and comes back at [`Node::next_wakeup`] at the latest.
+//!
+//! - A replica answers ConnectRequests (the leader's on its unicast QP, the switch agent's on
+//!   its switch QP, both with its log in the reply) and applies entries in order.
+//! - The leader connects to every replica through RDMA CM, builds its [`Leader`], asks the
+//!   switch agent for the group (P4CE mode; again after each fallback, when the leader's
+//!   retry is due), appends what it is given (its queue, one value over and over for the
+//!   bench, or [`Node::try_append`]) and measures commit latencies ([`Meter`]).
+//! - With fail-over configured ([`NodeFailover`]), every node also bumps its heartbeat and
+//!   each replica runs [`Failover`] (mesh connections, heartbeat READs, view changes); a
+//!   replica that recovers the log becomes the leader (a take-over: a fresh QP towards the
+//!   switch and, in P4CE mode, a request for the group at once).
+
+use std::collections::VecDeque;
+use std::net::{IpAddr, Ipv4Addr};
+
+use dataplane::Nanos;
+use rdma::verbs::{CmEvent, ConnId, CqHandle, Endpoint, Instant, MrInfo, PdHandle};
+
+use super::bench::Meter;
+use super::failover::{Failover, FailoverSetup, TakeOver};
+use super::node::{
+    build_node, leader_request_group, replica_accept, reset_qp, switch_path_from_reply, NodeSpec,
+};
+use super::wire::ReplicaOffer;
+use super::{NodeError, REPLICA_CM_PORT, SWITCH_IP};
+use crate::mu::{
+    Leader, LeaderConfig, LeaderEvent, LeaderStats, LogGeometry, Path, Replica, ReplicaPath,
+};
+
+/// Called by the leader when a replica is lost (the lab tells the switch's agent).
+pub type LostHook = Box<dyn Fn(u16) + Send>;
+
+/// How long the leader waits before it asks the replicas again after every unicast
+/// connection attempt failed.
+const UNICAST_RETRY: Nanos = Nanos::from_millis(20);
+
+/// CM events about connections a node did not open that it keeps for its owner
+/// ([`Node::unclaimed`]) at most.
+const MAX_UNCLAIMED: usize = 256;
+
+/// What a node is and does.
+pub struct NodeConfig {
+    /// Its spec (id, geometry, ...).
+    pub spec: NodeSpec,
+    /// The leader's settings (None: a replica).
+    pub leader: Option<LeaderSetup>,
+    /// Keep every applied value (replicas) and every appended one (the leader).
+    pub record: bool,
+    /// Heartbeats and leader fail-over (None: the first leader leads for good).
+    pub failover: Option<NodeFailover>,
+}
+
+/// A node's fail-over part of a [`NodeConfig`].
+pub struct NodeFailover {
+    /// Timeout and the log settings of a new leader.
+    pub setup: FailoverSetup,
+    /// The path a new leader replicates on.
+    pub mode: Path,
+    /// Told when a replica is lost while this node leads.
+    pub on_lost: Option<LostHook>,
+}
+
+/// The leader's part of a [`NodeConfig`].
+pub struct LeaderSetup {
+    /// Log settings.
+    pub cfg: LeaderConfig,
+    /// P4CE or unicast.
+    pub mode: Path,
+    /// `(IP, id)` of every replica.
+    pub replicas: Vec<(Ipv4Addr, u16)>,
+    /// Told when a replica is lost.
+    pub on_lost: Option<LostHook>,
+}
+
+/// The leader's state.
+pub struct LeaderState {
+    /// The log (None until every unicast connection is up).
+    pub leader: Option<Leader>,
+    /// P4CE or unicast.
+    pub mode: Path,
+    /// Values waiting to be appended.
+    pub queue: VecDeque<Vec<u8>>,
+    /// Appended again and again while set (the bench).
+    pub repeat: Option<Vec<u8>>,
+    /// Commit latencies of what is appended.
+    pub meter: Option<Meter>,
+    /// Values appended (when recording), by index; a new leader starts with the log it
+    /// recovered.
+    pub appended: Vec<Vec<u8>>,
+    /// Leader events so far (commits left out).
+    pub events: Vec<LeaderEvent>,
+    /// Why the switch agent refused the leader's requests for the group (or did not
+    /// answer), in order.
+    pub switch_refusals: Vec<String>,
+    /// When the switch path last came up.
+    pub switch_up_at: Option<Nanos>,
+    setup: LeaderSetup,
+    pending: Vec<(ConnId, usize)>,
+    paths: Vec<Option<ReplicaPath>>,
+    switch_cm: Option<ConnId>,
+    cm_retry_at: Option<Nanos>,
+    uni_retry_at: Option<Nanos>,
+    record: bool,
+}
+
+impl LeaderState {
+    /// The leader's CM connection to the switch agent (P4CE mode, once asked).
+    pub fn switch_conn(&self) -> Option<ConnId> {
+        self.switch_cm
+    }
+
+    /// Forgets the CM connection to the switch agent and returns it (to close it).
+    pub fn take_switch_conn(&mut self) -> Option<ConnId> {
+        self.switch_cm.take()
+    }
+
+    /// Settings of the log.
+    pub fn config(&self) -> &LeaderConfig {
+        &self.setup.cfg
+    }
+}
+
+/// A replica's state.
+pub struct ReplicaState {
+    /// Its log.
+    pub replica: Replica,
+    /// Applied values (when recording).
+    pub applied: Vec<Vec<u8>>,
+    record: bool,
+    /// What it needs to lead after a fail-over.
+    takeover: Option<(Path, Option<LostHook>)>,
+}
+
+/// A node's role.
+pub enum Role {
+    /// The leader.
+    Leader(Box<LeaderState>),
+    /// A replica.
+    Replica(ReplicaState),
+}
+
+/// What a node says about itself (a driver shows it to others without stopping the node).
+#[derive(Debug, Clone, Default)]
+pub struct NodeStatus {
+    /// Set up (leader: unicast paths up and, in P4CE mode, the switch path once; replica
+    /// with fail-over: heartbeats armed).
+    pub ready: bool,
+    /// Why its driver stopped it, if it failed.
+    pub error: Option<String>,
+    /// Leader: entries committed.
+    pub committed: u64,
+    /// Leader: counters.
+    pub stats: LeaderStats,
+    /// Leader: the path new entries take.
+    pub path: Option<Path>,
+    /// It leads (the first leader, or a replica after fail-over).
+    pub leading: bool,
+    /// Replica: entries applied.
+    pub applied: u64,
+    /// Turns of the node's loop (its driver counts them).
+    pub turns: u64,
+    /// Turns that ended waiting (nothing to do).
+    pub idle_turns: u64,
+    /// Turns in which endpoint timers ran.
+    pub timer_turns: u64,
+}
+
+/// What one [`Node::poll`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Turn {
+    /// Something happened (a frame to send, an event, a state change): poll again soon.
+    pub work: bool,
+    /// Endpoint timers were due and ran.
+    pub timers_ran: bool,
+}
+
+/// A P4CE node (see the module docs).
+pub struct Node {
+    /// Its id.
+    pub id: u16,
+    ep: Endpoint,
+    /// Protection domain.
+    pub pd: PdHandle,
+    /// Its log MR.
+    pub log: MrInfo,
+    /// Its CQ.
+    pub cq: CqHandle,
+    /// Its switch QP.
+    pub switch_qp: u32,
+    /// Its unicast QPs.
+    pub uni_qps: Vec<u32>,
+    /// The log's geometry.
+    pub geometry: LogGeometry,
+    /// What it does.
+    pub role: Role,
+    /// Heartbeats and fail-over (when configured).
+    pub failover: Option<Failover>,
+    /// The time of the current (or last) turn.
+    pub now: Nanos,
+    /// What it says about itself.
+    pub status: NodeStatus,
+    /// CM events about connections the node did not open (someone else used its endpoint:
+    /// a test's own connection), oldest first, at most a few hundred.
+    pub unclaimed: Vec<CmEvent>,
+}
+
+fn instant(t: Nanos) -> Instant {
+    Instant::from_nanos(t.as_nanos())
+}
+
+fn earliest(a: Option<Nanos>, b: Option<Nanos>) -> Option<Nanos> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+impl Node {
+    /// Builds the node (endpoint, log, QPs, fail-over state) at time `now`.
+    pub fn new(cfg: NodeConfig, now: Nanos) -> Result<Node, NodeError> {
+        let mut parts = build_node(&cfg.spec)?;
+        let geometry = cfg.spec.geometry;
+        let (failover, takeover) = match cfg.failover {
+            Some(nf) => {
+                let ids = &cfg.spec.ids;
+                let fo = Failover::new(
+                    &mut parts.ep,
+                    parts.pd,
+                    &nf.setup,
+                    cfg.spec.id,
+                    ids[0],
+                    parts.uni_qps.first().copied(),
+                    ids.get(1..).unwrap_or_default(),
+                    &parts.mesh,
+                    parts.log,
+                    parts.cq,
+                    parts.switch_qp,
+                )?;
+                (Some(fo), Some((nf.mode, nf.on_lost)))
+            }
+            None => (None, None),
+        };
+        let role = match cfg.leader {
+            Some(ls) => {
+                let n = ls.replicas.len();
+                Role::Leader(Box::new(LeaderState {
+                    leader: None,
+                    mode: ls.mode,
+                    queue: VecDeque::new(),
+                    repeat: None,
+                    meter: None,
+                    appended: Vec::new(),
+                    events: Vec::new(),
+                    switch_refusals: Vec::new(),
+                    switch_up_at: None,
+                    setup: ls,
+                    pending: Vec::new(),
+                    paths: vec![None; n],
+                    switch_cm: None,
+                    cm_retry_at: None,
+                    uni_retry_at: Some(Nanos::ZERO),
+                    record: cfg.record,
+                }))
+            }
+            None => Role::Replica(ReplicaState {
+                replica: Replica::new(geometry, parts.log.lkey)?,
+                applied: Vec::new(),
+                record: cfg.record,
+                takeover,
+            }),
+        };
+        let mut node = Node {
+            id: cfg.spec.id,
+            ep: parts.ep,
+            pd: parts.pd,
+            log: parts.log,
+            cq: parts.cq,
+            switch_qp: parts.switch_qp,
+            uni_qps: parts.uni_qps,
+            geometry,
+            role,
+            failover,
+            now,
+            status: NodeStatus::default(),
+            unclaimed: Vec::new(),
+        };
+        if matches!(node.role, Role::Replica(_)) && node.failover.is_none() {
+            node.status.ready = true;
+        }
+        Ok(node)
+    }
+
+    /// Its endpoint.
+    pub fn ep(&mut self) -> &mut Endpoint {
+        &mut self.ep
+    }
+
+    /// Its endpoint, to read.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.ep
+    }
+
+    /// The leader's state (None on a replica).
+    pub fn leader(&mut self) -> Option<&mut LeaderState> {
+        match &mut self.role {
+            Role::Leader(l) => Some(l),
+            Role::Replica(_) => None,
+        }
+    }
+
+    /// The leader's state, to read (None on a replica).
+    pub fn leader_ref(&self) -> Option<&LeaderState> {
+        match &self.role {
+            Role::Leader(l) => Some(l),
+            Role::Replica(_) => None,
+        }
+    }
+
+    /// The replica's state (None on the leader).
+    pub fn replica(&mut self) -> Option<&mut ReplicaState> {
+        match &mut self.role {
+            Role::Replica(r) => Some(r),
+            Role::Leader(_) => None,
+        }
+    }
+
+    /// The replica's state, to read (None on the leader).
+    pub fn replica_ref(&self) -> Option<&ReplicaState> {
+        match &self.role {
+            Role::Replica(r) => Some(r),
+            Role::Leader(_) => None,
+        }
+    }
+
+    /// Whether it leads (the first leader, or a replica after a take-over).
+    pub fn leading(&self) -> bool {
+        matches!(self.role, Role::Leader(_))
+    }
+
+    /// A frame arrived at `now`.
+    pub fn handle_frame(&mut self, now: Nanos, frame: &[u8]) {
+        self.ep.handle_frame(instant(now), frame);
+    }
+
+    /// The next frame to send at `now`, if any.
+    pub fn poll_transmit(&mut self, now: Nanos) -> Option<Vec<u8>> {
+        self.ep.poll_transmit(instant(now))
+    }
+
+    /// One turn at `now`: due endpoint timers, then the role's work (CM events, the log,
+    /// appends, fail-over). Frames it produces wait in the endpoint
+    /// ([`Node::poll_transmit`]). When the turn did work, poll again before waiting.
+    pub fn poll(&mut self, now: Nanos) -> Result<Turn, NodeError> {
+        self.now = now;
+        let t = instant(now);
+        let mut turn = Turn::default();
+        if self.ep.poll_timeout().is_some_and(|d| d <= t) {
+            self.ep.handle_timeout(t);
+            turn.timers_ran = true;
+            turn.work = true;
+        }
+        let mut work = false;
+        match self.role {
+            Role::Leader(_) => self.leader_turn(&mut work)?,
+            Role::Replica(_) => self.replica_turn(&mut work)?,
+        }
+        turn.work |= work;
+        Ok(turn)
+    }
+
+    /// The latest time the node must be polled again without a frame arriving: its
+    /// endpoint's timers, the leader's (switch timeout, retries, probes), heartbeat ticks
+    /// and recovery steps.
+    pub fn next_wakeup(&self) -> Option<Nanos> {
+        let mut t = self.ep.poll_timeout().map(|i| Nanos(i.as_nanos()));
+        if let Role::Leader(l) = &self.role {
+            match &l.leader {
+                Some(ld) => {
+                    t = earliest(t, ld.poll_timeout().map(|i| Nanos(i.as_nanos())));
+                    t = earliest(t, l.cm_retry_at);
+                }
+                None => t = earliest(t, l.uni_retry_at),
+            }
+        }
+        if let Some(fo) = &self.failover {
+            t = earliest(t, Some(fo.next_wakeup()));
+        }
+        t
+    }
+
+    /// The leader appends `value` now if its window allows (bypassing its queue); returns
+    /// the entry's index. None on a replica, before the log is up, or with a full window.
+    pub fn try_append(&mut self, now: Nanos, value: &[u8]) -> Result<Option<u64>, NodeError> {
+        let Role::Leader(l) = &mut self.role else {
+            return Ok(None);
+        };
+        let Some(leader) = l.leader.as_mut() else {
+            return Ok(None);
+        };
+        if !leader.can_append() {
+            return Ok(None);
+        }
+        let i = leader.append(&mut self.ep, instant(now), value)?;
+        if let Some(m) = l.meter.as_mut() {
+            m.appended(now.as_nanos());
+        }
+        if l.record {
+            l.appended.push(value.to_vec());
+        }
+        Ok(Some(i))
+    }
+
+    fn replica_turn(&mut self, work: &mut bool) -> Result<(), NodeError> {
+        let t = instant(self.now);
+        let (log, geometry, switch_qp, uni) =
+            (self.log, self.geometry, self.switch_qp, self.uni_qps[0]);
+        while let Some(ev) = self.ep.poll_cm_event() {
+            *work = true;
+            if let Some(fo) = self.failover.as_mut() {
+                if fo.on_cm(&mut self.ep, t, &ev)? {
+                    continue;
+                }
+            }
+            if let CmEvent::ConnectRequest {
+                conn, peer, port, ..
+            } = ev
+            {
+                let ep = &mut self.ep;
+                if port != REPLICA_CM_PORT {
+                    ep.reject(t, conn, b"not a P4CE log port")?;
+                } else if peer == IpAddr::V4(SWITCH_IP) {
+                    replica_accept(ep, t, conn, switch_qp, log, geometry)?;
+                } else {
+                    // A leader's unicast connection (the replica serves the current leader: a
+                    // new connection replaces the old one).
+                    replica_accept(ep, t, conn, uni, log, geometry)?;
+                }
+            }
+        }
+        let Role::Replica(r) = &mut self.role else {
+            return Ok(());
+        };
+        let record = r.record;
+        let applied = &mut r.applied;
+        let n = r.replica.poll_apply(&mut self.ep, |_, v| {
+            if record {
+                applied.push(v.to_vec());
+            }
+        })?;
+        if n > 0 {
+            *work = true;
+        }
+        self.status.applied = r.replica.applied();
+        let Some(fo) = self.failover.as_mut() else {
+            return Ok(());
+        };
+        let ep = &mut self.ep;
+        let now = self.now;
+        *work |= fo.connect_mesh(ep, t, now)?;
+        *work |= fo.tick(ep, now, true)?;
+        if fo.armed() {
+            self.status.ready = true;
+        }
+        let applied = &mut r.applied;
+        let (w, took) = fo.replica_step(ep, now, &mut r.replica, |v| {
+            if record {
+                applied.push(v.to_vec());
+            }
+        })?;
+        *work |= w;
+        self.status.applied = r.replica.applied();
+        if let Some(to) = took {
+            self.take_over(to)?;
+            *work = true;
+        }
+        Ok(())
+    }
+
+    /// A replica that recovered the log becomes the leader: a fresh QP towards the switch
+    /// (its old switch QP is the replica side of the old group) and, in P4CE mode, a request
+    /// for the group through the agent at once.
+    fn take_over(&mut self, to: TakeOver) -> Result<(), NodeError> {
+        let Role::Replica(r) = &mut self.role else {
+            return Ok(());
+        };
+        let (mode, on_lost) = r.takeover.take().unwrap_or((Path::Unicast, None));
+        let appended = std::mem::take(&mut r.applied);
+        let record = r.record;
+        let cfg = to.cfg;
+        let n = to.followers.len();
+        if mode == Path::Switch {
+            let (pd, cq) = (self.pd, self.cq);
+            self.switch_qp = self.ep.create_qp(rdma::verbs::QpInitAttr {
+                pd,
+                qp_type: rdma::verbs::QpType::Rc,
+                send_cq: cq,
+                recv_cq: cq,
+                max_send_wr: 4096,
+                max_recv_wr: 1,
+            })?;
+        }
+        self.role = Role::Leader(Box::new(LeaderState {
+            leader: Some(to.leader),
+            mode,
+            queue: VecDeque::new(),
+            repeat: None,
+            meter: None,
+            appended,
+            events: Vec::new(),
+            switch_refusals: Vec::new(),
+            switch_up_at: None,
+            setup: LeaderSetup {
+                cfg,
+                mode,
+                replicas: to.followers,
+                on_lost,
+            },
+            pending: Vec::new(),
+            paths: vec![None; n],
+            switch_cm: None,
+            cm_retry_at: (mode == Path::Switch).then_some(self.now),
+            uni_retry_at: None,
+            record,
+        }));
+        self.status.ready = false;
+        Ok(())
+    }
+
+    fn note_unclaimed(&mut self, ev: CmEvent) {
+        if self.unclaimed.len() < MAX_UNCLAIMED {
+            self.unclaimed.push(ev);
+        }
+    }
+
+    fn leader_turn(&mut self, work: &mut bool) -> Result<(), NodeError> {
+        let now = self.now;
+        let t = instant(now);
+        let id = self.id;
+        let (switch_qp, log, cq) = (self.switch_qp, self.log, self.cq);
+        if let Some(fo) = self.failover.as_mut() {
+            *work |= fo.tick(&mut self.ep, now, false)?;
+        }
+        let Role::Leader(l) = &mut self.role else {
+            return Ok(());
+        };
+        let ep = &mut self.ep;
+        // Unicast connections to the replicas, through RDMA CM.
+        if l.leader.is_none() && l.pending.is_empty() && l.uni_retry_at.is_some_and(|r| now >= r) {
+            l.uni_retry_at = None;
+            let hello = self
+                .failover
+                .as_ref()
+                .map_or_else(|| b"mu".to_vec(), |f| f.hello(false).to_bytes());
+            for (i, (ip, _)) in l.setup.replicas.iter().enumerate() {
+                if l.paths[i].is_none() {
+                    let qpn = self.uni_qps[i];
+                    reset_qp(ep, qpn)?;
+                    let c = ep.connect(t, qpn, IpAddr::V4(*ip), REPLICA_CM_PORT, &hello)?;
+                    l.pending.push((c, i));
+                }
+            }
+            *work = true;
+        }
+        let mut unclaimed = Vec::new();
+        while let Some(ev) = ep.poll_cm_event() {
+            *work = true;
+            match ev {
+                CmEvent::Established {
+                    conn, private_data, ..
+                } if Some(conn) == l.switch_cm => {
+                    match switch_path_from_reply(switch_qp, &private_data) {
+                        Ok(sp) => {
+                            if let Some(ld) = l.leader.as_mut() {
+                                ld.attach_switch(sp);
+                            }
+                            l.switch_up_at = Some(now);
+                        }
+                        Err(reason) => l.switch_refusals.push(reason),
+                    }
+                }
+                CmEvent::Established {
+                    conn, private_data, ..
+                } if l.pending.iter().any(|(c, _)| *c == conn) => {
+                    let k = l.pending.iter().position(|(c, _)| *c == conn).unwrap_or(0);
+                    let (_, i) = l.pending.swap_remove(k);
+                    let offer = ReplicaOffer::parse(&private_data)
+                        .map_err(|e| NodeError::Setup(format!("replica's offer: {e}")))?;
+                    l.paths[i] = Some(ReplicaPath {
+                        id: l.setup.replicas[i].1,
+                        qpn: self.uni_qps[i],
+                        va: offer.va,
+                        rkey: offer.rkey,
+                    });
+                }
+                CmEvent::Rejected { conn, .. } | CmEvent::Unreachable { conn }
+                    if Some(conn) == l.switch_cm =>
+                {
+                    l.switch_cm = None;
+                    l.switch_refusals
+                        .push("the switch agent refused or did not answer".into());
+                    l.cm_retry_at = Some(now + Nanos::from(l.setup.cfg.switch_retry));
+                }
+                CmEvent::Rejected { conn, .. } | CmEvent::Unreachable { conn }
+                    if l.pending.iter().any(|(c, _)| *c == conn) =>
+                {
+                    l.pending.retain(|(c, _)| *c != conn);
+                    if l.pending.is_empty() {
+                        l.uni_retry_at = Some(now + UNICAST_RETRY);
+                    }
+                }
+                ev @ (CmEvent::Established { .. }
+                | CmEvent::Rejected { .. }
+                | CmEvent::Unreachable { .. }) => unclaimed.push(ev),
+                _ => {}
+            }
+        }
+        if l.leader.is_none() && l.paths.iter().all(Option::is_some) {
+            let paths = l.paths.iter().flatten().copied().collect();
+            l.leader = Some(Leader::new(l.setup.cfg, log, cq, paths, None)?);
+            if l.mode == Path::Switch {
+                l.cm_retry_at = Some(now);
+            }
+        }
+        let Some(leader) = l.leader.as_mut() else {
+            for ev in unclaimed {
+                self.note_unclaimed(ev);
+            }
+            return Ok(());
+        };
+        if l.cm_retry_at.is_some_and(|r| now >= r) {
+            l.cm_retry_at = None;
+            let live: Vec<(Ipv4Addr, u16)> = {
+                let ids = leader.live_replicas();
+                l.setup
+                    .replicas
+                    .iter()
+                    .filter(|(_, rid)| ids.contains(rid))
+                    .copied()
+                    .collect()
+            };
+            if live.len() >= l.setup.cfg.f {
+                l.switch_cm = Some(leader_request_group(
+                    ep,
+                    t,
+                    switch_qp,
+                    l.switch_cm.take(),
+                    l.setup.cfg.f,
+                    id,
+                    &live,
+                )?);
+            } else {
+                // Too few replicas for a group: ask again later (unicast cannot commit either).
+                l.cm_retry_at = Some(now + Nanos::from(l.setup.cfg.switch_retry));
+            }
+            *work = true;
+        }
+        leader.poll(ep, t)?;
+        while let Some(ev) = leader.poll_event() {
+            *work = true;
+            match ev {
+                LeaderEvent::SwitchRetryDue if l.mode == Path::Switch => l.cm_retry_at = Some(now),
+                LeaderEvent::ReplicaLost(r) => {
+                    if let Some(h) = &l.setup.on_lost {
+                        h(r);
+                    }
+                }
+                _ => {}
+            }
+            if !matches!(ev, LeaderEvent::Committed(_)) {
+                l.events.push(ev);
+            }
+        }
+        while leader.can_append() {
+            let v = match (l.queue.pop_front(), &l.repeat) {
+                (Some(v), _) => v,
+                (None, Some(r)) => r.clone(),
+                (None, None) => break,
+            };
+            leader.append(ep, t, &v)?;
+            if let Some(m) = l.meter.as_mut() {
+                m.appended(now.as_nanos());
+            }
+            if l.record {
+                l.appended.push(v);
+            }
+            *work = true;
+        }
+        let committed = leader.committed();
+        if let Some(m) = l.meter.as_mut() {
+            m.committed(committed, now.as_nanos());
+        }
+        let s = &mut self.status;
+        s.ready = l.mode == Path::Unicast || l.switch_up_at.is_some();
+        s.committed = committed;
+        s.stats = leader.stats();
+        s.path = Some(leader.path());
+        s.leading = true;
+        for ev in unclaimed {
+            self.note_unclaimed(ev);
+        }
+        Ok(())
+    }
+}
