@@ -10,7 +10,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 use std::time::Duration;
 
-use pcap_file::pcap::{PcapHeader, PcapReader};
+use pcap_file::pcap::PcapHeader;
 use pcap_file::{DataLink, TsResolution};
 
 use crate::port::{DropReason, FrameBatch, Port, PortError, StatsHandle, MAX_FRAME_LEN};
@@ -22,9 +22,174 @@ const SNAPLEN: u32 = 262_144;
 type BoxedRead = Box<dyn Read + Send>;
 type BoxedWrite = Box<dyn Write + Send>;
 
+/// The largest captured length of one record that is read (what libpcap and Wireshark
+/// accept); a larger one means the file is damaged.
+pub const MAX_RECORD: u32 = 262_144;
+
+/// One record of a capture file, as tshark numbers it.
+#[derive(Debug, Clone)]
+pub struct Record {
+    /// Position in the file, from 1 (tshark's frame number).
+    pub number: u64,
+    /// Timestamp.
+    pub ts: Nanos,
+    /// Length of the frame on the wire.
+    pub orig_len: u32,
+    /// The captured bytes (fewer than `orig_len` when the capture had a snap length).
+    pub data: Vec<u8>,
+}
+
+impl Record {
+    /// Whether the switch can take this frame, and if not why: captured shorter than it
+    /// was on the wire (a snap length), shorter than an Ethernet header, or longer than
+    /// [`MAX_FRAME_LEN`].
+    pub fn check(&self) -> Result<(), DropReason> {
+        if (self.orig_len as usize) > self.data.len() {
+            Err(DropReason::Truncated)
+        } else if self.data.len() < 14 {
+            Err(DropReason::TooShort)
+        } else if self.data.len() > MAX_FRAME_LEN {
+            Err(DropReason::TooLong)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Why the record is skipped, in words ("truncated: 96 of 1514 bytes captured").
+    pub fn skip_reason(&self) -> Option<String> {
+        let len = self.data.len();
+        self.check().err().map(|r| match r {
+            DropReason::Truncated => format!(
+                "truncated: {len} of {} bytes captured (snap length)",
+                self.orig_len
+            ),
+            DropReason::TooShort => format!("{len} bytes, shorter than an Ethernet header"),
+            _ => format!("{len} bytes, longer than the largest frame ({MAX_FRAME_LEN})"),
+        })
+    }
+}
+
+/// Reads the records of a classic pcap file (either byte order, micro- or nanosecond
+/// timestamps). Unlike pcap-file's reader it takes files whose records were cut by a snap
+/// length (orig_len > snaplen, what `tcpdump -s` writes) and records longer than the
+/// header's snap length, as libpcap and tshark do.
+pub struct PcapRecords {
+    r: BoxedRead,
+    big_endian: bool,
+    nanos: bool,
+    /// The file header's link type.
+    pub linktype: u32,
+    next: u64,
+}
+
+impl PcapRecords {
+    /// Reads the file header.
+    pub fn new(mut r: BoxedRead) -> Result<PcapRecords, String> {
+        let mut h = [0u8; 24];
+        r.read_exact(&mut h)
+            .map_err(|e| format!("not a pcap file: the 24-byte header cannot be read ({e})"))?;
+        let magic = [h[0], h[1], h[2], h[3]];
+        let (big_endian, nanos) = match magic {
+            [0xa1, 0xb2, 0xc3, 0xd4] => (true, false),
+            [0xd4, 0xc3, 0xb2, 0xa1] => (false, false),
+            [0xa1, 0xb2, 0x3c, 0x4d] => (true, true),
+            [0x4d, 0x3c, 0xb2, 0xa1] => (false, true),
+            [0x0a, 0x0d, 0x0d, 0x0a] => {
+                return Err("a pcapng file; pisa reads pcap: convert it with \
+                            `editcap -F pcap IN.pcapng OUT.pcap` (or capture with dumpcap -P)"
+                    .into())
+            }
+            _ => return Err(format!("not a pcap file (magic {:02x?})", magic)),
+        };
+        let u32_at = |i: usize| {
+            let b = [h[i], h[i + 1], h[i + 2], h[i + 3]];
+            if big_endian {
+                u32::from_be_bytes(b)
+            } else {
+                u32::from_le_bytes(b)
+            }
+        };
+        Ok(PcapRecords {
+            r,
+            big_endian,
+            nanos,
+            linktype: u32_at(20),
+            next: 1,
+        })
+    }
+
+    fn u32(&self, b: &[u8]) -> u32 {
+        let b = [b[0], b[1], b[2], b[3]];
+        if self.big_endian {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        }
+    }
+
+    /// The next record; `None` at the end of the file. A record cut off by the end of the
+    /// file or with an impossible length is an error naming its number.
+    pub fn next_record(&mut self) -> Option<Result<Record, String>> {
+        let number = self.next;
+        let mut h = [0u8; 16];
+        let mut got = 0;
+        while got < 16 {
+            match self.r.read(&mut h[got..]) {
+                Ok(0) if got == 0 => return None,
+                Ok(0) => {
+                    return Some(Err(format!(
+                        "record {number}: cut off in its header (the file ends)"
+                    )))
+                }
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Some(Err(format!("record {number}: {e}"))),
+            }
+        }
+        let (secs, frac) = (self.u32(&h[0..4]), self.u32(&h[4..8]));
+        let (incl, orig) = (self.u32(&h[8..12]), self.u32(&h[12..16]));
+        if incl > MAX_RECORD {
+            return Some(Err(format!(
+                "record {number}: captured length {incl} is over {MAX_RECORD}: the file is damaged"
+            )));
+        }
+        let mut data = vec![0u8; incl as usize];
+        if let Err(e) = self.r.read_exact(&mut data) {
+            return Some(Err(format!(
+                "record {number}: cut off after its header ({incl} bytes announced): {e}"
+            )));
+        }
+        self.next += 1;
+        let sub = if self.nanos {
+            u64::from(frac)
+        } else {
+            u64::from(frac) * 1000
+        };
+        Some(Ok(Record {
+            number,
+            ts: Nanos(u64::from(secs) * 1_000_000_000 + sub),
+            orig_len: orig.max(incl),
+            data,
+        }))
+    }
+}
+
+impl Iterator for PcapRecords {
+    type Item = Result<Record, String>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record()
+    }
+}
+
+/// Opens a pcap file for reading its records.
+pub fn read_records(path: &Path) -> Result<PcapRecords, String> {
+    let f = File::open(path).map_err(|e| format!("`{}`: {e}", path.display()))?;
+    PcapRecords::new(Box::new(BufReader::new(f))).map_err(|e| format!("`{}`: {e}", path.display()))
+}
+
 struct Replay {
     path: String,
-    reader: PcapReader<BoxedRead>,
+    reader: PcapRecords,
     paced: bool,
     /// A frame read from the file but not yet due (paced mode): its file timestamp and bytes.
     held: Option<Nanos>,
@@ -135,13 +300,15 @@ impl PcapPort {
     }
 
     fn set_input(&mut self, path: &str, r: BoxedRead, paced: bool) -> Result<(), PortError> {
-        let reader = PcapReader::new(r).map_err(|e| pcap_err(&self.name, path, e))?;
-        let dl = reader.header().datalink;
-        if dl != DataLink::ETHERNET {
+        let reader = PcapRecords::new(r).map_err(|e| pcap_err(&self.name, path, e))?;
+        if reader.linktype != 1 {
             return Err(pcap_err(
                 &self.name,
                 path,
-                format!("link type {dl:?} is not Ethernet"),
+                format!(
+                    "link type {:?} is not Ethernet",
+                    DataLink::from(reader.linktype)
+                ),
             ));
         }
         self.replay = Some(Replay {
@@ -235,7 +402,7 @@ impl Port for PcapPort {
             if r.done {
                 break;
             }
-            let pkt = match r.reader.next_packet() {
+            let rec = match r.reader.next_record() {
                 None => {
                     r.done = true;
                     break;
@@ -246,23 +413,16 @@ impl Port for PcapPort {
                 }
                 Some(Ok(p)) => p,
             };
-            let file_ts = Nanos::from(pkt.timestamp);
+            let file_ts = rec.ts;
             if r.first_file_ts.is_none() {
                 r.first_file_ts = Some(file_ts);
                 r.start = Some(now);
             }
-            if (pkt.orig_len as usize) > pkt.data.len() {
-                counters.rx_drop(DropReason::Truncated, 1);
+            if let Err(reason) = rec.check() {
+                counters.rx_drop(reason, 1);
                 continue;
             }
-            if pkt.data.len() < 14 {
-                counters.rx_drop(DropReason::TooShort, 1);
-                continue;
-            }
-            if pkt.data.len() > MAX_FRAME_LEN {
-                counters.rx_drop(DropReason::TooLong, 1);
-                continue;
-            }
+            let pkt = rec;
             r.held_data.clear();
             r.held_data.extend_from_slice(&pkt.data);
             r.held = Some(file_ts);
@@ -499,5 +659,90 @@ mod tests {
         let missing = PcapPort::open("m", Some(&dir.path().join("nope.pcap")), None, false);
         let msg = missing.unwrap_err().to_string();
         assert!(msg.contains("nope.pcap"), "{msg}");
+    }
+
+    /// A little-endian microsecond pcap with snap length `snap`: records (orig_len, bytes).
+    fn snap_file(snap: u32, records: &[(u32, Vec<u8>)]) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&0xa1b2c3d4u32.to_le_bytes());
+        b.extend_from_slice(&2u16.to_le_bytes());
+        b.extend_from_slice(&4u16.to_le_bytes());
+        b.extend_from_slice(&[0; 8]);
+        b.extend_from_slice(&snap.to_le_bytes());
+        b.extend_from_slice(&1u32.to_le_bytes());
+        for (i, (orig, data)) in records.iter().enumerate() {
+            b.extend_from_slice(&(i as u32).to_le_bytes());
+            b.extend_from_slice(&7u32.to_le_bytes());
+            b.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            b.extend_from_slice(&orig.to_le_bytes());
+            b.extend_from_slice(data);
+        }
+        b
+    }
+
+    #[test]
+    fn snap_length_captures_are_read_and_truncated_frames_counted_as_such() {
+        // tcpdump -s 96: a 1514-byte frame kept as 96 bytes (orig_len over the snap
+        // length), a whole 60-byte one, an empty record, another cut one.
+        let bytes = snap_file(
+            96,
+            &[
+                (1514, frame(1, 96)),
+                (60, frame(2, 60)),
+                (0, Vec::new()),
+                (200, frame(4, 96)),
+                (64, frame(5, 64)),
+            ],
+        );
+        let recs: Vec<Record> = PcapRecords::new(Box::new(std::io::Cursor::new(bytes.clone())))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        assert_eq!(
+            recs.iter().map(|r| r.number).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5]
+        );
+        assert_eq!(recs[0].check(), Err(DropReason::Truncated));
+        assert_eq!(recs[2].check(), Err(DropReason::TooShort));
+        assert_eq!(
+            recs[1].ts,
+            Nanos(1_000_007_000),
+            "microseconds become nanoseconds"
+        );
+        assert!(recs[0].skip_reason().unwrap().contains("96 of 1514"));
+        let mut port = PcapPort::from_io(
+            "rep",
+            Some(("mem", Box::new(std::io::Cursor::new(bytes)))),
+            None,
+            false,
+        )
+        .unwrap();
+        let mut b = FrameBatch::new(8);
+        assert_eq!(port.recv_batch(&mut b, Nanos(0)).unwrap(), 2);
+        assert_eq!(b.frames()[0].data[0], 2);
+        assert_eq!(b.frames()[1].data[0], 5);
+        let st = port.stats();
+        assert_eq!(st.rx_packets, 2);
+        assert_eq!(st.total_drops(), 3);
+        assert_eq!(st.rx_dropped(DropReason::Truncated), 2, "{st:?}");
+    }
+
+    #[test]
+    fn damaged_records_and_pcapng_are_named_errors() {
+        let mut bytes = snap_file(96, &[(60, frame(2, 60))]);
+        bytes.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0]);
+        bytes.extend_from_slice(&(MAX_RECORD + 1).to_le_bytes());
+        bytes.extend_from_slice(&(MAX_RECORD + 1).to_le_bytes());
+        let mut r = PcapRecords::new(Box::new(std::io::Cursor::new(bytes))).unwrap();
+        assert!(r.next_record().unwrap().is_ok());
+        let e = r.next_record().unwrap().unwrap_err();
+        assert!(e.contains("record 2") && e.contains("262144"), "{e}");
+        let ng = vec![
+            0x0a, 0x0d, 0x0d, 0x0a, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        let e = PcapRecords::new(Box::new(std::io::Cursor::new(ng)))
+            .err()
+            .unwrap();
+        assert!(e.contains("pcapng") && e.contains("editcap"), "{e}");
     }
 }

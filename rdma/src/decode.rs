@@ -58,6 +58,45 @@ pub fn decode_frame(bytes: &[u8]) -> Result<DecodedFrame, WireError> {
     })
 }
 
+/// Whether a frame is addressed to RoCEv2: Ethernet (with or without one 802.1Q tag), then
+/// a well-formed IPv4 header (version 4, IHL >= 5, first fragment) or IPv6 header, then UDP to
+/// port 4791. Such a frame that [`decode_frame`] refuses is malformed RoCEv2; any other frame
+/// is other traffic, whatever is wrong with it.
+pub fn is_roce_udp(bytes: &[u8]) -> bool {
+    let be16 = |i: usize| {
+        bytes
+            .get(i..i + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+    };
+    let mut l3 = 14;
+    let mut ethertype = be16(12);
+    if ethertype == Some(0x8100) {
+        ethertype = be16(16);
+        l3 = 18;
+    }
+    let udp = match ethertype {
+        Some(0x0800) => {
+            let Some(&vihl) = bytes.get(l3) else {
+                return false;
+            };
+            let ihl = usize::from(vihl & 0x0f) * 4;
+            let frag_off = be16(l3 + 6).unwrap_or(0) & 0x1fff;
+            if vihl >> 4 != 4 || ihl < 20 || bytes.get(l3 + 9) != Some(&17) || frag_off != 0 {
+                return false;
+            }
+            l3 + ihl
+        }
+        Some(0x86dd) => {
+            if bytes.get(l3).is_none_or(|v| v >> 4 != 6) || bytes.get(l3 + 6) != Some(&17) {
+                return false;
+            }
+            l3 + 40
+        }
+        _ => return false,
+    };
+    be16(udp + 2) == Some(crate::wire::ROCE_UDP_PORT)
+}
+
 fn write_cm(f: &mut fmt::Formatter<'_>, mad: &CmMad) -> fmt::Result {
     write!(f, " cm={}[tid={:#x}", mad.msg.name(), mad.tid)?;
     match &mad.msg {
@@ -202,6 +241,29 @@ mod tests {
         let d = decode_frame(&f).unwrap();
         assert!(!d.icrc_ok);
         assert!(d.to_string().ends_with("icrc=BAD"));
+    }
+
+    #[test]
+    fn roce_and_other_traffic_are_told_apart() {
+        for (_, hex, _) in VECTORS {
+            assert!(is_roce_udp(&unhex(hex)));
+        }
+        let mut f = unhex(VECTORS[2].1);
+        f[14] = 0x44; // IHL 4: not a usable IPv4 header, so not RoCEv2
+        assert!(!is_roce_udp(&f));
+        let mut f = unhex(VECTORS[2].1);
+        f[12] = 0x88; // another EtherType
+        assert!(!is_roce_udp(&f));
+        let f = unhex(VECTORS[2].1);
+        assert!(
+            !is_roce_udp(&f[..37]),
+            "cut inside the UDP destination port"
+        );
+        assert!(
+            is_roce_udp(&f[..60]),
+            "cut after them: RoCEv2, to be called malformed"
+        );
+        assert!(decode_frame(&f[..60]).is_err());
     }
 
     #[test]

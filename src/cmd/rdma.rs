@@ -13,11 +13,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
-use dataplane::{open_port, MemHub, PcapPort, Port, PortSpec, WallClock};
+use dataplane::{open_port, MemHub, Port, PortSpec, WallClock};
 use rdma::host::perf::{self, PerfConfig, PerfReport, PerfTest};
 use rdma::host::{CapturePort, Host};
 use rdma::verbs::{Endpoint, EndpointConfig};
-use rdma::wire::WireError;
 
 #[derive(Subcommand, Debug)]
 pub enum RdmaCommand {
@@ -367,18 +366,31 @@ fn print_table(a: &PerfArgs, dev: &str, side: &str, r: &PerfReport, peer: Option
 /// Counts of a decode run.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct DecodeCounts {
+    /// Every record of the file.
     frames: u64,
+    /// RoCEv2 frames that decoded (good or bad ICRC).
     roce: u64,
+    /// Frames not addressed to RoCEv2 (whatever else is wrong with them).
     other: u64,
+    /// Frames addressed to RoCEv2 (UDP port 4791) that do not decode, or carry a bad CM MAD.
     malformed: u64,
+    /// RoCEv2 frames whose ICRC does not verify.
     bad_icrc: u64,
+    /// Frames cut by the capture's snap length (or shorter than an Ethernet header): not
+    /// checked, since their bytes are not all there.
+    truncated: u64,
 }
 
 fn decode(a: &DecodeArgs) -> anyhow::Result<ExitCode> {
     let counts = decode_file(&a.file, &mut std::io::stdout().lock())?;
     eprintln!(
-        "{} frame(s): {} RoCEv2, {} other, {} malformed, {} bad ICRC",
-        counts.frames, counts.roce, counts.other, counts.malformed, counts.bad_icrc
+        "{} frame(s): {} RoCEv2 ({} bad ICRC), {} malformed RoCEv2, {} other, {} truncated",
+        counts.frames,
+        counts.roce,
+        counts.bad_icrc,
+        counts.malformed,
+        counts.other,
+        counts.truncated
     );
     if a.check && (counts.malformed > 0 || counts.bad_icrc > 0) {
         return Ok(ExitCode::from(1));
@@ -386,43 +398,53 @@ fn decode(a: &DecodeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Prints one line per RoCEv2 frame and per frame that cannot be checked, numbered as
+/// tshark numbers frames (every record of the file, from 1).
 fn decode_file(path: &Path, out: &mut dyn std::io::Write) -> anyhow::Result<DecodeCounts> {
-    let mut port = PcapPort::open("decode", Some(path), None, false)?;
-    let mut batch = dataplane::FrameBatch::new(256);
+    let records = dataplane::pcap::read_records(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if records.linktype != 1 {
+        bail!(
+            "`{}`: link type {} is not Ethernet",
+            path.display(),
+            records.linktype
+        );
+    }
     let mut c = DecodeCounts::default();
-    loop {
-        batch.clear();
-        let n = port.recv_batch(&mut batch, dataplane::Nanos::ZERO)?;
-        if n == 0 && port.is_exhausted() {
-            break;
+    for rec in records {
+        let rec = rec.map_err(|e| anyhow::anyhow!("`{}`: {e}", path.display()))?;
+        c.frames += 1;
+        let i = rec.number;
+        if let Err(why) = rec.check() {
+            if why != dataplane::DropReason::TooLong {
+                c.truncated += 1;
+                if rdma::decode::is_roce_udp(&rec.data) {
+                    let reason = rec.skip_reason().unwrap_or_default();
+                    writeln!(out, "{i:>6} RoCEv2, not checked: {reason}")?;
+                }
+                continue;
+            }
         }
-        for f in batch.iter() {
-            c.frames += 1;
-            let i = c.frames;
-            match rdma::decode::decode_frame(&f.data) {
-                Ok(d) => {
-                    c.roce += 1;
-                    let mut bad = "";
-                    if !d.icrc_ok {
-                        c.bad_icrc += 1;
-                        bad = "  <-- BAD ICRC";
-                    }
-                    if let Some(e) = &d.cm_error {
-                        c.malformed += 1;
-                        writeln!(out, "{i:>6} {d}  <-- MALFORMED CM MAD: {e}")?;
-                    } else {
-                        writeln!(out, "{i:>6} {d}{bad}")?;
-                    }
+        let f = &rec.data;
+        match rdma::decode::decode_frame(f) {
+            Ok(d) => {
+                c.roce += 1;
+                let mut bad = "";
+                if !d.icrc_ok {
+                    c.bad_icrc += 1;
+                    bad = "  <-- BAD ICRC";
                 }
-                Err(WireError::NotIp | WireError::NotUdp(_) | WireError::NotRoce(_)) => {
-                    c.other += 1;
-                }
-                Err(e) => {
-                    c.roce += 1;
+                if let Some(e) = &d.cm_error {
                     c.malformed += 1;
-                    writeln!(out, "{i:>6} MALFORMED ({} bytes): {e}", f.data.len())?;
+                    writeln!(out, "{i:>6} {d}  <-- MALFORMED CM MAD: {e}")?;
+                } else {
+                    writeln!(out, "{i:>6} {d}{bad}")?;
                 }
             }
+            Err(e) if rdma::decode::is_roce_udp(f) => {
+                c.malformed += 1;
+                writeln!(out, "{i:>6} RoCEv2 MALFORMED ({} bytes): {e}", f.len())?;
+            }
+            Err(_) => c.other += 1,
         }
     }
     Ok(c)

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use anyhow::{anyhow, Context};
-use dataplane::{FrameBatch, Nanos, PcapPort, Port};
 
 /// `PORT=FILE.pcap` as typed on the command line.
 #[derive(Debug, Clone)]
@@ -45,21 +44,34 @@ impl FromStr for InputSpec {
 #[derive(Debug, Clone)]
 pub struct Arrival {
     pub port: u16,
-    /// Position of the frame in its own capture (0-based).
+    /// Position of the frame in its own capture (0-based, counting every record: tshark's
+    /// frame number minus one).
     pub index: usize,
     pub ts: u64,
     pub bytes: Vec<u8>,
+}
+
+/// A record of a capture that is not replayed, and why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    pub port: u16,
+    /// Position in its capture (0-based, as [`Arrival::index`]).
+    pub index: usize,
+    pub reason: String,
 }
 
 /// The merged input and what the captures could not deliver.
 #[derive(Debug, Default)]
 pub struct Inputs {
     pub arrivals: Vec<Arrival>,
-    /// Per port: frames the pcap backend dropped (shorter than an Ethernet header, truncated).
+    /// Per port: frames the captures hold but the switch cannot take (shorter than an
+    /// Ethernet header, truncated by a snap length, longer than the largest frame).
     pub port_drops: Vec<(u16, u64)>,
+    /// Those frames one by one.
+    pub skipped: Vec<Skipped>,
 }
 
-/// Reads every input capture (through the pcap port backend) and merges them.
+/// Reads every input capture and merges them.
 pub fn read_inputs(inputs: &[InputSpec]) -> anyhow::Result<Inputs> {
     let mut seen = std::collections::BTreeSet::new();
     let mut all = Inputs::default();
@@ -70,37 +82,48 @@ pub fn read_inputs(inputs: &[InputSpec]) -> anyhow::Result<Inputs> {
                 input.port
             ));
         }
-        let (frames, dropped) = read_capture(input.port, &input.path)?;
+        let (frames, skipped) = read_capture(input.port, &input.path)?;
         all.arrivals.extend(frames);
-        if dropped > 0 {
-            all.port_drops.push((input.port, dropped));
+        if !skipped.is_empty() {
+            all.port_drops.push((input.port, skipped.len() as u64));
         }
+        all.skipped.extend(skipped);
     }
     all.arrivals.sort_by_key(|a| (a.ts, a.port, a.index));
     Ok(all)
 }
 
-fn read_capture(port: u16, path: &Path) -> anyhow::Result<(Vec<Arrival>, u64)> {
-    let mut pcap = PcapPort::open(&format!("in{port}"), Some(path), None, false)
-        .with_context(|| format!("cannot open capture `{}`", path.display()))?;
+/// Every record of one capture, numbered as tshark numbers them (from 0 here): the frames
+/// the switch can take, and the others with the reason.
+fn read_capture(port: u16, path: &Path) -> anyhow::Result<(Vec<Arrival>, Vec<Skipped>)> {
+    let records = dataplane::pcap::read_records(path)
+        .map_err(|e| anyhow!("cannot open capture {e}"))
+        .with_context(|| format!("input for port {port}"))?;
+    if records.linktype != 1 {
+        return Err(anyhow!(
+            "capture `{}`: link type {} is not Ethernet",
+            path.display(),
+            records.linktype
+        ));
+    }
     let mut out = Vec::new();
-    let mut batch = FrameBatch::new(256);
-    loop {
-        batch.clear();
-        let n = pcap
-            .recv_batch(&mut batch, Nanos(u64::MAX))
-            .with_context(|| format!("cannot read capture `{}`", path.display()))?;
-        for f in batch.iter() {
-            out.push(Arrival {
+    let mut skipped = Vec::new();
+    for rec in records {
+        let rec = rec.map_err(|e| anyhow!("cannot read capture `{}`: {e}", path.display()))?;
+        let index = (rec.number - 1) as usize;
+        match rec.skip_reason() {
+            Some(reason) => skipped.push(Skipped {
                 port,
-                index: out.len(),
-                ts: f.ts.0,
-                bytes: f.data.clone(),
-            });
-        }
-        if n == 0 && pcap.is_exhausted() {
-            break;
+                index,
+                reason,
+            }),
+            None => out.push(Arrival {
+                port,
+                index,
+                ts: rec.ts.0,
+                bytes: rec.data,
+            }),
         }
     }
-    Ok((out, pcap.stats().total_drops()))
+    Ok((out, skipped))
 }

@@ -25,8 +25,9 @@ pub struct TraceArgs {
     /// An input capture for a port: PORT=FILE.pcap (repeatable).
     #[arg(long = "in", value_name = "PORT=FILE", required = true)]
     pub inputs: Vec<InputSpec>,
-    /// The packet to trace: PORT:INDEX (INDEX-th frame of that port's capture, from 0) or N
-    /// (the N-th frame of the merged input, from 0).
+    /// The packet to trace: PORT:INDEX (INDEX-th record of that port's capture, from 0:
+    /// tshark's frame number minus one, counting frames that are not replayed) or N (the
+    /// N-th replayed frame of the merged input, from 0).
     #[arg(long, default_value = "0")]
     pub packet: PacketSel,
     #[command(flatten)]
@@ -73,10 +74,24 @@ pub fn run(args: TraceArgs) -> anyhow::Result<ExitCode> {
             .position(|a| a.port == port && a.index == index),
     }
     .ok_or_else(|| {
+        if let PacketSel::OnPort { port, index } = args.packet {
+            if let Some(s) = inputs
+                .skipped
+                .iter()
+                .find(|s| s.port == port && s.index == index)
+            {
+                return anyhow!(
+                    "frame {index} of port {port}'s capture (tshark's frame {}) is not replayed: {}",
+                    index + 1,
+                    s.reason
+                );
+            }
+        }
         anyhow!(
-            "packet {} is not in the input ({} frame(s) in all)",
+            "packet {} is not in the input ({} frame(s) replayed in all, {} skipped)",
             args.packet,
-            inputs.arrivals.len()
+            inputs.arrivals.len(),
+            inputs.skipped.len()
         )
     })?;
     for a in &inputs.arrivals[..pos] {
@@ -89,10 +104,11 @@ pub fn run(args: TraceArgs) -> anyhow::Result<ExitCode> {
     }
     let a = &inputs.arrivals[pos];
     println!(
-        "packet {} (port {}, frame {} of its capture, {} bytes, t={}.{:09})",
+        "packet {} (port {}, frame {} of its capture, tshark's frame {}, {} bytes, t={}.{:09})",
         pos,
         a.port,
         a.index,
+        a.index + 1,
         a.bytes.len(),
         a.ts / 1_000_000_000,
         a.ts % 1_000_000_000
