@@ -153,6 +153,8 @@ impl FromStr for LinkConfig {
     /// ([`FaultConfig::drop_ipv4_dst`]).
     fn from_str(s: &str) -> Result<LinkConfig, LinkConfigError> {
         let mut cfg = LinkConfig::default();
+        // Whether reorder_delay was given, per direction (tx, rx).
+        let mut delay_given = [false, false];
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             let bad = |reason: &str| LinkConfigError::Syntax {
                 item: item.to_string(),
@@ -198,6 +200,7 @@ impl FromStr for LinkConfig {
                     "reorder" => d.faults.reorder = prob()?,
                     "corrupt" => d.faults.corrupt = prob()?,
                     "reorder_delay" => {
+                        delay_given[usize::from(!is_tx)] = true;
                         d.faults.reorder_delay_ns =
                             parse_duration(value).ok_or_else(|| bad("expected a time like 20us"))?
                     }
@@ -213,9 +216,28 @@ impl FromStr for LinkConfig {
                 }
             }
         }
+        for (d, explicit) in [(&mut cfg.tx, delay_given[0]), (&mut cfg.rx, delay_given[1])] {
+            if d.faults.reorder > 0.0 && d.faults.reorder_delay_ns == 0 {
+                if explicit {
+                    return Err(LinkConfigError::Syntax {
+                        item: "reorder_delay=0".into(),
+                        reason: "with reorder above 0 nothing would be reordered; give a \
+                                 time like 20us (or leave it out for 100us)"
+                            .into(),
+                    });
+                }
+                d.faults.reorder_delay_ns = DEFAULT_REORDER_DELAY_NS;
+            }
+        }
         Ok(cfg)
     }
 }
+
+/// How long a reordered frame is held back when `reorder=P` comes without `reorder_delay`:
+/// 100 us, the time of eight full-size frames at 1 Gb/s and eighty at 10 Gb/s, so on a busy
+/// link later frames do overtake it (without a delay `reorder` did nothing at all), while a
+/// held frame stays well inside any transport's retransmission timeout.
+pub const DEFAULT_REORDER_DELAY_NS: u64 = 100_000;
 
 /// Live fault counters of one direction (single writer: the port's thread).
 #[derive(Debug, Default)]
@@ -874,5 +896,25 @@ mod tests {
         assert_eq!(parse_rate("100Mbit"), Some(100_000_000));
         assert_eq!(parse_duration("2ms"), Some(2_000_000));
         assert_eq!(parse_duration("5"), None);
+    }
+
+    #[test]
+    fn reorder_without_a_delay_gets_the_default_and_a_zero_delay_is_refused() {
+        let cfg: LinkConfig = "reorder=0.1".parse().unwrap();
+        assert_eq!(cfg.tx.faults.reorder_delay_ns, DEFAULT_REORDER_DELAY_NS);
+        assert_eq!(cfg.rx.faults.reorder_delay_ns, DEFAULT_REORDER_DELAY_NS);
+        let cfg: LinkConfig = "tx.reorder=0.1,reorder_delay=5us".parse().unwrap();
+        assert_eq!(cfg.tx.faults.reorder_delay_ns, 5_000);
+        assert_eq!(cfg.rx.faults.reorder, 0.0);
+        let e = "reorder=0.1,reorder_delay=0"
+            .parse::<LinkConfig>()
+            .unwrap_err();
+        assert!(e.to_string().contains("reorder_delay=0"), "{e}");
+        // And the default holds a reordered frame back by that much.
+        let mut faults = crate::fault::FaultInjector::new(1);
+        let cfg: LinkConfig = "reorder=1".parse().unwrap();
+        faults.configure(&cfg.tx.faults).unwrap();
+        let v = faults.decide(100);
+        assert_eq!(v.extra_delay, Nanos(DEFAULT_REORDER_DELAY_NS));
     }
 }
