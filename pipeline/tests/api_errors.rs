@@ -310,6 +310,10 @@ fn index_and_pipe_errors() {
         ),
         "{e:?}"
     );
+    assert_eq!(
+        e.to_string(),
+        "counter SwitchIngress.forward_counter is direct; use the direct form of this request"
+    );
     let e = s.mc_node_create(1, 1, &[200], &[]).unwrap_err();
     assert!(matches!(e, ApiError::BadPort { port: 200 }), "{e:?}");
 }

@@ -93,11 +93,14 @@ pub enum ApiError {
         index: u64,
         size: u32,
     },
-    #[error("{kind} {name} is {actual}; use the {actual} form of this request")]
+    #[error("{kind} {name} is {actual}; use the {form} form of this request")]
     WrongForm {
         kind: &'static str,
         name: String,
+        /// What the object is (`a single-word register`, `direct`).
         actual: &'static str,
+        /// The request form for it (`single-word`, `direct`).
+        form: &'static str,
     },
     #[error("table {table}: an entry with this key already exists")]
     DuplicateEntry { table: String },

@@ -96,6 +96,7 @@ impl Switch {
                 kind: "register",
                 name: reg.name.clone(),
                 actual: "a single-word register",
+                form: "single-word",
             });
         }
         for p in self.target_pipes(pipes, pl, &reg.name)? {
@@ -200,6 +201,7 @@ impl Switch {
                 kind: "counter",
                 name: ctr.name.clone(),
                 actual: "direct",
+                form: "direct",
             });
         }
         check_index("counter", &ctr.name, index, ctr.size)?;
@@ -268,6 +270,7 @@ impl Switch {
                 kind: "meter",
                 name: meter.name,
                 actual: "direct",
+                form: "direct",
             });
         }
         check_index("meter", &meter.name, index, meter.size)?;
