@@ -400,6 +400,7 @@ fn faults(f: &dataplane::FaultStats) -> Json {
     json!({
         "lost": f.lost, "duplicated": f.duplicated, "reordered": f.reordered,
         "corrupted": f.corrupted, "down_dropped": f.down_dropped, "queue_dropped": f.queue_dropped,
+        "stop_dropped": f.stop_dropped,
     })
 }
 

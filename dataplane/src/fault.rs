@@ -118,6 +118,9 @@ pub struct FaultStats {
     pub down_dropped: u64,
     /// Frames dropped because the link's queue (rate limiter backlog) was full.
     pub queue_dropped: u64,
+    /// Frames the link model still held when its port was closed (a stop that came before
+    /// they were due).
+    pub stop_dropped: u64,
 }
 
 /// What to do with one frame.

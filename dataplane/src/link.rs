@@ -248,6 +248,7 @@ struct FaultCounters {
     corrupted: AtomicU64,
     down_dropped: AtomicU64,
     queue_dropped: AtomicU64,
+    stop_dropped: AtomicU64,
 }
 
 #[inline]
@@ -265,6 +266,7 @@ impl FaultCounters {
             corrupted: ld(&self.corrupted),
             down_dropped: ld(&self.down_dropped),
             queue_dropped: ld(&self.queue_dropped),
+            stop_dropped: ld(&self.stop_dropped),
         }
     }
 }
@@ -387,10 +389,24 @@ struct Direction {
     heap: BinaryHeap<Held>,
     seq: u64,
     spare: Vec<Vec<u8>>,
+    /// Where this direction's counters live: the link's control and whether it is `tx`.
+    counters: (LinkControl, bool),
+}
+
+/// Frames still held when a link port goes away are counted, never lost silently.
+impl Drop for Direction {
+    fn drop(&mut self) {
+        let n = self.heap.len() as u64;
+        if n > 0 {
+            let (ctl, tx) = &self.counters;
+            let c = if *tx { &ctl.0.tx } else { &ctl.0.rx };
+            c.stop_dropped.fetch_add(n, Ordering::Relaxed);
+        }
+    }
 }
 
 impl Direction {
-    fn new(seed: u64) -> Direction {
+    fn new(seed: u64, ctl: LinkControl, tx: bool) -> Direction {
         Direction {
             cfg: DirectionConfig::default(),
             faults: FaultInjector::new(seed),
@@ -398,6 +414,7 @@ impl Direction {
             heap: BinaryHeap::new(),
             seq: 0,
             spare: Vec::new(),
+            counters: (ctl, tx),
         }
     }
 
@@ -405,6 +422,29 @@ impl Direction {
         // Validated by LinkControl before it could get here.
         let _ = self.faults.configure(&cfg.faults);
         self.cfg = cfg.clone();
+    }
+
+    /// New settings at `now`. When the timing changed (rate, delay, overhead), the frames held
+    /// under the old settings are timed again, in their order, as if they had been put on the
+    /// link now under the new ones: a frame queued behind a rate of 1 bit/s leaves as soon as
+    /// the new rate allows, not after its old due time.
+    fn reconfigure(&mut self, cfg: &DirectionConfig, now: Nanos) {
+        let timing = |c: &DirectionConfig| (c.rate_bps, c.delay_ns, c.overhead_bytes);
+        let retime = timing(&self.cfg) != timing(cfg) && !self.heap.is_empty();
+        self.configure(cfg);
+        if !retime {
+            return;
+        }
+        let mut held = std::mem::take(&mut self.heap).into_sorted_vec();
+        // `Held`'s order is reversed (earliest due last); put the earliest first.
+        held.reverse();
+        self.link_free = now;
+        for mut h in held {
+            let start = self.link_free.max(now);
+            self.link_free = start + self.serialization(h.data.len());
+            h.due = self.link_free + Nanos(self.cfg.delay_ns);
+            self.heap.push(h);
+        }
     }
 
     /// Nothing to model and nothing held: frames may bypass the model entirely.
@@ -544,8 +584,8 @@ impl<P: Port> LinkPort<P> {
         let mut p = LinkPort {
             inner,
             generation: ctl.generation(),
-            tx: Direction::new(cfg.seed),
-            rx: Direction::new(cfg.seed ^ 0x9e37_79b9_7f4a_7c15),
+            tx: Direction::new(cfg.seed, ctl.clone(), true),
+            rx: Direction::new(cfg.seed ^ 0x9e37_79b9_7f4a_7c15, ctl.clone(), false),
             ctl,
             out: FrameBatch::new(64),
             scratch: FrameBatch::new(64),
@@ -575,13 +615,13 @@ impl<P: Port> LinkPort<P> {
         self.inner
     }
 
-    fn refresh(&mut self) {
+    fn refresh(&mut self, now: Nanos) {
         let g = self.ctl.generation();
         if g != self.generation {
             self.generation = g;
             let cfg = self.ctl.config();
-            self.tx.configure(&cfg.tx);
-            self.rx.configure(&cfg.rx);
+            self.tx.reconfigure(&cfg.tx, now);
+            self.rx.reconfigure(&cfg.rx, now);
         }
     }
 
@@ -603,7 +643,7 @@ impl<P: Port> Port for LinkPort<P> {
     }
 
     fn recv_batch(&mut self, batch: &mut FrameBatch, now: Nanos) -> Result<usize, PortError> {
-        self.refresh();
+        self.refresh(now);
         if self.rx.bypass() {
             return self.inner.recv_batch(batch, now);
         }
@@ -621,7 +661,7 @@ impl<P: Port> Port for LinkPort<P> {
     }
 
     fn send_batch(&mut self, batch: &mut FrameBatch, now: Nanos) -> Result<usize, PortError> {
-        self.refresh();
+        self.refresh(now);
         if self.tx.bypass() {
             return self.inner.send_batch(batch, now);
         }
@@ -633,7 +673,7 @@ impl<P: Port> Port for LinkPort<P> {
     }
 
     fn flush(&mut self, now: Nanos) -> Result<usize, PortError> {
-        self.refresh();
+        self.refresh(now);
         let n = self.release_tx(now)?;
         Ok(n + self.inner.flush(now)?)
     }
@@ -684,6 +724,40 @@ mod tests {
 
     fn id(f: &crate::port::Frame) -> u16 {
         u16::from_be_bytes([f.data[14], f.data[15]])
+    }
+
+    /// Frames queued under a crawling rate leave under the new settings once they change,
+    /// in order; frames still held when the port goes away are counted as `stop_dropped`.
+    #[test]
+    fn a_settings_change_retimes_held_frames_and_a_stop_counts_what_is_left() {
+        let (a, mut b) = pair("a", "b");
+        let cfg: LinkConfig = "rate=1".parse().unwrap();
+        let mut a = LinkPort::new(a, cfg).unwrap();
+        let ctl = a.control();
+        let mut tx = FrameBatch::new(8);
+        for i in 0..3 {
+            tx.push(&frame(i, 64), Nanos::ZERO);
+        }
+        a.send_batch(&mut tx, Nanos::ZERO).unwrap();
+        // At 1 bit/s the first frame would take 704 s.
+        assert!(a.poll_timeout().unwrap() > Nanos(700_000_000_000));
+        ctl.set_config("delay=5us".parse().unwrap()).unwrap();
+        let now = Nanos(1_000_000);
+        a.flush(now).unwrap();
+        assert_eq!(a.poll_timeout(), Some(now + Nanos(5_000)));
+        a.flush(now + Nanos(5_000)).unwrap();
+        let mut rx = FrameBatch::new(8);
+        assert_eq!(b.recv_batch(&mut rx, now).unwrap(), 3);
+        assert_eq!(rx.iter().map(id).collect::<Vec<_>>(), vec![0, 1, 2]);
+        // Two more under a crawling rate, then the port goes away: counted, not lost silently.
+        ctl.set_config("rate=1".parse().unwrap()).unwrap();
+        for i in 3..5 {
+            tx.push(&frame(i, 64), now);
+        }
+        a.send_batch(&mut tx, now).unwrap();
+        drop(a);
+        assert_eq!(ctl.tx_stats().stop_dropped, 2);
+        assert_eq!(ctl.rx_stats().stop_dropped, 0);
     }
 
     /// Sends `n` frames through a link with `cfg` on the tx side, one per `gap` ns, draining

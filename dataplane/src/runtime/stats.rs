@@ -95,7 +95,7 @@ impl PortReport {
     /// Every frame this port lost, whatever the reason: backend drops, runtime channel drops
     /// and injected faults.
     pub fn total_drops(&self) -> u64 {
-        let f = |s: &FaultStats| s.lost + s.down_dropped + s.queue_dropped;
+        let f = |s: &FaultStats| s.lost + s.down_dropped + s.queue_dropped + s.stop_dropped;
         self.port.total_drops()
             + self.runtime.ingress_full
             + self.runtime.egress_full

@@ -123,9 +123,17 @@ pub fn report(parts: &[Part], st: &RuntimeStats) -> String {
             ("tx fault loss", p.faults_tx.lost),
             ("tx fault link_down", p.faults_tx.down_dropped),
             ("tx fault queue", p.faults_tx.queue_dropped),
+            (
+                "tx held by the link model at stop",
+                p.faults_tx.stop_dropped,
+            ),
             ("rx fault loss", p.faults_rx.lost),
             ("rx fault link_down", p.faults_rx.down_dropped),
             ("rx fault queue", p.faults_rx.queue_dropped),
+            (
+                "rx held by the link model at stop",
+                p.faults_rx.stop_dropped,
+            ),
             ("io errors", p.runtime.io_errors),
         ] {
             if n > 0 {
