@@ -76,6 +76,14 @@ impl Default for AfPacketConfig {
     }
 }
 
+/// The kernel's drop count since the last read goes into the port's counters before the
+/// socket closes.
+impl Drop for AfPacketPort {
+    fn drop(&mut self) {
+        self.poll_kernel_drops();
+    }
+}
+
 /// An AF_PACKET port.
 pub struct AfPacketPort {
     name: String,
@@ -563,6 +571,8 @@ impl AfPacketPort {
     }
 
     /// Adds the kernel's count of frames dropped because the socket buffer was full.
+    /// Read every 256 receives, on `stats()`, and once more when the port closes (the tail
+    /// since the last read would otherwise be missing from the run's final counts).
     fn poll_kernel_drops(&self) {
         // SAFETY: tpacket_stats is a plain C struct for which all-zero bytes are valid.
         let mut st: libc::tpacket_stats = unsafe { zeroed() };

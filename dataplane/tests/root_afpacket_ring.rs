@@ -138,6 +138,39 @@ fn full_receive_ring_counts_kernel_drops() {
     same(&got, &want, "first frames of a full ring");
 }
 
+/// The runtime reads a port's counters through its stats handle, not `stats()`: the kernel's
+/// drops since the last periodic read are added when the port closes, so a run's final counts
+/// have them (`--io threads` used to miss this tail).
+#[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET rings"]
+fn kernel_drops_are_read_when_the_port_closes() {
+    require_root();
+    let (_guard, na, nb) = veth_pair("rd", "r");
+    let mut tx = open(&na, "ra", mmsg_mode());
+    let rx = open(&nb, "rb", small_rings());
+    let handle = rx.stats_handle();
+    let n = 300u16;
+    let mut b = FrameBatch::new(50);
+    for chunk in (0..n).collect::<Vec<_>>().chunks(50) {
+        for &i in chunk {
+            b.push(&frame(i, 100), Nanos(0));
+        }
+        tx.send_batch(&mut b, Nanos(0)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        handle.snapshot().rx_dropped(DropReason::QueueFull),
+        0,
+        "nothing read yet"
+    );
+    drop(rx);
+    let dropped = handle.snapshot().rx_dropped(DropReason::QueueFull);
+    assert!(
+        dropped >= u64::from(n) - 64,
+        "{dropped} drops counted at close for {n} sent into 64 slots"
+    );
+}
+
 #[test]
 #[ignore = "needs root: network namespaces, veth pairs and AF_PACKET rings"]
 fn frames_longer_than_a_slot_are_counted_truncated() {
