@@ -1,4 +1,5 @@
-/* pisa: the Tofino Native Architecture for Tofino 2. Include with `#include <t2na.p4>`. */
+/* pisa: the Tofino Native Architecture for Tofino 2. Include with `#include <t2na.p4>`.
+ * T2NA runs on Tofino 2 only (`--target tofino2`, `__TARGET_TOFINO__ == 2`). */
 #ifndef PISA_T2NA_P4
 #define PISA_T2NA_P4
 
@@ -6,6 +7,10 @@
 #error "tna.p4 and t2na.p4 cannot both be included"
 #endif
 #define PISA_TOFINO_GEN 2
+
+#if __TARGET_TOFINO__ != 2
+#error "t2na.p4 (the Tofino 2 native architecture) cannot run on this target: compile with --target tofino2, or include tna.p4 for Tofino 1"
+#endif
 
 #include <core.p4>
 #include <tofino2_specs.p4>

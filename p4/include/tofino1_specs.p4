@@ -20,4 +20,7 @@ typedef error ParserError_t;
 /* Bits of port metadata (or resubmit data) after the ingress intrinsic metadata. */
 const bit<32> PORT_METADATA_SIZE = 32w64;
 
+/* Padding before a QueueId_t in a byte (8 - QueueId_t width). */
+#define PISA_QUEUE_ID_PAD 3
+
 #endif

@@ -1,5 +1,6 @@
 /* pisa: the Tofino architecture's enums, intrinsic metadata and externs, shared by tna.p4
- * (PISA_TOFINO_GEN == 1) and t2na.p4 (PISA_TOFINO_GEN == 2). Names, signatures and field
+ * (PISA_TOFINO_GEN == 1: Tofino 1's externs and layouts, with the target's device specs) and
+ * t2na.p4 (PISA_TOFINO_GEN == 2). Names, signatures and field
  * widths follow Intel's public TNA / T2NA so that real programs compile unchanged; the text
  * and layout are pisa's own. The including header has already included the device specs. */
 #ifndef PISA_TOFINO_BASE_P4
@@ -178,7 +179,7 @@ header egress_intrinsic_metadata_t {
     bit<16>  egress_rid;          /* RID of this multicast copy, 0 for unicast */
     @padding bit<7> _pad7;
     bit<1>   egress_rid_first;
-    @padding bit<3> _pad8;
+    @padding bit<PISA_QUEUE_ID_PAD> _pad8;
     QueueId_t egress_qid;
     @padding bit<5> _pad9;
     bit<3>   egress_cos;

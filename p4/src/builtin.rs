@@ -68,7 +68,11 @@ mod tests {
             panic!("{}", d.render(&sm));
         }
         let text = "#include <tofino2.p4>\n#include <t2na.p4>\nconst QueueId_t Q = 7w1;\n";
-        let (sm, r) = crate::parse_str("b.p4", text, &opts);
+        let tf2 = crate::LoadOptions {
+            defines: vec![(crate::TARGET_MACRO.to_string(), "2".to_string())],
+            ..Default::default()
+        };
+        let (sm, r) = crate::parse_str("b.p4", text, &tf2);
         if let Err(d) = r {
             panic!("{}", d.render(&sm));
         }

@@ -62,14 +62,21 @@ impl CompileFailure {
     }
 }
 
+/// The value of `__TARGET_TOFINO__` for `target`.
+fn target_generation(target: Target) -> &'static str {
+    match target {
+        Target::Tofino1 => "1",
+        Target::Tofino2 => "2",
+    }
+}
+
 fn load_options(opts: &CompileOptions) -> LoadOptions {
     let mut defines = opts.defines.clone();
-    if !defines.iter().any(|(n, _)| n == "__TARGET_TOFINO__") {
-        let v = match opts.target {
-            Target::Tofino1 => "1",
-            Target::Tofino2 => "2",
-        };
-        defines.push(("__TARGET_TOFINO__".to_string(), v.to_string()));
+    if !defines.iter().any(|(n, _)| n == crate::TARGET_MACRO) {
+        defines.push((
+            crate::TARGET_MACRO.to_string(),
+            target_generation(opts.target).to_string(),
+        ));
     }
     LoadOptions {
         include_dirs: opts.include_dirs.clone(),
@@ -77,8 +84,34 @@ fn load_options(opts: &CompileOptions) -> LoadOptions {
     }
 }
 
+/// A `-D __TARGET_TOFINO__=N` that contradicts the target: the architecture headers would pick
+/// one chip's constants while the switch models the other (a silent misparse), so it is refused.
+fn target_define_conflict(opts: &CompileOptions) -> Option<CompileFailure> {
+    let want = target_generation(opts.target);
+    let (_, v) = opts
+        .defines
+        .iter()
+        .find(|(n, v)| n == crate::TARGET_MACRO && v.trim() != want)?;
+    let mut diagnostics = Diagnostics::new();
+    diagnostics.push(
+        Diagnostic::error(format!(
+            "`-D {}={v}` contradicts the target {} (which defines it to {want})",
+            crate::TARGET_MACRO,
+            opts.target.name()
+        ))
+        .with_help("drop the -D: the target defines it, or choose the target that matches it"),
+    );
+    Some(CompileFailure {
+        sources: SourceMap::new(),
+        diagnostics,
+    })
+}
+
 /// Compiles the P4 file at `path`.
 pub fn compile_file(path: &Path, opts: &CompileOptions) -> Result<Compiled, CompileFailure> {
+    if let Some(f) = target_define_conflict(opts) {
+        return Err(f);
+    }
     let (sm, parsed) = crate::load_file(path, &load_options(opts));
     let name = path
         .file_stem()
@@ -93,6 +126,9 @@ pub fn compile_str(
     text: &str,
     opts: &CompileOptions,
 ) -> Result<Compiled, CompileFailure> {
+    if let Some(f) = target_define_conflict(opts) {
+        return Err(f);
+    }
     let (sm, parsed) = crate::load_str(name, text, &load_options(opts));
     let stem = Path::new(name)
         .file_stem()
@@ -104,6 +140,9 @@ pub fn compile_str(
 /// Like [`compile_file`] without the resource check (`resources` is `None`, stages are 0): for
 /// tests and tools that look at the lowering alone.
 pub fn lower_file(path: &Path, opts: &CompileOptions) -> Result<Compiled, CompileFailure> {
+    if let Some(f) = target_define_conflict(opts) {
+        return Err(f);
+    }
     let (sm, parsed) = crate::load_file(path, &load_options(opts));
     let name = path
         .file_stem()
@@ -118,6 +157,9 @@ pub fn lower_str(
     text: &str,
     opts: &CompileOptions,
 ) -> Result<Compiled, CompileFailure> {
+    if let Some(f) = target_define_conflict(opts) {
+        return Err(f);
+    }
     let (sm, parsed) = crate::load_str(name, text, &load_options(opts));
     let stem = Path::new(name)
         .file_stem()

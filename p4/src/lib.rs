@@ -26,7 +26,8 @@ use source::{FileId, SourceMap};
 pub struct LoadOptions {
     /// `-I` directories searched for `#include "..."` and `#include <...>`.
     pub include_dirs: Vec<PathBuf>,
-    /// `-D NAME=VALUE` definitions (the driver adds `__TARGET_TOFINO__`).
+    /// `-D NAME=VALUE` definitions (the driver adds `__TARGET_TOFINO__`; loading without it
+    /// defines it to 1).
     pub defines: Vec<(String, String)>,
 }
 
@@ -76,9 +77,23 @@ pub fn load_str(name: &str, text: &str, opts: &LoadOptions) -> (SourceMap, Parse
 fn load(name: &str, text: &str, path: Option<&Path>, opts: &LoadOptions) -> (SourceMap, Parsed) {
     let mut sm = SourceMap::new();
     let root: FileId = sm.add(name, text);
-    let parsed = parser::parse_root(&mut sm, root, path, opts);
+    let parsed = if opts.defines.iter().any(|(n, _)| n == TARGET_MACRO) {
+        parser::parse_root(&mut sm, root, path, opts)
+    } else {
+        // The architecture headers pick their device constants from the target, as Intel's do:
+        // a caller that names none gets Tofino 1 (the compile driver always names one).
+        let mut with_target = opts.clone();
+        with_target
+            .defines
+            .push((TARGET_MACRO.to_string(), "1".to_string()));
+        parser::parse_root(&mut sm, root, path, &with_target)
+    };
     (sm, parsed)
 }
+
+/// The macro bf-p4c's driver defines to the Tofino generation (1 or 2) being compiled for;
+/// `tna.p4` and `t2na.p4` read it.
+pub const TARGET_MACRO: &str = "__TARGET_TOFINO__";
 
 fn failed(message: String) -> (SourceMap, Parsed) {
     let mut diagnostics = Diagnostics::new();

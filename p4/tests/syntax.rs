@@ -29,6 +29,19 @@ fn opts() -> LoadOptions {
     }
 }
 
+/// The options for `case`: Tofino 2 for the `t2na_*` cases (T2NA runs on Tofino 2 only).
+fn opts_for(case: &Path) -> LoadOptions {
+    let t2 = case
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("t2na"));
+    let mut o = opts();
+    if t2 {
+        o.defines = vec![("__TARGET_TOFINO__".to_string(), "2".to_string())];
+    }
+    o
+}
+
 /// The path as shown in diagnostics: relative to the crate, so expectations are portable.
 fn rel(path: &Path) -> PathBuf {
     path.strip_prefix(env!("CARGO_MANIFEST_DIR"))
@@ -67,7 +80,7 @@ fn ok_cases_parse_and_match_their_dumps() {
     let list = cases("ok");
     assert!(list.len() >= 5, "ok/ cases missing");
     for case in list {
-        let (sm, parsed) = in_crate_dir(|| load_file(&rel(&case), &opts()));
+        let (sm, parsed) = in_crate_dir(|| load_file(&rel(&case), &opts_for(&case)));
         if !parsed.diagnostics.is_empty() {
             failures.push(format!(
                 "{}: unexpected diagnostics\n{}",
@@ -95,7 +108,7 @@ fn err_cases_report_the_expected_diagnostics() {
     let list = cases("err");
     assert!(list.len() >= 10, "err/ cases missing");
     for case in list {
-        let (sm, parsed) = in_crate_dir(|| load_file(&rel(&case), &opts()));
+        let (sm, parsed) = in_crate_dir(|| load_file(&rel(&case), &opts_for(&case)));
         if !parsed.diagnostics.has_errors() {
             failures.push(format!("{}: expected errors, got none", case.display()));
             continue;

@@ -366,7 +366,13 @@ fn run_pass<T: Tracer>(
     if result.drop.is_some() {
         return result;
     }
-    let payload_start = (ctx.cursor.div_ceil(8) as usize).min(ctx.input.len());
+    // The hardware strips the intrinsic prefix (ingress: intrinsic + port metadata; egress:
+    // the egress intrinsic metadata) whatever the parser extracted: the deparser's output
+    // replaces max(0, parsed - prefix) bytes of the packet, so a parser that skips or ignores
+    // the prefix never puts it on the wire.
+    let payload_start = (ctx.cursor.div_ceil(8) as usize)
+        .max(gp.prefix.bytes as usize)
+        .min(ctx.input.len());
     // Control; `exit` and `return` both end it, and the deparser still runs.
     let control = if use_flat {
         ctx.fexec_block(fg, &fg.control, &[])

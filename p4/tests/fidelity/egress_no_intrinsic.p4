@@ -1,0 +1,60 @@
+/* Egress intrinsic metadata: this egress parser extracts nothing (not even eg_intr_md), as
+ * TNA allows; the metadata the traffic manager prepends must still never reach the wire.
+ * Ingress forwards every packet from port 1 to port 2 unchanged. */
+#include <core.p4>
+#include <tna.p4>
+
+header ethernet_h {
+    bit<48> dst_addr;
+    bit<48> src_addr;
+    bit<16> ether_type;
+}
+
+struct headers_t { ethernet_h ethernet; }
+struct metadata_t { }
+struct eg_headers_t { }
+
+parser IngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
+                     out ingress_intrinsic_metadata_t ig_intr_md) {
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        pkt.extract(hdr.ethernet);
+        transition accept;
+    }
+}
+
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    apply { ig_tm_md.ucast_egress_port = 2; }
+}
+
+control IngressDeparser(packet_out pkt, inout headers_t hdr, in metadata_t meta,
+                        in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    apply { pkt.emit(hdr); }
+}
+
+parser EgressParser(packet_in pkt, out eg_headers_t hdr, out metadata_t meta,
+                    out egress_intrinsic_metadata_t eg_intr_md) {
+    state start { transition accept; }
+}
+
+control Egress(inout eg_headers_t hdr, inout metadata_t meta,
+               in egress_intrinsic_metadata_t eg_intr_md,
+               in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+               inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
+               inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+    apply { }
+}
+
+control EgressDeparser(packet_out pkt, inout eg_headers_t hdr, in metadata_t meta,
+                       in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    apply { pkt.emit(hdr); }
+}
+
+Pipeline(IngressParser(), Ingress(), IngressDeparser(),
+         EgressParser(), Egress(), EgressDeparser()) pipe;
+Switch(pipe) main;
