@@ -53,7 +53,6 @@ fn ignored_reason(name: &str) -> &'static str {
             | "action_default_only"
             | "reg"
             | "in_hash"
-            | "symmetric"
             | "calculated_field_update_location"
             | "critical"
             | "disable_atomic_modify"
@@ -107,8 +106,26 @@ fn walk_params(ps: &[ast::Param], f: &mut impl FnMut(&ast::Annotation)) {
     }
 }
 
+/// True when `d` instantiates `Hash`, whose `@symmetric` pairs pisa implements.
+fn is_hash_instance(d: &ast::Decl) -> bool {
+    let DeclKind::Instantiation(i) = &d.kind else {
+        return false;
+    };
+    match &i.ty.kind {
+        ast::TypeKind::Named(n) | ast::TypeKind::Specialized { base: n, .. } => n.name == "Hash",
+        _ => false,
+    }
+}
+
 fn walk_decl(d: &ast::Decl, f: &mut impl FnMut(&ast::Annotation)) {
-    walk_annos(&d.annotations, f);
+    if is_hash_instance(d) {
+        d.annotations
+            .iter()
+            .filter(|a| a.name.name != "symmetric")
+            .for_each(&mut *f);
+    } else {
+        walk_annos(&d.annotations, f);
+    }
     match &d.kind {
         DeclKind::Header(s) | DeclKind::Struct(s) | DeclKind::HeaderUnion(s) => {
             for fl in &s.fields {

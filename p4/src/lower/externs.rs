@@ -43,6 +43,9 @@ pub(crate) enum Kind {
     Hash {
         id: HashId,
         width: u16,
+        /// `@symmetric("a", "b")` pairs: field paths whose values may swap without changing
+        /// the hash.
+        symmetric: Vec<(String, String, Span)>,
     },
     Random {
         width: u16,
@@ -96,24 +99,67 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("Ghost", "ghost threads"),
 ];
 
-/// Presets of `HashAlgorithm_t` CRCs [inf: the usual parameter sets of these names].
+/// The CRCs of `HashAlgorithm_t` as bf-p4c and the driver define them (bf-utils' dynamic
+/// hash): CRC-8/SMBUS, CRC-16/ARC, CRC-32/ISO-HDLC and CRC-64/ECMA-182, extended, so a hash
+/// wider than the CRC repeats it (a CRC16 into `bit<32>` is `crc ++ crc`) as Tofino does.
 fn crc_preset(name: &str) -> Option<CrcSpec> {
-    let c = |width, poly, reversed, init, xor| CrcSpec {
-        width,
-        poly,
-        reversed,
-        msb: false,
-        extended: false,
-        init,
-        xor,
-    };
+    use pipeline::externs::crc::presets;
     Some(match name {
-        "CRC8" => c(8, 0x07, false, 0, 0),
-        "CRC16" => c(16, 0x8005, true, 0, 0),
-        "CRC32" => c(32, 0x04C1_1DB7, true, 0xFFFF_FFFF, 0xFFFF_FFFF),
-        "CRC64" => c(64, 0x42F0_E1EB_A9EA_3693, true, u64::MAX, u64::MAX),
+        "CRC8" => presets::CRC8,
+        "CRC16" => presets::CRC16,
+        "CRC32" => presets::CRC32,
+        "CRC64" => presets::CRC64,
         _ => return None,
     })
+}
+
+/// The `@symmetric("a", "b")` annotations of a `Hash` instance.
+fn symmetric_pairs(
+    l: &mut Lowerer<'_>,
+    annos: &[ast::Annotation],
+) -> Res<Vec<(String, String, Span)>> {
+    let mut out = Vec::new();
+    for a in annos.iter().filter(|a| a.name.name == "symmetric") {
+        let names: Option<Vec<String>> = match &a.body {
+            ast::AnnotationBody::Exprs(es) => es
+                .iter()
+                .map(|e| match &e.kind {
+                    ast::ExprKind::String(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        };
+        match names.as_deref() {
+            Some([x, y]) => out.push((x.clone(), y.clone(), a.span)),
+            _ => {
+                return Err(l.err(
+                    Diagnostic::error("`@symmetric` takes two field names")
+                        .with_primary(a.span, "malformed")
+                        .with_help(
+                            "write `@symmetric(\"hdr.ipv4.src_addr\", \"hdr.ipv4.dst_addr\")`",
+                        ),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// True when the `@symmetric` name `annot` names the hash input written as `path`: the same
+/// text, or (`exact == false`) the annotation, written from an outer control's names, ends with
+/// the input's path past its first component (`ig_md.lkp.src` names `lkp_param.src`).
+fn symmetric_names(annot: &str, path: &str, exact: bool) -> bool {
+    if annot == path {
+        return true;
+    }
+    if exact {
+        return false;
+    }
+    match path.split_once('.') {
+        Some((_, rest)) => annot.ends_with(&format!(".{rest}")),
+        None => false,
+    }
 }
 
 /// Instantiates an extern declared by `d`.
@@ -402,6 +448,7 @@ pub(super) fn instantiate<'a>(
                     }
                 },
             };
+            let symmetric = symmetric_pairs(l, &d.annotations)?;
             let id = HashId(l.pipe.hashes.len() as u32);
             l.pipe.hashes.push(ir::HashUnit {
                 name: name.clone(),
@@ -409,7 +456,11 @@ pub(super) fn instantiate<'a>(
                 width,
             });
             l.spans.hashes.push(span);
-            Kind::Hash { id, width }
+            Kind::Hash {
+                id,
+                width,
+                symmetric,
+            }
         }
         "CRCPolynomial" => {
             arity(l, 6, 6)?;
@@ -782,6 +833,88 @@ impl<'a> Lowerer<'a> {
         Ok(out)
     }
 
+    /// The inputs of `hash.get({...})` on a hash with `@symmetric` pairs. Tofino makes such a
+    /// hash symmetric by feeding both fields of a pair into the same hash-matrix inputs, so
+    /// the first field's slot carries `a ^ b` and the second's nothing (0): the hash is then
+    /// the CRC of that stream, and swapping `a` and `b` cannot change it. [inf: bf-p4c's
+    /// hash-matrix allocation; which slot keeps the XOR is not documented.]
+    fn symmetric_inputs(
+        &mut self,
+        a: &'a ast::Argument,
+        pairs: &[(String, String, Span)],
+    ) -> Res<Vec<ir::Expr>> {
+        let ast::ExprKind::List(elems) = &a.value.kind else {
+            return self.inputs(a);
+        };
+        // Each element's path and its range in the flattened inputs.
+        let mut out = Vec::new();
+        let mut slots: Vec<(Option<String>, std::ops::Range<usize>)> = Vec::new();
+        for e in elems {
+            let start = out.len();
+            let v = self.expr(e, None)?;
+            flat_inputs(v, &mut out, self, e.span)?;
+            slots.push((path_of(e), start..out.len()));
+        }
+        let find = |name: &str| -> Option<usize> {
+            for exact in [true, false] {
+                let hits: Vec<usize> = slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (p, _))| {
+                        p.as_deref()
+                            .is_some_and(|p| symmetric_names(name, p, exact))
+                    })
+                    .map(|(k, _)| k)
+                    .collect();
+                match hits.as_slice() {
+                    [k] => return Some(*k),
+                    [] => continue,
+                    _ => return None,
+                }
+            }
+            None
+        };
+        for (x, y, sp) in pairs {
+            let (Some(i), Some(j)) = (find(x), find(y)) else {
+                let missing = if find(x).is_none() { x } else { y };
+                self.warn(
+                    Diagnostic::warning(format!(
+                        "`@symmetric`: `{missing}` is not one input of this `get`; this pair is not made symmetric"
+                    ))
+                    .with_primary(*sp, "pair ignored")
+                    .with_primary(a.span, "the hash inputs"),
+                );
+                continue;
+            };
+            let (ri, rj) = (slots[i].1.clone(), slots[j].1.clone());
+            let width = |r: &std::ops::Range<usize>, out: &[ir::Expr]| {
+                (r.len() == 1).then(|| out[r.start].width())
+            };
+            match (width(&ri, &out), width(&rj, &out)) {
+                (Some(wi), Some(wj)) if wi == wj && i != j => {
+                    let b = std::mem::replace(&mut out[rj.start], ir::Expr::constant(0, wj));
+                    let av = std::mem::replace(&mut out[ri.start], ir::Expr::constant(0, wi));
+                    out[ri.start] = ir::Expr::Binary {
+                        op: ir::BinOp::Xor,
+                        a: Box::new(av),
+                        b: Box::new(b),
+                        width: wi,
+                        signed: false,
+                    };
+                }
+                _ => {
+                    return Err(self.err(
+                        Diagnostic::error(format!(
+                            "`@symmetric(\"{x}\", \"{y}\")` needs two different fields of the same width"
+                        ))
+                        .with_primary(*sp, "here"),
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Direct externs act on the matched entry: not in an action inlined into a control.
     fn not_inlined(&mut self, xname: &str, span: Span) -> Res<()> {
         if self.inline_action == 0 {
@@ -929,9 +1062,13 @@ impl<'a> Lowerer<'a> {
                     }
                 }
             }
-            (Kind::Hash { id, width }, "get") => {
+            (Kind::Hash { id, width, symmetric }, "get") => {
                 let [a] = args else { return Err(self.arg_count("get", 1, nargs, span)) };
-                let inputs = self.inputs(a)?;
+                let inputs = if symmetric.is_empty() {
+                    self.inputs(a)?
+                } else {
+                    self.symmetric_inputs(a, symmetric)?
+                };
                 value(ir::Expr::Hash { hash: *id, inputs, width: *width }, Ty::Bit(*width))
             }
             (Kind::Random { width }, "get") => {
@@ -1134,5 +1271,23 @@ impl<'a> Lowerer<'a> {
                 Ok(e)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::symmetric_names;
+
+    #[test]
+    fn symmetric_names_match_exactly_or_by_the_outer_path() {
+        assert!(symmetric_names(
+            "hdr.ipv4.src_addr",
+            "hdr.ipv4.src_addr",
+            true
+        ));
+        assert!(!symmetric_names("ig_md.lkp.src", "lkp_in.src", true));
+        assert!(symmetric_names("ig_md.lkp.src", "lkp_in.src", false));
+        assert!(!symmetric_names("ig_md.lkp.src", "lkp_in.dst", false));
+        assert!(!symmetric_names("ig_md.lkp.src", "src", false));
     }
 }
