@@ -216,3 +216,33 @@ fn symmetric_hash_is_symmetric() {
     let (_, other, _) = hashes(&mut sw, a, b, c ^ 1);
     assert_ne!(ab, other);
 }
+
+// ---- checksum ----
+
+/// `Checksum.update({x, y}, true)`: a checksum that comes out 0x0000 is sent as 0xFFFF.
+/// By hand: 0x1234 + 0xEDCB = 0xFFFF, whose ones' complement is 0x0000 (0xFFFF with
+/// zeros_as_ones); 0x1234 + 0x0001 = 0x1235, complement 0xEDCA either way.
+#[test]
+fn checksum_update_honours_zeros_as_ones() {
+    let c = compile("checksum_zeros.p4", Target::Tofino1, &[]);
+    let warnings = c.warnings.render(&c.sources);
+    assert!(!warnings.contains("zeros_as_ones"), "{warnings}");
+    let mut sw = switch(c);
+    for (x, y, plain, nonzero) in [
+        (0x1234u16, 0xedcbu16, 0x0000u16, 0xffffu16),
+        (0x1234, 0x0001, 0xedca, 0xedca),
+    ] {
+        let mut data = Vec::new();
+        for v in [x, y, 0, 0] {
+            data.extend_from_slice(&v.to_be_bytes());
+        }
+        data.extend_from_slice(&counting(46));
+        let frame = ethernet(1, 2, 0x88b5, &data);
+        let out = send(&mut sw, 1, &frame);
+        assert_eq!(out.len(), 1);
+        let mut want = frame.clone();
+        want[18..20].copy_from_slice(&plain.to_be_bytes());
+        want[20..22].copy_from_slice(&nonzero.to_be_bytes());
+        assert_eq!(out[0].bytes, want, "x={x:#x} y={y:#x}");
+    }
+}

@@ -1150,14 +1150,47 @@ impl<'a> Lowerer<'a> {
             }
             (Kind::Checksum { id }, "update") if self.ctx == Ctx::Deparser => {
                 let Some(a) = args.first() else { return Err(self.arg_count("update", 1, nargs, span)) };
-                if nargs > 1 {
-                    self.warn(
-                        Diagnostic::warning("`update`'s zeros_as_ones argument accepted, ignored: pisa computes the plain ones'-complement sum")
-                            .with_primary(args[1].span, "ignored"),
-                    );
+                if nargs > 2 {
+                    return Err(self.arg_count("update", 2, nargs, span));
                 }
                 let inputs = self.inputs(a)?;
-                value(ir::Expr::ChecksumUpdate { checksum: *id, inputs }, Ty::Bit(16))
+                let sum = ir::Expr::ChecksumUpdate { checksum: *id, inputs };
+                // `zeros_as_ones`: the deparser's checksum unit sends a computed 0x0000 as 0xFFFF
+                // (UDP's rule). The checksum is a pure function of the fields, so testing it and
+                // then using it computes the same value twice.
+                let zeros_as_ones = match args.get(1) {
+                    Some(z) => super::expr::fold(self.cond(&z.value)?),
+                    None => ir::Expr::constant(0, 1),
+                };
+                let e = match zeros_as_ones {
+                    ir::Expr::Const { value: 0, .. } => sum,
+                    z => {
+                        let is_zero = ir::Expr::Binary {
+                            op: ir::BinOp::Eq,
+                            a: Box::new(sum.clone()),
+                            b: Box::new(ir::Expr::constant(0, 16)),
+                            width: 1,
+                            signed: false,
+                        };
+                        let cond = match z {
+                            ir::Expr::Const { .. } => is_zero,
+                            z => ir::Expr::Binary {
+                                op: ir::BinOp::LAnd,
+                                a: Box::new(z),
+                                b: Box::new(is_zero),
+                                width: 1,
+                                signed: false,
+                            },
+                        };
+                        ir::Expr::Ternary {
+                            cond: Box::new(cond),
+                            then: Box::new(ir::Expr::constant(0xffff, 16)),
+                            els: Box::new(sum),
+                            width: 16,
+                        }
+                    }
+                };
+                value(e, Ty::Bit(16))
             }
             (Kind::Checksum { .. }, _) => Err(self.err(
                 Diagnostic::error(format!("`Checksum.{m}` is not allowed in {}", self.ctx.describe()))
