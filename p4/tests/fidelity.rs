@@ -246,3 +246,48 @@ fn checksum_update_honours_zeros_as_ones() {
         assert_eq!(out[0].bytes, want, "x={x:#x} y={y:#x}");
     }
 }
+
+// ---- meter colours ----
+
+/// `Meter(1, PACKETS, 0xAA, 0x55, 0x0F)`: the meter answers in the program's colours (red 0xAA,
+/// yellow 0x55, green 0x0F), not TNA's default 3 / 1 / 0. The indexed meter is set to a
+/// committed burst of 1 packet and a peak burst of 2 at 1 packet/s, so three packets at the
+/// same instant are green, yellow, red (RFC 2698 trTCM); the unconfigured direct meter passes
+/// everything as green.
+#[test]
+fn meters_return_the_programs_colour_values() {
+    let c = compile("meter_colors.p4", Target::Tofino1, &[]);
+    let warnings = c.warnings.render(&c.sources);
+    assert!(!warnings.contains("color"), "{warnings}");
+    let mut sw = switch(c);
+    sw.meter_set(
+        pipeline::api::PipeSel::All,
+        "Ingress.policer",
+        0,
+        pipeline::externs::meter::MeterConfig {
+            cir: 1,
+            pir: 1,
+            cbs: 1,
+            pbs: 2,
+        },
+    )
+    .unwrap();
+    let frame = ethernet(
+        1,
+        2,
+        0x88b5,
+        &[0, 0]
+            .iter()
+            .copied()
+            .chain(counting(46))
+            .collect::<Vec<u8>>(),
+    );
+    for (indexed, direct) in [(0x0f, 0x0f), (0x55, 0x0f), (0xaa, 0x0f)] {
+        let out = send(&mut sw, 1, &frame);
+        assert_eq!(out.len(), 1);
+        let mut want = frame.clone();
+        want[14] = indexed;
+        want[15] = direct;
+        assert_eq!(out[0].bytes, want);
+    }
+}

@@ -717,6 +717,27 @@ pub struct Meter {
     pub kind: MeterKind,
     pub size: u32,
     pub direct_table: Option<TableId>,
+    /// What `execute` returns for each colour (TNA's `Meter(size, type, red, yellow, green)`).
+    pub colors: MeterColors,
+}
+
+/// The values a meter returns for green, yellow and red.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MeterColors {
+    pub green: u8,
+    pub yellow: u8,
+    pub red: u8,
+}
+
+impl Default for MeterColors {
+    /// TNA's `MeterColor_t`: GREEN 0, YELLOW 1, RED 3.
+    fn default() -> Self {
+        MeterColors {
+            green: 0,
+            yellow: 1,
+            red: 3,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -113,6 +113,21 @@ fn crc_preset(name: &str) -> Option<CrcSpec> {
     })
 }
 
+/// A `true_egress_accounting` constructor argument of a counter or meter: Tofino 2 counts the
+/// bytes of the packet as it leaves egress; pisa counts the bytes egress received, so `true`
+/// is accepted with a warning that says so.
+fn true_egress_accounting<'a>(l: &mut Lowerer<'a>, tname: &str, e: &'a ast::Expr) -> Res<()> {
+    if l.const_value(e, &Ty::Bool)? != 0 {
+        l.warn(
+            Diagnostic::warning(format!(
+                "`{tname}`'s true_egress_accounting accepted, not modelled: pisa counts the bytes the egress pipeline received, not the bytes it sends"
+            ))
+            .with_primary(e.span, "true_egress_accounting"),
+        );
+    }
+    Ok(())
+}
+
 /// The `@symmetric("a", "b")` annotations of a `Hash` instance.
 fn symmetric_pairs(
     l: &mut Lowerer<'_>,
@@ -509,7 +524,7 @@ pub(super) fn instantiate<'a>(
         "Counter" | "DirectCounter" => {
             let direct = tname == "DirectCounter";
             let (size, type_arg) = if direct {
-                arity(l, 1, 1)?;
+                arity(l, 1, 2)?;
                 (0, args[0])
             } else {
                 arity(l, 2, 3)?;
@@ -522,6 +537,9 @@ pub(super) fn instantiate<'a>(
                 }
                 (n as u32, args[1])
             };
+            if let Some(tea) = args.get(if direct { 1 } else { 2 }) {
+                true_egress_accounting(l, &tname, tea)?;
+            }
             let kind = match enum_member(l, type_arg, "CounterType_t")?.as_str() {
                 "PACKETS" => ir::CounterKind::Packets,
                 "BYTES" => ir::CounterKind::Bytes,
@@ -550,10 +568,10 @@ pub(super) fn instantiate<'a>(
         "Meter" | "DirectMeter" => {
             let direct = tname == "DirectMeter";
             let (size, type_arg) = if direct {
-                arity(l, 1, 4)?;
+                arity(l, 1, 5)?;
                 (0, args[0])
             } else {
-                arity(l, 2, 5)?;
+                arity(l, 2, 6)?;
                 let n = l.const_int(args[0])?;
                 if !(1..=(1 << 20)).contains(&n) {
                     return Err(l.err(
@@ -573,13 +591,37 @@ pub(super) fn instantiate<'a>(
                     ))
                 }
             };
-            if args.len() > if direct { 1 } else { 2 } {
-                l.warn(
-                    Diagnostic::warning(
-                        "meter color encodings accepted, ignored: pisa uses TNA's default colors",
+            // After the type: `red, yellow, green` (custom colour values), then the optional
+            // `true_egress_accounting`.
+            let rest = &args[if direct { 1 } else { 2 }..];
+            let (colors, tea) = match rest {
+                [r, y, g, tea @ ..] => {
+                    let mut c = [0u8; 3];
+                    for (slot, e) in c.iter_mut().zip([r, y, g]) {
+                        *slot = l.const_value(e, &Ty::Bit(8))? as u8;
+                    }
+                    (
+                        ir::MeterColors {
+                            red: c[0],
+                            yellow: c[1],
+                            green: c[2],
+                        },
+                        tea.first(),
                     )
-                    .with_primary(i.ty.span, "custom color values"),
-                );
+                }
+                [tea] => (ir::MeterColors::default(), Some(tea)),
+                [] => (ir::MeterColors::default(), None),
+                [_, extra, ..] => {
+                    return Err(l.err(
+                        Diagnostic::error(format!(
+                            "`{tname}` takes either `red, yellow, green` colour values or `true_egress_accounting` after its type"
+                        ))
+                        .with_primary(extra.span, "unexpected argument"),
+                    ))
+                }
+            };
+            if let Some(tea) = tea {
+                true_egress_accounting(l, &tname, tea)?;
             }
             let id = MeterId(l.pipe.meters.len() as u32);
             l.pipe.meters.push(ir::Meter {
@@ -587,6 +629,7 @@ pub(super) fn instantiate<'a>(
                 kind,
                 size,
                 direct_table: None,
+                colors,
             });
             l.spans.meters.push(span);
             Kind::Meter {

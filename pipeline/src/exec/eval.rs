@@ -585,7 +585,7 @@ impl<T: Tracer> Ctx<'_, T> {
             // A direct meter on a miss (no entry) meters nothing: GREEN.
             (Some(_), _) => match self.entry {
                 Some(h) => h.index() as u32,
-                None => return Ok(MeterColor::Green.value() as Value),
+                None => return Ok(Value::from(m.colors.green)),
             },
             (None, Some(e)) => {
                 let v = self.eval(e, params)?;
@@ -600,11 +600,17 @@ impl<T: Tracer> Ctx<'_, T> {
             None => None,
         };
         let (now, len) = (self.now, self.pkt_len);
-        let got = match self.rt.meters.get_mut(id) {
-            Some(arr) => arr.execute(idx, now, len, pre).value() as Value,
-            None => 0,
+        let color = match self.rt.meters.get_mut(id) {
+            Some(arr) => arr.execute(idx, now, len, pre),
+            None => MeterColor::Green,
         };
-        Ok(got)
+        // The program's colour encoding (TNA's defaults unless the constructor gave others).
+        let c = m.colors;
+        Ok(Value::from(match color {
+            MeterColor::Green => c.green,
+            MeterColor::Yellow => c.yellow,
+            MeterColor::Red => c.red,
+        }))
     }
 }
 
