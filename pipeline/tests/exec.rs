@@ -306,6 +306,8 @@ fn build() -> Prog {
     }
 }
 
+/// Runs `bytes` through `sw`. The switches of these tests turn the MAC's padding to 60 bytes
+/// off (`with_min_frame(0)`): the short byte strings test the interpreter, not the wire.
 fn send(sw: &mut Switch, bytes: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     sw.process_batch(
@@ -341,7 +343,7 @@ fn crc16_arc(b: u8) -> u16 {
 #[test]
 fn expressions_stacks_and_branches() {
     let p = build();
-    let mut sw = Switch::new(p.prog.clone(), SwitchConfig::new(1)).unwrap();
+    let mut sw = Switch::new(p.prog.clone(), SwitchConfig::new(1).with_min_frame(0)).unwrap();
     // kind 0x13: range case → stack elements while the next byte has its top bit set:
     // 0x0001, then 0x8002 (the lookahead saw 0x80), then stop (next byte 0x00).
     let pkt = [0x13, 0x00, 0x01, 0x80, 0x02, 0x00, 0x03, 0xde, 0xad];
@@ -367,7 +369,7 @@ fn expressions_stacks_and_branches() {
 #[test]
 fn action_run_case_and_exit_inside_action() {
     let p = build();
-    let mut sw = Switch::new(p.prog.clone(), SwitchConfig::new(1)).unwrap();
+    let mut sw = Switch::new(p.prog.clone(), SwitchConfig::new(1).with_min_frame(0)).unwrap();
     sw.table_add(
         PipeSel::All,
         "t_kind",
@@ -401,7 +403,7 @@ fn action_run_case_and_exit_inside_action() {
 #[test]
 fn stack_overflow_and_verify_are_parser_errors() {
     let p = build();
-    let mut sw = Switch::new(p.prog.clone(), SwitchConfig::new(1)).unwrap();
+    let mut sw = Switch::new(p.prog.clone(), SwitchConfig::new(1).with_min_frame(0)).unwrap();
     // Four elements: the fourth does not fit in hdr.stack[3].
     assert!(send(&mut sw, &[0x10, 0, 0, 0x80, 0, 0x80, 0, 0x80, 0]).is_none());
     assert_eq!(sw.stats().dropped(DropReason::ParserStackOutOfBounds), 1);

@@ -14,14 +14,12 @@ const MAC_B: u64 = 0x0000_0000_000b;
 const SRC: u64 = 0x0200_0000_0000;
 
 fn switch(opts: Options) -> Switch {
+    switch_with(opts, SwitchConfig::new(1))
+}
+
+fn switch_with(opts: Options, cfg: SwitchConfig) -> Switch {
     let (prog, _) = l2_program(opts);
-    Switch::new(
-        prog,
-        SwitchConfig::new(1)
-            .with_cpu_port(64)
-            .with_loopback(LOOPBACK_PORT),
-    )
-    .unwrap()
+    Switch::new(prog, cfg.with_cpu_port(64).with_loopback(LOOPBACK_PORT)).unwrap()
 }
 
 fn run(sw: &mut Switch, port: u16, bytes: &[u8]) -> Vec<OutFrame> {
@@ -337,7 +335,9 @@ fn ingress_mirror_copies_the_packet_as_received_truncated() {
     assert_eq!(out[0].port, 2);
     assert_eq!(out[0].bytes, pkt);
     assert_eq!(out[1].port, 8);
-    assert_eq!(out[1].bytes.len(), 32);
+    // Truncated to 32 bytes, then padded by the MAC to the 60-byte minimum frame.
+    assert_eq!(out[1].bytes.len(), 60);
+    assert!(out[1].bytes[32..].iter().all(|b| *b == 0));
     assert_eq!(
         &out[1].bytes[12..14],
         &[0x99, 0x99],
@@ -443,13 +443,19 @@ fn copy_to_cpu_goes_to_the_cpu_port() {
 
 #[test]
 fn short_packet_is_dropped_by_the_ingress_parser_unless_parser_err_is_read() {
-    let mut sw = switch(Options::default());
+    // A frame that reaches the parser shorter than its headers: only with the MAC's padding
+    // to 60 bytes turned off (on a wire no frame is that short).
+    let no_pad = || SwitchConfig::new(1).with_min_frame(0);
+    let mut sw = switch_with(Options::default(), no_pad());
     assert!(run(&mut sw, 1, &[0u8; 10]).is_empty());
     assert_eq!(sw.stats().dropped(DropReason::ParserPacketTooShort), 1);
-    let mut sw = switch(Options {
-        read_parser_err: true,
-        ..Options::default()
-    });
+    let mut sw = switch_with(
+        Options {
+            read_parser_err: true,
+            ..Options::default()
+        },
+        no_pad(),
+    );
     sw.table_set_default(PipeSel::All, "forward", "set_port", &[("port", 2)])
         .unwrap();
     let out = run(&mut sw, 1, &[0xab; 10]);
@@ -457,6 +463,22 @@ fn short_packet_is_dropped_by_the_ingress_parser_unless_parser_err_is_read() {
     // The unparsed bytes are the payload and come out again behind the (invalid) headers.
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].bytes, vec![0xab; 10]);
+}
+
+/// With the MAC's minimum frame (the default) the same 10-byte frame arrives padded to 60
+/// bytes: the Ethernet header parses and nothing is dropped for being short.
+#[test]
+fn a_short_frame_arrives_padded_to_the_minimum() {
+    let mut sw = switch(Options::default());
+    sw.table_set_default(PipeSel::All, "forward", "set_port", &[("port", 2)])
+        .unwrap();
+    let out = run(&mut sw, 1, &[0xab; 10]);
+    assert_eq!(sw.stats().total_drops(), 0);
+    assert_eq!(out.len(), 1);
+    let mut want = vec![0xab; 10];
+    want.resize(60, 0);
+    assert_eq!(out[0].bytes, want);
+    assert_eq!(sw.stats().rx_bytes, 60);
 }
 
 #[test]

@@ -47,7 +47,16 @@ pub struct SwitchConfig {
     pub drop_log: usize,
     /// Digest messages kept until drained (more are counted and dropped).
     pub digest_capacity: usize,
+    /// Ethernet's minimum frame size without the FCS ([`MIN_FRAME`], 64 B on the wire). A
+    /// shorter frame is padded with zeros to it on arrival (on a wire the sending MAC pads, so
+    /// the Tofino never sees a runt: a short frame from a veth or pcap is what that sender's
+    /// NIC would have put on the wire) and on transmission (the Tofino MAC pads what egress
+    /// made shorter). 0 turns both off (a pisa-only setting).
+    pub min_frame: usize,
 }
+
+/// Ethernet's minimum frame, 64 bytes with the FCS, 60 without.
+pub const MIN_FRAME: usize = 60;
 
 impl Default for SwitchConfig {
     fn default() -> SwitchConfig {
@@ -60,6 +69,7 @@ impl Default for SwitchConfig {
             max_passes: 16,
             drop_log: 4096,
             digest_capacity: 4096,
+            min_frame: MIN_FRAME,
         }
     }
 }
@@ -92,6 +102,12 @@ impl SwitchConfig {
             pipes,
             ..SwitchConfig::default()
         }
+    }
+
+    /// Pad frames shorter than `bytes` (0: never; see [`SwitchConfig::min_frame`]).
+    pub fn with_min_frame(mut self, bytes: usize) -> SwitchConfig {
+        self.min_frame = bytes;
+        self
     }
 
     pub fn with_cpu_port(mut self, port: u16) -> SwitchConfig {

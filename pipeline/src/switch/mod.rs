@@ -21,7 +21,7 @@ mod tm_path;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-pub use config::{PortConfig, SwitchConfig, SwitchError, DEFAULT_QUEUE};
+pub use config::{PortConfig, SwitchConfig, SwitchError, DEFAULT_QUEUE, MIN_FRAME};
 pub use drops::{DropReason, DropRecord, SwitchStats};
 pub use split::TmCopy;
 
@@ -275,21 +275,34 @@ impl Switch {
         out: &mut impl FnMut(OutFrame),
         tr: &mut T,
     ) {
-        self.last_ts = self.last_ts.max(frame.ts);
-        self.stats.rx_packets += 1;
-        self.stats.rx_bytes += frame.bytes.len() as u64;
-        self.ingress(
-            sh,
-            frame.port,
-            frame.bytes,
-            None,
-            0,
-            frame.ts,
-            "packet",
-            out,
-            tr,
-        );
+        self.port_ingress(sh, frame, out, tr);
         self.drain_pending(sh, out, tr);
+    }
+
+    /// A frame arriving on a port: counted, padded to the minimum frame as a wire would have
+    /// it, then the ingress pass.
+    pub(crate) fn port_ingress<T: Tracer>(
+        &mut self,
+        sh: &Shared<'_>,
+        frame: InFrame<'_>,
+        out: &mut impl FnMut(OutFrame),
+        tr: &mut T,
+    ) {
+        self.last_ts = self.last_ts.max(frame.ts);
+        let short = frame.bytes.len() < self.cfg.min_frame;
+        let padded = short.then(|| {
+            let mut b = self.take_buf();
+            b.extend_from_slice(frame.bytes);
+            b.resize(self.cfg.min_frame, 0);
+            b
+        });
+        let bytes = padded.as_deref().unwrap_or(frame.bytes);
+        self.stats.rx_packets += 1;
+        self.stats.rx_bytes += bytes.len() as u64;
+        self.ingress(sh, frame.port, bytes, None, 0, frame.ts, "packet", out, tr);
+        if let Some(b) = padded {
+            self.give(b);
+        }
     }
 
     /// Runs the deferred passes (recirculations, egress mirror copies) until none is left. In

@@ -82,21 +82,8 @@ impl Switch {
             prog: &prog,
             engines: &engines,
         };
-        self.last_ts = self.last_ts.max(frame.ts);
-        self.stats.rx_packets += 1;
-        self.stats.rx_bytes += frame.bytes.len() as u64;
         self.split = true;
-        self.ingress(
-            &sh,
-            frame.port,
-            frame.bytes,
-            None,
-            0,
-            frame.ts,
-            "packet",
-            out,
-            &mut NoTrace,
-        );
+        self.port_ingress(&sh, frame, out, &mut NoTrace);
         self.drain_pending(&sh, out, &mut NoTrace);
         self.split = false;
         copies.append(&mut self.tm_out);

@@ -528,15 +528,21 @@ impl Switch {
         out: &mut impl FnMut(OutFrame),
         tr: &mut T,
     ) {
+        // The MAC pads a frame egress made shorter than the minimum (recirculation too: it
+        // goes through the port's MAC).
+        let mut buf = self.take_buf();
+        buf.extend_from_slice(bytes);
+        if buf.len() < self.cfg.min_frame {
+            buf.resize(self.cfg.min_frame, 0);
+        }
         if self.cfg.is_loopback(port) {
             if passes + 1 >= self.cfg.max_passes {
                 self.record_drop(tr, ts, port, Gress::Egress, DropReason::PassLimit, None);
+                self.give(buf);
                 return;
             }
             self.stats.recirculations += 1;
             tr.record(|| TraceEvent::Recirculate { port });
-            let mut buf = self.take_buf();
-            buf.extend_from_slice(bytes);
             self.pending.push_back(Pending::Ingress {
                 port,
                 buf,
@@ -546,13 +552,9 @@ impl Switch {
             return;
         }
         self.stats.tx_packets += 1;
-        self.stats.tx_bytes += bytes.len() as u64;
-        tr.record(|| TraceEvent::Output {
-            port,
-            len: bytes.len(),
-        });
-        let mut buf = self.take_buf();
-        buf.extend_from_slice(bytes);
+        self.stats.tx_bytes += buf.len() as u64;
+        let len = buf.len();
+        tr.record(|| TraceEvent::Output { port, len });
         out(OutFrame {
             port,
             bytes: buf,
