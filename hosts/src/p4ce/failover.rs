@@ -9,7 +9,11 @@
 //! - Heartbeats: every node bumps a counter in its heartbeat MR each tenth of the leader
 //!   timeout; every replica READs the others' counters over the connections above
 //!   ([`Liveness`]): the leader's through its unicast QP, the other replicas' through the
-//!   mesh. The lowest live id leads.
+//!   mesh. The lowest live id leads. The leader READs its followers' counters too (the first
+//!   leader learns where they are from the replicas' answers to its unicast connections,
+//!   [`offer_heartbeat`]) and stops waiting for one whose counter stopped
+//!   ([`Failover::lost_followers`], `Leader::mark_lost`), as Mu's leader does, rather than
+//!   waiting for its QP's retries to run out.
 //! - A replica that finds another node leading follows it ([`Replica::follow`]: writes only
 //!   on that node's QP, none through the old group's switch QP, unapplied entries
 //!   forgotten) and publishes whom it follows in its heartbeat MR.
@@ -47,13 +51,57 @@ const FOLLOWS: u64 = 1 << 57;
 const APPLIED: u64 = 1 << 56;
 /// Recovery READ of the adopted log.
 const LOG: u64 = 1 << 55;
+/// wr_id bit of a leader's heartbeat READ of a follower (low bits: its slot). The leader's
+/// log consumes these completions and ignores them; the value is taken from where it lands.
+const WATCH: u64 = 1 << 54;
 
 /// Heartbeat MR: own counter, whom this node follows, then where READs land.
-const HB_MR_LEN: usize = 256;
+const HB_MR_LEN: usize = 320;
 /// Offset of the heartbeat READ of peer k (8 bytes each).
 const HB_READS: usize = 64;
 /// Offset of the recovery READs of peer k (16 bytes each: follows, applied).
 const REC_READS: usize = 128;
+/// Offset of the leader's heartbeat READ of follower slot k (8 bytes each).
+const WATCH_READS: usize = 256;
+/// Followers a leader watches at most.
+const WATCH_SLOTS: usize = (HB_MR_LEN - WATCH_READS) / 8;
+
+/// Bytes a replica appends to its log offer when it answers a leader's unicast connection
+/// with fail-over on: its heartbeat MR's address and R_key ([`offer_heartbeat`]).
+pub const OFFER_HEARTBEAT_LEN: usize = 12;
+
+/// A replica's answer to a leader's unicast connection with fail-over on: its log offer,
+/// then where its heartbeat counter is (VA, R_key; big-endian), so the leader can watch it.
+pub fn offer_with_heartbeat(offer: &ReplicaOffer, hb_va: u64, hb_rkey: u32) -> Vec<u8> {
+    let mut b = offer.to_bytes();
+    b.extend_from_slice(&hb_va.to_be_bytes());
+    b.extend_from_slice(&hb_rkey.to_be_bytes());
+    b
+}
+
+/// The heartbeat MR (VA, R_key) a replica's answer names after its log offer, if it names
+/// one (fail-over on).
+pub fn offer_heartbeat(private_data: &[u8]) -> Option<(u64, u32)> {
+    let b = private_data.get(OFFER_LEN..OFFER_LEN + OFFER_HEARTBEAT_LEN)?;
+    let mut va = [0u8; 8];
+    va.copy_from_slice(&b[..8]);
+    let va = u64::from_be_bytes(va);
+    let rkey = u32::from_be_bytes([b[8], b[9], b[10], b[11]]);
+    (va != 0).then_some((va, rkey))
+}
+
+/// A follower the leader watches: its id, the leader's QP to it and its heartbeat MR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Watched {
+    /// Its id.
+    pub id: u16,
+    /// The leader's QP connected to it.
+    pub qpn: u32,
+    /// Address of its heartbeat MR.
+    pub hb_va: u64,
+    /// R_key of its heartbeat MR.
+    pub hb_rkey: u32,
+}
 
 /// How long a mesh connection attempt waits before it is made again.
 const MESH_RETRY: Nanos = Nanos::from_millis(20);
@@ -208,6 +256,9 @@ pub struct Failover {
     live: Option<Liveness>,
     believed: u16,
     recovery: Option<Recovery>,
+    /// While this node leads: the followers it watches, and what it saw of them.
+    watch: Vec<Watched>,
+    watch_live: Option<Liveness>,
     /// What it did so far.
     pub events: Vec<FailoverEvent>,
 }
@@ -285,8 +336,79 @@ impl Failover {
             live: None,
             believed: leader,
             recovery: None,
+            watch: Vec::new(),
+            watch_live: None,
             events: Vec::new(),
         })
+    }
+
+    /// This node's answer to a leader's unicast connection: `offer` and its heartbeat MR
+    /// ([`offer_with_heartbeat`]).
+    pub fn offer(&self, offer: &ReplicaOffer) -> Vec<u8> {
+        offer_with_heartbeat(offer, self.hb.addr, self.hb.rkey)
+    }
+
+    /// This node leads `followers` from `now` on: its ticks READ their heartbeat counters
+    /// (through the leader's QPs), and one whose counter stops changing for the timeout is
+    /// reported by [`Failover::lost_followers`]. At most a few followers are watched.
+    pub fn lead(&mut self, followers: &[Watched], now: Nanos) {
+        self.watch = followers.iter().take(WATCH_SLOTS).copied().collect();
+        let ids: Vec<u16> = self.watch.iter().map(|w| w.id).collect();
+        self.watch_live = Some(Liveness::new(
+            self.me,
+            &ids,
+            self.timeout,
+            Instant::from_nanos(now.as_nanos()),
+        ));
+    }
+
+    /// While this node leads: the followers whose heartbeat stopped (the leader stops
+    /// waiting for them).
+    pub fn lost_followers(&self, now: Nanos) -> Vec<u16> {
+        let t = Instant::from_nanos(now.as_nanos());
+        match &self.watch_live {
+            Some(l) => self
+                .watch
+                .iter()
+                .map(|w| w.id)
+                .filter(|id| !l.is_alive(*id, t))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// A leader's tick: what its last READs of the followers' counters brought, then new
+    /// READs. Nobody waits for their completions (the leader's log takes them from the
+    /// shared CQ); a dead follower's READs fail with its QP, which the log notices too.
+    fn watch_tick(&mut self, ep: &mut Endpoint, now: Nanos) -> Result<(), NodeError> {
+        let Some(live) = self.watch_live.as_mut() else {
+            return Ok(());
+        };
+        let t = Instant::from_nanos(now.as_nanos());
+        let b = ep.mr_bytes(self.hb.lkey)?;
+        for (k, w) in self.watch.iter().enumerate() {
+            let o = WATCH_READS + 8 * k;
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b[o..o + 8]);
+            live.observe(w.id, u64::from_le_bytes(a), t);
+        }
+        for (k, w) in self.watch.iter().enumerate() {
+            if !Self::qp_up(ep, w.qpn) {
+                continue;
+            }
+            let sge = Sge {
+                addr: self.hb.addr + (WATCH_READS + 8 * k) as u64,
+                length: 8,
+                lkey: self.hb.lkey,
+            };
+            let op = SendOp::Read {
+                remote_addr: w.hb_va,
+                rkey: w.hb_rkey,
+            };
+            // A full or failed QP: the follower is as good as lost; its heartbeat says so.
+            let _ = ep.post_send(w.qpn, SendWr::new(WATCH | k as u64, op, sge));
+        }
+        Ok(())
     }
 
     /// The hello this node sends (`mesh`: to a replica; else as the leader).
@@ -449,8 +571,12 @@ impl Failover {
         // This thread itself stalled (the scheduler, a loaded machine): the others' silence
         // meanwhile is not theirs to answer for.
         if self.next > Nanos::ZERO && now > self.next + Nanos::from(self.timeout / 2) {
-            if let Some(l) = self.live.as_mut() {
-                l.excuse(now.saturating_sub(self.next).to_duration());
+            let stalled = now.saturating_sub(self.next).to_duration();
+            for l in [self.live.as_mut(), self.watch_live.as_mut()]
+                .into_iter()
+                .flatten()
+            {
+                l.excuse(stalled);
             }
         }
         self.next = now + self.every;
@@ -459,6 +585,7 @@ impl Failover {
         a.copy_from_slice(&b[..8]);
         b[..8].copy_from_slice(&u64::from_le_bytes(a).wrapping_add(1).to_le_bytes());
         if !reads {
+            self.watch_tick(ep, now)?;
             return Ok(true);
         }
         if self.live.is_none() {
@@ -811,6 +938,7 @@ impl Failover {
         let end = replica.applied();
         let mut paths = Vec::new();
         let mut followers = Vec::new();
+        let mut watch = Vec::new();
         for &k in &rec.followers {
             let p = &self.peers[k];
             if let Some(h) = p.hello {
@@ -821,6 +949,12 @@ impl Failover {
                     rkey: h.log.rkey,
                 });
                 followers.push((host_ip(p.id), p.id));
+                watch.push(Watched {
+                    id: p.id,
+                    qpn: p.qpn,
+                    hb_va: h.hb_va,
+                    hb_rkey: h.hb_rkey,
+                });
             }
         }
         if paths.len() < self.cfg.f {
@@ -836,6 +970,7 @@ impl Failover {
         }
         let mut leader = Leader::new(self.cfg, self.log, self.cq, paths, None)?;
         leader.resume_at(end)?;
+        self.lead(&watch, now);
         self.events.push(FailoverEvent::Leads {
             from: end,
             source,

@@ -26,9 +26,10 @@ use dataplane::Nanos;
 use rdma::verbs::{CmEvent, ConnId, CqHandle, Endpoint, Instant, MrInfo, PdHandle};
 
 use super::bench::Meter;
-use super::failover::{Failover, FailoverSetup, TakeOver};
+use super::failover::{offer_heartbeat, Failover, FailoverSetup, TakeOver, Watched};
 use super::node::{
-    build_node, leader_request_group, replica_accept, reset_qp, switch_path_from_reply, NodeSpec,
+    accept_on, build_node, leader_request_group, replica_accept, replica_offer, reset_qp,
+    switch_path_from_reply, NodeSpec,
 };
 use super::wire::ReplicaOffer;
 use super::{NodeError, REPLICA_CM_PORT, SWITCH_IP};
@@ -106,6 +107,8 @@ pub struct LeaderState {
     setup: LeaderSetup,
     pending: Vec<(ConnId, usize)>,
     paths: Vec<Option<ReplicaPath>>,
+    /// Per replica: where its heartbeat counter is, from its answer (fail-over on).
+    heartbeats: Vec<Option<(u64, u32)>>,
     switch_cm: Option<ConnId>,
     cm_retry_at: Option<Nanos>,
     uni_retry_at: Option<Nanos>,
@@ -265,6 +268,7 @@ impl Node {
                     setup: ls,
                     pending: Vec::new(),
                     paths: vec![None; n],
+                    heartbeats: vec![None; n],
                     switch_cm: None,
                     cm_retry_at: None,
                     uni_retry_at: Some(Nanos::ZERO),
@@ -441,8 +445,14 @@ impl Node {
                     replica_accept(ep, t, conn, switch_qp, log, geometry)?;
                 } else {
                     // A leader's unicast connection (the replica serves the current leader: a
-                    // new connection replaces the old one).
-                    replica_accept(ep, t, conn, uni, log, geometry)?;
+                    // new connection replaces the old one); with fail-over, the answer says
+                    // where this node's heartbeat is, for the leader to watch.
+                    let offer = replica_offer(log, geometry);
+                    let reply = match self.failover.as_ref() {
+                        Some(fo) => fo.offer(&offer),
+                        None => offer.to_bytes(),
+                    };
+                    accept_on(ep, t, conn, uni, &reply)?;
                 }
             }
         }
@@ -526,6 +536,7 @@ impl Node {
             },
             pending: Vec::new(),
             paths: vec![None; n],
+            heartbeats: vec![None; n],
             switch_cm: None,
             cm_retry_at: (mode == Path::Switch).then_some(self.now),
             uni_retry_at: None,
@@ -546,8 +557,12 @@ impl Node {
         let t = instant(now);
         let id = self.id;
         let (switch_qp, log, cq) = (self.switch_qp, self.log, self.cq);
+        let mut lost = Vec::new();
         if let Some(fo) = self.failover.as_mut() {
-            *work |= fo.tick(&mut self.ep, now, false)?;
+            if fo.tick(&mut self.ep, now, false)? {
+                *work = true;
+                lost = fo.lost_followers(now);
+            }
         }
         let Role::Leader(l) = &mut self.role else {
             return Ok(());
@@ -600,6 +615,7 @@ impl Node {
                         va: offer.va,
                         rkey: offer.rkey,
                     });
+                    l.heartbeats[i] = offer_heartbeat(&private_data);
                 }
                 CmEvent::Rejected { conn, .. } | CmEvent::Unreachable { conn }
                     if Some(conn) == l.switch_cm =>
@@ -624,7 +640,23 @@ impl Node {
             }
         }
         if l.leader.is_none() && l.paths.iter().all(Option::is_some) {
-            let paths = l.paths.iter().flatten().copied().collect();
+            let paths: Vec<ReplicaPath> = l.paths.iter().flatten().copied().collect();
+            if let Some(fo) = self.failover.as_mut() {
+                // Heartbeats of the replicas that said where theirs is.
+                let watch: Vec<Watched> = paths
+                    .iter()
+                    .zip(&l.heartbeats)
+                    .filter_map(|(p, hb)| {
+                        hb.map(|(hb_va, hb_rkey)| Watched {
+                            id: p.id,
+                            qpn: p.qpn,
+                            hb_va,
+                            hb_rkey,
+                        })
+                    })
+                    .collect();
+                fo.lead(&watch, now);
+            }
             l.leader = Some(Leader::new(l.setup.cfg, log, cq, paths, None)?);
             if l.mode == Path::Switch {
                 l.cm_retry_at = Some(now);
@@ -662,6 +694,10 @@ impl Node {
                 l.cm_retry_at = Some(now + Nanos::from(l.setup.cfg.switch_retry));
             }
             *work = true;
+        }
+        // Followers whose heartbeat stopped: the log stops waiting for them.
+        for id in lost {
+            *work |= leader.mark_lost(id);
         }
         leader.poll(ep, t)?;
         while let Some(ev) = leader.poll_event() {
@@ -708,5 +744,208 @@ impl Node {
             self.note_unclaimed(ev);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The node without any lab: three nodes whose frames this test moves by hand (by
+    //! destination MAC, 1 µs later) in virtual time, unicast mode (no switch): the log
+    //! commits, and when the leader falls silent the lowest live replica takes over on its
+    //! own and goes on committing.
+
+    use std::time::Duration;
+
+    use super::*;
+    use crate::mu::LeaderConfig;
+    use crate::p4ce::failover::FailoverSetup;
+    use crate::p4ce::node::host_ip;
+
+    struct Wire {
+        nodes: Vec<Node>,
+        alive: Vec<bool>,
+        now: Nanos,
+        in_flight: Vec<(Nanos, usize, Vec<u8>)>,
+    }
+
+    impl Wire {
+        fn new(timeout: Duration) -> Wire {
+            let ids = vec![1u16, 2, 3];
+            let geometry = LogGeometry::for_values(256, 32);
+            let cfg = LeaderConfig {
+                f: 1,
+                geometry,
+                max_outstanding: 4,
+                switch_timeout: Duration::from_millis(1),
+                switch_retry: Duration::from_millis(5),
+                probe_every: Duration::from_millis(1),
+            };
+            let nodes = ids
+                .iter()
+                .map(|&id| {
+                    let spec = NodeSpec {
+                        id,
+                        ids: ids.clone(),
+                        leader: id == 1,
+                        geometry,
+                        replicas: 2,
+                        seed: 5,
+                        listen: id != 1,
+                        mesh: if id == 1 { 0 } else { 1 },
+                        ack_timeout: 8,
+                        cm_response_timeout: Duration::from_millis(2),
+                    };
+                    let leader = (id == 1).then(|| LeaderSetup {
+                        cfg,
+                        mode: Path::Unicast,
+                        replicas: vec![(host_ip(2), 2), (host_ip(3), 3)],
+                        on_lost: None,
+                    });
+                    let failover = Some(NodeFailover {
+                        setup: FailoverSetup {
+                            timeout,
+                            leader: cfg,
+                        },
+                        mode: Path::Unicast,
+                        on_lost: None,
+                    });
+                    let cfg = NodeConfig {
+                        spec,
+                        leader,
+                        record: true,
+                        failover,
+                    };
+                    Node::new(cfg, Nanos::ZERO).unwrap()
+                })
+                .collect();
+            Wire {
+                nodes,
+                alive: vec![true; 3],
+                now: Nanos::ZERO,
+                in_flight: Vec::new(),
+            }
+        }
+
+        /// Runs every live node at `now`, then moves time to the next thing due.
+        fn step(&mut self) {
+            let now = self.now;
+            let (due, later): (Vec<_>, Vec<_>) =
+                self.in_flight.drain(..).partition(|(t, _, _)| *t <= now);
+            self.in_flight = later;
+            for (_, to, f) in due {
+                if self.alive[to] {
+                    self.nodes[to].handle_frame(now, &f);
+                }
+            }
+            for i in 0..self.nodes.len() {
+                if !self.alive[i] {
+                    continue;
+                }
+                for _ in 0..16 {
+                    if !self.nodes[i].poll(now).unwrap().work {
+                        break;
+                    }
+                }
+                while let Some(f) = self.nodes[i].poll_transmit(now) {
+                    // Node N has MAC 02:00:00:00:00:0N.
+                    let to = usize::from(f[5]).wrapping_sub(1);
+                    if to < self.nodes.len() {
+                        self.in_flight.push((now + Nanos::from_micros(1), to, f));
+                    }
+                }
+            }
+            let next = self
+                .in_flight
+                .iter()
+                .map(|(t, _, _)| *t)
+                .chain(
+                    (0..self.nodes.len())
+                        .filter(|i| self.alive[*i])
+                        .filter_map(|i| self.nodes[i].next_wakeup()),
+                )
+                .min()
+                .unwrap_or(now + Nanos::from_millis(1));
+            self.now = next.max(now + Nanos(1));
+        }
+
+        fn run_until(&mut self, t: Nanos, mut done: impl FnMut(&mut Wire) -> bool) -> bool {
+            while self.now < t {
+                if done(self) {
+                    return true;
+                }
+                self.step();
+            }
+            done(self)
+        }
+    }
+
+    fn applied(n: &Node) -> Vec<Vec<u8>> {
+        match &n.role {
+            Role::Leader(l) => l.appended.clone(),
+            Role::Replica(r) => r.applied.clone(),
+        }
+    }
+
+    #[test]
+    fn three_nodes_commit_and_a_replica_takes_over_when_the_leader_falls_silent() {
+        let mut w = Wire::new(Duration::from_millis(1));
+        let end = Nanos::from_millis(50);
+        assert!(
+            w.run_until(end, |w| w.nodes.iter().all(|n| n.status.ready)),
+            "not ready: {:?}",
+            w.nodes.iter().map(|n| n.status.clone()).collect::<Vec<_>>()
+        );
+        let values: Vec<Vec<u8>> = (0..40u8).map(|i| vec![i; 1 + usize::from(i) * 5]).collect();
+        let mut next = 0;
+        let t = w.now + Nanos::from_millis(20);
+        let ok = w.run_until(t, |w| {
+            while next < 20 {
+                let now = w.now;
+                match w.nodes[0].try_append(now, &values[next]).unwrap() {
+                    Some(i) => assert_eq!(i, next as u64),
+                    None => break,
+                }
+                next += 1;
+            }
+            w.nodes[0].status.committed >= 20
+        });
+        assert!(ok, "{:?}", w.nodes[0].status);
+        let t = w.now + Nanos::from_millis(1);
+        w.run_until(t, |_| false);
+        for r in 1..3 {
+            assert_eq!(applied(&w.nodes[r]), values[..20], "node {}", r + 1);
+        }
+        // The leader falls silent: node 2 (the lowest live id) recovers and leads.
+        w.alive[0] = false;
+        let t = w.now + Nanos::from_millis(20);
+        assert!(
+            w.run_until(t, |w| w.nodes[1].leading() && w.nodes[1].status.ready),
+            "{:?}",
+            w.nodes[1].failover.as_ref().map(|f| f.events.clone())
+        );
+        let events = w.nodes[1].failover.as_ref().unwrap().events.clone();
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                crate::p4ce::failover::FailoverEvent::Leads { from: 20, followers, .. } if followers == &[3]
+            )),
+            "{events:?}"
+        );
+        let t = w.now + Nanos::from_millis(20);
+        let ok = w.run_until(t, |w| {
+            while next < 40 {
+                let now = w.now;
+                if w.nodes[1].try_append(now, &values[next]).unwrap().is_none() {
+                    break;
+                }
+                next += 1;
+            }
+            w.nodes[1].status.committed >= 40
+        });
+        assert!(ok, "{:?}", w.nodes[1].status);
+        let t = w.now + Nanos::from_millis(1);
+        w.run_until(t, |_| false);
+        assert_eq!(applied(&w.nodes[1]), values);
+        assert_eq!(applied(&w.nodes[2]), values);
     }
 }

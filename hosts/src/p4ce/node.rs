@@ -1,7 +1,6 @@
 //! One P4CE node as every lab builds it: the endpoint settings, the log MR, the CQ and QPs
 //! ([`build_node`]), the addressing ([`host_mac`], [`host_ip`]), and the RDMA CM steps every
-//! node takes the same way, in memory (`labs::p4ce::mem`) and on its own thread
-//! ([`super::thread`]): a replica answering a ConnectRequest with its log
+//! node takes (the node itself is [`super::machine::Node`]): a replica answering a ConnectRequest with its log
 //! ([`replica_accept`]), the leader asking the switch agent for the group
 //! ([`leader_request_group`]) and reading its answer ([`switch_path_from_reply`]).
 
@@ -155,13 +154,29 @@ pub fn replica_accept(
     log: MrInfo,
     geometry: LogGeometry,
 ) -> Result<(), VerbsError> {
-    reset_qp(ep, qpn)?;
-    let offer = ReplicaOffer {
+    let offer = replica_offer(log, geometry);
+    accept_on(ep, now, conn, qpn, &offer.to_bytes())
+}
+
+/// What a replica offers of its log (VA, size, R_key).
+pub fn replica_offer(log: MrInfo, geometry: LogGeometry) -> ReplicaOffer {
+    ReplicaOffer {
         rkey: log.rkey,
         va: log.addr,
         size: geometry.len() as u64,
-    };
-    ep.accept(now, conn, qpn, &offer.to_bytes())
+    }
+}
+
+/// Accepts a ConnectRequest on `qpn` (reset first) with `private_data` in the reply.
+pub fn accept_on(
+    ep: &mut Endpoint,
+    now: Instant,
+    conn: ConnId,
+    qpn: u32,
+    private_data: &[u8],
+) -> Result<(), VerbsError> {
+    reset_qp(ep, qpn)?;
+    ep.accept(now, conn, qpn, private_data)
 }
 
 /// The leader asks the switch agent for the group over RDMA CM from `switch_qp` (`old`, its

@@ -321,7 +321,7 @@ fn node_main(
             }
             node.status.idle_turns += 1;
         }
-        if work || node.status.turns % 256 == 0 {
+        if work || node.status.turns & 0xff == 0 {
             publish(status, &node.status);
         }
     }
