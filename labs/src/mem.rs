@@ -319,6 +319,20 @@ impl MemLab {
             .and_then(|a| a.as_any_mut().downcast_mut::<T>())
     }
 
+    /// The agent `agent`, if it is a `T`, with the switch it is cabled to (to change both
+    /// by hand, as the agent itself would).
+    pub fn agent_with_switch<T: SwitchApp>(
+        &mut self,
+        agent: usize,
+    ) -> Option<(&mut T, &mut Switch)> {
+        let s = self.agents[agent].switch;
+        let app = self.agents[agent]
+            .app
+            .as_mut()
+            .and_then(|a| a.as_any_mut().downcast_mut::<T>())?;
+        Some((app, &mut self.switches[s].pipeline.sw))
+    }
+
     /// Lets agent `agent` run now (after the caller gave it work).
     pub fn poll_agent(&mut self, agent: usize) {
         let now = self.now;
@@ -428,6 +442,11 @@ impl MemLab {
     /// Frames that reached host `host` since the last call, with their arrival times.
     pub fn take_received(&mut self, host: usize) -> Vec<(Nanos, Vec<u8>)> {
         std::mem::take(&mut self.hosts[host].inbox)
+    }
+
+    /// A switch's pipeline, to read (counters, registers, tables).
+    pub fn switch(&self, switch: usize) -> &Switch {
+        &self.switches[switch].pipeline.sw
     }
 
     /// A switch's pipeline (for control-plane writes and reads through the runtime API).

@@ -352,6 +352,20 @@ fn an_agent_on_the_cpu_port_programs_its_switch_and_talks_through_it() {
     f[24..26].copy_from_slice(&sum.to_be_bytes());
     lab.send(h1, f);
     lab.run_until_idle();
+    // The agent and its switch together, as the agent sees them when it runs.
+    let (agent, sw) = lab.agent_with_switch::<CpuAgent>(a).unwrap();
+    assert!(agent.installed);
+    let n = sw
+        .table_entries(pipeline::api::PipeSel::All, "SwitchIngress.routes")
+        .unwrap()
+        .len();
+    assert!(n > 0);
+    // The same switch, read only.
+    let read = lab
+        .switch(leaf1)
+        .table_entries(pipeline::api::PipeSel::All, "SwitchIngress.routes")
+        .unwrap();
+    assert_eq!(read.len(), n);
     let agent = lab.agent_mut::<CpuAgent>(a).unwrap();
     assert_eq!(agent.got.len(), 1);
     assert_eq!(&agent.got[0][0..6], &[2, 0x99, 0, 0, 0, 1]);
