@@ -1,12 +1,15 @@
-//! End to end on in-memory links in virtual time: p4ce.p4 compiled at test time in a
-//! `Switch` between a leader and replicas, the P4CE agent programming the group, the Mu-style
-//! log on top: commits, identical replica logs, crashes, a broken switch path, loss, and
-//! WRITEs the switch must keep away from the logs.
+//! End to end on the in-memory driver in virtual time: p4ce.p4 compiled at test time in the
+//! P4CE topology's switch between a leader and replicas (each a P4CE node, the one the
+//! namespace lab runs), the P4CE agent on the CPU port programming the group the leader asks
+//! for through RDMA CM, the Mu-style log on top: commits, identical replica logs, crashes, a
+//! broken switch path, loss, WRITEs the switch must keep away from the logs, and per-node
+//! leader fail-over.
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use hosts::mu::{LeaderEvent, Path as Mode};
+use labs::p4ce::mem::FailoverEvent;
 use labs::p4ce::{compile_p4ce, Lab, LabConfig};
 use pipeline::api::PipeSel;
 use pipeline::ir::Program;
@@ -39,16 +42,17 @@ fn counter(lab: &Lab, name: &str, index: u32) -> u64 {
         .sum()
 }
 
-fn assert_logs_identical(lab: &Lab, hosts: &[usize], upto: usize) {
+fn assert_logs_identical(lab: &mut Lab, hosts: &[usize], upto: usize) {
+    let appended = lab.appended().to_vec();
     for &h in hosts {
-        let applied = &lab.hosts[h].applied;
+        let applied = lab.applied(h);
         assert!(
             applied.len() >= upto,
             "replica {h} applied {} of {upto}",
             applied.len()
         );
         for (i, v) in applied.iter().enumerate() {
-            assert_eq!(v, &lab.appended[i], "replica {h} entry {i} differs");
+            assert_eq!(v, &appended[i], "replica {h} entry {i} differs");
         }
     }
 }
@@ -59,7 +63,7 @@ fn p4ce_two_replicas_commit_and_logs_are_identical() {
     let vals = values(200, 1);
     let done = lab.replicate_all(&vals, 1_000_000_000).unwrap();
     assert_eq!(done, 200);
-    assert_logs_identical(&lab, &[1, 2], 200);
+    assert_logs_identical(&mut lab, &[1, 2], 200);
     let st = lab.leader().stats();
     assert_eq!(st.fallbacks, 0, "{:?}", lab.take_events());
     assert_eq!(st.switch_writes, 200);
@@ -74,7 +78,7 @@ fn p4ce_four_replicas_f2() {
     let mut lab = Lab::new(program(), LabConfig::new(Mode::Switch, 4)).unwrap();
     let vals = values(100, 2);
     assert_eq!(lab.replicate_all(&vals, 1_000_000_000).unwrap(), 100);
-    assert_logs_identical(&lab, &[1, 2, 3, 4], 100);
+    assert_logs_identical(&mut lab, &[1, 2, 3, 4], 100);
     assert_eq!(lab.leader().stats().fallbacks, 0);
 }
 
@@ -83,7 +87,7 @@ fn unicast_baseline_commits_the_same_log() {
     let mut lab = Lab::new(program(), LabConfig::new(Mode::Unicast, 2)).unwrap();
     let vals = values(100, 3);
     assert_eq!(lab.replicate_all(&vals, 1_000_000_000).unwrap(), 100);
-    assert_logs_identical(&lab, &[1, 2], 100);
+    assert_logs_identical(&mut lab, &[1, 2], 100);
     let st = lab.leader().stats();
     assert_eq!(st.switch_writes, 0);
     assert_eq!(st.unicast_writes, 200);
@@ -97,8 +101,8 @@ fn replica_crash_commits_continue_with_f_of_the_rest() {
     lab.crash_host(3);
     let until = lab.now() + 1_000_000_000;
     assert_eq!(lab.replicate_all(&vals[60..], until).unwrap(), 60);
-    assert_logs_identical(&lab, &[1, 2, 4], 120);
-    assert!(lab.hosts[3].applied.len() <= 60 + 8);
+    assert_logs_identical(&mut lab, &[1, 2, 4], 120);
+    assert!(lab.applied(3).len() <= 60 + 8);
 }
 
 #[test]
@@ -125,7 +129,7 @@ fn broken_switch_path_falls_back_to_unicast_without_losing_entries() {
     lab.run_until(lab.now() + 5_000_000).unwrap();
     assert_eq!(lab.replicate_all(&vals[200..], until).unwrap(), 100);
     assert!(lab.leader().stats().switch_writes > before);
-    assert_logs_identical(&lab, &[1, 2], 300);
+    assert_logs_identical(&mut lab, &[1, 2], 300);
 }
 
 #[test]
@@ -140,12 +144,11 @@ fn one_percent_loss_logs_still_identical() {
         assert_eq!(done, 300, "{mode:?}: {:?}", lab.take_events());
         lab.run_until(lab.now() + 50_000_000).unwrap();
         // Losses happened and were repaired by the transport or the leader's catch-up.
-        let naks: u64 = lab.hosts[1..]
-            .iter()
-            .map(|h| h.ep.stats().seq_naks_sent)
+        let naks: u64 = (1..lab.hosts())
+            .map(|h| lab.node(h).endpoint().stats().seq_naks_sent)
             .sum();
         assert!(naks > 0, "{mode:?}: no loss observed");
-        assert_logs_identical(&lab, &[1, 2], 300);
+        assert_logs_identical(&mut lab, &[1, 2], 300);
     }
 }
 
@@ -159,17 +162,49 @@ fn writes_to_the_bcast_qp_from_a_non_leader_or_with_a_wrong_rkey_never_reach_a_l
     // A rogue QP on replica 2 (not the group's leader) and one on the leader with a wrong
     // R_key, both aimed at the BCast QP, both writing over slot 0.
     for (host, rkey) in [(2usize, vrkey), (0usize, vrkey ^ 1)] {
-        let h = &mut lab.hosts[host];
-        let pd = h.log.pd;
-        let src =
-            h.ep.reg_mr(pd, 256, rdma::verbs::AccessFlags::LOCAL_WRITE)
-                .unwrap();
-        let qpn =
-            h.ep.create_qp(QpInitAttr {
+        lab.with_node(host, |h| rogue_write(h, bcast, switch_ip, rkey, &garbage));
+    }
+    lab.run_until(lab.now() + 20_000_000).unwrap();
+    assert!(
+        counter(&lab, "SwitchIngress.drops", 1) > 0,
+        "not-leader drops"
+    );
+    assert!(
+        counter(&lab, "SwitchIngress.drops", 2) > 0,
+        "bad R_key drops"
+    );
+    for h in [1usize, 2] {
+        let node = lab.node(h);
+        let log = node.endpoint().mr_bytes(node.log.lkey).unwrap();
+        assert!(
+            !log.windows(64).any(|w| w.iter().all(|b| *b == 0xEE)),
+            "garbage reached replica {h}"
+        );
+        assert_eq!(lab.applied(h).len(), 10);
+    }
+}
+
+/// A QP on `h` (not the group's leader's switch QP) WRITEs `garbage` over slot 0 of the
+/// group's virtual log through the BCast QP with R_key `rkey`.
+fn rogue_write(
+    h: &mut hosts::p4ce::machine::Node,
+    bcast: u32,
+    switch_ip: std::net::Ipv4Addr,
+    rkey: u32,
+    garbage: &[u8],
+) {
+    let (pd, cq) = (h.log.pd, h.cq);
+    let ep = h.ep();
+    {
+        let src = ep
+            .reg_mr(pd, 256, rdma::verbs::AccessFlags::LOCAL_WRITE)
+            .unwrap();
+        let qpn = ep
+            .create_qp(QpInitAttr {
                 pd,
                 qp_type: QpType::Rc,
-                send_cq: h.cq,
-                recv_cq: h.cq,
+                send_cq: cq,
+                recv_cq: cq,
                 max_send_wr: 4,
                 max_recv_wr: 1,
             })
@@ -194,11 +229,9 @@ fn writes_to_the_bcast_qp_from_a_non_leader_or_with_a_wrong_rkey_never_reach_a_l
                 ..Default::default()
             },
         ] {
-            h.ep.modify_qp(qpn, &attr).unwrap();
+            ep.modify_qp(qpn, &attr).unwrap();
         }
-        h.ep.mr_bytes_mut(src.lkey)
-            .unwrap()
-            .copy_from_slice(&garbage);
+        ep.mr_bytes_mut(src.lkey).unwrap().copy_from_slice(garbage);
         let sge = Sge {
             addr: src.addr,
             length: 256,
@@ -208,24 +241,7 @@ fn writes_to_the_bcast_qp_from_a_non_leader_or_with_a_wrong_rkey_never_reach_a_l
             remote_addr: 0,
             rkey,
         };
-        h.ep.post_send(qpn, SendWr::new(99, op, sge)).unwrap();
-    }
-    lab.run_until(lab.now() + 20_000_000).unwrap();
-    assert!(
-        counter(&lab, "SwitchIngress.drops", 1) > 0,
-        "not-leader drops"
-    );
-    assert!(
-        counter(&lab, "SwitchIngress.drops", 2) > 0,
-        "bad R_key drops"
-    );
-    for h in [1usize, 2] {
-        let log = lab.hosts[h].ep.mr_bytes(lab.hosts[h].log.lkey).unwrap();
-        assert!(
-            !log.windows(64).any(|w| w.iter().all(|b| *b == 0xEE)),
-            "garbage reached replica {h}"
-        );
-        assert_eq!(lab.hosts[h].applied.len(), 10);
+        ep.post_send(qpn, SendWr::new(99, op, sge)).unwrap();
     }
 }
 
@@ -238,9 +254,10 @@ fn a_deposed_leader_cannot_write_once_replicas_revoke_its_permission() {
         // View change elsewhere: both replicas now follow another leader, and take write
         // permission away from this one's QPs (direct and through the switch).
         for h in 1..=2 {
-            let host = &mut lab.hosts[h];
-            let qps = [host.uni_qps[0], host.switch_qp];
-            hosts::mu::Replica::grant_writes(&mut host.ep, &[], &qps).unwrap();
+            lab.with_node(h, |n| {
+                let qps = [n.uni_qps[0], n.switch_qp];
+                hosts::mu::Replica::grant_writes(n.ep(), &[], &qps).unwrap();
+            });
         }
         let until = lab.now() + 200_000_000;
         let done = lab.replicate_all(&vals[10..], until).unwrap();
@@ -252,14 +269,13 @@ fn a_deposed_leader_cannot_write_once_replicas_revoke_its_permission() {
             "{mode:?}: {events:?}"
         );
         for h in 1..=2 {
-            assert_eq!(lab.hosts[h].applied.len(), 10, "{mode:?}: replica {h}");
+            assert_eq!(lab.applied(h).len(), 10, "{mode:?}: replica {h}");
         }
     }
 }
 
 fn cm_lab(replicas: usize) -> Lab {
-    let mut cfg = LabConfig::new(Mode::Switch, replicas);
-    cfg.via_cm = true;
+    let cfg = LabConfig::new(Mode::Switch, replicas);
     Lab::new(program(), cfg).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -267,18 +283,13 @@ fn cm_lab(replicas: usize) -> Lab {
 fn cm_leader_connects_through_the_switch_agent_and_replicates() {
     use control::p4ce::CmAgentEvent;
     let mut lab = cm_lab(3);
-    assert!(lab.cm_up_at.is_some());
-    assert_eq!(
-        lab.cm_log,
-        vec![CmAgentEvent::GroupUp(1)],
-        "{:?}",
-        lab.cm_log
-    );
+    assert!(lab.switch_up_at().is_some());
+    assert_eq!(lab.cm_log(), &[CmAgentEvent::GroupUp(1)]);
     // The CM MADs to the switch IP went to the CPU port.
-    assert!(lab.to_cpu >= 4, "to_cpu = {}", lab.to_cpu);
+    assert!(lab.to_cpu() >= 4, "to_cpu = {}", lab.to_cpu());
     let vals = values(150, 7);
     assert_eq!(lab.replicate_all(&vals, 1_000_000_000).unwrap(), 150);
-    assert_logs_identical(&lab, &[1, 2, 3], 150);
+    assert_logs_identical(&mut lab, &[1, 2, 3], 150);
     let st = lab.leader().stats();
     assert_eq!(st.fallbacks, 0, "{:?}", lab.take_events());
     assert_eq!(st.switch_writes, 150);
@@ -303,17 +314,16 @@ fn cm_disconnect_tears_the_group_down() {
     let t = lab.now() + 20_000_000;
     lab.run_until(t).unwrap();
     assert!(
-        lab.cm_log.contains(&CmAgentEvent::GroupDown(1)),
+        lab.cm_log().contains(&CmAgentEvent::GroupDown(1)),
         "{:?}",
-        lab.cm_log
+        lab.cm_log()
     );
     let (_, agent) = lab.switch_and_agent();
     assert!(agent.groups().is_empty());
 }
 
-fn failover_lab(replicas: usize, via_cm: bool, mode: Mode) -> Lab {
+fn failover_lab(replicas: usize, mode: Mode) -> Lab {
     let mut cfg = LabConfig::new(mode, replicas);
-    cfg.via_cm = via_cm;
     cfg.leader_timeout = Some(std::time::Duration::from_millis(1));
     Lab::new(program(), cfg).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -321,9 +331,8 @@ fn failover_lab(replicas: usize, via_cm: bool, mode: Mode) -> Lab {
 /// Crashes the leader with entries in flight, lets the lowest live replica take over, and
 /// checks: the new leader leads, every entry the old leader committed survives in order,
 /// the switch group belongs to the new leader, and new entries commit on identical logs.
-fn leader_crash(via_cm: bool, mode: Mode) {
-    use labs::p4ce::mem::FailoverEvent;
-    let mut lab = failover_lab(3, via_cm, mode);
+fn leader_crash(mode: Mode) {
+    let mut lab = failover_lab(3, mode);
     assert_eq!(
         lab.replicate_all(&values(60, 9), 1_000_000_000).unwrap(),
         60
@@ -340,25 +349,36 @@ fn leader_crash(via_cm: bool, mode: Mode) {
     let t = lab.now() + 10_000_000;
     lab.run_until(t).unwrap();
     let ev = lab.failover_events().to_vec();
-    let (from, old) = ev
+    let (from, followers) = ev
         .iter()
         .find_map(|e| match e {
-            FailoverEvent::Leads {
-                host: 1,
-                from,
-                old_committed,
-                ..
-            } => Some((*from, *old_committed)),
+            (
+                1,
+                FailoverEvent::Leads {
+                    from, followers, ..
+                },
+            ) => Some((*from, followers.clone())),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no new leader: {ev:?}"));
-    assert_eq!(old, committed_before);
+    assert_eq!(lab.leader_host(), 1);
+    assert_eq!(followers, vec![3, 4]);
     assert!(from >= committed_before, "{from} < {committed_before}");
     assert!(
         ev.iter()
-            .all(|e| !matches!(e, FailoverEvent::Failed { .. })),
+            .all(|(_, e)| !matches!(e, FailoverEvent::Failed { .. })),
         "{ev:?}"
     );
+    // Every live replica follows the new leader (id 2).
+    for h in [2, 3] {
+        assert!(
+            ev.iter().any(|e| matches!(
+                e,
+                (x, FailoverEvent::Follows { leader: 2, .. }) if *x == h
+            )),
+            "host {h}: {ev:?}"
+        );
+    }
     if mode == Mode::Switch {
         let (_, agent) = lab.switch_and_agent();
         let g = agent.group(1).expect("group for the new leader");
@@ -375,12 +395,12 @@ fn leader_crash(via_cm: bool, mode: Mode) {
         80
     );
     let total = from as usize + 80;
-    assert_eq!(lab.appended.len(), total);
-    assert_logs_identical(&lab, &[2, 3], total);
+    assert_eq!(lab.appended().len(), total);
+    assert_logs_identical(&mut lab, &[2, 3], total);
     // The committed prefix of the old leader is intact (the first 60 values are known).
     let first = values(60, 9);
     for (i, v) in first.iter().enumerate() {
-        assert_eq!(&lab.hosts[2].applied[i], v);
+        assert_eq!(&lab.applied(2)[i], v);
     }
     if mode == Mode::Switch {
         assert!(
@@ -393,41 +413,35 @@ fn leader_crash(via_cm: bool, mode: Mode) {
 
 #[test]
 fn leader_crash_unicast() {
-    leader_crash(false, Mode::Unicast);
-}
-
-#[test]
-fn leader_crash_p4ce_direct() {
-    leader_crash(false, Mode::Switch);
+    leader_crash(Mode::Unicast);
 }
 
 #[test]
 fn leader_crash_p4ce_through_cm() {
-    leader_crash(true, Mode::Switch);
+    leader_crash(Mode::Switch);
 }
 
 /// Table IV's shape: every fault is survived (commits resume) and the outage is reported;
 /// `--nocapture` prints the figures. Times depend on the lab's timeouts, so they are not
 /// asserted beyond "commits resumed". Slow in a debug build (about a minute):
-/// `cargo test -p pisa-hosts --test p4ce_e2e failover_times -- --ignored --nocapture`.
+/// `cargo test --release -p pisa-labs --test p4ce_e2e failover_times -- --ignored --nocapture`.
 #[test]
 #[ignore = "slow in debug builds; run with --ignored --nocapture for the table"]
 fn failover_times_table() {
     use labs::p4ce::mem::failtime::{measure, Fault};
     let rows = [
-        (Fault::ReplicaCrash, Mode::Switch, true),
-        (Fault::ReplicaCrash, Mode::Unicast, false),
-        (Fault::LeaderCrash, Mode::Switch, true),
-        (Fault::LeaderCrash, Mode::Unicast, false),
-        (Fault::SwitchCrash, Mode::Switch, true),
+        (Fault::ReplicaCrash, Mode::Switch),
+        (Fault::ReplicaCrash, Mode::Unicast),
+        (Fault::LeaderCrash, Mode::Switch),
+        (Fault::LeaderCrash, Mode::Unicast),
+        (Fault::SwitchCrash, Mode::Switch),
     ];
-    for (fault, mode, cm) in rows {
-        let t = measure(program(), fault, mode, cm).unwrap();
+    for (fault, mode) in rows {
+        let t = measure(program(), fault, mode).unwrap();
         println!(
-            "{:?} {:?} cm={}: outage (max commit gap) {:.1} us, fault -> first new entry committed {:.1} us, steady gap {:.2} us, {} commits after",
+            "{:?} {:?}: outage (max commit gap) {:.1} us, fault -> first new entry committed {:.1} us, steady gap {:.2} us, {} commits after",
             t.fault,
             t.mode,
-            t.via_cm,
             t.max_gap_ns as f64 / 1e3,
             t.to_first_new_commit_ns as f64 / 1e3,
             t.steady_gap_ns as f64 / 1e3,
@@ -472,39 +486,42 @@ fn cm_agent_refuses_bad_requests() {
     .to_bytes()
     .unwrap();
     for pd in [b"garbage".to_vec(), unknown, busy] {
-        let (pdh, cq) = (lab.hosts[0].pd, lab.hosts[0].cq);
-        let h = &mut lab.hosts[0];
-        let qp =
-            h.ep.create_qp(QpInitAttr {
-                pd: pdh,
-                qp_type: QpType::Rc,
-                send_cq: cq,
-                recv_cq: cq,
-                max_send_wr: 4,
-                max_recv_wr: 1,
-            })
-            .unwrap();
         let (_, _, sw_ip) = lab.group_addresses();
         let now = rdma::verbs::Instant::from_nanos(lab.now());
-        let conn = lab.hosts[0]
-            .ep
-            .connect(now, qp, IpAddr::V4(sw_ip), P4CE_SERVICE_PORT, &pd)
-            .unwrap();
-        let before = lab.cm_log.len();
+        let before = lab.cm_log().len();
+        let conn = lab.with_node(0, |h| {
+            let (pdh, cq) = (h.pd, h.cq);
+            let qp = h
+                .ep()
+                .create_qp(QpInitAttr {
+                    pd: pdh,
+                    qp_type: QpType::Rc,
+                    send_cq: cq,
+                    recv_cq: cq,
+                    max_send_wr: 4,
+                    max_recv_wr: 1,
+                })
+                .unwrap();
+            h.ep()
+                .connect(now, qp, IpAddr::V4(sw_ip), P4CE_SERVICE_PORT, &pd)
+                .unwrap()
+        });
         let mut rejected = false;
         let deadline = lab.now() + 5_000_000;
         while lab.now() < deadline && !rejected {
             lab.advance(deadline).unwrap();
-            // Events of connections the lab did not open are left to the caller.
-            rejected = lab.cm_unclaimed.iter().any(|(h, ev)| {
-                *h == 0 && matches!(ev, CmEvent::Rejected { conn: c, .. } if *c == conn)
-            });
+            // Events of connections the node did not open are left to its owner.
+            rejected = lab
+                .node(0)
+                .unclaimed
+                .iter()
+                .any(|ev| matches!(ev, CmEvent::Rejected { conn: c, .. } if *c == conn));
         }
         assert!(rejected, "request {pd:?} not rejected");
         assert!(
-            matches!(lab.cm_log.get(before), Some(CmAgentEvent::Refused { .. })),
+            matches!(lab.cm_log().get(before), Some(CmAgentEvent::Refused { .. })),
             "{:?}",
-            lab.cm_log
+            lab.cm_log()
         );
     }
     let (_, agent) = lab.switch_and_agent();
@@ -515,16 +532,15 @@ fn cm_agent_refuses_bad_requests() {
         lab.replicate_all(&values(30, 4), 1_000_000_000).unwrap(),
         30
     );
-    assert_logs_identical(&lab, &[1, 2], 30);
+    assert_logs_identical(&mut lab, &[1, 2], 30);
     assert_eq!(lab.leader().stats().fallbacks, 0);
 }
 
 /// The next leader is behind when the leader dies (it was stalled while the others
 /// committed entries without it): it must READ a longer log from another replica and adopt
 /// it, so no committed entry is lost.
-fn leader_crash_with_lagging_successor(via_cm: bool, mode: Mode) {
-    use labs::p4ce::mem::FailoverEvent;
-    let mut lab = failover_lab(3, via_cm, mode);
+fn leader_crash_with_lagging_successor(mode: Mode) {
+    let mut lab = failover_lab(3, mode);
     assert_eq!(
         lab.replicate_all(&values(20, 5), 1_000_000_000).unwrap(),
         20
@@ -544,19 +560,14 @@ fn leader_crash_with_lagging_successor(via_cm: bool, mode: Mode) {
     assert!(committed > 20, "nothing committed while host 1 was stalled");
     lab.crash_host(0);
     lab.set_host_paused(1, false);
-    assert!(lab.hosts[1].applied.len() < committed as usize);
+    assert!(lab.applied(1).len() < committed as usize);
     let t = lab.now() + 10_000_000;
     lab.run_until(t).unwrap();
     let ev = lab.failover_events().to_vec();
     let (from, source) = ev
         .iter()
         .find_map(|e| match e {
-            FailoverEvent::Leads {
-                host: 1,
-                from,
-                source,
-                ..
-            } => Some((*from, *source)),
+            (1, FailoverEvent::Leads { from, source, .. }) => Some((*from, *source)),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no new leader: {ev:?}"));
@@ -574,29 +585,28 @@ fn leader_crash_with_lagging_successor(via_cm: bool, mode: Mode) {
         40
     );
     let total = from as usize + 40;
-    assert_logs_identical(&lab, &[2, 3], total);
+    assert_logs_identical(&mut lab, &[2, 3], total);
     // The new leader's own log holds every committed entry, in order.
     let expect: Vec<Vec<u8>> = values(20, 5).into_iter().chain(values(30, 6)).collect();
     for (i, v) in expect.iter().enumerate().take(committed as usize) {
-        assert_eq!(&lab.hosts[1].applied[i], v, "entry {i}");
+        assert_eq!(&lab.applied(1)[i], v, "entry {i}");
     }
 }
 
 #[test]
 fn leader_crash_lagging_successor_unicast() {
-    leader_crash_with_lagging_successor(false, Mode::Unicast);
+    leader_crash_with_lagging_successor(Mode::Unicast);
 }
 
 #[test]
 fn leader_crash_lagging_successor_p4ce_cm() {
-    leader_crash_with_lagging_successor(true, Mode::Switch);
+    leader_crash_with_lagging_successor(Mode::Switch);
 }
 
 /// The host that leads after the latest fail-over, from the events.
 fn latest_leader(lab: &Lab) -> Option<(usize, u64)> {
-    use labs::p4ce::mem::FailoverEvent;
     lab.failover_events().iter().rev().find_map(|e| match e {
-        FailoverEvent::Leads { host, from, .. } => Some((*host, *from)),
+        (host, FailoverEvent::Leads { from, .. }) => Some((*host, *from)),
         _ => None,
     })
 }
@@ -604,8 +614,8 @@ fn latest_leader(lab: &Lab) -> Option<(usize, u64)> {
 /// Two failures in a row with entries in flight each time: the leader, then (`second_leader`)
 /// the new leader too, or one replica. After each, every entry committed so far must still be
 /// at its index on the live replicas' logs, and new entries commit on identical logs.
-fn two_failovers(mode: Mode, via_cm: bool, second_leader: bool) {
-    let mut lab = failover_lab(4, via_cm, mode);
+fn two_failovers(mode: Mode, second_leader: bool) {
+    let mut lab = failover_lab(4, mode);
     let mut seed = 20u8;
     let mut snapshots: Vec<Vec<Vec<u8>>> = Vec::new();
     assert_eq!(
@@ -622,7 +632,7 @@ fn two_failovers(mode: Mode, via_cm: bool, second_leader: bool) {
         let t = lab.now() + 3_000;
         lab.run_until(t).unwrap();
         let committed = lab.leader().committed() as usize;
-        snapshots.push(lab.appended[..committed].to_vec());
+        snapshots.push(lab.appended()[..committed].to_vec());
         let victim = if round == 0 || second_leader {
             lab.leader_host()
         } else {
@@ -649,7 +659,7 @@ fn two_failovers(mode: Mode, via_cm: bool, second_leader: bool) {
         assert!(
             lab.failover_events()
                 .iter()
-                .all(|e| !matches!(e, labs::p4ce::mem::FailoverEvent::Failed { .. })),
+                .all(|(_, e)| !matches!(e, FailoverEvent::Failed { .. })),
             "round {round}: {:?}",
             lab.failover_events()
         );
@@ -665,21 +675,19 @@ fn two_failovers(mode: Mode, via_cm: bool, second_leader: bool) {
         .filter(|h| !crashed.contains(h) && *h != lab.leader_host())
         .collect();
     assert_eq!(live.len(), 2, "two replicas left besides the leader");
-    let total = lab.appended.len();
-    assert_logs_identical(&lab, &live, total);
+    let total = lab.appended().len();
+    assert_logs_identical(&mut lab, &live, total);
     // Nothing committed before either failure was lost or moved.
     for (k, snap) in snapshots.iter().enumerate() {
         for &h in &live {
             for (i, v) in snap.iter().enumerate() {
-                assert_eq!(
-                    &lab.hosts[h].applied[i], v,
-                    "failure {k}: host {h} entry {i}"
-                );
+                assert_eq!(&lab.applied(h)[i], v, "failure {k}: host {h} entry {i}");
             }
         }
     }
     if mode == Mode::Switch {
-        let leader_ep = lab.hosts[lab.leader_host()].id;
+        let lead = lab.leader_host();
+        let leader_ep = lab.node(lead).id;
         let (_, agent) = lab.switch_and_agent();
         let g = agent.group(1).expect("group for the latest leader");
         assert_eq!(g.leader.ep, leader_ep);
@@ -688,20 +696,20 @@ fn two_failovers(mode: Mode, via_cm: bool, second_leader: bool) {
 
 #[test]
 fn two_leader_crashes_in_a_row_unicast() {
-    two_failovers(Mode::Unicast, false, true);
+    two_failovers(Mode::Unicast, true);
 }
 
 #[test]
 fn two_leader_crashes_in_a_row_p4ce_through_cm() {
-    two_failovers(Mode::Switch, true, true);
+    two_failovers(Mode::Switch, true);
 }
 
 #[test]
 fn leader_crash_then_replica_crash_p4ce_through_cm() {
-    two_failovers(Mode::Switch, true, false);
+    two_failovers(Mode::Switch, false);
 }
 
 #[test]
 fn leader_crash_then_replica_crash_unicast() {
-    two_failovers(Mode::Unicast, false, false);
+    two_failovers(Mode::Unicast, false);
 }

@@ -1,7 +1,9 @@
 //! `pisa consensus bench` and `pisa demo p4ce`: the Mu-style replicated log of `hosts::mu`
-//! between a leader and replicas on in-memory links around a switch running p4ce.p4
-//! (`labs::p4ce::mem`; virtual
-//! time, every host link rate-limited so the leader's link is the bottleneck), in P4CE mode
+//! between a leader and replicas around a switch running p4ce.p4, in memory by default
+//! (`labs::p4ce::mem`: the topology `deploy/labs/p4ce-switch.yaml` on the in-memory driver,
+//! each node the I/O-free `hosts::p4ce::machine::Node`, the P4CE agent on the switch's CPU
+//! port; virtual time, every host link rate-limited so the leader's link is the
+//! bottleneck), in P4CE mode
 //! (one WRITE to the switch, ACKs aggregated there) or unicast mode (Mu: one WRITE per
 //! replica). Prints consensus/s, goodput, commit latency percentiles and the leader's packets
 //! per consensus; `--report json` for scripts.

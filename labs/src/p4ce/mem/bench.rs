@@ -1,8 +1,10 @@
-//! The consensus benchmark in memory (`pisa consensus bench`, `pisa demo p4ce`): a leader
-//! keeps `outstanding` entries of `value_size` bytes in flight for `duration` of virtual time,
-//! on the P4CE path or by unicast (Mu). Virtual time: the figures are what the link model
-//! allows (the leader's link is the bottleneck); host CPU time is not modelled. Settings,
-//! report and tables are the host side's ([`hosts::p4ce::bench`]).
+//! The consensus benchmark in memory (`pisa consensus bench`, `pisa demo p4ce`): once the lab
+//! is up, the leader keeps `outstanding` entries of `value_size` bytes in flight for
+//! `duration` of virtual time (it appends one value over and over as its window allows, and
+//! meters commit latencies itself, as in the namespace bench), on the P4CE path or by unicast
+//! (Mu). Virtual time: the figures are what the link model allows (the leader's link is the
+//! bottleneck); host CPU time is not modelled. Settings, report and tables are the host
+//! side's ([`hosts::p4ce::bench`]).
 
 use std::sync::Arc;
 
@@ -11,6 +13,31 @@ pub use hosts::p4ce::bench::{curve, side_by_side, BenchConfig, BenchReport};
 use pipeline::ir::Program;
 
 use super::lab::{Lab, LabConfig, LabError};
+
+/// What the leader's endpoint and log say at either end of the measured interval.
+struct Mark {
+    committed: u64,
+    tx_frames: u64,
+    rx_frames: u64,
+    fallbacks: u64,
+}
+
+fn mark(lab: &mut Lab, lead: usize) -> Mark {
+    let node = lab.node(lead);
+    let st = node.endpoint().stats();
+    let (tx_frames, rx_frames) = (st.tx_frames, st.rx_frames);
+    let (committed, fallbacks) = node
+        .leader_ref()
+        .and_then(|l| l.leader.as_ref())
+        .map(|l| (l.committed(), l.stats().fallbacks))
+        .unwrap_or_default();
+    Mark {
+        committed,
+        tx_frames,
+        rx_frames,
+        fallbacks,
+    }
+}
 
 /// Runs one benchmark.
 pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabError> {
@@ -24,33 +51,32 @@ pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabE
     lc.record = false;
     lc.switch_timeout = switch_timeout(cfg);
     let f = lc.f;
-    let mut lab = Lab::new(program, lc)?;
-    let value = vec![0x5au8; cfg.value_size];
-    let mut meter = Meter::new(0)?;
     let wall = std::time::Instant::now();
-    let end = cfg.duration_ns;
-    while lab.now() < end {
-        // Commits are seen, and the window refilled, at the instant they happen, before
-        // time jumps to the next thing due.
-        lab.settle()?;
-        meter.committed(lab.leader().committed(), lab.now());
-        let mut appended = false;
-        while let Some(_n) = lab.append(&value)? {
-            meter.appended(lab.now());
-            appended = true;
+    let mut lab = Lab::new(program, lc)?;
+    let lead = lab.leader_host();
+    let m0 = mark(&mut lab, lead);
+    let value = vec![0x5au8; cfg.value_size];
+    let meter = Meter::new(m0.committed)?;
+    lab.with_node(lead, move |n| {
+        if let Some(l) = n.leader() {
+            l.meter = Some(meter);
+            l.repeat = Some(value);
         }
-        if !appended {
-            lab.advance(end)?;
-        }
-    }
-    let st = lab.hosts[0].ep.stats();
+    });
+    let end = lab.now() + cfg.duration_ns;
+    lab.run_until(end)?;
+    let m1 = mark(&mut lab, lead);
+    let meter = match lab.node(lead).leader().and_then(|l| l.meter.take()) {
+        Some(m) => m,
+        None => Meter::new(0)?,
+    };
     let fig = RunFigures {
         f,
-        committed: lab.leader().committed(),
-        secs: end as f64 / 1e9,
-        leader_tx_frames: st.tx_frames,
-        leader_rx_frames: st.rx_frames,
-        fallbacks: lab.leader().stats().fallbacks,
+        committed: m1.committed - m0.committed,
+        secs: cfg.duration_ns as f64 / 1e9,
+        leader_tx_frames: m1.tx_frames - m0.tx_frames,
+        leader_rx_frames: m1.rx_frames - m0.rx_frames,
+        fallbacks: m1.fallbacks - m0.fallbacks,
         wall_s: wall.elapsed().as_secs_f64(),
         lab: "memory".into(),
         bottleneck: "the link model (virtual time; host CPU not modelled)".into(),

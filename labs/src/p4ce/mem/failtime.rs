@@ -1,7 +1,8 @@
 //! Fail-over times in virtual time (the shape of Table IV of the P4CE paper): a steady stream
 //! of appends, a fault injected at a known instant, and the time until entries commit again.
 //! The figures follow from the lab's timeouts (leader heartbeat timeout, switch path
-//! timeout, probe period) and the link model, not from this machine's speed.
+//! timeout, probe period, ACK timeout), the nodes' own fail-over (each node finds out on its
+//! own, through the heartbeats it reads) and the link model, not from this machine's speed.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,8 +31,6 @@ pub struct FailoverTime {
     pub fault: Fault,
     /// Replication mode before the fault.
     pub mode: Path,
-    /// Leader set up through RDMA CM.
-    pub via_cm: bool,
     /// Longest time between two consecutive commits from the fault on, ns (the outage).
     pub max_gap_ns: u64,
     /// From the fault to the first commit of an entry appended after it, ns.
@@ -43,14 +42,8 @@ pub struct FailoverTime {
 }
 
 /// Runs `fault` on a lab with 3 replicas (f = 2), 64-byte values, 1 ms leader timeout.
-pub fn measure(
-    program: Arc<Program>,
-    fault: Fault,
-    mode: Path,
-    via_cm: bool,
-) -> Result<FailoverTime, LabError> {
+pub fn measure(program: Arc<Program>, fault: Fault, mode: Path) -> Result<FailoverTime, LabError> {
     let mut cfg = LabConfig::new(mode, 3);
-    cfg.via_cm = via_cm;
     cfg.leader_timeout = Some(Duration::from_millis(1));
     cfg.record = false;
     let mut lab = Lab::new(program, cfg)?;
@@ -114,7 +107,6 @@ pub fn measure(
     Ok(FailoverTime {
         fault,
         mode,
-        via_cm,
         max_gap_ns: max_gap,
         to_first_new_commit_ns: first_after.map_or(u64::MAX, |t| t - fault_at),
         steady_gap_ns: steady,

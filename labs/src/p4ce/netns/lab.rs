@@ -28,8 +28,8 @@ use super::NetnsError;
 use crate::p4ce::mem::{LabConfig, LabError};
 use crate::p4ce::CPU_PORT;
 
-/// The namespace lab takes the in-memory lab's settings ([`LabConfig`]); `via_cm` is implied
-/// (every connection goes through RDMA CM). With `leader_timeout` every node runs
+/// The namespace lab takes the in-memory lab's settings ([`LabConfig`]); every connection goes
+/// through RDMA CM, as in memory. With `leader_timeout` every node runs
 /// heartbeats and fail-over ([`hosts::p4ce::failover`]). Times are wall-clock.
 pub type NetnsConfig = LabConfig;
 

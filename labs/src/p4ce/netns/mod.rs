@@ -15,7 +15,7 @@
 //! - The nodes: the leader and each replica on its own thread inside its namespace
 //!   ([`hosts::p4ce::thread`]), AF_PACKET on its interface, the RoCEv2 endpoint and the
 //!   Mu-style log; every connection is set up through RDMA CM (the switch path through the
-//!   agent, as the in-memory lab's `via_cm`); fail-over each node on its own
+//!   agent, as in the in-memory lab); fail-over each node on its own
 //!   ([`hosts::p4ce::failover`]).
 //! - `lab`: [`NetnsLab`]: start it all, append, crash a node, break the switch path, inject
 //!   loss, run code on a node or on the agent, stop.
