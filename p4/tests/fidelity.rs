@@ -258,36 +258,41 @@ fn checksum_update_honours_zeros_as_ones() {
 fn meters_return_the_programs_colour_values() {
     let c = compile("meter_colors.p4", Target::Tofino1, &[]);
     let warnings = c.warnings.render(&c.sources);
-    assert!(!warnings.contains("color"), "{warnings}");
-    let mut sw = switch(c);
-    sw.meter_set(
-        pipeline::api::PipeSel::All,
-        "Ingress.policer",
-        0,
-        pipeline::externs::meter::MeterConfig {
-            cir: 1,
-            pir: 1,
-            cbs: 1,
-            pbs: 2,
-        },
-    )
-    .unwrap();
-    let frame = ethernet(
-        1,
-        2,
-        0x88b5,
-        &[0, 0]
-            .iter()
-            .copied()
-            .chain(counting(46))
-            .collect::<Vec<u8>>(),
+    assert!(!warnings.contains("color encodings"), "{warnings}");
+    // The byte adjustment is not modelled, and says so.
+    assert!(
+        warnings.contains("adjust_byte_count accepted, not modelled"),
+        "{warnings}"
     );
+    let mut sw = switch(c);
+    let set = |sw: &mut Switch, name: &str, cbs: u64, pbs: u64| {
+        sw.meter_set(
+            pipeline::api::PipeSel::All,
+            name,
+            0,
+            pipeline::externs::meter::MeterConfig {
+                cir: 1,
+                pir: 1,
+                cbs,
+                pbs,
+            },
+        )
+        .unwrap();
+    };
+    set(&mut sw, "Ingress.policer", 1, 2);
+    // `plain` passes 100 packets per burst: green (0), unless 32w3 were taken for a RED
+    // pre-colour (which it used to be: 3).
+    set(&mut sw, "Ingress.plain", 100, 100);
+    let mut data = vec![0, 0, 0];
+    data.extend(counting(46));
+    let frame = ethernet(1, 2, 0x88b5, &data);
     for (indexed, direct) in [(0x0f, 0x0f), (0x55, 0x0f), (0xaa, 0x0f)] {
         let out = send(&mut sw, 1, &frame);
         assert_eq!(out.len(), 1);
         let mut want = frame.clone();
         want[14] = indexed;
         want[15] = direct;
+        want[16] = 0;
         assert_eq!(out[0].bytes, want);
     }
 }
@@ -325,4 +330,16 @@ fn a_frame_made_short_is_padded_on_transmission() {
     let mut want = ethernet(1, 2, 0x88b6, &counting(30));
     want.resize(60, 0);
     assert_eq!(out[0].bytes, want);
+}
+
+/// Silent spots made loud: a mirror header longer than the 32 bytes Tofino carries is cut by
+/// pisa, and the compiler says so.
+#[test]
+fn an_oversized_mirror_header_is_warned_about() {
+    let c = compile("runt.p4", Target::Tofino1, &[]);
+    let warnings = c.warnings.render(&c.sources);
+    assert!(
+        warnings.contains("mirror header of 36 bytes is longer than the 32 bytes Tofino carries"),
+        "{warnings}"
+    );
 }

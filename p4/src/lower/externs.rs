@@ -958,6 +958,33 @@ impl<'a> Lowerer<'a> {
         Ok(out)
     }
 
+    /// A header the hardware carries in a fixed space (`max_bits`): a longer one is cut by pisa
+    /// (the rest reads as zeros), which bf-p4c would not let through; said with a warning.
+    fn header_limit(&mut self, header: &[ir::Expr], max_bits: u32, what: &str, span: Span) {
+        let bits: u32 = header.iter().map(|e| u32::from(e.width())).sum();
+        if bits > max_bits {
+            self.warn(
+                Diagnostic::warning(format!(
+                    "{what} of {} bytes is longer than the {} bytes Tofino carries: pisa cuts it to {} bytes",
+                    bits.div_ceil(8),
+                    max_bits / 8,
+                    max_bits / 8
+                ))
+                .with_primary(span, "too long"),
+            );
+        }
+    }
+
+    /// An `adjust_byte_count` argument of `count` / `execute`: accepted with a warning.
+    fn adjust_byte_count_ignored(&mut self, xname: &str, span: Span) {
+        self.warn(
+            Diagnostic::warning(format!(
+                "`{xname}`: adjust_byte_count accepted, not modelled: pisa counts and meters the whole packet"
+            ))
+            .with_primary(span, "adjust_byte_count"),
+        );
+    }
+
     /// Direct externs act on the matched entry: not in an action inlined into a control.
     fn not_inlined(&mut self, xname: &str, span: Span) -> Res<()> {
         if self.inline_action == 0 {
@@ -1130,7 +1157,14 @@ impl<'a> Lowerer<'a> {
                 "count",
             ) => {
                 self.only_in(&[Ctx::Control, Ctx::Action], "count", span)?;
-                let [a] = args else { return Err(self.arg_count("count", 1, nargs, span)) };
+                let (a, adjust) = match args {
+                    [a] => (a, None),
+                    [a, adj] => (a, Some(adj)),
+                    _ => return Err(self.arg_count("count", 1, nargs, span)),
+                };
+                if let Some(adj) = adjust {
+                    self.adjust_byte_count_ignored(&xname, adj.span);
+                }
                 let index = self.index_expr(a, ity.as_ref())?;
                 self.need_stmt(out, span, "count")?.push(ir::Stmt::Count { counter: *id, index });
                 Ok(None)
@@ -1140,6 +1174,9 @@ impl<'a> Lowerer<'a> {
                 self.not_inlined(&xname, span)?;
                 if nargs > 1 {
                     return Err(self.arg_count("count", 0, nargs, span));
+                }
+                if let Some(adj) = args.first() {
+                    self.adjust_byte_count_ignored(&xname, adj.span);
                 }
                 self.need_stmt(out, span, "count")?.push(ir::Stmt::CountDirect { counter: *id });
                 Ok(None)
@@ -1153,18 +1190,30 @@ impl<'a> Lowerer<'a> {
                 "execute",
             ) => {
                 self.only_in(&[Ctx::Control, Ctx::Action], "execute", span)?;
-                let (index, color) = if *direct {
+                let (index, rest) = if *direct {
                     self.only_in(&[Ctx::Action], "execute", span)?;
                     self.not_inlined(&xname, span)?;
-                    (None, args.first())
+                    (None, args)
                 } else {
                     let Some(a) = args.first() else { return Err(self.arg_count("execute", 1, nargs, span)) };
-                    (Some(Box::new(self.index_expr(a, ity.as_ref())?)), args.get(1))
+                    (Some(Box::new(self.index_expr(a, ity.as_ref())?)), &args[1..])
                 };
-                let color = match color {
-                    Some(c) => Some(Box::new(self.scalar(&c.value, Some(&Ty::Bit(8)))?.0)),
-                    None => None,
-                };
+                // After the index: an optional `MeterColor_t` pre-colour, then an optional
+                // `bit<32>` adjust_byte_count (`execute(i, adjust)` has no colour).
+                let mut color = None;
+                let mut adjust = None;
+                for (k, c) in rest.iter().enumerate() {
+                    let (e, t) = self.scalar(&c.value, None)?;
+                    let is_color = matches!(&t, Ty::Enum(en) if en.name == "MeterColor_t");
+                    match (k, is_color) {
+                        (0, true) => color = Some(Box::new(e)),
+                        (0 | 1, false) if adjust.is_none() => adjust = Some(c.span),
+                        _ => return Err(self.arg_count("execute", if *direct { 2 } else { 3 }, nargs, span)),
+                    }
+                }
+                if let Some(sp) = adjust {
+                    self.adjust_byte_count_ignored(&xname, sp);
+                }
                 value(ir::Expr::MeterExecute { meter: *id, index, color }, Ty::Bit(8))
             }
             (Kind::Checksum { id }, "add" | "subtract") if self.ctx == Ctx::Parser => {
@@ -1260,6 +1309,10 @@ impl<'a> Lowerer<'a> {
                     Some(h) => self.inputs(h)?,
                     None => Vec::new(),
                 };
+                if let Some(h) = args.get(1) {
+                    // Tofino carries at most 32 bytes of mirror header with a copy.
+                    self.header_limit(&header, 32 * 8, "mirror header", h.span);
+                }
                 self.need_stmt(out, span, "emit")?.push(ir::Stmt::MirrorEmit { session, header });
                 Ok(None)
             }
@@ -1269,6 +1322,11 @@ impl<'a> Lowerer<'a> {
                     Some(h) => self.inputs(h)?,
                     None => Vec::new(),
                 };
+                if let Some(h) = args.first() {
+                    // Resubmit data takes the place of the port metadata.
+                    let bits = super::intrinsics::port_metadata_bits(self.target);
+                    self.header_limit(&header, bits, "resubmit header", h.span);
+                }
                 self.need_stmt(out, span, "emit")?.push(ir::Stmt::ResubmitEmit { header });
                 Ok(None)
             }

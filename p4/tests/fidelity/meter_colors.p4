@@ -1,6 +1,8 @@
 /* Meter colour encodings: Meter(size, type, red, yellow, green) and DirectMeter(type, red,
  * yellow, green) return the program's own values. The indexed meter's result goes to
- * data.indexed, the direct meter's (from a table hit) to data.direct. */
+ * data.indexed, the direct meter's (from a table hit) to data.direct. data.adjusted is a
+ * default-coloured meter run as execute(index, adjust_byte_count): the bit<32> argument is a
+ * byte adjustment, not a pre-colour. */
 #include <core.p4>
 #include <tna.p4>
 
@@ -13,6 +15,7 @@ header ethernet_h {
 header data_h {
     bit<8> indexed;
     bit<8> direct;
+    bit<8> adjusted;
 }
 
 struct headers_t {
@@ -40,6 +43,7 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
     /* red 0xAA, yellow 0x55, green 0x0F */
     Meter<bit<1>>(1, MeterType_t.PACKETS, 8w0xAA, 8w0x55, 8w0x0F) policer;
     DirectMeter(MeterType_t.PACKETS, 8w0xAA, 8w0x55, 8w0x0F) direct_policer;
+    Meter<bit<1>>(1, MeterType_t.PACKETS) plain;
 
     action mark() { hdr.data.direct = direct_policer.execute(); }
     table classify {
@@ -53,6 +57,7 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
 
     apply {
         hdr.data.indexed = policer.execute(0);
+        hdr.data.adjusted = plain.execute(0, 32w3);
         classify.apply();
         ig_tm_md.ucast_egress_port = 2;
     }
