@@ -199,7 +199,7 @@ impl PhvAlloc {
             .iter()
             .map(|(_, t)| t.scalar_width().map(u32::from).unwrap_or(0))
             .sum();
-        if bits % 8 != 0 {
+        if !bits.is_multiple_of(8) {
             return Err(format!(
                 "header type `{}` is {bits} bits long, not a whole number of bytes",
                 s.name

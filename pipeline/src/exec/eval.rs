@@ -175,7 +175,7 @@ impl OnesSum {
     /// pushes them one by one.
     #[inline]
     pub fn push_bytes(&mut self, bytes: &[u8]) {
-        if self.pending != 0 || bytes.len() % 2 != 0 {
+        if self.pending != 0 || !bytes.len().is_multiple_of(2) {
             for b in bytes {
                 self.push_small(u64::from(*b), 8);
             }

@@ -303,7 +303,7 @@ mod tests {
                 let prio = (next(&mut s) % 50) as u32;
                 ix.insert(&keys, prio, seq, seq as u32);
                 live.push((prio, seq));
-                if next(&mut s) % 4 == 0 {
+                if next(&mut s).is_multiple_of(4) {
                     let (p, q) = live.swap_remove((next(&mut s) as usize) % live.len());
                     ix.remove(p, q);
                 }

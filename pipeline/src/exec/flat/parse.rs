@@ -109,7 +109,7 @@ impl<T: Tracer> Ctx<'_, T> {
             return Err(Fault::Parser(ParserFault::PacketTooShort));
         }
         let dst = self.phv.slice_mut(offset as usize, len);
-        if self.cursor % 8 == 0 {
+        if self.cursor.is_multiple_of(8) {
             let s = (self.cursor / 8) as usize;
             let n = dst.len();
             dst.copy_from_slice(&self.input[s..s + n]);

@@ -137,7 +137,7 @@ impl<T: Tracer> Ctx<'_, T> {
     #[inline]
     fn sum_phv_run(&self, sum: &mut OnesSum, start: u32, width: u32) {
         let (first, len) = ((start / 8) as usize, (width / 8) as usize);
-        if start % 8 == 0 && width % 8 == 0 && first + len <= self.phv.len() {
+        if start.is_multiple_of(8) && width.is_multiple_of(8) && first + len <= self.phv.len() {
             sum.push_bytes(self.phv.slice(first, len));
             return;
         }
