@@ -786,8 +786,49 @@ pub fn lab_up_in(lab: &Lab, state_dir: &Path) -> Result<LabState, LabError> {
     Ok(st)
 }
 
+/// The processes whose network namespace is `ns` (`ip netns pids`), this one excepted.
+fn pids_in(ns: &str) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    ip(&["netns", "pids", ns])
+        .map(|out| {
+            out.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .filter(|&p| p != me)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Stops what still runs in namespace `ns` — what `lab exec` started there and left running,
+/// such as `iperf3 -s -D` — so that removing the lab leaves no orphans: SIGTERM, then SIGKILL
+/// for what is left after 2 s. Returns how many processes there were.
+fn stop_processes_in(ns: &str) -> usize {
+    let first = pids_in(ns);
+    for &p in &first {
+        // SAFETY: kill(2) with a pid read from `ip netns pids` and a valid signal number.
+        unsafe { libc::kill(p, libc::SIGTERM) };
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while !first.is_empty() && std::time::Instant::now() < deadline && !pids_in(ns).is_empty() {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    for p in pids_in(ns) {
+        // SAFETY: as above.
+        unsafe { libc::kill(p, libc::SIGKILL) };
+    }
+    first.len()
+}
+
 fn teardown(st: &LabState, state_dir: &Path) -> Result<(), LabError> {
     let mut first_err = None;
+    if let Ok(existing) = list_netns() {
+        for ns in st.namespaces.iter().filter(|n| existing.contains(n)) {
+            let n = stop_processes_in(ns);
+            if n > 0 {
+                tracing::info!("lab {}: stopped {n} process(es) in {ns}", st.name);
+            }
+        }
+    }
     for l in &st.links {
         // Only delete the interface we created: same name and same index.
         match ifindex(&l.name) {
@@ -821,7 +862,8 @@ fn teardown(st: &LabState, state_dir: &Path) -> Result<(), LabError> {
     }
 }
 
-/// Removes everything lab `name` created (per its state file in [`DEFAULT_STATE_DIR`]).
+/// Removes everything lab `name` created (per its state file in [`DEFAULT_STATE_DIR`]),
+/// first stopping the processes still running in its namespaces.
 pub fn lab_down(name: &str) -> Result<(), LabError> {
     lab_down_in(name, Path::new(DEFAULT_STATE_DIR))
 }

@@ -34,8 +34,9 @@ pub fn open_port(spec: &PortSpec, hub: &mut MemHub) -> Result<Box<dyn Port>, Por
         PortSpec::AfXdp { .. } => {
             return Err(PortError::Unsupported {
                 backend: "afxdp",
-                reason: "this build has no AF_XDP support; rebuild with `--features afxdp` \
-                         (needs clang) or use afpacket:IFNAME"
+                reason: "this pisa was built without AF_XDP; build one with it: `cargo install \
+                         --locked --path . --features afxdp` in the pisa clone (needs clang), \
+                         or use afpacket:IFNAME"
                     .into(),
             })
         }
@@ -45,8 +46,9 @@ pub fn open_port(spec: &PortSpec, hub: &mut MemHub) -> Result<Box<dyn Port>, Por
         PortSpec::Dpdk { .. } => {
             return Err(PortError::Unsupported {
                 backend: "dpdk",
-                reason: "this build has no DPDK support; rebuild with `--features dpdk` \
-                         (needs libdpdk-dev, pkg-config and libclang) or use afpacket:IFNAME"
+                reason: "this pisa was built without DPDK; build one with it: `cargo install \
+                         --locked --path . --features dpdk` in the pisa clone (needs \
+                         libdpdk-dev, pkg-config and libclang), or use afpacket:IFNAME"
                     .into(),
             })
         }

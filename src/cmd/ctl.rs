@@ -18,6 +18,10 @@ pub struct CtlArgs {
     /// The control socket of a running `pisa run --ctl PATH`.
     #[arg(long, default_value = "/run/pisa/ctl.sock")]
     pub socket: PathBuf,
+    /// Wait up to this many seconds for the socket to accept a connection (a switch that was
+    /// just started in the background), instead of failing at once.
+    #[arg(long, value_name = "SECS", default_value_t = 0.0)]
+    pub wait: f64,
     #[command(subcommand)]
     pub command: CtlCommand,
 }
@@ -173,8 +177,18 @@ pub fn request(socket: &Path, line: &str) -> anyhow::Result<Json> {
     serde_json::from_str(&reply).with_context(|| format!("bad answer {reply:?}"))
 }
 
+/// Waits until `socket` accepts a connection or `secs` have passed (then the request's own
+/// error says what is wrong).
+fn wait_for(socket: &Path, secs: f64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs_f64(secs.max(0.0));
+    while std::time::Instant::now() < deadline && UnixStream::connect(socket).is_err() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 pub fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
     let line = request_of(&args.command)?;
+    wait_for(&args.socket, args.wait);
     let reply = request(&args.socket, &line)?;
     println!(
         "{}",

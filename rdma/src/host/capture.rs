@@ -1,8 +1,11 @@
 //! [`CapturePort`]: wraps a port and writes every frame it receives or sends into a pcap
 //! file, so a benchmark's own traffic can be checked afterwards (`pisa rdma decode
-//! --check`). Frames are copied only when capturing.
+//! --check`). Frames are copied only when capturing. A capture can be bounded to its first N
+//! frames ([`CapturePort::with_limit`]): a bandwidth test moves hundreds of megabytes.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use dataplane::{FrameBatch, Nanos, PcapPort, Port, PortError, StatsHandle};
 
@@ -11,11 +14,42 @@ pub struct CapturePort {
     inner: Box<dyn Port>,
     pcap: PcapPort,
     scratch: FrameBatch,
+    limit: Option<u64>,
+    counts: Arc<CaptureCounts>,
+}
+
+/// What a [`CapturePort`] saw and wrote, readable while and after it runs.
+#[derive(Debug, Default)]
+pub struct CaptureCounts {
+    seen: AtomicU64,
+    written: AtomicU64,
+}
+
+impl CaptureCounts {
+    /// Frames that passed the port, both directions.
+    pub fn seen(&self) -> u64 {
+        self.seen.load(Ordering::Relaxed)
+    }
+
+    /// Frames written to the pcap file (the first ones, up to the limit).
+    pub fn written(&self) -> u64 {
+        self.written.load(Ordering::Relaxed)
+    }
 }
 
 impl CapturePort {
-    /// Wraps `inner`, creating (truncating) `path`.
+    /// Wraps `inner`, creating (truncating) `path`; writes every frame.
     pub fn new(inner: Box<dyn Port>, path: &Path) -> Result<CapturePort, PortError> {
+        CapturePort::with_limit(inner, path, None)
+    }
+
+    /// Wraps `inner`, creating (truncating) `path`; writes the first `limit` frames (all when
+    /// `None`) and counts the rest.
+    pub fn with_limit(
+        inner: Box<dyn Port>,
+        path: &Path,
+        limit: Option<u64>,
+    ) -> Result<CapturePort, PortError> {
         let pcap = PcapPort::open(
             &format!("{}-capture", inner.name()),
             None,
@@ -26,11 +60,29 @@ impl CapturePort {
             inner,
             pcap,
             scratch: FrameBatch::new(crate::host::HOST_BATCH),
+            limit,
+            counts: Arc::default(),
         })
     }
 
+    /// The counters of frames seen and written.
+    pub fn counts(&self) -> Arc<CaptureCounts> {
+        self.counts.clone()
+    }
+
     fn record(&mut self, frames: &[dataplane::Frame], now: Nanos) -> Result<(), PortError> {
-        for f in frames {
+        let seen = self
+            .counts
+            .seen
+            .fetch_add(frames.len() as u64, Ordering::Relaxed);
+        let room = match self.limit {
+            Some(l) => l.saturating_sub(seen).min(frames.len() as u64) as usize,
+            None => frames.len(),
+        };
+        self.counts
+            .written
+            .fetch_add(room as u64, Ordering::Relaxed);
+        for f in &frames[..room] {
             if !self.scratch.push(&f.data, now) {
                 self.pcap.send_batch(&mut self.scratch, now)?;
                 self.scratch.push(&f.data, now);

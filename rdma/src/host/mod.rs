@@ -9,7 +9,7 @@ pub mod perf;
 mod port_loop;
 mod virtual_net;
 
-pub use capture::CapturePort;
+pub use capture::{CaptureCounts, CapturePort};
 pub use error::HostError;
 pub use port_loop::{Host, Progress, HOST_BATCH};
 pub use virtual_net::VirtualNet;

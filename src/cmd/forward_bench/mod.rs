@@ -299,7 +299,8 @@ fn set_dpdk_eal(eal: &str) -> anyhow::Result<()> {
 #[cfg(not(feature = "dpdk"))]
 fn set_dpdk_eal(_eal: &str) -> anyhow::Result<()> {
     Err(anyhow!(
-        "--dpdk-eal: this pisa was built without DPDK; rebuild with `--features dpdk`"
+        "--dpdk-eal: this pisa was built without DPDK; build one with it: \
+         `cargo install --locked --path . --features afxdp,dpdk` in the pisa clone"
     ))
 }
 
@@ -473,7 +474,10 @@ pub fn bench_forward(args: BenchForwardArgs) -> anyhow::Result<ExitCode> {
     };
     if let Some(b) = backends.iter().find(|b| !b.compiled()) {
         return Err(anyhow!(
-            "--backends {}: this pisa was built without it; rebuild with `--features {}`",
+            "--backends {}: this pisa was built without that backend (cargo feature `{}`); \
+             build one with every backend: `cargo install --locked --path . --features afxdp,dpdk` \
+             in the pisa clone (needs clang and libdpdk-dev, which `bash scripts/test.sh` installs \
+             as root), or leave --backends out to measure the ones this build has",
             b.name(),
             b.name()
         ));

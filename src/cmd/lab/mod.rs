@@ -1,12 +1,13 @@
 //! `pisa lab`: lab topologies. For any topology file (`deploy/labs/*.yaml` with `switches:` and
 //! `links:`; the `labs` crate): `run`, `ping-all`, `tables`, `capture` (in memory by default,
 //! `--netns` for namespaces) and `generate`. For namespaces, of a topology or of a single-switch
-//! host file: `up FILE | down NAME | status NAME | exec NAME HOST -- CMD... | list`, over
-//! `dataplane::lab`, which records what it created so `down` removes exactly that.
+//! host file: `up FILE | down LAB | status LAB | exec LAB HOST -- CMD... | list` (LAB: the
+//! lab's name or the file it was brought up from), over `dataplane::lab`, which records what it
+//! created so `down` removes exactly that, after stopping what still runs in its namespaces.
 
 pub(crate) mod topo;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -21,14 +22,15 @@ pub enum LabCommand {
         /// The lab file (e.g. deploy/labs/l2l3-4hosts.yaml).
         file: PathBuf,
     },
-    /// Remove everything a lab created.
+    /// Remove everything a lab created, after stopping the processes still running in its
+    /// namespaces (what `pisa lab exec` started there, e.g. `iperf3 -s -D`).
     Down {
-        /// The lab's name (its `name:` field).
+        /// The lab: its name (the file's `name:` field) or the file `lab up` was given.
         name: String,
     },
     /// Run a command on a host of a running lab: `pisa lab exec LAB HOST -- CMD ARGS...`.
     Exec {
-        /// The lab's name.
+        /// The lab: its name or its file.
         lab: String,
         /// The host.
         host: String,
@@ -40,7 +42,7 @@ pub enum LabCommand {
     List,
     /// What a running lab consists of: namespaces, interfaces, hosts.
     Status {
-        /// The lab's name.
+        /// The lab: its name or its file.
         name: String,
     },
     /// Run every switch of a topology: in memory (default) with simulated all-pairs traffic
@@ -62,6 +64,20 @@ fn state_dir() -> PathBuf {
     PathBuf::from(lab::DEFAULT_STATE_DIR)
 }
 
+/// The lab an argument of `down`, `status` or `exec` names: a lab name as it is, or the lab
+/// file (topology or host file) that `lab up` was given.
+fn lab_name(arg: &str) -> anyhow::Result<String> {
+    let path = Path::new(arg);
+    if !path.is_file() {
+        return Ok(arg.to_string());
+    }
+    if topo::is_topology(path)? {
+        Ok(labs::netns::lab_of(&topo::load(path)?).name)
+    } else {
+        Ok(Lab::load(path)?.name)
+    }
+}
+
 pub fn run(cmd: LabCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         LabCommand::Run(a) => topo::run(a),
@@ -70,6 +86,7 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<ExitCode> {
         LabCommand::Capture(a) => topo::capture(a),
         LabCommand::Generate(g) => topo::generate(g),
         LabCommand::Status { name } => {
+            let name = lab_name(&name)?;
             let st = lab::load_state(&state_dir(), &name)?;
             println!(
                 "lab {name}: {} namespace(s), {} root-namespace interface(s)",
@@ -115,13 +132,14 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         LabCommand::Down { name } => {
+            let name = lab_name(&name)?;
             lab::lab_down(&name)?;
             println!("lab {name} is down");
             Ok(ExitCode::SUCCESS)
         }
         LabCommand::Exec { lab, host, argv } => {
             let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-            let st = lab::load_state(&state_dir(), &lab)?;
+            let st = lab::load_state(&state_dir(), &lab_name(&lab)?)?;
             let h = st.host(&host)?;
             // Inherit stdio so interactive commands (ping, iperf3) show their output live.
             let status = std::process::Command::new("ip")

@@ -24,7 +24,7 @@ pub fn is_topology(file: &Path) -> anyhow::Result<bool> {
         .any(|l| l.starts_with("switches:") || l.starts_with("links:")))
 }
 
-fn load(file: &Path) -> anyhow::Result<Topology> {
+pub(crate) fn load(file: &Path) -> anyhow::Result<Topology> {
     Ok(Topology::load(file)?)
 }
 

@@ -102,12 +102,38 @@ impl FromStr for LinkArg {
     }
 }
 
+/// `pisa run --help` on `--port`: every port backend, and whether this build has it.
+fn port_help() -> String {
+    let built = |yes: bool, feature: &str| {
+        if yes {
+            "in this build".to_string()
+        } else {
+            format!(
+                "not in this build: `cargo install --locked --path . --features {feature}` \
+                 in the pisa clone builds one with it"
+            )
+        }
+    };
+    format!(
+        "Forward live between ports instead of replaying captures: DEVPORT=SPEC (repeatable), \
+         e.g. `0=afpacket:veth0`; DEVPORT is a number or PIPE/PORT.\n\n\
+         Port backends (SPEC):\n  \
+         afpacket:IFNAME                      AF_PACKET socket on an interface (in every build)\n  \
+         afxdp:IFNAME[,zerocopy][,queue=N]    AF_XDP socket ({})\n  \
+         dpdk:PCI_OR_VDEV                     DPDK port, EAL arguments with --dpdk-eal ({})\n  \
+         pcap:IN[,out=OUT][,paced]            replay IN on receive, write OUT on send (in every build)\n  \
+         mem:NAME                             one end of an in-memory link (in every build)",
+        built(cfg!(feature = "afxdp"), "afxdp"),
+        built(cfg!(feature = "dpdk"), "dpdk"),
+    )
+}
+
 /// The live-forwarding options of `pisa run`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct LiveArgs {
     /// Forward live between ports instead of replaying captures: DEVPORT=SPEC (repeatable),
     /// e.g. `0=afpacket:veth0`; DEVPORT is a number or PIPE/PORT.
-    #[arg(long = "port", value_name = "DEVPORT=SPEC")]
+    #[arg(long = "port", value_name = "DEVPORT=SPEC", long_help = port_help())]
     pub ports: Vec<PortArg>,
     /// Hardware pipes (1..=4); device port = pipe << 7 | port. Default: the program's. It
     /// decides which device ports exist; the threads follow the ports (`--pipe-threads`).
@@ -200,7 +226,8 @@ fn set_dpdk_eal_args(eal: &str) -> anyhow::Result<()> {
 #[cfg(not(feature = "dpdk"))]
 fn set_dpdk_eal_args(_eal: &str) -> anyhow::Result<()> {
     Err(anyhow!(
-        "--dpdk-eal: this pisa was built without DPDK; rebuild with `--features dpdk`"
+        "--dpdk-eal: this pisa was built without DPDK; build one with it: \
+         `cargo install --locked --path . --features afxdp,dpdk` in the pisa clone"
     ))
 }
 
