@@ -67,6 +67,20 @@ fn routed_tcp(dst: [u8; 6], sip: [u8; 4], dip: [u8; 4], ttl: u8, dport: u16) -> 
     out
 }
 
+/// Frames as the switch's MAC sends them: shorter than Ethernet's 60-byte minimum (64 with the
+/// FCS), zero-padded to it (the 42-byte ARP request and the 54-byte TCP SYN here).
+fn wire(frames: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    frames
+        .into_iter()
+        .map(|mut f| {
+            if f.len() < 60 {
+                f.resize(60, 0);
+            }
+            f
+        })
+        .collect()
+}
+
 fn tmp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("pisa-golden-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -82,31 +96,34 @@ fn l2l3_captures_give_the_expected_frames_on_every_port() {
     let (l2_h1_h2, arp, unknown) = (&in0[0], &in0[1], &in0[5]);
 
     // port 0 (h1): h2's L2 frame to h1, untouched.
-    assert_eq!(read_pcap(&out.join("port0.pcap")), vec![in1[0].clone()]);
+    assert_eq!(
+        read_pcap(&out.join("port0.pcap")),
+        wire(vec![in1[0].clone()])
+    );
     // port 1 (h2): the L2 frame from h1, the flooded ARP request and the flooded unknown unicast.
     assert_eq!(
         read_pcap(&out.join("port1.pcap")),
-        vec![l2_h1_h2.clone(), arp.clone(), unknown.clone()]
+        wire(vec![l2_h1_h2.clone(), arp.clone(), unknown.clone()])
     );
     // port 2 (h3): flooded ARP, h1's routed UDP (TTL 64 -> 63, MACs rewritten), flooded unknown.
     assert_eq!(
         read_pcap(&out.join("port2.pcap")),
-        vec![
+        wire(vec![
             arp.clone(),
             routed_udp(H3, [10, 0, 1, 1], [10, 0, 2, 3], 63, b"routed h1->h3"),
             unknown.clone(),
-        ]
+        ])
     );
     // port 3 (h4): flooded ARP, h2's routed UDP (TTL 17 -> 16), h1's TCP to port 80 (the ACL
     // denies only port 23), flooded unknown.
     assert_eq!(
         read_pcap(&out.join("port3.pcap")),
-        vec![
+        wire(vec![
             arp.clone(),
             routed_udp(H4, [10, 0, 1, 2], [10, 0, 3, 4], 16, b"routed h2->h4"),
             routed_tcp(H4, [10, 0, 1, 1], [10, 0, 3, 4], 63, 80),
             unknown.clone(),
-        ]
+        ])
     );
     // Drops: telnet to h4 (ACL), TTL expiry, bad checksum — each logged — and the runt frame
     // the capture could not deliver.
