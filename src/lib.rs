@@ -1,4 +1,5 @@
 //! Library half of the `pisa` package: pieces the command line, the benchmarks and the
 //! end-to-end tests share.
 
+pub mod bundled;
 pub mod workload;

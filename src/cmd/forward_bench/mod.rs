@@ -96,10 +96,12 @@ impl Backend {
 /// backend, against the Linux kernel bridge on the same veths in the same run.
 #[derive(Args, Debug, Clone)]
 pub struct BenchForwardArgs {
-    /// The program (default: the bundled l2l3.p4).
+    /// The program (default: the bundled p4/programs/l2l3.p4: the file of that path in the
+    /// current directory, else the copy built into pisa).
     #[arg(long)]
     pub program: Option<PathBuf>,
-    /// Its tables (default: p4/programs/l2l3.tables.yaml, which the bundled lab matches).
+    /// Its tables (default: the bundled p4/programs/l2l3.tables.yaml, which the bundled lab
+    /// matches).
     #[arg(long)]
     pub tables: Option<PathBuf>,
     /// Backends to measure, comma-separated (default: every backend this pisa was built with).
@@ -485,19 +487,18 @@ pub fn bench_forward(args: BenchForwardArgs) -> anyhow::Result<ExitCode> {
     if let Some(eal) = &args.dpdk_eal {
         set_dpdk_eal(eal)?;
     }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let program_path = args
-        .program
-        .clone()
-        .unwrap_or_else(|| root.join("p4/programs/l2l3.p4"));
-    let tables = args
-        .tables
-        .clone()
-        .unwrap_or_else(|| root.join("p4/programs/l2l3.tables.yaml"));
+    let program_path = match &args.program {
+        Some(p) => p.clone(),
+        None => pisa::bundled::path("p4/programs/l2l3.p4")?,
+    };
+    let tables = match &args.tables {
+        Some(t) => t.clone(),
+        None => pisa::bundled::path("p4/programs/l2l3.tables.yaml")?,
+    };
     let id = std::process::id() % 100_000;
     let lab_name = format!("bf{id}");
     let prefix = format!("bf{id}p");
-    let text = std::fs::read_to_string(root.join("deploy/labs/l2l3-4hosts.yaml"))
+    let text = std::fs::read_to_string(pisa::bundled::path("deploy/labs/l2l3-4hosts.yaml")?)
         .context("cannot read the bundled lab")?
         .replace("name: l2l3-4hosts", &format!("name: {lab_name}"))
         .replace("ifprefix: l2l3p", &format!("ifprefix: {prefix}"));
