@@ -631,7 +631,7 @@ impl Port for AfPacketPort {
 
     fn recv_batch(&mut self, batch: &mut FrameBatch, now: Nanos) -> Result<usize, PortError> {
         self.recv_calls = self.recv_calls.wrapping_add(1);
-        if self.recv_calls % 256 == 0 {
+        if self.recv_calls.is_multiple_of(256) {
             self.poll_kernel_drops();
         }
         if self.rings.is_some() {

@@ -28,7 +28,7 @@ fn header(s: &mut String, name: &str, comment: &str, link: &str) {
 /// A k-ary fat tree (k even, 2..=254): k pods of k/2 edge and k/2 aggregation switches, (k/2)²
 /// core switches, k/2 hosts per edge switch.
 pub fn fat_tree_yaml(k: u16) -> Result<String, String> {
-    if k < 2 || k % 2 != 0 || k > 254 {
+    if k < 2 || !k.is_multiple_of(2) || k > 254 {
         return Err(format!("fat tree: k = {k}; k must be even, 2..=254"));
     }
     let h = k / 2;

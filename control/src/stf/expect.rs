@@ -22,7 +22,7 @@ pub struct ExpectPattern {
 
 fn nibble_of(bytes: &[u8], i: usize) -> Option<u8> {
     let b = *bytes.get(i / 2)?;
-    Some(if i % 2 == 0 { b >> 4 } else { b & 0xf })
+    Some(if i.is_multiple_of(2) { b >> 4 } else { b & 0xf })
 }
 
 impl ExpectPattern {

@@ -43,7 +43,8 @@ impl LogGeometry {
 
     /// Checks the shape.
     pub fn validate(&self) -> Result<(), MuError> {
-        if self.slots == 0 || self.slot_size < HEADER + CANARY || self.slot_size % 8 != 0 {
+        if self.slots == 0 || self.slot_size < HEADER + CANARY || !self.slot_size.is_multiple_of(8)
+        {
             return Err(MuError::Config(format!("bad log geometry {self:?}")));
         }
         Ok(())
