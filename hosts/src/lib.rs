@@ -6,8 +6,9 @@
 //! - [`mu`]: a Mu-style replicated log (leader appends with one RDMA WRITE per entry, to the
 //!   P4CE switch's BCast QP or to every replica; replicas apply in order), sans I/O.
 //! - [`p4ce`]: the host side of P4CE: the CM private data shared with the switch agent
-//!   ([`p4ce::wire`]), a node's endpoint and RDMA CM steps ([`p4ce::node`]), a node on its own
-//!   thread ([`p4ce::thread`]), per-node leader fail-over ([`p4ce::failover`]) and the
+//!   ([`p4ce::wire`]), a node's endpoint and RDMA CM steps ([`p4ce::node`]), the node as an
+//!   I/O-free state machine both labs run ([`p4ce::machine`]), the same node on its own thread
+//!   in wall-clock time ([`p4ce::thread`]), per-node leader fail-over ([`p4ce::failover`]) and the
 //!   consensus benchmark's figures ([`p4ce::bench`]).
 
 pub mod mu;
