@@ -25,6 +25,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     duration_ns: ms * 1_000_000,
                     link_rate_bps: 10_000_000_000,
                     link_delay_ns: 1_000,
+                    faults: Default::default(),
+                    host_links: Vec::new(),
                 };
                 reports.push(bench::run(program.clone(), &cfg)?);
             }

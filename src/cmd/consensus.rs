@@ -14,12 +14,25 @@
 //! already up (`pisa lab up FILE`) is used as it is; otherwise it is brought up for the run
 //! and taken down after. `--outstanding 1,2,4,...` runs once per value (the latency vs
 //! throughput curve).
+//!
+//! Faults: `--loss P`, `--dup P`, `--reorder P` put the link model's faults
+//! (`dataplane::fault`) on every host link, both directions, in memory and with `--lab`. With
+//! `--lab` a host's `link:` line in the lab file is its cable (rate, delay, faults; the fault
+//! flags, when given, replace its faults); hosts without one take `--link-rate`,
+//! `--link-delay` and the flags.
+//!
+//! Every run ends with a log-integrity check (`hosts::p4ce::integrity`): the leader stops
+//! appending, what is in flight drains, and every replica's applied log must be a prefix of
+//! what the leader appended (nothing reordered, corrupted or skipped) with at least f of them
+//! holding every committed entry. A run that fails it makes the command exit non-zero and
+//! says what differs.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
+use dataplane::{FaultConfig, LinkConfig};
 use hosts::mu::Path as LogPath;
 use labs::p4ce::mem::bench::{self, BenchConfig, BenchReport};
 use labs::p4ce::mem::compile_p4ce;
@@ -90,6 +103,18 @@ pub struct ConsensusBenchArgs {
     /// Where lab state files live.
     #[arg(long, default_value = dataplane::lab::DEFAULT_STATE_DIR, hide = true)]
     pub lab_state_dir: PathBuf,
+    /// Probability that a frame is lost, on every host link, each direction (the link
+    /// model's `loss`); with --lab it replaces the lab file's.
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Probability that a frame is delivered twice, on every host link, each direction (the
+    /// link model's `dup`).
+    #[arg(long, default_value_t = 0.0)]
+    pub dup: f64,
+    /// Probability that a frame is held back (100 us, the link model's default
+    /// `reorder_delay`) so later frames overtake it, on every host link, each direction.
+    #[arg(long, default_value_t = 0.0)]
+    pub reorder: f64,
     #[command(flatten)]
     pub link: LinkArgs,
 }
@@ -137,6 +162,51 @@ fn duration(s: &str) -> anyhow::Result<u64> {
     }
 }
 
+/// The faults of `--loss`, `--dup`, `--reorder` in the link model's terms (None: none given).
+fn faults(loss: f64, dup: f64, reorder: f64) -> anyhow::Result<Option<FaultConfig>> {
+    if loss == 0.0 && dup == 0.0 && reorder == 0.0 {
+        return Ok(None);
+    }
+    let spec = format!("loss={loss},dup={dup},reorder={reorder}");
+    let c: LinkConfig = spec
+        .parse()
+        .map_err(|e| anyhow!("--loss/--dup/--reorder: {e}"))?;
+    c.validate()
+        .map_err(|e| anyhow!("--loss/--dup/--reorder: {e}"))?;
+    Ok(Some(c.tx.faults))
+}
+
+/// Per host of a lab (by switch port, as the namespace lab takes them): its `link:` line,
+/// with `faults` (the command line's) in both directions when given. Hosts without a line
+/// take the command line's rate, delay and faults.
+fn lab_links(
+    state: &dataplane::LabState,
+    faults: Option<&FaultConfig>,
+) -> anyhow::Result<Vec<Option<LinkConfig>>> {
+    let mut hosts = state.hosts.clone();
+    hosts.sort_by_key(|h| h.port);
+    hosts
+        .iter()
+        .map(|h| {
+            let Some(text) = &h.link else {
+                return Ok(None);
+            };
+            let mut c: LinkConfig = text
+                .parse()
+                .map_err(|e| anyhow!("lab {} host {}: link {text:?}: {e}", state.name, h.name))?;
+            if let Some(f) = faults {
+                for d in [&mut c.tx, &mut c.rx] {
+                    d.faults.loss = f.loss;
+                    d.faults.duplicate = f.duplicate;
+                    d.faults.reorder = f.reorder;
+                    d.faults.reorder_delay_ns = f.reorder_delay_ns;
+                }
+            }
+            Ok(Some(c))
+        })
+        .collect()
+}
+
 /// Where a bench runs: in memory, or on a lab's namespaces.
 enum Where {
     Memory,
@@ -163,6 +233,14 @@ impl Where {
             Where::Memory => bench::run(program.clone(), cfg)?,
             Where::Lab(g) => labs::p4ce::netns::bench::run(program.clone(), cfg, &g.state)?,
         })
+    }
+
+    /// Per host, the lab file's link setting (none in memory).
+    fn host_links(&self, faults: Option<&FaultConfig>) -> anyhow::Result<Vec<Option<LinkConfig>>> {
+        match self {
+            Where::Memory => Ok(Vec::new()),
+            Where::Lab(g) => lab_links(&g.state, faults),
+        }
     }
 
     fn close(self) -> anyhow::Result<()> {
@@ -199,6 +277,22 @@ fn print_one(r: &BenchReport) {
         r.leader_tx_per_consensus, r.leader_rx_per_consensus, r.fallbacks
     );
     println!("  bottleneck: {}", r.bottleneck);
+    println!("  log integrity: {}", r.integrity);
+}
+
+/// After the reports: the runs whose log-integrity check failed, and the exit code.
+fn integrity_verdict(reports: &[BenchReport]) -> ExitCode {
+    let failed: Vec<&BenchReport> = reports.iter().filter(|r| !r.integrity.ok).collect();
+    if failed.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    for r in &failed {
+        eprintln!(
+            "log integrity check failed: {} replicas={} value={} outstanding={}: {}",
+            r.mode, r.replicas, r.value_size, r.outstanding, r.integrity
+        );
+    }
+    ExitCode::FAILURE
 }
 
 fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
@@ -215,7 +309,15 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
     let program = compile_p4ce(&a.link.program)?;
     let default_dur = if a.lab.is_some() { "2s" } else { "10ms" };
     let dur = duration(a.duration.as_deref().unwrap_or(default_dur))?;
+    let faults = faults(a.loss, a.dup, a.reorder)?;
     let place = Where::open(a.lab.as_deref(), &a.lab_state_dir)?;
+    let host_links = match place.host_links(faults.as_ref()) {
+        Ok(h) => h,
+        Err(e) => {
+            place.close()?;
+            return Err(e);
+        }
+    };
     let mut reports = Vec::new();
     for o in &a.outstanding {
         let cfg = BenchConfig {
@@ -229,6 +331,8 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
             duration_ns: dur,
             link_rate_bps: rate,
             link_delay_ns: delay,
+            faults: faults.clone().unwrap_or_default(),
+            host_links: host_links.clone(),
         };
         match place.run(&program, &cfg) {
             Ok(r) => reports.push(r),
@@ -243,9 +347,14 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
         (ReportFormat::Json, [r]) => println!("{}", serde_json::to_string(r)?),
         (ReportFormat::Json, rs) => println!("{}", serde_json::to_string(rs)?),
         (ReportFormat::Text, [r]) => print_one(r),
-        (ReportFormat::Text, rs) => print!("{}", bench::curve(rs)),
+        (ReportFormat::Text, rs) => {
+            print!("{}", bench::curve(rs));
+            if rs.iter().all(|r| r.integrity.ok) {
+                println!("log integrity: ok in all {} runs", rs.len());
+            }
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(integrity_verdict(&reports))
 }
 
 /// `pisa demo p4ce`: both modes, 2 and 4 replicas, small and large values, side by side.
@@ -253,6 +362,13 @@ pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
     let (rate, delay) = link(&a.link)?;
     let program = compile_p4ce(&a.link.program)?;
     let place = Where::open(a.lab.as_deref(), &a.lab_state_dir)?;
+    let host_links = match place.host_links(None) {
+        Ok(h) => h,
+        Err(e) => {
+            place.close()?;
+            return Err(e);
+        }
+    };
     let (dur, what, sizes): (u64, String, &[usize]) = match &place {
         Where::Memory => (
             duration(&a.duration)?,
@@ -287,6 +403,8 @@ pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
                     duration_ns: dur,
                     link_rate_bps: rate,
                     link_delay_ns: delay,
+                    faults: Default::default(),
+                    host_links: host_links.clone(),
                 };
                 match place.run(&program, &cfg) {
                     Ok(r) => reports.push(r),
@@ -317,5 +435,5 @@ pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
     } else {
         println!("{}", serde_json::to_string(&reports)?);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(integrity_verdict(&reports))
 }

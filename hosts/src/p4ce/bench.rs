@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use super::integrity::Integrity;
 use super::NodeError;
 use crate::mu::Path;
 
@@ -30,6 +31,13 @@ pub struct BenchConfig {
     pub link_rate_bps: u64,
     /// Link propagation delay, ns.
     pub link_delay_ns: u64,
+    /// Faults on every host link, both directions (loss, duplication, reordering: the link
+    /// model's, [`dataplane::FaultConfig`]).
+    pub faults: dataplane::FaultConfig,
+    /// Per host (index 0 the leader): a link setting that replaces the one above for that
+    /// host's cable (a lab file's `link:` line), seen from the switch's port (`tx` towards
+    /// the host).
+    pub host_links: Vec<Option<dataplane::LinkConfig>>,
 }
 
 /// The result (also the `--report json` document).
@@ -74,6 +82,8 @@ pub struct BenchReport {
     pub lab: String,
     /// What limited the run, as far as the measurements say.
     pub bottleneck: String,
+    /// The log-integrity check at the end of the run ([`crate::p4ce::integrity`]).
+    pub integrity: Integrity,
 }
 
 /// Commit latencies of a run: when each entry was appended, and when the leader's commit
@@ -141,6 +151,8 @@ pub struct RunFigures {
     pub lab: String,
     /// What limited the run.
     pub bottleneck: String,
+    /// The log-integrity check.
+    pub integrity: Integrity,
 }
 
 /// Builds the report of a run of `cfg`.
@@ -177,6 +189,7 @@ pub fn report(cfg: &BenchConfig, fig: RunFigures, meter: &Meter) -> BenchReport 
         wall_s: fig.wall_s,
         lab: fig.lab,
         bottleneck: fig.bottleneck,
+        integrity: fig.integrity,
     }
 }
 

@@ -27,6 +27,7 @@ use rdma::verbs::{CmEvent, ConnId, CqHandle, Endpoint, Instant, MrInfo, PdHandle
 
 use super::bench::Meter;
 use super::failover::{offer_heartbeat, Failover, FailoverSetup, TakeOver, Watched};
+use super::integrity::{digest, stamp};
 use super::node::{
     accept_on, build_node, leader_request_group, replica_accept, replica_offer, reset_qp,
     switch_path_from_reply, NodeSpec,
@@ -97,6 +98,9 @@ pub struct LeaderState {
     /// Values appended (when recording), by index; a new leader starts with the log it
     /// recovered.
     pub appended: Vec<Vec<u8>>,
+    /// Digests of every entry appended, by index, recording or not
+    /// ([`crate::p4ce::integrity`]); a new leader starts with those it applied.
+    pub digests: Vec<u64>,
     /// Leader events so far (commits left out).
     pub events: Vec<LeaderEvent>,
     /// Why the switch agent refused the leader's requests for the group (or did not
@@ -138,6 +142,8 @@ pub struct ReplicaState {
     pub replica: Replica,
     /// Applied values (when recording).
     pub applied: Vec<Vec<u8>>,
+    /// Digests of every entry applied, by index, recording or not.
+    pub digests: Vec<u64>,
     record: bool,
     /// What it needs to lead after a fail-over.
     takeover: Option<(Path, Option<LostHook>)>,
@@ -262,6 +268,7 @@ impl Node {
                     repeat: None,
                     meter: None,
                     appended: Vec::new(),
+                    digests: Vec::new(),
                     events: Vec::new(),
                     switch_refusals: Vec::new(),
                     switch_up_at: None,
@@ -278,6 +285,7 @@ impl Node {
             None => Role::Replica(ReplicaState {
                 replica: Replica::new(geometry, parts.log.lkey)?,
                 applied: Vec::new(),
+                digests: Vec::new(),
                 record: cfg.record,
                 takeover,
             }),
@@ -417,6 +425,7 @@ impl Node {
         if let Some(m) = l.meter.as_mut() {
             m.appended(now.as_nanos());
         }
+        l.digests.push(digest(value));
         if l.record {
             l.appended.push(value.to_vec());
         }
@@ -461,7 +470,9 @@ impl Node {
         };
         let record = r.record;
         let applied = &mut r.applied;
+        let digests = &mut r.digests;
         let n = r.replica.poll_apply(&mut self.ep, |_, v| {
+            digests.push(digest(v));
             if record {
                 applied.push(v.to_vec());
             }
@@ -481,7 +492,9 @@ impl Node {
             self.status.ready = true;
         }
         let applied = &mut r.applied;
+        let digests = &mut r.digests;
         let (w, took) = fo.replica_step(ep, now, &mut r.replica, |v| {
+            digests.push(digest(v));
             if record {
                 applied.push(v.to_vec());
             }
@@ -504,6 +517,7 @@ impl Node {
         };
         let (mode, on_lost) = r.takeover.take().unwrap_or((Path::Unicast, None));
         let appended = std::mem::take(&mut r.applied);
+        let digests = std::mem::take(&mut r.digests);
         let record = r.record;
         let cfg = to.cfg;
         let n = to.followers.len();
@@ -525,6 +539,7 @@ impl Node {
             repeat: None,
             meter: None,
             appended,
+            digests,
             events: Vec::new(),
             switch_refusals: Vec::new(),
             switch_up_at: None,
@@ -718,10 +733,17 @@ impl Node {
         while leader.can_append() {
             let v = match (l.queue.pop_front(), &l.repeat) {
                 (Some(v), _) => v,
-                (None, Some(r)) => r.clone(),
+                (None, Some(r)) => {
+                    // Each repeated value carries its index: the logs' digests then tell
+                    // entries apart (the integrity check).
+                    let mut v = r.clone();
+                    stamp(&mut v, leader.next_index());
+                    v
+                }
                 (None, None) => break,
             };
             leader.append(ep, t, &v)?;
+            l.digests.push(digest(&v));
             if let Some(m) = l.meter.as_mut() {
                 m.appended(now.as_nanos());
             }

@@ -21,6 +21,8 @@
 //!   changes, a new leader's recovery ([`failover::Failover`]).
 //! - [`bench`](mod@bench): the consensus benchmark's figures and report ([`bench::Meter`],
 //!   [`bench::BenchReport`], tables) that every lab measures with.
+//! - [`integrity`]: the log-integrity check every bench run ends with (digests of what the
+//!   leader appended and each replica applied).
 //! - [`cpu`]: per-thread CPU time from procfs.
 //!
 //! The labs that put these nodes around a switch are in `pisa-labs` (`labs::p4ce`).
@@ -28,6 +30,7 @@
 pub mod bench;
 pub mod cpu;
 pub mod failover;
+pub mod integrity;
 pub mod machine;
 pub mod node;
 pub mod thread;

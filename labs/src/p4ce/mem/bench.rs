@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use hosts::p4ce::bench::{check, report, slots, switch_timeout, Meter, RunFigures};
 pub use hosts::p4ce::bench::{curve, side_by_side, BenchConfig, BenchReport};
+use hosts::p4ce::integrity::{check_logs, Integrity};
 use pipeline::ir::Program;
 
 use super::lab::{Lab, LabConfig, LabError};
@@ -39,6 +40,71 @@ fn mark(lab: &mut Lab, lead: usize) -> Mark {
     }
 }
 
+/// How long (virtual time) the end of a run waits for what is in flight to commit and for
+/// the replicas to apply it before the logs are compared.
+const DRAIN: u64 = 500_000_000;
+
+/// The end of every run: the leader stops appending, what is in flight commits and the live
+/// replicas apply it (or half a second of virtual time passes), then every replica's log is
+/// checked against what the leader appended ([`check_logs`]).
+pub fn drain_and_check(lab: &mut Lab, lead: usize, f: usize) -> Result<Integrity, LabError> {
+    lab.with_node(lead, |n| {
+        if let Some(l) = n.leader() {
+            l.repeat = None;
+            l.queue.clear();
+        }
+    });
+    let deadline = lab.now() + DRAIN;
+    let hosts = lab.hosts();
+    loop {
+        let done = {
+            let node = lab.node(lead);
+            match node.leader_ref().and_then(|l| l.leader.as_ref()) {
+                Some(l) if l.outstanding() == 0 => {
+                    let (c, live) = (l.committed(), l.live_replicas());
+                    Some((c, live))
+                }
+                Some(_) => None,
+                None => Some((0, Vec::new())),
+            }
+        };
+        if let Some((c, live)) = done {
+            let caught_up = (0..hosts).filter(|h| *h != lead).all(|h| {
+                let n = lab.node(h);
+                !live.contains(&n.id) || n.status.applied >= c
+            });
+            if caught_up {
+                break;
+            }
+        }
+        if !lab.advance(deadline)? {
+            break;
+        }
+    }
+    let (appended, committed) = {
+        let node = lab.node(lead);
+        let l = node.leader_ref();
+        (
+            l.map(|l| l.digests.clone()).unwrap_or_default(),
+            l.and_then(|l| l.leader.as_ref())
+                .map_or(0, |l| l.committed()),
+        )
+    };
+    let replicas: Vec<(u16, Vec<u64>)> = (0..hosts)
+        .filter(|h| *h != lead)
+        .map(|h| {
+            let n = lab.node(h);
+            let d = n
+                .replica_ref()
+                .map(|r| r.digests.clone())
+                .unwrap_or_default();
+            (n.id, d)
+        })
+        .collect();
+    let logs: Vec<(u16, &[u64])> = replicas.iter().map(|(id, d)| (*id, &d[..])).collect();
+    Ok(check_logs(&appended, committed, &logs, f))
+}
+
 /// Runs one benchmark.
 pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabError> {
     check(cfg)?;
@@ -48,6 +114,8 @@ pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabE
     lc.slots = slots(cfg.outstanding);
     lc.link_rate_bps = cfg.link_rate_bps;
     lc.link_delay_ns = cfg.link_delay_ns;
+    lc.faults = cfg.faults.clone();
+    lc.host_links = cfg.host_links.clone();
     lc.record = false;
     lc.switch_timeout = switch_timeout(cfg);
     let f = lc.f;
@@ -70,6 +138,7 @@ pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabE
         Some(m) => m,
         None => Meter::new(0)?,
     };
+    let integrity = drain_and_check(&mut lab, lead, f)?;
     let fig = RunFigures {
         f,
         committed: m1.committed - m0.committed,
@@ -80,6 +149,7 @@ pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabE
         wall_s: wall.elapsed().as_secs_f64(),
         lab: "memory".into(),
         bottleneck: "the link model (virtual time; host CPU not modelled)".into(),
+        integrity,
     };
     Ok(report(cfg, fig, &meter))
 }

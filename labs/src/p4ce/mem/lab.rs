@@ -96,8 +96,15 @@ pub struct LabConfig {
     pub link_rate_bps: u64,
     /// Propagation delay of every host link, ns.
     pub link_delay_ns: u64,
-    /// Loss probability on every host link, each direction.
+    /// Loss probability on every host link, each direction (taken with [`LabConfig::faults`]).
     pub loss: f64,
+    /// Faults on every host link, each direction, besides `loss` (duplication, reordering,
+    /// ...: the link model's [`FaultConfig`]).
+    pub faults: FaultConfig,
+    /// Per host (index 0 the leader): a link setting that replaces rate, delay and faults
+    /// above for that host's cable, seen from the switch's port (`tx` towards the host, the
+    /// syntax of a lab file's `link:` line); a seed of 0 takes the lab's.
+    pub host_links: Vec<Option<LinkConfig>>,
     /// Seed (PSNs, link faults).
     pub seed: u64,
     /// Switch path timeout of the leader.
@@ -126,12 +133,51 @@ impl LabConfig {
             link_rate_bps: 10_000_000_000,
             link_delay_ns: 1_000,
             loss: 0.0,
+            faults: FaultConfig::default(),
+            host_links: Vec::new(),
             seed: 1,
             switch_timeout: Duration::from_micros(500),
             switch_retry: Duration::from_millis(5),
             record: true,
             probe_every: Duration::from_millis(1),
             leader_timeout: None,
+        }
+    }
+
+    /// The faults on every host link without a setting of its own: [`LabConfig::faults`]
+    /// with [`LabConfig::loss`] when that is set.
+    pub fn link_faults(&self) -> FaultConfig {
+        let mut f = self.faults.clone();
+        if self.loss > 0.0 {
+            f.loss = self.loss;
+        }
+        f
+    }
+
+    /// The cable of host `host` seen from the switch's port (`tx` towards the host): its own
+    /// setting if it has one, else every host link's rate, delay and faults; `seed` when the
+    /// setting names none.
+    pub fn host_link(&self, host: usize, seed: u64) -> LinkConfig {
+        match self.host_links.get(host).cloned().flatten() {
+            Some(mut c) => {
+                if c.seed == 0 {
+                    c.seed = seed;
+                }
+                c
+            }
+            None => {
+                let dir = DirectionConfig {
+                    rate_bps: self.link_rate_bps,
+                    delay_ns: self.link_delay_ns,
+                    faults: self.link_faults(),
+                    ..Default::default()
+                };
+                LinkConfig {
+                    tx: dir.clone(),
+                    rx: dir,
+                    seed,
+                }
+            }
         }
     }
 
@@ -176,20 +222,16 @@ impl Lab {
         lcfg.geometry.validate()?;
         let n = cfg.replicas + 1;
         let mut topo = crate::p4ce::topology(n)?;
-        let dir = DirectionConfig {
-            rate_bps: cfg.link_rate_bps,
-            delay_ns: cfg.link_delay_ns,
-            faults: FaultConfig {
-                loss: cfg.loss,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        for (i, l) in topo.links.iter_mut().enumerate() {
-            l.config = LinkConfig {
-                tx: dir.clone(),
-                rx: dir.clone(),
-                seed: cfg.seed.wrapping_mul(31).wrapping_add(i as u64 + 1),
+        for h in 0..n {
+            let i = topo.hosts[h].link;
+            let c = cfg.host_link(h, cfg.seed.wrapping_mul(31).wrapping_add(i as u64 + 1));
+            c.validate()
+                .map_err(|e| LabError::Config(format!("host {h}'s link: {e}")))?;
+            // A topology link's `tx` leaves its end `a`, the host.
+            topo.links[i].config = LinkConfig {
+                tx: c.rx,
+                rx: c.tx,
+                seed: c.seed,
             };
         }
         let ids: Vec<u16> = (1..=n as u16).collect();

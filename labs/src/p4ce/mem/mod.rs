@@ -14,7 +14,9 @@
 //!   path), access to each node.
 //! - [`apps`]: the node and the agent as applications of the driver.
 //! - [`failtime`]: fail-over times (replica, leader, switch crashes) in virtual time.
-//! - [`bench`](mod@bench): the consensus benchmark ([`bench::run`]) behind `pisa consensus bench`.
+//! - [`bench`](mod@bench): the consensus benchmark ([`bench::run`]) behind `pisa consensus bench`,
+//!   faults on the host links included, each run ending with the log-integrity check
+//!   ([`bench::drain_and_check`]).
 
 pub mod apps;
 pub mod bench;

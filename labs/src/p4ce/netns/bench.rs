@@ -12,6 +12,8 @@ use dataplane::LabState;
 use hosts::p4ce::bench::{
     check, report, slots, switch_timeout, BenchConfig, BenchReport, Meter, RunFigures,
 };
+use hosts::p4ce::integrity::{check_logs, Integrity};
+use hosts::p4ce::machine::Node;
 use pipeline::ir::Program;
 
 use super::lab::{CpuSnapshot, NetnsLab};
@@ -66,6 +68,47 @@ fn mark(lab: &NetnsLab, start_meter: bool) -> Result<Mark, NetnsError> {
     })?)
 }
 
+/// How long the end of a run waits for the logs to drain before comparing them.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// Whether nothing is in flight and every live replica applied what the leader committed.
+fn drained(lab: &NetnsLab) -> Result<bool, NetnsError> {
+    let (c, live) = lab
+        .node(0)
+        .exec(CALL_TIMEOUT, |ctx| {
+            ctx.leader()
+                .and_then(|l| l.leader.as_ref())
+                .filter(|l| l.outstanding() == 0)
+                .map(|l| (l.committed(), l.live_replicas()))
+        })?
+        .unwrap_or((0, Vec::new()));
+    Ok((1..=lab.config().replicas).all(|i| {
+        let n = lab.node(i);
+        !live.contains(&n.id) || !n.running() || n.status().applied >= c
+    }) && lab.node(0).status().committed >= c)
+}
+
+/// The integrity check on the nodes' final states (index 0 the leader).
+fn check_outcome(nodes: &[Option<Node>], f: usize) -> Integrity {
+    let Some(Some(leader)) = nodes.first() else {
+        return Integrity {
+            problems: vec!["the leader's state is gone (its thread failed)".into()],
+            ..Integrity::default()
+        };
+    };
+    let l = leader.leader_ref();
+    let appended = l.map(|l| l.digests.clone()).unwrap_or_default();
+    let committed = l
+        .and_then(|l| l.leader.as_ref())
+        .map_or(0, |l| l.committed());
+    let replicas: Vec<(u16, &[u64])> = nodes[1..]
+        .iter()
+        .flatten()
+        .map(|n| (n.id, n.replica_ref().map_or(&[][..], |r| &r.digests[..])))
+        .collect();
+    check_logs(&appended, committed, &replicas, f)
+}
+
 /// Runs one benchmark on the hosts of `state`.
 pub fn run(
     program: Arc<Program>,
@@ -79,6 +122,8 @@ pub fn run(
     lc.slots = slots(cfg.outstanding);
     lc.link_rate_bps = cfg.link_rate_bps;
     lc.link_delay_ns = cfg.link_delay_ns;
+    lc.faults = cfg.faults.clone();
+    lc.host_links = cfg.host_links.clone();
     lc.record = false;
     lc.switch_timeout = switch_timeout(cfg).max(MIN_SWITCH_TIMEOUT);
     lc.switch_retry = Duration::from_millis(50);
@@ -106,7 +151,17 @@ pub fn run(
     let cpu1 = lab.cpu();
     let rt1 = lab.switch().stats();
     let leader_port = lab.devport(0);
-    lab.stop()?;
+    // The end of every run: no more appends, what is in flight commits and the live
+    // replicas apply it (or DRAIN passes), then the logs are compared.
+    lab.node(0).exec(CALL_TIMEOUT, |ctx| {
+        if let Some(l) = ctx.leader() {
+            l.repeat = None;
+            l.queue.clear();
+        }
+    })?;
+    let _ = lab.wait_for(DRAIN, "the logs to drain", |l| drained(l).unwrap_or(false));
+    let outcome = lab.stop()?;
+    let integrity = check_outcome(&outcome.nodes, f);
     let secs = (m1.now_ns.saturating_sub(m0.now_ns)) as f64 / 1e9;
     let meter = match m1.meter {
         Some(m) => m,
@@ -157,6 +212,7 @@ pub fn run(
         wall_s: wall.elapsed().as_secs_f64(),
         lab: "netns".into(),
         bottleneck,
+        integrity,
     };
     Ok(report(cfg, fig, &meter))
 }

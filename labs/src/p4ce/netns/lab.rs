@@ -131,45 +131,42 @@ impl NetnsLab {
         agent
             .install_base(&mut sw, &l2)
             .map_err(|e| NetnsError::Setup(format!("P4CE agent: {e}")))?;
-        let dir = DirectionConfig {
-            rate_bps: cfg.link_rate_bps,
-            delay_ns: cfg.link_delay_ns,
-            faults: FaultConfig {
-                loss: cfg.loss,
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        // Rate and delay are modelled at the hosts' ends (see `host_link`); the switch's ports
-        // only inject faults (loss, a broken switch path), which hold nothing back.
+        // Each host's cable ([`LabConfig::host_link`]: the lab's rate, delay and faults, or
+        // the host's own setting). Rate, delay and queue are modelled at the hosts' ends (see
+        // `host_link`); the switch's ports only inject the faults (loss, duplication,
+        // reordering, a broken switch path), each direction once.
         let mut ports = Vec::new();
-        for (h, id) in hosts.iter().zip(&ids) {
+        let mut cables = Vec::new();
+        for (i, (h, id)) in hosts.iter().zip(&ids).enumerate() {
+            let c = cfg.host_link(i, cfg.seed.wrapping_mul(31).wrapping_add(u64::from(*id)));
+            c.validate()
+                .map_err(|e| NetnsError::Setup(format!("host {}'s link: {e}", h.name)))?;
             let port = AfPacketPort::open(&h.switch_if)?;
-            let faults = DirectionConfig {
-                faults: FaultConfig {
-                    loss: cfg.loss,
-                    ..Default::default()
-                },
+            let faults = |d: &DirectionConfig| DirectionConfig {
+                faults: d.faults.clone(),
                 ..Default::default()
             };
             ports.push(PortSetup {
                 devport: h.port,
                 port: Box::new(port),
                 link: LinkConfig {
-                    tx: faults.clone(),
-                    rx: faults,
-                    seed: cfg.seed.wrapping_mul(31).wrapping_add(u64::from(*id)),
+                    tx: faults(&c.tx),
+                    rx: faults(&c.rx),
+                    seed: c.seed,
                 },
             });
+            cables.push(c);
         }
-        let host_link = |id: u16| {
-            let d = DirectionConfig {
+        // The host's end: `tx` is what the host sends (the switch port's `rx`).
+        let host_link = |i: usize, id: u16| {
+            let c = &cables[i];
+            let d = |d: &DirectionConfig| DirectionConfig {
                 faults: FaultConfig::default(),
-                ..dir.clone()
+                ..d.clone()
             };
             LinkConfig {
-                tx: d.clone(),
-                rx: d,
+                tx: d(&c.rx),
+                rx: d(&c.tx),
                 seed: cfg.seed.wrapping_mul(37).wrapping_add(u64::from(id)),
             }
         };
@@ -281,7 +278,7 @@ impl NetnsLab {
                     },
                     netns: h.netns.clone(),
                     ifname: h.host_if.clone(),
-                    link: host_link(ids[i]),
+                    link: host_link(i, ids[i]),
                 },
                 clock.clone(),
             )?);
@@ -302,7 +299,7 @@ impl NetnsLab {
                 },
                 netns: hosts[0].netns.clone(),
                 ifname: hosts[0].host_if.clone(),
-                link: host_link(ids[0]),
+                link: host_link(0, ids[0]),
             },
             clock.clone(),
         )?;

@@ -1,0 +1,120 @@
+//! The P4CE lab in memory under link faults (`pisa consensus bench --loss/--dup/--reorder`):
+//! the faults reach every host link, the log-integrity check every bench run ends with passes
+//! under them and fails on a log that lost or reordered a committed entry.
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use dataplane::{FaultConfig, LinkConfig};
+use hosts::mu::Path as Mode;
+use labs::p4ce::mem::bench::{self, drain_and_check, BenchConfig};
+use labs::p4ce::{compile_p4ce, Lab, LabConfig};
+use pipeline::ir::Program;
+
+fn program() -> Arc<Program> {
+    static P: OnceLock<Arc<Program>> = OnceLock::new();
+    P.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/programs/p4ce.p4");
+        compile_p4ce(&path).unwrap_or_else(|e| panic!("{e}"))
+    })
+    .clone()
+}
+
+fn faults(spec: &str) -> FaultConfig {
+    spec.parse::<LinkConfig>().unwrap().tx.faults
+}
+
+fn bench_cfg(mode: Mode, faults: FaultConfig) -> BenchConfig {
+    BenchConfig {
+        mode,
+        replicas: 2,
+        value_size: 256,
+        outstanding: 16,
+        duration_ns: 5_000_000,
+        link_rate_bps: 10_000_000_000,
+        link_delay_ns: 1_000,
+        faults,
+        host_links: Vec::new(),
+    }
+}
+
+fn values(n: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| (0..100 + i % 50).map(|j| (i * 7 + j) as u8).collect())
+        .collect()
+}
+
+#[test]
+fn bench_under_one_percent_loss_dup_and_reorder_passes_the_integrity_check() {
+    for mode in [Mode::Switch, Mode::Unicast] {
+        let clean = bench::run(program(), &bench_cfg(mode, FaultConfig::default())).unwrap();
+        assert!(clean.integrity.ok, "{mode:?} lossless: {}", clean.integrity);
+        let f = faults("loss=0.01,dup=0.01,reorder=0.01");
+        let r = bench::run(program(), &bench_cfg(mode, f)).unwrap();
+        assert!(r.integrity.ok, "{mode:?}: {}", r.integrity);
+        assert!(r.committed > 0, "{mode:?}: nothing committed");
+        assert_eq!(r.integrity.committed, r.integrity.appended);
+        // The faults took effect: fewer commits, more frames per commit than without.
+        assert!(
+            r.committed < clean.committed,
+            "{mode:?}: {} with faults, {} without",
+            r.committed,
+            clean.committed
+        );
+        assert!(r.leader_tx_per_consensus > clean.leader_tx_per_consensus);
+    }
+}
+
+#[test]
+fn the_lab_puts_the_faults_on_every_host_link() {
+    let mut cfg = LabConfig::new(Mode::Switch, 2);
+    cfg.faults = faults("loss=0.02,dup=0.02,reorder=0.02");
+    cfg.seed = 3;
+    let mut lab = Lab::new(program(), cfg).unwrap();
+    let vals = values(400);
+    assert_eq!(lab.replicate_all(&vals, 20_000_000_000).unwrap(), 400);
+    for h in 0..lab.hosts() {
+        let link = lab.mem().topology().hosts[h].link;
+        let (mut lost, mut dup, mut reord) = (0, 0, 0);
+        for end in 0..2 {
+            let s = lab.mem().link_control(link, end).tx_stats();
+            lost += s.lost;
+            dup += s.duplicated;
+            reord += s.reordered;
+        }
+        assert!(
+            lost > 0 && dup > 0 && reord > 0,
+            "host {h}: lost {lost} dup {dup} reordered {reord}"
+        );
+    }
+    let lead = lab.leader_host();
+    let f = lab.config().f;
+    let integrity = drain_and_check(&mut lab, lead, f).unwrap();
+    assert!(integrity.ok, "{integrity}");
+    assert_eq!(lab.applied(1), &vals[..]);
+    assert_eq!(lab.applied(2), &vals[..]);
+}
+
+#[test]
+fn the_integrity_check_fails_on_a_reordered_or_lost_committed_entry() {
+    let mut lab = Lab::new(program(), LabConfig::new(Mode::Switch, 2)).unwrap();
+    assert_eq!(lab.replicate_all(&values(20), 1_000_000_000).unwrap(), 20);
+    let ok = drain_and_check(&mut lab, 0, 1).unwrap();
+    assert!(ok.ok, "{ok}");
+    assert_eq!(ok.complete, 2);
+    // Replica 2 holds entries 4 and 5 swapped: reordered.
+    lab.node(1).replica().unwrap().digests.swap(4, 5);
+    let r = drain_and_check(&mut lab, 0, 1).unwrap();
+    assert!(!r.ok);
+    assert!(
+        r.to_string()
+            .contains("replica 2: entry 4 is the leader's entry 5"),
+        "{r}"
+    );
+    // Replica 3 too lost entry 7: no replica holds the committed log any more.
+    lab.node(2).replica().unwrap().digests.remove(7);
+    let r = drain_and_check(&mut lab, 0, 1).unwrap();
+    assert!(!r.ok);
+    assert!(r.to_string().contains("replica 3: entry 7"), "{r}");
+    assert!(r.to_string().contains("only 0 replicas"), "{r}");
+}
