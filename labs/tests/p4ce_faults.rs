@@ -1,6 +1,7 @@
 //! The P4CE lab in memory under link faults (`pisa consensus bench --loss/--dup/--reorder`):
 //! the faults reach every host link, the log-integrity check every bench run ends with passes
-//! under them and fails on a log that lost or reordered a committed entry.
+//! under them and fails on a log that lost or reordered a committed entry, and a leader whose
+//! replica is cut off before the start gets ready with the f replicas it has.
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -117,4 +118,46 @@ fn the_integrity_check_fails_on_a_reordered_or_lost_committed_entry() {
     assert!(!r.ok);
     assert!(r.to_string().contains("replica 3: entry 7"), "{r}");
     assert!(r.to_string().contains("only 0 replicas"), "{r}");
+}
+
+/// Issue 13: with one of two replicas cut before the start the leader never became ready,
+/// although f = 1 allows it. It now starts the log with the replicas that answered once every
+/// attempt of a round is over, and commits with them.
+#[test]
+fn a_replica_cut_before_the_start_leaves_the_leader_ready_with_f() {
+    for mode in [Mode::Switch, Mode::Unicast] {
+        let mut cfg = LabConfig::new(mode, 2);
+        assert_eq!(cfg.f, 1);
+        let mut cut: LinkConfig = "down".parse().unwrap();
+        cut.seed = 0;
+        cfg.host_links = vec![None, None, Some(cut)];
+        let mut lab = Lab::new(program(), cfg)
+            .unwrap_or_else(|e| panic!("{mode:?}: the leader is not ready: {e}"));
+        assert!(lab.node(0).status.ready);
+        assert_eq!(lab.leader().live_replicas(), vec![2], "{mode:?}");
+        let vals = values(100);
+        let until = lab.now() + 1_000_000_000;
+        assert_eq!(lab.replicate_all(&vals, until).unwrap(), 100, "{mode:?}");
+        assert_eq!(lab.applied(1), &vals[..]);
+        assert!(lab.applied(2).is_empty());
+        let integrity = drain_and_check(&mut lab, 0, 1).unwrap();
+        assert!(integrity.ok, "{mode:?}: {integrity}");
+        if mode == Mode::Switch {
+            assert!(lab.leader().stats().switch_writes > 0, "no switch path");
+        }
+    }
+}
+
+/// The same in the bench: a cut replica, a run that commits and passes the check.
+#[test]
+fn bench_with_a_replica_cut_commits_with_f() {
+    let mut c = bench_cfg(Mode::Switch, FaultConfig::default());
+    c.host_links = vec![None, Some("down".parse().unwrap())];
+    let r = bench::run(program(), &c).unwrap();
+    assert!(r.committed > 1000, "{}", r.committed);
+    assert!(r.integrity.ok, "{}", r.integrity);
+    assert_eq!(
+        r.integrity.replicas,
+        vec![(2, 0), (3, r.integrity.appended)]
+    );
 }

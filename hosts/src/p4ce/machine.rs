@@ -631,6 +631,10 @@ impl Node {
                         rkey: offer.rkey,
                     });
                     l.heartbeats[i] = offer_heartbeat(&private_data);
+                    if l.pending.is_empty() && l.paths.iter().any(Option::is_none) {
+                        // The round is over with replicas missing: ask those again later.
+                        l.uni_retry_at = Some(now + UNICAST_RETRY);
+                    }
                 }
                 CmEvent::Rejected { conn, .. } | CmEvent::Unreachable { conn }
                     if Some(conn) == l.switch_cm =>
@@ -654,14 +658,21 @@ impl Node {
                 _ => {}
             }
         }
-        if l.leader.is_none() && l.paths.iter().all(Option::is_some) {
+        // The log starts once every replica is connected, or once every attempt of a round
+        // has been answered (connected, refused or unreachable) and at least f are
+        // connected: f replicas are a quorum, the leader goes on with the ones it has.
+        let up = l.paths.iter().flatten().count();
+        let round_done = l.pending.is_empty() && l.uni_retry_at.is_some();
+        if l.leader.is_none() && (up == l.paths.len() || (round_done && up >= l.setup.cfg.f)) {
             let paths: Vec<ReplicaPath> = l.paths.iter().flatten().copied().collect();
             if let Some(fo) = self.failover.as_mut() {
                 // Heartbeats of the replicas that said where theirs is.
-                let watch: Vec<Watched> = paths
+                let watch: Vec<Watched> = l
+                    .paths
                     .iter()
                     .zip(&l.heartbeats)
                     .filter_map(|(p, hb)| {
+                        let p = p.as_ref()?;
                         hb.map(|(hb_va, hb_rkey)| Watched {
                             id: p.id,
                             qpn: p.qpn,
