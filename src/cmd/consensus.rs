@@ -437,3 +437,62 @@ pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(integrity_verdict(&reports))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(name: &str, port: u16, link: Option<&str>) -> dataplane::lab::HostState {
+        dataplane::lab::HostState {
+            name: name.into(),
+            port,
+            netns: format!("ns-{name}"),
+            host_if: "eth0".into(),
+            switch_if: format!("sw-{name}"),
+            link: link.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn fault_flags_are_the_link_models() {
+        assert_eq!(faults(0.0, 0.0, 0.0).unwrap(), None);
+        let f = faults(0.01, 0.02, 0.03).unwrap().unwrap();
+        assert_eq!((f.loss, f.duplicate, f.reorder), (0.01, 0.02, 0.03));
+        assert_eq!(
+            f.reorder_delay_ns,
+            dataplane::link::DEFAULT_REORDER_DELAY_NS
+        );
+        assert!(faults(1.5, 0.0, 0.0).is_err());
+    }
+
+    #[test]
+    fn lab_link_lines_by_switch_port_with_the_flags_faults() {
+        let state = dataplane::LabState {
+            name: "t".into(),
+            hosts: vec![
+                host("h2", 1, Some("down")),
+                host("h1", 0, Some("rate=1G,delay=5us,loss=0.5")),
+                host("h3", 2, None),
+            ],
+            ..Default::default()
+        };
+        let l = lab_links(&state, None).unwrap();
+        assert_eq!(l.len(), 3);
+        let h1 = l[0].as_ref().unwrap();
+        assert_eq!((h1.tx.rate_bps, h1.rx.delay_ns), (1_000_000_000, 5_000));
+        assert_eq!(h1.tx.faults.loss, 0.5);
+        assert!(l[1].as_ref().unwrap().tx.faults.link_down);
+        assert!(l[2].is_none());
+        let f = faults(0.01, 0.0, 0.0).unwrap();
+        let l = lab_links(&state, f.as_ref()).unwrap();
+        let h1 = l[0].as_ref().unwrap();
+        assert_eq!((h1.tx.faults.loss, h1.rx.faults.loss), (0.01, 0.01));
+        assert_eq!(h1.tx.rate_bps, 1_000_000_000);
+        let bad = dataplane::LabState {
+            name: "t".into(),
+            hosts: vec![host("h1", 0, Some("rate=fast"))],
+            ..Default::default()
+        };
+        assert!(lab_links(&bad, None).is_err());
+    }
+}

@@ -40,6 +40,17 @@ pub struct BenchConfig {
     pub host_links: Vec<Option<dataplane::LinkConfig>>,
 }
 
+impl BenchConfig {
+    /// The rate of the leader's link, bit/s: its own setting's (`host_links[0]`) if it has
+    /// one, else every link's.
+    pub fn leader_rate_bps(&self) -> u64 {
+        match self.host_links.first() {
+            Some(Some(c)) => c.tx.rate_bps,
+            _ => self.link_rate_bps,
+        }
+    }
+}
+
 /// The result (also the `--report json` document).
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchReport {
@@ -175,7 +186,7 @@ pub fn report(cfg: &BenchConfig, fig: RunFigures, meter: &Meter) -> BenchReport 
         f: fig.f,
         value_size: cfg.value_size,
         outstanding: cfg.outstanding,
-        link_rate_bps: cfg.link_rate_bps,
+        link_rate_bps: cfg.leader_rate_bps(),
         duration_s: fig.secs,
         committed: fig.committed,
         consensus_per_s: fig.committed as f64 / secs,
@@ -211,7 +222,7 @@ pub fn switch_timeout(cfg: &BenchConfig) -> std::time::Duration {
         * 8
         * 1_000_000_000
         * cfg.replicas as u64;
-    let window_ns = window_bits.checked_div(cfg.link_rate_bps).unwrap_or(0);
+    let window_ns = window_bits.checked_div(cfg.leader_rate_bps()).unwrap_or(0);
     std::time::Duration::from_nanos((window_ns * 4).max(500_000))
 }
 

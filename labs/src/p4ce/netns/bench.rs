@@ -169,7 +169,7 @@ pub fn run(
     };
     let mut bottleneck = bottleneck(
         secs,
-        cfg.link_rate_bps,
+        cfg.leader_rate_bps(),
         leader_port,
         (&rt0, &rt1),
         (&cpu0, &cpu1),
