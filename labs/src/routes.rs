@@ -6,7 +6,8 @@
 //! The contract with fabric.p4 (see its header comment):
 //! - `SwitchIngress.router_mac`: the switch's own MAC → `routable()`;
 //! - `SwitchIngress.routes`: `HOST_IP/32` → `to_host(port, dmac)` on the host's switch, else
-//!   `to_group(group)`;
+//!   `to_group(group)`; the same for a switch's own address (`ipv4:` of a service switch, P4CE's)
+//!   with the switch's MAC on its neighbour;
 //! - `SwitchIngress.ecmp`: `(group, bucket)` for the 16 buckets → `to_nexthop(port, dmac)` of
 //!   member `bucket % n`, members in device-port order.
 //!
@@ -31,7 +32,8 @@ pub type Members = Vec<(u16, [u8; 6])>;
 pub struct SwitchRoutes {
     /// The router MAC.
     pub mac: [u8; 6],
-    /// `(host ip, route)` in host order.
+    /// `(host ip, route)` in host order, then `(switch ip, route)` to the switches that have
+    /// an address of their own, in switch order.
     pub routes: Vec<(std::net::Ipv4Addr, Route)>,
     /// Groups: id → members `(devport, next-hop MAC)`.
     pub groups: BTreeMap<u16, Members>,
@@ -155,6 +157,32 @@ pub fn generate(topo: &Topology) -> Vec<SwitchRoutes> {
             let id = *group_ids[s].entry(members.clone()).or_insert(next);
             sr.groups.entry(id).or_insert(members);
             sr.routes.push((host.ip, Route::Group(id)));
+        }
+    }
+    // A switch with an address of its own (a service switch hung off the fabric, P4CE's) is
+    // reached like a host: its neighbour sends through the cable to it (`to_host` with the
+    // switch's MAC), every other switch through ECMP towards it.
+    for (t, target) in topo.switches.iter().enumerate() {
+        let Some(ip) = target.ipv4 else { continue };
+        let d = distances(&adj, [t]);
+        for (s, sr) in out.iter_mut().enumerate() {
+            if s == t || d[s] == u32::MAX {
+                continue;
+            }
+            let members: Members = adj[s]
+                .iter()
+                .filter(|&&(_, n)| d[n].wrapping_add(1) == d[s])
+                .map(|&(p, n)| (p, topo.switches[n].mac))
+                .collect();
+            if d[s] == 1 && members.len() == 1 {
+                let (port, mac) = members[0];
+                sr.routes.push((ip, Route::Host { port, mac }));
+                continue;
+            }
+            let next = group_ids[s].len() as u16 + 1;
+            let id = *group_ids[s].entry(members.clone()).or_insert(next);
+            sr.groups.entry(id).or_insert(members);
+            sr.routes.push((ip, Route::Group(id)));
         }
     }
     out

@@ -63,6 +63,10 @@ pub struct SwitchItem {
     /// Router MAC (default derived from the switch's position in the file).
     #[serde(default)]
     pub mac: Option<String>,
+    /// An IPv4 address of the switch's own (a service switch's, e.g. P4CE's): generated
+    /// routes reach it like a host's.
+    #[serde(default)]
+    pub ipv4: Option<String>,
 }
 
 /// One host.

@@ -9,7 +9,7 @@
 //!   target: tofino1
 //!   link: "rate=10G,delay=1us"              # dataplane::LinkConfig syntax
 //! switches:
-//!   - { name: leaf1 }                       # program, tables, target, pipes, mac: per switch
+//!   - { name: leaf1 }                       # program, tables, target, pipes, mac, ipv4: per switch
 //! hosts:
 //!   - { name: h1, ipv4: 10.0.1.10/24 }      # mac, gateway, rdma: optional
 //! links:
@@ -72,6 +72,9 @@ pub struct SwitchSpec {
     pub pipes: Option<u16>,
     /// The router MAC.
     pub mac: [u8; 6],
+    /// Its own IPv4 address, if it has one (a service switch's): generated routes reach it
+    /// like a host's ([`crate::routes`]).
+    pub ipv4: Option<Ipv4Addr>,
     /// Where it is in the file.
     pub line: u64,
 }
@@ -371,6 +374,15 @@ impl Resolver {
             if let Some(other) = macs.insert(mac, s.name.clone()) {
                 return Err(self.err(at, format!("switch {}: mac is {other}'s too", s.name)));
             }
+            let ipv4 = match &s.ipv4 {
+                Some(a) => Some(a.parse::<Ipv4Addr>().map_err(|_| {
+                    self.err(
+                        at,
+                        format!("switch {}: ipv4 {a:?} is not an IPv4 address", s.name),
+                    )
+                })?),
+                None => None,
+            };
             out.push(SwitchSpec {
                 name: s.name.clone(),
                 program: self.dir.join(program),
@@ -378,6 +390,7 @@ impl Resolver {
                 target,
                 pipes,
                 mac,
+                ipv4,
                 line: at.line,
             });
         }
@@ -402,6 +415,13 @@ impl Resolver {
             let (ip, prefix) = parse_cidr(&h.ipv4).map_err(|m| e(format!("ipv4: {m}")))?;
             if let Some(other) = ips.insert(ip, h.name.clone()) {
                 return Err(e(format!("ipv4 {ip} is {other}'s too")));
+            }
+            if let Some(s) = raw
+                .switches
+                .iter()
+                .find(|s| s.item.ipv4.as_deref().and_then(|a| a.parse().ok()) == Some(ip))
+            {
+                return Err(e(format!("ipv4 {ip} is switch {}'s too", s.item.name)));
             }
             let gateway = match &h.gateway {
                 Some(g) => g
