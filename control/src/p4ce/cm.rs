@@ -19,10 +19,13 @@ use rdma::verbs::{CmEvent, ConnId, Endpoint, EndpointConfig, Instant};
 
 use super::{Agent, GroupSpec, LeaderConn, ReplicaConn};
 
-/// Where a host hangs off the switch.
+/// Where a host hangs off the switch: its port and MAC, or, when the switch hangs off a routed
+/// fabric (one-armed, as a service switch), the port of its cable into the fabric and the
+/// router MAC of the switch at the other end (what the switch sends the host is routed from
+/// there by IP).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attachment {
-    /// Its MAC address.
+    /// The destination MAC of frames to the host: its own, or the next hop's.
     pub mac: [u8; 6],
     /// The switch port.
     pub port: u16,

@@ -827,6 +827,7 @@ mod tests {
                         mesh: if id == 1 { 0 } else { 1 },
                         ack_timeout: 8,
                         cm_response_timeout: Duration::from_millis(2),
+                        gateway: None,
                     };
                     let leader = (id == 1).then(|| LeaderSetup {
                         cfg,

@@ -49,6 +49,11 @@ pub struct NodeSpec {
     pub ack_timeout: u8,
     /// How long its RDMA CM waits for an answer before resending.
     pub cm_response_timeout: Duration,
+    /// The MAC every neighbour (the switch's IP and the other nodes) is reached through: the
+    /// router MAC of its first-hop switch when the group is spread over a routed fabric (a
+    /// leaf-spine); None: one L2 segment, each peer at its own MAC and the switch at
+    /// [`SWITCH_MAC`].
+    pub gateway: Option<[u8; 6]>,
 }
 
 /// A built node: its endpoint and the handles the log uses.
@@ -82,10 +87,13 @@ pub fn build_node(spec: &NodeSpec) -> Result<NodeParts, VerbsError> {
     ecfg.cm.min_rnr_timer = 1;
     ecfg.cm.response_timeout = spec.cm_response_timeout;
     let mut ep = Endpoint::new(ecfg);
-    ep.add_neighbour(IpAddr::V4(SWITCH_IP), SWITCH_MAC);
+    ep.add_neighbour(IpAddr::V4(SWITCH_IP), spec.gateway.unwrap_or(SWITCH_MAC));
     for o in &spec.ids {
         if *o != spec.id {
-            ep.add_neighbour(IpAddr::V4(host_ip(*o)), host_mac(*o));
+            ep.add_neighbour(
+                IpAddr::V4(host_ip(*o)),
+                spec.gateway.unwrap_or(host_mac(*o)),
+            );
         }
     }
     let pd = ep.alloc_pd();

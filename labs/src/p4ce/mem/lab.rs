@@ -22,7 +22,7 @@ use rdma::verbs::{EndpointConfig, Instant, VerbsError};
 use super::apps::{AgentApp, NodeApp};
 use crate::mem::{MemLab, MemLabError};
 use crate::p4ce::CPU_PORT;
-use crate::topology::TopologyError;
+use crate::topology::{End, TablesSource, TopologyError};
 
 /// ACK timeout code of the lab's QPs: 4.096 µs × 2^8 ≈ 1 ms.
 const ACK_TIMEOUT: u8 = 8;
@@ -76,6 +76,20 @@ pub fn compile_p4ce(path: &FsPath) -> Result<Arc<Program>, LabError> {
         .map_err(|e| LabError::Compile(e.render()))
 }
 
+/// Where the group's hosts and the P4CE switch sit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fabric {
+    /// Every host on its own port of the P4CE switch, one L2 segment
+    /// ([`crate::p4ce::topology`], `deploy/labs/p4ce-switch.yaml`).
+    #[default]
+    Switch,
+    /// Across a leaf-spine of `fabric.p4` switches, the P4CE switch one-armed off `leaf1`
+    /// ([`crate::p4ce::leaf_spine_topology`], `deploy/labs/p4ce-leaf-spine.yaml`): the leader
+    /// under `leaf1`, the replicas under `leaf2..leaf4`, everything routed by IP (in memory
+    /// only).
+    LeafSpine,
+}
+
 /// Lab settings (both labs take them; times are virtual in memory, wall-clock in
 /// namespaces).
 #[derive(Debug, Clone)]
@@ -118,6 +132,8 @@ pub struct LabConfig {
     /// Leader fail-over: heartbeats every tenth of this, a node silent this long is dead,
     /// the lowest live id leads (None: off, the leader never changes).
     pub leader_timeout: Option<Duration>,
+    /// The topology: every host on the P4CE switch, or across a leaf-spine.
+    pub fabric: Fabric,
 }
 
 impl LabConfig {
@@ -141,6 +157,7 @@ impl LabConfig {
             record: true,
             probe_every: Duration::from_millis(1),
             leader_timeout: None,
+            fabric: Fabric::Switch,
         }
     }
 
@@ -200,6 +217,8 @@ pub struct Lab {
     cfg: LabConfig,
     mem: MemLab,
     agent: usize,
+    /// The P4CE switch's index in the topology.
+    p4ce: usize,
     hosts: usize,
     /// Per host: its fail-over events collected so far.
     seen: Vec<usize>,
@@ -221,7 +240,10 @@ impl Lab {
         let lcfg = cfg.leader_config();
         lcfg.geometry.validate()?;
         let n = cfg.replicas + 1;
-        let mut topo = crate::p4ce::topology(n)?;
+        let mut topo = match cfg.fabric {
+            Fabric::Switch => crate::p4ce::topology(n)?,
+            Fabric::LeafSpine => crate::p4ce::leaf_spine_topology(n)?,
+        };
         for h in 0..n {
             let i = topo.hosts[h].link;
             let c = cfg.host_link(h, cfg.seed.wrapping_mul(31).wrapping_add(i as u64 + 1));
@@ -235,18 +257,61 @@ impl Lab {
             };
         }
         let ids: Vec<u16> = (1..=n as u16).collect();
+        let p4ce = topo
+            .switches
+            .iter()
+            .position(|s| s.mac == SWITCH_MAC)
+            .ok_or_else(|| LabError::Config("no switch has the P4CE switch's MAC".into()))?;
+        // On a fabric: the P4CE switch's one cable into it (its port, the neighbour's MAC).
+        // What it sends to a host leaves there, to the neighbour's router MAC, and is routed.
+        let uplink = topo.links.iter().find_map(|l| match (l.a, l.b) {
+            (End::Switch { switch: a, devport }, End::Switch { switch: b, .. }) if a == p4ce => {
+                Some((devport, topo.switches[b].mac))
+            }
+            (End::Switch { switch: a, .. }, End::Switch { switch: b, devport }) if b == p4ce => {
+                Some((devport, topo.switches[a].mac))
+            }
+            _ => None,
+        });
         let mut at = BTreeMap::new();
         let mut l2 = Vec::new();
+        let mut gateways = Vec::new();
         for (h, id) in ids.iter().enumerate() {
-            let (_, port) = topo
+            let (s, port) = topo
                 .host_attachment(h)
-                .ok_or_else(|| LabError::Config(format!("host {h} is not on the switch")))?;
+                .ok_or_else(|| LabError::Config(format!("host {h} is not on a switch")))?;
             let mac = host_mac(*id);
-            at.insert(host_ip(*id), Attachment { mac, port });
-            l2.push((mac, port));
+            let (a, gw) = if s == p4ce {
+                (Attachment { mac, port }, None)
+            } else {
+                let (port, next) = uplink.ok_or_else(|| {
+                    LabError::Config(format!(
+                        "host {h} is not on the P4CE switch, which has no cable to the fabric"
+                    ))
+                })?;
+                (Attachment { mac: next, port }, Some(topo.switches[s].mac))
+            };
+            at.insert(host_ip(*id), a);
+            if !l2.contains(&(a.mac, a.port)) {
+                l2.push((a.mac, a.port));
+            }
+            gateways.push(gw);
         }
         let switch = Switch::new(program, SwitchConfig::new(1).with_cpu_port(CPU_PORT))?;
-        let mut mem = MemLab::with_switches(topo, vec![switch])?;
+        let switches = if topo.switches.len() == 1 {
+            vec![switch]
+        } else {
+            // The fabric's switches as any topology's (fabric.p4, routes generated); the P4CE
+            // switch from `program` with the agent's CPU port (built as a placeholder here).
+            let mut fabric = topo.clone();
+            let other = usize::from(p4ce == 0);
+            fabric.switches[p4ce].program = fabric.switches[other].program.clone();
+            fabric.switches[p4ce].tables = TablesSource::None;
+            let mut built = crate::build::switches(&fabric).map_err(MemLabError::from)?;
+            built[p4ce] = switch;
+            built
+        };
+        let mut mem = MemLab::with_switches(topo, switches)?;
         let mut ecfg = EndpointConfig::new(SWITCH_MAC, SWITCH_IP);
         ecfg.seed ^= cfg.seed.rotate_left(7);
         ecfg.cm.response_timeout = CM_RESPONSE_TIMEOUT;
@@ -256,7 +321,7 @@ impl Lab {
         });
         let app = AgentApp::new(agent, SwitchCm::new(ecfg, at)?, l2);
         let lost = app.lost_replicas();
-        let agent = mem.attach_agent(0, CPU_PORT, Box::new(app));
+        let agent = mem.attach_agent(p4ce, CPU_PORT, Box::new(app));
         if let Some(e) = mem
             .agent_mut::<AgentApp>(agent)
             .and_then(|a| a.error.clone())
@@ -294,6 +359,7 @@ impl Lab {
             mesh: if i > 0 && fo { cfg.replicas - 1 } else { 0 },
             ack_timeout: ACK_TIMEOUT,
             cm_response_timeout: CM_RESPONSE_TIMEOUT,
+            gateway: gateways[i],
         };
         // Replicas first (listening), then the leader.
         let now = mem.now();
@@ -319,6 +385,7 @@ impl Lab {
             cfg,
             mem,
             agent,
+            p4ce,
             hosts: n,
             seen: vec![0; n],
             failover: Vec::new(),
@@ -441,7 +508,7 @@ impl Lab {
 
     /// The switch (counters, registers).
     pub fn switch(&self) -> &Switch {
-        self.mem.switch(0)
+        self.mem.switch(self.p4ce)
     }
 
     /// The switch and the agent, to reconfigure by hand.
@@ -460,7 +527,7 @@ impl Lab {
 
     /// Frames the switch sent to the CPU port (the agent).
     pub fn to_cpu(&self) -> u64 {
-        self.mem.switch_counters()[0]
+        self.mem.switch_counters()[self.p4ce]
             .ports
             .iter()
             .filter(|p| p.devport == CPU_PORT)

@@ -25,4 +25,4 @@ pub mod lab;
 
 pub use bench::{BenchConfig, BenchReport};
 pub use hosts::p4ce::failover::FailoverEvent;
-pub use lab::{compile_p4ce, Lab, LabConfig, LabError};
+pub use lab::{compile_p4ce, Fabric, Lab, LabConfig, LabError};

@@ -87,6 +87,11 @@ impl NetnsLab {
         state: &LabState,
         ready_timeout: Duration,
     ) -> Result<NetnsLab, NetnsError> {
+        if cfg.fabric != crate::p4ce::mem::Fabric::Switch {
+            return Err(NetnsError::Setup(
+                "the namespace lab runs the single-switch topology only".into(),
+            ));
+        }
         if cfg.replicas == 0 || cfg.replicas > MAX_REPLICAS {
             return Err(NetnsError::Setup(format!(
                 "{} replicas (1 to 4)",
@@ -265,6 +270,7 @@ impl NetnsLab {
             mesh: if i > 0 && fo { cfg.replicas - 1 } else { 0 },
             ack_timeout: ACK_TIMEOUT,
             cm_response_timeout: Duration::from_millis(20),
+            gateway: None,
         };
         let mut replicas = Vec::new();
         for (i, h) in hosts.iter().enumerate().skip(1) {
