@@ -335,7 +335,7 @@ impl Port for AfXdpPort {
 
     fn recv_batch(&mut self, batch: &mut FrameBatch, now: Nanos) -> Result<usize, PortError> {
         self.recv_calls = self.recv_calls.wrapping_add(1);
-        if self.recv_calls % 1024 == 0 {
+        if self.recv_calls.is_multiple_of(1024) {
             self.poll_kernel_drops();
         }
         let want = u32::try_from(batch.remaining())
