@@ -159,3 +159,31 @@ fn leader_fail_over_across_the_leaf_spine() {
     assert_logs_identical(&mut lab, &[2, 3], total);
     assert!(lab.leader().stats().switch_writes > 0);
 }
+
+/// The figure across the leaf-spine: with the leader's 10 Gbit/s link the bottleneck (the
+/// fabric's links are 100 Gbit/s), P4CE's goodput over unicast keeps the single switch's
+/// shape, about 2x with 2 replicas and 4x with 4.
+#[test]
+fn goodput_ratio_across_the_leaf_spine() {
+    for (replicas, least) in [(2, 1.8), (4, 3.5)] {
+        let goodput = |mode| {
+            let cfg = bench::BenchConfig {
+                mode,
+                replicas,
+                value_size: 1024,
+                outstanding: 16,
+                duration_ns: 2_000_000,
+                link_rate_bps: 10_000_000_000,
+                link_delay_ns: 1_000,
+                faults: Default::default(),
+                host_links: Vec::new(),
+            };
+            let r = bench::run_on(program(), &cfg, Fabric::LeafSpine).unwrap();
+            assert!(r.integrity.ok, "{}", r.integrity);
+            assert_eq!(r.lab, "memory, leaf-spine");
+            r.goodput_bytes_per_s
+        };
+        let ratio = goodput(Mode::Switch) / goodput(Mode::Unicast);
+        assert!(ratio >= least, "{replicas} replicas: ratio {ratio:.2}");
+    }
+}

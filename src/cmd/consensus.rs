@@ -15,6 +15,11 @@
 //! and taken down after. `--outstanding 1,2,4,...` runs once per value (the latency vs
 //! throughput curve).
 //!
+//! `--topology leaf-spine` (in memory) spreads the group over a leaf-spine of fabric.p4
+//! switches (`deploy/labs/p4ce-leaf-spine.yaml`: the leader under leaf1, the replicas under
+//! leaf2..leaf4, the P4CE switch one-armed off leaf1, 100 Gbit/s fabric links), everything
+//! routed by IP; the report's lab says `memory, leaf-spine`.
+//!
 //! Faults: `--loss P`, `--dup P`, `--reorder P` put the link model's faults
 //! (`dataplane::fault`) on every host link, both directions, in memory and with `--lab`. With
 //! `--lab` a host's `link:` line in the lab file is its cable (rate, delay, faults; the fault
@@ -35,7 +40,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use dataplane::{FaultConfig, LinkConfig};
 use hosts::mu::Path as LogPath;
 use labs::p4ce::mem::bench::{self, BenchConfig, BenchReport};
-use labs::p4ce::mem::compile_p4ce;
+use labs::p4ce::mem::{compile_p4ce, Fabric};
 use labs::p4ce::netns::LabGuard;
 use pipeline::ir::Program;
 use std::path::Path;
@@ -49,6 +54,16 @@ pub enum ConsensusCommand {
     /// Replicate entries for a duration (virtual, or wall-clock with --lab) and report
     /// throughput and latency.
     Bench(ConsensusBenchArgs),
+}
+
+/// Where the group's hosts sit (in memory).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TopologyArg {
+    /// Every host on the P4CE switch (deploy/labs/p4ce-switch.yaml).
+    Switch,
+    /// Across a leaf-spine of fabric.p4 switches, the P4CE switch one-armed off leaf1
+    /// (deploy/labs/p4ce-leaf-spine.yaml).
+    LeafSpine,
 }
 
 /// How the leader replicates.
@@ -115,6 +130,10 @@ pub struct ConsensusBenchArgs {
     /// `reorder_delay`) so later frames overtake it, on every host link, each direction.
     #[arg(long, default_value_t = 0.0)]
     pub reorder: f64,
+    /// In memory: the hosts on the P4CE switch, or across a leaf-spine (the leader under
+    /// leaf1, the replicas under leaf2..leaf4, the P4CE switch off leaf1).
+    #[arg(long, value_enum, default_value_t = TopologyArg::Switch)]
+    pub topology: TopologyArg,
     #[command(flatten)]
     pub link: LinkArgs,
 }
@@ -209,15 +228,18 @@ fn lab_links(
 
 /// Where a bench runs: in memory, or on a lab's namespaces.
 enum Where {
-    Memory,
+    Memory(Fabric),
     Lab(LabGuard),
 }
 
 impl Where {
-    fn open(lab: Option<&Path>, state_dir: &Path) -> anyhow::Result<Where> {
+    fn open(lab: Option<&Path>, state_dir: &Path, fabric: Fabric) -> anyhow::Result<Where> {
         let Some(file) = lab else {
-            return Ok(Where::Memory);
+            return Ok(Where::Memory(fabric));
         };
+        if fabric != Fabric::Switch {
+            bail!("--topology leaf-spine runs in memory only (without --lab)");
+        }
         if !dataplane::netns::is_root() {
             bail!(
                 "--lab needs root (network namespaces, AF_PACKET); without --lab the bench runs in memory"
@@ -230,7 +252,7 @@ impl Where {
 
     fn run(&self, program: &Arc<Program>, cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
         Ok(match self {
-            Where::Memory => bench::run(program.clone(), cfg)?,
+            Where::Memory(fabric) => bench::run_on(program.clone(), cfg, *fabric)?,
             Where::Lab(g) => labs::p4ce::netns::bench::run(program.clone(), cfg, &g.state)?,
         })
     }
@@ -238,7 +260,7 @@ impl Where {
     /// Per host, the lab file's link setting (none in memory).
     fn host_links(&self, faults: Option<&FaultConfig>) -> anyhow::Result<Vec<Option<LinkConfig>>> {
         match self {
-            Where::Memory => Ok(Vec::new()),
+            Where::Memory(_) => Ok(Vec::new()),
             Where::Lab(g) => lab_links(&g.state, faults),
         }
     }
@@ -310,7 +332,11 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
     let default_dur = if a.lab.is_some() { "2s" } else { "10ms" };
     let dur = duration(a.duration.as_deref().unwrap_or(default_dur))?;
     let faults = faults(a.loss, a.dup, a.reorder)?;
-    let place = Where::open(a.lab.as_deref(), &a.lab_state_dir)?;
+    let fabric = match a.topology {
+        TopologyArg::Switch => Fabric::Switch,
+        TopologyArg::LeafSpine => Fabric::LeafSpine,
+    };
+    let place = Where::open(a.lab.as_deref(), &a.lab_state_dir, fabric)?;
     let host_links = match place.host_links(faults.as_ref()) {
         Ok(h) => h,
         Err(e) => {
@@ -361,7 +387,7 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
 pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
     let (rate, delay) = link(&a.link)?;
     let program = compile_p4ce(&a.link.program)?;
-    let place = Where::open(a.lab.as_deref(), &a.lab_state_dir)?;
+    let place = Where::open(a.lab.as_deref(), &a.lab_state_dir, Fabric::Switch)?;
     let host_links = match place.host_links(None) {
         Ok(h) => h,
         Err(e) => {
@@ -370,7 +396,7 @@ pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let (dur, what, sizes): (u64, String, &[usize]) = match &place {
-        Where::Memory => (
+        Where::Memory(_) => (
             duration(&a.duration)?,
             format!("in-memory links around p4ce.p4, virtual time {} per run", a.duration),
             &[64, 1024, 8192, 65536],
@@ -430,6 +456,34 @@ pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
                 );
             }
         } else {
+            // The same group across a leaf-spine (the P4CE switch one-armed off leaf1).
+            let mut line = String::from("across the leaf-spine (--topology leaf-spine), 1024 B:");
+            for replicas in [2, 4] {
+                let mut goodput = [0.0; 2];
+                for (i, mode) in [LogPath::Switch, LogPath::Unicast].into_iter().enumerate() {
+                    let cfg = BenchConfig {
+                        mode,
+                        replicas,
+                        value_size: 1024,
+                        outstanding: a.outstanding,
+                        duration_ns: dur,
+                        link_rate_bps: rate,
+                        link_delay_ns: delay,
+                        faults: Default::default(),
+                        host_links: Vec::new(),
+                    };
+                    let r = bench::run_on(program.clone(), &cfg, Fabric::LeafSpine)?;
+                    if !r.integrity.ok {
+                        bail!("leaf-spine {mode:?} replicas={replicas}: {}", r.integrity);
+                    }
+                    goodput[i] = r.goodput_bytes_per_s;
+                }
+                line += &format!(
+                    "  ratio {:.2}x with {replicas} replicas",
+                    goodput[0] / goodput[1].max(1.0)
+                );
+            }
+            println!("{line}");
             println!("Host CPU time is not modelled; with root, --lab deploy/labs/p4ce.yaml runs it in network namespaces.");
         }
     } else {

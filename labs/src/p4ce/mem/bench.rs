@@ -13,7 +13,7 @@ pub use hosts::p4ce::bench::{curve, side_by_side, BenchConfig, BenchReport};
 use hosts::p4ce::integrity::{check_logs, Integrity};
 use pipeline::ir::Program;
 
-use super::lab::{Lab, LabConfig, LabError};
+use super::lab::{Fabric, Lab, LabConfig, LabError};
 
 /// What the leader's endpoint and log say at either end of the measured interval.
 struct Mark {
@@ -105,8 +105,17 @@ pub fn drain_and_check(lab: &mut Lab, lead: usize, f: usize) -> Result<Integrity
     Ok(check_logs(&appended, committed, &logs, f))
 }
 
-/// Runs one benchmark.
+/// Runs one benchmark on the single-switch topology.
 pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabError> {
+    run_on(program, cfg, Fabric::Switch)
+}
+
+/// Runs one benchmark on `fabric` (the single switch, or across the leaf-spine).
+pub fn run_on(
+    program: Arc<Program>,
+    cfg: &BenchConfig,
+    fabric: Fabric,
+) -> Result<BenchReport, LabError> {
     check(cfg)?;
     let mut lc = LabConfig::new(cfg.mode, cfg.replicas);
     lc.max_value = cfg.value_size;
@@ -118,6 +127,7 @@ pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabE
     lc.host_links = cfg.host_links.clone();
     lc.record = false;
     lc.switch_timeout = switch_timeout(cfg);
+    lc.fabric = fabric;
     let f = lc.f;
     let wall = std::time::Instant::now();
     let mut lab = Lab::new(program, lc)?;
@@ -147,7 +157,10 @@ pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabE
         leader_rx_frames: m1.rx_frames - m0.rx_frames,
         fallbacks: m1.fallbacks - m0.fallbacks,
         wall_s: wall.elapsed().as_secs_f64(),
-        lab: "memory".into(),
+        lab: match fabric {
+            Fabric::Switch => "memory".into(),
+            Fabric::LeafSpine => "memory, leaf-spine".into(),
+        },
         bottleneck: "the link model (virtual time; host CPU not modelled)".into(),
         integrity,
     };
