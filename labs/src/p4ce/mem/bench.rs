@@ -110,13 +110,8 @@ pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabE
     run_on(program, cfg, Fabric::Switch)
 }
 
-/// Runs one benchmark on `fabric` (the single switch, or across the leaf-spine).
-pub fn run_on(
-    program: Arc<Program>,
-    cfg: &BenchConfig,
-    fabric: Fabric,
-) -> Result<BenchReport, LabError> {
-    check(cfg)?;
+/// The lab settings of a benchmark (both labs start from these).
+pub(crate) fn lab_config(cfg: &BenchConfig) -> LabConfig {
     let mut lc = LabConfig::new(cfg.mode, cfg.replicas);
     lc.max_value = cfg.value_size;
     lc.outstanding = cfg.outstanding;
@@ -127,6 +122,17 @@ pub fn run_on(
     lc.host_links = cfg.host_links.clone();
     lc.record = false;
     lc.switch_timeout = switch_timeout(cfg);
+    lc
+}
+
+/// Runs one benchmark on `fabric` (the single switch, or across the leaf-spine).
+pub fn run_on(
+    program: Arc<Program>,
+    cfg: &BenchConfig,
+    fabric: Fabric,
+) -> Result<BenchReport, LabError> {
+    check(cfg)?;
+    let mut lc = lab_config(cfg);
     lc.fabric = fabric;
     let f = lc.f;
     let wall = std::time::Instant::now();

@@ -9,9 +9,7 @@ use std::time::Duration;
 
 use dataplane::runtime::RuntimeStats;
 use dataplane::LabState;
-use hosts::p4ce::bench::{
-    check, report, slots, switch_timeout, BenchConfig, BenchReport, Meter, RunFigures,
-};
+use hosts::p4ce::bench::{check, report, BenchConfig, BenchReport, Meter, RunFigures};
 use hosts::p4ce::integrity::{check_logs, Integrity};
 use hosts::p4ce::machine::Node;
 use pipeline::ir::Program;
@@ -19,7 +17,6 @@ use pipeline::ir::Program;
 use super::lab::{CpuSnapshot, NetnsLab};
 use super::switch::CALL_TIMEOUT;
 use super::NetnsError;
-use crate::p4ce::mem::LabConfig;
 
 /// The shortest switch-path timeout in wall-clock time: a loaded machine delays commits by
 /// milliseconds without anything being broken.
@@ -116,16 +113,8 @@ pub fn run(
     state: &LabState,
 ) -> Result<BenchReport, NetnsError> {
     check(cfg)?;
-    let mut lc = LabConfig::new(cfg.mode, cfg.replicas);
-    lc.max_value = cfg.value_size;
-    lc.outstanding = cfg.outstanding;
-    lc.slots = slots(cfg.outstanding);
-    lc.link_rate_bps = cfg.link_rate_bps;
-    lc.link_delay_ns = cfg.link_delay_ns;
-    lc.faults = cfg.faults.clone();
-    lc.host_links = cfg.host_links.clone();
-    lc.record = false;
-    lc.switch_timeout = switch_timeout(cfg).max(MIN_SWITCH_TIMEOUT);
+    let mut lc = crate::p4ce::mem::bench::lab_config(cfg);
+    lc.switch_timeout = lc.switch_timeout.max(MIN_SWITCH_TIMEOUT);
     lc.switch_retry = Duration::from_millis(50);
     lc.probe_every = Duration::from_millis(2);
     let f = lc.f;
