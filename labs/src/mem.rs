@@ -119,8 +119,13 @@ pub struct MemLab {
     agents: Vec<SimAgent>,
     ready: Vec<Node>,
     ready_flag: Vec<bool>,
-    rx: FrameBatch,
+    /// Scratch of `receive` (taken while it runs).
+    rx: Option<FrameBatch>,
+    /// Scratch of a switch step: what its pipeline sent, and the ports it sent on.
     out: Vec<(u16, Vec<u8>)>,
+    touched: Vec<usize>,
+    /// Scratch of an application's poll: the frames it sends.
+    app_out: Vec<Vec<u8>>,
     taps: Vec<Option<Capture>>,
 }
 
@@ -230,7 +235,9 @@ impl MemLab {
             agents: Vec::new(),
             ready: Vec::new(),
             ready_flag: vec![false; nodes],
-            rx: FrameBatch::new(BATCH),
+            rx: Some(FrameBatch::new(BATCH)),
+            touched: Vec::new(),
+            app_out: Vec::new(),
             out: Vec::with_capacity(BATCH * 4),
             taps: vec![None; links],
         })
@@ -340,11 +347,12 @@ impl MemLab {
         let Some(mut app) = self.agents[agent].app.take() else {
             return;
         };
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.app_out);
         app.poll(now, &mut self.switches[s].pipeline.sw, &mut |f| out.push(f));
         let wake = app.next_wakeup();
         self.agents[agent].app = Some(app);
-        self.send_all(p, out);
+        self.send_all(p, &mut out);
+        self.app_out = out;
         if let Some(t) = wake {
             let t = t.max(now);
             let slot = &mut self.agents[agent].scheduled;
@@ -355,19 +363,29 @@ impl MemLab {
         }
     }
 
-    /// Sends `frames` from the node end of port `p` now.
-    fn send_all(&mut self, p: usize, frames: Vec<Vec<u8>>) {
+    /// Sends `frames` (drained) from the node end of port `p` now.
+    fn send_all(&mut self, p: usize, frames: &mut Vec<Vec<u8>>) {
         if frames.is_empty() {
             return;
         }
-        let now = self.now;
-        for f in frames {
-            if let Err(f) = self.ports[p].tx.push_owned(f, now) {
-                self.flush_tx(p);
-                let _ = self.ports[p].tx.push_owned(f, now);
-            }
+        for f in frames.drain(..) {
+            self.queue_tx(p, f);
         }
         self.flush_tx(p);
+    }
+
+    /// Queues `frame` on port `p`'s transmit batch (sending the batch first when it is full);
+    /// returns the spare buffer the batch gave back.
+    fn queue_tx(&mut self, p: usize, frame: Vec<u8>) -> Option<Vec<u8>> {
+        let now = self.now;
+        match self.ports[p].tx.push_owned(frame, now) {
+            Ok(spare) => spare,
+            Err(frame) => {
+                self.flush_tx(p);
+                // The batch is empty now: this cannot fail.
+                self.ports[p].tx.push_owned(frame, now).ok().flatten()
+            }
+        }
     }
 
     fn wake(&mut self, n: Node) {
@@ -381,12 +399,7 @@ impl MemLab {
     /// Sends a frame from host `host` (index) into its link now.
     pub fn send(&mut self, host: usize, frame: Vec<u8>) {
         let p = self.hosts[host].port;
-        let now = self.now;
-        if let Err(buf) = self.ports[p].tx.push_owned(frame, now) {
-            // A full batch: send what is queued, then this one.
-            self.flush_tx(p);
-            let _ = self.ports[p].tx.push_owned(buf, now);
-        }
+        self.queue_tx(p, frame);
         self.flush_tx(p);
     }
 
@@ -424,11 +437,12 @@ impl MemLab {
         let Some(mut app) = self.hosts[host].app.take() else {
             return;
         };
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.app_out);
         app.poll(now, &mut |f| out.push(f));
         let wake = app.next_wakeup();
         self.hosts[host].app = Some(app);
-        self.send_all(p, out);
+        self.send_all(p, &mut out);
+        self.app_out = out;
         if let Some(t) = wake {
             let t = t.max(now);
             let slot = &mut self.hosts[host].scheduled;
@@ -609,7 +623,7 @@ impl MemLab {
     /// Receives everything waiting on port `p` and hands each frame to `f`.
     fn receive(&mut self, p: usize, mut f: impl FnMut(&mut MemLab, u16, Vec<u8>, Nanos)) {
         let now = self.now;
-        let mut rx = std::mem::replace(&mut self.rx, FrameBatch::new(1));
+        let mut rx = self.rx.take().unwrap_or_else(|| FrameBatch::new(BATCH));
         loop {
             rx.clear();
             let n = self.ports[p].lp.recv_batch(&mut rx, now).unwrap_or(0);
@@ -626,14 +640,13 @@ impl MemLab {
             }
         }
         self.schedule(p);
-        self.rx = rx;
+        self.rx = Some(rx);
     }
 
     /// Sends a switch's output frames on their ports.
     fn dispatch(&mut self, s: usize) {
-        let now = self.now;
         let mut out = std::mem::take(&mut self.out);
-        let mut touched: Vec<usize> = Vec::new();
+        let mut touched = std::mem::take(&mut self.touched);
         for (o, bytes) in out.drain(..) {
             let idx = self.switches[s].port_of[o as usize & 0x1ff];
             if idx == u32::MAX {
@@ -642,28 +655,19 @@ impl MemLab {
                 continue;
             }
             let p = idx as usize;
-            let mut pending = Some(bytes);
-            while let Some(b) = pending.take() {
-                match self.ports[p].tx.push_owned(b, now) {
-                    Ok(spare) => {
-                        if let Some(spare) = spare {
-                            self.switches[s].pipeline.recycle(spare);
-                        }
-                    }
-                    Err(b) => {
-                        self.flush_tx(p);
-                        pending = Some(b);
-                    }
-                }
+            if let Some(spare) = self.queue_tx(p, bytes) {
+                self.switches[s].pipeline.recycle(spare);
             }
             if !touched.contains(&p) {
                 touched.push(p);
             }
         }
         self.out = out;
-        for p in touched {
+        for &p in &touched {
             self.flush_tx(p);
         }
+        touched.clear();
+        self.touched = touched;
     }
 
     /// Counters of every switch, in topology order.
