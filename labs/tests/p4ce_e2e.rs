@@ -5,57 +5,13 @@
 //! broken switch path, loss, WRITEs the switch must keep away from the logs, and per-node
 //! leader fail-over.
 
-use std::path::Path;
-use std::sync::{Arc, OnceLock};
+mod common;
 
+use common::{assert_logs_identical, counter, program, values};
 use hosts::mu::{LeaderEvent, Path as Mode};
 use labs::p4ce::mem::FailoverEvent;
-use labs::p4ce::{compile_p4ce, Lab, LabConfig};
-use pipeline::api::PipeSel;
-use pipeline::ir::Program;
+use labs::p4ce::{Lab, LabConfig};
 use rdma::verbs::{QpAttr, QpInitAttr, QpState, QpType, SendOp, SendWr, Sge};
-
-fn program() -> Arc<Program> {
-    static P: OnceLock<Arc<Program>> = OnceLock::new();
-    P.get_or_init(|| {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/programs/p4ce.p4");
-        compile_p4ce(&path).unwrap_or_else(|e| panic!("{e}"))
-    })
-    .clone()
-}
-
-fn values(n: usize, seed: u8) -> Vec<Vec<u8>> {
-    (0..n)
-        .map(|i| {
-            let len = 1 + (i * 37 + seed as usize) % 3000;
-            (0..len).map(|j| (i + j) as u8 ^ seed).collect()
-        })
-        .collect()
-}
-
-fn counter(lab: &Lab, name: &str, index: u32) -> u64 {
-    lab.switch()
-        .counter_read(PipeSel::All, name, index)
-        .unwrap()
-        .iter()
-        .map(|c| c.packets)
-        .sum()
-}
-
-fn assert_logs_identical(lab: &mut Lab, hosts: &[usize], upto: usize) {
-    let appended = lab.appended().to_vec();
-    for &h in hosts {
-        let applied = lab.applied(h);
-        assert!(
-            applied.len() >= upto,
-            "replica {h} applied {} of {upto}",
-            applied.len()
-        );
-        for (i, v) in applied.iter().enumerate() {
-            assert_eq!(v, &appended[i], "replica {h} entry {i} differs");
-        }
-    }
-}
 
 #[test]
 fn p4ce_two_replicas_commit_and_logs_are_identical() {

@@ -3,23 +3,13 @@
 //! under them and fails on a log that lost or reordered a committed entry, and a leader whose
 //! replica is cut off before the start gets ready with the f replicas it has.
 
-use std::path::Path;
-use std::sync::{Arc, OnceLock};
+mod common;
 
+use common::program;
 use dataplane::{FaultConfig, LinkConfig};
 use hosts::mu::Path as Mode;
 use labs::p4ce::mem::bench::{self, drain_and_check, BenchConfig};
-use labs::p4ce::{compile_p4ce, Lab, LabConfig};
-use pipeline::ir::Program;
-
-fn program() -> Arc<Program> {
-    static P: OnceLock<Arc<Program>> = OnceLock::new();
-    P.get_or_init(|| {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/programs/p4ce.p4");
-        compile_p4ce(&path).unwrap_or_else(|e| panic!("{e}"))
-    })
-    .clone()
-}
+use labs::p4ce::{Lab, LabConfig};
 
 fn faults(spec: &str) -> FaultConfig {
     spec.parse::<LinkConfig>().unwrap().tx.faults

@@ -5,32 +5,12 @@
 //! what it rewrites to leaf1's router MAC). Commits with identical logs in P4CE and unicast
 //! modes, a replica crash, a leader fail-over.
 
-use std::path::Path;
-use std::sync::{Arc, OnceLock};
+mod common;
 
+use common::{assert_logs_identical, counter, program, values};
 use hosts::mu::Path as Mode;
 use labs::p4ce::mem::{bench, FailoverEvent};
-use labs::p4ce::{compile_p4ce, Fabric, Lab, LabConfig};
-use pipeline::api::PipeSel;
-use pipeline::ir::Program;
-
-fn program() -> Arc<Program> {
-    static P: OnceLock<Arc<Program>> = OnceLock::new();
-    P.get_or_init(|| {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/programs/p4ce.p4");
-        compile_p4ce(&path).unwrap_or_else(|e| panic!("{e}"))
-    })
-    .clone()
-}
-
-fn values(n: usize, seed: u8) -> Vec<Vec<u8>> {
-    (0..n)
-        .map(|i| {
-            let len = 1 + (i * 37 + seed as usize) % 3000;
-            (0..len).map(|j| (i + j) as u8 ^ seed).collect()
-        })
-        .collect()
-}
+use labs::p4ce::{Fabric, Lab, LabConfig};
 
 fn config(mode: Mode, replicas: usize) -> LabConfig {
     let mut c = LabConfig::new(mode, replicas);
@@ -40,30 +20,6 @@ fn config(mode: Mode, replicas: usize) -> LabConfig {
 
 fn lab(cfg: LabConfig) -> Lab {
     Lab::new(program(), cfg).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn counter(lab: &Lab, name: &str, index: u32) -> u64 {
-    lab.switch()
-        .counter_read(PipeSel::All, name, index)
-        .unwrap()
-        .iter()
-        .map(|c| c.packets)
-        .sum()
-}
-
-fn assert_logs_identical(lab: &mut Lab, hosts: &[usize], upto: usize) {
-    let appended = lab.appended().to_vec();
-    for &h in hosts {
-        let applied = lab.applied(h);
-        assert!(
-            applied.len() >= upto,
-            "replica {h} applied {} of {upto}",
-            applied.len()
-        );
-        for (i, v) in applied.iter().enumerate() {
-            assert_eq!(v, &appended[i], "replica {h} entry {i} differs");
-        }
-    }
 }
 
 /// Frames the fabric switch `name` passed.
