@@ -15,10 +15,15 @@ use crate::topology::{Topology, TopologyError};
 /// The program path generated files name, relative to `deploy/labs/`.
 pub const FABRIC_PROGRAM: &str = "../../p4/programs/fabric.p4";
 
-fn header(s: &mut String, name: &str, comment: &str, link: &str) {
-    for l in comment.lines() {
+/// `text` as YAML comment lines.
+pub(crate) fn comment(s: &mut String, text: &str) {
+    for l in text.lines() {
         let _ = writeln!(s, "# {l}");
     }
+}
+
+fn header(s: &mut String, name: &str, text: &str, link: &str) {
+    comment(s, text);
     let _ = writeln!(
         s,
         "name: {name}\ndefaults:\n  program: {FABRIC_PROGRAM}\n  tables: generated\n  target: tofino1\n  link: \"{link}\""

@@ -58,9 +58,7 @@ pub fn topology_yaml(hosts: usize) -> Result<String, String> {
         hosts - 1,
         hosts - 1
     );
-    for l in comment.lines() {
-        let _ = writeln!(s, "# {l}");
-    }
+    crate::generate::comment(&mut s, &comment);
     let _ = writeln!(
         s,
         "name: p4ce-switch\ndefaults:\n  program: ../../p4/programs/p4ce.p4\n  target: tofino1\n  link: \"rate=10G,delay=1us\"\nswitches:\n  - {{ name: sw, mac: \"02:00:00:00:00:fe\" }}\nhosts:"
@@ -130,9 +128,7 @@ pub fn leaf_spine_topology_yaml(hosts: usize) -> Result<String, String> {
          labs::p4ce::leaf_spine_topology_yaml({hosts}).",
         hosts - 1
     );
-    for l in comment.lines() {
-        let _ = writeln!(s, "# {l}");
-    }
+    crate::generate::comment(&mut s, &comment);
     let _ = writeln!(
         s,
         "name: p4ce-leaf-spine\ndefaults:\n  program: ../../p4/programs/fabric.p4\n  target: tofino1\n  link: \"rate=10G,delay=1us\"\nswitches:"
