@@ -195,8 +195,7 @@ impl MemLab {
                     } else {
                         l.config.rx.clone()
                     },
-                    seed: l.config.seed
-                        ^ ((2 * i + k) as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                    seed: l.end_seed(i, k),
                     ..dataplane::LinkConfig::default()
                 };
                 cfg.tx.faults.link_down |= !l.up;

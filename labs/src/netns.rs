@@ -163,7 +163,7 @@ impl NetnsSwitches {
                     setups.push(PortSetup {
                         devport,
                         port,
-                        link: end_config(l, k),
+                        link: end_config(l, i, k),
                     });
                 }
             }
@@ -230,7 +230,7 @@ impl NetnsSwitches {
 /// The link settings of the switch end `k` of link `l`: it sends with its own direction's
 /// settings; when the far end is a host (whose kernel sends without a model), the host's
 /// direction is applied where the frames arrive.
-fn end_config(l: &crate::topology::LinkSpec, k: usize) -> LinkConfig {
+fn end_config(l: &crate::topology::LinkSpec, link: usize, k: usize) -> LinkConfig {
     let (mine, theirs): (&DirectionConfig, &DirectionConfig) = if k == 0 {
         (&l.config.tx, &l.config.rx)
     } else {
@@ -244,7 +244,7 @@ fn end_config(l: &crate::topology::LinkSpec, k: usize) -> LinkConfig {
         } else {
             DirectionConfig::default()
         },
-        seed: l.config.seed ^ (k as u64 + 1),
+        seed: l.end_seed(link, k),
     };
     c.tx.faults.link_down |= !l.up;
     c.rx.faults.link_down |= !l.up && far_is_host;

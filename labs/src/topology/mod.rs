@@ -114,6 +114,13 @@ pub struct LinkSpec {
 }
 
 impl LinkSpec {
+    /// The fault-injection seed of end `end` (0: a, 1: b) of link number `link`: the link's
+    /// seed spread so that no two ends of a topology draw the same random stream. Both drivers
+    /// seed link ends with it.
+    pub fn end_seed(&self, link: usize, end: usize) -> u64 {
+        self.config.seed ^ ((2 * link + end) as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
     /// The other end.
     pub fn peer(&self, end: End) -> End {
         if self.a == end {
