@@ -43,7 +43,7 @@ fn leaf_spine_and_mcrdma_testbed_reach_every_pair() {
 }
 
 #[test]
-fn a_down_link_is_routed_around_only_where_ecmp_has_another_member() {
+fn a_host_whose_cable_is_down_is_cut_off_and_the_others_still_talk() {
     let topo = shipped("leaf-spine.yaml");
     let mut lab = MemLab::new(topo.clone()).unwrap();
     // h1's own cable down: h1 is cut off, everyone else still talks.
