@@ -70,10 +70,7 @@ pub enum LabError {
 
 /// Compiles `p4ce.p4` for Tofino 1.
 pub fn compile_p4ce(path: &FsPath) -> Result<Arc<Program>, LabError> {
-    let opts = p4::compile::CompileOptions::default();
-    p4::compile::compile_file(path, &opts)
-        .map(|c| Arc::new(c.program))
-        .map_err(|e| LabError::Compile(e.render()))
+    crate::build::compile(path, pipeline::ir::Target::Tofino1).map_err(LabError::Compile)
 }
 
 /// Where the group's hosts and the P4CE switch sit.
