@@ -53,7 +53,11 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The median of `v` (0 for none): what every `pisa bench` reports.
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }

@@ -2,6 +2,7 @@
 //! table or JSON.
 
 use super::*;
+use crate::cmd::bench::median;
 
 /// A pisa row's switch column: backend and I/O mode.
 pub(super) fn switch_label(backend: Backend, io: IoArg) -> String {
@@ -10,14 +11,6 @@ pub(super) fn switch_label(backend: Backend, io: IoArg) -> String {
         IoArg::Threads => "threads",
     };
     format!("{}/{io}", backend.name())
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// Medians over rounds of one switch and frame size; the ratio is the median of the

@@ -249,9 +249,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
         last = Some((lab, load));
     }
     let med = |f: &dyn Fn(&(labs::load::LoadReport, f64)) -> f64| {
-        let mut v: Vec<f64> = rounds.iter().map(f).collect();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
+        crate::cmd::bench::median(rounds.iter().map(f).collect())
     };
     let fps = med(&|(l, _)| l.frames_per_s());
     let pps = med(&|(l, _)| l.passes_per_s());
