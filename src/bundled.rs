@@ -77,6 +77,10 @@ pub const FILES: &[(&str, &[u8])] = &[
         include_bytes!("../deploy/labs/p4ce-switch.yaml"),
     ),
     (
+        "deploy/labs/p4ce-leaf-spine.yaml",
+        include_bytes!("../deploy/labs/p4ce-leaf-spine.yaml"),
+    ),
+    (
         "deploy/labs/p4ce.yaml",
         include_bytes!("../deploy/labs/p4ce.yaml"),
     ),

@@ -134,7 +134,13 @@ fn goodput_ratio_across_the_leaf_spine() {
                 faults: Default::default(),
                 host_links: Vec::new(),
             };
-            let r = bench::run_on(program(), &cfg, Fabric::LeafSpine).unwrap();
+            let r = bench::run_on(
+                program(),
+                &cfg,
+                Fabric::LeafSpine,
+                &labs::p4ce::repo_labs_dir(),
+            )
+            .unwrap();
             assert!(r.integrity.ok, "{}", r.integrity);
             assert_eq!(r.lab, "memory, leaf-spine");
             r.goodput_bytes_per_s

@@ -84,9 +84,9 @@ pub struct LinkArgs {
     /// Propagation delay of every host link, e.g. 1us.
     #[arg(long, default_value = "1us")]
     pub link_delay: String,
-    /// The switch program.
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/p4/programs/p4ce.p4"))]
-    pub program: PathBuf,
+    /// The switch program [default: the bundled p4/programs/p4ce.p4].
+    #[arg(long)]
+    pub program: Option<PathBuf>,
     /// `text` or `json`.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
@@ -252,7 +252,9 @@ impl Where {
 
     fn run(&self, program: &Arc<Program>, cfg: &BenchConfig) -> anyhow::Result<BenchReport> {
         Ok(match self {
-            Where::Memory(fabric) => bench::run_on(program.clone(), cfg, *fabric)?,
+            Where::Memory(fabric) => {
+                bench::run_on(program.clone(), cfg, *fabric, &topology_dir()?)?
+            }
             Where::Lab(g) => labs::p4ce::netns::bench::run(program.clone(), cfg, &g.state)?,
         })
     }
@@ -317,6 +319,22 @@ fn integrity_verdict(reports: &[BenchReport]) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// `--program`, or the bundled `p4ce.p4`, compiled.
+fn p4ce_program(l: &LinkArgs) -> anyhow::Result<Arc<Program>> {
+    let path = match &l.program {
+        Some(p) => p.clone(),
+        None => pisa::bundled::path("p4/programs/p4ce.p4")?,
+    };
+    Ok(compile_p4ce(&path)?)
+}
+
+/// The `deploy/labs/` generated P4CE topologies are read from: the bundled copy's (its
+/// program references resolve to the bundled programs).
+fn topology_dir() -> anyhow::Result<PathBuf> {
+    let f = pisa::bundled::path("deploy/labs/p4ce-switch.yaml")?;
+    Ok(f.parent().map(Path::to_path_buf).unwrap_or_default())
+}
+
 fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
     if !(1..=4).contains(&a.replicas) {
         bail!("--replicas {}: 1 to 4 supported", a.replicas);
@@ -328,7 +346,7 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
         bail!("--outstanding {:?}: each 1 to 4096", a.outstanding);
     }
     let (rate, delay) = link(&a.link)?;
-    let program = compile_p4ce(&a.link.program)?;
+    let program = p4ce_program(&a.link)?;
     let default_dur = if a.lab.is_some() { "2s" } else { "10ms" };
     let dur = duration(a.duration.as_deref().unwrap_or(default_dur))?;
     let faults = faults(a.loss, a.dup, a.reorder)?;
@@ -386,7 +404,7 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
 /// `pisa demo p4ce`: both modes, 2 and 4 replicas, small and large values, side by side.
 pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
     let (rate, delay) = link(&a.link)?;
-    let program = compile_p4ce(&a.link.program)?;
+    let program = p4ce_program(&a.link)?;
     let place = Where::open(a.lab.as_deref(), &a.lab_state_dir, Fabric::Switch)?;
     let host_links = match place.host_links(None) {
         Ok(h) => h,
@@ -472,7 +490,8 @@ pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
                         faults: Default::default(),
                         host_links: Vec::new(),
                     };
-                    let r = bench::run_on(program.clone(), &cfg, Fabric::LeafSpine)?;
+                    let r =
+                        bench::run_on(program.clone(), &cfg, Fabric::LeafSpine, &topology_dir()?)?;
                     if !r.integrity.ok {
                         bail!("leaf-spine {mode:?} replicas={replicas}: {}", r.integrity);
                     }

@@ -32,9 +32,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     if let Some(DemoCommand::P4ce(a)) = args.which {
         return super::consensus::demo(a);
     }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let prog = root.join("p4/programs/l2l3.p4");
-    let tables = root.join("p4/programs/l2l3.tables.yaml");
+    let prog = pisa::bundled::path("p4/programs/l2l3.p4")?;
+    let tables = pisa::bundled::path("p4/programs/l2l3.tables.yaml")?;
     let compile = CompileArgs {
         target: TargetArg::Tofino1,
         include: Vec::new(),
@@ -48,11 +47,11 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let inputs = vec![
         InputSpec {
             port: 0,
-            path: root.join("examples/l2l3/in0.pcap"),
+            path: pisa::bundled::path("examples/l2l3/in0.pcap")?,
         },
         InputSpec {
             port: 1,
-            path: root.join("examples/l2l3/in1.pcap"),
+            path: pisa::bundled::path("examples/l2l3/in1.pcap")?,
         },
     ];
     println!("\n== pisa run (tables: {})", tables.display());

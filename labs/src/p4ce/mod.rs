@@ -20,7 +20,7 @@ pub mod mem;
 pub mod netns;
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use mem::{compile_p4ce, Fabric, Lab, LabConfig, LabError};
 
@@ -76,15 +76,21 @@ pub fn topology_yaml(hosts: usize) -> Result<String, String> {
     Ok(s)
 }
 
-/// [`topology_yaml`] as a topology (the program resolved in this checkout's `deploy/labs/`).
-pub fn topology(hosts: usize) -> Result<Topology, TopologyError> {
+/// The repository's `deploy/labs/` in the clone this crate was built in (tests and examples;
+/// the `pisa` binary passes the directory of its bundled copy instead, so it can move).
+pub fn repo_labs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/labs")
+}
+
+/// [`topology_yaml`] as a topology, read as if from `dir` (a `deploy/labs/`: the program
+/// reference resolves from there).
+pub fn topology(hosts: usize, dir: &Path) -> Result<Topology, TopologyError> {
     let text = topology_yaml(hosts).map_err(|message| TopologyError {
         file: "<generated>".into(),
         line: 0,
         column: 0,
         message,
     })?;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/labs");
     Topology::from_yaml(&text, &dir.join("p4ce-switch.yaml"))
 }
 
@@ -173,14 +179,13 @@ pub fn leaf_spine_topology_yaml(hosts: usize) -> Result<String, String> {
 
 /// [`leaf_spine_topology_yaml`] as a topology (programs resolved in this checkout's
 /// `deploy/labs/`).
-pub fn leaf_spine_topology(hosts: usize) -> Result<Topology, TopologyError> {
+pub fn leaf_spine_topology(hosts: usize, dir: &Path) -> Result<Topology, TopologyError> {
     let text = leaf_spine_topology_yaml(hosts).map_err(|message| TopologyError {
         file: "<generated>".into(),
         line: 0,
         column: 0,
         message,
     })?;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/labs");
     Topology::from_yaml(&text, &dir.join("p4ce-leaf-spine.yaml"))
 }
 
@@ -255,11 +260,17 @@ mod tests {
     #[test]
     fn p4ce_topologies_of_every_group_size() {
         for n in 2..=TOPOLOGY_HOSTS {
-            assert_eq!(leaf_spine_topology(n).unwrap().hosts.len(), n);
+            assert_eq!(
+                leaf_spine_topology(n, &repo_labs_dir())
+                    .unwrap()
+                    .hosts
+                    .len(),
+                n
+            );
         }
         assert!(leaf_spine_topology_yaml(1).is_err());
         for n in 2..=TOPOLOGY_HOSTS {
-            assert_eq!(topology(n).unwrap().hosts.len(), n);
+            assert_eq!(topology(n, &repo_labs_dir()).unwrap().hosts.len(), n);
         }
         assert!(topology_yaml(1).is_err());
         assert!(topology_yaml(6).is_err());

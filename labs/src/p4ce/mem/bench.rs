@@ -107,7 +107,7 @@ pub fn drain_and_check(lab: &mut Lab, lead: usize, f: usize) -> Result<Integrity
 
 /// Runs one benchmark on the single-switch topology.
 pub fn run(program: Arc<Program>, cfg: &BenchConfig) -> Result<BenchReport, LabError> {
-    run_on(program, cfg, Fabric::Switch)
+    run_on(program, cfg, Fabric::Switch, &crate::p4ce::repo_labs_dir())
 }
 
 /// The lab settings of a benchmark (both labs start from these).
@@ -125,15 +125,18 @@ pub(crate) fn lab_config(cfg: &BenchConfig) -> LabConfig {
     lc
 }
 
-/// Runs one benchmark on `fabric` (the single switch, or across the leaf-spine).
+/// Runs one benchmark on `fabric` (the single switch, or across the leaf-spine), the
+/// topology read as if from `topology_dir` (a `deploy/labs/`; see [`LabConfig::topology_dir`]).
 pub fn run_on(
     program: Arc<Program>,
     cfg: &BenchConfig,
     fabric: Fabric,
+    topology_dir: &std::path::Path,
 ) -> Result<BenchReport, LabError> {
     check(cfg)?;
     let mut lc = lab_config(cfg);
     lc.fabric = fabric;
+    lc.topology_dir = topology_dir.to_path_buf();
     let f = lc.f;
     let wall = std::time::Instant::now();
     let mut lab = Lab::new(program, lc)?;

@@ -131,6 +131,9 @@ pub struct LabConfig {
     pub leader_timeout: Option<Duration>,
     /// The topology: every host on the P4CE switch, or across a leaf-spine.
     pub fabric: Fabric,
+    /// The `deploy/labs/` the generated topology is read from (its program references
+    /// resolve there): [`crate::p4ce::repo_labs_dir`] by default.
+    pub topology_dir: std::path::PathBuf,
 }
 
 impl LabConfig {
@@ -155,6 +158,7 @@ impl LabConfig {
             probe_every: Duration::from_millis(1),
             leader_timeout: None,
             fabric: Fabric::Switch,
+            topology_dir: crate::p4ce::repo_labs_dir(),
         }
     }
 
@@ -238,8 +242,8 @@ impl Lab {
         lcfg.geometry.validate()?;
         let n = cfg.replicas + 1;
         let mut topo = match cfg.fabric {
-            Fabric::Switch => crate::p4ce::topology(n)?,
-            Fabric::LeafSpine => crate::p4ce::leaf_spine_topology(n)?,
+            Fabric::Switch => crate::p4ce::topology(n, &cfg.topology_dir)?,
+            Fabric::LeafSpine => crate::p4ce::leaf_spine_topology(n, &cfg.topology_dir)?,
         };
         for h in 0..n {
             let i = topo.hosts[h].link;
