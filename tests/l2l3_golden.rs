@@ -157,3 +157,75 @@ fn the_same_inputs_give_bit_identical_outputs() {
     let _ = std::fs::remove_dir_all(&a);
     let _ = std::fs::remove_dir_all(&b);
 }
+
+fn pisa_text(args: &[&str]) -> String {
+    let r = root();
+    let out = Command::new(env!("CARGO_BIN_EXE_pisa"))
+        .args(args)
+        .arg("--program")
+        .arg(r.join("p4/programs/l2l3.p4"))
+        .arg("--tables")
+        .arg(r.join("p4/programs/l2l3.tables.yaml"))
+        .arg("--in")
+        .arg(format!("0={}", r.join("examples/l2l3/in0.pcap").display()))
+        .arg("--in")
+        .arg(format!("1={}", r.join("examples/l2l3/in1.pcap").display()))
+        .output()
+        .expect("pisa runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    text
+}
+
+#[test]
+fn explain_names_each_drops_table_or_condition_and_the_totals_add_up() {
+    let dir = tmp_dir("explain");
+    let text = pisa_text(&["run", "--explain", "--out-dir", dir.to_str().unwrap()]);
+    // The ACL's deny (a table's action) and the TTL check (a condition around an action).
+    assert!(
+        text.contains("dropped: ingress_drop_ctl, set by table SwitchIngress.acl -> SwitchIngress.acl_deny (stage 3)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("set by SwitchIngress.drop() under if (ig_md.ipv4_checksum_err || (hdr.ipv4.ttl <= 1)) -> true"),
+        "{text}"
+    );
+    assert!(
+        text.contains("11 record(s) in the captures = 10 replayed + 1 the switch cannot take"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "10 frame(s) replayed = 7 forwarded + 3 dropped; the forwarded made 11 copies out"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("warning:"), "{text}");
+}
+
+#[test]
+fn trace_prints_addresses_conditions_and_stages_in_order() {
+    // Packet 8: 10.0.1.1 -> 10.0.2.3 with TTL 1.
+    let text = pisa_text(&["trace", "--packet", "8"]);
+    assert!(
+        text.contains("hdr.ethernet.dst_addr=02:00:00:00:00:fe"),
+        "{text}"
+    );
+    assert!(
+        text.contains("hdr.ipv4.src_addr=10.0.1.1, hdr.ipv4.dst_addr=10.0.2.3"),
+        "{text}"
+    );
+    assert!(text.contains("hdr.ipv4.ttl=1,"), "{text}");
+    assert!(
+        text.contains("    if (ig_md.ipv4_checksum_err || (hdr.ipv4.ttl <= 1)) -> true\n    action SwitchIngress.drop()"),
+        "{text}"
+    );
+    let ingress = text.split("ingress deparser").next().unwrap();
+    let stages: Vec<u32> = ingress
+        .lines()
+        .filter_map(|l| l.strip_prefix("  stage ")?.strip_suffix(':')?.parse().ok())
+        .collect();
+    assert!(stages.len() >= 2, "{text}");
+    assert!(stages.windows(2).all(|w| w[0] < w[1]), "{stages:?}\n{text}");
+}

@@ -7,6 +7,7 @@ pub mod devport;
 pub mod exec;
 pub mod externs;
 pub mod ir;
+pub mod names;
 pub mod phv;
 pub mod state;
 pub mod switch;

@@ -52,6 +52,55 @@ impl Recorder {
     }
 }
 
+/// A named value in a trace, with its width in bits (so that addresses print as addresses).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceField {
+    pub name: String,
+    pub value: Value,
+    pub width: u16,
+}
+
+impl TraceField {
+    pub fn new(name: impl Into<String>, value: Value, width: u16) -> TraceField {
+        TraceField {
+            name: name.into(),
+            value,
+            width,
+        }
+    }
+}
+
+impl fmt::Display for TraceField {
+    /// `name=value`: address fields (`..addr..`, `..mac..`, `..ip..`) of 48, 32 and 128 bits
+    /// as MAC, IPv4 and IPv6 addresses; type and checksum fields in hex; other fields up to 16
+    /// bits in decimal, the rest in hex.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.value;
+        let leaf = self.name.rsplit('.').next().unwrap_or(&self.name);
+        let addr = (leaf.contains("addr") || leaf.contains("mac") || leaf.contains("ip"))
+            && !leaf.contains("tstamp");
+        let hex = ["type", "checksum", "csum", "crc"]
+            .iter()
+            .any(|w| leaf.contains(w));
+        write!(f, "{}=", self.name)?;
+        match self.width {
+            _ if hex => write!(f, "0x{v:0w$x}", w = usize::from(self.width.div_ceil(4))),
+            48 if addr => {
+                let b = (v as u64).to_be_bytes();
+                write!(
+                    f,
+                    "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                    b[2], b[3], b[4], b[5], b[6], b[7]
+                )
+            }
+            32 if addr => write!(f, "{}", std::net::Ipv4Addr::from(v as u32)),
+            128 if addr => write!(f, "{}", std::net::Ipv6Addr::from(v)),
+            0..=16 => write!(f, "{v}"),
+            _ => write!(f, "0x{v:x}"),
+        }
+    }
+}
+
 /// One replica chosen by the traffic manager.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceReplica {
@@ -77,7 +126,7 @@ pub enum TraceEvent {
     },
     Extract {
         header: String,
-        fields: Vec<(String, Value)>,
+        fields: Vec<TraceField>,
     },
     ParserError {
         state: String,
@@ -91,19 +140,26 @@ pub enum TraceEvent {
     },
     Gateway {
         stage: u8,
+        /// The condition as P4 source.
+        cond: String,
         result: bool,
     },
     Table {
         stage: u8,
         table: String,
         hit: bool,
-        keys: Vec<(String, Value)>,
+        keys: Vec<TraceField>,
         action: String,
-        params: Vec<(String, Value)>,
+        params: Vec<TraceField>,
     },
     Action {
         action: String,
-        params: Vec<(String, Value)>,
+        params: Vec<TraceField>,
+    },
+    /// The gress's `drop_ctl` intrinsic was written non-zero (by the action running).
+    DropMarked {
+        field: String,
+        value: Value,
     },
     Register {
         register: String,
@@ -165,12 +221,12 @@ pub struct Trace {
     pub events: Vec<TraceEvent>,
 }
 
-fn fmt_kv(f: &mut fmt::Formatter<'_>, kv: &[(String, Value)]) -> fmt::Result {
-    for (i, (k, v)) in kv.iter().enumerate() {
+fn fmt_kv(f: &mut fmt::Formatter<'_>, kv: &[TraceField]) -> fmt::Result {
+    for (i, field) in kv.iter().enumerate() {
         if i > 0 {
             f.write_str(", ")?;
         }
-        write!(f, "{k}=0x{v:x}")?;
+        write!(f, "{field}")?;
     }
     Ok(())
 }
@@ -186,117 +242,220 @@ fn fmt_bytes(f: &mut fmt::Formatter<'_>, bytes: &[u8]) -> fmt::Result {
     Ok(())
 }
 
-impl fmt::Display for Trace {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut stage: Option<u8> = None;
-        for ev in &self.events {
-            // Stage headings: a new heading whenever the MAU stage changes inside a gress.
-            let ev_stage = match ev {
-                TraceEvent::Gateway { stage, .. } | TraceEvent::Table { stage, .. } => Some(*stage),
-                _ => None,
-            };
-            if let Some(s) = ev_stage {
-                if stage != Some(s) {
-                    writeln!(f, "  stage {s}:")?;
-                    stage = Some(s);
-                }
-            }
-            match ev {
-                TraceEvent::GressStart {
-                    gress,
-                    pipe,
-                    port,
-                    len,
-                    kind,
-                } => {
-                    stage = None;
-                    writeln!(f, "{gress} pipe {pipe} port {port} ({kind}, {len} B):")?;
-                }
-                TraceEvent::ParserState { name } => writeln!(f, "  parser state {name}")?,
-                TraceEvent::Extract { header, fields } => {
-                    write!(f, "    extract {header}: ")?;
-                    fmt_kv(f, fields)?;
-                    writeln!(f)?;
-                }
-                TraceEvent::ParserError { state, error, bits } => {
-                    writeln!(f, "  parser error {error} in {state} (parser_err |= 0x{bits:04x})")?
-                }
-                TraceEvent::ParserAccept => writeln!(f, "  parser accept")?,
-                TraceEvent::ParserReject { state } => writeln!(f, "  parser reject in {state}")?,
-                TraceEvent::Gateway { result, .. } => writeln!(f, "    condition -> {result}")?,
+/// Where an event sits in the match-action part of a gress: `Some(Some(stage))` for events
+/// that name their stage, `Some(None)` for events inside the stage of the event before them,
+/// `None` outside the match-action stages (parser, traffic manager, deparser).
+fn mau_stage(ev: &TraceEvent) -> Option<Option<u8>> {
+    match ev {
+        TraceEvent::Gateway { stage, .. } | TraceEvent::Table { stage, .. } => Some(Some(*stage)),
+        TraceEvent::Action { .. }
+        | TraceEvent::Register { .. }
+        | TraceEvent::Exit
+        | TraceEvent::DropMarked { .. } => Some(None),
+        _ => None,
+    }
+}
+
+impl Trace {
+    /// Why the packet was dropped, as a person acts on it: the drop reason and, when the program
+    /// asked for the drop, the table and action (or the action and the condition it ran under)
+    /// that wrote `drop_ctl`. `None` when nothing was dropped.
+    pub fn drop_cause(&self) -> Option<String> {
+        let i = self
+            .events
+            .iter()
+            .position(|e| matches!(e, TraceEvent::Drop { .. }))?;
+        Some(self.cause_at(i))
+    }
+
+    /// The text of the drop at event `i`.
+    fn cause_at(&self, i: usize) -> String {
+        let TraceEvent::Drop { reason, .. } = &self.events[i] else {
+            return String::new();
+        };
+        match self.marked_by(i) {
+            Some(by) => format!("{reason}, set by {by}"),
+            None => reason.clone(),
+        }
+    }
+
+    /// The table/action that last marked the packet for drop in the gress before event `i`.
+    fn marked_by(&self, i: usize) -> Option<String> {
+        let before = &self.events[..i];
+        let start = before
+            .iter()
+            .rposition(|e| matches!(e, TraceEvent::GressStart { .. }))
+            .unwrap_or(0);
+        let m = start
+            + before[start..]
+                .iter()
+                .rposition(|e| matches!(e, TraceEvent::DropMarked { .. }))?;
+        let (k, by) = before[start..m]
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(k, e)| match e {
                 TraceEvent::Table {
                     table,
-                    hit,
-                    keys,
                     action,
-                    params,
+                    stage,
                     ..
-                } => {
-                    write!(f, "    table {table} key [")?;
-                    fmt_kv(f, keys)?;
-                    write!(f, "] {} -> {action}(", if *hit { "hit" } else { "miss" })?;
-                    fmt_kv(f, params)?;
-                    writeln!(f, ")")?;
+                } => Some((k, format!("table {table} -> {action} (stage {stage})"))),
+                TraceEvent::Action { action, .. } => Some((k, format!("{action}()"))),
+                _ => None,
+            })?;
+        if by.starts_with("table ") {
+            return Some(by);
+        }
+        // A direct action call: name the condition it ran under.
+        let gate = before[start..start + k].iter().rev().find_map(|e| match e {
+            TraceEvent::Gateway {
+                cond,
+                result,
+                stage,
+            } => Some(format!("if ({cond}) -> {result} (stage {stage})")),
+            _ => None,
+        });
+        Some(match gate {
+            Some(g) => format!("{by} under {g}"),
+            None => by,
+        })
+    }
+
+    /// Prints event `i` (not its stage heading).
+    fn fmt_event(&self, f: &mut fmt::Formatter<'_>, i: usize) -> fmt::Result {
+        match &self.events[i] {
+            TraceEvent::GressStart {
+                gress,
+                pipe,
+                port,
+                len,
+                kind,
+            } => writeln!(f, "{gress} pipe {pipe} port {port} ({kind}, {len} B):"),
+            TraceEvent::ParserState { name } => writeln!(f, "  parser state {name}"),
+            TraceEvent::Extract { header, fields } => {
+                write!(f, "    extract {header}: ")?;
+                fmt_kv(f, fields)?;
+                writeln!(f)
+            }
+            TraceEvent::ParserError { state, error, bits } => {
+                writeln!(f, "  parser error {error} in {state} (parser_err |= 0x{bits:04x})")
+            }
+            TraceEvent::ParserAccept => writeln!(f, "  parser accept"),
+            TraceEvent::ParserReject { state } => writeln!(f, "  parser reject in {state}"),
+            TraceEvent::Gateway { cond, result, .. } => {
+                writeln!(f, "    if ({cond}) -> {result}")
+            }
+            TraceEvent::Table {
+                table,
+                hit,
+                keys,
+                action,
+                params,
+                ..
+            } => {
+                write!(f, "    table {table} key [")?;
+                fmt_kv(f, keys)?;
+                write!(f, "] {} -> {action}(", if *hit { "hit" } else { "miss" })?;
+                fmt_kv(f, params)?;
+                writeln!(f, ")")
+            }
+            TraceEvent::Action { action, params } => {
+                write!(f, "    action {action}(")?;
+                fmt_kv(f, params)?;
+                writeln!(f, ")")
+            }
+            TraceEvent::DropMarked { field, value } => {
+                writeln!(f, "      {field} = {value} (marked for drop)")
+            }
+            TraceEvent::Register {
+                register,
+                action,
+                index,
+                before,
+                after,
+                output,
+            } => writeln!(
+                f,
+                "    register {register}[{index}] via {action}: (0x{:x}, 0x{:x}) -> (0x{:x}, 0x{:x}), out 0x{output:x}",
+                before.0, before.1, after.0, after.1
+            ),
+            TraceEvent::Exit => writeln!(f, "    exit"),
+            TraceEvent::Deparsed { gress, bytes } => {
+                writeln!(f, "  {gress} deparser emitted {} B:", bytes.len())?;
+                fmt_bytes(f, bytes)
+            }
+            TraceEvent::Unicast { port } => writeln!(f, "  tm: unicast to port {port}"),
+            TraceEvent::Multicast { group, replicas } => {
+                writeln!(f, "  tm: multicast group {group}, {} replicas", replicas.len())?;
+                for r in replicas {
+                    writeln!(
+                        f,
+                        "    replica port {} rid {}{}",
+                        r.port,
+                        r.rid,
+                        if r.rid_first { " (first)" } else { "" }
+                    )?;
                 }
-                TraceEvent::Action { action, params } => {
-                    write!(f, "    action {action}(")?;
-                    fmt_kv(f, params)?;
-                    writeln!(f, ")")?;
+                Ok(())
+            }
+            TraceEvent::CopyToCpu { port } => writeln!(f, "  tm: copy to cpu port {port}"),
+            TraceEvent::Mirror {
+                gress,
+                session,
+                len,
+            } => writeln!(f, "  tm: {gress} mirror session {session} ({len} B)"),
+            TraceEvent::Resubmit => writeln!(f, "  tm: resubmit"),
+            TraceEvent::Recirculate { port } => writeln!(f, "  tm: recirculate via port {port}"),
+            TraceEvent::Queue {
+                port,
+                qdepth,
+                delay_ns,
+                ecn,
+            } => writeln!(
+                f,
+                "  tm: queue port {port} depth {qdepth} cells, delay {delay_ns} ns{}",
+                if *ecn { ", congestion mark" } else { "" }
+            ),
+            TraceEvent::BypassEgress => writeln!(f, "  tm: bypass egress"),
+            TraceEvent::Digest { digest, values } => {
+                writeln!(f, "  digest {digest}: {values:x?}")
+            }
+            TraceEvent::Drop { gress, .. } => {
+                writeln!(f, "  DROP in {gress}: {}", self.cause_at(i))
+            }
+            TraceEvent::Output { port, len } => writeln!(f, "  output port {port} ({len} B)"),
+        }
+    }
+}
+
+impl fmt::Display for Trace {
+    /// Grouped by gress, the match-action events of a gress by stage in stage order (the
+    /// allocation puts independent work in any order, so stage order is an order the hardware
+    /// could run; events without a stage stay with the event before them).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut i = 0;
+        while i < self.events.len() {
+            if mau_stage(&self.events[i]).is_none() {
+                self.fmt_event(f, i)?;
+                i += 1;
+                continue;
+            }
+            let mut run = Vec::new();
+            let mut cur = 0u8;
+            while let Some(st) = self.events.get(i).and_then(mau_stage) {
+                cur = st.unwrap_or(cur);
+                run.push((cur, i));
+                i += 1;
+            }
+            run.sort_by_key(|(st, _)| *st);
+            let mut heading = None;
+            for (st, k) in run {
+                if heading != Some(st) {
+                    writeln!(f, "  stage {st}:")?;
+                    heading = Some(st);
                 }
-                TraceEvent::Register {
-                    register,
-                    action,
-                    index,
-                    before,
-                    after,
-                    output,
-                } => writeln!(
-                    f,
-                    "    register {register}[{index}] via {action}: (0x{:x}, 0x{:x}) -> (0x{:x}, 0x{:x}), out 0x{output:x}",
-                    before.0, before.1, after.0, after.1
-                )?,
-                TraceEvent::Exit => writeln!(f, "    exit")?,
-                TraceEvent::Deparsed { gress, bytes } => {
-                    writeln!(f, "  {gress} deparser emitted {} B:", bytes.len())?;
-                    fmt_bytes(f, bytes)?;
-                }
-                TraceEvent::Unicast { port } => writeln!(f, "  tm: unicast to port {port}")?,
-                TraceEvent::Multicast { group, replicas } => {
-                    writeln!(f, "  tm: multicast group {group}, {} replicas", replicas.len())?;
-                    for r in replicas {
-                        writeln!(
-                            f,
-                            "    replica port {} rid {}{}",
-                            r.port,
-                            r.rid,
-                            if r.rid_first { " (first)" } else { "" }
-                        )?;
-                    }
-                }
-                TraceEvent::CopyToCpu { port } => writeln!(f, "  tm: copy to cpu port {port}")?,
-                TraceEvent::Mirror {
-                    gress,
-                    session,
-                    len,
-                } => writeln!(f, "  tm: {gress} mirror session {session} ({len} B)")?,
-                TraceEvent::Resubmit => writeln!(f, "  tm: resubmit")?,
-                TraceEvent::Recirculate { port } => writeln!(f, "  tm: recirculate via port {port}")?,
-                TraceEvent::Queue {
-                    port,
-                    qdepth,
-                    delay_ns,
-                    ecn,
-                } => writeln!(
-                    f,
-                    "  tm: queue port {port} depth {qdepth} cells, delay {delay_ns} ns{}",
-                    if *ecn { ", congestion mark" } else { "" }
-                )?,
-                TraceEvent::BypassEgress => writeln!(f, "  tm: bypass egress")?,
-                TraceEvent::Digest { digest, values } => {
-                    writeln!(f, "  digest {digest}: {values:x?}")?
-                }
-                TraceEvent::Drop { gress, reason } => writeln!(f, "  DROP in {gress}: {reason}")?,
-                TraceEvent::Output { port, len } => writeln!(f, "  output port {port} ({len} B)")?,
+                self.fmt_event(f, k)?;
             }
         }
         Ok(())
@@ -327,12 +486,13 @@ mod tests {
             stage: 0,
             table: "SwitchIngress.forward".into(),
             hit: true,
-            keys: vec![("hdr.ethernet.dst_addr".into(), 0x1)],
+            keys: vec![TraceField::new("hdr.ethernet.dst_addr", 0x1, 48)],
             action: "SwitchIngress.set_port".into(),
-            params: vec![("port".into(), 2)],
+            params: vec![TraceField::new("port", 2, 9)],
         });
         r.record(|| TraceEvent::Gateway {
             stage: 1,
+            cond: "hdr.ipv4.ttl <= 1".into(),
             result: false,
         });
         let text = r.take().to_string();
@@ -340,9 +500,9 @@ mod tests {
             text.contains("ingress pipe 0 port 1 (packet, 64 B):"),
             "{text}"
         );
-        assert!(text.contains("  stage 0:\n    table SwitchIngress.forward key [hdr.ethernet.dst_addr=0x1] hit -> SwitchIngress.set_port(port=0x2)"), "{text}");
+        assert!(text.contains("  stage 0:\n    table SwitchIngress.forward key [hdr.ethernet.dst_addr=00:00:00:00:00:01] hit -> SwitchIngress.set_port(port=2)"), "{text}");
         assert!(
-            text.contains("  stage 1:\n    condition -> false"),
+            text.contains("  stage 1:\n    if (hdr.ipv4.ttl <= 1) -> false"),
             "{text}"
         );
         assert!(r.events.is_empty());

@@ -595,8 +595,9 @@ fn trace_renders_parser_tables_and_tm() {
     for needle in [
         "ingress pipe 0 port 1 (packet, 64 B):",
         "parser state SwitchIngressParser.start",
-        "extract hdr.ethernet: hdr.ethernet.dst_addr=0xa",
-        "table SwitchIngress.forward key [hdr.ethernet.dst_addr=0xa] hit -> SwitchIngress.set_port(port=0x2)",
+        "extract hdr.ethernet: hdr.ethernet.dst_addr=00:00:00:00:00:0a",
+        "table SwitchIngress.forward key [hdr.ethernet.dst_addr=00:00:00:00:00:0a] hit -> SwitchIngress.set_port(port=2)",
+        "if (hdr.ipv4.isValid()) -> false",
         "register SwitchIngress.port_pkts[1] via SwitchIngress.port_pkts_inc: (0x0, 0x0) -> (0x1, 0x0)",
         "tm: unicast to port 2",
         "egress pipe 0 port 2 (packet, 65 B):",

@@ -55,7 +55,30 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         },
     ];
     println!("\n== pisa run (tables: {})", tables.display());
+    println!(
+        "l2l3.p4 with four hosts, MACs 02:00:00:00:00:0N on ports 0-3: bridged by MAC (unknown \
+         MACs flooded to group 1), routed by IP when sent to the router MAC 02:00:00:00:00:fe \
+         (10.0.1.1, 10.0.1.2, 10.0.2.0/24 and 10.0.3.0/24), TTL 1 and bad IPv4 checksums \
+         dropped, an ACL denying TCP to 10.0.3.4 port 23."
+    );
     let outcome = replay_to_dir(&mut sw, &inputs, &args.out_dir)?;
     print!("{}", summary(&sw, &outcome));
+    println!("\n== what happened, and why");
+    let (_, mut tracer) = program::load_switch(&prog, Some(&tables), &compile)?;
+    let arrivals = super::replay::read_inputs(&inputs)?.arrivals;
+    print!("{}", super::story::tell(&mut tracer, &arrivals, &outcome));
+    println!("\n== next");
+    println!(
+        "  pisa trace --program {} --tables {} --in 0={} --in 1={} --packet 5",
+        prog.display(),
+        tables.display(),
+        inputs[0].path.display(),
+        inputs[1].path.display()
+    );
+    println!(
+        "  tshark -r {}   (what left port 2; every port has its pcap)",
+        args.out_dir.join("port2.pcap").display()
+    );
+    println!("  pisa lab up deploy/labs/l2l3-4hosts.yaml   (the same switch between namespaces, as root)");
     Ok(ExitCode::SUCCESS)
 }

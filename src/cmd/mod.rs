@@ -13,6 +13,7 @@ mod rdma;
 mod replay;
 mod run;
 mod stf;
+mod story;
 mod trace;
 
 use std::path::PathBuf;

@@ -38,6 +38,11 @@ pub struct RunArgs {
     /// Where the output captures and the drop log go.
     #[arg(long, default_value = "out")]
     pub out_dir: PathBuf,
+    /// After the replay, say what happened to every frame and why (tables matched, ports,
+    /// the table/action or condition behind each drop). The frames are traced through a
+    /// second copy of the switch, so this doubles the run's time.
+    #[arg(long, conflicts_with = "ports")]
+    pub explain: bool,
     #[command(flatten)]
     pub compile: CompileArgs,
     /// Live forwarding (`--port N=SPEC`, `--pipes`, `--metrics`, `--ctl`, `--link`).
@@ -66,6 +71,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let (_, mut sw) = program::load_switch(&args.program, args.tables.as_deref(), &args.compile)?;
     let outcome = replay_to_dir(&mut sw, &args.inputs, &args.out_dir)?;
     print!("{}", summary(&sw, &outcome));
+    if args.explain {
+        let (_, mut tracer) =
+            program::load_switch(&args.program, args.tables.as_deref(), &args.compile)?;
+        let arrivals = replay::read_inputs(&args.inputs)?.arrivals;
+        print!("{}", super::story::tell(&mut tracer, &arrivals, &outcome));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,7 +7,7 @@ use super::eval::{ones_add, ones_sum};
 use super::{Ctx, ExecResult, Fault, ParserFault, ProgramError};
 use crate::ir::{KeysetElem, NextState, Parser, Stmt, Transition, Value};
 use crate::phv::read_bits;
-use crate::trace::{TraceEvent, Tracer};
+use crate::trace::{TraceEvent, TraceField, Tracer};
 
 /// Most state transitions one parse may take before `ParserTimeout`.
 pub const MAX_PARSER_STEPS: usize = 256;
@@ -151,7 +151,7 @@ impl<T: Tracer> Ctx<'_, T> {
         if T::ENABLED {
             let fields = gp.phv.fields[info.fields.start as usize..info.fields.end as usize]
                 .iter()
-                .map(|f| (f.name.clone(), self.phv.get(f.field)))
+                .map(|f| TraceField::new(f.name.clone(), self.phv.get(f.field), f.field.width))
                 .collect();
             self.tr.record(|| TraceEvent::Extract {
                 header: info.name.clone(),

@@ -8,7 +8,7 @@ use super::{Ctx, ExecResult, Fault, Flow, ProgramError};
 use crate::ir::{ActionId, Block, Place, RegWord, Stmt, TableBranches, TableId, Value};
 use crate::phv::mask;
 use crate::state::wrap_index;
-use crate::trace::{TraceEvent, Tracer};
+use crate::trace::{TraceEvent, TraceField, Tracer};
 
 /// Action data of a direct call (kept on the stack for the usual handful of parameters).
 type Args = SmallVec<[Value; 8]>;
@@ -30,6 +30,9 @@ impl<T: Tracer> Ctx<'_, T> {
             Place::Field(f) => {
                 self.phv.set(f, v);
                 self.note_write(f.offset);
+                if T::ENABLED && v != 0 {
+                    self.trace_drop_mark(f, v);
+                }
             }
             Place::FieldSlice { field, hi, lo } => {
                 if hi >= lo && hi < field.width {
@@ -58,6 +61,19 @@ impl<T: Tracer> Ctx<'_, T> {
     }
 
     #[inline]
+    /// Traces a non-zero write to the gress's `drop_ctl` (what names a drop's cause).
+    fn trace_drop_mark(&mut self, f: crate::ir::FieldRef, v: Value) {
+        let which = match self.gress {
+            crate::ir::Gress::Ingress => crate::ir::Intrinsic::IgDprsrDropCtl,
+            crate::ir::Gress::Egress => crate::ir::Intrinsic::EgDprsrDropCtl,
+        };
+        if self.eng.gress(self.gress).bind[which as usize] == Some(f) {
+            let field = crate::names::Names::new(self.pl, &self.pl_gress().phv).field(f);
+            self.tr
+                .record(|| TraceEvent::DropMarked { field, value: v });
+        }
+    }
+
     fn note_write(&mut self, offset: u32) {
         let watch = &self.eng.gress(self.gress).watch;
         for (i, w) in watch.iter().enumerate() {
@@ -88,7 +104,14 @@ impl<T: Tracer> Ctx<'_, T> {
             } => {
                 let c = self.eval(cond, params)? != 0;
                 let stage = *stage;
-                self.tr.record(|| TraceEvent::Gateway { stage, result: c });
+                if T::ENABLED {
+                    let cond = crate::names::Names::new(self.pl, &self.pl_gress().phv).expr(cond);
+                    self.tr.record(|| TraceEvent::Gateway {
+                        stage,
+                        cond,
+                        result: c,
+                    });
+                }
                 return if c {
                     self.exec_block(then, params)
                 } else {
@@ -162,7 +185,7 @@ impl<T: Tracer> Ctx<'_, T> {
                     .params
                     .iter()
                     .zip(a.iter())
-                    .map(|(p, v)| (p.name.clone(), *v))
+                    .map(|(p, v)| TraceField::new(p.name.clone(), *v, p.width))
                     .collect();
                 self.tr.record(|| TraceEvent::Action {
                     action: act.name.clone(),
@@ -324,7 +347,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 .keys
                 .iter()
                 .zip(key.iter())
-                .map(|(k, v)| (k.name.clone(), *v))
+                .map(|(k, v)| TraceField::new(k.name.clone(), *v, k.expr.width()))
                 .collect();
             let act = pl.actions.get(call.action.index());
             let params = act
@@ -332,7 +355,7 @@ impl<T: Tracer> Ctx<'_, T> {
                     a.params
                         .iter()
                         .zip(call.args.iter())
-                        .map(|(p, v)| (p.name.clone(), *v))
+                        .map(|(p, v)| TraceField::new(p.name.clone(), *v, p.width))
                         .collect()
                 })
                 .unwrap_or_default();

@@ -1,0 +1,154 @@
+//! IR expressions and PHV locations written back as a person reads them: roughly the P4
+//! source (`hdr.ipv4.ttl <= 1`, `acl_counter.execute(..)`). The resource report, the compiler's
+//! messages and `pisa trace` share it.
+
+use crate::ir::{BinOp, Expr, FieldRef, HeaderId, PhvLayout, Pipeline, RegWord, UnOp};
+
+/// Names things of one gress of one pipeline.
+#[derive(Clone, Copy)]
+pub struct Names<'a> {
+    pub pipe: &'a Pipeline,
+    pub phv: &'a PhvLayout,
+}
+
+impl<'a> Names<'a> {
+    pub fn new(pipe: &'a Pipeline, phv: &'a PhvLayout) -> Self {
+        Names { pipe, phv }
+    }
+
+    /// The name of the PHV field at bits `start..end` (or the field covering `start`; a bit
+    /// range when none does).
+    pub fn bits(&self, start: u32, end: u32) -> String {
+        let exact =
+            self.phv.fields.iter().find(|f| {
+                f.field.offset == start && f.field.offset + u32::from(f.field.width) == end
+            });
+        let covering = || {
+            self.phv.fields.iter().find(|f| {
+                f.field.offset <= start && start < f.field.offset + u32::from(f.field.width)
+            })
+        };
+        match exact.or_else(covering) {
+            Some(f) => f.name.clone(),
+            None => format!("phv[{start}..{end}]"),
+        }
+    }
+
+    /// The name of a field.
+    pub fn field(&self, f: FieldRef) -> String {
+        self.bits(f.offset, f.offset.saturating_add(u32::from(f.width)))
+    }
+
+    /// `hdr.x.isValid()` for a header.
+    pub fn valid(&self, h: HeaderId) -> String {
+        match self.phv.headers.get(h.index()) {
+            Some(info) => format!("{}.isValid()", info.name),
+            None => format!("header#{}.isValid()", h.0),
+        }
+    }
+
+    /// Renders an expression roughly as P4 source.
+    pub fn expr(&self, e: &Expr) -> String {
+        match e {
+            Expr::Const { value, .. } => {
+                if *value > 255 {
+                    format!("0x{value:x}")
+                } else {
+                    value.to_string()
+                }
+            }
+            Expr::Field(f) => self.field(*f),
+            Expr::Valid(h) => self.valid(*h),
+            Expr::Param { index, .. } => format!("param{index}"),
+            Expr::Unary { op, arg, .. } => {
+                let o = match op {
+                    UnOp::Not => "~",
+                    UnOp::Neg => "-",
+                    UnOp::LNot => "!",
+                };
+                format!("{o}{}", self.paren(arg))
+            }
+            Expr::Binary { op, a, b, .. } => match op {
+                BinOp::Min | BinOp::Max => {
+                    let f = if *op == BinOp::Min { "min" } else { "max" };
+                    format!("{f}({}, {})", self.expr(a), self.expr(b))
+                }
+                _ => format!("{} {} {}", self.paren(a), binop_str(*op), self.paren(b)),
+            },
+            Expr::Slice { arg, hi, lo } => format!("{}[{hi}:{lo}]", self.paren(arg)),
+            Expr::Concat { hi, lo, .. } => format!("{} ++ {}", self.paren(hi), self.paren(lo)),
+            Expr::Cast { arg, width, .. } => format!("(bit<{width}>){}", self.paren(arg)),
+            Expr::Ternary {
+                cond, then, els, ..
+            } => format!(
+                "{} ? {} : {}",
+                self.paren(cond),
+                self.paren(then),
+                self.paren(els)
+            ),
+            Expr::Lookahead { width, .. } => format!("lookahead<bit<{width}>>()"),
+            Expr::RegValue(RegWord::Lo) => "value".into(),
+            Expr::RegValue(RegWord::Hi) => "value.hi".into(),
+            Expr::RegisterParam(p) => match self.pipe.register_params.get(p.index()) {
+                Some(rp) => format!("{}.read()", rp.name),
+                None => "RegisterParam.read()".into(),
+            },
+            Expr::RegisterExecute { action, index, .. } => {
+                match self.pipe.register_actions.get(action.index()) {
+                    Some(ra) => format!("{}.execute({})", ra.name, self.expr(index)),
+                    None => format!("RegisterAction#{}.execute(..)", action.0),
+                }
+            }
+            Expr::Hash { hash, .. } => match self.pipe.hashes.get(hash.index()) {
+                Some(h) => format!("{}.get(..)", h.name),
+                None => "hash.get(..)".into(),
+            },
+            Expr::Random { .. } => "random.get()".into(),
+            Expr::MeterExecute { meter, .. } => match self.pipe.meters.get(meter.index()) {
+                Some(m) => format!("{}.execute(..)", m.name),
+                None => "meter.execute(..)".into(),
+            },
+            Expr::ChecksumVerify(_) => "checksum.verify()".into(),
+            Expr::ChecksumGet(_) => "checksum.get()".into(),
+            Expr::ChecksumUpdate { .. } => "checksum.update(..)".into(),
+        }
+    }
+
+    fn paren(&self, e: &Expr) -> String {
+        match e {
+            Expr::Binary { op, .. } if !matches!(op, BinOp::Min | BinOp::Max) => {
+                format!("({})", self.expr(e))
+            }
+            Expr::Ternary { .. } => format!("({})", self.expr(e)),
+            _ => self.expr(e),
+        }
+    }
+}
+
+/// The P4 spelling of a binary operator.
+pub fn binop_str(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::SatAdd => "|+|",
+        BinOp::SatSub => "|-|",
+        BinOp::Div => "/",
+        BinOp::Mod => "%",
+        BinOp::And => "&",
+        BinOp::Or => "|",
+        BinOp::Xor => "^",
+        BinOp::Shl => "<<",
+        BinOp::Shr => ">>",
+        BinOp::Eq => "==",
+        BinOp::Ne => "!=",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        BinOp::LAnd => "&&",
+        BinOp::LOr => "||",
+        BinOp::Min => "min",
+        BinOp::Max => "max",
+    }
+}
