@@ -20,7 +20,8 @@ fn p4ce_lab_file_parses_with_the_lab_addressing() {
 fn the_namespace_host_file_and_the_in_memory_topology_agree() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/labs/p4ce.yaml");
     let lab = dataplane::lab::Lab::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let topo = labs::p4ce::topology(labs::p4ce::TOPOLOGY_HOSTS, &labs::p4ce::repo_labs_dir()).unwrap();
+    let topo =
+        labs::p4ce::topology(labs::p4ce::TOPOLOGY_HOSTS, &labs::p4ce::repo_labs_dir()).unwrap();
     assert_eq!(lab.hosts.len(), topo.hosts.len());
     for (h, spec) in topo.hosts.iter().enumerate() {
         let host = lab

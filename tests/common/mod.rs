@@ -62,6 +62,7 @@ impl Pisa {
     pub fn ctl(&self, args: &[&str]) -> Json {
         let out = Command::new(PISA)
             .arg("ctl")
+            .arg("--json")
             .arg("--socket")
             .arg(&self.ctl)
             .args(args)

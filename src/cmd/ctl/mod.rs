@@ -1,6 +1,9 @@
 //! `pisa ctl`: talk to a running `pisa run --ctl PATH` (or a lab switch) over its Unix control
 //! socket. The server and the protocol (ops, fields, answers) are
-//! [`control::server`]'s; this is the client.
+//! [`control::server`]'s; this is the client. Answers print as tables and lines
+//! ([`render`]), or as the JSON reply with `--json`.
+
+mod render;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -22,6 +25,9 @@ pub struct CtlArgs {
     /// just started in the background), instead of failing at once.
     #[arg(long, value_name = "SECS", default_value_t = 0.0)]
     pub wait: f64,
+    /// Print the switch's JSON reply as it is (for scripts) instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
     #[command(subcommand)]
     pub command: CtlCommand,
 }
@@ -29,13 +35,19 @@ pub struct CtlArgs {
 /// A table entry on the command line.
 #[derive(Args, Debug)]
 pub struct EntryArgs {
+    /// The table (`SwitchIngress.mac_dst`, or a unique suffix such as `mac_dst`).
     table: String,
+    /// A key field and its match, as `pisa ctl table-list` prints it: `hdr.ipv4.dst_addr=10.0.0.0/8`
+    /// (LPM), `VALUE &&& MASK` (ternary), `LO..HI` (range), a MAC, IPv4/IPv6 or number (repeat per field).
     #[arg(short = 'k', long = "key", value_name = "FIELD=VALUE")]
     key: Vec<String>,
+    /// The action to run on a hit.
     #[arg(short = 'a', long)]
     action: String,
+    /// An action parameter (repeat per parameter).
     #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
     params: Vec<String>,
+    /// Priority of a ternary or range entry (as BfRt's $MATCH_PRIORITY: a smaller number wins).
     #[arg(long)]
     priority: Option<u32>,
 }
@@ -46,15 +58,21 @@ pub enum CtlCommand {
     Stats,
     /// Read an indexed counter cell.
     Counter {
+        /// The counter (full name or a unique suffix).
         name: String,
+        /// The cell.
         index: u32,
+        /// Only this pipe (default: every pipe, one row each).
         #[arg(long)]
         pipe: Option<u16>,
     },
     /// Read a register cell.
     Register {
+        /// The register (full name or a unique suffix).
         name: String,
+        /// The cell.
         index: u32,
+        /// Only this pipe (default: every pipe, one row each).
         #[arg(long)]
         pipe: Option<u16>,
     },
@@ -62,31 +80,60 @@ pub enum CtlCommand {
     TableAdd(EntryArgs),
     /// Delete a table entry by its key.
     TableDelete {
+        /// The table.
         table: String,
+        /// A key field and its match, as in table-add (repeat per field).
         #[arg(short = 'k', long = "key", value_name = "FIELD=VALUE")]
         key: Vec<String>,
+        /// Priority of the ternary or range entry to delete.
         #[arg(long)]
         priority: Option<u32>,
     },
     /// Change an existing entry's action and data (same arguments as table-add).
     TableModify(EntryArgs),
     /// List a table's entries, its default action and its hit/miss counts.
-    TableList { table: String },
+    TableList {
+        /// The table.
+        table: String,
+    },
     /// Apply a table-state file (tables, registers, mirror, multicast, port queues) while
     /// running: the same YAML as `pisa run --tables`.
-    Apply { file: PathBuf },
+    Apply {
+        /// The table-state YAML file (format: docs/tables-file.md).
+        file: PathBuf,
+    },
     /// A port's egress queue counters (enqueued, dropped, ECN-marked, deepest backlog).
-    Queue { port: u16 },
+    Queue {
+        /// The device port.
+        port: u16,
+    },
     /// Show a port's link settings and fault counters.
-    LinkGet { port: u16 },
+    LinkGet {
+        /// The device port.
+        port: u16,
+    },
     /// Replace a port's link settings, e.g. `rate=10G,delay=5us,loss=0.01` (empty: a clean link).
-    LinkSet { port: u16, settings: String },
+    LinkSet {
+        /// The device port.
+        port: u16,
+        /// The settings (`tx.`/`rx.` prefixes for one direction).
+        settings: String,
+    },
     /// Take a port's link down.
-    LinkDown { port: u16 },
+    LinkDown {
+        /// The device port.
+        port: u16,
+    },
     /// Bring a port's link up.
-    LinkUp { port: u16 },
-    /// Send one raw JSON request line.
-    Raw { json: String },
+    LinkUp {
+        /// The device port.
+        port: u16,
+    },
+    /// Send one raw JSON request line and print the JSON reply.
+    Raw {
+        /// The request, e.g. `{"op": "stats"}` (each verb above sends one such line).
+        json: String,
+    },
 }
 
 fn pairs(items: &[String], what: &str) -> anyhow::Result<serde_json::Map<String, Json>> {
@@ -190,15 +237,26 @@ pub fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
     let line = request_of(&args.command)?;
     wait_for(&args.socket, args.wait);
     let reply = request(&args.socket, &line)?;
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&reply).unwrap_or_else(|_| reply.to_string())
-    );
-    if reply.get("ok") == Some(&Json::Bool(true)) {
-        Ok(ExitCode::SUCCESS)
+    let ok = reply.get("ok") == Some(&Json::Bool(true));
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&reply).unwrap_or_else(|_| reply.to_string())
+        );
+    } else if ok {
+        print!("{}", render::human(&args.command, &reply));
     } else {
-        Ok(ExitCode::from(1))
+        let msg = reply.get("error").map(|e| match e {
+            Json::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+        eprintln!("error: {}", msg.unwrap_or_else(|| reply.to_string()));
     }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 #[cfg(test)]
