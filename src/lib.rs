@@ -2,4 +2,5 @@
 //! end-to-end tests share.
 
 pub mod bundled;
+pub mod machine;
 pub mod workload;

@@ -71,18 +71,6 @@ fn runs(w: &mut Workload, a: &PipelineBenchArgs) -> Vec<Measurement> {
         .collect()
 }
 
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, m)| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_string())
-}
-
 fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
     let n_frames = 8192;
     let mut l2l3 = workload::l2l3(a.macs, a.routes, n_frames)?;
@@ -99,14 +87,12 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
     let wire_mpps = median(wire_runs.iter().map(Measurement::mpps).collect());
     let out_per_in = l2l3_runs.iter().map(|m| m.out_frames).sum::<u64>() as f64
         / l2l3_runs.iter().map(|m| m.packets).sum::<u64>().max(1) as f64;
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    let machine = pisa::machine::Machine::now();
     match a.report {
         ReportFormat::Json => {
             let v = serde_json::json!({
                 "benchmark": "pipeline",
-                "machine": { "cpu": cpu_model(), "cores": cores },
+                "machine": machine.json(),
                 "frame_bytes": 64,
                 "batch": a.batch,
                 "runs": a.runs,
@@ -126,7 +112,7 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                 "pisa bench pipeline — one core, 64-byte frames, batches of {}",
                 a.batch
             );
-            println!("machine: {} ({cores} cores visible)", cpu_model());
+            println!("{}", machine.line(1));
             println!("{:<40} {:>12} {:>10}", "program", "Mpps (median)", "ratio");
             println!("{:<40} {:>12.2} {:>10}", wire.name, wire_mpps, "1.00");
             println!(

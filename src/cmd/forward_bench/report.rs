@@ -137,6 +137,8 @@ pub(super) fn print_text(
             s.ratio.map_or("-".to_string(), |r| format!("{r:.3}"))
         );
     }
+    // pisa's threads: one per port for I/O plus the pipeline; the generator and sink beside.
+    println!("{}", pisa::machine::Machine::now().line(cores.min(4)));
 }
 
 pub(super) fn print_json(
@@ -191,6 +193,7 @@ pub(super) fn print_json(
         "seconds": args.seconds,
         "latency_pps": args.latency_pps,
         "cpu_cores": cores,
+        "machine": pisa::machine::Machine::now().json(),
         "runs": runs,
         "medians": medians,
     });

@@ -269,6 +269,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
                 "passes_per_s": pps,
                 "single_switch_passes_per_s": single,
                 "lab_to_single_switch": ratio,
+                "machine": pisa::machine::Machine::now().json(),
                 "switches": topo.switches.iter().map(|s| s.name.clone()).zip(lab.switch_counters()).collect::<std::collections::BTreeMap<_, _>>(),
             })
         ),
@@ -289,6 +290,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
                 single / 1e6,
                 ratio
             );
+            println!("{}", pisa::machine::Machine::now().line(1));
         }
     }
     Ok(ExitCode::SUCCESS)
