@@ -3,4 +3,5 @@
 
 pub mod bundled;
 pub mod machine;
+pub mod progress;
 pub mod workload;

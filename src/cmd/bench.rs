@@ -79,10 +79,16 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
     let mut l2l3_runs = Vec::new();
     let mut wire_runs = Vec::new();
     let one = PipelineBenchArgs { runs: 1, ..a };
-    for _ in 0..a.runs.max(1) {
+    let mut progress = pisa::progress::Progress::new(2 * a.runs.max(1) as u64, "bench pipeline");
+    for r in 0..a.runs.max(1) {
+        progress.start(&format!("run {}: {}", r + 1, wire.name));
         wire_runs.extend(runs(&mut wire, &one));
+        progress.step();
+        progress.start(&format!("run {}: {}", r + 1, l2l3.name));
         l2l3_runs.extend(runs(&mut l2l3, &one));
+        progress.step();
     }
+    progress.finish();
     let l2l3_mpps = median(l2l3_runs.iter().map(Measurement::mpps).collect());
     let wire_mpps = median(wire_runs.iter().map(Measurement::mpps).collect());
     let out_per_in = l2l3_runs.iter().map(|m| m.out_frames).sum::<u64>() as f64

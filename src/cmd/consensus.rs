@@ -363,7 +363,9 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let mut reports = Vec::new();
+    let mut progress = pisa::progress::Progress::new(a.outstanding.len() as u64, "consensus bench");
     for o in &a.outstanding {
+        progress.start(&format!("outstanding {o}"));
         let cfg = BenchConfig {
             mode: match a.mode {
                 ModeArg::P4ce => LogPath::Switch,
@@ -385,7 +387,9 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
                 return Err(e);
             }
         }
+        progress.step();
     }
+    progress.finish();
     place.close()?;
     match (a.link.report, reports.as_slice()) {
         (ReportFormat::Json, [r]) => println!("{}", serde_json::to_string(r)?),
@@ -440,9 +444,11 @@ pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let mut reports = Vec::new();
+    let mut progress = pisa::progress::Progress::new(4 * sizes.len() as u64, "demo p4ce");
     for replicas in [2, 4] {
         for &value_size in sizes {
             for mode in [LogPath::Switch, LogPath::Unicast] {
+                progress.start(&format!("{mode:?} replicas={replicas} value={value_size}B"));
                 let cfg = BenchConfig {
                     mode,
                     replicas,
@@ -461,9 +467,11 @@ pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
                         return Err(e);
                     }
                 }
+                progress.step();
             }
         }
     }
+    progress.finish();
     let in_lab = matches!(place, Where::Lab(_));
     place.close()?;
     if text {

@@ -529,20 +529,25 @@ pub fn bench_forward(args: BenchForwardArgs) -> anyhow::Result<ExitCode> {
     let mut rows = Vec::new();
     let mut instance = 0usize;
     let rounds = args.rounds.max(1);
+    let steps = rounds * (backends.len() * ios.len() + 1);
+    let mut progress = pisa::progress::Progress::new(steps as u64, "bench forward");
     for round in 0..rounds {
         for &b in &backends {
             for &io in &ios {
                 check_interrupted()?;
                 let label = switch_label(b, io);
-                eprintln!("round {}/{rounds}: pisa on {label}", round + 1);
+                progress.start(&format!("round {}/{rounds}: pisa on {label}", round + 1));
                 bench_pisa(&setup, b, io, &mut instance, &mut ends, round, &mut rows)
                     .with_context(|| format!("pisa on {label}"))?;
+                progress.step();
             }
         }
-        eprintln!("round {}/{rounds}: kernel bridge", round + 1);
+        progress.start(&format!("round {}/{rounds}: kernel bridge", round + 1));
         bench_bridge(&setup, &cleanup.bridge, &mut ends, round, &mut rows)
             .context("kernel bridge")?;
+        progress.step();
     }
+    progress.finish();
     drop(ends);
     drop(cleanup);
     let mut switches: Vec<String> = backends
