@@ -41,6 +41,7 @@ pub struct PipelineBenchArgs {
     /// /24 routes.
     #[arg(long, default_value_t = 10_000)]
     pub routes: usize,
+    /// `text` for people, `json` for scripts (one object on stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
 }

@@ -150,6 +150,7 @@ pub struct BenchForwardArgs {
     /// per-process file prefix).
     #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
     pub dpdk_eal: Option<String>,
+    /// `text` for people, `json` for scripts (one object on stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
     #[command(flatten)]

@@ -48,6 +48,7 @@ pub struct RunArgs {
     /// medians are reported.
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
+    /// `text` for people, `json` for scripts (one object on stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
 }
@@ -59,6 +60,7 @@ pub struct PingAllArgs {
     /// Network namespaces and veth pairs (root) instead of memory.
     #[arg(long)]
     pub netns: bool,
+    /// `text` for people, `json` for scripts (one object on stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
 }
@@ -94,13 +96,16 @@ pub enum GenerateCommand {
     /// A k-ary fat tree (k even): (k/2)² core, k pods of k/2 aggregation and k/2 edge switches,
     /// k³/4 hosts.
     FatTree {
+        /// Ports per switch (even, 2 to 254).
         #[arg(long, default_value_t = 4)]
         k: u16,
     },
     /// Every leaf cabled to every spine.
     LeafSpine {
+        /// Spine switches (each leaf has one link to every spine).
         #[arg(long, default_value_t = 2)]
         spines: u16,
+        /// Leaf switches.
         #[arg(long, default_value_t = 4)]
         leaves: u16,
         /// Hosts per leaf.
