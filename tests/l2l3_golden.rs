@@ -202,6 +202,15 @@ fn explain_names_each_drops_table_or_condition_and_the_totals_add_up() {
         "{text}"
     );
     assert!(!text.contains("warning:"), "{text}");
+    // The counter names what in the program can drop.
+    assert!(
+        text.contains("ingress_drop_ctl: 3 (the program's drop_ctl writers: table SwitchIngress.mac_dst -> SwitchIngress.drop,"),
+        "{text}"
+    );
+    assert!(
+        text.contains("table SwitchIngress.acl -> SwitchIngress.acl_deny, SwitchIngress.drop();"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -155,6 +155,32 @@ fn write_capture(path: &Path, port: u16, frames: &[OutFrame]) -> anyhow::Result<
     Ok(())
 }
 
+/// For a `drop_ctl` drop: what in the program can ask for it (`pisa run --explain` or `pisa
+/// trace` name the one each packet took).
+pub fn drop_ctl_hint(sw: &Switch, reason: pipeline::switch::DropReason) -> String {
+    use pipeline::switch::DropReason;
+    let gress = match reason {
+        DropReason::IngressDropCtl => pipeline::ir::Gress::Ingress,
+        DropReason::EgressDropCtl => pipeline::ir::Gress::Egress,
+        _ => return String::new(),
+    };
+    let mut all: Vec<String> = Vec::new();
+    for pl in &sw.program().pipelines {
+        for w in pipeline::switch::drop_ctl_writers(pl, gress) {
+            if !all.contains(&w) {
+                all.push(w);
+            }
+        }
+    }
+    if all.is_empty() {
+        return String::new();
+    }
+    format!(
+        " (the program's drop_ctl writers: {}; --explain names each packet's)",
+        all.join(", ")
+    )
+}
+
 /// The end-of-run summary: packets in and out per port, drops by reason, table hit counts.
 pub fn summary(sw: &Switch, o: &ReplayOutcome) -> String {
     let mut s = String::new();
@@ -167,7 +193,7 @@ pub fn summary(sw: &Switch, o: &ReplayOutcome) -> String {
     for reason in pipeline::switch::DropReason::ALL {
         let n = stats.dropped(reason);
         if n > 0 {
-            let _ = writeln!(s, "  {reason}: {n}");
+            let _ = writeln!(s, "  {reason}: {n}{}", drop_ctl_hint(sw, reason));
         }
     }
     for (port, n) in &o.port_drops {

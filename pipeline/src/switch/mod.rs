@@ -14,6 +14,7 @@
 //! egress code below; the only branch is where a copy is enqueued (`enqueue` in [`tm_path`]).
 
 mod config;
+mod drop_causes;
 mod drops;
 mod split;
 mod tm_path;
@@ -22,6 +23,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 pub use config::{PortConfig, SwitchConfig, SwitchError, DEFAULT_QUEUE, MIN_FRAME};
+pub use drop_causes::drop_ctl_writers;
 pub use drops::{DropReason, DropRecord, SwitchStats};
 pub use split::TmCopy;
 
