@@ -7,6 +7,8 @@
 //! token) maps back to a span in an ORIGINAL file; text produced by a macro maps to the macro's
 //! use site.
 
+mod paste;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -545,7 +547,10 @@ impl Preprocessor<'_> {
                         .with_primary(name_span.to(rest_span), "`#warning` directive reached"),
                 );
             }
+            // `#line N "file"` and GCC's line markers (`# 1 "file" 2`, what `cpp` leaves in a
+            // preprocessed program): accepted; diagnostics keep this file's own lines.
             "line" | "" => {}
+            n if n.bytes().all(|b| b.is_ascii_digit()) => {}
             other => {
                 let other = other.to_string();
                 self.diags.push(
@@ -600,14 +605,12 @@ impl Preprocessor<'_> {
         } else {
             (None, after.trim().to_string())
         };
-        if has_hash_outside_strings(&value) {
+        if let Err(why) = paste::check_body(&value, params.as_deref()) {
             let span = Span::new(file, at + (lead + name_len) as u32, rest_span.hi);
-            self.diags.push(
-                Diagnostic::error(format!(
-                    "unsupported: `#` or `##` in the body of macro `{name}`"
-                ))
-                .with_primary(span, "stringizing and token pasting are not supported")
-                .with_help("write the pasted name out in full"),
+            self.error(
+                span,
+                format!("bad body of macro `{name}`: {why}"),
+                "in this body",
             );
             return;
         }
@@ -836,13 +839,9 @@ impl Preprocessor<'_> {
                 for a in args {
                     expanded_args.push(self.rescan(a, hide, depth + 1, budget)?);
                 }
-                replace_idents(&mac.body, |w| {
-                    params
-                        .iter()
-                        .position(|p| p == w)
-                        .map(|k| expanded_args.get(k).cloned().unwrap_or_default())
-                })
+                paste::substitute(&mac.body, Some(params), args, &expanded_args)
             }
+            _ if mac.body.contains("##") => paste::substitute(&mac.body, None, &[], &[]),
             _ => mac.body.clone(),
         };
         self.rescan(&body, hide, depth + 1, budget)
@@ -1021,22 +1020,6 @@ impl Preprocessor<'_> {
     }
 }
 
-/// A `#` outside string literals (stringizing or token pasting in a macro body).
-fn has_hash_outside_strings(body: &str) -> bool {
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in body.chars() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' if in_string => escaped = true,
-            '"' => in_string = !in_string,
-            '#' if !in_string => return true,
-            _ => {}
-        }
-    }
-    false
-}
-
 /// Turns `\` + newline pairs into spaces, keeping byte offsets.
 fn join_continuations(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -1107,37 +1090,6 @@ fn parse_macro_args(text: &str, from: usize) -> Option<(Vec<String>, usize)> {
         i += 1;
     }
     None
-}
-
-/// Replaces whole identifiers in `text` for which `f` returns a value.
-fn replace_idents(text: &str, f: impl Fn(&str) -> Option<String>) -> String {
-    let bytes = text.as_bytes();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if is_ident_start(bytes[i]) {
-            let start = i;
-            while i < bytes.len() && is_ident_char(bytes[i]) {
-                i += 1;
-            }
-            let w = &text[start..i];
-            match f(w) {
-                Some(r) => out.push_str(&r),
-                None => out.push_str(w),
-            }
-        } else if bytes[i].is_ascii_digit() {
-            let start = i;
-            while i < bytes.len() && is_ident_char(bytes[i]) {
-                i += 1;
-            }
-            out.push_str(&text[start..i]);
-        } else {
-            let c_len = text[i..].chars().next().map(char::len_utf8).unwrap_or(1);
-            out.push_str(&text[i..i + c_len]);
-            i += c_len;
-        }
-    }
-    out
 }
 
 /// Evaluation of `#if` integer expressions (C semantics on i128; unknown identifiers are 0).
@@ -1470,14 +1422,17 @@ mod tests {
     }
 
     #[test]
-    fn hash_in_macro_bodies() {
-        assert!(has_hash_outside_strings("a ## b"));
-        assert!(has_hash_outside_strings("#x"));
-        assert!(!has_hash_outside_strings("\"a#b\" + 1"));
-        assert!(!has_hash_outside_strings("\"q\\\"#\""));
-        let (_, e, d) = run("#define S \"x#y\"\nS;\n", &[]);
+    fn stringizing_pasting_and_line_markers() {
+        let (_, e, d) = run(
+            "# 1 \"x.p4\" 1\n#line 3\n#define S \"x#y\"\n#define CAT(a, b) a ## b\n#define STR(a) #a\nS; CAT(tt, l); STR(hi there);\n",
+            &[],
+        );
         assert!(d.is_empty(), "{d:?}");
-        assert!(e.text.contains("\"x#y\""));
+        assert!(e.text.contains("\"x#y\""), "{}", e.text);
+        assert!(e.text.contains(" ttl "), "{}", e.text);
+        assert!(e.text.contains("\"hi there\""), "{}", e.text);
+        let (_, _, d) = run("#define BAD(a) #b\n", &[]);
+        assert!(!d.is_empty());
     }
 
     #[test]
