@@ -706,13 +706,14 @@ impl<'a> Lowerer<'a> {
                             w >= 128 || (v as u128) < (1u128 << w)
                         };
                         if !fits {
-                            return Err(self.err(
-                                Diagnostic::error(format!("literal {v} does not fit in `{ty}`"))
-                                    .with_primary(e.span, "too wide for its width prefix")
-                                    .with_help(format!(
-                                        "use a wider prefix or a value below 2^{w}"
-                                    )),
-                            ));
+                            // p4c warns and keeps the low bits; so does pisa, saying so.
+                            self.warn(
+                                Diagnostic::warning(format!(
+                                    "literal {v} does not fit in `{ty}`: its low {w} bits are used"
+                                ))
+                                .with_primary(e.span, "too wide for its width prefix")
+                                .with_help(format!("use a wider prefix or a value below 2^{w}")),
+                            );
                         }
                         let bits = rules::mask(v as u128, w as u16);
                         Ok(V::Scalar(ir::Expr::constant(bits, w as u16), ty))

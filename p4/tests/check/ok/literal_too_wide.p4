@@ -1,4 +1,5 @@
-/* A width-prefixed literal must fit its width. */
+/* A width-prefixed literal wider than its width: a warning (as p4c gives), the low bits used
+   (8w300 is 44). */
 #include "../head.p4inc"
 
 control Ingress(inout headers_t hdr, inout metadata_t meta,
