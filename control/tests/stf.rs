@@ -142,3 +142,32 @@ fn l2l3_tables_yaml_matches_the_stf_setup() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The language conformance programs: every `p4/tests/lang/NAME.p4` (one construct each, as
+/// real programs write it) passes `NAME.stf`, whose expected bytes are worked out by hand in
+/// the file's comments.
+#[test]
+fn language_programs_pass_their_stf() {
+    let dir = programs_dir().join("../tests/lang");
+    let mut programs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("p4/tests/lang exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "p4"))
+        .collect();
+    programs.sort();
+    assert!(programs.len() >= 2, "{programs:?}");
+    let mut failures = Vec::new();
+    for p in programs {
+        let stf_path = p.with_extension("stf");
+        let text = std::fs::read_to_string(&stf_path)
+            .unwrap_or_else(|e| panic!("{}: {e}", stf_path.display()));
+        let stmts = stf::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", stf_path.display()));
+        let compiled = p4::compile::compile_file(&p, &p4::compile::CompileOptions::default())
+            .unwrap_or_else(|e| panic!("{} does not compile:\n{}", p.display(), e.render()));
+        let report = stf::run_stf(Arc::new(compiled.program), &stmts, &StfOptions::default());
+        if !report.all_passed() {
+            failures.push(format!("{}:\n{report}", stf_path.display()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -350,13 +350,19 @@ impl<'a> Env<'a> {
         for f in &s.fields {
             match self.resolve_type_depth(&f.ty, &TypeParams::new(), depth + 1) {
                 Ok(t) => {
-                    if is_header && !(t.is_bits() || matches!(&t, Ty::Enum(e) if e.serializable)) {
+                    if is_header
+                        && !(t.is_bits()
+                            || matches!(t, Ty::Bool)
+                            || matches!(&t, Ty::Enum(e) if e.serializable))
+                    {
                         result = Err(Diagnostic::error(format!(
                             "header field `{}` has type `{t}`",
                             f.name.name
                         ))
                         .with_primary(f.ty.span, "not allowed in a header")
-                        .with_help("header fields are `bit<W>`, `int<W>` or serializable enums"));
+                        .with_help(
+                            "header fields are `bit<W>`, `int<W>`, `bool` or serializable enums",
+                        ));
                         break;
                     }
                     if fields.iter().any(|(n, _): &(String, Ty)| *n == f.name.name) {

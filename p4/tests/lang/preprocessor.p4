@@ -1,0 +1,56 @@
+/* Preprocessor: GCC line markers, `##` token pasting and `#` stringizing (as cpp); and a
+   width-prefixed literal wider than its width keeps its low bits, with a warning, as p4c. */
+# 1 "macros.p4" 1
+#define FIELD(a, b) hdr.h.a ## b
+#define NAME(x) #x
+#line 7
+#include <core.p4>
+#include <tna.p4>
+
+header h_t {
+    bit<8> ttl;
+    bool   f;
+    bit<7> p;
+}
+struct headers_t { h_t h; }
+struct meta_t {}
+
+parser IP(packet_in pkt, out headers_t hdr, out meta_t m,
+          out ingress_intrinsic_metadata_t ig_intr_md) {
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        pkt.extract(hdr.h);
+        transition accept;
+    }
+}
+
+@brief(NAME(pasted fields))
+control Ing(inout headers_t hdr, inout meta_t m, in ingress_intrinsic_metadata_t ig_intr_md,
+            in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+            inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+            inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    apply {
+        FIELD(tt, l) = 8w300;
+        FIELD(p, ) = 7w0x7f;
+        ig_tm_md.ucast_egress_port = 1;
+    }
+}
+
+control ID(packet_out pkt, inout headers_t hdr, in meta_t m,
+           in ingress_intrinsic_metadata_for_deparser_t d) {
+    apply { pkt.emit(hdr); }
+}
+
+parser EP(packet_in pkt, out headers_t hdr, out meta_t m, out egress_intrinsic_metadata_t eg) {
+    state start { pkt.extract(eg); transition accept; }
+}
+control Eg(inout headers_t hdr, inout meta_t m, in egress_intrinsic_metadata_t eg,
+           in egress_intrinsic_metadata_from_parser_t p,
+           inout egress_intrinsic_metadata_for_deparser_t d,
+           inout egress_intrinsic_metadata_for_output_port_t o) { apply {} }
+control ED(packet_out pkt, inout headers_t hdr, in meta_t m,
+           in egress_intrinsic_metadata_for_deparser_t d) { apply {} }
+
+Pipeline(IP(), Ing(), ID(), EP(), Eg(), ED()) pipe;
+Switch(pipe) main;
