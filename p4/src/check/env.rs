@@ -350,11 +350,7 @@ impl<'a> Env<'a> {
         for f in &s.fields {
             match self.resolve_type_depth(&f.ty, &TypeParams::new(), depth + 1) {
                 Ok(t) => {
-                    if is_header
-                        && !(t.is_bits()
-                            || matches!(t, Ty::Bool)
-                            || matches!(&t, Ty::Enum(e) if e.serializable))
-                    {
+                    if is_header && !header_field_type(&t) {
                         result = Err(Diagnostic::error(format!(
                             "header field `{}` has type `{t}`",
                             f.name.name
@@ -564,4 +560,15 @@ fn is_type_decl(k: &DeclKind) -> bool {
             | DeclKind::Enum(_)
             | DeclKind::Extern(_)
     )
+}
+
+/// Whether `t` may be a header field: a bit string, `bool`, a serializable enum, or a struct
+/// of those (P4_16 §7.2.2: flattened into the header in declaration order).
+fn header_field_type(t: &Ty) -> bool {
+    match t {
+        Ty::Bool => true,
+        Ty::Enum(e) => e.serializable,
+        Ty::Struct(s) => s.fields.iter().all(|(_, f)| header_field_type(f)),
+        other => other.is_bits(),
+    }
 }

@@ -261,6 +261,9 @@ impl<'a> Lowerer<'a> {
         match &e.kind {
             ExprKind::Name(id) => self.lookup_name(id),
             ExprKind::Member { base, member } => {
+                if let Some(r) = self.lookahead_member(e) {
+                    return r;
+                }
                 if let ExprKind::Call { callee, .. } = &base.kind {
                     if matches!(&callee.kind, ExprKind::Member { member: m, .. } if m.name == "apply")
                     {

@@ -12,6 +12,7 @@ mod control;
 mod expr;
 mod externs;
 pub mod intrinsics;
+mod lookahead;
 mod parser;
 pub mod phv;
 pub mod spans;

@@ -194,11 +194,7 @@ impl PhvAlloc {
     }
 
     fn header(&mut self, name: &str, s: &Rc<StructTy>) -> Result<Rc<Loc>, String> {
-        let bits: u32 = s
-            .fields
-            .iter()
-            .map(|(_, t)| t.scalar_width().map(u32::from).unwrap_or(0))
-            .sum();
+        let bits = Ty::Header(s.clone()).flat_width().unwrap_or(0);
         if !bits.is_multiple_of(8) {
             return Err(format!(
                 "header type `{}` is {bits} bits long, not a whole number of bytes",
@@ -208,22 +204,8 @@ impl PhvAlloc {
         self.align();
         let start = self.take(bits)?;
         let first_field = self.layout.fields.len() as u32;
-        let mut fields = Vec::with_capacity(s.fields.len());
         let mut at = start;
-        for (fname, fty) in &s.fields {
-            let w = fty.scalar_width().unwrap_or(0);
-            let f = FieldRef {
-                offset: at,
-                width: w,
-            };
-            at += u32::from(w);
-            self.layout.fields.push(ir::FieldInfo {
-                name: format!("{name}.{fname}"),
-                field: f,
-                signed: fty.is_signed(),
-            });
-            fields.push(Rc::new(Loc::Field { f, ty: fty.clone() }));
-        }
+        let fields = self.header_fields(name, s, &mut at);
         let id = HeaderId(self.layout.headers.len() as u32);
         self.layout.headers.push(ir::HeaderInfo {
             name: name.to_string(),
@@ -237,6 +219,35 @@ impl PhvAlloc {
             ty: s.clone(),
             fields,
         }))
+    }
+
+    /// The fields of a header laid out from bit `at` in declaration order; a struct-typed field
+    /// (P4_16 §7.2.2) is flattened in place and stays addressable as a struct.
+    fn header_fields(&mut self, prefix: &str, s: &StructTy, at: &mut u32) -> Vec<Rc<Loc>> {
+        let mut fields = Vec::with_capacity(s.fields.len());
+        for (fname, fty) in &s.fields {
+            let name = format!("{prefix}.{fname}");
+            if let Ty::Struct(inner) = fty {
+                let sub = self.header_fields(&name, inner, at);
+                fields.push(Rc::new(Loc::Struct {
+                    ty: inner.clone(),
+                    fields: sub,
+                }));
+                continue;
+            }
+            let f = FieldRef {
+                offset: *at,
+                width: fty.scalar_width().unwrap_or(0),
+            };
+            *at += u32::from(f.width);
+            self.layout.fields.push(ir::FieldInfo {
+                name,
+                field: f,
+                signed: fty.is_signed(),
+            });
+            fields.push(Rc::new(Loc::Field { f, ty: fty.clone() }));
+        }
+        fields
     }
 
     /// The finished layout.
