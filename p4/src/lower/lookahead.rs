@@ -10,7 +10,10 @@ use crate::lower::{Binding, Lowerer, Res, V};
 use pipeline::ir;
 
 /// The `lookahead<T>()` call at the root of a member chain, and the members from it outwards.
-fn chain<'e>(e: &'e ast::Expr) -> Option<(&'e ast::Expr, &'e [ast::Type], Vec<&'e ast::Ident>)> {
+/// The pieces of a member chain rooted at `pkt.lookahead<T>()`.
+type Chain<'e> = (&'e ast::Expr, &'e [ast::Type], Vec<&'e ast::Ident>);
+
+fn chain(e: &ast::Expr) -> Option<Chain<'_>> {
     let mut members = Vec::new();
     let mut cur = e;
     loop {
