@@ -206,17 +206,12 @@ fn block_instance<'a>(
                 .with_help("`Pipeline` takes: ingress parser, ingress control, ingress deparser, egress parser, egress control, egress deparser"),
         ));
     }
-    if !ctor_args.is_empty() {
-        return Err(l.err(crate::check::unsupported(
-            e.span,
-            "constructor arguments of parsers and controls",
-            "block constructor parameters",
-        )));
-    }
+    let ctor = l.ctor_values(decl, ctor_args, e.span)?;
     Ok(BlockInst {
         decl,
         name: inst_name,
         span: e.span,
+        ctor,
     })
 }
 
@@ -594,6 +589,7 @@ fn check_unused_blocks<'a>(l: &mut Lowerer<'a>) {
                 decl: d,
                 name: name.name.clone(),
                 span: name.span,
+                ctor: Vec::new(),
             };
             l.ctx = if is_parser {
                 Ctx::Parser

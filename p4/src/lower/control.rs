@@ -27,13 +27,8 @@ pub(super) fn lower_control_inst<'a>(
                 .with_primary(inst.span, "here"),
         ));
     };
-    if let Some(p) = c.ctor_params.first() {
-        return Err(l.err(crate::check::unsupported(
-            p.span,
-            "control constructor parameters",
-            "block constructor parameters",
-        )));
-    }
+    let mut frame = frame;
+    bind_ctor(l, inst, &mut frame)?;
     l.lowered_blocks
         .insert((inst.decl.span.file, inst.decl.span.lo));
     let errs = l.diags.error_count();
@@ -194,19 +189,14 @@ impl<'a> Lowerer<'a> {
                                     .with_primary(i.ty.span, "not a parser or control"),
                             ));
                         }
-                        if !i.args.is_empty() {
-                            return Err(self.err(crate::check::unsupported(
-                                i.ty.span,
-                                "constructor arguments of parsers and controls",
-                                "block constructor parameters",
-                            )));
-                        }
+                        let ctor = self.ctor_values(decl, &i.args, i.ty.span)?;
                         self.bind(
                             &i.name.name,
                             Binding::Block(Rc::new(BlockInst {
                                 decl,
                                 name: i.name.name.clone(),
                                 span: i.name.span,
+                                ctor,
                             })),
                         );
                         Ok(())
@@ -259,4 +249,31 @@ impl<'a> Lowerer<'a> {
             }
         }
     }
+}
+
+/// Binds an instance's constructor arguments in the frame of its body; an instance made
+/// without them (a block named where an instance is expected) is refused with the reason.
+pub(super) fn bind_ctor<'a>(
+    l: &mut Lowerer<'a>,
+    inst: &BlockInst<'a>,
+    frame: &mut HashMap<String, Binding<'a>>,
+) -> Res<()> {
+    let params = super::ctor::ctor_params(inst.decl);
+    if inst.ctor.len() != params.len() {
+        return Err(l.err(
+            Diagnostic::error(format!(
+                "`{}` needs its {} constructor argument(s)",
+                inst.name,
+                params.len()
+            ))
+            .with_primary(
+                inst.span,
+                "instantiate it with arguments: `Block(args) name;`",
+            ),
+        ));
+    }
+    for (name, v) in &inst.ctor {
+        frame.insert(name.clone(), Binding::In(v.clone()));
+    }
+    Ok(())
 }

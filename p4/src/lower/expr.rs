@@ -375,6 +375,7 @@ impl<'a> Lowerer<'a> {
                     decl,
                     name: id.name.clone(),
                     span: id.span,
+                    ctor: Vec::new(),
                 }))))
             }
             DeclKind::ExternFunction(_) | DeclKind::Function(_) => Ok(Resolved::Func(id)),
@@ -388,17 +389,12 @@ impl<'a> Lowerer<'a> {
                     _ => None,
                 };
                 if let Some(bd) = block {
-                    if !i.args.is_empty() {
-                        return Err(self.err(crate::check::unsupported(
-                            i.ty.span,
-                            "constructor arguments of parsers and controls",
-                            "block constructor parameters",
-                        )));
-                    }
+                    let ctor = self.ctor_values(bd, &i.args, i.ty.span)?;
                     return Ok(Resolved::Obj(Binding::Block(Rc::new(super::BlockInst {
                         decl: bd,
                         name: id.name.clone(),
                         span: id.span,
+                        ctor,
                     }))));
                 }
                 // Top-level extern instances are created where they are used: fine for

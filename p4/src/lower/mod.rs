@@ -9,6 +9,7 @@
 
 mod block;
 mod control;
+mod ctor;
 mod expr;
 mod externs;
 pub mod intrinsics;
@@ -104,6 +105,8 @@ pub(crate) struct BlockInst<'a> {
     /// Instance name used in qualified runtime names.
     pub name: String,
     pub span: Span,
+    /// Constructor parameters and their values at this instantiation.
+    pub ctor: Vec<(String, V)>,
 }
 
 /// What kind of body is being lowered (decides which statements are allowed).

@@ -83,13 +83,8 @@ fn lower_parser_inst<'a>(
                 .with_primary(inst.span, "here"),
         ));
     };
-    if let Some(c) = p.ctor_params.first() {
-        return Err(l.err(crate::check::unsupported(
-            c.span,
-            "parser constructor parameters",
-            "block constructor parameters",
-        )));
-    }
+    let mut frame = frame;
+    super::control::bind_ctor(l, inst, &mut frame)?;
     l.lowered_blocks
         .insert((inst.decl.span.file, inst.decl.span.lo));
     let errs = l.diags.error_count();
