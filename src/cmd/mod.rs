@@ -37,7 +37,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Follow one packet through the pipeline and print its path.
     Trace(trace::TraceArgs),
-    /// Run an STF test (the text format of p4c's and bf-p4c's test suites).
+    /// Run an STF test (the text format of p4c's and bf-p4c's test suites); exit 0 pass, 1 a
+    /// check failed, 2 the test could not run as written.
     Stf(stf::StfArgs),
     /// Benchmarks.
     #[command(subcommand)]

@@ -1,4 +1,7 @@
-//! `pisa stf`: run a test written in STF against a program; exit 1 when any check fails.
+//! `pisa stf`: run a test written in STF against a program. Exit 0 when every check passes,
+//! 1 when one fails (wrong output), 2 when the test could not be run as written (a script pisa
+//! cannot read, a statement naming what the program does not have, a program that does not
+//! compile): an STF error is never reported as a wrong-output failure.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,7 +39,7 @@ pub fn run(args: StfArgs) -> anyhow::Result<ExitCode> {
                 e.column,
                 e.message
             );
-            return Ok(ExitCode::from(1));
+            return Ok(ExitCode::from(2));
         }
     };
     let (_, mut sw) =
@@ -44,7 +47,7 @@ pub fn run(args: StfArgs) -> anyhow::Result<ExitCode> {
             Ok(x) => x,
             Err(e) => {
                 eprintln!("error: {e:#}");
-                return Ok(ExitCode::from(1));
+                return Ok(ExitCode::from(2));
             }
         };
     let report = stf::run_stf_on(&mut sw, &script, &StfOptions::default());
@@ -52,6 +55,12 @@ pub fn run(args: StfArgs) -> anyhow::Result<ExitCode> {
     if report.all_passed() {
         println!("{}: ok", args.test.display());
         Ok(ExitCode::SUCCESS)
+    } else if !report.errors.is_empty() {
+        println!(
+            "{}: ERROR (the script could not run as written: see the errors above)",
+            args.test.display()
+        );
+        Ok(ExitCode::from(2))
     } else {
         println!("{}: FAILED", args.test.display());
         Ok(ExitCode::from(1))

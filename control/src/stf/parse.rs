@@ -15,17 +15,41 @@ pub struct StfParseError {
     pub message: String,
 }
 
-/// Reads a whole script.
-pub fn parse(text: &str) -> Result<Vec<StfStmt>, StfParseError> {
-    let mut out = Vec::new();
+/// The script's logical lines: comments cut, a `\\` at the end of a line joining the next one
+/// (numbered as the first), a trailing `;` dropped (both as p4c's STF files write them).
+fn logical_lines(text: &str) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut pending: Option<(usize, String)> = None;
     for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
         let body = match raw.find('#') {
             Some(p) => &raw[..p],
             None => raw,
         };
+        let (acc_line, mut acc) = pending.take().unwrap_or((i + 1, String::new()));
+        let trimmed = body.trim_end();
+        if let Some(head) = trimmed.strip_suffix('\\') {
+            acc.push_str(head);
+            acc.push(' ');
+            pending = Some((acc_line, acc));
+            continue;
+        }
+        acc.push_str(body);
+        let t = acc.trim_end();
+        let t = t.strip_suffix(';').unwrap_or(t).to_string();
+        out.push((acc_line, t));
+    }
+    if let Some(p) = pending {
+        out.push(p);
+    }
+    out
+}
+
+/// Reads a whole script.
+pub fn parse(text: &str) -> Result<Vec<StfStmt>, StfParseError> {
+    let mut out = Vec::new();
+    for (line, body) in logical_lines(text) {
         let mut cur = Cursor {
-            text: body,
+            text: &body,
             pos: 0,
             line,
         };
@@ -292,6 +316,13 @@ fn add(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
                 cur.pos = start;
                 break action(cur)?;
             }
+            // An action without arguments may be written without `()`.
+            None | Some('=') => {
+                break ActionSpec {
+                    name,
+                    args: Vec::new(),
+                }
+            }
             _ => {
                 return Err(cur.error(format!(
                     "expected `:` after key `{name}` or `(` after action `{name}`"
@@ -316,6 +347,14 @@ fn add(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
 
 fn action(cur: &mut Cursor<'_>) -> Result<ActionSpec, StfParseError> {
     let name = cur.name("an action (`ACTION(ARG:VALUE, ...)`)")?;
+    cur.skip_ws();
+    if cur.at_end() {
+        // `setdefault t drop`: no arguments, no parentheses.
+        return Ok(ActionSpec {
+            name,
+            args: Vec::new(),
+        });
+    }
     cur.expect_char('(', "after the action name")?;
     let mut args = Vec::new();
     cur.skip_ws();
@@ -337,6 +376,10 @@ fn action(cur: &mut Cursor<'_>) -> Result<ActionSpec, StfParseError> {
         }
         if cur.eat(")") {
             break;
+        }
+        // Arguments separated by spaces only, as some suites write them.
+        if cur.peek().is_some_and(is_name_char) {
+            continue;
         }
         return Err(cur.error("expected `,` or `)` in the action's arguments"));
     }
@@ -511,6 +554,35 @@ mod tests {
                 name: Some("A".into()),
             }
         );
+    }
+
+    #[test]
+    fn the_dialects_of_other_suites() {
+        // Action without parentheses, trailing `;`, space-separated arguments, continuation.
+        let v = parse(
+            "add t k:1 drop;\nsetdefault t NoAction\nadd t k:2 \\\n  set(p:1 q:2)\nexpect 1 00\n",
+        )
+        .unwrap();
+        assert_eq!(v.len(), 4);
+        match &v[0].stmt {
+            Stmt::Add { action, keys, .. } => {
+                assert_eq!(action.name, "drop");
+                assert!(action.args.is_empty());
+                assert_eq!(keys[0].value, "1");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(&v[1].stmt, Stmt::SetDefault { action, .. } if action.name == "NoAction"));
+        match &v[2].stmt {
+            Stmt::Add { action, .. } => {
+                assert_eq!(action.args.len(), 2);
+                assert_eq!(action.args[1].name, "q");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The joined statement keeps its first line's number.
+        assert_eq!(v[2].line, 3);
+        assert_eq!(v[3].line, 5);
     }
 
     #[test]

@@ -277,6 +277,15 @@ impl Runner<'_> {
         let ir_table = resolve::table(&self.prog, t).ok_or_else(|| fail(&"table vanished"))?;
         // STF: larger wins, absent = lowest; the switch: smaller wins.
         let priority = resolve::needs_priority(ir_table).then(|| u32::MAX - priority.unwrap_or(0));
+        // Key values wider than their field keep their low bits, as the drivers write them.
+        let keys: Vec<Arg> = keys
+            .iter()
+            .map(|a| Arg {
+                value: fit_key_value(ir_table, &a.name, &a.value),
+                ..a.clone()
+            })
+            .collect();
+        let keys = keys.as_slice();
         let (full, entry) = resolve::resolve_entry(
             &self.prog,
             table,
@@ -286,9 +295,24 @@ impl Runner<'_> {
             pairs(&action.args),
         )
         .map_err(|e| (self.culprit(table, keys, action), fail(&e).1))?;
-        self.sw
-            .table_add_entry(PipeSel::All, &full, &entry)
-            .map_err(|e| fail(&e))?;
+        match self.sw.table_add_entry(PipeSel::All, &full, &entry) {
+            // p4c's STF runners turn an `add` of a key already there into a modify.
+            Err(pipeline::api::ApiError::DuplicateEntry { .. }) => {
+                let k: Vec<(&str, KeyMatch)> =
+                    entry.keys.iter().map(|(n, m)| (n.as_str(), *m)).collect();
+                let p: Vec<(&str, u128)> =
+                    entry.params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+                self.sw
+                    .table_modify(PipeSel::All, &full, &k, entry.priority, &entry.action, &p)
+                    .map_err(|e| fail(&e))?;
+                self.added.retain(|a| {
+                    !(a.table == full
+                        && a.entry.keys == entry.keys
+                        && a.entry.priority == entry.priority)
+                });
+            }
+            other => other.map_err(|e| fail(&e))?,
+        }
         let added = Added { table: full, entry };
         if let Some(n) = name {
             self.named.insert(n.to_string(), added.clone());
@@ -580,5 +604,31 @@ impl Runner<'_> {
             .first()
             .ok_or_else(|| format!("no pipe runs register {}", reg.name))?;
         Ok(if hi { first.hi } else { first.lo })
+    }
+}
+
+/// `text` with a plain number (or the value of `v/len`, `v &&& m`) wider than key `name`'s
+/// field cut to its low bits, as the hardware drivers write it; anything else unchanged.
+fn fit_key_value(t: &pipeline::ir::Table, name: &str, text: &str) -> String {
+    let leaf = |k: &&pipeline::ir::TableKey| {
+        k.name == name || k.name.ends_with(&format!(".{name}")) || name.ends_with(&k.name)
+    };
+    let Some(width) = t.keys.iter().find(leaf).map(|k| k.expr.width()) else {
+        return text.to_string();
+    };
+    let fit = |v: &str| -> String {
+        match crate::value::parse_u128(v.trim()) {
+            Ok(n) if width < 128 && n >> width != 0 => {
+                format!("0x{:x}", n & ((1u128 << width) - 1))
+            }
+            _ => v.to_string(),
+        }
+    };
+    if let Some((v, m)) = text.split_once("&&&") {
+        format!("{} &&& {}", fit(v), fit(m))
+    } else if let Some((v, len)) = text.split_once('/') {
+        format!("{}/{len}", fit(v))
+    } else {
+        fit(text)
     }
 }
