@@ -813,8 +813,12 @@ fn keys_wider_than_the_crossbar() {
     );
 }
 
+/// A table bigger than one stage's memories is spread over consecutive stages, as bf-p4c does:
+/// 2M exact entries (655 SRAM blocks with their action data: 9 stages of at most 80), 20k
+/// ternary entries of 32 bits (40 TCAM blocks: 2 stages of 24); the table's result is in the
+/// stage of its last part.
 #[test]
-fn tables_larger_than_a_stage() {
+fn tables_larger_than_a_stage_are_split_over_stages() {
     let mut b = B::new();
     let a = b.action("a", vec![]);
     let big = b.table_kind(
@@ -831,29 +835,29 @@ fn tables_larger_than_a_stage() {
     );
     let ok = b.table_kind("ok_ternary", vec![(f(2), MatchKind::Lpm)], vec![a], 12_288);
     let mut p = b.program(vec![apply(big), apply(tern), apply(ok)]);
-    let issues = expect_error(&mut p, Target::Tofino1, IssueKind::TableTooLarge);
-    let large: Vec<_> = issues
+    let report = place(&mut p, Target::Tofino1).expect("split tables fit");
+    let _ = (big, tern);
+    assert_eq!(stage(&p, "big_exact"), 8);
+    assert_eq!(stage(&p, "big_ternary"), 1);
+    let g = &report.pipelines[0].gresses[0];
+    let parts: Vec<&String> = g
+        .stages
         .iter()
-        .filter(|i| i.kind == IssueKind::TableTooLarge)
+        .flat_map(|s| &s.tables)
+        .filter(|t| t.starts_with("big_exact"))
         .collect();
-    assert_eq!(large.len(), 2, "{large:#?}");
-    assert_eq!(large[0].object, ObjectRef::Table(0, big));
-    assert!(
-        large[0]
-            .message
-            .contains("SRAM blocks; a tofino1 stage has 80"),
-        "{}",
-        large[0].message
-    );
-    assert_eq!(large[1].object, ObjectRef::Table(0, tern));
-    assert!(
-        large[1]
-            .message
-            .contains("40 TCAM blocks; a tofino1 stage has 24"),
-        "{}",
-        large[1].message
-    );
-    assert!(!large[0].help.is_empty());
+    assert_eq!(parts.len(), 9, "{parts:?}");
+    assert_eq!(parts[0], "big_exact (part 1 of 9)");
+    assert!(g
+        .stages
+        .iter()
+        .all(|s| s.sram_blocks <= 80 && s.tcam_blocks <= 24));
+    // 20M entries need more stages than Tofino 1 has: refused, with the stage count.
+    let mut b = B::new();
+    let a = b.action("a", vec![]);
+    let huge = b.table_kind("huge", vec![(f(0), MatchKind::Exact)], vec![a], 20_000_000);
+    let mut p = b.program(vec![apply(huge)]);
+    expect_error(&mut p, Target::Tofino1, IssueKind::TooManyStages);
 }
 
 #[test]

@@ -21,6 +21,7 @@ mod report;
 mod salu;
 mod schedule;
 mod single_access;
+mod split;
 mod units;
 
 use std::collections::BTreeMap;
@@ -379,7 +380,17 @@ fn place_gress(
     }
     issues.extend(single_access::check(pipe, phv, pi, &units));
 
-    let demands = demand::demands(pipe, phv, &units, p);
+    let mut demands = demand::demands(pipe, phv, &units, p);
+    // Tables too big for one stage's memories are spread over several (as bf-p4c does).
+    let mut prefix_parts: Vec<Vec<demand::Demand>> = vec![Vec::new(); units.len()];
+    for (u, d) in demands.iter_mut().enumerate() {
+        if let Some(mut parts) = split::split(d, p) {
+            if let Some(last) = parts.pop() {
+                *d = last;
+                prefix_parts[u] = parts;
+            }
+        }
+    }
     let mut oversize = vec![false; units.len()];
     let mut reported_regs: Vec<RegisterId> = Vec::new();
     for (i, (u, d)) in units.iter().zip(&demands).enumerate() {
@@ -438,8 +449,8 @@ fn place_gress(
                     )
             } else if matches!(u.kind, UnitKind::Table(_)) {
                 issue
-                    .with_note("pisa keeps a table in one stage (bf-p4c can spread a large table over several; pisa does not model that)")
-                    .with_help("reduce the table's `size`, or split it into several tables")
+                    .with_note("a table's entries can be spread over several stages, but each part needs this in its stage")
+                    .with_help("reduce the table's `size` or key, or split it into several tables")
             } else {
                 issue.with_help("split the work over several statements or tables")
             };
@@ -447,7 +458,12 @@ fn place_gress(
         }
     }
 
-    let placement = match schedule::schedule(&units, &demands, &oversize, p) {
+    let work = schedule::Work {
+        demands: &demands,
+        oversize: &oversize,
+        prefix_parts: &prefix_parts,
+    };
+    let placement = match schedule::schedule(&units, &work, p) {
         Ok(pl) => pl,
         Err(Failure::Conflict {
             object,
@@ -575,10 +591,17 @@ fn place_gress(
             ..StageReport::default()
         };
         for &u in &su.units {
+            let parts = &placement.parts_of[u];
+            let label = match parts.iter().position(|&ps| ps == s) {
+                Some(i) if parts.len() > 1 => {
+                    format!("{} (part {} of {})", units[u].label, i + 1, parts.len())
+                }
+                _ => units[u].label.clone(),
+            };
             match units[u].kind {
-                UnitKind::Gateway(_) => sr.gateways.push(units[u].label.clone()),
-                UnitKind::Table(_) if sr.tables.contains(&units[u].label) => {}
-                _ => sr.tables.push(units[u].label.clone()),
+                UnitKind::Gateway(_) => sr.gateways.push(label),
+                UnitKind::Table(_) if sr.tables.contains(&label) => {}
+                _ => sr.tables.push(label),
             }
         }
         sr.registers = su

@@ -34,7 +34,11 @@ pub(crate) enum Why {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Placement {
+    /// The stage of each unit (of a split table: its last part, where its result is).
     pub stage_of: Vec<usize>,
+    /// Of a table split over several stages ([`super::split`]): the stage of every part,
+    /// earliest first; empty for the other units.
+    pub parts_of: Vec<Vec<usize>>,
     pub stages: Vec<StageUse>,
     pub why: Vec<Why>,
     pub object_stage: BTreeMap<Stateful, usize>,
@@ -96,18 +100,21 @@ fn strict_path(units: &[Unit], from: usize, to: usize) -> Option<Vec<usize>> {
     None
 }
 
-/// Places every unit. `oversize[u]` marks units that fit no stage even alone (already
-/// reported): they go to their earliest stage regardless of capacity.
-pub(crate) fn schedule(
-    units: &[Unit],
-    demands: &[Demand],
-    oversize: &[bool],
-    p: &Profile,
-) -> Result<Placement, Failure> {
+/// What the scheduler places: per unit its demand, whether it fits no stage even alone (already
+/// reported: it goes to its earliest stage regardless of capacity), and for a table split over
+/// stages the parts before its last (whose demand is the unit's).
+pub(crate) struct Work<'a> {
+    pub demands: &'a [Demand],
+    pub oversize: &'a [bool],
+    pub prefix_parts: &'a [Vec<Demand>],
+}
+
+/// Places every unit.
+pub(crate) fn schedule(units: &[Unit], w: &Work<'_>, p: &Profile) -> Result<Placement, Failure> {
     let n = units.len();
     let mut min_stage = vec![0usize; n];
     for _ in 0..MAX_ATTEMPTS {
-        if let Some(done) = attempt(units, demands, oversize, p, &mut min_stage)? {
+        if let Some(done) = attempt(units, w, p, &mut min_stage)? {
             return Ok(done);
         }
     }
@@ -121,14 +128,15 @@ fn objects(d: &Demand) -> impl Iterator<Item = Stateful> + '_ {
 /// One pass; `Ok(None)` means minimum stages were raised and the caller should try again.
 fn attempt(
     units: &[Unit],
-    demands: &[Demand],
-    oversize: &[bool],
+    w: &Work<'_>,
     p: &Profile,
     min_stage: &mut [usize],
 ) -> Result<Option<Placement>, Failure> {
+    let (demands, oversize) = (w.demands, w.oversize);
     let n = units.len();
     let mut stages: Vec<StageUse> = Vec::new();
     let mut stage_of: Vec<Option<usize>> = vec![None; n];
+    let mut parts_of: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut why = vec![Why::Free; n];
     // object → (stage, units using it so far)
     let mut holders: BTreeMap<Stateful, (usize, Vec<usize>)> = BTreeMap::new();
@@ -143,6 +151,26 @@ fn attempt(
                     reason = Why::Dep(i);
                 }
             }
+        }
+        // The parts of a split table before its last, each in the first stage after the
+        // previous one with room; the last part (the unit) comes after them.
+        for part in w.prefix_parts.get(u).into_iter().flatten() {
+            let mut s = earliest;
+            loop {
+                if s >= STAGE_CAP {
+                    return Err(Failure::TooDeep { unit: u });
+                }
+                if s >= stages.len() {
+                    stages.resize_with(s + 1, StageUse::default);
+                }
+                if stages[s].refuse(part, p).is_none() {
+                    break;
+                }
+                s += 1;
+            }
+            stages[s].add(part, u);
+            parts_of[u].push(s);
+            earliest = s + 1;
         }
         let held: Vec<(Stateful, usize)> = objects(&demands[u])
             .filter_map(|o| holders.get(&o).map(|(s, _)| (o, *s)))
@@ -220,6 +248,9 @@ fn attempt(
         };
         stages[stage].add(&demands[u], u);
         stage_of[u] = Some(stage);
+        if !parts_of[u].is_empty() {
+            parts_of[u].push(stage);
+        }
         why[u] = reason;
         for o in objects(&demands[u]) {
             holders.entry(o).or_insert((stage, Vec::new())).1.push(u);
@@ -230,6 +261,7 @@ fn attempt(
     stages.truncate(used);
     Ok(Some(Placement {
         stage_of,
+        parts_of,
         stages,
         why,
         object_stage: holders.into_iter().map(|(o, (s, _))| (o, s)).collect(),
