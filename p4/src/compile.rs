@@ -325,6 +325,7 @@ pub fn object_span(spans: &SourceSpans, object: ObjectRef) -> Option<Span> {
             .get(r.index())
             .copied(),
         ObjectRef::Register(p, r) => spans.pipelines.get(p)?.registers.get(r.index()).copied(),
+        ObjectRef::Counter(p, c) => spans.pipelines.get(p)?.counters.get(c.index()).copied(),
         ObjectRef::Gateway {
             pipeline,
             gress,

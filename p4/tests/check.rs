@@ -1,10 +1,11 @@
 //! Golden tests of the checker and lowering: every `tests/check/ok/*.p4` lowers, and its IR
 //! summary plus warnings match `*.txt`; every `tests/check/err/*.p4` fails with the rendered
-//! diagnostics in `*.stderr`. Regenerate with `UPDATE_EXPECT=1 cargo test -p pisa-p4 --test check`.
+//! diagnostics in `*.stderr`; every `tests/check/rejected/*.p4` lowers but is refused by the
+//! placement on Tofino 1 (as bf-p4c refuses it), with the diagnostics in `*.stderr`. Regenerate with `UPDATE_EXPECT=1 cargo test -p pisa-p4 --test check`.
 
 use std::path::{Path, PathBuf};
 
-use p4::compile::{lower_str, CompileOptions};
+use p4::compile::{compile_str, lower_str, CompileOptions};
 
 fn dir(sub: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -94,6 +95,36 @@ fn err_programs_are_rejected_with_the_expected_diagnostics() {
                 p.display()
             ));
         }
+        if let Some(m) = check_golden(&p.with_extension("stderr"), &out) {
+            failures.push(m);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn rejected_programs_fail_placement_with_the_expected_diagnostics() {
+    let mut failures = Vec::new();
+    let files = inputs("rejected");
+    assert!(!files.is_empty(), "no rejected/*.p4 inputs");
+    for p in files {
+        let (lowered, _) = run(&p, "rejected");
+        if !lowered {
+            failures.push(format!("{} should lower (and fail placement)", p.display()));
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).expect("read test input");
+        let name = format!(
+            "tests/check/rejected/{}",
+            p.file_name().and_then(|n| n.to_str()).unwrap_or("?")
+        );
+        let out = match compile_str(&name, &text, &CompileOptions::default()) {
+            Ok(_) => {
+                failures.push(format!("{} should be refused by placement", p.display()));
+                continue;
+            }
+            Err(f) => f.render(),
+        };
         if let Some(m) = check_golden(&p.with_extension("stderr"), &out) {
             failures.push(m);
         }

@@ -1139,6 +1139,14 @@ impl<'a> Lowerer<'a> {
                 } else {
                     self.symmetric_inputs(a, symmetric)?
                 };
+                if inputs.is_empty() {
+                    // bf-p4c refuses a hash of nothing: no hash unit input to build.
+                    return Err(self.err(
+                        Diagnostic::error("`get` of a hash over no fields")
+                            .with_primary(a.span, "an empty field list")
+                            .with_help("hash at least one field, or use a constant"),
+                    ));
+                }
                 value(ir::Expr::Hash { hash: *id, inputs, width: *width }, Ty::Bit(*width))
             }
             (Kind::Random { width }, "get") => {

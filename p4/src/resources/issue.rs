@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use pipeline::ir::{Gress, RegisterActionId, RegisterId, TableId};
+use pipeline::ir::{CounterId, Gress, RegisterActionId, RegisterId, TableId};
 
 use crate::diag::{Diagnostic, Severity};
 
@@ -14,6 +14,7 @@ pub enum ObjectRef {
     Table(usize, TableId),
     RegisterAction(usize, RegisterActionId),
     Register(usize, RegisterId),
+    Counter(usize, CounterId),
     /// A `Stmt::If` of a gress's control. `index` is its pre-order position among the `If`s of
     /// `control.body`: walk the body in order, count an `If` before its `then` then `els`
     /// blocks, descend into table branches (hit before miss; `action_run` cases in order, then

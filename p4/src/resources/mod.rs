@@ -13,6 +13,7 @@
 mod action_ops;
 mod demand;
 mod effects;
+mod extern_rules;
 mod gateway;
 mod issue;
 mod names;
@@ -210,6 +211,7 @@ fn check_objects(pi: usize, pipe: &Pipeline, p: &Profile, issues: &mut Vec<Resou
         salu::check_register_action(pi, pipe, &names, RegisterActionId(ai as u32), ra, p, issues);
     }
     action_ops::check_actions(pi, pipe, p, issues);
+    issues.extend(extern_rules::counter_addressing(pipe, pi));
 }
 
 fn phv_of(pipe: &Pipeline, gress: Gress) -> &pipeline::ir::PhvLayout {
@@ -379,6 +381,7 @@ fn place_gress(
         }
     }
     issues.extend(single_access::check(pipe, phv, pi, &units));
+    issues.extend(extern_rules::register_actions(pipe, pi, &units));
 
     let mut demands = demand::demands(pipe, phv, &units, p);
     // Tables too big for one stage's memories are spread over several (as bf-p4c does).

@@ -1,0 +1,13 @@
+/* A hash over no fields is refused, as bf-p4c refuses it. */
+#include "../head.p4inc"
+
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    Hash<bit<16>>(HashAlgorithm_t.CRC16) h;
+    apply { meta.a16 = h.get({}); }
+}
+
+#include "../tail.p4inc"
