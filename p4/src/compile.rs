@@ -338,6 +338,18 @@ pub fn object_span(spans: &SourceSpans, object: ObjectRef) -> Option<Span> {
             };
             g.control_ifs.get(index).copied()
         }
+        ObjectRef::ParserState {
+            pipeline,
+            gress,
+            state,
+        } => {
+            let ps = spans.pipelines.get(pipeline)?;
+            let g = match gress {
+                ir::Gress::Ingress => &ps.ingress,
+                ir::Gress::Egress => &ps.egress,
+            };
+            g.parser_states.get(state).copied()
+        }
         ObjectRef::Pipeline(_) => None,
     }
 }

@@ -24,6 +24,12 @@ pub enum ObjectRef {
         gress: Gress,
         index: usize,
     },
+    /// A state of a gress's parser (`state` indexes `Parser::states`).
+    ParserState {
+        pipeline: usize,
+        gress: Gress,
+        state: usize,
+    },
     /// The pipeline as a whole (stage counts, and statements outside tables).
     Pipeline(usize),
 }
@@ -49,6 +55,8 @@ pub enum IssueKind {
     RegisterLayout,
     /// Something the emulator runs but the hardware (or bf-p4c) would not.
     EmulatorOnly,
+    /// A parser the target's parser cannot run (a field written twice on Tofino 1).
+    ParserRule,
     /// The IR is inconsistent (an id out of range): a frontend bug, reported rather than panicking.
     MalformedIr,
 }

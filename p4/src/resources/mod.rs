@@ -17,6 +17,7 @@ mod extern_rules;
 mod gateway;
 mod issue;
 mod names;
+mod parser_rules;
 pub mod profile;
 mod report;
 mod salu;
@@ -382,6 +383,11 @@ fn place_gress(
     }
     issues.extend(single_access::check(pipe, phv, pi, &units));
     issues.extend(extern_rules::register_actions(pipe, pi, &units));
+    let gp = match gress {
+        Gress::Ingress => &pipe.ingress,
+        Gress::Egress => &pipe.egress,
+    };
+    issues.extend(parser_rules::check(pi, gress, &gp.parser, &names, p.target));
 
     let mut demands = demand::demands(pipe, phv, &units, p);
     // Tables too big for one stage's memories are spread over several (as bf-p4c does).
