@@ -172,6 +172,77 @@ pub fn find_table(prog: &Program, name: &str) -> Result<TableRef, ResolveError> 
     })
 }
 
+/// Finds an action profile (by its own name, or its selector's).
+pub fn find_profile(prog: &Program, name: &str) -> Result<ObjRef, ResolveError> {
+    let all = qualified(prog, |pl| {
+        pl.action_profiles.iter().map(|a| a.name.as_str()).collect()
+    });
+    match pick_obj("action profile", name, &all) {
+        Err(ResolveError::Unknown { .. }) => {
+            // The selector's name stands for its profile (BfRt shows both).
+            let sels = qualified(prog, |pl| {
+                pl.action_profiles
+                    .iter()
+                    .map(|a| a.selector.as_ref().map_or("", |s| s.name.as_str()))
+                    .collect()
+            });
+            pick_obj("action profile", name, &sels).map_err(|e| match e {
+                ResolveError::Unknown { kind, name, .. } => ResolveError::Unknown {
+                    kind,
+                    name,
+                    known: all.iter().map(|x| x.0.clone()).collect(),
+                },
+                other => other,
+            })
+        }
+        other => other,
+    }
+}
+
+/// A member resolved: the profile's full name, the action's, and its parameters by name.
+pub type ResolvedMember = (String, String, Vec<(String, Value)>);
+
+/// An entry pointing at a member or group, resolved: the table's full name, its keys by name,
+/// the checked priority.
+pub type ResolvedRefEntry = (String, Vec<(String, KeyMatch)>, Option<u32>);
+
+/// A member of an action profile, read against the first table the profile implements.
+pub fn resolve_member<'s>(
+    prog: &Program,
+    profile: &str,
+    action: &str,
+    args: impl IntoIterator<Item = (&'s str, &'s str)>,
+) -> Result<ResolvedMember, ResolveError> {
+    let r = find_profile(prog, profile)?;
+    let pl = &prog.pipelines[r.pipeline];
+    let ap = &pl.action_profiles[r.index];
+    let Some(t) = ap.tables.first().and_then(|t| pl.tables.get(t.index())) else {
+        return Err(ResolveError::Unknown {
+            kind: "table implemented by action profile",
+            name: ap.name.clone(),
+            known: Vec::new(),
+        });
+    };
+    let call = build_action(pl, t, action, args, ActionUse::Entry)?;
+    let (a, params) = named_call(pl, &call);
+    Ok((ap.name.clone(), a, params))
+}
+
+/// An entry that points at a member or group.
+pub fn resolve_ref_entry<'s>(
+    prog: &Program,
+    table_name: &str,
+    keys: impl IntoIterator<Item = (&'s str, &'s str)>,
+    priority: Option<u32>,
+) -> Result<ResolvedRefEntry, ResolveError> {
+    let r = find_table(prog, table_name)?;
+    let t = &prog.pipelines[r.pipeline].tables[r.table.index()];
+    let km = build_key(t, keys)?;
+    let priority = check_priority(t, priority)?;
+    let named = t.keys.iter().map(|k| k.name.clone()).zip(km).collect();
+    Ok((t.name.clone(), named, priority))
+}
+
 /// Finds a register.
 pub fn find_register(prog: &Program, name: &str) -> Result<ObjRef, ResolveError> {
     let all = qualified(prog, |pl| {
@@ -227,18 +298,23 @@ pub fn normalize_key_name(name: &str) -> String {
 }
 
 /// Builds an entry's key from `(key name, value text)` pairs, in the table's key order.
-/// Omitted ternary/lpm/range keys match anything; omitted exact keys are an error.
+/// Omitted ternary/lpm/range keys match anything; omitted exact keys are an error. Selector
+/// keys (an action selector's hash inputs, last in the table's keys) take no value.
 pub fn build_key<'s>(
     t: &ir::Table,
     given: impl IntoIterator<Item = (&'s str, &'s str)>,
 ) -> Result<Vec<KeyMatch>, ResolveError> {
-    let names: Vec<(&str, usize)> = t
+    let matched: Vec<&ir::TableKey> = t
         .keys
+        .iter()
+        .filter(|k| k.kind != ir::MatchKind::Selector)
+        .collect();
+    let names: Vec<(&str, usize)> = matched
         .iter()
         .enumerate()
         .map(|(i, k)| (k.name.as_str(), i))
         .collect();
-    let mut out: Vec<Option<KeyMatch>> = vec![None; t.keys.len()];
+    let mut out: Vec<Option<KeyMatch>> = vec![None; matched.len()];
     for (name, text) in given {
         // The name as written first; p4c's STF spellings only when that finds nothing.
         let found = match pick("key", name, &names) {
@@ -255,7 +331,7 @@ pub fn build_key<'s>(
             },
             other => other,
         })?;
-        let k = &t.keys[i];
+        let k = matched[i];
         if out[i].is_some() {
             return Err(ResolveError::DuplicateKey {
                 table: t.name.clone(),
@@ -270,7 +346,7 @@ pub fn build_key<'s>(
         })?;
         out[i] = Some(m);
     }
-    t.keys
+    matched
         .iter()
         .zip(out)
         .map(|(k, m)| match m {
@@ -642,6 +718,7 @@ pub(crate) mod tests {
                 meters: vec![],
                 checksums: vec![],
                 digests: vec![],
+                action_profiles: Vec::new(),
             }],
             pipe_map: vec![0],
             errors: ErrorEnum::default(),

@@ -307,6 +307,7 @@ fn accepts(kind: MatchKind) -> &'static str {
             "`v &&& mask`, `v/len`, a plain value, `*` or a literal with `*` digits"
         }
         MatchKind::Range => "`lo..hi`, a plain value or `*`",
+        MatchKind::Selector => "no value (a selector key is an input of the selector's hash)",
     }
 }
 
@@ -423,6 +424,7 @@ pub fn match_anything(kind: MatchKind, width: u16) -> Option<KeyMatch> {
             lo: 0,
             hi: width_mask(width),
         }),
+        MatchKind::Selector => None,
     }
 }
 

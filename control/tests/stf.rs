@@ -145,7 +145,7 @@ fn l2l3_tables_yaml_matches_the_stf_setup() {
 
 /// The language conformance programs: every `p4/tests/lang/NAME.p4` (one construct each, as
 /// real programs write it) passes `NAME.stf`, whose expected bytes are worked out by hand in
-/// the file's comments.
+/// the file's comments, after `NAME.tables.yaml` (when there is one) is applied.
 #[test]
 fn language_programs_pass_their_stf() {
     let dir = programs_dir().join("../tests/lang");
@@ -164,7 +164,17 @@ fn language_programs_pass_their_stf() {
         let stmts = stf::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", stf_path.display()));
         let compiled = p4::compile::compile_file(&p, &p4::compile::CompileOptions::default())
             .unwrap_or_else(|e| panic!("{} does not compile:\n{}", p.display(), e.render()));
-        let report = stf::run_stf(Arc::new(compiled.program), &stmts, &StfOptions::default());
+        let mut sw = pipeline::switch::Switch::new(
+            Arc::new(compiled.program),
+            pipeline::switch::SwitchConfig::new(1),
+        )
+        .expect("switch");
+        let tables = p.with_extension("tables.yaml");
+        if tables.exists() {
+            let file = control::tables_file::load(&tables).unwrap_or_else(|e| panic!("{e}"));
+            control::tables_file::apply(&mut sw, &file).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let report = stf::run_stf_on(&mut sw, &stmts, &StfOptions::default());
         if !report.all_passed() {
             failures.push(format!("{}:\n{report}", stf_path.display()));
         }

@@ -274,3 +274,76 @@ fn an_item_error_says_its_reason_once_in_a_printed_chain() {
     assert_eq!(chain.matches("already exists").count(), 1, "{chain}");
     assert!(chain.contains("L1 node 1 already exists"), "{chain}");
 }
+
+/// The action selector program of `p4/tests/lang/`, compiled.
+fn selector_switch() -> Switch {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../p4/tests/lang/action_selector.p4");
+    let c = p4::compile::compile_file(&path, &p4::compile::CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{}", e.render()));
+    Switch::new(std::sync::Arc::new(c.program), SwitchConfig::default()).unwrap()
+}
+
+const PROFILE_FILE: &str = r#"
+action_profiles:
+  - profile: Ing.ap
+    members:
+      - { id: 1, action: set_b, params: { v: 1 } }
+      - { id: 2, action: set_b, params: { v: 2 } }
+    groups:
+      - { id: 10, members: [1, 2] }
+tables:
+  - table: t
+    entries:
+      - { key: { hdr.h.a: 1 }, group: 10 }
+      - { key: { hdr.h.a: 2 }, member: 2 }
+"#;
+
+/// Members and groups land, read back, and are protected while something uses them; a table
+/// with a profile takes no direct action, and an entry names one target.
+#[test]
+fn action_profiles_members_groups_and_their_guards() {
+    let mut sw = selector_switch();
+    let file = tables_file::from_yaml(PROFILE_FILE).unwrap();
+    let sum = tables_file::apply(&mut sw, &file).unwrap();
+    assert_eq!((sum.members, sum.groups, sum.entries), (2, 1, 2));
+    let view = sw.profile_read(PipeSel::All, "sel").unwrap();
+    assert_eq!(view.groups, vec![(10, vec![1, 2])]);
+    assert_eq!(view.members[1].1, "Ing.set_b");
+    let listed = sw.table_entries(PipeSel::All, "t").unwrap();
+    assert!(listed.iter().any(|e| e.action == "$group"), "{listed:?}");
+    // In use: by an entry (member 2), by a group (member 1), by an entry (group 10).
+    let e = sw.profile_member_delete(PipeSel::All, "ap", 2).unwrap_err();
+    assert!(e.to_string().contains("used by a table entry"), "{e}");
+    let e = sw.profile_member_delete(PipeSel::All, "ap", 1).unwrap_err();
+    assert!(e.to_string().contains("is in group 10"), "{e}");
+    let e = sw.profile_group_delete(PipeSel::All, "ap", 10).unwrap_err();
+    assert!(e.to_string().contains("used by a table entry"), "{e}");
+    // The selector's limits: at most 4 members a group.
+    for m in 3..=5 {
+        sw.profile_member_set(PipeSel::All, "ap", m, "set_b", &[("v", 9)])
+            .unwrap();
+    }
+    let e = sw
+        .profile_group_set(PipeSel::All, "ap", 11, &[1, 2, 3, 4, 5])
+        .unwrap_err();
+    assert!(e.to_string().contains("at most 4 members"), "{e}");
+    // A direct action in a profile table is refused.
+    let e = sw
+        .table_add(
+            PipeSel::All,
+            "t",
+            &[("hdr.h.a", KeyMatch::Exact(3))],
+            None,
+            "set_b",
+            &[("v", 1)],
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("has an action profile"), "{e}");
+    // An entry naming two targets is refused with its line.
+    let bad = "tables:\n  - table: t\n    entries:\n      - { key: { hdr.h.a: 4 }, member: 1, group: 10 }\n";
+    let e = tables_file::apply(&mut sw, &tables_file::from_yaml(bad).unwrap()).unwrap_err();
+    let (line, _, err) = item(&e);
+    assert_eq!(line, 4);
+    assert!(err.to_string().contains("exactly one of"), "{err}");
+}

@@ -205,8 +205,10 @@ fn entry(key: &[(&str, String)], a: ActionSpec) -> At<Entry> {
             .map(|(k, v)| (k.to_string(), Text(v.clone())))
             .collect(),
         priority: None,
-        action: a.action,
+        action: Some(a.action),
         params: a.params,
+        member: None,
+        group: None,
     })
 }
 
@@ -307,7 +309,7 @@ impl SwitchRoutes {
                     s,
                     "      - {{ key: {{ {} }}, action: {}{params} }}",
                     kv(&e.item.key),
-                    e.item.action
+                    e.item.action.as_deref().unwrap_or_default()
                 );
             }
         }

@@ -151,6 +151,7 @@ impl B {
                 meters: Vec::new(),
                 checksums: Vec::new(),
                 digests: Vec::new(),
+                action_profiles: Vec::new(),
             },
         }
     }

@@ -77,6 +77,8 @@ id_type!(
     ChecksumId,
     /// Index into [`Pipeline::digests`].
     DigestId,
+    /// Index into [`Pipeline::action_profiles`].
+    ActionProfileId,
     /// Index into [`Parser::states`].
     StateId,
 );
@@ -534,6 +536,9 @@ pub enum MatchKind {
     Ternary,
     Lpm,
     Range,
+    /// Not matched: an input of the table's action selector hash (`selector` in TNA). The
+    /// frontend puts these keys after the matched ones.
+    Selector,
 }
 
 impl fmt::Display for MatchKind {
@@ -543,6 +548,7 @@ impl fmt::Display for MatchKind {
             MatchKind::Ternary => "ternary",
             MatchKind::Lpm => "lpm",
             MatchKind::Range => "range",
+            MatchKind::Selector => "selector",
         })
     }
 }
@@ -680,6 +686,33 @@ pub enum HashAlgorithm {
     Xor16,
     Xor32,
     Crc(CrcSpec),
+}
+
+/// An `ActionProfile` (and, with `selector`, the `ActionSelector` over it): the action data of
+/// the tables in `tables` lives in members (an action and its data, by member id) that entries
+/// point at, directly or through a group of members one of which the selector's hash picks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionProfile {
+    /// Control-qualified name of the profile (of the selector when the program names only that).
+    pub name: String,
+    /// Members it holds.
+    pub size: u32,
+    /// The tables whose `implementation` it is.
+    pub tables: Vec<TableId>,
+    pub selector: Option<ActionSelector>,
+}
+
+/// An `ActionSelector`: groups of members, one chosen per packet by a hash of the table's
+/// `selector` keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionSelector {
+    pub name: String,
+    /// The hash over the selector keys.
+    pub hash: HashId,
+    /// Members a group holds at most.
+    pub max_group_size: u32,
+    /// Groups it holds.
+    pub num_groups: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -843,6 +876,7 @@ pub struct Pipeline {
     pub meters: Vec<Meter>,
     pub checksums: Vec<Checksum>,
     pub digests: Vec<Digest>,
+    pub action_profiles: Vec<ActionProfile>,
 }
 
 /// Target profiles pisa knows.

@@ -2,10 +2,12 @@
 //! arrays, counters, meters, register params, the random generator), instantiated once per pipe
 //! from the pipe's [`ir::Pipeline`]. Pipes never see each other's state, as on Tofino.
 
+use crate::externs::hash::Hasher;
 use crate::externs::meter::MeterArray;
 use crate::externs::random::Random;
 use crate::ir::{self, ActionCall, CounterKind, Pipeline, Value};
 use crate::phv::mask;
+use crate::table::profile::{Profile, SelectorUnit};
 use crate::table::MatchTable;
 
 /// One table of one pipe: its entries, its current default action, and how often a lookup
@@ -71,13 +73,48 @@ pub fn wrap_index(index: Value, size: u32) -> (u32, bool) {
     (masked % size, true)
 }
 
+/// The matched key fields (selector keys are hash inputs, not matched).
 fn table_shape(t: &ir::Table) -> Vec<(ir::MatchKind, u16)> {
-    t.keys.iter().map(|k| (k.kind, k.expr.width())).collect()
+    t.keys
+        .iter()
+        .filter(|k| k.kind != ir::MatchKind::Selector)
+        .map(|k| (k.kind, k.expr.width()))
+        .collect()
 }
 
-/// A fresh [`MatchTable`] for `t` holding its `const entries`.
-pub fn new_table_state(t: &ir::Table) -> Result<TableState, crate::table::TableError> {
+/// The action profile (and selector) table `tid` of `pl` is the implementation of, if any.
+fn table_profile(pl: &Pipeline, tid: usize, t: &ir::Table) -> Option<Profile> {
+    let ap = pl
+        .action_profiles
+        .iter()
+        .find(|p| p.tables.iter().any(|x| x.index() == tid))?;
+    let selector = ap.selector.as_ref().and_then(|sel| {
+        let unit = pl.hashes.get(sel.hash.index())?;
+        Some(SelectorUnit {
+            hasher: Hasher::new(unit.algorithm, unit.width).ok()?,
+            widths: t
+                .keys
+                .iter()
+                .filter(|k| k.kind == ir::MatchKind::Selector)
+                .map(|k| k.expr.width())
+                .collect(),
+            max_groups: sel.num_groups,
+            max_group_size: sel.max_group_size,
+        })
+    });
+    Some(Profile::new(ap.size, selector))
+}
+
+/// A fresh [`MatchTable`] for table `tid` of `pl` holding its `const entries`.
+pub fn new_table_state(
+    pl: &Pipeline,
+    tid: usize,
+    t: &ir::Table,
+) -> Result<TableState, crate::table::TableError> {
     let mut table = MatchTable::new(&table_shape(t), t.size.max(1));
+    if let Some(p) = table_profile(pl, tid, t) {
+        table = table.with_profile(p);
+    }
     let needs = table.needs_priority();
     for (i, e) in t.const_entries.iter().enumerate() {
         // Without `@priority`, const entries match in program order: first = highest, and
@@ -173,7 +210,8 @@ impl PipeState {
         let tables = pl
             .tables
             .iter()
-            .map(new_table_state)
+            .enumerate()
+            .map(|(i, t)| new_table_state(pl, i, t))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(PipeState {
             pipeline,

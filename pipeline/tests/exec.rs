@@ -287,6 +287,7 @@ fn build() -> Prog {
         meters: vec![],
         checksums: vec![],
         digests: vec![],
+        action_profiles: Vec::new(),
     };
     Prog {
         prog: Arc::new(Program {

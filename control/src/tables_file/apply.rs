@@ -5,6 +5,7 @@
 
 use pipeline::api::{ApiError, PipeSel};
 use pipeline::switch::Switch;
+use pipeline::table::profile::EntryRef;
 use pipeline::tm::mirror::{self, MirrorDest};
 use pipeline::tm::queue::EcnConfig;
 
@@ -26,6 +27,8 @@ pub struct ApplySummary {
     pub prunes: usize,
     pub lags: usize,
     pub ports: usize,
+    pub members: usize,
+    pub groups: usize,
 }
 
 /// The underlying reason an item of the file was refused.
@@ -131,6 +134,9 @@ pub fn apply(sw: &mut Switch, file: &TablesFile) -> Result<ApplySummary, TablesF
         sum.mirror_sessions += 1;
     }
     let prog = sw.program().clone();
+    for (pi, sec) in file.action_profiles.iter().enumerate() {
+        apply_profile(sw, &prog, pi, sec, &mut sum)?;
+    }
     for (ti, sec) in file.tables.iter().enumerate() {
         let tname = &sec.table.item;
         let ctx = |what: String| {
@@ -164,13 +170,7 @@ pub fn apply(sw: &mut Switch, file: &TablesFile) -> Result<ApplySummary, TablesF
         }
         for (ei, e) in sec.entries.iter().enumerate() {
             let c = || ctx(format!("entry {ei}"));
-            let keys = e.item.key.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-            let params = e.item.params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-            let (table, entry) =
-                resolve::resolve_entry(&prog, tname, keys, e.item.priority, &e.item.action, params)
-                    .map_err(|err| at(e, c(), err))?;
-            sw.table_add_entry(PipeSel::All, &table, &entry)
-                .map_err(|err| at(e, c(), err))?;
+            add_entry(sw, &prog, tname, &e.item).map_err(|err| at(e, c(), err))?;
             sum.entries += 1;
         }
     }
@@ -181,6 +181,77 @@ pub fn apply(sw: &mut Switch, file: &TablesFile) -> Result<ApplySummary, TablesF
         sum.registers += 1;
     }
     Ok(sum)
+}
+
+/// One entry: an action with its parameters, or a member or group of the table's profile.
+fn add_entry(
+    sw: &mut Switch,
+    prog: &pipeline::ir::Program,
+    tname: &str,
+    e: &super::model::Entry,
+) -> Result<(), ApplyError> {
+    let keys = e.key.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    let target = match (&e.action, e.member, e.group) {
+        (Some(_), None, None) => None,
+        (None, Some(m), None) => Some(EntryRef::Member(m)),
+        (None, None, Some(g)) => Some(EntryRef::Group(g)),
+        _ => {
+            return Err(ApplyError::Invalid(
+                "give exactly one of `action`, `member` and `group`".into(),
+            ))
+        }
+    };
+    if let Some(x) = target {
+        if !e.params.is_empty() {
+            return Err(ApplyError::Invalid(
+                "`params` belong to the member, not to an entry that points at one".into(),
+            ));
+        }
+        let (table, named, prio) = resolve::resolve_ref_entry(prog, tname, keys, e.priority)?;
+        let k: Vec<(&str, _)> = named.iter().map(|(n, m)| (n.as_str(), *m)).collect();
+        sw.table_add_ref(PipeSel::All, &table, &k, prio, x)?;
+        return Ok(());
+    }
+    let action = e.action.as_deref().unwrap_or_default();
+    let params = e.params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    let (table, entry) = resolve::resolve_entry(prog, tname, keys, e.priority, action, params)?;
+    sw.table_add_entry(PipeSel::All, &table, &entry)?;
+    Ok(())
+}
+
+/// The members, then the groups, of one profile section.
+fn apply_profile(
+    sw: &mut Switch,
+    prog: &pipeline::ir::Program,
+    pi: usize,
+    sec: &super::model::ProfileSection,
+    sum: &mut ApplySummary,
+) -> Result<(), TablesFileError> {
+    let pname = &sec.profile.item;
+    let ctx = |what: String| format!("action_profiles[{pi}] `{pname}` {what}");
+    let full = resolve::find_profile(prog, pname)
+        .map(|r| {
+            prog.pipelines[r.pipeline].action_profiles[r.index]
+                .name
+                .clone()
+        })
+        .map_err(|e| at(&sec.profile, ctx(String::new()).trim_end().to_string(), e))?;
+    for m in &sec.members {
+        let c = || ctx(format!("member {}", m.item.id));
+        let params = m.item.params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let (_, action, named) = resolve::resolve_member(prog, &full, &m.item.action, params)
+            .map_err(|e| at(m, c(), e))?;
+        let p: Vec<(&str, u128)> = named.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        sw.profile_member_set(PipeSel::All, &full, m.item.id, &action, &p)
+            .map_err(|e| at(m, c(), e))?;
+        sum.members += 1;
+    }
+    for g in &sec.groups {
+        sw.profile_group_set(PipeSel::All, &full, g.item.id, &g.item.members)
+            .map_err(|e| at(g, ctx(format!("group {}", g.item.id)), e))?;
+        sum.groups += 1;
+    }
+    Ok(())
 }
 
 fn write_register(sw: &mut Switch, w: &super::model::RegisterWrite) -> Result<(), ApplyError> {

@@ -19,6 +19,12 @@
 //!   lags:   [ { id: 1, ports: [4, 5] } ]
 //! ports:
 //!   - { port: 0, rate_bps: 100000000000, queue_bytes: 1000000, ecn_kmin_bytes: 50000, ecn_kmax_bytes: 500000, ecn_pmax: 0.01 }
+//! action_profiles:                            # members and (with a selector) groups
+//!   - profile: SwitchIngress.ecmp_selector
+//!     members: [ { id: 1, action: set_port, params: { port: 1 } } ]
+//!     groups:  [ { id: 10, members: [1] } ]
+//! # ...and a table implemented by the profile points its entries at them:
+//! #   - { key: { hdr.ipv4.dst_addr: "10.0.0.0/8" }, group: 10 }     # or member: 1
 //! ```
 //!
 //! Keys, action parameters and register values are kept as the text the user wrote: their
@@ -117,6 +123,38 @@ pub struct TablesFile {
     pub multicast: Multicast,
     #[serde(default)]
     pub ports: Vec<At<PortSettings>>,
+    #[serde(default)]
+    pub action_profiles: Vec<ProfileSection>,
+}
+
+/// The members and groups of one action profile (or selector).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSection {
+    pub profile: At<String>,
+    #[serde(default)]
+    pub members: Vec<At<Member>>,
+    #[serde(default)]
+    pub groups: Vec<At<Group>>,
+}
+
+/// A member: an id, an action and its parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Member {
+    pub id: u32,
+    pub action: String,
+    #[serde(default)]
+    pub params: BTreeMap<String, Text>,
+}
+
+/// A selector group: an id and its members.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Group {
+    pub id: u32,
+    #[serde(default)]
+    pub members: Vec<u32>,
 }
 
 /// The entries and default action of one table.
@@ -151,9 +189,15 @@ pub struct Entry {
     /// BfRt `$MATCH_PRIORITY`: a smaller number wins; required for ternary/range tables.
     #[serde(default)]
     pub priority: Option<u32>,
-    pub action: String,
+    /// The action; or, in a table with an action profile, `member` or `group` instead.
+    #[serde(default)]
+    pub action: Option<String>,
     #[serde(default)]
     pub params: BTreeMap<String, Text>,
+    #[serde(default)]
+    pub member: Option<u32>,
+    #[serde(default)]
+    pub group: Option<u32>,
 }
 
 /// A register cell write: `value` for a scalar register, `lo`/`hi` for a pair.

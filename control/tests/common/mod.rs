@@ -381,6 +381,7 @@ pub fn mini_program() -> Arc<Program> {
             meters: vec![],
             checksums: vec![],
             digests: vec![],
+            action_profiles: Vec::new(),
         }],
         pipe_map: vec![0, 0, 0, 0],
         errors: ErrorEnum::default(),

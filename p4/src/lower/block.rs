@@ -265,6 +265,7 @@ fn lower_pipeline<'a>(
             meters: p.meters,
             checksums: p.checksums,
             digests: p.digests,
+            action_profiles: p.action_profiles,
         },
         std::mem::take(&mut l.spans),
     ))

@@ -70,6 +70,10 @@ pub(crate) enum Kind {
         ty: Ty,
     },
     CrcPoly(CrcSpec),
+    /// An `ActionProfile`, or an `ActionSelector` (the profile it selects from).
+    ActionProfile {
+        id: pipeline::ir::ActionProfileId,
+    },
 }
 
 /// An extern instance.
@@ -89,8 +93,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("DirectLpf", "low-pass filters"),
     ("Wred", "WRED"),
     ("DirectWred", "WRED"),
-    ("ActionProfile", "action profiles"),
-    ("ActionSelector", "action selectors"),
     ("SelectorAction", "action selectors"),
     ("MathUnit", "stateful math units"),
     ("Atcam", "ATCAM tables"),
@@ -224,6 +226,8 @@ pub(super) fn instantiate<'a>(
     };
     let gress = l.gress;
     let kind = match tname.as_str() {
+        "ActionProfile" => l.instantiate_profile(name.clone(), &args, i.ty.span)?,
+        "ActionSelector" => l.instantiate_selector(name.clone(), &args, i.ty.span)?,
         "Register" | "DirectRegister" => {
             let direct = tname == "DirectRegister";
             let Some(vt) = targ(0) else {
@@ -1366,7 +1370,7 @@ impl<'a> Lowerer<'a> {
                     Kind::Checksum { .. } => "add, subtract, verify, get, update",
                     Kind::Mirror | Kind::Resubmit => "emit",
                     Kind::Digest { .. } => "pack",
-                    Kind::CrcPoly(_) => "none",
+                    Kind::CrcPoly(_) | Kind::ActionProfile { .. } => "none",
                 };
                 // A method the architecture declares but pisa does not implement.
                 let declared = self.env.lookup(&x.type_name).is_some_and(|d| match &d.kind {

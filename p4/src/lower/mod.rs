@@ -16,6 +16,7 @@ pub mod intrinsics;
 mod lookahead;
 mod parser;
 pub mod phv;
+mod profiles;
 pub mod spans;
 mod stmt;
 pub mod summary;
@@ -144,6 +145,7 @@ pub(crate) struct PipeObjs {
     pub meters: Vec<ir::Meter>,
     pub checksums: Vec<ir::Checksum>,
     pub digests: Vec<ir::Digest>,
+    pub action_profiles: Vec<ir::ActionProfile>,
 }
 
 /// Result of [`lower_program`].

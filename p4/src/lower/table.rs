@@ -76,6 +76,7 @@ impl<'a> Lowerer<'a> {
         let mut direct_counter = None;
         let mut direct_meter = None;
         let mut direct_register = None;
+        let mut implementation = None;
         let mut failed = false;
         let errs = self.diags.error_count();
 
@@ -89,6 +90,7 @@ impl<'a> Lowerer<'a> {
                             "ternary" => MatchKind::Ternary,
                             "lpm" => MatchKind::Lpm,
                             "range" => MatchKind::Range,
+                            "selector" => MatchKind::Selector,
                             other => {
                                 let d = if self.env.match_kinds.iter().any(|m| m == other) {
                                     crate::check::unsupported(
@@ -315,17 +317,10 @@ impl<'a> Lowerer<'a> {
                             .with_primary(pn.span, "ignored by pisa"),
                         );
                     }
-                    "implementation" => {
-                        self.err(
-                            crate::check::unsupported(
-                                pn.span,
-                                "table `implementation` (action profiles and selectors)",
-                                "action profiles and selectors",
-                            )
-                            .with_help("list the actions directly and pick among them with keys"),
-                        );
-                        failed = true;
-                    }
+                    "implementation" => match self.table_implementation(value) {
+                        Ok(p) => implementation = Some(p),
+                        Err(_) => failed = true,
+                    },
                     other => {
                         self.err(crate::check::unsupported(
                             pn.span,
@@ -340,6 +335,7 @@ impl<'a> Lowerer<'a> {
         if failed || self.diags.error_count() > errs {
             return Err(super::Reported);
         }
+        super::profiles::order_selector_keys(self, &name, &mut keys, implementation, t.name.span)?;
         let (default_action, default_action_const) = match default {
             Some(d) => d,
             None => {
@@ -361,6 +357,9 @@ impl<'a> Lowerer<'a> {
             }
         };
         let id = ir::TableId(self.pipe.tables.len() as u32);
+        if let Some(p) = implementation.and_then(|p| self.pipe.action_profiles.get_mut(p.index())) {
+            p.tables.push(id);
+        }
         if let Some(c) = direct_counter {
             if let Some(ctr) = self.pipe.counters.get_mut(c.index()) {
                 ctr.direct_table = Some(id);
@@ -565,6 +564,9 @@ impl<'a> Lowerer<'a> {
                         MatchKind::Lpm => "lpm keys take `v`, `v &&& prefix_mask` or `_`",
                         MatchKind::Range => "range keys take `lo .. hi`, `v` or `_`",
                         MatchKind::Exact => "exact keys take a value",
+                        MatchKind::Selector => {
+                            "selector keys are hash inputs: const entries give them no value"
+                        }
                     }),
             )),
         }

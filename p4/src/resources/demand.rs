@@ -127,12 +127,25 @@ fn table_demand(
     d: &mut Demand,
 ) {
     let size = u64::from(t.size.max(1));
-    let ternary = t.keys.iter().any(|k| k.kind != MatchKind::Exact);
+    let ternary = t.keys.iter().any(|k| {
+        matches!(
+            k.kind,
+            MatchKind::Ternary | MatchKind::Lpm | MatchKind::Range
+        )
+    });
     let mut key_bits: u64 = 0;
     let mut key_fx = Effects::default();
     for k in &t.keys {
         let w = u64::from(k.expr.width());
-        key_bits += if k.kind == MatchKind::Range { 2 * w } else { w };
+        key_bits += match k.kind {
+            MatchKind::Range => 2 * w,
+            // An action selector's hash inputs: crossbar bytes and hash bits, no match memory.
+            MatchKind::Selector => {
+                d.hash_bits += sat32(w.min(64));
+                0
+            }
+            _ => w,
+        };
         phv_col.expr(&k.expr, &mut key_fx, Mode::Match);
     }
     let xbar = if ternary {

@@ -110,6 +110,13 @@ pub enum ApiError {
     TableFull { table: String, capacity: u32 },
     #[error("table {table}: {error}")]
     Table { table: String, error: TableError },
+    #[error("action profile {profile}: {error}")]
+    Profile {
+        profile: String,
+        error: crate::table::profile::ProfileError,
+    },
+    #[error("table {table} {why}")]
+    ProfileTable { table: String, why: &'static str },
     #[error("pipe {pipe} does not exist (the switch has {pipes})")]
     BadPipe { pipe: u16, pipes: u16 },
     #[error("pipe {pipe} runs pipeline {running}, which has no {name}")]

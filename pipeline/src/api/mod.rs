@@ -9,11 +9,13 @@
 mod error;
 mod names;
 pub mod objects;
+pub mod profiles;
 pub mod tables;
 pub mod tm;
 
 pub use error::ApiError;
 pub use objects::{CounterValue, RegisterValue};
+pub use profiles::ProfileView;
 pub use tables::TableEntry;
 
 use crate::switch::Switch;

@@ -25,9 +25,9 @@ pub struct TableEntry {
 
 /// A resolved table: pipeline, table id.
 #[derive(Clone, Copy)]
-struct TableRef {
-    pl: usize,
-    t: usize,
+pub(crate) struct TableRef {
+    pub pl: usize,
+    pub t: usize,
 }
 
 fn kind_of(m: &KeyMatch) -> MatchKind {
@@ -51,10 +51,11 @@ fn wildcard(kind: MatchKind, width: u16) -> Option<KeyMatch> {
             lo: 0,
             hi: mask(width),
         }),
+        MatchKind::Selector => None,
     }
 }
 
-fn table_error(table: &ir::Table, e: TableError) -> ApiError {
+pub(crate) fn table_error(table: &ir::Table, e: TableError) -> ApiError {
     let key_name = |f: usize| {
         table
             .keys
@@ -107,21 +108,30 @@ fn table_error(table: &ir::Table, e: TableError) -> ApiError {
 }
 
 /// Build the positional key of `table` from named fields.
-fn build_keys(table: &ir::Table, keys: &[(&str, KeyMatch)]) -> Result<Vec<KeyMatch>, ApiError> {
-    if keys.len() > table.keys.len() {
+/// Selector keys (an action selector's hash inputs) take no value in an entry.
+pub(crate) fn build_keys(
+    table: &ir::Table,
+    keys: &[(&str, KeyMatch)],
+) -> Result<Vec<KeyMatch>, ApiError> {
+    let matched: Vec<&ir::TableKey> = table
+        .keys
+        .iter()
+        .filter(|k| k.kind != MatchKind::Selector)
+        .collect();
+    if keys.len() > matched.len() {
         return Err(ApiError::KeyCount {
             table: table.name.clone(),
-            expected: table.keys.len(),
+            expected: matched.len(),
             got: keys.len(),
         });
     }
-    let mut out: Vec<Option<KeyMatch>> = vec![None; table.keys.len()];
+    let mut out: Vec<Option<KeyMatch>> = vec![None; matched.len()];
     for (name, m) in keys {
-        let Some(i) = table.keys.iter().position(|k| k.name == *name) else {
+        let Some(i) = matched.iter().position(|k| k.name == *name) else {
             return Err(ApiError::UnknownKey {
                 table: table.name.clone(),
                 key: name.to_string(),
-                suggestions: suggest(name, table.keys.iter().map(|k| k.name.as_str())),
+                suggestions: suggest(name, matched.iter().map(|k| k.name.as_str())),
             });
         };
         if out[i].is_some() {
@@ -130,7 +140,7 @@ fn build_keys(table: &ir::Table, keys: &[(&str, KeyMatch)]) -> Result<Vec<KeyMat
                 key: name.to_string(),
             });
         }
-        let k = &table.keys[i];
+        let k = matched[i];
         let got = kind_of(m);
         // An exact value is accepted for ternary/range/lpm keys (BfRt does the same).
         let m = match (k.kind, *m) {
@@ -171,7 +181,7 @@ fn build_keys(table: &ir::Table, keys: &[(&str, KeyMatch)]) -> Result<Vec<KeyMat
         out[i] = Some(m);
     }
     out.into_iter()
-        .zip(table.keys.iter())
+        .zip(matched)
         .map(|(m, k)| match m {
             Some(m) => Ok(m),
             None => wildcard(k.kind, k.expr.width()).ok_or_else(|| ApiError::MissingKey {
@@ -183,7 +193,7 @@ fn build_keys(table: &ir::Table, keys: &[(&str, KeyMatch)]) -> Result<Vec<KeyMat
 }
 
 /// Resolve an action of `table` and build its call from named parameters.
-fn build_call(
+pub(crate) fn build_call(
     pl: &Pipeline,
     table: &ir::Table,
     action: &str,
@@ -283,7 +293,16 @@ pub(crate) fn build_args(
         .collect()
 }
 
-fn named_params(pl: &Pipeline, call: &ActionCall) -> (String, Vec<(String, Value)>) {
+/// An entry's action by name with its parameters; an entry of a profile table shows the member
+/// or group it points at as `$member(id)` / `$group(id)`.
+pub(crate) fn named_params(pl: &Pipeline, call: &ActionCall) -> (String, Vec<(String, Value)>) {
+    if let Some(r) = crate::table::profile::EntryRef::of(call) {
+        let (name, id) = match r {
+            crate::table::profile::EntryRef::Member(m) => ("$member", m),
+            crate::table::profile::EntryRef::Group(g) => ("$group", g),
+        };
+        return (name.to_string(), vec![("id".to_string(), Value::from(id))]);
+    }
     match pl.actions.get(call.action.index()) {
         Some(a) => (
             a.name.clone(),
@@ -298,7 +317,7 @@ fn named_params(pl: &Pipeline, call: &ActionCall) -> (String, Vec<(String, Value
 }
 
 impl Switch {
-    fn table_ref(&self, name: &str) -> Result<TableRef, ApiError> {
+    pub(crate) fn table_ref(&self, name: &str) -> Result<TableRef, ApiError> {
         let (pl, t) =
             self.resolve_name("table", name, |p| p.tables.iter().map(|t| t.name.as_str()))?;
         Ok(TableRef { pl, t })
@@ -309,7 +328,7 @@ impl Switch {
     }
 
     /// Zero the direct counters, meters and registers of `table` at `h` (a fresh entry).
-    fn reset_direct(&mut self, pipe: usize, r: TableRef, h: EntryHandle) {
+    pub(crate) fn reset_direct(&mut self, pipe: usize, r: TableRef, h: EntryHandle) {
         let prog = self.prog.clone();
         let pl = &prog.pipelines[r.pl];
         let tid = ir::TableId(r.t as u32);
@@ -347,7 +366,7 @@ impl Switch {
         }
     }
 
-    fn check_mutable(&self, r: TableRef) -> Result<(), ApiError> {
+    pub(crate) fn check_mutable(&self, r: TableRef) -> Result<(), ApiError> {
         let t = self.ir_table(r);
         if t.entries_const {
             return Err(ApiError::ConstTable {
@@ -371,6 +390,16 @@ impl Switch {
         self.check_mutable(r)?;
         let pl = &self.prog.pipelines[r.pl];
         let t = &pl.tables[r.t];
+        if self.pipes.iter().any(|p| {
+            p.tables
+                .get(r.t)
+                .is_some_and(|ts| ts.table.profile().is_some())
+        }) {
+            return Err(ApiError::ProfileTable {
+                table: t.name.clone(),
+                why: "has an action profile: its entries point at a member or a group",
+            });
+        }
         let km = build_keys(t, keys)?;
         let call = build_call(pl, t, action, params, false)?;
         let targets = self.target_pipes(pipes, r.pl, &t.name)?;

@@ -339,7 +339,7 @@ impl<T: Tracer> Ctx<'_, T> {
         let counter = if hit.is_some() { &ts.hits } else { &ts.misses };
         counter.set(counter.get().wrapping_add(1));
         let call = match hit {
-            Some(h) => ts.table.entry_action(h),
+            Some(h) => ts.table.hit_action(h, &key),
             None => &ts.default,
         };
         if T::ENABLED {

@@ -21,6 +21,7 @@ pub mod exact;
 pub mod key;
 pub mod lpm;
 pub mod packed;
+pub mod profile;
 pub mod tcam;
 
 use std::collections::HashMap;
@@ -144,6 +145,8 @@ pub struct MatchTable {
     next_seq: u64,
     ids: HashMap<EntryId, u32, FixedState>,
     index: Index,
+    /// With an action profile / selector: the members and groups entries point at.
+    profile: Option<Box<profile::Profile>>,
 }
 
 impl MatchTable {
@@ -182,7 +185,34 @@ impl MatchTable {
             next_seq: 0,
             ids: HashMap::with_hasher(FixedState::default()),
             index,
+            profile: None,
         }
+    }
+
+    /// The table as the implementation of an action profile (and selector): its entries point
+    /// at the profile's members or groups ([`profile::EntryRef`]); the selector key values
+    /// come after the matched ones in every lookup key.
+    pub fn with_profile(mut self, p: profile::Profile) -> MatchTable {
+        self.profile = Some(Box::new(p));
+        self
+    }
+
+    /// The action profile behind the table, if it has one.
+    pub fn profile(&self) -> Option<&profile::Profile> {
+        self.profile.as_deref()
+    }
+
+    /// The profile for a member or group write; entries' references are checked by the caller.
+    pub fn profile_mut(&mut self) -> Option<&mut profile::Profile> {
+        self.profile.as_deref_mut()
+    }
+
+    /// Whether an entry points at `r` (a member or group may not be removed while one does).
+    pub fn references(&self, r: profile::EntryRef) -> bool {
+        self.slots
+            .iter()
+            .flatten()
+            .any(|e| profile::EntryRef::of(&e.action) == Some(r))
     }
 
     /// Which index the key kinds selected.
@@ -381,15 +411,56 @@ impl MatchTable {
     /// order; bits above a field's width are ignored). `None` on a miss or a wrong field count.
     #[inline]
     pub fn lookup(&self, key: &[Value]) -> Option<EntryHandle> {
-        if key.len() != self.kinds.len() {
-            return None;
-        }
+        let n = self.kinds.len();
+        let matched = match &self.profile {
+            None if key.len() == n => key,
+            // Selector key values follow the matched ones.
+            Some(_) if key.len() >= n => &key[..n],
+            _ => return None,
+        };
         let h = match &self.index {
-            Index::Exact(ix) => ix.lookup(key),
-            Index::Lpm(ix) => ix.lookup(key),
-            Index::Tcam(ix) => ix.lookup(key),
+            Index::Exact(ix) => ix.lookup(matched),
+            Index::Lpm(ix) => ix.lookup(matched),
+            Index::Tcam(ix) => ix.lookup(matched),
         }?;
+        if let Some(p) = &self.profile {
+            // A hit on an empty group (or a member deleted since) is a miss.
+            let e = self.slots.get(h as usize)?.as_ref()?;
+            let r = profile::EntryRef::of(&e.action)?;
+            p.resolve(r, &key[n..])?;
+        }
         Some(EntryHandle(h))
+    }
+
+    /// Packet path, for a hit `h` of `key`: the action and data to run — the entry's own, or
+    /// with an action profile the member it points at (a group's member chosen by the
+    /// selector's hash of the selector key values in `key`).
+    #[inline]
+    pub fn hit_call<'a>(
+        &'a self,
+        h: EntryHandle,
+        key: &[Value],
+        buf: &'a mut [Value; INLINE_ARGS],
+    ) -> (ActionId, &'a [Value]) {
+        match &self.profile {
+            None => self.entry_call(h, buf),
+            Some(_) => {
+                let c = self.hit_action(h, key);
+                (c.action, &c.args)
+            }
+        }
+    }
+
+    /// [`MatchTable::hit_call`] as the stored [`ActionCall`].
+    pub fn hit_action(&self, h: EntryHandle, key: &[Value]) -> &ActionCall {
+        let own = self.entry_action(h);
+        let Some(p) = &self.profile else {
+            return own;
+        };
+        let sel = key.get(self.kinds.len()..).unwrap_or(&[]);
+        profile::EntryRef::of(own)
+            .and_then(|r| p.resolve(r, sel))
+            .unwrap_or(&NO_ENTRY_ACTION)
     }
 
     /// Packet path: the action and action data of the entry `lookup` returned, read from the

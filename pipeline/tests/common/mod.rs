@@ -772,6 +772,7 @@ pub fn l2_program(opts: Options) -> (Arc<Program>, IgFields) {
             name: "SwitchIngressDeparser.learn".into(),
             fields: vec![("src_addr".into(), 48), ("ingress_port".into(), 9)],
         }],
+        action_profiles: Vec::new(),
     };
     let prog = Program {
         name: "l2_test".into(),

@@ -334,7 +334,7 @@ impl<T: Tracer> Ctx<'_, T> {
         counter.set(counter.get().wrapping_add(1));
         let mut data = [0; crate::table::INLINE_ARGS];
         let (action, args) = match hit {
-            Some(h) => ts.table.entry_call(h, &mut data),
+            Some(h) => ts.table.hit_call(h, &key, &mut data),
             None => (ts.default.action, &ts.default.args[..]),
         };
         let saved = self.entry;

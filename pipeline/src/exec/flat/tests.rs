@@ -560,6 +560,7 @@ fn program(r: &mut Rng) -> Program {
             gress: Gress::Ingress,
         }],
         digests: vec![],
+        action_profiles: Vec::new(),
     };
     Program {
         name: "random".into(),

@@ -1,0 +1,205 @@
+//! `ActionProfile` and `ActionSelector` instances, and tables whose `implementation` they are:
+//! a profile becomes an [`ir::ActionProfile`], a selector its [`ir::ActionSelector`] (the
+//! deprecated `ActionSelector(size, hash, mode)` forms create the profile too). The selector's
+//! hash comes from the `Hash` instance given to it; its inputs are the table's `selector` keys.
+
+use crate::ast;
+use crate::check::types::Ty;
+use crate::diag::Diagnostic;
+use crate::lower::expr::Resolved;
+use crate::lower::externs::Kind;
+use crate::lower::{Binding, Lowerer, Res};
+use crate::source::Span;
+use pipeline::ir::{self, ActionProfileId};
+
+/// Members a profile may hold (bf-p4c's limit for one action data table is far larger; this
+/// bounds what a program can make pisa allocate).
+const MAX_SIZE: i128 = 1 << 20;
+
+impl<'a> Lowerer<'a> {
+    fn profile_size(&mut self, e: &'a ast::Expr, what: &str) -> Res<u32> {
+        let n = self.const_int(e)?;
+        if !(1..=MAX_SIZE).contains(&n) {
+            return Err(self.err(
+                Diagnostic::error(format!("{what} {n} out of range"))
+                    .with_primary(e.span, format!("from 1 to {MAX_SIZE}")),
+            ));
+        }
+        Ok(n as u32)
+    }
+
+    /// The `Hash` instance an `ActionSelector` takes.
+    fn selector_hash(&mut self, e: &'a ast::Expr) -> Res<ir::HashId> {
+        match self.resolve(e)? {
+            Resolved::Obj(Binding::Extern(x)) => match &x.kind {
+                Kind::Hash { id, .. } => Ok(*id),
+                _ => Err(self.err(
+                    Diagnostic::error("an `ActionSelector` takes a `Hash` instance")
+                        .with_primary(e.span, "not a Hash"),
+                )),
+            },
+            _ => Err(self.err(
+                Diagnostic::error("an `ActionSelector` takes a `Hash` instance")
+                    .with_primary(e.span, "not a Hash"),
+            )),
+        }
+    }
+
+    /// `ActionProfile(size)`.
+    pub(crate) fn instantiate_profile(
+        &mut self,
+        name: String,
+        args: &[&'a ast::Expr],
+        span: Span,
+    ) -> Res<Kind> {
+        let [size] = args else {
+            return Err(self.err(
+                Diagnostic::error("`ActionProfile` takes one constructor argument (its size)")
+                    .with_primary(span, "wrong number of arguments"),
+            ));
+        };
+        let size = self.profile_size(size, "action profile size")?;
+        let id = ActionProfileId(self.pipe.action_profiles.len() as u32);
+        self.pipe.action_profiles.push(ir::ActionProfile {
+            name,
+            size,
+            tables: Vec::new(),
+            selector: None,
+        });
+        Ok(Kind::ActionProfile { id })
+    }
+
+    /// `ActionSelector(profile, hash, mode, max_group_size, num_groups)` (optionally a
+    /// register after), or the deprecated `ActionSelector(size, hash, mode [, register])`.
+    pub(crate) fn instantiate_selector(
+        &mut self,
+        name: String,
+        args: &[&'a ast::Expr],
+        span: Span,
+    ) -> Res<Kind> {
+        if !(3..=6).contains(&args.len()) {
+            return Err(self.err(
+                Diagnostic::error(format!(
+                    "`ActionSelector` takes 3 to 6 constructor arguments, {} given",
+                    args.len()
+                ))
+                .with_primary(span, "wrong number of arguments"),
+            ));
+        }
+        let hash = self.selector_hash(args[1])?;
+        // Whether the first argument is a profile instance or a size.
+        let profile = match self.resolve(args[0]) {
+            Ok(Resolved::Obj(Binding::Extern(x))) => match &x.kind {
+                Kind::ActionProfile { id } => Some(*id),
+                _ => {
+                    return Err(self.err(
+                        Diagnostic::error("an `ActionSelector` takes an `ActionProfile` or a size")
+                            .with_primary(args[0].span, "neither"),
+                    ))
+                }
+            },
+            _ => None,
+        };
+        let (id, max_group_size, num_groups) = match profile {
+            Some(id) => {
+                let (g, n) = match (args.get(3), args.get(4)) {
+                    (Some(g), Some(n)) => (
+                        self.profile_size(g, "max group size")?,
+                        self.profile_size(n, "number of groups")?,
+                    ),
+                    _ => (120, 4096),
+                };
+                (id, g, n)
+            }
+            None => {
+                let size = self.profile_size(args[0], "action selector size")?;
+                let id = ActionProfileId(self.pipe.action_profiles.len() as u32);
+                self.pipe.action_profiles.push(ir::ActionProfile {
+                    name: name.clone(),
+                    size,
+                    tables: Vec::new(),
+                    selector: None,
+                });
+                // bf-p4c's defaults for the deprecated form: groups of up to 120 members.
+                (id, 120, size.max(1))
+            }
+        };
+        let taken = match self.pipe.action_profiles.get(id.index()) {
+            None => Some(String::new()),
+            Some(p) if p.selector.is_some() => Some(p.name.clone()),
+            Some(_) => None,
+        };
+        if let Some(pname) = taken {
+            return Err(self.err(
+                Diagnostic::error(format!("action profile `{pname}` already has a selector"))
+                    .with_primary(args[0].span, "a second selector over it"),
+            ));
+        }
+        let Some(p) = self.pipe.action_profiles.get_mut(id.index()) else {
+            return Ok(Kind::ActionProfile { id });
+        };
+        p.selector = Some(ir::ActionSelector {
+            name,
+            hash,
+            max_group_size,
+            num_groups,
+        });
+        Ok(Kind::ActionProfile { id })
+    }
+
+    /// A table's `implementation = X`: the profile (or selector) X names.
+    pub(crate) fn table_implementation(&mut self, value: &'a ast::Expr) -> Res<ActionProfileId> {
+        match self.resolve(value)? {
+            Resolved::Obj(Binding::Extern(x)) => match &x.kind {
+                Kind::ActionProfile { id } => Ok(*id),
+                _ => Err(self.err(
+                    Diagnostic::error(
+                        "`implementation` names an `ActionProfile` or `ActionSelector`",
+                    )
+                    .with_primary(value.span, format!("a `{}`", x.type_name)),
+                )),
+            },
+            _ => Err(self.err(
+                Diagnostic::error("`implementation` names an `ActionProfile` or `ActionSelector`")
+                    .with_primary(value.span, "not an extern instance"),
+            )),
+        }
+    }
+}
+
+/// Checks a table's selector keys against its implementation and moves them after the matched
+/// keys (the order the runtime and the lookups use).
+pub(crate) fn order_selector_keys(
+    l: &mut Lowerer<'_>,
+    table: &str,
+    keys: &mut [(ir::TableKey, Ty)],
+    profile: Option<ActionProfileId>,
+    span: Span,
+) -> Res<()> {
+    let selectors = keys
+        .iter()
+        .filter(|(k, _)| k.kind == ir::MatchKind::Selector)
+        .count();
+    let has_selector = profile
+        .and_then(|p| l.pipe.action_profiles.get(p.index()))
+        .is_some_and(|p| p.selector.is_some());
+    if selectors > 0 && !has_selector {
+        return Err(l.err(
+            Diagnostic::error(format!(
+                "table `{table}` has `selector` keys but no `ActionSelector` implementation"
+            ))
+            .with_primary(span, "here")
+            .with_help("add `implementation = <an ActionSelector>;`"),
+        ));
+    }
+    if has_selector && selectors == 0 {
+        l.warn(
+            Diagnostic::warning(format!(
+                "table `{table}` has an action selector but no `selector` keys: every packet picks the same member of a group"
+            ))
+            .with_primary(span, "no selector keys"),
+        );
+    }
+    keys.sort_by_key(|(k, _)| k.kind == ir::MatchKind::Selector);
+    Ok(())
+}

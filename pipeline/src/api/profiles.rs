@@ -1,0 +1,289 @@
+//! Action profile members, selector groups, and the entries that point at them (BfRt's
+//! `$ACTION_MEMBER_ID` and `$SELECTOR_GROUP_ID`). A profile shared by several tables is one
+//! object: every write goes to each of its tables, so they never disagree.
+
+use crate::ir::{ActionCall, KeyMatch, Value};
+use crate::switch::Switch;
+use crate::table::profile::{EntryRef, ProfileError};
+
+use super::tables::{build_call, build_keys, named_params, table_error, TableRef};
+use super::{ApiError, PipeSel};
+
+/// A member as read back: id, action name, parameters by name.
+pub type MemberView = (u32, String, Vec<(String, Value)>);
+
+/// A profile's members and groups as read back (from one pipe).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProfileView {
+    /// Ordered by id.
+    pub members: Vec<MemberView>,
+    /// Group id and its member ids; ordered by id.
+    pub groups: Vec<(u32, Vec<u32>)>,
+}
+
+/// A resolved profile: pipeline, index into `action_profiles`.
+#[derive(Clone, Copy)]
+struct ProfileRef {
+    pl: usize,
+    ap: usize,
+}
+
+impl Switch {
+    /// A profile by its name or its selector's name.
+    fn profile_ref(&self, name: &str) -> Result<ProfileRef, ApiError> {
+        let by_profile = self.resolve_name("action profile", name, |p| {
+            p.action_profiles.iter().map(|a| a.name.as_str())
+        });
+        let (pl, ap) = match by_profile {
+            Err(ApiError::Unknown { .. }) => {
+                // The selector's name stands for its profile (BfRt shows both).
+                self.resolve_name("action profile", name, |p| {
+                    p.action_profiles
+                        .iter()
+                        .map(|a| a.selector.as_ref().map_or("", |s| s.name.as_str()))
+                })
+                .map_err(|_| {
+                    by_profile.err().unwrap_or(ApiError::Unknown {
+                        kind: "action profile",
+                        name: name.to_string(),
+                        suggestions: Vec::new(),
+                    })
+                })?
+            }
+            other => other?,
+        };
+        Ok(ProfileRef { pl, ap })
+    }
+
+    fn profile_tables(&self, r: ProfileRef) -> Vec<usize> {
+        self.prog.pipelines[r.pl].action_profiles[r.ap]
+            .tables
+            .iter()
+            .map(|t| t.index())
+            .collect()
+    }
+
+    fn profile_error(&self, r: ProfileRef, error: ProfileError) -> ApiError {
+        ApiError::Profile {
+            profile: self.prog.pipelines[r.pl].action_profiles[r.ap].name.clone(),
+            error,
+        }
+    }
+
+    /// Runs `f` on the profile of every table of `r` in every target pipe; on an error the
+    /// pipes and tables already written are put back as they were.
+    fn profile_write(
+        &mut self,
+        pipes: PipeSel,
+        r: ProfileRef,
+        f: impl Fn(&mut crate::table::profile::Profile) -> Result<(), ProfileError>,
+    ) -> Result<(), ApiError> {
+        let name = self.prog.pipelines[r.pl].action_profiles[r.ap].name.clone();
+        let targets = self.target_pipes(pipes, r.pl, &name)?;
+        let tables = self.profile_tables(r);
+        let mut saved = Vec::new();
+        for &p in &targets {
+            for &t in &tables {
+                let Some(prof) = self.pipes[p].tables[t].table.profile_mut() else {
+                    continue;
+                };
+                saved.push((p, t, prof.clone()));
+                if let Err(e) = f(prof) {
+                    for (p, t, old) in saved {
+                        if let Some(x) = self.pipes[p].tables[t].table.profile_mut() {
+                            *x = old;
+                        }
+                    }
+                    return Err(self.profile_error(r, e));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds member `member` to `profile`, or changes its action and data.
+    pub fn profile_member_set(
+        &mut self,
+        pipes: PipeSel,
+        profile: &str,
+        member: u32,
+        action: &str,
+        params: &[(&str, Value)],
+    ) -> Result<(), ApiError> {
+        let r = self.profile_ref(profile)?;
+        let pl = &self.prog.pipelines[r.pl];
+        let tables = self.profile_tables(r);
+        let t = &pl.tables[*tables
+            .first()
+            .ok_or_else(|| self.profile_error(r, ProfileError::NoMember(member)))?];
+        let call = build_call(pl, t, action, params, false)?;
+        self.profile_write(pipes, r, |p| p.member_set(member, call.clone()))
+    }
+
+    /// Whether a table entry of `r` in a target pipe points at `x`.
+    fn referenced(&self, pipes: PipeSel, r: ProfileRef, x: EntryRef) -> Result<bool, ApiError> {
+        let name = self.prog.pipelines[r.pl].action_profiles[r.ap].name.clone();
+        let targets = self.target_pipes(pipes, r.pl, &name)?;
+        Ok(targets.iter().any(|&p| {
+            self.profile_tables(r)
+                .iter()
+                .any(|&t| self.pipes[p].tables[t].table.references(x))
+        }))
+    }
+
+    /// Removes a member (refused while an entry or a group uses it).
+    pub fn profile_member_delete(
+        &mut self,
+        pipes: PipeSel,
+        profile: &str,
+        member: u32,
+    ) -> Result<(), ApiError> {
+        let r = self.profile_ref(profile)?;
+        if self.referenced(pipes, r, EntryRef::Member(member))? {
+            return Err(self.profile_error(r, ProfileError::MemberInUse(member)));
+        }
+        self.profile_write(pipes, r, |p| p.member_delete(member))
+    }
+
+    /// Creates group `group` of a selector, or replaces its members.
+    pub fn profile_group_set(
+        &mut self,
+        pipes: PipeSel,
+        profile: &str,
+        group: u32,
+        members: &[u32],
+    ) -> Result<(), ApiError> {
+        let r = self.profile_ref(profile)?;
+        self.profile_write(pipes, r, |p| p.group_set(group, members))
+    }
+
+    /// Removes a group (refused while an entry uses it).
+    pub fn profile_group_delete(
+        &mut self,
+        pipes: PipeSel,
+        profile: &str,
+        group: u32,
+    ) -> Result<(), ApiError> {
+        let r = self.profile_ref(profile)?;
+        if self.referenced(pipes, r, EntryRef::Group(group))? {
+            return Err(self.profile_error(r, ProfileError::GroupInUse(group)));
+        }
+        self.profile_write(pipes, r, |p| p.group_delete(group))
+    }
+
+    /// A profile's members and groups in the first pipe that runs it (or `pipe`).
+    pub fn profile_read(&self, pipes: PipeSel, profile: &str) -> Result<ProfileView, ApiError> {
+        let r = self.profile_ref(profile)?;
+        let pl = &self.prog.pipelines[r.pl];
+        let name = pl.action_profiles[r.ap].name.clone();
+        let p = *self
+            .target_pipes(pipes, r.pl, &name)?
+            .first()
+            .ok_or_else(|| self.profile_error(r, ProfileError::NoSelector))?;
+        let mut view = ProfileView::default();
+        let Some(t) = self.profile_tables(r).first().copied() else {
+            return Ok(view);
+        };
+        if let Some(prof) = self.pipes[p].tables[t].table.profile() {
+            for (id, call) in prof.members() {
+                let (a, params) = named_params(pl, call);
+                view.members.push((id, a, params));
+            }
+            view.groups = prof.groups().map(|(g, m)| (g, m.to_vec())).collect();
+        }
+        view.members.sort_by_key(|m| m.0);
+        view.groups.sort_by_key(|g| g.0);
+        Ok(view)
+    }
+
+    /// The table, its keys, and the pipes an entry pointing at a member or group goes to.
+    fn prepare_ref(
+        &self,
+        pipes: PipeSel,
+        table: &str,
+        keys: &[(&str, KeyMatch)],
+        x: EntryRef,
+    ) -> Result<(TableRef, Vec<KeyMatch>, Vec<usize>), ApiError> {
+        let r = self.table_ref(table)?;
+        self.check_mutable(r)?;
+        let t = &self.prog.pipelines[r.pl].tables[r.t];
+        let km = build_keys(t, keys)?;
+        let targets = self.target_pipes(pipes, r.pl, &t.name)?;
+        for &p in &targets {
+            let prof = self.pipes[p].tables[r.t]
+                .table
+                .profile()
+                .ok_or(ApiError::ProfileTable {
+                    table: t.name.clone(),
+                    why: "has no action profile: its entries name an action",
+                })?;
+            prof.exists(x).map_err(|error| ApiError::Profile {
+                profile: t.name.clone(),
+                error,
+            })?;
+        }
+        Ok((r, km, targets))
+    }
+
+    /// Adds an entry that points at a member or a group.
+    pub fn table_add_ref(
+        &mut self,
+        pipes: PipeSel,
+        table: &str,
+        keys: &[(&str, KeyMatch)],
+        priority: Option<u32>,
+        x: EntryRef,
+    ) -> Result<(), ApiError> {
+        let (r, km, targets) = self.prepare_ref(pipes, table, keys, x)?;
+        let prog = self.prog.clone();
+        let t = &prog.pipelines[r.pl].tables[r.t];
+        let mut done: Vec<usize> = Vec::new();
+        for p in targets {
+            match self.pipes[p].tables[r.t]
+                .table
+                .insert(&km, priority, x.call())
+            {
+                Ok(h) => {
+                    self.reset_direct(p, r, h);
+                    done.push(p);
+                }
+                Err(e) => {
+                    for q in done {
+                        let _ = self.pipes[q].tables[r.t].table.delete(&km, priority);
+                    }
+                    return Err(table_error(t, e));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Points an existing entry at another member or group.
+    pub fn table_modify_ref(
+        &mut self,
+        pipes: PipeSel,
+        table: &str,
+        keys: &[(&str, KeyMatch)],
+        priority: Option<u32>,
+        x: EntryRef,
+    ) -> Result<(), ApiError> {
+        let (r, km, targets) = self.prepare_ref(pipes, table, keys, x)?;
+        let prog = self.prog.clone();
+        let t = &prog.pipelines[r.pl].tables[r.t];
+        for &p in &targets {
+            if self.pipes[p].tables[r.t].table.get(&km, priority).is_none() {
+                return Err(ApiError::EntryNotFound {
+                    table: t.name.clone(),
+                });
+            }
+        }
+        for p in targets {
+            let call: ActionCall = x.call();
+            self.pipes[p].tables[r.t]
+                .table
+                .modify(&km, priority, call)
+                .map_err(|e| table_error(t, e))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,281 @@
+//! Action profiles and selectors behind a match table: entries of such a table hold no action
+//! of their own but a reference ([`MEMBER_REF`] / [`GROUP_REF`] with the id as the one action
+//! argument) to a *member* (an action and its data) or a *group* of members. A hit on a group
+//! picks one member by the selector's hash over the table's `selector` key fields: member
+//! `hash mod n` of the group's `n` members in the order they were given (every packet of a
+//! flow takes the same member, as on Tofino; the hardware's exact spread over the members is
+//! not modelled).
+
+use std::collections::HashMap;
+
+use foldhash::fast::FixedState;
+
+use crate::externs::hash::{BitWriter, Hasher};
+use crate::externs::random::Random;
+use crate::ir::{ActionCall, ActionId, Value};
+
+/// The action of an entry that points at a member: its one argument is the member id.
+pub const MEMBER_REF: ActionId = ActionId(u32::MAX - 1);
+/// The action of an entry that points at a group: its one argument is the group id.
+pub const GROUP_REF: ActionId = ActionId(u32::MAX - 2);
+
+/// What an entry of a profile table points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EntryRef {
+    Member(u32),
+    Group(u32),
+}
+
+impl EntryRef {
+    /// The stored form of the reference.
+    pub fn call(self) -> ActionCall {
+        let (action, id) = match self {
+            EntryRef::Member(m) => (MEMBER_REF, m),
+            EntryRef::Group(g) => (GROUP_REF, g),
+        };
+        ActionCall {
+            action,
+            args: vec![Value::from(id)],
+        }
+    }
+
+    /// The reference a stored action is, if it is one.
+    pub fn of(call: &ActionCall) -> Option<EntryRef> {
+        let id = u32::try_from(*call.args.first()?).ok()?;
+        match call.action {
+            MEMBER_REF => Some(EntryRef::Member(id)),
+            GROUP_REF => Some(EntryRef::Group(id)),
+            _ => None,
+        }
+    }
+}
+
+/// Why a member or group operation was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    #[error("the profile is full ({0} members)")]
+    MembersFull(u32),
+    #[error("no member {0}")]
+    NoMember(u32),
+    #[error("member {0} is in group {1}: take it out of the group first")]
+    MemberInGroup(u32, u32),
+    #[error("member {0} is used by a table entry: delete or change the entry first")]
+    MemberInUse(u32),
+    #[error("group {0} is used by a table entry: delete or change the entry first")]
+    GroupInUse(u32),
+    #[error("this profile has no selector: it holds members only, no groups")]
+    NoSelector,
+    #[error("the selector is full ({0} groups)")]
+    GroupsFull(u32),
+    #[error("no group {0}")]
+    NoGroup(u32),
+    #[error("a group holds at most {max} members, {got} given")]
+    GroupTooBig { max: u32, got: usize },
+    #[error("member {0} is given twice")]
+    DuplicateMember(u32),
+}
+
+/// The hash unit of a selector and the widths of its input fields.
+#[derive(Debug, Clone)]
+pub struct SelectorUnit {
+    pub hasher: Hasher,
+    pub widths: Box<[u16]>,
+    pub max_groups: u32,
+    pub max_group_size: u32,
+}
+
+/// The members and groups one table sees (a profile shared by several tables is kept equal in
+/// each of them by the runtime API).
+#[derive(Debug, Clone)]
+pub struct Profile {
+    max_members: u32,
+    members: HashMap<u32, ActionCall, FixedState>,
+    groups: HashMap<u32, Vec<u32>, FixedState>,
+    selector: Option<SelectorUnit>,
+}
+
+impl Profile {
+    pub fn new(max_members: u32, selector: Option<SelectorUnit>) -> Profile {
+        Profile {
+            max_members,
+            members: HashMap::with_hasher(FixedState::default()),
+            groups: HashMap::with_hasher(FixedState::default()),
+            selector,
+        }
+    }
+
+    pub fn has_selector(&self) -> bool {
+        self.selector.is_some()
+    }
+
+    /// Adds member `id` or replaces its action and data.
+    pub fn member_set(&mut self, id: u32, call: ActionCall) -> Result<(), ProfileError> {
+        if !self.members.contains_key(&id) && self.members.len() as u32 >= self.max_members {
+            return Err(ProfileError::MembersFull(self.max_members));
+        }
+        self.members.insert(id, call);
+        Ok(())
+    }
+
+    /// Removes member `id` (refused while a group holds it; the caller checks the entries).
+    pub fn member_delete(&mut self, id: u32) -> Result<(), ProfileError> {
+        if let Some((g, _)) = self.groups.iter().find(|(_, ms)| ms.contains(&id)) {
+            return Err(ProfileError::MemberInGroup(id, *g));
+        }
+        self.members
+            .remove(&id)
+            .map(|_| ())
+            .ok_or(ProfileError::NoMember(id))
+    }
+
+    /// Creates group `id` or replaces its members (which must exist, each once).
+    pub fn group_set(&mut self, id: u32, members: &[u32]) -> Result<(), ProfileError> {
+        let sel = self.selector.as_ref().ok_or(ProfileError::NoSelector)?;
+        if members.len() > sel.max_group_size as usize {
+            return Err(ProfileError::GroupTooBig {
+                max: sel.max_group_size,
+                got: members.len(),
+            });
+        }
+        if !self.groups.contains_key(&id) && self.groups.len() as u32 >= sel.max_groups {
+            return Err(ProfileError::GroupsFull(sel.max_groups));
+        }
+        for (i, m) in members.iter().enumerate() {
+            if !self.members.contains_key(m) {
+                return Err(ProfileError::NoMember(*m));
+            }
+            if members[..i].contains(m) {
+                return Err(ProfileError::DuplicateMember(*m));
+            }
+        }
+        self.groups.insert(id, members.to_vec());
+        Ok(())
+    }
+
+    /// Removes group `id` (the caller checks the entries).
+    pub fn group_delete(&mut self, id: u32) -> Result<(), ProfileError> {
+        self.groups
+            .remove(&id)
+            .map(|_| ())
+            .ok_or(ProfileError::NoGroup(id))
+    }
+
+    /// Whether `r` names a member or group that exists.
+    pub fn exists(&self, r: EntryRef) -> Result<(), ProfileError> {
+        match r {
+            EntryRef::Member(m) if self.members.contains_key(&m) => Ok(()),
+            EntryRef::Member(m) => Err(ProfileError::NoMember(m)),
+            EntryRef::Group(_) if self.selector.is_none() => Err(ProfileError::NoSelector),
+            EntryRef::Group(g) if self.groups.contains_key(&g) => Ok(()),
+            EntryRef::Group(g) => Err(ProfileError::NoGroup(g)),
+        }
+    }
+
+    /// Members by id, and groups by id with their members (for reads).
+    pub fn members(&self) -> impl Iterator<Item = (u32, &ActionCall)> + '_ {
+        self.members.iter().map(|(k, v)| (*k, v))
+    }
+
+    pub fn groups(&self) -> impl Iterator<Item = (u32, &[u32])> + '_ {
+        self.groups.iter().map(|(k, v)| (*k, v.as_slice()))
+    }
+
+    /// Packet path: the member action `r` resolves to for a packet whose selector key fields
+    /// are `selector_keys` (`None`: an empty group or a member since deleted).
+    pub fn resolve(&self, r: EntryRef, selector_keys: &[Value]) -> Option<&ActionCall> {
+        match r {
+            EntryRef::Member(m) => self.members.get(&m),
+            EntryRef::Group(g) => {
+                let members = self.groups.get(&g)?;
+                if members.is_empty() {
+                    return None;
+                }
+                let pick = self.select(selector_keys) % members.len() as u128;
+                self.members.get(&members[pick as usize])
+            }
+        }
+    }
+
+    /// The selector's hash of the selector key fields (0 without a selector).
+    fn select(&self, keys: &[Value]) -> u128 {
+        let Some(sel) = &self.selector else {
+            return 0;
+        };
+        let mut bits = BitWriter::new();
+        for (v, w) in keys.iter().zip(sel.widths.iter()) {
+            bits.push(*v, *w);
+        }
+        // A selector's hash is a function of the packet; the `Random` algorithm (which a
+        // selector cannot use on Tofino) gets a fixed generator.
+        let mut rng = Random::new(0);
+        sel.hasher.get(&bits, &mut rng)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::HashAlgorithm;
+
+    fn call(a: u32, v: Value) -> ActionCall {
+        ActionCall {
+            action: ActionId(a),
+            args: vec![v],
+        }
+    }
+
+    fn selector(groups: u32, size: u32) -> Option<SelectorUnit> {
+        Some(SelectorUnit {
+            hasher: Hasher::new(HashAlgorithm::Identity, 16).unwrap(),
+            widths: vec![16].into(),
+            max_groups: groups,
+            max_group_size: size,
+        })
+    }
+
+    #[test]
+    fn members_groups_and_selection() {
+        let mut p = Profile::new(4, selector(2, 3));
+        for m in 1..=3 {
+            p.member_set(m, call(7, Value::from(m))).unwrap();
+        }
+        p.group_set(10, &[1, 2, 3]).unwrap();
+        // Identity hash: the key itself picks member key mod 3.
+        for k in 0..9u128 {
+            let got = p.resolve(EntryRef::Group(10), &[k]).unwrap();
+            assert_eq!(got.args[0], (k % 3) + 1);
+        }
+        assert_eq!(p.resolve(EntryRef::Member(2), &[]).unwrap().args[0], 2);
+        assert_eq!(p.member_delete(2), Err(ProfileError::MemberInGroup(2, 10)));
+        assert_eq!(
+            p.group_set(11, &[1, 2, 3, 1]),
+            Err(ProfileError::GroupTooBig { max: 3, got: 4 })
+        );
+        assert_eq!(
+            p.group_set(11, &[1, 1]),
+            Err(ProfileError::DuplicateMember(1))
+        );
+        assert_eq!(p.group_set(11, &[9]), Err(ProfileError::NoMember(9)));
+        p.group_set(11, &[]).unwrap();
+        assert!(
+            p.resolve(EntryRef::Group(11), &[5]).is_none(),
+            "an empty group"
+        );
+        assert_eq!(p.group_set(12, &[1]), Err(ProfileError::GroupsFull(2)));
+        p.member_set(4, call(7, 4)).unwrap();
+        assert_eq!(
+            p.member_set(5, call(7, 5)),
+            Err(ProfileError::MembersFull(4))
+        );
+        let r = EntryRef::Group(10);
+        assert_eq!(EntryRef::of(&r.call()), Some(r));
+        assert_eq!(EntryRef::of(&call(7, 1)), None);
+    }
+
+    #[test]
+    fn a_plain_profile_has_no_groups() {
+        let mut p = Profile::new(4, None);
+        assert_eq!(p.group_set(1, &[]), Err(ProfileError::NoSelector));
+        assert_eq!(p.exists(EntryRef::Group(1)), Err(ProfileError::NoSelector));
+    }
+}
