@@ -81,6 +81,18 @@ pub enum Request {
     LinkUp {
         port: u16,
     },
+    /// An action profile's members and groups.
+    ProfileRead {
+        profile: String,
+    },
+    MemberDelete {
+        profile: String,
+        id: u32,
+    },
+    GroupDelete {
+        profile: String,
+        id: u32,
+    },
 }
 
 /// A JSON scalar as table-file text.
@@ -122,6 +134,9 @@ impl Request {
             Request::LinkSet { .. } => "link_set",
             Request::LinkDown { .. } => "link_down",
             Request::LinkUp { .. } => "link_up",
+            Request::ProfileRead { .. } => "profile_read",
+            Request::MemberDelete { .. } => "member_delete",
+            Request::GroupDelete { .. } => "group_delete",
         }
     }
 
@@ -136,6 +151,8 @@ impl Request {
                 | Request::LinkSet { .. }
                 | Request::LinkDown { .. }
                 | Request::LinkUp { .. }
+                | Request::MemberDelete { .. }
+                | Request::GroupDelete { .. }
         )
     }
 }

@@ -130,9 +130,10 @@ fn params_json(
         params
             .iter()
             .map(|(k, v)| {
+                // A member or group id (`$member`, `$group`) is a 32-bit number.
                 let width = decl
                     .and_then(|a| a.params.iter().find(|p| &p.name == k))
-                    .map_or(128, |p| p.width);
+                    .map_or(if action.starts_with('$') { 32 } else { 128 }, |p| p.width);
                 let text = crate::value::format_value(*v, width, k);
                 (k.clone(), Json::String(text))
             })
@@ -346,7 +347,7 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
                     "tables_cleared": s.tables_cleared, "registers": s.registers,
                     "mirror_sessions": s.mirror_sessions, "mc_nodes": s.mc_nodes,
                     "mc_groups": s.mc_groups, "prunes": s.prunes, "lags": s.lags,
-                    "ports": s.ports,
+                    "ports": s.ports, "members": s.members, "groups": s.groups,
                 }}))
             })
         }
@@ -386,6 +387,46 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
             tracing::info!(port, %settings, "link settings changed");
             Ok(json!({}))
         }
+        Request::ProfileRead { profile } => {
+            let parts = h
+                .each(CALL_TIMEOUT, move |sw, owns| {
+                    let pipe = (0..sw.num_pipes()).find(|p| owns & (1 << p) != 0);
+                    let sel = pipe.map_or(PipeSel::All, PipeSel::Pipe);
+                    let prog = sw.program().clone();
+                    let view = sw.profile_read(sel, &profile).map_err(|e| e.to_string())?;
+                    let pl = &prog.pipelines[0];
+                    let members: Vec<Json> = view
+                        .members
+                        .iter()
+                        .map(|(id, a, params)| {
+                            json!({"id": id, "action": a, "params": params_json(pl, a, params)})
+                        })
+                        .collect();
+                    let groups: Vec<Json> = view
+                        .groups
+                        .iter()
+                        .map(|(id, m)| json!({"id": id, "members": m}))
+                        .collect();
+                    Ok::<_, String>(
+                        json!({"profile": profile, "members": members, "groups": groups}),
+                    )
+                })
+                .map_err(|e| e.to_string())?;
+            parts
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| Err("no pipeline thread answered".into()))
+        }
+        Request::MemberDelete { profile, id } => h.write(CALL_TIMEOUT, move |sw| {
+            sw.profile_member_delete(PipeSel::All, &profile, id)
+                .map(|_| json!({}))
+                .map_err(|e| e.to_string())
+        }),
+        Request::GroupDelete { profile, id } => h.write(CALL_TIMEOUT, move |sw| {
+            sw.profile_group_delete(PipeSel::All, &profile, id)
+                .map(|_| json!({}))
+                .map_err(|e| e.to_string())
+        }),
         Request::LinkDown { port } | Request::LinkUp { port } => {
             let up = matches!(req, Request::LinkUp { .. });
             let l = h.link(port).map_err(|e| e.to_string())?;

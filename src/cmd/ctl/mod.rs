@@ -42,8 +42,14 @@ pub struct EntryArgs {
     #[arg(short = 'k', long = "key", value_name = "FIELD=VALUE")]
     key: Vec<String>,
     /// The action to run on a hit.
-    #[arg(short = 'a', long)]
-    action: String,
+    #[arg(short = 'a', long, required_unless_present_any = ["member", "group"], conflicts_with_all = ["member", "group"])]
+    action: Option<String>,
+    /// In a table with an action profile: the member the entry points at (table-add only).
+    #[arg(long, conflicts_with = "group")]
+    member: Option<u32>,
+    /// In a table with an action selector: the group the entry points at (table-add only).
+    #[arg(long)]
+    group: Option<u32>,
     /// An action parameter (repeat per parameter).
     #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
     params: Vec<String>,
@@ -129,6 +135,47 @@ pub enum CtlCommand {
         /// The device port.
         port: u16,
     },
+    /// Add a member to an action profile (or change it): `member-set PROFILE ID -a ACTION -p NAME=VALUE`.
+    MemberSet {
+        /// The action profile (or its selector).
+        profile: String,
+        /// The member id.
+        id: u32,
+        /// The member's action.
+        #[arg(short = 'a', long)]
+        action: String,
+        /// An action parameter (repeat per parameter).
+        #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+    },
+    /// Remove a member (refused while an entry or a group uses it).
+    MemberDelete {
+        /// The action profile (or its selector).
+        profile: String,
+        /// The member id.
+        id: u32,
+    },
+    /// Create a selector group with these members, or replace its members.
+    GroupSet {
+        /// The action selector (or its profile).
+        profile: String,
+        /// The group id.
+        id: u32,
+        /// Member ids.
+        members: Vec<u32>,
+    },
+    /// Remove a group (refused while an entry uses it).
+    GroupDelete {
+        /// The action selector (or its profile).
+        profile: String,
+        /// The group id.
+        id: u32,
+    },
+    /// An action profile's members and groups.
+    ProfileList {
+        /// The action profile (or its selector).
+        profile: String,
+    },
     /// Send one raw JSON request line and print the JSON reply.
     Raw {
         /// The request, e.g. `{"op": "stats"}` (each verb above sends one such line).
@@ -157,17 +204,29 @@ fn request_of(c: &CtlCommand) -> anyhow::Result<String> {
         CtlCommand::Register { name, index, pipe } => {
             json!({"op": "register_read", "name": name, "index": index, "pipe": pipe})
         }
-        CtlCommand::TableAdd(e) | CtlCommand::TableModify(e) => {
-            let op = if matches!(c, CtlCommand::TableAdd(_)) {
-                "table_add"
-            } else {
-                "table_modify"
-            };
-            json!({
-                "op": op, "table": e.table, "key": pairs(&e.key, "--key")?,
-                "action": e.action, "params": pairs(&e.params, "--param")?, "priority": e.priority,
-            })
+        CtlCommand::TableAdd(e) | CtlCommand::TableModify(e) => entry_request(c, e)?,
+        CtlCommand::MemberSet {
+            profile,
+            id,
+            action,
+            params,
+        } => apply_json(json!({"action_profiles": [{"profile": profile, "members": [
+            {"id": id, "action": action, "params": pairs(params, "--param")?}
+        ]}]})),
+        CtlCommand::GroupSet {
+            profile,
+            id,
+            members,
+        } => apply_json(json!({"action_profiles": [{"profile": profile, "groups": [
+            {"id": id, "members": members}
+        ]}]})),
+        CtlCommand::MemberDelete { profile, id } => {
+            json!({"op": "member_delete", "profile": profile, "id": id})
         }
+        CtlCommand::GroupDelete { profile, id } => {
+            json!({"op": "group_delete", "profile": profile, "id": id})
+        }
+        CtlCommand::ProfileList { profile } => json!({"op": "profile_read", "profile": profile}),
         CtlCommand::TableDelete {
             table,
             key,
@@ -191,6 +250,45 @@ fn request_of(c: &CtlCommand) -> anyhow::Result<String> {
         CtlCommand::Raw { json } => return Ok(json.trim().to_string()),
     };
     Ok(v.to_string())
+}
+
+/// A table-state document sent as an `apply` request (JSON is YAML too): member, group and
+/// member/group-entry writes take the table-file path, so they are read and checked once.
+fn apply_json(doc: Json) -> Json {
+    json!({"op": "apply", "yaml": doc.to_string()})
+}
+
+/// `table-add` / `table-modify`: an entry with an action, or (add only) a member or group.
+fn entry_request(c: &CtlCommand, e: &EntryArgs) -> anyhow::Result<Json> {
+    let add = matches!(c, CtlCommand::TableAdd(_));
+    let key = pairs(&e.key, "--key")?;
+    if let Some(action) = &e.action {
+        let op = if add { "table_add" } else { "table_modify" };
+        return Ok(json!({
+            "op": op, "table": e.table, "key": key,
+            "action": action, "params": pairs(&e.params, "--param")?, "priority": e.priority,
+        }));
+    }
+    if !add {
+        return Err(anyhow!(
+            "table-modify takes an action; to point an entry at another member or group, delete it and add it again"
+        ));
+    }
+    if !e.params.is_empty() {
+        return Err(anyhow!(
+            "--param belongs to the member (member-set), not to an entry that points at one"
+        ));
+    }
+    let mut entry = json!({"key": key, "priority": e.priority});
+    if let Some(m) = e.member {
+        entry["member"] = json!(m);
+    }
+    if let Some(g) = e.group {
+        entry["group"] = json!(g);
+    }
+    Ok(apply_json(
+        json!({"tables": [{"table": e.table, "entries": [entry]}]}),
+    ))
 }
 
 /// Sends one request and returns the reply line.
@@ -268,7 +366,9 @@ mod tests {
         let line = request_of(&CtlCommand::TableAdd(EntryArgs {
             table: "t".into(),
             key: vec!["a=1".into()],
-            action: "x".into(),
+            action: Some("x".into()),
+            member: None,
+            group: None,
             params: vec!["p=0x2".into()],
             priority: Some(3),
         }))
@@ -294,5 +394,34 @@ mod tests {
             priority: None,
         })
         .is_err());
+    }
+
+    /// Member, group and member/group-entry writes go as table-file documents (`apply`).
+    #[test]
+    fn profile_writes_are_table_files() {
+        let v: Json = serde_json::from_str(
+            &request_of(&CtlCommand::GroupSet {
+                profile: "sel".into(),
+                id: 10,
+                members: vec![1, 2],
+            })
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(v["op"], "apply");
+        let doc = control::tables_file::from_yaml(v["yaml"].as_str().unwrap()).unwrap();
+        assert_eq!(doc.action_profiles[0].groups[0].item.members, vec![1, 2]);
+        let add = CtlCommand::TableAdd(EntryArgs {
+            table: "t".into(),
+            key: vec!["a=1".into()],
+            action: None,
+            member: None,
+            group: Some(10),
+            params: Vec::new(),
+            priority: None,
+        });
+        let v: Json = serde_json::from_str(&request_of(&add).unwrap()).unwrap();
+        let doc = control::tables_file::from_yaml(v["yaml"].as_str().unwrap()).unwrap();
+        assert_eq!(doc.tables[0].entries[0].item.group, Some(10));
     }
 }

@@ -265,6 +265,44 @@ fn queue(r: &Json) -> String {
     )
 }
 
+fn profile(r: &Json) -> String {
+    let empty = Vec::new();
+    let members = r["members"].as_array().unwrap_or(&empty);
+    let groups = r["groups"].as_array().unwrap_or(&empty);
+    let mut s = format!(
+        "action profile {}: {} member(s), {} group(s)\n",
+        text(&r["profile"]),
+        members.len(),
+        groups.len()
+    );
+    if !members.is_empty() {
+        let rows = members
+            .iter()
+            .map(|m| {
+                vec![
+                    text(&m["id"]),
+                    format!("{}({})", text(&m["action"]), kv(&m["params"])),
+                ]
+            })
+            .collect();
+        s += &table(&["MEMBER", "ACTION"], rows, &[0]);
+    }
+    if !groups.is_empty() {
+        let rows = groups
+            .iter()
+            .map(|g| {
+                let ms: Vec<String> = g["members"]
+                    .as_array()
+                    .map(|a| a.iter().map(text).collect())
+                    .unwrap_or_default();
+                vec![text(&g["id"]), ms.join(", ")]
+            })
+            .collect();
+        s += &table(&["GROUP", "MEMBERS"], rows, &[0]);
+    }
+    s
+}
+
 /// The reply to `cmd` (a successful one) for a person.
 pub fn human(cmd: &CtlCommand, r: &Json) -> String {
     match cmd {
@@ -281,7 +319,11 @@ pub fn human(cmd: &CtlCommand, r: &Json) -> String {
         CtlCommand::Raw { .. } => {
             serde_json::to_string_pretty(r).unwrap_or_else(|_| r.to_string()) + "\n"
         }
+        CtlCommand::ProfileList { .. } => profile(r),
+        CtlCommand::MemberSet { .. } | CtlCommand::GroupSet { .. } => "ok\n".into(),
         CtlCommand::TableAdd(_)
+        | CtlCommand::MemberDelete { .. }
+        | CtlCommand::GroupDelete { .. }
         | CtlCommand::TableDelete { .. }
         | CtlCommand::TableModify(_)
         | CtlCommand::LinkSet { .. }
