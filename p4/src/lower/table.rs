@@ -356,6 +356,18 @@ impl<'a> Lowerer<'a> {
                 )
             }
         };
+        if let Some(n) = size.filter(|n| (entries.len() as u64) > u64::from(*n)) {
+            // p4c warns and keeps every entry; so does pisa, with a table large enough.
+            self.warn(
+                Diagnostic::warning(format!(
+                    "table `{name}` has {} const entries but `size = {n}`: its size is raised to {}",
+                    entries.len(),
+                    entries.len()
+                ))
+                .with_primary(t.name.span, "more entries than its size"),
+            );
+            size = Some(entries.len() as u32);
+        }
         let id = ir::TableId(self.pipe.tables.len() as u32);
         if let Some(p) = implementation.and_then(|p| self.pipe.action_profiles.get_mut(p.index())) {
             p.tables.push(id);
