@@ -405,20 +405,13 @@ impl<'a> Lowerer<'a> {
                     }
                     _ => "",
                 };
-                if !matches!(tname, "CRCPolynomial" | "Hash" | "Random") {
-                    return Err(self.err(
-                        crate::check::unsupported(
-                            i.name.span,
-                            &format!("a top-level `{tname}` instance"),
-                            "state shared outside a parser or control",
-                        )
-                        .with_help(
-                            "declare the instance inside the parser or control that uses it",
-                        ),
-                    ));
+                if matches!(tname, "CRCPolynomial" | "Hash" | "Random") {
+                    // Stateless: a fresh unit per use is the same function.
+                    let ext = super::externs::instantiate(self, decl, i)?;
+                    return Ok(Resolved::Obj(Binding::Extern(ext)));
                 }
-                let ext = super::externs::instantiate(self, decl, i)?;
-                Ok(Resolved::Obj(Binding::Extern(ext)))
+                self.top_level_instance(decl, i, tname)
+                    .map(|ext| Resolved::Obj(Binding::Extern(ext)))
             }
             _ => Err(self.err(
                 Diagnostic::error(format!("`{}` cannot be used as a value", id.name))
@@ -429,6 +422,37 @@ impl<'a> Lowerer<'a> {
                     ),
             )),
         }
+    }
+
+    /// A top-level stateful extern instance (a `Register` declared outside every control): one
+    /// object per pipeline, made where it is first used and shared by every other use, named
+    /// without a control prefix. Tofino keeps state in one gress, so a second gress using it
+    /// is refused.
+    fn top_level_instance(
+        &mut self,
+        decl: &'a ast::Decl,
+        i: &'a ast::Instantiation,
+        tname: &str,
+    ) -> Res<Rc<super::externs::ExternInst>> {
+        let key = (decl.span.file, decl.span.lo);
+        if let Some((ext, g)) = self.pipe.top_externs.get(&key).cloned() {
+            if g != self.gress {
+                return Err(self.err(
+                    Diagnostic::error(format!(
+                        "top-level `{tname}` `{}` is used in {g} and in {}: on Tofino its state lives in one gress",
+                        i.name.name, self.gress
+                    ))
+                    .with_primary(i.name.span, "declared here"),
+                ));
+            }
+            return Ok(ext);
+        }
+        let prefix = std::mem::take(&mut self.prefix);
+        let made = super::externs::instantiate(self, decl, i);
+        self.prefix = prefix;
+        let ext = made?;
+        self.pipe.top_externs.insert(key, (ext.clone(), self.gress));
+        Ok(ext)
     }
 
     pub(crate) fn top_const(

@@ -146,6 +146,9 @@ pub(crate) struct PipeObjs {
     pub checksums: Vec<ir::Checksum>,
     pub digests: Vec<ir::Digest>,
     pub action_profiles: Vec<ir::ActionProfile>,
+    /// Top-level extern instances of this pipeline (by declaration position), made on first
+    /// use and shared by every later use, with the gress that made them.
+    pub top_externs: HashMap<(crate::source::FileId, u32), (Rc<externs::ExternInst>, Gress)>,
 }
 
 /// Result of [`lower_program`].
