@@ -20,10 +20,11 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn run_pisa(out: &Path) {
+/// `pisa ARGS` on l2l3.p4 with its table file and the two bundled captures.
+fn l2l3_command(args: &[&str]) -> Command {
     let r = root();
-    let status = Command::new(env!("CARGO_BIN_EXE_pisa"))
-        .arg("run")
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pisa"));
+    c.args(args)
         .arg("--program")
         .arg(r.join("p4/programs/l2l3.p4"))
         .arg("--tables")
@@ -31,7 +32,12 @@ fn run_pisa(out: &Path) {
         .arg("--in")
         .arg(format!("0={}", r.join("examples/l2l3/in0.pcap").display()))
         .arg("--in")
-        .arg(format!("1={}", r.join("examples/l2l3/in1.pcap").display()))
+        .arg(format!("1={}", r.join("examples/l2l3/in1.pcap").display()));
+    c
+}
+
+fn run_pisa(out: &Path) {
+    let status = l2l3_command(&["run"])
         .arg("--out-dir")
         .arg(out)
         .status()
@@ -159,19 +165,7 @@ fn the_same_inputs_give_bit_identical_outputs() {
 }
 
 fn pisa_text(args: &[&str]) -> String {
-    let r = root();
-    let out = Command::new(env!("CARGO_BIN_EXE_pisa"))
-        .args(args)
-        .arg("--program")
-        .arg(r.join("p4/programs/l2l3.p4"))
-        .arg("--tables")
-        .arg(r.join("p4/programs/l2l3.tables.yaml"))
-        .arg("--in")
-        .arg(format!("0={}", r.join("examples/l2l3/in0.pcap").display()))
-        .arg("--in")
-        .arg(format!("1={}", r.join("examples/l2l3/in1.pcap").display()))
-        .output()
-        .expect("pisa runs");
+    let out = l2l3_command(args).output().expect("pisa runs");
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");

@@ -313,6 +313,7 @@ fn program(d: &mut Bytes) -> Program {
             meters: Vec::new(),
             checksums: Vec::new(),
             digests: Vec::new(),
+            action_profiles: Vec::new(),
         }],
         pipe_map: vec![0],
         errors: ErrorEnum::default(),

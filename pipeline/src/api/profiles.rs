@@ -120,15 +120,25 @@ impl Switch {
         self.profile_write(pipes, r, |p| p.member_set(member, call.clone()))
     }
 
-    /// Whether a table entry of `r` in a target pipe points at `x`.
-    fn referenced(&self, pipes: PipeSel, r: ProfileRef, x: EntryRef) -> Result<bool, ApiError> {
+    /// Refuses when a table entry of `r` in a target pipe points at `x`.
+    fn unreferenced(&self, pipes: PipeSel, r: ProfileRef, x: EntryRef) -> Result<(), ApiError> {
         let name = self.prog.pipelines[r.pl].action_profiles[r.ap].name.clone();
         let targets = self.target_pipes(pipes, r.pl, &name)?;
-        Ok(targets.iter().any(|&p| {
+        let used = targets.iter().any(|&p| {
             self.profile_tables(r)
                 .iter()
                 .any(|&t| self.pipes[p].tables[t].table.references(x))
-        }))
+        });
+        if !used {
+            return Ok(());
+        }
+        Err(self.profile_error(
+            r,
+            match x {
+                EntryRef::Member(m) => ProfileError::MemberInUse(m),
+                EntryRef::Group(g) => ProfileError::GroupInUse(g),
+            },
+        ))
     }
 
     /// Removes a member (refused while an entry or a group uses it).
@@ -139,9 +149,7 @@ impl Switch {
         member: u32,
     ) -> Result<(), ApiError> {
         let r = self.profile_ref(profile)?;
-        if self.referenced(pipes, r, EntryRef::Member(member))? {
-            return Err(self.profile_error(r, ProfileError::MemberInUse(member)));
-        }
+        self.unreferenced(pipes, r, EntryRef::Member(member))?;
         self.profile_write(pipes, r, |p| p.member_delete(member))
     }
 
@@ -165,9 +173,7 @@ impl Switch {
         group: u32,
     ) -> Result<(), ApiError> {
         let r = self.profile_ref(profile)?;
-        if self.referenced(pipes, r, EntryRef::Group(group))? {
-            return Err(self.profile_error(r, ProfileError::GroupInUse(group)));
-        }
+        self.unreferenced(pipes, r, EntryRef::Group(group))?;
         self.profile_write(pipes, r, |p| p.group_delete(group))
     }
 
@@ -235,27 +241,7 @@ impl Switch {
         x: EntryRef,
     ) -> Result<(), ApiError> {
         let (r, km, targets) = self.prepare_ref(pipes, table, keys, x)?;
-        let prog = self.prog.clone();
-        let t = &prog.pipelines[r.pl].tables[r.t];
-        let mut done: Vec<usize> = Vec::new();
-        for p in targets {
-            match self.pipes[p].tables[r.t]
-                .table
-                .insert(&km, priority, x.call())
-            {
-                Ok(h) => {
-                    self.reset_direct(p, r, h);
-                    done.push(p);
-                }
-                Err(e) => {
-                    for q in done {
-                        let _ = self.pipes[q].tables[r.t].table.delete(&km, priority);
-                    }
-                    return Err(table_error(t, e));
-                }
-            }
-        }
-        Ok(())
+        self.insert_all(r, &targets, &km, priority, &x.call())
     }
 
     /// Points an existing entry at another member or group.

@@ -417,13 +417,26 @@ impl Switch {
         params: &[(&str, Value)],
     ) -> Result<(), ApiError> {
         let (r, km, call, targets) = self.prepare_entry(pipes, table, keys, action, params)?;
+        self.insert_all(r, &targets, &km, priority, &call)
+    }
+
+    /// Inserts one entry into table `r` of every pipe in `targets`: all of them get it, or (the
+    /// first refusal undoing the inserts before it) none does.
+    pub(crate) fn insert_all(
+        &mut self,
+        r: TableRef,
+        targets: &[usize],
+        km: &[KeyMatch],
+        priority: Option<u32>,
+        call: &ActionCall,
+    ) -> Result<(), ApiError> {
         let prog = self.prog.clone();
         let t = &prog.pipelines[r.pl].tables[r.t];
         let mut done: Vec<usize> = Vec::new();
-        for p in targets {
+        for &p in targets {
             match self.pipes[p].tables[r.t]
                 .table
-                .insert(&km, priority, call.clone())
+                .insert(km, priority, call.clone())
             {
                 Ok(h) => {
                     self.reset_direct(p, r, h);
@@ -431,7 +444,7 @@ impl Switch {
                 }
                 Err(e) => {
                     for q in done {
-                        let _ = self.pipes[q].tables[r.t].table.delete(&km, priority);
+                        let _ = self.pipes[q].tables[r.t].table.delete(km, priority);
                     }
                     return Err(table_error(t, e));
                 }
