@@ -428,27 +428,9 @@ pub fn match_anything(kind: MatchKind, width: u16) -> Option<KeyMatch> {
     }
 }
 
-/// Whether a field or parameter named `name` holds an address (`dst_addr`, `src_ip`, `nexthop_ip`).
-fn is_address(name: &str) -> bool {
-    let last = name.rsplit('.').next().unwrap_or(name).to_ascii_lowercase();
-    last.contains("addr") || last.contains("ip")
-}
-
 /// Writes `v`, a value of a `width`-bit field or parameter named `name`, the way a user would type it.
 pub fn format_value(v: Value, width: u16, name: &str) -> String {
-    match width {
-        48 => {
-            let b = (v as u64).to_be_bytes();
-            format!(
-                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-                b[2], b[3], b[4], b[5], b[6], b[7]
-            )
-        }
-        32 if is_address(name) => Ipv4Addr::from(v as u32).to_string(),
-        128 if is_address(name) => Ipv6Addr::from(v).to_string(),
-        w if w > 64 => format!("{v:#x}"),
-        _ => v.to_string(),
-    }
+    pipeline::names::value_text(v, width, name)
 }
 
 /// Writes a key match of a `width`-bit key named `name` in the syntax [`parse_key_match`] reads.

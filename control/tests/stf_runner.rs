@@ -201,15 +201,16 @@ fn statement_errors_name_the_line() {
          setdefault fwd acl_deny()\n\
          mc_node_associate 7 7\n");
     let lines: Vec<usize> = r.errors.iter().map(|e| e.line).collect();
-    // Line 4 is fine: an STF entry without priority ranks lowest.
-    assert_eq!(lines, vec![1, 2, 3, 6, 7, 8], "{r}");
+    // Line 4 is fine: an STF entry without priority ranks lowest. Line 6 adds a key that is
+    // there already: a modify, as p4c's STF runners do.
+    assert_eq!(lines, vec![1, 2, 3, 7, 8], "{r}");
     assert!(
         r.errors[0].message.contains("no table named `nosuch`"),
         "{r}"
     );
     assert!(r.errors[1].message.contains("exact"), "{r}");
     assert!(r.errors[2].message.contains("9 bits"), "{r}");
-    assert!(r.to_string().contains("error   line 6: add fwd:"), "{r}");
+    assert!(!r.to_string().contains("line 6"), "{r}");
 }
 
 #[test]

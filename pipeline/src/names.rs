@@ -2,7 +2,34 @@
 //! source (`hdr.ipv4.ttl <= 1`, `acl_counter.execute(..)`). The resource report, the compiler's
 //! messages and `pisa trace` share it.
 
-use crate::ir::{BinOp, Expr, FieldRef, HeaderId, PhvLayout, Pipeline, RegWord, UnOp};
+use crate::ir::{BinOp, Expr, FieldRef, HeaderId, PhvLayout, Pipeline, RegWord, UnOp, Value};
+
+/// A value of a `width`-bit field or parameter named `name` as a person writes it (and the
+/// control plane reads it back): 48-bit fields as MAC addresses (timestamps aside), 32- and
+/// 128-bit address fields (`..addr..`, `..ip..`) as IPv4 / IPv6 addresses, type and checksum
+/// fields in hex, other fields up to 64 bits in decimal, wider ones in hex.
+pub fn value_text(v: Value, width: u16, name: &str) -> String {
+    let leaf = name.rsplit('.').next().unwrap_or(name).to_ascii_lowercase();
+    let time = leaf.contains("tstamp") || leaf.contains("time");
+    let addr = leaf.contains("addr") || leaf.contains("ip") || leaf.contains("mac");
+    let hex = ["type", "checksum", "csum", "crc"]
+        .iter()
+        .any(|w| leaf.contains(w));
+    match width {
+        48 if !time => {
+            let b = (v as u64).to_be_bytes();
+            format!(
+                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                b[2], b[3], b[4], b[5], b[6], b[7]
+            )
+        }
+        32 if addr => std::net::Ipv4Addr::from(v as u32).to_string(),
+        128 if addr => std::net::Ipv6Addr::from(v).to_string(),
+        w if hex => format!("0x{v:0n$x}", n = usize::from(w.div_ceil(4))),
+        w if w > 64 => format!("{v:#x}"),
+        _ => v.to_string(),
+    }
+}
 
 /// Names things of one gress of one pipeline.
 #[derive(Clone, Copy)]

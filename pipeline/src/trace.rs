@@ -71,33 +71,14 @@ impl TraceField {
 }
 
 impl fmt::Display for TraceField {
-    /// `name=value`: address fields (`..addr..`, `..mac..`, `..ip..`) of 48, 32 and 128 bits
-    /// as MAC, IPv4 and IPv6 addresses; type and checksum fields in hex; other fields up to 16
-    /// bits in decimal, the rest in hex.
+    /// `name=value`, the value as [`crate::names::value_text`] writes it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let v = self.value;
-        let leaf = self.name.rsplit('.').next().unwrap_or(&self.name);
-        let addr = (leaf.contains("addr") || leaf.contains("mac") || leaf.contains("ip"))
-            && !leaf.contains("tstamp");
-        let hex = ["type", "checksum", "csum", "crc"]
-            .iter()
-            .any(|w| leaf.contains(w));
-        write!(f, "{}=", self.name)?;
-        match self.width {
-            _ if hex => write!(f, "0x{v:0w$x}", w = usize::from(self.width.div_ceil(4))),
-            48 if addr => {
-                let b = (v as u64).to_be_bytes();
-                write!(
-                    f,
-                    "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-                    b[2], b[3], b[4], b[5], b[6], b[7]
-                )
-            }
-            32 if addr => write!(f, "{}", std::net::Ipv4Addr::from(v as u32)),
-            128 if addr => write!(f, "{}", std::net::Ipv6Addr::from(v)),
-            0..=16 => write!(f, "{v}"),
-            _ => write!(f, "0x{v:x}"),
-        }
+        write!(
+            f,
+            "{}={}",
+            self.name,
+            crate::names::value_text(self.value, self.width, &self.name)
+        )
     }
 }
 
