@@ -7,6 +7,8 @@ pub mod devport;
 pub mod exec;
 pub mod externs;
 pub mod ir;
+pub mod ir_text;
+pub mod ir_verify;
 pub mod names;
 pub mod phv;
 pub mod state;

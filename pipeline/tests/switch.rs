@@ -606,3 +606,27 @@ fn trace_renders_parser_tables_and_tm() {
         assert!(text.contains(needle), "missing `{needle}` in\n{text}");
     }
 }
+
+/// A program whose IR names what does not exist is refused by `Switch::new` with the place
+/// (checked once, by `pipeline::ir_verify`), not run with a fallback at every packet.
+#[test]
+fn invalid_ir_is_refused_with_its_place() {
+    let (prog, _) = l2_program(Options::default());
+    let mut bad = (*prog).clone();
+    bad.pipelines[0]
+        .ingress
+        .control
+        .body
+        .push(pipeline::ir::Stmt::ApplyTable {
+            table: pipeline::ir::TableId(99),
+            branches: Default::default(),
+        });
+    let e = Switch::new(std::sync::Arc::new(bad), SwitchConfig::new(1)).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("table #99 does not exist"), "{text}");
+    assert!(text.contains("ingress control"), "{text}");
+    // The IR printer writes the program back readably.
+    let ir = pipeline::ir_text::program_text(&prog);
+    assert!(ir.contains("  table SwitchIngress.forward"), "{ir}");
+    assert!(ir.contains("    control SwitchIngress"), "{ir}");
+}

@@ -16,6 +16,10 @@ pub struct CheckArgs {
     /// Output format of the resource report.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
+    /// Print the IR the program became (objects, PHV layout, parser, controls, with the stages
+    /// placement chose) instead of the resource report.
+    #[arg(long)]
+    pub emit_ir: bool,
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -27,6 +31,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let target = compiled.program.target;
+    if args.emit_ir {
+        print!("{}", pipeline::ir_text::program_text(&compiled.program));
+        return Ok(ExitCode::SUCCESS);
+    }
     match (&compiled.resources, args.report) {
         (Some(report), ReportFormat::Json) => println!("{}", report.to_json()),
         (Some(report), ReportFormat::Text) => {

@@ -83,6 +83,8 @@ pub enum SwitchError {
     PortOutOfRange { port: u16, pipe: u16, pipes: u16 },
     #[error("the program has no pipelines")]
     NoPipeline,
+    #[error(transparent)]
+    InvalidIr(#[from] crate::ir_verify::VerifyError),
     #[error("pipe {pipe} is mapped to pipeline {pipeline}, but the program has {count}")]
     BadPipeMap {
         pipe: u16,

@@ -147,6 +147,7 @@ impl Switch {
     /// Build a switch running `prog` with `cfg`.
     pub fn new(prog: Arc<Program>, cfg: SwitchConfig) -> Result<Switch, SwitchError> {
         cfg.validate(&prog)?;
+        crate::ir_verify::verify(&prog)?;
         let engines: Arc<[Engines]> = prog.pipelines.iter().map(Engines::new).collect();
         let mut pipes = Vec::with_capacity(cfg.pipes as usize);
         for p in 0..cfg.pipes as usize {

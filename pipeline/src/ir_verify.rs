@@ -1,0 +1,264 @@
+//! Checks a [`Program`] before a switch runs it: every id names an object that exists, every
+//! field lies inside its gress's PHV, every header, stack and parser state reference is in
+//! range. A frontend bug (or a hand-built IR) is reported with the place it was found, instead
+//! of an executor falling back at run time.
+
+use crate::ir::{
+    Block, Expr, FieldRef, GressProgram, NextState, Pipeline, Place, Program, Stmt, TableBranches,
+    Transition,
+};
+
+/// What is wrong with an IR, and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid IR in {place}: {what}")]
+pub struct VerifyError {
+    pub place: String,
+    pub what: String,
+}
+
+struct Check<'a> {
+    pl: &'a Pipeline,
+    g: &'a GressProgram,
+    place: String,
+}
+
+impl Check<'_> {
+    fn fail(&self, what: String) -> Result<(), VerifyError> {
+        Err(VerifyError {
+            place: self.place.clone(),
+            what,
+        })
+    }
+
+    fn in_range(&self, kind: &str, i: usize, len: usize) -> Result<(), VerifyError> {
+        if i < len {
+            Ok(())
+        } else {
+            self.fail(format!("{kind} #{i} does not exist ({len} of them)"))
+        }
+    }
+
+    fn field(&self, f: FieldRef) -> Result<(), VerifyError> {
+        let end = u64::from(f.offset) + u64::from(f.width);
+        if f.width == 0 || end > u64::from(self.g.phv.bytes) * 8 {
+            return self.fail(format!(
+                "field at bit {} ({} bits) is outside the {}-byte PHV",
+                f.offset, f.width, self.g.phv.bytes
+            ));
+        }
+        Ok(())
+    }
+
+    fn expr(&self, e: &Expr) -> Result<(), VerifyError> {
+        let pl = self.pl;
+        match e {
+            Expr::Field(f) => self.field(*f),
+            Expr::Valid(h) => self.in_range("header", h.index(), self.g.phv.headers.len()),
+            Expr::Unary { arg, .. } | Expr::Slice { arg, .. } | Expr::Cast { arg, .. } => {
+                self.expr(arg)
+            }
+            Expr::Binary { a, b, .. } | Expr::Concat { hi: a, lo: b, .. } => {
+                self.expr(a)?;
+                self.expr(b)
+            }
+            Expr::Ternary {
+                cond, then, els, ..
+            } => {
+                self.expr(cond)?;
+                self.expr(then)?;
+                self.expr(els)
+            }
+            Expr::RegisterParam(p) => {
+                self.in_range("register param", p.index(), pl.register_params.len())
+            }
+            Expr::RegisterExecute { action, index, .. } => {
+                self.in_range("register action", action.index(), pl.register_actions.len())?;
+                self.expr(index)
+            }
+            Expr::Hash { hash, inputs, .. } => {
+                self.in_range("hash", hash.index(), pl.hashes.len())?;
+                inputs.iter().try_for_each(|i| self.expr(i))
+            }
+            Expr::MeterExecute {
+                meter,
+                index,
+                color,
+            } => {
+                self.in_range("meter", meter.index(), pl.meters.len())?;
+                index
+                    .iter()
+                    .chain(color.iter())
+                    .try_for_each(|x| self.expr(x))
+            }
+            Expr::ChecksumVerify(c) | Expr::ChecksumGet(c) => {
+                self.in_range("checksum", c.index(), pl.checksums.len())
+            }
+            Expr::ChecksumUpdate { checksum, inputs } => {
+                self.in_range("checksum", checksum.index(), pl.checksums.len())?;
+                inputs.iter().try_for_each(|i| self.expr(i))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn block(&self, b: &Block) -> Result<(), VerifyError> {
+        b.iter().try_for_each(|s| self.stmt(s))
+    }
+
+    fn stmt(&self, s: &Stmt) -> Result<(), VerifyError> {
+        let pl = self.pl;
+        let headers = self.g.phv.headers.len();
+        match s {
+            Stmt::Assign { dst, value } => {
+                match dst {
+                    Place::Field(f) | Place::FieldSlice { field: f, .. } => self.field(*f)?,
+                    _ => {}
+                }
+                self.expr(value)
+            }
+            Stmt::CopyHeader { dst, src } => {
+                self.in_range("header", dst.index(), headers)?;
+                self.in_range("header", src.index(), headers)
+            }
+            Stmt::SetValid { header, .. } | Stmt::Extract(header) | Stmt::Emit(header) => {
+                self.in_range("header", header.index(), headers)
+            }
+            Stmt::StackShift { stack, .. } | Stmt::ExtractNext(stack) => {
+                self.in_range("stack", stack.index(), self.g.phv.stacks.len())
+            }
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                self.expr(cond)?;
+                self.block(then)?;
+                self.block(els)
+            }
+            Stmt::ApplyTable { table, branches } => {
+                self.in_range("table", table.index(), pl.tables.len())?;
+                self.branches(branches)
+            }
+            Stmt::CallAction { action, args } => {
+                self.in_range("action", action.index(), pl.actions.len())?;
+                args.iter().try_for_each(|a| self.expr(a))
+            }
+            Stmt::Count { counter, index } => {
+                self.in_range("counter", counter.index(), pl.counters.len())?;
+                self.expr(index)
+            }
+            Stmt::CountDirect { counter } => {
+                self.in_range("counter", counter.index(), pl.counters.len())
+            }
+            Stmt::Advance(e) | Stmt::Verify { cond: e, .. } => self.expr(e),
+            Stmt::ChecksumAdd { checksum, inputs }
+            | Stmt::ChecksumSubtract { checksum, inputs } => {
+                self.in_range("checksum", checksum.index(), pl.checksums.len())?;
+                inputs.iter().try_for_each(|i| self.expr(i))
+            }
+            Stmt::ChecksumDeposit { checksum, dst } => {
+                self.in_range("checksum", checksum.index(), pl.checksums.len())?;
+                self.field(*dst)
+            }
+            Stmt::MirrorEmit { session, header } => {
+                self.expr(session)?;
+                header.iter().try_for_each(|e| self.expr(e))
+            }
+            Stmt::ResubmitEmit { header } => header.iter().try_for_each(|e| self.expr(e)),
+            Stmt::DigestPack { digest, fields } => {
+                self.in_range("digest", digest.index(), pl.digests.len())?;
+                fields.iter().try_for_each(|e| self.expr(e))
+            }
+            Stmt::Exit | Stmt::Return => Ok(()),
+        }
+    }
+
+    fn branches(&self, b: &TableBranches) -> Result<(), VerifyError> {
+        match b {
+            TableBranches::None => Ok(()),
+            TableBranches::HitMiss { hit, miss } => {
+                self.block(hit)?;
+                self.block(miss)
+            }
+            TableBranches::ActionRun { cases, default } => {
+                for (a, blk) in cases {
+                    self.in_range("action", a.index(), self.pl.actions.len())?;
+                    self.block(blk)?;
+                }
+                self.block(default)
+            }
+        }
+    }
+
+    fn next(&self, n: &NextState) -> Result<(), VerifyError> {
+        match n {
+            NextState::State(s) => {
+                self.in_range("parser state", s.index(), self.g.parser.states.len())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Verifies every pipeline of `p`.
+pub fn verify(p: &Program) -> Result<(), VerifyError> {
+    for pl in &p.pipelines {
+        for (gname, g) in [("ingress", &pl.ingress), ("egress", &pl.egress)] {
+            let mut c = Check {
+                pl,
+                g,
+                place: format!("{} {gname} parser", pl.name),
+            };
+            c.in_range(
+                "parser start state",
+                g.parser.start.index(),
+                g.parser.states.len(),
+            )?;
+            for st in &g.parser.states {
+                c.place = format!("{} parser state {}", pl.name, st.name);
+                c.block(&st.body)?;
+                match &st.transition {
+                    Transition::Direct(n) => c.next(n)?,
+                    Transition::Select {
+                        keys,
+                        cases,
+                        default,
+                    } => {
+                        keys.iter().try_for_each(|k| c.expr(k))?;
+                        cases.iter().try_for_each(|x| c.next(&x.next))?;
+                        c.next(default)?;
+                    }
+                }
+            }
+            c.place = format!("{} {gname} control {}", pl.name, g.control.name);
+            c.block(&g.control.body)?;
+            c.place = format!("{} {gname} deparser {}", pl.name, g.deparser.name);
+            c.block(&g.deparser.body)?;
+        }
+        verify_objects(pl)?;
+    }
+    Ok(())
+}
+
+/// Tables' keys and actions, and action bodies (checked against the gress of their table).
+fn verify_objects(pl: &Pipeline) -> Result<(), VerifyError> {
+    for t in &pl.tables {
+        let g = match t.gress {
+            crate::ir::Gress::Ingress => &pl.ingress,
+            crate::ir::Gress::Egress => &pl.egress,
+        };
+        let c = Check {
+            pl,
+            g,
+            place: format!("{} table {}", pl.name, t.name),
+        };
+        t.keys.iter().try_for_each(|k| c.expr(&k.expr))?;
+        for a in t
+            .actions
+            .iter()
+            .map(|a| a.action)
+            .chain([t.default_action.action])
+        {
+            c.in_range("action", a.index(), pl.actions.len())?;
+        }
+    }
+    Ok(())
+}
