@@ -74,6 +74,8 @@ pub(crate) enum Kind {
     ActionProfile {
         id: pipeline::ir::ActionProfileId,
     },
+    /// `Alpm` / `Atcam`: how bf-p4c lays a table out in memory; the table matches the same.
+    TableLayout,
 }
 
 /// An extern instance.
@@ -95,8 +97,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("DirectWred", "WRED"),
     ("SelectorAction", "action selectors"),
     ("MathUnit", "stateful math units"),
-    ("Atcam", "ATCAM tables"),
-    ("Alpm", "ALPM tables"),
     ("Pktgen", "the packet generator"),
     ("Ghost", "ghost threads"),
 ];
@@ -227,6 +227,7 @@ pub(super) fn instantiate<'a>(
     let gress = l.gress;
     let kind = match tname.as_str() {
         "ActionProfile" => l.instantiate_profile(name.clone(), &args, i.ty.span)?,
+        "Alpm" | "Atcam" => Kind::TableLayout,
         "ActionSelector" => l.instantiate_selector(name.clone(), &args, i.ty.span)?,
         "Register" | "DirectRegister" => {
             let direct = tname == "DirectRegister";
@@ -1370,7 +1371,7 @@ impl<'a> Lowerer<'a> {
                     Kind::Checksum { .. } => "add, subtract, verify, get, update",
                     Kind::Mirror | Kind::Resubmit => "emit",
                     Kind::Digest { .. } => "pack",
-                    Kind::CrcPoly(_) | Kind::ActionProfile { .. } => "none",
+                    Kind::CrcPoly(_) | Kind::ActionProfile { .. } | Kind::TableLayout => "none",
                 };
                 // A method the architecture declares but pisa does not implement.
                 let declared = self.env.lookup(&x.type_name).is_some_and(|d| match &d.kind {

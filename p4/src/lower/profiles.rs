@@ -147,11 +147,27 @@ impl<'a> Lowerer<'a> {
         Ok(Kind::ActionProfile { id })
     }
 
-    /// A table's `implementation = X`: the profile (or selector) X names.
-    pub(crate) fn table_implementation(&mut self, value: &'a ast::Expr) -> Res<ActionProfileId> {
+    /// A table's `implementation = X`: the profile (or selector) X names; `None` for an `Alpm`
+    /// or `Atcam` layout, which matches like the plain table (warned about once).
+    pub(crate) fn table_implementation(
+        &mut self,
+        value: &'a ast::Expr,
+    ) -> Res<Option<ActionProfileId>> {
         match self.resolve(value)? {
             Resolved::Obj(Binding::Extern(x)) => match &x.kind {
-                Kind::ActionProfile { id } => Ok(*id),
+                Kind::ActionProfile { id } => Ok(Some(*id)),
+                Kind::TableLayout => {
+                    self.warn(
+                        Diagnostic::warning(format!(
+                            "`{}` is an `{}` layout: pisa matches the table as written (an \
+                             ALPM table by longest prefix, an ATCAM table by priority within \
+                             its partition); the memory the layout saves is not modelled",
+                            x.name, x.type_name
+                        ))
+                        .with_primary(value.span, "implementation"),
+                    );
+                    Ok(None)
+                }
                 _ => Err(self.err(
                     Diagnostic::error(
                         "`implementation` names an `ActionProfile` or `ActionSelector`",

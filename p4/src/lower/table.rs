@@ -91,6 +91,9 @@ impl<'a> Lowerer<'a> {
                             "lpm" => MatchKind::Lpm,
                             "range" => MatchKind::Range,
                             "selector" => MatchKind::Selector,
+                            // ATCAM: the partition index is matched exactly; the partitions
+                            // only split the TCAM on hardware.
+                            "atcam_partition_index" => MatchKind::Exact,
                             other => {
                                 let d = if self.env.match_kinds.iter().any(|m| m == other) {
                                     crate::check::unsupported(
@@ -318,7 +321,7 @@ impl<'a> Lowerer<'a> {
                         );
                     }
                     "implementation" => match self.table_implementation(value) {
-                        Ok(p) => implementation = Some(p),
+                        Ok(p) => implementation = p,
                         Err(_) => failed = true,
                     },
                     other => {
