@@ -70,14 +70,38 @@ fn fabric_golden_stfs_pass() {
     golden_stfs_pass(compile("fabric.p4"), "fabric_");
 }
 
+/// switch.p4 (the project's large program: VLANs, VRFs, ECMP through an action selector, ACL,
+/// VXLAN): its scripts hold packets only, the state is `switch.tables.yaml`; expected bytes
+/// from scapy (`make_switch_stf.py`).
+#[test]
+fn switch_golden_stfs_pass() {
+    let tables = control::tables_file::load(&programs_dir().join("switch.tables.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    golden_stfs_pass_with(compile("switch.p4"), "switch_", Some(&tables));
+}
+
 fn golden_stfs_pass(program: Arc<pipeline::ir::Program>, prefix: &str) {
+    golden_stfs_pass_with(program, prefix, None)
+}
+
+fn golden_stfs_pass_with(
+    program: Arc<pipeline::ir::Program>,
+    prefix: &str,
+    tables: Option<&control::tables_file::TablesFile>,
+) {
     let mut failures = Vec::new();
     let files = stf_files(prefix);
     assert!(!files.is_empty());
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
         let stmts = stf::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-        let report = stf::run_stf(program.clone(), &stmts, &StfOptions::default());
+        let opts = StfOptions::default();
+        let mut sw =
+            pipeline::switch::Switch::new(program.clone(), opts.config.clone()).expect("switch");
+        if let Some(t) = tables {
+            control::tables_file::apply(&mut sw, t).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let report = stf::run_stf_on(&mut sw, &stmts, &opts);
         if !report.all_passed() {
             failures.push(format!("{}:\n{report}", f.display()));
         }
