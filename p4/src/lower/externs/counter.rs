@@ -1,0 +1,138 @@
+//! `Counter` and `DirectCounter`.
+
+use pipeline::ir::{self, CounterId};
+
+use super::{enum_member, true_egress_accounting, Call, Ctor, ExternType, Kind};
+use crate::diag::Diagnostic;
+use crate::lower::{Ctx, Lowerer, Res, V};
+
+/// `Counter`, `DirectCounter`.
+pub(super) struct Counters;
+
+impl ExternType for Counters {
+    fn names(&self) -> &'static [&'static str] {
+        &["Counter", "DirectCounter"]
+    }
+
+    fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind> {
+        let tname = &c.tname;
+        let i = c.inst;
+        let name = &c.name;
+        let args = &c.args;
+        let span = c.inst.name.span;
+        let targ = |k: usize| c.targs.get(k).cloned();
+        let arity = |l: &mut Lowerer<'a>, min: usize, max: usize| c.arity(l, min, max);
+        let kind = match tname.as_str() {
+            "Counter" | "DirectCounter" => {
+                let direct = tname == "DirectCounter";
+                let (size, type_arg) = if direct {
+                    arity(l, 1, 2)?;
+                    (0, args[0])
+                } else {
+                    arity(l, 2, 3)?;
+                    let n = l.const_int(args[0])?;
+                    if !(1..=(1 << 20)).contains(&n) {
+                        return Err(l.err(
+                            Diagnostic::error(format!("counter size {n} out of range"))
+                                .with_primary(args[0].span, "invalid size"),
+                        ));
+                    }
+                    (n as u32, args[1])
+                };
+                if let Some(tea) = args.get(if direct { 1 } else { 2 }) {
+                    true_egress_accounting(l, tname, tea)?;
+                }
+                let kind = match enum_member(l, type_arg, "CounterType_t")?.as_str() {
+                    "PACKETS" => ir::CounterKind::Packets,
+                    "BYTES" => ir::CounterKind::Bytes,
+                    "PACKETS_AND_BYTES" => ir::CounterKind::PacketsAndBytes,
+                    other => {
+                        return Err(l.err(
+                            Diagnostic::error(format!("unknown counter type `{other}`"))
+                                .with_primary(type_arg.span, "here"),
+                        ))
+                    }
+                };
+                let id = CounterId(l.pipe.counters.len() as u32);
+                l.pipe.counters.push(ir::Counter {
+                    name: name.clone(),
+                    kind,
+                    size,
+                    direct_table: None,
+                });
+                l.spans.counters.push(span);
+                Kind::Counter {
+                    id,
+                    direct,
+                    index: targ(1).filter(|t| t.is_bits()),
+                }
+            }
+            other => {
+                return Err(l.err(crate::check::unsupported(
+                    i.ty.span,
+                    &format!("extern `{other}`"),
+                    &format!("`{other}`"),
+                )));
+            }
+        };
+        Ok(kind)
+    }
+
+    fn method<'a>(
+        &self,
+        l: &mut Lowerer<'a>,
+        c: &Call<'a, '_>,
+        out: Option<&mut ir::Block>,
+    ) -> Res<Option<V>> {
+        let (x, m) = (c.x, c.m);
+        let xname = c.xname.clone();
+        let args = c.args;
+        let span = c.span;
+        let nargs = c.args.len();
+        match (&x.kind, m) {
+            (
+                Kind::Counter {
+                    id,
+                    direct: false,
+                    index: ity,
+                },
+                "count",
+            ) => {
+                l.only_in(&[Ctx::Control, Ctx::Action], "count", span)?;
+                let (a, adjust) = match args {
+                    [a] => (a, None),
+                    [a, adj] => (a, Some(adj)),
+                    _ => return Err(l.arg_count("count", 1, nargs, span)),
+                };
+                if let Some(adj) = adjust {
+                    l.adjust_byte_count_ignored(&xname, adj.span);
+                }
+                let index = l.index_expr(a, ity.as_ref())?;
+                l.need_stmt(out, span, "count")?.push(ir::Stmt::Count {
+                    counter: *id,
+                    index,
+                });
+                Ok(None)
+            }
+            (
+                Kind::Counter {
+                    id, direct: true, ..
+                },
+                "count",
+            ) => {
+                l.only_in(&[Ctx::Action], "count", span)?;
+                l.not_inlined(&xname, span)?;
+                if nargs > 1 {
+                    return Err(l.arg_count("count", 0, nargs, span));
+                }
+                if let Some(adj) = args.first() {
+                    l.adjust_byte_count_ignored(&xname, adj.span);
+                }
+                l.need_stmt(out, span, "count")?
+                    .push(ir::Stmt::CountDirect { counter: *id });
+                Ok(None)
+            }
+            _ => l.no_method_of(c),
+        }
+    }
+}

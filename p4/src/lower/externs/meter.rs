@@ -1,0 +1,178 @@
+//! `Meter` and `DirectMeter`, with the program's colour values.
+
+use pipeline::ir::{self, MeterId};
+
+use super::{enum_member, true_egress_accounting, Call, Ctor, ExternType, Kind};
+use crate::check::types::Ty;
+use crate::diag::Diagnostic;
+use crate::lower::{Ctx, Lowerer, Res, V};
+
+/// `Meter`, `DirectMeter`.
+pub(super) struct Meters;
+
+impl ExternType for Meters {
+    fn names(&self) -> &'static [&'static str] {
+        &["Meter", "DirectMeter"]
+    }
+
+    fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind> {
+        let tname = &c.tname;
+        let i = c.inst;
+        let name = &c.name;
+        let args = &c.args;
+        let span = c.inst.name.span;
+        let targ = |k: usize| c.targs.get(k).cloned();
+        let arity = |l: &mut Lowerer<'a>, min: usize, max: usize| c.arity(l, min, max);
+        let kind = match tname.as_str() {
+            "Meter" | "DirectMeter" => {
+                let direct = tname == "DirectMeter";
+                let (size, type_arg) = if direct {
+                    arity(l, 1, 5)?;
+                    (0, args[0])
+                } else {
+                    arity(l, 2, 6)?;
+                    let n = l.const_int(args[0])?;
+                    if !(1..=(1 << 20)).contains(&n) {
+                        return Err(l.err(
+                            Diagnostic::error(format!("meter size {n} out of range"))
+                                .with_primary(args[0].span, "invalid size"),
+                        ));
+                    }
+                    (n as u32, args[1])
+                };
+                let kind = match enum_member(l, type_arg, "MeterType_t")?.as_str() {
+                    "PACKETS" => ir::MeterKind::Packets,
+                    "BYTES" => ir::MeterKind::Bytes,
+                    other => {
+                        return Err(l.err(
+                            Diagnostic::error(format!("unknown meter type `{other}`"))
+                                .with_primary(type_arg.span, "here"),
+                        ))
+                    }
+                };
+                // After the type: `red, yellow, green` (custom colour values), then the optional
+                // `true_egress_accounting`.
+                let rest = &args[if direct { 1 } else { 2 }..];
+                let (colors, tea) = match rest {
+                [r, y, g, tea @ ..] => {
+                    let mut c = [0u8; 3];
+                    for (slot, e) in c.iter_mut().zip([r, y, g]) {
+                        *slot = l.const_value(e, &Ty::Bit(8))? as u8;
+                    }
+                    (
+                        ir::MeterColors {
+                            red: c[0],
+                            yellow: c[1],
+                            green: c[2],
+                        },
+                        tea.first(),
+                    )
+                }
+                [tea] => (ir::MeterColors::default(), Some(tea)),
+                [] => (ir::MeterColors::default(), None),
+                [_, extra, ..] => {
+                    return Err(l.err(
+                        Diagnostic::error(format!(
+                            "`{tname}` takes either `red, yellow, green` colour values or `true_egress_accounting` after its type"
+                        ))
+                        .with_primary(extra.span, "unexpected argument"),
+                    ))
+                }
+            };
+                if let Some(tea) = tea {
+                    true_egress_accounting(l, tname, tea)?;
+                }
+                let id = MeterId(l.pipe.meters.len() as u32);
+                l.pipe.meters.push(ir::Meter {
+                    name: name.clone(),
+                    kind,
+                    size,
+                    direct_table: None,
+                    colors,
+                });
+                l.spans.meters.push(span);
+                Kind::Meter {
+                    id,
+                    direct,
+                    index: targ(0).filter(|t| t.is_bits()),
+                }
+            }
+            other => {
+                return Err(l.err(crate::check::unsupported(
+                    i.ty.span,
+                    &format!("extern `{other}`"),
+                    &format!("`{other}`"),
+                )));
+            }
+        };
+        Ok(kind)
+    }
+
+    fn method<'a>(
+        &self,
+        l: &mut Lowerer<'a>,
+        c: &Call<'a, '_>,
+        _out: Option<&mut ir::Block>,
+    ) -> Res<Option<V>> {
+        let (x, m) = (c.x, c.m);
+        let xname = c.xname.clone();
+        let args = c.args;
+        let span = c.span;
+        let nargs = c.args.len();
+        let value = |e: ir::Expr, t: Ty| -> Res<Option<V>> { Ok(Some(V::Scalar(e, t))) };
+        match (&x.kind, m) {
+            (
+                Kind::Meter {
+                    id,
+                    direct,
+                    index: ity,
+                },
+                "execute",
+            ) => {
+                l.only_in(&[Ctx::Control, Ctx::Action], "execute", span)?;
+                let (index, rest) = if *direct {
+                    l.only_in(&[Ctx::Action], "execute", span)?;
+                    l.not_inlined(&xname, span)?;
+                    (None, args)
+                } else {
+                    let Some(a) = args.first() else {
+                        return Err(l.arg_count("execute", 1, nargs, span));
+                    };
+                    (Some(Box::new(l.index_expr(a, ity.as_ref())?)), &args[1..])
+                };
+                // After the index: an optional `MeterColor_t` pre-colour, then an optional
+                // `bit<32>` adjust_byte_count (`execute(i, adjust)` has no colour).
+                let mut color = None;
+                let mut adjust = None;
+                for (k, c) in rest.iter().enumerate() {
+                    let (e, t) = l.scalar(&c.value, None)?;
+                    let is_color = matches!(&t, Ty::Enum(en) if en.name == "MeterColor_t");
+                    match (k, is_color) {
+                        (0, true) => color = Some(Box::new(e)),
+                        (0 | 1, false) if adjust.is_none() => adjust = Some(c.span),
+                        _ => {
+                            return Err(l.arg_count(
+                                "execute",
+                                if *direct { 2 } else { 3 },
+                                nargs,
+                                span,
+                            ))
+                        }
+                    }
+                }
+                if let Some(sp) = adjust {
+                    l.adjust_byte_count_ignored(&xname, sp);
+                }
+                value(
+                    ir::Expr::MeterExecute {
+                        meter: *id,
+                        index,
+                        color,
+                    },
+                    Ty::Bit(8),
+                )
+            }
+            _ => l.no_method_of(c),
+        }
+    }
+}

@@ -1,0 +1,474 @@
+//! TNA externs: what an instantiation creates in the pipeline (registers, register actions with
+//! their lowered `apply` bodies, hashes, counters, meters, checksums, digests, ...) and what
+//! each method call lowers to. Each extern type (or family of them) is one file behind the
+//! [`ExternType`] trait; [`EXTERNS`] lists them, and this module dispatches by type name. The
+//! architecture header declares the externs; their meaning is given here.
+
+mod checksum;
+mod counter;
+mod hash;
+mod meter;
+mod packet_io;
+mod register;
+mod register_action;
+
+use std::rc::Rc;
+
+use pipeline::ir::{
+    self, ChecksumId, CounterId, CrcSpec, DigestId, HashId, MeterId, RegisterActionId, RegisterId,
+    RegisterParamId,
+};
+
+use super::expr::path_of;
+use super::{Ctx, Lowerer, Res, V};
+use crate::ast::{self, DeclKind};
+use crate::check::types::Ty;
+use crate::diag::Diagnostic;
+use crate::source::Span;
+
+/// What an extern instance is.
+#[derive(Debug, Clone)]
+pub(crate) enum Kind {
+    Register {
+        id: RegisterId,
+        direct: bool,
+        value: Ty,
+        /// The index type `I` (None: any unsigned bits).
+        index: Option<Ty>,
+    },
+    RegisterAction {
+        id: RegisterActionId,
+        out: Option<Ty>,
+        direct: bool,
+        /// The index type `I` (None: any unsigned bits).
+        index: Option<Ty>,
+    },
+    RegisterParam {
+        id: RegisterParamId,
+        ty: Ty,
+    },
+    Hash {
+        id: HashId,
+        width: u16,
+        /// `@symmetric("a", "b")` pairs: field paths whose values may swap without changing
+        /// the hash.
+        symmetric: Vec<(String, String, Span)>,
+    },
+    Random {
+        width: u16,
+    },
+    Counter {
+        id: CounterId,
+        direct: bool,
+        index: Option<Ty>,
+    },
+    Meter {
+        id: MeterId,
+        direct: bool,
+        index: Option<Ty>,
+    },
+    Checksum {
+        id: ChecksumId,
+    },
+    Mirror,
+    Resubmit,
+    Digest {
+        id: DigestId,
+        ty: Ty,
+    },
+    CrcPoly(CrcSpec),
+    /// An `ActionProfile`, or an `ActionSelector` (the profile it selects from).
+    ActionProfile {
+        id: pipeline::ir::ActionProfileId,
+    },
+    /// `Alpm` / `Atcam`: how bf-p4c lays a table out in memory; the table matches the same.
+    TableLayout,
+}
+
+/// An extern instance.
+#[derive(Debug)]
+pub(crate) struct ExternInst {
+    pub name: String,
+    /// The extern type's name (`Register`, `Hash`, ...).
+    pub type_name: String,
+    pub kind: Kind,
+}
+
+/// Externs TNA declares that pisa does not model, with what they are.
+const UNSUPPORTED: &[(&str, &str)] = &[
+    ("ParserCounter", "parser counters"),
+    ("ParserPriority", "parser priorities"),
+    ("Lpf", "low-pass filters"),
+    ("DirectLpf", "low-pass filters"),
+    ("Wred", "WRED"),
+    ("DirectWred", "WRED"),
+    ("SelectorAction", "action selectors"),
+    ("MathUnit", "stateful math units"),
+    ("Pktgen", "the packet generator"),
+    ("Ghost", "ghost threads"),
+];
+
+/// What an instantiation gives an extern type: the instance, its resolved type arguments and
+/// constructor arguments, and where it is.
+pub(crate) struct Ctor<'a> {
+    pub tname: String,
+    pub name: String,
+    pub targs: Vec<Ty>,
+    pub args: Vec<&'a ast::Expr>,
+    pub decl: &'a ast::Decl,
+    pub inst: &'a ast::Instantiation,
+    pub gress: pipeline::ir::Gress,
+}
+
+impl<'a> Ctor<'a> {
+    /// Refuses a constructor argument count outside `min..=max`.
+    pub fn arity(&self, l: &mut Lowerer<'a>, min: usize, max: usize) -> Res<()> {
+        let n = self.args.len();
+        if n >= min && n <= max {
+            return Ok(());
+        }
+        let want = if min == max {
+            format!("{min}")
+        } else {
+            format!("{min} to {max}")
+        };
+        Err(l.err(
+            Diagnostic::error(format!(
+                "`{}` takes {want} constructor argument(s), {n} given",
+                self.tname
+            ))
+            .with_primary(self.inst.ty.span, "wrong number of arguments"),
+        ))
+    }
+}
+
+/// A method call on an extern instance.
+pub(crate) struct Call<'a, 'x> {
+    pub x: &'x ExternInst,
+    pub m: &'a str,
+    /// The instance as the program names it here.
+    pub xname: String,
+    pub args: &'a [ast::Argument],
+    pub member: &'a ast::Ident,
+    pub span: Span,
+}
+
+/// One TNA extern type, or a family of them: how an instance is made and how its methods lower.
+pub(crate) trait ExternType: Sync {
+    /// The extern type names it handles.
+    fn names(&self) -> &'static [&'static str];
+    /// What an instance is (the pipeline objects it creates are added on the way).
+    fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind>;
+    /// A method call: a value, or statements appended to `out`.
+    fn method<'a>(
+        &self,
+        l: &mut Lowerer<'a>,
+        c: &Call<'a, '_>,
+        out: Option<&mut ir::Block>,
+    ) -> Res<Option<V>>;
+}
+
+/// Every extern type pisa models, besides the action profiles and table layouts
+/// (`super::profiles`).
+static EXTERNS: &[&dyn ExternType] = &[
+    &register::Registers,
+    &register_action::RegisterActions,
+    &hash::Hashes,
+    &counter::Counters,
+    &meter::Meters,
+    &checksum::Checksums,
+    &packet_io::PacketIo,
+];
+
+fn family(tname: &str) -> Option<&'static dyn ExternType> {
+    EXTERNS.iter().copied().find(|e| e.names().contains(&tname))
+}
+
+/// A `true_egress_accounting` constructor argument of a counter or meter: Tofino 2 counts the
+/// bytes of the packet as it leaves egress; pisa counts the bytes egress received, so `true`
+/// is accepted with a warning that says so.
+fn true_egress_accounting<'a>(l: &mut Lowerer<'a>, tname: &str, e: &'a ast::Expr) -> Res<()> {
+    if l.const_value(e, &Ty::Bool)? != 0 {
+        l.warn(
+            Diagnostic::warning(format!(
+                "`{tname}`'s true_egress_accounting accepted, not modelled: pisa counts the bytes the egress pipeline received, not the bytes it sends"
+            ))
+            .with_primary(e.span, "true_egress_accounting"),
+        );
+    }
+    Ok(())
+}
+
+/// Instantiates an extern declared by `d`.
+pub(super) fn instantiate<'a>(
+    l: &mut Lowerer<'a>,
+    d: &'a ast::Decl,
+    i: &'a ast::Instantiation,
+) -> Res<Rc<ExternInst>> {
+    let ty = l.resolve_type(&i.ty)?;
+    let Ty::Extern {
+        name: tname,
+        args: targs,
+    } = ty
+    else {
+        return Err(l.err(
+            Diagnostic::error(format!("`{}` is not an extern type", ty))
+                .with_primary(i.ty.span, "cannot be instantiated here"),
+        ));
+    };
+    let name = l.qualify(&d.annotations, &i.name.name);
+    if let Some((_, what)) = UNSUPPORTED.iter().find(|(n, _)| *n == tname) {
+        return Err(l.err(crate::check::unsupported(
+            i.ty.span,
+            &format!("extern `{tname}`"),
+            what,
+        )));
+    }
+    let args: Vec<&'a ast::Expr> = i.args.iter().map(|a| &a.value).collect();
+    let kind = match tname.as_str() {
+        "ActionProfile" => l.instantiate_profile(name.clone(), &args, i.ty.span)?,
+        "ActionSelector" => l.instantiate_selector(name.clone(), &args, i.ty.span)?,
+        "Alpm" | "Atcam" => Kind::TableLayout,
+        other => match family(other) {
+            Some(f) => {
+                let c = Ctor {
+                    tname: tname.clone(),
+                    name: name.clone(),
+                    targs,
+                    args,
+                    decl: d,
+                    inst: i,
+                    gress: l.gress,
+                };
+                f.instantiate(l, &c)?
+            }
+            None => {
+                return Err(l.err(crate::check::unsupported(
+                    i.ty.span,
+                    &format!("extern `{other}`"),
+                    &format!("`{other}`"),
+                )))
+            }
+        },
+    };
+    Ok(Rc::new(ExternInst {
+        name,
+        type_name: tname,
+        kind,
+    }))
+}
+
+fn flat_names(prefix: &str, t: &Ty, out: &mut Vec<(String, u16)>) {
+    match t {
+        Ty::Struct(s) | Ty::Header(s) => {
+            for (n, ft) in &s.fields {
+                let p = if prefix.is_empty() {
+                    n.clone()
+                } else {
+                    format!("{prefix}.{n}")
+                };
+                flat_names(&p, ft, out);
+            }
+        }
+        other => out.push((prefix.to_string(), other.scalar_width().unwrap_or(0))),
+    }
+}
+
+/// The member name of an enum constant argument of type `enum_name`.
+fn enum_member<'a>(l: &mut Lowerer<'a>, e: &'a ast::Expr, enum_name: &str) -> Res<String> {
+    if let V::Scalar(x, Ty::Enum(en)) = l.expr(e, None)? {
+        if en.name == enum_name {
+            if let ir::Expr::Const { value, .. } = super::expr::fold(x) {
+                if let Some((n, _)) = en.members.iter().find(|(_, v)| *v == value) {
+                    return Ok(n.clone());
+                }
+            }
+        }
+    }
+    Err(l.err(
+        Diagnostic::error(format!("expected a `{enum_name}` member"))
+            .with_primary(e.span, format!("not a `{enum_name}` value"))
+            .with_help(format!("write `{enum_name}.<MEMBER>`")),
+    ))
+}
+
+/// Flattens `{a, b, hdr}` / a header / a struct into scalar inputs.
+fn flat_inputs(v: V, out: &mut Vec<ir::Expr>, l: &mut Lowerer<'_>, span: Span) -> Res<()> {
+    match v {
+        V::List(items) => {
+            for (it, sp) in items {
+                flat_inputs(it, out, l, sp)?;
+            }
+            Ok(())
+        }
+        V::Loc(loc) if !loc.ty().is_scalar() => {
+            loc.scalars(out);
+            Ok(())
+        }
+        other => {
+            let (e, _) = l.scalar_of_value(other, None, span)?;
+            out.push(e);
+            Ok(())
+        }
+    }
+}
+
+impl<'a> Lowerer<'a> {
+    fn inputs(&mut self, a: &'a ast::Argument) -> Res<Vec<ir::Expr>> {
+        let v = self.expr(&a.value, None)?;
+        let mut out = Vec::new();
+        flat_inputs(v, &mut out, self, a.span)?;
+        Ok(out)
+    }
+
+    /// A header the hardware carries in a fixed space (`max_bits`): a longer one is cut by pisa
+    /// (the rest reads as zeros), which bf-p4c would not let through; said with a warning.
+    fn header_limit(&mut self, header: &[ir::Expr], max_bits: u32, what: &str, span: Span) {
+        let bits: u32 = header.iter().map(|e| u32::from(e.width())).sum();
+        if bits > max_bits {
+            self.warn(
+                Diagnostic::warning(format!(
+                    "{what} of {} bytes is longer than the {} bytes Tofino carries: pisa cuts it to {} bytes",
+                    bits.div_ceil(8),
+                    max_bits / 8,
+                    max_bits / 8
+                ))
+                .with_primary(span, "too long"),
+            );
+        }
+    }
+
+    /// An `adjust_byte_count` argument of `count` / `execute`: accepted with a warning.
+    fn adjust_byte_count_ignored(&mut self, xname: &str, span: Span) {
+        self.warn(
+            Diagnostic::warning(format!(
+                "`{xname}`: adjust_byte_count accepted, not modelled: pisa counts and meters the whole packet"
+            ))
+            .with_primary(span, "adjust_byte_count"),
+        );
+    }
+
+    /// Direct externs act on the matched entry: not in an action inlined into a control.
+    fn not_inlined(&mut self, xname: &str, span: Span) -> Res<()> {
+        if self.inline_action == 0 {
+            return Ok(());
+        }
+        Err(self.err(
+            Diagnostic::error(format!(
+                "direct extern `{xname}` used in an action called directly"
+            ))
+            .with_primary(span, "no table entry is matched here")
+            .with_help("run the action from the table that owns the direct extern"),
+        ))
+    }
+
+    fn only_in(&mut self, ctxs: &[Ctx], what: &str, span: Span) -> Res<()> {
+        if ctxs.contains(&self.ctx) {
+            return Ok(());
+        }
+        let wh: Vec<&str> = ctxs.iter().map(|c| c.describe()).collect();
+        Err(self.err(
+            Diagnostic::error(format!(
+                "`{what}` is not allowed in {}",
+                self.ctx.describe()
+            ))
+            .with_primary(span, "here")
+            .with_help(format!("use it in {}", wh.join(" or "))),
+        ))
+    }
+
+    /// A method call on an extern instance.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn extern_method(
+        &mut self,
+        x: &Rc<ExternInst>,
+        base: &'a ast::Expr,
+        member: &'a ast::Ident,
+        _type_args: &'a [ast::Type],
+        args: &'a [ast::Argument],
+        span: Span,
+        out: Option<&mut ir::Block>,
+    ) -> Res<Option<V>> {
+        let xname = path_of(base).unwrap_or_else(|| x.name.clone());
+        let c = Call {
+            x,
+            m: member.name.as_str(),
+            xname,
+            args,
+            member,
+            span,
+        };
+        match family(&x.type_name) {
+            Some(f) => f.method(self, &c, out),
+            None => self.no_method_of(&c),
+        }
+    }
+
+    /// A method the instance's extern type does not have (or pisa does not implement).
+    pub(super) fn no_method_of(&mut self, c: &Call<'_, '_>) -> Res<Option<V>> {
+        let (x, m, xname, span, member) = (c.x, c.m, &c.xname, c.span, c.member);
+        let have = match &x.kind {
+            Kind::Register { .. } => "read, write (or a RegisterAction)",
+            Kind::RegisterAction { .. } => "execute",
+            Kind::RegisterParam { .. } => "read",
+            Kind::Hash { .. } | Kind::Random { .. } => "get",
+            Kind::Counter { .. } => "count",
+            Kind::Meter { .. } => "execute",
+            Kind::Checksum { .. } => "add, subtract, verify, get, update",
+            Kind::Mirror | Kind::Resubmit => "emit",
+            Kind::Digest { .. } => "pack",
+            Kind::CrcPoly(_) | Kind::ActionProfile { .. } | Kind::TableLayout => "none",
+        };
+        // A method the architecture declares but pisa does not implement.
+        let declared =
+            self.env
+                .lookup(&x.type_name)
+                .is_some_and(|d| match &d.kind {
+                    DeclKind::Extern(e) => e.members.iter().any(|mb| match &mb.kind {
+                        ast::ExternMemberKind::Method(f)
+                        | ast::ExternMemberKind::AbstractMethod(f) => f.name.name == m,
+                        ast::ExternMemberKind::Constructor { .. } => false,
+                    }),
+                    _ => false,
+                });
+        if declared {
+            return Err(self.err(
+                crate::check::unsupported(
+                    span,
+                    &format!("`{}.{m}`", x.type_name),
+                    &format!("`{m}` of `{}`", x.type_name),
+                )
+                .with_help(format!("supported here: {have}")),
+            ));
+        }
+        let mut d = Diagnostic::error(format!("`{xname}` has no method `{m}`"))
+            .with_primary(member.span, "unknown method")
+            .with_help(format!("available: {have}"));
+        if matches!(x.kind, Kind::Register { .. }) {
+            d = d.with_note("other register accesses go through a RegisterAction");
+        }
+        Err(self.err(d))
+    }
+
+    /// An index argument: of the extern's index type `I` when it has one (an `int` constant
+    /// adopts it), otherwise any unsigned bits (an `int` constant becomes 32 bits).
+    fn index_expr(&mut self, a: &'a ast::Argument, want: Option<&Ty>) -> Res<ir::Expr> {
+        if let Some(t) = want {
+            return Ok(self.scalar(&a.value, Some(t))?.0);
+        }
+        match self.expr(&a.value, None)? {
+            V::Int(i) if i >= 0 => Ok(ir::Expr::constant(i as u128, 32)),
+            v => {
+                let (e, t) = self.scalar_of_value(v, None, a.span)?;
+                if !matches!(t, Ty::Bit(_)) {
+                    return Err(self.err(
+                        Diagnostic::error(format!("index has type `{t}`"))
+                            .with_primary(a.span, "expected `bit<W>`")
+                            .with_help("cast it: `(bit<32>) x`"),
+                    ));
+                }
+                Ok(e)
+            }
+        }
+    }
+}

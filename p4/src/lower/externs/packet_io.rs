@@ -1,0 +1,144 @@
+//! `Mirror`, `Resubmit` and `Digest`: what a deparser sends besides the packet.
+
+use pipeline::ir::{self, DigestId};
+
+use super::{flat_inputs, flat_names, Call, Ctor, ExternType, Kind};
+use crate::ast::{self};
+use crate::diag::Diagnostic;
+use crate::lower::{Ctx, Lowerer, Res, V};
+
+/// `Mirror`, `Resubmit`, `Digest`.
+pub(super) struct PacketIo;
+
+impl ExternType for PacketIo {
+    fn names(&self) -> &'static [&'static str] {
+        &["Mirror", "Resubmit", "Digest"]
+    }
+
+    fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind> {
+        let tname = &c.tname;
+        let i = c.inst;
+        let name = &c.name;
+        let targ = |k: usize| c.targs.get(k).cloned();
+        let kind = match tname.as_str() {
+            "Mirror" => Kind::Mirror,
+            "Resubmit" => Kind::Resubmit,
+            "Digest" => {
+                let Some(t) = targ(0) else {
+                    return Err(l.err(
+                        Diagnostic::error("`Digest` needs its struct type")
+                            .with_primary(i.ty.span, "write `Digest<my_digest_t>()`"),
+                    ));
+                };
+                let mut fields = Vec::new();
+                flat_names("", &t, &mut fields);
+                let id = DigestId(l.pipe.digests.len() as u32);
+                l.pipe.digests.push(ir::Digest {
+                    name: name.clone(),
+                    fields,
+                });
+                Kind::Digest { id, ty: t }
+            }
+            other => {
+                return Err(l.err(crate::check::unsupported(
+                    i.ty.span,
+                    &format!("extern `{other}`"),
+                    &format!("`{other}`"),
+                )));
+            }
+        };
+        Ok(kind)
+    }
+
+    fn method<'a>(
+        &self,
+        l: &mut Lowerer<'a>,
+        c: &Call<'a, '_>,
+        out: Option<&mut ir::Block>,
+    ) -> Res<Option<V>> {
+        let (x, m) = (c.x, c.m);
+        let args = c.args;
+        let span = c.span;
+        let nargs = c.args.len();
+        match (&x.kind, m) {
+            (Kind::Mirror, "emit") => {
+                l.only_in(&[Ctx::Deparser], "Mirror.emit", span)?;
+                let Some(s) = args.first() else {
+                    return Err(l.arg_count("emit", 1, nargs, span));
+                };
+                if nargs > 2 {
+                    return Err(l.arg_count("emit", 2, nargs, span));
+                }
+                // The session is a `MirrorId_t` (an int constant adopts its width).
+                let sid = l
+                    .env
+                    .lookup("MirrorId_t")
+                    .and_then(|d| d.name())
+                    .and_then(|n| {
+                        l.env
+                            .resolve_type(
+                                &ast::Type {
+                                    kind: ast::TypeKind::Named(n.clone()),
+                                    span: n.span,
+                                },
+                                &Default::default(),
+                            )
+                            .ok()
+                    });
+                let (session, _) = l.scalar(&s.value, sid.as_ref())?;
+                let header = match args.get(1) {
+                    Some(h) => l.inputs(h)?,
+                    None => Vec::new(),
+                };
+                if let Some(h) = args.get(1) {
+                    // Tofino carries at most 32 bytes of mirror header with a copy.
+                    l.header_limit(&header, 32 * 8, "mirror header", h.span);
+                }
+                l.need_stmt(out, span, "emit")?
+                    .push(ir::Stmt::MirrorEmit { session, header });
+                Ok(None)
+            }
+            (Kind::Resubmit, "emit") => {
+                l.only_in(&[Ctx::Deparser], "Resubmit.emit", span)?;
+                let header = match args.first() {
+                    Some(h) => l.inputs(h)?,
+                    None => Vec::new(),
+                };
+                if let Some(h) = args.first() {
+                    // Resubmit data takes the place of the port metadata.
+                    let bits = crate::lower::intrinsics::port_metadata_bits(l.target);
+                    l.header_limit(&header, bits, "resubmit header", h.span);
+                }
+                l.need_stmt(out, span, "emit")?
+                    .push(ir::Stmt::ResubmitEmit { header });
+                Ok(None)
+            }
+            (Kind::Digest { id, ty }, "pack") => {
+                l.only_in(&[Ctx::Deparser], "Digest.pack", span)?;
+                let [a] = args else {
+                    return Err(l.arg_count("pack", 1, nargs, span));
+                };
+                let v = l.expr(&a.value, Some(ty))?;
+                if let V::Loc(loc) = &v {
+                    if loc.ty() != *ty {
+                        return Err(l.err(
+                            Diagnostic::error(format!(
+                                "`pack` takes a `{ty}`, found `{}`",
+                                loc.ty()
+                            ))
+                            .with_primary(a.span, "wrong type"),
+                        ));
+                    }
+                }
+                let mut fields = Vec::new();
+                flat_inputs(v, &mut fields, l, a.span)?;
+                l.need_stmt(out, span, "pack")?.push(ir::Stmt::DigestPack {
+                    digest: *id,
+                    fields,
+                });
+                Ok(None)
+            }
+            _ => l.no_method_of(c),
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! `Register` and `DirectRegister`: the register array, its value layout (one word or a pair), and the `read`/`write` methods bf-p4c turns into implicit RegisterActions.
+
+use pipeline::ir::{self, RegisterActionId, RegisterId};
+
+use super::{Call, Ctor, ExternType, Kind};
+use crate::check::types::Ty;
+use crate::diag::Diagnostic;
+use crate::lower::{Ctx, Lowerer, Res, V};
+use crate::source::Span;
+
+/// `Register`, `DirectRegister`.
+pub(super) struct Registers;
+
+impl ExternType for Registers {
+    fn names(&self) -> &'static [&'static str] {
+        &["Register", "DirectRegister"]
+    }
+
+    fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind> {
+        let tname = &c.tname;
+        let i = c.inst;
+        let name = &c.name;
+        let gress = c.gress;
+        let args = &c.args;
+        let span = c.inst.name.span;
+        let targ = |k: usize| c.targs.get(k).cloned();
+        let arity = |l: &mut Lowerer<'a>, min: usize, max: usize| c.arity(l, min, max);
+        let kind = match tname.as_str() {
+            "Register" | "DirectRegister" => {
+                let direct = tname == "DirectRegister";
+                let Some(vt) = targ(0) else {
+                    return Err(l.err(
+                        Diagnostic::error(format!("`{tname}` needs its value type")).with_primary(
+                            i.ty.span,
+                            format!(
+                                "write `{tname}<bit<32>{}>`",
+                                if direct { "" } else { ", bit<16>" }
+                            ),
+                        ),
+                    ));
+                };
+                let (size, init) = if direct {
+                    arity(l, 0, 1)?;
+                    (0u32, args.first().copied())
+                } else {
+                    arity(l, 1, 2)?;
+                    let n = l.const_int(args[0])?;
+                    if !(1..=(1 << 20)).contains(&n) {
+                        return Err(l.err(
+                            Diagnostic::error(format!("register size {n} out of range"))
+                                .with_primary(args[0].span, "invalid size")
+                                .with_help("use 1 to 1048576 cells"),
+                        ));
+                    }
+                    (n as u32, args.get(1).copied())
+                };
+                let (width, word_names) = register_layout(l, &vt, i.ty.span)?;
+                let (mut lo, mut hi) = (0, 0);
+                if let Some(e) = init {
+                    match (&vt, &word_names) {
+                        (Ty::Struct(s), Some(_)) => match l.expr(e, Some(&vt))? {
+                            V::List(items) if items.len() == 2 => {
+                                let mut vals = Vec::new();
+                                for ((v, sp), (_, fty)) in items.into_iter().zip(&s.fields) {
+                                    let (x, _) = l.scalar_of_value(v, Some(fty), sp)?;
+                                    match crate::lower::expr::fold(x) {
+                                        ir::Expr::Const { value, .. } => vals.push(value),
+                                        _ => {
+                                            return Err(l.err(
+                                                Diagnostic::error(
+                                                    "register initial value must be constant",
+                                                )
+                                                .with_primary(sp, "not constant"),
+                                            ))
+                                        }
+                                    }
+                                }
+                                lo = vals[0];
+                                hi = vals[1];
+                            }
+                            _ => {
+                                return Err(l.err(
+                                    Diagnostic::error(format!(
+                                        "initial value of a `{vt}` register must be a pair"
+                                    ))
+                                    .with_primary(e.span, "expected `{lo, hi}`"),
+                                ))
+                            }
+                        },
+                        _ => lo = l.const_value(e, &vt)?,
+                    }
+                }
+                let id = RegisterId(l.pipe.registers.len() as u32);
+                l.pipe.registers.push(ir::Register {
+                    name: name.clone(),
+                    gress,
+                    size,
+                    width,
+                    paired: word_names.is_some(),
+                    word_names,
+                    initial_lo: lo,
+                    initial_hi: hi,
+                    direct_table: None,
+                    stage: 0,
+                });
+                l.spans.registers.push(span);
+                Kind::Register {
+                    id,
+                    direct,
+                    value: vt,
+                    index: if direct {
+                        None
+                    } else {
+                        targ(1).filter(|t| t.is_bits())
+                    },
+                }
+            }
+            other => {
+                return Err(l.err(crate::check::unsupported(
+                    i.ty.span,
+                    &format!("extern `{other}`"),
+                    &format!("`{other}`"),
+                )));
+            }
+        };
+        Ok(kind)
+    }
+
+    fn method<'a>(
+        &self,
+        l: &mut Lowerer<'a>,
+        c: &Call<'a, '_>,
+        out: Option<&mut ir::Block>,
+    ) -> Res<Option<V>> {
+        let (x, m) = (c.x, c.m);
+        let args = c.args;
+        let span = c.span;
+        let nargs = c.args.len();
+        let value = |e: ir::Expr, t: Ty| -> Res<Option<V>> { Ok(Some(V::Scalar(e, t))) };
+        match (&x.kind, m) {
+            (
+                Kind::Register {
+                    id,
+                    direct,
+                    value: vt,
+                    index: ity,
+                },
+                "read" | "write",
+            ) => {
+                l.only_in(&[Ctx::Control, Ctx::Action], m, span)?;
+                let Some(width) = vt.scalar_width() else {
+                    return Err(l.err(
+                        crate::check::unsupported(
+                            span,
+                            &format!("`{m}` on a register pair"),
+                            "implicit register actions on pairs",
+                        )
+                        .with_help("write a RegisterAction for paired registers"),
+                    ));
+                };
+                let want = if *direct { 0 } else { 1 } + usize::from(m == "write");
+                if nargs != want {
+                    return Err(l.arg_count(m, want, nargs, span));
+                }
+                let index = if *direct {
+                    ir::Expr::constant(0, 1)
+                } else {
+                    l.index_expr(&args[0], ity.as_ref())?
+                };
+                // bf-p4c turns read/write into an implicit RegisterAction; so does pisa.
+                let (body, output_width, suffix) = if m == "read" {
+                    (
+                        vec![ir::Stmt::Assign {
+                            dst: ir::Place::RegOutput,
+                            value: ir::Expr::RegValue(ir::RegWord::Lo),
+                        }],
+                        width,
+                        "$read",
+                    )
+                } else {
+                    let (v, _) = l.scalar(&args[want - 1].value, Some(vt))?;
+                    (
+                        vec![ir::Stmt::Assign {
+                            dst: ir::Place::RegValue(ir::RegWord::Lo),
+                            value: v,
+                        }],
+                        0,
+                        "$write",
+                    )
+                };
+                let ra = RegisterActionId(l.pipe.register_actions.len() as u32);
+                l.pipe.register_actions.push(ir::RegisterAction {
+                    name: format!("{}.{suffix}{}", x.name, ra.0),
+                    register: *id,
+                    body,
+                    output_width,
+                });
+                l.spans.register_actions.push(span);
+                if m == "read" {
+                    let e = ir::Expr::RegisterExecute {
+                        action: ra,
+                        index: Box::new(index),
+                        width,
+                    };
+                    return value(e, vt.clone());
+                }
+                // A write yields nothing: run it for its effect into a scratch bit.
+                let tmp = l.temp(1, span)?;
+                l.need_stmt(out, span, "write")?.push(ir::Stmt::Assign {
+                    dst: ir::Place::Field(tmp),
+                    value: ir::Expr::RegisterExecute {
+                        action: ra,
+                        index: Box::new(index),
+                        width: 1,
+                    },
+                });
+                Ok(None)
+            }
+            _ => l.no_method_of(c),
+        }
+    }
+}
+
+/// Word width and, for a paired register, the names of its two words.
+fn register_layout<'a>(
+    l: &mut Lowerer<'a>,
+    vt: &Ty,
+    span: Span,
+) -> Res<(u16, Option<(String, String)>)> {
+    let ok_width = |w: u16| [1, 8, 16, 32, 64].contains(&w);
+    match vt {
+        Ty::Bit(w) | Ty::Int(w) if ok_width(*w) => Ok((*w, None)),
+        Ty::Struct(s) if s.fields.len() == 2 => {
+            let (a, ta) = &s.fields[0];
+            let (b, tb) = &s.fields[1];
+            match (ta.scalar_width(), tb.scalar_width()) {
+                (Some(x), Some(y)) if x == y && [8, 16, 32].contains(&x) && ta.is_bits() && tb.is_bits() => {
+                    Ok((x, Some((a.clone(), b.clone()))))
+                }
+                _ => Err(l.err(
+                    Diagnostic::error(format!("register pair `{}` needs two fields of one width", s.name))
+                        .with_primary(span, "unsupported register value type")
+                        .with_help("use two bit<8>, bit<16> or bit<32> fields"),
+                )),
+            }
+        }
+        other => Err(l.err(
+            Diagnostic::error(format!("register value type `{other}` is not supported"))
+                .with_primary(span, "unsupported register value type")
+                .with_help("registers hold bit<1>, bit<8>, bit<16>, bit<32> (bit<64>), or a struct of two equal-width fields"),
+        )),
+    }
+}
