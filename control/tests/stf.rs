@@ -70,6 +70,14 @@ fn fabric_golden_stfs_pass() {
     golden_stfs_pass(compile("fabric.p4"), "fabric_");
 }
 
+/// mcrdma.p4 (MC-RDMA): replication at a bifurcation switch with per-receiver rewrite, the
+/// receivers' guard, ACK merging and the NAK rewrite with the paper's examples, CNPs
+/// re-addressed; expected bytes from scapy (`make_mcrdma_stf.py`).
+#[test]
+fn mcrdma_golden_stfs_pass() {
+    golden_stfs_pass(compile("mcrdma.p4"), "mcrdma_");
+}
+
 fn golden_stfs_pass(program: Arc<pipeline::ir::Program>, prefix: &str) {
     let mut failures = Vec::new();
     let files = stf_files(prefix);
