@@ -137,6 +137,8 @@ pub struct PortCounters {
     pub peer: String,
     pub rx: u64,
     pub tx: u64,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
     /// Frames the port or its link model dropped (queue full, loss, link down, ...).
     pub drops: u64,
 }
@@ -698,6 +700,8 @@ impl MemLab {
                             peer,
                             rx: st.rx_packets,
                             tx: st.tx_packets,
+                            rx_bytes: st.rx_bytes,
+                            tx_bytes: st.tx_bytes,
                             drops: st.total_drops() + f.lost + f.down_dropped + f.queue_dropped,
                         }
                     })
