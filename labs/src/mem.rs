@@ -572,6 +572,20 @@ impl MemLab {
                 }
                 self.ports[p].scheduled = None;
                 let _ = self.ports[p].lp.flush(self.now);
+                if self.ports[p]
+                    .lp
+                    .poll_timeout()
+                    .is_some_and(|t| t <= self.now)
+                {
+                    // Frames held by a model of the receive direction are due: only the
+                    // port's own node takes them (its receive reschedules the port).
+                    // Rescheduling here would pop the same timer forever.
+                    let (own, peer) = (self.ports[p].node, self.ports[p].peer);
+                    let peer = self.ports[peer].node;
+                    self.wake(own);
+                    self.wake(peer);
+                    continue;
+                }
                 self.flush_tx(p);
             }
         }

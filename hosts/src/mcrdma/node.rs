@@ -67,6 +67,8 @@ pub struct Sender {
     /// Completions each in-flight operation still waits for, oldest first.
     waiting: VecDeque<usize>,
     meter: Meter,
+    /// Work completions that counted towards an operation (one per operation and target).
+    pub completions: u64,
     /// Operations that completed with an error status.
     pub errors: u64,
     /// CPU time spent posting and handling completions.
@@ -357,6 +359,7 @@ impl Node {
                 .and_then(|i| s.waiting.get_mut(i as usize))
             {
                 *w = w.saturating_sub(1);
+                s.completions += 1;
             }
             while s.waiting.front() == Some(&0) {
                 s.waiting.pop_front();
@@ -386,6 +389,7 @@ impl Sender {
             done: 0,
             waiting: VecDeque::new(),
             meter: Meter::new(0)?,
+            completions: 0,
             errors: 0,
             cpu: Duration::ZERO,
         })

@@ -62,3 +62,121 @@ fn fanout_and_chain_replicate_too() {
         run_and_check(&mut lab, 200);
     }
 }
+
+/// Loss, duplication and reordering in both directions of one receiver's link.
+fn impair(lab: &McLab, link: &str, p: f64) {
+    let l = lab.lab.topology().find_link(link).unwrap();
+    for end in 0..2 {
+        lab.lab
+            .link_control(l, end)
+            .update(|c| {
+                for d in [&mut c.tx, &mut c.rx] {
+                    d.faults.loss = p;
+                    d.faults.duplicate = p;
+                    d.faults.reorder = p;
+                    d.faults.reorder_delay_ns = 3_000;
+                }
+            })
+            .unwrap();
+    }
+}
+
+#[test]
+fn regions_match_under_loss_duplication_and_reordering_on_one_path() {
+    let mut lab = McLab::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2", "b2"])).unwrap();
+    impair(&lab, "a2", 0.02);
+    run_and_check(&mut lab, 400);
+    let l = lab.lab.topology().find_link("a2").unwrap();
+    let lost =
+        lab.lab.link_control(l, 0).tx_stats().lost + lab.lab.link_control(l, 1).tx_stats().lost;
+    assert!(
+        lost > 0,
+        "the impaired link lost nothing: the test tests nothing"
+    );
+}
+
+#[test]
+fn one_completion_per_operation_and_only_once_every_receiver_has_it() {
+    let mut lab = McLab::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2"])).unwrap();
+    // The long path is much longer: d1's ACKs come back long before a2's.
+    let l = lab.lab.topology().find_link("a2").unwrap();
+    for end in 0..2 {
+        lab.lab
+            .link_control(l, end)
+            .update(|c| c.tx.delay_ns = 20_000)
+            .unwrap();
+    }
+    let (sender, size) = (lab.sender, lab.size() as usize);
+    let mut seen = 0;
+    for step in 1..=300u64 {
+        lab.run_to(Nanos(step * 1_000));
+        let done = lab.sender().done();
+        if done > seen {
+            seen = done;
+            let off = lab.node(sender).offset(done - 1) as usize;
+            let want = lab.region(sender)[off..off + size].to_vec();
+            for r in lab.receivers.clone() {
+                assert_eq!(
+                    lab.region(r)[off..off + size],
+                    want[..],
+                    "op {} completed before receiver {r} had it",
+                    done - 1
+                );
+            }
+        }
+    }
+    assert!(lab.drain(50_000_000));
+    let s = lab.sender();
+    assert!(s.done() > 10);
+    assert_eq!(
+        s.completions,
+        s.done(),
+        "one completion per multicast operation"
+    );
+}
+
+#[test]
+fn a_receiver_that_leaves_stops_getting_data_and_stops_holding_the_sender_back() {
+    let mut lab = McLab::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2", "b2"])).unwrap();
+    lab.run_to(Nanos(100_000));
+    assert!(lab.drain(50_000_000));
+    let a2 = lab.lab.topology().host_index("a2").unwrap();
+    lab.leave(lab.lab.topology().hosts[a2].ip).unwrap();
+    let frozen = lab.region(a2);
+    let before = lab.sender().done();
+    lab.sender().running = true;
+    // a2's link is cut: were it still merged, nothing would complete.
+    let l = lab.lab.topology().find_link("a2").unwrap();
+    lab.lab.set_link_up(l, false);
+    lab.run_to(Nanos(lab.lab.now().0 + 200_000));
+    assert!(lab.drain(50_000_000));
+    assert!(lab.sender().done() > before, "the group went on without a2");
+    assert!(lab.region(a2) == frozen, "a2 got data after it left");
+    let want = lab.region(lab.sender);
+    for r in ["d1", "b2"] {
+        let h = lab.lab.topology().host_index(r).unwrap();
+        assert!(lab.region(h) == want, "{r} differs from the sender");
+    }
+}
+
+#[test]
+fn a_link_failing_under_a_bifurcation_point_is_routed_around() {
+    let mut lab = McLab::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2", "b2"])).unwrap();
+    lab.run_to(Nanos(100_000));
+    // The uplink tor1 replicates the a2/b2 branch onto.
+    let key = lab.key.unwrap();
+    let tor1 = lab.lab.topology().switch_index("tor1").unwrap();
+    let port = lab.ctl.group(key).unwrap().1.at(tor1).unwrap().branches[1].port;
+    let link = lab
+        .lab
+        .topology()
+        .find_link(&format!("tor1:{port}"))
+        .unwrap();
+    let changed = lab.set_link_up(link, false).unwrap();
+    assert_eq!(changed, 1);
+    let moved = lab.ctl.group(key).unwrap().1.at(tor1).unwrap().branches[1].port;
+    assert_ne!(moved, port);
+    let before = lab.sender().done();
+    run_and_check(&mut lab, 300);
+    assert!(lab.sender().done() > before + 10);
+}
