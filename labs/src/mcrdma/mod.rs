@@ -3,9 +3,11 @@
 //! [`lab::McLab`] connects a sender and its receivers (pisa's RDMA endpoint, unmodified RC) in
 //! MC-RDMA, fanout or chain mode and runs the replication workload in virtual time.
 
+pub mod bench;
 pub mod fabric;
 pub mod lab;
 
+pub use bench::{BenchConfig, BenchReport, Regions};
 pub use fabric::LabFabric;
 pub use lab::{LabConfig, McHost, McLab, McLabError};
 

@@ -1,0 +1,147 @@
+//! The replication benchmark (`pisa mcrdma bench`, `pisa demo mcrdma`): one run of the
+//! workload in one mode, for a duration of virtual time, then a drain and a comparison of every
+//! receiver's region with the sender's. Virtual time: the figures are what the link model
+//! allows; the sender's CPU time per operation is measured on this machine's clock around its
+//! posting and completion handling (not the endpoint's protocol work).
+
+use std::time::Instant as WallClock;
+
+use dataplane::Nanos;
+use hosts::mcrdma::Mode;
+
+use super::lab::{LabConfig, McLab, McLabError};
+use crate::topology::Topology;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    pub lab: LabConfig,
+    /// Virtual nanoseconds of load.
+    pub duration_ns: u64,
+    /// Loss probability on `loss_link` (both directions).
+    pub loss: f64,
+    pub loss_link: Option<String>,
+}
+
+/// One run's figures.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchReport {
+    pub mode: Mode,
+    pub sender: String,
+    pub receivers: Vec<String>,
+    pub size: u64,
+    pub iodepth: usize,
+    pub loss: f64,
+    pub loss_link: Option<String>,
+    /// Operations completed during the load interval.
+    pub ops: u64,
+    pub virtual_secs: f64,
+    /// Replicated application bytes per second, Gbit/s.
+    pub goodput_gbps: f64,
+    pub latency_p50_us: f64,
+    pub latency_p99_us: f64,
+    /// Bytes on the sender's uplink during the load interval.
+    pub sender_uplink_bytes: u64,
+    /// Those bytes per application byte replicated (1 + headers for one copy; N for N).
+    pub sender_uplink_bytes_per_replicated_byte: f64,
+    pub sender_cpu_ns_per_op: f64,
+    pub sender_retransmissions: u64,
+    /// Every receiver's region equals the sender's after the drain.
+    pub identical: bool,
+    pub wall_s: f64,
+}
+
+/// The regions after a run: the sender's, then each receiver's by host name.
+pub struct Regions {
+    pub sender: Vec<u8>,
+    pub receivers: Vec<(String, Vec<u8>)>,
+}
+
+/// How long the end of a run may take to finish what is in flight (virtual).
+const DRAIN_NS: u64 = 200_000_000;
+
+/// A link written `A-B` with node names (`a2-tor2`), or with ports where nodes have parallel
+/// links (`tor1:4-agg:0`), or as one end (`a2`).
+pub fn link_by_nodes(topo: &Topology, name: &str) -> Result<usize, McLabError> {
+    if let Some(l) = topo.find_link(&name.replace('-', "~")) {
+        return Ok(l);
+    }
+    let node = |e| {
+        let n = topo.end_name(e);
+        n.split(':').next().unwrap_or_default().to_string()
+    };
+    let (x, y) = name
+        .split_once('-')
+        .ok_or_else(|| McLabError::Config(format!("link {name:?}: write A-B")))?;
+    let found: Vec<usize> = (0..topo.links.len())
+        .filter(|&i| {
+            let (a, b) = (node(topo.links[i].a), node(topo.links[i].b));
+            (a == x && b == y) || (a == y && b == x)
+        })
+        .collect();
+    match found.as_slice() {
+        [l] => Ok(*l),
+        [] => Err(McLabError::Config(format!(
+            "no link {name:?} in the topology"
+        ))),
+        more => Err(McLabError::Config(format!(
+            "{name:?} names {} parallel links; name one by its ports: {}",
+            more.len(),
+            more.iter()
+                .map(|l| topo.link_name(*l).replace('~', "-"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// Runs one configuration.
+pub fn run(topo: Topology, cfg: &BenchConfig) -> Result<(BenchReport, Regions), McLabError> {
+    let wall = WallClock::now();
+    let mut lab = McLab::new(topo, &cfg.lab)?;
+    if let Some(name) = &cfg.loss_link {
+        let l = link_by_nodes(lab.lab.topology(), name)?;
+        lab.lab
+            .link_control(l, 0)
+            .set_loss(cfg.loss)
+            .map_err(|e| McLabError::Config(e.to_string()))?;
+    }
+    lab.run_to(Nanos(cfg.duration_ns));
+    let secs = lab.lab.now().0 as f64 / 1e9;
+    let ops = lab.sender().done();
+    let uplink = lab.sender_uplink_bytes();
+    lab.drain(DRAIN_NS);
+    let sender_host = lab.sender;
+    let sender = lab.region(sender_host);
+    let mut receivers = Vec::new();
+    for r in lab.receivers.clone() {
+        let name = lab.lab.topology().hosts[r].name.clone();
+        receivers.push((name, lab.region(r)));
+    }
+    let identical = receivers.iter().all(|(_, b)| *b == sender);
+    let retx = lab.node(sender_host).endpoint.stats().retransmissions;
+    let s = lab.sender();
+    let (p50, p99, _) = s.latency();
+    let replicated = (ops * cfg.lab.size).max(1) as f64;
+    let report = BenchReport {
+        mode: cfg.lab.mode,
+        sender: cfg.lab.sender.clone(),
+        receivers: cfg.lab.receivers.clone(),
+        size: cfg.lab.size,
+        iodepth: cfg.lab.iodepth,
+        loss: cfg.loss,
+        loss_link: cfg.loss_link.clone(),
+        ops,
+        virtual_secs: secs,
+        goodput_gbps: replicated * 8.0 / secs.max(1e-12) / 1e9,
+        latency_p50_us: p50 as f64 / 1e3,
+        latency_p99_us: p99 as f64 / 1e3,
+        sender_uplink_bytes: uplink,
+        sender_uplink_bytes_per_replicated_byte: uplink as f64 / replicated,
+        sender_cpu_ns_per_op: s.cpu.as_nanos() as f64 / s.done().max(1) as f64,
+        sender_retransmissions: retx,
+        identical,
+        wall_s: wall.elapsed().as_secs_f64(),
+    };
+    Ok((report, Regions { sender, receivers }))
+}
