@@ -357,3 +357,233 @@ fn bars(
     root.present()?;
     Ok(())
 }
+
+/// `pisa demo mcrdma`: short versions of the paper's experiments.
+#[derive(Args, Debug)]
+pub struct McrdmaDemoArgs {
+    /// The topology (the paper's testbed).
+    #[arg(long, default_value = "deploy/labs/mcrdma-testbed.yaml")]
+    pub topology: PathBuf,
+    /// Seconds of virtual time per run.
+    #[arg(long, default_value_t = 0.001)]
+    pub duration: f64,
+    /// Draw Fig. 4's latency and sender bandwidth against request size (SVG).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub report: ReportFormat,
+}
+
+const MODES: [Mode; 3] = [Mode::Mcrdma, Mode::Fanout, Mode::Chain];
+
+fn demo_args(a: &McrdmaDemoArgs, receivers: usize, size: u64) -> BenchArgs {
+    BenchArgs {
+        topology: a.topology.clone(),
+        mode: vec![ModeArg::Mcrdma, ModeArg::Fanout, ModeArg::Chain],
+        sender: "a1".into(),
+        receivers,
+        size,
+        iodepth: 8,
+        loss: 0.0,
+        loss_link: None,
+        duration: a.duration,
+        dump_dir: None,
+        plot: None,
+        report: a.report,
+    }
+}
+
+fn sender_gbps(r: &BenchReport) -> f64 {
+    r.sender_uplink_bytes as f64 * 8.0 / r.virtual_secs.max(1e-12) / 1e9
+}
+
+/// Fig. 4: A1 -> D1, A2 (three replicas), IO depth 8, request sizes 128 B ... 1 MiB.
+fn fig4(a: &McrdmaDemoArgs) -> anyhow::Result<Vec<BenchReport>> {
+    let mut out = Vec::new();
+    for size in [128u64, 4096, 65536, 1 << 20] {
+        let b = demo_args(a, 2, size);
+        for m in MODES {
+            out.push(run_one(&b, m, None)?);
+        }
+    }
+    Ok(out)
+}
+
+fn fig4_text(rs: &[BenchReport]) -> String {
+    let mut s = String::from(
+        "== Fig. 4: A1 -> D1, A2, IO depth 8 (paper: CR slowest for small requests, fanout slowest \
+         for large ones,\n   MC-RDMA always the shortest latency; fanout's sender bandwidth 2x the \
+         others' until the link saturates)\n",
+    );
+    s += &format!(
+        "{:>8} | {:>26} | {:>26} | {:>26}\n",
+        "size", "p50 latency us (mc fo ch)", "sender Gbit/s (mc fo ch)", "kops/s (mc fo ch)"
+    );
+    for chunk in rs.chunks(3) {
+        let f = |g: &dyn Fn(&BenchReport) -> f64| {
+            chunk
+                .iter()
+                .map(|r| format!("{:>8.2}", g(r)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        s += &format!(
+            "{:>8} | {} | {} | {}\n",
+            chunk[0].size,
+            f(&|r| r.latency_p50_us),
+            f(&sender_gbps),
+            f(&|r| r.ops as f64 / r.virtual_secs / 1e3)
+        );
+    }
+    s
+}
+
+/// Fig. 7: A1 -> B1, A2 with loss 1/4096 and 1/1024 on the long path (A2's link).
+fn fig7(a: &McrdmaDemoArgs) -> anyhow::Result<Vec<BenchReport>> {
+    let mut out = Vec::new();
+    for loss in [0.0, 1.0 / 4096.0, 1.0 / 1024.0] {
+        let mut b = demo_args(a, 2, 4096);
+        b.loss = loss;
+        b.loss_link = (loss > 0.0).then(|| "a2-tor2".to_string());
+        // The paper's group for this figure: B1 and A2.
+        b.sender = "a1".into();
+        for m in MODES {
+            let mut r = run_with_receivers(&b, m, &["b1", "a2"])?;
+            r.loss = loss;
+            out.push(r);
+        }
+    }
+    Ok(out)
+}
+
+fn run_with_receivers(
+    a: &BenchArgs,
+    mode: Mode,
+    receivers: &[&str],
+) -> anyhow::Result<BenchReport> {
+    let topo = Topology::load(&a.topology)?;
+    let mut cfg = config(a, mode)?;
+    cfg.lab.receivers = receivers.iter().map(|s| s.to_string()).collect();
+    Ok(bench::run(topo, &cfg)
+        .with_context(|| format!("{} run", mode.name()))?
+        .0)
+}
+
+fn fig7_text(rs: &[BenchReport]) -> String {
+    let mut s = String::from(
+        "== Fig. 7: A1 -> B1, A2, loss on the long path (paper: throughput under loss similar for \
+         all three;\n   MC-RDMA's degrades slightly more at 1/4096 and 1/1024 because of the NAK \
+         fallback)\n",
+    );
+    s += &format!(
+        "{:>8} | {:>26} | {:>26} | regions\n",
+        "loss", "Gbit/s (mc fo ch)", "p99 latency us (mc fo ch)"
+    );
+    for chunk in rs.chunks(3) {
+        let f = |g: &dyn Fn(&BenchReport) -> f64| {
+            chunk
+                .iter()
+                .map(|r| format!("{:>8.2}", g(r)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let loss = if chunk[0].loss == 0.0 {
+            "0".to_string()
+        } else {
+            format!("1/{:.0}", 1.0 / chunk[0].loss)
+        };
+        s += &format!(
+            "{:>8} | {} | {} | {}\n",
+            loss,
+            f(&|r| r.goodput_gbps),
+            f(&|r| r.latency_p99_us),
+            if chunk.iter().all(|r| r.identical) {
+                "identical"
+            } else {
+                "DIFFER"
+            }
+        );
+    }
+    s
+}
+
+pub fn demo(a: McrdmaDemoArgs) -> anyhow::Result<ExitCode> {
+    warm_up(&demo_args(&a, 2, 4096))?;
+    let f4 = fig4(&a)?;
+    let f7 = fig7(&a)?;
+    match a.report {
+        ReportFormat::Json => {
+            let v = serde_json::json!({ "fig4": f4, "fig7": f7 });
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        ReportFormat::Text => {
+            print!("{}", fig4_text(&f4));
+            let four_k: Vec<BenchReport> = f4.iter().filter(|r| r.size == 4096).cloned().collect();
+            print!("{}", paper_comparison(&four_k));
+            println!();
+            print!("{}", fig7_text(&f7));
+            println!(
+                "\n== Fig. 5 (DCQCN fairness of two multicast flows and a unicast one) and Fig. 6 \
+                 (rate of a 7-receiver group vs congested sub-flows):\n   not reproduced by this \
+                 demo: the lab runs one group per run (see `pisa mcrdma bench`)."
+            );
+        }
+    }
+    if let Some(p) = &a.plot {
+        plot_fig4(p, &f4).map_err(|e| anyhow::anyhow!("plot {}: {e}", p.display()))?;
+        if a.report == ReportFormat::Text {
+            println!("plot: {}", p.display());
+        }
+    }
+    let all: Vec<BenchReport> = f4.into_iter().chain(f7).collect();
+    Ok(verdict(&all))
+}
+
+/// Fig. 4 (a) and (b): p50 latency and sender bandwidth against request size, one line per mode.
+fn plot_fig4(path: &Path, rs: &[BenchReport]) -> Result<(), Box<dyn std::error::Error>> {
+    let sizes: Vec<u64> = rs.chunks(3).map(|c| c[0].size).collect();
+    let root = SVGBackend::new(path, (900, 380)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let panels: [(&str, &dyn Fn(&BenchReport) -> f64); 2] = [
+        ("(a) p50 latency, us", &|r| r.latency_p50_us),
+        ("(b) sender bandwidth, Gbit/s", &sender_gbps),
+    ];
+    for (area, (title, get)) in root.split_evenly((1, 2)).iter().zip(panels) {
+        let top = rs.iter().map(get).fold(0.0, f64::max).max(1e-9) * 1.15;
+        let mut chart = ChartBuilder::on(area)
+            .caption(title, ("sans-serif", 16))
+            .margin(12)
+            .x_label_area_size(35)
+            .y_label_area_size(55)
+            .build_cartesian_2d(0..sizes.len() - 1, 0.0..top)?;
+        chart
+            .configure_mesh()
+            .x_labels(sizes.len())
+            .x_label_formatter(&|i| sizes.get(*i).map(|s| format!("{s} B")).unwrap_or_default())
+            .draw()?;
+        for (k, m) in MODES.iter().enumerate() {
+            let pts: Vec<(usize, f64)> = rs
+                .iter()
+                .filter(|r| r.mode == *m)
+                .enumerate()
+                .map(|(i, r)| (i, get(r)))
+                .collect();
+            let color = Palette99::pick(k).to_rgba();
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    pts.clone(),
+                    color.stroke_width(2),
+                )))?
+                .label(m.name())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}
