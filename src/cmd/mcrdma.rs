@@ -539,12 +539,15 @@ pub fn demo(a: McrdmaDemoArgs) -> anyhow::Result<ExitCode> {
     Ok(verdict(&all))
 }
 
+/// One figure of a report.
+type Figure<'a> = &'a dyn Fn(&BenchReport) -> f64;
+
 /// Fig. 4 (a) and (b): p50 latency and sender bandwidth against request size, one line per mode.
 fn plot_fig4(path: &Path, rs: &[BenchReport]) -> Result<(), Box<dyn std::error::Error>> {
     let sizes: Vec<u64> = rs.chunks(3).map(|c| c[0].size).collect();
     let root = SVGBackend::new(path, (900, 380)).into_drawing_area();
     root.fill(&WHITE)?;
-    let panels: [(&str, &dyn Fn(&BenchReport) -> f64); 2] = [
+    let panels: [(&str, Figure); 2] = [
         ("(a) p50 latency, us", &|r| r.latency_p50_us),
         ("(b) sender bandwidth, Gbit/s", &sender_gbps),
     ];
