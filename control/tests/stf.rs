@@ -150,3 +150,36 @@ fn l2l3_tables_yaml_matches_the_stf_setup() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// mcrdma.p4's group size (§VI-B): the default receiver slots fit each target (3 on Tofino 1,
+/// 7 on Tofino 2, the paper's sizes); each slot is one more egress stage of the ACK merge chain,
+/// so a Tofino 1 build with 5 slots is refused for its stage count. (This design merges in one
+/// stage per receiver where the paper's takes two, so Tofino 1 still takes 4.)
+#[test]
+fn mcrdma_group_sizes_fit_per_target_and_larger_ones_are_refused_for_stages() {
+    use pipeline::ir::Target;
+    let build = |target, slots: Option<u32>| {
+        let opts = p4::compile::CompileOptions {
+            target,
+            defines: slots
+                .map(|n| vec![("MCRDMA_MAX_RECEIVERS".to_string(), n.to_string())])
+                .unwrap_or_default(),
+            ..Default::default()
+        };
+        p4::compile::compile_file(&programs_dir().join("mcrdma.p4"), &opts)
+    };
+    let slots = |c: &p4::compile::Compiled| {
+        c.program.pipelines[0]
+            .registers
+            .iter()
+            .filter(|r| r.name.starts_with("SwitchEgress.acked"))
+            .count()
+    };
+    let t1 = build(Target::Tofino1, None).unwrap_or_else(|e| panic!("{}", e.render()));
+    assert_eq!(slots(&t1), 3);
+    let t2 = build(Target::Tofino2, None).unwrap_or_else(|e| panic!("{}", e.render()));
+    assert_eq!(slots(&t2), 7);
+    assert!(build(Target::Tofino1, Some(4)).is_ok());
+    let e = build(Target::Tofino1, Some(5)).unwrap_err().render();
+    assert!(e.contains("needs 13 stages in egress"), "{e}");
+}
