@@ -20,6 +20,12 @@ const MC_COPY: &str = "SwitchEgress.mc_copy";
 const MC_VA: &str = "SwitchEgress.mc_va";
 const ACK_MEMBER: &str = "SwitchEgress.ack_member";
 
+/// mcrdma.p4's sizes: PRE groups counted per group id (`replicated`, 4096 cells), copies
+/// (`mc_copy`, 16384 entries), merge indexes (the `acked<k>` registers, 4096 cells).
+const MAX_MGID: u16 = 4095;
+const MAX_RID: u16 = 16383;
+const MAX_MERGE_INDEX: u16 = 4095;
+
 /// The merge register of slot `k`.
 pub fn slot_register(k: usize) -> String {
     format!("SwitchEgress.acked{k}")
@@ -78,12 +84,12 @@ impl SwitchState {
         router_mac: [u8; 6],
     ) -> Result<(), McError> {
         let smac = mac_value(router_mac);
-        let mgid = allocate(&mut self.mgids, u16::MAX, "multicast group ids")?;
+        let mgid = allocate(&mut self.mgids, MAX_MGID, "multicast group ids")?;
         let inst = self.groups.entry(spec.key).or_default();
         inst.mgid = Some(mgid);
         sw.mc_group_create(mgid)?;
         for b in &rules.branches {
-            let rid = allocate(&mut self.rids, u16::MAX, "replication ids")?;
+            let rid = allocate(&mut self.rids, MAX_RID, "replication ids")?;
             let inst = self.groups.entry(spec.key).or_default();
             inst.rids.push(rid);
             sw.mc_node_create(u32::from(rid), rid, &[b.port], &[])?;
@@ -219,7 +225,7 @@ impl SwitchState {
                 slots,
             });
         }
-        let index = allocate(&mut self.merge_indexes, 4095, "merge indexes")?;
+        let index = allocate(&mut self.merge_indexes, MAX_MERGE_INDEX, "merge indexes")?;
         for (slot, r) in spec.receivers.iter().enumerate() {
             sw.register_write(
                 PipeSel::All,
