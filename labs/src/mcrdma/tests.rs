@@ -7,6 +7,7 @@ use std::path::Path;
 
 use dataplane::Nanos;
 use hosts::mcrdma::Mode;
+use pipeline::api::PipeSel;
 
 use super::*;
 use crate::topology::Topology;
@@ -53,6 +54,29 @@ fn mcrdma_replicates_to_every_receiver_with_one_write_per_operation() {
     // One WRITE per operation left the sender: about `size` bytes per operation on its uplink.
     let per_op = lab.sender_uplink_bytes() as f64 / done as f64;
     assert!(per_op < 1.2 * 4096.0, "{per_op} bytes per operation");
+    // tor1 replicated every operation; the sender saw only merged ACKs: some of the
+    // receivers' ACKs were held back (not the group minimum), the others were forwarded.
+    let count = |lab: &McLab, sw: &str, name: &str, i: u32| {
+        let s = lab.lab.topology().switch_index(sw).unwrap();
+        let v = lab
+            .lab
+            .switch(s)
+            .counter_read(PipeSel::All, name, i)
+            .unwrap();
+        v.iter().map(|c| c.packets).sum::<u64>()
+    };
+    assert!(count(&lab, "tor1", "SwitchIngress.replicated", 1) >= done);
+    let forwarded = count(&lab, "tor1", "SwitchEgress.acks_forwarded", 1);
+    let merged = count(&lab, "tor1", "SwitchEgress.drops", 2);
+    assert!(
+        forwarded > 0 && merged > 0,
+        "forwarded {forwarded}, merged {merged}"
+    );
+    assert_eq!(
+        count(&lab, "tor2", "SwitchIngress.replicated", 1),
+        0,
+        "a2 alone: no rule at tor2"
+    );
 }
 
 #[test]
