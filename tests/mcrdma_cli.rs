@@ -63,8 +63,14 @@ fn bench_with_loss_dumps_identical_regions_and_reports_every_mode() {
             .as_f64()
             .unwrap()
     };
-    // Fanout sends every byte twice, MC-RDMA once.
+    // Fanout sends every byte twice, MC-RDMA once; and posts and polls twice as much.
     assert!(ratio("fanout") > 1.8 * ratio("mcrdma"));
+    let verbs = |m: &str| {
+        runs.iter().find(|r| r["mode"] == m).unwrap()["sender_verbs_calls_per_op"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(verbs("fanout") > 1.8 * verbs("mcrdma"), "{v}");
     for mode in ["mcrdma", "fanout", "chain"] {
         let d = dir.join(mode);
         let sender = std::fs::read(d.join("sender.bin")).unwrap();

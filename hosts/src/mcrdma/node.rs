@@ -11,7 +11,9 @@
 //! Operation `k` writes slot `k mod slots` of the registered region (`slots` at least twice the
 //! IO depth, so a slot is never rewritten while an operation on it is in flight), at the same
 //! offset on every host. The sender's CPU time is what its posting and completion handling
-//! take on this machine's clock (the endpoint's protocol work, the "NIC", is not counted).
+//! take on this machine's clock (the endpoint's protocol work, the "NIC", is not counted), and
+//! its verbs calls (work requests posted, completions polled, receives re-posted) are counted:
+//! the part of that cost that does not depend on the machine.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant as WallClock};
@@ -73,6 +75,8 @@ pub struct Sender {
     pub errors: u64,
     /// CPU time spent posting and handling completions.
     pub cpu: Duration,
+    /// Verbs calls that did work: work requests posted, completions taken, receives re-posted.
+    pub verbs_calls: u64,
 }
 
 /// A chain hop: receives on `up`, forwards to `down` (None: the tail, which notifies the
@@ -312,10 +316,10 @@ impl Node {
             })
             .collect();
         for (qpn, wr) in wrs {
-            if self.endpoint.post_send(qpn, wr).is_err() {
-                if let Role::Sender(s) = &mut self.role {
-                    s.errors += 1;
-                }
+            let ok = self.endpoint.post_send(qpn, wr).is_ok();
+            if let Role::Sender(s) = &mut self.role {
+                s.verbs_calls += 1;
+                s.errors += u64::from(!ok);
             }
         }
     }
@@ -328,6 +332,7 @@ impl Node {
             return;
         };
         for wc in wcs {
+            s.verbs_calls += 1;
             if wc.status != WcStatus::Success {
                 s.errors += 1;
                 continue;
@@ -341,6 +346,7 @@ impl Node {
                 continue;
             }
             if s.mode == Mode::Chain {
+                s.verbs_calls += 1;
                 let _ = self.endpoint.post_recv(
                     wc.qp_num,
                     RecvWr {
@@ -392,6 +398,7 @@ impl Sender {
             completions: 0,
             errors: 0,
             cpu: Duration::ZERO,
+            verbs_calls: 0,
         })
     }
 

@@ -45,6 +45,8 @@ pub struct BenchReport {
     /// Those bytes per application byte replicated (1 + headers for one copy; N for N).
     pub sender_uplink_bytes_per_replicated_byte: f64,
     pub sender_cpu_ns_per_op: f64,
+    /// Work requests posted, completions polled and receives re-posted by the sender.
+    pub sender_verbs_calls_per_op: f64,
     pub sender_retransmissions: u64,
     /// Every receiver's region equals the sender's after the drain.
     pub identical: bool,
@@ -139,6 +141,7 @@ pub fn run(topo: Topology, cfg: &BenchConfig) -> Result<(BenchReport, Regions), 
         sender_uplink_bytes: uplink,
         sender_uplink_bytes_per_replicated_byte: uplink as f64 / replicated,
         sender_cpu_ns_per_op: s.cpu.as_nanos() as f64 / s.done().max(1) as f64,
+        sender_verbs_calls_per_op: s.verbs_calls as f64 / s.done().max(1) as f64,
         sender_retransmissions: retx,
         identical,
         wall_s: wall.elapsed().as_secs_f64(),
