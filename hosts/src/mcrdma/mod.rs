@@ -8,4 +8,4 @@ pub mod cmd;
 pub mod node;
 
 pub use cmd::{HandshakeReply, McIdAllocator, RcSettings, ReceiverOffer, MC_ID_BASE};
-pub use node::{Hop, Mode, Node, Role, Sender, Target};
+pub use node::{Hop, Mode, Node, Region, Role, Sender, Target};

@@ -6,14 +6,15 @@
 //! chain baselines.
 
 use std::any::Any;
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 use control::mcrdma::{Controller, GroupKey, GroupSpec, McError, ReceiverSpec, Switches};
 use dataplane::Nanos;
 use hosts::mcrdma::cmd::{self, HandshakeReply, McIdAllocator, RcSettings};
-use hosts::mcrdma::{Hop, Mode, Node, Role, Sender, Target};
+use hosts::mcrdma::{Hop, Mode, Node, Region, Role, Sender, Target};
 use pipeline::switch::Switch;
-use rdma::verbs::{AccessFlags, Endpoint, QpInitAttr, QpType, VerbsError};
+use rdma::verbs::{AccessFlags, Endpoint, MrInfo, QpInitAttr, QpType, VerbsError};
 
 use super::fabric::LabFabric;
 use crate::host::{HostApp, RdmaHost};
@@ -80,16 +81,32 @@ impl Switches for LabSwitches<'_> {
     }
 }
 
-/// A running MC-RDMA lab.
-pub struct McLab {
-    pub lab: MemLab,
-    pub fabric: LabFabric,
-    pub ctl: Controller,
+/// One flow of a lab: a sender and its receivers in one mode.
+#[derive(Debug, Clone)]
+pub struct Flow {
     pub mode: Mode,
     /// Host indexes.
     pub sender: usize,
     pub receivers: Vec<usize>,
     /// The multicast key (MC-RDMA mode).
+    pub key: Option<GroupKey>,
+    /// Which of the sender host's sender roles is this flow's.
+    pub sender_role: usize,
+    /// The flow's region on each of its hosts.
+    pub regions: BTreeMap<usize, MrInfo>,
+    pub size: u64,
+}
+
+/// A running MC-RDMA lab.
+pub struct McLab {
+    pub lab: MemLab,
+    pub fabric: LabFabric,
+    pub ctl: Controller,
+    pub flows: Vec<Flow>,
+    /// Flow 0's mode, sender and receivers (host indexes) and key.
+    pub mode: Mode,
+    pub sender: usize,
+    pub receivers: Vec<usize>,
     pub key: Option<GroupKey>,
     size: u64,
 }
@@ -111,73 +128,136 @@ fn tors_run_mcrdma(topo: &mut Topology) -> Vec<bool> {
         .collect()
 }
 
-/// One host's endpoint, CQ and region.
+/// One host's endpoint, protection domain and CQ (shared by the flows it takes part in).
 struct Parts {
     ep: Endpoint,
     pd: rdma::verbs::PdHandle,
     cq: rdma::verbs::CqHandle,
-    mr: rdma::verbs::MrInfo,
 }
 
-fn parts(topo: &Topology, h: usize, region: usize) -> Result<Parts, McLabError> {
-    let mut ep = RdmaHost::new(topo, h).endpoint;
-    let pd = ep.alloc_pd();
-    let cq = ep.create_cq(1 << 14);
-    let mr = ep.reg_mr(pd, region, AccessFlags::ALL)?;
-    Ok(Parts { ep, pd, cq, mr })
+/// Every host's parts and the workload roles given to it so far.
+struct Hosts {
+    parts: BTreeMap<usize, Parts>,
+    roles: BTreeMap<usize, Vec<Role>>,
 }
 
-fn qp(p: &mut Parts) -> Result<u32, McLabError> {
-    Ok(p.ep.create_qp(QpInitAttr {
-        pd: p.pd,
-        qp_type: QpType::Rc,
-        send_cq: p.cq,
-        recv_cq: p.cq,
-        max_send_wr: 4096,
-        max_recv_wr: 4096,
-    })?)
+impl Hosts {
+    fn get(&mut self, topo: &Topology, h: usize) -> &mut Parts {
+        self.parts.entry(h).or_insert_with(|| {
+            let mut ep = RdmaHost::new(topo, h).endpoint;
+            let pd = ep.alloc_pd();
+            let cq = ep.create_cq(1 << 15);
+            Parts { ep, pd, cq }
+        })
+    }
+
+    fn qp(&mut self, topo: &Topology, h: usize) -> Result<u32, McLabError> {
+        let p = self.get(topo, h);
+        Ok(p.ep.create_qp(QpInitAttr {
+            pd: p.pd,
+            qp_type: QpType::Rc,
+            send_cq: p.cq,
+            recv_cq: p.cq,
+            max_send_wr: 4096,
+            max_recv_wr: 4096,
+        })?)
+    }
+
+    fn mr(&mut self, topo: &Topology, h: usize, len: usize) -> Result<MrInfo, McLabError> {
+        let p = self.get(topo, h);
+        Ok(p.ep.reg_mr(p.pd, len, AccessFlags::ALL)?)
+    }
+
+    fn ep(&mut self, topo: &Topology, h: usize) -> &mut Endpoint {
+        &mut self.get(topo, h).ep
+    }
+
+    /// Gives host `h` a role; returns its index among the host's sender roles.
+    fn add_role(&mut self, h: usize, role: Role) -> usize {
+        let roles = self.roles.entry(h).or_default();
+        let senders = roles
+            .iter()
+            .filter(|r| matches!(r, Role::Sender(_)))
+            .count();
+        roles.push(role);
+        senders
+    }
+}
+
+/// The ends of one flow: its sender's and receivers' host indexes.
+type Ends = (usize, Vec<usize>);
+
+/// Host indexes of a flow, checked.
+fn ends(topo: &Topology, cfg: &LabConfig) -> Result<Ends, McLabError> {
+    let find = |n: &str| {
+        let h = topo
+            .host_index(n)
+            .ok_or_else(|| McLabError::NoHost(n.into()))?;
+        if topo.hosts[h].rdma {
+            Ok(h)
+        } else {
+            Err(McLabError::NotRdma(n.into()))
+        }
+    };
+    let sender = find(&cfg.sender)?;
+    let receivers = cfg
+        .receivers
+        .iter()
+        .map(|r| find(r))
+        .collect::<Result<Vec<_>, _>>()?;
+    if receivers.is_empty() || receivers.contains(&sender) {
+        return Err(McLabError::Config(
+            "the receivers must be one or more hosts other than the sender".into(),
+        ));
+    }
+    Ok((sender, receivers))
 }
 
 impl McLab {
     /// Builds the lab, connects the QPs for `cfg.mode` and attaches the hosts; the sender
     /// starts posting at once.
-    pub fn new(mut topo: Topology, cfg: &LabConfig) -> Result<McLab, McLabError> {
+    pub fn new(topo: Topology, cfg: &LabConfig) -> Result<McLab, McLabError> {
+        McLab::with_flows(topo, std::slice::from_ref(cfg))
+    }
+
+    /// A lab running several flows at once (a host may be in several); every sender starts
+    /// posting at once unless the caller stops it ([`McLab::sender_of`]).
+    pub fn with_flows(mut topo: Topology, cfgs: &[LabConfig]) -> Result<McLab, McLabError> {
         let programmable = tors_run_mcrdma(&mut topo);
-        let find = |n: &str| {
-            let h = topo
-                .host_index(n)
-                .ok_or_else(|| McLabError::NoHost(n.into()))?;
-            if topo.hosts[h].rdma {
-                Ok(h)
-            } else {
-                Err(McLabError::NotRdma(n.into()))
-            }
-        };
-        let sender = find(&cfg.sender)?;
-        let receivers = cfg
-            .receivers
+        let all: Vec<Ends> = cfgs
             .iter()
-            .map(|r| find(r))
-            .collect::<Result<Vec<_>, _>>()?;
-        if receivers.is_empty() || receivers.contains(&sender) {
-            return Err(McLabError::Config(
-                "the receivers must be one or more hosts other than the sender".into(),
-            ));
-        }
+            .map(|c| ends(&topo, c))
+            .collect::<Result<_, _>>()?;
+        let first = cfgs
+            .first()
+            .ok_or_else(|| McLabError::Config("no flow".into()))?;
         let fabric = LabFabric::new(&topo, programmable);
         let lab = MemLab::new(topo)?;
         let mut me = McLab {
             lab,
             fabric,
             ctl: Controller::new(),
-            mode: cfg.mode,
-            sender,
-            receivers,
+            flows: Vec::new(),
+            mode: first.mode,
+            sender: all[0].0,
+            receivers: all[0].1.clone(),
             key: None,
-            size: cfg.size.max(1),
+            size: first.size.max(1),
         };
-        let nodes = me.connect(cfg)?;
-        for (h, node) in nodes {
+        let mut hosts = Hosts {
+            parts: BTreeMap::new(),
+            roles: BTreeMap::new(),
+        };
+        let mut mc_ids: BTreeMap<usize, McIdAllocator> = BTreeMap::new();
+        for (cfg, (sender, receivers)) in cfgs.iter().zip(all) {
+            let flow = me.connect(cfg, sender, receivers, &mut hosts, &mut mc_ids)?;
+            me.flows.push(flow);
+        }
+        me.key = me.flows[0].key;
+        for (h, p) in std::mem::take(&mut hosts.parts) {
+            let mut node = Node::new(p.ep, p.cq);
+            node.roles = hosts.roles.remove(&h).unwrap_or_default();
+            node.post_chain_recvs()?;
             me.lab.attach(h, Box::new(McHost(node)));
         }
         Ok(me)
@@ -193,160 +273,197 @@ impl McLab {
         self.lab.topology().hosts[h].ip
     }
 
-    /// The QPs of the mode, connected; returns every host's workload node.
-    fn connect(&mut self, cfg: &LabConfig) -> Result<Vec<(usize, Node)>, McLabError> {
+    /// One flow's regions and QPs, connected for its mode; its roles go to `hosts`.
+    fn connect(
+        &mut self,
+        cfg: &LabConfig,
+        sender: usize,
+        receivers: Vec<usize>,
+        hosts: &mut Hosts,
+        mc_ids: &mut BTreeMap<usize, McIdAllocator>,
+    ) -> Result<Flow, McLabError> {
         let topo = self.lab.topology().clone();
-        let region = Self::region_len(cfg);
-        let rc = RcSettings::default();
-        let mut s = parts(&topo, self.sender, region)?;
-        let mut rs: Vec<Parts> = self
-            .receivers
-            .iter()
-            .map(|&h| parts(&topo, h, region))
-            .collect::<Result<_, _>>()?;
-        let (sip, rips): (Ipv4Addr, Vec<Ipv4Addr>) = (
-            self.ip(self.sender),
-            self.receivers.iter().map(|&h| self.ip(h)).collect(),
-        );
-        let mut roles: Vec<Role> = Vec::new();
-        let sender_role = match cfg.mode {
+        let len = Self::region_len(cfg);
+        let mut regions = BTreeMap::new();
+        for &h in std::iter::once(&sender).chain(&receivers) {
+            regions.insert(h, hosts.mr(&topo, h, len)?);
+        }
+        let ends = (sender, receivers);
+        let (role, key) = match cfg.mode {
             Mode::Mcrdma => {
-                let sq = qp(&mut s)?;
-                let mc_id = McIdAllocator::default()
-                    .allocate()
-                    .ok_or_else(|| McLabError::Config("no MC_ID left".into()))?;
-                let mut receivers = Vec::new();
-                for (r, ip) in rs.iter_mut().zip(&rips) {
-                    // Rewritten copies carry a stale ICRC: a receiver's check is off (§ICRC).
-                    r.ep.set_icrc_check(false);
-                    let q = qp(r)?;
-                    cmd::accept(&mut r.ep, q, sip, sq, cfg.psn, rc)?;
-                    receivers.push(ReceiverSpec {
-                        ip: *ip,
-                        qpn: q,
-                        va: r.mr.addr,
-                        rkey: r.mr.rkey,
-                    });
-                    roles.push(Role::Passive);
-                }
-                let key = GroupKey { sender: sip, mc_id };
-                let spec = GroupSpec {
-                    key,
-                    sender_qpn: sq,
-                    address: rips[0],
-                    psn: cfg.psn,
-                    sender_va: s.mr.addr,
-                    len: s.mr.len as u64,
-                    receivers,
-                };
-                self.ctl
-                    .create(&self.fabric, &mut LabSwitches(&mut self.lab), spec)?;
-                self.key = Some(key);
-                let reply = HandshakeReply {
-                    dst1: rips[0],
-                    mc_id,
-                    psn: cfg.psn,
-                };
-                cmd::connect_sender(&mut s.ep, sq, &reply, rc)?;
-                let t = Target {
-                    qpn: sq,
-                    va: s.mr.addr,
-                    rkey: 0,
-                };
-                Sender::new(Mode::Mcrdma, vec![t], None, cfg.size, cfg.iodepth)
+                let ids = mc_ids.entry(sender).or_default();
+                let (r, k) = self.multicast(cfg, &ends, &regions, hosts, ids, &topo)?;
+                (r, Some(k))
             }
-            Mode::Fanout => {
-                let mut targets = Vec::new();
-                for (r, ip) in rs.iter_mut().zip(&rips) {
-                    let (a, b) = (qp(&mut s)?, qp(r)?);
-                    cmd::connect_rc(&mut s.ep, a, *ip, b, cfg.psn, rc)?;
-                    cmd::connect_rc(&mut r.ep, b, sip, a, cfg.psn, rc)?;
-                    targets.push(Target {
-                        qpn: a,
-                        va: r.mr.addr,
-                        rkey: r.mr.rkey,
-                    });
-                    roles.push(Role::Passive);
-                }
-                Sender::new(Mode::Fanout, targets, None, cfg.size, cfg.iodepth)
-            }
-            Mode::Chain => self.chain(cfg, &mut s, &mut rs, &rips, &mut roles)?,
+            Mode::Fanout => (self.fanout(cfg, &ends, &regions, hosts, &topo)?, None),
+            Mode::Chain => (self.chain(cfg, &ends, &regions, hosts, &topo)?, None),
+        };
+        let sender_role = hosts.add_role(sender, Role::Sender(Box::new(role)));
+        Ok(Flow {
+            mode: cfg.mode,
+            sender,
+            receivers: ends.1,
+            key,
+            sender_role,
+            regions,
+            size: cfg.size.max(1),
+        })
+    }
+
+    /// MC-RDMA: the CMD's steps and the switches' rules.
+    fn multicast(
+        &mut self,
+        cfg: &LabConfig,
+        (sender, receivers): &Ends,
+        regions: &BTreeMap<usize, MrInfo>,
+        hosts: &mut Hosts,
+        ids: &mut McIdAllocator,
+        topo: &Topology,
+    ) -> Result<(Sender, GroupKey), McLabError> {
+        let rc = RcSettings::default();
+        let (sip, smr) = (self.ip(*sender), regions[sender]);
+        let rips: Vec<Ipv4Addr> = receivers.iter().map(|&h| self.ip(h)).collect();
+        let sq = hosts.qp(topo, *sender)?;
+        let mc_id = ids
+            .allocate()
+            .ok_or_else(|| McLabError::Config("no MC_ID left".into()))?;
+        let mut specs = Vec::new();
+        for (&h, ip) in receivers.iter().zip(&rips) {
+            // Rewritten copies carry a stale ICRC: a receiver's check is off (see mcrdma.p4).
+            hosts.ep(topo, h).set_icrc_check(false);
+            let q = hosts.qp(topo, h)?;
+            cmd::accept(hosts.ep(topo, h), q, sip, sq, cfg.psn, rc)?;
+            specs.push(ReceiverSpec {
+                ip: *ip,
+                qpn: q,
+                va: regions[&h].addr,
+                rkey: regions[&h].rkey,
+            });
         }
+        let key = GroupKey { sender: sip, mc_id };
+        let spec = GroupSpec {
+            key,
+            sender_qpn: sq,
+            address: rips[0],
+            psn: cfg.psn,
+            sender_va: smr.addr,
+            len: smr.len as u64,
+            receivers: specs,
+        };
+        self.ctl
+            .create(&self.fabric, &mut LabSwitches(&mut self.lab), spec)?;
+        let reply = HandshakeReply {
+            dst1: rips[0],
+            mc_id,
+            psn: cfg.psn,
+        };
+        cmd::connect_sender(hosts.ep(topo, *sender), sq, &reply, rc)?;
+        let t = Target {
+            qpn: sq,
+            va: smr.addr,
+            rkey: 0,
+        };
+        let s = Sender::new(
+            Mode::Mcrdma,
+            vec![t],
+            None,
+            Region::new(smr, cfg.size),
+            cfg.iodepth,
+        )
         .map_err(|e| McLabError::Config(e.to_string()))?;
-        let mut out = vec![(
-            self.sender,
-            Node::new(
-                s.ep,
-                s.cq,
-                s.mr,
-                cfg.size,
-                Role::Sender(Box::new(sender_role)),
-            ),
-        )];
-        for ((h, r), role) in self.receivers.iter().zip(rs).zip(roles) {
-            out.push((*h, Node::new(r.ep, r.cq, r.mr, cfg.size, role)));
+        Ok((s, key))
+    }
+
+    /// Fanout: one RC connection per receiver.
+    fn fanout(
+        &self,
+        cfg: &LabConfig,
+        (sender, receivers): &Ends,
+        regions: &BTreeMap<usize, MrInfo>,
+        hosts: &mut Hosts,
+        topo: &Topology,
+    ) -> Result<Sender, McLabError> {
+        let rc = RcSettings::default();
+        let sip = self.ip(*sender);
+        let mut targets = Vec::new();
+        for &h in receivers {
+            let (a, b) = (hosts.qp(topo, *sender)?, hosts.qp(topo, h)?);
+            cmd::connect_rc(hosts.ep(topo, *sender), a, self.ip(h), b, cfg.psn, rc)?;
+            cmd::connect_rc(hosts.ep(topo, h), b, sip, a, cfg.psn, rc)?;
+            targets.push(Target {
+                qpn: a,
+                va: regions[&h].addr,
+                rkey: regions[&h].rkey,
+            });
         }
-        for (_, n) in &mut out {
-            n.post_chain_recvs()?;
-        }
-        Ok(out)
+        let region = Region::new(regions[sender], cfg.size);
+        Sender::new(Mode::Fanout, targets, None, region, cfg.iodepth)
+            .map_err(|e| McLabError::Config(e.to_string()))
     }
 
     /// Chain: sender → r1 → … → rN, and rN → sender for the notifications.
     fn chain(
         &self,
         cfg: &LabConfig,
-        s: &mut Parts,
-        rs: &mut [Parts],
-        rips: &[Ipv4Addr],
-        roles: &mut Vec<Role>,
-    ) -> Result<Result<Sender, hosts::p4ce::NodeError>, McLabError> {
+        (sender, receivers): &Ends,
+        regions: &BTreeMap<usize, MrInfo>,
+        hosts: &mut Hosts,
+        topo: &Topology,
+    ) -> Result<Sender, McLabError> {
         let rc = RcSettings::default();
-        let sip = self.ip(self.sender);
-        let n = rs.len();
+        let n = receivers.len();
+        let hop_ip = |i: usize| self.ip(if i == 0 { *sender } else { receivers[i - 1] });
+        let hop_host = |i: usize| if i == 0 { *sender } else { receivers[i - 1] };
         // up[i]: r_i's QP from its predecessor; down[i]: the predecessor's QP to r_i.
-        let mut up = Vec::new();
-        let mut down = Vec::new();
-        for i in 0..n {
-            let d = if i == 0 { qp(s)? } else { qp(&mut rs[i - 1])? };
-            let u = qp(&mut rs[i])?;
-            let (prev_ip, prev_ep) = if i == 0 {
-                (sip, &mut s.ep)
-            } else {
-                (rips[i - 1], &mut rs[i - 1].ep)
-            };
-            cmd::connect_rc(prev_ep, d, rips[i], u, cfg.psn, rc)?;
-            cmd::connect_rc(&mut rs[i].ep, u, prev_ip, d, cfg.psn, rc)?;
+        let (mut up, mut down) = (Vec::new(), Vec::new());
+        for (i, &r) in receivers.iter().enumerate() {
+            let d = hosts.qp(topo, hop_host(i))?;
+            let u = hosts.qp(topo, r)?;
+            cmd::connect_rc(hosts.ep(topo, hop_host(i)), d, self.ip(r), u, cfg.psn, rc)?;
+            cmd::connect_rc(hosts.ep(topo, r), u, hop_ip(i), d, cfg.psn, rc)?;
             up.push(u);
             down.push(d);
         }
-        let (back_s, back_t) = (qp(s)?, qp(&mut rs[n - 1])?);
-        cmd::connect_rc(&mut s.ep, back_s, rips[n - 1], back_t, cfg.psn, rc)?;
-        cmd::connect_rc(&mut rs[n - 1].ep, back_t, sip, back_s, cfg.psn, rc)?;
-        for i in 0..n {
+        let tail = receivers[n - 1];
+        let (back_s, back_t) = (hosts.qp(topo, *sender)?, hosts.qp(topo, tail)?);
+        cmd::connect_rc(
+            hosts.ep(topo, *sender),
+            back_s,
+            self.ip(tail),
+            back_t,
+            cfg.psn,
+            rc,
+        )?;
+        cmd::connect_rc(
+            hosts.ep(topo, tail),
+            back_t,
+            self.ip(*sender),
+            back_s,
+            cfg.psn,
+            rc,
+        )?;
+        for (i, &r) in receivers.iter().enumerate() {
             let next = (i + 1 < n).then(|| Target {
                 qpn: down[i + 1],
-                va: rs[i + 1].mr.addr,
-                rkey: rs[i + 1].mr.rkey,
+                va: regions[&receivers[i + 1]].addr,
+                rkey: regions[&receivers[i + 1]].rkey,
             });
-            roles.push(Role::ChainHop(Hop {
+            let hop = Hop {
                 up: up[i],
                 down: next,
                 notify: (i + 1 == n).then_some(back_t),
-            }));
+                region: Region::new(regions[&r], cfg.size),
+            };
+            hosts.add_role(r, Role::ChainHop(hop));
         }
         let first = Target {
             qpn: down[0],
-            va: rs[0].mr.addr,
-            rkey: rs[0].mr.rkey,
+            va: regions[&receivers[0]].addr,
+            rkey: regions[&receivers[0]].rkey,
         };
-        Ok(Sender::new(
-            Mode::Chain,
-            vec![first],
-            Some(back_s),
-            cfg.size,
-            cfg.iodepth,
-        ))
+        let region = Region::new(regions[sender], cfg.size);
+        Sender::new(Mode::Chain, vec![first], Some(back_s), region, cfg.iodepth)
+            .map_err(|e| McLabError::Config(e.to_string()))
     }
 
     /// The workload node of host `h`.
@@ -358,13 +475,24 @@ impl McLab {
             .0
     }
 
-    /// The sender's workload state.
+    /// Flow `f`'s sender.
+    pub fn sender_of(&mut self, f: usize) -> &mut Sender {
+        let (h, i) = (self.flows[f].sender, self.flows[f].sender_role);
+        self.node(h)
+            .sender(i)
+            .expect("every flow's sender host runs its sender role")
+    }
+
+    /// Flow 0's sender.
     pub fn sender(&mut self) -> &mut Sender {
-        let s = self.sender;
-        match &mut self.node(s).role {
-            Role::Sender(s) => s,
-            _ => unreachable!("the sender's role is Sender"),
-        }
+        self.sender_of(0)
+    }
+
+    /// Operations in flight over every flow.
+    pub fn outstanding(&mut self) -> usize {
+        (0..self.flows.len())
+            .map(|f| self.sender_of(f).outstanding())
+            .sum()
     }
 
     /// Bytes per operation.
@@ -374,8 +502,10 @@ impl McLab {
 
     /// Runs virtual time up to `until` (or until nothing is in flight).
     pub fn run_to(&mut self, until: Nanos) {
-        let s = self.sender;
-        self.lab.poll_host(s);
+        for f in 0..self.flows.len() {
+            let s = self.flows[f].sender;
+            self.lab.poll_host(s);
+        }
         while self.lab.now() < until {
             self.lab.run_until(Some(until));
             if self.lab.next_due().is_none() {
@@ -387,28 +517,38 @@ impl McLab {
     /// Stops posting and runs until every operation in flight completed (or `limit` of
     /// virtual time passed); true when none is left.
     pub fn drain(&mut self, limit: u64) -> bool {
-        self.sender().running = false;
+        for f in 0..self.flows.len() {
+            self.sender_of(f).running = false;
+        }
         let deadline = Nanos(self.lab.now().0 + limit);
-        while self.sender().outstanding() > 0 && self.lab.now() < deadline {
+        while self.outstanding() > 0 && self.lab.now() < deadline {
             let step = Nanos((self.lab.now().0 + 100_000).min(deadline.0));
             self.run_to(step);
-            if self.lab.next_due().is_none() && self.sender().outstanding() > 0 {
+            if self.lab.next_due().is_none() && self.outstanding() > 0 {
                 return false;
             }
         }
         // Let the last ACKs and chain forwards settle.
         let settle = Nanos(self.lab.now().0 + 1_000_000);
         self.run_to(settle);
-        self.sender().outstanding() == 0
+        self.outstanding() == 0
     }
 
-    /// The bytes of host `h`'s registered region.
-    pub fn region(&mut self, h: usize) -> Vec<u8> {
-        let n = self.node(h);
-        n.endpoint
-            .mr_bytes(n.region.lkey)
+    /// The bytes of flow `f`'s region on host `h` (empty if `h` is not in the flow).
+    pub fn flow_region(&mut self, f: usize, h: usize) -> Vec<u8> {
+        let Some(mr) = self.flows[f].regions.get(&h).copied() else {
+            return Vec::new();
+        };
+        self.node(h)
+            .endpoint
+            .mr_bytes(mr.lkey)
             .map(<[u8]>::to_vec)
             .unwrap_or_default()
+    }
+
+    /// The bytes of flow 0's region on host `h`.
+    pub fn region(&mut self, h: usize) -> Vec<u8> {
+        self.flow_region(0, h)
     }
 
     /// Bytes the sender's ToR received from the sender so far.

@@ -137,7 +137,7 @@ fn one_completion_per_operation_and_only_once_every_receiver_has_it() {
         let done = lab.sender().done();
         if done > seen {
             seen = done;
-            let off = lab.node(sender).offset(done - 1) as usize;
+            let off = lab.sender().region.offset(done - 1) as usize;
             let want = lab.region(sender)[off..off + size].to_vec();
             for r in lab.receivers.clone() {
                 assert_eq!(
