@@ -31,7 +31,10 @@
  *             with PSN := min{NAK-1, ACK_1..ACK_n} + 1 (§IV-C). RNR NAKs pass unmerged.
  *   CNP       DST_i -> SRC, dst QP QPN_S      re-addressed: source IP := DST_1 (§IV-D).
  *   Forwarded ACKs, NAKs and CNPs leave with source IP DST_1, the address the sender's QP is
- *   connected to. ECN marking happens in the TM queues (their thresholds are port config).
+ *   connected to.
+ *   ECN: the TM queues decide (their RED thresholds are port configuration: DCQCN's Kmin, Kmax,
+ *   Pmax) and egress marks an ECN-capable packet CE when its queue said so, as Tofino programs
+ *   do with enq_congest_stat.
  *
  * Pipe isolation (§IV-C): the merge state lives in egress registers of the port towards the
  * sender, so every ACK of a group meets the same registers whichever pipe it came in on.
@@ -852,7 +855,16 @@ control SwitchEgress(inout header_t hdr,
         hdr.icrc.b3 = eg_md.icrc[31:24];
     }
 
+    /* DCQCN's congestion point (§II-B, §IV-D): the TM's RED-style decision for this queue
+     * (enq_congest_stat, from the port's ECN thresholds) marks ECN-capable packets CE. */
+    action mark_ce() {
+        hdr.ipv4.diffserv[1:0] = 3;
+    }
+
     apply {
+        if (hdr.ipv4.isValid() && eg_intr_md.enq_congest_stat != 0 && hdr.ipv4.diffserv[1:0] != 0) {
+            mark_ce();
+        }
         if (eg_md.bridged.kind == KIND_MC) {
             mc_copy.apply();
             if (eg_md.last_hop == 1 && hdr.reth.isValid()) {

@@ -551,6 +551,35 @@ impl McLab {
         self.flow_region(0, h)
     }
 
+    /// Every switch port gets a TM queue at its link's rate with DCQCN's ECN marking (seed 001,
+    /// §VII-C: Kmin 50 KB, Kmax 500 KB, Pmax 0.01) and the link's queue size: the congestion
+    /// points DCQCN needs (the link model does the queueing; the TM queue decides the marks).
+    pub fn enable_ecn(&mut self) -> Result<(), McLabError> {
+        let topo = self.lab.topology().clone();
+        for (i, l) in topo.links.iter().enumerate() {
+            for (k, end) in [l.a, l.b].into_iter().enumerate() {
+                let crate::topology::End::Switch { switch, devport } = end else {
+                    continue;
+                };
+                let dir = if k == 0 { &l.config.tx } else { &l.config.rx };
+                if dir.rate_bps == 0 {
+                    continue;
+                }
+                let cfg = pipeline::tm::queue::QueueConfig {
+                    rate_bps: Some(dir.rate_bps),
+                    capacity_bytes: dir.queue_bytes,
+                    ecn: Some(pipeline::tm::queue::EcnConfig::DCQCN_100G),
+                    seed: (i * 2 + k) as u64 + 1,
+                };
+                self.lab
+                    .switch_mut(switch)
+                    .port_queue_set(devport, cfg)
+                    .map_err(|e| McLabError::Control(McError::Api(e)))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Bytes the sender's ToR received from the sender so far.
     pub fn sender_uplink_bytes(&self) -> u64 {
         let Some((s, port)) = self.lab.topology().host_attachment(self.sender) else {
