@@ -148,3 +148,68 @@ pub fn run(topo: Topology, cfg: &BenchConfig) -> Result<(BenchReport, Regions), 
     };
     Ok((report, Regions { sender, receivers }))
 }
+
+/// Fig. 5's flows (§VII-C): f_m1 A1 -> C1, D1 and f_m2 C1 -> D1, A2 (MC-RDMA), f_u1 D1 -> A2
+/// (RC), started one phase apart, with ECN at every switch port and DCQCN at every endpoint.
+pub const FIG5_FLOWS: [(&str, &[&str], Mode); 3] = [
+    ("a1", &["c1", "d1"], Mode::Mcrdma),
+    ("c1", &["d1", "a2"], Mode::Mcrdma),
+    ("d1", &["a2"], Mode::Fanout),
+];
+
+/// Each flow's goodput (Gbit/s) in each phase: phase `p` has flows `0..=p` running.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Fairness {
+    pub phase_secs: f64,
+    pub size: u64,
+    /// `rates[phase][flow]`.
+    pub rates: Vec<Vec<f64>>,
+    pub identical: bool,
+}
+
+/// Runs Fig. 5: `phase_ns` of virtual time per phase, operations of `size` bytes.
+pub fn fairness(topo: Topology, size: u64, phase_ns: u64) -> Result<Fairness, McLabError> {
+    let cfgs: Vec<LabConfig> = FIG5_FLOWS
+        .iter()
+        .map(|(s, r, m)| LabConfig {
+            mode: *m,
+            sender: s.to_string(),
+            receivers: r.iter().map(|x| x.to_string()).collect(),
+            size,
+            iodepth: 16,
+            psn: 0x10_0000,
+        })
+        .collect();
+    let mut lab = McLab::with_flows_started(topo, &cfgs, &[true, false, false])?;
+    lab.enable_ecn()?;
+    let n = cfgs.len();
+    let mut rates = Vec::new();
+    for phase in 0..n {
+        lab.sender_of(phase).running = true;
+        let before: Vec<u64> = (0..n).map(|f| lab.sender_of(f).done()).collect();
+        let end = Nanos(lab.lab.now().0 + phase_ns);
+        lab.run_to(end);
+        rates.push(
+            (0..n)
+                .map(|f| {
+                    let ops = lab.sender_of(f).done() - before[f];
+                    (ops * size) as f64 * 8.0 / phase_ns as f64
+                })
+                .collect(),
+        );
+    }
+    lab.drain(DRAIN_NS);
+    let mut identical = true;
+    for f in 0..n {
+        let want = lab.flow_region(f, lab.flows[f].sender);
+        for r in lab.flows[f].receivers.clone() {
+            identical &= lab.flow_region(f, r) == want;
+        }
+    }
+    Ok(Fairness {
+        phase_secs: phase_ns as f64 / 1e9,
+        size,
+        rates,
+        identical,
+    })
+}

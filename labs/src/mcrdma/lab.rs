@@ -222,7 +222,17 @@ impl McLab {
 
     /// A lab running several flows at once (a host may be in several); every sender starts
     /// posting at once unless the caller stops it ([`McLab::sender_of`]).
-    pub fn with_flows(mut topo: Topology, cfgs: &[LabConfig]) -> Result<McLab, McLabError> {
+    pub fn with_flows(topo: Topology, cfgs: &[LabConfig]) -> Result<McLab, McLabError> {
+        McLab::with_flows_started(topo, cfgs, &vec![true; cfgs.len()])
+    }
+
+    /// [`McLab::with_flows`], with only the flows whose `started` is true posting from the
+    /// start (start the others by setting their sender's `running`).
+    pub fn with_flows_started(
+        mut topo: Topology,
+        cfgs: &[LabConfig],
+        started: &[bool],
+    ) -> Result<McLab, McLabError> {
         let programmable = tors_run_mcrdma(&mut topo);
         let all: Vec<Ends> = cfgs
             .iter()
@@ -249,8 +259,9 @@ impl McLab {
             roles: BTreeMap::new(),
         };
         let mut mc_ids: BTreeMap<usize, McIdAllocator> = BTreeMap::new();
-        for (cfg, (sender, receivers)) in cfgs.iter().zip(all) {
-            let flow = me.connect(cfg, sender, receivers, &mut hosts, &mut mc_ids)?;
+        for (i, (cfg, (sender, receivers))) in cfgs.iter().zip(all).enumerate() {
+            let on = started.get(i).copied().unwrap_or(true);
+            let flow = me.connect(cfg, sender, receivers, &mut hosts, &mut mc_ids, on)?;
             me.flows.push(flow);
         }
         me.key = me.flows[0].key;
@@ -281,6 +292,7 @@ impl McLab {
         receivers: Vec<usize>,
         hosts: &mut Hosts,
         mc_ids: &mut BTreeMap<usize, McIdAllocator>,
+        started: bool,
     ) -> Result<Flow, McLabError> {
         let topo = self.lab.topology().clone();
         let len = Self::region_len(cfg);
@@ -298,6 +310,8 @@ impl McLab {
             Mode::Fanout => (self.fanout(cfg, &ends, &regions, hosts, &topo)?, None),
             Mode::Chain => (self.chain(cfg, &ends, &regions, hosts, &topo)?, None),
         };
+        let mut role = role;
+        role.running = started;
         let sender_role = hosts.add_role(sender, Role::Sender(Box::new(role)));
         Ok(Flow {
             mode: cfg.mode,
