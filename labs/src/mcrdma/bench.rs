@@ -213,3 +213,47 @@ pub fn fairness(topo: Topology, size: u64, phase_ns: u64) -> Result<Fairness, Mc
         identical,
     })
 }
+
+/// Fig. 6's group (§VII-C): A1 -> B1, C1, D1, A2, B2, C2, D2, seven receivers (Tofino 2).
+pub const FIG6_RECEIVERS: [&str; 7] = ["b1", "c1", "d1", "a2", "b2", "c2", "d2"];
+
+/// Fig. 6 for `k` congested sub-flows: the 7-receiver group and `k` RC flows, the i-th from
+/// receiver i+1 (mod 7) into receiver i's downlink (the paper's k = 2: C1 -> B1, D1 -> C1), all
+/// at once with ECN and DCQCN; the ToRs are Tofino 2 (seven merge slots). Returns the group's
+/// and the RC flows' goodput (Gbit/s) over the second half of `run_ns`.
+pub fn congested_subflows(
+    mut topo: Topology,
+    size: u64,
+    run_ns: u64,
+    k: usize,
+) -> Result<(f64, Vec<f64>), McLabError> {
+    for s in &mut topo.switches {
+        s.target = pipeline::ir::Target::Tofino2;
+    }
+    let flow = |mode, sender: &str, receivers: Vec<String>| LabConfig {
+        mode,
+        sender: sender.to_string(),
+        receivers,
+        size,
+        iodepth: 16,
+        psn: 0x10_0000,
+    };
+    let all: Vec<String> = FIG6_RECEIVERS.iter().map(|s| s.to_string()).collect();
+    let mut cfgs = vec![flow(Mode::Mcrdma, "a1", all.clone())];
+    for i in 0..k.min(all.len()) {
+        let from = &all[(i + 1) % all.len()];
+        cfgs.push(flow(Mode::Fanout, from, vec![all[i].clone()]));
+    }
+    let mut lab = McLab::with_flows(topo, &cfgs)?;
+    lab.enable_ecn()?;
+    lab.run_to(Nanos(run_ns / 2));
+    let before: Vec<u64> = (0..cfgs.len()).map(|f| lab.sender_of(f).done()).collect();
+    lab.run_to(Nanos(run_ns));
+    let half = (run_ns / 2) as f64;
+    let rate = |lab: &mut McLab, f: usize| {
+        ((lab.sender_of(f).done() - before[f]) * size) as f64 * 8.0 / half
+    };
+    let mc = rate(&mut lab, 0);
+    let uc = (1..cfgs.len()).map(|f| rate(&mut lab, f)).collect();
+    Ok((mc, uc))
+}
