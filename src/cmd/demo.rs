@@ -27,7 +27,8 @@ pub enum DemoCommand {
     /// against unicast replication, 2 and 4 replicas, side by side.
     P4ce(super::consensus::P4ceDemoArgs),
     /// MC-RDMA vs fanout vs chain replication on the paper's testbed: short versions of its
-    /// Fig. 4 (latency and sender bandwidth vs request size) and Fig. 7 (loss on the long path).
+    /// Fig. 4 (latency and sender bandwidth vs request size), Fig. 5 (DCQCN with two groups and
+    /// an RC flow), Fig. 6 (7 receivers vs congested sub-flows), Fig. 7 (loss on the long path).
     Mcrdma(super::mcrdma::McrdmaDemoArgs),
 }
 

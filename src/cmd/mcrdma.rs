@@ -361,7 +361,7 @@ fn bars(
     Ok(())
 }
 
-/// `pisa demo mcrdma`: short versions of the paper's experiments.
+/// `pisa demo mcrdma`: short versions of the paper's experiments (Figs. 4, 5, 6, 7).
 #[derive(Args, Debug)]
 pub struct McrdmaDemoArgs {
     /// The topology (the paper's testbed).
