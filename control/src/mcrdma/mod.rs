@@ -1,8 +1,9 @@
 //! MC-RDMA's switch control plane (Huang et al., seed 001, §IV-A/B, §VI-A): the control plane
 //! of `p4/programs/mcrdma.p4`. The hosts' CMD (`hosts::mcrdma`) connects the QPs of a group;
-//! this module decides where the fabric replicates (Algorithm 1, [`bifurcation`]) and writes it
-//! into the switches through the runtime API ([`agent`], one switch; [`controller`], the
-//! fabric), and redoes it on a route change, a leave or a join. It never touches packets.
+//! this module decides where the fabric replicates (Algorithm 1, [`bifurcation()`] in
+//! [`mod@bifurcation`]) and writes it into the switches through the runtime API ([`agent`], one
+//! switch; [`controller`], the fabric), and redoes it on a route change, a leave or a join. It
+//! never touches packets.
 
 pub mod agent;
 pub mod bifurcation;
