@@ -134,3 +134,88 @@ pub fn connect_sender(
 ) -> Result<(), VerbsError> {
     connect_rc(ep, qpn, reply.dst1, reply.mc_id, reply.psn, rc)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdma::verbs::{EndpointConfig, PdHandle, QpType};
+
+    #[test]
+    fn mc_ids_are_virtual_qpns_above_the_real_ones_until_the_space_ends() {
+        let mut a = McIdAllocator::default();
+        assert_eq!(a.allocate(), Some(MC_ID_BASE));
+        assert_eq!(a.allocate(), Some(MC_ID_BASE + 1));
+        let mut n = 2u32;
+        while a.allocate().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 0x100_0000 - MC_ID_BASE);
+        assert_eq!(a.allocate(), None);
+    }
+
+    fn endpoint(i: u8) -> (Endpoint, PdHandle, u32) {
+        let mut ep = Endpoint::new(EndpointConfig::new(
+            [2, 0, 0, 0, 0, i],
+            Ipv4Addr::new(10, 0, 0, i),
+        ));
+        let pd = ep.alloc_pd();
+        let cq = ep.create_cq(16);
+        let qp = ep
+            .create_qp(rdma::verbs::QpInitAttr {
+                pd,
+                qp_type: QpType::Rc,
+                send_cq: cq,
+                recv_cq: cq,
+                max_send_wr: 8,
+                max_recv_wr: 8,
+            })
+            .unwrap();
+        (ep, pd, qp)
+    }
+
+    /// The sender's QP is connected to <DST_1, MC_ID> and the receiver's to the sender's QP, both
+    /// at the one PSN: the sender's first packet is addressed to DST_1's IP with QPN MC_ID.
+    #[test]
+    fn the_sender_addresses_dst1_with_the_mc_id_at_the_group_psn() {
+        let (mut s, pd, sq) = endpoint(1);
+        let (mut r, _, rq) = endpoint(2);
+        let reply = HandshakeReply {
+            dst1: Ipv4Addr::new(10, 0, 0, 2),
+            mc_id: MC_ID_BASE,
+            psn: 0xABCDE,
+        };
+        accept(
+            &mut r,
+            rq,
+            Ipv4Addr::new(10, 0, 0, 1),
+            sq,
+            reply.psn,
+            RcSettings::default(),
+        )
+        .unwrap();
+        connect_sender(&mut s, sq, &reply, RcSettings::default()).unwrap();
+        s.add_neighbour(std::net::IpAddr::V4(reply.dst1), [2, 0, 0, 0, 0, 2]);
+        let mr = s.reg_mr(pd, 64, AccessFlags::ALL).unwrap();
+        let sge = rdma::verbs::Sge {
+            addr: mr.addr,
+            length: 8,
+            lkey: mr.lkey,
+        };
+        let wr = rdma::verbs::SendWr::new(
+            1,
+            rdma::verbs::SendOp::Write {
+                remote_addr: 0x1000,
+                rkey: 0,
+            },
+            sge,
+        );
+        s.post_send(sq, wr).unwrap();
+        let frame = s
+            .poll_transmit(rdma::verbs::Instant::from_nanos(0))
+            .expect("the WRITE leaves");
+        let p = rdma::wire::RocePacketRepr::parse(&frame).unwrap().packet;
+        assert_eq!(p.ip.dst(), std::net::IpAddr::V4(reply.dst1));
+        assert_eq!(p.headers.bth.dest_qp, MC_ID_BASE);
+        assert_eq!(p.headers.bth.psn, reply.psn);
+    }
+}
