@@ -23,6 +23,16 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use pipeline::ir::{KeyMatch, MatchKind, Value};
 
+/// An IPv4 address as a field value.
+pub fn ipv4_value(a: Ipv4Addr) -> Value {
+    Value::from(u32::from(a))
+}
+
+/// A MAC address as a field value.
+pub fn mac_value(m: [u8; 6]) -> Value {
+    m.iter().fold(0, |acc, b| (acc << 8) | Value::from(*b))
+}
+
 /// What [`parse_value`] accepts, for error messages.
 pub const ACCEPTED: &str =
     "decimal, 0x hex, 0b binary, 0o octal, a MAC (aa:bb:cc:dd:ee:ff), an IPv4 (a.b.c.d) or IPv6 address";

@@ -3,6 +3,8 @@
 //! ports, never on the pipeline, the P4 frontend or the control plane); the labs that wire them
 //! to switches are in `pisa-labs`.
 //!
+//! - [`mcrdma`]: the host side of MC-RDMA (the CMD's QP steps) and the replication workload
+//!   of its benchmark (MC-RDMA, fanout and chain replication over RC).
 //! - [`mu`]: a Mu-style replicated log (leader appends with one RDMA WRITE per entry, to the
 //!   P4CE switch's BCast QP or to every replica; replicas apply in order), sans I/O.
 //! - [`p4ce`]: the host side of P4CE: the CM private data shared with the switch agent
@@ -11,5 +13,6 @@
 //!   in wall-clock time ([`p4ce::thread`]), per-node leader fail-over ([`p4ce::failover`]) and the
 //!   consensus benchmark's figures ([`p4ce::bench`]).
 
+pub mod mcrdma;
 pub mod mu;
 pub mod p4ce;

@@ -10,6 +10,8 @@
 //! - [`routes`]: every switch's routes and ECMP groups for `p4/programs/fabric.p4`;
 //! - [`ping`]: ping-all, the reachability check of any topology;
 //! - [`host`]: applications on in-memory hosts, pisa's RoCEv2 endpoint among them;
+//! - [`mcrdma`]: the MC-RDMA lab (mcrdma.p4 on the ToRs, its control plane, the replication
+//!   workload in MC-RDMA, fanout and chain modes);
 //! - [`load`]: simulated traffic and the driver's speed.
 
 pub mod build;
@@ -17,6 +19,7 @@ pub mod capture;
 pub mod generate;
 pub mod host;
 pub mod load;
+pub mod mcrdma;
 pub mod mem;
 pub mod netns;
 pub mod p4ce;

@@ -137,6 +137,8 @@ pub struct PortCounters {
     pub peer: String,
     pub rx: u64,
     pub tx: u64,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
     /// Frames the port or its link model dropped (queue full, loss, link down, ...).
     pub drops: u64,
 }
@@ -570,6 +572,20 @@ impl MemLab {
                 }
                 self.ports[p].scheduled = None;
                 let _ = self.ports[p].lp.flush(self.now);
+                if self.ports[p]
+                    .lp
+                    .poll_timeout()
+                    .is_some_and(|t| t <= self.now)
+                {
+                    // Frames held by a model of the receive direction are due: only the
+                    // port's own node takes them (its receive reschedules the port).
+                    // Rescheduling here would pop the same timer forever.
+                    let (own, peer) = (self.ports[p].node, self.ports[p].peer);
+                    let peer = self.ports[peer].node;
+                    self.wake(own);
+                    self.wake(peer);
+                    continue;
+                }
                 self.flush_tx(p);
             }
         }
@@ -698,6 +714,8 @@ impl MemLab {
                             peer,
                             rx: st.rx_packets,
                             tx: st.tx_packets,
+                            rx_bytes: st.rx_bytes,
+                            tx_bytes: st.tx_bytes,
                             drops: st.total_drops() + f.lost + f.down_dropped + f.queue_dropped,
                         }
                     })

@@ -275,6 +275,8 @@ fn counters_of(topo: &Topology, switch: &str, st: &RuntimeStats, drops: u64) -> 
                     peer,
                     rx: p.port.rx_packets,
                     tx: p.port.tx_packets,
+                    rx_bytes: p.port.rx_bytes,
+                    tx_bytes: p.port.tx_bytes,
                     drops: p.total_drops(),
                 }
             })

@@ -26,11 +26,17 @@ pub enum DemoCommand {
     /// P4CE vs Mu: consensus with replication and ACK aggregation in the switch (p4ce.p4)
     /// against unicast replication, 2 and 4 replicas, side by side.
     P4ce(super::consensus::P4ceDemoArgs),
+    /// MC-RDMA vs fanout vs chain replication on the paper's testbed: short versions of its
+    /// Fig. 4 (latency and sender bandwidth vs request size), Fig. 5 (DCQCN with two groups and
+    /// an RC flow), Fig. 6 (7 receivers vs congested sub-flows), Fig. 7 (loss on the long path).
+    Mcrdma(super::mcrdma::McrdmaDemoArgs),
 }
 
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
-    if let Some(DemoCommand::P4ce(a)) = args.which {
-        return super::consensus::demo(a);
+    match args.which {
+        Some(DemoCommand::P4ce(a)) => return super::consensus::demo(a),
+        Some(DemoCommand::Mcrdma(a)) => return super::mcrdma::demo(a),
+        None => {}
     }
     let prog = pisa::bundled::path("p4/programs/l2l3.p4")?;
     let tables = pisa::bundled::path("p4/programs/l2l3.tables.yaml")?;

@@ -8,6 +8,7 @@ mod demo;
 mod forward_bench;
 mod lab;
 mod live;
+mod mcrdma;
 mod program;
 mod rdma;
 mod replay;
@@ -56,6 +57,10 @@ pub enum Command {
     /// Consensus over RDMA: the Mu-style log with P4CE (in-switch replication) or unicast.
     #[command(subcommand)]
     Consensus(consensus::ConsensusCommand),
+    /// MC-RDMA: reliable RDMA multicast with replication and ACK/NAK merging in the switches
+    /// (mcrdma.p4), against fanout and chain replication.
+    #[command(subcommand)]
+    Mcrdma(mcrdma::McrdmaCommand),
 }
 
 /// The hardware profile a program is checked and run against.
@@ -111,5 +116,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ctl(a) => ctl::run(a),
         Command::Rdma(c) => rdma::run(c),
         Command::Consensus(c) => consensus::run(c),
+        Command::Mcrdma(c) => mcrdma::run(c),
     }
 }

@@ -90,13 +90,7 @@ pub struct Agent {
     groups: BTreeMap<u8, Group>,
 }
 
-fn ip(a: Ipv4Addr) -> Value {
-    Value::from(u32::from(a))
-}
-
-fn mac(m: [u8; 6]) -> Value {
-    m.iter().fold(0, |acc, b| (acc << 8) | Value::from(*b))
-}
+use crate::value::{ipv4_value as ip, mac_value as mac};
 
 fn node_id(group: u8, ep: u16) -> u32 {
     (u32::from(group) << 16) | u32::from(ep)

@@ -89,6 +89,24 @@ fn lossy_links_lose_frames_and_captures_see_both_directions() {
     assert!(r.unreached.iter().all(|p| p.starts_with("h1->")));
 }
 
+/// A model on the receive direction of a link end (frames held back there) used to spin the
+/// driver at one virtual instant: the port's timer fired, only its own node could take the
+/// frames, and the timer was put back for the same instant.
+#[test]
+fn frames_held_in_the_receive_direction_are_delivered() {
+    let topo = shipped("leaf-spine.yaml");
+    let mut lab = MemLab::new(topo.clone()).unwrap();
+    lab.link_control(topo.find_link("h1").unwrap(), 0)
+        .update(|c| {
+            c.rx.delay_ns = 5_000;
+            c.rx.faults.reorder = 0.5;
+            c.rx.faults.reorder_delay_ns = 2_000;
+        })
+        .unwrap();
+    let r = ping_all_mem(&mut lab);
+    assert!(r.all_reached(), "{:?}", r.unreached);
+}
+
 #[test]
 fn same_traffic_same_arrivals_in_virtual_time() {
     let run = || {
