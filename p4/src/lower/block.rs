@@ -165,9 +165,13 @@ fn block_instance<'a>(
     e: &'a ast::Expr,
     want_parser: bool,
 ) -> Res<BlockInst<'a>> {
-    let (id, ctor_args, inst_name) = match &e.kind {
-        ExprKind::Call { callee, args, .. } => match &callee.kind {
-            ExprKind::Name(id) => (id, args.as_slice(), id.name.clone()),
+    let (id, ctor_args, type_args, inst_name) = match &e.kind {
+        ExprKind::Call {
+            callee,
+            args,
+            type_args,
+        } => match &callee.kind {
+            ExprKind::Name(id) => (id, args.as_slice(), type_args.as_slice(), id.name.clone()),
             _ => {
                 return Err(l.err(
                     Diagnostic::error("expected a parser or control instance")
@@ -177,7 +181,13 @@ fn block_instance<'a>(
         },
         ExprKind::Name(n) => match l.env.lookup(&n.name).map(|d| &d.kind) {
             Some(DeclKind::Instantiation(i)) => match type_name(&i.ty) {
-                Some(t) => (t, i.args.as_slice(), n.name.clone()),
+                Some(t) => {
+                    let targs = match &i.ty.kind {
+                        TypeKind::Specialized { args, .. } => args.as_slice(),
+                        _ => &[],
+                    };
+                    (t, i.args.as_slice(), targs, n.name.clone())
+                }
                 None => return Err(l.unknown_name(n, "block")),
             },
             _ => return Err(l.unknown_name(n, "parser or control instance")),
@@ -207,11 +217,13 @@ fn block_instance<'a>(
         ));
     }
     let ctor = l.ctor_values(decl, ctor_args, e.span)?;
+    let types = l.block_types(decl, type_args, e.span)?;
     Ok(BlockInst {
         decl,
         name: inst_name,
         span: e.span,
         ctor,
+        types,
     })
 }
 
@@ -275,11 +287,12 @@ fn lower_pipeline<'a>(
 fn user_params<'a>(
     l: &mut Lowerer<'a>,
     params: &'a [ast::Param],
+    types: &crate::check::env::TypeParams,
 ) -> Vec<(&'a ast::Param, Option<Ty>)> {
     params
         .iter()
         .filter_map(|p| {
-            let ty = l.env.resolve_type(&p.ty, &Default::default()).ok();
+            let ty = l.env.resolve_type(&p.ty, types).ok();
             match &ty {
                 Some(Ty::Extern { name, .. }) if name == "packet_in" || name == "packet_out" => {
                     None
@@ -312,9 +325,27 @@ fn lower_gress<'a>(
     l.phv = PhvAlloc::new();
     l.tmp = 0;
     l.ifs.clear();
-    // H and M come from the parser's `out` parameters; names from the MAU control's.
-    let pparams = user_params(l, block_params(parser_b.decl));
-    let cparams = user_params(l, block_params(control_b.decl));
+    // H and M come from the parser's `out` parameters; names from the MAU control's. A
+    // generic block's H and M are the ones its siblings name.
+    let pparams = user_params(l, block_params(parser_b.decl), &parser_b.types);
+    let cparams = user_params(l, block_params(control_b.decl), &control_b.types);
+    let dparams = user_params(l, block_params(deparser_b.decl), &deparser_b.types);
+    let concrete: Vec<Option<Ty>> = (0..2)
+        .map(|k| {
+            [&pparams, &cparams, &dparams]
+                .iter()
+                .find_map(|ps| ps.get(k).and_then(|(_, t)| t.clone()))
+        })
+        .collect();
+    let binding = |b: &BlockInst<'a>, ps: &[(&'a ast::Param, Option<Ty>)]| {
+        let user: Vec<&ast::Param> = ps.iter().map(|(p, _)| *p).collect();
+        super::generics::pipeline_block_types(b.decl, &user, &concrete, &b.types)
+    };
+    let (ptypes, ctypes, dtypes) = (
+        binding(parser_b, &pparams),
+        binding(control_b, &cparams),
+        binding(deparser_b, &dparams),
+    );
     if pparams.len() < 2 {
         let name = parser_b
             .decl
@@ -331,8 +362,8 @@ fn lower_gress<'a>(
         ));
     }
     let mut user = Vec::new();
-    for (i, (p, ty)) in pparams.iter().take(2).enumerate() {
-        let Some(ty) = ty.clone() else {
+    for (i, (p, _)) in pparams.iter().take(2).enumerate() {
+        let Some(ty) = concrete[i].clone() else {
             // Report the resolution error.
             let _ = l.resolve_type(&p.ty);
             return Err(super::Reported);
@@ -386,18 +417,25 @@ fn lower_gress<'a>(
     let mut failed = false;
     // Parser.
     l.ctx = Ctx::Parser;
-    let parser = bind_block(l, parser_b, &storage)
-        .and_then(|frame| parser::lower_top_parser(l, parser_b, frame));
+    let parser = l.with_types(ptypes, |l| {
+        bind_block(l, parser_b, &storage)
+            .and_then(|frame| parser::lower_top_parser(l, parser_b, frame))
+    });
     // Control.
     l.ctx = Ctx::Control;
     l.ifs.clear();
-    let control = bind_block(l, control_b, &storage)
-        .and_then(|frame| control::lower_control_inst(l, control_b, frame, control_b.name.clone()));
+    let control = l.with_types(ctypes, |l| {
+        bind_block(l, control_b, &storage).and_then(|frame| {
+            control::lower_control_inst(l, control_b, frame, control_b.name.clone())
+        })
+    });
     let control_ifs = std::mem::take(&mut l.ifs);
     // Deparser.
     l.ctx = Ctx::Deparser;
-    let deparser = bind_block(l, deparser_b, &storage).and_then(|frame| {
-        control::lower_control_inst(l, deparser_b, frame, deparser_b.name.clone())
+    let deparser = l.with_types(dtypes, |l| {
+        bind_block(l, deparser_b, &storage).and_then(|frame| {
+            control::lower_control_inst(l, deparser_b, frame, deparser_b.name.clone())
+        })
     });
     let deparser_ifs = std::mem::take(&mut l.ifs);
     let (parser, state_spans) = match parser {
@@ -451,18 +489,11 @@ fn bind_block<'a>(
     b: &BlockInst<'a>,
     storage: &GressStorage,
 ) -> Res<HashMap<String, Binding<'a>>> {
-    let (params, type_params): (&[ast::Param], &[ast::Ident]) = match &b.decl.kind {
-        DeclKind::Parser(p) => (&p.params, &p.type_params),
-        DeclKind::Control(c) => (&c.params, &c.type_params),
-        _ => (&[], &[]),
+    let params: &[ast::Param] = match &b.decl.kind {
+        DeclKind::Parser(p) => &p.params,
+        DeclKind::Control(c) => &c.params,
+        _ => &[],
     };
-    if let Some(tp) = type_params.first() {
-        return Err(l.err(crate::check::unsupported(
-            tp.span,
-            "generic parsers and controls as pipeline blocks",
-            "type-parameterised blocks",
-        )));
-    }
     let mut frame = HashMap::new();
     let mut k = 0;
     let mut failed = false;
@@ -591,6 +622,7 @@ fn check_unused_blocks<'a>(l: &mut Lowerer<'a>) {
                 name: name.name.clone(),
                 span: name.span,
                 ctor: Vec::new(),
+                types: Default::default(),
             };
             l.ctx = if is_parser {
                 Ctx::Parser

@@ -190,6 +190,11 @@ impl<'a> Lowerer<'a> {
                             ));
                         }
                         let ctor = self.ctor_values(decl, &i.args, i.ty.span)?;
+                        let targs = match &i.ty.kind {
+                            ast::TypeKind::Specialized { args, .. } => args.as_slice(),
+                            _ => &[],
+                        };
+                        let types = self.block_types(decl, targs, i.ty.span)?;
                         self.bind(
                             &i.name.name,
                             Binding::Block(Rc::new(BlockInst {
@@ -197,6 +202,7 @@ impl<'a> Lowerer<'a> {
                                 name: i.name.name.clone(),
                                 span: i.name.span,
                                 ctor,
+                                types,
                             })),
                         );
                         Ok(())

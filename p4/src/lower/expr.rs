@@ -376,6 +376,7 @@ impl<'a> Lowerer<'a> {
                     name: id.name.clone(),
                     span: id.span,
                     ctor: Vec::new(),
+                    types: Default::default(),
                 }))))
             }
             DeclKind::ExternFunction(_) | DeclKind::Function(_) => Ok(Resolved::Func(id)),
@@ -390,11 +391,17 @@ impl<'a> Lowerer<'a> {
                 };
                 if let Some(bd) = block {
                     let ctor = self.ctor_values(bd, &i.args, i.ty.span)?;
+                    let targs = match &i.ty.kind {
+                        ast::TypeKind::Specialized { args, .. } => args.as_slice(),
+                        _ => &[],
+                    };
+                    let types = self.block_types(bd, targs, i.ty.span)?;
                     return Ok(Resolved::Obj(Binding::Block(Rc::new(super::BlockInst {
                         decl: bd,
                         name: id.name.clone(),
                         span: id.span,
                         ctor,
+                        types,
                     }))));
                 }
                 // Top-level extern instances are created where they are used: fine for

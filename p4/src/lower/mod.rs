@@ -12,6 +12,7 @@ mod control;
 mod ctor;
 mod expr;
 mod externs;
+mod generics;
 pub mod intrinsics;
 mod lookahead;
 mod parser;
@@ -108,6 +109,9 @@ pub(crate) struct BlockInst<'a> {
     pub span: Span,
     /// Constructor parameters and their values at this instantiation.
     pub ctor: Vec<(String, V)>,
+    /// Type arguments given where it was instantiated (`P<headers_t, meta_t>()`), by the
+    /// declaration's type parameter names; the rest are inferred from its arguments.
+    pub types: crate::check::env::TypeParams,
 }
 
 /// What kind of body is being lowered (decides which statements are allowed).
@@ -184,6 +188,8 @@ pub(crate) struct Lowerer<'a> {
     pub inline_action: u32,
     /// Parser and control declarations lowered at least once (by declaration span).
     pub lowered_blocks: HashSet<(crate::source::FileId, u32)>,
+    /// The type arguments of the generic blocks being lowered, innermost last.
+    pub type_args: Vec<crate::check::env::TypeParams>,
 }
 
 /// Deepest nesting of inlined blocks and actions.
@@ -211,6 +217,7 @@ impl<'a> Lowerer<'a> {
             depth: 0,
             inline_action: 0,
             lowered_blocks: HashSet::new(),
+            type_args: Vec::new(),
         }
     }
 
@@ -334,11 +341,14 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    /// Resolves a written type in the current scope (top-level types; pisa has no local types).
+    /// Resolves a written type in the current scope: top-level types, and the type arguments
+    /// of the generic parser or control being lowered.
     pub fn resolve_type(&mut self, t: &ast::Type) -> Res<Ty> {
-        self.env
-            .resolve_type(t, &Default::default())
-            .map_err(|d| self.err(d))
+        let r = match self.type_args.last() {
+            Some(tp) => self.env.resolve_type(t, tp),
+            None => self.env.resolve_type(t, &Default::default()),
+        };
+        r.map_err(|d| self.err(d))
     }
 }
 

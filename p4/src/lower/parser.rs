@@ -200,9 +200,17 @@ fn lower_state<'a>(
             let DeclKind::Parser(sp) = &sub.decl.kind else {
                 continue;
             };
+            // A generic sub-parser: its type parameters from its arguments.
+            let Ok(types) = l.infer_types(sub.decl, &sp.params, args, &sub.types) else {
+                continue;
+            };
+            l.type_args.push(types);
             let frame = match l.bind_args(&sp.params, args, stmt.span) {
                 Ok(f) => f,
-                Err(_) => continue,
+                Err(_) => {
+                    l.type_args.pop();
+                    continue;
+                }
             };
             k += 1;
             let cont = st.reserve(
@@ -219,9 +227,9 @@ fn lower_state<'a>(
                 stmt.span,
             );
             let sub_prefix = format!("{prefix}.{}", sub.name);
-            let Ok(sub_start) =
-                lower_parser_inst(l, &sub, frame, sub_prefix, NextState::State(cont), st)
-            else {
+            let lowered = lower_parser_inst(l, &sub, frame, sub_prefix, NextState::State(cont), st);
+            l.type_args.pop();
+            let Ok(sub_start) = lowered else {
                 continue;
             };
             let state = &mut st.states[cur.index()];

@@ -1627,9 +1627,12 @@ impl<'a> Lowerer<'a> {
         let DeclKind::Control(c) = &b.decl.kind else {
             return Err(self.err(Diagnostic::error("not a control").with_primary(span, "here")));
         };
-        let frame = self.bind_args(&c.params, args, span)?;
-        let prefix = self.join(&b.name);
-        let body = super::control::lower_control_inst(self, b, frame, prefix)?;
+        let types = self.infer_types(b.decl, &c.params, args, &b.types)?;
+        let body = self.with_types(types, |l| {
+            let frame = l.bind_args(&c.params, args, span)?;
+            let prefix = l.join(&b.name);
+            super::control::lower_control_inst(l, b, frame, prefix)
+        })?;
         out.extend(body);
         Ok(())
     }
