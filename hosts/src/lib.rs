@@ -11,5 +11,6 @@
 //!   in wall-clock time ([`p4ce::thread`]), per-node leader fail-over ([`p4ce::failover`]) and the
 //!   consensus benchmark's figures ([`p4ce::bench`]).
 
+pub mod acuerdo;
 pub mod mu;
 pub mod p4ce;
