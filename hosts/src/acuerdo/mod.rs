@@ -8,6 +8,8 @@
 //! - [`types`]: epochs, headers, votes and their encoding (Figure 4, lines 1–7).
 //! - [`msg`]: ring messages: payloads and diffs.
 //! - [`core`](mod@core): the protocol, Figures 4–7, as an I/O-free state machine ([`Core`]).
+//! - [`ring`]: the ring buffers' byte layout (records, wrap markers, credits).
+//! - [`node`]: a node on pisa's RDMA endpoint: rings and SSTs in one MR, one RC QP per peer.
 //! - [`check`]: the atomic-broadcast checker (integrity, no duplication, total order).
 //! - `error`: [`AcuerdoError`].
 
@@ -15,6 +17,8 @@ pub mod check;
 pub mod core;
 pub mod error;
 pub mod msg;
+pub mod node;
+pub mod ring;
 pub mod types;
 
 pub use self::core::{CommitRow, Config, Core, CoreStats, Delivery, Event, Output, Role, Table};
