@@ -12,6 +12,7 @@
 //! - [`host`]: applications on in-memory hosts, pisa's RoCEv2 endpoint among them;
 //! - [`load`]: simulated traffic and the driver's speed.
 
+pub mod acuerdo;
 pub mod build;
 pub mod capture;
 pub mod generate;
