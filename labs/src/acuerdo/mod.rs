@@ -10,7 +10,7 @@
 //!   and election time including the diff (Table 1), each run ending with the
 //!   atomic-broadcast check over every node's log.
 
-// bench: next
+pub mod bench;
 pub mod lab;
 
 use std::fmt::Write as _;
