@@ -1,5 +1,6 @@
 //! The subcommands of `pisa` and the options they share.
 
+mod acuerdo;
 mod bench;
 mod check;
 mod consensus;
@@ -54,6 +55,9 @@ pub enum Command {
     /// Consensus over RDMA: the Mu-style log with P4CE (in-switch replication) or unicast.
     #[command(subcommand)]
     Consensus(consensus::ConsensusCommand),
+    /// Acuerdo: atomic broadcast over RDMA WRITEs (ICPP 2022), in the in-memory lab.
+    #[command(subcommand)]
+    Acuerdo(acuerdo::AcuerdoCommand),
 }
 
 /// The hardware profile a program is checked and run against.
@@ -109,5 +113,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ctl(a) => ctl::run(a),
         Command::Rdma(c) => rdma::run(c),
         Command::Consensus(c) => consensus::run(c),
+        Command::Acuerdo(c) => acuerdo::run(c),
     }
 }
