@@ -26,3 +26,39 @@ pub use check::{check, Agreement, Entry};
 pub use error::AcuerdoError;
 pub use msg::{Body, Diff, Message};
 pub use types::{Epoch, MsgHdr, Pid, Vote};
+
+/// The fuzz target's body (`fuzz/fuzz_targets/hosts_acuerdo_ring.rs`): arbitrary bytes as
+/// an incoming ring (as a remote writer could leave it) and as a message: every record the
+/// reader takes goes to a node's core, the message to another; never a panic.
+#[doc(hidden)]
+pub fn fuzz_input(data: &[u8]) {
+    let mut core = Core::new(Config::new(0, 3)).expect("valid settings");
+    let _ = Message::decode(data);
+    core.receive(1, data);
+    let cap = (data.len() / 8) * 8;
+    if cap >= 16 {
+        let mut ring = data[..cap].to_vec();
+        let mut r = ring::Reader::default();
+        for _ in 0..64 {
+            match r.take(&mut ring) {
+                Ok(Some(body)) => core.receive(1, &body),
+                _ => break,
+            }
+        }
+    }
+    core.tick(1_000);
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_ring_memory_or_message_is_taken_or_refused_without_a_panic(
+            data in proptest::collection::vec(any::<u8>(), 0..600)
+        ) {
+            super::fuzz_input(&data);
+        }
+    }
+}
