@@ -10,12 +10,15 @@
 //! - [`core`](mod@core): the protocol, Figures 4–7, as an I/O-free state machine ([`Core`]).
 //! - [`ring`]: the ring buffers' byte layout (records, wrap markers, credits).
 //! - [`node`]: a node on pisa's RDMA endpoint: rings and SSTs in one MR, one RC QP per peer.
+//! - [`kv`]: the replicated hash table of §4.3 (updates through Acuerdo, slots laid out for
+//!   RDMA READ gets).
 //! - [`check`]: the atomic-broadcast checker (integrity, no duplication, total order).
 //! - `error`: [`AcuerdoError`].
 
 pub mod check;
 pub mod core;
 pub mod error;
+pub mod kv;
 pub mod msg;
 pub mod node;
 pub mod ring;
