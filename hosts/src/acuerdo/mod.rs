@@ -12,6 +12,7 @@
 //! - [`node`]: a node on pisa's RDMA endpoint: rings and SSTs in one MR, one RC QP per peer.
 //! - [`kv`]: the replicated hash table of §4.3 (updates through Acuerdo, slots laid out for
 //!   RDMA READ gets).
+//! - [`ycsb`]: the YCSB-load workload (writes, scrambled zipfian 0.99) of Figure 9.
 //! - [`check`]: the atomic-broadcast checker (integrity, no duplication, total order).
 //! - `error`: [`AcuerdoError`].
 
@@ -23,6 +24,7 @@ pub mod msg;
 pub mod node;
 pub mod ring;
 pub mod types;
+pub mod ycsb;
 
 pub use self::core::{CommitRow, Config, Core, CoreStats, Delivery, Event, Output, Role, Table};
 pub use check::{check, Agreement, Entry};

@@ -308,6 +308,10 @@ impl Node {
     pub fn endpoint(&self) -> &Endpoint {
         &self.ep
     }
+    /// The endpoint, to register more memory on it (the replicated hash table's).
+    pub fn endpoint_mut(&mut self) -> &mut Endpoint {
+        &mut self.ep
+    }
     /// Whether node `j` was lost (its QP failed).
     pub fn lost(&self, j: Pid) -> bool {
         self.down.get(j as usize).copied().unwrap_or(true)

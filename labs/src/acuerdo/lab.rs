@@ -12,9 +12,11 @@ use std::rc::Rc;
 
 use dataplane::{FaultConfig, Nanos};
 use hdrhistogram::Histogram;
+use hosts::acuerdo::kv::{self, KvLayout, Op, Update};
 use hosts::acuerdo::node::{Node, NodeConfig, PeerInfo};
 use hosts::acuerdo::{AcuerdoError, Entry, Epoch, Event, MsgHdr, Pid};
 use hosts::p4ce::integrity::{digest, stamp};
+use rdma::verbs::{AccessFlags, MrInfo};
 
 use crate::host::{HostApp, RdmaHost};
 use crate::mem::{MemLab, MemLabError};
@@ -60,6 +62,9 @@ pub struct LabConfig {
     pub timeout_ns: u64,
     /// Faults on every host link, both directions.
     pub faults: Option<FaultConfig>,
+    /// Run the replicated hash table: every node applies delivered updates to a table of
+    /// this shape in an MR of its endpoint.
+    pub kv: Option<KvLayout>,
 }
 
 impl LabConfig {
@@ -74,6 +79,7 @@ impl LabConfig {
             heartbeat_ns: 20_000,
             timeout_ns: 200_000,
             faults: None,
+            kv: None,
         }
     }
 }
@@ -108,6 +114,9 @@ pub struct Client {
     pub committed: u64,
     /// Digests of everything it broadcast.
     pub sent: HashSet<u64>,
+    /// Writes to send instead of bench messages (YCSB), as hash-table updates; the client
+    /// stops after the last.
+    pub writes: Option<Vec<(u64, Vec<u8>)>>,
 }
 
 impl Client {
@@ -123,6 +132,7 @@ impl Client {
                 .map_err(|e| LabError::Config(e.to_string()))?,
             committed: 0,
             sent: HashSet::new(),
+            writes: None,
         })
     }
 
@@ -134,8 +144,23 @@ impl Client {
             self.started.clear();
         }
         while self.on && self.started.len() < self.window {
-            let mut p = vec![0u8; self.size.max(8)];
-            stamp(&mut p, self.next_id);
+            let p = match &self.writes {
+                Some(w) => {
+                    let Some((key, value)) = w.get(self.next_id as usize) else {
+                        break;
+                    };
+                    Update {
+                        seq: self.next_id,
+                        op: Op::Set(*key, value.clone()),
+                    }
+                    .encode()
+                }
+                None => {
+                    let mut p = vec![0u8; self.size.max(8)];
+                    stamp(&mut p, self.next_id);
+                    p
+                }
+            };
             self.sent.insert(digest(&p));
             node.broadcast(p)?;
             self.started.insert(self.next_id, now);
@@ -165,9 +190,16 @@ pub struct NodeApp {
     alive: bool,
     error: Option<String>,
     client: Rc<RefCell<Client>>,
+    kv: Option<(KvLayout, MrInfo)>,
 }
 
 impl NodeApp {
+    /// The replicated hash table's bytes at this node, if it runs one.
+    pub fn kv_bytes(&self) -> Option<&[u8]> {
+        let (_, mr) = self.kv?;
+        self.node.endpoint().mr_bytes(mr.lkey).ok()
+    }
+
     /// Crashes the node for good.
     pub fn crash(&mut self) {
         self.alive = false;
@@ -187,6 +219,13 @@ impl NodeApp {
             let id = u64::from_le_bytes(id);
             if leads {
                 self.client.borrow_mut().delivered(id, now);
+            }
+            if let Some((lay, mr)) = self.kv {
+                // A payload that is no update is refused alike at every replica.
+                if let Ok(u) = Update::decode(&d.payload) {
+                    let mem = self.node.endpoint_mut().mr_bytes_mut(mr.lkey)?;
+                    kv::apply(mem, lay, &u.op);
+                }
             }
             self.log.push(Logged {
                 pos: d.pos,
@@ -276,6 +315,17 @@ impl Lab {
         let infos: Vec<PeerInfo> = nodes.iter().map(|n| n.info()).collect();
         for (h, mut node) in nodes.into_iter().enumerate() {
             node.connect(&infos)?;
+            let kv = match cfg.kv {
+                Some(lay) => {
+                    let ep = node.endpoint_mut();
+                    let pd = ep.alloc_pd();
+                    let mr = ep
+                        .reg_mr(pd, lay.len(), AccessFlags::ALL)
+                        .map_err(AcuerdoError::from)?;
+                    Some((lay, mr))
+                }
+                None => None,
+            };
             let app = NodeApp {
                 node,
                 log: Vec::new(),
@@ -283,6 +333,7 @@ impl Lab {
                 alive: true,
                 error: None,
                 client: client.clone(),
+                kv,
             };
             mem.attach(h, Box::new(app));
         }

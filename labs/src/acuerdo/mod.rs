@@ -9,9 +9,11 @@
 //! - [`bench`](mod@bench): `pisa acuerdo bench`: latency and throughput per window (Figure 8)
 //!   and election time including the diff (Table 1), each run ending with the
 //!   atomic-broadcast check over every node's log.
+//! - [`ycsb`]: the replicated hash table under YCSB-load in wall-clock time (Figure 9).
 
 pub mod bench;
 pub mod lab;
+pub mod ycsb;
 
 use std::fmt::Write as _;
 use std::path::Path;
