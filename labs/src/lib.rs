@@ -13,6 +13,7 @@
 //! - [`load`]: simulated traffic and the driver's speed.
 
 pub mod acuerdo;
+pub mod baselines;
 pub mod build;
 pub mod capture;
 pub mod generate;
