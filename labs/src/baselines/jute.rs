@@ -117,6 +117,19 @@ pub fn frame_len(head: [u8; 4], max: usize) -> Result<usize, String> {
     Ok(n as usize)
 }
 
+/// The fuzz target's body (`fuzz/fuzz_targets/labs_zk_jute.rs`): arbitrary bytes as the
+/// frames a ZooKeeper server could send; never a panic.
+#[doc(hidden)]
+pub fn fuzz_replies(data: &[u8]) {
+    let _ = reply_header(data);
+    let _ = connect_response(data);
+    if data.len() >= 4 {
+        let _ = frame_len([data[0], data[1], data[2], data[3]], MAX_FUZZ_FRAME);
+    }
+}
+
+const MAX_FUZZ_FRAME: usize = 1 << 20;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,16 +152,3 @@ mod tests {
         assert!(connect_response(&[0; 8]).is_err());
     }
 }
-
-/// The fuzz target's body (`fuzz/fuzz_targets/labs_zk_jute.rs`): arbitrary bytes as the
-/// frames a ZooKeeper server could send; never a panic.
-#[doc(hidden)]
-pub fn fuzz_replies(data: &[u8]) {
-    let _ = reply_header(data);
-    let _ = connect_response(data);
-    if data.len() >= 4 {
-        let _ = frame_len([data[0], data[1], data[2], data[3]], MAX_FUZZ_FRAME);
-    }
-}
-
-const MAX_FUZZ_FRAME: usize = 1 << 20;
