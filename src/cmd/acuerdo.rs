@@ -12,7 +12,9 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
+use hosts::acuerdo::ycsb::Ycsb;
 use labs::acuerdo::bench::{self, BenchConfig, BenchReport};
+use labs::acuerdo::ycsb::YcsbReport;
 use labs::acuerdo::MAX_NODES;
 
 use super::consensus::{duration, faults};
@@ -23,6 +25,40 @@ use super::ReportFormat;
 pub enum AcuerdoCommand {
     /// Broadcast with a window of messages in flight; report latency, throughput, elections.
     Bench(AcuerdoBenchArgs),
+    /// YCSB-load writes through a replicated key-value store: Acuerdo's hash table, or real
+    /// etcd / ZooKeeper servers started for the run (Figure 9), in wall-clock time.
+    Ycsb(YcsbArgs),
+}
+
+/// Which system stores the writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SystemArg {
+    /// Acuerdo's replicated hash table on the in-memory lab.
+    Acuerdo,
+    /// etcd (Debian package etcd-server), servers on loopback.
+    Etcd,
+    /// Apache ZooKeeper (Debian package zookeeper), servers on loopback.
+    Zookeeper,
+}
+
+/// `pisa acuerdo ycsb`.
+#[derive(Args, Debug, Clone)]
+pub struct YcsbArgs {
+    /// The system; a comma-separated list runs each.
+    #[arg(long, value_enum, default_value = "acuerdo", value_delimiter = ',')]
+    pub system: Vec<SystemArg>,
+    /// Replicas (3, 5 or 7 in the paper; 1 to 9 here); a comma-separated list runs each.
+    #[arg(long, default_value = "3", value_delimiter = ',')]
+    pub nodes: Vec<usize>,
+    /// Writes.
+    #[arg(long, default_value_t = 2000)]
+    pub ops: usize,
+    /// Client connections for etcd and ZooKeeper, writes in flight for Acuerdo.
+    #[arg(long, default_value_t = 16)]
+    pub clients: usize,
+    /// `text` or `json` (key `ops_per_sec`).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub report: ReportFormat,
 }
 
 /// Which protocol runs.
@@ -79,7 +115,157 @@ pub struct AcuerdoBenchArgs {
 pub fn run(cmd: AcuerdoCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         AcuerdoCommand::Bench(a) => bench_cmd(a),
+        AcuerdoCommand::Ycsb(a) => ycsb_cmd(a),
     }
+}
+
+/// Runs one system under YCSB-load.
+pub(crate) fn ycsb_one(
+    system: SystemArg,
+    nodes: usize,
+    ops: usize,
+    clients: usize,
+) -> anyhow::Result<YcsbReport> {
+    let w = Ycsb::load();
+    Ok(match system {
+        SystemArg::Acuerdo => {
+            if !(2..=MAX_NODES).contains(&nodes) {
+                bail!("--nodes {nodes}: Acuerdo's lab has 2 to {MAX_NODES}");
+            }
+            labs::acuerdo::ycsb::run(nodes, ops, clients, w)?
+        }
+        SystemArg::Etcd => labs::baselines::etcd::run(nodes, ops, w, clients)?,
+        SystemArg::Zookeeper => labs::baselines::zookeeper::run(nodes, ops, w, clients)?,
+    })
+}
+
+/// Figure 9's shape: ops/s per system and node count, and Acuerdo's ratio to each.
+pub(crate) fn figure9(reports: &[YcsbReport]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:>10} {:>5} {:>7} {:>9} {:>12} {:>10}  how",
+        "system", "nodes", "ops", "wall s", "ops/s", "acuerdo x"
+    );
+    for r in reports {
+        let ac = reports
+            .iter()
+            .find(|a| a.system == "acuerdo" && a.nodes == r.nodes)
+            .map(|a| a.ops_per_sec / r.ops_per_sec);
+        let _ = writeln!(
+            s,
+            "{:>10} {:>5} {:>7} {:>9.2} {:>12.0} {:>10}  {}{}",
+            r.system,
+            r.nodes,
+            r.ops,
+            r.wall_s,
+            r.ops_per_sec,
+            ac.map_or("-".into(), |x| format!("{x:.1}")),
+            r.how,
+            if r.ok {
+                String::new()
+            } else {
+                format!(" FAILED: {}", r.note)
+            }
+        );
+    }
+    let _ = writeln!(
+        s,
+        "paper (Fig. 9, YCSB-load): Acuerdo ~10x ZooKeeper and ~50x etcd in ops/s"
+    );
+    s
+}
+
+fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<ExitCode> {
+    if a.ops == 0 || a.clients == 0 || a.nodes.iter().any(|n| !(1..=MAX_NODES).contains(n)) {
+        bail!("--ops and --clients at least 1, --nodes 1 to {MAX_NODES}");
+    }
+    let mut reports = Vec::new();
+    for &n in &a.nodes {
+        for &sys in &a.system {
+            reports.push(
+                ycsb_one(sys, n, a.ops, a.clients)
+                    .with_context(|| format!("{sys:?} with {n} nodes"))?,
+            );
+        }
+    }
+    match a.report {
+        ReportFormat::Json => match reports.as_slice() {
+            [r] => println!("{}", serde_json::to_string(r)?),
+            rs => println!("{}", serde_json::to_string(rs)?),
+        },
+        ReportFormat::Text => {
+            print!("{}", figure9(&reports));
+            for r in reports.iter().filter(|r| !r.note.is_empty()) {
+                println!("{} {} nodes: {}", r.system, r.nodes, r.note);
+            }
+        }
+    }
+    Ok(if reports.iter().all(|r| r.ok) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// `pisa demo acuerdo`: Figure 8 (3 and 7 nodes, 10-byte messages, windows 1 to 64),
+/// Table 1 (a leader crash at 3, 5, 7, 9 nodes) and Figure 9 (YCSB-load on Acuerdo, etcd
+/// and ZooKeeper, 3 nodes), each beside the paper's numbers.
+pub fn demo(a: AcuerdoDemoArgs) -> anyhow::Result<ExitCode> {
+    println!("== Figure 8: broadcast latency and throughput per window (virtual time)");
+    let mut fig8 = Vec::new();
+    for nodes in [3, 7] {
+        for window in [1, 4, 16, 64] {
+            let cfg = BenchConfig {
+                nodes,
+                size: 10,
+                window,
+                duration_ns: 1_000_000,
+                crash_leader_ns: None,
+                faults: None,
+            };
+            fig8.push(bench::run(&cfg)?.0);
+        }
+    }
+    print!("{}", bench::figure8(&fig8));
+    println!("\n== Table 1: election time with the diff after a leader crash (virtual time)");
+    let mut t1 = Vec::new();
+    for nodes in [3, 5, 7, 9] {
+        let cfg = BenchConfig {
+            nodes,
+            size: 10,
+            window: 4,
+            duration_ns: 1_000_000,
+            crash_leader_ns: Some(300_000),
+            faults: None,
+        };
+        t1.push(bench::run(&cfg)?.0);
+    }
+    print!("{}", bench::table1(&t1));
+    println!("\n== Figure 9: YCSB-load writes per second (wall clock, this machine)");
+    let mut f9 = Vec::new();
+    for sys in [SystemArg::Acuerdo, SystemArg::Etcd, SystemArg::Zookeeper] {
+        match ycsb_one(sys, 3, a.ops, 16) {
+            Ok(r) => f9.push(r),
+            Err(e) => println!("{sys:?}: not measured: {e:#}"),
+        }
+    }
+    print!("{}", figure9(&f9));
+    let ok = fig8.iter().chain(&t1).all(|r| r.agreement.ok) && f9.iter().all(|r| r.ok);
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// `pisa demo acuerdo`.
+#[derive(Args, Debug, Clone)]
+pub struct AcuerdoDemoArgs {
+    /// Writes per system for Figure 9.
+    #[arg(long, default_value_t = 2000)]
+    pub ops: usize,
 }
 
 /// `leader@DURATION` → nanoseconds.

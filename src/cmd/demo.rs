@@ -26,11 +26,16 @@ pub enum DemoCommand {
     /// P4CE vs Mu: consensus with replication and ACK aggregation in the switch (p4ce.p4)
     /// against unicast replication, 2 and 4 replicas, side by side.
     P4ce(super::consensus::P4ceDemoArgs),
+    /// Acuerdo (ICPP 2022): Figure 8, Table 1 and Figure 9 (against etcd and ZooKeeper)
+    /// beside the paper's numbers.
+    Acuerdo(super::acuerdo::AcuerdoDemoArgs),
 }
 
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
-    if let Some(DemoCommand::P4ce(a)) = args.which {
-        return super::consensus::demo(a);
+    match args.which {
+        Some(DemoCommand::P4ce(a)) => return super::consensus::demo(a),
+        Some(DemoCommand::Acuerdo(a)) => return super::acuerdo::demo(a),
+        None => {}
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let prog = root.join("p4/programs/l2l3.p4");
