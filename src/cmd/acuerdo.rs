@@ -423,6 +423,9 @@ fn mu_run(
 /// Latency (log scale) against throughput, one line per (mode, nodes): Figure 8's axes.
 fn plot(path: &Path, reports: &[BenchReport]) -> anyhow::Result<()> {
     use plotters::prelude::*;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
     let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
     let xmax = reports.iter().map(|r| r.mb_per_s).fold(1e-3, f64::max) * 1.1;

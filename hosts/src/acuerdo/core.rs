@@ -14,6 +14,8 @@
 //!   `timeout` is suspected. `timed_out` in Figure 7 is: the follower's leader is
 //!   suspected, the best candidate is suspected, or the election made no progress for
 //!   `timeout`;
+//! - the Commit_SST row goes out when it changed, at most every `commit_push_ns`, and with
+//!   every heartbeat (the paper pushes it "periodically");
 //! - committed entries older than the last `keep` are dropped from the Log; a node whose
 //!   last commit is older than that gets no diff (it cannot catch up without a snapshot).
 
@@ -37,6 +39,9 @@ pub struct Config {
     pub timeout_ns: u64,
     /// Committed Log entries kept for diffs.
     pub keep: usize,
+    /// Push a changed Commit_SST row at most this often, ns (Figure 6, line 93: the commit
+    /// reaches followers periodically, off the critical path); 0: at every change.
+    pub commit_push_ns: u64,
 }
 
 impl Config {
@@ -48,6 +53,7 @@ impl Config {
             heartbeat_ns: 100_000,
             timeout_ns: 1_000_000,
             keep: 1 << 16,
+            commit_push_ns: 2_000,
         }
     }
 }
@@ -190,6 +196,8 @@ pub struct Core {
     seen: Vec<(u64, u64)>,
     last_tick: Option<u64>,
     next_hb: u64,
+    /// When the Commit_SST row was last pushed.
+    last_commit_push: u64,
     /// When this node last changed its vote (or entered the election).
     vote_at: u64,
     /// Whether the first election (start-up) is still to run.
@@ -236,6 +244,7 @@ impl Core {
             seen: vec![(0, 0); n],
             last_tick: None,
             next_hb: 0,
+            last_commit_push: 0,
             vote_at: 0,
             startup: true,
             stats: CoreStats::default(),
@@ -273,6 +282,11 @@ impl Core {
     /// `Committed`.
     pub fn committed(&self) -> MsgHdr {
         self.committed
+    }
+    /// When a held-back Commit_SST push falls due (ns), if one is pending.
+    pub fn commit_push_at(&self) -> Option<u64> {
+        self.commit_dirty
+            .then_some(self.last_commit_push + self.cfg.commit_push_ns)
     }
     /// Messages delivered so far.
     pub fn delivered(&self) -> u64 {
@@ -461,8 +475,10 @@ impl Core {
                 });
             }
         }
-        if self.commit_dirty || now >= self.next_hb {
+        let push_due = now >= self.last_commit_push + self.cfg.commit_push_ns;
+        if (self.commit_dirty && push_due) || now >= self.next_hb {
             self.commit_dirty = false;
+            self.last_commit_push = now;
             self.next_hb = now + self.cfg.heartbeat_ns;
             let me = self.cfg.me as usize;
             self.commit_sst[me].committed = self.committed;

@@ -330,7 +330,11 @@ impl Node {
     /// When the node next needs [`Node::poll`] without a frame arriving.
     pub fn next_wakeup(&self) -> Option<u64> {
         let ep = self.ep.poll_timeout().map(|t| t.as_nanos());
-        Some(ep.map_or(self.next_poll, |t| t.min(self.next_poll)))
+        let mut t = ep.map_or(self.next_poll, |t| t.min(self.next_poll));
+        if let Some(c) = self.core.commit_push_at() {
+            t = t.min(c.max(self.now));
+        }
+        Some(t)
     }
 
     /// The client API (the leader only): broadcasts `payload`; its header orders it, and
