@@ -83,8 +83,10 @@ pub fn run(nodes: usize, ops: usize, w: Ycsb, clients: usize) -> Result<YcsbRepo
             .args(["--initial-cluster-token", "pisa-ycsb"]);
         cl.spawn(&format!("etcd-n{i}"), cmd)?;
     }
-    let mut probe = EtcdWriter::new(client_port(0));
-    cl.wait(Duration::from_secs(30), || probe.write(u64::MAX, b"ready"))?;
+    for i in 0..nodes {
+        let mut probe = EtcdWriter::new(client_port(i));
+        cl.wait(Duration::from_secs(30), || probe.write(u64::MAX, b"ready"))?;
+    }
     let r = drive("etcd", nodes, ops, w, clients, |c| {
         Ok(EtcdWriter::new(client_port(c % nodes)))
     });

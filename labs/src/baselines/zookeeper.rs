@@ -146,10 +146,12 @@ pub fn run(nodes: usize, ops: usize, w: Ycsb, clients: usize) -> Result<YcsbRepo
             .arg(&file);
         cl.spawn(&format!("zookeeper-n{i}"), cmd)?;
     }
-    cl.wait(Duration::from_secs(60), || {
-        let mut z = ZkWriter::connect(client_port(0))?;
-        z.ensure("/ycsb")
-    })?;
+    for i in 0..nodes {
+        cl.wait(Duration::from_secs(60), || {
+            let mut z = ZkWriter::connect(client_port(i))?;
+            z.ensure("/ycsb")
+        })?;
+    }
     let r = drive("zookeeper", nodes, ops, w, clients, |c| {
         ZkWriter::connect(client_port(c % nodes))
     });
