@@ -275,11 +275,22 @@ impl HostApp for NodeApp {
     }
 }
 
+/// Slots one get READs from the key's home slot on.
+pub const GET_PROBE: usize = 8;
+
+/// A QP pair for gets: host `from`'s QP, CQ and landing MR, READing replica `to`'s table.
+struct ReadPath {
+    qpn: u32,
+    cq: rdma::verbs::CqHandle,
+    local: MrInfo,
+}
+
 /// The lab (see the module docs).
 pub struct Lab {
     mem: MemLab,
     cfg: LabConfig,
     client: Rc<RefCell<Client>>,
+    reads: HashMap<(usize, usize), ReadPath>,
 }
 
 impl Lab {
@@ -337,7 +348,12 @@ impl Lab {
             };
             mem.attach(h, Box::new(app));
         }
-        Ok(Lab { mem, cfg, client })
+        Ok(Lab {
+            mem,
+            cfg,
+            client,
+            reads: HashMap::new(),
+        })
     }
 
     /// Settings.
@@ -394,6 +410,144 @@ impl Lab {
             }
         }
         Err(LabError::NoLeader(limit_ns / 1_000))
+    }
+
+    /// A get as §4.3 does it: host `from` READs the slots of `key` straight from replica
+    /// `to`'s table over RDMA (a QP pair of their own, set up on first use), without going
+    /// through Acuerdo; a torn read is read again.
+    pub fn get(&mut self, from: usize, to: usize, key: u64) -> Result<kv::Lookup, LabError> {
+        let (lay, table) = self
+            .app(to)
+            .kv
+            .ok_or_else(|| LabError::Config("the lab runs no hash table".into()))?;
+        if !self.reads.contains_key(&(from, to)) {
+            let path = self.read_path(from, to, lay, table)?;
+            self.reads.insert((from, to), path);
+        }
+        let (qpn, cq, local) = {
+            let p = &self.reads[&(from, to)];
+            (p.qpn, p.cq, p.local)
+        };
+        let (at, len) = kv::read_span(lay, key, GET_PROBE);
+        for _ in 0..16 {
+            let wr = rdma::verbs::SendWr::new(
+                key,
+                rdma::verbs::SendOp::Read {
+                    remote_addr: table.addr + at as u64,
+                    rkey: table.rkey,
+                },
+                rdma::verbs::Sge {
+                    addr: local.addr,
+                    length: len as u32,
+                    lkey: local.lkey,
+                },
+            );
+            self.app(from)
+                .node
+                .endpoint_mut()
+                .post_send(qpn, wr)
+                .map_err(AcuerdoError::from)?;
+            self.mem.poll_host(from);
+            let deadline = self.now() + 10_000_000;
+            let wc = loop {
+                let ep = self.app(from).node.endpoint_mut();
+                if let Some(wc) = ep.poll_cq(cq, 1).map_err(AcuerdoError::from)?.pop() {
+                    break wc;
+                }
+                if self.now() > deadline {
+                    return Err(LabError::Config(format!("get of {key}: no completion")));
+                }
+                let t = self.now() + 1_000;
+                self.run_until(t)?;
+            };
+            if wc.status != rdma::verbs::WcStatus::Success {
+                return Err(LabError::Config(format!("get of {key}: {:?}", wc.status)));
+            }
+            let bytes = self
+                .app(from)
+                .node
+                .endpoint()
+                .mr_bytes(local.lkey)
+                .map_err(AcuerdoError::from)?[..len]
+                .to_vec();
+            match kv::lookup(&bytes, lay, key) {
+                kv::Lookup::Torn => continue,
+                found => return Ok(found),
+            }
+        }
+        Ok(kv::Lookup::Torn)
+    }
+
+    /// Connects a QP on `from` to a QP on `to` in the PD of `to`'s table, by hand.
+    fn read_path(
+        &mut self,
+        from: usize,
+        to: usize,
+        lay: KvLayout,
+        table: MrInfo,
+    ) -> Result<ReadPath, LabError> {
+        use rdma::verbs::{Mtu, QpAttr, QpInitAttr, QpState, QpType};
+        let ips: Vec<std::net::IpAddr> = [from, to]
+            .iter()
+            .map(|h| std::net::IpAddr::V4(self.mem.topology().hosts[*h].ip))
+            .collect();
+        let mut made = Vec::new();
+        for (k, h) in [from, to].into_iter().enumerate() {
+            let ep = self.app(h).node.endpoint_mut();
+            let pd = if k == 0 { ep.alloc_pd() } else { table.pd };
+            let cq = ep.create_cq(64);
+            let local = ep
+                .reg_mr(pd, GET_PROBE * lay.slot(), AccessFlags::LOCAL_WRITE)
+                .map_err(AcuerdoError::from)?;
+            let qpn = ep
+                .create_qp(QpInitAttr {
+                    pd,
+                    qp_type: QpType::Rc,
+                    send_cq: cq,
+                    recv_cq: cq,
+                    max_send_wr: 64,
+                    max_recv_wr: 1,
+                })
+                .map_err(AcuerdoError::from)?;
+            made.push((qpn, cq, local));
+        }
+        for (k, h) in [from, to].into_iter().enumerate() {
+            let (qpn, peer) = (made[k].0, made[1 - k].0);
+            let psn = |a: usize| 0x7000 + a as u32;
+            let attrs = [
+                QpAttr {
+                    state: Some(QpState::Init),
+                    access: Some(AccessFlags::REMOTE_READ),
+                    ..Default::default()
+                },
+                QpAttr {
+                    state: Some(QpState::Rtr),
+                    path_mtu: Some(Mtu::M1024),
+                    dest_qp_num: Some(peer),
+                    remote_ip: Some(ips[1 - k]),
+                    rq_psn: Some(psn(1 - k)),
+                    min_rnr_timer: Some(1),
+                    ..Default::default()
+                },
+                QpAttr {
+                    state: Some(QpState::Rts),
+                    sq_psn: Some(psn(k)),
+                    timeout: Some(8),
+                    retry_cnt: Some(7),
+                    rnr_retry: Some(7),
+                    ..Default::default()
+                },
+            ];
+            let ep = self.app(h).node.endpoint_mut();
+            for a in &attrs {
+                ep.modify_qp(qpn, a).map_err(AcuerdoError::from)?;
+            }
+        }
+        Ok(ReadPath {
+            qpn: made[0].0,
+            cq: made[0].1,
+            local: made[0].2,
+        })
     }
 
     /// Every node's delivered log, for [`hosts::acuerdo::check`] (crashed nodes included:

@@ -99,6 +99,7 @@ pub fn run(nodes: usize, ops: usize, window: usize, w: Ycsb) -> Result<YcsbRepor
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::acuerdo::lab::{Lab, LabConfig};
 
     #[test]
     fn ycsb_writes_reach_identical_tables_at_every_replica() {
@@ -110,5 +111,37 @@ mod tests {
         assert!(r.ok, "{}", r.note);
         assert_eq!(r.ops, 300);
         assert!(r.ops_per_sec > 0.0);
+    }
+
+    #[test]
+    fn gets_read_the_last_write_straight_from_any_replica_over_rdma() {
+        use hosts::acuerdo::kv::Lookup;
+        let w = Ycsb {
+            records: 50,
+            ..Ycsb::load()
+        };
+        let writes = w.ops(120);
+        let mut lc = LabConfig::new(3, w.value_size + 21, 4);
+        lc.kv = Some(KvLayout {
+            buckets: 256,
+            value_max: w.value_size,
+        });
+        let mut lab = Lab::new(lc).unwrap();
+        lab.wait_leader(50_000_000).unwrap();
+        lab.client().writes = Some(writes.clone());
+        lab.client().on = true;
+        let t = lab.now() + 2_000_000;
+        lab.run_until(t).unwrap();
+        assert_eq!(lab.client().committed, 120);
+        let last: std::collections::HashMap<u64, Vec<u8>> = writes.iter().cloned().collect();
+        for (i, (k, v)) in last.iter().take(10).enumerate() {
+            let (from, to) = (i % 3, (i + 1) % 3);
+            assert_eq!(
+                lab.get(from, to, *k).unwrap(),
+                Lookup::Found(v.clone()),
+                "key {k}"
+            );
+        }
+        assert_eq!(lab.get(0, 2, 123_456_789).unwrap(), Lookup::Absent);
     }
 }
