@@ -14,8 +14,9 @@
 //!   `timeout` is suspected. `timed_out` in Figure 7 is: the follower's leader is
 //!   suspected, the best candidate is suspected, or the election made no progress for
 //!   `timeout`;
-//! - the Commit_SST row goes out when it changed, at most every `commit_push_ns`, and with
-//!   every heartbeat (the paper pushes it "periodically");
+//! - the leader's Commit_SST row goes out when it changed, at most every `commit_push_ns`;
+//!   every node's goes out with each heartbeat (the paper pushes it "periodically"; the
+//!   followers' rows serve diffs and liveness only);
 //! - committed entries older than the last `keep` are dropped from the Log; a node whose
 //!   last commit is older than that gets no diff (it cannot catch up without a snapshot).
 
@@ -285,7 +286,7 @@ impl Core {
     }
     /// When a held-back Commit_SST push falls due (ns), if one is pending.
     pub fn commit_push_at(&self) -> Option<u64> {
-        self.commit_dirty
+        (self.commit_dirty && self.role == Role::Leader)
             .then_some(self.last_commit_push + self.cfg.commit_push_ns)
     }
     /// Messages delivered so far.
@@ -475,8 +476,11 @@ impl Core {
                 });
             }
         }
+        // The leader's row is what followers commit by: pushed soon after it changes.
+        // Followers' rows serve diffs and liveness only: they go with the heartbeat.
         let push_due = now >= self.last_commit_push + self.cfg.commit_push_ns;
-        if (self.commit_dirty && push_due) || now >= self.next_hb {
+        let leads = self.role == Role::Leader;
+        if (self.commit_dirty && push_due && leads) || now >= self.next_hb {
             self.commit_dirty = false;
             self.last_commit_push = now;
             self.next_hb = now + self.cfg.heartbeat_ns;
