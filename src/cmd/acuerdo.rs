@@ -28,6 +28,16 @@ pub enum AcuerdoCommand {
     /// YCSB-load writes through a replicated key-value store: Acuerdo's hash table, or real
     /// etcd / ZooKeeper servers started for the run (Figure 9), in wall-clock time.
     Ycsb(YcsbArgs),
+    /// Check that the `deliveries-<node>.jsonl` logs of a `--log-dir` agree (integrity of
+    /// positions, no duplication, total order).
+    Check(CheckArgs),
+}
+
+/// `pisa acuerdo check`.
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// The directory `pisa acuerdo bench --log-dir` wrote.
+    pub dir: PathBuf,
 }
 
 /// Which system stores the writes.
@@ -116,6 +126,15 @@ pub fn run(cmd: AcuerdoCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         AcuerdoCommand::Bench(a) => bench_cmd(a),
         AcuerdoCommand::Ycsb(a) => ycsb_cmd(a),
+        AcuerdoCommand::Check(a) => {
+            let v = bench::check_log_dir(&a.dir).map_err(|e| anyhow!(e))?;
+            println!("{v}");
+            Ok(if v.ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
     }
 }
 
