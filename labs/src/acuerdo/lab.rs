@@ -617,4 +617,47 @@ mod tests {
             .iter()
             .any(|e| matches!(e, Event::DiffCommitted { .. })));
     }
+
+    #[test]
+    fn a_crashed_follower_is_lost_over_rdma_and_the_rest_go_on_through_5_percent_faults() {
+        let mut cfg = LabConfig::new(5, 16, 2);
+        cfg.faults = Some(FaultConfig {
+            loss: 0.05,
+            duplicate: 0.05,
+            reorder: 0.05,
+            reorder_delay_ns: 5_000,
+            ..FaultConfig::default()
+        });
+        let mut lab = Lab::new(cfg).unwrap();
+        let l = lab.wait_leader(20_000_000).unwrap();
+        let f = (l + 1) % 5;
+        lab.app(f).crash();
+        lab.client().on = true;
+        // Long enough for the leader's QP to the dead follower to run out of retries.
+        let t = lab.now() + 10_000_000;
+        lab.run_until(t).unwrap();
+        lab.client().on = false;
+        let t = lab.now() + 2_000_000;
+        lab.run_until(t).unwrap();
+        assert_eq!(
+            lab.leader(),
+            Some(l),
+            "no election: the leader kept its quorum"
+        );
+        assert!(
+            lab.app(l).node.lost(f as Pid),
+            "the dead follower's QP failed"
+        );
+        assert!(lab.client().committed > 500);
+        let sent = lab.client().sent.clone();
+        let v = check(&lab.logs(), Some(&sent));
+        assert!(v.ok, "{v}");
+        let live: Vec<u64> = v
+            .delivered
+            .iter()
+            .filter(|(id, _)| *id as usize != f)
+            .map(|d| d.1)
+            .collect();
+        assert!(live.iter().all(|n| *n == v.longest), "{v}");
+    }
 }
