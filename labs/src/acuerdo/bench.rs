@@ -314,10 +314,12 @@ pub fn figure8(reports: &[BenchReport]) -> String {
         "{:>8} {:>5} {:>5} {:>7} {:>12} {:>9} {:>9} {:>9}  check",
         "mode", "nodes", "size", "window", "msgs/s", "MB/s", "p50 us", "p99 us"
     );
-    for r in reports {
+    let ks = knees(reports);
+    for (i, r) in reports.iter().enumerate() {
+        let knee = ks.contains(&i);
         let _ = writeln!(
             s,
-            "{:>8} {:>5} {:>5} {:>7} {:>12.0} {:>9.2} {:>9.1} {:>9.1}  {}",
+            "{:>8} {:>5} {:>5} {:>7} {:>12.0} {:>9.2} {:>9.1} {:>9.1}  {}{}",
             r.mode,
             r.nodes,
             r.size,
@@ -326,11 +328,34 @@ pub fn figure8(reports: &[BenchReport]) -> String {
             r.mb_per_s,
             r.latency_p50_us,
             r.latency_p99_us,
-            if r.agreement.ok { "ok" } else { "FAILED" }
+            if r.agreement.ok { "ok" } else { "FAILED" },
+            if knee { "  <- knee" } else { "" }
         );
     }
     let _ = writeln!(s, "{PAPER_FIG8}");
     s
+}
+
+/// The knee of each curve (consecutive runs of one mode, node count and size, windows
+/// growing): the index of the first run whose median latency is more than 1.5× the curve's
+/// first (queuing has begun: the throughput stops growing with the window).
+pub fn knees(reports: &[BenchReport]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < reports.len() {
+        let r0 = &reports[i];
+        let same = |r: &BenchReport| r.mode == r0.mode && r.nodes == r0.nodes && r.size == r0.size;
+        let end = (i..reports.len())
+            .find(|&j| !same(&reports[j]))
+            .unwrap_or(reports.len());
+        if let Some(k) =
+            (i..end).find(|&j| reports[j].latency_p50_us > 1.5 * r0.latency_p50_us.max(0.001))
+        {
+            out.push(k);
+        }
+        i = end;
+    }
+    out
 }
 
 /// Table 1's shape: the election of each run that crashed its leader, beside the paper.
@@ -404,6 +429,11 @@ mod tests {
             .unwrap_err()
             .contains("deliveries-1.jsonl:1"));
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(table1(&[r]).contains("6.8 ms"));
+        assert!(table1(&[r.clone()]).contains("6.8 ms"));
+        let mut slow = r.clone();
+        slow.window = 8;
+        slow.latency_p50_us = r.latency_p50_us * 3.0;
+        assert_eq!(knees(&[r.clone(), slow.clone()]), vec![1]);
+        assert!(figure8(&[r, slow]).contains("<- knee"));
     }
 }
