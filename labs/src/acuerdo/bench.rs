@@ -429,7 +429,7 @@ mod tests {
             .unwrap_err()
             .contains("deliveries-1.jsonl:1"));
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(table1(&[r.clone()]).contains("6.8 ms"));
+        assert!(table1(std::slice::from_ref(&r)).contains("6.8 ms"));
         let mut slow = r.clone();
         slow.window = 8;
         slow.latency_p50_us = r.latency_p50_us * 3.0;
