@@ -387,8 +387,9 @@ impl Core {
     /// one acceptance for the whole batch.
     pub fn receive(&mut self, _from: Pid, bytes: &[u8]) {
         match Message::decode(bytes) {
-            Ok(m) => self.accept(m),
-            Err(_) => self.stats.malformed += 1,
+            // An epoch led by no node of this group is refused like a malformed message.
+            Ok(m) if (m.hdr.e.ldr as usize) < self.cfg.nodes => self.accept(m),
+            _ => self.stats.malformed += 1,
         }
     }
 
@@ -603,11 +604,16 @@ impl Core {
                 self.events.push(Event::LeftBehind { node: j, at: now });
                 continue;
             }
-            let entries = self
-                .log
-                .range(from..=self.accepted)
-                .map(|(h, m)| (*h, m.clone()))
-                .collect();
+            // (A node's commit beyond this leader's last accepted header cannot happen in
+            // the protocol; should a row say so, it gets an empty diff, not a panic.)
+            let entries = if from <= self.accepted {
+                self.log
+                    .range(from..=self.accepted)
+                    .map(|(h, m)| (*h, m.clone()))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let msg = Message {
                 hdr,
                 body: Body::Diff(Diff {
@@ -654,17 +660,20 @@ impl Core {
                 let payload = m.clone();
                 self.deliver(next, payload);
             } else {
-                let d: Vec<MsgHdr> = self
-                    .log
-                    .range(self.committed..next)
-                    .map(|(h, _)| *h)
-                    .filter(|h| *h > self.committed)
-                    .collect();
+                let d: Vec<MsgHdr> = if self.committed < next {
+                    self.log
+                        .range(self.committed..next)
+                        .map(|(h, _)| *h)
+                        .filter(|h| *h > self.committed)
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 for h in d {
                     let payload = self.log[&h].clone();
                     self.deliver(h, payload);
                 }
-                self.committed = next;
+                self.committed = self.committed.max(next);
                 if self.role == Role::Leader {
                     self.events.push(Event::DiffCommitted {
                         epoch: next.e,
@@ -705,3 +714,24 @@ impl Core {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod refusals {
+    use super::*;
+
+    #[test]
+    fn a_diff_of_an_epoch_led_by_no_node_of_the_group_is_refused() {
+        let mut c = Core::new(Config::new(0, 3)).unwrap();
+        let m = Message {
+            hdr: MsgHdr {
+                e: Epoch { round: 9, ldr: 7 },
+                cnt: 0,
+            },
+            body: Body::Diff(Diff::default()),
+        };
+        c.receive(1, &m.encode());
+        c.tick(1_000);
+        assert_eq!(c.stats().malformed, 1);
+        assert_eq!(c.epoch(), Epoch::default());
+    }
+}
