@@ -367,8 +367,8 @@ pub fn figure8(reports: &[BenchReport]) -> String {
 }
 
 /// The knee of each curve (consecutive runs of one mode, node count and size, windows
-/// growing): the index of the first run whose median latency is more than 1.5× the curve's
-/// first (queuing has begun: the throughput stops growing with the window).
+/// growing): the index of the first run within 10 % of the curve's highest throughput, when
+/// larger windows follow it (past it a larger window only adds queuing latency).
 pub fn knees(reports: &[BenchReport]) -> Vec<usize> {
     let mut out = Vec::new();
     let mut i = 0;
@@ -378,10 +378,15 @@ pub fn knees(reports: &[BenchReport]) -> Vec<usize> {
         let end = (i..reports.len())
             .find(|&j| !same(&reports[j]))
             .unwrap_or(reports.len());
-        if let Some(k) =
-            (i..end).find(|&j| reports[j].latency_p50_us > 1.5 * r0.latency_p50_us.max(0.001))
-        {
-            out.push(k);
+        let max = reports[i..end]
+            .iter()
+            .map(|r| r.msgs_per_s)
+            .fold(0.0, f64::max);
+        // The curve must have flattened: its last run no faster than 1.1x the knee's.
+        if let Some(k) = (i..end).find(|&j| reports[j].msgs_per_s >= 0.9 * max) {
+            if k + 1 < end {
+                out.push(k);
+            }
         }
         i = end;
     }
@@ -476,10 +481,10 @@ mod tests {
             .contains("deliveries-1.jsonl:1"));
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(table1(std::slice::from_ref(&r)).contains("6.8 ms"));
-        let mut slow = r.clone();
-        slow.window = 8;
-        slow.latency_p50_us = r.latency_p50_us * 3.0;
-        assert_eq!(knees(&[r.clone(), slow.clone()]), vec![1]);
-        assert!(figure8(&[r, slow]).contains("<- knee"));
+        let (mut w8, mut w16) = (r.clone(), r.clone());
+        (w8.window, w8.msgs_per_s) = (8, r.msgs_per_s * 3.0);
+        (w16.window, w16.msgs_per_s) = (16, r.msgs_per_s * 3.1);
+        assert_eq!(knees(&[r.clone(), w8.clone(), w16.clone()]), vec![1]);
+        assert!(figure8(&[r, w8, w16]).contains("<- knee"));
     }
 }
