@@ -350,6 +350,16 @@ impl Node {
         self.core.poll_delivery()
     }
 
+    /// The NIC alone at `now_ns`, while the node's CPU is stalled (descheduled, paused): the
+    /// endpoint keeps answering (incoming WRITEs land in memory and are acknowledged, its
+    /// timers run), the protocol does nothing until the next [`Node::poll`].
+    pub fn nic_only(&mut self, now_ns: u64) {
+        let t = Instant::from_nanos(now_ns);
+        if self.ep.poll_timeout().is_some_and(|d| d <= t) {
+            self.ep.handle_timeout(t);
+        }
+    }
+
     /// Runs at `now_ns`: the endpoint's timers, completions, the SSTs, the rings (one batch
     /// each), the protocol's tick, and what it sends. Returns whether it took any record.
     pub fn poll(&mut self, now_ns: u64) -> Result<bool, AcuerdoError> {

@@ -188,6 +188,8 @@ pub struct NodeApp {
     /// Protocol events with their times.
     pub events: Vec<Event>,
     alive: bool,
+    /// CPU stalled: the NIC answers, the protocol does not run.
+    stalled: bool,
     error: Option<String>,
     client: Rc<RefCell<Client>>,
     kv: Option<(KvLayout, MrInfo)>,
@@ -207,6 +209,11 @@ impl NodeApp {
     /// Whether it runs.
     pub fn alive(&self) -> bool {
         self.alive
+    }
+    /// Stalls the node's CPU (`true`: a slow node, descheduled) or lets it run again; its
+    /// NIC goes on meanwhile, so what peers WRITE waits in its memory for the next batch.
+    pub fn stall(&mut self, stalled: bool) {
+        self.stalled = stalled;
     }
 
     fn turn(&mut self, now: u64) -> Result<(), AcuerdoError> {
@@ -253,7 +260,9 @@ impl HostApp for NodeApp {
         if !self.alive {
             return;
         }
-        if let Err(e) = self.turn(now.as_nanos()) {
+        if self.stalled {
+            self.node.nic_only(now.as_nanos());
+        } else if let Err(e) = self.turn(now.as_nanos()) {
             self.error = Some(e.to_string());
             self.alive = false;
             return;
@@ -266,6 +275,13 @@ impl HostApp for NodeApp {
     fn next_wakeup(&self) -> Option<Nanos> {
         if !self.alive {
             return None;
+        }
+        if self.stalled {
+            return self
+                .node
+                .endpoint()
+                .poll_timeout()
+                .map(|t| Nanos(t.as_nanos()));
         }
         self.node.next_wakeup().map(Nanos)
     }
@@ -342,6 +358,7 @@ impl Lab {
                 log: Vec::new(),
                 events: Vec::new(),
                 alive: true,
+                stalled: false,
                 error: None,
                 client: client.clone(),
                 kv,
@@ -659,5 +676,38 @@ mod tests {
             .map(|d| d.1)
             .collect();
         assert!(live.iter().all(|n| *n == v.longest), "{v}");
+    }
+
+    #[test]
+    fn a_stalled_follower_catches_up_in_one_batch_from_what_its_nic_took() {
+        let mut lab = Lab::new(LabConfig::new(3, 16, 8)).unwrap();
+        let l = lab.wait_leader(20_000_000).unwrap();
+        let slow = (l + 1) % 3;
+        lab.client().on = true;
+        let t = lab.now() + 100_000;
+        lab.run_until(t).unwrap();
+        let before = lab.app(slow).node.stats().records;
+        lab.app(slow).stall(true);
+        // Stalled for 150 us (under the 200 us failure timeout): the others commit on.
+        let t = lab.now() + 150_000;
+        lab.run_until(t).unwrap();
+        assert_eq!(lab.app(slow).node.stats().records, before);
+        let batches = lab.app(slow).node.stats().batches;
+        lab.app(slow).stall(false);
+        lab.mem().poll_host(slow);
+        let st = lab.app(slow).node.stats();
+        assert_eq!(st.batches, batches + 1);
+        assert!(
+            st.records - before > 100,
+            "one batch took {}",
+            st.records - before
+        );
+        lab.client().on = false;
+        let t = lab.now() + 2_000_000;
+        lab.run_until(t).unwrap();
+        assert_eq!(lab.leader(), Some(l));
+        let sent = lab.client().sent.clone();
+        let v = check(&lab.logs(), Some(&sent));
+        assert!(v.ok && v.delivered.iter().all(|d| d.1 == v.longest), "{v}");
     }
 }
