@@ -43,7 +43,8 @@ pub struct CheckArgs {
 /// Which system stores the writes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SystemArg {
-    /// Acuerdo's replicated hash table on the in-memory lab.
+    /// Acuerdo's replicated hash table: a thread per node and one for the switch model,
+    /// in-memory links, wall clock.
     Acuerdo,
     /// etcd (Debian package etcd-server), servers on loopback.
     Etcd,
@@ -155,7 +156,7 @@ pub(crate) fn ycsb_one(
             if !(2..=MAX_NODES).contains(&nodes) {
                 bail!("--nodes {nodes}: Acuerdo's lab has 2 to {MAX_NODES}");
             }
-            labs::acuerdo::ycsb::run(nodes, ops, clients, w)?
+            labs::acuerdo::realtime::run(nodes, ops, clients, w)?
         }
         SystemArg::Etcd => labs::baselines::etcd::run(nodes, ops, w, clients)?,
         SystemArg::Zookeeper => labs::baselines::zookeeper::run(nodes, ops, w, clients)?,
