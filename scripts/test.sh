@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(tshark python3-scapy iproute2 ethtool iperf3 iputils-ping pkg-config libdpdk-dev dpdk clang libclang-dev)
+PACKAGES=(tshark python3-scapy iproute2 ethtool iperf3 iputils-ping pkg-config libdpdk-dev dpdk clang libclang-dev etcd-server zookeeper)
 
 if [ "$(id -u)" = 0 ]; then
     missing=()

@@ -7,12 +7,15 @@
 //!   of its benchmark (MC-RDMA, fanout and chain replication over RC).
 //! - [`mu`]: a Mu-style replicated log (leader appends with one RDMA WRITE per entry, to the
 //!   P4CE switch's BCast QP or to every replica; replicas apply in order), sans I/O.
+//! - [`acuerdo`]: Acuerdo (ICPP 2022), atomic broadcast over one-sided RDMA WRITEs: ring
+//!   buffers, shared state tables, up-to-date leader election, sans I/O.
 //! - [`p4ce`]: the host side of P4CE: the CM private data shared with the switch agent
 //!   ([`p4ce::wire`]), a node's endpoint and RDMA CM steps ([`p4ce::node`]), the node as an
 //!   I/O-free state machine both labs run ([`p4ce::machine`]), the same node on its own thread
 //!   in wall-clock time ([`p4ce::thread`]), per-node leader fail-over ([`p4ce::failover`]) and the
 //!   consensus benchmark's figures ([`p4ce::bench`]).
 
+pub mod acuerdo;
 pub mod mcrdma;
 pub mod mu;
 pub mod p4ce;

@@ -14,6 +14,8 @@
 //!   workload in MC-RDMA, fanout and chain modes);
 //! - [`load`]: simulated traffic and the driver's speed.
 
+pub mod acuerdo;
+pub mod baselines;
 pub mod build;
 pub mod capture;
 pub mod generate;

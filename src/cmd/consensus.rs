@@ -174,7 +174,7 @@ fn link(a: &LinkArgs) -> anyhow::Result<(u64, u64)> {
     Ok((rate, delay))
 }
 
-fn duration(s: &str) -> anyhow::Result<u64> {
+pub(crate) fn duration(s: &str) -> anyhow::Result<u64> {
     match dataplane::link::parse_duration(s) {
         Some(ns) if ns > 0 => Ok(ns),
         _ => bail!("--duration {s:?}: expected e.g. 10ms"),
@@ -182,7 +182,7 @@ fn duration(s: &str) -> anyhow::Result<u64> {
 }
 
 /// The faults of `--loss`, `--dup`, `--reorder` in the link model's terms (None: none given).
-fn faults(loss: f64, dup: f64, reorder: f64) -> anyhow::Result<Option<FaultConfig>> {
+pub(crate) fn faults(loss: f64, dup: f64, reorder: f64) -> anyhow::Result<Option<FaultConfig>> {
     if loss == 0.0 && dup == 0.0 && reorder == 0.0 {
         return Ok(None);
     }

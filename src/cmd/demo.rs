@@ -30,12 +30,16 @@ pub enum DemoCommand {
     /// Fig. 4 (latency and sender bandwidth vs request size), Fig. 5 (DCQCN with two groups and
     /// an RC flow), Fig. 6 (7 receivers vs congested sub-flows), Fig. 7 (loss on the long path).
     Mcrdma(super::mcrdma::McrdmaDemoArgs),
+    /// Acuerdo (ICPP 2022): Figure 8, Table 1 and Figure 9 (against etcd and ZooKeeper)
+    /// beside the paper's numbers.
+    Acuerdo(super::acuerdo::AcuerdoDemoArgs),
 }
 
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     match args.which {
         Some(DemoCommand::P4ce(a)) => return super::consensus::demo(a),
         Some(DemoCommand::Mcrdma(a)) => return super::mcrdma::demo(a),
+        Some(DemoCommand::Acuerdo(a)) => return super::acuerdo::demo(a),
         None => {}
     }
     let prog = pisa::bundled::path("p4/programs/l2l3.p4")?;

@@ -1,5 +1,6 @@
 //! The subcommands of `pisa` and the options they share.
 
+mod acuerdo;
 mod bench;
 mod check;
 mod consensus;
@@ -61,6 +62,9 @@ pub enum Command {
     /// (mcrdma.p4), against fanout and chain replication.
     #[command(subcommand)]
     Mcrdma(mcrdma::McrdmaCommand),
+    /// Acuerdo: atomic broadcast over RDMA WRITEs (ICPP 2022), in the in-memory lab.
+    #[command(subcommand)]
+    Acuerdo(acuerdo::AcuerdoCommand),
 }
 
 /// The hardware profile a program is checked and run against.
@@ -117,5 +121,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rdma(c) => rdma::run(c),
         Command::Consensus(c) => consensus::run(c),
         Command::Mcrdma(c) => mcrdma::run(c),
+        Command::Acuerdo(c) => acuerdo::run(c),
     }
 }
