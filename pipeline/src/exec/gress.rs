@@ -4,14 +4,16 @@
 //! means (ingress drops unless the control reads `parser_err`; egress continues), and re-appends
 //! the unparsed payload after the deparser's emits.
 
+use super::flat::FlatGress;
 use super::parser::ParseEnd;
 use super::{
-    Ctx, Effects, Engines, ExecStats, Fault, Flow, GressEngines, ParserFault, ProgramError, Scratch,
+    Ctx, Effects, Engines, ExecResult, ExecStats, Fault, Flow, GressEngines, ParserFault,
+    ProgramError, Scratch,
 };
 use crate::ir::{FieldRef, Gress, GressProgram, Intrinsic, Pipeline, Value};
 use crate::phv::Phv;
 use crate::state::PipeState;
-use crate::trace::{TraceEvent, Tracer};
+use crate::trace::{NoTrace, TraceEvent, Tracer};
 
 /// Size of `ingress_intrinsic_metadata_t` in the ingress prefix; the rest of the prefix is port
 /// metadata or resubmit data.
@@ -216,8 +218,9 @@ fn put_bits(words: &mut [u64; PREFIX_WORDS], offset: u32, width: u16, v: Value) 
 
 /// Run one pass of `gress` on `state` (a pipe running `pl`, which `eng` was built from).
 ///
-/// Untraced passes ([`Tracer::ENABLED`] false) run the flat program of `eng`; traced passes run
-/// the tree interpreter, which records every event. Both give the same result.
+/// Untraced passes ([`Tracer::ENABLED`] false) run the native code of `eng` when it has some,
+/// else its flat program; traced passes run the tree interpreter, which records every event.
+/// All give the same result.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub fn run_gress<T: Tracer>(
@@ -230,17 +233,17 @@ pub fn run_gress<T: Tracer>(
     inp: &PassInput<'_>,
     tr: &mut T,
 ) -> GressResult {
-    run_pass(
-        pl,
-        eng,
-        error_names,
-        gress,
-        state,
-        work,
-        inp,
-        tr,
-        !T::ENABLED,
-    )
+    if T::ENABLED {
+        return run_pass(pl, eng, error_names, gress, state, work, inp, tr, Tree);
+    }
+    #[cfg(feature = "native")]
+    if let Some(n) = &eng.native {
+        if let Some(nt) = tr.no_trace() {
+            let e = n.gress(gress);
+            return run_pass(pl, eng, error_names, gress, state, work, inp, nt, e);
+        }
+    }
+    run_pass(pl, eng, error_names, gress, state, work, inp, tr, Flat)
 }
 
 /// [`run_gress`] on the tree interpreter whatever the tracer (the reference the flat program is
@@ -256,7 +259,81 @@ pub fn run_gress_tree<T: Tracer>(
     inp: &PassInput<'_>,
     tr: &mut T,
 ) -> GressResult {
-    run_pass(pl, eng, error_names, gress, state, work, inp, tr, false)
+    run_pass(pl, eng, error_names, gress, state, work, inp, tr, Tree)
+}
+
+/// [`run_gress`] on the flat program whatever engine `eng` has (the native engine's
+/// differential reference).
+#[allow(clippy::too_many_arguments)]
+pub fn run_gress_flat(
+    pl: &Pipeline,
+    eng: &Engines,
+    error_names: &[String],
+    gress: Gress,
+    state: &mut PipeState,
+    work: &mut GressWork,
+    inp: &PassInput<'_>,
+) -> GressResult {
+    run_pass(
+        pl,
+        eng,
+        error_names,
+        gress,
+        state,
+        work,
+        inp,
+        &mut NoTrace,
+        Flat,
+    )
+}
+
+/// The three phases of a pass on one engine.
+trait PassEngine<T: Tracer> {
+    fn parse(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress) -> ParseEnd;
+    fn control(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress) -> ExecResult;
+    fn deparse(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress) -> ExecResult;
+}
+
+/// The tree interpreter (records trace events).
+struct Tree;
+/// The flat program.
+struct Flat;
+
+impl<T: Tracer> PassEngine<T> for Tree {
+    fn parse(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, _: &FlatGress) -> ParseEnd {
+        ctx.run_parser(&gp.parser)
+    }
+    fn control(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, _: &FlatGress) -> ExecResult {
+        ctx.exec_block(&gp.control.body, &[])
+    }
+    fn deparse(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, _: &FlatGress) -> ExecResult {
+        ctx.exec_block(&gp.deparser.body, &[])
+    }
+}
+
+impl<T: Tracer> PassEngine<T> for Flat {
+    fn parse(&self, ctx: &mut Ctx<'_, T>, _: &GressProgram, fg: &FlatGress) -> ParseEnd {
+        ctx.run_parser_flat(fg, &fg.parser)
+    }
+    fn control(&self, ctx: &mut Ctx<'_, T>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
+        ctx.fexec_block(fg, &fg.control, &[])
+    }
+    fn deparse(&self, ctx: &mut Ctx<'_, T>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
+        ctx.fexec_block(fg, &fg.deparser, &[])
+    }
+}
+
+#[cfg(feature = "native")]
+impl PassEngine<NoTrace> for &super::native::NativeGress {
+    fn parse(&self, ctx: &mut Ctx<'_, NoTrace>, _: &GressProgram, fg: &FlatGress) -> ParseEnd {
+        super::native::NativeGress::parse(self, ctx, fg)
+    }
+    fn control(&self, ctx: &mut Ctx<'_, NoTrace>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
+        super::native::NativeGress::control(self, ctx, fg)
+    }
+    fn deparse(&self, ctx: &mut Ctx<'_, NoTrace>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
+        super::native::NativeGress::deparse(self, ctx, fg)
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -269,7 +346,7 @@ fn run_pass<T: Tracer>(
     work: &mut GressWork,
     inp: &PassInput<'_>,
     tr: &mut T,
-    use_flat: bool,
+    engine: impl PassEngine<T>,
 ) -> GressResult {
     let gp = match gress {
         Gress::Ingress => &pl.ingress,
@@ -340,11 +417,7 @@ fn run_pass<T: Tracer>(
         Gress::Ingress => &eng.flat.ingress,
         Gress::Egress => &eng.flat.egress,
     };
-    let parsed = if use_flat {
-        ctx.run_parser_flat(fg, &fg.parser)
-    } else {
-        ctx.run_parser(&gp.parser)
-    };
+    let parsed = engine.parse(&mut ctx, gp, fg);
     match parsed {
         ParseEnd::Accept => {}
         ParseEnd::Reject => {
@@ -374,11 +447,7 @@ fn run_pass<T: Tracer>(
         .max(gp.prefix.bytes as usize)
         .min(ctx.input.len());
     // Control; `exit` and `return` both end it, and the deparser still runs.
-    let control = if use_flat {
-        ctx.fexec_block(fg, &fg.control, &[])
-    } else {
-        ctx.exec_block(&gp.control.body, &[])
-    };
+    let control = engine.control(&mut ctx, gp, fg);
     match control {
         Ok(Flow::Next | Flow::Return | Flow::Exit) => {}
         Err(e) => {
@@ -386,11 +455,7 @@ fn run_pass<T: Tracer>(
         }
     }
     if result.drop.is_none() {
-        let deparsed = if use_flat {
-            ctx.fexec_block(fg, &fg.deparser, &[])
-        } else {
-            ctx.exec_block(&gp.deparser.body, &[])
-        };
+        let deparsed = engine.deparse(&mut ctx, gp, fg);
         if let Err(e) = deparsed {
             result.drop = Some(fault_drop(e));
         }
