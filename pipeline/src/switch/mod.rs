@@ -145,7 +145,11 @@ impl Switch {
     /// Build a switch running `prog` with `cfg`.
     pub fn new(prog: Arc<Program>, cfg: SwitchConfig) -> Result<Switch, SwitchError> {
         cfg.validate(&prog)?;
-        let engines: Arc<[Engines]> = prog.pipelines.iter().map(Engines::new).collect();
+        let engines: Arc<[Engines]> = prog
+            .pipelines
+            .iter()
+            .map(|pl| Engines::with_engine(pl, cfg.engine))
+            .collect();
         let mut pipes = Vec::with_capacity(cfg.pipes as usize);
         for p in 0..cfg.pipes as usize {
             let pipeline = prog.pipe_map.get(p).copied().unwrap_or(0);
@@ -214,6 +218,27 @@ impl Switch {
     /// The configuration it was built with.
     pub fn config(&self) -> &SwitchConfig {
         &self.cfg
+    }
+
+    /// The engine untraced passes run on: the configured one, or the flat engine where
+    /// native code could not be generated (see [`Switch::engine_error`]).
+    pub fn engine(&self) -> crate::exec::EngineKind {
+        self.engines
+            .iter()
+            .map(Engines::engine)
+            .min_by_key(|e| *e == crate::exec::EngineKind::Native)
+            .unwrap_or(self.cfg.engine)
+    }
+
+    /// Why a pipeline does not run the configured native engine, if one does not.
+    pub fn engine_error(&self) -> Option<&str> {
+        self.engines.iter().find_map(|e| e.native_error.as_deref())
+    }
+
+    /// Each pipe's state (tables, registers, counters, meters), read-only: for inspection and
+    /// for comparing switches that ran the same traffic.
+    pub fn pipe_states(&self) -> &[PipeState] {
+        &self.pipes
     }
 
     /// Number of hardware pipes.

@@ -373,12 +373,16 @@ impl Gen<'_, '_> {
                 self.mask(r, m)
             }
             BinOp::SatAdd => {
-                let (x, y) = (self.fit(x, true), self.fit(y, true));
+                // Operands are below 2^64: the true sum passes 2^64 exactly when it wraps.
                 let s = self.b.ins().iadd(x, y);
-                let mv = self.konst(m, true);
-                let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, s, mv);
-                let r = self.b.ins().select(over, mv, s);
-                self.fit(r, false)
+                let wrapped = self.b.ins().icmp(IntCC::UnsignedLessThan, s, x);
+                let big = self
+                    .b
+                    .ins()
+                    .icmp_imm(IntCC::UnsignedGreaterThan, s, m as u64 as i64);
+                let over = self.b.ins().bor(wrapped, big);
+                let mv = self.iconst(m as u64);
+                self.b.ins().select(over, mv, s)
             }
             BinOp::SatSub => {
                 let under = self.b.ins().icmp(IntCC::UnsignedLessThan, x, y);
