@@ -114,8 +114,36 @@ impl Gen<'_, '_> {
             } if self.too_short.is_some() && offset + len <= self.layout.phv_len => {
                 self.extract(op, *header, *offset, *len)
             }
+            Op::AdvanceConst(bits) if self.too_short.is_some() && *bits < 1 << 62 => {
+                self.advance(*bits)
+            }
+            Op::Verify { cond, error } if self.state_var.is_some() => self.verify(cond, *error),
             _ => self.shim_op(op),
         }
+    }
+
+    /// `advance(bits)` by a constant: the cursor moves, or the packet is too short.
+    fn advance(&mut self, bits: u64) {
+        let cur_off = std::mem::offset_of!(Env, cursor);
+        let cur = self.env_load(cur_off);
+        let end = self.b.ins().iadd_imm(cur, bits as i64);
+        let limit = self.env_load(std::mem::offset_of!(Env, input_bits));
+        let short = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
+        let fits = self.b.create_block();
+        let too_short = self.too_short.expect("parser");
+        self.b.ins().brif(short, too_short, &[], fits, &[]);
+        self.b.switch_to_block(fits);
+        self.env_store(cur_off, end);
+    }
+
+    /// `verify(cond, error)`: a false condition ends the parse with the error.
+    fn verify(&mut self, cond: &FExpr, error: u16) {
+        let c = self.expr(cond);
+        let (fail, ok) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(c, ok, &[], fail, &[]);
+        self.b.switch_to_block(fail);
+        self.parse_error(super::parser::verify_kind(error));
+        self.b.switch_to_block(ok);
     }
 
     /// Runs `op` through the flat engine.

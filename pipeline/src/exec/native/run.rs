@@ -60,7 +60,7 @@ impl NativeGress {
         match r & 0xff {
             END_ACCEPT => ParseEnd::Accept,
             END_REJECT => ParseEnd::Reject,
-            END_ERROR => ParseEnd::Error(fault_of_kind((r >> 8) & 0xff), state),
+            END_ERROR => ParseEnd::Error(fault_of_kind((r >> 8) & 0xff_ffff), state),
             END_FAULT => match fault {
                 Some(Fault::Parser(p)) => ParseEnd::Error(p, state),
                 _ => ParseEnd::Error(ParserFault::NoMatch, state),
