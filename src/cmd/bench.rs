@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use pipeline::exec::EngineKind;
+use pipeline::exec::{EngineKind, Engines};
 use pisa::workload::{self, Measurement, Workload};
 
 use super::ReportFormat;
@@ -123,6 +123,25 @@ impl Series {
     }
 }
 
+/// Median milliseconds to generate native code for `text`'s pipeline (of 5 generations).
+fn codegen_ms(name: &str, text: &str) -> anyhow::Result<f64> {
+    let program = workload::compile(name, text)?;
+    let pl = program
+        .pipelines
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("{name} has no pipeline"))?;
+    let mut ms = Vec::new();
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        let eng = Engines::with_engine(pl, EngineKind::Native);
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+        if let Some(e) = &eng.native_error {
+            anyhow::bail!("{name}: no native code: {e}");
+        }
+    }
+    Ok(median(ms))
+}
+
 fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
     let n_frames = 8192;
     // The engine asked for, and the flat engine beside it as the baseline of the ratio.
@@ -166,6 +185,20 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
+    // Load-time cost and coverage of the native engine (lowering included).
+    let native = a.engine == EngineKind::Native;
+    let gen_ms = if native {
+        Some((
+            codegen_ms("l2l3.p4", workload::L2L3_P4)?,
+            codegen_ms("wire.p4", workload::WIRE_P4)?,
+        ))
+    } else {
+        None
+    };
+    let fallbacks = (
+        l2l3.w.switch.native_fallbacks(),
+        wire.w.switch.native_fallbacks(),
+    );
     match a.report {
         ReportFormat::Json => {
             let v = serde_json::json!({
@@ -186,6 +219,8 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                     "l2l3": vs_flat(l2l3),
                     "wire": vs_flat(wire),
                 },
+                "native_codegen_ms": gen_ms.map(|(l, w)| serde_json::json!({ "l2l3": l, "wire": w })),
+                "native_fallback_ops": { "l2l3": fallbacks.0, "wire": fallbacks.1 },
             });
             println!("{v:#}");
         }
@@ -217,6 +252,12 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                 a.engine,
                 l2l3_mpps / wire_mpps
             );
+            if let (Some((l, w)), (Some(fl), Some(fw))) = (gen_ms, fallbacks) {
+                println!(
+                    "native code generation (with lowering): l2l3.p4 {l:.1} ms, wire.p4 {w:.1} ms; \
+                     ops left to the flat engine: l2l3.p4 {fl}, wire.p4 {fw}"
+                );
+            }
             println!(
                 "({} runs of {:.1} s per program and engine, interleaved; frames out per frame in: {:.2})",
                 a.runs, a.seconds, out_per_in

@@ -230,6 +230,22 @@ impl Switch {
             .unwrap_or(self.cfg.engine)
     }
 
+    /// Ops of the program the native code leaves to the flat engine (`None` when no pipeline
+    /// runs native code): a static measure of the generator's coverage.
+    pub fn native_fallbacks(&self) -> Option<usize> {
+        #[cfg(feature = "native")]
+        {
+            let n: Vec<usize> = self
+                .engines
+                .iter()
+                .filter_map(|e| e.native.as_ref().map(|n| n.fallbacks))
+                .collect();
+            (!n.is_empty()).then(|| n.iter().sum())
+        }
+        #[cfg(not(feature = "native"))]
+        None
+    }
+
     /// Why a pipeline does not run the configured native engine, if one does not.
     pub fn engine_error(&self) -> Option<&str> {
         self.engines.iter().find_map(|e| e.native_error.as_deref())

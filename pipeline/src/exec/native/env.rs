@@ -249,6 +249,25 @@ pub unsafe extern "C" fn shim_action(env: *mut Env, action: u32, p: *const Value
     env.status(r)
 }
 
+/// `count(index)` on counter `counter` (`has_index` 0: a direct counter, `count()`), the
+/// index's value in `lo`/`hi`.
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn shim_count(
+    env: *mut Env,
+    counter: u32,
+    has_index: u32,
+    lo: u64,
+    hi: u64,
+) -> u32 {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    let index = (has_index != 0).then_some(Value::from(lo) | (Value::from(hi) << 64));
+    let r = ctx.count(counter as usize, index).map(|()| Flow::Next);
+    env.status(r)
+}
+
 /// Appends PHV bytes `[offset, offset + len)` to the deparser's output.
 ///
 /// # Safety

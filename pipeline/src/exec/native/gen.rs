@@ -36,6 +36,8 @@ pub struct Sigs {
     pub emit: SigRef,
     /// `(env, action, params, nparams) -> status`.
     pub action: SigRef,
+    /// `(env, counter, has_index, lo, hi) -> status`.
+    pub count: SigRef,
 }
 
 /// Memory flags for PHV, input and environment accesses (in bounds by construction).

@@ -118,8 +118,34 @@ impl Gen<'_, '_> {
                 self.advance(*bits)
             }
             Op::Verify { cond, error } if self.state_var.is_some() => self.verify(cond, *error),
+            Op::Count { counter, index } => self.count(*counter, Some(index)),
+            Op::CountDirect { counter } => self.count(*counter, None),
             _ => self.shim_op(op),
         }
+    }
+
+    /// A counter update: the index generated, the count through [`env::shim_count`].
+    fn count(&mut self, counter: u32, index: Option<&FExpr>) {
+        let (has, lo, hi) = match index {
+            Some(e) => {
+                let v = self.expr(e);
+                let v = self.fit(v, true);
+                let (lo, hi) = self.b.ins().isplit(v);
+                (1, lo, hi)
+            }
+            None => {
+                let z = self.iconst(0);
+                (0, z, z)
+            }
+        };
+        let c = self.b.ins().iconst(types::I32, i64::from(counter));
+        let has = self.b.ins().iconst(types::I32, has);
+        let (env, sig) = (self.env, self.sigs.count);
+        let f = env::shim_count as *const () as usize;
+        let code = self
+            .call_shim(sig, f, &[env, c, has, lo, hi])
+            .expect("status");
+        self.check_status(code, env::NEXT);
     }
 
     /// `advance(bits)` by a constant: the cursor moves, or the packet is too short.
