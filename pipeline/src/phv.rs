@@ -346,12 +346,14 @@ impl Phv {
         }
     }
 
+    #[cfg_attr(not(feature = "native"), allow(dead_code))]
     /// Raw pointers to the field bytes (padding included) and the validity words, for code
     /// generated at load time ([`crate::exec::native`]); valid until the PHV is dropped.
     pub(crate) fn raw_parts(&mut self) -> (*mut u8, *mut u64) {
         (self.bytes.as_mut_ptr(), self.valid.as_mut_ptr())
     }
 
+    #[cfg_attr(not(feature = "native"), allow(dead_code))]
     /// Bytes a PHV of a `bytes`-byte layout holds, padding included (what generated code may
     /// load from without a bounds check).
     pub(crate) fn padded_len(bytes: usize) -> usize {

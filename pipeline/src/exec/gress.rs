@@ -84,12 +84,16 @@ pub struct GressResult {
     pub written: u8,
 }
 
+/// Builds the parser input's head (prefix, then port metadata / resubmit data or the mirror
+/// header) in `buf`, and appends the packet unless `in_place` (the parser then reads the packet
+/// where it lies).
 fn prefix_fill(
     gp: &GressProgram,
     eng: &GressEngines,
     gress: Gress,
     inp: &PassInput<'_>,
     buf: &mut Vec<u8>,
+    in_place: bool,
 ) {
     let n = gp.prefix.bytes as usize;
     // Build the prefix in whole 64-bit words (no partial-overlap stores), then lay them out.
@@ -129,7 +133,7 @@ fn prefix_fill(
         chunk.copy_from_slice(&w.to_be_bytes());
     }
     buf.clear();
-    buf.reserve(n + inp.extra.len() + inp.packet.len());
+    buf.reserve(n + inp.extra.len() + if in_place { 0 } else { inp.packet.len() });
     buf.extend_from_slice(&bytes[..n.min(bytes.len())]);
     match gress {
         Gress::Ingress => {
@@ -141,7 +145,9 @@ fn prefix_fill(
         }
         Gress::Egress => buf.extend_from_slice(inp.extra),
     }
-    buf.extend_from_slice(inp.packet);
+    if !in_place {
+        buf.extend_from_slice(inp.packet);
+    }
 }
 
 /// Where one intrinsic goes in the prefix words: a field inside one word as (word, shift,
@@ -292,6 +298,11 @@ trait PassEngine<T: Tracer> {
     fn parse(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress) -> ParseEnd;
     fn control(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress) -> ExecResult;
     fn deparse(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress) -> ExecResult;
+    /// The parser reads the packet where it lies (`Ctx::input_tail`) instead of a copy after
+    /// the prefix.
+    fn in_place(&self) -> bool {
+        false
+    }
 }
 
 /// The tree interpreter (records trace events).
@@ -334,6 +345,9 @@ impl PassEngine<NoTrace> for &super::native::NativeGress {
     fn deparse(&self, ctx: &mut Ctx<'_, NoTrace>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
         super::native::NativeGress::deparse(self, ctx, fg)
     }
+    fn in_place(&self) -> bool {
+        self.parses_in_place()
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -361,7 +375,8 @@ fn run_pass<T: Tracer>(
         out,
         stats,
     } = work;
-    prefix_fill(gp, geng, gress, inp, input);
+    let in_place = engine.in_place();
+    prefix_fill(gp, geng, gress, inp, input, in_place);
     phv.reset();
     effects.clear();
     out.clear();
@@ -402,6 +417,7 @@ fn run_pass<T: Tracer>(
         now: inp.now,
         pkt_len,
         input: input.as_slice(),
+        input_tail: if in_place { inp.packet } else { &[] },
         cursor: 0,
         in_parser: false,
         reg: None,
@@ -445,7 +461,7 @@ fn run_pass<T: Tracer>(
     // the prefix never puts it on the wire.
     let payload_start = (ctx.cursor.div_ceil(8) as usize)
         .max(gp.prefix.bytes as usize)
-        .min(ctx.input.len());
+        .min(ctx.input.len() + ctx.input_tail.len());
     // Control; `exit` and `return` both end it, and the deparser still runs.
     let control = engine.control(&mut ctx, gp, fg);
     match control {
@@ -464,7 +480,13 @@ fn run_pass<T: Tracer>(
     if result.drop.is_some() {
         return result;
     }
-    ctx.emit_out.extend_from_slice(&ctx.input[payload_start..]);
+    // The payload: what the parser left of the head, then of the packet (empty unless the
+    // packet was parsed in place).
+    let (head, tail) = (ctx.input, ctx.input_tail);
+    ctx.emit_out
+        .extend_from_slice(head.get(payload_start..).unwrap_or(&[]));
+    ctx.emit_out
+        .extend_from_slice(&tail[payload_start.saturating_sub(head.len()).min(tail.len())..]);
     if T::ENABLED {
         let bytes = ctx.emit_out.clone();
         ctx.tr.record(|| TraceEvent::Deparsed { gress, bytes });

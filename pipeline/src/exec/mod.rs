@@ -366,6 +366,9 @@ pub struct Ctx<'a, T: Tracer> {
     pub pkt_len: u32,
     /// Parser input (prefix + packet) and cursor in bits.
     pub input: &'a [u8],
+    /// The rest of the parser input after `input`: the packet when the parser reads it in
+    /// place (native code only; `input` then holds the prefix), else empty.
+    pub input_tail: &'a [u8],
     pub cursor: u64,
     pub in_parser: bool,
     /// Running RegisterAction, if any.

@@ -42,8 +42,12 @@ pub struct Env<'e, 'a> {
     /// PHV bytes (with the PHV's trailing padding) and header validity words.
     pub phv: *mut u8,
     pub valid: *mut u64,
-    /// Parser input (prefix + packet) and its length in bits.
+    /// Parser input: its head (`Ctx::input`: prefix + packet, or only the prefix when the
+    /// packet is parsed in place), the head's length in bytes, the tail (`Ctx::input_tail`:
+    /// the packet in place, or empty) and the whole input's length in bits.
     pub input: *const u8,
+    pub head_bytes: u64,
+    pub tail: *const u8,
     pub input_bits: u64,
     /// The parser cursor in bits (kept here while native code parses; copied into the
     /// context around every shim call so fallbacks see it).
@@ -75,7 +79,9 @@ impl<'e, 'a> Env<'e, 'a> {
             phv,
             valid,
             input: ctx.input.as_ptr(),
-            input_bits: ctx.input.len() as u64 * 8,
+            head_bytes: ctx.input.len() as u64,
+            tail: ctx.input_tail.as_ptr(),
+            input_bits: (ctx.input.len() + ctx.input_tail.len()) as u64 * 8,
             cursor: ctx.cursor,
             written: u64::from(ctx.written),
             nargs: 0,
@@ -266,6 +272,29 @@ pub unsafe extern "C" fn shim_count(
     let index = (has_index != 0).then_some(Value::from(lo) | (Value::from(hi) << 64));
     let r = ctx.count(counter as usize, index).map(|()| Flow::Next);
     env.status(r)
+}
+
+/// `extract` of a header whose bytes start in the input's head and end in its tail (the packet
+/// parsed in place): `len` bytes from the byte-aligned cursor (in bounds, checked by the
+/// caller) into PHV bytes `[offset, offset + len)`.
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn shim_extract_split(env: *mut Env, header: u32, offset: u32, len: u32) {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    let (head, tail) = (ctx.input, ctx.input_tail);
+    let start = (env.cursor / 8) as usize;
+    let dst = ctx.phv.slice_mut(offset as usize, len as usize);
+    for (i, b) in dst.iter_mut().enumerate() {
+        let at = start + i;
+        *b = match head.get(at) {
+            Some(x) => *x,
+            None => tail.get(at - head.len()).copied().unwrap_or(0),
+        };
+    }
+    ctx.phv.set_valid(header as usize, true);
+    env.cursor += u64::from(len) * 8;
 }
 
 /// Appends PHV bytes `[offset, offset + len)` to the deparser's output.

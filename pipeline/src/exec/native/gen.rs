@@ -38,6 +38,8 @@ pub struct Sigs {
     pub action: SigRef,
     /// `(env, counter, has_index, lo, hi) -> status`.
     pub count: SigRef,
+    /// `(env, header, offset, len)`.
+    pub extract: SigRef,
 }
 
 /// Memory flags for PHV, input and environment accesses (in bounds by construction).

@@ -39,7 +39,7 @@ use thiserror::Error;
 
 use self::env::Env;
 use self::gen::{Gen, Layout, Sigs};
-use super::flat::{FBranches, FlatGress, FlatPipeline, Op};
+use super::flat::{CsPart, FBranches, FExpr, FParser, FTransition, FlatGress, FlatPipeline, Op};
 use crate::ir::{Gress, GressProgram, Pipeline};
 use crate::phv::Phv;
 
@@ -158,6 +158,7 @@ impl NativePipeline {
 /// Function ids of one gress, before finalization.
 struct GressIds {
     fallbacks: usize,
+    in_place: bool,
     parse: FuncId,
     control: FuncId,
     deparse: FuncId,
@@ -172,6 +173,7 @@ impl GressIds {
                 m.get_finalized_function(self.parse),
                 m.get_finalized_function(self.control),
                 m.get_finalized_function(self.deparse),
+                self.in_place,
             )
         }
     }
@@ -258,6 +260,7 @@ impl Compiler {
         };
         Ok(GressIds {
             fallbacks: count_fallbacks(fg, &used),
+            in_place: parser_in_place(&fg.parser),
             parse: entry("parser", Kind::Parser, &|gen| gen.parser(&fg.parser))?,
             control: entry("control", Kind::Block, &|gen| gen.block(&fg.control))?,
             deparse: entry("deparser", Kind::Block, &|gen| gen.block(&fg.deparser))?,
@@ -283,9 +286,10 @@ impl Compiler {
                 &[i64t, types::I32, types::I32, i64t, i64t],
                 Some(types::I32),
             ),
+            self.shim_sig(&[i64t, types::I32, types::I32, types::I32], None),
         ];
         let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fbc);
-        let [node, apply, emit, action, count] = sigs.map(|s| b.import_signature(s));
+        let [node, apply, emit, action, count, extract] = sigs.map(|s| b.import_signature(s));
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -314,6 +318,7 @@ impl Compiler {
                 emit,
                 action,
                 count,
+                extract,
             },
             actions: unit.actions,
             action_refs: HashMap::new(),
@@ -384,6 +389,62 @@ fn used_actions(fg: &FlatGress, table_actions: &[Vec<u32>]) -> Vec<u32> {
     (0..seen.len() as u32)
         .filter(|a| seen[*a as usize])
         .collect()
+}
+
+/// Whether the generated parser can read the packet where it lies: every input read is an
+/// extract or advance the generator made, at a byte-aligned cursor. A parser with anything
+/// the flat engine runs (lookahead, header stacks, residual checksums, calls) may read the
+/// parser input as one buffer, so its packet is copied after the prefix as for the flat engine.
+fn parser_in_place(p: &FParser) -> bool {
+    fn pure(e: &FExpr) -> bool {
+        match e {
+            FExpr::Tree(_) => false,
+            FExpr::Not { a, .. }
+            | FExpr::Neg { a, .. }
+            | FExpr::LNot(a)
+            | FExpr::Slice { a, .. }
+            | FExpr::Sext { a, .. }
+            | FExpr::Mask { a, .. } => pure(a),
+            FExpr::LAnd(a, b)
+            | FExpr::LOr(a, b)
+            | FExpr::Bin { a, b, .. }
+            | FExpr::Concat { hi: a, lo: b, .. } => pure(a) && pure(b),
+            FExpr::Ternary {
+                cond, then, els, ..
+            } => pure(cond) && pure(then) && pure(els),
+            FExpr::ChecksumUpdate(parts) => parts.iter().all(pure_part),
+            _ => true,
+        }
+    }
+    fn pure_part(c: &CsPart) -> bool {
+        match c {
+            CsPart::Run { .. } => true,
+            CsPart::Value { e, .. } => pure(e),
+            CsPart::Tree(_) => false,
+        }
+    }
+    fn ok(ops: &[Op]) -> bool {
+        ops.iter().all(|op| match op {
+            Op::SetConst { .. }
+            | Op::SetParam { .. }
+            | Op::SetValid { .. }
+            | Op::Extract { .. } => true,
+            Op::Set { e, .. } | Op::SetSlice { e, .. } => pure(e),
+            Op::If { cond, then, els } => pure(cond) && ok(then) && ok(els),
+            Op::AdvanceConst(bits) => bits % 8 == 0,
+            Op::Verify { cond, .. } => pure(cond),
+            Op::ChecksumAdd { parts, .. } => parts.iter().all(pure_part),
+            Op::Exit | Op::Return => true,
+            _ => false,
+        })
+    }
+    p.states.iter().all(|st| {
+        ok(&st.body)
+            && match &st.transition {
+                FTransition::Direct(_) => true,
+                FTransition::Select { keys, .. } => keys.iter().all(pure),
+            }
+    })
 }
 
 /// Calls `f` on every op of `ops`, nested blocks included.

@@ -388,14 +388,16 @@ impl Gen<'_, '_> {
     }
 
     /// `extract` into PHV bytes `[offset, offset + len)`: a byte-aligned cursor copies from
-    /// the input in place; an unaligned one runs the flat extract.
+    /// the input (the packet where it lies, when parsed in place); an unaligned one runs the
+    /// flat extract (never in place: see `parser_in_place`).
     fn extract(&mut self, op: &Op, header: u32, offset: u32, len: u32) {
         let cur_off = std::mem::offset_of!(Env, cursor);
         let cur = self.env_load(cur_off);
         let end = self.b.ins().iadd_imm(cur, i64::from(len) * 8);
         let limit = self.env_load(std::mem::offset_of!(Env, input_bits));
         let short = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
-        let (fits, aligned, unaligned, done) = (
+        let (fits, aligned, unaligned, copied, done) = (
+            self.b.create_block(),
             self.b.create_block(),
             self.b.create_block(),
             self.b.create_block(),
@@ -410,12 +412,55 @@ impl Gen<'_, '_> {
         self.shim_op(op);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(aligned);
-        let input = self.env_load(std::mem::offset_of!(Env, input));
+        // Whole in the head (the prefix, or everything when not in place), whole in the tail
+        // (the packet, in place), or across both.
         let byte = self.b.ins().ushr_imm(cur, 3);
+        let head = self.env_load(std::mem::offset_of!(Env, head_bytes));
+        let (in_head, in_tail, split) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let past = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, byte, head);
+        let check_head = self.b.create_block();
+        self.b.ins().brif(past, in_tail, &[], check_head, &[]);
+        self.b.switch_to_block(check_head);
+        let last = self.b.ins().iadd_imm(byte, i64::from(len));
+        let fits = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, last, head);
+        self.b.ins().brif(fits, in_head, &[], split, &[]);
+        self.b.switch_to_block(in_head);
+        let input = self.env_load(std::mem::offset_of!(Env, input));
         let src = self.b.ins().iadd(input, byte);
         self.copy_in(src, offset, len);
+        self.b.ins().jump(copied, &[]);
+        self.b.switch_to_block(in_tail);
+        let tail = self.env_load(std::mem::offset_of!(Env, tail));
+        let rel = self.b.ins().isub(byte, head);
+        let src = self.b.ins().iadd(tail, rel);
+        self.copy_in(src, offset, len);
+        self.b.ins().jump(copied, &[]);
+        self.b.switch_to_block(copied);
         self.env_store(cur_off, end);
         self.set_valid(header, true);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(split);
+        let args = [
+            self.env,
+            self.b.ins().iconst(types::I32, i64::from(header)),
+            self.b.ins().iconst(types::I32, i64::from(offset)),
+            self.b.ins().iconst(types::I32, i64::from(len)),
+        ];
+        let (sig, f) = (
+            self.sigs.extract,
+            env::shim_extract_split as *const () as usize,
+        );
+        self.call_shim(sig, f, &args);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
     }

@@ -17,6 +17,7 @@ pub struct NativeGress {
     parse: ParseFn,
     control: BlockFn,
     deparse: BlockFn,
+    in_place: bool,
 }
 
 impl std::fmt::Debug for NativeGress {
@@ -28,16 +29,28 @@ impl std::fmt::Debug for NativeGress {
 impl NativeGress {
     /// # Safety
     /// The pointers are finalized functions with the signatures of [`ParseFn`] (the first)
-    /// and [`BlockFn`], generated for the flat gress they will be run with.
-    pub(super) unsafe fn new(parse: *const u8, control: *const u8, deparse: *const u8) -> Self {
+    /// and [`BlockFn`], generated for the flat gress they will be run with; `in_place` only
+    /// when the parser reads nothing of its input but through generated extracts/advances.
+    pub(super) unsafe fn new(
+        parse: *const u8,
+        control: *const u8,
+        deparse: *const u8,
+        in_place: bool,
+    ) -> Self {
         // SAFETY: by the contract above, each pointer is a function of the transmuted type.
         unsafe {
             NativeGress {
                 parse: std::mem::transmute::<*const u8, ParseFn>(parse),
                 control: std::mem::transmute::<*const u8, BlockFn>(control),
                 deparse: std::mem::transmute::<*const u8, BlockFn>(deparse),
+                in_place,
             }
         }
+    }
+
+    /// Whether the parser reads the packet where it lies (`Ctx::input_tail`).
+    pub fn parses_in_place(&self) -> bool {
+        self.in_place
     }
 
     /// Runs the parser from its start state, as `Ctx::run_parser_flat` does.
