@@ -144,12 +144,30 @@ impl std::fmt::Debug for Switch {
 impl Switch {
     /// Build a switch running `prog` with `cfg`.
     pub fn new(prog: Arc<Program>, cfg: SwitchConfig) -> Result<Switch, SwitchError> {
+        Switch::assemble(prog, cfg, None)
+    }
+
+    /// A switch running `other`'s program with `cfg`, sharing `other`'s lowered and compiled
+    /// engines when `cfg` asks for the same engine (no second code generation: labs build
+    /// hundreds of switches of one program).
+    pub fn new_like(other: &Switch, cfg: SwitchConfig) -> Result<Switch, SwitchError> {
+        let engines = (cfg.engine == other.cfg.engine).then(|| other.engines.clone());
+        Switch::assemble(other.prog.clone(), cfg, engines)
+    }
+
+    /// Builds a switch; `engines`, when given, were built from `prog` itself.
+    fn assemble(
+        prog: Arc<Program>,
+        cfg: SwitchConfig,
+        engines: Option<Arc<[Engines]>>,
+    ) -> Result<Switch, SwitchError> {
         cfg.validate(&prog)?;
-        let engines: Arc<[Engines]> = prog
-            .pipelines
-            .iter()
-            .map(|pl| Engines::with_engine(pl, cfg.engine))
-            .collect();
+        let engines: Arc<[Engines]> = engines.unwrap_or_else(|| {
+            prog.pipelines
+                .iter()
+                .map(|pl| Engines::with_engine(pl, cfg.engine))
+                .collect()
+        });
         let mut pipes = Vec::with_capacity(cfg.pipes as usize);
         for p in 0..cfg.pipes as usize {
             let pipeline = prog.pipe_map.get(p).copied().unwrap_or(0);
