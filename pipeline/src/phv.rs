@@ -354,6 +354,12 @@ impl Phv {
     }
 
     #[cfg_attr(not(feature = "native"), allow(dead_code))]
+    /// Lengths of what [`Self::raw_parts`] points to: bytes, validity words.
+    pub(crate) fn raw_lens(&self) -> (usize, usize) {
+        (self.bytes.len(), self.valid.len())
+    }
+
+    #[cfg_attr(not(feature = "native"), allow(dead_code))]
     /// Bytes a PHV of a `bytes`-byte layout holds, padding included (what generated code may
     /// load from without a bounds check).
     pub(crate) fn padded_len(bytes: usize) -> usize {

@@ -299,8 +299,8 @@ trait PassEngine<T: Tracer> {
     fn control(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress) -> ExecResult;
     fn deparse(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress) -> ExecResult;
     /// The parser reads the packet where it lies (`Ctx::input_tail`) instead of a copy after
-    /// the prefix.
-    fn in_place(&self) -> bool {
+    /// the prefix, with `phv` as the pass's PHV.
+    fn in_place(&self, _phv: &Phv) -> bool {
         false
     }
 }
@@ -345,8 +345,8 @@ impl PassEngine<NoTrace> for &super::native::NativeGress {
     fn deparse(&self, ctx: &mut Ctx<'_, NoTrace>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
         super::native::NativeGress::deparse(self, ctx, fg)
     }
-    fn in_place(&self) -> bool {
-        self.parses_in_place()
+    fn in_place(&self, phv: &Phv) -> bool {
+        self.parses_in_place() && self.fits(phv)
     }
 }
 
@@ -375,7 +375,7 @@ fn run_pass<T: Tracer>(
         out,
         stats,
     } = work;
-    let in_place = engine.in_place();
+    let in_place = engine.in_place(phv);
     prefix_fill(gp, geng, gress, inp, input, in_place);
     phv.reset();
     effects.clear();

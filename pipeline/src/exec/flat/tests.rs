@@ -728,3 +728,40 @@ fn native_code_matches_tree_interpreter_on_random_programs() {
     differential(true, false, 0x5eed_1234_abcd_ef01, 150);
     differential(true, false, 0x7a11_ca75_0b0e_5eed, 150);
 }
+
+/// Native code never runs on a PHV smaller than the one it was generated for (a `GressWork` of
+/// another program): the pass runs on the flat engine instead, with the same results.
+#[cfg(feature = "native")]
+#[test]
+fn native_code_never_runs_on_a_phv_it_does_not_fit() {
+    let mut r = Rng(0x51a1_1f17_0000_0001);
+    let prog = Arc::new(program(&mut r));
+    let pl = &prog.pipelines[0];
+    let eng = Engines::with_engine(pl, EngineKind::Native);
+    assert_eq!(eng.engine(), EngineKind::Native);
+    let mut small = pl.ingress.clone();
+    small.phv.bytes = 2;
+    small.phv.headers.truncate(1);
+    let mut st = [
+        PipeState::new(&prog, 0, 7).expect("state"),
+        PipeState::new(&prog, 0, 7).expect("state"),
+    ];
+    let mut work = [GressWork::new(&small), GressWork::new(&small)];
+    for _ in 0..20 {
+        let pkt = packet(&mut r);
+        let inp = PassInput {
+            intrinsics: &[],
+            extra: &[],
+            packet: &pkt,
+            now: 5,
+        };
+        let [s0, s1] = &mut st;
+        let [w0, w1] = &mut work;
+        let ig = Gress::Ingress;
+        let a = run_gress(pl, &eng, &[], ig, s0, w0, &inp, &mut NoTrace);
+        let b = run_gress_flat(pl, &eng, &[], ig, s1, w1, &inp);
+        assert_eq!(a, b);
+        assert_eq!(w0.out, w1.out);
+        assert_eq!(w0.phv.bytes(), w1.phv.bytes());
+    }
+}

@@ -17,7 +17,7 @@ use super::env::{Env, FAULT, NEXT};
 use crate::ir::FieldRef;
 
 /// Facts about the gress every generated function uses.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
     /// PHV bytes of the layout, and with padding (loads below that need no check).
     pub phv_len: u32,

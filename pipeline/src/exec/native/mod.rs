@@ -159,6 +159,7 @@ impl NativePipeline {
 struct GressIds {
     fallbacks: usize,
     in_place: bool,
+    layout: Layout,
     parse: FuncId,
     control: FuncId,
     deparse: FuncId,
@@ -167,13 +168,14 @@ struct GressIds {
 impl GressIds {
     fn finish(&self, m: &JITModule) -> NativeGress {
         // SAFETY: each id was defined with the signature its entry point has (`define` builds
-        // parser functions as `(env) -> i64` and blocks as `(env) -> i32`).
+        // parser functions as `(env) -> i64` and blocks as `(env) -> i32`), against `layout`.
         unsafe {
             NativeGress::new(
                 m.get_finalized_function(self.parse),
                 m.get_finalized_function(self.control),
                 m.get_finalized_function(self.deparse),
                 self.in_place,
+                self.layout,
             )
         }
     }
@@ -261,6 +263,7 @@ impl Compiler {
         Ok(GressIds {
             fallbacks: count_fallbacks(fg, &used),
             in_place: parser_in_place(&fg.parser),
+            layout,
             parse: entry("parser", Kind::Parser, &|gen| gen.parser(&fg.parser))?,
             control: entry("control", Kind::Block, &|gen| gen.block(&fg.control))?,
             deparse: entry("deparser", Kind::Block, &|gen| gen.block(&fg.deparser))?,

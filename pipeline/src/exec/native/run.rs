@@ -2,10 +2,12 @@
 //! calls the code, and turns its answer back into the flat engine's results.
 
 use super::env::{Env, EXIT, FAULT, NEXT, RETURN};
+use super::gen::Layout;
 use super::parser::{fault_of_kind, END_ACCEPT, END_ERROR, END_FAULT, END_REJECT};
-use crate::exec::flat::FlatGress;
+use crate::exec::flat::{FlatGress, Op};
 use crate::exec::parser::ParseEnd;
 use crate::exec::{Ctx, ExecResult, Fault, Flow, ParserFault};
+use crate::phv::Phv;
 use crate::trace::NoTrace;
 
 type ParseFn = unsafe extern "C" fn(*mut Env) -> u64;
@@ -18,6 +20,9 @@ pub struct NativeGress {
     control: BlockFn,
     deparse: BlockFn,
     in_place: bool,
+    /// The PHV layout the code was generated for: a PHV smaller than it (a `GressWork` of
+    /// another program) runs the flat engine instead, never the code.
+    layout: Layout,
 }
 
 impl std::fmt::Debug for NativeGress {
@@ -30,12 +35,14 @@ impl NativeGress {
     /// # Safety
     /// The pointers are finalized functions with the signatures of [`ParseFn`] (the first)
     /// and [`BlockFn`], generated for the flat gress they will be run with; `in_place` only
-    /// when the parser reads nothing of its input but through generated extracts/advances.
+    /// when the parser reads nothing of its input but through generated extracts/advances;
+    /// `layout` the one the code was generated against.
     pub(super) unsafe fn new(
         parse: *const u8,
         control: *const u8,
         deparse: *const u8,
         in_place: bool,
+        layout: Layout,
     ) -> Self {
         // SAFETY: by the contract above, each pointer is a function of the transmuted type.
         unsafe {
@@ -44,6 +51,7 @@ impl NativeGress {
                 control: std::mem::transmute::<*const u8, BlockFn>(control),
                 deparse: std::mem::transmute::<*const u8, BlockFn>(deparse),
                 in_place,
+                layout,
             }
         }
     }
@@ -53,8 +61,17 @@ impl NativeGress {
         self.in_place
     }
 
+    /// Whether the code may run on `phv` (every byte and validity word it addresses is there).
+    pub fn fits(&self, phv: &Phv) -> bool {
+        let (bytes, words) = phv.raw_lens();
+        bytes >= self.layout.phv_padded as usize && words * 64 >= self.layout.headers as usize
+    }
+
     /// Runs the parser from its start state, as `Ctx::run_parser_flat` does.
     pub fn parse(&self, ctx: &mut Ctx<'_, NoTrace>, fg: &FlatGress) -> ParseEnd {
+        if !self.fits(ctx.phv) {
+            return ctx.run_parser_flat(fg, &fg.parser);
+        }
         ctx.in_parser = true;
         ctx.cursor = 0;
         let ncsum = ctx.pl.checksums.len();
@@ -84,15 +101,26 @@ impl NativeGress {
 
     /// Runs the control.
     pub fn control(&self, ctx: &mut Ctx<'_, NoTrace>, fg: &FlatGress) -> ExecResult {
-        self.block(self.control, ctx, fg)
+        self.block(self.control, &fg.control, ctx, fg)
     }
 
     /// Runs the deparser.
     pub fn deparse(&self, ctx: &mut Ctx<'_, NoTrace>, fg: &FlatGress) -> ExecResult {
-        self.block(self.deparse, ctx, fg)
+        self.block(self.deparse, &fg.deparser, ctx, fg)
     }
 
-    fn block(&self, f: BlockFn, ctx: &mut Ctx<'_, NoTrace>, fg: &FlatGress) -> ExecResult {
+    /// Runs `f`, the code generated for `ops` (which the flat engine runs instead on a PHV the
+    /// code does not fit).
+    fn block(
+        &self,
+        f: BlockFn,
+        ops: &[Op],
+        ctx: &mut Ctx<'_, NoTrace>,
+        fg: &FlatGress,
+    ) -> ExecResult {
+        if !self.fits(ctx.phv) {
+            return ctx.fexec_block(fg, ops, &[]);
+        }
         let mut env = Env::new(ctx, fg);
         // SAFETY: as in `parse`.
         let r = unsafe { f(&mut env) };
