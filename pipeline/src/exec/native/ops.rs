@@ -396,8 +396,7 @@ impl Gen<'_, '_> {
         let end = self.b.ins().iadd_imm(cur, i64::from(len) * 8);
         let limit = self.env_load(std::mem::offset_of!(Env, input_bits));
         let short = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
-        let (fits, aligned, unaligned, copied, done) = (
-            self.b.create_block(),
+        let (fits, aligned, unaligned, done) = (
             self.b.create_block(),
             self.b.create_block(),
             self.b.create_block(),
@@ -412,8 +411,17 @@ impl Gen<'_, '_> {
         self.shim_op(op);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(aligned);
-        // Whole in the head (the prefix, or everything when not in place), whole in the tail
-        // (the packet, in place), or across both.
+        self.extract_aligned(header, offset, len, cur, end);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+    }
+
+    /// The byte-aligned extract: from the head (the prefix, or everything when not in place),
+    /// from the tail (the packet, in place), or across both; then the cursor moves to `end`
+    /// and the header is valid.
+    fn extract_aligned(&mut self, header: u32, offset: u32, len: u32, cur: Value, end: Value) {
+        let cur_off = std::mem::offset_of!(Env, cursor);
+        let (copied, done) = (self.b.create_block(), self.b.create_block());
         let byte = self.b.ins().ushr_imm(cur, 3);
         let head = self.env_load(std::mem::offset_of!(Env, head_bytes));
         let (in_head, in_tail, split) = (
