@@ -56,6 +56,9 @@ pub struct Env<'e, 'a> {
     pub written: u64,
     /// Number of valid values in `args`.
     pub nargs: u64,
+    /// The parser checksum accumulators (`Scratch::csum`) and how many there are.
+    pub csum: *mut u32,
+    pub csum_len: u64,
     /// `Ctx::entry` before the running table apply (restored after its action).
     pub saved_entry: Option<EntryHandle>,
     pub ctx: *mut Ctx<'a, NoTrace>,
@@ -85,6 +88,8 @@ impl<'e, 'a> Env<'e, 'a> {
             cursor: ctx.cursor,
             written: u64::from(ctx.written),
             nargs: 0,
+            csum: ctx.scratch.csum.as_mut_ptr(),
+            csum_len: ctx.scratch.csum.len() as u64,
             saved_entry: None,
             ctx,
             fg,

@@ -162,6 +162,12 @@ impl Gen<'_, '_> {
                 els,
                 mask,
             } => self.ternary(cond, then, els, *mask),
+            FExpr::ChecksumVerify(c) => {
+                let acc = self.csum_load(*c);
+                let bad = self.b.ins().icmp_imm(IntCC::NotEqual, acc, 0xffff);
+                self.bool64(bad)
+            }
+            FExpr::ChecksumGet(c) => self.csum_load(*c),
             _ => self.shim_expr(e),
         };
         self.fit(v, wide(e))

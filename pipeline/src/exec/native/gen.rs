@@ -252,6 +252,38 @@ impl Gen<'_, '_> {
         self.b.ins().store(mem(), new, self.valid, off);
     }
 
+    /// Parser checksum accumulator `c` as an `i64` (0 when there is no such accumulator, as
+    /// `Scratch::csum.get(c)` reads).
+    pub fn csum_load(&mut self, c: u32) -> Value {
+        let (yes, done) = (self.b.create_block(), self.b.create_block());
+        let r = self.b.append_block_param(done, types::I64);
+        let len = self.env_load(std::mem::offset_of!(Env, csum_len));
+        let inside = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedGreaterThan, len, i64::from(c));
+        let zero = self.iconst(0);
+        self.b.ins().brif(inside, yes, &[], done, &[zero.into()]);
+        self.b.switch_to_block(yes);
+        let base = self.env_load(std::mem::offset_of!(Env, csum));
+        let v = self.b.ins().load(types::I32, mem(), base, (c * 4) as i32);
+        let v = self.b.ins().uextend(types::I64, v);
+        self.b.ins().jump(done, &[v.into()]);
+        self.b.switch_to_block(done);
+        r
+    }
+
+    /// Folds a ones'-complement sum below 2^32 to 16 bits.
+    pub fn fold16(&mut self, t: Value) -> Value {
+        let mut t = t;
+        for _ in 0..2 {
+            let lo = self.b.ins().band_imm(t, 0xffff);
+            let hi = self.b.ins().ushr_imm(t, 16);
+            t = self.b.ins().iadd(lo, hi);
+        }
+        t
+    }
+
     /// Loads a `u64` field of the environment.
     pub fn env_load(&mut self, off: usize) -> Value {
         self.b.ins().load(types::I64, mem(), self.env, off as i32)

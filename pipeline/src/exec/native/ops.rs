@@ -9,7 +9,7 @@ use cranelift_frontend::Switch;
 
 use super::env::{self, Env, APPLY_FAULT, APPLY_HIT, APPLY_RAN, MAX_ARGS, MAX_KEYS, RETURN};
 use super::gen::{mem, Gen};
-use crate::exec::flat::{FApply, FBranches, FExpr, Op};
+use crate::exec::flat::{CsPart, FApply, FBranches, FExpr, Op};
 use crate::exec::Ctx;
 use crate::table::EntryHandle;
 use crate::trace::NoTrace;
@@ -118,10 +118,71 @@ impl Gen<'_, '_> {
                 self.advance(*bits)
             }
             Op::Verify { cond, error } if self.state_var.is_some() => self.verify(cond, *error),
+            Op::ChecksumAdd {
+                checksum,
+                parts,
+                subtract,
+            } if self.csum_runs_ok(parts) => self.checksum_add(*checksum, parts, *subtract),
             Op::Count { counter, index } => self.count(*counter, Some(index)),
             Op::CountDirect { counter } => self.count(*counter, None),
             _ => self.shim_op(op),
         }
+    }
+
+    /// Whether a parser checksum input is runs of whole 16-bit words inside the PHV (what
+    /// [`Self::checksum_add`] generates: with nothing pending between them, the sum is that
+    /// of all their words; other inputs run the flat engine).
+    fn csum_runs_ok(&self, parts: &[CsPart]) -> bool {
+        !parts.is_empty()
+            && parts.iter().all(|p| match p {
+                CsPart::Run { start, width } => {
+                    start % 8 == 0
+                        && width % 16 == 0
+                        && start / 8 + width / 8 <= self.layout.phv_len
+                }
+                _ => false,
+            })
+    }
+
+    /// `checksum.add` / `subtract` of PHV runs (see [`Self::csum_runs_ok`]): the big-endian
+    /// 16-bit words summed and folded, complemented for a subtract, then added into the
+    /// accumulator (when it exists).
+    fn checksum_add(&mut self, c: u32, parts: &[CsPart], subtract: bool) {
+        let mut total = self.iconst(0);
+        for p in parts {
+            let CsPart::Run { start, width } = *p else {
+                continue;
+            };
+            for k in (0..width / 8).step_by(2) {
+                let at = (start / 8 + k) as i32;
+                let w = self.b.ins().load(types::I16, mem(), self.phv, at);
+                let w = self.b.ins().bswap(w);
+                let w = self.b.ins().uextend(types::I64, w);
+                total = self.b.ins().iadd(total, w);
+            }
+        }
+        let mut sum = self.fold16(total);
+        if subtract {
+            let n = self.b.ins().bnot(sum);
+            sum = self.b.ins().band_imm(n, 0xffff);
+        }
+        let (yes, done) = (self.b.create_block(), self.b.create_block());
+        let len_v = self.env_load(std::mem::offset_of!(Env, csum_len));
+        let inside = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedGreaterThan, len_v, i64::from(c));
+        self.b.ins().brif(inside, yes, &[], done, &[]);
+        self.b.switch_to_block(yes);
+        let base = self.env_load(std::mem::offset_of!(Env, csum));
+        let acc = self.b.ins().load(types::I32, mem(), base, (c * 4) as i32);
+        let acc = self.b.ins().uextend(types::I64, acc);
+        let s = self.b.ins().iadd(acc, sum);
+        let s = self.fold16(s);
+        let s = self.b.ins().ireduce(types::I32, s);
+        self.b.ins().store(mem(), s, base, (c * 4) as i32);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
     }
 
     /// A counter update: the index generated, the count through [`env::shim_count`].
