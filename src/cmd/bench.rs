@@ -220,7 +220,7 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                     "wire": vs_flat(wire),
                 },
                 "native_codegen_ms": gen_ms.map(|(l, w)| serde_json::json!({ "l2l3": l, "wire": w })),
-                "native_fallback_ops": { "l2l3": fallbacks.0, "wire": fallbacks.1 },
+                "native_fallback_nodes": { "l2l3": fallbacks.0, "wire": fallbacks.1 },
             });
             println!("{v:#}");
         }
@@ -255,7 +255,7 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
             if let (Some((l, w)), (Some(fl), Some(fw))) = (gen_ms, fallbacks) {
                 println!(
                     "native code generation (with lowering): l2l3.p4 {l:.1} ms, wire.p4 {w:.1} ms; \
-                     ops left to the flat engine: l2l3.p4 {fl}, wire.p4 {fw}"
+                     nodes left to the flat engine: l2l3.p4 {fl}, wire.p4 {fw}"
                 );
             }
             println!(

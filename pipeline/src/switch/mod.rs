@@ -248,7 +248,7 @@ impl Switch {
             .unwrap_or(self.cfg.engine)
     }
 
-    /// Ops of the program the native code leaves to the flat engine (`None` when no pipeline
+    /// Ops and expression nodes of the program the native code leaves to the flat engine (`None` when no pipeline
     /// runs native code): a static measure of the generator's coverage.
     pub fn native_fallbacks(&self) -> Option<usize> {
         #[cfg(feature = "native")]

@@ -83,7 +83,7 @@ unsafe impl Sync for Code {}
 pub struct NativePipeline {
     pub ingress: NativeGress,
     pub egress: NativeGress,
-    /// Ops and expressions left to the flat engine (static count over both gresses).
+    /// Ops and expression nodes left to the flat engine (static count over both gresses).
     pub fallbacks: usize,
     _code: Code,
 }
@@ -450,6 +450,40 @@ fn parser_in_place(p: &FParser) -> bool {
     })
 }
 
+/// The expressions an op evaluates itself (not those of nested blocks).
+fn op_exprs(op: &Op) -> Box<dyn Iterator<Item = &FExpr> + '_> {
+    match op {
+        Op::Set { e, .. } | Op::SetSlice { e, .. } => Box::new(std::iter::once(e)),
+        Op::If { cond, .. } | Op::Verify { cond, .. } => Box::new(std::iter::once(cond)),
+        Op::Count { index, .. } => Box::new(std::iter::once(index)),
+        Op::Apply(a) => Box::new(a.keys.iter()),
+        Op::Call { args, .. } => Box::new(args.iter()),
+        _ => Box::new(std::iter::empty()),
+    }
+}
+
+/// Expression nodes in `e` the flat engine evaluates (tree expressions: register values,
+/// hashes, lookahead, ...; deparser checksum updates).
+fn expr_fallbacks(e: &FExpr) -> usize {
+    match e {
+        FExpr::Tree(_) | FExpr::ChecksumUpdate(_) => 1,
+        FExpr::Not { a, .. }
+        | FExpr::Neg { a, .. }
+        | FExpr::LNot(a)
+        | FExpr::Slice { a, .. }
+        | FExpr::Sext { a, .. }
+        | FExpr::Mask { a, .. } => expr_fallbacks(a),
+        FExpr::LAnd(a, b)
+        | FExpr::LOr(a, b)
+        | FExpr::Bin { a, b, .. }
+        | FExpr::Concat { hi: a, lo: b, .. } => expr_fallbacks(a) + expr_fallbacks(b),
+        FExpr::Ternary {
+            cond, then, els, ..
+        } => expr_fallbacks(cond) + expr_fallbacks(then) + expr_fallbacks(els),
+        _ => 0,
+    }
+}
+
 /// Calls `f` on every op of `ops`, nested blocks included.
 fn walk(ops: &[Op], f: &mut impl FnMut(&Op)) {
     for op in ops {
@@ -479,8 +513,9 @@ fn walk(ops: &[Op], f: &mut impl FnMut(&Op)) {
 
 /// Ops the generator leaves to the flat engine in a gress and the `actions` it runs (tree ops:
 /// registers, hashes, meters, digests, mirror and resubmit, header stacks; parser checksums of
-/// anything but runs of whole 16-bit words): a static measure of coverage. Counters (a shim
-/// of their own, index generated) are not counted.
+/// anything but runs of whole 16-bit words) plus the expression nodes it leaves (tree
+/// expressions, deparser checksum updates): a static measure of coverage. Counters (a shim of
+/// their own, index generated) are not counted.
 fn count_fallbacks(fg: &FlatGress, actions: &[u32]) -> usize {
     let mut n = 0;
     let mut count = |op: &Op| {
@@ -497,14 +532,19 @@ fn count_fallbacks(fg: &FlatGress, actions: &[u32]) -> usize {
         } {
             n += 1;
         }
+        n += op_exprs(op).map(expr_fallbacks).sum::<usize>();
     };
     walk(&fg.control, &mut count);
     walk(&fg.deparser, &mut count);
+    let mut select_keys = 0;
     for st in fg.parser.states.iter() {
         walk(&st.body, &mut count);
+        if let FTransition::Select { keys, .. } = &st.transition {
+            select_keys += keys.iter().map(expr_fallbacks).sum::<usize>();
+        }
     }
     for a in actions {
         walk(&fg.actions[*a as usize], &mut count);
     }
-    n
+    n + select_keys
 }
