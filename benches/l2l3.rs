@@ -37,8 +37,8 @@ fn run_batch<'a>(
 }
 
 fn bench(c: &mut Criterion) {
-    let wire = workload::wire(8192).expect("wire.p4 workload");
-    let l2l3 = workload::l2l3(1000, 10_000, 8192).expect("l2l3.p4 workload");
+    let wire = workload::wire(8192, Default::default()).expect("wire.p4 workload");
+    let l2l3 = workload::l2l3(1000, 10_000, 8192, Default::default()).expect("l2l3.p4 workload");
     let mut g = c.benchmark_group("pipeline-64B");
     g.throughput(Throughput::Elements(BATCH as u64));
     g.measurement_time(Duration::from_secs(3));

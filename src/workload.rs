@@ -10,6 +10,7 @@ use anyhow::{anyhow, Context};
 use etherparse::PacketBuilder;
 use p4::compile::{compile_str, CompileOptions};
 use pipeline::api::PipeSel;
+use pipeline::exec::EngineKind;
 use pipeline::ir::{KeyMatch, Program, Target};
 use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig};
 
@@ -61,9 +62,17 @@ fn frame64(src: [u8; 6], dst: [u8; 6], sip: [u8; 4], dip: [u8; 4]) -> Vec<u8> {
 
 /// l2l3.p4 with `macs` MAC entries, `routes` /24 routes over 64 next hops, a 16-rule ACL and the
 /// flood group; `n_frames` frames, half switched to a known MAC, half routed to a known route.
-pub fn l2l3(macs: usize, routes: usize, n_frames: usize) -> anyhow::Result<Workload> {
+/// Untraced passes run on `engine`.
+pub fn l2l3(
+    macs: usize,
+    routes: usize,
+    n_frames: usize,
+    engine: EngineKind,
+) -> anyhow::Result<Workload> {
     let program = compile("l2l3.p4", L2L3_P4)?;
-    let mut sw = Switch::new(program, SwitchConfig::default()).context("switch")?;
+    let cfg = SwitchConfig::default().with_engine(engine);
+    let mut sw = Switch::new(program, cfg).context("switch")?;
+    check_engine(&sw, engine)?;
     let all = PipeSel::All;
     for i in 0..macs {
         sw.table_add(
@@ -188,10 +197,25 @@ pub fn l2l3(macs: usize, routes: usize, n_frames: usize) -> anyhow::Result<Workl
     })
 }
 
-/// wire.p4 forwarding port p to port p ^ 1, egress bypassed: the baseline.
-pub fn wire(n_frames: usize) -> anyhow::Result<Workload> {
+/// A switch asked to run `engine` runs it (native code that failed to generate is an error
+/// here, not a quiet fallback that would mislabel a measurement).
+fn check_engine(sw: &Switch, engine: EngineKind) -> anyhow::Result<()> {
+    if sw.engine() != engine {
+        return Err(anyhow!(
+            "{engine} engine unavailable: {}",
+            sw.engine_error().unwrap_or("unknown reason")
+        ));
+    }
+    Ok(())
+}
+
+/// wire.p4 forwarding port p to port p ^ 1, egress bypassed: the baseline. Untraced passes
+/// run on `engine`.
+pub fn wire(n_frames: usize, engine: EngineKind) -> anyhow::Result<Workload> {
     let program = compile("wire.p4", WIRE_P4)?;
-    let mut sw = Switch::new(program, SwitchConfig::default()).context("switch")?;
+    let cfg = SwitchConfig::default().with_engine(engine);
+    let mut sw = Switch::new(program, cfg).context("switch")?;
+    check_engine(&sw, engine)?;
     for p in 0..4u128 {
         sw.table_add(
             PipeSel::All,
@@ -228,12 +252,20 @@ pub struct Measurement {
     /// CPU time this thread spent in the run: the per-core figure, robust against other
     /// processes taking turns on the same core.
     pub cpu: Duration,
+    /// Time-stamp-counter ticks over the run (0 where the CPU has no readable TSC).
+    pub tsc: u64,
 }
 
 impl Measurement {
     /// Millions of packets per second of this thread's CPU time (per core).
     pub fn mpps(&self) -> f64 {
         self.packets as f64 / self.cpu.as_secs_f64().max(1e-9) / 1e6
+    }
+
+    /// Time-stamp-counter ticks per packet (wall clock at the TSC's fixed rate, so other
+    /// processes' turns on the core count too; `None` without a TSC).
+    pub fn tsc_per_packet(&self) -> Option<f64> {
+        (self.tsc > 0).then(|| self.tsc as f64 / self.packets.max(1) as f64)
     }
 
     /// Millions of packets per second of wall-clock time.
@@ -257,6 +289,19 @@ pub fn thread_cpu_time() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
+/// The time-stamp counter (0 where there is none to read).
+pub fn tsc() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: RDTSC has no preconditions on x86-64; it only reads a counter.
+        unsafe { std::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
+    }
+}
+
 /// Feeds the workload's frames in batches of `batch` on this thread for about `duration`.
 /// Output buffers are handed back to the switch, as a port loop would after sending them.
 pub fn measure(w: &mut Workload, batch: usize, duration: Duration) -> Measurement {
@@ -268,6 +313,7 @@ pub fn measure(w: &mut Workload, batch: usize, duration: Duration) -> Measuremen
     let mut ts = 0u64;
     let start = Instant::now();
     let cpu_start = thread_cpu_time();
+    let tsc_start = tsc();
     let mut i = 0usize;
     loop {
         for _ in 0..64 {
@@ -299,5 +345,6 @@ pub fn measure(w: &mut Workload, batch: usize, duration: Duration) -> Measuremen
         out_frames,
         elapsed: start.elapsed(),
         cpu: thread_cpu_time().saturating_sub(cpu_start),
+        tsc: tsc().wrapping_sub(tsc_start),
     }
 }

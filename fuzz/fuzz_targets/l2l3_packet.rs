@@ -1,28 +1,37 @@
 //! Fuzz target: arbitrary bytes as a frame arriving on a port of a switch running l2l3.p4 with
 //! the workload's tables must never panic the pipeline; bad frames only ever become counted
-//! drops or ordinary output.
+//! drops or ordinary output. The same frame goes through the native engine and the flat one,
+//! which must send the same frames.
 #![no_main]
 
 use std::sync::{Mutex, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
+use pipeline::exec::EngineKind;
 use pipeline::switch::InFrame;
+use pisa::workload::{l2l3, Workload};
 
-static SWITCH: OnceLock<Mutex<pisa::workload::Workload>> = OnceLock::new();
+static SWITCHES: OnceLock<Mutex<[Workload; 2]>> = OnceLock::new();
 
 fuzz_target!(|data: &[u8]| {
-    let w = SWITCH.get_or_init(|| {
-        Mutex::new(pisa::workload::l2l3(64, 256, 1).expect("l2l3.p4 compiles"))
+    let w = SWITCHES.get_or_init(|| {
+        let build = |e| l2l3(64, 256, 1, e).expect("l2l3.p4 compiles");
+        Mutex::new([build(EngineKind::default()), build(EngineKind::Flat)])
     });
     let Ok(mut w) = w.lock() else { return };
     let (port, frame) = match data.split_first() {
         Some((p, rest)) => ((*p % 4) as u16, rest),
         None => (0, data),
     };
-    let mut out = Vec::new();
-    w.switch.process_batch(&[InFrame { port, bytes: frame, ts: 0 }], &mut out);
-    for f in out {
-        w.switch.recycle(f.bytes);
+    let mut outs = [Vec::new(), Vec::new()];
+    for (w, out) in w.iter_mut().zip(outs.iter_mut()) {
+        w.switch.process_batch(&[InFrame { port, bytes: frame, ts: 0 }], out);
+        let _ = w.switch.drain_drops();
     }
-    let _ = w.switch.drain_drops();
+    assert_eq!(outs[0], outs[1], "native and flat engines differ");
+    for (w, out) in w.iter_mut().zip(outs) {
+        for f in out {
+            w.switch.recycle(f.bytes);
+        }
+    }
 });

@@ -60,7 +60,15 @@ pub fn switches(topo: &Topology) -> Result<Vec<Switch>, BuildError> {
             drop_log: 0,
             ..SwitchConfig::default()
         };
-        let mut sw = Switch::new(prog, cfg).map_err(|e| err(format!("cannot build: {e}")))?;
+        // Switches of one program share its engines (its native code is generated once).
+        let sw = match out
+            .iter()
+            .find(|o: &&Switch| Arc::ptr_eq(o.program(), &prog))
+        {
+            Some(like) => Switch::new_like(like, cfg),
+            None => Switch::new(prog, cfg),
+        };
+        let mut sw = sw.map_err(|e| err(format!("cannot build: {e}")))?;
         match &s.tables {
             TablesSource::None => {}
             TablesSource::Generated => {

@@ -1,7 +1,7 @@
 //! Packets per second through the whole switch (ingress parser → MAU → deparser → TM → egress)
 //! on the hand-built L2/L3 program of `tests/common`: 64 B frames in batches of 256, a forward
-//! table of 1000 MACs and an LPM table of 1000 routes. Prints Mpps per core next to criterion's
-//! own report.
+//! table of 1000 MACs and an LPM table of 1000 routes, on the flat engine and on the native
+//! engine. Prints Mpps per core of each and their ratio next to criterion's own report.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -12,14 +12,16 @@ use std::time::Instant;
 use common::*;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use pipeline::api::PipeSel;
+use pipeline::exec::EngineKind;
 use pipeline::ir::{KeyMatch, Value};
 use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig};
 
 const BATCH: usize = 256;
 
-fn build() -> (Switch, Vec<Vec<u8>>) {
+fn build(engine: EngineKind) -> (Switch, Vec<Vec<u8>>) {
     let (prog, _) = l2_program(Options::default());
-    let mut sw = Switch::new(prog, SwitchConfig::new(1)).expect("switch");
+    let mut sw = Switch::new(prog, SwitchConfig::new(1).with_engine(engine)).expect("switch");
+    assert_eq!(sw.engine(), engine, "{:?}", sw.engine_error());
     for i in 0..1000u64 {
         sw.table_add(
             PipeSel::All,
@@ -95,50 +97,66 @@ fn run_batch(sw: &mut Switch, ins: &[InFrame<'_>], out: &mut Vec<OutFrame>) {
     }
 }
 
-fn bench(c: &mut Criterion) {
-    let (mut sw, frames) = build();
-    let ins: Vec<InFrame<'_>> = frames
-        .iter()
-        .enumerate()
-        .map(|(i, b)| InFrame {
-            port: (i % 16) as u16,
-            bytes: b,
-            ts: 0,
-        })
-        .collect();
-    let mut out = Vec::with_capacity(BATCH * 2);
-
-    // A plain timing loop for the Mpps-per-core line.
-    for _ in 0..200 {
-        run_batch(&mut sw, &ins, &mut out);
-    }
-    let rounds: usize = std::env::var("PISA_BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(4000);
+/// Mpps per core of CPU time, ns per packet and wall-clock Mpps of `rounds` batches.
+fn timed(sw: &mut Switch, ins: &[InFrame<'_>], out: &mut Vec<OutFrame>, rounds: usize) -> [f64; 3] {
     let t = Instant::now();
     let cpu0 = thread_cpu_ns();
     for _ in 0..rounds {
-        run_batch(&mut sw, black_box(&ins), &mut out);
+        run_batch(sw, black_box(ins), out);
     }
     let cpu = (thread_cpu_ns() - cpu0) as f64 / 1e9;
     let secs = t.elapsed().as_secs_f64();
     let pkts = (rounds * BATCH) as f64;
-    println!(
-        "pipeline/l2l3_64B: {:.2} Mpps per core of CPU time ({:.0} ns/packet), {:.2} Mpps wall clock, {} packets",
-        pkts / cpu / 1e6,
-        cpu * 1e9 / pkts,
-        pkts / secs / 1e6,
-        pkts
-    );
-
-    let mut g = c.benchmark_group("pipeline");
-    g.throughput(Throughput::Elements(BATCH as u64));
-    g.bench_function("l2l3_64B_batch256", |b| {
-        b.iter(|| run_batch(&mut sw, black_box(&ins), &mut out))
-    });
-    g.finish();
+    [pkts / cpu / 1e6, cpu * 1e9 / pkts, pkts / secs / 1e6]
 }
 
+fn bench(c: &mut Criterion) {
+    let engines = [EngineKind::Flat, EngineKind::Native];
+    let mut switches: Vec<(EngineKind, Switch, Vec<Vec<u8>>)> = engines
+        .iter()
+        .map(|e| {
+            let (sw, frames) = build(*e);
+            (*e, sw, frames)
+        })
+        .collect();
+    let rounds: usize = std::env::var("PISA_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4000);
+    let mut g = c.benchmark_group("pipeline");
+    g.throughput(Throughput::Elements(BATCH as u64));
+    let mut mpps = Vec::new();
+    for (engine, sw, frames) in switches.iter_mut() {
+        let ins: Vec<InFrame<'_>> = frames
+            .iter()
+            .enumerate()
+            .map(|(i, b)| InFrame {
+                port: (i % 16) as u16,
+                bytes: b,
+                ts: 0,
+            })
+            .collect();
+        let mut out = Vec::with_capacity(BATCH * 2);
+        // A plain timing loop for the Mpps-per-core line.
+        for _ in 0..200 {
+            run_batch(sw, &ins, &mut out);
+        }
+        let [m, ns, wall] = timed(sw, &ins, &mut out, rounds);
+        println!(
+            "pipeline/l2l3_64B ({engine}): {m:.2} Mpps per core of CPU time ({ns:.0} ns/packet), \
+             {wall:.2} Mpps wall clock, {} packets",
+            rounds * BATCH
+        );
+        mpps.push(m);
+        g.bench_function(format!("l2l3_64B_batch256_{engine}"), |b| {
+            b.iter(|| run_batch(sw, black_box(&ins), &mut out))
+        });
+    }
+    g.finish();
+    println!(
+        "pipeline/l2l3_64B: native / flat = {:.2}",
+        mpps[1] / mpps[0]
+    );
+}
 criterion_group!(benches, bench);
 criterion_main!(benches);

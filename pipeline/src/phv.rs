@@ -346,6 +346,26 @@ impl Phv {
         }
     }
 
+    #[cfg_attr(not(feature = "native"), allow(dead_code))]
+    /// Raw pointers to the field bytes (padding included) and the validity words, for code
+    /// generated at load time ([`crate::exec::native`]); valid until the PHV is dropped.
+    pub(crate) fn raw_parts(&mut self) -> (*mut u8, *mut u64) {
+        (self.bytes.as_mut_ptr(), self.valid.as_mut_ptr())
+    }
+
+    #[cfg_attr(not(feature = "native"), allow(dead_code))]
+    /// Lengths of what [`Self::raw_parts`] points to: bytes, validity words.
+    pub(crate) fn raw_lens(&self) -> (usize, usize) {
+        (self.bytes.len(), self.valid.len())
+    }
+
+    #[cfg_attr(not(feature = "native"), allow(dead_code))]
+    /// Bytes a PHV of a `bytes`-byte layout holds, padding included (what generated code may
+    /// load from without a bounds check).
+    pub(crate) fn padded_len(bytes: usize) -> usize {
+        bytes.div_ceil(8) * 8 + PAD
+    }
+
     /// The whole layout's bytes.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes[..self.len]

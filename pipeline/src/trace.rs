@@ -15,6 +15,11 @@ pub trait Tracer {
     const ENABLED: bool;
     /// Record one event; `make` is called only when [`Tracer::ENABLED`].
     fn record(&mut self, make: impl FnOnce() -> TraceEvent);
+    /// This tracer as the fast path's [`NoTrace`], when it is that (the native engine's
+    /// generated code runs on contexts of that tracer only).
+    fn no_trace(&mut self) -> Option<&mut NoTrace> {
+        None
+    }
 }
 
 /// The fast path's tracer: does nothing, costs nothing.
@@ -25,6 +30,9 @@ impl Tracer for NoTrace {
     const ENABLED: bool = false;
     #[inline(always)]
     fn record(&mut self, _make: impl FnOnce() -> TraceEvent) {}
+    fn no_trace(&mut self) -> Option<&mut NoTrace> {
+        Some(self)
+    }
 }
 
 /// Keeps every event in order.

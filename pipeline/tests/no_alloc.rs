@@ -1,6 +1,6 @@
 //! The packet path does not allocate in steady state: after a warm-up, unicast, multicast,
 //! routed and dropped packets go through the switch without a single heap allocation (output
-//! buffers are recycled through `Switch::recycle`).
+//! buffers are recycled through `Switch::recycle`), on the native engine and on the flat one.
 
 mod common;
 
@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::*;
 use pipeline::api::PipeSel;
+use pipeline::exec::EngineKind;
 use pipeline::ir::{KeyMatch, Value};
 use pipeline::switch::{InFrame, Switch, SwitchConfig};
 
@@ -56,10 +57,18 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// Both untraced engines, one after the other (the allocation counter is process-wide).
 #[test]
 fn steady_state_packet_path_does_not_allocate() {
+    for engine in [EngineKind::default(), EngineKind::Flat] {
+        packet_path_does_not_allocate(engine);
+    }
+}
+
+fn packet_path_does_not_allocate(engine: EngineKind) {
     let (prog, _) = l2_program(Options::default());
-    let mut sw = Switch::new(prog, SwitchConfig::new(1)).unwrap();
+    let mut sw = Switch::new(prog, SwitchConfig::new(1).with_engine(engine)).unwrap();
+    assert_eq!(sw.engine(), engine, "{:?}", sw.engine_error());
     let dst = |m: u64| [("hdr.ethernet.dst_addr", KeyMatch::Exact(m as Value))];
     sw.table_add(
         PipeSel::All,
@@ -156,7 +165,7 @@ fn steady_state_packet_path_does_not_allocate() {
     assert_eq!(
         ALLOCS.load(Ordering::Relaxed),
         0,
-        "allocations on the packet path"
+        "allocations on the packet path ({engine} engine)"
     );
     assert!(sw.stats().tx_packets >= 150 * 5);
 }

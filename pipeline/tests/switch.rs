@@ -60,6 +60,23 @@ fn parse_deparse_round_trip_keeps_bytes() {
     assert_eq!(sw.stats().total_drops(), 0);
 }
 
+/// A switch built like another runs the same program on its own state: its own tables, the
+/// other's engines (so native code is generated once); a different engine gets its own.
+#[test]
+fn a_switch_built_like_another_has_its_own_tables() {
+    let mut a = switch(Options::default());
+    let cfg = SwitchConfig::new(1).with_cpu_port(64);
+    let mut b = Switch::new_like(&a, cfg.clone()).unwrap();
+    assert_eq!(b.engine(), a.engine());
+    fwd(&mut a, MAC_A, 2);
+    fwd(&mut b, MAC_A, 3);
+    let pkt = eth_frame(MAC_A, SRC, 0x9000);
+    assert_eq!(run(&mut a, 1, &pkt)[0].port, 2);
+    assert_eq!(run(&mut b, 1, &pkt)[0].port, 3);
+    let flat = Switch::new_like(&a, cfg.with_engine(pipeline::exec::EngineKind::Flat)).unwrap();
+    assert_eq!(flat.engine(), pipeline::exec::EngineKind::Flat);
+}
+
 #[test]
 fn miss_without_default_drops_with_reason_and_sends_digest() {
     let mut sw = switch(Options::default());

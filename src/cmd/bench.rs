@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use pipeline::exec::{EngineKind, Engines};
 use pisa::workload::{self, Measurement, Workload};
 
 use super::ReportFormat;
@@ -12,7 +13,8 @@ use super::ReportFormat;
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
     /// l2l3.p4 in-process on one core (64-byte frames, 1k MACs, 10k routes), batched, against
-    /// wire.p4 (parse Ethernet, one exact table, deparse) as the baseline.
+    /// wire.p4 (parse Ethernet, one exact table, deparse) as the baseline, on the native engine
+    /// and the flat engine (the ratio of the two printed).
     Pipeline(PipelineBenchArgs),
     /// Forwarding throughput and latency through pisa on each port backend (AF_PACKET, AF_XDP,
     /// DPDK as compiled in) against the Linux kernel bridge on the same veths in the same run
@@ -27,7 +29,7 @@ pub enum BenchCommand {
 #[derive(Args, Debug)]
 pub struct PipelineBenchArgs {
     /// Seconds per run.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 1.0)]
     pub seconds: f64,
     /// Runs per program (the median is reported).
     #[arg(long, default_value_t = 5)]
@@ -44,6 +46,10 @@ pub struct PipelineBenchArgs {
     /// `text` for people, `json` for scripts (one object on stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
+    /// Engine to measure (`native` or `flat`); the flat engine is measured beside any other
+    /// on the same frames, and the ratio printed.
+    #[arg(long, default_value_t = EngineKind::default())]
+    pub engine: EngineKind,
 }
 
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
@@ -72,29 +78,119 @@ fn runs(w: &mut Workload, a: &PipelineBenchArgs) -> Vec<Measurement> {
         .collect()
 }
 
+/// One program on one engine: its workload and its runs.
+struct Series {
+    program: &'static str,
+    engine: EngineKind,
+    w: Workload,
+    runs: Vec<Measurement>,
+}
+
+impl Series {
+    fn mpps(&self) -> f64 {
+        median(self.runs.iter().map(Measurement::mpps).collect())
+    }
+
+    /// Median time-stamp-counter ticks per packet (`None` without a TSC).
+    fn tsc_per_packet(&self) -> Option<f64> {
+        let v: Vec<f64> = self
+            .runs
+            .iter()
+            .filter_map(Measurement::tsc_per_packet)
+            .collect();
+        (!v.is_empty()).then(|| median(v))
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "program": self.w.name,
+            "engine": self.engine.to_string(),
+            "mpps_per_core": self.mpps(),
+            "tsc_ticks_per_packet": self.tsc_per_packet(),
+            "all_runs_mpps": self.runs.iter().map(Measurement::mpps).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// Median milliseconds to generate native code for `text`'s pipeline (of 5 generations).
+fn codegen_ms(name: &str, text: &str) -> anyhow::Result<f64> {
+    let program = workload::compile(name, text)?;
+    let pl = program
+        .pipelines
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("{name} has no pipeline"))?;
+    let mut ms = Vec::new();
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        let eng = Engines::with_engine(pl, EngineKind::Native);
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+        if let Some(e) = &eng.native_error {
+            anyhow::bail!("{name}: no native code: {e}");
+        }
+    }
+    Ok(median(ms))
+}
+
 fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
     let n_frames = 8192;
-    let mut l2l3 = workload::l2l3(a.macs, a.routes, n_frames)?;
-    let mut wire = workload::wire(n_frames)?;
-    // Interleave the two programs' runs so drift in the machine's load hits both alike.
-    let mut l2l3_runs = Vec::new();
-    let mut wire_runs = Vec::new();
+    // The engine asked for, and the flat engine beside it as the baseline of the ratio.
+    let engines: Vec<EngineKind> = match a.engine {
+        EngineKind::Flat => vec![EngineKind::Flat],
+        e => vec![EngineKind::Flat, e],
+    };
+    let mut series = Vec::new();
+    for &engine in &engines {
+        series.push(Series {
+            program: "wire",
+            engine,
+            w: workload::wire(n_frames, engine)?,
+            runs: Vec::new(),
+        });
+        series.push(Series {
+            program: "l2l3",
+            engine,
+            w: workload::l2l3(a.macs, a.routes, n_frames, engine)?,
+            runs: Vec::new(),
+        });
+    }
+    // Interleave the runs so drift in the machine's load hits every series alike.
     let one = PipelineBenchArgs { runs: 1, ..a };
-    let mut progress = pisa::progress::Progress::new(2 * a.runs.max(1) as u64, "bench pipeline");
+    let steps = (a.runs.max(1) * series.len()) as u64;
+    let mut progress = pisa::progress::Progress::new(steps, "bench pipeline");
     for r in 0..a.runs.max(1) {
-        progress.start(&format!("run {}: {}", r + 1, wire.name));
-        wire_runs.extend(runs(&mut wire, &one));
-        progress.step();
-        progress.start(&format!("run {}: {}", r + 1, l2l3.name));
-        l2l3_runs.extend(runs(&mut l2l3, &one));
-        progress.step();
+        for s in series.iter_mut() {
+            progress.start(&format!("run {}: {} ({})", r + 1, s.program, s.engine));
+            s.runs.extend(runs(&mut s.w, &one));
+            progress.step();
+        }
     }
     progress.finish();
-    let l2l3_mpps = median(l2l3_runs.iter().map(Measurement::mpps).collect());
-    let wire_mpps = median(wire_runs.iter().map(Measurement::mpps).collect());
-    let out_per_in = l2l3_runs.iter().map(|m| m.out_frames).sum::<u64>() as f64
-        / l2l3_runs.iter().map(|m| m.packets).sum::<u64>().max(1) as f64;
     let machine = pisa::machine::Machine::now();
+    let find = |program: &str, engine: EngineKind| {
+        series
+            .iter()
+            .find(|s| s.program == program && s.engine == engine)
+            .expect("every program runs on every engine")
+    };
+    let (l2l3, wire) = (find("l2l3", a.engine), find("wire", a.engine));
+    let (l2l3_mpps, wire_mpps) = (l2l3.mpps(), wire.mpps());
+    let out_per_in = l2l3.runs.iter().map(|m| m.out_frames).sum::<u64>() as f64
+        / l2l3.runs.iter().map(|m| m.packets).sum::<u64>().max(1) as f64;
+    let vs_flat = |s: &Series| s.mpps() / find(s.program, EngineKind::Flat).mpps();
+    // Load-time cost and coverage of the native engine (lowering included).
+    let native = a.engine == EngineKind::Native;
+    let gen_ms = if native {
+        Some((
+            codegen_ms("l2l3.p4", workload::L2L3_P4)?,
+            codegen_ms("wire.p4", workload::WIRE_P4)?,
+        ))
+    } else {
+        None
+    };
+    let fallbacks = (
+        l2l3.w.switch.native_fallbacks(),
+        wire.w.switch.native_fallbacks(),
+    );
     match a.report {
         ReportFormat::Json => {
             let v = serde_json::json!({
@@ -104,13 +200,19 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                 "batch": a.batch,
                 "runs": a.runs,
                 "seconds_per_run": a.seconds,
-                "program": l2l3.name,
+                "engine": a.engine.to_string(),
+                "program": l2l3.w.name,
                 "mpps_per_core": l2l3_mpps,
-                "baseline": { "program": wire.name, "mpps_per_core": wire_mpps },
+                "baseline": { "program": wire.w.name, "mpps_per_core": wire_mpps },
                 "ratio_to_baseline": l2l3_mpps / wire_mpps,
                 "out_frames_per_in": out_per_in,
-                "all_runs_mpps": l2l3_runs.iter().map(Measurement::mpps).collect::<Vec<_>>(),
-                "all_baseline_runs_mpps": wire_runs.iter().map(Measurement::mpps).collect::<Vec<_>>(),
+                "series": series.iter().map(Series::json).collect::<Vec<_>>(),
+                "ratio_to_flat": {
+                    "l2l3": vs_flat(l2l3),
+                    "wire": vs_flat(wire),
+                },
+                "native_codegen_ms": gen_ms.map(|(l, w)| serde_json::json!({ "l2l3": l, "wire": w })),
+                "native_fallback_nodes": { "l2l3": fallbacks.0, "wire": fallbacks.1 },
             });
             println!("{v:#}");
         }
@@ -120,16 +222,36 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                 a.batch
             );
             println!("{}", machine.line(1));
-            println!("{:<40} {:>12} {:>10}", "program", "Mpps (median)", "ratio");
-            println!("{:<40} {:>12.2} {:>10}", wire.name, wire_mpps, "1.00");
             println!(
-                "{:<40} {:>12.2} {:>10.2}",
-                l2l3.name,
-                l2l3_mpps,
+                "{:<36} {:>7} {:>14} {:>12} {:>8}",
+                "program", "engine", "Mpps (median)", "TSC/packet", "vs flat"
+            );
+            for s in &series {
+                let tsc = s
+                    .tsc_per_packet()
+                    .map_or_else(|| "-".to_string(), |t| format!("{t:.0}"));
+                println!(
+                    "{:<36} {:>7} {:>14.2} {:>12} {:>8.2}",
+                    s.w.name,
+                    s.engine.to_string(),
+                    s.mpps(),
+                    tsc,
+                    vs_flat(s)
+                );
+            }
+            println!(
+                "l2l3.p4 / wire.p4 on the {} engine: {:.2}",
+                a.engine,
                 l2l3_mpps / wire_mpps
             );
+            if let (Some((l, w)), (Some(fl), Some(fw))) = (gen_ms, fallbacks) {
+                println!(
+                    "native code generation (with lowering): l2l3.p4 {l:.1} ms, wire.p4 {w:.1} ms; \
+                     nodes left to the flat engine: l2l3.p4 {fl}, wire.p4 {fw}"
+                );
+            }
             println!(
-                "({} runs of {:.1} s each, interleaved; frames out per frame in: {:.2})",
+                "({} runs of {:.1} s per program and engine, interleaved; frames out per frame in: {:.2})",
                 a.runs, a.seconds, out_per_in
             );
         }

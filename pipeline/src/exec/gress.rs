@@ -4,14 +4,16 @@
 //! means (ingress drops unless the control reads `parser_err`; egress continues), and re-appends
 //! the unparsed payload after the deparser's emits.
 
+use super::flat::FlatGress;
 use super::parser::ParseEnd;
 use super::{
-    Ctx, Effects, Engines, ExecStats, Fault, Flow, GressEngines, ParserFault, ProgramError, Scratch,
+    Ctx, Effects, Engines, ExecResult, ExecStats, Fault, Flow, GressEngines, ParserFault,
+    ProgramError, Scratch,
 };
 use crate::ir::{FieldRef, Gress, GressProgram, Intrinsic, Pipeline, Value};
 use crate::phv::Phv;
 use crate::state::PipeState;
-use crate::trace::{TraceEvent, Tracer};
+use crate::trace::{NoTrace, TraceEvent, Tracer};
 
 /// Size of `ingress_intrinsic_metadata_t` in the ingress prefix; the rest of the prefix is port
 /// metadata or resubmit data.
@@ -82,12 +84,16 @@ pub struct GressResult {
     pub written: u8,
 }
 
+/// Builds the parser input's head (prefix, then port metadata / resubmit data or the mirror
+/// header) in `buf`, and appends the packet unless `in_place` (the parser then reads the packet
+/// where it lies).
 fn prefix_fill(
     gp: &GressProgram,
     eng: &GressEngines,
     gress: Gress,
     inp: &PassInput<'_>,
     buf: &mut Vec<u8>,
+    in_place: bool,
 ) {
     let n = gp.prefix.bytes as usize;
     // Build the prefix in whole 64-bit words (no partial-overlap stores), then lay them out.
@@ -127,7 +133,7 @@ fn prefix_fill(
         chunk.copy_from_slice(&w.to_be_bytes());
     }
     buf.clear();
-    buf.reserve(n + inp.extra.len() + inp.packet.len());
+    buf.reserve(n + inp.extra.len() + if in_place { 0 } else { inp.packet.len() });
     buf.extend_from_slice(&bytes[..n.min(bytes.len())]);
     match gress {
         Gress::Ingress => {
@@ -139,7 +145,9 @@ fn prefix_fill(
         }
         Gress::Egress => buf.extend_from_slice(inp.extra),
     }
-    buf.extend_from_slice(inp.packet);
+    if !in_place {
+        buf.extend_from_slice(inp.packet);
+    }
 }
 
 /// Where one intrinsic goes in the prefix words: a field inside one word as (word, shift,
@@ -216,8 +224,9 @@ fn put_bits(words: &mut [u64; PREFIX_WORDS], offset: u32, width: u16, v: Value) 
 
 /// Run one pass of `gress` on `state` (a pipe running `pl`, which `eng` was built from).
 ///
-/// Untraced passes ([`Tracer::ENABLED`] false) run the flat program of `eng`; traced passes run
-/// the tree interpreter, which records every event. Both give the same result.
+/// Untraced passes ([`Tracer::ENABLED`] false) run the native code of `eng` when it has some,
+/// else its flat program; traced passes run the tree interpreter, which records every event.
+/// All give the same result.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub fn run_gress<T: Tracer>(
@@ -230,17 +239,17 @@ pub fn run_gress<T: Tracer>(
     inp: &PassInput<'_>,
     tr: &mut T,
 ) -> GressResult {
-    run_pass(
-        pl,
-        eng,
-        error_names,
-        gress,
-        state,
-        work,
-        inp,
-        tr,
-        !T::ENABLED,
-    )
+    if T::ENABLED {
+        return run_pass(pl, eng, error_names, gress, state, work, inp, tr, Tree);
+    }
+    #[cfg(feature = "native")]
+    if let Some(n) = &eng.native {
+        if let Some(nt) = tr.no_trace() {
+            let e = n.gress(gress);
+            return run_pass(pl, eng, error_names, gress, state, work, inp, nt, e);
+        }
+    }
+    run_pass(pl, eng, error_names, gress, state, work, inp, tr, Flat)
 }
 
 /// [`run_gress`] on the tree interpreter whatever the tracer (the reference the flat program is
@@ -256,7 +265,89 @@ pub fn run_gress_tree<T: Tracer>(
     inp: &PassInput<'_>,
     tr: &mut T,
 ) -> GressResult {
-    run_pass(pl, eng, error_names, gress, state, work, inp, tr, false)
+    run_pass(pl, eng, error_names, gress, state, work, inp, tr, Tree)
+}
+
+/// [`run_gress`] on the flat program whatever engine `eng` has (the native engine's
+/// differential reference).
+#[allow(clippy::too_many_arguments)]
+pub fn run_gress_flat(
+    pl: &Pipeline,
+    eng: &Engines,
+    error_names: &[String],
+    gress: Gress,
+    state: &mut PipeState,
+    work: &mut GressWork,
+    inp: &PassInput<'_>,
+) -> GressResult {
+    run_pass(
+        pl,
+        eng,
+        error_names,
+        gress,
+        state,
+        work,
+        inp,
+        &mut NoTrace,
+        Flat,
+    )
+}
+
+/// The three phases of a pass on one engine.
+trait PassEngine<T: Tracer> {
+    fn parse(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress) -> ParseEnd;
+    fn control(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress) -> ExecResult;
+    fn deparse(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress) -> ExecResult;
+    /// The parser reads the packet where it lies (`Ctx::input_tail`) instead of a copy after
+    /// the prefix, with `phv` as the pass's PHV.
+    fn in_place(&self, _phv: &Phv) -> bool {
+        false
+    }
+}
+
+/// The tree interpreter (records trace events).
+struct Tree;
+/// The flat program.
+struct Flat;
+
+impl<T: Tracer> PassEngine<T> for Tree {
+    fn parse(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, _: &FlatGress) -> ParseEnd {
+        ctx.run_parser(&gp.parser)
+    }
+    fn control(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, _: &FlatGress) -> ExecResult {
+        ctx.exec_block(&gp.control.body, &[])
+    }
+    fn deparse(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, _: &FlatGress) -> ExecResult {
+        ctx.exec_block(&gp.deparser.body, &[])
+    }
+}
+
+impl<T: Tracer> PassEngine<T> for Flat {
+    fn parse(&self, ctx: &mut Ctx<'_, T>, _: &GressProgram, fg: &FlatGress) -> ParseEnd {
+        ctx.run_parser_flat(fg, &fg.parser)
+    }
+    fn control(&self, ctx: &mut Ctx<'_, T>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
+        ctx.fexec_block(fg, &fg.control, &[])
+    }
+    fn deparse(&self, ctx: &mut Ctx<'_, T>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
+        ctx.fexec_block(fg, &fg.deparser, &[])
+    }
+}
+
+#[cfg(feature = "native")]
+impl PassEngine<NoTrace> for &super::native::NativeGress {
+    fn parse(&self, ctx: &mut Ctx<'_, NoTrace>, _: &GressProgram, fg: &FlatGress) -> ParseEnd {
+        super::native::NativeGress::parse(self, ctx, fg)
+    }
+    fn control(&self, ctx: &mut Ctx<'_, NoTrace>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
+        super::native::NativeGress::control(self, ctx, fg)
+    }
+    fn deparse(&self, ctx: &mut Ctx<'_, NoTrace>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
+        super::native::NativeGress::deparse(self, ctx, fg)
+    }
+    fn in_place(&self, phv: &Phv) -> bool {
+        self.parses_in_place() && self.fits(phv)
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -269,7 +360,7 @@ fn run_pass<T: Tracer>(
     work: &mut GressWork,
     inp: &PassInput<'_>,
     tr: &mut T,
-    use_flat: bool,
+    engine: impl PassEngine<T>,
 ) -> GressResult {
     let gp = match gress {
         Gress::Ingress => &pl.ingress,
@@ -284,7 +375,8 @@ fn run_pass<T: Tracer>(
         out,
         stats,
     } = work;
-    prefix_fill(gp, geng, gress, inp, input);
+    let in_place = engine.in_place(phv);
+    prefix_fill(gp, geng, gress, inp, input, in_place);
     phv.reset();
     effects.clear();
     out.clear();
@@ -325,6 +417,7 @@ fn run_pass<T: Tracer>(
         now: inp.now,
         pkt_len,
         input: input.as_slice(),
+        input_tail: if in_place { inp.packet } else { &[] },
         cursor: 0,
         in_parser: false,
         reg: None,
@@ -340,11 +433,7 @@ fn run_pass<T: Tracer>(
         Gress::Ingress => &eng.flat.ingress,
         Gress::Egress => &eng.flat.egress,
     };
-    let parsed = if use_flat {
-        ctx.run_parser_flat(fg, &fg.parser)
-    } else {
-        ctx.run_parser(&gp.parser)
-    };
+    let parsed = engine.parse(&mut ctx, gp, fg);
     match parsed {
         ParseEnd::Accept => {}
         ParseEnd::Reject => {
@@ -372,13 +461,9 @@ fn run_pass<T: Tracer>(
     // the prefix never puts it on the wire.
     let payload_start = (ctx.cursor.div_ceil(8) as usize)
         .max(gp.prefix.bytes as usize)
-        .min(ctx.input.len());
+        .min(ctx.input.len() + ctx.input_tail.len());
     // Control; `exit` and `return` both end it, and the deparser still runs.
-    let control = if use_flat {
-        ctx.fexec_block(fg, &fg.control, &[])
-    } else {
-        ctx.exec_block(&gp.control.body, &[])
-    };
+    let control = engine.control(&mut ctx, gp, fg);
     match control {
         Ok(Flow::Next | Flow::Return | Flow::Exit) => {}
         Err(e) => {
@@ -386,11 +471,7 @@ fn run_pass<T: Tracer>(
         }
     }
     if result.drop.is_none() {
-        let deparsed = if use_flat {
-            ctx.fexec_block(fg, &fg.deparser, &[])
-        } else {
-            ctx.exec_block(&gp.deparser.body, &[])
-        };
+        let deparsed = engine.deparse(&mut ctx, gp, fg);
         if let Err(e) = deparsed {
             result.drop = Some(fault_drop(e));
         }
@@ -399,7 +480,13 @@ fn run_pass<T: Tracer>(
     if result.drop.is_some() {
         return result;
     }
-    ctx.emit_out.extend_from_slice(&ctx.input[payload_start..]);
+    // The payload: what the parser left of the head, then of the packet (empty unless the
+    // packet was parsed in place).
+    let (head, tail) = (ctx.input, ctx.input_tail);
+    ctx.emit_out
+        .extend_from_slice(head.get(payload_start..).unwrap_or(&[]));
+    ctx.emit_out
+        .extend_from_slice(&tail[payload_start.saturating_sub(head.len()).min(tail.len())..]);
     if T::ENABLED {
         let bytes = ctx.emit_out.clone();
         ctx.tr.record(|| TraceEvent::Deparsed { gress, bytes });

@@ -13,6 +13,8 @@ pub mod deparser;
 pub mod eval;
 pub mod flat;
 pub mod gress;
+#[cfg(feature = "native")]
+pub mod native;
 pub mod parser;
 pub mod salu;
 pub mod stmt;
@@ -26,7 +28,7 @@ use crate::state::{PipeRuntime, TableState};
 use crate::table::EntryHandle;
 use crate::trace::Tracer;
 
-pub use gress::{run_gress, run_gress_tree, GressResult, GressWork, PassInput};
+pub use gress::{run_gress, run_gress_flat, run_gress_tree, GressResult, GressWork, PassInput};
 
 /// Tofino `PARSER_ERROR_*` bits (tofino1_base.p4) the parser engine writes into `parser_err`.
 pub mod parser_error_bits {
@@ -118,8 +120,55 @@ pub struct Engines {
     pub hashers: Vec<Option<Hasher>>,
     pub ingress: GressEngines,
     pub egress: GressEngines,
-    /// The program lowered into flat operations (what untraced passes run).
+    /// The program lowered into flat operations (what untraced passes run without native
+    /// code).
     pub flat: flat::FlatPipeline,
+    /// The program compiled to machine code (what untraced passes run when present).
+    #[cfg(feature = "native")]
+    pub native: Option<native::NativePipeline>,
+    /// Why the native engine was asked for and is not there.
+    pub native_error: Option<String>,
+}
+
+/// Which engine runs untraced passes (traced passes always run the tree interpreter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EngineKind {
+    /// Generated machine code ([`native`]), falling back to the flat engine where the
+    /// pipeline cannot be compiled.
+    Native,
+    /// The flat interpreter ([`flat`]).
+    Flat,
+}
+
+impl Default for EngineKind {
+    /// Native where this build has the code generator.
+    fn default() -> EngineKind {
+        if cfg!(feature = "native") {
+            EngineKind::Native
+        } else {
+            EngineKind::Flat
+        }
+    }
+}
+
+impl std::str::FromStr for EngineKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<EngineKind, String> {
+        match s {
+            "native" => Ok(EngineKind::Native),
+            "flat" => Ok(EngineKind::Flat),
+            other => Err(format!("unknown engine `{other}` (native or flat)")),
+        }
+    }
+}
+
+impl std::fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EngineKind::Native => "native",
+            EngineKind::Flat => "flat",
+        })
+    }
 }
 
 /// Slots in the per-intrinsic lookup arrays (more than `Intrinsic` has variants).
@@ -143,7 +192,13 @@ pub struct GressEngines {
 }
 
 impl Engines {
+    /// The engines of `pl` with the default engine ([`EngineKind::default`]).
     pub fn new(pl: &Pipeline) -> Engines {
+        Engines::with_engine(pl, EngineKind::default())
+    }
+
+    /// The engines of `pl`, untraced passes running on `kind`.
+    pub fn with_engine(pl: &Pipeline, kind: EngineKind) -> Engines {
         let hashers = pl
             .hashes
             .iter()
@@ -155,12 +210,35 @@ impl Engines {
             ingress: flat::lower::Lowerer::new(pl, Gress::Ingress, ingress.watch).gress(),
             egress: flat::lower::Lowerer::new(pl, Gress::Egress, egress.watch).gress(),
         };
+        #[cfg(feature = "native")]
+        let (native, native_error) = match kind {
+            EngineKind::Native => match native::NativePipeline::compile(pl, &flat) {
+                Ok(n) => (Some(n), None),
+                Err(e) => (None, Some(e.to_string())),
+            },
+            EngineKind::Flat => (None, None),
+        };
+        #[cfg(not(feature = "native"))]
+        let native_error =
+            (kind == EngineKind::Native).then(|| "built without the `native` feature".to_string());
         Engines {
             hashers,
             ingress,
             egress,
             flat,
+            #[cfg(feature = "native")]
+            native,
+            native_error,
         }
+    }
+
+    /// The engine untraced passes run on.
+    pub fn engine(&self) -> EngineKind {
+        #[cfg(feature = "native")]
+        if self.native.is_some() {
+            return EngineKind::Native;
+        }
+        EngineKind::Flat
     }
 
     pub fn gress(&self, g: Gress) -> &GressEngines {
@@ -288,6 +366,9 @@ pub struct Ctx<'a, T: Tracer> {
     pub pkt_len: u32,
     /// Parser input (prefix + packet) and cursor in bits.
     pub input: &'a [u8],
+    /// The rest of the parser input after `input`: the packet when the parser reads it in
+    /// place (native code only; `input` then holds the prefix), else empty.
+    pub input_tail: &'a [u8],
     pub cursor: u64,
     pub in_parser: bool,
     /// Running RegisterAction, if any.

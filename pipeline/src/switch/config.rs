@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use thiserror::Error;
 
 use super::{port_pipe, NUM_DEVPORTS};
+use crate::exec::EngineKind;
 use crate::ir::Program;
 use crate::table::TableError;
 use crate::tm::queue::{QueueConfig, QueueError};
@@ -53,6 +54,8 @@ pub struct SwitchConfig {
     /// NIC would have put on the wire) and on transmission (the Tofino MAC pads what egress
     /// made shorter). 0 turns both off (a pisa-only setting).
     pub min_frame: usize,
+    /// The engine untraced passes run on (native code where it compiles, by default).
+    pub engine: EngineKind,
 }
 
 /// Ethernet's minimum frame, 64 bytes with the FCS, 60 without.
@@ -70,6 +73,7 @@ impl Default for SwitchConfig {
             drop_log: 4096,
             digest_capacity: 4096,
             min_frame: MIN_FRAME,
+            engine: EngineKind::default(),
         }
     }
 }
@@ -104,6 +108,12 @@ impl SwitchConfig {
             pipes,
             ..SwitchConfig::default()
         }
+    }
+
+    /// Run untraced passes on `engine`.
+    pub fn with_engine(mut self, engine: EngineKind) -> SwitchConfig {
+        self.engine = engine;
+        self
     }
 
     /// Pad frames shorter than `bytes` (0: never; see [`SwitchConfig::min_frame`]).

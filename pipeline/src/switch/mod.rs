@@ -146,9 +146,31 @@ impl std::fmt::Debug for Switch {
 impl Switch {
     /// Build a switch running `prog` with `cfg`.
     pub fn new(prog: Arc<Program>, cfg: SwitchConfig) -> Result<Switch, SwitchError> {
+        Switch::assemble(prog, cfg, None)
+    }
+
+    /// A switch running `other`'s program with `cfg`, sharing `other`'s lowered and compiled
+    /// engines when `cfg` asks for the same engine (no second code generation: labs build
+    /// hundreds of switches of one program).
+    pub fn new_like(other: &Switch, cfg: SwitchConfig) -> Result<Switch, SwitchError> {
+        let engines = (cfg.engine == other.cfg.engine).then(|| other.engines.clone());
+        Switch::assemble(other.prog.clone(), cfg, engines)
+    }
+
+    /// Builds a switch; `engines`, when given, were built from `prog` itself.
+    fn assemble(
+        prog: Arc<Program>,
+        cfg: SwitchConfig,
+        engines: Option<Arc<[Engines]>>,
+    ) -> Result<Switch, SwitchError> {
         cfg.validate(&prog)?;
         crate::ir_verify::verify(&prog)?;
-        let engines: Arc<[Engines]> = prog.pipelines.iter().map(Engines::new).collect();
+        let engines: Arc<[Engines]> = engines.unwrap_or_else(|| {
+            prog.pipelines
+                .iter()
+                .map(|pl| Engines::with_engine(pl, cfg.engine))
+                .collect()
+        });
         let mut pipes = Vec::with_capacity(cfg.pipes as usize);
         for p in 0..cfg.pipes as usize {
             let pipeline = prog.pipe_map.get(p).copied().unwrap_or(0);
@@ -217,6 +239,43 @@ impl Switch {
     /// The configuration it was built with.
     pub fn config(&self) -> &SwitchConfig {
         &self.cfg
+    }
+
+    /// The engine untraced passes run on: the configured one, or the flat engine where
+    /// native code could not be generated (see [`Switch::engine_error`]).
+    pub fn engine(&self) -> crate::exec::EngineKind {
+        self.engines
+            .iter()
+            .map(Engines::engine)
+            .min_by_key(|e| *e == crate::exec::EngineKind::Native)
+            .unwrap_or(self.cfg.engine)
+    }
+
+    /// Ops and expression nodes of the program the native code leaves to the flat engine (`None` when no pipeline
+    /// runs native code): a static measure of the generator's coverage.
+    pub fn native_fallbacks(&self) -> Option<usize> {
+        #[cfg(feature = "native")]
+        {
+            let n: Vec<usize> = self
+                .engines
+                .iter()
+                .filter_map(|e| e.native.as_ref().map(|n| n.fallbacks))
+                .collect();
+            (!n.is_empty()).then(|| n.iter().sum())
+        }
+        #[cfg(not(feature = "native"))]
+        None
+    }
+
+    /// Why a pipeline does not run the configured native engine, if one does not.
+    pub fn engine_error(&self) -> Option<&str> {
+        self.engines.iter().find_map(|e| e.native_error.as_deref())
+    }
+
+    /// Each pipe's state (tables, registers, counters, meters), read-only: for inspection and
+    /// for comparing switches that ran the same traffic.
+    pub fn pipe_states(&self) -> &[PipeState] {
+        &self.pipes
     }
 
     /// Number of hardware pipes.

@@ -178,7 +178,7 @@ impl<T: Tracer> Ctx<'_, T> {
         self.written |= watch;
     }
 
-    fn fexec(&mut self, fg: &FlatGress, op: &Op, params: &[Value]) -> ExecResult {
+    pub(crate) fn fexec(&mut self, fg: &FlatGress, op: &Op, params: &[Value]) -> ExecResult {
         match op {
             Op::SetConst { f, value, watch } => self.fset(*f, *value, *watch),
             Op::SetParam {
@@ -306,7 +306,12 @@ impl<T: Tracer> Ctx<'_, T> {
 
     /// Runs action `a` with action data `args` (`exit` ends the control, `return` the action).
     #[inline]
-    fn frun_action(&mut self, fg: &FlatGress, a: ActionId, args: &[Value]) -> ExecResult {
+    pub(crate) fn frun_action(
+        &mut self,
+        fg: &FlatGress,
+        a: ActionId,
+        args: &[Value],
+    ) -> ExecResult {
         let Some(body) = fg.actions.get(a.index()) else {
             return Err(Fault::program(ProgramError::BadReference("action")));
         };

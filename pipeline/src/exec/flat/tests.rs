@@ -1,15 +1,17 @@
-//! Differential tests: the flat program against the tree interpreter.
+//! Differential tests: the flat program and the native code against the tree interpreter.
 //!
 //! Random programs (random expressions over every operator, slices, concatenations, casts,
 //! ternaries; random assignments, gateways, table applies with hit/miss and action_run branches,
 //! action calls, counters, `exit`/`return`) over a parser with selects, ranges, a reject, a
 //! `verify` and a checksum, and a deparser with a checksum update, run on random packets
-//! through both executors. Every pass must give the same result, deparsed bytes, PHV bytes,
+//! through each engine and the tree interpreter. Every pass must give the same result, deparsed bytes, PHV bytes,
 //! header validity, and at the end the same counters and table hit/miss counts.
 
 use std::sync::Arc;
 
-use crate::exec::{run_gress, run_gress_tree, Engines, GressWork, PassInput};
+use crate::exec::{
+    run_gress, run_gress_flat, run_gress_tree, EngineKind, Engines, GressWork, PassInput,
+};
 use crate::ir::*;
 use crate::state::PipeState;
 use crate::trace::NoTrace;
@@ -497,9 +499,15 @@ fn program(r: &mut Rng) -> Program {
         Stmt::Emit(HeaderId(ETH)),
         Stmt::Emit(HeaderId(IP)),
     ];
+    // Some programs have a prefix of zeros the parser reads as the start of Ethernet: headers
+    // that straddle the prefix and the packet (a packet parsed in place reads both).
+    let prefix = PrefixLayout {
+        bytes: [0, 0, 4, 16][r.below(4) as usize],
+        fields: Vec::new(),
+    };
     let ingress = GressProgram {
         phv,
-        prefix: PrefixLayout::default(),
+        prefix,
         intrinsics: IntrinsicBindings {
             fields: vec![
                 (Intrinsic::TmUcastEgressPort, f(18)),
@@ -634,13 +642,26 @@ fn packet(r: &mut Rng) -> Vec<u8> {
     p
 }
 
-#[test]
-fn flat_program_matches_tree_interpreter_on_random_programs() {
-    let mut r = Rng(0x5eed_1234_abcd_ef01);
-    for _ in 0..150 {
+/// One random program's passes on the engine `run_gress` picks for `eng`, or on the flat
+/// program (`flat`), against the tree interpreter.
+fn differential(eng_native: bool, flat: bool, seed: u64, programs: usize) {
+    let mut r = Rng(seed);
+    #[cfg_attr(not(feature = "native"), allow(unused_mut))]
+    let mut in_place = 0;
+    for _ in 0..programs {
         let prog = Arc::new(program(&mut r));
         let pl = &prog.pipelines[0];
-        let eng = Engines::new(pl);
+        let kind = if eng_native {
+            EngineKind::Native
+        } else {
+            EngineKind::Flat
+        };
+        let eng = Engines::with_engine(pl, kind);
+        assert_eq!(eng.engine(), kind, "{:?}", eng.native_error);
+        #[cfg(feature = "native")]
+        if let Some(n) = &eng.native {
+            in_place += usize::from(n.ingress.parses_in_place());
+        }
         let mut st = [
             PipeState::new(&prog, 0, 7).expect("state"),
             PipeState::new(&prog, 0, 7).expect("state"),
@@ -661,8 +682,13 @@ fn flat_program_matches_tree_interpreter_on_random_programs() {
             let names: &[String] = &[];
             let [s0, s1] = &mut st;
             let [w0, w1] = &mut work;
-            let a = run_gress(pl, &eng, names, Gress::Ingress, s0, w0, &inp, &mut NoTrace);
-            let b = run_gress_tree(pl, &eng, names, Gress::Ingress, s1, w1, &inp, &mut NoTrace);
+            let ig = Gress::Ingress;
+            let a = if flat {
+                run_gress_flat(pl, &eng, names, ig, s0, w0, &inp)
+            } else {
+                run_gress(pl, &eng, names, ig, s0, w0, &inp, &mut NoTrace)
+            };
+            let b = run_gress_tree(pl, &eng, names, ig, s1, w1, &inp, &mut NoTrace);
             assert_eq!(a, b, "{pl:#?}\n{pkt:02x?}");
             assert_eq!(w0.out, w1.out, "{pl:#?}\n{pkt:02x?}");
             assert_eq!(w0.phv.bytes(), w1.phv.bytes(), "{pl:#?}\n{pkt:02x?}");
@@ -679,5 +705,64 @@ fn flat_program_matches_tree_interpreter_on_random_programs() {
             );
         }
         assert_eq!(work[0].stats, work[1].stats);
+    }
+    // Native code parses the packet in place in most of these programs.
+    assert!(
+        !eng_native || flat || in_place > programs / 2,
+        "{in_place} of {programs}"
+    );
+}
+
+#[test]
+fn flat_program_matches_tree_interpreter_on_random_programs() {
+    differential(false, false, 0x5eed_1234_abcd_ef01, 150);
+}
+
+#[test]
+fn flat_program_matches_tree_interpreter_even_when_native_code_exists() {
+    differential(cfg!(feature = "native"), true, 0x0ddc_0ffe_e15b_ad00, 40);
+}
+
+#[cfg(feature = "native")]
+#[test]
+fn native_code_matches_tree_interpreter_on_random_programs() {
+    differential(true, false, 0x5eed_1234_abcd_ef01, 150);
+    differential(true, false, 0x7a11_ca75_0b0e_5eed, 150);
+}
+
+/// Native code never runs on a PHV smaller than the one it was generated for (a `GressWork` of
+/// another program): the pass runs on the flat engine instead, with the same results.
+#[cfg(feature = "native")]
+#[test]
+fn native_code_never_runs_on_a_phv_it_does_not_fit() {
+    let mut r = Rng(0x51a1_1f17_0000_0001);
+    let prog = Arc::new(program(&mut r));
+    let pl = &prog.pipelines[0];
+    let eng = Engines::with_engine(pl, EngineKind::Native);
+    assert_eq!(eng.engine(), EngineKind::Native);
+    let mut small = pl.ingress.clone();
+    small.phv.bytes = 2;
+    small.phv.headers.truncate(1);
+    let mut st = [
+        PipeState::new(&prog, 0, 7).expect("state"),
+        PipeState::new(&prog, 0, 7).expect("state"),
+    ];
+    let mut work = [GressWork::new(&small), GressWork::new(&small)];
+    for _ in 0..20 {
+        let pkt = packet(&mut r);
+        let inp = PassInput {
+            intrinsics: &[],
+            extra: &[],
+            packet: &pkt,
+            now: 5,
+        };
+        let [s0, s1] = &mut st;
+        let [w0, w1] = &mut work;
+        let ig = Gress::Ingress;
+        let a = run_gress(pl, &eng, &[], ig, s0, w0, &inp, &mut NoTrace);
+        let b = run_gress_flat(pl, &eng, &[], ig, s1, w1, &inp);
+        assert_eq!(a, b);
+        assert_eq!(w0.out, w1.out);
+        assert_eq!(w0.phv.bytes(), w1.phv.bytes());
     }
 }

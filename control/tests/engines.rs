@@ -1,0 +1,219 @@
+//! Differential tests of the engines on every bundled program (`p4/programs/*.p4`): the native
+//! engine (machine code generated at load time), the flat engine and the tree interpreter
+//! (traced passes) must give bit-identical frames, and end with the same counters, registers,
+//! meters and table hit/miss counts.
+//!
+//! Each program is driven by each of its STF scripts (table writes, multicast, mirroring and
+//! the script's packets, whose expectations must hold on both untraced engines), or by its
+//! table file when it has no script, and then by random packets: the script's packets with
+//! random bytes changed, cut short or grown, on random ports.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use control::stf::{self, StfOptions, Stmt};
+use pipeline::exec::EngineKind;
+use pipeline::ir::Program;
+use pipeline::switch::{InFrame, Switch, SwitchConfig};
+
+fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/programs")
+}
+
+fn compile(path: &Path) -> Arc<Program> {
+    let opts = p4::compile::CompileOptions::default();
+    let compiled = p4::compile::compile_file(path, &opts)
+        .unwrap_or_else(|e| panic!("{} does not compile:\n{}", path.display(), e.render()));
+    Arc::new(compiled.program)
+}
+
+/// xorshift64: a small deterministic generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// A switch on `engine`, asserted to really run it.
+fn switch(program: &Arc<Program>, engine: EngineKind) -> Switch {
+    let sw =
+        Switch::new(program.clone(), SwitchConfig::default().with_engine(engine)).expect("switch");
+    assert_eq!(sw.engine(), engine, "{:?}", sw.engine_error());
+    sw
+}
+
+/// Everything a pass can leave behind, in a comparable form.
+fn state(sw: &Switch) -> String {
+    let mut s = String::new();
+    for p in sw.pipe_states() {
+        for t in &p.tables {
+            s += &format!("table {} {}\n", t.hits.get(), t.misses.get());
+        }
+        for c in &p.rt.counters {
+            s += &format!("counter {:?} {:?}\n", c.packets, c.bytes);
+        }
+        for r in &p.rt.registers {
+            s += &format!("register {:?} {:?}\n", r.lo, r.hi);
+        }
+        s += &format!("meters {:?}\n", p.rt.meters);
+    }
+    s += &format!("{:?}\n", sw.stats());
+    s
+}
+
+/// Random variations of `seeds` (the script's packets) on random ports.
+fn random_packets(seeds: &[(u16, Vec<u8>)], r: &mut Rng, n: usize) -> Vec<(u16, Vec<u8>)> {
+    (0..n)
+        .map(|_| {
+            let (port, base) = &seeds[r.below(seeds.len() as u64) as usize];
+            let mut p = base.clone();
+            for _ in 0..r.below(4) {
+                if !p.is_empty() {
+                    let i = r.below(p.len() as u64) as usize;
+                    p[i] = r.next() as u8;
+                }
+            }
+            match r.below(8) {
+                0 => p.truncate(r.below(p.len() as u64 + 1) as usize),
+                1 => p.extend((0..r.below(40)).map(|_| r.next() as u8)),
+                _ => {}
+            }
+            let port = if r.below(4) == 0 {
+                r.below(8) as u16
+            } else {
+                *port
+            };
+            (port, p)
+        })
+        .collect()
+}
+
+/// Runs `setup` on a native, a flat and a tree-reference switch, then `packets`, comparing.
+fn compare(
+    name: &str,
+    program: &Arc<Program>,
+    setup: &dyn Fn(&mut Switch),
+    packets: &[(u16, Vec<u8>)],
+) {
+    let mut native = switch(program, EngineKind::Native);
+    let mut flat = switch(program, EngineKind::Flat);
+    let mut tree = switch(program, EngineKind::Flat);
+    for sw in [&mut native, &mut flat, &mut tree] {
+        setup(sw);
+    }
+    assert_eq!(state(&native), state(&flat), "{name}: after the setup");
+    for (i, (port, bytes)) in packets.iter().enumerate() {
+        let frame = InFrame {
+            port: *port,
+            bytes,
+            ts: 1000 * (i as u64 + 1),
+        };
+        let mut a = Vec::new();
+        native.process(frame, &mut |o| a.push(o));
+        let mut b = Vec::new();
+        flat.process(frame, &mut |o| b.push(o));
+        let (c, _) = tree.trace(frame);
+        assert_eq!(a, b, "{name}: packet {i} on port {port}: native vs flat");
+        assert_eq!(a, c, "{name}: packet {i} on port {port}: native vs tree");
+    }
+    assert_eq!(
+        state(&native),
+        state(&flat),
+        "{name}: state, native vs flat"
+    );
+    assert_eq!(
+        state(&native),
+        state(&tree),
+        "{name}: state, native vs tree"
+    );
+}
+
+fn scripts(program: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(programs_dir().join("tests"))
+        .expect("p4/programs/tests exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "stf")
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&format!("{program}_")))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_program_runs_the_same_on_every_engine() {
+    let mut programs: Vec<PathBuf> = std::fs::read_dir(programs_dir())
+        .expect("p4/programs exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "p4"))
+        .collect();
+    programs.sort();
+    assert!(programs.len() >= 4, "{programs:?}");
+    let mut r = Rng(0x0e4e_1e5a_5eed_0001);
+    for path in programs {
+        let stem = path.file_stem().and_then(|s| s.to_str()).expect("name");
+        let program = compile(&path);
+        let files = scripts(stem);
+        for f in &files {
+            let text = std::fs::read_to_string(f).expect("script");
+            let stmts = stf::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            let seeds: Vec<(u16, Vec<u8>)> = stmts
+                .iter()
+                .filter_map(|s| match &s.stmt {
+                    Stmt::Packet { port, data } => Some((*port, data.clone())),
+                    _ => None,
+                })
+                .collect();
+            // Scripts that write no table take the program's table file (switch.p4's do).
+            let tables = programs_dir().join(format!("{stem}.tables.yaml"));
+            let writes = stmts
+                .iter()
+                .any(|s| matches!(s.stmt, Stmt::Add { .. } | Stmt::SetDefault { .. }));
+            let file = (!writes && tables.exists())
+                .then(|| control::tables_file::load(&tables).expect("table file"));
+            let setup = |sw: &mut Switch| {
+                if let Some(file) = &file {
+                    control::tables_file::apply(sw, file).expect("table file applies");
+                }
+                let report = stf::run_stf_on(sw, &stmts, &StfOptions::default());
+                assert!(
+                    report.all_passed(),
+                    "{} on {:?}:\n{report}",
+                    f.display(),
+                    sw.engine()
+                );
+            };
+            let packets = random_packets(&seeds, &mut r, 60);
+            compare(&f.display().to_string(), &program, &setup, &packets);
+        }
+        if files.is_empty() {
+            let tables = programs_dir().join(format!("{stem}.tables.yaml"));
+            let file = tables
+                .exists()
+                .then(|| control::tables_file::load(&tables).expect("table file"));
+            let setup = |sw: &mut Switch| {
+                if let Some(file) = &file {
+                    control::tables_file::apply(sw, file).expect("table file applies");
+                }
+            };
+            let eth = vec![
+                0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 8, 0, 0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17, 0, 0,
+                10, 0, 0, 1, 10, 0, 0, 2,
+            ];
+            let seeds: Vec<(u16, Vec<u8>)> = (0..4).map(|p| (p, eth.clone())).collect();
+            let packets = random_packets(&seeds, &mut r, 100);
+            compare(stem, &program, &setup, &packets);
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! The native code's view of a pass ([`Env`]) and the `extern "C"` shims generated code calls
+//! for what it does not do itself: flat ops and expressions it does not generate, table
+//! lookups, emits of header bytes, unaligned extracts. Every shim runs the existing flat/tree
+//! code on the same [`Ctx`], so a construct not yet generated means the same as in the flat
+//! engine.
+//!
+//! Status codes returned to generated code: [`NEXT`], [`RETURN`], [`EXIT`] (a block's flow) and
+//! [`FAULT`] (the fault is in [`Env::fault`]).
+
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+
+use crate::exec::flat::{FExpr, FlatGress, Op};
+use crate::exec::{Ctx, Fault, Flow, ProgramError};
+use crate::ir::{ActionId, Value};
+use crate::table::{EntryHandle, INLINE_ARGS};
+use crate::trace::NoTrace;
+
+pub const NEXT: u32 = 0;
+pub const RETURN: u32 = 1;
+pub const EXIT: u32 = 2;
+pub const FAULT: u32 = 3;
+
+/// Most action-data values generated code passes in a buffer (an entry with more runs its
+/// action through the flat engine).
+pub const MAX_ARGS: usize = 16;
+/// Most key fields generated code passes to a lookup (a table with more falls back).
+pub const MAX_KEYS: usize = 16;
+
+/// Flag in [`shim_apply`]'s answer: the entry matched.
+pub const APPLY_HIT: u64 = 1 << 32;
+/// Flag: the shim already ran the action (its data did not fit [`Env::args`]); bits 40..42
+/// hold the action's status code.
+pub const APPLY_RAN: u64 = 1 << 33;
+/// Flag: the lookup faulted (a missing table).
+pub const APPLY_FAULT: u64 = 1 << 34;
+
+/// One pass as generated code sees it. `#[repr(C)]`: generated code reads the fields below
+/// at their `offset_of!` offsets.
+#[repr(C)]
+pub struct Env<'e, 'a> {
+    /// PHV bytes (with the PHV's trailing padding) and header validity words.
+    pub phv: *mut u8,
+    pub valid: *mut u64,
+    /// Parser input: its head (`Ctx::input`: prefix + packet, or only the prefix when the
+    /// packet is parsed in place), the head's length in bytes, the tail (`Ctx::input_tail`:
+    /// the packet in place, or empty) and the whole input's length in bits.
+    pub input: *const u8,
+    pub head_bytes: u64,
+    pub tail: *const u8,
+    pub input_bits: u64,
+    /// The parser cursor in bits (kept here while native code parses; copied into the
+    /// context around every shim call so fallbacks see it).
+    pub cursor: u64,
+    /// Watched-field write bits (as `Ctx::written`).
+    pub written: u64,
+    /// Number of valid values in `args`.
+    pub nargs: u64,
+    /// The parser checksum accumulators (`Scratch::csum`) and how many there are.
+    pub csum: *mut u32,
+    pub csum_len: u64,
+    /// `Ctx::entry` before the running table apply (restored after its action).
+    pub saved_entry: Option<EntryHandle>,
+    pub ctx: *mut Ctx<'a, NoTrace>,
+    pub fg: *const FlatGress,
+    /// Action data of the entry a lookup matched (the first `nargs` are set; generated code
+    /// may load the others but never uses what it loaded).
+    pub args: [MaybeUninit<Value>; MAX_ARGS],
+    /// Key values for a lookup (generated code sets them before each lookup).
+    pub key: [MaybeUninit<Value>; MAX_KEYS],
+    /// A shim-evaluated expression's value.
+    pub ret: Value,
+    pub fault: Option<Fault>,
+    pub _borrow: PhantomData<&'e mut Ctx<'a, NoTrace>>,
+}
+
+impl<'e, 'a> Env<'e, 'a> {
+    /// The environment of a pass on `ctx` running the lowered gress `fg`.
+    pub fn new(ctx: &'e mut Ctx<'a, NoTrace>, fg: &'e FlatGress) -> Env<'e, 'a> {
+        let (phv, valid) = ctx.phv.raw_parts();
+        Env {
+            phv,
+            valid,
+            input: ctx.input.as_ptr(),
+            head_bytes: ctx.input.len() as u64,
+            tail: ctx.input_tail.as_ptr(),
+            input_bits: (ctx.input.len() + ctx.input_tail.len()) as u64 * 8,
+            cursor: ctx.cursor,
+            written: u64::from(ctx.written),
+            nargs: 0,
+            csum: ctx.scratch.csum.as_mut_ptr(),
+            csum_len: ctx.scratch.csum.len() as u64,
+            saved_entry: None,
+            ctx,
+            fg,
+            args: [MaybeUninit::uninit(); MAX_ARGS],
+            key: [MaybeUninit::uninit(); MAX_KEYS],
+            ret: 0,
+            fault: None,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The context, with the cursor and write bits generated code keeps here copied in.
+    ///
+    /// # Safety
+    /// `env` must point to a live `Env` made by [`Env::new`], used by one thread.
+    unsafe fn sync_in<'x>(
+        env: *mut Env<'e, 'a>,
+    ) -> (&'x mut Env<'e, 'a>, &'x mut Ctx<'a, NoTrace>) {
+        // SAFETY: the caller passes the Env it made; `ctx` points to the context that Env
+        // borrows mutably for its whole life, and generated code holds no Rust reference to it.
+        let env = unsafe { &mut *env };
+        // SAFETY: as above: `ctx` outlives `env` and nothing else uses it during the shim.
+        let ctx = unsafe { &mut *env.ctx };
+        ctx.cursor = env.cursor;
+        ctx.written = env.written as u8;
+        (env, ctx)
+    }
+
+    /// Copies what a fallback changed back to where generated code reads it.
+    fn sync_out(&mut self, ctx: &Ctx<'a, NoTrace>) {
+        self.cursor = ctx.cursor;
+        self.written = u64::from(ctx.written);
+    }
+
+    /// Turns a flat result into a status code, keeping the fault.
+    fn status(&mut self, r: Result<Flow, Fault>) -> u32 {
+        match r {
+            Ok(Flow::Next) => NEXT,
+            Ok(Flow::Return) => RETURN,
+            Ok(Flow::Exit) => EXIT,
+            Err(f) => {
+                self.fault = Some(f);
+                FAULT
+            }
+        }
+    }
+}
+
+/// The action data a generated function was passed.
+///
+/// # Safety
+/// `params` points to `n` readable values (or `n` is 0).
+unsafe fn params<'p>(params: *const Value, n: u64) -> &'p [Value] {
+    if n == 0 {
+        return &[];
+    }
+    // SAFETY: guaranteed by the caller (generated code passes `Env::args` with `nargs`, or a
+    // stack buffer it filled with `n` values).
+    unsafe { std::slice::from_raw_parts(params, n as usize) }
+}
+
+/// Runs one flat op the generator left to the flat engine.
+///
+/// # Safety
+/// `env` is a live [`Env`]; `op` points into the flat program `env.fg` belongs to (or one
+/// that outlives the pass); `p`/`n` as [`params`].
+pub unsafe extern "C" fn shim_op(env: *mut Env, op: *const Op, p: *const Value, n: u64) -> u32 {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    // SAFETY: `fg` is the lowered gress of this pass; `op` lives in the same flat program.
+    let (fg, op, params) = unsafe { (&*env.fg, &*op, params(p, n)) };
+    let r = ctx.fexec(fg, op, params);
+    env.sync_out(ctx);
+    env.status(r)
+}
+
+/// Evaluates one flat expression into `env.ret`.
+///
+/// # Safety
+/// As [`shim_op`], with `e` an expression of the flat program.
+pub unsafe extern "C" fn shim_expr(env: *mut Env, e: *const FExpr, p: *const Value, n: u64) -> u32 {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    // SAFETY: `e` lives in the flat program; `p`/`n` by contract.
+    let (e, params) = unsafe { (&*e, params(p, n)) };
+    let r = ctx.feval(e, params);
+    env.sync_out(ctx);
+    match r {
+        Ok(v) => {
+            env.ret = v;
+            NEXT
+        }
+        Err(f) => {
+            env.fault = Some(f);
+            FAULT
+        }
+    }
+}
+
+/// Looks table `table` up with the first `nkeys` of `env.key`, counts the hit or miss, makes
+/// the entry the running one (the previous one saved in `env.saved_entry`) and puts the
+/// action data in `env.args`. Answers the action id with the `APPLY_*` flags.
+///
+/// # Safety
+/// As [`shim_op`]; `nkeys` ≤ [`MAX_KEYS`].
+pub unsafe extern "C" fn shim_apply(env: *mut Env, table: u32, nkeys: u32) -> u64 {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    let tables = ctx.tables;
+    let Some(ts) = tables.get(table as usize) else {
+        env.fault = Some(Fault::program(ProgramError::BadReference("table")));
+        return APPLY_FAULT;
+    };
+    let n = (nkeys as usize).min(MAX_KEYS);
+    // SAFETY: generated code stored all `nkeys` key values before calling.
+    let key: &[Value] = unsafe { std::slice::from_raw_parts(env.key.as_ptr().cast(), n) };
+    let hit = ts.table.lookup(key);
+    let counter = if hit.is_some() { &ts.hits } else { &ts.misses };
+    counter.set(counter.get().wrapping_add(1));
+    let mut data = [0; INLINE_ARGS];
+    let (action, args) = match hit {
+        Some(h) => ts.table.hit_call(h, key, &mut data),
+        None => (ts.default.action, &ts.default.args[..]),
+    };
+    let flags = if hit.is_some() { APPLY_HIT } else { 0 };
+    if args.len() > MAX_ARGS {
+        // Too much data for the buffer: run the action here.
+        let saved = ctx.entry;
+        ctx.entry = hit;
+        // SAFETY: `fg` is the lowered gress of this pass.
+        let fg = unsafe { &*env.fg };
+        let r = ctx.frun_action(fg, action, args);
+        ctx.entry = saved;
+        env.sync_out(ctx);
+        let code = u64::from(env.status(r));
+        return u64::from(action.0) | flags | APPLY_RAN | (code << 40);
+    }
+    for (slot, v) in env.args.iter_mut().zip(args) {
+        slot.write(*v);
+    }
+    env.nargs = args.len() as u64;
+    env.saved_entry = ctx.entry;
+    ctx.entry = hit;
+    u64::from(action.0) | flags
+}
+
+/// Ends a table apply: the running entry is the one before it again.
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn shim_apply_end(env: *mut Env) {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    ctx.entry = env.saved_entry;
+}
+
+/// Runs action `action` through the flat engine (an action the generator did not compile).
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn shim_action(env: *mut Env, action: u32, p: *const Value, n: u64) -> u32 {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    // SAFETY: `fg` is the lowered gress of this pass; `p`/`n` by contract.
+    let (fg, params) = unsafe { (&*env.fg, params(p, n)) };
+    let r = ctx.frun_action(fg, ActionId(action), params);
+    env.sync_out(ctx);
+    env.status(r)
+}
+
+/// `count(index)` on counter `counter` (`has_index` 0: a direct counter, `count()`), the
+/// index's value in `lo`/`hi`.
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn shim_count(
+    env: *mut Env,
+    counter: u32,
+    has_index: u32,
+    lo: u64,
+    hi: u64,
+) -> u32 {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    let index = (has_index != 0).then_some(Value::from(lo) | (Value::from(hi) << 64));
+    let r = ctx.count(counter as usize, index).map(|()| Flow::Next);
+    env.status(r)
+}
+
+/// `extract` of a header whose bytes start in the input's head and end in its tail (the packet
+/// parsed in place): `len` bytes from the byte-aligned cursor (in bounds, checked by the
+/// caller) into PHV bytes `[offset, offset + len)`.
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn shim_extract_split(env: *mut Env, header: u32, offset: u32, len: u32) {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    let (head, tail) = (ctx.input, ctx.input_tail);
+    let start = (env.cursor / 8) as usize;
+    let dst = ctx.phv.slice_mut(offset as usize, len as usize);
+    for (i, b) in dst.iter_mut().enumerate() {
+        let at = start + i;
+        *b = match head.get(at) {
+            Some(x) => *x,
+            None => tail.get(at - head.len()).copied().unwrap_or(0),
+        };
+    }
+    ctx.phv.set_valid(header as usize, true);
+    env.cursor += u64::from(len) * 8;
+}
+
+/// Appends PHV bytes `[offset, offset + len)` to the deparser's output.
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn shim_emit(env: *mut Env, offset: u32, len: u32) {
+    // SAFETY: see the function's contract.
+    let (_, ctx) = unsafe { Env::sync_in(env) };
+    let bytes = ctx.phv.slice(offset as usize, len as usize);
+    ctx.emit_out.extend_from_slice(bytes);
+}

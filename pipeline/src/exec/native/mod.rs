@@ -1,0 +1,550 @@
+//! The native engine: each gress of a pipeline compiled to machine code with Cranelift when
+//! the pipeline is loaded ([`NativePipeline::compile`]), from the flat form ([`super::flat`]).
+//!
+//! Per gress there are three entry points (parser, control, deparser: the gress runner decides
+//! what a parse end means between them) and one function per action the gress can run. PHV
+//! offsets, widths and masks are constants in the code, header validity is a bit test, there
+//! is no dispatch per op, and extracts copy from the parser input straight into the PHV.
+//! Table applies call the existing tables through a shim, then call the matched action's
+//! function directly. Whatever the generator does not generate yet runs through the flat
+//! engine on the same context ([`env`]'s `extern "C"` shims), so every program runs and
+//! coverage grows node by node ([`NativePipeline::coverage`] counts the fallbacks).
+//!
+//! Why here and not in a crate of its own: the switch model chooses its engine when it is
+//! assembled, so the generator must be reachable from `pipeline` itself, and it needs the
+//! executor's internals (the flat form, `Ctx`). Cranelift's weight (about 40 s of a debug
+//! build on two cores, once) is behind the default `native` feature: building `pipeline`
+//! without it keeps the flat engine only.
+//!
+//! Memory: generated code holds addresses of flat-form nodes (for fallbacks); they live in
+//! the boxed slices of the `FlatPipeline` the code was compiled from, which sits beside it in
+//! the same `Engines` and is never changed after construction.
+
+pub mod env;
+mod expr;
+mod gen;
+mod ops;
+mod parser;
+mod run;
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
+use thiserror::Error;
+
+use self::env::Env;
+use self::gen::{Gen, Layout, Sigs};
+use super::flat::{CsPart, FBranches, FExpr, FParser, FTransition, FlatGress, FlatPipeline, Op};
+use crate::ir::{Gress, GressProgram, Pipeline};
+use crate::phv::Phv;
+
+pub use run::NativeGress;
+
+/// Code generation failed (the pipeline then runs on the flat engine).
+#[derive(Debug, Error)]
+pub enum NativeError {
+    #[error("no native code generator for this machine: {0}")]
+    Host(String),
+    #[error("code generation: {0}")]
+    Codegen(String),
+}
+
+fn cg<E: std::fmt::Display>(e: E) -> NativeError {
+    NativeError::Codegen(e.to_string())
+}
+
+/// The generated code's memory: executable, never written after finalization; freed on drop.
+struct Code(Option<JITModule>);
+
+impl Drop for Code {
+    fn drop(&mut self) {
+        if let Some(m) = self.0.take() {
+            // SAFETY: the only handles to the code are the `NativeGress`es of the
+            // `NativePipeline` that owns this `Code` (they are neither `Clone` nor `Copy`), and
+            // they are being dropped with it: no generated function runs again.
+            unsafe { m.free_memory() };
+        }
+    }
+}
+
+// SAFETY: after `finalize_definitions` the module is only kept to own the code pages; nothing
+// reads or writes it until it is dropped, and the finalized code itself is immutable and
+// position-independent of threads, so sharing or sending it is sound.
+unsafe impl Send for Code {}
+// SAFETY: as above: no method is called on the module through a shared reference.
+unsafe impl Sync for Code {}
+
+/// A pipeline compiled to native code: both gresses.
+pub struct NativePipeline {
+    pub ingress: NativeGress,
+    pub egress: NativeGress,
+    /// Ops and expression nodes left to the flat engine (static count over both gresses).
+    pub fallbacks: usize,
+    _code: Code,
+}
+
+impl std::fmt::Debug for NativePipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativePipeline")
+            .field("fallbacks", &self.fallbacks)
+            .finish_non_exhaustive()
+    }
+}
+
+fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, NativeError> {
+    let mut flags = settings::builder();
+    for (k, v) in [
+        ("opt_level", "speed"),
+        ("use_colocated_libcalls", "false"),
+        ("is_pic", "false"),
+    ] {
+        flags.set(k, v).map_err(cg)?;
+    }
+    let builder = cranelift_native::builder().map_err(|e| NativeError::Host(e.to_string()))?;
+    builder.finish(settings::Flags::new(flags)).map_err(cg)
+}
+
+/// Which generated function a definition is.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Parser,
+    Block,
+    Action,
+}
+
+struct Compiler {
+    module: JITModule,
+    ctx: Context,
+    fbc: FunctionBuilderContext,
+}
+
+impl NativePipeline {
+    /// Compiles `pl` (lowered as `flat`) to native code.
+    pub fn compile(pl: &Pipeline, flat: &FlatPipeline) -> Result<NativePipeline, NativeError> {
+        let module = JITModule::new(JITBuilder::with_isa(isa()?, default_libcall_names()));
+        let ctx = module.make_context();
+        let mut c = Compiler {
+            module,
+            ctx,
+            fbc: FunctionBuilderContext::new(),
+        };
+        let ig = c.gress(pl, &pl.ingress, &flat.ingress, Gress::Ingress)?;
+        let eg = c.gress(pl, &pl.egress, &flat.egress, Gress::Egress)?;
+        c.module.finalize_definitions().map_err(cg)?;
+        let ingress = ig.finish(&c.module);
+        let egress = eg.finish(&c.module);
+        let fallbacks = ig.fallbacks + eg.fallbacks;
+        Ok(NativePipeline {
+            ingress,
+            egress,
+            fallbacks,
+            _code: Code(Some(c.module)),
+        })
+    }
+
+    pub fn gress(&self, g: Gress) -> &NativeGress {
+        match g {
+            Gress::Ingress => &self.ingress,
+            Gress::Egress => &self.egress,
+        }
+    }
+}
+
+/// Function ids of one gress, before finalization.
+struct GressIds {
+    fallbacks: usize,
+    in_place: bool,
+    layout: Layout,
+    parse: FuncId,
+    control: FuncId,
+    deparse: FuncId,
+}
+
+impl GressIds {
+    fn finish(&self, m: &JITModule) -> NativeGress {
+        // SAFETY: each id was defined with the signature its entry point has (`define` builds
+        // parser functions as `(env) -> i64` and blocks as `(env) -> i32`), against `layout`.
+        unsafe {
+            NativeGress::new(
+                m.get_finalized_function(self.parse),
+                m.get_finalized_function(self.control),
+                m.get_finalized_function(self.deparse),
+                self.in_place,
+                self.layout,
+            )
+        }
+    }
+}
+
+impl Compiler {
+    fn signature(&self, kind: Kind) -> Signature {
+        let mut s = self.module.make_signature();
+        s.params.push(AbiParam::new(types::I64));
+        if kind == Kind::Action {
+            s.params.push(AbiParam::new(types::I64));
+            s.params.push(AbiParam::new(types::I64));
+        }
+        let ret = if kind == Kind::Parser {
+            types::I64
+        } else {
+            types::I32
+        };
+        s.returns.push(AbiParam::new(ret));
+        s
+    }
+
+    fn shim_sig(&self, params: &[types::Type], ret: Option<types::Type>) -> Signature {
+        let mut s = self.module.make_signature();
+        s.params.extend(params.iter().map(|t| AbiParam::new(*t)));
+        s.returns.extend(ret.map(AbiParam::new));
+        s
+    }
+
+    fn gress(
+        &mut self,
+        pl: &Pipeline,
+        gp: &GressProgram,
+        fg: &FlatGress,
+        g: Gress,
+    ) -> Result<GressIds, NativeError> {
+        let layout = Layout {
+            phv_len: gp.phv.bytes,
+            phv_padded: Phv::padded_len(gp.phv.bytes as usize) as u32,
+            headers: gp.phv.headers.len() as u32,
+        };
+        let table_actions: Vec<Vec<u32>> = pl
+            .tables
+            .iter()
+            .map(|t| {
+                let mut ids: Vec<u32> = t.actions.iter().map(|a| a.action.0).collect();
+                ids.push(t.default_action.action.0);
+                ids.sort_unstable();
+                ids.dedup();
+                ids
+            })
+            .collect();
+        let used = used_actions(fg, &table_actions);
+        let tag = match g {
+            Gress::Ingress => "ig",
+            Gress::Egress => "eg",
+        };
+        let mut actions = HashMap::new();
+        for a in &used {
+            let sig = self.signature(Kind::Action);
+            let id = self
+                .module
+                .declare_function(&format!("{tag}_action_{a}"), Linkage::Local, &sig)
+                .map_err(cg)?;
+            actions.insert(*a, id);
+        }
+        let env = Unit {
+            layout,
+            actions: &actions,
+            table_actions: &table_actions,
+        };
+        for a in &used {
+            let body = &fg.actions[*a as usize];
+            self.define(actions[a], Kind::Action, &env, |gen| gen.block(body))?;
+        }
+        let mut entry = |name: &str, kind: Kind, f: &dyn Fn(&mut Gen)| {
+            let sig = self.signature(kind);
+            let id = self
+                .module
+                .declare_function(&format!("{tag}_{name}"), Linkage::Local, &sig)
+                .map_err(cg)?;
+            self.define(id, kind, &env, f)?;
+            Ok::<FuncId, NativeError>(id)
+        };
+        Ok(GressIds {
+            fallbacks: count_fallbacks(fg, &used),
+            in_place: parser_in_place(&fg.parser),
+            layout,
+            parse: entry("parser", Kind::Parser, &|gen| gen.parser(&fg.parser))?,
+            control: entry("control", Kind::Block, &|gen| gen.block(&fg.control))?,
+            deparse: entry("deparser", Kind::Block, &|gen| gen.block(&fg.deparser))?,
+        })
+    }
+
+    /// Builds and defines one function.
+    fn define(
+        &mut self,
+        id: FuncId,
+        kind: Kind,
+        unit: &Unit,
+        body: impl FnOnce(&mut Gen),
+    ) -> Result<(), NativeError> {
+        self.ctx.func.signature = self.signature(kind);
+        let i64t = types::I64;
+        let sigs = [
+            self.shim_sig(&[i64t, i64t, i64t, i64t], Some(types::I32)),
+            self.shim_sig(&[i64t, types::I32, types::I32], Some(i64t)),
+            self.shim_sig(&[i64t, types::I32, types::I32], None),
+            self.shim_sig(&[i64t, types::I32, i64t, i64t], Some(types::I32)),
+            self.shim_sig(
+                &[i64t, types::I32, types::I32, i64t, i64t],
+                Some(types::I32),
+            ),
+            self.shim_sig(&[i64t, types::I32, types::I32, types::I32], None),
+        ];
+        let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fbc);
+        let [node, apply, emit, action, count, extract] = sigs.map(|s| b.import_signature(s));
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let args = b.block_params(entry).to_vec();
+        let env = args[0];
+        let phv = b.ins().load(
+            types::I64,
+            gen::mem(),
+            env,
+            std::mem::offset_of!(Env, phv) as i32,
+        );
+        let valid = b.ins().load(
+            types::I64,
+            gen::mem(),
+            env,
+            std::mem::offset_of!(Env, valid) as i32,
+        );
+        let fault = b.create_block();
+        let mut g = Gen {
+            b,
+            module: &mut self.module,
+            layout: unit.layout,
+            sigs: Sigs {
+                node,
+                apply,
+                emit,
+                action,
+                count,
+                extract,
+            },
+            actions: unit.actions,
+            action_refs: HashMap::new(),
+            table_action_ids: unit.table_actions,
+            env,
+            phv,
+            valid,
+            params: (kind == Kind::Action).then(|| (args[1], args[2])),
+            fault,
+            flow_exit: None,
+            too_short: None,
+            state_var: None,
+        };
+        body(&mut g);
+        if kind != Kind::Parser {
+            let next = g.b.ins().iconst(types::I32, i64::from(env::NEXT));
+            g.b.ins().return_(&[next]);
+            g.b.switch_to_block(fault);
+            let f = g.b.ins().iconst(types::I32, i64::from(env::FAULT));
+            g.b.ins().return_(&[f]);
+        } else {
+            // The parser's last block is unreachable (every state jumps or returns).
+            g.b.ins()
+                .trap(cranelift_codegen::ir::TrapCode::unwrap_user(1));
+        }
+        g.b.seal_all_blocks();
+        g.b.finalize();
+        let r = self.module.define_function(id, &mut self.ctx).map_err(cg);
+        self.module.clear_context(&mut self.ctx);
+        r
+    }
+}
+
+/// What every function of one gress is generated against.
+struct Unit<'a> {
+    layout: Layout,
+    actions: &'a HashMap<u32, FuncId>,
+    table_actions: &'a [Vec<u32>],
+}
+
+/// Actions the gress can run (through its tables or direct calls, transitively), sorted.
+fn used_actions(fg: &FlatGress, table_actions: &[Vec<u32>]) -> Vec<u32> {
+    let mut seen = vec![false; fg.actions.len()];
+    let mut todo = Vec::new();
+    let visit = |ops: &[Op], todo: &mut Vec<u32>| {
+        walk(ops, &mut |op| match op {
+            Op::Apply(a) => {
+                if let Some(ids) = table_actions.get(a.table as usize) {
+                    todo.extend(ids.iter().copied());
+                }
+            }
+            Op::Call { action, .. } => todo.push(action.0),
+            _ => {}
+        })
+    };
+    visit(&fg.control, &mut todo);
+    visit(&fg.deparser, &mut todo);
+    for st in fg.parser.states.iter() {
+        visit(&st.body, &mut todo);
+    }
+    while let Some(a) = todo.pop() {
+        match seen.get_mut(a as usize) {
+            Some(s) if !*s => *s = true,
+            _ => continue,
+        }
+        visit(&fg.actions[a as usize], &mut todo);
+    }
+    (0..seen.len() as u32)
+        .filter(|a| seen[*a as usize])
+        .collect()
+}
+
+/// Whether the generated parser can read the packet where it lies: every input read is an
+/// extract or advance the generator made, at a byte-aligned cursor. A parser with anything
+/// the flat engine runs (lookahead, header stacks, residual checksums, calls) may read the
+/// parser input as one buffer, so its packet is copied after the prefix as for the flat engine.
+fn parser_in_place(p: &FParser) -> bool {
+    fn pure(e: &FExpr) -> bool {
+        match e {
+            FExpr::Tree(_) => false,
+            FExpr::Not { a, .. }
+            | FExpr::Neg { a, .. }
+            | FExpr::LNot(a)
+            | FExpr::Slice { a, .. }
+            | FExpr::Sext { a, .. }
+            | FExpr::Mask { a, .. } => pure(a),
+            FExpr::LAnd(a, b)
+            | FExpr::LOr(a, b)
+            | FExpr::Bin { a, b, .. }
+            | FExpr::Concat { hi: a, lo: b, .. } => pure(a) && pure(b),
+            FExpr::Ternary {
+                cond, then, els, ..
+            } => pure(cond) && pure(then) && pure(els),
+            FExpr::ChecksumUpdate(parts) => parts.iter().all(pure_part),
+            _ => true,
+        }
+    }
+    fn pure_part(c: &CsPart) -> bool {
+        match c {
+            CsPart::Run { .. } => true,
+            CsPart::Value { e, .. } => pure(e),
+            CsPart::Tree(_) => false,
+        }
+    }
+    fn ok(ops: &[Op]) -> bool {
+        ops.iter().all(|op| match op {
+            Op::SetConst { .. }
+            | Op::SetParam { .. }
+            | Op::SetValid { .. }
+            | Op::Extract { .. } => true,
+            Op::Set { e, .. } | Op::SetSlice { e, .. } => pure(e),
+            Op::If { cond, then, els } => pure(cond) && ok(then) && ok(els),
+            Op::AdvanceConst(bits) => bits % 8 == 0,
+            Op::Verify { cond, .. } => pure(cond),
+            Op::ChecksumAdd { parts, .. } => parts.iter().all(pure_part),
+            Op::Exit | Op::Return => true,
+            _ => false,
+        })
+    }
+    p.states.iter().all(|st| {
+        ok(&st.body)
+            && match &st.transition {
+                FTransition::Direct(_) => true,
+                FTransition::Select { keys, .. } => keys.iter().all(pure),
+            }
+    })
+}
+
+/// The expressions an op evaluates itself (not those of nested blocks).
+fn op_exprs(op: &Op) -> Box<dyn Iterator<Item = &FExpr> + '_> {
+    match op {
+        Op::Set { e, .. } | Op::SetSlice { e, .. } => Box::new(std::iter::once(e)),
+        Op::If { cond, .. } | Op::Verify { cond, .. } => Box::new(std::iter::once(cond)),
+        Op::Count { index, .. } => Box::new(std::iter::once(index)),
+        Op::Apply(a) => Box::new(a.keys.iter()),
+        Op::Call { args, .. } => Box::new(args.iter()),
+        _ => Box::new(std::iter::empty()),
+    }
+}
+
+/// Expression nodes in `e` the flat engine evaluates (tree expressions: register values,
+/// hashes, lookahead, ...; deparser checksum updates).
+fn expr_fallbacks(e: &FExpr) -> usize {
+    match e {
+        FExpr::Tree(_) | FExpr::ChecksumUpdate(_) => 1,
+        FExpr::Not { a, .. }
+        | FExpr::Neg { a, .. }
+        | FExpr::LNot(a)
+        | FExpr::Slice { a, .. }
+        | FExpr::Sext { a, .. }
+        | FExpr::Mask { a, .. } => expr_fallbacks(a),
+        FExpr::LAnd(a, b)
+        | FExpr::LOr(a, b)
+        | FExpr::Bin { a, b, .. }
+        | FExpr::Concat { hi: a, lo: b, .. } => expr_fallbacks(a) + expr_fallbacks(b),
+        FExpr::Ternary {
+            cond, then, els, ..
+        } => expr_fallbacks(cond) + expr_fallbacks(then) + expr_fallbacks(els),
+        _ => 0,
+    }
+}
+
+/// Calls `f` on every op of `ops`, nested blocks included.
+fn walk(ops: &[Op], f: &mut impl FnMut(&Op)) {
+    for op in ops {
+        f(op);
+        match op {
+            Op::If { then, els, .. } => {
+                walk(then, f);
+                walk(els, f);
+            }
+            Op::Apply(a) => match &a.branches {
+                FBranches::None => {}
+                FBranches::HitMiss { hit, miss } => {
+                    walk(hit, f);
+                    walk(miss, f);
+                }
+                FBranches::ActionRun { cases, default } => {
+                    for (_, b) in cases.iter() {
+                        walk(b, f);
+                    }
+                    walk(default, f);
+                }
+            },
+            _ => {}
+        }
+    }
+}
+
+/// Ops the generator leaves to the flat engine in a gress and the `actions` it runs (tree ops:
+/// registers, hashes, meters, digests, mirror and resubmit, header stacks; parser checksums of
+/// anything but runs of whole 16-bit words) plus the expression nodes it leaves (tree
+/// expressions, deparser checksum updates): a static measure of coverage. Counters (a shim of
+/// their own, index generated) are not counted.
+fn count_fallbacks(fg: &FlatGress, actions: &[u32]) -> usize {
+    let mut n = 0;
+    let mut count = |op: &Op| {
+        let generated_sum = |parts: &[CsPart]| {
+            !parts.is_empty()
+                && parts.iter().all(|p| {
+                    matches!(p, CsPart::Run { start, width } if start % 8 == 0 && width % 16 == 0)
+                })
+        };
+        if match op {
+            Op::Tree(_) => true,
+            Op::ChecksumAdd { parts, .. } => !generated_sum(parts),
+            _ => false,
+        } {
+            n += 1;
+        }
+        n += op_exprs(op).map(expr_fallbacks).sum::<usize>();
+    };
+    walk(&fg.control, &mut count);
+    walk(&fg.deparser, &mut count);
+    let mut select_keys = 0;
+    for st in fg.parser.states.iter() {
+        walk(&st.body, &mut count);
+        if let FTransition::Select { keys, .. } = &st.transition {
+            select_keys += keys.iter().map(expr_fallbacks).sum::<usize>();
+        }
+    }
+    for a in actions {
+        walk(&fg.actions[*a as usize], &mut count);
+    }
+    n + select_keys
+}

@@ -1,0 +1,561 @@
+//! Statements: field writes, validity, ifs, table applies (lookup through the existing table
+//! code, then a direct call of the matched action's generated function), action calls,
+//! emits and extracts. Ops not generated (counters, checksums, `verify`, registers, hashes,
+//! digests, header stacks) run through the flat engine ([`super::env::shim_op`]).
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, Block, InstBuilder, StackSlotData, StackSlotKind, Value};
+use cranelift_frontend::Switch;
+
+use super::env::{self, Env, APPLY_FAULT, APPLY_HIT, APPLY_RAN, MAX_ARGS, MAX_KEYS, RETURN};
+use super::gen::{mem, Gen};
+use crate::exec::flat::{CsPart, FApply, FBranches, FExpr, Op};
+use crate::exec::Ctx;
+use crate::table::EntryHandle;
+use crate::trace::NoTrace;
+
+// Generated code restores `Ctx::entry` by copying these 8 bytes from `Env::saved_entry`.
+const _: () = assert!(std::mem::size_of::<Option<EntryHandle>>() == 8);
+
+impl Gen<'_, '_> {
+    /// Generates a block of ops; control continues after it in the current block.
+    pub fn block(&mut self, ops: &[Op]) {
+        for op in ops {
+            self.op(op);
+        }
+    }
+
+    fn op(&mut self, op: &Op) {
+        match op {
+            Op::SetConst { f, value, watch } if self.field_ok(*f) => {
+                let v = self.konst(*value, f.width > 64);
+                self.write_field(*f, v);
+                self.mark_written(*watch);
+            }
+            Op::SetParam {
+                f,
+                index,
+                mask,
+                watch,
+            } if self.field_ok(*f) => {
+                let e = FExpr::Param {
+                    index: *index,
+                    mask: *mask,
+                };
+                let v = self.expr(&e);
+                self.write_field(*f, v);
+                self.mark_written(*watch);
+            }
+            Op::Set { f, e, watch } if self.field_ok(*f) => {
+                let v = self.expr(e);
+                self.write_field(*f, v);
+                self.mark_written(*watch);
+            }
+            Op::SetSlice {
+                f,
+                e,
+                lo,
+                mask,
+                watch,
+            } if self.field_ok(*f) => {
+                let m = mask << lo;
+                let w = f.width > 64;
+                let v = self.expr(e);
+                let v = self.fit(v, w);
+                let v = self.b.ins().ishl_imm(v, i64::from(*lo));
+                let v = self.mask(v, m);
+                let old = self.read_field(*f);
+                let old = self.mask(old, !m & crate::phv::mask(f.width));
+                let old = self.fit(old, w);
+                let v = self.fit(v, w);
+                let new = self.b.ins().bor(old, v);
+                self.write_field(*f, new);
+                self.mark_written(*watch);
+            }
+            Op::SetValid { header, valid } => self.set_valid(*header, *valid),
+            Op::If { cond, then, els } => {
+                let c = self.expr(cond);
+                let c = self.nonzero(c);
+                let (tb, eb, done) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.ins().brif(c, tb, &[], eb, &[]);
+                for (block, ops) in [(tb, then), (eb, els)] {
+                    self.b.switch_to_block(block);
+                    self.block(ops);
+                    self.b.ins().jump(done, &[]);
+                }
+                self.b.switch_to_block(done);
+            }
+            Op::Apply(a) if a.keys.len() <= MAX_KEYS => self.apply(a),
+            Op::Call { action, args } if args.len() <= MAX_ARGS => self.call(action.0, args),
+            Op::Exit | Op::Return => {
+                let code = if matches!(op, Op::Exit) {
+                    env::EXIT
+                } else {
+                    RETURN
+                };
+                let c = self.b.ins().iconst(types::I32, i64::from(code));
+                self.leave(c);
+                self.fresh();
+            }
+            Op::Emit {
+                header,
+                offset,
+                len,
+            } => self.emit(&[(*header, *offset, *len)], *offset, *len),
+            Op::EmitRun { parts, offset, len } => self.emit(parts, *offset, *len),
+            Op::Extract {
+                header,
+                offset,
+                len,
+            } if self.too_short.is_some() && offset + len <= self.layout.phv_len => {
+                self.extract(op, *header, *offset, *len)
+            }
+            Op::AdvanceConst(bits) if self.too_short.is_some() && *bits < 1 << 62 => {
+                self.advance(*bits)
+            }
+            Op::Verify { cond, error } if self.state_var.is_some() => self.verify(cond, *error),
+            Op::ChecksumAdd {
+                checksum,
+                parts,
+                subtract,
+            } if self.csum_runs_ok(parts) => self.checksum_add(*checksum, parts, *subtract),
+            Op::Count { counter, index } => self.count(*counter, Some(index)),
+            Op::CountDirect { counter } => self.count(*counter, None),
+            _ => self.shim_op(op),
+        }
+    }
+
+    /// Whether a parser checksum input is runs of whole 16-bit words inside the PHV (what
+    /// [`Self::checksum_add`] generates: with nothing pending between them, the sum is that
+    /// of all their words; other inputs run the flat engine).
+    fn csum_runs_ok(&self, parts: &[CsPart]) -> bool {
+        !parts.is_empty()
+            && parts.iter().all(|p| match p {
+                CsPart::Run { start, width } => {
+                    start % 8 == 0
+                        && width % 16 == 0
+                        && start / 8 + width / 8 <= self.layout.phv_len
+                }
+                _ => false,
+            })
+    }
+
+    /// `checksum.add` / `subtract` of PHV runs (see [`Self::csum_runs_ok`]): the big-endian
+    /// 16-bit words summed and folded, complemented for a subtract, then added into the
+    /// accumulator (when it exists).
+    fn checksum_add(&mut self, c: u32, parts: &[CsPart], subtract: bool) {
+        let mut total = self.iconst(0);
+        for p in parts {
+            let CsPart::Run { start, width } = *p else {
+                continue;
+            };
+            for k in (0..width / 8).step_by(2) {
+                let at = (start / 8 + k) as i32;
+                let w = self.b.ins().load(types::I16, mem(), self.phv, at);
+                let w = self.b.ins().bswap(w);
+                let w = self.b.ins().uextend(types::I64, w);
+                total = self.b.ins().iadd(total, w);
+            }
+        }
+        let mut sum = self.fold16(total);
+        if subtract {
+            let n = self.b.ins().bnot(sum);
+            sum = self.b.ins().band_imm(n, 0xffff);
+        }
+        let (yes, done) = (self.b.create_block(), self.b.create_block());
+        let len_v = self.env_load(std::mem::offset_of!(Env, csum_len));
+        let inside = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedGreaterThan, len_v, i64::from(c));
+        self.b.ins().brif(inside, yes, &[], done, &[]);
+        self.b.switch_to_block(yes);
+        let base = self.env_load(std::mem::offset_of!(Env, csum));
+        let acc = self.b.ins().load(types::I32, mem(), base, (c * 4) as i32);
+        let acc = self.b.ins().uextend(types::I64, acc);
+        let s = self.b.ins().iadd(acc, sum);
+        let s = self.fold16(s);
+        let s = self.b.ins().ireduce(types::I32, s);
+        self.b.ins().store(mem(), s, base, (c * 4) as i32);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+    }
+
+    /// A counter update: the index generated, the count through [`env::shim_count`].
+    fn count(&mut self, counter: u32, index: Option<&FExpr>) {
+        let (has, lo, hi) = match index {
+            Some(e) => {
+                let v = self.expr(e);
+                let v = self.fit(v, true);
+                let (lo, hi) = self.b.ins().isplit(v);
+                (1, lo, hi)
+            }
+            None => {
+                let z = self.iconst(0);
+                (0, z, z)
+            }
+        };
+        let c = self.b.ins().iconst(types::I32, i64::from(counter));
+        let has = self.b.ins().iconst(types::I32, has);
+        let (env, sig) = (self.env, self.sigs.count);
+        let f = env::shim_count as *const () as usize;
+        let code = self
+            .call_shim(sig, f, &[env, c, has, lo, hi])
+            .expect("status");
+        self.check_status(code, env::NEXT);
+    }
+
+    /// `advance(bits)` by a constant: the cursor moves, or the packet is too short.
+    fn advance(&mut self, bits: u64) {
+        let cur_off = std::mem::offset_of!(Env, cursor);
+        let cur = self.env_load(cur_off);
+        let end = self.b.ins().iadd_imm(cur, bits as i64);
+        let limit = self.env_load(std::mem::offset_of!(Env, input_bits));
+        let short = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
+        let fits = self.b.create_block();
+        let too_short = self.too_short.expect("parser");
+        self.b.ins().brif(short, too_short, &[], fits, &[]);
+        self.b.switch_to_block(fits);
+        self.env_store(cur_off, end);
+    }
+
+    /// `verify(cond, error)`: a false condition ends the parse with the error.
+    fn verify(&mut self, cond: &FExpr, error: u16) {
+        let c = self.expr(cond);
+        let (fail, ok) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(c, ok, &[], fail, &[]);
+        self.b.switch_to_block(fail);
+        self.parse_error(super::parser::verify_kind(error));
+        self.b.switch_to_block(ok);
+    }
+
+    /// Runs `op` through the flat engine.
+    fn shim_op(&mut self, op: &Op) {
+        let node = self.iconst(op as *const Op as u64);
+        let (p, n) = self.params_or_none();
+        let env = self.env;
+        let sig = self.sigs.node;
+        let code = self
+            .call_shim(sig, env::shim_op as *const () as usize, &[env, node, p, n])
+            .expect("status");
+        self.check_status(code, env::NEXT);
+    }
+
+    /// Calls action `a` with `params`/`n`: its generated function, else the flat engine.
+    /// Answers its status (`EXIT` and `FAULT` matter; `RETURN` ended only the action).
+    fn run_action(&mut self, a: u32, params: Value, n: Value) -> Value {
+        let env = self.env;
+        match self.action_ref(a) {
+            Some(f) => {
+                let call = self.b.ins().call(f, &[env, params, n]);
+                self.b.inst_results(call)[0]
+            }
+            None => {
+                let id = self.b.ins().iconst(types::I32, i64::from(a));
+                let sig = self.sigs.action;
+                self.call_shim(
+                    sig,
+                    env::shim_action as *const () as usize,
+                    &[env, id, params, n],
+                )
+                .expect("status")
+            }
+        }
+    }
+
+    /// A direct action call: arguments into a stack buffer, then the action.
+    fn call(&mut self, a: u32, args: &[FExpr]) {
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (MAX_ARGS * 16) as u32,
+            4,
+        ));
+        let buf = self.b.ins().stack_addr(types::I64, slot, 0);
+        for (i, e) in args.iter().enumerate() {
+            let v = self.expr(e);
+            self.store_value(buf, i as i32 * 16, v);
+        }
+        let n = self.iconst(args.len() as u64);
+        let code = self.run_action(a, buf, n);
+        self.check_status(code, RETURN);
+    }
+
+    /// A table apply: keys into the environment, the lookup (which counts and makes the
+    /// entry current), the action, the entry restored, then the branches.
+    fn apply(&mut self, a: &FApply) {
+        let key_off = std::mem::offset_of!(Env, key) as i32;
+        for (i, k) in a.keys.iter().enumerate() {
+            let v = self.expr(k);
+            let env = self.env;
+            self.store_value(env, key_off + i as i32 * 16, v);
+        }
+        let table = self.b.ins().iconst(types::I32, i64::from(a.table));
+        let nkeys = self.b.ins().iconst(types::I32, a.keys.len() as i64);
+        let (env, sig) = (self.env, self.sigs.apply);
+        let r = self
+            .call_shim(
+                sig,
+                env::shim_apply as *const () as usize,
+                &[env, table, nkeys],
+            )
+            .expect("answer");
+        let faulted = self.b.ins().band_imm(r, APPLY_FAULT as i64);
+        let ok = self.b.create_block();
+        self.b.ins().brif(faulted, self.fault, &[], ok, &[]);
+        self.b.switch_to_block(ok);
+        let action = self.b.ins().ireduce(types::I32, r);
+        let hit = self.b.ins().band_imm(r, APPLY_HIT as i64);
+        let ran = self.b.ins().band_imm(r, APPLY_RAN as i64);
+        let (run_b, ran_b, after) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let code = self.b.append_block_param(after, types::I32);
+        self.b.ins().brif(ran, ran_b, &[], run_b, &[]);
+        // The shim ran the action: its status is in bits 40.. of the answer.
+        self.b.switch_to_block(ran_b);
+        let c = self.b.ins().ushr_imm(r, 40);
+        let c = self.b.ins().ireduce(types::I32, c);
+        self.b.ins().jump(after, &[c.into()]);
+        self.b.switch_to_block(run_b);
+        self.dispatch(a.table, action, after);
+        self.b.switch_to_block(after);
+        self.check_status(code, RETURN);
+        self.branches(&a.branches, hit, action);
+    }
+
+    /// Calls the action a lookup chose (a direct call per action of the table), restores the
+    /// running entry and jumps to `after` with the action's status.
+    fn dispatch(&mut self, table: u32, action: Value, after: Block) {
+        let args_off = std::mem::offset_of!(Env, args) as i64;
+        let params = self.b.ins().iadd_imm(self.env, args_off);
+        let n = self.env_load(std::mem::offset_of!(Env, nargs));
+        let ids: Vec<u32> = self.table_actions(table);
+        let mut sw = Switch::new();
+        let other = self.b.create_block();
+        let mut cases = Vec::new();
+        for id in ids {
+            let blk = self.b.create_block();
+            sw.set_entry(u128::from(id), blk);
+            cases.push((id, blk));
+        }
+        sw.emit(&mut self.b, action, other);
+        cases.push((u32::MAX, other));
+        for (id, blk) in cases {
+            self.b.switch_to_block(blk);
+            let code = if id == u32::MAX {
+                let env = self.env;
+                let sig = self.sigs.action;
+                self.call_shim(
+                    sig,
+                    env::shim_action as *const () as usize,
+                    &[env, action, params, n],
+                )
+                .expect("status")
+            } else {
+                self.run_action(id, params, n)
+            };
+            self.restore_entry();
+            self.b.ins().jump(after, &[code.into()]);
+        }
+    }
+
+    /// `Ctx::entry = Env::saved_entry` (8 bytes, asserted above).
+    fn restore_entry(&mut self) {
+        let saved = self.env_load(std::mem::offset_of!(Env, saved_entry));
+        let ctx = self.env_load(std::mem::offset_of!(Env, ctx));
+        let off = std::mem::offset_of!(Ctx<'static, NoTrace>, entry) as i32;
+        self.b.ins().store(mem(), saved, ctx, off);
+    }
+
+    fn branches(&mut self, br: &FBranches, hit: Value, action: Value) {
+        match br {
+            FBranches::None => {}
+            FBranches::HitMiss { hit: h, miss } => {
+                let (hb, mb, done) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.ins().brif(hit, hb, &[], mb, &[]);
+                for (block, ops) in [(hb, h), (mb, miss)] {
+                    self.b.switch_to_block(block);
+                    self.block(ops);
+                    self.b.ins().jump(done, &[]);
+                }
+                self.b.switch_to_block(done);
+            }
+            FBranches::ActionRun { cases, default } => {
+                let done = self.b.create_block();
+                for (id, ops) in cases.iter() {
+                    let (yes, no) = (self.b.create_block(), self.b.create_block());
+                    let is = self.b.ins().icmp_imm(IntCC::Equal, action, i64::from(id.0));
+                    self.b.ins().brif(is, yes, &[], no, &[]);
+                    self.b.switch_to_block(yes);
+                    self.block(ops);
+                    self.b.ins().jump(done, &[]);
+                    self.b.switch_to_block(no);
+                }
+                self.block(default);
+                self.b.ins().jump(done, &[]);
+                self.b.switch_to_block(done);
+            }
+        }
+    }
+
+    /// `emit` of headers lying back to back: one copy when all are valid, else one per
+    /// valid header.
+    fn emit(&mut self, parts: &[(u32, u32, u32)], offset: u32, len: u32) {
+        let mut all = self.iconst(1);
+        for &(h, _, _) in parts {
+            let v = self.is_valid(h);
+            all = self.b.ins().band(all, v);
+        }
+        let (one, each, done) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(all, one, &[], each, &[]);
+        self.b.switch_to_block(one);
+        self.emit_bytes(offset, len);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(each);
+        if parts.len() > 1 {
+            for &(h, o, l) in parts {
+                let v = self.is_valid(h);
+                let (yes, next) = (self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(v, yes, &[], next, &[]);
+                self.b.switch_to_block(yes);
+                self.emit_bytes(o, l);
+                self.b.ins().jump(next, &[]);
+                self.b.switch_to_block(next);
+            }
+        }
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+    }
+
+    fn emit_bytes(&mut self, offset: u32, len: u32) {
+        let o = self.b.ins().iconst(types::I32, i64::from(offset));
+        let l = self.b.ins().iconst(types::I32, i64::from(len));
+        let (env, sig) = (self.env, self.sigs.emit);
+        self.call_shim(sig, env::shim_emit as *const () as usize, &[env, o, l]);
+    }
+
+    /// `extract` into PHV bytes `[offset, offset + len)`: a byte-aligned cursor copies from
+    /// the input (the packet where it lies, when parsed in place); an unaligned one runs the
+    /// flat extract (never in place: see `parser_in_place`).
+    fn extract(&mut self, op: &Op, header: u32, offset: u32, len: u32) {
+        let cur_off = std::mem::offset_of!(Env, cursor);
+        let cur = self.env_load(cur_off);
+        let end = self.b.ins().iadd_imm(cur, i64::from(len) * 8);
+        let limit = self.env_load(std::mem::offset_of!(Env, input_bits));
+        let short = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
+        let (fits, aligned, unaligned, done) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let too_short = self.too_short.expect("parser");
+        self.b.ins().brif(short, too_short, &[], fits, &[]);
+        self.b.switch_to_block(fits);
+        let odd = self.b.ins().band_imm(cur, 7);
+        self.b.ins().brif(odd, unaligned, &[], aligned, &[]);
+        self.b.switch_to_block(unaligned);
+        self.shim_op(op);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(aligned);
+        self.extract_aligned(header, offset, len, cur, end);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+    }
+
+    /// The byte-aligned extract: from the head (the prefix, or everything when not in place),
+    /// from the tail (the packet, in place), or across both; then the cursor moves to `end`
+    /// and the header is valid.
+    fn extract_aligned(&mut self, header: u32, offset: u32, len: u32, cur: Value, end: Value) {
+        let cur_off = std::mem::offset_of!(Env, cursor);
+        let (copied, done) = (self.b.create_block(), self.b.create_block());
+        let byte = self.b.ins().ushr_imm(cur, 3);
+        let head = self.env_load(std::mem::offset_of!(Env, head_bytes));
+        let (in_head, in_tail, split) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let past = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, byte, head);
+        let check_head = self.b.create_block();
+        self.b.ins().brif(past, in_tail, &[], check_head, &[]);
+        self.b.switch_to_block(check_head);
+        let last = self.b.ins().iadd_imm(byte, i64::from(len));
+        let fits = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, last, head);
+        self.b.ins().brif(fits, in_head, &[], split, &[]);
+        self.b.switch_to_block(in_head);
+        let input = self.env_load(std::mem::offset_of!(Env, input));
+        let src = self.b.ins().iadd(input, byte);
+        self.copy_in(src, offset, len);
+        self.b.ins().jump(copied, &[]);
+        self.b.switch_to_block(in_tail);
+        let tail = self.env_load(std::mem::offset_of!(Env, tail));
+        let rel = self.b.ins().isub(byte, head);
+        let src = self.b.ins().iadd(tail, rel);
+        self.copy_in(src, offset, len);
+        self.b.ins().jump(copied, &[]);
+        self.b.switch_to_block(copied);
+        self.env_store(cur_off, end);
+        self.set_valid(header, true);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(split);
+        let args = [
+            self.env,
+            self.b.ins().iconst(types::I32, i64::from(header)),
+            self.b.ins().iconst(types::I32, i64::from(offset)),
+            self.b.ins().iconst(types::I32, i64::from(len)),
+        ];
+        let (sig, f) = (
+            self.sigs.extract,
+            env::shim_extract_split as *const () as usize,
+        );
+        self.call_shim(sig, f, &args);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+    }
+
+    /// Copies `len` bytes from `src` to PHV byte `offset`, widest loads first.
+    fn copy_in(&mut self, src: Value, offset: u32, len: u32) {
+        let mut i = 0u32;
+        for (size, ty) in [
+            (8u32, types::I64),
+            (4, types::I32),
+            (2, types::I16),
+            (1, types::I8),
+        ] {
+            while len - i >= size {
+                let v = self.b.ins().load(ty, mem(), src, i as i32);
+                self.b.ins().store(mem(), v, self.phv, (offset + i) as i32);
+                i += size;
+            }
+        }
+    }
+
+    /// Action ids a table's entries and default may run.
+    fn table_actions(&self, table: u32) -> Vec<u32> {
+        self.table_action_ids
+            .get(table as usize)
+            .cloned()
+            .unwrap_or_default()
+    }
+}

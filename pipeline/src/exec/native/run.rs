@@ -1,0 +1,143 @@
+//! Running a gress's generated entry points on a pass's context: each builds the [`Env`],
+//! calls the code, and turns its answer back into the flat engine's results.
+
+use super::env::{Env, EXIT, FAULT, NEXT, RETURN};
+use super::gen::Layout;
+use super::parser::{fault_of_kind, END_ACCEPT, END_ERROR, END_FAULT, END_REJECT};
+use crate::exec::flat::{FlatGress, Op};
+use crate::exec::parser::ParseEnd;
+use crate::exec::{Ctx, ExecResult, Fault, Flow, ParserFault};
+use crate::phv::Phv;
+use crate::trace::NoTrace;
+
+type ParseFn = unsafe extern "C" fn(*mut Env) -> u64;
+type BlockFn = unsafe extern "C" fn(*mut Env) -> u32;
+
+/// One gress's generated entry points (neither `Clone` nor `Copy`: they must not outlive the
+/// `NativePipeline` that owns the code).
+pub struct NativeGress {
+    parse: ParseFn,
+    control: BlockFn,
+    deparse: BlockFn,
+    in_place: bool,
+    /// The PHV layout the code was generated for: a PHV smaller than it (a `GressWork` of
+    /// another program) runs the flat engine instead, never the code.
+    layout: Layout,
+}
+
+impl std::fmt::Debug for NativeGress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeGress").finish_non_exhaustive()
+    }
+}
+
+impl NativeGress {
+    /// # Safety
+    /// The pointers are finalized functions with the signatures of [`ParseFn`] (the first)
+    /// and [`BlockFn`], generated for the flat gress they will be run with; `in_place` only
+    /// when the parser reads nothing of its input but through generated extracts/advances;
+    /// `layout` the one the code was generated against.
+    pub(super) unsafe fn new(
+        parse: *const u8,
+        control: *const u8,
+        deparse: *const u8,
+        in_place: bool,
+        layout: Layout,
+    ) -> Self {
+        // SAFETY: by the contract above, each pointer is a function of the transmuted type.
+        unsafe {
+            NativeGress {
+                parse: std::mem::transmute::<*const u8, ParseFn>(parse),
+                control: std::mem::transmute::<*const u8, BlockFn>(control),
+                deparse: std::mem::transmute::<*const u8, BlockFn>(deparse),
+                in_place,
+                layout,
+            }
+        }
+    }
+
+    /// Whether the parser reads the packet where it lies (`Ctx::input_tail`).
+    pub fn parses_in_place(&self) -> bool {
+        self.in_place
+    }
+
+    /// Whether the code may run on `phv` (every byte and validity word it addresses is there).
+    pub fn fits(&self, phv: &Phv) -> bool {
+        let (bytes, words) = phv.raw_lens();
+        bytes >= self.layout.phv_padded as usize && words * 64 >= self.layout.headers as usize
+    }
+
+    /// Runs the parser from its start state, as `Ctx::run_parser_flat` does.
+    pub fn parse(&self, ctx: &mut Ctx<'_, NoTrace>, fg: &FlatGress) -> ParseEnd {
+        if !self.fits(ctx.phv) {
+            return ctx.run_parser_flat(fg, &fg.parser);
+        }
+        ctx.in_parser = true;
+        ctx.cursor = 0;
+        let ncsum = ctx.pl.checksums.len();
+        ctx.scratch.csum.clear();
+        ctx.scratch.csum.resize(ncsum, 0);
+        let mut env = Env::new(ctx, fg);
+        // SAFETY: the code was generated for `fg`'s gress (see `NativeGress::new`) and `env`
+        // is a live environment of this pass.
+        let r = unsafe { (self.parse)(&mut env) };
+        let (cursor, written, fault) = (env.cursor, env.written, env.fault.take());
+        drop(env);
+        ctx.cursor = cursor;
+        ctx.written = written as u8;
+        ctx.in_parser = false;
+        let state = (r >> 32) as usize;
+        match r & 0xff {
+            END_ACCEPT => ParseEnd::Accept,
+            END_REJECT => ParseEnd::Reject,
+            END_ERROR => ParseEnd::Error(fault_of_kind((r >> 8) & 0xff_ffff), state),
+            END_FAULT => match fault {
+                Some(Fault::Parser(p)) => ParseEnd::Error(p, state),
+                _ => ParseEnd::Error(ParserFault::NoMatch, state),
+            },
+            _ => ParseEnd::Error(ParserFault::NoMatch, state),
+        }
+    }
+
+    /// Runs the control.
+    pub fn control(&self, ctx: &mut Ctx<'_, NoTrace>, fg: &FlatGress) -> ExecResult {
+        self.block(self.control, &fg.control, ctx, fg)
+    }
+
+    /// Runs the deparser.
+    pub fn deparse(&self, ctx: &mut Ctx<'_, NoTrace>, fg: &FlatGress) -> ExecResult {
+        self.block(self.deparse, &fg.deparser, ctx, fg)
+    }
+
+    /// Runs `f`, the code generated for `ops` (which the flat engine runs instead on a PHV the
+    /// code does not fit).
+    fn block(
+        &self,
+        f: BlockFn,
+        ops: &[Op],
+        ctx: &mut Ctx<'_, NoTrace>,
+        fg: &FlatGress,
+    ) -> ExecResult {
+        if !self.fits(ctx.phv) {
+            return ctx.fexec_block(fg, ops, &[]);
+        }
+        let mut env = Env::new(ctx, fg);
+        // SAFETY: as in `parse`.
+        let r = unsafe { f(&mut env) };
+        let (cursor, written, fault) = (env.cursor, env.written, env.fault.take());
+        drop(env);
+        ctx.cursor = cursor;
+        ctx.written = written as u8;
+        match r {
+            NEXT => Ok(Flow::Next),
+            RETURN => Ok(Flow::Return),
+            EXIT => Ok(Flow::Exit),
+            FAULT => Err(fault.unwrap_or_else(|| {
+                Fault::program(crate::exec::ProgramError::BadReference("native fault"))
+            })),
+            _ => Err(Fault::program(crate::exec::ProgramError::BadReference(
+                "native status",
+            ))),
+        }
+    }
+}
