@@ -18,6 +18,9 @@ use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig};
 pub const L2L3_P4: &str = include_str!("../p4/programs/l2l3.p4");
 /// `p4/programs/wire.p4`, embedded.
 pub const WIRE_P4: &str = include_str!("../p4/programs/wire.p4");
+/// The project's large program and its table file.
+pub const SWITCH_P4: &str = include_str!("../p4/programs/switch.p4");
+pub const SWITCH_TABLES: &str = include_str!("../p4/programs/switch.tables.yaml");
 
 /// The router MAC of the l2l3 workload.
 pub const ROUTER_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0xfe];
@@ -237,6 +240,39 @@ pub fn wire(n_frames: usize, engine: EngineKind) -> anyhow::Result<Workload> {
         .collect();
     Ok(Workload {
         name: "wire.p4".to_string(),
+        switch: sw,
+        frames,
+    })
+}
+
+/// switch.p4 with `switch.tables.yaml`'s state; from host A (port 0, BD 10) a mix of four
+/// kinds of frame: bridged to B, routed to C (VLAN tag pushed on egress), routed by ECMP to
+/// 172.16.0.0/16 (spread over the selector's members) and routed into the VXLAN tunnel
+/// (encapsulated on egress). Untraced passes run on `engine`.
+pub fn switch_p4(n_frames: usize, engine: EngineKind) -> anyhow::Result<Workload> {
+    let program = compile("switch.p4", SWITCH_P4)?;
+    let cfg = SwitchConfig::default().with_engine(engine);
+    let mut sw = Switch::new(program, cfg).context("switch")?;
+    check_engine(&sw, engine)?;
+    let file = control::tables_file::from_yaml(SWITCH_TABLES).context("switch.tables.yaml")?;
+    control::tables_file::apply(&mut sw, &file).context("switch.tables.yaml")?;
+    let a = [0, 0, 0, 0, 0x0a, 0x01];
+    let b = [0, 0, 0, 0, 0x0a, 0x02];
+    let sip = [10, 10, 0, 1];
+    let frames = (0..n_frames)
+        .map(|k| {
+            let i = (k / 4) as u8;
+            let f = match k % 4 {
+                0 => frame64(a, b, sip, [10, 10, 0, 2]),
+                1 => frame64(a, ROUTER_MAC, sip, [10, 20, 0, 3]),
+                2 => frame64(a, ROUTER_MAC, sip, [172, 16, i, i.wrapping_mul(7)]),
+                _ => frame64(a, ROUTER_MAC, sip, [192, 168, 9, i]),
+            };
+            (0u16, f)
+        })
+        .collect();
+    Ok(Workload {
+        name: "switch.p4 (L2, L3, ECMP, VXLAN)".to_string(),
         switch: sw,
         frames,
     })

@@ -152,6 +152,12 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
             w: workload::l2l3(a.macs, a.routes, n_frames, engine)?,
             runs: Vec::new(),
         });
+        series.push(Series {
+            program: "switch",
+            engine,
+            w: workload::switch_p4(n_frames, engine)?,
+            runs: Vec::new(),
+        });
     }
     // Interleave the runs so drift in the machine's load hits every series alike.
     let one = PipelineBenchArgs { runs: 1, ..a };
@@ -210,6 +216,7 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                 "ratio_to_flat": {
                     "l2l3": vs_flat(l2l3),
                     "wire": vs_flat(wire),
+                    "switch": vs_flat(find("switch", a.engine)),
                 },
                 "native_codegen_ms": gen_ms.map(|(l, w)| serde_json::json!({ "l2l3": l, "wire": w })),
                 "native_fallback_nodes": { "l2l3": fallbacks.0, "wire": fallbacks.1 },
@@ -240,9 +247,10 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                 );
             }
             println!(
-                "l2l3.p4 / wire.p4 on the {} engine: {:.2}",
+                "l2l3.p4 / wire.p4 on the {} engine: {:.2}; switch.p4 / wire.p4: {:.2}",
                 a.engine,
-                l2l3_mpps / wire_mpps
+                l2l3_mpps / wire_mpps,
+                find("switch", a.engine).mpps() / wire_mpps
             );
             if let (Some((l, w)), (Some(fl), Some(fw))) = (gen_ms, fallbacks) {
                 println!(
