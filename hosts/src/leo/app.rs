@@ -238,8 +238,8 @@ paths:
   - {name: cpu, from: cpu, via: [nic, cpu, nic]}
   - {name: acc, from: cpu, via: [nic, acc, nic]}
 requests:
-  - {type: GET, dependency: ADDR, share: 0.95, paths: [acc, cpu], request_bytes: 8, response_bytes: 64, compute_ns: {cpu: 400, acc: 150}}
-  - {type: PUT, dependency: ADDR, share: 0.05, paths: [cpu], request_bytes: 72, response_bytes: 8, compute_ns: {cpu: 500}}
+  - {type: GET, dependency: ADDR, share: 0.95, paths: [acc, cpu], request_bytes: 8, response_bytes: 64, compute_ns: {cpu: 300, acc: 180}}
+  - {type: PUT, dependency: ADDR, share: 0.05, paths: [cpu], request_bytes: 72, response_bytes: 8, compute_ns: {cpu: 350}}
 ";
 
     #[test]
@@ -256,12 +256,12 @@ requests:
     fn names_errors() {
         let e = AppSpec::from_yaml(&KVS.replace("paths: [acc, cpu]", "paths: [gpu]")).unwrap_err();
         assert_eq!(e.to_string(), "request GET: unknown path `gpu`");
-        let e = AppSpec::from_yaml(&KVS.replace("acc: 150", "gpu: 150")).unwrap_err();
+        let e = AppSpec::from_yaml(&KVS.replace("acc: 180", "gpu: 180")).unwrap_err();
         assert_eq!(e.to_string(), "request GET: unknown device `gpu`");
         let e = AppSpec::from_yaml(&KVS.replace("dependency: ADDR, share: 0.95", "dependency: X"))
             .unwrap_err();
         assert!(matches!(e, LeoError::Yaml { line: 14, .. }), "{e}");
-        let e = AppSpec::from_yaml(&KVS.replace(", acc: 150", "")).unwrap_err();
+        let e = AppSpec::from_yaml(&KVS.replace(", acc: 180", "")).unwrap_err();
         assert!(e.to_string().contains("compute_ns has no entry"), "{e}");
     }
 }

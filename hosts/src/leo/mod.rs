@@ -12,6 +12,8 @@
 //!   greedy baselines and fixed paths; [`lp`]: the k-step MILP of eqs. 1–4.
 //! - [`queues`]: the linearised queue model of eqs. 1–2 (the LP's state and the oracle the
 //!   tests check against).
+//! - [`sim`]: the KVS experiment of §V on the queue model of a testbed whose links can slow
+//!   down mid-run.
 //! - [`jct`]: the timestamps of Fig. 6 and the 4-byte response header of Fig. 7.
 //! - `error`: [`LeoError`].
 
@@ -22,6 +24,8 @@ pub mod jct;
 pub mod lp;
 pub mod path;
 pub mod queues;
+pub mod select;
+pub mod sim;
 
 pub use app::{AppSpec, Dependency, RequestType};
 pub use error::LeoError;
