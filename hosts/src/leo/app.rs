@@ -224,23 +224,7 @@ pub(crate) mod tests {
     use super::*;
 
     /// The KVS of §V (off-path model with an in-network accelerator at the NIC's switch).
-    pub(crate) const KVS: &str = "\
-name: kvs
-hardware:
-  devices:
-    - {name: cpu, kind: cpu}
-    - {name: nic, kind: nic}
-    - {name: acc, kind: acc}
-  links:
-    - {name: pcie, a: nic, b: cpu}
-    - {name: acc-link, a: nic, b: acc}
-paths:
-  - {name: cpu, from: cpu, via: [nic, cpu, nic]}
-  - {name: acc, from: cpu, via: [nic, acc, nic]}
-requests:
-  - {type: GET, dependency: ADDR, share: 0.95, paths: [acc, cpu], request_bytes: 8, response_bytes: 64, compute_ns: {cpu: 300, acc: 180}}
-  - {type: PUT, dependency: ADDR, share: 0.05, paths: [cpu], request_bytes: 72, response_bytes: 8, compute_ns: {cpu: 350}}
-";
+    pub(crate) const KVS: &str = include_str!("../../../deploy/leo/kvs.yaml");
 
     #[test]
     fn parses_the_kvs() {
@@ -260,7 +244,7 @@ requests:
         assert_eq!(e.to_string(), "request GET: unknown device `gpu`");
         let e = AppSpec::from_yaml(&KVS.replace("dependency: ADDR, share: 0.95", "dependency: X"))
             .unwrap_err();
-        assert!(matches!(e, LeoError::Yaml { line: 14, .. }), "{e}");
+        assert!(matches!(e, LeoError::Yaml { line: 17, .. }), "{e}");
         let e = AppSpec::from_yaml(&KVS.replace(", acc: 180", "")).unwrap_err();
         assert!(e.to_string().contains("compute_ns has no entry"), "{e}");
     }

@@ -21,7 +21,8 @@ pub struct Testbed(pub ModelledProbe);
 
 impl Testbed {
     /// An off-path accelerator testbed like the paper's F-NIC: a PCIe Gen3-like CPU link
-    /// (0.5 µs, 12 GB/s, 20 Mmsg/s) and the accelerator's on-board link (0.3 µs, 12 GB/s, 25 Mmsg/s).
+    /// (0.5 µs, 12 GB/s, 20 Mmsg/s) and the accelerator's on-board link (0.3 µs, 12 GB/s, 25 Mmsg/s);
+    /// for the on-path model, the wire into the accelerator and its AXI link to the NIC.
     pub fn f_nic() -> Testbed {
         let l = |latency_ns, per_msg_ns| ModelledLink {
             latency_ns,
@@ -31,6 +32,8 @@ impl Testbed {
         Testbed(ModelledProbe(vec![
             ("pcie".into(), l(500.0, 50.0)),
             ("acc-link".into(), l(300.0, 40.0)),
+            ("wire".into(), l(100.0, 10.0)),
+            ("axi".into(), l(200.0, 20.0)),
         ]))
     }
     /// The same testbed with `link`'s per-message cost and bandwidth `factor` times worse.
@@ -254,6 +257,22 @@ mod tests {
             acc_share(&leo, 2500, 4000)
         );
         assert!(median(&leo.e2e_ns[2500..]) < median(&acc.e2e_ns[2500..]));
+    }
+
+    #[test]
+    fn a_second_application_runs_unchanged() {
+        let tb = Testbed::f_nic();
+        let mut spec = AppSpec::from_yaml(include_str!("../../../deploy/leo/ebs.yaml")).unwrap();
+        spec.hw = tb.truth(&spec.hw);
+        let r = Run {
+            count: 2000,
+            ..run_of(3e6, None)
+        };
+        let leo = run(&spec, &tb, Policy::Leo, &r).unwrap();
+        let acc = run(&spec, &tb, Policy::Acc, &r).unwrap();
+        assert_eq!(leo.completions, r.count);
+        assert!(leo.picks.iter().any(|&i| i == 1) && leo.picks.iter().any(|&i| i == 0));
+        assert!(median(&leo.e2e_ns) <= median(&acc.e2e_ns));
     }
 
     #[test]
