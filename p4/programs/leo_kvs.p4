@@ -5,13 +5,14 @@
  * (request type, path, responder delay) followed by the key and an 8-byte value slot:
  *   leo_h { op:8  path:8  delay:16 }  kv_h { key:64  value:64 }
  * op 1 = GET, 2 = PUT, 3 = reply. The control plane installs the hot keys in `hot` with their
- * values and a slot index. A GET that hits a fresh hot key becomes the reply in the switch:
+ * values and a slot index. The requester picks the path (LEO's multi-path selection): a GET
+ * sent on path 1 (the switch) that hits a fresh hot key becomes the reply in the switch:
  * Ethernet, IPv4 and UDP addresses swapped (the IPv4 checksum is a sum of 16-bit words, so
  * swapping src and dst leaves it valid), the UDP checksum cleared (optional over IPv4), op 3,
  * path 0xfe ("answered in the network", delay 0), the value filled in, sent back out of the
  * ingress port. A PUT to a hot key marks its slot stale (register `stale`) before going to the
  * server, so later GETs of that key go to the server and never read a stale value.
- * Everything else is forwarded by destination IPv4 address (`hosts`).
+ * GETs on other paths (0: the server's CPU) and everything else are forwarded by destination IPv4 address (`hosts`).
  */
 #include <core.p4>
 #if __TARGET_TOFINO__ == 2
@@ -26,6 +27,7 @@ const bit<16> LEO_PORT = 9191;
 const bit<8> OP_GET = 1;
 const bit<8> OP_PUT = 2;
 const bit<8> OP_REPLY = 3;
+const bit<8> PATH_SWITCH = 1;
 const bit<8> PATH_IN_NETWORK = 0xfe;
 
 typedef bit<16> slot_t;
@@ -204,7 +206,7 @@ control KvsIngress(inout header_t hdr,
                 if (hot.apply().hit) {
                     if (hdr.leo.op == OP_PUT) {
                         mark_stale.execute(ig_md.slot);
-                    } else if (hdr.leo.op == OP_GET) {
+                    } else if (hdr.leo.op == OP_GET && hdr.leo.path == PATH_SWITCH) {
                         if (read_stale.execute(ig_md.slot) == 0) {
                             reply();
                         }

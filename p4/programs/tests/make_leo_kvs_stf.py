@@ -2,7 +2,7 @@
 """Writes the leo_kvs_*.stf golden tests for p4/programs/leo_kvs.p4.
 
 Expected output bytes are built here with scapy from what the program is specified to do
-(never from the emulator's output): a GET of a fresh hot key comes back out of its ingress port
+(never from the emulator's output): a GET of a fresh hot key sent on path 1 (the switch) comes back out of its ingress port
 as the reply (MACs, IPs and UDP ports swapped, UDP checksum 0, op 3, path 0xfe, delay 0, the
 value the control plane installed; scapy recomputes the IPv4 checksum); anything else goes to
 the port of its destination address unchanged; after a PUT to a hot key, GETs of it go to the
@@ -83,13 +83,17 @@ def hot_get():
 
 def cold():
     a = request(GET, 0x9999)
+    cpu = (Ether(src=CLIENT[0], dst=SERVER[0]) / IP(src=CLIENT[1], dst=SERVER[1], id=5)
+           / UDP(sport=40000, dport=LEO_PORT) / leo(GET, 0x1111, path=0))
     other = (Ether(src=CLIENT[0], dst=SERVER[0]) / IP(src=CLIENT[1], dst=SERVER[1])
              / UDP(sport=5000, dport=5001) / Raw(b"not-leo-not-leo"))
     back = (Ether(src=SERVER[0], dst=CLIENT[0]) / IP(src=SERVER[1], dst=CLIENT[1])
             / UDP(sport=LEO_PORT, dport=40000) / leo(REPLY, 0x9999, 0x77, path=0))
-    write("leo_kvs_cold.stf", "leo_kvs.p4: cold keys, other UDP and replies go to their host",
+    write("leo_kvs_cold.stf", "leo_kvs.p4: cold keys, the CPU path, other UDP and replies go to their host",
           f"# GET of a key the switch does not hold: to the server, unchanged.\n"
           f"packet {CLIENT[2]} {hexs(a)}\nexpect {SERVER[2]} {hexs(a)} $\n"
+          f"# GET of a hot key sent on the CPU path (path 0): to the server, unchanged.\n"
+          f"packet {CLIENT[2]} {hexs(cpu)}\nexpect {SERVER[2]} {hexs(cpu)} $\n"
           f"# UDP to another port: forwarded.\n"
           f"packet {CLIENT[2]} {hexs(other)}\nexpect {SERVER[2]} {hexs(other)} $\n"
           f"# The server's reply: to the client, unchanged.\n"
