@@ -27,6 +27,33 @@ pub enum LeoCommand {
     Check(CheckArgs),
     /// Median latency vs request rate per policy (Fig. 9 / Fig. 13 shapes).
     Bench(BenchArgs),
+    /// The KVS in the in-memory lab with pisa's switch running leo_kvs.p4 as the in-network
+    /// accelerator (hot keys answered in the switch), per policy and rate.
+    Lab(LabArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct LabArgs {
+    #[arg(long, value_enum, default_value_t = Workload::YcsbB)]
+    pub workload: Workload,
+    /// Policies: leo, cpu, acc, greedy-e2e, greedy-intra (comma separated).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "leo,cpu,acc,greedy-intra"
+    )]
+    pub policy: Vec<String>,
+    /// Offered rates, million requests per second (comma separated).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3,4,5")]
+    pub rate: Vec<f64>,
+    /// Requests per rate and policy (at most 60000).
+    #[arg(long, default_value_t = 10_000)]
+    pub count: usize,
+    /// Hot keys installed in the switch (the most popular of 100000, Zipf 0.99).
+    #[arg(long, default_value_t = 256)]
+    pub hot: u64,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub report: ReportFormat,
 }
 
 #[derive(Args, Debug)]
@@ -87,6 +114,7 @@ pub fn run(cmd: LeoCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         LeoCommand::Check(a) => check(&a.app),
         LeoCommand::Bench(a) => bench(&a),
+        LeoCommand::Lab(a) => lab(&a),
     }
 }
 
@@ -335,6 +363,72 @@ fn plot(path: &Path, points: &[Point]) -> Result<(), Box<dyn std::error::Error>>
     Ok(())
 }
 
+fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
+    let policies = a
+        .policy
+        .iter()
+        .map(|p| p.parse::<Policy>())
+        .collect::<Result<Vec<_>, _>>()?;
+    anyhow::ensure!(
+        a.rate.iter().all(|r| *r > 0.0 && *r < 1e3),
+        "--rate: Mrps in (0, 1000)"
+    );
+    let mut rows = Vec::new();
+    for &policy in &policies {
+        for &rate in &a.rate {
+            let cfg = labs::leo::LabConfig {
+                rate: rate * 1e6,
+                count: a.count,
+                put_share: if a.workload == Workload::YcsbB {
+                    0.05
+                } else {
+                    0.0
+                },
+                keys: 100_000,
+                hot: a.hot,
+                policy,
+                seed: 1,
+            };
+            let r = labs::leo::run(&cfg).with_context(|| format!("{policy} at {rate} Mrps"))?;
+            anyhow::ensure!(
+                r.answered == r.sent && r.wrong == 0 && r.unexpected == 0,
+                "{policy} at {rate} Mrps: {r:?}"
+            );
+            rows.push((policy, rate, r));
+        }
+    }
+    if a.report == ReportFormat::Json {
+        let j: Vec<_> = rows
+            .iter()
+            .map(|(p, rate, r)| {
+                serde_json::json!({"policy": p.to_string(), "rate_mrps": rate,
+                "median_us": r.median_us, "p99_us": r.p99_us, "in_network": r.in_network,
+                "answered": r.answered, "wrong": r.wrong})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&j)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "KVS {:?} in the lab: client - switch (leo_kvs.p4, {} hot keys) - server CPU (300 ns/GET); every request answered once with the right value",
+        a.workload, a.hot
+    );
+    println!(
+        "{:>13} {:>6} {:>10} {:>10} {:>11}",
+        "policy", "Mrps", "p50 us", "p99 us", "in switch"
+    );
+    for (p, rate, r) in &rows {
+        println!(
+            "{:>13} {rate:>6} {:>10.2} {:>10.2} {:>10.0}%",
+            p.to_string(),
+            r.median_us,
+            r.p99_us,
+            r.in_network * 100.0
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `pisa demo leo`: the KVS comparison on YCSB-C and YCSB-B, short.
 pub fn demo(a: LeoDemoArgs) -> anyhow::Result<ExitCode> {
     println!("== pisa leo check deploy/leo/kvs.yaml");
@@ -360,5 +454,14 @@ pub fn demo(a: LeoDemoArgs) -> anyhow::Result<ExitCode> {
             report: ReportFormat::Text,
         })?;
     }
+    println!("\n== pisa leo lab --workload ycsb-b   (pisa's switch as the in-network accelerator)");
+    lab(&LabArgs {
+        workload: Workload::YcsbB,
+        policy: vec!["leo".into(), "cpu".into(), "acc".into()],
+        rate: vec![1.0, 3.0, 4.0],
+        count: a.count.min(60_000),
+        hot: 256,
+        report: ReportFormat::Text,
+    })?;
     Ok(ExitCode::SUCCESS)
 }
