@@ -2,6 +2,8 @@
 //! In-Network Computing"), sans I/O: the abstractions of §III-A, the multi-path selection of
 //! §III-B and the JCT monitoring of Fig. 6 / Fig. 7, with time passed in.
 //!
+//! - [`api`]: the APIs and wrappers of Table II (init, send, recv, write, read, handle,
+//!   reg_comm_func, reg_mem_func, reg_ts_func, reg_app_func).
 //! - [`hw`]: hardware models as graphs of devices and links; link bandwidth, message rate and
 //!   latency are measured at init by [`hw::HardwareModel::profile`] through a [`hw::LinkProbe`].
 //! - [`path`]: the communication path: a requester role, a responder device, the logical link
@@ -17,6 +19,7 @@
 //! - [`jct`]: the timestamps of Fig. 6 and the 4-byte response header of Fig. 7.
 //! - `error`: [`LeoError`].
 
+pub mod api;
 pub mod app;
 pub mod error;
 pub mod hw;
