@@ -4,6 +4,8 @@
 //!
 //! - [`api`]: the APIs and wrappers of Table II (init, send, recv, write, read, handle,
 //!   reg_comm_func, reg_mem_func, reg_ts_func, reg_app_func).
+//! - [`rdma`]: `send`/`recv` of a context over pisa's RoCEv2 endpoint (RC SEND/RECV), and a
+//!   responder's serve step.
 //! - [`hw`]: hardware models as graphs of devices and links; link bandwidth, message rate and
 //!   latency are measured at init by [`hw::HardwareModel::profile`] through a [`hw::LinkProbe`].
 //! - [`path`]: the communication path: a requester role, a responder device, the logical link
@@ -27,6 +29,7 @@ pub mod jct;
 pub mod lp;
 pub mod path;
 pub mod queues;
+pub mod rdma;
 pub mod select;
 pub mod sim;
 
