@@ -84,6 +84,14 @@ pub const FILES: &[(&str, &[u8])] = &[
         "deploy/labs/p4ce.yaml",
         include_bytes!("../deploy/labs/p4ce.yaml"),
     ),
+    (
+        "deploy/leo/kvs.yaml",
+        include_bytes!("../deploy/leo/kvs.yaml"),
+    ),
+    (
+        "deploy/leo/ebs.yaml",
+        include_bytes!("../deploy/leo/ebs.yaml"),
+    ),
 ];
 
 /// The embedded bytes of a repository file, if it is one of [`FILES`].

@@ -88,6 +88,13 @@ fn mcrdma_golden_stfs_pass() {
     golden_stfs_pass(compile("mcrdma.p4"), "mcrdma_");
 }
 
+/// leo_kvs.p4: hot-key GETs answered in the switch, cold keys and PUTs to the server, a PUT
+/// making its key stale; expected bytes from scapy (`make_leo_kvs_stf.py`).
+#[test]
+fn leo_kvs_golden_stfs_pass() {
+    golden_stfs_pass(compile("leo_kvs.p4"), "leo_kvs_");
+}
+
 fn golden_stfs_pass(program: Arc<pipeline::ir::Program>, prefix: &str) {
     golden_stfs_pass_with(program, prefix, None)
 }

@@ -9,6 +9,8 @@
 //!   P4CE switch's BCast QP or to every replica; replicas apply in order), sans I/O.
 //! - [`acuerdo`]: Acuerdo (ICPP 2022), atomic broadcast over one-sided RDMA WRITEs: ring
 //!   buffers, shared state tables, up-to-date leader election, sans I/O.
+//! - [`leo`]: LEO, message-level in-network computing communication: paths, hardware models,
+//!   application YAML, the k-step LP and the online heuristic, JCT monitoring, sans I/O.
 //! - [`p4ce`]: the host side of P4CE: the CM private data shared with the switch agent
 //!   ([`p4ce::wire`]), a node's endpoint and RDMA CM steps ([`p4ce::node`]), the node as an
 //!   I/O-free state machine both labs run ([`p4ce::machine`]), the same node on its own thread
@@ -16,6 +18,7 @@
 //!   consensus benchmark's figures ([`p4ce::bench`]).
 
 pub mod acuerdo;
+pub mod leo;
 pub mod mcrdma;
 pub mod mu;
 pub mod p4ce;

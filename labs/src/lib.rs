@@ -20,6 +20,7 @@ pub mod build;
 pub mod capture;
 pub mod generate;
 pub mod host;
+pub mod leo;
 pub mod load;
 pub mod mcrdma;
 pub mod mem;

@@ -33,6 +33,9 @@ pub enum DemoCommand {
     /// Acuerdo (ICPP 2022): Figure 8, Table 1 and Figure 9 (against etcd and ZooKeeper)
     /// beside the paper's numbers.
     Acuerdo(super::acuerdo::AcuerdoDemoArgs),
+    /// LEO (seed 004): the KVS's median latency vs rate per path-selection policy (Fig. 9 and
+    /// Fig. 13 shapes) beside the paper's numbers.
+    Leo(super::leo::LeoDemoArgs),
 }
 
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
@@ -40,6 +43,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         Some(DemoCommand::P4ce(a)) => return super::consensus::demo(a),
         Some(DemoCommand::Mcrdma(a)) => return super::mcrdma::demo(a),
         Some(DemoCommand::Acuerdo(a)) => return super::acuerdo::demo(a),
+        Some(DemoCommand::Leo(a)) => return super::leo::demo(a),
         None => {}
     }
     let prog = pisa::bundled::path("p4/programs/l2l3.p4")?;

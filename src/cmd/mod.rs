@@ -8,6 +8,7 @@ mod ctl;
 mod demo;
 mod forward_bench;
 mod lab;
+mod leo;
 mod live;
 mod mcrdma;
 mod program;
@@ -65,6 +66,10 @@ pub enum Command {
     /// Acuerdo: atomic broadcast over RDMA WRITEs (ICPP 2022), in the in-memory lab.
     #[command(subcommand)]
     Acuerdo(acuerdo::AcuerdoCommand),
+    /// LEO: message-level in-network computing communication (paths, profiled hardware
+    /// models, the LP and the online heuristic), the KVS experiment of its §V.
+    #[command(subcommand)]
+    Leo(leo::LeoCommand),
 }
 
 /// The hardware profile a program is checked and run against.
@@ -122,5 +127,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Consensus(c) => consensus::run(c),
         Command::Mcrdma(c) => mcrdma::run(c),
         Command::Acuerdo(c) => acuerdo::run(c),
+        Command::Leo(c) => leo::run(c),
     }
 }

@@ -1,0 +1,9 @@
+//! Fuzzes LEO's application-file parser (`hosts::leo::app`): arbitrary bytes as an application
+//! YAML give a checked spec or a named error; never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    hosts::leo::app::fuzz_parse(data);
+});

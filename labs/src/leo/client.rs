@@ -1,0 +1,285 @@
+//! The requester: issues a pre-drawn stream of GETs and PUTs (YCSB keys, Poisson arrivals),
+//! picks each request's path with a LEO policy (`hosts::leo::select`), holds it for the
+//! injected 3–9 µs network delay (§V-A), and on each reply takes the Fig. 6 timestamps, feeds
+//! the intra-host and end-to-end JCTs back to the policy and checks the value: every request
+//! must be answered exactly once with the latest value its key was PUT (ADDR dependency, kept
+//! per key in arrival order: a GET waits while a PUT to its key is in flight, a PUT while
+//! anything to its key is).
+
+use super::server::initial_value;
+use super::wire::{Msg, LEO_PORT, OP_GET, OP_PUT, PATH_IN_NETWORK};
+use crate::host::HostApp;
+use dataplane::Nanos;
+use hosts::leo::jct::{Header, Timestamps};
+use hosts::leo::select::Selector;
+use hosts::leo::PathKind;
+use std::any::Any;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+
+/// One request of the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    /// Arrival (t1), ns.
+    pub at: u64,
+    /// PUT (else GET).
+    pub put: bool,
+    /// Key.
+    pub key: u64,
+    /// Injected network delay, ns.
+    pub delay: u64,
+}
+
+/// Request types of the application file, by index.
+#[derive(Debug, Clone, Copy)]
+pub struct Types {
+    /// GET of a key the switch holds.
+    pub get_hot: usize,
+    /// GET of any other key.
+    pub get: usize,
+    /// PUT.
+    pub put: usize,
+}
+
+struct Pending {
+    n: usize,
+    r: usize,
+    cand: usize,
+    t1: u64,
+    expect: u64,
+}
+
+/// What the client measured.
+#[derive(Debug, Clone, Default)]
+pub struct ClientStats {
+    /// End-to-end latency per answered request, ns.
+    pub e2e_ns: Vec<f64>,
+    /// Replies made in the switch.
+    pub in_network: u64,
+    /// Replies with a wrong value.
+    pub wrong: u64,
+    /// Replies for no pending request (a duplicate or a stranger).
+    pub unexpected: u64,
+}
+
+/// The client.
+pub struct Client {
+    me: ([u8; 6], [u8; 4]),
+    server: ([u8; 6], [u8; 4]),
+    reqs: Vec<Request>,
+    next: usize,
+    hot: HashSet<u64>,
+    types: Types,
+    kinds: Vec<Vec<PathKind>>,
+    sel: Selector,
+    sendq: BinaryHeap<Reverse<(u64, u16)>>,
+    frames: HashMap<u16, Vec<u8>>,
+    pending: HashMap<u16, Pending>,
+    held: HashMap<u64, VecDeque<usize>>,
+    in_flight: HashMap<u64, (u32, u32)>,
+    values: HashMap<u64, u64>,
+    seq: u16,
+    /// What it measured.
+    pub stats: ClientStats,
+}
+
+impl Client {
+    /// A client of `server` sending `reqs`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        me: ([u8; 6], [u8; 4]),
+        server: ([u8; 6], [u8; 4]),
+        reqs: Vec<Request>,
+        hot: HashSet<u64>,
+        types: Types,
+        kinds: Vec<Vec<PathKind>>,
+        sel: Selector,
+    ) -> Client {
+        Client {
+            me,
+            server,
+            reqs,
+            next: 0,
+            hot,
+            types,
+            kinds,
+            sel,
+            sendq: BinaryHeap::new(),
+            frames: HashMap::new(),
+            pending: HashMap::new(),
+            held: HashMap::new(),
+            in_flight: HashMap::new(),
+            values: HashMap::new(),
+            seq: 0,
+            stats: ClientStats::default(),
+        }
+    }
+
+    /// Requests not answered yet.
+    pub fn outstanding(&self) -> usize {
+        self.pending.len()
+            + self.held.values().map(VecDeque::len).sum::<usize>()
+            + (self.reqs.len() - self.next)
+    }
+
+    fn may_go(&self, q: &Request) -> bool {
+        let (gets, puts) = self.in_flight.get(&q.key).copied().unwrap_or((0, 0));
+        puts == 0 && (!q.put || gets == 0)
+    }
+
+    fn issue(&mut self, n: usize, now: u64) {
+        let q = self.reqs[n];
+        if self.held.contains_key(&q.key) || !self.may_go(&q) {
+            self.held.entry(q.key).or_default().push_back(n);
+            return;
+        }
+        self.send(n, now);
+    }
+
+    fn send(&mut self, n: usize, now: u64) {
+        let q = self.reqs[n];
+        let f = self.in_flight.entry(q.key).or_default();
+        if q.put {
+            f.1 += 1;
+        } else {
+            f.0 += 1;
+        }
+        let r = match (q.put, self.hot.contains(&q.key)) {
+            (true, _) => self.types.put,
+            (false, true) => self.types.get_hot,
+            (false, false) => self.types.get,
+        };
+        let cand = self.sel.choose(r);
+        let path = u8::from(matches!(
+            self.kinds[r][cand],
+            PathKind::CpuAcc | PathKind::AccAcc
+        ));
+        let value = if q.put { n as u64 + 1 } else { 0 };
+        let expect = if q.put {
+            value
+        } else {
+            self.values
+                .get(&q.key)
+                .copied()
+                .unwrap_or_else(|| initial_value(q.key))
+        };
+        self.seq = self.seq.wrapping_add(1);
+        let m = Msg {
+            mac: (self.me.0, self.server.0),
+            ip: (self.me.1, self.server.1),
+            port: (40000, LEO_PORT),
+            seq: self.seq,
+            hdr: Header {
+                request: if q.put { OP_PUT } else { OP_GET },
+                path,
+                responder_ns: 0,
+            },
+            key: q.key,
+            value,
+        };
+        self.pending.insert(
+            self.seq,
+            Pending {
+                n,
+                r,
+                cand,
+                t1: q.at,
+                expect,
+            },
+        );
+        self.frames.insert(self.seq, m.encode());
+        self.sendq.push(Reverse((now + q.delay, self.seq)));
+    }
+
+    fn answered(&mut self, now: u64, m: &Msg) {
+        let Some(p) = self.pending.remove(&m.seq) else {
+            self.stats.unexpected += 1;
+            return;
+        };
+        let q = self.reqs[p.n];
+        if m.value != p.expect || m.key != q.key {
+            self.stats.wrong += 1;
+        }
+        let t = Timestamps {
+            t1: p.t1,
+            t2: p.t1,
+            t3: 0,
+            t4: 0,
+            t5: now,
+            t6: now,
+        };
+        let intra = t.intra_ns(m.hdr.responder_ns) as f64;
+        let e2e = t.e2e_ns() as f64;
+        if m.hdr.path == PATH_IN_NETWORK {
+            self.stats.in_network += 1;
+        }
+        self.sel.complete(p.r, p.cand, intra, e2e);
+        self.stats.e2e_ns.push(e2e);
+        if q.put {
+            self.values.insert(q.key, p.expect);
+        }
+        if let Some(f) = self.in_flight.get_mut(&q.key) {
+            if q.put {
+                f.1 -= 1;
+            } else {
+                f.0 -= 1;
+            }
+            if *f == (0, 0) {
+                self.in_flight.remove(&q.key);
+            }
+        }
+        self.release(q.key, now);
+    }
+
+    /// Sends the requests held for `key` that may go now, in arrival order.
+    fn release(&mut self, key: u64, now: u64) {
+        while let Some(&n) = self.held.get(&key).and_then(|h| h.front()) {
+            let q = self.reqs[n];
+            if !self.may_go(&q) {
+                return;
+            }
+            if let Some(h) = self.held.get_mut(&key) {
+                h.pop_front();
+                if h.is_empty() {
+                    self.held.remove(&key);
+                }
+            }
+            self.send(n, now);
+        }
+    }
+}
+
+impl HostApp for Client {
+    fn receive(&mut self, now: Nanos, frame: &[u8]) {
+        match Msg::decode(frame) {
+            Some(m) if m.ip.1 == self.me.1 => self.answered(now.0, &m),
+            _ => self.stats.unexpected += 1,
+        }
+    }
+
+    fn poll(&mut self, now: Nanos, out: &mut dyn FnMut(Vec<u8>)) {
+        while self.next < self.reqs.len() && self.reqs[self.next].at <= now.0 {
+            self.next += 1;
+            self.issue(self.next - 1, now.0);
+        }
+        while let Some(Reverse((t, seq))) = self.sendq.peek().copied() {
+            if t > now.0 {
+                break;
+            }
+            self.sendq.pop();
+            if let Some(f) = self.frames.remove(&seq) {
+                out(f);
+            }
+        }
+    }
+
+    fn next_wakeup(&self) -> Option<Nanos> {
+        let a = self.reqs.get(self.next).map(|r| r.at);
+        let b = self.sendq.peek().map(|Reverse((t, _))| *t);
+        a.into_iter().chain(b).min().map(Nanos)
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
