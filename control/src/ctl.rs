@@ -93,6 +93,16 @@ pub enum Request {
         profile: String,
         id: u32,
     },
+    /// A parser value set's entries.
+    ValueSetRead {
+        set: String,
+    },
+    /// Remove a value set entry: per field a match text, by field name (`f1` for a `bit<N>`
+    /// set) or, for a one-field set, under the name `""`.
+    ValueSetDelete {
+        set: String,
+        fields: BTreeMap<String, Json>,
+    },
 }
 
 /// A JSON scalar as table-file text.
@@ -137,6 +147,8 @@ impl Request {
             Request::ProfileRead { .. } => "profile_read",
             Request::MemberDelete { .. } => "member_delete",
             Request::GroupDelete { .. } => "group_delete",
+            Request::ValueSetRead { .. } => "value_set_read",
+            Request::ValueSetDelete { .. } => "value_set_delete",
         }
     }
 
@@ -153,6 +165,7 @@ impl Request {
                 | Request::LinkUp { .. }
                 | Request::MemberDelete { .. }
                 | Request::GroupDelete { .. }
+                | Request::ValueSetDelete { .. }
         )
     }
 }

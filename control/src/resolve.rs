@@ -1,5 +1,6 @@
-//! Name resolution against the program: tables, keys, actions, parameters, registers and
-//! counters as a user names them, turned into IR ids and typed values.
+//! Name resolution against the program: tables, keys, actions, parameters, registers,
+//! counters, action profiles and parser value sets as a user names them, turned into IR ids
+//! and typed values.
 //!
 //! A name matches when it is the object's full name (`SwitchIngress.ipv4_lpm`), a dotted suffix
 //! of it (`ipv4_lpm`, `SwitchIngress.ipv4_lpm` for `pipe.SwitchIngress.ipv4_lpm`), or — as a
@@ -249,6 +250,78 @@ pub fn find_register(prog: &Program, name: &str) -> Result<ObjRef, ResolveError>
         pl.registers.iter().map(|r| r.name.as_str()).collect()
     });
     pick_obj("register", name, &all)
+}
+
+/// Finds a parser value set.
+pub fn find_value_set(prog: &Program, name: &str) -> Result<ObjRef, ResolveError> {
+    let all = qualified(prog, |pl| {
+        pl.value_sets.iter().map(|v| v.name.as_str()).collect()
+    });
+    pick_obj("value set", name, &all)
+}
+
+/// A value set entry as a user writes it: the set's full name and a value and mask per field.
+pub type ResolvedValueSetEntry = (String, Vec<(Value, Value)>);
+
+/// A value set entry from text per field (`4789`, `0x12b5 &&& 0xff00`, `10.0.0.0/8`, `*`):
+/// fields by name (`f1` for a `bit<N>` set), or one unnamed text for a one-field set.
+pub fn resolve_value_set_entry<'s>(
+    prog: &Program,
+    set: &str,
+    fields: impl IntoIterator<Item = (Option<&'s str>, &'s str)>,
+) -> Result<ResolvedValueSetEntry, ResolveError> {
+    let r = find_value_set(prog, set)?;
+    let vs = &prog.pipelines[r.pipeline].value_sets[r.index];
+    let known = || vs.fields.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    let mut texts: Vec<Option<&str>> = vec![None; vs.fields.len()];
+    for (name, text) in fields {
+        let i = match name {
+            None if vs.fields.len() == 1 => 0,
+            None => {
+                return Err(ResolveError::MissingKey {
+                    table: vs.name.clone(),
+                    key: format!("field name (the set has {})", known().join(", ")),
+                })
+            }
+            Some(n) => vs.fields.iter().position(|(f, _)| f == n).ok_or_else(|| {
+                ResolveError::UnknownKey {
+                    table: vs.name.clone(),
+                    key: n.to_string(),
+                    known: known(),
+                }
+            })?,
+        };
+        if texts[i].replace(text).is_some() {
+            return Err(ResolveError::DuplicateKey {
+                table: vs.name.clone(),
+                key: vs.fields[i].0.clone(),
+            });
+        }
+    }
+    let mut out = Vec::new();
+    for ((fname, w), text) in vs.fields.iter().zip(texts) {
+        let Some(text) = text else {
+            return Err(ResolveError::MissingKey {
+                table: vs.name.clone(),
+                key: fname.clone(),
+            });
+        };
+        let what = || format!("value set `{}` field `{fname}` ({w} bits)", vs.name);
+        let m = value::parse_key_match(text, MatchKind::Ternary, *w).map_err(|source| {
+            ResolveError::Value {
+                what: what(),
+                source,
+            }
+        })?;
+        // A ternary parse gives a ternary match; anything else is taken as an exact value.
+        out.push(match m {
+            KeyMatch::Ternary { value, mask } => (value, mask),
+            KeyMatch::Exact(value)
+            | KeyMatch::Lpm { value, .. }
+            | KeyMatch::Range { lo: value, .. } => (value, value::width_mask(*w)),
+        });
+    }
+    Ok((vs.name.clone(), out))
 }
 
 /// Finds a counter (indexed or direct).
@@ -719,6 +792,7 @@ pub(crate) mod tests {
                 checksums: vec![],
                 digests: vec![],
                 action_profiles: Vec::new(),
+                value_sets: Vec::new(),
             }],
             pipe_map: vec![0],
             errors: ErrorEnum::default(),

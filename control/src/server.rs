@@ -348,6 +348,7 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
                     "mirror_sessions": s.mirror_sessions, "mc_nodes": s.mc_nodes,
                     "mc_groups": s.mc_groups, "prunes": s.prunes, "lags": s.lags,
                     "ports": s.ports, "members": s.members, "groups": s.groups,
+                    "value_set_entries": s.value_set_entries,
                 }}))
             })
         }
@@ -427,6 +428,33 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
                 .map(|_| json!({}))
                 .map_err(|e| e.to_string())
         }),
+        Request::ValueSetRead { set } => {
+            let parts = h
+                .each(CALL_TIMEOUT, move |sw, owns| {
+                    let pipe = (0..sw.num_pipes()).find(|p| owns & (1 << p) != 0);
+                    let sel = pipe.map_or(PipeSel::All, PipeSel::Pipe);
+                    value_set_json(sw, sel, &set)
+                })
+                .map_err(|e| e.to_string())?;
+            parts
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| Err("no pipeline thread answered".into()))
+        }
+        Request::ValueSetDelete { set, fields } => {
+            let texts = crate::ctl::texts(&fields)?;
+            h.write(CALL_TIMEOUT, move |sw| {
+                let prog = sw.program().clone();
+                let named = texts
+                    .iter()
+                    .map(|(k, v)| ((!k.is_empty()).then_some(k.as_str()), v.as_str()));
+                let (full, entry) = crate::resolve::resolve_value_set_entry(&prog, &set, named)
+                    .map_err(|e| e.to_string())?;
+                sw.value_set_delete(PipeSel::All, &full, &entry)
+                    .map(|()| json!({}))
+                    .map_err(|e| e.to_string())
+            })
+        }
         Request::LinkDown { port } | Request::LinkUp { port } => {
             let up = matches!(req, Request::LinkUp { .. });
             let l = h.link(port).map_err(|e| e.to_string())?;
@@ -435,6 +463,42 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
             Ok(json!({}))
         }
     }
+}
+
+/// A value set's entries on the selected pipes, each field as match text.
+fn value_set_json(sw: &pipeline::switch::Switch, sel: PipeSel, set: &str) -> Result<Json, String> {
+    let prog = sw.program();
+    let r = crate::resolve::find_value_set(prog, set).map_err(|e| e.to_string())?;
+    let vs = &prog.pipelines[r.pipeline].value_sets[r.index];
+    let entries = sw
+        .value_set_entries(sel, &vs.name)
+        .map_err(|e| e.to_string())?;
+    let rows: Vec<Json> = entries
+        .iter()
+        .map(|e| {
+            let fields: serde_json::Map<String, Json> = vs
+                .fields
+                .iter()
+                .zip(&e.fields)
+                .map(|((n, w), (value, mask))| {
+                    let m = if *mask == crate::value::width_mask(*w) {
+                        pipeline::ir::KeyMatch::Exact(*value)
+                    } else {
+                        pipeline::ir::KeyMatch::Ternary {
+                            value: *value,
+                            mask: *mask,
+                        }
+                    };
+                    (
+                        n.clone(),
+                        Json::String(crate::value::format_key_match(&m, *w, n)),
+                    )
+                })
+                .collect();
+            json!({"pipe": e.pipe, "fields": fields})
+        })
+        .collect();
+    Ok(json!({"value_set": vs.name, "size": vs.size, "entries": rows}))
 }
 
 fn faults(f: &dataplane::FaultStats) -> Json {

@@ -3,7 +3,8 @@
 //! (traced passes) must give bit-identical frames, and end with the same counters, registers,
 //! meters and table hit/miss counts.
 //!
-//! Each program is driven by each of its STF scripts (table writes, multicast, mirroring and
+//! The language conformance programs (`p4/tests/lang/`) run the same way. Each program is
+//! driven by each of its STF scripts (table writes, multicast, mirroring and
 //! the script's packets, whose expectations must hold on both untraced engines), or by its
 //! table file when it has no script, and then by random packets: the script's packets with
 //! random bytes changed, cut short or grown, on random ports.
@@ -151,6 +152,61 @@ fn scripts(program: &str) -> Vec<PathBuf> {
     v
 }
 
+/// One STF script on every engine, then random packets grown from its own: scripts that write
+/// no table take the program's table file `tables` when it exists.
+fn run_script(program: &Arc<Program>, f: &Path, tables: &Path, r: &mut Rng) {
+    let text = std::fs::read_to_string(f).expect("script");
+    let stmts = stf::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+    let seeds: Vec<(u16, Vec<u8>)> = stmts
+        .iter()
+        .filter_map(|s| match &s.stmt {
+            Stmt::Packet { port, data } => Some((*port, data.clone())),
+            _ => None,
+        })
+        .collect();
+    let writes = stmts
+        .iter()
+        .any(|s| matches!(s.stmt, Stmt::Add { .. } | Stmt::SetDefault { .. }));
+    let file = (!writes && tables.exists())
+        .then(|| control::tables_file::load(tables).expect("table file"));
+    let setup = |sw: &mut Switch| {
+        if let Some(file) = &file {
+            control::tables_file::apply(sw, file).expect("table file applies");
+        }
+        let report = stf::run_stf_on(sw, &stmts, &StfOptions::default());
+        assert!(
+            report.all_passed(),
+            "{} on {:?}:\n{report}",
+            f.display(),
+            sw.engine()
+        );
+    };
+    let packets = random_packets(&seeds, r, 60);
+    compare(&f.display().to_string(), program, &setup, &packets);
+}
+
+/// The language conformance programs (`p4/tests/lang/NAME.p4`, one construct each) with their
+/// `NAME.stf` and `NAME.tables.yaml`, on every engine.
+#[test]
+fn every_language_program_runs_the_same_on_every_engine() {
+    let dir = programs_dir().join("../tests/lang");
+    let mut programs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("p4/tests/lang exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "p4"))
+        .collect();
+    programs.sort();
+    assert!(programs.len() >= 10, "{programs:?}");
+    let mut r = Rng(0x1a46_0000_5eed_0002);
+    for path in programs {
+        let program = compile(&path);
+        let stf = path.with_extension("stf");
+        if stf.exists() {
+            run_script(&program, &stf, &path.with_extension("tables.yaml"), &mut r);
+        }
+    }
+}
+
 #[test]
 fn every_program_runs_the_same_on_every_engine() {
     let mut programs: Vec<PathBuf> = std::fs::read_dir(programs_dir())
@@ -166,36 +222,12 @@ fn every_program_runs_the_same_on_every_engine() {
         let program = compile(&path);
         let files = scripts(stem);
         for f in &files {
-            let text = std::fs::read_to_string(f).expect("script");
-            let stmts = stf::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-            let seeds: Vec<(u16, Vec<u8>)> = stmts
-                .iter()
-                .filter_map(|s| match &s.stmt {
-                    Stmt::Packet { port, data } => Some((*port, data.clone())),
-                    _ => None,
-                })
-                .collect();
-            // Scripts that write no table take the program's table file (switch.p4's do).
-            let tables = programs_dir().join(format!("{stem}.tables.yaml"));
-            let writes = stmts
-                .iter()
-                .any(|s| matches!(s.stmt, Stmt::Add { .. } | Stmt::SetDefault { .. }));
-            let file = (!writes && tables.exists())
-                .then(|| control::tables_file::load(&tables).expect("table file"));
-            let setup = |sw: &mut Switch| {
-                if let Some(file) = &file {
-                    control::tables_file::apply(sw, file).expect("table file applies");
-                }
-                let report = stf::run_stf_on(sw, &stmts, &StfOptions::default());
-                assert!(
-                    report.all_passed(),
-                    "{} on {:?}:\n{report}",
-                    f.display(),
-                    sw.engine()
-                );
-            };
-            let packets = random_packets(&seeds, &mut r, 60);
-            compare(&f.display().to_string(), &program, &setup, &packets);
+            run_script(
+                &program,
+                f,
+                &programs_dir().join(format!("{stem}.tables.yaml")),
+                &mut r,
+            );
         }
         if files.is_empty() {
             let tables = programs_dir().join(format!("{stem}.tables.yaml"));

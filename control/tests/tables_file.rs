@@ -347,3 +347,99 @@ fn action_profiles_members_groups_and_their_guards() {
     assert_eq!(line, 4);
     assert!(err.to_string().contains("exactly one of"), "{err}");
 }
+
+fn lang_switch(name: &str) -> Switch {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../p4/tests/lang")
+        .join(name);
+    let c = p4::compile::compile_file(&path, &p4::compile::CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{}", e.render()));
+    Switch::new(std::sync::Arc::new(c.program), SwitchConfig::default()).unwrap()
+}
+
+/// Parser value sets: entries land from a file (one text, or a text per field), change what
+/// the parser selects at once, read back, and are refused when duplicate, too wide, of the
+/// wrong shape or beyond the set's size; a file names the line of a bad entry.
+#[test]
+fn value_sets_fill_from_files_and_the_api_guards_them() {
+    let mut sw = lang_switch("value_set.p4");
+    let mut pkt = vec![0x77, 0x05, 0xaa];
+    pkt.resize(64, 0xaa);
+    let third = |sw: &mut Switch, p: &[u8]| {
+        let mut out = Vec::new();
+        sw.process(
+            InFrame {
+                port: 0,
+                bytes: p,
+                ts: 0,
+            },
+            &mut |o| out.push(o.bytes.to_vec()),
+        );
+        out[0][2]
+    };
+    assert_eq!(third(&mut sw, &pkt), 0xaa, "empty sets match nothing");
+    let file = tables_file::from_yaml(
+        "value_sets:\n  - value_set: lows\n    entries: [5]\n  - value_set: pairs\n    entries:\n      - { a: 1, b: \"0x02 &&& 0x0f\" }\n",
+    )
+    .unwrap();
+    let sum = tables_file::apply(&mut sw, &file).unwrap();
+    assert_eq!(sum.value_set_entries, 2);
+    assert_eq!(third(&mut sw, &pkt), 0x33, "lows now matches b == 5");
+    pkt[..2].copy_from_slice(&[0x01, 0x42]);
+    assert_eq!(
+        third(&mut sw, &pkt),
+        0x22,
+        "pairs: a == 1, b's low nibble 2"
+    );
+    let listed = sw.value_set_entries(PipeSel::All, "pairs").unwrap();
+    assert_eq!(
+        listed.len(),
+        usize::from(sw.num_pipes()),
+        "one entry on each pipe: {listed:?}"
+    );
+    assert_eq!(listed[0].fields, vec![(1, 0xff), (2, 0x0f)]);
+
+    let e = sw
+        .value_set_add(PipeSel::All, "lows", &[(5, 0xff)])
+        .unwrap_err();
+    assert!(e.to_string().contains("already in the set"), "{e}");
+    sw.value_set_add(PipeSel::All, "lows", &[(6, 0xff)])
+        .unwrap();
+    let e = sw
+        .value_set_add(PipeSel::All, "lows", &[(7, 0xff)])
+        .unwrap_err();
+    assert!(e.to_string().contains("is full (2 entries"), "{e}");
+    let e = sw
+        .value_set_add(PipeSel::All, "tags", &[(0x100, 0xff)])
+        .unwrap_err();
+    assert!(e.to_string().contains("does not fit in 8 bits"), "{e}");
+    let e = sw
+        .value_set_add(PipeSel::All, "pairs", &[(1, 0xff)])
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("has 2 field(s), the request gave 1"),
+        "{e}"
+    );
+    sw.value_set_delete(PipeSel::All, "lows", &[(5, 0xff)])
+        .unwrap();
+    pkt[..2].copy_from_slice(&[0x77, 0x05]);
+    assert_eq!(
+        third(&mut sw, &pkt),
+        0xaa,
+        "deleted: b == 5 no longer matches"
+    );
+    let e = sw
+        .value_set_delete(PipeSel::All, "lows", &[(5, 0xff)])
+        .unwrap_err();
+    assert!(e.to_string().contains("no such entry"), "{e}");
+
+    let bad = tables_file::from_yaml(
+        "value_sets:\n  - value_set: pairs\n    entries:\n      - { a: 1, c: 2 }\n",
+    )
+    .unwrap();
+    let e = tables_file::apply(&mut sw, &bad).unwrap_err();
+    let (line, ctx, err) = item(&e);
+    assert_eq!(line, 4, "{e}");
+    assert!(ctx.contains("value_sets `pairs` entry 0"), "{ctx}");
+    assert!(err.to_string().contains("no key `c`"), "{err}");
+}

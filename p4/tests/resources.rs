@@ -152,6 +152,7 @@ impl B {
                 checksums: Vec::new(),
                 digests: Vec::new(),
                 action_profiles: Vec::new(),
+                value_sets: Vec::new(),
             },
         }
     }

@@ -79,6 +79,8 @@ id_type!(
     DigestId,
     /// Index into [`Pipeline::action_profiles`].
     ActionProfileId,
+    /// Index into [`Pipeline::value_sets`].
+    ValueSetId,
     /// Index into [`Parser::states`].
     StateId,
 );
@@ -787,11 +789,31 @@ pub struct Digest {
 }
 
 /// One keyset element of a `select` case: matches when `key & mask == value & mask`, or, for a
-/// range, `lo <= key <= hi`.
+/// range, `lo <= key <= hi`, or, for a value set, when one of the set's entries matches.
+///
+/// A case has one element per select key, except that a value set whose element type is a
+/// struct may stand alone for the whole tuple of keys (`select(a, b) { vs: next; }`): its
+/// fields then pair with the keys in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeysetElem {
     Mask { value: Value, mask: Value },
     Range { lo: Value, hi: Value },
+    ValueSet(ValueSetId),
+}
+
+/// A parser value set, `value_set<T>(size)`: select labels the control plane writes at run
+/// time, each entry a value and a mask per field (a ternary match; on Tofino each entry takes
+/// one of the parser's TCAM rows).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueSet {
+    /// Qualified name, e.g. `SwitchIngressParser.vxlan_ports`.
+    pub name: String,
+    pub gress: Gress,
+    /// Most entries it holds.
+    pub size: u32,
+    /// The element type's fields in order with their widths: `f1` for a `bit<N>` set (the
+    /// name bf-rt gives it), the struct's field names otherwise.
+    pub fields: Vec<(String, u16)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -877,6 +899,7 @@ pub struct Pipeline {
     pub checksums: Vec<Checksum>,
     pub digests: Vec<Digest>,
     pub action_profiles: Vec<ActionProfile>,
+    pub value_sets: Vec<ValueSet>,
 }
 
 /// Target profiles pisa knows.

@@ -101,6 +101,21 @@ fn pipeline_text(s: &mut String, pl: &Pipeline) -> fmt::Result {
     for m in &pl.meters {
         writeln!(s, "  meter {} {:?} size {}", m.name, m.kind, m.size)?;
     }
+    for v in &pl.value_sets {
+        let fields: Vec<String> = v
+            .fields
+            .iter()
+            .map(|(n, w)| format!("{n}: bit<{w}>"))
+            .collect();
+        writeln!(
+            s,
+            "  value_set {} {:?} size {} {{ {} }}",
+            v.name,
+            v.gress,
+            v.size,
+            fields.join(", ")
+        )?;
+    }
     for ap in &pl.action_profiles {
         let tables: Vec<&str> = ap
             .tables
@@ -156,7 +171,7 @@ fn gress_text(s: &mut String, pl: &Pipeline, name: &str, g: &GressProgram) -> fm
                 let ks: Vec<String> = keys.iter().map(|k| names.expr(k)).collect();
                 writeln!(s, "        select ({})", ks.join(", "))?;
                 for c in cases {
-                    let es: Vec<String> = c.keyset.iter().map(keyset_text).collect();
+                    let es: Vec<String> = c.keyset.iter().map(|k| keyset_text(pl, k)).collect();
                     writeln!(
                         s,
                         "          ({}) -> {}",
@@ -186,10 +201,14 @@ fn next_text(g: &GressProgram, n: &NextState) -> String {
     }
 }
 
-fn keyset_text(k: &KeysetElem) -> String {
+fn keyset_text(pl: &Pipeline, k: &KeysetElem) -> String {
     match k {
         KeysetElem::Mask { value, mask } => format!("{value:#x} &&& {mask:#x}"),
         KeysetElem::Range { lo, hi } => format!("{lo:#x}..{hi:#x}"),
+        KeysetElem::ValueSet(id) => pl.value_sets.get(id.index()).map_or_else(
+            || format!("value_set#{}", id.0),
+            |v| format!("value_set {}", v.name),
+        ),
     }
 }
 

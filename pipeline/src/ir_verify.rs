@@ -4,8 +4,8 @@
 //! of an executor falling back at run time.
 
 use crate::ir::{
-    Block, Expr, FieldRef, GressProgram, NextState, Pipeline, Place, Program, Stmt, TableBranches,
-    Transition,
+    Block, Expr, FieldRef, Gress, GressProgram, KeysetElem, NextState, Pipeline, Place, Program,
+    Stmt, TableBranches, Transition,
 };
 
 /// What is wrong with an IR, and where.
@@ -23,6 +23,14 @@ struct Check<'a> {
 }
 
 impl Check<'_> {
+    fn gress(&self) -> Gress {
+        if std::ptr::eq(self.g, &self.pl.egress) {
+            Gress::Egress
+        } else {
+            Gress::Ingress
+        }
+    }
+
     fn fail(&self, what: String) -> Result<(), VerifyError> {
         Err(VerifyError {
             place: self.place.clone(),
@@ -36,6 +44,35 @@ impl Check<'_> {
         } else {
             self.fail(format!("{kind} #{i} does not exist ({len} of them)"))
         }
+    }
+
+    /// A case's keyset: one element per key, or one value set with a field per key; value
+    /// sets exist, belong to this gress and have as many fields as the keys they cover.
+    fn keyset(&self, ks: &[KeysetElem], keys: usize) -> Result<(), VerifyError> {
+        let whole = matches!(ks, [KeysetElem::ValueSet(_)]) && keys > 1;
+        if ks.len() != keys && !whole {
+            return self.fail(format!(
+                "a keyset has {} elements for {keys} keys",
+                ks.len()
+            ));
+        }
+        for k in ks {
+            if let KeysetElem::ValueSet(id) = k {
+                self.in_range("value set", id.index(), self.pl.value_sets.len())?;
+                let vs = &self.pl.value_sets[id.index()];
+                let covered = if whole { keys } else { 1 };
+                if vs.fields.len() != covered || vs.gress != self.gress() {
+                    return self.fail(format!(
+                        "value set {} ({} fields, {:?}) used for {covered} key(s) in the {:?} parser",
+                        vs.name,
+                        vs.fields.len(),
+                        vs.gress,
+                        self.gress()
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn field(&self, f: FieldRef) -> Result<(), VerifyError> {
@@ -224,6 +261,9 @@ pub fn verify(p: &Program) -> Result<(), VerifyError> {
                     } => {
                         keys.iter().try_for_each(|k| c.expr(k))?;
                         cases.iter().try_for_each(|x| c.next(&x.next))?;
+                        cases
+                            .iter()
+                            .try_for_each(|x| c.keyset(&x.keyset, keys.len()))?;
                         c.next(default)?;
                     }
                 }

@@ -34,6 +34,48 @@ pub struct CounterState {
     pub bytes: Vec<u64>,
 }
 
+/// The entries of a parser value set: per entry a value and a mask for each of the set's
+/// fields, flattened (`fields` pairs per entry).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ValueSetState {
+    pub fields: usize,
+    pub entries: Vec<(Value, Value)>,
+}
+
+impl ValueSetState {
+    pub fn new(vs: &ir::ValueSet) -> ValueSetState {
+        ValueSetState {
+            fields: vs.fields.len(),
+            entries: Vec::new(),
+        }
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.entries.len().checked_div(self.fields).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Each entry's (value, mask) pairs.
+    pub fn iter(&self) -> impl Iterator<Item = &[(Value, Value)]> {
+        self.entries.chunks(self.fields.max(1))
+    }
+
+    /// Some entry matches `keys` (one key per field).
+    #[inline]
+    pub fn matches(&self, keys: &[Value]) -> bool {
+        keys.len() == self.fields
+            && self.iter().any(|e| {
+                e.iter()
+                    .zip(keys)
+                    .all(|((value, mask), k)| k & mask == value & mask)
+            })
+    }
+}
+
 /// Mutable run-time state that actions touch while tables are read.
 #[derive(Debug)]
 pub struct PipeRuntime {
@@ -46,6 +88,8 @@ pub struct PipeRuntime {
     pub epoch: u64,
     /// Per register: the `epoch` of its last access (one access per pass is allowed).
     pub reg_stamp: Vec<u64>,
+    /// Parser value sets' entries (`Pipeline::value_sets` order).
+    pub value_sets: Vec<ValueSetState>,
 }
 
 /// Everything one hardware pipe owns.
@@ -195,6 +239,7 @@ impl PipeRuntime {
             rng: Random::new(seed),
             epoch: 1,
             reg_stamp: vec![0; pl.registers.len()],
+            value_sets: pl.value_sets.iter().map(ValueSetState::new).collect(),
         }
     }
 }

@@ -288,6 +288,7 @@ fn build() -> Prog {
         checksums: vec![],
         digests: vec![],
         action_profiles: Vec::new(),
+        value_sets: Vec::new(),
     };
     Prog {
         prog: Arc::new(Program {

@@ -1,6 +1,6 @@
 //! Writing a [`TablesFile`] to a switch through the runtime API, in dependency order: port
 //! queues, the multicast engine (LAGs, nodes, groups, pruning), mirror sessions, tables
-//! (clear, default action, entries), registers. The first refusal stops the run and names the
+//! (clear, default action, entries), parser value sets, registers. The first refusal stops the run and names the
 //! file position and entry together with the API's own error.
 
 use pipeline::api::{ApiError, PipeSel};
@@ -9,7 +9,7 @@ use pipeline::table::profile::EntryRef;
 use pipeline::tm::mirror::{self, MirrorDest};
 use pipeline::tm::queue::EcnConfig;
 
-use super::model::{At, MirrorDirection, PortSettings, TablesFile};
+use super::model::{At, MirrorDirection, PortSettings, TablesFile, ValueSetItem};
 use super::TablesFileError;
 use crate::resolve::{self, ResolveError};
 use crate::value;
@@ -29,6 +29,7 @@ pub struct ApplySummary {
     pub ports: usize,
     pub members: usize,
     pub groups: usize,
+    pub value_set_entries: usize,
 }
 
 /// The underlying reason an item of the file was refused.
@@ -174,6 +175,9 @@ pub fn apply(sw: &mut Switch, file: &TablesFile) -> Result<ApplySummary, TablesF
             sum.entries += 1;
         }
     }
+    for sec in &file.value_sets {
+        sum.value_set_entries += apply_value_set(sw, sec)?;
+    }
     for (i, r) in file.registers.iter().enumerate() {
         let w = &r.item;
         let ctx = format!("registers[{i}] (`{}`[{}])", w.register, w.index);
@@ -252,6 +256,38 @@ fn apply_profile(
         sum.groups += 1;
     }
     Ok(())
+}
+
+/// One `value_sets:` section: the set optionally cleared, then its entries added.
+fn apply_value_set(
+    sw: &mut Switch,
+    sec: &super::model::ValueSetSection,
+) -> Result<usize, TablesFileError> {
+    let prog = sw.program().clone();
+    let name = &sec.value_set.item;
+    let ctx = |what: String| format!("value_sets `{name}` {what}");
+    if sec.clear {
+        let full = resolve::find_value_set(&prog, name)
+            .map(|r| prog.pipelines[r.pipeline].value_sets[r.index].name.clone())
+            .map_err(|e| at(&sec.value_set, ctx("clear".into()), e))?;
+        sw.value_set_clear(PipeSel::All, &full)
+            .map_err(|e| at(&sec.value_set, ctx("clear".into()), e))?;
+    }
+    for (ei, e) in sec.entries.iter().enumerate() {
+        let fields: Vec<(Option<&str>, &str)> = match &e.item {
+            ValueSetItem::One(t) => vec![(None, t.as_str())],
+            ValueSetItem::Fields(m) => m
+                .iter()
+                .map(|(k, v)| (Some(k.as_str()), v.as_str()))
+                .collect(),
+        };
+        let c = || ctx(format!("entry {ei}"));
+        let (full, entry) =
+            resolve::resolve_value_set_entry(&prog, name, fields).map_err(|err| at(e, c(), err))?;
+        sw.value_set_add(PipeSel::All, &full, &entry)
+            .map_err(|err| at(e, c(), err))?;
+    }
+    Ok(sec.entries.len())
 }
 
 fn write_register(sw: &mut Switch, w: &super::model::RegisterWrite) -> Result<(), ApplyError> {

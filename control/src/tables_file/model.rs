@@ -125,6 +125,57 @@ pub struct TablesFile {
     pub ports: Vec<At<PortSettings>>,
     #[serde(default)]
     pub action_profiles: Vec<ProfileSection>,
+    #[serde(default)]
+    pub value_sets: Vec<ValueSetSection>,
+}
+
+/// The entries of one parser value set.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValueSetSection {
+    pub value_set: At<String>,
+    /// Delete the set's current entries before adding these.
+    #[serde(default)]
+    pub clear: bool,
+    #[serde(default)]
+    pub entries: Vec<At<ValueSetItem>>,
+}
+
+/// A value set entry: one match text for a one-field set (`4789`, `0x12b0 &&& 0xfff0`), or
+/// a match text per field by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValueSetItem {
+    One(Text),
+    Fields(BTreeMap<String, Text>),
+}
+
+impl<'de> Deserialize<'de> for ValueSetItem {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ValueSetItem, D::Error> {
+        struct ItemVisitor;
+        impl<'de> Visitor<'de> for ItemVisitor {
+            type Value = ValueSetItem;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a match text, or a map of field name to match text")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ValueSetItem, E> {
+                Ok(ValueSetItem::One(Text(v.to_string())))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ValueSetItem, E> {
+                Ok(ValueSetItem::One(Text(v.to_string())))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ValueSetItem, E> {
+                Ok(ValueSetItem::One(Text(v.to_string())))
+            }
+            fn visit_map<M: de::MapAccess<'de>>(self, mut m: M) -> Result<ValueSetItem, M::Error> {
+                let mut out = BTreeMap::new();
+                while let Some((k, v)) = m.next_entry::<String, Text>()? {
+                    out.insert(k, v);
+                }
+                Ok(ValueSetItem::Fields(out))
+            }
+        }
+        d.deserialize_any(ItemVisitor)
+    }
 }
 
 /// The members and groups of one action profile (or selector).

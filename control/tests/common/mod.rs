@@ -382,6 +382,7 @@ pub fn mini_program() -> Arc<Program> {
             checksums: vec![],
             digests: vec![],
             action_profiles: Vec::new(),
+            value_sets: Vec::new(),
         }],
         pipe_map: vec![0, 0, 0, 0],
         errors: ErrorEnum::default(),

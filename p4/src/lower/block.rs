@@ -278,6 +278,7 @@ fn lower_pipeline<'a>(
             checksums: p.checksums,
             digests: p.digests,
             action_profiles: p.action_profiles,
+            value_sets: p.value_sets,
         },
         std::mem::take(&mut l.spans),
     ))

@@ -238,10 +238,11 @@ impl<'a> Lowerer<'a> {
                 self.bind(&t.name.name, Binding::Table(Rc::new(slot)));
                 Ok(())
             }
-            DeclKind::ValueSet(v) => Err(self.err(
-                crate::check::unsupported(v.name.span, "value_set", "parser value sets")
-                    .with_help("use constant select cases, or a table in the ingress control"),
-            )),
+            DeclKind::ValueSet(v) => {
+                let id = self.lower_value_set(d, v)?;
+                self.bind(&v.name.name, Binding::ValueSet(id));
+                Ok(())
+            }
             DeclKind::Unsupported { what } => {
                 Err(self.err(crate::check::unsupported(d.span, what, what)))
             }

@@ -74,6 +74,8 @@ pub(crate) enum Binding<'a> {
     Extern(Rc<externs::ExternInst>),
     Action(Rc<ActionSlot<'a>>),
     Table(Rc<TableSlot>),
+    /// A parser value set.
+    ValueSet(ir::ValueSetId),
     /// A parser or control instance (inlined where it is applied).
     Block(Rc<BlockInst<'a>>),
     /// A declaration that failed (already reported): uses are silently refused, so one error
@@ -150,6 +152,7 @@ pub(crate) struct PipeObjs {
     pub checksums: Vec<ir::Checksum>,
     pub digests: Vec<ir::Digest>,
     pub action_profiles: Vec<ir::ActionProfile>,
+    pub value_sets: Vec<ir::ValueSet>,
     /// Top-level extern instances of this pipeline (by declaration position), made on first
     /// use and shared by every later use, with the gress that made them.
     pub top_externs: HashMap<(crate::source::FileId, u32), (Rc<externs::ExternInst>, Gress)>,

@@ -1,6 +1,6 @@
 //! Parsers: states, sub-parser instances inlined (a state that applies a sub-parser is split
 //! in two: the part before the call transitions into the sub-parser's `start`, whose `accept`
-//! continues with the rest), transitions and `select` keysets.
+//! continues with the rest), transitions, `select` keysets and parser value sets.
 
 use std::collections::HashMap;
 
@@ -326,6 +326,23 @@ fn transition<'a>(
                     KeysetKind::Tuple(ks) => ks.iter().collect(),
                     _ => vec![&c.keyset],
                 };
+                if let ([k], [_, _, ..]) = (&elems[..], &tys[..]) {
+                    // A value set of a struct type standing for the whole tuple of keys.
+                    match whole_tuple_set(l, k, &tys) {
+                        Ok(Some(id)) => {
+                            out.push(ir::SelectCase {
+                                keyset: vec![KeysetElem::ValueSet(id)],
+                                next,
+                            });
+                            continue;
+                        }
+                        Ok(None) => {}
+                        Err(_) => {
+                            failed = true;
+                            continue;
+                        }
+                    }
+                }
                 if elems.len() != keys.len() {
                     l.err(
                         Diagnostic::error(format!(
@@ -369,12 +386,21 @@ pub(super) fn keyset_elem<'a>(l: &mut Lowerer<'a>, k: &'a ast::Keyset, ty: &Ty) 
         KeysetKind::Default | KeysetKind::DontCare => Ok(KeysetElem::Mask { value: 0, mask: 0 }),
         KeysetKind::Expr(e) => {
             if let ExprKind::Name(id) = &e.kind {
-                if let Ok(Resolved::Obj(_)) = l.lookup_name(id) {
-                    return Err(l.err(crate::check::unsupported(
-                        e.span,
-                        "value sets in select",
-                        "parser value sets",
-                    )));
+                match l.lookup_name(id) {
+                    Ok(Resolved::Obj(Binding::ValueSet(vs))) => {
+                        return set_for_keys(l, vs, std::slice::from_ref(ty), e.span)
+                            .map(|()| KeysetElem::ValueSet(vs));
+                    }
+                    Ok(Resolved::Obj(_)) => {
+                        return Err(l.err(
+                            Diagnostic::error(format!("`{}` is not a value", id.name))
+                                .with_primary(
+                                e.span,
+                                "a select case takes a constant, a mask, a range or a value_set",
+                            ),
+                        ));
+                    }
+                    _ => {}
                 }
             }
             let v = l.const_value(e, ty)?;
@@ -407,3 +433,107 @@ pub(super) fn keyset_elem<'a>(l: &mut Lowerer<'a>, k: &'a ast::Keyset, ty: &Ty) 
         )),
     }
 }
+
+/// A lone keyset element naming a value set, for a select of several keys: the set, when its
+/// fields pair with the keys.
+fn whole_tuple_set<'a>(
+    l: &mut Lowerer<'a>,
+    k: &'a ast::Keyset,
+    tys: &[Ty],
+) -> Res<Option<ir::ValueSetId>> {
+    let KeysetKind::Expr(e) = &k.kind else {
+        return Ok(None);
+    };
+    let ExprKind::Name(id) = &e.kind else {
+        return Ok(None);
+    };
+    let Ok(Resolved::Obj(Binding::ValueSet(vs))) = l.lookup_name(id) else {
+        return Ok(None);
+    };
+    set_for_keys(l, vs, tys, e.span)?;
+    Ok(Some(vs))
+}
+
+/// Value set `vs` used for keys of types `tys`: as many fields as keys, each as wide as its key.
+fn set_for_keys(l: &mut Lowerer<'_>, vs: ir::ValueSetId, tys: &[Ty], span: Span) -> Res<()> {
+    let Some(set) = l.pipe.value_sets.get(vs.index()) else {
+        return Err(super::Reported);
+    };
+    let fields: Vec<u16> = set.fields.iter().map(|(_, w)| *w).collect();
+    let keys: Vec<u16> = tys.iter().map(|t| t.scalar_width().unwrap_or(0)).collect();
+    if fields == keys {
+        return Ok(());
+    }
+    let show = |ws: &[u16]| {
+        ws.iter()
+            .map(|w| format!("bit<{w}>"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(l.err(
+        Diagnostic::error(format!(
+            "value set `{}` holds ({}) but the select's key(s) are ({})",
+            set.name,
+            show(&fields),
+            show(&keys)
+        ))
+        .with_primary(span, "type mismatch")
+        .with_help("declare the value_set with the key's type, or a struct with one field per key"),
+    ))
+}
+
+impl<'a> Lowerer<'a> {
+    /// `value_set<T>(size) name;` in a parser: the set, empty until the control plane fills it.
+    pub(super) fn lower_value_set(
+        &mut self,
+        d: &'a ast::Decl,
+        v: &'a ast::ValueSetDecl,
+    ) -> Res<ir::ValueSetId> {
+        let name = self.qualify(&d.annotations, &v.name.name);
+        let size = self.const_int(&v.size)?;
+        if !(1..=i128::from(MAX_VALUE_SET_SIZE)).contains(&size) {
+            return Err(self.err(
+                Diagnostic::error(format!("value set size {size} out of range"))
+                    .with_primary(v.size.span, "size")
+                    .with_note(format!(
+                        "each entry takes one of the parser's {MAX_VALUE_SET_SIZE} TCAM rows; the size is 1 to {MAX_VALUE_SET_SIZE}"
+                    )),
+            ));
+        }
+        let ty = self.resolve_type(&v.elem_ty)?;
+        let fields = match &ty {
+            Ty::Struct(st) | Ty::Header(st) => st
+                .fields
+                .iter()
+                .map(|(n, t)| (n.clone(), t.scalar_width()))
+                .collect::<Vec<_>>(),
+            t => vec![("f1".to_string(), t.scalar_width())],
+        };
+        let mut out = Vec::new();
+        for (n, w) in fields {
+            match w {
+                Some(w) if w > 0 => out.push((n, w)),
+                _ => {
+                    return Err(self.err(
+                        Diagnostic::error(format!("value set element type `{ty}` is not bits"))
+                            .with_primary(v.elem_ty.span, "element type")
+                            .with_help(
+                                "use bit<N>, or a struct of bit<N> fields (one per select key)",
+                            ),
+                    ))
+                }
+            }
+        }
+        let id = ir::ValueSetId(self.pipe.value_sets.len() as u32);
+        self.pipe.value_sets.push(ir::ValueSet {
+            name,
+            gress: self.gress,
+            size: size as u32,
+            fields: out,
+        });
+        Ok(id)
+    }
+}
+
+/// Most entries a value set may hold: the rows of a Tofino parser's TCAM.
+pub const MAX_VALUE_SET_SIZE: u32 = 256;

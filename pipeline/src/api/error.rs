@@ -117,6 +117,16 @@ pub enum ApiError {
     },
     #[error("table {table} {why}")]
     ProfileTable { table: String, why: &'static str },
+    #[error("value set {set} has {expected} field(s), the request gave {got}")]
+    ValueSetFields {
+        set: String,
+        expected: usize,
+        got: usize,
+    },
+    #[error("value set {set}: {why}")]
+    ValueSetEntry { set: String, why: &'static str },
+    #[error("value set {set} is full ({capacity} entries, one parser TCAM row each)")]
+    ValueSetFull { set: String, capacity: u32 },
     #[error("pipe {pipe} does not exist (the switch has {pipes})")]
     BadPipe { pipe: u16, pipes: u16 },
     #[error("pipe {pipe} runs pipeline {running}, which has no {name}")]

@@ -12,6 +12,7 @@ pub mod objects;
 pub mod profiles;
 pub mod tables;
 pub mod tm;
+pub mod value_sets;
 
 pub use error::ApiError;
 pub use objects::{CounterValue, RegisterValue};

@@ -1,12 +1,13 @@
 //! The parser engine: walks the parser state machine over the prefix + packet bytes, extracting
-//! headers into the PHV, evaluating `select` with masks, ranges and default, and accumulating
+//! headers into the PHV, evaluating `select` with masks, ranges, value sets and default, and accumulating
 //! parser checksums. A state-transition budget stands in for the hardware's parser timeout, so a
 //! looping program cannot hang the switch.
 
 use super::eval::{ones_add, ones_sum};
 use super::{Ctx, ExecResult, Fault, ParserFault, ProgramError};
-use crate::ir::{KeysetElem, NextState, Parser, Stmt, Transition, Value};
+use crate::ir::{KeysetElem, NextState, Parser, Stmt, Transition, Value, ValueSetId};
 use crate::phv::read_bits;
+use crate::state::ValueSetState;
 use crate::trace::{TraceEvent, TraceField, Tracer};
 
 /// Most state transitions one parse may take before `ParserTimeout`.
@@ -20,6 +21,23 @@ pub enum ParseEnd {
     Reject,
     /// A parser error; the state it happened in.
     Error(ParserFault, usize),
+}
+
+/// Whether a `select` case's keyset matches the key values `vals` (the tree and flat engines
+/// share it): one element per key, or one value set standing for the whole tuple.
+#[inline]
+pub fn keyset_matches(keyset: &[KeysetElem], vals: &[Value], sets: &[ValueSetState]) -> bool {
+    let set =
+        |id: ValueSetId, keys: &[Value]| sets.get(id.index()).is_some_and(|s| s.matches(keys));
+    if let ([KeysetElem::ValueSet(id)], [_, _, ..]) = (keyset, vals) {
+        return set(*id, vals);
+    }
+    keyset.len() == vals.len()
+        && keyset.iter().zip(vals).all(|(ks, v)| match *ks {
+            KeysetElem::Mask { value, mask } => v & mask == value & mask,
+            KeysetElem::Range { lo, hi } => lo <= *v && *v <= hi,
+            KeysetElem::ValueSet(id) => set(id, std::slice::from_ref(v)),
+        })
 }
 
 impl<T: Tracer> Ctx<'_, T> {
@@ -114,11 +132,7 @@ impl<T: Tracer> Ctx<'_, T> {
             vals.push(self.eval(k, &[])?);
         }
         for c in cases {
-            let all = c.keyset.iter().zip(vals.iter()).all(|(ks, v)| match *ks {
-                KeysetElem::Mask { value, mask } => v & mask == value & mask,
-                KeysetElem::Range { lo, hi } => lo <= *v && *v <= hi,
-            });
-            if all && c.keyset.len() == vals.len() {
+            if keyset_matches(&c.keyset, &vals, &self.rt.value_sets) {
                 return Ok(Some(c.next));
             }
         }

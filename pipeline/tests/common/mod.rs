@@ -773,6 +773,7 @@ pub fn l2_program(opts: Options) -> (Arc<Program>, IgFields) {
             fields: vec![("src_addr".into(), 48), ("ingress_port".into(), 9)],
         }],
         action_profiles: Vec::new(),
+        value_sets: Vec::new(),
     };
     let prog = Program {
         name: "l2_test".into(),

@@ -176,6 +176,28 @@ pub enum CtlCommand {
         /// The action profile (or its selector).
         profile: String,
     },
+    /// Add an entry to a parser value set (`value_set<T>(size)`).
+    ValueSetAdd {
+        /// The value set, e.g. `vxlan_ports` or `SwitchIngressParser.vxlan_ports`.
+        set: String,
+        /// The entry: one match text for a one-field set (`4789`, `0x12b0 &&& 0xfff0`), or
+        /// FIELD=TEXT per field of a struct-typed set.
+        #[arg(required = true)]
+        fields: Vec<String>,
+    },
+    /// Remove an entry from a parser value set (written as it was added).
+    ValueSetDelete {
+        /// The value set.
+        set: String,
+        /// The entry, as for value-set-add.
+        #[arg(required = true)]
+        fields: Vec<String>,
+    },
+    /// A parser value set's entries.
+    ValueSetList {
+        /// The value set.
+        set: String,
+    },
     /// Send one raw JSON request line and print the JSON reply.
     Raw {
         /// The request, e.g. `{"op": "stats"}` (each verb above sends one such line).
@@ -227,6 +249,23 @@ fn request_of(c: &CtlCommand) -> anyhow::Result<String> {
             json!({"op": "group_delete", "profile": profile, "id": id})
         }
         CtlCommand::ProfileList { profile } => json!({"op": "profile_read", "profile": profile}),
+        CtlCommand::ValueSetAdd { set, fields } => {
+            let entry = match &fields[..] {
+                [one] if !one.contains('=') => Json::String(one.clone()),
+                _ => Json::Object(pairs(fields, "field")?),
+            };
+            apply_json(json!({"value_sets": [{"value_set": set, "entries": [entry]}]}))
+        }
+        CtlCommand::ValueSetDelete { set, fields } => {
+            let named = match &fields[..] {
+                [one] if !one.contains('=') => {
+                    serde_json::Map::from_iter([(String::new(), Json::String(one.clone()))])
+                }
+                _ => pairs(fields, "field")?,
+            };
+            json!({"op": "value_set_delete", "set": set, "fields": named})
+        }
+        CtlCommand::ValueSetList { set } => json!({"op": "value_set_read", "set": set}),
         CtlCommand::TableDelete {
             table,
             key,
@@ -423,5 +462,39 @@ mod tests {
         let v: Json = serde_json::from_str(&request_of(&add).unwrap()).unwrap();
         let doc = control::tables_file::from_yaml(v["yaml"].as_str().unwrap()).unwrap();
         assert_eq!(doc.tables[0].entries[0].item.group, Some(10));
+    }
+
+    /// Value set adds go as table files; deletes name the fields (`""` for a one-field set),
+    /// and the server reads both.
+    #[test]
+    fn value_set_requests() {
+        use control::tables_file::model::ValueSetItem;
+        let add = |fields: &[&str]| {
+            let line = request_of(&CtlCommand::ValueSetAdd {
+                set: "vs".into(),
+                fields: fields.iter().map(|f| f.to_string()).collect(),
+            })
+            .unwrap();
+            let v: Json = serde_json::from_str(&line).unwrap();
+            control::tables_file::from_yaml(v["yaml"].as_str().unwrap()).unwrap()
+        };
+        let doc = add(&["0x12b0 &&& 0xfff0"]);
+        assert_eq!(
+            doc.value_sets[0].entries[0].item,
+            ValueSetItem::One("0x12b0 &&& 0xfff0".into())
+        );
+        let doc = add(&["proto=17", "port=4789"]);
+        let ValueSetItem::Fields(m) = &doc.value_sets[0].entries[0].item else {
+            panic!("{doc:?}");
+        };
+        assert_eq!(m["port"].as_str(), "4789");
+        let line = request_of(&CtlCommand::ValueSetDelete {
+            set: "vs".into(),
+            fields: vec!["5".into()],
+        })
+        .unwrap();
+        let req = control::ctl::Request::parse(&line).unwrap();
+        assert_eq!(req.op(), "value_set_delete");
+        assert!(req.is_write());
     }
 }

@@ -265,6 +265,31 @@ fn queue(r: &Json) -> String {
     )
 }
 
+fn value_set(r: &Json) -> String {
+    let empty = Vec::new();
+    let entries = r["entries"].as_array().unwrap_or(&empty);
+    let mut s = format!(
+        "value set {}: {} of {} entries\n",
+        text(&r["value_set"]),
+        entries.len(),
+        text(&r["size"])
+    );
+    if let Some(first) = entries.first().and_then(|e| e["fields"].as_object()) {
+        let mut head: Vec<&str> = vec!["PIPE"];
+        head.extend(first.keys().map(String::as_str));
+        let rows = entries
+            .iter()
+            .map(|e| {
+                let mut row = vec![text(&e["pipe"])];
+                row.extend(head[1..].iter().map(|k| text(&e["fields"][*k])));
+                row
+            })
+            .collect();
+        s += &table(&head, rows, &[0]);
+    }
+    s
+}
+
 fn profile(r: &Json) -> String {
     let empty = Vec::new();
     let members = r["members"].as_array().unwrap_or(&empty);
@@ -320,7 +345,11 @@ pub fn human(cmd: &CtlCommand, r: &Json) -> String {
             serde_json::to_string_pretty(r).unwrap_or_else(|_| r.to_string()) + "\n"
         }
         CtlCommand::ProfileList { .. } => profile(r),
-        CtlCommand::MemberSet { .. } | CtlCommand::GroupSet { .. } => "ok\n".into(),
+        CtlCommand::ValueSetList { .. } => value_set(r),
+        CtlCommand::MemberSet { .. }
+        | CtlCommand::GroupSet { .. }
+        | CtlCommand::ValueSetAdd { .. }
+        | CtlCommand::ValueSetDelete { .. } => "ok\n".into(),
         CtlCommand::TableAdd(_)
         | CtlCommand::MemberDelete { .. }
         | CtlCommand::GroupDelete { .. }

@@ -1,11 +1,11 @@
 //! The parser engine on the flat form: the same walk as `exec::parser` (state bodies, select
-//! with masks, ranges and default, the transition budget standing in for the hardware's
+//! with masks, ranges, value sets and default, the transition budget standing in for the hardware's
 //! timeout), with extract layouts and select keys lowered ahead of time.
 
 use smallvec::SmallVec;
 
 use super::{FExpr, FParser, FTransition, FlatGress};
-use crate::exec::parser::{ParseEnd, MAX_PARSER_STEPS};
+use crate::exec::parser::{keyset_matches, ParseEnd, MAX_PARSER_STEPS};
 use crate::exec::{Ctx, ExecResult, Fault, ParserFault};
 use crate::ir::{KeysetElem, NextState, Value};
 use crate::phv::read_bits;
@@ -73,6 +73,11 @@ impl<T: Tracer> Ctx<'_, T> {
                 let hit = match &keyset[..] {
                     [KeysetElem::Mask { value, mask }] => v & mask == value & mask,
                     [KeysetElem::Range { lo, hi }] => *lo <= v && v <= *hi,
+                    [KeysetElem::ValueSet(id)] => self
+                        .rt
+                        .value_sets
+                        .get(id.index())
+                        .is_some_and(|s| s.matches(&[v])),
                     _ => false,
                 };
                 if hit {
@@ -86,14 +91,7 @@ impl<T: Tracer> Ctx<'_, T> {
             vals.push(self.fval(k, &[])?);
         }
         for (keyset, next) in cases {
-            if keyset.len() != vals.len() {
-                continue;
-            }
-            let all = keyset.iter().zip(vals.iter()).all(|(ks, v)| match *ks {
-                KeysetElem::Mask { value, mask } => v & mask == value & mask,
-                KeysetElem::Range { lo, hi } => lo <= *v && *v <= hi,
-            });
-            if all {
+            if keyset_matches(keyset, &vals, &self.rt.value_sets) {
                 return Ok(Some(*next));
             }
         }

@@ -569,6 +569,7 @@ fn program(r: &mut Rng) -> Program {
         }],
         digests: vec![],
         action_profiles: Vec::new(),
+        value_sets: Vec::new(),
     };
     Program {
         name: "random".into(),

@@ -236,6 +236,25 @@ pub unsafe extern "C" fn shim_apply(env: *mut Env, table: u32, nkeys: u32) -> u6
     u64::from(action.0) | flags
 }
 
+/// Whether the first `nkeys` of `env.key` match an entry of parser value set `set` (1) or
+/// not (0).
+///
+/// # Safety
+/// As [`shim_op`]; `nkeys` ≤ [`MAX_KEYS`].
+pub unsafe extern "C" fn shim_value_set(env: *mut Env, set: u32, nkeys: u32) -> u64 {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    let n = (nkeys as usize).min(MAX_KEYS);
+    // SAFETY: generated code stored all `nkeys` key values before calling.
+    let key: &[Value] = unsafe { std::slice::from_raw_parts(env.key.as_ptr().cast(), n) };
+    let hit = ctx
+        .rt
+        .value_sets
+        .get(set as usize)
+        .is_some_and(|s| s.matches(key));
+    u64::from(hit)
+}
+
 /// Ends a table apply: the running entry is the one before it again.
 ///
 /// # Safety

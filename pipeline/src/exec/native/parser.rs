@@ -5,6 +5,7 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, Value};
 
+use super::env::{self, Env, MAX_KEYS};
 use super::gen::Gen;
 use crate::exec::flat::{FParser, FTransition};
 use crate::exec::parser::MAX_PARSER_STEPS;
@@ -145,14 +146,21 @@ impl Gen<'_, '_> {
             } => {
                 let vals: Vec<Value> = keys.iter().map(|k| self.expr(k)).collect();
                 for (keyset, next) in cases.iter() {
-                    if keyset.len() != vals.len() {
-                        continue;
-                    }
-                    let mut all = self.b.ins().iconst(types::I8, 1);
-                    for (ks, v) in keyset.iter().zip(&vals) {
-                        let c = self.keyset_match(*ks, *v);
-                        all = self.b.ins().band(all, c);
-                    }
+                    let all = match &keyset[..] {
+                        // A value set standing for the whole tuple of keys.
+                        [KeysetElem::ValueSet(id)] if vals.len() > 1 => {
+                            self.value_set_match(id.0, &vals)
+                        }
+                        _ if keyset.len() != vals.len() => continue,
+                        _ => {
+                            let mut all = self.b.ins().iconst(types::I8, 1);
+                            for (ks, v) in keyset.iter().zip(&vals) {
+                                let c = self.keyset_match(*ks, *v);
+                                all = self.b.ins().band(all, c);
+                            }
+                            all
+                        }
+                    };
                     let yes = targets.of(self, *next);
                     let no = self.b.create_block();
                     self.b.ins().brif(all, yes, &[], no, &[]);
@@ -162,6 +170,30 @@ impl Gen<'_, '_> {
                 self.b.ins().jump(d, &[]);
             }
         }
+    }
+
+    /// Keys against value set `set` (run-time entries: matched by [`env::shim_value_set`]),
+    /// an `i8` 0/1.
+    fn value_set_match(&mut self, set: u32, vals: &[Value]) -> Value {
+        let key_off = std::mem::offset_of!(Env, key) as i32;
+        for (i, v) in vals.iter().take(MAX_KEYS).enumerate() {
+            let env = self.env;
+            self.store_value(env, key_off + i as i32 * 16, *v);
+        }
+        let set = self.b.ins().iconst(types::I32, i64::from(set));
+        let n = self
+            .b
+            .ins()
+            .iconst(types::I32, vals.len().min(MAX_KEYS) as i64);
+        let (env, sig) = (self.env, self.sigs.apply);
+        let r = self
+            .call_shim(
+                sig,
+                env::shim_value_set as *const () as usize,
+                &[env, set, n],
+            )
+            .expect("answer");
+        self.b.ins().icmp_imm(IntCC::NotEqual, r, 0)
     }
 
     /// One keyset element against a key value (an `i8` 0/1).
@@ -176,6 +208,7 @@ impl Gen<'_, '_> {
                 let c = self.konst(value & mask, w);
                 self.b.ins().icmp(IntCC::Equal, v, c)
             }
+            KeysetElem::ValueSet(id) => self.value_set_match(id.0, &[v]),
             KeysetElem::Range { lo, hi } => {
                 let w = self.ty(v) == types::I128 || hi > limit || lo > limit;
                 let v = self.fit(v, w);
