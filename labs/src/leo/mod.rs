@@ -176,9 +176,6 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
         get: name("GET")?,
         put: name("PUT")?,
     };
-    let cpu = spec.hw.device("cpu", "kvs-switch")?;
-    let compute = |r: usize| spec.requests[r].compute_ns[cpu].unwrap_or(0.0);
-    let (get_ns, put_ns) = (compute(types.get) as u64, compute(types.put) as u64);
     let kinds = spec
         .requests
         .iter()
@@ -195,7 +192,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
         kinds,
         Selector::new(&spec, cfg.policy)?,
     );
-    mem.attach(1, Box::new(Server::new(get_ns, put_ns)));
+    mem.attach(1, Box::new(Server::new(&spec)?));
     mem.attach(0, Box::new(client));
     mem.run_until(Some(Nanos(u64::MAX / 4)));
     let cl = mem
