@@ -1,7 +1,9 @@
-//! The requester: issues a pre-drawn stream of GETs and PUTs (YCSB keys, Poisson arrivals),
-//! picks each request's path with a LEO policy (`hosts::leo::select`), holds it for the
-//! injected 3–9 µs network delay (§V-A), and on each reply takes the Fig. 6 timestamps, feeds
-//! the intra-host and end-to-end JCTs back to the policy and checks the value: every request
+//! The requester: issues a pre-drawn stream of GETs and PUTs (YCSB keys, Poisson arrivals)
+//! through a LEO context (`hosts::leo::api`, Table II): `send` picks each request's path with
+//! the context's policy and stamps t1/t2, the registered "send" function turns it into a frame
+//! held for the injected 3–9 µs network delay (§V-A); on each reply `recv` takes t5/t6, reads
+//! the responder delay from the Fig. 7 header and feeds the intra-host and end-to-end JCTs back
+//! to the policy; the client checks the value: every request
 //! must be answered exactly once with the latest value its key was PUT (ADDR dependency, kept
 //! per key in arrival order: a GET waits while a PUT to its key is in flight, a PUT while
 //! anything to its key is).
@@ -10,12 +12,15 @@ use super::server::initial_value;
 use super::wire::{Msg, LEO_PORT, OP_GET, OP_PUT, PATH_IN_NETWORK};
 use crate::host::HostApp;
 use dataplane::Nanos;
-use hosts::leo::jct::{Header, Timestamps};
-use hosts::leo::select::Selector;
-use hosts::leo::PathKind;
+use hosts::leo::api::{Leo, Message, Role, TS_SW};
+use hosts::leo::jct::Header;
+use hosts::leo::select::Policy;
+use hosts::leo::{AppSpec, LeoError};
 use std::any::Any;
+use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::rc::Rc;
 
 /// One request of the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,10 +49,13 @@ pub struct Types {
 struct Pending {
     n: usize,
     r: usize,
-    cand: usize,
+    seq: u64,
     t1: u64,
     expect: u64,
 }
+
+type Outbox = Rc<RefCell<VecDeque<(Role, Message)>>>;
+type Inbox = Rc<RefCell<VecDeque<Message>>>;
 
 /// What the client measured.
 #[derive(Debug, Clone, Default)]
@@ -70,49 +78,74 @@ pub struct Client {
     next: usize,
     hot: HashSet<u64>,
     types: Types,
-    kinds: Vec<Vec<PathKind>>,
-    sel: Selector,
+    names: Vec<String>,
+    leo: Leo,
+    clock: Rc<Cell<u64>>,
+    outbox: Outbox,
+    inbox: Inbox,
     sendq: BinaryHeap<Reverse<(u64, u16)>>,
     frames: HashMap<u16, Vec<u8>>,
     pending: HashMap<u16, Pending>,
     held: HashMap<u64, VecDeque<usize>>,
     in_flight: HashMap<u64, (u32, u32)>,
     values: HashMap<u64, u64>,
-    seq: u16,
     /// What it measured.
     pub stats: ClientStats,
 }
 
 impl Client {
-    /// A client of `server` sending `reqs`.
-    #[allow(clippy::too_many_arguments)]
+    /// A client of `server` sending `reqs`, choosing paths for `spec` (profiled) with
+    /// `policy`.
     pub fn new(
         me: ([u8; 6], [u8; 4]),
         server: ([u8; 6], [u8; 4]),
         reqs: Vec<Request>,
         hot: HashSet<u64>,
         types: Types,
-        kinds: Vec<Vec<PathKind>>,
-        sel: Selector,
-    ) -> Client {
-        Client {
+        spec: &AppSpec,
+        policy: Policy,
+    ) -> Result<Client, LeoError> {
+        let names = spec.requests.iter().map(|r| r.name.clone()).collect();
+        let mut leo = Leo::new(spec.clone(), policy);
+        let clock = Rc::new(Cell::new(0));
+        let outbox: Outbox = Rc::default();
+        let inbox: Inbox = Rc::default();
+        for role in [Role::Cpu, Role::Acc] {
+            let o = outbox.clone();
+            leo.reg_comm_func(
+                Box::new(move |m| {
+                    o.borrow_mut().push_back((role, m.clone()));
+                    Ok(())
+                }),
+                "send",
+                role,
+            );
+            let i = inbox.clone();
+            leo.reg_recv_func(Box::new(move || i.borrow_mut().pop_front()), role);
+        }
+        let c = clock.clone();
+        leo.reg_ts_func(Box::new(move || c.get()), TS_SW);
+        leo.init()?;
+        Ok(Client {
             me,
             server,
             reqs,
             next: 0,
             hot,
             types,
-            kinds,
-            sel,
+            names,
+            leo,
+            clock,
+            outbox,
+            inbox,
             sendq: BinaryHeap::new(),
             frames: HashMap::new(),
             pending: HashMap::new(),
             held: HashMap::new(),
             in_flight: HashMap::new(),
             values: HashMap::new(),
-            seq: 0,
             stats: ClientStats::default(),
-        }
+        })
     }
 
     /// Requests not answered yet.
@@ -149,11 +182,6 @@ impl Client {
             (false, true) => self.types.get_hot,
             (false, false) => self.types.get,
         };
-        let cand = self.sel.choose(r);
-        let path = u8::from(matches!(
-            self.kinds[r][cand],
-            PathKind::CpuAcc | PathKind::AccAcc
-        ));
         let value = if q.put { n as u64 + 1 } else { 0 };
         let expect = if q.put {
             value
@@ -163,32 +191,38 @@ impl Client {
                 .copied()
                 .unwrap_or_else(|| initial_value(q.key))
         };
-        self.seq = self.seq.wrapping_add(1);
+        self.clock.set(now);
+        let sent = self.leo.send(&self.names[r], q.key.to_be_bytes().to_vec());
+        let Some((role, lm)) = sent.ok().and_then(|_| self.outbox.borrow_mut().pop_front()) else {
+            self.stats.unexpected += 1;
+            return;
+        };
+        let seq = lm.seq as u16;
         let m = Msg {
             mac: (self.me.0, self.server.0),
             ip: (self.me.1, self.server.1),
             port: (40000, LEO_PORT),
-            seq: self.seq,
+            seq,
             hdr: Header {
                 request: if q.put { OP_PUT } else { OP_GET },
-                path,
+                path: u8::from(role == Role::Acc),
                 responder_ns: 0,
             },
             key: q.key,
             value,
         };
         self.pending.insert(
-            self.seq,
+            seq,
             Pending {
                 n,
                 r,
-                cand,
+                seq: lm.seq,
                 t1: q.at,
                 expect,
             },
         );
-        self.frames.insert(self.seq, m.encode());
-        self.sendq.push(Reverse((now + q.delay, self.seq)));
+        self.frames.insert(seq, m.encode());
+        self.sendq.push(Reverse((now + q.delay, seq)));
     }
 
     fn answered(&mut self, now: u64, m: &Msg) {
@@ -200,20 +234,20 @@ impl Client {
         if m.value != p.expect || m.key != q.key {
             self.stats.wrong += 1;
         }
-        let t = Timestamps {
-            t1: p.t1,
-            t2: p.t1,
-            t3: 0,
-            t4: 0,
-            t5: now,
-            t6: now,
-        };
-        let intra = t.intra_ns(m.hdr.responder_ns) as f64;
-        let e2e = t.e2e_ns() as f64;
         if m.hdr.path == PATH_IN_NETWORK {
             self.stats.in_network += 1;
         }
-        self.sel.complete(p.r, p.cand, intra, e2e);
+        self.clock.set(now);
+        self.inbox.borrow_mut().push_back(Message {
+            header: Header {
+                request: p.r as u8,
+                ..m.hdr
+            },
+            seq: p.seq,
+            payload: Vec::new(),
+        });
+        let _ = self.leo.recv();
+        let e2e = (now - p.t1) as f64;
         self.stats.e2e_ns.push(e2e);
         if q.put {
             self.values.insert(q.key, p.expect);

@@ -18,7 +18,7 @@ use client::{Client, Request, Types};
 use dataplane::Nanos;
 use hosts::acuerdo::ycsb::{SplitMix, Zipf};
 use hosts::leo::hw::{Link, LinkProbe};
-use hosts::leo::select::{Policy, Selector};
+use hosts::leo::select::Policy;
 use hosts::leo::{AppSpec, LeoError};
 use server::{initial_value, Server};
 use std::collections::HashSet;
@@ -176,14 +176,6 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
         get: name("GET")?,
         put: name("PUT")?,
     };
-    let cpu = spec.hw.device("cpu", "kvs-switch")?;
-    let compute = |r: usize| spec.requests[r].compute_ns[cpu].unwrap_or(0.0);
-    let (get_ns, put_ns) = (compute(types.get) as u64, compute(types.put) as u64);
-    let kinds = spec
-        .requests
-        .iter()
-        .map(|r| r.paths.iter().map(|&p| spec.paths[p].kind).collect())
-        .collect();
     let (c, s) = (&topo.hosts[0], &topo.hosts[1]);
     let reqs = requests(cfg);
     let client = Client::new(
@@ -192,10 +184,10 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
         reqs,
         (1..=cfg.hot).collect::<HashSet<u64>>(),
         types,
-        kinds,
-        Selector::new(&spec, cfg.policy)?,
-    );
-    mem.attach(1, Box::new(Server::new(get_ns, put_ns)));
+        &spec,
+        cfg.policy,
+    )?;
+    mem.attach(1, Box::new(Server::new(&spec)?));
     mem.attach(0, Box::new(client));
     mem.run_until(Some(Nanos(u64::MAX / 4)));
     let cl = mem

@@ -1,13 +1,21 @@
-//! The responder's CPU: one core serving LEO KVS requests in arrival order, each for its
-//! request type's compute time, and answering with the responder delay `t4 - t3` (Fig. 6) in
-//! the reply's header (Fig. 7).
+//! The responder's CPU: one core serving LEO KVS requests in arrival order. It is a LEO
+//! context (`hosts::leo::api`, Table II): the KVS's GET and PUT are application functions
+//! registered with `reg_app_func` at the CPU role, the core's clock with `reg_ts_func`, and each
+//! request goes through `handle`, which writes the responder delay `t4 - t3` (Fig. 6) into the
+//! reply's header (Fig. 7). An application function runs on the modelled core: it starts when
+//! the core is free and takes its request type's compute time from the application file.
 
 use super::wire::{Msg, OP_GET, OP_PUT, OP_REPLY};
 use crate::host::HostApp;
 use dataplane::Nanos;
+use hosts::leo::api::{Leo, Message, Role, TS_SW};
 use hosts::leo::jct::Header;
+use hosts::leo::select::Policy;
+use hosts::leo::{AppSpec, LeoError};
 use std::any::Any;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
 
 /// The initial value of `key` (what the switch holds for hot keys too).
 pub fn initial_value(key: u64) -> u64 {
@@ -16,29 +24,75 @@ pub fn initial_value(key: u64) -> u64 {
 
 /// The server.
 pub struct Server {
-    store: HashMap<u64, u64>,
-    get_ns: u64,
-    put_ns: u64,
-    busy_until: u64,
+    leo: Leo,
+    clock: Rc<Cell<u64>>,
+    get: u8,
+    put: u8,
     out: VecDeque<(u64, Vec<u8>)>,
     /// Requests served.
     pub served: u64,
-    /// Frames that were not LEO requests.
+    /// Frames that were not LEO requests (or that the context refused).
     pub dropped: u64,
 }
 
+fn word(p: &[u8], i: usize) -> u64 {
+    p.get(i..i + 8)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u64::from_be_bytes)
+}
+
 impl Server {
-    /// A server with these service times, ns.
-    pub fn new(get_ns: u64, put_ns: u64) -> Server {
-        Server {
-            store: HashMap::new(),
-            get_ns,
-            put_ns,
-            busy_until: 0,
+    /// A server for `spec` (its `GET` and `PUT` request types and their CPU compute times).
+    pub fn new(spec: &AppSpec) -> Result<Server, LeoError> {
+        let cpu = spec.hw.device("cpu", "server")?;
+        let idx = |n: &str| {
+            spec.request(n).ok_or_else(|| LeoError::Unknown {
+                context: "server".into(),
+                what: "request type",
+                name: n.into(),
+            })
+        };
+        let (get, put) = (idx("GET")?, idx("PUT")?);
+        let cost = |r: usize| spec.requests[r].compute_ns[cpu].unwrap_or(0.0) as u64;
+        let clock = Rc::new(Cell::new(0));
+        let busy = Rc::new(Cell::new(0));
+        let store: Rc<RefCell<HashMap<u64, u64>>> = Rc::default();
+        let mut leo = Leo::new(spec.clone(), Policy::Cpu);
+        for (name, ns, is_put) in [("GET", cost(get), false), ("PUT", cost(put), true)] {
+            let (clk, busy, store) = (clock.clone(), busy.clone(), store.clone());
+            leo.reg_app_func(
+                Box::new(move |p| {
+                    let done = busy.get().max(clk.get()) + ns;
+                    busy.set(done);
+                    clk.set(done);
+                    let key = word(p, 0);
+                    let v = if is_put {
+                        store.borrow_mut().insert(key, word(p, 8));
+                        word(p, 8)
+                    } else {
+                        store
+                            .borrow()
+                            .get(&key)
+                            .copied()
+                            .unwrap_or_else(|| initial_value(key))
+                    };
+                    v.to_be_bytes().to_vec()
+                }),
+                name,
+                Role::Cpu,
+            );
+        }
+        let clk = clock.clone();
+        leo.reg_ts_func(Box::new(move || clk.get()), TS_SW);
+        Ok(Server {
+            leo,
+            clock,
+            get: get as u8,
+            put: put as u8,
             out: VecDeque::new(),
             served: 0,
             dropped: 0,
-        }
+        })
     }
 }
 
@@ -49,22 +103,22 @@ impl HostApp for Server {
             self.dropped += 1;
             return;
         };
-        let t3 = now.0;
-        let cost = if m.hdr.request == OP_PUT {
-            self.put_ns
+        self.clock.set(now.0);
+        let request = if m.hdr.request == OP_PUT {
+            self.put
         } else {
-            self.get_ns
+            self.get
         };
-        let t4 = self.busy_until.max(t3) + cost;
-        self.busy_until = t4;
-        let value = if m.hdr.request == OP_PUT {
-            self.store.insert(m.key, m.value);
-            m.value
-        } else {
-            self.store
-                .get(&m.key)
-                .copied()
-                .unwrap_or_else(|| initial_value(m.key))
+        let mut payload = m.key.to_be_bytes().to_vec();
+        payload.extend_from_slice(&m.value.to_be_bytes());
+        let req = Message {
+            header: Header { request, ..m.hdr },
+            seq: u64::from(m.seq),
+            payload,
+        };
+        let Ok(resp) = self.leo.handle(&req, Role::Cpu) else {
+            self.dropped += 1;
+            return;
         };
         let reply = Msg {
             mac: (m.mac.1, m.mac.0),
@@ -74,13 +128,14 @@ impl HostApp for Server {
             hdr: Header {
                 request: OP_REPLY,
                 path: m.hdr.path,
-                responder_ns: t4 - t3,
+                responder_ns: resp.header.responder_ns,
             },
             key: m.key,
-            value,
+            value: word(&resp.payload, 0),
         };
         self.served += 1;
-        self.out.push_back((t4, reply.encode()));
+        self.out
+            .push_back((now.0 + resp.header.responder_ns, reply.encode()));
     }
 
     fn poll(&mut self, now: Nanos, out: &mut dyn FnMut(Vec<u8>)) {
