@@ -44,9 +44,21 @@
  * packet from a port that is not a link (a miss in table links) is dropped: its barrier is
  * nobody's lower bound. Other traffic is routed as fabric.p4 routes it, barriers untouched.
  *
+ * Beacons of this switch (§4.2) come from Tofino's packet generator (pipeline::pktgen): a
+ * periodic timer app whose buffer holds a beacon template (Ethernet, IPv4, UDP to
+ * ONEPIPE_UDP_PORT, a 1Pipe header with opcode BEACON; the pktgen header overwrites the first
+ * six bytes, the Ethernet destination). Its packets enter on the pipe's pktgen port (68 on
+ * Tofino 1), which table links maps to generated(mgid): the packet reads the roots of both
+ * trees (it writes nothing), takes them as its barriers and is replicated by multicast group
+ * mgid to every link; egress table neighbours addresses each copy to the neighbour on its port
+ * (MACs, IPv4 addresses, ts := be). The app's period is the beacon interval.
+ *
  * Tables (in addition to fabric.p4's router_mac, routes, ecmp, ecmp_bits):
- *   SwitchIngress.links  ig_intr_md.ingress_port (exact)
- *                        -> set_link(link, m0, m1, m2, m3, m4)   modes per level, see above
+ *   SwitchIngress.links      ig_intr_md.ingress_port (exact)
+ *                            -> set_link(link, m0, m1, m2, m3, m4)   modes per level, see above
+ *                             | generated(mgid)                      the pktgen port
+ *   SwitchEgress.neighbours  eg_intr_md.egress_port (exact)
+ *                            -> beacon_to(smac, dmac, src, dst) | no_neighbour() (drop)
  */
 #include <core.p4>
 #if __TARGET_TOFINO__ == 2
@@ -138,6 +150,7 @@ struct ingress_metadata_t {
     bit<16> l4_src_port;
     bit<16> l4_dst_port;
     bit<1>  is_link;      /* the ingress port is one of table links' input links */
+    bit<1>  is_gen;       /* a beacon from this switch's packet generator */
     node_index_t link;    /* its number, 0..31 */
     bit<2>  m0;           /* what the packet does at tree level k, MODE_* */
     bit<2>  m1;
@@ -153,6 +166,11 @@ struct ingress_metadata_t {
 }
 
 struct egress_header_t {
+    ethernet_h ethernet;
+    ipv4_h     ipv4;
+    l4_ports_h l4;
+    udp_rest_h udp;
+    onepipe_h  onepipe;
 }
 
 struct egress_metadata_t {
@@ -194,6 +212,7 @@ parser SwitchIngressParser(packet_in pkt,
         ig_md.l4_src_port = 0;
         ig_md.l4_dst_port = 0;
         ig_md.is_link = 0;
+        ig_md.is_gen = 0;
         transition parse_ethernet;
     }
 
@@ -427,12 +446,29 @@ control SwitchIngress(inout header_t hdr,
         ig_md.commit = hdr.onepipe.commit;
     }
 
+    /* A packet of the beacon app (the pktgen port): it reads the roots of the trees and is
+     * replicated to every link by multicast group `mgid`. */
+    action generated(MulticastGroupId_t mgid) {
+        ig_md.is_gen = 1;
+        ig_md.m0 = MODE_READ;
+        ig_md.m1 = MODE_READ;
+        ig_md.m2 = MODE_READ;
+        ig_md.m3 = MODE_READ;
+        ig_md.m4 = MODE_READ;
+        ig_md.i0 = 0;
+        ig_md.i1 = 0;
+        ig_md.i2 = 0;
+        ig_md.i3 = 0;
+        ig_tm_md.mcast_grp_a = mgid;
+    }
+
     table links {
         key = {
             ig_intr_md.ingress_port : exact;
         }
         actions = {
             set_link;
+            generated;
             NoAction;
         }
         default_action = NoAction();
@@ -497,9 +533,11 @@ control SwitchIngress(inout header_t hdr,
     apply {
         if (hdr.onepipe.isValid()) {
             links.apply();
-            if (ig_md.is_link == 1) {
-                record_be.execute(ig_md.link);
-                record_commit.execute(ig_md.link);
+            if (ig_md.is_link == 1 || ig_md.is_gen == 1) {
+                if (ig_md.is_link == 1) {
+                    record_be.execute(ig_md.link);
+                    record_commit.execute(ig_md.link);
+                }
                 TREE_STEP(ig_md.m0, ig_md.i0, be0_left, be0_right, be0_both, be0_read, ig_md.be)
                 TREE_STEP(ig_md.m0, ig_md.i0, cm0_left, cm0_right, cm0_both, cm0_read, ig_md.commit)
                 TREE_STEP(ig_md.m1, ig_md.i1, be1_left, be1_right, be1_both, be1_read, ig_md.be)
@@ -510,13 +548,17 @@ control SwitchIngress(inout header_t hdr,
                 TREE_STEP(ig_md.m3, ig_md.i3, cm3_left, cm3_right, cm3_both, cm3_read, ig_md.commit)
                 TREE_STEP(ig_md.m4, 0, be4_left, be4_right, be4_both, be4_read, ig_md.be)
                 TREE_STEP(ig_md.m4, 0, cm4_left, cm4_right, cm4_both, cm4_read, ig_md.commit)
-                publish_be.execute(0);
-                publish_commit.execute(0);
+                if (ig_md.is_link == 1) {
+                    publish_be.execute(0);
+                    publish_commit.execute(0);
+                }
                 stamp();
             }
         }
 
-        if (!hdr.ipv4.isValid()) {
+        if (ig_md.is_gen == 1) {
+            /* a beacon of ours: multicast to the links (set in generated) */
+        } else if (!hdr.ipv4.isValid()) {
             drop();
         } else if (hdr.onepipe.isValid() && ig_md.is_link == 0) {
             drop();                                   /* a barrier from no link */
@@ -573,7 +615,7 @@ control SwitchIngressDeparser(packet_out pkt,
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Egress: pass-through                                                                       */
+/* Egress: beacons addressed to the neighbour of their port, other packets pass through        */
 /* ------------------------------------------------------------------------------------------ */
 
 parser SwitchEgressParser(packet_in pkt,
@@ -582,6 +624,37 @@ parser SwitchEgressParser(packet_in pkt,
                           out egress_intrinsic_metadata_t eg_intr_md) {
     state start {
         pkt.extract(eg_intr_md);
+        transition parse_ethernet;
+    }
+
+    /* Only what a beacon is: Ethernet, IPv4 without options, UDP to ONEPIPE_UDP_PORT. */
+    state parse_ethernet {
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4 : parse_ipv4;
+            default : accept;
+        }
+    }
+
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.ihl, hdr.ipv4.protocol) {
+            (5, IP_PROTOCOLS_UDP) : parse_udp;
+            default : accept;
+        }
+    }
+
+    state parse_udp {
+        pkt.extract(hdr.l4);
+        transition select(hdr.l4.dst_port) {
+            ONEPIPE_UDP_PORT : parse_onepipe;
+            default : accept;
+        }
+    }
+
+    state parse_onepipe {
+        pkt.extract(hdr.udp);
+        pkt.extract(hdr.onepipe);
         transition accept;
     }
 }
@@ -592,7 +665,35 @@ control SwitchEgress(inout egress_header_t hdr,
                      in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                      inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                      inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
+    /* A beacon copy is addressed to the neighbour on its port (hop by hop, §4.2). */
+    action beacon_to(mac_addr_t smac, mac_addr_t dmac, ipv4_addr_t src, ipv4_addr_t dst) {
+        hdr.ethernet.src_addr = smac;
+        hdr.ethernet.dst_addr = dmac;
+        hdr.ipv4.src_addr = src;
+        hdr.ipv4.dst_addr = dst;
+        hdr.onepipe.ts = (bit<48>)hdr.onepipe.be;
+    }
+
+    action no_neighbour() {
+        eg_dprsr_md.drop_ctl = 0x1;
+    }
+
+    table neighbours {
+        key = {
+            eg_intr_md.egress_port : exact;
+        }
+        actions = {
+            beacon_to;
+            no_neighbour;
+        }
+        default_action = no_neighbour();
+        size = 64;
+    }
+
     apply {
+        if (hdr.onepipe.isValid() && hdr.onepipe.opcode == ONEPIPE_OP_BEACON) {
+            neighbours.apply();
+        }
     }
 }
 
@@ -600,7 +701,23 @@ control SwitchEgressDeparser(packet_out pkt,
                              inout egress_header_t hdr,
                              in egress_metadata_t eg_md,
                              in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    Checksum() ipv4_checksum;
+
     apply {
+        if (hdr.onepipe.isValid()) {
+            hdr.ipv4.hdr_checksum = ipv4_checksum.update({
+                hdr.ipv4.version,
+                hdr.ipv4.ihl,
+                hdr.ipv4.diffserv,
+                hdr.ipv4.total_len,
+                hdr.ipv4.identification,
+                hdr.ipv4.flags,
+                hdr.ipv4.frag_offset,
+                hdr.ipv4.ttl,
+                hdr.ipv4.protocol,
+                hdr.ipv4.src_addr,
+                hdr.ipv4.dst_addr});
+        }
         pkt.emit(hdr);
     }
 }

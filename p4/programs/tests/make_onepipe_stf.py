@@ -195,4 +195,42 @@ s.text += f"expect 0 {hexs(bytes(routed(pkt, 0, 100, 90)))} $\n"
 s.line("check_register SwitchIngress.link_be(3) = 50")
 s.line("check_register SwitchIngress.out_be(0) = 100")
 s.write("onepipe_join.stf")
+# 5. A beacon from the packet generator: the timer app's packet (pktgen header over the first
+#    six bytes of the template) enters on port 68, reads the roots, and is replicated to every
+#    link, each copy addressed to its neighbour with the switch's barriers.
+s = Script("a pktgen beacon carries the aggregated barriers to every neighbour", [0, 1, 2, 3])
+s.line("add SwitchIngress.links ig_intr_md.ingress_port:68 SwitchIngress.generated(mgid:7)")
+NEIGH_IP = {0: HOST_IP[0], 1: HOST_IP[1], 2: "10.0.255.2", 3: "10.0.255.3"}
+MY_IP = "10.0.255.1"
+for p in range(4):
+    s.line(f"add SwitchEgress.neighbours eg_intr_md.egress_port:{p} SwitchEgress.beacon_to("
+           f"smac:0x{ROUTER.replace(':', '')}, dmac:0x{SRC_MAC[p].replace(':', '')}, "
+           f"src:0x{''.join(f'{int(x):02x}' for x in MY_IP.split('.'))}, "
+           f"dst:0x{''.join(f'{int(x):02x}' for x in NEIGH_IP[p].split('.'))})")
+s.line("mc_mgrp_create 7")
+s.line("mc_node_create 1 0 1 2 3")
+s.line("mc_node_associate 7 0")
+s.send(0, 700, 600, op=BEACON)
+s.send(1, 800, 500, op=BEACON)
+s.send(2, 900, 650, op=BEACON)
+s.send(3, 750, 640, op=BEACON)
+template = (Ether(src=ROUTER, dst="00:00:00:00:00:00") /
+            IP(src=MY_IP, dst="0.0.0.0", ttl=1, id=0) /
+            UDP(sport=PORT, dport=PORT, chksum=0) /
+            Raw(onepipe(0, 0, 0, 0, BEACON)))
+template = bytes(template)
+# Tofino 1 timer header: pad(3) pipe(2) app(3), pad(8), batch id, packet id: pipe 0, app 2.
+gen = bytes([0 << 3 | 2, 0]) + struct.pack("!HH", 3, 0) + template[6:]
+s.line("# the beacon app's third batch: min be = 700, min commit = 500")
+s.line(f"packet 68 {hexs(gen)}")
+for p in range(4):
+    out = Ether(template)
+    out[Ether].dst = SRC_MAC[p]
+    out[IP].src = MY_IP
+    out[IP].dst = NEIGH_IP[p]
+    del out[IP].chksum
+    load = onepipe(700, 700, 500, 0, BEACON)
+    out[Raw].load = load
+    s.line(f"expect {p} {hexs(bytes(out))} $")
+s.write("onepipe_beacon.stf")
 print("wrote onepipe_*.stf")
