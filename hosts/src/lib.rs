@@ -7,6 +7,8 @@
 //!   of its benchmark (MC-RDMA, fanout and chain replication over RC).
 //! - [`mu`]: a Mu-style replicated log (leader appends with one RDMA WRITE per entry, to the
 //!   P4CE switch's BCast QP or to every replica; replicas apply in order), sans I/O.
+//! - [`onepipe`]: lib1pipe (1Pipe's host library: the Table 1 API, host clocks, barriers and
+//!   the receive reorder buffer, best effort and reliable), sans I/O.
 //! - [`p4ce`]: the host side of P4CE: the CM private data shared with the switch agent
 //!   ([`p4ce::wire`]), a node's endpoint and RDMA CM steps ([`p4ce::node`]), the node as an
 //!   I/O-free state machine both labs run ([`p4ce::machine`]), the same node on its own thread
@@ -15,4 +17,5 @@
 
 pub mod mcrdma;
 pub mod mu;
+pub mod onepipe;
 pub mod p4ce;
