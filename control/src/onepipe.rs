@@ -21,6 +21,7 @@ pub const LEVELS: usize = 5;
 pub const MAX_LINKS: usize = 1 << LEVELS;
 
 const LINKS: &str = "SwitchIngress.links";
+const UPLINKS: &str = "SwitchIngress.uplinks";
 const LINK_BE: &str = "SwitchIngress.link_be";
 const LINK_COMMIT: &str = "SwitchIngress.link_commit";
 const OUT_BE: &str = "SwitchIngress.out_be";
@@ -51,6 +52,17 @@ pub enum Mode {
     Read = 3,
 }
 
+/// Which half of the trees a link is in: the routing graph must be a DAG (seed Figure 3), so
+/// each switch is an up switch (links from below, output to uplinks) and a down switch (links
+/// from above and the up switch, output to downlinks). Links from below are numbered
+/// 0..15 (the left subtree: its minimum, after level 3, is the up switch's barrier), links from
+/// above 16..31 (the root is the down switch's barrier). A core switch has only links below.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Below,
+    Above,
+}
+
 /// Where a link stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkState {
@@ -72,7 +84,7 @@ pub enum LinkEvent {
 /// Errors of the agent.
 #[derive(Debug, Error)]
 pub enum OnepipeError {
-    #[error("a 1Pipe switch has at most {MAX_LINKS} input links")]
+    #[error("a 1Pipe switch has at most {} input links from each side", MAX_LINKS / 2)]
     TooManyLinks,
     #[error("port {0} is already an input link")]
     DuplicatePort(u16),
@@ -134,6 +146,7 @@ pub fn modes(link: u8, live: &[u8], joining: bool) -> [Mode; LEVELS] {
 #[derive(Debug, Clone)]
 struct Link {
     port: u16,
+    side: Side,
     state: LinkState,
     /// The barrier last seen and when it was first seen.
     last: Option<(u32, u64)>,
@@ -155,8 +168,8 @@ impl LinkAgent {
         }
     }
 
-    /// Adds the link on `port` (joining unless the fabric is starting): its number.
-    pub fn add_link(&mut self, port: u16, joining: bool) -> Result<u8, OnepipeError> {
+    /// Adds the link on `port` from `side` (joining unless the fabric is starting): its number.
+    pub fn add_link(&mut self, port: u16, side: Side, joining: bool) -> Result<u8, OnepipeError> {
         if self
             .links
             .values()
@@ -164,7 +177,9 @@ impl LinkAgent {
         {
             return Err(OnepipeError::DuplicatePort(port));
         }
-        let n = (0..MAX_LINKS as u8)
+        let half = (MAX_LINKS / 2) as u8;
+        let base = if side == Side::Above { half } else { 0 };
+        let n = (base..base + half)
             .find(|n| self.links.get(n).is_none_or(|l| l.state == LinkState::Dead))
             .ok_or(OnepipeError::TooManyLinks)?;
         let state = if joining {
@@ -176,6 +191,7 @@ impl LinkAgent {
             n,
             Link {
                 port,
+                side,
                 state,
                 last: None,
             },
@@ -263,6 +279,14 @@ impl LinkAgent {
                 )
                 .collect();
             sw.table_add(PipeSel::All, LINKS, &key, None, "set_link", &params)?;
+        }
+        for l in self.links.values().filter(|l| l.side == Side::Above) {
+            let key = [(
+                "ig_tm_md.ucast_egress_port",
+                KeyMatch::Exact(Value::from(l.port)),
+            )];
+            let _ = sw.table_delete(PipeSel::All, UPLINKS, &key, None);
+            sw.table_add(PipeSel::All, UPLINKS, &key, None, "is_uplink", &[])?;
         }
         Ok(())
     }
@@ -367,11 +391,11 @@ mod tests {
     #[test]
     fn a_silent_link_is_removed_and_a_joining_one_admitted_past_the_output() {
         let mut a = LinkAgent::new(30_000);
-        let l0 = a.add_link(1, false).unwrap();
-        let l1 = a.add_link(2, false).unwrap();
-        let l2 = a.add_link(3, true).unwrap();
+        let l0 = a.add_link(1, Side::Below, false).unwrap();
+        let l1 = a.add_link(2, Side::Below, false).unwrap();
+        let l2 = a.add_link(3, Side::Below, true).unwrap();
         assert!(matches!(
-            a.add_link(1, false),
+            a.add_link(1, Side::Below, false),
             Err(OnepipeError::DuplicatePort(1))
         ));
         assert!(a
@@ -393,7 +417,7 @@ mod tests {
         let ports: Vec<u16> = a.entries().iter().map(|e| e.0).collect();
         assert_eq!(ports, [1, 3]);
         // the dead link's number is reused by the next link
-        assert_eq!(a.add_link(9, true).unwrap(), l1);
+        assert_eq!(a.add_link(9, Side::Below, true).unwrap(), l1);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use control::onepipe::{LinkAgent, LinkEvent, LinkState};
+use control::onepipe::{LinkAgent, LinkEvent, LinkState, Side};
 use pipeline::api::PipeSel;
 use pipeline::switch::{InFrame, Switch};
 
@@ -54,7 +54,7 @@ fn a_silent_link_leaves_the_minimum_and_a_joining_link_enters_past_it() {
     let mut sw = switch();
     let mut agent = LinkAgent::new(30_000);
     for port in 0..4 {
-        agent.add_link(port, false).unwrap();
+        agent.add_link(port, Side::Below, false).unwrap();
     }
     agent.install(&mut sw, &[]).unwrap();
     send(&mut sw, 3, 10);
@@ -71,7 +71,7 @@ fn a_silent_link_leaves_the_minimum_and_a_joining_link_enters_past_it() {
     assert_eq!(out_be(&sw), 301, "min over links 0..2 once link 3 is out");
 
     // A new link on port 5 joins: its packets see the output but do not lower it.
-    let n = agent.add_link(5, true).unwrap();
+    let n = agent.add_link(5, Side::Below, true).unwrap();
     agent.install(&mut sw, &[]).unwrap();
     send(&mut sw, 5, 250);
     send(&mut sw, 1, 410);

@@ -23,7 +23,9 @@
  * its running value v into half (bit k of i) of cell i >> (k + 1) and carries on with
  * min(v, other half): after the five levels v = min over all links. Five MAU stages per tree
  * for a 32-port switch, as the paper counts; the two trees (best effort and commit) share the
- * stages, and `pisa check p4/programs/onepipe.p4 --target tofino1` prints the placement.
+ * stages, and `pisa check p4/programs/onepipe.p4 --target tofino1` prints the placement (9 of
+ * Tofino 1's 12 ingress stages in all: the link lookup, the five levels, the output
+ * registers, then the uplink lookup and the stamp).
  *
  * The control plane decides, per link and level, what the packet does (the mode in table
  * links, so the tree needs no branch it cannot take in one stage):
@@ -44,6 +46,16 @@
  * packet from a port that is not a link (a miss in table links) is dropped: its barrier is
  * nobody's lower bound. Other traffic is routed as fabric.p4 routes it, barriers untouched.
  *
+ * The up/down split (seed Figure 3, §4.1). Barriers need a DAG: in a fabric with links both
+ * ways a switch whose output feeds back into its own input through a neighbour would hold
+ * the lowest barrier ever seen forever. So each switch is two logical switches. The up switch
+ * takes the links from below (hosts, the tier under it), numbered 0..15 by the control plane:
+ * their minimum is the left subtree's, the running value after level 3 (be_up). The down
+ * switch takes the links from above (16..31) and the up switch: the root. A packet leaving on
+ * an uplink (table uplinks) carries the up switch's barriers, any other the down switch's; a
+ * beacon takes both to egress in a bridged header and table neighbours picks per copy
+ * (beacon_up on an uplink). 16 links per side: a 32-port switch of a k = 32 fat tree.
+ *
  * Beacons of this switch (§4.2) come from Tofino's packet generator (pipeline::pktgen): a
  * periodic timer app whose buffer holds a beacon template (Ethernet, IPv4, UDP to
  * ONEPIPE_UDP_PORT, a 1Pipe header with opcode BEACON; the pktgen header overwrites the first
@@ -57,8 +69,11 @@
  *   SwitchIngress.links      ig_intr_md.ingress_port (exact)
  *                            -> set_link(link, m0, m1, m2, m3, m4)   modes per level, see above
  *                             | generated(mgid)                      the pktgen port
+ *   SwitchIngress.uplinks    ig_tm_md.ucast_egress_port (exact) -> is_uplink()
  *   SwitchEgress.neighbours  eg_intr_md.egress_port (exact)
- *                            -> beacon_to(smac, dmac, src, dst) | no_neighbour() (drop)
+ *                            -> beacon_to(smac, dmac, src, dst)      a downlink
+ *                             | beacon_up(smac, dmac, src, dst)      an uplink
+ *                             | no_neighbour() (drop)
  */
 #include <core.p4>
 #if __TARGET_TOFINO__ == 2
@@ -128,6 +143,12 @@ header onepipe_h {
     bit<8>    opcode;
 }
 
+/* A beacon's up-switch barriers, from ingress to egress (our beacons only). */
+header onepipe_up_h {
+    barrier_t be_up;
+    barrier_t commit_up;
+}
+
 struct header_t {
     ethernet_h             ethernet;
     ipv4_h                 ipv4;
@@ -135,6 +156,7 @@ struct header_t {
     l4_ports_h             l4;
     udp_rest_h             udp;
     onepipe_h              onepipe;
+    onepipe_up_h           up;
 }
 
 /* Barrier pairs of one tree level: the minima of the left and the right subtree. */
@@ -163,14 +185,18 @@ struct ingress_metadata_t {
     node_index_t i3;
     barrier_t be;         /* the running minimum of each tree */
     barrier_t commit;
+    barrier_t be_up;      /* after level 3: the minimum over the links from below */
+    barrier_t commit_up;
+    bit<1>  going_up;     /* the packet leaves on an uplink (table uplinks) */
 }
 
 struct egress_header_t {
-    ethernet_h ethernet;
-    ipv4_h     ipv4;
-    l4_ports_h l4;
-    udp_rest_h udp;
-    onepipe_h  onepipe;
+    ethernet_h   ethernet;
+    ipv4_h       ipv4;
+    l4_ports_h   l4;
+    udp_rest_h   udp;
+    onepipe_h    onepipe;
+    onepipe_up_h up;
 }
 
 struct egress_metadata_t {
@@ -213,6 +239,7 @@ parser SwitchIngressParser(packet_in pkt,
         ig_md.l4_dst_port = 0;
         ig_md.is_link = 0;
         ig_md.is_gen = 0;
+        ig_md.going_up = 0;
         transition parse_ethernet;
     }
 
@@ -514,11 +541,41 @@ control SwitchIngress(inout header_t hdr,
     TREE_LEVEL(2,  cm3, cm3_left, cm3_right, cm3_both, cm3_read, ig_md.commit)
     TREE_LEVEL(1,  cm4, cm4_left, cm4_right, cm4_both, cm4_read, ig_md.commit)
 
-    /* The packet leaves with the switch's barriers; its UDP checksum no longer holds. */
+    /* The packet leaves with the barriers of the logical switch it leaves through (the down
+     * switch's, or the up switch's on an uplink); its UDP checksum no longer holds. */
     action stamp() {
         hdr.onepipe.be = ig_md.be;
         hdr.onepipe.commit = ig_md.commit;
         hdr.udp.checksum = 0;
+    }
+
+    action stamp_up() {
+        hdr.onepipe.be = ig_md.be_up;
+        hdr.onepipe.commit = ig_md.commit_up;
+        hdr.udp.checksum = 0;
+    }
+
+    /* A beacon takes both to egress, which picks per copy. */
+    action bridge_up() {
+        hdr.up.setValid();
+        hdr.up.be_up = ig_md.be_up;
+        hdr.up.commit_up = ig_md.commit_up;
+    }
+
+    action is_uplink() {
+        ig_md.going_up = 1;
+    }
+
+    table uplinks {
+        key = {
+            ig_tm_md.ucast_egress_port : exact;
+        }
+        actions = {
+            is_uplink;
+            NoAction;
+        }
+        default_action = NoAction();
+        size = 64;
     }
 
     action route() {
@@ -546,13 +603,14 @@ control SwitchIngress(inout header_t hdr,
                 TREE_STEP(ig_md.m2, ig_md.i2, cm2_left, cm2_right, cm2_both, cm2_read, ig_md.commit)
                 TREE_STEP(ig_md.m3, ig_md.i3, be3_left, be3_right, be3_both, be3_read, ig_md.be)
                 TREE_STEP(ig_md.m3, ig_md.i3, cm3_left, cm3_right, cm3_both, cm3_read, ig_md.commit)
+                ig_md.be_up = ig_md.be;
+                ig_md.commit_up = ig_md.commit;
                 TREE_STEP(ig_md.m4, 0, be4_left, be4_right, be4_both, be4_read, ig_md.be)
                 TREE_STEP(ig_md.m4, 0, cm4_left, cm4_right, cm4_both, cm4_read, ig_md.commit)
                 if (ig_md.is_link == 1) {
                     publish_be.execute(0);
                     publish_commit.execute(0);
                 }
-                stamp();
             }
         }
 
@@ -575,6 +633,18 @@ control SwitchIngress(inout header_t hdr,
                 to_group : {
                     ecmp.apply();
                 }
+            }
+        }
+
+        if (ig_md.is_gen == 1) {
+            stamp();
+            bridge_up();
+        } else if (ig_md.is_link == 1) {
+            uplinks.apply();
+            if (ig_md.going_up == 1) {
+                stamp_up();
+            } else {
+                stamp();
             }
         }
     }
@@ -655,6 +725,14 @@ parser SwitchEgressParser(packet_in pkt,
     state parse_onepipe {
         pkt.extract(hdr.udp);
         pkt.extract(hdr.onepipe);
+        transition select(hdr.onepipe.opcode) {
+            ONEPIPE_OP_BEACON : parse_up;   /* only our own beacons reach egress */
+            default : accept;
+        }
+    }
+
+    state parse_up {
+        pkt.extract(hdr.up);
         transition accept;
     }
 }
@@ -672,10 +750,24 @@ control SwitchEgress(inout egress_header_t hdr,
         hdr.ipv4.src_addr = src;
         hdr.ipv4.dst_addr = dst;
         hdr.onepipe.ts = (bit<48>)hdr.onepipe.be;
+        hdr.up.setInvalid();
+    }
+
+    /* An uplink: the neighbour above gets the up switch's barriers. */
+    action beacon_up(mac_addr_t smac, mac_addr_t dmac, ipv4_addr_t src, ipv4_addr_t dst) {
+        hdr.ethernet.src_addr = smac;
+        hdr.ethernet.dst_addr = dmac;
+        hdr.ipv4.src_addr = src;
+        hdr.ipv4.dst_addr = dst;
+        hdr.onepipe.ts = (bit<48>)hdr.up.be_up;
+        hdr.onepipe.be = hdr.up.be_up;
+        hdr.onepipe.commit = hdr.up.commit_up;
+        hdr.up.setInvalid();
     }
 
     action no_neighbour() {
         eg_dprsr_md.drop_ctl = 0x1;
+        hdr.up.setInvalid();
     }
 
     table neighbours {
@@ -684,6 +776,7 @@ control SwitchEgress(inout egress_header_t hdr,
         }
         actions = {
             beacon_to;
+            beacon_up;
             no_neighbour;
         }
         default_action = no_neighbour();

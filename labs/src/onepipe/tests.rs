@@ -1,0 +1,57 @@
+//! The 1Pipe lab end to end on the k=4 fat tree (16 processes, all-to-all broadcast).
+
+use std::path::PathBuf;
+
+use super::check;
+use super::lab::{run, LabConfig};
+
+fn fat_tree() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/labs/fat-tree-k4.yaml")
+}
+
+#[test]
+fn best_effort_all_to_all_delivers_everything_in_one_total_order() {
+    let cfg = LabConfig::new(fat_tree());
+    let r = run(&cfg).unwrap();
+    let sent: usize = r.sent.iter().map(Vec::len).sum();
+    assert_eq!(sent, 16 * 20, "every process broadcast its messages");
+    check::total_order(&r).unwrap();
+    check::delivered_were_sent(&r).unwrap();
+    let lost = check::delivered_or_reported(&r, u64::MAX).unwrap();
+    assert_eq!(lost, 0, "no loss configured");
+    let delivered: usize = r.delivered.iter().map(Vec::len).sum();
+    assert_eq!(delivered, 16 * 20 * 15);
+    assert!(r.beacons > 0);
+    assert!(
+        r.link_events.is_empty(),
+        "no link went silent: {:?}",
+        r.link_events
+    );
+}
+
+#[test]
+fn under_loss_and_reordering_the_order_holds_and_losses_are_reported() {
+    let mut cfg = LabConfig::new(fat_tree());
+    cfg.loss = 1e-3;
+    cfg.reorder = 1e-3;
+    let r = run(&cfg).unwrap();
+    check::total_order(&r).unwrap();
+    check::delivered_were_sent(&r).unwrap();
+    check::delivered_or_reported(&r, u64::MAX).unwrap();
+}
+
+#[test]
+fn reliable_mode_loses_nothing_under_loss() {
+    let mut cfg = LabConfig::new(fat_tree());
+    cfg.reliable = true;
+    cfg.loss = 1e-3;
+    let r = run(&cfg).unwrap();
+    check::total_order(&r).unwrap();
+    check::delivered_were_sent(&r).unwrap();
+    let lost = check::delivered_or_reported(&r, u64::MAX).unwrap();
+    assert_eq!(
+        lost, 0,
+        "reliable messages are retransmitted, never reported lost"
+    );
+}
+
