@@ -3,9 +3,9 @@
 //! the per-link barrier registers, removes a link silent past a timeout and admits a joining
 //! link once its barrier passes the switch's output barrier (SIGCOMM 2021, §4.2).
 //!
-//! A link is silent when the best-effort barrier it last brought (`link_be`) has not changed
-//! for the timeout: hosts' clocks and beacons move it on every packet, so a live link's value
-//! always moves. The decision ([`LinkAgent::decide`]) is separate from the switch I/O
+//! A link is silent when its packet count (`link_packets`) has not moved for the timeout:
+//! beacons keep a live link's count moving even while its barrier stands still (as it does
+//! while the fabric starts). The decision ([`LinkAgent::decide`]) is separate from the switch I/O
 //! ([`LinkAgent::poll`]) so that it can be driven by any clock.
 
 use std::collections::BTreeMap;
@@ -23,6 +23,7 @@ pub const MAX_LINKS: usize = 1 << LEVELS;
 const LINKS: &str = "SwitchIngress.links";
 const UPLINKS: &str = "SwitchIngress.uplinks";
 const LINK_BE: &str = "SwitchIngress.link_be";
+const LINK_PACKETS: &str = "SwitchIngress.link_packets";
 const LINK_COMMIT: &str = "SwitchIngress.link_commit";
 const OUT_BE: &str = "SwitchIngress.out_be";
 /// The register arrays of the two trees, level by level.
@@ -148,8 +149,10 @@ struct Link {
     port: u16,
     side: Side,
     state: LinkState,
-    /// The barrier last seen and when it was first seen.
-    last: Option<(u32, u64)>,
+    /// The packet count last seen and since when.
+    last: Option<(u64, u64)>,
+    /// The barrier it last brought.
+    barrier: u32,
 }
 
 /// One switch's input links.
@@ -194,6 +197,7 @@ impl LinkAgent {
                 side,
                 state,
                 last: None,
+                barrier: 0,
             },
         );
         Ok(n)
@@ -222,16 +226,18 @@ impl LinkAgent {
             .collect()
     }
 
-    /// Decides from the barriers read at `now` (`link_be` per link, the output `out_be`).
-    pub fn decide(&mut self, now: u64, link_be: &[(u8, u32)], out_be: u32) -> Vec<LinkEvent> {
+    /// Decides from what was read at `now`: per link (number, packet count, last barrier),
+    /// and the switch's output barrier.
+    pub fn decide(&mut self, now: u64, links: &[(u8, u64, u32)], out_be: u32) -> Vec<LinkEvent> {
         let mut events = Vec::new();
-        for &(n, b) in link_be {
+        for &(n, count, b) in links {
             let Some(l) = self.links.get_mut(&n) else {
                 continue;
             };
+            l.barrier = b;
             match l.last {
-                Some((prev, _)) if prev == b => {}
-                _ => l.last = Some((b, now)),
+                Some((prev, _)) if prev == count => {}
+                _ => l.last = Some((count, now)),
             }
             let since = l.last.map_or(now, |(_, t)| t);
             match l.state {
@@ -242,7 +248,7 @@ impl LinkAgent {
                         port: l.port,
                     });
                 }
-                LinkState::Joining if l.last.is_some_and(|(v, _)| serial_lt(out_be, v)) => {
+                LinkState::Joining if serial_lt(out_be, l.barrier) => {
                     l.state = LinkState::Live;
                     events.push(LinkEvent::Joined {
                         link: n,
@@ -297,7 +303,9 @@ impl LinkAgent {
         for (&n, l) in &self.links {
             if l.state != LinkState::Dead {
                 let v = sw.register_read(PipeSel::All, LINK_BE, u32::from(n))?;
-                readings.push((n, v.first().map_or(0, |c| c.lo as u32)));
+                let c = sw.counter_read(PipeSel::All, LINK_PACKETS, u32::from(n))?;
+                let packets = c.iter().map(|c| c.packets).sum();
+                readings.push((n, packets, v.first().map_or(0, |c| c.lo as u32)));
             }
         }
         let out = sw.register_read(PipeSel::All, OUT_BE, 0)?;
@@ -399,13 +407,14 @@ mod tests {
             Err(OnepipeError::DuplicatePort(1))
         ));
         assert!(a
-            .decide(0, &[(l0, 100), (l1, 100), (l2, 50)], 100)
+            .decide(0, &[(l0, 1, 100), (l1, 1, 100), (l2, 1, 50)], 100)
             .is_empty());
-        // link 1 stays at 100; link 0 moves; the joining link is still behind the output.
+        // link 1's count stays; link 0's moves with a standing barrier (alive); the joining
+        // link is still behind the output.
         assert!(a
-            .decide(20_000, &[(l0, 200), (l1, 100), (l2, 90)], 100)
+            .decide(20_000, &[(l0, 5, 100), (l1, 1, 100), (l2, 2, 90)], 100)
             .is_empty());
-        let ev = a.decide(30_000, &[(l0, 300), (l1, 100), (l2, 150)], 100);
+        let ev = a.decide(30_000, &[(l0, 9, 100), (l1, 1, 100), (l2, 3, 150)], 100);
         assert_eq!(
             ev,
             [

@@ -38,9 +38,9 @@
  *                               and record their barrier in link_be; the control plane turns
  *                               the link live once that barrier passes the output
  *                               (out_be), so the output never goes backwards.
- * Every 1Pipe packet from a link writes its barriers to link_be / link_commit[link] (the
- * control plane's view of each link: a link whose barrier stops moving is silent) and the
- * output barrier to out_be / out_commit.
+ * Every 1Pipe packet from a link counts in link_packets[link] (a link whose count stops is
+ * silent), writes its barriers to link_be / link_commit[link] and the output barrier to
+ * out_be / out_commit.
  *
  * A BEACON from a neighbour (hop-by-hop, §4.2) updates the tree and is consumed here. A 1Pipe
  * packet from a port that is not a link (a miss in table links) is dropped: its barrier is
@@ -502,6 +502,9 @@ control SwitchIngress(inout header_t hdr,
         size = 32;
     }
 
+    /* Packets per link: a link that brings none for the timeout is silent (§4.2). */
+    Counter<bit<32>, node_index_t>(32, CounterType_t.PACKETS) link_packets;
+
     /* The last barriers each link brought: the control plane's view of the links. */
     Register<barrier_t, node_index_t>(32, 0) link_be;
     Register<barrier_t, node_index_t>(32, 0) link_commit;
@@ -592,6 +595,7 @@ control SwitchIngress(inout header_t hdr,
             links.apply();
             if (ig_md.is_link == 1 || ig_md.is_gen == 1) {
                 if (ig_md.is_link == 1) {
+                    link_packets.count(ig_md.link);
                     record_be.execute(ig_md.link);
                     record_commit.execute(ig_md.link);
                 }

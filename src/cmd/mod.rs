@@ -9,6 +9,7 @@ mod forward_bench;
 mod lab;
 mod live;
 mod mcrdma;
+mod onepipe;
 mod program;
 mod rdma;
 mod replay;
@@ -61,6 +62,9 @@ pub enum Command {
     /// (mcrdma.p4), against fanout and chain replication.
     #[command(subcommand)]
     Mcrdma(mcrdma::McrdmaCommand),
+    /// 1Pipe: total-order scattering with barrier aggregation in the switches (onepipe.p4).
+    #[command(subcommand)]
+    Onepipe(onepipe::OnepipeCommand),
 }
 
 /// The hardware profile a program is checked and run against.
@@ -117,5 +121,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rdma(c) => rdma::run(c),
         Command::Consensus(c) => consensus::run(c),
         Command::Mcrdma(c) => mcrdma::run(c),
+        Command::Onepipe(c) => onepipe::run(c),
     }
 }

@@ -19,6 +19,7 @@ pub struct SwitchAgent {
     next_poll: u64,
     started: bool,
     gen: Vec<GenFrame>,
+    template_len: u64,
     /// Link changes the agent made, with when.
     pub events: Vec<(u64, LinkEvent)>,
 }
@@ -27,6 +28,7 @@ impl SwitchAgent {
     /// `app` is the beacon app (its period the beacon interval); links are polled every
     /// `poll_every` ns.
     pub fn new(pktgen: Pktgen, app: AppConfig, links: LinkAgent, poll_every: u64) -> Self {
+        let template_len = app.template.len() as u64;
         let mut pktgen = pktgen;
         pktgen
             .configure(AppConfig {
@@ -41,6 +43,7 @@ impl SwitchAgent {
             next_poll: poll_every,
             started: false,
             gen: Vec::new(),
+            template_len,
             events: Vec::new(),
         }
     }
@@ -48,6 +51,11 @@ impl SwitchAgent {
     /// Beacons generated so far.
     pub fn beacons(&self) -> u64 {
         self.pktgen.generated(0, 0)
+    }
+
+    /// Bytes of beacons the switch sent: each generated one leaves on every link.
+    pub fn beacon_bytes(&self) -> u64 {
+        self.beacons() * self.links.entries().len() as u64 * self.template_len
     }
 }
 

@@ -62,6 +62,13 @@ pub struct OnepipeHost {
     pub events: Vec<Event>,
     /// Frames that were not 1Pipe packets for this host, or did not parse.
     pub ignored: u64,
+    /// When each message (source, timestamp) first arrived: an unordered transport would
+    /// deliver it then.
+    pub arrivals: HashMap<(ProcessId, u64), u64>,
+    /// Beacon frames and bytes this host sent; all frames and bytes it sent.
+    pub beacon_frames: u64,
+    pub beacon_bytes: u64,
+    pub tx_bytes: u64,
 }
 
 impl OnepipeHost {
@@ -90,13 +97,17 @@ impl OnepipeHost {
             ips,
             by_ip,
             next_send: start,
-            next_beacon: start,
+            next_beacon: 0,
             work,
             seq: 0,
             sent: Vec::new(),
             delivered: Vec::new(),
             events: Vec::new(),
             ignored: 0,
+            arrivals: HashMap::new(),
+            beacon_frames: 0,
+            beacon_bytes: 0,
+            tx_bytes: 0,
         }
     }
 
@@ -112,7 +123,13 @@ impl OnepipeHost {
     fn drain(&mut self, now: u64, out: &mut dyn FnMut(Vec<u8>)) {
         while let Some(o) = self.process.poll_transmit() {
             let dst = o.dst.map_or(self.gw_ip, |p| self.ips[usize::from(p)]);
-            out(self.frame(dst, &o.bytes));
+            let f = self.frame(dst, &o.bytes);
+            self.tx_bytes += f.len() as u64;
+            if o.dst.is_none() {
+                self.beacon_frames += 1;
+                self.beacon_bytes += f.len() as u64;
+            }
+            out(f);
         }
         while let Some(d) = self.process.recv() {
             self.delivered.push(Delivered { at: now, d });
@@ -169,6 +186,11 @@ impl HostApp for OnepipeHost {
             .get(&ip.header().source_addr())
             .copied()
             .unwrap_or(ProcessId::MAX);
+        if let Ok((h, _)) = wire::Header::parse(udp.payload()) {
+            if matches!(h.opcode, wire::Opcode::Data | wire::Opcode::ReliableData) {
+                self.arrivals.entry((src, h.ts)).or_insert(now.0);
+            }
+        }
         if self.process.on_packet(now.0, src, udp.payload()).is_err() {
             self.ignored += 1;
         }

@@ -1,6 +1,7 @@
 //! Building and running the 1Pipe lab: every switch on onepipe.p4 with fabric.p4's generated
 //! routes, links and beacons set up by the control plane, a lib1pipe process on every host.
 
+use std::collections::HashMap;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
@@ -90,6 +91,16 @@ pub struct LabRun {
     pub beacons: u64,
     pub link_events: Vec<(String, u64, LinkEvent)>,
     pub frames_ignored: u64,
+    /// Per host: first arrival of each message (source, timestamp).
+    pub arrivals: Vec<HashMap<(ProcessId, u64), u64>>,
+    /// Beacon bytes sent by hosts and by switches; all bytes hosts sent.
+    pub host_beacon_bytes: u64,
+    pub switch_beacon_bytes: u64,
+    pub host_tx_bytes: u64,
+    /// Link directions and their line rate (bit/s, of the first link).
+    pub link_directions: u64,
+    pub link_rate_bps: u64,
+    pub duration_ns: u64,
 }
 
 /// The beacon template of a switch's pktgen app.
@@ -291,6 +302,13 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
         beacons: 0,
         link_events: Vec::new(),
         frames_ignored: 0,
+        arrivals: Vec::new(),
+        host_beacon_bytes: 0,
+        switch_beacon_bytes: 0,
+        host_tx_bytes: 0,
+        link_directions: 2 * topo.links.len() as u64,
+        link_rate_bps: topo.links.first().map_or(0, |l| l.config.tx.rate_bps),
+        duration_ns: cfg.duration_ns,
     };
     for h in 0..topo.hosts.len() {
         let app = lab.app_mut::<OnepipeHost>(h).expect("attached");
@@ -298,10 +316,15 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
         out.delivered.push(std::mem::take(&mut app.delivered));
         out.events.push(std::mem::take(&mut app.events));
         out.frames_ignored += app.ignored;
+        out.arrivals.push(std::mem::take(&mut app.arrivals));
+        out.host_beacon_bytes += app.beacon_bytes;
+        out.host_tx_bytes += app.tx_bytes;
     }
     for (name, id) in agents {
         let a = lab.agent_mut::<SwitchAgent>(id).expect("attached");
         out.beacons += a.beacons();
+        // Each generated beacon leaves on every link of the switch.
+        out.switch_beacon_bytes += a.beacon_bytes();
         out.link_events
             .extend(a.events.iter().map(|&(t, e)| (name.clone(), t, e)));
     }

@@ -7,10 +7,12 @@
 //! the deliveries.
 
 pub mod agent;
+pub mod bench;
 pub mod check;
 pub mod host;
 pub mod lab;
 
+pub use bench::{bench, BenchReport};
 pub use lab::{run, LabConfig, LabError, LabRun};
 
 #[cfg(test)]

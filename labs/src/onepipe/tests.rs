@@ -54,4 +54,3 @@ fn reliable_mode_loses_nothing_under_loss() {
         "reliable messages are retransmitted, never reported lost"
     );
 }
-

@@ -1,0 +1,114 @@
+//! The figures of a 1Pipe run: delivery latency (send to delivery, true time) against an
+//! unordered transport on the same fabric (send to first arrival of the same packets), the
+//! overhead between them, throughput per process, and the beacons' share of link capacity.
+
+use std::collections::HashMap;
+
+use super::lab::{run, LabConfig, LabError, LabRun};
+
+/// One run's figures.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchReport {
+    pub mode: &'static str,
+    pub processes: usize,
+    pub beacon_interval_us: f64,
+    pub loss: f64,
+    pub messages_sent: usize,
+    pub deliveries: usize,
+    /// Deliveries per second of virtual time, per process.
+    pub delivered_per_s_per_process: f64,
+    pub latency_p50_us: f64,
+    pub latency_p99_us: f64,
+    pub unordered_p50_us: f64,
+    pub unordered_p99_us: f64,
+    pub overhead_p50_us: f64,
+    pub overhead_p99_us: f64,
+    /// Beacon bits over the capacity of every link direction for the run.
+    pub beacon_share: f64,
+    pub lost_reported: usize,
+    pub links_removed: usize,
+    /// Whether the checkers passed (total order, delivered were sent, delivered or reported).
+    pub checks_passed: bool,
+    pub check_error: Option<String>,
+}
+
+/// The `q` quantile (0..=1) of `v` (sorted here), in microseconds.
+fn quantile_us(v: &mut [u64], q: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_unstable();
+    let i = ((v.len() - 1) as f64 * q).round() as usize;
+    v[i] as f64 / 1e3
+}
+
+/// Figures of `r`, a run of `cfg`.
+pub fn report(cfg: &LabConfig, r: &LabRun) -> BenchReport {
+    let sent_at: HashMap<(u16, u64), u64> = r
+        .sent
+        .iter()
+        .enumerate()
+        .flat_map(|(s, v)| v.iter().map(move |m| ((s as u16, m.ts), m.at)))
+        .collect();
+    let (mut lat, mut raw) = (Vec::new(), Vec::new());
+    for (rcv, ds) in r.delivered.iter().enumerate() {
+        for d in ds {
+            let Some(&at) = sent_at.get(&(d.d.src, d.d.ts)) else {
+                continue;
+            };
+            lat.push(d.at.saturating_sub(at));
+            if let Some(&arr) = r.arrivals[rcv].get(&(d.d.src, d.d.ts)) {
+                raw.push(arr.saturating_sub(at));
+            }
+        }
+    }
+    let checks = super::check::total_order(r)
+        .and_then(|_| super::check::delivered_were_sent(r))
+        .and_then(|_| {
+            super::check::delivered_or_reported(
+                r,
+                cfg.duration_ns.saturating_sub(cfg.link_timeout_ns * 4),
+            )
+        });
+    let deliveries: usize = r.delivered.iter().map(Vec::len).sum();
+    let processes = r.delivered.len();
+    let secs = r.duration_ns as f64 / 1e9;
+    let capacity_bits = r.link_directions as f64 * r.link_rate_bps as f64 * secs;
+    let beacon_bits = 8.0 * (r.host_beacon_bytes + r.switch_beacon_bytes) as f64;
+    let (l50, l99, u50, u99) = (
+        quantile_us(&mut lat, 0.5),
+        quantile_us(&mut lat, 0.99),
+        quantile_us(&mut raw, 0.5),
+        quantile_us(&mut raw, 0.99),
+    );
+    BenchReport {
+        mode: if cfg.reliable { "reliable" } else { "be" },
+        processes,
+        beacon_interval_us: cfg.beacon_interval_ns as f64 / 1e3,
+        loss: cfg.loss,
+        messages_sent: r.sent.iter().map(Vec::len).sum(),
+        deliveries,
+        delivered_per_s_per_process: deliveries as f64 / secs / processes.max(1) as f64,
+        latency_p50_us: l50,
+        latency_p99_us: l99,
+        unordered_p50_us: u50,
+        unordered_p99_us: u99,
+        overhead_p50_us: l50 - u50,
+        overhead_p99_us: l99 - u99,
+        beacon_share: if capacity_bits > 0.0 {
+            beacon_bits / capacity_bits
+        } else {
+            0.0
+        },
+        lost_reported: *checks.as_ref().unwrap_or(&0),
+        links_removed: r.link_events.len(),
+        checks_passed: checks.is_ok(),
+        check_error: checks.err(),
+    }
+}
+
+/// Runs `cfg` and reports.
+pub fn bench(cfg: &LabConfig) -> Result<BenchReport, LabError> {
+    let r = run(cfg)?;
+    Ok(report(cfg, &r))
+}
