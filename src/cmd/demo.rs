@@ -30,12 +30,16 @@ pub enum DemoCommand {
     /// Fig. 4 (latency and sender bandwidth vs request size), Fig. 5 (DCQCN with two groups and
     /// an RC flow), Fig. 6 (7 receivers vs congested sub-flows), Fig. 7 (loss on the long path).
     Mcrdma(super::mcrdma::McrdmaDemoArgs),
+    /// 1Pipe on the k=4 fat tree: beacon interval sweep (latency overhead over an unordered
+    /// transport, beacon share; Figs. 9a, 13b), reliable against best effort, both under loss.
+    Onepipe(super::onepipe::OnepipeDemoArgs),
 }
 
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     match args.which {
         Some(DemoCommand::P4ce(a)) => return super::consensus::demo(a),
         Some(DemoCommand::Mcrdma(a)) => return super::mcrdma::demo(a),
+        Some(DemoCommand::Onepipe(a)) => return super::onepipe::demo(a),
         None => {}
     }
     let prog = pisa::bundled::path("p4/programs/l2l3.p4")?;
