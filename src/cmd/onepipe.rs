@@ -160,6 +160,12 @@ fn paper_comparison(rs: &[BenchReport]) -> String {
             r.beacon_interval_us / 2.0
         );
     }
+    for r in rs.iter().take(1) {
+        s += &format!(
+            "  model speed here: {:.2} M switch passes per wall second (one thread, this build)\n",
+            r.switch_passes_per_wall_s / 1e6
+        );
+    }
     s += "  Fig. 13b: beacons take ~0.3% of a 100 Gbit/s link at 3 us; the share scales as 1/interval\n";
     s += "           and 1/line rate and not with the number of processes (hop by hop).\n";
     for r in rs {

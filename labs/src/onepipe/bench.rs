@@ -28,6 +28,9 @@ pub struct BenchReport {
     pub lost_reported: usize,
     pub links_removed: usize,
     /// Whether the checkers passed (total order, delivered were sent, delivered or reported).
+    /// Switch pipeline passes per wall-clock second in this run (the model's speed here, all
+    /// switches on one thread: what a live switch could sustain, beacons included).
+    pub switch_passes_per_wall_s: f64,
     pub checks_passed: bool,
     pub check_error: Option<String>,
 }
@@ -102,6 +105,7 @@ pub fn report(cfg: &LabConfig, r: &LabRun) -> BenchReport {
         },
         lost_reported: *checks.as_ref().unwrap_or(&0),
         links_removed: r.link_events.len(),
+        switch_passes_per_wall_s: r.switch_passes as f64 / r.wall_s.max(1e-9),
         checks_passed: checks.is_ok(),
         check_error: checks.err(),
     }

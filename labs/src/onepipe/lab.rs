@@ -101,6 +101,9 @@ pub struct LabRun {
     pub link_directions: u64,
     pub link_rate_bps: u64,
     pub duration_ns: u64,
+    /// Packets through every switch's pipeline, and the wall-clock seconds the run took.
+    pub switch_passes: u64,
+    pub wall_s: f64,
 }
 
 /// The beacon template of a switch's pktgen app.
@@ -294,7 +297,9 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
         );
         lab.attach(h, Box::new(app));
     }
+    let wall = std::time::Instant::now();
     lab.run_until(Some(Nanos(cfg.duration_ns)));
+    let wall_s = wall.elapsed().as_secs_f64();
     let mut out = LabRun {
         sent: Vec::new(),
         delivered: Vec::new(),
@@ -309,6 +314,8 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
         link_directions: 2 * topo.links.len() as u64,
         link_rate_bps: topo.links.first().map_or(0, |l| l.config.tx.rate_bps),
         duration_ns: cfg.duration_ns,
+        switch_passes: lab.total_passes(),
+        wall_s,
     };
     for h in 0..topo.hosts.len() {
         let app = lab.app_mut::<OnepipeHost>(h).expect("attached");
