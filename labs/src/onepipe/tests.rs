@@ -27,6 +27,18 @@ fn best_effort_all_to_all_delivers_everything_in_one_total_order() {
         "no link went silent: {:?}",
         r.link_events
     );
+
+    // The checkers can fail: two deliveries swapped, one dropped, one forged.
+    let mut r = r;
+    r.delivered[3].swap(5, 6);
+    assert!(check::total_order(&r).is_err());
+    r.delivered[3].swap(5, 6);
+    let gone = r.delivered[7].remove(0);
+    assert!(check::delivered_or_reported(&r, u64::MAX).is_err());
+    let mut forged = gone.clone();
+    forged.d.ts += 1;
+    r.delivered[7].insert(0, forged);
+    assert!(check::delivered_were_sent(&r).is_err());
 }
 
 #[test]

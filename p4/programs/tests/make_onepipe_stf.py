@@ -264,4 +264,34 @@ assert b == (100, 90)
 b = s.send(3, 800, 750, dst=0, note="spine 3 -> h1 (down): min(700, 500, 100, 800)")
 assert b == (100, 90)
 s.write("onepipe_updown.stf")
+# 7. Beacons across the split: copies to the uplinks (ports 2, 3) carry the up switch's
+#    barriers (links from below only), copies to the hosts the down switch's.
+s = Script("a pktgen beacon carries the up barrier on uplinks, the down barrier on downlinks",
+           [0, 1, 2, 3], above=[2, 3])
+s.line("add SwitchIngress.links ig_intr_md.ingress_port:68 SwitchIngress.generated(mgid:7)")
+for p in range(4):
+    action = "beacon_up" if p in (2, 3) else "beacon_to"
+    s.line(f"add SwitchEgress.neighbours eg_intr_md.egress_port:{p} SwitchEgress.{action}("
+           f"smac:0x{ROUTER.replace(':', '')}, dmac:0x{SRC_MAC[p].replace(':', '')}, "
+           f"src:0x{''.join(f'{int(x):02x}' for x in MY_IP.split('.'))}, "
+           f"dst:0x{''.join(f'{int(x):02x}' for x in NEIGH_IP[p].split('.'))})")
+s.line("mc_mgrp_create 7")
+s.line("mc_node_create 1 0 1 2 3")
+s.line("mc_node_associate 7 0")
+s.send(0, 700, 600, op=BEACON)
+s.send(1, 800, 500, op=BEACON)
+s.send(2, 300, 650, op=BEACON)
+s.send(3, 750, 440, op=BEACON)
+s.line("# up: min over links 0, 1 = 700, 500; down: min over all = 300, 440")
+s.line(f"packet 68 {hexs(gen)}")
+for p in range(4):
+    be, cm = (700, 500) if p in (2, 3) else (300, 440)
+    out = Ether(template)
+    out[Ether].dst = SRC_MAC[p]
+    out[IP].src = MY_IP
+    out[IP].dst = NEIGH_IP[p]
+    del out[IP].chksum
+    out[Raw].load = onepipe(be, be, cm, 0, BEACON)
+    s.line(f"expect {p} {hexs(bytes(out))} $")
+s.write("onepipe_beacon_updown.stf")
 print("wrote onepipe_*.stf")
