@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand, ValueEnum};
-use labs::onepipe::{bench, BenchReport, LabConfig};
+use labs::onepipe::{bench, bench_with_logs, BenchReport, LabConfig};
 
 use super::ReportFormat;
 
@@ -54,6 +54,10 @@ pub struct BenchArgs {
     /// Seconds of virtual time per run.
     #[arg(long, default_value_t = 0.0015)]
     pub duration: f64,
+    /// Write per process sends-<process>.jsonl and deliveries-<process>.jsonl here (in
+    /// DIR/<interval>us when several intervals run).
+    #[arg(long)]
+    pub log_dir: Option<PathBuf>,
     /// Draw latency and overhead against the beacon interval (SVG).
     #[arg(long)]
     pub plot: Option<PathBuf>,
@@ -93,7 +97,16 @@ fn bench_cmd(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut reports = Vec::new();
     for &i in &a.beacon_interval_us {
         let cfg = config(&a, i)?;
-        reports.push(bench(&cfg).map_err(|e| anyhow::anyhow!("{}: {e}", a.topology.display()))?);
+        let dir = a.log_dir.as_ref().map(|d| {
+            if a.beacon_interval_us.len() > 1 {
+                d.join(format!("{i}us"))
+            } else {
+                d.clone()
+            }
+        });
+        let r = bench_with_logs(&cfg, dir.as_deref())
+            .map_err(|e| anyhow::anyhow!("{}: {e}", a.topology.display()))?;
+        reports.push(r);
     }
     match a.report {
         ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&reports)?),
@@ -227,6 +240,7 @@ pub fn demo(d: OnepipeDemoArgs) -> anyhow::Result<ExitCode> {
         skew_ns: 500,
         drift_ppm: 5.0,
         duration: 0.0015,
+        log_dir: None,
         plot: None,
         report: d.report,
     };

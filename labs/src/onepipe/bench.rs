@@ -111,8 +111,77 @@ pub fn report(cfg: &LabConfig, r: &LabRun) -> BenchReport {
     }
 }
 
+/// Writes the run's logs into `dir`: per process `sends-<name>.jsonl` (`{"ts","seq","dsts"}`
+/// in send order) and `deliveries-<name>.jsonl` (`{"ts","src","seq","dsts"}` in delivery
+/// order; `seq` is the sender's sequence number, carried in the message's first 8 bytes).
+pub fn write_logs(r: &LabRun, dir: &std::path::Path) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::create_dir_all(dir)?;
+    let dsts_of: HashMap<(u16, u64), (u64, Vec<&str>)> = r
+        .sent
+        .iter()
+        .enumerate()
+        .flat_map(|(s, v)| {
+            v.iter().map(move |m| {
+                let names = m
+                    .dsts
+                    .iter()
+                    .map(|&d| r.names[usize::from(d)].as_str())
+                    .collect();
+                ((s as u16, m.ts), (m.seq, names))
+            })
+        })
+        .collect();
+    for (p, name) in r.names.iter().enumerate() {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(
+            dir.join(format!("sends-{name}.jsonl")),
+        )?);
+        for m in &r.sent[p] {
+            let dsts: Vec<&str> = m
+                .dsts
+                .iter()
+                .map(|&d| r.names[usize::from(d)].as_str())
+                .collect();
+            writeln!(
+                f,
+                "{}",
+                serde_json::json!({"ts": m.ts, "seq": m.seq, "dsts": dsts})
+            )?;
+        }
+        f.flush()?;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(
+            dir.join(format!("deliveries-{name}.jsonl")),
+        )?);
+        for d in &r.delivered[p] {
+            let src = r
+                .names
+                .get(usize::from(d.d.src))
+                .map_or("?", String::as_str);
+            let (seq, dsts) = dsts_of.get(&(d.d.src, d.d.ts)).cloned().unwrap_or_default();
+            writeln!(
+                f,
+                "{}",
+                serde_json::json!({"ts": d.d.ts, "src": src, "seq": seq, "dsts": dsts})
+            )?;
+        }
+        f.flush()?;
+    }
+    Ok(())
+}
+
 /// Runs `cfg` and reports.
 pub fn bench(cfg: &LabConfig) -> Result<BenchReport, LabError> {
+    bench_with_logs(cfg, None)
+}
+
+/// Runs `cfg`, writes its logs into `log_dir` if given, and reports.
+pub fn bench_with_logs(
+    cfg: &LabConfig,
+    log_dir: Option<&std::path::Path>,
+) -> Result<BenchReport, LabError> {
     let r = run(cfg)?;
+    if let Some(d) = log_dir {
+        write_logs(&r, d).map_err(|e| LabError::Config(format!("logs {}: {e}", d.display())))?;
+    }
     Ok(report(cfg, &r))
 }

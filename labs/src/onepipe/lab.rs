@@ -85,6 +85,8 @@ impl LabConfig {
 
 /// What a run left: per process (= host), what it sent and delivered, its callbacks.
 pub struct LabRun {
+    /// The processes' names (their hosts').
+    pub names: Vec<String>,
     pub sent: Vec<Vec<Sent>>,
     pub delivered: Vec<Vec<Delivered>>,
     pub events: Vec<Vec<Event>>,
@@ -301,6 +303,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
     lab.run_until(Some(Nanos(cfg.duration_ns)));
     let wall_s = wall.elapsed().as_secs_f64();
     let mut out = LabRun {
+        names: topo.hosts.iter().map(|h| h.name.clone()).collect(),
         sent: Vec::new(),
         delivered: Vec::new(),
         events: Vec::new(),

@@ -12,7 +12,7 @@ pub mod check;
 pub mod host;
 pub mod lab;
 
-pub use bench::{bench, BenchReport};
+pub use bench::{bench, bench_with_logs, write_logs, BenchReport};
 pub use lab::{run, LabConfig, LabError, LabRun};
 
 #[cfg(test)]
