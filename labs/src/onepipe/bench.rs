@@ -67,6 +67,14 @@ pub fn report(cfg: &LabConfig, r: &LabRun) -> BenchReport {
     }
     let checks = super::check::total_order(r)
         .and_then(|_| super::check::delivered_were_sent(r))
+        .and_then(|_| super::check::causality(r))
+        .and_then(|_| {
+            if cfg.reliable {
+                super::check::atomic(r, cfg.duration_ns.saturating_sub(cfg.link_timeout_ns * 4))
+            } else {
+                Ok(())
+            }
+        })
         .and_then(|_| {
             super::check::delivered_or_reported(
                 r,

@@ -84,3 +84,53 @@ pub fn delivered_or_reported(run: &LabRun, until: u64) -> Result<usize, String> 
     }
     Ok(lost)
 }
+
+/// Causality: a message a process sends after it delivered another carries a larger timestamp.
+pub fn causality(run: &LabRun) -> Result<(), String> {
+    for (p, sent) in run.sent.iter().enumerate() {
+        let ds = &run.delivered[p];
+        let mut i = 0;
+        let mut latest: Option<u64> = None;
+        for m in sent {
+            while i < ds.len() && ds[i].at <= m.at {
+                latest = Some(latest.map_or(ds[i].d.ts, |l: u64| l.max(ds[i].d.ts)));
+                i += 1;
+            }
+            if let Some(l) = latest.filter(|&l| l >= m.ts) {
+                return Err(format!(
+                    "process {p} sent ts {} after delivering ts {l}",
+                    m.ts
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Atomicity (reliable mode): each scattering sent before `until` was delivered at all of its
+/// destinations or at none.
+pub fn atomic(run: &LabRun, until: u64) -> Result<(), String> {
+    let got: HashSet<(u16, u64, u16)> = run
+        .delivered
+        .iter()
+        .enumerate()
+        .flat_map(|(r, ds)| ds.iter().map(move |d| (d.d.src, d.d.ts, r as u16)))
+        .collect();
+    for (s, v) in run.sent.iter().enumerate() {
+        for m in v.iter().filter(|m| m.at < until) {
+            let n = m
+                .dsts
+                .iter()
+                .filter(|&&d| got.contains(&(s as u16, m.ts, d)))
+                .count();
+            if n != 0 && n != m.dsts.len() {
+                return Err(format!(
+                    "process {s}'s scattering {} reached {n} of {} destinations",
+                    m.seq,
+                    m.dsts.len()
+                ));
+            }
+        }
+    }
+    Ok(())
+}

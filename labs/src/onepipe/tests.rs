@@ -17,6 +17,7 @@ fn best_effort_all_to_all_delivers_everything_in_one_total_order() {
     assert_eq!(sent, 16 * 20, "every process broadcast its messages");
     check::total_order(&r).unwrap();
     check::delivered_were_sent(&r).unwrap();
+    check::causality(&r).unwrap();
     let lost = check::delivered_or_reported(&r, u64::MAX).unwrap();
     assert_eq!(lost, 0, "no loss configured");
     let delivered: usize = r.delivered.iter().map(Vec::len).sum();
@@ -35,10 +36,20 @@ fn best_effort_all_to_all_delivers_everything_in_one_total_order() {
     r.delivered[3].swap(5, 6);
     let gone = r.delivered[7].remove(0);
     assert!(check::delivered_or_reported(&r, u64::MAX).is_err());
+    assert!(check::atomic(&r, u64::MAX).is_err());
     let mut forged = gone.clone();
     forged.d.ts += 1;
     r.delivered[7].insert(0, forged);
     assert!(check::delivered_were_sent(&r).is_err());
+    // A delivery moved before a send it came after: that send contradicts causality.
+    let first_send = r.sent[7][0].at;
+    let late = r.delivered[7]
+        .iter()
+        .position(|d| d.at > first_send)
+        .unwrap();
+    r.delivered[7][late].at = first_send;
+    r.delivered[7][late].d.ts = r.sent[7][0].ts + 1;
+    assert!(check::causality(&r).is_err());
 }
 
 #[test]
