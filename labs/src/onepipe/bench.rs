@@ -31,6 +31,10 @@ pub struct BenchReport {
     /// Switch pipeline passes per wall-clock second in this run (the model's speed here, all
     /// switches on one thread: what a live switch could sustain, beacons included).
     pub switch_passes_per_wall_s: f64,
+    /// With a host crash: when the controller declared it (µs after the crash) and the
+    /// survivors' median longest gap between deliveries after the crash (the barrier stall).
+    pub failure_declared_after_us: Option<f64>,
+    pub failure_stall_us: Option<f64>,
     pub checks_passed: bool,
     pub check_error: Option<String>,
 }
@@ -43,6 +47,20 @@ fn quantile_us(v: &mut [u64], q: f64) -> f64 {
     v.sort_unstable();
     let i = ((v.len() - 1) as f64 * q).round() as usize;
     v[i] as f64 / 1e3
+}
+
+/// The survivors' median longest gap between consecutive deliveries from `at` on.
+fn stall_us(r: &LabRun, failed: usize, at: u64) -> f64 {
+    let mut gaps: Vec<u64> = (0..r.delivered.len())
+        .filter(|&p| p != failed)
+        .map(|p| {
+            let times: Vec<u64> = std::iter::once(at)
+                .chain(r.delivered[p].iter().map(|d| d.at).filter(|&t| t >= at))
+                .collect();
+            times.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
+        })
+        .collect();
+    quantile_us(&mut gaps, 0.5)
 }
 
 /// Figures of `r`, a run of `cfg`.
@@ -65,22 +83,24 @@ pub fn report(cfg: &LabConfig, r: &LabRun) -> BenchReport {
             }
         }
     }
+    // After a crash, completeness and atomicity are not checked (the failed host's buffered
+    // messages and §5's recall are not modelled); order and causality are.
+    let until = if r.failure.is_some() {
+        0
+    } else {
+        cfg.duration_ns.saturating_sub(cfg.link_timeout_ns * 4)
+    };
     let checks = super::check::total_order(r)
         .and_then(|_| super::check::delivered_were_sent(r))
         .and_then(|_| super::check::causality(r))
         .and_then(|_| {
             if cfg.reliable {
-                super::check::atomic(r, cfg.duration_ns.saturating_sub(cfg.link_timeout_ns * 4))
+                super::check::atomic(r, until)
             } else {
                 Ok(())
             }
         })
-        .and_then(|_| {
-            super::check::delivered_or_reported(
-                r,
-                cfg.duration_ns.saturating_sub(cfg.link_timeout_ns * 4),
-            )
-        });
+        .and_then(|_| super::check::delivered_or_reported(r, until));
     let deliveries: usize = r.delivered.iter().map(Vec::len).sum();
     let processes = r.delivered.len();
     let secs = r.duration_ns as f64 / 1e9;
@@ -114,6 +134,10 @@ pub fn report(cfg: &LabConfig, r: &LabRun) -> BenchReport {
         lost_reported: *checks.as_ref().unwrap_or(&0),
         links_removed: r.link_events.len(),
         switch_passes_per_wall_s: r.switch_passes as f64 / r.wall_s.max(1e-9),
+        failure_declared_after_us: r
+            .failure
+            .map(|(_, at, declared, _)| (declared - at) as f64 / 1e3),
+        failure_stall_us: r.failure.map(|(h, at, _, _)| stall_us(r, h, at)),
         checks_passed: checks.is_ok(),
         check_error: checks.err(),
     }

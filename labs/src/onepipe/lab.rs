@@ -60,6 +60,8 @@ pub struct LabConfig {
     /// How long to run (virtual time).
     pub duration_ns: u64,
     pub seed: u64,
+    /// Crash this host (index) at this time: its process exits and its link goes down.
+    pub fail_host: Option<(usize, u64)>,
 }
 
 impl LabConfig {
@@ -79,6 +81,7 @@ impl LabConfig {
             drift_ppm: 5.0,
             duration_ns: 1_500_000,
             seed: 1,
+            fail_host: None,
         }
     }
 }
@@ -106,6 +109,8 @@ pub struct LabRun {
     /// Packets through every switch's pipeline, and the wall-clock seconds the run took.
     pub switch_passes: u64,
     pub wall_s: f64,
+    /// A crash: (host, when, when the controller declared it failed, its failure timestamp).
+    pub failure: Option<(usize, u64, u64, u64)>,
 }
 
 /// The beacon template of a switch's pktgen app.
@@ -222,6 +227,57 @@ fn spread(h: usize, seed: u64) -> f64 {
     (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
 }
 
+/// Runs until `at`, crashes host `h` (its process exits, its link goes down), and plays the
+/// controller of §5 in a reduced form: once the host's ToR agent removes the silent link, the
+/// failure timestamp is the last barrier the host's link brought (nothing it sent later can
+/// exist), broadcast to every surviving process, which discards the host's messages above it.
+fn crash(
+    lab: &mut MemLab,
+    topo: &Topology,
+    agents: &[(String, usize)],
+    h: usize,
+    at: u64,
+    cfg: &LabConfig,
+) -> Result<Option<(usize, u64, u64, u64)>, LabError> {
+    let (tor, port) = topo
+        .host_attachment(h)
+        .ok_or_else(|| LabError::Config(format!("host {h} is not cabled")))?;
+    lab.run_until(Some(Nanos(at)));
+    if let Some(app) = lab.app_mut::<OnepipeHost>(h) {
+        app.process.exit();
+    }
+    lab.set_link_up(topo.hosts[h].link, false);
+    let agent = agents[tor].1;
+    let step = cfg.beacon_interval_ns.max(1_000);
+    let mut t = at;
+    while t < cfg.duration_ns {
+        t = (t + step).min(cfg.duration_ns);
+        lab.run_until(Some(Nanos(t)));
+        let removed = lab.agent_mut::<SwitchAgent>(agent).and_then(|a| {
+            a.events.iter().find_map(|(_, e)| match *e {
+                LinkEvent::Removed { link, port: p } if p == port => Some(link),
+                _ => None,
+            })
+        });
+        let Some(link) = removed else { continue };
+        let low = lab
+            .switch(tor)
+            .register_read(PipeSel::All, "SwitchIngress.link_be", u32::from(link))
+            .map_err(|e| LabError::Switch(topo.switches[tor].name.clone(), e.to_string()))?[0]
+            .lo as u32;
+        let mut failure_ts = 0;
+        for s in (0..topo.hosts.len()).filter(|&s| s != h) {
+            if let Some(app) = lab.app_mut::<OnepipeHost>(s) {
+                failure_ts = hosts::onepipe::ts::extend(low, app.process.get_timestamp(t));
+                app.process.process_failed(h as ProcessId, failure_ts);
+            }
+        }
+        lab.run_until(Some(Nanos(cfg.duration_ns)));
+        return Ok(Some((h, at, t, failure_ts)));
+    }
+    Ok(None)
+}
+
 /// Builds the lab, runs it for `cfg.duration_ns` and collects the logs.
 pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
     let mut topo = Topology::load(&cfg.topology)?;
@@ -229,7 +285,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
         s.program = s.program.with_file_name("onepipe.p4");
     }
     let mut lab = MemLab::new(topo.clone())?;
-    let mut agents = Vec::new();
+    let mut agents: Vec<(String, usize)> = Vec::new();
     for s in 0..topo.switches.len() {
         let name = topo.switches[s].name.clone();
         let links = program_switch(&topo, s, lab.switch_mut(s), cfg.link_timeout_ns)
@@ -300,7 +356,13 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
         lab.attach(h, Box::new(app));
     }
     let wall = std::time::Instant::now();
-    lab.run_until(Some(Nanos(cfg.duration_ns)));
+    let failure = match cfg.fail_host {
+        None => {
+            lab.run_until(Some(Nanos(cfg.duration_ns)));
+            None
+        }
+        Some((h, at)) => crash(&mut lab, &topo, &agents, h, at, cfg)?,
+    };
     let wall_s = wall.elapsed().as_secs_f64();
     let mut out = LabRun {
         names: topo.hosts.iter().map(|h| h.name.clone()).collect(),
@@ -319,6 +381,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
         duration_ns: cfg.duration_ns,
         switch_passes: lab.total_passes(),
         wall_s,
+        failure,
     };
     for h in 0..topo.hosts.len() {
         let app = lab.app_mut::<OnepipeHost>(h).expect("attached");

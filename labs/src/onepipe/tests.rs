@@ -77,3 +77,47 @@ fn reliable_mode_loses_nothing_under_loss() {
         "reliable messages are retransmitted, never reported lost"
     );
 }
+
+#[test]
+fn after_a_host_crash_the_survivors_agree_on_its_failure_and_resume() {
+    let mut cfg = LabConfig::new(fat_tree());
+    cfg.fail_host = Some((15, 200_000));
+    let r = run(&cfg).unwrap();
+    let (h, at, declared, failure_ts) = r.failure.expect("the crash was detected");
+    assert_eq!((h, at), (15, 200_000));
+    assert!(
+        declared > at && declared <= at + 2 * cfg.link_timeout_ns,
+        "{declared}"
+    );
+    check::total_order(&r).unwrap();
+    check::delivered_were_sent(&r).unwrap();
+    check::causality(&r).unwrap();
+    for s in 0..15 {
+        let ev = r.events[s].iter().find_map(|e| match e {
+            hosts::onepipe::process::Event::ProcessFail {
+                process,
+                failure_ts,
+            } => Some((*process, *failure_ts)),
+            _ => None,
+        });
+        assert_eq!(
+            ev,
+            Some((15, failure_ts)),
+            "process {s} agrees on the failure"
+        );
+        // nothing from the failed host above its failure timestamp
+        assert!(r.delivered[s]
+            .iter()
+            .all(|d| d.d.src != 15 || d.d.ts <= failure_ts));
+        // and delivery resumed: messages sent after the failure was declared got through
+        let sent_after = |d: &&super::host::Delivered| {
+            r.sent[usize::from(d.d.src)]
+                .iter()
+                .any(|m| m.ts == d.d.ts && m.at > declared)
+        };
+        assert!(
+            r.delivered[s].iter().any(|d| sent_after(&d)),
+            "process {s} delivers again"
+        );
+    }
+}
