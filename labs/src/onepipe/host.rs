@@ -1,5 +1,6 @@
 //! A lib1pipe process as a lab host: it frames the process's packets in Ethernet, IPv4 and
-//! UDP (to [`wire::UDP_PORT`]) through its ToR, sends a beacon every beacon interval, and
+//! UDP (to [`wire::UDP_PORT`]) through its ToR, sends a beacon when its link was idle for a
+//! beacon interval, and
 //! broadcasts one message to every other process every send interval (best effort or
 //! reliable), logging what it sends and delivers.
 
@@ -129,6 +130,8 @@ impl OnepipeHost {
                 self.beacon_frames += 1;
                 self.beacon_bytes += f.len() as u64;
             }
+            // Any packet carries the barrier: the link is not idle for a beacon interval.
+            self.next_beacon = now + self.work.beacon_every;
             out(f);
         }
         while let Some(d) = self.process.recv() {
@@ -202,12 +205,15 @@ impl HostApp for OnepipeHost {
             self.broadcast(now);
             self.next_send = now + self.work.send_every;
         }
-        if now >= self.next_beacon {
-            self.process.beacon(now);
-            self.next_beacon = now + self.work.beacon_every;
-        }
         self.process.on_timer(now);
         self.drain(now, out);
+        // A beacon only on a link idle for the interval (§4.2).
+        if now >= self.next_beacon {
+            self.process.beacon(now);
+            self.drain(now, out);
+            // Also when nothing went out (an exited process): the next wake-up moves on.
+            self.next_beacon = now + self.work.beacon_every;
+        }
     }
 
     fn next_wakeup(&self) -> Option<Nanos> {
