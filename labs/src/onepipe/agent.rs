@@ -22,6 +22,8 @@ pub struct SwitchAgent {
     template_len: u64,
     /// Link changes the agent made, with when.
     pub events: Vec<(u64, LinkEvent)>,
+    /// Polls of the link registers that failed (the runtime API refused), with the error.
+    pub errors: Vec<String>,
 }
 
 impl SwitchAgent {
@@ -45,6 +47,7 @@ impl SwitchAgent {
             gen: Vec::new(),
             template_len,
             events: Vec::new(),
+            errors: Vec::new(),
         }
     }
 
@@ -73,8 +76,9 @@ impl SwitchApp for SwitchAgent {
         }
         if now.0 >= self.next_poll {
             self.next_poll = now.0 + self.poll_every;
-            if let Ok(ev) = self.links.poll(sw, now.0) {
-                self.events.extend(ev.into_iter().map(|e| (now.0, e)));
+            match self.links.poll(sw, now.0) {
+                Ok(ev) => self.events.extend(ev.into_iter().map(|e| (now.0, e))),
+                Err(e) => self.errors.push(e.to_string()),
             }
         }
     }

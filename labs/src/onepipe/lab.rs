@@ -395,6 +395,9 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
     }
     for (name, id) in agents {
         let a = lab.agent_mut::<SwitchAgent>(id).expect("attached");
+        if let Some(e) = a.errors.first() {
+            return Err(LabError::Switch(name, format!("link agent: {e}")));
+        }
         out.beacons += a.beacons();
         // Each generated beacon leaves on every link of the switch.
         out.switch_beacon_bytes += a.beacon_bytes();
