@@ -5,6 +5,7 @@
 pub mod ctl;
 pub mod fuzz;
 pub mod mcrdma;
+pub mod onepipe;
 pub mod p4ce;
 pub mod resolve;
 pub mod server;

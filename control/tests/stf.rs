@@ -95,6 +95,15 @@ fn leo_kvs_golden_stfs_pass() {
     golden_stfs_pass(compile("leo_kvs.p4"), "leo_kvs_");
 }
 
+/// onepipe.p4 (1Pipe): the barrier is the minimum over the input links through the register
+/// tree, beacons end at the switch, 32-bit serial arithmetic across the wrap, a removed link
+/// leaves the minimum and a joining link reads it; expected bytes from scapy
+/// (`make_onepipe_stf.py`).
+#[test]
+fn onepipe_golden_stfs_pass() {
+    golden_stfs_pass(compile("onepipe.p4"), "onepipe_");
+}
+
 fn golden_stfs_pass(program: Arc<pipeline::ir::Program>, prefix: &str) {
     golden_stfs_pass_with(program, prefix, None)
 }

@@ -11,6 +11,8 @@
 //!   buffers, shared state tables, up-to-date leader election, sans I/O.
 //! - [`leo`]: LEO, message-level in-network computing communication: paths, hardware models,
 //!   application YAML, the k-step LP and the online heuristic, JCT monitoring, sans I/O.
+//! - [`onepipe`]: lib1pipe (1Pipe's host library: the Table 1 API, host clocks, barriers and
+//!   the receive reorder buffer, best effort and reliable), sans I/O.
 //! - [`p4ce`]: the host side of P4CE: the CM private data shared with the switch agent
 //!   ([`p4ce::wire`]), a node's endpoint and RDMA CM steps ([`p4ce::node`]), the node as an
 //!   I/O-free state machine both labs run ([`p4ce::machine`]), the same node on its own thread
@@ -21,4 +23,5 @@ pub mod acuerdo;
 pub mod leo;
 pub mod mcrdma;
 pub mod mu;
+pub mod onepipe;
 pub mod p4ce;

@@ -25,6 +25,7 @@ pub mod load;
 pub mod mcrdma;
 pub mod mem;
 pub mod netns;
+pub mod onepipe;
 pub mod p4ce;
 pub mod ping;
 pub mod routes;

@@ -107,6 +107,11 @@ fn tiers(topo: &Topology, adj: &[Vec<(u16, usize)>]) -> Vec<u32> {
         .collect()
 }
 
+/// Each switch's tier: its hop distance from the nearest switch with hosts (0 for those).
+pub fn switch_tiers(topo: &Topology) -> Vec<u32> {
+    tiers(topo, &adjacency(topo))
+}
+
 /// Every switch's routes.
 pub fn generate(topo: &Topology) -> Vec<SwitchRoutes> {
     let adj = adjacency(topo);

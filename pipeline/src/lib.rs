@@ -11,6 +11,7 @@ pub mod ir_text;
 pub mod ir_verify;
 pub mod names;
 pub mod phv;
+pub mod pktgen;
 pub mod state;
 pub mod switch;
 pub mod table;

@@ -36,6 +36,9 @@ pub enum DemoCommand {
     /// LEO (seed 004): the KVS's median latency vs rate per path-selection policy (Fig. 9 and
     /// Fig. 13 shapes) beside the paper's numbers.
     Leo(super::leo::LeoDemoArgs),
+    /// 1Pipe on the k=4 fat tree: beacon interval sweep (latency overhead over an unordered
+    /// transport, beacon share; Figs. 9a, 13b), reliable against best effort, both under loss.
+    Onepipe(super::onepipe::OnepipeDemoArgs),
 }
 
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
@@ -44,6 +47,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         Some(DemoCommand::Mcrdma(a)) => return super::mcrdma::demo(a),
         Some(DemoCommand::Acuerdo(a)) => return super::acuerdo::demo(a),
         Some(DemoCommand::Leo(a)) => return super::leo::demo(a),
+        Some(DemoCommand::Onepipe(a)) => return super::onepipe::demo(a),
         None => {}
     }
     let prog = pisa::bundled::path("p4/programs/l2l3.p4")?;

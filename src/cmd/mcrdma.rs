@@ -321,7 +321,7 @@ pub fn plot_modes(path: &Path, reports: &[BenchReport]) -> anyhow::Result<()> {
     bars(path, &labels, &panels).map_err(|e| anyhow::anyhow!("plot {}: {e}", path.display()))
 }
 
-fn bars(
+pub(crate) fn bars(
     path: &Path,
     labels: &[String],
     panels: &[(&str, Vec<f64>)],

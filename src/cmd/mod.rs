@@ -11,6 +11,7 @@ mod lab;
 mod leo;
 mod live;
 mod mcrdma;
+mod onepipe;
 mod program;
 mod rdma;
 mod replay;
@@ -70,6 +71,9 @@ pub enum Command {
     /// models, the LP and the online heuristic), the KVS experiment of its §V.
     #[command(subcommand)]
     Leo(leo::LeoCommand),
+    /// 1Pipe: total-order scattering with barrier aggregation in the switches (onepipe.p4).
+    #[command(subcommand)]
+    Onepipe(onepipe::OnepipeCommand),
 }
 
 /// The hardware profile a program is checked and run against.
@@ -128,5 +132,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcrdma(c) => mcrdma::run(c),
         Command::Acuerdo(c) => acuerdo::run(c),
         Command::Leo(c) => leo::run(c),
+        Command::Onepipe(c) => onepipe::run(c),
     }
 }

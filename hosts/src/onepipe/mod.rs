@@ -1,0 +1,13 @@
+//! lib1pipe (1Pipe, SIGCOMM 2021, §4 and §6.1): total-order, causally ordered scattering of
+//! messages, with the switches of `p4/programs/onepipe.p4` aggregating the barriers. Sans
+//! I/O: a [`process::Process`] is handed packets and the time and hands back packets.
+//!
+//! - [`wire`]: the 1Pipe header the switch reads;
+//! - [`ts`]: 48-bit timestamps with wrap-around, 32-bit barriers extended against the clock;
+//! - [`clock`]: host clocks with skew and drift, PTP-like offset correction, monotonic;
+//! - [`process`]: the API of the paper's Table 1.
+
+pub mod clock;
+pub mod process;
+pub mod ts;
+pub mod wire;

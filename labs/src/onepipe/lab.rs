@@ -1,0 +1,408 @@
+//! Building and running the 1Pipe lab: every switch on onepipe.p4 with fabric.p4's generated
+//! routes, links and beacons set up by the control plane, a lib1pipe process on every host.
+
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+
+use control::onepipe::{LinkAgent, LinkEvent, Side};
+use control::value::{ipv4_value, mac_value};
+use dataplane::Nanos;
+use etherparse::PacketBuilder;
+use hosts::onepipe::clock::HostClock;
+use hosts::onepipe::process::{Config, Event, Process, ProcessId};
+use hosts::onepipe::wire::{self, Header, Opcode};
+use pipeline::api::PipeSel;
+use pipeline::ir::{KeyMatch, Value};
+use pipeline::pktgen::{AppConfig, Pktgen, Trigger};
+use pipeline::switch::Switch;
+
+use super::agent::SwitchAgent;
+use super::host::{Delivered, OnepipeHost, Sent, Workload};
+use crate::mem::{MemLab, MemLabError};
+use crate::topology::{End, Topology, TopologyError};
+
+/// The multicast group of the beacons.
+const BEACON_MGID: u16 = 1;
+
+/// A lab could not be built or run.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error(transparent)]
+    Topology(#[from] TopologyError),
+    #[error(transparent)]
+    Lab(#[from] MemLabError),
+    #[error("switch {0}: {1}")]
+    Switch(String, String),
+    #[error("{0}")]
+    Config(String),
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct LabConfig {
+    pub topology: PathBuf,
+    pub reliable: bool,
+    /// The switches' pktgen beacon period and the hosts' beacon period.
+    pub beacon_interval_ns: u64,
+    /// A link silent this long leaves the minimum (the paper: 10 beacon intervals).
+    pub link_timeout_ns: u64,
+    /// Each process broadcasts every this many ns, `messages` times.
+    pub send_every_ns: u64,
+    pub messages: u64,
+    pub size: usize,
+    /// Loss and reordering probability on every link direction.
+    pub loss: f64,
+    pub reorder: f64,
+    /// Host clocks are skewed by up to ± this and drift by up to ± `drift_ppm`.
+    pub skew_ns: i64,
+    pub drift_ppm: f64,
+    /// How long to run (virtual time).
+    pub duration_ns: u64,
+    pub seed: u64,
+    /// Crash this host (index) at this time: its process exits and its link goes down.
+    pub fail_host: Option<(usize, u64)>,
+}
+
+impl LabConfig {
+    /// A short best-effort run on `topology`.
+    pub fn new(topology: PathBuf) -> Self {
+        LabConfig {
+            topology,
+            reliable: false,
+            beacon_interval_ns: 10_000,
+            link_timeout_ns: 100_000,
+            send_every_ns: 20_000,
+            messages: 20,
+            size: 64,
+            loss: 0.0,
+            reorder: 0.0,
+            skew_ns: 500,
+            drift_ppm: 5.0,
+            duration_ns: 1_500_000,
+            seed: 1,
+            fail_host: None,
+        }
+    }
+}
+
+/// What a run left: per process (= host), what it sent and delivered, its callbacks.
+pub struct LabRun {
+    /// The processes' names (their hosts').
+    pub names: Vec<String>,
+    pub sent: Vec<Vec<Sent>>,
+    pub delivered: Vec<Vec<Delivered>>,
+    pub events: Vec<Vec<Event>>,
+    pub beacons: u64,
+    pub link_events: Vec<(String, u64, LinkEvent)>,
+    pub frames_ignored: u64,
+    /// Per host: first arrival of each message (source, timestamp).
+    pub arrivals: Vec<HashMap<(ProcessId, u64), u64>>,
+    /// Beacon bytes sent by hosts and by switches; all bytes hosts sent.
+    pub host_beacon_bytes: u64,
+    pub switch_beacon_bytes: u64,
+    pub host_tx_bytes: u64,
+    /// Link directions and their line rate (bit/s, of the first link).
+    pub link_directions: u64,
+    pub link_rate_bps: u64,
+    pub duration_ns: u64,
+    /// Packets through every switch's pipeline, and the wall-clock seconds the run took.
+    pub switch_passes: u64,
+    pub wall_s: f64,
+    /// A crash: (host, when, when the controller declared it failed, its failure timestamp).
+    pub failure: Option<(usize, u64, u64, u64)>,
+}
+
+/// The beacon template of a switch's pktgen app.
+fn beacon_template(mac: [u8; 6], ip: Ipv4Addr) -> Vec<u8> {
+    let h = Header {
+        ts: 0,
+        be: 0,
+        commit: 0,
+        psn: 0,
+        opcode: Opcode::Beacon,
+    };
+    let mut payload = Vec::new();
+    h.write(&mut payload);
+    let b = PacketBuilder::ethernet2(mac, [0; 6])
+        .ipv4(ip.octets(), [0, 0, 0, 0], 1)
+        .udp(wire::UDP_PORT, wire::UDP_PORT);
+    let mut out = Vec::new();
+    b.write(&mut out, &payload).expect("a Vec grows");
+    out
+}
+
+/// The switch's own address for its beacons (a made-up one when the topology gives none).
+fn switch_ip(topo: &Topology, s: usize) -> Ipv4Addr {
+    topo.switches[s]
+        .ipv4
+        .unwrap_or(Ipv4Addr::new(169, 254, (s >> 8) as u8, s as u8))
+}
+
+/// Links, beacon multicast and neighbours of switch `s`; its link agent.
+fn program_switch(
+    topo: &Topology,
+    s: usize,
+    sw: &mut Switch,
+    timeout: u64,
+) -> Result<LinkAgent, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let mut agent = LinkAgent::new(timeout);
+    let mut ports = Vec::new();
+    let me = &topo.switches[s];
+    let tiers = crate::routes::switch_tiers(topo);
+    for l in &topo.links {
+        for (end, peer) in [(l.a, l.b), (l.b, l.a)] {
+            let End::Switch { switch, devport } = end else {
+                continue;
+            };
+            if switch != s {
+                continue;
+            }
+            let (mac, ip, side) = match peer {
+                End::Host(h) => (topo.hosts[h].mac, topo.hosts[h].ip, Side::Below),
+                End::Switch { switch: p, .. } => {
+                    let side = if tiers[p] > tiers[s] {
+                        Side::Above
+                    } else {
+                        Side::Below
+                    };
+                    (topo.switches[p].mac, switch_ip(topo, p), side)
+                }
+            };
+            agent.add_link(devport, side, false).map_err(|x| e(&x))?;
+            ports.push(devport);
+            let action = if side == Side::Above {
+                "beacon_up"
+            } else {
+                "beacon_to"
+            };
+            let key = [(
+                "eg_intr_md.egress_port",
+                KeyMatch::Exact(Value::from(devport)),
+            )];
+            let params = [
+                ("smac", mac_value(me.mac)),
+                ("dmac", mac_value(mac)),
+                ("src", ipv4_value(switch_ip(topo, s))),
+                ("dst", ipv4_value(ip)),
+            ];
+            sw.table_add(
+                PipeSel::All,
+                "SwitchEgress.neighbours",
+                &key,
+                None,
+                action,
+                &params,
+            )
+            .map_err(|x| e(&x))?;
+        }
+    }
+    agent.install(sw, &[]).map_err(|x| e(&x))?;
+    sw.mc_group_create(BEACON_MGID).map_err(|x| e(&x))?;
+    sw.mc_node_create(1, 1, &ports, &[]).map_err(|x| e(&x))?;
+    sw.mc_group_add_node(BEACON_MGID, 1, None)
+        .map_err(|x| e(&x))?;
+    let key = [(
+        "ig_intr_md.ingress_port",
+        KeyMatch::Exact(Value::from(pipeline::devport::recirc_port(0))),
+    )];
+    let params = [("mgid", Value::from(BEACON_MGID))];
+    sw.table_add(
+        PipeSel::All,
+        "SwitchIngress.links",
+        &key,
+        None,
+        "generated",
+        &params,
+    )
+    .map_err(|x| e(&x))?;
+    Ok(agent)
+}
+
+/// A deterministic spread in [-1, 1] for host `h`.
+fn spread(h: usize, seed: u64) -> f64 {
+    let x = (h as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ seed.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+}
+
+/// Runs until `at`, crashes host `h` (its process exits, its link goes down), and plays the
+/// controller of §5 in a reduced form: once the host's ToR agent removes the silent link, the
+/// failure timestamp is the last barrier the host's link brought (nothing it sent later can
+/// exist), broadcast to every surviving process, which discards the host's messages above it.
+fn crash(
+    lab: &mut MemLab,
+    topo: &Topology,
+    agents: &[(String, usize)],
+    h: usize,
+    at: u64,
+    cfg: &LabConfig,
+) -> Result<Option<(usize, u64, u64, u64)>, LabError> {
+    let (tor, port) = topo
+        .host_attachment(h)
+        .ok_or_else(|| LabError::Config(format!("host {h} is not cabled")))?;
+    lab.run_until(Some(Nanos(at)));
+    if let Some(app) = lab.app_mut::<OnepipeHost>(h) {
+        app.process.exit();
+    }
+    lab.set_link_up(topo.hosts[h].link, false);
+    let agent = agents[tor].1;
+    let step = cfg.beacon_interval_ns.max(1_000);
+    let mut t = at;
+    while t < cfg.duration_ns {
+        t = (t + step).min(cfg.duration_ns);
+        lab.run_until(Some(Nanos(t)));
+        let removed = lab.agent_mut::<SwitchAgent>(agent).and_then(|a| {
+            a.events.iter().find_map(|(_, e)| match *e {
+                LinkEvent::Removed { link, port: p } if p == port => Some(link),
+                _ => None,
+            })
+        });
+        let Some(link) = removed else { continue };
+        let low = lab
+            .switch(tor)
+            .register_read(PipeSel::All, "SwitchIngress.link_be", u32::from(link))
+            .map_err(|e| LabError::Switch(topo.switches[tor].name.clone(), e.to_string()))?[0]
+            .lo as u32;
+        let mut failure_ts = 0;
+        for s in (0..topo.hosts.len()).filter(|&s| s != h) {
+            if let Some(app) = lab.app_mut::<OnepipeHost>(s) {
+                failure_ts = hosts::onepipe::ts::extend(low, app.process.get_timestamp(t));
+                app.process.process_failed(h as ProcessId, failure_ts);
+            }
+        }
+        lab.run_until(Some(Nanos(cfg.duration_ns)));
+        return Ok(Some((h, at, t, failure_ts)));
+    }
+    Ok(None)
+}
+
+/// Builds the lab, runs it for `cfg.duration_ns` and collects the logs.
+pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
+    let mut topo = Topology::load(&cfg.topology)?;
+    for s in &mut topo.switches {
+        s.program = s.program.with_file_name("onepipe.p4");
+    }
+    let mut lab = MemLab::new(topo.clone())?;
+    let mut agents: Vec<(String, usize)> = Vec::new();
+    for s in 0..topo.switches.len() {
+        let name = topo.switches[s].name.clone();
+        let links = program_switch(&topo, s, lab.switch_mut(s), cfg.link_timeout_ns)
+            .map_err(|m| LabError::Switch(name.clone(), m))?;
+        let app = AppConfig {
+            pipe: 0,
+            app_id: 0,
+            trigger: Trigger::Periodic,
+            period_ns: cfg.beacon_interval_ns.max(1),
+            batch_count: 1,
+            packets_per_batch: 1,
+            ipg_ns: 0,
+            ibg_ns: 0,
+            template: beacon_template(topo.switches[s].mac, switch_ip(&topo, s)),
+            port: 0,
+        };
+        let pktgen = Pktgen::new(topo.switches[s].target, 1);
+        let agent = SwitchAgent::new(pktgen, app, links, cfg.link_timeout_ns / 4);
+        let id = lab.attach_agent(s, pipeline::devport::recirc_port(0), Box::new(agent));
+        agents.push((name, id));
+    }
+    for (l, link) in topo.links.iter().enumerate() {
+        let mut c = link.config.clone();
+        c.tx.faults.loss = cfg.loss;
+        c.tx.faults.reorder = cfg.reorder;
+        if cfg.reorder > 0.0 && c.tx.faults.reorder_delay_ns == 0 {
+            c.tx.faults.reorder_delay_ns = 2_000;
+        }
+        for end in 0..2 {
+            c.seed = link.end_seed(l, end) ^ cfg.seed;
+            lab.link_control(l, end)
+                .set_config(c.clone())
+                .map_err(|e| LabError::Config(format!("link {}: {e}", topo.link_name(l))))?;
+        }
+    }
+    let ips: Vec<Ipv4Addr> = topo.hosts.iter().map(|h| h.ip).collect();
+    for (h, host) in topo.hosts.iter().enumerate() {
+        let (s, _) = topo.host_attachment(h).ok_or_else(|| {
+            LabError::Config(format!("host {} is not cabled to a switch", host.name))
+        })?;
+        let clock = HostClock::new(
+            (spread(h, cfg.seed) * cfg.skew_ns as f64) as i64,
+            spread(h + 1000, cfg.seed) * cfg.drift_ppm,
+        );
+        let pcfg = Config {
+            id: h as ProcessId,
+            ack_timeout_ns: cfg.beacon_interval_ns * 20,
+            window: 1 << 16,
+        };
+        let work = Workload {
+            reliable: cfg.reliable,
+            send_every: cfg.send_every_ns,
+            messages: cfg.messages,
+            beacon_every: cfg.beacon_interval_ns,
+            size: cfg.size,
+        };
+        let start = 50_000 + (spread(h + 2000, cfg.seed).abs() * cfg.send_every_ns as f64) as u64;
+        let app = OnepipeHost::new(
+            Process::init(pcfg, clock),
+            host.mac,
+            host.ip,
+            topo.switches[s].mac,
+            host.gateway,
+            ips.clone(),
+            work,
+            start,
+        );
+        lab.attach(h, Box::new(app));
+    }
+    let wall = std::time::Instant::now();
+    let failure = match cfg.fail_host {
+        None => {
+            lab.run_until(Some(Nanos(cfg.duration_ns)));
+            None
+        }
+        Some((h, at)) => crash(&mut lab, &topo, &agents, h, at, cfg)?,
+    };
+    let wall_s = wall.elapsed().as_secs_f64();
+    let mut out = LabRun {
+        names: topo.hosts.iter().map(|h| h.name.clone()).collect(),
+        sent: Vec::new(),
+        delivered: Vec::new(),
+        events: Vec::new(),
+        beacons: 0,
+        link_events: Vec::new(),
+        frames_ignored: 0,
+        arrivals: Vec::new(),
+        host_beacon_bytes: 0,
+        switch_beacon_bytes: 0,
+        host_tx_bytes: 0,
+        link_directions: 2 * topo.links.len() as u64,
+        link_rate_bps: topo.links.first().map_or(0, |l| l.config.tx.rate_bps),
+        duration_ns: cfg.duration_ns,
+        switch_passes: lab.total_passes(),
+        wall_s,
+        failure,
+    };
+    for h in 0..topo.hosts.len() {
+        let app = lab.app_mut::<OnepipeHost>(h).expect("attached");
+        out.sent.push(std::mem::take(&mut app.sent));
+        out.delivered.push(std::mem::take(&mut app.delivered));
+        out.events.push(std::mem::take(&mut app.events));
+        out.frames_ignored += app.ignored;
+        out.arrivals.push(std::mem::take(&mut app.arrivals));
+        out.host_beacon_bytes += app.beacon_bytes;
+        out.host_tx_bytes += app.tx_bytes;
+    }
+    for (name, id) in agents {
+        let a = lab.agent_mut::<SwitchAgent>(id).expect("attached");
+        if let Some(e) = a.errors.first() {
+            return Err(LabError::Switch(name, format!("link agent: {e}")));
+        }
+        out.beacons += a.beacons();
+        // Each generated beacon leaves on every link of the switch.
+        out.switch_beacon_bytes += a.beacon_bytes();
+        out.link_events
+            .extend(a.events.iter().map(|&(t, e)| (name.clone(), t, e)));
+    }
+    Ok(out)
+}

@@ -1,0 +1,123 @@
+//! The 1Pipe lab end to end on the k=4 fat tree (16 processes, all-to-all broadcast).
+
+use std::path::PathBuf;
+
+use super::check;
+use super::lab::{run, LabConfig};
+
+fn fat_tree() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/labs/fat-tree-k4.yaml")
+}
+
+#[test]
+fn best_effort_all_to_all_delivers_everything_in_one_total_order() {
+    let cfg = LabConfig::new(fat_tree());
+    let r = run(&cfg).unwrap();
+    let sent: usize = r.sent.iter().map(Vec::len).sum();
+    assert_eq!(sent, 16 * 20, "every process broadcast its messages");
+    check::total_order(&r).unwrap();
+    check::delivered_were_sent(&r).unwrap();
+    check::causality(&r).unwrap();
+    let lost = check::delivered_or_reported(&r, u64::MAX).unwrap();
+    assert_eq!(lost, 0, "no loss configured");
+    let delivered: usize = r.delivered.iter().map(Vec::len).sum();
+    assert_eq!(delivered, 16 * 20 * 15);
+    assert!(r.beacons > 0);
+    assert!(
+        r.link_events.is_empty(),
+        "no link went silent: {:?}",
+        r.link_events
+    );
+
+    // The checkers can fail: two deliveries swapped, one dropped, one forged.
+    let mut r = r;
+    r.delivered[3].swap(5, 6);
+    assert!(check::total_order(&r).is_err());
+    r.delivered[3].swap(5, 6);
+    let gone = r.delivered[7].remove(0);
+    assert!(check::delivered_or_reported(&r, u64::MAX).is_err());
+    assert!(check::atomic(&r, u64::MAX).is_err());
+    let mut forged = gone.clone();
+    forged.d.ts += 1;
+    r.delivered[7].insert(0, forged);
+    assert!(check::delivered_were_sent(&r).is_err());
+    // A delivery moved before a send it came after: that send contradicts causality.
+    let first_send = r.sent[7][0].at;
+    let late = r.delivered[7]
+        .iter()
+        .position(|d| d.at > first_send)
+        .unwrap();
+    r.delivered[7][late].at = first_send;
+    r.delivered[7][late].d.ts = r.sent[7][0].ts + 1;
+    assert!(check::causality(&r).is_err());
+}
+
+#[test]
+fn under_loss_and_reordering_the_order_holds_and_losses_are_reported() {
+    let mut cfg = LabConfig::new(fat_tree());
+    cfg.loss = 1e-3;
+    cfg.reorder = 1e-3;
+    let r = run(&cfg).unwrap();
+    check::total_order(&r).unwrap();
+    check::delivered_were_sent(&r).unwrap();
+    check::delivered_or_reported(&r, u64::MAX).unwrap();
+}
+
+#[test]
+fn reliable_mode_loses_nothing_under_loss() {
+    let mut cfg = LabConfig::new(fat_tree());
+    cfg.reliable = true;
+    cfg.loss = 1e-3;
+    let r = run(&cfg).unwrap();
+    check::total_order(&r).unwrap();
+    check::delivered_were_sent(&r).unwrap();
+    let lost = check::delivered_or_reported(&r, u64::MAX).unwrap();
+    assert_eq!(
+        lost, 0,
+        "reliable messages are retransmitted, never reported lost"
+    );
+}
+
+#[test]
+fn after_a_host_crash_the_survivors_agree_on_its_failure_and_resume() {
+    let mut cfg = LabConfig::new(fat_tree());
+    cfg.fail_host = Some((15, 200_000));
+    let r = run(&cfg).unwrap();
+    let (h, at, declared, failure_ts) = r.failure.expect("the crash was detected");
+    assert_eq!((h, at), (15, 200_000));
+    assert!(
+        declared > at && declared <= at + 2 * cfg.link_timeout_ns,
+        "{declared}"
+    );
+    check::total_order(&r).unwrap();
+    check::delivered_were_sent(&r).unwrap();
+    check::causality(&r).unwrap();
+    for s in 0..15 {
+        let ev = r.events[s].iter().find_map(|e| match e {
+            hosts::onepipe::process::Event::ProcessFail {
+                process,
+                failure_ts,
+            } => Some((*process, *failure_ts)),
+            _ => None,
+        });
+        assert_eq!(
+            ev,
+            Some((15, failure_ts)),
+            "process {s} agrees on the failure"
+        );
+        // nothing from the failed host above its failure timestamp
+        assert!(r.delivered[s]
+            .iter()
+            .all(|d| d.d.src != 15 || d.d.ts <= failure_ts));
+        // and delivery resumed: messages sent after the failure was declared got through
+        let sent_after = |d: &&super::host::Delivered| {
+            r.sent[usize::from(d.d.src)]
+                .iter()
+                .any(|m| m.ts == d.d.ts && m.at > declared)
+        };
+        assert!(
+            r.delivered[s].iter().any(|d| sent_after(&d)),
+            "process {s} delivers again"
+        );
+    }
+}
