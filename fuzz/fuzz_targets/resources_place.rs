@@ -314,6 +314,7 @@ fn program(d: &mut Bytes) -> Program {
             checksums: Vec::new(),
             digests: Vec::new(),
             action_profiles: Vec::new(),
+            value_sets: Vec::new(),
         }],
         pipe_map: vec![0],
         errors: ErrorEnum::default(),
