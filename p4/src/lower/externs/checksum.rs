@@ -18,7 +18,6 @@ impl ExternType for Checksums {
 
     fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind> {
         let tname = &c.tname;
-        let i = c.inst;
         let name = &c.name;
         let gress = c.gress;
         let kind = match tname.as_str() {
@@ -30,13 +29,7 @@ impl ExternType for Checksums {
                 });
                 Kind::Checksum { id }
             }
-            other => {
-                return Err(l.err(crate::check::unsupported(
-                    i.ty.span,
-                    &format!("extern `{other}`"),
-                    &format!("`{other}`"),
-                )));
-            }
+            _ => return Err(c.unsupported(l)),
         };
         Ok(kind)
     }

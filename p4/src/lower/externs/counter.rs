@@ -16,7 +16,6 @@ impl ExternType for Counters {
 
     fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind> {
         let tname = &c.tname;
-        let i = c.inst;
         let name = &c.name;
         let args = &c.args;
         let span = c.inst.name.span;
@@ -30,14 +29,7 @@ impl ExternType for Counters {
                     (0, args[0])
                 } else {
                     arity(l, 2, 3)?;
-                    let n = l.const_int(args[0])?;
-                    if !(1..=(1 << 20)).contains(&n) {
-                        return Err(l.err(
-                            Diagnostic::error(format!("counter size {n} out of range"))
-                                .with_primary(args[0].span, "invalid size"),
-                        ));
-                    }
-                    (n as u32, args[1])
+                    (c.size(l, 0, "counter")?, args[1])
                 };
                 if let Some(tea) = args.get(if direct { 1 } else { 2 }) {
                     true_egress_accounting(l, tname, tea)?;
@@ -67,13 +59,7 @@ impl ExternType for Counters {
                     index: targ(1).filter(|t| t.is_bits()),
                 }
             }
-            other => {
-                return Err(l.err(crate::check::unsupported(
-                    i.ty.span,
-                    &format!("extern `{other}`"),
-                    &format!("`{other}`"),
-                )));
-            }
+            _ => return Err(c.unsupported(l)),
         };
         Ok(kind)
     }

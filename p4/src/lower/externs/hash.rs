@@ -141,13 +141,7 @@ impl ExternType for Hashes {
                 };
                 Kind::Random { width }
             }
-            other => {
-                return Err(l.err(crate::check::unsupported(
-                    i.ty.span,
-                    &format!("extern `{other}`"),
-                    &format!("`{other}`"),
-                )));
-            }
+            _ => return Err(c.unsupported(l)),
         };
         Ok(kind)
     }

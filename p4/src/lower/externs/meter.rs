@@ -17,7 +17,6 @@ impl ExternType for Meters {
 
     fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind> {
         let tname = &c.tname;
-        let i = c.inst;
         let name = &c.name;
         let args = &c.args;
         let span = c.inst.name.span;
@@ -31,14 +30,7 @@ impl ExternType for Meters {
                     (0, args[0])
                 } else {
                     arity(l, 2, 6)?;
-                    let n = l.const_int(args[0])?;
-                    if !(1..=(1 << 20)).contains(&n) {
-                        return Err(l.err(
-                            Diagnostic::error(format!("meter size {n} out of range"))
-                                .with_primary(args[0].span, "invalid size"),
-                        ));
-                    }
-                    (n as u32, args[1])
+                    (c.size(l, 0, "meter")?, args[1])
                 };
                 let kind = match enum_member(l, type_arg, "MeterType_t")?.as_str() {
                     "PACKETS" => ir::MeterKind::Packets,
@@ -97,13 +89,7 @@ impl ExternType for Meters {
                     index: targ(0).filter(|t| t.is_bits()),
                 }
             }
-            other => {
-                return Err(l.err(crate::check::unsupported(
-                    i.ty.span,
-                    &format!("extern `{other}`"),
-                    &format!("`{other}`"),
-                )));
-            }
+            _ => return Err(c.unsupported(l)),
         };
         Ok(kind)
     }

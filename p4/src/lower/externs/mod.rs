@@ -121,6 +121,31 @@ pub(crate) struct Ctor<'a> {
 }
 
 impl<'a> Ctor<'a> {
+    /// An extern type of a family that the family does not model (yet).
+    pub fn unsupported(&self, l: &mut Lowerer<'a>) -> crate::lower::Reported {
+        let t = &self.tname;
+        l.err(crate::check::unsupported(
+            self.inst.ty.span,
+            &format!("extern `{t}`"),
+            &format!("`{t}`"),
+        ))
+    }
+
+    /// Constructor argument `k` as an array size (`what`: counter, meter, register): a
+    /// constant from 1 to 2^20.
+    pub fn size(&self, l: &mut Lowerer<'a>, k: usize, what: &str) -> Res<u32> {
+        let e = self.args[k];
+        let n = l.const_int(e)?;
+        if !(1..=MAX_ARRAY_SIZE).contains(&n) {
+            return Err(l.err(
+                Diagnostic::error(format!("{what} size {n} out of range"))
+                    .with_primary(e.span, "invalid size")
+                    .with_help(format!("use 1 to {MAX_ARRAY_SIZE} cells")),
+            ));
+        }
+        Ok(n as u32)
+    }
+
     /// Refuses a constructor argument count outside `min..=max`.
     pub fn arity(&self, l: &mut Lowerer<'a>, min: usize, max: usize) -> Res<()> {
         let n = self.args.len();
@@ -141,6 +166,9 @@ impl<'a> Ctor<'a> {
         ))
     }
 }
+
+/// Most cells of an indexed counter, meter or register.
+const MAX_ARRAY_SIZE: i128 = 1 << 20;
 
 /// A method call on an extern instance.
 pub(crate) struct Call<'a, 'x> {

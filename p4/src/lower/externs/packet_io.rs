@@ -39,13 +39,7 @@ impl ExternType for PacketIo {
                 });
                 Kind::Digest { id, ty: t }
             }
-            other => {
-                return Err(l.err(crate::check::unsupported(
-                    i.ty.span,
-                    &format!("extern `{other}`"),
-                    &format!("`{other}`"),
-                )));
-            }
+            _ => return Err(c.unsupported(l)),
         };
         Ok(kind)
     }

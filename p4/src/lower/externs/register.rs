@@ -44,15 +44,7 @@ impl ExternType for Registers {
                     (0u32, args.first().copied())
                 } else {
                     arity(l, 1, 2)?;
-                    let n = l.const_int(args[0])?;
-                    if !(1..=(1 << 20)).contains(&n) {
-                        return Err(l.err(
-                            Diagnostic::error(format!("register size {n} out of range"))
-                                .with_primary(args[0].span, "invalid size")
-                                .with_help("use 1 to 1048576 cells"),
-                        ));
-                    }
-                    (n as u32, args.get(1).copied())
+                    (c.size(l, 0, "register")?, args.get(1).copied())
                 };
                 let (width, word_names) = register_layout(l, &vt, i.ty.span)?;
                 let (mut lo, mut hi) = (0, 0);
@@ -115,13 +107,7 @@ impl ExternType for Registers {
                     },
                 }
             }
-            other => {
-                return Err(l.err(crate::check::unsupported(
-                    i.ty.span,
-                    &format!("extern `{other}`"),
-                    &format!("`{other}`"),
-                )));
-            }
+            _ => return Err(c.unsupported(l)),
         };
         Ok(kind)
     }

@@ -127,13 +127,7 @@ impl ExternType for RegisterActions {
                 });
                 Kind::RegisterParam { id, ty: t }
             }
-            other => {
-                return Err(l.err(crate::check::unsupported(
-                    i.ty.span,
-                    &format!("extern `{other}`"),
-                    &format!("`{other}`"),
-                )));
-            }
+            _ => return Err(c.unsupported(l)),
         };
         Ok(kind)
     }
