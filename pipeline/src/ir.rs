@@ -497,6 +497,11 @@ pub enum Stmt {
         cond: Expr,
         error: u16,
     },
+    /// A `ParserCounter` load out of range: raise `CounterRange` (PARSER_ERROR_CTR_RANGE)
+    /// when `cond` holds (the loaded byte is above the counter's `max`).
+    CounterRange {
+        cond: Expr,
+    },
     /// Parser checksum `add(data)`.
     ChecksumAdd {
         checksum: ChecksumId,

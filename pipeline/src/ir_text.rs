@@ -372,6 +372,9 @@ fn io_stmt_text(s: &mut String, pl: &Pipeline, n: &Names<'_>, st: &Stmt, pad: &s
         Stmt::Verify { cond, error } => {
             writeln!(s, "{pad}verify({}, error#{error});", n.expr(cond))
         }
+        Stmt::CounterRange { cond } => {
+            writeln!(s, "{pad}if ({}) parser_error(CounterRange);", n.expr(cond))
+        }
         Stmt::ChecksumAdd { checksum, inputs } | Stmt::ChecksumSubtract { checksum, inputs } => {
             let op = if matches!(st, Stmt::ChecksumAdd { .. }) {
                 "add"

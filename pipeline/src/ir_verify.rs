@@ -185,7 +185,9 @@ impl Check<'_> {
             Stmt::CountDirect { counter } => {
                 self.in_range("counter", counter.index(), pl.counters.len())
             }
-            Stmt::Advance(e) | Stmt::Verify { cond: e, .. } => self.expr(e),
+            Stmt::Advance(e) | Stmt::Verify { cond: e, .. } | Stmt::CounterRange { cond: e } => {
+                self.expr(e)
+            }
             Stmt::ChecksumAdd { checksum, inputs }
             | Stmt::ChecksumSubtract { checksum, inputs } => {
                 self.in_range("checksum", checksum.index(), pl.checksums.len())?;

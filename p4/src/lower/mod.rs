@@ -193,6 +193,11 @@ pub(crate) struct Lowerer<'a> {
     pub lowered_blocks: HashSet<(crate::source::FileId, u32)>,
     /// The type arguments of the generic blocks being lowered, innermost last.
     pub type_args: Vec<crate::check::env::TypeParams>,
+    /// Parser counters (their PHV words) loaded from a field in the parser state being
+    /// lowered: their flags read false in that state's `select` (the load lands a cycle later).
+    pub counters_loaded: Vec<ir::FieldRef>,
+    /// Lowering a `select`'s keys (where a parser counter's flags may be read).
+    pub in_select: bool,
 }
 
 /// Deepest nesting of inlined blocks and actions.
@@ -221,6 +226,8 @@ impl<'a> Lowerer<'a> {
             inline_action: 0,
             lowered_blocks: HashSet::new(),
             type_args: Vec::new(),
+            counters_loaded: Vec::new(),
+            in_select: false,
         }
     }
 

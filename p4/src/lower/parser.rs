@@ -193,6 +193,7 @@ fn lower_state<'a>(
 ) -> Res<()> {
     let mut cur = id;
     let mut body = pre;
+    l.counters_loaded.clear();
     l.scopes.push(HashMap::new());
     let mut k = 0;
     for stmt in &s.body {
@@ -288,11 +289,17 @@ fn transition<'a>(
         TransitionKind::Select { exprs, cases } => {
             let mut keys = Vec::new();
             let mut tys = Vec::new();
+            l.in_select = true;
             for e in exprs {
-                let (x, ty) = l.scalar(e, None)?;
+                let k = l.scalar(e, None);
+                let Ok((x, ty)) = k else {
+                    l.in_select = false;
+                    return Err(super::Reported);
+                };
                 keys.push(x);
                 tys.push(ty);
             }
+            l.in_select = false;
             let mut out = Vec::new();
             let mut default: Option<NextState> = None;
             let mut failed = false;

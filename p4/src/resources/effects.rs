@@ -305,6 +305,7 @@ impl<'a> Collector<'a> {
             | Stmt::ExtractNext(_)
             | Stmt::Advance(_)
             | Stmt::Verify { .. }
+            | Stmt::CounterRange { .. }
             | Stmt::ChecksumAdd { .. }
             | Stmt::ChecksumSubtract { .. }
             | Stmt::ChecksumDeposit { .. }

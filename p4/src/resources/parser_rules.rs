@@ -4,6 +4,8 @@
 //! starts at zero, and bf-p4c drops such initialisations. A write inside a loop (a header stack
 //! parsed state by state) is left alone: bf-p4c unrolls those loops and may place the writes
 //! apart, which is not modelled here, and refusing what bf-p4c accepts would be wrong too.
+//! A `ParserCounter` (lowered onto a word named `<instance>.$counter`) is the parser's own
+//! counter, written as often as the program likes.
 
 use std::collections::BTreeSet;
 
@@ -106,7 +108,12 @@ pub(crate) fn check(
             pairs.extend(wa.intersection(&w[*b]).map(|f| (*f, *b)));
         }
         for (f, b) in pairs {
-            if !reported.insert(f) {
+            let name = names.loc(Loc::field(FieldRef {
+                offset: f.0,
+                width: f.1,
+            }));
+            // A ParserCounter's word is the parser's counter, not a PHV container.
+            if name.ends_with(".$counter") || !reported.insert(f) {
                 continue;
             }
             let (sa, sb) = (&p.states[a].name, &p.states[b].name);
@@ -124,11 +131,7 @@ pub(crate) fn check(
                         state: b,
                     },
                     format!(
-                        "the {gress} parser writes `{}` {wher}: a Tofino 1 parser writes a field at most once per packet",
-                        names.loc(Loc::field(FieldRef {
-                            offset: f.0,
-                            width: f.1
-                        }))
+                        "the {gress} parser writes `{name}` {wher}: a Tofino 1 parser writes a field at most once per packet",
                     ),
                 )
                 .with_help("write it once (compute the value in the control), or target Tofino 2"),

@@ -293,7 +293,7 @@ fn reads_stmt(pl: &Pipeline, s: &Stmt, f: FieldRef, seen: &mut Vec<bool>) -> boo
         }
         Stmt::Count { index, .. } => e(index, seen),
         Stmt::Advance(x) => e(x, seen),
-        Stmt::Verify { cond, .. } => e(cond, seen),
+        Stmt::Verify { cond, .. } | Stmt::CounterRange { cond } => e(cond, seen),
         Stmt::ChecksumAdd { inputs, .. }
         | Stmt::ChecksumSubtract { inputs, .. }
         | Stmt::ResubmitEmit { header: inputs }

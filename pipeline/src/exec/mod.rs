@@ -54,6 +54,9 @@ pub enum ParserFault {
     /// `verify(false, error)` with the program's error code.
     #[error("verify failed (error {0})")]
     Verify(u16),
+    /// A `ParserCounter` loaded with a value above its `max`.
+    #[error("CounterRange")]
+    CounterRange,
 }
 
 impl ParserFault {
@@ -64,7 +67,7 @@ impl ParserFault {
         match self {
             ParserFault::PacketTooShort => PARTIAL_HDR,
             ParserFault::NoMatch => NO_MATCH,
-            ParserFault::StackOutOfBounds => CTR_RANGE,
+            ParserFault::StackOutOfBounds | ParserFault::CounterRange => CTR_RANGE,
             ParserFault::Timeout => TIMEOUT_HW,
             ParserFault::Verify(_) => TIMEOUT_USER,
         }

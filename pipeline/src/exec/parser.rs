@@ -213,6 +213,12 @@ impl<T: Tracer> Ctx<'_, T> {
                     return Err(Fault::Parser(ParserFault::Verify(*error)));
                 }
             }
+            Stmt::CounterRange { cond } => {
+                let above_max = self.eval(cond, params)? != 0;
+                if above_max {
+                    return Err(Fault::Parser(ParserFault::CounterRange));
+                }
+            }
             Stmt::ChecksumAdd { checksum, inputs }
             | Stmt::ChecksumSubtract { checksum, inputs } => {
                 let mut sum = self.ones_sum_inputs(inputs, params)?;

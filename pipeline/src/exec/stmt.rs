@@ -139,6 +139,7 @@ impl<T: Tracer> Ctx<'_, T> {
             | Stmt::ExtractNext(_)
             | Stmt::Advance(_)
             | Stmt::Verify { .. }
+            | Stmt::CounterRange { .. }
             | Stmt::ChecksumAdd { .. }
             | Stmt::ChecksumSubtract { .. }
             | Stmt::ChecksumDeposit { .. } => {

@@ -15,6 +15,8 @@ pub enum DropReason {
     ParserPacketTooShort,
     ParserNoMatch,
     ParserStackOutOfBounds,
+    /// A `ParserCounter` loaded with a value above its `max`.
+    ParserCounterRange,
     ParserTimeout,
     ParserVerify,
     ParserReject,
@@ -43,12 +45,13 @@ pub enum DropReason {
 }
 
 impl DropReason {
-    pub const COUNT: usize = 18;
+    pub const COUNT: usize = 19;
     pub const ALL: [DropReason; DropReason::COUNT] = [
         DropReason::BadIngressPort,
         DropReason::ParserPacketTooShort,
         DropReason::ParserNoMatch,
         DropReason::ParserStackOutOfBounds,
+        DropReason::ParserCounterRange,
         DropReason::ParserTimeout,
         DropReason::ParserVerify,
         DropReason::ParserReject,
@@ -71,6 +74,7 @@ impl DropReason {
             DropReason::ParserPacketTooShort => "parser_packet_too_short",
             DropReason::ParserNoMatch => "parser_no_match",
             DropReason::ParserStackOutOfBounds => "parser_stack_out_of_bounds",
+            DropReason::ParserCounterRange => "parser_counter_range",
             DropReason::ParserTimeout => "parser_timeout",
             DropReason::ParserVerify => "parser_verify",
             DropReason::ParserReject => "parser_reject",
@@ -93,6 +97,7 @@ impl DropReason {
             ParserFault::PacketTooShort => DropReason::ParserPacketTooShort,
             ParserFault::NoMatch => DropReason::ParserNoMatch,
             ParserFault::StackOutOfBounds => DropReason::ParserStackOutOfBounds,
+            ParserFault::CounterRange => DropReason::ParserCounterRange,
             ParserFault::Timeout => DropReason::ParserTimeout,
             ParserFault::Verify(_) => DropReason::ParserVerify,
         }

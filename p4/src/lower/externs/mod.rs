@@ -9,6 +9,7 @@ mod counter;
 mod hash;
 mod meter;
 mod packet_io;
+mod parser_counter;
 mod register;
 mod register_action;
 
@@ -70,6 +71,10 @@ pub(crate) enum Kind {
     Checksum {
         id: ChecksumId,
     },
+    /// A `ParserCounter`: its value lives in a PHV word of the parser.
+    ParserCounter {
+        value: pipeline::ir::FieldRef,
+    },
     Mirror,
     Resubmit,
     Digest {
@@ -96,7 +101,6 @@ pub(crate) struct ExternInst {
 
 /// Externs TNA declares that pisa does not model, with what they are.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    ("ParserCounter", "parser counters"),
     ("ParserPriority", "parser priorities"),
     ("Lpf", "low-pass filters"),
     ("DirectLpf", "low-pass filters"),
@@ -205,6 +209,7 @@ static EXTERNS: &[&dyn ExternType] = &[
     &counter::Counters,
     &meter::Meters,
     &checksum::Checksums,
+    &parser_counter::ParserCounters,
     &packet_io::PacketIo,
 ];
 
@@ -443,6 +448,7 @@ impl<'a> Lowerer<'a> {
             Kind::Counter { .. } => "count",
             Kind::Meter { .. } => "execute",
             Kind::Checksum { .. } => "add, subtract, verify, get, update",
+            Kind::ParserCounter { .. } => "set, increment, decrement, is_zero, is_negative",
             Kind::Mirror | Kind::Resubmit => "emit",
             Kind::Digest { .. } => "pack",
             Kind::CrcPoly(_) | Kind::ActionProfile { .. } | Kind::TableLayout => "none",

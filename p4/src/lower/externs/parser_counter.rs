@@ -1,0 +1,225 @@
+//! `ParserCounter`: the parser's 8-bit counter (TLV and option loops), lowered onto a PHV word
+//! of the parser. `set` loads an immediate, or a field byte rotated, masked and offset, raising
+//! `CounterRange` when the byte is above `max`; `increment`/`decrement` add a constant (wrapping
+//! like the hardware's int8); `is_zero`/`is_negative` are select keys only, and read false in
+//! the state that loaded the counter from a field (the load lands a cycle later).
+
+use pipeline::ir::{self, BinOp, Expr, FieldRef, Target};
+
+use super::{Call, Ctor, ExternType, Kind};
+use crate::check::types::Ty;
+use crate::diag::Diagnostic;
+use crate::lower::expr::fold;
+use crate::lower::phv::Loc;
+use crate::lower::{Ctx, Lowerer, Res, V};
+
+/// `ParserCounter`.
+pub(super) struct ParserCounters;
+
+impl ExternType for ParserCounters {
+    fn names(&self) -> &'static [&'static str] {
+        &["ParserCounter"]
+    }
+
+    fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind> {
+        c.arity(l, 0, 0)?;
+        if l.ctx != Ctx::Parser {
+            return Err(l.err(
+                Diagnostic::error("a `ParserCounter` belongs to a parser")
+                    .with_primary(c.inst.name.span, "declared outside a parser")
+                    .with_help("declare it inside the parser that uses it"),
+            ));
+        }
+        let loc = l.alloc(
+            &format!("{}.$counter", c.name),
+            &Ty::Bit(8),
+            c.inst.name.span,
+        )?;
+        let Loc::Field { f, .. } = &*loc else {
+            return Err(crate::lower::Reported);
+        };
+        Ok(Kind::ParserCounter { value: *f })
+    }
+
+    fn method<'a>(
+        &self,
+        l: &mut Lowerer<'a>,
+        c: &Call<'a, '_>,
+        out: Option<&mut ir::Block>,
+    ) -> Res<Option<V>> {
+        let Kind::ParserCounter { value: ctr } = c.x.kind else {
+            return Err(crate::lower::Reported);
+        };
+        let (m, span, nargs) = (c.m, c.span, c.args.len());
+        if l.ctx != Ctx::Parser {
+            return Err(l.err(
+                Diagnostic::error(format!("`ParserCounter.{m}` is only allowed in a parser"))
+                    .with_primary(c.member.span, "here"),
+            ));
+        }
+        match m {
+            "set" => {
+                let stmts = set(l, c, ctr)?;
+                l.need_stmt(out, span, m)?.extend(stmts);
+                Ok(None)
+            }
+            "increment" | "decrement" => {
+                let [a] = c.args else {
+                    return Err(l.arg_count(m, 1, nargs, span));
+                };
+                let by = constant(l, &a.value, m, 255)?;
+                let op = if m == "increment" {
+                    BinOp::Add
+                } else {
+                    BinOp::Sub
+                };
+                let value = bin(op, Expr::Field(ctr), Expr::constant(by, 8), 8);
+                l.need_stmt(out, span, m)?.push(assign(ctr, value));
+                Ok(None)
+            }
+            "is_zero" | "is_negative" => {
+                if nargs != 0 {
+                    return Err(l.arg_count(m, 0, nargs, span));
+                }
+                if !l.in_select {
+                    return Err(l.err(
+                        Diagnostic::error(format!(
+                            "`ParserCounter.{m}()` can only be a `select` key"
+                        ))
+                        .with_primary(span, "not in a select")
+                        .with_help("the parser matches the counter's flags in its select; assign nothing from them"),
+                    ));
+                }
+                let flag = if l.counters_loaded.contains(&ctr) {
+                    Expr::constant(0, 1)
+                } else if m == "is_zero" {
+                    bin(BinOp::Eq, Expr::Field(ctr), Expr::constant(0, 8), 1)
+                } else {
+                    Expr::Slice {
+                        arg: Box::new(Expr::Field(ctr)),
+                        hi: 7,
+                        lo: 7,
+                    }
+                };
+                Ok(Some(V::Scalar(flag, Ty::Bool)))
+            }
+            "push" | "pop" if l.target == Target::Tofino1 => Err(l.err(
+                Diagnostic::error(format!(
+                    "`ParserCounter.{m}` needs Tofino 2: a Tofino 1 parser counter has no stack"
+                ))
+                .with_primary(c.member.span, "Tofino 2 only"),
+            )),
+            _ => Err(l.err(crate::check::unsupported(
+                c.member.span,
+                &format!("`ParserCounter.{m}`"),
+                "parser counter stacks (push/pop)",
+            ))),
+        }
+    }
+}
+
+/// `set(value)` or `set(field, max, rotate, mask, add)`.
+fn set<'a>(l: &mut Lowerer<'a>, c: &Call<'a, '_>, ctr: FieldRef) -> Res<Vec<ir::Stmt>> {
+    let (span, nargs) = (c.span, c.args.len());
+    if nargs != 1 && nargs != 5 {
+        return Err(l.err(
+            Diagnostic::error(format!(
+                "`ParserCounter.set` takes 1 or 5 arguments, {nargs} given"
+            ))
+            .with_primary(span, "set(value) or set(field, max, rotate, mask, add)"),
+        ));
+    }
+    let (v, _) = l.scalar(&c.args[0].value, None)?;
+    if nargs == 1 {
+        if let Expr::Const { value, .. } = fold(v.clone()) {
+            let imm = check_byte(l, value, &c.args[0].value, "the counter's value")?;
+            return Ok(vec![assign(ctr, Expr::constant(imm, 8))]);
+        }
+    }
+    let (max, rotate, mask) = if nargs == 5 {
+        let max = constant(l, &c.args[1].value, "max", 255)?;
+        let rotate = constant(l, &c.args[2].value, "rotate", 7)?;
+        let mask = match l.target {
+            // Tofino 1 encodes the mask as its width less one: 2^(m+1) - 1.
+            Target::Tofino1 => (1u128 << (constant(l, &c.args[3].value, "mask", 7)? + 1)) - 1,
+            Target::Tofino2 => constant(l, &c.args[3].value, "mask", 255)?,
+        };
+        (max, rotate, mask)
+    } else {
+        (255, 0, 255)
+    };
+    let add = match c.args.get(4) {
+        Some(a) => constant(l, &a.value, "add", 255)?,
+        None => 0,
+    };
+    l.counters_loaded.push(ctr);
+    let byte = Expr::Cast {
+        arg: Box::new(v),
+        width: 8,
+        sign_extend: false,
+    };
+    let mut out = Vec::new();
+    if max < 255 {
+        out.push(ir::Stmt::CounterRange {
+            cond: bin(BinOp::Gt, byte.clone(), Expr::constant(max, 8), 1),
+        });
+    }
+    let rotated = if rotate == 0 {
+        byte
+    } else {
+        let right = bin(BinOp::Shr, byte.clone(), Expr::constant(rotate, 8), 8);
+        let left = bin(BinOp::Shl, byte, Expr::constant(8 - rotate, 8), 8);
+        bin(BinOp::Or, right, left, 8)
+    };
+    let masked = match mask {
+        255 => rotated,
+        _ => bin(BinOp::And, rotated, Expr::constant(mask, 8), 8),
+    };
+    let loaded = match add {
+        0 => masked,
+        _ => bin(BinOp::Add, masked, Expr::constant(add, 8), 8),
+    };
+    out.push(assign(ctr, loaded));
+    Ok(out)
+}
+
+/// A constant argument from 0 to `max` (bf-p4c's limits for the counter's fields).
+fn constant<'a>(l: &mut Lowerer<'a>, e: &'a crate::ast::Expr, what: &str, max: u128) -> Res<u128> {
+    let value = l.const_int(e)?;
+    if !(0..=max as i128).contains(&value) {
+        return Err(l.err(
+            Diagnostic::error(format!(
+                "the parser counter's `{what}` is {value}, at most {max}"
+            ))
+            .with_primary(e.span, "out of range"),
+        ));
+    }
+    Ok(value as u128)
+}
+
+fn check_byte(l: &mut Lowerer<'_>, v: u128, e: &crate::ast::Expr, what: &str) -> Res<u128> {
+    if v > 255 {
+        return Err(l.err(
+            Diagnostic::error(format!("{what} {v} does not fit the 8-bit parser counter"))
+                .with_primary(e.span, "out of range"),
+        ));
+    }
+    Ok(v)
+}
+
+fn bin(op: BinOp, a: Expr, b: Expr, width: u16) -> Expr {
+    Expr::Binary {
+        op,
+        a: Box::new(a),
+        b: Box::new(b),
+        width,
+        signed: false,
+    }
+}
+
+fn assign(dst: FieldRef, value: Expr) -> ir::Stmt {
+    ir::Stmt::Assign {
+        dst: ir::Place::Field(dst),
+        value,
+    }
+}
