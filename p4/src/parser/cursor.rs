@@ -209,11 +209,16 @@ impl Parser {
             let span = self.bump();
             return Ok(Ident { name, span });
         }
+        // `type` and `state` are contextual (P4_16's `nonTypeName`): `type` names parameters
+        // in the TNA externs (`CounterType_t type`), and p4c accepts both wherever a plain name
+        // is expected.
         if self.at(&TokenKind::Type) {
-            // `type` names parameters in the TNA externs (`CounterType_t type`); p4c
-            // accepts it wherever a plain name is expected.
             let span = self.bump();
             return Ok(Ident::new("type", span));
+        }
+        if self.at(&TokenKind::State) {
+            let span = self.bump();
+            return Ok(Ident::new("state", span));
         }
         if let Some(k) = self.peek_kind().keyword_text() {
             let span = self.peek().span;

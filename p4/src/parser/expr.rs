@@ -336,6 +336,11 @@ impl Parser {
                 self.bump();
                 ExprKind::Name(Ident { name, span: start })
             }
+            // Contextual keywords p4c accepts as names (P4_16's `nonTypeName`).
+            TokenKind::Type | TokenKind::State => {
+                let id = self.ident("a name")?;
+                ExprKind::Name(id)
+            }
             TokenKind::Dot => {
                 // `.name`: a name looked up at top level.
                 self.bump();
