@@ -384,3 +384,69 @@ pub fn measure(w: &mut Workload, batch: usize, duration: Duration) -> Measuremen
         tsc: tsc().wrapping_sub(tsc_start),
     }
 }
+
+/// One pipeline per thread: `threads` threads each build their own workload with `make` (a
+/// switch of its own, as one pipe per core would have), pinned to a core each when `pin` (the
+/// last cores first, as `pisa run` pins pipe threads), start together and run
+/// [`measure`] for `duration`. Returns each thread's measurement, in thread order.
+pub fn measure_parallel<F>(
+    make: F,
+    threads: usize,
+    batch: usize,
+    duration: Duration,
+    pin: bool,
+) -> anyhow::Result<Vec<Measurement>>
+where
+    F: Fn() -> anyhow::Result<Workload> + Sync,
+{
+    let threads = threads.max(1);
+    let cores = if pin {
+        core_affinity::get_core_ids().unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let barrier = std::sync::Barrier::new(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let (make, barrier, cores) = (&make, &barrier, &cores);
+                s.spawn(move || -> anyhow::Result<Measurement> {
+                    if let Some(c) = cores.len().checked_sub(1 + i % cores.len().max(1)) {
+                        core_affinity::set_for_current(cores[c]);
+                    }
+                    let built = make();
+                    // Every thread reaches the barrier, built or not, so none waits forever.
+                    barrier.wait();
+                    let mut w = built?;
+                    let _ = measure(&mut w, batch, duration / 4);
+                    Ok(measure(&mut w, batch, duration))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().map_err(|_| anyhow!("a bench thread panicked"))?)
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every thread builds its own switch, forwards, and is measured; a failing build is an
+    /// error, not a hang at the start barrier.
+    #[test]
+    fn parallel_threads_each_measure_their_own_switch() {
+        let d = Duration::from_millis(20);
+        let make = || wire(64, EngineKind::Flat);
+        let ms = measure_parallel(make, 2, 8, d, false).unwrap();
+        assert_eq!(ms.len(), 2);
+        for m in &ms {
+            assert!(m.packets > 0 && m.out_frames == m.packets, "{m:?}");
+        }
+        let fails = || -> anyhow::Result<Workload> { Err(anyhow!("no switch")) };
+        let e = measure_parallel(fails, 2, 8, d, false).unwrap_err();
+        assert!(e.to_string().contains("no switch"), "{e}");
+    }
+}

@@ -50,6 +50,10 @@ pub struct PipelineBenchArgs {
     /// on the same frames, and the ratio printed.
     #[arg(long, default_value_t = EngineKind::default())]
     pub engine: EngineKind,
+    /// Also run l2l3.p4 on N threads at once, one pipeline per core (pinned), beside one
+    /// thread in the same run: per-thread and total packets per second, and the scaling.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
 }
 
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
@@ -197,10 +201,16 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
         l2l3.w.switch.native_fallbacks(),
         wire.w.switch.native_fallbacks(),
     );
+    let scaling = if a.threads > 1 {
+        Some(super::bench_scaling::run(&a)?)
+    } else {
+        None
+    };
     match a.report {
         ReportFormat::Json => {
             let v = serde_json::json!({
                 "benchmark": "pipeline",
+                "threads": scaling.as_ref().map(super::bench_scaling::Scaling::json),
                 "machine": machine.json(),
                 "frame_bytes": 64,
                 "batch": a.batch,
@@ -262,6 +272,9 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                 "({} runs of {:.1} s per program and engine, interleaved; frames out per frame in: {:.2})",
                 a.runs, a.seconds, out_per_in
             );
+            if let Some(sc) = &scaling {
+                sc.print();
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

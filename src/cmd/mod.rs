@@ -2,6 +2,7 @@
 
 mod acuerdo;
 mod bench;
+mod bench_scaling;
 mod check;
 mod consensus;
 mod ctl;
