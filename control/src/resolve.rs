@@ -252,6 +252,14 @@ pub fn find_register(prog: &Program, name: &str) -> Result<ObjRef, ResolveError>
     pick_obj("register", name, &all)
 }
 
+/// Finds an LPF or WRED filter.
+pub fn find_filter(prog: &Program, name: &str) -> Result<ObjRef, ResolveError> {
+    let all = qualified(prog, |pl| {
+        pl.filters.iter().map(|f| f.name.as_str()).collect()
+    });
+    pick_obj("filter", name, &all)
+}
+
 /// Finds a parser value set.
 pub fn find_value_set(prog: &Program, name: &str) -> Result<ObjRef, ResolveError> {
     let all = qualified(prog, |pl| {
@@ -793,6 +801,7 @@ pub(crate) mod tests {
                 digests: vec![],
                 action_profiles: Vec::new(),
                 value_sets: Vec::new(),
+                filters: Vec::new(),
             }],
             pipe_map: vec![0],
             errors: ErrorEnum::default(),

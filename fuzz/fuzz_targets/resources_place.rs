@@ -315,6 +315,7 @@ fn program(d: &mut Bytes) -> Program {
             digests: Vec::new(),
             action_profiles: Vec::new(),
             value_sets: Vec::new(),
+            filters: Vec::new(),
         }],
         pipe_map: vec![0],
         errors: ErrorEnum::default(),

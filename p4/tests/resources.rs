@@ -153,6 +153,7 @@ impl B {
                 digests: Vec::new(),
                 action_profiles: Vec::new(),
                 value_sets: Vec::new(),
+                filters: Vec::new(),
             },
         }
     }

@@ -81,6 +81,8 @@ id_type!(
     ActionProfileId,
     /// Index into [`Pipeline::value_sets`].
     ValueSetId,
+    /// Index into [`Pipeline::filters`].
+    FilterId,
     /// Index into [`Parser::states`].
     StateId,
 );
@@ -359,6 +361,15 @@ pub enum Expr {
         index: Option<Box<Expr>>,
         color: Option<Box<Expr>>,
     },
+    /// `lpf.execute(value[, index])` (the filtered value, `width` bits) or
+    /// `wred.execute(value[, index])` (its drop or no-drop value, width 8). Direct filters
+    /// (no index) use the running entry's cell.
+    FilterExecute {
+        filter: FilterId,
+        value: Box<Expr>,
+        index: Option<Box<Expr>>,
+        width: u16,
+    },
     /// Parser checksum: `verify()` (width 1) on the accumulated data.
     ChecksumVerify(ChecksumId),
     /// Parser checksum: `get()` (width 16), the ones'-complement sum of the accumulated data.
@@ -390,6 +401,7 @@ impl Expr {
             Expr::Slice { hi, lo, .. } => hi - lo + 1,
             Expr::RegValue(_) | Expr::RegisterParam(_) => 0, // resolved by the executor from the register's width
             Expr::MeterExecute { .. } => 8,
+            Expr::FilterExecute { width, .. } => *width,
             Expr::ChecksumGet(_) | Expr::ChecksumUpdate { .. } => 16,
         }
     }
@@ -806,6 +818,25 @@ pub enum KeysetElem {
     ValueSet(ValueSetId),
 }
 
+/// What a filter is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterKind {
+    /// `Lpf` / `DirectLpf`: a low-pass filter of its input.
+    Lpf,
+    /// `Wred` / `DirectWred`: answers `drop_value` or `no_drop_value`.
+    Wred { drop_value: u8, no_drop_value: u8 },
+}
+
+/// An `Lpf` or `Wred` (or their direct forms, attached to a table with `filters =`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filter {
+    pub name: String,
+    pub kind: FilterKind,
+    /// Cells (indexed form; a direct filter has one per entry of its table).
+    pub size: u32,
+    pub direct_table: Option<TableId>,
+}
+
 /// A parser value set, `value_set<T>(size)`: select labels the control plane writes at run
 /// time, each entry a value and a mask per field (a ternary match; on Tofino each entry takes
 /// one of the parser's TCAM rows).
@@ -905,6 +936,7 @@ pub struct Pipeline {
     pub digests: Vec<Digest>,
     pub action_profiles: Vec<ActionProfile>,
     pub value_sets: Vec<ValueSet>,
+    pub filters: Vec<Filter>,
 }
 
 /// Target profiles pisa knows.

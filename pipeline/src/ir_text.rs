@@ -101,6 +101,20 @@ fn pipeline_text(s: &mut String, pl: &Pipeline) -> fmt::Result {
     for m in &pl.meters {
         writeln!(s, "  meter {} {:?} size {}", m.name, m.kind, m.size)?;
     }
+    for f in &pl.filters {
+        let kind = match f.kind {
+            crate::ir::FilterKind::Lpf => "lpf".to_string(),
+            crate::ir::FilterKind::Wred {
+                drop_value,
+                no_drop_value,
+            } => format!("wred drop {drop_value:#x} no_drop {no_drop_value:#x}"),
+        };
+        let table = f
+            .direct_table
+            .and_then(|t| pl.tables.get(t.index()))
+            .map_or(String::new(), |t| format!(" direct on {}", t.name));
+        writeln!(s, "  filter {} {kind} size {}{table}", f.name, f.size)?;
+    }
     for v in &pl.value_sets {
         let fields: Vec<String> = v
             .fields

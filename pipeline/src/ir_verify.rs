@@ -127,6 +127,16 @@ impl Check<'_> {
                     .chain(color.iter())
                     .try_for_each(|x| self.expr(x))
             }
+            Expr::FilterExecute {
+                filter,
+                value,
+                index,
+                ..
+            } => {
+                self.in_range("filter", filter.index(), pl.filters.len())?;
+                self.expr(value)?;
+                index.iter().try_for_each(|x| self.expr(x))
+            }
             Expr::ChecksumVerify(c) | Expr::ChecksumGet(c) => {
                 self.in_range("checksum", c.index(), pl.checksums.len())
             }

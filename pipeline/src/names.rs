@@ -135,6 +135,12 @@ impl<'a> Names<'a> {
                 Some(m) => format!("{}.execute(..)", m.name),
                 None => "meter.execute(..)".into(),
             },
+            Expr::FilterExecute { filter, value, .. } => {
+                match self.pipe.filters.get(filter.index()) {
+                    Some(f) => format!("{}.execute({})", f.name, self.expr(value)),
+                    None => "filter.execute(..)".into(),
+                }
+            }
             Expr::ChecksumVerify(_) => "checksum.verify()".into(),
             Expr::ChecksumGet(_) => "checksum.get()".into(),
             Expr::ChecksumUpdate { .. } => "checksum.update(..)".into(),

@@ -2,6 +2,7 @@
 //! arrays, counters, meters, register params, the random generator), instantiated once per pipe
 //! from the pipe's [`ir::Pipeline`]. Pipes never see each other's state, as on Tofino.
 
+use crate::externs::filter::FilterArray;
 use crate::externs::hash::Hasher;
 use crate::externs::meter::MeterArray;
 use crate::externs::random::Random;
@@ -90,6 +91,8 @@ pub struct PipeRuntime {
     pub reg_stamp: Vec<u64>,
     /// Parser value sets' entries (`Pipeline::value_sets` order).
     pub value_sets: Vec<ValueSetState>,
+    /// LPF and WRED cells (`Pipeline::filters` order).
+    pub filters: Vec<FilterArray>,
 }
 
 /// Everything one hardware pipe owns.
@@ -240,6 +243,17 @@ impl PipeRuntime {
             epoch: 1,
             reg_stamp: vec![0; pl.registers.len()],
             value_sets: pl.value_sets.iter().map(ValueSetState::new).collect(),
+            filters: pl
+                .filters
+                .iter()
+                .map(|f| {
+                    let n = match f.direct_table {
+                        Some(t) => pl.tables.get(t.index()).map_or(f.size, |t| t.size),
+                        None => f.size,
+                    };
+                    FilterArray::new(n)
+                })
+                .collect(),
         }
     }
 }

@@ -289,6 +289,7 @@ fn build() -> Prog {
         digests: vec![],
         action_profiles: Vec::new(),
         value_sets: Vec::new(),
+        filters: Vec::new(),
     };
     Prog {
         prog: Arc::new(Program {

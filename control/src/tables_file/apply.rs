@@ -30,6 +30,7 @@ pub struct ApplySummary {
     pub members: usize,
     pub groups: usize,
     pub value_set_entries: usize,
+    pub filters: usize,
 }
 
 /// The underlying reason an item of the file was refused.
@@ -175,6 +176,16 @@ pub fn apply(sw: &mut Switch, file: &TablesFile) -> Result<ApplySummary, TablesF
             sum.entries += 1;
         }
     }
+    for (i, f) in file.filters.iter().enumerate() {
+        let w = &f.item;
+        let what = match (&w.filter, &w.table) {
+            (Some(n), _) => format!("`{n}`[{}]", w.index.unwrap_or(0)),
+            (None, Some(t)) => format!("of table `{t}`"),
+            (None, None) => String::new(),
+        };
+        write_filter(sw, w).map_err(|e| at(f, format!("filters[{i}] {what}"), e))?;
+        sum.filters += 1;
+    }
     for sec in &file.value_sets {
         sum.value_set_entries += apply_value_set(sw, sec)?;
     }
@@ -288,6 +299,75 @@ fn apply_value_set(
             .map_err(|err| at(e, c(), err))?;
     }
     Ok(sec.entries.len())
+}
+
+/// One `filters:` item: the spec built for the filter's kind, then written by index or by
+/// the entry of a direct filter's table.
+fn write_filter(sw: &mut Switch, w: &super::model::FilterWrite) -> Result<(), ApplyError> {
+    use pipeline::externs::filter::{FilterSpec, LpfKind, LpfSpec, WredSpec};
+    use pipeline::ir::FilterKind;
+    let prog = sw.program().clone();
+    let kind = match (&w.filter, &w.table) {
+        (Some(n), None) => {
+            let r = resolve::find_filter(&prog, n)?;
+            prog.pipelines[r.pipeline].filters[r.index].kind
+        }
+        (None, Some(t)) => {
+            let r = resolve::find_table(&prog, t)?;
+            let f = prog.pipelines[r.pipeline]
+                .filters
+                .iter()
+                .find(|f| f.direct_table == Some(r.table))
+                .ok_or_else(|| ApplyError::Invalid(format!("table `{t}` has no direct filter")))?;
+            f.kind
+        }
+        _ => {
+            return Err(ApplyError::Invalid(
+                "give `filter` (and `index`) or `table` (and `key`), not both".into(),
+            ))
+        }
+    };
+    let spec = match kind {
+        FilterKind::Lpf => FilterSpec::Lpf(LpfSpec {
+            kind: match w.lpf_type {
+                Some(super::model::LpfType::Rate) => LpfKind::Rate,
+                _ => LpfKind::Sample,
+            },
+            gain_ns: w.gain_ns.unwrap_or(0),
+            decay_ns: w.decay_ns.or(w.gain_ns).unwrap_or(0),
+            scale_down: w.scale_down.unwrap_or(0),
+        }),
+        FilterKind::Wred { .. } => {
+            let p = w.max_probability.unwrap_or(1.0);
+            if !(0.0..=1.0).contains(&p) {
+                return Err(ApplyError::Invalid(format!(
+                    "max_probability {p} is not between 0 and 1"
+                )));
+            }
+            FilterSpec::Wred(WredSpec {
+                time_constant_ns: w.time_constant_ns.unwrap_or(0),
+                min_thresh: w.min_thresh.unwrap_or(0),
+                max_thresh: w.max_thresh.unwrap_or(u32::MAX),
+                max_probability: p,
+            })
+        }
+    };
+    match (&w.filter, &w.table) {
+        (Some(n), _) => {
+            let r = resolve::find_filter(&prog, n)?;
+            let full = &prog.pipelines[r.pipeline].filters[r.index].name;
+            sw.filter_set(PipeSel::All, full, w.index.unwrap_or(0), spec)?;
+        }
+        (None, Some(t)) => {
+            let keys = w.key.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+            let (table, named, priority) = resolve::resolve_ref_entry(&prog, t, keys, w.priority)?;
+            let refs: Vec<(&str, pipeline::ir::KeyMatch)> =
+                named.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+            sw.direct_filter_set(PipeSel::All, &table, &refs, priority, spec)?;
+        }
+        (None, None) => {}
+    }
+    Ok(())
 }
 
 fn write_register(sw: &mut Switch, w: &super::model::RegisterWrite) -> Result<(), ApplyError> {

@@ -127,6 +127,8 @@ pub struct TablesFile {
     pub action_profiles: Vec<ProfileSection>,
     #[serde(default)]
     pub value_sets: Vec<ValueSetSection>,
+    #[serde(default)]
+    pub filters: Vec<At<FilterWrite>>,
 }
 
 /// The entries of one parser value set.
@@ -266,6 +268,49 @@ pub struct RegisterWrite {
     /// One pipe only; every pipe when omitted.
     #[serde(default)]
     pub pipe: Option<u16>,
+}
+
+/// One LPF or WRED cell's spec: an indexed filter's cell (`filter` + `index`), or a direct
+/// filter's cell by its table's entry (`table` + `key` [+ `priority`]). LPF fields: `type`
+/// (`rate` or `sample`), `gain_ns`, `decay_ns`, `scale_down`; WRED fields:
+/// `time_constant_ns`, `min_thresh`, `max_thresh`, `max_probability`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilterWrite {
+    #[serde(default)]
+    pub filter: Option<String>,
+    #[serde(default)]
+    pub index: Option<u32>,
+    #[serde(default)]
+    pub table: Option<String>,
+    #[serde(default)]
+    pub key: BTreeMap<String, Text>,
+    #[serde(default)]
+    pub priority: Option<u32>,
+    #[serde(default, rename = "type")]
+    pub lpf_type: Option<LpfType>,
+    #[serde(default)]
+    pub gain_ns: Option<u64>,
+    #[serde(default)]
+    pub decay_ns: Option<u64>,
+    #[serde(default)]
+    pub scale_down: Option<u8>,
+    #[serde(default)]
+    pub time_constant_ns: Option<u64>,
+    #[serde(default)]
+    pub min_thresh: Option<u32>,
+    #[serde(default)]
+    pub max_thresh: Option<u32>,
+    #[serde(default)]
+    pub max_probability: Option<f64>,
+}
+
+/// How an LPF combines samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LpfType {
+    Rate,
+    Sample,
 }
 
 /// Which traffic a mirror session's direction names.

@@ -383,6 +383,7 @@ pub fn mini_program() -> Arc<Program> {
             digests: vec![],
             action_profiles: Vec::new(),
             value_sets: Vec::new(),
+            filters: Vec::new(),
         }],
         pipe_map: vec![0, 0, 0, 0],
         errors: ErrorEnum::default(),

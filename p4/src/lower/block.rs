@@ -279,6 +279,7 @@ fn lower_pipeline<'a>(
             digests: p.digests,
             action_profiles: p.action_profiles,
             value_sets: p.value_sets,
+            filters: p.filters,
         },
         std::mem::take(&mut l.spans),
     ))

@@ -153,6 +153,7 @@ pub(crate) struct PipeObjs {
     pub digests: Vec<ir::Digest>,
     pub action_profiles: Vec<ir::ActionProfile>,
     pub value_sets: Vec<ir::ValueSet>,
+    pub filters: Vec<ir::Filter>,
     /// Top-level extern instances of this pipeline (by declaration position), made on first
     /// use and shared by every later use, with the gress that made them.
     pub top_externs: HashMap<(crate::source::FileId, u32), (Rc<externs::ExternInst>, Gress)>,

@@ -1679,7 +1679,8 @@ fn contains_return(stmts: &[ast::Stmt]) -> bool {
 fn uses_direct(b: &[ir::Stmt]) -> bool {
     fn expr(e: &ir::Expr) -> bool {
         match e {
-            ir::Expr::MeterExecute { index: None, .. } => true,
+            ir::Expr::MeterExecute { index: None, .. }
+            | ir::Expr::FilterExecute { index: None, .. } => true,
             ir::Expr::Unary { arg, .. }
             | ir::Expr::Slice { arg, .. }
             | ir::Expr::Cast { arg, .. } => expr(arg),

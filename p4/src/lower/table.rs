@@ -75,6 +75,7 @@ impl<'a> Lowerer<'a> {
         let mut size = None;
         let mut direct_counter = None;
         let mut direct_meter = None;
+        let mut direct_filter = None;
         let mut direct_register = None;
         let mut implementation = None;
         let mut failed = false;
@@ -249,7 +250,7 @@ impl<'a> Lowerer<'a> {
                     Err(_) => failed = true,
                 },
                 TablePropertyKind::Other { name: pn, value } => match pn.name.as_str() {
-                    "counters" | "meters" | "registers" => {
+                    "counters" | "meters" | "registers" | "filters" => {
                         let x = match self.resolve(value) {
                             Ok(Resolved::Obj(Binding::Extern(x))) => x,
                             Ok(_) => {
@@ -288,10 +289,17 @@ impl<'a> Lowerer<'a> {
                                 },
                                 "registers",
                             ) => direct_register = Some(*id),
+                            (
+                                Kind::Filter {
+                                    id, direct: true, ..
+                                },
+                                "filters",
+                            ) => direct_filter = Some(*id),
                             _ => {
                                 let want = match pn.name.as_str() {
                                     "counters" => "DirectCounter",
                                     "meters" => "DirectMeter",
+                                    "filters" => "DirectLpf or DirectWred",
                                     _ => "DirectRegister",
                                 };
                                 self.err(
@@ -385,6 +393,12 @@ impl<'a> Lowerer<'a> {
             if let Some(mt) = self.pipe.meters.get_mut(m.index()) {
                 mt.direct_table = Some(id);
                 mt.size = size.unwrap_or(DEFAULT_SIZE);
+            }
+        }
+        if let Some(f) = direct_filter {
+            if let Some(ft) = self.pipe.filters.get_mut(f.index()) {
+                ft.direct_table = Some(id);
+                ft.size = size.unwrap_or(DEFAULT_SIZE);
             }
         }
         if let Some(r) = direct_register {

@@ -36,6 +36,7 @@ use super::units::{Unit, UnitKind};
 pub(crate) enum Stateful {
     Register(RegisterId),
     Meter(MeterId),
+    Filter(pipeline::ir::FilterId),
     Counter(CounterId),
     /// Not state, but pinned the same way: a table applied in several places (the lowering
     /// duplicates applies for short-circuit conditions) is one table in one stage.
@@ -258,6 +259,15 @@ pub(crate) fn demands(
                     let size = pipe.meters.get(m.index()).map_or(1, |m| m.size.max(1));
                     d.stateful.push((
                         Stateful::Meter(*m),
+                        sat32(sram_for(p, u64::from(size), 128)),
+                    ));
+                }
+            }
+            for f in &u.fx.filters {
+                if seen.insert(Stateful::Filter(*f)) {
+                    let size = pipe.filters.get(f.index()).map_or(1, |f| f.size.max(1));
+                    d.stateful.push((
+                        Stateful::Filter(*f),
                         sat32(sram_for(p, u64::from(size), 128)),
                     ));
                 }

@@ -3,8 +3,8 @@
 //! analysis and the resource demand are both computed from these [`Effects`].
 
 use pipeline::ir::{
-    ActionId, CounterId, Expr, FieldRef, HashId, HeaderId, MeterId, PhvLayout, Pipeline, Place,
-    RegisterActionId, Stmt,
+    ActionId, CounterId, Expr, FieldRef, FilterId, HashId, HeaderId, MeterId, PhvLayout, Pipeline,
+    Place, RegisterActionId, Stmt,
 };
 
 /// A PHV location: a bit range (MSB-first numbering, `end` exclusive), a header's validity bit,
@@ -63,6 +63,8 @@ pub(crate) struct Effects {
     pub register_actions: Vec<RegisterActionId>,
     pub counters: Vec<CounterId>,
     pub meters: Vec<MeterId>,
+    /// LPF and WRED filters (they run on the meter ALUs).
+    pub filters: Vec<FilterId>,
     pub hashes: Vec<(HashId, u16)>,
     /// Ids that point nowhere (a frontend bug), reported instead of panicking.
     pub malformed: Vec<String>,
@@ -77,6 +79,7 @@ impl Effects {
         self.register_actions.extend(o.register_actions);
         self.counters.extend(o.counters);
         self.meters.extend(o.meters);
+        self.filters.extend(o.filters);
         self.hashes.extend(o.hashes);
         self.malformed.extend(o.malformed);
     }
@@ -219,6 +222,18 @@ impl<'a> Collector<'a> {
                 fx.meters.push(*meter);
                 for x in [index, color].into_iter().flatten() {
                     self.expr(x, fx, Mode::Match);
+                }
+            }
+            Expr::FilterExecute {
+                filter,
+                value,
+                index,
+                ..
+            } => {
+                fx.filters.push(*filter);
+                self.expr(value, fx, Mode::Match);
+                if let Some(i) = index {
+                    self.expr(i, fx, Mode::Match);
                 }
             }
             Expr::Const { .. }

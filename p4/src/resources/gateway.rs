@@ -72,6 +72,7 @@ impl Check<'_> {
             | Expr::Cast { .. }
             | Expr::RegisterExecute { .. }
             | Expr::MeterExecute { .. }
+            | Expr::FilterExecute { .. }
             | Expr::Random { .. } => self.operand(e),
             other => {
                 let shown = self.names.expr(other);
@@ -105,6 +106,7 @@ impl Check<'_> {
             | Expr::Hash { .. }
             | Expr::RegisterExecute { .. }
             | Expr::MeterExecute { .. }
+            | Expr::FilterExecute { .. }
             | Expr::Random { .. } => {}
             Expr::Slice { arg, .. } | Expr::Cast { arg, .. } => self.operand(arg),
             Expr::Binary {

@@ -269,6 +269,10 @@ fn stateful_name(pipe: &Pipeline, s: Stateful) -> String {
             .meters
             .get(m.index())
             .map_or_else(|| format!("meter#{}", m.0), |x| x.name.clone()),
+        Stateful::Filter(f) => pipe
+            .filters
+            .get(f.index())
+            .map_or_else(|| format!("filter#{}", f.0), |x| x.name.clone()),
         Stateful::Counter(c) => pipe
             .counters
             .get(c.index())

@@ -248,6 +248,15 @@ impl Builder<'_> {
                             if let Some(m) = t.direct_meter {
                                 fx.meters.push(m);
                             }
+                            fx.filters.extend(
+                                self.col
+                                    .pipe
+                                    .filters
+                                    .iter()
+                                    .enumerate()
+                                    .filter(|(_, f)| f.direct_table == Some(*table))
+                                    .map(|(i, _)| pipeline::ir::FilterId(i as u32)),
+                            );
                             t.name.clone()
                         }
                         None => {
@@ -315,7 +324,10 @@ impl Builder<'_> {
     /// Crossbar reads of a gateway condition, skipping externs (they ran before).
     fn cond_reads(&mut self, e: &Expr, fx: &mut Effects) {
         match e {
-            Expr::RegisterExecute { .. } | Expr::MeterExecute { .. } | Expr::Random { .. } => {}
+            Expr::RegisterExecute { .. }
+            | Expr::MeterExecute { .. }
+            | Expr::FilterExecute { .. }
+            | Expr::Random { .. } => {}
             Expr::Unary { arg, .. } | Expr::Cast { arg, .. } | Expr::Slice { arg, .. }
                 if !is_leafish(e) =>
             {
@@ -342,7 +354,10 @@ impl Builder<'_> {
 }
 
 fn uses_state(fx: &Effects) -> bool {
-    !(fx.register_actions.is_empty() && fx.meters.is_empty() && fx.counters.is_empty())
+    !(fx.register_actions.is_empty()
+        && fx.meters.is_empty()
+        && fx.filters.is_empty()
+        && fx.counters.is_empty())
 }
 
 fn is_leafish(e: &Expr) -> bool {
@@ -352,9 +367,10 @@ fn is_leafish(e: &Expr) -> bool {
 /// The outermost externs with side effects inside a condition.
 fn cond_externs<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
     match e {
-        Expr::RegisterExecute { .. } | Expr::MeterExecute { .. } | Expr::Random { .. } => {
-            out.push(e)
-        }
+        Expr::RegisterExecute { .. }
+        | Expr::MeterExecute { .. }
+        | Expr::FilterExecute { .. }
+        | Expr::Random { .. } => out.push(e),
         Expr::Unary { arg, .. } | Expr::Cast { arg, .. } | Expr::Slice { arg, .. } => {
             cond_externs(arg, out)
         }

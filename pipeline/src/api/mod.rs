@@ -7,6 +7,7 @@
 //! request targets all pipes that run the object's pipeline ([`PipeSel::All`]) or one pipe.
 
 mod error;
+pub mod filters;
 mod names;
 pub mod objects;
 pub mod profiles;

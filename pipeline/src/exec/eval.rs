@@ -4,7 +4,7 @@
 
 use super::{Ctx, ExecResult, Fault, ProgramError};
 use crate::externs::meter::MeterColor;
-use crate::ir::{BinOp, Expr, FieldRef, Pipeline, RegWord, Stmt, UnOp, Value};
+use crate::ir::{BinOp, Expr, FieldRef, FilterKind, Pipeline, RegWord, Stmt, UnOp, Value};
 use crate::phv::{mask, pack_bits, read_bits};
 use crate::state::wrap_index;
 use crate::trace::Tracer;
@@ -334,6 +334,10 @@ fn reads_expr(pl: &Pipeline, x: &Expr, f: FieldRef, seen: &mut Vec<bool>) -> boo
             index.as_deref().is_some_and(|i| reads_expr(pl, i, f, seen))
                 || color.as_deref().is_some_and(|i| reads_expr(pl, i, f, seen))
         }
+        Expr::FilterExecute { value, index, .. } => {
+            reads_expr(pl, value, f, seen)
+                || index.as_deref().is_some_and(|i| reads_expr(pl, i, f, seen))
+        }
         _ => false,
     }
 }
@@ -467,6 +471,12 @@ impl<T: Tracer> Ctx<'_, T> {
                 index,
                 color,
             } => self.meter_execute(meter.index(), index.as_deref(), color.as_deref(), params)?,
+            Expr::FilterExecute {
+                filter,
+                value,
+                index,
+                width,
+            } => self.filter_execute(filter.index(), value, index.as_deref(), *width, params)?,
             Expr::ChecksumVerify(c) => {
                 // Tofino's parser checksum unit reports an error (1) when the ones'-complement
                 // sum over the verified data is not all ones.
@@ -570,6 +580,51 @@ impl<T: Tracer> Ctx<'_, T> {
     }
 
     #[inline(never)]
+    fn filter_execute(
+        &mut self,
+        id: usize,
+        value: &Expr,
+        index: Option<&Expr>,
+        width: u16,
+        params: &[Value],
+    ) -> ExecResult<Value> {
+        let pl = self.pl;
+        let Some(f) = pl.filters.get(id) else {
+            return Err(Fault::program(ProgramError::BadReference("filter")));
+        };
+        let x = self.eval(value, params)?;
+        let idx = match (f.direct_table, index) {
+            // A direct filter on a miss (no entry) filters nothing: its input, or no drop.
+            (Some(_), _) => self.entry.map(|h| h.index() as u32),
+            (None, Some(e)) => {
+                let v = self.eval(e, params)?;
+                let (i, wrapped) = wrap_index(v, f.size);
+                self.stats.index_wraps += wrapped as u64;
+                Some(i)
+            }
+            (None, None) => Some(0),
+        };
+        let now = self.now;
+        let rt = &mut *self.rt;
+        let cells = rt.filters.get_mut(id);
+        Ok(match f.kind {
+            FilterKind::Lpf => match (cells, idx) {
+                (Some(c), Some(i)) => c.lpf(i, x, now) & mask(width),
+                _ => x & mask(width),
+            },
+            FilterKind::Wred {
+                drop_value,
+                no_drop_value,
+            } => {
+                let drop = match (cells, idx) {
+                    (Some(c), Some(i)) => c.wred(i, x, now, &mut rt.rng),
+                    _ => false,
+                };
+                Value::from(if drop { drop_value } else { no_drop_value })
+            }
+        })
+    }
+
     fn meter_execute(
         &mut self,
         id: usize,

@@ -6,6 +6,7 @@
 
 mod checksum;
 mod counter;
+mod filter;
 mod hash;
 mod meter;
 mod packet_io;
@@ -71,6 +72,14 @@ pub(crate) enum Kind {
     Checksum {
         id: ChecksumId,
     },
+    /// An `Lpf` / `Wred` (or a direct one).
+    Filter {
+        id: pipeline::ir::FilterId,
+        direct: bool,
+        /// The filtered type `T`, and the index type `I` (None: any unsigned bits).
+        value: Ty,
+        index: Option<Ty>,
+    },
     /// A `ParserCounter`: its value lives in a PHV word of the parser.
     ParserCounter {
         value: pipeline::ir::FieldRef,
@@ -102,10 +111,6 @@ pub(crate) struct ExternInst {
 /// Externs TNA declares that pisa does not model, with what they are.
 const UNSUPPORTED: &[(&str, &str)] = &[
     ("ParserPriority", "parser priorities"),
-    ("Lpf", "low-pass filters"),
-    ("DirectLpf", "low-pass filters"),
-    ("Wred", "WRED"),
-    ("DirectWred", "WRED"),
     ("SelectorAction", "action selectors"),
     ("MathUnit", "stateful math units"),
     ("Pktgen", "the packet generator"),
@@ -210,6 +215,7 @@ static EXTERNS: &[&dyn ExternType] = &[
     &meter::Meters,
     &checksum::Checksums,
     &parser_counter::ParserCounters,
+    &filter::Filters,
     &packet_io::PacketIo,
 ];
 
@@ -448,6 +454,7 @@ impl<'a> Lowerer<'a> {
             Kind::Counter { .. } => "count",
             Kind::Meter { .. } => "execute",
             Kind::Checksum { .. } => "add, subtract, verify, get, update",
+            Kind::Filter { .. } => "execute",
             Kind::ParserCounter { .. } => "set, increment, decrement, is_zero, is_negative",
             Kind::Mirror | Kind::Resubmit => "emit",
             Kind::Digest { .. } => "pack",

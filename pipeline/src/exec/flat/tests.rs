@@ -570,6 +570,7 @@ fn program(r: &mut Rng) -> Program {
         digests: vec![],
         action_profiles: Vec::new(),
         value_sets: Vec::new(),
+        filters: Vec::new(),
     };
     Program {
         name: "random".into(),
