@@ -35,6 +35,22 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
+# The layers: the model depends on no other crate of pisa's; host protocols and the NIC reach
+# a switch over the wire only (no model, frontend or control plane under them).
+echo "== layers"
+layer_check() { # crate, the crates it must not depend on (a regex)
+    deps=$(cargo tree -q -p "$1" -e normal --prefix none | grep -oE '^pisa-[a-z0-9-]+' \
+        | grep -vx "$1" | sort -u)
+    bad=$(echo "$deps" | grep -xE "$2" || true)
+    if [ -n "$bad" ]; then
+        echo "layering: $1 depends on" $bad >&2
+        exit 1
+    fi
+}
+layer_check pisa-pipeline 'pisa-.*'
+layer_check pisa-hosts 'pisa-(pipeline|p4|control|labs)'
+layer_check pisa-rdma 'pisa-(pipeline|p4|control|labs|hosts)'
+
 if [ "$(id -u)" = 0 ]; then
     # As root the ignored tests (they need root or the packages installed above) run too; not
     # the ones ignored as measurements or soaks, which are no checks.

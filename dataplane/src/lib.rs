@@ -27,8 +27,10 @@ pub mod netns;
 pub mod open;
 pub mod pcap;
 pub mod port;
+#[cfg(feature = "switch")]
 pub mod runtime;
 pub mod spec;
+#[cfg(feature = "switch")]
 pub mod switch;
 pub mod time;
 
