@@ -78,11 +78,11 @@ pub struct BenchArgs {
     pub app: PathBuf,
     #[arg(long, value_enum, default_value_t = Workload::YcsbC)]
     pub workload: Workload,
-    /// Policies: leo, cpu, acc, greedy-e2e, greedy-intra, lp (comma separated).
+    /// Policies: leo, leo-reset, cpu, acc, greedy-e2e, greedy-intra, lp (comma separated).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "leo,cpu,acc,greedy-e2e,greedy-intra,lp"
+        default_value = "leo,leo-reset,cpu,acc,greedy-e2e,greedy-intra,lp"
     )]
     pub policy: Vec<String>,
     /// Offered rates, million requests per second (comma separated).
@@ -309,7 +309,7 @@ fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
             s(Policy::Leo) / s(Policy::Acc)
         );
     }
-    println!("paper Fig. 13: Greedy-E2E worst, Greedy-Intra better, LEO close to the offline LP; multi-path cuts median latency 1.3x");
+    fig13(&points, &a.rate);
     println!(
         "decision time: heuristic {heur_ns:.0} ns, LP (k={}) {:.2} ms   (paper: ~1.5 us vs >= 2.4 ms with CPLEX)",
         a.k,
@@ -321,6 +321,38 @@ fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
         heur_ns * top * 1e6 / 1e9 * 100.0
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Fig. 13 beside the paper: LEO's median against the better greedy policy's and the LP's at
+/// each rate where they ran.
+fn fig13(points: &[Point], rates: &[f64]) {
+    let at = |p: Policy, r: f64| {
+        points
+            .iter()
+            .find(|x| x.policy == p && x.rate_mrps == r)
+            .map(|x| x.median_us)
+    };
+    println!("Fig. 13 (paper: LEO 1.18-2.17x better than Greedy-E2E/Greedy-Intra, comparable to the offline LP; Greedy-E2E worst):");
+    for &r in rates {
+        let Some(leo) = at(Policy::Leo, r) else {
+            continue;
+        };
+        let greedy = [Policy::GreedyE2e, Policy::GreedyIntra]
+            .into_iter()
+            .filter_map(|p| at(p, r))
+            .fold(f64::NAN, f64::min);
+        let mut line = format!("  {r:>4} Mrps: LEO {leo:.2} us");
+        if !greedy.is_nan() {
+            line += &format!(", better greedy / LEO {:.2}x", greedy / leo);
+        }
+        if let Some(reset) = at(Policy::LeoReset, r) {
+            line += &format!(", leo-reset / LEO {:.2}x", reset / leo);
+        }
+        if let Some(lp) = at(Policy::Lp, r) {
+            line += &format!(", LEO / LP {:.2}x", leo / lp);
+        }
+        println!("{line}");
+    }
 }
 
 fn plot(path: &Path, points: &[Point]) -> Result<(), Box<dyn std::error::Error>> {

@@ -249,7 +249,7 @@ mod tests {
         let (c_cpu, mut s_port) = link((&c, cm, ci), (&s, sm, si));
         let (c_acc, mut a_port) = link((&c, cm, ci), (&a, am, ai));
         let clock = Rc::new(Cell::new(0u64));
-        let mut client = Leo::new(spec.clone(), Policy::Leo);
+        let mut client = Leo::new(spec.clone(), Policy::LeoReset);
         register(&mut client, Rc::new(RefCell::new(c_cpu)), Role::Cpu);
         register(&mut client, Rc::new(RefCell::new(c_acc)), Role::Acc);
         for (name, role) in [("GET", Role::Cpu), ("GET", Role::Acc), ("PUT", Role::Cpu)] {
