@@ -1,9 +1,10 @@
-//! `pisa leo check|bench` and `pisa demo leo`: LEO (seed 004) — an application file checked
-//! against its hardware model (profiled at init), and the KVS experiment of §V (Fig. 9 and
-//! Fig. 13 shapes): median latency vs offered rate per path-selection policy, with 3–9 µs of
-//! network delay at the requester, the heuristic's and the LP's decision times, and the
-//! paper's numbers beside them. The requests run on the queue model of the emulated F-NIC
-//! testbed (`hosts::leo::sim`), not yet over RDMA in a lab.
+//! `pisa leo check|bench|lab` and `pisa demo leo`: LEO (seed 004) — an application file
+//! checked against its hardware model (profiled at init), and the KVS experiment of §V (Fig. 9
+//! and Fig. 13 shapes): median latency vs offered rate per path-selection policy, with 3–9 µs
+//! of network delay at the requester, the heuristic's and the LP's decision times, and the
+//! paper's numbers beside them. `bench` runs the requests on the queue model of the emulated
+//! F-NIC testbed (`hosts::leo::sim`); `lab` runs them in the in-memory lab over pisa's RDMA
+//! endpoint with the switch, an off-path node and the server's CPU as paths (`labs::leo`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
