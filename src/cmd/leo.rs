@@ -481,6 +481,21 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
             r.refreshed
         );
     }
+    let points: Vec<Point> = rows
+        .iter()
+        .map(|(p, rate, r)| Point {
+            policy: *p,
+            rate_mrps: *rate,
+            median_us: r.median_us,
+        })
+        .collect();
+    print!("sustainable (median within 1.5x of the lowest rate's), Mrps:");
+    for p in &policies {
+        print!("  {p} {:.0}", sustainable(&points, *p));
+    }
+    println!(
+        "   (paper Fig. 9: LEO 1.2-2x the sustainable throughput of CPU-only and accelerator-only)"
+    );
     println!("(acc = the first accelerator path: the switch for hot keys, the off-path node for the rest; --hot 0: off-path vs CPU only)");
     Ok(ExitCode::SUCCESS)
 }

@@ -451,11 +451,7 @@ impl HostApp for Client {
     fn next_wakeup(&self) -> Option<Nanos> {
         let a = self.reqs.get(self.next).map(|r| r.at);
         let b = self.sendq.peek().map(|Reverse((t, _))| *t);
-        a.into_iter()
-            .chain(b)
-            .map(Nanos)
-            .chain(self.node.wakeup())
-            .min()
+        self.node.wakeup(a.into_iter().chain(b).min())
     }
 
     fn as_any_mut(&mut self) -> &mut dyn Any {

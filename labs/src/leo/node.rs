@@ -73,9 +73,10 @@ impl Node {
         }
     }
 
-    /// The endpoint's next timer.
-    pub fn wakeup(&self) -> Option<Nanos> {
-        self.ep.borrow().poll_timeout().map(|t| Nanos(t.as_nanos()))
+    /// The earlier of the app's next deadline `due` and the endpoint's next timer.
+    pub fn wakeup(&self, due: Option<u64>) -> Option<Nanos> {
+        let ep = self.ep.borrow().poll_timeout().map(|t| t.as_nanos());
+        due.into_iter().chain(ep).min().map(Nanos)
     }
 }
 

@@ -344,8 +344,7 @@ impl HostApp for Server {
     }
 
     fn next_wakeup(&self) -> Option<Nanos> {
-        let due = self.out.front().map(|(t, _)| Nanos(*t));
-        due.into_iter().chain(self.node.wakeup()).min()
+        self.node.wakeup(self.out.front().map(|(t, _)| *t))
     }
 
     fn as_any_mut(&mut self) -> &mut dyn Any {
