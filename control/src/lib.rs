@@ -4,6 +4,7 @@
 
 pub mod ctl;
 pub mod fuzz;
+pub mod leo;
 pub mod mcrdma;
 pub mod onepipe;
 pub mod p4ce;

@@ -1,9 +1,10 @@
-//! `pisa leo check|bench` and `pisa demo leo`: LEO (seed 004) — an application file checked
-//! against its hardware model (profiled at init), and the KVS experiment of §V (Fig. 9 and
-//! Fig. 13 shapes): median latency vs offered rate per path-selection policy, with 3–9 µs of
-//! network delay at the requester, the heuristic's and the LP's decision times, and the
-//! paper's numbers beside them. The requests run on the queue model of the emulated F-NIC
-//! testbed (`hosts::leo::sim`), not yet over RDMA in a lab.
+//! `pisa leo check|bench|lab` and `pisa demo leo`: LEO (seed 004) — an application file
+//! checked against its hardware model (profiled at init), and the KVS experiment of §V (Fig. 9
+//! and Fig. 13 shapes): median latency vs offered rate per path-selection policy, with 3–9 µs
+//! of network delay at the requester, the heuristic's and the LP's decision times, and the
+//! paper's numbers beside them. `bench` runs the requests on the queue model of the emulated
+//! F-NIC testbed (`hosts::leo::sim`); `lab` runs them in the in-memory lab over pisa's RDMA
+//! endpoint with the switch, an off-path node and the server's CPU as paths (`labs::leo`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -49,9 +50,13 @@ pub struct LabArgs {
     /// Requests per rate and policy (at most 60000).
     #[arg(long, default_value_t = 10_000)]
     pub count: usize,
-    /// Hot keys installed in the switch (the most popular of 100000, Zipf 0.99).
+    /// Hot keys installed in the switch (the most popular of 100000, Zipf 0.99; 0: none, the
+    /// switch path unused).
     #[arg(long, default_value_t = 256)]
     pub hot: u64,
+    /// The hot-key refresh agent's poll period, µs (0: no agent).
+    #[arg(long, default_value_t = 5.0)]
+    pub agent_us: f64,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
 }
@@ -78,11 +83,11 @@ pub struct BenchArgs {
     pub app: PathBuf,
     #[arg(long, value_enum, default_value_t = Workload::YcsbC)]
     pub workload: Workload,
-    /// Policies: leo, cpu, acc, greedy-e2e, greedy-intra, lp (comma separated).
+    /// Policies: leo, leo-reset, cpu, acc, greedy-e2e, greedy-intra, lp (comma separated).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "leo,cpu,acc,greedy-e2e,greedy-intra,lp"
+        default_value = "leo,leo-reset,cpu,acc,greedy-e2e,greedy-intra,lp"
     )]
     pub policy: Vec<String>,
     /// Offered rates, million requests per second (comma separated).
@@ -309,7 +314,7 @@ fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
             s(Policy::Leo) / s(Policy::Acc)
         );
     }
-    println!("paper Fig. 13: Greedy-E2E worst, Greedy-Intra better, LEO close to the offline LP; multi-path cuts median latency 1.3x");
+    fig13(&points, &a.rate);
     println!(
         "decision time: heuristic {heur_ns:.0} ns, LP (k={}) {:.2} ms   (paper: ~1.5 us vs >= 2.4 ms with CPLEX)",
         a.k,
@@ -321,6 +326,38 @@ fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
         heur_ns * top * 1e6 / 1e9 * 100.0
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Fig. 13 beside the paper: LEO's median against the better greedy policy's and the LP's at
+/// each rate where they ran.
+fn fig13(points: &[Point], rates: &[f64]) {
+    let at = |p: Policy, r: f64| {
+        points
+            .iter()
+            .find(|x| x.policy == p && x.rate_mrps == r)
+            .map(|x| x.median_us)
+    };
+    println!("Fig. 13 (paper: LEO 1.18-2.17x better than Greedy-E2E/Greedy-Intra, comparable to the offline LP; Greedy-E2E worst):");
+    for &r in rates {
+        let Some(leo) = at(Policy::Leo, r) else {
+            continue;
+        };
+        let greedy = [Policy::GreedyE2e, Policy::GreedyIntra]
+            .into_iter()
+            .filter_map(|p| at(p, r))
+            .fold(f64::NAN, f64::min);
+        let mut line = format!("  {r:>4} Mrps: LEO {leo:.2} us");
+        if !greedy.is_nan() {
+            line += &format!(", better greedy / LEO {:.2}x", greedy / leo);
+        }
+        if let Some(reset) = at(Policy::LeoReset, r) {
+            line += &format!(", leo-reset / LEO {:.2}x", reset / leo);
+        }
+        if let Some(lp) = at(Policy::Lp, r) {
+            line += &format!(", LEO / LP {:.2}x", leo / lp);
+        }
+        println!("{line}");
+    }
 }
 
 fn plot(path: &Path, points: &[Point]) -> Result<(), Box<dyn std::error::Error>> {
@@ -392,6 +429,7 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
                 keys: 100_000,
                 hot: a.hot,
                 policy,
+                agent_ns: (a.agent_us > 0.0).then_some((a.agent_us * 1e3) as u64),
                 seed: 1,
             };
             let r = labs::leo::run(&cfg).with_context(|| format!("{policy} at {rate} Mrps"))?;
@@ -408,29 +446,57 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
             .map(|(p, rate, r)| {
                 serde_json::json!({"policy": p.to_string(), "rate_mrps": rate,
                 "median_us": r.median_us, "p99_us": r.p99_us, "in_network": r.in_network,
-                "answered": r.answered, "wrong": r.wrong})
+                "share_switch": r.shares[0], "share_offpath": r.shares[1], "share_cpu": r.shares[2],
+                "refreshed": r.refreshed, "answered": r.answered, "wrong": r.wrong})
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&j)?);
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "KVS {:?} in the lab: client - switch (leo_kvs.p4, {} hot keys) - server CPU (300 ns/GET); every request answered once with the right value",
+        "KVS {:?} in the lab over pisa's RDMA endpoint: client - switch (leo_kvs.p4, {} hot keys: index lookups on-path) - server (CPU 300 ns/GET, values READ by RDMA) and an off-path accelerator node (250 ns/lookup, own 25G link); every request answered once with the right value",
         a.workload, a.hot
     );
+    if let Some((_, _, r)) = rows.first() {
+        print!("links profiled by probe frames:");
+        for (n, lat, gbs, mmsg) in &r.links {
+            print!("  {n} {lat:.0} ns {gbs:.1} GB/s {mmsg:.0} Mmsg/s;");
+        }
+        println!();
+    }
     println!(
-        "{:>13} {:>6} {:>10} {:>10} {:>11}",
-        "policy", "Mrps", "p50 us", "p99 us", "in switch"
+        "{:>13} {:>6} {:>9} {:>9} {:>10} {:>8} {:>8} {:>8} {:>10}",
+        "policy", "Mrps", "p50 us", "p99 us", "in switch", "switch", "offpath", "cpu", "refreshed"
     );
     for (p, rate, r) in &rows {
         println!(
-            "{:>13} {rate:>6} {:>10.2} {:>10.2} {:>10.0}%",
+            "{:>13} {rate:>6} {:>9.2} {:>9.2} {:>9.0}% {:>7.0}% {:>7.0}% {:>7.0}% {:>10}",
             p.to_string(),
             r.median_us,
             r.p99_us,
-            r.in_network * 100.0
+            r.in_network * 100.0,
+            r.shares[0] * 100.0,
+            r.shares[1] * 100.0,
+            r.shares[2] * 100.0,
+            r.refreshed
         );
     }
+    let points: Vec<Point> = rows
+        .iter()
+        .map(|(p, rate, r)| Point {
+            policy: *p,
+            rate_mrps: *rate,
+            median_us: r.median_us,
+        })
+        .collect();
+    print!("sustainable (median within 1.5x of the lowest rate's), Mrps:");
+    for p in &policies {
+        print!("  {p} {:.0}", sustainable(&points, *p));
+    }
+    println!(
+        "   (paper Fig. 9: LEO 1.2-2x the sustainable throughput of CPU-only and accelerator-only)"
+    );
+    println!("(acc = the first accelerator path: the switch for hot keys, the off-path node for the rest; --hot 0: off-path vs CPU only)");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -460,13 +526,21 @@ pub fn demo(a: LeoDemoArgs) -> anyhow::Result<ExitCode> {
         })?;
     }
     println!("\n== pisa leo lab --workload ycsb-b   (pisa's switch as the in-network accelerator)");
-    lab(&LabArgs {
+    let lab_args = LabArgs {
         workload: Workload::YcsbB,
         policy: vec!["leo".into(), "cpu".into(), "acc".into()],
         rate: vec![1.0, 3.0, 4.0],
         count: a.count.min(60_000),
         hot: 256,
+        agent_us: 5.0,
         report: ReportFormat::Text,
+    };
+    lab(&lab_args)?;
+    println!("\n== pisa leo lab --workload ycsb-b --hot 0 --policy acc,leo   (no switch path: off-path accelerator vs CPU)");
+    lab(&LabArgs {
+        policy: vec!["acc".into(), "leo".into()],
+        hot: 0,
+        ..lab_args
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -165,9 +165,9 @@ impl Leo {
             })?;
         let sel = self
             .sel
-            .as_ref()
+            .as_mut()
             .ok_or_else(|| LeoError::invalid("send", "call init first"))?;
-        let cand = sel.choose(r);
+        let cand = sel.dispatch(r);
         let path = self.spec.requests[r].paths[cand];
         let role = role_of(self.spec.paths[path].kind);
         let t1 = self.now();
@@ -291,7 +291,7 @@ mod tests {
         wire: &Rc<RefCell<VecDeque<(Role, Message)>>>,
         back: &Queue,
     ) -> Leo {
-        let mut leo = Leo::new(spec(), Policy::Leo);
+        let mut leo = Leo::new(spec(), Policy::LeoReset);
         for role in [Role::Cpu, Role::Acc] {
             let w = wire.clone();
             leo.reg_comm_func(
@@ -384,7 +384,8 @@ mod tests {
             back.borrow_mut().push_back(resp);
             assert_eq!(c.recv().unwrap().seq, seq);
         }
-        // The accelerator's 5 µs exceeds its path's T (940 ns): k̂ grows and the policy moves
+        // The accelerator's 5 µs exceeds its path's T (940 ns): under the JCT-driven k̂
+        // (leo-reset; one request at a time leaves nothing in flight for leo's) k̂ grows and moves
         // GETs to the CPU path.
         assert_eq!(roles[0], Role::Acc);
         assert!(c.k_hat(acc_path) >= 1);

@@ -51,7 +51,8 @@ pub enum LeoError {
 }
 
 impl LeoError {
-    pub(crate) fn invalid(context: impl Into<String>, message: impl Into<String>) -> LeoError {
+    /// An [`LeoError::Invalid`] of `context`.
+    pub fn invalid(context: impl Into<String>, message: impl Into<String>) -> LeoError {
         LeoError::Invalid {
             context: context.into(),
             message: message.into(),

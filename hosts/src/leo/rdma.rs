@@ -2,7 +2,10 @@
 //! RC QP with a registered buffer of fixed-size slots; [`register`] gives a [`Leo`] context a
 //! `send` (an RDMA SEND of the encoded message) and a `recv` (a RECV completion, decoded and
 //! re-posted) for one role, and [`serve`] is a responder's loop step: every request received
-//! is handled by the context's application function and answered with a SEND.
+//! is handled by the context's application function and answered with a SEND. The port also
+//! posts one-sided READs and WRITEs ([`RdmaPort::read`], [`RdmaPort::write`]) into memory the
+//! peer registered in the port's protection domain ([`RdmaPort::reg_remote`]); their
+//! completions come back through [`RdmaPort::take_done`].
 //!
 //! Encoding: the Fig. 7 header (4 bytes), the sequence number (8), the payload length (4),
 //! the payload.
@@ -11,10 +14,11 @@ use super::api::{Leo, Message, Role};
 use super::error::LeoError;
 use super::jct::{Header, HEADER_LEN};
 use rdma::verbs::{
-    AccessFlags, CqHandle, Endpoint, MrInfo, QpInitAttr, QpType, RecvWr, SendOp, SendWr, Sge,
-    WcOpcode, WcStatus,
+    AccessFlags, CqHandle, Endpoint, MrInfo, PdHandle, QpAttr, QpInitAttr, QpType, RecvWr, SendOp,
+    SendWr, Sge, WcOpcode, WcStatus,
 };
 use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 use std::net::Ipv4Addr;
 use std::rc::Rc;
 
@@ -52,21 +56,38 @@ fn verbs(e: rdma::verbs::VerbsError) -> LeoError {
     LeoError::invalid("rdma", e.to_string())
 }
 
-/// One RC QP of an endpoint with `slots` receive and `slots` send slots.
+/// A finished one-sided operation: the caller's tag and, for a READ, the bytes read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Done {
+    /// The tag given to [`RdmaPort::read`] or [`RdmaPort::write`].
+    pub tag: u64,
+    /// Whether it completed successfully.
+    pub ok: bool,
+    /// The bytes a READ fetched (empty for a WRITE).
+    pub data: Vec<u8>,
+}
+
+/// One RC QP of an endpoint with `slots` receive, `slots` send and `slots` one-sided slots.
 pub struct RdmaPort {
     ep: Rc<RefCell<Endpoint>>,
     /// The QP number (connect it to the peer's).
     pub qpn: u32,
+    pd: PdHandle,
     cq: CqHandle,
     mr: MrInfo,
     slots: usize,
     next_send: usize,
+    next_op: usize,
+    ops: HashMap<u64, (u64, usize, usize)>,
+    next_wr: u64,
+    inbox: VecDeque<Message>,
+    done: VecDeque<Done>,
 }
 
 impl RdmaPort {
     /// Creates the QP and its buffer; [`RdmaPort::connect`] connects it.
     pub fn new(ep: Rc<RefCell<Endpoint>>, slots: usize) -> Result<RdmaPort, LeoError> {
-        let (qpn, cq, mr) = {
+        let (qpn, pd, cq, mr) = {
             let mut e = ep.borrow_mut();
             let pd = e.alloc_pd();
             let cq = e.create_cq(4 * slots);
@@ -81,17 +102,23 @@ impl RdmaPort {
                 })
                 .map_err(verbs)?;
             let mr = e
-                .reg_mr(pd, 2 * slots * SLOT, AccessFlags::LOCAL_WRITE)
+                .reg_mr(pd, 3 * slots * SLOT, AccessFlags::LOCAL_WRITE)
                 .map_err(verbs)?;
-            (qpn, cq, mr)
+            (qpn, pd, cq, mr)
         };
         let port = RdmaPort {
             ep,
             qpn,
+            pd,
             cq,
             mr,
             slots,
             next_send: 0,
+            next_op: 0,
+            ops: HashMap::new(),
+            next_wr: 0,
+            inbox: VecDeque::new(),
+            done: VecDeque::new(),
         };
         Ok(port)
     }
@@ -108,6 +135,76 @@ impl RdmaPort {
             self.post_recv(i)?;
         }
         Ok(())
+    }
+
+    /// Registers `len` bytes the peer may READ (and WRITE, with `writable`) through this QP;
+    /// the QP is opened to remote READ and WRITE. The caller hands the returned region's
+    /// address and rkey to the peer (out of band, like the QP number).
+    pub fn reg_remote(&self, len: usize, writable: bool) -> Result<MrInfo, LeoError> {
+        let mut e = self.ep.borrow_mut();
+        let mut access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ;
+        if writable {
+            access = access | AccessFlags::REMOTE_WRITE;
+        }
+        let mr = e.reg_mr(self.pd, len, access).map_err(verbs)?;
+        let attr = QpAttr {
+            access: Some(AccessFlags::REMOTE_READ | AccessFlags::REMOTE_WRITE),
+            ..Default::default()
+        };
+        e.modify_qp(self.qpn, &attr).map_err(verbs)?;
+        Ok(mr)
+    }
+
+    fn op_slot(&mut self, tag: u64, len: usize) -> Result<(u64, usize), LeoError> {
+        if len > SLOT || self.ops.len() >= self.slots {
+            return Err(LeoError::invalid(
+                "rdma",
+                "one-sided op over a slot or too many",
+            ));
+        }
+        let slot = 2 * self.slots + self.next_op;
+        self.next_op = (self.next_op + 1) % self.slots;
+        self.next_wr += 1;
+        self.ops.insert(self.next_wr, (tag, slot, len));
+        Ok((self.next_wr, slot))
+    }
+
+    /// Posts an RDMA READ of `len` bytes at the peer's `remote_addr` (`rkey`); its
+    /// [`Done`] carries `tag` and the bytes.
+    pub fn read(
+        &mut self,
+        tag: u64,
+        remote_addr: u64,
+        rkey: u32,
+        len: usize,
+    ) -> Result<(), LeoError> {
+        let (wr, slot) = self.op_slot(tag, len)?;
+        let op = SendOp::Read { remote_addr, rkey };
+        let wr = SendWr::new(wr, op, self.sge(slot * SLOT, len));
+        self.ep.borrow_mut().post_send(self.qpn, wr).map_err(verbs)
+    }
+
+    /// Posts an RDMA WRITE of `data` at the peer's `remote_addr` (`rkey`).
+    pub fn write(
+        &mut self,
+        tag: u64,
+        remote_addr: u64,
+        rkey: u32,
+        data: &[u8],
+    ) -> Result<(), LeoError> {
+        let (wr, slot) = self.op_slot(tag, data.len())?;
+        let mut e = self.ep.borrow_mut();
+        let buf = e.mr_bytes_mut(self.mr.lkey).map_err(verbs)?;
+        buf[slot * SLOT..slot * SLOT + data.len()].copy_from_slice(data);
+        let op = SendOp::Write { remote_addr, rkey };
+        let wr = SendWr::new(wr, op, self.sge(slot * SLOT, data.len()));
+        e.post_send(self.qpn, wr).map_err(verbs)
+    }
+
+    /// Finished READs and WRITEs, oldest first.
+    pub fn take_done(&mut self) -> Vec<Done> {
+        self.pump();
+        self.done.drain(..).collect()
     }
 
     fn sge(&self, byte: usize, len: usize) -> Sge {
@@ -141,23 +238,60 @@ impl RdmaPort {
 
     /// The next received message, if any (its receive is re-posted).
     pub fn recv(&mut self) -> Option<Message> {
+        self.pump();
+        self.inbox.pop_front()
+    }
+
+    /// Sorts every completion: received messages to the inbox, one-sided ops to `done`.
+    fn pump(&mut self) {
         loop {
-            let wc = self.ep.borrow_mut().poll_cq(self.cq, 1).ok()?.pop()?;
-            if wc.opcode != WcOpcode::Recv || wc.status != WcStatus::Success {
-                continue;
+            let Some(wc) = self
+                .ep
+                .borrow_mut()
+                .poll_cq(self.cq, 16)
+                .ok()
+                .filter(|w| !w.is_empty())
+            else {
+                return;
+            };
+            for wc in wc {
+                match wc.opcode {
+                    WcOpcode::Recv => {
+                        self.received(wc.wr_id as usize, wc.byte_len as usize, wc.status)
+                    }
+                    WcOpcode::RdmaRead | WcOpcode::RdmaWrite => {
+                        if let Some((tag, slot, len)) = self.ops.remove(&wc.wr_id) {
+                            let ok = wc.status == WcStatus::Success;
+                            let data = if ok && wc.opcode == WcOpcode::RdmaRead {
+                                let e = self.ep.borrow();
+                                e.mr_bytes(self.mr.lkey)
+                                    .map(|b| b[slot * SLOT..slot * SLOT + len].to_vec())
+                                    .unwrap_or_default()
+                            } else {
+                                Vec::new()
+                            };
+                            self.done.push_back(Done { tag, ok, data });
+                        }
+                    }
+                    _ => {}
+                }
             }
-            let slot = wc.wr_id as usize;
-            let m = {
+        }
+    }
+
+    fn received(&mut self, slot: usize, len: usize, status: WcStatus) {
+        if slot >= self.slots {
+            return;
+        }
+        let m = (status == WcStatus::Success)
+            .then(|| {
                 let e = self.ep.borrow();
                 let buf = e.mr_bytes(self.mr.lkey).ok()?;
-                decode(&buf[slot * SLOT..slot * SLOT + wc.byte_len as usize])
-            };
-            if self.post_recv(slot).is_err() {
-                return None;
-            }
-            if m.is_some() {
-                return m;
-            }
+                decode(buf.get(slot * SLOT..slot * SLOT + len)?)
+            })
+            .flatten();
+        if self.post_recv(slot).is_ok() {
+            self.inbox.extend(m);
         }
     }
 }
@@ -249,7 +383,7 @@ mod tests {
         let (c_cpu, mut s_port) = link((&c, cm, ci), (&s, sm, si));
         let (c_acc, mut a_port) = link((&c, cm, ci), (&a, am, ai));
         let clock = Rc::new(Cell::new(0u64));
-        let mut client = Leo::new(spec.clone(), Policy::Leo);
+        let mut client = Leo::new(spec.clone(), Policy::LeoReset);
         register(&mut client, Rc::new(RefCell::new(c_cpu)), Role::Cpu);
         register(&mut client, Rc::new(RefCell::new(c_acc)), Role::Acc);
         for (name, role) in [("GET", Role::Cpu), ("GET", Role::Acc), ("PUT", Role::Cpu)] {
@@ -300,6 +434,44 @@ mod tests {
             "the slow accelerator sheds load: {answered_by:?}"
         );
         assert!(c.borrow().stats().tx_frames >= 5 && a.borrow().stats().tx_frames >= 1);
+    }
+
+    #[test]
+    fn one_sided_read_and_write_into_registered_memory() {
+        let ((c, cm, ci), (s, sm, si)) = (ep(1), ep(2));
+        let (mut cp, sp) = link((&c, cm, ci), (&s, sm, si));
+        let region = sp.reg_remote(64, true).unwrap();
+        s.borrow_mut().mr_bytes_mut(region.lkey).unwrap()[8..16].copy_from_slice(b"leo-kvs!");
+        let all = [(c.clone(), cm), (s.clone(), sm)];
+        cp.read(7, region.addr + 8, region.rkey, 8).unwrap();
+        cp.write(8, region.addr + 32, region.rkey, b"written")
+            .unwrap();
+        shuttle(&all);
+        let done = cp.take_done();
+        assert_eq!(
+            done,
+            vec![
+                Done {
+                    tag: 7,
+                    ok: true,
+                    data: b"leo-kvs!".to_vec()
+                },
+                Done {
+                    tag: 8,
+                    ok: true,
+                    data: Vec::new()
+                },
+            ]
+        );
+        assert_eq!(
+            &s.borrow().mr_bytes(region.lkey).unwrap()[32..39],
+            b"written"
+        );
+        // A key the peer never registered: the READ fails, it is reported, nothing hangs.
+        cp.read(9, region.addr, region.rkey ^ 0xff, 8).unwrap();
+        shuttle(&all);
+        let done = cp.take_done();
+        assert_eq!((done.len(), done[0].tag, done[0].ok), (1, 9, false));
     }
 
     #[test]

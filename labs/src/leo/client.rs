@@ -1,19 +1,30 @@
 //! The requester: issues a pre-drawn stream of GETs and PUTs (YCSB keys, Poisson arrivals)
-//! through a LEO context (`hosts::leo::api`, Table II): `send` picks each request's path with
-//! the context's policy and stamps t1/t2, the registered "send" function turns it into a frame
-//! held for the injected 3–9 µs network delay (§V-A); on each reply `recv` takes t5/t6, reads
-//! the responder delay from the Fig. 7 header and feeds the intra-host and end-to-end JCTs back
-//! to the policy; the client checks the value: every request
-//! must be answered exactly once with the latest value its key was PUT (ADDR dependency, kept
-//! per key in arrival order: a GET waits while a PUT to its key is in flight, a PUT while
-//! anything to its key is).
+//! through a LEO context (`hosts::leo::api`, Table II). `send` picks each request's path with
+//! the context's policy and stamps t1/t2; the request leaves after the injected 3–9 µs network
+//! delay (§V-A) on the path's transport:
+//!
+//! - **switch** (on-path): a UDP lookup to the server's address that leo_kvs.p4 answers for a
+//!   fresh hot key with the value's location (a stale one reaches the server's CPU, which
+//!   answers the same lookup);
+//! - **offpath**: an RC SEND to the off-path accelerator node, answered with the location;
+//! - **cpu**: an RC SEND to the server, answered by its CPU with the value (a PUT: with the new
+//!   location, once the server has stored it).
+//!
+//! A location is followed by an RDMA READ of the value from the server's memory (a GET's
+//! second round trip, §IV's application abstraction). On completion `recv` takes t5/t6, reads
+//! the responder delay from the Fig. 7 header and feeds the JCTs back to the policy. The client
+//! checks every value: each request must be answered exactly once with the latest value its
+//! key was PUT (ADDR dependency, kept per key in arrival order: a GET waits while a PUT to its
+//! key is in flight, a PUT while anything to its key is).
 
-use super::server::initial_value;
-use super::wire::{Msg, LEO_PORT, OP_GET, OP_PUT, PATH_IN_NETWORK};
+use super::node::Node;
+use super::server::{initial_value, word, words, SLOT_BYTES};
+use super::wire::{Msg, LEO_PORT, OP_GET, PATH_IN_NETWORK};
 use crate::host::HostApp;
 use dataplane::Nanos;
 use hosts::leo::api::{Leo, Message, Role, TS_SW};
 use hosts::leo::jct::Header;
+use hosts::leo::rdma::RdmaPort;
 use hosts::leo::select::Policy;
 use hosts::leo::{AppSpec, LeoError};
 use std::any::Any;
@@ -46,12 +57,36 @@ pub struct Types {
     pub put: usize,
 }
 
+/// How a path's messages travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// UDP lookup answered by the switch.
+    Switch,
+    /// RC SEND to the off-path accelerator.
+    OffPath,
+    /// RC SEND to the server's CPU.
+    Cpu,
+}
+
+impl Transport {
+    /// The transport of a path of the lab's application file, by name.
+    pub fn of(name: &str) -> Option<Transport> {
+        match name {
+            "switch" => Some(Transport::Switch),
+            "offpath" => Some(Transport::OffPath),
+            "cpu" => Some(Transport::Cpu),
+            _ => None,
+        }
+    }
+}
+
 struct Pending {
     n: usize,
     r: usize,
-    seq: u64,
+    path: u8,
     t1: u64,
     expect: u64,
+    responder_ns: u64,
 }
 
 type Outbox = Rc<RefCell<VecDeque<(Role, Message)>>>;
@@ -62,18 +97,34 @@ type Inbox = Rc<RefCell<VecDeque<Message>>>;
 pub struct ClientStats {
     /// End-to-end latency per answered request, ns.
     pub e2e_ns: Vec<f64>,
-    /// Replies made in the switch.
+    /// Requests sent per transport: switch, off-path, CPU.
+    pub sent: [u64; 3],
+    /// Lookups the switch answered.
     pub in_network: u64,
     /// Replies with a wrong value.
     pub wrong: u64,
-    /// Replies for no pending request (a duplicate or a stranger).
+    /// Replies for no pending request (a duplicate or a stranger), or requests that could not
+    /// be sent.
     pub unexpected: u64,
+}
+
+/// The server's value region as a requester reads it.
+#[derive(Debug, Clone, Copy)]
+pub struct RemoteStore {
+    /// The server's MAC and address (UDP lookups go there).
+    pub server: ([u8; 6], [u8; 4]),
+    /// The region's rkey.
+    pub rkey: u32,
 }
 
 /// The client.
 pub struct Client {
-    me: ([u8; 6], [u8; 4]),
-    server: ([u8; 6], [u8; 4]),
+    node: Node,
+    me: [u8; 6],
+    srv: RdmaPort,
+    acc: RdmaPort,
+    store: RemoteStore,
+    transports: Vec<Transport>,
     reqs: Vec<Request>,
     next: usize,
     hot: HashSet<u64>,
@@ -83,9 +134,9 @@ pub struct Client {
     clock: Rc<Cell<u64>>,
     outbox: Outbox,
     inbox: Inbox,
-    sendq: BinaryHeap<Reverse<(u64, u16)>>,
-    frames: HashMap<u16, Vec<u8>>,
-    pending: HashMap<u16, Pending>,
+    sendq: BinaryHeap<Reverse<(u64, u64)>>,
+    outgoing: HashMap<u64, (Transport, Message)>,
+    pending: HashMap<u64, Pending>,
     held: HashMap<u64, VecDeque<usize>>,
     in_flight: HashMap<u64, (u32, u32)>,
     values: HashMap<u64, u64>,
@@ -93,18 +144,42 @@ pub struct Client {
     pub stats: ClientStats,
 }
 
+/// How the client reaches the others.
+pub struct Wiring {
+    /// Its endpoint.
+    pub node: Node,
+    /// Its MAC.
+    pub mac: [u8; 6],
+    /// RC connection to the server.
+    pub srv: RdmaPort,
+    /// RC connection to the off-path accelerator.
+    pub acc: RdmaPort,
+    /// The server's values.
+    pub store: RemoteStore,
+}
+
 impl Client {
-    /// A client of `server` sending `reqs`, choosing paths for `spec` (profiled) with
-    /// `policy`.
+    /// A client sending `reqs` over `w`, choosing paths for `spec` (profiled) with `policy`.
     pub fn new(
-        me: ([u8; 6], [u8; 4]),
-        server: ([u8; 6], [u8; 4]),
+        w: Wiring,
         reqs: Vec<Request>,
         hot: HashSet<u64>,
         types: Types,
         spec: &AppSpec,
         policy: Policy,
     ) -> Result<Client, LeoError> {
+        let transports = spec
+            .paths
+            .iter()
+            .map(|p| {
+                Transport::of(&p.name).ok_or_else(|| {
+                    LeoError::invalid(
+                        "lab paths",
+                        format!("`{}`: expected switch, offpath or cpu", p.name),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let names = spec.requests.iter().map(|r| r.name.clone()).collect();
         let mut leo = Leo::new(spec.clone(), policy);
         let clock = Rc::new(Cell::new(0));
@@ -127,8 +202,12 @@ impl Client {
         leo.reg_ts_func(Box::new(move || c.get()), TS_SW);
         leo.init()?;
         Ok(Client {
-            me,
-            server,
+            node: w.node,
+            me: w.mac,
+            srv: w.srv,
+            acc: w.acc,
+            store: w.store,
+            transports,
             reqs,
             next: 0,
             hot,
@@ -139,7 +218,7 @@ impl Client {
             outbox,
             inbox,
             sendq: BinaryHeap::new(),
-            frames: HashMap::new(),
+            outgoing: HashMap::new(),
             pending: HashMap::new(),
             held: HashMap::new(),
             in_flight: HashMap::new(),
@@ -192,63 +271,126 @@ impl Client {
                 .unwrap_or_else(|| initial_value(q.key))
         };
         self.clock.set(now);
-        let sent = self.leo.send(&self.names[r], q.key.to_be_bytes().to_vec());
-        let Some((role, lm)) = sent.ok().and_then(|_| self.outbox.borrow_mut().pop_front()) else {
+        let sent = self.leo.send(&self.names[r], words(&[q.key, value]));
+        let Some((_, lm)) = sent.ok().and_then(|_| self.outbox.borrow_mut().pop_front()) else {
             self.stats.unexpected += 1;
             return;
         };
-        let seq = lm.seq as u16;
-        let m = Msg {
-            mac: (self.me.0, self.server.0),
-            ip: (self.me.1, self.server.1),
-            port: (40000, LEO_PORT),
-            seq,
-            hdr: Header {
-                request: if q.put { OP_PUT } else { OP_GET },
-                path: u8::from(role == Role::Acc),
-                responder_ns: 0,
-            },
-            key: q.key,
-            value,
-        };
+        let path = lm.header.path;
+        let t = self.transports[usize::from(path)];
+        self.stats.sent[t as usize] += 1;
         self.pending.insert(
-            seq,
+            lm.seq,
             Pending {
                 n,
                 r,
-                seq: lm.seq,
+                path,
                 t1: q.at,
                 expect,
+                responder_ns: 0,
             },
         );
-        self.frames.insert(seq, m.encode());
-        self.sendq.push(Reverse((now + q.delay, seq)));
+        self.sendq.push(Reverse((now + q.delay, lm.seq)));
+        self.outgoing.insert(lm.seq, (t, lm));
     }
 
-    fn answered(&mut self, now: u64, m: &Msg) {
-        let Some(p) = self.pending.remove(&m.seq) else {
+    fn transmit(&mut self, seq: u64, out: &mut dyn FnMut(Vec<u8>)) {
+        let Some((t, m)) = self.outgoing.remove(&seq) else {
+            return;
+        };
+        let sent = match t {
+            Transport::Switch => {
+                let lookup = Msg {
+                    mac: (self.me, self.store.server.0),
+                    ip: (self.node.ip.octets(), self.store.server.1),
+                    port: (40000, LEO_PORT),
+                    seq: seq as u16,
+                    hdr: Header {
+                        request: OP_GET,
+                        path: 1,
+                        responder_ns: 0,
+                    },
+                    key: word(&m.payload, 0),
+                    value: 0,
+                };
+                out(lookup.encode());
+                Ok(())
+            }
+            Transport::OffPath => self.acc.send(&m),
+            Transport::Cpu => self.srv.send(&m),
+        };
+        if sent.is_err() {
+            self.stats.unexpected += 1;
+        }
+    }
+
+    /// A lookup answered with `location` (and the responder's delay): READ the value.
+    fn located(&mut self, seq: u64, location: u64, responder_ns: u64) {
+        let Some(p) = self.pending.get_mut(&seq) else {
+            self.stats.unexpected += 1;
+            return;
+        };
+        p.responder_ns = responder_ns;
+        if self
+            .srv
+            .read(seq, location, self.store.rkey, SLOT_BYTES as usize)
+            .is_err()
+        {
+            self.stats.unexpected += 1;
+        }
+    }
+
+    fn udp(&mut self, frame: &[u8]) {
+        let Some(m) = Msg::decode(frame).filter(|m| m.ip.1 == self.node.ip.octets()) else {
+            self.stats.unexpected += 1;
+            return;
+        };
+        // Sequence numbers start at 1 and stay below 2^16 (at most 60000 requests a run).
+        if m.hdr.path == PATH_IN_NETWORK {
+            self.stats.in_network += 1;
+        }
+        self.located(u64::from(m.seq), m.value, m.hdr.responder_ns);
+    }
+
+    fn completions(&mut self, now: u64) {
+        while let Some(m) = self.acc.recv() {
+            self.located(m.seq, word(&m.payload, 8), m.header.responder_ns);
+        }
+        while let Some(m) = self.srv.recv() {
+            let (key, value) = (word(&m.payload, 0), word(&m.payload, 16));
+            self.answered(now, m.seq, key, value, m.header.responder_ns);
+        }
+        for d in self.srv.take_done() {
+            let (key, value) = (word(&d.data, 0), word(&d.data, 8));
+            let r = self.pending.get(&d.tag).map_or(0, |p| p.responder_ns);
+            if !d.ok {
+                self.stats.wrong += 1;
+            }
+            self.answered(now, d.tag, key, value, r);
+        }
+    }
+
+    fn answered(&mut self, now: u64, seq: u64, key: u64, value: u64, responder_ns: u64) {
+        let Some(p) = self.pending.remove(&seq) else {
             self.stats.unexpected += 1;
             return;
         };
         let q = self.reqs[p.n];
-        if m.value != p.expect || m.key != q.key {
+        if value != p.expect || key != q.key {
             self.stats.wrong += 1;
-        }
-        if m.hdr.path == PATH_IN_NETWORK {
-            self.stats.in_network += 1;
         }
         self.clock.set(now);
         self.inbox.borrow_mut().push_back(Message {
             header: Header {
                 request: p.r as u8,
-                ..m.hdr
+                path: p.path,
+                responder_ns,
             },
-            seq: p.seq,
+            seq,
             payload: Vec::new(),
         });
         let _ = self.leo.recv();
-        let e2e = (now - p.t1) as f64;
-        self.stats.e2e_ns.push(e2e);
+        self.stats.e2e_ns.push((now - p.t1) as f64);
         if q.put {
             self.values.insert(q.key, p.expect);
         }
@@ -285,13 +427,13 @@ impl Client {
 
 impl HostApp for Client {
     fn receive(&mut self, now: Nanos, frame: &[u8]) {
-        match Msg::decode(frame) {
-            Some(m) if m.ip.1 == self.me.1 => self.answered(now.0, &m),
-            _ => self.stats.unexpected += 1,
+        if !self.node.take(now, frame) {
+            self.udp(frame);
         }
     }
 
     fn poll(&mut self, now: Nanos, out: &mut dyn FnMut(Vec<u8>)) {
+        self.completions(now.0);
         while self.next < self.reqs.len() && self.reqs[self.next].at <= now.0 {
             self.next += 1;
             self.issue(self.next - 1, now.0);
@@ -301,16 +443,15 @@ impl HostApp for Client {
                 break;
             }
             self.sendq.pop();
-            if let Some(f) = self.frames.remove(&seq) {
-                out(f);
-            }
+            self.transmit(seq, out);
         }
+        self.node.transmit(now, out);
     }
 
     fn next_wakeup(&self) -> Option<Nanos> {
         let a = self.reqs.get(self.next).map(|r| r.at);
         let b = self.sendq.peek().map(|Reverse((t, _))| *t);
-        a.into_iter().chain(b).min().map(Nanos)
+        self.node.wakeup(a.into_iter().chain(b).min())
     }
 
     fn as_any_mut(&mut self) -> &mut dyn Any {

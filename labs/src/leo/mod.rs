@@ -1,27 +1,36 @@
-//! LEO's key-value store in the in-memory lab, with pisa's switch as the in-network
-//! accelerator: a client and a server on one switch running leo_kvs.p4
-//! (`deploy/labs/leo-kvs.yaml`). The hot keys' values are installed in the switch's `hot`
-//! table; the client's LEO policy (`hosts::leo::select`) sends each hot GET either on the
-//! switch path (answered by the P4 program) or on the CPU path (answered by the server), cold
-//! GETs and PUTs to the server. Link profiles for the hardware model come from the lab's links
-//! through a [`hosts::leo::LinkProbe`].
+//! LEO's key-value store in the in-memory lab over pisa's RDMA endpoint, with pisa's switch as
+//! the on-path (in-network) accelerator (`deploy/labs/leo-kvs.yaml`): a client, a server and an
+//! off-path accelerator node, each with its own RoCEv2 endpoint and link, on one switch running
+//! leo_kvs.p4. A GET's index lookup runs on the path the client's LEO policy picks — the switch
+//! (hot keys), the accelerator node or the server's CPU — and a location is followed by an
+//! RDMA READ of the value; PUTs go to the CPU over RC SEND. The hardware model's links are
+//! profiled at init by timed probe frames ([`probe`]); a control-plane agent ([`agent`])
+//! re-installs hot keys after PUTs. Every reply is checked (exactly once, the right value).
 //!
-//! - [`wire`]: the message (Fig. 7 header over UDP); [`client`] and [`server`]: the host apps.
+//! - [`wire`]: the UDP lookup the switch answers; [`node`]: the hosts' shared endpoint
+//!   plumbing; [`client`], [`server`], [`acc`]: the host apps. Design notes: docs/leo.md.
 
+pub mod acc;
+pub mod agent;
 pub mod client;
+pub mod node;
+pub mod probe;
 pub mod server;
 pub mod wire;
 
 use crate::mem::{MemLab, MemLabError};
 use crate::topology::{Topology, TopologyError};
-use client::{Client, Request, Types};
+use acc::Accelerator;
+use agent::RefreshAgent;
+use client::{Client, RemoteStore, Request, Types, Wiring};
 use dataplane::Nanos;
 use hosts::acuerdo::ycsb::{SplitMix, Zipf};
-use hosts::leo::hw::{Link, LinkProbe};
 use hosts::leo::select::Policy;
 use hosts::leo::{AppSpec, LeoError};
-use server::{initial_value, Server};
-use std::collections::HashSet;
+use node::{connect, Node};
+use probe::FrameProbe;
+use server::{RemoteIndex, Server, Store};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 use std::path::Path;
 
@@ -56,10 +65,13 @@ pub struct LabConfig {
     pub put_share: f64,
     /// Keys (Zipf θ = 0.99 over them).
     pub keys: u64,
-    /// Hot keys installed in the switch (the most popular ones, at most 1024).
+    /// Hot keys installed in the switch (the most popular ones, at most 1024; 0: the switch
+    /// path is never used).
     pub hot: u64,
     /// The policy (not LP: that one runs on the queue model).
     pub policy: Policy,
+    /// Run the hot-key refresh agent (polling every this many ns; `None`: no agent).
+    pub agent_ns: Option<u64>,
     /// Seed.
     pub seed: u64,
 }
@@ -71,8 +83,14 @@ pub struct LabReport {
     pub median_us: f64,
     /// 99th percentile, µs.
     pub p99_us: f64,
-    /// Share of replies the switch made.
+    /// Share of requests whose lookup the switch answered.
     pub in_network: f64,
+    /// Share of requests sent on the switch, off-path and CPU paths.
+    pub shares: [f64; 3],
+    /// Hot keys the agent re-installed.
+    pub refreshed: u64,
+    /// The profiled links: name, latency ns, GB/s, Mmsg/s.
+    pub links: Vec<(String, f64, f64, f64)>,
     /// Requests answered.
     pub answered: usize,
     /// Requests sent.
@@ -94,24 +112,25 @@ pub fn app() -> Result<AppSpec, LeoError> {
     AppSpec::from_yaml(include_str!("../../../deploy/leo/kvs-switch.yaml"))
 }
 
-/// Profiles links from the lab's link models: the client's and server's cables for the
-/// wire links, a PCIe Gen3-like model for the server's host link.
-struct LabProbe {
-    rate_bps: u64,
-    delay_ns: u64,
+/// The hardware model's wire links and the lab host each belongs to.
+const WIRES: [(&str, &str); 3] = [
+    ("uplink", "client"),
+    ("downlink", "server"),
+    ("acc-wire", "acc"),
+];
+/// The switch's CPU port, where the agent is cabled.
+const CPU_PORT: u16 = 64;
+
+fn host(topo: &Topology, name: &str) -> Result<usize, LeoLabError> {
+    topo.hosts
+        .iter()
+        .position(|h| h.name == name)
+        .ok_or_else(|| LeoLabError::Config(format!("the topology has no host `{name}`")))
 }
 
-impl LinkProbe for LabProbe {
-    fn transfer(&mut self, link: &Link, bytes: u64, count: u32) -> f64 {
-        if link.name == "pcie" {
-            return 500.0 + count as f64 * (bytes as f64 / 12.0).max(50.0);
-        }
-        let per = (bytes + 24) as f64 * 8e9 / self.rate_bps as f64;
-        self.delay_ns as f64 + count as f64 * per
-    }
-}
-
-fn hot_tables(topo: &Topology, hot: u64) -> String {
+/// The switch's tables: a route per host, the server as the source of PUT replies, hot keys
+/// 1..=`hot` at `location(key)`.
+fn tables(topo: &Topology, hot: u64, server: usize, location: impl Fn(u64) -> u64) -> String {
     let mut s = String::from("tables:\n  - table: KvsIngress.hosts\n    entries:\n");
     for (i, h) in topo.hosts.iter().enumerate() {
         let _ = writeln!(
@@ -120,15 +139,46 @@ fn hot_tables(topo: &Topology, hot: u64) -> String {
             h.ip
         );
     }
-    s.push_str("  - table: KvsIngress.hot\n    entries:\n");
+    let _ = writeln!(
+        s,
+        "  - table: KvsIngress.servers\n    entries:\n      - {{ key: {{ hdr.ipv4.src_addr: \"{}\" }}, action: server }}",
+        topo.hosts[server].ip
+    );
+    if hot > 0 {
+        s.push_str("  - table: KvsIngress.hot\n    entries:\n");
+    }
     for k in 1..=hot {
         let _ = writeln!(
             s,
             "      - {{ key: {{ hdr.kv.key: {k} }}, action: hot_key, params: {{ slot: {k}, value: {} }} }}",
-            initial_value(k)
+            location(k)
         );
     }
     s
+}
+
+fn lab(topo: &Topology, tables_yaml: &str) -> Result<MemLab, LeoLabError> {
+    let mut mem = MemLab::new(topo.clone())?;
+    let file = control::tables_file::from_yaml(tables_yaml)
+        .map_err(|e| LeoLabError::Tables(e.to_string()))?;
+    control::tables_file::apply(mem.switch_mut(0), &file)
+        .map_err(|e| LeoLabError::Tables(e.to_string()))?;
+    Ok(mem)
+}
+
+/// The application file with its links profiled by probe frames in a lab of `topo`; the
+/// profiled links as (name, latency ns, GB/s, Mmsg/s).
+pub fn profiled_app(topo: &Topology) -> Result<AppSpec, LeoLabError> {
+    let mut spec = app()?;
+    let server = host(topo, "server")?;
+    let mem = lab(topo, &tables(topo, 1, server, |_| 0))?;
+    let host_of = WIRES
+        .iter()
+        .map(|&(l, h)| Ok((l.to_string(), host(topo, h)?)))
+        .collect::<Result<HashMap<_, _>, LeoLabError>>()?;
+    spec.hw
+        .profile(&mut FrameProbe::new(mem, topo.clone(), host_of));
+    Ok(spec)
 }
 
 fn requests(cfg: &LabConfig) -> Vec<Request> {
@@ -150,23 +200,53 @@ fn requests(cfg: &LabConfig) -> Vec<Request> {
 
 /// Runs one configuration.
 pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
-    if cfg.count == 0 || cfg.count > 60_000 || cfg.hot > 1024 || cfg.policy == Policy::Lp {
+    if cfg.count == 0
+        || cfg.count > 60_000
+        || cfg.hot > 1024
+        || cfg.hot > cfg.keys
+        || cfg.policy == Policy::Lp
+    {
         return Err(LeoLabError::Config(
-            "count 1..60000, hot at most 1024, and not the LP policy".into(),
+            "count 1..60000, hot at most 1024 and at most the keys, and not the LP policy".into(),
         ));
     }
     let topo = topology()?;
-    let mut mem = MemLab::new(topo.clone())?;
-    let file = control::tables_file::from_yaml(&hot_tables(&topo, cfg.hot))
-        .map_err(|e| LeoLabError::Tables(e.to_string()))?;
-    control::tables_file::apply(mem.switch_mut(0), &file)
-        .map_err(|e| LeoLabError::Tables(e.to_string()))?;
-    let mut spec = app()?;
-    let wire = &topo.links[topo.hosts[0].link].config.tx;
-    spec.hw.profile(&mut LabProbe {
-        rate_bps: wire.rate_bps,
-        delay_ns: wire.delay_ns,
-    });
+    let spec = profiled_app(&topo)?;
+    let (ci, si, ai) = (
+        host(&topo, "client")?,
+        host(&topo, "server")?,
+        host(&topo, "acc")?,
+    );
+    let (cn, sn, an) = (
+        Node::new(&topo, ci),
+        Node::new(&topo, si),
+        Node::new(&topo, ai),
+    );
+    let slots = 1024;
+    let (c_srv, s_cli) = (cn.port(slots)?, sn.port(slots)?);
+    let (c_acc, a_cli) = (cn.port(slots)?, an.port(slots)?);
+    let (s_acc, a_srv) = (sn.port(slots)?, an.port(slots)?);
+    connect(&c_srv, cn.ip, &s_cli, sn.ip, 1000)?;
+    connect(&c_acc, cn.ip, &a_cli, an.ip, 2000)?;
+    connect(&s_acc, sn.ip, &a_srv, an.ip, 3000)?;
+    let store = Store::new(&s_cli, sn.ep.clone(), cfg.keys, cfg.count as u64)?;
+    let location = |k: u64| store.location(k);
+    let offload = spec.hw.device("offload", "lab")?;
+    let get = spec
+        .request("GET")
+        .ok_or_else(|| LeoLabError::Config("no GET".into()))?;
+    let service = spec.requests[get].compute_ns[offload].unwrap_or(0.0) as u64;
+    let accel = Accelerator::new(an, a_cli, &a_srv, cfg.keys, service, location)?;
+    let index = RemoteIndex {
+        addr: accel.index.addr,
+        rkey: accel.index.rkey,
+    };
+    let mut mem = lab(&topo, &tables(&topo, cfg.hot, si, location))?;
+    let rkey = store.mr.rkey;
+    let server = Server::new(sn, &spec, s_cli, s_acc, store, index)?;
+    let agent = cfg
+        .agent_ns
+        .map(|p| mem.attach_agent(0, CPU_PORT, Box::new(RefreshAgent::new(p))));
     let name = |n: &str| {
         spec.request(n)
             .ok_or_else(|| LeoLabError::Config(format!("no {n}")))
@@ -176,22 +256,44 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
         get: name("GET")?,
         put: name("PUT")?,
     };
-    let (c, s) = (&topo.hosts[0], &topo.hosts[1]);
+    let s = &topo.hosts[si];
+    let wiring = Wiring {
+        node: cn,
+        mac: topo.hosts[ci].mac,
+        srv: c_srv,
+        acc: c_acc,
+        store: RemoteStore {
+            server: (s.mac, s.ip.octets()),
+            rkey,
+        },
+    };
     let reqs = requests(cfg);
+    let end = reqs.last().map_or(0, |r| r.at) + 10_000_000;
     let client = Client::new(
-        (c.mac, c.ip.octets()),
-        (s.mac, s.ip.octets()),
+        wiring,
         reqs,
         (1..=cfg.hot).collect::<HashSet<u64>>(),
         types,
         &spec,
         cfg.policy,
     )?;
-    mem.attach(1, Box::new(Server::new(&spec)?));
-    mem.attach(0, Box::new(client));
-    mem.run_until(Some(Nanos(u64::MAX / 4)));
+    mem.attach(si, Box::new(server));
+    mem.attach(ai, Box::new(accel));
+    mem.attach(ci, Box::new(client));
+    // The agent keeps a timer forever: run in slices until every request is answered.
+    loop {
+        let now = mem.now().0;
+        mem.run_until(Some(Nanos(now + 100_000)));
+        let left = mem.app_mut::<Client>(ci).map_or(0, |c| c.outstanding());
+        if left == 0 || mem.now().0 >= end {
+            break;
+        }
+    }
+    let refreshed = agent
+        .and_then(|a| mem.agent_mut::<RefreshAgent>(a).map(|g| g.refreshed()))
+        .unwrap_or(0);
     let cl = mem
-        .app_mut::<Client>(0)
+        .app_mut::<Client>(ci)
         .ok_or_else(|| LeoLabError::Config("client gone".into()))?;
     let st = &cl.stats;
     let mut lat = st.e2e_ns.clone();
@@ -202,10 +304,28 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
             .unwrap_or(0.0)
             / 1e3
     };
+    let n = cfg.count as f64;
+    let links = spec
+        .hw
+        .links
+        .iter()
+        .filter_map(|l| {
+            let p = l.profile?;
+            Some((
+                l.name.clone(),
+                p.latency_ns,
+                p.bytes_per_ns,
+                p.msgs_per_sec / 1e6,
+            ))
+        })
+        .collect();
     Ok(LabReport {
         median_us: pct(0.5),
         p99_us: pct(0.99),
-        in_network: st.in_network as f64 / lat.len().max(1) as f64,
+        in_network: st.in_network as f64 / n,
+        shares: st.sent.map(|x| x as f64 / n),
+        refreshed,
+        links,
         answered: lat.len(),
         sent: cfg.count,
         wrong: st.wrong,
@@ -225,12 +345,13 @@ mod tests {
             keys: 10_000,
             hot: 128,
             policy,
+            agent_ns: Some(2_000),
             seed: 3,
         }
     }
 
     #[test]
-    fn every_request_answered_once_with_the_right_value() {
+    fn every_request_answered_once_with_the_right_value_over_rdma() {
         for (policy, puts) in [(Policy::Leo, 0.05), (Policy::Cpu, 0.05), (Policy::Acc, 0.0)] {
             let r = run(&cfg(policy, puts)).unwrap();
             assert_eq!(
@@ -238,11 +359,47 @@ mod tests {
                 (r.sent, 0, 0),
                 "{policy}: {r:?}"
             );
-            if policy == Policy::Cpu {
-                assert_eq!(r.in_network, 0.0);
-            } else {
-                assert!(r.in_network > 0.2, "{policy}: {r:?}");
+            match policy {
+                Policy::Cpu => assert_eq!((r.in_network, r.shares[2]), (0.0, 1.0)),
+                Policy::Acc => assert!(r.in_network > 0.2 && r.shares[2] == 0.0, "{r:?}"),
+                _ => assert!(r.shares.iter().filter(|&&s| s > 0.0).count() >= 2, "{r:?}"),
             }
         }
+    }
+
+    #[test]
+    fn links_are_profiled_by_probe_frames() {
+        let topo = topology().unwrap();
+        let spec = profiled_app(&topo).unwrap();
+        let p = |n: &str| {
+            let i = spec.hw.links.iter().position(|l| l.name == n).unwrap();
+            spec.hw.link_profile(i).unwrap()
+        };
+        // The accelerator's own link (25G, 1 us) is slower and farther than the client's
+        // (100G, 500 ns); the probe sees it, the topology's numbers are never read.
+        let (up, acc) = (p("uplink"), p("acc-wire"));
+        assert!(acc.latency_ns > up.latency_ns + 300.0, "{up:?} {acc:?}");
+        assert!(acc.bytes_per_ns < up.bytes_per_ns / 2.0, "{up:?} {acc:?}");
+        assert!(up.latency_ns > 400.0 && up.bytes_per_ns > 5.0, "{up:?}");
+    }
+
+    #[test]
+    fn the_agent_brings_stale_hot_keys_back_to_the_switch() {
+        let with = run(&LabConfig {
+            policy: Policy::Acc,
+            ..cfg(Policy::Acc, 0.05)
+        })
+        .unwrap();
+        let without = run(&LabConfig {
+            agent_ns: None,
+            ..cfg(Policy::Acc, 0.05)
+        })
+        .unwrap();
+        assert!(with.refreshed > 0 && without.refreshed == 0);
+        assert_eq!((with.wrong, without.wrong), (0, 0));
+        assert!(
+            with.in_network > without.in_network + 0.05,
+            "with {with:?} without {without:?}"
+        );
     }
 }

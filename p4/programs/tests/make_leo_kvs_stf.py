@@ -5,8 +5,9 @@ Expected output bytes are built here with scapy from what the program is specifi
 (never from the emulator's output): a GET of a fresh hot key sent on path 1 (the switch) comes back out of its ingress port
 as the reply (MACs, IPs and UDP ports swapped, UDP checksum 0, op 3, path 0xfe, delay 0, the
 value the control plane installed; scapy recomputes the IPv4 checksum); anything else goes to
-the port of its destination address unchanged; after a PUT to a hot key, GETs of it go to the
-server.
+the port of its destination address unchanged; after a PUT to a hot key (over UDP, or as a
+RoCEv2 RC SEND carrying LEO's message), GETs of it go to the server; RoCEv2 frames pass
+unchanged (the switch never rewrites them, so their ICRC stays valid).
 
 Run with Debian's python3 (python3-scapy):  /usr/bin/python3 make_leo_kvs_stf.py
 """
@@ -15,6 +16,7 @@ import struct
 
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
+from scapy.contrib.roce import BTH
 from scapy.packet import Raw
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -34,6 +36,7 @@ SETUP = (
     f"# client {CLIENT[0]} {CLIENT[1]} on port {CLIENT[2]}; server {SERVER[0]} {SERVER[1]} on port {SERVER[2]}\n"
     f"add KvsIngress.hosts hdr.ipv4.dst_addr:{ip_hex(CLIENT[1])} KvsIngress.to_host(port:{CLIENT[2]})\n"
     f"add KvsIngress.hosts hdr.ipv4.dst_addr:{ip_hex(SERVER[1])} KvsIngress.to_host(port:{SERVER[2]})\n"
+    + f"add KvsIngress.servers hdr.ipv4.src_addr:{ip_hex(SERVER[1])} KvsIngress.server()\n"
     + "".join(f"add KvsIngress.hot hdr.kv.key:{k:#x} KvsIngress.hot_key(slot:{s}, value:{v:#x})\n"
               for k, (s, v) in HOT.items()))
 
@@ -117,7 +120,34 @@ def put_makes_stale():
           f"packet {CLIENT[2]} {hexs(g3)}\nexpect {CLIENT[2]} {hexs(reply_of(0x1111, sport=40004, ident=11))} $\n")
 
 
+RDMA_PUT = 2  # PUT's request type index in deploy/leo/kvs-switch.yaml
+
+
+def roce_send(src, dst, key, value, seq):
+    """An RC SEND-only frame whose payload is LEO's RDMA message (hosts::leo::rdma)."""
+    msg = struct.pack("!BBHQI", RDMA_PUT, 0, 0, seq, 16) + struct.pack("!QQ", key, value)
+    f = (Ether(src=src[0], dst=dst[0]) / IP(src=src[1], dst=dst[1], ttl=64, flags="DF")
+         / UDP(sport=49152, dport=4791, chksum=0) / BTH(opcode=0x04, dqpn=0x11, psn=5, ackreq=1)
+         / Raw(msg))
+    return Ether(bytes(f))
+
+
+def roce_put():
+    put = roce_send(CLIENT, SERVER, 0x1111, 0x6666, 1)
+    g = request(GET, 0x1111, sport=40005, ident=12)
+    back = roce_send(SERVER, CLIENT, 0x1111, 0x4000, 1)
+    write("leo_kvs_roce_put.stf",
+          "leo_kvs.p4: a RoCEv2 PUT to a hot key passes unchanged and makes the key stale",
+          f"# PUT 0x1111 as an RC SEND: to the server, byte for byte.\n"
+          f"packet {CLIENT[2]} {hexs(put)}\nexpect {SERVER[2]} {hexs(put)} $\n"
+          f"# GET 0x1111 on the switch path now goes to the server.\n"
+          f"packet {CLIENT[2]} {hexs(g)}\nexpect {SERVER[2]} {hexs(g)} $\n"
+          f"# The server's reply (the new location; a refresh digest) reaches the client unchanged.\n"
+          f"packet {SERVER[2]} {hexs(back)}\nexpect {CLIENT[2]} {hexs(back)} $\n")
+
+
 if __name__ == "__main__":
     hot_get()
     cold()
     put_makes_stale()
+    roce_put()
