@@ -94,6 +94,36 @@ pub struct FieldRef {
     pub width: u16,
 }
 
+/// Most bits of a value the executor computes on; wider header fields are copied, sliced,
+/// extracted and emitted, never computed on whole.
+pub const MAX_VALUE_WIDTH: u16 = 128;
+
+impl FieldRef {
+    /// The field cut MSB-first into pieces of at most [`MAX_VALUE_WIDTH`] bits, each with the
+    /// bits `[hi:lo]` of the field it covers (one piece for a field of 128 bits or less).
+    pub fn chunks(self) -> impl Iterator<Item = (FieldRef, u16, u16)> {
+        let w = self.width;
+        (0..w.div_ceil(MAX_VALUE_WIDTH)).map(move |i| {
+            let start = i * MAX_VALUE_WIDTH;
+            let width = (w - start).min(MAX_VALUE_WIDTH);
+            let hi = w - 1 - start;
+            let piece = FieldRef {
+                offset: self.offset + u32::from(start),
+                width,
+            };
+            (piece, hi, hi + 1 - width)
+        })
+    }
+
+    /// Bits `[hi:lo]` of the field (in range: `lo <= hi < width`).
+    pub fn slice(self, hi: u16, lo: u16) -> FieldRef {
+        FieldRef {
+            offset: self.offset + u32::from(self.width - 1 - hi),
+            width: hi - lo + 1,
+        }
+    }
+}
+
 /// Named field of the PHV (headers' fields, metadata fields, locals).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldInfo {

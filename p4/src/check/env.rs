@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use crate::ast::{self, DeclKind, ExprKind, TypeKind};
 use crate::check::suggest;
-use crate::check::types::{EnumTy, StructTy, Ty, MAX_WIDTH};
+use crate::check::types::{EnumTy, StructTy, Ty, MAX_FIELD_WIDTH, MAX_WIDTH};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::source::{FileId, SourceMap, Span};
 
@@ -226,12 +226,11 @@ impl<'a> Env<'a> {
                     "remove it, or use a width from {min} to {MAX_WIDTH}"
                 )));
         }
-        if n < min || n > MAX_WIDTH as i128 {
+        let max = if signed { MAX_WIDTH } else { MAX_FIELD_WIDTH };
+        if n < min || n > i128::from(max) {
             return Err(Diagnostic::error(format!("bit width {n} is not supported"))
                 .with_primary(w.span, "width out of range")
-                .with_help(format!(
-                    "widths from {min} to {MAX_WIDTH} bits are supported"
-                )));
+                .with_help(format!("widths from {min} to {max} bits are supported")));
         }
         Ok(n as u16)
     }

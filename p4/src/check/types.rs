@@ -5,8 +5,12 @@
 use std::fmt;
 use std::rc::Rc;
 
-/// Widest bit string pisa represents (the IR's `Value` is a `u128`).
+/// Widest bit string pisa computes on (the IR's `Value` is a `u128`).
 pub const MAX_WIDTH: u32 = 128;
+
+/// Widest `bit<W>` type: fields wider than [`MAX_WIDTH`] are carried (extracted, emitted,
+/// copied whole, sliced to at most 128 bits), never computed on whole.
+pub const MAX_FIELD_WIDTH: u32 = 2048;
 
 /// Width of `error` values (TNA's `parser_err` is `bit<16>`).
 pub const ERROR_WIDTH: u16 = 16;

@@ -789,6 +789,13 @@ impl<'a> Lowerer<'a> {
             }
             ExprKind::Slice { base, hi, lo } => {
                 let v = self.expr(base, None)?;
+                if let V::Loc(loc) = &v {
+                    if let Loc::Field { f, .. } = &**loc {
+                        if f.width > ir::MAX_VALUE_WIDTH {
+                            return self.wide_slice(*f, hi, lo, e.span);
+                        }
+                    }
+                }
                 let (be, bt) = self.scalar_of_value(v, None, base.span)?;
                 let Some(w) = bt.scalar_width().filter(|_| bt.is_bits()) else {
                     return Err(self.err(
@@ -953,6 +960,41 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Converts a value to a scalar rvalue of type `want` (when given).
+    /// A field wider than 128 bits used as a value: refused with what can be done with it.
+    pub fn wide_value(&mut self, width: u16, span: Span) -> super::Reported {
+        self.err(
+            Diagnostic::error(format!(
+                "this {width}-bit field is wider than the 128 bits pisa computes on"
+            ))
+            .with_primary(span, "used as a value")
+            .with_help("copy it whole into a field of the same width, slice at most 128 bits of it (`f[127:0]`), or extract and emit it"),
+        )
+    }
+
+    /// `f[hi:lo]` of a field wider than 128 bits: the bits themselves, as a narrower field.
+    fn wide_slice(
+        &mut self,
+        f: ir::FieldRef,
+        hi: &'a ast::Expr,
+        lo: &'a ast::Expr,
+        span: Span,
+    ) -> Res<V> {
+        let (h, l) = (self.const_int(hi)?, self.const_int(lo)?);
+        let w = i128::from(f.width);
+        if !(0 <= l && l <= h && h < w && h - l < i128::from(ir::MAX_VALUE_WIDTH)) {
+            return Err(self.err(
+                Diagnostic::error(format!("slice [{h}:{l}] of a {w}-bit field"))
+                    .with_primary(span, "bad slice bounds")
+                    .with_help(format!(
+                        "use [hi:lo] with {} >= hi >= lo >= 0 and at most 128 bits",
+                        w - 1
+                    )),
+            ));
+        }
+        let piece = f.slice(h as u16, l as u16);
+        Ok(V::Scalar(ir::Expr::Field(piece), Ty::Bit(piece.width)))
+    }
+
     pub fn scalar_of_value(&mut self, v: V, want: Option<&Ty>, span: Span) -> Res<(ir::Expr, Ty)> {
         let (e, t) = match v {
             V::Scalar(e, t) => (e, t),
@@ -980,6 +1022,9 @@ impl<'a> Lowerer<'a> {
                 };
             }
             V::Loc(loc) => match &*loc {
+                Loc::Field { f, .. } if f.width > ir::MAX_VALUE_WIDTH => {
+                    return Err(self.wide_value(f.width, span))
+                }
                 Loc::Field { f, ty } => (ir::Expr::Field(*f), ty.clone()),
                 Loc::RegWord(w, ty) => (ir::Expr::RegValue(*w), ty.clone()),
                 Loc::RegOut(_) => {

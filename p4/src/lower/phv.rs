@@ -60,7 +60,8 @@ impl Loc {
     /// Every scalar field inside this value, in order, as IR expressions.
     pub fn scalars(&self, out: &mut Vec<ir::Expr>) {
         match self {
-            Loc::Field { f, .. } => out.push(ir::Expr::Field(*f)),
+            // Wider than a value: its pieces, which concatenate to the same bits.
+            Loc::Field { f, .. } => out.extend(f.chunks().map(|(p, _, _)| ir::Expr::Field(p))),
             Loc::RegWord(w, _) => out.push(ir::Expr::RegValue(*w)),
             Loc::Header { fields, .. } | Loc::Struct { fields, .. } => {
                 fields.iter().for_each(|f| f.scalars(out))

@@ -299,6 +299,20 @@ impl<'a> Lowerer<'a> {
 
     fn assign_to(&mut self, dest: Dest, rhs: &'a ast::Expr, out: &mut ir::Block) -> Res<()> {
         match dest {
+            Dest::Scalar(ir::Place::Field(d), _) if d.width > ir::MAX_VALUE_WIDTH => {
+                // A field wider than a value: only a whole field of the same width copies in.
+                let v = self.expr(rhs, None)?;
+                match &v {
+                    V::Loc(loc) => match &**loc {
+                        Loc::Field { f, .. } if f.width == d.width => {
+                            wide_copy(d, *f, out);
+                            Ok(())
+                        }
+                        _ => Err(self.wide_value(d.width, rhs.span)),
+                    },
+                    _ => Err(self.wide_value(d.width, rhs.span)),
+                }
+            }
             Dest::Scalar(place, ty) => {
                 let (e, _) = self.scalar(rhs, Some(&ty))?;
                 out.push(ir::Stmt::Assign {
@@ -414,6 +428,11 @@ impl<'a> Lowerer<'a> {
                 for (d, s) in df.iter().zip(sf) {
                     self.copy_loc(d, s, out);
                 }
+            }
+            (Loc::Field { f: d, .. }, Loc::Field { f: s, .. })
+                if d.width > ir::MAX_VALUE_WIDTH && d.width == s.width =>
+            {
+                wide_copy(*d, *s, out)
             }
             _ => {
                 if let (Dest::Scalar(place, _), Some(e)) = (Dest::from_loc(dst), scalar_of(src)) {
@@ -1700,4 +1719,14 @@ fn uses_direct(b: &[ir::Stmt]) -> bool {
         } => expr(cond) || uses_direct(then) || uses_direct(els),
         _ => false,
     })
+}
+
+/// `dst = src` for fields wider than a value: piece by piece (the same bits).
+fn wide_copy(dst: ir::FieldRef, src: ir::FieldRef, out: &mut ir::Block) {
+    for ((d, _, _), (s, _, _)) in dst.chunks().zip(src.chunks()) {
+        out.push(ir::Stmt::Assign {
+            dst: ir::Place::Field(d),
+            value: ir::Expr::Field(s),
+        });
+    }
 }

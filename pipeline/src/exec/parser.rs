@@ -165,7 +165,19 @@ impl<T: Tracer> Ctx<'_, T> {
         if T::ENABLED {
             let fields = gp.phv.fields[info.fields.start as usize..info.fields.end as usize]
                 .iter()
-                .map(|f| TraceField::new(f.name.clone(), self.phv.get(f.field), f.field.width))
+                .flat_map(|f| {
+                    // A field wider than a value shows as its pieces, `name[hi:lo]`.
+                    let wide = f.field.width > crate::ir::MAX_VALUE_WIDTH;
+                    f.field.chunks().map(move |(piece, hi, lo)| {
+                        let name = if wide {
+                            format!("{}[{hi}:{lo}]", f.name)
+                        } else {
+                            f.name.clone()
+                        };
+                        (name, piece)
+                    })
+                })
+                .map(|(name, piece)| TraceField::new(name, self.phv.get(piece), piece.width))
                 .collect();
             self.tr.record(|| TraceEvent::Extract {
                 header: info.name.clone(),

@@ -340,7 +340,11 @@ fn flat_inputs(v: V, out: &mut Vec<ir::Expr>, l: &mut Lowerer<'_>, span: Span) -
             }
             Ok(())
         }
-        V::Loc(loc) if !loc.ty().is_scalar() => {
+        // Aggregates, and fields wider than a value, as their pieces in order.
+        V::Loc(loc)
+            if !loc.ty().is_scalar()
+                || matches!(&*loc, crate::lower::phv::Loc::Field { f, .. } if f.width > ir::MAX_VALUE_WIDTH) =>
+        {
             loc.scalars(out);
             Ok(())
         }

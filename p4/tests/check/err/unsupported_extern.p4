@@ -6,7 +6,7 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
                 in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
-    Lpf<bit<16>, bit<8>>(256) filter;
+    ParserPriority() prio;
     apply { }
 }
 
