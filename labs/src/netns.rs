@@ -138,6 +138,19 @@ impl NetnsSwitches {
     /// each switch serves its control socket at [`ctl_path`].
     pub fn start(topo: &Topology, ctl: bool) -> Result<NetnsSwitches, NetnsError> {
         let built = crate::build::switches(topo)?;
+        NetnsSwitches::start_with(topo, built, Vec::new(), ctl)
+    }
+
+    /// [`NetnsSwitches::start`] with switches built (and programmed) elsewhere, one per
+    /// topology switch in order, and `extra` ports (a switch index and its port: a CPU port's
+    /// memory pair, say) besides the veths.
+    pub fn start_with(
+        topo: &Topology,
+        built: Vec<pipeline::switch::Switch>,
+        extra: Vec<(usize, PortSetup)>,
+        ctl: bool,
+    ) -> Result<NetnsSwitches, NetnsError> {
+        let mut extra = extra;
         let mut runtimes = Vec::new();
         let mut servers = Vec::new();
         let clock: Arc<dyn Clock> = Arc::new(WallClock::new());
@@ -167,6 +180,11 @@ impl NetnsSwitches {
                     });
                 }
             }
+            let (mine, rest) = std::mem::take(&mut extra)
+                .into_iter()
+                .partition(|(sw, _)| *sw == s);
+            extra = rest;
+            setups.extend(mine.into_iter().map(|(_, p): (usize, PortSetup)| p));
             if setups.is_empty() {
                 continue;
             }
