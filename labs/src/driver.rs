@@ -62,6 +62,15 @@ pub trait Driver: Sized {
     fn switch_mut(&mut self, switch: usize) -> Result<&mut Switch, DriverError>;
     /// Every switch's pipeline at once, in topology order (as [`Driver::switch_mut`]).
     fn switches_mut(&mut self) -> Result<Vec<&mut Switch>, DriverError>;
+    /// Runs `f` on switch `switch` (in namespaces on its pipeline thread between two batches
+    /// once it runs).
+    fn with_switch<R: Send + 'static>(
+        &mut self,
+        switch: usize,
+        f: impl FnOnce(&mut Switch) -> R + Send + 'static,
+    ) -> Result<R, DriverError>;
+    /// Takes link `link` down or up (both directions).
+    fn set_link_up(&mut self, link: usize, up: bool) -> Result<(), DriverError>;
     /// The link model control of one end of link `link` (0: end `a`, 1: end `b`).
     fn link_control(&self, link: usize, end: usize) -> Result<LinkControl, DriverError>;
     /// Starts the run if it has not started (namespaces up, switches and threads running;
@@ -70,6 +79,15 @@ pub trait Driver: Sized {
     /// Ends the run: threads and switches stop, namespaces go down (in memory: nothing); the
     /// applications stay, to read.
     fn finish(&mut self) -> Result<(), DriverError>;
+    /// Gives the direction leaving end `end` of link `link` the settings of `config.tx`
+    /// (faults included). In memory the end's whole link model takes `config`; in namespaces
+    /// the switch end of a host's cable models the host's direction on receive.
+    fn set_link_config(
+        &mut self,
+        link: usize,
+        end: usize,
+        config: dataplane::LinkConfig,
+    ) -> Result<(), DriverError>;
     /// Runs until the lab's time reaches `until` (in memory: or until nothing is left to do).
     fn run_to(&mut self, until: Nanos) -> Result<(), DriverError>;
     /// Whether nothing at all is left to happen (only the in-memory driver can tell).
@@ -135,6 +153,19 @@ impl Driver for crate::MemLab {
         Ok(crate::MemLab::switches_mut(self))
     }
 
+    fn with_switch<R: Send + 'static>(
+        &mut self,
+        switch: usize,
+        f: impl FnOnce(&mut Switch) -> R + Send + 'static,
+    ) -> Result<R, DriverError> {
+        Ok(f(crate::MemLab::switch_mut(self, switch)))
+    }
+
+    fn set_link_up(&mut self, link: usize, up: bool) -> Result<(), DriverError> {
+        crate::MemLab::set_link_up(self, link, up);
+        Ok(())
+    }
+
     fn link_control(&self, link: usize, end: usize) -> Result<LinkControl, DriverError> {
         Ok(crate::MemLab::link_control(self, link, end))
     }
@@ -145,6 +176,17 @@ impl Driver for crate::MemLab {
 
     fn finish(&mut self) -> Result<(), DriverError> {
         Ok(())
+    }
+
+    fn set_link_config(
+        &mut self,
+        link: usize,
+        end: usize,
+        config: dataplane::LinkConfig,
+    ) -> Result<(), DriverError> {
+        crate::MemLab::link_control(self, link, end)
+            .set_config(config)
+            .map_err(|e| DriverError::Run(format!("link {link}: {e}")))
     }
 
     fn run_to(&mut self, until: Nanos) -> Result<(), DriverError> {

@@ -33,6 +33,9 @@ use crate::mem::SwitchCounters;
 use crate::netns::{NetnsLab, NetnsSwitches};
 use crate::topology::{End, Topology};
 
+/// How long a call on a switch's pipeline thread may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// How long [`Driver::run_to`] sleeps between checks of the threads.
 const CHECK: Duration = Duration::from_millis(5);
 
@@ -302,6 +305,56 @@ impl Driver for NetnsApps {
         Ok(self.built.iter_mut().collect())
     }
 
+    fn with_switch<R: Send + 'static>(
+        &mut self,
+        switch: usize,
+        f: impl FnOnce(&mut Switch) -> R + Send + 'static,
+    ) -> Result<R, DriverError> {
+        let Some(run) = &self.run else {
+            return Ok(f(Driver::switch_mut(self, switch)?));
+        };
+        let name = &self.topo.switches[switch].name;
+        let handles = run.switches.as_ref().map(NetnsSwitches::handles);
+        match handles
+            .unwrap_or_default()
+            .into_iter()
+            .find(|(n, _)| n == name)
+        {
+            Some((_, SwitchHandle::Single(h))) => h
+                .call(CALL_TIMEOUT, move |p| f(&mut p.sw))
+                .map_err(|e| DriverError::Run(format!("switch {name}: {e}"))),
+            _ => Err(DriverError::Run(format!("switch {name} is not running"))),
+        }
+    }
+
+    fn set_link_up(&mut self, link: usize, up: bool) -> Result<(), DriverError> {
+        let l = self
+            .topo
+            .links
+            .get_mut(link)
+            .ok_or_else(|| DriverError::Run(format!("no link {link}")))?;
+        if self.run.is_none() {
+            l.up = up;
+            return Ok(());
+        }
+        let (a, b) = (l.a, l.b);
+        for (end, me, far) in [(0, a, b), (1, b, a)] {
+            if !matches!(me, End::Switch { .. }) {
+                continue;
+            }
+            let far_is_host = matches!(far, End::Host(_));
+            let ctl = self.link_control(link, end)?;
+            ctl.update(|c| {
+                c.tx.faults.link_down = !up;
+                if far_is_host {
+                    c.rx.faults.link_down = !up;
+                }
+            })
+            .map_err(|e| DriverError::Run(format!("link {link}: {e}")))?;
+        }
+        Ok(())
+    }
+
     fn link_control(&self, link: usize, end: usize) -> Result<LinkControl, DriverError> {
         let run = self.run.as_ref().ok_or_else(|| {
             DriverError::Run("link controls exist once the run has started".into())
@@ -327,6 +380,35 @@ impl Driver for NetnsApps {
 
     fn finish(&mut self) -> Result<(), DriverError> {
         self.stop()
+    }
+
+    fn set_link_config(
+        &mut self,
+        link: usize,
+        end: usize,
+        config: dataplane::LinkConfig,
+    ) -> Result<(), DriverError> {
+        let bad = || DriverError::Run(format!("no link {link}"));
+        let l = self.topo.links.get_mut(link).ok_or_else(bad)?;
+        let host_end = matches!(if end == 0 { l.a } else { l.b }, End::Host(_));
+        if self.run.is_none() {
+            // Before the run: the topology's settings, which the switches start with.
+            if end == 0 {
+                l.config.tx = config.tx;
+            } else {
+                l.config.rx = config.tx;
+            }
+            return Ok(());
+        }
+        let ctl = self.link_control(link, end)?;
+        ctl.update(|c| {
+            if host_end {
+                c.rx = config.tx;
+            } else {
+                c.tx = config.tx;
+            }
+        })
+        .map_err(|e| DriverError::Run(format!("link {link}: {e}")))
     }
 
     fn run_to(&mut self, until: Nanos) -> Result<(), DriverError> {
