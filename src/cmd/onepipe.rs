@@ -212,8 +212,13 @@ fn paper_comparison(rs: &[BenchReport]) -> String {
         );
     }
     for r in rs.iter().take(1) {
+        let how = if r.driver.starts_with("memory") {
+            "one thread"
+        } else {
+            "every switch on its own threads, in namespaces"
+        };
         s += &format!(
-            "  model speed here: {:.2} M switch passes per wall second (one thread, this build)\n",
+            "  model speed here: {:.2} M switch passes per wall second ({how}, this build)\n",
             r.switch_passes_per_wall_s / 1e6
         );
     }
