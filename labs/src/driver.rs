@@ -88,7 +88,8 @@ pub trait Driver: Sized {
         end: usize,
         config: dataplane::LinkConfig,
     ) -> Result<(), DriverError>;
-    /// Runs until the lab's time reaches `until` (in memory: or until nothing is left to do).
+    /// Runs until the lab's time reaches `until` (in memory it jumps there once nothing is
+    /// left to do).
     fn run_to(&mut self, until: Nanos) -> Result<(), DriverError>;
     /// Whether nothing at all is left to happen (only the in-memory driver can tell).
     fn quiescent(&self) -> bool;
@@ -196,6 +197,7 @@ impl Driver for crate::MemLab {
                 break;
             }
         }
+        self.advance_to(until);
         Ok(())
     }
 

@@ -125,6 +125,10 @@ pub struct AcuerdoBenchArgs {
     /// `text` or `json`.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
+    /// Run in network namespaces (root): the same lab, every node a thread in its namespace,
+    /// the switch on veths, in wall-clock time (heartbeat 2 ms, failure timeout 200 ms).
+    #[arg(long)]
+    pub netns: bool,
 }
 
 pub fn run(cmd: AcuerdoCommand) -> anyhow::Result<ExitCode> {
@@ -249,6 +253,7 @@ pub fn demo(a: AcuerdoDemoArgs) -> anyhow::Result<ExitCode> {
                 crash_leader_ns: None,
                 crashes: 0,
                 faults: None,
+                netns: false,
             };
             fig8.push(bench::run(&cfg)?.0);
         }
@@ -265,6 +270,7 @@ pub fn demo(a: AcuerdoDemoArgs) -> anyhow::Result<ExitCode> {
             crash_leader_ns: Some(300_000),
             crashes: (nodes - 1) / 2,
             faults: None,
+            netns: false,
         };
         t1.push(bench::run(&cfg)?.0);
     }
@@ -317,8 +323,11 @@ fn check_args(a: &AcuerdoBenchArgs) -> anyhow::Result<()> {
     if a.mode == ModeArg::Mu && a.nodes.iter().any(|n| !(2..=5).contains(n)) {
         bail!("--mode mu: 2 to 5 nodes (the P4CE lab holds a leader and at most 4 replicas)");
     }
-    if a.mode == ModeArg::Mu && (a.crash.is_some() || a.log_dir.is_some()) {
-        bail!("--mode mu: --crash and --log-dir are Acuerdo's");
+    if a.mode == ModeArg::Mu && (a.crash.is_some() || a.log_dir.is_some() || a.netns) {
+        bail!("--mode mu: --crash, --log-dir and --netns are Acuerdo's");
+    }
+    if a.netns && !dataplane::netns::is_root() {
+        bail!("--netns needs root (network namespaces, veth pairs, AF_PACKET)");
     }
     Ok(())
 }
@@ -349,6 +358,7 @@ fn bench_cmd(a: AcuerdoBenchArgs) -> anyhow::Result<ExitCode> {
                         crash_leader_ns: crash,
                         crashes: a.crashes,
                         faults: faults.clone(),
+                        netns: a.netns,
                     };
                     let (r, logs) = bench::run(&cfg)
                         .with_context(|| format!("acuerdo, {nodes} nodes, window {window}"))?;
@@ -374,6 +384,9 @@ fn bench_cmd(a: AcuerdoBenchArgs) -> anyhow::Result<ExitCode> {
     match a.report {
         ReportFormat::Json => println!("{}", serde_json::to_string(&reports)?),
         ReportFormat::Text => {
+            if let Some(r) = reports.first() {
+                println!("driver: {}", r.driver);
+            }
             print!("{}", bench::figure8(&reports));
             if crash.is_some() {
                 print!("{}", bench::table1(&reports));
@@ -421,6 +434,7 @@ fn mu_run(
     let r =
         mu::run(program, &cfg).with_context(|| format!("mu, {nodes} nodes, window {window}"))?;
     Ok(BenchReport {
+        driver: "memory (virtual time)".into(),
         mode: "mu".into(),
         nodes,
         size,
