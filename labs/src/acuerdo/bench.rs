@@ -122,6 +122,8 @@ pub fn run_on<D: Driver>(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), La
     if D::WALL_CLOCK {
         lc.heartbeat_ns = 2_000_000;
         lc.timeout_ns = 200_000_000;
+        // 16.8 ms: threads on a loaded machine stall for milliseconds.
+        lc.ack_timeout = 12;
     }
     let (limit, drain) = if D::WALL_CLOCK {
         (ELECTION_LIMIT_WALL, DRAIN_WALL)

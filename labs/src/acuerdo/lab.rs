@@ -63,6 +63,8 @@ pub struct LabConfig {
     pub heartbeat_ns: u64,
     /// Failure-detection timeout, ns.
     pub timeout_ns: u64,
+    /// The QPs' ACK timeout code (4.096 µs × 2^code; 7 retries before a peer is lost).
+    pub ack_timeout: u8,
     /// Faults on every host link, both directions.
     pub faults: Option<FaultConfig>,
     /// Run the replicated hash table: every node applies delivered updates to a table of
@@ -81,6 +83,7 @@ impl LabConfig {
             ring_bytes: 1 << 20,
             heartbeat_ns: 20_000,
             timeout_ns: 200_000,
+            ack_timeout: NodeConfig::new(0, 2).ack_timeout,
             faults: None,
             kv: None,
         }
@@ -356,6 +359,7 @@ impl<D: Driver> Lab<D> {
             nc.ring_bytes = cfg.ring_bytes;
             nc.core.heartbeat_ns = cfg.heartbeat_ns;
             nc.core.timeout_ns = cfg.timeout_ns;
+            nc.ack_timeout = cfg.ack_timeout;
             nc.poll_every_ns = (cfg.heartbeat_ns / 4).max(1);
             nodes.push(Node::new(nc, ep)?);
         }
