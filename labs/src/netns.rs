@@ -138,22 +138,24 @@ impl NetnsSwitches {
     /// each switch serves its control socket at [`ctl_path`].
     pub fn start(topo: &Topology, ctl: bool) -> Result<NetnsSwitches, NetnsError> {
         let built = crate::build::switches(topo)?;
-        NetnsSwitches::start_with(topo, built, Vec::new(), ctl)
+        let clock: Arc<dyn Clock> = Arc::new(WallClock::new());
+        NetnsSwitches::start_with(topo, built, Vec::new(), clock, ctl)
     }
 
     /// [`NetnsSwitches::start`] with switches built (and programmed) elsewhere, one per
-    /// topology switch in order, and `extra` ports (a switch index and its port: a CPU port's
-    /// memory pair, say) besides the veths.
+    /// topology switch in order, `extra` ports (a switch index and its port: a CPU port's
+    /// memory pair, say) besides the veths, and the switches' clock (the one the lab's
+    /// applications see, so that the program's timestamps and theirs agree).
     pub fn start_with(
         topo: &Topology,
         built: Vec<pipeline::switch::Switch>,
         extra: Vec<(usize, PortSetup)>,
+        clock: Arc<dyn Clock>,
         ctl: bool,
     ) -> Result<NetnsSwitches, NetnsError> {
         let mut extra = extra;
         let mut runtimes = Vec::new();
         let mut servers = Vec::new();
-        let clock: Arc<dyn Clock> = Arc::new(WallClock::new());
         for (s, sw) in built.into_iter().enumerate() {
             let name = topo.switches[s].name.clone();
             let mut setups = Vec::new();

@@ -46,7 +46,7 @@ struct AgentSpec {
     app: SharedAgent,
 }
 
-/// The running part: threads, switches, namespaces (stopped in that order).
+/// The running part: agent and host threads, switches, namespaces (stopped in that order).
 struct Running {
     start: Instant,
     hosts: Vec<HostThread>,
@@ -59,14 +59,15 @@ impl Running {
     /// Stops every thread and switch; the first error.
     fn stop(&mut self) -> Result<(), DriverError> {
         let mut first = None;
-        for h in &mut self.hosts {
-            if let Err(e) = h.stop() {
-                first.get_or_insert(DriverError::Run(format!("host {}: {e}", h.name)));
-            }
-        }
+        // Agents first: an agent that outlived its hosts would see their links fall silent.
         for a in &mut self.agents {
             if let Err(e) = a.stop() {
                 first.get_or_insert(DriverError::Run(format!("agent: {e}")));
+            }
+        }
+        for h in &mut self.hosts {
+            if let Err(e) = h.stop() {
+                first.get_or_insert(DriverError::Run(format!("host {}: {e}", h.name)));
             }
         }
         if let Some(s) = self.switches.take() {
@@ -125,7 +126,8 @@ impl NetnsApps {
         let mut agent_ends = Vec::new();
         for a in &self.agents {
             let name = format!("{}:{}", self.topo.switches[a.switch].name, a.devport);
-            let (sw_end, agent_end) = dataplane::mem::pair(&name, "agent");
+            let (sw_end, agent_end) = agent::agent_pair(&name)
+                .map_err(|e| DriverError::Run(format!("agent port {name}: {e}")))?;
             let port = PortSetup {
                 devport: a.devport,
                 port: Box::new(sw_end),
@@ -135,7 +137,9 @@ impl NetnsApps {
             agent_ends.push(agent_end);
         }
         let built = std::mem::take(&mut self.built);
-        let switches = NetnsSwitches::start_with(&self.topo, built, extra, false)?;
+        let clock = host::SinceClock::default();
+        let switches =
+            NetnsSwitches::start_with(&self.topo, built, extra, Arc::new(clock.clone()), false)?;
         let handles = switches.handles();
         let mut ports = Vec::new();
         for (h, app) in self.apps.iter().enumerate() {
@@ -148,7 +152,8 @@ impl NetnsApps {
             let port = HostThread::open(&ns.netns).map_err(DriverError::Run)?;
             ports.push((name.clone(), port, app.clone()));
         }
-        let start = Instant::now();
+        // The lab's time starts now, everything open.
+        let start = *clock.0.get_or_init(Instant::now);
         let mut run = Running {
             start,
             hosts: Vec::new(),

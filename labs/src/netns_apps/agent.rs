@@ -5,7 +5,14 @@
 //! agent moved there and back — as the P4CE agent's thread does (`crate::p4ce::netns::switch`).
 //! A step is taken when frames arrived or the agent's wake-up is due; otherwise the thread
 //! waits on the port.
+//!
+//! The port is [`agent_pair`]: a memory pair whose agent end also rings a datagram socket
+//! after each send, the switch end's descriptor ([`Port::raw_fd`]), so the pipeline thread
+//! sleeps in its `ppoll` like on its veths instead of napping in a loop (which it does on a
+//! port without a descriptor).
 
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixDatagram;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -13,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use dataplane::runtime::RuntimeHandle;
 use dataplane::switch::SwitchPipeline;
-use dataplane::{FrameBatch, MemPort, Port};
+use dataplane::{FrameBatch, MemPort, Nanos, Port, PortError, StatsHandle};
 
 use super::host::since;
 use crate::host::SwitchApp;
@@ -28,18 +35,90 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 /// The longest idle wait.
 const MAX_WAIT: Duration = Duration::from_millis(1);
 
+/// The switch's end of an agent's port: frames from the agent, and the bell it rings.
+pub struct SwitchEnd {
+    port: MemPort,
+    bell: UnixDatagram,
+}
+
+/// The agent's end: frames to the switch, each send followed by a ring.
+pub struct AgentEnd {
+    port: MemPort,
+    bell: UnixDatagram,
+}
+
+/// A port pair between a switch (its end named `name`) and an agent.
+pub fn agent_pair(name: &str) -> std::io::Result<(SwitchEnd, AgentEnd)> {
+    let (sw_bell, agent_bell) = UnixDatagram::pair()?;
+    sw_bell.set_nonblocking(true)?;
+    agent_bell.set_nonblocking(true)?;
+    let (a, b) = dataplane::mem::pair(name, "agent");
+    Ok((
+        SwitchEnd {
+            port: a,
+            bell: sw_bell,
+        },
+        AgentEnd {
+            port: b,
+            bell: agent_bell,
+        },
+    ))
+}
+
+impl Port for SwitchEnd {
+    fn name(&self) -> &str {
+        self.port.name()
+    }
+
+    fn recv_batch(&mut self, batch: &mut FrameBatch, now: Nanos) -> Result<usize, PortError> {
+        // Silence the bell first: a frame sent after this rings it again.
+        let mut b = [0u8; 16];
+        while self.bell.recv(&mut b).is_ok() {}
+        self.port.recv_batch(batch, now)
+    }
+
+    fn send_batch(&mut self, batch: &mut FrameBatch, now: Nanos) -> Result<usize, PortError> {
+        self.port.send_batch(batch, now)
+    }
+
+    fn stats_handle(&self) -> StatsHandle {
+        self.port.stats_handle()
+    }
+
+    fn raw_fd(&self) -> Option<RawFd> {
+        Some(self.bell.as_raw_fd())
+    }
+}
+
+impl AgentEnd {
+    fn recv_batch(&mut self, batch: &mut FrameBatch, now: Nanos) -> Result<usize, PortError> {
+        self.port.recv_batch(batch, now)
+    }
+
+    fn send_batch(&mut self, batch: &mut FrameBatch, now: Nanos) -> Result<usize, PortError> {
+        let n = self.port.send_batch(batch, now)?;
+        // A full socket means a ring is pending already.
+        let _ = self.bell.send(&[1]);
+        Ok(n)
+    }
+
+    fn wait_readable(&mut self, timeout: Duration) -> Result<bool, PortError> {
+        self.port.wait_readable(timeout)
+    }
+}
+
 /// A running agent thread.
 pub struct AgentThread {
     stop: Arc<AtomicBool>,
-    join: Option<JoinHandle<Result<MemPort, String>>>,
+    join: Option<JoinHandle<Result<AgentEnd, String>>>,
     /// Its end of the port, once stopped (dropped after the switch stopped).
-    port: Option<MemPort>,
+    port: Option<AgentEnd>,
 }
 
 impl AgentThread {
     /// Starts `agent` on `port` (the far end of the switch's port), stepping on `handle`.
     pub fn start(
-        port: MemPort,
+        port: AgentEnd,
         agent: SharedAgent,
         handle: RuntimeHandle<SwitchPipeline>,
         start: Instant,
@@ -109,12 +188,12 @@ fn step(
 }
 
 fn agent_loop(
-    mut port: MemPort,
+    mut port: AgentEnd,
     agent: &Mutex<Option<Box<dyn SwitchApp + Send>>>,
     handle: &RuntimeHandle<SwitchPipeline>,
     start: Instant,
     stop: &AtomicBool,
-) -> Result<MemPort, String> {
+) -> Result<AgentEnd, String> {
     let mut batch = FrameBatch::new(64);
     // The first step runs at once (the agent may have frames to send from the start).
     let mut wake = Some(dataplane::Nanos(0));

@@ -36,6 +36,18 @@ pub fn since(start: Instant) -> Nanos {
     Nanos(start.elapsed().as_nanos() as u64)
 }
 
+/// The lab's clock for the switches' runtimes: wall-clock time since the run started (zero
+/// until then), so that what the programs stamp and what the applications and agents see
+/// agree.
+#[derive(Clone, Default)]
+pub struct SinceClock(pub Arc<std::sync::OnceLock<Instant>>);
+
+impl dataplane::Clock for SinceClock {
+    fn now(&self) -> Nanos {
+        self.0.get().map_or(Nanos(0), |s| since(*s))
+    }
+}
+
 /// A running host thread.
 pub struct HostThread {
     pub name: String,
