@@ -453,3 +453,55 @@ impl Driver for NetnsApps {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::RdmaHost;
+
+    /// Before the run (no root needed): the switches are there to program, applications are
+    /// attached and reachable, link settings go into the topology the switches start with.
+    #[test]
+    fn before_the_run_switches_apps_and_links_are_set_up_in_memory() {
+        let topo = crate::acuerdo::topology(2).unwrap();
+        let mut lab = NetnsApps::new(topo.clone()).unwrap();
+        assert_eq!(lab.kind(), "namespaces (wall clock)");
+        assert_eq!(lab.now(), Nanos(0));
+        assert!(!lab.running());
+        assert_eq!(lab.switches_mut().unwrap().len(), topo.switches.len());
+        Driver::switch_mut(&mut lab, 0).unwrap();
+        lab.attach(0, Box::new(RdmaHost::new(&topo, 0))).unwrap();
+        let ip = lab.with_app(0, |h: &mut RdmaHost| h.endpoint.config().device.ipv4);
+        assert_eq!(ip, Some(topo.hosts[0].ip));
+        assert!(
+            lab.with_app(1, |_: &mut RdmaHost| ()).is_none(),
+            "host 1 runs nothing"
+        );
+        assert!(
+            lab.link_control(0, 0).is_err(),
+            "no link model before the run"
+        );
+        let mut c = dataplane::LinkConfig::default();
+        c.tx.faults.loss = 0.25;
+        lab.set_link_config(0, 1, c).unwrap();
+        lab.set_link_up(0, false).unwrap();
+        let l = &lab.topology().links[0];
+        assert_eq!((l.config.rx.faults.loss, l.up), (0.25, false));
+        assert!(lab.attach(9, Box::new(RdmaHost::new(&topo, 1))).is_err());
+        assert!(lab.attach_agent(5, 0, Box::new(NoAgent)).is_err());
+    }
+
+    /// An agent that does nothing (for the attach check).
+    struct NoAgent;
+
+    impl SwitchApp for NoAgent {
+        fn receive(&mut self, _: Nanos, _: &[u8], _: &mut Switch) {}
+        fn poll(&mut self, _: Nanos, _: &mut Switch, _: &mut dyn FnMut(Vec<u8>)) {}
+        fn next_wakeup(&self) -> Option<Nanos> {
+            None
+        }
+        fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+            self
+        }
+    }
+}

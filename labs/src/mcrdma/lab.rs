@@ -604,6 +604,36 @@ impl<D: Driver> McLab<D> {
             .find(|p| p.devport == port)
             .map_or(0, |p| p.rx_bytes)
     }
+
+    /// Every switch port gets a TM queue at its link's rate with DCQCN's ECN marking (seed 001,
+    /// §VII-C: Kmin 50 KB, Kmax 500 KB, Pmax 0.01) and the link's queue size: the congestion
+    /// points DCQCN needs (the link model does the queueing; the TM queue decides the marks).
+    /// In namespaces: before the run.
+    pub fn enable_ecn(&mut self) -> Result<(), McLabError> {
+        let topo = self.lab.topology().clone();
+        for (i, l) in topo.links.iter().enumerate() {
+            for (k, end) in [l.a, l.b].into_iter().enumerate() {
+                let crate::topology::End::Switch { switch, devport } = end else {
+                    continue;
+                };
+                let dir = if k == 0 { &l.config.tx } else { &l.config.rx };
+                if dir.rate_bps == 0 {
+                    continue;
+                }
+                let cfg = pipeline::tm::queue::QueueConfig {
+                    rate_bps: Some(dir.rate_bps),
+                    capacity_bytes: dir.queue_bytes,
+                    ecn: Some(pipeline::tm::queue::EcnConfig::DCQCN_100G),
+                    seed: (i * 2 + k) as u64 + 1,
+                };
+                self.lab
+                    .switch_mut(switch)?
+                    .port_queue_set(devport, cfg)
+                    .map_err(|e| McLabError::Control(McError::Api(e)))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl McLab<MemLab> {
@@ -627,35 +657,6 @@ impl McLab<MemLab> {
     /// Flow 0's sender.
     pub fn sender(&mut self) -> &mut Sender {
         self.sender_of(0)
-    }
-
-    /// Every switch port gets a TM queue at its link's rate with DCQCN's ECN marking (seed 001,
-    /// §VII-C: Kmin 50 KB, Kmax 500 KB, Pmax 0.01) and the link's queue size: the congestion
-    /// points DCQCN needs (the link model does the queueing; the TM queue decides the marks).
-    pub fn enable_ecn(&mut self) -> Result<(), McLabError> {
-        let topo = self.lab.topology().clone();
-        for (i, l) in topo.links.iter().enumerate() {
-            for (k, end) in [l.a, l.b].into_iter().enumerate() {
-                let crate::topology::End::Switch { switch, devport } = end else {
-                    continue;
-                };
-                let dir = if k == 0 { &l.config.tx } else { &l.config.rx };
-                if dir.rate_bps == 0 {
-                    continue;
-                }
-                let cfg = pipeline::tm::queue::QueueConfig {
-                    rate_bps: Some(dir.rate_bps),
-                    capacity_bytes: dir.queue_bytes,
-                    ecn: Some(pipeline::tm::queue::EcnConfig::DCQCN_100G),
-                    seed: (i * 2 + k) as u64 + 1,
-                };
-                self.lab
-                    .switch_mut(switch)
-                    .port_queue_set(devport, cfg)
-                    .map_err(|e| McLabError::Control(McError::Api(e)))?;
-            }
-        }
-        Ok(())
     }
 
     /// Receiver `ip` leaves the MC-RDMA group (its QP stays as it is: it just gets nothing).
