@@ -7,9 +7,10 @@
 //! - [`NetnsApps::start`] (or the first [`Driver::run_to`]): the topology's namespaces and
 //!   veths come up ([`crate::netns::NetnsLab`]: `pisa-<lab>-<host>`, `eth0`), every switch starts
 //!   as a `dataplane::switch::SwitchRuntime` on its veths ([`crate::netns::NetnsSwitches`]) plus
-//!   a memory port pair per agent; each host application runs on a thread in its namespace
-//!   ([`host`]) and each agent on a thread at its port ([`agent`]). Time is the wall clock since
-//!   then.
+//!   a memory port pair per agent (with a socket to ring, so the pipeline thread sleeps in
+//!   `ppoll`); each host application runs on a thread in its namespace ([`host`]) and each
+//!   agent on a thread at its port ([`agent`]). Time is the wall clock since then, the same
+//!   for the switches' runtimes, applications and agents.
 //! - [`Driver::with_app`] runs a closure on an application between two of its turns.
 //! - Dropping the driver stops the threads, then the switches, then takes the namespaces down
 //!   (when it brought them up), also when a run fails or panics.
@@ -52,7 +53,8 @@ struct Running {
     hosts: Vec<HostThread>,
     agents: Vec<AgentThread>,
     switches: Option<NetnsSwitches>,
-    _lab: NetnsLab,
+    /// The namespaces (taken down on drop when this run brought them up).
+    lab: NetnsLab,
 }
 
 impl Running {
@@ -121,6 +123,11 @@ impl NetnsApps {
         if self.run.is_some() {
             return Ok(());
         }
+        if self.built.len() != self.topo.switches.len() {
+            return Err(DriverError::Run(
+                "this lab has run (or failed to start): build a new one".into(),
+            ));
+        }
         let lab = NetnsLab::up(&self.topo)?;
         let mut extra = Vec::new();
         let mut agent_ends = Vec::new();
@@ -141,11 +148,20 @@ impl NetnsApps {
         let switches =
             NetnsSwitches::start_with(&self.topo, built, extra, Arc::new(clock.clone()), false)?;
         let handles = switches.handles();
+        // From here on a failure stops what started and takes the namespaces down.
+        let mut run = Running {
+            start: Instant::now(),
+            hosts: Vec::new(),
+            agents: Vec::new(),
+            switches: Some(switches),
+            lab,
+        };
         let mut ports = Vec::new();
         for (h, app) in self.apps.iter().enumerate() {
             let Some(app) = app else { continue };
             let name = &self.topo.hosts[h].name;
-            let ns = lab
+            let ns = run
+                .lab
                 .state
                 .host(name)
                 .map_err(crate::netns::NetnsError::from)?;
@@ -154,13 +170,7 @@ impl NetnsApps {
         }
         // The lab's time starts now, everything open.
         let start = *clock.0.get_or_init(Instant::now);
-        let mut run = Running {
-            start,
-            hosts: Vec::new(),
-            agents: Vec::new(),
-            switches: Some(switches),
-            _lab: lab,
-        };
+        run.start = start;
         for (a, port) in self.agents.iter().zip(agent_ends) {
             let name = &self.topo.switches[a.switch].name;
             let handle = match handles.iter().find(|(n, _)| n == name) {
