@@ -70,6 +70,10 @@ pub struct YcsbArgs {
     /// `text` or `json` (key `ops_per_sec`).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
+    /// Acuerdo in network namespaces (root): the bench's lab, every node a thread in its
+    /// namespace, the switch on veths (instead of threads on in-memory links).
+    #[arg(long)]
+    pub netns: bool,
 }
 
 /// Which protocol runs.
@@ -153,6 +157,7 @@ pub(crate) fn ycsb_one(
     nodes: usize,
     ops: usize,
     clients: usize,
+    netns: bool,
 ) -> anyhow::Result<YcsbReport> {
     let w = Ycsb::load();
     Ok(match system {
@@ -160,7 +165,11 @@ pub(crate) fn ycsb_one(
             if !(2..=MAX_NODES).contains(&nodes) {
                 bail!("--nodes {nodes}: Acuerdo's lab has 2 to {MAX_NODES}");
             }
-            labs::acuerdo::realtime::run(nodes, ops, clients, w)?
+            if netns {
+                labs::acuerdo::ycsb::run_on::<labs::NetnsApps>(nodes, ops, clients, w)?
+            } else {
+                labs::acuerdo::realtime::run(nodes, ops, clients, w)?
+            }
         }
         SystemArg::Etcd => labs::baselines::etcd::run(nodes, ops, w, clients)?,
         SystemArg::Zookeeper => labs::baselines::zookeeper::run(nodes, ops, w, clients)?,
@@ -209,11 +218,14 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<ExitCode> {
     if a.ops == 0 || a.clients == 0 || a.nodes.iter().any(|n| !(1..=MAX_NODES).contains(n)) {
         bail!("--ops and --clients at least 1, --nodes 1 to {MAX_NODES}");
     }
+    if a.netns && !dataplane::netns::is_root() {
+        bail!("--netns needs root (network namespaces, veth pairs, AF_PACKET)");
+    }
     let mut reports = Vec::new();
     for &n in &a.nodes {
         for &sys in &a.system {
             reports.push(
-                ycsb_one(sys, n, a.ops, a.clients)
+                ycsb_one(sys, n, a.ops, a.clients, a.netns)
                     .with_context(|| format!("{sys:?} with {n} nodes"))?,
             );
         }
@@ -278,7 +290,7 @@ pub fn demo(a: AcuerdoDemoArgs) -> anyhow::Result<ExitCode> {
     println!("\n== Figure 9: YCSB-load writes per second (wall clock, this machine)");
     let mut f9 = Vec::new();
     for sys in [SystemArg::Acuerdo, SystemArg::Etcd, SystemArg::Zookeeper] {
-        match ycsb_one(sys, 3, a.ops, 16) {
+        match ycsb_one(sys, 3, a.ops, 16, false) {
             Ok(r) => f9.push(r),
             Err(e) => println!("{sys:?}: not measured: {e:#}"),
         }

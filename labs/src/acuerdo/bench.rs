@@ -105,6 +105,15 @@ const DRAIN: u64 = 2_000_000;
 const ELECTION_LIMIT_WALL: u64 = 5_000_000_000;
 const DRAIN_WALL: u64 = 300_000_000;
 
+/// Timers threads sharing a few cores can keep (the real-time runner's): heartbeat 2 ms,
+/// failure timeout 200 ms, ACK timeout 16.8 ms (threads on a loaded machine stall for
+/// milliseconds).
+pub fn wall_clock_timers(lc: &mut LabConfig) {
+    lc.heartbeat_ns = 2_000_000;
+    lc.timeout_ns = 200_000_000;
+    lc.ack_timeout = 12;
+}
+
 /// Runs one benchmark (in namespaces with `cfg.netns`).
 pub fn run(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), LabError> {
     if cfg.netns {
@@ -120,10 +129,7 @@ pub fn run_on<D: Driver>(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), La
     let mut lc = LabConfig::new(cfg.nodes, cfg.size, cfg.window);
     lc.faults = cfg.faults.clone();
     if D::WALL_CLOCK {
-        lc.heartbeat_ns = 2_000_000;
-        lc.timeout_ns = 200_000_000;
-        // 16.8 ms: threads on a loaded machine stall for milliseconds.
-        lc.ack_timeout = 12;
+        wall_clock_timers(&mut lc);
     }
     let (limit, drain) = if D::WALL_CLOCK {
         (ELECTION_LIMIT_WALL, DRAIN_WALL)
