@@ -452,8 +452,11 @@ impl<D: Driver> Lab<D> {
     /// Runs until a leader is in place (at most `limit_ns` more); returns it.
     pub fn wait_leader(&mut self, limit_ns: u64) -> Result<usize, LabError> {
         let end = self.now() + limit_ns;
+        // Steps of the lab's time; in wall-clock time a millisecond (each step looks at every
+        // node, taking it from its thread for a moment).
+        let step = if D::WALL_CLOCK { 1_000_000 } else { 10_000 };
         while self.now() < end {
-            let t = self.now() + 10_000;
+            let t = self.now() + step;
             self.run_until(t)?;
             if let Some(l) = self.leader() {
                 return Ok(l);

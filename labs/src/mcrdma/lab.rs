@@ -563,7 +563,9 @@ impl<D: Driver> McLab<D> {
         }
         let deadline = Nanos(self.lab.now().0 + limit);
         while self.outstanding()? > 0 && self.lab.now() < deadline {
-            let step = Nanos((self.lab.now().0 + 100_000).min(deadline.0));
+            // In wall-clock time a millisecond: each step reads every sender.
+            let dt = if D::WALL_CLOCK { 1_000_000 } else { 100_000 };
+            let step = Nanos((self.lab.now().0 + dt).min(deadline.0));
             self.run_to(step)?;
             if self.lab.quiescent() && self.outstanding()? > 0 {
                 return Ok(false);
