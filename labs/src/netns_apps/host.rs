@@ -1,7 +1,7 @@
 //! A host application on its own thread inside its namespace: AF_PACKET on `eth0`, wall-clock
 //! time since the run started. Each turn hands what arrived to the application, lets it poll,
 //! and sends what it produced; a turn that did nothing waits on the socket until a frame
-//! arrives or the application's next wake-up is due (at most [`MAX_WAIT`], so that a change
+//! arrives or the application's next wake-up is due (at most a millisecond, so that a change
 //! made through [`super::NetnsApps`]'s `with_app` is seen soon).
 //!
 //! The application sits behind a mutex that the thread holds only for a turn, so the driver
