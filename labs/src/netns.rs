@@ -334,6 +334,11 @@ impl NetnsLab {
         })
     }
 
+    /// Whether this value brought the lab up (and takes it down on drop).
+    pub fn owned(&self) -> bool {
+        self.owned
+    }
+
     /// Pings every ordered host pair with the kernel's `ping` (two tries of one echo each, one
     /// second apart at most), one shell per source host, all sources at once.
     pub fn ping_all(&self) -> PingReport {

@@ -129,6 +129,15 @@ impl NetnsApps {
             ));
         }
         let lab = NetnsLab::up(&self.topo)?;
+        if !lab.owned() {
+            // Its switches may run elsewhere (`pisa lab run`): two runtimes on one veth would
+            // both forward every frame.
+            return Err(DriverError::Run(format!(
+                "lab {} is up already: take it down first (pisa lab down {0}); a run in \
+                 namespaces brings its own lab up and down",
+                self.topo.name
+            )));
+        }
         let mut extra = Vec::new();
         let mut agent_ends = Vec::new();
         for a in &self.agents {
