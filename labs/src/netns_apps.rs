@@ -10,7 +10,9 @@
 //!   a memory port pair per agent (with a socket to ring, so the pipeline thread sleeps in
 //!   `ppoll`); each host application runs on a thread in its namespace ([`host`]) and each
 //!   agent on a thread at its port ([`agent`]). Time is the wall clock since then, the same
-//!   for the switches' runtimes, applications and agents.
+//!   for the switches' runtimes, applications and agents. A host that runs an application
+//!   has its `eth0` addresses flushed: the application is its network stack, and the kernel
+//!   would otherwise answer its traffic too.
 //! - [`Driver::with_app`] runs a closure on an application between two of its turns.
 //! - Dropping the driver stops the threads, then the switches, then takes the namespaces down
 //!   (when it brought them up), also when a run fails or panics.
@@ -174,6 +176,11 @@ impl NetnsApps {
                 .state
                 .host(name)
                 .map_err(crate::netns::NetnsError::from)?;
+            // The application is the host's network stack: without addresses the kernel
+            // beside it neither answers its traffic (ICMP port unreachable for every datagram
+            // to a port no socket has) nor sends its own (IPv6 neighbour discovery).
+            dataplane::netns::ip(&["-n", &ns.netns, "addr", "flush", "dev", "eth0"])
+                .map_err(|e| DriverError::Run(format!("host {name}: {e}")))?;
             let port = HostThread::open(&ns.netns).map_err(DriverError::Run)?;
             ports.push((name.clone(), port, app.clone()));
         }

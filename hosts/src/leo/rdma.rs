@@ -14,9 +14,13 @@ use rdma::verbs::{
     AccessFlags, CqHandle, Endpoint, MrInfo, QpInitAttr, QpType, RecvWr, SendOp, SendWr, Sge,
     WcOpcode, WcStatus,
 };
-use std::cell::RefCell;
 use std::net::Ipv4Addr;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// The value behind `m` (a panic elsewhere leaves it usable: every step here is whole).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// Bytes of one message slot.
 pub const SLOT: usize = 256;
@@ -54,7 +58,7 @@ fn verbs(e: rdma::verbs::VerbsError) -> LeoError {
 
 /// One RC QP of an endpoint with `slots` receive and `slots` send slots.
 pub struct RdmaPort {
-    ep: Rc<RefCell<Endpoint>>,
+    ep: Arc<Mutex<Endpoint>>,
     /// The QP number (connect it to the peer's).
     pub qpn: u32,
     cq: CqHandle,
@@ -65,9 +69,9 @@ pub struct RdmaPort {
 
 impl RdmaPort {
     /// Creates the QP and its buffer; [`RdmaPort::connect`] connects it.
-    pub fn new(ep: Rc<RefCell<Endpoint>>, slots: usize) -> Result<RdmaPort, LeoError> {
+    pub fn new(ep: Arc<Mutex<Endpoint>>, slots: usize) -> Result<RdmaPort, LeoError> {
         let (qpn, cq, mr) = {
-            let mut e = ep.borrow_mut();
+            let mut e = lock(&ep);
             let pd = e.alloc_pd();
             let cq = e.create_cq(4 * slots);
             let qpn = e
@@ -100,7 +104,7 @@ impl RdmaPort {
     /// receive per slot.
     pub fn connect(&self, peer: Ipv4Addr, peer_qpn: u32, psn: u32) -> Result<(), LeoError> {
         let rc = crate::mcrdma::cmd::RcSettings::default();
-        let mut ep = self.ep.borrow_mut();
+        let mut ep = lock(&self.ep);
         crate::mcrdma::cmd::connect_rc(&mut ep, self.qpn, peer, peer_qpn, psn, rc)
             .map_err(verbs)?;
         drop(ep);
@@ -123,7 +127,7 @@ impl RdmaPort {
             wr_id: slot as u64,
             sg_list: vec![self.sge(slot * SLOT, SLOT)],
         };
-        self.ep.borrow_mut().post_recv(self.qpn, wr).map_err(verbs)
+        lock(&self.ep).post_recv(self.qpn, wr).map_err(verbs)
     }
 
     /// SENDs `m`.
@@ -132,7 +136,7 @@ impl RdmaPort {
             encode(m).ok_or_else(|| LeoError::invalid("rdma send", "message over a slot"))?;
         let slot = self.slots + self.next_send;
         self.next_send = (self.next_send + 1) % self.slots;
-        let mut e = self.ep.borrow_mut();
+        let mut e = lock(&self.ep);
         let buf = e.mr_bytes_mut(self.mr.lkey).map_err(verbs)?;
         buf[slot * SLOT..slot * SLOT + bytes.len()].copy_from_slice(&bytes);
         let wr = SendWr::new(u64::MAX, SendOp::Send, self.sge(slot * SLOT, bytes.len()));
@@ -142,13 +146,13 @@ impl RdmaPort {
     /// The next received message, if any (its receive is re-posted).
     pub fn recv(&mut self) -> Option<Message> {
         loop {
-            let wc = self.ep.borrow_mut().poll_cq(self.cq, 1).ok()?.pop()?;
+            let wc = lock(&self.ep).poll_cq(self.cq, 1).ok()?.pop()?;
             if wc.opcode != WcOpcode::Recv || wc.status != WcStatus::Success {
                 continue;
             }
             let slot = wc.wr_id as usize;
             let m = {
-                let e = self.ep.borrow();
+                let e = lock(&self.ep);
                 let buf = e.mr_bytes(self.mr.lkey).ok()?;
                 decode(&buf[slot * SLOT..slot * SLOT + wc.byte_len as usize])
             };
@@ -163,10 +167,10 @@ impl RdmaPort {
 }
 
 /// Gives `leo` the `send` and `recv` of `role` over `port`.
-pub fn register(leo: &mut Leo, port: Rc<RefCell<RdmaPort>>, role: Role) {
+pub fn register(leo: &mut Leo, port: Arc<Mutex<RdmaPort>>, role: Role) {
     let p = port.clone();
-    leo.reg_comm_func(Box::new(move |m| p.borrow_mut().send(m)), "send", role);
-    leo.reg_recv_func(Box::new(move || port.borrow_mut().recv()), role);
+    leo.reg_comm_func(Box::new(move |m| lock(&p).send(m)), "send", role);
+    leo.reg_recv_func(Box::new(move || lock(&port).recv()), role);
 }
 
 /// A responder's step: handles every request `port` received at `role` and SENDs the
@@ -199,15 +203,15 @@ mod tests {
     use crate::leo::sim::Testbed;
     use crate::leo::AppSpec;
     use rdma::verbs::{EndpointConfig, Instant};
-    use std::cell::Cell;
     use std::net::IpAddr;
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-    type Ep = Rc<RefCell<Endpoint>>;
+    type Ep = Arc<Mutex<Endpoint>>;
 
     fn ep(i: u8) -> (Ep, [u8; 6], Ipv4Addr) {
         let (mac, ip) = ([2, 0, 0, 0, 0, i], Ipv4Addr::new(10, 0, 0, i));
         (
-            Rc::new(RefCell::new(Endpoint::new(EndpointConfig::new(mac, ip)))),
+            Arc::new(Mutex::new(Endpoint::new(EndpointConfig::new(mac, ip)))),
             mac,
             ip,
         )
@@ -218,9 +222,9 @@ mod tests {
         for _ in 0..64 {
             let mut moved = false;
             for (e, _) in eps {
-                while let Some(f) = e.borrow_mut().poll_transmit(Instant::ZERO) {
+                while let Some(f) = e.lock().unwrap().poll_transmit(Instant::ZERO) {
                     if let Some((d, _)) = eps.iter().find(|(_, m)| f[..6] == m[..]) {
-                        d.borrow_mut().handle_frame(Instant::ZERO, &f);
+                        d.lock().unwrap().handle_frame(Instant::ZERO, &f);
                         moved = true;
                     }
                 }
@@ -232,8 +236,8 @@ mod tests {
     }
 
     fn link(a: (&Ep, [u8; 6], Ipv4Addr), b: (&Ep, [u8; 6], Ipv4Addr)) -> (RdmaPort, RdmaPort) {
-        a.0.borrow_mut().add_neighbour(IpAddr::V4(b.2), b.1);
-        b.0.borrow_mut().add_neighbour(IpAddr::V4(a.2), a.1);
+        a.0.lock().unwrap().add_neighbour(IpAddr::V4(b.2), b.1);
+        b.0.lock().unwrap().add_neighbour(IpAddr::V4(a.2), a.1);
         let pa = RdmaPort::new(a.0.clone(), 8).unwrap();
         let pb = RdmaPort::new(b.0.clone(), 8).unwrap();
         pa.connect(b.2, pb.qpn, 100).unwrap();
@@ -248,15 +252,15 @@ mod tests {
         let ((c, cm, ci), (s, sm, si), (a, am, ai)) = (ep(1), ep(2), ep(3));
         let (c_cpu, mut s_port) = link((&c, cm, ci), (&s, sm, si));
         let (c_acc, mut a_port) = link((&c, cm, ci), (&a, am, ai));
-        let clock = Rc::new(Cell::new(0u64));
+        let clock = Arc::new(AtomicU64::new(0));
         let mut client = Leo::new(spec.clone(), Policy::Leo);
-        register(&mut client, Rc::new(RefCell::new(c_cpu)), Role::Cpu);
-        register(&mut client, Rc::new(RefCell::new(c_acc)), Role::Acc);
+        register(&mut client, Arc::new(Mutex::new(c_cpu)), Role::Cpu);
+        register(&mut client, Arc::new(Mutex::new(c_acc)), Role::Acc);
         for (name, role) in [("GET", Role::Cpu), ("GET", Role::Acc), ("PUT", Role::Cpu)] {
             client.reg_app_func(Box::new(|p| p.to_vec()), name, role);
         }
         let clk = clock.clone();
-        client.reg_ts_func(Box::new(move || clk.get()), TS_SW);
+        client.reg_ts_func(Box::new(move || clk.load(Relaxed)), TS_SW);
         client.init().unwrap();
         // Responders: the host CPU and the off-path accelerator node, each with its own
         // endpoint; the accelerator's GET takes 4 µs of the shared clock (a busy device).
@@ -265,14 +269,14 @@ mod tests {
             let clk = clock.clone();
             l.reg_app_func(
                 Box::new(move |p| {
-                    clk.set(clk.get() + cost);
+                    clk.fetch_add(cost, Relaxed);
                     p.iter().map(|b| b.wrapping_add(1)).collect()
                 }),
                 "GET",
                 if cost > 1000 { Role::Acc } else { Role::Cpu },
             );
             let clk = clock.clone();
-            l.reg_ts_func(Box::new(move || clk.get()), TS_SW);
+            l.reg_ts_func(Box::new(move || clk.load(Relaxed)), TS_SW);
             l
         };
         let (mut cpu, mut acc) = (responder(300), responder(4_000));
@@ -299,7 +303,9 @@ mod tests {
             answered_by.contains(&Role::Cpu),
             "the slow accelerator sheds load: {answered_by:?}"
         );
-        assert!(c.borrow().stats().tx_frames >= 5 && a.borrow().stats().tx_frames >= 1);
+        assert!(
+            c.lock().unwrap().stats().tx_frames >= 5 && a.lock().unwrap().stats().tx_frames >= 1
+        );
     }
 
     #[test]

@@ -17,10 +17,16 @@ use hosts::leo::jct::Header;
 use hosts::leo::select::Policy;
 use hosts::leo::{AppSpec, LeoError};
 use std::any::Any;
-use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// The value behind `m` (every step taken under it is whole, so a panic elsewhere leaves it
+/// usable).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// One request of the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +60,8 @@ struct Pending {
     expect: u64,
 }
 
-type Outbox = Rc<RefCell<VecDeque<(Role, Message)>>>;
-type Inbox = Rc<RefCell<VecDeque<Message>>>;
+type Outbox = Arc<Mutex<VecDeque<(Role, Message)>>>;
+type Inbox = Arc<Mutex<VecDeque<Message>>>;
 
 /// What the client measured.
 #[derive(Debug, Clone, Default)]
@@ -80,7 +86,7 @@ pub struct Client {
     types: Types,
     names: Vec<String>,
     leo: Leo,
-    clock: Rc<Cell<u64>>,
+    clock: Arc<AtomicU64>,
     outbox: Outbox,
     inbox: Inbox,
     sendq: BinaryHeap<Reverse<(u64, u16)>>,
@@ -107,24 +113,24 @@ impl Client {
     ) -> Result<Client, LeoError> {
         let names = spec.requests.iter().map(|r| r.name.clone()).collect();
         let mut leo = Leo::new(spec.clone(), policy);
-        let clock = Rc::new(Cell::new(0));
-        let outbox: Outbox = Rc::default();
-        let inbox: Inbox = Rc::default();
+        let clock = Arc::new(AtomicU64::new(0));
+        let outbox: Outbox = Arc::default();
+        let inbox: Inbox = Arc::default();
         for role in [Role::Cpu, Role::Acc] {
             let o = outbox.clone();
             leo.reg_comm_func(
                 Box::new(move |m| {
-                    o.borrow_mut().push_back((role, m.clone()));
+                    lock(&o).push_back((role, m.clone()));
                     Ok(())
                 }),
                 "send",
                 role,
             );
             let i = inbox.clone();
-            leo.reg_recv_func(Box::new(move || i.borrow_mut().pop_front()), role);
+            leo.reg_recv_func(Box::new(move || lock(&i).pop_front()), role);
         }
         let c = clock.clone();
-        leo.reg_ts_func(Box::new(move || c.get()), TS_SW);
+        leo.reg_ts_func(Box::new(move || c.load(Relaxed)), TS_SW);
         leo.init()?;
         Ok(Client {
             me,
@@ -191,9 +197,9 @@ impl Client {
                 .copied()
                 .unwrap_or_else(|| initial_value(q.key))
         };
-        self.clock.set(now);
+        self.clock.store(now, Relaxed);
         let sent = self.leo.send(&self.names[r], q.key.to_be_bytes().to_vec());
-        let Some((role, lm)) = sent.ok().and_then(|_| self.outbox.borrow_mut().pop_front()) else {
+        let Some((role, lm)) = sent.ok().and_then(|_| lock(&self.outbox).pop_front()) else {
             self.stats.unexpected += 1;
             return;
         };
@@ -237,8 +243,8 @@ impl Client {
         if m.hdr.path == PATH_IN_NETWORK {
             self.stats.in_network += 1;
         }
-        self.clock.set(now);
-        self.inbox.borrow_mut().push_back(Message {
+        self.clock.store(now, Relaxed);
+        lock(&self.inbox).push_back(Message {
             header: Header {
                 request: p.r as u8,
                 ..m.hdr

@@ -1,4 +1,5 @@
-//! LEO's key-value store in the in-memory lab, with pisa's switch as the in-network
+//! LEO's key-value store in a lab (in memory, or in network namespaces with `netns`: the same
+//! lab over [`crate::Driver`]), with pisa's switch as the in-network
 //! accelerator: a client and a server on one switch running leo_kvs.p4
 //! (`deploy/labs/leo-kvs.yaml`). The hot keys' values are installed in the switch's `hot`
 //! table; the client's LEO policy (`hosts::leo::select`) sends each hot GET either on the
@@ -12,8 +13,10 @@ pub mod client;
 pub mod server;
 pub mod wire;
 
+use crate::driver::{Driver, DriverError};
 use crate::mem::{MemLab, MemLabError};
 use crate::topology::{Topology, TopologyError};
+use crate::NetnsApps;
 use client::{Client, Request, Types};
 use dataplane::Nanos;
 use hosts::acuerdo::ycsb::{SplitMix, Zipf};
@@ -34,6 +37,9 @@ pub enum LeoLabError {
     /// The lab.
     #[error(transparent)]
     Mem(#[from] MemLabError),
+    /// The driver.
+    #[error(transparent)]
+    Driver(#[from] DriverError),
     /// The application or a policy.
     #[error(transparent)]
     Leo(#[from] LeoError),
@@ -62,6 +68,9 @@ pub struct LabConfig {
     pub policy: Policy,
     /// Seed.
     pub seed: u64,
+    /// Run in network namespaces ([`NetnsApps`], wall clock: offer rates a thread keeps up
+    /// with, thousands of requests per second) instead of in memory.
+    pub netns: bool,
 }
 
 /// What a run measured.
@@ -148,18 +157,30 @@ fn requests(cfg: &LabConfig) -> Vec<Request> {
         .collect()
 }
 
-/// Runs one configuration.
+/// How long a wall-clock run may go on after its last request is due, ns.
+const WALL_GRACE_NS: u64 = 5_000_000_000;
+
+/// Runs one configuration (in namespaces with `cfg.netns`).
 pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
+    if cfg.netns {
+        run_on::<NetnsApps>(cfg)
+    } else {
+        run_on::<MemLab>(cfg)
+    }
+}
+
+/// [`run`] on driver `D`.
+pub fn run_on<D: Driver>(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
     if cfg.count == 0 || cfg.count > 60_000 || cfg.hot > 1024 || cfg.policy == Policy::Lp {
         return Err(LeoLabError::Config(
             "count 1..60000, hot at most 1024, and not the LP policy".into(),
         ));
     }
     let topo = topology()?;
-    let mut mem = MemLab::new(topo.clone())?;
+    let mut mem = D::build(topo.clone())?;
     let file = control::tables_file::from_yaml(&hot_tables(&topo, cfg.hot))
         .map_err(|e| LeoLabError::Tables(e.to_string()))?;
-    control::tables_file::apply(mem.switch_mut(0), &file)
+    control::tables_file::apply(mem.switch_mut(0)?, &file)
         .map_err(|e| LeoLabError::Tables(e.to_string()))?;
     let mut spec = app()?;
     let wire = &topo.links[topo.hosts[0].link].config.tx;
@@ -178,6 +199,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
     };
     let (c, s) = (&topo.hosts[0], &topo.hosts[1]);
     let reqs = requests(cfg);
+    let last = reqs.last().map_or(0, |q| q.at);
     let client = Client::new(
         (c.mac, c.ip.octets()),
         (s.mac, s.ip.octets()),
@@ -187,13 +209,27 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
         &spec,
         cfg.policy,
     )?;
-    mem.attach(1, Box::new(Server::new(&spec)?));
-    mem.attach(0, Box::new(client));
-    mem.run_until(Some(Nanos(u64::MAX / 4)));
-    let cl = mem
-        .app_mut::<Client>(0)
+    mem.attach(1, Box::new(Server::new(&spec)?))?;
+    mem.attach(0, Box::new(client))?;
+    if D::WALL_CLOCK {
+        // Until every request is answered (or the grace after the last one is over).
+        let limit = last + WALL_GRACE_NS;
+        loop {
+            let t = mem.now().0 + 10_000_000;
+            mem.run_to(Nanos(t))?;
+            let left = mem.with_app(0, |c: &mut Client| c.outstanding());
+            if left.is_none_or(|n| n == 0) || mem.now().0 > limit {
+                break;
+            }
+        }
+    } else {
+        mem.run_to(Nanos(u64::MAX / 4))?;
+    }
+    mem.finish()?;
+    let stats = mem
+        .with_app(0, |c: &mut Client| c.stats.clone())
         .ok_or_else(|| LeoLabError::Config("client gone".into()))?;
-    let st = &cl.stats;
+    let st = &stats;
     let mut lat = st.e2e_ns.clone();
     lat.sort_by(f64::total_cmp);
     let pct = |p: f64| {
@@ -226,6 +262,7 @@ mod tests {
             hot: 128,
             policy,
             seed: 3,
+            netns: false,
         }
     }
 

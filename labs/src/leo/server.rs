@@ -13,9 +13,15 @@ use hosts::leo::jct::Header;
 use hosts::leo::select::Policy;
 use hosts::leo::{AppSpec, LeoError};
 use std::any::Any;
-use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// The value behind `m` (every step taken under it is whole, so a panic elsewhere leaves it
+/// usable).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// The initial value of `key` (what the switch holds for hot keys too).
 pub fn initial_value(key: u64) -> u64 {
@@ -25,7 +31,7 @@ pub fn initial_value(key: u64) -> u64 {
 /// The server.
 pub struct Server {
     leo: Leo,
-    clock: Rc<Cell<u64>>,
+    clock: Arc<AtomicU64>,
     get: u8,
     put: u8,
     out: VecDeque<(u64, Vec<u8>)>,
@@ -54,24 +60,23 @@ impl Server {
         };
         let (get, put) = (idx("GET")?, idx("PUT")?);
         let cost = |r: usize| spec.requests[r].compute_ns[cpu].unwrap_or(0.0) as u64;
-        let clock = Rc::new(Cell::new(0));
-        let busy = Rc::new(Cell::new(0));
-        let store: Rc<RefCell<HashMap<u64, u64>>> = Rc::default();
+        let clock = Arc::new(AtomicU64::new(0));
+        let busy = Arc::new(AtomicU64::new(0));
+        let store: Arc<Mutex<HashMap<u64, u64>>> = Arc::default();
         let mut leo = Leo::new(spec.clone(), Policy::Cpu);
         for (name, ns, is_put) in [("GET", cost(get), false), ("PUT", cost(put), true)] {
             let (clk, busy, store) = (clock.clone(), busy.clone(), store.clone());
             leo.reg_app_func(
                 Box::new(move |p| {
-                    let done = busy.get().max(clk.get()) + ns;
-                    busy.set(done);
-                    clk.set(done);
+                    let done = busy.load(Relaxed).max(clk.load(Relaxed)) + ns;
+                    busy.store(done, Relaxed);
+                    clk.store(done, Relaxed);
                     let key = word(p, 0);
                     let v = if is_put {
-                        store.borrow_mut().insert(key, word(p, 8));
+                        lock(&store).insert(key, word(p, 8));
                         word(p, 8)
                     } else {
-                        store
-                            .borrow()
+                        lock(&store)
                             .get(&key)
                             .copied()
                             .unwrap_or_else(|| initial_value(key))
@@ -83,7 +88,7 @@ impl Server {
             );
         }
         let clk = clock.clone();
-        leo.reg_ts_func(Box::new(move || clk.get()), TS_SW);
+        leo.reg_ts_func(Box::new(move || clk.load(Relaxed)), TS_SW);
         Ok(Server {
             leo,
             clock,
@@ -103,7 +108,7 @@ impl HostApp for Server {
             self.dropped += 1;
             return;
         };
-        self.clock.set(now.0);
+        self.clock.store(now.0, Relaxed);
         let request = if m.hdr.request == OP_PUT {
             self.put
         } else {
