@@ -12,12 +12,16 @@
 //! - [`host`]: applications on in-memory hosts, pisa's RoCEv2 endpoint among them;
 //! - [`mcrdma`]: the MC-RDMA lab (mcrdma.p4 on the ToRs, its control plane, the replication
 //!   workload in MC-RDMA, fanout and chain modes);
-//! - [`load`]: simulated traffic and the driver's speed.
+//! - [`load`]: simulated traffic and the driver's speed;
+//! - [`driver`]: what a system's lab needs from a driver ([`Driver`]), implemented by
+//!   [`MemLab`] and by [`NetnsApps`] (the same host applications and switch agents on threads
+//!   in namespaces, wall-clock time), so that one lab runs on both.
 
 pub mod acuerdo;
 pub mod baselines;
 pub mod build;
 pub mod capture;
+pub mod driver;
 pub mod generate;
 pub mod host;
 pub mod leo;
@@ -25,11 +29,14 @@ pub mod load;
 pub mod mcrdma;
 pub mod mem;
 pub mod netns;
+pub mod netns_apps;
 pub mod onepipe;
 pub mod p4ce;
 pub mod ping;
 pub mod routes;
 pub mod topology;
 
+pub use driver::{Driver, DriverError};
 pub use mem::MemLab;
+pub use netns_apps::NetnsApps;
 pub use topology::{End, Topology, TopologyError};

@@ -469,6 +469,14 @@ impl MemLab {
         &mut self.switches[switch].pipeline.sw
     }
 
+    /// Every switch's pipeline, in topology order.
+    pub fn switches_mut(&mut self) -> Vec<&mut Switch> {
+        self.switches
+            .iter_mut()
+            .map(|s| &mut s.pipeline.sw)
+            .collect()
+    }
+
     /// The link model control of one end of link `link` (0: end `a`, 1: end `b`): the settings
     /// of the direction leaving that end, faults included, changeable while running.
     pub fn link_control(&self, link: usize, end: usize) -> LinkControl {

@@ -138,9 +138,24 @@ impl NetnsSwitches {
     /// each switch serves its control socket at [`ctl_path`].
     pub fn start(topo: &Topology, ctl: bool) -> Result<NetnsSwitches, NetnsError> {
         let built = crate::build::switches(topo)?;
+        let clock: Arc<dyn Clock> = Arc::new(WallClock::new());
+        NetnsSwitches::start_with(topo, built, Vec::new(), clock, ctl)
+    }
+
+    /// [`NetnsSwitches::start`] with switches built (and programmed) elsewhere, one per
+    /// topology switch in order, `extra` ports (a switch index and its port: a CPU port's
+    /// memory pair, say) besides the veths, and the switches' clock (the one the lab's
+    /// applications see, so that the program's timestamps and theirs agree).
+    pub fn start_with(
+        topo: &Topology,
+        built: Vec<pipeline::switch::Switch>,
+        extra: Vec<(usize, PortSetup)>,
+        clock: Arc<dyn Clock>,
+        ctl: bool,
+    ) -> Result<NetnsSwitches, NetnsError> {
+        let mut extra = extra;
         let mut runtimes = Vec::new();
         let mut servers = Vec::new();
-        let clock: Arc<dyn Clock> = Arc::new(WallClock::new());
         for (s, sw) in built.into_iter().enumerate() {
             let name = topo.switches[s].name.clone();
             let mut setups = Vec::new();
@@ -167,6 +182,11 @@ impl NetnsSwitches {
                     });
                 }
             }
+            let (mine, rest) = std::mem::take(&mut extra)
+                .into_iter()
+                .partition(|(sw, _)| *sw == s);
+            extra = rest;
+            setups.extend(mine.into_iter().map(|(_, p): (usize, PortSetup)| p));
             if setups.is_empty() {
                 continue;
             }
@@ -312,6 +332,11 @@ impl NetnsLab {
             state,
             owned: true,
         })
+    }
+
+    /// Whether this value brought the lab up (and takes it down on drop).
+    pub fn owned(&self) -> bool {
+        self.owned
     }
 
     /// Pings every ordered host pair with the kernel's `ping` (two tries of one echo each, one

@@ -70,6 +70,10 @@ pub struct YcsbArgs {
     /// `text` or `json` (key `ops_per_sec`).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
+    /// Acuerdo in network namespaces (root): the bench's lab, every node a thread in its
+    /// namespace, the switch on veths (instead of threads on in-memory links).
+    #[arg(long)]
+    pub netns: bool,
 }
 
 /// Which protocol runs.
@@ -125,6 +129,10 @@ pub struct AcuerdoBenchArgs {
     /// `text` or `json`.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
+    /// Run in network namespaces (root): the same lab, every node a thread in its namespace,
+    /// the switch on veths, in wall-clock time (heartbeat 2 ms, failure timeout 200 ms).
+    #[arg(long)]
+    pub netns: bool,
 }
 
 pub fn run(cmd: AcuerdoCommand) -> anyhow::Result<ExitCode> {
@@ -149,6 +157,7 @@ pub(crate) fn ycsb_one(
     nodes: usize,
     ops: usize,
     clients: usize,
+    netns: bool,
 ) -> anyhow::Result<YcsbReport> {
     let w = Ycsb::load();
     Ok(match system {
@@ -156,7 +165,11 @@ pub(crate) fn ycsb_one(
             if !(2..=MAX_NODES).contains(&nodes) {
                 bail!("--nodes {nodes}: Acuerdo's lab has 2 to {MAX_NODES}");
             }
-            labs::acuerdo::realtime::run(nodes, ops, clients, w)?
+            if netns {
+                labs::acuerdo::ycsb::run_on::<labs::NetnsApps>(nodes, ops, clients, w)?
+            } else {
+                labs::acuerdo::realtime::run(nodes, ops, clients, w)?
+            }
         }
         SystemArg::Etcd => labs::baselines::etcd::run(nodes, ops, w, clients)?,
         SystemArg::Zookeeper => labs::baselines::zookeeper::run(nodes, ops, w, clients)?,
@@ -205,11 +218,14 @@ fn ycsb_cmd(a: YcsbArgs) -> anyhow::Result<ExitCode> {
     if a.ops == 0 || a.clients == 0 || a.nodes.iter().any(|n| !(1..=MAX_NODES).contains(n)) {
         bail!("--ops and --clients at least 1, --nodes 1 to {MAX_NODES}");
     }
+    if a.netns && !dataplane::netns::is_root() {
+        bail!("--netns needs root (network namespaces, veth pairs, AF_PACKET)");
+    }
     let mut reports = Vec::new();
     for &n in &a.nodes {
         for &sys in &a.system {
             reports.push(
-                ycsb_one(sys, n, a.ops, a.clients)
+                ycsb_one(sys, n, a.ops, a.clients, a.netns)
                     .with_context(|| format!("{sys:?} with {n} nodes"))?,
             );
         }
@@ -249,6 +265,7 @@ pub fn demo(a: AcuerdoDemoArgs) -> anyhow::Result<ExitCode> {
                 crash_leader_ns: None,
                 crashes: 0,
                 faults: None,
+                netns: false,
             };
             fig8.push(bench::run(&cfg)?.0);
         }
@@ -265,6 +282,7 @@ pub fn demo(a: AcuerdoDemoArgs) -> anyhow::Result<ExitCode> {
             crash_leader_ns: Some(300_000),
             crashes: (nodes - 1) / 2,
             faults: None,
+            netns: false,
         };
         t1.push(bench::run(&cfg)?.0);
     }
@@ -272,7 +290,7 @@ pub fn demo(a: AcuerdoDemoArgs) -> anyhow::Result<ExitCode> {
     println!("\n== Figure 9: YCSB-load writes per second (wall clock, this machine)");
     let mut f9 = Vec::new();
     for sys in [SystemArg::Acuerdo, SystemArg::Etcd, SystemArg::Zookeeper] {
-        match ycsb_one(sys, 3, a.ops, 16) {
+        match ycsb_one(sys, 3, a.ops, 16, false) {
             Ok(r) => f9.push(r),
             Err(e) => println!("{sys:?}: not measured: {e:#}"),
         }
@@ -317,8 +335,11 @@ fn check_args(a: &AcuerdoBenchArgs) -> anyhow::Result<()> {
     if a.mode == ModeArg::Mu && a.nodes.iter().any(|n| !(2..=5).contains(n)) {
         bail!("--mode mu: 2 to 5 nodes (the P4CE lab holds a leader and at most 4 replicas)");
     }
-    if a.mode == ModeArg::Mu && (a.crash.is_some() || a.log_dir.is_some()) {
-        bail!("--mode mu: --crash and --log-dir are Acuerdo's");
+    if a.mode == ModeArg::Mu && (a.crash.is_some() || a.log_dir.is_some() || a.netns) {
+        bail!("--mode mu: --crash, --log-dir and --netns are Acuerdo's");
+    }
+    if a.netns && !dataplane::netns::is_root() {
+        bail!("--netns needs root (network namespaces, veth pairs, AF_PACKET)");
     }
     Ok(())
 }
@@ -349,6 +370,7 @@ fn bench_cmd(a: AcuerdoBenchArgs) -> anyhow::Result<ExitCode> {
                         crash_leader_ns: crash,
                         crashes: a.crashes,
                         faults: faults.clone(),
+                        netns: a.netns,
                     };
                     let (r, logs) = bench::run(&cfg)
                         .with_context(|| format!("acuerdo, {nodes} nodes, window {window}"))?;
@@ -374,6 +396,9 @@ fn bench_cmd(a: AcuerdoBenchArgs) -> anyhow::Result<ExitCode> {
     match a.report {
         ReportFormat::Json => println!("{}", serde_json::to_string(&reports)?),
         ReportFormat::Text => {
+            if let Some(r) = reports.first() {
+                println!("driver: {}", r.driver);
+            }
             print!("{}", bench::figure8(&reports));
             if crash.is_some() {
                 print!("{}", bench::table1(&reports));
@@ -421,6 +446,7 @@ fn mu_run(
     let r =
         mu::run(program, &cfg).with_context(|| format!("mu, {nodes} nodes, window {window}"))?;
     Ok(BenchReport {
+        driver: "memory (virtual time)".into(),
         mode: "mu".into(),
         nodes,
         size,

@@ -85,6 +85,10 @@ pub struct BenchArgs {
     pub plot: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
+    /// Run in network namespaces (root): the same lab with every host a thread in its
+    /// namespace and every switch on veths, in wall-clock time (--duration is then wall time).
+    #[arg(long)]
+    pub netns: bool,
 }
 
 pub fn run(cmd: McrdmaCommand) -> anyhow::Result<ExitCode> {
@@ -152,8 +156,16 @@ fn config(a: &BenchArgs, mode: Mode) -> anyhow::Result<BenchConfig> {
 pub fn run_one(a: &BenchArgs, mode: Mode, dump: Option<&Path>) -> anyhow::Result<BenchReport> {
     let topo = Topology::load(&a.topology)?;
     let cfg = config(a, mode)?;
-    let (report, regions) =
-        bench::run(topo, &cfg).with_context(|| format!("{} run", mode.name()))?;
+    let run = if a.netns {
+        anyhow::ensure!(
+            dataplane::netns::is_root(),
+            "--netns needs root (network namespaces, veth pairs, AF_PACKET)"
+        );
+        bench::run::<labs::NetnsApps>
+    } else {
+        bench::run::<labs::MemLab>
+    };
+    let (report, regions) = run(topo, &cfg).with_context(|| format!("{} run", mode.name()))?;
     if let Some(dir) = dump {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         std::fs::write(dir.join("sender.bin"), &regions.sender)?;
@@ -180,7 +192,9 @@ pub fn warm_up(a: &BenchArgs) -> anyhow::Result<()> {
 }
 
 fn bench_cmd(a: BenchArgs) -> anyhow::Result<ExitCode> {
-    warm_up(&a)?;
+    if !a.netns {
+        warm_up(&a)?;
+    }
     let mut reports = Vec::new();
     for m in &a.mode {
         let mode = Mode::from(*m);
@@ -196,6 +210,9 @@ fn bench_cmd(a: BenchArgs) -> anyhow::Result<ExitCode> {
     match a.report {
         ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&reports)?),
         ReportFormat::Text => {
+            if let Some(r) = reports.first() {
+                println!("driver: {}", r.driver);
+            }
             print!("{}", table(&reports));
             print!("{}", paper_comparison(&reports));
         }
@@ -393,6 +410,7 @@ fn demo_args(a: &McrdmaDemoArgs, receivers: usize, size: u64) -> BenchArgs {
         dump_dir: None,
         plot: None,
         report: a.report,
+        netns: false,
     }
 }
 
@@ -467,7 +485,7 @@ fn run_with_receivers(
     let topo = Topology::load(&a.topology)?;
     let mut cfg = config(a, mode)?;
     cfg.lab.receivers = receivers.iter().map(|s| s.to_string()).collect();
-    Ok(bench::run(topo, &cfg)
+    Ok(bench::run::<labs::MemLab>(topo, &cfg)
         .with_context(|| format!("{} run", mode.name()))?
         .0)
 }

@@ -5,7 +5,9 @@
 //! node suspecting the leader until the new leader's diff is committed, diff transfer
 //! included). Every run ends with the atomic-broadcast check over every node's log.
 //! Virtual time: the figures are what the link model (25 Gbit/s, 1 µs per cable, the switch
-//! in between) allows; host CPU time is not modelled.
+//! in between) allows; host CPU time is not modelled. With `netns` the same lab runs in
+//! network namespaces in wall-clock time, with timers a thread can keep (heartbeat 2 ms,
+//! failure timeout 200 ms, as the real-time runner of Figure 9): figures as measured.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -15,6 +17,8 @@ use hosts::acuerdo::{check, Agreement, Epoch, Event};
 use serde::Serialize;
 
 use super::lab::{Lab, LabConfig, LabError, Logged};
+use crate::driver::Driver;
+use crate::{MemLab, NetnsApps};
 
 /// What one run does.
 #[derive(Debug, Clone)]
@@ -34,6 +38,8 @@ pub struct BenchConfig {
     pub crashes: usize,
     /// Faults on every host link.
     pub faults: Option<FaultConfig>,
+    /// Run in network namespaces ([`NetnsApps`]) instead of in memory.
+    pub netns: bool,
 }
 
 /// An election's times, µs.
@@ -54,6 +60,8 @@ pub struct Election {
 /// The figures of one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchReport {
+    /// Which driver ran it.
+    pub driver: String,
     /// `acuerdo`.
     pub mode: String,
     /// Nodes.
@@ -93,13 +101,43 @@ const ELECTION_LIMIT: u64 = 50_000_000;
 /// Virtual time after the client stops for what is in flight to reach every node, ns.
 const DRAIN: u64 = 2_000_000;
 
-/// Runs one benchmark.
+/// The same in wall-clock time (namespaces).
+const ELECTION_LIMIT_WALL: u64 = 5_000_000_000;
+const DRAIN_WALL: u64 = 300_000_000;
+
+/// Timers threads sharing a few cores can keep (the real-time runner's): heartbeat 2 ms,
+/// failure timeout 200 ms, ACK timeout 16.8 ms (threads on a loaded machine stall for
+/// milliseconds).
+pub fn wall_clock_timers(lc: &mut LabConfig) {
+    lc.heartbeat_ns = 2_000_000;
+    lc.timeout_ns = 200_000_000;
+    lc.ack_timeout = 12;
+}
+
+/// Runs one benchmark (in namespaces with `cfg.netns`).
 pub fn run(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), LabError> {
+    if cfg.netns {
+        run_on::<NetnsApps>(cfg)
+    } else {
+        run_on::<MemLab>(cfg)
+    }
+}
+
+/// [`run`] on driver `D`.
+pub fn run_on<D: Driver>(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), LabError> {
     let wall = std::time::Instant::now();
     let mut lc = LabConfig::new(cfg.nodes, cfg.size, cfg.window);
     lc.faults = cfg.faults.clone();
-    let mut lab = Lab::new(lc)?;
-    let lead = lab.wait_leader(ELECTION_LIMIT)?;
+    if D::WALL_CLOCK {
+        wall_clock_timers(&mut lc);
+    }
+    let (limit, drain) = if D::WALL_CLOCK {
+        (ELECTION_LIMIT_WALL, DRAIN_WALL)
+    } else {
+        (ELECTION_LIMIT, DRAIN)
+    };
+    let mut lab = Lab::<D>::build(lc)?;
+    let lead = lab.wait_leader(limit)?;
     lab.client().on = true;
     let t0 = lab.now();
     let c0 = lab.client().committed;
@@ -112,7 +150,7 @@ pub fn run(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), LabError> {
             }
             lab.run_until(t0 + c * k)?;
             let Some(l) = lab.leader() else { continue };
-            lab.app(l).crash();
+            lab.with(l, |a| a.crash())?;
             crashed.push((l, lab.now()));
         }
     }
@@ -120,8 +158,10 @@ pub fn run(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), LabError> {
     lab.run_until(t0 + cfg.duration_ns)?;
     let c1 = lab.client().committed;
     lab.client().on = false;
-    let t = lab.now() + DRAIN;
+    let t = lab.now() + drain;
     lab.run_until(t)?;
+    let driver = lab.mem().kind().to_string();
+    lab.finish()?;
     let ends: Vec<u64> = crashed
         .iter()
         .skip(1)
@@ -145,10 +185,14 @@ pub fn run(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), LabError> {
         )
     };
     let logs = (0..cfg.nodes)
-        .map(|h| (h as u32, std::mem::take(&mut lab.app(h).log)))
-        .collect();
+        .map(|h| {
+            let log = lab.with(h, |a| std::mem::take(&mut a.log));
+            log.map(|l| (h as u32, l))
+        })
+        .collect::<Result<_, _>>()?;
     Ok((
         BenchReport {
+            driver,
             mode: "acuerdo".into(),
             nodes: cfg.nodes,
             size: cfg.size,
@@ -169,12 +213,20 @@ pub fn run(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), LabError> {
 
 /// The election after the crash of `old` at `crash_ns` (before `until`), from the nodes'
 /// events: the first suspicion, and the first node whose diff committed after it.
-fn election(lab: &mut Lab, old: usize, crash_ns: u64, until: u64) -> Option<Election> {
+fn election<D: Driver>(
+    lab: &mut Lab<D>,
+    old: usize,
+    crash_ns: u64,
+    until: u64,
+) -> Option<Election> {
     let n = lab.config().nodes;
     let within = |at: u64, from: u64| at >= from && at < until;
+    let events: Vec<Vec<Event>> = (0..n)
+        .map(|h| lab.with(h, |a| a.events.clone()).unwrap_or_default())
+        .collect();
     let suspected = (0..n)
         .filter(|h| *h != old)
-        .flat_map(|h| lab.app(h).events.clone())
+        .flat_map(|h| events[h].clone())
         .filter_map(|e| match e {
             Event::Suspected { at, .. } if within(at, crash_ns) => Some(at),
             _ => None,
@@ -183,8 +235,7 @@ fn election(lab: &mut Lab, old: usize, crash_ns: u64, until: u64) -> Option<Elec
     let (diff, new) = (0..n)
         .filter(|h| *h != old)
         .flat_map(|h| {
-            lab.app(h)
-                .events
+            events[h]
                 .iter()
                 .filter_map(|e| match e {
                     Event::DiffCommitted { at, .. } if within(*at, suspected) => Some((*at, h)),
@@ -193,7 +244,7 @@ fn election(lab: &mut Lab, old: usize, crash_ns: u64, until: u64) -> Option<Elec
                 .collect::<Vec<_>>()
         })
         .min()?;
-    let won = lab.app(new).events.iter().find_map(|e| match e {
+    let won = events[new].iter().find_map(|e| match e {
         Event::Elected { at, .. } if within(*at, suspected) => Some(*at),
         _ => None,
     })?;
@@ -441,6 +492,7 @@ mod tests {
             crash_leader_ns: Some(300_000),
             crashes: 2,
             faults: None,
+            netns: false,
         };
         let (r, logs) = run(&cfg).unwrap();
         assert_eq!(

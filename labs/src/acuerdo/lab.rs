@@ -1,14 +1,13 @@
-//! The in-memory Acuerdo lab: the topology of [`super::topology`] on the in-memory driver
-//! ([`crate::MemLab`]), each host an Acuerdo node ([`NodeApp`]) on its RoCEv2 endpoint, the
+//! The Acuerdo lab: the topology of [`super::topology`] on a lab driver ([`Driver`]: in memory,
+//! [`crate::MemLab`], the default, or in namespaces, [`crate::NetnsApps`]), each host an Acuerdo node ([`NodeApp`]) on its RoCEv2 endpoint, the
 //! QPs connected out of band when the lab is built (the paper does it over TCP). A
 //! [`Client`] keeps `window` messages in flight at whichever node leads (it follows a new
 //! leader after an election, forgetting what it had in flight at the old one, as a client
 //! that timed out would) and meters commit latency at the leader.
 
 use std::any::Any;
-use std::cell::{RefCell, RefMut};
 use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use dataplane::{FaultConfig, Nanos};
 use hdrhistogram::Histogram;
@@ -18,6 +17,7 @@ use hosts::acuerdo::{AcuerdoError, Entry, Epoch, Event, MsgHdr, Pid};
 use hosts::p4ce::integrity::{digest, stamp};
 use rdma::verbs::{AccessFlags, MrInfo};
 
+use crate::driver::{Driver, DriverError};
 use crate::host::{HostApp, RdmaHost};
 use crate::mem::{MemLab, MemLabError};
 use crate::topology::TopologyError;
@@ -31,6 +31,9 @@ pub enum LabError {
     /// The driver.
     #[error(transparent)]
     Mem(#[from] MemLabError),
+    /// The driver.
+    #[error(transparent)]
+    Driver(#[from] DriverError),
     /// A node could not be built.
     #[error(transparent)]
     Acuerdo(#[from] AcuerdoError),
@@ -60,6 +63,8 @@ pub struct LabConfig {
     pub heartbeat_ns: u64,
     /// Failure-detection timeout, ns.
     pub timeout_ns: u64,
+    /// The QPs' ACK timeout code (4.096 µs × 2^code; 7 retries before a peer is lost).
+    pub ack_timeout: u8,
     /// Faults on every host link, both directions.
     pub faults: Option<FaultConfig>,
     /// Run the replicated hash table: every node applies delivered updates to a table of
@@ -78,6 +83,7 @@ impl LabConfig {
             ring_bytes: 1 << 20,
             heartbeat_ns: 20_000,
             timeout_ns: 200_000,
+            ack_timeout: NodeConfig::new(0, 2).ack_timeout,
             faults: None,
             kv: None,
         }
@@ -191,8 +197,13 @@ pub struct NodeApp {
     /// CPU stalled: the NIC answers, the protocol does not run.
     stalled: bool,
     error: Option<String>,
-    client: Rc<RefCell<Client>>,
+    client: Arc<Mutex<Client>>,
     kv: Option<(KvLayout, MrInfo)>,
+}
+
+/// The client, whoever holds it (a poisoned lock still holds a usable client).
+fn lock(c: &Mutex<Client>) -> MutexGuard<'_, Client> {
+    c.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl NodeApp {
@@ -225,7 +236,7 @@ impl NodeApp {
             id[..k].copy_from_slice(&d.payload[..k]);
             let id = u64::from_le_bytes(id);
             if leads {
-                self.client.borrow_mut().delivered(id, now);
+                lock(&self.client).delivered(id, now);
             }
             if let Some((lay, mr)) = self.kv {
                 // A payload that is no update is refused alike at every replica.
@@ -243,7 +254,7 @@ impl NodeApp {
         }
         self.events.extend(self.node.core.take_events());
         if leads {
-            self.client.borrow_mut().fill(&mut self.node, now)?;
+            lock(&self.client).fill(&mut self.node, now)?;
         }
         Ok(())
     }
@@ -301,34 +312,46 @@ struct ReadPath {
     local: MrInfo,
 }
 
-/// The lab (see the module docs).
-pub struct Lab {
-    mem: MemLab,
+/// The lab (see the module docs) on driver `D`.
+pub struct Lab<D: Driver = MemLab> {
+    mem: D,
     cfg: LabConfig,
-    client: Rc<RefCell<Client>>,
+    client: Arc<Mutex<Client>>,
     reads: HashMap<(usize, usize), ReadPath>,
 }
 
-impl Lab {
-    /// Builds the topology, a node on every host and every QP between them.
+impl Lab<MemLab> {
+    /// Builds the topology in memory, a node on every host and every QP between them.
     pub fn new(cfg: LabConfig) -> Result<Lab, LabError> {
+        Lab::build(cfg)
+    }
+
+    /// Node `h`'s application.
+    pub fn app(&mut self, h: usize) -> &mut NodeApp {
+        self.mem
+            .app_mut::<NodeApp>(h)
+            .expect("every lab host runs a NodeApp")
+    }
+}
+
+impl<D: Driver> Lab<D> {
+    /// Builds the topology on driver `D`, a node on every host and every QP between them.
+    pub fn build(cfg: LabConfig) -> Result<Lab<D>, LabError> {
         if cfg.window == 0 || cfg.size == 0 {
             return Err(LabError::Config(
                 "window and size must be at least 1".into(),
             ));
         }
-        let topo = super::topology(cfg.nodes)?;
-        let mut mem = MemLab::new(topo.clone())?;
+        let mut topo = super::topology(cfg.nodes)?;
         if let Some(f) = &cfg.faults {
-            for l in 0..topo.links.len() {
-                for end in 0..2 {
-                    mem.link_control(l, end)
-                        .update(|c| c.tx.faults = f.clone())
-                        .map_err(|e| LabError::Config(e.to_string()))?;
-                }
+            // Each end sends with the faults (end a with `tx`, end b with `rx`).
+            for l in &mut topo.links {
+                l.config.tx.faults = f.clone();
+                l.config.rx.faults = f.clone();
             }
         }
-        let client = Rc::new(RefCell::new(Client::new(cfg.window, cfg.size)?));
+        let mut mem = D::build(topo.clone())?;
+        let client = Arc::new(Mutex::new(Client::new(cfg.window, cfg.size)?));
         let mut nodes = Vec::with_capacity(cfg.nodes);
         for h in 0..cfg.nodes {
             let ep = RdmaHost::new(&topo, h).endpoint;
@@ -336,6 +359,7 @@ impl Lab {
             nc.ring_bytes = cfg.ring_bytes;
             nc.core.heartbeat_ns = cfg.heartbeat_ns;
             nc.core.timeout_ns = cfg.timeout_ns;
+            nc.ack_timeout = cfg.ack_timeout;
             nc.poll_every_ns = (cfg.heartbeat_ns / 4).max(1);
             nodes.push(Node::new(nc, ep)?);
         }
@@ -363,7 +387,7 @@ impl Lab {
                 client: client.clone(),
                 kv,
             };
-            mem.attach(h, Box::new(app));
+            mem.attach(h, Box::new(app))?;
         }
         Ok(Lab {
             mem,
@@ -382,45 +406,57 @@ impl Lab {
         self.mem.now().as_nanos()
     }
     /// The driver.
-    pub fn mem(&mut self) -> &mut MemLab {
+    pub fn mem(&mut self) -> &mut D {
         &mut self.mem
     }
-    /// Node `h`'s application.
-    pub fn app(&mut self, h: usize) -> &mut NodeApp {
+    /// Runs `f` on node `h`'s application (between two of its turns).
+    pub fn with<R>(&mut self, h: usize, f: impl FnOnce(&mut NodeApp) -> R) -> Result<R, LabError> {
         self.mem
-            .app_mut::<NodeApp>(h)
-            .expect("every lab host runs a NodeApp")
+            .with_app(h, f)
+            .ok_or_else(|| LabError::Node(h, "runs no Acuerdo node".into()))
     }
     /// The client.
-    pub fn client(&self) -> RefMut<'_, Client> {
-        self.client.borrow_mut()
+    pub fn client(&self) -> MutexGuard<'_, Client> {
+        lock(&self.client)
     }
 
-    /// Runs until virtual time `t` (ns); a node that failed is an error.
+    /// Runs until the lab's time `t` (ns); a node that failed is an error.
     pub fn run_until(&mut self, t: u64) -> Result<(), LabError> {
-        self.mem.run_until(Some(Nanos(t)));
-        self.mem.advance_to(Nanos(t));
+        self.mem.run_to(Nanos(t))?;
         for h in 0..self.cfg.nodes {
-            if let Some(e) = self.app(h).error.clone() {
+            if let Some(e) = self.with(h, |a| a.error.clone())? {
                 return Err(LabError::Node(h, e));
             }
         }
         Ok(())
     }
 
+    /// Ends the run (in namespaces: the threads stop and the namespaces go down); the nodes
+    /// stay, to read.
+    pub fn finish(&mut self) -> Result<(), LabError> {
+        Ok(self.mem.finish()?)
+    }
+
     /// The live node that leads its epoch and has committed its diff, if any.
     pub fn leader(&mut self) -> Option<usize> {
         (0..self.cfg.nodes).find(|&h| {
-            let a = self.app(h);
-            a.alive && a.node.core.is_leader() && a.node.core.committed().e == a.node.core.epoch()
+            self.with(h, |a| {
+                a.alive
+                    && a.node.core.is_leader()
+                    && a.node.core.committed().e == a.node.core.epoch()
+            })
+            .unwrap_or(false)
         })
     }
 
     /// Runs until a leader is in place (at most `limit_ns` more); returns it.
     pub fn wait_leader(&mut self, limit_ns: u64) -> Result<usize, LabError> {
         let end = self.now() + limit_ns;
+        // Steps of the lab's time; in wall-clock time a millisecond (each step looks at every
+        // node, taking it from its thread for a moment).
+        let step = if D::WALL_CLOCK { 1_000_000 } else { 10_000 };
         while self.now() < end {
-            let t = self.now() + 10_000;
+            let t = self.now() + step;
             self.run_until(t)?;
             if let Some(l) = self.leader() {
                 return Ok(l);
@@ -429,6 +465,29 @@ impl Lab {
         Err(LabError::NoLeader(limit_ns / 1_000))
     }
 
+    /// Every node's delivered log, for [`hosts::acuerdo::check`] (crashed nodes included:
+    /// what they delivered must be a prefix too).
+    pub fn logs(&mut self) -> Vec<(u32, Vec<Entry>)> {
+        (0..self.cfg.nodes)
+            .map(|h| {
+                let log = self
+                    .with(h, |a| {
+                        a.log
+                            .iter()
+                            .map(|l| Entry {
+                                hdr: l.hdr,
+                                digest: l.digest,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                (h as u32, log)
+            })
+            .collect()
+    }
+}
+
+impl Lab<MemLab> {
     /// A get as §4.3 does it: host `from` READs the slots of `key` straight from replica
     /// `to`'s table over RDMA (a QP pair of their own, set up on first use), without going
     /// through Acuerdo; a torn read is read again.
@@ -565,25 +624,6 @@ impl Lab {
             cq: made[0].1,
             local: made[0].2,
         })
-    }
-
-    /// Every node's delivered log, for [`hosts::acuerdo::check`] (crashed nodes included:
-    /// what they delivered must be a prefix too).
-    pub fn logs(&mut self) -> Vec<(u32, Vec<Entry>)> {
-        (0..self.cfg.nodes)
-            .map(|h| {
-                let log = self
-                    .app(h)
-                    .log
-                    .iter()
-                    .map(|l| Entry {
-                        hdr: l.hdr,
-                        digest: l.digest,
-                    })
-                    .collect();
-                (h as u32, log)
-            })
-            .collect()
     }
 }
 

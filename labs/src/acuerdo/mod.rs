@@ -1,4 +1,5 @@
-//! An Acuerdo lab in memory, in virtual time: `n` hosts running Acuerdo nodes
+//! An Acuerdo lab, in memory in virtual time or in network namespaces in wall-clock time (one
+//! lab over [`crate::Driver`]): `n` hosts running Acuerdo nodes
 //! ([`hosts::acuerdo::node::Node`] on pisa's RoCEv2 endpoint) around one switch, the
 //! paper's set-up (its nodes hang off one Mellanox switch). The switch runs `fabric.p4` with
 //! routes generated from the topology ([`topology_yaml`]); every node reaches every other

@@ -4,7 +4,9 @@
 //! node, the P4 switch model, the links) runs on one thread as fast as it can, and ops/s is
 //! the writes committed per wall-clock second. The virtual-time rate (what the modelled
 //! network would allow) is reported beside it. Every run ends with the atomic-broadcast
-//! check and a comparison of every replica's table.
+//! check and a comparison of every replica's table. [`run_on`] runs the same lab on either
+//! driver: in namespaces ([`crate::NetnsApps`]) every node is a thread in its namespace and the
+//! lab's time is the wall clock (timers as in `super::bench`'s namespace runs).
 
 use std::time::Instant;
 
@@ -14,6 +16,8 @@ use hosts::acuerdo::ycsb::Ycsb;
 use serde::Serialize;
 
 use super::lab::{Lab, LabConfig, LabError};
+use crate::driver::Driver;
+use crate::MemLab;
 
 /// One system's YCSB-load result (Figure 9's y value).
 #[derive(Debug, Clone, Serialize)]
@@ -38,8 +42,18 @@ pub struct YcsbReport {
 }
 
 /// Runs `ops` writes of `w` through Acuerdo's replicated hash table on `nodes` nodes with
-/// `window` writes in flight.
+/// `window` writes in flight, in memory.
 pub fn run(nodes: usize, ops: usize, window: usize, w: Ycsb) -> Result<YcsbReport, LabError> {
+    run_on::<MemLab>(nodes, ops, window, w)
+}
+
+/// [`run`] on driver `D`.
+pub fn run_on<D: Driver>(
+    nodes: usize,
+    ops: usize,
+    window: usize,
+    w: Ycsb,
+) -> Result<YcsbReport, LabError> {
     let writes = w.ops(ops);
     let lay = KvLayout {
         buckets: (w.records as usize * 4).max(64),
@@ -47,8 +61,14 @@ pub fn run(nodes: usize, ops: usize, window: usize, w: Ycsb) -> Result<YcsbRepor
     };
     let mut lc = LabConfig::new(nodes, w.value_size + 21, window);
     lc.kv = Some(lay);
-    let mut lab = Lab::new(lc)?;
-    lab.wait_leader(50_000_000)?;
+    let limit = if D::WALL_CLOCK {
+        super::bench::wall_clock_timers(&mut lc);
+        5_000_000_000
+    } else {
+        50_000_000
+    };
+    let mut lab = Lab::<D>::build(lc)?;
+    lab.wait_leader(limit)?;
     lab.client().writes = Some(writes);
     lab.client().on = true;
     let (t0, v0, c0) = (Instant::now(), lab.now(), lab.client().committed);
@@ -56,28 +76,41 @@ pub fn run(nodes: usize, ops: usize, window: usize, w: Ycsb) -> Result<YcsbRepor
     while lab.client().committed - c0 < ops as u64 {
         if lab.now() > limit {
             return Err(LabError::Config(format!(
-                "{} of {ops} writes committed after 10 s of virtual time",
+                "{} of {ops} writes committed after 10 s of the lab's time",
                 lab.client().committed - c0
             )));
         }
-        let t = lab.now() + 200_000;
+        let t = lab.now() + if D::WALL_CLOCK { 1_000_000 } else { 200_000 };
         lab.run_until(t)?;
     }
     let wall_s = t0.elapsed().as_secs_f64();
     let virt_s = (lab.now() - v0) as f64 / 1e9;
     lab.client().on = false;
-    let t = lab.now() + 2_000_000;
+    let t = lab.now()
+        + if D::WALL_CLOCK {
+            300_000_000
+        } else {
+            2_000_000
+        };
     lab.run_until(t)?;
+    lab.finish()?;
     let sent = lab.client().sent.clone();
     let agreement = check(&lab.logs(), Some(&sent));
-    let tables: Vec<Vec<u8>> = (0..nodes)
-        .filter_map(|h| lab.app(h).kv_bytes().map(<[u8]>::to_vec))
-        .collect();
-    let same = tables.windows(2).all(|p| p[0] == p[1]);
-    let mut note = format!(
-        "virtual time {:.0} ops/s; atomic broadcast {agreement}",
-        ops as f64 / virt_s
-    );
+    let mut tables = Vec::new();
+    for h in 0..nodes {
+        if let Some(t) = lab.with(h, |a| a.kv_bytes().map(<[u8]>::to_vec))? {
+            tables.push(t);
+        }
+    }
+    let same = tables.len() == nodes && tables.windows(2).all(|p| p[0] == p[1]);
+    let mut note = if D::WALL_CLOCK {
+        format!("atomic broadcast {agreement}")
+    } else {
+        format!(
+            "virtual time {:.0} ops/s; atomic broadcast {agreement}",
+            ops as f64 / virt_s
+        )
+    };
     if !same {
         note.push_str("; replica tables DIFFER");
     }
@@ -87,10 +120,17 @@ pub fn run(nodes: usize, ops: usize, window: usize, w: Ycsb) -> Result<YcsbRepor
         ops: ops as u64,
         wall_s,
         ops_per_sec: ops as f64 / wall_s,
-        how: format!(
-            "in-memory lab on one thread, wall clock (nodes, P4 switch model and links all \
-             simulated), window {window}"
-        ),
+        how: if D::WALL_CLOCK {
+            format!(
+                "namespaces: a thread per node on AF_PACKET, the P4 switch on veths, window \
+                 {window}"
+            )
+        } else {
+            format!(
+                "in-memory lab on one thread, wall clock (nodes, P4 switch model and links all \
+                 simulated), window {window}"
+            )
+        },
         ok: agreement.ok && same,
         note,
     })

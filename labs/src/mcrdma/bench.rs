@@ -1,8 +1,10 @@
 //! The replication benchmark (`pisa mcrdma bench`, `pisa demo mcrdma`): one run of the
-//! workload in one mode, for a duration of virtual time, then a drain and a comparison of every
-//! receiver's region with the sender's. Virtual time: the figures are what the link model
-//! allows; the sender's CPU time per operation is measured on this machine's clock around its
-//! posting and completion handling (not the endpoint's protocol work).
+//! workload in one mode, for a duration of the lab's time, then a drain and a comparison of
+//! every receiver's region with the sender's. [`run`] takes the driver: in memory (virtual
+//! time: the figures are what the link model allows) or in namespaces (wall clock: what this
+//! machine's threads and veths achieve). The sender's CPU time per operation is measured on
+//! this machine's clock around its posting and completion handling (not the endpoint's
+//! protocol work).
 
 use std::time::Instant as WallClock;
 
@@ -10,6 +12,7 @@ use dataplane::Nanos;
 use hosts::mcrdma::Mode;
 
 use super::lab::{LabConfig, McLab, McLabError};
+use crate::driver::Driver;
 use crate::topology::Topology;
 
 /// What to run.
@@ -26,6 +29,8 @@ pub struct BenchConfig {
 /// One run's figures.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct BenchReport {
+    /// Which driver ran it ([`Driver::kind`]).
+    pub driver: String,
     pub mode: Mode,
     pub sender: String,
     pub receivers: Vec<String>,
@@ -35,6 +40,7 @@ pub struct BenchReport {
     pub loss_link: Option<String>,
     /// Operations completed during the load interval.
     pub ops: u64,
+    /// The load interval in the lab's time (virtual, or wall clock in namespaces).
     pub virtual_secs: f64,
     /// Replicated application bytes per second, Gbit/s.
     pub goodput_gbps: f64,
@@ -61,6 +67,9 @@ pub struct Regions {
 
 /// How long the end of a run may take to finish what is in flight (virtual).
 const DRAIN_NS: u64 = 200_000_000;
+
+/// The same in wall-clock time (namespaces: threads share this machine's cores).
+const DRAIN_WALL_NS: u64 = 5_000_000_000;
 
 /// A link written `A-B` with node names (`a2-tor2`), or with ports where nodes have parallel
 /// links (`tor1:4-agg:0`), or as one end (`a2`).
@@ -97,35 +106,52 @@ pub fn link_by_nodes(topo: &Topology, name: &str) -> Result<usize, McLabError> {
     }
 }
 
-/// Runs one configuration.
-pub fn run(topo: Topology, cfg: &BenchConfig) -> Result<(BenchReport, Regions), McLabError> {
+/// Runs one configuration on driver `D`.
+pub fn run<D: Driver>(
+    topo: Topology,
+    cfg: &BenchConfig,
+) -> Result<(BenchReport, Regions), McLabError> {
     let wall = WallClock::now();
-    let mut lab = McLab::new(topo, &cfg.lab)?;
+    let mut lab = McLab::<D>::new(topo, &cfg.lab)?;
     if let Some(name) = &cfg.loss_link {
         let l = link_by_nodes(lab.lab.topology(), name)?;
+        lab.lab.start()?;
         lab.lab
-            .link_control(l, 0)
+            .link_control(l, 0)?
             .set_loss(cfg.loss)
             .map_err(|e| McLabError::Config(e.to_string()))?;
     }
-    lab.run_to(Nanos(cfg.duration_ns));
+    lab.run_to(Nanos(cfg.duration_ns))?;
     let secs = lab.lab.now().0 as f64 / 1e9;
-    let ops = lab.sender().done();
+    let ops = lab.with_sender(0, |s| s.done())?;
     let uplink = lab.sender_uplink_bytes();
-    lab.drain(DRAIN_NS);
+    lab.drain(if D::WALL_CLOCK {
+        DRAIN_WALL_NS
+    } else {
+        DRAIN_NS
+    })?;
     let sender_host = lab.sender;
-    let sender = lab.region(sender_host);
+    let sender = lab.region(sender_host)?;
     let mut receivers = Vec::new();
     for r in lab.receivers.clone() {
         let name = lab.lab.topology().hosts[r].name.clone();
-        receivers.push((name, lab.region(r)));
+        receivers.push((name, lab.region(r)?));
     }
     let identical = receivers.iter().all(|(_, b)| *b == sender);
-    let retx = lab.node(sender_host).endpoint.stats().retransmissions;
-    let s = lab.sender();
-    let (p50, p99, _) = s.latency();
+    let retx = lab.with_node(sender_host, |n| n.endpoint.stats().retransmissions)?;
+    let (p50, p99, cpu_ns, verbs) = lab.with_sender(0, |s| {
+        let (p50, p99, _) = s.latency();
+        let done = s.done().max(1) as f64;
+        (
+            p50,
+            p99,
+            s.cpu.as_nanos() as f64 / done,
+            s.verbs_calls as f64 / done,
+        )
+    })?;
     let replicated = (ops * cfg.lab.size).max(1) as f64;
     let report = BenchReport {
+        driver: lab.lab.kind().to_string(),
         mode: cfg.lab.mode,
         sender: cfg.lab.sender.clone(),
         receivers: cfg.lab.receivers.clone(),
@@ -140,12 +166,13 @@ pub fn run(topo: Topology, cfg: &BenchConfig) -> Result<(BenchReport, Regions), 
         latency_p99_us: p99 as f64 / 1e3,
         sender_uplink_bytes: uplink,
         sender_uplink_bytes_per_replicated_byte: uplink as f64 / replicated,
-        sender_cpu_ns_per_op: s.cpu.as_nanos() as f64 / s.done().max(1) as f64,
-        sender_verbs_calls_per_op: s.verbs_calls as f64 / s.done().max(1) as f64,
+        sender_cpu_ns_per_op: cpu_ns,
+        sender_verbs_calls_per_op: verbs,
         sender_retransmissions: retx,
         identical,
         wall_s: wall.elapsed().as_secs_f64(),
     };
+    lab.lab.finish()?;
     Ok((report, Regions { sender, receivers }))
 }
 
@@ -180,7 +207,7 @@ pub fn fairness(topo: Topology, size: u64, phase_ns: u64) -> Result<Fairness, Mc
             psn: 0x10_0000,
         })
         .collect();
-    let mut lab = McLab::with_flows_started(topo, &cfgs, &[true, false, false])?;
+    let mut lab = McLab::<crate::MemLab>::with_flows_started(topo, &cfgs, &[true, false, false])?;
     lab.enable_ecn()?;
     let n = cfgs.len();
     let mut rates = Vec::new();
@@ -188,7 +215,7 @@ pub fn fairness(topo: Topology, size: u64, phase_ns: u64) -> Result<Fairness, Mc
         lab.sender_of(phase).running = true;
         let before: Vec<u64> = (0..n).map(|f| lab.sender_of(f).done()).collect();
         let end = Nanos(lab.lab.now().0 + phase_ns);
-        lab.run_to(end);
+        lab.run_to(end)?;
         rates.push(
             (0..n)
                 .map(|f| {
@@ -198,12 +225,12 @@ pub fn fairness(topo: Topology, size: u64, phase_ns: u64) -> Result<Fairness, Mc
                 .collect(),
         );
     }
-    lab.drain(DRAIN_NS);
+    lab.drain(DRAIN_NS)?;
     let mut identical = true;
     for f in 0..n {
-        let want = lab.flow_region(f, lab.flows[f].sender);
+        let want = lab.flow_region(f, lab.flows[f].sender)?;
         for r in lab.flows[f].receivers.clone() {
-            identical &= lab.flow_region(f, r) == want;
+            identical &= lab.flow_region(f, r)? == want;
         }
     }
     Ok(Fairness {
@@ -244,11 +271,11 @@ pub fn congested_subflows(
         let from = &all[(i + 1) % all.len()];
         cfgs.push(flow(Mode::Fanout, from, vec![all[i].clone()]));
     }
-    let mut lab = McLab::with_flows(topo, &cfgs)?;
+    let mut lab = McLab::<crate::MemLab>::with_flows(topo, &cfgs)?;
     lab.enable_ecn()?;
-    lab.run_to(Nanos(run_ns / 2));
+    lab.run_to(Nanos(run_ns / 2))?;
     let before: Vec<u64> = (0..cfgs.len()).map(|f| lab.sender_of(f).done()).collect();
-    lab.run_to(Nanos(run_ns));
+    lab.run_to(Nanos(run_ns))?;
     let half = (run_ns / 2) as f64;
     let rate = |lab: &mut McLab, f: usize| {
         ((lab.sender_of(f).done() - before[f]) * size) as f64 * 8.0 / half

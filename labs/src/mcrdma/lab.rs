@@ -3,7 +3,9 @@
 //! non-programmable aggregation switch), one sender and N receivers running the replication
 //! workload ([`hosts::mcrdma::Node`]) on pisa's RDMA endpoint, connected by the CMD's steps in
 //! MC-RDMA mode (switches programmed by [`Controller`]) or as plain RC QPs for the fanout and
-//! chain baselines.
+//! chain baselines. The lab is written against [`Driver`]: the same code runs in memory
+//! ([`MemLab`], the default) and in network namespaces ([`crate::NetnsApps`]); the switches are
+//! programmed while the lab is set up, before the run starts.
 
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -17,6 +19,7 @@ use pipeline::switch::Switch;
 use rdma::verbs::{AccessFlags, Endpoint, MrInfo, QpInitAttr, QpType, VerbsError};
 
 use super::fabric::LabFabric;
+use crate::driver::{Driver, DriverError};
 use crate::host::{HostApp, RdmaHost};
 use crate::mem::{MemLab, MemLabError};
 use crate::topology::Topology;
@@ -26,6 +29,8 @@ use crate::topology::Topology;
 pub enum McLabError {
     #[error(transparent)]
     Lab(#[from] MemLabError),
+    #[error(transparent)]
+    Driver(#[from] DriverError),
     #[error("no host {0:?} in the topology")]
     NoHost(String),
     #[error("host {0} is not an RDMA host (rdma: true)")]
@@ -73,11 +78,11 @@ impl HostApp for McHost {
 }
 
 /// The lab's switches for the controller.
-struct LabSwitches<'a>(&'a mut MemLab);
+struct LabSwitches<'a>(Vec<&'a mut Switch>);
 
 impl Switches for LabSwitches<'_> {
     fn switch_mut(&mut self, s: usize) -> &mut Switch {
-        self.0.switch_mut(s)
+        self.0[s]
     }
 }
 
@@ -97,9 +102,9 @@ pub struct Flow {
     pub size: u64,
 }
 
-/// A running MC-RDMA lab.
-pub struct McLab {
-    pub lab: MemLab,
+/// A running MC-RDMA lab on driver `D`.
+pub struct McLab<D: Driver = MemLab> {
+    pub lab: D,
     pub fabric: LabFabric,
     pub ctl: Controller,
     pub flows: Vec<Flow>,
@@ -109,6 +114,8 @@ pub struct McLab {
     pub receivers: Vec<usize>,
     pub key: Option<GroupKey>,
     size: u64,
+    /// Every QP's RC settings (the path MTU that fits the topology's links).
+    rc: RcSettings,
 }
 
 /// Switches with hosts (the ToRs) that run fabric.p4 get mcrdma.p4 from the same directory.
@@ -126,6 +133,27 @@ fn tors_run_mcrdma(topo: &mut Topology) -> Vec<bool> {
             s.program.file_name().is_some_and(|n| n == "mcrdma.p4")
         })
         .collect()
+}
+
+/// Bytes around an RC payload on the wire: Ethernet, IPv4, UDP, BTH, RETH, immediate, ICRC.
+const ROCE_OVERHEAD: u32 = 14 + 20 + 8 + 12 + 16 + 4 + 4;
+
+/// RC settings whose path MTU is the largest that fits the links' MTU (a frame larger than
+/// the MTU does not pass a veth; in memory the same MTU keeps the figures comparable). In
+/// wall-clock time the ACK timeout is 16.8 ms instead of 1 ms: threads sharing a loaded
+/// machine's cores stall for milliseconds, which would read as losses.
+fn rc_settings(link_mtu: u32, wall_clock: bool) -> RcSettings {
+    use rdma::verbs::Mtu;
+    let mtu = [Mtu::M4096, Mtu::M2048, Mtu::M1024, Mtu::M512]
+        .into_iter()
+        .find(|m| m.bytes() as u32 + ROCE_OVERHEAD <= link_mtu)
+        .unwrap_or(Mtu::M256);
+    let d = RcSettings::default();
+    RcSettings {
+        mtu,
+        timeout: if wall_clock { 12 } else { d.timeout },
+        ..d
+    }
 }
 
 /// One host's endpoint, protection domain and CQ (shared by the flows it takes part in).
@@ -213,16 +241,16 @@ fn ends(topo: &Topology, cfg: &LabConfig) -> Result<Ends, McLabError> {
     Ok((sender, receivers))
 }
 
-impl McLab {
+impl<D: Driver> McLab<D> {
     /// Builds the lab, connects the QPs for `cfg.mode` and attaches the hosts; the sender
     /// starts posting at once.
-    pub fn new(topo: Topology, cfg: &LabConfig) -> Result<McLab, McLabError> {
+    pub fn new(topo: Topology, cfg: &LabConfig) -> Result<McLab<D>, McLabError> {
         McLab::with_flows(topo, std::slice::from_ref(cfg))
     }
 
     /// A lab running several flows at once (a host may be in several); every sender starts
     /// posting at once unless the caller stops it ([`McLab::sender_of`]).
-    pub fn with_flows(topo: Topology, cfgs: &[LabConfig]) -> Result<McLab, McLabError> {
+    pub fn with_flows(topo: Topology, cfgs: &[LabConfig]) -> Result<McLab<D>, McLabError> {
         McLab::with_flows_started(topo, cfgs, &vec![true; cfgs.len()])
     }
 
@@ -232,7 +260,7 @@ impl McLab {
         mut topo: Topology,
         cfgs: &[LabConfig],
         started: &[bool],
-    ) -> Result<McLab, McLabError> {
+    ) -> Result<McLab<D>, McLabError> {
         let programmable = tors_run_mcrdma(&mut topo);
         let all: Vec<Ends> = cfgs
             .iter()
@@ -242,7 +270,8 @@ impl McLab {
             .first()
             .ok_or_else(|| McLabError::Config("no flow".into()))?;
         let fabric = LabFabric::new(&topo, programmable);
-        let lab = MemLab::new(topo)?;
+        let topo_mtu = topo.mtu;
+        let lab = D::build(topo)?;
         let mut me = McLab {
             lab,
             fabric,
@@ -253,6 +282,7 @@ impl McLab {
             receivers: all[0].1.clone(),
             key: None,
             size: first.size.max(1),
+            rc: rc_settings(topo_mtu, D::WALL_CLOCK),
         };
         let mut hosts = Hosts {
             parts: BTreeMap::new(),
@@ -269,7 +299,7 @@ impl McLab {
             let mut node = Node::new(p.ep, p.cq);
             node.roles = hosts.roles.remove(&h).unwrap_or_default();
             node.post_chain_recvs()?;
-            me.lab.attach(h, Box::new(McHost(node)));
+            me.lab.attach(h, Box::new(McHost(node)))?;
         }
         Ok(me)
     }
@@ -334,7 +364,7 @@ impl McLab {
         ids: &mut McIdAllocator,
         topo: &Topology,
     ) -> Result<(Sender, GroupKey), McLabError> {
-        let rc = RcSettings::default();
+        let rc = self.rc;
         let (sip, smr) = (self.ip(*sender), regions[sender]);
         let rips: Vec<Ipv4Addr> = receivers.iter().map(|&h| self.ip(h)).collect();
         let sq = hosts.qp(topo, *sender)?;
@@ -364,8 +394,8 @@ impl McLab {
             len: smr.len as u64,
             receivers: specs,
         };
-        self.ctl
-            .create(&self.fabric, &mut LabSwitches(&mut self.lab), spec)?;
+        let mut sw = LabSwitches(self.lab.switches_mut()?);
+        self.ctl.create(&self.fabric, &mut sw, spec)?;
         let reply = HandshakeReply {
             dst1: rips[0],
             mc_id,
@@ -397,7 +427,7 @@ impl McLab {
         hosts: &mut Hosts,
         topo: &Topology,
     ) -> Result<Sender, McLabError> {
-        let rc = RcSettings::default();
+        let rc = self.rc;
         let sip = self.ip(*sender);
         let mut targets = Vec::new();
         for &h in receivers {
@@ -424,7 +454,7 @@ impl McLab {
         hosts: &mut Hosts,
         topo: &Topology,
     ) -> Result<Sender, McLabError> {
-        let rc = RcSettings::default();
+        let rc = self.rc;
         let n = receivers.len();
         let hop_ip = |i: usize| self.ip(if i == 0 { *sender } else { receivers[i - 1] });
         let hop_host = |i: usize| if i == 0 { *sender } else { receivers[i - 1] };
@@ -480,6 +510,135 @@ impl McLab {
             .map_err(|e| McLabError::Config(e.to_string()))
     }
 
+    /// Runs `f` on host `h`'s workload node (between two of its turns).
+    pub fn with_node<R>(
+        &mut self,
+        h: usize,
+        f: impl FnOnce(&mut Node) -> R,
+    ) -> Result<R, McLabError> {
+        self.lab
+            .with_app::<McHost, R>(h, |m| f(&mut m.0))
+            .ok_or_else(|| McLabError::Config(format!("host {h} runs no workload")))
+    }
+
+    /// Runs `f` on flow `f`'s sender.
+    pub fn with_sender<R>(
+        &mut self,
+        flow: usize,
+        f: impl FnOnce(&mut Sender) -> R,
+    ) -> Result<R, McLabError> {
+        let (h, i) = (self.flows[flow].sender, self.flows[flow].sender_role);
+        self.with_node(h, |n| n.sender(i).map(f))?
+            .ok_or_else(|| McLabError::Config(format!("host {h} has no sender role {i}")))
+    }
+
+    /// Operations in flight over every flow.
+    pub fn outstanding(&mut self) -> Result<usize, McLabError> {
+        let mut n = 0;
+        for f in 0..self.flows.len() {
+            n += self.with_sender(f, |s| s.outstanding())?;
+        }
+        Ok(n)
+    }
+
+    /// Bytes per operation.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Runs the lab up to `until` (in memory: or until nothing is in flight).
+    pub fn run_to(&mut self, until: Nanos) -> Result<(), McLabError> {
+        for f in 0..self.flows.len() {
+            // Lets every sender run now (it may have been given work).
+            self.with_sender(f, |_| ())?;
+        }
+        Ok(self.lab.run_to(until)?)
+    }
+
+    /// Stops posting and runs until every operation in flight completed (or `limit` ns of the
+    /// lab's time passed); true when none is left.
+    pub fn drain(&mut self, limit: u64) -> Result<bool, McLabError> {
+        for f in 0..self.flows.len() {
+            self.with_sender(f, |s| s.running = false)?;
+        }
+        let deadline = Nanos(self.lab.now().0 + limit);
+        while self.outstanding()? > 0 && self.lab.now() < deadline {
+            // In wall-clock time a millisecond: each step reads every sender.
+            let dt = if D::WALL_CLOCK { 1_000_000 } else { 100_000 };
+            let step = Nanos((self.lab.now().0 + dt).min(deadline.0));
+            self.run_to(step)?;
+            if self.lab.quiescent() && self.outstanding()? > 0 {
+                return Ok(false);
+            }
+        }
+        // Let the last ACKs and chain forwards settle.
+        let settle = Nanos(self.lab.now().0 + 1_000_000);
+        self.run_to(settle)?;
+        Ok(self.outstanding()? == 0)
+    }
+
+    /// The bytes of flow `f`'s region on host `h` (empty if `h` is not in the flow).
+    pub fn flow_region(&mut self, f: usize, h: usize) -> Result<Vec<u8>, McLabError> {
+        let Some(mr) = self.flows[f].regions.get(&h).copied() else {
+            return Ok(Vec::new());
+        };
+        self.with_node(h, |n| {
+            n.endpoint
+                .mr_bytes(mr.lkey)
+                .map(<[u8]>::to_vec)
+                .unwrap_or_default()
+        })
+    }
+
+    /// The bytes of flow 0's region on host `h`.
+    pub fn region(&mut self, h: usize) -> Result<Vec<u8>, McLabError> {
+        self.flow_region(0, h)
+    }
+
+    /// Bytes the sender's ToR received from the sender so far.
+    pub fn sender_uplink_bytes(&self) -> u64 {
+        let Some((s, port)) = self.lab.topology().host_attachment(self.sender) else {
+            return 0;
+        };
+        self.lab.switch_counters()[s]
+            .ports
+            .iter()
+            .find(|p| p.devport == port)
+            .map_or(0, |p| p.rx_bytes)
+    }
+
+    /// Every switch port gets a TM queue at its link's rate with DCQCN's ECN marking (seed 001,
+    /// §VII-C: Kmin 50 KB, Kmax 500 KB, Pmax 0.01) and the link's queue size: the congestion
+    /// points DCQCN needs (the link model does the queueing; the TM queue decides the marks).
+    /// In namespaces: before the run.
+    pub fn enable_ecn(&mut self) -> Result<(), McLabError> {
+        let topo = self.lab.topology().clone();
+        for (i, l) in topo.links.iter().enumerate() {
+            for (k, end) in [l.a, l.b].into_iter().enumerate() {
+                let crate::topology::End::Switch { switch, devport } = end else {
+                    continue;
+                };
+                let dir = if k == 0 { &l.config.tx } else { &l.config.rx };
+                if dir.rate_bps == 0 {
+                    continue;
+                }
+                let cfg = pipeline::tm::queue::QueueConfig {
+                    rate_bps: Some(dir.rate_bps),
+                    capacity_bytes: dir.queue_bytes,
+                    ecn: Some(pipeline::tm::queue::EcnConfig::DCQCN_100G),
+                    seed: (i * 2 + k) as u64 + 1,
+                };
+                self.lab
+                    .switch_mut(switch)?
+                    .port_queue_set(devport, cfg)
+                    .map_err(|e| McLabError::Control(McError::Api(e)))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl McLab<MemLab> {
     /// The workload node of host `h`.
     pub fn node(&mut self, h: usize) -> &mut Node {
         &mut self
@@ -502,117 +661,13 @@ impl McLab {
         self.sender_of(0)
     }
 
-    /// Operations in flight over every flow.
-    pub fn outstanding(&mut self) -> usize {
-        (0..self.flows.len())
-            .map(|f| self.sender_of(f).outstanding())
-            .sum()
-    }
-
-    /// Bytes per operation.
-    pub fn size(&self) -> u64 {
-        self.size
-    }
-
-    /// Runs virtual time up to `until` (or until nothing is in flight).
-    pub fn run_to(&mut self, until: Nanos) {
-        for f in 0..self.flows.len() {
-            let s = self.flows[f].sender;
-            self.lab.poll_host(s);
-        }
-        while self.lab.now() < until {
-            self.lab.run_until(Some(until));
-            if self.lab.next_due().is_none() {
-                break;
-            }
-        }
-    }
-
-    /// Stops posting and runs until every operation in flight completed (or `limit` of
-    /// virtual time passed); true when none is left.
-    pub fn drain(&mut self, limit: u64) -> bool {
-        for f in 0..self.flows.len() {
-            self.sender_of(f).running = false;
-        }
-        let deadline = Nanos(self.lab.now().0 + limit);
-        while self.outstanding() > 0 && self.lab.now() < deadline {
-            let step = Nanos((self.lab.now().0 + 100_000).min(deadline.0));
-            self.run_to(step);
-            if self.lab.next_due().is_none() && self.outstanding() > 0 {
-                return false;
-            }
-        }
-        // Let the last ACKs and chain forwards settle.
-        let settle = Nanos(self.lab.now().0 + 1_000_000);
-        self.run_to(settle);
-        self.outstanding() == 0
-    }
-
-    /// The bytes of flow `f`'s region on host `h` (empty if `h` is not in the flow).
-    pub fn flow_region(&mut self, f: usize, h: usize) -> Vec<u8> {
-        let Some(mr) = self.flows[f].regions.get(&h).copied() else {
-            return Vec::new();
-        };
-        self.node(h)
-            .endpoint
-            .mr_bytes(mr.lkey)
-            .map(<[u8]>::to_vec)
-            .unwrap_or_default()
-    }
-
-    /// The bytes of flow 0's region on host `h`.
-    pub fn region(&mut self, h: usize) -> Vec<u8> {
-        self.flow_region(0, h)
-    }
-
-    /// Every switch port gets a TM queue at its link's rate with DCQCN's ECN marking (seed 001,
-    /// §VII-C: Kmin 50 KB, Kmax 500 KB, Pmax 0.01) and the link's queue size: the congestion
-    /// points DCQCN needs (the link model does the queueing; the TM queue decides the marks).
-    pub fn enable_ecn(&mut self) -> Result<(), McLabError> {
-        let topo = self.lab.topology().clone();
-        for (i, l) in topo.links.iter().enumerate() {
-            for (k, end) in [l.a, l.b].into_iter().enumerate() {
-                let crate::topology::End::Switch { switch, devport } = end else {
-                    continue;
-                };
-                let dir = if k == 0 { &l.config.tx } else { &l.config.rx };
-                if dir.rate_bps == 0 {
-                    continue;
-                }
-                let cfg = pipeline::tm::queue::QueueConfig {
-                    rate_bps: Some(dir.rate_bps),
-                    capacity_bytes: dir.queue_bytes,
-                    ecn: Some(pipeline::tm::queue::EcnConfig::DCQCN_100G),
-                    seed: (i * 2 + k) as u64 + 1,
-                };
-                self.lab
-                    .switch_mut(switch)
-                    .port_queue_set(devport, cfg)
-                    .map_err(|e| McLabError::Control(McError::Api(e)))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Bytes the sender's ToR received from the sender so far.
-    pub fn sender_uplink_bytes(&self) -> u64 {
-        let Some((s, port)) = self.lab.topology().host_attachment(self.sender) else {
-            return 0;
-        };
-        self.lab.switch_counters()[s]
-            .ports
-            .iter()
-            .find(|p| p.devport == port)
-            .map_or(0, |p| p.rx_bytes)
-    }
-
     /// Receiver `ip` leaves the MC-RDMA group (its QP stays as it is: it just gets nothing).
     pub fn leave(&mut self, ip: Ipv4Addr) -> Result<(), McLabError> {
         let key = self
             .key
             .ok_or_else(|| McLabError::Config("not MC-RDMA".into()))?;
-        self.ctl
-            .leave(&self.fabric, &mut LabSwitches(&mut self.lab), key, ip)?;
+        let mut sw = LabSwitches(self.lab.switches_mut());
+        self.ctl.leave(&self.fabric, &mut sw, key, ip)?;
         Ok(())
     }
 
@@ -626,8 +681,7 @@ impl McLab {
                 .repair_ecmp(s, self.lab.switch_mut(s))
                 .map_err(|e| McLabError::Control(McError::Api(e)))?;
         }
-        Ok(self
-            .ctl
-            .reroute(&self.fabric, &mut LabSwitches(&mut self.lab))?)
+        let mut sw = LabSwitches(self.lab.switches_mut());
+        Ok(self.ctl.reroute(&self.fabric, &mut sw)?)
     }
 }

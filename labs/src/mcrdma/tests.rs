@@ -11,6 +11,7 @@ use pipeline::api::PipeSel;
 
 use super::*;
 use crate::topology::Topology;
+use crate::MemLab;
 
 fn testbed() -> Topology {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/labs/mcrdma-testbed.yaml");
@@ -32,15 +33,15 @@ fn config(mode: Mode, receivers: &[&str]) -> LabConfig {
 /// Runs `us` microseconds of virtual time, drains, and checks every receiver's region.
 fn run_and_check(lab: &mut McLab, us: u64) -> u64 {
     let until = Nanos(lab.lab.now().0 + us * 1000);
-    lab.run_to(until);
-    assert!(lab.drain(50_000_000), "operations still in flight");
+    lab.run_to(until).unwrap();
+    assert!(lab.drain(50_000_000).unwrap(), "operations still in flight");
     let done = lab.sender().done();
     assert_eq!(lab.sender().errors, 0);
     assert!(done > 0);
-    let want = lab.region(lab.sender);
+    let want = lab.region(lab.sender).unwrap();
     for r in lab.receivers.clone() {
         assert!(
-            lab.region(r) == want,
+            lab.region(r).unwrap() == want,
             "receiver {r} differs from the sender"
         );
     }
@@ -49,7 +50,7 @@ fn run_and_check(lab: &mut McLab, us: u64) -> u64 {
 
 #[test]
 fn mcrdma_replicates_to_every_receiver_with_one_write_per_operation() {
-    let mut lab = McLab::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2"])).unwrap();
+    let mut lab = McLab::<MemLab>::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2"])).unwrap();
     let done = run_and_check(&mut lab, 300);
     // One WRITE per operation left the sender: about `size` bytes per operation on its uplink.
     let per_op = lab.sender_uplink_bytes() as f64 / done as f64;
@@ -82,7 +83,7 @@ fn mcrdma_replicates_to_every_receiver_with_one_write_per_operation() {
 #[test]
 fn fanout_and_chain_replicate_too() {
     for mode in [Mode::Fanout, Mode::Chain] {
-        let mut lab = McLab::new(testbed(), &config(mode, &["d1", "a2"])).unwrap();
+        let mut lab = McLab::<MemLab>::new(testbed(), &config(mode, &["d1", "a2"])).unwrap();
         run_and_check(&mut lab, 200);
     }
 }
@@ -107,7 +108,8 @@ fn impair(lab: &McLab, link: &str, p: f64) {
 
 #[test]
 fn regions_match_under_loss_duplication_and_reordering_on_one_path() {
-    let mut lab = McLab::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2", "b2"])).unwrap();
+    let mut lab =
+        McLab::<MemLab>::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2", "b2"])).unwrap();
     impair(&lab, "a2", 0.02);
     run_and_check(&mut lab, 400);
     let l = lab.lab.topology().find_link("a2").unwrap();
@@ -121,7 +123,7 @@ fn regions_match_under_loss_duplication_and_reordering_on_one_path() {
 
 #[test]
 fn one_completion_per_operation_and_only_once_every_receiver_has_it() {
-    let mut lab = McLab::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2"])).unwrap();
+    let mut lab = McLab::<MemLab>::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2"])).unwrap();
     // The long path is much longer: d1's ACKs come back long before a2's.
     let l = lab.lab.topology().find_link("a2").unwrap();
     for end in 0..2 {
@@ -133,15 +135,15 @@ fn one_completion_per_operation_and_only_once_every_receiver_has_it() {
     let (sender, size) = (lab.sender, lab.size() as usize);
     let mut seen = 0;
     for step in 1..=300u64 {
-        lab.run_to(Nanos(step * 1_000));
+        lab.run_to(Nanos(step * 1_000)).unwrap();
         let done = lab.sender().done();
         if done > seen {
             seen = done;
             let off = lab.sender().region.offset(done - 1) as usize;
-            let want = lab.region(sender)[off..off + size].to_vec();
+            let want = lab.region(sender).unwrap()[off..off + size].to_vec();
             for r in lab.receivers.clone() {
                 assert_eq!(
-                    lab.region(r)[off..off + size],
+                    lab.region(r).unwrap()[off..off + size],
                     want[..],
                     "op {} completed before receiver {r} had it",
                     done - 1
@@ -149,7 +151,7 @@ fn one_completion_per_operation_and_only_once_every_receiver_has_it() {
             }
         }
     }
-    assert!(lab.drain(50_000_000));
+    assert!(lab.drain(50_000_000).unwrap());
     let s = lab.sender();
     assert!(s.done() > 10);
     assert_eq!(
@@ -161,32 +163,40 @@ fn one_completion_per_operation_and_only_once_every_receiver_has_it() {
 
 #[test]
 fn a_receiver_that_leaves_stops_getting_data_and_stops_holding_the_sender_back() {
-    let mut lab = McLab::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2", "b2"])).unwrap();
-    lab.run_to(Nanos(100_000));
-    assert!(lab.drain(50_000_000));
+    let mut lab =
+        McLab::<MemLab>::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2", "b2"])).unwrap();
+    lab.run_to(Nanos(100_000)).unwrap();
+    assert!(lab.drain(50_000_000).unwrap());
     let a2 = lab.lab.topology().host_index("a2").unwrap();
     lab.leave(lab.lab.topology().hosts[a2].ip).unwrap();
-    let frozen = lab.region(a2);
+    let frozen = lab.region(a2).unwrap();
     let before = lab.sender().done();
     lab.sender().running = true;
     // a2's link is cut: were it still merged, nothing would complete.
     let l = lab.lab.topology().find_link("a2").unwrap();
     lab.lab.set_link_up(l, false);
-    lab.run_to(Nanos(lab.lab.now().0 + 200_000));
-    assert!(lab.drain(50_000_000));
+    lab.run_to(Nanos(lab.lab.now().0 + 200_000)).unwrap();
+    assert!(lab.drain(50_000_000).unwrap());
     assert!(lab.sender().done() > before, "the group went on without a2");
-    assert!(lab.region(a2) == frozen, "a2 got data after it left");
-    let want = lab.region(lab.sender);
+    assert!(
+        lab.region(a2).unwrap() == frozen,
+        "a2 got data after it left"
+    );
+    let want = lab.region(lab.sender).unwrap();
     for r in ["d1", "b2"] {
         let h = lab.lab.topology().host_index(r).unwrap();
-        assert!(lab.region(h) == want, "{r} differs from the sender");
+        assert!(
+            lab.region(h).unwrap() == want,
+            "{r} differs from the sender"
+        );
     }
 }
 
 #[test]
 fn a_link_failing_under_a_bifurcation_point_is_routed_around() {
-    let mut lab = McLab::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2", "b2"])).unwrap();
-    lab.run_to(Nanos(100_000));
+    let mut lab =
+        McLab::<MemLab>::new(testbed(), &config(Mode::Mcrdma, &["d1", "a2", "b2"])).unwrap();
+    lab.run_to(Nanos(100_000)).unwrap();
     // The uplink tor1 replicates the a2/b2 branch onto.
     let key = lab.key.unwrap();
     let tor1 = lab.lab.topology().switch_index("tor1").unwrap();
@@ -226,16 +236,16 @@ fn concurrent_flows_share_congested_links_with_cnps_re_addressed() {
         flow(Mode::Mcrdma, "c1", &["d1", "a2"], 65536),
         flow(Mode::Fanout, "d1", &["a2"], 65536),
     ];
-    let mut lab = McLab::with_flows(testbed(), &flows).unwrap();
+    let mut lab = McLab::<MemLab>::with_flows(testbed(), &flows).unwrap();
     lab.enable_ecn().unwrap();
-    lab.run_to(Nanos(1_000_000));
-    assert!(lab.drain(50_000_000));
+    lab.run_to(Nanos(1_000_000)).unwrap();
+    assert!(lab.drain(50_000_000).unwrap());
     for f in 0..flows.len() {
         assert!(lab.sender_of(f).done() > 0, "flow {f} made no progress");
-        let want = lab.flow_region(f, lab.flows[f].sender);
+        let want = lab.flow_region(f, lab.flows[f].sender).unwrap();
         for r in lab.flows[f].receivers.clone() {
             assert!(
-                lab.flow_region(f, r) == want,
+                lab.flow_region(f, r).unwrap() == want,
                 "flow {f}: receiver {r} differs"
             );
         }

@@ -9,6 +9,8 @@ use super::lab::{run, LabConfig, LabError, LabRun};
 /// One run's figures.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct BenchReport {
+    /// Which driver ran it.
+    pub driver: &'static str,
     pub mode: &'static str,
     pub processes: usize,
     pub beacon_interval_us: f64,
@@ -113,6 +115,7 @@ pub fn report(cfg: &LabConfig, r: &LabRun) -> BenchReport {
         quantile_us(&mut raw, 0.99),
     );
     BenchReport {
+        driver: r.driver,
         mode: if cfg.reliable { "reliable" } else { "be" },
         processes,
         beacon_interval_us: cfg.beacon_interval_ns as f64 / 1e3,

@@ -1,5 +1,7 @@
 //! Building and running the 1Pipe lab: every switch on onepipe.p4 with fabric.p4's generated
 //! routes, links and beacons set up by the control plane, a lib1pipe process on every host.
+//! One lab for both drivers ([`Driver`]): in memory in virtual time, or with `netns` in network
+//! namespaces in wall-clock time (then choose intervals a thread can keep: milliseconds).
 
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
@@ -19,8 +21,10 @@ use pipeline::switch::Switch;
 
 use super::agent::SwitchAgent;
 use super::host::{Delivered, OnepipeHost, Sent, Workload};
+use crate::driver::{Driver, DriverError};
 use crate::mem::{MemLab, MemLabError};
 use crate::topology::{End, Topology, TopologyError};
+use crate::NetnsApps;
 
 /// The multicast group of the beacons.
 const BEACON_MGID: u16 = 1;
@@ -32,6 +36,8 @@ pub enum LabError {
     Topology(#[from] TopologyError),
     #[error(transparent)]
     Lab(#[from] MemLabError),
+    #[error(transparent)]
+    Driver(#[from] DriverError),
     #[error("switch {0}: {1}")]
     Switch(String, String),
     #[error("{0}")]
@@ -62,6 +68,8 @@ pub struct LabConfig {
     pub seed: u64,
     /// Crash this host (index) at this time: its process exits and its link goes down.
     pub fail_host: Option<(usize, u64)>,
+    /// Run in network namespaces ([`NetnsApps`]) instead of in memory.
+    pub netns: bool,
 }
 
 impl LabConfig {
@@ -82,12 +90,15 @@ impl LabConfig {
             duration_ns: 1_500_000,
             seed: 1,
             fail_host: None,
+            netns: false,
         }
     }
 }
 
 /// What a run left: per process (= host), what it sent and delivered, its callbacks.
 pub struct LabRun {
+    /// Which driver ran it ([`Driver::kind`]).
+    pub driver: &'static str,
     /// The processes' names (their hosts').
     pub names: Vec<String>,
     pub sent: Vec<Vec<Sent>>,
@@ -231,8 +242,8 @@ fn spread(h: usize, seed: u64) -> f64 {
 /// controller of §5 in a reduced form: once the host's ToR agent removes the silent link, the
 /// failure timestamp is the last barrier the host's link brought (nothing it sent later can
 /// exist), broadcast to every surviving process, which discards the host's messages above it.
-fn crash(
-    lab: &mut MemLab,
+fn crash<D: Driver>(
+    lab: &mut D,
     topo: &Topology,
     agents: &[(String, usize)],
     h: usize,
@@ -242,53 +253,66 @@ fn crash(
     let (tor, port) = topo
         .host_attachment(h)
         .ok_or_else(|| LabError::Config(format!("host {h} is not cabled")))?;
-    lab.run_until(Some(Nanos(at)));
-    if let Some(app) = lab.app_mut::<OnepipeHost>(h) {
-        app.process.exit();
-    }
-    lab.set_link_up(topo.hosts[h].link, false);
+    lab.run_to(Nanos(at))?;
+    lab.with_app(h, |app: &mut OnepipeHost| app.process.exit());
+    lab.set_link_up(topo.hosts[h].link, false)?;
     let agent = agents[tor].1;
     let step = cfg.beacon_interval_ns.max(1_000);
     let mut t = at;
     while t < cfg.duration_ns {
         t = (t + step).min(cfg.duration_ns);
-        lab.run_until(Some(Nanos(t)));
-        let removed = lab.agent_mut::<SwitchAgent>(agent).and_then(|a| {
-            a.events.iter().find_map(|(_, e)| match *e {
-                LinkEvent::Removed { link, port: p } if p == port => Some(link),
-                _ => None,
+        lab.run_to(Nanos(t))?;
+        let removed = lab
+            .with_agent(agent, |a: &mut SwitchAgent| {
+                a.events.iter().find_map(|(_, e)| match *e {
+                    LinkEvent::Removed { link, port: p } if p == port => Some(link),
+                    _ => None,
+                })
             })
-        });
+            .flatten();
         let Some(link) = removed else { continue };
         let low = lab
-            .switch(tor)
-            .register_read(PipeSel::All, "SwitchIngress.link_be", u32::from(link))
-            .map_err(|e| LabError::Switch(topo.switches[tor].name.clone(), e.to_string()))?[0]
-            .lo as u32;
+            .with_switch(tor, move |sw| {
+                sw.register_read(PipeSel::All, "SwitchIngress.link_be", u32::from(link))
+                    .map(|v| v[0].lo as u32)
+                    .map_err(|e| e.to_string())
+            })?
+            .map_err(|e| LabError::Switch(topo.switches[tor].name.clone(), e))?;
         let mut failure_ts = 0;
+        let now = if D::WALL_CLOCK { lab.now().0 } else { t };
         for s in (0..topo.hosts.len()).filter(|&s| s != h) {
-            if let Some(app) = lab.app_mut::<OnepipeHost>(s) {
-                failure_ts = hosts::onepipe::ts::extend(low, app.process.get_timestamp(t));
+            lab.with_app(s, |app: &mut OnepipeHost| {
+                failure_ts = hosts::onepipe::ts::extend(low, app.process.get_timestamp(now));
                 app.process.process_failed(h as ProcessId, failure_ts);
-            }
+            });
         }
-        lab.run_until(Some(Nanos(cfg.duration_ns)));
+        lab.run_to(Nanos(cfg.duration_ns))?;
         return Ok(Some((h, at, t, failure_ts)));
     }
     Ok(None)
 }
 
-/// Builds the lab, runs it for `cfg.duration_ns` and collects the logs.
+/// Builds the lab, runs it for `cfg.duration_ns` and collects the logs (in namespaces with
+/// `cfg.netns`).
 pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
+    if cfg.netns {
+        run_on::<NetnsApps>(cfg)
+    } else {
+        run_on::<MemLab>(cfg)
+    }
+}
+
+/// [`run`] on driver `D`.
+pub fn run_on<D: Driver>(cfg: &LabConfig) -> Result<LabRun, LabError> {
     let mut topo = Topology::load(&cfg.topology)?;
     for s in &mut topo.switches {
         s.program = s.program.with_file_name("onepipe.p4");
     }
-    let mut lab = MemLab::new(topo.clone())?;
+    let mut lab = D::build(topo.clone())?;
     let mut agents: Vec<(String, usize)> = Vec::new();
     for s in 0..topo.switches.len() {
         let name = topo.switches[s].name.clone();
-        let links = program_switch(&topo, s, lab.switch_mut(s), cfg.link_timeout_ns)
+        let links = program_switch(&topo, s, lab.switch_mut(s)?, cfg.link_timeout_ns)
             .map_err(|m| LabError::Switch(name.clone(), m))?;
         let app = AppConfig {
             pipe: 0,
@@ -304,7 +328,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
         };
         let pktgen = Pktgen::new(topo.switches[s].target, 1);
         let agent = SwitchAgent::new(pktgen, app, links, cfg.link_timeout_ns / 4);
-        let id = lab.attach_agent(s, pipeline::devport::recirc_port(0), Box::new(agent));
+        let id = lab.attach_agent(s, pipeline::devport::recirc_port(0), Box::new(agent))?;
         agents.push((name, id));
     }
     for (l, link) in topo.links.iter().enumerate() {
@@ -316,8 +340,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
         }
         for end in 0..2 {
             c.seed = link.end_seed(l, end) ^ cfg.seed;
-            lab.link_control(l, end)
-                .set_config(c.clone())
+            lab.set_link_config(l, end, c.clone())
                 .map_err(|e| LabError::Config(format!("link {}: {e}", topo.link_name(l))))?;
         }
     }
@@ -353,18 +376,19 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
             work,
             start,
         );
-        lab.attach(h, Box::new(app));
+        lab.attach(h, Box::new(app))?;
     }
     let wall = std::time::Instant::now();
     let failure = match cfg.fail_host {
         None => {
-            lab.run_until(Some(Nanos(cfg.duration_ns)));
+            lab.run_to(Nanos(cfg.duration_ns))?;
             None
         }
         Some((h, at)) => crash(&mut lab, &topo, &agents, h, at, cfg)?,
     };
     let wall_s = wall.elapsed().as_secs_f64();
     let mut out = LabRun {
+        driver: lab.kind(),
         names: topo.hosts.iter().map(|h| h.name.clone()).collect(),
         sent: Vec::new(),
         delivered: Vec::new(),
@@ -379,30 +403,36 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
         link_directions: 2 * topo.links.len() as u64,
         link_rate_bps: topo.links.first().map_or(0, |l| l.config.tx.rate_bps),
         duration_ns: cfg.duration_ns,
-        switch_passes: lab.total_passes(),
+        switch_passes: lab.switch_counters().iter().map(|c| c.passes).sum(),
         wall_s,
         failure,
     };
+    lab.finish()?;
     for h in 0..topo.hosts.len() {
-        let app = lab.app_mut::<OnepipeHost>(h).expect("attached");
-        out.sent.push(std::mem::take(&mut app.sent));
-        out.delivered.push(std::mem::take(&mut app.delivered));
-        out.events.push(std::mem::take(&mut app.events));
-        out.frames_ignored += app.ignored;
-        out.arrivals.push(std::mem::take(&mut app.arrivals));
-        out.host_beacon_bytes += app.beacon_bytes;
-        out.host_tx_bytes += app.tx_bytes;
+        let gathered = lab.with_app(h, |app: &mut OnepipeHost| {
+            out.sent.push(std::mem::take(&mut app.sent));
+            out.delivered.push(std::mem::take(&mut app.delivered));
+            out.events.push(std::mem::take(&mut app.events));
+            out.frames_ignored += app.ignored;
+            out.arrivals.push(std::mem::take(&mut app.arrivals));
+            out.host_beacon_bytes += app.beacon_bytes;
+            out.host_tx_bytes += app.tx_bytes;
+        });
+        gathered.ok_or_else(|| LabError::Config(format!("host {h} runs no 1Pipe process")))?;
     }
     for (name, id) in agents {
-        let a = lab.agent_mut::<SwitchAgent>(id).expect("attached");
-        if let Some(e) = a.errors.first() {
-            return Err(LabError::Switch(name, format!("link agent: {e}")));
-        }
-        out.beacons += a.beacons();
-        // Each generated beacon leaves on every link of the switch.
-        out.switch_beacon_bytes += a.beacon_bytes();
-        out.link_events
-            .extend(a.events.iter().map(|&(t, e)| (name.clone(), t, e)));
+        let agent = lab.with_agent(id, |a: &mut SwitchAgent| {
+            if let Some(e) = a.errors.first() {
+                return Err(LabError::Switch(name.clone(), format!("link agent: {e}")));
+            }
+            out.beacons += a.beacons();
+            // Each generated beacon leaves on every link of the switch.
+            out.switch_beacon_bytes += a.beacon_bytes();
+            out.link_events
+                .extend(a.events.iter().map(|&(t, e)| (name.clone(), t, e)));
+            Ok(())
+        });
+        agent.ok_or_else(|| LabError::Config(format!("switch {name} has no agent")))??;
     }
     Ok(out)
 }

@@ -1,0 +1,63 @@
+//! The 1Pipe lab in network namespaces (root): the same lab code as in memory
+//! (`labs::onepipe::lab::run` with `netns`), every host's lib1pipe process a thread in its
+//! namespace, every switch on onepipe.p4 on veths with its pktgen and link agent at the
+//! pktgen port, intervals in milliseconds. Every process delivers in one total order, and the
+//! namespaces are gone afterwards.
+
+use std::path::Path;
+
+use labs::onepipe::{check, LabConfig};
+
+/// Takes lab `name` down on drop, whatever happened.
+struct Down(String, std::path::PathBuf);
+
+impl Drop for Down {
+    fn drop(&mut self) {
+        let _ = dataplane::lab::lab_down(&self.0);
+        let _ = std::fs::remove_dir_all(&self.1);
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces, veth pairs, AF_PACKET"]
+fn onepipe_in_namespaces_delivers_in_one_total_order() {
+    assert!(
+        dataplane::netns::is_root(),
+        "this test needs root (network namespaces, veth pairs, AF_PACKET)"
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = std::env::temp_dir().join(format!("pisa-onepipe-netns-{}", std::process::id()));
+    let _down = Down("op-netns".into(), dir.clone());
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(root.join("deploy/labs/leaf-spine.yaml"))
+        .unwrap()
+        .replace(
+            "../../p4/programs",
+            &format!("{}/p4/programs", root.display()),
+        )
+        .replace("name: leaf-spine", "name: op-netns\nifprefix: opn");
+    let file = dir.join("topology.yaml");
+    std::fs::write(&file, text).unwrap();
+    let mut cfg = LabConfig::new(file);
+    cfg.netns = true;
+    cfg.beacon_interval_ns = 5_000_000;
+    cfg.link_timeout_ns = 200_000_000;
+    cfg.send_every_ns = 10_000_000;
+    cfg.messages = 10;
+    cfg.duration_ns = 500_000_000;
+    let run = labs::onepipe::lab::run(&cfg).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run.driver, "namespaces (wall clock)");
+    // No link fell silent (host links included: the agents stop before the hosts).
+    assert!(run.link_events.is_empty(), "{:?}", run.link_events);
+    let delivered: usize = run.delivered.iter().map(Vec::len).sum();
+    assert!(delivered > 0, "nothing delivered");
+    check::total_order(&run).unwrap_or_else(|e| panic!("total order: {e}"));
+    check::delivered_were_sent(&run).unwrap_or_else(|e| panic!("{e}"));
+    check::causality(&run).unwrap_or_else(|e| panic!("causality: {e}"));
+    let left: Vec<String> = dataplane::netns::list_netns()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| n.starts_with("pisa-op-netns-"))
+        .collect();
+    assert!(left.is_empty(), "namespaces left: {left:?}");
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The long fuzz run (not in CI): every fuzz target (or those named) for PISA_FUZZ_RUNS inputs
+# each (default 10 million), keeping the corpus under fuzz/corpus/<target>. Prints, per target,
+# the inputs run, the time taken and the corpus size; any crash stops the run with the input
+# under fuzz/artifacts/<target>. Hours on a few cores: run it on a spare machine, e.g.
+#   PISA_FUZZ_JOBS=8 scripts/fuzz-long.sh p4_compile labs_topology
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=${PISA_FUZZ_RUNS:-10000000}
+jobs=${PISA_FUZZ_JOBS:-1}
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+    cargo install cargo-fuzz --locked --quiet
+fi
+export RUSTC_BOOTSTRAP=1
+targets=${*:-$(cargo fuzz list)}
+cargo fuzz build -O >/dev/null
+for t in $targets; do
+    mkdir -p "fuzz/corpus/$t"
+    log="fuzz/$t.long.log"
+    start=$(date +%s)
+    # With several jobs libFuzzer splits the runs over its workers (-runs is per worker).
+    per_job=$(( (runs + jobs - 1) / jobs ))
+    cargo fuzz run -O "$t" "fuzz/corpus/$t" -- -runs="$per_job" -jobs="$jobs" -workers="$jobs" \
+        -rss_limit_mb=4096 -print_final_stats=1 >"$log" 2>&1 || {
+        tail -n 40 "$log"
+        echo "fuzz target $t failed; the input is under fuzz/artifacts/$t"
+        exit 1
+    }
+    secs=$(( $(date +%s) - start ))
+    done_runs=$(grep -h "stat::number_of_executed_units" "$log" fuzz/fuzz-*.log 2>/dev/null \
+        | awk '{s += $2} END {print s + 0}')
+    echo "$t: $done_runs inputs in ${secs}s, corpus $(ls "fuzz/corpus/$t" | wc -l) files, no crash"
+done
