@@ -6,6 +6,7 @@ pub mod ctl;
 pub mod fuzz;
 pub mod mcrdma;
 pub mod p4ce;
+pub mod p4runtime;
 pub mod resolve;
 pub mod server;
 pub mod stf;
