@@ -18,6 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         prost::Message::encode_to_vec(&fds),
     )?;
     tonic_prost_build::configure()
+        .btree_map(".")
         .build_client(true)
         .build_server(true)
         .compile_fds(fds)?;
