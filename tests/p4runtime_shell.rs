@@ -1,0 +1,190 @@
+//! p4runtime-shell (PyPI), a P4Runtime client pisa did not write, drives `pisa run
+//! --p4runtime`: it pushes l2l3.p4 with the P4Info `pisa p4info` made (SetForwardingPipelineConfig),
+//! inserts the four-host lab's MACs, routes, next hops and ACL, a multicast group and a clone
+//! session, reads them back and gets ALREADY_EXISTS for a duplicate. As root, the same entries
+//! programmed into a switch on the namespace lab carry pings (bridged and routed).
+//!
+//! Needs python3 with p4runtime-shell (`pip install p4runtime-shell`; scripts/test.sh installs
+//! it as root); `PISA_PYTHON` names another interpreter (e.g. a virtualenv's).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{ping, require_ping, require_root, start_on, Pisa, PISA, ROOT};
+use serde_json::Value as Json;
+
+fn python() -> String {
+    std::env::var("PISA_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+fn require_shell() {
+    let ok = Command::new(python())
+        .args(["-c", "import p4runtime_sh.shell"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "this test needs python3 with p4runtime-shell (pip install p4runtime-shell)"
+    );
+}
+
+/// A local TCP port nothing listens on now.
+fn free_addr() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().to_string()
+}
+
+/// Runs the programming script against `addr`; its JSON summary.
+fn program(addr: &str, extra: &[&str]) -> Json {
+    let script = Path::new(ROOT).join("tests/p4runtime/program_l2l3.py");
+    let out = Command::new(python())
+        .arg(&script)
+        .arg(addr)
+        .args(extra)
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "p4runtime-shell script failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+fn check(summary: &Json) {
+    let t = &summary["tables"];
+    assert_eq!(t["SwitchIngress.mac_dst"], 4, "{summary}");
+    assert_eq!(t["SwitchIngress.router_mac"], 1, "{summary}");
+    assert_eq!(t["SwitchIngress.ipv4_lpm"], 4, "{summary}");
+    assert_eq!(t["SwitchIngress.nexthop"], 4, "{summary}");
+    assert_eq!(t["SwitchIngress.acl"], 1, "{summary}");
+    assert_eq!(t["SwitchEgress.port_smac"], 4, "{summary}");
+    assert_eq!(
+        summary["routes"],
+        serde_json::json!([
+            ["0a000101", 32],
+            ["0a000102", 32],
+            ["0a000200", 24],
+            ["0a000300", 24]
+        ])
+    );
+    assert_eq!(summary["groups"], serde_json::json!([[0, 1]]));
+    assert_eq!(summary["clone_sessions"], serde_json::json!([9]));
+    let dup = summary["duplicate"].as_str().unwrap();
+    assert!(dup.contains("ALREADY_EXISTS"), "{dup}");
+}
+
+/// Waits until something accepts connections on `addr`.
+fn wait_listening(pisa: &mut Pisa, addr: &str) {
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(addr).is_err() {
+        let exited = pisa
+            .child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))));
+        if exited {
+            let (_, out, err) = pisa.terminate();
+            panic!("pisa exited before serving P4Runtime: {out}{err}");
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no P4Runtime server within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+#[ignore = "needs python3 with p4runtime-shell (pip install p4runtime-shell; CI installs it)"]
+fn p4runtime_shell_programs_l2l3_and_reads_it_back() {
+    require_shell();
+    let dir = tempfile_dir("p4rt-shell");
+    let p4info = dir.join("l2l3.p4info.txt");
+    let program_path = Path::new(ROOT).join("p4/programs/l2l3.p4");
+    let st = Command::new(PISA)
+        .arg("p4info")
+        .arg(&program_path)
+        .arg("-o")
+        .arg(&p4info)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let addr = free_addr();
+    let child = Command::new(PISA)
+        .args(["run", "--program"])
+        .arg(&program_path)
+        .args([
+            "--port",
+            "1=mem:p4rt-test",
+            "--no-pin",
+            "--p4runtime",
+            &addr,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pisa = Pisa {
+        child: Some(child),
+        ctl: dir.join("unused.sock"),
+    };
+    wait_listening(&mut pisa, &addr);
+    let config = format!("{},{}", p4info.display(), program_path.display());
+    let summary = program(&addr, &["--config", &config]);
+    check(&summary);
+    let (ok, out, err) = pisa.terminate();
+    assert!(ok, "pisa did not stop cleanly: {out}{err}");
+    assert!(err.contains("P4Runtime on"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn tempfile_dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("pisa-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+#[ignore = "needs root (network namespaces, veth pairs, AF_PACKET), ping, and python3 with p4runtime-shell"]
+fn entries_from_p4runtime_shell_carry_pings_across_the_namespace_lab() {
+    require_root();
+    require_ping();
+    require_shell();
+    let dir = tempfile_dir("p4rt-lab");
+    // Only the multicast part of the bundled table file: every table entry comes over
+    // P4Runtime.
+    let bundled =
+        std::fs::read_to_string(Path::new(ROOT).join("p4/programs/l2l3.tables.yaml")).unwrap();
+    let pre = &bundled[bundled
+        .find("\nmulticast:")
+        .expect("bundled multicast section")..];
+    let tables = dir.join("pre-only.yaml");
+    std::fs::write(&tables, pre).unwrap();
+    let addr = free_addr();
+    let (lab, mut pisa) = start_on(
+        "p4rtping",
+        "p4rp",
+        [0, 1, 2, 3],
+        Some(&tables),
+        |_, ifname| format!("afpacket:{ifname}"),
+        &["--p4runtime", &addr],
+    );
+    wait_listening(&mut pisa, &addr);
+    assert!(
+        !ping(&lab, "h1", "10.0.2.3", 1),
+        "no route before P4Runtime programs one"
+    );
+    let summary = program(&addr, &[]);
+    check(&summary);
+    assert!(ping(&lab, "h1", "10.0.1.2", 3), "h1 -> h2 (bridged)");
+    assert!(ping(&lab, "h1", "10.0.2.3", 3), "h1 -> h3 (routed)");
+    assert!(ping(&lab, "h4", "10.0.1.2", 3), "h4 -> h2 (routed)");
+    drop(pisa);
+    drop(lab);
+    let _ = std::fs::remove_dir_all(&dir);
+}
