@@ -52,8 +52,14 @@ pub fn run(args: P4InfoArgs) -> anyhow::Result<ExitCode> {
         P4InfoFormat::Binary => p.p4info.encode_to_vec(),
     };
     match &args.output {
-        Some(path) => std::fs::write(path, &bytes)
-            .with_context(|| format!("cannot write `{}`", path.display()))?,
+        Some(path) => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create `{}`", dir.display()))?;
+            }
+            std::fs::write(path, &bytes)
+                .with_context(|| format!("cannot write `{}`", path.display()))?
+        }
         None => std::io::stdout()
             .write_all(&bytes)
             .context("cannot write the P4Info")?,
