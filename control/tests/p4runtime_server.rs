@@ -46,7 +46,11 @@ impl Drop for Rig {
 }
 
 fn l2l3() -> (P4Program, String) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/programs/l2l3.p4");
+    compiled("../p4/programs/l2l3.p4")
+}
+
+fn compiled(rel: &str) -> (P4Program, String) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
     let opts = p4::compile::CompileOptions::default();
     let c = p4::compile::compile_file(&path, &opts).unwrap();
     (
@@ -56,7 +60,10 @@ fn l2l3() -> (P4Program, String) {
 }
 
 fn rig() -> Rig {
-    let (prog, source) = l2l3();
+    rig_of(l2l3())
+}
+
+fn rig_of((prog, source): (P4Program, String)) -> Rig {
     let sw = Switch::new(
         Arc::new(prog.program.clone()),
         SwitchConfig::new(4).with_cpu_port(64),
@@ -791,4 +798,69 @@ async fn packet_io_counters_and_pipeline_config() {
         .await
         .unwrap_err();
     assert_eq!(st.code(), Code::FailedPrecondition, "nothing saved");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packet_io_with_controller_headers() {
+    let mut r = rig_of(compiled("tests/data/cpu_punt.p4"));
+    let info = r.info.clone();
+    let header = |name: &str| {
+        info.controller_packet_metadata
+            .iter()
+            .find(|h| h.preamble.as_ref().unwrap().name == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(header("packet_in").metadata[0].name, "ingress_port");
+    let out_port_id = header("packet_out").metadata[0].id;
+    let mut c = client(&r).await;
+    let (mut s, _) = open(&mut c, 1).await;
+
+    // Packet-out with egress_port = 2: the program strips the header and sends the frame there.
+    let f = frame([2, 0, 0, 0, 0, 7]);
+    s.tx.send(p4v1::StreamMessageRequest {
+        update: Some(p4v1::stream_message_request::Update::Packet(
+            p4v1::PacketOut {
+                payload: f.clone(),
+                metadata: vec![p4v1::PacketMetadata {
+                    metadata_id: out_port_id,
+                    value: vec![2],
+                }],
+            },
+        )),
+    })
+    .await
+    .unwrap();
+    assert_eq!(recv(&mut r.hosts[1]), f);
+
+    // A punt entry for the frame's EtherType: the frame from port 1 arrives as a packet-in
+    // whose metadata names port 1, the packet_in header stripped.
+    let punt = table(&info, "Ig.punt");
+    let entry = p4v1::TableEntry {
+        table_id: punt.preamble.unwrap().id,
+        r#match: vec![fm(
+            1,
+            F::Exact(p4v1::field_match::Exact {
+                value: vec![0x88, 0xb5],
+            }),
+        )],
+        action: action(&info, "Ig.to_cpu", &[]),
+        ..Default::default()
+    };
+    c.write(write(1, vec![update(Insert, E::TableEntry(entry))]))
+        .await
+        .unwrap();
+    send(&mut r.hosts[0], &f);
+    match next(&mut s).await {
+        p4v1::stream_message_response::Update::Packet(p) => {
+            assert_eq!(p.payload, f);
+            let port = p
+                .metadata
+                .iter()
+                .find(|m| m.metadata_id == header("packet_in").metadata[0].id)
+                .unwrap();
+            assert_eq!(port.value, vec![0, 1]);
+        }
+        other => panic!("expected a packet-in, got {other:?}"),
+    }
 }

@@ -26,6 +26,8 @@ const KEPT: &[&str] = &[
     "description",
     "flexible",
     "padding",
+    // Read by the P4Info generator (control::p4runtime::p4info): packet I/O metadata.
+    "controller_header",
 ];
 
 /// Why an ignored annotation does not matter in pisa.
