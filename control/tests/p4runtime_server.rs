@@ -864,3 +864,105 @@ async fn packet_io_with_controller_headers() {
         other => panic!("expected a packet-in, got {other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn action_profile_members_groups_and_entries() {
+    let r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let prof = &info.action_profiles[0];
+    let pid = prof.preamble.as_ref().unwrap().id;
+    let ecmp = table(&info, "SwitchIngress.ecmp");
+    assert_eq!(prof.table_ids, vec![ecmp.preamble.as_ref().unwrap().id]);
+    assert_eq!(ecmp.implementation_id, pid);
+    let set_nexthop = action(&info, "SwitchIngress.set_nexthop", &[&[11]]);
+    let Some(p4v1::table_action::Type::Action(a)) = set_nexthop.unwrap().r#type else {
+        unreachable!()
+    };
+    let member = |id: u32, nh: u8| {
+        let mut a = a.clone();
+        a.params[0].value = vec![nh];
+        E::ActionProfileMember(p4v1::ActionProfileMember {
+            action_profile_id: pid,
+            member_id: id,
+            action: Some(a),
+        })
+    };
+    let group = E::ActionProfileGroup(p4v1::ActionProfileGroup {
+        action_profile_id: pid,
+        group_id: 1,
+        members: [1, 2]
+            .map(|m| p4v1::action_profile_group::Member {
+                member_id: m,
+                weight: 1,
+                watch_kind: None,
+            })
+            .to_vec(),
+        max_size: 0,
+    });
+    let entry = p4v1::TableEntry {
+        table_id: ecmp.preamble.as_ref().unwrap().id,
+        r#match: vec![fm(1, F::Exact(p4v1::field_match::Exact { value: vec![1] }))],
+        action: Some(p4v1::TableAction {
+            r#type: Some(p4v1::table_action::Type::ActionProfileGroupId(1)),
+        }),
+        ..Default::default()
+    };
+    c.write(write(
+        1,
+        vec![
+            update(Insert, member(1, 11)),
+            update(Insert, member(2, 12)),
+            update(Insert, group.clone()),
+            update(Insert, E::TableEntry(entry.clone())),
+        ],
+    ))
+    .await
+    .unwrap();
+    let wild_members = E::ActionProfileMember(p4v1::ActionProfileMember {
+        action_profile_id: pid,
+        ..Default::default()
+    });
+    assert_eq!(
+        read(&mut c, wild_members).await,
+        vec![member(1, 11), member(2, 12)]
+    );
+    let wild_groups = E::ActionProfileGroup(p4v1::ActionProfileGroup {
+        action_profile_id: pid,
+        ..Default::default()
+    });
+    assert_eq!(read(&mut c, wild_groups).await, vec![group]);
+    assert_eq!(
+        read(&mut c, E::TableEntry(entry.clone())).await,
+        vec![E::TableEntry(entry.clone())]
+    );
+    // A member in use, a duplicate member, a plain action on a profile table.
+    let mut plain = entry.clone();
+    plain.r#match[0].field_match_type = Some(F::Exact(p4v1::field_match::Exact { value: vec![2] }));
+    plain.action = action(&info, "SwitchIngress.set_nexthop", &[&[1]]);
+    let st = c
+        .write(write(
+            1,
+            vec![
+                update(Delete, member(1, 11)),
+                update(Insert, member(2, 12)),
+                update(Modify, member(3, 13)),
+                update(Insert, E::TableEntry(plain)),
+            ],
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::FailedPrecondition as i32,
+            Code::AlreadyExists as i32,
+            Code::NotFound as i32,
+            Code::InvalidArgument as i32
+        ],
+        "{:?}",
+        details(&st)
+    );
+}

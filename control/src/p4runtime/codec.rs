@@ -45,6 +45,17 @@ impl From<ApiError> for P4Error {
             ApiError::EntryNotFound { .. } | ApiError::Unknown { .. } => Code::NotFound,
             ApiError::TableFull { .. } => Code::ResourceExhausted,
             ApiError::ConstTable { .. } | ApiError::ConstDefault { .. } => Code::PermissionDenied,
+            ApiError::Profile { error, .. } => {
+                use pipeline::table::profile::ProfileError as P;
+                match error {
+                    P::NoMember(_) | P::NoGroup(_) => Code::NotFound,
+                    P::MembersFull(_) | P::GroupsFull(_) => Code::ResourceExhausted,
+                    P::MemberInUse(_) | P::GroupInUse(_) | P::MemberInGroup(..) => {
+                        Code::FailedPrecondition
+                    }
+                    _ => Code::InvalidArgument,
+                }
+            }
             ApiError::Pre(p) => match p {
                 pipeline::tm::pre::PreError::GroupExists(_)
                 | pipeline::tm::pre::PreError::NodeExists(_) => Code::AlreadyExists,

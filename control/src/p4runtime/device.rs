@@ -10,6 +10,7 @@
 use pipeline::api::{CounterValue, PipeSel};
 use pipeline::ir::{KeyMatch, Value};
 use pipeline::switch::Switch;
+use pipeline::table::profile::EntryRef;
 use pipeline::tm::mirror::{MirrorDest, MirrorDirection, MirrorSession};
 
 use super::codec::{field_match, from_pisa_priority, from_value, P4Error};
@@ -73,6 +74,35 @@ pub enum Op {
     },
     CloneDelete {
         id: u16,
+    },
+    /// An entry pointing at an action profile member or group (insert or modify).
+    TableRef {
+        insert: bool,
+        table: String,
+        keys: Keys,
+        priority: Option<u32>,
+        to: EntryRef,
+    },
+    MemberSet {
+        insert: bool,
+        profile: String,
+        member: u32,
+        action: String,
+        params: Params,
+    },
+    MemberDelete {
+        profile: String,
+        member: u32,
+    },
+    GroupSet {
+        insert: bool,
+        profile: String,
+        group: u32,
+        members: Vec<u32>,
+    },
+    GroupDelete {
+        profile: String,
+        group: u32,
     },
 }
 
@@ -201,6 +231,50 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             };
             Ok(sw.mirror_session_set(*id, s)?)
         }
+        Op::TableRef {
+            insert,
+            table,
+            keys,
+            priority,
+            to,
+        } => Ok(if *insert {
+            sw.table_add_ref(all, table, &refs(keys), *priority, *to)?
+        } else {
+            sw.table_modify_ref(all, table, &refs(keys), *priority, *to)?
+        }),
+        Op::MemberSet {
+            insert,
+            profile,
+            member,
+            action,
+            params,
+        } => {
+            let exists = sw
+                .profile_read(all, profile)?
+                .members
+                .iter()
+                .any(|m| m.0 == *member);
+            exists_as_wanted(*insert, exists, "member", *member, profile)?;
+            Ok(sw.profile_member_set(all, profile, *member, action, &prefs(params))?)
+        }
+        Op::MemberDelete { profile, member } => {
+            Ok(sw.profile_member_delete(all, profile, *member)?)
+        }
+        Op::GroupSet {
+            insert,
+            profile,
+            group,
+            members,
+        } => {
+            let exists = sw
+                .profile_read(all, profile)?
+                .groups
+                .iter()
+                .any(|g| g.0 == *group);
+            exists_as_wanted(*insert, exists, "group", *group, profile)?;
+            Ok(sw.profile_group_set(all, profile, *group, members)?)
+        }
+        Op::GroupDelete { profile, group } => Ok(sw.profile_group_delete(all, profile, *group)?),
         Op::CloneDelete { id } => {
             if sw.mirror_sessions().get(*id).is_none() {
                 return Err(P4Error::not_found(format!(
@@ -209,6 +283,26 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             }
             Ok(sw.mirror_session_delete(*id)?)
         }
+    }
+}
+
+/// INSERT of something that exists is ALREADY_EXISTS, MODIFY of something missing NOT_FOUND.
+fn exists_as_wanted(
+    insert: bool,
+    exists: bool,
+    what: &str,
+    id: u32,
+    profile: &str,
+) -> Result<(), P4Error> {
+    match (insert, exists) {
+        (true, true) => Err(P4Error::new(
+            tonic::Code::AlreadyExists,
+            format!("action profile {profile}: {what} {id} already exists"),
+        )),
+        (false, false) => Err(P4Error::not_found(format!(
+            "action profile {profile}: no {what} {id}"
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -255,6 +349,16 @@ pub enum Query {
     McGroups {
         mgid: Option<u16>,
     },
+    /// Members of an action profile (all, or one).
+    Members {
+        profile: u32,
+        member: Option<u32>,
+    },
+    /// Groups of an action selector (all, or one).
+    Groups {
+        profile: u32,
+        group: Option<u32>,
+    },
     CloneSessions {
         id: Option<u16>,
     },
@@ -300,6 +404,21 @@ fn action_of(
     action: &str,
     params: &[(String, Value)],
 ) -> Result<p4v1::TableAction, P4Error> {
+    use p4v1::table_action::Type as T;
+    let id = params.first().map_or(0, |p| p.1 as u32);
+    let t = match action {
+        "$member" => T::ActionProfileMemberId(id),
+        "$group" => T::ActionProfileGroupId(id),
+        _ => T::Action(plain_action(s, action, params)?),
+    };
+    Ok(p4v1::TableAction { r#type: Some(t) })
+}
+
+fn plain_action(
+    s: &Schema,
+    action: &str,
+    params: &[(String, Value)],
+) -> Result<p4v1::Action, P4Error> {
     let id = *s.action_ids.get(action).ok_or_else(|| {
         P4Error::new(
             tonic::Code::Internal,
@@ -319,11 +438,9 @@ fn action_of(
                 })
         })
         .collect();
-    Ok(p4v1::TableAction {
-        r#type: Some(p4v1::table_action::Type::Action(p4v1::Action {
-            action_id: id,
-            params,
-        })),
+    Ok(p4v1::Action {
+        action_id: id,
+        params,
     })
 }
 
@@ -402,9 +519,6 @@ pub fn read(sw: &Switch, owns: u8, s: &Schema, q: &Query) -> Result<Vec<p4v1::En
         } => {
             for id in tables {
                 let t = &s.tables[id];
-                if t.has_profile {
-                    continue;
-                }
                 for e in entries_of(sw, t, key)? {
                     let mut te = table_entity(s, t, &e)?;
                     if *counters && t.direct_counter.is_some() {
@@ -484,6 +598,42 @@ pub fn read(sw: &Switch, owns: u8, s: &Schema, q: &Query) -> Result<Vec<p4v1::En
                         },
                     ),
                 ))));
+            }
+        }
+        Query::Members { profile, member } => {
+            let p = &s.profiles[profile];
+            let view = sw.profile_read(PipeSel::All, &p.name)?;
+            for (id, action, params) in &view.members {
+                if member.is_some_and(|m| m != *id) {
+                    continue;
+                }
+                out.push(entity(E::ActionProfileMember(p4v1::ActionProfileMember {
+                    action_profile_id: p.id,
+                    member_id: *id,
+                    action: Some(plain_action(s, action, params)?),
+                })));
+            }
+        }
+        Query::Groups { profile, group } => {
+            let p = &s.profiles[profile];
+            let view = sw.profile_read(PipeSel::All, &p.name)?;
+            for (id, members) in &view.groups {
+                if group.is_some_and(|g| g != *id) {
+                    continue;
+                }
+                out.push(entity(E::ActionProfileGroup(p4v1::ActionProfileGroup {
+                    action_profile_id: p.id,
+                    group_id: *id,
+                    members: members
+                        .iter()
+                        .map(|m| p4v1::action_profile_group::Member {
+                            member_id: *m,
+                            weight: 1,
+                            watch_kind: None,
+                        })
+                        .collect(),
+                    max_size: 0,
+                })));
             }
         }
         Query::CloneSessions { id } => {

@@ -10,7 +10,8 @@ use super::codec::{key_match, to_pisa_priority, to_value, P4Error};
 use super::device::{Keys, Op, Params, Query};
 use super::proto::p4::config::v1::action_ref::Scope;
 use super::proto::p4::v1 as p4v1;
-use super::schema::{Schema, TableInfo};
+use super::schema::{ProfileInfo, Schema, TableInfo};
+use pipeline::table::profile::EntryRef;
 
 use p4v1::entity::Entity as E;
 use p4v1::update::Type as U;
@@ -63,6 +64,110 @@ pub fn entry_key(t: &TableInfo, e: &p4v1::TableEntry) -> Result<(Keys, Option<u3
         None
     };
     Ok((keys, priority))
+}
+
+/// The member or group an entry of a table with an action profile points at.
+fn profile_ref(
+    s: &Schema,
+    t: &TableInfo,
+    a: Option<&p4v1::TableAction>,
+) -> Result<EntryRef, P4Error> {
+    use p4v1::table_action::Type as T;
+    let selector = s
+        .profiles
+        .values()
+        .any(|p| p.with_selector && p.tables.contains(&t.id));
+    match a.and_then(|a| a.r#type.as_ref()) {
+        Some(T::ActionProfileMemberId(m)) => Ok(EntryRef::Member(*m)),
+        Some(T::ActionProfileGroupId(g)) if selector => Ok(EntryRef::Group(*g)),
+        Some(T::ActionProfileGroupId(_)) => Err(P4Error::invalid(format!(
+            "table `{}` has an action profile without a selector: entries point at members",
+            t.name
+        ))),
+        Some(T::ActionProfileActionSet(_)) => Err(P4Error::unimplemented(
+            "one-shot action profile action sets are not supported; insert members and groups",
+        )),
+        Some(T::Action(_)) => Err(P4Error::invalid(format!(
+            "table `{}` has an action profile: entries point at a member or a group",
+            t.name
+        ))),
+        None => Err(P4Error::invalid(format!(
+            "table `{}`: the entry has no action",
+            t.name
+        ))),
+    }
+}
+
+fn profile<'s>(s: &'s Schema, id: u32) -> Result<&'s ProfileInfo, P4Error> {
+    s.profiles
+        .get(&id)
+        .ok_or_else(|| P4Error::not_found(format!("no action profile with id {id:#x}")))
+}
+
+fn member_op(s: &Schema, kind: U, m: &p4v1::ActionProfileMember) -> Result<Op, P4Error> {
+    let p = profile(s, m.action_profile_id)?;
+    if kind == U::Delete {
+        return Ok(Op::MemberDelete {
+            profile: p.name.clone(),
+            member: m.member_id,
+        });
+    }
+    let t = p
+        .tables
+        .first()
+        .and_then(|id| s.tables.get(id))
+        .ok_or_else(|| {
+            P4Error::invalid(format!("action profile `{}` implements no table", p.name))
+        })?;
+    let action = m.action.clone().map(|a| p4v1::TableAction {
+        r#type: Some(p4v1::table_action::Type::Action(a)),
+    });
+    let (action, params) = entry_action(s, t, action.as_ref(), false)?;
+    Ok(Op::MemberSet {
+        insert: kind == U::Insert,
+        profile: p.name.clone(),
+        member: m.member_id,
+        action,
+        params,
+    })
+}
+
+fn group_op(s: &Schema, kind: U, g: &p4v1::ActionProfileGroup) -> Result<Op, P4Error> {
+    let p = profile(s, g.action_profile_id)?;
+    if !p.with_selector {
+        return Err(P4Error::invalid(format!(
+            "action profile `{}` has no selector: it has no groups",
+            p.name
+        )));
+    }
+    if kind == U::Delete {
+        return Ok(Op::GroupDelete {
+            profile: p.name.clone(),
+            group: g.group_id,
+        });
+    }
+    let mut members = Vec::new();
+    for m in &g.members {
+        if m.weight != 1 && m.weight != 0 {
+            return Err(P4Error::unimplemented(format!(
+                "group {}: member {} has weight {}; pisa's groups weigh members equally",
+                g.group_id, m.member_id, m.weight
+            )));
+        }
+        if members.contains(&m.member_id) {
+            return Err(P4Error::invalid(format!(
+                "group {}: member {} is given twice",
+                g.group_id, m.member_id
+            )));
+        }
+        members.push(m.member_id);
+    }
+    Ok(Op::GroupSet {
+        insert: kind == U::Insert,
+        profile: p.name.clone(),
+        group: g.group_id,
+        members,
+    })
 }
 
 /// The action of an entry: its name and parameters by name, checked against the table.
@@ -178,6 +283,16 @@ fn table_op(s: &Schema, kind: U, e: &p4v1::TableEntry) -> Result<Op, P4Error> {
     }
     let (keys, priority) = entry_key(t, e)?;
     let table = t.name.clone();
+    if t.has_profile && kind != U::Delete {
+        let to = profile_ref(s, t, e.action.as_ref())?;
+        return Ok(Op::TableRef {
+            insert: kind == U::Insert,
+            table,
+            keys,
+            priority,
+            to,
+        });
+    }
     match kind {
         U::Delete => Ok(Op::TableDelete {
             table,
@@ -352,6 +467,8 @@ pub fn update_op(s: &Schema, u: &p4v1::Update) -> Result<Op, P4Error> {
         Some(E::TableEntry(e)) => table_op(s, kind, e),
         Some(E::PacketReplicationEngineEntry(e)) => pre_op(kind, e),
         Some(E::RegisterEntry(e)) => register_op(s, kind, e),
+        Some(E::ActionProfileMember(m)) => member_op(s, kind, m),
+        Some(E::ActionProfileGroup(g)) => group_op(s, kind, g),
         Some(E::CounterEntry(_)) | Some(E::DirectCounterEntry(_)) => Err(P4Error::unimplemented(
             "writing counter values (pisa resets counters through pisa ctl)",
         )),
@@ -473,6 +590,37 @@ pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
                 register: info.id,
                 index: index_of(&r.index, info.size, &info.name)?,
             }])
+        }
+        Some(E::ActionProfileMember(m)) => {
+            let ids: Vec<u32> = match m.action_profile_id {
+                0 => s.profiles.keys().copied().collect(),
+                id => vec![profile(s, id)?.id],
+            };
+            Ok(ids
+                .into_iter()
+                .map(|profile| Query::Members {
+                    profile,
+                    member: (m.member_id != 0).then_some(m.member_id),
+                })
+                .collect())
+        }
+        Some(E::ActionProfileGroup(g)) => {
+            let ids: Vec<u32> = match g.action_profile_id {
+                0 => s
+                    .profiles
+                    .values()
+                    .filter(|p| p.with_selector)
+                    .map(|p| p.id)
+                    .collect(),
+                id => vec![profile(s, id)?.id],
+            };
+            Ok(ids
+                .into_iter()
+                .map(|profile| Query::Groups {
+                    profile,
+                    group: (g.group_id != 0).then_some(g.group_id),
+                })
+                .collect())
         }
         Some(E::PacketReplicationEngineEntry(p)) => match &p.r#type {
             Some(T::MulticastGroupEntry(g)) => Ok(vec![Query::McGroups {

@@ -72,6 +72,15 @@ pub struct IndexedInfo {
     pub paired: bool,
 }
 
+/// An action profile (or selector): its name and the tables it implements.
+#[derive(Debug, Clone)]
+pub struct ProfileInfo {
+    pub id: u32,
+    pub name: String,
+    pub tables: Vec<u32>,
+    pub with_selector: bool,
+}
+
 /// A controller header's metadata fields (id, name, width), in header order.
 #[derive(Debug, Clone, Default)]
 pub struct HeaderInfo {
@@ -90,6 +99,7 @@ pub struct Schema {
     /// Direct counter id → table id.
     pub direct_counters: BTreeMap<u32, u32>,
     pub registers: BTreeMap<u32, IndexedInfo>,
+    pub profiles: BTreeMap<u32, ProfileInfo>,
     pub packet_in: Option<HeaderInfo>,
     pub packet_out: Option<HeaderInfo>,
 }
@@ -193,6 +203,18 @@ impl Schema {
                     size: u32::try_from(r.size).unwrap_or(0),
                     width: w,
                     paired,
+                },
+            );
+        }
+        for a in &info.action_profiles {
+            let (id, name) = name_of(&a.preamble);
+            s.profiles.insert(
+                id,
+                ProfileInfo {
+                    id,
+                    name,
+                    tables: a.table_ids.clone(),
+                    with_selector: a.with_selector,
                 },
             );
         }
