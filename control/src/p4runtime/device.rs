@@ -237,11 +237,14 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             keys,
             priority,
             to,
-        } => Ok(if *insert {
-            sw.table_add_ref(all, table, &refs(keys), *priority, *to)?
-        } else {
-            sw.table_modify_ref(all, table, &refs(keys), *priority, *to)?
-        }),
+        } => {
+            if *insert {
+                sw.table_add_ref(all, table, &refs(keys), *priority, *to)?;
+            } else {
+                sw.table_modify_ref(all, table, &refs(keys), *priority, *to)?;
+            }
+            Ok(())
+        }
         Op::MemberSet {
             insert,
             profile,

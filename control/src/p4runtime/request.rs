@@ -98,7 +98,7 @@ fn profile_ref(
     }
 }
 
-fn profile<'s>(s: &'s Schema, id: u32) -> Result<&'s ProfileInfo, P4Error> {
+fn profile(s: &Schema, id: u32) -> Result<&ProfileInfo, P4Error> {
     s.profiles
         .get(&id)
         .ok_or_else(|| P4Error::not_found(format!("no action profile with id {id:#x}")))
