@@ -965,4 +965,44 @@ async fn action_profile_members_groups_and_entries() {
         "{:?}",
         details(&st)
     );
+
+    // Meters: a cell configured; an index out of range and a peak below the committed rate
+    // refused.
+    let meter_id = info.meters[0].preamble.as_ref().unwrap().id;
+    let meter = |index: i64, cir: i64, pir: i64| {
+        E::MeterEntry(p4v1::MeterEntry {
+            meter_id,
+            index: Some(p4v1::Index { index }),
+            config: Some(p4v1::MeterConfig {
+                cir,
+                cburst: 10,
+                pir,
+                pburst: 20,
+            }),
+        })
+    };
+    let st = c
+        .write(write(
+            1,
+            vec![
+                update(Modify, meter(1, 100, 200)),
+                update(Modify, meter(512, 100, 200)),
+                update(Modify, meter(2, 300, 200)),
+                update(Insert, meter(3, 100, 200)),
+            ],
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::Ok as i32,
+            Code::OutOfRange as i32,
+            Code::InvalidArgument as i32,
+            Code::InvalidArgument as i32
+        ],
+        "{:?}",
+        details(&st)
+    );
 }

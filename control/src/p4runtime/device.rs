@@ -8,6 +8,7 @@
 //! sessions with one port (both directions; `packet_length_bytes` truncates).
 
 use pipeline::api::{CounterValue, PipeSel};
+use pipeline::externs::meter::MeterConfig;
 use pipeline::ir::{KeyMatch, Value};
 use pipeline::switch::Switch;
 use pipeline::table::profile::EntryRef;
@@ -103,6 +104,19 @@ pub enum Op {
     GroupDelete {
         profile: String,
         group: u32,
+    },
+    /// Cells `indexes` of an indexed meter.
+    MeterSet {
+        name: String,
+        indexes: std::ops::Range<u32>,
+        cfg: MeterConfig,
+    },
+    /// The direct meter of one entry.
+    DirectMeterSet {
+        table: String,
+        keys: Keys,
+        priority: Option<u32>,
+        cfg: MeterConfig,
     },
 }
 
@@ -277,6 +291,18 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             exists_as_wanted(*insert, exists, "group", *group, profile)?;
             Ok(sw.profile_group_set(all, profile, *group, members)?)
         }
+        Op::MeterSet { name, indexes, cfg } => {
+            for i in indexes.clone() {
+                sw.meter_set(all, name, i, *cfg)?;
+            }
+            Ok(())
+        }
+        Op::DirectMeterSet {
+            table,
+            keys,
+            priority,
+            cfg,
+        } => Ok(sw.direct_meter_set(all, table, &refs(keys), *priority, *cfg)?),
         Op::GroupDelete { profile, group } => Ok(sw.profile_group_delete(all, profile, *group)?),
         Op::CloneDelete { id } => {
             if sw.mirror_sessions().get(*id).is_none() {

@@ -4,6 +4,7 @@
 //! match, action or value: INVALID_ARGUMENT; writes to const tables: PERMISSION_DENIED;
 //! what pisa does not model: UNIMPLEMENTED).
 
+use pipeline::externs::meter::MeterConfig;
 use pipeline::ir::MatchKind;
 
 use super::codec::{key_match, to_pisa_priority, to_value, P4Error};
@@ -457,6 +458,74 @@ fn register_op(s: &Schema, kind: U, e: &p4v1::RegisterEntry) -> Result<Op, P4Err
     })
 }
 
+fn meter_config(c: Option<&p4v1::MeterConfig>) -> Result<MeterConfig, P4Error> {
+    let c = c.ok_or_else(|| {
+        P4Error::unimplemented("resetting a meter to unconfigured: give a config")
+    })?;
+    let u = |v: i64, what: &str| {
+        u64::try_from(v).map_err(|_| P4Error::invalid(format!("meter {what} {v} is negative")))
+    };
+    let cfg = MeterConfig {
+        cir: u(c.cir, "cir")?,
+        cbs: u(c.cburst, "cburst")?,
+        pir: u(c.pir, "pir")?,
+        pbs: u(c.pburst, "pburst")?,
+    };
+    if cfg.pir < cfg.cir {
+        return Err(P4Error::invalid(format!(
+            "meter pir {} is below cir {}",
+            cfg.pir, cfg.cir
+        )));
+    }
+    Ok(cfg)
+}
+
+fn meter_op(s: &Schema, kind: U, m: &p4v1::MeterEntry) -> Result<Op, P4Error> {
+    let info = s
+        .meters
+        .get(&m.meter_id)
+        .ok_or_else(|| P4Error::not_found(format!("no meter with id {:#x}", m.meter_id)))?;
+    if kind != U::Modify {
+        return Err(P4Error::invalid(format!(
+            "meter `{}`: meters can only be modified",
+            info.name
+        )));
+    }
+    let indexes = match index_of(&m.index, info.size, &info.name)? {
+        Some(i) => i..i + 1,
+        None => 0..info.size,
+    };
+    Ok(Op::MeterSet {
+        name: info.name.clone(),
+        indexes,
+        cfg: meter_config(m.config.as_ref())?,
+    })
+}
+
+fn direct_meter_op(s: &Schema, kind: U, m: &p4v1::DirectMeterEntry) -> Result<Op, P4Error> {
+    if kind != U::Modify {
+        return Err(P4Error::invalid("direct meters can only be modified"));
+    }
+    let e = m
+        .table_entry
+        .as_ref()
+        .ok_or_else(|| P4Error::invalid("direct meter entry without a table entry"))?;
+    let t = table(s, e.table_id)?;
+    if !s.direct_meters.values().any(|tid| *tid == t.id) {
+        return Err(P4Error::invalid(format!(
+            "table `{}` has no direct meter",
+            t.name
+        )));
+    }
+    let (keys, priority) = entry_key(t, e)?;
+    Ok(Op::DirectMeterSet {
+        table: t.name.clone(),
+        keys,
+        priority,
+        cfg: meter_config(m.config.as_ref())?,
+    })
+}
+
 /// One update of a Write as a switch operation.
 pub fn update_op(s: &Schema, u: &p4v1::Update) -> Result<Op, P4Error> {
     let kind = U::try_from(u.r#type).unwrap_or(U::Unspecified);
@@ -468,6 +537,8 @@ pub fn update_op(s: &Schema, u: &p4v1::Update) -> Result<Op, P4Error> {
         Some(E::PacketReplicationEngineEntry(e)) => pre_op(kind, e),
         Some(E::RegisterEntry(e)) => register_op(s, kind, e),
         Some(E::ActionProfileMember(m)) => member_op(s, kind, m),
+        Some(E::MeterEntry(m)) => meter_op(s, kind, m),
+        Some(E::DirectMeterEntry(m)) => direct_meter_op(s, kind, m),
         Some(E::ActionProfileGroup(g)) => group_op(s, kind, g),
         Some(E::CounterEntry(_)) | Some(E::DirectCounterEntry(_)) => Err(P4Error::unimplemented(
             "writing counter values (pisa resets counters through pisa ctl)",

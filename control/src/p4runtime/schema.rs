@@ -99,6 +99,9 @@ pub struct Schema {
     /// Direct counter id → table id.
     pub direct_counters: BTreeMap<u32, u32>,
     pub registers: BTreeMap<u32, IndexedInfo>,
+    pub meters: BTreeMap<u32, IndexedInfo>,
+    /// Direct meter id → table id.
+    pub direct_meters: BTreeMap<u32, u32>,
     pub profiles: BTreeMap<u32, ProfileInfo>,
     pub packet_in: Option<HeaderInfo>,
     pub packet_out: Option<HeaderInfo>,
@@ -205,6 +208,23 @@ impl Schema {
                     paired,
                 },
             );
+        }
+        for m in &info.meters {
+            let (id, name) = name_of(&m.preamble);
+            s.meters.insert(
+                id,
+                IndexedInfo {
+                    id,
+                    name,
+                    size: u32::try_from(m.size).unwrap_or(0),
+                    width: 0,
+                    paired: false,
+                },
+            );
+        }
+        for d in &info.direct_meters {
+            let (id, _) = name_of(&d.preamble);
+            s.direct_meters.insert(id, d.direct_table_id);
         }
         for a in &info.action_profiles {
             let (id, name) = name_of(&a.preamble);
