@@ -188,3 +188,55 @@ fn entries_from_p4runtime_shell_carry_pings_across_the_namespace_lab() {
     drop(lab);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+#[ignore = "needs root (network namespaces, veth pairs, AF_PACKET) and python3 with p4runtime-shell"]
+fn every_lab_switch_serves_p4runtime() {
+    require_root();
+    require_shell();
+    let base = free_addr();
+    let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
+    let topo = Path::new(ROOT).join("deploy/labs/leaf-spine.yaml");
+    let child = Command::new(PISA)
+        .args(["lab", "run"])
+        .arg(&topo)
+        .args(["--netns", "--duration", "20", "--p4runtime", &base])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lab = Pisa {
+        child: Some(child),
+        ctl: tempfile_dir("p4rt-labrun").join("unused.sock"),
+    };
+    // The last of the six switches (leaf4) listens on port + 5.
+    wait_listening(&mut lab, &format!("127.0.0.1:{}", port + 5));
+    let script = format!(
+        "import p4runtime_sh.shell as sh\n\
+         for port in ({port}, {}):\n\
+         \x20   sh.setup(device_id=1, grpc_addr='127.0.0.1:%d' % port, election_id=(0, 1))\n\
+         \x20   n = sum(len(list(sh.TableEntry(t.name).read())) for t in sh.P4Objects(sh.P4Type.table))\n\
+         \x20   print(port, n)\n\
+         \x20   sh.teardown()\n",
+        port + 5
+    );
+    let out = Command::new(python())
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Each switch answers with the entries the lab generated for it (fabric.p4 routes).
+    let counts: Vec<u64> = stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .collect();
+    assert_eq!(counts.len(), 2, "{stdout}");
+    assert!(counts.iter().all(|n| *n > 0), "{stdout}");
+    let (_, _, err) = lab.terminate();
+    assert!(err.contains("serves P4Runtime on"), "{err}");
+}
