@@ -1006,3 +1006,78 @@ async fn action_profile_members_groups_and_entries() {
         details(&st)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn digests_reach_the_primary() {
+    let mut r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (mut s, _) = open(&mut c, 1).await;
+    let d = &info.digests[0];
+    let id = d.preamble.as_ref().unwrap().id;
+    assert_eq!(
+        d.preamble.as_ref().unwrap().name,
+        "SwitchIngressDeparser.learn_digest"
+    );
+    let entry = E::DigestEntry(p4v1::DigestEntry {
+        digest_id: id,
+        config: Some(p4v1::digest_entry::Config {
+            max_timeout_ns: 0,
+            max_list_size: 1,
+            ack_timeout_ns: 1_000_000,
+        }),
+    });
+    c.write(write(1, vec![update(Insert, entry.clone())]))
+        .await
+        .unwrap();
+    let st = c
+        .write(write(1, vec![update(Insert, entry.clone())]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::AlreadyExists as i32);
+    assert_eq!(
+        read(
+            &mut c,
+            E::DigestEntry(p4v1::DigestEntry {
+                digest_id: 0,
+                config: None
+            })
+        )
+        .await,
+        vec![entry]
+    );
+    // An unknown source MAC on port 1: switch.p4 learns it through the digest.
+    let mut f = frame([2, 0, 0, 0, 0, 9]);
+    f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 0x42]);
+    send(&mut r.hosts[0], &f);
+    match next(&mut s).await {
+        p4v1::stream_message_response::Update::Digest(l) => {
+            assert_eq!(l.digest_id, id);
+            assert_eq!(l.data.len(), 1);
+            let Some(p4v1::p4_data::Data::Struct(st)) = &l.data[0].data else {
+                panic!("{l:?}")
+            };
+            let fields: Vec<_> = st
+                .members
+                .iter()
+                .map(|m| match &m.data {
+                    Some(p4v1::p4_data::Data::Bitstring(b)) => b.clone(),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(fields[1], vec![2, 0, 0, 0, 0, 0x42], "the source MAC");
+            assert_eq!(fields[2], vec![1], "the ingress port");
+            s.tx.send(p4v1::StreamMessageRequest {
+                update: Some(p4v1::stream_message_request::Update::DigestAck(
+                    p4v1::DigestListAck {
+                        digest_id: id,
+                        list_id: l.list_id,
+                    },
+                )),
+            })
+            .await
+            .unwrap();
+        }
+        other => panic!("expected a digest list, got {other:?}"),
+    }
+}

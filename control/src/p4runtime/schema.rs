@@ -103,6 +103,8 @@ pub struct Schema {
     /// Direct meter id → table id.
     pub direct_meters: BTreeMap<u32, u32>,
     pub profiles: BTreeMap<u32, ProfileInfo>,
+    /// Digest id → name.
+    pub digests: BTreeMap<u32, String>,
     pub packet_in: Option<HeaderInfo>,
     pub packet_out: Option<HeaderInfo>,
 }
@@ -226,6 +228,10 @@ impl Schema {
             let (id, _) = name_of(&d.preamble);
             s.direct_meters.insert(id, d.direct_table_id);
         }
+        for d in &info.digests {
+            let (id, name) = name_of(&d.preamble);
+            s.digests.insert(id, name);
+        }
         for a in &info.action_profiles {
             let (id, name) = name_of(&a.preamble);
             s.profiles.insert(
@@ -255,6 +261,19 @@ impl Schema {
             }
         }
         s
+    }
+}
+
+impl Schema {
+    /// The digest id of a digest the switch emitted under its IR name (a P4Info name is that
+    /// name, or that name qualified by its pipeline).
+    pub fn digest_id(&self, ir_name: &str) -> Option<u32> {
+        self.digests.iter().find_map(|(id, n)| {
+            let hit = n == ir_name
+                || n.strip_suffix(ir_name)
+                    .is_some_and(|pre| pre.ends_with('.'));
+            hit.then_some(*id)
+        })
     }
 }
 

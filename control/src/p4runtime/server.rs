@@ -105,6 +105,9 @@ struct Shared {
     next_stream: AtomicU64,
     cpu: Option<Mutex<Box<dyn Port>>>,
     stop: AtomicBool,
+    /// Digests the controller asked for (DigestEntry), by digest id.
+    digests: Mutex<std::collections::BTreeMap<u32, p4v1::digest_entry::Config>>,
+    next_list: AtomicU64,
 }
 
 /// A running P4Runtime server; dropping it stops it.
@@ -113,6 +116,7 @@ pub struct P4RuntimeServerHandle {
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
     pump: Option<JoinHandle<()>>,
+    digests: Option<JoinHandle<()>>,
     shared: Arc<Shared>,
 }
 
@@ -133,6 +137,9 @@ impl Drop for P4RuntimeServerHandle {
             let _ = t.join();
         }
         if let Some(t) = self.pump.take() {
+            let _ = t.join();
+        }
+        if let Some(t) = self.digests.take() {
             let _ = t.join();
         }
     }
@@ -169,6 +176,8 @@ pub fn start(
         next_stream: AtomicU64::new(1),
         cpu: cfg.cpu.map(Mutex::new),
         stop: AtomicBool::new(false),
+        digests: Mutex::new(Default::default()),
+        next_list: AtomicU64::new(1),
     });
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let svc = Service {
@@ -210,11 +219,17 @@ pub fn start(
         }
         false => None,
     };
+    let s = shared.clone();
+    let digests = std::thread::Builder::new()
+        .name("p4runtime-digest".into())
+        .spawn(move || digest_pump(&s))
+        .map_err(StartError::Runtime)?;
     Ok(P4RuntimeServerHandle {
         addr: local,
         shutdown: Some(tx),
         thread: Some(thread),
         pump,
+        digests: Some(digests),
         shared,
     })
 }
@@ -270,6 +285,77 @@ fn packet_in_pump(s: &Shared) {
             };
             // A slow controller loses packet-ins rather than stalling the CPU port.
             let _ = tx.try_send(Ok(msg));
+        }
+    }
+}
+
+/// How often the switch's digest queue is drained.
+const DIGEST_POLL: Duration = Duration::from_millis(10);
+
+/// The primary's stream, if a controller is primary.
+fn primary_tx(s: &Shared) -> Option<StreamTx> {
+    let arb = s.arb.lock().ok()?;
+    let id = arb.0.primary_stream()?;
+    arb.1
+        .iter()
+        .find(|(sid, _)| *sid == id)
+        .map(|x| x.1.clone())
+}
+
+/// Moves the switch's digests to the primary controller as digest lists, for the digests the
+/// controller configured (others are drained and dropped, as the switch's queue is bounded).
+fn digest_pump(s: &Shared) {
+    use p4v1::p4_data::Data;
+    while !s.stop.load(Ordering::Acquire) {
+        std::thread::sleep(DIGEST_POLL);
+        let configured = match s.digests.lock() {
+            Ok(d) => d.clone(),
+            Err(_) => return,
+        };
+        let Ok(msgs) = s.handle.each(CALL_TIMEOUT, |sw, _| sw.digest_drain()) else {
+            continue;
+        };
+        if configured.is_empty() {
+            continue;
+        }
+        let Ok(pipeline) = s.pipeline.read().map(|p| p.clone()) else {
+            return;
+        };
+        let mut by_id: std::collections::BTreeMap<u32, Vec<p4v1::P4Data>> = Default::default();
+        for m in msgs.into_iter().flatten() {
+            let Some(id) = pipeline.schema.digest_id(&m.name) else {
+                continue;
+            };
+            if !configured.contains_key(&id) {
+                continue;
+            }
+            let members = m
+                .values
+                .iter()
+                .map(|v| p4v1::P4Data {
+                    data: Some(Data::Bitstring(super::codec::from_value(*v))),
+                })
+                .collect();
+            by_id.entry(id).or_default().push(p4v1::P4Data {
+                data: Some(Data::Struct(p4v1::P4StructLike { members })),
+            });
+        }
+        let Some(tx) = primary_tx(s) else { continue };
+        for (id, data) in by_id {
+            let max = configured[&id].max_list_size.max(1) as usize;
+            for chunk in data.chunks(max) {
+                let list = p4v1::DigestList {
+                    digest_id: id,
+                    list_id: s.next_list.fetch_add(1, Ordering::Relaxed),
+                    data: chunk.to_vec(),
+                    timestamp: std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_nanos() as i64),
+                };
+                let _ = tx.try_send(Ok(p4v1::StreamMessageResponse {
+                    update: Some(p4v1::stream_message_response::Update::Digest(list)),
+                }));
+            }
         }
     }
 }
@@ -475,10 +561,12 @@ impl Service {
                 }
                 Ok(())
             }
-            Some(Update::DigestAck(_)) | Some(Update::Other(_)) => {
+            // Lists are not redelivered, so an ack needs no bookkeeping.
+            Some(Update::DigestAck(_)) => Ok(()),
+            Some(Update::Other(_)) => {
                 let err = p4v1::StreamError {
                     canonical_code: Code::Unimplemented as i32,
-                    message: "digests and other stream messages are not served yet".into(),
+                    message: "architecture-specific stream messages are not served".into(),
                     ..Default::default()
                 };
                 let _ = tx.try_send(Ok(p4v1::StreamMessageResponse {
@@ -518,6 +606,88 @@ impl Service {
             )),
             Err(e) => Err(P4Error::new(Code::Unavailable, format!("CPU port: {e}"))),
         }
+    }
+
+    /// A DigestEntry write: the digest's list configuration, kept by the server.
+    fn digest_write(
+        &self,
+        schema: &Schema,
+        kind: i32,
+        d: &p4v1::DigestEntry,
+    ) -> Result<(), P4Error> {
+        use p4v1::update::Type as U;
+        if !schema.digests.contains_key(&d.digest_id) {
+            return Err(P4Error::not_found(format!(
+                "no digest with id {:#x}",
+                d.digest_id
+            )));
+        }
+        let mut cfg = self
+            .shared
+            .digests
+            .lock()
+            .map_err(|_| P4Error::new(Code::Internal, "digest state poisoned"))?;
+        let exists = cfg.contains_key(&d.digest_id);
+        match U::try_from(kind).unwrap_or(U::Unspecified) {
+            U::Insert if exists => Err(P4Error::new(
+                Code::AlreadyExists,
+                format!("digest {:#x} is already configured", d.digest_id),
+            )),
+            U::Modify if !exists => Err(P4Error::not_found(format!(
+                "digest {:#x} is not configured",
+                d.digest_id
+            ))),
+            U::Insert | U::Modify => {
+                let c = d
+                    .config
+                    .ok_or_else(|| P4Error::invalid("digest entry without a config"))?;
+                if c.max_list_size < 0 || c.max_timeout_ns < 0 || c.ack_timeout_ns < 0 {
+                    return Err(P4Error::invalid(
+                        "digest config values must not be negative",
+                    ));
+                }
+                cfg.insert(d.digest_id, c);
+                Ok(())
+            }
+            U::Delete if !exists => Err(P4Error::not_found(format!(
+                "digest {:#x} is not configured",
+                d.digest_id
+            ))),
+            U::Delete => {
+                cfg.remove(&d.digest_id);
+                Ok(())
+            }
+            U::Unspecified => Err(P4Error::invalid("update type is UNSPECIFIED")),
+        }
+    }
+
+    /// Digest configurations (digest id 0: all).
+    fn digest_read(
+        &self,
+        schema: &Schema,
+        d: &p4v1::DigestEntry,
+    ) -> Result<Vec<p4v1::Entity>, Status> {
+        if d.digest_id != 0 && !schema.digests.contains_key(&d.digest_id) {
+            return Err(Status::not_found(format!(
+                "no digest with id {:#x}",
+                d.digest_id
+            )));
+        }
+        let cfg = self
+            .shared
+            .digests
+            .lock()
+            .map_err(|_| Status::internal("digest state poisoned"))?;
+        Ok(cfg
+            .iter()
+            .filter(|(id, _)| d.digest_id == 0 || **id == d.digest_id)
+            .map(|(id, c)| p4v1::Entity {
+                entity: Some(p4v1::entity::Entity::DigestEntry(p4v1::DigestEntry {
+                    digest_id: *id,
+                    config: Some(*c),
+                })),
+            })
+            .collect())
     }
 
     fn leave(&self, sid: u64) {
@@ -682,10 +852,21 @@ impl P4Runtime for Service {
             ));
         }
         let pipeline = self.pipeline()?;
+        // Digest configurations live in the server; everything else goes to the switch.
+        let mut local: Vec<Option<Result<(), P4Error>>> = Vec::new();
         let ops: Vec<Result<Op, P4Error>> = req
             .updates
             .iter()
-            .map(|u| request::update_op(&pipeline.schema, u))
+            .map(|u| {
+                if let Some(p4v1::entity::Entity::DigestEntry(d)) =
+                    u.entity.as_ref().and_then(|e| e.entity.as_ref())
+                {
+                    local.push(Some(self.digest_write(&pipeline.schema, u.r#type, d)));
+                    return Err(P4Error::new(Code::Ok, ""));
+                }
+                local.push(None);
+                request::update_op(&pipeline.schema, u)
+            })
             .collect();
         let ops = Arc::new(ops);
         let run = ops.clone();
@@ -698,7 +879,12 @@ impl P4Runtime for Service {
                 .collect::<Vec<_>>()
         })
         .await?;
-        let results = per_instance.swap_remove(0);
+        let results: Vec<Result<(), P4Error>> = per_instance
+            .swap_remove(0)
+            .into_iter()
+            .zip(local)
+            .map(|(r, l)| l.unwrap_or(r))
+            .collect();
         for (u, r) in req.updates.iter().zip(&results) {
             match r {
                 Ok(()) => tracing::debug!(kind = u.r#type, "p4runtime write"),
@@ -723,7 +909,12 @@ impl P4Runtime for Service {
         Self::check_role(&req.role)?;
         let pipeline = self.pipeline()?;
         let mut queries: Vec<Query> = Vec::new();
+        let mut local = Vec::new();
         for e in &req.entities {
+            if let Some(p4v1::entity::Entity::DigestEntry(d)) = &e.entity {
+                local.extend(self.digest_read(&pipeline.schema, d)?);
+                continue;
+            }
             queries.extend(request::read_query(&pipeline.schema, e).map_err(status)?);
         }
         let p = pipeline.clone();
@@ -740,6 +931,7 @@ impl P4Runtime for Service {
         for other in it {
             device::merge_counts(&mut entities, &other.map_err(status)?);
         }
+        entities.extend(local);
         let resp = p4v1::ReadResponse { entities };
         Ok(Response::new(Box::pin(tokio_stream::iter([Ok(resp)]))))
     }
