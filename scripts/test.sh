@@ -27,9 +27,9 @@ if [ "$(id -u)" = 0 ]; then
     fi
     # The real P4Runtime clients the P4Runtime tests drive pisa with (PyPI): p4runtime-shell,
     # which brings the p4runtime package's protocol descriptors.
-    if ! python3 -c "import p4runtime_sh, p4.v1.p4runtime_pb2" >/dev/null 2>&1; then
-        echo "== installing p4runtime-shell (PyPI)"
-        python3 -m pip install --quiet --break-system-packages p4runtime-shell==0.0.6
+    if ! python3 -c "import p4runtime_sh, p4.v1.p4runtime_pb2, ptf" >/dev/null 2>&1; then
+        echo "== installing p4runtime-shell and ptf (PyPI)"
+        python3 -m pip install --quiet --break-system-packages p4runtime-shell==0.0.6 ptf==0.12.0
     fi
 else
     echo "== not root: skipping package installation; tests that need root or packages stay ignored"
