@@ -4,8 +4,12 @@
 //! session, reads them back and gets ALREADY_EXISTS for a duplicate. As root, the same entries
 //! programmed into a switch on the namespace lab carry pings (bridged and routed).
 //!
+//! finsy (PyPI) does the same inserts and reads through its asyncio client.
+//!
 //! Needs python3 with p4runtime-shell (`pip install p4runtime-shell`; scripts/test.sh installs
-//! it as root); `PISA_PYTHON` names another interpreter (e.g. a virtualenv's).
+//! it as root); `PISA_PYTHON` names another interpreter (e.g. a virtualenv's). finsy wants a
+//! newer protobuf than p4runtime-shell, so it has its own: `PISA_FINSY_PYTHON`, default the
+//! virtualenv scripts/test.sh makes (`/opt/pisa/finsy/bin/python`).
 
 mod common;
 
@@ -239,4 +243,79 @@ fn every_lab_switch_serves_p4runtime() {
     assert!(counts.iter().all(|n| *n > 0), "{stdout}");
     let (_, _, err) = lab.terminate();
     assert!(err.contains("serves P4Runtime on"), "{err}");
+}
+
+fn finsy_python() -> String {
+    std::env::var("PISA_FINSY_PYTHON").unwrap_or_else(|_| "/opt/pisa/finsy/bin/python".into())
+}
+
+#[test]
+#[ignore = "needs python3 with finsy (scripts/test.sh makes /opt/pisa/finsy; or PISA_FINSY_PYTHON)"]
+fn finsy_programs_l2l3_and_reads_it_back() {
+    let ok = Command::new(finsy_python())
+        .args(["-c", "import finsy"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(ok, "this test needs python3 with finsy (pip install finsy)");
+    let dir = tempfile_dir("p4rt-finsy");
+    let p4info = dir.join("l2l3.p4info.txt");
+    let program_path = Path::new(ROOT).join("p4/programs/l2l3.p4");
+    let st = Command::new(PISA)
+        .arg("p4info")
+        .arg(&program_path)
+        .arg("-o")
+        .arg(&p4info)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let addr = free_addr();
+    let child = Command::new(PISA)
+        .args(["run", "--program"])
+        .arg(&program_path)
+        .args([
+            "--port",
+            "1=mem:p4rt-finsy",
+            "--no-pin",
+            "--p4runtime",
+            &addr,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pisa = Pisa {
+        child: Some(child),
+        ctl: dir.join("unused.sock"),
+    };
+    wait_listening(&mut pisa, &addr);
+    let out = Command::new(finsy_python())
+        .arg(Path::new(ROOT).join("tests/p4runtime/finsy_l2l3.py"))
+        .arg(&addr)
+        .arg(&p4info)
+        .arg(&program_path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "finsy script failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Json = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(
+        v["SwitchIngress.ipv4_lpm"],
+        serde_json::json!([["set_nexthop", {"dst_addr": "(167772672, 24)"}]]),
+        "{v}"
+    );
+    assert_eq!(v["SwitchIngress.nexthop"][0][0], "forward_l3", "{v}");
+    assert_eq!(v["SwitchIngress.mac_dst"][0][0], "set_port", "{v}");
+    assert_eq!(v["counter"], serde_json::json!([0]), "{v}");
+    assert!(
+        v["duplicate"].as_str().unwrap().contains("ALREADY_EXISTS"),
+        "{v}"
+    );
+    let (ok, out, err) = pisa.terminate();
+    assert!(ok, "pisa did not stop cleanly: {out}{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
