@@ -63,15 +63,29 @@ fn rig() -> Rig {
     rig_of(l2l3())
 }
 
-fn rig_of((prog, source): (P4Program, String)) -> Rig {
-    let sw = Switch::new(
-        Arc::new(prog.program.clone()),
-        SwitchConfig::new(4).with_cpu_port(64),
-    )
-    .unwrap();
+fn rig_of(p: (P4Program, String)) -> Rig {
+    rig_on(p, &[1, 2], false)
+}
+
+/// A rig with host ports at `devports` (and the CPU port 64); `per_pipe`: one switch
+/// instance and thread per pipe with ports.
+fn rig_on((prog, source): (P4Program, String), devports: &[u16], per_pipe: bool) -> Rig {
+    let mut pipes: Vec<u16> = devports.iter().map(|d| d >> 7).collect();
+    pipes.sort_unstable();
+    pipes.dedup();
+    let count = if per_pipe { pipes.len() } else { 1 };
+    let switches: Vec<Switch> = (0..count)
+        .map(|_| {
+            Switch::new(
+                Arc::new(prog.program.clone()),
+                SwitchConfig::new(4).with_cpu_port(64),
+            )
+            .unwrap()
+        })
+        .collect();
     let mut hosts = Vec::new();
     let mut ports = Vec::new();
-    for dp in [1u16, 2] {
+    for &dp in devports {
         let (s, h) = pair(&format!("sw{dp}"), &format!("h{dp}"));
         hosts.push(h);
         ports.push(PortSetup {
@@ -87,8 +101,16 @@ fn rig_of((prog, source): (P4Program, String)) -> Rig {
         link: LinkConfig::default(),
     });
     let clock: Arc<dyn Clock> = Arc::new(WallClock::new());
-    let rt =
-        SwitchRuntime::start(vec![sw], false, &[], ports, clock, RuntimeConfig::default()).unwrap();
+    let thread_pipes: &[u16] = if per_pipe { &pipes } else { &[] };
+    let rt = SwitchRuntime::start(
+        switches,
+        per_pipe,
+        thread_pipes,
+        ports,
+        clock,
+        RuntimeConfig::default(),
+    )
+    .unwrap();
     let info = prog.p4info.clone();
     let server = server::start(
         "127.0.0.1:0".parse().unwrap(),
@@ -1080,4 +1102,77 @@ async fn digests_reach_the_primary() {
         }
         other => panic!("expected a digest list, got {other:?}"),
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_reach_every_pipe_thread_and_counters_sum_over_them() {
+    // Ports on pipes 0 and 1, one thread (and switch instance) per pipe.
+    let mut r = rig_on(l2l3(), &[1, 129], true);
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let to_1 = [2, 0, 0, 0, 0, 1];
+    let to_129 = [2, 0, 0, 0, 0, 0x81];
+    c.write(write(
+        1,
+        vec![
+            update(Insert, E::TableEntry(mac_entry(&info, to_1, 1))),
+            update(Insert, E::TableEntry(mac_entry_port(&info, to_129, 129))),
+        ],
+    ))
+    .await
+    .unwrap();
+    // Each pipe's thread has the entries: frames cross between the pipes both ways.
+    send(&mut r.hosts[0], &frame(to_129));
+    assert_eq!(&recv(&mut r.hosts[1])[..6], &to_129);
+    send(&mut r.hosts[1], &frame(to_1));
+    assert_eq!(&recv(&mut r.hosts[0])[..6], &to_1);
+    // Counter cells are summed over the instances that own the pipes.
+    let ctr = info
+        .counters
+        .iter()
+        .find(|c| c.preamble.as_ref().unwrap().name == "SwitchIngress.ingress_port_counter")
+        .unwrap()
+        .preamble
+        .as_ref()
+        .unwrap()
+        .id;
+    for port in [1i64, 129] {
+        let got = read(
+            &mut c,
+            E::CounterEntry(p4v1::CounterEntry {
+                counter_id: ctr,
+                index: Some(p4v1::Index { index: port }),
+                data: None,
+            }),
+        )
+        .await;
+        match &got[..] {
+            [E::CounterEntry(e)] => {
+                assert_eq!(e.data.as_ref().unwrap().packet_count, 1, "port {port}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    // Entries read back once, not once per instance.
+    let mac_t = table(&info, "SwitchIngress.mac_dst").preamble.unwrap().id;
+    let entries = read(
+        &mut c,
+        E::TableEntry(p4v1::TableEntry {
+            table_id: mac_t,
+            ..Default::default()
+        }),
+    )
+    .await;
+    assert_eq!(entries.len(), 2);
+}
+
+fn mac_entry_port(info: &pi::P4Info, mac: [u8; 6], port: u16) -> p4v1::TableEntry {
+    let mut e = mac_entry(info, mac, 0);
+    if let Some(p4v1::table_action::Type::Action(a)) =
+        e.action.as_mut().and_then(|a| a.r#type.as_mut())
+    {
+        a.params[0].value = port.to_be_bytes().to_vec();
+    }
+    e
 }

@@ -289,6 +289,9 @@ fn packet_in_pump(s: &Shared) {
     }
 }
 
+/// Entities per ReadResponse.
+const READ_CHUNK: usize = 1000;
+
 /// How often the switch's digest queue is drained.
 const DIGEST_POLL: Duration = Duration::from_millis(10);
 
@@ -312,12 +315,14 @@ fn digest_pump(s: &Shared) {
             Ok(d) => d.clone(),
             Err(_) => return,
         };
-        let Ok(msgs) = s.handle.each(CALL_TIMEOUT, |sw, _| sw.digest_drain()) else {
-            continue;
-        };
+        // Unconfigured digests stay in the switch's bounded queue (counted when it is full),
+        // as without a P4Runtime server.
         if configured.is_empty() {
             continue;
         }
+        let Ok(msgs) = s.handle.each(CALL_TIMEOUT, |sw, _| sw.digest_drain()) else {
+            continue;
+        };
         let Ok(pipeline) = s.pipeline.read().map(|p| p.clone()) else {
             return;
         };
@@ -870,7 +875,7 @@ impl P4Runtime for Service {
             .collect();
         let ops = Arc::new(ops);
         let run = ops.clone();
-        let mut per_instance = on_switch(self.shared.handle.clone(), move |sw, _| {
+        let per_instance = on_switch(self.shared.handle.clone(), move |sw, _| {
             run.iter()
                 .map(|op| match op {
                     Ok(op) => device::apply(sw, op),
@@ -879,8 +884,11 @@ impl P4Runtime for Service {
                 .collect::<Vec<_>>()
         })
         .await?;
-        let results: Vec<Result<(), P4Error>> = per_instance
-            .swap_remove(0)
+        let first = per_instance
+            .into_iter()
+            .next()
+            .ok_or_else(|| Status::unavailable("the switch has no running instance"))?;
+        let results: Vec<Result<(), P4Error>> = first
             .into_iter()
             .zip(local)
             .map(|(r, l)| l.unwrap_or(r))
@@ -932,8 +940,19 @@ impl P4Runtime for Service {
             device::merge_counts(&mut entities, &other.map_err(status)?);
         }
         entities.extend(local);
-        let resp = p4v1::ReadResponse { entities };
-        Ok(Response::new(Box::pin(tokio_stream::iter([Ok(resp)]))))
+        // Large reads go out in several responses, each well under gRPC's default 4 MiB.
+        let mut responses: Vec<Result<p4v1::ReadResponse, Status>> = entities
+            .chunks(READ_CHUNK)
+            .map(|c| {
+                Ok(p4v1::ReadResponse {
+                    entities: c.to_vec(),
+                })
+            })
+            .collect();
+        if responses.is_empty() {
+            responses.push(Ok(p4v1::ReadResponse::default()));
+        }
+        Ok(Response::new(Box::pin(tokio_stream::iter(responses))))
     }
 
     async fn set_forwarding_pipeline_config(
