@@ -319,3 +319,40 @@ fn finsy_programs_l2l3_and_reads_it_back() {
     assert!(ok, "pisa did not stop cleanly: {out}{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn p4info_formats_agree() {
+    use control::p4runtime::proto::p4::config::v1::P4Info;
+    use prost::Message;
+    let dir = tempfile_dir("p4info-formats");
+    let program = Path::new(ROOT).join("p4/programs/l2l3.p4");
+    let run = |format: &str| {
+        let out = dir.join(format!("l2l3.{format}"));
+        let st = Command::new(PISA)
+            .arg("p4info")
+            .arg(&program)
+            .args(["--format", format, "-o"])
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(st.success(), "pisa p4info --format {format}");
+        std::fs::read(out).unwrap()
+    };
+    let binary = P4Info::decode(run("binary").as_slice()).unwrap();
+    let text: P4Info = control::p4runtime::format::from_text(
+        "p4.config.v1.P4Info",
+        std::str::from_utf8(&run("text")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(text, binary);
+    let json: Json = serde_json::from_slice(&run("json")).unwrap();
+    assert_eq!(
+        json["tables"].as_array().unwrap().len(),
+        binary.tables.len()
+    );
+    assert_eq!(
+        json["tables"][0]["preamble"]["name"],
+        "SwitchIngress.mac_dst"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
