@@ -15,9 +15,11 @@ mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-use common::{ping, require_ping, require_root, start_on, Pisa, PISA, ROOT};
+use common::{
+    free_addr, ping, require_ping, require_root, run_p4runtime, start_on, wait_listening,
+    write_p4info, Pisa, PISA, ROOT,
+};
 use serde_json::Value as Json;
 
 fn python() -> String {
@@ -33,12 +35,6 @@ fn require_shell() {
         ok,
         "this test needs python3 with p4runtime-shell (pip install p4runtime-shell)"
     );
-}
-
-/// A local TCP port nothing listens on now.
-fn free_addr() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().to_string()
 }
 
 /// Runs the programming script against `addr`; its JSON summary.
@@ -83,26 +79,6 @@ fn check(summary: &Json) {
     assert!(dup.contains("ALREADY_EXISTS"), "{dup}");
 }
 
-/// Waits until something accepts connections on `addr`.
-fn wait_listening(pisa: &mut Pisa, addr: &str) {
-    let t0 = Instant::now();
-    while std::net::TcpStream::connect(addr).is_err() {
-        let exited = pisa
-            .child
-            .as_mut()
-            .is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))));
-        if exited {
-            let (_, out, err) = pisa.terminate();
-            panic!("pisa exited before serving P4Runtime: {out}{err}");
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "no P4Runtime server within 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 #[test]
 #[ignore = "needs python3 with p4runtime-shell (pip install p4runtime-shell; CI installs it)"]
 fn p4runtime_shell_programs_l2l3_and_reads_it_back() {
@@ -110,34 +86,9 @@ fn p4runtime_shell_programs_l2l3_and_reads_it_back() {
     let dir = tempfile_dir("p4rt-shell");
     let p4info = dir.join("l2l3.p4info.txt");
     let program_path = Path::new(ROOT).join("p4/programs/l2l3.p4");
-    let st = Command::new(PISA)
-        .arg("p4info")
-        .arg(&program_path)
-        .arg("-o")
-        .arg(&p4info)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    write_p4info(&program_path, &p4info);
     let addr = free_addr();
-    let child = Command::new(PISA)
-        .args(["run", "--program"])
-        .arg(&program_path)
-        .args([
-            "--port",
-            "1=mem:p4rt-test",
-            "--no-pin",
-            "--p4runtime",
-            &addr,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pisa = Pisa {
-        child: Some(child),
-        ctl: dir.join("unused.sock"),
-    };
-    wait_listening(&mut pisa, &addr);
+    let mut pisa = run_p4runtime(&program_path, &["1=mem:p4rt-test".into()], &addr, &dir);
     let config = format!("{},{}", p4info.display(), program_path.display());
     let summary = program(&addr, &["--config", &config]);
     check(&summary);
@@ -260,34 +211,9 @@ fn finsy_programs_l2l3_and_reads_it_back() {
     let dir = tempfile_dir("p4rt-finsy");
     let p4info = dir.join("l2l3.p4info.txt");
     let program_path = Path::new(ROOT).join("p4/programs/l2l3.p4");
-    let st = Command::new(PISA)
-        .arg("p4info")
-        .arg(&program_path)
-        .arg("-o")
-        .arg(&p4info)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    write_p4info(&program_path, &p4info);
     let addr = free_addr();
-    let child = Command::new(PISA)
-        .args(["run", "--program"])
-        .arg(&program_path)
-        .args([
-            "--port",
-            "1=mem:p4rt-finsy",
-            "--no-pin",
-            "--p4runtime",
-            &addr,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pisa = Pisa {
-        child: Some(child),
-        ctl: dir.join("unused.sock"),
-    };
-    wait_listening(&mut pisa, &addr);
+    let mut pisa = run_p4runtime(&program_path, &["1=mem:p4rt-finsy".into()], &addr, &dir);
     let out = Command::new(finsy_python())
         .arg(Path::new(ROOT).join("tests/p4runtime/finsy_l2l3.py"))
         .arg(&addr)

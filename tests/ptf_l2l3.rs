@@ -8,10 +8,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-use common::{require_root, Pisa, PISA, ROOT};
+use common::{free_addr, require_root, run_p4runtime, write_p4info, ROOT};
 
 /// Removes the veth pairs on drop.
 struct Veths(Vec<String>);
@@ -58,38 +57,10 @@ fn ptf_suite_passes_against_pisa_over_p4runtime() {
     std::fs::create_dir_all(&dir).unwrap();
     let program = Path::new(ROOT).join("p4/programs/l2l3.p4");
     let p4info = dir.join("l2l3.p4info.txt");
-    let st = Command::new(PISA)
-        .arg("p4info")
-        .arg(&program)
-        .arg("-o")
-        .arg(&p4info)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let addr = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().to_string()
-    };
-    let mut cmd = Command::new(PISA);
-    cmd.args(["run", "--program"]).arg(&program);
-    for i in 0..4 {
-        cmd.arg("--port").arg(format!("{i}=afpacket:ptfsw{i}"));
-    }
-    cmd.args(["--no-pin", "--p4runtime", &addr])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut pisa = Pisa {
-        child: Some(cmd.spawn().unwrap()),
-        ctl: dir.join("unused.sock"),
-    };
-    let t0 = Instant::now();
-    while std::net::TcpStream::connect(&addr).is_err() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "no P4Runtime server"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    write_p4info(&program, &p4info);
+    let addr = free_addr();
+    let ports: Vec<String> = (0..4).map(|i| format!("{i}=afpacket:ptfsw{i}")).collect();
+    let mut pisa = run_p4runtime(&program, &ports, &addr, &dir);
     let mut ptf_cmd = Command::new(&ptf);
     ptf_cmd
         .arg("--test-dir")
