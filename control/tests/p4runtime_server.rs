@@ -223,6 +223,17 @@ fn action(info: &pi::P4Info, name: &str, params: &[&[u8]]) -> Option<p4v1::Table
     })
 }
 
+fn counter_id(info: &pi::P4Info, name: &str) -> u32 {
+    info.counters
+        .iter()
+        .find(|c| c.preamble.as_ref().unwrap().name == name)
+        .unwrap()
+        .preamble
+        .as_ref()
+        .unwrap()
+        .id
+}
+
 fn fm(id: u32, t: F) -> p4v1::FieldMatch {
     p4v1::FieldMatch {
         field_id: id,
@@ -704,15 +715,7 @@ async fn packet_io_counters_and_pipeline_config() {
     }
 
     // Counters: the port counter saw port 1's and the CPU port's frames.
-    let ctr = info
-        .counters
-        .iter()
-        .find(|c| c.preamble.as_ref().unwrap().name == "SwitchIngress.ingress_port_counter")
-        .unwrap()
-        .preamble
-        .as_ref()
-        .unwrap()
-        .id;
+    let ctr = counter_id(&info, "SwitchIngress.ingress_port_counter");
     let cell = |i: i64| {
         E::CounterEntry(p4v1::CounterEntry {
             counter_id: ctr,
@@ -1128,15 +1131,7 @@ async fn writes_reach_every_pipe_thread_and_counters_sum_over_them() {
     send(&mut r.hosts[1], &frame(to_1));
     assert_eq!(&recv(&mut r.hosts[0])[..6], &to_1);
     // Counter cells are summed over the instances that own the pipes.
-    let ctr = info
-        .counters
-        .iter()
-        .find(|c| c.preamble.as_ref().unwrap().name == "SwitchIngress.ingress_port_counter")
-        .unwrap()
-        .preamble
-        .as_ref()
-        .unwrap()
-        .id;
+    let ctr = counter_id(&info, "SwitchIngress.ingress_port_counter");
     for port in [1i64, 129] {
         let got = read(
             &mut c,
