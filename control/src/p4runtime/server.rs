@@ -857,41 +857,56 @@ impl P4Runtime for Service {
             ));
         }
         let pipeline = self.pipeline()?;
-        // Digest configurations live in the server; everything else goes to the switch.
-        let mut local: Vec<Option<Result<(), P4Error>>> = Vec::new();
-        let ops: Vec<Result<Op, P4Error>> = req
+        // Each update: answered here (digest configurations live in the server, refusals of
+        // the checks), or an operation for the switch.
+        enum Step {
+            Done(Result<(), P4Error>),
+            Switch(Op),
+        }
+        let steps: Vec<Step> = req
             .updates
             .iter()
-            .map(|u| {
-                if let Some(p4v1::entity::Entity::DigestEntry(d)) =
-                    u.entity.as_ref().and_then(|e| e.entity.as_ref())
-                {
-                    local.push(Some(self.digest_write(&pipeline.schema, u.r#type, d)));
-                    return Err(P4Error::new(Code::Ok, ""));
-                }
-                local.push(None);
-                request::update_op(&pipeline.schema, u)
-            })
+            .map(
+                |u| match u.entity.as_ref().and_then(|e| e.entity.as_ref()) {
+                    Some(p4v1::entity::Entity::DigestEntry(d)) => {
+                        Step::Done(self.digest_write(&pipeline.schema, u.r#type, d))
+                    }
+                    _ => match request::update_op(&pipeline.schema, u) {
+                        Ok(op) => Step::Switch(op),
+                        Err(e) => Step::Done(Err(e)),
+                    },
+                },
+            )
             .collect();
-        let ops = Arc::new(ops);
+        let ops: Arc<Vec<Op>> = Arc::new(
+            steps
+                .iter()
+                .filter_map(|s| match s {
+                    Step::Switch(op) => Some(op.clone()),
+                    Step::Done(_) => None,
+                })
+                .collect(),
+        );
         let run = ops.clone();
         let per_instance = on_switch(self.shared.handle.clone(), move |sw, _| {
             run.iter()
-                .map(|op| match op {
-                    Ok(op) => device::apply(sw, op),
-                    Err(e) => Err(e.clone()),
-                })
+                .map(|op| device::apply(sw, op))
                 .collect::<Vec<_>>()
         })
         .await?;
-        let first = per_instance
+        let mut applied = per_instance
             .into_iter()
             .next()
-            .ok_or_else(|| Status::unavailable("the switch has no running instance"))?;
-        let results: Vec<Result<(), P4Error>> = first
+            .ok_or_else(|| Status::unavailable("the switch has no running instance"))?
+            .into_iter();
+        let results: Vec<Result<(), P4Error>> = steps
             .into_iter()
-            .zip(local)
-            .map(|(r, l)| l.unwrap_or(r))
+            .map(|s| match s {
+                Step::Done(r) => r,
+                Step::Switch(_) => applied.next().unwrap_or_else(|| {
+                    Err(P4Error::new(Code::Internal, "no answer from the switch"))
+                }),
+            })
             .collect();
         for (u, r) in req.updates.iter().zip(&results) {
             match r {
