@@ -62,7 +62,7 @@ pub fn controller_headers(prog: &ast::Program) -> (Vec<ControllerHeader>, Vec<St
                 Some(w) => fields.push((f.name.name.clone(), w)),
                 None => {
                     skipped.push(format!(
-                        "@controller_header(\"{name}\") header {}: field {} is not a bit<N> of literal width",
+                        "@controller_header(\"{name}\") header {}: field {} is not a bit<N> of literal width 1..=128",
                         h.name.name, f.name.name
                     ));
                     fields.clear();
@@ -91,7 +91,10 @@ fn annotation_string(a: &ast::Annotation) -> Option<String> {
 fn bit_width(ty: &ast::Type, typedefs: &BTreeMap<&str, &ast::Type>, depth: u8) -> Option<u16> {
     match &ty.kind {
         TypeKind::Bit(e) => match &e.kind {
-            ExprKind::Int(i) => u16::try_from(i.value).ok().filter(|w| *w > 0),
+            // Values are at most 128 bits wide in pisa.
+            ExprKind::Int(i) => u16::try_from(i.value)
+                .ok()
+                .filter(|w| (1..=128).contains(w)),
             _ => None,
         },
         TypeKind::Bool => Some(1),

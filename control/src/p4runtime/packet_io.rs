@@ -24,7 +24,8 @@ fn get_bits(bytes: &[u8], at: usize, width: u16) -> Value {
 fn set_bits(bytes: &mut [u8], at: usize, width: u16, v: Value) {
     for i in 0..usize::from(width) {
         let bit = at + i;
-        let b = (v >> (usize::from(width) - 1 - i)) & 1;
+        let shift = u32::try_from(usize::from(width) - 1 - i).unwrap_or(u32::MAX);
+        let b = v.checked_shr(shift).unwrap_or(0) & 1;
         if b != 0 {
             bytes[bit / 8] |= 1 << (7 - bit % 8);
         }
@@ -146,5 +147,17 @@ mod tests {
         assert!(packet_out_frame(Some(&hdr()), &[], &wide).is_err());
         assert!(packet_in(Some(&hdr()), &[1]).is_none());
         assert_eq!(packet_out_frame(None, &[1, 2], &[]).unwrap(), vec![1, 2]);
+        // A field wider than pisa's 128-bit values neither panics nor loses the low bits.
+        let wide = HeaderInfo {
+            id: 1,
+            fields: vec![(1, "w".into(), 136)],
+        };
+        let md = [PacketMetadata {
+            metadata_id: 1,
+            value: vec![7],
+        }];
+        let f = packet_out_frame(Some(&wide), &[], &md).unwrap();
+        assert_eq!(f.len(), 17);
+        assert_eq!(f[16], 7);
     }
 }
