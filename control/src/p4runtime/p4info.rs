@@ -207,7 +207,16 @@ impl Kind {
 
 /// The P4Info of `prog` with its `@controller_header` headers.
 pub fn generate(prog: &Program, headers: &[ControllerHeader]) -> pi::P4Info {
-    let mut alloc = IdAllocator::default();
+    generate_with_ids(prog, headers, BTreeMap::new())
+}
+
+/// [`generate`] honouring `@id` annotations (by qualified name, see [`annotated_ids`]).
+pub fn generate_with_ids(
+    prog: &Program,
+    headers: &[ControllerHeader],
+    fixed: BTreeMap<String, u32>,
+) -> pi::P4Info {
+    let mut alloc = IdAllocator::with_fixed(fixed);
     let tables = Kind::new(
         &mut alloc,
         prefix::TABLE,
@@ -551,9 +560,53 @@ pub fn for_file(
     with_headers(compiled, &parsed.program)
 }
 
+/// The `@id(N)` annotations of a parsed program by qualified name: `Control.local` for the
+/// tables, actions and extern instances of a control, the plain name for top-level actions,
+/// instances and `@controller_header` headers.
+pub fn annotated_ids(prog: &ast::Program) -> BTreeMap<String, u32> {
+    fn id_of(annos: &[ast::Annotation]) -> Option<u32> {
+        let a = annos.iter().find(|a| a.name.name == "id")?;
+        match &a.body {
+            AnnotationBody::Exprs(es) => match es.first().map(|e| &e.kind) {
+                Some(ExprKind::Int(i)) => u32::try_from(i.value).ok(),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    let mut out = BTreeMap::new();
+    for d in &prog.decls {
+        match &d.kind {
+            DeclKind::Control(c) => {
+                for l in &c.locals {
+                    if let (Some(id), Some(n)) = (id_of(&l.annotations), l.name()) {
+                        out.insert(format!("{}.{}", c.name.name, n.name), id);
+                    }
+                }
+            }
+            DeclKind::Header(_) => {
+                let header = d
+                    .annotations
+                    .iter()
+                    .find(|a| a.name.name == "controller_header")
+                    .and_then(annotation_string);
+                if let (Some(id), Some(h)) = (id_of(&d.annotations), header) {
+                    out.insert(h, id);
+                }
+            }
+            _ => {
+                if let (Some(id), Some(n)) = (id_of(&d.annotations), d.name()) {
+                    out.insert(n.name.clone(), id);
+                }
+            }
+        }
+    }
+    out
+}
+
 fn with_headers(program: ir::Program, ast: &ast::Program) -> P4Program {
     let (headers, skipped) = controller_headers(ast);
-    let p4info = generate(&program, &headers);
+    let p4info = generate_with_ids(&program, &headers, annotated_ids(ast));
     P4Program {
         program,
         headers,
@@ -648,6 +701,30 @@ mod tests {
         {
             assert!(ids.insert(id), "id {id:#x} twice");
         }
+    }
+
+    #[test]
+    fn id_annotations_by_qualified_name() {
+        let src = r#"
+            @id(7) action top() {}
+            control C(inout bit<8> x) {
+                @id(0x02000005) table t { key = { x : exact; } actions = { top; } }
+                @id(9) action a() {}
+                action plain() {}
+                apply {}
+            }
+            @id(3) @controller_header("packet_in") header p_h { bit<8> x; }
+        "#;
+        let (_, ast) = p4::parse_str("t.p4", src, &p4::LoadOptions::default());
+        let ids = annotated_ids(&ast.unwrap());
+        let want: BTreeMap<String, u32> = [
+            ("top".to_string(), 7),
+            ("C.t".to_string(), 0x0200_0005),
+            ("C.a".to_string(), 9),
+            ("packet_in".to_string(), 3),
+        ]
+        .into();
+        assert_eq!(ids, want);
     }
 
     #[test]
