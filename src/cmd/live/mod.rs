@@ -33,6 +33,7 @@
 //! without a thread are answered by the first thread (nothing changes their state). The cost is
 //! memory: N instances each hold every pipe's tables.
 
+mod p4runtime;
 mod switch;
 #[cfg(test)]
 mod tests;
@@ -280,24 +281,7 @@ pub fn run(
             None,
         ),
         Some(_) => {
-            let compiled = super::program::compile(program_path, compile)?;
-            let prog = Arc::new(compiled.program.clone());
-            let p = control::p4runtime::p4info::for_file(
-                compiled.program,
-                program_path,
-                &compile.options()?,
-            );
-            for s in &p.skipped {
-                eprintln!("warning: {s}");
-            }
-            let sw = switches_of(
-                prog,
-                tables,
-                args.pipes,
-                &args.ports,
-                count,
-                Some(args.cpu_port),
-            )?;
+            let (sw, p) = p4runtime::switches(program_path, tables, compile, &args, count)?;
             (sw, Some(p))
         }
     };
@@ -365,31 +349,15 @@ pub fn run(
         None => None,
     };
     let p4rt_server = match (args.p4runtime, p4rt) {
-        (Some(addr), Some(p)) => {
-            let source = std::fs::read(program_path)
-                .with_context(|| format!("cannot read `{}`", program_path.display()))?;
-            let pipeline = control::p4runtime::server::Pipeline::new(p, source, None);
-            let has_cpu = cpu_end.is_some();
-            let cfg = control::p4runtime::server::ServerConfig {
-                device_id: 1,
-                compile: compile.options()?,
-                cpu: cpu_end.map(|p| Box::new(p) as Box<dyn dataplane::Port>),
-            };
-            let srv = control::p4runtime::server::start(addr, handle.clone(), pipeline, cfg)?;
-            eprintln!(
-                "pisa: P4Runtime on {} (device id 1){}",
-                srv.local_addr(),
-                if has_cpu {
-                    format!(", packet I/O on CPU port {}", args.cpu_port)
-                } else {
-                    format!(
-                        "; no packet I/O: a --port is attached at the CPU port {}",
-                        args.cpu_port
-                    )
-                }
-            );
-            Some(srv)
-        }
+        (Some(addr), Some(p)) => Some(p4runtime::serve(
+            addr,
+            p,
+            program_path,
+            compile,
+            cpu_end,
+            args.cpu_port,
+            &handle,
+        )?),
         _ => None,
     };
     eprintln!(
