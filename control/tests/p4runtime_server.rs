@@ -1178,3 +1178,65 @@ fn mac_entry_port(info: &pi::P4Info, mac: [u8; 6], port: u16) -> p4v1::TableEntr
     }
     e
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn register_cells_write_and_read_back() {
+    let r = rig_of(compiled("../p4/programs/p4ce.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let reg = info
+        .registers
+        .iter()
+        .find(|g| g.preamble.as_ref().unwrap().name == "SwitchIngress.credit0")
+        .unwrap();
+    let id = reg.preamble.as_ref().unwrap().id;
+    let cell = |index: i64, v: Option<Vec<u8>>| {
+        E::RegisterEntry(p4v1::RegisterEntry {
+            register_id: id,
+            index: Some(p4v1::Index { index }),
+            data: v.map(|b| p4v1::P4Data {
+                data: Some(p4v1::p4_data::Data::Bitstring(b)),
+            }),
+        })
+    };
+    c.write(write(1, vec![update(Modify, cell(5, Some(vec![42])))]))
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&mut c, cell(5, None)).await,
+        vec![cell(5, Some(vec![42]))]
+    );
+    // A wildcard index reads every cell; wrong widths, indexes and update types are refused.
+    let all = read(
+        &mut c,
+        E::RegisterEntry(p4v1::RegisterEntry {
+            register_id: id,
+            ..Default::default()
+        }),
+    )
+    .await;
+    assert_eq!(all.len(), reg.size as usize);
+    let st = c
+        .write(write(
+            1,
+            vec![
+                update(Modify, cell(5, Some(vec![1, 0]))),
+                update(Modify, cell(256, Some(vec![1]))),
+                update(Insert, cell(1, Some(vec![1]))),
+            ],
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::InvalidArgument as i32,
+            Code::OutOfRange as i32,
+            Code::InvalidArgument as i32
+        ],
+        "{:?}",
+        details(&st)
+    );
+}
