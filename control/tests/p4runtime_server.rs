@@ -791,6 +791,21 @@ async fn packet_io_counters_and_pipeline_config() {
         .await
         .unwrap();
     assert_eq!(entries(&mut c).await, 2);
+    // A changed program (a table resized) keeps the entries of the tables it still has.
+    let mut changed = got.clone();
+    changed.p4info = None;
+    changed.p4_device_config = r
+        .source
+        .replacen("size = 4096;", "size = 2048;", 1)
+        .into_bytes();
+    assert_ne!(changed.p4_device_config, got.p4_device_config);
+    c.set_forwarding_pipeline_config(set(A::ReconcileAndCommit, changed, 1))
+        .await
+        .unwrap();
+    assert_eq!(entries(&mut c).await, 2);
+    c.set_forwarding_pipeline_config(set(A::ReconcileAndCommit, got.clone(), 1))
+        .await
+        .unwrap();
     let st = c
         .set_forwarding_pipeline_config(set(A::VerifyAndCommit, got.clone(), 2))
         .await
