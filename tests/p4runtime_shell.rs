@@ -4,7 +4,9 @@
 //! session, reads them back and gets ALREADY_EXISTS for a duplicate. As root, the same entries
 //! programmed into a switch on the namespace lab carry pings (bridged and routed).
 //!
-//! finsy (PyPI) does the same inserts and reads through its asyncio client.
+//! With a veth pair, p4runtime-shell sends a packet-out with metadata and receives a packet-in
+//! with metadata (control/tests/data/cpu_punt.p4). finsy (PyPI) does the inserts and reads
+//! through its asyncio client.
 //!
 //! Needs python3 with p4runtime-shell (`pip install p4runtime-shell`; scripts/test.sh installs
 //! it as root); `PISA_PYTHON` names another interpreter (e.g. a virtualenv's). finsy wants a
@@ -280,5 +282,67 @@ fn p4info_formats_agree() {
         json["tables"][0]["preamble"]["name"],
         "SwitchIngress.mac_dst"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+#[ignore = "needs root (a veth pair, AF_PACKET) and python3 with p4runtime-shell and scapy"]
+fn p4runtime_shell_packet_out_and_packet_in_with_metadata() {
+    require_root();
+    require_shell();
+    let (sw, host) = ("p4iosw0", "p4iohs0");
+    let _ = Command::new("ip").args(["link", "del", sw]).output();
+    let up = Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "ip link add {sw} type veth peer name {host} && ip link set {sw} up && \
+                 ip link set {host} up && sysctl -qw net.ipv6.conf.{sw}.disable_ipv6=1 && \
+                 sysctl -qw net.ipv6.conf.{host}.disable_ipv6=1"
+            ),
+        ])
+        .status()
+        .unwrap();
+    assert!(up.success(), "veth pair");
+    struct Del(&'static str);
+    impl Drop for Del {
+        fn drop(&mut self) {
+            let _ = Command::new("ip").args(["link", "del", self.0]).status();
+        }
+    }
+    let _veth = Del(sw);
+    let dir = tempfile_dir("p4rt-pio");
+    let program = Path::new(ROOT).join("control/tests/data/cpu_punt.p4");
+    let p4info = dir.join("cpu_punt.p4info.txt");
+    write_p4info(&program, &p4info);
+    let addr = free_addr();
+    let mut pisa = run_p4runtime(&program, &[format!("1=afpacket:{sw}")], &addr, &dir);
+    let out = Command::new(python())
+        .arg(Path::new(ROOT).join("tests/p4runtime/packet_io.py"))
+        .arg(&addr)
+        .arg(&p4info)
+        .arg(&program)
+        .arg(host)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Json = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(
+        v["packet_out_seen"],
+        serde_json::json!([v["packet_out_sent"]]),
+        "the packet-out left on port 1 without its header: {v}"
+    );
+    assert_eq!(v["packet_in"][0]["payload"], v["packet_in_sent"], "{v}");
+    assert_eq!(
+        v["packet_in"][0]["metadata"]["1"], "0001",
+        "ingress_port = 1: {v}"
+    );
+    let _ = pisa.terminate();
     let _ = std::fs::remove_dir_all(&dir);
 }
