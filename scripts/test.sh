@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(tshark python3-scapy iproute2 ethtool iperf3 iputils-ping pkg-config libdpdk-dev dpdk clang libclang-dev etcd-server zookeeper)
+PACKAGES=(tshark python3-scapy iproute2 ethtool iperf3 iputils-ping python3-pip python3-venv pkg-config libdpdk-dev dpdk clang libclang-dev etcd-server zookeeper)
 
 if [ "$(id -u)" = 0 ]; then
     missing=()
@@ -24,6 +24,19 @@ if [ "$(id -u)" = 0 ]; then
         echo "== installing ${missing[*]}"
         apt-get update -qq
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    # The real P4Runtime clients the P4Runtime tests drive pisa with (PyPI): p4runtime-shell,
+    # which brings the p4runtime package's protocol descriptors.
+    if ! python3 -c "import p4runtime_sh, p4.v1.p4runtime_pb2, ptf" >/dev/null 2>&1; then
+        echo "== installing p4runtime-shell and ptf (PyPI)"
+        python3 -m pip install --quiet --break-system-packages p4runtime-shell==0.0.6 ptf==0.12.0
+    fi
+    # finsy needs a newer protobuf than p4runtime-shell pins: it gets a virtualenv of its own,
+    # where tests/p4runtime_shell.rs looks for it.
+    if [ ! -x /opt/pisa/finsy/bin/python ]; then
+        echo "== installing finsy (PyPI) into /opt/pisa/finsy"
+        python3 -m venv /opt/pisa/finsy
+        /opt/pisa/finsy/bin/pip install --quiet finsy==0.30.0
     fi
 else
     echo "== not root: skipping package installation; tests that need root or packages stay ignored"

@@ -41,6 +41,8 @@ pub enum NetnsError {
     Switch(String, String),
     #[error("control socket of switch {0}: {1}")]
     Ctl(String, control::server::ServerError),
+    #[error("P4Runtime server of switch {0}: {1}")]
+    P4Runtime(String, control::p4runtime::server::StartError),
     #[error("this needs root (network namespaces and veth pairs)")]
     NotRoot,
     #[error("capture: {0}")]
@@ -124,6 +126,7 @@ pub struct NetnsSwitches {
     topo: Topology,
     runtimes: Vec<(String, SwitchRuntime)>,
     _ctl: Vec<control::server::CtlServer>,
+    p4runtime: Vec<(String, control::p4runtime::server::P4RuntimeServerHandle)>,
 }
 
 /// Where switch `name` of lab `lab` serves its control socket.
@@ -135,11 +138,16 @@ pub fn ctl_path(lab: &str, switch: &str) -> PathBuf {
 
 impl NetnsSwitches {
     /// Builds every switch and starts it on the lab's veths (the lab must be up). With `ctl`,
-    /// each switch serves its control socket at [`ctl_path`].
-    pub fn start(topo: &Topology, ctl: bool) -> Result<NetnsSwitches, NetnsError> {
+    /// each switch serves its control socket at [`ctl_path`]; with `p4runtime`, switch `i` of
+    /// the topology serves P4Runtime (device id 1, no packet I/O) on that address's port + `i`.
+    pub fn start(
+        topo: &Topology,
+        ctl: bool,
+        p4runtime: Option<std::net::SocketAddr>,
+    ) -> Result<NetnsSwitches, NetnsError> {
         let built = crate::build::switches(topo)?;
         let clock: Arc<dyn Clock> = Arc::new(WallClock::new());
-        NetnsSwitches::start_with(topo, built, Vec::new(), clock, ctl)
+        NetnsSwitches::start_with(topo, built, Vec::new(), clock, ctl, p4runtime)
     }
 
     /// [`NetnsSwitches::start`] with switches built (and programmed) elsewhere, one per
@@ -152,10 +160,12 @@ impl NetnsSwitches {
         extra: Vec<(usize, PortSetup)>,
         clock: Arc<dyn Clock>,
         ctl: bool,
+        p4runtime: Option<std::net::SocketAddr>,
     ) -> Result<NetnsSwitches, NetnsError> {
         let mut extra = extra;
         let mut runtimes = Vec::new();
         let mut servers = Vec::new();
+        let mut p4rt = Vec::new();
         for (s, sw) in built.into_iter().enumerate() {
             let name = topo.switches[s].name.clone();
             let mut setups = Vec::new();
@@ -194,6 +204,27 @@ impl NetnsSwitches {
                 thread_hook: None,
                 ..RuntimeConfig::default()
             };
+            let spec = &topo.switches[s];
+            let pipeline = match p4runtime {
+                Some(_) => {
+                    let opts = p4::compile::CompileOptions {
+                        target: spec.target,
+                        ..p4::compile::CompileOptions::default()
+                    };
+                    let program = control::p4runtime::p4info::for_file(
+                        (**sw.program()).clone(),
+                        &spec.program,
+                        &opts,
+                    );
+                    let source = std::fs::read(&spec.program)
+                        .map_err(|e| NetnsError::Switch(name.clone(), e.to_string()))?;
+                    Some((
+                        control::p4runtime::server::Pipeline::new(program, source, None),
+                        opts,
+                    ))
+                }
+                None => None,
+            };
             let rt = SwitchRuntime::start(vec![sw], false, &[], setups, clock.clone(), cfg)
                 .map_err(|e| NetnsError::Switch(name.clone(), e.to_string()))?;
             if ctl {
@@ -203,13 +234,34 @@ impl NetnsSwitches {
                         .map_err(|e| NetnsError::Ctl(name.clone(), e))?,
                 );
             }
+            if let (Some(base), Some((pipeline, compile))) = (p4runtime, pipeline) {
+                let addr =
+                    std::net::SocketAddr::new(base.ip(), base.port().saturating_add(s as u16));
+                let cfg = control::p4runtime::server::ServerConfig {
+                    device_id: 1,
+                    compile,
+                    cpu: None,
+                };
+                let srv = control::p4runtime::server::start(addr, rt.handle(), pipeline, cfg)
+                    .map_err(|e| NetnsError::P4Runtime(name.clone(), e))?;
+                p4rt.push((name.clone(), srv));
+            }
             runtimes.push((name, rt));
         }
         Ok(NetnsSwitches {
             topo: topo.clone(),
             runtimes,
             _ctl: servers,
+            p4runtime: p4rt,
         })
+    }
+
+    /// Where each switch serves P4Runtime (with `p4runtime` given to [`NetnsSwitches::start`]).
+    pub fn p4runtime_addrs(&self) -> Vec<(String, std::net::SocketAddr)> {
+        self.p4runtime
+            .iter()
+            .map(|(n, s)| (n.clone(), s.local_addr()))
+            .collect()
     }
 
     /// The control handle of each running switch.
@@ -239,6 +291,7 @@ impl NetnsSwitches {
 
     /// Stops every switch (draining its queues).
     pub fn stop(self) -> Result<(), NetnsError> {
+        drop(self.p4runtime);
         for (n, rt) in self.runtimes {
             rt.stop()
                 .map_err(|e| NetnsError::Switch(n, e.to_string()))?;
@@ -440,7 +493,7 @@ pub fn capture(
 /// every pair, stops the switches and takes the lab down (if it brought it up).
 pub fn ping_all(topo: &Topology) -> Result<PingReport, NetnsError> {
     let lab = NetnsLab::up(topo)?;
-    let switches = NetnsSwitches::start(topo, false)?;
+    let switches = NetnsSwitches::start(topo, false, None)?;
     // Let every AF_PACKET socket settle before the first echo.
     std::thread::sleep(std::time::Duration::from_millis(200));
     let mut report = lab.ping_all();

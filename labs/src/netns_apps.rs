@@ -156,8 +156,14 @@ impl NetnsApps {
         }
         let built = std::mem::take(&mut self.built);
         let clock = host::SinceClock::default();
-        let switches =
-            NetnsSwitches::start_with(&self.topo, built, extra, Arc::new(clock.clone()), false)?;
+        let switches = NetnsSwitches::start_with(
+            &self.topo,
+            built,
+            extra,
+            Arc::new(clock.clone()),
+            false,
+            None,
+        )?;
         let handles = switches.handles();
         // From here on a failure stops what started and takes the namespaces down.
         let mut run = Running {

@@ -70,7 +70,8 @@ fn target_generation(target: Target) -> &'static str {
     }
 }
 
-fn load_options(opts: &CompileOptions) -> LoadOptions {
+/// The loader options (include path, defines with the target macro) a compile uses.
+pub fn load_options(opts: &CompileOptions) -> LoadOptions {
     let mut defines = opts.defines.clone();
     if !defines.iter().any(|(n, _)| n == crate::TARGET_MACRO) {
         defines.push((

@@ -13,6 +13,7 @@ mod leo;
 mod live;
 mod mcrdma;
 mod onepipe;
+mod p4info;
 mod program;
 mod rdma;
 mod replay;
@@ -40,6 +41,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Replay pcap captures through a program and write one output pcap per egress port.
     Run(run::RunArgs),
+    /// Print a program's P4Info (P4Runtime ids and names of tables, actions, externs).
+    P4info(p4info::P4InfoArgs),
     /// Follow one packet through the pipeline and print its path.
     Trace(trace::TraceArgs),
     /// Run an STF test (the text format of p4c's and bf-p4c's test suites); exit 0 pass, 1 a
@@ -122,6 +125,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Check(a) => check::run(a),
         Command::Run(a) => run::run(a),
+        Command::P4info(a) => p4info::run(a),
         Command::Trace(a) => trace::run(a),
         Command::Stf(a) => stf::run(a),
         Command::Bench(b) => bench::run(b),

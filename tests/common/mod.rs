@@ -316,3 +316,61 @@ pub fn lab_down_leaves_nothing(lab: LabGuard) {
         );
     }
 }
+
+/// A local TCP address nothing listens on now (for a server the test starts).
+pub fn free_addr() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    l.local_addr().expect("local address").to_string()
+}
+
+/// Waits until something accepts TCP connections on `addr` (e.g. a P4Runtime server), failing
+/// when pisa exits first or after 60 s.
+pub fn wait_listening(pisa: &mut Pisa, addr: &str) {
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(addr).is_err() {
+        let exited = pisa
+            .child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))));
+        if exited {
+            let (_, out, err) = pisa.terminate();
+            panic!("pisa exited before listening on {addr}: {out}{err}");
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "nothing listens on {addr} after 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Writes `program`'s P4Info (text format) to `out` with `pisa p4info`.
+pub fn write_p4info(program: &Path, out: &Path) {
+    let st = Command::new(PISA)
+        .arg("p4info")
+        .arg(program)
+        .arg("-o")
+        .arg(out)
+        .status()
+        .expect("run pisa p4info");
+    assert!(st.success(), "pisa p4info {}", program.display());
+}
+
+/// Starts `pisa run` with `program` on `ports` (`DEVPORT=SPEC`) serving P4Runtime on `addr`,
+/// and waits until the server listens. `dir` is the test's scratch directory.
+pub fn run_p4runtime(program: &Path, ports: &[String], addr: &str, dir: &Path) -> Pisa {
+    let mut cmd = Command::new(PISA);
+    cmd.args(["run", "--program"]).arg(program);
+    for p in ports {
+        cmd.arg("--port").arg(p);
+    }
+    cmd.args(["--no-pin", "--p4runtime", addr])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut pisa = Pisa {
+        child: Some(cmd.spawn().expect("spawn pisa")),
+        ctl: dir.join("unused.sock"),
+    };
+    wait_listening(&mut pisa, addr);
+    pisa
+}

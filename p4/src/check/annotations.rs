@@ -26,6 +26,10 @@ const KEPT: &[&str] = &[
     "description",
     "flexible",
     "padding",
+    // Read by the P4Info generator (control::p4runtime::p4info): packet I/O metadata and
+    // fixed P4Runtime ids.
+    "controller_header",
+    "id",
 ];
 
 /// Why an ignored annotation does not matter in pisa.

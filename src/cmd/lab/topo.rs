@@ -38,6 +38,10 @@ pub struct RunArgs {
     /// With --netns: stop after this many seconds instead of waiting for a signal.
     #[arg(long, value_name = "SECONDS")]
     pub duration: Option<f64>,
+    /// With --netns: every switch serves P4Runtime, the topology's i-th switch on this
+    /// address's port + i (e.g. 127.0.0.1:9559).
+    #[arg(long, value_name = "ADDR", requires = "netns")]
+    pub p4runtime: Option<std::net::SocketAddr>,
     /// In memory: datagrams to send (all pairs, round robin).
     #[arg(long, default_value_t = 200_000)]
     pub frames: u64,
@@ -227,7 +231,7 @@ pub fn up(file: &Path) -> anyhow::Result<ExitCode> {
 pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let topo = load(&a.topology)?;
     if a.netns {
-        return run_netns(&topo, a.duration);
+        return run_netns(&topo, a.duration, a.p4runtime);
     }
     eprintln!(
         "pisa: {} switch(es), {} host(s), {} link(s) in memory; {} round(s) of {} datagram(s)",
@@ -301,13 +305,23 @@ pub fn run(a: RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_netns(topo: &Topology, duration: Option<f64>) -> anyhow::Result<ExitCode> {
+fn run_netns(
+    topo: &Topology,
+    duration: Option<f64>,
+    p4runtime: Option<std::net::SocketAddr>,
+) -> anyhow::Result<ExitCode> {
     let term = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, term.clone()).context("cannot install signal handler")?;
     }
     let lab = NetnsLab::up(topo)?;
-    let switches = NetnsSwitches::start(topo, true)?;
+    let switches = NetnsSwitches::start(topo, true, p4runtime)?;
+    for (name, addr) in switches.p4runtime_addrs() {
+        eprintln!(
+            "pisa: lab {}: switch {name} serves P4Runtime on {addr}",
+            topo.name
+        );
+    }
     eprintln!(
         "pisa: lab {}: {} switch(es) forwarding on veths; control sockets {}; {}",
         topo.name,

@@ -33,11 +33,12 @@
 //! without a thread are answered by the first thread (nothing changes their state). The cost is
 //! memory: N instances each hold every pipe's tables.
 
+mod p4runtime;
 mod switch;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use switch::{build_switch, build_switches};
+pub(crate) use switch::{build_switch, build_switches, switches_of};
 
 use dataplane::switch::{pin_threads, render_metrics, report, Part, SwitchRuntime};
 
@@ -154,6 +155,14 @@ pub struct LiveArgs {
     /// Open the control socket for `pisa ctl` here (e.g. /run/pisa/ctl.sock).
     #[arg(long, value_name = "PATH")]
     pub ctl: Option<PathBuf>,
+    /// Serve P4Runtime (gRPC) here, e.g. 127.0.0.1:9559 (device id 1). Packet-out and
+    /// packet-in go through the CPU port (`--cpu-port`), which the server then holds.
+    #[arg(long, value_name = "ADDR")]
+    pub p4runtime: Option<SocketAddr>,
+    /// The CPU port: where `copy_to_cpu` copies and P4Runtime packet-ins leave the switch, and
+    /// where packet-outs enter it.
+    #[arg(long, value_name = "DEVPORT", default_value = "64", value_parser = parse_devport)]
+    pub cpu_port: u16,
     /// Frames per batch.
     #[arg(long, default_value_t = 32)]
     pub batch: usize,
@@ -238,7 +247,13 @@ pub fn run(
     compile: &CompileArgs,
     args: LiveArgs,
 ) -> anyhow::Result<ExitCode> {
-    let devports: Vec<u16> = args.ports.iter().map(|p| p.devport).collect();
+    let user_ports: Vec<u16> = args.ports.iter().map(|p| p.devport).collect();
+    // P4Runtime's packet I/O adds the CPU port (unless a --port is attached there).
+    let cpu_added = args.p4runtime.is_some() && !user_ports.contains(&args.cpu_port);
+    let mut devports = user_ports.clone();
+    if cpu_added {
+        devports.push(args.cpu_port);
+    }
     dataplane::runtime::check_devports(&devports)?;
     for l in &args.links {
         if !devports.contains(&l.devport) {
@@ -252,14 +267,24 @@ pub fn run(
     let per_pipe = args.pipe_threads.per_pipe(&devports);
     let thread_pipes = pipeline::devport::pipes_of(&devports);
     let count = if per_pipe { thread_pipes.len() } else { 1 };
-    let switches = build_switches(
-        program_path,
-        tables,
-        compile,
-        args.pipes,
-        &args.ports,
-        count,
-    )?;
+    // With P4Runtime the program is compiled here once: the server needs its P4Info too.
+    let (switches, p4rt) = match args.p4runtime {
+        None => (
+            build_switches(
+                program_path,
+                tables,
+                compile,
+                args.pipes,
+                &args.ports,
+                count,
+            )?,
+            None,
+        ),
+        Some(_) => {
+            let (sw, p) = p4runtime::switches(program_path, tables, compile, &args, count)?;
+            (sw, Some(p))
+        }
+    };
 
     // Signals first, so a Ctrl-C while opening ports still shuts down cleanly.
     let term = Arc::new(AtomicBool::new(false));
@@ -288,6 +313,17 @@ pub fn run(
             link,
         });
     }
+    // The P4Runtime server's end of the CPU port (unless a --port is attached there).
+    let mut cpu_end = None;
+    if p4rt.is_some() && cpu_added {
+        let name = "p4runtime-cpu";
+        setups.push(PortSetup {
+            devport: args.cpu_port,
+            port: Box::new(hub.switch_end(name)?),
+            link: LinkConfig::default(),
+        });
+        cpu_end = Some(hub.host_end(name)?);
+    }
     let clock: Arc<dyn Clock> = Arc::new(WallClock::new());
     let cfg = RuntimeConfig {
         batch: args.batch.max(1),
@@ -311,6 +347,18 @@ pub fn run(
     let ctl_server = match &args.ctl {
         Some(path) => Some(control::server::CtlServer::start(path, handle.clone())?),
         None => None,
+    };
+    let p4rt_server = match (args.p4runtime, p4rt) {
+        (Some(addr), Some(p)) => Some(p4runtime::serve(
+            addr,
+            p,
+            program_path,
+            compile,
+            cpu_end,
+            args.cpu_port,
+            &handle,
+        )?),
+        _ => None,
     };
     eprintln!(
         "pisa: forwarding on {} port(s) with {} ({} I/O): {}; SIGINT or SIGTERM stops",
@@ -340,6 +388,7 @@ pub fn run(
         std::thread::sleep(Duration::from_millis(50));
     }
     eprintln!("pisa: stopping; draining queues");
+    drop(p4rt_server);
     drop(ctl_server);
     drop(metrics);
     let (parts, stats) = rt.stop()?;

@@ -33,9 +33,23 @@ pub(crate) fn build_switches(
 ) -> anyhow::Result<Vec<Switch>> {
     let compiled = program::compile(program_path, compile)?;
     let prog = Arc::new(compiled.program.clone());
+    switches_of(prog, tables, pipes, ports, count, None)
+}
+
+/// `count` identical switches of an already compiled program; `cpu_port` is where
+/// `copy_to_cpu` copies and P4Runtime packet-ins leave.
+pub(crate) fn switches_of(
+    prog: Arc<pipeline::ir::Program>,
+    tables: Option<&Path>,
+    pipes: Option<u16>,
+    ports: &[PortArg],
+    count: usize,
+    cpu_port: Option<u16>,
+) -> anyhow::Result<Vec<Switch>> {
     let cfg = SwitchConfig {
         pipes: pipes.unwrap_or_else(|| prog.pipe_map.len().clamp(1, 4) as u16),
         drop_log: 0,
+        cpu_port,
         ..SwitchConfig::default()
     };
     for p in ports {

@@ -1,0 +1,722 @@
+//! P4Runtime requests checked against the [`Schema`] and turned into what the switch does:
+//! an update into a [`device::Op`], a read entity into a [`device::Query`]. Every refusal is a
+//! [`P4Error`] with the code the specification names (unknown id: NOT_FOUND; malformed
+//! match, action or value: INVALID_ARGUMENT; writes to const tables: PERMISSION_DENIED;
+//! what pisa does not model: UNIMPLEMENTED).
+
+use pipeline::externs::meter::MeterConfig;
+use pipeline::ir::MatchKind;
+
+use super::codec::{key_match, to_pisa_priority, to_value, P4Error};
+use super::device::{Keys, Op, Params, Query};
+use super::proto::p4::config::v1::action_ref::Scope;
+use super::proto::p4::v1 as p4v1;
+use super::schema::{ProfileInfo, Schema, TableInfo};
+use pipeline::table::profile::EntryRef;
+
+use p4v1::entity::Entity as E;
+use p4v1::update::Type as U;
+
+fn table(s: &Schema, id: u32) -> Result<&TableInfo, P4Error> {
+    s.tables
+        .get(&id)
+        .ok_or_else(|| P4Error::not_found(format!("no table with id {id:#x}")))
+}
+
+/// The key of a table entry (fields by name; don't-cares filled in by the runtime API) and
+/// its pisa priority.
+pub fn entry_key(t: &TableInfo, e: &p4v1::TableEntry) -> Result<(Keys, Option<u32>), P4Error> {
+    let mut keys: Keys = Vec::new();
+    for m in &e.r#match {
+        let f = t
+            .fields
+            .iter()
+            .find(|f| f.id == m.field_id)
+            .ok_or_else(|| {
+                P4Error::invalid(format!(
+                    "table `{}` has no match field with id {}",
+                    t.name, m.field_id
+                ))
+            })?;
+        if keys.iter().any(|(n, _)| n == &f.name) {
+            return Err(P4Error::invalid(format!(
+                "match field `{}` is given twice",
+                f.name
+            )));
+        }
+        keys.push((f.name.clone(), key_match(f, m)?));
+    }
+    for f in &t.fields {
+        if f.kind == MatchKind::Exact && !keys.iter().any(|(n, _)| n == &f.name) {
+            return Err(P4Error::invalid(format!(
+                "exact match field `{}` of table `{}` is missing",
+                f.name, t.name
+            )));
+        }
+    }
+    let priority = if t.needs_priority() {
+        Some(to_pisa_priority(e.priority)?)
+    } else if e.priority != 0 {
+        return Err(P4Error::invalid(format!(
+            "table `{}` has no ternary/range match: entries take no priority (got {})",
+            t.name, e.priority
+        )));
+    } else {
+        None
+    };
+    Ok((keys, priority))
+}
+
+/// The member or group an entry of a table with an action profile points at.
+fn profile_ref(
+    s: &Schema,
+    t: &TableInfo,
+    a: Option<&p4v1::TableAction>,
+) -> Result<EntryRef, P4Error> {
+    use p4v1::table_action::Type as T;
+    let selector = s
+        .profiles
+        .values()
+        .any(|p| p.with_selector && p.tables.contains(&t.id));
+    match a.and_then(|a| a.r#type.as_ref()) {
+        Some(T::ActionProfileMemberId(m)) => Ok(EntryRef::Member(*m)),
+        Some(T::ActionProfileGroupId(g)) if selector => Ok(EntryRef::Group(*g)),
+        Some(T::ActionProfileGroupId(_)) => Err(P4Error::invalid(format!(
+            "table `{}` has an action profile without a selector: entries point at members",
+            t.name
+        ))),
+        Some(T::ActionProfileActionSet(_)) => Err(P4Error::unimplemented(
+            "one-shot action profile action sets are not supported; insert members and groups",
+        )),
+        Some(T::Action(_)) => Err(P4Error::invalid(format!(
+            "table `{}` has an action profile: entries point at a member or a group",
+            t.name
+        ))),
+        None => Err(P4Error::invalid(format!(
+            "table `{}`: the entry has no action",
+            t.name
+        ))),
+    }
+}
+
+fn profile(s: &Schema, id: u32) -> Result<&ProfileInfo, P4Error> {
+    s.profiles
+        .get(&id)
+        .ok_or_else(|| P4Error::not_found(format!("no action profile with id {id:#x}")))
+}
+
+fn member_op(s: &Schema, kind: U, m: &p4v1::ActionProfileMember) -> Result<Op, P4Error> {
+    let p = profile(s, m.action_profile_id)?;
+    if kind == U::Delete {
+        return Ok(Op::MemberDelete {
+            profile: p.name.clone(),
+            member: m.member_id,
+        });
+    }
+    let t = p
+        .tables
+        .first()
+        .and_then(|id| s.tables.get(id))
+        .ok_or_else(|| {
+            P4Error::invalid(format!("action profile `{}` implements no table", p.name))
+        })?;
+    let action = m.action.clone().map(|a| p4v1::TableAction {
+        r#type: Some(p4v1::table_action::Type::Action(a)),
+    });
+    let (action, params) = entry_action(s, t, action.as_ref(), false)?;
+    Ok(Op::MemberSet {
+        insert: kind == U::Insert,
+        profile: p.name.clone(),
+        member: m.member_id,
+        action,
+        params,
+    })
+}
+
+fn group_op(s: &Schema, kind: U, g: &p4v1::ActionProfileGroup) -> Result<Op, P4Error> {
+    let p = profile(s, g.action_profile_id)?;
+    if !p.with_selector {
+        return Err(P4Error::invalid(format!(
+            "action profile `{}` has no selector: it has no groups",
+            p.name
+        )));
+    }
+    if kind == U::Delete {
+        return Ok(Op::GroupDelete {
+            profile: p.name.clone(),
+            group: g.group_id,
+        });
+    }
+    let mut members = Vec::new();
+    for m in &g.members {
+        if m.weight != 1 && m.weight != 0 {
+            return Err(P4Error::unimplemented(format!(
+                "group {}: member {} has weight {}; pisa's groups weigh members equally",
+                g.group_id, m.member_id, m.weight
+            )));
+        }
+        if members.contains(&m.member_id) {
+            return Err(P4Error::invalid(format!(
+                "group {}: member {} is given twice",
+                g.group_id, m.member_id
+            )));
+        }
+        members.push(m.member_id);
+    }
+    Ok(Op::GroupSet {
+        insert: kind == U::Insert,
+        profile: p.name.clone(),
+        group: g.group_id,
+        members,
+    })
+}
+
+/// The action of an entry: its name and parameters by name, checked against the table.
+fn entry_action(
+    s: &Schema,
+    t: &TableInfo,
+    a: Option<&p4v1::TableAction>,
+    default: bool,
+) -> Result<(String, Params), P4Error> {
+    use p4v1::table_action::Type as T;
+    let act = match a.and_then(|a| a.r#type.as_ref()) {
+        Some(T::Action(act)) => act,
+        Some(_) => {
+            return Err(P4Error::unimplemented(format!(
+                "table `{}`: action profile members, groups and action sets are not served over P4Runtime yet",
+                t.name
+            )))
+        }
+        None => return Err(P4Error::invalid(format!("table `{}`: the entry has no action", t.name))),
+    };
+    let info = s
+        .actions
+        .get(&act.action_id)
+        .ok_or_else(|| P4Error::not_found(format!("no action with id {:#x}", act.action_id)))?;
+    let Some(scope) = t.actions.get(&act.action_id) else {
+        return Err(P4Error::invalid(format!(
+            "action `{}` is not an action of table `{}`",
+            info.name, t.name
+        )));
+    };
+    if !default && *scope == Scope::DefaultOnly as i32 {
+        return Err(P4Error::invalid(format!(
+            "action `{}` is @defaultonly in table `{}`",
+            info.name, t.name
+        )));
+    }
+    if default && *scope == Scope::TableOnly as i32 {
+        return Err(P4Error::invalid(format!(
+            "action `{}` is @tableonly in table `{}`",
+            info.name, t.name
+        )));
+    }
+    let mut params: Params = Vec::new();
+    for p in &act.params {
+        let pi = info
+            .params
+            .iter()
+            .find(|x| x.id == p.param_id)
+            .ok_or_else(|| {
+                P4Error::invalid(format!(
+                    "action `{}` has no parameter with id {}",
+                    info.name, p.param_id
+                ))
+            })?;
+        if params.iter().any(|(n, _)| n == &pi.name) {
+            return Err(P4Error::invalid(format!(
+                "parameter `{}` of action `{}` is given twice",
+                pi.name, info.name
+            )));
+        }
+        let what = format!("parameter `{}` of action `{}`", pi.name, info.name);
+        params.push((pi.name.clone(), to_value(&p.value, pi.width, &what)?));
+    }
+    if let Some(missing) = info
+        .params
+        .iter()
+        .find(|p| !params.iter().any(|(n, _)| n == &p.name))
+    {
+        return Err(P4Error::invalid(format!(
+            "action `{}` needs parameter `{}`",
+            info.name, missing.name
+        )));
+    }
+    Ok((info.name.clone(), params))
+}
+
+fn table_op(s: &Schema, kind: U, e: &p4v1::TableEntry) -> Result<Op, P4Error> {
+    let t = table(s, e.table_id)?;
+    if e.is_default_action {
+        if kind != U::Modify {
+            return Err(P4Error::invalid(format!(
+                "table `{}`: the default entry can only be modified",
+                t.name
+            )));
+        }
+        if !e.r#match.is_empty() || e.priority != 0 {
+            return Err(P4Error::invalid(format!(
+                "table `{}`: the default entry has no match and no priority",
+                t.name
+            )));
+        }
+        if t.const_default {
+            return Err(P4Error::new(
+                tonic::Code::PermissionDenied,
+                format!("table `{}` has a const default action", t.name),
+            ));
+        }
+        let (action, params) = entry_action(s, t, e.action.as_ref(), true)?;
+        return Ok(Op::DefaultSet {
+            table: t.name.clone(),
+            action,
+            params,
+        });
+    }
+    if t.is_const {
+        return Err(P4Error::new(
+            tonic::Code::PermissionDenied,
+            format!("table `{}` has const entries: they cannot change", t.name),
+        ));
+    }
+    if e.idle_timeout_ns != 0 {
+        return Err(P4Error::unimplemented("idle timeouts are not modelled"));
+    }
+    let (keys, priority) = entry_key(t, e)?;
+    let table = t.name.clone();
+    if t.has_profile && kind != U::Delete {
+        let to = profile_ref(s, t, e.action.as_ref())?;
+        return Ok(Op::TableRef {
+            insert: kind == U::Insert,
+            table,
+            keys,
+            priority,
+            to,
+        });
+    }
+    match kind {
+        U::Delete => Ok(Op::TableDelete {
+            table,
+            keys,
+            priority,
+        }),
+        U::Insert | U::Modify => {
+            let (action, params) = entry_action(s, t, e.action.as_ref(), false)?;
+            Ok(if kind == U::Insert {
+                Op::TableInsert {
+                    table,
+                    keys,
+                    priority,
+                    action,
+                    params,
+                }
+            } else {
+                Op::TableModify {
+                    table,
+                    keys,
+                    priority,
+                    action,
+                    params,
+                }
+            })
+        }
+        U::Unspecified => Err(P4Error::invalid("update type is UNSPECIFIED")),
+    }
+}
+
+fn port(p: u32, what: &str) -> Result<u16, P4Error> {
+    u16::try_from(p)
+        .ok()
+        .filter(|p| *p < 512)
+        .ok_or_else(|| P4Error::invalid(format!("{what}: port {p} is not a device port")))
+}
+
+fn replicas(r: &[p4v1::Replica]) -> Result<Vec<(u16, u16)>, P4Error> {
+    r.iter()
+        .map(|r| {
+            let rid = u16::try_from(r.instance).map_err(|_| {
+                P4Error::invalid(format!("replica instance {} is above 65535", r.instance))
+            })?;
+            Ok((port(r.egress_port, "replica")?, rid))
+        })
+        .collect()
+}
+
+fn pre_op(kind: U, e: &p4v1::PacketReplicationEngineEntry) -> Result<Op, P4Error> {
+    use p4v1::packet_replication_engine_entry::Type as T;
+    match &e.r#type {
+        Some(T::MulticastGroupEntry(g)) => {
+            let mgid = u16::try_from(g.multicast_group_id)
+                .ok()
+                .filter(|g| *g != 0)
+                .ok_or_else(|| {
+                    P4Error::invalid(format!(
+                        "multicast group id {} is outside 1..=65535",
+                        g.multicast_group_id
+                    ))
+                })?;
+            match kind {
+                U::Insert => Ok(Op::McInsert {
+                    mgid,
+                    replicas: replicas(&g.replicas)?,
+                }),
+                U::Modify => Ok(Op::McModify {
+                    mgid,
+                    replicas: replicas(&g.replicas)?,
+                }),
+                U::Delete => Ok(Op::McDelete { mgid }),
+                U::Unspecified => Err(P4Error::invalid("update type is UNSPECIFIED")),
+            }
+        }
+        Some(T::CloneSessionEntry(c)) => {
+            let id = u16::try_from(c.session_id).map_err(|_| {
+                P4Error::invalid(format!("clone session id {} is too large", c.session_id))
+            })?;
+            if kind == U::Delete {
+                return Ok(Op::CloneDelete { id });
+            }
+            let [r] = c.replicas.as_slice() else {
+                return Err(P4Error::unimplemented(format!(
+                    "clone session {id}: pisa's mirror sessions have one replica (got {})",
+                    c.replicas.len()
+                )));
+            };
+            let max_len = match c.packet_length_bytes {
+                0 => None,
+                n => Some(u16::try_from(n).map_err(|_| {
+                    P4Error::invalid(format!(
+                        "clone session {id}: packet length {n} is out of range"
+                    ))
+                })?),
+            };
+            Ok(Op::CloneSet {
+                insert: kind == U::Insert,
+                id,
+                port: port(r.egress_port, "clone session")?,
+                max_len,
+            })
+        }
+        None => Err(P4Error::invalid(
+            "packet replication engine entry without a type",
+        )),
+    }
+}
+
+fn register_op(s: &Schema, kind: U, e: &p4v1::RegisterEntry) -> Result<Op, P4Error> {
+    use p4v1::p4_data::Data;
+    let r = s
+        .registers
+        .get(&e.register_id)
+        .ok_or_else(|| P4Error::not_found(format!("no register with id {:#x}", e.register_id)))?;
+    if kind != U::Modify {
+        return Err(P4Error::invalid(format!(
+            "register `{}`: cells can only be modified",
+            r.name
+        )));
+    }
+    let index = e
+        .index
+        .as_ref()
+        .ok_or_else(|| P4Error::unimplemented("writing every register cell at once"))?
+        .index;
+    let index = u32::try_from(index)
+        .ok()
+        .filter(|i| *i < r.size)
+        .ok_or_else(|| {
+            P4Error::new(
+                tonic::Code::OutOfRange,
+                format!(
+                    "register `{}`: index {index} is outside 0..{}",
+                    r.name, r.size
+                ),
+            )
+        })?;
+    let what = format!("register `{}`", r.name);
+    let bits = |d: &p4v1::P4Data| match &d.data {
+        Some(Data::Bitstring(b)) => to_value(b, r.width, &what),
+        _ => Err(P4Error::invalid(format!("{what}: expected a bitstring"))),
+    };
+    let (lo, hi) = match (e.data.as_ref().and_then(|d| d.data.as_ref()), r.paired) {
+        (Some(Data::Tuple(t)) | Some(Data::Struct(t)), true) if t.members.len() == 2 => {
+            (bits(&t.members[0])?, Some(bits(&t.members[1])?))
+        }
+        (Some(_), false) => (
+            bits(e.data.as_ref().unwrap_or(&p4v1::P4Data::default()))?,
+            None,
+        ),
+        _ => {
+            return Err(P4Error::invalid(format!(
+                "{what}: the data does not match the register's type"
+            )))
+        }
+    };
+    Ok(Op::RegisterWrite {
+        name: r.name.clone(),
+        index,
+        lo,
+        hi,
+    })
+}
+
+fn meter_config(c: Option<&p4v1::MeterConfig>) -> Result<MeterConfig, P4Error> {
+    let c = c.ok_or_else(|| {
+        P4Error::unimplemented("resetting a meter to unconfigured: give a config")
+    })?;
+    let u = |v: i64, what: &str| {
+        u64::try_from(v).map_err(|_| P4Error::invalid(format!("meter {what} {v} is negative")))
+    };
+    let cfg = MeterConfig {
+        cir: u(c.cir, "cir")?,
+        cbs: u(c.cburst, "cburst")?,
+        pir: u(c.pir, "pir")?,
+        pbs: u(c.pburst, "pburst")?,
+    };
+    if cfg.pir < cfg.cir {
+        return Err(P4Error::invalid(format!(
+            "meter pir {} is below cir {}",
+            cfg.pir, cfg.cir
+        )));
+    }
+    Ok(cfg)
+}
+
+fn meter_op(s: &Schema, kind: U, m: &p4v1::MeterEntry) -> Result<Op, P4Error> {
+    let info = s
+        .meters
+        .get(&m.meter_id)
+        .ok_or_else(|| P4Error::not_found(format!("no meter with id {:#x}", m.meter_id)))?;
+    if kind != U::Modify {
+        return Err(P4Error::invalid(format!(
+            "meter `{}`: meters can only be modified",
+            info.name
+        )));
+    }
+    let indexes = match index_of(&m.index, info.size, &info.name)? {
+        Some(i) => i..i + 1,
+        None => 0..info.size,
+    };
+    Ok(Op::MeterSet {
+        name: info.name.clone(),
+        indexes,
+        cfg: meter_config(m.config.as_ref())?,
+    })
+}
+
+fn direct_meter_op(s: &Schema, kind: U, m: &p4v1::DirectMeterEntry) -> Result<Op, P4Error> {
+    if kind != U::Modify {
+        return Err(P4Error::invalid("direct meters can only be modified"));
+    }
+    let e = m
+        .table_entry
+        .as_ref()
+        .ok_or_else(|| P4Error::invalid("direct meter entry without a table entry"))?;
+    let t = table(s, e.table_id)?;
+    if !s.direct_meters.values().any(|tid| *tid == t.id) {
+        return Err(P4Error::invalid(format!(
+            "table `{}` has no direct meter",
+            t.name
+        )));
+    }
+    let (keys, priority) = entry_key(t, e)?;
+    Ok(Op::DirectMeterSet {
+        table: t.name.clone(),
+        keys,
+        priority,
+        cfg: meter_config(m.config.as_ref())?,
+    })
+}
+
+/// One update of a Write as a switch operation.
+pub fn update_op(s: &Schema, u: &p4v1::Update) -> Result<Op, P4Error> {
+    let kind = U::try_from(u.r#type).unwrap_or(U::Unspecified);
+    if kind == U::Unspecified {
+        return Err(P4Error::invalid("update type is UNSPECIFIED"));
+    }
+    match u.entity.as_ref().and_then(|e| e.entity.as_ref()) {
+        Some(E::TableEntry(e)) => table_op(s, kind, e),
+        Some(E::PacketReplicationEngineEntry(e)) => pre_op(kind, e),
+        Some(E::RegisterEntry(e)) => register_op(s, kind, e),
+        Some(E::ActionProfileMember(m)) => member_op(s, kind, m),
+        Some(E::MeterEntry(m)) => meter_op(s, kind, m),
+        Some(E::DirectMeterEntry(m)) => direct_meter_op(s, kind, m),
+        Some(E::ActionProfileGroup(g)) => group_op(s, kind, g),
+        Some(E::CounterEntry(_)) | Some(E::DirectCounterEntry(_)) => Err(P4Error::unimplemented(
+            "writing counter values (pisa resets counters through pisa ctl)",
+        )),
+        Some(_) => Err(P4Error::unimplemented(
+            "this entity type is not served over P4Runtime yet (see docs/p4runtime.md)",
+        )),
+        None => Err(P4Error::invalid("update without an entity")),
+    }
+}
+
+fn index_of(i: &Option<p4v1::Index>, size: u32, what: &str) -> Result<Option<u32>, P4Error> {
+    match i {
+        None => Ok(None),
+        Some(ix) => u32::try_from(ix.index)
+            .ok()
+            .filter(|x| *x < size)
+            .map(Some)
+            .ok_or_else(|| {
+                P4Error::new(
+                    tonic::Code::OutOfRange,
+                    format!("{what}: index {} is outside 0..{size}", ix.index),
+                )
+            }),
+    }
+}
+
+fn table_filter(
+    t: &TableInfo,
+    e: &p4v1::TableEntry,
+) -> Result<Option<(Keys, Option<u32>)>, P4Error> {
+    if e.r#match.is_empty() {
+        return Ok(None);
+    }
+    let (keys, prio) = entry_key(t, e)?;
+    Ok(Some((keys, prio)))
+}
+
+/// One entity of a Read as a query (id 0 reads every object of its kind).
+pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
+    use p4v1::packet_replication_engine_entry::Type as T;
+    match &e.entity {
+        Some(E::TableEntry(te)) => {
+            if te.table_id == 0 {
+                return Ok(vec![Query::Tables {
+                    tables: s.tables.keys().copied().collect(),
+                    key: None,
+                    counters: te.counter_data.is_some(),
+                }]);
+            }
+            let t = table(s, te.table_id)?;
+            if te.is_default_action {
+                return Ok(vec![Query::Default { table: t.id }]);
+            }
+            Ok(vec![Query::Tables {
+                tables: vec![t.id],
+                key: table_filter(t, te)?,
+                counters: te.counter_data.is_some(),
+            }])
+        }
+        Some(E::CounterEntry(c)) => {
+            if c.counter_id == 0 {
+                return Ok(s
+                    .counters
+                    .keys()
+                    .map(|id| Query::Counter {
+                        counter: *id,
+                        index: None,
+                    })
+                    .collect());
+            }
+            let info = s.counters.get(&c.counter_id).ok_or_else(|| {
+                P4Error::not_found(format!("no counter with id {:#x}", c.counter_id))
+            })?;
+            Ok(vec![Query::Counter {
+                counter: info.id,
+                index: index_of(&c.index, info.size, &info.name)?,
+            }])
+        }
+        Some(E::DirectCounterEntry(d)) => {
+            let te = d.table_entry.clone().unwrap_or_default();
+            let tables: Vec<u32> = if te.table_id == 0 {
+                s.direct_counters.values().copied().collect()
+            } else {
+                let t = table(s, te.table_id)?;
+                if t.direct_counter.is_none() {
+                    return Err(P4Error::invalid(format!(
+                        "table `{}` has no direct counter",
+                        t.name
+                    )));
+                }
+                vec![t.id]
+            };
+            tables
+                .into_iter()
+                .map(|id| {
+                    let t = table(s, id)?;
+                    Ok(Query::DirectCounter {
+                        table: id,
+                        key: table_filter(t, &te)?,
+                    })
+                })
+                .collect()
+        }
+        Some(E::RegisterEntry(r)) => {
+            if r.register_id == 0 {
+                return Ok(s
+                    .registers
+                    .keys()
+                    .map(|id| Query::Register {
+                        register: *id,
+                        index: None,
+                    })
+                    .collect());
+            }
+            let info = s.registers.get(&r.register_id).ok_or_else(|| {
+                P4Error::not_found(format!("no register with id {:#x}", r.register_id))
+            })?;
+            Ok(vec![Query::Register {
+                register: info.id,
+                index: index_of(&r.index, info.size, &info.name)?,
+            }])
+        }
+        Some(E::ActionProfileMember(m)) => {
+            let ids: Vec<u32> = match m.action_profile_id {
+                0 => s.profiles.keys().copied().collect(),
+                id => vec![profile(s, id)?.id],
+            };
+            Ok(ids
+                .into_iter()
+                .map(|profile| Query::Members {
+                    profile,
+                    member: (m.member_id != 0).then_some(m.member_id),
+                })
+                .collect())
+        }
+        Some(E::ActionProfileGroup(g)) => {
+            let ids: Vec<u32> = match g.action_profile_id {
+                0 => s
+                    .profiles
+                    .values()
+                    .filter(|p| p.with_selector)
+                    .map(|p| p.id)
+                    .collect(),
+                id => vec![profile(s, id)?.id],
+            };
+            Ok(ids
+                .into_iter()
+                .map(|profile| Query::Groups {
+                    profile,
+                    group: (g.group_id != 0).then_some(g.group_id),
+                })
+                .collect())
+        }
+        Some(E::PacketReplicationEngineEntry(p)) => match &p.r#type {
+            Some(T::MulticastGroupEntry(g)) => Ok(vec![Query::McGroups {
+                mgid: match g.multicast_group_id {
+                    0 => None,
+                    n => Some(u16::try_from(n).map_err(|_| {
+                        P4Error::invalid(format!("multicast group id {n} is above 65535"))
+                    })?),
+                },
+            }]),
+            Some(T::CloneSessionEntry(c)) => Ok(vec![Query::CloneSessions {
+                id: match c.session_id {
+                    0 => None,
+                    n => Some(u16::try_from(n).map_err(|_| {
+                        P4Error::invalid(format!("clone session id {n} is too large"))
+                    })?),
+                },
+            }]),
+            None => Err(P4Error::invalid(
+                "packet replication engine entry without a type",
+            )),
+        },
+        Some(_) => Err(P4Error::unimplemented(
+            "this entity type is not served over P4Runtime yet (see docs/p4runtime.md)",
+        )),
+        None => Err(P4Error::invalid("read of an empty entity")),
+    }
+}

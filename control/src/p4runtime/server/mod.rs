@@ -1,0 +1,638 @@
+//! The P4Runtime gRPC server (`pisa run --p4runtime ADDR`): tonic on a small tokio runtime of
+//! its own thread, answering on a running switch's [`SwitchHandle`] like the control socket
+//! ([`crate::server`]) does.
+//!
+//! - StreamChannel: arbitration ([`super::arbitration`]; the primary gets status OK, backups
+//!   ALREADY_EXISTS, or NOT_FOUND while there is no primary; every controller hears when the
+//!   primary changes), packet-out from the primary onto the CPU port, packet-in to the primary.
+//! - SetForwardingPipelineConfig: the device config is the P4 program's source, which pisa
+//!   compiles; a P4Info sent with it must name the same objects with the same ids as the
+//!   P4Info pisa makes of it. VERIFY checks; VERIFY_AND_SAVE keeps it for COMMIT;
+//!   VERIFY_AND_COMMIT and COMMIT start the new program with empty state;
+//!   RECONCILE_AND_COMMIT keeps the state (an unchanged program keeps everything; a changed
+//!   one gets the entries and default actions of its tables that still exist, or the request
+//!   fails and nothing changes).
+//! - Write (CONTINUE_ON_ERROR batches; per-update errors as `p4.v1.Error` details of a
+//!   `google.rpc.Status`, gRPC code UNKNOWN) and Read (one response with every entity).
+//! - Capabilities.
+
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use dataplane::switch::SwitchHandle;
+use dataplane::Port;
+use pipeline::switch::Switch;
+use prost::Message;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{Stream, StreamExt};
+use tonic::{Code, Request, Response, Status, Streaming};
+
+use super::arbitration::Arbitration;
+use super::codec::P4Error;
+use super::device::{self, Op, Query};
+use super::p4info::P4Program;
+use super::proto::google::rpc;
+use super::proto::p4::v1 as p4v1;
+use super::proto::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
+use super::request;
+use super::schema::Schema;
+use config::{migrate, verify};
+use digests::digest_pump;
+use stream::packet_in_pump;
+
+mod config;
+mod digests;
+mod stream;
+
+/// How long one request may wait for the switch's thread.
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The P4Runtime version the server reports.
+pub const API_VERSION: &str = "1.3.0";
+
+/// The server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("cannot start the P4Runtime server's runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// The program a switch runs, as P4Runtime sees it.
+#[derive(Debug)]
+pub struct Pipeline {
+    pub program: P4Program,
+    pub schema: Schema,
+    /// The device config it came from (the P4 source).
+    pub device_config: Vec<u8>,
+    pub cookie: Option<u64>,
+}
+
+impl Pipeline {
+    pub fn new(program: P4Program, device_config: Vec<u8>, cookie: Option<u64>) -> Pipeline {
+        let schema = Schema::new(&program.p4info);
+        Pipeline {
+            program,
+            schema,
+            device_config,
+            cookie,
+        }
+    }
+}
+
+/// What the server needs besides the switch.
+pub struct ServerConfig {
+    /// The device id requests must name.
+    pub device_id: u64,
+    /// How device configs (P4 source) are compiled.
+    pub compile: p4::compile::CompileOptions,
+    /// The controller's end of the switch's CPU port (packet-out in, packet-in out).
+    pub cpu: Option<Box<dyn Port>>,
+}
+
+type StreamTx = mpsc::Sender<Result<p4v1::StreamMessageResponse, Status>>;
+
+struct Shared {
+    device_id: u64,
+    handle: SwitchHandle,
+    compile: p4::compile::CompileOptions,
+    pipeline: RwLock<Arc<Pipeline>>,
+    saved: Mutex<Option<Arc<Pipeline>>>,
+    arb: Mutex<(Arbitration, Vec<(u64, StreamTx)>)>,
+    next_stream: AtomicU64,
+    cpu: Option<Mutex<Box<dyn Port>>>,
+    stop: AtomicBool,
+    /// Digests the controller asked for (DigestEntry), by digest id.
+    digests: Mutex<std::collections::BTreeMap<u32, p4v1::digest_entry::Config>>,
+    next_list: AtomicU64,
+}
+
+/// A running P4Runtime server; dropping it stops it.
+pub struct P4RuntimeServerHandle {
+    addr: SocketAddr,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+    pump: Option<JoinHandle<()>>,
+    digests: Option<JoinHandle<()>>,
+    shared: Arc<Shared>,
+}
+
+impl P4RuntimeServerHandle {
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for P4RuntimeServerHandle {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        if let Some(t) = self.pump.take() {
+            let _ = t.join();
+        }
+        if let Some(t) = self.digests.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Starts serving P4Runtime on `addr` for the switch behind `handle`, which runs `pipeline`.
+pub fn start(
+    addr: SocketAddr,
+    handle: SwitchHandle,
+    pipeline: Pipeline,
+    cfg: ServerConfig,
+) -> Result<P4RuntimeServerHandle, StartError> {
+    let listener =
+        std::net::TcpListener::bind(addr).map_err(|source| StartError::Bind { addr, source })?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| StartError::Bind { addr, source })?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|source| StartError::Bind { addr, source })?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("p4runtime")
+        .enable_all()
+        .build()
+        .map_err(StartError::Runtime)?;
+    let shared = Arc::new(Shared {
+        device_id: cfg.device_id,
+        handle,
+        compile: cfg.compile,
+        pipeline: RwLock::new(Arc::new(pipeline)),
+        saved: Mutex::new(None),
+        arb: Mutex::new((Arbitration::default(), Vec::new())),
+        next_stream: AtomicU64::new(1),
+        cpu: cfg.cpu.map(Mutex::new),
+        stop: AtomicBool::new(false),
+        digests: Mutex::new(Default::default()),
+        next_list: AtomicU64::new(1),
+    });
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let svc = Service {
+        shared: shared.clone(),
+    };
+    let thread = std::thread::Builder::new()
+        .name("p4runtime".into())
+        .spawn(move || {
+            rt.block_on(async move {
+                let listener = match tokio::net::TcpListener::from_std(listener) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        tracing::error!(error = %e, "P4Runtime listener");
+                        return;
+                    }
+                };
+                let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+                let r = tonic::transport::Server::builder()
+                    .add_service(P4RuntimeServer::new(svc).max_decoding_message_size(64 << 20))
+                    .serve_with_incoming_shutdown(incoming, async {
+                        let _ = rx.await;
+                    })
+                    .await;
+                if let Err(e) = r {
+                    tracing::error!(error = %e, "P4Runtime server stopped");
+                }
+            });
+        })
+        .map_err(StartError::Runtime)?;
+    let pump = match shared.cpu.is_some() {
+        true => {
+            let s = shared.clone();
+            Some(
+                std::thread::Builder::new()
+                    .name("p4runtime-cpu".into())
+                    .spawn(move || packet_in_pump(&s))
+                    .map_err(StartError::Runtime)?,
+            )
+        }
+        false => None,
+    };
+    let s = shared.clone();
+    let digests = std::thread::Builder::new()
+        .name("p4runtime-digest".into())
+        .spawn(move || digest_pump(&s))
+        .map_err(StartError::Runtime)?;
+    Ok(P4RuntimeServerHandle {
+        addr: local,
+        shutdown: Some(tx),
+        thread: Some(thread),
+        pump,
+        digests: Some(digests),
+        shared,
+    })
+}
+
+/// Entities per ReadResponse.
+const READ_CHUNK: usize = 1000;
+
+fn u128_of(e: &Option<p4v1::Uint128>) -> Option<u128> {
+    e.as_ref()
+        .map(|e| u128::from(e.high) << 64 | u128::from(e.low))
+}
+
+fn uint128(v: u128) -> p4v1::Uint128 {
+    p4v1::Uint128 {
+        high: (v >> 64) as u64,
+        low: v as u64,
+    }
+}
+
+fn status(e: P4Error) -> Status {
+    Status::new(e.code, e.message)
+}
+
+fn any<M: Message>(type_name: &str, m: &M) -> prost_types::Any {
+    prost_types::Any {
+        type_url: format!("type.googleapis.com/{type_name}"),
+        value: m.encode_to_vec(),
+    }
+}
+
+/// The gRPC status of a batch with failed updates: UNKNOWN, with one `p4.v1.Error` per update
+/// (OK for those that were applied) in a `google.rpc.Status`.
+pub fn batch_status(results: &[Result<(), P4Error>]) -> Status {
+    let failed = results.iter().filter(|r| r.is_err()).count();
+    let details: Vec<prost_types::Any> = results
+        .iter()
+        .map(|r| {
+            let e = match r {
+                Ok(()) => p4v1::Error::default(),
+                Err(e) => p4v1::Error {
+                    canonical_code: e.code as i32,
+                    message: e.message.clone(),
+                    ..Default::default()
+                },
+            };
+            any("p4.v1.Error", &e)
+        })
+        .collect();
+    let message = format!("{failed} of {} update(s) failed", results.len());
+    let st = rpc::Status {
+        code: Code::Unknown as i32,
+        message: message.clone(),
+        details,
+    };
+    Status::with_details(Code::Unknown, message, st.encode_to_vec().into())
+}
+
+struct Service {
+    shared: Arc<Shared>,
+}
+
+impl Service {
+    fn check_device(&self, id: u64) -> Result<(), Status> {
+        if id != self.shared.device_id {
+            return Err(Status::not_found(format!(
+                "no device with id {id} (this switch is device {})",
+                self.shared.device_id
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_role(role: &str) -> Result<(), Status> {
+        if !role.is_empty() {
+            return Err(Status::unimplemented(format!(
+                "role `{role}`: pisa serves the default role only"
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_primary(&self, election: &Option<p4v1::Uint128>) -> Result<(), Status> {
+        let arb = self
+            .shared
+            .arb
+            .lock()
+            .map_err(|_| Status::internal("arbitration state poisoned"))?;
+        if !arb.0.is_primary(u128_of(election)) {
+            return Err(Status::permission_denied(match (u128_of(election), arb.0.primary()) {
+                (None, _) => "the request has no election id: only the primary may write".to_string(),
+                (Some(e), Some(p)) => format!("election id {e} is not the primary's ({p})"),
+                (Some(e), None) => format!("election id {e}: no controller is primary (open a StreamChannel and arbitrate first)"),
+            }));
+        }
+        Ok(())
+    }
+
+    fn pipeline(&self) -> Result<Arc<Pipeline>, Status> {
+        self.shared
+            .pipeline
+            .read()
+            .map(|p| p.clone())
+            .map_err(|_| Status::internal("pipeline state poisoned"))
+    }
+}
+
+/// Runs `f` on every switch instance on its thread (outside the async runtime's workers).
+async fn on_switch<R: Send + 'static>(
+    h: SwitchHandle,
+    f: impl Fn(&mut Switch, u8) -> R + Send + Sync + 'static,
+) -> Result<Vec<R>, Status> {
+    tokio::task::spawn_blocking(move || h.each(CALL_TIMEOUT, f))
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
+        .map_err(|e| Status::unavailable(format!("switch: {e}")))
+}
+
+type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+#[tonic::async_trait]
+impl P4Runtime for Service {
+    async fn write(
+        &self,
+        req: Request<p4v1::WriteRequest>,
+    ) -> Result<Response<p4v1::WriteResponse>, Status> {
+        use p4v1::write_request::Atomicity;
+        let req = req.into_inner();
+        self.check_device(req.device_id)?;
+        Self::check_role(&req.role)?;
+        self.check_primary(&req.election_id)?;
+        if req.atomicity != Atomicity::ContinueOnError as i32 {
+            return Err(Status::unimplemented(
+                "only CONTINUE_ON_ERROR batches are supported",
+            ));
+        }
+        let pipeline = self.pipeline()?;
+        // Each update: answered here (digest configurations live in the server, refusals of
+        // the checks), or an operation for the switch.
+        enum Step {
+            Done(Result<(), P4Error>),
+            Switch(Op),
+        }
+        let steps: Vec<Step> = req
+            .updates
+            .iter()
+            .map(
+                |u| match u.entity.as_ref().and_then(|e| e.entity.as_ref()) {
+                    Some(p4v1::entity::Entity::DigestEntry(d)) => {
+                        Step::Done(self.digest_write(&pipeline.schema, u.r#type, d))
+                    }
+                    _ => match request::update_op(&pipeline.schema, u) {
+                        Ok(op) => Step::Switch(op),
+                        Err(e) => Step::Done(Err(e)),
+                    },
+                },
+            )
+            .collect();
+        let ops: Arc<Vec<Op>> = Arc::new(
+            steps
+                .iter()
+                .filter_map(|s| match s {
+                    Step::Switch(op) => Some(op.clone()),
+                    Step::Done(_) => None,
+                })
+                .collect(),
+        );
+        let run = ops.clone();
+        let per_instance = on_switch(self.shared.handle.clone(), move |sw, _| {
+            run.iter()
+                .map(|op| device::apply(sw, op))
+                .collect::<Vec<_>>()
+        })
+        .await?;
+        let mut applied = per_instance
+            .into_iter()
+            .next()
+            .ok_or_else(|| Status::unavailable("the switch has no running instance"))?
+            .into_iter();
+        let results: Vec<Result<(), P4Error>> = steps
+            .into_iter()
+            .map(|s| match s {
+                Step::Done(r) => r,
+                Step::Switch(_) => applied.next().unwrap_or_else(|| {
+                    Err(P4Error::new(Code::Internal, "no answer from the switch"))
+                }),
+            })
+            .collect();
+        for (u, r) in req.updates.iter().zip(&results) {
+            match r {
+                Ok(()) => tracing::debug!(kind = u.r#type, "p4runtime write"),
+                Err(e) => tracing::info!(error = %e, "p4runtime write refused"),
+            }
+        }
+        if results.iter().all(|r| r.is_ok()) {
+            Ok(Response::new(p4v1::WriteResponse {}))
+        } else {
+            Err(batch_status(&results))
+        }
+    }
+
+    type ReadStream = BoxStream<p4v1::ReadResponse>;
+
+    async fn read(
+        &self,
+        req: Request<p4v1::ReadRequest>,
+    ) -> Result<Response<Self::ReadStream>, Status> {
+        let req = req.into_inner();
+        self.check_device(req.device_id)?;
+        Self::check_role(&req.role)?;
+        let pipeline = self.pipeline()?;
+        let mut queries: Vec<Query> = Vec::new();
+        let mut local = Vec::new();
+        for e in &req.entities {
+            if let Some(p4v1::entity::Entity::DigestEntry(d)) = &e.entity {
+                local.extend(self.digest_read(&pipeline.schema, d)?);
+                continue;
+            }
+            queries.extend(request::read_query(&pipeline.schema, e).map_err(status)?);
+        }
+        let p = pipeline.clone();
+        let answers = on_switch(self.shared.handle.clone(), move |sw, owns| {
+            let mut out = Vec::new();
+            for q in &queries {
+                out.extend(device::read(sw, owns, &p.schema, q)?);
+            }
+            Ok::<_, P4Error>(out)
+        })
+        .await?;
+        let mut it = answers.into_iter();
+        let mut entities = it.next().unwrap_or(Ok(Vec::new())).map_err(status)?;
+        for other in it {
+            device::merge_counts(&mut entities, &other.map_err(status)?);
+        }
+        entities.extend(local);
+        // Large reads go out in several responses, each well under gRPC's default 4 MiB.
+        let mut responses: Vec<Result<p4v1::ReadResponse, Status>> = entities
+            .chunks(READ_CHUNK)
+            .map(|c| {
+                Ok(p4v1::ReadResponse {
+                    entities: c.to_vec(),
+                })
+            })
+            .collect();
+        if responses.is_empty() {
+            responses.push(Ok(p4v1::ReadResponse::default()));
+        }
+        Ok(Response::new(Box::pin(tokio_stream::iter(responses))))
+    }
+
+    async fn set_forwarding_pipeline_config(
+        &self,
+        req: Request<p4v1::SetForwardingPipelineConfigRequest>,
+    ) -> Result<Response<p4v1::SetForwardingPipelineConfigResponse>, Status> {
+        use p4v1::set_forwarding_pipeline_config_request::Action;
+        let req = req.into_inner();
+        self.check_device(req.device_id)?;
+        Self::check_role(&req.role)?;
+        self.check_primary(&req.election_id)?;
+        let action = Action::try_from(req.action).unwrap_or(Action::Unspecified);
+        let compile = self.shared.compile.clone();
+        let config = req.config.clone();
+        let verified = || -> Result<Pipeline, Status> {
+            let cfg = config
+                .as_ref()
+                .ok_or_else(|| Status::invalid_argument("the request has no config"))?;
+            verify(&compile, cfg)
+        };
+        let (next, keep_state) = match action {
+            Action::Verify => {
+                tokio::task::block_in_place(verified)?;
+                return Ok(Response::new(p4v1::SetForwardingPipelineConfigResponse {}));
+            }
+            Action::VerifyAndSave => {
+                let p = tokio::task::block_in_place(verified)?;
+                *self
+                    .shared
+                    .saved
+                    .lock()
+                    .map_err(|_| Status::internal("poisoned"))? = Some(Arc::new(p));
+                return Ok(Response::new(p4v1::SetForwardingPipelineConfigResponse {}));
+            }
+            Action::VerifyAndCommit => (Arc::new(tokio::task::block_in_place(verified)?), false),
+            Action::ReconcileAndCommit => (Arc::new(tokio::task::block_in_place(verified)?), true),
+            Action::Commit => {
+                let saved = self
+                    .shared
+                    .saved
+                    .lock()
+                    .map_err(|_| Status::internal("poisoned"))?
+                    .take();
+                (
+                    saved.ok_or_else(|| {
+                        Status::failed_precondition(
+                            "COMMIT without a config saved by VERIFY_AND_SAVE",
+                        )
+                    })?,
+                    false,
+                )
+            }
+            Action::Unspecified => {
+                return Err(Status::invalid_argument(
+                    "the pipeline config action is UNSPECIFIED",
+                ))
+            }
+        };
+        let current = self.pipeline()?;
+        let same = current.program.program == next.program.program;
+        if !(keep_state && same) {
+            let prog = Arc::new(next.program.program.clone());
+            let results = on_switch(self.shared.handle.clone(), move |sw, _| {
+                let mut fresh = Switch::new(prog.clone(), sw.config().clone())
+                    .map_err(|e| format!("cannot build the switch: {e}"))?;
+                if keep_state {
+                    migrate(sw, &mut fresh)?;
+                }
+                *sw = fresh;
+                Ok::<(), String>(())
+            })
+            .await?;
+            for r in results {
+                r.map_err(Status::failed_precondition)?;
+            }
+        }
+        *self
+            .shared
+            .pipeline
+            .write()
+            .map_err(|_| Status::internal("poisoned"))? = next;
+        tracing::info!(
+            ?action,
+            kept_state = keep_state,
+            "p4runtime pipeline config committed"
+        );
+        Ok(Response::new(p4v1::SetForwardingPipelineConfigResponse {}))
+    }
+
+    async fn get_forwarding_pipeline_config(
+        &self,
+        req: Request<p4v1::GetForwardingPipelineConfigRequest>,
+    ) -> Result<Response<p4v1::GetForwardingPipelineConfigResponse>, Status> {
+        use p4v1::get_forwarding_pipeline_config_request::ResponseType as R;
+        let req = req.into_inner();
+        self.check_device(req.device_id)?;
+        let p = self.pipeline()?;
+        let rt = R::try_from(req.response_type).unwrap_or(R::All);
+        let cookie = p
+            .cookie
+            .map(|c| p4v1::forwarding_pipeline_config::Cookie { cookie: c });
+        let with_info = matches!(rt, R::All | R::P4infoAndCookie);
+        let with_dev = matches!(rt, R::All | R::DeviceConfigAndCookie);
+        Ok(Response::new(p4v1::GetForwardingPipelineConfigResponse {
+            config: Some(p4v1::ForwardingPipelineConfig {
+                p4info: with_info.then(|| p.program.p4info.clone()),
+                p4_device_config: if with_dev {
+                    p.device_config.clone()
+                } else {
+                    Vec::new()
+                },
+                cookie,
+            }),
+        }))
+    }
+
+    type StreamChannelStream = BoxStream<p4v1::StreamMessageResponse>;
+
+    async fn stream_channel(
+        &self,
+        req: Request<Streaming<p4v1::StreamMessageRequest>>,
+    ) -> Result<Response<Self::StreamChannelStream>, Status> {
+        let mut inbound = req.into_inner();
+        let (tx, rx) = mpsc::channel(1024);
+        let sid = self.shared.next_stream.fetch_add(1, Ordering::Relaxed);
+        let me = Service {
+            shared: self.shared.clone(),
+        };
+        tokio::spawn(async move {
+            while let Some(msg) = inbound.next().await {
+                let msg = match msg {
+                    Ok(m) => m,
+                    Err(_) => break,
+                };
+                if let Err(st) = me.on_stream_message(sid, &tx, msg) {
+                    let _ = tx.send(Err(st)).await;
+                    break;
+                }
+            }
+            me.leave(sid);
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn capabilities(
+        &self,
+        _req: Request<p4v1::CapabilitiesRequest>,
+    ) -> Result<Response<p4v1::CapabilitiesResponse>, Status> {
+        Ok(Response::new(p4v1::CapabilitiesResponse {
+            p4runtime_api_version: API_VERSION.into(),
+        }))
+    }
+}

@@ -1,0 +1,1257 @@
+//! P4Runtime conformance points, with the tonic client against pisa's server in-process on
+//! l2l3.p4 (a live switch on in-memory ports, the CPU port at device port 64): capabilities,
+//! arbitration (primary, backups, failover, PERMISSION_DENIED), write/read round trips for
+//! exact / LPM / ternary+range entries, per-update errors, default actions, counters, PRE
+//! entries, pipeline config actions, and packet-out → packet-in.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use control::p4runtime::p4info::{self, P4Program};
+use control::p4runtime::proto::google::rpc;
+use control::p4runtime::proto::p4::config::v1 as pi;
+use control::p4runtime::proto::p4::v1 as p4v1;
+use control::p4runtime::proto::p4::v1::p4_runtime_client::P4RuntimeClient;
+use control::p4runtime::server::{self, P4RuntimeServerHandle, Pipeline, ServerConfig};
+use dataplane::mem::pair;
+use dataplane::runtime::{PortSetup, RuntimeConfig};
+use dataplane::switch::SwitchRuntime;
+use dataplane::{Clock, FrameBatch, LinkConfig, MemPort, Nanos, Port, WallClock};
+use pipeline::switch::{Switch, SwitchConfig};
+use prost::Message;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::StreamExt;
+use tonic::transport::Channel;
+use tonic::{Code, Status, Streaming};
+
+use p4v1::entity::Entity as E;
+use p4v1::field_match::FieldMatchType as F;
+
+struct Rig {
+    server: P4RuntimeServerHandle,
+    rt: Option<SwitchRuntime>,
+    hosts: Vec<MemPort>,
+    source: String,
+    info: pi::P4Info,
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            let _ = rt.stop();
+        }
+    }
+}
+
+fn l2l3() -> (P4Program, String) {
+    compiled("../p4/programs/l2l3.p4")
+}
+
+fn compiled(rel: &str) -> (P4Program, String) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    let opts = p4::compile::CompileOptions::default();
+    let c = p4::compile::compile_file(&path, &opts).unwrap();
+    (
+        p4info::for_file(c.program, &path, &opts),
+        std::fs::read_to_string(&path).unwrap(),
+    )
+}
+
+fn rig() -> Rig {
+    rig_of(l2l3())
+}
+
+fn rig_of(p: (P4Program, String)) -> Rig {
+    rig_on(p, &[1, 2], false)
+}
+
+/// A rig with host ports at `devports` (and the CPU port 64); `per_pipe`: one switch
+/// instance and thread per pipe with ports.
+fn rig_on((prog, source): (P4Program, String), devports: &[u16], per_pipe: bool) -> Rig {
+    let mut pipes: Vec<u16> = devports.iter().map(|d| d >> 7).collect();
+    pipes.sort_unstable();
+    pipes.dedup();
+    let count = if per_pipe { pipes.len() } else { 1 };
+    let switches: Vec<Switch> = (0..count)
+        .map(|_| {
+            Switch::new(
+                Arc::new(prog.program.clone()),
+                SwitchConfig::new(4).with_cpu_port(64),
+            )
+            .unwrap()
+        })
+        .collect();
+    let mut hosts = Vec::new();
+    let mut ports = Vec::new();
+    for &dp in devports {
+        let (s, h) = pair(&format!("sw{dp}"), &format!("h{dp}"));
+        hosts.push(h);
+        ports.push(PortSetup {
+            devport: dp,
+            port: Box::new(s),
+            link: LinkConfig::default(),
+        });
+    }
+    let (cpu_sw, cpu_ctl) = pair("cpu", "ctl");
+    ports.push(PortSetup {
+        devport: 64,
+        port: Box::new(cpu_sw),
+        link: LinkConfig::default(),
+    });
+    let clock: Arc<dyn Clock> = Arc::new(WallClock::new());
+    let thread_pipes: &[u16] = if per_pipe { &pipes } else { &[] };
+    let rt = SwitchRuntime::start(
+        switches,
+        per_pipe,
+        thread_pipes,
+        ports,
+        clock,
+        RuntimeConfig::default(),
+    )
+    .unwrap();
+    let info = prog.p4info.clone();
+    let server = server::start(
+        "127.0.0.1:0".parse().unwrap(),
+        rt.handle(),
+        Pipeline::new(prog, source.clone().into_bytes(), None),
+        ServerConfig {
+            device_id: 1,
+            compile: p4::compile::CompileOptions::default(),
+            cpu: Some(Box::new(cpu_ctl)),
+        },
+    )
+    .unwrap();
+    Rig {
+        server,
+        rt: Some(rt),
+        hosts,
+        source,
+        info,
+    }
+}
+
+async fn client(r: &Rig) -> P4RuntimeClient<Channel> {
+    P4RuntimeClient::connect(format!("http://{}", r.server.local_addr()))
+        .await
+        .unwrap()
+}
+
+struct Stream {
+    tx: mpsc::Sender<p4v1::StreamMessageRequest>,
+    rx: Streaming<p4v1::StreamMessageResponse>,
+}
+
+fn arbitration(election: u64) -> p4v1::StreamMessageRequest {
+    p4v1::StreamMessageRequest {
+        update: Some(p4v1::stream_message_request::Update::Arbitration(
+            p4v1::MasterArbitrationUpdate {
+                device_id: 1,
+                election_id: Some(p4v1::Uint128 {
+                    high: 0,
+                    low: election,
+                }),
+                ..Default::default()
+            },
+        )),
+    }
+}
+
+async fn next(s: &mut Stream) -> p4v1::stream_message_response::Update {
+    let m = tokio::time::timeout(Duration::from_secs(5), s.rx.next())
+        .await
+        .expect("no stream message within 5 s")
+        .expect("stream closed")
+        .expect("stream error");
+    m.update.unwrap()
+}
+
+/// The status code of the next arbitration answer.
+async fn arb_code(s: &mut Stream) -> i32 {
+    match next(s).await {
+        p4v1::stream_message_response::Update::Arbitration(a) => a.status.unwrap().code,
+        other => panic!("expected an arbitration update, got {other:?}"),
+    }
+}
+
+async fn open(c: &mut P4RuntimeClient<Channel>, election: u64) -> (Stream, i32) {
+    let (tx, rx) = mpsc::channel(16);
+    tx.send(arbitration(election)).await.unwrap();
+    let rx = c
+        .stream_channel(ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut s = Stream { tx, rx };
+    let code = arb_code(&mut s).await;
+    (s, code)
+}
+
+fn table(info: &pi::P4Info, name: &str) -> pi::Table {
+    info.tables
+        .iter()
+        .find(|t| t.preamble.as_ref().unwrap().name == name)
+        .unwrap()
+        .clone()
+}
+
+fn action_id(info: &pi::P4Info, name: &str) -> u32 {
+    info.actions
+        .iter()
+        .find(|a| a.preamble.as_ref().unwrap().name == name)
+        .unwrap()
+        .preamble
+        .as_ref()
+        .unwrap()
+        .id
+}
+
+fn action(info: &pi::P4Info, name: &str, params: &[&[u8]]) -> Option<p4v1::TableAction> {
+    Some(p4v1::TableAction {
+        r#type: Some(p4v1::table_action::Type::Action(p4v1::Action {
+            action_id: action_id(info, name),
+            params: params
+                .iter()
+                .enumerate()
+                .map(|(i, v)| p4v1::action::Param {
+                    param_id: i as u32 + 1,
+                    value: v.to_vec(),
+                })
+                .collect(),
+        })),
+    })
+}
+
+fn counter_id(info: &pi::P4Info, name: &str) -> u32 {
+    info.counters
+        .iter()
+        .find(|c| c.preamble.as_ref().unwrap().name == name)
+        .unwrap()
+        .preamble
+        .as_ref()
+        .unwrap()
+        .id
+}
+
+fn fm(id: u32, t: F) -> p4v1::FieldMatch {
+    p4v1::FieldMatch {
+        field_id: id,
+        field_match_type: Some(t),
+    }
+}
+
+fn mac_entry(info: &pi::P4Info, mac: [u8; 6], port: u8) -> p4v1::TableEntry {
+    p4v1::TableEntry {
+        table_id: table(info, "SwitchIngress.mac_dst").preamble.unwrap().id,
+        r#match: vec![fm(
+            1,
+            F::Exact(p4v1::field_match::Exact {
+                value: mac.to_vec(),
+            }),
+        )],
+        action: action(info, "SwitchIngress.set_port", &[&[port]]),
+        ..Default::default()
+    }
+}
+
+fn update(kind: p4v1::update::Type, e: E) -> p4v1::Update {
+    p4v1::Update {
+        r#type: kind as i32,
+        entity: Some(p4v1::Entity { entity: Some(e) }),
+    }
+}
+
+fn write(election: u64, updates: Vec<p4v1::Update>) -> p4v1::WriteRequest {
+    p4v1::WriteRequest {
+        device_id: 1,
+        election_id: Some(p4v1::Uint128 {
+            high: 0,
+            low: election,
+        }),
+        updates,
+        ..Default::default()
+    }
+}
+
+async fn read(c: &mut P4RuntimeClient<Channel>, e: E) -> Vec<E> {
+    let mut s = c
+        .read(p4v1::ReadRequest {
+            device_id: 1,
+            entities: vec![p4v1::Entity { entity: Some(e) }],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut out = Vec::new();
+    while let Some(r) = s.next().await {
+        out.extend(r.unwrap().entities.into_iter().filter_map(|e| e.entity));
+    }
+    out
+}
+
+/// The per-update errors of a failed batch.
+fn details(st: &Status) -> Vec<(i32, String)> {
+    assert_eq!(st.code(), Code::Unknown, "{st:?}");
+    let s = rpc::Status::decode(st.details()).unwrap();
+    s.details
+        .iter()
+        .map(|a| {
+            assert_eq!(a.type_url, "type.googleapis.com/p4.v1.Error");
+            let e = p4v1::Error::decode(a.value.as_slice()).unwrap();
+            (e.canonical_code, e.message)
+        })
+        .collect()
+}
+
+use p4v1::update::Type::{Delete, Insert, Modify};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capabilities_and_arbitration() {
+    let r = rig();
+    let mut c = client(&r).await;
+    let caps = c
+        .capabilities(p4v1::CapabilitiesRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(caps.p4runtime_api_version, server::API_VERSION);
+
+    let (mut a, code) = open(&mut c, 10).await;
+    assert_eq!(code, Code::Ok as i32, "the first controller is primary");
+    let mut c2 = client(&r).await;
+    let (b, code) = open(&mut c2, 20).await;
+    assert_eq!(code, Code::Ok as i32, "a higher election id takes over");
+    assert_eq!(
+        arb_code(&mut a).await,
+        Code::AlreadyExists as i32,
+        "the old primary hears it is a backup"
+    );
+    let mut c3 = client(&r).await;
+    let (_low, code) = open(&mut c3, 5).await;
+    assert_eq!(code, Code::AlreadyExists as i32, "a lower one is a backup");
+
+    // Only the primary writes.
+    let e = mac_entry(&r.info, [2, 0, 0, 0, 0, 1], 1);
+    let st = c
+        .write(write(10, vec![update(Insert, E::TableEntry(e.clone()))]))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::PermissionDenied, "{st:?}");
+    let st = c
+        .write(p4v1::WriteRequest {
+            device_id: 1,
+            updates: vec![update(Insert, E::TableEntry(e.clone()))],
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::PermissionDenied, "{st:?}");
+    c2.write(write(20, vec![update(Insert, E::TableEntry(e.clone()))]))
+        .await
+        .unwrap();
+    // A wrong device id is NOT_FOUND; a used election id is refused on the stream.
+    let mut w = write(20, vec![]);
+    w.device_id = 7;
+    assert_eq!(c2.write(w).await.unwrap_err().code(), Code::NotFound);
+    let mut c4 = client(&r).await;
+    let (tx, rx) = mpsc::channel(4);
+    tx.send(arbitration(20)).await.unwrap();
+    let mut dup = c4
+        .stream_channel(ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    let st = dup.next().await.unwrap().unwrap_err();
+    assert_eq!(st.code(), Code::InvalidArgument, "{st:?}");
+
+    // The primary leaves: the next highest becomes primary and hears so.
+    drop(b.tx);
+    drop(b.rx);
+    assert_eq!(arb_code(&mut a).await, Code::Ok as i32);
+    c.write(write(10, vec![update(Delete, E::TableEntry(e))]))
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_read_round_trip_and_errors() {
+    let r = rig();
+    let info = &r.info;
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+
+    let mac = mac_entry(info, [2, 0, 0, 0, 0, 2], 2);
+    let lpm_t = table(info, "SwitchIngress.ipv4_lpm").preamble.unwrap().id;
+    let lpm = p4v1::TableEntry {
+        table_id: lpm_t,
+        r#match: vec![fm(
+            1,
+            F::Lpm(p4v1::field_match::Lpm {
+                value: vec![10, 0, 1, 0],
+                prefix_len: 24,
+            }),
+        )],
+        action: action(info, "SwitchIngress.set_nexthop", &[&[7]]),
+        ..Default::default()
+    };
+    let acl_t = table(info, "SwitchIngress.acl");
+    let field = |n: &str| acl_t.match_fields.iter().find(|f| f.name == n).unwrap().id;
+    let acl = p4v1::TableEntry {
+        table_id: acl_t.preamble.as_ref().unwrap().id,
+        r#match: vec![
+            fm(
+                field("hdr.ipv4.dst_addr"),
+                F::Ternary(p4v1::field_match::Ternary {
+                    value: vec![10, 0, 0, 0],
+                    mask: vec![255, 0, 0, 0],
+                }),
+            ),
+            fm(
+                field("hdr.l4.dst_port"),
+                F::Range(p4v1::field_match::Range {
+                    low: vec![0, 22],
+                    high: vec![0, 23],
+                }),
+            ),
+        ],
+        priority: 10,
+        action: action(info, "SwitchIngress.acl_deny", &[]),
+        ..Default::default()
+    };
+    c.write(write(
+        1,
+        vec![
+            update(Insert, E::TableEntry(mac.clone())),
+            update(Insert, E::TableEntry(lpm.clone())),
+            update(Insert, E::TableEntry(acl.clone())),
+        ],
+    ))
+    .await
+    .unwrap();
+
+    // Read back: by table, and every table at once (table id 0).
+    let got = read(
+        &mut c,
+        E::TableEntry(p4v1::TableEntry {
+            table_id: lpm_t,
+            ..Default::default()
+        }),
+    )
+    .await;
+    assert_eq!(got, vec![E::TableEntry(lpm.clone())]);
+    let all = read(&mut c, E::TableEntry(p4v1::TableEntry::default())).await;
+    for want in [&mac, &lpm] {
+        assert!(all.contains(&E::TableEntry(want.clone())), "{all:?}");
+    }
+    // Reads answer in field order with canonical byte strings (no leading zero bytes).
+    let mut acl_back = acl.clone();
+    acl_back.r#match.sort_by_key(|m| m.field_id);
+    acl_back.r#match[1].field_match_type = Some(F::Range(p4v1::field_match::Range {
+        low: vec![22],
+        high: vec![23],
+    }));
+    assert!(all.contains(&E::TableEntry(acl_back)), "{all:?}");
+    // A read with a key returns that entry only.
+    let one = read(&mut c, E::TableEntry(mac.clone())).await;
+    assert_eq!(one, vec![E::TableEntry(mac.clone())]);
+
+    // A batch with errors: each update gets its own status, the good ones are applied.
+    let mut bad_width = mac_entry(info, [2, 0, 0, 0, 0, 3], 0);
+    if let Some(p4v1::table_action::Type::Action(a)) =
+        bad_width.action.as_mut().and_then(|a| a.r#type.as_mut())
+    {
+        a.params[0].value = vec![4, 0]; // 1024 does not fit a 9-bit port
+    }
+    let mut unknown = mac.clone();
+    unknown.table_id = 0x0200_0001;
+    let mut no_exact = mac.clone();
+    no_exact.r#match.clear();
+    let mut stray_bits = lpm.clone();
+    stray_bits.r#match[0].field_match_type = Some(F::Lpm(p4v1::field_match::Lpm {
+        value: vec![10, 0, 1, 1],
+        prefix_len: 24,
+    }));
+    let mut no_prio = acl.clone();
+    no_prio.priority = 0;
+    let new_mac = mac_entry(info, [2, 0, 0, 0, 0, 4], 1);
+    let st = c
+        .write(write(
+            1,
+            vec![
+                update(Insert, E::TableEntry(mac.clone())),
+                update(Delete, E::TableEntry(mac_entry(info, [9; 6], 1))),
+                update(Insert, E::TableEntry(bad_width)),
+                update(Insert, E::TableEntry(unknown)),
+                update(Insert, E::TableEntry(no_exact)),
+                update(Insert, E::TableEntry(stray_bits)),
+                update(Insert, E::TableEntry(no_prio)),
+                update(Insert, E::TableEntry(new_mac.clone())),
+            ],
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::AlreadyExists as i32,
+            Code::NotFound as i32,
+            Code::InvalidArgument as i32,
+            Code::NotFound as i32,
+            Code::InvalidArgument as i32,
+            Code::InvalidArgument as i32,
+            Code::InvalidArgument as i32,
+            Code::Ok as i32,
+        ],
+        "{:?}",
+        details(&st)
+    );
+    assert_eq!(
+        read(&mut c, E::TableEntry(new_mac.clone())).await.len(),
+        1,
+        "the good update of the failed batch was applied"
+    );
+
+    // Modify, then delete.
+    let mut moved = mac.clone();
+    moved.action = action(info, "SwitchIngress.set_port", &[&[1]]);
+    c.write(write(1, vec![update(Modify, E::TableEntry(moved.clone()))]))
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&mut c, E::TableEntry(mac.clone())).await,
+        vec![E::TableEntry(moved)]
+    );
+    c.write(write(1, vec![update(Delete, E::TableEntry(mac.clone()))]))
+        .await
+        .unwrap();
+    assert!(read(&mut c, E::TableEntry(mac.clone())).await.is_empty());
+
+    // Default actions: modify only, and read back.
+    let default = p4v1::TableEntry {
+        table_id: table(info, "SwitchIngress.mac_dst").preamble.unwrap().id,
+        is_default_action: true,
+        action: action(info, "SwitchIngress.drop", &[]),
+        ..Default::default()
+    };
+    c.write(write(
+        1,
+        vec![update(Modify, E::TableEntry(default.clone()))],
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        read(
+            &mut c,
+            E::TableEntry(p4v1::TableEntry {
+                table_id: default.table_id,
+                is_default_action: true,
+                ..Default::default()
+            })
+        )
+        .await,
+        vec![E::TableEntry(default.clone())]
+    );
+    let st = c
+        .write(write(1, vec![update(Insert, E::TableEntry(default))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32);
+
+    // Multicast groups and clone sessions.
+    use p4v1::packet_replication_engine_entry::Type as Pre;
+    let group = E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry {
+        r#type: Some(Pre::MulticastGroupEntry(p4v1::MulticastGroupEntry {
+            multicast_group_id: 5,
+            replicas: vec![
+                p4v1::Replica {
+                    egress_port: 1,
+                    instance: 0,
+                },
+                p4v1::Replica {
+                    egress_port: 2,
+                    instance: 0,
+                },
+            ],
+        })),
+    });
+    let clone = E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry {
+        r#type: Some(Pre::CloneSessionEntry(p4v1::CloneSessionEntry {
+            session_id: 9,
+            replicas: vec![p4v1::Replica {
+                egress_port: 2,
+                instance: 0,
+            }],
+            class_of_service: 0,
+            packet_length_bytes: 128,
+        })),
+    });
+    c.write(write(
+        1,
+        vec![update(Insert, group.clone()), update(Insert, clone.clone())],
+    ))
+    .await
+    .unwrap();
+    let wild_group = E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry {
+        r#type: Some(Pre::MulticastGroupEntry(Default::default())),
+    });
+    assert_eq!(read(&mut c, wild_group).await, vec![group.clone()]);
+    let wild_clone = E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry {
+        r#type: Some(Pre::CloneSessionEntry(Default::default())),
+    });
+    assert_eq!(read(&mut c, wild_clone).await, vec![clone]);
+    let st = c
+        .write(write(1, vec![update(Insert, group)]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::AlreadyExists as i32);
+
+    // Unknown ids in reads are NOT_FOUND.
+    let st = c
+        .read(p4v1::ReadRequest {
+            device_id: 1,
+            entities: vec![p4v1::Entity {
+                entity: Some(E::CounterEntry(p4v1::CounterEntry {
+                    counter_id: 0x1200_0001,
+                    ..Default::default()
+                })),
+            }],
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::NotFound);
+}
+
+fn frame(dst: [u8; 6]) -> Vec<u8> {
+    let mut f = dst.to_vec();
+    f.extend_from_slice(&[2, 0, 0, 0, 0, 0x99, 0x88, 0xb5]);
+    f.extend_from_slice(&[0x5a; 50]);
+    f
+}
+
+fn send(p: &mut MemPort, f: &[u8]) {
+    let mut b = FrameBatch::new(1);
+    b.push(f, Nanos(0));
+    assert_eq!(p.send_batch(&mut b, Nanos(0)).unwrap(), 1);
+}
+
+fn recv(p: &mut MemPort) -> Vec<u8> {
+    let mut b = FrameBatch::new(1);
+    for _ in 0..500 {
+        if p.recv_batch(&mut b, Nanos(0)).unwrap() > 0 {
+            return b.frames()[0].data.clone();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("no frame within 5 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packet_io_counters_and_pipeline_config() {
+    let mut r = rig();
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (mut s, _) = open(&mut c, 1).await;
+
+    // A MAC to the CPU port and one to port 2.
+    let to_cpu = [2, 0, 0, 0, 0, 0x64];
+    let to_2 = [2, 0, 0, 0, 0, 0x02];
+    c.write(write(
+        1,
+        vec![
+            update(Insert, E::TableEntry(mac_entry(&info, to_cpu, 64))),
+            update(Insert, E::TableEntry(mac_entry(&info, to_2, 2))),
+        ],
+    ))
+    .await
+    .unwrap();
+
+    // Packet-out enters on the CPU port and is forwarded to port 2.
+    let out = frame(to_2);
+    s.tx.send(p4v1::StreamMessageRequest {
+        update: Some(p4v1::stream_message_request::Update::Packet(
+            p4v1::PacketOut {
+                payload: out.clone(),
+                metadata: vec![],
+            },
+        )),
+    })
+    .await
+    .unwrap();
+    let got = recv(&mut r.hosts[1]);
+    assert_eq!(&got[..6], &to_2);
+    // A frame from port 1 to the CPU's MAC becomes a packet-in.
+    let inb = frame(to_cpu);
+    send(&mut r.hosts[0], &inb);
+    match next(&mut s).await {
+        p4v1::stream_message_response::Update::Packet(p) => {
+            assert_eq!(&p.payload[..6], &to_cpu);
+            assert_eq!(p.payload.len(), inb.len());
+        }
+        other => panic!("expected a packet-in, got {other:?}"),
+    }
+    // Packet-out metadata on a program without a packet_out header is refused on the stream.
+    s.tx.send(p4v1::StreamMessageRequest {
+        update: Some(p4v1::stream_message_request::Update::Packet(
+            p4v1::PacketOut {
+                payload: out.clone(),
+                metadata: vec![p4v1::PacketMetadata {
+                    metadata_id: 1,
+                    value: vec![1],
+                }],
+            },
+        )),
+    })
+    .await
+    .unwrap();
+    match next(&mut s).await {
+        p4v1::stream_message_response::Update::Error(e) => {
+            assert_eq!(e.canonical_code, Code::InvalidArgument as i32)
+        }
+        other => panic!("expected a stream error, got {other:?}"),
+    }
+
+    // Counters: the port counter saw port 1's and the CPU port's frames.
+    let ctr = counter_id(&info, "SwitchIngress.ingress_port_counter");
+    let cell = |i: i64| {
+        E::CounterEntry(p4v1::CounterEntry {
+            counter_id: ctr,
+            index: Some(p4v1::Index { index: i }),
+            data: None,
+        })
+    };
+    for port in [1, 64] {
+        match &read(&mut c, cell(port)).await[..] {
+            [E::CounterEntry(e)] => {
+                assert_eq!(e.data.as_ref().unwrap().packet_count, 1, "port {port}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(
+        read(
+            &mut c,
+            E::CounterEntry(p4v1::CounterEntry {
+                counter_id: ctr,
+                ..Default::default()
+            })
+        )
+        .await
+        .len(),
+        512,
+        "a wildcard index reads every cell"
+    );
+
+    // Pipeline config: GET gives back what pisa generated; RECONCILE with the same program
+    // keeps the entries; VERIFY_AND_COMMIT starts from empty tables.
+    let got = c
+        .get_forwarding_pipeline_config(p4v1::GetForwardingPipelineConfigRequest {
+            device_id: 1,
+            response_type: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .config
+        .unwrap();
+    assert_eq!(got.p4info.as_ref(), Some(&info));
+    assert_eq!(got.p4_device_config, r.source.as_bytes());
+    use p4v1::set_forwarding_pipeline_config_request::Action as A;
+    let set = |action: A, cfg: p4v1::ForwardingPipelineConfig, election: u64| {
+        p4v1::SetForwardingPipelineConfigRequest {
+            device_id: 1,
+            election_id: Some(p4v1::Uint128 {
+                high: 0,
+                low: election,
+            }),
+            action: action as i32,
+            config: Some(cfg),
+            ..Default::default()
+        }
+    };
+    let mac_t = table(&info, "SwitchIngress.mac_dst").preamble.unwrap().id;
+    let entries = |c: &mut P4RuntimeClient<Channel>| {
+        let mut c = c.clone();
+        async move {
+            read(
+                &mut c,
+                E::TableEntry(p4v1::TableEntry {
+                    table_id: mac_t,
+                    ..Default::default()
+                }),
+            )
+            .await
+            .len()
+        }
+    };
+    c.set_forwarding_pipeline_config(set(A::ReconcileAndCommit, got.clone(), 1))
+        .await
+        .unwrap();
+    assert_eq!(entries(&mut c).await, 2);
+    // A changed program (a table resized) keeps the entries of the tables it still has.
+    let mut changed = got.clone();
+    changed.p4info = None;
+    changed.p4_device_config = r
+        .source
+        .replacen("size = 4096;", "size = 2048;", 1)
+        .into_bytes();
+    assert_ne!(changed.p4_device_config, got.p4_device_config);
+    c.set_forwarding_pipeline_config(set(A::ReconcileAndCommit, changed, 1))
+        .await
+        .unwrap();
+    assert_eq!(entries(&mut c).await, 2);
+    c.set_forwarding_pipeline_config(set(A::ReconcileAndCommit, got.clone(), 1))
+        .await
+        .unwrap();
+    let st = c
+        .set_forwarding_pipeline_config(set(A::VerifyAndCommit, got.clone(), 2))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::PermissionDenied);
+    let mut bad = got.clone();
+    bad.p4_device_config = b"control nope(".to_vec();
+    let st = c
+        .set_forwarding_pipeline_config(set(A::Verify, bad, 1))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::InvalidArgument);
+    let mut other_info = got.clone();
+    other_info.p4info.as_mut().unwrap().tables[0]
+        .preamble
+        .as_mut()
+        .unwrap()
+        .id ^= 1;
+    let st = c
+        .set_forwarding_pipeline_config(set(A::Verify, other_info, 1))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::InvalidArgument, "{st:?}");
+    // A P4Info that lists fewer externs (as one listing TNA registers as Tofino externs) is
+    // accepted; the tables and actions must be the same.
+    let mut fewer = got.clone();
+    fewer.p4info.as_mut().unwrap().counters.clear();
+    c.set_forwarding_pipeline_config(set(A::Verify, fewer, 1))
+        .await
+        .unwrap();
+    c.set_forwarding_pipeline_config(set(A::VerifyAndCommit, got.clone(), 1))
+        .await
+        .unwrap();
+    assert_eq!(entries(&mut c).await, 0);
+    let st = c
+        .set_forwarding_pipeline_config(set(A::Commit, got, 1))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::FailedPrecondition, "nothing saved");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packet_io_with_controller_headers() {
+    let mut r = rig_of(compiled("tests/data/cpu_punt.p4"));
+    let info = r.info.clone();
+    let header = |name: &str| {
+        info.controller_packet_metadata
+            .iter()
+            .find(|h| h.preamble.as_ref().unwrap().name == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(header("packet_in").metadata[0].name, "ingress_port");
+    let out_port_id = header("packet_out").metadata[0].id;
+    let mut c = client(&r).await;
+    let (mut s, _) = open(&mut c, 1).await;
+
+    // Packet-out with egress_port = 2: the program strips the header and sends the frame there.
+    let f = frame([2, 0, 0, 0, 0, 7]);
+    s.tx.send(p4v1::StreamMessageRequest {
+        update: Some(p4v1::stream_message_request::Update::Packet(
+            p4v1::PacketOut {
+                payload: f.clone(),
+                metadata: vec![p4v1::PacketMetadata {
+                    metadata_id: out_port_id,
+                    value: vec![2],
+                }],
+            },
+        )),
+    })
+    .await
+    .unwrap();
+    assert_eq!(recv(&mut r.hosts[1]), f);
+
+    // A punt entry for the frame's EtherType: the frame from port 1 arrives as a packet-in
+    // whose metadata names port 1, the packet_in header stripped.
+    let punt = table(&info, "Ig.punt");
+    let entry = p4v1::TableEntry {
+        table_id: punt.preamble.unwrap().id,
+        r#match: vec![fm(
+            1,
+            F::Exact(p4v1::field_match::Exact {
+                value: vec![0x88, 0xb5],
+            }),
+        )],
+        action: action(&info, "Ig.to_cpu", &[]),
+        ..Default::default()
+    };
+    c.write(write(1, vec![update(Insert, E::TableEntry(entry))]))
+        .await
+        .unwrap();
+    send(&mut r.hosts[0], &f);
+    match next(&mut s).await {
+        p4v1::stream_message_response::Update::Packet(p) => {
+            assert_eq!(p.payload, f);
+            let port = p
+                .metadata
+                .iter()
+                .find(|m| m.metadata_id == header("packet_in").metadata[0].id)
+                .unwrap();
+            assert_eq!(port.value, vec![0, 1]);
+        }
+        other => panic!("expected a packet-in, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn action_profile_members_groups_and_entries() {
+    let r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let prof = &info.action_profiles[0];
+    let pid = prof.preamble.as_ref().unwrap().id;
+    let ecmp = table(&info, "SwitchIngress.ecmp");
+    assert_eq!(prof.table_ids, vec![ecmp.preamble.as_ref().unwrap().id]);
+    assert_eq!(ecmp.implementation_id, pid);
+    let set_nexthop = action(&info, "SwitchIngress.set_nexthop", &[&[11]]);
+    let Some(p4v1::table_action::Type::Action(a)) = set_nexthop.unwrap().r#type else {
+        unreachable!()
+    };
+    let member = |id: u32, nh: u8| {
+        let mut a = a.clone();
+        a.params[0].value = vec![nh];
+        E::ActionProfileMember(p4v1::ActionProfileMember {
+            action_profile_id: pid,
+            member_id: id,
+            action: Some(a),
+        })
+    };
+    let group = E::ActionProfileGroup(p4v1::ActionProfileGroup {
+        action_profile_id: pid,
+        group_id: 1,
+        members: [1, 2]
+            .map(|m| p4v1::action_profile_group::Member {
+                member_id: m,
+                weight: 1,
+                watch_kind: None,
+            })
+            .to_vec(),
+        max_size: 0,
+    });
+    let entry = p4v1::TableEntry {
+        table_id: ecmp.preamble.as_ref().unwrap().id,
+        r#match: vec![fm(1, F::Exact(p4v1::field_match::Exact { value: vec![1] }))],
+        action: Some(p4v1::TableAction {
+            r#type: Some(p4v1::table_action::Type::ActionProfileGroupId(1)),
+        }),
+        ..Default::default()
+    };
+    c.write(write(
+        1,
+        vec![
+            update(Insert, member(1, 11)),
+            update(Insert, member(2, 12)),
+            update(Insert, group.clone()),
+            update(Insert, E::TableEntry(entry.clone())),
+        ],
+    ))
+    .await
+    .unwrap();
+    let wild_members = E::ActionProfileMember(p4v1::ActionProfileMember {
+        action_profile_id: pid,
+        ..Default::default()
+    });
+    assert_eq!(
+        read(&mut c, wild_members).await,
+        vec![member(1, 11), member(2, 12)]
+    );
+    let wild_groups = E::ActionProfileGroup(p4v1::ActionProfileGroup {
+        action_profile_id: pid,
+        ..Default::default()
+    });
+    assert_eq!(read(&mut c, wild_groups).await, vec![group]);
+    assert_eq!(
+        read(&mut c, E::TableEntry(entry.clone())).await,
+        vec![E::TableEntry(entry.clone())]
+    );
+    // A member in use, a duplicate member, a plain action on a profile table.
+    let mut plain = entry.clone();
+    plain.r#match[0].field_match_type = Some(F::Exact(p4v1::field_match::Exact { value: vec![2] }));
+    plain.action = action(&info, "SwitchIngress.set_nexthop", &[&[1]]);
+    let st = c
+        .write(write(
+            1,
+            vec![
+                update(Delete, member(1, 11)),
+                update(Insert, member(2, 12)),
+                update(Modify, member(3, 13)),
+                update(Insert, E::TableEntry(plain)),
+            ],
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::FailedPrecondition as i32,
+            Code::AlreadyExists as i32,
+            Code::NotFound as i32,
+            Code::InvalidArgument as i32
+        ],
+        "{:?}",
+        details(&st)
+    );
+
+    // Meters: a cell configured; an index out of range and a peak below the committed rate
+    // refused.
+    let meter_id = info.meters[0].preamble.as_ref().unwrap().id;
+    let meter = |index: i64, cir: i64, pir: i64| {
+        E::MeterEntry(p4v1::MeterEntry {
+            meter_id,
+            index: Some(p4v1::Index { index }),
+            config: Some(p4v1::MeterConfig {
+                cir,
+                cburst: 10,
+                pir,
+                pburst: 20,
+            }),
+        })
+    };
+    let st = c
+        .write(write(
+            1,
+            vec![
+                update(Modify, meter(1, 100, 200)),
+                update(Modify, meter(512, 100, 200)),
+                update(Modify, meter(2, 300, 200)),
+                update(Insert, meter(3, 100, 200)),
+            ],
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::Ok as i32,
+            Code::OutOfRange as i32,
+            Code::InvalidArgument as i32,
+            Code::InvalidArgument as i32
+        ],
+        "{:?}",
+        details(&st)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn digests_reach_the_primary() {
+    let mut r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (mut s, _) = open(&mut c, 1).await;
+    let d = &info.digests[0];
+    let id = d.preamble.as_ref().unwrap().id;
+    assert_eq!(
+        d.preamble.as_ref().unwrap().name,
+        "SwitchIngressDeparser.learn_digest"
+    );
+    let entry = E::DigestEntry(p4v1::DigestEntry {
+        digest_id: id,
+        config: Some(p4v1::digest_entry::Config {
+            max_timeout_ns: 0,
+            max_list_size: 1,
+            ack_timeout_ns: 1_000_000,
+        }),
+    });
+    c.write(write(1, vec![update(Insert, entry.clone())]))
+        .await
+        .unwrap();
+    let st = c
+        .write(write(1, vec![update(Insert, entry.clone())]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::AlreadyExists as i32);
+    assert_eq!(
+        read(
+            &mut c,
+            E::DigestEntry(p4v1::DigestEntry {
+                digest_id: 0,
+                config: None
+            })
+        )
+        .await,
+        vec![entry]
+    );
+    // An unknown source MAC on port 1: switch.p4 learns it through the digest.
+    let mut f = frame([2, 0, 0, 0, 0, 9]);
+    f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 0x42]);
+    send(&mut r.hosts[0], &f);
+    match next(&mut s).await {
+        p4v1::stream_message_response::Update::Digest(l) => {
+            assert_eq!(l.digest_id, id);
+            assert_eq!(l.data.len(), 1);
+            let Some(p4v1::p4_data::Data::Struct(st)) = &l.data[0].data else {
+                panic!("{l:?}")
+            };
+            let fields: Vec<_> = st
+                .members
+                .iter()
+                .map(|m| match &m.data {
+                    Some(p4v1::p4_data::Data::Bitstring(b)) => b.clone(),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(fields[1], vec![2, 0, 0, 0, 0, 0x42], "the source MAC");
+            assert_eq!(fields[2], vec![1], "the ingress port");
+            s.tx.send(p4v1::StreamMessageRequest {
+                update: Some(p4v1::stream_message_request::Update::DigestAck(
+                    p4v1::DigestListAck {
+                        digest_id: id,
+                        list_id: l.list_id,
+                    },
+                )),
+            })
+            .await
+            .unwrap();
+        }
+        other => panic!("expected a digest list, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_reach_every_pipe_thread_and_counters_sum_over_them() {
+    // Ports on pipes 0 and 1, one thread (and switch instance) per pipe.
+    let mut r = rig_on(l2l3(), &[1, 129], true);
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let to_1 = [2, 0, 0, 0, 0, 1];
+    let to_129 = [2, 0, 0, 0, 0, 0x81];
+    c.write(write(
+        1,
+        vec![
+            update(Insert, E::TableEntry(mac_entry(&info, to_1, 1))),
+            update(Insert, E::TableEntry(mac_entry_port(&info, to_129, 129))),
+        ],
+    ))
+    .await
+    .unwrap();
+    // Each pipe's thread has the entries: frames cross between the pipes both ways.
+    send(&mut r.hosts[0], &frame(to_129));
+    assert_eq!(&recv(&mut r.hosts[1])[..6], &to_129);
+    send(&mut r.hosts[1], &frame(to_1));
+    assert_eq!(&recv(&mut r.hosts[0])[..6], &to_1);
+    // Counter cells are summed over the instances that own the pipes.
+    let ctr = counter_id(&info, "SwitchIngress.ingress_port_counter");
+    for port in [1i64, 129] {
+        let got = read(
+            &mut c,
+            E::CounterEntry(p4v1::CounterEntry {
+                counter_id: ctr,
+                index: Some(p4v1::Index { index: port }),
+                data: None,
+            }),
+        )
+        .await;
+        match &got[..] {
+            [E::CounterEntry(e)] => {
+                assert_eq!(e.data.as_ref().unwrap().packet_count, 1, "port {port}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    // Entries read back once, not once per instance.
+    let mac_t = table(&info, "SwitchIngress.mac_dst").preamble.unwrap().id;
+    let entries = read(
+        &mut c,
+        E::TableEntry(p4v1::TableEntry {
+            table_id: mac_t,
+            ..Default::default()
+        }),
+    )
+    .await;
+    assert_eq!(entries.len(), 2);
+}
+
+fn mac_entry_port(info: &pi::P4Info, mac: [u8; 6], port: u16) -> p4v1::TableEntry {
+    let mut e = mac_entry(info, mac, 0);
+    if let Some(p4v1::table_action::Type::Action(a)) =
+        e.action.as_mut().and_then(|a| a.r#type.as_mut())
+    {
+        a.params[0].value = port.to_be_bytes().to_vec();
+    }
+    e
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn register_cells_write_and_read_back() {
+    let r = rig_of(compiled("../p4/programs/p4ce.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let reg = info
+        .registers
+        .iter()
+        .find(|g| g.preamble.as_ref().unwrap().name == "SwitchIngress.credit0")
+        .unwrap();
+    let id = reg.preamble.as_ref().unwrap().id;
+    let cell = |index: i64, v: Option<Vec<u8>>| {
+        E::RegisterEntry(p4v1::RegisterEntry {
+            register_id: id,
+            index: Some(p4v1::Index { index }),
+            data: v.map(|b| p4v1::P4Data {
+                data: Some(p4v1::p4_data::Data::Bitstring(b)),
+            }),
+        })
+    };
+    c.write(write(1, vec![update(Modify, cell(5, Some(vec![42])))]))
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&mut c, cell(5, None)).await,
+        vec![cell(5, Some(vec![42]))]
+    );
+    // A wildcard index reads every cell; wrong widths, indexes and update types are refused.
+    let all = read(
+        &mut c,
+        E::RegisterEntry(p4v1::RegisterEntry {
+            register_id: id,
+            ..Default::default()
+        }),
+    )
+    .await;
+    assert_eq!(all.len(), reg.size as usize);
+    let st = c
+        .write(write(
+            1,
+            vec![
+                update(Modify, cell(5, Some(vec![1, 0]))),
+                update(Modify, cell(256, Some(vec![1]))),
+                update(Insert, cell(1, Some(vec![1]))),
+            ],
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::InvalidArgument as i32,
+            Code::OutOfRange as i32,
+            Code::InvalidArgument as i32
+        ],
+        "{:?}",
+        details(&st)
+    );
+}
