@@ -188,6 +188,8 @@ pub struct Leader {
     probe_pending: Vec<bool>,
     /// Per replica: joining (not live yet), and how far.
     joining: Vec<Option<Join>>,
+    /// Per replica: it refused this leader's access (it follows another leader).
+    fenced: Vec<bool>,
 }
 
 impl Leader {
@@ -236,6 +238,7 @@ impl Leader {
             seen_applied: vec![(0, Instant::ZERO); n],
             probe_pending: vec![false; n],
             joining: vec![None; n],
+            fenced: vec![false; n],
             cfg,
             log,
             cq,
@@ -453,6 +456,7 @@ impl Leader {
                 self.seen_applied.push((0, Instant::ZERO));
                 self.probe_pending.push(false);
                 self.joining.push(None);
+                self.fenced.push(false);
                 self.replicas.len() - 1
             }
         };
@@ -461,6 +465,16 @@ impl Leader {
         self.joining[ri] = Some(Join::Probing);
         self.probe_at = Some(Instant::ZERO);
         Ok(())
+    }
+
+    /// Whether replica `id` refused this leader's access (a remote access error: it took
+    /// write permission away, following another leader): Mu's sign that this leader was
+    /// deposed; it must not be asked to join again.
+    pub fn fenced(&self, id: u16) -> bool {
+        self.replicas
+            .iter()
+            .position(|r| r.id == id)
+            .is_some_and(|ri| self.fenced[ri])
     }
 
     /// Replica ids joining (probed or waiting for a snapshot), not yet live.
@@ -698,6 +712,9 @@ impl Leader {
                     continue;
                 }
                 if wc.status != WcStatus::Success {
+                    if wc.status == WcStatus::RemAccessErr {
+                        self.fenced[ri] = true;
+                    }
                     if self.joining[ri].take().is_some() {
                         self.events
                             .push_back(LeaderEvent::ReplicaLost(self.replicas[ri].id));

@@ -132,6 +132,9 @@ pub struct LeaderState {
     record: bool,
     /// Snapshots offered to joining replicas, by replica id (deregistered once it joined).
     snapshots: Vec<(u16, MrInfo)>,
+    /// Lost replicas are asked to join again (the first leader, which has a unicast QP per
+    /// replica; not a node that took over on its mesh QPs).
+    rejoin: bool,
 }
 
 impl LeaderState {
@@ -298,6 +301,7 @@ impl Node {
                     uni_retry_at: Some(Nanos::ZERO),
                     record: cfg.record,
                     snapshots: Vec::new(),
+                    rejoin: true,
                 }))
             }
             None => Role::Replica(ReplicaState {
@@ -630,6 +634,7 @@ impl Node {
             uni_retry_at: None,
             record,
             snapshots: Vec::new(),
+            rejoin: false,
         }));
         self.status.ready = false;
         Ok(())
@@ -668,7 +673,9 @@ impl Node {
                 .map_or_else(|| b"mu".to_vec(), |f| f.hello(false).to_bytes());
             for (i, (ip, _)) in l.setup.replicas.iter().enumerate() {
                 if l.paths[i].is_none() {
-                    let qpn = self.uni_qps[i];
+                    let Some(&qpn) = self.uni_qps.get(i) else {
+                        continue;
+                    };
                     reset_qp(ep, qpn)?;
                     let c = ep.connect(t, qpn, IpAddr::V4(*ip), REPLICA_CM_PORT, &hello)?;
                     l.pending.push((c, i));
@@ -798,8 +805,16 @@ impl Node {
                     if let Some(h) = &l.setup.on_lost {
                         h(r);
                     }
-                    // Ask it again later: it joins the running log if it answers.
-                    if let Some(i) = l.setup.replicas.iter().position(|(_, id)| *id == r) {
+                    // Ask it again later (the first leader, on its unicast QPs; not one the
+                    // replica fenced off): it joins the running log if it answers.
+                    let again = l.rejoin && !leader.fenced(r);
+                    if let Some(i) = l
+                        .setup
+                        .replicas
+                        .iter()
+                        .position(|(_, id)| *id == r)
+                        .filter(|_| again)
+                    {
                         l.paths[i] = None;
                         if l.pending.is_empty() && l.uni_retry_at.is_none() {
                             l.uni_retry_at = Some(now + UNICAST_RETRY);
