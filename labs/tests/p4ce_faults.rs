@@ -27,6 +27,7 @@ fn bench_cfg(mode: Mode, faults: FaultConfig) -> BenchConfig {
         link_delay_ns: 1_000,
         faults,
         host_links: Vec::new(),
+        late_replica: None,
     }
 }
 
@@ -185,6 +186,24 @@ fn a_replica_cut_before_the_start_joins_when_its_cable_is_up() {
             assert_eq!(cm, "[GroupUp(1), GroupDown(1), GroupUp(1)]");
         }
     }
+}
+
+/// `pisa consensus bench --late-replica 2@1ms`: replica 2 (host 2, id 3) is cut off for the
+/// first millisecond; it joins through a snapshot and the run ends with both replicas
+/// complete.
+#[test]
+fn bench_with_a_late_replica_reports_its_join() {
+    let mut c = bench_cfg(Mode::Switch, FaultConfig::default());
+    c.late_replica = Some("2@1ms".parse().unwrap());
+    let r = bench::run(program(), &c).unwrap();
+    let late = r.late_replica.clone().expect("a late replica report");
+    assert_eq!(late.id, 3);
+    assert!(late.missed > 1000, "{late}");
+    assert!(late.joined_after_s.is_some(), "{late}");
+    assert!(late.caught_up_after_s.is_some(), "{late}");
+    assert_eq!(late.snapshots, 1, "{late}");
+    assert!(r.integrity.ok, "{}", r.integrity);
+    assert_eq!(r.integrity.complete, 2, "{}", r.integrity);
 }
 
 /// The same in the bench: a cut replica, a run that commits and passes the check.

@@ -51,6 +51,11 @@ pub type LostHook = Box<dyn Fn(u16) + Send>;
 /// connection attempt failed.
 const UNICAST_RETRY: Nanos = Nanos::from_millis(20);
 
+/// The same once the log runs without some replicas: a missing replica is asked again this
+/// soon after an attempt failed (one ConnectRequest per CM response timeout reaches it
+/// meanwhile), so it joins soon after it is back.
+const REJOIN_RETRY: Nanos = Nanos::from_millis(1);
+
 /// The largest snapshot a joining replica READs (bytes).
 const MAX_SNAPSHOT: u64 = 1 << 30;
 
@@ -719,7 +724,7 @@ impl Node {
                     }
                     if l.pending.is_empty() && l.paths.iter().any(Option::is_none) {
                         // The round is over with replicas missing: ask those again later.
-                        l.uni_retry_at = Some(now + UNICAST_RETRY);
+                        l.uni_retry_at = Some(now + retry_gap(l.leader.is_some()));
                     }
                 }
                 CmEvent::Rejected { conn, .. } | CmEvent::Unreachable { conn }
@@ -735,7 +740,7 @@ impl Node {
                 {
                     l.pending.retain(|(c, _)| *c != conn);
                     if l.pending.is_empty() {
-                        l.uni_retry_at = Some(now + UNICAST_RETRY);
+                        l.uni_retry_at = Some(now + retry_gap(l.leader.is_some()));
                     }
                 }
                 ev @ (CmEvent::Established { .. }
@@ -755,6 +760,10 @@ impl Node {
                 fo.lead(&watched(&l.paths, &l.heartbeats), now);
             }
             l.leader = Some(Leader::new(l.setup.cfg, log, cq, paths, None)?);
+            if l.pending.is_empty() && l.paths.iter().any(Option::is_none) {
+                // Those missing are asked again soon: they join when they are back.
+                l.uni_retry_at = Some(now + REJOIN_RETRY);
+            }
             if l.mode == Path::Switch {
                 l.cm_retry_at = Some(now);
             }
@@ -817,7 +826,7 @@ impl Node {
                     {
                         l.paths[i] = None;
                         if l.pending.is_empty() && l.uni_retry_at.is_none() {
-                            l.uni_retry_at = Some(now + UNICAST_RETRY);
+                            l.uni_retry_at = Some(now + REJOIN_RETRY);
                         }
                     }
                     drop_snapshot(ep, &mut l.snapshots, r)?;
@@ -893,6 +902,16 @@ impl Node {
             self.note_unclaimed(ev);
         }
         Ok(())
+    }
+}
+
+/// How long the leader waits before it asks missing replicas again (`running`: the log
+/// runs without them).
+fn retry_gap(running: bool) -> Nanos {
+    if running {
+        REJOIN_RETRY
+    } else {
+        UNICAST_RETRY
     }
 }
 
