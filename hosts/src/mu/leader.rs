@@ -12,6 +12,11 @@
 //!   `switch_retry` the leader asks (through [`LeaderEvent::SwitchRetryDue`]) for a new switch
 //!   path, which [`Leader::attach_switch`] installs.
 //!
+//! - Joining ([`super::join`]): [`Leader::add_replica`] takes a replica that was absent or
+//!   lost; a probe finds what it lacks, the leader re-WRITEs it from its ring or asks its
+//!   owner for a snapshot ([`LeaderEvent::SnapshotNeeded`], [`Leader::offer_snapshot`]) and
+//!   holds the window meanwhile; [`LeaderEvent::Joined`] when it is live again.
+//!
 //! Entries commit in index order.
 
 use std::collections::VecDeque;

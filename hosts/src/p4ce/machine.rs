@@ -9,11 +9,18 @@
 //! to send ([`Node::poll_transmit`]) and comes back at [`Node::next_wakeup`] at the latest.
 //!
 //! - A replica answers ConnectRequests (the leader's on its unicast QP, the switch agent's on
-//!   its switch QP, both with its log in the reply) and applies entries in order.
+//!   its switch QP, both with its log in the reply) and applies entries in order; offered a
+//!   snapshot in its join word, it READs and installs it.
 //! - The leader connects to every replica through RDMA CM, builds its [`Leader`], asks the
 //!   switch agent for the group (P4CE mode; again after each fallback, when the leader's
 //!   retry is due), appends what it is given (its queue, one value over and over for the
-//!   bench, or [`Node::try_append`]) and measures commit latencies ([`Meter`]).
+//!   bench, or [`Node::try_append`]) and measures commit latencies ([`Meter`]). A replica
+//!   missing when the log starts (f answered) or lost since is asked again every
+//!   millisecond and joins the running log when it answers ([`crate::mu::join`]: the ring's
+//!   entries re-written, or first a snapshot of the node's digests and recorded values that
+//!   the replica READs); in P4CE mode the leader then asks the agent for the group again,
+//!   with it. Not a replica that fenced the leader off (a remote access error), and not by
+//!   a node that took over (it leads on its mesh QPs).
 //! - With fail-over configured ([`NodeFailover`]), every node also bumps its heartbeat and
 //!   each replica runs [`Failover`] (mesh connections, heartbeat READs, view changes); a
 //!   replica that recovers the log becomes the leader (a take-over: a fresh QP towards the
