@@ -149,7 +149,7 @@ const CATCH_UP: u64 = 1 << 62;
 const OFFER: u64 = 1 << 61;
 /// Probe periods a joining replica has to install its snapshot before the leader gives it
 /// up (and stops holding the window for it).
-const JOIN_PATIENCE: u32 = 1000;
+const JOIN_PATIENCE: u32 = 200;
 
 /// Where a joining replica is ([`super::join`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
