@@ -1204,6 +1204,10 @@ mod tests {
                 .any(|e| matches!(e, LeaderEvent::Joined { id: 3, .. })),
             "{events:?}"
         );
+        // It missed more than the 32-slot ring holds: a snapshot brought the prefix.
+        assert!(w.nodes[0].status.stats.snapshots >= 1, "{events:?}");
+        let digests = &w.nodes[2].replica_ref().unwrap().digests;
+        assert_eq!(digests, &w.nodes[0].leader_ref().unwrap().digests);
     }
 
     #[test]
