@@ -554,6 +554,7 @@ fn bench_under_faults_with_a_cut_replica_passes_the_integrity_check() {
             .tx
             .faults,
         host_links: vec![None, None, Some("down".parse().unwrap())],
+        late_replica: None,
     };
     let r = labs::p4ce::netns::bench::run(program(), &cfg, tl.state())
         .unwrap_or_else(|e| panic!("bench: {e}"));

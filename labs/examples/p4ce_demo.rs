@@ -27,6 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     link_delay_ns: 1_000,
                     faults: Default::default(),
                     host_links: Vec::new(),
+                    late_replica: None,
                 };
                 reports.push(bench::run(program.clone(), &cfg)?);
             }

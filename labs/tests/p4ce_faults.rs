@@ -1,7 +1,8 @@
 //! The P4CE lab in memory under link faults (`pisa consensus bench --loss/--dup/--reorder`):
 //! the faults reach every host link, the log-integrity check every bench run ends with passes
 //! under them and fails on a log that lost or reordered a committed entry, and a leader whose
-//! replica is cut off before the start gets ready with the f replicas it has.
+//! replica is cut off before the start gets ready with the f replicas it has, and that replica
+//! joins the running log once its cable is up.
 
 mod common;
 
@@ -26,6 +27,7 @@ fn bench_cfg(mode: Mode, faults: FaultConfig) -> BenchConfig {
         link_delay_ns: 1_000,
         faults,
         host_links: Vec::new(),
+        late_replica: None,
     }
 }
 
@@ -136,6 +138,72 @@ fn a_replica_cut_before_the_start_leaves_the_leader_ready_with_f() {
             assert!(lab.leader().stats().switch_writes > 0, "no switch path");
         }
     }
+}
+
+/// Issue 13: the replica cut off before the start joins once its cable is up: the leader
+/// reconnects to it, it gets the committed prefix (a snapshot of what the ring no longer
+/// holds, then the ring), and it receives the stream from then on, through the switch's
+/// rebuilt group in P4CE mode. The integrity check then finds both replicas complete.
+#[test]
+fn a_replica_cut_before_the_start_joins_when_its_cable_is_up() {
+    for mode in [Mode::Switch, Mode::Unicast] {
+        let mut cfg = LabConfig::new(mode, 2);
+        let mut cut: LinkConfig = "down".parse().unwrap();
+        cut.seed = 0;
+        cfg.host_links = vec![None, None, Some(cut)];
+        let slots = cfg.slots;
+        let mut lab = Lab::new(program(), cfg).unwrap();
+        let vals = values(400);
+        let until = lab.now() + 1_000_000_000;
+        assert_eq!(lab.replicate_all(&vals[..300], until).unwrap(), 300);
+        assert!(lab.applied(2).is_empty());
+        assert!(
+            300 > slots,
+            "more than a lap of the ring: a snapshot is needed"
+        );
+        lab.set_host_link_up(2, true);
+        let until = lab.now() + 200_000_000;
+        while lab.applied(2).len() < 300 && lab.advance(until).unwrap() {}
+        assert_eq!(lab.applied(2), &vals[..300], "{mode:?}");
+        let switch_writes = lab.leader().stats().switch_writes;
+        let until = lab.now() + 1_000_000_000;
+        assert_eq!(lab.replicate_all(&vals[300..], until).unwrap(), 100);
+        let integrity = drain_and_check(&mut lab, 0, 1).unwrap();
+        assert!(integrity.ok, "{mode:?}: {integrity}");
+        assert_eq!(integrity.complete, 2, "{mode:?}: {integrity}");
+        assert_eq!(lab.applied(2), &vals[..], "{mode:?}");
+        assert_eq!(lab.applied(1), &vals[..], "{mode:?}");
+        let st = lab.leader().stats();
+        assert_eq!((st.joined, st.snapshots), (1, 1), "{mode:?}: {st:?}");
+        assert_eq!(lab.leader().live_replicas(), vec![2, 3], "{mode:?}");
+        if mode == Mode::Switch {
+            assert!(
+                lab.leader().stats().switch_writes > switch_writes,
+                "after the join the stream goes through the switch again"
+            );
+            // The agent rebuilt the group with the joined replica.
+            let cm = format!("{:?}", lab.cm_log());
+            assert_eq!(cm, "[GroupUp(1), GroupDown(1), GroupUp(1)]");
+        }
+    }
+}
+
+/// `pisa consensus bench --late-replica 2@1ms`: replica 2 (host 2, id 3) is cut off for the
+/// first millisecond; it joins through a snapshot and the run ends with both replicas
+/// complete.
+#[test]
+fn bench_with_a_late_replica_reports_its_join() {
+    let mut c = bench_cfg(Mode::Switch, FaultConfig::default());
+    c.late_replica = Some("2@1ms".parse().unwrap());
+    let r = bench::run(program(), &c).unwrap();
+    let late = r.late_replica.clone().expect("a late replica report");
+    assert_eq!(late.id, 3);
+    assert!(late.missed > 1000, "{late}");
+    assert!(late.joined_after_s.is_some(), "{late}");
+    assert!(late.caught_up_after_s.is_some(), "{late}");
+    assert_eq!(late.snapshots, 1, "{late}");
+    assert!(r.integrity.ok, "{}", r.integrity);
+    assert_eq!(r.integrity.complete, 2, "{}", r.integrity);
 }
 
 /// The same in the bench: a cut replica, a run that commits and passes the check.

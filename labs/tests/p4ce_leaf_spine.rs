@@ -133,6 +133,7 @@ fn goodput_ratio_across_the_leaf_spine() {
                 link_delay_ns: 1_000,
                 faults: Default::default(),
                 host_links: Vec::new(),
+                late_replica: None,
             };
             let r = bench::run_on(
                 program(),

@@ -442,6 +442,7 @@ fn mu_run(
         link_delay_ns: 1_000,
         faults: faults.unwrap_or_default(),
         host_links: Vec::new(),
+        late_replica: None,
     };
     let r =
         mu::run(program, &cfg).with_context(|| format!("mu, {nodes} nodes, window {window}"))?;

@@ -26,6 +26,10 @@
 //! flags, when given, replace its faults); hosts without one take `--link-rate`,
 //! `--link-delay` and the flags.
 //!
+//! `--late-replica N@TIME` (in memory) keeps replica N's cable down from the start until TIME
+//! into the run: the leader goes on with f replicas, and the replica joins the running log
+//! when its cable is up (`hosts::mu::join`); the report says when.
+//!
 //! Every run ends with a log-integrity check (`hosts::p4ce::integrity`): the leader stops
 //! appending, what is in flight drains, and every replica's applied log must be a prefix of
 //! what the leader appended (nothing reordered, corrupted or skipped) with at least f of them
@@ -134,6 +138,10 @@ pub struct ConsensusBenchArgs {
     /// leaf1, the replicas under leaf2..leaf4, the P4CE switch off leaf1).
     #[arg(long, value_enum, default_value_t = TopologyArg::Switch)]
     pub topology: TopologyArg,
+    /// In memory: replica N's cable is down from the start until TIME into the run
+    /// (`N@TIME`, e.g. `2@2ms`); the report says when it joined the running log and caught up.
+    #[arg(long, value_name = "N@TIME")]
+    pub late_replica: Option<hosts::p4ce::bench::LateReplica>,
     #[command(flatten)]
     pub link: LinkArgs,
 }
@@ -302,6 +310,9 @@ fn print_one(r: &BenchReport) {
     );
     println!("  bottleneck: {}", r.bottleneck);
     println!("  log integrity: {}", r.integrity);
+    if let Some(l) = &r.late_replica {
+        println!("  late replica: {l}");
+    }
 }
 
 /// After the reports: the runs whose log-integrity check failed, and the exit code.
@@ -350,6 +361,16 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
     let default_dur = if a.lab.is_some() { "2s" } else { "10ms" };
     let dur = duration(a.duration.as_deref().unwrap_or(default_dur))?;
     let faults = faults(a.loss, a.dup, a.reorder)?;
+    if a.late_replica.is_some() && a.lab.is_some() {
+        bail!("--late-replica: in memory only (not with --lab)");
+    }
+    if let Some(l) = a.late_replica.filter(|l| l.replica > a.replicas) {
+        bail!(
+            "--late-replica {}: there are {} replicas",
+            l.replica,
+            a.replicas
+        );
+    }
     let fabric = match a.topology {
         TopologyArg::Switch => Fabric::Switch,
         TopologyArg::LeafSpine => Fabric::LeafSpine,
@@ -379,6 +400,7 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
             link_delay_ns: delay,
             faults: faults.clone().unwrap_or_default(),
             host_links: host_links.clone(),
+            late_replica: a.late_replica,
         };
         match place.run(&program, &cfg) {
             Ok(r) => reports.push(r),
@@ -459,6 +481,7 @@ pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
                     link_delay_ns: delay,
                     faults: Default::default(),
                     host_links: host_links.clone(),
+                    late_replica: None,
                 };
                 match place.run(&program, &cfg) {
                     Ok(r) => reports.push(r),
@@ -509,6 +532,7 @@ pub fn demo(a: P4ceDemoArgs) -> anyhow::Result<ExitCode> {
                         link_delay_ns: delay,
                         faults: Default::default(),
                         host_links: Vec::new(),
+                        late_replica: None,
                     };
                     let r =
                         bench::run_on(program.clone(), &cfg, Fabric::LeafSpine, &topology_dir()?)?;

@@ -12,6 +12,11 @@
 //!   `switch_retry` the leader asks (through [`LeaderEvent::SwitchRetryDue`]) for a new switch
 //!   path, which [`Leader::attach_switch`] installs.
 //!
+//! - Joining ([`super::join`]): [`Leader::add_replica`] takes a replica that was absent or
+//!   lost; a probe finds what it lacks, the leader re-WRITEs it from its ring or asks its
+//!   owner for a snapshot ([`LeaderEvent::SnapshotNeeded`], [`Leader::offer_snapshot`]) and
+//!   holds the window meanwhile; [`LeaderEvent::Joined`] when it is live again.
+//!
 //! Entries commit in index order.
 
 use std::collections::VecDeque;
@@ -89,6 +94,25 @@ pub enum LeaderEvent {
     ReplicaLost(u16),
     /// Time to try the switch path again ([`Leader::attach_switch`]).
     SwitchRetryDue,
+    /// A joining replica lacks entries the log no longer holds: its owner makes a snapshot
+    /// of entries `[from, to)` and offers it ([`Leader::offer_snapshot`]); the window holds
+    /// at `to` meanwhile ([`super::join`]).
+    SnapshotNeeded {
+        /// The replica.
+        id: u16,
+        /// Its applied count.
+        from: u64,
+        /// Where the snapshot ends and the log takes over.
+        to: u64,
+    },
+    /// A joining replica has every entry up to the log's end (or is being sent the rest):
+    /// it is replicated to from now on.
+    Joined {
+        /// The replica.
+        id: u16,
+        /// Its applied count when it joined (from the log or from a snapshot).
+        from: u64,
+    },
 }
 
 /// Counters.
@@ -110,6 +134,10 @@ pub struct LeaderStats {
     pub probes: u64,
     /// Entries re-sent to a lagging replica.
     pub caught_up: u64,
+    /// Replicas that joined the running log.
+    pub joined: u64,
+    /// Snapshots asked for (joining replicas more than a lap behind).
+    pub snapshots: u64,
 }
 
 /// wr_id bit marking a status probe (the low bits are the replica index).
@@ -117,6 +145,20 @@ const PROBE: u64 = 1 << 63;
 /// wr_id bit marking a catch-up WRITE (its completion is not an acknowledgement of an
 /// in-flight entry's quorum, though it is one of that replica's NIC).
 const CATCH_UP: u64 = 1 << 62;
+/// wr_id bit marking the WRITE of a join offer (the low bits are the replica index).
+const OFFER: u64 = 1 << 61;
+/// Probe periods a joining replica has to install its snapshot before the leader gives it
+/// up (and stops holding the window for it).
+const JOIN_PATIENCE: u32 = 200;
+
+/// Where a joining replica is ([`super::join`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Join {
+    /// Waiting for its applied count.
+    Probing,
+    /// Asked for a snapshot ending at `to` at `at`; the window holds at `to`.
+    Snapshot { to: u64, at: Instant },
+}
 
 #[derive(Debug, Clone)]
 struct Inflight {
@@ -149,6 +191,10 @@ pub struct Leader {
     /// Per replica: applied count at the last probe and when it last changed.
     seen_applied: Vec<(u64, Instant)>,
     probe_pending: Vec<bool>,
+    /// Per replica: joining (not live yet), and how far.
+    joining: Vec<Option<Join>>,
+    /// Per replica: it refused this leader's access (it follows another leader).
+    fenced: Vec<bool>,
 }
 
 impl Leader {
@@ -196,6 +242,8 @@ impl Leader {
             probe_at: Some(Instant::ZERO + cfg.probe_every),
             seen_applied: vec![(0, Instant::ZERO); n],
             probe_pending: vec![false; n],
+            joining: vec![None; n],
+            fenced: vec![false; n],
             cfg,
             log,
             cq,
@@ -255,11 +303,16 @@ impl Leader {
 
     /// The lowest applied count any live replica reported.
     fn min_applied(&self) -> u64 {
+        let holds = self.joining.iter().filter_map(|j| match j {
+            Some(Join::Snapshot { to, .. }) => Some(*to),
+            _ => None,
+        });
         self.seen_applied
             .iter()
             .zip(&self.live)
             .filter(|(_, l)| **l)
             .map(|((a, _), _)| *a)
+            .chain(holds)
             .min()
             .unwrap_or(self.next)
     }
@@ -383,6 +436,164 @@ impl Leader {
         true
     }
 
+    /// Joins replica `path.id` to the running log ([`super::join`]): a replica absent when
+    /// the leader started, or one lost since and reconnected (its new connection replaces the
+    /// old). It is probed at the next [`Leader::poll`] and is not live (it counts for no
+    /// quorum) until [`LeaderEvent::Joined`].
+    pub fn add_replica(&mut self, path: ReplicaPath) -> Result<(), MuError> {
+        let known = self.replicas.iter().position(|r| r.id == path.id);
+        let n = self.replicas.len() + usize::from(known.is_none());
+        let need = super::slot::status_area(self.cfg.geometry, n);
+        if self.log.len < need || n > 32 {
+            return Err(MuError::Config(format!(
+                "leader log MR of {} bytes for {n} replicas ({need} needed, 32 at most)",
+                self.log.len
+            )));
+        }
+        let ri = match known {
+            Some(ri) => {
+                self.replicas[ri] = path;
+                ri
+            }
+            None => {
+                self.replicas.push(path);
+                self.live.push(false);
+                self.seen_applied.push((0, Instant::ZERO));
+                self.probe_pending.push(false);
+                self.joining.push(None);
+                self.fenced.push(false);
+                self.replicas.len() - 1
+            }
+        };
+        self.live[ri] = false;
+        self.probe_pending[ri] = false;
+        self.joining[ri] = Some(Join::Probing);
+        self.probe_at = Some(Instant::ZERO);
+        Ok(())
+    }
+
+    /// Whether replica `id` refused this leader's access (a remote access error: it took
+    /// write permission away, following another leader): Mu's sign that this leader was
+    /// deposed; it must not be asked to join again.
+    pub fn fenced(&self, id: u16) -> bool {
+        self.replicas
+            .iter()
+            .position(|r| r.id == id)
+            .is_some_and(|ri| self.fenced[ri])
+    }
+
+    /// Replica ids joining (probed or waiting for a snapshot), not yet live.
+    pub fn joining_replicas(&self) -> Vec<u16> {
+        self.replicas
+            .iter()
+            .zip(&self.joining)
+            .filter(|(_, j)| j.is_some())
+            .map(|(r, _)| r.id)
+            .collect()
+    }
+
+    /// Offers replica `id` the snapshot it was asked for ([`LeaderEvent::SnapshotNeeded`]):
+    /// `mr` (remote-readable, on this endpoint) holds the snapshot's `len` bytes from offset
+    /// `OFFER_LEN`; its first `OFFER_LEN` bytes take the offer, which is WRITten into the
+    /// replica's join word. Keep the MR until the replica joined or was lost.
+    pub fn offer_snapshot(
+        &mut self,
+        ep: &mut Endpoint,
+        id: u16,
+        mr: MrInfo,
+        len: u64,
+    ) -> Result<(), MuError> {
+        use super::join::{join_word, JoinOffer, OFFER_LEN};
+        let Some(ri) = self.replicas.iter().position(|r| r.id == id) else {
+            return Err(MuError::Config(format!("no replica {id}")));
+        };
+        let Some(Join::Snapshot { to, .. }) = self.joining[ri] else {
+            return Err(MuError::Config(format!("replica {id} needs no snapshot")));
+        };
+        if (mr.len as u64) < OFFER_LEN as u64 + len {
+            return Err(MuError::Config("snapshot MR too small".into()));
+        }
+        let offer = JoinOffer {
+            from: self.seen_applied[ri].0,
+            to,
+            va: mr.addr + OFFER_LEN as u64,
+            len,
+            rkey: mr.rkey,
+        };
+        ep.mr_bytes_mut(mr.lkey)?[..OFFER_LEN].copy_from_slice(&offer.encode());
+        let r = self.replicas[ri];
+        let sge = Sge {
+            addr: mr.addr,
+            length: OFFER_LEN as u32,
+            lkey: mr.lkey,
+        };
+        let op = SendOp::Write {
+            remote_addr: r.va + join_word(self.cfg.geometry) as u64,
+            rkey: r.rkey,
+        };
+        ep.post_send(r.qpn, SendWr::new(OFFER | ri as u64, op, sge))?;
+        Ok(())
+    }
+
+    /// The applied count in replica `ri`'s status word, as the last probe left it.
+    fn probed(&self, ep: &Endpoint, ri: usize) -> Result<Option<u64>, MuError> {
+        let off = self.cfg.geometry.len() + 16 * ri;
+        let word = ep.mr_bytes(self.log.lkey)?;
+        Ok(word.get(off..off + 8).map(|b| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            u64::from_le_bytes(a)
+        }))
+    }
+
+    /// A joining replica's status word arrived (see [`super::join`]).
+    fn on_join_probe(&mut self, ep: &mut Endpoint, ri: usize, now: Instant) -> Result<(), MuError> {
+        let Some(applied) = self.probed(ep, ri)? else {
+            return Ok(());
+        };
+        let id = self.replicas[ri].id;
+        let slots = self.cfg.geometry.slots as u64;
+        if applied > self.next {
+            // It holds entries this leader never appended (another leader's): not ours to fix.
+            self.joining[ri] = None;
+            self.events.push_back(LeaderEvent::ReplicaLost(id));
+            return Ok(());
+        }
+        if self.next - applied <= slots {
+            self.joining[ri] = None;
+            self.live[ri] = true;
+            self.seen_applied[ri] = (applied, now);
+            self.rewrite(ep, ri, applied)?;
+            self.stats.joined += 1;
+            self.events
+                .push_back(LeaderEvent::Joined { id, from: applied });
+            return Ok(());
+        }
+        match self.joining[ri] {
+            Some(Join::Snapshot { at, .. }) => {
+                if now >= at + self.cfg.probe_every * JOIN_PATIENCE {
+                    // It never installed the snapshot: stop holding the window for it.
+                    self.joining[ri] = None;
+                    self.events.push_back(LeaderEvent::ReplicaLost(id));
+                }
+            }
+            _ => {
+                // Entries from the commit point on are in the ring (at most a window of
+                // them); the rest is the snapshot.
+                let to = self.commit.max(applied + 1);
+                self.seen_applied[ri] = (applied, now);
+                self.joining[ri] = Some(Join::Snapshot { to, at: now });
+                self.stats.snapshots += 1;
+                self.events.push_back(LeaderEvent::SnapshotNeeded {
+                    id,
+                    from: applied,
+                    to,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Continues a log whose entries before `next` are already in this leader's log MR (a
     /// new leader after recovery adopted them): they count as committed, the next append is
     /// entry `next`, and replicas that lack some of them are caught up by the probes. Only
@@ -416,9 +627,29 @@ impl Leader {
             .min()
     }
 
+    /// Leaves the switch path on purpose (its group is about to be rebuilt, e.g. with a
+    /// replica that joined): what is in flight on it is re-sent by unicast, and new entries
+    /// go by unicast until [`Leader::attach_switch`].
+    pub fn leave_switch(&mut self, ep: &mut Endpoint, now: Instant) -> Result<(), MuError> {
+        self.switch_to_unicast(ep, now)?;
+        Ok(())
+    }
+
     fn fall_back(&mut self, ep: &mut Endpoint, now: Instant, timeout: bool) -> Result<(), MuError> {
-        let Some(sp) = self.switch.take() else {
+        if !self.switch_to_unicast(ep, now)? {
             return Ok(());
+        }
+        self.stats.fallbacks += 1;
+        self.events.push_back(LeaderEvent::FellBack { timeout });
+        self.retry_at = Some(now + self.cfg.switch_retry);
+        Ok(())
+    }
+
+    /// Stops the switch path and re-sends its uncommitted entries by unicast; false if
+    /// there was no switch path.
+    fn switch_to_unicast(&mut self, ep: &mut Endpoint, now: Instant) -> Result<bool, MuError> {
+        let Some(sp) = self.switch.take() else {
+            return Ok(false);
         };
         // Stop the switch QP: its outstanding WRITEs flush (their completions are ignored).
         let _ = ep.modify_qp(
@@ -428,9 +659,6 @@ impl Leader {
                 ..Default::default()
             },
         );
-        self.stats.fallbacks += 1;
-        self.events.push_back(LeaderEvent::FellBack { timeout });
-        self.retry_at = Some(now + self.cfg.switch_retry);
         let pending: Vec<Inflight> = self
             .inflight
             .iter()
@@ -445,7 +673,7 @@ impl Leader {
                 x.posted_at = now;
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Processes completions and timers; call after the endpoint handled frames or when
@@ -477,11 +705,25 @@ impl Leader {
                 if wc.wr_id & PROBE != 0 {
                     self.probe_pending[ri] = false;
                     if wc.status == WcStatus::Success {
-                        self.on_probe(ep, ri, now)?;
+                        if self.joining[ri].is_some() {
+                            self.on_join_probe(ep, ri, now)?;
+                        } else {
+                            self.on_probe(ep, ri, now)?;
+                        }
                         continue;
                     }
                 }
+                if wc.wr_id & OFFER != 0 && wc.status == WcStatus::Success {
+                    continue;
+                }
                 if wc.status != WcStatus::Success {
+                    if wc.status == WcStatus::RemAccessErr {
+                        self.fenced[ri] = true;
+                    }
+                    if self.joining[ri].take().is_some() {
+                        self.events
+                            .push_back(LeaderEvent::ReplicaLost(self.replicas[ri].id));
+                    }
                     if self.live[ri] {
                         self.live[ri] = false;
                         self.events
@@ -529,7 +771,7 @@ impl Leader {
     fn post_probes(&mut self, ep: &mut Endpoint) -> Result<(), MuError> {
         let g = self.cfg.geometry;
         for (i, r) in self.replicas.iter().enumerate() {
-            if !self.live[i] || self.probe_pending[i] {
+            if !(self.live[i] || self.joining[i].is_some()) || self.probe_pending[i] {
                 continue;
             }
             let sge = Sge {
@@ -552,14 +794,9 @@ impl Leader {
     /// lags what was sent, re-send what it misses by unicast (within one lap of the log).
     fn on_probe(&mut self, ep: &mut Endpoint, ri: usize, now: Instant) -> Result<(), MuError> {
         let g = self.cfg.geometry;
-        let off = g.len() + 16 * ri;
-        let word = ep.mr_bytes(self.log.lkey)?;
-        let Some(b) = word.get(off..off + 8) else {
+        let Some(applied) = self.probed(ep, ri)? else {
             return Ok(());
         };
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        let applied = u64::from_le_bytes(a);
         let (prev, since) = self.seen_applied[ri];
         if applied != prev {
             self.seen_applied[ri] = (applied, now);
@@ -580,8 +817,15 @@ impl Leader {
             }
             return Ok(());
         }
+        self.rewrite(ep, ri, applied)
+    }
+
+    /// Re-WRITEs entries `from..next` from the leader's log to replica `ri` (all within one
+    /// lap of the ring).
+    fn rewrite(&mut self, ep: &mut Endpoint, ri: usize, from: u64) -> Result<(), MuError> {
+        let g = self.cfg.geometry;
         let r = self.replicas[ri];
-        for idx in applied..self.next {
+        for idx in from..self.next {
             let buf = ep.mr_bytes(self.log.lkey)?;
             let o = g.offset(idx);
             // The entry's length from its header in the leader's own log.

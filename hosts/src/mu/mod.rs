@@ -10,16 +10,21 @@
 //!   path later.
 //! - [`replica`]: [`Replica`]: applies entries in order; grants write permission to the current
 //!   leader's QPs only.
+//! - [`join`]: a replica joining the running log (absent at the start, or back after a
+//!   partition): the leader re-WRITEs what its ring still holds and offers a snapshot of the
+//!   rest, which the replica READs.
 //! - [`liveness`]: heartbeats and the "lowest live id is the leader" rule.
 //! - `error`: [`MuError`], what the log refuses.
 
 pub mod error;
+pub mod join;
 pub mod leader;
 pub mod liveness;
 pub mod replica;
 pub mod slot;
 
 pub use error::MuError;
+pub use join::JoinOffer;
 pub use leader::{Leader, LeaderConfig, LeaderEvent, LeaderStats, Path, ReplicaPath, SwitchPath};
 pub use liveness::{recovery_source, Liveness};
 pub use replica::Replica;

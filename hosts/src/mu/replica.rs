@@ -5,6 +5,7 @@
 
 use rdma::verbs::{AccessFlags, Endpoint, QpAttr};
 
+use super::join::{join_word, replica_area, JoinOffer, OFFER_LEN};
 use super::slot::LogGeometry;
 use super::MuError;
 
@@ -87,6 +88,39 @@ impl Replica {
             }
         }
         Ok(cleared)
+    }
+
+    /// The snapshot a leader offers this replica in its join word, if any (see
+    /// [`super::join`]); offers longer than `max_len` bytes are ignored.
+    pub fn join_offer(&self, ep: &Endpoint, max_len: u64) -> Result<Option<JoinOffer>, MuError> {
+        let log = ep.mr_bytes(self.lkey)?;
+        let o = join_word(self.geometry);
+        Ok(log
+            .get(o..)
+            .and_then(|b| JoinOffer::decode(b, max_len))
+            .filter(|j| j.from == self.next))
+    }
+
+    /// The application installed a snapshot of every entry before `to` (a state transfer,
+    /// [`super::join`]): the replica applies from `to` on, publishes that, and clears its
+    /// join word. Refused if `to` is not past what it applied.
+    pub fn install(&mut self, ep: &mut Endpoint, to: u64) -> Result<(), MuError> {
+        if to <= self.next {
+            return Err(MuError::Config(format!(
+                "snapshot up to {to}, {} already applied",
+                self.next
+            )));
+        }
+        let g = self.geometry.len();
+        let w = join_word(self.geometry);
+        let mem = ep.mr_bytes_mut(self.lkey)?;
+        if mem.len() < replica_area(self.geometry) {
+            return Err(MuError::Config("replica log MR lacks the join word".into()));
+        }
+        self.next = to;
+        mem[w..w + OFFER_LEN].fill(0);
+        mem[g..g + 8].copy_from_slice(&self.next.to_le_bytes());
+        Ok(())
     }
 
     /// Bumps the heartbeat counter in the status word (others READ it).

@@ -38,6 +38,84 @@ pub struct BenchConfig {
     /// host's cable (a lab file's `link:` line), seen from the switch's port (`tx` towards
     /// the host).
     pub host_links: Vec<Option<dataplane::LinkConfig>>,
+    /// A replica whose cable is down for the first part of the run (it joins the running
+    /// log when it comes up; in-memory lab only).
+    pub late_replica: Option<LateReplica>,
+}
+
+/// A replica cut off for the first part of a run: `N@T` (`--late-replica`), replica `N`
+/// (1 to the replica count: host `N`) with its cable down from the start until `T` into
+/// the measured run (a duration: `200us`, `2ms`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LateReplica {
+    /// Which replica (1-based; its host index).
+    pub replica: usize,
+    /// When its cable comes up, ns after the measured run starts.
+    pub up_after_ns: u64,
+}
+
+impl std::str::FromStr for LateReplica {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<LateReplica, String> {
+        let (n, t) = s
+            .split_once('@')
+            .ok_or_else(|| format!("{s:?}: expected N@TIME, e.g. 1@2ms"))?;
+        let replica = n
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=super::MAX_REPLICAS).contains(n))
+            .ok_or_else(|| format!("{s:?}: replica {n:?} is not 1 to {}", super::MAX_REPLICAS))?;
+        let up_after_ns = dataplane::link::parse_duration(t)
+            .ok_or_else(|| format!("{s:?}: {t:?} is not a duration (e.g. 2ms)"))?;
+        Ok(LateReplica {
+            replica,
+            up_after_ns,
+        })
+    }
+}
+
+/// Fuzz entry: any `--late-replica` argument parses or is refused with a message; a parsed
+/// one names a valid replica.
+pub fn fuzz_late_replica(data: &[u8]) {
+    if let Ok(l) = String::from_utf8_lossy(data).parse::<LateReplica>() {
+        assert!((1..=super::MAX_REPLICAS).contains(&l.replica));
+    }
+}
+
+/// What a late replica did (`--late-replica`), in the run's virtual time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LateJoin {
+    /// Its id.
+    pub id: u16,
+    /// When its cable came up, s into the measured run.
+    pub up_at_s: f64,
+    /// Entries the leader had committed then (what it missed).
+    pub missed: u64,
+    /// From cable up to the leader counting it live again (it joined), s.
+    pub joined_after_s: Option<f64>,
+    /// From cable up to it holding every entry committed before (caught up), s.
+    pub caught_up_after_s: Option<f64>,
+    /// Snapshots the leader offered (it was more than a lap of the ring behind).
+    pub snapshots: u64,
+}
+
+impl std::fmt::Display for LateJoin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |v: Option<f64>| v.map_or("never".to_string(), |v| format!("{:.3} ms", v * 1e3));
+        write!(
+            f,
+            "replica {} up at {:.3} ms having missed {} entries: joined after {}, caught up after {} ({} snapshot{})",
+            self.id,
+            self.up_at_s * 1e3,
+            self.missed,
+            ms(self.joined_after_s),
+            ms(self.caught_up_after_s),
+            self.snapshots,
+            if self.snapshots == 1 { "" } else { "s" }
+        )
+    }
 }
 
 impl BenchConfig {
@@ -95,6 +173,9 @@ pub struct BenchReport {
     pub bottleneck: String,
     /// The log-integrity check at the end of the run ([`crate::p4ce::integrity`]).
     pub integrity: Integrity,
+    /// The late replica's join (`--late-replica`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late_replica: Option<LateJoin>,
 }
 
 /// Commit latencies of a run: when each entry was appended, and when the leader's commit
@@ -201,6 +282,7 @@ pub fn report(cfg: &BenchConfig, fig: RunFigures, meter: &Meter) -> BenchReport 
         lab: fig.lab,
         bottleneck: fig.bottleneck,
         integrity: fig.integrity,
+        late_replica: None,
     }
 }
 
@@ -210,6 +292,14 @@ pub fn check(cfg: &BenchConfig) -> Result<(), NodeError> {
         return Err(NodeError::Config(
             "value size, outstanding and duration must be positive".into(),
         ));
+    }
+    if let Some(l) = cfg.late_replica {
+        if l.replica == 0 || l.replica > cfg.replicas {
+            return Err(NodeError::Config(format!(
+                "late replica {} of {} replicas",
+                l.replica, cfg.replicas
+            )));
+        }
     }
     Ok(())
 }
@@ -323,4 +413,20 @@ pub fn side_by_side(reports: &[BenchReport]) -> String {
         let _ = writeln!(s, "{r:>8} {v:>7} | {} | {} | {ratio:>5.2}x", col(p), col(u));
     }
     s
+}
+
+#[cfg(test)]
+mod late_tests {
+    use super::*;
+
+    #[test]
+    fn late_replica_specs_parse_or_say_why_not() {
+        let l: LateReplica = "2@1.5ms".parse().unwrap();
+        assert_eq!((l.replica, l.up_after_ns), (2, 1_500_000));
+        for bad in ["2", "0@1ms", "5@1ms", "x@1ms", "1@", "1@soon"] {
+            assert!(bad.parse::<LateReplica>().is_err(), "{bad}");
+        }
+        fuzz_late_replica(b"1@2us");
+        fuzz_late_replica(&[0xff, b'@', 0]);
+    }
 }

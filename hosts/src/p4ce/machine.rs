@@ -9,11 +9,18 @@
 //! to send ([`Node::poll_transmit`]) and comes back at [`Node::next_wakeup`] at the latest.
 //!
 //! - A replica answers ConnectRequests (the leader's on its unicast QP, the switch agent's on
-//!   its switch QP, both with its log in the reply) and applies entries in order.
+//!   its switch QP, both with its log in the reply) and applies entries in order; offered a
+//!   snapshot in its join word, it READs and installs it.
 //! - The leader connects to every replica through RDMA CM, builds its [`Leader`], asks the
 //!   switch agent for the group (P4CE mode; again after each fallback, when the leader's
 //!   retry is due), appends what it is given (its queue, one value over and over for the
-//!   bench, or [`Node::try_append`]) and measures commit latencies ([`Meter`]).
+//!   bench, or [`Node::try_append`]) and measures commit latencies ([`Meter`]). A replica
+//!   missing when the log starts (f answered) or lost since is asked again every
+//!   millisecond and joins the running log when it answers ([`crate::mu::join`]: the ring's
+//!   entries re-written, or first a snapshot of the node's digests and recorded values that
+//!   the replica READs); in P4CE mode the leader then asks the agent for the group again,
+//!   with it. Not a replica that fenced the leader off (a remote access error), and not by
+//!   a node that took over (it leads on its mesh QPs).
 //! - With fail-over configured ([`NodeFailover`]), every node also bumps its heartbeat and
 //!   each replica runs [`Failover`] (mesh connections, heartbeat READs, view changes); a
 //!   replica that recovers the log becomes the leader (a take-over: a fresh QP towards the
@@ -23,7 +30,10 @@ use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr};
 
 use dataplane::Nanos;
-use rdma::verbs::{CmEvent, ConnId, CqHandle, Endpoint, Instant, MrInfo, PdHandle};
+use rdma::verbs::{
+    AccessFlags, CmEvent, ConnId, CqHandle, Endpoint, Instant, MrInfo, PdHandle, SendOp, SendWr,
+    Sge,
+};
 
 use super::bench::Meter;
 use super::failover::{offer_heartbeat, Failover, FailoverSetup, TakeOver, Watched};
@@ -32,10 +42,13 @@ use super::node::{
     accept_on, build_node, leader_request_group, replica_accept, replica_offer, reset_qp,
     switch_path_from_reply, NodeSpec,
 };
+use super::snapshot;
 use super::wire::ReplicaOffer;
 use super::{NodeError, REPLICA_CM_PORT, SWITCH_IP};
+use crate::mu::join::OFFER_LEN;
 use crate::mu::{
-    Leader, LeaderConfig, LeaderEvent, LeaderStats, LogGeometry, Path, Replica, ReplicaPath,
+    JoinOffer, Leader, LeaderConfig, LeaderEvent, LeaderStats, LogGeometry, Path, Replica,
+    ReplicaPath,
 };
 
 /// Called by the leader when a replica is lost (the lab tells the switch's agent).
@@ -44,6 +57,18 @@ pub type LostHook = Box<dyn Fn(u16) + Send>;
 /// How long the leader waits before it asks the replicas again after every unicast
 /// connection attempt failed.
 const UNICAST_RETRY: Nanos = Nanos::from_millis(20);
+
+/// The same once the log runs without some replicas: a missing replica is asked again this
+/// soon after an attempt failed (one ConnectRequest per CM response timeout reaches it
+/// meanwhile), so it joins soon after it is back.
+const REJOIN_RETRY: Nanos = Nanos::from_millis(1);
+
+/// The largest snapshot a joining replica READs (bytes).
+const MAX_SNAPSHOT: u64 = 1 << 30;
+
+/// wr_id of a joining replica's snapshot READ (its completion is not waited for: the
+/// snapshot's trailer says it arrived).
+const JOIN_READ: u64 = 1 << 53;
 
 /// CM events about connections a node did not open that it keeps for its owner
 /// ([`Node::unclaimed`]) at most.
@@ -117,6 +142,11 @@ pub struct LeaderState {
     cm_retry_at: Option<Nanos>,
     uni_retry_at: Option<Nanos>,
     record: bool,
+    /// Snapshots offered to joining replicas, by replica id (deregistered once it joined).
+    snapshots: Vec<(u16, MrInfo)>,
+    /// Lost replicas are asked to join again (the first leader, which has a unicast QP per
+    /// replica; not a node that took over on its mesh QPs).
+    rejoin: bool,
 }
 
 impl LeaderState {
@@ -147,6 +177,8 @@ pub struct ReplicaState {
     record: bool,
     /// What it needs to lead after a fail-over.
     takeover: Option<(Path, Option<LostHook>)>,
+    /// A snapshot being READ from the leader (joining the running log) and where it lands.
+    join: Option<(JoinOffer, MrInfo)>,
 }
 
 /// A node's role.
@@ -280,6 +312,8 @@ impl Node {
                     cm_retry_at: None,
                     uni_retry_at: Some(Nanos::ZERO),
                     record: cfg.record,
+                    snapshots: Vec::new(),
+                    rejoin: true,
                 }))
             }
             None => Role::Replica(ReplicaState {
@@ -288,6 +322,7 @@ impl Node {
                 digests: Vec::new(),
                 record: cfg.record,
                 takeover,
+                join: None,
             }),
         };
         let mut node = Node {
@@ -480,6 +515,7 @@ impl Node {
         if n > 0 {
             *work = true;
         }
+        *work |= Self::replica_join(&mut self.ep, self.pd, uni, r)?;
         self.status.applied = r.replica.applied();
         let Some(fo) = self.failover.as_mut() else {
             return Ok(());
@@ -506,6 +542,59 @@ impl Node {
             *work = true;
         }
         Ok(())
+    }
+
+    /// A replica joining the running log ([`crate::mu::join`]): when the leader's offer
+    /// appears in its join word, READs the snapshot on its unicast QP into a fresh MR; once
+    /// the snapshot's trailer is there, keeps its entries and installs it. Returns whether it
+    /// did something.
+    fn replica_join(
+        ep: &mut Endpoint,
+        pd: PdHandle,
+        uni: u32,
+        r: &mut ReplicaState,
+    ) -> Result<bool, NodeError> {
+        let offer = r.replica.join_offer(ep, MAX_SNAPSHOT)?;
+        if let Some((o, mr)) = r.join {
+            if offer != Some(o) {
+                // Superseded (or installed): a new offer replaces it.
+                ep.dereg_mr(mr.lkey)?;
+                r.join = None;
+            } else {
+                let b = ep.mr_bytes(mr.lkey)?;
+                if !snapshot::arrived(b, o.to) {
+                    return Ok(false);
+                }
+                let entries = snapshot::decode(b, o.to - o.from, o.to)
+                    .map_err(|e| NodeError::Setup(format!("leader's snapshot: {e}")))?;
+                for (d, v) in entries {
+                    r.digests.push(d);
+                    if r.record {
+                        r.applied.push(v);
+                    }
+                }
+                r.replica.install(ep, o.to)?;
+                ep.dereg_mr(mr.lkey)?;
+                r.join = None;
+                return Ok(true);
+            }
+        }
+        let Some(o) = offer else {
+            return Ok(false);
+        };
+        let mr = ep.reg_mr(pd, o.len as usize, AccessFlags::LOCAL_WRITE)?;
+        let sge = Sge {
+            addr: mr.addr,
+            length: o.len as u32,
+            lkey: mr.lkey,
+        };
+        let op = SendOp::Read {
+            remote_addr: o.va,
+            rkey: o.rkey,
+        };
+        ep.post_send(uni, SendWr::new(JOIN_READ, op, sge))?;
+        r.join = Some((o, mr));
+        Ok(true)
     }
 
     /// A replica that recovered the log becomes the leader: a fresh QP towards the switch
@@ -556,6 +645,8 @@ impl Node {
             cm_retry_at: (mode == Path::Switch).then_some(self.now),
             uni_retry_at: None,
             record,
+            snapshots: Vec::new(),
+            rejoin: false,
         }));
         self.status.ready = false;
         Ok(())
@@ -583,8 +674,10 @@ impl Node {
             return Ok(());
         };
         let ep = &mut self.ep;
-        // Unicast connections to the replicas, through RDMA CM.
-        if l.leader.is_none() && l.pending.is_empty() && l.uni_retry_at.is_some_and(|r| now >= r) {
+        // Unicast connections to the replicas, through RDMA CM: all of them at the start;
+        // once the log runs, those missing (absent at the start, or lost since), which join
+        // the running log when they answer.
+        if l.pending.is_empty() && l.uni_retry_at.is_some_and(|r| now >= r) {
             l.uni_retry_at = None;
             let hello = self
                 .failover
@@ -592,7 +685,9 @@ impl Node {
                 .map_or_else(|| b"mu".to_vec(), |f| f.hello(false).to_bytes());
             for (i, (ip, _)) in l.setup.replicas.iter().enumerate() {
                 if l.paths[i].is_none() {
-                    let qpn = self.uni_qps[i];
+                    let Some(&qpn) = self.uni_qps.get(i) else {
+                        continue;
+                    };
                     reset_qp(ep, qpn)?;
                     let c = ep.connect(t, qpn, IpAddr::V4(*ip), REPLICA_CM_PORT, &hello)?;
                     l.pending.push((c, i));
@@ -631,9 +726,12 @@ impl Node {
                         rkey: offer.rkey,
                     });
                     l.heartbeats[i] = offer_heartbeat(&private_data);
+                    if let (Some(ld), Some(p)) = (l.leader.as_mut(), l.paths[i]) {
+                        ld.add_replica(p)?;
+                    }
                     if l.pending.is_empty() && l.paths.iter().any(Option::is_none) {
                         // The round is over with replicas missing: ask those again later.
-                        l.uni_retry_at = Some(now + UNICAST_RETRY);
+                        l.uni_retry_at = Some(now + retry_gap(l.leader.is_some()));
                     }
                 }
                 CmEvent::Rejected { conn, .. } | CmEvent::Unreachable { conn }
@@ -649,7 +747,7 @@ impl Node {
                 {
                     l.pending.retain(|(c, _)| *c != conn);
                     if l.pending.is_empty() {
-                        l.uni_retry_at = Some(now + UNICAST_RETRY);
+                        l.uni_retry_at = Some(now + retry_gap(l.leader.is_some()));
                     }
                 }
                 ev @ (CmEvent::Established { .. }
@@ -666,24 +764,13 @@ impl Node {
         if l.leader.is_none() && (up == l.paths.len() || (round_done && up >= l.setup.cfg.f)) {
             let paths: Vec<ReplicaPath> = l.paths.iter().flatten().copied().collect();
             if let Some(fo) = self.failover.as_mut() {
-                // Heartbeats of the replicas that said where theirs is.
-                let watch: Vec<Watched> = l
-                    .paths
-                    .iter()
-                    .zip(&l.heartbeats)
-                    .filter_map(|(p, hb)| {
-                        let p = p.as_ref()?;
-                        hb.map(|(hb_va, hb_rkey)| Watched {
-                            id: p.id,
-                            qpn: p.qpn,
-                            hb_va,
-                            hb_rkey,
-                        })
-                    })
-                    .collect();
-                fo.lead(&watch, now);
+                fo.lead(&watched(&l.paths, &l.heartbeats), now);
             }
             l.leader = Some(Leader::new(l.setup.cfg, log, cq, paths, None)?);
+            if l.pending.is_empty() && l.paths.iter().any(Option::is_none) {
+                // Those missing are asked again soon: they join when they are back.
+                l.uni_retry_at = Some(now + REJOIN_RETRY);
+            }
             if l.mode == Path::Switch {
                 l.cm_retry_at = Some(now);
             }
@@ -734,6 +821,51 @@ impl Node {
                     if let Some(h) = &l.setup.on_lost {
                         h(r);
                     }
+                    // Ask it again later (the first leader, on its unicast QPs; not one the
+                    // replica fenced off): it joins the running log if it answers.
+                    let again = l.rejoin && !leader.fenced(r);
+                    if let Some(i) = l
+                        .setup
+                        .replicas
+                        .iter()
+                        .position(|(_, id)| *id == r)
+                        .filter(|_| again)
+                    {
+                        l.paths[i] = None;
+                        if l.pending.is_empty() && l.uni_retry_at.is_none() {
+                            l.uni_retry_at = Some(now + REJOIN_RETRY);
+                        }
+                    }
+                    drop_snapshot(ep, &mut l.snapshots, r)?;
+                }
+                LeaderEvent::SnapshotNeeded { id: r, from, to } => {
+                    let (from_i, to_i) = (from as usize, to as usize);
+                    let bytes = snapshot::encode(
+                        l.digests.get(from_i..to_i).unwrap_or_default(),
+                        l.record.then(|| l.appended.get(from_i..to_i)).flatten(),
+                        to,
+                    );
+                    drop_snapshot(ep, &mut l.snapshots, r)?;
+                    let mr = ep.reg_mr(
+                        self.pd,
+                        OFFER_LEN + bytes.len(),
+                        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
+                    )?;
+                    ep.mr_bytes_mut(mr.lkey)?[OFFER_LEN..].copy_from_slice(&bytes);
+                    leader.offer_snapshot(ep, r, mr, bytes.len() as u64)?;
+                    l.snapshots.push((r, mr));
+                }
+                LeaderEvent::Joined { id: r, .. } => {
+                    drop_snapshot(ep, &mut l.snapshots, r)?;
+                    if l.mode == Path::Switch {
+                        // The group is rebuilt with it (the agent connects to it again);
+                        // unicast meanwhile.
+                        leader.leave_switch(ep, t)?;
+                        l.cm_retry_at = Some(now);
+                    }
+                    if let Some(fo) = self.failover.as_mut() {
+                        fo.lead(&watched(&l.paths, &l.heartbeats), now);
+                    }
                 }
                 _ => {}
             }
@@ -780,6 +912,46 @@ impl Node {
     }
 }
 
+/// How long the leader waits before it asks missing replicas again (`running`: the log
+/// runs without them).
+fn retry_gap(running: bool) -> Nanos {
+    if running {
+        REJOIN_RETRY
+    } else {
+        UNICAST_RETRY
+    }
+}
+
+/// Heartbeats of the connected replicas that said where theirs is.
+fn watched(paths: &[Option<ReplicaPath>], heartbeats: &[Option<(u64, u32)>]) -> Vec<Watched> {
+    paths
+        .iter()
+        .zip(heartbeats)
+        .filter_map(|(p, hb)| {
+            let p = p.as_ref()?;
+            hb.map(|(hb_va, hb_rkey)| Watched {
+                id: p.id,
+                qpn: p.qpn,
+                hb_va,
+                hb_rkey,
+            })
+        })
+        .collect()
+}
+
+/// Deregisters the snapshot offered to replica `id`, if any.
+fn drop_snapshot(
+    ep: &mut Endpoint,
+    snapshots: &mut Vec<(u16, MrInfo)>,
+    id: u16,
+) -> Result<(), NodeError> {
+    if let Some(k) = snapshots.iter().position(|(r, _)| *r == id) {
+        let (_, mr) = snapshots.swap_remove(k);
+        ep.dereg_mr(mr.lkey)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     //! The node without any lab: three nodes whose frames this test moves by hand (by
@@ -797,12 +969,19 @@ mod tests {
     struct Wire {
         nodes: Vec<Node>,
         alive: Vec<bool>,
+        /// Frames to and from these nodes are lost (they still run).
+        cut: Vec<bool>,
         now: Nanos,
         in_flight: Vec<(Nanos, usize, Vec<u8>)>,
     }
 
     impl Wire {
         fn new(timeout: Duration) -> Wire {
+            Wire::with(Some(timeout))
+        }
+
+        /// Three nodes, with fail-over (its leader timeout) or without.
+        fn with(timeout: Option<Duration>) -> Wire {
             let ids = vec![1u16, 2, 3];
             let geometry = LogGeometry::for_values(256, 32);
             let cfg = LeaderConfig {
@@ -835,7 +1014,7 @@ mod tests {
                         replicas: vec![(host_ip(2), 2), (host_ip(3), 3)],
                         on_lost: None,
                     });
-                    let failover = Some(NodeFailover {
+                    let failover = timeout.map(|timeout| NodeFailover {
                         setup: FailoverSetup {
                             timeout,
                             leader: cfg,
@@ -855,6 +1034,7 @@ mod tests {
             Wire {
                 nodes,
                 alive: vec![true; 3],
+                cut: vec![false; 3],
                 now: Nanos::ZERO,
                 in_flight: Vec::new(),
             }
@@ -883,7 +1063,7 @@ mod tests {
                 while let Some(f) = self.nodes[i].poll_transmit(now) {
                     // Node N has MAC 02:00:00:00:00:0N.
                     let to = usize::from(f[5]).wrapping_sub(1);
-                    if to < self.nodes.len() {
+                    if to < self.nodes.len() && !self.cut[i] && !self.cut[to] {
                         self.in_flight.push((now + Nanos::from_micros(1), to, f));
                     }
                 }
@@ -918,6 +1098,116 @@ mod tests {
             Role::Leader(l) => l.appended.clone(),
             Role::Replica(r) => r.applied.clone(),
         }
+    }
+
+    /// Appends `values[*next..upto]` as the window allows until the leader committed `upto`.
+    fn commit_all(w: &mut Wire, values: &[Vec<u8>], next: &mut usize, upto: usize) {
+        let t = w.now + Nanos::from_millis(200);
+        let ok = w.run_until(t, |w| {
+            while *next < upto {
+                let now = w.now;
+                if w.nodes[0]
+                    .try_append(now, &values[*next])
+                    .unwrap()
+                    .is_none()
+                {
+                    break;
+                }
+                *next += 1;
+            }
+            w.nodes[0].status.committed >= upto as u64
+        });
+        assert!(ok, "{:?}", w.nodes[0].status);
+    }
+
+    /// Runs until node `i` applied `n` entries.
+    fn applies(w: &mut Wire, i: usize, n: usize) {
+        let t = w.now + Nanos::from_millis(200);
+        let ok = w.run_until(t, |w| applied(&w.nodes[i]).len() >= n);
+        assert!(
+            ok,
+            "node {} applied {} of {n}; leader {:?}",
+            i + 1,
+            applied(&w.nodes[i]).len(),
+            w.nodes[0].leader_ref().map(|l| l.events.clone())
+        );
+    }
+
+    fn values(n: usize) -> Vec<Vec<u8>> {
+        (0..n).map(|i| vec![i as u8; 1 + (i * 13) % 200]).collect()
+    }
+
+    /// Issue 13: a replica not started when the leader starts (f = 1 lets the leader go on
+    /// without it) joins once it runs: the leader connects to it again, re-writes what its
+    /// ring still holds (few entries) or offers a snapshot of the rest (more than a lap of
+    /// the 32-slot ring), and replicates to it from then on.
+    #[test]
+    fn a_replica_absent_at_the_start_joins_and_gets_the_committed_prefix() {
+        for before in [10usize, 100] {
+            let mut w = Wire::with(None);
+            w.alive[2] = false;
+            let vals = values(before + 30);
+            let mut next = 0;
+            commit_all(&mut w, &vals, &mut next, before);
+            assert!(applied(&w.nodes[2]).is_empty());
+            assert_eq!(
+                w.nodes[0]
+                    .leader_ref()
+                    .unwrap()
+                    .leader
+                    .as_ref()
+                    .unwrap()
+                    .live_replicas(),
+                vec![2]
+            );
+            w.alive[2] = true;
+            applies(&mut w, 2, before);
+            assert_eq!(applied(&w.nodes[2]), vals[..before], "{before}");
+            // From now on it follows new appends.
+            commit_all(&mut w, &vals, &mut next, before + 30);
+            applies(&mut w, 2, before + 30);
+            let st = w.nodes[0].status.stats;
+            assert_eq!(st.joined, 1, "{before}: {st:?}");
+            assert_eq!(st.snapshots, u64::from(before > 32), "{before}: {st:?}");
+            assert_eq!(applied(&w.nodes[2]), vals, "{before}");
+            assert_eq!(applied(&w.nodes[1]), vals, "{before}");
+            let digests = &w.nodes[2].replica_ref().unwrap().digests;
+            assert_eq!(digests, &w.nodes[0].leader_ref().unwrap().digests);
+        }
+    }
+
+    /// A replica cut off long enough for the leader to give it up (its QP's retries run out)
+    /// catches up the same way when the cut heals.
+    #[test]
+    fn a_replica_cut_off_during_the_run_catches_up_when_it_heals() {
+        let mut w = Wire::with(None);
+        let vals = values(200);
+        let mut next = 0;
+        commit_all(&mut w, &vals, &mut next, 20);
+        applies(&mut w, 2, 20);
+        w.cut[2] = true;
+        commit_all(&mut w, &vals, &mut next, 150);
+        let t = w.now + Nanos::from_millis(30);
+        w.run_until(t, |_| false);
+        let events = w.nodes[0].leader_ref().unwrap().events.clone();
+        assert!(events.contains(&LeaderEvent::ReplicaLost(3)), "{events:?}");
+        assert!(applied(&w.nodes[2]).len() < 150);
+        w.cut[2] = false;
+        applies(&mut w, 2, 150);
+        commit_all(&mut w, &vals, &mut next, 200);
+        applies(&mut w, 2, 200);
+        assert_eq!(applied(&w.nodes[2]), vals);
+        let events = w.nodes[0].leader_ref().unwrap().events.clone();
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, LeaderEvent::Joined { id: 3, .. })),
+            "{events:?}"
+        );
+        // It missed more than the 32-slot ring holds: a snapshot brought the prefix.
+        assert!(w.nodes[0].status.stats.snapshots >= 1, "{events:?}");
+        let digests = &w.nodes[2].replica_ref().unwrap().digests;
+        assert_eq!(digests, &w.nodes[0].leader_ref().unwrap().digests);
     }
 
     #[test]

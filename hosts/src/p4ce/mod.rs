@@ -23,6 +23,8 @@
 //!   [`bench::BenchReport`], tables) that every lab measures with.
 //! - [`integrity`]: the log-integrity check every bench run ends with (digests of what the
 //!   leader appended and each replica applied).
+//! - [`snapshot`]: the snapshot a leader offers a replica that joins the running log more
+//!   than a lap of the ring behind (digests and recorded values of the entries it lacks).
 //! - [`cpu`]: per-thread CPU time from procfs.
 //!
 //! The labs that put these nodes around a switch are in `pisa-labs` (`labs::p4ce`).
@@ -33,6 +35,7 @@ pub mod failover;
 pub mod integrity;
 pub mod machine;
 pub mod node;
+pub mod snapshot;
 pub mod thread;
 pub mod wire;
 

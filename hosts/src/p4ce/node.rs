@@ -99,7 +99,8 @@ pub fn build_node(spec: &NodeSpec) -> Result<NodeParts, VerbsError> {
     let pd = ep.alloc_pd();
     let log = ep.reg_mr(
         pd,
-        crate::mu::slot::status_area(spec.geometry, spec.replicas.max(1)),
+        crate::mu::slot::status_area(spec.geometry, spec.replicas.max(1))
+            .max(crate::mu::join::replica_area(spec.geometry)),
         AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ,
     )?;
     if spec.listen {

@@ -8,7 +8,9 @@
 
 use std::sync::Arc;
 
-use hosts::p4ce::bench::{check, report, slots, switch_timeout, Meter, RunFigures};
+use hosts::p4ce::bench::{
+    check, report, slots, switch_timeout, LateJoin, LateReplica, Meter, RunFigures,
+};
 pub use hosts::p4ce::bench::{curve, side_by_side, BenchConfig, BenchReport};
 use hosts::p4ce::integrity::{check_logs, Integrity};
 use pipeline::ir::Program;
@@ -120,6 +122,16 @@ pub(crate) fn lab_config(cfg: &BenchConfig) -> LabConfig {
     lc.link_delay_ns = cfg.link_delay_ns;
     lc.faults = cfg.faults.clone();
     lc.host_links = cfg.host_links.clone();
+    if let Some(l) = cfg.late_replica {
+        // Its cable down from the start (its other settings kept); up during the run.
+        let mut c = lc.host_link(l.replica, 0);
+        c.tx.faults.link_down = true;
+        c.rx.faults.link_down = true;
+        if lc.host_links.len() <= l.replica {
+            lc.host_links.resize(l.replica + 1, None);
+        }
+        lc.host_links[l.replica] = Some(c);
+    }
     lc.record = false;
     lc.switch_timeout = switch_timeout(cfg);
     lc
@@ -151,7 +163,13 @@ pub fn run_on(
         }
     });
     let end = lab.now() + cfg.duration_ns;
-    lab.run_until(end)?;
+    let late = match cfg.late_replica {
+        Some(l) => Some(run_late(&mut lab, l, end)?),
+        None => {
+            lab.run_until(end)?;
+            None
+        }
+    };
     let m1 = mark(&mut lab, lead);
     let meter = match lab.node(lead).leader().and_then(|l| l.meter.take()) {
         Some(m) => m,
@@ -173,5 +191,46 @@ pub fn run_on(
         bottleneck: "the link model (virtual time; host CPU not modelled)".into(),
         integrity,
     };
-    Ok(report(cfg, fig, &meter))
+    let mut r = report(cfg, fig, &meter);
+    r.late_replica = late;
+    Ok(r)
+}
+
+/// Runs until `end` with replica `l` cut off until its time: then its cable comes up, and
+/// the run notes when the leader counts it live again and when it holds every entry
+/// committed while it was away.
+fn run_late(lab: &mut Lab, l: LateReplica, end: u64) -> Result<LateJoin, LabError> {
+    let start = lab.now();
+    let up = (start + l.up_after_ns).min(end);
+    lab.run_until(up)?;
+    lab.set_host_link_up(l.replica, true);
+    let missed = lab.leader().committed();
+    let id = lab.node(l.replica).id;
+    let joined0 = lab.leader().stats().joined;
+    let secs = |t: u64| (t - up) as f64 / 1e9;
+    let (mut joined, mut caught_up) = (None, None);
+    loop {
+        let now = lab.now();
+        if joined.is_none() && lab.leader().stats().joined > joined0 {
+            joined = Some(secs(now));
+        }
+        if caught_up.is_none() && lab.node(l.replica).status.applied >= missed {
+            caught_up = Some(secs(now));
+        }
+        if joined.is_some() && caught_up.is_some() {
+            lab.run_until(end)?;
+            break;
+        }
+        if !lab.advance(end)? {
+            break;
+        }
+    }
+    Ok(LateJoin {
+        id,
+        up_at_s: (up - start) as f64 / 1e9,
+        missed,
+        joined_after_s: joined,
+        caught_up_after_s: caught_up,
+        snapshots: lab.leader().stats().snapshots,
+    })
 }

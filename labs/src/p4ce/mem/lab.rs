@@ -592,6 +592,14 @@ impl Lab {
         self.app(host).alive()
     }
 
+    /// Takes host `host`'s cable down or up (both directions; what crosses it while down is
+    /// lost). A replica cut off this way at the start joins the running log once it is up.
+    pub fn set_host_link_up(&mut self, host: usize, up: bool) {
+        if host < self.hosts {
+            self.mem.set_link_up(self.host_link(host), up);
+        }
+    }
+
     /// The cable of host `host` (index of its topology link; end 0 is the host's).
     fn host_link(&self, host: usize) -> usize {
         self.mem.topology().hosts[host].link

@@ -113,6 +113,12 @@ pub fn run(
     state: &LabState,
 ) -> Result<BenchReport, NetnsError> {
     check(cfg)?;
+    if cfg.late_replica.is_some() {
+        return Err(hosts::p4ce::NodeError::Config(
+            "a late replica is supported by the in-memory lab only".into(),
+        )
+        .into());
+    }
     let mut lc = crate::p4ce::mem::bench::lab_config(cfg);
     lc.switch_timeout = lc.switch_timeout.max(MIN_SWITCH_TIMEOUT);
     lc.switch_retry = Duration::from_millis(50);
