@@ -19,16 +19,14 @@ impl ExternType for Counters {
         let name = &c.name;
         let args = &c.args;
         let span = c.inst.name.span;
-        let targ = |k: usize| c.targs.get(k).cloned();
-        let arity = |l: &mut Lowerer<'a>, min: usize, max: usize| c.arity(l, min, max);
         let kind = match tname.as_str() {
             "Counter" | "DirectCounter" => {
                 let direct = tname == "DirectCounter";
                 let (size, type_arg) = if direct {
-                    arity(l, 1, 2)?;
+                    c.arity(l, 1, 2)?;
                     (0, args[0])
                 } else {
-                    arity(l, 2, 3)?;
+                    c.arity(l, 2, 3)?;
                     (c.size(l, 0, "counter")?, args[1])
                 };
                 if let Some(tea) = args.get(if direct { 1 } else { 2 }) {
@@ -56,7 +54,7 @@ impl ExternType for Counters {
                 Kind::Counter {
                     id,
                     direct,
-                    index: targ(1).filter(|t| t.is_bits()),
+                    index: c.targ(1).filter(|t| t.is_bits()),
                 }
             }
             _ => return Err(c.unsupported(l)),

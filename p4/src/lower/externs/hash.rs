@@ -25,12 +25,10 @@ impl ExternType for Hashes {
         let d = c.decl;
         let args = &c.args;
         let span = c.inst.name.span;
-        let targ = |k: usize| c.targs.get(k).cloned();
-        let arity = |l: &mut Lowerer<'a>, min: usize, max: usize| c.arity(l, min, max);
         let kind = match tname.as_str() {
             "Hash" => {
-                arity(l, 1, 2)?;
-                let width = match targ(0) {
+                c.arity(l, 1, 2)?;
+                let width = match c.targ(0) {
                     Some(Ty::Bit(w)) => w,
                     _ => {
                         return Err(l.err(
@@ -98,8 +96,8 @@ impl ExternType for Hashes {
                 }
             }
             "CRCPolynomial" => {
-                arity(l, 6, 6)?;
-                let Some(t) = targ(0) else {
+                c.arity(l, 6, 6)?;
+                let Some(t) = c.targ(0) else {
                     return Err(l.err(
                         Diagnostic::error("`CRCPolynomial` needs its width type")
                             .with_primary(i.ty.span, "here"),
@@ -129,8 +127,8 @@ impl ExternType for Hashes {
                 })
             }
             "Random" => {
-                arity(l, 0, 0)?;
-                let width = match targ(0) {
+                c.arity(l, 0, 0)?;
+                let width = match c.targ(0) {
                     Some(Ty::Bit(w)) => w,
                     _ => {
                         return Err(l.err(

@@ -20,16 +20,14 @@ impl ExternType for Meters {
         let name = &c.name;
         let args = &c.args;
         let span = c.inst.name.span;
-        let targ = |k: usize| c.targs.get(k).cloned();
-        let arity = |l: &mut Lowerer<'a>, min: usize, max: usize| c.arity(l, min, max);
         let kind = match tname.as_str() {
             "Meter" | "DirectMeter" => {
                 let direct = tname == "DirectMeter";
                 let (size, type_arg) = if direct {
-                    arity(l, 1, 5)?;
+                    c.arity(l, 1, 5)?;
                     (0, args[0])
                 } else {
-                    arity(l, 2, 6)?;
+                    c.arity(l, 2, 6)?;
                     (c.size(l, 0, "meter")?, args[1])
                 };
                 let kind = match enum_member(l, type_arg, "MeterType_t")?.as_str() {
@@ -86,7 +84,7 @@ impl ExternType for Meters {
                 Kind::Meter {
                     id,
                     direct,
-                    index: targ(0).filter(|t| t.is_bits()),
+                    index: c.targ(0).filter(|t| t.is_bits()),
                 }
             }
             _ => return Err(c.unsupported(l)),

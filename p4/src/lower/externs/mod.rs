@@ -155,6 +155,11 @@ impl<'a> Ctor<'a> {
         Ok(n as u32)
     }
 
+    /// Type argument `k`, if given.
+    pub fn targ(&self, k: usize) -> Option<Ty> {
+        self.targs.get(k).cloned()
+    }
+
     /// Refuses a constructor argument count outside `min..=max`.
     pub fn arity(&self, l: &mut Lowerer<'a>, min: usize, max: usize) -> Res<()> {
         let n = self.args.len();

@@ -19,12 +19,11 @@ impl ExternType for PacketIo {
         let tname = &c.tname;
         let i = c.inst;
         let name = &c.name;
-        let targ = |k: usize| c.targs.get(k).cloned();
         let kind = match tname.as_str() {
             "Mirror" => Kind::Mirror,
             "Resubmit" => Kind::Resubmit,
             "Digest" => {
-                let Some(t) = targ(0) else {
+                let Some(t) = c.targ(0) else {
                     return Err(l.err(
                         Diagnostic::error("`Digest` needs its struct type")
                             .with_primary(i.ty.span, "write `Digest<my_digest_t>()`"),

@@ -23,12 +23,10 @@ impl ExternType for Registers {
         let gress = c.gress;
         let args = &c.args;
         let span = c.inst.name.span;
-        let targ = |k: usize| c.targs.get(k).cloned();
-        let arity = |l: &mut Lowerer<'a>, min: usize, max: usize| c.arity(l, min, max);
         let kind = match tname.as_str() {
             "Register" | "DirectRegister" => {
                 let direct = tname == "DirectRegister";
-                let Some(vt) = targ(0) else {
+                let Some(vt) = c.targ(0) else {
                     return Err(l.err(
                         Diagnostic::error(format!("`{tname}` needs its value type")).with_primary(
                             i.ty.span,
@@ -40,10 +38,10 @@ impl ExternType for Registers {
                     ));
                 };
                 let (size, init) = if direct {
-                    arity(l, 0, 1)?;
+                    c.arity(l, 0, 1)?;
                     (0u32, args.first().copied())
                 } else {
-                    arity(l, 1, 2)?;
+                    c.arity(l, 1, 2)?;
                     (c.size(l, 0, "register")?, args.get(1).copied())
                 };
                 let (width, word_names) = register_layout(l, &vt, i.ty.span)?;
@@ -103,7 +101,7 @@ impl ExternType for Registers {
                     index: if direct {
                         None
                     } else {
-                        targ(1).filter(|t| t.is_bits())
+                        c.targ(1).filter(|t| t.is_bits())
                     },
                 }
             }

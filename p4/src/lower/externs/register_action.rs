@@ -27,12 +27,10 @@ impl ExternType for RegisterActions {
         let name = &c.name;
         let args = &c.args;
         let span = c.inst.name.span;
-        let targ = |k: usize| c.targs.get(k).cloned();
-        let arity = |l: &mut Lowerer<'a>, min: usize, max: usize| c.arity(l, min, max);
         let kind = match tname.as_str() {
             "RegisterAction" | "DirectRegisterAction" => {
                 let direct = tname == "DirectRegisterAction";
-                arity(l, 1, 1)?;
+                c.arity(l, 1, 1)?;
                 let reg = match l.resolve(args[0])? {
                     Resolved::Obj(Binding::Extern(x)) => x,
                     _ => {
@@ -64,7 +62,7 @@ impl ExternType for RegisterActions {
                     ));
                 }
                 if let (false, Some(ri), Some(ai)) =
-                    (direct, rindex, targ(1).filter(|t| t.is_bits()))
+                    (direct, rindex, c.targ(1).filter(|t| t.is_bits()))
                 {
                     if *ri != ai {
                         return Err(l.err(
@@ -77,7 +75,7 @@ impl ExternType for RegisterActions {
                         ));
                     }
                 }
-                if let Some(t0) = targ(0) {
+                if let Some(t0) = c.targ(0) {
                     if t0 != *value {
                         return Err(l.err(
                             Diagnostic::error(format!(
@@ -88,7 +86,7 @@ impl ExternType for RegisterActions {
                         ));
                     }
                 }
-                let out = if direct { targ(1) } else { targ(2) };
+                let out = if direct { c.targ(1) } else { c.targ(2) };
                 let body = register_action_body(l, i, value, out.as_ref())?;
                 let output_width = out.as_ref().and_then(Ty::scalar_width).unwrap_or(0);
                 let id = RegisterActionId(l.pipe.register_actions.len() as u32);
@@ -106,13 +104,13 @@ impl ExternType for RegisterActions {
                     index: if direct {
                         None
                     } else {
-                        targ(1).filter(|t| t.is_bits())
+                        c.targ(1).filter(|t| t.is_bits())
                     },
                 }
             }
             "RegisterParam" => {
-                arity(l, 1, 1)?;
-                let Some(t) = targ(0).filter(Ty::is_scalar) else {
+                c.arity(l, 1, 1)?;
+                let Some(t) = c.targ(0).filter(Ty::is_scalar) else {
                     return Err(l.err(
                         Diagnostic::error("`RegisterParam` needs a `bit<W>` type")
                             .with_primary(i.ty.span, "here"),
