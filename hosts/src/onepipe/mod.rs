@@ -6,7 +6,9 @@
 //! - [`ts`]: 48-bit timestamps with wrap-around, 32-bit barriers extended against the clock;
 //! - [`clock`]: host clocks with skew and drift, PTP-like offset correction, monotonic;
 //! - [`process`]: the API of the paper's Table 1.
+//! - [`baselines`]: the sequencer, token and Lamport baselines of Fig. 8.
 
+pub mod baselines;
 pub mod clock;
 pub mod process;
 pub mod ts;

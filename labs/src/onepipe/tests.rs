@@ -121,3 +121,36 @@ fn after_a_host_crash_the_survivors_agree_on_its_failure_and_resume() {
         );
     }
 }
+
+#[test]
+fn fig8_every_scheme_orders_four_processes() {
+    let cfg = super::scaling::config(fat_tree(), 4, 1_000_000);
+    let points = super::scaling::scaling(&fat_tree(), &[4], 1_000_000).unwrap();
+    assert_eq!(points.len(), 4);
+    for p in &points {
+        assert!(p.checks_passed, "{}: {:?}", p.scheme, p.check_error);
+        assert!(
+            p.delivered_per_s_per_process > 0.0,
+            "{} delivered nothing",
+            p.scheme
+        );
+    }
+    // The sequencer's checker fails when a receiver swaps two deliveries.
+    let mut r = super::baseline::run(&cfg, hosts::onepipe::baselines::Scheme::Sequencer).unwrap();
+    let h = r.members[1];
+    assert!(r.delivered[h].len() > 2);
+    super::baseline::check(&r, 0).unwrap();
+    r.delivered[h].swap(0, 1);
+    assert!(super::baseline::check(&r, 0).is_err());
+}
+
+#[test]
+fn fig12_background_traffic_delays_but_keeps_the_order() {
+    let points = super::queuing::queuing(&fat_tree(), &[0.0, 0.6], 1_200_000).unwrap();
+    for (load, r) in &points {
+        assert!(r.checks_passed, "background {load}: {:?}", r.check_error);
+        assert!(r.deliveries > 0);
+    }
+    // Queues behind the background frames: the unordered transport is slower too.
+    assert!(points[1].1.unordered_p99_us > points[0].1.unordered_p99_us);
+}
