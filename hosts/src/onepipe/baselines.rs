@@ -198,7 +198,7 @@ impl Member {
             }
             Scheme::Token { .. } => self.queue.push_back(scattering),
             Scheme::Lamport { .. } => {
-                self.clock += 1;
+                self.clock = self.clock.saturating_add(1);
                 if scattering.len() + 1 >= self.members.len() {
                     self.last_broadcast = now;
                 }
@@ -227,7 +227,7 @@ impl Member {
             let Some(s) = self.queue.pop_front() else {
                 break;
             };
-            gseq += 1;
+            gseq = gseq.wrapping_add(1);
             for (dst, msg) in s {
                 let Some(slot) = self.members.iter().position(|&m| m == dst) else {
                     continue;

@@ -346,7 +346,14 @@ pub fn check(r: &BaselineRun, until: u64) -> Result<usize, String> {
                     d.src, d.key
                 ));
             }
-            let seq = u64::from_be_bytes(d.msg[..8].try_into().map_err(|_| "short message")?);
+            let seq = d
+                .msg
+                .get(..8)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_be_bytes)
+                .ok_or_else(|| {
+                    format!("host {rcv} delivered a message without a sequence number")
+                })?;
             *got.entry((d.src, seq, rcv as ProcessId)).or_default() += 1;
             n += 1;
         }

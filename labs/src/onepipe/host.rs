@@ -47,6 +47,9 @@ pub struct Workload {
     pub background_every: u64,
     pub background_size: usize,
     pub background_to: Option<Ipv4Addr>,
+    /// Instead of broadcasting, write-only transactions of this many keys out of a key space
+    /// ([`hosts::onepipe::kv`]): each one scattering to the shards it touches.
+    pub kv: Option<(usize, u64)>,
 }
 
 /// The UDP port of background traffic (discard).
@@ -167,10 +170,22 @@ impl OnepipeHost {
 
     fn broadcast(&mut self, now: u64) {
         let me = self.process.id();
-        let dsts: Vec<ProcessId> = self.members.iter().copied().filter(|&p| p != me).collect();
-        let mut msg = vec![0u8; self.work.size.max(8)];
-        msg[..8].copy_from_slice(&self.seq.to_be_bytes());
-        let scattering = dsts.iter().map(|&d| (d, msg.clone())).collect();
+        let scattering: Vec<(ProcessId, Vec<u8>)> = match self.work.kv {
+            Some((keys, space)) => {
+                let ks = hosts::onepipe::kv::txn_keys(me, self.seq, keys, space);
+                hosts::onepipe::kv::txn_scattering(self.seq, &ks, &self.members)
+            }
+            None => {
+                let mut msg = vec![0u8; self.work.size.max(8)];
+                msg[..8].copy_from_slice(&self.seq.to_be_bytes());
+                self.members
+                    .iter()
+                    .filter(|&&p| p != me)
+                    .map(|&d| (d, msg.clone()))
+                    .collect()
+            }
+        };
+        let dsts: Vec<ProcessId> = scattering.iter().map(|(d, _)| *d).collect();
         let r = if self.work.reliable {
             self.process.reliable_send(now, scattering)
         } else {

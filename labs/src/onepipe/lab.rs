@@ -78,6 +78,8 @@ pub struct LabConfig {
     /// Background traffic (Fig. 12): each host sends this share of its link rate in
     /// 1500-byte UDP frames to the host half the host list away (across the core of a fat tree).
     pub background: f64,
+    /// Transactions instead of broadcasts: (keys per transaction, key space).
+    pub kv: Option<(usize, u64)>,
 }
 
 impl LabConfig {
@@ -102,6 +104,7 @@ impl LabConfig {
             processes: 0,
             rate_bps: None,
             background: 0.0,
+            kv: None,
         }
     }
 }
@@ -421,6 +424,7 @@ pub fn run_on<D: Driver>(cfg: &LabConfig) -> Result<LabRun, LabError> {
             background_every: background_every(cfg, &topo),
             background_size: BACKGROUND_SIZE,
             background_to: (cfg.background > 0.0).then(|| ips[(h + ips.len() / 2) % ips.len()]),
+            kv: cfg.kv,
         };
         let start = 50_000 + (spread(h + 2000, cfg.seed).abs() * cfg.send_every_ns as f64) as u64;
         let app = OnepipeHost::new(

@@ -11,6 +11,7 @@ pub mod baseline;
 pub mod bench;
 pub mod check;
 pub mod host;
+pub mod kv;
 pub mod lab;
 pub mod queuing;
 pub mod scaling;

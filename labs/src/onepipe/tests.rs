@@ -154,3 +154,22 @@ fn fig12_background_traffic_delays_but_keeps_the_order() {
     // Queues behind the background frames: the unordered transport is slower too.
     assert!(points[1].1.unordered_p99_us > points[0].1.unordered_p99_us);
 }
+
+#[test]
+fn kv_transactions_are_serializable_with_1pipe_and_with_locks() {
+    let mut cfg = super::scaling::config(fat_tree(), 8, 600_000);
+    cfg.send_every_ns = 20_000;
+    let points = super::kv::kv(&cfg, 3, 16).unwrap();
+    for p in &points {
+        assert!(p.checks_passed, "{}: {:?}", p.scheme, p.check_error);
+        assert!(
+            p.txns_per_s_per_process > 0.0,
+            "{} committed nothing",
+            p.scheme
+        );
+    }
+    // The checker finds two shards that applied two transactions in opposite orders.
+    let (a, b) = ((0, 1), (1, 1));
+    assert!(super::kv::serializable(&[vec![a, b], vec![b, a]]).is_err());
+    assert!(super::kv::serializable(&[vec![a, b], vec![a, b]]).is_ok());
+}
