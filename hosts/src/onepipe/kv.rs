@@ -121,8 +121,8 @@ pub struct LockNode {
     held: HashMap<u64, u64>,
     waiting: VecDeque<Waiting>,
     holds: HashMap<u64, Vec<u64>>,
-    /// Shard: transactions applied here, in order.
-    pub applied: Vec<u64>,
+    /// Shard: transactions applied here (with the keys they wrote here), in order.
+    pub applied: Vec<(u64, Vec<u64>)>,
     /// Client: (transaction, started, committed) of each one committed.
     pub committed: Vec<(u64, u64, u64)>,
     out: VecDeque<Outgoing>,
@@ -191,10 +191,11 @@ impl LockNode {
             }
             GRANT => self.granted(now, txn),
             COMMIT => {
-                self.applied.push(txn);
-                for k in self.holds.remove(&txn).unwrap_or_default() {
-                    self.held.remove(&k);
+                let keys = self.holds.remove(&txn).unwrap_or_default();
+                for k in &keys {
+                    self.held.remove(k);
                 }
+                self.applied.push((txn, keys));
                 self.grant();
             }
             k => return Err(KvError::Kind(k)),
@@ -300,7 +301,8 @@ mod tests {
             }
         }
         assert_eq!(n[0].committed.len() + n[1].committed.len(), 2);
-        assert_eq!(n[0].applied, n[1].applied, "one order on both shards");
+        let order = |n: &LockNode| n.applied.iter().map(|(t, _)| *t).collect::<Vec<_>>();
+        assert_eq!(order(&n[0]), order(&n[1]), "one order on both shards");
         assert_eq!(n[0].on_packet(0, 1, &[9; 9]), Err(KvError::Kind(9)));
     }
 }

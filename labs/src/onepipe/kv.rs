@@ -35,22 +35,29 @@ pub struct KvPoint {
     pub check_error: Option<String>,
 }
 
-/// The shards' apply orders (transaction ids) admit one serial order: the graph of "applied
-/// right before, on some shard" has no cycle, and no shard applied a transaction twice.
-pub fn serializable(applied: &[Vec<(ProcessId, u64)>]) -> Result<(), String> {
-    let mut next: HashMap<(ProcessId, u64), Vec<(ProcessId, u64)>> = HashMap::new();
-    let mut indegree: HashMap<(ProcessId, u64), usize> = HashMap::new();
+/// A transaction: its client and number.
+pub type Txn = (ProcessId, u64);
+
+/// The shards' apply orders (each transaction with the keys it wrote there) admit one serial
+/// order: the graph of "wrote a key right before" has no cycle, and no shard applied a
+/// transaction twice (conflict serializability; writes to different keys commute).
+pub fn serializable(applied: &[Vec<(Txn, Vec<u64>)>]) -> Result<(), String> {
+    let mut next: HashMap<Txn, Vec<Txn>> = HashMap::new();
+    let mut indegree: HashMap<Txn, usize> = HashMap::new();
     for (s, order) in applied.iter().enumerate() {
         let mut seen = std::collections::HashSet::new();
-        for &t in order {
-            if !seen.insert(t) {
+        let mut last_writer: HashMap<u64, Txn> = HashMap::new();
+        for (t, keys) in order {
+            if !seen.insert(*t) {
                 return Err(format!("shard {s} applied transaction {t:?} twice"));
             }
-            indegree.entry(t).or_default();
-        }
-        for w in order.windows(2) {
-            next.entry(w[0]).or_default().push(w[1]);
-            *indegree.entry(w[1]).or_default() += 1;
+            indegree.entry(*t).or_default();
+            for k in keys {
+                if let Some(p) = last_writer.insert(*k, *t) {
+                    next.entry(p).or_default().push(*t);
+                    *indegree.entry(*t).or_default() += 1;
+                }
+            }
         }
     }
     let mut ready: VecDeque<_> = indegree
@@ -102,8 +109,8 @@ fn one_pipe(cfg: &LabConfig, keys: usize, space: u64) -> Result<KvPoint, LabErro
         let mut order = Vec::new();
         for d in ds {
             match parse_writes(&d.d.msg) {
-                Ok((id, _)) => {
-                    order.push((d.d.src, id));
+                Ok((id, keys)) => {
+                    order.push(((d.d.src, id), keys));
                     let t = last.entry((d.d.src, id)).or_default();
                     *t = (t.0.max(d.at), t.1 + 1);
                 }
@@ -259,7 +266,12 @@ fn locking_on<D: Driver>(cfg: &LabConfig, keys: usize, space: u64) -> Result<KvP
                 a.node
                     .applied
                     .iter()
-                    .map(|&id| ((id >> 40) as ProcessId, id & ((1 << 40) - 1)))
+                    .map(|(id, keys)| {
+                        (
+                            ((id >> 40) as ProcessId, id & ((1 << 40) - 1)),
+                            keys.clone(),
+                        )
+                    })
                     .collect::<Vec<_>>(),
             );
             commits.extend(a.node.committed.iter().map(|&(_, s, at)| (s, at)));
