@@ -196,7 +196,7 @@ struct ingress_metadata_t {
     barrier_t be_up;      /* after level 3: the minimum over the links from below */
     barrier_t commit_up;
     bit<1>  going_up;     /* the packet leaves on an uplink (table uplinks) */
-    bit<1>  multicast;    /* a sequenced packet on its way down (tables sequencer, groups) */
+    bit<1>  multicast;    /* a sequenced packet on its way down (table sequencer) */
 }
 
 struct egress_header_t {
@@ -607,14 +607,21 @@ control SwitchIngress(inout header_t hdr,
         }
     };
 
-    /* On the sequencer switch only: a packet to the sequencer's address is numbered and
-     * multicast (to group address group, MAC gmac) down to every host. */
+    /* On the sequencer switch: a packet to the sequencer's address is numbered and multicast
+     * (to group address group, MAC gmac) down to every host. */
     action sequence(MulticastGroupId_t mgid, ipv4_addr_t group, mac_addr_t gmac) {
         hdr.seq.gseq = next_global.execute(0);
         hdr.ipv4.dst_addr = group;
         hdr.ethernet.dst_addr = gmac;
         hdr.udp.checksum = 0;
         ig_tm_md.mcast_grp_a = mgid;
+        ig_md.multicast = 1;
+    }
+
+    /* On every switch: a numbered packet (to the group address) goes on down to every host. */
+    action replicate(MulticastGroupId_t mgid) {
+        ig_tm_md.mcast_grp_a = mgid;
+        ig_md.multicast = 1;
     }
 
     table sequencer {
@@ -623,27 +630,11 @@ control SwitchIngress(inout header_t hdr,
         }
         actions = {
             sequence;
-            NoAction;
-        }
-        default_action = NoAction();
-        size = 4;
-    }
-
-    /* Every switch: a numbered packet goes on down to every host below. */
-    action replicate(MulticastGroupId_t mgid) {
-        ig_tm_md.mcast_grp_a = mgid;
-    }
-
-    table groups {
-        key = {
-            hdr.ipv4.dst_addr : exact;
-        }
-        actions = {
             replicate;
             NoAction;
         }
         default_action = NoAction();
-        size = 4;
+        size = 8;
     }
 
     action route() {
@@ -697,11 +688,7 @@ control SwitchIngress(inout header_t hdr,
             drop();
         } else {
             if (hdr.seq.isValid()) {
-                if (sequencer.apply().hit) {
-                    ig_md.multicast = 1;
-                } else if (groups.apply().hit) {
-                    ig_md.multicast = 1;
-                }
+                sequencer.apply();
             }
             if (ig_md.multicast == 0) {
                 route();

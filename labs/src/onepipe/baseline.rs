@@ -189,8 +189,9 @@ fn down_ports(topo: &Topology, s: usize) -> Vec<u16> {
     ports
 }
 
-/// On every switch: the group's MAC is routable, and table `groups` sends the group's packets
-/// down to every host; on the sequencer table `sequencer`, on every other a /32 route to it.
+/// On every switch: the group's MAC is routable, and table `sequencer` sends the group's
+/// packets down to every host; on the sequencer it also numbers the packets to its address,
+/// on every other switch a /32 route leads to it.
 fn program_sequencer(topo: &Topology, s: usize, sw: &mut Switch) -> Result<(), String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
     let ip = switch_ip(topo, SEQUENCER);
@@ -215,7 +216,7 @@ fn program_sequencer(topo: &Topology, s: usize, sw: &mut Switch) -> Result<(), S
         &[],
     )?;
     add(
-        "SwitchIngress.groups",
+        "SwitchIngress.sequencer",
         &[("hdr.ipv4.dst_addr", KeyMatch::Exact(ipv4_value(GROUP_IP)))],
         "replicate",
         &[("mgid", Value::from(DOWN_MGID))],
