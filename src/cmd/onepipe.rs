@@ -46,6 +46,9 @@ pub struct KvArgs {
     /// Seconds of virtual time per run.
     #[arg(long, default_value_t = 0.002)]
     pub duration: f64,
+    /// Draw transactions per second per process and latency per scheme and key space (SVG).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
 }
@@ -305,6 +308,27 @@ fn kv_cmd(a: &KvArgs) -> anyhow::Result<ExitCode> {
     match a.report {
         ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&points)?),
         ReportFormat::Text => print!("{}", kv_table(&points)),
+    }
+    if let Some(p) = &a.plot {
+        let labels: Vec<String> = points
+            .iter()
+            .map(|q| format!("{} {}", q.scheme, q.key_space))
+            .collect();
+        let panels: [(&str, Vec<f64>); 2] = [
+            (
+                "transactions per second per process",
+                points.iter().map(|q| q.txns_per_s_per_process).collect(),
+            ),
+            (
+                "latency p50, us",
+                points.iter().map(|q| q.latency_p50_us).collect(),
+            ),
+        ];
+        super::mcrdma::bars(p, &labels, &panels)
+            .map_err(|e| anyhow::anyhow!("plot {}: {e}", p.display()))?;
+        if a.report == ReportFormat::Text {
+            println!("plot: {}", p.display());
+        }
     }
     Ok(if points.iter().all(|p| p.checks_passed) {
         ExitCode::SUCCESS
