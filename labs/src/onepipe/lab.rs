@@ -297,7 +297,7 @@ fn crash<D: Driver>(
         for s in (0..topo.hosts.len()).filter(|&s| s != h) {
             lab.with_app(s, |app: &mut OnepipeHost| {
                 failure_ts = hosts::onepipe::ts::extend(low, app.process.get_timestamp(now));
-                app.process.process_failed(h as ProcessId, failure_ts);
+                app.process.process_failed(now, h as ProcessId, failure_ts);
             });
         }
         lab.run_to(Nanos(cfg.duration_ns))?;
