@@ -84,6 +84,8 @@ pub enum SendError {
     WindowFull(usize),
     #[error("the process has exited")]
     Exited,
+    #[error("process {0} has failed (process-fail callback)")]
+    DestinationFailed(ProcessId),
 }
 
 #[derive(Debug, Clone)]
@@ -187,6 +189,9 @@ impl Process {
         }
         if self.unacked.len() + scattering.len() > self.cfg.window {
             return Err(SendError::WindowFull(self.unacked.len()));
+        }
+        if let Some(&(d, _)) = scattering.iter().find(|(d, _)| self.failed.contains_key(d)) {
+            return Err(SendError::DestinationFailed(d));
         }
         let t = self.clock.read(now);
         let commit = self.commit_bound();
@@ -666,6 +671,11 @@ mod tests {
             .collect();
         failed.sort_unstable();
         assert_eq!(failed, [2, 3]);
+        assert_eq!(
+            a.reliable_send(60_000, vec![(2, vec![1]), (3, vec![2])]),
+            Err(SendError::DestinationFailed(3)),
+            "a failed process is no destination"
+        );
     }
 
     fn beacon_commit(c: u32) -> Vec<u8> {

@@ -164,6 +164,10 @@ impl OnepipeHost {
             self.delivered.push(Delivered { at: now, d });
         }
         while let Some(e) = self.process.poll_event() {
+            // A failed process is no longer a destination (§5: resume without it).
+            if let Event::ProcessFail { process, .. } = e {
+                self.members.retain(|&m| m != process);
+            }
             self.events.push(e);
         }
     }

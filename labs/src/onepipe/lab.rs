@@ -271,7 +271,9 @@ fn crash<D: Driver>(
     lab.with_app(h, |app: &mut OnepipeHost| app.process.exit());
     lab.set_link_up(topo.hosts[h].link, false)?;
     let agent = agents[tor].1;
-    let step = cfg.beacon_interval_ns.max(1_000);
+    // The controller acts within a link delay of the agent's removal, before the barriers it
+    // frees reach any host (the paper's switch keeps the link until the controller acts).
+    let step = cfg.beacon_interval_ns.clamp(100, 500);
     let mut t = at;
     while t < cfg.duration_ns {
         t = (t + step).min(cfg.duration_ns);
@@ -285,9 +287,16 @@ fn crash<D: Driver>(
             })
             .flatten();
         let Some(link) = removed else { continue };
+        // Reliable: the last commit barrier (everything the host sent below it was ACKed by
+        // every receiver); best effort: the last barrier (nothing it sent is above it).
+        let register = if cfg.reliable {
+            "SwitchIngress.link_commit"
+        } else {
+            "SwitchIngress.link_be"
+        };
         let low = lab
             .with_switch(tor, move |sw| {
-                sw.register_read(PipeSel::All, "SwitchIngress.link_be", u32::from(link))
+                sw.register_read(PipeSel::All, register, u32::from(link))
                     .map(|v| v[0].lo as u32)
                     .map_err(|e| e.to_string())
             })?

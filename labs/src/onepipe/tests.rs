@@ -177,3 +177,45 @@ fn kv_transactions_are_serializable_with_1pipe_and_with_locks() {
     assert!(super::kv::serializable(&[s0.clone(), vec![on(a, 1), on(b, 1)]]).is_ok());
     assert!(super::kv::serializable(&[s0, vec![on(b, 1), on(a, 3)]]).is_ok());
 }
+
+/// §5 in reliable mode: a host crashes mid-stream; its last scatterings are delivered at every
+/// survivor or at none (failure timestamp: its link's last commit barrier), and scatterings to
+/// it that it never ACKed are recalled at the others.
+#[test]
+fn reliable_crash_keeps_every_scattering_atomic_among_survivors() {
+    let mut cfg = LabConfig::new(fat_tree());
+    cfg.reliable = true;
+    cfg.fail_host = Some((15, 200_000));
+    let r = run(&cfg).unwrap();
+    let (h, _, _, failure_ts) = r.failure.expect("the crash was detected");
+    check::total_order(&r).unwrap();
+    check::delivered_were_sent(&r).unwrap();
+    check::atomic_among_survivors(&r, h).unwrap();
+    // The failed host's scatterings above its failure timestamp reached nobody; some below
+    // it reached everyone; scatterings to it it never ACKed were recalled (reported failed).
+    let from_failed = |above: bool| {
+        r.sent[h]
+            .iter()
+            .filter(|m| (m.ts > failure_ts) == above)
+            .any(|m| {
+                (0..15).any(|s| {
+                    r.delivered[s]
+                        .iter()
+                        .any(|d| d.d.src == 15 && d.d.ts == m.ts)
+                })
+            })
+    };
+    assert!(!from_failed(true), "nothing above the failure timestamp");
+    assert!(from_failed(false));
+    let recalled = (0..15).any(|s| {
+        r.events[s].iter().any(|e| {
+            matches!(e, hosts::onepipe::process::Event::SendFail { dst, .. } if usize::from(*dst) != h)
+        })
+    });
+    assert!(recalled, "some scattering to the failed host was recalled");
+    // The checker fails on a scattering delivered at only some survivors.
+    let mut r = r;
+    let i = r.delivered[0].iter().position(|d| d.d.src != 15).unwrap();
+    r.delivered[0].remove(i);
+    assert!(check::atomic_among_survivors(&r, h).is_err());
+}
