@@ -98,3 +98,74 @@ fn reliable_bench_under_loss_logs_one_total_order() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `pisa onepipe scaling` and `pisa onepipe kv` as a user runs them: JSON with every scheme's
+/// checks passed, and a clear error for a bad process count.
+#[test]
+fn scaling_and_kv_report_checked_runs_and_refuse_bad_input() {
+    let run = |args: &[&str]| {
+        Command::new(PISA)
+            .args(args)
+            .current_dir(ROOT)
+            .output()
+            .expect("pisa runs")
+    };
+    let out = run(&[
+        "onepipe",
+        "scaling",
+        "--processes",
+        "4",
+        "--duration",
+        "0.0006",
+        "--report",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Json = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let schemes: Vec<&str> = v
+        .as_array()
+        .expect("one point per scheme")
+        .iter()
+        .map(|p| {
+            assert_eq!(p["checks_passed"], true, "{p}");
+            p["scheme"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        schemes,
+        ["1Pipe/BE", "switch sequencer", "token", "Lamport"]
+    );
+
+    let out = run(&[
+        "onepipe",
+        "kv",
+        "--processes",
+        "4",
+        "--key-space",
+        "8",
+        "--duration",
+        "0.0006",
+        "--report",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Json = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert!(v
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["checks_passed"] == true));
+
+    let out = run(&["onepipe", "scaling", "--processes", "1"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--processes"), "{err}");
+}

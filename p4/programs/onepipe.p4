@@ -93,6 +93,7 @@ const bit<8>  IP_PROTOCOLS_UDP = 17;
 const bit<16> ONEPIPE_UDP_PORT = 20304;   /* 0x4f50, "OP" */
 
 const bit<8>  ONEPIPE_OP_BEACON = 4;
+const bit<16> SEQUENCER_UDP_PORT = 20305;  /* the Fig. 8 baselines (hosts::onepipe::baselines) */
 
 const bit<2>  MODE_WRITE_LEFT  = 0;
 const bit<2>  MODE_WRITE_RIGHT = 1;
@@ -143,6 +144,12 @@ header onepipe_h {
     bit<8>    opcode;
 }
 
+/* The switch-sequencer baseline of Fig. 8: a scattering sent to the sequencer's address (all
+ * its messages in one packet) gets a global sequence number and is multicast to every host. */
+header seq_h {
+    bit<32> gseq;
+}
+
 /* A beacon's up-switch barriers, from ingress to egress (our beacons only). */
 header onepipe_up_h {
     barrier_t be_up;
@@ -156,6 +163,7 @@ struct header_t {
     l4_ports_h             l4;
     udp_rest_h             udp;
     onepipe_h              onepipe;
+    seq_h                  seq;
     onepipe_up_h           up;
 }
 
@@ -188,6 +196,7 @@ struct ingress_metadata_t {
     barrier_t be_up;      /* after level 3: the minimum over the links from below */
     barrier_t commit_up;
     bit<1>  going_up;     /* the packet leaves on an uplink (table uplinks) */
+    bit<1>  multicast;    /* a sequenced packet on its way down (table sequencer) */
 }
 
 struct egress_header_t {
@@ -301,6 +310,7 @@ parser SwitchIngressParser(packet_in pkt,
         ig_md.l4_dst_port = hdr.l4.dst_port;
         transition select(hdr.l4.dst_port) {
             ONEPIPE_UDP_PORT : parse_onepipe;
+            SEQUENCER_UDP_PORT : parse_seq;
             default : accept;
         }
     }
@@ -308,6 +318,12 @@ parser SwitchIngressParser(packet_in pkt,
     state parse_onepipe {
         pkt.extract(hdr.udp);
         pkt.extract(hdr.onepipe);
+        transition accept;
+    }
+
+    state parse_seq {
+        pkt.extract(hdr.udp);
+        pkt.extract(hdr.seq);
         transition accept;
     }
 }
@@ -581,6 +597,46 @@ control SwitchIngress(inout header_t hdr,
         size = 64;
     }
 
+    /* ---- the switch-sequencer baseline (Fig. 8) ---- */
+
+    Register<bit<32>, bit<1>>(1, 0) global_seq;
+    RegisterAction<bit<32>, bit<1>, bit<32>>(global_seq) next_global = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            value = value + 1;
+            rv = value;
+        }
+    };
+
+    /* On the sequencer switch: a packet to the sequencer's address is numbered and multicast
+     * (to group address group, MAC gmac) down to every host. */
+    action sequence(MulticastGroupId_t mgid, ipv4_addr_t group, mac_addr_t gmac) {
+        hdr.seq.gseq = next_global.execute(0);
+        hdr.ipv4.dst_addr = group;
+        hdr.ethernet.dst_addr = gmac;
+        hdr.udp.checksum = 0;
+        ig_tm_md.mcast_grp_a = mgid;
+        ig_md.multicast = 1;
+    }
+
+    /* On every switch: a numbered packet (to the group address) goes on down to every host. */
+    action replicate(MulticastGroupId_t mgid) {
+        ig_tm_md.mcast_grp_a = mgid;
+        ig_md.multicast = 1;
+    }
+
+    table sequencer {
+        key = {
+            hdr.ipv4.dst_addr : exact;
+        }
+        actions = {
+            sequence;
+            replicate;
+            NoAction;
+        }
+        default_action = NoAction();
+        size = 8;
+    }
+
     action route() {
         ig_md.hash = ecmp_hash.get({
             hdr.ipv4.src_addr,
@@ -631,11 +687,16 @@ control SwitchIngress(inout header_t hdr,
         } else if (hdr.ipv4.ttl <= 1 || hdr.ipv4.ihl < 5) {
             drop();
         } else {
-            route();
-            ecmp_bits.apply();
-            switch (routes.apply().action_run) {
-                to_group : {
-                    ecmp.apply();
+            if (hdr.seq.isValid()) {
+                sequencer.apply();
+            }
+            if (ig_md.multicast == 0) {
+                route();
+                ecmp_bits.apply();
+                switch (routes.apply().action_run) {
+                    to_group : {
+                        ecmp.apply();
+                    }
                 }
             }
         }

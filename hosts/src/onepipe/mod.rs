@@ -6,8 +6,12 @@
 //! - [`ts`]: 48-bit timestamps with wrap-around, 32-bit barriers extended against the clock;
 //! - [`clock`]: host clocks with skew and drift, PTP-like offset correction, monotonic;
 //! - [`process`]: the API of the paper's Table 1.
+//! - [`baselines`]: the sequencer, token and Lamport baselines of Fig. 8.
+//! - [`kv`]: the transactional key-value store of §7.3.1, and its lock-based baseline.
 
+pub mod baselines;
 pub mod clock;
+pub mod kv;
 pub mod process;
 pub mod ts;
 pub mod wire;

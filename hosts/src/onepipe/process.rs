@@ -84,6 +84,8 @@ pub enum SendError {
     WindowFull(usize),
     #[error("the process has exited")]
     Exited,
+    #[error("process {0} has failed (process-fail callback)")]
+    DestinationFailed(ProcessId),
 }
 
 #[derive(Debug, Clone)]
@@ -92,6 +94,8 @@ struct Pending {
     msg: Vec<u8>,
     reliable: bool,
     sent_at: u64,
+    /// ReliableData, Data or Recall: what a retransmission sends.
+    op: Opcode,
 }
 
 type Key = (u64, ProcessId, u32);
@@ -107,6 +111,10 @@ pub struct Process {
     be_buf: BTreeMap<Key, Vec<u8>>,
     rel_buf: BTreeMap<Key, Vec<u8>>,
     rel_seen: BTreeSet<(ProcessId, u32)>,
+    /// Reliable scatterings with a message still unACKed: timestamp to (destination, PSN).
+    scatterings: BTreeMap<u64, Vec<(ProcessId, u32)>>,
+    /// Scatterings recalled by their senders (source, timestamp): later copies are dropped.
+    recalled: BTreeSet<(ProcessId, u64)>,
     /// The barriers received (48-bit, never decreasing).
     be_barrier: u64,
     commit_barrier: u64,
@@ -128,6 +136,8 @@ impl Process {
             be_buf: BTreeMap::new(),
             rel_buf: BTreeMap::new(),
             rel_seen: BTreeSet::new(),
+            scatterings: BTreeMap::new(),
+            recalled: BTreeSet::new(),
             be_barrier: 0,
             commit_barrier: 0,
             ready: VecDeque::new(),
@@ -180,6 +190,9 @@ impl Process {
         if self.unacked.len() + scattering.len() > self.cfg.window {
             return Err(SendError::WindowFull(self.unacked.len()));
         }
+        if let Some(&(d, _)) = scattering.iter().find(|(d, _)| self.failed.contains_key(d)) {
+            return Err(SendError::DestinationFailed(d));
+        }
         let t = self.clock.read(now);
         let commit = self.commit_bound();
         for (dst, msg) in scattering {
@@ -204,8 +217,12 @@ impl Process {
                 msg,
                 reliable,
                 sent_at: now,
+                op,
             };
             self.unacked.insert((dst, psn), p);
+            if reliable {
+                self.scatterings.entry(t).or_default().push((dst, psn));
+            }
         }
         Ok(t)
     }
@@ -302,13 +319,22 @@ impl Process {
                 }
             }
             Opcode::ReliableData => {
-                if self.rel_seen.insert((src, h.psn)) {
+                if self.rel_seen.insert((src, h.psn)) && !self.recalled.contains(&(src, h.ts)) {
                     self.rel_buf.insert((h.ts, src, h.psn), payload.to_vec());
                 }
                 self.reply(now, src, h, Opcode::Ack);
             }
+            Opcode::Recall => {
+                if self.rel_seen.insert((src, h.psn)) {
+                    self.rel_buf.retain(|&(t, s, _), _| t != h.ts || s != src);
+                    self.recalled.insert((src, h.ts));
+                }
+                self.reply(now, src, h, Opcode::Ack);
+            }
             Opcode::Ack => {
-                self.unacked.remove(&(src, h.psn));
+                if let Some(p) = self.unacked.remove(&(src, h.psn)) {
+                    self.scattering_acked(p.ts);
+                }
             }
             Opcode::Nak => {
                 if let Some(p) = self.unacked.remove(&(src, h.psn)) {
@@ -396,7 +422,7 @@ impl Process {
                     be: clock as u32,
                     commit,
                     psn,
-                    opcode: Opcode::ReliableData,
+                    opcode: p.op,
                 };
                 let msg = p.msg.clone();
                 self.push(Some(dst), h, &msg);
@@ -410,9 +436,59 @@ impl Process {
         }
     }
 
-    /// The controller's failure notice: `process` failed at `failure_ts`. Its messages above
-    /// that are discarded, sends to it fail, and the process-fail callback fires.
-    pub fn process_failed(&mut self, process: ProcessId, failure_ts: u64) {
+    /// Forgets the scattering at `ts` once none of its messages waits for an ACK.
+    fn scattering_acked(&mut self, ts: u64) {
+        if let Some(ms) = self.scatterings.get(&ts) {
+            if ms.iter().all(|k| !self.unacked.contains_key(k)) {
+                self.scatterings.remove(&ts);
+            }
+        }
+    }
+
+    /// §5's recall: the reliable scattering at `ts` lost a receiver; its other messages stop
+    /// and their receivers are told to discard them (a reliable Recall each, so the commit
+    /// bound stays below `ts` until they all ACK). Every message of it is reported failed.
+    fn recall(&mut self, now: u64, ts: u64, failed: ProcessId) {
+        let Some(ms) = self.scatterings.remove(&ts) else {
+            return;
+        };
+        let clock = self.clock.read(now);
+        for (dst, psn) in ms.into_iter().filter(|&(d, _)| d != failed) {
+            let msg = self
+                .unacked
+                .remove(&(dst, psn))
+                .map(|p| p.msg)
+                .unwrap_or_default();
+            self.events.push_back(Event::SendFail { ts, dst, msg });
+            if self.failed.contains_key(&dst) {
+                continue;
+            }
+            let psn = self.psn.entry(dst).or_insert(0);
+            *psn = (*psn + 1) & 0xff_ffff;
+            let psn = *psn;
+            let p = Pending {
+                ts,
+                msg: Vec::new(),
+                reliable: true,
+                sent_at: now,
+                op: Opcode::Recall,
+            };
+            self.unacked.insert((dst, psn), p);
+            let h = Header {
+                ts,
+                be: clock as u32,
+                commit: self.commit_bound(),
+                psn,
+                opcode: Opcode::Recall,
+            };
+            self.push(Some(dst), h, &[]);
+        }
+    }
+
+    /// The controller's failure notice at `now`: `process` failed at `failure_ts`. Its
+    /// messages above that are discarded, sends to it fail, scatterings with a message to it
+    /// still unACKed are recalled, and the process-fail callback fires.
+    pub fn process_failed(&mut self, now: u64, process: ProcessId, failure_ts: u64) {
         self.failed.insert(process, failure_ts);
         for buf in [&mut self.be_buf, &mut self.rel_buf] {
             buf.retain(|&(t, src, _), _| src != process || !ts::lt(failure_ts, t));
@@ -425,6 +501,9 @@ impl Process {
             .collect();
         for k in lost {
             let p = self.unacked.remove(&k).expect("listed");
+            if p.reliable && p.op == Opcode::ReliableData {
+                self.recall(now, p.ts, process);
+            }
             self.events.push_back(Event::SendFail {
                 ts: p.ts,
                 dst: process,
@@ -542,6 +621,63 @@ mod tests {
         assert_eq!(a.poll_event(), None, "reliable messages do not fail");
     }
 
+    /// §5's recall: a scattering to 2 and 3 whose receiver 3 failed before ACKing is recalled
+    /// at 2 (which had it and ACKed); the commit bound stays below it until 2 ACKs the recall;
+    /// 2 never delivers it, not even from a late copy; every message of it is reported failed.
+    #[test]
+    fn a_scattering_with_a_failed_receiver_is_recalled_everywhere() {
+        let (mut a, mut b) = (process(1, 0), process(2, 0));
+        let t = a
+            .reliable_send(1_000, vec![(2, b"to b".to_vec()), (3, b"to c".to_vec())])
+            .unwrap();
+        let to_b = a.poll_transmit().unwrap();
+        let to_c = a.poll_transmit().unwrap();
+        assert_eq!((to_b.dst, to_c.dst), (Some(2), Some(3)));
+        b.on_packet(1_100, 1, &to_b.bytes).unwrap();
+        let ack = b.poll_transmit().unwrap();
+        a.on_packet(1_200, 2, &ack.bytes).unwrap();
+        // 3 never ACKs: the commit bound stays below t; the controller declares 3 failed.
+        a.process_failed(50_000, 3, 0);
+        let recall = a.poll_transmit().unwrap();
+        assert_eq!(recall.dst, Some(2));
+        assert_eq!(
+            Header::parse(&recall.bytes).unwrap().0.opcode,
+            Opcode::Recall
+        );
+        a.beacon(50_100);
+        let (h, _) = Header::parse(&a.poll_transmit().unwrap().bytes).unwrap();
+        assert!(u64::from(h.commit) < t, "held until the recall is ACKed");
+        b.on_packet(50_200, 1, &recall.bytes).unwrap();
+        // A late copy (a retransmission that was on its way) is dropped too.
+        let mut late = to_b.bytes.clone();
+        late[14] ^= 1; // another PSN, as a duplicate would not be
+        b.on_packet(50_250, 1, &late).unwrap();
+        while let Some(o) = b.poll_transmit() {
+            a.on_packet(50_300, 2, &o.bytes).unwrap();
+        }
+        a.beacon(50_400);
+        let (h, _) = Header::parse(&a.poll_transmit().unwrap().bytes).unwrap();
+        assert!(
+            u64::from(h.commit) >= t,
+            "recall ACKed: the commit barrier moves on"
+        );
+        b.on_packet(50_500, 1, &beacon_commit(h.commit)).unwrap();
+        assert_eq!(b.recv(), None, "the recalled message is never delivered");
+        let mut failed: Vec<ProcessId> = std::iter::from_fn(|| a.poll_event())
+            .filter_map(|e| match e {
+                Event::SendFail { ts, dst, .. } if ts == t => Some(dst),
+                _ => None,
+            })
+            .collect();
+        failed.sort_unstable();
+        assert_eq!(failed, [2, 3]);
+        assert_eq!(
+            a.reliable_send(60_000, vec![(2, vec![1]), (3, vec![2])]),
+            Err(SendError::DestinationFailed(3)),
+            "a failed process is no destination"
+        );
+    }
+
     fn beacon_commit(c: u32) -> Vec<u8> {
         let h = Header {
             ts: 0,
@@ -561,7 +697,7 @@ mod tests {
         let t1 = a.unreliable_send(1_000, vec![(2, b"1".to_vec())]).unwrap();
         let _t2 = a.unreliable_send(5_000, vec![(2, b"2".to_vec())]).unwrap();
         carry(&mut a, &mut b, 6_000, 0, 0);
-        b.process_failed(1, t1);
+        b.process_failed(7_000, 1, t1);
         assert_eq!(
             b.poll_event(),
             Some(Event::ProcessFail {

@@ -22,6 +22,9 @@ pub enum Opcode {
     Beacon = 4,
     /// A receiver refused a message below its delivered barrier.
     Nak = 5,
+    /// §5's recall: the sender aborts its scattering at this timestamp (a receiver of it
+    /// failed); receivers discard it and ACK (reliable, retransmitted like a message).
+    Recall = 6,
 }
 
 impl Opcode {
@@ -32,6 +35,7 @@ impl Opcode {
             3 => Opcode::ReliableData,
             4 => Opcode::Beacon,
             5 => Opcode::Nak,
+            6 => Opcode::Recall,
             _ => return None,
         })
     }

@@ -85,8 +85,8 @@ pub fn report(cfg: &LabConfig, r: &LabRun) -> BenchReport {
             }
         }
     }
-    // After a crash, completeness and atomicity are not checked (the failed host's buffered
-    // messages and §5's recall are not modelled); order and causality are.
+    // After a crash, completeness is not checked (the failed host's messages above its
+    // failure timestamp are discarded); in reliable mode atomicity among the survivors is.
     let until = if r.failure.is_some() {
         0
     } else {
@@ -95,12 +95,10 @@ pub fn report(cfg: &LabConfig, r: &LabRun) -> BenchReport {
     let checks = super::check::total_order(r)
         .and_then(|_| super::check::delivered_were_sent(r))
         .and_then(|_| super::check::causality(r))
-        .and_then(|_| {
-            if cfg.reliable {
-                super::check::atomic(r, until)
-            } else {
-                Ok(())
-            }
+        .and_then(|_| match (cfg.reliable, r.failure) {
+            (true, Some((h, ..))) => super::check::atomic_among_survivors(r, h),
+            (true, None) => super::check::atomic(r, until),
+            (false, _) => Ok(()),
         })
         .and_then(|_| super::check::delivered_or_reported(r, until));
     let deliveries: usize = r.delivered.iter().map(Vec::len).sum();

@@ -134,3 +134,47 @@ pub fn atomic(run: &LabRun, until: u64) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Atomicity after host `failed` crashed (reliable mode, §5): each scattering, the failed
+/// host's last ones and those sent to it included, was delivered at all of its surviving
+/// destinations or at none of them; and at none when it was to the failed host and never
+/// reached it (its sender recalled it).
+pub fn atomic_among_survivors(run: &LabRun, failed: usize) -> Result<(), String> {
+    let got: HashSet<(u16, u64, u16)> = run
+        .delivered
+        .iter()
+        .enumerate()
+        .flat_map(|(r, ds)| ds.iter().map(move |d| (d.d.src, d.d.ts, r as u16)))
+        .collect();
+    for (s, v) in run.sent.iter().enumerate() {
+        for m in v {
+            let alive: Vec<u16> = m
+                .dsts
+                .iter()
+                .copied()
+                .filter(|&d| usize::from(d) != failed)
+                .collect();
+            let n = alive
+                .iter()
+                .filter(|&&d| got.contains(&(s as u16, m.ts, d)))
+                .count();
+            if n != 0 && n != alive.len() {
+                return Err(format!(
+                    "process {s}'s scattering {} reached {n} of its {} surviving destinations",
+                    m.seq,
+                    alive.len()
+                ));
+            }
+            let missed = m.dsts.iter().any(|&d| usize::from(d) == failed)
+                && !run.arrivals[failed].contains_key(&(s as u16, m.ts));
+            if missed && n > 0 {
+                return Err(format!(
+                    "process {s}'s scattering {} never reached the failed process {failed} but \
+                     was delivered at {n} others: not recalled",
+                    m.seq
+                ));
+            }
+        }
+    }
+    Ok(())
+}

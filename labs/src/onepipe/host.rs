@@ -42,7 +42,18 @@ pub struct Workload {
     pub messages: u64,
     pub beacon_every: u64,
     pub size: usize,
+    /// Background traffic (Fig. 12): a frame of `background_size` bytes every this many ns
+    /// (0: none) to `background_to`, plain UDP that the switches only route.
+    pub background_every: u64,
+    pub background_size: usize,
+    pub background_to: Option<Ipv4Addr>,
+    /// Instead of broadcasting, write-only transactions of this many keys out of a key space
+    /// ([`hosts::onepipe::kv`]): each one scattering to the shards it touches.
+    pub kv: Option<(usize, u64)>,
 }
+
+/// The UDP port of background traffic (discard).
+const BACKGROUND_PORT: u16 = 9;
 
 /// One process on one host.
 pub struct OnepipeHost {
@@ -54,9 +65,14 @@ pub struct OnepipeHost {
     /// Every process's address (index = process id).
     ips: Vec<Ipv4Addr>,
     by_ip: HashMap<Ipv4Addr, ProcessId>,
+    /// The processes a broadcast goes to (but this one).
+    members: Vec<ProcessId>,
     work: Workload,
     next_send: u64,
     next_beacon: u64,
+    next_background: u64,
+    /// Background frames sent.
+    pub background_frames: u64,
     seq: u64,
     pub sent: Vec<Sent>,
     pub delivered: Vec<Delivered>,
@@ -89,7 +105,9 @@ impl OnepipeHost {
             .enumerate()
             .map(|(i, &a)| (a, i as ProcessId))
             .collect();
+        let members = (0..ips.len() as ProcessId).collect();
         OnepipeHost {
+            members,
             process,
             mac,
             ip,
@@ -99,6 +117,8 @@ impl OnepipeHost {
             by_ip,
             next_send: start,
             next_beacon: 0,
+            next_background: start,
+            background_frames: 0,
             work,
             seq: 0,
             sent: Vec::new(),
@@ -110,6 +130,12 @@ impl OnepipeHost {
             beacon_bytes: 0,
             tx_bytes: 0,
         }
+    }
+
+    /// Broadcasts go to `members` (but this process) instead of to every process.
+    pub fn with_members(mut self, members: Vec<ProcessId>) -> Self {
+        self.members = members;
+        self
     }
 
     fn frame(&self, dst: Ipv4Addr, payload: &[u8]) -> Vec<u8> {
@@ -138,18 +164,32 @@ impl OnepipeHost {
             self.delivered.push(Delivered { at: now, d });
         }
         while let Some(e) = self.process.poll_event() {
+            // A failed process is no longer a destination (§5: resume without it).
+            if let Event::ProcessFail { process, .. } = e {
+                self.members.retain(|&m| m != process);
+            }
             self.events.push(e);
         }
     }
 
     fn broadcast(&mut self, now: u64) {
         let me = self.process.id();
-        let dsts: Vec<ProcessId> = (0..self.ips.len() as ProcessId)
-            .filter(|&p| p != me)
-            .collect();
-        let mut msg = vec![0u8; self.work.size.max(8)];
-        msg[..8].copy_from_slice(&self.seq.to_be_bytes());
-        let scattering = dsts.iter().map(|&d| (d, msg.clone())).collect();
+        let scattering: Vec<(ProcessId, Vec<u8>)> = match self.work.kv {
+            Some((keys, space)) => {
+                let ks = hosts::onepipe::kv::txn_keys(me, self.seq, keys, space);
+                hosts::onepipe::kv::txn_scattering(self.seq, &ks, &self.members)
+            }
+            None => {
+                let mut msg = vec![0u8; self.work.size.max(8)];
+                msg[..8].copy_from_slice(&self.seq.to_be_bytes());
+                self.members
+                    .iter()
+                    .filter(|&&p| p != me)
+                    .map(|&d| (d, msg.clone()))
+                    .collect()
+            }
+        };
+        let dsts: Vec<ProcessId> = scattering.iter().map(|(d, _)| *d).collect();
         let r = if self.work.reliable {
             self.process.reliable_send(now, scattering)
         } else {
@@ -201,6 +241,19 @@ impl HostApp for OnepipeHost {
 
     fn poll(&mut self, now: Nanos, out: &mut dyn FnMut(Vec<u8>)) {
         let now = now.0;
+        if let (Some(to), true) = (self.work.background_to, self.work.background_every > 0) {
+            while now >= self.next_background {
+                let b = PacketBuilder::ethernet2(self.mac, self.gw_mac)
+                    .ipv4(self.ip.octets(), to.octets(), 64)
+                    .udp(BACKGROUND_PORT, BACKGROUND_PORT);
+                let payload = vec![0u8; self.work.background_size.saturating_sub(42)];
+                let mut f = Vec::with_capacity(b.size(payload.len()));
+                b.write(&mut f, &payload).expect("a Vec grows");
+                self.background_frames += 1;
+                out(f);
+                self.next_background += self.work.background_every;
+            }
+        }
         if self.work.send_every > 0 && self.seq < self.work.messages && now >= self.next_send {
             self.broadcast(now);
             self.next_send = now + self.work.send_every;
@@ -220,6 +273,9 @@ impl HostApp for OnepipeHost {
         let mut t = self.next_beacon;
         if self.work.send_every > 0 && self.seq < self.work.messages {
             t = t.min(self.next_send);
+        }
+        if self.work.background_to.is_some() && self.work.background_every > 0 {
+            t = t.min(self.next_background);
         }
         Some(Nanos(t))
     }

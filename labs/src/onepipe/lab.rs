@@ -70,6 +70,16 @@ pub struct LabConfig {
     pub fail_host: Option<(usize, u64)>,
     /// Run in network namespaces ([`NetnsApps`]) instead of in memory.
     pub netns: bool,
+    /// How many processes broadcast (0: one on every host); [`members`] picks their hosts.
+    /// The other hosts run a process that only sends beacons.
+    pub processes: usize,
+    /// Every link's rate instead of the topology's (bit/s).
+    pub rate_bps: Option<u64>,
+    /// Background traffic (Fig. 12): each host sends this share of its link rate in
+    /// 1500-byte UDP frames to the host half the host list away (across the core of a fat tree).
+    pub background: f64,
+    /// Transactions instead of broadcasts: (keys per transaction, key space).
+    pub kv: Option<(usize, u64)>,
 }
 
 impl LabConfig {
@@ -91,6 +101,10 @@ impl LabConfig {
             seed: 1,
             fail_host: None,
             netns: false,
+            processes: 0,
+            rate_bps: None,
+            background: 0.0,
+            kv: None,
         }
     }
 }
@@ -144,7 +158,7 @@ fn beacon_template(mac: [u8; 6], ip: Ipv4Addr) -> Vec<u8> {
 }
 
 /// The switch's own address for its beacons (a made-up one when the topology gives none).
-fn switch_ip(topo: &Topology, s: usize) -> Ipv4Addr {
+pub(crate) fn switch_ip(topo: &Topology, s: usize) -> Ipv4Addr {
     topo.switches[s]
         .ipv4
         .unwrap_or(Ipv4Addr::new(169, 254, (s >> 8) as u8, s as u8))
@@ -257,7 +271,9 @@ fn crash<D: Driver>(
     lab.with_app(h, |app: &mut OnepipeHost| app.process.exit());
     lab.set_link_up(topo.hosts[h].link, false)?;
     let agent = agents[tor].1;
-    let step = cfg.beacon_interval_ns.max(1_000);
+    // The controller acts within a link delay of the agent's removal, before the barriers it
+    // frees reach any host (the paper's switch keeps the link until the controller acts).
+    let step = cfg.beacon_interval_ns.clamp(100, 500);
     let mut t = at;
     while t < cfg.duration_ns {
         t = (t + step).min(cfg.duration_ns);
@@ -271,9 +287,16 @@ fn crash<D: Driver>(
             })
             .flatten();
         let Some(link) = removed else { continue };
+        // Reliable: the last commit barrier (everything the host sent below it was ACKed by
+        // every receiver); best effort: the last barrier (nothing it sent is above it).
+        let register = if cfg.reliable {
+            "SwitchIngress.link_commit"
+        } else {
+            "SwitchIngress.link_be"
+        };
         let low = lab
             .with_switch(tor, move |sw| {
-                sw.register_read(PipeSel::All, "SwitchIngress.link_be", u32::from(link))
+                sw.register_read(PipeSel::All, register, u32::from(link))
                     .map(|v| v[0].lo as u32)
                     .map_err(|e| e.to_string())
             })?
@@ -283,7 +306,7 @@ fn crash<D: Driver>(
         for s in (0..topo.hosts.len()).filter(|&s| s != h) {
             lab.with_app(s, |app: &mut OnepipeHost| {
                 failure_ts = hosts::onepipe::ts::extend(low, app.process.get_timestamp(now));
-                app.process.process_failed(h as ProcessId, failure_ts);
+                app.process.process_failed(now, h as ProcessId, failure_ts);
             });
         }
         lab.run_to(Nanos(cfg.duration_ns))?;
@@ -302,8 +325,36 @@ pub fn run(cfg: &LabConfig) -> Result<LabRun, LabError> {
     }
 }
 
-/// [`run`] on driver `D`.
-pub fn run_on<D: Driver>(cfg: &LabConfig) -> Result<LabRun, LabError> {
+/// Background frames' size (bytes).
+const BACKGROUND_SIZE: usize = 1500;
+
+/// Nanoseconds between a host's background frames for `cfg.background` of its link (0: none).
+fn background_every(cfg: &LabConfig, topo: &Topology) -> u64 {
+    let rate = cfg
+        .rate_bps
+        .unwrap_or(topo.links.first().map_or(0, |l| l.config.tx.rate_bps));
+    if cfg.background <= 0.0 || rate == 0 {
+        return 0;
+    }
+    let bits = 8.0 * (BACKGROUND_SIZE + dataplane::link::ETHERNET_OVERHEAD as usize) as f64;
+    (bits / (rate as f64 * cfg.background.min(1.0)) * 1e9) as u64
+}
+
+/// The hosts (indices) of `n` processes out of `hosts`, spread evenly over the topology's
+/// host list (on a fat tree: over the pods first); all of them when `n` is 0 or too many.
+pub fn members(hosts: usize, n: usize) -> Vec<usize> {
+    if n == 0 || n >= hosts {
+        return (0..hosts).collect();
+    }
+    (0..n).map(|i| i * hosts / n).collect()
+}
+
+/// A lab's driver, its topology and its switches' agents (name, agent id).
+pub(crate) type Fabric<D> = (D, Topology, Vec<(String, usize)>);
+
+/// The fabric of a lab on driver `D`: the topology, every switch on onepipe.p4 with its link
+/// agent and pktgen beacons, links set up as `cfg` says; returns the agents' ids by switch.
+pub(crate) fn fabric<D: Driver>(cfg: &LabConfig) -> Result<Fabric<D>, LabError> {
     let mut topo = Topology::load(&cfg.topology)?;
     for s in &mut topo.switches {
         s.program = s.program.with_file_name("onepipe.p4");
@@ -333,6 +384,9 @@ pub fn run_on<D: Driver>(cfg: &LabConfig) -> Result<LabRun, LabError> {
     }
     for (l, link) in topo.links.iter().enumerate() {
         let mut c = link.config.clone();
+        if let Some(r) = cfg.rate_bps {
+            c.tx.rate_bps = r;
+        }
         c.tx.faults.loss = cfg.loss;
         c.tx.faults.reorder = cfg.reorder;
         if cfg.reorder > 0.0 && c.tx.faults.reorder_delay_ns == 0 {
@@ -344,6 +398,14 @@ pub fn run_on<D: Driver>(cfg: &LabConfig) -> Result<LabRun, LabError> {
                 .map_err(|e| LabError::Config(format!("link {}: {e}", topo.link_name(l))))?;
         }
     }
+    Ok((lab, topo, agents))
+}
+
+/// [`run`] on driver `D`.
+pub fn run_on<D: Driver>(cfg: &LabConfig) -> Result<LabRun, LabError> {
+    let (mut lab, topo, agents) = fabric::<D>(cfg)?;
+    let members = members(topo.hosts.len(), cfg.processes);
+    let ids: Vec<ProcessId> = members.iter().map(|&h| h as ProcessId).collect();
     let ips: Vec<Ipv4Addr> = topo.hosts.iter().map(|h| h.ip).collect();
     for (h, host) in topo.hosts.iter().enumerate() {
         let (s, _) = topo.host_attachment(h).ok_or_else(|| {
@@ -361,9 +423,17 @@ pub fn run_on<D: Driver>(cfg: &LabConfig) -> Result<LabRun, LabError> {
         let work = Workload {
             reliable: cfg.reliable,
             send_every: cfg.send_every_ns,
-            messages: cfg.messages,
+            messages: if members.contains(&h) {
+                cfg.messages
+            } else {
+                0
+            },
             beacon_every: cfg.beacon_interval_ns,
             size: cfg.size,
+            background_every: background_every(cfg, &topo),
+            background_size: BACKGROUND_SIZE,
+            background_to: (cfg.background > 0.0).then(|| ips[(h + ips.len() / 2) % ips.len()]),
+            kv: cfg.kv,
         };
         let start = 50_000 + (spread(h + 2000, cfg.seed).abs() * cfg.send_every_ns as f64) as u64;
         let app = OnepipeHost::new(
@@ -375,7 +445,8 @@ pub fn run_on<D: Driver>(cfg: &LabConfig) -> Result<LabRun, LabError> {
             ips.clone(),
             work,
             start,
-        );
+        )
+        .with_members(ids.clone());
         lab.attach(h, Box::new(app))?;
     }
     let wall = std::time::Instant::now();
@@ -401,7 +472,9 @@ pub fn run_on<D: Driver>(cfg: &LabConfig) -> Result<LabRun, LabError> {
         switch_beacon_bytes: 0,
         host_tx_bytes: 0,
         link_directions: 2 * topo.links.len() as u64,
-        link_rate_bps: topo.links.first().map_or(0, |l| l.config.tx.rate_bps),
+        link_rate_bps: cfg
+            .rate_bps
+            .unwrap_or(topo.links.first().map_or(0, |l| l.config.tx.rate_bps)),
         duration_ns: cfg.duration_ns,
         switch_passes: lab.switch_counters().iter().map(|c| c.passes).sum(),
         wall_s,

@@ -7,10 +7,14 @@
 //! the deliveries.
 
 pub mod agent;
+pub mod baseline;
 pub mod bench;
 pub mod check;
 pub mod host;
+pub mod kv;
 pub mod lab;
+pub mod queuing;
+pub mod scaling;
 
 pub use bench::{bench, bench_with_logs, write_logs, BenchReport};
 pub use lab::{run, LabConfig, LabError, LabRun};

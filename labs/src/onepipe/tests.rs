@@ -121,3 +121,101 @@ fn after_a_host_crash_the_survivors_agree_on_its_failure_and_resume() {
         );
     }
 }
+
+#[test]
+fn fig8_every_scheme_orders_four_processes() {
+    let cfg = super::scaling::config(fat_tree(), 4, 1_000_000);
+    let points = super::scaling::scaling(&fat_tree(), &[4], 1_000_000).unwrap();
+    assert_eq!(points.len(), 4);
+    for p in &points {
+        assert!(p.checks_passed, "{}: {:?}", p.scheme, p.check_error);
+        assert!(
+            p.delivered_per_s_per_process > 0.0,
+            "{} delivered nothing",
+            p.scheme
+        );
+    }
+    // The sequencer's checker fails when a receiver swaps two deliveries.
+    let mut r = super::baseline::run(&cfg, hosts::onepipe::baselines::Scheme::Sequencer).unwrap();
+    let h = r.members[1];
+    assert!(r.delivered[h].len() > 2);
+    super::baseline::check(&r, 0).unwrap();
+    r.delivered[h].swap(0, 1);
+    assert!(super::baseline::check(&r, 0).is_err());
+}
+
+#[test]
+fn fig12_background_traffic_delays_but_keeps_the_order() {
+    let points = super::queuing::queuing(&fat_tree(), &[0.0, 0.6], 1_200_000).unwrap();
+    for (load, r) in &points {
+        assert!(r.checks_passed, "background {load}: {:?}", r.check_error);
+        assert!(r.deliveries > 0);
+    }
+    // Queues behind the background frames: the unordered transport is slower too.
+    assert!(points[1].1.unordered_p99_us > points[0].1.unordered_p99_us);
+}
+
+#[test]
+fn kv_transactions_are_serializable_with_1pipe_and_with_locks() {
+    let mut cfg = super::scaling::config(fat_tree(), 8, 600_000);
+    cfg.send_every_ns = 20_000;
+    let points = super::kv::kv(&cfg, 3, 16).unwrap();
+    for p in &points {
+        assert!(p.checks_passed, "{}: {:?}", p.scheme, p.check_error);
+        assert!(
+            p.txns_per_s_per_process > 0.0,
+            "{} committed nothing",
+            p.scheme
+        );
+    }
+    // The checker finds two shards where two transactions wrote keys in opposite orders; on
+    // different keys the order does not matter.
+    let (a, b) = ((0, 1), (1, 1));
+    let on = |t, k: u64| (t, vec![k]);
+    let s0 = vec![on(a, 0), on(b, 0)];
+    assert!(super::kv::serializable(&[s0.clone(), vec![on(b, 1), on(a, 1)]]).is_err());
+    assert!(super::kv::serializable(&[s0.clone(), vec![on(a, 1), on(b, 1)]]).is_ok());
+    assert!(super::kv::serializable(&[s0, vec![on(b, 1), on(a, 3)]]).is_ok());
+}
+
+/// §5 in reliable mode: a host crashes mid-stream; its last scatterings are delivered at every
+/// survivor or at none (failure timestamp: its link's last commit barrier), and scatterings to
+/// it that it never ACKed are recalled at the others.
+#[test]
+fn reliable_crash_keeps_every_scattering_atomic_among_survivors() {
+    let mut cfg = LabConfig::new(fat_tree());
+    cfg.reliable = true;
+    cfg.fail_host = Some((15, 200_000));
+    let r = run(&cfg).unwrap();
+    let (h, _, _, failure_ts) = r.failure.expect("the crash was detected");
+    check::total_order(&r).unwrap();
+    check::delivered_were_sent(&r).unwrap();
+    check::atomic_among_survivors(&r, h).unwrap();
+    // The failed host's scatterings above its failure timestamp reached nobody; some below
+    // it reached everyone; scatterings to it it never ACKed were recalled (reported failed).
+    let from_failed = |above: bool| {
+        r.sent[h]
+            .iter()
+            .filter(|m| (m.ts > failure_ts) == above)
+            .any(|m| {
+                (0..15).any(|s| {
+                    r.delivered[s]
+                        .iter()
+                        .any(|d| d.d.src == 15 && d.d.ts == m.ts)
+                })
+            })
+    };
+    assert!(!from_failed(true), "nothing above the failure timestamp");
+    assert!(from_failed(false));
+    let recalled = (0..15).any(|s| {
+        r.events[s].iter().any(|e| {
+            matches!(e, hosts::onepipe::process::Event::SendFail { dst, .. } if usize::from(*dst) != h)
+        })
+    });
+    assert!(recalled, "some scattering to the failed host was recalled");
+    // The checker fails on a scattering delivered at only some survivors.
+    let mut r = r;
+    let i = r.delivered[0].iter().position(|d| d.d.src != 15).unwrap();
+    r.delivered[0].remove(i);
+    assert!(check::atomic_among_survivors(&r, h).is_err());
+}
