@@ -1255,3 +1255,110 @@ async fn register_cells_write_and_read_back() {
         details(&st)
     );
 }
+
+/// Parser value sets over P4Runtime (p4/tests/lang/value_set.p4): listed in the P4Info,
+/// written whole with MODIFY, read back, and the parser follows what was written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn value_sets_write_read_and_steer_the_parser() {
+    let mut r = rig_on(compiled("../p4/tests/lang/value_set.p4"), &[0, 1], false);
+    let info = r.info.clone();
+    let set = |name: &str| {
+        info.value_sets
+            .iter()
+            .find(|v| v.preamble.as_ref().unwrap().name == name)
+            .unwrap_or_else(|| panic!("no value set {name} in {:?}", info.value_sets))
+            .clone()
+    };
+    let (tags, pairs) = (set("IP.tags"), set("IP.pairs"));
+    assert_eq!((tags.size, tags.r#match.len()), (4, 1));
+    assert_eq!(pairs.r#match.len(), 2);
+    let exact = |id: u32, v: u8| fm(id, F::Exact(p4v1::field_match::Exact { value: vec![v] }));
+    let entry = |vs: &pi::ValueSet, members: Vec<Vec<p4v1::FieldMatch>>| {
+        E::ValueSetEntry(p4v1::ValueSetEntry {
+            value_set_id: vs.preamble.as_ref().unwrap().id,
+            members: members
+                .into_iter()
+                .map(|m| p4v1::ValueSetMember { r#match: m })
+                .collect(),
+        })
+    };
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    // A packet whose first byte is 0x42 is no tag yet: it leaves unmarked.
+    let pkt = |a: u8, b: u8| {
+        let mut f = vec![a, b];
+        f.extend_from_slice(&[0xaa; 62]);
+        f
+    };
+    send(&mut r.hosts[0], &pkt(0x42, 0));
+    assert_eq!(recv(&mut r.hosts[1])[..3], [0x42, 0, 0xaa]);
+    let want = entry(&tags, vec![vec![exact(1, 0x42)], vec![exact(1, 0x10)]]);
+    c.write(write(1, vec![update(Modify, want.clone())]))
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&mut c, entry(&tags, vec![])).await,
+        vec![want],
+        "read back as written"
+    );
+    send(&mut r.hosts[0], &pkt(0x42, 0));
+    assert_eq!(recv(&mut r.hosts[1])[..3], [0x42, 0, 0x11], "now x: marked");
+    // A struct set takes one field per member of the struct.
+    let pair = entry(&pairs, vec![vec![exact(1, 1), exact(2, 2)]]);
+    c.write(write(1, vec![update(Modify, pair)])).await.unwrap();
+    send(&mut r.hosts[0], &pkt(1, 2));
+    assert_eq!(recv(&mut r.hosts[1])[..3], [1, 2, 0x22]);
+    // A wildcard read lists every set; MODIFY with no members clears one.
+    assert_eq!(read(&mut c, entry(&set("IP.lows"), vec![])).await.len(), 1);
+    let everything = read(
+        &mut c,
+        E::ValueSetEntry(p4v1::ValueSetEntry {
+            value_set_id: 0,
+            members: vec![],
+        }),
+    )
+    .await;
+    assert_eq!(everything.len(), info.value_sets.len());
+    c.write(write(1, vec![update(Modify, entry(&tags, vec![]))]))
+        .await
+        .unwrap();
+    send(&mut r.hosts[0], &pkt(0x42, 0));
+    assert_eq!(recv(&mut r.hosts[1])[..3], [0x42, 0, 0xaa]);
+    // Refused: INSERT, more members than the set holds, a missing field, an unknown set;
+    // a refused write leaves the set as it was.
+    let five = (1..=5).map(|v| vec![exact(1, v)]).collect();
+    let st = c
+        .write(write(
+            1,
+            vec![
+                update(Insert, entry(&tags, vec![vec![exact(1, 7)]])),
+                update(Modify, entry(&tags, five)),
+                update(Modify, entry(&pairs, vec![vec![exact(1, 1)]])),
+                update(
+                    Modify,
+                    E::ValueSetEntry(p4v1::ValueSetEntry {
+                        value_set_id: 0x0300_0001,
+                        members: vec![],
+                    }),
+                ),
+            ],
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::InvalidArgument as i32,
+            Code::ResourceExhausted as i32,
+            Code::InvalidArgument as i32,
+            Code::NotFound as i32,
+        ],
+        "{:?}",
+        details(&st)
+    );
+    assert_eq!(
+        read(&mut c, entry(&tags, vec![])).await,
+        vec![entry(&tags, vec![])]
+    );
+}

@@ -70,7 +70,7 @@ impl From<ApiError> for P4Error {
 }
 
 /// Bits that fit in `width`.
-fn mask(width: u16) -> Value {
+pub fn mask(width: u16) -> Value {
     if width >= 128 {
         Value::MAX
     } else {

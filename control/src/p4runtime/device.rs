@@ -5,7 +5,8 @@
 //!
 //! Multicast groups are PRE groups whose L1 nodes are numbered `mgid << 16 | instance` (one
 //! node per replica instance, holding that instance's ports). Clone sessions are mirror
-//! sessions with one port (both directions; `packet_length_bytes` truncates).
+//! sessions with one port (both directions; `packet_length_bytes` truncates). A value set entry
+//! is written whole (MODIFY replaces every member, on every pipe) and read from the first pipe.
 
 use pipeline::api::{CounterValue, PipeSel};
 use pipeline::externs::meter::MeterConfig;
@@ -14,9 +15,9 @@ use pipeline::switch::Switch;
 use pipeline::table::profile::EntryRef;
 use pipeline::tm::mirror::{MirrorDest, MirrorDirection, MirrorSession};
 
-use super::codec::{field_match, from_pisa_priority, from_value, P4Error};
+use super::codec::{self, field_match, from_pisa_priority, from_value, P4Error};
 use super::proto::p4::v1 as p4v1;
-use super::schema::{IndexedInfo, Schema, TableInfo};
+use super::schema::{IndexedInfo, Schema, TableInfo, ValueSetInfo};
 
 /// Keys by field name.
 pub type Keys = Vec<(String, KeyMatch)>;
@@ -110,6 +111,11 @@ pub enum Op {
         name: String,
         indexes: std::ops::Range<u32>,
         cfg: MeterConfig,
+    },
+    /// A parser value set's members replaced (per member, a value and mask per field).
+    ValueSetReplace {
+        set: String,
+        members: Vec<Vec<(Value, Value)>>,
     },
     /// The direct meter of one entry.
     DirectMeterSet {
@@ -304,6 +310,7 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             cfg,
         } => Ok(sw.direct_meter_set(all, table, &refs(keys), *priority, *cfg)?),
         Op::GroupDelete { profile, group } => Ok(sw.profile_group_delete(all, profile, *group)?),
+        Op::ValueSetReplace { set, members } => value_set_replace(sw, set, members),
         Op::CloneDelete { id } => {
             if sw.mirror_sessions().get(*id).is_none() {
                 return Err(P4Error::not_found(format!(
@@ -313,6 +320,28 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             Ok(sw.mirror_session_delete(*id)?)
         }
     }
+}
+
+/// Replaces every member of value set `set` on every pipe; a refused member puts the old
+/// members back, so a refused write changes nothing.
+fn value_set_replace(
+    sw: &mut Switch,
+    set: &str,
+    members: &[Vec<(Value, Value)>],
+) -> Result<(), P4Error> {
+    let old = sw.value_set_entries(PipeSel::All, set)?;
+    sw.value_set_clear(PipeSel::All, set)?;
+    let refused = members
+        .iter()
+        .find_map(|m| sw.value_set_add(PipeSel::All, set, m).err());
+    let Some(e) = refused else {
+        return Ok(());
+    };
+    sw.value_set_clear(PipeSel::All, set)?;
+    for o in &old {
+        sw.value_set_add(PipeSel::Pipe(o.pipe), set, &o.fields)?;
+    }
+    Err(e.into())
 }
 
 /// INSERT of something that exists is ALREADY_EXISTS, MODIFY of something missing NOT_FOUND.
@@ -387,6 +416,10 @@ pub enum Query {
     Groups {
         profile: u32,
         group: Option<u32>,
+    },
+    /// Members of a parser value set.
+    ValueSet {
+        set: u32,
     },
     CloneSessions {
         id: Option<u16>,
@@ -665,6 +698,10 @@ pub fn read(sw: &Switch, owns: u8, s: &Schema, q: &Query) -> Result<Vec<p4v1::En
                 })));
             }
         }
+        Query::ValueSet { set } => {
+            let v = &s.value_sets[set];
+            out.push(entity(E::ValueSetEntry(value_set_entity(sw, v)?)));
+        }
         Query::CloneSessions { id } => {
             for (sid, sess) in sw.mirror_sessions().iter() {
                 if id.is_some_and(|i| i != sid) {
@@ -687,6 +724,36 @@ pub fn read(sw: &Switch, owns: u8, s: &Schema, q: &Query) -> Result<Vec<p4v1::En
         }
     }
     Ok(out)
+}
+
+/// A value set's members as read from its first pipe (writes go to every pipe). A field
+/// whose mask is not all ones (set through `pisa ctl` or a table file) reads as ternary.
+fn value_set_entity(sw: &Switch, v: &ValueSetInfo) -> Result<p4v1::ValueSetEntry, P4Error> {
+    let entries = sw.value_set_entries(PipeSel::All, &v.name)?;
+    let first = entries.iter().map(|e| e.pipe).min();
+    let members = entries
+        .iter()
+        .filter(|e| Some(e.pipe) == first)
+        .map(|e| p4v1::ValueSetMember {
+            r#match: v
+                .fields
+                .iter()
+                .zip(&e.fields)
+                .filter_map(|(f, &(value, mask))| {
+                    let k = if mask == codec::mask(f.width) {
+                        KeyMatch::Exact(value)
+                    } else {
+                        KeyMatch::Ternary { value, mask }
+                    };
+                    codec::field_match(f, &k)
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(p4v1::ValueSetEntry {
+        value_set_id: v.id,
+        members,
+    })
 }
 
 fn pre_entry(t: p4v1::packet_replication_engine_entry::Type) -> p4v1::PacketReplicationEngineEntry {

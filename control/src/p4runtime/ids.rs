@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub mod prefix {
     pub const ACTION: u8 = 0x01;
     pub const TABLE: u8 = 0x02;
+    pub const VALUE_SET: u8 = 0x03;
     pub const CONTROLLER_HEADER: u8 = 0x04;
     pub const ACTION_PROFILE: u8 = 0x11;
     pub const COUNTER: u8 = 0x12;

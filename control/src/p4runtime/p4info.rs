@@ -1,7 +1,8 @@
 //! P4Info from a compiled program: every table (match fields, action refs, const default,
 //! implementation, direct resources, const-ness), action (parameters), action profile and
-//! selector, counter, direct counter, meter, direct meter, register, digest and `@controller_header`
-//! header, named as bf-p4c's P4Runtime output names them (`SwitchIngress.ipv4_lpm`; with several
+//! selector, counter, direct counter, meter, direct meter, register, digest, parser value set
+//! (its element's fields as exact match fields, as p4c lists a set without `@match`) and
+//! `@controller_header` header, named as bf-p4c's P4Runtime output names them (`SwitchIngress.ipv4_lpm`; with several
 //! pipelines, prefixed by the pipeline: `pipe0.SwitchIngress.ipv4_lpm`) and numbered as
 //! [`super::ids`] says.
 //!
@@ -273,6 +274,11 @@ pub fn generate_with_ids(
             .filter(|n| prog.pipelines[n.0].registers[n.1].direct_table.is_none())
             .collect(),
     );
+    let value_sets = Kind::new(
+        &mut alloc,
+        prefix::VALUE_SET,
+        names(prog, |p| &p.value_sets, |v| &v.name),
+    );
     let digests = Kind::new(
         &mut alloc,
         prefix::DIGEST,
@@ -390,6 +396,10 @@ pub fn generate_with_ids(
             index_type_name: None,
         });
     }
+    for (p, i, name, id) in value_sets.iter() {
+        info.value_sets
+            .push(value_set(&prog.pipelines[p].value_sets[i], name, id));
+    }
     let mut structs = BTreeMap::new();
     for (p, i, name, id) in digests.iter() {
         let d = &prog.pipelines[p].digests[i];
@@ -439,6 +449,29 @@ pub fn generate_with_ids(
         });
     }
     info
+}
+
+/// A parser value set: one exact match field per field of its element type (`f1` for a
+/// `bit<W>` set), numbered from 1.
+fn value_set(v: &ir::ValueSet, name: &str, id: u32) -> pi::ValueSet {
+    pi::ValueSet {
+        preamble: preamble(id, name),
+        r#match: v
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(k, (f, w))| pi::MatchField {
+                id: k as u32 + 1,
+                name: f.clone(),
+                bitwidth: i32::from(*w),
+                r#match: Some(pi::match_field::Match::MatchType(
+                    match_type(MatchKind::Exact) as i32,
+                )),
+                ..Default::default()
+            })
+            .collect(),
+        size: i32::try_from(v.size).unwrap_or(i32::MAX),
+    }
 }
 
 /// The direct counter and meter ids bound to table `t` of pipeline `p`.

@@ -5,13 +5,13 @@
 //! what pisa does not model: UNIMPLEMENTED).
 
 use pipeline::externs::meter::MeterConfig;
-use pipeline::ir::MatchKind;
+use pipeline::ir::{KeyMatch, MatchKind, Value};
 
-use super::codec::{key_match, to_pisa_priority, to_value, P4Error};
+use super::codec::{key_match, mask, to_pisa_priority, to_value, P4Error};
 use super::device::{Keys, Op, Params, Query};
 use super::proto::p4::config::v1::action_ref::Scope;
 use super::proto::p4::v1 as p4v1;
-use super::schema::{ProfileInfo, Schema, TableInfo};
+use super::schema::{ProfileInfo, Schema, TableInfo, ValueSetInfo};
 use pipeline::table::profile::EntryRef;
 
 use p4v1::entity::Entity as E;
@@ -540,6 +540,7 @@ pub fn update_op(s: &Schema, u: &p4v1::Update) -> Result<Op, P4Error> {
         Some(E::MeterEntry(m)) => meter_op(s, kind, m),
         Some(E::DirectMeterEntry(m)) => direct_meter_op(s, kind, m),
         Some(E::ActionProfileGroup(g)) => group_op(s, kind, g),
+        Some(E::ValueSetEntry(v)) => value_set_op(s, kind, v),
         Some(E::CounterEntry(_)) | Some(E::DirectCounterEntry(_)) => Err(P4Error::unimplemented(
             "writing counter values (pisa resets counters through pisa ctl)",
         )),
@@ -548,6 +549,98 @@ pub fn update_op(s: &Schema, u: &p4v1::Update) -> Result<Op, P4Error> {
         )),
         None => Err(P4Error::invalid("update without an entity")),
     }
+}
+
+fn value_set(s: &Schema, id: u32) -> Result<&ValueSetInfo, P4Error> {
+    s.value_sets
+        .get(&id)
+        .ok_or_else(|| P4Error::not_found(format!("no value set with id {id:#x}")))
+}
+
+/// A value set write: MODIFY only, the members replace the set's contents (an empty list
+/// clears it), as the specification defines value set updates.
+fn value_set_op(s: &Schema, kind: U, v: &p4v1::ValueSetEntry) -> Result<Op, P4Error> {
+    let info = value_set(s, v.value_set_id)?;
+    if kind != U::Modify {
+        return Err(P4Error::invalid(format!(
+            "value set `{}`: value set entries are written with MODIFY only (the members \
+             replace the set's contents), not {}",
+            info.name,
+            kind.as_str_name()
+        )));
+    }
+    if v.members.len() > info.size as usize {
+        return Err(P4Error::new(
+            tonic::Code::ResourceExhausted,
+            format!(
+                "value set `{}` holds {} members, the write gives {}",
+                info.name,
+                info.size,
+                v.members.len()
+            ),
+        ));
+    }
+    let mut members: Vec<Vec<(Value, Value)>> = Vec::with_capacity(v.members.len());
+    for m in &v.members {
+        let fields = value_set_member(info, m)?;
+        if members.contains(&fields) {
+            return Err(P4Error::invalid(format!(
+                "value set `{}`: a member is given twice",
+                info.name
+            )));
+        }
+        members.push(fields);
+    }
+    Ok(Op::ValueSetReplace {
+        set: info.name.clone(),
+        members,
+    })
+}
+
+/// One member: a value and mask per field, in the set's field order.
+fn value_set_member(
+    info: &ValueSetInfo,
+    m: &p4v1::ValueSetMember,
+) -> Result<Vec<(Value, Value)>, P4Error> {
+    let mut out = Vec::with_capacity(info.fields.len());
+    for f in &info.fields {
+        let mut given = m.r#match.iter().filter(|x| x.field_id == f.id);
+        let field = match (given.next(), given.next()) {
+            (Some(_), Some(_)) => {
+                return Err(P4Error::invalid(format!(
+                    "value set `{}`: field `{}` is given twice",
+                    info.name, f.name
+                )))
+            }
+            (Some(x), None) => match key_match(f, x)? {
+                KeyMatch::Exact(v) => (v, mask(f.width)),
+                KeyMatch::Ternary { value, mask } => (value, mask),
+                _ => return Err(P4Error::unimplemented(format!(
+                    "value set `{}`: field `{}` matches by {}; value sets match exact or ternary",
+                    info.name, f.name, f.kind
+                ))),
+            },
+            (None, _) if f.kind == MatchKind::Ternary => (0, 0),
+            (None, _) => {
+                return Err(P4Error::invalid(format!(
+                    "value set `{}`: exact field `{}` is missing",
+                    info.name, f.name
+                )))
+            }
+        };
+        out.push(field);
+    }
+    if let Some(x) = m
+        .r#match
+        .iter()
+        .find(|x| !info.fields.iter().any(|f| f.id == x.field_id))
+    {
+        return Err(P4Error::invalid(format!(
+            "value set `{}` has no field with id {}",
+            info.name, x.field_id
+        )));
+    }
+    Ok(out)
 }
 
 fn index_of(i: &Option<p4v1::Index>, size: u32, what: &str) -> Result<Option<u32>, P4Error> {
@@ -693,6 +786,16 @@ pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
                 })
                 .collect())
         }
+        Some(E::ValueSetEntry(v)) => Ok(match v.value_set_id {
+            0 => s
+                .value_sets
+                .keys()
+                .map(|&set| Query::ValueSet { set })
+                .collect(),
+            id => vec![Query::ValueSet {
+                set: value_set(s, id)?.id,
+            }],
+        }),
         Some(E::PacketReplicationEngineEntry(p)) => match &p.r#type {
             Some(T::MulticastGroupEntry(g)) => Ok(vec![Query::McGroups {
                 mgid: match g.multicast_group_id {

@@ -81,6 +81,15 @@ pub struct ProfileInfo {
     pub with_selector: bool,
 }
 
+/// A parser value set: its fields (as match fields) and how many members it holds.
+#[derive(Debug, Clone)]
+pub struct ValueSetInfo {
+    pub id: u32,
+    pub name: String,
+    pub fields: Vec<FieldInfo>,
+    pub size: u32,
+}
+
 /// A controller header's metadata fields (id, name, width), in header order.
 #[derive(Debug, Clone, Default)]
 pub struct HeaderInfo {
@@ -103,6 +112,7 @@ pub struct Schema {
     /// Direct meter id → table id.
     pub direct_meters: BTreeMap<u32, u32>,
     pub profiles: BTreeMap<u32, ProfileInfo>,
+    pub value_sets: BTreeMap<u32, ValueSetInfo>,
     /// Digest id → name.
     pub digests: BTreeMap<u32, String>,
     pub packet_in: Option<HeaderInfo>,
@@ -227,6 +237,29 @@ impl Schema {
         for d in &info.direct_meters {
             let (id, _) = name_of(&d.preamble);
             s.direct_meters.insert(id, d.direct_table_id);
+        }
+        for v in &info.value_sets {
+            let (id, name) = name_of(&v.preamble);
+            let fields = v
+                .r#match
+                .iter()
+                .map(|m| FieldInfo {
+                    id: m.id,
+                    name: m.name.clone(),
+                    width: width(m.bitwidth),
+                    kind: kind_of(m),
+                })
+                .collect();
+            let size = u32::try_from(v.size).unwrap_or(0);
+            s.value_sets.insert(
+                id,
+                ValueSetInfo {
+                    id,
+                    name,
+                    fields,
+                    size,
+                },
+            );
         }
         for d in &info.digests {
             let (id, name) = name_of(&d.preamble);
