@@ -1052,6 +1052,30 @@ async fn action_profile_members_groups_and_entries() {
         "{:?}",
         details(&st)
     );
+    // Configurations read back: the written cell as written, the others unconfigured; a
+    // MODIFY without a config takes the cell back to unconfigured.
+    let cell = |index: i64| {
+        E::MeterEntry(p4v1::MeterEntry {
+            meter_id,
+            index: Some(p4v1::Index { index }),
+            config: None,
+        })
+    };
+    assert_eq!(read(&mut c, cell(1)).await, vec![meter(1, 100, 200)]);
+    assert_eq!(read(&mut c, cell(2)).await, vec![cell(2)]);
+    let all = read(
+        &mut c,
+        E::MeterEntry(p4v1::MeterEntry {
+            meter_id,
+            ..Default::default()
+        }),
+    )
+    .await;
+    assert_eq!(all.len() as i64, info.meters[0].size);
+    c.write(write(1, vec![update(Modify, cell(1))]))
+        .await
+        .unwrap();
+    assert_eq!(read(&mut c, cell(1)).await, vec![cell(1)]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1171,6 +1195,30 @@ async fn writes_reach_every_pipe_thread_and_counters_sum_over_them() {
             other => panic!("{other:?}"),
         }
     }
+    // A written counter value reads back as written, not once per pipe.
+    let cell = |index: i64, data: Option<p4v1::CounterData>| {
+        E::CounterEntry(p4v1::CounterEntry {
+            counter_id: ctr,
+            index: Some(p4v1::Index { index }),
+            data,
+        })
+    };
+    let data = p4v1::CounterData {
+        byte_count: 6400,
+        packet_count: 100,
+    };
+    c.write(write(1, vec![update(Modify, cell(129, Some(data)))]))
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&mut c, cell(129, None)).await,
+        vec![cell(129, Some(data))]
+    );
+    let st = c
+        .write(write(1, vec![update(Insert, cell(1, Some(data)))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32);
     // Entries read back once, not once per instance.
     let mac_t = table(&info, "SwitchIngress.mac_dst").preamble.unwrap().id;
     let entries = read(
@@ -1360,5 +1408,103 @@ async fn value_sets_write_read_and_steer_the_parser() {
     assert_eq!(
         read(&mut c, entry(&tags, vec![])).await,
         vec![entry(&tags, vec![])]
+    );
+}
+
+/// Direct counters written and read, direct meters configured, read back and reset
+/// (control/tests/data/direct_resources.p4); a RED frame is dropped by the program.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direct_counter_and_meter_cells() {
+    let mut r = rig_of(compiled("tests/data/direct_resources.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let fwd = table(&info, "Ig.fwd").preamble.unwrap().id;
+    let dst = [2, 0, 0, 0, 0, 2];
+    let key = p4v1::TableEntry {
+        table_id: fwd,
+        r#match: vec![fm(
+            1,
+            F::Exact(p4v1::field_match::Exact {
+                value: dst.to_vec(),
+            }),
+        )],
+        ..Default::default()
+    };
+    let entry = p4v1::TableEntry {
+        action: action(&info, "Ig.send", &[&[2]]),
+        ..key.clone()
+    };
+    c.write(write(1, vec![update(Insert, E::TableEntry(entry))]))
+        .await
+        .unwrap();
+    let counter = |data: Option<p4v1::CounterData>| {
+        E::DirectCounterEntry(p4v1::DirectCounterEntry {
+            table_entry: Some(key.clone()),
+            data,
+        })
+    };
+    let meter = |config: Option<p4v1::MeterConfig>| {
+        E::DirectMeterEntry(p4v1::DirectMeterEntry {
+            table_entry: Some(key.clone()),
+            config,
+        })
+    };
+    // Unconfigured: GREEN, forwarded and counted.
+    send(&mut r.hosts[0], &frame(dst));
+    assert_eq!(recv(&mut r.hosts[1])[..6], dst);
+    let one = match &read(&mut c, counter(None)).await[..] {
+        [E::DirectCounterEntry(e)] => e.data.unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(one.packet_count, 1);
+    let set = p4v1::CounterData {
+        byte_count: 1000,
+        packet_count: 10,
+    };
+    c.write(write(1, vec![update(Modify, counter(Some(set)))]))
+        .await
+        .unwrap();
+    let got = read(&mut c, counter(None)).await;
+    assert!(
+        matches!(&got[..], [E::DirectCounterEntry(e)] if e.data == Some(set)),
+        "{got:?}"
+    );
+    // A meter with no tokens at all: every frame RED, dropped by the program.
+    let empty = p4v1::MeterConfig {
+        cir: 1,
+        cburst: 0,
+        pir: 1,
+        pburst: 0,
+    };
+    c.write(write(1, vec![update(Modify, meter(Some(empty)))]))
+        .await
+        .unwrap();
+    let got = read(&mut c, meter(None)).await;
+    assert!(
+        matches!(&got[..], [E::DirectMeterEntry(e)] if e.config == Some(empty)),
+        "{got:?}"
+    );
+    let wild = E::DirectMeterEntry(p4v1::DirectMeterEntry::default());
+    assert_eq!(read(&mut c, wild).await.len(), 1);
+    send(&mut r.hosts[0], &frame(dst));
+    // Reset: unconfigured again, frames pass; the RED one never arrived.
+    c.write(write(1, vec![update(Modify, meter(None))]))
+        .await
+        .unwrap();
+    let got = read(&mut c, meter(None)).await;
+    assert!(
+        matches!(&got[..], [E::DirectMeterEntry(e)] if e.config.is_none()),
+        "{got:?}"
+    );
+    let next = [2, 0, 0, 0, 0, 2];
+    let mut marked = frame(next);
+    marked[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 0x77]);
+    send(&mut r.hosts[0], &marked);
+    assert_eq!(recv(&mut r.hosts[1])[6..12], [2, 0, 0, 0, 0, 0x77]);
+    let got = read(&mut c, counter(None)).await;
+    assert!(
+        matches!(&got[..], [E::DirectCounterEntry(e)] if e.data.unwrap().packet_count == 12),
+        "the RED frame and the last one counted: {got:?}"
     );
 }

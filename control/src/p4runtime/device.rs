@@ -8,6 +8,7 @@
 //! sessions with one port (both directions; `packet_length_bytes` truncates). A value set entry
 //! is written whole (MODIFY replaces every member, on every pipe) and read from the first pipe.
 
+use pipeline::api::cells::Cell;
 use pipeline::api::{CounterValue, PipeSel};
 use pipeline::externs::meter::MeterConfig;
 use pipeline::ir::{KeyMatch, Value};
@@ -15,6 +16,7 @@ use pipeline::switch::Switch;
 use pipeline::table::profile::EntryRef;
 use pipeline::tm::mirror::{MirrorDest, MirrorDirection, MirrorSession};
 
+use super::cells;
 use super::codec::{self, field_match, from_pisa_priority, from_value, P4Error};
 use super::proto::p4::v1 as p4v1;
 use super::schema::{IndexedInfo, Schema, TableInfo, ValueSetInfo};
@@ -106,27 +108,42 @@ pub enum Op {
         profile: String,
         group: u32,
     },
-    /// Cells `indexes` of an indexed meter.
+    /// Cells `indexes` of an indexed meter configured (`None`: back to unconfigured).
     MeterSet {
         name: String,
         indexes: std::ops::Range<u32>,
-        cfg: MeterConfig,
+        cfg: Option<MeterConfig>,
+    },
+    /// Cells `indexes` of an indexed counter set.
+    CounterWrite {
+        name: String,
+        indexes: std::ops::Range<u32>,
+        packets: u64,
+        bytes: u64,
+    },
+    /// The direct counter of one entry set.
+    DirectCounterWrite {
+        table: String,
+        keys: Keys,
+        priority: Option<u32>,
+        packets: u64,
+        bytes: u64,
     },
     /// A parser value set's members replaced (per member, a value and mask per field).
     ValueSetReplace {
         set: String,
         members: Vec<Vec<(Value, Value)>>,
     },
-    /// The direct meter of one entry.
+    /// The direct meter of one entry configured (`None`: back to unconfigured).
     DirectMeterSet {
         table: String,
         keys: Keys,
         priority: Option<u32>,
-        cfg: MeterConfig,
+        cfg: Option<MeterConfig>,
     },
 }
 
-fn refs(v: &[(String, KeyMatch)]) -> Vec<(&str, KeyMatch)> {
+pub(super) fn refs(v: &[(String, KeyMatch)]) -> Vec<(&str, KeyMatch)> {
     v.iter().map(|(n, k)| (n.as_str(), *k)).collect()
 }
 
@@ -298,8 +315,8 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             Ok(sw.profile_group_set(all, profile, *group, members)?)
         }
         Op::MeterSet { name, indexes, cfg } => {
-            for i in indexes.clone() {
-                sw.meter_set(all, name, i, *cfg)?;
+            for index in indexes.clone() {
+                cells::meter_write(sw, Cell::Index { name, index }, *cfg)?;
             }
             Ok(())
         }
@@ -308,7 +325,41 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             keys,
             priority,
             cfg,
-        } => Ok(sw.direct_meter_set(all, table, &refs(keys), *priority, *cfg)?),
+        } => {
+            let keys = refs(keys);
+            let cell = Cell::Direct {
+                table,
+                keys: &keys,
+                priority: *priority,
+            };
+            cells::meter_write(sw, cell, *cfg)
+        }
+        Op::CounterWrite {
+            name,
+            indexes,
+            packets,
+            bytes,
+        } => {
+            for index in indexes.clone() {
+                cells::counter_write(sw, Cell::Index { name, index }, *packets, *bytes)?;
+            }
+            Ok(())
+        }
+        Op::DirectCounterWrite {
+            table,
+            keys,
+            priority,
+            packets,
+            bytes,
+        } => {
+            let keys = refs(keys);
+            let cell = Cell::Direct {
+                table,
+                keys: &keys,
+                priority: *priority,
+            };
+            cells::counter_write(sw, cell, *packets, *bytes)
+        }
         Op::GroupDelete { profile, group } => Ok(sw.profile_group_delete(all, profile, *group)?),
         Op::ValueSetReplace { set, members } => value_set_replace(sw, set, members),
         Op::CloneDelete { id } => {
@@ -417,6 +468,16 @@ pub enum Query {
         profile: u32,
         group: Option<u32>,
     },
+    /// Configurations of an indexed meter's cells (all, or one).
+    Meter {
+        meter: u32,
+        index: Option<u32>,
+    },
+    /// Direct meter configurations of one table's entries (all, or the one with this key).
+    DirectMeter {
+        table: u32,
+        key: Option<(Keys, Option<u32>)>,
+    },
     /// Members of a parser value set.
     ValueSet {
         set: u32,
@@ -439,7 +500,7 @@ fn owned_sum(cells: &[CounterValue], owns: u8) -> p4v1::CounterData {
     d
 }
 
-fn table_entity(
+pub(super) fn table_entity(
     s: &Schema,
     t: &TableInfo,
     e: &pipeline::api::TableEntry,
@@ -506,7 +567,7 @@ fn plain_action(
     })
 }
 
-fn entity(e: p4v1::entity::Entity) -> p4v1::Entity {
+pub(super) fn entity(e: p4v1::entity::Entity) -> p4v1::Entity {
     p4v1::Entity { entity: Some(e) }
 }
 
@@ -515,7 +576,7 @@ fn key_eq(e: &pipeline::api::TableEntry, keys: &[(String, KeyMatch)]) -> bool {
         .all(|(n, k)| e.keys.iter().any(|(en, ek)| en == n && ek == k))
 }
 
-fn entries_of(
+pub(super) fn entries_of(
     sw: &Switch,
     t: &TableInfo,
     key: &Option<(Keys, Option<u32>)>,
@@ -698,6 +759,7 @@ pub fn read(sw: &Switch, owns: u8, s: &Schema, q: &Query) -> Result<Vec<p4v1::En
                 })));
             }
         }
+        Query::Meter { .. } | Query::DirectMeter { .. } => out = cells::read_meters(sw, s, q)?,
         Query::ValueSet { set } => {
             let v = &s.value_sets[set];
             out.push(entity(E::ValueSetEntry(value_set_entity(sw, v)?)));

@@ -8,6 +8,7 @@
 //! controller-header codec of packet I/O ([`packet_io`]).
 
 pub mod arbitration;
+pub mod cells;
 pub mod codec;
 pub mod device;
 pub mod format;

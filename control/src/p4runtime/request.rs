@@ -4,9 +4,9 @@
 //! match, action or value: INVALID_ARGUMENT; writes to const tables: PERMISSION_DENIED;
 //! what pisa does not model: UNIMPLEMENTED).
 
-use pipeline::externs::meter::MeterConfig;
 use pipeline::ir::{KeyMatch, MatchKind, Value};
 
+use super::cells;
 use super::codec::{key_match, mask, to_pisa_priority, to_value, P4Error};
 use super::device::{Keys, Op, Params, Query};
 use super::proto::p4::config::v1::action_ref::Scope;
@@ -17,7 +17,7 @@ use pipeline::table::profile::EntryRef;
 use p4v1::entity::Entity as E;
 use p4v1::update::Type as U;
 
-fn table(s: &Schema, id: u32) -> Result<&TableInfo, P4Error> {
+pub(super) fn table(s: &Schema, id: u32) -> Result<&TableInfo, P4Error> {
     s.tables
         .get(&id)
         .ok_or_else(|| P4Error::not_found(format!("no table with id {id:#x}")))
@@ -458,74 +458,6 @@ fn register_op(s: &Schema, kind: U, e: &p4v1::RegisterEntry) -> Result<Op, P4Err
     })
 }
 
-fn meter_config(c: Option<&p4v1::MeterConfig>) -> Result<MeterConfig, P4Error> {
-    let c = c.ok_or_else(|| {
-        P4Error::unimplemented("resetting a meter to unconfigured: give a config")
-    })?;
-    let u = |v: i64, what: &str| {
-        u64::try_from(v).map_err(|_| P4Error::invalid(format!("meter {what} {v} is negative")))
-    };
-    let cfg = MeterConfig {
-        cir: u(c.cir, "cir")?,
-        cbs: u(c.cburst, "cburst")?,
-        pir: u(c.pir, "pir")?,
-        pbs: u(c.pburst, "pburst")?,
-    };
-    if cfg.pir < cfg.cir {
-        return Err(P4Error::invalid(format!(
-            "meter pir {} is below cir {}",
-            cfg.pir, cfg.cir
-        )));
-    }
-    Ok(cfg)
-}
-
-fn meter_op(s: &Schema, kind: U, m: &p4v1::MeterEntry) -> Result<Op, P4Error> {
-    let info = s
-        .meters
-        .get(&m.meter_id)
-        .ok_or_else(|| P4Error::not_found(format!("no meter with id {:#x}", m.meter_id)))?;
-    if kind != U::Modify {
-        return Err(P4Error::invalid(format!(
-            "meter `{}`: meters can only be modified",
-            info.name
-        )));
-    }
-    let indexes = match index_of(&m.index, info.size, &info.name)? {
-        Some(i) => i..i + 1,
-        None => 0..info.size,
-    };
-    Ok(Op::MeterSet {
-        name: info.name.clone(),
-        indexes,
-        cfg: meter_config(m.config.as_ref())?,
-    })
-}
-
-fn direct_meter_op(s: &Schema, kind: U, m: &p4v1::DirectMeterEntry) -> Result<Op, P4Error> {
-    if kind != U::Modify {
-        return Err(P4Error::invalid("direct meters can only be modified"));
-    }
-    let e = m
-        .table_entry
-        .as_ref()
-        .ok_or_else(|| P4Error::invalid("direct meter entry without a table entry"))?;
-    let t = table(s, e.table_id)?;
-    if !s.direct_meters.values().any(|tid| *tid == t.id) {
-        return Err(P4Error::invalid(format!(
-            "table `{}` has no direct meter",
-            t.name
-        )));
-    }
-    let (keys, priority) = entry_key(t, e)?;
-    Ok(Op::DirectMeterSet {
-        table: t.name.clone(),
-        keys,
-        priority,
-        cfg: meter_config(m.config.as_ref())?,
-    })
-}
-
 /// One update of a Write as a switch operation.
 pub fn update_op(s: &Schema, u: &p4v1::Update) -> Result<Op, P4Error> {
     let kind = U::try_from(u.r#type).unwrap_or(U::Unspecified);
@@ -537,13 +469,12 @@ pub fn update_op(s: &Schema, u: &p4v1::Update) -> Result<Op, P4Error> {
         Some(E::PacketReplicationEngineEntry(e)) => pre_op(kind, e),
         Some(E::RegisterEntry(e)) => register_op(s, kind, e),
         Some(E::ActionProfileMember(m)) => member_op(s, kind, m),
-        Some(E::MeterEntry(m)) => meter_op(s, kind, m),
-        Some(E::DirectMeterEntry(m)) => direct_meter_op(s, kind, m),
+        Some(E::MeterEntry(m)) => cells::meter_op(s, kind, m),
+        Some(E::DirectMeterEntry(m)) => cells::direct_meter_op(s, kind, m),
         Some(E::ActionProfileGroup(g)) => group_op(s, kind, g),
         Some(E::ValueSetEntry(v)) => value_set_op(s, kind, v),
-        Some(E::CounterEntry(_)) | Some(E::DirectCounterEntry(_)) => Err(P4Error::unimplemented(
-            "writing counter values (pisa resets counters through pisa ctl)",
-        )),
+        Some(E::CounterEntry(c)) => cells::counter_op(s, kind, c),
+        Some(E::DirectCounterEntry(c)) => cells::direct_counter_op(s, kind, c),
         Some(_) => Err(P4Error::unimplemented(
             "this entity type is not served over P4Runtime yet (see docs/p4runtime.md)",
         )),
@@ -615,10 +546,12 @@ fn value_set_member(
             (Some(x), None) => match key_match(f, x)? {
                 KeyMatch::Exact(v) => (v, mask(f.width)),
                 KeyMatch::Ternary { value, mask } => (value, mask),
-                _ => return Err(P4Error::unimplemented(format!(
+                _ => {
+                    return Err(P4Error::unimplemented(format!(
                     "value set `{}`: field `{}` matches by {}; value sets match exact or ternary",
                     info.name, f.name, f.kind
-                ))),
+                )))
+                }
             },
             (None, _) if f.kind == MatchKind::Ternary => (0, 0),
             (None, _) => {
@@ -643,7 +576,11 @@ fn value_set_member(
     Ok(out)
 }
 
-fn index_of(i: &Option<p4v1::Index>, size: u32, what: &str) -> Result<Option<u32>, P4Error> {
+pub(super) fn index_of(
+    i: &Option<p4v1::Index>,
+    size: u32,
+    what: &str,
+) -> Result<Option<u32>, P4Error> {
     match i {
         None => Ok(None),
         Some(ix) => u32::try_from(ix.index)
@@ -659,7 +596,7 @@ fn index_of(i: &Option<p4v1::Index>, size: u32, what: &str) -> Result<Option<u32
     }
 }
 
-fn table_filter(
+pub(super) fn table_filter(
     t: &TableInfo,
     e: &p4v1::TableEntry,
 ) -> Result<Option<(Keys, Option<u32>)>, P4Error> {
@@ -786,6 +723,8 @@ pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
                 })
                 .collect())
         }
+        Some(E::MeterEntry(m)) => cells::meter_query(s, m),
+        Some(E::DirectMeterEntry(m)) => cells::direct_meter_query(s, m),
         Some(E::ValueSetEntry(v)) => Ok(match v.value_set_id {
             0 => s
                 .value_sets

@@ -6,6 +6,7 @@
 //! bare `forward` when unambiguous. Key fields and action parameters are named too. Every
 //! request targets all pipes that run the object's pipeline ([`PipeSel::All`]) or one pipe.
 
+pub mod cells;
 mod error;
 pub mod filters;
 mod names;

@@ -25,7 +25,12 @@ pub struct CounterValue {
     pub bytes: u64,
 }
 
-fn check_index(kind: &'static str, name: &str, index: u32, size: u32) -> Result<(), ApiError> {
+pub(super) fn check_index(
+    kind: &'static str,
+    name: &str,
+    index: u32,
+    size: u32,
+) -> Result<(), ApiError> {
     if index >= size {
         return Err(ApiError::IndexOutOfRange {
             kind,
@@ -160,7 +165,7 @@ impl Switch {
         Ok(self.pipes[p].rt.register_params[i])
     }
 
-    fn counter_ref(&self, name: &str) -> Result<(usize, usize), ApiError> {
+    pub(super) fn counter_ref(&self, name: &str) -> Result<(usize, usize), ApiError> {
         self.resolve_name("counter", name, |p| {
             p.counters.iter().map(|c| c.name.as_str())
         })
@@ -251,7 +256,7 @@ impl Switch {
         Ok(())
     }
 
-    fn meter_ref(&self, name: &str) -> Result<(usize, usize), ApiError> {
+    pub(super) fn meter_ref(&self, name: &str) -> Result<(usize, usize), ApiError> {
         self.resolve_name("meter", name, |p| p.meters.iter().map(|m| m.name.as_str()))
     }
 
