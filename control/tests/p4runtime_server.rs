@@ -1508,3 +1508,98 @@ async fn direct_counter_and_meter_cells() {
         "the RED frame and the last one counted: {got:?}"
     );
 }
+
+/// ROLLBACK_ON_ERROR and DATAPLANE_ATOMIC: a batch applies whole or not at all; the failing
+/// update carries its own error, the others ABORTED, and nothing of the batch stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn atomic_batches_apply_whole_or_not_at_all() {
+    use p4v1::write_request::Atomicity;
+    let r = rig();
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let mac_t = table(&info, "SwitchIngress.mac_dst").preamble.unwrap().id;
+    let entries = |c: &mut P4RuntimeClient<Channel>| {
+        let e = E::TableEntry(p4v1::TableEntry {
+            table_id: mac_t,
+            ..Default::default()
+        });
+        let mut c = c.clone();
+        async move { read(&mut c, e).await.len() }
+    };
+    let a = E::TableEntry(mac_entry(&info, [2, 0, 0, 0, 0, 0xa], 1));
+    let b = E::TableEntry(mac_entry(&info, [2, 0, 0, 0, 0, 0xb], 2));
+    c.write(write(1, vec![update(Insert, a.clone())]))
+        .await
+        .unwrap();
+    for atomicity in [Atomicity::RollbackOnError, Atomicity::DataplaneAtomic] {
+        // b is new (applies, then is undone), a exists already (fails on the switch), and
+        // deleting b (never there before) would only pass after b's insert.
+        let req = p4v1::WriteRequest {
+            atomicity: atomicity as i32,
+            ..write(
+                1,
+                vec![
+                    update(Insert, b.clone()),
+                    update(Insert, a.clone()),
+                    update(Delete, b.clone()),
+                ],
+            )
+        };
+        let st = c.write(req).await.unwrap_err();
+        let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+        assert_eq!(
+            codes,
+            vec![
+                Code::Aborted as i32,
+                Code::AlreadyExists as i32,
+                Code::Aborted as i32
+            ],
+            "{atomicity:?}: {:?}",
+            details(&st)
+        );
+        assert_eq!(entries(&mut c).await, 1, "{atomicity:?}: only a stays");
+        // A refusal before the switch (an unknown table) stops the whole batch too.
+        let mut bad = mac_entry(&info, [2, 0, 0, 0, 0, 0xc], 3);
+        bad.table_id = 0x0200_0001;
+        let req = p4v1::WriteRequest {
+            atomicity: atomicity as i32,
+            ..write(
+                1,
+                vec![
+                    update(Insert, b.clone()),
+                    update(Insert, E::TableEntry(bad)),
+                ],
+            )
+        };
+        let st = c.write(req).await.unwrap_err();
+        let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+        assert_eq!(
+            codes,
+            vec![Code::Aborted as i32, Code::NotFound as i32],
+            "{atomicity:?}"
+        );
+        assert_eq!(entries(&mut c).await, 1);
+    }
+    // A batch that succeeds applies whole.
+    let req = p4v1::WriteRequest {
+        atomicity: Atomicity::RollbackOnError as i32,
+        ..write(
+            1,
+            vec![update(Insert, b.clone()), update(Delete, a.clone())],
+        )
+    };
+    c.write(req).await.unwrap();
+    let got = read(
+        &mut c,
+        E::TableEntry(p4v1::TableEntry {
+            table_id: mac_t,
+            ..Default::default()
+        }),
+    )
+    .await;
+    assert_eq!(got.len(), 1);
+    assert!(
+        matches!(&got[0], E::TableEntry(e) if e.r#match == mac_entry(&info, [2, 0, 0, 0, 0, 0xb], 2).r#match)
+    );
+}

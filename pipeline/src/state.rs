@@ -13,7 +13,7 @@ use crate::table::MatchTable;
 
 /// One table of one pipe: its entries, its current default action, and how often a lookup
 /// hit or missed (`Cell`s: the executor holds the table state shared while it runs a packet).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct TableState {
     pub table: MatchTable,
     pub default: ActionCall,
@@ -78,7 +78,7 @@ impl ValueSetState {
 }
 
 /// Mutable run-time state that actions touch while tables are read.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PipeRuntime {
     pub registers: Vec<RegisterState>,
     pub register_params: Vec<Value>,
@@ -96,7 +96,7 @@ pub struct PipeRuntime {
 }
 
 /// Everything one hardware pipe owns.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PipeState {
     /// Index into `Program::pipelines` this pipe runs.
     pub pipeline: usize,

@@ -7,6 +7,7 @@
 //! request targets all pipes that run the object's pipeline ([`PipeSel::All`]) or one pipe.
 
 pub mod cells;
+pub mod control_state;
 mod error;
 pub mod filters;
 mod names;

@@ -343,6 +343,45 @@ impl Service {
 }
 
 /// Runs `f` on every switch instance on its thread (outside the async runtime's workers).
+/// The error of an update of an atomic batch that was not applied, or was undone, because
+/// another update of the batch failed.
+fn rolled_back() -> P4Error {
+    P4Error::new(
+        Code::Aborted,
+        "not applied: another update of this atomic batch failed, and the batch was rolled back",
+    )
+}
+
+impl Service {
+    /// Applies `ops` on every switch instance, one call per instance between two packets;
+    /// `atomic`: when one fails, the instance's control state is put back as it was, so
+    /// packets see all of the batch or none of it. The results are the first instance's
+    /// (every instance holds the same control state).
+    async fn apply_ops(
+        &self,
+        ops: Vec<Op>,
+        atomic: bool,
+    ) -> Result<Vec<Result<(), P4Error>>, Status> {
+        if ops.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ops = Arc::new(ops);
+        let per_instance = on_switch(self.shared.handle.clone(), move |sw, _| {
+            let before = atomic.then(|| sw.control_state());
+            let results: Vec<_> = ops.iter().map(|op| device::apply(sw, op)).collect();
+            if let Some(before) = before.filter(|_| results.iter().any(|r| r.is_err())) {
+                sw.restore_control_state(before);
+            }
+            results
+        })
+        .await?;
+        per_instance
+            .into_iter()
+            .next()
+            .ok_or_else(|| Status::unavailable("the switch has no running instance"))
+    }
+}
+
 async fn on_switch<R: Send + 'static>(
     h: SwitchHandle,
     f: impl Fn(&mut Switch, u8) -> R + Send + Sync + 'static,
@@ -366,12 +405,29 @@ impl P4Runtime for Service {
         self.check_device(req.device_id)?;
         Self::check_role(&req.role)?;
         self.check_primary(&req.election_id)?;
-        if req.atomicity != Atomicity::ContinueOnError as i32 {
-            return Err(Status::unimplemented(
-                "only CONTINUE_ON_ERROR batches are supported",
-            ));
-        }
+        let atomic = match Atomicity::try_from(req.atomicity) {
+            Ok(Atomicity::ContinueOnError) => false,
+            Ok(Atomicity::RollbackOnError | Atomicity::DataplaneAtomic) => true,
+            Err(_) => {
+                return Err(Status::invalid_argument(format!(
+                    "unknown atomicity {}",
+                    req.atomicity
+                )))
+            }
+        };
         let pipeline = self.pipeline()?;
+        // An atomic batch puts the digest configurations back too when it fails.
+        let digests_before = if atomic {
+            Some(
+                self.shared
+                    .digests
+                    .lock()
+                    .map_err(|_| Status::internal("digest state poisoned"))?
+                    .clone(),
+            )
+        } else {
+            None
+        };
         // Each update: answered here (digest configurations live in the server, refusals of
         // the checks), or an operation for the switch.
         enum Step {
@@ -393,36 +449,36 @@ impl P4Runtime for Service {
                 },
             )
             .collect();
-        let ops: Arc<Vec<Op>> = Arc::new(
-            steps
-                .iter()
-                .filter_map(|s| match s {
-                    Step::Switch(op) => Some(op.clone()),
-                    Step::Done(_) => None,
-                })
-                .collect(),
-        );
-        let run = ops.clone();
-        let per_instance = on_switch(self.shared.handle.clone(), move |sw, _| {
-            run.iter()
-                .map(|op| device::apply(sw, op))
-                .collect::<Vec<_>>()
-        })
-        .await?;
-        let mut applied = per_instance
-            .into_iter()
-            .next()
-            .ok_or_else(|| Status::unavailable("the switch has no running instance"))?
-            .into_iter();
-        let results: Vec<Result<(), P4Error>> = steps
+        // An atomic batch with a refused update does not reach the switch at all.
+        let refused = steps.iter().any(|s| matches!(s, Step::Done(Err(_))));
+        let ops: Vec<Op> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Switch(op) if !(atomic && refused) => Some(op.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut applied = self.apply_ops(ops, atomic).await?.into_iter();
+        let mut results: Vec<Result<(), P4Error>> = steps
             .into_iter()
             .map(|s| match s {
                 Step::Done(r) => r,
+                Step::Switch(_) if atomic && refused => Err(rolled_back()),
                 Step::Switch(_) => applied.next().unwrap_or_else(|| {
                     Err(P4Error::new(Code::Internal, "no answer from the switch"))
                 }),
             })
             .collect();
+        if atomic && results.iter().any(|r| r.is_err()) {
+            for r in &mut results {
+                if r.is_ok() {
+                    *r = Err(rolled_back());
+                }
+            }
+            if let (Some(before), Ok(mut now)) = (digests_before, self.shared.digests.lock()) {
+                *now = before;
+            }
+        }
         for (u, r) in req.updates.iter().zip(&results) {
             match r {
                 Ok(()) => tracing::debug!(kind = u.r#type, "p4runtime write"),
