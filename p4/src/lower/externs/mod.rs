@@ -11,6 +11,7 @@ mod hash;
 mod meter;
 mod packet_io;
 mod parser_counter;
+mod parser_priority;
 mod register;
 mod register_action;
 
@@ -84,6 +85,8 @@ pub(crate) enum Kind {
     ParserCounter {
         value: pipeline::ir::FieldRef,
     },
+    /// A `ParserPriority`: accepted, changes nothing (see `parser_priority`).
+    ParserPriority,
     Mirror,
     Resubmit,
     Digest {
@@ -110,8 +113,10 @@ pub(crate) struct ExternInst {
 
 /// Externs TNA declares that pisa does not model, with what they are.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    ("ParserPriority", "parser priorities"),
-    ("SelectorAction", "action selectors"),
+    (
+        "SelectorAction",
+        "stateful actions on an action selector's member bits",
+    ),
     ("MathUnit", "stateful math units"),
     ("Pktgen", "the packet generator"),
     ("Ghost", "ghost threads"),
@@ -220,6 +225,7 @@ static EXTERNS: &[&dyn ExternType] = &[
     &meter::Meters,
     &checksum::Checksums,
     &parser_counter::ParserCounters,
+    &parser_priority::ParserPriorities,
     &filter::Filters,
     &packet_io::PacketIo,
 ];
@@ -465,6 +471,7 @@ impl<'a> Lowerer<'a> {
             Kind::Checksum { .. } => "add, subtract, verify, get, update",
             Kind::Filter { .. } => "execute",
             Kind::ParserCounter { .. } => "set, increment, decrement, is_zero, is_negative",
+            Kind::ParserPriority => "set",
             Kind::Mirror | Kind::Resubmit => "emit",
             Kind::Digest { .. } => "pack",
             Kind::CrcPoly(_) | Kind::ActionProfile { .. } | Kind::TableLayout => "none",

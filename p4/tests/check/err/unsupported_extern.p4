@@ -6,7 +6,10 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
                 in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
-    ParserPriority() prio;
+    ActionProfile(16) ap;
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) h;
+    ActionSelector(ap, h, SelectorMode_t.FAIR, 4, 8) sel;
+    SelectorAction(sel) sa;
     apply { }
 }
 

@@ -1,0 +1,34 @@
+/* ParserPriority: accepted with a warning (pisa's parser never falls behind its input, so a
+   priority changes nothing), set() from a constant and from a 3-bit field. */
+#include "../head.p4inc"
+#define CUSTOM_PARSER
+
+parser IngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
+                     out ingress_intrinsic_metadata_t ig_intr_md) {
+    ParserPriority() prio;
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            0x0800 : parse_ipv4;
+            default : accept;
+        }
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        prio.set(7);
+        prio.set(hdr.ipv4.flags);
+        transition accept;
+    }
+}
+
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    apply { ig_tm_md.ucast_egress_port = 1; }
+}
+
+#include "../tail.p4inc"
