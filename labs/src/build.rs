@@ -58,6 +58,8 @@ pub fn switches(topo: &Topology) -> Result<Vec<Switch>, BuildError> {
                 .unwrap_or_else(|| prog.pipe_map.len().clamp(1, 4) as u16),
             seed: i as u64 + 1,
             drop_log: 0,
+            // Where `copy_to_cpu` copies and P4Runtime packet-ins leave, as on the hardware.
+            cpu_port: Some(pipeline::devport::CPU_ETH_PORT),
             ..SwitchConfig::default()
         };
         // Switches of one program share its engines (its native code is generated once).

@@ -25,6 +25,7 @@ use dataplane::link::DirectionConfig;
 use dataplane::runtime::{PortSetup, RuntimeConfig, RuntimeStats};
 use dataplane::switch::{SwitchHandle, SwitchRuntime};
 use dataplane::{Clock, LinkConfig, WallClock};
+use pipeline::devport::CPU_ETH_PORT;
 
 use crate::mem::{PortCounters, SwitchCounters};
 use crate::ping::PingReport;
@@ -139,7 +140,8 @@ pub fn ctl_path(lab: &str, switch: &str) -> PathBuf {
 impl NetnsSwitches {
     /// Builds every switch and starts it on the lab's veths (the lab must be up). With `ctl`,
     /// each switch serves its control socket at [`ctl_path`]; with `p4runtime`, switch `i` of
-    /// the topology serves P4Runtime (device id 1, no packet I/O) on that address's port + `i`.
+    /// the topology serves P4Runtime (device id 1) on that address's port + `i`, with packet
+    /// I/O on the CPU port (64) unless something else is cabled there.
     pub fn start(
         topo: &Topology,
         ctl: bool,
@@ -200,6 +202,19 @@ impl NetnsSwitches {
             if setups.is_empty() {
                 continue;
             }
+            // P4Runtime's packet I/O: the server holds the other end of the CPU port.
+            let cpu_end = (p4runtime.is_some()
+                && !setups.iter().any(|p| p.devport == CPU_ETH_PORT))
+            .then(|| {
+                let (sw_end, ctl_end) =
+                    dataplane::mem::pair(&format!("{name}-cpu"), &format!("{name}-p4rt"));
+                setups.push(PortSetup {
+                    devport: CPU_ETH_PORT,
+                    port: Box::new(sw_end),
+                    link: dataplane::LinkConfig::default(),
+                });
+                ctl_end
+            });
             let cfg = RuntimeConfig {
                 thread_hook: None,
                 ..RuntimeConfig::default()
@@ -240,7 +255,7 @@ impl NetnsSwitches {
                 let cfg = control::p4runtime::server::ServerConfig {
                     device_id: 1,
                     compile,
-                    cpu: None,
+                    cpu: cpu_end.map(|p| Box::new(p) as Box<dyn dataplane::Port>),
                 };
                 let srv = control::p4runtime::server::start(addr, rt.handle(), pipeline, cfg)
                     .map_err(|e| NetnsError::P4Runtime(name.clone(), e))?;
