@@ -179,7 +179,7 @@ pub fn p4runtime_request(data: &[u8]) -> usize {
                     match request::read_query(schema, e) {
                         Ok(qs) => {
                             for q in qs {
-                                n += device::read(sw, 0xf, schema, &q).map_or(1, |v| v.len());
+                                n += device::read(sw, 0xf, schema, &q, 0).map_or(1, |v| v.len());
                             }
                         }
                         Err(e) => n += e.message.len(),

@@ -685,6 +685,7 @@ pub(crate) mod tests {
             size: 64,
             direct_counter: None,
             direct_meter: None,
+            idle_timeout: false,
             stage: 0,
         }
     }

@@ -107,7 +107,7 @@ fn rig_on((prog, source): (P4Program, String), devports: &[u16], per_pipe: bool)
         per_pipe,
         thread_pipes,
         ports,
-        clock,
+        clock.clone(),
         RuntimeConfig::default(),
     )
     .unwrap();
@@ -120,6 +120,7 @@ fn rig_on((prog, source): (P4Program, String), devports: &[u16], per_pipe: bool)
             device_id: 1,
             compile: p4::compile::CompileOptions::default(),
             cpu: Some(Box::new(cpu_ctl)),
+            clock,
         },
     )
     .unwrap();
@@ -1602,4 +1603,92 @@ async fn atomic_batches_apply_whole_or_not_at_all() {
     assert!(
         matches!(&got[0], E::TableEntry(e) if e.r#match == mac_entry(&info, [2, 0, 0, 0, 0, 0xb], 2).r#match)
     );
+}
+
+/// Idle timeouts (direct_resources.p4's `fwd` has `idle_timeout = true`): the P4Info says
+/// NOTIFY_CONTROL, an entry's TTL reads back, an entry not hit for its TTL is told to the
+/// primary once per idle period, a hit restarts the period; tables without idle timeouts
+/// refuse a TTL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_timeouts_notify_the_primary() {
+    let mut r = rig_of(compiled("tests/data/direct_resources.p4"));
+    let info = r.info.clone();
+    let t = table(&info, "Ig.fwd");
+    assert_eq!(
+        t.idle_timeout_behavior,
+        pi::table::IdleTimeoutBehavior::NotifyControl as i32
+    );
+    let mut c = client(&r).await;
+    let (mut s, _) = open(&mut c, 1).await;
+    let dst = [2, 0, 0, 0, 0, 9];
+    let ttl: i64 = 100_000_000;
+    let entry = p4v1::TableEntry {
+        table_id: t.preamble.as_ref().unwrap().id,
+        r#match: vec![fm(
+            1,
+            F::Exact(p4v1::field_match::Exact {
+                value: dst.to_vec(),
+            }),
+        )],
+        action: action(&info, "Ig.send", &[&[2]]),
+        idle_timeout_ns: ttl,
+        ..Default::default()
+    };
+    c.write(write(1, vec![update(Insert, E::TableEntry(entry.clone()))]))
+        .await
+        .unwrap();
+    let since = |c: &mut P4RuntimeClient<Channel>| {
+        let mut c = c.clone();
+        let q = E::TableEntry(p4v1::TableEntry {
+            table_id: entry.table_id,
+            time_since_last_hit: Some(Default::default()),
+            ..Default::default()
+        });
+        async move {
+            match &read(&mut c, q).await[..] {
+                [E::TableEntry(e)] => {
+                    assert_eq!(e.idle_timeout_ns, ttl);
+                    e.time_since_last_hit.unwrap().elapsed_ns
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let n = idle_note(&mut s).await;
+    assert_eq!(n.table_entry.len(), 1);
+    assert_eq!(n.table_entry[0].r#match, entry.r#match);
+    assert_eq!(n.table_entry[0].idle_timeout_ns, ttl);
+    let idle_for = since(&mut c).await;
+    assert!(idle_for >= ttl, "told after {idle_for} ns");
+    // A hit: the time since the last hit starts again, and so does the idle period.
+    send(&mut r.hosts[0], &frame(dst));
+    assert_eq!(recv(&mut r.hosts[1])[..6], dst);
+    let after = since(&mut c).await;
+    assert!(
+        after < idle_for,
+        "after the hit {after} ns, before {idle_for} ns"
+    );
+    let again = idle_note(&mut s).await;
+    assert_eq!(again.table_entry[0].r#match, entry.r#match);
+    // l2l3's tables have no idle timeouts: a TTL is refused.
+    drop(s);
+    let r2 = rig();
+    let mut c2 = client(&r2).await;
+    let (_s2, _) = open(&mut c2, 1).await;
+    let mut e = mac_entry(&r2.info, [2, 0, 0, 0, 0, 1], 1);
+    e.idle_timeout_ns = 1_000_000;
+    let st = c2
+        .write(write(1, vec![update(Insert, E::TableEntry(e))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32);
+}
+
+/// The next idle-timeout notification on the stream (other messages skipped).
+async fn idle_note(s: &mut Stream) -> p4v1::IdleTimeoutNotification {
+    loop {
+        if let p4v1::stream_message_response::Update::IdleTimeoutNotification(n) = next(s).await {
+            return n;
+        }
+    }
 }

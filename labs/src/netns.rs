@@ -256,6 +256,7 @@ impl NetnsSwitches {
                     device_id: 1,
                     compile,
                     cpu: cpu_end.map(|p| Box::new(p) as Box<dyn dataplane::Port>),
+                    clock: clock.clone(),
                 };
                 let srv = control::p4runtime::server::start(addr, rt.handle(), pipeline, cfg)
                     .map_err(|e| NetnsError::P4Runtime(name.clone(), e))?;

@@ -203,6 +203,7 @@ impl B {
             size,
             direct_counter: None,
             direct_meter: None,
+            idle_timeout: false,
             stage: 0,
         });
         TableId(self.pipe.tables.len() as u32 - 1)

@@ -660,6 +660,9 @@ pub struct Table {
     pub size: u32,
     pub direct_counter: Option<CounterId>,
     pub direct_meter: Option<MeterId>,
+    /// `idle_timeout = true`: each entry keeps the time of its last hit, and the control
+    /// plane gives entries a TTL after which they are reported idle.
+    pub idle_timeout: bool,
     /// MAU stage assigned by the resource check (0-based).
     pub stage: u8,
 }

@@ -42,14 +42,15 @@ fn pipeline_text(s: &mut String, pl: &Pipeline) -> fmt::Result {
             .collect();
         writeln!(
             s,
-            "  table {} ({}, stage {}) size {} key [{}] actions [{}] default {}",
+            "  table {} ({}, stage {}) size {} key [{}] actions [{}] default {}{}",
             t.name,
             t.gress,
             t.stage,
             t.size,
             keys.join(", "),
             acts.join(", "),
-            call_text(pl, &t.default_action)
+            call_text(pl, &t.default_action),
+            if t.idle_timeout { " idle_timeout" } else { "" }
         )?;
         for e in &t.const_entries {
             let ks: Vec<String> = e.keys.iter().map(key_text).collect();

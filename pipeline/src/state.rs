@@ -19,6 +19,25 @@ pub struct TableState {
     pub default: ActionCall,
     pub hits: std::cell::Cell<u64>,
     pub misses: std::cell::Cell<u64>,
+    /// Entries' TTLs and last hits, for a table with `idle_timeout = true`.
+    pub idle: Option<crate::table::idle::IdleState>,
+}
+
+impl TableState {
+    /// Counts a lookup's hit or miss; a hit of a table with idle timeouts stamps the entry
+    /// with `now`. Every engine records its lookups here.
+    #[inline]
+    pub fn record(&self, hit: Option<crate::table::EntryHandle>, now: u64) {
+        let counter = if hit.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.set(counter.get().wrapping_add(1));
+        if let (Some(h), Some(idle)) = (hit, &self.idle) {
+            idle.touch(h, now);
+        }
+    }
 }
 
 /// A register array: the low word of every cell, and the high word for paired registers.
@@ -163,17 +182,22 @@ pub fn new_table_state(
         table = table.with_profile(p);
     }
     let needs = table.needs_priority();
+    let mut idle = t.idle_timeout.then(crate::table::idle::IdleState::default);
     for (i, e) in t.const_entries.iter().enumerate() {
         // Without `@priority`, const entries match in program order: first = highest, and
         // the table's numerically lower priority wins.
         let prio = needs.then(|| e.priority.unwrap_or(i as u32));
-        table.insert(&e.keys, prio, e.action.clone())?;
+        let h = table.insert(&e.keys, prio, e.action.clone())?;
+        if let Some(idle) = &mut idle {
+            idle.reset(h, 0);
+        }
     }
     Ok(TableState {
         table,
         default: t.default_action.clone(),
         hits: std::cell::Cell::new(0),
         misses: std::cell::Cell::new(0),
+        idle,
     })
 }
 

@@ -126,6 +126,7 @@ fn build() -> Prog {
         size: 16,
         direct_counter: None,
         direct_meter: None,
+        idle_timeout: false,
         stage: 0,
     };
     let body = vec![

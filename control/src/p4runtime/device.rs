@@ -29,12 +29,14 @@ pub type Params = Vec<(String, Value)>;
 /// One validated write.
 #[derive(Debug, Clone)]
 pub enum Op {
+    /// `ttl_ns`: the entry's idle timeout, for a table that has them.
     TableInsert {
         table: String,
         keys: Keys,
         priority: Option<u32>,
         action: String,
         params: Params,
+        ttl_ns: Option<u64>,
     },
     TableModify {
         table: String,
@@ -42,6 +44,7 @@ pub enum Op {
         priority: Option<u32>,
         action: String,
         params: Params,
+        ttl_ns: Option<u64>,
     },
     TableDelete {
         table: String,
@@ -195,14 +198,28 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             priority,
             action,
             params,
-        } => Ok(sw.table_add(all, table, &refs(keys), *priority, action, &prefs(params))?),
+            ttl_ns,
+        } => {
+            sw.table_add(all, table, &refs(keys), *priority, action, &prefs(params))?;
+            if let Some(ttl) = ttl_ns {
+                sw.table_entry_ttl(all, table, &refs(keys), *priority, *ttl)?;
+            }
+            Ok(())
+        }
         Op::TableModify {
             table,
             keys,
             priority,
             action,
             params,
-        } => Ok(sw.table_modify(all, table, &refs(keys), *priority, action, &prefs(params))?),
+            ttl_ns,
+        } => {
+            sw.table_modify(all, table, &refs(keys), *priority, action, &prefs(params))?;
+            if let Some(ttl) = ttl_ns {
+                sw.table_entry_ttl(all, table, &refs(keys), *priority, *ttl)?;
+            }
+            Ok(())
+        }
         Op::TableDelete {
             table,
             keys,
@@ -436,6 +453,8 @@ pub enum Query {
         tables: Vec<u32>,
         key: Option<(Keys, Option<u32>)>,
         counters: bool,
+        /// With the time since each entry's last hit (tables with idle timeouts).
+        since_hit: bool,
     },
     /// The default entry of a table.
     Default {
@@ -631,7 +650,13 @@ fn register_cell(sw: &Switch, r: &IndexedInfo, i: u32) -> Result<p4v1::P4Data, P
 }
 
 /// Answers one query on one switch instance that answers for the pipes in `owns`.
-pub fn read(sw: &Switch, owns: u8, s: &Schema, q: &Query) -> Result<Vec<p4v1::Entity>, P4Error> {
+pub fn read(
+    sw: &Switch,
+    owns: u8,
+    s: &Schema,
+    q: &Query,
+    now: u64,
+) -> Result<Vec<p4v1::Entity>, P4Error> {
     use p4v1::entity::Entity as E;
     let mut out = Vec::new();
     match q {
@@ -639,13 +664,27 @@ pub fn read(sw: &Switch, owns: u8, s: &Schema, q: &Query) -> Result<Vec<p4v1::En
             tables,
             key,
             counters,
+            since_hit,
         } => {
             for id in tables {
                 let t = &s.tables[id];
+                let idle = if t.idle {
+                    sw.table_idle(PipeSel::All, &t.name)?
+                } else {
+                    Vec::new()
+                };
                 for e in entries_of(sw, t, key)? {
                     let mut te = table_entity(s, t, &e)?;
                     if *counters && t.direct_counter.is_some() {
                         te.counter_data = Some(direct_data(sw, t, &e, owns)?);
+                    }
+                    if let Some(i) = idle.iter().find(|i| i.entry == e) {
+                        te.idle_timeout_ns = i.ttl_ns as i64;
+                        if *since_hit {
+                            te.time_since_last_hit = Some(p4v1::table_entry::IdleTimeout {
+                                elapsed_ns: now.saturating_sub(i.last_hit) as i64,
+                            });
+                        }
                     }
                     out.push(entity(E::TableEntry(te)));
                 }

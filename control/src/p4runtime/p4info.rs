@@ -554,7 +554,11 @@ fn table(
         implementation_id,
         direct_resource_ids: direct.to_vec(),
         size: i64::from(t.size),
-        idle_timeout_behavior: 0,
+        idle_timeout_behavior: if t.idle_timeout {
+            pi::table::IdleTimeoutBehavior::NotifyControl as i32
+        } else {
+            pi::table::IdleTimeoutBehavior::NoTimeout as i32
+        },
         is_const_table: t.entries_const,
         other_properties: None,
     }

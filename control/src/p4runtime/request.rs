@@ -279,9 +279,7 @@ fn table_op(s: &Schema, kind: U, e: &p4v1::TableEntry) -> Result<Op, P4Error> {
             format!("table `{}` has const entries: they cannot change", t.name),
         ));
     }
-    if e.idle_timeout_ns != 0 {
-        return Err(P4Error::unimplemented("idle timeouts are not modelled"));
-    }
+    let ttl_ns = idle_timeout(t, e)?;
     let (keys, priority) = entry_key(t, e)?;
     let table = t.name.clone();
     if t.has_profile && kind != U::Delete {
@@ -309,6 +307,7 @@ fn table_op(s: &Schema, kind: U, e: &p4v1::TableEntry) -> Result<Op, P4Error> {
                     priority,
                     action,
                     params,
+                    ttl_ns,
                 }
             } else {
                 Op::TableModify {
@@ -317,11 +316,27 @@ fn table_op(s: &Schema, kind: U, e: &p4v1::TableEntry) -> Result<Op, P4Error> {
                     priority,
                     action,
                     params,
+                    ttl_ns,
                 }
             })
         }
         U::Unspecified => Err(P4Error::invalid("update type is UNSPECIFIED")),
     }
+}
+
+/// An entry's idle timeout: `Some` for a table that has them (0: never idle), refused for
+/// one that does not (its P4Info says NO_TIMEOUT).
+fn idle_timeout(t: &TableInfo, e: &p4v1::TableEntry) -> Result<Option<u64>, P4Error> {
+    let ns = u64::try_from(e.idle_timeout_ns).map_err(|_| {
+        P4Error::invalid(format!("idle_timeout_ns {} is negative", e.idle_timeout_ns))
+    })?;
+    if !t.idle && ns != 0 {
+        return Err(P4Error::invalid(format!(
+            "table `{}` has no idle timeout (its P4Info says NO_TIMEOUT): idle_timeout_ns must be 0",
+            t.name
+        )));
+    }
+    Ok(t.idle.then_some(ns))
 }
 
 fn port(p: u32, what: &str) -> Result<u16, P4Error> {
@@ -617,6 +632,7 @@ pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
                     tables: s.tables.keys().copied().collect(),
                     key: None,
                     counters: te.counter_data.is_some(),
+                    since_hit: te.time_since_last_hit.is_some(),
                 }]);
             }
             let t = table(s, te.table_id)?;
@@ -627,6 +643,7 @@ pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
                 tables: vec![t.id],
                 key: table_filter(t, te)?,
                 counters: te.counter_data.is_some(),
+                since_hit: te.time_since_last_hit.is_some(),
             }])
         }
         Some(E::CounterEntry(c)) => {

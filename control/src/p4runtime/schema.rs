@@ -29,6 +29,8 @@ pub struct TableInfo {
     pub const_default: bool,
     pub direct_counter: Option<u32>,
     pub has_profile: bool,
+    /// Entries carry idle timeouts (P4Info `NOTIFY_CONTROL`).
+    pub idle: bool,
 }
 
 impl TableInfo {
@@ -172,6 +174,8 @@ impl Schema {
                     const_default: t.const_default_action_id != 0,
                     direct_counter,
                     has_profile: t.implementation_id != 0,
+                    idle: t.idle_timeout_behavior
+                        == pi::table::IdleTimeoutBehavior::NotifyControl as i32,
                 },
             );
         }

@@ -211,6 +211,7 @@ pub fn mini_program() -> Arc<Program> {
         size: 256,
         direct_counter: None,
         direct_meter: None,
+        idle_timeout: false,
         stage: 0,
     };
     let key = |name: &str, r: FieldRef, kind: MatchKind| TableKey {

@@ -1,6 +1,7 @@
-/* direct_resources.p4 — a table with a direct counter and a direct meter (test program for
- * P4Runtime's DirectCounterEntry and DirectMeterEntry). An entry of `fwd` sends a frame to a
- * port, counts it and meters it; a RED frame is dropped.
+/* direct_resources.p4 — a table with a direct counter, a direct meter and idle timeouts (test
+ * program for P4Runtime's DirectCounterEntry, DirectMeterEntry and idle-timeout
+ * notifications). An entry of `fwd` sends a frame to a port, counts it and meters it; a RED
+ * frame is dropped.
  */
 #include <core.p4>
 #include <tna.p4>
@@ -51,6 +52,7 @@ control Ig(inout header_t hdr, inout metadata_t md,
         default_action = drop();
         counters = fwd_counter;
         meters = fwd_meter;
+        idle_timeout = true;
         size = 64;
     }
     apply {

@@ -75,6 +75,7 @@ impl<'a> Lowerer<'a> {
         let mut size = None;
         let mut direct_counter = None;
         let mut direct_meter = None;
+        let mut idle_timeout = false;
         let mut direct_filter = None;
         let mut direct_register = None;
         let mut implementation = None;
@@ -319,7 +320,11 @@ impl<'a> Lowerer<'a> {
                             }
                         }
                     }
-                    "idle_timeout" | "proxy_hash" | "requires_versioning" | "pbb_mode" => {
+                    "idle_timeout" => match self.const_value(value, &Ty::Bool) {
+                        Ok(v) => idle_timeout = v != 0,
+                        Err(_) => failed = true,
+                    },
+                    "proxy_hash" | "requires_versioning" | "pbb_mode" => {
                         self.warn(
                             Diagnostic::warning(format!(
                                 "table property `{}` accepted, ignored: pisa does not model it",
@@ -419,6 +424,7 @@ impl<'a> Lowerer<'a> {
             size: size.unwrap_or(DEFAULT_SIZE),
             direct_counter,
             direct_meter,
+            idle_timeout,
             stage: 0,
         });
         self.spans.tables.push(t.name.span);

@@ -117,6 +117,8 @@ pub enum ApiError {
     },
     #[error("table {table} {why}")]
     ProfileTable { table: String, why: &'static str },
+    #[error("table {table} has no idle timeout (declare it with `idle_timeout = true`)")]
+    NoIdleTimeout { table: String },
     #[error("value set {set} has {expected} field(s), the request gave {got}")]
     ValueSetFields {
         set: String,

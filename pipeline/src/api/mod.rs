@@ -10,6 +10,7 @@ pub mod cells;
 pub mod control_state;
 mod error;
 pub mod filters;
+pub mod idle;
 mod names;
 pub mod objects;
 pub mod profiles;

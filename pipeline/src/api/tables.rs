@@ -323,7 +323,7 @@ impl Switch {
         Ok(TableRef { pl, t })
     }
 
-    fn ir_table(&self, r: TableRef) -> &ir::Table {
+    pub(crate) fn ir_table(&self, r: TableRef) -> &ir::Table {
         &self.prog.pipelines[r.pl].tables[r.t]
     }
 
@@ -440,6 +440,10 @@ impl Switch {
             {
                 Ok(h) => {
                     self.reset_direct(p, r, h);
+                    let now = self.last_ts;
+                    if let Some(idle) = &mut self.pipes[p].tables[r.t].idle {
+                        idle.reset(h, now);
+                    }
                     done.push(p);
                 }
                 Err(e) => {
@@ -550,7 +554,7 @@ impl Switch {
         Ok(self.entry_view(pl, t, k, prio, call))
     }
 
-    fn entry_view(
+    pub(crate) fn entry_view(
         &self,
         pl: &Pipeline,
         t: &ir::Table,

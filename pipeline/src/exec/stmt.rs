@@ -337,8 +337,7 @@ impl<T: Tracer> Ctx<'_, T> {
             }
         }
         let hit = ts.table.lookup(&key);
-        let counter = if hit.is_some() { &ts.hits } else { &ts.misses };
-        counter.set(counter.get().wrapping_add(1));
+        ts.record(hit, self.now);
         let call = match hit {
             Some(h) => ts.table.hit_action(h, &key),
             None => &ts.default,

@@ -18,6 +18,7 @@
 
 mod error;
 pub mod exact;
+pub mod idle;
 pub mod key;
 pub mod lpm;
 pub mod packed;

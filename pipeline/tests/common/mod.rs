@@ -480,6 +480,7 @@ pub fn l2_program(opts: Options) -> (Arc<Program>, IgFields) {
         size: 1024,
         direct_counter: None,
         direct_meter: None,
+        idle_timeout: false,
         stage,
     };
     let key = |name: &str, r: FieldRef, kind: MatchKind| TableKey {

@@ -331,7 +331,14 @@ pub fn run(
         io: args.io.mode(),
         ..RuntimeConfig::default()
     };
-    let rt = SwitchRuntime::start(switches, per_pipe, &thread_pipes, setups, clock, cfg)?;
+    let rt = SwitchRuntime::start(
+        switches,
+        per_pipe,
+        &thread_pipes,
+        setups,
+        clock.clone(),
+        cfg,
+    )?;
     let handle = rt.handle();
 
     let metrics = match args.metrics {
@@ -354,9 +361,9 @@ pub fn run(
             p,
             program_path,
             compile,
-            cpu_end,
-            args.cpu_port,
+            (cpu_end, args.cpu_port),
             &handle,
+            clock.clone(),
         )?),
         _ => None,
     };

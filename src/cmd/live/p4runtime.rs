@@ -42,15 +42,16 @@ pub(super) fn switches(
     Ok((sw, p))
 }
 
-/// Starts the P4Runtime server (device id 1) on the running switch.
+/// Starts the P4Runtime server (device id 1) on the running switch; `cpu_end` is the other
+/// end of CPU port `cpu_port` (none: a --port is attached there).
 pub(super) fn serve(
     addr: SocketAddr,
     program: P4Program,
     program_path: &Path,
     compile: &CompileArgs,
-    cpu_end: Option<MemPort>,
-    cpu_port: u16,
+    (cpu_end, cpu_port): (Option<MemPort>, u16),
     handle: &SwitchHandle,
+    clock: Arc<dyn dataplane::Clock>,
 ) -> anyhow::Result<P4RuntimeServerHandle> {
     let source = std::fs::read(program_path)
         .with_context(|| format!("cannot read `{}`", program_path.display()))?;
@@ -59,6 +60,7 @@ pub(super) fn serve(
         device_id: 1,
         compile: compile.options()?,
         cpu: cpu_end.map(|p| Box::new(p) as Box<dyn dataplane::Port>),
+        clock,
     };
     let srv = server::start(
         addr,

@@ -47,6 +47,7 @@ use stream::packet_in_pump;
 
 mod config;
 mod digests;
+mod idle;
 mod stream;
 
 /// How long one request may wait for the switch's thread.
@@ -97,6 +98,8 @@ pub struct ServerConfig {
     pub compile: p4::compile::CompileOptions,
     /// The controller's end of the switch's CPU port (packet-out in, packet-in out).
     pub cpu: Option<Box<dyn Port>>,
+    /// The clock the switch runs on (its frames' timestamps): idle timeouts are measured on it.
+    pub clock: Arc<dyn dataplane::Clock>,
 }
 
 type StreamTx = mpsc::Sender<Result<p4v1::StreamMessageResponse, Status>>;
@@ -114,6 +117,11 @@ struct Shared {
     /// Digests the controller asked for (DigestEntry), by digest id.
     digests: Mutex<std::collections::BTreeMap<u32, p4v1::digest_entry::Config>>,
     next_list: AtomicU64,
+    /// The switch's clock.
+    clock: Arc<dyn dataplane::Clock>,
+    /// Entries reported idle, with the last hit they had then (told again only after a
+    /// later hit and another idle period).
+    idle_told: Mutex<std::collections::HashMap<idle::EntryId, u64>>,
 }
 
 /// A running P4Runtime server; dropping it stops it.
@@ -123,6 +131,7 @@ pub struct P4RuntimeServerHandle {
     thread: Option<JoinHandle<()>>,
     pump: Option<JoinHandle<()>>,
     digests: Option<JoinHandle<()>>,
+    idle: Option<JoinHandle<()>>,
     shared: Arc<Shared>,
 }
 
@@ -146,6 +155,9 @@ impl Drop for P4RuntimeServerHandle {
             let _ = t.join();
         }
         if let Some(t) = self.digests.take() {
+            let _ = t.join();
+        }
+        if let Some(t) = self.idle.take() {
             let _ = t.join();
         }
     }
@@ -184,6 +196,8 @@ pub fn start(
         stop: AtomicBool::new(false),
         digests: Mutex::new(Default::default()),
         next_list: AtomicU64::new(1),
+        clock: cfg.clock,
+        idle_told: Mutex::new(Default::default()),
     });
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let svc = Service {
@@ -230,12 +244,18 @@ pub fn start(
         .name("p4runtime-digest".into())
         .spawn(move || digest_pump(&s))
         .map_err(StartError::Runtime)?;
+    let s = shared.clone();
+    let idle = std::thread::Builder::new()
+        .name("p4runtime-idle".into())
+        .spawn(move || idle::idle_pump(&s))
+        .map_err(StartError::Runtime)?;
     Ok(P4RuntimeServerHandle {
         addr: local,
         shutdown: Some(tx),
         thread: Some(thread),
         pump,
         digests: Some(digests),
+        idle: Some(idle),
         shared,
     })
 }
@@ -512,10 +532,11 @@ impl P4Runtime for Service {
             queries.extend(request::read_query(&pipeline.schema, e).map_err(status)?);
         }
         let p = pipeline.clone();
+        let now = self.shared.clock.now().0;
         let answers = on_switch(self.shared.handle.clone(), move |sw, owns| {
             let mut out = Vec::new();
             for q in &queries {
-                out.extend(device::read(sw, owns, &p.schema, q)?);
+                out.extend(device::read(sw, owns, &p.schema, q, now)?);
             }
             Ok::<_, P4Error>(out)
         })

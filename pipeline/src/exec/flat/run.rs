@@ -335,8 +335,7 @@ impl<T: Tracer> Ctx<'_, T> {
             });
         }
         let hit = ts.table.lookup(&key);
-        let counter = if hit.is_some() { &ts.hits } else { &ts.misses };
-        counter.set(counter.get().wrapping_add(1));
+        ts.record(hit, self.now);
         let mut data = [0; crate::table::INLINE_ARGS];
         let (action, args) = match hit {
             Some(h) => ts.table.hit_call(h, &key, &mut data),

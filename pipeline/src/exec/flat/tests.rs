@@ -336,6 +336,7 @@ fn table(name: &str, keys: Vec<(Expr, MatchKind)>) -> Table {
         size: 64,
         direct_counter: None,
         direct_meter: None,
+        idle_timeout: false,
         stage: 0,
     }
 }

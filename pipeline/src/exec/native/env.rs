@@ -207,8 +207,7 @@ pub unsafe extern "C" fn shim_apply(env: *mut Env, table: u32, nkeys: u32) -> u6
     // SAFETY: generated code stored all `nkeys` key values before calling.
     let key: &[Value] = unsafe { std::slice::from_raw_parts(env.key.as_ptr().cast(), n) };
     let hit = ts.table.lookup(key);
-    let counter = if hit.is_some() { &ts.hits } else { &ts.misses };
-    counter.set(counter.get().wrapping_add(1));
+    ts.record(hit, ctx.now);
     let mut data = [0; INLINE_ARGS];
     let (action, args) = match hit {
         Some(h) => ts.table.hit_call(h, key, &mut data),

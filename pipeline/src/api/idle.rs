@@ -1,0 +1,93 @@
+//! Idle timeouts of tables declared with `idle_timeout = true`: an entry's TTL set (0:
+//! never ages), and every entry's TTL and last hit read back, so that a control plane with
+//! a clock can tell which entries went idle (P4Runtime's idle-timeout notifications, bf-rt's
+//! `$ENTRY_TTL`). A new entry starts with no TTL and its insertion as its last hit.
+
+use super::tables::TableEntry;
+use super::{ApiError, PipeSel};
+use crate::ir::KeyMatch;
+use crate::switch::Switch;
+
+/// An entry of a table with idle timeouts: its TTL and its last hit (the latest over the
+/// selected pipes), in ns of the switch's clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdleEntry {
+    pub entry: TableEntry,
+    pub ttl_ns: u64,
+    pub last_hit: u64,
+}
+
+impl Switch {
+    /// Whether `table` has idle timeouts.
+    pub fn table_idle_timeout(&self, table: &str) -> Result<bool, ApiError> {
+        let r = self.table_ref(table)?;
+        Ok(self.ir_table(r).idle_timeout)
+    }
+
+    fn idle_table(&self, table: &str) -> Result<super::tables::TableRef, ApiError> {
+        let r = self.table_ref(table)?;
+        if !self.ir_table(r).idle_timeout {
+            return Err(ApiError::NoIdleTimeout {
+                table: self.ir_table(r).name.clone(),
+            });
+        }
+        Ok(r)
+    }
+
+    /// Sets the TTL of the entry with this key on every selected pipe (0: never ages).
+    pub fn table_entry_ttl(
+        &mut self,
+        pipes: PipeSel,
+        table: &str,
+        keys: &[(&str, KeyMatch)],
+        priority: Option<u32>,
+        ttl_ns: u64,
+    ) -> Result<(), ApiError> {
+        let r = self.idle_table(table)?;
+        let (_, _, km) = self.table_key(table, keys)?;
+        let t = self.ir_table(r).clone();
+        let targets = self.target_pipes(pipes, r.pl, &t.name)?;
+        let handles = targets
+            .iter()
+            .map(|&p| Ok((p, self.entry_handle(p, r.t, &t, &km, priority)?)))
+            .collect::<Result<Vec<_>, ApiError>>()?;
+        for (p, h) in handles {
+            if let Some(idle) = &mut self.pipes[p].tables[r.t].idle {
+                idle.set_ttl(h, ttl_ns);
+            }
+        }
+        Ok(())
+    }
+
+    /// Every entry of `table` with its TTL and its latest hit over the selected pipes.
+    pub fn table_idle(&self, pipes: PipeSel, table: &str) -> Result<Vec<IdleEntry>, ApiError> {
+        let r = self.idle_table(table)?;
+        let pl = &self.prog.pipelines[r.pl];
+        let t = &pl.tables[r.t];
+        let targets = self.target_pipes(pipes, r.pl, &t.name)?;
+        let Some(&first) = targets.first() else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for (_, keys, priority, call) in self.pipes[first].tables[r.t].table.iter() {
+            let mut ttl_ns = 0;
+            let mut last_hit = 0;
+            for &p in &targets {
+                let ts = &self.pipes[p].tables[r.t];
+                let Some(h) = ts.table.get(keys, priority).map(|x| x.0) else {
+                    continue;
+                };
+                if let Some(c) = ts.idle.as_ref().and_then(|i| i.get(h)) {
+                    ttl_ns = if p == first { c.ttl_ns } else { ttl_ns };
+                    last_hit = last_hit.max(c.last_hit.get());
+                }
+            }
+            out.push(IdleEntry {
+                entry: self.entry_view(pl, t, keys, priority, call),
+                ttl_ns,
+                last_hit,
+            });
+        }
+        Ok(out)
+    }
+}
