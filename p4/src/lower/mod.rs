@@ -22,6 +22,7 @@ pub mod spans;
 mod stmt;
 pub mod summary;
 mod table;
+mod varbit;
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};

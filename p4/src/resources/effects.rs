@@ -317,6 +317,7 @@ impl<'a> Collector<'a> {
             Stmt::ApplyTable { .. } | Stmt::Exit | Stmt::Return => {}
             // Parser / deparser statements do not run in the MAU.
             Stmt::Extract(_)
+            | Stmt::ExtractVarbit { .. }
             | Stmt::ExtractNext(_)
             | Stmt::Advance(_)
             | Stmt::Verify { .. }

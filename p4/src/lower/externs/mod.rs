@@ -336,15 +336,32 @@ fn enum_member<'a>(l: &mut Lowerer<'a>, e: &'a ast::Expr, enum_name: &str) -> Re
     ))
 }
 
-/// Flattens `{a, b, hdr}` / a header / a struct into scalar inputs.
-fn flat_inputs(v: V, out: &mut Vec<ir::Expr>, l: &mut Lowerer<'_>, span: Span) -> Res<()> {
+/// Flattens `{a, b, hdr}` / a header / a struct into scalar inputs. A varbit field stands
+/// for all its N bits (its value, then zeros): what a ones'-complement checksum sums the same
+/// (`varbit` true, checksums only); anything else over it is refused, as its result would
+/// depend on the padding.
+fn flat_inputs(
+    v: V,
+    out: &mut Vec<ir::Expr>,
+    l: &mut Lowerer<'_>,
+    span: Span,
+    varbit: bool,
+) -> Res<()> {
     match v {
         V::List(items) => {
             for (it, sp) in items {
-                flat_inputs(it, out, l, sp)?;
+                flat_inputs(it, out, l, sp, varbit)?;
             }
             Ok(())
         }
+        V::Loc(loc) if !varbit && loc.ty().has_varbit() => Err(l.err(
+            Diagnostic::error(format!(
+                "`{}` holds a varbit: only a checksum takes one",
+                loc.ty()
+            ))
+            .with_primary(span, "variable-length input")
+            .with_help("list the fixed-size fields instead"),
+        )),
         // Aggregates, and fields wider than a value, as their pieces in order.
         V::Loc(loc)
             if !loc.ty().is_scalar()
@@ -365,7 +382,15 @@ impl<'a> Lowerer<'a> {
     fn inputs(&mut self, a: &'a ast::Argument) -> Res<Vec<ir::Expr>> {
         let v = self.expr(&a.value, None)?;
         let mut out = Vec::new();
-        flat_inputs(v, &mut out, self, a.span)?;
+        flat_inputs(v, &mut out, self, a.span, false)?;
+        Ok(out)
+    }
+
+    /// [`Self::inputs`] of a checksum: varbit fields allowed.
+    fn checksum_inputs(&mut self, a: &'a ast::Argument) -> Res<Vec<ir::Expr>> {
+        let v = self.expr(&a.value, None)?;
+        let mut out = Vec::new();
+        flat_inputs(v, &mut out, self, a.span, true)?;
         Ok(out)
     }
 
