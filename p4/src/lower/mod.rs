@@ -8,6 +8,7 @@
 //! program is only returned when there were none.
 
 mod block;
+mod checksum_dest;
 mod control;
 mod ctor;
 mod expr;

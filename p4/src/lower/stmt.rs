@@ -199,7 +199,7 @@ impl<'a> Lowerer<'a> {
         let loc = self.alloc(&name, &ty, v.name.span)?;
         self.bind(&v.name.name, Binding::Val(V::Loc(loc.clone())));
         if let Some(init) = &v.init {
-            self.assign_to(Dest::from_loc(&loc), init, out)?;
+            self.assign_to(Dest::from_loc(&loc), init, v.name.span, out)?;
         }
         Ok(())
     }
@@ -278,7 +278,7 @@ impl<'a> Lowerer<'a> {
     ) -> Res<()> {
         let dest = self.dest(lhs)?;
         match op {
-            None => self.assign_to(dest, rhs, out),
+            None => self.assign_to(dest, rhs, lhs.span, out),
             Some(op) => {
                 let Dest::Scalar(place, ty) = dest else {
                     return Err(self.err(
@@ -297,7 +297,13 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn assign_to(&mut self, dest: Dest, rhs: &'a ast::Expr, out: &mut ir::Block) -> Res<()> {
+    fn assign_to(
+        &mut self,
+        dest: Dest,
+        rhs: &'a ast::Expr,
+        lhs: Span,
+        out: &mut ir::Block,
+    ) -> Res<()> {
         match dest {
             Dest::Scalar(ir::Place::Field(d), _) if d.width > ir::MAX_VALUE_WIDTH => {
                 // A field wider than a value: only a whole field of the same width copies in.
@@ -315,6 +321,7 @@ impl<'a> Lowerer<'a> {
             }
             Dest::Scalar(place, ty) => {
                 let (e, _) = self.scalar(rhs, Some(&ty))?;
+                self.checksum_destination(&place, &ty, &e, lhs)?;
                 out.push(ir::Stmt::Assign {
                     dst: place,
                     value: e,

@@ -17,6 +17,7 @@ mod extern_rules;
 mod gateway;
 mod issue;
 mod names;
+mod parse_depth;
 mod parser_rules;
 pub mod profile;
 mod report;
@@ -392,6 +393,7 @@ fn place_gress(
         Gress::Egress => &pipe.egress,
     };
     issues.extend(parser_rules::check(pi, gress, &gp.parser, &names, p.target));
+    issues.extend(parse_depth::check(pi, gress, &gp.parser, phv, p.target));
 
     let mut demands = demand::demands(pipe, phv, &units, p);
     // Tables too big for one stage's memories are spread over several (as bf-p4c does).
