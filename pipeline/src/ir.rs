@@ -404,6 +404,12 @@ pub enum Expr {
     Random {
         width: u16,
     },
+    /// Inside a RegisterAction body: `math.execute(input)`, the stateful ALU's math unit.
+    MathUnit {
+        unit: Box<crate::externs::math_unit::MathUnit>,
+        input: Box<Expr>,
+        width: u16,
+    },
     /// `meter.execute(index[, color])` → `MeterColor_t` (0 green, 1 yellow, 3 red), width 8.
     MeterExecute {
         meter: MeterId,
@@ -444,7 +450,8 @@ impl Expr {
             | Expr::Lookahead { width, .. }
             | Expr::RegisterExecute { width, .. }
             | Expr::Hash { width, .. }
-            | Expr::Random { width } => *width,
+            | Expr::Random { width }
+            | Expr::MathUnit { width, .. } => *width,
             Expr::Field(f) => f.width,
             Expr::Valid(_) | Expr::ChecksumVerify(_) => 1,
             Expr::Slice { hi, lo, .. } => hi - lo + 1,

@@ -112,6 +112,7 @@ impl Check<'_> {
                 self.in_range("register action", action.index(), pl.register_actions.len())?;
                 self.expr(index)
             }
+            Expr::MathUnit { input, .. } => self.expr(input),
             Expr::Hash { hash, inputs, .. } => {
                 self.in_range("hash", hash.index(), pl.hashes.len())?;
                 inputs.iter().try_for_each(|i| self.expr(i))

@@ -236,6 +236,7 @@ impl<'a> Collector<'a> {
                     self.expr(i, fx, Mode::Match);
                 }
             }
+            Expr::MathUnit { input, .. } => self.expr(input, fx, mode),
             Expr::Const { .. }
             | Expr::Param { .. }
             | Expr::Lookahead { .. }

@@ -212,6 +212,7 @@ fn check_objects(pi: usize, pipe: &Pipeline, p: &Profile, issues: &mut Vec<Resou
         let names = Names::new(pipe, phv_of(pipe, gress));
         salu::check_register_action(pi, pipe, &names, RegisterActionId(ai as u32), ra, p, issues);
     }
+    salu::check_math_units(pi, pipe, issues);
     action_ops::check_actions(pi, pipe, p, issues);
     issues.extend(extern_rules::counter_addressing(pipe, pi));
 }

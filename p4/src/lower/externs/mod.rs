@@ -8,6 +8,7 @@ mod checksum;
 mod counter;
 mod filter;
 mod hash;
+mod math_unit;
 mod meter;
 mod packet_io;
 mod parser_counter;
@@ -91,6 +92,11 @@ pub(crate) enum Kind {
         ty: Ty,
     },
     CrcPoly(CrcSpec),
+    /// A configured `MathUnit<T>` (used inside RegisterAction bodies).
+    MathUnit {
+        unit: Box<pipeline::externs::math_unit::MathUnit>,
+        ty: Ty,
+    },
     /// An `ActionProfile`, or an `ActionSelector` (the profile it selects from).
     ActionProfile {
         id: pipeline::ir::ActionProfileId,
@@ -112,7 +118,6 @@ pub(crate) struct ExternInst {
 const UNSUPPORTED: &[(&str, &str)] = &[
     ("ParserPriority", "parser priorities"),
     ("SelectorAction", "action selectors"),
-    ("MathUnit", "stateful math units"),
     ("Pktgen", "the packet generator"),
     ("Ghost", "ghost threads"),
 ];
@@ -222,6 +227,7 @@ static EXTERNS: &[&dyn ExternType] = &[
     &parser_counter::ParserCounters,
     &filter::Filters,
     &packet_io::PacketIo,
+    &math_unit::MathUnits,
 ];
 
 fn family(tname: &str) -> Option<&'static dyn ExternType> {
@@ -492,6 +498,7 @@ impl<'a> Lowerer<'a> {
             Kind::ParserCounter { .. } => "set, increment, decrement, is_zero, is_negative",
             Kind::Mirror | Kind::Resubmit => "emit",
             Kind::Digest { .. } => "pack",
+            Kind::MathUnit { .. } => "execute (in a RegisterAction)",
             Kind::CrcPoly(_) | Kind::ActionProfile { .. } | Kind::TableLayout => "none",
         };
         // A method the architecture declares but pisa does not implement.
