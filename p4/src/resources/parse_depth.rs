@@ -13,9 +13,10 @@ use super::issue::{IssueKind, ObjectRef, ResourceIssue};
 /// The longest path the Tofino 1 egress parser may take, in bytes.
 pub const TOFINO1_EGRESS_MAX_DEPTH: u64 = 160;
 
-/// Most states followed from one state before giving up (a graph this deep is refused
-/// elsewhere; this only bounds the walk).
-const MAX_STATES: usize = 4096;
+/// Most state visits of the walk (it recurses once per visit, so this also bounds its stack);
+/// a parser is far smaller (Tofino's parser TCAM has 256 rows), a larger one is measured
+/// along the paths visited first.
+const MAX_VISITS: usize = 4096;
 
 fn next_states(p: &Parser, s: usize) -> Vec<usize> {
     let Some(st) = p.states.get(s) else {
@@ -137,7 +138,7 @@ pub(crate) fn check(
     }
     let n = p.states.len();
     let start = p.start.index().min(n - 1);
-    let mut budget = MAX_STATES * 4;
+    let mut budget = MAX_VISITS;
     let (depth, last) = longest(
         p,
         start,

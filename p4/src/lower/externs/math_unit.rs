@@ -70,10 +70,12 @@ fn table_form<'a>(l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<MathUnit> {
     let shift = l.const_int(c.args[1])?;
     let scale = l.const_int(c.args[2])?;
     let bad = |l: &mut Lowerer<'a>, k: usize, what: &str| {
-        l.err(
-            Diagnostic::error(format!("MathUnit {what}"))
-                .with_primary(c.args[k].span, "out of range"),
-        )
+        let label = if k == 3 {
+            "16 entries, entry 15 first"
+        } else {
+            "out of range"
+        };
+        l.err(Diagnostic::error(format!("MathUnit {what}")).with_primary(c.args[k].span, label))
     };
     if !(-1..=1).contains(&shift) {
         return Err(bad(l, 1, "shift is −1 (square root), 0 or 1 (square)"));
