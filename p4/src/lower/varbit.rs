@@ -55,6 +55,16 @@ impl<'a> Lowerer<'a> {
             ));
         };
         let (e, _) = self.scalar(&bits.value, Some(&Ty::Bit(32)))?;
+        let mut fields = Vec::new();
+        if !enumerable(&e, &mut fields) || fields.len() > 1 {
+            self.warn(
+                Diagnostic::warning(
+                    "bf-p4c derives a varbit's length from one extracted field with constant arithmetic; pisa evaluates this length as written",
+                )
+                .with_primary(bits.span, "length expression")
+                .with_note("bf-p4c turns the length into parser states, one per value of that field"),
+            );
+        }
         self.need_stmt(out, span, "extract")?
             .push(ir::Stmt::ExtractVarbit { header, bits: e });
         Ok(None)
@@ -73,6 +83,29 @@ impl<'a> Lowerer<'a> {
         };
         Ok(varbit_parts(&l)
             .map(|(fixed, len)| V::Scalar(size_expr(which, fixed, len), Ty::Bit(32))))
+    }
+}
+
+/// Whether `e` is constant arithmetic (+, −, ×, shifts, casts, slices) over header fields,
+/// the fields collected: what bf-p4c can enumerate into parser states.
+fn enumerable(e: &ir::Expr, fields: &mut Vec<FieldRef>) -> bool {
+    match e {
+        ir::Expr::Const { .. } => true,
+        ir::Expr::Field(f) => {
+            if !fields.contains(f) {
+                fields.push(*f);
+            }
+            true
+        }
+        ir::Expr::Cast { arg, .. } | ir::Expr::Slice { arg, .. } => enumerable(arg, fields),
+        ir::Expr::Binary { op, a, b, .. } => {
+            matches!(
+                op,
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl | BinOp::Shr
+            ) && enumerable(a, fields)
+                && enumerable(b, fields)
+        }
+        _ => false,
     }
 }
 
