@@ -205,6 +205,7 @@ fn gress(d: &mut Bytes) -> GressProgram {
             }],
             headers,
             stacks: Vec::new(),
+            varbits: Vec::new(),
         },
         prefix: PrefixLayout::default(),
         intrinsics: IntrinsicBindings::default(),

@@ -28,6 +28,7 @@ fn phv() -> PhvLayout {
         fields,
         headers: Vec::new(),
         stacks: Vec::new(),
+        varbits: Vec::new(),
     }
 }
 

@@ -163,6 +163,25 @@ pub struct PhvLayout {
     pub fields: Vec<FieldInfo>,
     pub headers: Vec<HeaderInfo>,
     pub stacks: Vec<StackInfo>,
+    /// The headers with a `varbit<N>` field (at most one each, P4_16 §7.1.6).
+    pub varbits: Vec<VarbitInfo>,
+}
+
+impl PhvLayout {
+    /// The varbit field of header `h`, if it has one.
+    pub fn varbit(&self, h: HeaderId) -> Option<&VarbitInfo> {
+        self.varbits.iter().find(|v| v.header == h)
+    }
+}
+
+/// A header's `varbit<N>` field: `field` reserves the N bits (the value left-aligned in it,
+/// the rest zero), `len` is a hidden metadata field with its current length in bits, set by
+/// the two-argument extract and by assignments, read by emit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VarbitInfo {
+    pub header: HeaderId,
+    pub field: FieldRef,
+    pub len: FieldRef,
 }
 
 /// The bytes the hardware puts in front of a packet before a parser sees it
@@ -385,6 +404,12 @@ pub enum Expr {
     Random {
         width: u16,
     },
+    /// Inside a RegisterAction body: `math.execute(input)`, the stateful ALU's math unit.
+    MathUnit {
+        unit: Box<crate::externs::math_unit::MathUnit>,
+        input: Box<Expr>,
+        width: u16,
+    },
     /// `meter.execute(index[, color])` → `MeterColor_t` (0 green, 1 yellow, 3 red), width 8.
     MeterExecute {
         meter: MeterId,
@@ -425,7 +450,8 @@ impl Expr {
             | Expr::Lookahead { width, .. }
             | Expr::RegisterExecute { width, .. }
             | Expr::Hash { width, .. }
-            | Expr::Random { width } => *width,
+            | Expr::Random { width }
+            | Expr::MathUnit { width, .. } => *width,
             Expr::Field(f) => f.width,
             Expr::Valid(_) | Expr::ChecksumVerify(_) => 1,
             Expr::Slice { hi, lo, .. } => hi - lo + 1,
@@ -530,6 +556,13 @@ pub enum Stmt {
     // ---- parser only ----
     /// `pkt.extract(hdr.x)`: copy bytes, set valid, advance cursor; `PacketTooShort` if short.
     Extract(HeaderId),
+    /// `pkt.extract(hdr.x, bits)` of a header with a `varbit` field: `bits` (a `bit<32>`) of
+    /// it are taken. `ParserInvalidArgument` when `bits` is not whole bytes, `PacketTooShort`
+    /// when the packet ends first, `HeaderTooShort` when `bits` is more than the field holds.
+    ExtractVarbit {
+        header: HeaderId,
+        bits: Expr,
+    },
     /// `pkt.extract(hdr.stack.next)`: `StackOutOfBounds` if full.
     ExtractNext(StackId),
     /// `pkt.advance(bits)`.

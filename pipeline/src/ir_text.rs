@@ -167,6 +167,18 @@ fn gress_text(s: &mut String, pl: &Pipeline, name: &str, g: &GressProgram) -> fm
             h.name, h.type_name, h.byte_offset, h.byte_len
         )?;
     }
+    for v in &g.phv.varbits {
+        let h = g
+            .phv
+            .headers
+            .get(v.header.index())
+            .map_or("?", |h| h.name.as_str());
+        writeln!(
+            s,
+            "    varbit {h}: bits {}+{}, length @{}+{}",
+            v.field.offset, v.field.width, v.len.offset, v.len.width
+        )?;
+    }
     writeln!(s, "    parser {}", g.parser.name)?;
     for (i, st) in g.parser.states.iter().enumerate() {
         let start = if i == g.parser.start.index() {
@@ -375,6 +387,9 @@ fn io_stmt_text(s: &mut String, pl: &Pipeline, n: &Names<'_>, st: &Stmt, pad: &s
     };
     match st {
         Stmt::Extract(h) => writeln!(s, "{pad}extract({});", header(h)),
+        Stmt::ExtractVarbit { header: h, bits } => {
+            writeln!(s, "{pad}extract({}, {});", header(h), n.expr(bits))
+        }
         Stmt::ExtractNext(st) => {
             let name = n
                 .phv

@@ -112,6 +112,7 @@ impl Check<'_> {
                 self.in_range("register action", action.index(), pl.register_actions.len())?;
                 self.expr(index)
             }
+            Expr::MathUnit { input, .. } => self.expr(input),
             Expr::Hash { hash, inputs, .. } => {
                 self.in_range("hash", hash.index(), pl.hashes.len())?;
                 inputs.iter().try_for_each(|i| self.expr(i))
@@ -169,6 +170,13 @@ impl Check<'_> {
             }
             Stmt::SetValid { header, .. } | Stmt::Extract(header) | Stmt::Emit(header) => {
                 self.in_range("header", header.index(), headers)
+            }
+            Stmt::ExtractVarbit { header, bits } => {
+                self.in_range("header", header.index(), headers)?;
+                if self.g.phv.varbit(*header).is_none() {
+                    return self.fail(format!("header #{} has no varbit field", header.0));
+                }
+                self.expr(bits)
             }
             Stmt::StackShift { stack, .. } | Stmt::ExtractNext(stack) => {
                 self.in_range("stack", stack.index(), self.g.phv.stacks.len())
@@ -237,6 +245,22 @@ impl Check<'_> {
         }
     }
 
+    /// Each varbit field lies inside its header, its length field in the PHV.
+    fn varbits(&self) -> Result<(), VerifyError> {
+        for v in &self.g.phv.varbits {
+            let Some(h) = self.g.phv.headers.get(v.header.index()) else {
+                return self.in_range("header", v.header.index(), self.g.phv.headers.len());
+            };
+            self.field(v.field)?;
+            self.field(v.len)?;
+            let (start, end) = (h.byte_offset * 8, (h.byte_offset + h.byte_len) * 8);
+            if v.field.offset < start || v.field.offset + u32::from(v.field.width) > end {
+                return self.fail(format!("varbit field of {} lies outside it", h.name));
+            }
+        }
+        Ok(())
+    }
+
     fn next(&self, n: &NextState) -> Result<(), VerifyError> {
         match n {
             NextState::State(s) => {
@@ -256,6 +280,7 @@ pub fn verify(p: &Program) -> Result<(), VerifyError> {
                 g,
                 place: format!("{} {gname} parser", pl.name),
             };
+            c.varbits()?;
             c.in_range(
                 "parser start state",
                 g.parser.start.index(),

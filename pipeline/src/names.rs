@@ -131,6 +131,17 @@ impl<'a> Names<'a> {
                 None => "hash.get(..)".into(),
             },
             Expr::Random { .. } => "random.get()".into(),
+            Expr::MathUnit { unit, input, .. } => {
+                let table: Vec<String> = unit.table.iter().rev().map(|t| t.to_string()).collect();
+                format!(
+                    "MathUnit({}, {}, {}, {{{}}}).execute({})",
+                    unit.invert,
+                    unit.shift,
+                    unit.scale,
+                    table.join(", "),
+                    self.expr(input)
+                )
+            }
             Expr::MeterExecute { meter, .. } => match self.pipe.meters.get(meter.index()) {
                 Some(m) => format!("{}.execute(..)", m.name),
                 None => "meter.execute(..)".into(),

@@ -163,15 +163,16 @@ impl<'a> Env<'a> {
             TypeKind::DontCare => Ty::DontCare,
             TypeKind::Bit(w) => Ty::Bit(self.width(w, false)?),
             TypeKind::Int(w) => Ty::Int(self.width(w, true)?),
-            TypeKind::Varbit(_) => {
-                return Err(crate::check::unsupported(
-                    t.span,
-                    "varbit<W>",
-                    "variable-length fields",
-                )
-                .with_help(
-                    "parse the variable part as fixed-size headers selected by a length field",
-                ))
+            TypeKind::Varbit(w) => {
+                let n = self.width(w, false)?;
+                if !n.is_multiple_of(8) {
+                    return Err(Diagnostic::error(format!(
+                        "`varbit<{n}>`: Tofino extracts a varbit field in whole bytes"
+                    ))
+                    .with_primary(w.span, "not a multiple of 8")
+                    .with_help("use a width that is a multiple of 8"));
+                }
+                Ty::Varbit(n)
             }
             TypeKind::Tuple(ts) => Ty::Tuple(
                 ts.iter()
@@ -349,7 +350,11 @@ impl<'a> Env<'a> {
         for f in &s.fields {
             match self.resolve_type_depth(&f.ty, &TypeParams::new(), depth + 1) {
                 Ok(t) => {
-                    if is_header && !header_field_type(&t) {
+                    if let Some(d) = varbit_misplaced(is_header, &t, &fields, f) {
+                        result = Err(d);
+                        break;
+                    }
+                    if is_header && !header_field_type(&t) && !matches!(t, Ty::Varbit(_)) {
                         result = Err(Diagnostic::error(format!(
                             "header field `{}` has type `{t}`",
                             f.name.name
@@ -559,6 +564,48 @@ fn is_type_decl(k: &DeclKind) -> bool {
             | DeclKind::Enum(_)
             | DeclKind::Extern(_)
     )
+}
+
+/// Why a field of type `t` may not be a varbit here: only a header holds one, and at most
+/// one (P4_16 §7.1.6); the fields declared before it are `before`.
+fn varbit_misplaced(
+    is_header: bool,
+    t: &Ty,
+    before: &[(String, Ty)],
+    f: &ast::Field,
+) -> Option<Diagnostic> {
+    // A varbit directly, or inside a struct (headers hold their own, checked there).
+    fn inline_varbit(t: &Ty) -> bool {
+        match t {
+            Ty::Varbit(_) => true,
+            Ty::Struct(s) => s.fields.iter().any(|(_, f)| inline_varbit(f)),
+            _ => false,
+        }
+    }
+    if !inline_varbit(t) {
+        return None;
+    }
+    if !is_header || !matches!(t, Ty::Varbit(_)) {
+        return Some(
+            Diagnostic::error(format!(
+                "field `{}` of type `{t}` holds a varbit",
+                f.name.name
+            ))
+            .with_primary(f.ty.span, "varbit outside a header")
+            .with_help("a `varbit<N>` is a field of a header, directly"),
+        );
+    }
+    if before.iter().any(|(_, b)| matches!(b, Ty::Varbit(_))) {
+        return Some(
+            Diagnostic::error(format!(
+                "header field `{}` is its second varbit",
+                f.name.name
+            ))
+            .with_primary(f.ty.span, "second varbit field")
+            .with_help("a header has at most one `varbit` field"),
+        );
+    }
+    None
 }
 
 /// Whether `t` may be a header field: a bit string, `bool`, a serializable enum, or a struct

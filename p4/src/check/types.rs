@@ -23,6 +23,8 @@ pub enum Ty {
     InfInt,
     Bit(u16),
     Int(u16),
+    /// `varbit<N>`: up to N bits, the length set per packet (a header field only).
+    Varbit(u16),
     Error,
     MatchKind,
     String,
@@ -122,6 +124,26 @@ impl Ty {
         }
     }
 
+    /// The bits a header of this type reserves: [`Ty::flat_width`] with each `varbit<N>`
+    /// counted at its largest, N.
+    pub fn max_flat_width(&self) -> Option<u32> {
+        match self {
+            Ty::Varbit(n) => Some(u32::from(*n)),
+            Ty::Header(s) | Ty::Struct(s) => s.fields.iter().map(|(_, t)| t.max_flat_width()).sum(),
+            other => other.flat_width(),
+        }
+    }
+
+    /// Whether a header or struct of this type holds a `varbit` field.
+    pub fn has_varbit(&self) -> bool {
+        match self {
+            Ty::Varbit(_) => true,
+            Ty::Header(s) | Ty::Struct(s) => s.fields.iter().any(|(_, t)| t.has_varbit()),
+            Ty::Stack(e, _) => e.has_varbit(),
+            _ => false,
+        }
+    }
+
     pub fn is_signed(&self) -> bool {
         matches!(self, Ty::Int(_))
     }
@@ -157,6 +179,7 @@ impl fmt::Display for Ty {
             Ty::InfInt => f.write_str("int"),
             Ty::Bit(w) => write!(f, "bit<{w}>"),
             Ty::Int(w) => write!(f, "int<{w}>"),
+            Ty::Varbit(w) => write!(f, "varbit<{w}>"),
             Ty::Error => f.write_str("error"),
             Ty::MatchKind => f.write_str("match_kind"),
             Ty::String => f.write_str("string"),

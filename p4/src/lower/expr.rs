@@ -591,11 +591,13 @@ impl<'a> Lowerer<'a> {
                             ),
                     )),
                 },
-                Loc::RegWord(..) | Loc::RegOut(_) | Loc::Field { .. } => Err(self.err(
-                    Diagnostic::error(format!("`{}` has no fields", loc.ty()))
-                        .with_primary(member.span, "no such member")
-                        .with_secondary(base.span, format!("this is a `{}`", loc.ty())),
-                )),
+                Loc::RegWord(..) | Loc::RegOut(_) | Loc::Field { .. } | Loc::Varbit { .. } => {
+                    Err(self.err(
+                        Diagnostic::error(format!("`{}` has no fields", loc.ty()))
+                            .with_primary(member.span, "no such member")
+                            .with_secondary(base.span, format!("this is a `{}`", loc.ty())),
+                    ))
+                }
             },
             Resolved::Type(Ty::Enum(en)) => match en.member(&member.name) {
                 Some(v) => Ok(Resolved::V(V::Scalar(

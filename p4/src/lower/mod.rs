@@ -8,6 +8,7 @@
 //! program is only returned when there were none.
 
 mod block;
+mod checksum_dest;
 mod control;
 mod ctor;
 mod expr;
@@ -22,6 +23,7 @@ pub mod spans;
 mod stmt;
 pub mod summary;
 mod table;
+mod varbit;
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};

@@ -30,6 +30,12 @@ pub enum Loc {
         elems: Vec<Rc<Loc>>,
         next_index: FieldRef,
     },
+    /// A header's `varbit<N>` field: `f` reserves the N bits, `len` holds the current length.
+    Varbit {
+        f: FieldRef,
+        len: FieldRef,
+        max: u16,
+    },
     /// Inside a RegisterAction body: a word of the register cell.
     RegWord(RegWord, Ty),
     /// Inside a RegisterAction body: the `rv` output.
@@ -42,6 +48,7 @@ impl Loc {
         match self {
             Loc::Field { ty, .. } | Loc::RegWord(_, ty) | Loc::RegOut(ty) => ty.clone(),
             Loc::Header { ty, .. } => Ty::Header(ty.clone()),
+            Loc::Varbit { max, .. } => Ty::Varbit(*max),
             Loc::Struct { ty, .. } => Ty::Struct(ty.clone()),
             Loc::Stack { elem, elems, .. } => Ty::Stack(Box::new(elem.clone()), elems.len() as u32),
         }
@@ -62,6 +69,8 @@ impl Loc {
         match self {
             // Wider than a value: its pieces, which concatenate to the same bits.
             Loc::Field { f, .. } => out.extend(f.chunks().map(|(p, _, _)| ir::Expr::Field(p))),
+            // All N bits: the value, then zeros (a checksum over the header sums the same).
+            Loc::Varbit { f, .. } => out.extend(f.chunks().map(|(p, _, _)| ir::Expr::Field(p))),
             Loc::RegWord(w, _) => out.push(ir::Expr::RegValue(*w)),
             Loc::Header { fields, .. } | Loc::Struct { fields, .. } => {
                 fields.iter().for_each(|f| f.scalars(out))
@@ -74,7 +83,7 @@ impl Loc {
     /// Every scalar field inside this value, as field references.
     pub fn field_refs(&self, out: &mut Vec<FieldRef>) {
         match self {
-            Loc::Field { f, .. } => out.push(*f),
+            Loc::Field { f, .. } | Loc::Varbit { f, .. } => out.push(*f),
             Loc::Header { fields, .. } | Loc::Struct { fields, .. } => {
                 fields.iter().for_each(|f| f.field_refs(out))
             }
@@ -100,6 +109,9 @@ pub struct PhvAlloc {
     bits: u32,
     pub layout: ir::PhvLayout,
 }
+
+/// Bits of a varbit field's hidden length (in bits; a field is at most 2048 bits).
+const VARBIT_LEN_WIDTH: u16 = 16;
 
 /// The PHV is addressed with `u32` bit offsets; far below that, a program this large is surely
 /// a mistake.
@@ -195,7 +207,7 @@ impl PhvAlloc {
     }
 
     fn header(&mut self, name: &str, s: &Rc<StructTy>) -> Result<Rc<Loc>, String> {
-        let bits = Ty::Header(s.clone()).flat_width().unwrap_or(0);
+        let bits = Ty::Header(s.clone()).max_flat_width().unwrap_or(0);
         if !bits.is_multiple_of(8) {
             return Err(format!(
                 "header type `{}` is {bits} bits long, not a whole number of bytes",
@@ -204,10 +216,25 @@ impl PhvAlloc {
         }
         self.align();
         let start = self.take(bits)?;
+        let id = HeaderId(self.layout.headers.len() as u32);
+        let len = if Ty::Header(s.clone()).has_varbit() {
+            Some(self.hidden(&format!("{name}.$length"), VARBIT_LEN_WIDTH)?)
+        } else {
+            None
+        };
         let first_field = self.layout.fields.len() as u32;
         let mut at = start;
-        let fields = self.header_fields(name, s, &mut at);
-        let id = HeaderId(self.layout.headers.len() as u32);
+        let fields = self.header_fields(name, s, &mut at, len);
+        for f in &fields {
+            if let (Loc::Varbit { f, .. }, Some(len)) = (&**f, len) {
+                let (field, len) = (*f, len);
+                self.layout.varbits.push(ir::VarbitInfo {
+                    header: id,
+                    field,
+                    len,
+                });
+            }
+        }
         self.layout.headers.push(ir::HeaderInfo {
             name: name.to_string(),
             type_name: s.name.clone(),
@@ -224,29 +251,39 @@ impl PhvAlloc {
 
     /// The fields of a header laid out from bit `at` in declaration order; a struct-typed field
     /// (P4_16 §7.2.2) is flattened in place and stays addressable as a struct.
-    fn header_fields(&mut self, prefix: &str, s: &StructTy, at: &mut u32) -> Vec<Rc<Loc>> {
+    fn header_fields(
+        &mut self,
+        prefix: &str,
+        s: &StructTy,
+        at: &mut u32,
+        len: Option<FieldRef>,
+    ) -> Vec<Rc<Loc>> {
         let mut fields = Vec::with_capacity(s.fields.len());
         for (fname, fty) in &s.fields {
             let name = format!("{prefix}.{fname}");
             if let Ty::Struct(inner) = fty {
-                let sub = self.header_fields(&name, inner, at);
+                let sub = self.header_fields(&name, inner, at, None);
                 fields.push(Rc::new(Loc::Struct {
                     ty: inner.clone(),
                     fields: sub,
                 }));
                 continue;
             }
-            let f = FieldRef {
-                offset: *at,
-                width: fty.scalar_width().unwrap_or(0),
+            let width = match fty {
+                Ty::Varbit(n) => *n,
+                t => t.scalar_width().unwrap_or(0),
             };
+            let f = FieldRef { offset: *at, width };
             *at += u32::from(f.width);
             self.layout.fields.push(ir::FieldInfo {
                 name,
                 field: f,
                 signed: fty.is_signed(),
             });
-            fields.push(Rc::new(Loc::Field { f, ty: fty.clone() }));
+            fields.push(Rc::new(match (fty, len) {
+                (Ty::Varbit(max), Some(len)) => Loc::Varbit { f, len, max: *max },
+                _ => Loc::Field { f, ty: fty.clone() },
+            }));
         }
         fields
     }

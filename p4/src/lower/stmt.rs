@@ -199,7 +199,7 @@ impl<'a> Lowerer<'a> {
         let loc = self.alloc(&name, &ty, v.name.span)?;
         self.bind(&v.name.name, Binding::Val(V::Loc(loc.clone())));
         if let Some(init) = &v.init {
-            self.assign_to(Dest::from_loc(&loc), init, out)?;
+            self.assign_to(Dest::from_loc(&loc), init, v.name.span, out)?;
         }
         Ok(())
     }
@@ -278,7 +278,7 @@ impl<'a> Lowerer<'a> {
     ) -> Res<()> {
         let dest = self.dest(lhs)?;
         match op {
-            None => self.assign_to(dest, rhs, out),
+            None => self.assign_to(dest, rhs, lhs.span, out),
             Some(op) => {
                 let Dest::Scalar(place, ty) = dest else {
                     return Err(self.err(
@@ -297,7 +297,13 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn assign_to(&mut self, dest: Dest, rhs: &'a ast::Expr, out: &mut ir::Block) -> Res<()> {
+    fn assign_to(
+        &mut self,
+        dest: Dest,
+        rhs: &'a ast::Expr,
+        lhs: Span,
+        out: &mut ir::Block,
+    ) -> Res<()> {
         match dest {
             Dest::Scalar(ir::Place::Field(d), _) if d.width > ir::MAX_VALUE_WIDTH => {
                 // A field wider than a value: only a whole field of the same width copies in.
@@ -315,6 +321,7 @@ impl<'a> Lowerer<'a> {
             }
             Dest::Scalar(place, ty) => {
                 let (e, _) = self.scalar(rhs, Some(&ty))?;
+                self.checksum_destination(&place, &ty, &e, lhs)?;
                 out.push(ir::Stmt::Assign {
                     dst: place,
                     value: e,
@@ -418,10 +425,46 @@ impl<'a> Lowerer<'a> {
     /// Field-by-field copy between two storages of the same type (headers as a whole).
     fn copy_loc(&mut self, dst: &Rc<Loc>, src: &Rc<Loc>, out: &mut ir::Block) {
         match (&**dst, &**src) {
-            (Loc::Header { id: d, .. }, Loc::Header { id: s, .. }) => {
+            (
+                Loc::Header {
+                    id: d, fields: df, ..
+                },
+                Loc::Header {
+                    id: s, fields: sf, ..
+                },
+            ) => {
                 if d != s {
                     out.push(ir::Stmt::CopyHeader { dst: *d, src: *s });
+                    // The bytes carry the varbit's bits; its length lives beside them.
+                    for (d, s) in df.iter().zip(sf) {
+                        if let (Loc::Varbit { len: dl, .. }, Loc::Varbit { len: sl, .. }) =
+                            (&**d, &**s)
+                        {
+                            out.push(ir::Stmt::Assign {
+                                dst: Place::Field(*dl),
+                                value: ir::Expr::Field(*sl),
+                            });
+                        }
+                    }
                 }
+            }
+            (
+                Loc::Varbit {
+                    f: d,
+                    len: dl,
+                    max: dm,
+                },
+                Loc::Varbit {
+                    f: s,
+                    len: sl,
+                    max: sm,
+                },
+            ) if dm == sm => {
+                wide_copy(*d, *s, out);
+                out.push(ir::Stmt::Assign {
+                    dst: Place::Field(*dl),
+                    value: ir::Expr::Field(*sl),
+                });
             }
             (Loc::Struct { fields: df, .. }, Loc::Struct { fields: sf, .. })
             | (Loc::Stack { elems: df, .. }, Loc::Stack { elems: sf, .. }) => {
@@ -1018,13 +1061,7 @@ impl<'a> Lowerer<'a> {
             "extract" => {
                 let a = match args {
                     [a] => a,
-                    [_, _] => {
-                        return Err(self.err(crate::check::unsupported(
-                            span,
-                            "two-argument `extract`",
-                            "variable-length headers",
-                        )))
-                    }
+                    [h, bits] => return self.extract_varbit(h, bits, span, out),
                     _ => return Err(self.arg_count("extract", 1, args.len(), span)),
                 };
                 let stmt = if let ExprKind::Member { base, member: m } = &a.value.kind {
@@ -1046,6 +1083,18 @@ impl<'a> Lowerer<'a> {
                     Some(s) => s,
                     None => match self.expr(&a.value, None)? {
                         V::Loc(l) => match &*l {
+                            Loc::Header { ty, .. } if Ty::Header(ty.clone()).has_varbit() => {
+                                return Err(self.err(
+                                    Diagnostic::error(format!(
+                                        "`{}` has a varbit field: extract it with its length",
+                                        ty.name
+                                    ))
+                                    .with_primary(a.span, "one-argument extract")
+                                    .with_help(
+                                        "write `pkt.extract(hdr.x, (bit<32>)length_in_bits)`",
+                                    ),
+                                ))
+                            }
                             Loc::Header { id, .. } => ir::Stmt::Extract(*id),
                             _ => {
                                 return Err(self.err(
@@ -1274,6 +1323,9 @@ impl<'a> Lowerer<'a> {
                 } else {
                     return Err(self.arg_count(&f.name, 1, args.len(), span));
                 };
+                if let Some(v) = self.varbit_size(&f.name, args)? {
+                    return Ok(Some(v));
+                }
                 let Some(bits) = ty.flat_width() else {
                     return Err(self.err(
                         Diagnostic::error(format!("`{ty}` has no fixed size"))

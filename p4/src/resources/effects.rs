@@ -236,6 +236,7 @@ impl<'a> Collector<'a> {
                     self.expr(i, fx, Mode::Match);
                 }
             }
+            Expr::MathUnit { input, .. } => self.expr(input, fx, mode),
             Expr::Const { .. }
             | Expr::Param { .. }
             | Expr::Lookahead { .. }
@@ -317,6 +318,7 @@ impl<'a> Collector<'a> {
             Stmt::ApplyTable { .. } | Stmt::Exit | Stmt::Return => {}
             // Parser / deparser statements do not run in the MAU.
             Stmt::Extract(_)
+            | Stmt::ExtractVarbit { .. }
             | Stmt::ExtractNext(_)
             | Stmt::Advance(_)
             | Stmt::Verify { .. }

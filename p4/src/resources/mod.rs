@@ -17,6 +17,7 @@ mod extern_rules;
 mod gateway;
 mod issue;
 mod names;
+mod parse_depth;
 mod parser_rules;
 pub mod profile;
 mod report;
@@ -211,6 +212,7 @@ fn check_objects(pi: usize, pipe: &Pipeline, p: &Profile, issues: &mut Vec<Resou
         let names = Names::new(pipe, phv_of(pipe, gress));
         salu::check_register_action(pi, pipe, &names, RegisterActionId(ai as u32), ra, p, issues);
     }
+    salu::check_math_units(pi, pipe, issues);
     action_ops::check_actions(pi, pipe, p, issues);
     issues.extend(extern_rules::counter_addressing(pipe, pi));
 }
@@ -392,6 +394,7 @@ fn place_gress(
         Gress::Egress => &pipe.egress,
     };
     issues.extend(parser_rules::check(pi, gress, &gp.parser, &names, p.target));
+    issues.extend(parse_depth::check(pi, gress, &gp.parser, phv, p.target));
 
     let mut demands = demand::demands(pipe, phv, &units, p);
     // Tables too big for one stage's memories are spread over several (as bf-p4c does).

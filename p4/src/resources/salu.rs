@@ -136,6 +136,17 @@ impl Scan<'_> {
                 }
             }
             Expr::RegValue(_) | Expr::RegisterParam(_) => {}
+            // The math unit is an operand of the instruction; it reads one input.
+            Expr::MathUnit { input, .. } => {
+                if !is_leaf(input) {
+                    let what = self.names.expr(input);
+                    self.err(
+                        format!("a MathUnit reads the memory word or a PHV input, not `{what}`"),
+                        &["compute its input in an action before `execute` and pass it in as a PHV field"],
+                    );
+                }
+                self.leaves(input)
+            }
             Expr::Slice { arg, .. } | Expr::Cast { arg, .. } | Expr::Unary { arg, .. } => {
                 self.leaves(arg)
             }
@@ -324,6 +335,88 @@ fn is_const(e: &Expr) -> bool {
         Expr::Cast { arg, .. } | Expr::Slice { arg, .. } | Expr::Unary { arg, .. } => is_const(arg),
         Expr::Binary { a, b, .. } => is_const(a) && is_const(b),
         _ => false,
+    }
+}
+
+/// The math units of a RegisterAction body, in order (duplicates kept out).
+fn math_units(body: &[Stmt], out: &mut Vec<pipeline::externs::math_unit::MathUnit>) {
+    fn expr(e: &Expr, out: &mut Vec<pipeline::externs::math_unit::MathUnit>) {
+        match e {
+            Expr::MathUnit { unit, input, .. } => {
+                if !out.contains(unit) {
+                    out.push((**unit).clone());
+                }
+                expr(input, out);
+            }
+            Expr::Unary { arg, .. } | Expr::Cast { arg, .. } | Expr::Slice { arg, .. } => {
+                expr(arg, out)
+            }
+            Expr::Binary { a, b, .. } => {
+                expr(a, out);
+                expr(b, out);
+            }
+            Expr::Ternary {
+                cond, then, els, ..
+            } => {
+                expr(cond, out);
+                expr(then, out);
+                expr(els, out);
+            }
+            _ => {}
+        }
+    }
+    for s in body {
+        match s {
+            Stmt::Assign { value, .. } => expr(value, out),
+            Stmt::If {
+                cond, then, els, ..
+            } => {
+                expr(cond, out);
+                math_units(then, out);
+                math_units(els, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A stateful ALU has one math unit: the RegisterActions of one register may use one MathUnit
+/// configuration between them (bf-p4c refuses two).
+pub(crate) fn check_math_units(pi: usize, pipe: &Pipeline, out: &mut Vec<ResourceIssue>) {
+    for (ri, reg) in pipe.registers.iter().enumerate() {
+        let mut units = Vec::new();
+        let mut users = Vec::new();
+        for ra in pipe
+            .register_actions
+            .iter()
+            .filter(|ra| ra.register.index() == ri)
+        {
+            let mut own = Vec::new();
+            math_units(&ra.body, &mut own);
+            if !own.is_empty() {
+                users.push(ra.name.as_str());
+            }
+            for u in own {
+                if !units.contains(&u) {
+                    units.push(u);
+                }
+            }
+        }
+        if units.len() > 1 {
+            out.push(
+                ResourceIssue::error(
+                    IssueKind::SaluTooComplex,
+                    ObjectRef::Register(pi, RegisterId(ri as u32)),
+                    format!(
+                        "the RegisterActions of register `{}` ({}) use {} different MathUnits: its stateful ALU has one",
+                        reg.name,
+                        users.join(", "),
+                        units.len()
+                    ),
+                )
+                .with_help("share one MathUnit between them, or split the register"),
+            );
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! whose value is an `Expr::ChecksumUpdate`.
 
 use super::{Ctx, ExecResult, Fault, ProgramError};
-use crate::ir::{Stmt, Value};
+use crate::ir::{FieldRef, Stmt, Value};
 use crate::phv::pack_bits;
 use crate::trace::{TraceEvent, Tracer};
 
@@ -83,6 +83,31 @@ impl<T: Tracer> Ctx<'_, T> {
         let Some(info) = gp.phv.headers.get(h) else {
             return Err(Fault::program(ProgramError::BadReference("header")));
         };
+        if let Some(vb) = gp.phv.varbit(crate::ir::HeaderId(h as u32)) {
+            // The fixed fields around the varbit field's current length.
+            let start = info.byte_offset * 8;
+            let end = start + info.byte_len * 8;
+            let tail = vb.field.offset + u32::from(vb.field.width);
+            let n = (self.phv.get(vb.len) as u32).min(u32::from(vb.field.width));
+            let phv = &self.phv;
+            let pieces = |from: u32, to: u32| {
+                (from..to).step_by(128).map(move |o| {
+                    let w = (to - o).min(128) as u16;
+                    (
+                        phv.get(FieldRef {
+                            offset: o,
+                            width: w,
+                        }),
+                        w,
+                    )
+                })
+            };
+            let parts = pieces(start, vb.field.offset)
+                .chain(pieces(vb.field.offset, vb.field.offset + n))
+                .chain(pieces(tail, end));
+            pack_bits(self.emit_out, parts);
+            return Ok(());
+        }
         let bytes = self
             .phv
             .slice(info.byte_offset as usize, info.byte_len as usize);

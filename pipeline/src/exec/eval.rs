@@ -338,6 +338,7 @@ fn reads_expr(pl: &Pipeline, x: &Expr, f: FieldRef, seen: &mut Vec<bool>) -> boo
             reads_expr(pl, value, f, seen)
                 || index.as_deref().is_some_and(|i| reads_expr(pl, i, f, seen))
         }
+        Expr::MathUnit { input, .. } => reads_expr(pl, input, f, seen),
         _ => false,
     }
 }
@@ -466,6 +467,10 @@ impl<T: Tracer> Ctx<'_, T> {
                 width,
             } => self.hash(hash.index(), inputs, *width, params)?,
             Expr::Random { width } => self.rt.rng.bits(*width) & mask(*width),
+            Expr::MathUnit { unit, input, width } => {
+                let x = self.eval(input, params)?;
+                unit.execute(x & mask(*width), *width)
+            }
             Expr::MeterExecute {
                 meter,
                 index,

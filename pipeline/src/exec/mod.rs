@@ -54,6 +54,12 @@ pub enum ParserFault {
     /// `verify(false, error)` with the program's error code.
     #[error("verify failed (error {0})")]
     Verify(u16),
+    /// A varbit extract longer than the field (`error.HeaderTooShort`).
+    #[error("HeaderTooShort")]
+    HeaderTooShort,
+    /// A varbit extract of a length that is not whole bytes (`error.ParserInvalidArgument`).
+    #[error("ParserInvalidArgument")]
+    InvalidArgument,
     /// A `ParserCounter` loaded with a value above its `max`.
     #[error("CounterRange")]
     CounterRange,
@@ -69,7 +75,11 @@ impl ParserFault {
             ParserFault::NoMatch => NO_MATCH,
             ParserFault::StackOutOfBounds | ParserFault::CounterRange => CTR_RANGE,
             ParserFault::Timeout => TIMEOUT_HW,
-            ParserFault::Verify(_) => TIMEOUT_USER,
+            // bf-p4c turns varbit length checks into parser `verify`s (its
+            // RewriteParserVerify pass): the user error bit, as for `verify`.
+            ParserFault::Verify(_) | ParserFault::HeaderTooShort | ParserFault::InvalidArgument => {
+                TIMEOUT_USER
+            }
         }
     }
 }

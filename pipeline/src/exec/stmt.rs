@@ -136,6 +136,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 }
             }
             Stmt::Extract(_)
+            | Stmt::ExtractVarbit { .. }
             | Stmt::ExtractNext(_)
             | Stmt::Advance(_)
             | Stmt::Verify { .. }

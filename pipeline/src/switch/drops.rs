@@ -99,7 +99,10 @@ impl DropReason {
             ParserFault::StackOutOfBounds => DropReason::ParserStackOutOfBounds,
             ParserFault::CounterRange => DropReason::ParserCounterRange,
             ParserFault::Timeout => DropReason::ParserTimeout,
-            ParserFault::Verify(_) => DropReason::ParserVerify,
+            // bf-p4c checks a varbit's length with parser `verify`s: counted as those.
+            ParserFault::Verify(_) | ParserFault::HeaderTooShort | ParserFault::InvalidArgument => {
+                DropReason::ParserVerify
+            }
         }
     }
 }

@@ -7,7 +7,7 @@ use super::{
     MIRROR_HDR_MAX,
 };
 use crate::exec::gress::PassDrop;
-use crate::exec::{run_gress, PassInput};
+use crate::exec::{run_gress, ParserFault, PassInput};
 use crate::ir::{Gress, Intrinsic, Value};
 use crate::tm::mirror::MirrorDest;
 use crate::tm::pre::ReplicationRequest;
@@ -15,6 +15,10 @@ use crate::trace::{TraceEvent, TraceReplica, Tracer};
 
 fn pass_drop_reason(d: &PassDrop) -> (DropReason, Option<String>) {
     match d {
+        // Varbit length errors are counted as `verify`s: the detail says which.
+        PassDrop::ParserError(f @ (ParserFault::HeaderTooShort | ParserFault::InvalidArgument)) => {
+            (DropReason::from_parser(*f), Some(f.to_string()))
+        }
         PassDrop::ParserError(f) => (DropReason::from_parser(*f), None),
         PassDrop::ParserReject => (DropReason::ParserReject, None),
         PassDrop::Program(e) => (DropReason::ProgramError, Some(e.to_string())),

@@ -49,7 +49,7 @@ impl ExternType for Checksums {
         match (&x.kind, m) {
             (Kind::Checksum { id }, "add" | "subtract") if l.ctx == Ctx::Parser => {
                 let [a] = args else { return Err(l.arg_count(m, 1, nargs, span)) };
-                let inputs = l.inputs(a)?;
+                let inputs = l.checksum_inputs(a)?;
                 let s = if m == "add" {
                     ir::Stmt::ChecksumAdd { checksum: *id, inputs }
                 } else {
@@ -76,7 +76,7 @@ impl ExternType for Checksums {
                 if nargs > 2 {
                     return Err(l.arg_count("update", 2, nargs, span));
                 }
-                let inputs = l.inputs(a)?;
+                let inputs = l.checksum_inputs(a)?;
                 let sum = ir::Expr::ChecksumUpdate { checksum: *id, inputs };
                 // `zeros_as_ones`: the deparser's checksum unit sends a computed 0x0000 as 0xFFFF
                 // (UDP's rule). The checksum is a pure function of the fields, so testing it and

@@ -283,7 +283,7 @@ impl<'a> Lowerer<'a> {
         for e in elems {
             let start = out.len();
             let v = self.expr(e, None)?;
-            flat_inputs(v, &mut out, self, e.span)?;
+            flat_inputs(v, &mut out, self, e.span, false)?;
             slots.push((path_of(e), start..out.len()));
         }
         let find = |name: &str| -> Option<usize> {

@@ -8,6 +8,7 @@ mod checksum;
 mod counter;
 mod filter;
 mod hash;
+mod math_unit;
 mod meter;
 mod packet_io;
 mod parser_counter;
@@ -94,6 +95,11 @@ pub(crate) enum Kind {
         ty: Ty,
     },
     CrcPoly(CrcSpec),
+    /// A configured `MathUnit<T>` (used inside RegisterAction bodies).
+    MathUnit {
+        unit: Box<pipeline::externs::math_unit::MathUnit>,
+        ty: Ty,
+    },
     /// An `ActionProfile`, or an `ActionSelector` (the profile it selects from).
     ActionProfile {
         id: pipeline::ir::ActionProfileId,
@@ -117,7 +123,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "SelectorAction",
         "stateful actions on an action selector's member bits",
     ),
-    ("MathUnit", "stateful math units"),
     ("Pktgen", "the packet generator"),
     ("Ghost", "ghost threads"),
 ];
@@ -228,6 +233,7 @@ static EXTERNS: &[&dyn ExternType] = &[
     &parser_priority::ParserPriorities,
     &filter::Filters,
     &packet_io::PacketIo,
+    &math_unit::MathUnits,
 ];
 
 fn family(tname: &str) -> Option<&'static dyn ExternType> {
@@ -342,15 +348,32 @@ fn enum_member<'a>(l: &mut Lowerer<'a>, e: &'a ast::Expr, enum_name: &str) -> Re
     ))
 }
 
-/// Flattens `{a, b, hdr}` / a header / a struct into scalar inputs.
-fn flat_inputs(v: V, out: &mut Vec<ir::Expr>, l: &mut Lowerer<'_>, span: Span) -> Res<()> {
+/// Flattens `{a, b, hdr}` / a header / a struct into scalar inputs. A varbit field stands
+/// for all its N bits (its value, then zeros): what a ones'-complement checksum sums the same
+/// (`varbit` true, checksums only); anything else over it is refused, as its result would
+/// depend on the padding.
+fn flat_inputs(
+    v: V,
+    out: &mut Vec<ir::Expr>,
+    l: &mut Lowerer<'_>,
+    span: Span,
+    varbit: bool,
+) -> Res<()> {
     match v {
         V::List(items) => {
             for (it, sp) in items {
-                flat_inputs(it, out, l, sp)?;
+                flat_inputs(it, out, l, sp, varbit)?;
             }
             Ok(())
         }
+        V::Loc(loc) if !varbit && loc.ty().has_varbit() => Err(l.err(
+            Diagnostic::error(format!(
+                "`{}` holds a varbit: only a checksum takes one",
+                loc.ty()
+            ))
+            .with_primary(span, "variable-length input")
+            .with_help("list the fixed-size fields instead"),
+        )),
         // Aggregates, and fields wider than a value, as their pieces in order.
         V::Loc(loc)
             if !loc.ty().is_scalar()
@@ -371,7 +394,15 @@ impl<'a> Lowerer<'a> {
     fn inputs(&mut self, a: &'a ast::Argument) -> Res<Vec<ir::Expr>> {
         let v = self.expr(&a.value, None)?;
         let mut out = Vec::new();
-        flat_inputs(v, &mut out, self, a.span)?;
+        flat_inputs(v, &mut out, self, a.span, false)?;
+        Ok(out)
+    }
+
+    /// [`Self::inputs`] of a checksum: varbit fields allowed.
+    fn checksum_inputs(&mut self, a: &'a ast::Argument) -> Res<Vec<ir::Expr>> {
+        let v = self.expr(&a.value, None)?;
+        let mut out = Vec::new();
+        flat_inputs(v, &mut out, self, a.span, true)?;
         Ok(out)
     }
 
@@ -474,6 +505,7 @@ impl<'a> Lowerer<'a> {
             Kind::ParserPriority => "set",
             Kind::Mirror | Kind::Resubmit => "emit",
             Kind::Digest { .. } => "pack",
+            Kind::MathUnit { .. } => "execute (in a RegisterAction)",
             Kind::CrcPoly(_) | Kind::ActionProfile { .. } | Kind::TableLayout => "none",
         };
         // A method the architecture declares but pisa does not implement.

@@ -124,7 +124,7 @@ impl ExternType for PacketIo {
                     }
                 }
                 let mut fields = Vec::new();
-                flat_inputs(v, &mut fields, l, a.span)?;
+                flat_inputs(v, &mut fields, l, a.span, false)?;
                 l.need_stmt(out, span, "pack")?.push(ir::Stmt::DigestPack {
                     digest: *id,
                     fields,

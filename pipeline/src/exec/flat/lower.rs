@@ -183,6 +183,8 @@ impl<'a> Lowerer<'a> {
             }
             Stmt::Exit => Op::Exit,
             Stmt::Return => Op::Return,
+            // A header with a varbit field emits its current length: the tree interpreter's.
+            Stmt::Emit(h) if self.gp.phv.varbit(*h).is_some() => Self::tree(s),
             Stmt::Emit(h) => match self.gp.phv.headers.get(h.index()) {
                 Some(info) => Op::Emit {
                     header: h.0,

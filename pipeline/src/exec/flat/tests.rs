@@ -377,6 +377,7 @@ fn program(r: &mut Rng) -> Program {
             },
         ],
         stacks: vec![],
+        varbits: vec![],
     };
     let k = |value: Value, mask: Value| KeysetElem::Mask { value, mask };
     let parser = Parser {
