@@ -214,6 +214,38 @@ pub enum TraceEvent {
     },
 }
 
+impl TraceEvent {
+    /// The event's kind: its variant's name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TraceEvent::GressStart { .. } => "GressStart",
+            TraceEvent::ParserState { .. } => "ParserState",
+            TraceEvent::Extract { .. } => "Extract",
+            TraceEvent::ParserError { .. } => "ParserError",
+            TraceEvent::ParserAccept => "ParserAccept",
+            TraceEvent::ParserReject { .. } => "ParserReject",
+            TraceEvent::Gateway { .. } => "Gateway",
+            TraceEvent::Table { .. } => "Table",
+            TraceEvent::Action { .. } => "Action",
+            TraceEvent::DropMarked { .. } => "DropMarked",
+            TraceEvent::Register { .. } => "Register",
+            TraceEvent::Exit => "Exit",
+            TraceEvent::Deparsed { .. } => "Deparsed",
+            TraceEvent::Unicast { .. } => "Unicast",
+            TraceEvent::Multicast { .. } => "Multicast",
+            TraceEvent::CopyToCpu { .. } => "CopyToCpu",
+            TraceEvent::Mirror { .. } => "Mirror",
+            TraceEvent::Resubmit => "Resubmit",
+            TraceEvent::Recirculate { .. } => "Recirculate",
+            TraceEvent::Queue { .. } => "Queue",
+            TraceEvent::BypassEgress => "BypassEgress",
+            TraceEvent::Digest { .. } => "Digest",
+            TraceEvent::Drop { .. } => "Drop",
+            TraceEvent::Output { .. } => "Output",
+        }
+    }
+}
+
 /// A whole recorded trace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Trace {

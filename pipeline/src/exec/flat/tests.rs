@@ -651,6 +651,7 @@ fn differential(eng_native: bool, flat: bool, traced: bool, seed: u64, programs:
     let mut r = Rng(seed);
     #[cfg_attr(not(feature = "native"), allow(unused_mut))]
     let mut in_place = 0;
+    let mut seen = std::collections::BTreeSet::new();
     for _ in 0..programs {
         let prog = Arc::new(program(&mut r));
         let pl = &prog.pipelines[0];
@@ -711,6 +712,7 @@ fn differential(eng_native: bool, flat: bool, traced: bool, seed: u64, programs:
             };
             assert_eq!(a, b, "{pl:#?}\n{pkt:02x?}");
             assert_eq!(ta.events, tb.events, "{pl:#?}\n{pkt:02x?}");
+            seen.extend(tb.events.iter().map(|e| e.kind()));
             assert_eq!(w0.out, w1.out, "{pl:#?}\n{pkt:02x?}");
             assert_eq!(w0.phv.bytes(), w1.phv.bytes(), "{pl:#?}\n{pkt:02x?}");
             for h in 0..2 {
@@ -726,6 +728,24 @@ fn differential(eng_native: bool, flat: bool, traced: bool, seed: u64, programs:
             );
         }
         assert_eq!(work[0].stats, work[1].stats);
+    }
+    // Traced, the programs reach every trace point of a pass the tree interpreter has (but
+    // registers and `drop_ctl`, which they lack: the bundled programs have those).
+    if traced {
+        for k in [
+            "ParserState",
+            "Extract",
+            "ParserError",
+            "ParserAccept",
+            "ParserReject",
+            "Gateway",
+            "Table",
+            "Action",
+            "Exit",
+            "Deparsed",
+        ] {
+            assert!(seen.contains(k), "no {k} event: {seen:?}");
+        }
     }
     // Native code parses the packet in place in most of these programs.
     assert!(
