@@ -13,6 +13,7 @@ use crate::trace::{TraceEvent, TraceField, Tracer};
 
 impl<T: Tracer> Ctx<'_, T> {
     /// `ParserState`: the parser entered state `state` (an index of the gress's parser).
+    #[inline]
     pub(crate) fn trace_state(&mut self, state: usize) {
         if !T::ENABLED {
             return;
@@ -28,6 +29,7 @@ impl<T: Tracer> Ctx<'_, T> {
     }
 
     /// `Extract`: header `h` was extracted; its fields as the PHV now holds them.
+    #[inline]
     pub(crate) fn trace_extract(&mut self, h: usize) {
         if !T::ENABLED {
             return;
@@ -58,6 +60,7 @@ impl<T: Tracer> Ctx<'_, T> {
 
     /// How the parse ended (`ParserAccept`, `ParserReject`, `ParserError`); `last` is the state
     /// the parser was in when it ended (for accept and reject).
+    #[inline]
     pub(crate) fn trace_parse_end(&mut self, end: ParseEnd, last: usize) {
         if !T::ENABLED {
             return;
@@ -95,6 +98,7 @@ impl<T: Tracer> Ctx<'_, T> {
     }
 
     /// `Gateway`: an `if` in `stage` on `cond` went `result`.
+    #[inline]
     pub(crate) fn trace_gate(&mut self, stage: u8, cond: &Expr, result: bool) {
         if !T::ENABLED {
             return;
@@ -108,6 +112,7 @@ impl<T: Tracer> Ctx<'_, T> {
     }
 
     /// `Table`: table `t` looked up `key`, hit or missed, and runs `action` with `args`.
+    #[inline]
     pub(crate) fn trace_table(
         &mut self,
         t: TableId,
@@ -151,6 +156,7 @@ impl<T: Tracer> Ctx<'_, T> {
 
     /// `Action`: a direct call of `action` with `args` (table-invoked actions are traced with
     /// their table).
+    #[inline]
     pub(crate) fn trace_action(&mut self, action: ActionId, args: &[Value]) {
         if !T::ENABLED {
             return;
@@ -171,6 +177,7 @@ impl<T: Tracer> Ctx<'_, T> {
 
     /// `DropMarked`: `v` (the value assigned, before the field's width cuts it) was written to
     /// field `f`; recorded when `f` is the gress's `drop_ctl` and `v` is not zero.
+    #[inline]
     pub(crate) fn trace_drop_mark(&mut self, f: FieldRef, v: Value) {
         if !T::ENABLED || v == 0 || self.drop_ctl() != Some(f) {
             return;
@@ -186,6 +193,7 @@ impl<T: Tracer> Ctx<'_, T> {
     }
 
     /// `Exit`.
+    #[inline]
     pub(crate) fn trace_exit(&mut self) {
         self.tr.record(|| TraceEvent::Exit);
     }
