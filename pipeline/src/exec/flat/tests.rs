@@ -668,6 +668,16 @@ fn differential(eng_native: bool, flat: bool, traced: bool, seed: u64, programs:
         #[cfg(feature = "native")]
         if let Some(n) = &eng.native {
             in_place += usize::from(n.ingress.parses_in_place());
+            // The forwarding code has no trace point; its traced variant has them.
+            assert_eq!(n.trace_points, 0);
+            if traced {
+                let t = eng
+                    .native_traced(pl)
+                    .expect("native")
+                    .as_ref()
+                    .expect("traced");
+                assert!(t.trace_points > 0);
+            }
         }
         let mut st = [
             PipeState::new(&prog, 0, 7).expect("state"),

@@ -76,6 +76,8 @@ pub struct Gen<'a, 'b> {
     pub shims: Shims,
     /// The gress's `drop_ctl` field (writes to it are traced).
     pub drop_ctl: Option<FieldRef>,
+    /// Trace hook calls generated in this function.
+    pub trace_points: usize,
 }
 
 impl Gen<'_, '_> {
@@ -333,6 +335,7 @@ impl Gen<'_, '_> {
         let Some(h) = self.shims.trace else {
             return;
         };
+        self.trace_points += 1;
         let a = self.b.ins().iconst(types::I32, i64::from(a));
         let b = b.unwrap_or_else(|| self.b.ins().iconst(types::I32, 0));
         let (env, sig) = (self.env, self.sigs.emit);
@@ -348,6 +351,7 @@ impl Gen<'_, '_> {
         if self.drop_ctl != Some(f) {
             return;
         }
+        self.trace_points += 1;
         let v = self.fit(v, true);
         let (lo, hi) = self.b.ins().isplit(v);
         let z = self.b.ins().iconst(types::I32, 0);

@@ -88,6 +88,8 @@ pub struct NativePipeline<T: Tracer = NoTrace> {
     pub egress: NativeGress<T>,
     /// Ops and expression nodes left to the flat engine (static count over both gresses).
     pub fallbacks: usize,
+    /// Calls of trace hooks in the code (0 for untraced code: it has no trace point).
+    pub trace_points: usize,
     _code: Code,
 }
 
@@ -95,6 +97,7 @@ impl<T: Tracer> std::fmt::Debug for NativePipeline<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NativePipeline")
             .field("fallbacks", &self.fallbacks)
+            .field("trace_points", &self.trace_points)
             .finish_non_exhaustive()
     }
 }
@@ -124,6 +127,8 @@ struct Compiler {
     module: JITModule,
     ctx: Context,
     fbc: FunctionBuilderContext,
+    /// Trace hook calls generated so far.
+    trace_points: usize,
 }
 
 impl<T: Tracer> NativePipeline<T> {
@@ -140,6 +145,7 @@ impl<T: Tracer> NativePipeline<T> {
             module,
             ctx,
             fbc: FunctionBuilderContext::new(),
+            trace_points: 0,
         };
         let shims = Shims::of::<T>();
         let ig = c.gress(pl, &flat.ingress, Gress::Ingress, shims, drop_ctl[0])?;
@@ -152,6 +158,7 @@ impl<T: Tracer> NativePipeline<T> {
             ingress,
             egress,
             fallbacks,
+            trace_points: c.trace_points,
             _code: Code(Some(c.module)),
         })
     }
@@ -354,8 +361,10 @@ impl Compiler {
             state_var: None,
             shims: unit.shims,
             drop_ctl: unit.drop_ctl,
+            trace_points: 0,
         };
         body(&mut g);
+        self.trace_points += g.trace_points;
         if kind != Kind::Parser {
             let next = g.b.ins().iconst(types::I32, i64::from(env::NEXT));
             g.b.ins().return_(&[next]);

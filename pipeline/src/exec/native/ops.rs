@@ -289,6 +289,7 @@ impl Gen<'_, '_> {
         }
         let n = self.iconst(args.len() as u64);
         if let Some(h) = self.shims.trace {
+            self.trace_points += 1;
             let id = self.b.ins().iconst(types::I32, i64::from(a));
             let (env, sig) = (self.env, self.sigs.action);
             self.call_shim(sig, h.action, &[env, id, buf, n]);
