@@ -8,7 +8,16 @@
 //! Table applies call the existing tables through a shim, then call the matched action's
 //! function directly. Whatever the generator does not generate yet runs through the flat
 //! engine on the same context ([`env`]'s `extern "C"` shims), so every program runs and
-//! coverage grows node by node ([`NativePipeline::coverage`] counts the fallbacks).
+//! coverage grows node by node ([`NativePipeline::fallbacks`] counts them).
+//!
+//! Tracing (`pisa trace`) runs the same generator a second time with trace hooks on
+//! ([`NativePipeline`]`<Recorder>`, made at the first traced pass: `Engines::native_traced`):
+//! that code calls a hook (`env::hook_*`) at each trace point — parser state, extract, `if`,
+//! direct action call, `exit`, a write of `drop_ctl` — and its table lookups, fallbacks and
+//! parse end record through the same context; the recorder is the context's tracer, which
+//! every shim reaches through the environment it is passed. The code that forwards is
+//! generated with no hook at all ([`NativePipeline::trace_points`] is 0), so tracing costs
+//! forwarding nothing.
 //!
 //! Why here and not in a crate of its own: the switch model chooses its engine when it is
 //! assembled, so the generator must be reachable from `pipeline` itself, and it needs the
