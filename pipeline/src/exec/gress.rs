@@ -226,8 +226,8 @@ fn put_bits(words: &mut [u64; PREFIX_WORDS], offset: u32, width: u16, v: Value) 
 ///
 /// Passes run the native code of `eng` when it has some, else its flat program (or the tree
 /// interpreter for [`super::EngineKind::Tree`]). Traced passes ([`Tracer::ENABLED`]) run the
-/// same engine recording every event: the native code's traced variant (for a [`Recorder`]),
-/// the flat program with its trace points. All give the same result and the same events.
+/// same engine recording every event: the native code's traced variant (for a
+/// [`crate::trace::Recorder`]), the flat program with its trace points. All give the same result and the same events.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub fn run_gress<T: Tracer>(

@@ -3,7 +3,7 @@
 //!
 //! Semantics are those of `exec::eval` / `exec::stmt` node for node; only the decisions the
 //! lowering already took (widths, masks, watched fields, header ranges) are gone. With a
-//! recording tracer it records the tree interpreter's events ([`super::super::trace_points`]),
+//! recording tracer it records the tree interpreter's events (built in `exec::trace_points`),
 //! which is also how native code's fallbacks to it are traced.
 
 use smallvec::SmallVec;
