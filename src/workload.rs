@@ -65,7 +65,7 @@ fn frame64(src: [u8; 6], dst: [u8; 6], sip: [u8; 4], dip: [u8; 4]) -> Vec<u8> {
 
 /// l2l3.p4 with `macs` MAC entries, `routes` /24 routes over 64 next hops, a 16-rule ACL and the
 /// flood group; `n_frames` frames, half switched to a known MAC, half routed to a known route.
-/// Untraced passes run on `engine`.
+/// Passes run on `engine`.
 pub fn l2l3(
     macs: usize,
     routes: usize,
@@ -212,7 +212,7 @@ fn check_engine(sw: &Switch, engine: EngineKind) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// wire.p4 forwarding port p to port p ^ 1, egress bypassed: the baseline. Untraced passes
+/// wire.p4 forwarding port p to port p ^ 1, egress bypassed: the baseline. Passes
 /// run on `engine`.
 pub fn wire(n_frames: usize, engine: EngineKind) -> anyhow::Result<Workload> {
     let program = compile("wire.p4", WIRE_P4)?;
@@ -248,7 +248,7 @@ pub fn wire(n_frames: usize, engine: EngineKind) -> anyhow::Result<Workload> {
 /// switch.p4 with `switch.tables.yaml`'s state; from host A (port 0, BD 10) a mix of four
 /// kinds of frame: bridged to B, routed to C (VLAN tag pushed on egress), routed by ECMP to
 /// 172.16.0.0/16 (spread over the selector's members) and routed into the VXLAN tunnel
-/// (encapsulated on egress). Untraced passes run on `engine`.
+/// (encapsulated on egress). Passes run on `engine`.
 pub fn switch_p4(n_frames: usize, engine: EngineKind) -> anyhow::Result<Workload> {
     let program = compile("switch.p4", SWITCH_P4)?;
     let cfg = SwitchConfig::default().with_engine(engine);

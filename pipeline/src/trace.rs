@@ -2,8 +2,10 @@
 //!
 //! The executor is generic over a [`Tracer`]. On the fast path it runs with [`NoTrace`], whose
 //! `ENABLED` constant is `false`, so every trace point (and the event it would build) compiles
-//! away. `pisa trace` runs the same code with a [`Recorder`], which keeps the events; a recorded
-//! [`Trace`] renders itself for humans grouped by gress and stage.
+//! away. `pisa trace` runs the same engine with a [`Recorder`], which keeps the events: the
+//! flat program records them itself, the native engine runs a variant of its code generated
+//! with a call to a trace hook at each trace point. A recorded [`Trace`] renders itself for
+//! humans grouped by gress and stage.
 
 use std::fmt;
 
@@ -18,6 +20,11 @@ pub trait Tracer {
     /// This tracer as the fast path's [`NoTrace`], when it is that (the native engine's
     /// generated code runs on contexts of that tracer only).
     fn no_trace(&mut self) -> Option<&mut NoTrace> {
+        None
+    }
+    /// This tracer as a [`Recorder`], when it is one (the native engine's traced code runs on
+    /// contexts of that tracer only).
+    fn recorder(&mut self) -> Option<&mut Recorder> {
         None
     }
 }
@@ -45,6 +52,9 @@ impl Tracer for Recorder {
     const ENABLED: bool = true;
     fn record(&mut self, make: impl FnOnce() -> TraceEvent) {
         self.events.push(make());
+    }
+    fn recorder(&mut self) -> Option<&mut Recorder> {
+        Some(self)
     }
 }
 
@@ -202,6 +212,38 @@ pub enum TraceEvent {
         port: u16,
         len: usize,
     },
+}
+
+impl TraceEvent {
+    /// The event's kind: its variant's name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TraceEvent::GressStart { .. } => "GressStart",
+            TraceEvent::ParserState { .. } => "ParserState",
+            TraceEvent::Extract { .. } => "Extract",
+            TraceEvent::ParserError { .. } => "ParserError",
+            TraceEvent::ParserAccept => "ParserAccept",
+            TraceEvent::ParserReject { .. } => "ParserReject",
+            TraceEvent::Gateway { .. } => "Gateway",
+            TraceEvent::Table { .. } => "Table",
+            TraceEvent::Action { .. } => "Action",
+            TraceEvent::DropMarked { .. } => "DropMarked",
+            TraceEvent::Register { .. } => "Register",
+            TraceEvent::Exit => "Exit",
+            TraceEvent::Deparsed { .. } => "Deparsed",
+            TraceEvent::Unicast { .. } => "Unicast",
+            TraceEvent::Multicast { .. } => "Multicast",
+            TraceEvent::CopyToCpu { .. } => "CopyToCpu",
+            TraceEvent::Mirror { .. } => "Mirror",
+            TraceEvent::Resubmit => "Resubmit",
+            TraceEvent::Recirculate { .. } => "Recirculate",
+            TraceEvent::Queue { .. } => "Queue",
+            TraceEvent::BypassEgress => "BypassEgress",
+            TraceEvent::Digest { .. } => "Digest",
+            TraceEvent::Drop { .. } => "Drop",
+            TraceEvent::Output { .. } => "Output",
+        }
+    }
 }
 
 /// A whole recorded trace.

@@ -46,8 +46,8 @@ pub struct PipelineBenchArgs {
     /// `text` for people, `json` for scripts (one object on stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
-    /// Engine to measure (`native` or `flat`); the flat engine is measured beside any other
-    /// on the same frames, and the ratio printed.
+    /// Engine to measure (`native`, `flat`, or `tree`: the reference interpreter); the flat
+    /// engine is measured beside any other on the same frames, and the ratio printed.
     #[arg(long, default_value_t = EngineKind::default())]
     pub engine: EngineKind,
     /// Also run l2l3.p4 on N threads at once, one pipeline per core (pinned), beside one

@@ -224,9 +224,10 @@ fn put_bits(words: &mut [u64; PREFIX_WORDS], offset: u32, width: u16, v: Value) 
 
 /// Run one pass of `gress` on `state` (a pipe running `pl`, which `eng` was built from).
 ///
-/// Untraced passes ([`Tracer::ENABLED`] false) run the native code of `eng` when it has some,
-/// else its flat program; traced passes run the tree interpreter, which records every event.
-/// All give the same result.
+/// Passes run the native code of `eng` when it has some, else its flat program (or the tree
+/// interpreter for [`super::EngineKind::Tree`]). Traced passes ([`Tracer::ENABLED`]) run the
+/// same engine recording every event: the native code's traced variant (for a
+/// [`crate::trace::Recorder`]), the flat program with its trace points. All give the same result and the same events.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub fn run_gress<T: Tracer>(
@@ -240,13 +241,42 @@ pub fn run_gress<T: Tracer>(
     tr: &mut T,
 ) -> GressResult {
     if T::ENABLED {
-        return run_pass(pl, eng, error_names, gress, state, work, inp, tr, Tree);
+        return run_traced(pl, eng, error_names, gress, state, work, inp, tr);
     }
     #[cfg(feature = "native")]
     if let Some(n) = &eng.native {
         if let Some(nt) = tr.no_trace() {
             let e = n.gress(gress);
             return run_pass(pl, eng, error_names, gress, state, work, inp, nt, e);
+        }
+    }
+    if eng.tree {
+        return run_pass(pl, eng, error_names, gress, state, work, inp, tr, Tree);
+    }
+    run_pass(pl, eng, error_names, gress, state, work, inp, tr, Flat)
+}
+
+/// [`run_gress`] for a recording tracer.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn run_traced<T: Tracer>(
+    pl: &Pipeline,
+    eng: &Engines,
+    error_names: &[String],
+    gress: Gress,
+    state: &mut PipeState,
+    work: &mut GressWork,
+    inp: &PassInput<'_>,
+    tr: &mut T,
+) -> GressResult {
+    if eng.tree {
+        return run_pass(pl, eng, error_names, gress, state, work, inp, tr, Tree);
+    }
+    #[cfg(feature = "native")]
+    if let Some(Ok(n)) = eng.native_traced(pl) {
+        if let Some(rec) = tr.recorder() {
+            let e = n.gress(gress);
+            return run_pass(pl, eng, error_names, gress, state, work, inp, rec, e);
         }
     }
     run_pass(pl, eng, error_names, gress, state, work, inp, tr, Flat)
@@ -305,7 +335,7 @@ trait PassEngine<T: Tracer> {
     }
 }
 
-/// The tree interpreter (records trace events).
+/// The tree interpreter (the reference).
 struct Tree;
 /// The flat program.
 struct Flat;
@@ -335,14 +365,14 @@ impl<T: Tracer> PassEngine<T> for Flat {
 }
 
 #[cfg(feature = "native")]
-impl PassEngine<NoTrace> for &super::native::NativeGress {
-    fn parse(&self, ctx: &mut Ctx<'_, NoTrace>, _: &GressProgram, fg: &FlatGress) -> ParseEnd {
+impl<T: Tracer> PassEngine<T> for &super::native::NativeGress<T> {
+    fn parse(&self, ctx: &mut Ctx<'_, T>, _: &GressProgram, fg: &FlatGress) -> ParseEnd {
         super::native::NativeGress::parse(self, ctx, fg)
     }
-    fn control(&self, ctx: &mut Ctx<'_, NoTrace>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
+    fn control(&self, ctx: &mut Ctx<'_, T>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
         super::native::NativeGress::control(self, ctx, fg)
     }
-    fn deparse(&self, ctx: &mut Ctx<'_, NoTrace>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
+    fn deparse(&self, ctx: &mut Ctx<'_, T>, _: &GressProgram, fg: &FlatGress) -> ExecResult {
         super::native::NativeGress::deparse(self, ctx, fg)
     }
     fn in_place(&self, phv: &Phv) -> bool {

@@ -3,11 +3,15 @@
 //! expressions in [`eval`], stateful ALUs in [`salu`]), deparser ([`deparser`]), glued together
 //! by the gress runner ([`gress`]).
 //!
-//! [`Engines::new`] lowers the IR once into flat, pre-resolved operations ([`flat`]); untraced
-//! passes run those. Traced passes walk the IR trees directly (the tree interpreter in `stmt`,
-//! `eval`, `parser`, `deparser`), which records every trace event; the flat form falls back to
-//! the same tree code for the rare heavy statements. Neither needs string lookups and, in steady
-//! state, neither allocates — every buffer lives in a reusable [`GressWork`].
+//! [`Engines::new`] lowers the IR once into flat, pre-resolved operations ([`flat`]) and, with
+//! the `native` feature, compiles those to machine code ([`native`]); passes run the native
+//! code, else the flat program, traced or not (traced native code is a variant generated with
+//! trace hooks; the events are built in `trace_points`, one definition for every engine). The
+//! tree interpreter (`stmt`, `eval`, `parser`, `deparser`) walks the IR directly: it is the
+//! reference the other engines are tested against ([`EngineKind::Tree`], [`run_gress_tree`]),
+//! and the flat form falls back to it for the rare heavy statements. None needs string
+//! lookups and, in steady state, none allocates untraced — every buffer lives in a reusable
+//! [`GressWork`].
 
 pub mod deparser;
 pub mod eval;
@@ -18,6 +22,7 @@ pub mod native;
 pub mod parser;
 pub mod salu;
 pub mod stmt;
+mod trace_points;
 
 use thiserror::Error;
 
@@ -136,14 +141,23 @@ pub struct Engines {
     /// The program lowered into flat operations (what untraced passes run without native
     /// code).
     pub flat: flat::FlatPipeline,
-    /// The program compiled to machine code (what untraced passes run when present).
+    /// The program compiled to machine code (what passes run when present).
     #[cfg(feature = "native")]
     pub native: Option<native::NativePipeline>,
+    /// The same code generated with trace hooks (what traced passes run when `native` is
+    /// there), generated at the first traced pass: most switches are never traced, and
+    /// generating it at load would double every switch's load time and code memory.
+    #[cfg(feature = "native")]
+    native_traced:
+        std::sync::OnceLock<Result<native::NativePipeline<crate::trace::Recorder>, String>>,
     /// Why the native engine was asked for and is not there.
     pub native_error: Option<String>,
+    /// Every pass runs the tree interpreter ([`EngineKind::Tree`]).
+    tree: bool,
 }
 
-/// Which engine runs untraced passes (traced passes always run the tree interpreter).
+/// Which engine runs the passes, traced (`pisa trace`) or not: what is traced is what
+/// forwards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EngineKind {
     /// Generated machine code ([`native`]), falling back to the flat engine where the
@@ -151,6 +165,8 @@ pub enum EngineKind {
     Native,
     /// The flat interpreter ([`flat`]).
     Flat,
+    /// The tree interpreter, walking the IR: the reference the others are tested against.
+    Tree,
 }
 
 impl Default for EngineKind {
@@ -170,7 +186,8 @@ impl std::str::FromStr for EngineKind {
         match s {
             "native" => Ok(EngineKind::Native),
             "flat" => Ok(EngineKind::Flat),
-            other => Err(format!("unknown engine `{other}` (native or flat)")),
+            "tree" => Ok(EngineKind::Tree),
+            other => Err(format!("unknown engine `{other}` (native, flat or tree)")),
         }
     }
 }
@@ -180,6 +197,7 @@ impl std::fmt::Display for EngineKind {
         f.write_str(match self {
             EngineKind::Native => "native",
             EngineKind::Flat => "flat",
+            EngineKind::Tree => "tree",
         })
     }
 }
@@ -225,11 +243,17 @@ impl Engines {
         };
         #[cfg(feature = "native")]
         let (native, native_error) = match kind {
-            EngineKind::Native => match native::NativePipeline::compile(pl, &flat) {
-                Ok(n) => (Some(n), None),
-                Err(e) => (None, Some(e.to_string())),
-            },
-            EngineKind::Flat => (None, None),
+            EngineKind::Native => {
+                let drop = [
+                    ingress.drop_ctl(Gress::Ingress),
+                    egress.drop_ctl(Gress::Egress),
+                ];
+                match native::NativePipeline::compile(pl, &flat, drop) {
+                    Ok(n) => (Some(n), None),
+                    Err(e) => (None, Some(e.to_string())),
+                }
+            }
+            EngineKind::Flat | EngineKind::Tree => (None, None),
         };
         #[cfg(not(feature = "native"))]
         let native_error =
@@ -241,17 +265,58 @@ impl Engines {
             flat,
             #[cfg(feature = "native")]
             native,
+            #[cfg(feature = "native")]
+            native_traced: std::sync::OnceLock::new(),
             native_error,
+            tree: kind == EngineKind::Tree,
         }
     }
 
-    /// The engine untraced passes run on.
+    /// The engine passes run on.
     pub fn engine(&self) -> EngineKind {
         #[cfg(feature = "native")]
         if self.native.is_some() {
             return EngineKind::Native;
         }
+        if self.tree {
+            return EngineKind::Tree;
+        }
         EngineKind::Flat
+    }
+
+    /// The traced variant of the native code, generated now if this is its first use (`pl`
+    /// is the pipeline these engines were built from); `None` without native code. An error
+    /// (never seen: the untraced code of the same program was generated) leaves traced
+    /// passes on the flat program, which records the same events.
+    #[cfg(feature = "native")]
+    pub fn native_traced(
+        &self,
+        pl: &Pipeline,
+    ) -> Option<&Result<native::NativePipeline<crate::trace::Recorder>, String>> {
+        self.native.as_ref()?;
+        Some(self.native_traced.get_or_init(|| {
+            let drop = [
+                self.ingress.drop_ctl(Gress::Ingress),
+                self.egress.drop_ctl(Gress::Egress),
+            ];
+            native::NativePipeline::compile(pl, &self.flat, drop).map_err(|e| e.to_string())
+        }))
+    }
+
+    /// The engine traced passes run on (generating the native traced code if needed): the
+    /// engine of untraced passes, except the flat one where traced native code could not be
+    /// generated.
+    pub fn traced_engine(&self, pl: &Pipeline) -> EngineKind {
+        #[cfg(feature = "native")]
+        if let Some(r) = self.native_traced(pl) {
+            return if r.is_ok() {
+                EngineKind::Native
+            } else {
+                EngineKind::Flat
+            };
+        }
+        let _ = pl;
+        self.engine()
     }
 
     pub fn gress(&self, g: Gress) -> &GressEngines {
@@ -263,6 +328,11 @@ impl Engines {
 }
 
 impl GressEngines {
+    /// The PHV field of `gress`'s `drop_ctl` intrinsic (these engines' gress), if bound.
+    pub fn drop_ctl(&self, gress: Gress) -> Option<FieldRef> {
+        trace_points::drop_ctl_field(self, gress)
+    }
+
     fn new(gp: &GressProgram, gress: Gress, pl: &Pipeline) -> GressEngines {
         let err = match gress {
             Gress::Ingress => gp.intrinsics.get(Intrinsic::IgPrsrParserErr),

@@ -9,7 +9,7 @@ use crate::ir::FieldRef;
 use crate::ir::{KeysetElem, NextState, Parser, Stmt, Transition, Value, ValueSetId};
 use crate::phv::read_bits;
 use crate::state::ValueSetState;
-use crate::trace::{TraceEvent, TraceField, Tracer};
+use crate::trace::Tracer;
 
 /// Most state transitions one parse may take before `ParserTimeout`.
 pub const MAX_PARSER_STEPS: usize = 256;
@@ -55,9 +55,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 let Some(st) = parser.states.get(state) else {
                     break 'run ParseEnd::Error(ParserFault::NoMatch, state);
                 };
-                self.tr.record(|| TraceEvent::ParserState {
-                    name: st.name.clone(),
-                });
+                self.trace_state(state);
                 if let Err(e) = self.exec_block(&st.body, &[]) {
                     break 'run match e {
                         Fault::Parser(p) => ParseEnd::Error(p, state),
@@ -89,38 +87,8 @@ impl<T: Tracer> Ctx<'_, T> {
             ParseEnd::Error(ParserFault::Timeout, state)
         };
         self.in_parser = false;
-        if T::ENABLED {
-            let name = parser
-                .states
-                .get(match end {
-                    ParseEnd::Error(_, s) => s,
-                    _ => state,
-                })
-                .map(|s| s.name.clone())
-                .unwrap_or_default();
-            match end {
-                ParseEnd::Accept => self.tr.record(|| TraceEvent::ParserAccept),
-                ParseEnd::Reject => self.tr.record(|| TraceEvent::ParserReject { state: name }),
-                ParseEnd::Error(f, _) => {
-                    let error = match f {
-                        ParserFault::Verify(code) => {
-                            self.prog_error_name(code).unwrap_or_else(|| f.to_string())
-                        }
-                        _ => f.to_string(),
-                    };
-                    self.tr.record(|| TraceEvent::ParserError {
-                        state: name,
-                        error,
-                        bits: f.bits(),
-                    })
-                }
-            }
-        }
+        self.trace_parse_end(end, state);
         end
-    }
-
-    fn prog_error_name(&self, code: u16) -> Option<String> {
-        self.error_names.get(code as usize).cloned()
     }
 
     fn select(
@@ -163,28 +131,7 @@ impl<T: Tracer> Ctx<'_, T> {
         }
         self.cursor += bits;
         self.phv.set_valid(h, true);
-        if T::ENABLED {
-            let fields = gp.phv.fields[info.fields.start as usize..info.fields.end as usize]
-                .iter()
-                .flat_map(|f| {
-                    // A field wider than a value shows as its pieces, `name[hi:lo]`.
-                    let wide = f.field.width > crate::ir::MAX_VALUE_WIDTH;
-                    f.field.chunks().map(move |(piece, hi, lo)| {
-                        let name = if wide {
-                            format!("{}[{hi}:{lo}]", f.name)
-                        } else {
-                            f.name.clone()
-                        };
-                        (name, piece)
-                    })
-                })
-                .map(|(name, piece)| TraceField::new(name, self.phv.get(piece), piece.width))
-                .collect();
-            self.tr.record(|| TraceEvent::Extract {
-                header: info.name.clone(),
-                fields,
-            });
-        }
+        self.trace_extract(h);
         Ok(())
     }
 

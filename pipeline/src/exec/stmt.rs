@@ -8,7 +8,7 @@ use super::{Ctx, ExecResult, Fault, Flow, ProgramError};
 use crate::ir::{ActionId, Block, Place, RegWord, Stmt, TableBranches, TableId, Value};
 use crate::phv::mask;
 use crate::state::wrap_index;
-use crate::trace::{TraceEvent, TraceField, Tracer};
+use crate::trace::Tracer;
 
 /// Action data of a direct call (kept on the stack for the usual handful of parameters).
 type Args = SmallVec<[Value; 8]>;
@@ -30,9 +30,7 @@ impl<T: Tracer> Ctx<'_, T> {
             Place::Field(f) => {
                 self.phv.set(f, v);
                 self.note_write(f.offset);
-                if T::ENABLED && v != 0 {
-                    self.trace_drop_mark(f, v);
-                }
+                self.trace_drop_mark(f, v);
             }
             Place::FieldSlice { field, hi, lo } => {
                 if hi >= lo && hi < field.width {
@@ -57,20 +55,6 @@ impl<T: Tracer> Ctx<'_, T> {
                     r.out = v;
                 }
             }
-        }
-    }
-
-    #[inline]
-    /// Traces a non-zero write to the gress's `drop_ctl` (what names a drop's cause).
-    fn trace_drop_mark(&mut self, f: crate::ir::FieldRef, v: Value) {
-        let which = match self.gress {
-            crate::ir::Gress::Ingress => crate::ir::Intrinsic::IgDprsrDropCtl,
-            crate::ir::Gress::Egress => crate::ir::Intrinsic::EgDprsrDropCtl,
-        };
-        if self.eng.gress(self.gress).bind[which as usize] == Some(f) {
-            let field = crate::names::Names::new(self.pl, &self.pl_gress().phv).field(f);
-            self.tr
-                .record(|| TraceEvent::DropMarked { field, value: v });
         }
     }
 
@@ -103,15 +87,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 stage,
             } => {
                 let c = self.eval(cond, params)? != 0;
-                let stage = *stage;
-                if T::ENABLED {
-                    let cond = crate::names::Names::new(self.pl, &self.pl_gress().phv).expr(cond);
-                    self.tr.record(|| TraceEvent::Gateway {
-                        stage,
-                        cond,
-                        result: c,
-                    });
-                }
+                self.trace_gate(*stage, cond, c);
                 return if c {
                     self.exec_block(then, params)
                 } else {
@@ -125,7 +101,7 @@ impl<T: Tracer> Ctx<'_, T> {
             Stmt::Count { counter, index } => self.count_indexed(counter.index(), index, params)?,
             Stmt::CountDirect { counter } => self.count(counter.index(), None)?,
             Stmt::Exit => {
-                self.tr.record(|| TraceEvent::Exit);
+                self.trace_exit();
                 return Ok(Flow::Exit);
             }
             Stmt::Return => return Ok(Flow::Return),
@@ -180,21 +156,8 @@ impl<T: Tracer> Ctx<'_, T> {
         for e in args {
             a.push(self.eval(e, params)?);
         }
-        if T::ENABLED {
-            // Table-invoked actions are traced with their table; direct calls here.
-            if let Some(act) = self.pl.actions.get(action.index()) {
-                let named = act
-                    .params
-                    .iter()
-                    .zip(a.iter())
-                    .map(|(p, v)| TraceField::new(p.name.clone(), *v, p.width))
-                    .collect();
-                self.tr.record(|| TraceEvent::Action {
-                    action: act.name.clone(),
-                    params: named,
-                });
-            }
-        }
+        // Table-invoked actions are traced with their table; direct calls here.
+        self.trace_action(action, &a);
         self.run_action(action, &a)
     }
 
@@ -343,32 +306,7 @@ impl<T: Tracer> Ctx<'_, T> {
             Some(h) => ts.table.hit_action(h, &key),
             None => &ts.default,
         };
-        if T::ENABLED {
-            let keys = t
-                .keys
-                .iter()
-                .zip(key.iter())
-                .map(|(k, v)| TraceField::new(k.name.clone(), *v, k.expr.width()))
-                .collect();
-            let act = pl.actions.get(call.action.index());
-            let params = act
-                .map(|a| {
-                    a.params
-                        .iter()
-                        .zip(call.args.iter())
-                        .map(|(p, v)| TraceField::new(p.name.clone(), *v, p.width))
-                        .collect()
-                })
-                .unwrap_or_default();
-            self.tr.record(|| TraceEvent::Table {
-                stage: t.stage,
-                table: t.name.clone(),
-                hit: hit.is_some(),
-                keys,
-                action: act.map(|a| a.name.clone()).unwrap_or_default(),
-                params,
-            });
-        }
+        self.trace_table(tid, &key, hit.is_some(), call.action, &call.args);
         self.scratch.key = key;
         let saved = self.entry;
         self.entry = hit;

@@ -54,7 +54,7 @@ pub struct SwitchConfig {
     /// NIC would have put on the wire) and on transmission (the Tofino MAC pads what egress
     /// made shorter). 0 turns both off (a pisa-only setting).
     pub min_frame: usize,
-    /// The engine untraced passes run on (native code where it compiles, by default).
+    /// The engine passes run on, traced or not (native code where it compiles, by default).
     pub engine: EngineKind,
 }
 
@@ -110,7 +110,7 @@ impl SwitchConfig {
         }
     }
 
-    /// Run untraced passes on `engine`.
+    /// Run passes on `engine`.
     pub fn with_engine(mut self, engine: EngineKind) -> SwitchConfig {
         self.engine = engine;
         self

@@ -241,7 +241,7 @@ impl Switch {
         &self.cfg
     }
 
-    /// The engine untraced passes run on: the configured one, or the flat engine where
+    /// The engine passes run on: the configured one, or the flat engine where
     /// native code could not be generated (see [`Switch::engine_error`]).
     pub fn engine(&self) -> crate::exec::EngineKind {
         self.engines
@@ -300,7 +300,21 @@ impl Switch {
         }
     }
 
-    /// Run one frame and record everything that happens to it (and its copies).
+    /// The engine traced passes ([`Switch::trace`]) run on: the one untraced passes run on
+    /// (for native code, its traced variant, generated now if not yet), unless the traced
+    /// variant could not be generated (then the flat engine, with the same events).
+    pub fn traced_engine(&self) -> crate::exec::EngineKind {
+        let prog = &self.prog;
+        self.engines
+            .iter()
+            .zip(&prog.pipelines)
+            .map(|(e, pl)| e.traced_engine(pl))
+            .min_by_key(|e| *e == crate::exec::EngineKind::Native)
+            .unwrap_or(self.cfg.engine)
+    }
+
+    /// Run one frame and record everything that happens to it (and its copies), on the engine
+    /// that forwards it ([`Switch::traced_engine`]).
     pub fn trace(&mut self, frame: InFrame<'_>) -> (Vec<OutFrame>, Trace) {
         let mut rec = Recorder::new();
         let mut outs = Vec::new();

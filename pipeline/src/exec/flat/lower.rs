@@ -8,7 +8,9 @@
 //! [`FExpr::Tree`] / [`Op::Tree`] so the tree interpreter gives exactly its usual answer or
 //! error.
 
-use super::{CsPart, FApply, FBranches, FExpr, FParser, FState, FTransition, FlatGress, Op};
+use std::cell::RefCell;
+
+use super::{CsPart, FApply, FBranches, FExpr, FParser, FState, FTransition, FlatGress, Gate, Op};
 use crate::ir::{
     BinOp, Expr, FieldRef, Gress, GressProgram, Pipeline, Place, Stmt, TableBranches, Transition,
     UnOp,
@@ -21,6 +23,8 @@ pub struct Lowerer<'a> {
     gp: &'a GressProgram,
     /// Watched traffic-manager fields (bit i = `watch[i]`).
     watch: [Option<FieldRef>; 3],
+    /// The `if`s lowered so far (their `Op::If::gate` indexes this).
+    gates: RefCell<Vec<Gate>>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -29,7 +33,12 @@ impl<'a> Lowerer<'a> {
             Gress::Ingress => &pl.ingress,
             Gress::Egress => &pl.egress,
         };
-        Lowerer { pl, gp, watch }
+        Lowerer {
+            pl,
+            gp,
+            watch,
+            gates: RefCell::new(Vec::new()),
+        }
     }
 
     /// The whole gress: parser, control, deparser and every action.
@@ -44,6 +53,8 @@ impl<'a> Lowerer<'a> {
                 .iter()
                 .map(|a| self.block(&a.body, false))
                 .collect(),
+            // Last: the blocks above fill it.
+            gates: self.gates.take().into_boxed_slice(),
         }
     }
 
@@ -138,12 +149,26 @@ impl<'a> Lowerer<'a> {
                 valid: *valid,
             },
             Stmt::If {
-                cond, then, els, ..
-            } => Op::If {
-                cond: self.expr(cond),
-                then: self.block(then, parser),
-                els: self.block(els, parser),
-            },
+                cond,
+                then,
+                els,
+                stage,
+            } => {
+                let gate = {
+                    let mut gates = self.gates.borrow_mut();
+                    gates.push(Gate {
+                        stage: *stage,
+                        cond: cond.clone(),
+                    });
+                    gates.len() as u32 - 1
+                };
+                Op::If {
+                    cond: self.expr(cond),
+                    then: self.block(then, parser),
+                    els: self.block(els, parser),
+                    gate,
+                }
+            }
             Stmt::ApplyTable { table, branches } if pl.tables.get(table.index()).is_some() => {
                 let t = &pl.tables[table.index()];
                 let branches = match branches {

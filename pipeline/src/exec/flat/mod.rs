@@ -19,9 +19,10 @@
 //! so both paths share one definition of those semantics. The executor for the flat form is in
 //! [`run`] (control, actions, deparser) and [`parse`] (the parser engine).
 //!
-//! The flat form runs only when no tracer is attached ([`crate::trace::Tracer::ENABLED`] is
-//! false); traced passes run the tree interpreter, which records every event. Both compute the
-//! same packet, bit for bit (the differential tests in [`tests`] check it).
+//! With a recording tracer the flat form records the same trace events as the tree
+//! interpreter (each `if` keeps its stage and condition for that: [`FlatGress::gates`]). Both
+//! compute the same packet, bit for bit, and the same events (the differential tests in
+//! [`tests`] check it).
 
 pub mod lower;
 pub mod parse;
@@ -171,10 +172,12 @@ pub enum Op {
         header: u32,
         valid: bool,
     },
+    /// `if`; `gate` indexes [`FlatGress::gates`] (what a trace shows of it).
     If {
         cond: FExpr,
         then: Box<[Op]>,
         els: Box<[Op]>,
+        gate: u32,
     },
     Apply(Box<FApply>),
     Call {
@@ -256,6 +259,15 @@ pub struct FlatGress {
     pub control: Box<[Op]>,
     pub deparser: Box<[Op]>,
     pub actions: Box<[Box<[Op]>]>,
+    /// Every `if` of the gress as the IR has it, by [`Op::If`]'s `gate`.
+    pub gates: Box<[Gate]>,
+}
+
+/// What a trace shows of an `if`: its stage and its condition as written.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    pub stage: u8,
+    pub cond: Expr,
 }
 
 /// A pipeline lowered: both gresses.

@@ -26,6 +26,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 let Some(st) = parser.states.get(state) else {
                     break 'run ParseEnd::Error(ParserFault::NoMatch, state);
                 };
+                self.trace_state(state);
                 if let Err(e) = self.fexec_block(fg, &st.body, &[]) {
                     break 'run match e {
                         Fault::Parser(p) => ParseEnd::Error(p, state),
@@ -57,6 +58,7 @@ impl<T: Tracer> Ctx<'_, T> {
             ParseEnd::Error(ParserFault::Timeout, state)
         };
         self.in_parser = false;
+        self.trace_parse_end(end, state);
         end
     }
 
@@ -118,6 +120,7 @@ impl<T: Tracer> Ctx<'_, T> {
         }
         self.cursor += bits;
         self.phv.set_valid(header as usize, true);
+        self.trace_extract(header as usize);
         Ok(())
     }
 }

@@ -2,8 +2,9 @@
 //! emits, on the same [`Ctx`] the tree interpreter uses (so tree fallbacks see one state).
 //!
 //! Semantics are those of `exec::eval` / `exec::stmt` node for node; only the decisions the
-//! lowering already took (widths, masks, watched fields, header ranges) are gone. No trace
-//! events are recorded here: traced passes run the tree interpreter.
+//! lowering already took (widths, masks, watched fields, header ranges) are gone. With a
+//! recording tracer it records the tree interpreter's events (built in `exec::trace_points`),
+//! which is also how native code's fallbacks to it are traced.
 
 use smallvec::SmallVec;
 
@@ -180,7 +181,12 @@ impl<T: Tracer> Ctx<'_, T> {
 
     pub(crate) fn fexec(&mut self, fg: &FlatGress, op: &Op, params: &[Value]) -> ExecResult {
         match op {
-            Op::SetConst { f, value, watch } => self.fset(*f, *value, *watch),
+            Op::SetConst { f, value, watch } => {
+                self.fset(*f, *value, *watch);
+                if T::ENABLED {
+                    self.trace_drop_mark(*f, *value);
+                }
+            }
             Op::SetParam {
                 f,
                 index,
@@ -189,10 +195,16 @@ impl<T: Tracer> Ctx<'_, T> {
             } => {
                 let v = params.get(*index as usize).copied().unwrap_or(0) & mask;
                 self.fset(*f, v, *watch);
+                if T::ENABLED {
+                    self.trace_drop_mark(*f, v);
+                }
             }
             Op::Set { f, e, watch } => {
                 let v = self.fval(e, params)?;
                 self.fset(*f, v, *watch);
+                if T::ENABLED {
+                    self.trace_drop_mark(*f, v);
+                }
             }
             Op::SetSlice {
                 f,
@@ -207,8 +219,19 @@ impl<T: Tracer> Ctx<'_, T> {
                 self.fset(*f, (old & !m) | ((v << lo) & m), *watch);
             }
             Op::SetValid { header, valid } => self.phv.set_valid(*header as usize, *valid),
-            Op::If { cond, then, els } => {
-                return if self.fval(cond, params)? != 0 {
+            Op::If {
+                cond,
+                then,
+                els,
+                gate,
+            } => {
+                let c = self.fval(cond, params)? != 0;
+                if T::ENABLED {
+                    if let Some(g) = fg.gates.get(*gate as usize) {
+                        self.trace_gate(g.stage, &g.cond, c);
+                    }
+                }
+                return if c {
                     self.fexec_block(fg, then, params)
                 } else {
                     self.fexec_block(fg, els, params)
@@ -218,7 +241,12 @@ impl<T: Tracer> Ctx<'_, T> {
             Op::Call { action, args } => return self.fcall(fg, *action, args, params),
             Op::Count { counter, index } => self.fcount(*counter, Some(index), params)?,
             Op::CountDirect { counter } => self.fcount(*counter, None, params)?,
-            Op::Exit => return Ok(Flow::Exit),
+            Op::Exit => {
+                if T::ENABLED {
+                    self.trace_exit();
+                }
+                return Ok(Flow::Exit);
+            }
             Op::Return => return Ok(Flow::Return),
             Op::Emit {
                 header,
@@ -301,6 +329,7 @@ impl<T: Tracer> Ctx<'_, T> {
         for e in args {
             a.push(self.fval(e, params)?);
         }
+        self.trace_action(action, &a);
         self.frun_action(fg, action, &a)
     }
 
@@ -341,6 +370,10 @@ impl<T: Tracer> Ctx<'_, T> {
             Some(h) => ts.table.hit_call(h, &key, &mut data),
             None => (ts.default.action, &ts.default.args[..]),
         };
+        if T::ENABLED {
+            let t = crate::ir::TableId(a.table);
+            self.trace_table(t, &key, hit.is_some(), action, args);
+        }
         let saved = self.entry;
         self.entry = hit;
         let flow = self.frun_action(fg, action, args);

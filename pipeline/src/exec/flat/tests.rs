@@ -14,7 +14,7 @@ use crate::exec::{
 };
 use crate::ir::*;
 use crate::state::PipeState;
-use crate::trace::NoTrace;
+use crate::trace::{NoTrace, Recorder};
 
 /// xorshift64: a small deterministic generator.
 struct Rng(u64);
@@ -647,11 +647,13 @@ fn packet(r: &mut Rng) -> Vec<u8> {
 }
 
 /// One random program's passes on the engine `run_gress` picks for `eng`, or on the flat
-/// program (`flat`), against the tree interpreter.
-fn differential(eng_native: bool, flat: bool, seed: u64, programs: usize) {
+/// program (`flat`), against the tree interpreter; `traced`: both traced, and the traces
+/// identical event by event.
+fn differential(eng_native: bool, flat: bool, traced: bool, seed: u64, programs: usize) {
     let mut r = Rng(seed);
     #[cfg_attr(not(feature = "native"), allow(unused_mut))]
     let mut in_place = 0;
+    let mut seen = std::collections::BTreeSet::new();
     for _ in 0..programs {
         let prog = Arc::new(program(&mut r));
         let pl = &prog.pipelines[0];
@@ -662,9 +664,22 @@ fn differential(eng_native: bool, flat: bool, seed: u64, programs: usize) {
         };
         let eng = Engines::with_engine(pl, kind);
         assert_eq!(eng.engine(), kind, "{:?}", eng.native_error);
+        if traced {
+            assert_eq!(eng.traced_engine(pl), kind);
+        }
         #[cfg(feature = "native")]
         if let Some(n) = &eng.native {
             in_place += usize::from(n.ingress.parses_in_place());
+            // The forwarding code has no trace point; its traced variant has them.
+            assert_eq!(n.trace_points, 0);
+            if traced {
+                let t = eng
+                    .native_traced(pl)
+                    .expect("native")
+                    .as_ref()
+                    .expect("traced");
+                assert!(t.trace_points > 0);
+            }
         }
         let mut st = [
             PipeState::new(&prog, 0, 7).expect("state"),
@@ -687,13 +702,29 @@ fn differential(eng_native: bool, flat: bool, seed: u64, programs: usize) {
             let [s0, s1] = &mut st;
             let [w0, w1] = &mut work;
             let ig = Gress::Ingress;
-            let a = if flat {
-                run_gress_flat(pl, &eng, names, ig, s0, w0, &inp)
+            let (mut ta, mut tb) = (Recorder::new(), Recorder::new());
+            let (a, b) = if traced {
+                let a = run_gress(pl, &eng, names, ig, s0, w0, &inp, &mut ta);
+                (
+                    a,
+                    run_gress_tree(pl, &eng, names, ig, s1, w1, &inp, &mut tb),
+                )
+            } else if flat {
+                let a = run_gress_flat(pl, &eng, names, ig, s0, w0, &inp);
+                (
+                    a,
+                    run_gress_tree(pl, &eng, names, ig, s1, w1, &inp, &mut NoTrace),
+                )
             } else {
-                run_gress(pl, &eng, names, ig, s0, w0, &inp, &mut NoTrace)
+                let a = run_gress(pl, &eng, names, ig, s0, w0, &inp, &mut NoTrace);
+                (
+                    a,
+                    run_gress_tree(pl, &eng, names, ig, s1, w1, &inp, &mut NoTrace),
+                )
             };
-            let b = run_gress_tree(pl, &eng, names, ig, s1, w1, &inp, &mut NoTrace);
             assert_eq!(a, b, "{pl:#?}\n{pkt:02x?}");
+            assert_eq!(ta.events, tb.events, "{pl:#?}\n{pkt:02x?}");
+            seen.extend(tb.events.iter().map(|e| e.kind()));
             assert_eq!(w0.out, w1.out, "{pl:#?}\n{pkt:02x?}");
             assert_eq!(w0.phv.bytes(), w1.phv.bytes(), "{pl:#?}\n{pkt:02x?}");
             for h in 0..2 {
@@ -710,6 +741,24 @@ fn differential(eng_native: bool, flat: bool, seed: u64, programs: usize) {
         }
         assert_eq!(work[0].stats, work[1].stats);
     }
+    // Traced, the programs reach every trace point of a pass the tree interpreter has (but
+    // registers and `drop_ctl`, which they lack: the bundled programs have those).
+    if traced {
+        for k in [
+            "ParserState",
+            "Extract",
+            "ParserError",
+            "ParserAccept",
+            "ParserReject",
+            "Gateway",
+            "Table",
+            "Action",
+            "Exit",
+            "Deparsed",
+        ] {
+            assert!(seen.contains(k), "no {k} event: {seen:?}");
+        }
+    }
     // Native code parses the packet in place in most of these programs.
     assert!(
         !eng_native || flat || in_place > programs / 2,
@@ -719,19 +768,39 @@ fn differential(eng_native: bool, flat: bool, seed: u64, programs: usize) {
 
 #[test]
 fn flat_program_matches_tree_interpreter_on_random_programs() {
-    differential(false, false, 0x5eed_1234_abcd_ef01, 150);
+    differential(false, false, false, 0x5eed_1234_abcd_ef01, 150);
+}
+
+#[test]
+fn flat_program_traces_like_tree_interpreter_on_random_programs() {
+    differential(false, false, true, 0x7ace_1234_abcd_ef02, 150);
 }
 
 #[test]
 fn flat_program_matches_tree_interpreter_even_when_native_code_exists() {
-    differential(cfg!(feature = "native"), true, 0x0ddc_0ffe_e15b_ad00, 40);
+    differential(
+        cfg!(feature = "native"),
+        true,
+        false,
+        0x0ddc_0ffe_e15b_ad00,
+        40,
+    );
 }
 
 #[cfg(feature = "native")]
 #[test]
 fn native_code_matches_tree_interpreter_on_random_programs() {
-    differential(true, false, 0x5eed_1234_abcd_ef01, 150);
-    differential(true, false, 0x7a11_ca75_0b0e_5eed, 150);
+    differential(true, false, false, 0x5eed_1234_abcd_ef01, 150);
+    differential(true, false, false, 0x7a11_ca75_0b0e_5eed, 150);
+}
+
+/// The traced variant of the native code records the tree interpreter's events, event by
+/// event, and computes the same packet.
+#[cfg(feature = "native")]
+#[test]
+fn native_traced_code_traces_like_tree_interpreter_on_random_programs() {
+    differential(true, false, true, 0x5eed_1234_abcd_ef01, 150);
+    differential(true, false, true, 0x7a11_ca75_0b0e_5eed, 150);
 }
 
 /// Native code never runs on a PHV smaller than the one it was generated for (a `GressWork` of

@@ -4,6 +4,9 @@
 //! code on the same [`Ctx`], so a construct not yet generated means the same as in the flat
 //! engine.
 //!
+//! Traced code (generated for a recording tracer) also calls the `hook_*` functions at each
+//! trace point; they record through the context's tracer, which the environment reaches.
+//!
 //! Status codes returned to generated code: [`NEXT`], [`RETURN`], [`EXIT`] (a block's flow) and
 //! [`FAULT`] (the fault is in [`Env::fault`]).
 
@@ -12,9 +15,9 @@ use std::mem::MaybeUninit;
 
 use crate::exec::flat::{FExpr, FlatGress, Op};
 use crate::exec::{Ctx, Fault, Flow, ProgramError};
-use crate::ir::{ActionId, Value};
+use crate::ir::{ActionId, TableId, Value};
 use crate::table::{EntryHandle, INLINE_ARGS};
-use crate::trace::NoTrace;
+use crate::trace::{NoTrace, Recorder, Tracer};
 
 pub const NEXT: u32 = 0;
 pub const RETURN: u32 = 1;
@@ -35,10 +38,11 @@ pub const APPLY_RAN: u64 = 1 << 33;
 /// Flag: the lookup faulted (a missing table).
 pub const APPLY_FAULT: u64 = 1 << 34;
 
-/// One pass as generated code sees it. `#[repr(C)]`: generated code reads the fields below
-/// at their `offset_of!` offsets.
+/// One pass as generated code sees it, on a context of tracer `T`. `#[repr(C)]`: generated
+/// code reads the fields below at their `offset_of!` offsets in [`EnvLayout`] (the same for
+/// every `T`: only a pointer's target type depends on it).
 #[repr(C)]
-pub struct Env<'e, 'a> {
+pub struct Env<'e, 'a, T: Tracer> {
     /// PHV bytes (with the PHV's trailing padding) and header validity words.
     pub phv: *mut u8,
     pub valid: *mut u64,
@@ -61,7 +65,7 @@ pub struct Env<'e, 'a> {
     pub csum_len: u64,
     /// `Ctx::entry` before the running table apply (restored after its action).
     pub saved_entry: Option<EntryHandle>,
-    pub ctx: *mut Ctx<'a, NoTrace>,
+    pub ctx: *mut Ctx<'a, T>,
     pub fg: *const FlatGress,
     /// Action data of the entry a lookup matched (the first `nargs` are set; generated code
     /// may load the others but never uses what it loaded).
@@ -71,12 +75,24 @@ pub struct Env<'e, 'a> {
     /// A shim-evaluated expression's value.
     pub ret: Value,
     pub fault: Option<Fault>,
-    pub _borrow: PhantomData<&'e mut Ctx<'a, NoTrace>>,
+    pub _borrow: PhantomData<&'e mut Ctx<'a, T>>,
 }
 
-impl<'e, 'a> Env<'e, 'a> {
+/// The environment whose field offsets generated code uses.
+pub type EnvLayout = Env<'static, 'static, NoTrace>;
+
+// Traced code reads a traced context's environment at the same offsets.
+const _: () = {
+    type Traced = Env<'static, 'static, Recorder>;
+    assert!(std::mem::size_of::<Traced>() == std::mem::size_of::<EnvLayout>());
+    assert!(std::mem::offset_of!(Traced, ctx) == std::mem::offset_of!(EnvLayout, ctx));
+    assert!(std::mem::offset_of!(Traced, fg) == std::mem::offset_of!(EnvLayout, fg));
+    assert!(std::mem::offset_of!(Traced, fault) == std::mem::offset_of!(EnvLayout, fault));
+};
+
+impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
     /// The environment of a pass on `ctx` running the lowered gress `fg`.
-    pub fn new(ctx: &'e mut Ctx<'a, NoTrace>, fg: &'e FlatGress) -> Env<'e, 'a> {
+    pub fn new(ctx: &'e mut Ctx<'a, T>, fg: &'e FlatGress) -> Env<'e, 'a, T> {
         let (phv, valid) = ctx.phv.raw_parts();
         Env {
             phv,
@@ -106,8 +122,8 @@ impl<'e, 'a> Env<'e, 'a> {
     /// # Safety
     /// `env` must point to a live `Env` made by [`Env::new`], used by one thread.
     unsafe fn sync_in<'x>(
-        env: *mut Env<'e, 'a>,
-    ) -> (&'x mut Env<'e, 'a>, &'x mut Ctx<'a, NoTrace>) {
+        env: *mut Env<'e, 'a, T>,
+    ) -> (&'x mut Env<'e, 'a, T>, &'x mut Ctx<'a, T>) {
         // SAFETY: the caller passes the Env it made; `ctx` points to the context that Env
         // borrows mutably for its whole life, and generated code holds no Rust reference to it.
         let env = unsafe { &mut *env };
@@ -119,7 +135,7 @@ impl<'e, 'a> Env<'e, 'a> {
     }
 
     /// Copies what a fallback changed back to where generated code reads it.
-    fn sync_out(&mut self, ctx: &Ctx<'a, NoTrace>) {
+    fn sync_out(&mut self, ctx: &Ctx<'a, T>) {
         self.cursor = ctx.cursor;
         self.written = u64::from(ctx.written);
     }
@@ -156,7 +172,12 @@ unsafe fn params<'p>(params: *const Value, n: u64) -> &'p [Value] {
 /// # Safety
 /// `env` is a live [`Env`]; `op` points into the flat program `env.fg` belongs to (or one
 /// that outlives the pass); `p`/`n` as [`params`].
-pub unsafe extern "C" fn shim_op(env: *mut Env, op: *const Op, p: *const Value, n: u64) -> u32 {
+pub unsafe extern "C" fn shim_op<T: Tracer>(
+    env: *mut Env<T>,
+    op: *const Op,
+    p: *const Value,
+    n: u64,
+) -> u32 {
     // SAFETY: see the function's contract.
     let (env, ctx) = unsafe { Env::sync_in(env) };
     // SAFETY: `fg` is the lowered gress of this pass; `op` lives in the same flat program.
@@ -170,7 +191,12 @@ pub unsafe extern "C" fn shim_op(env: *mut Env, op: *const Op, p: *const Value, 
 ///
 /// # Safety
 /// As [`shim_op`], with `e` an expression of the flat program.
-pub unsafe extern "C" fn shim_expr(env: *mut Env, e: *const FExpr, p: *const Value, n: u64) -> u32 {
+pub unsafe extern "C" fn shim_expr<T: Tracer>(
+    env: *mut Env<T>,
+    e: *const FExpr,
+    p: *const Value,
+    n: u64,
+) -> u32 {
     // SAFETY: see the function's contract.
     let (env, ctx) = unsafe { Env::sync_in(env) };
     // SAFETY: `e` lives in the flat program; `p`/`n` by contract.
@@ -195,7 +221,7 @@ pub unsafe extern "C" fn shim_expr(env: *mut Env, e: *const FExpr, p: *const Val
 ///
 /// # Safety
 /// As [`shim_op`]; `nkeys` ≤ [`MAX_KEYS`].
-pub unsafe extern "C" fn shim_apply(env: *mut Env, table: u32, nkeys: u32) -> u64 {
+pub unsafe extern "C" fn shim_apply<T: Tracer>(env: *mut Env<T>, table: u32, nkeys: u32) -> u64 {
     // SAFETY: see the function's contract.
     let (env, ctx) = unsafe { Env::sync_in(env) };
     let tables = ctx.tables;
@@ -213,6 +239,7 @@ pub unsafe extern "C" fn shim_apply(env: *mut Env, table: u32, nkeys: u32) -> u6
         Some(h) => ts.table.hit_call(h, key, &mut data),
         None => (ts.default.action, &ts.default.args[..]),
     };
+    ctx.trace_table(TableId(table), key, hit.is_some(), action, args);
     let flags = if hit.is_some() { APPLY_HIT } else { 0 };
     if args.len() > MAX_ARGS {
         // Too much data for the buffer: run the action here.
@@ -240,7 +267,7 @@ pub unsafe extern "C" fn shim_apply(env: *mut Env, table: u32, nkeys: u32) -> u6
 ///
 /// # Safety
 /// As [`shim_op`]; `nkeys` ≤ [`MAX_KEYS`].
-pub unsafe extern "C" fn shim_value_set(env: *mut Env, set: u32, nkeys: u32) -> u64 {
+pub unsafe extern "C" fn shim_value_set<T: Tracer>(env: *mut Env<T>, set: u32, nkeys: u32) -> u64 {
     // SAFETY: see the function's contract.
     let (env, ctx) = unsafe { Env::sync_in(env) };
     let n = (nkeys as usize).min(MAX_KEYS);
@@ -258,7 +285,7 @@ pub unsafe extern "C" fn shim_value_set(env: *mut Env, set: u32, nkeys: u32) -> 
 ///
 /// # Safety
 /// As [`shim_op`].
-pub unsafe extern "C" fn shim_apply_end(env: *mut Env) {
+pub unsafe extern "C" fn shim_apply_end<T: Tracer>(env: *mut Env<T>) {
     // SAFETY: see the function's contract.
     let (env, ctx) = unsafe { Env::sync_in(env) };
     ctx.entry = env.saved_entry;
@@ -268,7 +295,12 @@ pub unsafe extern "C" fn shim_apply_end(env: *mut Env) {
 ///
 /// # Safety
 /// As [`shim_op`].
-pub unsafe extern "C" fn shim_action(env: *mut Env, action: u32, p: *const Value, n: u64) -> u32 {
+pub unsafe extern "C" fn shim_action<T: Tracer>(
+    env: *mut Env<T>,
+    action: u32,
+    p: *const Value,
+    n: u64,
+) -> u32 {
     // SAFETY: see the function's contract.
     let (env, ctx) = unsafe { Env::sync_in(env) };
     // SAFETY: `fg` is the lowered gress of this pass; `p`/`n` by contract.
@@ -283,8 +315,8 @@ pub unsafe extern "C" fn shim_action(env: *mut Env, action: u32, p: *const Value
 ///
 /// # Safety
 /// As [`shim_op`].
-pub unsafe extern "C" fn shim_count(
-    env: *mut Env,
+pub unsafe extern "C" fn shim_count<T: Tracer>(
+    env: *mut Env<T>,
     counter: u32,
     has_index: u32,
     lo: u64,
@@ -303,7 +335,12 @@ pub unsafe extern "C" fn shim_count(
 ///
 /// # Safety
 /// As [`shim_op`].
-pub unsafe extern "C" fn shim_extract_split(env: *mut Env, header: u32, offset: u32, len: u32) {
+pub unsafe extern "C" fn shim_extract_split<T: Tracer>(
+    env: *mut Env<T>,
+    header: u32,
+    offset: u32,
+    len: u32,
+) {
     // SAFETY: see the function's contract.
     let (env, ctx) = unsafe { Env::sync_in(env) };
     let (head, tail) = (ctx.input, ctx.input_tail);
@@ -318,15 +355,153 @@ pub unsafe extern "C" fn shim_extract_split(env: *mut Env, header: u32, offset: 
     }
     ctx.phv.set_valid(header as usize, true);
     env.cursor += u64::from(len) * 8;
+    ctx.trace_extract(header as usize);
 }
 
 /// Appends PHV bytes `[offset, offset + len)` to the deparser's output.
 ///
 /// # Safety
 /// As [`shim_op`].
-pub unsafe extern "C" fn shim_emit(env: *mut Env, offset: u32, len: u32) {
+pub unsafe extern "C" fn shim_emit<T: Tracer>(env: *mut Env<T>, offset: u32, len: u32) {
     // SAFETY: see the function's contract.
     let (_, ctx) = unsafe { Env::sync_in(env) };
     let bytes = ctx.phv.slice(offset as usize, len as usize);
     ctx.emit_out.extend_from_slice(bytes);
+}
+
+/// `ParserState`: the parser entered state `state` (traced code only).
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn hook_state<T: Tracer>(env: *mut Env<T>, state: u32, _: u32) {
+    // SAFETY: see the function's contract.
+    let (_, ctx) = unsafe { Env::sync_in(env) };
+    ctx.trace_state(state as usize);
+}
+
+/// `Extract` of header `header`, which generated code just extracted (traced code only).
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn hook_extract<T: Tracer>(env: *mut Env<T>, header: u32, _: u32) {
+    // SAFETY: see the function's contract.
+    let (_, ctx) = unsafe { Env::sync_in(env) };
+    ctx.trace_extract(header as usize);
+}
+
+/// `Gateway`: the `if` with gate `gate` (an index of `FlatGress::gates`) went `result`
+/// (traced code only).
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn hook_gate<T: Tracer>(env: *mut Env<T>, gate: u32, result: u32) {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    // SAFETY: `fg` is the lowered gress of this pass.
+    let fg = unsafe { &*env.fg };
+    if let Some(g) = fg.gates.get(gate as usize) {
+        ctx.trace_gate(g.stage, &g.cond, result != 0);
+    }
+}
+
+/// `Exit` (traced code only).
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn hook_exit<T: Tracer>(env: *mut Env<T>, _: u32, _: u32) {
+    // SAFETY: see the function's contract.
+    let (_, ctx) = unsafe { Env::sync_in(env) };
+    ctx.trace_exit();
+}
+
+/// `Action`: a direct call of `action` with the `n` values at `p` (traced code only).
+/// Answers [`NEXT`].
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn hook_action<T: Tracer>(
+    env: *mut Env<T>,
+    action: u32,
+    p: *const Value,
+    n: u64,
+) -> u32 {
+    // SAFETY: see the function's contract.
+    let (_, ctx) = unsafe { Env::sync_in(env) };
+    // SAFETY: `p`/`n` by contract.
+    let args = unsafe { params(p, n) };
+    ctx.trace_action(ActionId(action), args);
+    NEXT
+}
+
+/// `DropMarked`: the value `lo`/`hi` was assigned to the gress's `drop_ctl` (traced code
+/// only; recorded when not zero). Answers [`NEXT`].
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn hook_drop<T: Tracer>(
+    env: *mut Env<T>,
+    _: u32,
+    _: u32,
+    lo: u64,
+    hi: u64,
+) -> u32 {
+    // SAFETY: see the function's contract.
+    let (_, ctx) = unsafe { Env::sync_in(env) };
+    if let Some(f) = ctx.drop_ctl() {
+        ctx.trace_drop_mark(f, Value::from(lo) | (Value::from(hi) << 64));
+    }
+    NEXT
+}
+
+/// The addresses of the shims generated code calls, instantiated for contexts of one tracer
+/// type, and where `Ctx::entry` lies in such a context.
+#[derive(Debug, Clone, Copy)]
+pub struct Shims {
+    pub op: usize,
+    pub expr: usize,
+    pub apply: usize,
+    pub value_set: usize,
+    pub action: usize,
+    pub count: usize,
+    pub extract_split: usize,
+    pub emit: usize,
+    pub entry_off: i32,
+    /// The trace hooks (`None`: untraced code, which calls none).
+    pub trace: Option<TraceHooks>,
+}
+
+/// The trace hooks of traced code (see `hook_*`).
+#[derive(Debug, Clone, Copy)]
+pub struct TraceHooks {
+    pub state: usize,
+    pub extract: usize,
+    pub gate: usize,
+    pub exit: usize,
+    pub action: usize,
+    pub drop: usize,
+}
+
+impl Shims {
+    /// The shims for contexts of tracer `T`; with trace hooks when `T` records.
+    pub fn of<T: Tracer>() -> Shims {
+        Shims {
+            op: shim_op::<T> as *const () as usize,
+            expr: shim_expr::<T> as *const () as usize,
+            apply: shim_apply::<T> as *const () as usize,
+            value_set: shim_value_set::<T> as *const () as usize,
+            action: shim_action::<T> as *const () as usize,
+            count: shim_count::<T> as *const () as usize,
+            extract_split: shim_extract_split::<T> as *const () as usize,
+            emit: shim_emit::<T> as *const () as usize,
+            entry_off: std::mem::offset_of!(Ctx<'static, T>, entry) as i32,
+            trace: T::ENABLED.then_some(TraceHooks {
+                state: hook_state::<T> as *const () as usize,
+                extract: hook_extract::<T> as *const () as usize,
+                gate: hook_gate::<T> as *const () as usize,
+                exit: hook_exit::<T> as *const () as usize,
+                action: hook_action::<T> as *const () as usize,
+                drop: hook_drop::<T> as *const () as usize,
+            }),
+        }
+    }
 }

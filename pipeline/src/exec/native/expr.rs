@@ -5,7 +5,7 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 
-use super::env::{self, Env, MAX_ARGS};
+use super::env::{EnvLayout, MAX_ARGS};
 use super::gen::{mem, Gen};
 use crate::exec::flat::FExpr;
 use crate::ir::BinOp;
@@ -177,14 +177,14 @@ impl Gen<'_, '_> {
     fn shim_expr(&mut self, e: &FExpr) -> Value {
         let node = self.iconst(e as *const FExpr as u64);
         let (p, n) = self.params_or_none();
-        let f = env::shim_expr as *const () as usize;
+        let f = self.shims.expr;
         let env = self.env;
         let sig = self.sigs.node;
         let code = self.call_shim(sig, f, &[env, node, p, n]).expect("status");
         let ok = self.b.create_block();
         self.b.ins().brif(code, self.fault, &[], ok, &[]);
         self.b.switch_to_block(ok);
-        let off = std::mem::offset_of!(Env, ret) as i32;
+        let off = std::mem::offset_of!(EnvLayout, ret) as i32;
         self.b.ins().load(types::I128, mem(), self.env, off)
     }
 

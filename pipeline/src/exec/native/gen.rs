@@ -13,7 +13,7 @@ use cranelift_frontend::{FunctionBuilder, Variable};
 use cranelift_jit::JITModule;
 use cranelift_module::{FuncId, Module};
 
-use super::env::{Env, FAULT, NEXT};
+use super::env::{EnvLayout, Shims, TraceHooks, FAULT, NEXT};
 use crate::ir::FieldRef;
 
 /// Facts about the gress every generated function uses.
@@ -71,6 +71,13 @@ pub struct Gen<'a, 'b> {
     pub too_short: Option<Block>,
     /// The parser state running (for error codes).
     pub state_var: Option<Variable>,
+    /// The shims this code calls (for contexts of the tracer it is generated for); with trace
+    /// hooks, the code calls them at every trace point.
+    pub shims: Shims,
+    /// The gress's `drop_ctl` field (writes to it are traced).
+    pub drop_ctl: Option<FieldRef>,
+    /// Trace hook calls generated in this function.
+    pub trace_points: usize,
 }
 
 impl Gen<'_, '_> {
@@ -257,7 +264,7 @@ impl Gen<'_, '_> {
     pub fn csum_load(&mut self, c: u32) -> Value {
         let (yes, done) = (self.b.create_block(), self.b.create_block());
         let r = self.b.append_block_param(done, types::I64);
-        let len = self.env_load(std::mem::offset_of!(Env, csum_len));
+        let len = self.env_load(std::mem::offset_of!(EnvLayout, csum_len));
         let inside = self
             .b
             .ins()
@@ -265,7 +272,7 @@ impl Gen<'_, '_> {
         let zero = self.iconst(0);
         self.b.ins().brif(inside, yes, &[], done, &[zero.into()]);
         self.b.switch_to_block(yes);
-        let base = self.env_load(std::mem::offset_of!(Env, csum));
+        let base = self.env_load(std::mem::offset_of!(EnvLayout, csum));
         let v = self.b.ins().load(types::I32, mem(), base, (c * 4) as i32);
         let v = self.b.ins().uextend(types::I64, v);
         self.b.ins().jump(done, &[v.into()]);
@@ -304,7 +311,7 @@ impl Gen<'_, '_> {
         if watch == 0 {
             return;
         }
-        let off = std::mem::offset_of!(Env, written);
+        let off = std::mem::offset_of!(EnvLayout, written);
         let w = self.env_load(off);
         let w = self.b.ins().bor_imm(w, i64::from(watch));
         self.env_store(off, w);
@@ -315,6 +322,41 @@ impl Gen<'_, '_> {
         let callee = self.iconst(f as u64);
         let call = self.b.ins().call_indirect(sig, callee, args);
         self.b.inst_results(call).first().copied()
+    }
+
+    /// Whether this is traced code (it calls the trace hooks).
+    pub fn traced(&self) -> bool {
+        self.shims.trace.is_some()
+    }
+
+    /// In traced code, calls the trace hook `pick` chooses with `(env, a, b)` (`b` 0 when
+    /// `None`); in untraced code, nothing.
+    pub fn hook(&mut self, pick: fn(&TraceHooks) -> usize, a: u32, b: Option<Value>) {
+        let Some(h) = self.shims.trace else {
+            return;
+        };
+        self.trace_points += 1;
+        let a = self.b.ins().iconst(types::I32, i64::from(a));
+        let b = b.unwrap_or_else(|| self.b.ins().iconst(types::I32, 0));
+        let (env, sig) = (self.env, self.sigs.emit);
+        self.call_shim(sig, pick(&h), &[env, a, b]);
+    }
+
+    /// In traced code, after `v` was assigned to field `f`: the `drop_ctl` hook when `f` is
+    /// the gress's `drop_ctl`.
+    pub fn trace_write(&mut self, f: FieldRef, v: Value) {
+        let Some(h) = self.shims.trace else {
+            return;
+        };
+        if self.drop_ctl != Some(f) {
+            return;
+        }
+        self.trace_points += 1;
+        let v = self.fit(v, true);
+        let (lo, hi) = self.b.ins().isplit(v);
+        let z = self.b.ins().iconst(types::I32, 0);
+        let (env, sig) = (self.env, self.sigs.count);
+        self.call_shim(sig, h.drop, &[env, z, z, lo, hi]);
     }
 
     /// Action data pointer and count (a null pointer and 0 outside actions).

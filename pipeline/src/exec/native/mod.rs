@@ -8,7 +8,16 @@
 //! Table applies call the existing tables through a shim, then call the matched action's
 //! function directly. Whatever the generator does not generate yet runs through the flat
 //! engine on the same context ([`env`]'s `extern "C"` shims), so every program runs and
-//! coverage grows node by node ([`NativePipeline::coverage`] counts the fallbacks).
+//! coverage grows node by node ([`NativePipeline::fallbacks`] counts them).
+//!
+//! Tracing (`pisa trace`) runs the same generator a second time with trace hooks on
+//! ([`NativePipeline`]`<Recorder>`, made at the first traced pass: `Engines::native_traced`):
+//! that code calls a hook (`env::hook_*`) at each trace point — parser state, extract, `if`,
+//! direct action call, `exit`, a write of `drop_ctl` — and its table lookups, fallbacks and
+//! parse end record through the same context; the recorder is the context's tracer, which
+//! every shim reaches through the environment it is passed. The code that forwards is
+//! generated with no hook at all ([`NativePipeline::trace_points`] is 0), so tracing costs
+//! forwarding nothing.
 //!
 //! Why here and not in a crate of its own: the switch model chooses its engine when it is
 //! assembled, so the generator must be reachable from `pipeline` itself, and it needs the
@@ -37,11 +46,12 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
 use thiserror::Error;
 
-use self::env::Env;
+use self::env::{EnvLayout, Shims};
 use self::gen::{Gen, Layout, Sigs};
 use super::flat::{CsPart, FBranches, FExpr, FParser, FTransition, FlatGress, FlatPipeline, Op};
-use crate::ir::{Gress, GressProgram, Pipeline};
+use crate::ir::{FieldRef, Gress, Pipeline};
 use crate::phv::Phv;
+use crate::trace::{NoTrace, Tracer};
 
 pub use run::NativeGress;
 
@@ -79,19 +89,24 @@ unsafe impl Send for Code {}
 // SAFETY: as above: no method is called on the module through a shared reference.
 unsafe impl Sync for Code {}
 
-/// A pipeline compiled to native code: both gresses.
-pub struct NativePipeline {
-    pub ingress: NativeGress,
-    pub egress: NativeGress,
+/// A pipeline compiled to native code for contexts of tracer `T`: both gresses. Code for a
+/// recording tracer (traced code) calls a trace hook at every trace point; code for
+/// [`NoTrace`] has no trace point at all.
+pub struct NativePipeline<T: Tracer = NoTrace> {
+    pub ingress: NativeGress<T>,
+    pub egress: NativeGress<T>,
     /// Ops and expression nodes left to the flat engine (static count over both gresses).
     pub fallbacks: usize,
+    /// Calls of trace hooks in the code (0 for untraced code: it has no trace point).
+    pub trace_points: usize,
     _code: Code,
 }
 
-impl std::fmt::Debug for NativePipeline {
+impl<T: Tracer> std::fmt::Debug for NativePipeline<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NativePipeline")
             .field("fallbacks", &self.fallbacks)
+            .field("trace_points", &self.trace_points)
             .finish_non_exhaustive()
     }
 }
@@ -121,20 +136,29 @@ struct Compiler {
     module: JITModule,
     ctx: Context,
     fbc: FunctionBuilderContext,
+    /// Trace hook calls generated so far.
+    trace_points: usize,
 }
 
-impl NativePipeline {
-    /// Compiles `pl` (lowered as `flat`) to native code.
-    pub fn compile(pl: &Pipeline, flat: &FlatPipeline) -> Result<NativePipeline, NativeError> {
+impl<T: Tracer> NativePipeline<T> {
+    /// Compiles `pl` (lowered as `flat`) to native code; `drop_ctl` is each gress's
+    /// `drop_ctl` field (ingress, egress), whose writes traced code traces.
+    pub fn compile(
+        pl: &Pipeline,
+        flat: &FlatPipeline,
+        drop_ctl: [Option<FieldRef>; 2],
+    ) -> Result<NativePipeline<T>, NativeError> {
         let module = JITModule::new(JITBuilder::with_isa(isa()?, default_libcall_names()));
         let ctx = module.make_context();
         let mut c = Compiler {
             module,
             ctx,
             fbc: FunctionBuilderContext::new(),
+            trace_points: 0,
         };
-        let ig = c.gress(pl, &pl.ingress, &flat.ingress, Gress::Ingress)?;
-        let eg = c.gress(pl, &pl.egress, &flat.egress, Gress::Egress)?;
+        let shims = Shims::of::<T>();
+        let ig = c.gress(pl, &flat.ingress, Gress::Ingress, shims, drop_ctl[0])?;
+        let eg = c.gress(pl, &flat.egress, Gress::Egress, shims, drop_ctl[1])?;
         c.module.finalize_definitions().map_err(cg)?;
         let ingress = ig.finish(&c.module);
         let egress = eg.finish(&c.module);
@@ -143,11 +167,12 @@ impl NativePipeline {
             ingress,
             egress,
             fallbacks,
+            trace_points: c.trace_points,
             _code: Code(Some(c.module)),
         })
     }
 
-    pub fn gress(&self, g: Gress) -> &NativeGress {
+    pub fn gress(&self, g: Gress) -> &NativeGress<T> {
         match g {
             Gress::Ingress => &self.ingress,
             Gress::Egress => &self.egress,
@@ -166,9 +191,10 @@ struct GressIds {
 }
 
 impl GressIds {
-    fn finish(&self, m: &JITModule) -> NativeGress {
+    fn finish<T: Tracer>(&self, m: &JITModule) -> NativeGress<T> {
         // SAFETY: each id was defined with the signature its entry point has (`define` builds
-        // parser functions as `(env) -> i64` and blocks as `(env) -> i32`), against `layout`.
+        // parser functions as `(env) -> i64` and blocks as `(env) -> i32`), against `layout`,
+        // calling the shims of `T` (`compile` generates both gresses with `Shims::of::<T>`).
         unsafe {
             NativeGress::new(
                 m.get_finalized_function(self.parse),
@@ -208,10 +234,15 @@ impl Compiler {
     fn gress(
         &mut self,
         pl: &Pipeline,
-        gp: &GressProgram,
         fg: &FlatGress,
         g: Gress,
+        shims: Shims,
+        drop_ctl: Option<FieldRef>,
     ) -> Result<GressIds, NativeError> {
+        let gp = match g {
+            Gress::Ingress => &pl.ingress,
+            Gress::Egress => &pl.egress,
+        };
         let layout = Layout {
             phv_len: gp.phv.bytes,
             phv_padded: Phv::padded_len(gp.phv.bytes as usize) as u32,
@@ -229,6 +260,7 @@ impl Compiler {
             })
             .collect();
         let used = used_actions(fg, &table_actions);
+        // Names are per module: traced and untraced code live in modules of their own.
         let tag = match g {
             Gress::Ingress => "ig",
             Gress::Egress => "eg",
@@ -246,6 +278,8 @@ impl Compiler {
             layout,
             actions: &actions,
             table_actions: &table_actions,
+            shims,
+            drop_ctl,
         };
         for a in &used {
             let body = &fg.actions[*a as usize];
@@ -302,13 +336,13 @@ impl Compiler {
             types::I64,
             gen::mem(),
             env,
-            std::mem::offset_of!(Env, phv) as i32,
+            std::mem::offset_of!(EnvLayout, phv) as i32,
         );
         let valid = b.ins().load(
             types::I64,
             gen::mem(),
             env,
-            std::mem::offset_of!(Env, valid) as i32,
+            std::mem::offset_of!(EnvLayout, valid) as i32,
         );
         let fault = b.create_block();
         let mut g = Gen {
@@ -334,8 +368,12 @@ impl Compiler {
             flow_exit: None,
             too_short: None,
             state_var: None,
+            shims: unit.shims,
+            drop_ctl: unit.drop_ctl,
+            trace_points: 0,
         };
         body(&mut g);
+        self.trace_points += g.trace_points;
         if kind != Kind::Parser {
             let next = g.b.ins().iconst(types::I32, i64::from(env::NEXT));
             g.b.ins().return_(&[next]);
@@ -360,6 +398,8 @@ struct Unit<'a> {
     layout: Layout,
     actions: &'a HashMap<u32, FuncId>,
     table_actions: &'a [Vec<u32>],
+    shims: Shims,
+    drop_ctl: Option<FieldRef>,
 }
 
 /// Actions the gress can run (through its tables or direct calls, transitively), sorted.
@@ -433,7 +473,9 @@ fn parser_in_place(p: &FParser) -> bool {
             | Op::SetValid { .. }
             | Op::Extract { .. } => true,
             Op::Set { e, .. } | Op::SetSlice { e, .. } => pure(e),
-            Op::If { cond, then, els } => pure(cond) && ok(then) && ok(els),
+            Op::If {
+                cond, then, els, ..
+            } => pure(cond) && ok(then) && ok(els),
             Op::AdvanceConst(bits) => bits % 8 == 0,
             Op::Verify { cond, .. } => pure(cond),
             Op::ChecksumAdd { parts, .. } => parts.iter().all(pure_part),

@@ -7,14 +7,13 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, StackSlotData, StackSlotKind, Value};
 use cranelift_frontend::Switch;
 
-use super::env::{self, Env, APPLY_FAULT, APPLY_HIT, APPLY_RAN, MAX_ARGS, MAX_KEYS, RETURN};
+use super::env::{self, EnvLayout, APPLY_FAULT, APPLY_HIT, APPLY_RAN, MAX_ARGS, MAX_KEYS, RETURN};
 use super::gen::{mem, Gen};
 use crate::exec::flat::{CsPart, FApply, FBranches, FExpr, Op};
-use crate::exec::Ctx;
 use crate::table::EntryHandle;
-use crate::trace::NoTrace;
 
-// Generated code restores `Ctx::entry` by copying these 8 bytes from `Env::saved_entry`.
+// Generated code restores `Ctx::entry` (at `Shims::entry_off`) by copying these 8 bytes from
+// `Env::saved_entry`.
 const _: () = assert!(std::mem::size_of::<Option<EntryHandle>>() == 8);
 
 impl Gen<'_, '_> {
@@ -31,6 +30,7 @@ impl Gen<'_, '_> {
                 let v = self.konst(*value, f.width > 64);
                 self.write_field(*f, v);
                 self.mark_written(*watch);
+                self.trace_write(*f, v);
             }
             Op::SetParam {
                 f,
@@ -45,11 +45,13 @@ impl Gen<'_, '_> {
                 let v = self.expr(&e);
                 self.write_field(*f, v);
                 self.mark_written(*watch);
+                self.trace_write(*f, v);
             }
             Op::Set { f, e, watch } if self.field_ok(*f) => {
                 let v = self.expr(e);
                 self.write_field(*f, v);
                 self.mark_written(*watch);
+                self.trace_write(*f, v);
             }
             Op::SetSlice {
                 f,
@@ -73,9 +75,18 @@ impl Gen<'_, '_> {
                 self.mark_written(*watch);
             }
             Op::SetValid { header, valid } => self.set_valid(*header, *valid),
-            Op::If { cond, then, els } => {
+            Op::If {
+                cond,
+                then,
+                els,
+                gate,
+            } => {
                 let c = self.expr(cond);
                 let c = self.nonzero(c);
+                if self.traced() {
+                    let r = self.b.ins().uextend(types::I32, c);
+                    self.hook(|h| h.gate, *gate, Some(r));
+                }
                 let (tb, eb, done) = (
                     self.b.create_block(),
                     self.b.create_block(),
@@ -93,6 +104,7 @@ impl Gen<'_, '_> {
             Op::Call { action, args } if args.len() <= MAX_ARGS => self.call(action.0, args),
             Op::Exit | Op::Return => {
                 let code = if matches!(op, Op::Exit) {
+                    self.hook(|h| h.exit, 0, None);
                     env::EXIT
                 } else {
                     RETURN
@@ -167,14 +179,14 @@ impl Gen<'_, '_> {
             sum = self.b.ins().band_imm(n, 0xffff);
         }
         let (yes, done) = (self.b.create_block(), self.b.create_block());
-        let len_v = self.env_load(std::mem::offset_of!(Env, csum_len));
+        let len_v = self.env_load(std::mem::offset_of!(EnvLayout, csum_len));
         let inside = self
             .b
             .ins()
             .icmp_imm(IntCC::UnsignedGreaterThan, len_v, i64::from(c));
         self.b.ins().brif(inside, yes, &[], done, &[]);
         self.b.switch_to_block(yes);
-        let base = self.env_load(std::mem::offset_of!(Env, csum));
+        let base = self.env_load(std::mem::offset_of!(EnvLayout, csum));
         let acc = self.b.ins().load(types::I32, mem(), base, (c * 4) as i32);
         let acc = self.b.ins().uextend(types::I64, acc);
         let s = self.b.ins().iadd(acc, sum);
@@ -202,7 +214,7 @@ impl Gen<'_, '_> {
         let c = self.b.ins().iconst(types::I32, i64::from(counter));
         let has = self.b.ins().iconst(types::I32, has);
         let (env, sig) = (self.env, self.sigs.count);
-        let f = env::shim_count as *const () as usize;
+        let f = self.shims.count;
         let code = self
             .call_shim(sig, f, &[env, c, has, lo, hi])
             .expect("status");
@@ -211,10 +223,10 @@ impl Gen<'_, '_> {
 
     /// `advance(bits)` by a constant: the cursor moves, or the packet is too short.
     fn advance(&mut self, bits: u64) {
-        let cur_off = std::mem::offset_of!(Env, cursor);
+        let cur_off = std::mem::offset_of!(EnvLayout, cursor);
         let cur = self.env_load(cur_off);
         let end = self.b.ins().iadd_imm(cur, bits as i64);
-        let limit = self.env_load(std::mem::offset_of!(Env, input_bits));
+        let limit = self.env_load(std::mem::offset_of!(EnvLayout, input_bits));
         let short = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
         let fits = self.b.create_block();
         let too_short = self.too_short.expect("parser");
@@ -240,7 +252,7 @@ impl Gen<'_, '_> {
         let env = self.env;
         let sig = self.sigs.node;
         let code = self
-            .call_shim(sig, env::shim_op as *const () as usize, &[env, node, p, n])
+            .call_shim(sig, self.shims.op, &[env, node, p, n])
             .expect("status");
         self.check_status(code, env::NEXT);
     }
@@ -257,12 +269,8 @@ impl Gen<'_, '_> {
             None => {
                 let id = self.b.ins().iconst(types::I32, i64::from(a));
                 let sig = self.sigs.action;
-                self.call_shim(
-                    sig,
-                    env::shim_action as *const () as usize,
-                    &[env, id, params, n],
-                )
-                .expect("status")
+                self.call_shim(sig, self.shims.action, &[env, id, params, n])
+                    .expect("status")
             }
         }
     }
@@ -280,6 +288,12 @@ impl Gen<'_, '_> {
             self.store_value(buf, i as i32 * 16, v);
         }
         let n = self.iconst(args.len() as u64);
+        if let Some(h) = self.shims.trace {
+            self.trace_points += 1;
+            let id = self.b.ins().iconst(types::I32, i64::from(a));
+            let (env, sig) = (self.env, self.sigs.action);
+            self.call_shim(sig, h.action, &[env, id, buf, n]);
+        }
         let code = self.run_action(a, buf, n);
         self.check_status(code, RETURN);
     }
@@ -287,7 +301,7 @@ impl Gen<'_, '_> {
     /// A table apply: keys into the environment, the lookup (which counts and makes the
     /// entry current), the action, the entry restored, then the branches.
     fn apply(&mut self, a: &FApply) {
-        let key_off = std::mem::offset_of!(Env, key) as i32;
+        let key_off = std::mem::offset_of!(EnvLayout, key) as i32;
         for (i, k) in a.keys.iter().enumerate() {
             let v = self.expr(k);
             let env = self.env;
@@ -297,11 +311,7 @@ impl Gen<'_, '_> {
         let nkeys = self.b.ins().iconst(types::I32, a.keys.len() as i64);
         let (env, sig) = (self.env, self.sigs.apply);
         let r = self
-            .call_shim(
-                sig,
-                env::shim_apply as *const () as usize,
-                &[env, table, nkeys],
-            )
+            .call_shim(sig, self.shims.apply, &[env, table, nkeys])
             .expect("answer");
         let faulted = self.b.ins().band_imm(r, APPLY_FAULT as i64);
         let ok = self.b.create_block();
@@ -332,9 +342,9 @@ impl Gen<'_, '_> {
     /// Calls the action a lookup chose (a direct call per action of the table), restores the
     /// running entry and jumps to `after` with the action's status.
     fn dispatch(&mut self, table: u32, action: Value, after: Block) {
-        let args_off = std::mem::offset_of!(Env, args) as i64;
+        let args_off = std::mem::offset_of!(EnvLayout, args) as i64;
         let params = self.b.ins().iadd_imm(self.env, args_off);
-        let n = self.env_load(std::mem::offset_of!(Env, nargs));
+        let n = self.env_load(std::mem::offset_of!(EnvLayout, nargs));
         let ids: Vec<u32> = self.table_actions(table);
         let mut sw = Switch::new();
         let other = self.b.create_block();
@@ -351,12 +361,8 @@ impl Gen<'_, '_> {
             let code = if id == u32::MAX {
                 let env = self.env;
                 let sig = self.sigs.action;
-                self.call_shim(
-                    sig,
-                    env::shim_action as *const () as usize,
-                    &[env, action, params, n],
-                )
-                .expect("status")
+                self.call_shim(sig, self.shims.action, &[env, action, params, n])
+                    .expect("status")
             } else {
                 self.run_action(id, params, n)
             };
@@ -367,9 +373,9 @@ impl Gen<'_, '_> {
 
     /// `Ctx::entry = Env::saved_entry` (8 bytes, asserted above).
     fn restore_entry(&mut self) {
-        let saved = self.env_load(std::mem::offset_of!(Env, saved_entry));
-        let ctx = self.env_load(std::mem::offset_of!(Env, ctx));
-        let off = std::mem::offset_of!(Ctx<'static, NoTrace>, entry) as i32;
+        let saved = self.env_load(std::mem::offset_of!(EnvLayout, saved_entry));
+        let ctx = self.env_load(std::mem::offset_of!(EnvLayout, ctx));
+        let off = self.shims.entry_off;
         self.b.ins().store(mem(), saved, ctx, off);
     }
 
@@ -445,17 +451,18 @@ impl Gen<'_, '_> {
         let o = self.b.ins().iconst(types::I32, i64::from(offset));
         let l = self.b.ins().iconst(types::I32, i64::from(len));
         let (env, sig) = (self.env, self.sigs.emit);
-        self.call_shim(sig, env::shim_emit as *const () as usize, &[env, o, l]);
+        let f = self.shims.emit;
+        self.call_shim(sig, f, &[env, o, l]);
     }
 
     /// `extract` into PHV bytes `[offset, offset + len)`: a byte-aligned cursor copies from
     /// the input (the packet where it lies, when parsed in place); an unaligned one runs the
     /// flat extract (never in place: see `parser_in_place`).
     fn extract(&mut self, op: &Op, header: u32, offset: u32, len: u32) {
-        let cur_off = std::mem::offset_of!(Env, cursor);
+        let cur_off = std::mem::offset_of!(EnvLayout, cursor);
         let cur = self.env_load(cur_off);
         let end = self.b.ins().iadd_imm(cur, i64::from(len) * 8);
-        let limit = self.env_load(std::mem::offset_of!(Env, input_bits));
+        let limit = self.env_load(std::mem::offset_of!(EnvLayout, input_bits));
         let short = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
         let (fits, aligned, unaligned, done) = (
             self.b.create_block(),
@@ -481,10 +488,10 @@ impl Gen<'_, '_> {
     /// from the tail (the packet, in place), or across both; then the cursor moves to `end`
     /// and the header is valid.
     fn extract_aligned(&mut self, header: u32, offset: u32, len: u32, cur: Value, end: Value) {
-        let cur_off = std::mem::offset_of!(Env, cursor);
+        let cur_off = std::mem::offset_of!(EnvLayout, cursor);
         let (copied, done) = (self.b.create_block(), self.b.create_block());
         let byte = self.b.ins().ushr_imm(cur, 3);
-        let head = self.env_load(std::mem::offset_of!(Env, head_bytes));
+        let head = self.env_load(std::mem::offset_of!(EnvLayout, head_bytes));
         let (in_head, in_tail, split) = (
             self.b.create_block(),
             self.b.create_block(),
@@ -504,12 +511,12 @@ impl Gen<'_, '_> {
             .icmp(IntCC::UnsignedLessThanOrEqual, last, head);
         self.b.ins().brif(fits, in_head, &[], split, &[]);
         self.b.switch_to_block(in_head);
-        let input = self.env_load(std::mem::offset_of!(Env, input));
+        let input = self.env_load(std::mem::offset_of!(EnvLayout, input));
         let src = self.b.ins().iadd(input, byte);
         self.copy_in(src, offset, len);
         self.b.ins().jump(copied, &[]);
         self.b.switch_to_block(in_tail);
-        let tail = self.env_load(std::mem::offset_of!(Env, tail));
+        let tail = self.env_load(std::mem::offset_of!(EnvLayout, tail));
         let rel = self.b.ins().isub(byte, head);
         let src = self.b.ins().iadd(tail, rel);
         self.copy_in(src, offset, len);
@@ -517,6 +524,7 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(copied);
         self.env_store(cur_off, end);
         self.set_valid(header, true);
+        self.hook(|h| h.extract, header, None);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(split);
         let args = [
@@ -525,10 +533,7 @@ impl Gen<'_, '_> {
             self.b.ins().iconst(types::I32, i64::from(offset)),
             self.b.ins().iconst(types::I32, i64::from(len)),
         ];
-        let (sig, f) = (
-            self.sigs.extract,
-            env::shim_extract_split as *const () as usize,
-        );
+        let (sig, f) = (self.sigs.extract, self.shims.extract_split);
         self.call_shim(sig, f, &args);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);

@@ -5,7 +5,7 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, Value};
 
-use super::env::{self, Env, MAX_KEYS};
+use super::env::{EnvLayout, MAX_KEYS};
 use super::gen::Gen;
 use crate::exec::flat::{FParser, FTransition};
 use crate::exec::parser::MAX_PARSER_STEPS;
@@ -83,7 +83,7 @@ impl Gen<'_, '_> {
         self.b.ins().jump(first, &[]);
         for (i, st) in p.states.iter().enumerate() {
             self.b.switch_to_block(targets.bodies[i]);
-            self.enter_state(steps, state, i as u64);
+            self.enter_state(steps, state, i as u64, true);
             self.flow_exit = Some(trans[i]);
             self.block(&st.body);
             self.b.ins().jump(trans[i], &[]);
@@ -93,7 +93,7 @@ impl Gen<'_, '_> {
         }
         for (s, block) in std::mem::take(&mut targets.missing) {
             self.b.switch_to_block(block);
-            self.enter_state(steps, state, s);
+            self.enter_state(steps, state, s, false);
             self.ret_with_state(end_code(END_ERROR, 1));
         }
         for (block, code) in [
@@ -109,12 +109,14 @@ impl Gen<'_, '_> {
     }
 
     /// A state's entry: its index recorded, then one step of the budget taken (an exhausted
-    /// budget ends the parse with a timeout in this state).
+    /// budget ends the parse with a timeout in this state), then, in traced code and for a
+    /// state that exists (`trace`), the state traced.
     fn enter_state(
         &mut self,
         steps: cranelift_frontend::Variable,
         state: cranelift_frontend::Variable,
         i: u64,
+        trace: bool,
     ) {
         let s = self.iconst(i);
         self.b.def_var(state, s);
@@ -131,6 +133,9 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(go);
         let k = self.b.ins().iadd_imm(k, 1);
         self.b.def_var(steps, k);
+        if trace {
+            self.hook(|h| h.state, i as u32, None);
+        }
     }
 
     fn transition(&mut self, t: &FTransition, targets: &mut Targets) {
@@ -175,7 +180,7 @@ impl Gen<'_, '_> {
     /// Keys against value set `set` (run-time entries: matched by [`env::shim_value_set`]),
     /// an `i8` 0/1.
     fn value_set_match(&mut self, set: u32, vals: &[Value]) -> Value {
-        let key_off = std::mem::offset_of!(Env, key) as i32;
+        let key_off = std::mem::offset_of!(EnvLayout, key) as i32;
         for (i, v) in vals.iter().take(MAX_KEYS).enumerate() {
             let env = self.env;
             self.store_value(env, key_off + i as i32 * 16, *v);
@@ -187,11 +192,7 @@ impl Gen<'_, '_> {
             .iconst(types::I32, vals.len().min(MAX_KEYS) as i64);
         let (env, sig) = (self.env, self.sigs.apply);
         let r = self
-            .call_shim(
-                sig,
-                env::shim_value_set as *const () as usize,
-                &[env, set, n],
-            )
+            .call_shim(sig, self.shims.value_set, &[env, set, n])
             .expect("answer");
         self.b.ins().icmp_imm(IntCC::NotEqual, r, 0)
     }

@@ -8,33 +8,34 @@ use crate::exec::flat::{FlatGress, Op};
 use crate::exec::parser::ParseEnd;
 use crate::exec::{Ctx, ExecResult, Fault, Flow, ParserFault};
 use crate::phv::Phv;
-use crate::trace::NoTrace;
+use crate::trace::Tracer;
 
-type ParseFn = unsafe extern "C" fn(*mut Env) -> u64;
-type BlockFn = unsafe extern "C" fn(*mut Env) -> u32;
+type ParseFn<T> = unsafe extern "C" fn(*mut Env<T>) -> u64;
+type BlockFn<T> = unsafe extern "C" fn(*mut Env<T>) -> u32;
 
-/// One gress's generated entry points (neither `Clone` nor `Copy`: they must not outlive the
-/// `NativePipeline` that owns the code).
-pub struct NativeGress {
-    parse: ParseFn,
-    control: BlockFn,
-    deparse: BlockFn,
+/// One gress's generated entry points, for contexts of tracer `T` (neither `Clone` nor
+/// `Copy`: they must not outlive the `NativePipeline` that owns the code).
+pub struct NativeGress<T: Tracer> {
+    parse: ParseFn<T>,
+    control: BlockFn<T>,
+    deparse: BlockFn<T>,
     in_place: bool,
     /// The PHV layout the code was generated for: a PHV smaller than it (a `GressWork` of
     /// another program) runs the flat engine instead, never the code.
     layout: Layout,
 }
 
-impl std::fmt::Debug for NativeGress {
+impl<T: Tracer> std::fmt::Debug for NativeGress<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NativeGress").finish_non_exhaustive()
     }
 }
 
-impl NativeGress {
+impl<T: Tracer> NativeGress<T> {
     /// # Safety
     /// The pointers are finalized functions with the signatures of [`ParseFn`] (the first)
-    /// and [`BlockFn`], generated for the flat gress they will be run with; `in_place` only
+    /// and [`BlockFn`], generated for the flat gress they will be run with and calling the
+    /// shims of `T` (`Shims::of::<T>`); `in_place` only
     /// when the parser reads nothing of its input but through generated extracts/advances;
     /// `layout` the one the code was generated against.
     pub(super) unsafe fn new(
@@ -47,9 +48,9 @@ impl NativeGress {
         // SAFETY: by the contract above, each pointer is a function of the transmuted type.
         unsafe {
             NativeGress {
-                parse: std::mem::transmute::<*const u8, ParseFn>(parse),
-                control: std::mem::transmute::<*const u8, BlockFn>(control),
-                deparse: std::mem::transmute::<*const u8, BlockFn>(deparse),
+                parse: std::mem::transmute::<*const u8, ParseFn<T>>(parse),
+                control: std::mem::transmute::<*const u8, BlockFn<T>>(control),
+                deparse: std::mem::transmute::<*const u8, BlockFn<T>>(deparse),
                 in_place,
                 layout,
             }
@@ -67,8 +68,9 @@ impl NativeGress {
         bytes >= self.layout.phv_padded as usize && words * 64 >= self.layout.headers as usize
     }
 
-    /// Runs the parser from its start state, as `Ctx::run_parser_flat` does.
-    pub fn parse(&self, ctx: &mut Ctx<'_, NoTrace>, fg: &FlatGress) -> ParseEnd {
+    /// Runs the parser from its start state, as `Ctx::run_parser_flat` does (with how it
+    /// ended traced: generated code traces the states and extracts).
+    pub fn parse(&self, ctx: &mut Ctx<'_, T>, fg: &FlatGress) -> ParseEnd {
         if !self.fits(ctx.phv) {
             return ctx.run_parser_flat(fg, &fg.parser);
         }
@@ -87,7 +89,7 @@ impl NativeGress {
         ctx.written = written as u8;
         ctx.in_parser = false;
         let state = (r >> 32) as usize;
-        match r & 0xff {
+        let end = match r & 0xff {
             END_ACCEPT => ParseEnd::Accept,
             END_REJECT => ParseEnd::Reject,
             END_ERROR => ParseEnd::Error(fault_of_kind((r >> 8) & 0xff_ffff), state),
@@ -96,28 +98,24 @@ impl NativeGress {
                 _ => ParseEnd::Error(ParserFault::NoMatch, state),
             },
             _ => ParseEnd::Error(ParserFault::NoMatch, state),
-        }
+        };
+        ctx.trace_parse_end(end, state);
+        end
     }
 
     /// Runs the control.
-    pub fn control(&self, ctx: &mut Ctx<'_, NoTrace>, fg: &FlatGress) -> ExecResult {
+    pub fn control(&self, ctx: &mut Ctx<'_, T>, fg: &FlatGress) -> ExecResult {
         self.block(self.control, &fg.control, ctx, fg)
     }
 
     /// Runs the deparser.
-    pub fn deparse(&self, ctx: &mut Ctx<'_, NoTrace>, fg: &FlatGress) -> ExecResult {
+    pub fn deparse(&self, ctx: &mut Ctx<'_, T>, fg: &FlatGress) -> ExecResult {
         self.block(self.deparse, &fg.deparser, ctx, fg)
     }
 
     /// Runs `f`, the code generated for `ops` (which the flat engine runs instead on a PHV the
     /// code does not fit).
-    fn block(
-        &self,
-        f: BlockFn,
-        ops: &[Op],
-        ctx: &mut Ctx<'_, NoTrace>,
-        fg: &FlatGress,
-    ) -> ExecResult {
+    fn block(&self, f: BlockFn<T>, ops: &[Op], ctx: &mut Ctx<'_, T>, fg: &FlatGress) -> ExecResult {
         if !self.fits(ctx.phv) {
             return ctx.fexec_block(fg, ops, &[]);
         }
