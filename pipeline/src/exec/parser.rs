@@ -9,7 +9,7 @@ use crate::ir::FieldRef;
 use crate::ir::{KeysetElem, NextState, Parser, Stmt, Transition, Value, ValueSetId};
 use crate::phv::read_bits;
 use crate::state::ValueSetState;
-use crate::trace::Tracer;
+use crate::trace::{TraceEvent, TraceField, Tracer};
 
 /// Most state transitions one parse may take before `ParserTimeout`.
 pub const MAX_PARSER_STEPS: usize = 256;
