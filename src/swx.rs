@@ -68,7 +68,7 @@ fn range_prefixes(lo: u128, hi: u128, bits: u32) -> Vec<(u128, u128)> {
         while size < bits {
             let next = size + 1;
             let block = 1u128 << next;
-            if lo % block != 0 || lo + block - 1 > hi {
+            if !lo.is_multiple_of(block) || lo + block - 1 > hi {
                 break;
             }
             size = next;
@@ -128,9 +128,11 @@ fn entry_lines(e: &pipeline::api::TableEntry, widths: &[u32]) -> anyhow::Result<
         .collect())
 }
 
-/// `bench/swx/l2l3.spec` with the tables of `w` (an l2l3 workload), fed `w`'s frames in a loop.
-pub fn l2l3(w: &Workload) -> anyhow::Result<SwxWorkload> {
-    let mut swx = SwxPipeline::new("l2l3", L2L3_SPEC, PORTS, PORTS + 1).context("SWX l2l3")?;
+/// `bench/swx/l2l3.spec` with the tables of `w` (an l2l3 workload), fed `w`'s frames in a loop;
+/// compiled when it can be unless `interpreted`.
+pub fn l2l3(w: &Workload, interpreted: bool) -> anyhow::Result<SwxWorkload> {
+    let mut swx =
+        SwxPipeline::new("l2l3", L2L3_SPEC, PORTS, PORTS + 1, interpreted).context("SWX l2l3")?;
     for (pisa_name, swx_name, widths) in L2L3_TABLES {
         let entries = w.switch.table_entries(PipeSel::All, pisa_name)?;
         let mut lines = Vec::with_capacity(entries.len());
@@ -157,6 +159,38 @@ pub fn l2l3(w: &Workload) -> anyhow::Result<SwxWorkload> {
     };
     s.refeed();
     Ok(s)
+}
+
+/// Frames the check sends through both beside the workload's sample: an unknown destination
+/// MAC (flooded), TTL 1 and a bad IPv4 checksum to the router MAC (dropped), a non-IPv4 frame.
+pub fn edge_frames(sample: &[(u16, Vec<u8>)]) -> Vec<(u16, Vec<u8>)> {
+    let mut out = Vec::new();
+    let routed = sample.iter().find(|(_, f)| f[..6] == workload::ROUTER_MAC);
+    if let Some((p, f)) = sample.first() {
+        let mut unknown = f.clone();
+        unknown[..6].copy_from_slice(&[2, 0x77, 0, 0, 0, 1]);
+        out.push((*p, unknown));
+        let mut arp = f.clone();
+        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        out.push((*p, arp));
+    }
+    if let Some((p, f)) = routed {
+        let mut ttl1 = f.clone();
+        ttl1[22] = 1;
+        let mut bad = f.clone();
+        bad[24] ^= 0xff;
+        // TTL 1 with a right checksum: recompute over the IPv4 header.
+        ttl1[24..26].copy_from_slice(&[0, 0]);
+        let sum = ttl1[14..34]
+            .chunks(2)
+            .fold(0u32, |s, w| s + u32::from(u16::from_be_bytes([w[0], w[1]])));
+        let sum = (sum & 0xffff) + (sum >> 16);
+        let ck = !((sum & 0xffff) + (sum >> 16)) as u16;
+        ttl1[24..26].copy_from_slice(&ck.to_be_bytes());
+        out.push((*p, ttl1));
+        out.push((*p, bad));
+    }
+    out
 }
 
 /// Sends `frames` one at a time through pisa and through SWX; an error names the first frame

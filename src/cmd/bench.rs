@@ -58,6 +58,9 @@ pub struct PipelineBenchArgs {
     /// ratio (`swx`: DPDK's SWX pipeline; needs the `dpdk` feature, see docs/swx.md).
     #[arg(long, value_enum)]
     pub against: Option<super::bench_swx::Against>,
+    /// With `--against swx`: run SWX interpreted even where it could run compiled.
+    #[arg(long)]
+    pub swx_interpreted: bool,
 }
 
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {

@@ -71,50 +71,15 @@ impl SwxSeries {
     }
 }
 
-/// Frames the check sends through both beside the workload's sample: an unknown destination
-/// MAC (flooded), TTL 1 and a bad IPv4 checksum to the router MAC (dropped), a non-IPv4 frame.
-#[cfg(feature = "dpdk")]
-fn edge_frames(sample: &[(u16, Vec<u8>)]) -> Vec<(u16, Vec<u8>)> {
-    let mut out = Vec::new();
-    let routed = sample
-        .iter()
-        .find(|(_, f)| f[..6] == pisa::workload::ROUTER_MAC);
-    if let Some((p, f)) = sample.first() {
-        let mut unknown = f.clone();
-        unknown[..6].copy_from_slice(&[2, 0x77, 0, 0, 0, 1]);
-        out.push((*p, unknown));
-        let mut arp = f.clone();
-        arp[12..14].copy_from_slice(&[0x08, 0x06]);
-        out.push((*p, arp));
-    }
-    if let Some((p, f)) = routed {
-        let mut ttl1 = f.clone();
-        ttl1[22] = 1;
-        let mut bad = f.clone();
-        bad[24] ^= 0xff;
-        // TTL 1 with a right checksum: recompute over the IPv4 header.
-        ttl1[24..26].copy_from_slice(&[0, 0]);
-        let sum = ttl1[14..34]
-            .chunks(2)
-            .fold(0u32, |s, w| s + u32::from(u16::from_be_bytes([w[0], w[1]])));
-        let sum = (sum & 0xffff) + (sum >> 16);
-        let ck = !((sum & 0xffff) + (sum >> 16)) as u16;
-        ttl1[24..26].copy_from_slice(&ck.to_be_bytes());
-        out.push((*p, ttl1));
-        out.push((*p, bad));
-    }
-    out
-}
-
 /// Builds the SWX side on l2l3's tables and frames and checks it against pisa on `sample`
 /// frames of the workload plus edge cases; an error when they differ.
 #[cfg(feature = "dpdk")]
 pub fn setup(a: &PipelineBenchArgs, n_frames: usize, sample: usize) -> anyhow::Result<SwxSeries> {
     use anyhow::Context;
     let mut pisa_w = pisa::workload::l2l3(a.macs, a.routes, n_frames, a.engine)?;
-    let mut w = pisa::swx::l2l3(&pisa_w)?;
+    let mut w = pisa::swx::l2l3(&pisa_w, a.swx_interpreted)?;
     let mut frames: Vec<(u16, Vec<u8>)> = pisa_w.frames.iter().take(sample).cloned().collect();
-    frames.extend(edge_frames(&frames));
+    frames.extend(pisa::swx::edge_frames(&frames));
     pisa::swx::check_same(&mut pisa_w, &mut w, &frames)
         .context("--against swx: the SWX pipeline does not do l2l3.p4's work")?;
     let (mode, reason) = match w.mode() {

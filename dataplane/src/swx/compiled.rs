@@ -174,8 +174,8 @@ pub(crate) fn build(
     spec: &str,
     include: &Path,
     rings: &[String],
-    ins: &mut [Box<PortObj>],
-    outs: &mut [Box<PortObj>],
+    ins: &mut [PortObj],
+    outs: &mut [PortObj],
 ) -> Result<*mut sys::rte_swx_pipeline, SwxError> {
     let dir = temp_dir()?;
     let c_path = codegen(&dir.0, spec)?;
@@ -218,8 +218,8 @@ pub(crate) fn build(
 fn attach(
     p: *mut sys::rte_swx_pipeline,
     so: &CStr,
-    ins: &mut [Box<PortObj>],
-    outs: &mut [Box<PortObj>],
+    ins: &mut [PortObj],
+    outs: &mut [PortObj],
 ) -> Result<(), SwxError> {
     // SAFETY: dlopen of the library build_from_lib already holds open (a second reference,
     // kept for the process's lifetime like the pipeline's own).
@@ -238,13 +238,11 @@ fn attach(
     }
     // SAFETY: the symbol is the shim's function with exactly this signature (attach_ports.c).
     let attach: AttachFn = unsafe { std::mem::transmute::<*mut c_void, AttachFn>(f) };
-    let mut in_objs: Vec<*mut c_void> = ins
-        .iter_mut()
-        .map(|b| (&mut **b as *mut PortObj).cast())
-        .collect();
+    let mut in_objs: Vec<*mut c_void> =
+        ins.iter_mut().map(|b| (b as *mut PortObj).cast()).collect();
     let mut out_objs: Vec<*mut c_void> = outs
         .iter_mut()
-        .map(|b| (&mut **b as *mut PortObj).cast())
+        .map(|b| (b as *mut PortObj).cast())
         .collect();
     // SAFETY: `p` is a built pipeline; the arrays hold the live, boxed port objects the
     // `SwxPipeline` keeps for as long as the pipeline exists.

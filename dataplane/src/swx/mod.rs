@@ -114,8 +114,8 @@ pub struct SwxPipeline {
     mode: SwxMode,
     io: Box<Io>,
     // The port objects the pipeline points at; declared after `p` users, freed after it.
-    _ins: Vec<Box<PortObj>>,
-    _outs: Vec<Box<PortObj>>,
+    _ins: Vec<PortObj>,
+    _outs: Vec<PortObj>,
     _rings: Option<Rings>,
 }
 
@@ -124,32 +124,35 @@ impl SwxPipeline {
     /// them round robin) and `n_out` output ports. The build adds a drop port after those (a
     /// DPDK sink, which frees mbufs): a spec run here must not `drop` (it sends to a port of
     /// its own instead), as these packets are no mbufs.
-    /// Compiled when DPDK's internal headers are found, else interpreted.
-    pub fn new(name: &str, spec: &str, n_in: usize, n_out: usize) -> Result<Self, SwxError> {
+    /// Compiled when DPDK's internal headers are found and `interpreted` is false, else
+    /// interpreted.
+    pub fn new(
+        name: &str,
+        spec: &str,
+        n_in: usize,
+        n_out: usize,
+        interpreted: bool,
+    ) -> Result<Self, SwxError> {
         crate::dpdk::ensure_eal_in_memory().map_err(|e| SwxError::Eal(e.to_string()))?;
         let stmts = spec::parse(spec)?;
         spec::check_no_drop(&stmts)?;
         let mut io = Box::new(Io::new(n_in, n_out));
         let iop: *mut Io = &mut *io;
-        let mut ins: Vec<Box<PortObj>> = (0..n_in)
-            .map(|i| {
-                Box::new(PortObj {
-                    io: iop,
-                    port: i as u32,
-                })
-            })
-            .collect();
-        let mut outs: Vec<Box<PortObj>> = (0..n_out)
-            .map(|i| {
-                Box::new(PortObj {
-                    io: iop,
-                    port: i as u32,
-                })
-            })
-            .collect();
+        // The pipeline keeps pointers to these: the vectors are never resized.
+        let port = |i: usize| PortObj {
+            io: iop,
+            port: i as u32,
+        };
+        let mut ins: Vec<PortObj> = (0..n_in).map(port).collect();
+        let mut outs: Vec<PortObj> = (0..n_out).map(port).collect();
         let cname =
             CString::new(name).map_err(|_| SwxError::Io("NUL in the pipeline name".into()))?;
-        let (p, mode, rings) = match compiled::header_dir() {
+        let header_dir = if interpreted {
+            Err("interpreted was asked for".to_string())
+        } else {
+            compiled::header_dir()
+        };
+        let (p, mode, rings) = match header_dir {
             Ok(dir) => {
                 let rings = Rings::new(n_in)?;
                 let names: Vec<String> = rings.0.iter().map(|r| r.0.clone()).collect();
@@ -157,7 +160,7 @@ impl SwxPipeline {
                 (p, SwxMode::Compiled, Some(rings))
             }
             Err(reason) => (
-                interpreted(&cname, &stmts, &mut ins, &mut outs)?,
+                build_interpreted(&cname, &stmts, &mut ins, &mut outs)?,
                 SwxMode::Interpreted { reason },
                 None,
             ),
@@ -319,11 +322,11 @@ fn free_entry(e: *mut sys::rte_swx_table_entry) {
 }
 
 /// The interpreted form: ports of pisa's own types, the spec through the configuration API.
-fn interpreted(
+fn build_interpreted(
     name: &CStr,
     stmts: &[spec::Stmt],
-    ins: &mut [Box<PortObj>],
-    outs: &mut [Box<PortObj>],
+    ins: &mut [PortObj],
+    outs: &mut [PortObj],
 ) -> Result<*mut sys::rte_swx_pipeline, SwxError> {
     let mut p: *mut sys::rte_swx_pipeline = std::ptr::null_mut();
     // SAFETY: `p` is an out-pointer; the name is NUL-terminated.
@@ -346,8 +349,8 @@ fn interpreted(
 fn configure_interpreted(
     p: *mut sys::rte_swx_pipeline,
     stmts: &[spec::Stmt],
-    ins: &mut [Box<PortObj>],
-    outs: &mut [Box<PortObj>],
+    ins: &mut [PortObj],
+    outs: &mut [PortObj],
 ) -> Result<(), SwxError> {
     let mut in_ops = sys::rte_swx_port_in_ops {
         create: Some(io::port_create),
@@ -391,14 +394,14 @@ fn configure_interpreted(
             "port out type",
         )?;
         for (i, o) in ins.iter_mut().enumerate() {
-            let a: *mut PortObj = &mut **o;
+            let a: *mut PortObj = o;
             step(
                 sys::rte_swx_pipeline_port_in_config(p, i as u32, c"pisa_in".as_ptr(), a.cast()),
                 "port in",
             )?;
         }
         for (i, o) in outs.iter_mut().enumerate() {
-            let a: *mut PortObj = &mut **o;
+            let a: *mut PortObj = o;
             step(
                 sys::rte_swx_pipeline_port_out_config(p, i as u32, c"pisa_out".as_ptr(), a.cast()),
                 "port out",
