@@ -88,7 +88,6 @@ if [ "$(id -u)" = 0 ]; then
     cargo test -p pisa-dataplane --features afxdp,dpdk --test root_afxdp --test root_dpdk \
         -- --include-ignored
     echo "== cargo test (DPDK's SWX pipeline against pisa, feature dpdk)"
-    cargo test -p pisa-dataplane --features afxdp,dpdk --lib -- swx::
     cargo test -p pisa --features afxdp,dpdk --lib -- swx::
     cargo test -p pisa --features afxdp,dpdk --test swx_against
     echo "== cargo test (live switch over AF_XDP and DPDK ports, features afxdp,dpdk)"

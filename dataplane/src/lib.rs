@@ -34,6 +34,7 @@ pub mod spec;
 pub mod switch;
 #[cfg(feature = "dpdk")]
 pub mod swx;
+pub mod swx_spec;
 pub mod time;
 
 pub use afpacket::{AfPacketConfig, AfPacketPort};

@@ -40,6 +40,16 @@ pub enum SwxError {
     Io(String),
 }
 
+impl From<crate::swx_spec::SpecError> for SwxError {
+    fn from(e: crate::swx_spec::SpecError) -> Self {
+        SwxError::Spec {
+            line: e.line,
+            msg: e.msg,
+            code: -22,
+        }
+    }
+}
+
 /// How the pipeline runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SwxMode {
