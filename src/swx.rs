@@ -16,6 +16,8 @@ use crate::workload::{self, Measurement, Workload};
 
 /// `bench/swx/l2l3.spec`, embedded.
 pub const L2L3_SPEC: &str = include_str!("../bench/swx/l2l3.spec");
+/// `bench/swx/fib.spec`, embedded.
+pub const FIB_SPEC: &str = include_str!("../bench/swx/fib.spec");
 
 /// Input ports of the SWX pipeline (the workload's 0..3); output port 4 is its drop port.
 const PORTS: usize = 4;
@@ -28,6 +30,13 @@ const L2L3_TABLES: &[(&str, &str, &[u32])] = &[
     ("SwitchIngress.nexthop", "nexthop", &[32]),
     ("SwitchIngress.acl", "acl", &[32, 32, 32, 8, 16]),
     ("SwitchEgress.port_smac", "port_smac", &[32]),
+];
+
+/// fib.p4's tables as fib.spec names them, with each key field's width in bits.
+const FIB_TABLES: &[(&str, &str, &[u32])] = &[
+    ("FibIngress.vrf", "vrf", &[32]),
+    ("FibIngress.routing", "routing", &[32, 32]),
+    ("FibIngress.nexthop", "nexthop", &[32]),
 ];
 
 /// An SWX pipeline doing the work of a pisa workload, fed the same frames.
@@ -128,22 +137,24 @@ fn entry_lines(e: &pipeline::api::TableEntry, widths: &[u32]) -> anyhow::Result<
         .collect())
 }
 
-/// `bench/swx/l2l3.spec` with the tables of `w` (an l2l3 workload), fed `w`'s frames in a loop;
-/// compiled when it can be unless `interpreted`.
-pub fn l2l3(w: &Workload, interpreted: bool) -> anyhow::Result<SwxWorkload> {
-    let mut swx =
-        SwxPipeline::new("l2l3", L2L3_SPEC, PORTS, PORTS + 1, interpreted).context("SWX l2l3")?;
-    for (pisa_name, swx_name, widths) in L2L3_TABLES {
+/// `spec` as pipeline `name` with the entries of `w`'s `tables` (pisa name, SWX name, key
+/// widths), fed `w`'s frames in a loop; compiled when it can be unless `interpreted`.
+fn build(
+    w: &Workload,
+    name: &str,
+    spec: &str,
+    tables: &[(&str, &str, &[u32])],
+    interpreted: bool,
+) -> anyhow::Result<SwxWorkload> {
+    let mut swx = SwxPipeline::new(name, spec, PORTS, PORTS + 1, interpreted)
+        .with_context(|| format!("SWX {name}"))?;
+    for (pisa_name, swx_name, widths) in tables {
         let entries = w.switch.table_entries(PipeSel::All, pisa_name)?;
         let mut lines = Vec::with_capacity(entries.len());
         for e in &entries {
             lines.extend(entry_lines(e, widths).with_context(|| format!("{pisa_name}: {e:?}"))?);
         }
         swx.add_entries(swx_name, &lines)?;
-    }
-    // Flooding: mirror session N sends to port N (the spec's stand-in for multicast group 1).
-    for p in 0..PORTS as u32 {
-        swx.mirror_session(p, p)?;
     }
     let mut by_port = vec![Vec::new(); PORTS];
     for (port, f) in &w.frames {
@@ -153,12 +164,28 @@ pub fn l2l3(w: &Workload, interpreted: bool) -> anyhow::Result<SwxWorkload> {
             .push(f.clone());
     }
     let mut s = SwxWorkload {
-        name: format!("l2l3.spec (SWX, {})", swx.mode().label()),
+        name: format!("{name}.spec (SWX, {})", swx.mode().label()),
         swx,
         frames: by_port,
     };
     s.refeed();
     Ok(s)
+}
+
+/// `bench/swx/l2l3.spec` with the tables of `w` (an l2l3 workload), fed `w`'s frames in a loop;
+/// compiled when it can be unless `interpreted`.
+pub fn l2l3(w: &Workload, interpreted: bool) -> anyhow::Result<SwxWorkload> {
+    let mut s = build(w, "l2l3", L2L3_SPEC, L2L3_TABLES, interpreted)?;
+    // Flooding: mirror session N sends to port N (the spec's stand-in for multicast group 1).
+    for p in 0..PORTS as u32 {
+        s.swx.mirror_session(p, p)?;
+    }
+    Ok(s)
+}
+
+/// `bench/swx/fib.spec` with the tables of `w` (a fib workload), as [`l2l3`].
+pub fn fib(w: &Workload, interpreted: bool) -> anyhow::Result<SwxWorkload> {
+    build(w, "fib", FIB_SPEC, FIB_TABLES, interpreted)
 }
 
 /// Frames the check sends through both beside the workload's sample: an unknown destination

@@ -1,8 +1,9 @@
 //! `pisa bench pipeline --against swx`'s correctness half (cargo feature `dpdk`): DPDK's SWX
 //! pipeline running bench/swx/l2l3.spec, filled with the tables of pisa's l2l3 workload, sends
 //! exactly what pisa sends (ports and bytes) for a few workload frames and the edge cases
-//! (flooded, TTL 1, bad checksum, not IPv4), interpreted and, where DPDK's internal pipeline
-//! headers are installed (scripts/dpdk-swx-headers.sh), compiled.
+//! (flooded, TTL 1, bad checksum, not IPv4), and so does bench/swx/fib.spec against fib.p4;
+//! interpreted and, where DPDK's internal pipeline headers are installed
+//! (scripts/dpdk-swx-headers.sh), compiled.
 #![cfg(feature = "dpdk")]
 
 use pipeline::exec::EngineKind;

@@ -171,12 +171,23 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
         });
     }
     let mut swx = match a.against {
-        Some(super::bench_swx::Against::Swx) => Some(super::bench_swx::setup(&a, n_frames, 256)?),
-        None => None,
+        Some(super::bench_swx::Against::Swx) => super::bench_swx::setup(&a, n_frames, 256)?,
+        None => Vec::new(),
     };
+    if !swx.is_empty() {
+        // fib.p4, the pisa side of fib.spec, on every engine measured.
+        for &engine in &engines {
+            series.push(Series {
+                program: "fib",
+                engine,
+                w: workload::fib(a.routes, n_frames, engine)?,
+                runs: Vec::new(),
+            });
+        }
+    }
     // Interleave the runs so drift in the machine's load hits every series alike.
     let one = PipelineBenchArgs { runs: 1, ..a };
-    let steps = (a.runs.max(1) * (series.len() + usize::from(swx.is_some()))) as u64;
+    let steps = (a.runs.max(1) * (series.len() + swx.len())) as u64;
     let mut progress = pisa::progress::Progress::new(steps, "bench pipeline");
     for r in 0..a.runs.max(1) {
         for s in series.iter_mut() {
@@ -184,7 +195,7 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
             s.runs.extend(runs(&mut s.w, &one));
             progress.step();
         }
-        if let Some(s) = swx.as_mut() {
+        for s in swx.iter_mut() {
             progress.start(&format!("run {}: {}", r + 1, s.name));
             s.run_once(&one);
             progress.step();
@@ -246,7 +257,10 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                 },
                 "native_codegen_ms": gen_ms.map(|(l, w)| serde_json::json!({ "l2l3": l, "wire": w })),
                 "native_fallback_nodes": { "l2l3": fallbacks.0, "wire": fallbacks.1 },
-                "against_swx": swx.as_ref().map(|s| s.json(l2l3_mpps, l2l3.tsc_per_packet())),
+                "against_swx": swx.iter().map(|s| {
+                    let p = find(s.program, a.engine);
+                    s.json(p.mpps(), p.tsc_per_packet())
+                }).collect::<Vec<_>>(),
             });
             println!("{v:#}");
         }
@@ -289,7 +303,8 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                 "({} runs of {:.1} s per program and engine, interleaved; frames out per frame in: {:.2})",
                 a.runs, a.seconds, out_per_in
             );
-            if let Some(s) = &swx {
+            for s in &swx {
+                let p = find(s.program, a.engine);
                 let tsc = |t: Option<f64>| t.map_or_else(|| "-".to_string(), |t| format!("{t:.0}"));
                 println!(
                     "{:<36} {:>7} {:>14.2} {:>12}",
@@ -299,16 +314,17 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                     tsc(s.tsc_per_packet())
                 );
                 if let Some(r) = &s.reason {
-                    println!("SWX ran interpreted, not compiled: {r}");
+                    println!("  SWX ran interpreted, not compiled: {r}");
                 }
                 println!(
-                    "l2l3.p4 on pisa ({}) / SWX ({}): {:.2} ({:.2} vs {:.2} Mpps per core, TSC/packet {} vs {}); {} frames checked identical first",
+                    "  {}.p4 on pisa ({}) / SWX ({}): {:.2} ({:.2} vs {:.2} Mpps per core, TSC/packet {} vs {}); {} frames checked identical first",
+                    s.program,
                     a.engine,
                     s.mode,
-                    l2l3_mpps / s.mpps(),
-                    l2l3_mpps,
+                    p.mpps() / s.mpps(),
+                    p.mpps(),
                     s.mpps(),
-                    tsc(l2l3.tsc_per_packet()),
+                    tsc(p.tsc_per_packet()),
                     tsc(s.tsc_per_packet()),
                     s.checked
                 );

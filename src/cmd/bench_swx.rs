@@ -17,6 +17,8 @@ pub enum Against {
 
 /// The SWX series: its runs, its label and how it ran.
 pub struct SwxSeries {
+    /// The pisa series it is compared with (`l2l3`, `fib`).
+    pub program: &'static str,
     pub name: String,
     /// `compiled` or `interpreted`.
     pub mode: &'static str,
@@ -65,28 +67,39 @@ impl SwxSeries {
             "mpps_per_core": self.mpps(),
             "tsc_ticks_per_packet": self.tsc_per_packet(),
             "all_runs_mpps": self.runs.iter().map(Measurement::mpps).collect::<Vec<_>>(),
-            "ratio_pisa_l2l3_to_swx": pisa_mpps / self.mpps(),
+            "pisa_program": self.program,
+            "pisa_mpps_per_core": pisa_mpps,
+            "ratio_pisa_to_swx": pisa_mpps / self.mpps(),
             "pisa_tsc_ticks_per_packet": pisa_tsc,
         })
     }
 }
 
-/// Builds the SWX side on l2l3's tables and frames and checks it against pisa on `sample`
-/// frames of the workload plus edge cases; an error when they differ.
+/// One SWX workload built on a pisa workload's tables and frames, checked against pisa on
+/// `sample` frames of it plus edge cases; an error when they differ.
 #[cfg(feature = "dpdk")]
-pub fn setup(a: &PipelineBenchArgs, n_frames: usize, sample: usize) -> anyhow::Result<SwxSeries> {
+fn checked(
+    program: &'static str,
+    mut pisa_w: pisa::workload::Workload,
+    interpreted: bool,
+    sample: usize,
+) -> anyhow::Result<SwxSeries> {
     use anyhow::Context;
-    let mut pisa_w = pisa::workload::l2l3(a.macs, a.routes, n_frames, a.engine)?;
-    let mut w = pisa::swx::l2l3(&pisa_w, a.swx_interpreted)?;
+    let mut w = match program {
+        "l2l3" => pisa::swx::l2l3(&pisa_w, interpreted)?,
+        _ => pisa::swx::fib(&pisa_w, interpreted)?,
+    };
     let mut frames: Vec<(u16, Vec<u8>)> = pisa_w.frames.iter().take(sample).cloned().collect();
     frames.extend(pisa::swx::edge_frames(&frames));
-    pisa::swx::check_same(&mut pisa_w, &mut w, &frames)
-        .context("--against swx: the SWX pipeline does not do l2l3.p4's work")?;
+    pisa::swx::check_same(&mut pisa_w, &mut w, &frames).with_context(|| {
+        format!("--against swx: the SWX pipeline does not do {program}.p4's work")
+    })?;
     let (mode, reason) = match w.mode() {
         dataplane::swx::SwxMode::Compiled => ("compiled", None),
         dataplane::swx::SwxMode::Interpreted { reason } => ("interpreted", Some(reason.clone())),
     };
     Ok(SwxSeries {
+        program,
         name: w.name.clone(),
         mode,
         reason,
@@ -96,7 +109,22 @@ pub fn setup(a: &PipelineBenchArgs, n_frames: usize, sample: usize) -> anyhow::R
     })
 }
 
+/// The SWX side: l2l3.spec on l2l3's tables and frames, fib.spec on fib's, each checked.
+#[cfg(feature = "dpdk")]
+pub fn setup(
+    a: &PipelineBenchArgs,
+    n_frames: usize,
+    sample: usize,
+) -> anyhow::Result<Vec<SwxSeries>> {
+    let l2l3 = pisa::workload::l2l3(a.macs, a.routes, n_frames, a.engine)?;
+    let fib = pisa::workload::fib(a.routes, n_frames, a.engine)?;
+    Ok(vec![
+        checked("l2l3", l2l3, a.swx_interpreted, sample)?,
+        checked("fib", fib, a.swx_interpreted, sample)?,
+    ])
+}
+
 #[cfg(not(feature = "dpdk"))]
-pub fn setup(_a: &PipelineBenchArgs, _n: usize, _s: usize) -> anyhow::Result<SwxSeries> {
+pub fn setup(_a: &PipelineBenchArgs, _n: usize, _s: usize) -> anyhow::Result<Vec<SwxSeries>> {
     anyhow::bail!("--against swx needs pisa built with the `dpdk` cargo feature (cargo build --features dpdk)")
 }
