@@ -36,6 +36,11 @@ const FUNCTIONS: &[&str] = &[
     "rte_pktmbuf_free",
     "rte_pktmbuf_append",
     "rte_pktmbuf_tailroom",
+    // The SWX pipeline (librte_pipeline) and its control API: `pisa bench pipeline --against swx`.
+    "rte_swx_pipeline_.*",
+    "rte_swx_ctl_pipeline_.*",
+    "rte_ring_create",
+    "rte_ring_free",
 ];
 
 const TYPES: &[&str] = &[
@@ -46,12 +51,21 @@ const TYPES: &[&str] = &[
     "rte_eth_stats",
     "rte_eth_rxconf",
     "rte_eth_txconf",
+    "rte_swx_pkt",
+    "rte_swx_port_in_ops",
+    "rte_swx_port_out_ops",
+    "rte_swx_port_in_stats",
+    "rte_swx_port_out_stats",
+    "rte_swx_table_entry",
+    "rte_swx_ctl_pipeline",
 ];
 
 const VARS: &[&str] = &[
     "RTE_MAX_ETHPORTS",
     "RTE_PKTMBUF_HEADROOM",
     "RTE_MBUF_DEFAULT_BUF_SIZE",
+    "RING_F_SP_ENQ",
+    "RING_F_SC_DEQ",
 ];
 
 fn main() {

@@ -8,4 +8,7 @@
 #include <rte_mempool.h>
 #include <rte_mbuf.h>
 #include <rte_ethdev.h>
+#include <rte_ring.h>
+#include <rte_swx_pipeline.h>
+#include <rte_swx_ctl.h>
 int pisa_dpdk_errno(void);

@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(tshark python3-scapy iproute2 ethtool iperf3 iputils-ping python3-pip python3-venv pkg-config libdpdk-dev dpdk clang libclang-dev etcd-server zookeeper)
+PACKAGES=(tshark python3-scapy iproute2 ethtool iperf3 iputils-ping python3-pip python3-venv pkg-config libdpdk-dev dpdk gcc clang libclang-dev etcd-server zookeeper)
 
 if [ "$(id -u)" = 0 ]; then
     missing=()
@@ -38,6 +38,9 @@ if [ "$(id -u)" = 0 ]; then
         python3 -m venv /opt/pisa/finsy
         /opt/pisa/finsy/bin/pip install --quiet finsy==0.30.0
     fi
+    # DPDK's internal SWX pipeline headers (Debian's dpdk source package), for the compiled SWX
+    # of `pisa bench pipeline --against swx` and tests/swx_against.rs (interpreted without).
+    scripts/dpdk-swx-headers.sh || echo "warning: no DPDK SWX pipeline headers: SWX runs interpreted"
 else
     echo "== not root: skipping package installation; tests that need root or packages stay ignored"
 fi
@@ -84,6 +87,9 @@ if [ "$(id -u)" = 0 ]; then
     echo "== cargo test (AF_XDP and DPDK ports, features afxdp,dpdk)"
     cargo test -p pisa-dataplane --features afxdp,dpdk --test root_afxdp --test root_dpdk \
         -- --include-ignored
+    echo "== cargo test (DPDK's SWX pipeline against pisa, feature dpdk)"
+    cargo test -p pisa --features afxdp,dpdk --lib -- swx::
+    cargo test -p pisa --features afxdp,dpdk --test swx_against
     echo "== cargo test (live switch over AF_XDP and DPDK ports, features afxdp,dpdk)"
     cargo test -p pisa --features afxdp,dpdk --test netns_backends --test netns_afxdp_restart \
         -- --include-ignored

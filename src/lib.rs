@@ -4,4 +4,6 @@
 pub mod bundled;
 pub mod machine;
 pub mod progress;
+#[cfg(feature = "dpdk")]
+pub mod swx;
 pub mod workload;

@@ -18,6 +18,8 @@ use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig};
 pub const L2L3_P4: &str = include_str!("../p4/programs/l2l3.p4");
 /// `p4/programs/wire.p4`, embedded.
 pub const WIRE_P4: &str = include_str!("../p4/programs/wire.p4");
+/// `p4/programs/fib.p4`, embedded.
+pub const FIB_P4: &str = include_str!("../p4/programs/fib.p4");
 /// The project's large program and its table file.
 pub const SWITCH_P4: &str = include_str!("../p4/programs/switch.p4");
 pub const SWITCH_TABLES: &str = include_str!("../p4/programs/switch.tables.yaml");
@@ -195,6 +197,85 @@ pub fn l2l3(
     }
     Ok(Workload {
         name: format!("l2l3.p4 ({macs} MACs, {routes} routes)"),
+        switch: sw,
+        frames,
+    })
+}
+
+/// fib.p4 with four VRFs (input port p in VRF p + 1), `routes` /24 routes spread over them
+/// round robin and 64 next hops; `n_frames` frames, each to a route of its input port's VRF.
+/// Untraced passes run on `engine`.
+pub fn fib(routes: usize, n_frames: usize, engine: EngineKind) -> anyhow::Result<Workload> {
+    let program = compile("fib.p4", FIB_P4)?;
+    let cfg = SwitchConfig::default().with_engine(engine);
+    let mut sw = Switch::new(program, cfg).context("switch")?;
+    check_engine(&sw, engine)?;
+    let all = PipeSel::All;
+    for p in 0..4u128 {
+        sw.table_add(
+            all,
+            "FibIngress.vrf",
+            &[("ig_intr_md.ingress_port", KeyMatch::Exact(p))],
+            None,
+            "set_vrf",
+            &[("vrf_id", p + 1)],
+        )?;
+    }
+    let routes = routes.max(4);
+    for i in 0..routes {
+        let j = (i / 4) as u128;
+        sw.table_add(
+            all,
+            "FibIngress.routing",
+            &[
+                ("ig_md.vrf_id", KeyMatch::Exact((i % 4) as u128 + 1)),
+                (
+                    "hdr.ipv4.dst_addr",
+                    KeyMatch::Lpm {
+                        value: (10u128 << 24) | (j << 8),
+                        prefix_len: 24,
+                    },
+                ),
+            ],
+            None,
+            "set_nexthop",
+            &[("nexthop_id", (i % 64) as u128 + 1)],
+        )?;
+    }
+    for nh in 1..=64u128 {
+        sw.table_add(
+            all,
+            "FibIngress.nexthop",
+            &[("ig_md.nexthop_id", KeyMatch::Exact(nh))],
+            None,
+            "forward",
+            &[
+                ("dmac", mac_value(mac(nh as usize))),
+                ("smac", mac_value(ROUTER_MAC)),
+                ("port", nh % 4),
+            ],
+        )?;
+    }
+    let mut frames = Vec::with_capacity(n_frames);
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for k in 0..n_frames {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let port = k % 4;
+        // A route of this port's VRF: i = 4 j + port < routes.
+        let j = (x as usize) % ((routes - port).div_ceil(4));
+        let src = mac(100_000 + port);
+        let f = frame64(
+            src,
+            ROUTER_MAC,
+            [10, 200, 0, port as u8 + 1],
+            [10, (j >> 8) as u8, j as u8, 7],
+        );
+        frames.push((port as u16, f));
+    }
+    Ok(Workload {
+        name: format!("fib.p4 (4 VRFs, {routes} routes)"),
         switch: sw,
         frames,
     })

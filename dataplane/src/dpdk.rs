@@ -252,6 +252,17 @@ fn file_prefix(args: &[String]) -> Option<&str> {
         .or_else(|| args.iter().find_map(|a| a.strip_prefix("--file-prefix=")))
 }
 
+/// Initialises the EAL for in-memory use only (no device is attached): the defaults leave out PCI
+/// and hugepages. What the SWX pipeline bench (`crate::swx`) needs; shares the one EAL of the
+/// process with the DPDK ports.
+pub fn ensure_eal_in_memory() -> Result<(), PortError> {
+    ensure_eal(&DpdkDevice {
+        bus: "vdev",
+        name: "none".into(),
+        args: String::new(),
+    })
+}
+
 /// Initialises the EAL once per process (the first caller's device picks the defaults).
 fn ensure_eal(first: &DpdkDevice) -> Result<(), PortError> {
     let state = EAL.get_or_init(|| {

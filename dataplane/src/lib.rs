@@ -32,6 +32,9 @@ pub mod runtime;
 pub mod spec;
 #[cfg(feature = "switch")]
 pub mod switch;
+#[cfg(feature = "dpdk")]
+pub mod swx;
+pub mod swx_spec;
 pub mod time;
 
 pub use afpacket::{AfPacketConfig, AfPacketPort};

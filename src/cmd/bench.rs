@@ -54,6 +54,13 @@ pub struct PipelineBenchArgs {
     /// thread in the same run: per-thread and total packets per second, and the scaling.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Also run the same l2l3 traffic through another pipeline in this process and print the
+    /// ratio (`swx`: DPDK's SWX pipeline; needs the `dpdk` feature, see docs/swx.md).
+    #[arg(long, value_enum)]
+    pub against: Option<super::bench_swx::Against>,
+    /// With `--against swx`: run SWX interpreted even where it could run compiled.
+    #[arg(long)]
+    pub swx_interpreted: bool,
 }
 
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
@@ -163,14 +170,34 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
             runs: Vec::new(),
         });
     }
+    let mut swx = match a.against {
+        Some(super::bench_swx::Against::Swx) => super::bench_swx::setup(&a, n_frames, 256)?,
+        None => Vec::new(),
+    };
+    if !swx.is_empty() {
+        // fib.p4, the pisa side of fib.spec, on every engine measured.
+        for &engine in &engines {
+            series.push(Series {
+                program: "fib",
+                engine,
+                w: workload::fib(a.routes, n_frames, engine)?,
+                runs: Vec::new(),
+            });
+        }
+    }
     // Interleave the runs so drift in the machine's load hits every series alike.
     let one = PipelineBenchArgs { runs: 1, ..a };
-    let steps = (a.runs.max(1) * series.len()) as u64;
+    let steps = (a.runs.max(1) * (series.len() + swx.len())) as u64;
     let mut progress = pisa::progress::Progress::new(steps, "bench pipeline");
     for r in 0..a.runs.max(1) {
         for s in series.iter_mut() {
             progress.start(&format!("run {}: {} ({})", r + 1, s.program, s.engine));
             s.runs.extend(runs(&mut s.w, &one));
+            progress.step();
+        }
+        for s in swx.iter_mut() {
+            progress.start(&format!("run {}: {}", r + 1, s.name));
+            s.run_once(&one);
             progress.step();
         }
     }
@@ -230,6 +257,10 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                 },
                 "native_codegen_ms": gen_ms.map(|(l, w)| serde_json::json!({ "l2l3": l, "wire": w })),
                 "native_fallback_nodes": { "l2l3": fallbacks.0, "wire": fallbacks.1 },
+                "against_swx": swx.iter().map(|s| {
+                    let p = find(s.program, a.engine);
+                    s.json(p.mpps(), p.tsc_per_packet())
+                }).collect::<Vec<_>>(),
             });
             println!("{v:#}");
         }
@@ -272,6 +303,32 @@ fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
                 "({} runs of {:.1} s per program and engine, interleaved; frames out per frame in: {:.2})",
                 a.runs, a.seconds, out_per_in
             );
+            for s in &swx {
+                let p = find(s.program, a.engine);
+                let tsc = |t: Option<f64>| t.map_or_else(|| "-".to_string(), |t| format!("{t:.0}"));
+                println!(
+                    "{:<36} {:>7} {:>14.2} {:>12}",
+                    s.name,
+                    s.mode,
+                    s.mpps(),
+                    tsc(s.tsc_per_packet())
+                );
+                if let Some(r) = &s.reason {
+                    println!("  SWX ran interpreted, not compiled: {r}");
+                }
+                println!(
+                    "  {}.p4 on pisa ({}) / SWX ({}): {:.2} ({:.2} vs {:.2} Mpps per core, TSC/packet {} vs {}); {} frames checked identical first",
+                    s.program,
+                    a.engine,
+                    s.mode,
+                    p.mpps() / s.mpps(),
+                    p.mpps(),
+                    s.mpps(),
+                    tsc(p.tsc_per_packet()),
+                    tsc(s.tsc_per_packet()),
+                    s.checked
+                );
+            }
             if let Some(sc) = &scaling {
                 sc.print();
             }

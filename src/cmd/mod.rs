@@ -3,6 +3,7 @@
 mod acuerdo;
 mod bench;
 mod bench_scaling;
+mod bench_swx;
 mod check;
 mod consensus;
 mod ctl;
