@@ -265,6 +265,7 @@ fn program(d: &mut Bytes) -> Program {
             size: d.u32(),
             direct_counter: None,
             direct_meter: None,
+            idle_timeout: false,
             stage: 0,
         })
         .collect();
