@@ -307,12 +307,15 @@ impl NetnsSwitches {
 
     /// Stops every switch (draining its queues).
     pub fn stop(self) -> Result<(), NetnsError> {
-        drop(self.p4runtime);
+        // The switches first: a P4Runtime server holds the far end of its switch's CPU port.
+        let mut first_error = None;
         for (n, rt) in self.runtimes {
-            rt.stop()
-                .map_err(|e| NetnsError::Switch(n, e.to_string()))?;
+            if let Err(e) = rt.stop() {
+                first_error.get_or_insert(NetnsError::Switch(n, e.to_string()));
+            }
         }
-        Ok(())
+        drop(self.p4runtime);
+        first_error.map_or(Ok(()), Err)
     }
 }
 
@@ -358,7 +361,18 @@ fn counters_of(topo: &Topology, switch: &str, st: &RuntimeStats, drops: u64) -> 
                     .links
                     .iter()
                     .find(|l| l.a == me || l.b == me)
-                    .map_or_else(|| "?".into(), |l| topo.end_name(l.peer(me)));
+                    .map_or_else(
+                        // Not a cable: the CPU port (an agent or P4Runtime's packet I/O).
+                        || {
+                            if p.devport == CPU_ETH_PORT {
+                                "cpu"
+                            } else {
+                                "?"
+                            }
+                            .into()
+                        },
+                        |l| topo.end_name(l.peer(me)),
+                    );
                 PortCounters {
                     devport: p.devport,
                     peer,

@@ -140,6 +140,18 @@ fn kind_of(m: &pi::MatchField) -> MatchKind {
     }
 }
 
+/// Match fields (of a table or a value set) as the server checks requests against them.
+fn fields_of(m: &[pi::MatchField]) -> Vec<FieldInfo> {
+    m.iter()
+        .map(|m| FieldInfo {
+            id: m.id,
+            name: m.name.clone(),
+            width: width(m.bitwidth),
+            kind: kind_of(m),
+        })
+        .collect()
+}
+
 fn width(w: i32) -> u16 {
     u16::try_from(w).unwrap_or(0)
 }
@@ -149,16 +161,7 @@ impl Schema {
         let mut s = Schema::default();
         for t in &info.tables {
             let (id, name) = name_of(&t.preamble);
-            let fields = t
-                .match_fields
-                .iter()
-                .map(|m| FieldInfo {
-                    id: m.id,
-                    name: m.name.clone(),
-                    width: width(m.bitwidth),
-                    kind: kind_of(m),
-                })
-                .collect();
+            let fields = fields_of(&t.match_fields);
             let direct_counter = info.direct_counters.iter().find_map(|d| {
                 let (did, _) = name_of(&d.preamble);
                 (d.direct_table_id == id).then_some(did)
@@ -244,16 +247,7 @@ impl Schema {
         }
         for v in &info.value_sets {
             let (id, name) = name_of(&v.preamble);
-            let fields = v
-                .r#match
-                .iter()
-                .map(|m| FieldInfo {
-                    id: m.id,
-                    name: m.name.clone(),
-                    width: width(m.bitwidth),
-                    kind: kind_of(m),
-                })
-                .collect();
+            let fields = fields_of(&v.r#match);
             let size = u32::try_from(v.size).unwrap_or(0);
             s.value_sets.insert(
                 id,

@@ -264,8 +264,12 @@ pub(super) fn inline_loop<S: PipeStage>(
                         );
                     }
                     Err(e) => {
-                        p.counters.io_errors.fetch_add(1, Ordering::Relaxed);
-                        tracing::warn!(port = p.devport, error = %e, "receive failed");
+                        let n = p.counters.io_errors.fetch_add(1, Ordering::Relaxed) + 1;
+                        // A port that keeps failing (its peer gone) is counted every time,
+                        // logged at the 1st, 2nd, 4th, ... error: no flood of the log.
+                        if n.is_power_of_two() {
+                            tracing::warn!(port = p.devport, error = %e, errors = n, "receive failed");
+                        }
                     }
                 }
             }

@@ -590,8 +590,11 @@ fn rx_loop(
                 }
             }
             Err(e) => {
-                counters.io_errors.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(port = devport, error = %e, "receive failed");
+                let n = counters.io_errors.fetch_add(1, Ordering::Relaxed) + 1;
+                // Counted every time, logged at the 1st, 2nd, 4th, ... error (see inline.rs).
+                if n.is_power_of_two() {
+                    tracing::warn!(port = devport, error = %e, errors = n, "receive failed");
+                }
                 std::thread::sleep(idle);
             }
         }

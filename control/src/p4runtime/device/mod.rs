@@ -192,6 +192,20 @@ fn mc_destroy(sw: &mut Switch, mgid: u16) -> Result<(), P4Error> {
     Ok(())
 }
 
+/// Gives an entry of a table with idle timeouts its TTL (`None`: the table has none).
+fn set_ttl(
+    sw: &mut Switch,
+    table: &str,
+    keys: &Keys,
+    priority: Option<u32>,
+    ttl_ns: Option<u64>,
+) -> Result<(), P4Error> {
+    if let Some(ttl) = ttl_ns {
+        sw.table_entry_ttl(PipeSel::All, table, &refs(keys), priority, ttl)?;
+    }
+    Ok(())
+}
+
 /// Applies one write.
 pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
     let all = PipeSel::All;
@@ -205,10 +219,7 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             ttl_ns,
         } => {
             sw.table_add(all, table, &refs(keys), *priority, action, &prefs(params))?;
-            if let Some(ttl) = ttl_ns {
-                sw.table_entry_ttl(all, table, &refs(keys), *priority, *ttl)?;
-            }
-            Ok(())
+            set_ttl(sw, table, keys, *priority, *ttl_ns)
         }
         Op::TableModify {
             table,
@@ -219,10 +230,7 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             ttl_ns,
         } => {
             sw.table_modify(all, table, &refs(keys), *priority, action, &prefs(params))?;
-            if let Some(ttl) = ttl_ns {
-                sw.table_entry_ttl(all, table, &refs(keys), *priority, *ttl)?;
-            }
-            Ok(())
+            set_ttl(sw, table, keys, *priority, *ttl_ns)
         }
         Op::TableDelete {
             table,
