@@ -12,7 +12,7 @@ use pipeline::switch::Switch;
 use super::codec::P4Error;
 use super::device::{entity, entries_of, refs, table_entity, Op, Query};
 use super::proto::p4::v1 as p4v1;
-use super::request::{entry_key, index_of, table, table_filter};
+use super::request::{entry_key, index_of, indexed_query, table, table_filter};
 use super::schema::{Schema, TableInfo};
 
 use p4v1::entity::Entity as E;
@@ -204,21 +204,9 @@ pub fn meter_write(
 
 /// Reads of meter configurations (meter id 0: every meter; no index: every cell).
 pub fn meter_query(s: &Schema, m: &p4v1::MeterEntry) -> Result<Vec<Query>, P4Error> {
-    if m.meter_id == 0 {
-        return Ok(s
-            .meters
-            .keys()
-            .map(|&meter| Query::Meter { meter, index: None })
-            .collect());
-    }
-    let info = s
-        .meters
-        .get(&m.meter_id)
-        .ok_or_else(|| P4Error::not_found(format!("no meter with id {:#x}", m.meter_id)))?;
-    Ok(vec![Query::Meter {
-        meter: info.id,
-        index: index_of(&m.index, info.size, &info.name)?,
-    }])
+    indexed_query(&s.meters, m.meter_id, &m.index, "meter", |meter, index| {
+        Query::Meter { meter, index }
+    })
 }
 
 /// Reads of direct meter configurations (table id 0: every table with a direct meter).

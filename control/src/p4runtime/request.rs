@@ -11,7 +11,7 @@ use super::codec::{key_match, mask, to_pisa_priority, to_value, P4Error};
 use super::device::{Keys, Op, Params, Query};
 use super::proto::p4::config::v1::action_ref::Scope;
 use super::proto::p4::v1 as p4v1;
-use super::schema::{ProfileInfo, Schema, TableInfo, ValueSetInfo};
+use super::schema::{IndexedInfo, ProfileInfo, Schema, TableInfo, ValueSetInfo};
 use pipeline::table::profile::EntryRef;
 
 use p4v1::entity::Entity as E;
@@ -622,6 +622,27 @@ pub(super) fn table_filter(
     Ok(Some((keys, prio)))
 }
 
+/// Reads of an indexed object (counter, register, meter): id 0 reads every object of the
+/// kind, no index every cell.
+pub(super) fn indexed_query(
+    objects: &std::collections::BTreeMap<u32, IndexedInfo>,
+    id: u32,
+    index: &Option<p4v1::Index>,
+    what: &str,
+    query: impl Fn(u32, Option<u32>) -> Query,
+) -> Result<Vec<Query>, P4Error> {
+    if id == 0 {
+        return Ok(objects.keys().map(|&id| query(id, None)).collect());
+    }
+    let info = objects
+        .get(&id)
+        .ok_or_else(|| P4Error::not_found(format!("no {what} with id {id:#x}")))?;
+    Ok(vec![query(
+        info.id,
+        index_of(index, info.size, &info.name)?,
+    )])
+}
+
 /// One entity of a Read as a query (id 0 reads every object of its kind).
 pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
     use p4v1::packet_replication_engine_entry::Type as T;
@@ -646,25 +667,13 @@ pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
                 since_hit: te.time_since_last_hit.is_some(),
             }])
         }
-        Some(E::CounterEntry(c)) => {
-            if c.counter_id == 0 {
-                return Ok(s
-                    .counters
-                    .keys()
-                    .map(|id| Query::Counter {
-                        counter: *id,
-                        index: None,
-                    })
-                    .collect());
-            }
-            let info = s.counters.get(&c.counter_id).ok_or_else(|| {
-                P4Error::not_found(format!("no counter with id {:#x}", c.counter_id))
-            })?;
-            Ok(vec![Query::Counter {
-                counter: info.id,
-                index: index_of(&c.index, info.size, &info.name)?,
-            }])
-        }
+        Some(E::CounterEntry(c)) => indexed_query(
+            &s.counters,
+            c.counter_id,
+            &c.index,
+            "counter",
+            |counter, index| Query::Counter { counter, index },
+        ),
         Some(E::DirectCounterEntry(d)) => {
             let te = d.table_entry.clone().unwrap_or_default();
             let tables: Vec<u32> = if te.table_id == 0 {
@@ -690,25 +699,13 @@ pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
                 })
                 .collect()
         }
-        Some(E::RegisterEntry(r)) => {
-            if r.register_id == 0 {
-                return Ok(s
-                    .registers
-                    .keys()
-                    .map(|id| Query::Register {
-                        register: *id,
-                        index: None,
-                    })
-                    .collect());
-            }
-            let info = s.registers.get(&r.register_id).ok_or_else(|| {
-                P4Error::not_found(format!("no register with id {:#x}", r.register_id))
-            })?;
-            Ok(vec![Query::Register {
-                register: info.id,
-                index: index_of(&r.index, info.size, &info.name)?,
-            }])
-        }
+        Some(E::RegisterEntry(r)) => indexed_query(
+            &s.registers,
+            r.register_id,
+            &r.index,
+            "register",
+            |register, index| Query::Register { register, index },
+        ),
         Some(E::ActionProfileMember(m)) => {
             let ids: Vec<u32> = match m.action_profile_id {
                 0 => s.profiles.keys().copied().collect(),
