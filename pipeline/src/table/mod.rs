@@ -16,6 +16,7 @@
 //! for as long as its entry lives, so direct counters, meters and registers index by it; a
 //! deleted entry's handle is reused by a later insert.
 
+pub mod dir;
 mod error;
 pub mod exact;
 pub mod idle;
