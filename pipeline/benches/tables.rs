@@ -1,10 +1,11 @@
 //! Lookup speed of `MatchTable`: an exact table with 1k entries and an LPM table with 10k
 //! IPv4 routes (mixed /16../32 prefixes) and a ternary ACL with 1k rules (5-tuple-like keys,
-//! the winner usually near the end of the priority order), measured in lookups per second.
+//! the winner usually near the end of the priority order), measured in lookups per second;
+//! for the exact table also a hit's action read after the lookup and with it (`lookup_call`).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use pipeline::ir::{ActionCall, ActionId, KeyMatch, MatchKind, Value};
-use pipeline::table::MatchTable;
+use pipeline::table::{MatchTable, INLINE_ARGS};
 use std::hint::black_box;
 
 /// Small deterministic generator so the bench needs no RNG crate.
@@ -47,6 +48,26 @@ fn exact_1k(c: &mut Criterion) {
         b.iter(|| {
             for k in &keys {
                 black_box(t.lookup(black_box(k)));
+            }
+        })
+    });
+    // A hit's action and data: the handle, then the table's action array (two reads), against
+    // `lookup_call` reading the record stored beside the key (one).
+    g.bench_function("lookup_then_hit_call", |b| {
+        b.iter(|| {
+            for k in &keys {
+                let mut buf = [0; INLINE_ARGS];
+                if let Some(h) = t.lookup(black_box(k)) {
+                    black_box(t.hit_call(h, k, &mut buf));
+                }
+            }
+        })
+    });
+    g.bench_function("lookup_call", |b| {
+        b.iter(|| {
+            for k in &keys {
+                let mut buf = [0; INLINE_ARGS];
+                black_box(t.lookup_call(black_box(k), &mut buf));
             }
         })
     });

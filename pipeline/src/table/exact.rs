@@ -3,8 +3,10 @@
 //! When the key fields fit in 128 bits together they are packed into one `u128` (first key
 //! field in the high bits), which makes hashing and comparing one word. Wider keys use a
 //! boxed slice of masked field values, looked up through a stack copy so a lookup never
-//! allocates. Packed keys of at most 64 bits are stored as `u64` ([`PackedMap`]). The hasher is
-//! foldhash's fast hasher with a fixed seed (deterministic runs).
+//! allocates. Packed keys of at most 64 bits go to an open-addressing table holding each entry's
+//! action record beside its key ([`OpenMap`]), so a hit reads one cache line; wider packed keys
+//! to a [`PackedMap`]. The hasher is foldhash's fast hasher with a fixed seed (deterministic
+//! runs).
 
 use std::collections::HashMap;
 
@@ -13,7 +15,9 @@ use foldhash::fast::FixedState;
 use crate::ir::{KeyMatch, Value};
 
 use super::key::{shl, width_mask};
+use super::open::OpenMap;
 use super::packed::PackedMap;
+use super::HotAction;
 
 /// Most key fields a wide (over 128 bits) exact or LPM key may have; wider tables with more
 /// fields fall back to the TCAM-style index, which has no such limit.
@@ -105,6 +109,8 @@ pub fn match_value(m: &KeyMatch) -> Value {
 #[derive(Debug, Clone)]
 pub struct ExactIndex {
     packer: KeyPacker,
+    /// Packed keys of at most 64 bits, with the action records inline.
+    small_map: OpenMap,
     narrow_map: PackedMap,
     wide_map: HashMap<Box<[Value]>, u32, FixedState>,
 }
@@ -113,6 +119,7 @@ impl ExactIndex {
     pub fn new(widths: &[u16]) -> ExactIndex {
         let packer = KeyPacker::new(widths);
         ExactIndex {
+            small_map: OpenMap::default(),
             narrow_map: PackedMap::new(packer.bits()),
             packer,
             wide_map: HashMap::with_hasher(FixedState::default()),
@@ -123,18 +130,35 @@ impl ExactIndex {
         keys.iter().map(match_value).collect()
     }
 
-    pub fn insert(&mut self, keys: &[KeyMatch], handle: u32) {
+    fn small(&self) -> bool {
+        self.packer.bits() <= 64
+    }
+
+    pub(super) fn insert(&mut self, keys: &[KeyMatch], handle: u32, hot: HotAction) {
         let vals = Self::values(keys);
-        if self.packer.narrow() {
+        if self.small() {
+            self.small_map
+                .insert(self.packer.pack(&vals) as u64, handle, hot);
+        } else if self.packer.narrow() {
             self.narrow_map.insert(self.packer.pack(&vals), handle);
         } else {
             self.wide_map.insert(vals.into_boxed_slice(), handle);
         }
     }
 
+    /// A new action record for the entry with these keys (after a modify).
+    pub(super) fn set_hot(&mut self, keys: &[KeyMatch], hot: HotAction) {
+        if self.small() {
+            let vals = Self::values(keys);
+            self.small_map.set_hot(self.packer.pack(&vals) as u64, hot);
+        }
+    }
+
     pub fn remove(&mut self, keys: &[KeyMatch]) {
         let vals = Self::values(keys);
-        if self.packer.narrow() {
+        if self.small() {
+            self.small_map.remove(self.packer.pack(&vals) as u64);
+        } else if self.packer.narrow() {
             self.narrow_map.remove(self.packer.pack(&vals));
         } else {
             self.wide_map.remove(vals.as_slice());
@@ -142,13 +166,29 @@ impl ExactIndex {
     }
 
     pub fn clear(&mut self) {
+        self.small_map.clear();
         self.narrow_map.clear();
         self.wide_map.clear();
     }
 
+    /// The handle and, for keys of at most 64 bits, the action record stored beside the key.
+    #[inline]
+    pub(super) fn lookup_record(&self, key: &[Value]) -> Option<(u32, Option<&HotAction>)> {
+        if self.small() {
+            let (h, hot) = self.small_map.get(self.packer.pack(key) as u64)?;
+            Some((h, Some(hot)))
+        } else {
+            self.lookup(key).map(|h| (h, None))
+        }
+    }
+
     #[inline]
     pub fn lookup(&self, key: &[Value]) -> Option<u32> {
-        if self.packer.narrow() {
+        if self.small() {
+            self.small_map
+                .get(self.packer.pack(key) as u64)
+                .map(|x| x.0)
+        } else if self.packer.narrow() {
             self.narrow_map.get(self.packer.pack(key))
         } else {
             let mut buf = [0; MAX_WIDE_FIELDS];

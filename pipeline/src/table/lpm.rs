@@ -4,6 +4,10 @@
 //! masks the LPM field to each length in turn and probes, so the first hit is the longest
 //! matching prefix. With IPv4 routes that is at most 33 probes of a one-word hash map, and in
 //! practice as many as there are distinct prefix lengths installed.
+//!
+//! When the LPM field is the only key field and at most 32 bits wide (IPv4 routes), lookups go
+//! to a [`DirIndex`] multibit trie kept equal to the hash maps, which stay the source of truth
+//! for updates (a delete asks them for the covering route).
 
 use std::collections::HashMap;
 
@@ -11,6 +15,7 @@ use foldhash::fast::FixedState;
 
 use crate::ir::{KeyMatch, Value};
 
+use super::dir::{DirIndex, MAX_HANDLE};
 use super::exact::{match_value, KeyPacker, MAX_WIDE_FIELDS};
 use super::key::{prefix_mask, shl, width_mask};
 use super::packed::PackedMap;
@@ -38,6 +43,9 @@ pub struct LpmIndex {
     lpm_field: usize,
     /// Sorted by prefix length, longest first.
     levels: Vec<Level>,
+    /// The lookup path of single-field tables of ≤ 32 bits (dropped, falling back to the
+    /// hash maps, if a handle ever exceeds what it encodes).
+    pub(super) dir: Option<Box<DirIndex>>,
 }
 
 impl LpmIndex {
@@ -46,6 +54,10 @@ impl LpmIndex {
             packer: KeyPacker::new(widths),
             lpm_field,
             levels: Vec::new(),
+            dir: match widths {
+                [w] if *w <= 32 => Some(Box::new(DirIndex::new(*w))),
+                _ => None,
+            },
         }
     }
 
@@ -88,6 +100,12 @@ impl LpmIndex {
         if self.packer.narrow() {
             let k = self.packer.pack(&vals);
             self.levels[i].narrow_map.insert(k, handle);
+            if handle > MAX_HANDLE {
+                self.dir = None;
+            }
+            if let Some(d) = &mut self.dir {
+                d.insert(k, self.levels[i].prefix_len, handle);
+            }
         } else {
             self.levels[i]
                 .wide_map
@@ -103,7 +121,14 @@ impl LpmIndex {
         };
         if self.packer.narrow() {
             let k = self.packer.pack(&vals);
-            self.levels[i].narrow_map.remove(k);
+            let removed = self.levels[i].narrow_map.remove(k);
+            if let (Some(d), Some(h)) = (&mut self.dir, removed) {
+                // The longest remaining route shorter than this one that covers it.
+                let covering = self.levels[i + 1..]
+                    .iter()
+                    .find_map(|l| l.narrow_map.get(k & l.keep));
+                d.remove(k, p, h, covering);
+            }
         } else {
             self.levels[i].wide_map.remove(vals.as_slice());
         }
@@ -114,10 +139,29 @@ impl LpmIndex {
 
     pub fn clear(&mut self) {
         self.levels.clear();
+        if let Some(d) = &mut self.dir {
+            d.clear();
+        }
+    }
+
+    /// Whether lookups go to the multibit trie.
+    pub fn uses_dir(&self) -> bool {
+        self.dir.is_some()
+    }
+
+    /// Lookup through the per-length hash maps only (the reference for the trie).
+    pub fn lookup_hashed(&self, key: &[Value]) -> Option<u32> {
+        let packed = self.packer.pack(key);
+        self.levels
+            .iter()
+            .find_map(|l| l.narrow_map.get(packed & l.keep))
     }
 
     #[inline]
     pub fn lookup(&self, key: &[Value]) -> Option<u32> {
+        if let (Some(d), [v]) = (&self.dir, key) {
+            return d.lookup(*v);
+        }
         if self.packer.narrow() {
             let packed = self.packer.pack(key);
             self.levels

@@ -16,11 +16,13 @@
 //! for as long as its entry lives, so direct counters, meters and registers index by it; a
 //! deleted entry's handle is reused by a later insert.
 
+pub mod dir;
 mod error;
 pub mod exact;
 pub mod idle;
 pub mod key;
 pub mod lpm;
+mod open;
 pub mod packed;
 pub mod profile;
 pub mod tcam;
@@ -297,7 +299,7 @@ impl MatchTable {
         let seq = self.next_seq;
         self.next_seq += 1;
         match &mut self.index {
-            Index::Exact(ix) => ix.insert(&id.0, handle),
+            Index::Exact(ix) => ix.insert(&id.0, handle, HotAction::of(&action)),
             Index::Lpm(ix) => ix.insert(&id.0, handle),
             Index::Tcam(ix) => ix.insert(&id.0, id.1.unwrap_or(0), seq, handle),
         }
@@ -337,6 +339,9 @@ impl MatchTable {
         match self.slots.get_mut(h as usize) {
             Some(Some(e)) => {
                 self.hot[h as usize] = HotAction::of(&action);
+                if let Index::Exact(ix) = &mut self.index {
+                    ix.set_hot(&id.0, HotAction::of(&action));
+                }
                 e.action = action;
                 Ok(EntryHandle(h))
             }
@@ -431,6 +436,32 @@ impl MatchTable {
             p.resolve(r, &key[n..])?;
         }
         Some(EntryHandle(h))
+    }
+
+    /// Packet path: [`MatchTable::lookup`] and then [`MatchTable::hit_call`] in one step; exact
+    /// tables with keys of at most 64 bits read the action record stored beside the key.
+    #[inline]
+    pub fn lookup_call<'a>(
+        &'a self,
+        key: &[Value],
+        buf: &'a mut [Value; INLINE_ARGS],
+    ) -> Option<(EntryHandle, ActionId, &'a [Value])> {
+        if let (None, Index::Exact(ix), true) =
+            (&self.profile, &self.index, key.len() == self.kinds.len())
+        {
+            let (h, hot) = ix.lookup_record(key)?;
+            if let Some(a) = hot.filter(|a| a.len as usize <= INLINE_ARGS) {
+                for (b, x) in buf.iter_mut().zip(a.args.iter()) {
+                    *b = Value::from(*x);
+                }
+                return Some((EntryHandle(h), a.action, &buf[..a.len as usize]));
+            }
+            let c = self.entry_action(EntryHandle(h));
+            return Some((EntryHandle(h), c.action, &c.args));
+        }
+        let h = self.lookup(key)?;
+        let (a, args) = self.hit_call(h, key, buf);
+        Some((h, a, args))
     }
 
     /// Packet path, for a hit `h` of `key`: the action and data to run — the entry's own, or
@@ -581,6 +612,53 @@ mod tests {
         check(&t);
         t.clear();
         check(&t);
+    }
+
+    proptest::proptest! {
+        /// `lookup_call` (the record stored in the index) answers what `lookup` and the entry
+        /// store answer, through inserts, modifies and deletes, for exact keys packed in one
+        /// word, in two words, and LPM tables.
+        #[test]
+        fn lookup_call_equals_lookup_then_entry(
+            shape in 0usize..4,
+            ops in proptest::collection::vec((0u8..3, 0u64..24, 0usize..6, 0u32..9), 1..150),
+        ) {
+            let keys: &[(MatchKind, u16)] = match shape {
+                0 => &[(MatchKind::Exact, 48), (MatchKind::Exact, 12)],
+                1 => &[(MatchKind::Exact, 9)],
+                2 => &[(MatchKind::Exact, 64), (MatchKind::Exact, 32)],
+                _ => &[(MatchKind::Lpm, 32)],
+            };
+            let mut t = MatchTable::new(keys, 16);
+            let key_of = |k: u64| -> Vec<Value> {
+                keys.iter().enumerate().map(|(i, (_, w))| {
+                    Value::from(k.wrapping_mul(0x9e37_79b9 + i as u64)) & key::width_mask(*w)
+                }).collect()
+            };
+            let call = |a: u32, n: usize| ActionCall {
+                action: ActionId(a),
+                // Some data over 64 bits, which only the entry store holds.
+                args: (0..n as u128).map(|i| (i + 1) << (a as u128 * 9 + i * 13)).collect(),
+            };
+            for (op, k, n, a) in ops {
+                let m: Vec<KeyMatch> = key_of(k).into_iter().map(KeyMatch::Exact).collect();
+                let _ = match op {
+                    0 => t.insert(&m, None, call(a, n)),
+                    1 => t.modify(&m, None, call(a, n)),
+                    _ => t.delete(&m, None),
+                };
+                for probe in 0u64..24 {
+                    let key = key_of(probe);
+                    let mut buf = [0; INLINE_ARGS];
+                    let got = t.lookup_call(&key, &mut buf).map(|(h, a, d)| (h, a, d.to_vec()));
+                    let want = t.lookup(&key).map(|h| {
+                        let c = t.entry_action(h);
+                        (h, c.action, c.args.clone())
+                    });
+                    proptest::prop_assert_eq!(got, want);
+                }
+            }
+        }
     }
 
     #[test]

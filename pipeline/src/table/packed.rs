@@ -46,14 +46,11 @@ impl PackedMap {
         }
     }
 
-    pub fn remove(&mut self, k: u128) {
+    /// Removes a key; returns the handle it had.
+    pub fn remove(&mut self, k: u128) -> Option<u32> {
         match self {
-            PackedMap::W64(m) => {
-                m.remove(&(k as u64));
-            }
-            PackedMap::W128(m) => {
-                m.remove(&k);
-            }
+            PackedMap::W64(m) => m.remove(&(k as u64)),
+            PackedMap::W128(m) => m.remove(&k),
         }
     }
 

@@ -363,13 +363,12 @@ impl<T: Tracer> Ctx<'_, T> {
                 other => self.fval(other, params)?,
             });
         }
-        let hit = ts.table.lookup(&key);
-        ts.record(hit, self.now);
         let mut data = [0; crate::table::INLINE_ARGS];
-        let (action, args) = match hit {
-            Some(h) => ts.table.hit_call(h, &key, &mut data),
-            None => (ts.default.action, &ts.default.args[..]),
+        let (hit, action, args) = match ts.table.lookup_call(&key, &mut data) {
+            Some((h, action, args)) => (Some(h), action, args),
+            None => (None, ts.default.action, &ts.default.args[..]),
         };
+        ts.record(hit, self.now);
         if T::ENABLED {
             let t = crate::ir::TableId(a.table);
             self.trace_table(t, &key, hit.is_some(), action, args);

@@ -232,13 +232,12 @@ pub unsafe extern "C" fn shim_apply<T: Tracer>(env: *mut Env<T>, table: u32, nke
     let n = (nkeys as usize).min(MAX_KEYS);
     // SAFETY: generated code stored all `nkeys` key values before calling.
     let key: &[Value] = unsafe { std::slice::from_raw_parts(env.key.as_ptr().cast(), n) };
-    let hit = ts.table.lookup(key);
-    ts.record(hit, ctx.now);
     let mut data = [0; INLINE_ARGS];
-    let (action, args) = match hit {
-        Some(h) => ts.table.hit_call(h, key, &mut data),
-        None => (ts.default.action, &ts.default.args[..]),
+    let (hit, action, args) = match ts.table.lookup_call(key, &mut data) {
+        Some((h, action, args)) => (Some(h), action, args),
+        None => (None, ts.default.action, &ts.default.args[..]),
     };
+    ts.record(hit, ctx.now);
     ctx.trace_table(TableId(table), key, hit.is_some(), action, args);
     let flags = if hit.is_some() { APPLY_HIT } else { 0 };
     if args.len() > MAX_ARGS {
