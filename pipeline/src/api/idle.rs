@@ -45,11 +45,12 @@ impl Switch {
     ) -> Result<(), ApiError> {
         let r = self.idle_table(table)?;
         let (_, _, km) = self.table_key(table, keys)?;
-        let t = self.ir_table(r).clone();
+        let prog = self.prog.clone();
+        let t = &prog.pipelines[r.pl].tables[r.t];
         let targets = self.target_pipes(pipes, r.pl, &t.name)?;
         let handles = targets
             .iter()
-            .map(|&p| Ok((p, self.entry_handle(p, r.t, &t, &km, priority)?)))
+            .map(|&p| Ok((p, self.entry_handle(p, r.t, t, &km, priority)?)))
             .collect::<Result<Vec<_>, ApiError>>()?;
         for (p, h) in handles {
             if let Some(idle) = &mut self.pipes[p].tables[r.t].idle {
@@ -59,7 +60,50 @@ impl Switch {
         Ok(())
     }
 
-    /// Every entry of `table` with its TTL and its latest hit over the selected pipes.
+    /// The TTL (first selected pipe) and latest hit over the selected pipes of the entry with
+    /// this key in table `r`, found by its canonical key.
+    fn idle_of(
+        &self,
+        r: super::tables::TableRef,
+        targets: &[usize],
+        km: &[KeyMatch],
+        priority: Option<u32>,
+    ) -> Option<(u64, u64)> {
+        let mut found = None;
+        for &p in targets {
+            let ts = &self.pipes[p].tables[r.t];
+            let Some(h) = ts.table.get(km, priority).map(|x| x.0) else {
+                continue;
+            };
+            let Some(c) = ts.idle.as_ref().and_then(|i| i.get(h)) else {
+                continue;
+            };
+            let e = found.get_or_insert((c.ttl_ns, 0));
+            e.1 = e.1.max(c.last_hit.get());
+        }
+        found
+    }
+
+    /// The entry with this key: its TTL and its latest hit over the selected pipes.
+    pub fn table_entry_idle(
+        &self,
+        pipes: PipeSel,
+        table: &str,
+        keys: &[(&str, KeyMatch)],
+        priority: Option<u32>,
+    ) -> Result<(u64, u64), ApiError> {
+        let r = self.idle_table(table)?;
+        let (_, _, km) = self.table_key(table, keys)?;
+        let name = &self.prog.pipelines[r.pl].tables[r.t].name;
+        let targets = self.target_pipes(pipes, r.pl, name)?;
+        self.idle_of(r, &targets, &km, priority)
+            .ok_or_else(|| ApiError::EntryNotFound {
+                table: name.clone(),
+            })
+    }
+
+    /// The entries of `table` that age (TTL above 0), each with its TTL and its latest hit
+    /// over the selected pipes: what a control plane scans for idle entries.
     pub fn table_idle(&self, pipes: PipeSel, table: &str) -> Result<Vec<IdleEntry>, ApiError> {
         let r = self.idle_table(table)?;
         let pl = &self.prog.pipelines[r.pl];
@@ -68,20 +112,20 @@ impl Switch {
         let Some(&first) = targets.first() else {
             return Ok(Vec::new());
         };
+        let ts = &self.pipes[first].tables[r.t];
         let mut out = Vec::new();
-        for (_, keys, priority, call) in self.pipes[first].tables[r.t].table.iter() {
-            let mut ttl_ns = 0;
-            let mut last_hit = 0;
-            for &p in &targets {
-                let ts = &self.pipes[p].tables[r.t];
-                let Some(h) = ts.table.get(keys, priority).map(|x| x.0) else {
-                    continue;
-                };
-                if let Some(c) = ts.idle.as_ref().and_then(|i| i.get(h)) {
-                    ttl_ns = if p == first { c.ttl_ns } else { ttl_ns };
-                    last_hit = last_hit.max(c.last_hit.get());
-                }
+        for (h, keys, priority, call) in ts.table.iter() {
+            let ages = ts
+                .idle
+                .as_ref()
+                .and_then(|i| i.get(h))
+                .is_some_and(|c| c.ttl_ns > 0);
+            if !ages {
+                continue;
             }
+            let Some((ttl_ns, last_hit)) = self.idle_of(r, &targets, keys, priority) else {
+                continue;
+            };
             out.push(IdleEntry {
                 entry: self.entry_view(pl, t, keys, priority, call),
                 ttl_ns,

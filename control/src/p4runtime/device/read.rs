@@ -236,21 +236,18 @@ pub fn read(
         } => {
             for id in tables {
                 let t = &s.tables[id];
-                let idle = if t.idle {
-                    sw.table_idle(PipeSel::All, &t.name)?
-                } else {
-                    Vec::new()
-                };
                 for e in entries_of(sw, t, key)? {
                     let mut te = table_entity(s, t, &e)?;
                     if *counters && t.direct_counter.is_some() {
                         te.counter_data = Some(direct_data(sw, t, &e, owns)?);
                     }
-                    if let Some(i) = idle.iter().find(|i| i.entry == e) {
-                        te.idle_timeout_ns = i.ttl_ns as i64;
+                    if t.idle {
+                        let (ttl, last_hit) =
+                            sw.table_entry_idle(PipeSel::All, &t.name, &refs(&e.keys), e.priority)?;
+                        te.idle_timeout_ns = ttl as i64;
                         if *since_hit {
                             te.time_since_last_hit = Some(p4v1::table_entry::IdleTimeout {
-                                elapsed_ns: now.saturating_sub(i.last_hit) as i64,
+                                elapsed_ns: now.saturating_sub(last_hit) as i64,
                             });
                         }
                     }

@@ -9,7 +9,10 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use std::collections::HashSet;
+
 use pipeline::api::PipeSel;
+use pipeline::ir::KeyMatch;
 
 use super::super::device;
 use super::super::proto::p4::v1 as p4v1;
@@ -19,8 +22,8 @@ use super::{Shared, CALL_TIMEOUT};
 /// How often idle entries are looked for (the precision of the notifications).
 const IDLE_POLL: Duration = Duration::from_millis(20);
 
-/// An entry: its table id and its key and priority as text.
-pub(super) type EntryId = (u32, String);
+/// An entry: its table id, key and priority.
+pub(super) type EntryId = (u32, Vec<(String, KeyMatch)>, Option<u32>);
 
 /// Scans for idle entries until the server stops.
 pub(super) fn idle_pump(s: &Shared) {
@@ -53,20 +56,21 @@ pub(super) fn idle_pump(s: &Shared) {
         let Ok(mut told) = s.idle_told.lock() else {
             return;
         };
+        let mut seen: HashSet<EntryId> = HashSet::new();
         for (k, (id, _)) in tables.iter().enumerate() {
             // The latest hit over the instances (each stamps only the pipes it runs).
-            let mut merged: HashMap<String, pipeline::api::idle::IdleEntry> = HashMap::new();
+            let mut merged: HashMap<EntryId, pipeline::api::idle::IdleEntry> = HashMap::new();
             for inst in &per_instance {
                 for e in inst.get(k).into_iter().flatten() {
-                    let key = format!("{:?}/{:?}", e.entry.keys, e.entry.priority);
-                    let m = merged.entry(key).or_insert_with(|| e.clone());
+                    let eid = (*id, e.entry.keys.clone(), e.entry.priority);
+                    let m = merged.entry(eid).or_insert_with(|| e.clone());
                     m.last_hit = m.last_hit.max(e.last_hit);
                 }
             }
             let t = &pipeline.schema.tables[id];
-            for (key, e) in merged {
-                let idle = e.ttl_ns > 0 && now.saturating_sub(e.last_hit) >= e.ttl_ns;
-                let eid = (*id, key);
+            for (eid, e) in merged {
+                seen.insert(eid.clone());
+                let idle = now.saturating_sub(e.last_hit) >= e.ttl_ns;
                 if !idle || told.get(&eid) == Some(&e.last_hit) {
                     continue;
                 }
@@ -78,6 +82,8 @@ pub(super) fn idle_pump(s: &Shared) {
                 entries.push(te);
             }
         }
+        // Entries deleted (or no longer ageing) are forgotten.
+        told.retain(|eid, _| seen.contains(eid));
         drop(told);
         if entries.is_empty() {
             continue;

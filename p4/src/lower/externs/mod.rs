@@ -165,6 +165,18 @@ impl<'a> Ctor<'a> {
         Ok(n as u32)
     }
 
+    /// Refuses an instance declared outside a parser (`help`: where it belongs).
+    pub fn in_parser(&self, l: &mut Lowerer<'a>, help: &str) -> Res<()> {
+        if l.ctx == Ctx::Parser {
+            return Ok(());
+        }
+        Err(l.err(
+            Diagnostic::error(format!("a `{}` belongs to a parser", self.tname))
+                .with_primary(self.inst.name.span, "declared outside a parser")
+                .with_help(help.to_string()),
+        ))
+    }
+
     /// Type argument `k`, if given.
     pub fn targ(&self, k: usize) -> Option<Ty> {
         self.targs.get(k).cloned()

@@ -23,13 +23,7 @@ impl ExternType for ParserCounters {
 
     fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind> {
         c.arity(l, 0, 0)?;
-        if l.ctx != Ctx::Parser {
-            return Err(l.err(
-                Diagnostic::error("a `ParserCounter` belongs to a parser")
-                    .with_primary(c.inst.name.span, "declared outside a parser")
-                    .with_help("declare it inside the parser that uses it"),
-            ));
-        }
+        c.in_parser(l, "declare it inside the parser that uses it")?;
         let loc = l.alloc(
             &format!("{}.$counter", c.name),
             &Ty::Bit(8),

@@ -21,13 +21,7 @@ impl ExternType for ParserPriorities {
 
     fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind> {
         c.arity(l, 0, 0)?;
-        if l.ctx != Ctx::Parser {
-            return Err(l.err(
-                Diagnostic::error("a `ParserPriority` belongs to a parser")
-                    .with_primary(c.inst.name.span, "declared outside a parser")
-                    .with_help("declare it inside the parser that sets the priority"),
-            ));
-        }
+        c.in_parser(l, "declare it inside the parser that sets the priority")?;
         l.warn(
             Diagnostic::warning(format!(
                 "`ParserPriority {}` accepted, not modelled: pisa's parser never falls behind its input, so no packet is dropped for a low priority as the hardware's ingress buffer would under overload",
