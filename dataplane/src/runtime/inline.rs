@@ -13,6 +13,8 @@
 //! Idle, a thread sleeps in one `ppoll` over its ports' descriptors and its [`Doorbell`], an
 //! eventfd that handles, other threads' copies and frames for its ports ring when it sleeps;
 //! ports without a descriptor (DPDK, memory) make it poll again a few times, then nap briefly.
+//! With [`super::RuntimeConfig::busy_poll`] it first keeps polling for that long after its
+//! last work, as a poll-mode driver does.
 //!
 //! Stopping: the thread stops receiving, then serves copies and transmit channels until every
 //! thread has stopped receiving and nothing is in flight (as in threaded mode), then lets its
@@ -168,6 +170,8 @@ pub(super) struct Inline {
     pub(super) stop: Arc<AtomicBool>,
     pub(super) bell: Option<Arc<Doorbell>>,
     pub(super) idle: Duration,
+    /// Keep polling this long after the last work before sleeping.
+    pub(super) busy_poll: Duration,
     pub(super) drain: Duration,
     pub(super) free: FreeList,
 }
@@ -217,6 +221,7 @@ pub(super) fn inline_loop<S: PipeStage>(
         stop,
         bell,
         idle,
+        busy_poll,
         drain,
         free,
     } = ctx;
@@ -231,6 +236,7 @@ pub(super) fn inline_loop<S: PipeStage>(
     let mut polled = Instant::now();
     let mut empty_polls = 0u32;
     let mut receiving = true;
+    let mut last_work = Instant::now();
     loop {
         while let Ok(job) = ctl.try_recv() {
             job(&mut stage);
@@ -300,6 +306,9 @@ pub(super) fn inline_loop<S: PipeStage>(
         }
         if busy {
             empty_polls = 0;
+            if !busy_poll.is_zero() {
+                last_work = Instant::now();
+            }
             continue;
         }
         // Idle: first let every owned port push out what it still holds (AF_XDP: frames a
@@ -317,6 +326,10 @@ pub(super) fn inline_loop<S: PipeStage>(
         };
         let mut wait = until(due, now, cap);
         if wait.is_zero() {
+            continue;
+        }
+        if receiving && !busy_poll.is_zero() && last_work.elapsed() < busy_poll {
+            std::hint::spin_loop();
             continue;
         }
         if no_fd {

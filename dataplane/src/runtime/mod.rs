@@ -155,6 +155,11 @@ pub struct RuntimeConfig {
     pub cross_channel: usize,
     /// Longest wait of an idle thread before it checks for a stop or timed work.
     pub idle_wait: Duration,
+    /// Inline mode: an idle pipeline thread keeps polling its ports, without sleeping, for
+    /// this long after its last work (zero: it sleeps at once). Waking a sleeping thread costs
+    /// a scheduler wake-up per frame (tens of µs on a VM's idle vCPU); polling trades a core
+    /// for that latency, as a poll-mode driver does.
+    pub busy_poll: Duration,
     /// How long [`Runtime::stop`] waits for link models to release held frames.
     pub drain_timeout: Duration,
     /// Run on every thread as it starts.
@@ -171,6 +176,7 @@ impl std::fmt::Debug for RuntimeConfig {
             .field("egress_channel", &self.egress_channel)
             .field("cross_channel", &self.cross_channel)
             .field("idle_wait", &self.idle_wait)
+            .field("busy_poll", &self.busy_poll)
             .field("drain_timeout", &self.drain_timeout)
             .field("io", &self.io)
             .finish_non_exhaustive()
@@ -185,6 +191,7 @@ impl Default for RuntimeConfig {
             egress_channel: 1024,
             cross_channel: 1024,
             idle_wait: Duration::from_millis(20),
+            busy_poll: Duration::ZERO,
             drain_timeout: Duration::from_secs(1),
             thread_hook: None,
             io: IoMode::default(),

@@ -529,6 +529,7 @@ pub(crate) fn start_threads<S: PipeStage>(
                 stop: stop_rx.clone(),
                 bell: bells[t].clone(),
                 idle: cfg.idle_wait,
+                busy_poll: cfg.busy_poll,
                 drain: cfg.drain_timeout,
                 free: free.clone(),
             };

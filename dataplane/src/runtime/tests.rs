@@ -364,3 +364,34 @@ both_modes!(
     bad_port_lists_are_refused,
     metrics_page_lists_ports
 );
+
+/// Inline mode with a busy-poll window longer than the test: frames before, during and after
+/// the window's restart all forward, and stopping does not wait for the window to close.
+#[test]
+fn busy_poll_forwards_and_stops_inside_its_window() {
+    let (sw0, mut h0) = pair_with_capacity("sw0", "h0", 1 << 16);
+    let (sw1, mut h1) = pair_with_capacity("sw1", "h1", 1 << 16);
+    let ports = [(0, sw0), (1, sw1)]
+        .into_iter()
+        .map(|(devport, p)| PortSetup {
+            devport,
+            port: Box::new(p),
+            link: LinkConfig::default(),
+        })
+        .collect();
+    let cfg = RuntimeConfig {
+        io: IoMode::Inline,
+        busy_poll: Duration::from_secs(3600),
+        ..RuntimeConfig::default()
+    };
+    let clock: Arc<dyn Clock> = Arc::new(VirtualClock::new());
+    let rt = Runtime::start(Wire { seen: 0 }, ports, clock, cfg).unwrap();
+    send(&mut h0, 100);
+    assert_eq!(recv(&mut h1, 100), (0..100).collect::<Vec<u16>>());
+    std::thread::sleep(Duration::from_millis(5));
+    send(&mut h1, 7);
+    assert_eq!(recv(&mut h0, 7), (0..7).collect::<Vec<u16>>());
+    let (p, st) = rt.stop().unwrap();
+    assert_eq!(p.seen, 107);
+    assert_eq!(st.processed, 107);
+}

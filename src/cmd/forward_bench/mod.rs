@@ -126,6 +126,10 @@ pub struct BenchForwardArgs {
     /// runs once per mode per round, as its own row: `afxdp/inline`, `afxdp/threads`).
     #[arg(long, value_enum, default_value_t = BenchIo::Both)]
     pub io: BenchIo,
+    /// Inline I/O: pisa's pipeline thread keeps polling for this many microseconds after its
+    /// last frame before it sleeps (`pisa run --busy-poll`); 0 sleeps at once.
+    #[arg(long, value_name = "MICROS", default_value_t = 0)]
+    pub busy_poll: u64,
     /// Copies of the frame the generator hands the kernel per call.
     #[arg(long, default_value_t = 256)]
     pub gen_burst: usize,
@@ -372,6 +376,7 @@ fn bench_pisa(
         batch: s.args.batch.max(1),
         thread_hook: pin_threads(!s.args.no_pin, &[]),
         io: io.mode(),
+        busy_poll: Duration::from_micros(s.args.busy_poll),
         ..RuntimeConfig::default()
     };
     let rt = Runtime::start(

@@ -76,11 +76,13 @@ pub(super) fn print_text(
 ) {
     println!(
         "forwarding h1 -> h2 through pisa (l2l3.p4) and the kernel bridge on the same veths: \
-         {} round(s) of {} s per switch and size, latency at {} frames/s, {} CPU core(s)",
+         {} round(s) of {} s per switch and size, latency at {} frames/s, {} CPU core(s), \
+         busy poll {} us",
         args.rounds.max(1),
         args.seconds,
         args.latency_pps,
-        cores
+        cores,
+        args.busy_poll
     );
     println!(
         "per run (offered = frames the generator's socket took, at switch = arrived on the switch-side veth):"
@@ -192,6 +194,7 @@ pub(super) fn print_json(
         "rounds": args.rounds.max(1),
         "seconds": args.seconds,
         "latency_pps": args.latency_pps,
+        "busy_poll_us": args.busy_poll,
         "cpu_cores": cores,
         "machine": pisa::machine::Machine::now().json(),
         "runs": runs,

@@ -172,6 +172,11 @@ pub struct LiveArgs {
     /// bench forward --io both`) inline forwards 1.3-1.6x more than threads on every backend.
     #[arg(long, value_enum, default_value_t = IoArg::Inline)]
     pub io: IoArg,
+    /// Inline I/O: a pipeline thread keeps polling its ports for this many microseconds after
+    /// its last frame before it sleeps (0: sleeps at once). Polling holds a core but saves
+    /// the wake-up per frame; `pisa bench forward --busy-poll` measures the difference.
+    #[arg(long, value_name = "MICROS", default_value_t = 0)]
+    pub busy_poll: u64,
     /// Do not pin threads to cores.
     #[arg(long)]
     pub no_pin: bool,
@@ -329,6 +334,7 @@ pub fn run(
         batch: args.batch.max(1),
         thread_hook: pin_threads(!args.no_pin, if per_pipe { &thread_pipes } else { &[] }),
         io: args.io.mode(),
+        busy_poll: Duration::from_micros(args.busy_poll),
         ..RuntimeConfig::default()
     };
     let rt = SwitchRuntime::start(
