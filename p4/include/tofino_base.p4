@@ -448,6 +448,10 @@ extern Register<T, I> {
     Register(bit<32> size, T initial_value);
     T read(in I index);
     void write(in I index, in T value);
+#if PISA_TOFINO_GEN == 2
+    /* Tofino 2: set every cell to `value` (constant arguments). */
+    void clear(in T value, @optional in T busy);
+#endif
 }
 
 extern DirectRegister<T> {
@@ -455,6 +459,9 @@ extern DirectRegister<T> {
     DirectRegister(T initial_value);
     T read();
     void write(in T value);
+#if PISA_TOFINO_GEN == 2
+    void clear(in T value, @optional in T busy);
+#endif
 }
 
 /* A run-time settable constant for register actions. */
@@ -524,6 +531,48 @@ extern DirectRegisterAction<T, U> {
     U address(@optional bit<1> subword);
     U predicate(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
                 @optional in bool cmp3);
+}
+/* One type per output: RegisterActionN returns U1 and hands rv2..rvN back through `out`. */
+extern RegisterAction2<T, H, U1, U2> {
+    RegisterAction2(Register<_, _> reg);
+    U1 execute(in H index, out U2 rv2);
+    @synchronous(execute)
+    abstract void apply(inout T value, out U1 rv1, out U2 rv2);
+}
+
+extern RegisterAction3<T, H, U1, U2, U3> {
+    RegisterAction3(Register<_, _> reg);
+    U1 execute(in H index, out U2 rv2, out U3 rv3);
+    @synchronous(execute)
+    abstract void apply(inout T value, out U1 rv1, out U2 rv2, out U3 rv3);
+}
+
+extern RegisterAction4<T, H, U1, U2, U3, U4> {
+    RegisterAction4(Register<_, _> reg);
+    U1 execute(in H index, out U2 rv2, out U3 rv3, out U4 rv4);
+    @synchronous(execute)
+    abstract void apply(inout T value, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
+}
+
+extern DirectRegisterAction2<T, U1, U2> {
+    DirectRegisterAction2(DirectRegister<T> reg);
+    U1 execute(out U2 rv2);
+    @synchronous(execute)
+    abstract void apply(inout T value, out U1 rv1, out U2 rv2);
+}
+
+extern DirectRegisterAction3<T, U1, U2, U3> {
+    DirectRegisterAction3(DirectRegister<T> reg);
+    U1 execute(out U2 rv2, out U3 rv3);
+    @synchronous(execute)
+    abstract void apply(inout T value, out U1 rv1, out U2 rv2, out U3 rv3);
+}
+
+extern DirectRegisterAction4<T, U1, U2, U3, U4> {
+    DirectRegisterAction4(DirectRegister<T> reg);
+    U1 execute(out U2 rv2, out U3 rv3, out U4 rv4);
+    @synchronous(execute)
+    abstract void apply(inout T value, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
 }
 #endif
 

@@ -481,6 +481,9 @@ pub enum Place {
     RegValue(RegWord),
     /// Inside a RegisterAction body: the output (`rv`) returned by `execute`.
     RegOutput,
+    /// Inside a Tofino 2 RegisterAction body: the extra output `rvN` (N = 2, 3 or 4), written
+    /// to the `out` argument N of `execute` (see [`Stmt::RegisterExecute`]).
+    RegOutputN(u8),
 }
 
 /// What to run after a table apply, by outcome.
@@ -547,6 +550,20 @@ pub enum Stmt {
     /// `direct_counter.count()` inside an action of the table that owns it.
     CountDirect {
         counter: CounterId,
+    },
+    /// Tofino 2 `ra.execute(index, rv2, rv3, rv4)`: runs the RegisterAction, then writes its
+    /// outputs `rv1..rv4` to the places given (`None`: that output is dropped).
+    RegisterExecute {
+        action: RegisterActionId,
+        index: Expr,
+        outs: [Option<Place>; 4],
+    },
+    /// Tofino 2 `reg.clear(value[, busy])`: every cell of the register takes `value`
+    /// (`lo`, and `hi` for a pair).
+    RegisterClear {
+        register: RegisterId,
+        lo: Value,
+        hi: Value,
     },
     /// `exit;` — ends the control (ingress/egress) immediately; deparser still runs.
     Exit,

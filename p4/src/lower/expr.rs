@@ -591,7 +591,7 @@ impl<'a> Lowerer<'a> {
                             ),
                     )),
                 },
-                Loc::RegWord(..) | Loc::RegOut(_) | Loc::Field { .. } | Loc::Varbit { .. } => {
+                Loc::RegWord(..) | Loc::RegOut(..) | Loc::Field { .. } | Loc::Varbit { .. } => {
                     Err(self.err(
                         Diagnostic::error(format!("`{}` has no fields", loc.ty()))
                             .with_primary(member.span, "no such member")
@@ -1029,7 +1029,7 @@ impl<'a> Lowerer<'a> {
                 }
                 Loc::Field { f, ty } => (ir::Expr::Field(*f), ty.clone()),
                 Loc::RegWord(w, ty) => (ir::Expr::RegValue(*w), ty.clone()),
-                Loc::RegOut(_) => {
+                Loc::RegOut(..) => {
                     return Err(self.err(
                         Diagnostic::error("the RegisterAction output cannot be read")
                             .with_primary(span, "`rv` is write-only")

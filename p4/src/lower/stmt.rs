@@ -16,7 +16,7 @@ use crate::diag::Diagnostic;
 use crate::source::Span;
 
 /// An assignable place.
-enum Dest {
+pub(crate) enum Dest {
     Scalar(Place, Ty),
     Agg(Rc<Loc>),
 }
@@ -204,7 +204,7 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    fn dest(&mut self, lhs: &'a ast::Expr) -> Res<Dest> {
+    pub(crate) fn dest(&mut self, lhs: &'a ast::Expr) -> Res<Dest> {
         if let ExprKind::Slice { base, hi, lo } = &lhs.kind {
             let d = self.dest(base)?;
             let Dest::Scalar(Place::Field(f), ty) = d else {
@@ -320,8 +320,13 @@ impl<'a> Lowerer<'a> {
                 }
             }
             Dest::Scalar(place, ty) => {
-                let (e, _) = self.scalar(rhs, Some(&ty))?;
+                self.whole_rhs = Some(rhs.span);
+                let r = self.scalar(rhs, Some(&ty));
+                self.whole_rhs = None;
+                let hoisted = std::mem::take(&mut self.hoisted);
+                let (e, _) = r?;
                 self.checksum_destination(&place, &ty, &e, lhs)?;
+                out.extend(hoisted);
                 out.push(ir::Stmt::Assign {
                     dst: place,
                     value: e,
@@ -1640,7 +1645,8 @@ impl<'a> Lowerer<'a> {
                             Dest::Agg(l) => l,
                             Dest::Scalar(Place::Field(f), t) => Rc::new(Loc::Field { f, ty: t }),
                             Dest::Scalar(Place::RegValue(w), t) => Rc::new(Loc::RegWord(w, t)),
-                            Dest::Scalar(Place::RegOutput, t) => Rc::new(Loc::RegOut(t)),
+                            Dest::Scalar(Place::RegOutput, t) => Rc::new(Loc::RegOut(1, t)),
+                            Dest::Scalar(Place::RegOutputN(k), t) => Rc::new(Loc::RegOut(k, t)),
                             Dest::Scalar(Place::FieldSlice { .. }, _) => {
                                 return Err(self.err(crate::check::unsupported(
                                     arg.span,
@@ -1714,7 +1720,8 @@ impl Dest {
         match &**loc {
             Loc::Field { f, ty } => Dest::Scalar(Place::Field(*f), ty.clone()),
             Loc::RegWord(w, ty) => Dest::Scalar(Place::RegValue(*w), ty.clone()),
-            Loc::RegOut(ty) => Dest::Scalar(Place::RegOutput, ty.clone()),
+            Loc::RegOut(1, ty) => Dest::Scalar(Place::RegOutput, ty.clone()),
+            Loc::RegOut(k, ty) => Dest::Scalar(Place::RegOutputN(*k), ty.clone()),
             _ => Dest::Agg(loc.clone()),
         }
     }

@@ -292,6 +292,13 @@ fn reads_stmt(pl: &Pipeline, s: &Stmt, f: FieldRef, seen: &mut Vec<bool>) -> boo
             args.iter().any(|a| e(a, seen)) || reads_action(pl, *action, f, seen)
         }
         Stmt::Count { index, .. } => e(index, seen),
+        Stmt::RegisterExecute { action, index, .. } => {
+            e(index, seen)
+                || pl
+                    .register_actions
+                    .get(action.index())
+                    .is_some_and(|ra| reads_block(pl, &ra.body, f, seen))
+        }
         Stmt::Advance(x) => e(x, seen),
         Stmt::Verify { cond, .. } | Stmt::CounterRange { cond } => e(cond, seen),
         Stmt::ChecksumAdd { inputs, .. }

@@ -1,22 +1,49 @@
 //! Stateful ALU: `RegisterAction.execute(index)` the way Tofino runs it — read the cell's
 //! word(s), run the action body on them (`RegValue` / `RegOutput`), write the words back, return
-//! the output. One register may be accessed once per packet pass; a second access is a program
-//! error. Out-of-range indices wrap like the hardware's address mask and are counted.
+//! the output (Tofino 2: up to four outputs). One register may be accessed once per packet pass;
+//! a second access is a program error. Out-of-range indices wrap like the hardware's address
+//! mask and are counted. Tofino 2's `Register.clear` sets every cell.
 
 use super::{Ctx, ExecResult, Fault, ProgramError, RegCtx};
-use crate::ir::{Expr, RegisterActionId, Value};
+use crate::ir::{Expr, RegisterActionId, RegisterId, Value};
 use crate::phv::mask;
 use crate::state::wrap_index;
 use crate::trace::{TraceEvent, Tracer};
 
 impl<T: Tracer> Ctx<'_, T> {
-    #[inline(never)]
+    /// `execute` as a value: the action's first output.
     pub(crate) fn register_execute(
         &mut self,
         ra_id: RegisterActionId,
         index: &Expr,
         params: &[Value],
     ) -> ExecResult<Value> {
+        Ok(self.register_run(ra_id, index, params)?[0])
+    }
+
+    /// `reg.clear(value)`: every cell takes `value` (the whole array at once: pisa does not
+    /// model the time the hardware's clear takes).
+    pub(crate) fn register_clear(&mut self, r: RegisterId, lo: Value, hi: Value) -> ExecResult<()> {
+        let Some(reg) = self.pl.registers.get(r.index()) else {
+            return Err(Fault::program(ProgramError::BadReference("register")));
+        };
+        let m = mask(reg.width);
+        let Some(st) = self.rt.registers.get_mut(r.index()) else {
+            return Err(Fault::program(ProgramError::BadReference("register state")));
+        };
+        st.lo.fill((lo & m) as u64);
+        st.hi.fill((hi & m) as u64);
+        Ok(())
+    }
+
+    /// Runs a RegisterAction on its cell: the outputs `rv1..rv4`.
+    #[inline(never)]
+    pub(crate) fn register_run(
+        &mut self,
+        ra_id: RegisterActionId,
+        index: &Expr,
+        params: &[Value],
+    ) -> ExecResult<[Value; 4]> {
         let pl = self.pl;
         let Some(ra) = pl.register_actions.get(ra_id.index()) else {
             return Err(Fault::program(ProgramError::BadReference(
@@ -30,7 +57,7 @@ impl<T: Tracer> Ctx<'_, T> {
             match self.entry {
                 Some(h) => h.index() as u32,
                 // A direct register on a miss has no cell: no access, output 0.
-                None => return Ok(0),
+                None => return Ok([0; 4]),
             }
         } else {
             let v = self.eval(index, params)?;
@@ -50,7 +77,7 @@ impl<T: Tracer> Ctx<'_, T> {
         let saved = self.reg.replace(RegCtx {
             lo,
             hi,
-            out: 0,
+            out: [0; 4],
             width: reg.width,
         });
         let res = self.exec_block(&ra.body, params);
@@ -59,7 +86,7 @@ impl<T: Tracer> Ctx<'_, T> {
         let done = done.unwrap_or(RegCtx {
             lo,
             hi,
-            out: 0,
+            out: [0; 4],
             width: reg.width,
         });
         let m = mask(reg.width);
@@ -71,14 +98,15 @@ impl<T: Tracer> Ctx<'_, T> {
                 *c = (done.hi & m) as u64;
             }
         }
-        let out = done.out & mask(ra.output_width);
+        let mut out = done.out;
+        out[0] &= mask(ra.output_width);
         self.tr.record(|| TraceEvent::Register {
             register: reg.name.clone(),
             action: ra.name.clone(),
             index: idx,
             before: (lo, hi),
             after: (done.lo & m, if reg.paired { done.hi & m } else { 0 }),
-            output: out,
+            output: out[0],
         });
         Ok(out)
     }

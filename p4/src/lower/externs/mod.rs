@@ -43,6 +43,8 @@ pub(crate) enum Kind {
     RegisterAction {
         id: RegisterActionId,
         out: Option<Ty>,
+        /// Tofino 2: the types of the extra outputs `rv2..` its `apply` declares.
+        more: Vec<Ty>,
         direct: bool,
         /// The index type `I` (None: any unsigned bits).
         index: Option<Ty>,

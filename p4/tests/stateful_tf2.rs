@@ -1,0 +1,171 @@
+//! Tofino 2's stateful extras (issue 11, section 2): RegisterActions with up to four outputs,
+//! `RegisterAction2/3/4`, and `Register.clear`, run through the switch model on the programs
+//! of `tests/stateful_tf2/`; and their refusals on Tofino 1 and on misuse. Expected values are
+//! worked out by hand from each RegisterAction's body (written next to each check).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use p4::compile::{compile_file, CompileFailure, CompileOptions, Compiled};
+use pipeline::ir::Target;
+use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig};
+
+fn program(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/stateful_tf2")
+        .join(name)
+}
+
+fn try_compile(name: &str, target: Target, defines: &[&str]) -> Result<Compiled, CompileFailure> {
+    let opts = CompileOptions {
+        target,
+        defines: defines
+            .iter()
+            .map(|n| (n.to_string(), "1".to_string()))
+            .collect(),
+        ..CompileOptions::default()
+    };
+    compile_file(&program(name), &opts)
+}
+
+fn switch(name: &str) -> Switch {
+    let c = try_compile(name, Target::Tofino2, &[])
+        .unwrap_or_else(|f| panic!("{name} does not compile:\n{}", f.render()));
+    Switch::new(Arc::new(c.program), SwitchConfig::new(1)).expect("switch")
+}
+
+/// The error text of a program that must not compile.
+fn refused(name: &str, target: Target, defines: &[&str]) -> String {
+    match try_compile(name, target, defines) {
+        Ok(_) => panic!("{name} with {defines:?} compiled on {target:?}"),
+        Err(f) => f.render(),
+    }
+}
+
+fn send(sw: &mut Switch, bytes: &[u8]) -> Vec<OutFrame> {
+    let mut out = Vec::new();
+    sw.process_batch(
+        &[InFrame {
+            port: 1,
+            bytes,
+            ts: 1_000,
+        }],
+        &mut out,
+    );
+    out
+}
+
+/// outputs.p4's fields after Ethernet: op, a, r1..r4, p1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Data {
+    op: u8,
+    a: u32,
+    r: [u32; 4],
+    p1: u16,
+}
+
+const ETH: usize = 14;
+
+fn frame(d: Data) -> Vec<u8> {
+    let mut f = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0x88, 0xb5];
+    f.push(d.op);
+    f.extend_from_slice(&d.a.to_be_bytes());
+    for r in d.r {
+        f.extend_from_slice(&r.to_be_bytes());
+    }
+    f.extend_from_slice(&d.p1.to_be_bytes());
+    f.extend((0..32).map(|i| i as u8));
+    f
+}
+
+fn parse(b: &[u8]) -> Data {
+    let w = |o: usize| u32::from_be_bytes(b[ETH + o..ETH + o + 4].try_into().unwrap());
+    Data {
+        op: b[ETH],
+        a: w(1),
+        r: [w(5), w(9), w(13), w(17)],
+        p1: u16::from_be_bytes([b[ETH + 21], b[ETH + 22]]),
+    }
+}
+
+fn run(sw: &mut Switch, d: Data) -> Data {
+    let out = send(sw, &frame(d));
+    assert_eq!(out.len(), 1, "one packet out for {d:?}");
+    parse(&out[0].bytes)
+}
+
+#[test]
+fn four_outputs_two_types_and_clear() {
+    let mut sw = switch("outputs.p4");
+    let op0 = |a| Data {
+        op: 0,
+        a,
+        ..Data::default()
+    };
+    // acc[0] starts at 5. add4: rv1 = old, value += a, rv2 = new, rv3 = a, rv4 = new + 1.
+    assert_eq!(run(&mut sw, op0(3)).r, [5, 8, 3, 9]);
+    assert_eq!(run(&mut sw, op0(10)).r, [8, 18, 10, 19]);
+    // From an action, only rv2 taken: 18 + 4 = 22 lands in r2; r1, r3, r4 stay as sent.
+    let d = Data {
+        op: 1,
+        a: 4,
+        r: [0xaaaa_aaaa, 0, 0xcccc_cccc, 0xdddd_dddd],
+        p1: 0,
+    };
+    assert_eq!(
+        run(&mut sw, d).r,
+        [0xaaaa_aaaa, 22, 0xcccc_cccc, 0xdddd_dddd]
+    );
+    // clear(9): every cell is 9, so add4 now starts from 9.
+    let cleared = run(
+        &mut sw,
+        Data {
+            op: 2,
+            ..Data::default()
+        },
+    );
+    assert_eq!(cleared.r, [0; 4]);
+    assert_eq!(run(&mut sw, op0(1)).r, [9, 10, 1, 11]);
+    // acc2[1] starts at 0x12345678. two: rv1 = old, value += 1, rv2 (bit<16>) = new[15:0].
+    let d = run(
+        &mut sw,
+        Data {
+            op: 3,
+            ..Data::default()
+        },
+    );
+    assert_eq!((d.r[0], d.p1), (0x1234_5678, 0x5679));
+    let d = run(
+        &mut sw,
+        Data {
+            op: 3,
+            ..Data::default()
+        },
+    );
+    assert_eq!((d.r[0], d.p1), (0x1234_5679, 0x567a));
+}
+
+#[test]
+fn tofino1_refuses_the_tofino2_stateful_extras() {
+    // tna.p4's stateful ALU has one output word.
+    let e = refused("outputs.p4", Target::Tofino1, &["TNA", "BAD_ONE_OUTPUT"]);
+    assert!(e.contains("Tofino 1's stateful ALU has one output"), "{e}");
+    assert!(e.contains("t2na.p4"), "{e}");
+    // Four outputs, RegisterAction2 and clear: none exists in tna.p4, even on a Tofino 2.
+    for target in [Target::Tofino1, Target::Tofino2] {
+        let e = refused("outputs.p4", target, &["TNA"]);
+        assert!(e.contains("one output"), "{e}");
+        assert!(e.contains("`RegisterAction2` is a Tofino 2 extern"), "{e}");
+        assert!(e.contains("clear"), "{e}");
+    }
+}
+
+#[test]
+fn misuse_is_refused_with_the_reason() {
+    // bf-p4c takes clear's value and busy as constants only.
+    let e = refused("outputs.p4", Target::Tofino2, &["BAD_CLEAR_ARG"]);
+    assert!(e.contains("must be a constant"), "{e}");
+    // Extra outputs are written when execute returns: not inside a condition.
+    let e = refused("outputs.p4", Target::Tofino2, &["BAD_IN_EXPRESSION"]);
+    assert!(e.contains("inside an expression"), "{e}");
+}
