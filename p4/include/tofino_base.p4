@@ -574,6 +574,48 @@ extern DirectRegisterAction4<T, U1, U2, U3, U4> {
     @synchronous(execute)
     abstract void apply(inout T value, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
 }
+/* The min/max unit: apply() sees the register's whole 128-bit memory word (16 8-bit or 8
+ * 16-bit cells; `index` picks the word) and this.min8/max8/min16/max16 pick a lane. */
+extern MinMaxAction<T, H, U> {
+    MinMaxAction(Register<T, _> reg);
+    U execute(@optional in H index, @optional out U rv2, @optional out U rv3,
+              @optional out U rv4);
+    @synchronous(execute)
+    abstract void apply(inout bit<128> value, @optional out U rv1, @optional out U rv2,
+                        @optional out U rv3, @optional out U rv4);
+    bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<8> postmod);
+    bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<8> postmod);
+    bit<16> min16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<8> postmod);
+    bit<16> max16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<8> postmod);
+}
+
+extern MinMaxAction2<T, H, U1, U2> {
+    MinMaxAction2(Register<T, _> reg);
+    U1 execute(@optional in H index, out U2 rv2);
+    @synchronous(execute)
+    abstract void apply(inout bit<128> value, out U1 rv1, out U2 rv2);
+    bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<9> postmod);
+    bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<9> postmod);
+    bit<16> min16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<9> postmod);
+    bit<16> max16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<9> postmod);
+}
+
+/* Hardware learning: declared as t2na.p4 does, refused by pisa (not modelled). */
+extern LearnAction<T, H, D, U> {
+    LearnAction(Register<T, H> reg);
+    U execute(in H index, @optional out U rv2, @optional out U rv3, @optional out U rv4);
+    @synchronous(execute)
+    abstract void apply(inout T value, in D digest, in bool learn, @optional out U rv1,
+                        @optional out U rv2, @optional out U rv3, @optional out U rv4);
+}
 #endif
 
 /* ---- action data indirection ---- */

@@ -169,3 +169,54 @@ fn misuse_is_refused_with_the_reason() {
     let e = refused("outputs.p4", Target::Tofino2, &["BAD_IN_EXPRESSION"]);
     assert!(e.contains("inside an expression"), "{e}");
 }
+
+/// minmax.p4's fields after Ethernet: op, i, v, m, best, lane, lane3 (3 bits) + 5 pad.
+fn mm_frame(op: u8, i: u16, v: u16, m: u8) -> Vec<u8> {
+    let mut f = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0x88, 0xb5, op];
+    f.extend_from_slice(&i.to_be_bytes());
+    f.extend_from_slice(&v.to_be_bytes());
+    f.push(m);
+    f.extend_from_slice(&[0; 5]);
+    f.extend((0..32).map(|i| i as u8));
+    f
+}
+
+/// (best, lane, lane3) of a min/max run.
+fn mm_run(sw: &mut Switch, op: u8, word: u16, m: u8) -> (u16, u16, u8) {
+    let out = send(sw, &mm_frame(op, word, 0, m));
+    assert_eq!(out.len(), 1);
+    let b = &out[0].bytes;
+    let h = |o: usize| u16::from_be_bytes([b[ETH + o], b[ETH + o + 1]]);
+    (h(6), h(8), b[ETH + 10] >> 5)
+}
+
+#[test]
+fn min_max_over_a_word_of_sixteen_bit_cells() {
+    let mut sw = switch("minmax.p4");
+    // Word 1 holds cells 8..15 (lane i = cell 8 + i): 40, 7, 99, 7, 500, 3, 250, 64.
+    let cells = [40u16, 7, 99, 7, 500, 3, 250, 64];
+    for (k, v) in cells.iter().enumerate() {
+        assert_eq!(send(&mut sw, &mm_frame(0, 8 + k as u16, *v, 0)).len(), 1);
+    }
+    // All lanes: min 3 in lane 5, max 500 in lane 4.
+    assert_eq!(mm_run(&mut sw, 1, 1, 0xff), (3, 5, 0));
+    assert_eq!(mm_run(&mut sw, 2, 1, 0xff), (500, 0, 4));
+    // Lanes 0..3 only (mask 0x0f): min 7, first in lane 1 (ties to the lowest lane); max 99.
+    assert_eq!(mm_run(&mut sw, 1, 1, 0x0f), (7, 1, 0));
+    assert_eq!(mm_run(&mut sw, 2, 1, 0x0f), (99, 0, 2));
+    // Lanes 6 and 7 (mask 0xc0): min 64 in lane 7, max 250 in lane 6.
+    assert_eq!(mm_run(&mut sw, 1, 1, 0xc0), (64, 7, 0));
+    assert_eq!(mm_run(&mut sw, 2, 1, 0xc0), (250, 0, 6));
+    // Word 0 was never written: cells 0..7 are 0.
+    assert_eq!(mm_run(&mut sw, 2, 0, 0xff), (0, 0, 0));
+}
+
+#[test]
+fn min_max_misuse_and_learning_are_refused() {
+    let e = refused("minmax.p4", Target::Tofino2, &["BAD_POSTMOD"]);
+    assert!(e.contains("postmod"), "{e}");
+    let e = refused("minmax.p4", Target::Tofino2, &["BAD_LANE"]);
+    assert!(e.contains("`max8` on a register of 16-bit cells"), "{e}");
+    let e = refused("learn.p4", Target::Tofino2, &[]);
+    assert!(e.contains("hardware learning"), "{e}");
+}

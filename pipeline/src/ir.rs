@@ -404,6 +404,18 @@ pub enum Expr {
     Random {
         width: u16,
     },
+    /// Inside a Tofino 2 MinMaxAction body: `min8/max8/min16/max16(value, mask)` over the
+    /// `lane`-bit lanes of the 128-bit `value` (lane i = bits `lane*i ..`) whose `mask` bit i is
+    /// set: the smallest / largest lane (`index`: false), or its lane number (`index`: true,
+    /// 4 bits for 8-bit lanes, 3 for 16-bit ones). Ties go to the lowest lane; no lane enabled
+    /// gives 0 (the hardware's choice in either case is not public).
+    MinMax {
+        max: bool,
+        lane: u16,
+        value: Box<Expr>,
+        mask: Box<Expr>,
+        index: bool,
+    },
     /// Inside a RegisterAction body: `math.execute(input)`, the stateful ALU's math unit.
     MathUnit {
         unit: Box<crate::externs::math_unit::MathUnit>,
@@ -457,6 +469,11 @@ impl Expr {
             Expr::Slice { hi, lo, .. } => hi - lo + 1,
             Expr::RegValue(_) | Expr::RegisterParam(_) => 0, // resolved by the executor from the register's width
             Expr::MeterExecute { .. } => 8,
+            Expr::MinMax { lane, index, .. } => match (index, lane) {
+                (false, l) => *l,
+                (true, 8) => 4,
+                (true, _) => 3,
+            },
             Expr::FilterExecute { width, .. } => *width,
             Expr::ChecksumGet(_) | Expr::ChecksumUpdate { .. } => 16,
         }
@@ -759,6 +776,9 @@ pub struct RegisterAction {
     pub body: Block,
     /// Output width (the `U` type parameter); 0 when the action returns nothing.
     pub output_width: u16,
+    /// A Tofino 2 MinMaxAction: `value` is the 128-bit memory word that holds 128 / width
+    /// consecutive cells (cell `index * n + i` in lane i), and `execute`'s index picks the word.
+    pub wide: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

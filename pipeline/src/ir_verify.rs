@@ -113,6 +113,10 @@ impl Check<'_> {
                 self.expr(index)
             }
             Expr::MathUnit { input, .. } => self.expr(input),
+            Expr::MinMax { value, mask, .. } => {
+                self.expr(value)?;
+                self.expr(mask)
+            }
             Expr::Hash { hash, inputs, .. } => {
                 self.in_range("hash", hash.index(), pl.hashes.len())?;
                 inputs.iter().try_for_each(|i| self.expr(i))

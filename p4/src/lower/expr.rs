@@ -322,6 +322,11 @@ impl<'a> Lowerer<'a> {
                     )),
                 }
             }
+            // `this` inside a MinMaxAction's `apply`: the action's min/max unit.
+            ExprKind::This => match self.lookup_scoped("this") {
+                Some(b @ Binding::Extern(_)) => Ok(Resolved::Obj(b)),
+                _ => Ok(Resolved::V(self.expr(e, None)?)),
+            },
             _ => Ok(Resolved::V(self.expr(e, None)?)),
         }
     }

@@ -216,6 +216,10 @@ impl<'a> Collector<'a> {
                 }
             }
             Expr::MathUnit { input, .. } => self.expr(input, fx, mode),
+            Expr::MinMax { value, mask, .. } => {
+                self.expr(value, fx, mode);
+                self.expr(mask, fx, mode);
+            }
             Expr::Const { .. }
             | Expr::Param { .. }
             | Expr::Lookahead { .. }

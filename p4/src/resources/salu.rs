@@ -163,6 +163,11 @@ impl Scan<'_> {
                 self.leaves(then);
                 self.leaves(els);
             }
+            // Tofino 2's min/max unit: one operation over the memory word and a mask.
+            Expr::MinMax { value, mask, .. } if self.p.salu.output_words > 1 => {
+                self.leaves(value);
+                self.leaves(mask);
+            }
             other => {
                 let what = self.names.expr(other);
                 self.err(

@@ -10,6 +10,7 @@ mod filter;
 mod hash;
 mod math_unit;
 mod meter;
+mod min_max;
 mod packet_io;
 mod parser_counter;
 mod parser_priority;
@@ -108,6 +109,10 @@ pub(crate) enum Kind {
     },
     /// `Alpm` / `Atcam`: how bf-p4c lays a table out in memory; the table matches the same.
     TableLayout,
+    /// `this` inside a MinMaxAction's `apply`: its min/max unit over `lane`-bit lanes.
+    MinMaxUnit {
+        lane: u16,
+    },
 }
 
 /// An extern instance.
@@ -126,6 +131,13 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "stateful actions on an action selector's member bits",
     ),
     ("Pktgen", "the packet generator"),
+    (
+        "LearnAction",
+        "Tofino 2's hardware learning (what its `digest` and `learn` inputs do to the register is not public)",
+    ),
+    ("LearnAction2", "Tofino 2's hardware learning"),
+    ("LearnAction3", "Tofino 2's hardware learning"),
+    ("LearnAction4", "Tofino 2's hardware learning"),
     ("Ghost", "ghost threads"),
 ];
 
@@ -248,6 +260,7 @@ static EXTERNS: &[&dyn ExternType] = &[
     &filter::Filters,
     &packet_io::PacketIo,
     &math_unit::MathUnits,
+    &min_max::MinMaxActions,
 ];
 
 fn family(tname: &str) -> Option<&'static dyn ExternType> {
@@ -520,6 +533,8 @@ impl<'a> Lowerer<'a> {
             Kind::Mirror | Kind::Resubmit => "emit",
             Kind::Digest { .. } => "pack",
             Kind::MathUnit { .. } => "execute (in a RegisterAction)",
+            Kind::MinMaxUnit { lane: 8 } => "min8, max8",
+            Kind::MinMaxUnit { .. } => "min16, max16",
             Kind::CrcPoly(_) | Kind::ActionProfile { .. } | Kind::TableLayout => "none",
         };
         // A method the architecture declares but pisa does not implement.

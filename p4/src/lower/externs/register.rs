@@ -149,6 +149,7 @@ impl ExternType for Registers {
                     register: *id,
                     body,
                     output_width,
+                    wide: false,
                 });
                 l.spans.register_actions.push(span);
                 if m == "read" {

@@ -119,7 +119,7 @@ impl ExternType for RegisterActions {
                 };
                 let max_outs = apply_outputs(l, tname);
                 let (body, more) =
-                    register_action_body(l, i, value, &want, typed.is_some(), max_outs)?;
+                    register_action_body(l, i, value, &want, typed.is_some(), max_outs, None)?;
                 let output_width = out.as_ref().and_then(Ty::scalar_width).unwrap_or(0);
                 let id = RegisterActionId(l.pipe.register_actions.len() as u32);
                 l.pipe.register_actions.push(ir::RegisterAction {
@@ -127,6 +127,7 @@ impl ExternType for RegisterActions {
                     register: *rid,
                     body,
                     output_width,
+                    wide: false,
                 });
                 l.spans.register_actions.push(span);
                 Kind::RegisterAction {
@@ -238,7 +239,7 @@ impl ExternType for RegisterActions {
 
 /// How many outputs the architecture's `apply` of extern `tname` declares: 1 on Tofino 1, 4 in
 /// t2na.p4.
-fn apply_outputs(l: &Lowerer<'_>, tname: &str) -> usize {
+pub(super) fn apply_outputs(l: &Lowerer<'_>, tname: &str) -> usize {
     let Some(d) = l.env.lookup(tname) else {
         return 1;
     };
@@ -260,7 +261,7 @@ fn apply_outputs(l: &Lowerer<'_>, tname: &str) -> usize {
 }
 
 /// The places `execute` writes `rv2..` to (its `out` arguments after the index).
-fn extra_outputs<'a>(
+pub(super) fn extra_outputs<'a>(
     l: &mut Lowerer<'a>,
     xname: &str,
     out_args: &'a [ast::Argument],
@@ -362,13 +363,14 @@ fn execute_outputs<'a>(
 /// Lowers the `apply` body of a RegisterAction initializer: the body and the types of its
 /// extra outputs (`rv2..`). `want`: the output types of the extern's type arguments (all of
 /// them required for a `RegisterActionN`); `max_outs`: what the architecture allows.
-fn register_action_body<'a>(
+pub(super) fn register_action_body<'a>(
     l: &mut Lowerer<'a>,
     i: &'a ast::Instantiation,
     value: &Ty,
     want: &[Ty],
     all_required: bool,
     max_outs: usize,
+    this: Option<Binding<'a>>,
 ) -> Res<(ir::Block, Vec<Ty>)> {
     let Some(decls) = &i.initializer else {
         return Err(l.err(
@@ -436,6 +438,13 @@ fn register_action_body<'a>(
             .with_help("declare `out U1 rv1, out U2 rv2, ...` for each output type"),
         ));
     }
+    let pty = l.resolve_type(&ps[0].ty)?;
+    if pty != *value {
+        return Err(l.err(
+            Diagnostic::error(format!("`apply` takes `{pty}`, its value is a `{value}`"))
+                .with_primary(ps[0].ty.span, "type differs from the register's"),
+        ));
+    }
     let value_loc = match value {
         Ty::Struct(s) => Rc::new(Loc::Struct {
             ty: s.clone(),
@@ -448,6 +457,9 @@ fn register_action_body<'a>(
     };
     let mut frame = HashMap::new();
     frame.insert(ps[0].name.name.clone(), Binding::Val(V::Loc(value_loc)));
+    if let Some(b) = this {
+        frame.insert("this".into(), b);
+    }
     let mut more = Vec::new();
     for (k, p) in outs.iter().enumerate() {
         if p.direction != Direction::Out {
