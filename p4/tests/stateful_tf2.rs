@@ -31,6 +31,8 @@ fn try_compile(name: &str, target: Target, defines: &[&str]) -> Result<Compiled,
 fn switch(name: &str) -> Switch {
     let c = try_compile(name, Target::Tofino2, &[])
         .unwrap_or_else(|f| panic!("{name} does not compile:\n{}", f.render()));
+    // What `pisa check --target tofino2` reports: placed into stages without a resource error.
+    assert!(c.resources.is_some(), "{name} was not placed");
     Switch::new(Arc::new(c.program), SwitchConfig::new(1)).expect("switch")
 }
 
@@ -212,11 +214,14 @@ fn min_max_over_a_word_of_sixteen_bit_cells() {
 }
 
 #[test]
-fn min_max_misuse_and_learning_are_refused() {
+fn min_max_misuse_learning_and_selector_actions_are_refused() {
     let e = refused("minmax.p4", Target::Tofino2, &["BAD_POSTMOD"]);
     assert!(e.contains("postmod"), "{e}");
     let e = refused("minmax.p4", Target::Tofino2, &["BAD_LANE"]);
     assert!(e.contains("`max8` on a register of 16-bit cells"), "{e}");
     let e = refused("learn.p4", Target::Tofino2, &[]);
     assert!(e.contains("hardware learning"), "{e}");
+    let e = refused("learn.p4", Target::Tofino2, &["SELECTOR_ACTION"]);
+    assert!(e.contains("SelectorAction"), "{e}");
+    assert!(e.contains("driver's layout"), "{e}");
 }

@@ -1,4 +1,5 @@
-/* LearnAction (Tofino 2 hardware learning): refused, not modelled. Otherwise minmax.p4. */
+/* Tofino 2 externs pisa refuses as not modelled: LearnAction (hardware learning), and with
+ * SELECTOR_ACTION a SelectorAction. Otherwise like minmax.p4. */
 #include <core.p4>
 #include <t2na.p4>
 
@@ -42,6 +43,17 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
     Register<bit<16>, bit<16>>(64) cells;
+#if defined(SELECTOR_ACTION)
+    ActionProfile(4) members;
+    Hash<bit<16>>(HashAlgorithm_t.CRC16) sel_hash;
+    ActionSelector(members, sel_hash, SelectorMode_t.FAIR, 4, 2) sel;
+    SelectorAction(sel) disable = {
+        void apply(inout bit<1> value, out bit<1> rv) {
+            rv = value;
+            value = 0;
+        }
+    };
+#endif
 
     RegisterAction<bit<16>, bit<16>, bit<16>>(cells) store = {
         void apply(inout bit<16> value) {

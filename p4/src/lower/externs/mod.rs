@@ -128,7 +128,7 @@ pub(crate) struct ExternInst {
 const UNSUPPORTED: &[(&str, &str)] = &[
     (
         "SelectorAction",
-        "stateful actions on an action selector's member bits",
+        "stateful actions on an action selector's member-status bits (its index addresses a bit in the driver's layout of the selector's memory, which is not public)",
     ),
     ("Pktgen", "the packet generator"),
     (
