@@ -33,6 +33,7 @@ fn switch(name: &str) -> Switch {
         .unwrap_or_else(|f| panic!("{name} does not compile:\n{}", f.render()));
     // What `pisa check --target tofino2` reports: placed into stages without a resource error.
     assert!(c.resources.is_some(), "{name} was not placed");
+    pipeline::ir_verify::verify(&c.program).unwrap_or_else(|e| panic!("{name}: {e}"));
     Switch::new(Arc::new(c.program), SwitchConfig::new(1)).expect("switch")
 }
 
@@ -145,6 +146,21 @@ fn four_outputs_two_types_and_clear() {
         },
     );
     assert_eq!((d.r[0], d.p1), (0x1234_5679, 0x567a));
+}
+
+/// What `pisa check --emit-ir` shows: the outputs each execute writes, and the clear.
+#[test]
+fn the_ir_names_every_output_and_the_clear() {
+    let c = try_compile("outputs.p4", Target::Tofino2, &[]).expect("compiles");
+    let ir = pipeline::ir_text::program_text(&c.program);
+    for line in [
+        "rv4 = value + 1;",
+        "($tmp1, hdr.data.r2, hdr.data.r3, hdr.data.r4) = Ingress.add4.execute(0);",
+        "Ingress.acc.clear(0x9, 0x0);",
+        "(_, hdr.data.r2, _, _) = Ingress.add4.execute(",
+    ] {
+        assert!(ir.contains(line), "no `{line}` in\n{ir}");
+    }
 }
 
 #[test]
