@@ -146,6 +146,18 @@ fn four_outputs_two_types_and_clear() {
         },
     );
     assert_eq!((d.r[0], d.p1), (0x1234_5679, 0x567a));
+    // The direct register of `direct`'s one entry starts at 100; dtwo adds 1 and returns the
+    // new value twice (rv2 as bit<16> into p1).
+    for want in [101u32, 102] {
+        let d = run(
+            &mut sw,
+            Data {
+                op: 4,
+                ..Data::default()
+            },
+        );
+        assert_eq!((d.r[0], d.p1), (want, want as u16));
+    }
 }
 
 /// What `pisa check --emit-ir` shows: the outputs each execute writes, and the clear.
@@ -155,7 +167,8 @@ fn the_ir_names_every_output_and_the_clear() {
     let ir = pipeline::ir_text::program_text(&c.program);
     for line in [
         "rv4 = value + 1;",
-        "($tmp1, hdr.data.r2, hdr.data.r3, hdr.data.r4) = Ingress.add4.execute(0);",
+        ", hdr.data.r2, hdr.data.r3, hdr.data.r4) = Ingress.add4.execute(0);",
+        ", hdr.data.p1, _, _) = Ingress.dtwo.execute(0);",
         "Ingress.acc.clear(0x9, 0x0);",
         "(_, hdr.data.r2, _, _) = Ingress.add4.execute(",
     ] {

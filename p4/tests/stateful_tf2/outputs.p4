@@ -5,6 +5,8 @@
  *   1: add4 as a statement from an action, rv2 only (rv1, rv3, rv4 dropped)
  *   2: acc.clear(9)                            (every cell of acc becomes 9)
  *   3: hdr.r1 = two.execute(1, p1)             (rv1 old value, rv2 the new value's low half)
+ *   4: table `direct` hits: hdr.r1 = dtwo.execute(p1) on its DirectRegister (rv1 and rv2 the
+ *      new value, rv2 as bit<16>)
  * Built with `--target tofino2`; BAD_* defines make the misuses the tests expect refused. */
 #include <core.p4>
 #if defined(TNA)
@@ -81,6 +83,26 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
     };
 #endif
 
+    DirectRegister<bit<32>>(100) dreg;
+    DirectRegisterAction2<bit<32>, bit<32>, bit<16>>(dreg) dtwo = {
+        void apply(inout bit<32> value, out bit<32> rv1, out bit<16> rv2) {
+            value = value + 1;
+            rv1 = value;
+            rv2 = value[15:0];
+        }
+    };
+    action dcount() {
+        hdr.data.r1 = dtwo.execute(hdr.data.p1);
+    }
+    table direct {
+        key = { hdr.data.op : exact; }
+        actions = { dcount; NoAction; }
+        const entries = { 4 : dcount(); }
+        default_action = NoAction;
+        registers = dreg;
+        size = 4;
+    }
+
     action add_only_rv2() {
         add4.execute(0, hdr.data.r2);
     }
@@ -106,6 +128,8 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
             wipe();
         } else if (hdr.data.op == 3) {
             hdr.data.r1 = two.execute(1, hdr.data.p1);
+        } else if (hdr.data.op == 4) {
+            direct.apply();
         }
         ig_tm_md.ucast_egress_port = 2;
     }
