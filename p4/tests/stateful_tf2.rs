@@ -199,6 +199,9 @@ fn misuse_is_refused_with_the_reason() {
     // Extra outputs are written when execute returns: not inside a condition.
     let e = refused("outputs.p4", Target::Tofino2, &["BAD_IN_EXPRESSION"]);
     assert!(e.contains("inside an expression"), "{e}");
+    // RegisterAction2's second output is not optional.
+    let e = refused("outputs.p4", Target::Tofino2, &["BAD_MISSING_OUT"]);
+    assert!(e.contains("takes 1 output argument(s), 0 given"), "{e}");
 }
 
 /// minmax.p4's fields after Ethernet: op, i, v, m, best, lane, lane3 (3 bits) + 5 pad.

@@ -127,7 +127,11 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
         } else if (hdr.data.op == 2) {
             wipe();
         } else if (hdr.data.op == 3) {
+#if defined(BAD_MISSING_OUT)
+            hdr.data.r1 = two.execute(1);
+#else
             hdr.data.r1 = two.execute(1, hdr.data.p1);
+#endif
         } else if (hdr.data.op == 4) {
             direct.apply();
         }

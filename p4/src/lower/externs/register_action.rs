@@ -196,6 +196,24 @@ impl ExternType for RegisterActions {
                     };
                     (l.index_expr(a, ity.as_ref())?, rest)
                 };
+                // RegisterActionN (and the direct and min/max ones): every output is an
+                // argument t2na.p4 declares without @optional.
+                if x.type_name.ends_with(|ch: char| ch.is_ascii_digit())
+                    && out_args.len() != more.len()
+                {
+                    return Err(l.err(
+                        Diagnostic::error(format!(
+                            "`{xname}.execute` takes {} output argument(s), {} given",
+                            more.len(),
+                            out_args.len()
+                        ))
+                        .with_primary(span, "outputs missing")
+                        .with_help(format!(
+                            "`{}`'s outputs rv2.. are not optional: pass a field for each (or `_`)",
+                            x.type_name
+                        )),
+                    ));
+                }
                 let t = ot.clone().unwrap_or(Ty::Bit(1));
                 let width = t.scalar_width().unwrap_or(1);
                 if !out_args.is_empty() {
