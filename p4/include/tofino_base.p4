@@ -608,6 +608,36 @@ extern MinMaxAction2<T, H, U1, U2> {
                   @optional in int<9> postmod);
 }
 
+extern MinMaxAction3<T, H, U1, U2, U3> {
+    MinMaxAction3(Register<T, _> reg);
+    U1 execute(@optional in H index, out U2 rv2, out U3 rv3);
+    @synchronous(execute)
+    abstract void apply(inout bit<128> value, out U1 rv1, out U2 rv2, out U3 rv3);
+    bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<9> postmod);
+    bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<9> postmod);
+    bit<16> min16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<9> postmod);
+    bit<16> max16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<9> postmod);
+}
+
+extern MinMaxAction4<T, H, U1, U2, U3, U4> {
+    MinMaxAction4(Register<T, _> reg);
+    U1 execute(@optional in H index, out U2 rv2, out U3 rv3, out U4 rv4);
+    @synchronous(execute)
+    abstract void apply(inout bit<128> value, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
+    bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<9> postmod);
+    bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<9> postmod);
+    bit<16> min16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<9> postmod);
+    bit<16> max16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<9> postmod);
+}
+
 /* Hardware learning: declared as t2na.p4 does, refused by pisa (not modelled). */
 extern LearnAction<T, H, D, U> {
     LearnAction(Register<T, H> reg);

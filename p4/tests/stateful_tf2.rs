@@ -243,6 +243,22 @@ fn min_max_over_a_word_of_sixteen_bit_cells() {
     assert_eq!(mm_run(&mut sw, 2, 1, 0xc0), (250, 0, 6));
     // Word 0 was never written: cells 0..7 are 0.
     assert_eq!(mm_run(&mut sw, 2, 0, 0xff), (0, 0, 0));
+    // Byte cells 16..31 (word 1 of `bytes`): cell 16 + i = 200 - 10 * i, except cell 16 + 9 = 5.
+    for i in 0..16u16 {
+        let v = if i == 9 { 5 } else { 200 - 10 * i };
+        assert_eq!(send(&mut sw, &mm_frame(3, 16 + i, v, 0)).len(), 1);
+    }
+    // min8 with the mask in data.v: all 16 lanes → 5 in lane 9; lanes 0..7 (0x00ff) → 130 in
+    // lane 7; lanes 10 and 15 (0x8400) → 50 in lane 15.
+    let lo8 = |sw: &mut Switch, mask: u16| {
+        let out = send(sw, &mm_frame(4, 1, mask, 0));
+        let b = &out[0].bytes;
+        let h = |o: usize| u16::from_be_bytes([b[ETH + o], b[ETH + o + 1]]);
+        (h(6), h(8))
+    };
+    assert_eq!(lo8(&mut sw, 0xffff), (5, 9));
+    assert_eq!(lo8(&mut sw, 0x00ff), (130, 7));
+    assert_eq!(lo8(&mut sw, 0x8400), (50, 15));
 }
 
 #[test]

@@ -320,7 +320,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
             Dest::Scalar(place, ty) => {
-                self.whole_rhs = Some(rhs.span);
+                self.whole_rhs = Some(uncast(rhs).span);
                 let r = self.scalar(rhs, Some(&ty));
                 self.whole_rhs = None;
                 let hoisted = std::mem::take(&mut self.hoisted);
@@ -1778,6 +1778,14 @@ fn uses_direct(b: &[ir::Stmt]) -> bool {
         } => expr(cond) || uses_direct(then) || uses_direct(els),
         _ => false,
     })
+}
+
+/// `e` without the casts around it: `(bit<16>) ra.execute(i, rv2)` assigns the call's value.
+fn uncast(e: &ast::Expr) -> &ast::Expr {
+    match &e.kind {
+        ExprKind::Cast { expr, .. } => uncast(expr),
+        _ => e,
+    }
 }
 
 /// `dst = src` for fields wider than a value: piece by piece (the same bits).

@@ -1,7 +1,9 @@
 /* Tofino 2's min/max unit: `cells` holds 16-bit cells, 8 to a 128-bit word. data.op 0 writes
  * data.v into cell data.i (a RegisterAction); op 1 runs `lo` on word data.i (the smallest cell
  * of the lanes data.m enables, and its lane through rv2); op 2 runs `hi` (the largest, lane
- * through a bit<3> output of its own type, MinMaxAction2). Built with `--target tofino2`. */
+ * through a bit<3> output of its own type, MinMaxAction2). `bytes` holds 8-bit cells, 16 to a
+ * word: op 3 writes data.v[7:0] into byte cell data.i, op 4 runs `lo8` (min8 over the lanes of
+ * the 16-bit mask data.v, lane through rv2). Built with `--target tofino2`. */
 #include <core.p4>
 #include <t2na.p4>
 
@@ -45,6 +47,18 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
     Register<bit<16>, bit<16>>(64) cells;
+    Register<bit<8>, bit<16>>(32) bytes;
+
+    RegisterAction<bit<8>, bit<16>, bit<8>>(bytes) store8 = {
+        void apply(inout bit<8> value) {
+            value = hdr.data.v[7:0];
+        }
+    };
+    MinMaxAction<bit<8>, bit<1>, bit<16>>(bytes) lo8 = {
+        void apply(inout bit<128> value, out bit<16> rv1, out bit<16> rv2) {
+            rv1 = (bit<16>) this.min8(value, hdr.data.v, rv2);
+        }
+    };
 
     RegisterAction<bit<16>, bit<16>, bit<16>>(cells) store = {
         void apply(inout bit<16> value) {
@@ -75,6 +89,10 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
             hdr.data.best = lo.execute(hdr.data.i[2:0], hdr.data.lane);
         } else if (hdr.data.op == 2) {
             hdr.data.best = hi.execute(hdr.data.i[2:0], hdr.data.lane3);
+        } else if (hdr.data.op == 3) {
+            store8.execute(hdr.data.i);
+        } else if (hdr.data.op == 4) {
+            hdr.data.best = lo8.execute(hdr.data.i[0:0], hdr.data.lane);
         }
         ig_tm_md.ucast_egress_port = 2;
     }
