@@ -167,8 +167,8 @@ fn the_ir_names_every_output_and_the_clear() {
     let ir = pipeline::ir_text::program_text(&c.program);
     for line in [
         "rv4 = value + 1;",
-        ", hdr.data.r2, hdr.data.r3, hdr.data.r4) = Ingress.add4.execute(0);",
-        ", hdr.data.p1, _, _) = Ingress.dtwo.execute(0);",
+        "(hdr.data.r1, hdr.data.r2, hdr.data.r3, hdr.data.r4) = Ingress.add4.execute(0);",
+        "(hdr.data.r1, hdr.data.p1, _, _) = Ingress.dtwo.execute(0);",
         "Ingress.acc.clear(0x9, 0x0);",
         "(_, hdr.data.r2, _, _) = Ingress.add4.execute(",
     ] {
@@ -272,4 +272,21 @@ fn min_max_misuse_learning_and_selector_actions_are_refused() {
     let e = refused("learn.p4", Target::Tofino2, &["SELECTOR_ACTION"]);
     assert!(e.contains("SelectorAction"), "{e}");
     assert!(e.contains("driver's layout"), "{e}");
+}
+
+/// `pisa check --target tofino2`: both programs place, without a warning, into one ingress
+/// stage (each execute writes its outputs straight into the header fields, as the hardware's
+/// output words do: no copy in a later stage).
+#[test]
+fn check_places_them_in_one_stage() {
+    for n in ["outputs.p4", "minmax.p4"] {
+        let c = try_compile(n, Target::Tofino2, &[]).expect("compiles");
+        let w = c.warnings.render(&c.sources);
+        assert!(w.trim().is_empty(), "{n}: {w}");
+        let report = c.resources.expect("placed").to_string();
+        assert!(
+            report.contains("ingress: stages used: 1 of 20"),
+            "{n}:\n{report}"
+        );
+    }
 }

@@ -323,9 +323,13 @@ impl<'a> Lowerer<'a> {
                 self.whole_rhs = Some(uncast(rhs).span);
                 let r = self.scalar(rhs, Some(&ty));
                 self.whole_rhs = None;
-                let hoisted = std::mem::take(&mut self.hoisted);
+                let mut hoisted = std::mem::take(&mut self.hoisted);
                 let (e, _) = r?;
                 self.checksum_destination(&place, &ty, &e, lhs)?;
+                if into_execute(&mut hoisted, &place, &e) {
+                    out.extend(hoisted);
+                    return Ok(());
+                }
                 out.extend(hoisted);
                 out.push(ir::Stmt::Assign {
                     dst: place,
@@ -1778,6 +1782,22 @@ fn uses_direct(b: &[ir::Stmt]) -> bool {
         } => expr(cond) || uses_direct(then) || uses_direct(els),
         _ => false,
     })
+}
+
+/// `dst = $tmp` right after an `execute` that wrote `rv1` into `$tmp`: the execute writes
+/// `dst` itself (as the hardware's output would), and no copy is needed.
+fn into_execute(hoisted: &mut [ir::Stmt], dst: &Place, e: &ir::Expr) -> bool {
+    let Some(ir::Stmt::RegisterExecute { outs, .. }) = hoisted.last_mut() else {
+        return false;
+    };
+    let (ir::Expr::Field(t), Some(Place::Field(o)), Place::Field(d)) = (e, outs[0], dst) else {
+        return false;
+    };
+    if *t != o || t.width != d.width {
+        return false;
+    }
+    outs[0] = Some(*dst);
+    true
 }
 
 /// `e` without the casts around it: `(bit<16>) ra.execute(i, rv2)` assigns the call's value.
