@@ -97,6 +97,17 @@ fn run(sw: &mut Switch, d: Data) -> Data {
     parse(&out[0].bytes)
 }
 
+/// Runs a packet with `op` and every other field 0.
+fn run_op(sw: &mut Switch, op: u8) -> Data {
+    run(
+        sw,
+        Data {
+            op,
+            ..Data::default()
+        },
+    )
+}
+
 #[test]
 fn four_outputs_two_types_and_clear() {
     let mut sw = switch("outputs.p4");
@@ -120,42 +131,18 @@ fn four_outputs_two_types_and_clear() {
         [0xaaaa_aaaa, 22, 0xcccc_cccc, 0xdddd_dddd]
     );
     // clear(9): every cell is 9, so add4 now starts from 9.
-    let cleared = run(
-        &mut sw,
-        Data {
-            op: 2,
-            ..Data::default()
-        },
-    );
+    let cleared = run_op(&mut sw, 2);
     assert_eq!(cleared.r, [0; 4]);
     assert_eq!(run(&mut sw, op0(1)).r, [9, 10, 1, 11]);
     // acc2[1] starts at 0x12345678. two: rv1 = old, value += 1, rv2 (bit<16>) = new[15:0].
-    let d = run(
-        &mut sw,
-        Data {
-            op: 3,
-            ..Data::default()
-        },
-    );
+    let d = run_op(&mut sw, 3);
     assert_eq!((d.r[0], d.p1), (0x1234_5678, 0x5679));
-    let d = run(
-        &mut sw,
-        Data {
-            op: 3,
-            ..Data::default()
-        },
-    );
+    let d = run_op(&mut sw, 3);
     assert_eq!((d.r[0], d.p1), (0x1234_5679, 0x567a));
     // The direct register of `direct`'s one entry starts at 100; dtwo adds 1 and returns the
     // new value twice (rv2 as bit<16> into p1).
     for want in [101u32, 102] {
-        let d = run(
-            &mut sw,
-            Data {
-                op: 4,
-                ..Data::default()
-            },
-        );
+        let d = run_op(&mut sw, 4);
         assert_eq!((d.r[0], d.p1), (want, want as u16));
     }
 }
