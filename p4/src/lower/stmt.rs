@@ -320,10 +320,12 @@ impl<'a> Lowerer<'a> {
                 }
             }
             Dest::Scalar(place, ty) => {
-                self.whole_rhs = Some(uncast(rhs).span);
+                // Saved and restored: lowering `rhs` may lower statements of its own.
+                let outer_rhs = self.whole_rhs.replace(uncast(rhs).span);
+                let outer_hoisted = std::mem::take(&mut self.hoisted);
                 let r = self.scalar(rhs, Some(&ty));
-                self.whole_rhs = None;
-                let mut hoisted = std::mem::take(&mut self.hoisted);
+                self.whole_rhs = outer_rhs;
+                let mut hoisted = std::mem::replace(&mut self.hoisted, outer_hoisted);
                 let (e, _) = r?;
                 self.checksum_destination(&place, &ty, &e, lhs)?;
                 if into_execute(&mut hoisted, &place, &e) {
