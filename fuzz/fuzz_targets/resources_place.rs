@@ -289,6 +289,7 @@ fn program(d: &mut Bytes) -> Program {
             register: RegisterId(u32::from(d.below(5))),
             body: block(d, 2),
             output_width: u16::from(d.u8()),
+            wide: false,
         })
         .collect();
     let ingress = gress(d);

@@ -448,6 +448,10 @@ extern Register<T, I> {
     Register(bit<32> size, T initial_value);
     T read(in I index);
     void write(in I index, in T value);
+#if PISA_TOFINO_GEN == 2
+    /* Tofino 2: set every cell to `value` (constant arguments). */
+    void clear(in T value, @optional in T busy);
+#endif
 }
 
 extern DirectRegister<T> {
@@ -455,6 +459,9 @@ extern DirectRegister<T> {
     DirectRegister(T initial_value);
     T read();
     void write(in T value);
+#if PISA_TOFINO_GEN == 2
+    void clear(in T value, @optional in T busy);
+#endif
 }
 
 /* A run-time settable constant for register actions. */
@@ -524,6 +531,120 @@ extern DirectRegisterAction<T, U> {
     U address(@optional bit<1> subword);
     U predicate(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
                 @optional in bool cmp3);
+}
+/* One type per output: RegisterActionN returns U1 and hands rv2..rvN back through `out`. */
+extern RegisterAction2<T, H, U1, U2> {
+    RegisterAction2(Register<_, _> reg);
+    U1 execute(in H index, out U2 rv2);
+    @synchronous(execute)
+    abstract void apply(inout T value, out U1 rv1, out U2 rv2);
+}
+
+extern RegisterAction3<T, H, U1, U2, U3> {
+    RegisterAction3(Register<_, _> reg);
+    U1 execute(in H index, out U2 rv2, out U3 rv3);
+    @synchronous(execute)
+    abstract void apply(inout T value, out U1 rv1, out U2 rv2, out U3 rv3);
+}
+
+extern RegisterAction4<T, H, U1, U2, U3, U4> {
+    RegisterAction4(Register<_, _> reg);
+    U1 execute(in H index, out U2 rv2, out U3 rv3, out U4 rv4);
+    @synchronous(execute)
+    abstract void apply(inout T value, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
+}
+
+extern DirectRegisterAction2<T, U1, U2> {
+    DirectRegisterAction2(DirectRegister<T> reg);
+    U1 execute(out U2 rv2);
+    @synchronous(execute)
+    abstract void apply(inout T value, out U1 rv1, out U2 rv2);
+}
+
+extern DirectRegisterAction3<T, U1, U2, U3> {
+    DirectRegisterAction3(DirectRegister<T> reg);
+    U1 execute(out U2 rv2, out U3 rv3);
+    @synchronous(execute)
+    abstract void apply(inout T value, out U1 rv1, out U2 rv2, out U3 rv3);
+}
+
+extern DirectRegisterAction4<T, U1, U2, U3, U4> {
+    DirectRegisterAction4(DirectRegister<T> reg);
+    U1 execute(out U2 rv2, out U3 rv3, out U4 rv4);
+    @synchronous(execute)
+    abstract void apply(inout T value, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
+}
+/* The min/max unit: apply() sees the register's whole 128-bit memory word (16 8-bit or 8
+ * 16-bit cells; `index` picks the word) and this.min8/max8/min16/max16 pick a lane. */
+extern MinMaxAction<T, H, U> {
+    MinMaxAction(Register<T, _> reg);
+    U execute(@optional in H index, @optional out U rv2, @optional out U rv3,
+              @optional out U rv4);
+    @synchronous(execute)
+    abstract void apply(inout bit<128> value, @optional out U rv1, @optional out U rv2,
+                        @optional out U rv3, @optional out U rv4);
+    bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<8> postmod);
+    bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<8> postmod);
+    bit<16> min16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<8> postmod);
+    bit<16> max16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<8> postmod);
+}
+
+extern MinMaxAction2<T, H, U1, U2> {
+    MinMaxAction2(Register<T, _> reg);
+    U1 execute(@optional in H index, out U2 rv2);
+    @synchronous(execute)
+    abstract void apply(inout bit<128> value, out U1 rv1, out U2 rv2);
+    bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<9> postmod);
+    bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<9> postmod);
+    bit<16> min16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<9> postmod);
+    bit<16> max16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<9> postmod);
+}
+
+extern MinMaxAction3<T, H, U1, U2, U3> {
+    MinMaxAction3(Register<T, _> reg);
+    U1 execute(@optional in H index, out U2 rv2, out U3 rv3);
+    @synchronous(execute)
+    abstract void apply(inout bit<128> value, out U1 rv1, out U2 rv2, out U3 rv3);
+    bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<9> postmod);
+    bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<9> postmod);
+    bit<16> min16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<9> postmod);
+    bit<16> max16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<9> postmod);
+}
+
+extern MinMaxAction4<T, H, U1, U2, U3, U4> {
+    MinMaxAction4(Register<T, _> reg);
+    U1 execute(@optional in H index, out U2 rv2, out U3 rv3, out U4 rv4);
+    @synchronous(execute)
+    abstract void apply(inout bit<128> value, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
+    bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<9> postmod);
+    bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
+                @optional in int<9> postmod);
+    bit<16> min16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<9> postmod);
+    bit<16> max16(in bit<128> val, in bit<8> mask, @optional out bit<3> index,
+                  @optional in int<9> postmod);
+}
+
+/* Hardware learning: declared as t2na.p4 does, refused by pisa (not modelled). */
+extern LearnAction<T, H, D, U> {
+    LearnAction(Register<T, H> reg);
+    U execute(in H index, @optional out U rv2, @optional out U rv3, @optional out U rv4);
+    @synchronous(execute)
+    abstract void apply(inout T value, in D digest, in bool learn, @optional out U rv1,
+                        @optional out U rv2, @optional out U rv3, @optional out U rv4);
 }
 #endif
 

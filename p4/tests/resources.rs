@@ -244,6 +244,7 @@ impl B {
             register: reg,
             body,
             output_width,
+            wide: false,
         });
         RegisterActionId(self.pipe.register_actions.len() as u32 - 1)
     }

@@ -404,6 +404,18 @@ pub enum Expr {
     Random {
         width: u16,
     },
+    /// Inside a Tofino 2 MinMaxAction body: `min8/max8/min16/max16(value, mask)` over the
+    /// `lane`-bit lanes of the 128-bit `value` (lane i = bits `lane*i ..`) whose `mask` bit i is
+    /// set: the smallest / largest lane (`index`: false), or its lane number (`index`: true,
+    /// 4 bits for 8-bit lanes, 3 for 16-bit ones). Ties go to the lowest lane; no lane enabled
+    /// gives 0 (the hardware's choice in either case is not public).
+    MinMax {
+        max: bool,
+        lane: u16,
+        value: Box<Expr>,
+        mask: Box<Expr>,
+        index: bool,
+    },
     /// Inside a RegisterAction body: `math.execute(input)`, the stateful ALU's math unit.
     MathUnit {
         unit: Box<crate::externs::math_unit::MathUnit>,
@@ -457,6 +469,11 @@ impl Expr {
             Expr::Slice { hi, lo, .. } => hi - lo + 1,
             Expr::RegValue(_) | Expr::RegisterParam(_) => 0, // resolved by the executor from the register's width
             Expr::MeterExecute { .. } => 8,
+            Expr::MinMax { lane, index, .. } => match (index, lane) {
+                (false, l) => *l,
+                (true, 8) => 4,
+                (true, _) => 3,
+            },
             Expr::FilterExecute { width, .. } => *width,
             Expr::ChecksumGet(_) | Expr::ChecksumUpdate { .. } => 16,
         }
@@ -481,6 +498,9 @@ pub enum Place {
     RegValue(RegWord),
     /// Inside a RegisterAction body: the output (`rv`) returned by `execute`.
     RegOutput,
+    /// Inside a Tofino 2 RegisterAction body: the extra output `rvN` (N = 2, 3 or 4), written
+    /// to the `out` argument N of `execute` (see [`Stmt::RegisterExecute`]).
+    RegOutputN(u8),
 }
 
 /// What to run after a table apply, by outcome.
@@ -547,6 +567,20 @@ pub enum Stmt {
     /// `direct_counter.count()` inside an action of the table that owns it.
     CountDirect {
         counter: CounterId,
+    },
+    /// Tofino 2 `ra.execute(index, rv2, rv3, rv4)`: runs the RegisterAction, then writes its
+    /// outputs `rv1..rv4` to the places given (`None`: that output is dropped).
+    RegisterExecute {
+        action: RegisterActionId,
+        index: Expr,
+        outs: [Option<Place>; 4],
+    },
+    /// Tofino 2 `reg.clear(value[, busy])`: every cell of the register takes `value`
+    /// (`lo`, and `hi` for a pair).
+    RegisterClear {
+        register: RegisterId,
+        lo: Value,
+        hi: Value,
     },
     /// `exit;` — ends the control (ingress/egress) immediately; deparser still runs.
     Exit,
@@ -742,6 +776,9 @@ pub struct RegisterAction {
     pub body: Block,
     /// Output width (the `U` type parameter); 0 when the action returns nothing.
     pub output_width: u16,
+    /// A Tofino 2 MinMaxAction: `value` is the 128-bit memory word that holds 128 / width
+    /// consecutive cells (cell `index * n + i` in lane i), and `execute`'s index picks the word.
+    pub wide: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -263,6 +263,7 @@ fn place_text(names: &Names<'_>, p: &Place) -> String {
         Place::FieldSlice { field, hi, lo } => format!("{}[{hi}:{lo}]", names.field(*field)),
         Place::RegValue(w) => format!("value.{w:?}"),
         Place::RegOutput => "rv".into(),
+        Place::RegOutputN(k) => format!("rv{k}"),
     }
 }
 
@@ -361,6 +362,33 @@ fn stmt_text(s: &mut String, pl: &Pipeline, n: &Names<'_>, st: &Stmt, depth: usi
                 .get(counter.index())
                 .map_or("?", |x| x.name.as_str());
             writeln!(s, "{pad}{c}.count();")
+        }
+        Stmt::RegisterExecute {
+            action,
+            index,
+            outs,
+        } => {
+            let ra = pl
+                .register_actions
+                .get(action.index())
+                .map_or("?", |x| x.name.as_str());
+            let o: Vec<String> = outs
+                .iter()
+                .map(|p| p.map_or_else(|| "_".into(), |p| place_text(n, &p)))
+                .collect();
+            writeln!(
+                s,
+                "{pad}({}) = {ra}.execute({});",
+                o.join(", "),
+                n.expr(index)
+            )
+        }
+        Stmt::RegisterClear { register, lo, hi } => {
+            let r = pl
+                .registers
+                .get(register.index())
+                .map_or("?", |x| x.name.as_str());
+            writeln!(s, "{pad}{r}.clear({lo:#x}, {hi:#x});")
         }
         Stmt::Exit => writeln!(s, "{pad}exit;"),
         Stmt::Return => writeln!(s, "{pad}return;"),

@@ -113,6 +113,10 @@ impl Check<'_> {
                 self.expr(index)
             }
             Expr::MathUnit { input, .. } => self.expr(input),
+            Expr::MinMax { value, mask, .. } => {
+                self.expr(value)?;
+                self.expr(mask)
+            }
             Expr::Hash { hash, inputs, .. } => {
                 self.in_range("hash", hash.index(), pl.hashes.len())?;
                 inputs.iter().try_for_each(|i| self.expr(i))
@@ -202,6 +206,22 @@ impl Check<'_> {
             }
             Stmt::CountDirect { counter } => {
                 self.in_range("counter", counter.index(), pl.counters.len())
+            }
+            Stmt::RegisterExecute {
+                action,
+                index,
+                outs,
+            } => {
+                self.in_range("register action", action.index(), pl.register_actions.len())?;
+                for o in outs.iter().flatten() {
+                    if let Place::Field(f) | Place::FieldSlice { field: f, .. } = o {
+                        self.field(*f)?;
+                    }
+                }
+                self.expr(index)
+            }
+            Stmt::RegisterClear { register, .. } => {
+                self.in_range("register", register.index(), pl.registers.len())
             }
             Stmt::Advance(e) | Stmt::Verify { cond: e, .. } | Stmt::CounterRange { cond: e } => {
                 self.expr(e)

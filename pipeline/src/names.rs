@@ -131,6 +131,19 @@ impl<'a> Names<'a> {
                 None => "hash.get(..)".into(),
             },
             Expr::Random { .. } => "random.get()".into(),
+            Expr::MinMax {
+                max,
+                lane,
+                value,
+                mask,
+                index,
+            } => format!(
+                "{}{}{lane}({}, {})",
+                if *index { "index_of_" } else { "" },
+                if *max { "max" } else { "min" },
+                self.expr(value),
+                self.expr(mask)
+            ),
             Expr::MathUnit { unit, input, .. } => {
                 let table: Vec<String> = unit.table.iter().rev().map(|t| t.to_string()).collect();
                 format!(

@@ -18,6 +18,25 @@ pub type TypeParams = HashMap<String, Ty>;
 /// Nesting limit for typedef chains and constant references (a cycle is reported, not followed).
 const MAX_DEPTH: u32 = 64;
 
+/// Externs that t2na.p4 declares and tna.p4 does not (Tofino 2's stateful extras): naming one
+/// in a TNA program says why it is unknown.
+const T2NA_ONLY: &[&str] = &[
+    "RegisterAction2",
+    "RegisterAction3",
+    "RegisterAction4",
+    "DirectRegisterAction2",
+    "DirectRegisterAction3",
+    "DirectRegisterAction4",
+    "MinMaxAction",
+    "MinMaxAction2",
+    "MinMaxAction3",
+    "MinMaxAction4",
+    "LearnAction",
+    "LearnAction2",
+    "LearnAction3",
+    "LearnAction4",
+];
+
 /// Top-level declarations and the caches built from them.
 pub struct Env<'a> {
     pub program: &'a ast::Program,
@@ -258,7 +277,14 @@ impl<'a> Env<'a> {
                 .filter(|(_, ds)| ds.iter().any(|d| is_type_decl(&d.kind)))
                 .map(|(n, _)| *n)
                 .chain(tparams.keys().map(String::as_str));
-            if let Some(h) = suggest::did_you_mean(&id.name, cands) {
+            if T2NA_ONLY.contains(&id.name.as_str()) {
+                d = d
+                    .with_note(format!(
+                        "`{}` is a Tofino 2 extern, declared by t2na.p4 only",
+                        id.name
+                    ))
+                    .with_help("include <t2na.p4> and compile with --target tofino2");
+            } else if let Some(h) = suggest::did_you_mean(&id.name, cands) {
                 d = d.with_help(h);
             }
             return Err(d);

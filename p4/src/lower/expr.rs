@@ -322,6 +322,11 @@ impl<'a> Lowerer<'a> {
                     )),
                 }
             }
+            // `this` inside a MinMaxAction's `apply`: the action's min/max unit.
+            ExprKind::This => match self.lookup_scoped("this") {
+                Some(b @ Binding::Extern(_)) => Ok(Resolved::Obj(b)),
+                _ => Ok(Resolved::V(self.expr(e, None)?)),
+            },
             _ => Ok(Resolved::V(self.expr(e, None)?)),
         }
     }
@@ -591,7 +596,7 @@ impl<'a> Lowerer<'a> {
                             ),
                     )),
                 },
-                Loc::RegWord(..) | Loc::RegOut(_) | Loc::Field { .. } | Loc::Varbit { .. } => {
+                Loc::RegWord(..) | Loc::RegOut(..) | Loc::Field { .. } | Loc::Varbit { .. } => {
                     Err(self.err(
                         Diagnostic::error(format!("`{}` has no fields", loc.ty()))
                             .with_primary(member.span, "no such member")
@@ -1029,7 +1034,7 @@ impl<'a> Lowerer<'a> {
                 }
                 Loc::Field { f, ty } => (ir::Expr::Field(*f), ty.clone()),
                 Loc::RegWord(w, ty) => (ir::Expr::RegValue(*w), ty.clone()),
-                Loc::RegOut(_) => {
+                Loc::RegOut(..) => {
                     return Err(self.err(
                         Diagnostic::error("the RegisterAction output cannot be read")
                             .with_primary(span, "`rv` is write-only")

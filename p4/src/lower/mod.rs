@@ -20,7 +20,7 @@ mod parser;
 pub mod phv;
 mod profiles;
 pub mod spans;
-mod stmt;
+pub(crate) mod stmt;
 pub mod summary;
 mod table;
 mod varbit;
@@ -201,6 +201,11 @@ pub(crate) struct Lowerer<'a> {
     pub counters_loaded: Vec<ir::FieldRef>,
     /// Lowering a `select`'s keys (where a parser counter's flags may be read).
     pub in_select: bool,
+    /// The call that is the whole right-hand side of the assignment being lowered: a call with
+    /// `out` arguments (a Tofino 2 RegisterAction's extra outputs) may run there as a statement
+    /// of its own, put in [`Self::hoisted`] and run just before the assignment.
+    pub whole_rhs: Option<crate::source::Span>,
+    pub hoisted: Vec<ir::Stmt>,
 }
 
 /// Deepest nesting of inlined blocks and actions.
@@ -231,6 +236,8 @@ impl<'a> Lowerer<'a> {
             type_args: Vec::new(),
             counters_loaded: Vec::new(),
             in_select: false,
+            whole_rhs: None,
+            hoisted: Vec::new(),
         }
     }
 

@@ -38,15 +38,15 @@ pub enum Loc {
     },
     /// Inside a RegisterAction body: a word of the register cell.
     RegWord(RegWord, Ty),
-    /// Inside a RegisterAction body: the `rv` output.
-    RegOut(Ty),
+    /// Inside a RegisterAction body: output `rvK` (K = 1; on Tofino 2 also 2 to 4).
+    RegOut(u8, Ty),
 }
 
 impl Loc {
     /// The P4 type of the stored value.
     pub fn ty(&self) -> Ty {
         match self {
-            Loc::Field { ty, .. } | Loc::RegWord(_, ty) | Loc::RegOut(ty) => ty.clone(),
+            Loc::Field { ty, .. } | Loc::RegWord(_, ty) | Loc::RegOut(_, ty) => ty.clone(),
             Loc::Header { ty, .. } => Ty::Header(ty.clone()),
             Loc::Varbit { max, .. } => Ty::Varbit(*max),
             Loc::Struct { ty, .. } => Ty::Struct(ty.clone()),
@@ -76,7 +76,7 @@ impl Loc {
                 fields.iter().for_each(|f| f.scalars(out))
             }
             Loc::Stack { elems, .. } => elems.iter().for_each(|f| f.scalars(out)),
-            Loc::RegOut(_) => {}
+            Loc::RegOut(..) => {}
         }
     }
 

@@ -16,7 +16,7 @@ use crate::diag::Diagnostic;
 use crate::source::Span;
 
 /// An assignable place.
-enum Dest {
+pub(crate) enum Dest {
     Scalar(Place, Ty),
     Agg(Rc<Loc>),
 }
@@ -204,7 +204,7 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    fn dest(&mut self, lhs: &'a ast::Expr) -> Res<Dest> {
+    pub(crate) fn dest(&mut self, lhs: &'a ast::Expr) -> Res<Dest> {
         if let ExprKind::Slice { base, hi, lo } = &lhs.kind {
             let d = self.dest(base)?;
             let Dest::Scalar(Place::Field(f), ty) = d else {
@@ -320,8 +320,19 @@ impl<'a> Lowerer<'a> {
                 }
             }
             Dest::Scalar(place, ty) => {
-                let (e, _) = self.scalar(rhs, Some(&ty))?;
+                // Saved and restored: lowering `rhs` may lower statements of its own.
+                let outer_rhs = self.whole_rhs.replace(uncast(rhs).span);
+                let outer_hoisted = std::mem::take(&mut self.hoisted);
+                let r = self.scalar(rhs, Some(&ty));
+                self.whole_rhs = outer_rhs;
+                let mut hoisted = std::mem::replace(&mut self.hoisted, outer_hoisted);
+                let (e, _) = r?;
                 self.checksum_destination(&place, &ty, &e, lhs)?;
+                if into_execute(&mut hoisted, &place, &e) {
+                    out.extend(hoisted);
+                    return Ok(());
+                }
+                out.extend(hoisted);
                 out.push(ir::Stmt::Assign {
                     dst: place,
                     value: e,
@@ -1640,7 +1651,8 @@ impl<'a> Lowerer<'a> {
                             Dest::Agg(l) => l,
                             Dest::Scalar(Place::Field(f), t) => Rc::new(Loc::Field { f, ty: t }),
                             Dest::Scalar(Place::RegValue(w), t) => Rc::new(Loc::RegWord(w, t)),
-                            Dest::Scalar(Place::RegOutput, t) => Rc::new(Loc::RegOut(t)),
+                            Dest::Scalar(Place::RegOutput, t) => Rc::new(Loc::RegOut(1, t)),
+                            Dest::Scalar(Place::RegOutputN(k), t) => Rc::new(Loc::RegOut(k, t)),
                             Dest::Scalar(Place::FieldSlice { .. }, _) => {
                                 return Err(self.err(crate::check::unsupported(
                                     arg.span,
@@ -1714,7 +1726,8 @@ impl Dest {
         match &**loc {
             Loc::Field { f, ty } => Dest::Scalar(Place::Field(*f), ty.clone()),
             Loc::RegWord(w, ty) => Dest::Scalar(Place::RegValue(*w), ty.clone()),
-            Loc::RegOut(ty) => Dest::Scalar(Place::RegOutput, ty.clone()),
+            Loc::RegOut(1, ty) => Dest::Scalar(Place::RegOutput, ty.clone()),
+            Loc::RegOut(k, ty) => Dest::Scalar(Place::RegOutputN(*k), ty.clone()),
             _ => Dest::Agg(loc.clone()),
         }
     }
@@ -1771,6 +1784,30 @@ fn uses_direct(b: &[ir::Stmt]) -> bool {
         } => expr(cond) || uses_direct(then) || uses_direct(els),
         _ => false,
     })
+}
+
+/// `dst = $tmp` right after an `execute` that wrote `rv1` into `$tmp`: the execute writes
+/// `dst` itself (as the hardware's output would), and no copy is needed.
+fn into_execute(hoisted: &mut [ir::Stmt], dst: &Place, e: &ir::Expr) -> bool {
+    let Some(ir::Stmt::RegisterExecute { outs, .. }) = hoisted.last_mut() else {
+        return false;
+    };
+    let (ir::Expr::Field(t), Some(Place::Field(o)), Place::Field(d)) = (e, outs[0], dst) else {
+        return false;
+    };
+    if *t != o || t.width != d.width {
+        return false;
+    }
+    outs[0] = Some(*dst);
+    true
+}
+
+/// `e` without the casts around it: `(bit<16>) ra.execute(i, rv2)` assigns the call's value.
+fn uncast(e: &ast::Expr) -> &ast::Expr {
+    match &e.kind {
+        ExprKind::Cast { expr, .. } => uncast(expr),
+        _ => e,
+    }
 }
 
 /// `dst = src` for fields wider than a value: piece by piece (the same bits).

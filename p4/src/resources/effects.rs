@@ -181,28 +181,7 @@ impl<'a> Collector<'a> {
                 self.expr(els, fx, mode);
             }
             Expr::RegisterExecute { action, index, .. } => {
-                fx.register_actions.push(*action);
-                self.expr(index, fx, Mode::Match);
-                match self.pipe.register_actions.get(action.index()) {
-                    Some(ra) => {
-                        if !self.enter((true, action.0), fx) {
-                            return;
-                        }
-                        // The SALU's PHV inputs come through the crossbar too.
-                        let mut inner = Effects::default();
-                        for s in &ra.body {
-                            self.stmt(s, &mut inner);
-                        }
-                        self.leave();
-                        for l in inner.all_reads() {
-                            Self::push_read(fx, l, Mode::Match);
-                        }
-                        fx.malformed.extend(inner.malformed);
-                    }
-                    None => fx
-                        .malformed
-                        .push(format!("register action id {} out of range", action.0)),
-                }
+                self.register_execute(*action, index, fx)
             }
             Expr::Hash {
                 hash,
@@ -237,6 +216,10 @@ impl<'a> Collector<'a> {
                 }
             }
             Expr::MathUnit { input, .. } => self.expr(input, fx, mode),
+            Expr::MinMax { value, mask, .. } => {
+                self.expr(value, fx, mode);
+                self.expr(mask, fx, mode);
+            }
             Expr::Const { .. }
             | Expr::Param { .. }
             | Expr::Lookahead { .. }
@@ -253,11 +236,37 @@ impl<'a> Collector<'a> {
         }
     }
 
+    /// A RegisterAction run: its index and PHV inputs are read through the crossbar.
+    fn register_execute(&mut self, action: RegisterActionId, index: &Expr, fx: &mut Effects) {
+        fx.register_actions.push(action);
+        self.expr(index, fx, Mode::Match);
+        match self.pipe.register_actions.get(action.index()) {
+            Some(ra) => {
+                if !self.enter((true, action.0), fx) {
+                    return;
+                }
+                // The SALU's PHV inputs come through the crossbar too.
+                let mut inner = Effects::default();
+                for s in &ra.body {
+                    self.stmt(s, &mut inner);
+                }
+                self.leave();
+                for l in inner.all_reads() {
+                    Self::push_read(fx, l, Mode::Match);
+                }
+                fx.malformed.extend(inner.malformed);
+            }
+            None => fx
+                .malformed
+                .push(format!("register action id {} out of range", action.0)),
+        }
+    }
+
     fn place(&mut self, p: &Place, fx: &mut Effects) {
         match p {
             Place::Field(f) => fx.writes.push(Loc::field(*f)),
             Place::FieldSlice { field, hi, lo } => fx.writes.push(Loc::slice(*field, *hi, *lo)),
-            Place::RegValue(_) | Place::RegOutput => {}
+            Place::RegValue(_) | Place::RegOutput | Place::RegOutputN(_) => {}
         }
     }
 
@@ -314,6 +323,18 @@ impl<'a> Collector<'a> {
                 self.expr(index, fx, Mode::Match);
             }
             Stmt::CountDirect { counter } => fx.counters.push(*counter),
+            Stmt::RegisterExecute {
+                action,
+                index,
+                outs,
+            } => {
+                self.register_execute(*action, index, fx);
+                for o in outs.iter().flatten() {
+                    self.place(o, fx);
+                }
+            }
+            // A clear runs in the background on the register's memory: no PHV access.
+            Stmt::RegisterClear { .. } => {}
             // Tables are units of their own; the unit builder never hands them here.
             Stmt::ApplyTable { .. } | Stmt::Exit | Stmt::Return => {}
             // Parser / deparser statements do not run in the MAU.

@@ -93,6 +93,8 @@ struct Scan<'a> {
     word_assigns: [u32; 2],
     stored: Vec<Expr>,
     outputs: Vec<Expr>,
+    /// The highest output word written (`rv1` = 1; Tofino 2 has `rv2..rv4`).
+    output_words: u32,
     inputs: Vec<(Loc, u16)>,
     big_consts: BTreeSet<i128>,
     errors: Vec<(String, Vec<String>)>,
@@ -160,6 +162,11 @@ impl Scan<'_> {
                 self.leaves(cond);
                 self.leaves(then);
                 self.leaves(els);
+            }
+            // Tofino 2's min/max unit: one operation over the memory word and a mask.
+            Expr::MinMax { value, mask, .. } if self.p.salu.output_words > 1 => {
+                self.leaves(value);
+                self.leaves(mask);
             }
             other => {
                 let what = self.names.expr(other);
@@ -304,11 +311,18 @@ impl Scan<'_> {
                     self.stored.push(value.clone());
                 }
                 Stmt::Assign {
-                    dst: Place::RegOutput,
+                    dst: dst @ (Place::RegOutput | Place::RegOutputN(_)),
                     value,
-                } => self.outputs.push(value.clone()),
+                } => {
+                    let k = match dst {
+                        Place::RegOutputN(k) => u32::from(*k),
+                        _ => 1,
+                    };
+                    self.output_words = self.output_words.max(k);
+                    self.outputs.push(value.clone());
+                }
                 Stmt::Assign { .. } => self.err(
-                    "a RegisterAction can write only the register word(s) and its result `rv`"
+                    "a RegisterAction can write only the register word(s) and its results `rv`..`rv4`"
                         .into(),
                     &["return the value through `rv` and assign it where `execute` is called"],
                 ),
@@ -480,6 +494,7 @@ pub(crate) fn check_register_action(
         word_assigns: [0, 0],
         stored: Vec::new(),
         outputs: Vec::new(),
+        output_words: 0,
         inputs: Vec::new(),
         big_consts: BTreeSet::new(),
         errors: Vec::new(),
@@ -581,6 +596,17 @@ pub(crate) fn check_register_action(
                 salu.const_registers
             ),
             vec!["pass large constants in as a PHV field or a RegisterParam".into()],
+        ));
+    }
+    if s.output_words > salu.output_words {
+        errors.push((
+            format!(
+                "RegisterAction `{ra_name}` writes output rv{}; a {target} stateful ALU has {} output word{}",
+                s.output_words,
+                salu.output_words,
+                if salu.output_words == 1 { "" } else { "s" }
+            ),
+            vec!["return one value, or build for tofino2 (four output words)".into()],
         ));
     }
     let out_bits = 32 * salu.output_words;

@@ -168,6 +168,18 @@ impl Builder<'_> {
                 Some(c) => format!("{}.count(..)", c.name),
                 None => "counter.count(..)".into(),
             },
+            Stmt::RegisterExecute { action, .. } => {
+                match self.col.pipe.register_actions.get(action.index()) {
+                    Some(ra) => format!("{}.execute(..)", ra.name),
+                    None => "RegisterAction.execute(..)".into(),
+                }
+            }
+            Stmt::RegisterClear { register, .. } => {
+                match self.col.pipe.registers.get(register.index()) {
+                    Some(r) => format!("{}.clear(..)", r.name),
+                    None => "Register.clear(..)".into(),
+                }
+            }
             Stmt::SetValid { header, valid } => {
                 let h = self.names.loc(Loc::Valid(*header));
                 let h = h.trim_end_matches(".isValid()");

@@ -292,6 +292,13 @@ fn reads_stmt(pl: &Pipeline, s: &Stmt, f: FieldRef, seen: &mut Vec<bool>) -> boo
             args.iter().any(|a| e(a, seen)) || reads_action(pl, *action, f, seen)
         }
         Stmt::Count { index, .. } => e(index, seen),
+        Stmt::RegisterExecute { action, index, .. } => {
+            e(index, seen)
+                || pl
+                    .register_actions
+                    .get(action.index())
+                    .is_some_and(|ra| reads_block(pl, &ra.body, f, seen))
+        }
         Stmt::Advance(x) => e(x, seen),
         Stmt::Verify { cond, .. } | Stmt::CounterRange { cond } => e(cond, seen),
         Stmt::ChecksumAdd { inputs, .. }
@@ -339,6 +346,9 @@ fn reads_expr(pl: &Pipeline, x: &Expr, f: FieldRef, seen: &mut Vec<bool>) -> boo
                 || index.as_deref().is_some_and(|i| reads_expr(pl, i, f, seen))
         }
         Expr::MathUnit { input, .. } => reads_expr(pl, input, f, seen),
+        Expr::MinMax { value, mask, .. } => {
+            reads_expr(pl, value, f, seen) || reads_expr(pl, mask, f, seen)
+        }
         _ => false,
     }
 }
@@ -467,6 +477,17 @@ impl<T: Tracer> Ctx<'_, T> {
                 width,
             } => self.hash(hash.index(), inputs, *width, params)?,
             Expr::Random { width } => self.rt.rng.bits(*width) & mask(*width),
+            Expr::MinMax {
+                max,
+                lane,
+                value,
+                mask: m,
+                index,
+            } => {
+                let v = self.eval(value, params)?;
+                let bits = self.eval(m, params)?;
+                super::salu::min_max(*max, *lane, v, bits, *index)
+            }
             Expr::MathUnit { unit, input, width } => {
                 let x = self.eval(input, params)?;
                 unit.execute(x & mask(*width), *width)

@@ -412,7 +412,8 @@ pub struct ExecStats {
 pub struct RegCtx {
     pub lo: Value,
     pub hi: Value,
-    pub out: Value,
+    /// `rv1..rv4` (Tofino 1 has `rv1` only).
+    pub out: [Value; 4],
     pub width: u16,
 }
 

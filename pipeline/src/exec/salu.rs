@@ -1,22 +1,49 @@
 //! Stateful ALU: `RegisterAction.execute(index)` the way Tofino runs it — read the cell's
 //! word(s), run the action body on them (`RegValue` / `RegOutput`), write the words back, return
-//! the output. One register may be accessed once per packet pass; a second access is a program
-//! error. Out-of-range indices wrap like the hardware's address mask and are counted.
+//! the output (Tofino 2: up to four outputs). One register may be accessed once per packet pass;
+//! a second access is a program error. Out-of-range indices wrap like the hardware's address
+//! mask and are counted. Tofino 2's `Register.clear` sets every cell.
 
 use super::{Ctx, ExecResult, Fault, ProgramError, RegCtx};
-use crate::ir::{Expr, RegisterActionId, Value};
+use crate::ir::{Expr, Register, RegisterAction, RegisterActionId, RegisterId, Value};
 use crate::phv::mask;
 use crate::state::wrap_index;
 use crate::trace::{TraceEvent, Tracer};
 
 impl<T: Tracer> Ctx<'_, T> {
-    #[inline(never)]
+    /// `execute` as a value: the action's first output.
     pub(crate) fn register_execute(
         &mut self,
         ra_id: RegisterActionId,
         index: &Expr,
         params: &[Value],
     ) -> ExecResult<Value> {
+        Ok(self.register_run(ra_id, index, params)?[0])
+    }
+
+    /// `reg.clear(value)`: every cell takes `value` (the whole array at once: pisa does not
+    /// model the time the hardware's clear takes).
+    pub(crate) fn register_clear(&mut self, r: RegisterId, lo: Value, hi: Value) -> ExecResult<()> {
+        let Some(reg) = self.pl.registers.get(r.index()) else {
+            return Err(Fault::program(ProgramError::BadReference("register")));
+        };
+        let m = mask(reg.width);
+        let Some(st) = self.rt.registers.get_mut(r.index()) else {
+            return Err(Fault::program(ProgramError::BadReference("register state")));
+        };
+        st.lo.fill((lo & m) as u64);
+        st.hi.fill((hi & m) as u64);
+        Ok(())
+    }
+
+    /// Runs a RegisterAction on its cell: the outputs `rv1..rv4`.
+    #[inline(never)]
+    pub(crate) fn register_run(
+        &mut self,
+        ra_id: RegisterActionId,
+        index: &Expr,
+        params: &[Value],
+    ) -> ExecResult<[Value; 4]> {
         let pl = self.pl;
         let Some(ra) = pl.register_actions.get(ra_id.index()) else {
             return Err(Fault::program(ProgramError::BadReference(
@@ -26,11 +53,14 @@ impl<T: Tracer> Ctx<'_, T> {
         let Some(reg) = pl.registers.get(ra.register.index()) else {
             return Err(Fault::program(ProgramError::BadReference("register")));
         };
+        if ra.wide {
+            return self.wide_run(ra, reg, index, params);
+        }
         let idx = if reg.direct_table.is_some() {
             match self.entry {
                 Some(h) => h.index() as u32,
                 // A direct register on a miss has no cell: no access, output 0.
-                None => return Ok(0),
+                None => return Ok([0; 4]),
             }
         } else {
             let v = self.eval(index, params)?;
@@ -50,7 +80,7 @@ impl<T: Tracer> Ctx<'_, T> {
         let saved = self.reg.replace(RegCtx {
             lo,
             hi,
-            out: 0,
+            out: [0; 4],
             width: reg.width,
         });
         let res = self.exec_block(&ra.body, params);
@@ -59,7 +89,7 @@ impl<T: Tracer> Ctx<'_, T> {
         let done = done.unwrap_or(RegCtx {
             lo,
             hi,
-            out: 0,
+            out: [0; 4],
             width: reg.width,
         });
         let m = mask(reg.width);
@@ -71,15 +101,103 @@ impl<T: Tracer> Ctx<'_, T> {
                 *c = (done.hi & m) as u64;
             }
         }
-        let out = done.out & mask(ra.output_width);
+        let mut out = done.out;
+        out[0] &= mask(ra.output_width);
         self.tr.record(|| TraceEvent::Register {
             register: reg.name.clone(),
             action: ra.name.clone(),
             index: idx,
             before: (lo, hi),
             after: (done.lo & m, if reg.paired { done.hi & m } else { 0 }),
-            output: out,
+            output: out[0],
         });
         Ok(out)
+    }
+
+    /// A MinMaxAction: the body sees the 128-bit word of `128 / width` cells that `index`
+    /// picks (cell `index * n + i` in lane i), and writes the lanes back.
+    fn wide_run(
+        &mut self,
+        ra: &RegisterAction,
+        reg: &Register,
+        index: &Expr,
+        params: &[Value],
+    ) -> ExecResult<[Value; 4]> {
+        let n = match (reg.width, reg.paired) {
+            (8, false) => 16u32,
+            (16, false) => 8,
+            _ => {
+                return Err(Fault::program(ProgramError::BadReference(
+                    "128-bit word of a register without 8- or 16-bit cells",
+                )))
+            }
+        };
+        let v = self.eval(index, params)?;
+        let (word, wrapped) = wrap_index(v, reg.size / n);
+        self.stats.index_wraps += wrapped as u64;
+        self.claim_register(ra.register)?;
+        let r = ra.register.index();
+        let Some(st) = self.rt.registers.get(r) else {
+            return Err(Fault::program(ProgramError::BadReference("register state")));
+        };
+        let base = (word * n) as usize;
+        let lane = u32::from(reg.width);
+        let mut lo: Value = 0;
+        for i in 0..n {
+            let c = st.lo.get(base + i as usize).copied().unwrap_or(0) as Value;
+            lo |= (c & mask(reg.width)) << (lane * i);
+        }
+        let ctx = RegCtx {
+            lo,
+            hi: 0,
+            out: [0; 4],
+            width: 128,
+        };
+        let saved = self.reg.replace(ctx);
+        let res = self.exec_block(&ra.body, params);
+        let done = std::mem::replace(&mut self.reg, saved).unwrap_or(ctx);
+        res?;
+        if let Some(st) = self.rt.registers.get_mut(r) {
+            for i in 0..n {
+                if let Some(c) = st.lo.get_mut(base + i as usize) {
+                    *c = ((done.lo >> (lane * i)) & mask(reg.width)) as u64;
+                }
+            }
+        }
+        let mut out = done.out;
+        out[0] &= mask(ra.output_width);
+        self.tr.record(|| TraceEvent::Register {
+            register: reg.name.clone(),
+            action: ra.name.clone(),
+            index: word,
+            before: (lo, 0),
+            after: (done.lo, 0),
+            output: out[0],
+        });
+        Ok(out)
+    }
+}
+
+/// `min8/max8/min16/max16(value, mask)`: the chosen lane's value, or its number (`index`).
+pub(crate) fn min_max(max: bool, lane: u16, value: Value, mask_bits: Value, index: bool) -> Value {
+    let n = 128 / u32::from(lane.max(1));
+    let mut best: Option<(u32, Value)> = None;
+    for i in 0..n {
+        if (mask_bits >> i) & 1 == 0 {
+            continue;
+        }
+        let v = (value >> (u32::from(lane) * i)) & mask(lane);
+        let better = match best {
+            None => true,
+            Some((_, b)) => (max && v > b) || (!max && v < b),
+        };
+        if better {
+            best = Some((i, v));
+        }
+    }
+    match (best, index) {
+        (Some((i, _)), true) => Value::from(i),
+        (Some((_, v)), false) => v,
+        (None, _) => 0,
     }
 }

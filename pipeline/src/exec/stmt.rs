@@ -52,7 +52,12 @@ impl<T: Tracer> Ctx<'_, T> {
             }
             Place::RegOutput => {
                 if let Some(r) = self.reg.as_mut() {
-                    r.out = v;
+                    r.out[0] = v;
+                }
+            }
+            Place::RegOutputN(n) => {
+                if let (Some(r), 2..=4) = (self.reg.as_mut(), n) {
+                    r.out[usize::from(n - 1)] = v;
                 }
             }
         }
@@ -100,6 +105,19 @@ impl<T: Tracer> Ctx<'_, T> {
             Stmt::CallAction { action, args } => return self.call_action(*action, args, params),
             Stmt::Count { counter, index } => self.count_indexed(counter.index(), index, params)?,
             Stmt::CountDirect { counter } => self.count(counter.index(), None)?,
+            Stmt::RegisterExecute {
+                action,
+                index,
+                outs,
+            } => {
+                let vals = self.register_run(*action, index, params)?;
+                for (o, v) in outs.iter().zip(vals) {
+                    if let Some(p) = o {
+                        self.assign(p, v);
+                    }
+                }
+            }
+            Stmt::RegisterClear { register, lo, hi } => self.register_clear(*register, *lo, *hi)?,
             Stmt::Exit => {
                 self.trace_exit();
                 return Ok(Flow::Exit);

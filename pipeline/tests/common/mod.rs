@@ -747,6 +747,7 @@ pub fn l2_program(opts: Options) -> (Arc<Program>, IgFields) {
                 },
             ],
             output_width: 32,
+            wide: false,
         }],
         register_params: vec![],
         hashes: vec![],

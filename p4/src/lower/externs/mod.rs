@@ -10,6 +10,7 @@ mod filter;
 mod hash;
 mod math_unit;
 mod meter;
+mod min_max;
 mod packet_io;
 mod parser_counter;
 mod parser_priority;
@@ -43,6 +44,8 @@ pub(crate) enum Kind {
     RegisterAction {
         id: RegisterActionId,
         out: Option<Ty>,
+        /// Tofino 2: the types of the extra outputs `rv2..` its `apply` declares.
+        more: Vec<Ty>,
         direct: bool,
         /// The index type `I` (None: any unsigned bits).
         index: Option<Ty>,
@@ -106,6 +109,10 @@ pub(crate) enum Kind {
     },
     /// `Alpm` / `Atcam`: how bf-p4c lays a table out in memory; the table matches the same.
     TableLayout,
+    /// `this` inside a MinMaxAction's `apply`: its min/max unit over `lane`-bit lanes.
+    MinMaxUnit {
+        lane: u16,
+    },
 }
 
 /// An extern instance.
@@ -121,9 +128,16 @@ pub(crate) struct ExternInst {
 const UNSUPPORTED: &[(&str, &str)] = &[
     (
         "SelectorAction",
-        "stateful actions on an action selector's member bits",
+        "stateful actions on an action selector's member-status bits (its index addresses a bit in the driver's layout of the selector's memory, which is not public)",
     ),
     ("Pktgen", "the packet generator"),
+    (
+        "LearnAction",
+        "Tofino 2's hardware learning (what its `digest` and `learn` inputs do to the register is not public)",
+    ),
+    ("LearnAction2", "Tofino 2's hardware learning"),
+    ("LearnAction3", "Tofino 2's hardware learning"),
+    ("LearnAction4", "Tofino 2's hardware learning"),
     ("Ghost", "ghost threads"),
 ];
 
@@ -246,6 +260,7 @@ static EXTERNS: &[&dyn ExternType] = &[
     &filter::Filters,
     &packet_io::PacketIo,
     &math_unit::MathUnits,
+    &min_max::MinMaxActions,
 ];
 
 fn family(tname: &str) -> Option<&'static dyn ExternType> {
@@ -518,6 +533,8 @@ impl<'a> Lowerer<'a> {
             Kind::Mirror | Kind::Resubmit => "emit",
             Kind::Digest { .. } => "pack",
             Kind::MathUnit { .. } => "execute (in a RegisterAction)",
+            Kind::MinMaxUnit { lane: 8 } => "min8, max8",
+            Kind::MinMaxUnit { .. } => "min16, max16",
             Kind::CrcPoly(_) | Kind::ActionProfile { .. } | Kind::TableLayout => "none",
         };
         // A method the architecture declares but pisa does not implement.

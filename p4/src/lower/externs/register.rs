@@ -45,41 +45,12 @@ impl ExternType for Registers {
                     (c.size(l, 0, "register")?, args.get(1).copied())
                 };
                 let (width, word_names) = register_layout(l, &vt, i.ty.span)?;
-                let (mut lo, mut hi) = (0, 0);
-                if let Some(e) = init {
-                    match (&vt, &word_names) {
-                        (Ty::Struct(s), Some(_)) => match l.expr(e, Some(&vt))? {
-                            V::List(items) if items.len() == 2 => {
-                                let mut vals = Vec::new();
-                                for ((v, sp), (_, fty)) in items.into_iter().zip(&s.fields) {
-                                    let (x, _) = l.scalar_of_value(v, Some(fty), sp)?;
-                                    match crate::lower::expr::fold(x) {
-                                        ir::Expr::Const { value, .. } => vals.push(value),
-                                        _ => {
-                                            return Err(l.err(
-                                                Diagnostic::error(
-                                                    "register initial value must be constant",
-                                                )
-                                                .with_primary(sp, "not constant"),
-                                            ))
-                                        }
-                                    }
-                                }
-                                lo = vals[0];
-                                hi = vals[1];
-                            }
-                            _ => {
-                                return Err(l.err(
-                                    Diagnostic::error(format!(
-                                        "initial value of a `{vt}` register must be a pair"
-                                    ))
-                                    .with_primary(e.span, "expected `{lo, hi}`"),
-                                ))
-                            }
-                        },
-                        _ => lo = l.const_value(e, &vt)?,
+                let (lo, hi) = match init {
+                    Some(e) => {
+                        const_cell(l, &vt, word_names.is_some(), e, "register initial value")?
                     }
-                }
+                    None => (0, 0),
+                };
                 let id = RegisterId(l.pipe.registers.len() as u32);
                 l.pipe.registers.push(ir::Register {
                     name: name.clone(),
@@ -178,6 +149,7 @@ impl ExternType for Registers {
                     register: *id,
                     body,
                     output_width,
+                    wide: false,
                 });
                 l.spans.register_actions.push(span);
                 if m == "read" {
@@ -200,7 +172,92 @@ impl ExternType for Registers {
                 });
                 Ok(None)
             }
+            (Kind::Register { id, value: vt, .. }, "clear") => {
+                l.only_in(&[Ctx::Control, Ctx::Action], m, span)?;
+                if !declares(l, &x.type_name, "clear") {
+                    return Err(l.err(
+                        Diagnostic::error(format!("`{}.clear` is a Tofino 2 method", c.xname))
+                            .with_primary(span, "Tofino 1's registers have no clear")
+                            .with_help("include <t2na.p4> and compile with --target tofino2"),
+                    ));
+                }
+                if !(1..=2).contains(&nargs) {
+                    return Err(l.arg_count(m, 1, nargs, span));
+                }
+                let paired = matches!(vt, Ty::Struct(_));
+                let (lo, hi) = const_cell(l, vt, paired, &args[0].value, "`clear`'s value")?;
+                if let Some(b) = args.get(1) {
+                    const_cell(l, vt, paired, &b.value, "`clear`'s busy value")?;
+                    l.warn(
+                        Diagnostic::warning(format!(
+                            "`{}.clear`: busy value accepted, not modelled: pisa clears every cell at once, so no access sees a clear in progress",
+                            c.xname
+                        ))
+                        .with_primary(b.span, "busy"),
+                    );
+                }
+                l.need_stmt(out, span, "clear")?
+                    .push(ir::Stmt::RegisterClear {
+                        register: *id,
+                        lo,
+                        hi,
+                    });
+                Ok(None)
+            }
             _ => l.no_method_of(c),
+        }
+    }
+}
+
+/// Whether the architecture declares method `m` on extern type `tname` (t2na.p4 has
+/// Tofino 2's extra methods).
+fn declares(l: &Lowerer<'_>, tname: &str, m: &str) -> bool {
+    l.env.lookup(tname).is_some_and(|d| match &d.kind {
+        crate::ast::DeclKind::Extern(e) => e.members.iter().any(
+            |mb| matches!(&mb.kind, crate::ast::ExternMemberKind::Method(f) if f.name.name == m),
+        ),
+        _ => false,
+    })
+}
+
+/// A constant cell value (`what`: where it appears): a scalar, or `{lo, hi}` for a pair.
+fn const_cell<'a>(
+    l: &mut Lowerer<'a>,
+    vt: &Ty,
+    paired: bool,
+    e: &'a crate::ast::Expr,
+    what: &str,
+) -> Res<(ir::Value, ir::Value)> {
+    let not_const = |l: &mut Lowerer<'a>, sp: Span| {
+        l.err(
+            Diagnostic::error(format!("{what} must be a constant"))
+                .with_primary(sp, "not constant"),
+        )
+    };
+    match (vt, paired) {
+        (Ty::Struct(s), true) => match l.expr(e, Some(vt))? {
+            V::List(items) if items.len() == 2 => {
+                let mut vals = Vec::new();
+                for ((v, sp), (_, fty)) in items.into_iter().zip(&s.fields) {
+                    let (x, _) = l.scalar_of_value(v, Some(fty), sp)?;
+                    match crate::lower::expr::fold(x) {
+                        ir::Expr::Const { value, .. } => vals.push(value),
+                        _ => return Err(not_const(l, sp)),
+                    }
+                }
+                Ok((vals[0], vals[1]))
+            }
+            _ => Err(l.err(
+                Diagnostic::error(format!("{what} of a `{vt}` register must be a pair"))
+                    .with_primary(e.span, "expected `{lo, hi}`"),
+            )),
+        },
+        _ => {
+            let (x, _) = l.scalar(e, Some(vt))?;
+            match crate::lower::expr::fold(x) {
+                ir::Expr::Const { value, .. } => Ok((value, 0)),
+                _ => Err(not_const(l, e.span)),
+            }
         }
     }
 }

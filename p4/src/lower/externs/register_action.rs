@@ -1,4 +1,7 @@
-//! `RegisterAction`, `DirectRegisterAction` (the stateful ALU program lowered from the `apply` body) and `RegisterParam`.
+//! `RegisterAction`, `DirectRegisterAction` (the stateful ALU program lowered from the `apply`
+//! body) and `RegisterParam`. On Tofino 2 (t2na.p4) the stateful ALU has four output words:
+//! `apply` may write `rv1..rv4` and `execute` hands `rv2..rv4` back through `out` arguments;
+//! `RegisterAction2/3/4` (and the direct ones) give each output its own type.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -11,6 +14,7 @@ use crate::check::types::Ty;
 use crate::diag::Diagnostic;
 use crate::lower::expr::Resolved;
 use crate::lower::phv::Loc;
+use crate::lower::stmt::Dest;
 use crate::lower::{Binding, Ctx, Lowerer, Res, V};
 
 /// `RegisterAction`, `DirectRegisterAction`, `RegisterParam`.
@@ -18,7 +22,17 @@ pub(super) struct RegisterActions;
 
 impl ExternType for RegisterActions {
     fn names(&self) -> &'static [&'static str] {
-        &["RegisterAction", "DirectRegisterAction", "RegisterParam"]
+        &[
+            "RegisterAction",
+            "DirectRegisterAction",
+            "RegisterAction2",
+            "RegisterAction3",
+            "RegisterAction4",
+            "DirectRegisterAction2",
+            "DirectRegisterAction3",
+            "DirectRegisterAction4",
+            "RegisterParam",
+        ]
     }
 
     fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind> {
@@ -28,8 +42,14 @@ impl ExternType for RegisterActions {
         let args = &c.args;
         let span = c.inst.name.span;
         let kind = match tname.as_str() {
-            "RegisterAction" | "DirectRegisterAction" => {
-                let direct = tname == "DirectRegisterAction";
+            t if t.contains("RegisterAction") => {
+                let direct = tname.starts_with("Direct");
+                // RegisterActionN: N outputs, each with its own type argument.
+                let typed_outs = t
+                    .strip_prefix("Direct")
+                    .unwrap_or(t)
+                    .strip_prefix("RegisterAction")
+                    .and_then(|n| n.parse::<usize>().ok());
                 c.arity(l, 1, 1)?;
                 let reg = match l.resolve(args[0])? {
                     Resolved::Obj(Binding::Extern(x)) => x,
@@ -86,8 +106,20 @@ impl ExternType for RegisterActions {
                         ));
                     }
                 }
-                let out = if direct { c.targ(1) } else { c.targ(2) };
-                let body = register_action_body(l, i, value, out.as_ref())?;
+                let first_out = if direct { 1 } else { 2 };
+                let out = c.targ(first_out);
+                let typed: Option<Vec<Ty>> = typed_outs.map(|n| {
+                    (first_out..first_out + n)
+                        .filter_map(|k| c.targ(k))
+                        .collect()
+                });
+                let want: Vec<Ty> = match &typed {
+                    Some(ts) => ts.clone(),
+                    None => out.iter().cloned().collect(),
+                };
+                let max_outs = apply_outputs(l, tname);
+                let (body, more) =
+                    register_action_body(l, i, value, &want, typed.is_some(), max_outs, None)?;
                 let output_width = out.as_ref().and_then(Ty::scalar_width).unwrap_or(0);
                 let id = RegisterActionId(l.pipe.register_actions.len() as u32);
                 l.pipe.register_actions.push(ir::RegisterAction {
@@ -95,11 +127,13 @@ impl ExternType for RegisterActions {
                     register: *rid,
                     body,
                     output_width,
+                    wide: false,
                 });
                 l.spans.register_actions.push(span);
                 Kind::RegisterAction {
                     id,
                     out,
+                    more,
                     direct,
                     index: if direct {
                         None
@@ -147,25 +181,45 @@ impl ExternType for RegisterActions {
                 Kind::RegisterAction {
                     id,
                     out: ot,
+                    more,
                     direct,
                     index: ity,
                 },
                 "execute",
             ) => {
                 l.only_in(&[Ctx::Control, Ctx::Action], "execute", span)?;
-                let index = if *direct {
-                    if nargs != 0 {
-                        return Err(l.arg_count("execute", 0, nargs, span));
-                    }
-                    ir::Expr::constant(0, 1)
+                let (index, out_args) = if *direct {
+                    (ir::Expr::constant(0, 1), args)
                 } else {
-                    let [a] = args else {
+                    let Some((a, rest)) = args.split_first() else {
                         return Err(l.arg_count("execute", 1, nargs, span));
                     };
-                    l.index_expr(a, ity.as_ref())?
+                    (l.index_expr(a, ity.as_ref())?, rest)
                 };
+                // RegisterActionN (and the direct and min/max ones): every output is an
+                // argument t2na.p4 declares without @optional.
+                if x.type_name.ends_with(|ch: char| ch.is_ascii_digit())
+                    && out_args.len() != more.len()
+                {
+                    return Err(l.err(
+                        Diagnostic::error(format!(
+                            "`{xname}.execute` takes {} output argument(s), {} given",
+                            more.len(),
+                            out_args.len()
+                        ))
+                        .with_primary(span, "outputs missing")
+                        .with_help(format!(
+                            "`{}`'s outputs rv2.. are not optional: pass a field for each (or `_`)",
+                            x.type_name
+                        )),
+                    ));
+                }
                 let t = ot.clone().unwrap_or(Ty::Bit(1));
                 let width = t.scalar_width().unwrap_or(1);
+                if !out_args.is_empty() {
+                    let outs = extra_outputs(l, &xname, out_args, more, span)?;
+                    return execute_outputs(l, *id, index, outs, &t, span, out);
+                }
                 let e = ir::Expr::RegisterExecute {
                     action: *id,
                     index: Box::new(index),
@@ -201,13 +255,141 @@ impl ExternType for RegisterActions {
     }
 }
 
-/// Lowers the `apply` body of a RegisterAction initializer.
-fn register_action_body<'a>(
+/// How many outputs the architecture's `apply` of extern `tname` declares: 1 on Tofino 1, 4 in
+/// t2na.p4.
+pub(super) fn apply_outputs(l: &Lowerer<'_>, tname: &str) -> usize {
+    let Some(d) = l.env.lookup(tname) else {
+        return 1;
+    };
+    let DeclKind::Extern(e) = &d.kind else {
+        return 1;
+    };
+    e.members
+        .iter()
+        .find_map(|m| match &m.kind {
+            ast::ExternMemberKind::AbstractMethod(f) if f.name.name == "apply" => Some(
+                f.params
+                    .iter()
+                    .filter(|p| p.direction == Direction::Out)
+                    .count(),
+            ),
+            _ => None,
+        })
+        .unwrap_or(1)
+}
+
+/// The places `execute` writes `rv2..` to (its `out` arguments after the index).
+pub(super) fn extra_outputs<'a>(
+    l: &mut Lowerer<'a>,
+    xname: &str,
+    out_args: &'a [ast::Argument],
+    more: &[Ty],
+    span: crate::source::Span,
+) -> Res<Vec<Option<ir::Place>>> {
+    if out_args.len() > more.len() {
+        let help = if more.is_empty() {
+            "its `apply` has one output: declare `out U rv2` (Tofino 2, t2na.p4) to return more"
+                .to_string()
+        } else {
+            format!("its `apply` declares {} extra output(s)", more.len())
+        };
+        return Err(l.err(
+            Diagnostic::error(format!(
+                "`{xname}.execute` given {} output argument(s)",
+                out_args.len()
+            ))
+            .with_primary(span, "more outputs than the RegisterAction has")
+            .with_help(help),
+        ));
+    }
+    let mut places = Vec::new();
+    for (a, want) in out_args.iter().zip(more) {
+        if matches!(a.value.kind, ast::ExprKind::DontCare) {
+            places.push(None);
+            continue;
+        }
+        match l.dest(&a.value)? {
+            Dest::Scalar(p @ (ir::Place::Field(_) | ir::Place::FieldSlice { .. }), t)
+                if t == *want =>
+            {
+                places.push(Some(p))
+            }
+            Dest::Scalar(_, t) if t != *want => {
+                return Err(l.err(
+                    Diagnostic::error(format!(
+                        "output argument has type `{t}`, the RegisterAction outputs `{want}`"
+                    ))
+                    .with_primary(a.span, "types differ"),
+                ))
+            }
+            _ => {
+                return Err(l.err(
+                    Diagnostic::error("a RegisterAction output goes to a header or metadata field")
+                        .with_primary(a.span, "not a field"),
+                ))
+            }
+        }
+    }
+    Ok(places)
+}
+
+/// `execute` with extra outputs: one statement that writes every output. As a value it runs
+/// just before the assignment whose whole right-hand side it is, `rv1` through a temporary.
+#[allow(clippy::too_many_arguments)]
+fn execute_outputs<'a>(
+    l: &mut Lowerer<'a>,
+    action: RegisterActionId,
+    index: ir::Expr,
+    extra: Vec<Option<ir::Place>>,
+    t: &Ty,
+    span: crate::source::Span,
+    out: Option<&mut ir::Block>,
+) -> Res<Option<V>> {
+    let mut outs = [None; 4];
+    for (k, p) in extra.into_iter().enumerate().take(3) {
+        outs[k + 1] = p;
+    }
+    match out {
+        Some(o) => {
+            o.push(ir::Stmt::RegisterExecute {
+                action,
+                index,
+                outs,
+            });
+            Ok(None)
+        }
+        None => {
+            if l.whole_rhs != Some(span) {
+                return Err(l.err(
+                    Diagnostic::error("`execute` with output arguments inside an expression")
+                        .with_primary(span, "runs in the middle of an expression")
+                        .with_help("assign it first: `x = ra.execute(i, rv2);`, then use `x`"),
+                ));
+            }
+            let tmp = l.temp(t.scalar_width().unwrap_or(1), span)?;
+            outs[0] = Some(ir::Place::Field(tmp));
+            l.hoisted.push(ir::Stmt::RegisterExecute {
+                action,
+                index,
+                outs,
+            });
+            Ok(Some(V::Scalar(ir::Expr::Field(tmp), t.clone())))
+        }
+    }
+}
+
+/// Lowers the `apply` body of a RegisterAction initializer: the body and the types of its
+/// extra outputs (`rv2..`). `want`: the output types of the extern's type arguments (all of
+/// them required for a `RegisterActionN`); `max_outs`: what the architecture allows.
+pub(super) fn register_action_body<'a>(
     l: &mut Lowerer<'a>,
     i: &'a ast::Instantiation,
     value: &Ty,
-    out: Option<&Ty>,
-) -> Res<ir::Block> {
+    want: &[Ty],
+    all_required: bool,
+    max_outs: usize,
+    this: Option<Binding<'a>>,
+) -> Res<(ir::Block, Vec<Ty>)> {
     let Some(decls) = &i.initializer else {
         return Err(l.err(
             Diagnostic::error("RegisterAction without a body").with_primary(
@@ -237,20 +419,48 @@ fn register_action_body<'a>(
         ));
     };
     let ps = &f.proto.params;
-    if ps.is_empty() || ps.len() > 2 || ps[0].direction != Direction::InOut {
+    if ps.is_empty() || ps[0].direction != Direction::InOut {
         return Err(l.err(
-            Diagnostic::error("RegisterAction `apply` must be `apply(inout T value[, out U rv])`")
-                .with_primary(f.proto.name.span, "unexpected signature")
-                .with_help("a second output (`out U rv2`) is not modelled"),
+            Diagnostic::error(
+                "RegisterAction `apply` must be `apply(inout T value[, out U rv, ...])`",
+            )
+            .with_primary(f.proto.name.span, "unexpected signature"),
+        ));
+    }
+    let outs = &ps[1..];
+    if outs.len() > max_outs {
+        let d = if max_outs == 1 {
+            Diagnostic::error(format!(
+                "Tofino 1's stateful ALU has one output; `apply` declares {}",
+                outs.len()
+            ))
+            .with_primary(outs[1].span, "a second output")
+            .with_help("outputs rv2..rv4 are Tofino 2's: include <t2na.p4> and compile with --target tofino2")
+        } else {
+            Diagnostic::error(format!(
+                "the stateful ALU has {max_outs} outputs; `apply` declares {}",
+                outs.len()
+            ))
+            .with_primary(outs[max_outs].span, "one too many")
+        };
+        return Err(l.err(d));
+    }
+    if all_required && outs.len() != want.len() {
+        return Err(l.err(
+            Diagnostic::error(format!(
+                "this RegisterAction has {} outputs; `apply` declares {}",
+                want.len(),
+                outs.len()
+            ))
+            .with_primary(f.proto.name.span, "outputs missing")
+            .with_help("declare `out U1 rv1, out U2 rv2, ...` for each output type"),
         ));
     }
     let pty = l.resolve_type(&ps[0].ty)?;
     if pty != *value {
         return Err(l.err(
-            Diagnostic::error(format!(
-                "`apply` takes `{pty}`, the register holds `{value}`"
-            ))
-            .with_primary(ps[0].ty.span, "type differs from the register's"),
+            Diagnostic::error(format!("`apply` takes `{pty}`, its value is a `{value}`"))
+                .with_primary(ps[0].ty.span, "type differs from the register's"),
         ));
     }
     let value_loc = match value {
@@ -265,15 +475,23 @@ fn register_action_body<'a>(
     };
     let mut frame = HashMap::new();
     frame.insert(ps[0].name.name.clone(), Binding::Val(V::Loc(value_loc)));
-    if let Some(p) = ps.get(1) {
+    if let Some(b) = this {
+        frame.insert("this".into(), b);
+    }
+    let mut more = Vec::new();
+    for (k, p) in outs.iter().enumerate() {
         if p.direction != Direction::Out {
             return Err(l.err(
-                Diagnostic::error("the second `apply` parameter must be `out`")
+                Diagnostic::error("a RegisterAction output parameter must be `out`")
                     .with_primary(p.span, "here"),
             ));
         }
         let t = l.resolve_type(&p.ty)?;
-        if let Some(o) = out {
+        // RegisterAction<T, H, U>: every output is a U.
+        let w = want
+            .get(k)
+            .or(if all_required { None } else { want.first() });
+        if let Some(o) = w {
             if *o != t {
                 return Err(l.err(
                     Diagnostic::error(format!(
@@ -283,9 +501,12 @@ fn register_action_body<'a>(
                 ));
             }
         }
+        if k > 0 {
+            more.push(t.clone());
+        }
         frame.insert(
             p.name.name.clone(),
-            Binding::Val(V::Loc(Rc::new(Loc::RegOut(t)))),
+            Binding::Val(V::Loc(Rc::new(Loc::RegOut(k as u8 + 1, t)))),
         );
     }
     let saved_ctx = std::mem::replace(&mut l.ctx, Ctx::RegAction);
@@ -300,5 +521,5 @@ fn register_action_body<'a>(
     if l.diags.error_count() > errs {
         return Err(crate::lower::Reported);
     }
-    Ok(body)
+    Ok((body, more))
 }

@@ -1,0 +1,279 @@
+//! Tofino 2's stateful extras (issue 11, section 2): RegisterActions with up to four outputs,
+//! `RegisterAction2/3/4`, and `Register.clear`, run through the switch model on the programs
+//! of `tests/stateful_tf2/`; and their refusals on Tofino 1 and on misuse. Expected values are
+//! worked out by hand from each RegisterAction's body (written next to each check).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use p4::compile::{compile_file, CompileFailure, CompileOptions, Compiled};
+use pipeline::ir::Target;
+use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig};
+
+fn program(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/stateful_tf2")
+        .join(name)
+}
+
+fn try_compile(name: &str, target: Target, defines: &[&str]) -> Result<Compiled, CompileFailure> {
+    let opts = CompileOptions {
+        target,
+        defines: defines
+            .iter()
+            .map(|n| (n.to_string(), "1".to_string()))
+            .collect(),
+        ..CompileOptions::default()
+    };
+    compile_file(&program(name), &opts)
+}
+
+fn switch(name: &str) -> Switch {
+    let c = try_compile(name, Target::Tofino2, &[])
+        .unwrap_or_else(|f| panic!("{name} does not compile:\n{}", f.render()));
+    // What `pisa check --target tofino2` reports: placed into stages without a resource error.
+    assert!(c.resources.is_some(), "{name} was not placed");
+    pipeline::ir_verify::verify(&c.program).unwrap_or_else(|e| panic!("{name}: {e}"));
+    Switch::new(Arc::new(c.program), SwitchConfig::new(1)).expect("switch")
+}
+
+/// The error text of a program that must not compile.
+fn refused(name: &str, target: Target, defines: &[&str]) -> String {
+    match try_compile(name, target, defines) {
+        Ok(_) => panic!("{name} with {defines:?} compiled on {target:?}"),
+        Err(f) => f.render(),
+    }
+}
+
+fn send(sw: &mut Switch, bytes: &[u8]) -> Vec<OutFrame> {
+    let mut out = Vec::new();
+    sw.process_batch(
+        &[InFrame {
+            port: 1,
+            bytes,
+            ts: 1_000,
+        }],
+        &mut out,
+    );
+    out
+}
+
+/// outputs.p4's fields after Ethernet: op, a, r1..r4, p1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Data {
+    op: u8,
+    a: u32,
+    r: [u32; 4],
+    p1: u16,
+}
+
+const ETH: usize = 14;
+
+fn frame(d: Data) -> Vec<u8> {
+    let mut f = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0x88, 0xb5];
+    f.push(d.op);
+    f.extend_from_slice(&d.a.to_be_bytes());
+    for r in d.r {
+        f.extend_from_slice(&r.to_be_bytes());
+    }
+    f.extend_from_slice(&d.p1.to_be_bytes());
+    f.extend((0..32).map(|i| i as u8));
+    f
+}
+
+fn parse(b: &[u8]) -> Data {
+    let w = |o: usize| u32::from_be_bytes(b[ETH + o..ETH + o + 4].try_into().unwrap());
+    Data {
+        op: b[ETH],
+        a: w(1),
+        r: [w(5), w(9), w(13), w(17)],
+        p1: u16::from_be_bytes([b[ETH + 21], b[ETH + 22]]),
+    }
+}
+
+fn run(sw: &mut Switch, d: Data) -> Data {
+    let out = send(sw, &frame(d));
+    assert_eq!(out.len(), 1, "one packet out for {d:?}");
+    parse(&out[0].bytes)
+}
+
+/// Runs a packet with `op` and every other field 0.
+fn run_op(sw: &mut Switch, op: u8) -> Data {
+    run(
+        sw,
+        Data {
+            op,
+            ..Data::default()
+        },
+    )
+}
+
+#[test]
+fn four_outputs_two_types_and_clear() {
+    let mut sw = switch("outputs.p4");
+    let op0 = |a| Data {
+        op: 0,
+        a,
+        ..Data::default()
+    };
+    // acc[0] starts at 5. add4: rv1 = old, value += a, rv2 = new, rv3 = a, rv4 = new + 1.
+    assert_eq!(run(&mut sw, op0(3)).r, [5, 8, 3, 9]);
+    assert_eq!(run(&mut sw, op0(10)).r, [8, 18, 10, 19]);
+    // From an action, only rv2 taken: 18 + 4 = 22 lands in r2; r1, r3, r4 stay as sent.
+    let d = Data {
+        op: 1,
+        a: 4,
+        r: [0xaaaa_aaaa, 0, 0xcccc_cccc, 0xdddd_dddd],
+        p1: 0,
+    };
+    assert_eq!(
+        run(&mut sw, d).r,
+        [0xaaaa_aaaa, 22, 0xcccc_cccc, 0xdddd_dddd]
+    );
+    // clear(9): every cell is 9, so add4 now starts from 9.
+    let cleared = run_op(&mut sw, 2);
+    assert_eq!(cleared.r, [0; 4]);
+    assert_eq!(run(&mut sw, op0(1)).r, [9, 10, 1, 11]);
+    // acc2[1] starts at 0x12345678. two: rv1 = old, value += 1, rv2 (bit<16>) = new[15:0].
+    let d = run_op(&mut sw, 3);
+    assert_eq!((d.r[0], d.p1), (0x1234_5678, 0x5679));
+    let d = run_op(&mut sw, 3);
+    assert_eq!((d.r[0], d.p1), (0x1234_5679, 0x567a));
+    // The direct register of `direct`'s one entry starts at 100; dtwo adds 1 and returns the
+    // new value twice (rv2 as bit<16> into p1).
+    for want in [101u32, 102] {
+        let d = run_op(&mut sw, 4);
+        assert_eq!((d.r[0], d.p1), (want, want as u16));
+    }
+}
+
+/// What `pisa check --emit-ir` shows: the outputs each execute writes, and the clear.
+#[test]
+fn the_ir_names_every_output_and_the_clear() {
+    let c = try_compile("outputs.p4", Target::Tofino2, &[]).expect("compiles");
+    let ir = pipeline::ir_text::program_text(&c.program);
+    for line in [
+        "rv4 = value + 1;",
+        "(hdr.data.r1, hdr.data.r2, hdr.data.r3, hdr.data.r4) = Ingress.add4.execute(0);",
+        "(hdr.data.r1, hdr.data.p1, _, _) = Ingress.dtwo.execute(0);",
+        "Ingress.acc.clear(0x9, 0x0);",
+        "(_, hdr.data.r2, _, _) = Ingress.add4.execute(",
+    ] {
+        assert!(ir.contains(line), "no `{line}` in\n{ir}");
+    }
+}
+
+#[test]
+fn tofino1_refuses_the_tofino2_stateful_extras() {
+    // tna.p4's stateful ALU has one output word.
+    let e = refused("outputs.p4", Target::Tofino1, &["TNA", "BAD_ONE_OUTPUT"]);
+    assert!(e.contains("Tofino 1's stateful ALU has one output"), "{e}");
+    assert!(e.contains("t2na.p4"), "{e}");
+    // Four outputs, RegisterAction2 and clear: none exists in tna.p4, even on a Tofino 2.
+    for target in [Target::Tofino1, Target::Tofino2] {
+        let e = refused("outputs.p4", target, &["TNA"]);
+        assert!(e.contains("one output"), "{e}");
+        assert!(e.contains("`RegisterAction2` is a Tofino 2 extern"), "{e}");
+        assert!(e.contains("clear"), "{e}");
+    }
+}
+
+#[test]
+fn misuse_is_refused_with_the_reason() {
+    // bf-p4c takes clear's value and busy as constants only.
+    let e = refused("outputs.p4", Target::Tofino2, &["BAD_CLEAR_ARG"]);
+    assert!(e.contains("must be a constant"), "{e}");
+    // Extra outputs are written when execute returns: not inside a condition.
+    let e = refused("outputs.p4", Target::Tofino2, &["BAD_IN_EXPRESSION"]);
+    assert!(e.contains("inside an expression"), "{e}");
+    // RegisterAction2's second output is not optional.
+    let e = refused("outputs.p4", Target::Tofino2, &["BAD_MISSING_OUT"]);
+    assert!(e.contains("takes 1 output argument(s), 0 given"), "{e}");
+}
+
+/// minmax.p4's fields after Ethernet: op, i, v, m, best, lane, lane3 (3 bits) + 5 pad.
+fn mm_frame(op: u8, i: u16, v: u16, m: u8) -> Vec<u8> {
+    let mut f = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0x88, 0xb5, op];
+    f.extend_from_slice(&i.to_be_bytes());
+    f.extend_from_slice(&v.to_be_bytes());
+    f.push(m);
+    f.extend_from_slice(&[0; 5]);
+    f.extend((0..32).map(|i| i as u8));
+    f
+}
+
+/// (best, lane, lane3) of a min/max run.
+fn mm_run(sw: &mut Switch, op: u8, word: u16, m: u8) -> (u16, u16, u8) {
+    let out = send(sw, &mm_frame(op, word, 0, m));
+    assert_eq!(out.len(), 1);
+    let b = &out[0].bytes;
+    let h = |o: usize| u16::from_be_bytes([b[ETH + o], b[ETH + o + 1]]);
+    (h(6), h(8), b[ETH + 10] >> 5)
+}
+
+#[test]
+fn min_max_over_a_word_of_sixteen_bit_cells() {
+    let mut sw = switch("minmax.p4");
+    // Word 1 holds cells 8..15 (lane i = cell 8 + i): 40, 7, 99, 7, 500, 3, 250, 64.
+    let cells = [40u16, 7, 99, 7, 500, 3, 250, 64];
+    for (k, v) in cells.iter().enumerate() {
+        assert_eq!(send(&mut sw, &mm_frame(0, 8 + k as u16, *v, 0)).len(), 1);
+    }
+    // All lanes: min 3 in lane 5, max 500 in lane 4.
+    assert_eq!(mm_run(&mut sw, 1, 1, 0xff), (3, 5, 0));
+    assert_eq!(mm_run(&mut sw, 2, 1, 0xff), (500, 0, 4));
+    // Lanes 0..3 only (mask 0x0f): min 7, first in lane 1 (ties to the lowest lane); max 99.
+    assert_eq!(mm_run(&mut sw, 1, 1, 0x0f), (7, 1, 0));
+    assert_eq!(mm_run(&mut sw, 2, 1, 0x0f), (99, 0, 2));
+    // Lanes 6 and 7 (mask 0xc0): min 64 in lane 7, max 250 in lane 6.
+    assert_eq!(mm_run(&mut sw, 1, 1, 0xc0), (64, 7, 0));
+    assert_eq!(mm_run(&mut sw, 2, 1, 0xc0), (250, 0, 6));
+    // Word 0 was never written: cells 0..7 are 0.
+    assert_eq!(mm_run(&mut sw, 2, 0, 0xff), (0, 0, 0));
+    // Byte cells 16..31 (word 1 of `bytes`): cell 16 + i = 200 - 10 * i, except cell 16 + 9 = 5.
+    for i in 0..16u16 {
+        let v = if i == 9 { 5 } else { 200 - 10 * i };
+        assert_eq!(send(&mut sw, &mm_frame(3, 16 + i, v, 0)).len(), 1);
+    }
+    // min8 with the mask in data.v: all 16 lanes → 5 in lane 9; lanes 0..7 (0x00ff) → 130 in
+    // lane 7; lanes 10 and 15 (0x8400) → 50 in lane 15.
+    let lo8 = |sw: &mut Switch, mask: u16| {
+        let out = send(sw, &mm_frame(4, 1, mask, 0));
+        let b = &out[0].bytes;
+        let h = |o: usize| u16::from_be_bytes([b[ETH + o], b[ETH + o + 1]]);
+        (h(6), h(8))
+    };
+    assert_eq!(lo8(&mut sw, 0xffff), (5, 9));
+    assert_eq!(lo8(&mut sw, 0x00ff), (130, 7));
+    assert_eq!(lo8(&mut sw, 0x8400), (50, 15));
+}
+
+#[test]
+fn min_max_misuse_learning_and_selector_actions_are_refused() {
+    let e = refused("minmax.p4", Target::Tofino2, &["BAD_POSTMOD"]);
+    assert!(e.contains("postmod"), "{e}");
+    let e = refused("minmax.p4", Target::Tofino2, &["BAD_LANE"]);
+    assert!(e.contains("`max8` on a register of 16-bit cells"), "{e}");
+    let e = refused("learn.p4", Target::Tofino2, &[]);
+    assert!(e.contains("hardware learning"), "{e}");
+    let e = refused("learn.p4", Target::Tofino2, &["SELECTOR_ACTION"]);
+    assert!(e.contains("SelectorAction"), "{e}");
+    assert!(e.contains("driver's layout"), "{e}");
+}
+
+/// `pisa check --target tofino2`: both programs place, without a warning, into one ingress
+/// stage (each execute writes its outputs straight into the header fields, as the hardware's
+/// output words do: no copy in a later stage).
+#[test]
+fn check_places_them_in_one_stage() {
+    for n in ["outputs.p4", "minmax.p4"] {
+        let c = try_compile(n, Target::Tofino2, &[]).expect("compiles");
+        let w = c.warnings.render(&c.sources);
+        assert!(w.trim().is_empty(), "{n}: {w}");
+        let report = c.resources.expect("placed").to_string();
+        assert!(
+            report.contains("ingress: stages used: 1 of 20"),
+            "{n}:\n{report}"
+        );
+    }
+}
