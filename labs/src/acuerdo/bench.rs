@@ -40,6 +40,9 @@ pub struct BenchConfig {
     pub faults: Option<FaultConfig>,
     /// Run in network namespaces ([`NetnsApps`]) instead of in memory.
     pub netns: bool,
+    /// Switch mode ([`LabConfig::switch`], in memory): the leader broadcasts through a P4CE
+    /// group; the client starts once the first leader's group is up.
+    pub switch: bool,
 }
 
 /// An election's times, µs.
@@ -62,7 +65,7 @@ pub struct Election {
 pub struct BenchReport {
     /// Which driver ran it.
     pub driver: String,
-    /// `acuerdo`.
+    /// `acuerdo`, or `switch` (the leader's broadcast through the P4CE switch).
     pub mode: String,
     /// Nodes.
     pub nodes: usize,
@@ -128,6 +131,7 @@ pub fn run_on<D: Driver>(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), La
     let wall = std::time::Instant::now();
     let mut lc = LabConfig::new(cfg.nodes, cfg.size, cfg.window);
     lc.faults = cfg.faults.clone();
+    lc.switch = cfg.switch;
     if D::WALL_CLOCK {
         wall_clock_timers(&mut lc);
     }
@@ -138,6 +142,9 @@ pub fn run_on<D: Driver>(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), La
     };
     let mut lab = Lab::<D>::build(lc)?;
     let lead = lab.wait_leader(limit)?;
+    if cfg.switch {
+        lab.wait_switch(lead, limit)?;
+    }
     lab.client().on = true;
     let t0 = lab.now();
     let c0 = lab.client().committed;
@@ -193,7 +200,7 @@ pub fn run_on<D: Driver>(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), La
     Ok((
         BenchReport {
             driver,
-            mode: "acuerdo".into(),
+            mode: if cfg.switch { "switch" } else { "acuerdo" }.into(),
             nodes: cfg.nodes,
             size: cfg.size,
             window: cfg.window,
@@ -493,6 +500,7 @@ mod tests {
             crashes: 2,
             faults: None,
             netns: false,
+            switch: false,
         };
         let (r, logs) = run(&cfg).unwrap();
         assert_eq!(

@@ -12,7 +12,9 @@
 //!   member's ring at `position`. A member resets its group ring (zeroed, read from 0) when
 //!   the switch connects for a new group, before the leader learns the group is up, so every
 //!   group starts on empty rings; an old leader's group is gone at the switch by then (the
-//!   agent retires it before it connects the new one). One group per epoch led.
+//!   agent retires it before it connects the new one). Members are the followers neither
+//!   lost nor suspected; a refused request is made again after the timeout (with the then
+//!   live followers), until a group is up or the epoch fell back to unicast.
 //! - Credits: each member WRITEs how far it read its group ring into a per-follower word of
 //!   the leader's MR ([`super::Layout::group_credit`]); the leader's free space is bounded
 //!   by the slowest live member (a lost one no longer counts).
@@ -58,6 +60,8 @@ pub(super) struct Group {
     /// The epoch a group was last asked for.
     asked: Option<Epoch>,
     conn: Option<ConnId>,
+    /// When to ask again after a refusal.
+    retry_at: Option<u64>,
     path: Option<SwitchPath>,
     members: Vec<Pid>,
     writer: Writer,
@@ -120,6 +124,7 @@ impl Group {
             member_qp,
             asked: None,
             conn: None,
+            retry_at: None,
             path: None,
             members: Vec::new(),
             writer: Writer::new(cap),
@@ -217,6 +222,7 @@ impl Node {
                         _ => {
                             self.stats.group_refusals += 1;
                             g.conn = None;
+                            g.retry_at = Some(now + g.timeout);
                             let _ = self.ep.disconnect(t, conn);
                         }
                     }
@@ -226,6 +232,7 @@ impl Node {
                 {
                     self.stats.group_refusals += 1;
                     g.conn = None;
+                    g.retry_at = Some(now + g.timeout);
                 }
                 CmEvent::Disconnected { conn } if g.conn == Some(conn) => failed = true,
                 _ => {}
@@ -245,11 +252,18 @@ impl Node {
         };
         let t = Instant::from_nanos(now);
         let (leads, e, me) = (self.core.is_leader(), self.core.epoch(), self.cfg.core.me);
-        if leads && g.asked != Some(e) {
+        let retry = g.asked == Some(e)
+            && g.conn.is_none()
+            && g.path.is_none()
+            && g.retry_at.is_some_and(|r| now >= r);
+        if leads && (g.asked != Some(e) || retry) {
             g.clear();
             g.asked = Some(e);
+            g.retry_at = None;
+            let core = &self.core;
             let members: Vec<Pid> = (0..self.lay.n as Pid)
                 .filter(|&j| j != me && !self.down[j as usize] && self.peers[j as usize].is_some())
+                .filter(|&j| !core.suspected(j, now))
                 .take(MAX_REPLICAS)
                 .collect();
             let f = self.lay.n / 2;
@@ -272,7 +286,10 @@ impl Node {
                         g.conn = Some(c);
                         g.members = members;
                     }
-                    Err(_) => self.stats.group_refusals += 1,
+                    Err(_) => {
+                        self.stats.group_refusals += 1;
+                        g.retry_at = Some(now + g.timeout);
+                    }
                 }
             }
         } else if !leads && (g.path.is_some() || g.conn.is_some()) {
