@@ -112,3 +112,61 @@ fn after_a_leader_crash_the_new_leader_broadcasts_through_a_group_of_its_own() {
     let st = lab.with(m, |a| a.node.stats()).unwrap();
     assert!(st.groups >= 1 && st.switch_writes > 20, "{st:?}");
 }
+
+/// Runs the client for `us` µs of virtual time, then lets what is in flight land.
+fn run_client(lab: &mut Lab, us: u64) {
+    lab.client().on = true;
+    let t = lab.now() + us * 1_000;
+    lab.run_until(t).unwrap();
+    lab.client().on = false;
+    let t = lab.now() + 2_000_000;
+    lab.run_until(t).unwrap();
+}
+
+#[test]
+fn a_broken_switch_path_falls_back_to_unicast_and_nothing_is_lost() {
+    let mut cfg = LabConfig::new(3, 10, 4);
+    cfg.switch = true;
+    let mut lab = Lab::new(cfg).unwrap();
+    let l = lab.wait_leader(50_000_000).unwrap();
+    lab.wait_switch(l, 50_000_000).unwrap();
+    run_client(&mut lab, 100);
+    // Frames to the switch's IP are lost on the leader's cable from now on.
+    let link = lab.mem().topology().hosts[l].link;
+    lab.mem()
+        .link_control(link, 0)
+        .update(|c| c.tx.faults.drop_ipv4_dst = Some(SWITCH_IP))
+        .unwrap();
+    run_client(&mut lab, 500);
+    let st = lab.with(l, |a| a.node.stats()).unwrap();
+    assert_eq!(st.fallbacks, 1, "{st:?}");
+    assert!(!lab.with(l, |a| a.node.switch_attached()).unwrap());
+    let sent = lab.client().sent.clone();
+    let v = check(&lab.logs(), Some(&sent));
+    assert!(v.ok, "{v}");
+    assert!(v.delivered.iter().all(|d| d.1 == sent.len() as u64), "{v}");
+}
+
+#[test]
+fn switch_mode_on_lossy_links_delivers_every_message_everywhere() {
+    for nodes in [3, 5] {
+        let mut cfg = LabConfig::new(nodes, 10, 4);
+        cfg.switch = true;
+        cfg.faults = Some(dataplane::FaultConfig {
+            loss: 0.02,
+            duplicate: 0.02,
+            reorder: 0.02,
+            reorder_delay_ns: 3_000,
+            ..Default::default()
+        });
+        let mut lab = Lab::new(cfg).unwrap();
+        let l = lab.wait_leader(50_000_000).unwrap();
+        lab.wait_switch(l, 50_000_000).unwrap();
+        run_client(&mut lab, 500);
+        let sent = lab.client().sent.clone();
+        let v = check(&lab.logs(), Some(&sent));
+        assert!(v.ok, "{v}");
+        assert!(v.delivered.iter().all(|d| d.1 == v.longest), "{v}");
+        assert!(v.longest > 100, "{v}");
+    }
+}

@@ -26,10 +26,15 @@
 //!   payload re-sent by unicast) waits in the ring. A record already accepted (sent both ways
 //!   around a fall-back) is dropped, on either ring.
 //! - Fall-back (as `hosts::mu`): an error completion on the switch QP, a group WRITE not
-//!   completed within the timeout, or the group ring full for that long, moves the QP to the
-//!   error state, closes the CM connection (the agent tears the group down) and re-sends by
-//!   unicast every record a member has not reported taking, then everything after. The epoch
-//!   stays on unicast; the next leader asks for a group again.
+//!   completed within the timeout, the group ring full for that long, or a live member whose
+//!   Accept_SST row stayed behind the leader's for that long (the switch completes a WRITE at
+//!   f member ACKs: a copy lost on the way to another member is never resent, and that
+//!   member's group ring waits for it for good), moves the QP to the error state and re-sends
+//!   by unicast every record a live member has neither reported taking nor accepting (its
+//!   Accept_SST row: a burst of the whole unacknowledged ring would stall the unicast QPs
+//!   under loss), then everything that waited. The epoch stays on unicast (the group stays
+//!   at the switch, unused, until a later leader's request replaces it); the next leader
+//!   asks for a group again.
 
 use std::collections::VecDeque;
 use std::net::IpAddr;
@@ -70,6 +75,8 @@ pub(super) struct Group {
     sent: VecDeque<(u64, Arc<Vec<u8>>)>,
     /// What each member reported taking.
     credits: Vec<u64>,
+    /// Each member's Accept_SST row while behind the leader, and since when it has not moved.
+    lag: Vec<(MsgHdr, u64)>,
     full_since: Option<u64>,
     /// When each uncompleted group WRITE was posted.
     inflight: VecDeque<u64>,
@@ -131,6 +138,7 @@ impl Group {
             backlog: VecDeque::new(),
             sent: VecDeque::new(),
             credits: vec![0; n],
+            lag: vec![(MsgHdr::default(), 0); n],
             full_since: None,
             inflight: VecDeque::new(),
             reader: Reader::default(),
@@ -215,6 +223,7 @@ impl Node {
                             g.path = Some(sp);
                             g.writer = Writer::new(self.lay.group);
                             g.credits.fill(0);
+                            g.lag.fill((MsgHdr::default(), now));
                             let c = self.lay.group_credit(0);
                             self.ep.mr_bytes_mut(self.mr.lkey)?[c..c + 8 * self.lay.n].fill(0);
                             self.stats.groups += 1;
@@ -300,9 +309,24 @@ impl Node {
             }
         }
         let late = |since: u64| now.saturating_sub(since) > g.timeout;
-        if g.path.is_some()
-            && (g.full_since.is_some_and(late) || g.inflight.front().is_some_and(|&p| late(p)))
-        {
+        if g.path.is_none() {
+            return Ok(());
+        }
+        // A member that stopped accepting while behind lost a copy the switch sent it (the
+        // switch completes a WRITE at f member ACKs, so nobody resends it): its group ring
+        // waits for it for good.
+        let top = self.core.accepted();
+        let mut stuck = false;
+        for &j in &g.members {
+            let row = self.core.accept_row(j);
+            let lag = &mut g.lag[j as usize];
+            if self.down[j as usize] || row >= top || row != lag.0 {
+                *lag = (row, now);
+            } else if late(lag.1) {
+                stuck = true;
+            }
+        }
+        if stuck || g.full_since.is_some_and(late) || g.inflight.front().is_some_and(|&p| late(p)) {
             self.fall_back()?;
         }
         Ok(())
@@ -429,17 +453,19 @@ impl Node {
                 ..Default::default()
             },
         );
-        if let Some(c) = g.conn.take() {
-            let _ = self.ep.disconnect(Instant::from_nanos(self.now), c);
-        }
         self.stats.fallbacks += 1;
         for &j in &g.members {
             let j = j as usize;
             if self.down[j] {
                 continue;
             }
-            let taken = g.credits[j];
-            let resend = g.sent.iter().filter(|s| s.0 > taken).map(|s| &s.1);
+            // What it reported taking, or accepting, it has.
+            let (taken, row) = (g.credits[j], self.core.accept_row(j as Pid));
+            let resend = g
+                .sent
+                .iter()
+                .filter(|s| s.0 > taken && MsgHdr::get(&s.1) > row)
+                .map(|s| &s.1);
             self.backlog[j].extend(resend.chain(&g.backlog).cloned());
         }
         g.clear();
