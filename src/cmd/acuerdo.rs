@@ -471,6 +471,7 @@ fn mu_run(
         mb_per_s: r.goodput_bytes_per_s / 1e6,
         latency_p50_us: r.latency_p50_ns as f64 / 1e3,
         latency_p99_us: r.latency_p99_ns as f64 / 1e3,
+        writes_per_msg: None,
         elections: Vec::new(),
         agreement: hosts::acuerdo::Agreement {
             ok: r.integrity.ok,
