@@ -560,4 +560,24 @@ mod tests {
         assert!(crash_spec("leader@soon").is_err());
         assert!(crash_spec("leader@0s").is_err());
     }
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        bench: AcuerdoBenchArgs,
+    }
+
+    fn args(line: &[&str]) -> AcuerdoBenchArgs {
+        use clap::Parser;
+        Cli::parse_from(std::iter::once("bench").chain(line.iter().copied())).bench
+    }
+
+    #[test]
+    fn switch_mode_takes_2_to_5_nodes_in_memory() {
+        assert!(check_args(&args(&["--mode", "switch", "--nodes", "3,5"])).is_ok());
+        let e = check_args(&args(&["--mode", "switch", "--nodes", "7"])).unwrap_err();
+        assert!(e.to_string().contains("2 to 5 nodes"), "{e}");
+        let e = check_args(&args(&["--mode", "switch", "--netns"])).unwrap_err();
+        assert!(e.to_string().contains("in memory only"), "{e}");
+    }
 }
