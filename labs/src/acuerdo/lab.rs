@@ -79,8 +79,8 @@ pub struct LabConfig {
     pub kv: Option<KvLayout>,
     /// Switch mode (in memory only, 2 to 5 nodes): the switch runs `p4ce.p4` with the P4CE
     /// agent on its CPU port instead of `fabric.p4`, and each leader broadcasts through a
-    /// P4CE group it asks the agent for ([`NodeConfig::switch_timeout_ns`]: the failure
-    /// timeout).
+    /// P4CE group it asks the agent for ([`NodeConfig::switch_timeout_ns`]: a quarter of the
+    /// failure timeout, so a member that lost a copy costs the quorum less than a suspicion).
     pub switch: bool,
 }
 
@@ -424,7 +424,7 @@ fn attach_nodes<D: Driver>(
         nc.core.timeout_ns = cfg.timeout_ns;
         nc.ack_timeout = cfg.ack_timeout;
         nc.poll_every_ns = (cfg.heartbeat_ns / 4).max(1);
-        nc.switch_timeout_ns = cfg.switch.then_some(cfg.timeout_ns);
+        nc.switch_timeout_ns = cfg.switch.then_some(cfg.timeout_ns / 4);
         nodes.push(Node::new(nc, ep)?);
     }
     let infos: Vec<PeerInfo> = nodes.iter().map(|n| n.info()).collect();
