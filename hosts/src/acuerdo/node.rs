@@ -24,7 +24,7 @@
 //!
 //! - Switch mode (beyond the paper, [`NodeConfig::switch_timeout_ns`]): the leader's payloads
 //!   go to the followers as one WRITE to a P4CE switch's group, which replicates it into every
-//!   member's group ring ([`switch`](self::switch) has the details: the group's set-up over
+//!   member's group ring (`node/switch.rs` has the details: the group's set-up over
 //!   RDMA CM, ordering against the unicast rings, credits, the fall-back to unicast).
 //!
 //! Connection set-up is out of band, as in the paper (which exchanges QP numbers and keys
