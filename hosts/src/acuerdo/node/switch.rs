@@ -198,8 +198,10 @@ impl Node {
                 CmEvent::ConnectRequest {
                     conn, peer, port, ..
                 } => {
+                    // A refusal or an accept that fails (the request gone meanwhile) is the
+                    // asker's problem: the agent refuses the group, the leader stays on unicast.
                     if port != REPLICA_CM_PORT || peer != IpAddr::V4(SWITCH_IP) {
-                        self.ep.reject(t, conn, b"not an Acuerdo group")?;
+                        let _ = self.ep.reject(t, conn, b"not an Acuerdo group");
                         continue;
                     }
                     // A new group: its ring starts empty.
@@ -212,7 +214,7 @@ impl Node {
                         va: self.mr.addr + at as u64,
                         size: self.lay.group as u64,
                     };
-                    accept_on(&mut self.ep, t, conn, g.member_qp, &offer.to_bytes())?;
+                    let _ = accept_on(&mut self.ep, t, conn, g.member_qp, &offer.to_bytes());
                 }
                 CmEvent::Established {
                     conn, private_data, ..
