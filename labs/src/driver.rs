@@ -28,7 +28,7 @@ pub enum DriverError {
 }
 
 /// A lab driver: the in-memory one or the namespace one.
-pub trait Driver: Sized {
+pub trait Driver: Sized + 'static {
     /// Whether the lab's time is the wall clock (namespaces) rather than virtual.
     const WALL_CLOCK: bool;
     /// Builds every switch of `topo` (not running yet in namespaces: the namespaces come up,

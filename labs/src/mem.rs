@@ -500,6 +500,16 @@ impl MemLab {
         Ok(l)
     }
 
+    /// The frames link `link` carried since [`MemLab::tap`] (or the last call), with their
+    /// times of arrival at the far end; the tap stays on.
+    pub fn take_tapped(&mut self, link: usize) -> Vec<(Nanos, Vec<u8>)> {
+        self.taps
+            .get_mut(link)
+            .and_then(|t| t.as_mut())
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
     /// Writes what link `link` carried since [`MemLab::tap`] to a pcap file (nanosecond
     /// timestamps of arrival at the far end); returns the frame count.
     pub fn write_capture(&mut self, link: usize, path: &Path) -> Result<usize, MemLabError> {

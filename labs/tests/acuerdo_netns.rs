@@ -34,6 +34,7 @@ fn acuerdo_in_namespaces_commits_every_log_agrees_and_tables_match() {
         crashes: 0,
         faults: None,
         netns: true,
+        switch: false,
     };
     let (r, logs) = bench::run(&cfg).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r.driver, "namespaces (wall clock)");

@@ -2,7 +2,8 @@
 //! (`labs::acuerdo`), in virtual time: latency and throughput per client window (Figure 8's
 //! shape), election time with the diff when `--crash leader@T` (Table 1's shape), each beside
 //! the paper's numbers; `--mode mu` runs the Mu-style log (`hosts::mu`, unicast, on the P4CE
-//! lab) on the same endpoint for comparison. Every Acuerdo run ends with the atomic-broadcast
+//! lab) on the same endpoint for comparison, `--mode switch` Acuerdo with the leader's
+//! broadcast through the switch's replication (a P4CE group, one WRITE per message). Every Acuerdo run ends with the atomic-broadcast
 //! check over every node's delivered log (integrity, no duplication, total order); a failed
 //! check makes the command exit non-zero. `--log-dir DIR` writes each node's log as
 //! `deliveries-<node>.jsonl`, `--plot FILE.svg` draws latency against throughput.
@@ -83,6 +84,9 @@ pub enum ModeArg {
     Acuerdo,
     /// The Mu-style log of `hosts::mu` by unicast (3 to 5 nodes: the P4CE lab's limit).
     Mu,
+    /// Acuerdo with the leader's broadcast through the switch's replication: one WRITE to a
+    /// P4CE group (`p4ce.p4`) instead of one per follower (2 to 5 nodes, in memory).
+    Switch,
 }
 
 /// `pisa acuerdo bench`.
@@ -266,6 +270,7 @@ pub fn demo(a: AcuerdoDemoArgs) -> anyhow::Result<ExitCode> {
                 crashes: 0,
                 faults: None,
                 netns: false,
+                switch: false,
             };
             fig8.push(bench::run(&cfg)?.0);
         }
@@ -283,6 +288,7 @@ pub fn demo(a: AcuerdoDemoArgs) -> anyhow::Result<ExitCode> {
             crashes: (nodes - 1) / 2,
             faults: None,
             netns: false,
+            switch: false,
         };
         t1.push(bench::run(&cfg)?.0);
     }
@@ -338,6 +344,12 @@ fn check_args(a: &AcuerdoBenchArgs) -> anyhow::Result<()> {
     if a.mode == ModeArg::Mu && (a.crash.is_some() || a.log_dir.is_some() || a.netns) {
         bail!("--mode mu: --crash, --log-dir and --netns are Acuerdo's");
     }
+    if a.mode == ModeArg::Switch && a.nodes.iter().any(|n| !(2..=5).contains(n)) {
+        bail!("--mode switch: 2 to 5 nodes (a P4CE group holds at most 4 followers)");
+    }
+    if a.mode == ModeArg::Switch && a.netns {
+        bail!("--mode switch runs in memory only (the P4CE agent is an in-memory lab's)");
+    }
     if a.netns && !dataplane::netns::is_root() {
         bail!("--netns needs root (network namespaces, veth pairs, AF_PACKET)");
     }
@@ -361,7 +373,7 @@ fn bench_cmd(a: AcuerdoBenchArgs) -> anyhow::Result<ExitCode> {
     for &nodes in &a.nodes {
         for &window in &a.window {
             let r = match a.mode {
-                ModeArg::Acuerdo => {
+                ModeArg::Acuerdo | ModeArg::Switch => {
                     let cfg = BenchConfig {
                         nodes,
                         size: a.size,
@@ -371,9 +383,10 @@ fn bench_cmd(a: AcuerdoBenchArgs) -> anyhow::Result<ExitCode> {
                         crashes: a.crashes,
                         faults: faults.clone(),
                         netns: a.netns,
+                        switch: a.mode == ModeArg::Switch,
                     };
                     let (r, logs) = bench::run(&cfg)
-                        .with_context(|| format!("acuerdo, {nodes} nodes, window {window}"))?;
+                        .with_context(|| format!("{:?}, {nodes} nodes, window {window}", a.mode))?;
                     if let Some(dir) = &a.log_dir {
                         let d = if runs == 1 {
                             dir.clone()
@@ -458,6 +471,7 @@ fn mu_run(
         mb_per_s: r.goodput_bytes_per_s / 1e6,
         latency_p50_us: r.latency_p50_ns as f64 / 1e3,
         latency_p99_us: r.latency_p99_ns as f64 / 1e3,
+        writes_per_msg: None,
         elections: Vec::new(),
         agreement: hosts::acuerdo::Agreement {
             ok: r.integrity.ok,
@@ -545,5 +559,25 @@ mod tests {
         assert!(crash_spec("follower@1ms").is_err());
         assert!(crash_spec("leader@soon").is_err());
         assert!(crash_spec("leader@0s").is_err());
+    }
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        bench: AcuerdoBenchArgs,
+    }
+
+    fn args(line: &[&str]) -> AcuerdoBenchArgs {
+        use clap::Parser;
+        Cli::parse_from(std::iter::once("bench").chain(line.iter().copied())).bench
+    }
+
+    #[test]
+    fn switch_mode_takes_2_to_5_nodes_in_memory() {
+        assert!(check_args(&args(&["--mode", "switch", "--nodes", "3,5"])).is_ok());
+        let e = check_args(&args(&["--mode", "switch", "--nodes", "7"])).unwrap_err();
+        assert!(e.to_string().contains("2 to 5 nodes"), "{e}");
+        let e = check_args(&args(&["--mode", "switch", "--netns"])).unwrap_err();
+        assert!(e.to_string().contains("in memory only"), "{e}");
     }
 }

@@ -306,6 +306,10 @@ impl Core {
     pub fn my_accept(&self) -> MsgHdr {
         self.accept_sst[self.cfg.me as usize]
     }
+    /// Node `j`'s Accept_SST row as this node last read it (its own: its `Accepted`).
+    pub fn accept_row(&self, j: Pid) -> MsgHdr {
+        self.accept_sst.get(j as usize).copied().unwrap_or_default()
+    }
     /// This node's Commit_SST row.
     pub fn my_commit(&self) -> CommitRow {
         self.commit_sst[self.cfg.me as usize]

@@ -34,7 +34,8 @@ pub use types::{Epoch, MsgHdr, Pid, Vote};
 
 /// The fuzz target's body (`fuzz/fuzz_targets/hosts_acuerdo_ring.rs`): arbitrary bytes as
 /// an incoming ring (as a remote writer could leave it) and as a message: every record the
-/// reader takes goes to a node's core, the message to another; never a panic.
+/// reader takes (after peeking at it, which must find the same) goes to a node's core, the
+/// message to another; never a panic.
 #[doc(hidden)]
 pub fn fuzz_input(data: &[u8]) {
     let mut core = Core::new(Config::new(0, 3)).expect("valid settings");
@@ -45,7 +46,14 @@ pub fn fuzz_input(data: &[u8]) {
         let mut ring = data[..cap].to_vec();
         let mut r = ring::Reader::default();
         for _ in 0..64 {
-            match r.take(&mut ring) {
+            // A peek (as the group ring is read) leaves the record for the take.
+            let peeked = r.peek(&mut ring);
+            let taken = r.take(&mut ring);
+            assert!(
+                peeked.is_err() || peeked == taken,
+                "a peek and the take disagree"
+            );
+            match taken {
                 Ok(Some(body)) => core.receive(1, &body),
                 _ => break,
             }

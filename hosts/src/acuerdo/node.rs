@@ -8,6 +8,7 @@
 //! ```text
 //! | incoming ring from node 0 | ... from node n-1 | Accept_SST | Commit_SST | Vote_SST |
 //! | credits (n × u64) | credits out (n × u64) | outgoing buffer |
+//! | group ring | group outgoing buffer | group credits (n × u64) | group credit out |  (switch mode)
 //! ```
 //!
 //! - Rings ([`super::ring`]): the sender stages a record in its outgoing buffer and WRITEs it
@@ -20,6 +21,11 @@
 //! - Selective signaling: one WRITE in `signal_every` per QP asks for a completion; an error
 //!   completion (retries exhausted: the peer is gone) or a QP in the error state marks the
 //!   peer lost, and nothing more is sent to it.
+//!
+//! - Switch mode (beyond the paper, [`NodeConfig::switch_timeout_ns`]): the leader's payloads
+//!   go to the followers as one WRITE to a P4CE switch's group, which replicates it into every
+//!   member's group ring (`node/switch.rs` has the details: the group's set-up over
+//!   RDMA CM, ordering against the unicast rings, credits, the fall-back to unicast).
 //!
 //! Connection set-up is out of band, as in the paper (which exchanges QP numbers and keys
 //! over TCP): [`Node::info`] gives what peers need, [`Node::connect`] takes theirs.
@@ -38,6 +44,9 @@ use super::error::AcuerdoError;
 use super::ring::{self, Reader, Writer};
 use super::types::{MsgHdr, Pid, Vote, HDR_LEN};
 
+mod switch;
+use switch::Group;
+
 /// Bytes of an SST row.
 pub const ROW: usize = 32;
 
@@ -54,6 +63,11 @@ pub struct NodeConfig {
     pub poll_every_ns: u64,
     /// ACK timeout code of the QPs (4.096 µs × 2^code); 7 retries before a peer is lost.
     pub ack_timeout: u8,
+    /// Switch mode: the leader broadcasts through a P4CE switch's group (the node's
+    /// endpoint must reach the switch: [`crate::p4ce::node::p4ce_endpoint`]); a group WRITE
+    /// not completed, or the group ring full, for this long (ns) makes it fall back to
+    /// unicast. None: unicast only, as in the paper.
+    pub switch_timeout_ns: Option<u64>,
 }
 
 impl NodeConfig {
@@ -66,6 +80,7 @@ impl NodeConfig {
             signal_every: 64,
             poll_every_ns: core.heartbeat_ns / 4,
             ack_timeout: 8,
+            switch_timeout_ns: None,
         }
     }
 }
@@ -77,6 +92,8 @@ pub struct Layout {
     pub n: usize,
     /// Bytes per ring.
     pub cap: usize,
+    /// Bytes of the group ring (0: no switch mode).
+    pub group: usize,
 }
 
 impl Layout {
@@ -105,9 +122,29 @@ impl Layout {
     pub fn outgoing(&self) -> usize {
         self.credit(0) + 16 * self.n
     }
+    /// The group ring (switch mode), written by the leader through the switch.
+    pub fn group_ring(&self) -> usize {
+        self.outgoing() + self.cap
+    }
+    /// The leader's staging buffer for the group ring.
+    pub fn group_outgoing(&self) -> usize {
+        self.group_ring() + self.group
+    }
+    /// What node `j` took of the group ring (written by `j` into the leader's MR).
+    pub fn group_credit(&self, j: Pid) -> usize {
+        self.group_outgoing() + self.group + 8 * j as usize
+    }
+    /// What this node took of the group ring (the source of its credit WRITE).
+    pub fn group_credit_out(&self) -> usize {
+        self.group_credit(0) + 8 * self.n
+    }
     /// Bytes of the MR.
     pub fn len(&self) -> usize {
-        self.outgoing() + self.cap
+        if self.group == 0 {
+            self.outgoing() + self.cap
+        } else {
+            self.group_credit_out() + 8
+        }
     }
     /// Whether the MR is empty (never).
     pub fn is_empty(&self) -> bool {
@@ -147,6 +184,18 @@ pub struct NodeStats {
     pub lost_peers: u64,
     /// Messages too big for a ring, not sent.
     pub too_big: u64,
+    /// WRITEs posted to the switch's group (switch mode).
+    pub switch_writes: u64,
+    /// Records taken from the group ring.
+    pub group_records: u64,
+    /// Groups the switch set up for this node as leader.
+    pub groups: u64,
+    /// Group requests the switch refused or did not answer.
+    pub group_refusals: u64,
+    /// Fall-backs from the switch to unicast (error completion or timeout).
+    pub fallbacks: u64,
+    /// Records dropped as already accepted (sent both ways around a fall-back).
+    pub duplicates: u64,
 }
 
 /// Messages waiting for ring space to one peer, most.
@@ -174,6 +223,10 @@ pub struct Node {
     credit_sent: Vec<u64>,
     pending: Vec<[bool; 3]>,
     posted: Vec<u32>,
+    /// Switch mode's state.
+    group: Option<Group>,
+    /// Every node's address (from [`Node::connect`]).
+    ips: Vec<Ipv4Addr>,
     next_poll: u64,
     now: u64,
     stats: NodeStats,
@@ -201,6 +254,11 @@ impl Node {
         let lay = Layout {
             n,
             cap: cfg.ring_bytes,
+            group: if cfg.switch_timeout_ns.is_some() {
+                cfg.ring_bytes
+            } else {
+                0
+            },
         };
         let pd = ep.alloc_pd();
         let mr = ep.reg_mr(pd, lay.len(), AccessFlags::ALL)?;
@@ -218,9 +276,15 @@ impl Node {
                 })?;
             }
         }
+        let group = match cfg.switch_timeout_ns {
+            Some(t) => Some(Group::new(&mut ep, pd, cq, t, n, cfg.ring_bytes)?),
+            None => None,
+        };
         Ok(Node {
             core,
             ep,
+            group,
+            ips: vec![Ipv4Addr::UNSPECIFIED; n],
             cfg,
             lay,
             mr,
@@ -292,6 +356,7 @@ impl Node {
                 self.ep.modify_qp(qpn, a)?;
             }
             self.peers[j] = Some((p.addr, p.rkey));
+            self.ips[j] = p.ip;
         }
         Ok(())
     }
@@ -369,9 +434,12 @@ impl Node {
             self.ep.handle_timeout(t);
         }
         self.completions()?;
+        self.switch_cm(now_ns)?;
         self.read_tables()?;
-        let took = self.drain_rings()?;
+        let mut took = self.drain_rings()?;
+        took |= self.drain_group()?;
         self.core.tick(now_ns);
+        self.switch_watch(now_ns)?;
         self.flush()?;
         if now_ns >= self.next_poll {
             self.next_poll = now_ns + self.cfg.poll_every_ns;
@@ -394,6 +462,9 @@ impl Node {
                 return Ok(());
             }
             for wc in wcs {
+                if self.switch_completion(&wc)? {
+                    continue;
+                }
                 if wc.status != WcStatus::Success {
                     if let Some(j) = self.qps.iter().position(|q| *q == wc.qp_num) {
                         self.lose(j);
@@ -429,6 +500,7 @@ impl Node {
             w.copy_from_slice(&mem[k..k + 8]);
             self.writers[j as usize].set_credit(u64::from_le_bytes(w));
         }
+        self.read_group_credits()?;
         Ok(())
     }
 
@@ -446,7 +518,11 @@ impl Node {
                 let ring = &mut mem[at..at + self.lay.cap];
                 match self.readers[j as usize].take(ring) {
                     Ok(Some(body)) => {
-                        self.core.receive(j, &body);
+                        if self.duplicate(&body) {
+                            self.stats.duplicates += 1;
+                        } else {
+                            self.core.receive(j, &body);
+                        }
                         batch += 1;
                     }
                     Ok(None) => break,
@@ -490,6 +566,9 @@ impl Node {
                         self.stats.too_big += 1;
                         continue;
                     }
+                    if self.group_takes(to, &msg) {
+                        continue;
+                    }
                     self.backlog[j].push_back(msg);
                     if self.backlog[j].len() > MAX_BACKLOG {
                         self.lose(j);
@@ -498,6 +577,7 @@ impl Node {
                 Output::Push { table, to } => self.pending[to as usize][t_index(table)] = true,
             }
         }
+        self.send_group()?;
         for j in 0..self.lay.n {
             self.send_backlog(j)?;
             for t in [Table::Accept, Table::Commit, Table::Vote] {

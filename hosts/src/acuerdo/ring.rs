@@ -142,6 +142,24 @@ impl Reader {
     /// it and returns its body; None when nothing complete is there. A header that cannot
     /// be a record of this ring is an error (the bytes are left as they are).
     pub fn take(&mut self, ring: &mut [u8]) -> Result<Option<Vec<u8>>, String> {
+        let Some((off, body)) = self.locate(ring)? else {
+            return Ok(None);
+        };
+        let need = record_len(body.len());
+        ring[off..off + need].fill(0);
+        self.seq = self.expected();
+        self.rpos += need as u64;
+        Ok(Some(body))
+    }
+
+    /// The body of the next complete record, left in the ring (a later [`Reader::take`]
+    /// takes it); wrap markers before it are taken. None when nothing complete is there.
+    pub fn peek(&mut self, ring: &mut [u8]) -> Result<Option<Vec<u8>>, String> {
+        Ok(self.locate(ring)?.map(|(_, body)| body))
+    }
+
+    /// Where the next complete record is and its body, past any wrap marker (taken).
+    fn locate(&mut self, ring: &mut [u8]) -> Result<Option<(usize, Vec<u8>)>, String> {
         let cap = ring.len();
         loop {
             let off = (self.rpos % cap as u64) as usize;
@@ -166,11 +184,10 @@ impl Reader {
             if u32_at(ring, t) != want || u32_at(ring, t + 4) != !want {
                 return Ok(None); // still landing
             }
-            let body = ring[off + HEAD..off + HEAD + len as usize].to_vec();
-            ring[off..off + need].fill(0);
-            self.seq = want;
-            self.rpos += need as u64;
-            return Ok(Some(body));
+            return Ok(Some((
+                off,
+                ring[off + HEAD..off + HEAD + len as usize].to_vec(),
+            )));
         }
     }
 }
@@ -216,6 +233,9 @@ mod tests {
         ring[last.at..last.at + head.len()].copy_from_slice(head);
         assert_eq!(r.take(&mut ring).unwrap(), None);
         land(&mut ring, &p);
+        // A peek leaves it for the next take.
+        assert_eq!(r.peek(&mut ring).unwrap(), Some(b"later".to_vec()));
         assert_eq!(r.take(&mut ring).unwrap(), Some(b"later".to_vec()));
+        assert_eq!(r.peek(&mut ring).unwrap(), None);
     }
 }

@@ -74,28 +74,49 @@ pub struct NodeParts {
     pub mesh: Vec<u32>,
 }
 
-/// Builds a node's endpoint, log, CQ and QPs.
-pub fn build_node(spec: &NodeSpec) -> Result<NodeParts, VerbsError> {
-    let mut ecfg = EndpointConfig::new(host_mac(spec.id), host_ip(spec.id));
-    ecfg.seed ^= spec.seed;
-    // Scattered WRITEs keep the leader's stale ICRC (p4ce.p4's header): replicas run with
-    // ICRC checking off, as on ConnectX NICs behind a rewriting switch.
-    ecfg.icrc_check = spec.leader;
-    // p4ce.p4 counts ACKs in 256 PSN cells per group.
+/// The endpoint of P4CE node `id` among `ids`: its address, every neighbour (the other
+/// nodes and the switch's IP) reached at its own MAC or through `gateway`, ICRC checking
+/// (`check_icrc`: off where the switch's scattered WRITEs land), at most 256 packets in
+/// flight per QP (p4ce.p4 counts ACKs in 256 PSN cells per group), and the RDMA CM timers.
+pub fn p4ce_endpoint(
+    id: u16,
+    ids: &[u16],
+    check_icrc: bool,
+    seed: u64,
+    ack_timeout: u8,
+    cm_response_timeout: Duration,
+    gateway: Option<[u8; 6]>,
+) -> Endpoint {
+    let mut ecfg = EndpointConfig::new(host_mac(id), host_ip(id));
+    ecfg.seed ^= seed;
+    ecfg.icrc_check = check_icrc;
     ecfg.transport.max_inflight_pkts = 256;
-    ecfg.cm.timeout = spec.ack_timeout;
+    ecfg.cm.timeout = ack_timeout;
     ecfg.cm.min_rnr_timer = 1;
-    ecfg.cm.response_timeout = spec.cm_response_timeout;
+    ecfg.cm.response_timeout = cm_response_timeout;
     let mut ep = Endpoint::new(ecfg);
-    ep.add_neighbour(IpAddr::V4(SWITCH_IP), spec.gateway.unwrap_or(SWITCH_MAC));
-    for o in &spec.ids {
-        if *o != spec.id {
-            ep.add_neighbour(
-                IpAddr::V4(host_ip(*o)),
-                spec.gateway.unwrap_or(host_mac(*o)),
-            );
+    ep.add_neighbour(IpAddr::V4(SWITCH_IP), gateway.unwrap_or(SWITCH_MAC));
+    for o in ids {
+        if *o != id {
+            ep.add_neighbour(IpAddr::V4(host_ip(*o)), gateway.unwrap_or(host_mac(*o)));
         }
     }
+    ep
+}
+
+/// Builds a node's endpoint, log, CQ and QPs.
+pub fn build_node(spec: &NodeSpec) -> Result<NodeParts, VerbsError> {
+    // Scattered WRITEs keep the leader's stale ICRC (p4ce.p4's header): replicas run with
+    // ICRC checking off, as on ConnectX NICs behind a rewriting switch.
+    let mut ep = p4ce_endpoint(
+        spec.id,
+        &spec.ids,
+        spec.leader,
+        spec.seed,
+        spec.ack_timeout,
+        spec.cm_response_timeout,
+        spec.gateway,
+    );
     let pd = ep.alloc_pd();
     let log = ep.reg_mr(
         pd,

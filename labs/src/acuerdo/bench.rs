@@ -40,6 +40,9 @@ pub struct BenchConfig {
     pub faults: Option<FaultConfig>,
     /// Run in network namespaces ([`NetnsApps`]) instead of in memory.
     pub netns: bool,
+    /// Switch mode ([`LabConfig::switch`], in memory): the leader broadcasts through a P4CE
+    /// group; the client starts once the first leader's group is up.
+    pub switch: bool,
 }
 
 /// An election's times, µs.
@@ -62,7 +65,7 @@ pub struct Election {
 pub struct BenchReport {
     /// Which driver ran it.
     pub driver: String,
-    /// `acuerdo`.
+    /// `acuerdo`, or `switch` (the leader's broadcast through the P4CE switch).
     pub mode: String,
     /// Nodes.
     pub nodes: usize,
@@ -82,6 +85,10 @@ pub struct BenchReport {
     pub latency_p50_us: f64,
     /// 99th percentile, µs.
     pub latency_p99_us: f64,
+    /// RDMA WRITEs all nodes posted per committed message in the measured time (ring
+    /// records, SST pushes, credits): the leader's n-1 per message by unicast, one through
+    /// the switch. None where not counted (Mu).
+    pub writes_per_msg: Option<f64>,
     /// The elections after each leader crash.
     pub elections: Vec<Election>,
     /// The atomic-broadcast check over every node's log.
@@ -128,6 +135,7 @@ pub fn run_on<D: Driver>(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), La
     let wall = std::time::Instant::now();
     let mut lc = LabConfig::new(cfg.nodes, cfg.size, cfg.window);
     lc.faults = cfg.faults.clone();
+    lc.switch = cfg.switch;
     if D::WALL_CLOCK {
         wall_clock_timers(&mut lc);
     }
@@ -138,9 +146,13 @@ pub fn run_on<D: Driver>(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), La
     };
     let mut lab = Lab::<D>::build(lc)?;
     let lead = lab.wait_leader(limit)?;
+    if cfg.switch {
+        lab.wait_switch(lead, limit)?;
+    }
     lab.client().on = true;
     let t0 = lab.now();
     let c0 = lab.client().committed;
+    let w0 = writes(&mut lab);
     let mut crashed = Vec::new();
     if let Some(c) = cfg.crash_leader_ns.filter(|c| *c > 0) {
         let f = (cfg.nodes - 1) / 2;
@@ -157,6 +169,7 @@ pub fn run_on<D: Driver>(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), La
     let _ = lead;
     lab.run_until(t0 + cfg.duration_ns)?;
     let c1 = lab.client().committed;
+    let w1 = writes(&mut lab);
     lab.client().on = false;
     let t = lab.now() + drain;
     lab.run_until(t)?;
@@ -193,7 +206,7 @@ pub fn run_on<D: Driver>(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), La
     Ok((
         BenchReport {
             driver,
-            mode: "acuerdo".into(),
+            mode: if cfg.switch { "switch" } else { "acuerdo" }.into(),
             nodes: cfg.nodes,
             size: cfg.size,
             window: cfg.window,
@@ -203,12 +216,26 @@ pub fn run_on<D: Driver>(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), La
             mb_per_s: committed as f64 * cfg.size as f64 / secs / 1e6,
             latency_p50_us: p50,
             latency_p99_us: p99,
+            writes_per_msg: Some((w1 - w0) as f64 / committed.max(1) as f64),
             elections,
             agreement,
             wall_s: wall.elapsed().as_secs_f64(),
         },
         RunLogs { logs },
     ))
+}
+
+/// RDMA WRITEs every node posted so far (unicast and to the switch).
+fn writes<D: Driver>(lab: &mut Lab<D>) -> u64 {
+    (0..lab.config().nodes)
+        .filter_map(|h| {
+            lab.with(h, |a| {
+                let s = a.node.stats();
+                s.writes + s.switch_writes
+            })
+            .ok()
+        })
+        .sum()
 }
 
 /// The election after the crash of `old` at `crash_ns` (before `until`), from the nodes'
@@ -392,15 +419,15 @@ pub fn figure8(reports: &[BenchReport]) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:>8} {:>5} {:>5} {:>7} {:>12} {:>9} {:>9} {:>9}  check",
-        "mode", "nodes", "size", "window", "msgs/s", "MB/s", "p50 us", "p99 us"
+        "{:>8} {:>5} {:>5} {:>7} {:>12} {:>9} {:>9} {:>9} {:>7}  check",
+        "mode", "nodes", "size", "window", "msgs/s", "MB/s", "p50 us", "p99 us", "wr/msg"
     );
     let ks = knees(reports);
     for (i, r) in reports.iter().enumerate() {
         let knee = ks.contains(&i);
         let _ = writeln!(
             s,
-            "{:>8} {:>5} {:>5} {:>7} {:>12.0} {:>9.2} {:>9.1} {:>9.1}  {}{}",
+            "{:>8} {:>5} {:>5} {:>7} {:>12.0} {:>9.2} {:>9.1} {:>9.1} {:>7}  {}{}",
             r.mode,
             r.nodes,
             r.size,
@@ -409,6 +436,8 @@ pub fn figure8(reports: &[BenchReport]) -> String {
             r.mb_per_s,
             r.latency_p50_us,
             r.latency_p99_us,
+            r.writes_per_msg
+                .map_or_else(|| "-".to_string(), |w| format!("{w:.2}")),
             if r.agreement.ok { "ok" } else { "FAILED" },
             if knee { "  <- knee" } else { "" }
         );
@@ -493,6 +522,7 @@ mod tests {
             crashes: 2,
             faults: None,
             netns: false,
+            switch: false,
         };
         let (r, logs) = run(&cfg).unwrap();
         assert_eq!(

@@ -15,12 +15,16 @@ use hosts::acuerdo::kv::{self, KvLayout, Op, Update};
 use hosts::acuerdo::node::{Node, NodeConfig, PeerInfo};
 use hosts::acuerdo::{AcuerdoError, Entry, Epoch, Event, MsgHdr, Pid};
 use hosts::p4ce::integrity::{digest, stamp};
-use rdma::verbs::{AccessFlags, MrInfo};
+use hosts::p4ce::node::p4ce_endpoint;
+use hosts::p4ce::MAX_REPLICAS;
+use rdma::verbs::{AccessFlags, Endpoint, MrInfo};
 
 use crate::driver::{Driver, DriverError};
 use crate::host::{HostApp, RdmaHost};
 use crate::mem::{MemLab, MemLabError};
-use crate::topology::TopologyError;
+use crate::p4ce::mem::lab::CM_RESPONSE_TIMEOUT;
+use crate::p4ce::mem::{compile_p4ce, P4ceSwitch};
+use crate::topology::{Topology, TopologyError};
 
 /// Why the lab failed.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +44,9 @@ pub enum LabError {
     /// A node failed while running.
     #[error("node {0}: {1}")]
     Node(usize, String),
+    /// The P4CE switch of switch mode.
+    #[error(transparent)]
+    P4ce(#[from] crate::p4ce::LabError),
     /// No leader in time.
     #[error("no leader after {0} µs of virtual time")]
     NoLeader(u64),
@@ -70,6 +77,11 @@ pub struct LabConfig {
     /// Run the replicated hash table: every node applies delivered updates to a table of
     /// this shape in an MR of its endpoint.
     pub kv: Option<KvLayout>,
+    /// Switch mode (in memory only, 2 to 5 nodes): the switch runs `p4ce.p4` with the P4CE
+    /// agent on its CPU port instead of `fabric.p4`, and each leader broadcasts through a
+    /// P4CE group it asks the agent for ([`NodeConfig::switch_timeout_ns`]: a quarter of the
+    /// failure timeout, so a member that lost a copy costs the quorum less than a suspicion).
+    pub switch: bool,
 }
 
 impl LabConfig {
@@ -86,6 +98,7 @@ impl LabConfig {
             ack_timeout: NodeConfig::new(0, 2).ack_timeout,
             faults: None,
             kv: None,
+            switch: false,
         }
     }
 }
@@ -326,12 +339,121 @@ impl Lab<MemLab> {
         Lab::build(cfg)
     }
 
+    /// Switch mode: the P4CE topology (one switch running `p4ce.p4`, hosts at the P4CE
+    /// addresses, the Acuerdo lab's links) with the P4CE agent on the switch's CPU port
+    /// ([`crate::p4ce::mem::P4ceSwitch`]), the nodes on P4CE endpoints.
+    fn build_switch(cfg: LabConfig) -> Result<Lab, LabError> {
+        let n = cfg.nodes;
+        if !(2..=MAX_REPLICAS + 1).contains(&n) {
+            return Err(LabError::Config(format!(
+                "switch mode: {n} nodes; 2 to {} (a P4CE group holds at most {MAX_REPLICAS} followers)",
+                MAX_REPLICAS + 1
+            )));
+        }
+        let program = compile_p4ce(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/programs/p4ce.p4"),
+        )?;
+        let mut topo = crate::p4ce::topology(n, &crate::p4ce::repo_labs_dir())?;
+        // The Acuerdo lab's cables (25 Gbit/s, 1 µs), so both modes run on the same links.
+        let link = super::topology(n)?.links[0].config.clone();
+        for l in &mut topo.links {
+            l.config = link.clone();
+        }
+        apply_faults(&mut topo, &cfg.faults);
+        let ids: Vec<u16> = (1..=n as u16).collect();
+        let sw = P4ceSwitch::build(program, topo, &ids, 0)?;
+        let mut mem = sw.mem;
+        // ICRC checking off everywhere: any node may be a member, and members get the
+        // switch's scattered WRITEs with the leader's ICRC (see hosts::p4ce::node).
+        let eps = ids
+            .iter()
+            .zip(&sw.gateways)
+            .map(|(id, gw)| {
+                p4ce_endpoint(
+                    *id,
+                    &ids,
+                    false,
+                    0,
+                    cfg.ack_timeout,
+                    CM_RESPONSE_TIMEOUT,
+                    *gw,
+                )
+            })
+            .collect();
+        let client = attach_nodes(&mut mem, &cfg, eps)?;
+        Ok(Lab {
+            mem,
+            cfg,
+            client,
+            reads: HashMap::new(),
+        })
+    }
+
     /// Node `h`'s application.
     pub fn app(&mut self, h: usize) -> &mut NodeApp {
         self.mem
             .app_mut::<NodeApp>(h)
             .expect("every lab host runs a NodeApp")
     }
+}
+
+/// Puts `faults` on every link of `topo`, both directions.
+fn apply_faults(topo: &mut Topology, faults: &Option<FaultConfig>) {
+    if let Some(f) = faults {
+        // Each end sends with the faults (end a with `tx`, end b with `rx`).
+        for l in &mut topo.links {
+            l.config.tx.faults = f.clone();
+            l.config.rx.faults = f.clone();
+        }
+    }
+}
+
+/// Builds a node on each endpoint (`eps[h]` is host `h`'s), connects every QP between them
+/// and runs each on its host of `mem`; returns the client they share.
+fn attach_nodes<D: Driver>(
+    mem: &mut D,
+    cfg: &LabConfig,
+    eps: Vec<Endpoint>,
+) -> Result<Arc<Mutex<Client>>, LabError> {
+    let client = Arc::new(Mutex::new(Client::new(cfg.window, cfg.size)?));
+    let mut nodes = Vec::with_capacity(cfg.nodes);
+    for (h, ep) in eps.into_iter().enumerate() {
+        let mut nc = NodeConfig::new(h as Pid, cfg.nodes);
+        nc.ring_bytes = cfg.ring_bytes;
+        nc.core.heartbeat_ns = cfg.heartbeat_ns;
+        nc.core.timeout_ns = cfg.timeout_ns;
+        nc.ack_timeout = cfg.ack_timeout;
+        nc.poll_every_ns = (cfg.heartbeat_ns / 4).max(1);
+        nc.switch_timeout_ns = cfg.switch.then_some(cfg.timeout_ns / 4);
+        nodes.push(Node::new(nc, ep)?);
+    }
+    let infos: Vec<PeerInfo> = nodes.iter().map(|n| n.info()).collect();
+    for (h, mut node) in nodes.into_iter().enumerate() {
+        node.connect(&infos)?;
+        let kv = match cfg.kv {
+            Some(lay) => {
+                let ep = node.endpoint_mut();
+                let pd = ep.alloc_pd();
+                let mr = ep
+                    .reg_mr(pd, lay.len(), AccessFlags::ALL)
+                    .map_err(AcuerdoError::from)?;
+                Some((lay, mr))
+            }
+            None => None,
+        };
+        let app = NodeApp {
+            node,
+            log: Vec::new(),
+            events: Vec::new(),
+            alive: true,
+            stalled: false,
+            error: None,
+            client: client.clone(),
+            kv,
+        };
+        mem.attach(h, Box::new(app))?;
+    }
+    Ok(client)
 }
 
 impl<D: Driver> Lab<D> {
@@ -342,53 +464,20 @@ impl<D: Driver> Lab<D> {
                 "window and size must be at least 1".into(),
             ));
         }
+        if cfg.switch {
+            // Switch mode is built on the in-memory driver only.
+            let lab: Box<dyn Any> = Box::new(Lab::build_switch(cfg)?);
+            return lab.downcast::<Lab<D>>().map(|l| *l).map_err(|_| {
+                LabError::Config("switch mode runs on the in-memory driver only".into())
+            });
+        }
         let mut topo = super::topology(cfg.nodes)?;
-        if let Some(f) = &cfg.faults {
-            // Each end sends with the faults (end a with `tx`, end b with `rx`).
-            for l in &mut topo.links {
-                l.config.tx.faults = f.clone();
-                l.config.rx.faults = f.clone();
-            }
-        }
+        apply_faults(&mut topo, &cfg.faults);
         let mut mem = D::build(topo.clone())?;
-        let client = Arc::new(Mutex::new(Client::new(cfg.window, cfg.size)?));
-        let mut nodes = Vec::with_capacity(cfg.nodes);
-        for h in 0..cfg.nodes {
-            let ep = RdmaHost::new(&topo, h).endpoint;
-            let mut nc = NodeConfig::new(h as Pid, cfg.nodes);
-            nc.ring_bytes = cfg.ring_bytes;
-            nc.core.heartbeat_ns = cfg.heartbeat_ns;
-            nc.core.timeout_ns = cfg.timeout_ns;
-            nc.ack_timeout = cfg.ack_timeout;
-            nc.poll_every_ns = (cfg.heartbeat_ns / 4).max(1);
-            nodes.push(Node::new(nc, ep)?);
-        }
-        let infos: Vec<PeerInfo> = nodes.iter().map(|n| n.info()).collect();
-        for (h, mut node) in nodes.into_iter().enumerate() {
-            node.connect(&infos)?;
-            let kv = match cfg.kv {
-                Some(lay) => {
-                    let ep = node.endpoint_mut();
-                    let pd = ep.alloc_pd();
-                    let mr = ep
-                        .reg_mr(pd, lay.len(), AccessFlags::ALL)
-                        .map_err(AcuerdoError::from)?;
-                    Some((lay, mr))
-                }
-                None => None,
-            };
-            let app = NodeApp {
-                node,
-                log: Vec::new(),
-                events: Vec::new(),
-                alive: true,
-                stalled: false,
-                error: None,
-                client: client.clone(),
-                kv,
-            };
-            mem.attach(h, Box::new(app))?;
-        }
+        let eps = (0..cfg.nodes)
+            .map(|h| RdmaHost::new(&topo, h).endpoint)
+            .collect();
+        let client = attach_nodes(&mut mem, &cfg, eps)?;
         Ok(Lab {
             mem,
             cfg,
@@ -463,6 +552,25 @@ impl<D: Driver> Lab<D> {
             }
         }
         Err(LabError::NoLeader(limit_ns / 1_000))
+    }
+
+    /// Switch mode: runs until leader `l` broadcasts through the switch's group (at most
+    /// `limit_ns` more).
+    pub fn wait_switch(&mut self, l: usize, limit_ns: u64) -> Result<(), LabError> {
+        let end = self.now() + limit_ns;
+        while !self.with(l, |a| a.node.switch_attached())? {
+            if self.now() >= end {
+                let st = self.with(l, |a| a.node.stats())?;
+                return Err(LabError::Config(format!(
+                    "node {l}: no switch group after {} µs ({} refused)",
+                    limit_ns / 1_000,
+                    st.group_refusals
+                )));
+            }
+            let t = self.now() + 10_000;
+            self.run_until(t)?;
+        }
+        Ok(())
     }
 
     /// Every node's delivered log, for [`hosts::acuerdo::check`] (crashed nodes included:

@@ -7,6 +7,9 @@
 //!
 //! - [`lab`]: [`Lab`]: the driver, the nodes as host applications, the client that keeps a
 //!   window of messages in flight at whichever node leads, crashes.
+//! - Switch mode ([`LabConfig::switch`], in memory): the switch runs `p4ce.p4` with the P4CE
+//!   agent on its CPU port ([`crate::p4ce::mem::P4ceSwitch`], as the P4CE lab) and each
+//!   leader broadcasts through a P4CE group (`hosts::acuerdo::node`'s switch mode).
 //! - [`bench`](mod@bench): `pisa acuerdo bench`: latency and throughput per window (Figure 8)
 //!   and election time including the diff (Table 1), each run ending with the
 //!   atomic-broadcast check over every node's log.
@@ -19,6 +22,9 @@ pub mod bench;
 pub mod lab;
 pub mod realtime;
 pub mod ycsb;
+
+#[cfg(test)]
+mod switch_tests;
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -1,34 +1,34 @@
 //! [`Lab`]: the P4CE topology on the in-memory driver, its setup, and what tests, the bench
 //! and the fail-over measurements do to it (see the module docs of [`super`]).
 
-use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::Path as FsPath;
 use std::sync::Arc;
 use std::time::Duration;
 
-use control::p4ce::{Agent, AgentConfig, Attachment, CmAgentEvent, P4ceError, SwitchCm};
+use control::p4ce::{Agent, CmAgentEvent, P4ceError};
 use dataplane::link::DirectionConfig;
 use dataplane::{FaultConfig, LinkConfig, Nanos, PortError};
 use hosts::mu::{Leader, LeaderConfig, LeaderEvent, LogGeometry, MuError, Path};
 use hosts::p4ce::failover::{FailoverEvent, FailoverSetup};
 use hosts::p4ce::machine::{LeaderSetup, LostHook, Node, NodeConfig, NodeFailover};
-use hosts::p4ce::node::{host_ip, host_mac, NodeSpec};
-use hosts::p4ce::{NodeError, GROUP, MAX_REPLICAS, SWITCH_IP, SWITCH_MAC};
+use hosts::p4ce::node::{host_ip, NodeSpec};
+use hosts::p4ce::{NodeError, GROUP, MAX_REPLICAS, SWITCH_IP};
 use pipeline::ir::Program;
-use pipeline::switch::{Switch, SwitchConfig, SwitchError};
-use rdma::verbs::{EndpointConfig, Instant, VerbsError};
+use pipeline::switch::{Switch, SwitchError};
+use rdma::verbs::{Instant, VerbsError};
 
 use super::apps::{AgentApp, NodeApp};
+use super::switch::P4ceSwitch;
 use crate::mem::{MemLab, MemLabError};
 use crate::p4ce::CPU_PORT;
-use crate::topology::{End, TablesSource, TopologyError};
+use crate::topology::TopologyError;
 
 /// ACK timeout code of the lab's QPs: 4.096 µs × 2^8 ≈ 1 ms.
 const ACK_TIMEOUT: u8 = 8;
 
 /// How long the RDMA CM of the nodes and of the agent waits for an answer before resending.
-const CM_RESPONSE_TIMEOUT: Duration = Duration::from_millis(2);
+pub(crate) const CM_RESPONSE_TIMEOUT: Duration = Duration::from_millis(2);
 
 /// How long [`Lab::new`] waits (virtual time) for the connections and heartbeats.
 const SETUP_TIMEOUT: Nanos = Nanos::from_millis(50);
@@ -258,77 +258,13 @@ impl Lab {
             };
         }
         let ids: Vec<u16> = (1..=n as u16).collect();
-        let p4ce = topo
-            .switches
-            .iter()
-            .position(|s| s.mac == SWITCH_MAC)
-            .ok_or_else(|| LabError::Config("no switch has the P4CE switch's MAC".into()))?;
-        // On a fabric: the P4CE switch's one cable into it (its port, the neighbour's MAC).
-        // What it sends to a host leaves there, to the neighbour's router MAC, and is routed.
-        let uplink = topo.links.iter().find_map(|l| match (l.a, l.b) {
-            (End::Switch { switch: a, devport }, End::Switch { switch: b, .. }) if a == p4ce => {
-                Some((devport, topo.switches[b].mac))
-            }
-            (End::Switch { switch: a, .. }, End::Switch { switch: b, devport }) if b == p4ce => {
-                Some((devport, topo.switches[a].mac))
-            }
-            _ => None,
-        });
-        let mut at = BTreeMap::new();
-        let mut l2 = Vec::new();
-        let mut gateways = Vec::new();
-        for (h, id) in ids.iter().enumerate() {
-            let (s, port) = topo
-                .host_attachment(h)
-                .ok_or_else(|| LabError::Config(format!("host {h} is not on a switch")))?;
-            let mac = host_mac(*id);
-            let (a, gw) = if s == p4ce {
-                (Attachment { mac, port }, None)
-            } else {
-                let (port, next) = uplink.ok_or_else(|| {
-                    LabError::Config(format!(
-                        "host {h} is not on the P4CE switch, which has no cable to the fabric"
-                    ))
-                })?;
-                (Attachment { mac: next, port }, Some(topo.switches[s].mac))
-            };
-            at.insert(host_ip(*id), a);
-            if !l2.contains(&(a.mac, a.port)) {
-                l2.push((a.mac, a.port));
-            }
-            gateways.push(gw);
-        }
-        let switch = Switch::new(program, SwitchConfig::new(1).with_cpu_port(CPU_PORT))?;
-        let switches = if topo.switches.len() == 1 {
-            vec![switch]
-        } else {
-            // The fabric's switches as any topology's (fabric.p4, routes generated); the P4CE
-            // switch from `program` with the agent's CPU port (built as a placeholder here).
-            let mut fabric = topo.clone();
-            let other = usize::from(p4ce == 0);
-            fabric.switches[p4ce].program = fabric.switches[other].program.clone();
-            fabric.switches[p4ce].tables = TablesSource::None;
-            let mut built = crate::build::switches(&fabric).map_err(MemLabError::from)?;
-            built[p4ce] = switch;
-            built
-        };
-        let mut mem = MemLab::with_switches(topo, switches)?;
-        let mut ecfg = EndpointConfig::new(SWITCH_MAC, SWITCH_IP);
-        ecfg.seed ^= cfg.seed.rotate_left(7);
-        ecfg.cm.response_timeout = CM_RESPONSE_TIMEOUT;
-        let agent = Agent::new(AgentConfig {
-            switch_ip: SWITCH_IP,
-            cpu_port: CPU_PORT,
-        });
-        let app = AgentApp::new(agent, SwitchCm::new(ecfg, at)?, l2);
-        let lost = app.lost_replicas();
-        let agent = mem.attach_agent(p4ce, CPU_PORT, Box::new(app));
-        if let Some(e) = mem
-            .agent_mut::<AgentApp>(agent)
-            .and_then(|a| a.error.clone())
-        {
-            return Err(LabError::Config(format!("P4CE agent: {e}")));
-        }
+        let P4ceSwitch {
+            mut mem,
+            agent,
+            p4ce,
+            gateways,
+            lost,
+        } = P4ceSwitch::build(program, topo, &ids, cfg.seed)?;
         // View change on the switch: a leader's lost replica goes to the agent.
         let lost_hook = || -> LostHook {
             let lost = lost.clone();

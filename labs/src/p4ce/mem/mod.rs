@@ -13,6 +13,8 @@
 //! - [`lab`]: [`Lab`], [`LabConfig`], fault switches (crash or pause a host, break the switch
 //!   path), access to each node.
 //! - [`apps`]: the node and the agent as applications of the driver.
+//! - [`switch`]: the P4CE switch and its agent on the driver ([`switch::P4ceSwitch`]), which
+//!   the Acuerdo lab's switch mode builds too.
 //! - [`failtime`]: fail-over times (replica, leader, switch crashes) in virtual time.
 //! - [`bench`](mod@bench): the consensus benchmark ([`bench::run`]) behind `pisa consensus bench`,
 //!   faults on the host links included, each run ending with the log-integrity check
@@ -22,7 +24,9 @@ pub mod apps;
 pub mod bench;
 pub mod failtime;
 pub mod lab;
+pub mod switch;
 
 pub use bench::{BenchConfig, BenchReport};
 pub use hosts::p4ce::failover::FailoverEvent;
 pub use lab::{compile_p4ce, Fabric, Lab, LabConfig, LabError};
+pub use switch::P4ceSwitch;
