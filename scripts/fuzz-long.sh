@@ -14,8 +14,8 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
 fi
 export RUSTC_BOOTSTRAP=1
 targets=${*:-$(cargo fuzz list)}
-cargo fuzz build -O >/dev/null
 for t in $targets; do
+    cargo fuzz build -O "$t" >/dev/null
     mkdir -p "fuzz/corpus/$t"
     log="fuzz/$t.long.log"
     start=$(date +%s)
