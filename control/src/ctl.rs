@@ -30,6 +30,9 @@ pub struct EntryRequest {
     pub action: String,
     #[serde(default)]
     pub params: BTreeMap<String, Json>,
+    /// The entry's TTL in ms (tables with `idle_timeout = true`; 0: never ages).
+    #[serde(default)]
+    pub ttl_ms: Option<u64>,
 }
 
 /// A request, as parsed from one line.

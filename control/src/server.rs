@@ -120,6 +120,27 @@ pub fn handle_line(h: &SwitchHandle, line: &str) -> Json {
 }
 
 /// An action's parameters as the table-file syntax writes them (widths from the program).
+/// An entry's TTL and latest hit over the pipes `owns` selects, when its table has idle
+/// timeouts (bf-rt's `$ENTRY_TTL` and hit state).
+fn entry_idle(
+    sw: &pipeline::switch::Switch,
+    owns: u8,
+    table: &str,
+    e: &pipeline::api::TableEntry,
+) -> Option<(u64, u64)> {
+    if !sw.table_idle_timeout(table).unwrap_or(false) {
+        return None;
+    }
+    let keys: Vec<(&str, _)> = e.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+    (0..sw.num_pipes())
+        .filter(|&p| owns & (1 << p) != 0)
+        .filter_map(|p| {
+            sw.table_entry_idle(PipeSel::Pipe(p), table, &keys, e.priority)
+                .ok()
+        })
+        .reduce(|a, b| (a.0, a.1.max(b.1)))
+}
+
 fn params_json(
     pl: &pipeline::ir::Pipeline,
     action: &str,
@@ -272,10 +293,16 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
                 } else {
                     sw.table_add_entry(PipeSel::All, &name, &entry)
                 };
-                r.map(|_| json!({})).map_err(|e| e.to_string())
+                r.map_err(|e| e.to_string())?;
+                let keys: Vec<(&str, _)> =
+                    entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+                crate::tables_file::set_ttl(sw, &name, &keys, entry.priority, e.ttl_ms)
+                    .map(|_| json!({}))
+                    .map_err(|e| e.to_string())
             })
         }
         Request::TableList { table } => {
+            let now = h.now().0;
             let parts = h
                 .each(CALL_TIMEOUT, move |sw, owns| {
                     let prog = sw.program().clone();
@@ -298,12 +325,13 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
                                     (k.clone(), Json::String(text))
                                 })
                                 .collect();
-                            json!({
+                            let entry = json!({
                                 "key": key, "priority": e.priority, "action": e.action,
                                 "params": params_json(pl, &e.action, &e.params),
-                            })
+                            });
+                            (entry, entry_idle(sw, owns, &t.name, e))
                         })
-                        .collect::<Vec<Json>>();
+                        .collect::<Vec<_>>();
                     let (action, params) = sw
                         .table_get_default(PipeSel::All, &t.name)
                         .map_err(|e| e.to_string())?;
@@ -324,15 +352,42 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
                 .map_err(|e| e.to_string())?;
             let mut hits = 0;
             let mut misses = 0;
-            let mut first = None;
+            let mut first: Option<(String, Vec<(Json, Option<(u64, u64)>)>, Json)> = None;
             for p in parts {
                 let (name, entries, default, (hi, mi)) = p?;
                 hits += hi;
                 misses += mi;
-                first.get_or_insert((name, entries, default));
+                match &mut first {
+                    None => first = Some((name, entries, default)),
+                    // Per-pipe instances hold the same entries: the latest hit of any wins.
+                    Some((_, seen, _)) => {
+                        for ((_, a), (_, b)) in seen.iter_mut().zip(entries) {
+                            if let (Some(a), Some(b)) = (a.as_mut(), b) {
+                                a.1 = a.1.max(b.1);
+                            }
+                        }
+                    }
+                }
             }
             let (name, entries, default) =
                 first.ok_or_else(|| "no pipeline thread answered".to_string())?;
+            let entries: Vec<Json> = entries
+                .into_iter()
+                .map(|(mut e, idle)| {
+                    if let (Some((ttl, last)), Json::Object(m)) = (idle, &mut e) {
+                        m.insert("ttl_ms".into(), json!(ttl / 1_000_000));
+                        m.insert(
+                            "idle_ms".into(),
+                            json!(now.saturating_sub(last) / 1_000_000),
+                        );
+                        m.insert(
+                            "idle".into(),
+                            json!(ttl > 0 && now.saturating_sub(last) >= ttl),
+                        );
+                    }
+                    e
+                })
+                .collect();
             Ok(json!({
                 "table": name, "entries": entries, "default": default,
                 "hits": hits, "misses": misses,
@@ -961,6 +1016,76 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
         }
         drop(open);
+        drop(rt.stop().unwrap());
+    }
+
+    /// `ttl_ms` on a table with idle timeouts: `table_list` shows each entry's TTL and time
+    /// since its last hit on the switch's clock, and marks it idle past its TTL; a table
+    /// without idle timeouts refuses a TTL.
+    #[test]
+    fn table_list_shows_entry_ttls_and_idle_time() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let opts = p4::compile::CompileOptions::default();
+        let prog = p4::compile::compile_file(&root.join("tests/data/direct_resources.p4"), &opts)
+            .unwrap()
+            .program;
+        let sw = Switch::new(Arc::new(prog), SwitchConfig::default()).unwrap();
+        let clock = Arc::new(VirtualClock::new());
+        let port = PortSetup {
+            devport: 0,
+            port: Box::new(pair("sw0", "h0").0),
+            link: LinkConfig::default(),
+        };
+        let rt = Runtime::start(
+            SwitchPipeline { sw },
+            vec![port],
+            clock.clone(),
+            RuntimeConfig::default(),
+        )
+        .unwrap();
+        let h = SwitchHandle::Single(rt.handle());
+        let add = |last: u8, ttl: u64| {
+            format!(
+                r#"{{"op":"table_add","table":"fwd","key":{{"hdr.ethernet.dst_addr":"02:00:00:00:00:{last:02x}"}},"action":"send","params":{{"port":1}},"ttl_ms":{ttl}}}"#
+            )
+        };
+        for (last, ttl) in [(9, 100), (10, 0)] {
+            let r = handle_line(&h, &add(last, ttl));
+            assert_eq!(r["ok"], true, "{r}");
+        }
+        clock.advance(dataplane::Nanos(250_000_000));
+        let r = handle_line(&h, r#"{"op":"table_list","table":"fwd"}"#);
+        let entries = r["entries"].as_array().unwrap();
+        let of = |mac: &str| {
+            entries
+                .iter()
+                .find(|e| e["key"]["hdr.ethernet.dst_addr"] == mac)
+                .unwrap()
+                .clone()
+        };
+        let aged = of("02:00:00:00:00:09");
+        assert_eq!(
+            (
+                aged["ttl_ms"].as_u64(),
+                aged["idle_ms"].as_u64(),
+                aged["idle"].as_bool()
+            ),
+            (Some(100), Some(250), Some(true)),
+            "{r}"
+        );
+        let never = of("02:00:00:00:00:0a");
+        assert_eq!(
+            (never["ttl_ms"].as_u64(), never["idle"].as_bool()),
+            (Some(0), Some(false))
+        );
+        drop(rt.stop().unwrap());
+        let rt = runtime();
+        let h = SwitchHandle::Single(rt.handle());
+        let e = err(
+            &h,
+            r#"{"op":"table_add","table":"mac_dst","key":{"hdr.ethernet.dst_addr":"02:00:00:00:09:09"},"action":"set_port","params":{"port":1},"ttl_ms":5}"#,
+        );
+        assert!(e.contains("idle timeout"), "{e}");
         drop(rt.stop().unwrap());
     }
 }

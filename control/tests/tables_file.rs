@@ -443,3 +443,69 @@ fn value_sets_fill_from_files_and_the_api_guards_them() {
     assert!(ctx.contains("value_sets `pairs` entry 0"), "{ctx}");
     assert!(err.to_string().contains("no key `c`"), "{err}");
 }
+
+/// `ttl_ms` (BfRt's `$ENTRY_TTL`): an entry of a table with idle timeouts ages from its
+/// insertion and a hit restarts it; a table without idle timeouts refuses a TTL, at its line.
+#[test]
+fn entry_ttls_land_in_tables_with_idle_timeouts_only() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/direct_resources.p4");
+    let c = p4::compile::compile_file(&path, &p4::compile::CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{}", e.render()));
+    let mut sw = Switch::new(std::sync::Arc::new(c.program), SwitchConfig::default()).unwrap();
+    let good = r#"
+tables:
+  - table: fwd
+    entries:
+      - { key: { hdr.ethernet.dst_addr: "02:00:00:00:00:09" }, action: send, params: { port: 2 }, ttl_ms: 100 }
+      - { key: { hdr.ethernet.dst_addr: "02:00:00:00:00:0a" }, action: send, params: { port: 3 } }
+"#;
+    tables_file::apply(&mut sw, &tables_file::from_yaml(good).unwrap()).unwrap();
+    let key = |last: u128| {
+        [(
+            "hdr.ethernet.dst_addr",
+            KeyMatch::Exact(0x0200_0000_0000 | last),
+        )]
+    };
+    assert_eq!(
+        sw.table_entry_idle(PipeSel::All, "fwd", &key(9), None)
+            .unwrap(),
+        (100_000_000, 0)
+    );
+    assert_eq!(
+        sw.table_entry_idle(PipeSel::All, "fwd", &key(10), None)
+            .unwrap()
+            .0,
+        0
+    );
+    let aging = sw.table_idle(PipeSel::All, "fwd").unwrap();
+    assert_eq!(aging.len(), 1, "only the entry with a TTL ages");
+    // A hit at 5 ms is the entry's last hit.
+    let mut f = frame(0x0200_0000_0009, 0x0200_0000_0001, 0x0800, 46);
+    f.truncate(60);
+    sw.process(
+        InFrame {
+            port: 0,
+            bytes: &f,
+            ts: 5_000_000,
+        },
+        &mut |_| {},
+    );
+    assert_eq!(
+        sw.table_entry_idle(PipeSel::All, "fwd", &key(9), None)
+            .unwrap()
+            .1,
+        5_000_000
+    );
+    let mut plain = switch();
+    let bad = r#"
+tables:
+  - table: SwitchIngress.fwd
+    entries:
+      - { key: { hdr.ethernet.dst_addr: "00:00:00:00:00:02" }, action: set_port, params: { port: 2 }, ttl_ms: 5 }
+"#;
+    let e = tables_file::apply(&mut plain, &tables_file::from_yaml(bad).unwrap()).unwrap_err();
+    let (line, _, err) = item(&e);
+    assert_eq!(line, 5);
+    assert!(err.to_string().contains("idle timeout"), "{err}");
+}

@@ -225,12 +225,34 @@ fn add_entry(
         let (table, named, prio) = resolve::resolve_ref_entry(prog, tname, keys, e.priority)?;
         let k: Vec<(&str, _)> = named.iter().map(|(n, m)| (n.as_str(), *m)).collect();
         sw.table_add_ref(PipeSel::All, &table, &k, prio, x)?;
-        return Ok(());
+        return set_ttl(sw, &table, &k, prio, e.ttl_ms);
     }
     let action = e.action.as_deref().unwrap_or_default();
     let params = e.params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
     let (table, entry) = resolve::resolve_entry(prog, tname, keys, e.priority, action, params)?;
     sw.table_add_entry(PipeSel::All, &table, &entry)?;
+    let k: Vec<(&str, _)> = entry.keys.iter().map(|(n, m)| (n.as_str(), *m)).collect();
+    set_ttl(sw, &table, &k, entry.priority, e.ttl_ms)
+}
+
+/// An entry's `ttl_ms` (the table must have idle timeouts).
+pub(crate) fn set_ttl(
+    sw: &mut Switch,
+    table: &str,
+    keys: &[(&str, pipeline::ir::KeyMatch)],
+    priority: Option<u32>,
+    ttl_ms: Option<u64>,
+) -> Result<(), ApplyError> {
+    let Some(ms) = ttl_ms else {
+        return Ok(());
+    };
+    let ns = ms.checked_mul(1_000_000).ok_or_else(|| {
+        ApplyError::Invalid(format!(
+            "`ttl_ms` {ms} is too large (at most {} ms)",
+            u64::MAX / 1_000_000
+        ))
+    })?;
+    sw.table_entry_ttl(PipeSel::All, table, keys, priority, ns)?;
     Ok(())
 }
 

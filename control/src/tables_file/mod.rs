@@ -8,6 +8,7 @@
 mod apply;
 pub mod model;
 
+pub(crate) use apply::set_ttl;
 pub use apply::{apply, ApplyError, ApplySummary};
 pub use model::*;
 

@@ -251,6 +251,11 @@ pub struct Entry {
     pub member: Option<u32>,
     #[serde(default)]
     pub group: Option<u32>,
+    /// BfRt `$ENTRY_TTL` (P4Runtime `idle_timeout_ns`), in ms, for a table declared with
+    /// `idle_timeout = true`: the entry counts as idle once it has not been hit for this long
+    /// (`pisa ctl table-list` shows each entry's idle time). 0 or absent: it never ages.
+    #[serde(default)]
+    pub ttl_ms: Option<u64>,
 }
 
 /// A register cell write: `value` for a scalar register, `lo`/`hi` for a pair.

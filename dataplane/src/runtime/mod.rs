@@ -313,6 +313,8 @@ struct Shared {
     global: GlobalCounters,
     /// Per pipeline thread: its pipe (`None`: the single whole-switch thread), its counters.
     threads: Vec<(Option<u16>, Arc<PipeThreadCounters>)>,
+    /// The clock every timestamp comes from.
+    clock: Arc<dyn Clock>,
 }
 
 /// A cloneable handle to a running [`Runtime`]: statistics, link control and control
@@ -338,6 +340,11 @@ impl<P: Pipeline> RuntimeHandle<P> {
     /// The device ports attached, in order.
     pub fn devports(&self) -> Vec<u16> {
         self.inner.devports()
+    }
+
+    /// Now on the runtime's clock (the time frames are stamped with).
+    pub fn now(&self) -> Nanos {
+        self.inner.now()
     }
 
     /// The link control of device port `devport`.

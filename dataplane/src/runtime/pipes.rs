@@ -162,6 +162,11 @@ impl<S: PipeStage> PipeHandle<S> {
         self.shared.ports.iter().map(|p| p.devport).collect()
     }
 
+    /// Now on the runtime's clock (the time frames are stamped with).
+    pub fn now(&self) -> Nanos {
+        self.shared.clock.now()
+    }
+
     /// The pipes that have a thread, in order (empty in single-thread mode).
     pub fn pipes(&self) -> Vec<u16> {
         self.workers.iter().filter_map(|w| w.pipe).collect()
@@ -418,6 +423,7 @@ pub(crate) fn start_threads<S: PipeStage>(
             .iter()
             .map(|(pipe, _)| (*pipe, Arc::new(PipeThreadCounters::default())))
             .collect(),
+        clock: clock.clone(),
     });
     let route: Arc<[Option<usize>]> = route.into();
     let batch = cfg.batch.max(1);

@@ -39,6 +39,14 @@ impl SwitchHandle {
         }
     }
 
+    /// Now on the switch's clock: what its entries' last hits are measured on.
+    pub fn now(&self) -> crate::Nanos {
+        match self {
+            SwitchHandle::Single(h) => h.now(),
+            SwitchHandle::Pipes(h) => h.now(),
+        }
+    }
+
     /// The link control of a device port.
     pub fn link(&self, devport: u16) -> Result<LinkControl, RuntimeError> {
         match self {

@@ -56,6 +56,11 @@ pub struct EntryArgs {
     /// Priority of a ternary or range entry (as BfRt's $MATCH_PRIORITY: a smaller number wins).
     #[arg(long)]
     priority: Option<u32>,
+    /// The entry's idle timeout in ms (BfRt's $ENTRY_TTL), in a table declared with
+    /// `idle_timeout = true`: `table-list` shows how long each entry has not been hit and
+    /// marks it idle past its TTL. 0: never ages.
+    #[arg(long, value_name = "MS")]
+    ttl_ms: Option<u64>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -306,6 +311,7 @@ fn entry_request(c: &CtlCommand, e: &EntryArgs) -> anyhow::Result<Json> {
         return Ok(json!({
             "op": op, "table": e.table, "key": key,
             "action": action, "params": pairs(&e.params, "--param")?, "priority": e.priority,
+            "ttl_ms": e.ttl_ms,
         }));
     }
     if !add {
@@ -318,7 +324,7 @@ fn entry_request(c: &CtlCommand, e: &EntryArgs) -> anyhow::Result<Json> {
             "--param belongs to the member (member-set), not to an entry that points at one"
         ));
     }
-    let mut entry = json!({"key": key, "priority": e.priority});
+    let mut entry = json!({"key": key, "priority": e.priority, "ttl_ms": e.ttl_ms});
     if let Some(m) = e.member {
         entry["member"] = json!(m);
     }
@@ -410,6 +416,7 @@ mod tests {
             group: None,
             params: vec!["p=0x2".into()],
             priority: Some(3),
+            ttl_ms: Some(250),
         }))
         .unwrap();
         let v: Json = serde_json::from_str(&line).unwrap();
@@ -417,6 +424,7 @@ mod tests {
         assert_eq!(v["key"]["a"], "1");
         assert_eq!(v["params"]["p"], "0x2");
         assert_eq!(v["priority"], 3);
+        assert_eq!(v["ttl_ms"], 250);
         let v: Json = serde_json::from_str(
             &request_of(&CtlCommand::TableList { table: "t".into() }).unwrap(),
         )
@@ -458,6 +466,7 @@ mod tests {
             group: Some(10),
             params: Vec::new(),
             priority: None,
+            ttl_ms: None,
         });
         let v: Json = serde_json::from_str(&request_of(&add).unwrap()).unwrap();
         let doc = control::tables_file::from_yaml(v["yaml"].as_str().unwrap()).unwrap();

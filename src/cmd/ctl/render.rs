@@ -173,6 +173,8 @@ fn table_list(r: &Json) -> String {
         .and_then(|e| e["key"].as_object())
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default();
+    // Tables with idle timeouts: each entry's TTL and how long it has not been hit.
+    let ages = entries.iter().any(|e| e.get("ttl_ms").is_some());
     if !entries.is_empty() {
         let rows = entries
             .iter()
@@ -180,12 +182,28 @@ fn table_list(r: &Json) -> String {
                 let mut row: Vec<String> = keys.iter().map(|k| text(&e["key"][k])).collect();
                 row.push(text(&e["priority"]));
                 row.push(format!("{}({})", text(&e["action"]), kv(&e["params"])));
+                if ages {
+                    row.push(match e["ttl_ms"].as_u64() {
+                        Some(0) | None => "-".into(),
+                        Some(t) => t.to_string(),
+                    });
+                    let idle = if e["idle"].as_bool() == Some(true) {
+                        " (idle)"
+                    } else {
+                        ""
+                    };
+                    row.push(format!("{}{idle}", text(&e["idle_ms"])));
+                }
                 row
             })
             .collect();
         let mut header: Vec<&str> = keys.iter().map(String::as_str).collect();
         header.push("PRIORITY");
         header.push("ACTION");
+        if ages {
+            header.push("TTL MS");
+            header.push("UNHIT MS");
+        }
         s += &table(&header, rows, &[]);
     }
     let d = &r["default"];
@@ -384,6 +402,25 @@ mod tests {
         let row = s.lines().find(|l| l.contains("02:00:00:00:00:02")).unwrap();
         assert!(row.contains("set_port(port=1)"), "{s}");
         assert!(s.ends_with("default: flood(mgid=1)\n"), "{s}");
+    }
+
+    #[test]
+    fn a_listing_of_a_table_with_idle_timeouts_shows_ttl_and_unhit_time() {
+        let r = json!({"ok": true, "table": "SwitchIngress.flows", "hits": 1, "misses": 0,
+            "entries": [
+                {"key": {"hdr.ipv4.dst_addr": "10.0.0.1"}, "priority": null, "action": "fwd",
+                 "params": {"port": "1"}, "ttl_ms": 100, "idle_ms": 250, "idle": true},
+                {"key": {"hdr.ipv4.dst_addr": "10.0.0.2"}, "priority": null, "action": "fwd",
+                 "params": {"port": "2"}, "ttl_ms": 0, "idle_ms": 3, "idle": false}],
+            "default": {"action": "NoAction", "params": {}}});
+        let s = table_list(&r);
+        assert!(s.contains("TTL MS") && s.contains("UNHIT MS"), "{s}");
+        let row = |ip: &str| s.lines().find(|l| l.contains(ip)).unwrap().to_string();
+        assert!(row("10.0.0.1").contains("250 (idle)"), "{s}");
+        assert!(
+            row("10.0.0.2").contains(" - ") && !row("10.0.0.2").contains("idle"),
+            "{s}"
+        );
     }
 
     #[test]
