@@ -214,6 +214,7 @@ fn entry(key: &[(&str, String)], a: ActionSpec) -> At<Entry> {
         params: a.params,
         member: None,
         group: None,
+        ttl_ms: None,
     })
 }
 
