@@ -120,6 +120,9 @@ pub fn handle_line(h: &SwitchHandle, line: &str) -> Json {
 }
 
 /// An action's parameters as the table-file syntax writes them (widths from the program).
+/// A listed entry and, in a table with idle timeouts, its TTL and latest hit (ns).
+type ListedEntry = (Json, Option<(u64, u64)>);
+
 /// An entry's TTL and latest hit over the pipes `owns` selects, when its table has idle
 /// timeouts (bf-rt's `$ENTRY_TTL` and hit state).
 fn entry_idle(
@@ -352,7 +355,7 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
                 .map_err(|e| e.to_string())?;
             let mut hits = 0;
             let mut misses = 0;
-            let mut first: Option<(String, Vec<(Json, Option<(u64, u64)>)>, Json)> = None;
+            let mut first: Option<(String, Vec<ListedEntry>, Json)> = None;
             for p in parts {
                 let (name, entries, default, (hi, mi)) = p?;
                 hits += hi;
