@@ -19,16 +19,23 @@ for t in $targets; do
     mkdir -p "fuzz/corpus/$t"
     log="fuzz/$t.long.log"
     start=$(date +%s)
-    # With several jobs libFuzzer splits the runs over its workers (-runs is per worker).
+    # With several jobs libFuzzer splits the runs over its workers (-runs is per worker), each
+    # logging to fuzz-<n>.log in the working directory; with one it runs in this process.
     per_job=$(( (runs + jobs - 1) / jobs ))
-    cargo fuzz run -O "$t" "fuzz/corpus/$t" -- -runs="$per_job" -jobs="$jobs" -workers="$jobs" \
+    par=()
+    if [ "$jobs" -gt 1 ]; then
+        par=(-jobs="$jobs" -workers="$jobs")
+    fi
+    rm -f fuzz-[0-9]*.log
+    cargo fuzz run -O "$t" "fuzz/corpus/$t" -- -runs="$per_job" "${par[@]}" \
         -rss_limit_mb=4096 -print_final_stats=1 >"$log" 2>&1 || {
         tail -n 40 "$log"
         echo "fuzz target $t failed; the input is under fuzz/artifacts/$t"
         exit 1
     }
     secs=$(( $(date +%s) - start ))
-    done_runs=$(grep -h "stat::number_of_executed_units" "$log" fuzz/fuzz-*.log 2>/dev/null \
+    done_runs=$(cat "$log" fuzz-[0-9]*.log 2>/dev/null | { grep "stat::number_of_executed_units" || true; } \
         | awk '{s += $2} END {print s + 0}')
+    rm -f fuzz-[0-9]*.log
     echo "$t: $done_runs inputs in ${secs}s, corpus $(ls "fuzz/corpus/$t" | wc -l) files, no crash"
 done
