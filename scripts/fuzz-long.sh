@@ -13,6 +13,7 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked --quiet
 fi
 export RUSTC_BOOTSTRAP=1
+shopt -s nullglob
 targets=${*:-$(cargo fuzz list)}
 for t in $targets; do
     cargo fuzz build -O "$t" >/dev/null
@@ -34,8 +35,8 @@ for t in $targets; do
         exit 1
     }
     secs=$(( $(date +%s) - start ))
-    done_runs=$(cat "$log" fuzz-[0-9]*.log 2>/dev/null | { grep "stat::number_of_executed_units" || true; } \
-        | awk '{s += $2} END {print s + 0}')
+    logs=("$log" fuzz-[0-9]*.log)
+    done_runs=$(awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}' "${logs[@]}")
     rm -f fuzz-[0-9]*.log
     echo "$t: $done_runs inputs in ${secs}s, corpus $(ls "fuzz/corpus/$t" | wc -l) files, no crash"
 done
