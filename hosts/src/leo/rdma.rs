@@ -13,6 +13,7 @@
 use super::api::{Leo, Message, Role};
 use super::error::LeoError;
 use super::jct::{Header, HEADER_LEN};
+pub use crate::mcrdma::cmd::RcSettings;
 use rdma::verbs::{
     AccessFlags, CqHandle, Endpoint, MrInfo, PdHandle, QpAttr, QpInitAttr, QpType, RecvWr, SendOp,
     SendWr, Sge, WcOpcode, WcStatus,
@@ -136,10 +137,20 @@ impl RdmaPort {
         Ok(port)
     }
 
-    /// Connects the QP to `(peer, peer_qpn)` (RC, both sides starting at `psn`) and posts a
-    /// receive per slot.
+    /// Connects the QP to `(peer, peer_qpn)` (RC, both sides starting at `psn`, the default
+    /// [`RcSettings`]) and posts a receive per slot.
     pub fn connect(&self, peer: Ipv4Addr, peer_qpn: u32, psn: u32) -> Result<(), LeoError> {
-        let rc = crate::mcrdma::cmd::RcSettings::default();
+        self.connect_with(peer, peer_qpn, psn, RcSettings::default())
+    }
+
+    /// [`RdmaPort::connect`] with RC settings `rc` (MTU, ACK timeout, retries).
+    pub fn connect_with(
+        &self,
+        peer: Ipv4Addr,
+        peer_qpn: u32,
+        psn: u32,
+        rc: RcSettings,
+    ) -> Result<(), LeoError> {
         let mut ep = lock(&self.ep);
         crate::mcrdma::cmd::connect_rc(&mut ep, self.qpn, peer, peer_qpn, psn, rc)
             .map_err(verbs)?;

@@ -31,6 +31,7 @@ use agent::RefreshAgent;
 use client::{Client, ClientStats, RemoteStore, Request, Types, Wiring};
 use dataplane::Nanos;
 use hosts::acuerdo::ycsb::{SplitMix, Zipf};
+use hosts::leo::rdma::RcSettings;
 use hosts::leo::select::Policy;
 use hosts::leo::{AppSpec, LeoError};
 use node::{connect, Node};
@@ -235,8 +236,13 @@ struct Apps {
 }
 
 /// Connects the client, the server and the accelerator node over RC (QP numbers exchanged
-/// out of band) and builds their apps for `cfg`, the client sending `reqs`.
-fn apps(topo: &Topology, cfg: &LabConfig, reqs: Vec<Request>) -> Result<Apps, LeoLabError> {
+/// out of band, settings `rc`) and builds their apps for `cfg`, the client sending `reqs`.
+fn apps(
+    topo: &Topology,
+    cfg: &LabConfig,
+    reqs: Vec<Request>,
+    rc: RcSettings,
+) -> Result<Apps, LeoLabError> {
     let spec = profiled_app(topo)?;
     let (ci, si, ai) = (
         host(topo, "client")?,
@@ -252,9 +258,9 @@ fn apps(topo: &Topology, cfg: &LabConfig, reqs: Vec<Request>) -> Result<Apps, Le
     let (c_srv, s_cli) = (cn.port(slots)?, sn.port(slots)?);
     let (c_acc, a_cli) = (cn.port(slots)?, an.port(slots)?);
     let (s_acc, a_srv) = (sn.port(slots)?, an.port(slots)?);
-    connect(&c_srv, cn.ip, &s_cli, sn.ip, 1000)?;
-    connect(&c_acc, cn.ip, &a_cli, an.ip, 2000)?;
-    connect(&s_acc, sn.ip, &a_srv, an.ip, 3000)?;
+    connect((&c_srv, cn.ip), (&s_cli, sn.ip), 1000, rc)?;
+    connect((&c_acc, cn.ip), (&a_cli, an.ip), 2000, rc)?;
+    connect((&s_acc, sn.ip), (&a_srv, an.ip), 3000, rc)?;
     let store = Store::new(&s_cli, sn.ep.clone(), cfg.keys, cfg.count as u64)?;
     let location = |k: u64| store.location(k);
     let offload = spec.hw.device("offload", "lab")?;
@@ -316,7 +322,18 @@ pub fn run_in<D: Driver>(topo: Topology, cfg: &LabConfig) -> Result<LabReport, L
         reqs.first().map_or(0, |r| r.at),
         reqs.last().map_or(0, |r| r.at),
     );
-    let a = apps(&topo, cfg, reqs)?;
+    // In wall-clock time a host thread or the switch may stall for milliseconds (a busy
+    // machine): the RC ACK timeout is a real NIC's usual ~67 ms (4.096 µs · 2^14) rather than
+    // the default ~1 ms, so that a stall does not exhaust the retries and put a QP in error.
+    let rc = if D::WALL_CLOCK {
+        RcSettings {
+            timeout: 14,
+            ..RcSettings::default()
+        }
+    } else {
+        RcSettings::default()
+    };
+    let a = apps(&topo, cfg, reqs, rc)?;
     let (ci, si, ai) = a.hosts;
     let mut lab = lab::<D>(&topo, &a.tables)?;
     let agent = cfg

@@ -4,7 +4,7 @@
 //! the RC connection of two ports at setup (QP numbers exchanged out of band).
 
 use dataplane::Nanos;
-use hosts::leo::rdma::{lock, shared, RdmaPort, SharedEndpoint};
+use hosts::leo::rdma::{lock, shared, RcSettings, RdmaPort, SharedEndpoint};
 use hosts::leo::LeoError;
 use rdma::verbs::{Endpoint, EndpointConfig, Instant};
 use std::net::{IpAddr, Ipv4Addr};
@@ -76,14 +76,14 @@ impl Node {
     }
 }
 
-/// Connects `a` (on `a_ip`'s node) and `b` (on `b_ip`'s) as one RC connection.
+/// Connects `a` (on `a_ip`'s node) and `b` (on `b_ip`'s) as one RC connection with settings
+/// `rc`.
 pub fn connect(
-    a: &RdmaPort,
-    a_ip: Ipv4Addr,
-    b: &RdmaPort,
-    b_ip: Ipv4Addr,
+    (a, a_ip): (&RdmaPort, Ipv4Addr),
+    (b, b_ip): (&RdmaPort, Ipv4Addr),
     psn: u32,
+    rc: RcSettings,
 ) -> Result<(), LeoError> {
-    a.connect(b_ip, b.qpn, psn)?;
-    b.connect(a_ip, a.qpn, psn)
+    a.connect_with(b_ip, b.qpn, psn, rc)?;
+    b.connect_with(a_ip, a.qpn, psn, rc)
 }
