@@ -454,6 +454,25 @@ mod tests {
     }
 
     #[test]
+    fn a_slow_agent_never_reopens_a_hot_key_at_an_older_location() {
+        // With the agent polling every 200 µs, a refresh from an older PUT is sometimes taken
+        // while a newer PUT to the key is in flight; the newer reply keeps the key stale
+        // until its own refresh (this run read 3 stale values before leo_kvs.p4 did).
+        let r = run(&LabConfig {
+            rate: 1e6,
+            count: 10_000,
+            keys: 100_000,
+            hot: 256,
+            agent_ns: Some(200_000),
+            seed: 1,
+            ..cfg(Policy::Leo, 0.05)
+        })
+        .unwrap();
+        assert_eq!((r.answered, r.wrong, r.unexpected), (r.sent, 0, 0), "{r:?}");
+        assert!(r.in_network > 0.3 && r.refreshed > 0, "{r:?}");
+    }
+
+    #[test]
     fn links_are_profiled_by_probe_frames() {
         let topo = topology().unwrap();
         let spec = profiled_app(&topo).unwrap();
