@@ -3,8 +3,9 @@
 //! and Fig. 13 shapes): median latency vs offered rate per path-selection policy, with 3–9 µs
 //! of network delay at the requester, the heuristic's and the LP's decision times, and the
 //! paper's numbers beside them. `bench` runs the requests on the queue model of the emulated
-//! F-NIC testbed (`hosts::leo::sim`); `lab` runs them in the in-memory lab over pisa's RDMA
-//! endpoint with the switch, an off-path node and the server's CPU as paths (`labs::leo`).
+//! F-NIC testbed (`hosts::leo::sim`); `lab` runs them in the lab over pisa's RDMA endpoint
+//! with the switch, an off-path node and the server's CPU as paths (`labs::leo`): in memory, or
+//! with `--netns` (root) in network namespaces, from the same lab code.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
