@@ -6,9 +6,11 @@
 //! the runtime API, rewrites the key's `hot` entry with the new location and clears `stale`,
 //! so the key is answered in the switch again.
 //!
-//! A requester holds a key's GETs while its PUT is in flight (LEO's ADDR dependency), so a
-//! refresh from an older PUT that lands while a newer one is pending is never read before the
-//! newer one's refresh replaces it.
+//! A requester holds a key's GETs while its PUT is in flight (LEO's ADDR dependency). A refresh
+//! from an older PUT that the agent takes while a newer PUT is in flight clears `stale` too
+//! early, so the newer PUT's reply marks the slot stale again as it passes (with its digest):
+//! the key stays with the server until [`HotKeyAgent::poll`] drains that digest, and a poll
+//! drains every digest queued, oldest first, between two packets, so it ends at the newest.
 
 use pipeline::api::PipeSel;
 use pipeline::ir::{KeyMatch, Value};

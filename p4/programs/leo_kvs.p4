@@ -21,8 +21,9 @@
  * rewrites a RoCEv2 packet, so no ICRC is recomputed: a PUT (request type RDMA_PUT) to a hot
  * key from a client marks the slot stale; the server's reply to it (source address in
  * `servers`) carries the value's new location, which goes to the control plane as a
- * `refresh` digest {key, slot, location}; the agent (labs::leo::agent) re-installs the key
- * with it and clears `stale` once the PUT has settled.
+ * `refresh` digest {key, slot, location} and marks the slot stale again (an older refresh the
+ * agent took while this PUT was in flight must not have reopened the key); the agent
+ * (labs::leo::agent) re-installs the key with it and clears `stale` once the PUT has settled.
  * GETs on other paths (0: the server's CPU) and everything else are forwarded by destination IPv4 address (`hosts`).
  */
 #include <core.p4>
@@ -279,11 +280,13 @@ control KvsIngress(inout header_t hdr,
                 if (hot.apply().hit) {
                     if (hdr.bth.isValid()) {
                         if (hdr.leo.op == RDMA_PUT) {
+                            // The server's reply to a PUT: refresh digest. Stale either
+                            // way, until the agent installs this (the newest) location: an
+                            // older refresh the agent took meanwhile must not reopen the key.
                             if (ig_md.from_server == 1) {
                                 ig_dprsr_md.digest_type = 1;
-                            } else {
-                                mark_stale.execute(ig_md.slot);
                             }
+                            mark_stale.execute(ig_md.slot);
                         }
                     } else if (hdr.leo.op == OP_PUT) {
                         mark_stale.execute(ig_md.slot);

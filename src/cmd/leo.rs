@@ -3,8 +3,9 @@
 //! and Fig. 13 shapes): median latency vs offered rate per path-selection policy, with 3–9 µs
 //! of network delay at the requester, the heuristic's and the LP's decision times, and the
 //! paper's numbers beside them. `bench` runs the requests on the queue model of the emulated
-//! F-NIC testbed (`hosts::leo::sim`); `lab` runs them in the in-memory lab over pisa's RDMA
-//! endpoint with the switch, an off-path node and the server's CPU as paths (`labs::leo`).
+//! F-NIC testbed (`hosts::leo::sim`); `lab` runs them in the lab over pisa's RDMA endpoint
+//! with the switch, an off-path node and the server's CPU as paths (`labs::leo`): in memory, or
+//! with `--netns` (root) in network namespaces, from the same lab code.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,8 +29,9 @@ pub enum LeoCommand {
     Check(CheckArgs),
     /// Median latency vs request rate per policy (Fig. 9 / Fig. 13 shapes).
     Bench(BenchArgs),
-    /// The KVS in the in-memory lab with pisa's switch running leo_kvs.p4 as the in-network
-    /// accelerator (hot keys answered in the switch), per policy and rate.
+    /// The KVS in the lab (in memory, or in namespaces with --netns) with pisa's switch
+    /// running leo_kvs.p4 as the in-network accelerator (hot keys answered in the switch), per
+    /// policy and rate.
     Lab(LabArgs),
 }
 
@@ -57,6 +59,10 @@ pub struct LabArgs {
     /// The hot-key refresh agent's poll period, µs (0: no agent).
     #[arg(long, default_value_t = 5.0)]
     pub agent_us: f64,
+    /// Run in network namespaces (root): each host app on its own thread in its namespace, the
+    /// switch on veths, wall-clock time (use rates of tens of krps: --rate 0.02).
+    #[arg(long)]
+    pub netns: bool,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
 }
@@ -415,6 +421,10 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
         a.rate.iter().all(|r| *r > 0.0 && *r < 1e3),
         "--rate: Mrps in (0, 1000)"
     );
+    anyhow::ensure!(
+        !a.netns || dataplane::netns::is_root(),
+        "--netns needs root (network namespaces, veth pairs, AF_PACKET)"
+    );
     let mut rows = Vec::new();
     for &policy in &policies {
         for &rate in &a.rate {
@@ -431,6 +441,7 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
                 policy,
                 agent_ns: (a.agent_us > 0.0).then_some((a.agent_us * 1e3) as u64),
                 seed: 1,
+                netns: a.netns,
             };
             let r = labs::leo::run(&cfg).with_context(|| format!("{policy} at {rate} Mrps"))?;
             anyhow::ensure!(
@@ -447,7 +458,8 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
                 serde_json::json!({"policy": p.to_string(), "rate_mrps": rate,
                 "median_us": r.median_us, "p99_us": r.p99_us, "in_network": r.in_network,
                 "share_switch": r.shares[0], "share_offpath": r.shares[1], "share_cpu": r.shares[2],
-                "refreshed": r.refreshed, "answered": r.answered, "wrong": r.wrong})
+                "refreshed": r.refreshed, "answered": r.answered, "wrong": r.wrong,
+                "driver": r.driver, "achieved_krps": achieved_krps(r)})
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&j)?);
@@ -458,6 +470,7 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
         a.workload, a.hot
     );
     if let Some((_, _, r)) = rows.first() {
+        println!("lab: {}", r.driver);
         print!("links profiled by probe frames:");
         for (n, lat, gbs, mmsg) in &r.links {
             print!("  {n} {lat:.0} ns {gbs:.1} GB/s {mmsg:.0} Mmsg/s;");
@@ -465,13 +478,23 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
         println!();
     }
     println!(
-        "{:>13} {:>6} {:>9} {:>9} {:>10} {:>8} {:>8} {:>8} {:>10}",
-        "policy", "Mrps", "p50 us", "p99 us", "in switch", "switch", "offpath", "cpu", "refreshed"
+        "{:>13} {:>6} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>8} {:>10}",
+        "policy",
+        "Mrps",
+        "got krps",
+        "p50 us",
+        "p99 us",
+        "in switch",
+        "switch",
+        "offpath",
+        "cpu",
+        "refreshed"
     );
     for (p, rate, r) in &rows {
         println!(
-            "{:>13} {rate:>6} {:>9.2} {:>9.2} {:>9.0}% {:>7.0}% {:>7.0}% {:>7.0}% {:>10}",
+            "{:>13} {rate:>6} {:>9.1} {:>9.2} {:>9.2} {:>9.0}% {:>7.0}% {:>7.0}% {:>7.0}% {:>10}",
             p.to_string(),
+            achieved_krps(r),
             r.median_us,
             r.p99_us,
             r.in_network * 100.0,
@@ -498,6 +521,11 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
     );
     println!("(acc = the first accelerator path: the switch for hot keys, the off-path node for the rest; --hot 0: off-path vs CPU only)");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Requests answered per second of lab time, thousands.
+fn achieved_krps(r: &labs::leo::LabReport) -> f64 {
+    r.answered as f64 / r.seconds.max(1e-9) / 1e3
 }
 
 /// `pisa demo leo`: the KVS comparison on YCSB-C and YCSB-B, short.
@@ -533,6 +561,7 @@ pub fn demo(a: LeoDemoArgs) -> anyhow::Result<ExitCode> {
         count: a.count.min(60_000),
         hot: 256,
         agent_us: 5.0,
+        netns: false,
         report: ReportFormat::Text,
     };
     lab(&lab_args)?;

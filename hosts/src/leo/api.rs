@@ -36,15 +36,15 @@ pub struct Message {
 }
 
 /// Sends a message on a path (two-sided).
-pub type CommFn = Box<dyn FnMut(&Message) -> Result<(), LeoError>>;
+pub type CommFn = Box<dyn FnMut(&Message) -> Result<(), LeoError> + Send>;
 /// Receives a message if one is there.
-pub type RecvFn = Box<dyn FnMut() -> Option<Message>>;
+pub type RecvFn = Box<dyn FnMut() -> Option<Message> + Send>;
 /// One-sided access: write `data` at `addr` (`Some`) or read `len` bytes at `addr` (`None`).
-pub type MemFn = Box<dyn FnMut(u64, Option<&[u8]>, usize) -> Result<Vec<u8>, LeoError>>;
+pub type MemFn = Box<dyn FnMut(u64, Option<&[u8]>, usize) -> Result<Vec<u8>, LeoError> + Send>;
 /// A clock, ns.
-pub type TsFn = Box<dyn FnMut() -> u64>;
+pub type TsFn = Box<dyn FnMut() -> u64 + Send>;
 /// An application function: request payload to response payload.
-pub type AppFn = Box<dyn FnMut(&[u8]) -> Vec<u8>>;
+pub type AppFn = Box<dyn FnMut(&[u8]) -> Vec<u8> + Send>;
 
 /// Timestamp function names `reg_ts_func` accepts.
 pub const TS_SW: &str = "sw";
@@ -272,11 +272,11 @@ impl Leo {
 mod tests {
     use super::*;
     use crate::leo::sim::Testbed;
-    use std::cell::{Cell, RefCell};
     use std::collections::VecDeque;
-    use std::rc::Rc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
 
-    type Queue = Rc<RefCell<VecDeque<Message>>>;
+    type Queue = Arc<Mutex<VecDeque<Message>>>;
 
     fn spec() -> AppSpec {
         let mut s = AppSpec::from_yaml(include_str!("../../../deploy/leo/kvs.yaml")).unwrap();
@@ -287,8 +287,8 @@ mod tests {
     /// A client context whose "send" puts requests on `wire` (tagged with the role) and whose
     /// "recv" takes responses from `back`, on the shared clock.
     fn client(
-        clock: &Rc<Cell<u64>>,
-        wire: &Rc<RefCell<VecDeque<(Role, Message)>>>,
+        clock: &Arc<AtomicU64>,
+        wire: &Arc<Mutex<VecDeque<(Role, Message)>>>,
         back: &Queue,
     ) -> Leo {
         let mut leo = Leo::new(spec(), Policy::LeoReset);
@@ -296,19 +296,19 @@ mod tests {
             let w = wire.clone();
             leo.reg_comm_func(
                 Box::new(move |m| {
-                    w.borrow_mut().push_back((role, m.clone()));
+                    w.lock().unwrap().push_back((role, m.clone()));
                     Ok(())
                 }),
                 "send",
                 role,
             );
             let b = back.clone();
-            leo.reg_recv_func(Box::new(move || b.borrow_mut().pop_front()), role);
+            leo.reg_recv_func(Box::new(move || b.lock().unwrap().pop_front()), role);
             leo.reg_app_func(Box::new(|p| p.to_vec()), "GET", role);
         }
         leo.reg_app_func(Box::new(|p| p.to_vec()), "PUT", Role::Cpu);
         let c = clock.clone();
-        leo.reg_ts_func(Box::new(move || c.get()), TS_SW);
+        leo.reg_ts_func(Box::new(move || c.load(Ordering::Relaxed)), TS_SW);
         leo
     }
 
@@ -328,36 +328,36 @@ mod tests {
 
     #[test]
     fn send_handle_recv_round_trip_feeds_the_policy() {
-        let clock = Rc::new(Cell::new(0));
-        let wire = Rc::new(RefCell::new(VecDeque::new()));
-        let back: Queue = Rc::new(RefCell::new(VecDeque::new()));
+        let clock = Arc::new(AtomicU64::new(0));
+        let wire = Arc::new(Mutex::new(VecDeque::new()));
+        let back: Queue = Arc::new(Mutex::new(VecDeque::new()));
         let mut c = client(&clock, &wire, &back);
         c.init().unwrap();
         // The responder: app functions per role; the accelerator's GET takes 5 µs (a slow
         // device), read from the same clock.
         let mut server = Leo::new(spec(), Policy::Leo);
-        let store = Rc::new(RefCell::new(HashMap::from([(7u8, 70u8)])));
+        let store = Arc::new(Mutex::new(HashMap::from([(7u8, 70u8)])));
         for role in [Role::Cpu, Role::Acc] {
             let (s, clk) = (store.clone(), clock.clone());
             let cost = if role == Role::Acc { 5_000 } else { 300 };
             server.reg_app_func(
                 Box::new(move |p| {
-                    clk.set(clk.get() + cost);
-                    vec![s.borrow()[&p[0]]]
+                    clk.fetch_add(cost, Ordering::Relaxed);
+                    vec![s.lock().unwrap()[&p[0]]]
                 }),
                 "GET",
                 role,
             );
         }
         let clk = clock.clone();
-        server.reg_ts_func(Box::new(move || clk.get()), TS_SW);
-        let mem = Rc::new(RefCell::new(vec![0u8; 64]));
+        server.reg_ts_func(Box::new(move || clk.load(Ordering::Relaxed)), TS_SW);
+        let mem = Arc::new(Mutex::new(vec![0u8; 64]));
         for name in ["write", "read"] {
             let m = mem.clone();
             server.reg_mem_func(
                 Box::new(move |addr, data, len| {
                     let a = addr as usize;
-                    let mut mm = m.borrow_mut();
+                    let mut mm = m.lock().unwrap();
                     let region = mm
                         .get_mut(a..a + len)
                         .ok_or_else(|| LeoError::invalid("mem", "out of range"))?;
@@ -377,11 +377,11 @@ mod tests {
         let mut roles = Vec::new();
         for _ in 0..4 {
             let seq = c.send("GET", vec![7]).unwrap();
-            let (role, m) = wire.borrow_mut().pop_front().unwrap();
+            let (role, m) = wire.lock().unwrap().pop_front().unwrap();
             roles.push(role);
             let resp = server.handle(&m, role).unwrap();
             assert_eq!((resp.seq, resp.payload.clone()), (seq, vec![70]));
-            back.borrow_mut().push_back(resp);
+            back.lock().unwrap().push_back(resp);
             assert_eq!(c.recv().unwrap().seq, seq);
         }
         // The accelerator's 5 µs exceeds its path's T (940 ns): under the JCT-driven k̂

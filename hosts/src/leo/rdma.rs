@@ -13,14 +13,14 @@
 use super::api::{Leo, Message, Role};
 use super::error::LeoError;
 use super::jct::{Header, HEADER_LEN};
+pub use crate::mcrdma::cmd::RcSettings;
 use rdma::verbs::{
     AccessFlags, CqHandle, Endpoint, MrInfo, PdHandle, QpAttr, QpInitAttr, QpType, RecvWr, SendOp,
     SendWr, Sge, WcOpcode, WcStatus,
 };
-use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::net::Ipv4Addr;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Bytes of one message slot.
 pub const SLOT: usize = 256;
@@ -52,6 +52,20 @@ pub fn decode(b: &[u8]) -> Option<Message> {
     })
 }
 
+/// An endpoint shared by a host and its ports (a host application may run on its own thread).
+pub type SharedEndpoint = Arc<Mutex<Endpoint>>;
+
+/// A new shared endpoint.
+pub fn shared(ep: Endpoint) -> SharedEndpoint {
+    Arc::new(Mutex::new(ep))
+}
+
+/// Locks `m`, also after a panic elsewhere poisoned it (the data stays usable: every user
+/// leaves it consistent between calls).
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn verbs(e: rdma::verbs::VerbsError) -> LeoError {
     LeoError::invalid("rdma", e.to_string())
 }
@@ -69,7 +83,7 @@ pub struct Done {
 
 /// One RC QP of an endpoint with `slots` receive, `slots` send and `slots` one-sided slots.
 pub struct RdmaPort {
-    ep: Rc<RefCell<Endpoint>>,
+    ep: SharedEndpoint,
     /// The QP number (connect it to the peer's).
     pub qpn: u32,
     pd: PdHandle,
@@ -86,9 +100,9 @@ pub struct RdmaPort {
 
 impl RdmaPort {
     /// Creates the QP and its buffer; [`RdmaPort::connect`] connects it.
-    pub fn new(ep: Rc<RefCell<Endpoint>>, slots: usize) -> Result<RdmaPort, LeoError> {
+    pub fn new(ep: SharedEndpoint, slots: usize) -> Result<RdmaPort, LeoError> {
         let (qpn, pd, cq, mr) = {
-            let mut e = ep.borrow_mut();
+            let mut e = lock(&ep);
             let pd = e.alloc_pd();
             let cq = e.create_cq(4 * slots);
             let qpn = e
@@ -123,11 +137,21 @@ impl RdmaPort {
         Ok(port)
     }
 
-    /// Connects the QP to `(peer, peer_qpn)` (RC, both sides starting at `psn`) and posts a
-    /// receive per slot.
+    /// Connects the QP to `(peer, peer_qpn)` (RC, both sides starting at `psn`, the default
+    /// [`RcSettings`]) and posts a receive per slot.
     pub fn connect(&self, peer: Ipv4Addr, peer_qpn: u32, psn: u32) -> Result<(), LeoError> {
-        let rc = crate::mcrdma::cmd::RcSettings::default();
-        let mut ep = self.ep.borrow_mut();
+        self.connect_with(peer, peer_qpn, psn, RcSettings::default())
+    }
+
+    /// [`RdmaPort::connect`] with RC settings `rc` (MTU, ACK timeout, retries).
+    pub fn connect_with(
+        &self,
+        peer: Ipv4Addr,
+        peer_qpn: u32,
+        psn: u32,
+        rc: RcSettings,
+    ) -> Result<(), LeoError> {
+        let mut ep = lock(&self.ep);
         crate::mcrdma::cmd::connect_rc(&mut ep, self.qpn, peer, peer_qpn, psn, rc)
             .map_err(verbs)?;
         drop(ep);
@@ -141,7 +165,7 @@ impl RdmaPort {
     /// the QP is opened to remote READ and WRITE. The caller hands the returned region's
     /// address and rkey to the peer (out of band, like the QP number).
     pub fn reg_remote(&self, len: usize, writable: bool) -> Result<MrInfo, LeoError> {
-        let mut e = self.ep.borrow_mut();
+        let mut e = lock(&self.ep);
         let mut access = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ;
         if writable {
             access = access | AccessFlags::REMOTE_WRITE;
@@ -181,7 +205,7 @@ impl RdmaPort {
         let (wr, slot) = self.op_slot(tag, len)?;
         let op = SendOp::Read { remote_addr, rkey };
         let wr = SendWr::new(wr, op, self.sge(slot * SLOT, len));
-        self.ep.borrow_mut().post_send(self.qpn, wr).map_err(verbs)
+        lock(&self.ep).post_send(self.qpn, wr).map_err(verbs)
     }
 
     /// Posts an RDMA WRITE of `data` at the peer's `remote_addr` (`rkey`).
@@ -193,7 +217,7 @@ impl RdmaPort {
         data: &[u8],
     ) -> Result<(), LeoError> {
         let (wr, slot) = self.op_slot(tag, data.len())?;
-        let mut e = self.ep.borrow_mut();
+        let mut e = lock(&self.ep);
         let buf = e.mr_bytes_mut(self.mr.lkey).map_err(verbs)?;
         buf[slot * SLOT..slot * SLOT + data.len()].copy_from_slice(data);
         let op = SendOp::Write { remote_addr, rkey };
@@ -220,7 +244,7 @@ impl RdmaPort {
             wr_id: slot as u64,
             sg_list: vec![self.sge(slot * SLOT, SLOT)],
         };
-        self.ep.borrow_mut().post_recv(self.qpn, wr).map_err(verbs)
+        lock(&self.ep).post_recv(self.qpn, wr).map_err(verbs)
     }
 
     /// SENDs `m`.
@@ -229,7 +253,7 @@ impl RdmaPort {
             encode(m).ok_or_else(|| LeoError::invalid("rdma send", "message over a slot"))?;
         let slot = self.slots + self.next_send;
         self.next_send = (self.next_send + 1) % self.slots;
-        let mut e = self.ep.borrow_mut();
+        let mut e = lock(&self.ep);
         let buf = e.mr_bytes_mut(self.mr.lkey).map_err(verbs)?;
         buf[slot * SLOT..slot * SLOT + bytes.len()].copy_from_slice(&bytes);
         let wr = SendWr::new(u64::MAX, SendOp::Send, self.sge(slot * SLOT, bytes.len()));
@@ -245,9 +269,7 @@ impl RdmaPort {
     /// Sorts every completion: received messages to the inbox, one-sided ops to `done`.
     fn pump(&mut self) {
         loop {
-            let Some(wc) = self
-                .ep
-                .borrow_mut()
+            let Some(wc) = lock(&self.ep)
                 .poll_cq(self.cq, 16)
                 .ok()
                 .filter(|w| !w.is_empty())
@@ -263,7 +285,7 @@ impl RdmaPort {
                         if let Some((tag, slot, len)) = self.ops.remove(&wc.wr_id) {
                             let ok = wc.status == WcStatus::Success;
                             let data = if ok && wc.opcode == WcOpcode::RdmaRead {
-                                let e = self.ep.borrow();
+                                let e = lock(&self.ep);
                                 e.mr_bytes(self.mr.lkey)
                                     .map(|b| b[slot * SLOT..slot * SLOT + len].to_vec())
                                     .unwrap_or_default()
@@ -285,7 +307,7 @@ impl RdmaPort {
         }
         let m = (status == WcStatus::Success)
             .then(|| {
-                let e = self.ep.borrow();
+                let e = lock(&self.ep);
                 let buf = e.mr_bytes(self.mr.lkey).ok()?;
                 decode(buf.get(slot * SLOT..slot * SLOT + len)?)
             })
@@ -297,10 +319,10 @@ impl RdmaPort {
 }
 
 /// Gives `leo` the `send` and `recv` of `role` over `port`.
-pub fn register(leo: &mut Leo, port: Rc<RefCell<RdmaPort>>, role: Role) {
+pub fn register(leo: &mut Leo, port: Arc<Mutex<RdmaPort>>, role: Role) {
     let p = port.clone();
-    leo.reg_comm_func(Box::new(move |m| p.borrow_mut().send(m)), "send", role);
-    leo.reg_recv_func(Box::new(move || port.borrow_mut().recv()), role);
+    leo.reg_comm_func(Box::new(move |m| lock(&p).send(m)), "send", role);
+    leo.reg_recv_func(Box::new(move || lock(&port).recv()), role);
 }
 
 /// A responder's step: handles every request `port` received at `role` and SENDs the
@@ -333,18 +355,14 @@ mod tests {
     use crate::leo::sim::Testbed;
     use crate::leo::AppSpec;
     use rdma::verbs::{EndpointConfig, Instant};
-    use std::cell::Cell;
     use std::net::IpAddr;
+    use std::sync::atomic::{AtomicU64, Ordering};
 
-    type Ep = Rc<RefCell<Endpoint>>;
+    type Ep = SharedEndpoint;
 
     fn ep(i: u8) -> (Ep, [u8; 6], Ipv4Addr) {
         let (mac, ip) = ([2, 0, 0, 0, 0, i], Ipv4Addr::new(10, 0, 0, i));
-        (
-            Rc::new(RefCell::new(Endpoint::new(EndpointConfig::new(mac, ip)))),
-            mac,
-            ip,
-        )
+        (shared(Endpoint::new(EndpointConfig::new(mac, ip))), mac, ip)
     }
 
     /// Moves frames between endpoints by destination MAC until none is left.
@@ -352,9 +370,9 @@ mod tests {
         for _ in 0..64 {
             let mut moved = false;
             for (e, _) in eps {
-                while let Some(f) = e.borrow_mut().poll_transmit(Instant::ZERO) {
+                while let Some(f) = lock(e).poll_transmit(Instant::ZERO) {
                     if let Some((d, _)) = eps.iter().find(|(_, m)| f[..6] == m[..]) {
-                        d.borrow_mut().handle_frame(Instant::ZERO, &f);
+                        lock(d).handle_frame(Instant::ZERO, &f);
                         moved = true;
                     }
                 }
@@ -366,8 +384,8 @@ mod tests {
     }
 
     fn link(a: (&Ep, [u8; 6], Ipv4Addr), b: (&Ep, [u8; 6], Ipv4Addr)) -> (RdmaPort, RdmaPort) {
-        a.0.borrow_mut().add_neighbour(IpAddr::V4(b.2), b.1);
-        b.0.borrow_mut().add_neighbour(IpAddr::V4(a.2), a.1);
+        lock(a.0).add_neighbour(IpAddr::V4(b.2), b.1);
+        lock(b.0).add_neighbour(IpAddr::V4(a.2), a.1);
         let pa = RdmaPort::new(a.0.clone(), 8).unwrap();
         let pb = RdmaPort::new(b.0.clone(), 8).unwrap();
         pa.connect(b.2, pb.qpn, 100).unwrap();
@@ -382,15 +400,15 @@ mod tests {
         let ((c, cm, ci), (s, sm, si), (a, am, ai)) = (ep(1), ep(2), ep(3));
         let (c_cpu, mut s_port) = link((&c, cm, ci), (&s, sm, si));
         let (c_acc, mut a_port) = link((&c, cm, ci), (&a, am, ai));
-        let clock = Rc::new(Cell::new(0u64));
+        let clock = Arc::new(AtomicU64::new(0));
         let mut client = Leo::new(spec.clone(), Policy::LeoReset);
-        register(&mut client, Rc::new(RefCell::new(c_cpu)), Role::Cpu);
-        register(&mut client, Rc::new(RefCell::new(c_acc)), Role::Acc);
+        register(&mut client, Arc::new(Mutex::new(c_cpu)), Role::Cpu);
+        register(&mut client, Arc::new(Mutex::new(c_acc)), Role::Acc);
         for (name, role) in [("GET", Role::Cpu), ("GET", Role::Acc), ("PUT", Role::Cpu)] {
             client.reg_app_func(Box::new(|p| p.to_vec()), name, role);
         }
         let clk = clock.clone();
-        client.reg_ts_func(Box::new(move || clk.get()), TS_SW);
+        client.reg_ts_func(Box::new(move || clk.load(Ordering::Relaxed)), TS_SW);
         client.init().unwrap();
         // Responders: the host CPU and the off-path accelerator node, each with its own
         // endpoint; the accelerator's GET takes 4 µs of the shared clock (a busy device).
@@ -399,14 +417,14 @@ mod tests {
             let clk = clock.clone();
             l.reg_app_func(
                 Box::new(move |p| {
-                    clk.set(clk.get() + cost);
+                    clk.fetch_add(cost, Ordering::Relaxed);
                     p.iter().map(|b| b.wrapping_add(1)).collect()
                 }),
                 "GET",
                 if cost > 1000 { Role::Acc } else { Role::Cpu },
             );
             let clk = clock.clone();
-            l.reg_ts_func(Box::new(move || clk.get()), TS_SW);
+            l.reg_ts_func(Box::new(move || clk.load(Ordering::Relaxed)), TS_SW);
             l
         };
         let (mut cpu, mut acc) = (responder(300), responder(4_000));
@@ -433,7 +451,7 @@ mod tests {
             answered_by.contains(&Role::Cpu),
             "the slow accelerator sheds load: {answered_by:?}"
         );
-        assert!(c.borrow().stats().tx_frames >= 5 && a.borrow().stats().tx_frames >= 1);
+        assert!(lock(&c).stats().tx_frames >= 5 && lock(&a).stats().tx_frames >= 1);
     }
 
     #[test]
@@ -441,7 +459,7 @@ mod tests {
         let ((c, cm, ci), (s, sm, si)) = (ep(1), ep(2));
         let (mut cp, sp) = link((&c, cm, ci), (&s, sm, si));
         let region = sp.reg_remote(64, true).unwrap();
-        s.borrow_mut().mr_bytes_mut(region.lkey).unwrap()[8..16].copy_from_slice(b"leo-kvs!");
+        lock(&s).mr_bytes_mut(region.lkey).unwrap()[8..16].copy_from_slice(b"leo-kvs!");
         let all = [(c.clone(), cm), (s.clone(), sm)];
         cp.read(7, region.addr + 8, region.rkey, 8).unwrap();
         cp.write(8, region.addr + 32, region.rkey, b"written")
@@ -463,10 +481,7 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(
-            &s.borrow().mr_bytes(region.lkey).unwrap()[32..39],
-            b"written"
-        );
+        assert_eq!(&lock(&s).mr_bytes(region.lkey).unwrap()[32..39], b"written");
         // A key the peer never registered: the READ fails, it is reported, nothing hangs.
         cp.read(9, region.addr, region.rkey ^ 0xff, 8).unwrap();
         shuttle(&all);

@@ -12,7 +12,7 @@ use crate::host::HostApp;
 use dataplane::Nanos;
 use hosts::leo::api::Message;
 use hosts::leo::jct::Header;
-use hosts::leo::rdma::RdmaPort;
+use hosts::leo::rdma::{lock, RdmaPort};
 use hosts::leo::LeoError;
 use rdma::verbs::MrInfo;
 use std::any::Any;
@@ -46,7 +46,7 @@ impl Accelerator {
     ) -> Result<Accelerator, LeoError> {
         let index = server.reg_remote(((keys + 1) * 8) as usize, true)?;
         {
-            let mut ep = node.ep.borrow_mut();
+            let mut ep = lock(&node.ep);
             let b = ep
                 .mr_bytes_mut(index.lkey)
                 .map_err(|e| LeoError::invalid("accelerator index", e.to_string()))?;
@@ -68,7 +68,7 @@ impl Accelerator {
     }
 
     fn lookup(&self, key: u64) -> u64 {
-        let ep = self.node.ep.borrow();
+        let ep = lock(&self.node.ep);
         ep.mr_bytes(self.index.lkey)
             .ok()
             .and_then(|b| b.get((8 * key) as usize..(8 * key + 8) as usize))

@@ -24,14 +24,14 @@ use crate::host::HostApp;
 use dataplane::Nanos;
 use hosts::leo::api::{Leo, Message, Role, TS_SW};
 use hosts::leo::jct::Header;
-use hosts::leo::rdma::RdmaPort;
+use hosts::leo::rdma::{lock, RdmaPort};
 use hosts::leo::select::Policy;
 use hosts::leo::{AppSpec, LeoError};
 use std::any::Any;
-use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// One request of the stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,8 +89,8 @@ struct Pending {
     responder_ns: u64,
 }
 
-type Outbox = Rc<RefCell<VecDeque<(Role, Message)>>>;
-type Inbox = Rc<RefCell<VecDeque<Message>>>;
+type Outbox = Arc<Mutex<VecDeque<(Role, Message)>>>;
+type Inbox = Arc<Mutex<VecDeque<Message>>>;
 
 /// What the client measured.
 #[derive(Debug, Clone, Default)]
@@ -103,6 +103,8 @@ pub struct ClientStats {
     pub in_network: u64,
     /// Replies with a wrong value.
     pub wrong: u64,
+    /// Lab time of the last answer, ns.
+    pub last_ns: u64,
     /// Replies for no pending request (a duplicate or a stranger), or requests that could not
     /// be sent.
     pub unexpected: u64,
@@ -131,7 +133,7 @@ pub struct Client {
     types: Types,
     names: Vec<String>,
     leo: Leo,
-    clock: Rc<Cell<u64>>,
+    clock: Arc<AtomicU64>,
     outbox: Outbox,
     inbox: Inbox,
     sendq: BinaryHeap<Reverse<(u64, u64)>>,
@@ -182,24 +184,24 @@ impl Client {
             .collect::<Result<Vec<_>, _>>()?;
         let names = spec.requests.iter().map(|r| r.name.clone()).collect();
         let mut leo = Leo::new(spec.clone(), policy);
-        let clock = Rc::new(Cell::new(0));
-        let outbox: Outbox = Rc::default();
-        let inbox: Inbox = Rc::default();
+        let clock = Arc::new(AtomicU64::new(0));
+        let outbox: Outbox = Arc::default();
+        let inbox: Inbox = Arc::default();
         for role in [Role::Cpu, Role::Acc] {
             let o = outbox.clone();
             leo.reg_comm_func(
                 Box::new(move |m| {
-                    o.borrow_mut().push_back((role, m.clone()));
+                    lock(&o).push_back((role, m.clone()));
                     Ok(())
                 }),
                 "send",
                 role,
             );
             let i = inbox.clone();
-            leo.reg_recv_func(Box::new(move || i.borrow_mut().pop_front()), role);
+            leo.reg_recv_func(Box::new(move || lock(&i).pop_front()), role);
         }
         let c = clock.clone();
-        leo.reg_ts_func(Box::new(move || c.get()), TS_SW);
+        leo.reg_ts_func(Box::new(move || c.load(Ordering::Relaxed)), TS_SW);
         leo.init()?;
         Ok(Client {
             node: w.node,
@@ -270,9 +272,9 @@ impl Client {
                 .copied()
                 .unwrap_or_else(|| initial_value(q.key))
         };
-        self.clock.set(now);
+        self.clock.store(now, Ordering::Relaxed);
         let sent = self.leo.send(&self.names[r], words(&[q.key, value]));
-        let Some((_, lm)) = sent.ok().and_then(|_| self.outbox.borrow_mut().pop_front()) else {
+        let Some((_, lm)) = sent.ok().and_then(|_| lock(&self.outbox).pop_front()) else {
             self.stats.unexpected += 1;
             return;
         };
@@ -379,8 +381,8 @@ impl Client {
         if value != p.expect || key != q.key {
             self.stats.wrong += 1;
         }
-        self.clock.set(now);
-        self.inbox.borrow_mut().push_back(Message {
+        self.clock.store(now, Ordering::Relaxed);
+        lock(&self.inbox).push_back(Message {
             header: Header {
                 request: p.r as u8,
                 path: p.path,
@@ -391,6 +393,7 @@ impl Client {
         });
         let _ = self.leo.recv();
         self.stats.e2e_ns.push((now - p.t1) as f64);
+        self.stats.last_ns = now;
         if q.put {
             self.values.insert(q.key, p.expect);
         }

@@ -1,4 +1,4 @@
-//! LEO's key-value store in the in-memory lab over pisa's RDMA endpoint, with pisa's switch as
+//! LEO's key-value store in a lab over pisa's RDMA endpoint, with pisa's switch as
 //! the on-path (in-network) accelerator (`deploy/labs/leo-kvs.yaml`): a client, a server and an
 //! off-path accelerator node, each with its own RoCEv2 endpoint and link, on one switch running
 //! leo_kvs.p4. A GET's index lookup runs on the path the client's LEO policy picks — the switch
@@ -6,6 +6,10 @@
 //! RDMA READ of the value; PUTs go to the CPU over RC SEND. The hardware model's links are
 //! profiled at init by timed probe frames ([`probe`]); a control-plane agent ([`agent`])
 //! re-installs hot keys after PUTs. Every reply is checked (exactly once, the right value).
+//! The lab is written once over [`Driver`]: in memory in virtual time ([`MemLab`]) or, with
+//! [`LabConfig::netns`] (root), in network namespaces in wall-clock time ([`NetnsApps`]: each
+//! host app on its own thread, the switch on veths). The links are profiled in memory either
+//! way (the hardware model's figures the policies plan with).
 //!
 //! - [`wire`]: the UDP lookup the switch answers; [`node`]: the hosts' shared endpoint
 //!   plumbing; [`client`], [`server`], [`acc`]: the host apps. Design notes: docs/leo.md.
@@ -18,13 +22,16 @@ pub mod probe;
 pub mod server;
 pub mod wire;
 
+use crate::driver::{Driver, DriverError};
 use crate::mem::{MemLab, MemLabError};
 use crate::topology::{Topology, TopologyError};
+use crate::NetnsApps;
 use acc::Accelerator;
 use agent::RefreshAgent;
-use client::{Client, RemoteStore, Request, Types, Wiring};
+use client::{Client, ClientStats, RemoteStore, Request, Types, Wiring};
 use dataplane::Nanos;
 use hosts::acuerdo::ycsb::{SplitMix, Zipf};
+use hosts::leo::rdma::RcSettings;
 use hosts::leo::select::Policy;
 use hosts::leo::{AppSpec, LeoError};
 use node::{connect, Node};
@@ -43,6 +50,9 @@ pub enum LeoLabError {
     /// The lab.
     #[error(transparent)]
     Mem(#[from] MemLabError),
+    /// The lab driver (in memory or in namespaces).
+    #[error(transparent)]
+    Driver(#[from] DriverError),
     /// The application or a policy.
     #[error(transparent)]
     Leo(#[from] LeoError),
@@ -74,6 +84,8 @@ pub struct LabConfig {
     pub agent_ns: Option<u64>,
     /// Seed.
     pub seed: u64,
+    /// Run in network namespaces (root; wall-clock time) instead of in memory.
+    pub netns: bool,
 }
 
 /// What a run measured.
@@ -99,6 +111,10 @@ pub struct LabReport {
     pub wrong: u64,
     /// Replies to nothing pending.
     pub unexpected: u64,
+    /// Which driver ran it ([`Driver::kind`]).
+    pub driver: &'static str,
+    /// Lab time from the first request's arrival to the last answer, s.
+    pub seconds: f64,
 }
 
 /// The topology (program path resolved in this checkout).
@@ -157,13 +173,14 @@ fn tables(topo: &Topology, hot: u64, server: usize, location: impl Fn(u64) -> u6
     s
 }
 
-fn lab(topo: &Topology, tables_yaml: &str) -> Result<MemLab, LeoLabError> {
-    let mut mem = MemLab::new(topo.clone())?;
+/// A lab of `topo` on driver `D` with `tables_yaml` installed in the switch.
+fn lab<D: Driver>(topo: &Topology, tables_yaml: &str) -> Result<D, LeoLabError> {
+    let mut lab = D::build(topo.clone())?;
     let file = control::tables_file::from_yaml(tables_yaml)
         .map_err(|e| LeoLabError::Tables(e.to_string()))?;
-    control::tables_file::apply(mem.switch_mut(0), &file)
+    control::tables_file::apply(lab.switch_mut(0)?, &file)
         .map_err(|e| LeoLabError::Tables(e.to_string()))?;
-    Ok(mem)
+    Ok(lab)
 }
 
 /// The application file with its links profiled by probe frames in a lab of `topo`; the
@@ -171,7 +188,7 @@ fn lab(topo: &Topology, tables_yaml: &str) -> Result<MemLab, LeoLabError> {
 pub fn profiled_app(topo: &Topology) -> Result<AppSpec, LeoLabError> {
     let mut spec = app()?;
     let server = host(topo, "server")?;
-    let mem = lab(topo, &tables(topo, 1, server, |_| 0))?;
+    let mem = lab::<MemLab>(topo, &tables(topo, 1, server, |_| 0))?;
     let host_of = WIRES
         .iter()
         .map(|&(l, h)| Ok((l.to_string(), host(topo, h)?)))
@@ -198,55 +215,55 @@ fn requests(cfg: &LabConfig) -> Vec<Request> {
         .collect()
 }
 
-/// Runs one configuration.
+/// Runs one configuration: in memory, or in namespaces with `cfg.netns`.
 pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
-    if cfg.count == 0
-        || cfg.count > 60_000
-        || cfg.hot > 1024
-        || cfg.hot > cfg.keys
-        || cfg.policy == Policy::Lp
-    {
-        return Err(LeoLabError::Config(
-            "count 1..60000, hot at most 1024 and at most the keys, and not the LP policy".into(),
-        ));
-    }
     let topo = topology()?;
-    let spec = profiled_app(&topo)?;
+    if cfg.netns {
+        run_in::<NetnsApps>(topo, cfg)
+    } else {
+        run_in::<MemLab>(topo, cfg)
+    }
+}
+
+/// The three host apps, wired to each other, and what the lab needs to install and attach.
+struct Apps {
+    client: Client,
+    server: Server,
+    accel: Accelerator,
+    spec: AppSpec,
+    tables: String,
+    hosts: (usize, usize, usize),
+}
+
+/// Connects the client, the server and the accelerator node over RC (QP numbers exchanged
+/// out of band, settings `rc`) and builds their apps for `cfg`, the client sending `reqs`.
+fn apps(
+    topo: &Topology,
+    cfg: &LabConfig,
+    reqs: Vec<Request>,
+    rc: RcSettings,
+) -> Result<Apps, LeoLabError> {
+    let spec = profiled_app(topo)?;
     let (ci, si, ai) = (
-        host(&topo, "client")?,
-        host(&topo, "server")?,
-        host(&topo, "acc")?,
+        host(topo, "client")?,
+        host(topo, "server")?,
+        host(topo, "acc")?,
     );
     let (cn, sn, an) = (
-        Node::new(&topo, ci),
-        Node::new(&topo, si),
-        Node::new(&topo, ai),
+        Node::new(topo, ci),
+        Node::new(topo, si),
+        Node::new(topo, ai),
     );
     let slots = 1024;
     let (c_srv, s_cli) = (cn.port(slots)?, sn.port(slots)?);
     let (c_acc, a_cli) = (cn.port(slots)?, an.port(slots)?);
     let (s_acc, a_srv) = (sn.port(slots)?, an.port(slots)?);
-    connect(&c_srv, cn.ip, &s_cli, sn.ip, 1000)?;
-    connect(&c_acc, cn.ip, &a_cli, an.ip, 2000)?;
-    connect(&s_acc, sn.ip, &a_srv, an.ip, 3000)?;
+    connect((&c_srv, cn.ip), (&s_cli, sn.ip), 1000, rc)?;
+    connect((&c_acc, cn.ip), (&a_cli, an.ip), 2000, rc)?;
+    connect((&s_acc, sn.ip), (&a_srv, an.ip), 3000, rc)?;
     let store = Store::new(&s_cli, sn.ep.clone(), cfg.keys, cfg.count as u64)?;
     let location = |k: u64| store.location(k);
     let offload = spec.hw.device("offload", "lab")?;
-    let get = spec
-        .request("GET")
-        .ok_or_else(|| LeoLabError::Config("no GET".into()))?;
-    let service = spec.requests[get].compute_ns[offload].unwrap_or(0.0) as u64;
-    let accel = Accelerator::new(an, a_cli, &a_srv, cfg.keys, service, location)?;
-    let index = RemoteIndex {
-        addr: accel.index.addr,
-        rkey: accel.index.rkey,
-    };
-    let mut mem = lab(&topo, &tables(&topo, cfg.hot, si, location))?;
-    let rkey = store.mr.rkey;
-    let server = Server::new(sn, &spec, s_cli, s_acc, store, index)?;
-    let agent = cfg
-        .agent_ns
-        .map(|p| mem.attach_agent(0, CPU_PORT, Box::new(RefreshAgent::new(p))));
     let name = |n: &str| {
         spec.request(n)
             .ok_or_else(|| LeoLabError::Config(format!("no {n}")))
@@ -256,6 +273,15 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
         get: name("GET")?,
         put: name("PUT")?,
     };
+    let service = spec.requests[types.get].compute_ns[offload].unwrap_or(0.0) as u64;
+    let accel = Accelerator::new(an, a_cli, &a_srv, cfg.keys, service, location)?;
+    let index = RemoteIndex {
+        addr: accel.index.addr,
+        rkey: accel.index.rkey,
+    };
+    let tables = tables(topo, cfg.hot, si, location);
+    let rkey = store.mr.rkey;
+    let server = Server::new(sn, &spec, s_cli, s_acc, store, index)?;
     let s = &topo.hosts[si];
     let wiring = Wiring {
         node: cn,
@@ -267,35 +293,92 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
             rkey,
         },
     };
+    let hot = (1..=cfg.hot).collect::<HashSet<u64>>();
+    let client = Client::new(wiring, reqs, hot, types, &spec, cfg.policy)?;
+    Ok(Apps {
+        client,
+        server,
+        accel,
+        spec,
+        tables,
+        hosts: (ci, si, ai),
+    })
+}
+
+/// Runs one configuration on driver `D` over `topo` (leo-kvs.yaml's, under any name).
+pub fn run_in<D: Driver>(topo: Topology, cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
+    if cfg.count == 0
+        || cfg.count > 60_000
+        || cfg.hot > 1024
+        || cfg.hot > cfg.keys
+        || cfg.policy == Policy::Lp
+    {
+        return Err(LeoLabError::Config(
+            "count 1..60000, hot at most 1024 and at most the keys, and not the LP policy".into(),
+        ));
+    }
     let reqs = requests(cfg);
-    let end = reqs.last().map_or(0, |r| r.at) + 10_000_000;
-    let client = Client::new(
-        wiring,
-        reqs,
-        (1..=cfg.hot).collect::<HashSet<u64>>(),
-        types,
-        &spec,
-        cfg.policy,
-    )?;
-    mem.attach(si, Box::new(server));
-    mem.attach(ai, Box::new(accel));
-    mem.attach(ci, Box::new(client));
-    // The agent keeps a timer forever: run in slices until every request is answered.
+    let (first, last) = (
+        reqs.first().map_or(0, |r| r.at),
+        reqs.last().map_or(0, |r| r.at),
+    );
+    // In wall-clock time a host thread or the switch may stall for milliseconds (a busy
+    // machine): the RC ACK timeout is a real NIC's usual ~67 ms (4.096 µs · 2^14) rather than
+    // the default ~1 ms, so that a stall does not exhaust the retries and put a QP in error.
+    let rc = if D::WALL_CLOCK {
+        RcSettings {
+            timeout: 14,
+            ..RcSettings::default()
+        }
+    } else {
+        RcSettings::default()
+    };
+    let a = apps(&topo, cfg, reqs, rc)?;
+    let (ci, si, ai) = a.hosts;
+    let mut lab = lab::<D>(&topo, &a.tables)?;
+    let agent = cfg
+        .agent_ns
+        .map(|p| lab.attach_agent(0, CPU_PORT, Box::new(RefreshAgent::new(p))))
+        .transpose()?;
+    lab.attach(si, Box::new(a.server))?;
+    lab.attach(ai, Box::new(a.accel))?;
+    lab.attach(ci, Box::new(a.client))?;
+    lab.start()?;
+    // The agent keeps a timer forever: run in slices until every request is answered (in
+    // namespaces, allow a second past the last arrival for replies still on their way).
+    let (slice, grace) = if D::WALL_CLOCK {
+        (5_000_000, 1_000_000_000)
+    } else {
+        (100_000, 10_000_000)
+    };
     loop {
-        let now = mem.now().0;
-        mem.run_until(Some(Nanos(now + 100_000)));
-        let left = mem.app_mut::<Client>(ci).map_or(0, |c| c.outstanding());
-        if left == 0 || mem.now().0 >= end {
+        let now = lab.now().0;
+        lab.run_to(Nanos(now + slice))?;
+        let left = lab.with_app::<Client, _>(ci, |c| c.outstanding());
+        if left.unwrap_or(0) == 0 || lab.now().0 >= last + grace {
             break;
         }
     }
+    lab.finish()?;
     let refreshed = agent
-        .and_then(|a| mem.agent_mut::<RefreshAgent>(a).map(|g| g.refreshed()))
+        .and_then(|g| lab.with_agent::<RefreshAgent, _>(g, |g| g.refreshed()))
         .unwrap_or(0);
-    let cl = mem
-        .app_mut::<Client>(ci)
+    let stats = lab
+        .with_app::<Client, _>(ci, |c| c.stats.clone())
         .ok_or_else(|| LeoLabError::Config("client gone".into()))?;
-    let st = &cl.stats;
+    let seconds = stats.last_ns.saturating_sub(first) as f64 / 1e9;
+    Ok(report(cfg, &a.spec, &stats, refreshed, lab.kind(), seconds))
+}
+
+/// What a run measured, from the client's statistics.
+fn report(
+    cfg: &LabConfig,
+    spec: &AppSpec,
+    st: &ClientStats,
+    refreshed: u64,
+    driver: &'static str,
+    seconds: f64,
+) -> LabReport {
     let mut lat = st.e2e_ns.clone();
     lat.sort_by(f64::total_cmp);
     let pct = |p: f64| {
@@ -319,7 +402,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
             ))
         })
         .collect();
-    Ok(LabReport {
+    LabReport {
         median_us: pct(0.5),
         p99_us: pct(0.99),
         in_network: st.in_network as f64 / n,
@@ -330,7 +413,9 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport, LeoLabError> {
         sent: cfg.count,
         wrong: st.wrong,
         unexpected: st.unexpected,
-    })
+        driver,
+        seconds,
+    }
 }
 
 #[cfg(test)]
@@ -347,6 +432,7 @@ mod tests {
             policy,
             agent_ns: Some(2_000),
             seed: 3,
+            netns: false,
         }
     }
 
@@ -365,6 +451,25 @@ mod tests {
                 _ => assert!(r.shares.iter().filter(|&&s| s > 0.0).count() >= 2, "{r:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_slow_agent_never_reopens_a_hot_key_at_an_older_location() {
+        // With the agent polling every 200 µs, a refresh from an older PUT is sometimes taken
+        // while a newer PUT to the key is in flight; the newer reply keeps the key stale
+        // until its own refresh (this run read 3 stale values before leo_kvs.p4 did).
+        let r = run(&LabConfig {
+            rate: 1e6,
+            count: 10_000,
+            keys: 100_000,
+            hot: 256,
+            agent_ns: Some(200_000),
+            seed: 1,
+            ..cfg(Policy::Leo, 0.05)
+        })
+        .unwrap();
+        assert_eq!((r.answered, r.wrong, r.unexpected), (r.sent, 0, 0), "{r:?}");
+        assert!(r.in_network > 0.3 && r.refreshed > 0, "{r:?}");
     }
 
     #[test]

@@ -4,12 +4,10 @@
 //! the RC connection of two ports at setup (QP numbers exchanged out of band).
 
 use dataplane::Nanos;
-use hosts::leo::rdma::RdmaPort;
+use hosts::leo::rdma::{lock, shared, RcSettings, RdmaPort, SharedEndpoint};
 use hosts::leo::LeoError;
 use rdma::verbs::{Endpoint, EndpointConfig, Instant};
-use std::cell::RefCell;
 use std::net::{IpAddr, Ipv4Addr};
-use std::rc::Rc;
 
 use crate::topology::Topology;
 
@@ -20,7 +18,7 @@ pub const ROCE_PORT: u16 = 4791;
 #[derive(Clone)]
 pub struct Node {
     /// The endpoint, shared with the node's ports.
-    pub ep: Rc<RefCell<Endpoint>>,
+    pub ep: SharedEndpoint,
     /// Its address.
     pub ip: Ipv4Addr,
 }
@@ -37,7 +35,7 @@ impl Node {
             }
         }
         Node {
-            ep: Rc::new(RefCell::new(ep)),
+            ep: shared(ep),
             ip: h.ip,
         }
     }
@@ -54,9 +52,7 @@ impl Node {
             && frame[23] == 17
             && frame[36..38] == ROCE_PORT.to_be_bytes();
         if roce {
-            self.ep
-                .borrow_mut()
-                .handle_frame(Instant::from_nanos(now.0), frame);
+            lock(&self.ep).handle_frame(Instant::from_nanos(now.0), frame);
         }
         roce
     }
@@ -64,7 +60,7 @@ impl Node {
     /// Runs the endpoint's timers and hands its frames to `out`.
     pub fn transmit(&self, now: Nanos, out: &mut dyn FnMut(Vec<u8>)) {
         let t = Instant::from_nanos(now.0);
-        let mut ep = self.ep.borrow_mut();
+        let mut ep = lock(&self.ep);
         if ep.poll_timeout().is_some_and(|d| d <= t) {
             ep.handle_timeout(t);
         }
@@ -75,19 +71,19 @@ impl Node {
 
     /// The earlier of the app's next deadline `due` and the endpoint's next timer.
     pub fn wakeup(&self, due: Option<u64>) -> Option<Nanos> {
-        let ep = self.ep.borrow().poll_timeout().map(|t| t.as_nanos());
+        let ep = lock(&self.ep).poll_timeout().map(|t| t.as_nanos());
         due.into_iter().chain(ep).min().map(Nanos)
     }
 }
 
-/// Connects `a` (on `a_ip`'s node) and `b` (on `b_ip`'s) as one RC connection.
+/// Connects `a` (on `a_ip`'s node) and `b` (on `b_ip`'s) as one RC connection with settings
+/// `rc`.
 pub fn connect(
-    a: &RdmaPort,
-    a_ip: Ipv4Addr,
-    b: &RdmaPort,
-    b_ip: Ipv4Addr,
+    (a, a_ip): (&RdmaPort, Ipv4Addr),
+    (b, b_ip): (&RdmaPort, Ipv4Addr),
     psn: u32,
+    rc: RcSettings,
 ) -> Result<(), LeoError> {
-    a.connect(b_ip, b.qpn, psn)?;
-    b.connect(a_ip, a.qpn, psn)
+    a.connect_with(b_ip, b.qpn, psn, rc)?;
+    b.connect_with(a_ip, a.qpn, psn, rc)
 }

@@ -20,14 +20,14 @@ use crate::host::HostApp;
 use dataplane::Nanos;
 use hosts::leo::api::{Leo, Message, Role, TS_SW};
 use hosts::leo::jct::Header;
-use hosts::leo::rdma::RdmaPort;
+use hosts::leo::rdma::{lock, RdmaPort, SharedEndpoint};
 use hosts::leo::select::Policy;
 use hosts::leo::{AppSpec, LeoError};
-use rdma::verbs::{Endpoint, MrInfo};
+use rdma::verbs::MrInfo;
 use std::any::Any;
-use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Bytes of one value slot: key, value.
 pub const SLOT_BYTES: u64 = 16;
@@ -51,7 +51,7 @@ pub fn words(w: &[u64]) -> Vec<u8> {
 
 /// The server's values: the registered region and where each key lives.
 pub struct Store {
-    ep: Rc<RefCell<Endpoint>>,
+    ep: SharedEndpoint,
     /// The region (its address and rkey go to requesters).
     pub mr: MrInfo,
     slot_of: HashMap<u64, u64>,
@@ -63,7 +63,7 @@ impl Store {
     /// `keys` keys in their first slots, room for `puts` more values.
     pub fn new(
         client: &RdmaPort,
-        ep: Rc<RefCell<Endpoint>>,
+        ep: SharedEndpoint,
         keys: u64,
         puts: u64,
     ) -> Result<Store, LeoError> {
@@ -89,7 +89,7 @@ impl Store {
 
     fn put_at(&mut self, key: u64, slot: u64, value: u64) {
         let at = (slot * SLOT_BYTES) as usize;
-        if let Ok(b) = self.ep.borrow_mut().mr_bytes_mut(self.mr.lkey) {
+        if let Ok(b) = lock(&self.ep).mr_bytes_mut(self.mr.lkey) {
             b[at..at + 16].copy_from_slice(&words(&[key, value]));
         }
         self.slot_of.insert(key, slot);
@@ -99,7 +99,7 @@ impl Store {
     pub fn get(&self, key: u64) -> (u64, u64) {
         let slot = self.slot_of.get(&key).copied().unwrap_or(0);
         let at = (slot * SLOT_BYTES) as usize;
-        let b = self.ep.borrow();
+        let b = lock(&self.ep);
         let v = b.mr_bytes(self.mr.lkey).map_or(0, |b| word(b, at + 8));
         (v, self.location(slot))
     }
@@ -139,12 +139,12 @@ pub struct RemoteIndex {
 pub struct Server {
     node: Node,
     leo: Leo,
-    clock: Rc<Cell<u64>>,
+    clock: Arc<AtomicU64>,
     client: RdmaPort,
     acc: RdmaPort,
     index: RemoteIndex,
     /// The values.
-    pub store: Rc<RefCell<Store>>,
+    pub store: Arc<Mutex<Store>>,
     get: u8,
     put: u8,
     out: VecDeque<(u64, Reply)>,
@@ -177,9 +177,9 @@ impl Server {
         };
         let (get, put) = (idx("GET")?, idx("PUT")?);
         let cost = |r: usize| spec.requests[r].compute_ns[cpu].unwrap_or(0.0) as u64;
-        let clock = Rc::new(Cell::new(0));
-        let busy = Rc::new(Cell::new(0));
-        let store = Rc::new(RefCell::new(store));
+        let clock = Arc::new(AtomicU64::new(0));
+        let busy = Arc::new(AtomicU64::new(0));
+        let store = Arc::new(Mutex::new(store));
         let mut leo = Leo::new(spec.clone(), Policy::Cpu);
         // Every request type the CPU serves: PUT stores, any other type is a lookup of a GET.
         let served: Vec<(String, u64, bool)> = spec
@@ -193,15 +193,18 @@ impl Server {
             let (clk, busy, store) = (clock.clone(), busy.clone(), store.clone());
             leo.reg_app_func(
                 Box::new(move |p| {
-                    let done = busy.get().max(clk.get()) + ns;
-                    busy.set(done);
-                    clk.set(done);
+                    let done = busy
+                        .load(Ordering::Relaxed)
+                        .max(clk.load(Ordering::Relaxed))
+                        + ns;
+                    busy.store(done, Ordering::Relaxed);
+                    clk.store(done, Ordering::Relaxed);
                     let key = word(p, 0);
                     if is_put {
-                        let loc = store.borrow_mut().put(key, word(p, 8)).unwrap_or(0);
+                        let loc = lock(&store).put(key, word(p, 8)).unwrap_or(0);
                         words(&[key, loc, word(p, 8)])
                     } else {
-                        let (v, loc) = store.borrow().get(key);
+                        let (v, loc) = lock(&store).get(key);
                         words(&[key, loc, v])
                     }
                 }),
@@ -210,7 +213,7 @@ impl Server {
             );
         }
         let clk = clock.clone();
-        leo.reg_ts_func(Box::new(move || clk.get()), TS_SW);
+        leo.reg_ts_func(Box::new(move || clk.load(Ordering::Relaxed)), TS_SW);
         Ok(Server {
             node,
             leo,
@@ -231,7 +234,7 @@ impl Server {
 
     /// Runs `m` on the core; the reply is due when the core finishes it.
     fn run(&mut self, now: u64, m: &Message) -> Option<Message> {
-        self.clock.set(now);
+        self.clock.store(now, Ordering::Relaxed);
         let r = self.leo.handle(m, Role::Cpu);
         if r.is_err() {
             self.dropped += 1;
