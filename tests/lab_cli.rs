@@ -218,13 +218,25 @@ fn a_topology_lab_comes_up_runs_its_switches_and_goes_down() {
     let text = String::from_utf8_lossy(&st.stdout);
     assert!(text.contains("8 namespace(s)"), "{text}");
     // Switches on the lab that is up; a host pings across the aggregation switch meanwhile.
-    let run = Command::new(PISA)
-        .args(["lab", "run", file, "--netns", "--duration", "3"])
+    let mut run = Command::new(PISA)
+        .args(["lab", "run", file, "--netns", "--duration", "5"])
         .current_dir(ROOT)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1000));
+    // `lab run` prints `ready` once its switches forward (building them takes a while on a
+    // loaded machine: a fixed wait made this test flaky); the rest of its output comes after.
+    let mut stdout = std::io::BufReader::new(run.stdout.take().unwrap());
+    let mut early = String::new();
+    loop {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+        assert!(n > 0, "`lab run` ended before it was ready: {early}");
+        early += &line;
+        if line.trim() == "ready" {
+            break;
+        }
+    }
     let ping = pisa(&[
         "lab",
         "exec",
@@ -238,14 +250,15 @@ fn a_topology_lab_comes_up_runs_its_switches_and_goes_down() {
         "1",
         "10.0.2.10",
     ]);
-    let out = run.wait_with_output().unwrap();
+    let mut text = early;
+    std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
+    let status = run.wait().unwrap();
     assert!(
         ping.status.success(),
         "{}",
         String::from_utf8_lossy(&ping.stdout)
     );
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(status.success());
     assert!(text.contains("agg"), "{text}");
     // The lab was up before `run`, so it is still up after it.
     assert!(pisa(&["lab", "status", "lab-cli-run"]).status.success());
