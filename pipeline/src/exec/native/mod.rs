@@ -42,7 +42,7 @@ use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Linkage, Module};
 use thiserror::Error;
 
@@ -111,6 +111,10 @@ impl<T: Tracer> std::fmt::Debug for NativePipeline<T> {
     }
 }
 
+/// Address space reserved for one pipeline's generated code and data (well inside the ±2 GiB
+/// of a PC-relative reference; l2l3.p4 needs well under a MiB).
+const JIT_ARENA_BYTES: usize = 256 << 20;
+
 fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, NativeError> {
     let mut flags = settings::builder();
     for (k, v) in [
@@ -148,7 +152,19 @@ impl<T: Tracer> NativePipeline<T> {
         flat: &FlatPipeline,
         drop_ctl: [Option<FieldRef>; 2],
     ) -> Result<NativePipeline<T>, NativeError> {
-        let module = JITModule::new(JITBuilder::with_isa(isa()?, default_libcall_names()));
+        let mut builder = JITBuilder::with_isa(isa()?, default_libcall_names());
+        // One reserved region per module: the generated functions call each other and load
+        // their constants PC-relative (±2 GiB). The default provider takes each segment from
+        // the global allocator, which may put code in the brk heap and data in an mmap'd chunk
+        // terabytes away (seen: cranelift-jit's relocation panicked in a test process with many
+        // switches). The reservation is address space only; pages are committed as used.
+        let arena = ArenaMemoryProvider::new_with_size(JIT_ARENA_BYTES).map_err(|e| {
+            cg(format!(
+                "cannot reserve {JIT_ARENA_BYTES} bytes for JIT code: {e}"
+            ))
+        })?;
+        builder.memory_provider(Box::new(arena));
+        let module = JITModule::new(builder);
         let ctx = module.make_context();
         let mut c = Compiler {
             module,
