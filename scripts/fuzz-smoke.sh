@@ -27,7 +27,7 @@ for t in $targets; do
         echo "fuzz target $t failed (exit $status); the input is under fuzz/artifacts/$t"
         exit 1
     fi
-    # Each instrumented binary is ~150 MB and links every crate; 34 of them kept at once filled
+    # Each instrumented binary is ~150 MB and links every crate; 33 of them kept at once filled
     # CI's disk. The shared libraries stay, so the next target only links.
     rm -f "$bindir/$t" "$bindir/deps/$t"-*
 done
