@@ -123,17 +123,14 @@ pub fn handle_line(h: &SwitchHandle, line: &str) -> Json {
 /// A listed entry and, in a table with idle timeouts, its TTL and latest hit (ns).
 type ListedEntry = (Json, Option<(u64, u64)>);
 
-/// An entry's TTL and latest hit over the pipes `owns` selects, when its table has idle
-/// timeouts (bf-rt's `$ENTRY_TTL` and hit state).
+/// An entry's TTL and latest hit over the pipes `owns` selects (bf-rt's `$ENTRY_TTL` and hit
+/// state), for a table with idle timeouts.
 fn entry_idle(
     sw: &pipeline::switch::Switch,
     owns: u8,
     table: &str,
     e: &pipeline::api::TableEntry,
 ) -> Option<(u64, u64)> {
-    if !sw.table_idle_timeout(table).unwrap_or(false) {
-        return None;
-    }
     let keys: Vec<(&str, _)> = e.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
     (0..sw.num_pipes())
         .filter(|&p| owns & (1 << p) != 0)
@@ -332,7 +329,11 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
                                 "key": key, "priority": e.priority, "action": e.action,
                                 "params": params_json(pl, &e.action, &e.params),
                             });
-                            (entry, entry_idle(sw, owns, &t.name, e))
+                            let idle = t
+                                .idle_timeout
+                                .then(|| entry_idle(sw, owns, &t.name, e))
+                                .flatten();
+                            (entry, idle)
                         })
                         .collect::<Vec<_>>();
                     let (action, params) = sw
