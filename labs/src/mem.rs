@@ -70,11 +70,45 @@ enum Timer {
 /// The link end of an agent: it is cabled to no topology link.
 const NO_LINK: usize = usize::MAX;
 
+/// Timer-driven polls in a row after which an application is still due, from which on its
+/// wake-ups are moved 1 ns past `now`. An application whose `next_wakeup` stays at or before
+/// `now` would otherwise be polled forever with virtual time standing still (a hang with no
+/// error); this way time creeps on and a run with a deadline ends. Counted in
+/// [`MemLab::stalled_wakeups`] and logged once.
+const STILL_DUE_POLLS: u32 = 1024;
+
+/// An application's timer-driven polls in a row that left it still due.
+#[derive(Default)]
+struct Spin {
+    polls: u32,
+}
+
+impl Spin {
+    /// Counts a timer-driven poll.
+    fn timer_poll(&mut self) {
+        self.polls = self.polls.saturating_add(1);
+    }
+
+    /// When to wake an application that asked for `wake` after a poll at `now`, and whether
+    /// that was moved because it stays due.
+    fn due(&mut self, wake: Nanos, now: Nanos) -> (Nanos, bool) {
+        if wake > now {
+            self.polls = 0;
+            (wake, false)
+        } else if self.polls >= STILL_DUE_POLLS {
+            (Nanos(now.0 + 1), true)
+        } else {
+            (now, false)
+        }
+    }
+}
+
 struct SimAgent {
     switch: usize,
     port: usize,
     app: Option<Box<dyn SwitchApp>>,
     scheduled: Option<Nanos>,
+    spin: Spin,
 }
 
 struct SimSwitch {
@@ -95,6 +129,7 @@ struct SimHost {
     app: Option<Box<dyn HostApp>>,
     /// The app's wake-up on the timer heap.
     scheduled: Option<Nanos>,
+    spin: Spin,
 }
 
 struct SimPort {
@@ -127,6 +162,8 @@ pub struct MemLab {
     /// Scratch of an application's poll: the frames it sends.
     app_out: Vec<Vec<u8>>,
     taps: Vec<Option<Capture>>,
+    /// Wake-ups moved on because an application stayed due at one instant ([`Spin`]).
+    stalled: u64,
 }
 
 /// One port's counters.
@@ -177,6 +214,7 @@ impl MemLab {
                 inbox: Vec::new(),
                 app: None,
                 scheduled: None,
+                spin: Spin::default(),
             })
             .collect();
         let mut ports = Vec::new();
@@ -241,6 +279,7 @@ impl MemLab {
             app_out: Vec::new(),
             out: Vec::with_capacity(BATCH * 4),
             taps: vec![None; links],
+            stalled: 0,
         })
     }
 
@@ -313,6 +352,7 @@ impl MemLab {
             port: base + 1,
             app: Some(app),
             scheduled: None,
+            spin: Spin::default(),
         });
         self.ready_flag.push(false);
         self.poll_agent(a);
@@ -355,7 +395,8 @@ impl MemLab {
         self.send_all(p, &mut out);
         self.app_out = out;
         if let Some(t) = wake {
-            let t = t.max(now);
+            let (t, moved) = self.agents[agent].spin.due(t, now);
+            self.note_stall(moved, "agent", agent);
             let slot = &mut self.agents[agent].scheduled;
             if slot.is_none_or(|s| t < s) {
                 *slot = Some(t);
@@ -445,7 +486,8 @@ impl MemLab {
         self.send_all(p, &mut out);
         self.app_out = out;
         if let Some(t) = wake {
-            let t = t.max(now);
+            let (t, moved) = self.hosts[host].spin.due(t, now);
+            self.note_stall(moved, "host", host);
             let slot = &mut self.hosts[host].scheduled;
             if slot.is_none_or(|s| t < s) {
                 *slot = Some(t);
@@ -572,6 +614,7 @@ impl MemLab {
                     Timer::Host(h) => {
                         if self.hosts[h].scheduled == Some(t) {
                             self.hosts[h].scheduled = None;
+                            self.hosts[h].spin.timer_poll();
                             self.poll_host(h);
                         }
                         continue;
@@ -579,6 +622,7 @@ impl MemLab {
                     Timer::Agent(a) => {
                         if self.agents[a].scheduled == Some(t) {
                             self.agents[a].scheduled = None;
+                            self.agents[a].spin.timer_poll();
                             self.poll_agent(a);
                         }
                         continue;
@@ -607,6 +651,28 @@ impl MemLab {
                 self.flush_tx(p);
             }
         }
+    }
+
+    /// Counts (and logs the first) wake-up moved on by [`Spin`].
+    fn note_stall(&mut self, moved: bool, what: &str, index: usize) {
+        if !moved {
+            return;
+        }
+        if self.stalled == 0 {
+            tracing::warn!(
+                what,
+                index,
+                now_ns = self.now.0,
+                "an application stays due at one instant; moving its wake-ups 1 ns on"
+            );
+        }
+        self.stalled += 1;
+    }
+
+    /// Wake-ups moved 1 ns on because an application asked to run again at the instant it
+    /// had just run, over and over (a bug in that application; see [`STILL_DUE_POLLS`]).
+    pub fn stalled_wakeups(&self) -> u64 {
+        self.stalled
     }
 
     /// Runs until nothing is in flight.

@@ -397,3 +397,38 @@ fn an_agent_on_the_cpu_port_programs_its_switch_and_talks_through_it() {
         "{c:?}"
     );
 }
+
+/// A host application whose wake-up never moves past the first instant it ran at.
+struct StuckApp {
+    at: Option<dataplane::Nanos>,
+    polls: u64,
+}
+
+impl crate::host::HostApp for StuckApp {
+    fn receive(&mut self, _now: dataplane::Nanos, _frame: &[u8]) {}
+    fn poll(&mut self, now: dataplane::Nanos, _out: &mut dyn FnMut(Vec<u8>)) {
+        self.at.get_or_insert(now);
+        self.polls += 1;
+    }
+    fn next_wakeup(&self) -> Option<dataplane::Nanos> {
+        self.at
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+#[test]
+fn an_app_due_forever_at_one_instant_lets_time_move_on() {
+    let topo = shipped("leaf-spine.yaml");
+    let mut lab = MemLab::new(topo.clone()).unwrap();
+    let h1 = topo.host_index("h1").unwrap();
+    lab.attach(h1, Box::new(StuckApp { at: None, polls: 0 }));
+    let deadline = dataplane::Nanos(10_000);
+    lab.run_until(Some(deadline));
+    assert_eq!(lab.now(), deadline);
+    let polls = lab.app_mut::<StuckApp>(h1).unwrap().polls;
+    // STILL_DUE_POLLS polls at the first instant, then about one per nanosecond.
+    assert!(polls > super::STILL_DUE_POLLS as u64, "{polls}");
+    assert!(lab.stalled_wakeups() >= 9_000, "{}", lab.stalled_wakeups());
+}
