@@ -159,6 +159,8 @@ pub(crate) struct PipeObjs {
     /// Top-level extern instances of this pipeline (by declaration position), made on first
     /// use and shared by every later use, with the gress that made them.
     pub top_externs: HashMap<(crate::source::FileId, u32), (Rc<externs::ExternInst>, Gress)>,
+    /// The `adjust_byte_count` each counter and meter was first called with, and where.
+    pub byte_adjusts: HashMap<externs::byte_count::Measured, (u32, crate::source::Span)>,
 }
 
 /// Result of [`lower_program`].
