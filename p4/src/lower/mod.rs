@@ -161,6 +161,9 @@ pub(crate) struct PipeObjs {
     pub top_externs: HashMap<(crate::source::FileId, u32), (Rc<externs::ExternInst>, Gress)>,
     /// The `adjust_byte_count` each counter and meter was first called with, and where.
     pub byte_adjusts: HashMap<externs::byte_count::Measured, (u32, crate::source::Span)>,
+    /// Parser counter loads from a field, by gress: the distinct `[max, rotate, mask, add]`
+    /// configurations (rows of the parser's counter init RAM).
+    pub counter_init_rows: Vec<(Gress, [u128; 4])>,
 }
 
 /// Result of [`lower_program`].
