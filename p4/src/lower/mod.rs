@@ -211,6 +211,10 @@ pub(crate) struct Lowerer<'a> {
     /// of its own, put in [`Self::hoisted`] and run just before the assignment.
     pub whole_rhs: Option<crate::source::Span>,
     pub hoisted: Vec<ir::Stmt>,
+    /// Deparser `if`s being lowered (a checksum update inside one is conditional).
+    pub deparser_ifs: u32,
+    /// The deparser's unconditional `Checksum.update` destinations so far, and where.
+    pub csum_updates: Vec<(ir::FieldRef, crate::source::Span)>,
 }
 
 /// Deepest nesting of inlined blocks and actions.
@@ -243,6 +247,8 @@ impl<'a> Lowerer<'a> {
             in_select: false,
             whole_rhs: None,
             hoisted: Vec::new(),
+            deparser_ifs: 0,
+            csum_updates: Vec::new(),
         }
     }
 
