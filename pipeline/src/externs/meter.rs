@@ -227,11 +227,9 @@ impl MeterArray {
         pkt_bytes: u32,
         pre_color: Option<MeterColor>,
     ) -> MeterColor {
-        let units = self.units(pkt_bytes);
-        match self.cells.get_mut(index as usize) {
-            Some(c) => c.execute(now_ns, units, pre_color),
-            None => MeterColor::Green,
-        }
+        let color = self.decide(index, now_ns, pkt_bytes, pre_color);
+        self.charge(index, color, pkt_bytes);
+        color
     }
 
     /// Packet path, colour only (true egress accounting: the buckets are charged with the
