@@ -454,6 +454,22 @@ fn true_egress_accounting_counts_what_egress_sends() {
     }
 }
 
+/// The IR printer shows what each counter and meter measures.
+#[test]
+fn the_ir_shows_byte_accounting() {
+    let c = compile("byte_count.p4", Target::Tofino2, &[("TRUE_EGRESS", "1")]);
+    let text = pipeline::ir_text::program_text(&c.program);
+    for line in [
+        "counter Ingress.ig_adjusted PacketsAndBytes size 1 adjust_byte_count 20\n",
+        "counter Egress.eg_true PacketsAndBytes size 1 true_egress_accounting\n",
+        "counter Egress.eg_true_adjusted Bytes size 1 adjust_byte_count 10 true_egress_accounting\n",
+        "meter Ingress.ig_meter Bytes size 1 adjust_byte_count 40\n",
+        "counter Egress.eg_entry PacketsAndBytes size 1\n",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+}
+
 /// bf-p4c refuses true egress accounting outside egress and on packet counting; pisa does too,
 /// pointing at the argument.
 #[test]
