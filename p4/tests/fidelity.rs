@@ -430,8 +430,8 @@ fn adjust_byte_count_is_taken_off_every_packet() {
     }
 }
 
-/// Tofino 2's `true_egress_accounting`: the counter measures the packet the egress deparser
-/// sends. By hand: 68 + 68 + 146 = 282 bytes where egress received 278; less 10 bytes a packet
+/// Tofino 2's `true_egress_accounting`: an indexed or direct counter measures the packet the
+/// egress deparser sends. By hand: 68 + 68 + 146 = 282 bytes where egress received 278; less 10 bytes a packet
 /// (`count(0, 10)`) 58 + 58 + 136 = 252. The true-egress byte meter (committed burst 130) is
 /// coloured by the received 64 bytes and charged the 68 sent: the first packet is green and
 /// leaves 62, so the second (64 > 62) is yellow; charged the received length it would have
@@ -451,6 +451,15 @@ fn true_egress_accounting_counts_what_egress_sends() {
             "{engine}"
         );
         assert_eq!(counter0(&sw, "Ingress.ig_whole"), (3, 278), "{engine}");
+        let direct = sw
+            .direct_counter_read(
+                pipeline::api::PipeSel::All,
+                "Egress.eg_classify",
+                &[("hdr.ethernet.src_addr", pipeline::ir::KeyMatch::Exact(2))],
+                None,
+            )
+            .expect("direct counter");
+        assert_eq!((direct[0].packets, direct[0].bytes), (3, 282), "{engine}");
     }
 }
 

@@ -3,10 +3,10 @@
  * count(100) (a packet shorter than 100 bytes counts 0 bytes), and the byte meter `ig_meter`
  * runs execute(0, 40); its colour goes to data.color. Egress adds a 4-byte tag after the
  * Ethernet header, or takes it off when the packet arrives with one. `eg_entry` counts the
- * packet as egress received it; with -DTRUE_EGRESS (Tofino 2, t2na.p4) `eg_true` counts it as
- * the egress deparser sends it, `eg_true_adjusted` the same less 10 bytes, and the true-egress
- * byte meter `eg_meter` (coloured by the received length, charged with the sent one) writes
- * its colour to tag.color. */
+ * packet as egress received it; with -DTRUE_EGRESS (Tofino 2, t2na.p4) `eg_true` and the
+ * direct counter of `eg_classify` count it as the egress deparser sends it, `eg_true_adjusted`
+ * the same less 10 bytes, and the true-egress byte meter `eg_meter` (coloured by the received
+ * length, charged with the sent one) writes its colour to tag.color. */
 #include <core.p4>
 #ifdef TRUE_EGRESS
 #include <t2na.p4>
@@ -109,6 +109,17 @@ control Egress(inout headers_t hdr, inout metadata_t meta,
     Counter<bit<32>, bit<1>>(1, CounterType_t.BYTES, true_egress_accounting = true)
         eg_true_adjusted;
     Meter<bit<1>>(1, MeterType_t.BYTES, true) eg_meter;
+    DirectCounter<bit<32>>(CounterType_t.PACKETS_AND_BYTES, true) eg_direct;
+
+    action eg_hit() { eg_direct.count(); }
+    table eg_classify {
+        key = { hdr.ethernet.src_addr : exact; }
+        actions = { eg_hit; NoAction; }
+        const entries = { 2 : eg_hit(); }
+        default_action = NoAction;
+        counters = eg_direct;
+        size = 16;
+    }
 #endif
 
     apply {
@@ -118,6 +129,7 @@ control Egress(inout headers_t hdr, inout metadata_t meta,
         eg_true.count(0);
         eg_true_adjusted.count(0, 10);
         color = eg_meter.execute(0);
+        eg_classify.apply();
 #endif
         if (hdr.tag.isValid()) {
             hdr.ethernet.ether_type = hdr.tag.ether_type;
