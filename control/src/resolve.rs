@@ -782,6 +782,7 @@ pub(crate) mod tests {
             kind: CounterKind::PacketsAndBytes,
             size: 512,
             direct_table: None,
+            bytes: Default::default(),
         }];
         Program {
             name: "l2l3".into(),

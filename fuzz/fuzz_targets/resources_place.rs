@@ -312,6 +312,7 @@ fn program(d: &mut Bytes) -> Program {
                 kind: CounterKind::PacketsAndBytes,
                 size: 1024,
                 direct_table: None,
+                bytes: Default::default(),
             }],
             meters: Vec::new(),
             checksums: Vec::new(),

@@ -392,6 +392,10 @@ extern bit<32> sizeInBits<H>(in H h);
 extern bit<32> sizeInBytes<H>(in H h);
 
 /* ---- statistics ---- */
+/* adjust_byte_count: a constant subtracted from every packet's length (a length below it
+ * counts 0); one value per counter or meter, at most 8192. true_egress_accounting (Tofino 2's
+ * t2na.p4 only; egress, byte counting): count the packet as the egress deparser sends it. */
+#if PISA_TOFINO_GEN == 2
 @noWarn("unused")
 extern Counter<W, I> {
     Counter(bit<32> size, CounterType_t type, @optional bool true_egress_accounting);
@@ -419,6 +423,33 @@ extern DirectMeter {
     bit<8> execute(in MeterColor_t color, @optional in bit<32> adjust_byte_count);
     bit<8> execute(@optional in bit<32> adjust_byte_count);
 }
+#else
+@noWarn("unused")
+extern Counter<W, I> {
+    Counter(bit<32> size, CounterType_t type);
+    void count(in I index, @optional in bit<32> adjust_byte_count);
+}
+
+@noWarn("unused")
+extern DirectCounter<W> {
+    DirectCounter(CounterType_t type);
+    void count(@optional in bit<32> adjust_byte_count);
+}
+
+extern Meter<I> {
+    Meter(bit<32> size, MeterType_t type);
+    Meter(bit<32> size, MeterType_t type, bit<8> red, bit<8> yellow, bit<8> green);
+    bit<8> execute(in I index, in MeterColor_t color, @optional in bit<32> adjust_byte_count);
+    bit<8> execute(in I index, @optional in bit<32> adjust_byte_count);
+}
+
+extern DirectMeter {
+    DirectMeter(MeterType_t type);
+    DirectMeter(MeterType_t type, bit<8> red, bit<8> yellow, bit<8> green);
+    bit<8> execute(in MeterColor_t color, @optional in bit<32> adjust_byte_count);
+    bit<8> execute(@optional in bit<32> adjust_byte_count);
+}
+#endif
 
 /* Low-pass filter. */
 extern Lpf<T, I> {

@@ -259,11 +259,6 @@ fn meters_return_the_programs_colour_values() {
     let c = compile("meter_colors.p4", Target::Tofino1, &[]);
     let warnings = c.warnings.render(&c.sources);
     assert!(!warnings.contains("color encodings"), "{warnings}");
-    // The byte adjustment is not modelled, and says so.
-    assert!(
-        warnings.contains("adjust_byte_count accepted, not modelled"),
-        "{warnings}"
-    );
     let mut sw = switch(c);
     let set = |sw: &mut Switch, name: &str, cbs: u64, pbs: u64| {
         sw.meter_set(
@@ -342,4 +337,183 @@ fn an_oversized_mirror_header_is_warned_about() {
         warnings.contains("mirror header of 36 bytes is longer than the 32 bytes Tofino carries"),
         "{warnings}"
     );
+}
+
+// ---- byte accounting: adjust_byte_count, true_egress_accounting ----
+
+/// `(packets, bytes)` of cell 0 of indexed counter `name`.
+fn counter0(sw: &Switch, name: &str) -> (u64, u64) {
+    let v = sw
+        .counter_read(pipeline::api::PipeSel::All, name, 0)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    (v[0].packets, v[0].bytes)
+}
+
+/// The frames of the byte-count tests: two 64-byte frames from MAC 2 (egress adds a 4-byte
+/// tag: 68 bytes leave), then a 150-byte frame carrying a tag (egress takes it off: 146 leave).
+fn byte_count_frames() -> [Vec<u8>; 3] {
+    let a = ethernet(1, 2, 0x0800, &counting(50));
+    let mut tagged = vec![0x11, 0x22, 0x08, 0x00];
+    tagged.extend(counting(132));
+    let c = ethernet(1, 2, 0x9000, &tagged);
+    assert_eq!((a.len(), c.len()), (64, 150));
+    [a.clone(), a, c]
+}
+
+/// Runs the byte-count frames through `byte_count.p4` on `engine`; returns the switch and the
+/// frames that left.
+fn run_byte_count(
+    target: Target,
+    defines: &[(&str, &str)],
+    engine: &str,
+) -> (Switch, Vec<Vec<u8>>) {
+    let c = compile("byte_count.p4", target, defines);
+    let cfg = SwitchConfig::new(1).with_engine(engine.parse().expect("engine"));
+    let mut sw = Switch::new(Arc::new(c.program), cfg).expect("switch");
+    let set = |sw: &mut Switch, name: &str, cbs: u64| {
+        let cfg = pipeline::externs::meter::MeterConfig {
+            cir: 1,
+            pir: 1,
+            cbs,
+            pbs: 1000,
+        };
+        sw.meter_set(pipeline::api::PipeSel::All, name, 0, cfg)
+            .unwrap();
+    };
+    set(&mut sw, "Ingress.ig_meter", 30);
+    if !defines.is_empty() {
+        set(&mut sw, "Egress.eg_meter", 130);
+    }
+    let mut outs = Vec::new();
+    for f in byte_count_frames() {
+        let out = send(&mut sw, 1, &f);
+        assert_eq!(out.len(), 1, "{engine}");
+        outs.push(out[0].bytes.clone());
+    }
+    (sw, outs)
+}
+
+/// The expected output of a 64-byte frame: the tag (0xab, egress colour, the old EtherType)
+/// after the Ethernet header, then the ingress colour in place of the first payload byte.
+fn tagged_64(eg_color: u8, ig_color: u8) -> Vec<u8> {
+    let mut want = ethernet(1, 2, 0x9000, &[0xab, eg_color, 0x08, 0x00, ig_color]);
+    want.extend_from_slice(&counting(50)[1..]);
+    want
+}
+
+/// `adjust_byte_count` takes its bytes off every packet, down to 0, on Tofino 1 and every
+/// engine. Lengths exclude the FCS (pisa's frames carry none). By hand, frames of 64, 64 and
+/// 150 bytes: `ig_whole` 3 packets, 278 bytes; `count(0, 20)` 44 + 44 + 130 = 218;
+/// the direct counter's `count(100)` 0 + 0 + 50 = 50 (3 packets); egress (no true egress
+/// accounting on Tofino 1) counts what it received, 278. The byte meter's `execute(0, 40)`
+/// with a committed burst of 30 bytes: the first packet measures 24 bytes (green, 0), the
+/// second finds 6 bytes left (yellow, 1); without the adjustment the first would be yellow.
+#[test]
+fn adjust_byte_count_is_taken_off_every_packet() {
+    for engine in ["tree", "flat", "native"] {
+        let (sw, outs) = run_byte_count(Target::Tofino1, &[], engine);
+        assert_eq!(outs[0], tagged_64(0, 0), "{engine}");
+        assert_eq!(outs[1], tagged_64(0, 1), "{engine}");
+        assert_eq!(outs[2], ethernet(1, 2, 0x0800, &counting(132)), "{engine}");
+        assert_eq!(counter0(&sw, "Ingress.ig_whole"), (3, 278), "{engine}");
+        assert_eq!(counter0(&sw, "Ingress.ig_adjusted"), (3, 218), "{engine}");
+        assert_eq!(counter0(&sw, "Egress.eg_entry"), (3, 278), "{engine}");
+        let direct = sw
+            .direct_counter_read(
+                pipeline::api::PipeSel::All,
+                "Ingress.classify",
+                &[("hdr.ethernet.src_addr", pipeline::ir::KeyMatch::Exact(2))],
+                None,
+            )
+            .expect("direct counter");
+        assert_eq!((direct[0].packets, direct[0].bytes), (3, 50), "{engine}");
+    }
+}
+
+/// Tofino 2's `true_egress_accounting`: an indexed or direct counter measures the packet the
+/// egress deparser sends. By hand: 68 + 68 + 146 = 282 bytes where egress received 278; less 10 bytes a packet
+/// (`count(0, 10)`) 58 + 58 + 136 = 252. The true-egress byte meter (committed burst 130) is
+/// coloured by the received 64 bytes and charged the 68 sent: the first packet is green and
+/// leaves 62, so the second (64 > 62) is yellow; charged the received length it would have
+/// left 66 and the second would be green.
+#[test]
+fn true_egress_accounting_counts_what_egress_sends() {
+    for engine in ["tree", "flat", "native"] {
+        let (sw, outs) = run_byte_count(Target::Tofino2, &[("TRUE_EGRESS", "1")], engine);
+        assert_eq!(outs[0], tagged_64(0, 0), "{engine}");
+        assert_eq!(outs[1], tagged_64(1, 1), "{engine}");
+        assert_eq!(outs[2], ethernet(1, 2, 0x0800, &counting(132)), "{engine}");
+        assert_eq!(counter0(&sw, "Egress.eg_entry"), (3, 278), "{engine}");
+        assert_eq!(counter0(&sw, "Egress.eg_true"), (3, 282), "{engine}");
+        assert_eq!(
+            counter0(&sw, "Egress.eg_true_adjusted"),
+            (0, 252),
+            "{engine}"
+        );
+        assert_eq!(counter0(&sw, "Ingress.ig_whole"), (3, 278), "{engine}");
+        let direct = sw
+            .direct_counter_read(
+                pipeline::api::PipeSel::All,
+                "Egress.eg_classify",
+                &[("hdr.ethernet.src_addr", pipeline::ir::KeyMatch::Exact(2))],
+                None,
+            )
+            .expect("direct counter");
+        assert_eq!((direct[0].packets, direct[0].bytes), (3, 282), "{engine}");
+    }
+}
+
+/// The IR printer shows what each counter and meter measures.
+#[test]
+fn the_ir_shows_byte_accounting() {
+    let c = compile("byte_count.p4", Target::Tofino2, &[("TRUE_EGRESS", "1")]);
+    let text = pipeline::ir_text::program_text(&c.program);
+    for line in [
+        "counter Ingress.ig_adjusted PacketsAndBytes size 1 adjust_byte_count 20\n",
+        "counter Egress.eg_true PacketsAndBytes size 1 true_egress_accounting\n",
+        "counter Egress.eg_true_adjusted Bytes size 1 adjust_byte_count 10 true_egress_accounting\n",
+        "meter Ingress.ig_meter Bytes size 1 adjust_byte_count 40\n",
+        "counter Egress.eg_entry PacketsAndBytes size 1\n",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+}
+
+/// bf-p4c refuses true egress accounting outside egress and on packet counting; pisa does too,
+/// pointing at the argument.
+#[test]
+fn true_egress_accounting_is_refused_where_bf_p4c_refuses_it() {
+    let text = std::fs::read_to_string(program("byte_count.p4")).expect("read");
+    for (from, to, want) in [
+        (
+            "DirectCounter<bit<32>>(CounterType_t.PACKETS_AND_BYTES) ig_direct;",
+            "DirectCounter<bit<32>>(CounterType_t.PACKETS_AND_BYTES, true) ig_direct;",
+            "`DirectCounter`: true egress accounting is only available on egress",
+        ),
+        (
+            "(1, CounterType_t.PACKETS_AND_BYTES, true) eg_true;",
+            "(1, CounterType_t.PACKETS, true) eg_true;",
+            "`Counter`: true egress accounting is only valid for counting bytes",
+        ),
+        (
+            "Meter<bit<1>>(1, MeterType_t.BYTES, true) eg_meter;",
+            "Meter<bit<1>>(1, MeterType_t.PACKETS, true) eg_meter;",
+            "`Meter`: true egress accounting is only valid for counting bytes",
+        ),
+    ] {
+        assert!(text.contains(from), "{from}");
+        let opts = CompileOptions {
+            target: Target::Tofino2,
+            defines: vec![("TRUE_EGRESS".into(), "1".into())],
+            ..CompileOptions::default()
+        };
+        let bad = text.replace(from, to);
+        let f = p4::compile::compile_str("byte_count.p4", &bad, &opts)
+            .err()
+            .unwrap_or_else(|| panic!("{to} should be refused"));
+        let r = f.render();
+        assert!(r.contains(want), "{r}");
+        let line = bad.lines().position(|l| l.contains(to)).expect("line") + 1;
+        assert!(r.contains(&format!("byte_count.p4:{line}:")), "{r}");
+    }
 }

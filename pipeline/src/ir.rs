@@ -858,6 +858,32 @@ pub struct Counter {
     /// Indexed size; direct counters have the size of their table.
     pub size: u32,
     pub direct_table: Option<TableId>,
+    /// Which bytes of a packet it counts.
+    pub bytes: ByteAccounting,
+}
+
+/// How a counter or meter measures a packet's bytes (TNA's `adjust_byte_count` argument and
+/// Tofino 2's `true_egress_accounting`). Lengths exclude the FCS throughout pisa.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ByteAccounting {
+    /// `adjust_byte_count`: bytes taken off every packet's length (the hardware adds the
+    /// negated value, a 14-bit signed field, so 0..=8192); a length below it counts 0.
+    pub adjust: u16,
+    /// `true_egress_accounting`: an egress counter or meter measures the packet as the egress
+    /// deparser sends it, not as egress received it.
+    pub true_egress: bool,
+}
+
+impl ByteAccounting {
+    /// The largest `adjust_byte_count`: the hardware's adjustment is a 14-bit signed field
+    /// holding its negation (-8192..=8191).
+    pub const MAX_ADJUST: u32 = 8192;
+
+    /// The bytes counted for a packet of `len` bytes.
+    #[inline]
+    pub fn counted(self, len: u32) -> u32 {
+        len.saturating_sub(u32::from(self.adjust))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -874,6 +900,8 @@ pub struct Meter {
     pub direct_table: Option<TableId>,
     /// What `execute` returns for each colour (TNA's `Meter(size, type, red, yellow, green)`).
     pub colors: MeterColors,
+    /// Which bytes of a packet a byte meter measures.
+    pub bytes: ByteAccounting,
 }
 
 /// The values a meter returns for green, yellow and red.

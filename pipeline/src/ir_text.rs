@@ -97,10 +97,12 @@ fn pipeline_text(s: &mut String, pl: &Pipeline) -> fmt::Result {
         writeln!(s, "  hash {} bit<{}> {:?}", h.name, h.width, h.algorithm)?;
     }
     for c in &pl.counters {
-        writeln!(s, "  counter {} {:?} size {}", c.name, c.kind, c.size)?;
+        let acc = accounting_text(c.bytes);
+        writeln!(s, "  counter {} {:?} size {}{acc}", c.name, c.kind, c.size)?;
     }
     for m in &pl.meters {
-        writeln!(s, "  meter {} {:?} size {}", m.name, m.kind, m.size)?;
+        let acc = accounting_text(m.bytes);
+        writeln!(s, "  meter {} {:?} size {}{acc}", m.name, m.kind, m.size)?;
     }
     for f in &pl.filters {
         let kind = match f.kind {
@@ -214,6 +216,18 @@ fn gress_text(s: &mut String, pl: &Pipeline, name: &str, g: &GressProgram) -> fm
     block_text(s, pl, &names, &g.control.body, 3)?;
     writeln!(s, "    deparser {}", g.deparser.name)?;
     block_text(s, pl, &names, &g.deparser.body, 3)
+}
+
+/// A counter's or meter's byte accounting, when it is not the whole packet at egress entry.
+fn accounting_text(b: crate::ir::ByteAccounting) -> String {
+    let mut t = String::new();
+    if b.adjust != 0 {
+        t.push_str(&format!(" adjust_byte_count {}", b.adjust));
+    }
+    if b.true_egress {
+        t.push_str(" true_egress_accounting");
+    }
+    t
 }
 
 fn next_text(g: &GressProgram, n: &NextState) -> String {

@@ -230,6 +230,20 @@ fn meter_size(pl: &Pipeline, m: &ir::Meter) -> usize {
 }
 
 impl PipeRuntime {
+    /// One packet of `bytes` bytes on cell `index` of counter `counter` (a packets-only or
+    /// bytes-only counter keeps its one number).
+    #[inline]
+    pub fn add_count(&mut self, counter: usize, index: usize, bytes: u32) {
+        if let Some(st) = self.counters.get_mut(counter) {
+            if let Some(p) = st.packets.get_mut(index) {
+                *p += 1;
+            }
+            if let Some(b) = st.bytes.get_mut(index) {
+                *b += u64::from(bytes);
+            }
+        }
+    }
+
     /// Fresh run-time state for `pl`, with the random generator seeded by `seed`.
     pub fn new(pl: &Pipeline, seed: u64) -> PipeRuntime {
         PipeRuntime {

@@ -345,6 +345,7 @@ pub fn mini_program() -> Arc<Program> {
         kind: CounterKind::PacketsAndBytes,
         size,
         direct_table: direct.map(TableId),
+        bytes: Default::default(),
     };
     let register = |name: &str, width: u16, paired: bool| Register {
         name: name.into(),

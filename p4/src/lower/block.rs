@@ -327,6 +327,7 @@ fn lower_gress<'a>(
     l.phv = PhvAlloc::new();
     l.tmp = 0;
     l.ifs.clear();
+    l.csum_updates.clear();
     // H and M come from the parser's `out` parameters; names from the MAU control's. A
     // generic block's H and M are the ones its siblings name.
     let pparams = user_params(l, block_params(parser_b.decl), &parser_b.types);

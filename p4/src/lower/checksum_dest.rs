@@ -2,14 +2,16 @@
 //! deparser `update()` goes into a 16-bit field of a header, starting on a byte boundary of the
 //! header (its checksum engine writes whole bytes of the packet; a metadata field, a local or
 //! another width is refused), and a parser `verify()` into a single bit (a `bool` or `bit<1>`:
-//! the parser deposits the verification's one-bit result). Checked on assignments, the only
-//! way a checksum result reaches a field.
+//! the parser deposits the verification's one-bit result), and a parser residual into an 8- or
+//! 16-bit field (bf-asm writes it as one whole container, never a 32-bit one). Checked on
+//! assignments and deposits. A conditional deparser update of a field an unconditional update
+//! already writes is deleted with a warning, as bf-p4c deletes it.
 
 use pipeline::ir::{self, FieldRef, Place};
 
 use crate::check::types::Ty;
 use crate::diag::Diagnostic;
-use crate::lower::{Lowerer, Res};
+use crate::lower::{Ctx, Lowerer, Res};
 use crate::source::Span;
 
 /// Whether `e` is, or (through a `zeros_as_ones` choice or a cast) holds, an `update()`.
@@ -43,6 +45,13 @@ impl Lowerer<'_> {
                 ));
             }
         }
+        if holds(value, |e| matches!(e, ir::Expr::ChecksumGet(_))) {
+            let width = match place {
+                Place::Field(f) => f.width,
+                _ => ty.flat_width().unwrap_or(0) as u16,
+            };
+            self.residual_destination(width, lhs)?;
+        }
         if holds(value, |e| matches!(e, ir::Expr::ChecksumVerify(_)))
             && !matches!(ty, Ty::Bool | Ty::Bit(1))
         {
@@ -55,6 +64,64 @@ impl Lowerer<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// A parser residual (`subtract_all_and_deposit`, or the deprecated `get()`) into a field
+    /// of `width` bits: bf-asm has the checksum unit write one whole PHV container, never a
+    /// 32-bit one, so only an 8- or 16-bit field can take it. (Whether PHV allocation then
+    /// gives the field a container of its own is not checked: that needs the allocation.)
+    pub(super) fn residual_destination(&mut self, width: u16, span: Span) -> Res<()> {
+        if width == 8 || width == 16 {
+            return Ok(());
+        }
+        Err(self.err(
+            Diagnostic::error(format!(
+                "residual checksum written to a {width}-bit field: the parser's checksum unit writes a whole 8- or 16-bit container"
+            ))
+            .with_primary(span, "residual checksum destination")
+            .with_note("bf-asm: a residual checksum must write a whole container, and a checksum unit cannot write a 32-bit one")
+            .with_help("deposit it into a `bit<16>` field"),
+        ))
+    }
+
+    /// A deparser `Checksum.update` into a field an unconditional update already wrote: when
+    /// this one is conditional, bf-p4c deletes it (the unconditional update always wins) and
+    /// so does pisa, with a warning (true: drop the assignment). Records unconditional ones.
+    pub(super) fn shadowed_checksum_update(
+        &mut self,
+        place: &Place,
+        value: &ir::Expr,
+        lhs: Span,
+    ) -> bool {
+        let (Ctx::Deparser, Place::Field(f)) = (self.ctx, place) else {
+            return false;
+        };
+        if !holds(value, |e| matches!(e, ir::Expr::ChecksumUpdate { .. })) {
+            return false;
+        }
+        let earlier = self
+            .csum_updates
+            .iter()
+            .find(|(g, _)| g == f)
+            .map(|(_, s)| *s);
+        match (self.deparser_ifs, earlier) {
+            (0, _) => {
+                self.csum_updates.push((*f, lhs));
+                false
+            }
+            (_, Some(at)) => {
+                self.warn(
+                    Diagnostic::warning(
+                        "conditional `Checksum.update` of a field an unconditional update already writes: deleted, as bf-p4c deletes it",
+                    )
+                    .with_primary(lhs, "never written")
+                    .with_secondary(at, "this unconditional update always wins")
+                    .with_note("bf-p4c: the field has an unconditional update checksum operation, so its other conditional update checksums are deleted"),
+                );
+                true
+            }
+            (_, None) => false,
+        }
     }
 
     /// Why `place` cannot take an `update()` result, if it cannot.

@@ -159,6 +159,11 @@ pub(crate) struct PipeObjs {
     /// Top-level extern instances of this pipeline (by declaration position), made on first
     /// use and shared by every later use, with the gress that made them.
     pub top_externs: HashMap<(crate::source::FileId, u32), (Rc<externs::ExternInst>, Gress)>,
+    /// The `adjust_byte_count` each counter and meter was first called with, and where.
+    pub byte_adjusts: HashMap<externs::byte_count::Measured, (u32, crate::source::Span)>,
+    /// Parser counter loads from a field, by gress: the distinct `[max, rotate, mask, add]`
+    /// configurations (rows of the parser's counter init RAM).
+    pub counter_init_rows: Vec<(Gress, [u128; 4])>,
 }
 
 /// Result of [`lower_program`].
@@ -206,6 +211,10 @@ pub(crate) struct Lowerer<'a> {
     /// of its own, put in [`Self::hoisted`] and run just before the assignment.
     pub whole_rhs: Option<crate::source::Span>,
     pub hoisted: Vec<ir::Stmt>,
+    /// Deparser `if`s being lowered (a checksum update inside one is conditional).
+    pub deparser_ifs: u32,
+    /// The deparser's unconditional `Checksum.update` destinations so far, and where.
+    pub csum_updates: Vec<(ir::FieldRef, crate::source::Span)>,
 }
 
 /// Deepest nesting of inlined blocks and actions.
@@ -238,6 +247,8 @@ impl<'a> Lowerer<'a> {
             in_select: false,
             whole_rhs: None,
             hoisted: Vec::new(),
+            deparser_ifs: 0,
+            csum_updates: Vec::new(),
         }
     }
 

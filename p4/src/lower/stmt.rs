@@ -104,7 +104,11 @@ impl<'a> Lowerer<'a> {
                 }
                 let t = Cont::Stmt(Some(then_branch));
                 let f = Cont::Stmt(else_branch.as_deref());
-                self.branch(cond, &t, &f, out)
+                let deparser = self.ctx == Ctx::Deparser;
+                self.deparser_ifs += u32::from(deparser);
+                let r = self.branch(cond, &t, &f, out);
+                self.deparser_ifs -= u32::from(deparser);
+                r
             }
             StmtKind::Switch { subject, cases } => self.switch(subject, cases, s.span, out),
             StmtKind::Block(b) => {
@@ -328,6 +332,9 @@ impl<'a> Lowerer<'a> {
                 let mut hoisted = std::mem::replace(&mut self.hoisted, outer_hoisted);
                 let (e, _) = r?;
                 self.checksum_destination(&place, &ty, &e, lhs)?;
+                if self.shadowed_checksum_update(&place, &e, lhs) {
+                    return Ok(());
+                }
                 if into_execute(&mut hoisted, &place, &e) {
                     out.extend(hoisted);
                     return Ok(());

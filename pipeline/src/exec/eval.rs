@@ -680,8 +680,20 @@ impl<T: Tracer> Ctx<'_, T> {
             Some(c) => Some(MeterColor::from_value((self.eval(c, params)? & 0xff) as u8)),
             None => None,
         };
-        let (now, len) = (self.now, self.pkt_len);
+        let (now, len) = (self.now, m.bytes.counted(self.pkt_len));
+        let true_egress = m.bytes.true_egress && self.gress == crate::ir::Gress::Egress;
         let color = match self.rt.meters.get_mut(id) {
+            // True egress accounting: coloured now (by the length egress received), charged
+            // with the length the egress deparser sends.
+            Some(arr) if true_egress => {
+                let color = arr.decide(idx, now, len, pre);
+                self.effects.true_egress.push(super::TrueEgress::Meter {
+                    meter: id as u32,
+                    index: idx,
+                    color,
+                });
+                color
+            }
             Some(arr) => arr.execute(idx, now, len, pre),
             None => MeterColor::Green,
         };

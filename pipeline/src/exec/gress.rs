@@ -517,6 +517,10 @@ fn run_pass<T: Tracer>(
         .extend_from_slice(head.get(payload_start..).unwrap_or(&[]));
     ctx.emit_out
         .extend_from_slice(&tail[payload_start.saturating_sub(head.len()).min(tail.len())..]);
+    if !ctx.effects.true_egress.is_empty() {
+        let out_len = ctx.emit_out.len() as u32;
+        ctx.settle_true_egress(out_len);
+    }
     if T::ENABLED {
         let bytes = ctx.emit_out.clone();
         ctx.tr.record(|| TraceEvent::Deparsed { gress, bytes });

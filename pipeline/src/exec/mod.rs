@@ -386,6 +386,23 @@ pub struct Effects {
     pub resubmit_data: Vec<u8>,
     /// `digest.pack(..)` calls: (digest, values).
     pub digests: Vec<(u32, Vec<Value>)>,
+    /// Counts and meter charges of true-egress-accounting externs, waiting for the length of
+    /// the packet the egress deparser sends.
+    pub true_egress: Vec<TrueEgress>,
+}
+
+/// A true-egress-accounting update the egress pipeline made, applied with the packet's final
+/// length when the deparser has built it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrueEgress {
+    /// Counter `counter`, cell `index`.
+    Count { counter: u32, index: u32 },
+    /// Meter `meter`, cell `index`, which coloured the packet `color`.
+    Meter {
+        meter: u32,
+        index: u32,
+        color: crate::externs::meter::MeterColor,
+    },
 }
 
 impl Effects {
@@ -395,6 +412,7 @@ impl Effects {
         self.resubmit = false;
         self.resubmit_data.clear();
         self.digests.clear();
+        self.true_egress.clear();
     }
 }
 

@@ -266,16 +266,46 @@ impl<T: Tracer> Ctx<'_, T> {
             }
             (None, None) => 0,
         };
-        let len = self.pkt_len as u64;
-        if let Some(st) = self.rt.counters.get_mut(counter) {
-            if let Some(p) = st.packets.get_mut(idx) {
-                *p += 1;
-            }
-            if let Some(b) = st.bytes.get_mut(idx) {
-                *b += len;
+        if c.bytes.true_egress && self.gress == crate::ir::Gress::Egress {
+            self.effects.true_egress.push(super::TrueEgress::Count {
+                counter: counter as u32,
+                index: idx as u32,
+            });
+            return Ok(());
+        }
+        let len = c.bytes.counted(self.pkt_len);
+        self.rt.add_count(counter, idx, len);
+        Ok(())
+    }
+
+    /// Applies the pass's true-egress-accounting counts and meter charges with the length of
+    /// the packet the egress deparser built (`out_len` bytes).
+    pub(crate) fn settle_true_egress(&mut self, out_len: u32) {
+        let pl = self.pl;
+        for u in std::mem::take(&mut self.effects.true_egress) {
+            match u {
+                super::TrueEgress::Count { counter, index } => {
+                    let Some(c) = pl.counters.get(counter as usize) else {
+                        continue;
+                    };
+                    let len = c.bytes.counted(out_len);
+                    self.rt.add_count(counter as usize, index as usize, len);
+                }
+                super::TrueEgress::Meter {
+                    meter,
+                    index,
+                    color,
+                } => {
+                    let Some(m) = pl.meters.get(meter as usize) else {
+                        continue;
+                    };
+                    let len = m.bytes.counted(out_len);
+                    if let Some(arr) = self.rt.meters.get_mut(meter as usize) {
+                        arr.charge(index, color, len);
+                    }
+                }
             }
         }
-        Ok(())
     }
 
     /// Run action `a` with action data `args` (direct call, entry or default action).

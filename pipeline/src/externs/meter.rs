@@ -124,6 +124,13 @@ impl MeterState {
         units: u64,
         pre_color: Option<MeterColor>,
     ) -> MeterColor {
+        let color = self.decide(now_ns, units, pre_color);
+        self.charge(color, units);
+        color
+    }
+
+    /// The colour of a packet of `units` at `now_ns` (the buckets refilled, nothing charged).
+    pub fn decide(&mut self, now_ns: u64, units: u64, pre_color: Option<MeterColor>) -> MeterColor {
         let Some(c) = self.config else {
             return MeterColor::Green;
         };
@@ -133,12 +140,24 @@ impl MeterState {
         if pre == MeterColor::Red || self.tp < need {
             MeterColor::Red
         } else if pre == MeterColor::Yellow || self.tc < need {
-            self.tp -= need;
             MeterColor::Yellow
         } else {
-            self.tp -= need;
-            self.tc -= need;
             MeterColor::Green
+        }
+    }
+
+    /// Takes `units` from the buckets a packet of `color` charges (GREEN both, YELLOW the
+    /// peak bucket, RED none); a bucket holding less is emptied.
+    pub fn charge(&mut self, color: MeterColor, units: u64) {
+        if self.config.is_none() {
+            return;
+        }
+        let need = u128::from(units) * NS;
+        if color != MeterColor::Red {
+            self.tp = self.tp.saturating_sub(need);
+        }
+        if color == MeterColor::Green {
+            self.tc = self.tc.saturating_sub(need);
         }
     }
 }
@@ -208,13 +227,39 @@ impl MeterArray {
         pkt_bytes: u32,
         pre_color: Option<MeterColor>,
     ) -> MeterColor {
-        let units = match self.kind {
+        let color = self.decide(index, now_ns, pkt_bytes, pre_color);
+        self.charge(index, color, pkt_bytes);
+        color
+    }
+
+    /// Packet path, colour only (true egress accounting: the buckets are charged with the
+    /// packet's final length by [`MeterArray::charge`] once the egress deparser has sent it).
+    pub fn decide(
+        &mut self,
+        index: u32,
+        now_ns: u64,
+        pkt_bytes: u32,
+        pre_color: Option<MeterColor>,
+    ) -> MeterColor {
+        let units = self.units(pkt_bytes);
+        match self.cells.get_mut(index as usize) {
+            Some(c) => c.decide(now_ns, units, pre_color),
+            None => MeterColor::Green,
+        }
+    }
+
+    /// Charges a packet of `pkt_bytes` that [`MeterArray::decide`] coloured `color`.
+    pub fn charge(&mut self, index: u32, color: MeterColor, pkt_bytes: u32) {
+        let units = self.units(pkt_bytes);
+        if let Some(c) = self.cells.get_mut(index as usize) {
+            c.charge(color, units);
+        }
+    }
+
+    fn units(&self, pkt_bytes: u32) -> u64 {
+        match self.kind {
             MeterKind::Bytes => u64::from(pkt_bytes),
             MeterKind::Packets => 1,
-        };
-        match self.cells.get_mut(index as usize) {
-            Some(c) => c.execute(now_ns, units, pre_color),
-            None => MeterColor::Green,
         }
     }
 }

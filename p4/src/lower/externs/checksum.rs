@@ -68,7 +68,9 @@ impl ExternType for Checksums {
                 let Loc::Field { f, .. } = &*loc else {
                     return Err(l.err(Diagnostic::error("`subtract_all_and_deposit` needs a field").with_primary(a.span, "not a field")));
                 };
-                l.need_stmt(out, span, m)?.push(ir::Stmt::ChecksumDeposit { checksum: *id, dst: *f });
+                let f = *f;
+                l.residual_destination(f.width, a.span)?;
+                l.need_stmt(out, span, m)?.push(ir::Stmt::ChecksumDeposit { checksum: *id, dst: f });
                 Ok(None)
             }
             (Kind::Checksum { id }, "update") if l.ctx == Ctx::Deparser => {

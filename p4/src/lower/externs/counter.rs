@@ -2,7 +2,8 @@
 
 use pipeline::ir::{self, CounterId};
 
-use super::{enum_member, true_egress_accounting, Call, Ctor, ExternType, Kind};
+use super::byte_count::{true_egress_accounting, Measured};
+use super::{enum_member, Call, Ctor, ExternType, Kind};
 use crate::diag::Diagnostic;
 use crate::lower::{Ctx, Lowerer, Res, V};
 
@@ -29,9 +30,6 @@ impl ExternType for Counters {
                     c.arity(l, 2, 3)?;
                     (c.size(l, 0, "counter")?, args[1])
                 };
-                if let Some(tea) = args.get(if direct { 1 } else { 2 }) {
-                    true_egress_accounting(l, tname, tea)?;
-                }
                 let kind = match enum_member(l, type_arg, "CounterType_t")?.as_str() {
                     "PACKETS" => ir::CounterKind::Packets,
                     "BYTES" => ir::CounterKind::Bytes,
@@ -43,12 +41,22 @@ impl ExternType for Counters {
                         ))
                     }
                 };
+                let true_egress = match args.get(if direct { 1 } else { 2 }) {
+                    Some(tea) => {
+                        true_egress_accounting(l, tname, tea, kind != ir::CounterKind::Packets)?
+                    }
+                    None => false,
+                };
                 let id = CounterId(l.pipe.counters.len() as u32);
                 l.pipe.counters.push(ir::Counter {
                     name: name.clone(),
                     kind,
                     size,
                     direct_table: None,
+                    bytes: ir::ByteAccounting {
+                        adjust: 0,
+                        true_egress,
+                    },
                 });
                 l.spans.counters.push(span);
                 Kind::Counter {
@@ -89,7 +97,7 @@ impl ExternType for Counters {
                     _ => return Err(l.arg_count("count", 1, nargs, span)),
                 };
                 if let Some(adj) = adjust {
-                    l.adjust_byte_count_ignored(&xname, adj.span);
+                    l.adjust_byte_count(Measured::Counter(*id), &xname, &adj.value)?;
                 }
                 let index = l.index_expr(a, ity.as_ref())?;
                 l.need_stmt(out, span, "count")?.push(ir::Stmt::Count {
@@ -110,7 +118,7 @@ impl ExternType for Counters {
                     return Err(l.arg_count("count", 0, nargs, span));
                 }
                 if let Some(adj) = args.first() {
-                    l.adjust_byte_count_ignored(&xname, adj.span);
+                    l.adjust_byte_count(Measured::Counter(*id), &xname, &adj.value)?;
                 }
                 l.need_stmt(out, span, "count")?
                     .push(ir::Stmt::CountDirect { counter: *id });

@@ -2,7 +2,9 @@
 
 use pipeline::ir::{self, MeterId};
 
-use super::{enum_member, true_egress_accounting, Call, Ctor, ExternType, Kind};
+use super::byte_count::{true_egress_accounting, Measured};
+use super::{enum_member, Call, Ctor, ExternType, Kind};
+use crate::ast;
 use crate::check::types::Ty;
 use crate::diag::Diagnostic;
 use crate::lower::{Ctx, Lowerer, Res, V};
@@ -69,9 +71,12 @@ impl ExternType for Meters {
                     ))
                 }
             };
-                if let Some(tea) = tea {
-                    true_egress_accounting(l, tname, tea)?;
-                }
+                let true_egress = match tea {
+                    Some(tea) => {
+                        true_egress_accounting(l, tname, tea, kind == ir::MeterKind::Bytes)?
+                    }
+                    None => false,
+                };
                 let id = MeterId(l.pipe.meters.len() as u32);
                 l.pipe.meters.push(ir::Meter {
                     name: name.clone(),
@@ -79,6 +84,10 @@ impl ExternType for Meters {
                     size,
                     direct_table: None,
                     colors,
+                    bytes: ir::ByteAccounting {
+                        adjust: 0,
+                        true_egress,
+                    },
                 });
                 l.spans.meters.push(span);
                 Kind::Meter {
@@ -129,11 +138,20 @@ impl ExternType for Meters {
                 let mut color = None;
                 let mut adjust = None;
                 for (k, c) in rest.iter().enumerate() {
-                    let (e, t) = l.scalar(&c.value, None)?;
-                    let is_color = matches!(&t, Ty::Enum(en) if en.name == "MeterColor_t");
-                    match (k, is_color) {
-                        (0, true) => color = Some(Box::new(e)),
-                        (0 | 1, false) if adjust.is_none() => adjust = Some(c.span),
+                    // An unsized literal or a named `adjust_byte_count` is the adjustment;
+                    // otherwise the argument's type tells.
+                    let named = c.name.as_ref().map(|n| n.name.as_str());
+                    let unsized_int =
+                        matches!(&c.value.kind, ast::ExprKind::Int(i) if i.width.is_none());
+                    let pre = if named == Some("adjust_byte_count") || unsized_int {
+                        None
+                    } else {
+                        let (e, t) = l.scalar(&c.value, None)?;
+                        matches!(&t, Ty::Enum(en) if en.name == "MeterColor_t").then_some(e)
+                    };
+                    match (k, pre.is_some()) {
+                        (0, true) => color = pre.map(Box::new),
+                        (0 | 1, false) if adjust.is_none() => adjust = Some(&c.value),
                         _ => {
                             return Err(l.arg_count(
                                 "execute",
@@ -144,8 +162,8 @@ impl ExternType for Meters {
                         }
                     }
                 }
-                if let Some(sp) = adjust {
-                    l.adjust_byte_count_ignored(&xname, sp);
+                if let Some(adj) = adjust {
+                    l.adjust_byte_count(Measured::Meter(*id), &xname, adj)?;
                 }
                 value(
                     ir::Expr::MeterExecute {

@@ -4,6 +4,7 @@
 //! [`ExternType`] trait; [`EXTERNS`] lists them, and this module dispatches by type name. The
 //! architecture header declares the externs; their meaning is given here.
 
+pub(crate) mod byte_count;
 mod checksum;
 mod counter;
 mod filter;
@@ -267,21 +268,6 @@ fn family(tname: &str) -> Option<&'static dyn ExternType> {
     EXTERNS.iter().copied().find(|e| e.names().contains(&tname))
 }
 
-/// A `true_egress_accounting` constructor argument of a counter or meter: Tofino 2 counts the
-/// bytes of the packet as it leaves egress; pisa counts the bytes egress received, so `true`
-/// is accepted with a warning that says so.
-fn true_egress_accounting<'a>(l: &mut Lowerer<'a>, tname: &str, e: &'a ast::Expr) -> Res<()> {
-    if l.const_value(e, &Ty::Bool)? != 0 {
-        l.warn(
-            Diagnostic::warning(format!(
-                "`{tname}`'s true_egress_accounting accepted, not modelled: pisa counts the bytes the egress pipeline received, not the bytes it sends"
-            ))
-            .with_primary(e.span, "true_egress_accounting"),
-        );
-    }
-    Ok(())
-}
-
 /// Instantiates an extern declared by `d`.
 pub(super) fn instantiate<'a>(
     l: &mut Lowerer<'a>,
@@ -448,16 +434,6 @@ impl<'a> Lowerer<'a> {
                 .with_primary(span, "too long"),
             );
         }
-    }
-
-    /// An `adjust_byte_count` argument of `count` / `execute`: accepted with a warning.
-    fn adjust_byte_count_ignored(&mut self, xname: &str, span: Span) {
-        self.warn(
-            Diagnostic::warning(format!(
-                "`{xname}`: adjust_byte_count accepted, not modelled: pisa counts and meters the whole packet"
-            ))
-            .with_primary(span, "adjust_byte_count"),
-        );
     }
 
     /// Direct externs act on the matched entry: not in an action inlined into a control.

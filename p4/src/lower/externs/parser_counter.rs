@@ -146,6 +146,7 @@ fn set<'a>(l: &mut Lowerer<'a>, c: &Call<'a, '_>, ctr: FieldRef) -> Res<Vec<ir::
         Some(a) => constant(l, &a.value, "add", 255)?,
         None => 0,
     };
+    init_row(l, span, [max, rotate, mask, add])?;
     l.counters_loaded.push(ctr);
     let byte = Expr::Cast {
         arg: Box::new(v),
@@ -175,6 +176,33 @@ fn set<'a>(l: &mut Lowerer<'a>, c: &Call<'a, '_>, ctr: FieldRef) -> Res<Vec<ir::
     };
     out.push(assign(ctr, loaded));
     Ok(out)
+}
+
+/// Rows of a gress parser's counter init RAM: every load from a field takes the row of its
+/// configuration (bf-asm's `PARSER_CTRINIT_ROWS`).
+const COUNTER_INIT_ROWS: usize = 16;
+
+/// A field load configured `[max, rotate, mask, add]` takes a row of this gress's counter
+/// init RAM; loads configured alike share one. The hardware's row also names the match byte
+/// the field is read from, which only the match register allocation knows: loads differing
+/// in that alone are counted as one, so what is refused here bf-p4c refuses too.
+fn init_row(l: &mut Lowerer<'_>, span: crate::source::Span, cfg: [u128; 4]) -> Res<()> {
+    let gress = l.gress;
+    let rows = &mut l.pipe.counter_init_rows;
+    if rows.contains(&(gress, cfg)) {
+        return Ok(());
+    }
+    if rows.iter().filter(|(g, _)| *g == gress).count() < COUNTER_INIT_ROWS {
+        rows.push((gress, cfg));
+        return Ok(());
+    }
+    Err(l.err(
+        Diagnostic::error(format!(
+            "ran out of room in the {gress} parser's counter init RAM ({COUNTER_INIT_ROWS} rows available)"
+        ))
+        .with_primary(span, "a 17th distinct load from a field")
+        .with_note("each `set` from a field with a different (max, rotate, mask, add) takes a row of its own"),
+    ))
 }
 
 /// A constant argument from 0 to `max` (bf-p4c's limits for the counter's fields).

@@ -563,6 +563,7 @@ fn program(r: &mut Rng) -> Program {
             kind: CounterKind::PacketsAndBytes,
             size: 12,
             direct_table: None,
+            bytes: Default::default(),
         }],
         meters: vec![],
         checksums: vec![Checksum {
