@@ -154,7 +154,11 @@ fn pipeline_text(s: &mut String, pl: &Pipeline) -> fmt::Result {
         writeln!(s)?;
     }
     gress_text(s, pl, "ingress", &pl.ingress)?;
-    gress_text(s, pl, "egress", &pl.egress)
+    gress_text(s, pl, "egress", &pl.egress)?;
+    match &pl.ghost {
+        Some(g) => gress_text(s, pl, "ghost", g),
+        None => Ok(()),
+    }
 }
 
 fn gress_text(s: &mut String, pl: &Pipeline, name: &str, g: &GressProgram) -> fmt::Result {

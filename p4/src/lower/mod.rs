@@ -14,6 +14,7 @@ mod ctor;
 mod expr;
 mod externs;
 mod generics;
+mod ghost;
 pub mod intrinsics;
 mod lookahead;
 mod parser;
@@ -206,6 +207,8 @@ pub(crate) struct Lowerer<'a> {
     /// of its own, put in [`Self::hoisted`] and run just before the assignment.
     pub whole_rhs: Option<crate::source::Span>,
     pub hoisted: Vec<ir::Stmt>,
+    /// Lowering a Tofino 2 ghost control (externs acting on a packet are refused).
+    pub ghost: bool,
 }
 
 /// Deepest nesting of inlined blocks and actions.
@@ -238,6 +241,7 @@ impl<'a> Lowerer<'a> {
             in_select: false,
             whole_rhs: None,
             hoisted: Vec::new(),
+            ghost: false,
         }
     }
 

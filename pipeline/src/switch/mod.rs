@@ -16,6 +16,7 @@
 mod config;
 mod drop_causes;
 mod drops;
+mod ghost;
 mod split;
 mod tm_path;
 
@@ -25,6 +26,7 @@ use std::sync::Arc;
 pub use config::{PortConfig, SwitchConfig, SwitchError, DEFAULT_QUEUE, MIN_FRAME};
 pub use drop_causes::drop_ctl_writers;
 pub use drops::{DropReason, DropRecord, SwitchStats};
+pub use ghost::ghost_qid;
 pub use split::TmCopy;
 
 use crate::exec::{Engines, GressWork};
@@ -115,6 +117,10 @@ pub struct Switch {
     pub(crate) pipes: Vec<PipeState>,
     pub(crate) work_ig: Vec<GressWork>,
     pub(crate) work_eg: Vec<GressWork>,
+    /// Per pipeline with a ghost control: its passes' buffers.
+    pub(crate) work_gh: Vec<Option<GressWork>>,
+    /// Queue-depth reports to the ghost threads ([`ghost`]).
+    pub(crate) ghost: ghost::GhostState,
     pub(crate) pre: Pre,
     pub(crate) mirror: MirrorSessions,
     pub(crate) queues: Vec<EgressQueue>,
@@ -193,6 +199,10 @@ impl Switch {
             .iter()
             .map(|pl| GressWork::new(&pl.egress))
             .collect();
+        let work_gh = engines
+            .iter()
+            .map(|e| e.ghost.as_ref().map(|g| g.work()))
+            .collect();
         let mut queues = Vec::with_capacity(NUM_DEVPORTS);
         for p in 0..NUM_DEVPORTS as u16 {
             let mut q = cfg.queue_config(p);
@@ -215,6 +225,8 @@ impl Switch {
             pipes,
             work_ig,
             work_eg,
+            work_gh,
+            ghost: ghost::GhostState::new(crate::devport::MAX_PIPES as usize),
             pre: Pre::new(),
             mirror,
             queues,

@@ -52,6 +52,9 @@ impl Switch {
             );
             return;
         }
+        if !self.ghost.dirty.is_empty() {
+            self.ghost_drain(sh, pipe, now, tr);
+        }
         let (prog, engines) = (sh.prog, sh.engines);
         let pli = self.pipes[pipe as usize].pipeline;
         let pl = &prog.pipelines[pli];
@@ -69,6 +72,10 @@ impl Switch {
             (
                 Intrinsic::IgIngressMacTstamp,
                 now as Value & 0xffff_ffff_ffff,
+            ),
+            (
+                Intrinsic::GhostPingPong,
+                self.ghost.ping_pong[pipe as usize] as Value,
             ),
         ];
         let md = self.port_md[port as usize];
@@ -422,6 +429,12 @@ impl Switch {
         if !adm.accepted {
             self.record_drop(tr, now, port, Gress::Egress, DropReason::QueueFull, None);
             return;
+        }
+        if sh.engines[self.pipes[pipe as usize].pipeline]
+            .ghost
+            .is_some()
+        {
+            self.ghost_queue(sh, port, now, tr);
         }
         let departure = adm.departure_ns.max(now);
         let dequeue = now + u64::from(adm.deq_timedelta);

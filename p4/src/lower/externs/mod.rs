@@ -138,7 +138,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("LearnAction2", "Tofino 2's hardware learning"),
     ("LearnAction3", "Tofino 2's hardware learning"),
     ("LearnAction4", "Tofino 2's hardware learning"),
-    ("Ghost", "ghost threads"),
 ];
 
 /// What an instantiation gives an extern type: the instance, its resolved type arguments and
@@ -300,6 +299,13 @@ pub(super) fn instantiate<'a>(
         ));
     };
     let name = l.qualify(&d.annotations, &i.name.name);
+    if let Some(why) = l
+        .ghost
+        .then(|| super::ghost::refused_in_ghost(&tname))
+        .flatten()
+    {
+        return Err(l.err(super::ghost::refusal(i.ty.span, &tname, why)));
+    }
     if let Some((_, what)) = UNSUPPORTED.iter().find(|(n, _)| *n == tname) {
         return Err(l.err(crate::check::unsupported(
             i.ty.span,
@@ -502,6 +508,13 @@ impl<'a> Lowerer<'a> {
         out: Option<&mut ir::Block>,
     ) -> Res<Option<V>> {
         let xname = path_of(base).unwrap_or_else(|| x.name.clone());
+        if let Some(why) = self
+            .ghost
+            .then(|| super::ghost::refused_in_ghost(&x.type_name))
+            .flatten()
+        {
+            return Err(self.err(super::ghost::refusal(span, &x.type_name, why)));
+        }
         let c = Call {
             x,
             m: member.name.as_str(),
