@@ -31,9 +31,10 @@ fn try_compile(name: &str, target: Target, defines: &[&str]) -> Result<Compiled,
     compile_file(&program(name), &opts)
 }
 
-/// A switch running qdepth.p4 on `engine`, port 2 sending at 1 Gbit/s.
-fn switch(engine: EngineKind) -> Switch {
-    let c = try_compile("qdepth.p4", Target::Tofino2, &[])
+/// A switch running qdepth.p4 (compiled with `defines`) on `engine`, port 2 sending at
+/// 1 Gbit/s.
+fn switch_with(engine: EngineKind, defines: &[&str]) -> Switch {
+    let c = try_compile("qdepth.p4", Target::Tofino2, defines)
         .unwrap_or_else(|f| panic!("qdepth.p4 does not compile:\n{}", f.render()));
     let mut cfg = SwitchConfig::new(1).with_engine(engine);
     let queue = QueueConfig {
@@ -47,7 +48,13 @@ fn switch(engine: EngineKind) -> Switch {
             ..PortConfig::default()
         },
     );
-    Switch::new(Arc::new(c.program), cfg).expect("switch")
+    let sw = Switch::new(Arc::new(c.program), cfg).expect("switch");
+    assert_eq!(sw.engine_error(), None);
+    sw
+}
+
+fn switch(engine: EngineKind) -> Switch {
+    switch_with(engine, &[])
 }
 
 /// A 1000-byte frame: Ethernet, a zeroed probe header, padding.
@@ -81,8 +88,16 @@ fn send(sw: &mut Switch, ts: u64) -> (u32, u32, u32) {
 
 #[test]
 fn ingress_reads_the_depth_the_ghost_thread_wrote() {
-    for engine in [EngineKind::Tree, EngineKind::Flat, EngineKind::default()] {
-        let mut sw = switch(engine);
+    let runs = [
+        (EngineKind::Tree, &[][..]),
+        (EngineKind::Flat, &[]),
+        (EngineKind::default(), &[]),
+        // The update through a gateway and a table of the ghost control.
+        (EngineKind::Tree, &["GHOST_TABLE"]),
+        (EngineKind::default(), &["GHOST_TABLE"]),
+    ];
+    for (engine, defines) in runs {
+        let mut sw = switch_with(engine, defines);
         // A burst: ten frames 1 µs apart into a port that needs 8 µs per frame.
         let mut seen = Vec::new();
         for k in 0..10u64 {

@@ -230,6 +230,10 @@ pub enum Intrinsic {
     IgDprsrDigestType,
     IgDprsrResubmitType,
     IgDprsrMirrorType,
+    /// Tofino 2: trigger the packet generator (with the header `Pktgen.emit` gave).
+    IgDprsrPktgen,
+    IgDprsrPktgenAddress,
+    IgDprsrPktgenLength,
     // egress_intrinsic_metadata_t (prefix)
     EgEgressPort,
     EgEnqQdepth,
@@ -643,6 +647,11 @@ pub enum Stmt {
     },
     /// `resubmit.emit([{fields}])`.
     ResubmitEmit {
+        header: Vec<Expr>,
+    },
+    /// Tofino 2 `pktgen.emit(hdr)`: the data of the packet generator's deparser trigger (sent
+    /// when `ig_intr_md_for_dprsr.pktgen` is 1).
+    PktgenEmit {
         header: Vec<Expr>,
     },
     /// `digest.pack({fields})`.

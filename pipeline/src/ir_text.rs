@@ -474,6 +474,10 @@ fn io_stmt_text(s: &mut String, pl: &Pipeline, n: &Names<'_>, st: &Stmt, pad: &s
             let i: Vec<String> = hd.iter().map(|e| n.expr(e)).collect();
             writeln!(s, "{pad}resubmit.emit({{{}}});", i.join(", "))
         }
+        Stmt::PktgenEmit { header: hd } => {
+            let i: Vec<String> = hd.iter().map(|e| n.expr(e)).collect();
+            writeln!(s, "{pad}pktgen.emit({{{}}});", i.join(", "))
+        }
         Stmt::DigestPack { digest, fields } => {
             let d = pl
                 .digests

@@ -239,7 +239,9 @@ impl Check<'_> {
                 self.expr(session)?;
                 header.iter().try_for_each(|e| self.expr(e))
             }
-            Stmt::ResubmitEmit { header } => header.iter().try_for_each(|e| self.expr(e)),
+            Stmt::ResubmitEmit { header } | Stmt::PktgenEmit { header } => {
+                header.iter().try_for_each(|e| self.expr(e))
+            }
             Stmt::DigestPack { digest, fields } => {
                 self.in_range("digest", digest.index(), pl.digests.len())?;
                 fields.iter().try_for_each(|e| self.expr(e))

@@ -71,6 +71,9 @@ pub fn intrinsic(ty: &str, field: &str) -> Option<Intrinsic> {
             "digest_type" => IgDprsrDigestType,
             "resubmit_type" => IgDprsrResubmitType,
             "mirror_type" => IgDprsrMirrorType,
+            "pktgen" => IgDprsrPktgen,
+            "pktgen_address" => IgDprsrPktgenAddress,
+            "pktgen_length" => IgDprsrPktgenLength,
             _ => return None,
         },
         ("egress_intrinsic_metadata_t", f) => match f {

@@ -78,11 +78,29 @@ control Ghost(in ghost_intrinsic_metadata_t gmd) {
 #ifdef COUNT_IN_GHOST
     Counter<bit<32>, bit<1>>(1, CounterType_t.PACKETS) updates;
 #endif
+#ifdef GHOST_TABLE
+    // The same update through a table keyed on the queue (a default action for every qid).
+    action record() { write_depth.execute(gmd.qid); }
+    table queues {
+        key = { gmd.qid : exact; gmd.pipe_id : exact; }
+        actions = { record; }
+        default_action = record();
+        size = 64;
+    }
+#endif
     apply {
 #ifdef COUNT_IN_GHOST
         updates.count(0);
 #endif
+#ifdef GHOST_TABLE
+        if (gmd.qlength != 0 || gmd.qid != 0) {
+            queues.apply();
+        } else {
+            write_depth.execute(gmd.qid);
+        }
+#else
         write_depth.execute(gmd.qid);
+#endif
     }
 }
 

@@ -392,6 +392,8 @@ pub struct Effects {
     pub resubmit_data: Vec<u8>,
     /// `digest.pack(..)` calls: (digest, values).
     pub digests: Vec<(u32, Vec<Value>)>,
+    /// Tofino 2 `pktgen.emit(hdr)`: the header's first 16 bytes (empty when not called).
+    pub pktgen_data: Vec<u8>,
 }
 
 impl Effects {
@@ -401,6 +403,7 @@ impl Effects {
         self.resubmit = false;
         self.resubmit_data.clear();
         self.digests.clear();
+        self.pktgen_data.clear();
     }
 }
 

@@ -132,6 +132,8 @@ pub struct Switch {
     pub(crate) stats: SwitchStats,
     pub(crate) drops: VecDeque<DropRecord>,
     pub(crate) digests: VecDeque<DigestMessage>,
+    /// Tofino 2 deparser triggers for the packet generator, oldest first.
+    pub(crate) pktgen_triggers: VecDeque<crate::pktgen::DeparserTrigger>,
     /// Time of the latest frame processed (the control plane's notion of "now" for meters).
     pub(crate) last_ts: u64,
     /// Split mode ([`split`]): copies the TM queued are collected in `tm_out` instead of
@@ -237,6 +239,7 @@ impl Switch {
             stats: SwitchStats::default(),
             drops: VecDeque::with_capacity(1024),
             digests: VecDeque::with_capacity(64),
+            pktgen_triggers: VecDeque::new(),
             last_ts: 0,
             split: false,
             tm_out: Vec::with_capacity(64),
@@ -281,7 +284,10 @@ impl Switch {
 
     /// Why a pipeline does not run the configured native engine, if one does not.
     pub fn engine_error(&self) -> Option<&str> {
-        self.engines.iter().find_map(|e| e.native_error.as_deref())
+        self.engines.iter().find_map(|e| {
+            let ghost = e.ghost.as_ref().and_then(|g| g.eng.native_error.as_deref());
+            e.native_error.as_deref().or(ghost)
+        })
     }
 
     /// Each pipe's state (tables, registers, counters, meters), read-only: for inspection and

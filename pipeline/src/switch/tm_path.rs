@@ -110,6 +110,9 @@ impl Switch {
                 self.push_digest(sh, pipe, d, vals, now);
             }
         }
+        if self.work_ig[pli].intrinsic(g, Intrinsic::IgDprsrPktgen) != 0 {
+            self.push_pktgen_trigger(pipe, pli, now);
+        }
         let w = &self.work_ig[pli];
         let read = |which| w.intrinsic(g, which);
         let ucast = read(Intrinsic::TmUcastEgressPort) as u16;
@@ -218,6 +221,28 @@ impl Switch {
             );
         }
         self.work_ig[pli].out = pkt_out;
+    }
+
+    /// Tofino 2: the ingress deparser of `pipe` (running pipeline `pli`) set
+    /// `ig_intr_md_for_dprsr.pktgen`: a deparser trigger for the pipe's packet generator.
+    fn push_pktgen_trigger(&mut self, pipe: u16, pli: usize, ts: u64) {
+        self.stats.pktgen_triggers += 1;
+        if self.pktgen_triggers.len() >= self.cfg.digest_capacity {
+            self.stats.pktgen_trigger_overflow += 1;
+            return;
+        }
+        let (w, g) = (&self.work_ig[pli], &self.engines[pli].ingress);
+        let mut data = [0u8; crate::exec::deparser::PKTGEN_TRIGGER_BYTES];
+        let d = &w.effects.pktgen_data;
+        data[..d.len()].copy_from_slice(d);
+        self.pktgen_triggers
+            .push_back(crate::pktgen::DeparserTrigger {
+                pipe,
+                data,
+                address: w.intrinsic(g, Intrinsic::IgDprsrPktgenAddress) as u16,
+                length: w.intrinsic(g, Intrinsic::IgDprsrPktgenLength) as u16,
+                ts,
+            });
     }
 
     fn push_digest(

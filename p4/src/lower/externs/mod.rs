@@ -93,6 +93,8 @@ pub(crate) enum Kind {
     ParserPriority,
     Mirror,
     Resubmit,
+    /// Tofino 2's `Pktgen` (the deparser trigger of the packet generator).
+    Pktgen,
     Digest {
         id: DigestId,
         ty: Ty,
@@ -130,7 +132,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "SelectorAction",
         "stateful actions on an action selector's member-status bits (its index addresses a bit in the driver's layout of the selector's memory, which is not public)",
     ),
-    ("Pktgen", "the packet generator"),
     (
         "LearnAction",
         "Tofino 2's hardware learning (what its `digest` and `learn` inputs do to the register is not public)",
@@ -543,7 +544,7 @@ impl<'a> Lowerer<'a> {
             Kind::Filter { .. } => "execute",
             Kind::ParserCounter { .. } => "set, increment, decrement, is_zero, is_negative",
             Kind::ParserPriority => "set",
-            Kind::Mirror | Kind::Resubmit => "emit",
+            Kind::Mirror | Kind::Resubmit | Kind::Pktgen => "emit",
             Kind::Digest { .. } => "pack",
             Kind::MathUnit { .. } => "execute (in a RegisterAction)",
             Kind::MinMaxUnit { lane: 8 } => "min8, max8",
