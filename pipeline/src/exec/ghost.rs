@@ -11,7 +11,7 @@
 use super::{run_gress, EngineKind, Engines, GressWork, PassDrop, PassInput};
 use crate::ir::{Gress, Intrinsic, Pipeline, Value};
 use crate::state::PipeState;
-use crate::trace::Tracer;
+use crate::trace::{Recorder, TraceEvent, Tracer};
 
 /// The ghost control's pipeline and engines.
 #[derive(Debug)]
@@ -80,7 +80,22 @@ pub fn run_ghost<T: Tracer>(
         packet: &[],
         now,
     };
-    run_gress(
+    if !T::ENABLED {
+        return run_gress(
+            &g.pl,
+            &g.eng,
+            error_names,
+            Gress::Ingress,
+            state,
+            work,
+            &inp,
+            tr,
+        )
+        .drop;
+    }
+    // Traced: the control's events only (not those of the empty parser and deparser).
+    let mut rec = Recorder::default();
+    let drop = run_gress(
         &g.pl,
         &g.eng,
         error_names,
@@ -88,7 +103,16 @@ pub fn run_ghost<T: Tracer>(
         state,
         work,
         &inp,
-        tr,
+        &mut rec,
     )
-    .drop
+    .drop;
+    for e in rec.events {
+        if !matches!(
+            e,
+            TraceEvent::ParserState { .. } | TraceEvent::ParserAccept | TraceEvent::Deparsed { .. }
+        ) {
+            tr.record(|| e);
+        }
+    }
+    drop
 }
