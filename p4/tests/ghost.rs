@@ -3,32 +3,19 @@
 //! (`tests/ghost/qdepth.p4`); what ingress reads tracks the queue on every engine. Refused on
 //! Tofino 1, and with externs that need a packet.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::sync::Arc;
 
-use p4::compile::{compile_file, CompileFailure, CompileOptions, Compiled};
+use p4::compile::{CompileFailure, Compiled};
 use pipeline::exec::EngineKind;
 use pipeline::ir::Target;
 use pipeline::switch::{InFrame, OutFrame, PortConfig, Switch, SwitchConfig, DEFAULT_QUEUE};
 use pipeline::tm::queue::QueueConfig;
 use pipeline::trace::TraceEvent;
 
-fn program(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/ghost")
-        .join(name)
-}
-
 fn try_compile(name: &str, target: Target, defines: &[&str]) -> Result<Compiled, CompileFailure> {
-    let opts = CompileOptions {
-        target,
-        defines: defines
-            .iter()
-            .map(|n| (n.to_string(), "1".to_string()))
-            .collect(),
-        ..CompileOptions::default()
-    };
-    compile_file(&program(name), &opts)
+    common::compile_test_program("ghost", name, target, defines)
 }
 
 /// A switch running qdepth.p4 (compiled with `defines`) on `engine`, port 2 sending at

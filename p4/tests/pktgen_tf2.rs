@@ -3,22 +3,18 @@
 //! generator (`tests/pktgen_tf2/trigger.p4`); an app whose 128-bit pattern matches the emitted
 //! header fires, and its packets run through the same switch.
 
-use std::path::Path;
+mod common;
+
 use std::sync::Arc;
 
-use p4::compile::{compile_file, CompileOptions};
 use pipeline::exec::EngineKind;
 use pipeline::ir::Target;
 use pipeline::pktgen::{AppConfig, Pktgen, Trigger};
 use pipeline::switch::{InFrame, Switch, SwitchConfig};
 
 fn switch(engine: EngineKind) -> (Switch, String) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pktgen_tf2/trigger.p4");
-    let opts = CompileOptions {
-        target: Target::Tofino2,
-        ..CompileOptions::default()
-    };
-    let c = compile_file(&path, &opts).unwrap_or_else(|f| panic!("{}", f.render()));
+    let c = common::compile_test_program("pktgen_tf2", "trigger.p4", Target::Tofino2, &[])
+        .unwrap_or_else(|f| panic!("{}", f.render()));
     let warnings = c.warnings.render(&c.sources);
     let sw = Switch::new(
         Arc::new(c.program),

@@ -81,31 +81,11 @@ pub fn run_ghost<T: Tracer>(
         now,
     };
     if !T::ENABLED {
-        return run_gress(
-            &g.pl,
-            &g.eng,
-            error_names,
-            Gress::Ingress,
-            state,
-            work,
-            &inp,
-            tr,
-        )
-        .drop;
+        return pass(g, error_names, state, work, &inp, tr);
     }
     // Traced: the control's events only (not those of the empty parser and deparser).
     let mut rec = Recorder::default();
-    let drop = run_gress(
-        &g.pl,
-        &g.eng,
-        error_names,
-        Gress::Ingress,
-        state,
-        work,
-        &inp,
-        &mut rec,
-    )
-    .drop;
+    let drop = pass(g, error_names, state, work, &inp, &mut rec);
     for e in rec.events {
         if !matches!(
             e,
@@ -115,4 +95,26 @@ pub fn run_ghost<T: Tracer>(
         }
     }
     drop
+}
+
+/// One pass of the ghost control on `tr`.
+fn pass<T: Tracer>(
+    g: &GhostEngines,
+    error_names: &[String],
+    state: &mut PipeState,
+    work: &mut GressWork,
+    inp: &PassInput<'_>,
+    tr: &mut T,
+) -> Option<PassDrop> {
+    run_gress(
+        &g.pl,
+        &g.eng,
+        error_names,
+        Gress::Ingress,
+        state,
+        work,
+        inp,
+        tr,
+    )
+    .drop
 }
