@@ -185,3 +185,18 @@ fn counters_are_refused_in_a_ghost_control() {
         "{e}"
     );
 }
+
+#[test]
+fn the_ir_and_summary_show_the_ghost_control() {
+    let c = try_compile("qdepth.p4", Target::Tofino2, &["GHOST_TABLE"]).expect("compiles");
+    pipeline::ir_verify::verify(&c.program).expect("verifies");
+    let ir = pipeline::ir_text::program_text(&c.program);
+    let ghost = &ir[ir.find("  ghost: phv").expect("a ghost section")..];
+    assert!(
+        ghost.contains("header gmd: ghost_intrinsic_metadata_t"),
+        "{ghost}"
+    );
+    assert!(ghost.contains("Ghost.queues"), "{ghost}");
+    let summary = p4::lower::summary::summary(&c.program);
+    assert!(summary.contains("ghost: control Ghost"), "{summary}");
+}
