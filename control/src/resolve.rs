@@ -804,6 +804,7 @@ pub(crate) mod tests {
                 action_profiles: Vec::new(),
                 value_sets: Vec::new(),
                 filters: Vec::new(),
+                ghost: None,
             }],
             pipe_map: vec![0],
             errors: ErrorEnum::default(),

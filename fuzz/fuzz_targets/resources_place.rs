@@ -320,6 +320,7 @@ fn program(d: &mut Bytes) -> Program {
             action_profiles: Vec::new(),
             value_sets: Vec::new(),
             filters: Vec::new(),
+            ghost: None,
         }],
         pipe_map: vec![0],
         errors: ErrorEnum::default(),

@@ -24,7 +24,11 @@ control IngressT<H, M>(
     @optional in ingress_intrinsic_metadata_t ig_intr_md,
     @optional in ingress_intrinsic_metadata_from_parser_t ig_intr_md_from_prsr,
     @optional inout ingress_intrinsic_metadata_for_deparser_t ig_intr_md_for_dprsr,
-    @optional inout ingress_intrinsic_metadata_for_tm_t ig_intr_md_for_tm);
+    @optional inout ingress_intrinsic_metadata_for_tm_t ig_intr_md_for_tm
+#if PISA_TOFINO_GEN == 2
+    , @optional in ghost_intrinsic_metadata_t gh_intr_md
+#endif
+    );
 
 control EgressT<H, M>(
     inout H hdr,

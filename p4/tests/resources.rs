@@ -155,6 +155,7 @@ impl B {
                 action_profiles: Vec::new(),
                 value_sets: Vec::new(),
                 filters: Vec::new(),
+                ghost: None,
             },
         }
     }

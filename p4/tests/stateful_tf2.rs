@@ -3,29 +3,16 @@
 //! of `tests/stateful_tf2/`; and their refusals on Tofino 1 and on misuse. Expected values are
 //! worked out by hand from each RegisterAction's body (written next to each check).
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::sync::Arc;
 
-use p4::compile::{compile_file, CompileFailure, CompileOptions, Compiled};
+use p4::compile::{CompileFailure, Compiled};
 use pipeline::ir::Target;
 use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig};
 
-fn program(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/stateful_tf2")
-        .join(name)
-}
-
 fn try_compile(name: &str, target: Target, defines: &[&str]) -> Result<Compiled, CompileFailure> {
-    let opts = CompileOptions {
-        target,
-        defines: defines
-            .iter()
-            .map(|n| (n.to_string(), "1".to_string()))
-            .collect(),
-        ..CompileOptions::default()
-    };
-    compile_file(&program(name), &opts)
+    common::compile_test_program("stateful_tf2", name, target, defines)
 }
 
 fn switch(name: &str) -> Switch {

@@ -230,6 +230,10 @@ pub enum Intrinsic {
     IgDprsrDigestType,
     IgDprsrResubmitType,
     IgDprsrMirrorType,
+    /// Tofino 2: trigger the packet generator (with the header `Pktgen.emit` gave).
+    IgDprsrPktgen,
+    IgDprsrPktgenAddress,
+    IgDprsrPktgenLength,
     // egress_intrinsic_metadata_t (prefix)
     EgEgressPort,
     EgEnqQdepth,
@@ -257,6 +261,12 @@ pub enum Intrinsic {
     // egress_intrinsic_metadata_for_output_port_t
     EgOportCaptureTstampOnTx,
     EgOportUpdateDelayOnTx,
+    // ghost_intrinsic_metadata_t (Tofino 2: the ghost thread's queue update; ingress sees
+    // `ping_pong`)
+    GhostPingPong,
+    GhostQlength,
+    GhostQid,
+    GhostPipeId,
 }
 
 /// PHV locations of the intrinsic metadata structs a gress's controls were bound to by the
@@ -637,6 +647,11 @@ pub enum Stmt {
     },
     /// `resubmit.emit([{fields}])`.
     ResubmitEmit {
+        header: Vec<Expr>,
+    },
+    /// Tofino 2 `pktgen.emit(hdr)`: the data of the packet generator's deparser trigger (sent
+    /// when `ig_intr_md_for_dprsr.pktgen` is 1).
+    PktgenEmit {
         header: Vec<Expr>,
     },
     /// `digest.pack({fields})`.
@@ -1068,6 +1083,11 @@ pub struct Pipeline {
     pub action_profiles: Vec<ActionProfile>,
     pub value_sets: Vec<ValueSet>,
     pub filters: Vec<Filter>,
+    /// Tofino 2's ghost thread (`Pipeline(..., Ghost())`): a control run on each queue-depth
+    /// update of the traffic manager, with `ghost_intrinsic_metadata_t` bound to
+    /// [`Intrinsic::GhostPingPong`].. and nothing else (no parser or deparser). It shares the
+    /// ingress's objects (registers, tables): its parser and deparser are empty.
+    pub ghost: Option<Box<GressProgram>>,
 }
 
 /// Target profiles pisa knows.

@@ -156,7 +156,11 @@ fn pipeline_text(s: &mut String, pl: &Pipeline) -> fmt::Result {
         writeln!(s)?;
     }
     gress_text(s, pl, "ingress", &pl.ingress)?;
-    gress_text(s, pl, "egress", &pl.egress)
+    gress_text(s, pl, "egress", &pl.egress)?;
+    match &pl.ghost {
+        Some(g) => gress_text(s, pl, "ghost", g),
+        None => Ok(()),
+    }
 }
 
 fn gress_text(s: &mut String, pl: &Pipeline, name: &str, g: &GressProgram) -> fmt::Result {
@@ -483,6 +487,10 @@ fn io_stmt_text(s: &mut String, pl: &Pipeline, n: &Names<'_>, st: &Stmt, pad: &s
         Stmt::ResubmitEmit { header: hd } => {
             let i: Vec<String> = hd.iter().map(|e| n.expr(e)).collect();
             writeln!(s, "{pad}resubmit.emit({{{}}});", i.join(", "))
+        }
+        Stmt::PktgenEmit { header: hd } => {
+            let i: Vec<String> = hd.iter().map(|e| n.expr(e)).collect();
+            writeln!(s, "{pad}pktgen.emit({{{}}});", i.join(", "))
         }
         Stmt::DigestPack { digest, fields } => {
             let d = pl

@@ -239,7 +239,9 @@ impl Check<'_> {
                 self.expr(session)?;
                 header.iter().try_for_each(|e| self.expr(e))
             }
-            Stmt::ResubmitEmit { header } => header.iter().try_for_each(|e| self.expr(e)),
+            Stmt::ResubmitEmit { header } | Stmt::PktgenEmit { header } => {
+                header.iter().try_for_each(|e| self.expr(e))
+            }
             Stmt::DigestPack { digest, fields } => {
                 self.in_range("digest", digest.index(), pl.digests.len())?;
                 fields.iter().try_for_each(|e| self.expr(e))
@@ -294,7 +296,11 @@ impl Check<'_> {
 /// Verifies every pipeline of `p`.
 pub fn verify(p: &Program) -> Result<(), VerifyError> {
     for pl in &p.pipelines {
-        for (gname, g) in [("ingress", &pl.ingress), ("egress", &pl.egress)] {
+        let ghost = pl.ghost.as_deref().map(|g| ("ghost", g));
+        for (gname, g) in [("ingress", &pl.ingress), ("egress", &pl.egress)]
+            .into_iter()
+            .chain(ghost)
+        {
             let mut c = Check {
                 pl,
                 g,
@@ -337,10 +343,15 @@ pub fn verify(p: &Program) -> Result<(), VerifyError> {
 
 /// Tables' keys and actions, and action bodies (checked against the gress of their table).
 fn verify_objects(pl: &Pipeline) -> Result<(), VerifyError> {
-    for t in &pl.tables {
-        let g = match t.gress {
-            crate::ir::Gress::Ingress => &pl.ingress,
-            crate::ir::Gress::Egress => &pl.egress,
+    let mut in_ghost = vec![false; pl.tables.len()];
+    if let Some(g) = &pl.ghost {
+        applied_tables(&g.control.body, &mut in_ghost);
+    }
+    for (t, ghost) in pl.tables.iter().zip(in_ghost) {
+        let g = match (t.gress, pl.ghost.as_deref()) {
+            (_, Some(g)) if ghost => g,
+            (crate::ir::Gress::Ingress, _) => &pl.ingress,
+            (crate::ir::Gress::Egress, _) => &pl.egress,
         };
         let c = Check {
             pl,
@@ -358,4 +369,34 @@ fn verify_objects(pl: &Pipeline) -> Result<(), VerifyError> {
         }
     }
     Ok(())
+}
+
+/// Marks the tables `body` applies (the ghost control's tables key on its own PHV).
+fn applied_tables(body: &[crate::ir::Stmt], out: &mut [bool]) {
+    use crate::ir::{Stmt, TableBranches};
+    for st in body {
+        match st {
+            Stmt::ApplyTable { table, branches } => {
+                if let Some(x) = out.get_mut(table.index()) {
+                    *x = true;
+                }
+                match branches {
+                    TableBranches::None => {}
+                    TableBranches::HitMiss { hit, miss } => {
+                        applied_tables(hit, out);
+                        applied_tables(miss, out);
+                    }
+                    TableBranches::ActionRun { cases, default } => {
+                        cases.iter().for_each(|(_, b)| applied_tables(b, out));
+                        applied_tables(default, out);
+                    }
+                }
+            }
+            Stmt::If { then, els, .. } => {
+                applied_tables(then, out);
+                applied_tables(els, out);
+            }
+            _ => {}
+        }
+    }
 }

@@ -13,7 +13,19 @@
 //!
 //! Generated packets enter ingress on the pipe's packet-generation port: port 68 of the pipe
 //! (quad 17, [`devport::recirc_port`]) on Tofino 1; on Tofino 2 the app names one of ports
-//! 0..=7 of its pipe. Port-down and recirculation triggers are not modelled.
+//! 0..=7 of its pipe.
+//!
+//! Tofino 2's deparser trigger ([`Trigger::Deparser`]): an ingress deparser that sets
+//! `ig_intr_md_for_dprsr.pktgen` sends the generator of its pipe the header it gave
+//! `Pktgen.emit` (its first 128 bits) with `pktgen_address` and `pktgen_length`; each enabled
+//! deparser-trigger app of the pipe whose 128-bit value/mask pattern matches those bits fires
+//! (the driver documents the trigger as "metadata from the deparser matches the
+//! configuration", a ternary match on 128 bits). The switch queues these triggers
+//! ([`DeparserTrigger`]); the runtime hands them to [`Pktgen::deparser_trigger`]. Not modelled:
+//! apps that take their buffer offset and length from the trigger (the driver's
+//! `offset_len_from_recir_pkt`): pisa's apps hold their own template, so `pktgen_address` and
+//! `pktgen_length` are carried but not used. Port-down, recirculation and PFC triggers are not
+//! modelled.
 //!
 //! Like the rest of the model this has no clock: the caller passes `now` (nanoseconds) to
 //! [`Pktgen::poll`] and asks [`Pktgen::next_due`] when to call again.
@@ -41,6 +53,23 @@ pub enum Trigger {
     OneShot,
     /// Every `period_ns` from when the app is enabled.
     Periodic,
+    /// Tofino 2: a deparser trigger of the app's pipe whose first 128 bits match `value` where
+    /// `mask` has ones (`period_ns` is not used).
+    Deparser { value: [u8; 16], mask: [u8; 16] },
+}
+
+/// A Tofino 2 ingress deparser's trigger (`ig_intr_md_for_dprsr.pktgen` = 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeparserTrigger {
+    pub pipe: u16,
+    /// What the deparser gave `Pktgen.emit`, first 16 bytes (zeros past its end, and all zeros
+    /// when it was not called).
+    pub data: [u8; 16],
+    /// `pktgen_address` and `pktgen_length` (carried, not used: see the module doc).
+    pub address: u16,
+    pub length: u16,
+    /// When the packet left the deparser (ns).
+    pub ts: u64,
 }
 
 /// The configuration of one app, as the control plane writes it.
@@ -82,6 +111,8 @@ pub enum PktgenError {
     Port { app_id: u8, port: u16 },
     #[error("pktgen app {app_id} of pipe {pipe} is not configured")]
     NoSuchApp { app_id: u8, pipe: u16 },
+    #[error("pktgen app {app_id}: the deparser trigger is Tofino 2's")]
+    DeparserTrigger { app_id: u8 },
 }
 
 /// A generated packet: it enters ingress on `port` at `ts`.
@@ -97,6 +128,8 @@ struct App {
     cfg: AppConfig,
     /// When the next trigger fires; `None` while disabled or after a one shot.
     next_trigger: Option<u64>,
+    /// A deparser-trigger app is enabled.
+    armed: bool,
     /// Triggers fired so far (the batch id counts on from here).
     fired: u64,
     /// Packets generated so far.
@@ -135,7 +168,11 @@ impl Pktgen {
                 pipes: self.pipes,
             });
         }
-        if cfg.period_ns == 0 {
+        let deparser = matches!(cfg.trigger, Trigger::Deparser { .. });
+        if deparser && self.target != Target::Tofino2 {
+            return Err(PktgenError::DeparserTrigger { app_id });
+        }
+        if cfg.period_ns == 0 && !deparser {
             return Err(PktgenError::Period { app_id });
         }
         if cfg.batch_count == 0 || cfg.packets_per_batch == 0 {
@@ -156,6 +193,7 @@ impl Pktgen {
         let app = App {
             cfg,
             next_trigger: None,
+            armed: false,
             fired: 0,
             generated: 0,
         };
@@ -178,7 +216,12 @@ impl Pktgen {
             .find(pipe, app_id)
             .ok_or(PktgenError::NoSuchApp { app_id, pipe })?;
         let app = &mut self.apps[i];
-        app.next_trigger = Some(now.saturating_add(app.cfg.period_ns));
+        match app.cfg.trigger {
+            Trigger::Deparser { .. } => app.armed = true,
+            Trigger::OneShot | Trigger::Periodic => {
+                app.next_trigger = Some(now.saturating_add(app.cfg.period_ns))
+            }
+        }
         Ok(())
     }
 
@@ -188,7 +231,25 @@ impl Pktgen {
             .find(pipe, app_id)
             .ok_or(PktgenError::NoSuchApp { app_id, pipe })?;
         self.apps[i].next_trigger = None;
+        self.apps[i].armed = false;
         Ok(())
+    }
+
+    /// A deparser trigger ([`DeparserTrigger`]): every enabled deparser-trigger app of its
+    /// pipe whose pattern matches fires at the trigger's time, appending its packets to `out`.
+    pub fn deparser_trigger(&mut self, t: &DeparserTrigger, out: &mut Vec<GenFrame>) {
+        for i in 0..self.apps.len() {
+            let app = &self.apps[i];
+            let Trigger::Deparser { value, mask } = app.cfg.trigger else {
+                continue;
+            };
+            let hit = (0..16).all(|k| (t.data[k] ^ value[k]) & mask[k] == 0);
+            if !app.armed || app.cfg.pipe != t.pipe || !hit {
+                continue;
+            }
+            let port = self.port_of(&app.cfg);
+            self.apps[i].fire(t.ts, port, self.target, out);
+        }
     }
 
     /// Packets an app has generated.
@@ -221,7 +282,7 @@ impl Pktgen {
                 app.fire(t, port, self.target, out);
                 app.next_trigger = match app.cfg.trigger {
                     Trigger::Periodic => Some(t + app.cfg.period_ns),
-                    Trigger::OneShot => None,
+                    Trigger::OneShot | Trigger::Deparser { .. } => None,
                 };
             }
         }
@@ -321,6 +382,57 @@ mod tests {
         assert!(out.iter().all(|f| f.port == 128 + 6));
         assert_eq!(out[0].bytes[0], 0x1c, "pipe 1, app 12 on Tofino 2");
         assert_eq!(g.next_due(), None);
+    }
+
+    #[test]
+    fn a_deparser_trigger_fires_the_apps_whose_pattern_matches() {
+        let mut g = Pktgen::new(Target::Tofino2, 2);
+        let mut value = [0u8; 16];
+        let mut mask = [0u8; 16];
+        (value[0], mask[0]) = (0xab, 0xff);
+        (value[3], mask[3]) = (0x10, 0xf0);
+        let trigger = Trigger::Deparser { value, mask };
+        g.configure(AppConfig {
+            trigger,
+            batch_count: 1,
+            packets_per_batch: 2,
+            ..app(trigger)
+        })
+        .unwrap();
+        let mut t = DeparserTrigger {
+            pipe: 1,
+            data: [0; 16],
+            address: 0,
+            length: 0,
+            ts: 500,
+        };
+        (t.data[0], t.data[3]) = (0xab, 0x1f);
+        let mut out = Vec::new();
+        g.deparser_trigger(&t, &mut out);
+        assert!(out.is_empty(), "not enabled yet");
+        g.enable(1, 5, 0).unwrap();
+        assert_eq!(g.next_due(), None, "no timer");
+        g.deparser_trigger(&t, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out.iter().map(|f| f.ts).collect::<Vec<_>>(), [500, 510]);
+        assert_eq!(out[0].bytes[0], 0x15, "pipe 1, app 5 on Tofino 2");
+        // A mismatch under the mask, another pipe: nothing.
+        for bad in [
+            DeparserTrigger { data: [0; 16], ..t },
+            DeparserTrigger { pipe: 0, ..t },
+        ] {
+            g.deparser_trigger(&bad, &mut out);
+        }
+        assert_eq!(out.len(), 2);
+        g.disable(1, 5).unwrap();
+        g.deparser_trigger(&t, &mut out);
+        assert_eq!(out.len(), 2);
+        // Tofino 1 has no deparser trigger.
+        let mut g1 = Pktgen::new(Target::Tofino1, 2);
+        assert_eq!(
+            g1.configure(app(trigger)),
+            Err(PktgenError::DeparserTrigger { app_id: 5 })
+        );
     }
 
     #[test]

@@ -200,6 +200,17 @@ pub enum TraceEvent {
         ecn: bool,
     },
     BypassEgress,
+    /// Tofino 2: the traffic manager sent a queue-depth update to a pipe's ghost thread (its
+    /// ghost control's events follow).
+    Ghost {
+        pipe: u16,
+        /// The queue's egress port.
+        port: u16,
+        qid: u16,
+        /// Depth in 80-byte cells.
+        qlength: u32,
+        ping_pong: bool,
+    },
     Digest {
         digest: String,
         values: Vec<Value>,
@@ -238,6 +249,7 @@ impl TraceEvent {
             TraceEvent::Resubmit => "Resubmit",
             TraceEvent::Recirculate { .. } => "Recirculate",
             TraceEvent::Queue { .. } => "Queue",
+            TraceEvent::Ghost { .. } => "Ghost",
             TraceEvent::BypassEgress => "BypassEgress",
             TraceEvent::Digest { .. } => "Digest",
             TraceEvent::Drop { .. } => "Drop",
@@ -438,6 +450,17 @@ impl Trace {
             } => writeln!(f, "  tm: {gress} mirror session {session} ({len} B)"),
             TraceEvent::Resubmit => writeln!(f, "  tm: resubmit"),
             TraceEvent::Recirculate { port } => writeln!(f, "  tm: recirculate via port {port}"),
+            TraceEvent::Ghost {
+                pipe,
+                port,
+                qid,
+                qlength,
+                ping_pong,
+            } => writeln!(
+                f,
+                "ghost pipe {pipe}: queue of port {port} (qid {qid}) is {qlength} cells (ping_pong {})",
+                *ping_pong as u8
+            ),
             TraceEvent::Queue {
                 port,
                 qdepth,

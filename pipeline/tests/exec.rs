@@ -291,6 +291,7 @@ fn build() -> Prog {
         action_profiles: Vec::new(),
         value_sets: Vec::new(),
         filters: Vec::new(),
+        ghost: None,
     };
     Prog {
         prog: Arc::new(Program {

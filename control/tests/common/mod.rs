@@ -386,6 +386,7 @@ pub fn mini_program() -> Arc<Program> {
             action_profiles: Vec::new(),
             value_sets: Vec::new(),
             filters: Vec::new(),
+            ghost: None,
         }],
         pipe_map: vec![0, 0, 0, 0],
         errors: ErrorEnum::default(),

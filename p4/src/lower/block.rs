@@ -233,33 +233,66 @@ fn lower_pipeline<'a>(
     (args, span): (&'a [ast::Argument], Span),
     _use_span: Span,
 ) -> Res<(ir::Pipeline, super::PipelineSpans)> {
-    if args.len() != 6 {
-        let d = if args.len() == 7 {
-            crate::check::unsupported(span, "the T2NA ghost thread", "ghost threads")
-        } else {
-            Diagnostic::error(format!("`Pipeline` takes 6 blocks, {} given", args.len()))
+    // T2NA's `Pipeline` has the ghost control as a seventh (optional) block; tna.p4's, like
+    // Intel's, keeps Tofino 1's six on every target.
+    let arch_ghost = matches!(
+        l.env.lookup("Pipeline").map(|d| &d.kind),
+        Some(DeclKind::Package(p)) if p.params.len() == 7
+    );
+    let ghost_arg = match args.len() {
+        6 => None,
+        7 if arch_ghost && l.target == ir::Target::Tofino2 => Some(&args[6]),
+        7 => {
+            let why = if l.target == ir::Target::Tofino2 {
+                "needs T2NA: tna.p4's `Pipeline` takes six blocks on every target, as Intel's does"
+            } else {
+                "needs Tofino 2: Tofino 1's traffic manager sends no queue updates to a ghost thread"
+            };
+            let d = Diagnostic::error(format!(
+                "the ghost thread (`Pipeline`'s seventh argument) {why}"
+            ))
+            .with_primary(args[6].value.span, "ghost control")
+            .with_help(
+                "include <t2na.p4> and compile with `--target tofino2`, or drop the ghost control",
+            );
+            return Err(l.err(d));
+        }
+        n => {
+            let d = Diagnostic::error(format!("`Pipeline` takes 6 blocks (7 with a Tofino 2 ghost control), {n} given"))
                 .with_primary(span, "here")
-                .with_help("`Pipeline(ingress_parser, ingress, ingress_deparser, egress_parser, egress, egress_deparser)`")
-        };
-        return Err(l.err(d));
-    }
+                .with_help("`Pipeline(ingress_parser, ingress, ingress_deparser, egress_parser, egress, egress_deparser)`");
+            return Err(l.err(d));
+        }
+    };
     l.pipe = PipeObjs::default();
     l.spans = Default::default();
     l.top_actions.clear();
     let mut blocks = Vec::new();
     let mut bad = false;
-    for (i, a) in args.iter().enumerate() {
+    for (i, a) in args.iter().take(6).enumerate() {
         match block_instance(l, &a.value, i % 3 == 0) {
             Ok(b) => blocks.push(Rc::new(b)),
             Err(_) => bad = true,
         }
     }
+    let ghost_b = match ghost_arg.map(|a| block_instance(l, &a.value, false)) {
+        Some(Ok(b)) => Some(Rc::new(b)),
+        Some(Err(_)) => {
+            bad = true;
+            None
+        }
+        None => None,
+    };
     if bad {
         return Err(super::Reported);
     }
     let ingress = lower_gress(l, Gress::Ingress, &blocks[0], &blocks[1], &blocks[2]);
     let egress = lower_gress(l, Gress::Egress, &blocks[3], &blocks[4], &blocks[5]);
     let (ingress, egress) = (ingress?, egress?);
+    let ghost = match &ghost_b {
+        Some(b) => Some(Box::new(super::ghost::lower_ghost(l, b)?)),
+        None => None,
+    };
     check_direct_resources(l)?;
     let p = std::mem::take(&mut l.pipe);
     Ok((
@@ -280,6 +313,7 @@ fn lower_pipeline<'a>(
             action_profiles: p.action_profiles,
             value_sets: p.value_sets,
             filters: p.filters,
+            ghost,
         },
         std::mem::take(&mut l.spans),
     ))
@@ -414,6 +448,19 @@ fn lower_gress<'a>(
             prefix = intrinsics::prefix(gress, &ty, l.target);
         }
         intrinsic.push((sname.to_string(), loc));
+    }
+    // The ingress control may take `in ghost_intrinsic_metadata_t` (Tofino 2): it sees the
+    // pipe's ping-pong bit there.
+    let gmd = super::ghost::GHOST_MD;
+    let names_gmd = [control_b, parser_b, deparser_b]
+        .iter()
+        .flat_map(|b| block_params(b.decl))
+        .find(|p| type_name(&p.ty).is_some_and(|t| t.name == gmd));
+    if let (Gress::Ingress, Some(p)) = (gress, names_gmd) {
+        let ty = l.resolve_type(&p.ty)?;
+        let loc = l.alloc(&p.name.name, &ty, p.span)?;
+        super::ghost::bind_fields(&loc, &mut bindings);
+        intrinsic.push((gmd.to_string(), loc));
     }
     let storage = GressStorage { user, intrinsic };
 

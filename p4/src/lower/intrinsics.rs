@@ -30,7 +30,9 @@ pub fn structs(gress: Gress) -> &'static [&'static str] {
 
 /// True when `name` is any gress's intrinsic struct type.
 pub fn is_intrinsic_struct(name: &str) -> bool {
-    INGRESS_STRUCTS.contains(&name) || EGRESS_STRUCTS.contains(&name)
+    INGRESS_STRUCTS.contains(&name)
+        || EGRESS_STRUCTS.contains(&name)
+        || name == "ghost_intrinsic_metadata_t"
 }
 
 /// The intrinsic behind field `field` of architecture struct `ty`.
@@ -69,6 +71,9 @@ pub fn intrinsic(ty: &str, field: &str) -> Option<Intrinsic> {
             "digest_type" => IgDprsrDigestType,
             "resubmit_type" => IgDprsrResubmitType,
             "mirror_type" => IgDprsrMirrorType,
+            "pktgen" => IgDprsrPktgen,
+            "pktgen_address" => IgDprsrPktgenAddress,
+            "pktgen_length" => IgDprsrPktgenLength,
             _ => return None,
         },
         ("egress_intrinsic_metadata_t", f) => match f {
@@ -104,6 +109,10 @@ pub fn intrinsic(ty: &str, field: &str) -> Option<Intrinsic> {
         ("egress_intrinsic_metadata_for_output_port_t", "update_delay_on_tx") => {
             EgOportUpdateDelayOnTx
         }
+        ("ghost_intrinsic_metadata_t", "ping_pong") => GhostPingPong,
+        ("ghost_intrinsic_metadata_t", "qlength") => GhostQlength,
+        ("ghost_intrinsic_metadata_t", "qid") => GhostQid,
+        ("ghost_intrinsic_metadata_t", "pipe_id") => GhostPipeId,
         _ => return None,
     })
 }

@@ -14,6 +14,7 @@ mod ctor;
 mod expr;
 mod externs;
 mod generics;
+mod ghost;
 pub mod intrinsics;
 mod lookahead;
 mod parser;
@@ -215,6 +216,8 @@ pub(crate) struct Lowerer<'a> {
     pub deparser_ifs: u32,
     /// The deparser's unconditional `Checksum.update` destinations so far, and where.
     pub csum_updates: Vec<(ir::FieldRef, crate::source::Span)>,
+    /// Lowering a Tofino 2 ghost control (externs acting on a packet are refused).
+    pub ghost: bool,
 }
 
 /// Deepest nesting of inlined blocks and actions.
@@ -249,6 +252,7 @@ impl<'a> Lowerer<'a> {
             hoisted: Vec::new(),
             deparser_ifs: 0,
             csum_updates: Vec::new(),
+            ghost: false,
         }
     }
 

@@ -116,6 +116,14 @@ pub fn summary(p: &ir::Program) -> String {
         let _ = writeln!(out, "pipeline {}", pl.name);
         gress(&mut out, "ingress", &pl.ingress);
         gress(&mut out, "egress", &pl.egress);
+        if let Some(g) = &pl.ghost {
+            let _ = writeln!(
+                out,
+                "  ghost: control {} ({} stmts), run on each queue-depth update",
+                g.control.name,
+                count_stmts(&g.control.body)
+            );
+        }
         let aname = |a: ir::ActionId| {
             pl.actions
                 .get(a.index())

@@ -350,6 +350,7 @@ impl<'a> Collector<'a> {
             | Stmt::Emit(_)
             | Stmt::MirrorEmit { .. }
             | Stmt::ResubmitEmit { .. }
+            | Stmt::PktgenEmit { .. }
             | Stmt::DigestPack { .. } => {}
         }
     }

@@ -127,6 +127,12 @@ impl Switch {
         Ok(())
     }
 
+    /// Take every queued Tofino 2 deparser trigger for the packet generator (oldest first):
+    /// hand them to [`crate::pktgen::Pktgen::deparser_trigger`].
+    pub fn pktgen_trigger_drain(&mut self) -> Vec<crate::pktgen::DeparserTrigger> {
+        self.pktgen_triggers.drain(..).collect()
+    }
+
     /// Take every queued digest message (oldest first).
     pub fn digest_drain(&mut self) -> Vec<DigestMessage> {
         self.digests.drain(..).collect()

@@ -9,6 +9,8 @@ use crate::trace::{TraceEvent, Tracer};
 
 /// Largest mirror header Tofino carries (bytes).
 pub const MAX_MIRROR_HEADER: usize = 32;
+/// Bytes of a `Pktgen.emit` header the packet generator matches (Tofino 2: 128 bits).
+pub const PKTGEN_TRIGGER_BYTES: usize = 16;
 /// Most digests kept per pass (more are counted as overflow).
 pub const MAX_DIGESTS_PER_PASS: usize = 8;
 
@@ -43,6 +45,15 @@ impl<T: Tracer> Ctx<'_, T> {
                 self.effects.resubmit = true;
                 self.effects.resubmit_data.clear();
                 pack_bits(&mut self.effects.resubmit_data, vals.into_iter());
+            }
+            Stmt::PktgenEmit { header } => {
+                let mut vals: smallvec::SmallVec<[(Value, u16); 8]> = smallvec::SmallVec::new();
+                for e in header {
+                    vals.push((self.eval(e, params)?, self.width_of(e)));
+                }
+                self.effects.pktgen_data.clear();
+                pack_bits(&mut self.effects.pktgen_data, vals.into_iter());
+                self.effects.pktgen_data.truncate(PKTGEN_TRIGGER_BYTES);
             }
             Stmt::DigestPack { digest, fields } => {
                 let mut vals = Vec::with_capacity(fields.len());

@@ -304,6 +304,7 @@ fn reads_stmt(pl: &Pipeline, s: &Stmt, f: FieldRef, seen: &mut Vec<bool>) -> boo
         Stmt::ChecksumAdd { inputs, .. }
         | Stmt::ChecksumSubtract { inputs, .. }
         | Stmt::ResubmitEmit { header: inputs }
+        | Stmt::PktgenEmit { header: inputs }
         | Stmt::DigestPack { fields: inputs, .. } => inputs.iter().any(|x| e(x, seen)),
         Stmt::MirrorEmit { session, header } => {
             e(session, seen) || header.iter().any(|x| e(x, seen))

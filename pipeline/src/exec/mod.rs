@@ -16,6 +16,7 @@
 pub mod deparser;
 pub mod eval;
 pub mod flat;
+pub mod ghost;
 pub mod gress;
 #[cfg(feature = "native")]
 pub mod native;
@@ -33,7 +34,9 @@ use crate::state::{PipeRuntime, TableState};
 use crate::table::EntryHandle;
 use crate::trace::Tracer;
 
-pub use gress::{run_gress, run_gress_flat, run_gress_tree, GressResult, GressWork, PassInput};
+pub use gress::{
+    run_gress, run_gress_flat, run_gress_tree, GressResult, GressWork, PassDrop, PassInput,
+};
 
 /// Tofino `PARSER_ERROR_*` bits (tofino1_base.p4) the parser engine writes into `parser_err`.
 pub mod parser_error_bits {
@@ -154,6 +157,8 @@ pub struct Engines {
     pub native_error: Option<String>,
     /// Every pass runs the tree interpreter ([`EngineKind::Tree`]).
     tree: bool,
+    /// Tofino 2's ghost thread, when the pipeline has a ghost control ([`ghost`]).
+    pub ghost: Option<Box<ghost::GhostEngines>>,
 }
 
 /// Which engine runs the passes, traced (`pisa trace`) or not: what is traced is what
@@ -269,6 +274,7 @@ impl Engines {
             native_traced: std::sync::OnceLock::new(),
             native_error,
             tree: kind == EngineKind::Tree,
+            ghost: ghost::GhostEngines::new(pl, kind),
         }
     }
 
@@ -389,6 +395,8 @@ pub struct Effects {
     /// Counts and meter charges of true-egress-accounting externs, waiting for the length of
     /// the packet the egress deparser sends.
     pub true_egress: Vec<TrueEgress>,
+    /// Tofino 2 `pktgen.emit(hdr)`: the header's first 16 bytes (empty when not called).
+    pub pktgen_data: Vec<u8>,
 }
 
 /// A true-egress-accounting update the egress pipeline made, applied with the packet's final
@@ -413,6 +421,7 @@ impl Effects {
         self.resubmit_data.clear();
         self.digests.clear();
         self.true_egress.clear();
+        self.pktgen_data.clear();
     }
 }
 

@@ -143,7 +143,10 @@ impl<T: Tracer> Ctx<'_, T> {
                 }
                 self.exec_parser_stmt(s, params)?;
             }
-            Stmt::MirrorEmit { .. } | Stmt::ResubmitEmit { .. } | Stmt::DigestPack { .. } => {
+            Stmt::MirrorEmit { .. }
+            | Stmt::ResubmitEmit { .. }
+            | Stmt::PktgenEmit { .. }
+            | Stmt::DigestPack { .. } => {
                 self.exec_deparser_stmt(s, params)?;
             }
         }

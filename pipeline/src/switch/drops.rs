@@ -137,6 +137,10 @@ pub struct SwitchStats {
     pub mirrors: u64,
     pub digests: u64,
     pub digest_overflow: u64,
+    /// Tofino 2 deparser triggers for the packet generator, and those not kept (the queue
+    /// holds [`super::SwitchConfig::digest_capacity`]).
+    pub pktgen_triggers: u64,
+    pub pktgen_trigger_overflow: u64,
     pub drop_log_overflow: u64,
     /// Drops by [`DropReason`] (index with `reason as usize`).
     pub drops: [u64; DropReason::COUNT],

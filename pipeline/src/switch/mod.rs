@@ -16,6 +16,7 @@
 mod config;
 mod drop_causes;
 mod drops;
+mod ghost;
 mod split;
 mod tm_path;
 
@@ -25,6 +26,7 @@ use std::sync::Arc;
 pub use config::{PortConfig, SwitchConfig, SwitchError, DEFAULT_QUEUE, MIN_FRAME};
 pub use drop_causes::drop_ctl_writers;
 pub use drops::{DropReason, DropRecord, SwitchStats};
+pub use ghost::ghost_qid;
 pub use split::TmCopy;
 
 use crate::exec::{Engines, GressWork};
@@ -115,6 +117,10 @@ pub struct Switch {
     pub(crate) pipes: Vec<PipeState>,
     pub(crate) work_ig: Vec<GressWork>,
     pub(crate) work_eg: Vec<GressWork>,
+    /// Per pipeline with a ghost control: its passes' buffers.
+    pub(crate) work_gh: Vec<Option<GressWork>>,
+    /// Queue-depth reports to the ghost threads ([`ghost`]).
+    pub(crate) ghost: ghost::GhostState,
     pub(crate) pre: Pre,
     pub(crate) mirror: MirrorSessions,
     pub(crate) queues: Vec<EgressQueue>,
@@ -126,6 +132,8 @@ pub struct Switch {
     pub(crate) stats: SwitchStats,
     pub(crate) drops: VecDeque<DropRecord>,
     pub(crate) digests: VecDeque<DigestMessage>,
+    /// Tofino 2 deparser triggers for the packet generator, oldest first.
+    pub(crate) pktgen_triggers: VecDeque<crate::pktgen::DeparserTrigger>,
     /// Time of the latest frame processed (the control plane's notion of "now" for meters).
     pub(crate) last_ts: u64,
     /// Split mode ([`split`]): copies the TM queued are collected in `tm_out` instead of
@@ -193,6 +201,10 @@ impl Switch {
             .iter()
             .map(|pl| GressWork::new(&pl.egress))
             .collect();
+        let work_gh = engines
+            .iter()
+            .map(|e| e.ghost.as_ref().map(|g| g.work()))
+            .collect();
         let mut queues = Vec::with_capacity(NUM_DEVPORTS);
         for p in 0..NUM_DEVPORTS as u16 {
             let mut q = cfg.queue_config(p);
@@ -215,6 +227,8 @@ impl Switch {
             pipes,
             work_ig,
             work_eg,
+            work_gh,
+            ghost: ghost::GhostState::new(crate::devport::MAX_PIPES as usize),
             pre: Pre::new(),
             mirror,
             queues,
@@ -225,6 +239,7 @@ impl Switch {
             stats: SwitchStats::default(),
             drops: VecDeque::with_capacity(1024),
             digests: VecDeque::with_capacity(64),
+            pktgen_triggers: VecDeque::new(),
             last_ts: 0,
             split: false,
             tm_out: Vec::with_capacity(64),
@@ -269,7 +284,10 @@ impl Switch {
 
     /// Why a pipeline does not run the configured native engine, if one does not.
     pub fn engine_error(&self) -> Option<&str> {
-        self.engines.iter().find_map(|e| e.native_error.as_deref())
+        self.engines.iter().find_map(|e| {
+            let ghost = e.ghost.as_ref().and_then(|g| g.eng.native_error.as_deref());
+            e.native_error.as_deref().or(ghost)
+        })
     }
 
     /// Each pipe's state (tables, registers, counters, meters), read-only: for inspection and

@@ -52,6 +52,9 @@ impl Switch {
             );
             return;
         }
+        if !self.ghost.dirty.is_empty() {
+            self.ghost_drain(sh, pipe, now, tr);
+        }
         let (prog, engines) = (sh.prog, sh.engines);
         let pli = self.pipes[pipe as usize].pipeline;
         let pl = &prog.pipelines[pli];
@@ -69,6 +72,10 @@ impl Switch {
             (
                 Intrinsic::IgIngressMacTstamp,
                 now as Value & 0xffff_ffff_ffff,
+            ),
+            (
+                Intrinsic::GhostPingPong,
+                self.ghost.ping_pong[pipe as usize] as Value,
             ),
         ];
         let md = self.port_md[port as usize];
@@ -102,6 +109,9 @@ impl Switch {
                 let (d, vals) = std::mem::take(&mut self.work_ig[pli].effects.digests[i]);
                 self.push_digest(sh, pipe, d, vals, now);
             }
+        }
+        if self.work_ig[pli].intrinsic(g, Intrinsic::IgDprsrPktgen) != 0 {
+            self.push_pktgen_trigger(pipe, pli, now);
         }
         let w = &self.work_ig[pli];
         let read = |which| w.intrinsic(g, which);
@@ -211,6 +221,28 @@ impl Switch {
             );
         }
         self.work_ig[pli].out = pkt_out;
+    }
+
+    /// Tofino 2: the ingress deparser of `pipe` (running pipeline `pli`) set
+    /// `ig_intr_md_for_dprsr.pktgen`: a deparser trigger for the pipe's packet generator.
+    fn push_pktgen_trigger(&mut self, pipe: u16, pli: usize, ts: u64) {
+        self.stats.pktgen_triggers += 1;
+        if self.pktgen_triggers.len() >= self.cfg.digest_capacity {
+            self.stats.pktgen_trigger_overflow += 1;
+            return;
+        }
+        let (w, g) = (&self.work_ig[pli], &self.engines[pli].ingress);
+        let mut data = [0u8; crate::exec::deparser::PKTGEN_TRIGGER_BYTES];
+        let d = &w.effects.pktgen_data;
+        data[..d.len()].copy_from_slice(d);
+        self.pktgen_triggers
+            .push_back(crate::pktgen::DeparserTrigger {
+                pipe,
+                data,
+                address: w.intrinsic(g, Intrinsic::IgDprsrPktgenAddress) as u16,
+                length: w.intrinsic(g, Intrinsic::IgDprsrPktgenLength) as u16,
+                ts,
+            });
     }
 
     fn push_digest(
@@ -422,6 +454,12 @@ impl Switch {
         if !adm.accepted {
             self.record_drop(tr, now, port, Gress::Egress, DropReason::QueueFull, None);
             return;
+        }
+        if sh.engines[self.pipes[pipe as usize].pipeline]
+            .ghost
+            .is_some()
+        {
+            self.ghost_queue(sh, port, now, tr);
         }
         let departure = adm.departure_ns.max(now);
         let dequeue = now + u64::from(adm.deq_timedelta);

@@ -779,6 +779,7 @@ pub fn l2_program(opts: Options) -> (Arc<Program>, IgFields) {
         action_profiles: Vec::new(),
         value_sets: Vec::new(),
         filters: Vec::new(),
+        ghost: None,
     };
     let prog = Program {
         name: "l2_test".into(),

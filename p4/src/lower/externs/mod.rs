@@ -94,6 +94,8 @@ pub(crate) enum Kind {
     ParserPriority,
     Mirror,
     Resubmit,
+    /// Tofino 2's `Pktgen` (the deparser trigger of the packet generator).
+    Pktgen,
     Digest {
         id: DigestId,
         ty: Ty,
@@ -131,7 +133,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "SelectorAction",
         "stateful actions on an action selector's member-status bits (its index addresses a bit in the driver's layout of the selector's memory, which is not public)",
     ),
-    ("Pktgen", "the packet generator"),
     (
         "LearnAction",
         "Tofino 2's hardware learning (what its `digest` and `learn` inputs do to the register is not public)",
@@ -139,7 +140,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("LearnAction2", "Tofino 2's hardware learning"),
     ("LearnAction3", "Tofino 2's hardware learning"),
     ("LearnAction4", "Tofino 2's hardware learning"),
-    ("Ghost", "ghost threads"),
 ];
 
 /// What an instantiation gives an extern type: the instance, its resolved type arguments and
@@ -286,6 +286,13 @@ pub(super) fn instantiate<'a>(
         ));
     };
     let name = l.qualify(&d.annotations, &i.name.name);
+    if let Some(why) = l
+        .ghost
+        .then(|| super::ghost::refused_in_ghost(&tname))
+        .flatten()
+    {
+        return Err(l.err(super::ghost::refusal(i.ty.span, &tname, why)));
+    }
     if let Some((_, what)) = UNSUPPORTED.iter().find(|(n, _)| *n == tname) {
         return Err(l.err(crate::check::unsupported(
             i.ty.span,
@@ -478,6 +485,13 @@ impl<'a> Lowerer<'a> {
         out: Option<&mut ir::Block>,
     ) -> Res<Option<V>> {
         let xname = path_of(base).unwrap_or_else(|| x.name.clone());
+        if let Some(why) = self
+            .ghost
+            .then(|| super::ghost::refused_in_ghost(&x.type_name))
+            .flatten()
+        {
+            return Err(self.err(super::ghost::refusal(span, &x.type_name, why)));
+        }
         let c = Call {
             x,
             m: member.name.as_str(),
@@ -506,7 +520,7 @@ impl<'a> Lowerer<'a> {
             Kind::Filter { .. } => "execute",
             Kind::ParserCounter { .. } => "set, increment, decrement, is_zero, is_negative",
             Kind::ParserPriority => "set",
-            Kind::Mirror | Kind::Resubmit => "emit",
+            Kind::Mirror | Kind::Resubmit | Kind::Pktgen => "emit",
             Kind::Digest { .. } => "pack",
             Kind::MathUnit { .. } => "execute (in a RegisterAction)",
             Kind::MinMaxUnit { lane: 8 } => "min8, max8",

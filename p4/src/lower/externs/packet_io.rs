@@ -1,4 +1,5 @@
-//! `Mirror`, `Resubmit` and `Digest`: what a deparser sends besides the packet.
+//! `Mirror`, `Resubmit`, `Digest` and Tofino 2's `Pktgen`: what a deparser sends besides the
+//! packet.
 
 use pipeline::ir::{self, DigestId};
 
@@ -7,12 +8,15 @@ use crate::ast::{self};
 use crate::diag::Diagnostic;
 use crate::lower::{Ctx, Lowerer, Res, V};
 
-/// `Mirror`, `Resubmit`, `Digest`.
+/// `Mirror`, `Resubmit`, `Digest`, `Pktgen`.
 pub(super) struct PacketIo;
+
+/// Bits of a `Pktgen.emit` header the packet generator's deparser trigger matches.
+const PKTGEN_MATCH_BITS: u32 = 128;
 
 impl ExternType for PacketIo {
     fn names(&self) -> &'static [&'static str] {
-        &["Mirror", "Resubmit", "Digest"]
+        &["Mirror", "Resubmit", "Digest", "Pktgen"]
     }
 
     fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind> {
@@ -22,6 +26,15 @@ impl ExternType for PacketIo {
         let kind = match tname.as_str() {
             "Mirror" => Kind::Mirror,
             "Resubmit" => Kind::Resubmit,
+            "Pktgen" => {
+                l.warn(
+                    Diagnostic::warning(
+                        "`Pktgen` accepted: the header it emits goes with a deparser trigger to the pipe's packet generator (apps match its first 128 bits); `pktgen_address` and `pktgen_length` go with it but pisa's apps do not read their template from them (not modelled)",
+                    )
+                    .with_primary(i.ty.span, "deparser trigger"),
+                );
+                Kind::Pktgen
+            }
             "Digest" => {
                 let Some(t) = c.targ(0) else {
                     return Err(l.err(
@@ -104,6 +117,35 @@ impl ExternType for PacketIo {
                 }
                 l.need_stmt(out, span, "emit")?
                     .push(ir::Stmt::ResubmitEmit { header });
+                Ok(None)
+            }
+            (Kind::Pktgen, "emit") => {
+                l.only_in(&[Ctx::Deparser], "Pktgen.emit", span)?;
+                if l.gress != pipeline::ir::Gress::Ingress {
+                    return Err(l.err(
+                        Diagnostic::error("`Pktgen.emit` belongs in the ingress deparser")
+                            .with_primary(span, "in the egress deparser")
+                            .with_help(
+                                "the deparser trigger comes with `ig_intr_md_for_dprsr.pktgen`",
+                            ),
+                    ));
+                }
+                let [h] = args else {
+                    return Err(l.arg_count("emit", 1, nargs, span));
+                };
+                let header = l.inputs(h)?;
+                let bits: u32 = header.iter().map(|e| u32::from(e.width())).sum();
+                if bits > PKTGEN_MATCH_BITS {
+                    l.warn(
+                        Diagnostic::warning(format!(
+                            "pktgen header of {} bytes: pisa passes its first 16 bytes, the 128 bits the generator's apps match, and drops the rest",
+                            bits.div_ceil(8)
+                        ))
+                        .with_primary(h.span, "longer than 16 bytes"),
+                    );
+                }
+                l.need_stmt(out, span, "emit")?
+                    .push(ir::Stmt::PktgenEmit { header });
                 Ok(None)
             }
             (Kind::Digest { id, ty }, "pack") => {

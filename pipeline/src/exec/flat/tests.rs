@@ -574,6 +574,7 @@ fn program(r: &mut Rng) -> Program {
         action_profiles: Vec::new(),
         value_sets: Vec::new(),
         filters: Vec::new(),
+        ghost: None,
     };
     Program {
         name: "random".into(),
