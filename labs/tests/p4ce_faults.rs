@@ -2,13 +2,17 @@
 //! the faults reach every host link, the log-integrity check every bench run ends with passes
 //! under them and fails on a log that lost or reordered a committed entry, and a leader whose
 //! replica is cut off before the start gets ready with the f replicas it has, and that replica
-//! joins the running log once its cable is up.
+//! joins the running log once its cable is up; with leader fail-over on too, and then also
+//! under the node that took over from a crashed leader.
 
 mod common;
 
-use common::program;
+use std::time::Duration;
+
+use common::{assert_logs_identical, program};
 use dataplane::{FaultConfig, LinkConfig};
 use hosts::mu::Path as Mode;
+use hosts::p4ce::failover::FailoverEvent;
 use labs::p4ce::mem::bench::{self, drain_and_check, BenchConfig};
 use labs::p4ce::{Lab, LabConfig};
 
@@ -218,4 +222,85 @@ fn bench_with_a_replica_cut_commits_with_f() {
         r.integrity.replicas,
         vec![(2, 0), (3, r.integrity.appended)]
     );
+}
+
+/// A lab with 1 ms leader fail-over and host `cut`'s cable down from the start.
+fn failover_lab_with_cut(mode: Mode, replicas: usize, cut: Option<usize>) -> Lab {
+    let mut cfg = LabConfig::new(mode, replicas);
+    cfg.leader_timeout = Some(Duration::from_millis(1));
+    if let Some(h) = cut {
+        let mut down: LinkConfig = "down".parse().unwrap();
+        down.seed = 0;
+        cfg.host_links = vec![None; h + 1];
+        cfg.host_links[h] = Some(down);
+    }
+    Lab::new(program(), cfg).unwrap_or_else(|e| panic!("{mode:?}: {e}"))
+}
+
+/// Drives the lab until host `h` applied `n` entries (or a second of virtual time passed).
+fn until_applied(lab: &mut Lab, h: usize, n: usize) {
+    let until = lab.now() + 1_000_000_000;
+    while lab.applied(h).len() < n && lab.advance(until).unwrap() {}
+}
+
+/// Issue 13 with leader fail-over on: replica 3 (host 2) of three (f = 2) is cut off before
+/// the start. The lab starts once the leader and the replicas it has are set up and their
+/// heartbeats armed; when the cable comes up, replica 3 joins (snapshot, then the ring), arms
+/// its heartbeats, and nobody changes leader. A leader crash after that fails over to
+/// replica 2 with the joiner as one of its two followers, and the logs agree.
+#[test]
+fn with_failover_a_replica_cut_before_the_start_joins_and_a_later_crash_fails_over() {
+    for mode in [Mode::Switch, Mode::Unicast] {
+        let mut lab = failover_lab_with_cut(mode, 3, Some(2));
+        assert_eq!(lab.leader().live_replicas(), vec![2, 4], "{mode:?}");
+        let vals = values(300);
+        let until = lab.now() + 1_000_000_000;
+        assert_eq!(lab.replicate_all(&vals[..200], until).unwrap(), 200);
+        assert!(lab.applied(2).is_empty());
+        lab.set_host_link_up(2, true);
+        until_applied(&mut lab, 2, 200);
+        assert_eq!(lab.applied(2), &vals[..200], "{mode:?}");
+        let until = lab.now() + 1_000_000_000;
+        assert_eq!(lab.replicate_all(&vals[200..], until).unwrap(), 100);
+        let integrity = drain_and_check(&mut lab, 0, 2).unwrap();
+        assert!(integrity.ok, "{mode:?}: {integrity}");
+        assert_eq!(integrity.complete, 3, "{mode:?}: {integrity}");
+        let st = lab.leader().stats();
+        assert_eq!((st.joined, st.snapshots), (1, 1), "{mode:?}: {st:?}");
+        let mut live = lab.leader().live_replicas();
+        live.sort_unstable();
+        assert_eq!(live, vec![2, 3, 4], "{mode:?}");
+        // No spurious leader change: every node only armed its heartbeats.
+        let ev = lab.failover_events().to_vec();
+        assert!(
+            ev.iter()
+                .all(|(_, e)| matches!(e, FailoverEvent::Armed { .. })),
+            "{mode:?}: {ev:?}"
+        );
+        assert!(
+            ev.iter().any(|(h, _)| *h == 2),
+            "{mode:?}: the joiner never armed: {ev:?}"
+        );
+        // The leader crashes: replica 2 takes over with replicas 3 (the joiner) and 4.
+        lab.crash_host(0);
+        let t = lab.now() + 10_000_000;
+        lab.run_until(t).unwrap();
+        let ev = lab.failover_events().to_vec();
+        let followers = ev
+            .iter()
+            .find_map(|e| match e {
+                (1, FailoverEvent::Leads { followers, .. }) => Some(followers.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{mode:?}: no new leader: {ev:?}"));
+        assert_eq!(followers, vec![3, 4], "{mode:?}");
+        assert_eq!(lab.leader_host(), 1);
+        let more = values(350);
+        let until = lab.now() + 1_000_000_000;
+        assert_eq!(lab.replicate_all(&more[300..], until).unwrap(), 50);
+        let total = lab.appended().len();
+        assert!(total >= 350, "{mode:?}: {total}");
+        assert_logs_identical(&mut lab, &[2, 3], total);
+        assert_eq!(&lab.applied(2)[..300], &vals[..], "{mode:?}");
+    }
 }

@@ -467,6 +467,8 @@ impl Leader {
         };
         self.live[ri] = false;
         self.probe_pending[ri] = false;
+        // Asked again, it follows this leader (its owner made sure): no longer fenced.
+        self.fenced[ri] = false;
         self.joining[ri] = Some(Join::Probing);
         self.probe_at = Some(Instant::ZERO);
         Ok(())

@@ -52,6 +52,20 @@ impl Liveness {
         self.seen.contains_key(&peer)
     }
 
+    /// Starts watching `peer` (a connection to it came up after this node armed, or came
+    /// up again): it counts as alive as of `now`, whatever was seen of it before.
+    pub fn watch(&mut self, peer: u16, now: Instant) {
+        if peer != self.me {
+            self.seen.insert(
+                peer,
+                Seen {
+                    counter: 0,
+                    changed_at: now,
+                },
+            );
+        }
+    }
+
     /// Records a heartbeat value read from `peer` at `now`.
     pub fn observe(&mut self, peer: u16, counter: u64, now: Instant) {
         if let Some(s) = self.seen.get_mut(&peer) {
@@ -136,6 +150,13 @@ mod tests {
         assert!(!l.is_alive(1, at(1900)));
         assert!(l.is_alive(2, at(1900)));
         assert_eq!(l.leader(at(1900)), 2);
+        // A peer watched later starts alive, and again when it is watched again.
+        let mut w = Liveness::new(3, &[1], Duration::from_micros(500), at(0));
+        assert!(!w.watches(2));
+        w.watch(2, at(1000));
+        assert!(w.watches(2) && w.is_alive(2, at(1400)) && !w.is_alive(2, at(1500)));
+        w.watch(2, at(1600));
+        assert!(w.is_alive(2, at(2000)));
         // Node 1 comes back.
         l.observe(1, 7, at(2000));
         assert_eq!(l.leader(at(2000)), 1);

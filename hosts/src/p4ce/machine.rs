@@ -36,10 +36,12 @@ use rdma::verbs::{
 };
 
 use super::bench::Meter;
-use super::failover::{offer_heartbeat, Failover, FailoverSetup, TakeOver, Watched};
+use super::failover::{
+    offer_heartbeat, Failover, FailoverSetup, TakeOver, Watched, FOLLOWS_ANOTHER,
+};
 use super::integrity::{digest, stamp};
 use super::node::{
-    accept_on, build_node, leader_request_group, replica_accept, replica_offer, reset_qp,
+    accept_on, build_node, host_ip, leader_request_group, replica_accept, replica_offer, reset_qp,
     switch_path_from_reply, NodeSpec,
 };
 use super::snapshot;
@@ -144,9 +146,15 @@ pub struct LeaderState {
     record: bool,
     /// Snapshots offered to joining replicas, by replica id (deregistered once it joined).
     snapshots: Vec<(u16, MrInfo)>,
-    /// Lost replicas are asked to join again (the first leader, which has a unicast QP per
-    /// replica; not a node that took over on its mesh QPs).
+    /// Lost replicas are asked to join again on the unicast QPs (the first leader, which
+    /// has one per replica). A node that took over leads on its mesh QPs: its fail-over
+    /// reconnects them and offers the replicas that follow it ([`Failover::joiners`]).
     rejoin: bool,
+    /// Per replica (as `setup.replicas`): it refused this leader because it follows
+    /// another ([`FOLLOWS_ANOTHER`]); it is not asked again.
+    refused: Vec<bool>,
+    /// Heartbeats of replicas joining a node that took over, watched once they joined.
+    joiner_watch: Vec<Watched>,
 }
 
 impl LeaderState {
@@ -314,6 +322,8 @@ impl Node {
                     record: cfg.record,
                     snapshots: Vec::new(),
                     rejoin: true,
+                    refused: vec![false; n],
+                    joiner_watch: Vec::new(),
                 }))
             }
             None => Role::Replica(ReplicaState {
@@ -515,7 +525,14 @@ impl Node {
         if n > 0 {
             *work = true;
         }
-        *work |= Self::replica_join(&mut self.ep, self.pd, uni, r)?;
+        // The snapshot is READ from the leader it follows: the first leader on the unicast
+        // QP, one that took over on the mesh.
+        let to_leader = self
+            .failover
+            .as_ref()
+            .and_then(Failover::believed_qp)
+            .unwrap_or(uni);
+        *work |= Self::replica_join(&mut self.ep, self.pd, to_leader, r)?;
         self.status.applied = r.replica.applied();
         let Some(fo) = self.failover.as_mut() else {
             return Ok(());
@@ -545,7 +562,8 @@ impl Node {
     }
 
     /// A replica joining the running log ([`crate::mu::join`]): when the leader's offer
-    /// appears in its join word, READs the snapshot on its unicast QP into a fresh MR; once
+    /// appears in its join word, READs the snapshot on `uni` (its QP to that leader) into a
+    /// fresh MR; once
     /// the snapshot's trailer is there, keeps its entries and installs it. Returns whether it
     /// did something.
     fn replica_join(
@@ -647,6 +665,8 @@ impl Node {
             record,
             snapshots: Vec::new(),
             rejoin: false,
+            refused: vec![false; n],
+            joiner_watch: Vec::new(),
         }));
         self.status.ready = false;
         Ok(())
@@ -669,6 +689,8 @@ impl Node {
                 *work = true;
                 lost = fo.lost_followers(now);
             }
+            // A node that took over reconnects the mesh to replicas that come back.
+            *work |= fo.connect_mesh(&mut self.ep, t, now)?;
         }
         let Role::Leader(l) = &mut self.role else {
             return Ok(());
@@ -684,7 +706,7 @@ impl Node {
                 .as_ref()
                 .map_or_else(|| b"mu".to_vec(), |f| f.hello(false).to_bytes());
             for (i, (ip, _)) in l.setup.replicas.iter().enumerate() {
-                if l.paths[i].is_none() {
+                if l.paths[i].is_none() && !l.refused[i] {
                     let Some(&qpn) = self.uni_qps.get(i) else {
                         continue;
                     };
@@ -698,6 +720,12 @@ impl Node {
         let mut unclaimed = Vec::new();
         while let Some(ev) = ep.poll_cm_event() {
             *work = true;
+            if let Some(fo) = self.failover.as_mut() {
+                // Mesh connections (a node that took over keeps them up).
+                if fo.on_cm(ep, t, &ev)? {
+                    continue;
+                }
+            }
             match ev {
                 CmEvent::Established {
                     conn, private_data, ..
@@ -741,6 +769,19 @@ impl Node {
                     l.switch_refusals
                         .push("the switch agent refused or did not answer".into());
                     l.cm_retry_at = Some(now + Nanos::from(l.setup.cfg.switch_retry));
+                }
+                CmEvent::Rejected {
+                    conn,
+                    ref private_data,
+                    ..
+                } if private_data.starts_with(FOLLOWS_ANOTHER)
+                    && l.pending.iter().any(|(c, _)| *c == conn) =>
+                {
+                    // It follows another leader: this one was deposed (Mu's fencing).
+                    if let Some(k) = l.pending.iter().position(|(c, _)| *c == conn) {
+                        let (_, i) = l.pending.swap_remove(k);
+                        l.refused[i] = true;
+                    }
                 }
                 CmEvent::Rejected { conn, .. } | CmEvent::Unreachable { conn }
                     if l.pending.iter().any(|(c, _)| *c == conn) =>
@@ -863,14 +904,37 @@ impl Node {
                         leader.leave_switch(ep, t)?;
                         l.cm_retry_at = Some(now);
                     }
-                    if let Some(fo) = self.failover.as_mut() {
-                        fo.lead(&watched(&l.paths, &l.heartbeats), now);
+                    // Its heartbeat is watched from now on.
+                    let w = watched(&l.paths, &l.heartbeats)
+                        .into_iter()
+                        .chain(l.joiner_watch.iter().copied())
+                        .find(|w| w.id == r);
+                    if let (Some(fo), Some(w)) = (self.failover.as_mut(), w) {
+                        fo.watch_also(w, now);
                     }
                 }
                 _ => {}
             }
             if !matches!(ev, LeaderEvent::Committed(_)) {
                 l.events.push(ev);
+            }
+        }
+        if let (Some(fo), false) = (self.failover.as_mut(), l.rejoin) {
+            // A node that took over: replicas that came back and follow it join its log.
+            let mut members = leader.live_replicas();
+            members.extend(leader.joining_replicas());
+            for j in fo.joiners(ep, &members)? {
+                let id = j.path.id;
+                leader.add_replica(j.path)?;
+                if !l.setup.replicas.iter().any(|(_, r)| *r == id) {
+                    l.setup.replicas.push((host_ip(id), id));
+                    l.paths.push(None);
+                    l.heartbeats.push(None);
+                    l.refused.push(false);
+                }
+                l.joiner_watch.retain(|w| w.id != id);
+                l.joiner_watch.push(j.watch);
+                *work = true;
             }
         }
         while leader.can_append() {
