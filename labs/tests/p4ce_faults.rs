@@ -304,3 +304,110 @@ fn with_failover_a_replica_cut_before_the_start_joins_and_a_later_crash_fails_ov
         assert_eq!(&lab.applied(2)[..300], &vals[..], "{mode:?}");
     }
 }
+
+/// Re-invitation by a node that took over: four replicas (f = 2); the leader crashes and
+/// replica 5 (host 4) is cut off at the same moment, so replica 2 takes over with 3 and 4
+/// only. When the cable comes up, the mesh reconnects, replica 5 sees replica 2 lead and
+/// follows it, and the new leader (having READ that it does) adds it: a snapshot of what it
+/// missed, then the ring. Its log then agrees with everyone's, and in P4CE mode the agent's
+/// group includes it again.
+#[test]
+fn a_replica_cut_during_a_take_over_rejoins_the_new_leader() {
+    for mode in [Mode::Switch, Mode::Unicast] {
+        let mut lab = failover_lab_with_cut(mode, 4, None);
+        let vals = values(300);
+        let until = lab.now() + 1_000_000_000;
+        assert_eq!(lab.replicate_all(&vals[..50], until).unwrap(), 50);
+        lab.crash_host(0);
+        lab.set_host_link_up(4, false);
+        let t = lab.now() + 10_000_000;
+        lab.run_until(t).unwrap();
+        let ev = lab.failover_events().to_vec();
+        let followers = ev
+            .iter()
+            .find_map(|e| match e {
+                (1, FailoverEvent::Leads { followers, .. }) => Some(followers.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{mode:?}: no new leader: {ev:?}"));
+        assert_eq!(followers, vec![3, 4], "{mode:?}");
+        // More than a lap of the ring while replica 5 is away: it needs a snapshot.
+        let until = lab.now() + 1_000_000_000;
+        assert_eq!(lab.replicate_all(&vals[50..200], until).unwrap(), 150);
+        let total = lab.appended().len();
+        assert!(lab.applied(4).len() < 60, "{mode:?}");
+        lab.set_host_link_up(4, true);
+        until_applied(&mut lab, 4, total);
+        assert_logs_identical(&mut lab, &[2, 3, 4], total);
+        let until = lab.now() + 1_000_000_000;
+        assert_eq!(lab.replicate_all(&vals[200..], until).unwrap(), 100);
+        let integrity = drain_and_check(&mut lab, 1, 2).unwrap();
+        assert!(integrity.ok, "{mode:?}: {integrity}");
+        assert_eq!(integrity.complete, 3, "{mode:?}: {integrity}");
+        let total = lab.appended().len();
+        assert_logs_identical(&mut lab, &[2, 3, 4], total);
+        assert_eq!(&lab.applied(4)[..50], &vals[..50], "{mode:?}");
+        let st = lab.leader().stats();
+        assert_eq!((st.joined, st.snapshots), (1, 1), "{mode:?}: {st:?}");
+        let mut live = lab.leader().live_replicas();
+        live.sort_unstable();
+        assert_eq!(live, vec![3, 4, 5], "{mode:?}");
+        if mode == Mode::Switch {
+            let (_, agent) = lab.switch_and_agent();
+            let g = agent.group(1).expect("a group for the new leader");
+            let mut eps: Vec<u16> = g.replicas.iter().map(|r| r.ep).collect();
+            eps.sort_unstable();
+            assert_eq!((g.leader.ep, eps), (2, vec![3, 4, 5]), "{mode:?}");
+            assert!(lab.leader().stats().switch_writes > 0);
+        }
+    }
+}
+
+/// The other side of re-invitation: a deposed leader is never let back in. The first
+/// leader stalls past the leader timeout (two replicas, f = 1), replica 2 takes over with
+/// replica 3; when the old leader runs again, its QPs to the replicas have failed and it asks
+/// them to join again, and both refuse (they follow replica 2, and a replica grants write
+/// access only to the leader it follows). It commits nothing more; the new leader goes on.
+#[test]
+fn a_deposed_leader_that_comes_back_is_refused() {
+    for mode in [Mode::Switch, Mode::Unicast] {
+        let mut lab = failover_lab_with_cut(mode, 2, None);
+        let vals = values(120);
+        let until = lab.now() + 1_000_000_000;
+        assert_eq!(lab.replicate_all(&vals[..40], until).unwrap(), 40);
+        lab.set_host_paused(0, true);
+        let t = lab.now() + 20_000_000;
+        lab.run_until(t).unwrap();
+        assert_eq!(
+            lab.leader_host(),
+            1,
+            "{mode:?}: {:?}",
+            lab.failover_events()
+        );
+        let until = lab.now() + 1_000_000_000;
+        assert_eq!(lab.replicate_all(&vals[40..80], until).unwrap(), 40);
+        lab.set_host_paused(0, false);
+        let old = lab.node(0).status.committed;
+        for v in &vals[80..90] {
+            let now = lab.mem().now();
+            lab.with_node(0, |n| n.try_append(now, v)).unwrap();
+        }
+        let t = lab.now() + 50_000_000;
+        lab.run_until(t).unwrap();
+        let n0 = lab.node(0);
+        assert_eq!(
+            n0.status.committed, old,
+            "{mode:?}: the deposed leader committed"
+        );
+        let l0 = n0.leader_ref().and_then(|l| l.leader.as_ref()).unwrap();
+        assert!(l0.live_replicas().is_empty(), "{mode:?}");
+        assert!(l0.joining_replicas().is_empty(), "{mode:?}");
+        assert_eq!(lab.leader_host(), 1);
+        let until = lab.now() + 1_000_000_000;
+        assert_eq!(lab.replicate_all(&vals[90..], until).unwrap(), 30);
+        let integrity = drain_and_check(&mut lab, 1, 1).unwrap();
+        assert!(integrity.ok, "{mode:?}: {integrity}");
+        let total = lab.appended().len();
+        assert_logs_identical(&mut lab, &[2], total);
+    }
+}

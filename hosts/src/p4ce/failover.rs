@@ -24,6 +24,15 @@
 //!   ahead if it is ahead of itself, applies it and leads from its end ([`TakeOver`]); the
 //!   node then asks the switch's agent for the group on a fresh QP (a view change:
 //!   the agent connects to the followers again).
+//! - Coming back: a replica arms once the first leader's connection is up and watches the
+//!   other replicas as their connections come up, so one that is cut off keeps nobody from
+//!   arming. Broken mesh connections are asked for again (the lower id asks). A replica
+//!   accepts a leader's connection only from the leader it follows ([`FOLLOWS_ANOTHER`]
+//!   otherwise), and each (re)connected mesh QP gets the view's access, so a deposed leader
+//!   never gets write access back. A replica that could not lead (too few followers) follows
+//!   a lower live id once it sees one again. A node that took over READs the "follows" word
+//!   of each reconnected replica outside its log and adds those that follow it
+//!   ([`Failover::joiners`]): they catch up as any joining replica does ([`crate::mu::join`]).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
@@ -112,6 +121,9 @@ pub struct Watched {
     /// R_key of its heartbeat MR.
     pub hb_rkey: u32,
 }
+
+/// Completions of the node's own that a replica's fail-over keeps for it at most.
+const MAX_OTHERS: usize = 256;
 
 /// How long a mesh connection attempt waits before it is made again.
 const MESH_RETRY: Nanos = Nanos::from_millis(20);
@@ -308,6 +320,8 @@ pub struct Failover {
     /// While this node leads after a take-over: the replicas its log has (live or
     /// joining); the others are candidates to join ([`Failover::joiners`]).
     members: Vec<u16>,
+    /// Completions on a replica's CQ that are not fail-over's ([`Failover::take_others`]).
+    others: Vec<WorkCompletion>,
     /// What it did so far.
     pub events: Vec<FailoverEvent>,
 }
@@ -373,6 +387,7 @@ impl Failover {
             watch: Vec::new(),
             watch_live: None,
             members: Vec::new(),
+            others: Vec::new(),
             events: Vec::new(),
         })
     }
@@ -602,6 +617,12 @@ impl Failover {
         self.live.as_ref().is_some_and(|l| l.watches(peer))
     }
 
+    /// The completions a replica's fail-over took from the shared CQ that are not its own
+    /// (the node's snapshot READ), oldest first.
+    pub fn take_others(&mut self) -> Vec<WorkCompletion> {
+        std::mem::take(&mut self.others)
+    }
+
     /// The node this one follows (itself once it leads).
     pub fn believed(&self) -> u16 {
         self.believed
@@ -709,7 +730,7 @@ impl Failover {
 
     /// A node asks its mesh peers with higher ids for a connection: again after a refusal
     /// or no answer, and again when an established one broke (its QP failed: the peer was
-    /// cut off or crashed), at most every [`MESH_RETRY`]. A replica that comes back this way
+    /// cut off or crashed), at most every 20 ms. A replica that comes back this way
     /// is heartbeat-watched again and may join a new leader's log. Returns whether it sent
     /// anything.
     pub fn connect_mesh(
@@ -849,6 +870,10 @@ impl Failover {
                 continue;
             }
             if wc.wr_id & HB == 0 {
+                // Not fail-over's (the node's own READs): kept for the node.
+                if self.others.len() < MAX_OTHERS {
+                    self.others.push(wc);
+                }
                 continue;
             }
             let k = (wc.wr_id & 0xFF) as usize;

@@ -19,8 +19,10 @@
 //!   millisecond and joins the running log when it answers ([`crate::mu::join`]: the ring's
 //!   entries re-written, or first a snapshot of the node's digests and recorded values that
 //!   the replica READs); in P4CE mode the leader then asks the agent for the group again,
-//!   with it. Not a replica that fenced the leader off (a remote access error), and not by
-//!   a node that took over (it leads on its mesh QPs).
+//!   with it. Not a replica that fenced the leader off (a remote access error) or refused
+//!   it because it follows another leader ([`FOLLOWS_ANOTHER`]). A node that took over
+//!   leads on its mesh QPs: its fail-over reconnects the mesh to a replica that comes back,
+//!   and once that replica follows it ([`Failover::joiners`]) it joins the same way.
 //! - With fail-over configured ([`NodeFailover`]), every node also bumps its heartbeat and
 //!   each replica runs [`Failover`] (mesh connections, heartbeat READs, view changes); a
 //!   replica that recovers the log becomes the leader (a take-over: a fresh QP towards the
@@ -68,9 +70,13 @@ const REJOIN_RETRY: Nanos = Nanos::from_millis(1);
 /// The largest snapshot a joining replica READs (bytes).
 const MAX_SNAPSHOT: u64 = 1 << 30;
 
-/// wr_id of a joining replica's snapshot READ (its completion is not waited for: the
-/// snapshot's trailer says it arrived).
+/// wr_id of a joining replica's snapshot READ (the snapshot's trailer says it arrived; its
+/// MR is freed once the READ completed).
 const JOIN_READ: u64 = 1 << 53;
+
+/// Snapshot MRs a replica keeps at most while their READs are outstanding (more only when
+/// READs never complete: a QP reset under them).
+const MAX_RETIRED: usize = 4;
 
 /// CM events about connections a node did not open that it keeps for its owner
 /// ([`Node::unclaimed`]) at most.
@@ -185,8 +191,12 @@ pub struct ReplicaState {
     record: bool,
     /// What it needs to lead after a fail-over.
     takeover: Option<(Path, Option<LostHook>)>,
-    /// A snapshot being READ from the leader (joining the running log) and where it lands.
-    join: Option<(JoinOffer, MrInfo)>,
+    /// A snapshot being READ from the leader (joining the running log), where it lands,
+    /// and whether its READ completed.
+    join: Option<(JoinOffer, MrInfo, bool)>,
+    /// Snapshot MRs done with (installed or superseded) whose READ has not completed yet,
+    /// oldest first: a late response landing in a deregistered MR would fail the QP.
+    retired: VecDeque<MrInfo>,
 }
 
 /// A node's role.
@@ -194,7 +204,7 @@ pub enum Role {
     /// The leader.
     Leader(Box<LeaderState>),
     /// A replica.
-    Replica(ReplicaState),
+    Replica(Box<ReplicaState>),
 }
 
 /// What a node says about itself (a driver shows it to others without stopping the node).
@@ -326,14 +336,15 @@ impl Node {
                     joiner_watch: Vec::new(),
                 }))
             }
-            None => Role::Replica(ReplicaState {
+            None => Role::Replica(Box::new(ReplicaState {
                 replica: Replica::new(geometry, parts.log.lkey)?,
                 applied: Vec::new(),
                 digests: Vec::new(),
                 record: cfg.record,
                 takeover,
                 join: None,
-            }),
+                retired: VecDeque::new(),
+            })),
         };
         let mut node = Node {
             id: cfg.spec.id,
@@ -532,6 +543,12 @@ impl Node {
             .as_ref()
             .and_then(Failover::believed_qp)
             .unwrap_or(uni);
+        let wcs = match self.failover.as_mut() {
+            Some(fo) => fo.take_others(),
+            None => self.ep.poll_cq(self.cq, 256)?,
+        };
+        let reads_done = wcs.iter().filter(|w| w.wr_id == JOIN_READ).count();
+        Self::join_reads_done(&mut self.ep, r, reads_done)?;
         *work |= Self::replica_join(&mut self.ep, self.pd, to_leader, r)?;
         self.status.applied = r.replica.applied();
         let Some(fo) = self.failover.as_mut() else {
@@ -573,10 +590,10 @@ impl Node {
         r: &mut ReplicaState,
     ) -> Result<bool, NodeError> {
         let offer = r.replica.join_offer(ep, MAX_SNAPSHOT)?;
-        if let Some((o, mr)) = r.join {
+        if let Some((o, mr, done)) = r.join {
             if offer != Some(o) {
                 // Superseded (or installed): a new offer replaces it.
-                ep.dereg_mr(mr.lkey)?;
+                Self::retire(ep, r, mr, done)?;
                 r.join = None;
             } else {
                 let b = ep.mr_bytes(mr.lkey)?;
@@ -592,7 +609,7 @@ impl Node {
                     }
                 }
                 r.replica.install(ep, o.to)?;
-                ep.dereg_mr(mr.lkey)?;
+                Self::retire(ep, r, mr, done)?;
                 r.join = None;
                 return Ok(true);
             }
@@ -611,8 +628,41 @@ impl Node {
             rkey: o.rkey,
         };
         ep.post_send(uni, SendWr::new(JOIN_READ, op, sge))?;
-        r.join = Some((o, mr));
+        r.join = Some((o, mr, false));
         Ok(true)
+    }
+
+    /// `n` snapshot READs completed (in the order they were posted): the oldest retired
+    /// MRs are freed, then the current READ counts as done.
+    fn join_reads_done(ep: &mut Endpoint, r: &mut ReplicaState, n: usize) -> Result<(), NodeError> {
+        for _ in 0..n {
+            if let Some(mr) = r.retired.pop_front() {
+                ep.dereg_mr(mr.lkey)?;
+            } else if let Some((_, _, done)) = r.join.as_mut() {
+                *done = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// A snapshot MR is no longer needed: freed now if its READ completed, else once it has.
+    fn retire(
+        ep: &mut Endpoint,
+        r: &mut ReplicaState,
+        mr: MrInfo,
+        read_done: bool,
+    ) -> Result<(), NodeError> {
+        if read_done {
+            ep.dereg_mr(mr.lkey)?;
+            return Ok(());
+        }
+        r.retired.push_back(mr);
+        while r.retired.len() > MAX_RETIRED {
+            if let Some(old) = r.retired.pop_front() {
+                ep.dereg_mr(old.lkey)?;
+            }
+        }
+        Ok(())
     }
 
     /// A replica that recovered the log becomes the leader: a fresh QP towards the switch
