@@ -439,7 +439,8 @@ impl Leader {
     /// Joins replica `path.id` to the running log ([`super::join`]): a replica absent when
     /// the leader started, or one lost since and reconnected (its new connection replaces the
     /// old). It is probed at the next [`Leader::poll`] and is not live (it counts for no
-    /// quorum) until [`LeaderEvent::Joined`].
+    /// quorum) until [`LeaderEvent::Joined`]. The caller makes sure it follows this leader
+    /// (it is no longer counted as fenced).
     pub fn add_replica(&mut self, path: ReplicaPath) -> Result<(), MuError> {
         let known = self.replicas.iter().position(|r| r.id == path.id);
         let n = self.replicas.len() + usize::from(known.is_none());

@@ -324,9 +324,18 @@ impl NetnsLab {
                     .unwrap_or_default()
             })?;
             lab.wait_for(ready_timeout, "the replicas' heartbeats", |l| {
-                l.nodes
-                    .iter()
-                    .all(|n| !live.contains(&n.id) || n.status().ready)
+                l.nodes.iter().all(|n| {
+                    let live = live.clone();
+                    let id = n.id;
+                    !live.contains(&id)
+                        || n.exec(CALL_TIMEOUT, move |ctx| {
+                            // Armed, and watching every other replica the leader has.
+                            ctx.failover.as_ref().is_some_and(|f| {
+                                f.armed() && live.iter().all(|r| *r == id || f.watches(*r))
+                            })
+                        })
+                        .unwrap_or(false)
+                })
             })?;
         }
         Ok(lab)
