@@ -365,18 +365,26 @@ fn a_replica_cut_during_a_take_over_rejoins_the_new_leader() {
 
 /// The other side of re-invitation: a deposed leader is never let back in. The first
 /// leader stalls past the leader timeout (two replicas, f = 1), replica 2 takes over with
-/// replica 3; when the old leader runs again, its QPs to the replicas have failed and it asks
-/// them to join again, and both refuse (they follow replica 2, and a replica grants write
-/// access only to the leader it follows). It commits nothing more; the new leader goes on.
+/// replica 3. When the old leader runs again after 20 ms, its QPs to the replicas have
+/// failed and it asks them to join again: both refuse (they follow replica 2, and a replica
+/// grants write access only to the leader it follows). After a 3 ms stall its connections
+/// are still up and its heartbeat moves again: replica 3 must not follow it back (it would
+/// lead from its old log over what replica 2 committed). Either way it commits nothing
+/// more, and the new leader goes on.
 #[test]
 fn a_deposed_leader_that_comes_back_is_refused() {
-    for mode in [Mode::Switch, Mode::Unicast] {
+    for (mode, stall) in [
+        (Mode::Switch, 20_000_000),
+        (Mode::Unicast, 20_000_000),
+        (Mode::Switch, 3_000_000),
+        (Mode::Unicast, 3_000_000),
+    ] {
         let mut lab = failover_lab_with_cut(mode, 2, None);
         let vals = values(120);
         let until = lab.now() + 1_000_000_000;
         assert_eq!(lab.replicate_all(&vals[..40], until).unwrap(), 40);
         lab.set_host_paused(0, true);
-        let t = lab.now() + 20_000_000;
+        let t = lab.now() + stall;
         lab.run_until(t).unwrap();
         assert_eq!(
             lab.leader_host(),
@@ -388,9 +396,13 @@ fn a_deposed_leader_that_comes_back_is_refused() {
         assert_eq!(lab.replicate_all(&vals[40..80], until).unwrap(), 40);
         lab.set_host_paused(0, false);
         let old = lab.node(0).status.committed;
+        // Its heartbeat moves again (readable where its connections survived)...
+        let t = lab.now() + 10_000_000;
+        lab.run_until(t).unwrap();
+        // ...and tries to append (refused without a quorum, or never committed).
         for v in &vals[80..90] {
             let now = lab.mem().now();
-            lab.with_node(0, |n| n.try_append(now, v)).unwrap();
+            let _ = lab.with_node(0, |n| n.try_append(now, v));
         }
         let t = lab.now() + 50_000_000;
         lab.run_until(t).unwrap();
@@ -405,6 +417,12 @@ fn a_deposed_leader_that_comes_back_is_refused() {
         assert_eq!(lab.leader_host(), 1);
         let until = lab.now() + 1_000_000_000;
         assert_eq!(lab.replicate_all(&vals[90..], until).unwrap(), 30);
+        let ev = lab.failover_events().to_vec();
+        assert!(
+            !ev.iter()
+                .any(|e| matches!(e, (_, FailoverEvent::Follows { leader: 1, .. }))),
+            "{mode:?} {stall}: a replica followed the deposed leader back: {ev:?}"
+        );
         let integrity = drain_and_check(&mut lab, 1, 1).unwrap();
         assert!(integrity.ok, "{mode:?}: {integrity}");
         let total = lab.appended().len();

@@ -361,14 +361,17 @@ impl Leader {
             acks: 0,
             done: false,
         };
-        match self.switch {
-            Some(sp) => {
-                self.post_switch(ep, sp, &e)?;
-                e.via_switch = true;
-            }
-            None => {
-                self.post_unicast(ep, &e)?;
-            }
+        let switched = match self.switch {
+            Some(sp) => self.post_switch(ep, sp, &e).is_ok(),
+            None => false,
+        };
+        if switched {
+            e.via_switch = true;
+        } else {
+            // No switch path, or its QP failed without a completion telling (its connection
+            // was torn down): then fall back first.
+            self.fall_back(ep, now, false)?;
+            self.post_unicast(ep, &e)?;
         }
         self.next += 1;
         self.stats.appended += 1;
@@ -416,7 +419,12 @@ impl Leader {
                 remote_addr: r.va + self.cfg.geometry.offset(e.index) as u64,
                 rkey: r.rkey,
             };
-            ep.post_send(r.qpn, SendWr::new(e.index, op, sge))?;
+            if ep.post_send(r.qpn, SendWr::new(e.index, op, sge)).is_err() {
+                // Its QP failed (no completion said so yet): the replica is lost.
+                self.live[i] = false;
+                self.events.push_back(LeaderEvent::ReplicaLost(r.id));
+                continue;
+            }
             self.stats.unicast_writes += 1;
         }
         Ok(())
