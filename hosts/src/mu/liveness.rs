@@ -1,6 +1,7 @@
 //! Liveness as in Mu: every node bumps a heartbeat counter in its memory; the others READ it
 //! over RDMA and call a node alive while its counter keeps changing. The leader is the live
-//! node with the lowest id. This module is the bookkeeping; reading is the caller's RDMA READ.
+//! node with the lowest id; a leader this node stopped following (another took over) never
+//! counts as alive again. This module is the bookkeeping; reading is the caller's RDMA READ.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
