@@ -563,3 +563,36 @@ fn bench_under_faults_with_a_cut_replica_passes_the_integrity_check() {
     assert_eq!(r.integrity.replicas[1], (3, 0), "{}", r.integrity);
     assert!(r.integrity.complete >= 1);
 }
+
+/// `pisa consensus bench --lab ... --late-replica 2@150ms` (issue 13): replica 3 (node 2)
+/// has its switch port's cable down from the start; 150 ms into the measured run it comes
+/// up, joins the running log (a snapshot of what it missed, then the ring) and catches up;
+/// the run's integrity check then finds both replicas complete.
+#[test]
+#[ignore = "needs root: network namespaces, veth pairs and AF_PACKET"]
+fn bench_with_a_late_replica_reports_its_join() {
+    require_root();
+    let tl = TestLab::up("l");
+    let cfg = hosts::p4ce::BenchConfig {
+        mode: Mode::Switch,
+        replicas: 2,
+        value_size: 64,
+        outstanding: 8,
+        duration_ns: 600_000_000,
+        link_rate_bps: 10_000_000_000,
+        link_delay_ns: 1_000,
+        faults: Default::default(),
+        host_links: Vec::new(),
+        late_replica: Some("2@150ms".parse().unwrap()),
+    };
+    let r = labs::p4ce::netns::bench::run(program(), &cfg, tl.state())
+        .unwrap_or_else(|e| panic!("bench: {e}"));
+    let late = r.late_replica.clone().expect("a late replica report");
+    eprintln!("late replica: {late}");
+    assert_eq!(late.id, 3);
+    assert!(late.missed > 0, "{late}");
+    assert!(late.joined_after_s.is_some(), "{late}");
+    assert!(late.caught_up_after_s.is_some(), "{late}");
+    assert!(r.integrity.ok, "{}", r.integrity);
+    assert_eq!(r.integrity.complete, 2, "{}", r.integrity);
+}

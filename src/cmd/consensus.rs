@@ -26,9 +26,11 @@
 //! flags, when given, replace its faults); hosts without one take `--link-rate`,
 //! `--link-delay` and the flags.
 //!
-//! `--late-replica N@TIME` (in memory) keeps replica N's cable down from the start until TIME
-//! into the run: the leader goes on with f replicas, and the replica joins the running log
-//! when its cable is up (`hosts::mu::join`); the report says when.
+//! `--late-replica N@TIME` keeps replica N's cable down from the start until TIME into the
+//! run (in memory its link; with `--lab` its switch port's link model): the leader goes on
+//! with f replicas, and the replica joins the running log when its cable is up
+//! (`hosts::mu::join`); the report says when (virtual time in memory, wall-clock with
+//! `--lab`).
 //!
 //! Every run ends with a log-integrity check (`hosts::p4ce::integrity`): the leader stops
 //! appending, what is in flight drains, and every replica's applied log must be a prefix of
@@ -138,8 +140,9 @@ pub struct ConsensusBenchArgs {
     /// leaf1, the replicas under leaf2..leaf4, the P4CE switch off leaf1).
     #[arg(long, value_enum, default_value_t = TopologyArg::Switch)]
     pub topology: TopologyArg,
-    /// In memory: replica N's cable is down from the start until TIME into the run
-    /// (`N@TIME`, e.g. `2@2ms`); the report says when it joined the running log and caught up.
+    /// Replica N's cable is down from the start until TIME into the run (`N@TIME`, e.g.
+    /// `2@2ms`; in memory and with `--lab`); the report says when it joined the running log
+    /// and caught up.
     #[arg(long, value_name = "N@TIME")]
     pub late_replica: Option<hosts::p4ce::bench::LateReplica>,
     #[command(flatten)]
@@ -361,9 +364,6 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
     let default_dur = if a.lab.is_some() { "2s" } else { "10ms" };
     let dur = duration(a.duration.as_deref().unwrap_or(default_dur))?;
     let faults = faults(a.loss, a.dup, a.reorder)?;
-    if a.late_replica.is_some() && a.lab.is_some() {
-        bail!("--late-replica: in memory only (not with --lab)");
-    }
     if let Some(l) = a.late_replica.filter(|l| l.replica > a.replicas) {
         bail!(
             "--late-replica {}: there are {} replicas",

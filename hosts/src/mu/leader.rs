@@ -361,14 +361,17 @@ impl Leader {
             acks: 0,
             done: false,
         };
-        match self.switch {
-            Some(sp) => {
-                self.post_switch(ep, sp, &e)?;
-                e.via_switch = true;
-            }
-            None => {
-                self.post_unicast(ep, &e)?;
-            }
+        let switched = match self.switch {
+            Some(sp) => self.post_switch(ep, sp, &e).is_ok(),
+            None => false,
+        };
+        if switched {
+            e.via_switch = true;
+        } else {
+            // No switch path, or its QP failed without a completion telling (its connection
+            // was torn down): then fall back first.
+            self.fall_back(ep, now, false)?;
+            self.post_unicast(ep, &e)?;
         }
         self.next += 1;
         self.stats.appended += 1;
@@ -416,7 +419,12 @@ impl Leader {
                 remote_addr: r.va + self.cfg.geometry.offset(e.index) as u64,
                 rkey: r.rkey,
             };
-            ep.post_send(r.qpn, SendWr::new(e.index, op, sge))?;
+            if ep.post_send(r.qpn, SendWr::new(e.index, op, sge)).is_err() {
+                // Its QP failed (no completion said so yet): the replica is lost.
+                self.live[i] = false;
+                self.events.push_back(LeaderEvent::ReplicaLost(r.id));
+                continue;
+            }
             self.stats.unicast_writes += 1;
         }
         Ok(())
@@ -439,7 +447,8 @@ impl Leader {
     /// Joins replica `path.id` to the running log ([`super::join`]): a replica absent when
     /// the leader started, or one lost since and reconnected (its new connection replaces the
     /// old). It is probed at the next [`Leader::poll`] and is not live (it counts for no
-    /// quorum) until [`LeaderEvent::Joined`].
+    /// quorum) until [`LeaderEvent::Joined`]. The caller makes sure it follows this leader
+    /// (it is no longer counted as fenced).
     pub fn add_replica(&mut self, path: ReplicaPath) -> Result<(), MuError> {
         let known = self.replicas.iter().position(|r| r.id == path.id);
         let n = self.replicas.len() + usize::from(known.is_none());
@@ -467,6 +476,8 @@ impl Leader {
         };
         self.live[ri] = false;
         self.probe_pending[ri] = false;
+        // Asked again, it follows this leader (its owner made sure): no longer fenced.
+        self.fenced[ri] = false;
         self.joining[ri] = Some(Join::Probing);
         self.probe_at = Some(Instant::ZERO);
         Ok(())

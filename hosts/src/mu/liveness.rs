@@ -1,8 +1,9 @@
 //! Liveness as in Mu: every node bumps a heartbeat counter in its memory; the others READ it
 //! over RDMA and call a node alive while its counter keeps changing. The leader is the live
-//! node with the lowest id. This module is the bookkeeping; reading is the caller's RDMA READ.
+//! node with the lowest id; a leader this node stopped following (another took over) never
+//! counts as alive again. This module is the bookkeeping; reading is the caller's RDMA READ.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use rdma::verbs::Instant;
@@ -19,6 +20,8 @@ pub struct Liveness {
     me: u16,
     timeout: Duration,
     seen: BTreeMap<u16, Seen>,
+    /// Leaders this node stopped following: dead for good (see [`Liveness::declare_dead`]).
+    deposed: BTreeSet<u16>,
 }
 
 impl Liveness {
@@ -38,7 +41,12 @@ impl Liveness {
                 )
             })
             .collect();
-        Liveness { me, timeout, seen }
+        Liveness {
+            me,
+            timeout,
+            seen,
+            deposed: BTreeSet::new(),
+        }
     }
 
     /// How often a node bumps its counter and READs the others': a tenth of `timeout` (at
@@ -52,6 +60,20 @@ impl Liveness {
         self.seen.contains_key(&peer)
     }
 
+    /// Starts watching `peer` (a connection to it came up after this node armed, or came
+    /// up again): it counts as alive as of `now`, whatever was seen of it before.
+    pub fn watch(&mut self, peer: u16, now: Instant) {
+        if peer != self.me {
+            self.seen.insert(
+                peer,
+                Seen {
+                    counter: 0,
+                    changed_at: now,
+                },
+            );
+        }
+    }
+
     /// Records a heartbeat value read from `peer` at `now`.
     pub fn observe(&mut self, peer: u16, counter: u64, now: Instant) {
         if let Some(s) = self.seen.get_mut(&peer) {
@@ -62,9 +84,14 @@ impl Liveness {
         }
     }
 
-    /// Counts `peer` dead until its counter is seen changing again (a new leader told this
-    /// node that it took over).
+    /// Counts `peer` dead for good: this node stopped following it (it was the leader and
+    /// another took over). A deposed leader that runs again (it was stalled, not dead) and
+    /// bumps its counter must not be followed again: it would lead from its old log, without
+    /// the recovery a new leader runs, over entries the new leader committed.
     pub fn declare_dead(&mut self, peer: u16, now: Instant) {
+        if peer != self.me {
+            self.deposed.insert(peer);
+        }
         if let Some(s) = self.seen.get_mut(&peer) {
             s.changed_at = Instant::from_nanos(
                 now.as_nanos()
@@ -82,13 +109,14 @@ impl Liveness {
         }
     }
 
-    /// Whether `peer` looks alive at `now` (this node always is).
+    /// Whether `peer` looks alive at `now` (this node always is; a deposed leader never).
     pub fn is_alive(&self, peer: u16, now: Instant) -> bool {
         peer == self.me
-            || self
-                .seen
-                .get(&peer)
-                .is_some_and(|s| now.saturating_duration_since(s.changed_at) < self.timeout)
+            || (!self.deposed.contains(&peer)
+                && self
+                    .seen
+                    .get(&peer)
+                    .is_some_and(|s| now.saturating_duration_since(s.changed_at) < self.timeout))
     }
 
     /// The live node with the lowest id.
@@ -136,6 +164,13 @@ mod tests {
         assert!(!l.is_alive(1, at(1900)));
         assert!(l.is_alive(2, at(1900)));
         assert_eq!(l.leader(at(1900)), 2);
+        // A peer watched later starts alive, and again when it is watched again.
+        let mut w = Liveness::new(3, &[1], Duration::from_micros(500), at(0));
+        assert!(!w.watches(2));
+        w.watch(2, at(1000));
+        assert!(w.watches(2) && w.is_alive(2, at(1400)) && !w.is_alive(2, at(1500)));
+        w.watch(2, at(1600));
+        assert!(w.is_alive(2, at(2000)));
         // Node 1 comes back.
         l.observe(1, 7, at(2000));
         assert_eq!(l.leader(at(2000)), 1);
@@ -150,6 +185,11 @@ mod tests {
         d.declare_dead(1, at(2_100));
         d.excuse(Duration::from_micros(100));
         assert_eq!(d.leader(at(2_300)), 2);
+        // ...and one declared dead stays dead when its counter moves again (a deposed
+        // leader that was only stalled).
+        d.observe(1, 8, at(2_400));
+        assert!(!d.is_alive(1, at(2_400)));
+        assert_eq!(d.leader(at(2_400)), 2);
     }
 
     #[test]

@@ -39,7 +39,7 @@ pub struct BenchConfig {
     /// the host).
     pub host_links: Vec<Option<dataplane::LinkConfig>>,
     /// A replica whose cable is down for the first part of the run (it joins the running
-    /// log when it comes up; in-memory lab only).
+    /// log when it comes up; both labs).
     pub late_replica: Option<LateReplica>,
 }
 
@@ -84,7 +84,8 @@ pub fn fuzz_late_replica(data: &[u8]) {
     }
 }
 
-/// What a late replica did (`--late-replica`), in the run's virtual time.
+/// What a late replica did (`--late-replica`), in the run's time (virtual in memory,
+/// wall-clock in namespaces).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LateJoin {
     /// Its id.

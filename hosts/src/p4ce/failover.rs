@@ -24,6 +24,15 @@
 //!   ahead if it is ahead of itself, applies it and leads from its end ([`TakeOver`]); the
 //!   node then asks the switch's agent for the group on a fresh QP (a view change:
 //!   the agent connects to the followers again).
+//! - Coming back: a replica arms once the first leader's connection is up and watches the
+//!   other replicas as their connections come up, so one that is cut off keeps nobody from
+//!   arming. Broken mesh connections are asked for again (the lower id asks). A replica
+//!   accepts a leader's connection only from the leader it follows ([`FOLLOWS_ANOTHER`]
+//!   otherwise), and each (re)connected mesh QP gets the view's access, so a deposed leader
+//!   never gets write access back. A replica that could not lead (too few followers) follows
+//!   a lower live id once it sees one again. A node that took over READs the "follows" word
+//!   of each reconnected replica outside its log and adds those that follow it
+//!   ([`Failover::joiners`]): they catch up as any joining replica does ([`crate::mu::join`]).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
@@ -55,16 +64,26 @@ const LOG: u64 = 1 << 55;
 /// log consumes these completions and ignores them; the value is taken from where it lands.
 const WATCH: u64 = 1 << 54;
 
+/// wr_id bit of a leader's READ of a would-be joiner's "follows" word (low bits: its peer
+/// index). Like [`WATCH`], the leader's log ignores the completion.
+const JOIN_CHECK: u64 = 1 << 52;
+
 /// Heartbeat MR: own counter, whom this node follows, then where READs land.
-const HB_MR_LEN: usize = 320;
+const HB_MR_LEN: usize = 384;
 /// Offset of the heartbeat READ of peer k (8 bytes each).
 const HB_READS: usize = 64;
 /// Offset of the recovery READs of peer k (16 bytes each: follows, applied).
 const REC_READS: usize = 128;
 /// Offset of the leader's heartbeat READ of follower slot k (8 bytes each).
 const WATCH_READS: usize = 256;
+/// Offset of a leader's READ of peer k's "follows" word (8 bytes each).
+const JOIN_READS: usize = 320;
 /// Followers a leader watches at most.
-const WATCH_SLOTS: usize = (HB_MR_LEN - WATCH_READS) / 8;
+const WATCH_SLOTS: usize = (JOIN_READS - WATCH_READS) / 8;
+
+/// What a replica answers a leader it does not follow that asks it to connect (the leader
+/// was deposed, or never led it): the leader stops asking.
+pub const FOLLOWS_ANOTHER: &[u8] = b"follows another leader";
 
 /// Bytes a replica appends to its log offer when it answers a leader's unicast connection
 /// with fail-over on: its heartbeat MR's address and R_key ([`offer_heartbeat`]).
@@ -102,6 +121,9 @@ pub struct Watched {
     /// R_key of its heartbeat MR.
     pub hb_rkey: u32,
 }
+
+/// Completions of the node's own that a replica's fail-over keeps for it at most.
+const MAX_OTHERS: usize = 256;
 
 /// How long a mesh connection attempt waits before it is made again.
 const MESH_RETRY: Nanos = Nanos::from_millis(20);
@@ -220,9 +242,43 @@ struct Peer {
     /// Whether this node asks for the connection (mesh peers with a higher id).
     asks: bool,
     conn: Option<ConnId>,
+    /// The connection was established (a QP that is not ready to send since is broken).
+    up: bool,
     retry_at: Nanos,
     hello: Option<Hello>,
     pending: bool,
+}
+
+impl Peer {
+    fn new(id: u16, qpn: u32, asks: bool) -> Peer {
+        Peer {
+            id,
+            qpn,
+            asks,
+            conn: None,
+            up: false,
+            retry_at: Nanos::ZERO,
+            hello: None,
+            pending: false,
+        }
+    }
+
+    /// A new connection on its QP (asked for or accepted): nothing in flight on it.
+    fn connecting(&mut self, conn: ConnId) {
+        self.conn = Some(conn);
+        self.up = false;
+        self.pending = false;
+    }
+}
+
+/// A replica that may join the log of a node that took over: connected again and following
+/// it ([`Failover::joiners`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Joiner {
+    /// The leader's path to its log (on the mesh QP).
+    pub path: ReplicaPath,
+    /// Its heartbeat, to watch.
+    pub watch: Watched,
 }
 
 #[derive(Debug)]
@@ -243,6 +299,8 @@ struct Recovery {
 /// Heartbeats, view changes and recovery of one node (see the module docs).
 pub struct Failover {
     me: u16,
+    /// The first leader's id (it is never asked to join a log: it leads or is deposed).
+    first: u16,
     timeout: Duration,
     every: Nanos,
     next: Nanos,
@@ -259,6 +317,11 @@ pub struct Failover {
     /// While this node leads: the followers it watches, and what it saw of them.
     watch: Vec<Watched>,
     watch_live: Option<Liveness>,
+    /// While this node leads after a take-over: the replicas its log has (live or
+    /// joining); the others are candidates to join ([`Failover::joiners`]).
+    members: Vec<u16>,
+    /// Completions on a replica's CQ that are not fail-over's ([`Failover::take_others`]).
+    others: Vec<WorkCompletion>,
     /// What it did so far.
     pub events: Vec<FailoverEvent>,
 }
@@ -289,15 +352,7 @@ impl Failover {
         let mut peers = Vec::new();
         if me != leader {
             if let Some(q) = uni_qp {
-                peers.push(Peer {
-                    id: leader,
-                    qpn: q,
-                    asks: false,
-                    conn: None,
-                    retry_at: Nanos::ZERO,
-                    hello: None,
-                    pending: false,
-                });
+                peers.push(Peer::new(leader, q, false));
             }
             let others: Vec<u16> = replicas.iter().copied().filter(|r| *r != me).collect();
             if others.len() > mesh.len() || peers.len() + others.len() > (REC_READS - HB_READS) / 8
@@ -309,20 +364,13 @@ impl Failover {
                 )));
             }
             for (r, q) in others.iter().zip(mesh) {
-                peers.push(Peer {
-                    id: *r,
-                    qpn: *q,
-                    asks: *r > me,
-                    conn: None,
-                    retry_at: Nanos::ZERO,
-                    hello: None,
-                    pending: false,
-                });
+                peers.push(Peer::new(*r, *q, *r > me));
             }
         }
         let every = Nanos::from(Liveness::period(setup.timeout));
         Ok(Failover {
             me,
+            first: leader,
             timeout: setup.timeout,
             every,
             next: Nanos::ZERO,
@@ -338,6 +386,8 @@ impl Failover {
             recovery: None,
             watch: Vec::new(),
             watch_live: None,
+            members: Vec::new(),
+            others: Vec::new(),
             events: Vec::new(),
         })
     }
@@ -360,6 +410,115 @@ impl Failover {
             self.timeout,
             Instant::from_nanos(now.as_nanos()),
         ));
+    }
+
+    /// While this node leads: watches `w` too (a replica that joined its log), or afresh
+    /// (one that joined again, on a new connection); what was seen of the others is kept.
+    pub fn watch_also(&mut self, w: Watched, now: Nanos) {
+        match self.watch.iter().position(|x| x.id == w.id) {
+            Some(k) => self.watch[k] = w,
+            None if self.watch.len() < WATCH_SLOTS => self.watch.push(w),
+            None => return,
+        }
+        if let Some(l) = self.watch_live.as_mut() {
+            l.watch(w.id, Instant::from_nanos(now.as_nanos()));
+        }
+    }
+
+    /// While this node leads after a take-over: the replicas that may join its log now
+    /// (Mu's permission check before the leader writes to them): a mesh peer, never the
+    /// first leader (it leads or was deposed, and a deposed leader is no replica), that is
+    /// connected and whose "follows" word, READ at the last tick, names this node (it
+    /// granted this node write access and took it from everyone else). `members` are the
+    /// replicas the log has already (live or joining); the ticks READ the others' words.
+    pub fn joiners(
+        &mut self,
+        ep: &mut Endpoint,
+        members: &[u16],
+    ) -> Result<Vec<Joiner>, NodeError> {
+        self.members = members.to_vec();
+        if self.watch_live.is_none() {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for k in self.join_candidates(ep) {
+            let o = JOIN_READS + 8 * k;
+            let b = ep.mr_bytes_mut(self.hb.lkey)?;
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b[o..o + 8]);
+            if u64::from_le_bytes(a) != u64::from(self.me) {
+                continue;
+            }
+            b[o..o + 8].fill(0);
+            let p = &self.peers[k];
+            let Some(h) = p.hello else { continue };
+            out.push(Joiner {
+                path: ReplicaPath {
+                    id: p.id,
+                    qpn: p.qpn,
+                    va: h.log.va,
+                    rkey: h.log.rkey,
+                },
+                watch: Watched {
+                    id: p.id,
+                    qpn: p.qpn,
+                    hb_va: h.hb_va,
+                    hb_rkey: h.hb_rkey,
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    /// Peer indexes of the replicas that could join this leader's log (see
+    /// [`Failover::joiners`]), at most the READ area's slots.
+    fn join_candidates(&self, ep: &Endpoint) -> Vec<usize> {
+        self.peers
+            .iter()
+            .enumerate()
+            .take((HB_MR_LEN - JOIN_READS) / 8)
+            .filter(|(_, p)| {
+                p.id != self.first
+                    && p.up
+                    && p.hello.is_some()
+                    && !self.members.contains(&p.id)
+                    && Self::qp_up(ep, p.qpn)
+            })
+            .map(|(k, _)| k)
+            .collect()
+    }
+
+    /// A leader's tick: READs the "follows" word of each replica that could join (into a
+    /// zeroed landing word, so an old answer is never taken for a new one; one naming this
+    /// node is left for [`Failover::joiners`]).
+    fn join_tick(&mut self, ep: &mut Endpoint) -> Result<(), NodeError> {
+        let me = u64::from(self.me).to_le_bytes();
+        for k in self.join_candidates(ep) {
+            let o = JOIN_READS + 8 * k;
+            let b = ep.mr_bytes_mut(self.hb.lkey)?;
+            if b[o..o + 8] == me {
+                continue;
+            }
+            b[o..o + 8].fill(0);
+            let Some(h) = self.peers[k].hello else {
+                continue;
+            };
+            let sge = Sge {
+                addr: self.hb.addr + o as u64,
+                length: 8,
+                lkey: self.hb.lkey,
+            };
+            let op = SendOp::Read {
+                remote_addr: h.hb_va + 8,
+                rkey: h.hb_rkey,
+            };
+            // A full or failed QP: it is asked at a later tick.
+            let _ = ep.post_send(
+                self.peers[k].qpn,
+                SendWr::new(JOIN_CHECK | k as u64, op, sge),
+            );
+        }
+        Ok(())
     }
 
     /// While this node leads: the followers whose heartbeat stopped (the leader stops
@@ -438,20 +597,30 @@ impl Failover {
         {
             t = t.min(at);
         }
-        // Mesh connections are asked for (again) only until heartbeats are armed.
-        if self.live.is_none() {
-            for p in &self.peers {
-                if p.asks && p.conn.is_none() {
-                    t = t.min(p.retry_at);
-                }
+        for p in &self.peers {
+            if p.asks && p.conn.is_none() {
+                t = t.min(p.retry_at);
             }
         }
         t
     }
 
-    /// Whether every connection is up and heartbeats are judged.
+    /// Whether heartbeats are judged: the first leader's connection is up (a replica then
+    /// watches every peer connected to it, and those that connect later as they do).
     pub fn armed(&self) -> bool {
         self.live.is_some()
+    }
+
+    /// Whether this node judges `peer`'s heartbeat (armed, and connected to it at least
+    /// once since).
+    pub fn watches(&self, peer: u16) -> bool {
+        self.live.as_ref().is_some_and(|l| l.watches(peer))
+    }
+
+    /// The completions a replica's fail-over took from the shared CQ that are not its own
+    /// (the node's snapshot READ), oldest first.
+    pub fn take_others(&mut self) -> Vec<WorkCompletion> {
+        std::mem::take(&mut self.others)
     }
 
     /// The node this one follows (itself once it leads).
@@ -459,9 +628,20 @@ impl Failover {
         self.believed
     }
 
-    /// A CM event on a replica: takes mesh requests and replies, and notes the leader's
-    /// hello (the caller still accepts the leader's request). Returns whether it was a
-    /// mesh event (handled here).
+    /// This node's QP connected to the node it follows (the unicast QP for the first
+    /// leader, a mesh QP for one that took over), if that is a peer.
+    pub fn believed_qp(&self) -> Option<u32> {
+        self.peers
+            .iter()
+            .find(|p| p.id == self.believed)
+            .map(|p| p.qpn)
+    }
+
+    /// A CM event on a node: takes mesh requests and replies, and notes the first leader's
+    /// hello (the caller still accepts the leader's request, on a replica). A leader's
+    /// request is refused ([`FOLLOWS_ANOTHER`]) unless this node follows that leader: a
+    /// deposed leader that reconnects must not get write access back (a replica only ever
+    /// grants it to the leader it follows). Returns whether the event was handled here.
     pub fn on_cm(
         &mut self,
         ep: &mut Endpoint,
@@ -485,15 +665,23 @@ impl Failover {
                     }
                     return Ok(false);
                 };
-                self.peers[k].hello = Some(h);
                 if !h.mesh {
+                    if h.id != self.first || h.id != self.believed {
+                        ep.reject(t, *conn, FOLLOWS_ANOTHER)?;
+                        return Ok(true);
+                    }
+                    let p = &mut self.peers[k];
+                    p.hello = Some(h);
+                    p.connecting(*conn);
                     return Ok(false);
                 }
+                self.peers[k].hello = Some(h);
                 let qpn = self.peers[k].qpn;
                 reset_qp(ep, qpn)?;
                 let reply = self.hello(true).to_bytes();
                 ep.accept(t, *conn, qpn, &reply)?;
-                self.peers[k].conn = Some(*conn);
+                self.peers[k].connecting(*conn);
+                self.view_access(ep, k)?;
                 Ok(true)
             }
             CmEvent::Established {
@@ -502,6 +690,10 @@ impl Failover {
                 let Some(k) = self.peers.iter().position(|p| p.conn == Some(*conn)) else {
                     return Ok(false);
                 };
+                self.peers[k].up = true;
+                if self.peers[k].id != self.first {
+                    self.view_access(ep, k)?;
+                }
                 if self.peers[k].asks {
                     match Hello::parse(private_data) {
                         Some(h) if h.mesh && h.id == self.peers[k].id => {
@@ -521,9 +713,14 @@ impl Failover {
                 let Some(k) = self.peers.iter().position(|p| p.conn == Some(*conn)) else {
                     return Ok(false);
                 };
-                if self.peers[k].asks && self.live.is_none() {
-                    self.peers[k].conn = None;
-                    self.peers[k].hello = None;
+                let p = &mut self.peers[k];
+                if p.asks {
+                    // Asked again at its retry time.
+                    p.conn = None;
+                    p.up = false;
+                    if self.live.is_none() {
+                        p.hello = None;
+                    }
                 }
                 Ok(true)
             }
@@ -531,8 +728,11 @@ impl Failover {
         }
     }
 
-    /// A replica asks its mesh peers with higher ids for a connection (again after a
-    /// refusal). Returns whether it sent anything.
+    /// A node asks its mesh peers with higher ids for a connection: again after a refusal
+    /// or no answer, and again when an established one broke (its QP failed: the peer was
+    /// cut off or crashed), at most every 20 ms. A replica that comes back this way
+    /// is heartbeat-watched again and may join a new leader's log. Returns whether it sent
+    /// anything.
     pub fn connect_mesh(
         &mut self,
         ep: &mut Endpoint,
@@ -542,15 +742,17 @@ impl Failover {
         let hello = self.hello(true).to_bytes();
         let mut sent = false;
         for p in self.peers.iter_mut() {
-            if p.asks && p.conn.is_none() && now >= p.retry_at {
+            if !p.asks {
+                continue;
+            }
+            if p.conn.is_some() && p.up && !Self::qp_up(ep, p.qpn) {
+                p.conn = None;
+                p.up = false;
+            }
+            if p.conn.is_none() && now >= p.retry_at {
                 reset_qp(ep, p.qpn)?;
-                p.conn = Some(ep.connect(
-                    t,
-                    p.qpn,
-                    IpAddr::V4(host_ip(p.id)),
-                    REPLICA_CM_PORT,
-                    &hello,
-                )?);
+                let c = ep.connect(t, p.qpn, IpAddr::V4(host_ip(p.id)), REPLICA_CM_PORT, &hello)?;
+                p.connecting(c);
                 p.retry_at = now + MESH_RETRY;
                 sent = true;
             }
@@ -586,28 +788,10 @@ impl Failover {
         b[..8].copy_from_slice(&u64::from_le_bytes(a).wrapping_add(1).to_le_bytes());
         if !reads {
             self.watch_tick(ep, now)?;
+            self.join_tick(ep)?;
             return Ok(true);
         }
-        if self.live.is_none() {
-            let up = self
-                .peers
-                .iter()
-                .all(|p| p.hello.is_some() && Self::qp_up(ep, p.qpn));
-            if !up {
-                return Ok(true);
-            }
-            // Mesh QPs take no writes until their peer leads.
-            let mesh: Vec<u32> = self.peers.iter().skip(1).map(|p| p.qpn).collect();
-            Replica::grant_writes(ep, &[], &mesh)?;
-            let ids: Vec<u16> = self.peers.iter().map(|p| p.id).collect();
-            self.live = Some(Liveness::new(
-                self.me,
-                &ids,
-                self.timeout,
-                Instant::from_nanos(now.as_nanos()),
-            ));
-            self.events.push(FailoverEvent::Armed { at: now });
-        }
+        self.arm(ep, now)?;
         for (k, p) in self.peers.iter_mut().enumerate() {
             let Some(h) = p.hello else { continue };
             if p.pending || !Self::qp_up(ep, p.qpn) {
@@ -632,6 +816,46 @@ impl Failover {
         Ok(true)
     }
 
+    /// A (re)connected mesh QP gets the access of the current view (the CM grants writes):
+    /// writes only from the node this one follows.
+    fn view_access(&self, ep: &mut Endpoint, k: usize) -> Result<(), NodeError> {
+        let p = &self.peers[k];
+        if p.id == self.believed {
+            Replica::grant_writes(ep, &[p.qpn], &[])?;
+        } else {
+            Replica::grant_writes(ep, &[], &[p.qpn])?;
+        }
+        Ok(())
+    }
+
+    /// A replica arms once the first leader's connection is up (with every peer connected
+    /// by then; waiting for all of them would keep a replica whose peer is cut off from
+    /// ever judging the leader), and afterwards watches each peer whose connection comes up.
+    fn arm(&mut self, ep: &mut Endpoint, now: Nanos) -> Result<(), NodeError> {
+        let t = Instant::from_nanos(now.as_nanos());
+        let connected = |p: &Peer, ep: &Endpoint| p.hello.is_some() && Self::qp_up(ep, p.qpn);
+        if self.live.is_none() {
+            let leader_up = self
+                .peers
+                .iter()
+                .filter(|p| p.id == self.first)
+                .all(|p| connected(p, ep));
+            if !leader_up {
+                return Ok(());
+            }
+            self.live = Some(Liveness::new(self.me, &[], self.timeout, t));
+            self.events.push(FailoverEvent::Armed { at: now });
+        }
+        if let Some(l) = self.live.as_mut() {
+            for p in &self.peers {
+                if !l.watches(p.id) && connected(p, ep) {
+                    l.watch(p.id, t);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Takes a replica's completions (heartbeat and recovery READs).
     fn completions(
         &mut self,
@@ -646,6 +870,10 @@ impl Failover {
                 continue;
             }
             if wc.wr_id & HB == 0 {
+                // Not fail-over's (the node's own READs): kept for the node.
+                if self.others.len() < MAX_OTHERS {
+                    self.others.push(wc);
+                }
                 continue;
             }
             let k = (wc.wr_id & 0xFF) as usize;
@@ -764,6 +992,11 @@ impl Failover {
             return Ok((work, None));
         };
         let l = live.leader(t);
+        if l != self.me && self.recovery.as_ref().is_some_and(|r| r.gave_up) {
+            // It could not lead (too few followers: it was cut off, say); now that it sees a
+            // lower live id again, it follows that node.
+            self.recovery = None;
+        }
         if self.recovery.is_none() && l != self.believed {
             work = true;
             replica.poll_apply(ep, |_, v| apply(v))?;

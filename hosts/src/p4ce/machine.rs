@@ -19,8 +19,10 @@
 //!   millisecond and joins the running log when it answers ([`crate::mu::join`]: the ring's
 //!   entries re-written, or first a snapshot of the node's digests and recorded values that
 //!   the replica READs); in P4CE mode the leader then asks the agent for the group again,
-//!   with it. Not a replica that fenced the leader off (a remote access error), and not by
-//!   a node that took over (it leads on its mesh QPs).
+//!   with it. Not a replica that fenced the leader off (a remote access error) or refused
+//!   it because it follows another leader ([`FOLLOWS_ANOTHER`]). A node that took over
+//!   leads on its mesh QPs: its fail-over reconnects the mesh to a replica that comes back,
+//!   and once that replica follows it ([`Failover::joiners`]) it joins the same way.
 //! - With fail-over configured ([`NodeFailover`]), every node also bumps its heartbeat and
 //!   each replica runs [`Failover`] (mesh connections, heartbeat READs, view changes); a
 //!   replica that recovers the log becomes the leader (a take-over: a fresh QP towards the
@@ -36,10 +38,12 @@ use rdma::verbs::{
 };
 
 use super::bench::Meter;
-use super::failover::{offer_heartbeat, Failover, FailoverSetup, TakeOver, Watched};
+use super::failover::{
+    offer_heartbeat, Failover, FailoverSetup, TakeOver, Watched, FOLLOWS_ANOTHER,
+};
 use super::integrity::{digest, stamp};
 use super::node::{
-    accept_on, build_node, leader_request_group, replica_accept, replica_offer, reset_qp,
+    accept_on, build_node, host_ip, leader_request_group, replica_accept, replica_offer, reset_qp,
     switch_path_from_reply, NodeSpec,
 };
 use super::snapshot;
@@ -66,9 +70,13 @@ const REJOIN_RETRY: Nanos = Nanos::from_millis(1);
 /// The largest snapshot a joining replica READs (bytes).
 const MAX_SNAPSHOT: u64 = 1 << 30;
 
-/// wr_id of a joining replica's snapshot READ (its completion is not waited for: the
-/// snapshot's trailer says it arrived).
+/// wr_id of a joining replica's snapshot READ (the snapshot's trailer says it arrived; its
+/// MR is freed once the READ completed).
 const JOIN_READ: u64 = 1 << 53;
+
+/// Snapshot MRs a replica keeps at most while their READs are outstanding (more only when
+/// READs never complete: a QP reset under them).
+const MAX_RETIRED: usize = 4;
 
 /// CM events about connections a node did not open that it keeps for its owner
 /// ([`Node::unclaimed`]) at most.
@@ -144,9 +152,15 @@ pub struct LeaderState {
     record: bool,
     /// Snapshots offered to joining replicas, by replica id (deregistered once it joined).
     snapshots: Vec<(u16, MrInfo)>,
-    /// Lost replicas are asked to join again (the first leader, which has a unicast QP per
-    /// replica; not a node that took over on its mesh QPs).
+    /// Lost replicas are asked to join again on the unicast QPs (the first leader, which
+    /// has one per replica). A node that took over leads on its mesh QPs: its fail-over
+    /// reconnects them and offers the replicas that follow it ([`Failover::joiners`]).
     rejoin: bool,
+    /// Per replica (as `setup.replicas`): it refused this leader because it follows
+    /// another ([`FOLLOWS_ANOTHER`]); it is not asked again.
+    refused: Vec<bool>,
+    /// Heartbeats of replicas joining a node that took over, watched once they joined.
+    joiner_watch: Vec<Watched>,
 }
 
 impl LeaderState {
@@ -177,8 +191,12 @@ pub struct ReplicaState {
     record: bool,
     /// What it needs to lead after a fail-over.
     takeover: Option<(Path, Option<LostHook>)>,
-    /// A snapshot being READ from the leader (joining the running log) and where it lands.
-    join: Option<(JoinOffer, MrInfo)>,
+    /// A snapshot being READ from the leader (joining the running log), where it lands,
+    /// and whether its READ completed.
+    join: Option<(JoinOffer, MrInfo, bool)>,
+    /// Snapshot MRs done with (installed or superseded) whose READ has not completed yet,
+    /// oldest first: a late response landing in a deregistered MR would fail the QP.
+    retired: VecDeque<MrInfo>,
 }
 
 /// A node's role.
@@ -186,7 +204,7 @@ pub enum Role {
     /// The leader.
     Leader(Box<LeaderState>),
     /// A replica.
-    Replica(ReplicaState),
+    Replica(Box<ReplicaState>),
 }
 
 /// What a node says about itself (a driver shows it to others without stopping the node).
@@ -314,16 +332,19 @@ impl Node {
                     record: cfg.record,
                     snapshots: Vec::new(),
                     rejoin: true,
+                    refused: vec![false; n],
+                    joiner_watch: Vec::new(),
                 }))
             }
-            None => Role::Replica(ReplicaState {
+            None => Role::Replica(Box::new(ReplicaState {
                 replica: Replica::new(geometry, parts.log.lkey)?,
                 applied: Vec::new(),
                 digests: Vec::new(),
                 record: cfg.record,
                 takeover,
                 join: None,
-            }),
+                retired: VecDeque::new(),
+            })),
         };
         let mut node = Node {
             id: cfg.spec.id,
@@ -515,7 +536,20 @@ impl Node {
         if n > 0 {
             *work = true;
         }
-        *work |= Self::replica_join(&mut self.ep, self.pd, uni, r)?;
+        // The snapshot is READ from the leader it follows: the first leader on the unicast
+        // QP, one that took over on the mesh.
+        let to_leader = self
+            .failover
+            .as_ref()
+            .and_then(Failover::believed_qp)
+            .unwrap_or(uni);
+        let wcs = match self.failover.as_mut() {
+            Some(fo) => fo.take_others(),
+            None => self.ep.poll_cq(self.cq, 256)?,
+        };
+        let reads_done = wcs.iter().filter(|w| w.wr_id == JOIN_READ).count();
+        Self::join_reads_done(&mut self.ep, r, reads_done)?;
+        *work |= Self::replica_join(&mut self.ep, self.pd, to_leader, r)?;
         self.status.applied = r.replica.applied();
         let Some(fo) = self.failover.as_mut() else {
             return Ok(());
@@ -545,7 +579,8 @@ impl Node {
     }
 
     /// A replica joining the running log ([`crate::mu::join`]): when the leader's offer
-    /// appears in its join word, READs the snapshot on its unicast QP into a fresh MR; once
+    /// appears in its join word, READs the snapshot on `uni` (its QP to that leader) into a
+    /// fresh MR; once
     /// the snapshot's trailer is there, keeps its entries and installs it. Returns whether it
     /// did something.
     fn replica_join(
@@ -555,10 +590,10 @@ impl Node {
         r: &mut ReplicaState,
     ) -> Result<bool, NodeError> {
         let offer = r.replica.join_offer(ep, MAX_SNAPSHOT)?;
-        if let Some((o, mr)) = r.join {
+        if let Some((o, mr, done)) = r.join {
             if offer != Some(o) {
                 // Superseded (or installed): a new offer replaces it.
-                ep.dereg_mr(mr.lkey)?;
+                Self::retire(ep, r, mr, done)?;
                 r.join = None;
             } else {
                 let b = ep.mr_bytes(mr.lkey)?;
@@ -574,7 +609,7 @@ impl Node {
                     }
                 }
                 r.replica.install(ep, o.to)?;
-                ep.dereg_mr(mr.lkey)?;
+                Self::retire(ep, r, mr, done)?;
                 r.join = None;
                 return Ok(true);
             }
@@ -593,8 +628,41 @@ impl Node {
             rkey: o.rkey,
         };
         ep.post_send(uni, SendWr::new(JOIN_READ, op, sge))?;
-        r.join = Some((o, mr));
+        r.join = Some((o, mr, false));
         Ok(true)
+    }
+
+    /// `n` snapshot READs completed (in the order they were posted): the oldest retired
+    /// MRs are freed, then the current READ counts as done.
+    fn join_reads_done(ep: &mut Endpoint, r: &mut ReplicaState, n: usize) -> Result<(), NodeError> {
+        for _ in 0..n {
+            if let Some(mr) = r.retired.pop_front() {
+                ep.dereg_mr(mr.lkey)?;
+            } else if let Some((_, _, done)) = r.join.as_mut() {
+                *done = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// A snapshot MR is no longer needed: freed now if its READ completed, else once it has.
+    fn retire(
+        ep: &mut Endpoint,
+        r: &mut ReplicaState,
+        mr: MrInfo,
+        read_done: bool,
+    ) -> Result<(), NodeError> {
+        if read_done {
+            ep.dereg_mr(mr.lkey)?;
+            return Ok(());
+        }
+        r.retired.push_back(mr);
+        while r.retired.len() > MAX_RETIRED {
+            if let Some(old) = r.retired.pop_front() {
+                ep.dereg_mr(old.lkey)?;
+            }
+        }
+        Ok(())
     }
 
     /// A replica that recovered the log becomes the leader: a fresh QP towards the switch
@@ -647,6 +715,8 @@ impl Node {
             record,
             snapshots: Vec::new(),
             rejoin: false,
+            refused: vec![false; n],
+            joiner_watch: Vec::new(),
         }));
         self.status.ready = false;
         Ok(())
@@ -669,6 +739,8 @@ impl Node {
                 *work = true;
                 lost = fo.lost_followers(now);
             }
+            // A node that took over reconnects the mesh to replicas that come back.
+            *work |= fo.connect_mesh(&mut self.ep, t, now)?;
         }
         let Role::Leader(l) = &mut self.role else {
             return Ok(());
@@ -684,7 +756,7 @@ impl Node {
                 .as_ref()
                 .map_or_else(|| b"mu".to_vec(), |f| f.hello(false).to_bytes());
             for (i, (ip, _)) in l.setup.replicas.iter().enumerate() {
-                if l.paths[i].is_none() {
+                if l.paths[i].is_none() && !l.refused[i] {
                     let Some(&qpn) = self.uni_qps.get(i) else {
                         continue;
                     };
@@ -698,6 +770,12 @@ impl Node {
         let mut unclaimed = Vec::new();
         while let Some(ev) = ep.poll_cm_event() {
             *work = true;
+            if let Some(fo) = self.failover.as_mut() {
+                // Mesh connections (a node that took over keeps them up).
+                if fo.on_cm(ep, t, &ev)? {
+                    continue;
+                }
+            }
             match ev {
                 CmEvent::Established {
                     conn, private_data, ..
@@ -741,6 +819,19 @@ impl Node {
                     l.switch_refusals
                         .push("the switch agent refused or did not answer".into());
                     l.cm_retry_at = Some(now + Nanos::from(l.setup.cfg.switch_retry));
+                }
+                CmEvent::Rejected {
+                    conn,
+                    ref private_data,
+                    ..
+                } if private_data.starts_with(FOLLOWS_ANOTHER)
+                    && l.pending.iter().any(|(c, _)| *c == conn) =>
+                {
+                    // It follows another leader: this one was deposed (Mu's fencing).
+                    if let Some(k) = l.pending.iter().position(|(c, _)| *c == conn) {
+                        let (_, i) = l.pending.swap_remove(k);
+                        l.refused[i] = true;
+                    }
                 }
                 CmEvent::Rejected { conn, .. } | CmEvent::Unreachable { conn }
                     if l.pending.iter().any(|(c, _)| *c == conn) =>
@@ -863,14 +954,37 @@ impl Node {
                         leader.leave_switch(ep, t)?;
                         l.cm_retry_at = Some(now);
                     }
-                    if let Some(fo) = self.failover.as_mut() {
-                        fo.lead(&watched(&l.paths, &l.heartbeats), now);
+                    // Its heartbeat is watched from now on.
+                    let w = watched(&l.paths, &l.heartbeats)
+                        .into_iter()
+                        .chain(l.joiner_watch.iter().copied())
+                        .find(|w| w.id == r);
+                    if let (Some(fo), Some(w)) = (self.failover.as_mut(), w) {
+                        fo.watch_also(w, now);
                     }
                 }
                 _ => {}
             }
             if !matches!(ev, LeaderEvent::Committed(_)) {
                 l.events.push(ev);
+            }
+        }
+        if let (Some(fo), false) = (self.failover.as_mut(), l.rejoin) {
+            // A node that took over: replicas that came back and follow it join its log.
+            let mut members = leader.live_replicas();
+            members.extend(leader.joining_replicas());
+            for j in fo.joiners(ep, &members)? {
+                let id = j.path.id;
+                leader.add_replica(j.path)?;
+                if !l.setup.replicas.iter().any(|(_, r)| *r == id) {
+                    l.setup.replicas.push((host_ip(id), id));
+                    l.paths.push(None);
+                    l.heartbeats.push(None);
+                    l.refused.push(false);
+                }
+                l.joiner_watch.retain(|w| w.id != id);
+                l.joiner_watch.push(j.watch);
+                *work = true;
             }
         }
         while leader.can_append() {

@@ -230,7 +230,8 @@ impl Lab {
     /// Builds the lab: the switch with `program` (p4ce.p4) and the agent on its CPU port,
     /// the hosts and their links, the nodes; then waits (in virtual time) until the leader's
     /// connections are up through RDMA CM (in P4CE mode its switch path through the agent
-    /// too) and, with fail-over on, every node's heartbeats are armed.
+    /// too; a replica that does not answer is left to join later when f did) and, with
+    /// fail-over on, the heartbeats of the replicas it has are armed.
     pub fn new(program: Arc<Program>, cfg: LabConfig) -> Result<Lab, LabError> {
         if cfg.replicas == 0 || cfg.replicas > MAX_REPLICAS {
             return Err(LabError::Config(format!(
@@ -329,11 +330,7 @@ impl Lab {
         };
         let deadline = lab.now() + SETUP_TIMEOUT.as_nanos();
         while lab.now() < deadline {
-            let ready = (0..n).all(|h| {
-                let st = &lab.node(h).status;
-                st.ready || (h > 0 && !fo)
-            });
-            if ready {
+            if lab.node(0).status.ready && (!fo || lab.heartbeats_armed()) {
                 return Ok(lab);
             }
             lab.advance(deadline)?;
@@ -348,6 +345,23 @@ impl Lab {
             "not set up within {SETUP_TIMEOUT:?} of virtual time: leader {st:?}, switch refusals {refusals:?}, CM agent {:?}",
             lab.cm_log()
         )))
+    }
+
+    /// With fail-over on: whether every replica the leader replicates to judges
+    /// heartbeats, watching the leader and every other such replica. A replica cut off
+    /// before the start is not waited for (f of them are a quorum); it arms when it joins.
+    fn heartbeats_armed(&mut self) -> bool {
+        let live = match self.node(0).leader_ref().and_then(|l| l.leader.as_ref()) {
+            Some(l) => l.live_replicas(),
+            None => return false,
+        };
+        (1..self.hosts).all(|h| {
+            let n = self.node(h);
+            !live.contains(&n.id)
+                || n.failover.as_ref().is_some_and(|fo| {
+                    fo.armed() && live.iter().all(|r| *r == n.id || fo.watches(*r))
+                })
+        })
     }
 
     /// The settings.

@@ -2,14 +2,18 @@
 //! keeps `outstanding` entries in flight for `duration` of wall-clock time after a short
 //! warm-up; the report is the in-memory bench's ([`BenchReport`], built by the same
 //! [`report`] from the same [`Meter`]) with `lab = "netns"` and a `bottleneck` line that
-//! says how busy the leader's link and every thread were over the measured interval.
+//! says how busy the leader's link and every thread were over the measured interval. With
+//! `--late-replica N@TIME`, replica N's cable (its switch port) is down until TIME into the
+//! measured interval; the report's `late replica:` line says when it joined and caught up.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use dataplane::runtime::RuntimeStats;
 use dataplane::LabState;
-use hosts::p4ce::bench::{check, report, BenchConfig, BenchReport, Meter, RunFigures};
+use hosts::p4ce::bench::{
+    check, report, BenchConfig, BenchReport, LateJoin, LateReplica, Meter, RunFigures,
+};
 use hosts::p4ce::integrity::{check_logs, Integrity};
 use hosts::p4ce::machine::Node;
 use pipeline::ir::Program;
@@ -113,12 +117,6 @@ pub fn run(
     state: &LabState,
 ) -> Result<BenchReport, NetnsError> {
     check(cfg)?;
-    if cfg.late_replica.is_some() {
-        return Err(hosts::p4ce::NodeError::Config(
-            "a late replica is supported by the in-memory lab only".into(),
-        )
-        .into());
-    }
     let mut lc = crate::p4ce::mem::bench::lab_config(cfg);
     lc.switch_timeout = lc.switch_timeout.max(MIN_SWITCH_TIMEOUT);
     lc.switch_retry = Duration::from_millis(50);
@@ -140,7 +138,13 @@ pub fn run(
     let sa: Vec<_> = (0..=cfg.replicas).map(|i| lab.node(i).status()).collect();
     let cpu0 = lab.cpu();
     let rt0 = lab.switch().stats();
-    std::thread::sleep(Duration::from_nanos(cfg.duration_ns));
+    let start = Instant::now();
+    let run = Duration::from_nanos(cfg.duration_ns);
+    let late = match cfg.late_replica {
+        Some(l) => Some(run_late(&lab, l, start, run)?),
+        None => None,
+    };
+    std::thread::sleep(run.saturating_sub(start.elapsed()));
     let m1 = mark(&lab, false)?;
     let sb: Vec<_> = (0..=cfg.replicas).map(|i| lab.node(i).status()).collect();
     let cpu1 = lab.cpu();
@@ -209,7 +213,46 @@ pub fn run(
         bottleneck,
         integrity,
     };
-    Ok(report(cfg, fig, &meter))
+    let mut r = report(cfg, fig, &meter);
+    r.late_replica = late;
+    Ok(r)
+}
+
+/// `--late-replica` in namespaces: replica `l`'s cable (its switch port's link model) is
+/// down from the start; `l`'s time into the measured run (which began at `start` and lasts
+/// `run`) it comes up, and the run notes, polling every millisecond, when the leader counts
+/// it as joined and when it holds every entry committed before (wall-clock).
+fn run_late(
+    lab: &NetnsLab,
+    l: LateReplica,
+    start: Instant,
+    run: Duration,
+) -> Result<LateJoin, NetnsError> {
+    let leader = lab.node(0);
+    let replica = lab.node(l.replica);
+    std::thread::sleep(Duration::from_nanos(l.up_after_ns).saturating_sub(start.elapsed()));
+    let joined0 = leader.status().stats.joined;
+    let missed = leader.status().committed;
+    lab.set_host_link_up(l.replica, true)?;
+    let up = Instant::now();
+    let (mut joined, mut caught_up) = (None, None);
+    while start.elapsed() < run && (joined.is_none() || caught_up.is_none()) {
+        if joined.is_none() && leader.status().stats.joined > joined0 {
+            joined = Some(up.elapsed().as_secs_f64());
+        }
+        if caught_up.is_none() && replica.status().applied >= missed {
+            caught_up = Some(up.elapsed().as_secs_f64());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(LateJoin {
+        id: replica.id,
+        up_at_s: up.duration_since(start).as_secs_f64(),
+        missed,
+        joined_after_s: joined,
+        caught_up_after_s: caught_up,
+        snapshots: leader.status().stats.snapshots,
+    })
 }
 
 /// Names what limited the run: the leader's link when it was nearly full, else the busiest

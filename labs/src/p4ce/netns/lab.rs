@@ -315,8 +315,27 @@ impl NetnsLab {
             l.nodes[0].status().ready
         })?;
         if fo {
-            lab.wait_for(ready_timeout, "every node's heartbeats", |l| {
-                l.nodes.iter().all(|n| n.status().ready)
+            // The replicas the leader has (one cut off before the start is not waited for:
+            // it arms when it joins).
+            let live = lab.nodes[0].exec(CALL_TIMEOUT, |ctx| {
+                ctx.leader()
+                    .and_then(|l| l.leader.as_ref())
+                    .map(|l| l.live_replicas())
+                    .unwrap_or_default()
+            })?;
+            lab.wait_for(ready_timeout, "the replicas' heartbeats", |l| {
+                l.nodes.iter().all(|n| {
+                    let live = live.clone();
+                    let id = n.id;
+                    !live.contains(&id)
+                        || n.exec(CALL_TIMEOUT, move |ctx| {
+                            // Armed, and watching every other replica the leader has.
+                            ctx.failover.as_ref().is_some_and(|f| {
+                                f.armed() && live.iter().all(|r| *r == id || f.watches(*r))
+                            })
+                        })
+                        .unwrap_or(false)
+                })
             })?;
         }
         Ok(lab)
@@ -472,6 +491,18 @@ impl NetnsLab {
                 .update(|c| c.rx.faults.drop_ipv4_dst = dst)
                 .map_err(|e| NetnsError::Setup(e.to_string()))?;
         }
+        Ok(())
+    }
+
+    /// Takes node `i`'s cable down or up: the switch port's link model drops everything in
+    /// both directions while it is down (the fault a lab file's `link: down` sets from the
+    /// start). A replica cut off before the start joins the running log once it is up.
+    pub fn set_host_link_up(&self, i: usize, up: bool) -> Result<(), NetnsError> {
+        let d = *self
+            .devports
+            .get(i)
+            .ok_or_else(|| NetnsError::Setup(format!("no node {i}")))?;
+        self.handle.link(d)?.set_link_up(up);
         Ok(())
     }
 
