@@ -153,3 +153,110 @@ fn tofino1_parser_rules_do_not_apply_to_tofino2() {
         }
     }
 }
+
+fn compile_file(
+    sub: &str,
+    name: &str,
+    target: pipeline::ir::Target,
+) -> Result<p4::compile::Compiled, String> {
+    let text = std::fs::read_to_string(dir(sub).join(name)).expect("read test input");
+    let opts = CompileOptions {
+        target,
+        ..CompileOptions::default()
+    };
+    compile_str(&format!("tests/check/{sub}/{name}"), &text, &opts).map_err(|f| f.render())
+}
+
+/// The PHV lower bound: headers on exclusive parse paths count once (the fullest path, shown
+/// in the report); on Tofino 2 headers the MAU does not read may ride in CLOTs, those it
+/// reads may not.
+#[test]
+fn phv_bound_takes_the_fullest_path_and_leaves_clot_headers_out_on_tofino2() {
+    use pipeline::ir::Target;
+    for target in [Target::Tofino1, Target::Tofino2] {
+        let c = compile_file("ok", "phv_exclusive_paths.p4", target)
+            .unwrap_or_else(|e| panic!("exclusive paths fit {target:?}:\n{e}"));
+        let report = c.resources.expect("placement report");
+        let phv = &report.gress(0, "ingress").expect("ingress").phv;
+        // One 64-byte header, Ethernet and the 9-bit port on Tofino 1; on Tofino 2 only the
+        // port, which the MAU reads (the rest fits in CLOTs).
+        let (bits, path) = match target {
+            Target::Tofino1 => (512 + 112 + 9, vec!["start", "parse_w0"]),
+            Target::Tofino2 => (9, vec!["start"]),
+        };
+        assert_eq!(phv.bits, bits, "{target:?}");
+        assert_eq!(phv.path, path, "{target:?}");
+        assert!(report
+            .to_string()
+            .contains(&format!("PHV: at least {bits} of")));
+    }
+    let c = compile_file("rejected", "phv_one_path.p4", Target::Tofino2)
+        .unwrap_or_else(|e| panic!("CLOTs carry the unread headers on Tofino 2:\n{e}"));
+    let phv = &c.resources.expect("report").pipelines[0].gresses[0].phv;
+    assert_eq!(phv.bits, 11 * 512 + 112 + 9 - 3072);
+    let e = match compile_file("rejected", "phv_mau_reads.p4", Target::Tofino2) {
+        Ok(_) => panic!("headers the MAU reads need containers on Tofino 2"),
+        Err(e) => e,
+    };
+    assert!(
+        e.contains("ingress needs at least 4617 bits of PHV")
+            && e.contains("tofino2 gives one gress at most 4096"),
+        "{e}"
+    );
+}
+
+/// A loop over a header stack holds every element at once: the bound counts each.
+#[test]
+fn phv_bound_counts_every_element_of_a_stack_loop() {
+    let text = r#"
+#define CUSTOM_PARSER
+#include "../head.p4inc"
+parser IngressParser(packet_in pkt, out headers_t hdr, out metadata_t meta,
+                     out ingress_intrinsic_metadata_t ig_intr_md) {
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            0x8100 : parse_vlan;
+            0x0800 : parse_ipv4;
+            default : accept;
+        }
+    }
+    state parse_vlan {
+        pkt.extract(hdr.vlan.next);
+        transition select(hdr.vlan.last.ether_type) {
+            0x8100 : parse_vlan;
+            0x0800 : parse_ipv4;
+            default : accept;
+        }
+    }
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition accept;
+    }
+}
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    apply { ig_tm_md.ucast_egress_port = ig_intr_md.ingress_port; }
+}
+#include "../tail.p4inc"
+"#;
+    let c = compile_str(
+        "tests/check/ok/stack_loop.p4",
+        text,
+        &CompileOptions::default(),
+    )
+    .unwrap_or_else(|f| panic!("{}", f.render()));
+    let report = c.resources.expect("report");
+    let phv = &report.gress(0, "ingress").expect("ingress").phv;
+    // The port, Ethernet, both VLAN tags and IPv4 (its checksum too: nothing rewrites it).
+    assert_eq!(phv.bits, 9 + 112 + 2 * 32 + 160);
+    assert_eq!(
+        phv.path,
+        ["start", "parse_vlan", "parse_vlan", "parse_ipv4"]
+    );
+}

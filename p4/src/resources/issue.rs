@@ -57,6 +57,8 @@ pub enum IssueKind {
     EmulatorOnly,
     /// A parser the target's parser cannot run (a field written twice on Tofino 1).
     ParserRule,
+    /// The header fields one parse path must hold at once do not fit the PHV containers.
+    PhvCapacity,
     /// The IR is inconsistent (an id out of range): a frontend bug, reported rather than panicking.
     MalformedIr,
 }

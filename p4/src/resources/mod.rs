@@ -19,6 +19,7 @@ mod issue;
 mod names;
 mod parse_depth;
 mod parser_rules;
+mod phv;
 pub mod profile;
 mod report;
 mod salu;
@@ -35,8 +36,8 @@ use pipeline::ir::{
 };
 
 pub use issue::{IssueKind, ObjectRef, ResourceIssue};
-pub use profile::{GatewayProfile, Profile, SaluProfile, TOFINO1, TOFINO2};
-pub use report::{Capacity, GressReport, PipelineReport, Report, StageReport, Totals};
+pub use profile::{GatewayProfile, PhvProfile, Profile, SaluProfile, TOFINO1, TOFINO2};
+pub use report::{Capacity, GressReport, PhvUse, PipelineReport, Report, StageReport, Totals};
 
 use demand::{Demand, StageUse, Stateful};
 use names::Names;
@@ -70,6 +71,7 @@ pub fn place_with_warnings(
             tcam_blocks: p.tcam_blocks,
             exact_xbar_bytes: p.exact_xbar_bytes,
             ternary_xbar_bytes: p.ternary_xbar_bytes,
+            phv_bits: p.phv.total_bits(),
         },
         pipelines: Vec::new(),
     };
@@ -81,11 +83,14 @@ pub fn place_with_warnings(
             gresses: Vec::new(),
         };
         let mut writes = Vec::new();
+        let mut needs = Vec::new();
         for gress in [Gress::Ingress, Gress::Egress] {
-            let (g, w) = place_gress(pi, pipe, gress, &p, &mut issues);
+            let (g, w, need) = place_gress(pi, pipe, gress, &p, &mut issues);
             prep.gresses.push(g);
             writes.push((gress, w));
+            needs.push((gress, need));
         }
+        issues.extend(phv::check(pi, pipe, &needs, &p));
         let pipe = &mut program.pipelines[pi];
         for (gress, w) in writes {
             w.apply(pipe, gress);
@@ -359,7 +364,7 @@ fn place_gress(
     gress: Gress,
     p: &Profile,
     issues: &mut Vec<ResourceIssue>,
-) -> (GressReport, Writes) {
+) -> (GressReport, Writes, phv::GressNeed) {
     let phv = phv_of(pipe, gress);
     let names = Names::new(pipe, phv);
     let units = units::build(pipe, gress);
@@ -395,6 +400,12 @@ fn place_gress(
     };
     issues.extend(parser_rules::check(pi, gress, &gp.parser, &names, p.target));
     issues.extend(parse_depth::check(pi, gress, &gp.parser, phv, p.target));
+    let need = phv::need(pipe, gp, &units, p);
+    report.phv = PhvUse {
+        bits: need.total.bits,
+        mau_bits: need.mau.bits,
+        path: phv::path_names(&gp.parser, &need.total.states),
+    };
 
     let mut demands = demand::demands(pipe, phv, &units, p);
     // Tables too big for one stage's memories are spread over several (as bf-p4c does).
@@ -513,7 +524,7 @@ fn place_gress(
                 }
             }
             issues.push(issue.with_help("merge both accesses into one RegisterAction, or compute what the second one needs before the first"));
-            return (report, writes);
+            return (report, writes, need);
         }
         Err(Failure::GaveUp) => {
             issues.push(ResourceIssue::error(
@@ -525,7 +536,7 @@ fn place_gress(
                     schedule::MAX_ATTEMPTS
                 ),
             ));
-            return (report, writes);
+            return (report, writes, need);
         }
         Err(Failure::TooDeep { unit }) => {
             issues.push(ResourceIssue::error(
@@ -540,7 +551,7 @@ fn place_gress(
                     p.stages
                 ),
             ));
-            return (report, writes);
+            return (report, writes, need);
         }
     };
 
@@ -640,5 +651,5 @@ fn place_gress(
         t.tcam_blocks += sr.tcam_blocks;
         report.stages.push(sr);
     }
-    (report, writes)
+    (report, writes, need)
 }

@@ -18,7 +18,8 @@ pub const TOFINO1_EGRESS_MAX_DEPTH: u64 = 160;
 /// along the paths visited first.
 const MAX_VISITS: usize = 4096;
 
-fn next_states(p: &Parser, s: usize) -> Vec<usize> {
+/// The states a transition out of `s` may enter (with repeats, in case order).
+pub(super) fn next_states(p: &Parser, s: usize) -> Vec<usize> {
     let Some(st) = p.states.get(s) else {
         return Vec::new();
     };

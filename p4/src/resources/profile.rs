@@ -13,7 +13,8 @@
 //! - hashing: 8 hash groups with a 52-bit output each [V]; we budget hash *bits* per stage
 //!   (8 × 52) rather than modelling group sharing [inf];
 //! - gateways: one per logical table (16) [inf], each matching 4 B of PHV plus 12 hash bits [V];
-//! - stateful ALU: see [`SaluProfile`].
+//! - stateful ALU: see [`SaluProfile`];
+//! - PHV: see [`PhvProfile`].
 //!
 //! Tofino2 keeps Tofino1's per-stage memories and crossbar here [inf: the public specs we read
 //! only differ in stage count and the SALU].
@@ -55,6 +56,39 @@ pub struct GatewayProfile {
     pub hash_bits: u32,
 }
 
+/// PHV containers, as bits: what a parser can fill for the MAU and the deparser. Each container
+/// belongs to one gress (ingress or egress) for the whole program.
+///
+/// Tofino 1 [V: `shared/notes/tofino.md`, bf-p4c's `TofinoPhvSpec`]: 64 × 32 b, 96 × 16 b and
+/// 64 × 8 b MAU containers (groups of 16; the first group of each size is ingress-only, the
+/// second egress-only), plus tagalong containers (32 × 32 b, 48 × 16 b, 32 × 8 b) that the
+/// parser and deparser use but the MAU cannot read or write.
+///
+/// Tofino 2 [V: bf-p4c's `JBayPhvSpec` and `JBayPardeSpec`]: per size, groups of 12 normal,
+/// 4 mocha and 4 dark containers (4 groups of 32 b, 6 of 16 b, 4 of 8 b), no tagalong ones and
+/// no fixed gress. Dark containers are MAU-only (the parser and deparser have no address for
+/// them), so the parser fills at most the 64 × 32 b, 96 × 16 b and 64 × 8 b normal and mocha
+/// ones. Header fields the MAU does not touch may instead ride in CLOTs: at most 16 live per
+/// packet and gress, 64 B each, all inside the first 384 B of the packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhvProfile {
+    /// Bits of the containers both the parser and the MAU use.
+    pub mau_bits: u32,
+    /// Bits of tagalong containers (parser and deparser only).
+    pub tagalong_bits: u32,
+    /// Bits of MAU containers reserved to each gress (unusable by the other one).
+    pub reserved_bits: u32,
+    /// Most header bits a packet carries in CLOTs instead of containers.
+    pub clot_bits: u32,
+}
+
+impl PhvProfile {
+    /// Every container bit a parser can fill, both gresses together.
+    pub fn total_bits(&self) -> u32 {
+        self.mau_bits + self.tagalong_bits
+    }
+}
+
 /// Everything the placer needs to know about a target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Profile {
@@ -82,6 +116,7 @@ pub struct Profile {
     pub alu_container_bits: u16,
     pub salu: SaluProfile,
     pub gateway: GatewayProfile,
+    pub phv: PhvProfile,
 }
 
 impl Profile {
@@ -140,6 +175,12 @@ pub const TOFINO1: Profile = Profile {
         phv_bytes: 4,
         hash_bits: 12,
     },
+    phv: PhvProfile {
+        mau_bits: 64 * 32 + 96 * 16 + 64 * 8,
+        tagalong_bits: 32 * 32 + 48 * 16 + 32 * 8,
+        reserved_bits: 16 * 32 + 16 * 16 + 16 * 8,
+        clot_bits: 0,
+    },
 };
 
 /// Intel Tofino2 (JBay).
@@ -153,6 +194,12 @@ pub const TOFINO2: Profile = Profile {
         output_words: 4,
         div_mod: true,
         ..TOFINO1.salu
+    },
+    phv: PhvProfile {
+        mau_bits: (48 + 16) * 32 + (72 + 24) * 16 + (48 + 16) * 8,
+        tagalong_bits: 0,
+        reserved_bits: 0,
+        clot_bits: 384 * 8,
     },
     ..TOFINO1
 };
@@ -170,5 +217,7 @@ mod tests {
         assert_eq!(TOFINO1.hash_bits(), 416);
         assert!(!Profile::of(Target::Tofino1).salu.div_mod);
         assert!(Profile::of(Target::Tofino2).salu.div_mod);
+        assert_eq!(TOFINO1.phv.total_bits(), 6144);
+        assert_eq!(TOFINO2.phv.total_bits(), 4096);
     }
 }

@@ -37,11 +37,24 @@ pub struct Totals {
     pub tcam_blocks: u32,
 }
 
+/// A lower bound on the PHV bits one gress needs: the header fields its fullest parse path
+/// holds at the end of parsing (see the resource check's PHV rule).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PhvUse {
+    /// Container bits the parser fills on that path, at least.
+    pub bits: u32,
+    /// Bits of fields the MAU reads, on the path where they are most.
+    pub mau_bits: u32,
+    /// The parse path of `bits`, state by state from `start`.
+    pub path: Vec<String>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct GressReport {
     /// `ingress` or `egress`.
     pub gress: String,
     pub stages_used: u32,
+    pub phv: PhvUse,
     pub stages: Vec<StageReport>,
     pub totals: Totals,
 }
@@ -72,6 +85,8 @@ pub struct Capacity {
     pub tcam_blocks: u32,
     pub exact_xbar_bytes: u32,
     pub ternary_xbar_bytes: u32,
+    /// PHV container bits a parser can fill, both gresses together (not per stage).
+    pub phv_bits: u32,
 }
 
 impl Report {
@@ -125,6 +140,16 @@ impl fmt::Display for Report {
                     "pipeline `{}`, {}: stages used: {} of {}",
                     p.name, g.gress, g.stages_used, self.stages_per_gress
                 )?;
+                if g.phv.bits > 0 {
+                    writeln!(
+                        f,
+                        "  PHV: at least {} of {} bits, on parse path {} (fields the MAU reads: at least {} bits)",
+                        g.phv.bits,
+                        c.phv_bits,
+                        truncate(&g.phv.path.join(" → "), 120),
+                        g.phv.mau_bits
+                    )?;
+                }
                 if g.stages.is_empty() {
                     continue;
                 }
