@@ -5,7 +5,8 @@
 //!
 //! Pieces: [`profile`] (what a target has), `units` (what takes a stage slot, and the
 //! dependencies between them), `demand` (what each needs), `schedule` (greedy list scheduling),
-//! `salu` / `gateway` / `single_access` / `action_ops` (rule checks), [`Report`] (the outcome).
+//! `salu` / `gateway` / `single_access` / `action_ops` (rule checks), `phv` (a lower bound on
+//! the PHV container bits, refused when even that cannot fit), [`Report`] (the outcome).
 //!
 //! Entry points: [`place`] and [`place_with_warnings`]. Issues point at IR objects through
 //! [`ObjectRef`]; the frontend maps those to source spans.
