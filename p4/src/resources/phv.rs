@@ -5,13 +5,15 @@
 //! The bound looks at one moment: the end of parsing, before MAU stage 0. Along one path
 //! through a gress's parse graph, every header field the parser extracted is then in PHV if
 //! its value is used later, and two such fields cannot share container bits (both hold live
-//! values; the parser wrote both). A field counts when the parser's value certainly reaches a
-//! use: nothing else in the gress writes it (MAU actions, parser assignments, deparser
-//! checksums all disqualify it, so bf-p4c could not be dropping the extract) and the MAU reads
-//! it or the deparser emits or reads it. Varbit fields and metadata are left out. Bits count
-//! one by one, as if bf-p4c packed fields perfectly. Headers on exclusive paths may overlay,
-//! so a gress needs the most of any one path, not the sum; each container belongs to one
-//! gress, so the two gresses' needs add up against the chip's containers.
+//! values; the parser wrote both). A field counts where the parser's value certainly reaches
+//! a use, so that bf-p4c cannot drop the extract: all of it when nothing else in the gress
+//! writes it and the MAU reads it or the deparser emits or reads it; the bits the MAU reads
+//! when only a deparser checksum rewrites it; the bits a table key or gateway condition reads
+//! before any MAU write in program order when the MAU rewrites it; nothing when a parser
+//! statement other than the extract writes it. Varbit fields and metadata are left out. Bits
+//! count one by one, as if bf-p4c packed fields perfectly. Headers on exclusive paths may
+//! overlay, so a gress needs the most of any one path, not the sum; each container belongs to
+//! one gress, so the two gresses' needs add up against the chip's containers.
 //!
 //! Per target (see [`PhvProfile`]): on Tofino 1 fields the MAU reads must sit in MAU
 //! containers, the others may use tagalong ones too; on Tofino 2 the parser fills only normal
@@ -27,7 +29,7 @@ use super::effects::{Collector, Effects, Loc, Mode};
 use super::issue::{IssueKind, ObjectRef, ResourceIssue};
 use super::parse_depth::next_states;
 use super::profile::Profile;
-use super::units::Unit;
+use super::units::{Unit, UnitKind};
 
 /// Most state visits of the path walk; the bound is the largest over the paths walked.
 pub const MAX_VISITS: usize = 100_000;
@@ -73,12 +75,16 @@ impl BitSet {
             .is_some_and(|w| w >> (i % 64) & 1 == 1)
     }
 
+    fn set(&mut self, i: u32) {
+        if let Some(w) = self.0.get_mut(i as usize / 64) {
+            *w |= 1 << (i % 64);
+        }
+    }
+
     fn mark(&mut self, loc: &Loc) {
         if let Loc::Bits { start, end } = *loc {
             for i in start..end {
-                if let Some(w) = self.0.get_mut(i as usize / 64) {
-                    *w |= 1 << (i % 64);
-                }
+                self.set(i);
             }
         }
     }
@@ -143,27 +149,68 @@ fn parser_writes(body: &[Stmt], col: &mut Collector<'_>, fx: &mut Effects) {
     }
 }
 
+/// Bits read by a table key or a gateway condition before any MAU write to them in program
+/// order (units are in pre-order, so a unit that can run before another comes first): there
+/// the MAU reads the parser's value even of a field it rewrites later.
+fn read_before_written(
+    pipe: &Pipeline,
+    col: &mut Collector<'_>,
+    units: &[Unit],
+    nbits: usize,
+) -> BitSet {
+    let (mut early, mut written) = (BitSet::new(nbits), BitSet::new(nbits));
+    for u in units {
+        let mut fx = Effects::default();
+        match u.kind {
+            UnitKind::Table(t) => {
+                for k in pipe.tables.get(t.index()).map_or(&[][..], |t| &t.keys) {
+                    col.expr(&k.expr, &mut fx, Mode::Match);
+                }
+            }
+            UnitKind::Gateway(_) => {
+                if let Some(c) = &u.cond {
+                    col.expr(c, &mut fx, Mode::Match);
+                }
+            }
+            UnitKind::Statements => {}
+        }
+        for l in &fx.match_reads {
+            if let Loc::Bits { start, end } = *l {
+                for i in (start..end).filter(|&i| !written.get(i)) {
+                    early.set(i);
+                }
+            }
+        }
+        written.mark_all(&u.fx.writes);
+    }
+    early
+}
+
 /// The counted bits of each header of `g` (see the module doc).
 fn weights(pipe: &Pipeline, g: &GressProgram, units: &[Unit]) -> Vec<Weight> {
     let phv = &g.phv;
     let nbits = (phv.bytes as usize).saturating_mul(8);
-    let (mut mau_reads, mut writes, mut late_reads) =
-        (BitSet::new(nbits), BitSet::new(nbits), BitSet::new(nbits));
+    let (mut mau_reads, mut mau_writes) = (BitSet::new(nbits), BitSet::new(nbits));
     for u in units {
         mau_reads.mark_all(&u.fx.match_reads);
         mau_reads.mark_all(&u.fx.action_reads);
-        writes.mark_all(&u.fx.writes);
+        mau_writes.mark_all(&u.fx.writes);
     }
     let mut col = Collector::new(pipe, phv);
-    let mut fx = Effects::default();
+    let early = read_before_written(pipe, &mut col, units, nbits);
+    let mut pfx = Effects::default();
     for st in &g.parser.states {
-        parser_writes(&st.body, &mut col, &mut fx);
+        parser_writes(&st.body, &mut col, &mut pfx);
     }
+    let mut parser_w = BitSet::new(nbits);
+    parser_w.mark_all(&pfx.writes);
+    let mut dfx = Effects::default();
     let mut emitted = vec![false; phv.headers.len()];
-    deparser(&g.deparser.body, &mut col, &mut fx, &mut emitted);
-    writes.mark_all(&fx.writes);
-    late_reads.mark_all(&fx.action_reads);
-    late_reads.mark_all(&fx.match_reads);
+    deparser(&g.deparser.body, &mut col, &mut dfx, &mut emitted);
+    let (mut deparser_w, mut late_reads) = (BitSet::new(nbits), BitSet::new(nbits));
+    deparser_w.mark_all(&dfx.writes);
+    late_reads.mark_all(&dfx.action_reads);
+    late_reads.mark_all(&dfx.match_reads);
 
     let varbit = |offset: u32| phv.varbits.iter().any(|v| v.field.offset == offset);
     phv.headers
@@ -174,13 +221,17 @@ fn weights(pipe: &Pipeline, g: &GressProgram, units: &[Unit]) -> Vec<Weight> {
             for info in h.fields.clone().filter_map(|i| phv.fields.get(i as usize)) {
                 let f = info.field;
                 let bits = f.offset..f.offset.saturating_add(u32::from(f.width));
-                if varbit(f.offset) || bits.clone().any(|i| writes.get(i)) {
+                let any = |set: &BitSet| bits.clone().any(|i| set.get(i));
+                if varbit(f.offset) || any(&parser_w) {
                     continue;
                 }
+                // Rewritten by the MAU: only the reads before the first write are certain;
+                // by the deparser (a checksum): the MAU's reads, not the emit.
+                let (mau_w, dep_w) = (any(&mau_writes), any(&deparser_w));
                 for i in bits {
-                    if mau_reads.get(i) {
+                    if (mau_w && early.get(i)) || (!mau_w && mau_reads.get(i)) {
                         w.mau += 1;
-                    } else if emit || late_reads.get(i) {
+                    } else if !mau_w && !dep_w && (emit || late_reads.get(i)) {
                         w.other += 1;
                     }
                 }
