@@ -416,6 +416,20 @@ pub enum Expr {
         mask: Box<Expr>,
         index: bool,
     },
+    /// Inside a RegisterAction body: `this.predicate(c0, ..)`, the stateful ALU's predicate
+    /// output: one-hot, bit `c0 | c1 << 1 | c2 << 2 | c3 << 3` set (an omitted condition is
+    /// false), `width` bits (Tofino 1: two conditions, Tofino 2: four).
+    SaluPredicate {
+        conds: Vec<Expr>,
+        width: u16,
+    },
+    /// Only as the index of a RegisterExecute: `execute_log()`, the register's stateful-log
+    /// counter (read, then advanced by one). When every cell has been logged, Tofino 1 stays on
+    /// the last cell and Tofino 2 (`stop_when_full`) squashes the access (no run, outputs 0).
+    StatefulLog {
+        register: RegisterId,
+        stop_when_full: bool,
+    },
     /// Inside a RegisterAction body: `math.execute(input)`, the stateful ALU's math unit.
     MathUnit {
         unit: Box<crate::externs::math_unit::MathUnit>,
@@ -463,7 +477,9 @@ impl Expr {
             | Expr::RegisterExecute { width, .. }
             | Expr::Hash { width, .. }
             | Expr::Random { width }
-            | Expr::MathUnit { width, .. } => *width,
+            | Expr::MathUnit { width, .. }
+            | Expr::SaluPredicate { width, .. } => *width,
+            Expr::StatefulLog { .. } => 32,
             Expr::Field(f) => f.width,
             Expr::Valid(_) | Expr::ChecksumVerify(_) => 1,
             Expr::Slice { hi, lo, .. } => hi - lo + 1,

@@ -122,6 +122,9 @@ impl<'a> Names<'a> {
             },
             Expr::RegisterExecute { action, index, .. } => {
                 match self.pipe.register_actions.get(action.index()) {
+                    Some(ra) if matches!(**index, Expr::StatefulLog { .. }) => {
+                        format!("{}.execute_log()", ra.name)
+                    }
                     Some(ra) => format!("{}.execute({})", ra.name, self.expr(index)),
                     None => format!("RegisterAction#{}.execute(..)", action.0),
                 }
@@ -144,6 +147,14 @@ impl<'a> Names<'a> {
                 self.expr(value),
                 self.expr(mask)
             ),
+            Expr::SaluPredicate { conds, .. } => {
+                let cs: Vec<String> = conds.iter().map(|c| self.expr(c)).collect();
+                format!("this.predicate({})", cs.join(", "))
+            }
+            Expr::StatefulLog { register, .. } => match self.pipe.registers.get(register.index()) {
+                Some(r) => format!("{}.log_counter", r.name),
+                None => format!("register#{}.log_counter", register.0),
+            },
             Expr::MathUnit { unit, input, .. } => {
                 let table: Vec<String> = unit.table.iter().rev().map(|t| t.to_string()).collect();
                 format!(

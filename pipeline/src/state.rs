@@ -45,6 +45,9 @@ impl TableState {
 pub struct RegisterState {
     pub lo: Vec<u64>,
     pub hi: Vec<u64>,
+    /// The stateful ALU's log counter (`execute_log`): the next cell to log, from 0 after
+    /// reset; `size` once every cell has been logged.
+    pub log: u64,
 }
 
 /// Packet and byte counts of a counter array.
@@ -212,6 +215,7 @@ pub fn new_register_state(r: &ir::Register) -> RegisterState {
         } else {
             Vec::new()
         },
+        log: 0,
     }
 }
 

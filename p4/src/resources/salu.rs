@@ -278,6 +278,15 @@ impl Scan<'_> {
         }
     }
 
+    /// The conditions of a `this.predicate(..)` output: each takes a compare unit.
+    fn predicate_conds(&mut self, e: &Expr) {
+        match e {
+            Expr::SaluPredicate { conds, .. } => conds.iter().for_each(|c| self.cond(c)),
+            Expr::Cast { arg, .. } | Expr::Slice { arg, .. } => self.predicate_conds(arg),
+            _ => {}
+        }
+    }
+
     /// A value computed by one ALU.
     fn value(&mut self, e: &Expr) -> u32 {
         if let Expr::Ternary {
@@ -319,6 +328,7 @@ impl Scan<'_> {
                         _ => 1,
                     };
                     self.output_words = self.output_words.max(k);
+                    self.predicate_conds(value);
                     self.outputs.push(value.clone());
                 }
                 Stmt::Assign { .. } => self.err(
@@ -459,7 +469,9 @@ fn is_leaf(e: &Expr) -> bool {
         | Expr::Field(_)
         | Expr::Param { .. }
         | Expr::RegValue(_)
-        | Expr::RegisterParam(_) => true,
+        | Expr::RegisterParam(_)
+        // The predicate output is the compare units' result, not an ALU's.
+        | Expr::SaluPredicate { .. } => true,
         Expr::Cast { arg, .. } | Expr::Slice { arg, .. } => is_leaf(arg),
         _ => false,
     }

@@ -62,6 +62,19 @@ impl<T: Tracer> Ctx<'_, T> {
                 // A direct register on a miss has no cell: no access, output 0.
                 None => return Ok([0; 4]),
             }
+        } else if let Expr::StatefulLog {
+            register,
+            stop_when_full,
+        } = index
+        {
+            match self.log_index(*register, reg.size, *stop_when_full)? {
+                Some(i) => i,
+                None => {
+                    // Tofino 2, every cell logged: the access is squashed (still one access).
+                    self.claim_register(ra.register)?;
+                    return Ok([0; 4]);
+                }
+            }
         } else {
             let v = self.eval(index, params)?;
             let (i, wrapped) = wrap_index(v, reg.size);
@@ -112,6 +125,31 @@ impl<T: Tracer> Ctx<'_, T> {
             output: out[0],
         });
         Ok(out)
+    }
+
+    /// `execute_log()`: the cell the register's log counter points at, advancing the counter.
+    /// Full (every cell logged): Tofino 1 keeps logging into the last cell, Tofino 2
+    /// (`stop_when_full`) gives `None` (the access is squashed).
+    fn log_index(
+        &mut self,
+        r: RegisterId,
+        size: u32,
+        stop_when_full: bool,
+    ) -> ExecResult<Option<u32>> {
+        let Some(st) = self.rt.registers.get_mut(r.index()) else {
+            return Err(Fault::program(ProgramError::BadReference("register state")));
+        };
+        let last = u64::from(size.max(1)) - 1;
+        let at = st.log;
+        if at > last {
+            return Ok((!stop_when_full).then_some(last as u32));
+        }
+        st.log = if at == last && !stop_when_full {
+            last
+        } else {
+            at + 1
+        };
+        Ok(Some(at as u32))
     }
 
     /// A MinMaxAction: the body sees the 128-bit word of `128 / width` cells that `index`
@@ -176,6 +214,12 @@ impl<T: Tracer> Ctx<'_, T> {
         });
         Ok(out)
     }
+}
+
+/// `this.predicate(..)`: the one-hot predicate output, bit `hit` (the conditions that held, as
+/// bits `cmp0..cmp3`) set, cut to `width` bits.
+pub(crate) fn predicate_output(hit: u32, width: u16) -> Value {
+    (1 as Value).checked_shl(hit).unwrap_or(0) & mask(width)
 }
 
 /// `min8/max8/min16/max16(value, mask)`: the chosen lane's value, or its number (`index`).

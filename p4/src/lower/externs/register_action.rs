@@ -6,9 +6,9 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use pipeline::ir::{self, RegWord, RegisterActionId, RegisterParamId};
+use pipeline::ir::{self, RegWord, RegisterActionId, RegisterParamId, Target};
 
-use super::{Call, Ctor, ExternType, Kind};
+use super::{Call, Ctor, ExternInst, ExternType, Kind};
 use crate::ast::{self, DeclKind, Direction};
 use crate::check::types::Ty;
 use crate::diag::Diagnostic;
@@ -118,8 +118,23 @@ impl ExternType for RegisterActions {
                     None => out.iter().cloned().collect(),
                 };
                 let max_outs = apply_outputs(l, tname);
-                let (body, more) =
-                    register_action_body(l, i, value, &want, typed.is_some(), max_outs, None)?;
+                let this = Rc::new(ExternInst {
+                    name: name.clone(),
+                    type_name: tname.clone(),
+                    kind: Kind::SaluThis {
+                        out: want.first().cloned(),
+                        conds: if l.target == Target::Tofino2 { 4 } else { 2 },
+                    },
+                });
+                let (body, more) = register_action_body(
+                    l,
+                    i,
+                    value,
+                    &want,
+                    typed.is_some(),
+                    max_outs,
+                    Some(Binding::Extern(this)),
+                )?;
                 let output_width = out.as_ref().and_then(Ty::scalar_width).unwrap_or(0);
                 let id = RegisterActionId(l.pipe.register_actions.len() as u32);
                 l.pipe.register_actions.push(ir::RegisterAction {
@@ -185,11 +200,27 @@ impl ExternType for RegisterActions {
                     direct,
                     index: ity,
                 },
-                "execute",
+                m @ ("execute" | "execute_log"),
             ) => {
-                l.only_in(&[Ctx::Control, Ctx::Action], "execute", span)?;
+                l.only_in(&[Ctx::Control, Ctx::Action], m, span)?;
+                if *direct && m == "execute_log" {
+                    return Err(l.err(
+                        Diagnostic::error(format!(
+                            "`{xname}.execute_log`: a DirectRegisterAction has no log counter"
+                        ))
+                        .with_primary(span, "only a RegisterAction logs")
+                        .with_help("a direct register's cell is the matched entry's; log through an indexed Register"),
+                    ));
+                }
                 let (index, out_args) = if *direct {
                     (ir::Expr::constant(0, 1), args)
+                } else if m == "execute_log" {
+                    let register = l.pipe.register_actions[id.index()].register;
+                    let log = ir::Expr::StatefulLog {
+                        register,
+                        stop_when_full: l.target == Target::Tofino2,
+                    };
+                    (log, args)
                 } else {
                     let Some((a, rest)) = args.split_first() else {
                         return Err(l.arg_count("execute", 1, nargs, span));
@@ -247,12 +278,80 @@ impl ExternType for RegisterActions {
                     }
                 }
             }
+            (Kind::SaluThis { out: ot, conds }, "predicate") => {
+                l.only_in(&[Ctx::RegAction], "predicate", span)?;
+                predicate(l, &xname, args, ot.as_ref(), *conds, span)
+            }
             (Kind::RegisterParam { id, ty }, "read") => {
                 value(ir::Expr::RegisterParam(*id), ty.clone())
             }
             _ => l.no_method_of(c),
         }
     }
+}
+
+/// `this.predicate(c0, ..)` in a RegisterAction's `apply`: the one-hot output of its compare
+/// units (bit `c0 | c1 << 1 | ..` set). Each argument is one comparison (or `true`/`false`),
+/// as bf-p4c requires; an omitted one is false.
+fn predicate<'a>(
+    l: &mut Lowerer<'a>,
+    xname: &str,
+    args: &'a [ast::Argument],
+    out: Option<&Ty>,
+    units: usize,
+    span: crate::source::Span,
+) -> Res<Option<V>> {
+    if args.len() > units {
+        return Err(l.err(
+            Diagnostic::error(format!(
+                "`{xname}.predicate` takes at most {units} conditions, {} given",
+                args.len()
+            ))
+            .with_primary(span, "more conditions than compare units")
+            .with_help(if units == 2 {
+                "Tofino 1's stateful ALU has two compare units (cmplo, cmphi)"
+            } else {
+                "Tofino 2's stateful ALU has four compare units (cmp0..cmp3)"
+            }),
+        ));
+    }
+    let Some(t) = out.filter(|t| t.is_bits()) else {
+        return Err(l.err(
+            Diagnostic::error("`predicate` returns the RegisterAction's output type")
+                .with_primary(span, "no `bit<W>` output type to return")
+                .with_help("declare the RegisterAction as `RegisterAction<T, I, bit<W>>`"),
+        ));
+    };
+    let mut conds = Vec::new();
+    for a in args {
+        let (c, _) = l.scalar(&a.value, Some(&Ty::Bool))?;
+        let one = match &c {
+            ir::Expr::Const { .. } | ir::Expr::Field(_) => true,
+            ir::Expr::Binary { op, .. } => matches!(
+                op,
+                ir::BinOp::Eq
+                    | ir::BinOp::Ne
+                    | ir::BinOp::Lt
+                    | ir::BinOp::Le
+                    | ir::BinOp::Gt
+                    | ir::BinOp::Ge
+            ),
+            _ => false,
+        };
+        if !one {
+            return Err(l.err(
+                Diagnostic::error("predicate too complex for a stateful ALU")
+                    .with_primary(a.span, "one comparison per argument")
+                    .with_help("each argument is one compare unit: a single `a REL b` (combine the outputs' bits instead of the conditions)"),
+            ));
+        }
+        conds.push(c);
+    }
+    let width = t.scalar_width().unwrap_or(1);
+    Ok(Some(V::Scalar(
+        ir::Expr::SaluPredicate { conds, width },
+        t.clone(),
+    )))
 }
 
 /// How many outputs the architecture's `apply` of extern `tname` declares: 1 on Tofino 1, 4 in
