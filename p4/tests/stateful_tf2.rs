@@ -372,3 +372,38 @@ fn predicate_and_log_misuse_is_refused_with_the_reason() {
     let e = refused("predicate_log.p4", Target::Tofino2, &["BAD_DIRECT_LOG"]);
     assert!(e.contains("execute_log"), "{e}");
 }
+
+#[test]
+fn fifo_and_stack_over_the_stateful_counter() {
+    // Registers of 4 cells; an output of 0 is a squashed access (full or empty), as in the
+    // tofino-model's stateful counters. Values are worked out by hand from the program's ops.
+    for engine in ["tree", "flat", "native"] {
+        let c = try_compile("fifo_stack.p4", Target::Tofino2, &[])
+            .unwrap_or_else(|f| panic!("fifo_stack.p4 does not compile:\n{}", f.render()));
+        assert!(c.resources.is_some(), "fifo_stack.p4 was not placed");
+        pipeline::ir_verify::verify(&c.program).unwrap_or_else(|e| panic!("{e}"));
+        let cfg = SwitchConfig::new(1).with_engine(engine.parse().expect("engine"));
+        let mut sw = Switch::new(Arc::new(c.program), cfg).expect("switch");
+        let sw = &mut sw;
+        // FIFO: four in, the fifth refused; out in order; the freed cells reused (wrapping).
+        let enq: Vec<u32> = [1, 2, 3, 4, 5].iter().map(|a| r1(sw, 0, *a)).collect();
+        assert_eq!(enq, [1, 2, 3, 4, 0], "{engine}: enqueue, full at 5");
+        assert_eq!([r1(sw, 1, 0), r1(sw, 1, 0)], [1, 2], "{engine}: dequeue");
+        let enq: Vec<u32> = [6, 7, 8].iter().map(|a| r1(sw, 0, *a)).collect();
+        assert_eq!(enq, [6, 7, 0], "{engine}: two free cells");
+        let deq: Vec<u32> = (0..5).map(|_| r1(sw, 1, 0)).collect();
+        assert_eq!(deq, [3, 4, 6, 7, 0], "{engine}: drained, then empty");
+        // Stack: four pushed, the fifth refused; pops last-in first-out; empty pops refused.
+        let push: Vec<u32> = [1, 2, 3, 4, 5].iter().map(|a| r1(sw, 2, *a)).collect();
+        assert_eq!(push, [1, 2, 3, 4, 0], "{engine}: push, full at 5");
+        assert_eq!([r1(sw, 3, 0), r1(sw, 3, 0)], [4, 3], "{engine}: pop");
+        assert_eq!(r1(sw, 2, 9), 9, "{engine}: push after pops");
+        let pop: Vec<u32> = (0..4).map(|_| r1(sw, 3, 0)).collect();
+        assert_eq!(pop, [9, 2, 1, 0], "{engine}: popped, then empty");
+    }
+    let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_MIX"]);
+    assert!(
+        e.contains("stateful counter used as a log and as a fifo"),
+        "{e}"
+    );
+}

@@ -89,13 +89,13 @@ impl Check<'_> {
     /// The index of a RegisterExecute: an expression, or the log counter of the action's own
     /// register (`execute_log`). `action` is in range.
     fn execute_index(&self, action: RegisterActionId, index: &Expr) -> Result<(), VerifyError> {
-        let Expr::StatefulLog { register, .. } = index else {
+        let Expr::SaluCounter { register, .. } = index else {
             return self.expr(index);
         };
         let own = self.pl.register_actions[action.index()].register;
         if *register != own {
             return self.fail(format!(
-                "RegisterAction {} logs through register {} but runs on register {}",
+                "RegisterAction {} counts through register {} but runs on register {}",
                 action.0, register.0, own.0
             ));
         }
@@ -138,8 +138,8 @@ impl Check<'_> {
                 }
                 conds.iter().try_for_each(|c| self.expr(c))
             }
-            Expr::StatefulLog { .. } => {
-                self.fail("a stateful-log counter outside a RegisterAction's index".to_string())
+            Expr::SaluCounter { .. } => {
+                self.fail("a stateful-ALU counter outside a RegisterAction's index".to_string())
             }
             Expr::MinMax { value, mask, .. } => {
                 self.expr(value)?;

@@ -45,9 +45,11 @@ impl TableState {
 pub struct RegisterState {
     pub lo: Vec<u64>,
     pub hi: Vec<u64>,
-    /// The stateful ALU's log counter (`execute_log`): the next cell to log, from 0 after
-    /// reset; `size` once every cell has been logged.
+    /// The stateful ALU's counter: the log's next cell (`size` once full), the stack's top, or
+    /// the FIFO's tail; a FIFO's pointers count modulo `2 * size` (full: `size` apart).
     pub log: u64,
+    /// The FIFO's head (`dequeue`), modulo `2 * size`.
+    pub head: u64,
 }
 
 /// Packet and byte counts of a counter array.
@@ -216,6 +218,7 @@ pub fn new_register_state(r: &ir::Register) -> RegisterState {
             Vec::new()
         },
         log: 0,
+        head: 0,
     }
 }
 

@@ -226,7 +226,7 @@ impl<'a> Collector<'a> {
                 }
             }
             Expr::Const { .. }
-            | Expr::StatefulLog { .. }
+            | Expr::SaluCounter { .. }
             | Expr::Param { .. }
             | Expr::Lookahead { .. }
             | Expr::RegValue(_)

@@ -498,8 +498,8 @@ impl<T: Tracer> Ctx<'_, T> {
                 }
                 super::salu::predicate_output(hit, *width)
             }
-            Expr::StatefulLog { .. } => {
-                return Err(Fault::program(ProgramError::StatefulLogOutsideExecute))
+            Expr::SaluCounter { .. } => {
+                return Err(Fault::program(ProgramError::SaluCounterOutsideExecute))
             }
             Expr::MathUnit { unit, input, width } => {
                 let x = self.eval(input, params)?;

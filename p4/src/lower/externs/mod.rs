@@ -504,7 +504,9 @@ impl<'a> Lowerer<'a> {
         let have = match &x.kind {
             Kind::Register { .. } => "read, write (or a RegisterAction)",
             Kind::RegisterAction { direct: true, .. } => "execute",
-            Kind::RegisterAction { .. } => "execute, execute_log",
+            Kind::RegisterAction { .. } => {
+                "execute, execute_log (Tofino 2 also enqueue, dequeue, push, pop)"
+            }
             Kind::SaluThis { .. } => "predicate",
             Kind::RegisterParam { .. } => "read",
             Kind::Hash { .. } | Kind::Random { .. } => "get",

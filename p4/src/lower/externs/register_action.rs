@@ -200,27 +200,22 @@ impl ExternType for RegisterActions {
                     direct,
                     index: ity,
                 },
-                m @ ("execute" | "execute_log"),
+                m @ ("execute" | "execute_log" | "enqueue" | "dequeue" | "push" | "pop"),
             ) => {
                 l.only_in(&[Ctx::Control, Ctx::Action], m, span)?;
-                if *direct && m == "execute_log" {
+                if *direct && m != "execute" {
                     return Err(l.err(
                         Diagnostic::error(format!(
-                            "`{xname}.execute_log`: a DirectRegisterAction has no log counter"
+                            "`{xname}.{m}`: a DirectRegisterAction has no stateful counter"
                         ))
-                        .with_primary(span, "only a RegisterAction logs")
-                        .with_help("a direct register's cell is the matched entry's; log through an indexed Register"),
+                        .with_primary(span, "only a RegisterAction on an indexed Register has one")
+                        .with_help("a direct register's cell is the matched entry's; use an indexed Register"),
                     ));
                 }
                 let (index, out_args) = if *direct {
                     (ir::Expr::constant(0, 1), args)
-                } else if m == "execute_log" {
-                    let register = l.pipe.register_actions[id.index()].register;
-                    let log = ir::Expr::StatefulLog {
-                        register,
-                        stop_when_full: l.target == Target::Tofino2,
-                    };
-                    (log, args)
+                } else if m != "execute" {
+                    (counter_index(l, *id, m, span)?, args)
                 } else {
                     let Some((a, rest)) = args.split_first() else {
                         return Err(l.arg_count("execute", 1, nargs, span));
@@ -288,6 +283,49 @@ impl ExternType for RegisterActions {
             _ => l.no_method_of(c),
         }
     }
+}
+
+/// The index of `execute_log`/`enqueue`/`dequeue`/`push`/`pop`: the register's stateful-ALU
+/// counter, whose function (log, fifo, stack) every call on the register must share.
+fn counter_index(
+    l: &mut Lowerer<'_>,
+    id: RegisterActionId,
+    m: &str,
+    span: crate::source::Span,
+) -> Res<ir::Expr> {
+    let (op, function) = match m {
+        "execute_log" => (
+            ir::CounterOp::Log {
+                stop_when_full: l.target == Target::Tofino2,
+            },
+            "log",
+        ),
+        "enqueue" => (ir::CounterOp::Enqueue, "fifo"),
+        "dequeue" => (ir::CounterOp::Dequeue, "fifo"),
+        "push" => (ir::CounterOp::Push, "stack"),
+        _ => (ir::CounterOp::Pop, "stack"),
+    };
+    let register = l.pipe.register_actions[id.index()].register;
+    match l.pipe.salu_counters.get(&register).copied() {
+        Some((f, first)) if f != function => {
+            let name = l.pipe.registers[register.index()].name.clone();
+            return Err(l.err(
+                Diagnostic::error(format!(
+                    "register `{name}`'s stateful counter used as a {function} and as a {f}"
+                ))
+                .with_primary(span, format!("`{m}` makes it a {function}"))
+                .with_secondary(first, format!("a {f} here"))
+                .with_help(
+                    "the stateful ALU has one counter per register: give each use its own register",
+                ),
+            ));
+        }
+        Some(_) => {}
+        None => {
+            l.pipe.salu_counters.insert(register, (function, span));
+        }
+    }
+    Ok(ir::Expr::SaluCounter { register, op })
 }
 
 /// `this.predicate(c0, ..)` in a RegisterAction's `apply`: the one-hot output of its compare
