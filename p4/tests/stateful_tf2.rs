@@ -406,4 +406,9 @@ fn fifo_and_stack_over_the_stateful_counter() {
         e.contains("stateful counter used as a log and as a fifo"),
         "{e}"
     );
+    let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_ADDRESS"]);
+    assert!(
+        e.contains("this.address()") && e.contains("instruction slot"),
+        "{e}"
+    );
 }

@@ -277,6 +277,23 @@ impl ExternType for RegisterActions {
                 l.only_in(&[Ctx::RegAction], "predicate", span)?;
                 predicate(l, &xname, args, ot.as_ref(), *conds, span)
             }
+            (Kind::RegisterAction { .. }, m @ ("predicate" | "address")) => Err(l.err(
+                Diagnostic::error(format!(
+                    "`{xname}.{m}` outside its `apply`: it is the stateful ALU's own output"
+                ))
+                .with_primary(span, "called from outside the RegisterAction")
+                .with_help(format!(
+                    "write `rv = this.{m}(..);` inside the RegisterAction's `apply` and read it through `execute`"
+                )),
+            )),
+            (Kind::SaluThis { .. }, "address") => Err(l.err(
+                crate::check::unsupported(
+                    span,
+                    "`this.address()`",
+                    "the stateful ALU's address output, which is bf-p4c's placement of the register: the instruction slot it gives the RegisterAction (bits 23-26) and the RAM pages it gives the register, above the cell's bit offset",
+                )
+                .with_help("pass the index into the RegisterAction's caller instead (for `execute_log`/FIFO/stack, count in a register of your own)"),
+            )),
             (Kind::RegisterParam { id, ty }, "read") => {
                 value(ir::Expr::RegisterParam(*id), ty.clone())
             }
