@@ -412,3 +412,20 @@ fn fifo_and_stack_over_the_stateful_counter() {
         "{e}"
     );
 }
+
+#[test]
+fn the_ir_shows_the_predicate_and_the_counter_methods() {
+    let c = try_compile("predicate_log.p4", Target::Tofino2, &[]).expect("compiles");
+    let ir = pipeline::ir_text::program_text(&c.program);
+    for line in [
+        "rv = this.predicate(value > hdr.data.a, value.hi < hdr.data.a);",
+        "Ingress.logit.execute_log()",
+    ] {
+        assert!(ir.contains(line), "no `{line}` in\n{ir}");
+    }
+    let c = try_compile("fifo_stack.p4", Target::Tofino2, &[]).expect("compiles");
+    let ir = pipeline::ir_text::program_text(&c.program);
+    for line in ["Ingress.enq.enqueue()", "Ingress.spop.pop()"] {
+        assert!(ir.contains(line), "no `{line}` in\n{ir}");
+    }
+}
