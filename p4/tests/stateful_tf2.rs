@@ -369,6 +369,8 @@ fn predicate_and_log_misuse_is_refused_with_the_reason() {
     assert!(e.contains("at most 2 conditions"), "{e}");
     let e = refused("predicate_log.p4", Target::Tofino2, &["BAD_OUTSIDE_APPLY"]);
     assert!(e.contains("predicate"), "{e}");
+    let e = refused("predicate_log.p4", Target::Tofino1, &["TNA", "BAD_ORDER"]);
+    assert!(e.contains("cannot use compare unit 0"), "{e}");
     let e = refused("predicate_log.p4", Target::Tofino2, &["BAD_DIRECT_LOG"]);
     assert!(e.contains("execute_log"), "{e}");
 }

@@ -5,7 +5,8 @@
  *   2: r1 = logit.execute_log()   writes a into the next cell, returns the cell's old value
  *   3: r1 = peek.execute(a)   the log register's cell a (read only)
  *   4: r1 = three.execute(0)  (Tofino 2) this.predicate(value.lo > a, value.hi < a, true)
- * BAD_* defines make the misuses the tests expect refused. */
+ * BAD_* defines make the misuses the tests expect refused (BAD_ORDER: a condition before the
+ * predicate takes compare unit 0, which its first argument needs). */
 #include <core.p4>
 #if defined(TNA)
 #include <tna.p4>
@@ -72,6 +73,11 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
     };
     RegisterAction<pair_t, bit<8>, bit<32>>(pairs) one = {
         void apply(inout pair_t value, out bit<32> rv) {
+#if defined(BAD_ORDER)
+            if (value.hi == hdr.data.a) {
+                value.hi = 0;
+            }
+#endif
             rv = this.predicate(value.lo == hdr.data.a);
         }
     };
