@@ -70,7 +70,7 @@ fn field(d: &mut Bytes) -> FieldRef {
 
 fn expr(d: &mut Bytes, depth: u32) -> Expr {
     let leaf = depth == 0;
-    match if leaf { d.below(4) } else { d.below(16) } {
+    match if leaf { d.below(4) } else { d.below(18) } {
         0 => Expr::Const {
             value: u128::from(d.u32()),
             width: u16::from(d.u8()),
@@ -124,6 +124,22 @@ fn expr(d: &mut Bytes, depth: u32) -> Expr {
             arg: Box::new(expr(d, depth - 1)),
             width: u16::from(d.u8()),
             sign_extend: false,
+        },
+        15 => Expr::SaluPredicate {
+            conds: (0..d.below(6)).map(|_| expr(d, depth - 1)).collect(),
+            width: u16::from(d.u8()),
+        },
+        16 => Expr::SaluCounter {
+            register: RegisterId(u32::from(d.below(3))),
+            op: [
+                CounterOp::Log {
+                    stop_when_full: d.below(2) == 1,
+                },
+                CounterOp::Enqueue,
+                CounterOp::Dequeue,
+                CounterOp::Push,
+                CounterOp::Pop,
+            ][usize::from(d.below(5))],
         },
         _ => Expr::Random { width: 16 },
     }

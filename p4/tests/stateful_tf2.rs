@@ -264,3 +264,157 @@ fn check_places_them_in_one_stage() {
         );
     }
 }
+
+/// predicate_log.p4 on `target` (Tofino 1 through `tna.p4`), run by `engine`.
+fn salu_switch(target: Target, engine: &str) -> Switch {
+    let defines: &[&str] = if target == Target::Tofino1 {
+        &["TNA"]
+    } else {
+        &[]
+    };
+    let c = try_compile("predicate_log.p4", target, defines)
+        .unwrap_or_else(|f| panic!("predicate_log.p4 does not compile:\n{}", f.render()));
+    assert!(c.resources.is_some(), "predicate_log.p4 was not placed");
+    pipeline::ir_verify::verify(&c.program).unwrap_or_else(|e| panic!("{e}"));
+    let cfg = SwitchConfig::new(1).with_engine(engine.parse().expect("engine"));
+    Switch::new(Arc::new(c.program), cfg).expect("switch")
+}
+
+fn r1(sw: &mut Switch, op: u8, a: u32) -> u32 {
+    run(
+        sw,
+        Data {
+            op,
+            a,
+            ..Data::default()
+        },
+    )
+    .r[0]
+}
+
+#[test]
+fn predicate_is_one_hot_over_the_conditions() {
+    // The pair is {10, 20}. Bit (cmp0 | cmp1 << 1 | ..) of the output is set; an omitted
+    // condition is false (bf-p4c's cmp masks 0xaaaa, 0xcccc, .. and the model's 1 << cmp).
+    for target in [Target::Tofino1, Target::Tofino2] {
+        for engine in ["tree", "flat", "native"] {
+            let mut sw = salu_switch(target, engine);
+            let at = format!("{target:?} {engine}");
+            assert_eq!(r1(&mut sw, 0, 5), 2, "{at}: 10 > 5 only → bit 1");
+            assert_eq!(r1(&mut sw, 0, 15), 1, "{at}: neither → bit 0");
+            assert_eq!(r1(&mut sw, 0, 25), 4, "{at}: 20 < 25 only → bit 2");
+            assert_eq!(r1(&mut sw, 1, 10), 2, "{at}: one condition, true");
+            assert_eq!(r1(&mut sw, 1, 11), 1, "{at}: one condition, false");
+            if target == Target::Tofino2 {
+                // cmp2 is `true`: bit 4 | cmp0 | cmp1 << 1.
+                assert_eq!(r1(&mut sw, 4, 5), 1 << 5, "{at}");
+                assert_eq!(r1(&mut sw, 4, 15), 1 << 4, "{at}");
+                assert_eq!(r1(&mut sw, 4, 25), 1 << 6, "{at}");
+            }
+        }
+    }
+}
+
+#[test]
+fn execute_log_walks_the_cells_then_stops_as_each_target_does() {
+    // Six logs into a register of 4 cells: cells 0..3 take 100..103 and each returns the old 0.
+    // Then Tofino 1's counter stays on the last cell (104, 105 land in cell 3, returning the
+    // value before); Tofino 2's log is full and squashes the access (output 0, cells kept).
+    for target in [Target::Tofino1, Target::Tofino2] {
+        for engine in ["tree", "flat", "native"] {
+            let mut sw = salu_switch(target, engine);
+            let at = format!("{target:?} {engine}");
+            for a in 100..104 {
+                assert_eq!(r1(&mut sw, 2, a), 0, "{at}: log {a}");
+            }
+            let (fifth, sixth, last) = if target == Target::Tofino1 {
+                (103, 104, 105)
+            } else {
+                (0, 0, 103)
+            };
+            assert_eq!(r1(&mut sw, 2, 104), fifth, "{at}");
+            assert_eq!(r1(&mut sw, 2, 105), sixth, "{at}");
+            let cells: Vec<u32> = (0..4).map(|i| r1(&mut sw, 3, i)).collect();
+            assert_eq!(cells, [100, 101, 102, last], "{at}");
+        }
+    }
+}
+
+#[test]
+fn predicate_and_log_misuse_is_refused_with_the_reason() {
+    let e = refused(
+        "predicate_log.p4",
+        Target::Tofino2,
+        &["BAD_TWO_COMPARISONS"],
+    );
+    assert!(e.contains("one comparison per argument"), "{e}");
+    let e = refused(
+        "predicate_log.p4",
+        Target::Tofino1,
+        &["TNA", "BAD_TOO_MANY"],
+    );
+    assert!(e.contains("at most 2 conditions"), "{e}");
+    let e = refused("predicate_log.p4", Target::Tofino2, &["BAD_OUTSIDE_APPLY"]);
+    assert!(e.contains("predicate"), "{e}");
+    let e = refused("predicate_log.p4", Target::Tofino1, &["TNA", "BAD_ORDER"]);
+    assert!(e.contains("cannot use compare unit 0"), "{e}");
+    let e = refused("predicate_log.p4", Target::Tofino2, &["BAD_DIRECT_LOG"]);
+    assert!(e.contains("execute_log"), "{e}");
+}
+
+#[test]
+fn fifo_and_stack_over_the_stateful_counter() {
+    // Registers of 4 cells; an output of 0 is a squashed access (full or empty), as in the
+    // tofino-model's stateful counters. Values are worked out by hand from the program's ops.
+    for engine in ["tree", "flat", "native"] {
+        let c = try_compile("fifo_stack.p4", Target::Tofino2, &[])
+            .unwrap_or_else(|f| panic!("fifo_stack.p4 does not compile:\n{}", f.render()));
+        assert!(c.resources.is_some(), "fifo_stack.p4 was not placed");
+        pipeline::ir_verify::verify(&c.program).unwrap_or_else(|e| panic!("{e}"));
+        let cfg = SwitchConfig::new(1).with_engine(engine.parse().expect("engine"));
+        let mut sw = Switch::new(Arc::new(c.program), cfg).expect("switch");
+        let sw = &mut sw;
+        // FIFO: four in, the fifth refused; out in order; the freed cells reused (wrapping).
+        let enq: Vec<u32> = [1, 2, 3, 4, 5].iter().map(|a| r1(sw, 0, *a)).collect();
+        assert_eq!(enq, [1, 2, 3, 4, 0], "{engine}: enqueue, full at 5");
+        assert_eq!([r1(sw, 1, 0), r1(sw, 1, 0)], [1, 2], "{engine}: dequeue");
+        let enq: Vec<u32> = [6, 7, 8].iter().map(|a| r1(sw, 0, *a)).collect();
+        assert_eq!(enq, [6, 7, 0], "{engine}: two free cells");
+        let deq: Vec<u32> = (0..5).map(|_| r1(sw, 1, 0)).collect();
+        assert_eq!(deq, [3, 4, 6, 7, 0], "{engine}: drained, then empty");
+        // Stack: four pushed, the fifth refused; pops last-in first-out; empty pops refused.
+        let push: Vec<u32> = [1, 2, 3, 4, 5].iter().map(|a| r1(sw, 2, *a)).collect();
+        assert_eq!(push, [1, 2, 3, 4, 0], "{engine}: push, full at 5");
+        assert_eq!([r1(sw, 3, 0), r1(sw, 3, 0)], [4, 3], "{engine}: pop");
+        assert_eq!(r1(sw, 2, 9), 9, "{engine}: push after pops");
+        let pop: Vec<u32> = (0..4).map(|_| r1(sw, 3, 0)).collect();
+        assert_eq!(pop, [9, 2, 1, 0], "{engine}: popped, then empty");
+    }
+    let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_MIX"]);
+    assert!(
+        e.contains("stateful counter used as a log and as a fifo"),
+        "{e}"
+    );
+    let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_ADDRESS"]);
+    assert!(
+        e.contains("this.address()") && e.contains("instruction slot"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_ir_shows_the_predicate_and_the_counter_methods() {
+    let c = try_compile("predicate_log.p4", Target::Tofino2, &[]).expect("compiles");
+    let ir = pipeline::ir_text::program_text(&c.program);
+    for line in [
+        "rv = this.predicate(value > hdr.data.a, value.hi < hdr.data.a);",
+        "Ingress.logit.execute_log()",
+    ] {
+        assert!(ir.contains(line), "no `{line}` in\n{ir}");
+    }
+    let c = try_compile("fifo_stack.p4", Target::Tofino2, &[]).expect("compiles");
+    let ir = pipeline::ir_text::program_text(&c.program);
+    for line in ["Ingress.enq.enqueue()", "Ingress.spop.pop()"] {
+        assert!(ir.contains(line), "no `{line}` in\n{ir}");
+    }
+}

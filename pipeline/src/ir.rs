@@ -326,6 +326,36 @@ pub enum BinOp {
     Max,
 }
 
+/// How a RegisterAction picks its cell through the stateful ALU's counter (one per register;
+/// from 0 after reset). A squashed access runs nothing and outputs 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CounterOp {
+    /// `execute_log()`: the next cell, then the counter advances. Once every cell is logged,
+    /// Tofino 1 stays on the last cell; Tofino 2 (`stop_when_full`) squashes the access.
+    Log { stop_when_full: bool },
+    /// `enqueue()`: the FIFO's tail cell, then the tail advances (wrapping); full: squashed.
+    Enqueue,
+    /// `dequeue()`: the FIFO's head cell, then the head advances (wrapping); empty: squashed.
+    Dequeue,
+    /// `push()`: the stack's next free cell, then the top rises; full: squashed.
+    Push,
+    /// `pop()`: the top falls, then its cell (the last pushed); empty: squashed.
+    Pop,
+}
+
+impl CounterOp {
+    /// The method's name in the architecture files.
+    pub fn method(self) -> &'static str {
+        match self {
+            CounterOp::Log { .. } => "execute_log",
+            CounterOp::Enqueue => "enqueue",
+            CounterOp::Dequeue => "dequeue",
+            CounterOp::Push => "push",
+            CounterOp::Pop => "pop",
+        }
+    }
+}
+
 /// Which word of a register cell a RegisterAction body touches (`value` for a scalar register,
 /// the first / second struct field for a paired register).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -426,6 +456,19 @@ pub enum Expr {
         mask: Box<Expr>,
         index: bool,
     },
+    /// Inside a RegisterAction body: `this.predicate(c0, ..)`, the stateful ALU's predicate
+    /// output: one-hot, bit `c0 | c1 << 1 | c2 << 2 | c3 << 3` set (an omitted condition is
+    /// false), `width` bits (Tofino 1: two conditions, Tofino 2: four).
+    SaluPredicate {
+        conds: Vec<Expr>,
+        width: u16,
+    },
+    /// Only as the index of a RegisterExecute: the cell the register's stateful counter picks
+    /// (`execute_log`, Tofino 2's `enqueue`/`dequeue`/`push`/`pop`), see [`CounterOp`].
+    SaluCounter {
+        register: RegisterId,
+        op: CounterOp,
+    },
     /// Inside a RegisterAction body: `math.execute(input)`, the stateful ALU's math unit.
     MathUnit {
         unit: Box<crate::externs::math_unit::MathUnit>,
@@ -473,7 +516,9 @@ impl Expr {
             | Expr::RegisterExecute { width, .. }
             | Expr::Hash { width, .. }
             | Expr::Random { width }
-            | Expr::MathUnit { width, .. } => *width,
+            | Expr::MathUnit { width, .. }
+            | Expr::SaluPredicate { width, .. } => *width,
+            Expr::SaluCounter { .. } => 32,
             Expr::Field(f) => f.width,
             Expr::Valid(_) | Expr::ChecksumVerify(_) => 1,
             Expr::Slice { hi, lo, .. } => hi - lo + 1,

@@ -5,7 +5,7 @@
 
 use crate::ir::{
     Block, Expr, FieldRef, Gress, GressProgram, KeysetElem, NextState, Pipeline, Place, Program,
-    Stmt, TableBranches, Transition,
+    RegisterActionId, Stmt, TableBranches, Transition,
 };
 
 /// What is wrong with an IR, and where.
@@ -86,6 +86,22 @@ impl Check<'_> {
         Ok(())
     }
 
+    /// The index of a RegisterExecute: an expression, or the log counter of the action's own
+    /// register (`execute_log`). `action` is in range.
+    fn execute_index(&self, action: RegisterActionId, index: &Expr) -> Result<(), VerifyError> {
+        let Expr::SaluCounter { register, .. } = index else {
+            return self.expr(index);
+        };
+        let own = self.pl.register_actions[action.index()].register;
+        if *register != own {
+            return self.fail(format!(
+                "RegisterAction {} counts through register {} but runs on register {}",
+                action.0, register.0, own.0
+            ));
+        }
+        Ok(())
+    }
+
     fn expr(&self, e: &Expr) -> Result<(), VerifyError> {
         let pl = self.pl;
         match e {
@@ -110,9 +126,21 @@ impl Check<'_> {
             }
             Expr::RegisterExecute { action, index, .. } => {
                 self.in_range("register action", action.index(), pl.register_actions.len())?;
-                self.expr(index)
+                self.execute_index(*action, index)
             }
             Expr::MathUnit { input, .. } => self.expr(input),
+            Expr::SaluPredicate { conds, .. } => {
+                if conds.len() > 4 {
+                    return self.fail(format!(
+                        "a stateful-ALU predicate of {} conditions (at most 4)",
+                        conds.len()
+                    ));
+                }
+                conds.iter().try_for_each(|c| self.expr(c))
+            }
+            Expr::SaluCounter { .. } => {
+                self.fail("a stateful-ALU counter outside a RegisterAction's index".to_string())
+            }
             Expr::MinMax { value, mask, .. } => {
                 self.expr(value)?;
                 self.expr(mask)
@@ -218,7 +246,7 @@ impl Check<'_> {
                         self.field(*f)?;
                     }
                 }
-                self.expr(index)
+                self.execute_index(*action, index)
             }
             Stmt::RegisterClear { register, .. } => {
                 self.in_range("register", register.index(), pl.registers.len())

@@ -122,7 +122,10 @@ impl<'a> Names<'a> {
             },
             Expr::RegisterExecute { action, index, .. } => {
                 match self.pipe.register_actions.get(action.index()) {
-                    Some(ra) => format!("{}.execute({})", ra.name, self.expr(index)),
+                    Some(ra) => match &**index {
+                        Expr::SaluCounter { op, .. } => format!("{}.{}()", ra.name, op.method()),
+                        i => format!("{}.execute({})", ra.name, self.expr(i)),
+                    },
                     None => format!("RegisterAction#{}.execute(..)", action.0),
                 }
             }
@@ -144,6 +147,14 @@ impl<'a> Names<'a> {
                 self.expr(value),
                 self.expr(mask)
             ),
+            Expr::SaluPredicate { conds, .. } => {
+                let cs: Vec<String> = conds.iter().map(|c| self.expr(c)).collect();
+                format!("this.predicate({})", cs.join(", "))
+            }
+            Expr::SaluCounter { register, op } => match self.pipe.registers.get(register.index()) {
+                Some(r) => format!("{}.counter.{}", r.name, op.method()),
+                None => format!("register#{}.counter.{}", register.0, op.method()),
+            },
             Expr::MathUnit { unit, input, .. } => {
                 let table: Vec<String> = unit.table.iter().rev().map(|t| t.to_string()).collect();
                 format!(

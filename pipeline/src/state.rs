@@ -45,6 +45,11 @@ impl TableState {
 pub struct RegisterState {
     pub lo: Vec<u64>,
     pub hi: Vec<u64>,
+    /// The stateful ALU's counter: the log's next cell (`size` once full), the stack's top, or
+    /// the FIFO's tail; a FIFO's pointers count modulo `2 * size` (full: `size` apart).
+    pub log: u64,
+    /// The FIFO's head (`dequeue`), modulo `2 * size`.
+    pub head: u64,
 }
 
 /// Packet and byte counts of a counter array.
@@ -212,6 +217,8 @@ pub fn new_register_state(r: &ir::Register) -> RegisterState {
         } else {
             Vec::new()
         },
+        log: 0,
+        head: 0,
     }
 }
 

@@ -165,6 +165,9 @@ pub(crate) struct PipeObjs {
     /// Parser counter loads from a field, by gress: the distinct `[max, rotate, mask, add]`
     /// configurations (rows of the parser's counter init RAM).
     pub counter_init_rows: Vec<(Gress, [u128; 4])>,
+    /// The function each register's stateful-ALU counter has (log, fifo or stack) and the
+    /// call that gave it: one per register.
+    pub salu_counters: HashMap<ir::RegisterId, (&'static str, crate::source::Span)>,
 }
 
 /// Result of [`lower_program`].

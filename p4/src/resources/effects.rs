@@ -220,7 +220,13 @@ impl<'a> Collector<'a> {
                 self.expr(value, fx, mode);
                 self.expr(mask, fx, mode);
             }
+            Expr::SaluPredicate { conds, .. } => {
+                for c in conds {
+                    self.expr(c, fx, mode);
+                }
+            }
             Expr::Const { .. }
+            | Expr::SaluCounter { .. }
             | Expr::Param { .. }
             | Expr::Lookahead { .. }
             | Expr::RegValue(_)

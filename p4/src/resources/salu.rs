@@ -278,6 +278,34 @@ impl Scan<'_> {
         }
     }
 
+    /// The conditions of a `this.predicate(..)` output: each takes a compare unit.
+    /// Argument i is read from compare unit i (bf-p4c: "does not match with other comparisons
+    /// in the ALU"): it must be the condition already on unit i, or the next free unit's.
+    fn predicate_conds(&mut self, e: &Expr) {
+        match e {
+            Expr::SaluPredicate { conds, .. } => {
+                for (i, c) in conds.iter().enumerate() {
+                    let at = self.compares.iter().position(|x| x == c);
+                    if at.is_some_and(|p| p != i) || (at.is_none() && self.compares.len() != i) {
+                        let shown = self.names.expr(c);
+                        self.err(
+                            format!("predicate argument {} (`{shown}`) cannot use compare unit {i}: the conditions before it took the units in another order", i + 1),
+                            &["put the `this.predicate(..)` call first in `apply`, or test its conditions in the same order before it"],
+                        );
+                    }
+                    match (at, c) {
+                        (Some(_), _) => {}
+                        // `true`/`false` take a unit too (bf-p4c compares 0 with 0).
+                        (None, Expr::Const { .. }) => self.compares.push(c.clone()),
+                        (None, _) => self.cond(c),
+                    }
+                }
+            }
+            Expr::Cast { arg, .. } | Expr::Slice { arg, .. } => self.predicate_conds(arg),
+            _ => {}
+        }
+    }
+
     /// A value computed by one ALU.
     fn value(&mut self, e: &Expr) -> u32 {
         if let Expr::Ternary {
@@ -319,6 +347,7 @@ impl Scan<'_> {
                         _ => 1,
                     };
                     self.output_words = self.output_words.max(k);
+                    self.predicate_conds(value);
                     self.outputs.push(value.clone());
                 }
                 Stmt::Assign { .. } => self.err(
@@ -459,7 +488,9 @@ fn is_leaf(e: &Expr) -> bool {
         | Expr::Field(_)
         | Expr::Param { .. }
         | Expr::RegValue(_)
-        | Expr::RegisterParam(_) => true,
+        | Expr::RegisterParam(_)
+        // The predicate output is the compare units' result, not an ALU's.
+        | Expr::SaluPredicate { .. } => true,
         Expr::Cast { arg, .. } | Expr::Slice { arg, .. } => is_leaf(arg),
         _ => false,
     }

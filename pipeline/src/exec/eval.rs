@@ -347,6 +347,7 @@ fn reads_expr(pl: &Pipeline, x: &Expr, f: FieldRef, seen: &mut Vec<bool>) -> boo
                 || index.as_deref().is_some_and(|i| reads_expr(pl, i, f, seen))
         }
         Expr::MathUnit { input, .. } => reads_expr(pl, input, f, seen),
+        Expr::SaluPredicate { conds, .. } => conds.iter().any(|c| reads_expr(pl, c, f, seen)),
         Expr::MinMax { value, mask, .. } => {
             reads_expr(pl, value, f, seen) || reads_expr(pl, mask, f, seen)
         }
@@ -488,6 +489,18 @@ impl<T: Tracer> Ctx<'_, T> {
                 let v = self.eval(value, params)?;
                 let bits = self.eval(m, params)?;
                 super::salu::min_max(*max, *lane, v, bits, *index)
+            }
+            Expr::SaluPredicate { conds, width } => {
+                let mut hit = 0u32;
+                for (k, c) in conds.iter().enumerate() {
+                    if self.eval(c, params)? & 1 != 0 {
+                        hit |= 1 << k;
+                    }
+                }
+                super::salu::predicate_output(hit, *width)
+            }
+            Expr::SaluCounter { .. } => {
+                return Err(Fault::program(ProgramError::SaluCounterOutsideExecute))
             }
             Expr::MathUnit { unit, input, width } => {
                 let x = self.eval(input, params)?;

@@ -99,6 +99,8 @@ pub enum ProgramError {
     DoubleRegisterAccess { register: String },
     #[error("register value used outside a RegisterAction")]
     RegValueOutsideSalu,
+    #[error("stateful-ALU counter used other than as the index of a RegisterAction")]
+    SaluCounterOutsideExecute,
     #[error("parser statement used outside the parser")]
     ParserOnly,
     #[error("reference to a missing IR object ({0})")]

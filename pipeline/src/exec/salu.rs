@@ -5,7 +5,7 @@
 //! mask and are counted. Tofino 2's `Register.clear` sets every cell.
 
 use super::{Ctx, ExecResult, Fault, ProgramError, RegCtx};
-use crate::ir::{Expr, Register, RegisterAction, RegisterActionId, RegisterId, Value};
+use crate::ir::{CounterOp, Expr, Register, RegisterAction, RegisterActionId, RegisterId, Value};
 use crate::phv::mask;
 use crate::state::wrap_index;
 use crate::trace::{TraceEvent, Tracer};
@@ -62,6 +62,15 @@ impl<T: Tracer> Ctx<'_, T> {
                 // A direct register on a miss has no cell: no access, output 0.
                 None => return Ok([0; 4]),
             }
+        } else if let Expr::SaluCounter { register, op } = index {
+            match self.counter_index(*register, reg.size, *op)? {
+                Some(i) => i,
+                None => {
+                    // Full or empty: the access is squashed (still the register's one access).
+                    self.claim_register(ra.register)?;
+                    return Ok([0; 4]);
+                }
+            }
         } else {
             let v = self.eval(index, params)?;
             let (i, wrapped) = wrap_index(v, reg.size);
@@ -112,6 +121,24 @@ impl<T: Tracer> Ctx<'_, T> {
             output: out[0],
         });
         Ok(out)
+    }
+
+    /// The cell a counter operation picks, moving the register's counter; `None`: squashed.
+    fn counter_index(
+        &mut self,
+        r: RegisterId,
+        size: u32,
+        op: CounterOp,
+    ) -> ExecResult<Option<u32>> {
+        let Some(st) = self.rt.registers.get_mut(r.index()) else {
+            return Err(Fault::program(ProgramError::BadReference("register state")));
+        };
+        Ok(counter_step(
+            &mut st.log,
+            &mut st.head,
+            u64::from(size.max(1)),
+            op,
+        ))
     }
 
     /// A MinMaxAction: the body sees the 128-bit word of `128 / width` cells that `index`
@@ -176,6 +203,65 @@ impl<T: Tracer> Ctx<'_, T> {
         });
         Ok(out)
     }
+}
+
+/// One counter operation on a register of `n` cells with counter `top` (the log's next cell,
+/// the stack's top, the FIFO's tail) and FIFO head `head`: the cell it picks, or `None` when
+/// squashed (the tofino-model's stateful counters: the log and stack stop when full, the stack
+/// pops the cell below its top, the FIFO's pointers wrap with an extra bit to tell full from
+/// empty).
+pub(crate) fn counter_step(top: &mut u64, head: &mut u64, n: u64, op: CounterOp) -> Option<u32> {
+    let cell = |v: u64| (v % n) as u32;
+    match op {
+        CounterOp::Log { stop_when_full } => {
+            let at = *top;
+            if at >= n {
+                return (!stop_when_full).then_some(cell(n - 1));
+            }
+            // Tofino 1 saturates on the last cell; Tofino 2 goes on to "full".
+            if at + 1 < n || stop_when_full {
+                *top = at + 1;
+            }
+            Some(cell(at))
+        }
+        CounterOp::Push => {
+            let at = *top;
+            if at >= n {
+                return None;
+            }
+            *top = at + 1;
+            Some(cell(at))
+        }
+        CounterOp::Pop => {
+            if *top == 0 {
+                return None;
+            }
+            *top -= 1;
+            Some(cell(*top))
+        }
+        CounterOp::Enqueue => {
+            let (t, h) = (*top % (2 * n), *head % (2 * n));
+            if (t + 2 * n - h) % (2 * n) == n {
+                return None;
+            }
+            *top = (t + 1) % (2 * n);
+            Some(cell(t))
+        }
+        CounterOp::Dequeue => {
+            let (t, h) = (*top % (2 * n), *head % (2 * n));
+            if t == h {
+                return None;
+            }
+            *head = (h + 1) % (2 * n);
+            Some(cell(h))
+        }
+    }
+}
+
+/// `this.predicate(..)`: the one-hot predicate output, bit `hit` (the conditions that held, as
+/// bits `cmp0..cmp3`) set, cut to `width` bits.
+pub(crate) fn predicate_output(hit: u32, width: u16) -> Value {
+    (1 as Value).checked_shl(hit).unwrap_or(0) & mask(width)
 }
 
 /// `min8/max8/min16/max16(value, mask)`: the chosen lane's value, or its number (`index`).

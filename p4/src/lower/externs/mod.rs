@@ -116,6 +116,12 @@ pub(crate) enum Kind {
     MinMaxUnit {
         lane: u16,
     },
+    /// `this` inside a RegisterAction's `apply`: its stateful ALU (`predicate` over `conds`
+    /// compare units, returning `out`).
+    SaluThis {
+        out: Option<Ty>,
+        conds: usize,
+    },
 }
 
 /// An extern instance.
@@ -511,7 +517,11 @@ impl<'a> Lowerer<'a> {
         let (x, m, xname, span, member) = (c.x, c.m, &c.xname, c.span, c.member);
         let have = match &x.kind {
             Kind::Register { .. } => "read, write (or a RegisterAction)",
-            Kind::RegisterAction { .. } => "execute",
+            Kind::RegisterAction { direct: true, .. } => "execute",
+            Kind::RegisterAction { .. } => {
+                "execute, execute_log (Tofino 2 also enqueue, dequeue, push, pop)"
+            }
+            Kind::SaluThis { .. } => "predicate",
             Kind::RegisterParam { .. } => "read",
             Kind::Hash { .. } | Kind::Random { .. } => "get",
             Kind::Counter { .. } => "count",

@@ -6,9 +6,9 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use pipeline::ir::{self, RegWord, RegisterActionId, RegisterParamId};
+use pipeline::ir::{self, RegWord, RegisterActionId, RegisterParamId, Target};
 
-use super::{Call, Ctor, ExternType, Kind};
+use super::{Call, Ctor, ExternInst, ExternType, Kind};
 use crate::ast::{self, DeclKind, Direction};
 use crate::check::types::Ty;
 use crate::diag::Diagnostic;
@@ -118,8 +118,23 @@ impl ExternType for RegisterActions {
                     None => out.iter().cloned().collect(),
                 };
                 let max_outs = apply_outputs(l, tname);
-                let (body, more) =
-                    register_action_body(l, i, value, &want, typed.is_some(), max_outs, None)?;
+                let this = Rc::new(ExternInst {
+                    name: name.clone(),
+                    type_name: tname.clone(),
+                    kind: Kind::SaluThis {
+                        out: want.first().cloned(),
+                        conds: if l.target == Target::Tofino2 { 4 } else { 2 },
+                    },
+                });
+                let (body, more) = register_action_body(
+                    l,
+                    i,
+                    value,
+                    &want,
+                    typed.is_some(),
+                    max_outs,
+                    Some(Binding::Extern(this)),
+                )?;
                 let output_width = out.as_ref().and_then(Ty::scalar_width).unwrap_or(0);
                 let id = RegisterActionId(l.pipe.register_actions.len() as u32);
                 l.pipe.register_actions.push(ir::RegisterAction {
@@ -185,11 +200,22 @@ impl ExternType for RegisterActions {
                     direct,
                     index: ity,
                 },
-                "execute",
+                m @ ("execute" | "execute_log" | "enqueue" | "dequeue" | "push" | "pop"),
             ) => {
-                l.only_in(&[Ctx::Control, Ctx::Action], "execute", span)?;
+                l.only_in(&[Ctx::Control, Ctx::Action], m, span)?;
+                if *direct && m != "execute" {
+                    return Err(l.err(
+                        Diagnostic::error(format!(
+                            "`{xname}.{m}`: a DirectRegisterAction has no stateful counter"
+                        ))
+                        .with_primary(span, "only a RegisterAction on an indexed Register has one")
+                        .with_help("a direct register's cell is the matched entry's; use an indexed Register"),
+                    ));
+                }
                 let (index, out_args) = if *direct {
                     (ir::Expr::constant(0, 1), args)
+                } else if m != "execute" {
+                    (counter_index(l, *id, m, span)?, args)
                 } else {
                     let Some((a, rest)) = args.split_first() else {
                         return Err(l.arg_count("execute", 1, nargs, span));
@@ -247,12 +273,140 @@ impl ExternType for RegisterActions {
                     }
                 }
             }
+            (Kind::SaluThis { out: ot, conds }, "predicate") => {
+                l.only_in(&[Ctx::RegAction], "predicate", span)?;
+                predicate(l, &xname, args, ot.as_ref(), *conds, span)
+            }
+            (Kind::RegisterAction { .. }, m @ ("predicate" | "address")) => Err(l.err(
+                Diagnostic::error(format!(
+                    "`{xname}.{m}` outside its `apply`: it is the stateful ALU's own output"
+                ))
+                .with_primary(span, "called from outside the RegisterAction")
+                .with_help(format!(
+                    "write `rv = this.{m}(..);` inside the RegisterAction's `apply` and read it through `execute`"
+                )),
+            )),
+            (Kind::SaluThis { .. }, "address") => Err(l.err(
+                crate::check::unsupported(
+                    span,
+                    "`this.address()`",
+                    "the stateful ALU's address output, which is bf-p4c's placement of the register: the instruction slot it gives the RegisterAction (bits 23-26) and the RAM pages it gives the register, above the cell's bit offset",
+                )
+                .with_help("pass the index into the RegisterAction's caller instead (for `execute_log`/FIFO/stack, count in a register of your own)"),
+            )),
             (Kind::RegisterParam { id, ty }, "read") => {
                 value(ir::Expr::RegisterParam(*id), ty.clone())
             }
             _ => l.no_method_of(c),
         }
     }
+}
+
+/// The index of `execute_log`/`enqueue`/`dequeue`/`push`/`pop`: the register's stateful-ALU
+/// counter, whose function (log, fifo, stack) every call on the register must share.
+fn counter_index(
+    l: &mut Lowerer<'_>,
+    id: RegisterActionId,
+    m: &str,
+    span: crate::source::Span,
+) -> Res<ir::Expr> {
+    let (op, function) = match m {
+        "execute_log" => (
+            ir::CounterOp::Log {
+                stop_when_full: l.target == Target::Tofino2,
+            },
+            "log",
+        ),
+        "enqueue" => (ir::CounterOp::Enqueue, "fifo"),
+        "dequeue" => (ir::CounterOp::Dequeue, "fifo"),
+        "push" => (ir::CounterOp::Push, "stack"),
+        _ => (ir::CounterOp::Pop, "stack"),
+    };
+    let register = l.pipe.register_actions[id.index()].register;
+    match l.pipe.salu_counters.get(&register).copied() {
+        Some((f, first)) if f != function => {
+            let name = l.pipe.registers[register.index()].name.clone();
+            return Err(l.err(
+                Diagnostic::error(format!(
+                    "register `{name}`'s stateful counter used as a {function} and as a {f}"
+                ))
+                .with_primary(span, format!("`{m}` makes it a {function}"))
+                .with_secondary(first, format!("a {f} here"))
+                .with_help(
+                    "the stateful ALU has one counter per register: give each use its own register",
+                ),
+            ));
+        }
+        Some(_) => {}
+        None => {
+            l.pipe.salu_counters.insert(register, (function, span));
+        }
+    }
+    Ok(ir::Expr::SaluCounter { register, op })
+}
+
+/// `this.predicate(c0, ..)` in a RegisterAction's `apply`: the one-hot output of its compare
+/// units (bit `c0 | c1 << 1 | ..` set). Each argument is one comparison (or `true`/`false`),
+/// as bf-p4c requires; an omitted one is false.
+fn predicate<'a>(
+    l: &mut Lowerer<'a>,
+    xname: &str,
+    args: &'a [ast::Argument],
+    out: Option<&Ty>,
+    units: usize,
+    span: crate::source::Span,
+) -> Res<Option<V>> {
+    if args.len() > units {
+        return Err(l.err(
+            Diagnostic::error(format!(
+                "`{xname}.predicate` takes at most {units} conditions, {} given",
+                args.len()
+            ))
+            .with_primary(span, "more conditions than compare units")
+            .with_help(if units == 2 {
+                "Tofino 1's stateful ALU has two compare units (cmplo, cmphi)"
+            } else {
+                "Tofino 2's stateful ALU has four compare units (cmp0..cmp3)"
+            }),
+        ));
+    }
+    let Some(t) = out.filter(|t| t.is_bits()) else {
+        return Err(l.err(
+            Diagnostic::error("`predicate` returns the RegisterAction's output type")
+                .with_primary(span, "no `bit<W>` output type to return")
+                .with_help("declare the RegisterAction as `RegisterAction<T, I, bit<W>>`"),
+        ));
+    };
+    let mut conds = Vec::new();
+    for a in args {
+        let (c, _) = l.scalar(&a.value, Some(&Ty::Bool))?;
+        let one = match &c {
+            ir::Expr::Const { .. } | ir::Expr::Field(_) => true,
+            ir::Expr::Binary { op, .. } => matches!(
+                op,
+                ir::BinOp::Eq
+                    | ir::BinOp::Ne
+                    | ir::BinOp::Lt
+                    | ir::BinOp::Le
+                    | ir::BinOp::Gt
+                    | ir::BinOp::Ge
+            ),
+            _ => false,
+        };
+        if !one {
+            return Err(l.err(
+                Diagnostic::error("predicate too complex for a stateful ALU")
+                    .with_primary(a.span, "one comparison per argument")
+                    .with_help("each argument is one compare unit: a single `a REL b` (combine the outputs' bits instead of the conditions)"),
+            ));
+        }
+        conds.push(c);
+    }
+    let width = t.scalar_width().unwrap_or(1);
+    Ok(Some(V::Scalar(
+        ir::Expr::SaluPredicate { conds, width },
+        t.clone(),
+    )))
 }
 
 /// How many outputs the architecture's `apply` of extern `tname` declares: 1 on Tofino 1, 4 in

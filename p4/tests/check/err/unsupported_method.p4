@@ -1,4 +1,5 @@
-/* A method tna.p4 declares but pisa does not model is reported as unsupported. */
+/* `predicate`, a method of the stateful ALU inside a RegisterAction's `apply`, called from
+ * outside it: refused with where it belongs. */
 #include "../head.p4inc"
 
 control Ingress(inout headers_t hdr, inout metadata_t meta,
