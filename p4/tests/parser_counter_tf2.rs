@@ -102,15 +102,15 @@ fn the_stack_is_three_deep_under_the_counter_and_updates_stop_at_a_clear_flag() 
     for engine in ENGINES {
         // set(9), four pushes, four pops (the 9 was lost; the empty stack pops 0), +3.
         assert_eq!(
-            run("stack.p4", &[], engine, &[f.clone()]),
+            run("stack.p4", &[], engine, std::slice::from_ref(&f)),
             [Some(counted(3))],
             "{engine}"
         );
         // See stack.p4: the decrement under a clear top flag leaves the stack alone.
-        let out = run("stack.p4", &["CHAIN"], engine, &[f.clone()]);
+        let out = run("stack.p4", &["CHAIN"], engine, std::slice::from_ref(&f));
         assert_eq!(out, [Some(counted(4))], "{engine}");
         // A plain set under a flagged entry adds its value to the entry (the hardware's).
-        let out = run("stack.p4", &["SET_UNDER"], engine, &[f.clone()]);
+        let out = run("stack.p4", &["SET_UNDER"], engine, std::slice::from_ref(&f));
         assert_eq!(out, [Some(counted(5))], "{engine}");
     }
 }
