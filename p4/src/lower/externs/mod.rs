@@ -89,6 +89,8 @@ pub(crate) enum Kind {
     /// A `ParserCounter`: its value lives in a PHV word of the parser.
     ParserCounter {
         value: pipeline::ir::FieldRef,
+        /// Tofino 2's stack under the counter (None on Tofino 1).
+        stack: Option<parser_counter::Stack>,
     },
     /// A `ParserPriority`: accepted, changes nothing (see `parser_priority`).
     ParserPriority,
@@ -528,7 +530,12 @@ impl<'a> Lowerer<'a> {
             Kind::Meter { .. } => "execute",
             Kind::Checksum { .. } => "add, subtract, verify, get, update",
             Kind::Filter { .. } => "execute",
-            Kind::ParserCounter { .. } => "set, increment, decrement, is_zero, is_negative",
+            Kind::ParserCounter { stack: None, .. } => {
+                "set, increment, decrement, is_zero, is_negative"
+            }
+            Kind::ParserCounter { .. } => {
+                "set, push, pop, increment, decrement, is_zero, is_negative"
+            }
             Kind::ParserPriority => "set",
             Kind::Mirror | Kind::Resubmit | Kind::Pktgen => "emit",
             Kind::Digest { .. } => "pack",

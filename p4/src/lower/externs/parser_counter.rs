@@ -2,11 +2,17 @@
 //! of the parser. `set` loads an immediate, or a field byte rotated, masked and offset, raising
 //! `CounterRange` when the byte is above `max`; `increment`/`decrement` add a constant (wrapping
 //! like the hardware's int8); `is_zero`/`is_negative` are select keys only, and read false in
-//! the state that loaded the counter from a field (the load lands a cycle later).
+//! the state that loaded the counter from a field (the load lands a cycle later). Tofino 2's
+//! `push`/`pop` and the stack under the counter are in [`stack`].
+
+mod stack;
+
+pub(crate) use stack::Stack;
 
 use pipeline::ir::{self, BinOp, Expr, FieldRef, Target};
 
 use super::{Call, Ctor, ExternType, Kind};
+use crate::ast;
 use crate::check::types::Ty;
 use crate::diag::Diagnostic;
 use crate::lower::expr::fold;
@@ -24,15 +30,12 @@ impl ExternType for ParserCounters {
     fn instantiate<'a>(&self, l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Kind> {
         c.arity(l, 0, 0)?;
         c.in_parser(l, "declare it inside the parser that uses it")?;
-        let loc = l.alloc(
-            &format!("{}.$counter", c.name),
-            &Ty::Bit(8),
-            c.inst.name.span,
-        )?;
-        let Loc::Field { f, .. } = &*loc else {
-            return Err(crate::lower::Reported);
+        let value = field(l, &format!("{}.$counter", c.name), 8, c)?;
+        let stack = match l.target {
+            Target::Tofino1 => None,
+            Target::Tofino2 => Some(stack::Stack::alloc(l, c)?),
         };
-        Ok(Kind::ParserCounter { value: *f })
+        Ok(Kind::ParserCounter { value, stack })
     }
 
     fn method<'a>(
@@ -41,7 +44,7 @@ impl ExternType for ParserCounters {
         c: &Call<'a, '_>,
         out: Option<&mut ir::Block>,
     ) -> Res<Option<V>> {
-        let Kind::ParserCounter { value: ctr } = c.x.kind else {
+        let Kind::ParserCounter { value: ctr, stack } = c.x.kind else {
             return Err(crate::lower::Reported);
         };
         let (m, span, nargs) = (c.m, c.span, c.args.len());
@@ -53,7 +56,10 @@ impl ExternType for ParserCounters {
         }
         match m {
             "set" => {
-                let stmts = set(l, c, ctr)?;
+                let (mut stmts, load) = set(l, c, ctr, c.args)?;
+                if let Some(s) = &stack {
+                    stmts.extend(s.add_load(load));
+                }
                 l.need_stmt(out, span, m)?.extend(stmts);
                 Ok(None)
             }
@@ -68,7 +74,11 @@ impl ExternType for ParserCounters {
                     BinOp::Sub
                 };
                 let value = bin(op, Expr::Field(ctr), Expr::constant(by, 8), 8);
-                l.need_stmt(out, span, m)?.push(assign(ctr, value));
+                let stmts = l.need_stmt(out, span, m)?;
+                stmts.push(assign(ctr, value));
+                if let Some(s) = &stack {
+                    stmts.extend(s.add(op, by));
+                }
                 Ok(None)
             }
             "is_zero" | "is_negative" => {
@@ -97,56 +107,107 @@ impl ExternType for ParserCounters {
                 };
                 Ok(Some(V::Scalar(flag, Ty::Bool)))
             }
-            "push" | "pop" if l.target == Target::Tofino1 => Err(l.err(
-                Diagnostic::error(format!(
-                    "`ParserCounter.{m}` needs Tofino 2: a Tofino 1 parser counter has no stack"
-                ))
-                .with_primary(c.member.span, "Tofino 2 only"),
+            "push" | "pop" => {
+                let Some(s) = stack else {
+                    return Err(l.err(
+                        Diagnostic::error(format!(
+                            "`ParserCounter.{m}` needs Tofino 2: a Tofino 1 parser counter has no stack"
+                        ))
+                        .with_primary(c.member.span, "Tofino 2 only"),
+                    ));
+                };
+                let stmts = if m == "push" {
+                    s.push(l, c, ctr)?
+                } else if nargs != 0 {
+                    return Err(l.arg_count(m, 0, nargs, span));
+                } else {
+                    l.counters_loaded.retain(|f| *f != ctr);
+                    s.pop(ctr)
+                };
+                l.need_stmt(out, span, m)?.extend(stmts);
+                Ok(None)
+            }
+            _ => Err(l.err(
+                Diagnostic::error(format!("`ParserCounter` has no method `{m}`"))
+                    .with_primary(c.member.span, "unknown method"),
             )),
-            _ => Err(l.err(crate::check::unsupported(
-                c.member.span,
-                &format!("`ParserCounter.{m}`"),
-                "parser counter stacks (push/pop)",
-            ))),
         }
     }
 }
 
-/// `set(value)` or `set(field, max, rotate, mask, add)`.
-fn set<'a>(l: &mut Lowerer<'a>, c: &Call<'a, '_>, ctr: FieldRef) -> Res<Vec<ir::Stmt>> {
-    let (span, nargs) = (c.span, c.args.len());
+/// What a load put in the counter: an immediate, or a field through a counter init RAM row.
+#[derive(Debug, Clone, Copy)]
+enum Load {
+    Imm(u128),
+    Row(usize),
+}
+
+/// A PHV field of the parser, `width` bits, named `name`.
+fn field<'a>(l: &mut Lowerer<'a>, name: &str, width: u16, c: &Ctor<'a>) -> Res<FieldRef> {
+    let loc = l.alloc(name, &Ty::Bit(width), c.inst.name.span)?;
+    let Loc::Field { f, .. } = &*loc else {
+        return Err(crate::lower::Reported);
+    };
+    Ok(*f)
+}
+
+/// The load of `set(value)` or `set(field, max, rotate, mask, add)` (`args`; `push` passes
+/// its own less `update_with_top`).
+fn set<'a>(
+    l: &mut Lowerer<'a>,
+    c: &Call<'a, '_>,
+    ctr: FieldRef,
+    args: &'a [ast::Argument],
+) -> Res<(Vec<ir::Stmt>, Load)> {
+    let (span, nargs, m) = (c.span, args.len(), c.m);
     if nargs != 1 && nargs != 5 {
         return Err(l.err(
             Diagnostic::error(format!(
-                "`ParserCounter.set` takes 1 or 5 arguments, {nargs} given"
+                "`ParserCounter.{m}` takes 1 or 5 arguments{}, {nargs} given",
+                if m == "push" { " and an optional `update_with_top`" } else { "" }
             ))
-            .with_primary(span, "set(value) or set(field, max, rotate, mask, add)"),
+            .with_primary(span, match m {
+                "push" => "push(value[, update_with_top]) or push(field, max, rotate, mask, add[, update_with_top])",
+                _ => "set(value) or set(field, max, rotate, mask, add)",
+            }),
         ));
     }
-    let (v, _) = l.scalar(&c.args[0].value, None)?;
+    let (v, _) = match l.expr(&args[0].value, None)? {
+        // An untyped `int` literal, as in `set(4)`: the counter's 8 bits.
+        V::Int(i) if (0..=255).contains(&i) => (Expr::constant(i as u128, 8), Ty::Bit(8)),
+        V::Int(i) => {
+            return Err(l.err(
+                Diagnostic::error(format!(
+                    "the counter's value {i} does not fit the 8-bit parser counter"
+                ))
+                .with_primary(args[0].value.span, "out of range"),
+            ))
+        }
+        v => l.scalar_of_value(v, None, args[0].value.span)?,
+    };
     if nargs == 1 {
         if let Expr::Const { value, .. } = fold(v.clone()) {
-            let imm = check_byte(l, value, &c.args[0].value, "the counter's value")?;
-            return Ok(vec![assign(ctr, Expr::constant(imm, 8))]);
+            let imm = check_byte(l, value, &args[0].value, "the counter's value")?;
+            return Ok((vec![assign(ctr, Expr::constant(imm, 8))], Load::Imm(imm)));
         }
     }
     let (max, rotate, mask) = if nargs == 5 {
-        let max = constant(l, &c.args[1].value, "max", 255)?;
-        let rotate = constant(l, &c.args[2].value, "rotate", 7)?;
+        let max = constant(l, &args[1].value, "max", 255)?;
+        let rotate = constant(l, &args[2].value, "rotate", 7)?;
         let mask = match l.target {
             // Tofino 1 encodes the mask as its width less one: 2^(m+1) - 1.
-            Target::Tofino1 => (1u128 << (constant(l, &c.args[3].value, "mask", 7)? + 1)) - 1,
-            Target::Tofino2 => constant(l, &c.args[3].value, "mask", 255)?,
+            Target::Tofino1 => (1u128 << (constant(l, &args[3].value, "mask", 7)? + 1)) - 1,
+            Target::Tofino2 => constant(l, &args[3].value, "mask", 255)?,
         };
         (max, rotate, mask)
     } else {
         (255, 0, 255)
     };
-    let add = match c.args.get(4) {
+    let add = match args.get(4) {
         Some(a) => constant(l, &a.value, "add", 255)?,
         None => 0,
     };
-    init_row(l, span, [max, rotate, mask, add])?;
+    let row = init_row(l, span, [max, rotate, mask, add])?;
     l.counters_loaded.push(ctr);
     let byte = Expr::Cast {
         arg: Box::new(v),
@@ -175,7 +236,7 @@ fn set<'a>(l: &mut Lowerer<'a>, c: &Call<'a, '_>, ctr: FieldRef) -> Res<Vec<ir::
         _ => bin(BinOp::Add, masked, Expr::constant(add, 8), 8),
     };
     out.push(assign(ctr, loaded));
-    Ok(out)
+    Ok((out, Load::Row(row)))
 }
 
 /// Rows of a gress parser's counter init RAM: every load from a field takes the row of its
@@ -183,18 +244,21 @@ fn set<'a>(l: &mut Lowerer<'a>, c: &Call<'a, '_>, ctr: FieldRef) -> Res<Vec<ir::
 const COUNTER_INIT_ROWS: usize = 16;
 
 /// A field load configured `[max, rotate, mask, add]` takes a row of this gress's counter
-/// init RAM; loads configured alike share one. The hardware's row also names the match byte
-/// the field is read from, which only the match register allocation knows: loads differing
-/// in that alone are counted as one, so what is refused here bf-p4c refuses too.
-fn init_row(l: &mut Lowerer<'_>, span: crate::source::Span, cfg: [u128; 4]) -> Res<()> {
+/// init RAM (its number returned); loads configured alike share one. The hardware's row also
+/// names the match byte the field is read from, which only the match register allocation
+/// knows: loads differing in that alone are counted as one, so what is refused here bf-p4c
+/// refuses too.
+fn init_row(l: &mut Lowerer<'_>, span: crate::source::Span, cfg: [u128; 4]) -> Res<usize> {
     let gress = l.gress;
     let rows = &mut l.pipe.counter_init_rows;
-    if rows.contains(&(gress, cfg)) {
-        return Ok(());
+    let mut ours = rows.iter().filter(|(g, _)| *g == gress).map(|(_, c)| c);
+    if let Some(row) = ours.position(|c| *c == cfg) {
+        return Ok(row);
     }
-    if rows.iter().filter(|(g, _)| *g == gress).count() < COUNTER_INIT_ROWS {
+    let used = rows.iter().filter(|(g, _)| *g == gress).count();
+    if used < COUNTER_INIT_ROWS {
         rows.push((gress, cfg));
-        return Ok(());
+        return Ok(used);
     }
     Err(l.err(
         Diagnostic::error(format!(
