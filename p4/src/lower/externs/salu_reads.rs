@@ -159,12 +159,12 @@ impl Pass {
             .iter()
             .any(|p| p.is_empty() || flow.pred.is_empty() || **p == flow.pred);
         if clash {
-            let d = DoubleWrite { dst: dst.clone() };
+            let d = DoubleWrite { dst: *dst };
             if !self.found.double.contains(&d) {
                 self.found.double.push(d);
             }
         }
-        self.writes.push((dst.clone(), flow.pred.clone()));
+        self.writes.push((*dst, flow.pred.clone()));
     }
 
     fn block(&mut self, body: &mut [Stmt], flow: &mut Flow) {
