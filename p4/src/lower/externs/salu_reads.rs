@@ -13,7 +13,8 @@
 //!   word, or the memory word where no write ran): pisa's sequential value.
 //! - Two assignments of one word or output that can both run (unconditional, or under the same
 //!   condition) are refused with bf-p4c's reason (`checkWriteAfterWrite`); an unconditional
-//!   first `rv = 0` is exempt, as in bf-p4c.
+//!   first `rv = 0` is exempt, as in bf-p4c. After `if (c) { ..; return; }` the rest of the
+//!   body runs under `!c`.
 
 use pipeline::ir::{self, Expr, Place, RegWord, Stmt};
 
@@ -52,6 +53,8 @@ struct Flow {
     written: [bool; 2],
     /// The enclosing conditions with their polarity (bf-p4c's predicate).
     pred: Vec<(Expr, bool)>,
+    /// The path has returned: the rest of the body does not run on it.
+    returned: bool,
 }
 
 struct Pass {
@@ -207,6 +210,22 @@ impl Pass {
                     let mut e = flow.clone();
                     e.pred.push((cond.clone(), false));
                     self.block(els, &mut e);
+                    // A branch that returns leaves the rest of the body to the other one.
+                    match (t.returned, e.returned) {
+                        (true, true) => {
+                            flow.returned = true;
+                            return;
+                        }
+                        (true, false) => {
+                            *flow = e;
+                            continue;
+                        }
+                        (false, true) => {
+                            *flow = t;
+                            continue;
+                        }
+                        (false, false) => {}
+                    }
                     for i in 0..2 {
                         flow.written[i] = t.written[i] || e.written[i];
                         flow.avail[i] = if t.avail[i] == e.avail[i] {
@@ -215,6 +234,10 @@ impl Pass {
                             None
                         };
                     }
+                }
+                Stmt::Return => {
+                    flow.returned = true;
+                    return;
                 }
                 _ => {}
             }

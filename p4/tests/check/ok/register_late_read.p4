@@ -1,6 +1,7 @@
 /* A RegisterAction that tests `value` after writing it: bf-p4c compiles the condition to a
  * compare unit on the memory word (the value before the update), so pisa runs it that way and
- * warns. The same test written the way the hardware reads it (`last`) draws no warning. */
+ * warns. The same test written the way the hardware reads it (`last`) draws no warning, nor
+ * does `early`, whose two assignments of `rv` are exclusive through its `return`. */
 #include "../head.p4inc"
 
 control Ingress(inout headers_t hdr, inout metadata_t meta,
@@ -29,9 +30,20 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
             value = value + 1;
         }
     };
+    RegisterAction<bit<16>, bit<8>, bit<16>>(seq) early = {
+        void apply(inout bit<16> value, out bit<16> rv) {
+            if (value == 999) {
+                rv = 1;
+                return;
+            }
+            rv = value;
+        }
+    };
     apply {
         if (hdr.ipv4.isValid()) {
             meta.a16 = next_seq.execute(hdr.ipv4.ttl);
+        } else if (hdr.ethernet.isValid()) {
+            meta.a16 = early.execute(1);
         } else {
             meta.a16 = last.execute(0);
         }
