@@ -76,7 +76,14 @@ fn expr(d: &mut Bytes, depth: u32) -> Expr {
             width: u16::from(d.u8()),
         },
         1 => Expr::Field(field(d)),
-        2 => Expr::RegValue(if d.below(2) == 0 { RegWord::Lo } else { RegWord::Hi }),
+        2 => {
+            let w = if d.below(2) == 0 { RegWord::Lo } else { RegWord::Hi };
+            if d.below(2) == 0 {
+                Expr::RegValue(w)
+            } else {
+                Expr::RegInput(w)
+            }
+        }
         3 => Expr::Param {
             index: u16::from(d.u8()),
             width: 32,

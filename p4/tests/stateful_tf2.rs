@@ -103,9 +103,9 @@ fn four_outputs_two_types_and_clear() {
         a,
         ..Data::default()
     };
-    // acc[0] starts at 5. add4: rv1 = old, value += a, rv2 = new, rv3 = a, rv4 = new + 1.
-    assert_eq!(run(&mut sw, op0(3)).r, [5, 8, 3, 9]);
-    assert_eq!(run(&mut sw, op0(10)).r, [8, 18, 10, 19]);
+    // acc[0] starts at 5. add4: rv1 = old, rv4 = old + 1, value += a, rv2 = new, rv3 = a.
+    assert_eq!(run(&mut sw, op0(3)).r, [5, 8, 3, 6]);
+    assert_eq!(run(&mut sw, op0(10)).r, [8, 18, 10, 9]);
     // From an action, only rv2 taken: 18 + 4 = 22 lands in r2; r1, r3, r4 stay as sent.
     let d = Data {
         op: 1,
@@ -120,7 +120,7 @@ fn four_outputs_two_types_and_clear() {
     // clear(9): every cell is 9, so add4 now starts from 9.
     let cleared = run_op(&mut sw, 2);
     assert_eq!(cleared.r, [0; 4]);
-    assert_eq!(run(&mut sw, op0(1)).r, [9, 10, 1, 11]);
+    assert_eq!(run(&mut sw, op0(1)).r, [9, 10, 1, 10]);
     // acc2[1] starts at 0x12345678. two: rv1 = old, value += 1, rv2 (bit<16>) = new[15:0].
     let d = run_op(&mut sw, 3);
     assert_eq!((d.r[0], d.p1), (0x1234_5678, 0x5679));
@@ -415,6 +415,77 @@ fn the_ir_shows_the_predicate_and_the_counter_methods() {
     let c = try_compile("fifo_stack.p4", Target::Tofino2, &[]).expect("compiles");
     let ir = pipeline::ir_text::program_text(&c.program);
     for line in ["Ingress.enq.enqueue()", "Ingress.spop.pop()"] {
+        assert!(ir.contains(line), "no `{line}` in\n{ir}");
+    }
+}
+
+/// late_reads.p4 on `target` (Tofino 1 through `tna.p4`), run by `engine`.
+fn late_switch(target: Target, engine: &str) -> Switch {
+    let defines: &[&str] = if target == Target::Tofino1 {
+        &["TNA"]
+    } else {
+        &[]
+    };
+    let c = try_compile("late_reads.p4", target, defines)
+        .unwrap_or_else(|f| panic!("late_reads.p4 does not compile:\n{}", f.render()));
+    assert!(c.resources.is_some(), "late_reads.p4 was not placed");
+    // Each read that now takes the memory word says so; the copy-propagated one does not.
+    let w = c.warnings.render(&c.sources);
+    for ra in [
+        "`bump` reads `value` in a condition",
+        "`computed` reads `value` in a computed output",
+    ] {
+        assert!(w.contains(ra), "no warning {ra} in\n{w}");
+    }
+    assert!(!w.contains("`copied`") && !w.contains("`add_out`"), "{w}");
+    pipeline::ir_verify::verify(&c.program).unwrap_or_else(|e| panic!("{e}"));
+    let cfg = SwitchConfig::new(1).with_engine(engine.parse().expect("engine"));
+    Switch::new(Arc::new(c.program), cfg).expect("switch")
+}
+
+#[test]
+fn reads_after_a_write_see_what_the_stateful_alu_sees() {
+    for target in [Target::Tofino1, Target::Tofino2] {
+        for engine in ["tree", "flat", "native"] {
+            let mut sw = late_switch(target, engine);
+            let at = format!("{target:?} {engine}");
+            // value = value + 1; if (value > 2): the compare unit reads the cell before the
+            // + 1, so the third run (cell 2 -> 3) still answers 0 (P4's reading would say 1).
+            let bumps: Vec<u32> = (0..4).map(|_| r1(&mut sw, 0, 0)).collect();
+            assert_eq!(bumps, [0, 0, 0, 1], "{at}: bump");
+            // rv = value after the write: the ALU result.
+            assert_eq!(r1(&mut sw, 1, 0), 4, "{at}: cell after four bumps");
+            assert_eq!(
+                r1(&mut sw, 1, 3),
+                7,
+                "{at}: rv = value after value = value + a"
+            );
+            // rv = value + 10 after value = value + 1: the output ALU adds to the memory word.
+            assert_eq!(
+                r1(&mut sw, 2, 0),
+                17,
+                "{at}: computed output from memory (7 + 10)"
+            );
+            assert_eq!(r1(&mut sw, 1, 0), 8, "{at}: the write still happened");
+            // value = a; if (value == 7): bf-p4c's copy propagation compares a, not memory (8).
+            assert_eq!(r1(&mut sw, 3, 5), 2, "{at}: a = 5");
+            assert_eq!(r1(&mut sw, 3, 7), 1, "{at}: a = 7");
+            assert_eq!(r1(&mut sw, 1, 0), 7, "{at}: cell = a");
+        }
+    }
+}
+
+#[test]
+fn a_value_written_twice_on_one_path_is_refused_as_bf_p4c_does() {
+    let e = refused("late_reads.p4", Target::Tofino2, &["BAD_DOUBLE_WRITE"]);
+    assert!(
+        e.contains("two or more assignments of `value` inside the register action `bump`")
+            && e.contains("late_reads.p4:"),
+        "{e}"
+    );
+    let c = try_compile("late_reads.p4", Target::Tofino2, &[]).expect("compiles");
+    let ir = pipeline::ir_text::program_text(&c.program);
+    for line in ["if (mem(value) > ", "rv = mem(value) + ", "rv = value;"] {
         assert!(ir.contains(line), "no `{line}` in\n{ir}");
     }
 }

@@ -424,8 +424,12 @@ pub enum Expr {
         offset_bits: u32,
         width: u16,
     },
-    /// Inside a RegisterAction body: the memory word (scalar register → `Lo`).
+    /// Inside a RegisterAction body: the word as the body has left it so far (scalar register →
+    /// `Lo`): the memory word until the body writes it, then the value written.
     RegValue(RegWord),
+    /// Inside a RegisterAction body: the word as read from memory, before any write of the body
+    /// (what the stateful ALU's compare units and ALUs read after the word has been written).
+    RegInput(RegWord),
     /// `RegisterParam.read()`.
     RegisterParam(RegisterParamId),
     /// `ra.execute(index)`: runs the RegisterAction, yields its output (`rv`) truncated/extended to `width`.
@@ -522,7 +526,7 @@ impl Expr {
             Expr::Field(f) => f.width,
             Expr::Valid(_) | Expr::ChecksumVerify(_) => 1,
             Expr::Slice { hi, lo, .. } => hi - lo + 1,
-            Expr::RegValue(_) | Expr::RegisterParam(_) => 0, // resolved by the executor from the register's width
+            Expr::RegValue(_) | Expr::RegInput(_) | Expr::RegisterParam(_) => 0, // resolved by the executor from the register's width
             Expr::MeterExecute { .. } => 8,
             Expr::MinMax { lane, index, .. } => match (index, lane) {
                 (false, l) => *l,

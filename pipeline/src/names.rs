@@ -116,6 +116,8 @@ impl<'a> Names<'a> {
             Expr::Lookahead { width, .. } => format!("lookahead<bit<{width}>>()"),
             Expr::RegValue(RegWord::Lo) => "value".into(),
             Expr::RegValue(RegWord::Hi) => "value.hi".into(),
+            Expr::RegInput(RegWord::Lo) => "mem(value)".into(),
+            Expr::RegInput(RegWord::Hi) => "mem(value.hi)".into(),
             Expr::RegisterParam(p) => match self.pipe.register_params.get(p.index()) {
                 Some(rp) => format!("{}.read()", rp.name),
                 None => "RegisterParam.read()".into(),

@@ -230,6 +230,7 @@ impl<'a> Collector<'a> {
             | Expr::Param { .. }
             | Expr::Lookahead { .. }
             | Expr::RegValue(_)
+            | Expr::RegInput(_)
             | Expr::RegisterParam(_)
             | Expr::Random { .. }
             | Expr::ChecksumVerify(_)

@@ -137,7 +137,7 @@ impl Scan<'_> {
                     self.inputs.push((l, *width));
                 }
             }
-            Expr::RegValue(_) | Expr::RegisterParam(_) => {}
+            Expr::RegValue(_) | Expr::RegInput(_) | Expr::RegisterParam(_) => {}
             // The math unit is an operand of the instruction; it reads one input.
             Expr::MathUnit { input, .. } => {
                 if !is_leaf(input) {
@@ -467,7 +467,11 @@ pub(crate) fn check_math_units(pi: usize, pipe: &Pipeline, out: &mut Vec<Resourc
 fn linear(e: &Expr, terms: &mut u32) -> bool {
     match e {
         _ if is_const(e) => true,
-        Expr::RegValue(_) | Expr::Field(_) | Expr::Param { .. } | Expr::RegisterParam(_) => {
+        Expr::RegValue(_)
+        | Expr::RegInput(_)
+        | Expr::Field(_)
+        | Expr::Param { .. }
+        | Expr::RegisterParam(_) => {
             *terms += 1;
             true
         }
@@ -488,6 +492,7 @@ fn is_leaf(e: &Expr) -> bool {
         | Expr::Field(_)
         | Expr::Param { .. }
         | Expr::RegValue(_)
+        | Expr::RegInput(_)
         | Expr::RegisterParam(_)
         // The predicate output is the compare units' result, not an ALU's.
         | Expr::SaluPredicate { .. } => true,

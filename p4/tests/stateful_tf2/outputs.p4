@@ -1,7 +1,8 @@
 /* Tofino 2's stateful ALU: a RegisterAction with four outputs, a RegisterAction2 with an
  * output of its own type, and Register.clear. data.op picks what runs:
  *   0: hdr.r1 = add4.execute(0, r2, r3, r4)   (rv1 old value, rv2 new value, rv3 the input,
- *                                             rv4 new value + 1)
+ *                                             rv4 old value + 1: an output computed after
+ *                                             the write would read memory all the same)
  *   1: add4 as a statement from an action, rv2 only (rv1, rv3, rv4 dropped)
  *   2: acc.clear(9)                            (every cell of acc becomes 9)
  *   3: hdr.r1 = two.execute(1, p1)             (rv1 old value, rv2 the new value's low half)
@@ -68,10 +69,10 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
         void apply(inout bit<32> value, out bit<32> rv1, out bit<32> rv2, out bit<32> rv3,
                    out bit<32> rv4) {
             rv1 = value;
+            rv4 = value + 1;
             value = value + hdr.data.a;
             rv2 = value;
             rv3 = hdr.data.a;
-            rv4 = value + 1;
         }
     };
     RegisterAction2<bit<32>, bit<8>, bit<32>, bit<16>>(acc2) two = {

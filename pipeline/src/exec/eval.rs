@@ -359,7 +359,7 @@ impl<T: Tracer> Ctx<'_, T> {
     /// Width of `e`, resolving the widths the IR leaves to the executor (register words/params).
     pub fn width_of(&self, e: &Expr) -> u16 {
         match e {
-            Expr::RegValue(_) => self.reg.map(|r| r.width).unwrap_or(0),
+            Expr::RegValue(_) | Expr::RegInput(_) => self.reg.map(|r| r.width).unwrap_or(0),
             Expr::RegisterParam(p) => self
                 .pl
                 .register_params
@@ -464,6 +464,13 @@ impl<T: Tracer> Ctx<'_, T> {
                 Some(r) => match word {
                     RegWord::Lo => r.lo,
                     RegWord::Hi => r.hi,
+                },
+                None => return Err(Fault::program(ProgramError::RegValueOutsideSalu)),
+            },
+            Expr::RegInput(word) => match self.reg {
+                Some(r) => match word {
+                    RegWord::Lo => r.mem_lo,
+                    RegWord::Hi => r.mem_hi,
                 },
                 None => return Err(Fault::program(ProgramError::RegValueOutsideSalu)),
             },

@@ -439,8 +439,12 @@ pub struct ExecStats {
 /// The running RegisterAction's words and output.
 #[derive(Debug, Clone, Copy)]
 pub struct RegCtx {
+    /// The words as the body has left them so far (written back at the end).
     pub lo: Value,
     pub hi: Value,
+    /// The words as read from memory (`Expr::RegInput`).
+    pub mem_lo: Value,
+    pub mem_hi: Value,
     /// `rv1..rv4` (Tofino 1 has `rv1` only).
     pub out: [Value; 4],
     pub width: u16,

@@ -89,6 +89,8 @@ impl<T: Tracer> Ctx<'_, T> {
         let saved = self.reg.replace(RegCtx {
             lo,
             hi,
+            mem_lo: lo,
+            mem_hi: hi,
             out: [0; 4],
             width: reg.width,
         });
@@ -98,6 +100,8 @@ impl<T: Tracer> Ctx<'_, T> {
         let done = done.unwrap_or(RegCtx {
             lo,
             hi,
+            mem_lo: lo,
+            mem_hi: hi,
             out: [0; 4],
             width: reg.width,
         });
@@ -177,6 +181,8 @@ impl<T: Tracer> Ctx<'_, T> {
         let ctx = RegCtx {
             lo,
             hi: 0,
+            mem_lo: lo,
+            mem_hi: 0,
             out: [0; 4],
             width: 128,
         };

@@ -17,6 +17,7 @@ mod parser_counter;
 mod parser_priority;
 mod register;
 mod register_action;
+mod salu_reads;
 
 use std::rc::Rc;
 

@@ -675,5 +675,52 @@ pub(super) fn register_action_body<'a>(
     if l.diags.error_count() > errs {
         return Err(crate::lower::Reported);
     }
+    let found = super::salu_reads::hardware_reads(&mut body);
+    let word_name = |w: RegWord| {
+        let v = &ps[0].name.name;
+        match value {
+            Ty::Struct(s) => format!("{v}.{}", s.fields[usize::from(w == RegWord::Hi)].0),
+            _ => v.clone(),
+        }
+    };
+    let ra = &i.name.name;
+    if let Some(d) = found.double.first() {
+        let what = match &d.dst {
+            ir::Place::RegValue(w) => word_name(*w),
+            ir::Place::RegOutputN(k) => outs
+                .get(usize::from(*k).saturating_sub(1))
+                .map_or_else(|| format!("rv{k}"), |p| p.name.name.clone()),
+            _ => outs
+                .first()
+                .map_or_else(|| "rv".to_string(), |p| p.name.name.clone()),
+        };
+        return Err(l.err(
+            Diagnostic::error(format!(
+                "two or more assignments of `{what}` inside the register action `{ra}` are not mutually exclusive and thus cannot be implemented in a Tofino stateful ALU"
+            ))
+            .with_primary(i.name.span, "assigned more than once on one path")
+            .with_help(
+                "rewrite the body so that the value is assigned no more than once in all cases (bf-p4c's rule; e.g. compute `value + 1` and its wrap in one if/else)",
+            ),
+        ));
+    }
+    for r in &found.late {
+        let what = word_name(r.word);
+        let place = match r.place {
+            super::salu_reads::ReadPlace::Condition => "a condition",
+            super::salu_reads::ReadPlace::Update => "a value written back",
+            super::salu_reads::ReadPlace::Output => "a computed output",
+        };
+        l.warn(
+            Diagnostic::warning(format!(
+                "RegisterAction `{ra}` reads `{what}` in {place} after writing it: the stateful ALU reads the register's memory word there, before this update"
+            ))
+            .with_primary(i.name.span, "runs on one stateful ALU")
+            .with_note("bf-p4c compiles such a read to the memory input (its compare units and ALUs all read the word before the update); pisa does the same, unlike P4's sequential reading")
+            .with_help(format!(
+                "read `{what}` before writing it, or compute the new value's condition from the old one (e.g. `value >= N - 1` instead of `value + 1 >= N`)"
+            )),
+        );
+    }
     Ok((body, more))
 }

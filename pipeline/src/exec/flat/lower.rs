@@ -254,7 +254,7 @@ impl<'a> Lowerer<'a> {
     /// (a register word's width is only known inside its RegisterAction).
     fn width(&self, e: &Expr) -> Option<u16> {
         match e {
-            Expr::RegValue(_) => None,
+            Expr::RegValue(_) | Expr::RegInput(_) => None,
             Expr::RegisterParam(p) => Some(
                 self.pl
                     .register_params
