@@ -50,7 +50,8 @@ impl<'a> Lowerer<'a> {
             ));
         }
         let mut vals = Vec::new();
-        for (p, a) in params.iter().zip(args) {
+        let n_bound = Self::directional_prefix(slot.decl);
+        for (p, a) in params.iter().zip(args).skip(n_bound) {
             let ty = self.resolve_type(&p.ty)?;
             vals.push(self.const_value(&a.value, &ty)?);
         }
@@ -58,6 +59,18 @@ impl<'a> Lowerer<'a> {
             action: id,
             args: vals,
         })
+    }
+
+    /// The lowered action a default action or entry names: written with all its arguments,
+    /// the directional ones first, which pick the action-list binding (P4_16 §14.2.1.3).
+    fn table_action_id(
+        &mut self,
+        slot: &std::rc::Rc<super::ActionSlot<'a>>,
+        r: &'a ast::ActionRef,
+    ) -> Res<ActionId> {
+        let args: &'a [ast::Argument] = r.args.as_deref().unwrap_or(&[]);
+        let n_bound = Self::directional_prefix(slot.decl).min(args.len());
+        self.lower_bound_action(slot, &args[..n_bound], r.span)
     }
 
     pub(super) fn lower_table(
@@ -143,20 +156,12 @@ impl<'a> Lowerer<'a> {
                 }
                 TablePropertyKind::Actions(rs) => {
                     for r in rs {
-                        if r.args.as_ref().is_some_and(|a| !a.is_empty()) {
-                            self.err(crate::check::unsupported(
-                                r.span,
-                                "arguments in a table's action list",
-                                "partially bound actions",
-                            ));
-                            failed = true;
-                            continue;
-                        }
                         let Ok(slot) = self.action_ref(r) else {
                             failed = true;
                             continue;
                         };
-                        let Ok(id) = self.lower_action(&slot) else {
+                        let bound: &'a [ast::Argument] = r.args.as_deref().unwrap_or(&[]);
+                        let Ok(id) = self.lower_bound_action(&slot, bound, r.span) else {
                             failed = true;
                             continue;
                         };
@@ -188,7 +193,7 @@ impl<'a> Lowerer<'a> {
                         failed = true;
                         continue;
                     };
-                    let Ok(id) = self.lower_action(&slot) else {
+                    let Ok(id) = self.table_action_id(&slot, r) else {
                         failed = true;
                         continue;
                     };
@@ -478,7 +483,7 @@ impl<'a> Lowerer<'a> {
             out.push(self.key_match(k, key.kind, ty)?);
         }
         let slot = self.action_ref(&e.action)?;
-        let id = self.lower_action(&slot)?;
+        let id = self.table_action_id(&slot, &e.action)?;
         match actions.iter().find(|a| a.action == id) {
             None => {
                 return Err(self.err(
