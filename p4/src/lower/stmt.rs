@@ -585,12 +585,20 @@ impl<'a> Lowerer<'a> {
         out: &mut ir::Block,
     ) -> Res<()> {
         if !contains_apply(cond) {
+            let c = self.cond(cond);
+            // A condition known at compile time (a constant, a constructor parameter) takes
+            // one branch, as p4c folds it: only that one is lowered, so a table applied on both
+            // sides of `if (param)` is applied (and placed) once.
+            if let Ok(ir::Expr::Const { value, .. }) = &c {
+                let taken = self.run_cont(if *value != 0 { t } else { f })?;
+                out.extend(taken);
+                return Ok(());
+            }
             if matches!(self.ctx, Ctx::Control | Ctx::Deparser)
                 || (self.ctx == Ctx::Action && self.inline_action > 0)
             {
                 self.ifs.push(cond.span);
             }
-            let c = self.cond(cond);
             let tb = self.run_cont(t);
             let fb = self.run_cont(f);
             out.push(ir::Stmt::If {

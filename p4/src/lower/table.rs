@@ -5,6 +5,7 @@
 use pipeline::ir::{self, ActionId, KeyMatch, MatchKind};
 
 use super::expr::{path_of, Resolved};
+use super::profiles::TableImplementation;
 use super::{Binding, Lowerer, Res, TableSlot};
 use crate::ast::{self, KeysetKind, TablePropertyKind};
 use crate::check::annotations;
@@ -92,6 +93,7 @@ impl<'a> Lowerer<'a> {
         let mut direct_filter = None;
         let mut direct_register = None;
         let mut implementation = None;
+        let mut layout = None;
         let mut failed = false;
         let errs = self.diags.error_count();
 
@@ -339,7 +341,8 @@ impl<'a> Lowerer<'a> {
                         );
                     }
                     "implementation" => match self.table_implementation(value) {
-                        Ok(p) => implementation = p,
+                        Ok(TableImplementation::Profile(p)) => implementation = Some(p),
+                        Ok(TableImplementation::Layout(l)) => layout = Some(l),
                         Err(_) => failed = true,
                     },
                     other => {
@@ -433,6 +436,9 @@ impl<'a> Lowerer<'a> {
             stage: 0,
         });
         self.spans.tables.push(t.name.span);
+        if let Some(l) = layout {
+            self.spans.layouts.push((id, l));
+        }
         Ok(TableSlot {
             id,
             name,

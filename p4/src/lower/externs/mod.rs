@@ -113,7 +113,7 @@ pub(crate) enum Kind {
         id: pipeline::ir::ActionProfileId,
     },
     /// `Alpm` / `Atcam`: how bf-p4c lays a table out in memory; the table matches the same.
-    TableLayout,
+    TableLayout(crate::resources::layout::AtcamLayout),
     /// `this` inside a MinMaxAction's `apply`: its min/max unit over `lane`-bit lanes.
     MinMaxUnit {
         lane: u16,
@@ -312,7 +312,7 @@ pub(super) fn instantiate<'a>(
     let kind = match tname.as_str() {
         "ActionProfile" => l.instantiate_profile(name.clone(), &args, i.ty.span)?,
         "ActionSelector" => l.instantiate_selector(name.clone(), &args, i.ty.span)?,
-        "Alpm" | "Atcam" => Kind::TableLayout,
+        "Alpm" | "Atcam" => Kind::TableLayout(l.table_layout(&tname, &i.args)?),
         other => match family(other) {
             Some(f) => {
                 let c = Ctor {
@@ -542,7 +542,7 @@ impl<'a> Lowerer<'a> {
             Kind::MathUnit { .. } => "execute (in a RegisterAction)",
             Kind::MinMaxUnit { lane: 8 } => "min8, max8",
             Kind::MinMaxUnit { .. } => "min16, max16",
-            Kind::CrcPoly(_) | Kind::ActionProfile { .. } | Kind::TableLayout => "none",
+            Kind::CrcPoly(_) | Kind::ActionProfile { .. } | Kind::TableLayout(_) => "none",
         };
         // A method the architecture declares but pisa does not implement.
         let declared =
