@@ -80,3 +80,21 @@ fn a_constructor_parameter_condition_lowers_only_its_branch() {
         "one apply of the route table, placed once: {report}"
     );
 }
+
+#[test]
+fn a_split_table_applied_in_two_branches_has_its_parts_placed_once() {
+    let c = compile(&[("HOST_FIRST", "m.vrf == 1")]).expect("fits");
+    let report = c.resources.as_ref().expect("placed");
+    let g = report.gress(0, "ingress").expect("ingress");
+    let labels: Vec<&String> = g
+        .stages
+        .iter()
+        .flat_map(|s| &s.tables)
+        .filter(|t| t.starts_with("Ing.fib.lpm"))
+        .collect();
+    let mut unique = labels.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(labels.len(), unique.len(), "each part once: {report}");
+    assert!(labels.len() >= 2, "still split: {report}");
+}

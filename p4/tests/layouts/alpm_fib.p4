@@ -2,12 +2,16 @@
    of 256K prefixes (too many for the TCAMs of all 12 stages, but an ATCAM in SRAM behind a
    pre-classifier fits), a control whose constructor parameter picks one of two apply orders,
    and the route table applied on both sides of that `if`. LPM_LAYOUT is the route table's
-   `implementation` line (empty: a plain TCAM table). */
+   `implementation` line (empty: a plain TCAM table); HOST_FIRST the `if`'s condition. */
 #include <core.p4>
 #include <tna.p4>
 
 #ifndef LPM_LAYOUT
 #define LPM_LAYOUT implementation = algo_lpm;
+#endif
+/* The condition choosing the apply order: the constructor parameter, or a run-time one. */
+#ifndef HOST_FIRST
+#define HOST_FIRST host_first
 #endif
 
 header ipv4_h {
@@ -51,7 +55,7 @@ control Fib(in bit<32> dst_addr, inout meta_t m)(bit<32> host_size, bit<32> lpm_
         LPM_LAYOUT
     }
     apply {
-        if (host_first) {
+        if (HOST_FIRST) {
             if (!host.apply().hit) {
                 lpm.apply();
             }
