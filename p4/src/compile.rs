@@ -294,7 +294,13 @@ fn finish(
     let mut c = front(name, sm, parsed, target)?;
     // The resource check walks expressions recursively too.
     let program = &mut c.program;
-    match on_big_stack(move || resources::place_with_warnings(program, target)) {
+    let layouts: Vec<_> = c
+        .spans
+        .pipelines
+        .iter()
+        .map(|s| s.layouts.clone())
+        .collect();
+    match on_big_stack(move || resources::place_with_layouts(program, target, &layouts)) {
         Ok((report, warnings)) => {
             for w in &warnings {
                 c.warnings.push(issue_diagnostic(w, &c.spans));

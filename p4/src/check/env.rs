@@ -355,6 +355,17 @@ impl<'a> Env<'a> {
         }
     }
 
+    /// Whether a header's layout is bf-p4c's to choose (`@flexible` on the header, or on the
+    /// type of one of its struct-typed fields: bridged metadata).
+    fn is_flexible(&self, decl: &ast::Decl, fields: &[(String, Ty)]) -> bool {
+        let flexible = |d: &ast::Decl| crate::check::annotations::has(&d.annotations, "flexible");
+        flexible(decl)
+            || fields.iter().any(|(_, t)| match t {
+                Ty::Struct(st) => self.lookup(&st.name).is_some_and(flexible),
+                _ => false,
+            })
+    }
+
     fn struct_type(
         &self,
         decl: &ast::Decl,
@@ -409,6 +420,9 @@ impl<'a> Env<'a> {
         }
         self.building.borrow_mut().remove(&s.name.name);
         result?;
+        if is_header && self.is_flexible(decl, &fields) {
+            pad_flexible_header(&mut fields);
+        }
         let st = Rc::new(StructTy {
             name: s.name.name.clone(),
             fields,
@@ -643,4 +657,23 @@ fn header_field_type(t: &Ty) -> bool {
         Ty::Struct(s) => s.fields.iter().all(|(_, f)| header_field_type(f)),
         other => other.is_bits(),
     }
+}
+
+/// Pads a `@flexible` header to a whole number of bytes with a trailing `__pad_N` field: bf-p4c
+/// packs flexible fields (bridged metadata, which only this switch reads back) as it likes and
+/// pads them to bytes; pisa keeps the declared order and pads once at the end.
+fn pad_flexible_header(fields: &mut Vec<(String, Ty)>) {
+    let bits: u32 = fields
+        .iter()
+        .map(|(_, t)| t.max_flat_width().unwrap_or(0))
+        .sum();
+    let pad = (8 - bits % 8) % 8;
+    if pad == 0 {
+        return;
+    }
+    let mut n = 0;
+    while fields.iter().any(|(f, _)| *f == format!("__pad_{n}")) {
+        n += 1;
+    }
+    fields.push((format!("__pad_{n}"), Ty::Bit(pad as u16)));
 }

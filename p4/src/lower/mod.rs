@@ -221,6 +221,9 @@ pub(crate) struct Lowerer<'a> {
     pub csum_updates: Vec<(ir::FieldRef, crate::source::Span)>,
     /// Lowering a Tofino 2 ghost control (externs acting on a packet are refused).
     pub ghost: bool,
+    /// Actions listed with their directional parameters bound (`actions = { a(meta); }`),
+    /// one lowered action per (instance path, action slot, argument text).
+    pub bound_actions: HashMap<(String, usize, String), ActionId>,
 }
 
 /// Deepest nesting of inlined blocks and actions.
@@ -256,6 +259,7 @@ impl<'a> Lowerer<'a> {
             deparser_ifs: 0,
             csum_updates: Vec::new(),
             ghost: false,
+            bound_actions: HashMap::new(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! a profile becomes an [`ir::ActionProfile`], a selector its [`ir::ActionSelector`] (the
 //! deprecated `ActionSelector(size, hash, mode)` forms create the profile too). The selector's
 //! hash comes from the `Hash` instance given to it; its inputs are the table's `selector` keys.
+//! `Alpm` / `Atcam` instances give a table the memory layout the resource check sizes it by.
 
 use crate::ast;
 use crate::check::types::Ty;
@@ -11,6 +12,14 @@ use crate::lower::externs::Kind;
 use crate::lower::{Binding, Lowerer, Res};
 use crate::source::Span;
 use pipeline::ir::{self, ActionProfileId};
+
+/// What a table's `implementation` names.
+pub(crate) enum TableImplementation {
+    /// An `ActionProfile` or `ActionSelector`: the entries hold member (or group) ids.
+    Profile(ActionProfileId),
+    /// An `Alpm` / `Atcam` memory layout: the table matches as written.
+    Layout(crate::resources::layout::AtcamLayout),
+}
 
 /// Members a profile may hold (bf-p4c's limit for one action data table is far larger; this
 /// bounds what a program can make pisa allocate).
@@ -147,26 +156,76 @@ impl<'a> Lowerer<'a> {
         Ok(Kind::ActionProfile { id })
     }
 
-    /// A table's `implementation = X`: the profile (or selector) X names; `None` for an `Alpm`
-    /// or `Atcam` layout, which matches like the plain table (warned about once).
+    /// The layout an `Alpm(...)` / `Atcam(...)` instantiation asks for (bf-p4c's defaults for
+    /// the arguments left out; named or positional, as declared in `tofino_base.p4`).
+    pub(crate) fn table_layout(
+        &mut self,
+        tname: &str,
+        args: &'a [ast::Argument],
+    ) -> Res<crate::resources::layout::AtcamLayout> {
+        use crate::resources::layout::{AtcamLayout, DEFAULT_PARTITIONS, DEFAULT_SUBTREES};
+        const ORDER: [&str; 4] = [
+            "number_partitions",
+            "subtrees_per_partition",
+            "atcam_subset_width",
+            "shift_granularity",
+        ];
+        let mut vals: [Option<u32>; 4] = [None; 4];
+        for (i, a) in args.iter().enumerate() {
+            let slot = match &a.name {
+                Some(n) => ORDER.iter().position(|o| *o == n.name),
+                None => Some(i),
+            };
+            let Some(slot) = slot.filter(|s| *s < ORDER.len()) else {
+                return Err(self.err(
+                    Diagnostic::error(format!("`{tname}` has no such parameter"))
+                        .with_primary(a.span, "unknown argument")
+                        .with_help(format!("its parameters: {}", ORDER.join(", "))),
+                ));
+            };
+            let n = self.const_int(&a.value)?;
+            let Ok(n) = u32::try_from(n).map(|n| n.max(1)) else {
+                return Err(self.err(
+                    Diagnostic::error(format!("`{}` out of range", ORDER[slot]))
+                        .with_primary(a.value.span, "not a positive 32-bit value"),
+                ));
+            };
+            vals[slot] = Some(n);
+        }
+        let alpm = tname == "Alpm";
+        Ok(AtcamLayout {
+            partitions: vals[0].unwrap_or(DEFAULT_PARTITIONS),
+            subtrees: alpm.then(|| vals[1].unwrap_or(DEFAULT_SUBTREES)),
+            subset_width: if alpm { vals[2] } else { None },
+        })
+    }
+
+    /// A table's `implementation = X`: the profile (or selector) X names, or for an `Alpm` or
+    /// `Atcam` layout (which matches like the plain table; warned about once) that layout.
     pub(crate) fn table_implementation(
         &mut self,
         value: &'a ast::Expr,
-    ) -> Res<Option<ActionProfileId>> {
+    ) -> Res<TableImplementation> {
         match self.resolve(value)? {
             Resolved::Obj(Binding::Extern(x)) => match &x.kind {
-                Kind::ActionProfile { id } => Ok(Some(*id)),
-                Kind::TableLayout => {
+                Kind::ActionProfile { id } => Ok(TableImplementation::Profile(*id)),
+                Kind::TableLayout(lay) => {
                     self.warn(
                         Diagnostic::warning(format!(
                             "`{}` is an `{}` layout: pisa matches the table as written (an \
                              ALPM table by longest prefix, an ATCAM table by priority within \
-                             its partition); the memory the layout saves is not modelled",
-                            x.name, x.type_name
+                             its partition) and sizes it in SRAM as an ATCAM{}",
+                            x.name,
+                            x.type_name,
+                            if lay.subtrees.is_some() {
+                                " behind a pre-classifier TCAM"
+                            } else {
+                                ""
+                            }
                         ))
                         .with_primary(value.span, "implementation"),
                     );
-                    Ok(None)
+                    Ok(TableImplementation::Layout(*lay))
                 }
                 _ => Err(self.err(
                     Diagnostic::error(

@@ -19,6 +19,9 @@ pub struct GressSpans {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PipelineSpans {
     pub tables: Vec<Span>,
+    /// Not a span: the ALPM / ATCAM layouts the source gives tables (`implementation =
+    /// Alpm(..)`), which the resource check sizes them by.
+    pub layouts: crate::resources::layout::TableLayouts,
     pub actions: Vec<Span>,
     pub registers: Vec<Span>,
     pub register_actions: Vec<Span>,

@@ -585,12 +585,20 @@ impl<'a> Lowerer<'a> {
         out: &mut ir::Block,
     ) -> Res<()> {
         if !contains_apply(cond) {
+            let c = self.cond(cond);
+            // A condition known at compile time (a constant, a constructor parameter) takes
+            // one branch, as p4c folds it: only that one is lowered, so a table applied on both
+            // sides of `if (param)` is applied (and placed) once.
+            if let Ok(ir::Expr::Const { value, .. }) = &c {
+                let taken = self.run_cont(if *value != 0 { t } else { f })?;
+                out.extend(taken);
+                return Ok(());
+            }
             if matches!(self.ctx, Ctx::Control | Ctx::Deparser)
                 || (self.ctx == Ctx::Action && self.inline_action > 0)
             {
                 self.ifs.push(cond.span);
             }
-            let c = self.cond(cond);
             let tb = self.run_cont(t);
             let fb = self.run_cont(f);
             out.push(ir::Stmt::If {
@@ -1436,10 +1444,73 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_action_body(&mut self, slot: &Rc<ActionSlot<'a>>) -> Res<ActionId> {
+        self.lower_action_with(slot, &[], slot.decl.name.span)
+    }
+
+    /// Lowers an action listed by a table with its leading directional parameters bound to
+    /// `bound` (P4_16 §14.2.1.2: `actions = { fib_hit(local_md); }`; the directionless ones
+    /// stay action data). One action per instance, action and binding text.
+    pub fn lower_bound_action(
+        &mut self,
+        slot: &Rc<ActionSlot<'a>>,
+        bound: &'a [ast::Argument],
+        span: Span,
+    ) -> Res<ActionId> {
+        if bound.is_empty() {
+            return self.lower_action(slot);
+        }
+        let text: Vec<String> = bound.iter().map(|a| self.env.text_of(a.span)).collect();
+        let key = (
+            self.prefix.clone(),
+            Rc::as_ptr(slot) as usize,
+            text.join(","),
+        );
+        if let Some(&id) = self.bound_actions.get(&key) {
+            return Ok(id);
+        }
+        let id = self.lower_action_with(slot, bound, span)?;
+        self.bound_actions.insert(key, id);
+        Ok(id)
+    }
+
+    /// The number of leading directional parameters of `decl` (those a table's action list
+    /// binds); the rest are action data.
+    pub fn directional_prefix(decl: &ast::ActionDecl) -> usize {
+        decl.params
+            .iter()
+            .take_while(|p| p.direction != Direction::None)
+            .count()
+    }
+
+    fn lower_action_with(
+        &mut self,
+        slot: &Rc<ActionSlot<'a>>,
+        bound: &'a [ast::Argument],
+        span: Span,
+    ) -> Res<ActionId> {
         let decl = slot.decl;
-        let mut frame = HashMap::new();
+        let n_bound = bound.len();
+        if n_bound > 0 && n_bound != Self::directional_prefix(decl) {
+            return Err(self.err(
+                Diagnostic::error(format!(
+                    "action `{}` is listed with {} argument(s); its directional parameters are {}",
+                    decl.name.name,
+                    n_bound,
+                    Self::directional_prefix(decl)
+                ))
+                .with_primary(span, "bind exactly the directional parameters")
+                .with_secondary(decl.name.span, "action declared here")
+                .with_help("the control plane supplies the directionless parameters"),
+            ));
+        }
+        let mut frame = if n_bound > 0 {
+            self.bind_args(&decl.params[..n_bound], bound, span)?
+        } else {
+            HashMap::new()
+        };
         let mut params = Vec::new();
-        for (i, p) in decl.params.iter().enumerate() {
+        for (i, p) in decl.params.iter().enumerate().skip(n_bound) {
+            let i = i - n_bound;
             if p.direction != Direction::None {
                 return Err(self.err(
                     Diagnostic::error(format!(
@@ -1448,7 +1519,8 @@ impl<'a> Lowerer<'a> {
                     ))
                     .with_primary(p.span, "directional parameter")
                     .with_help(
-                        "table actions take action data only (parameters without `in`/`out`)",
+                        "table actions take action data only (parameters without `in`/`out`); \
+                         bind the directional ones in the table's action list: `actions = { a(arg); }`",
                     ),
                 ));
             }
@@ -1504,7 +1576,9 @@ impl<'a> Lowerer<'a> {
             body,
         });
         self.spans.actions.push(decl.name.span);
-        slot.id.set(Some(id));
+        if n_bound == 0 {
+            slot.id.set(Some(id));
+        }
         Ok(id)
     }
 

@@ -5,6 +5,7 @@
 use pipeline::ir::{self, ActionId, KeyMatch, MatchKind};
 
 use super::expr::{path_of, Resolved};
+use super::profiles::TableImplementation;
 use super::{Binding, Lowerer, Res, TableSlot};
 use crate::ast::{self, KeysetKind, TablePropertyKind};
 use crate::check::annotations;
@@ -50,7 +51,8 @@ impl<'a> Lowerer<'a> {
             ));
         }
         let mut vals = Vec::new();
-        for (p, a) in params.iter().zip(args) {
+        let n_bound = Self::directional_prefix(slot.decl);
+        for (p, a) in params.iter().zip(args).skip(n_bound) {
             let ty = self.resolve_type(&p.ty)?;
             vals.push(self.const_value(&a.value, &ty)?);
         }
@@ -58,6 +60,18 @@ impl<'a> Lowerer<'a> {
             action: id,
             args: vals,
         })
+    }
+
+    /// The lowered action a default action or entry names: written with all its arguments,
+    /// the directional ones first, which pick the action-list binding (P4_16 §14.2.1.3).
+    fn table_action_id(
+        &mut self,
+        slot: &std::rc::Rc<super::ActionSlot<'a>>,
+        r: &'a ast::ActionRef,
+    ) -> Res<ActionId> {
+        let args: &'a [ast::Argument] = r.args.as_deref().unwrap_or(&[]);
+        let n_bound = Self::directional_prefix(slot.decl).min(args.len());
+        self.lower_bound_action(slot, &args[..n_bound], r.span)
     }
 
     pub(super) fn lower_table(
@@ -79,6 +93,7 @@ impl<'a> Lowerer<'a> {
         let mut direct_filter = None;
         let mut direct_register = None;
         let mut implementation = None;
+        let mut layout = None;
         let mut failed = false;
         let errs = self.diags.error_count();
 
@@ -143,20 +158,12 @@ impl<'a> Lowerer<'a> {
                 }
                 TablePropertyKind::Actions(rs) => {
                     for r in rs {
-                        if r.args.as_ref().is_some_and(|a| !a.is_empty()) {
-                            self.err(crate::check::unsupported(
-                                r.span,
-                                "arguments in a table's action list",
-                                "partially bound actions",
-                            ));
-                            failed = true;
-                            continue;
-                        }
                         let Ok(slot) = self.action_ref(r) else {
                             failed = true;
                             continue;
                         };
-                        let Ok(id) = self.lower_action(&slot) else {
+                        let bound: &'a [ast::Argument] = r.args.as_deref().unwrap_or(&[]);
+                        let Ok(id) = self.lower_bound_action(&slot, bound, r.span) else {
                             failed = true;
                             continue;
                         };
@@ -188,7 +195,7 @@ impl<'a> Lowerer<'a> {
                         failed = true;
                         continue;
                     };
-                    let Ok(id) = self.lower_action(&slot) else {
+                    let Ok(id) = self.table_action_id(&slot, r) else {
                         failed = true;
                         continue;
                     };
@@ -334,7 +341,8 @@ impl<'a> Lowerer<'a> {
                         );
                     }
                     "implementation" => match self.table_implementation(value) {
-                        Ok(p) => implementation = p,
+                        Ok(TableImplementation::Profile(p)) => implementation = Some(p),
+                        Ok(TableImplementation::Layout(l)) => layout = Some(l),
                         Err(_) => failed = true,
                     },
                     other => {
@@ -428,6 +436,9 @@ impl<'a> Lowerer<'a> {
             stage: 0,
         });
         self.spans.tables.push(t.name.span);
+        if let Some(l) = layout {
+            self.spans.layouts.push((id, l));
+        }
         Ok(TableSlot {
             id,
             name,
@@ -478,7 +489,7 @@ impl<'a> Lowerer<'a> {
             out.push(self.key_match(k, key.kind, ty)?);
         }
         let slot = self.action_ref(&e.action)?;
-        let id = self.lower_action(&slot)?;
+        let id = self.table_action_id(&slot, &e.action)?;
         match actions.iter().find(|a| a.action == id) {
             None => {
                 return Err(self.err(

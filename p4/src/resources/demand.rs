@@ -27,6 +27,7 @@ use pipeline::ir::{
 };
 
 use super::effects::{Collector, Effects, Loc, Mode};
+use super::layout::AtcamLayout;
 use super::profile::Profile;
 use super::units::{Unit, UnitKind};
 
@@ -187,16 +188,80 @@ fn table_demand(
         let per_way = ceil_div(blocks_per_word_col, ways);
         d.hash_bits += sat32(ways * (10 + u64::from(ceil_log2(per_way))));
     }
-    if adb_bits > 0 {
-        let w = u64::from(p.sram_width);
-        let bits = if adb_bits > w {
-            adb_bits
-        } else {
-            adb_bits.max(8).next_power_of_two()
-        };
-        sram += sram_for(p, size, bits);
-    }
+    sram += action_data_sram(p, size, adb_bits);
     d.sram = d.sram.saturating_add(sat32(sram));
+}
+
+/// SRAM blocks of a table's action data: `size` entries of the widest action's `adb_bits`.
+fn action_data_sram(p: &Profile, size: u64, adb_bits: u64) -> u64 {
+    if adb_bits == 0 {
+        return 0;
+    }
+    let w = u64::from(p.sram_width);
+    let bits = if adb_bits > w {
+        adb_bits
+    } else {
+        adb_bits.max(8).next_power_of_two()
+    };
+    sram_for(p, size, bits)
+}
+
+/// Entries of one SRAM word an ATCAM partition holds at most (bf-p4c: 5 per RAM row).
+const ATCAM_ENTRIES_PER_WORD: u64 = 5;
+
+/// Memories of a table laid out as an ATCAM (`Atcam`) or ALPM (`Alpm`: an ATCAM plus the
+/// pre-classifier TCAM that picks the partition), replacing the plain-TCAM sizing of
+/// [`table_demand`], which still gives the crossbar. ATCAM entries live in SRAM match words:
+/// each ternary (prefix) bit takes two bits, an exact bit one, plus the action index and a
+/// few bits of overhead; ALPM's `atcam_subset_width` shortens the stored prefix.
+fn atcam_demand(pipe: &Pipeline, t: &Table, lay: &AtcamLayout, p: &Profile, d: &mut Demand) {
+    let size = u64::from(t.size.max(1));
+    let (mut exact, mut prefix) = (0u64, 0u64);
+    for k in &t.keys {
+        let w = u64::from(k.expr.width());
+        match k.kind {
+            MatchKind::Exact => exact += w,
+            MatchKind::Ternary | MatchKind::Lpm => prefix += w,
+            MatchKind::Range => prefix += 2 * w,
+            MatchKind::Selector => {}
+        }
+    }
+    let stored = lay
+        .subset_width
+        .map_or(prefix, |s| u64::from(s).min(prefix));
+    let action_bits = u64::from(ceil_log2(t.actions.len() as u64));
+    let entry = (exact + 2 * stored + action_bits + 4).max(1);
+    let per_word = (u64::from(p.sram_width) / entry).clamp(1, ATCAM_ENTRIES_PER_WORD);
+    let words = if entry > u64::from(p.sram_width) {
+        ceil_div(entry, u64::from(p.sram_width))
+    } else {
+        1
+    };
+    let mut sram = ceil_div(size, u64::from(p.sram_depth) * per_word) * words;
+    let adb_bits: u64 = t
+        .actions
+        .iter()
+        .filter_map(|a| pipe.actions.get(a.action.index()))
+        .map(|a| a.params.iter().map(|x| u64::from(x.width)).sum::<u64>())
+        .max()
+        .unwrap_or(0);
+    sram += action_data_sram(p, size, adb_bits);
+    let mut tcam = 0u64;
+    if let Some(subtrees) = lay.subtrees {
+        // The pre-classifier: the whole key, ternary, one entry per subtree of each
+        // partition; its action data is the partition index.
+        let entries = u64::from(lay.partitions.max(1)) * u64::from(subtrees.max(1));
+        tcam = ceil_div((exact + prefix).max(1), u64::from(p.tcam_width))
+            * ceil_div(entries, u64::from(p.tcam_depth));
+        sram += ceil_div(entries, u64::from(p.sram_depth) * 16);
+        sram += sram_for(
+            p,
+            entries,
+            u64::from(ceil_log2(u64::from(lay.partitions.max(2)))),
+        );
+    }
+    d.sram = sat32(sram);
+    d.tcam = sat32(tcam);
 }
 
 fn register_sram(pipe: &Pipeline, r: RegisterId, p: &Profile) -> u32 {
@@ -215,6 +280,7 @@ pub(crate) fn demands(
     phv: &PhvLayout,
     units: &[Unit],
     p: &Profile,
+    layouts: &[(TableId, AtcamLayout)],
 ) -> Vec<Demand> {
     let mut col = Collector::new(pipe, phv);
     units
@@ -228,6 +294,9 @@ pub(crate) fn demands(
                     d.stateful.push((Stateful::Table(*id), 0));
                     if let Some(t) = pipe.tables.get(id.index()) {
                         table_demand(pipe, t, &mut col, p, &mut d);
+                        if let Some((_, lay)) = layouts.iter().find(|(l, _)| l == id) {
+                            atcam_demand(pipe, t, lay, p, &mut d);
+                        }
                     }
                 }
                 UnitKind::Gateway(_) => d.gateways = 1,

@@ -17,6 +17,7 @@ mod effects;
 mod extern_rules;
 mod gateway;
 mod issue;
+pub mod layout;
 mod names;
 mod parse_depth;
 mod parser_rules;
@@ -59,6 +60,16 @@ pub fn place_with_warnings(
     program: &mut Program,
     target: Target,
 ) -> Result<(Report, Vec<ResourceIssue>), Vec<ResourceIssue>> {
+    place_with_layouts(program, target, &[])
+}
+
+/// Like [`place_with_warnings`], sizing the tables in `layouts` (indexed like
+/// `Program::pipelines`) by their ALPM / ATCAM layout rather than as plain tables.
+pub fn place_with_layouts(
+    program: &mut Program,
+    target: Target,
+    layouts: &[layout::TableLayouts],
+) -> Result<(Report, Vec<ResourceIssue>), Vec<ResourceIssue>> {
     let p = Profile::of(target);
     let mut issues = Vec::new();
     let mut report = Report {
@@ -86,7 +97,8 @@ pub fn place_with_warnings(
         let mut writes = Vec::new();
         let mut needs = Vec::new();
         for gress in [Gress::Ingress, Gress::Egress] {
-            let (g, w, need) = place_gress(pi, pipe, gress, &p, &mut issues);
+            let lay = layouts.get(pi).map(Vec::as_slice).unwrap_or(&[]);
+            let (g, w, need) = place_gress(pi, pipe, gress, &p, lay, &mut issues);
             prep.gresses.push(g);
             writes.push((gress, w));
             needs.push((gress, need));
@@ -364,6 +376,7 @@ fn place_gress(
     pipe: &Pipeline,
     gress: Gress,
     p: &Profile,
+    layouts: &[(TableId, layout::AtcamLayout)],
     issues: &mut Vec<ResourceIssue>,
 ) -> (GressReport, Writes, phv::GressNeed) {
     let phv = phv_of(pipe, gress);
@@ -408,7 +421,7 @@ fn place_gress(
         path: phv::path_names(&gp.parser, &need.total.states),
     };
 
-    let mut demands = demand::demands(pipe, phv, &units, p);
+    let mut demands = demand::demands(pipe, phv, &units, p, layouts);
     // Tables too big for one stage's memories are spread over several (as bf-p4c does).
     let mut prefix_parts: Vec<Vec<demand::Demand>> = vec![Vec::new(); units.len()];
     for (u, d) in demands.iter_mut().enumerate() {

@@ -140,6 +140,8 @@ fn attempt(
     let mut why = vec![Why::Free; n];
     // object → (stage, units using it so far)
     let mut holders: BTreeMap<Stateful, (usize, Vec<usize>)> = BTreeMap::new();
+    // Split tables → the unit that placed their parts before the last.
+    let mut split_first: BTreeMap<pipeline::ir::TableId, usize> = BTreeMap::new();
     for u in 0..n {
         let mut earliest = min_stage[u];
         let mut reason = if earliest > 0 { Why::Pushed } else { Why::Free };
@@ -153,8 +155,28 @@ fn attempt(
             }
         }
         // The parts of a split table before its last, each in the first stage after the
-        // previous one with room; the last part (the unit) comes after them.
-        for part in w.prefix_parts.get(u).into_iter().flatten() {
+        // previous one with room; the last part (the unit) comes after them. A table applied
+        // at several places has its parts placed once, by its first apply: a later apply is
+        // its last part only (pinned to the first's stage, as the table is one object).
+        let shared = demands[u].table.and_then(|t| split_first.get(&t).copied());
+        if let Some(f) = shared {
+            let n = parts_of[f].len().saturating_sub(1);
+            parts_of[u] = parts_of[f][..n].to_vec();
+            if let Some(&s) = parts_of[u].last() {
+                earliest = earliest.max(s + 1);
+            }
+        }
+        let own_parts = if shared.is_some() {
+            None
+        } else {
+            w.prefix_parts.get(u)
+        };
+        if let (Some(t), Some(parts)) = (demands[u].table, own_parts) {
+            if !parts.is_empty() {
+                split_first.insert(t, u);
+            }
+        }
+        for part in own_parts.into_iter().flatten() {
             let mut s = earliest;
             loop {
                 if s >= STAGE_CAP {

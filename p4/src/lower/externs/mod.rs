@@ -114,7 +114,7 @@ pub(crate) enum Kind {
         id: pipeline::ir::ActionProfileId,
     },
     /// `Alpm` / `Atcam`: how bf-p4c lays a table out in memory; the table matches the same.
-    TableLayout,
+    TableLayout(crate::resources::layout::AtcamLayout),
     /// `this` inside a MinMaxAction's `apply`: its min/max unit over `lane`-bit lanes.
     MinMaxUnit {
         lane: u16,
@@ -237,6 +237,8 @@ pub(crate) struct Call<'a, 'x> {
     /// The instance as the program names it here.
     pub xname: String,
     pub args: &'a [ast::Argument],
+    /// The method's type arguments (`mirror.emit<H>(..)`).
+    pub type_args: &'a [ast::Type],
     pub member: &'a ast::Ident,
     pub span: Span,
 }
@@ -313,7 +315,7 @@ pub(super) fn instantiate<'a>(
     let kind = match tname.as_str() {
         "ActionProfile" => l.instantiate_profile(name.clone(), &args, i.ty.span)?,
         "ActionSelector" => l.instantiate_selector(name.clone(), &args, i.ty.span)?,
-        "Alpm" | "Atcam" => Kind::TableLayout,
+        "Alpm" | "Atcam" => Kind::TableLayout(l.table_layout(&tname, &i.args)?),
         other => match family(other) {
             Some(f) => {
                 let c = Ctor {
@@ -419,11 +421,42 @@ fn flat_inputs(
     }
 }
 
+/// [`flat_inputs`] of a value of type `ty`: the items of a list initializing a header or
+/// struct take its fields' types (an untyped `0` gets its field's width).
+fn flat_inputs_typed(
+    v: V,
+    ty: Option<&Ty>,
+    out: &mut Vec<ir::Expr>,
+    l: &mut Lowerer<'_>,
+    span: Span,
+) -> Res<()> {
+    match (v, ty) {
+        (V::List(items), Some(Ty::Header(s) | Ty::Struct(s))) if items.len() == s.fields.len() => {
+            for ((it, sp), (_, fty)) in items.into_iter().zip(&s.fields) {
+                flat_inputs_typed(it, Some(fty), out, l, sp)?;
+            }
+            Ok(())
+        }
+        (v @ V::Int(_), Some(t)) if t.is_scalar() => {
+            let (e, _) = l.scalar_of_value(v, Some(t), span)?;
+            out.push(e);
+            Ok(())
+        }
+        (v, _) => flat_inputs(v, out, l, span, false),
+    }
+}
+
 impl<'a> Lowerer<'a> {
     fn inputs(&mut self, a: &'a ast::Argument) -> Res<Vec<ir::Expr>> {
-        let v = self.expr(&a.value, None)?;
+        self.inputs_as(a, None)
+    }
+
+    /// [`Self::inputs`] of an argument of type `ty` (a method's type argument): a list
+    /// expression takes the fields' types, so `{src, 0, port}` gives the `0` its width.
+    fn inputs_as(&mut self, a: &'a ast::Argument, ty: Option<&Ty>) -> Res<Vec<ir::Expr>> {
+        let v = self.expr(&a.value, ty)?;
         let mut out = Vec::new();
-        flat_inputs(v, &mut out, self, a.span, false)?;
+        flat_inputs_typed(v, ty, &mut out, self, a.span)?;
         Ok(out)
     }
 
@@ -488,7 +521,7 @@ impl<'a> Lowerer<'a> {
         x: &Rc<ExternInst>,
         base: &'a ast::Expr,
         member: &'a ast::Ident,
-        _type_args: &'a [ast::Type],
+        type_args: &'a [ast::Type],
         args: &'a [ast::Argument],
         span: Span,
         out: Option<&mut ir::Block>,
@@ -506,6 +539,7 @@ impl<'a> Lowerer<'a> {
             m: member.name.as_str(),
             xname,
             args,
+            type_args,
             member,
             span,
         };
@@ -543,7 +577,7 @@ impl<'a> Lowerer<'a> {
             Kind::MathUnit { .. } => "execute (in a RegisterAction)",
             Kind::MinMaxUnit { lane: 8 } => "min8, max8",
             Kind::MinMaxUnit { .. } => "min16, max16",
-            Kind::CrcPoly(_) | Kind::ActionProfile { .. } | Kind::TableLayout => "none",
+            Kind::CrcPoly(_) | Kind::ActionProfile { .. } | Kind::TableLayout(_) => "none",
         };
         // A method the architecture declares but pisa does not implement.
         let declared =

@@ -92,8 +92,12 @@ impl ExternType for PacketIo {
                             .ok()
                     });
                 let (session, _) = l.scalar(&s.value, sid.as_ref())?;
+                let header_ty = match c.type_args {
+                    [t] => Some(l.resolve_type(t)?),
+                    _ => None,
+                };
                 let header = match args.get(1) {
-                    Some(h) => l.inputs(h)?,
+                    Some(h) => l.inputs_as(h, header_ty.as_ref())?,
                     None => Vec::new(),
                 };
                 if let Some(h) = args.get(1) {
@@ -106,8 +110,12 @@ impl ExternType for PacketIo {
             }
             (Kind::Resubmit, "emit") => {
                 l.only_in(&[Ctx::Deparser], "Resubmit.emit", span)?;
+                let header_ty = match c.type_args {
+                    [t] => Some(l.resolve_type(t)?),
+                    _ => None,
+                };
                 let header = match args.first() {
-                    Some(h) => l.inputs(h)?,
+                    Some(h) => l.inputs_as(h, header_ty.as_ref())?,
                     None => Vec::new(),
                 };
                 if let Some(h) = args.first() {

@@ -1,0 +1,26 @@
+//! Memory layouts a program asks bf-p4c for (`implementation = Alpm(...)` / `Atcam(...)`):
+//! the table matches the same, but its entries live in an algorithmic TCAM (ATCAM), whose
+//! partitions are kept in SRAM match words, and for ALPM a pre-classifier TCAM picks the
+//! partition. The resource check sizes such a table from its layout instead of as a TCAM.
+
+use pipeline::ir::TableId;
+
+/// The layout of one ALPM or ATCAM table, as its extern's constructor gave it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AtcamLayout {
+    /// `number_partitions`.
+    pub partitions: u32,
+    /// ALPM's `subtrees_per_partition` (the pre-classifier holds `partitions × subtrees`
+    /// entries); `None` for a plain `Atcam`, whose partition index the program computes.
+    pub subtrees: Option<u32>,
+    /// ALPM's `atcam_subset_width`: how many bits of the prefix key each ATCAM entry stores
+    /// (the pre-classifier matches the rest); `None`: the whole key.
+    pub subset_width: Option<u32>,
+}
+
+/// bf-p4c's defaults for an `Alpm()` / `Atcam()` without arguments.
+pub const DEFAULT_PARTITIONS: u32 = 1024;
+pub const DEFAULT_SUBTREES: u32 = 2;
+
+/// The layouts of one pipeline's tables (most tables have none).
+pub type TableLayouts = Vec<(TableId, AtcamLayout)>;
