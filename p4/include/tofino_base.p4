@@ -514,7 +514,7 @@ extern MathUnit<T> {
 #if PISA_TOFINO_GEN == 1
 /* A stateful-ALU program over a Register: the user writes apply() in the initializer. */
 extern RegisterAction<T, I, U> {
-    RegisterAction(Register<T, I> reg);
+    RegisterAction(Register<T, _> reg);
     U execute(in I index);
     U execute_log();
     @synchronous(execute, execute_log)

@@ -64,7 +64,7 @@ impl ExternType for RegisterActions {
                     id: rid,
                     direct: rdirect,
                     value,
-                    index: rindex,
+                    index: _,
                 } = &reg.kind
                 else {
                     return Err(l.err(
@@ -81,20 +81,9 @@ impl ExternType for RegisterActions {
                         ),
                     ));
                 }
-                if let (false, Some(ri), Some(ai)) =
-                    (direct, rindex, c.targ(1).filter(|t| t.is_bits()))
-                {
-                    if *ri != ai {
-                        return Err(l.err(
-                            Diagnostic::error(format!(
-                                "`{tname}` indexes with `{ai}`, its register `{}` with `{ri}`",
-                                reg.name
-                            ))
-                            .with_primary(i.ty.span, "index types differ")
-                            .with_help(format!("declare it as `{tname}<{value}, {ri}, ...>`")),
-                        ));
-                    }
-                }
+                // Intel's TNA declares `RegisterAction(Register<_, _> reg)`: the action's index type
+                // need not be the register's (a `bit<8>` index into a `bit<32>`-indexed
+                // register); its value addresses the cell as it is.
                 if let Some(t0) = c.targ(0) {
                     if t0 != *value {
                         return Err(l.err(
