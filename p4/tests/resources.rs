@@ -1105,3 +1105,30 @@ fn control_statements_get_the_same_action_warnings() {
     let (_, warnings) = place_with_warnings(&mut p, Target::Tofino1).expect("fits");
     assert!(warnings.is_empty(), "{warnings:#?}");
 }
+
+#[test]
+fn a_one_bit_register_may_return_its_bit_complemented_but_not_add() {
+    let not_value = Expr::Unary {
+        op: UnOp::Not,
+        arg: Box::new(value()),
+        width: 1,
+    };
+    let one_bit_warnings = |body: Vec<Stmt>| {
+        let mut b = B::new();
+        let r = b.register("bit", 1);
+        let ra = b.register_action("ra", r, body, 1);
+        let t = b.table("t", 0, vec![set(4, execute(ra, 1))]);
+        let mut p = b.program(vec![apply(t)]);
+        let (_, warnings) = place_with_warnings(&mut p, Target::Tofino1).expect("warnings only");
+        warnings
+            .into_iter()
+            .filter(|w| w.message.contains("1-bit words"))
+            .count()
+    };
+    // bf-p4c's read_bitc / set_bitc: the bit complemented out, set in memory.
+    assert_eq!(one_bit_warnings(vec![rv(not_value), reg_set(c(1))]), 0);
+    assert_eq!(
+        one_bit_warnings(vec![reg_set(bin(BinOp::Add, value(), c(1)))]),
+        1
+    );
+}

@@ -187,7 +187,10 @@ impl Scan<'_> {
                 if is_const(arg) {
                     0
                 } else {
-                    if *op != UnOp::LNot {
+                    // `~` is not arithmetic for the 1-bit check: a 1-bit stateful ALU reads,
+                    // sets or clears its bit and can return it complemented (bf-p4c's
+                    // `read_bitc`, `set_bitc`, `clr_bitc`).
+                    if *op == UnOp::Neg {
                         self.arithmetic = true;
                     }
                     inner + 1
