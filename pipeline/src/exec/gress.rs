@@ -110,9 +110,11 @@ fn prefix_fill(
             continue;
         };
         direct |= 1u64.checked_shl(*which as u32).unwrap_or(0);
-        words[usize::from(s.word) % PREFIX_WORDS] |= ((*v as u64) & s.mask) << s.shift;
-        if let Some(f) = s.split {
-            put_bits(&mut words, f.offset, f.width, *v);
+        words[usize::from(s.word) % PREFIX_WORDS] |= ((*v as u64) & s.mask()) << s.shift;
+        if s.split {
+            if let Some(Some(f)) = eng.prefix.get(*which as usize) {
+                put_bits(&mut words, f.offset, f.width, *v);
+            }
         }
     }
     // Lay the words out on the stack and copy once (prefixes past the word builder are cut).
@@ -143,14 +145,16 @@ fn prefix_fill(
 }
 
 /// Where one intrinsic goes in the prefix words: a field inside one word as (word, shift,
-/// mask), mask 0 when the prefix does not carry it (or carries it past the word builder); a
-/// field that crosses a word boundary as `split`, written bit by bit.
+/// width), width 0 when the prefix does not carry it (or carries it past the word builder);
+/// a field that crosses a word boundary as `split`, written bit by bit from its
+/// `GressEngines::prefix` location. Four bytes, so that the slots a pass reads share a cache
+/// line or two (they are cold after the table lookups of the previous packet).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PrefixSlot {
     word: u8,
     shift: u8,
-    mask: u64,
-    split: Option<FieldRef>,
+    width: u8,
+    split: bool,
 }
 
 impl PrefixSlot {
@@ -170,15 +174,23 @@ impl PrefixSlot {
             PrefixSlot {
                 word: word as u8,
                 shift: (64 - bit - width) as u8,
-                mask: u64::MAX >> (64 - width),
-                split: None,
+                width: width as u8,
+                split: false,
             }
         } else {
             PrefixSlot {
-                split: Some(f),
+                split: true,
                 ..PrefixSlot::default()
             }
         }
+    }
+
+    /// The mask of the field's value (0 when the slot writes no bits itself).
+    #[inline]
+    fn mask(self) -> u64 {
+        u64::MAX
+            .checked_shr(64 - u32::from(self.width))
+            .unwrap_or(0)
     }
 }
 
@@ -553,16 +565,17 @@ mod tests {
             put_bits(&mut expect, offset, width, v);
             let s = PrefixSlot::new(Some(f));
             let mut got = [0u64; PREFIX_WORDS];
-            let bits = ((v as u64) & s.mask) << s.shift;
+            let bits = ((v as u64) & s.mask()) << s.shift;
             for (k, w) in got.iter_mut().enumerate() {
                 *w |= if k == s.word as usize { bits } else { 0 };
             }
-            if let Some(f) = s.split {
+            if s.split {
                 put_bits(&mut got, f.offset, f.width, v);
             }
             assert_eq!(got, expect, "offset {offset} width {width}");
         }
-        assert_eq!(PrefixSlot::new(None).mask, 0);
+        assert_eq!(PrefixSlot::new(None).mask(), 0);
+        assert_eq!(std::mem::size_of::<PrefixSlot>(), 4);
     }
 
     #[test]
