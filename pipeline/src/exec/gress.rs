@@ -86,7 +86,8 @@ pub struct GressResult {
 
 /// Builds the parser input's head (prefix, then port metadata / resubmit data or the mirror
 /// header) in `buf`, and appends the packet unless `in_place` (the parser then reads the packet
-/// where it lies).
+/// where it lies). Answers the bits of [`GressEngines::direct`] among `inp`'s intrinsics (those
+/// the pass must write into the PHV itself).
 fn prefix_fill(
     gp: &GressProgram,
     eng: &GressEngines,
@@ -94,39 +95,28 @@ fn prefix_fill(
     inp: &PassInput<'_>,
     buf: &mut Vec<u8>,
     in_place: bool,
-) {
+) -> u64 {
     let n = gp.prefix.bytes as usize;
     // Build the prefix in whole 64-bit words (no partial-overlap stores), then lay them out.
     let mut words = [0u64; PREFIX_WORDS];
     // The words start zeroed and values are only ORed in, so zero values and intrinsics the
-    // prefix does not carry (mask 0) need no branch. The first four words (every TNA prefix)
-    // are built in registers instead of through a chain of dependent memory updates.
-    let (mut w0, mut w1, mut w2, mut w3) = (0u64, 0u64, 0u64, 0u64);
+    // prefix does not carry (mask 0) need no branch, and each value is ORed into its word by
+    // index (`PrefixSlot::word` is below `PREFIX_WORDS`): no branch on the word either (a jump
+    // table on it cost an indirect jump per intrinsic, and selecting into four registers
+    // without one was vectorized into something slower still).
+    let mut direct = 0u64;
     for (which, v) in inp.intrinsics {
         let Some(s) = eng.prefix_slots.get(*which as usize) else {
             continue;
         };
-        let bits = ((*v as u64) & s.mask) << s.shift;
-        // Each intrinsic always lands in the same word, so these branches predict well.
-        match s.word {
-            0 => w0 |= bits,
-            1 => w1 |= bits,
-            2 => w2 |= bits,
-            3 => w3 |= bits,
-            k => {
-                if let Some(w) = words.get_mut(k as usize) {
-                    *w |= bits;
-                }
+        direct |= 1u64.checked_shl(*which as u32).unwrap_or(0);
+        words[usize::from(s.word) % PREFIX_WORDS] |= ((*v as u64) & s.mask()) << s.shift;
+        if s.split {
+            if let Some(Some(f)) = eng.prefix.get(*which as usize) {
+                put_bits(&mut words, f.offset, f.width, *v);
             }
         }
-        if let Some(f) = s.split {
-            put_bits(&mut words, f.offset, f.width, *v);
-        }
     }
-    words[0] |= w0;
-    words[1] |= w1;
-    words[2] |= w2;
-    words[3] |= w3;
     // Lay the words out on the stack and copy once (prefixes past the word builder are cut).
     let mut bytes = [0u8; PREFIX_WORDS * 8];
     for (chunk, w) in bytes.chunks_exact_mut(8).zip(words.iter()) {
@@ -134,7 +124,10 @@ fn prefix_fill(
     }
     buf.clear();
     buf.reserve(n + inp.extra.len() + if in_place { 0 } else { inp.packet.len() });
-    buf.extend_from_slice(&bytes[..n.min(bytes.len())]);
+    // All of `bytes` then cut: a copy of constant size, done in line (a copy of `n` bytes is a
+    // `memmove` call).
+    buf.extend_from_slice(&bytes);
+    buf.truncate(n);
     match gress {
         Gress::Ingress => {
             if n > IG_INTRINSIC_BYTES {
@@ -148,17 +141,20 @@ fn prefix_fill(
     if !in_place {
         buf.extend_from_slice(inp.packet);
     }
+    direct & eng.direct
 }
 
 /// Where one intrinsic goes in the prefix words: a field inside one word as (word, shift,
-/// mask), mask 0 when the prefix does not carry it (or carries it past the word builder); a
-/// field that crosses a word boundary as `split`, written bit by bit.
+/// width), width 0 when the prefix does not carry it (or carries it past the word builder);
+/// a field that crosses a word boundary as `split`, written bit by bit from its
+/// `GressEngines::prefix` location. Four bytes, so that the slots a pass reads share a cache
+/// line or two (they are cold after the table lookups of the previous packet).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PrefixSlot {
     word: u8,
     shift: u8,
-    mask: u64,
-    split: Option<FieldRef>,
+    width: u8,
+    split: bool,
 }
 
 impl PrefixSlot {
@@ -178,15 +174,23 @@ impl PrefixSlot {
             PrefixSlot {
                 word: word as u8,
                 shift: (64 - bit - width) as u8,
-                mask: u64::MAX >> (64 - width),
-                split: None,
+                width: width as u8,
+                split: false,
             }
         } else {
             PrefixSlot {
-                split: Some(f),
+                split: true,
                 ..PrefixSlot::default()
             }
         }
+    }
+
+    /// The mask of the field's value (0 when the slot writes no bits itself).
+    #[inline]
+    fn mask(self) -> u64 {
+        u64::MAX
+            .checked_shr(64 - u32::from(self.width))
+            .unwrap_or(0)
     }
 }
 
@@ -406,13 +410,13 @@ fn run_pass<T: Tracer>(
         stats,
     } = work;
     let in_place = engine.in_place(phv);
-    prefix_fill(gp, geng, gress, inp, input, in_place);
+    let direct = prefix_fill(gp, geng, gress, inp, input, in_place);
     phv.reset();
     effects.clear();
     out.clear();
     // Intrinsics the prefix carries reach the PHV when the parser extracts the prefix (TNA
-    // parsers must); the others (none today) are written directly.
-    if geng.direct_intrinsics {
+    // parsers must); the others given (none today) are written directly.
+    if direct != 0 {
         for (which, v) in inp.intrinsics {
             if let (Some(Some(f)), Some(None)) = (
                 geng.bind.get(*which as usize),
@@ -561,16 +565,17 @@ mod tests {
             put_bits(&mut expect, offset, width, v);
             let s = PrefixSlot::new(Some(f));
             let mut got = [0u64; PREFIX_WORDS];
-            let bits = ((v as u64) & s.mask) << s.shift;
+            let bits = ((v as u64) & s.mask()) << s.shift;
             for (k, w) in got.iter_mut().enumerate() {
                 *w |= if k == s.word as usize { bits } else { 0 };
             }
-            if let Some(f) = s.split {
+            if s.split {
                 put_bits(&mut got, f.offset, f.width, v);
             }
             assert_eq!(got, expect, "offset {offset} width {width}");
         }
-        assert_eq!(PrefixSlot::new(None).mask, 0);
+        assert_eq!(PrefixSlot::new(None).mask(), 0);
+        assert_eq!(std::mem::size_of::<PrefixSlot>(), 4);
     }
 
     #[test]

@@ -221,8 +221,11 @@ pub struct GressEngines {
     pub prefix: [Option<FieldRef>; INTRINSIC_SLOTS],
     /// The same locations as prefix-word slots (what building a prefix runs on).
     pub prefix_slots: [gress::PrefixSlot; INTRINSIC_SLOTS],
-    /// Some bound intrinsic is not carried by the prefix (it is written into the PHV directly).
-    pub direct_intrinsics: bool,
+    /// Bound intrinsics the prefix does not carry, one bit per `Intrinsic as usize`: given to
+    /// a pass, they are written into the PHV directly (output metadata such as `drop_ctl` is
+    /// bound and never in the prefix, but never given either, so a pass checks what it is
+    /// given against these bits instead of walking its intrinsics for every packet).
+    pub direct: u64,
     /// The control reads `parser_err`: a parser error does not drop the packet (ingress).
     pub parser_err_used: bool,
     /// Intrinsic fields whose writes are tracked (destination validity): ucast, mcast a, mcast b.
@@ -367,14 +370,18 @@ impl GressEngines {
                 slot.get_or_insert(*f);
             }
         }
-        let direct_intrinsics = bind
+        let direct = bind
             .iter()
             .zip(prefix.iter())
-            .any(|(b, p)| b.is_some() && p.is_none());
+            .enumerate()
+            .filter(|(_, (b, p))| b.is_some() && p.is_none())
+            .fold(0u64, |m, (i, _)| {
+                m | 1u64.checked_shl(i as u32).unwrap_or(0)
+            });
         let prefix_slots = prefix.map(gress::PrefixSlot::new);
         GressEngines {
             prefix_slots,
-            direct_intrinsics,
+            direct,
             bind,
             prefix,
             parser_err_used,

@@ -168,6 +168,14 @@ impl Gen<'_, '_> {
                 self.bool64(bad)
             }
             FExpr::ChecksumGet(c) => self.csum_load(*c),
+            FExpr::ChecksumUpdate(parts) if self.csum_runs_ok(parts) => {
+                // The ones' complement of the folded sum of the runs' 16-bit words (as the
+                // flat engine's `OnesSum` computes it for whole words with nothing pending).
+                let total = self.sum_runs(parts);
+                let sum = self.fold16(total);
+                let n = self.b.ins().bnot(sum);
+                self.b.ins().band_imm(n, 0xffff)
+            }
             _ => self.shim_expr(e),
         };
         self.fit(v, wide(e))

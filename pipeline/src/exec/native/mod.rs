@@ -520,11 +520,21 @@ fn op_exprs(op: &Op) -> Box<dyn Iterator<Item = &FExpr> + '_> {
     }
 }
 
+/// Whether a checksum input is what the generator sums itself: runs of whole 16-bit words
+/// (`Gen::csum_runs_ok`, less its check against the PHV's length).
+fn generated_sum(parts: &[CsPart]) -> bool {
+    !parts.is_empty()
+        && parts
+            .iter()
+            .all(|p| matches!(p, CsPart::Run { start, width } if start % 8 == 0 && width % 16 == 0))
+}
+
 /// Expression nodes in `e` the flat engine evaluates (tree expressions: register values,
-/// hashes, lookahead, ...; deparser checksum updates).
+/// hashes, lookahead, ...; deparser checksum updates of anything but runs of whole words).
 fn expr_fallbacks(e: &FExpr) -> usize {
     match e {
-        FExpr::Tree(_) | FExpr::ChecksumUpdate(_) => 1,
+        FExpr::Tree(_) => 1,
+        FExpr::ChecksumUpdate(parts) => usize::from(!generated_sum(parts)),
         FExpr::Not { a, .. }
         | FExpr::Neg { a, .. }
         | FExpr::LNot(a)
@@ -577,12 +587,6 @@ fn walk(ops: &[Op], f: &mut impl FnMut(&Op)) {
 fn count_fallbacks(fg: &FlatGress, actions: &[u32]) -> usize {
     let mut n = 0;
     let mut count = |op: &Op| {
-        let generated_sum = |parts: &[CsPart]| {
-            !parts.is_empty()
-                && parts.iter().all(|p| {
-                    matches!(p, CsPart::Run { start, width } if start % 8 == 0 && width % 16 == 0)
-                })
-        };
         if match op {
             Op::Tree(_) => true,
             Op::ChecksumAdd { parts, .. } => !generated_sum(parts),

@@ -144,7 +144,7 @@ impl Gen<'_, '_> {
     /// Whether a parser checksum input is runs of whole 16-bit words inside the PHV (what
     /// [`Self::checksum_add`] generates: with nothing pending between them, the sum is that
     /// of all their words; other inputs run the flat engine).
-    fn csum_runs_ok(&self, parts: &[CsPart]) -> bool {
+    pub(super) fn csum_runs_ok(&self, parts: &[CsPart]) -> bool {
         !parts.is_empty()
             && parts.iter().all(|p| match p {
                 CsPart::Run { start, width } => {
@@ -160,19 +160,7 @@ impl Gen<'_, '_> {
     /// 16-bit words summed and folded, complemented for a subtract, then added into the
     /// accumulator (when it exists).
     fn checksum_add(&mut self, c: u32, parts: &[CsPart], subtract: bool) {
-        let mut total = self.iconst(0);
-        for p in parts {
-            let CsPart::Run { start, width } = *p else {
-                continue;
-            };
-            for k in (0..width / 8).step_by(2) {
-                let at = (start / 8 + k) as i32;
-                let w = self.b.ins().load(types::I16, mem(), self.phv, at);
-                let w = self.b.ins().bswap(w);
-                let w = self.b.ins().uextend(types::I64, w);
-                total = self.b.ins().iadd(total, w);
-            }
-        }
+        let total = self.sum_runs(parts);
         let mut sum = self.fold16(total);
         if subtract {
             let n = self.b.ins().bnot(sum);
@@ -195,6 +183,25 @@ impl Gen<'_, '_> {
         self.b.ins().store(mem(), s, base, (c * 4) as i32);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
+    }
+
+    /// The unfolded sum (an `i64`) of the big-endian 16-bit words of PHV runs that
+    /// [`Self::csum_runs_ok`] admits.
+    pub(super) fn sum_runs(&mut self, parts: &[CsPart]) -> Value {
+        let mut total = self.iconst(0);
+        for p in parts {
+            let CsPart::Run { start, width } = *p else {
+                continue;
+            };
+            for k in (0..width / 8).step_by(2) {
+                let at = (start / 8 + k) as i32;
+                let w = self.b.ins().load(types::I16, mem(), self.phv, at);
+                let w = self.b.ins().bswap(w);
+                let w = self.b.ins().uextend(types::I64, w);
+                total = self.b.ins().iadd(total, w);
+            }
+        }
+        total
     }
 
     /// A counter update: the index generated, the count through [`env::shim_count`].
