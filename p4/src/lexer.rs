@@ -488,6 +488,8 @@ pub struct RawToken {
     pub hi: u32,
     /// A line break separates this token from the previous one (or it is the first token).
     pub newline_before: bool,
+    /// No text at all (not even a space) separates it from the previous token.
+    pub joined: bool,
 }
 
 /// A lexing error with its byte range in the lexed text.
@@ -510,6 +512,7 @@ pub fn lex(text: &str) -> (Vec<RawToken>, Vec<RawLexError>) {
         let range = lexer.span();
         let gap = text.get(last_end..range.start).unwrap_or("");
         let newline_before = tokens.is_empty() || gap.contains('\n');
+        let joined = !tokens.is_empty() && gap.is_empty();
         last_end = range.end;
         match result {
             Ok(kind) => tokens.push(RawToken {
@@ -517,6 +520,7 @@ pub fn lex(text: &str) -> (Vec<RawToken>, Vec<RawLexError>) {
                 lo: range.start as u32,
                 hi: range.end as u32,
                 newline_before,
+                joined,
             }),
             Err(error) => {
                 // A run of characters that are not P4 (binary data, `$$$$`) is one error.
@@ -544,6 +548,7 @@ pub fn lex(text: &str) -> (Vec<RawToken>, Vec<RawLexError>) {
         lo: end,
         hi: end,
         newline_before: true,
+        joined: false,
     });
     (tokens, errors)
 }

@@ -1132,3 +1132,25 @@ fn a_one_bit_register_may_return_its_bit_complemented_but_not_add() {
         1
     );
 }
+
+/// Fields narrower than a byte take crossbar bits, not a byte each: bf-p4c packs small
+/// metadata fields into shared container bytes. 64 bytes of wide keys plus sixteen 1-bit
+/// flags (each alone in its byte of this layout) need 66 ternary crossbar bytes, which fit.
+#[test]
+fn one_bit_keys_pack_on_the_crossbar() {
+    let mut b = B::new();
+    let a = b.action("a", vec![]);
+    let mut keys: Vec<_> = (0..4)
+        .map(|i| (Expr::Field(wide(i)), MatchKind::Ternary))
+        .collect();
+    keys.extend((0..16).map(|i| {
+        let bit = FieldRef {
+            offset: i * 32,
+            width: 1,
+        };
+        (Expr::Field(bit), MatchKind::Ternary)
+    }));
+    let t = b.table_kind("flags", keys, vec![a], 16);
+    let mut p = b.program(vec![apply(t)]);
+    place(&mut p, Target::Tofino1).expect("16 one-bit keys take 2 crossbar bytes");
+}

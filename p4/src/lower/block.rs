@@ -619,7 +619,9 @@ fn bind_block<'a>(
 }
 
 /// Type-checks the user's parsers and controls that no pipeline uses, with their parameters
-/// bound to scratch storage; only their diagnostics are kept.
+/// bound to scratch storage; only their diagnostics are kept. Constructor parameters take
+/// their defaults; a block with a constructor parameter that has none is specialised only
+/// where it is instantiated, so an unused one is not checked.
 fn check_unused_blocks<'a>(l: &mut Lowerer<'a>) {
     let env = l.env;
     for d in &env.program.decls {
@@ -631,7 +633,11 @@ fn check_unused_blocks<'a>(l: &mut Lowerer<'a>) {
             DeclKind::Control(c) => (&c.params, &c.type_params, false),
             _ => continue,
         };
-        if !tparams.is_empty() {
+        if !tparams.is_empty()
+            || super::ctor::ctor_params(d)
+                .iter()
+                .any(|p| p.default.is_none())
+        {
             continue;
         }
         let Some(name) = d.name() else { continue };
@@ -666,12 +672,17 @@ fn check_unused_blocks<'a>(l: &mut Lowerer<'a>) {
             };
             frame.insert(p.name.name.clone(), b);
         }
-        if ok {
+        let ctor = if ok {
+            l.ctor_values(d, &[], name.span).ok()
+        } else {
+            None
+        };
+        if let Some(ctor) = ctor {
             let inst = BlockInst {
                 decl: d,
                 name: name.name.clone(),
                 span: name.span,
-                ctor: Vec::new(),
+                ctor,
                 types: Default::default(),
             };
             l.ctx = if is_parser {
@@ -697,7 +708,14 @@ fn check_unused_blocks<'a>(l: &mut Lowerer<'a>) {
 
 /// Direct counters and meters used in an action must belong to every table that runs it.
 fn check_direct_resources(l: &mut Lowerer<'_>) -> super::Res<()> {
-    fn uses(b: &[ir::Stmt], counters: &mut Vec<ir::CounterId>, meters: &mut Vec<ir::MeterId>) {
+    /// The direct counters and meters a body uses, through the actions it calls too (a
+    /// called action counts the caller's table entry).
+    fn uses(
+        b: &[ir::Stmt],
+        actions: &[ir::Action],
+        counters: &mut Vec<ir::CounterId>,
+        meters: &mut Vec<ir::MeterId>,
+    ) {
         fn expr(e: &ir::Expr, meters: &mut Vec<ir::MeterId>) {
             match e {
                 ir::Expr::MeterExecute {
@@ -732,8 +750,13 @@ fn check_direct_resources(l: &mut Lowerer<'_>) -> super::Res<()> {
                     cond, then, els, ..
                 } => {
                     expr(cond, meters);
-                    uses(then, counters, meters);
-                    uses(els, counters, meters);
+                    uses(then, actions, counters, meters);
+                    uses(els, actions, counters, meters);
+                }
+                ir::Stmt::CallAction { action, .. } => {
+                    if let Some(a) = actions.get(action.index()) {
+                        uses(&a.body, actions, counters, meters);
+                    }
                 }
                 _ => {}
             }
@@ -746,7 +769,7 @@ fn check_direct_resources(l: &mut Lowerer<'_>) -> super::Res<()> {
                 continue;
             };
             let (mut cs, mut ms) = (Vec::new(), Vec::new());
-            uses(&action.body, &mut cs, &mut ms);
+            uses(&action.body, &l.pipe.actions, &mut cs, &mut ms);
             for c in cs {
                 if t.direct_counter != Some(c) {
                     let name = l

@@ -1607,11 +1607,15 @@ impl<'a> Lowerer<'a> {
         let directional = decl.params.iter().any(|p| p.direction != Direction::None);
         if !directional {
             let id = self.lower_action(slot)?;
-            let direct = self
-                .pipe
-                .actions
-                .get(id.index())
-                .is_some_and(|a| uses_direct(&a.body));
+            // Called from a table's action (P4_16 §14.1: the call is inlined into it), a
+            // direct counter or meter counts that table's matched entry, as bf-p4c does.
+            let from_table_action = self.ctx == Ctx::Action && self.inline_action == 0;
+            let direct = !from_table_action
+                && self
+                    .pipe
+                    .actions
+                    .get(id.index())
+                    .is_some_and(|a| uses_direct(&a.body, &self.pipe.actions));
             if direct {
                 return Err(self.err(
                     Diagnostic::error(format!(
@@ -1840,8 +1844,9 @@ fn contains_return(stmts: &[ast::Stmt]) -> bool {
     })
 }
 
-/// True when a body uses a direct counter or meter (which need a matched table entry).
-fn uses_direct(b: &[ir::Stmt]) -> bool {
+/// True when a body, or an action it calls, uses a direct counter or meter (which need a
+/// matched table entry). P4 forbids recursive action calls, so the walk ends.
+fn uses_direct(b: &[ir::Stmt], actions: &[ir::Action]) -> bool {
     fn expr(e: &ir::Expr) -> bool {
         match e {
             ir::Expr::MeterExecute { index: None, .. }
@@ -1862,7 +1867,10 @@ fn uses_direct(b: &[ir::Stmt]) -> bool {
         ir::Stmt::Assign { value, .. } => expr(value),
         ir::Stmt::If {
             cond, then, els, ..
-        } => expr(cond) || uses_direct(then) || uses_direct(els),
+        } => expr(cond) || uses_direct(then, actions) || uses_direct(els, actions),
+        ir::Stmt::CallAction { action, .. } => actions
+            .get(action.index())
+            .is_some_and(|a| uses_direct(&a.body, actions)),
         _ => false,
     })
 }

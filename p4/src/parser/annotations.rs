@@ -18,8 +18,11 @@ impl Parser {
 
     fn annotation(&mut self) -> PResult<Annotation> {
         let start = self.expect(&TokenKind::At)?;
+        // Judged on the preprocessed text: a macro's expansion maps every token to the
+        // macro's use site, so spans cannot tell whether `@` and the name touch.
+        let joined = self.peek().joined;
         let name = self.name_or_keyword("an annotation name after `@`")?;
-        if name.span.lo != start.hi && name.span.file == start.file {
+        if !joined {
             let span = start.to(name.span);
             self.error_at(
                 Diagnostic::error("space between `@` and the annotation name")

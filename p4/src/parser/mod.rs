@@ -34,6 +34,8 @@ pub struct Token {
     pub span: Span,
     /// A line break separated it from the previous token in the preprocessed text.
     pub newline_before: bool,
+    /// Nothing separated it from the previous token in the preprocessed text.
+    pub joined: bool,
 }
 
 /// Marker error: a diagnostic was already recorded; the caller recovers.
@@ -89,6 +91,7 @@ impl Parser {
                 kind: TokenKind::Eof,
                 span,
                 newline_before: true,
+                joined: false,
             });
         }
         Parser {
@@ -318,6 +321,7 @@ pub fn tokens(
                 kind: TokenKind::Bad,
                 span,
                 newline_before: false,
+                joined: false,
             },
         ));
     }
@@ -327,6 +331,7 @@ pub fn tokens(
             span: expanded.map(t.lo, t.hi),
             kind: t.kind,
             newline_before: t.newline_before,
+            joined: t.joined,
         })
         .collect();
     // Each bad piece of text becomes a `Bad` token in its place.

@@ -44,16 +44,47 @@ pub(crate) enum Stateful {
     Table(TableId),
 }
 
-/// One crossbar byte.
+/// One crossbar input: a PHV byte, a validity bit, a temporary, or a field narrower than a
+/// byte that lies inside one byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum XKey {
     Byte(u32),
     Valid(u32),
     Temp(u32),
+    /// Bits `start..end` of one byte.
+    Bits(u32, u32),
+}
+
+/// The crossbar bytes a set of inputs takes. Fields narrower than a byte count by their bits,
+/// packed eight to a byte, unless their byte is on the crossbar anyway: bf-p4c's PHV
+/// allocation packs small metadata fields (flags, colours, 2-bit types) into shared container
+/// bytes, and the crossbar carries container bytes. Validity bits pack the same way (they live
+/// in POV containers).
+pub(crate) fn xbar_bytes(keys: &BTreeSet<XKey>) -> u32 {
+    let mut whole = 0u32;
+    let mut small_bits = 0u32;
+    let mut valid_bits = 0u32;
+    for k in keys {
+        match k {
+            XKey::Byte(_) | XKey::Temp(_) => whole += 1,
+            XKey::Valid(_) => valid_bits += 1,
+            XKey::Bits(start, end) => {
+                if !keys.contains(&XKey::Byte(start / 8)) {
+                    small_bits += end - start;
+                }
+            }
+        }
+    }
+    whole + small_bits.div_ceil(8) + valid_bits.div_ceil(8)
 }
 
 fn xkeys(loc: Loc, out: &mut BTreeSet<XKey>) {
     match loc {
+        Loc::Bits { start, end }
+            if end > start && end - start < 8 && start / 8 == (end - 1) / 8 =>
+        {
+            out.insert(XKey::Bits(start, end));
+        }
         Loc::Bits { start, end } if end > start => {
             for b in start / 8..=(end - 1) / 8 {
                 out.insert(XKey::Byte(b));
@@ -420,9 +451,9 @@ impl StageUse {
             Some("statistics ALUs")
         } else if self.hash_bits > p.hash_bits() {
             Some("hash bits")
-        } else if self.exact_xbar.len() as u32 > p.exact_xbar_bytes {
+        } else if xbar_bytes(&self.exact_xbar) > p.exact_xbar_bytes {
             Some("exact crossbar bytes")
-        } else if self.ternary_xbar.len() as u32 > p.ternary_xbar_bytes {
+        } else if xbar_bytes(&self.ternary_xbar) > p.ternary_xbar_bytes {
             Some("ternary crossbar bytes")
         } else {
             None

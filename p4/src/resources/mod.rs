@@ -271,8 +271,11 @@ fn amount(d: &Demand, resource: &str, p: &Profile) -> (u32, u32) {
         "SRAM blocks" => (alone.sram, p.sram_blocks),
         "TCAM blocks" => (alone.tcam, p.tcam_blocks),
         "hash bits" => (alone.hash_bits, p.hash_bits()),
-        "exact crossbar bytes" => (alone.exact_xbar.len() as u32, p.exact_xbar_bytes),
-        "ternary crossbar bytes" => (alone.ternary_xbar.len() as u32, p.ternary_xbar_bytes),
+        "exact crossbar bytes" => (demand::xbar_bytes(&alone.exact_xbar), p.exact_xbar_bytes),
+        "ternary crossbar bytes" => (
+            demand::xbar_bytes(&alone.ternary_xbar),
+            p.ternary_xbar_bytes,
+        ),
         "stateful ALUs" => (alone.salu_count(), p.stateful_alus),
         "statistics ALUs" => (alone.stats_count(), p.stats_alus),
         _ => (1, 0),
@@ -627,8 +630,8 @@ fn place_gress(
             hash_bits: su.hash_bits,
             sram_blocks: su.sram,
             tcam_blocks: su.tcam,
-            exact_xbar_bytes: su.exact_xbar.len() as u32,
-            ternary_xbar_bytes: su.ternary_xbar.len() as u32,
+            exact_xbar_bytes: demand::xbar_bytes(&su.exact_xbar),
+            ternary_xbar_bytes: demand::xbar_bytes(&su.ternary_xbar),
             ..StageReport::default()
         };
         for &u in &su.units {

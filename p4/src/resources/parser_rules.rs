@@ -5,7 +5,10 @@
 //! parsed state by state) is left alone: bf-p4c unrolls those loops and may place the writes
 //! apart, which is not modelled here, and refusing what bf-p4c accepts would be wrong too.
 //! A `ParserCounter` (lowered onto a word named `<instance>.$counter`) is the parser's own
-//! counter, written as often as the program likes.
+//! counter, written as often as the program likes. A later write of the all-ones constant
+//! (`flag = true` after the field was extracted) is allowed: the Tofino 1 extractors OR into
+//! the container, and OR with all ones gives what an overwrite would (bf-p4c accepts it; the
+//! SDE switch program's egress parser does this with `bypass_egress`).
 
 use std::collections::BTreeSet;
 
@@ -41,9 +44,40 @@ fn written(s: &Stmt) -> Option<Key> {
     }
 }
 
+/// True when a statement writes the all-ones constant into the whole place it writes.
+fn writes_ones(s: &Stmt) -> bool {
+    let Stmt::Assign {
+        dst,
+        value: Expr::Const { value, .. },
+    } = s
+    else {
+        return false;
+    };
+    let width = match dst {
+        Place::Field(f) => f.width,
+        Place::FieldSlice { hi, lo, .. } => hi.saturating_sub(*lo) + 1,
+        _ => return false,
+    };
+    let ones = if width >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << width) - 1
+    };
+    *value == ones
+}
+
 /// The fields a state's body writes.
 fn writes(body: &[Stmt]) -> BTreeSet<Key> {
     body.iter().filter_map(written).collect()
+}
+
+/// The fields a state's body writes with a value other than all ones: a write that follows
+/// another write of the field is exact only when it writes all ones.
+fn overwrites(body: &[Stmt]) -> BTreeSet<Key> {
+    body.iter()
+        .filter(|s| !writes_ones(s))
+        .filter_map(written)
+        .collect()
 }
 
 fn successors(p: &Parser, s: usize) -> Vec<usize> {
@@ -93,19 +127,23 @@ pub(crate) fn check(
         return Vec::new();
     }
     let w: Vec<BTreeSet<Key>> = p.states.iter().map(|s| writes(&s.body)).collect();
+    let ow: Vec<BTreeSet<Key>> = p.states.iter().map(|s| overwrites(&s.body)).collect();
     let r = reach(p);
     let mut reported = BTreeSet::new();
     let mut issues = Vec::new();
     for (a, wa) in w.iter().enumerate() {
         // Twice within one state's body.
-        let twice_here = p.states[a].body.iter().filter_map(written);
         let mut seen = BTreeSet::new();
-        let mut pairs: Vec<(Key, usize)> = twice_here
-            .filter(|f| !seen.insert(*f))
-            .map(|f| (f, a))
-            .collect();
+        let mut pairs: Vec<(Key, usize)> = Vec::new();
+        for st in &p.states[a].body {
+            if let Some(f) = written(st) {
+                if !seen.insert(f) && !writes_ones(st) {
+                    pairs.push((f, a));
+                }
+            }
+        }
         for b in r[a].iter().filter(|b| **b != a) {
-            pairs.extend(wa.intersection(&w[*b]).map(|f| (*f, *b)));
+            pairs.extend(wa.intersection(&ow[*b]).map(|f| (*f, *b)));
         }
         for (f, b) in pairs {
             let name = names.loc(Loc::field(FieldRef {
