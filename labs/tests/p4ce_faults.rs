@@ -238,6 +238,20 @@ fn failover_lab_with_cut(mode: Mode, replicas: usize, cut: Option<usize>) -> Lab
 }
 
 /// Drives the lab until host `h` applied `n` entries (or a second of virtual time passed).
+/// Runs 10 ms after the leader's crash and returns the followers replica 2 (host 1) took
+/// over with.
+fn take_over_followers(lab: &mut Lab, mode: Mode) -> Vec<u16> {
+    let t = lab.now() + 10_000_000;
+    lab.run_until(t).unwrap();
+    let ev = lab.failover_events().to_vec();
+    ev.iter()
+        .find_map(|e| match e {
+            (1, FailoverEvent::Leads { followers, .. }) => Some(followers.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{mode:?}: no new leader: {ev:?}"))
+}
+
 fn until_applied(lab: &mut Lab, h: usize, n: usize) {
     let until = lab.now() + 1_000_000_000;
     while lab.applied(h).len() < n && lab.advance(until).unwrap() {}
@@ -283,16 +297,7 @@ fn with_failover_a_replica_cut_before_the_start_joins_and_a_later_crash_fails_ov
         );
         // The leader crashes: replica 2 takes over with replicas 3 (the joiner) and 4.
         lab.crash_host(0);
-        let t = lab.now() + 10_000_000;
-        lab.run_until(t).unwrap();
-        let ev = lab.failover_events().to_vec();
-        let followers = ev
-            .iter()
-            .find_map(|e| match e {
-                (1, FailoverEvent::Leads { followers, .. }) => Some(followers.clone()),
-                _ => None,
-            })
-            .unwrap_or_else(|| panic!("{mode:?}: no new leader: {ev:?}"));
+        let followers = take_over_followers(&mut lab, mode);
         assert_eq!(followers, vec![3, 4], "{mode:?}");
         assert_eq!(lab.leader_host(), 1);
         let more = values(350);
@@ -320,16 +325,7 @@ fn a_replica_cut_during_a_take_over_rejoins_the_new_leader() {
         assert_eq!(lab.replicate_all(&vals[..50], until).unwrap(), 50);
         lab.crash_host(0);
         lab.set_host_link_up(4, false);
-        let t = lab.now() + 10_000_000;
-        lab.run_until(t).unwrap();
-        let ev = lab.failover_events().to_vec();
-        let followers = ev
-            .iter()
-            .find_map(|e| match e {
-                (1, FailoverEvent::Leads { followers, .. }) => Some(followers.clone()),
-                _ => None,
-            })
-            .unwrap_or_else(|| panic!("{mode:?}: no new leader: {ev:?}"));
+        let followers = take_over_followers(&mut lab, mode);
         assert_eq!(followers, vec![3, 4], "{mode:?}");
         // More than a lap of the ring while replica 5 is away: it needs a snapshot.
         let until = lab.now() + 1_000_000_000;

@@ -196,13 +196,7 @@ fn table_demand(
         return;
     }
     let action_bits = u64::from(ceil_log2(t.actions.len() as u64));
-    let adb_bits: u64 = t
-        .actions
-        .iter()
-        .filter_map(|a| pipe.actions.get(a.action.index()))
-        .map(|a| a.params.iter().map(|x| u64::from(x.width)).sum::<u64>())
-        .max()
-        .unwrap_or(0);
+    let adb_bits = action_data_bits(pipe, t);
     let mut sram = 0u64;
     if ternary {
         let tcam =
@@ -224,6 +218,16 @@ fn table_demand(
 }
 
 /// SRAM blocks of a table's action data: `size` entries of the widest action's `adb_bits`.
+/// Bits of action data of `t`'s widest action (its parameters).
+fn action_data_bits(pipe: &Pipeline, t: &Table) -> u64 {
+    t.actions
+        .iter()
+        .filter_map(|a| pipe.actions.get(a.action.index()))
+        .map(|a| a.params.iter().map(|x| u64::from(x.width)).sum::<u64>())
+        .max()
+        .unwrap_or(0)
+}
+
 fn action_data_sram(p: &Profile, size: u64, adb_bits: u64) -> u64 {
     if adb_bits == 0 {
         return 0;
@@ -269,13 +273,7 @@ fn atcam_demand(pipe: &Pipeline, t: &Table, lay: &AtcamLayout, p: &Profile, d: &
         1
     };
     let mut sram = ceil_div(size, u64::from(p.sram_depth) * per_word) * words;
-    let adb_bits: u64 = t
-        .actions
-        .iter()
-        .filter_map(|a| pipe.actions.get(a.action.index()))
-        .map(|a| a.params.iter().map(|x| u64::from(x.width)).sum::<u64>())
-        .max()
-        .unwrap_or(0);
+    let adb_bits = action_data_bits(pipe, t);
     sram += action_data_sram(p, size, adb_bits);
     let mut tcam = 0u64;
     if let Some(subtrees) = lay.subtrees {
