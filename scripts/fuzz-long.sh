@@ -20,8 +20,8 @@ for t in $targets; do
     mkdir -p "fuzz/corpus/$t"
     log="fuzz/$t.long.log"
     start=$(date +%s)
-    # With several jobs libFuzzer splits the runs over its workers (-runs is per worker), each
-    # logging to fuzz-<n>.log in the working directory; with one it runs in this process.
+    # With several jobs libFuzzer runs one worker per job (-runs is per worker), each logging to
+    # fuzz-<n>.log in the working directory; with one it runs in this process.
     per_job=$(( (runs + jobs - 1) / jobs ))
     par=()
     if [ "$jobs" -gt 1 ]; then
@@ -35,8 +35,10 @@ for t in $targets; do
         exit 1
     }
     secs=$(( $(date +%s) - start ))
-    logs=("$log" fuzz-[0-9]*.log)
-    done_runs=$(awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}' "${logs[@]}")
+    # With several jobs the parent copies each worker's log into its own when the worker
+    # ends, so the parent's log alone holds every worker's count (adding fuzz-<n>.log too
+    # would count each input twice).
+    done_runs=$(awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}' "$log")
     rm -f fuzz-[0-9]*.log
     echo "$t: $done_runs inputs in ${secs}s, corpus $(ls "fuzz/corpus/$t" | wc -l) files, no crash"
 done
