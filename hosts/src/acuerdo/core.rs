@@ -18,7 +18,14 @@
 //!   every node's goes out with each heartbeat (the paper pushes it "periodically"; the
 //!   followers' rows serve diffs and liveness only);
 //! - committed entries older than the last `keep` are dropped from the Log; a node whose
-//!   last commit is older than that gets no diff (it cannot catch up without a snapshot).
+//!   last commit is older than that gets no diff (it cannot catch up without a snapshot);
+//! - a node that missed an election (it started late, or its election timer ran out just
+//!   as the others agreed) votes for a larger epoch than the winner's, so its promise
+//!   refuses the winner's diff and the figures leave it electing alone for ever. The
+//!   leader, seeing a vote above its own epoch, runs the election again (it votes for
+//!   itself with a still larger epoch, as after a timeout); its followers join a new vote
+//!   of their own leader, and so does the late node (the leader is at least as up to date),
+//!   so the new epoch's diffs reach every node. One short election, no lost message.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -141,6 +148,14 @@ pub enum Event {
     DiffCommitted {
         /// The epoch.
         epoch: Epoch,
+        /// When.
+        at: u64,
+    },
+    /// This leader saw node `node` vote above its epoch (it missed the election) and runs
+    /// the election again.
+    Reelect {
+        /// The node.
+        node: Pid,
         /// When.
         at: u64,
     },
@@ -463,6 +478,16 @@ impl Core {
                 });
                 self.elect(now, true);
             }
+            Role::Leader => {
+                if let Some(node) = self.missed_election() {
+                    self.events.push(Event::Reelect { node, at: now });
+                    self.elect(now, true);
+                }
+            }
+            Role::Follower if self.vote_sst[self.e_cur.ldr as usize].e_new > self.e_cur => {
+                // The leader runs the election again (see the module docs): join it.
+                self.elect(now, false);
+            }
             Role::Electing => {
                 let timed_out = self.startup || self.election_stuck(now);
                 self.startup = false;
@@ -519,6 +544,14 @@ impl Core {
                 self.seen[j] = (row.hb, now);
             }
         }
+    }
+
+    /// A node, other than this leader, voting for an epoch above the current one.
+    fn missed_election(&self) -> Option<Pid> {
+        let me = self.cfg.me as usize;
+        (0..self.cfg.nodes)
+            .find(|&j| j != me && self.vote_sst[j].e_new > self.e_cur)
+            .map(|j| j as Pid)
     }
 
     /// Whether node `j` is suspected.

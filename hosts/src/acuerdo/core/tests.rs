@@ -279,3 +279,25 @@ fn a_crashed_follower_and_a_slow_one_do_not_stop_the_quorum() {
     assert!(v.ok, "{v}");
     assert_eq!(net.logs[slow].len(), 200, "the slow node caught up: {v}");
 }
+
+#[test]
+fn a_node_that_missed_the_election_is_brought_in_by_a_new_one() {
+    // Node 1 starts late: the other two elect a leader and commit without it; when it
+    // comes up it campaigns for epochs nobody else votes for (its promise refuses the
+    // leader's older epoch), until the leader, seeing a vote above its epoch, runs the
+    // election again and wins it with every node.
+    let mut net = Net::new(3);
+    net.state[1] = State::Crashed;
+    let l = net.run_until_leader(5_000_000);
+    net.broadcast(l, 10);
+    net.run(100_000);
+    net.state[1] = State::Up;
+    net.run(3_000_000);
+    let l = net.leader().expect("a leader");
+    net.broadcast(l, 10);
+    net.run(200_000);
+    assert_eq!(net.cores[1].role(), Role::Follower);
+    let v = net.verdict(&[0, 1, 2]);
+    assert!(v.ok, "{v}");
+    assert_eq!(v.delivered, vec![(0, 20), (1, 20), (2, 20)], "{v}");
+}
