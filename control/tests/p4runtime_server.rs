@@ -1489,6 +1489,20 @@ async fn direct_counter_and_meter_cells() {
     let wild = E::DirectMeterEntry(p4v1::DirectMeterEntry::default());
     assert_eq!(read(&mut c, wild).await.len(), 1);
     send(&mut r.hosts[0], &frame(dst));
+    // The switch runs on its own thread: wait until it has counted the RED frame, so the
+    // reset below cannot overtake it.
+    let mut counted = 0;
+    for _ in 0..500 {
+        counted = match &read(&mut c, counter(None)).await[..] {
+            [E::DirectCounterEntry(e)] => e.data.unwrap().packet_count,
+            other => panic!("{other:?}"),
+        };
+        if counted == 11 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(counted, 11, "the RED frame was never counted");
     // Reset: unconfigured again, frames pass; the RED one never arrived.
     c.write(write(1, vec![update(Modify, meter(None))]))
         .await
