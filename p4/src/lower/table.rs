@@ -455,6 +455,10 @@ impl<'a> Lowerer<'a> {
         });
         self.spans.tables.push(t.name.span);
         self.ignore_deps(id, &d.annotations);
+        let declared = self.join(&t.name.name);
+        if declared != name {
+            self.spans.hints.declared_names.push((id, declared));
+        }
         if let Some(l) = layout {
             self.spans.hints.layouts.push((id, l));
         }

@@ -12,18 +12,25 @@ use std::collections::BTreeSet;
 use pipeline::ir::{Gress, Pipeline, TableId};
 
 use super::issue::{IssueKind, ObjectRef, ResourceIssue};
-use super::layout::IgnoreDep;
+use super::layout::Hints;
 use super::names::Names;
 use super::schedule::Placement;
 use super::units::{IgnorePairs, Unit, UnitKind};
 
-/// The tables of `gress` named `name` (copies of one table share its name).
-fn named(pipe: &Pipeline, gress: Gress, name: &str) -> Vec<TableId> {
+/// The tables of `gress` named `name`, by their runtime name or the name they are declared
+/// under (copies of one table share its name).
+fn named(pipe: &Pipeline, gress: Gress, hints: &Hints, name: &str) -> Vec<TableId> {
     let bare = name.strip_prefix('.').unwrap_or(name);
     pipe.tables
         .iter()
         .enumerate()
-        .filter(|(_, t)| t.gress == gress && (t.name == name || t.name == bare))
+        .filter(|(i, t)| {
+            let declared = hints
+                .declared_names
+                .iter()
+                .any(|(id, n)| id.index() == *i && n == bare);
+            t.gress == gress && (t.name == name || t.name == bare || declared)
+        })
         .map(|(i, _)| TableId(i as u32))
         .collect()
 }
@@ -34,19 +41,19 @@ pub(crate) fn pairs(
     pi: usize,
     pipe: &Pipeline,
     gress: Gress,
-    deps: &[IgnoreDep],
+    hints: &Hints,
     issues: &mut Vec<ResourceIssue>,
 ) -> IgnorePairs {
     let mut out = IgnorePairs::new();
     let mut warned: BTreeSet<(String, String)> = BTreeSet::new();
-    for d in deps {
+    for d in &hints.ignore_deps {
         let Some(t) = pipe.tables.get(d.table.index()) else {
             continue;
         };
         if t.gress != gress {
             continue;
         }
-        let others = named(pipe, gress, &d.other);
+        let others = named(pipe, gress, hints, &d.other);
         if others.is_empty() {
             if warned.insert((t.name.clone(), d.other.clone())) {
                 let on = if d.on_control {

@@ -44,4 +44,8 @@ pub struct IgnoreDep {
 pub struct Hints {
     pub layouts: TableLayouts,
     pub ignore_deps: Vec<IgnoreDep>,
+    /// Tables renamed by `@name`, with the control-qualified name they are declared under
+    /// (`@ignore_table_dependency` may name either, like bf-p4c's internal and external
+    /// names).
+    pub declared_names: Vec<(TableId, String)>,
 }

@@ -409,6 +409,18 @@ fn placed_by(
         Why::Pushed => Some(format!(
             "{label}: moved down to join a later access of a shared object"
         )),
+        // Nothing held it back; a dependency it shares the stage with is still worth naming.
+        Why::Free => units[u]
+            .deps
+            .iter()
+            .find(|d| pl.stage_of.get(d.on) == Some(&s))
+            .map(|d| {
+                format!(
+                    "{label}: with {} ({} dependency)",
+                    units[d.on].label,
+                    d.kind.word()
+                )
+            }),
         _ => None,
     }
 }
@@ -423,7 +435,7 @@ fn place_gress(
 ) -> (GressReport, Writes, phv::GressNeed) {
     let phv = phv_of(pipe, gress);
     let names = Names::new(pipe, phv);
-    let ignore = ignore::pairs(pi, pipe, gress, &hints.ignore_deps, issues);
+    let ignore = ignore::pairs(pi, pipe, gress, hints, issues);
     let units = units::build(pipe, gress, &ignore);
     let mut report = GressReport {
         gress: gress.to_string(),
