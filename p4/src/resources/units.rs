@@ -372,14 +372,17 @@ impl Builder<'_> {
     }
 
     /// Per branch of `branches`, the writes of the table's actions that can lead into it: the
-    /// hit branch is reached by every action but `@defaultonly` ones, the miss branch by every
-    /// action but `@tableonly` ones, an `action_run` case by its action, `default` by the
-    /// actions without a case.
+    /// hit branch is reached by every action but `@defaultonly` ones, the miss branch by the
+    /// actions that may be the default (not `@tableonly`; with a `const default_action`, that
+    /// one only, as bf-p4c's `SetupActionProperties` in mau/extract_maupipe.cpp disallows the
+    /// others as default), an `action_run` case by its action, `default` by the actions
+    /// without a case.
     fn branch_writes(&mut self, table: TableId, branches: &TableBranches) -> Vec<Vec<Loc>> {
         let Some(t) = self.col.pipe.tables.get(table.index()) else {
             return Vec::new();
         };
         let actions = t.actions.clone();
+        let const_default = t.default_action_const.then_some(t.default_action.action);
         let mut writes_of = |pick: &dyn Fn(&pipeline::ir::ActionRef) -> bool| {
             let mut fx = Effects::default();
             for a in actions.iter().filter(|a| pick(a)) {
@@ -391,7 +394,7 @@ impl Builder<'_> {
             TableBranches::None => Vec::new(),
             TableBranches::HitMiss { .. } => vec![
                 writes_of(&|a| !a.default_only),
-                writes_of(&|a| !a.table_only),
+                writes_of(&|a| !a.table_only && const_default.is_none_or(|d| d == a.action)),
             ],
             TableBranches::ActionRun { cases, .. } => {
                 let mut out: Vec<Vec<Loc>> = cases

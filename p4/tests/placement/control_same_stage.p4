@@ -5,11 +5,16 @@
    - t_hit runs on t's hit and reads nothing t writes: same stage as t (0).
    - t_miss runs on t's miss and matches on meta.b8, which t's actions write: match
      dependency, stage 1.
-   - t_after is applied after the if and reads nothing anyone writes: stage 0. */
+   - t_after is applied after the if and reads nothing anyone writes: stage 0.
+   - t2 has a `const default_action = NoAction`: bf-p4c disallows its other actions as the
+     default (SetupActionProperties in mau/extract_maupipe.cpp), so only NoAction leads to its
+     miss branch; t2_miss matches on meta.a16, which only t2's hit action writes: stage 0. */
 // expect stage Ingress.t 0
 // expect stage Ingress.t_hit 0
 // expect stage Ingress.t_miss 1
 // expect stage Ingress.t_after 0
+// expect stage Ingress.t2 0
+// expect stage Ingress.t2_miss 0
 // expect placed Ingress.t_hit: with Ingress.t (control dependency)
 // expect placed Ingress.t_miss: after Ingress.t (match dependency on `meta.b8`)
 #include "../check/head.p4inc"
@@ -22,6 +27,19 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
     action set_b(bit<8> v) { meta.b8 = v; }
     action set_port(PortId_t p) { ig_tm_md.ucast_egress_port = p; }
     action set_ttl(bit<8> v) { hdr.ipv4.ttl = v; }
+    action set_a(bit<16> v) { meta.a16 = v; }
+    action set_proto(bit<8> v) { hdr.ipv4.protocol = v; }
+    table t2 {
+        key = { hdr.ipv4.src_addr : exact; }
+        actions = { set_a; NoAction; }
+        const default_action = NoAction;
+        size = 1024;
+    }
+    table t2_miss {
+        key = { meta.a16 : exact; }
+        actions = { set_proto; NoAction; }
+        size = 256;
+    }
     table t {
         key = { hdr.ethernet.dst_addr : exact; }
         actions = { set_b; NoAction; }
@@ -49,6 +67,9 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
             t_miss.apply();
         }
         t_after.apply();
+        if (!t2.apply().hit) {
+            t2_miss.apply();
+        }
     }
 }
 
