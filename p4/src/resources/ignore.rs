@@ -72,8 +72,10 @@ pub(crate) fn pairs(
             }
             continue;
         }
+        // A table naming itself (a control's annotation reaching the table it names) drops
+        // nothing, not even between copies of that table.
         for o in others {
-            if o != d.table {
+            if pipe.tables.get(o.index()).is_some_and(|x| x.name != t.name) {
                 out.insert((d.table, o));
                 out.insert((o, d.table));
             }
