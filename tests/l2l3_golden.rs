@@ -178,7 +178,7 @@ fn explain_names_each_drops_table_or_condition_and_the_totals_add_up() {
     let text = pisa_text(&["run", "--explain", "--out-dir", dir.to_str().unwrap()]);
     // The ACL's deny (a table's action) and the TTL check (a condition around an action).
     assert!(
-        text.contains("dropped: ingress_drop_ctl, set by table SwitchIngress.acl -> SwitchIngress.acl_deny (stage 3)"),
+        text.contains("dropped: ingress_drop_ctl, set by table SwitchIngress.acl -> SwitchIngress.acl_deny (stage 2)"),
         "{text}"
     );
     assert!(

@@ -294,13 +294,8 @@ fn finish(
     let mut c = front(name, sm, parsed, target)?;
     // The resource check walks expressions recursively too.
     let program = &mut c.program;
-    let layouts: Vec<_> = c
-        .spans
-        .pipelines
-        .iter()
-        .map(|s| s.layouts.clone())
-        .collect();
-    match on_big_stack(move || resources::place_with_layouts(program, target, &layouts)) {
+    let hints: Vec<_> = c.spans.pipelines.iter().map(|s| s.hints.clone()).collect();
+    match on_big_stack(move || resources::place_with_hints(program, target, &hints)) {
         Ok((report, warnings)) => {
             for w in &warnings {
                 c.warnings.push(issue_diagnostic(w, &c.spans));

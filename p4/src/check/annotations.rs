@@ -26,6 +26,8 @@ const KEPT: &[&str] = &[
     "description",
     "flexible",
     "padding",
+    // Drops the data dependencies between two tables in the placement, as bf-p4c does.
+    "ignore_table_dependency",
     // Read by the P4Info generator (control::p4runtime::p4info): packet I/O metadata and
     // fixed P4Runtime ids.
     "controller_header",
@@ -40,7 +42,6 @@ fn ignored_reason(name: &str) -> &'static str {
         match name {
             "stage"
             | "placement_priority"
-            | "ignore_table_dependency"
             | "force_immediate"
             | "force_shift"
             | "pack"
@@ -242,6 +243,15 @@ pub fn name_annotation(annos: &[ast::Annotation]) -> Option<String> {
 /// True when `@which` is among `annos`.
 pub fn has(annos: &[ast::Annotation], which: &str) -> bool {
     annos.iter().any(|a| a.name.name == which)
+}
+
+/// The string argument of every `@which("...")` among `annos`.
+pub fn string_args(annos: &[ast::Annotation], which: &str) -> Vec<String> {
+    annos
+        .iter()
+        .filter(|a| a.name.name == which)
+        .filter_map(|a| string_arg(std::slice::from_ref(a), which))
+        .collect()
 }
 
 /// The single string argument of `@which("...")`.

@@ -32,6 +32,7 @@ pub(super) fn lower_control_inst<'a>(
     l.lowered_blocks
         .insert((inst.decl.span.file, inst.decl.span.lo));
     let errs = l.diags.error_count();
+    l.control_annos.push(&inst.decl.annotations);
     let body = l.with_scope(frame, Some(prefix), |l| {
         let mut body = Vec::new();
         for d in &c.locals {
@@ -41,6 +42,7 @@ pub(super) fn lower_control_inst<'a>(
         l.check_unused_actions();
         body
     });
+    l.control_annos.pop();
     if l.diags.error_count() > errs {
         return Err(super::Reported);
     }

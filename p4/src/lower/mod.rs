@@ -224,6 +224,9 @@ pub(crate) struct Lowerer<'a> {
     /// Actions listed with their directional parameters bound (`actions = { a(meta); }`),
     /// one lowered action per (instance path, action slot, argument text).
     pub bound_actions: HashMap<(String, usize, String), ActionId>,
+    /// The annotations of the controls being lowered, innermost last (a control's
+    /// `@ignore_table_dependency` applies to the tables it declares).
+    pub control_annos: Vec<&'a [ast::Annotation]>,
 }
 
 /// Deepest nesting of inlined blocks and actions.
@@ -260,6 +263,7 @@ impl<'a> Lowerer<'a> {
             csum_updates: Vec::new(),
             ghost: false,
             bound_actions: HashMap::new(),
+            control_annos: Vec::new(),
         }
     }
 

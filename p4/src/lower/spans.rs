@@ -19,9 +19,10 @@ pub struct GressSpans {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PipelineSpans {
     pub tables: Vec<Span>,
-    /// Not a span: the ALPM / ATCAM layouts the source gives tables (`implementation =
-    /// Alpm(..)`), which the resource check sizes them by.
-    pub layouts: crate::resources::layout::TableLayouts,
+    /// Not spans: the ALPM / ATCAM layouts the source gives tables (`implementation =
+    /// Alpm(..)`), which the resource check sizes them by, and their
+    /// `@ignore_table_dependency` annotations.
+    pub hints: crate::resources::layout::Hints,
     pub actions: Vec<Span>,
     pub registers: Vec<Span>,
     pub register_actions: Vec<Span>,

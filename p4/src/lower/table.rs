@@ -74,6 +74,24 @@ impl<'a> Lowerer<'a> {
         self.lower_bound_action(slot, &args[..n_bound], r.span)
     }
 
+    /// Records the `@ignore_table_dependency("other")` annotations of table `id` (declared
+    /// with `annos`) and of the control declaring it, for the placement.
+    fn ignore_deps(&mut self, id: ir::TableId, annos: &[ast::Annotation]) {
+        let on_control = self.control_annos.last().copied().unwrap_or(&[]);
+        for (list, on_control) in [(annos, false), (on_control, true)] {
+            for other in annotations::string_args(list, "ignore_table_dependency") {
+                self.spans
+                    .hints
+                    .ignore_deps
+                    .push(crate::resources::layout::IgnoreDep {
+                        table: id,
+                        other,
+                        on_control,
+                    });
+            }
+        }
+    }
+
     pub(super) fn lower_table(
         &mut self,
         d: &'a ast::Decl,
@@ -436,8 +454,13 @@ impl<'a> Lowerer<'a> {
             stage: 0,
         });
         self.spans.tables.push(t.name.span);
+        self.ignore_deps(id, &d.annotations);
+        let declared = self.join(&t.name.name);
+        if declared != name {
+            self.spans.hints.declared_names.push((id, declared));
+        }
         if let Some(l) = layout {
-            self.spans.layouts.push((id, l));
+            self.spans.hints.layouts.push((id, l));
         }
         Ok(TableSlot {
             id,

@@ -1,7 +1,11 @@
-//! Memory layouts a program asks bf-p4c for (`implementation = Alpm(...)` / `Atcam(...)`):
-//! the table matches the same, but its entries live in an algorithmic TCAM (ATCAM), whose
-//! partitions are kept in SRAM match words, and for ALPM a pre-classifier TCAM picks the
-//! partition. The resource check sizes such a table from its layout instead of as a TCAM.
+//! What the source tells the placement about tables beyond the IR ([`Hints`]):
+//!
+//! - memory layouts a program asks bf-p4c for (`implementation = Alpm(...)` / `Atcam(...)`):
+//!   the table matches the same, but its entries live in an algorithmic TCAM (ATCAM), whose
+//!   partitions are kept in SRAM match words, and for ALPM a pre-classifier TCAM picks the
+//!   partition. The resource check sizes such a table from its layout instead of as a TCAM;
+//! - `@ignore_table_dependency("other")`: the data dependencies between the two tables are
+//!   dropped, as bf-p4c drops them (mau/table_mutex.cpp `IgnoreTableDeps`).
 
 use pipeline::ir::TableId;
 
@@ -24,3 +28,24 @@ pub const DEFAULT_SUBTREES: u32 = 2;
 
 /// The layouts of one pipeline's tables (most tables have none).
 pub type TableLayouts = Vec<(TableId, AtcamLayout)>;
+
+/// `@ignore_table_dependency("other")` on a table, or on the control that declares it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IgnoreDep {
+    pub table: TableId,
+    /// The other table's name as written: its control-qualified name, or its `@name`.
+    pub other: String,
+    /// Written on the enclosing control declaration rather than the table.
+    pub on_control: bool,
+}
+
+/// The hints of one pipeline's tables.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hints {
+    pub layouts: TableLayouts,
+    pub ignore_deps: Vec<IgnoreDep>,
+    /// Tables renamed by `@name`, with the control-qualified name they are declared under
+    /// (`@ignore_table_dependency` may name either, like bf-p4c's internal and external
+    /// names).
+    pub declared_names: Vec<(TableId, String)>,
+}

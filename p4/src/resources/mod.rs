@@ -16,6 +16,7 @@ mod demand;
 mod effects;
 mod extern_rules;
 mod gateway;
+mod ignore;
 mod issue;
 pub mod layout;
 mod names;
@@ -60,15 +61,16 @@ pub fn place_with_warnings(
     program: &mut Program,
     target: Target,
 ) -> Result<(Report, Vec<ResourceIssue>), Vec<ResourceIssue>> {
-    place_with_layouts(program, target, &[])
+    place_with_hints(program, target, &[])
 }
 
-/// Like [`place_with_warnings`], sizing the tables in `layouts` (indexed like
-/// `Program::pipelines`) by their ALPM / ATCAM layout rather than as plain tables.
-pub fn place_with_layouts(
+/// Like [`place_with_warnings`], with what the source says about the tables beyond the IR
+/// (indexed like `Program::pipelines`): ALPM / ATCAM layouts, which size those tables rather
+/// than as plain tables, and `@ignore_table_dependency` pairs.
+pub fn place_with_hints(
     program: &mut Program,
     target: Target,
-    layouts: &[layout::TableLayouts],
+    hints: &[layout::Hints],
 ) -> Result<(Report, Vec<ResourceIssue>), Vec<ResourceIssue>> {
     let p = Profile::of(target);
     let mut issues = Vec::new();
@@ -97,8 +99,9 @@ pub fn place_with_layouts(
         let mut writes = Vec::new();
         let mut needs = Vec::new();
         for gress in [Gress::Ingress, Gress::Egress] {
-            let lay = layouts.get(pi).map(Vec::as_slice).unwrap_or(&[]);
-            let (g, w, need) = place_gress(pi, pipe, gress, &p, lay, &mut issues);
+            let no_hints = layout::Hints::default();
+            let h = hints.get(pi).unwrap_or(&no_hints);
+            let (g, w, need) = place_gress(pi, pipe, gress, &p, h, &mut issues);
             prep.gresses.push(g);
             writes.push((gress, w));
             needs.push((gress, need));
@@ -374,17 +377,66 @@ fn chain(
     out
 }
 
+/// Why unit `u` sits in stage `s`, for the stage report: the dependency that set its stage
+/// (with its kind), or the resource that ran out before it; `None` when nothing held it back.
+fn placed_by(
+    units: &[Unit],
+    names: &Names<'_>,
+    pl: &Placement,
+    u: usize,
+    s: usize,
+) -> Option<String> {
+    let label = &units[u].label;
+    match pl.why[u] {
+        Why::Dep(i) => {
+            let d = units[u].deps[i];
+            let other = &units[d.on].label;
+            let via = d
+                .loc
+                .map(|l| format!(" on `{}`", names.loc(l)))
+                .unwrap_or_default();
+            let place = if d.gap == 0 { "with" } else { "after" };
+            Some(format!(
+                "{label}: {place} {other} ({} dependency{via})",
+                d.kind.word()
+            ))
+        }
+        Why::Full { from, resource } if from < s => Some(format!(
+            "{label}: stages {from}..{} had no {resource} left",
+            s - 1
+        )),
+        Why::Pinned(_) => Some(format!("{label}: with another access of a shared object")),
+        Why::Pushed => Some(format!(
+            "{label}: moved down to join a later access of a shared object"
+        )),
+        // Nothing held it back; a dependency it shares the stage with is still worth naming.
+        Why::Free => units[u]
+            .deps
+            .iter()
+            .find(|d| pl.stage_of.get(d.on) == Some(&s))
+            .map(|d| {
+                format!(
+                    "{label}: with {} ({} dependency)",
+                    units[d.on].label,
+                    d.kind.word()
+                )
+            }),
+        _ => None,
+    }
+}
+
 fn place_gress(
     pi: usize,
     pipe: &Pipeline,
     gress: Gress,
     p: &Profile,
-    layouts: &[(TableId, layout::AtcamLayout)],
+    hints: &layout::Hints,
     issues: &mut Vec<ResourceIssue>,
 ) -> (GressReport, Writes, phv::GressNeed) {
     let phv = phv_of(pipe, gress);
     let names = Names::new(pipe, phv);
-    let units = units::build(pipe, gress);
+    let ignore = ignore::pairs(pi, pipe, gress, hints, issues);
+    let units = units::build(pipe, gress, &ignore);
     let mut report = GressReport {
         gress: gress.to_string(),
         ..GressReport::default()
@@ -424,7 +476,7 @@ fn place_gress(
         path: phv::path_names(&gp.parser, &need.total.states),
     };
 
-    let mut demands = demand::demands(pipe, phv, &units, p, layouts);
+    let mut demands = demand::demands(pipe, phv, &units, p, &hints.layouts);
     // Tables too big for one stage's memories are spread over several (as bf-p4c does).
     let mut prefix_parts: Vec<Vec<demand::Demand>> = vec![Vec::new(); units.len()];
     for (u, d) in demands.iter_mut().enumerate() {
@@ -571,6 +623,7 @@ fn place_gress(
             return (report, writes, need);
         }
     };
+    issues.extend(ignore::same_stage(pi, &units, &names, &placement));
 
     let used = placement.stages_used();
     if used > usize::from(p.stages) {
@@ -635,6 +688,9 @@ fn place_gress(
             ..StageReport::default()
         };
         for &u in &su.units {
+            if let Some(r) = placed_by(&units, &names, &placement, u, s) {
+                sr.placed_by.push(r);
+            }
             let parts = &placement.parts_of[u];
             let label = match parts.iter().position(|&ps| ps == s) {
                 Some(i) if parts.len() > 1 => {

@@ -15,6 +15,10 @@ pub struct StageReport {
     pub gateways: Vec<String>,
     /// Registers, meters and counters living in this stage.
     pub registers: Vec<String>,
+    /// Why units sit here rather than earlier: `unit: after|with other (kind dependency on
+    /// field)`, with bf-p4c's dependency kinds (match, action and output dependencies need a
+    /// later stage; control and anti ones allow the same stage), or the resource that ran out.
+    pub placed_by: Vec<String>,
     pub logical_tables: u32,
     pub stateful_alus: u32,
     pub stats_alus: u32,
@@ -214,6 +218,9 @@ impl fmt::Display for Report {
                     }
                     if !s.registers.is_empty() {
                         writeln!(f, "    stateful:  {}", truncate(&list(&s.registers), 200))?;
+                    }
+                    for r in &s.placed_by {
+                        writeln!(f, "    placed:    {}", truncate(r, 200))?;
                     }
                 }
             }

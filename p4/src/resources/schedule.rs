@@ -1,7 +1,9 @@
 //! Greedy list scheduling of one gress's units into MAU stages.
 //!
 //! Units are taken in program order; each goes into the earliest stage its dependencies allow
-//! where the stage still has room for it. A stateful object (register, meter, counter) lives in
+//! where the stage still has room for it. A table short of SRAM only takes what a stage has
+//! left and goes on in the next one (a part per stage, its result in the last), as bf-p4c
+//! splits a table whose entries do not all fit a stage. A stateful object (register, meter, counter) lives in
 //! one stage, so every unit that uses it must land there: when a later unit needs the object in
 //! a later stage than where it was first placed, the earlier users are pushed down (their
 //! minimum stage is raised) and placement starts over. Minimum stages only grow, so this ends;
@@ -109,6 +111,35 @@ pub(crate) struct Work<'a> {
     pub prefix_parts: &'a [Vec<Demand>],
 }
 
+/// The smallest part worth splitting a table for (RAMs); smaller leftovers stay unused.
+const MIN_PART_SRAM: u32 = 4;
+
+/// A part of table demand `d` that fills the SRAM `stage` has left, when SRAM is all the stage
+/// lacks for `d` and the part (its entries only: the table's result, stateful objects and
+/// TCAM stay with the last part) fits there.
+fn sram_part(stage: &StageUse, d: &Demand, p: &Profile) -> Option<Demand> {
+    d.table?;
+    let state: u32 = d.stateful.iter().map(|(_, s)| *s).sum();
+    let free = p.sram_blocks.saturating_sub(stage.sram);
+    let entries = d.sram.saturating_sub(state);
+    if free < MIN_PART_SRAM || entries <= free {
+        return None;
+    }
+    let mut whole = stage.clone();
+    whole.add(d, usize::MAX);
+    if whole.over(p) != Some("SRAM blocks") {
+        return None;
+    }
+    let part = Demand {
+        table: None,
+        sram: free,
+        tcam: 0,
+        stateful: Vec::new(),
+        ..d.clone()
+    };
+    stage.refuse(&part, p).is_none().then_some(part)
+}
+
 /// Places every unit.
 pub(crate) fn schedule(units: &[Unit], w: &Work<'_>, p: &Profile) -> Result<Placement, Failure> {
     let n = units.len();
@@ -194,6 +225,8 @@ fn attempt(
             parts_of[u].push(s);
             earliest = s + 1;
         }
+        // What is left to place of the unit (less the SRAM of parts taken on the way).
+        let mut rest = demands[u].clone();
         let held: Vec<(Stateful, usize)> = objects(&demands[u])
             .filter_map(|o| holders.get(&o).map(|(s, _)| (o, *s)))
             .collect();
@@ -252,10 +285,18 @@ fn attempt(
                 if oversize[u] {
                     break;
                 }
-                match stages[s].refuse(&demands[u], p) {
+                match stages[s].refuse(&rest, p) {
                     None => break,
                     Some(r) => {
-                        full.get_or_insert(r);
+                        // Short of SRAM only: the table takes what the stage has left and
+                        // goes on in the next stage (bf-p4c's `need_more` split).
+                        if let Some(part) = sram_part(&stages[s], &rest, p) {
+                            rest.sram -= part.sram;
+                            stages[s].add(&part, u);
+                            parts_of[u].push(s);
+                        } else if parts_of[u].is_empty() {
+                            full.get_or_insert(r);
+                        }
                         s += 1;
                     }
                 }
@@ -268,7 +309,10 @@ fn attempt(
             }
             s
         };
-        stages[stage].add(&demands[u], u);
+        if let (Some(t), false) = (rest.table, parts_of[u].is_empty()) {
+            split_first.entry(t).or_insert(u);
+        }
+        stages[stage].add(&rest, u);
         stage_of[u] = Some(stage);
         if !parts_of[u].is_empty() {
             parts_of[u].push(stage);

@@ -11,12 +11,17 @@
 //! - action: B's actions read what A writes → one stage after;
 //! - output: both write one location → one stage after (the later write must win);
 //! - anti: B writes what A reads → same stage allowed (reads happen before writes);
-//! - control: B runs only under a gateway A → same stage allowed (the hardware attaches the
-//!   gateway to B's logical table); B runs only under a table A's hit/miss/action outcome → one
-//!   stage after A (bf-p4c can sometimes do better with next-table predication; we do not).
+//! - control: B runs only under an outcome of A (a gateway's true/false, a table's hit/miss or
+//!   action) → same stage allowed: the next-table result of A predicates B within the stage,
+//!   B with the later logical id. bf-p4c (mau/table_dependency_graph.cpp, the min-stage pass of
+//!   `finalize_dependence_graph`) adds a stage only for match (`IXBAR_READ`), action
+//!   (`ACTION_READ`) and output edges; control and anti edges keep the stage.
 //!
 //! Units in mutually exclusive branches (then/else of one `if`, different outcomes of one
-//! table) have no dependencies between them.
+//! table) have no dependencies between them (bf-p4c's data dependencies follow the control
+//! flow, so accesses on another branch never reach them).
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use pipeline::ir::{Expr, Gress, Pipeline, Stmt, TableBranches, TableId};
 
@@ -41,6 +46,23 @@ pub(crate) enum DepKind {
     Control,
 }
 
+impl DepKind {
+    /// The name bf-p4c's dependency graph gives the kind.
+    pub fn word(self) -> &'static str {
+        match self {
+            DepKind::Match => "match",
+            DepKind::Action => "action",
+            DepKind::Output => "output",
+            DepKind::Anti => "anti",
+            DepKind::Control => "control",
+        }
+    }
+}
+
+/// Pairs of tables whose data dependencies are dropped (`@ignore_table_dependency`), both
+/// orders listed.
+pub(crate) type IgnorePairs = BTreeSet<(TableId, TableId)>;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Dep {
     pub on: usize,
@@ -61,12 +83,24 @@ pub(crate) struct Unit {
     pub fx: Effects,
     /// A gateway's condition.
     pub cond: Option<Expr>,
+    /// Of a table with branches: per branch (hit, miss; or each `action_run` case, then
+    /// `default`), what the actions that lead into it write.
+    pub branch_writes: Vec<Vec<Loc>>,
     pub deps: Vec<Dep>,
+    /// Data dependencies dropped by `@ignore_table_dependency` (match, action or output).
+    pub ignored: Vec<Dep>,
 }
 
 impl Unit {
-    pub fn is_gateway(&self) -> bool {
-        matches!(self.kind, UnitKind::Gateway(_))
+    /// What this unit writes as seen from unit `b`: inside one of this table's branches only
+    /// the writes of the actions that lead there (bf-p4c visits each next-table sequence with
+    /// the flow of those actions only: `Table::visit_match_table` in ir/mau.cpp).
+    fn writes_seen_by(&self, me: usize, b: &Unit) -> &[Loc] {
+        let branch = b.path.iter().find(|(u, _)| *u == me).map(|(_, k)| *k);
+        match branch.and_then(|k| self.branch_writes.get(k as usize)) {
+            Some(w) => w,
+            None => &self.fx.writes,
+        }
     }
 }
 
@@ -83,8 +117,9 @@ pub(crate) fn exclusive(a: &Unit, b: &Unit) -> bool {
     false
 }
 
-/// Builds the units of `gress` of `pipe`, with their dependencies.
-pub(crate) fn build(pipe: &Pipeline, gress: Gress) -> Vec<Unit> {
+/// Builds the units of `gress` of `pipe`, with their dependencies (none between the tables
+/// of an `ignore` pair but control ones).
+pub(crate) fn build(pipe: &Pipeline, gress: Gress, ignore: &IgnorePairs) -> Vec<Unit> {
     let g = match gress {
         Gress::Ingress => &pipe.ingress,
         Gress::Egress => &pipe.egress,
@@ -98,7 +133,7 @@ pub(crate) fn build(pipe: &Pipeline, gress: Gress) -> Vec<Unit> {
     };
     b.block(&g.control.body, &[], None);
     let mut units = b.units;
-    compute_deps(&mut units);
+    compute_deps(&mut units, ignore);
     units
 }
 
@@ -132,7 +167,9 @@ impl Builder<'_> {
             parent,
             fx,
             cond: None,
+            branch_writes: Vec::new(),
             deps: Vec::new(),
+            ignored: Vec::new(),
         });
         self.units.len() - 1
     }
@@ -278,6 +315,7 @@ impl Builder<'_> {
                         }
                     };
                     let u = self.push(UnitKind::Table(*table), label, path, parent, fx);
+                    self.units[u].branch_writes = self.branch_writes(*table, branches);
                     let mut p = path.to_vec();
                     match branches {
                         TableBranches::None => {}
@@ -331,6 +369,42 @@ impl Builder<'_> {
             }
         }
         self.flush(&mut group, path, parent);
+    }
+
+    /// Per branch of `branches`, the writes of the table's actions that can lead into it: the
+    /// hit branch is reached by every action but `@defaultonly` ones, the miss branch by the
+    /// actions that may be the default (not `@tableonly`; with a `const default_action`, that
+    /// one only, as bf-p4c's `SetupActionProperties` in mau/extract_maupipe.cpp disallows the
+    /// others as default), an `action_run` case by its action, `default` by the actions
+    /// without a case.
+    fn branch_writes(&mut self, table: TableId, branches: &TableBranches) -> Vec<Vec<Loc>> {
+        let Some(t) = self.col.pipe.tables.get(table.index()) else {
+            return Vec::new();
+        };
+        let actions = t.actions.clone();
+        let const_default = t.default_action_const.then_some(t.default_action.action);
+        let mut writes_of = |pick: &dyn Fn(&pipeline::ir::ActionRef) -> bool| {
+            let mut fx = Effects::default();
+            for a in actions.iter().filter(|a| pick(a)) {
+                self.col.action(a.action, &mut fx);
+            }
+            fx.writes
+        };
+        match branches {
+            TableBranches::None => Vec::new(),
+            TableBranches::HitMiss { .. } => vec![
+                writes_of(&|a| !a.default_only),
+                writes_of(&|a| !a.table_only && const_default.is_none_or(|d| d == a.action)),
+            ],
+            TableBranches::ActionRun { cases, .. } => {
+                let mut out: Vec<Vec<Loc>> = cases
+                    .iter()
+                    .map(|(id, _)| writes_of(&|a| a.action == *id))
+                    .collect();
+                out.push(writes_of(&|a| cases.iter().all(|(id, _)| *id != a.action)));
+                out
+            }
+        }
     }
 
     /// Crossbar reads of a gateway condition, skipping externs (they ran before).
@@ -405,9 +479,17 @@ fn cond_externs<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
     }
 }
 
-fn compute_deps(units: &mut [Unit]) {
+fn table_of(u: &Unit) -> Option<TableId> {
+    match u.kind {
+        UnitKind::Table(t) => Some(t),
+        _ => None,
+    }
+}
+
+fn compute_deps(units: &mut [Unit], ignore: &IgnorePairs) {
     for b in 0..units.len() {
         let mut deps = Vec::new();
+        let mut ignored = Vec::new();
         for a in 0..b {
             let (ua, ub) = (&units[a], &units[b]);
             if exclusive(ua, ub) {
@@ -421,21 +503,88 @@ fn compute_deps(units: &mut [Unit]) {
                     loc,
                 })
             };
-            let d = if let Some(l) = overlap(&ub.fx.match_reads, &ua.fx.writes) {
+            let a_writes = ua.writes_seen_by(a, ub);
+            let d = if let Some(l) = overlap(&ub.fx.match_reads, a_writes) {
                 dep(DepKind::Match, 1, Some(l))
-            } else if let Some(l) = overlap(&ub.fx.action_reads, &ua.fx.writes) {
+            } else if let Some(l) = overlap(&ub.fx.action_reads, a_writes) {
                 dep(DepKind::Action, 1, Some(l))
-            } else if let Some(l) = overlap(&ub.fx.writes, &ua.fx.writes) {
+            } else if let Some(l) = overlap(&ub.fx.writes, a_writes) {
                 dep(DepKind::Output, 1, Some(l))
             } else if ub.parent == Some(a) {
-                dep(DepKind::Control, if ua.is_gateway() { 0 } else { 1 }, None)
+                dep(DepKind::Control, 0, None)
             } else if let Some(l) = overlap(&ub.fx.writes, &ua.fx.all_reads()) {
                 dep(DepKind::Anti, 0, Some(l))
             } else {
                 None
             };
-            deps.extend(d);
+            let pair = table_of(&units[a]).zip(table_of(&units[b]));
+            match d {
+                Some(d)
+                    if d.kind != DepKind::Control && pair.is_some_and(|p| ignore.contains(&p)) =>
+                {
+                    if d.kind != DepKind::Anti {
+                        ignored.push(d);
+                    }
+                    // A table applied only under the other's outcome keeps that dependency.
+                    if units[b].parent == Some(a) {
+                        deps.push(Dep {
+                            on: a,
+                            gap: 0,
+                            kind: DepKind::Control,
+                            loc: None,
+                        });
+                    }
+                }
+                _ => deps.extend(d),
+            }
         }
         units[b].deps = deps;
+        units[b].ignored = ignored;
     }
+}
+
+/// Tables to account as one: a control instance applied in several mutually exclusive places
+/// is lowered once per apply, giving copies of its tables under one name, where bf-p4c keeps
+/// one table applied in several places (mau/table_dependency_graph.cpp: a table applied more
+/// than once is one vertex, its applies mutually exclusive). Maps each later copy to the first
+/// one, when every apply of the name is exclusive with every other; copies on one path stay
+/// separate tables.
+pub(crate) fn shared_copies(pipe: &Pipeline, units: &[Unit]) -> BTreeMap<TableId, TableId> {
+    let mut by_name: BTreeMap<(&str, bool), Vec<usize>> = BTreeMap::new();
+    for (i, u) in units.iter().enumerate() {
+        if let UnitKind::Table(t) = u.kind {
+            if let Some(table) = pipe.tables.get(t.index()) {
+                by_name
+                    .entry((table.name.as_str(), table.gress == Gress::Ingress))
+                    .or_default()
+                    .push(i);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for applies in by_name.values() {
+        let ids: Vec<TableId> = applies
+            .iter()
+            .filter_map(|&i| match units[i].kind {
+                UnitKind::Table(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        let Some(&first) = ids.first() else { continue };
+        if ids.iter().all(|&t| t == first) {
+            continue;
+        }
+        let all_exclusive = (0..applies.len()).all(|x| {
+            (x + 1..applies.len())
+                .all(|y| ids[x] == ids[y] || exclusive(&units[applies[x]], &units[applies[y]]))
+        });
+        if all_exclusive {
+            for &t in &ids {
+                if t != first {
+                    out.insert(t, first);
+                }
+            }
+        }
+    }
+    out
 }

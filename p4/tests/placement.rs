@@ -1,0 +1,115 @@
+//! Placement rules against bf-p4c's: every `tests/placement/*.p4` is compiled for Tofino 1 and
+//! checked against the expectations written in its header comment, each worked out from the
+//! bf-p4c rule the file names:
+//!
+//! - `// expect stage NAME N`: table NAME (its last part, if split) sits in ingress stage N;
+//! - `// expect placed TEXT`: the stage report explains a placement with TEXT;
+//! - `// expect warning TEXT`: a warning contains TEXT;
+//! - `// expect tcam N`: the ingress uses N TCAM blocks in all.
+
+use std::path::{Path, PathBuf};
+
+use p4::compile::{compile_file, CompileOptions, Compiled};
+use p4::resources::GressReport;
+use pipeline::ir::Target;
+
+fn inputs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/placement");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("tests/placement")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "p4"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The stage holding table `name` (or the last part of it).
+fn stage_of(g: &GressReport, name: &str) -> Option<u32> {
+    let part = format!("{name} (part ");
+    g.stages
+        .iter()
+        .filter(|s| s.tables.iter().any(|t| t == name || (t.starts_with(&part))))
+        .map(|s| s.stage)
+        .max()
+}
+
+/// The expectations of `text` that do not hold for `c`.
+fn check(c: &Compiled, text: &str) -> Vec<String> {
+    let report = c.resources.as_ref().expect("placed");
+    let Some(g) = report.gress(0, "ingress") else {
+        return vec!["no ingress report".into()];
+    };
+    let warnings = c.warnings.render(&c.sources);
+    let placed: Vec<&String> = g.stages.iter().flat_map(|s| &s.placed_by).collect();
+    let mut bad = Vec::new();
+    for line in text.lines() {
+        let Some(e) = line.strip_prefix("// expect ") else {
+            continue;
+        };
+        let (what, rest) = e.split_once(' ').unwrap_or((e, ""));
+        match what {
+            "stage" => {
+                let (name, n) = rest.rsplit_once(' ').expect("stage NAME N");
+                let want: u32 = n.parse().expect("stage number");
+                let got = stage_of(g, name);
+                if got != Some(want) {
+                    bad.push(format!("{name}: stage {got:?}, expected {want}"));
+                }
+            }
+            "placed" => {
+                if !placed.iter().any(|p| p.contains(rest)) {
+                    bad.push(format!("no placement reason `{rest}` in {placed:?}"));
+                }
+            }
+            "warning" => {
+                if !warnings.contains(rest) {
+                    bad.push(format!("no warning `{rest}`"));
+                }
+            }
+            "tcam" => {
+                let want: u32 = rest.parse().expect("tcam N");
+                if g.totals.tcam_blocks != want {
+                    bad.push(format!(
+                        "{} TCAM blocks, expected {want}",
+                        g.totals.tcam_blocks
+                    ));
+                }
+            }
+            other => bad.push(format!("unknown expectation `{other}`")),
+        }
+    }
+    if !bad.is_empty() {
+        bad.push(format!("report:\n{report}\nwarnings:\n{warnings}"));
+    }
+    bad
+}
+
+#[test]
+fn placements_follow_bf_p4c_rules() {
+    let opts = CompileOptions {
+        target: Target::Tofino1,
+        ..CompileOptions::default()
+    };
+    let mut failures = Vec::new();
+    let files = inputs();
+    assert!(files.len() >= 4, "placement tests missing");
+    for p in files {
+        let text = std::fs::read_to_string(&p).expect("read test");
+        assert!(
+            text.contains("// expect "),
+            "{} states no expectation",
+            p.display()
+        );
+        match compile_file(&p, &opts) {
+            Ok(c) => {
+                let bad = check(&c, &text);
+                if !bad.is_empty() {
+                    failures.push(format!("{}:\n{}", p.display(), bad.join("\n")));
+                }
+            }
+            Err(f) => failures.push(format!("{} does not compile:\n{}", p.display(), f.render())),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
