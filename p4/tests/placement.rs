@@ -5,7 +5,8 @@
 //! - `// expect stage NAME N`: table NAME (its last part, if split) sits in ingress stage N;
 //! - `// expect placed TEXT`: the stage report explains a placement with TEXT;
 //! - `// expect warning TEXT`: a warning contains TEXT;
-//! - `// expect tcam N`: the ingress uses N TCAM blocks in all.
+//! - `// expect tcam N`: the ingress uses N TCAM blocks in all;
+//! - `// expect sram N`: the ingress uses N SRAM blocks in all.
 
 use std::path::{Path, PathBuf};
 
@@ -73,6 +74,15 @@ fn check(c: &Compiled, text: &str) -> Vec<String> {
                     bad.push(format!(
                         "{} TCAM blocks, expected {want}",
                         g.totals.tcam_blocks
+                    ));
+                }
+            }
+            "sram" => {
+                let want: u32 = rest.parse().expect("sram N");
+                if g.totals.sram_blocks != want {
+                    bad.push(format!(
+                        "{} SRAM blocks, expected {want}",
+                        g.totals.sram_blocks
                     ));
                 }
             }

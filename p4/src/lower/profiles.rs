@@ -197,6 +197,7 @@ impl<'a> Lowerer<'a> {
             partitions: vals[0].unwrap_or(DEFAULT_PARTITIONS),
             subtrees: alpm.then(|| vals[1].unwrap_or(DEFAULT_SUBTREES)),
             subset_width: if alpm { vals[2] } else { None },
+            shift_granularity: if alpm { vals[3] } else { None },
         })
     }
 

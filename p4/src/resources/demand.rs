@@ -152,13 +152,7 @@ fn sram_for(p: &Profile, entries: u64, bits: u64) -> u64 {
 }
 
 /// Memories and crossbar of a table (without its actions' externs).
-fn table_demand(
-    pipe: &Pipeline,
-    t: &Table,
-    phv_col: &mut Collector<'_>,
-    p: &Profile,
-    d: &mut Demand,
-) {
+fn table_demand(t: &Table, phv_col: &mut Collector<'_>, p: &Profile, d: &mut Demand) {
     let size = u64::from(t.size.max(1));
     let ternary = t.keys.iter().any(|k| {
         matches!(
@@ -196,7 +190,7 @@ fn table_demand(
         return;
     }
     let action_bits = u64::from(ceil_log2(t.actions.len() as u64));
-    let adb_bits = action_data_bits(pipe, t);
+    let adb_bits = action_data_bits(phv_col, t);
     let mut sram = 0u64;
     if ternary {
         let tcam =
@@ -217,17 +211,29 @@ fn table_demand(
     d.sram = d.sram.saturating_add(sat32(sram));
 }
 
-/// SRAM blocks of a table's action data: `size` entries of the widest action's `adb_bits`.
-/// Bits of action data of `t`'s widest action (its parameters).
-fn action_data_bits(pipe: &Pipeline, t: &Table) -> u64 {
+/// Bits of action data of `t`'s widest action: the parameters its body reads (bf-p4c lays out
+/// action data from the action's instructions, so a parameter nothing reads takes no space).
+fn action_data_bits(col: &mut Collector<'_>, t: &Table) -> u64 {
+    let pipe = col.pipe;
     t.actions
         .iter()
-        .filter_map(|a| pipe.actions.get(a.action.index()))
-        .map(|a| a.params.iter().map(|x| u64::from(x.width)).sum::<u64>())
+        .filter_map(|a| pipe.actions.get(a.action.index()).map(|x| (a.action, x)))
+        .map(|(id, a)| {
+            let mut fx = Effects::default();
+            col.action(id, &mut fx);
+            let used: BTreeSet<u16> = fx.params.into_iter().collect();
+            a.params
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| used.contains(&(*i as u16)))
+                .map(|(_, x)| u64::from(x.width))
+                .sum::<u64>()
+        })
         .max()
         .unwrap_or(0)
 }
 
+/// SRAM blocks of a table's action data: `size` entries of the widest action's `adb_bits`.
 fn action_data_sram(p: &Profile, size: u64, adb_bits: u64) -> u64 {
     if adb_bits == 0 {
         return 0;
@@ -241,52 +247,154 @@ fn action_data_sram(p: &Profile, size: u64, adb_bits: u64) -> u64 {
     sram_for(p, size, bits)
 }
 
-/// Entries of one SRAM word an ATCAM partition holds at most (bf-p4c: 5 per RAM row).
-const ATCAM_ENTRIES_PER_WORD: u64 = 5;
+/// bf-p4c's match-entry constants (mau/table_format.h, mau/table_layout.cpp): version / valid
+/// bits of an entry, most entries in one RAM word, overhead bits a word may carry (the match
+/// result bus), and the widest action data that rides in the overhead as immediate.
+const VERSION_BITS: u64 = 4;
+const MAX_ENTRIES_PER_WORD: u64 = 5;
+const OVERHEAD_BITS_PER_WORD: u64 = 64;
+const IMMEDIATE_MAX_BITS: u64 = 32;
 
-/// Memories of a table laid out as an ATCAM (`Atcam`) or ALPM (`Alpm`: an ATCAM plus the
-/// pre-classifier TCAM that picks the partition), replacing the plain-TCAM sizing of
-/// [`table_demand`], which still gives the crossbar. ATCAM entries live in SRAM match words:
-/// each ternary (prefix) bit takes two bits, an exact bit one, plus the action index and a
-/// few bits of overhead; ALPM's `atcam_subset_width` shortens the stored prefix.
-fn atcam_demand(pipe: &Pipeline, t: &Table, lay: &AtcamLayout, p: &Profile, d: &mut Demand) {
+/// Overhead bits that pick the action of a hit (mau/table_layout.cpp `setup_instr_and_next`):
+/// log2 of the actions a hit may run (all but `@defaultonly` ones), up to 8; past 8 the full
+/// instruction address (7 bits, inferred: 6 address bits and a colour bit).
+fn instr_bits(t: &Table) -> u64 {
+    let hit = t.actions.iter().filter(|a| !a.default_only).count() as u64;
+    if hit <= 8 {
+        u64::from(ceil_log2(hit))
+    } else {
+        7
+    }
+}
+
+/// One ATCAM layout's SRAM blocks, the cheapest of bf-p4c's options (mau/table_layout.cpp
+/// `setup_exact_match`, mau/resource_estimate.cpp `options_to_atcam_entries`): for action data
+/// immediate (in the entry's overhead, ≤ 32 bits) or in an action data table, and 1 to 5 entries
+/// per RAM word, with all entries' overhead on one result bus (≤ 64 bits a word). Each
+/// partition is one RAM row (`ceil(partitions / 1024)` ways of RAMs), `⌈size / partitions⌉`
+/// entries deep: `⌈that / entries per word⌉` RAMs per way, times the words an entry row spans.
+/// The action data table holds an entry for every match slot laid out.
+fn atcam_sram(
+    p: &Profile,
+    size: u64,
+    partitions: u64,
+    match_bits: u64,
+    instr: u64,
+    adb_bits: u64,
+) -> u64 {
+    let depth = u64::from(p.sram_depth);
+    let ways = ceil_div(partitions.max(1), depth);
+    let per_partition = ceil_div(size, partitions.max(1)).max(1);
+    let mut best = u64::MAX;
+    for immediate in [true, false] {
+        if immediate && adb_bits > IMMEDIATE_MAX_BITS {
+            continue;
+        }
+        let overhead = instr + if immediate { adb_bits } else { 0 };
+        let entry = match_bits + VERSION_BITS + overhead;
+        for per_word in 1..=MAX_ENTRIES_PER_WORD {
+            if per_word * overhead > OVERHEAD_BITS_PER_WORD {
+                break;
+            }
+            let width = ceil_div(per_word * entry, u64::from(p.sram_width));
+            let rams_deep = ceil_div(per_partition, per_word);
+            let mut sram = rams_deep * width * ways;
+            if !immediate {
+                sram += action_data_sram(p, rams_deep * ways * per_word * depth, adb_bits);
+            }
+            best = best.min(sram);
+        }
+    }
+    best
+}
+
+/// TCAM blocks of one row of a ternary match `bytes` wide (mau/resource_estimate.cpp
+/// `options_to_ternary_entries`): a pair of TCAMs matches 11 bytes (two 44-bit halves plus the
+/// shared nibbles), one TCAM up to 6 bytes.
+fn tcam_width(bytes: u64) -> u64 {
+    let (mut rest, mut width) = (bytes, 0);
+    while rest > 11 {
+        rest -= 11;
+        width += 2;
+    }
+    if rest > 6 {
+        width += 2;
+    } else if rest > 0 || width == 0 {
+        width += 1;
+    }
+    width
+}
+
+/// Memories of a table laid out as an ATCAM (`Atcam`) or ALPM (`Alpm`), replacing the
+/// plain-TCAM sizing of [`table_demand`], which still gives the crossbar.
+///
+/// bf-p4c's rules (midend/alpm.cpp `SplitAlpm`, mau/table_layout.cpp, mau/resource_estimate.cpp):
+/// - an ATCAM entry stores each ternary / lpm bit twice and each exact bit once; the partition
+///   index is the RAM row, not stored. A plain `Atcam`'s partition index is one of its exact
+///   keys, `⌈log2 partitions⌉` bits (the key pisa cannot tell apart; taken off the exact bits);
+/// - ALPM splits the table into a pre-classifier TCAM (the whole key, `partitions × subtrees`
+///   entries, whose actions set the partition index, the subtree id and the partition key) and
+///   an ATCAM. With `atcam_subset_width` narrower than the lpm key, the ATCAM's key is only the
+///   subtree id (`⌈log2 subtrees⌉` bits, exact) and the `atcam_subset_width`-bit slice of the
+///   prefix (lpm): the exact fields are matched by the pre-classifier alone. Otherwise the ATCAM
+///   keeps the table's key;
+/// - the pre-classifier's result (instruction + partition index + subtree id) sits in a
+///   ternary indirection RAM, `128 >> max(3, ⌈log2 bits⌉)` results a word.
+fn atcam_demand(
+    col: &mut Collector<'_>,
+    t: &Table,
+    lay: &AtcamLayout,
+    p: &Profile,
+    d: &mut Demand,
+) {
     let size = u64::from(t.size.max(1));
-    let (mut exact, mut prefix) = (0u64, 0u64);
+    let partitions = u64::from(lay.partitions.max(1));
+    let (mut exact, mut prefix, mut lpm_width, mut key_bytes) = (0u64, 0u64, 0u64, 0u64);
     for k in &t.keys {
         let w = u64::from(k.expr.width());
         match k.kind {
             MatchKind::Exact => exact += w,
-            MatchKind::Ternary | MatchKind::Lpm => prefix += w,
+            MatchKind::Lpm => {
+                prefix += w;
+                lpm_width = w;
+            }
+            MatchKind::Ternary => prefix += w,
             MatchKind::Range => prefix += 2 * w,
-            MatchKind::Selector => {}
+            MatchKind::Selector => continue,
         }
+        key_bytes += w.div_ceil(8);
     }
-    let stored = lay
-        .subset_width
-        .map_or(prefix, |s| u64::from(s).min(prefix));
-    let action_bits = u64::from(ceil_log2(t.actions.len() as u64));
-    let entry = (exact + 2 * stored + action_bits + 4).max(1);
-    let per_word = (u64::from(p.sram_width) / entry).clamp(1, ATCAM_ENTRIES_PER_WORD);
-    let words = if entry > u64::from(p.sram_width) {
-        ceil_div(entry, u64::from(p.sram_width))
-    } else {
-        1
+    let index_bits = u64::from(ceil_log2(partitions));
+    let subtree_bits = lay
+        .subtrees
+        .map_or(0, |s| u64::from(ceil_log2(u64::from(s))));
+    // The pre-classifier's actions: one per shift of the subset window over the lpm key.
+    let subset = lay.subset_width.map(u64::from).filter(|s| *s < lpm_width);
+    let shift = lay.shift_granularity.map_or(lpm_width, u64::from).max(1);
+    let classifier_actions = subset.map_or(1, |s| (lpm_width - s) / shift + 1);
+    let match_bits = match (lay.subtrees, subset) {
+        (Some(_), Some(s)) if classifier_actions > 1 => subtree_bits + 2 * s,
+        (Some(_), _) => exact + 2 * prefix,
+        (None, _) => exact.saturating_sub(index_bits) + 2 * prefix,
     };
-    let mut sram = ceil_div(size, u64::from(p.sram_depth) * per_word) * words;
-    let adb_bits = action_data_bits(pipe, t);
-    sram += action_data_sram(p, size, adb_bits);
+    let adb_bits = action_data_bits(col, t);
+    let mut sram = atcam_sram(p, size, partitions, match_bits, instr_bits(t), adb_bits);
     let mut tcam = 0u64;
     if let Some(subtrees) = lay.subtrees {
-        // The pre-classifier: the whole key, ternary, one entry per subtree of each
-        // partition; its action data is the partition index.
-        let entries = u64::from(lay.partitions.max(1)) * u64::from(subtrees.max(1));
-        tcam = ceil_div((exact + prefix).max(1), u64::from(p.tcam_width))
-            * ceil_div(entries, u64::from(p.tcam_depth));
-        sram += ceil_div(entries, u64::from(p.sram_depth) * 16);
-        sram += sram_for(
-            p,
-            entries,
-            u64::from(ceil_log2(u64::from(lay.partitions.max(2)))),
+        let entries = partitions * u64::from(subtrees.max(1));
+        let rows = ceil_div(entries, u64::from(p.tcam_depth));
+        tcam = tcam_width(key_bytes) * rows;
+        let result = u64::from(ceil_log2(classifier_actions))
+            + index_bits
+            + if classifier_actions > 1 {
+                subtree_bits
+            } else {
+                0
+            };
+        let per_word = u64::from(p.sram_width) >> u64::from(ceil_log2(result)).max(3);
+        sram += ceil_div(
+            rows * u64::from(p.tcam_depth),
+            u64::from(p.sram_depth) * per_word.max(1),
         );
     }
     d.sram = sat32(sram);
@@ -324,9 +432,9 @@ pub(crate) fn demands(
                     d.table = Some(one);
                     d.stateful.push((Stateful::Table(one), 0));
                     if let Some(t) = pipe.tables.get(id.index()) {
-                        table_demand(pipe, t, &mut col, p, &mut d);
+                        table_demand(t, &mut col, p, &mut d);
                         if let Some((_, lay)) = layouts.iter().find(|(l, _)| l == id) {
-                            atcam_demand(pipe, t, lay, p, &mut d);
+                            atcam_demand(&mut col, t, lay, p, &mut d);
                         }
                     }
                 }

@@ -66,6 +66,8 @@ pub(crate) struct Effects {
     /// LPF and WRED filters (they run on the meter ALUs).
     pub filters: Vec<FilterId>,
     pub hashes: Vec<(HashId, u16)>,
+    /// Parameters of the outermost action read by its body (by index): its action data.
+    pub params: Vec<u16>,
     /// Ids that point nowhere (a frontend bug), reported instead of panicking.
     pub malformed: Vec<String>,
 }
@@ -81,6 +83,7 @@ impl Effects {
         self.meters.extend(o.meters);
         self.filters.extend(o.filters);
         self.hashes.extend(o.hashes);
+        self.params.extend(o.params);
         self.malformed.extend(o.malformed);
     }
 
@@ -225,9 +228,15 @@ impl<'a> Collector<'a> {
                     self.expr(c, fx, mode);
                 }
             }
+            // A parameter of a nested action call is one of the caller's arguments, which the
+            // caller's own reads already record.
+            Expr::Param { index, .. } => {
+                if self.depth <= 1 {
+                    fx.params.push(*index);
+                }
+            }
             Expr::Const { .. }
             | Expr::SaluCounter { .. }
-            | Expr::Param { .. }
             | Expr::Lookahead { .. }
             | Expr::RegValue(_)
             | Expr::RegInput(_)

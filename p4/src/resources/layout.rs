@@ -20,6 +20,9 @@ pub struct AtcamLayout {
     /// ALPM's `atcam_subset_width`: how many bits of the prefix key each ATCAM entry stores
     /// (the pre-classifier matches the rest); `None`: the whole key.
     pub subset_width: Option<u32>,
+    /// ALPM's `shift_granularity`: the pre-classifier has one action per shift of the subset
+    /// window; `None`: the lpm key's width (a single action).
+    pub shift_granularity: Option<u32>,
 }
 
 /// bf-p4c's defaults for an `Alpm()` / `Atcam()` without arguments.
