@@ -189,7 +189,6 @@ fn table_demand(t: &Table, phv_col: &mut Collector<'_>, p: &Profile, d: &mut Dem
     if key_bits == 0 {
         return;
     }
-    let action_bits = u64::from(ceil_log2(t.actions.len() as u64));
     let adb_bits = action_data_bits(phv_col, t);
     let mut sram = 0u64;
     if ternary {
@@ -197,18 +196,80 @@ fn table_demand(t: &Table, phv_col: &mut Collector<'_>, p: &Profile, d: &mut Dem
             ceil_div(key_bits, u64::from(p.tcam_width)) * ceil_div(size, u64::from(p.tcam_depth));
         d.tcam = sat32(tcam);
         sram += ceil_div(size, u64::from(p.sram_depth) * 16);
+        sram += action_data_sram(p, size, adb_bits);
     } else {
-        let entry = key_bits + action_bits + 4;
-        let rams = sram_for(p, size, entry);
-        sram += rams;
-        let words = ceil_div(entry, u64::from(p.sram_width)).max(1);
-        let blocks_per_word_col = (rams / words).max(1);
-        let ways = blocks_per_word_col.min(4);
-        let per_way = ceil_div(blocks_per_word_col, ways);
+        let lay = exact_layout(p, size, key_bits, instr_bits(t), adb_bits);
+        sram += lay.sram;
+        let ways = lay.deep.clamp(1, 4);
+        let per_way = ceil_div(lay.deep.max(1), ways);
         d.hash_bits += sat32(ways * (10 + u64::from(ceil_log2(per_way))));
     }
-    sram += action_data_sram(p, size, adb_bits);
     d.sram = d.sram.saturating_add(sat32(sram));
+}
+
+/// An exact-match table's layout: its SRAM blocks (match and action data) and how many RAMs
+/// deep its match is (the RAMs one hash way picks from, across all ways).
+struct ExactLayout {
+    sram: u64,
+    deep: u64,
+}
+
+/// Bits of an exact key bf-p4c does not store (mau/table_layout.cpp `setup_match_layout`,
+/// `get_ram_ghost_bits`): the hash that picks the RAM row (10 bits for 1024 rows) stands for
+/// them, so an entry holds its key less these bits.
+const GHOST_BITS: u64 = 10;
+/// Most entries one match row packs, across all its RAMs, and the widest row (RAMs).
+const MAX_PACK: u64 = 9;
+const MAX_ROW_RAMS: u64 = 8;
+
+/// The cheapest of bf-p4c's exact-match layouts (mau/table_layout.cpp `setup_exact_match`,
+/// mau/resource_estimate.cpp `options_to_ways` / `calculate_attached_rams`): an entry is its
+/// key less the ghost bits, 4 version bits and its overhead (instruction bits, plus the action
+/// data when it rides immediate: ≤ 32 bits); a row packs 1 to 9 entries over as many RAMs as
+/// its bits (128 a RAM), its overhead (64 a RAM) and its entry count (5 a RAM) need, at most 8;
+/// the table is `⌈size / (entries per row × 1024)⌉` rows deep. With action data in a table,
+/// that table has an entry for every match slot laid out.
+fn exact_layout(p: &Profile, size: u64, key_bits: u64, instr: u64, adb_bits: u64) -> ExactLayout {
+    let depth = u64::from(p.sram_depth);
+    let w = u64::from(p.sram_width);
+    let mut best = ExactLayout {
+        sram: u64::MAX,
+        deep: 1,
+    };
+    for immediate in [true, false] {
+        if immediate && adb_bits > IMMEDIATE_MAX_BITS {
+            continue;
+        }
+        let overhead = instr + if immediate { adb_bits } else { 0 };
+        let entry = key_bits.saturating_sub(GHOST_BITS) + VERSION_BITS + overhead;
+        for pack in 1..=MAX_PACK {
+            let width = ceil_div(pack * entry, w)
+                .max(ceil_div(pack * overhead, OVERHEAD_BITS_PER_WORD))
+                .max(ceil_div(pack, MAX_ENTRIES_PER_WORD));
+            if width > MAX_ROW_RAMS {
+                break;
+            }
+            let deep = ceil_div(size, pack * depth);
+            let mut sram = deep * width;
+            if !immediate {
+                sram += action_data_sram(p, deep * pack * depth, adb_bits);
+            }
+            if sram < best.sram {
+                best = ExactLayout { sram, deep };
+            }
+        }
+    }
+    if best.sram == u64::MAX {
+        // An entry wider than a match row can be (bf-p4c has no layout for it: the crossbar
+        // check reports the key): one entry a row, as many RAMs wide as its bits.
+        let entry = key_bits.saturating_sub(GHOST_BITS) + VERSION_BITS + instr;
+        let deep = ceil_div(size, depth);
+        best = ExactLayout {
+            sram: deep * ceil_div(entry, w) + action_data_sram(p, size, adb_bits),
+            deep,
+        };
+    }
+    best
 }
 
 /// Bits of action data of `t`'s widest action: the parameters its body reads (bf-p4c lays out

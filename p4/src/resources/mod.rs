@@ -711,17 +711,17 @@ fn place_gress(
             .map(|o| stateful_name(pipe, *o))
             .collect();
         let t = &mut report.totals;
-        t.tables += sr.tables.len() as u32;
-        t.gateways += sr.gateways.len() as u32;
+        t.tables = t.tables.saturating_add(sr.tables.len() as u32);
+        t.gateways = t.gateways.saturating_add(sr.gateways.len() as u32);
         t.registers += su
             .stateful
             .iter()
             .filter(|o| matches!(o, Stateful::Register(_)))
             .count() as u32;
-        t.stateful_alus += sr.stateful_alus;
-        t.hash_bits += sr.hash_bits;
-        t.sram_blocks += sr.sram_blocks;
-        t.tcam_blocks += sr.tcam_blocks;
+        t.stateful_alus = t.stateful_alus.saturating_add(sr.stateful_alus);
+        t.hash_bits = t.hash_bits.saturating_add(sr.hash_bits);
+        t.sram_blocks = t.sram_blocks.saturating_add(sr.sram_blocks);
+        t.tcam_blocks = t.tcam_blocks.saturating_add(sr.tcam_blocks);
         report.stages.push(sr);
     }
     (report, writes, need)
