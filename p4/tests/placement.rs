@@ -6,7 +6,8 @@
 //! - `// expect placed TEXT`: the stage report explains a placement with TEXT;
 //! - `// expect warning TEXT`: a warning contains TEXT;
 //! - `// expect tcam N`: the ingress uses N TCAM blocks in all;
-//! - `// expect sram N`: the ingress uses N SRAM blocks in all.
+//! - `// expect sram N`: the ingress uses N SRAM blocks in all;
+//! - `// expect stage_tcam S N`: ingress stage S uses N TCAM blocks.
 
 use std::path::{Path, PathBuf};
 
@@ -84,6 +85,18 @@ fn check(c: &Compiled, text: &str) -> Vec<String> {
                         "{} SRAM blocks, expected {want}",
                         g.totals.sram_blocks
                     ));
+                }
+            }
+            "stage_tcam" => {
+                let (st, n) = rest.split_once(' ').expect("stage_tcam S N");
+                let (st, want): (u32, u32) = (st.parse().expect("stage"), n.parse().expect("N"));
+                let got = g
+                    .stages
+                    .iter()
+                    .find(|s| s.stage == st)
+                    .map(|s| s.tcam_blocks);
+                if got != Some(want) {
+                    bad.push(format!("stage {st}: {got:?} TCAM blocks, expected {want}"));
                 }
             }
             other => bad.push(format!("unknown expectation `{other}`")),

@@ -219,7 +219,10 @@ impl<'a> Lowerer<'a> {
                             x.name,
                             x.type_name,
                             if lay.subtrees.is_some() {
-                                " behind a pre-classifier TCAM"
+                                " behind a pre-classifier TCAM (placed in the stage of the \
+                                 ATCAM's first part; bf-p4c gives it a stage of its own \
+                                 before the ATCAM, so a key written just before the table can \
+                                 cost bf-p4c one stage more)"
                             } else {
                                 ""
                             }

@@ -114,6 +114,9 @@ pub(crate) struct Demand {
     pub hash_bits: u32,
     pub exact_xbar: BTreeSet<XKey>,
     pub ternary_xbar: BTreeSet<XKey>,
+    /// Its TCAM blocks are an ALPM's pre-classifier: when the table is split over stages they
+    /// go with the first part, not the last.
+    pub tcam_first: bool,
 }
 
 fn ceil_div(a: u64, b: u64) -> u64 {
@@ -460,6 +463,7 @@ fn atcam_demand(
     }
     d.sram = sat32(sram);
     d.tcam = sat32(tcam);
+    d.tcam_first = lay.subtrees.is_some();
 }
 
 fn register_sram(pipe: &Pipeline, r: RegisterId, p: &Profile) -> u32 {

@@ -133,7 +133,9 @@ fn sram_part(stage: &StageUse, d: &Demand, p: &Profile) -> Option<Demand> {
     let part = Demand {
         table: None,
         sram: free,
-        tcam: 0,
+        // An ALPM's pre-classifier TCAM goes with the first part (it picks the partition the
+        // ATCAM parts search); any other TCAM stays with the table's result.
+        tcam: if d.tcam_first { d.tcam } else { 0 },
         stateful: Vec::new(),
         ..d.clone()
     };
@@ -292,6 +294,8 @@ fn attempt(
                         // goes on in the next stage (bf-p4c's `need_more` split).
                         if let Some(part) = sram_part(&stages[s], &rest, p) {
                             rest.sram -= part.sram;
+                            rest.tcam -= part.tcam;
+                            rest.tcam_first = false;
                             stages[s].add(&part, u);
                             parts_of[u].push(s);
                         } else if parts_of[u].is_empty() {

@@ -34,7 +34,12 @@ pub(crate) fn split(d: &Demand, p: &Profile) -> Option<Vec<Demand>> {
             Demand {
                 table: if last { d.table } else { None },
                 sram: share(d.sram, i),
-                tcam: share(d.tcam, i),
+                tcam: match (d.tcam_first, i) {
+                    (true, 0) => d.tcam,
+                    (true, _) => 0,
+                    (false, _) => share(d.tcam, i),
+                },
+                tcam_first: d.tcam_first && i == 0,
                 stateful: if last { d.stateful.clone() } else { Vec::new() },
                 ..d.clone()
             }
