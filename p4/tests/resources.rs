@@ -443,12 +443,25 @@ fn thirteen_stage_chain_fails_tofino1_but_fits_tofino2() {
     );
 }
 
+/// 17 tables on 8-bit keys (one RAM each, addressed by the key: bf-p4c hashes no ways for a
+/// key narrower than a RAM's row address), so logical tables run out before memories do.
 #[test]
 fn stage_capacity_spills_to_the_next_stage() {
     let mut b = B::new();
     let mut body = Vec::new();
     for i in 0..17u32 {
-        let t = b.table(&format!("t{i}"), i, vec![]);
+        let a = b.action(&format!("t{i}_act"), vec![]);
+        let key = Expr::Slice {
+            arg: Box::new(f(i)),
+            hi: 7,
+            lo: 0,
+        };
+        let t = b.table_kind(
+            &format!("t{i}"),
+            vec![(key, MatchKind::Exact)],
+            vec![a],
+            256,
+        );
         body.push(apply(t));
     }
     let mut p = b.program(body);

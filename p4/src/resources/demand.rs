@@ -1,18 +1,23 @@
 //! What one unit needs from the stage it lands in: logical table slots, SRAM/TCAM blocks,
 //! stateful and statistics ALUs, hash bits and input-crossbar bytes.
 //!
-//! Memory sizing (an approximation of bf-p4c's allocation, documented so the numbers can be
-//! checked by hand):
-//! - exact match: an entry is key bits + action-selector bits (⌈log2 #actions⌉) + 4 version /
-//!   valid bits; entries are packed into 128-bit words (wide entries span words); blocks =
-//!   ⌈size / (1024 × entries per word)⌉ × words per entry. Hash: up to 4 ways, each taking 10
-//!   bits (the row within a block) plus the bits to select a block of its way.
+//! Memory sizing follows bf-p4c's layout rules (the functions below name the bf-p4c file and
+//! function each rule comes from; worked examples in `p4/tests/placement/*_sizing.p4`):
+//! - exact match ([`exact_layout`]): an entry is its key less 10 ghost bits, 4 version bits and
+//!   its overhead (instruction bits, action data when immediate); 1 to 9 entries a row over up to
+//!   8 RAMs; at least 4 RAMs deep (one per hash way) unless the key addresses its rows directly;
+//!   a hash-action table (one action, a row per key value) has no match RAMs. Hash: up to 4
+//!   ways, each taking 10 bits (the row within a block) plus the bits to select a block of its
+//!   way.
 //! - ternary / LPM / range: TCAM blocks = ⌈key bits / 44⌉ × ⌈size / 512⌉ (range keys count
 //!   twice: bf-p4c encodes ranges in 4-bit groups); plus one SRAM of ternary indirection per
 //!   16384 entries.
-//! - action data (tables with keys): the widest action's parameters, rounded up to a power of
-//!   two ≥ 8 bits, packed into 128-bit words. Keyless tables keep their data in the action
-//!   instruction (immediate), so they use no memory.
+//! - ALPM / ATCAM ([`atcam_demand`]): an ATCAM in SRAM match words behind the ALPM's
+//!   pre-classifier TCAM.
+//! - action data (tables with keys): the widest action's parameters that its body reads,
+//!   rounded up to a power of two ≥ 8 bits, packed into 128-bit words, unless immediate.
+//!   Keyless tables keep their data in the action instruction (immediate), so they use no
+//!   memory.
 //! - registers: size × word width (× 2 when paired) bits in 128-bit words; counters two
 //!   (packets and bytes) or four entries per word; meters one entry per word.
 //! - hash: a register's address takes ⌈log2 size⌉ bits of the hash distribution; a `Hash.get`
@@ -201,7 +206,15 @@ fn table_demand(t: &Table, phv_col: &mut Collector<'_>, p: &Profile, d: &mut Dem
         sram += ceil_div(size, u64::from(p.sram_depth) * 16);
         sram += action_data_sram(p, size, adb_bits);
     } else {
-        let lay = exact_layout(p, size, key_bits, instr_bits(t), adb_bits);
+        let shape = ExactShape {
+            key_bits,
+            instr: instr_bits(t),
+            adb_bits,
+            default_adb_bits: action_data_bits_of(phv_col, t, |a| !a.table_only),
+            direct: t.direct_counter.is_some() || t.direct_meter.is_some() || t.idle_timeout,
+            single_action: t.actions.len() <= 1,
+        };
+        let lay = exact_layout(p, size, &shape);
         sram += lay.sram;
         let ways = lay.deep.clamp(1, 4);
         let per_way = ceil_div(lay.deep.max(1), ways);
@@ -232,9 +245,18 @@ const MAX_ROW_RAMS: u64 = 8;
 /// its bits (128 a RAM), its overhead (64 a RAM) and its entry count (5 a RAM) need, at most 8;
 /// the table is `⌈size / (entries per row × 1024)⌉` rows deep. With action data in a table,
 /// that table has an entry for every match slot laid out.
-fn exact_layout(p: &Profile, size: u64, key_bits: u64, instr: u64, adb_bits: u64) -> ExactLayout {
+fn exact_layout(p: &Profile, size: u64, x: &ExactShape) -> ExactLayout {
     let depth = u64::from(p.sram_depth);
     let w = u64::from(p.sram_width);
+    let (key_bits, instr, adb_bits) = (x.key_bits, x.instr, x.adb_bits);
+    // A hash-action table: every key value has its row, found by the key itself; no match
+    // RAMs, only the action data.
+    if key_bits < 64 && size == 1u64 << key_bits && x.single_action && !x.direct && instr == 0 {
+        return ExactLayout {
+            sram: action_data_sram(p, size, adb_bits),
+            deep: 0,
+        };
+    }
     let mut best = ExactLayout {
         sram: u64::MAX,
         deep: 1,
@@ -245,6 +267,9 @@ fn exact_layout(p: &Profile, size: u64, key_bits: u64, instr: u64, adb_bits: u64
         }
         let overhead = instr + if immediate { adb_bits } else { 0 };
         let entry = key_bits.saturating_sub(GHOST_BITS) + VERSION_BITS + overhead;
+        // The miss entry needs no reserved row when the default action keeps its data (if
+        // any) in the entry and uses no direct resource (identity hashing allowed).
+        let identity_ok = !x.direct && (immediate || x.default_adb_bits == 0);
         for pack in 1..=MAX_PACK {
             let width = ceil_div(pack * entry, w)
                 .max(ceil_div(pack * overhead, OVERHEAD_BITS_PER_WORD))
@@ -252,7 +277,7 @@ fn exact_layout(p: &Profile, size: u64, key_bits: u64, instr: u64, adb_bits: u64
             if width > MAX_ROW_RAMS {
                 break;
             }
-            let deep = ceil_div(size, pack * depth);
+            let deep = way_depth(ceil_div(size, pack * depth), key_bits, pack, identity_ok);
             let mut sram = deep * width;
             if !immediate {
                 sram += action_data_sram(p, deep * pack * depth, adb_bits);
@@ -266,7 +291,7 @@ fn exact_layout(p: &Profile, size: u64, key_bits: u64, instr: u64, adb_bits: u64
         // An entry wider than a match row can be (bf-p4c has no layout for it: the crossbar
         // check reports the key): one entry a row, as many RAMs wide as its bits.
         let entry = key_bits.saturating_sub(GHOST_BITS) + VERSION_BITS + instr;
-        let deep = ceil_div(size, depth);
+        let deep = ceil_div(size, depth).max(MIN_WAYS);
         best = ExactLayout {
             sram: deep * ceil_div(entry, w) + action_data_sram(p, size, adb_bits),
             deep,
@@ -275,12 +300,59 @@ fn exact_layout(p: &Profile, size: u64, key_bits: u64, instr: u64, adb_bits: u64
     best
 }
 
+/// What [`exact_layout`] needs to know of a table.
+struct ExactShape {
+    key_bits: u64,
+    instr: u64,
+    /// Action data bits of the widest action, and of the widest that may be the default.
+    adb_bits: u64,
+    default_adb_bits: u64,
+    /// A direct counter, meter or idle timeout (the miss entry then needs its own row).
+    direct: bool,
+    single_action: bool,
+}
+
+/// Hash ways of an exact table with enough RAMs: bf-p4c gives a cuckoo table at least 4
+/// RAMs deep (one per way) so that 4 independent hash lookups place ~90% of the entries.
+const MIN_WAYS: u64 = 4;
+
+/// RAMs deep a table `rows` rows deep takes once bf-p4c has chosen its hash ways
+/// (mau/resource_estimate.cpp `calculate_way_sizes`, `can_be_identity_hash`): a key no wider
+/// than a RAM's row address fits one RAM; otherwise at least [`MIN_WAYS`] RAMs, unless the key
+/// is narrow enough to address its rows directly (at most 8 bits beyond the 10 of a row, the
+/// RAMs for every key value rounded up to a power of two and no more than that minimum) and the
+/// miss entry needs no reserved row (`identity_ok`).
+fn way_depth(rows: u64, key_bits: u64, pack: u64, identity_ok: bool) -> u64 {
+    if key_bits < GHOST_BITS && rows <= 1 {
+        return 1;
+    }
+    let deep = rows.max(MIN_WAYS);
+    if identity_ok && key_bits <= GHOST_BITS + 8 {
+        let extra = key_bits.saturating_sub(GHOST_BITS);
+        let needed = ceil_div(1 << extra, pack).next_power_of_two();
+        if needed <= deep {
+            return needed;
+        }
+    }
+    deep
+}
+
 /// Bits of action data of `t`'s widest action: the parameters its body reads (bf-p4c lays out
 /// action data from the action's instructions, so a parameter nothing reads takes no space).
 fn action_data_bits(col: &mut Collector<'_>, t: &Table) -> u64 {
+    action_data_bits_of(col, t, |_| true)
+}
+
+/// Like [`action_data_bits`], over the actions `keep` accepts.
+fn action_data_bits_of(
+    col: &mut Collector<'_>,
+    t: &Table,
+    keep: impl Fn(&pipeline::ir::ActionRef) -> bool,
+) -> u64 {
     let pipe = col.pipe;
     t.actions
         .iter()
+        .filter(|a| keep(a))
         .filter_map(|a| pipe.actions.get(a.action.index()).map(|x| (a.action, x)))
         .map(|(id, a)| {
             let mut fx = Effects::default();

@@ -17,7 +17,7 @@
 // expect stage Ingress.lpm (part 1 of 2) 0
 // expect stage Ingress.lpm (part 2 of 2) 1
 // expect stage Ingress.after 2
-// expect sram 121
+// expect sram 124
 // expect stage_tcam 0 8
 // expect stage_tcam 1 0
 #include "../check/head.p4inc"
