@@ -10,8 +10,9 @@
 //!   ways, each taking 10 bits (the row within a block) plus the bits to select a block of its
 //!   way.
 //! - ternary / LPM / range: TCAM blocks = ⌈key bits / 44⌉ × ⌈size / 512⌉ (range keys count
-//!   twice: bf-p4c encodes ranges in 4-bit groups); plus one SRAM of ternary indirection per
-//!   16384 entries.
+//!   twice: bf-p4c encodes ranges in 4-bit groups); SRAM ([`ternary_sram`]): the ternary
+//!   indirection holding each slot's instruction and immediate action data, or an action data
+//!   table.
 //! - ALPM / ATCAM ([`atcam_demand`]): an ATCAM in SRAM match words behind the ALPM's
 //!   pre-classifier TCAM.
 //! - action data (tables with keys): the widest action's parameters that its body reads,
@@ -203,8 +204,8 @@ fn table_demand(t: &Table, phv_col: &mut Collector<'_>, p: &Profile, d: &mut Dem
         let tcam =
             ceil_div(key_bits, u64::from(p.tcam_width)) * ceil_div(size, u64::from(p.tcam_depth));
         d.tcam = sat32(tcam);
-        sram += ceil_div(size, u64::from(p.sram_depth) * 16);
-        sram += action_data_sram(p, size, adb_bits);
+        let rows = ceil_div(size, u64::from(p.tcam_depth));
+        sram += ternary_sram(p, rows * u64::from(p.tcam_depth), instr_bits(t), adb_bits);
     } else {
         let shape = ExactShape {
             key_bits,
@@ -221,6 +222,35 @@ fn table_demand(t: &Table, phv_col: &mut Collector<'_>, p: &Profile, d: &mut Dem
         d.hash_bits += sat32(ways * (10 + u64::from(ceil_log2(per_way))));
     }
     d.sram = d.sram.saturating_add(sat32(sram));
+}
+
+/// SRAM blocks of a ternary table with `entries` TCAM slots, the cheaper of bf-p4c's two
+/// layouts (mau/table_layout.cpp `setup_ternary_layout_options`, mau/resource_estimate.cpp
+/// `TernaryIndirectPerWord` / `calculate_attached_rams`): each TCAM slot's result (instruction
+/// bits, plus the action data when it rides immediate: ≤ 32 bits) sits in a ternary indirection
+/// RAM, `128 >> max(3, ⌈log2 bits⌉)` results a word (none when the result is empty); action
+/// data not immediate goes to an action data table with a slot for every TCAM slot.
+fn ternary_sram(p: &Profile, entries: u64, instr: u64, adb_bits: u64) -> u64 {
+    let mut best = u64::MAX;
+    for immediate in [true, false] {
+        if immediate && adb_bits > IMMEDIATE_MAX_BITS {
+            continue;
+        }
+        let overhead = instr + if immediate { adb_bits } else { 0 };
+        let tind = if overhead == 0 {
+            0
+        } else {
+            let per_word = u64::from(p.sram_width) >> u64::from(ceil_log2(overhead)).max(3);
+            ceil_div(entries, u64::from(p.sram_depth) * per_word.max(1))
+        };
+        let ad = if immediate {
+            0
+        } else {
+            action_data_sram(p, entries, adb_bits)
+        };
+        best = best.min(tind + ad);
+    }
+    best
 }
 
 /// An exact-match table's layout: its SRAM blocks (match and action data) and how many RAMs
