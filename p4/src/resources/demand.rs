@@ -207,8 +207,14 @@ fn table_demand(t: &Table, phv_col: &mut Collector<'_>, p: &Profile, d: &mut Dem
         let rows = ceil_div(size, u64::from(p.tcam_depth));
         sram += ternary_sram(p, rows * u64::from(p.tcam_depth), instr_bits(t), adb_bits);
     } else {
+        let mut key_x = BTreeSet::new();
+        for l in &key_fx.match_reads {
+            xkeys(*l, &mut key_x);
+        }
         let shape = ExactShape {
             key_bits,
+            // The key's PHV bytes, less the byte the ghost bits stand for.
+            match_bytes: u64::from(xbar_bytes(&key_x)).saturating_sub(1),
             instr: instr_bits(t),
             adb_bits,
             default_adb_bits: action_data_bits_of(phv_col, t, |a| !a.table_only),
@@ -266,13 +272,17 @@ struct ExactLayout {
 const GHOST_BITS: u64 = 10;
 /// Most entries one match row packs, across all its RAMs, and the widest row (RAMs).
 const MAX_PACK: u64 = 9;
+/// PHV bytes one RAM of a match row compares (mau/table_layout.cpp `setup_exact_match`:
+/// `SINGLE_RAM_BYTES`).
+const MATCH_BYTES_PER_RAM: u64 = 16;
 const MAX_ROW_RAMS: u64 = 8;
 
 /// The cheapest of bf-p4c's exact-match layouts (mau/table_layout.cpp `setup_exact_match`,
 /// mau/resource_estimate.cpp `options_to_ways` / `calculate_attached_rams`): an entry is its
 /// key less the ghost bits, 4 version bits and its overhead (instruction bits, plus the action
 /// data when it rides immediate: ≤ 32 bits); a row packs 1 to 9 entries over as many RAMs as
-/// its bits (128 a RAM), its overhead (64 a RAM) and its entry count (5 a RAM) need, at most 8;
+/// its bits (128 a RAM), its key bytes (16 a RAM), its overhead (64 a RAM) and its entry count
+/// (5 a RAM) need, at most 8;
 /// the table is `⌈size / (entries per row × 1024)⌉` rows deep. With action data in a table,
 /// that table has an entry for every match slot laid out.
 fn exact_layout(p: &Profile, size: u64, x: &ExactShape) -> ExactLayout {
@@ -303,7 +313,8 @@ fn exact_layout(p: &Profile, size: u64, x: &ExactShape) -> ExactLayout {
         for pack in 1..=MAX_PACK {
             let width = ceil_div(pack * entry, w)
                 .max(ceil_div(pack * overhead, OVERHEAD_BITS_PER_WORD))
-                .max(ceil_div(pack, MAX_ENTRIES_PER_WORD));
+                .max(ceil_div(pack, MAX_ENTRIES_PER_WORD))
+                .max(ceil_div(pack * x.match_bytes, MATCH_BYTES_PER_RAM));
             if width > MAX_ROW_RAMS {
                 break;
             }
@@ -333,6 +344,8 @@ fn exact_layout(p: &Profile, size: u64, x: &ExactShape) -> ExactLayout {
 /// What [`exact_layout`] needs to know of a table.
 struct ExactShape {
     key_bits: u64,
+    /// PHV bytes an entry stores (a RAM compares at most [`MATCH_BYTES_PER_RAM`]).
+    match_bytes: u64,
     instr: u64,
     /// Action data bits of the widest action, and of the widest that may be the default.
     adb_bits: u64,
