@@ -7,7 +7,8 @@
 //! - `// expect warning TEXT`: a warning contains TEXT;
 //! - `// expect tcam N`: the ingress uses N TCAM blocks in all;
 //! - `// expect sram N`: the ingress uses N SRAM blocks in all;
-//! - `// expect stage_tcam S N`: ingress stage S uses N TCAM blocks.
+//! - `// expect stage_tcam S N`: ingress stage S uses N TCAM blocks;
+//! - `// expect stage_logical S N`: ingress stage S uses N logical table ids.
 
 use std::path::{Path, PathBuf};
 
@@ -87,16 +88,18 @@ fn check(c: &Compiled, text: &str) -> Vec<String> {
                     ));
                 }
             }
-            "stage_tcam" => {
+            "stage_tcam" | "stage_logical" => {
                 let (st, n) = rest.split_once(' ').expect("stage_tcam S N");
                 let (st, want): (u32, u32) = (st.parse().expect("stage"), n.parse().expect("N"));
-                let got = g
-                    .stages
-                    .iter()
-                    .find(|s| s.stage == st)
-                    .map(|s| s.tcam_blocks);
+                let got = g.stages.iter().find(|s| s.stage == st).map(|s| {
+                    if what == "stage_tcam" {
+                        s.tcam_blocks
+                    } else {
+                        s.logical_tables
+                    }
+                });
                 if got != Some(want) {
-                    bad.push(format!("stage {st}: {got:?} TCAM blocks, expected {want}"));
+                    bad.push(format!("stage {st}: {got:?} {what}, expected {want}"));
                 }
             }
             other => bad.push(format!("unknown expectation `{other}`")),

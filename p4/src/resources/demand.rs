@@ -123,6 +123,9 @@ pub(crate) struct Demand {
     /// Its TCAM blocks are an ALPM's pre-classifier: when the table is split over stages they
     /// go with the first part, not the last.
     pub tcam_first: bool,
+    /// An ATCAM's SRAM blocks per logical table (0: not an ATCAM): a part split off takes a
+    /// logical table id per this many blocks.
+    pub sram_per_logical: u32,
 }
 
 fn ceil_div(a: u64, b: u64) -> u64 {
@@ -460,11 +463,11 @@ fn atcam_sram(
     match_bits: u64,
     instr: u64,
     adb_bits: u64,
-) -> u64 {
+) -> (u64, u64) {
     let depth = u64::from(p.sram_depth);
     let ways = ceil_div(partitions.max(1), depth);
     let per_partition = ceil_div(size, partitions.max(1)).max(1);
-    let mut best = u64::MAX;
+    let mut best = (u64::MAX, 1);
     for immediate in [true, false] {
         if immediate && adb_bits > IMMEDIATE_MAX_BITS {
             continue;
@@ -481,10 +484,27 @@ fn atcam_sram(
             if !immediate {
                 sram += action_data_sram(p, rams_deep * ways * per_word * depth, adb_bits);
             }
-            best = best.min(sram);
+            if sram < best.0 {
+                best = (sram, atcam_logical_tables(rams_deep, partitions));
+            }
         }
     }
     best
+}
+
+/// RAMs deep one logical table of an ATCAM holds at most (mau/memories.h
+/// `MAX_PARTITION_RAMS_PER_ROW`).
+const MAX_PARTITION_RAMS: u64 = 5;
+
+/// Logical tables an ATCAM `rams_deep` RAMs deep is cut into (mau/resource_estimate.cpp
+/// `calculate_partition_sizes`): one per [`MAX_PARTITION_RAMS`] RAMs of depth, or one per RAM
+/// past 4096 partitions. Each takes a logical table id of the stage it lands in.
+fn atcam_logical_tables(rams_deep: u64, partitions: u64) -> u64 {
+    if partitions > 4096 {
+        rams_deep.max(1)
+    } else {
+        ceil_div(rams_deep, MAX_PARTITION_RAMS).max(1)
+    }
 }
 
 /// TCAM blocks of one row of a ternary match `bytes` wide (mau/resource_estimate.cpp
@@ -557,7 +577,10 @@ fn atcam_demand(
         (None, _) => exact.saturating_sub(index_bits) + 2 * prefix,
     };
     let adb_bits = action_data_bits(col, t);
-    let mut sram = atcam_sram(p, size, partitions, match_bits, instr_bits(t), adb_bits);
+    let (mut sram, logical) = atcam_sram(p, size, partitions, match_bits, instr_bits(t), adb_bits);
+    // The ATCAM's logical tables, plus the pre-classifier's.
+    d.logical = sat32(logical + u64::from(lay.subtrees.is_some()));
+    d.sram_per_logical = sat32(ceil_div(sram, logical));
     let mut tcam = 0u64;
     if let Some(subtrees) = lay.subtrees {
         let entries = partitions * u64::from(subtrees.max(1));

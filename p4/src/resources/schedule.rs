@@ -130,8 +130,14 @@ fn sram_part(stage: &StageUse, d: &Demand, p: &Profile) -> Option<Demand> {
     if whole.over(p) != Some("SRAM blocks") {
         return None;
     }
+    // An ATCAM's part holds whole logical tables (one id each); other tables' parts one id.
+    let logical = match d.sram_per_logical {
+        0 => d.logical,
+        per => free.div_ceil(per).min(d.logical.saturating_sub(1)).max(1),
+    };
     let part = Demand {
         table: None,
+        logical,
         sram: free,
         // An ALPM's pre-classifier TCAM goes with the first part (it picks the partition the
         // ATCAM parts search); any other TCAM stays with the table's result.
@@ -294,6 +300,9 @@ fn attempt(
                         // goes on in the next stage (bf-p4c's `need_more` split).
                         if let Some(part) = sram_part(&stages[s], &rest, p) {
                             rest.sram -= part.sram;
+                            if rest.sram_per_logical > 0 {
+                                rest.logical = rest.logical.saturating_sub(part.logical).max(1);
+                            }
                             rest.tcam -= part.tcam;
                             rest.tcam_first = false;
                             stages[s].add(&part, u);

@@ -15,7 +15,9 @@ pub(crate) fn split(d: &Demand, p: &Profile) -> Option<Vec<Demand>> {
     let mut alone = StageUse::default();
     alone.add(d, usize::MAX);
     let r = alone.over(p)?;
-    if r != "SRAM blocks" && r != "TCAM blocks" {
+    // An ATCAM's logical tables spread over the parts with its entries.
+    let atcam = d.sram_per_logical > 0;
+    if r != "SRAM blocks" && r != "TCAM blocks" && !(atcam && r == "logical tables") {
         return None;
     }
     // What the last part needs besides the entries: its stateful objects' memories.
@@ -23,7 +25,12 @@ pub(crate) fn split(d: &Demand, p: &Profile) -> Option<Vec<Demand>> {
     let sram_room = p.sram_blocks.checked_sub(state_sram).filter(|r| *r > 0)?;
     let by_sram = d.sram.div_ceil(sram_room);
     let by_tcam = d.tcam.div_ceil(p.tcam_blocks.max(1));
-    let parts = by_sram.max(by_tcam).max(2);
+    let by_logical = if atcam {
+        d.logical.div_ceil(p.logical_tables.max(1))
+    } else {
+        1
+    };
+    let parts = by_sram.max(by_tcam).max(by_logical).max(2);
     if parts as usize > super::schedule::STAGE_CAP {
         return None;
     }
@@ -34,6 +41,11 @@ pub(crate) fn split(d: &Demand, p: &Profile) -> Option<Vec<Demand>> {
             Demand {
                 table: if last { d.table } else { None },
                 sram: share(d.sram, i),
+                logical: if atcam {
+                    share(d.logical, i).max(1)
+                } else {
+                    d.logical
+                },
                 tcam: match (d.tcam_first, i) {
                     (true, 0) => d.tcam,
                     (true, _) => 0,

@@ -11,7 +11,10 @@
    - pre-classifier: 2048 x 2 = 4096 entries = 8 rows of 512, key 5 bytes -> 8 TCAM blocks;
      its 16-bit result (4-bit instruction for 15 actions, 11-bit index, subtree id) 8 a word:
      1 RAM.
-   120 RAMs do not fit one stage's 80: two parts of 60, the pre-classifier's 8 TCAM blocks with
+   The ATCAM is cut into logical tables of at most 5 RAMs deep (mau/resource_estimate.cpp
+   `calculate_partition_sizes`): 43 / 5 -> 9, + the pre-classifier = 10 logical table ids.
+   120 RAMs do not fit one stage's 80: two parts of 60 and 5 logical tables each (`after` adds
+   one in stage 2), the pre-classifier's 8 TCAM blocks with
    the first (pisa puts it in the stage of the ATCAM's first part); `after` matches on what the
    table writes, so it follows the last part. */
 // expect stage Ingress.lpm (part 1 of 2) 0
@@ -20,6 +23,8 @@
 // expect sram 124
 // expect stage_tcam 0 8
 // expect stage_tcam 1 0
+// expect stage_logical 0 5
+// expect stage_logical 1 5
 #include "../check/head.p4inc"
 
 control Ingress(inout headers_t hdr, inout metadata_t meta,
