@@ -104,17 +104,27 @@ fn prefix_fill(
     // index (`PrefixSlot::word` is below `PREFIX_WORDS`): no branch on the word either (a jump
     // table on it cost an indirect jump per intrinsic, and selecting into four registers
     // without one was vectorized into something slower still).
+    //
+    // The ORs go to `LANES` copies of the words in turn, merged after: most intrinsics share a
+    // word (ingress: all five in word 0), and ORs into one word in memory wait for each other
+    // through store-to-load forwarding, a chain of several cycles per intrinsic.
+    let mut lanes = [[0u64; PREFIX_WORDS]; LANES];
     let mut direct = 0u64;
-    for (which, v) in inp.intrinsics {
+    for (i, (which, v)) in inp.intrinsics.iter().enumerate() {
         let Some(s) = eng.prefix_slots.get(*which as usize) else {
             continue;
         };
         direct |= 1u64.checked_shl(*which as u32).unwrap_or(0);
-        words[usize::from(s.word) % PREFIX_WORDS] |= ((*v as u64) & s.mask()) << s.shift;
+        lanes[i % LANES][usize::from(s.word) % PREFIX_WORDS] |= ((*v as u64) & s.mask()) << s.shift;
         if s.split {
             if let Some(Some(f)) = eng.prefix.get(*which as usize) {
                 put_bits(&mut words, f.offset, f.width, *v);
             }
+        }
+    }
+    for lane in &lanes {
+        for (w, x) in words.iter_mut().zip(lane) {
+            *w |= x;
         }
     }
     // Lay the words out on the stack and copy once (prefixes past the word builder are cut).
@@ -196,6 +206,9 @@ impl PrefixSlot {
 
 /// Longest prefix the word builder handles (bytes / 8); longer prefixes are cut.
 const PREFIX_WORDS: usize = 8;
+
+/// Copies of the prefix words the intrinsics are ORed into in turn (see `prefix_fill`).
+const LANES: usize = 4;
 
 /// OR `width` bits of `v` at bit `offset` (MSB-first) into big-endian words.
 #[inline]

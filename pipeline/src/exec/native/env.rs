@@ -141,12 +141,18 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
         unsafe { &mut *self.ctx }
     }
 
-    /// Makes the environment ready for the next block of the same pass: the cursor, write
-    /// bits and output as the context has them, no running entry, no fault.
+    /// Makes the environment ready for the next block of the same pass: the cursor and write
+    /// bits as the context has them, no running entry, no fault. (The output is as
+    /// [`Env::settle`] left it: what runs between blocks emits nothing. Reloading it here
+    /// cost a stall per block: a 16-byte load of the vector's pointer and length that
+    /// overlaps the 8-byte store of its length just made, which the CPU cannot forward.)
     pub fn next_block(&mut self) {
-        // SAFETY: as in `ctx`; the reference ends before `sync_out` borrows `self`.
-        let ctx = unsafe { &mut *self.ctx };
-        self.sync_out(ctx);
+        let (cursor, written) = {
+            let ctx = self.ctx();
+            (ctx.cursor, ctx.written)
+        };
+        self.cursor = cursor;
+        self.written = u64::from(written);
         self.nargs = 0;
         self.saved_entry = None;
         self.fault = None;
