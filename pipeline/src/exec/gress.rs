@@ -58,6 +58,8 @@ impl GressWork {
 #[derive(Debug, Clone, Copy)]
 pub struct PassInput<'a> {
     /// Intrinsic values the hardware puts in the prefix (and into the bound PHV fields).
+    /// Intrinsics left out are 0 (the prefix and the PHV start zeroed), so callers leave out
+    /// those that are always 0: each given one costs a few cycles per pass.
     pub intrinsics: &'a [(Intrinsic, Value)],
     /// Ingress: port metadata or resubmit data (placed after the intrinsic metadata). Egress: the
     /// mirror header of a mirrored copy (placed after the prefix). Empty otherwise.
@@ -105,26 +107,20 @@ fn prefix_fill(
     // table on it cost an indirect jump per intrinsic, and selecting into four registers
     // without one was vectorized into something slower still).
     //
-    // The ORs go to `LANES` copies of the words in turn, merged after: most intrinsics share a
-    // word (ingress: all five in word 0), and ORs into one word in memory wait for each other
-    // through store-to-load forwarding, a chain of several cycles per intrinsic.
-    let mut lanes = [[0u64; PREFIX_WORDS]; LANES];
+    // (ORs into four locals through a mask per word, or into four copies of the words merged
+    // after, were no faster: about 5 cycles an intrinsic either way. Fewer intrinsics are
+    // what helps: callers leave out those that are always 0.)
     let mut direct = 0u64;
-    for (i, (which, v)) in inp.intrinsics.iter().enumerate() {
+    for (which, v) in inp.intrinsics {
         let Some(s) = eng.prefix_slots.get(*which as usize) else {
             continue;
         };
         direct |= 1u64.checked_shl(*which as u32).unwrap_or(0);
-        lanes[i % LANES][usize::from(s.word) % PREFIX_WORDS] |= ((*v as u64) & s.mask()) << s.shift;
+        words[usize::from(s.word) % PREFIX_WORDS] |= ((*v as u64) & s.mask()) << s.shift;
         if s.split {
             if let Some(Some(f)) = eng.prefix.get(*which as usize) {
                 put_bits(&mut words, f.offset, f.width, *v);
             }
-        }
-    }
-    for lane in &lanes {
-        for (w, x) in words.iter_mut().zip(lane) {
-            *w |= x;
         }
     }
     // Lay the words out on the stack and copy once (prefixes past the word builder are cut).
@@ -206,9 +202,6 @@ impl PrefixSlot {
 
 /// Longest prefix the word builder handles (bytes / 8); longer prefixes are cut.
 const PREFIX_WORDS: usize = 8;
-
-/// Copies of the prefix words the intrinsics are ORed into in turn (see `prefix_fill`).
-const LANES: usize = 4;
 
 /// OR `width` bits of `v` at bit `offset` (MSB-first) into big-endian words.
 #[inline]

@@ -81,9 +81,9 @@ impl Switch {
             len: pkt.len(),
             kind,
         });
+        // `packet_version` is always 0: left out (see `PassInput::intrinsics`).
         let intrinsics = [
             (Intrinsic::IgResubmitFlag, resubmit.is_some() as Value),
-            (Intrinsic::IgPacketVersion, 0),
             (Intrinsic::IgIngressPort, port as Value),
             (
                 Intrinsic::IgIngressMacTstamp,
@@ -490,6 +490,8 @@ impl Switch {
             kind: copy.kind,
         });
         let congest = adm.ecn_mark as Value;
+        // Always 0 here, so left out (see `PassInput::intrinsics`): `app_pool_congest_stat`,
+        // `egress_qid`, `egress_cos`, `deflection_flag`.
         let intrinsics = [
             (Intrinsic::EgEgressPort, port as Value),
             (Intrinsic::EgEnqQdepth, adm.enq_qdepth as Value),
@@ -497,13 +499,9 @@ impl Switch {
             (Intrinsic::EgEnqTstamp, now as Value & 0xffff_ffff),
             (Intrinsic::EgDeqQdepth, adm.deq_qdepth as Value),
             (Intrinsic::EgDeqCongestStat, congest),
-            (Intrinsic::EgAppPoolCongestStat, 0),
             (Intrinsic::EgDeqTimedelta, adm.deq_timedelta as Value),
             (Intrinsic::EgEgressRid, copy.rid as Value),
             (Intrinsic::EgEgressRidFirst, copy.rid_first as Value),
-            (Intrinsic::EgEgressQid, 0),
-            (Intrinsic::EgEgressCos, 0),
-            (Intrinsic::EgDeflectionFlag, 0),
             (Intrinsic::EgPktLength, pkt.len() as Value),
         ];
         let inp = PassInput {
