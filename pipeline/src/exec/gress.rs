@@ -466,10 +466,7 @@ impl<T: Tracer> PassEngine<T> for &super::native::NativeGress<T> {
     fn in_place(&self, phv: &Phv) -> bool {
         self.parses_in_place() && self.fits(phv)
     }
-    fn phases(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress, b: &mut Between) {
-        if !self.fits(ctx.phv) {
-            return Flat.phases(ctx, gp, fg, b);
-        }
+    fn phases(&self, ctx: &mut Ctx<'_, T>, _: &GressProgram, fg: &FlatGress, b: &mut Between) {
         super::native::NativeGress::pass(self, ctx, fg, b)
     }
 }

@@ -96,10 +96,19 @@ impl<T: Tracer> NativeGress<T> {
         Self::run_block(self.deparse, &mut Env::new(ctx, fg))
     }
 
-    /// A whole pass on a PHV the code fits: parser, control, deparser on one environment,
-    /// with what the pass does between them in `b`.
+    /// A whole pass: parser, control, deparser on one environment, with what the pass does
+    /// between them in `b` (on a PHV the code does not fit, the flat engine's phases).
     pub(crate) fn pass(&self, ctx: &mut Ctx<'_, T>, fg: &FlatGress, b: &mut Between<'_>) {
-        debug_assert!(self.fits(ctx.phv));
+        if !self.fits(ctx.phv) {
+            let end = ctx.run_parser_flat(fg, &fg.parser);
+            if b.parsed(ctx, end) {
+                let control = ctx.fexec_block(fg, &fg.control, &[]);
+                if b.controlled(control) {
+                    b.deparsed(ctx.fexec_block(fg, &fg.deparser, &[]));
+                }
+            }
+            return;
+        }
         Self::begin_parse(ctx);
         let mut env = Env::new(ctx, fg);
         let end = self.run_parse(&mut env);
