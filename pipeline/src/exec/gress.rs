@@ -7,8 +7,8 @@
 use super::flat::FlatGress;
 use super::parser::ParseEnd;
 use super::{
-    Ctx, Effects, Engines, ExecResult, ExecStats, Fault, Flow, GressEngines, ParserFault,
-    ProgramError, Scratch,
+    Ctx, Effects, Engines, ExecResult, ExecStats, Fault, GressEngines, ParserFault, ProgramError,
+    Scratch,
 };
 use crate::ir::{FieldRef, Gress, GressProgram, Intrinsic, Pipeline, Value};
 use crate::phv::Phv;
@@ -58,6 +58,8 @@ impl GressWork {
 #[derive(Debug, Clone, Copy)]
 pub struct PassInput<'a> {
     /// Intrinsic values the hardware puts in the prefix (and into the bound PHV fields).
+    /// Intrinsics left out are 0 (the prefix and the PHV start zeroed), so callers leave out
+    /// those that are always 0: each given one costs a few cycles per pass.
     pub intrinsics: &'a [(Intrinsic, Value)],
     /// Ingress: port metadata or resubmit data (placed after the intrinsic metadata). Egress: the
     /// mirror header of a mirrored copy (placed after the prefix). Empty otherwise.
@@ -104,6 +106,10 @@ fn prefix_fill(
     // index (`PrefixSlot::word` is below `PREFIX_WORDS`): no branch on the word either (a jump
     // table on it cost an indirect jump per intrinsic, and selecting into four registers
     // without one was vectorized into something slower still).
+    //
+    // (ORs into four locals through a mask per word, or into four copies of the words merged
+    // after, were no faster: about 5 cycles an intrinsic either way. Fewer intrinsics are
+    // what helps: callers leave out those that are always 0.)
     let mut direct = 0u64;
     for (which, v) in inp.intrinsics {
         let Some(s) = eng.prefix_slots.get(*which as usize) else {
@@ -337,6 +343,84 @@ trait PassEngine<T: Tracer> {
     fn in_place(&self, _phv: &Phv) -> bool {
         false
     }
+    /// The three phases with what the pass does between them (`b`).
+    fn phases(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress, b: &mut Between) {
+        let end = self.parse(ctx, gp, fg);
+        if !b.parsed(ctx, end) {
+            return;
+        }
+        let control = self.control(ctx, gp, fg);
+        if b.controlled(control) {
+            let deparsed = self.deparse(ctx, gp, fg);
+            b.deparsed(deparsed);
+        }
+    }
+}
+
+/// What a pass does between its phases, whatever engine runs them: how the parser ended
+/// decides whether the pass goes on (and sets `parser_err`), a fault of the control or the
+/// deparser drops the packet.
+pub(crate) struct Between<'g> {
+    gp: &'g GressProgram,
+    geng: &'g GressEngines,
+    gress: Gress,
+    result: GressResult,
+    /// Where the payload starts in the parser input (set after the parser).
+    payload_start: usize,
+    /// The parser let the packet through to the control.
+    controlled: bool,
+}
+
+impl Between<'_> {
+    /// After the parser ended with `end`: whether the control runs.
+    pub(crate) fn parsed<T: Tracer>(&mut self, ctx: &mut Ctx<'_, T>, end: ParseEnd) -> bool {
+        let err_field = match self.gress {
+            Gress::Ingress => Intrinsic::IgPrsrParserErr,
+            Gress::Egress => Intrinsic::EgPrsrParserErr,
+        };
+        match end {
+            ParseEnd::Accept => {}
+            ParseEnd::Reject => {
+                if self.gress == Gress::Ingress {
+                    self.result.drop = Some(PassDrop::ParserReject);
+                }
+            }
+            ParseEnd::Error(fault, _) => {
+                self.result.parser_err = fault.bits();
+                if let Some(Some(f)) = self.geng.bind.get(err_field as usize) {
+                    let old = ctx.phv.get(*f);
+                    ctx.phv.set(*f, old | fault.bits() as Value);
+                }
+                if self.gress == Gress::Ingress && !self.geng.parser_err_used {
+                    self.result.drop = Some(PassDrop::ParserError(fault));
+                }
+            }
+        }
+        // The hardware strips the intrinsic prefix (ingress: intrinsic + port metadata;
+        // egress: the egress intrinsic metadata) whatever the parser extracted: the
+        // deparser's output replaces max(0, parsed - prefix) bytes of the packet, so a parser
+        // that skips or ignores the prefix never puts it on the wire.
+        self.payload_start = (ctx.cursor.div_ceil(8) as usize)
+            .max(self.gp.prefix.bytes as usize)
+            .min(ctx.input.len() + ctx.input_tail.len());
+        self.controlled = self.result.drop.is_none();
+        self.controlled
+    }
+
+    /// After the control (`exit` and `return` both end it): whether the deparser runs.
+    pub(crate) fn controlled(&mut self, r: ExecResult) -> bool {
+        if let Err(e) = r {
+            self.result.drop = Some(fault_drop(e));
+        }
+        self.result.drop.is_none()
+    }
+
+    /// After the deparser.
+    pub(crate) fn deparsed(&mut self, r: ExecResult) {
+        if let Err(e) = r {
+            self.result.drop = Some(fault_drop(e));
+        }
+    }
 }
 
 /// The tree interpreter (the reference).
@@ -382,6 +466,9 @@ impl<T: Tracer> PassEngine<T> for &super::native::NativeGress<T> {
     fn in_place(&self, phv: &Phv) -> bool {
         self.parses_in_place() && self.fits(phv)
     }
+    fn phases(&self, ctx: &mut Ctx<'_, T>, _: &GressProgram, fg: &FlatGress, b: &mut Between) {
+        super::native::NativeGress::pass(self, ctx, fg, b)
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -426,9 +513,9 @@ fn run_pass<T: Tracer>(
             }
         }
     }
-    let (ts_field, err_field) = match gress {
-        Gress::Ingress => (Intrinsic::IgPrsrGlobalTstamp, Intrinsic::IgPrsrParserErr),
-        Gress::Egress => (Intrinsic::EgPrsrGlobalTstamp, Intrinsic::EgPrsrParserErr),
+    let ts_field = match gress {
+        Gress::Ingress => Intrinsic::IgPrsrGlobalTstamp,
+        Gress::Egress => Intrinsic::EgPrsrGlobalTstamp,
     };
     if let Some(Some(f)) = geng.bind.get(ts_field as usize) {
         phv.set(*f, inp.now as Value);
@@ -458,57 +545,32 @@ fn run_pass<T: Tracer>(
         entry: None,
         written: 0,
     };
-    let mut result = GressResult {
-        drop: None,
-        parser_err: 0,
-        written: 0,
-    };
     let fg = match gress {
         Gress::Ingress => &eng.flat.ingress,
         Gress::Egress => &eng.flat.egress,
     };
-    let parsed = engine.parse(&mut ctx, gp, fg);
-    match parsed {
-        ParseEnd::Accept => {}
-        ParseEnd::Reject => {
-            if gress == Gress::Ingress {
-                result.drop = Some(PassDrop::ParserReject);
-            }
-        }
-        ParseEnd::Error(fault, _) => {
-            result.parser_err = fault.bits();
-            if let Some(Some(f)) = geng.bind.get(err_field as usize) {
-                let old = ctx.phv.get(*f);
-                ctx.phv.set(*f, old | fault.bits() as Value);
-            }
-            if gress == Gress::Ingress && !geng.parser_err_used {
-                result.drop = Some(PassDrop::ParserError(fault));
-            }
-        }
-    }
-    if result.drop.is_some() {
+    let mut between = Between {
+        gp,
+        geng,
+        gress,
+        result: GressResult {
+            drop: None,
+            parser_err: 0,
+            written: 0,
+        },
+        payload_start: 0,
+        controlled: false,
+    };
+    engine.phases(&mut ctx, gp, fg, &mut between);
+    let Between {
+        mut result,
+        payload_start,
+        controlled,
+        ..
+    } = between;
+    if !controlled {
+        // Dropped by the parser.
         return result;
-    }
-    // The hardware strips the intrinsic prefix (ingress: intrinsic + port metadata; egress:
-    // the egress intrinsic metadata) whatever the parser extracted: the deparser's output
-    // replaces max(0, parsed - prefix) bytes of the packet, so a parser that skips or ignores
-    // the prefix never puts it on the wire.
-    let payload_start = (ctx.cursor.div_ceil(8) as usize)
-        .max(gp.prefix.bytes as usize)
-        .min(ctx.input.len() + ctx.input_tail.len());
-    // Control; `exit` and `return` both end it, and the deparser still runs.
-    let control = engine.control(&mut ctx, gp, fg);
-    match control {
-        Ok(Flow::Next | Flow::Return | Flow::Exit) => {}
-        Err(e) => {
-            result.drop = Some(fault_drop(e));
-        }
-    }
-    if result.drop.is_none() {
-        let deparsed = engine.deparse(&mut ctx, gp, fg);
-        if let Err(e) = deparsed {
-            result.drop = Some(fault_drop(e));
-        }
     }
     result.written = ctx.written;
     if result.drop.is_some() {

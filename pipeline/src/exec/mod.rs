@@ -23,6 +23,7 @@ pub mod native;
 pub mod parser;
 pub mod salu;
 pub mod stmt;
+pub mod tm_reads;
 mod trace_points;
 
 use thiserror::Error;
@@ -230,6 +231,8 @@ pub struct GressEngines {
     pub parser_err_used: bool,
     /// Intrinsic fields whose writes are tracked (destination validity): ucast, mcast a, mcast b.
     pub watch: [Option<FieldRef>; 3],
+    /// The output metadata the traffic manager reads after each pass.
+    pub tm: tm_reads::TmReads,
 }
 
 impl Engines {
@@ -380,6 +383,7 @@ impl GressEngines {
             });
         let prefix_slots = prefix.map(gress::PrefixSlot::new);
         GressEngines {
+            tm: tm_reads::TmReads::new(gress, &bind),
             prefix_slots,
             direct,
             bind,

@@ -7,8 +7,10 @@ use super::{
     MIRROR_HDR_MAX,
 };
 use crate::exec::gress::PassDrop;
+use crate::exec::tm_reads::{read, TmReads};
 use crate::exec::{run_gress, ParserFault, PassInput};
 use crate::ir::{Gress, Intrinsic, Value};
+use crate::phv::Phv;
 use crate::tm::mirror::MirrorDest;
 use crate::tm::pre::ReplicationRequest;
 use crate::trace::{TraceEvent, TraceReplica, Tracer};
@@ -22,6 +24,20 @@ fn pass_drop_reason(d: &PassDrop) -> (DropReason, Option<String>) {
         PassDrop::ParserError(f) => (DropReason::from_parser(*f), None),
         PassDrop::ParserReject => (DropReason::ParserReject, None),
         PassDrop::Program(e) => (DropReason::ProgramError, Some(e.to_string())),
+    }
+}
+
+/// What the multicast engine is asked for after an ingress pass that wrote destination bits
+/// `written` (bit 1: `mcast_grp_a`, bit 2: `mcast_grp_b`).
+fn replication_request(phv: &Phv, tm: &TmReads, written: u8) -> ReplicationRequest {
+    ReplicationRequest {
+        mcast_grp_a: (written & 2 != 0).then(|| read(phv, tm.grp_a) as u16),
+        mcast_grp_b: (written & 4 != 0).then(|| read(phv, tm.grp_b) as u16),
+        level1_exclusion_id: read(phv, tm.level1_exclusion_id) as u16,
+        level2_exclusion_id: read(phv, tm.level2_exclusion_id) as u16,
+        rid: read(phv, tm.rid) as u16,
+        level1_mcast_hash: read(phv, tm.level1_mcast_hash) as u16,
+        level2_mcast_hash: read(phv, tm.level2_mcast_hash) as u16,
     }
 }
 
@@ -65,9 +81,9 @@ impl Switch {
             len: pkt.len(),
             kind,
         });
+        // `packet_version` is always 0: left out (see `PassInput::intrinsics`).
         let intrinsics = [
             (Intrinsic::IgResubmitFlag, resubmit.is_some() as Value),
-            (Intrinsic::IgPacketVersion, 0),
             (Intrinsic::IgIngressPort, port as Value),
             (
                 Intrinsic::IgIngressMacTstamp,
@@ -101,8 +117,8 @@ impl Switch {
             return;
         }
         let w = &self.work_ig[pli];
-        let g = &engines[pli].ingress;
-        let drop_ctl = w.intrinsic(g, Intrinsic::IgDprsrDropCtl);
+        let tm = &engines[pli].ingress.tm;
+        let drop_ctl = read(&w.phv, tm.drop_ctl);
         // Digests first: they go out whatever happens to the packet.
         if !w.effects.digests.is_empty() {
             for i in 0..self.work_ig[pli].effects.digests.len() {
@@ -110,25 +126,13 @@ impl Switch {
                 self.push_digest(sh, pipe, d, vals, now);
             }
         }
-        if self.work_ig[pli].intrinsic(g, Intrinsic::IgDprsrPktgen) != 0 {
+        if read(&self.work_ig[pli].phv, tm.pktgen) != 0 {
             self.push_pktgen_trigger(pipe, pli, now);
         }
         let w = &self.work_ig[pli];
-        let read = |which| w.intrinsic(g, which);
-        let ucast = read(Intrinsic::TmUcastEgressPort) as u16;
-        let grp_a = read(Intrinsic::TmMcastGrpA) as u16;
-        let grp_b = read(Intrinsic::TmMcastGrpB) as u16;
-        let req = ReplicationRequest {
-            mcast_grp_a: (res.written & 2 != 0).then_some(grp_a),
-            mcast_grp_b: (res.written & 4 != 0).then_some(grp_b),
-            level1_exclusion_id: read(Intrinsic::TmLevel1ExclusionId) as u16,
-            level2_exclusion_id: read(Intrinsic::TmLevel2ExclusionId) as u16,
-            rid: read(Intrinsic::TmRid) as u16,
-            level1_mcast_hash: read(Intrinsic::TmLevel1McastHash) as u16,
-            level2_mcast_hash: read(Intrinsic::TmLevel2McastHash) as u16,
-        };
-        let copy_to_cpu = read(Intrinsic::TmCopyToCpu) != 0;
-        let bypass = read(Intrinsic::TmBypassEgress) != 0;
+        let ucast = read(&w.phv, tm.ucast) as u16;
+        let copy_to_cpu = read(&w.phv, tm.copy_to_cpu) != 0;
+        let bypass = read(&w.phv, tm.bypass) != 0;
         let resubmit_req = w.effects.resubmit;
         let mirror_req = w.effects.mirror;
         let written = res.written;
@@ -168,7 +172,7 @@ impl Switch {
                 pkt,
                 &hdr[..hl],
                 port,
-                req.level2_mcast_hash,
+                read(&self.work_ig[pli].phv, tm.level2_mcast_hash) as u16,
                 passes,
                 now,
                 tr,
@@ -187,6 +191,7 @@ impl Switch {
             }
             if written & 6 != 0 {
                 sent = true;
+                let req = replication_request(&self.work_ig[pli].phv, tm, written);
                 self.multicast(sh, &req, bypass, &pkt_out, port, passes, now, out, tr);
             }
         }
@@ -485,6 +490,8 @@ impl Switch {
             kind: copy.kind,
         });
         let congest = adm.ecn_mark as Value;
+        // Always 0 here, so left out (see `PassInput::intrinsics`): `app_pool_congest_stat`,
+        // `egress_qid`, `egress_cos`, `deflection_flag`.
         let intrinsics = [
             (Intrinsic::EgEgressPort, port as Value),
             (Intrinsic::EgEnqQdepth, adm.enq_qdepth as Value),
@@ -492,13 +499,9 @@ impl Switch {
             (Intrinsic::EgEnqTstamp, now as Value & 0xffff_ffff),
             (Intrinsic::EgDeqQdepth, adm.deq_qdepth as Value),
             (Intrinsic::EgDeqCongestStat, congest),
-            (Intrinsic::EgAppPoolCongestStat, 0),
             (Intrinsic::EgDeqTimedelta, adm.deq_timedelta as Value),
             (Intrinsic::EgEgressRid, copy.rid as Value),
             (Intrinsic::EgEgressRidFirst, copy.rid_first as Value),
-            (Intrinsic::EgEgressQid, 0),
-            (Intrinsic::EgEgressCos, 0),
-            (Intrinsic::EgDeflectionFlag, 0),
             (Intrinsic::EgPktLength, pkt.len() as Value),
         ];
         let inp = PassInput {
@@ -524,7 +527,7 @@ impl Switch {
         }
         let g = &engines[pli].egress;
         let w = &self.work_eg[pli];
-        let drop_ctl = w.intrinsic(g, Intrinsic::EgDprsrDropCtl);
+        let drop_ctl = read(&w.phv, g.tm.drop_ctl);
         let mirror_req = w.effects.mirror;
         let deparsed = std::mem::take(&mut self.work_eg[pli].out);
         // Egress-to-egress mirror: the packet as deparsed.

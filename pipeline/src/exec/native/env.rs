@@ -63,6 +63,13 @@ pub struct Env<'e, 'a, T: Tracer> {
     /// The parser checksum accumulators (`Scratch::csum`) and how many there are.
     pub csum: *mut u32,
     pub csum_len: u64,
+    /// The deparser's output (`Ctx::emit_out`): its buffer, length and capacity. Generated
+    /// code appends bytes below the capacity itself and keeps the length here; the context's
+    /// vector gets it around every shim call and after every block, and a shim that may grow
+    /// the vector reloads all three ([`Env::sync_out`]).
+    pub out: *mut u8,
+    pub out_len: u64,
+    pub out_cap: u64,
     /// `Ctx::entry` before the running table apply (restored after its action).
     pub saved_entry: Option<EntryHandle>,
     pub ctx: *mut Ctx<'a, T>,
@@ -98,6 +105,7 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
     /// The environment of a pass on `ctx` running the lowered gress `fg`.
     pub fn new(ctx: &'e mut Ctx<'a, T>, fg: &'e FlatGress) -> Env<'e, 'a, T> {
         let (phv, valid) = ctx.phv.raw_parts();
+        let (out, out_len, out_cap) = out_parts(ctx.emit_out);
         Env {
             phv,
             valid,
@@ -110,6 +118,9 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
             nargs: 0,
             csum: ctx.scratch.csum.as_mut_ptr(),
             csum_len: ctx.scratch.csum.len() as u64,
+            out,
+            out_len,
+            out_cap,
             saved_entry: None,
             ctx,
             fg,
@@ -119,6 +130,45 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
             key: [MaybeUninit::uninit(); MAX_KEYS],
             _borrow: PhantomData,
         }
+    }
+
+    /// The context this environment borrows, between calls of generated code.
+    pub fn ctx(&mut self) -> &mut Ctx<'a, T> {
+        // SAFETY: `ctx` points to the context `Env::new` borrowed mutably for `'e`, which
+        // outlives `self`; the answer borrows `self` mutably, so no generated code (which
+        // only runs inside a call given this environment) and no shim uses the context
+        // meanwhile.
+        unsafe { &mut *self.ctx }
+    }
+
+    /// Makes the environment ready for the next block of the same pass: the cursor and write
+    /// bits as the context has them, no running entry, no fault. (The output is as
+    /// [`Env::settle`] left it: what runs between blocks emits nothing. Reloading it here
+    /// cost a stall per block: a 16-byte load of the vector's pointer and length that
+    /// overlaps the 8-byte store of its length just made, which the CPU cannot forward.)
+    pub fn next_block(&mut self) {
+        let (cursor, written) = {
+            let ctx = self.ctx();
+            (ctx.cursor, ctx.written)
+        };
+        self.cursor = cursor;
+        self.written = u64::from(written);
+        self.nargs = 0;
+        self.saved_entry = None;
+        self.fault = None;
+    }
+
+    /// After generated code returned: the context as it left it (cursor, write bits, output
+    /// length), and the fault it reported, if any.
+    pub fn settle(&mut self) -> (&mut Ctx<'a, T>, Option<Fault>) {
+        let fault = self.fault.take();
+        let (cursor, written, out_len) = (self.cursor, self.written, self.out_len);
+        let ctx = self.ctx();
+        ctx.cursor = cursor;
+        ctx.written = written as u8;
+        // SAFETY: see `set_out_len`.
+        unsafe { set_out_len(ctx.emit_out, out_len) };
+        (ctx, fault)
     }
 
     /// The context, with the cursor and write bits generated code keeps here copied in.
@@ -135,13 +185,17 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
         let ctx = unsafe { &mut *env.ctx };
         ctx.cursor = env.cursor;
         ctx.written = env.written as u8;
+        // SAFETY: see `set_out_len`: `env` is live and its output fields describe `emit_out`.
+        unsafe { set_out_len(ctx.emit_out, env.out_len) };
         (env, ctx)
     }
 
-    /// Copies what a fallback changed back to where generated code reads it.
-    fn sync_out(&mut self, ctx: &Ctx<'a, T>) {
+    /// Copies what a fallback changed back to where generated code reads it (the output
+    /// vector too: the fallback may have grown it).
+    fn sync_out(&mut self, ctx: &mut Ctx<'a, T>) {
         self.cursor = ctx.cursor;
         self.written = u64::from(ctx.written);
+        (self.out, self.out_len, self.out_cap) = out_parts(ctx.emit_out);
     }
 
     /// Turns a flat result into a status code, keeping the fault.
@@ -156,6 +210,24 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
             }
         }
     }
+}
+
+/// Buffer, length and capacity of an output vector, as [`Env`] keeps them.
+fn out_parts(out: &mut Vec<u8>) -> (*mut u8, u64, u64) {
+    (out.as_mut_ptr(), out.len() as u64, out.capacity() as u64)
+}
+
+/// Gives the output vector the length generated code kept in [`Env::out_len`].
+///
+/// # Safety
+/// `len` is the `out_len` of a live [`Env`] whose `out`/`out_cap` were taken from `out`
+/// ([`out_parts`]) after its last change: generated code only appends below that capacity
+/// (it checks), so `len` ≤ the capacity and bytes `[0, len)` are initialized (the vector's
+/// own, then what generated code wrote after them).
+unsafe fn set_out_len(out: &mut Vec<u8>, len: u64) {
+    debug_assert!(len as usize <= out.capacity());
+    // SAFETY: by the function's contract.
+    unsafe { out.set_len(len as usize) }
 }
 
 /// The action data a generated function was passed.
@@ -361,15 +433,17 @@ pub unsafe extern "C" fn shim_extract_split<T: Tracer>(
     ctx.trace_extract(header as usize);
 }
 
-/// Appends PHV bytes `[offset, offset + len)` to the deparser's output.
+/// Appends PHV bytes `[offset, offset + len)` to the deparser's output (generated code calls
+/// it when they do not fit the output's capacity).
 ///
 /// # Safety
 /// As [`shim_op`].
 pub unsafe extern "C" fn shim_emit<T: Tracer>(env: *mut Env<T>, offset: u32, len: u32) {
     // SAFETY: see the function's contract.
-    let (_, ctx) = unsafe { Env::sync_in(env) };
+    let (env, ctx) = unsafe { Env::sync_in(env) };
     let bytes = ctx.phv.slice(offset as usize, len as usize);
     ctx.emit_out.extend_from_slice(bytes);
+    env.sync_out(ctx);
 }
 
 /// `ParserState`: the parser entered state `state` (traced code only).

@@ -454,12 +454,34 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(done);
     }
 
+    /// Appends PHV bytes `[offset, offset + len)` to the output: copied here when they fit
+    /// its capacity, else by the emit shim (which grows it).
     fn emit_bytes(&mut self, offset: u32, len: u32) {
+        let len_off = std::mem::offset_of!(EnvLayout, out_len);
+        let cur = self.env_load(len_off);
+        let new = self.b.ins().iadd_imm(cur, i64::from(len));
+        let cap = self.env_load(std::mem::offset_of!(EnvLayout, out_cap));
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, new, cap);
+        let (fast, slow, done) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(fits, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let base = self.env_load(std::mem::offset_of!(EnvLayout, out));
+        let dst = self.b.ins().iadd(base, cur);
+        self.copy_out(dst, offset, len);
+        self.env_store(len_off, new);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(slow);
         let o = self.b.ins().iconst(types::I32, i64::from(offset));
         let l = self.b.ins().iconst(types::I32, i64::from(len));
         let (env, sig) = (self.env, self.sigs.emit);
         let f = self.shims.emit;
         self.call_shim(sig, f, &[env, o, l]);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
     }
 
     /// `extract` into PHV bytes `[offset, offset + len)`: a byte-aligned cursor copies from
@@ -558,6 +580,23 @@ impl Gen<'_, '_> {
             while len - i >= size {
                 let v = self.b.ins().load(ty, mem(), src, i as i32);
                 self.b.ins().store(mem(), v, self.phv, (offset + i) as i32);
+                i += size;
+            }
+        }
+    }
+
+    /// Copies `len` PHV bytes from `offset` to `dst`, widest loads first.
+    fn copy_out(&mut self, dst: Value, offset: u32, len: u32) {
+        let mut i = 0u32;
+        for (size, ty) in [
+            (8u32, types::I64),
+            (4, types::I32),
+            (2, types::I16),
+            (1, types::I8),
+        ] {
+            while len - i >= size {
+                let v = self.b.ins().load(ty, mem(), self.phv, (offset + i) as i32);
+                self.b.ins().store(mem(), v, dst, i as i32);
                 i += size;
             }
         }

@@ -1,10 +1,12 @@
-//! Running a gress's generated entry points on a pass's context: each builds the [`Env`],
-//! calls the code, and turns its answer back into the flat engine's results.
+//! Running a gress's generated entry points on a pass's context: a pass builds one [`Env`]
+//! for its parser, control and deparser, calls the code, and turns its answers back into the
+//! flat engine's results.
 
 use super::env::{Env, EXIT, FAULT, NEXT, RETURN};
 use super::gen::Layout;
 use super::parser::{fault_of_kind, END_ACCEPT, END_ERROR, END_FAULT, END_REJECT};
-use crate::exec::flat::{FlatGress, Op};
+use crate::exec::flat::FlatGress;
+use crate::exec::gress::Between;
 use crate::exec::parser::ParseEnd;
 use crate::exec::{Ctx, ExecResult, Fault, Flow, ParserFault};
 use crate::phv::Phv;
@@ -74,19 +76,68 @@ impl<T: Tracer> NativeGress<T> {
         if !self.fits(ctx.phv) {
             return ctx.run_parser_flat(fg, &fg.parser);
         }
+        Self::begin_parse(ctx);
+        self.run_parse(&mut Env::new(ctx, fg))
+    }
+
+    /// Runs the control.
+    pub fn control(&self, ctx: &mut Ctx<'_, T>, fg: &FlatGress) -> ExecResult {
+        if !self.fits(ctx.phv) {
+            return ctx.fexec_block(fg, &fg.control, &[]);
+        }
+        Self::run_block(self.control, &mut Env::new(ctx, fg))
+    }
+
+    /// Runs the deparser.
+    pub fn deparse(&self, ctx: &mut Ctx<'_, T>, fg: &FlatGress) -> ExecResult {
+        if !self.fits(ctx.phv) {
+            return ctx.fexec_block(fg, &fg.deparser, &[]);
+        }
+        Self::run_block(self.deparse, &mut Env::new(ctx, fg))
+    }
+
+    /// A whole pass: parser, control, deparser on one environment, with what the pass does
+    /// between them in `b` (on a PHV the code does not fit, the flat engine's phases).
+    pub(crate) fn pass(&self, ctx: &mut Ctx<'_, T>, fg: &FlatGress, b: &mut Between<'_>) {
+        if !self.fits(ctx.phv) {
+            let end = ctx.run_parser_flat(fg, &fg.parser);
+            if b.parsed(ctx, end) {
+                let control = ctx.fexec_block(fg, &fg.control, &[]);
+                if b.controlled(control) {
+                    b.deparsed(ctx.fexec_block(fg, &fg.deparser, &[]));
+                }
+            }
+            return;
+        }
+        Self::begin_parse(ctx);
+        let mut env = Env::new(ctx, fg);
+        let end = self.run_parse(&mut env);
+        if !b.parsed(env.ctx(), end) {
+            return;
+        }
+        env.next_block();
+        let control = Self::run_block(self.control, &mut env);
+        if b.controlled(control) {
+            env.next_block();
+            b.deparsed(Self::run_block(self.deparse, &mut env));
+        }
+    }
+
+    /// The context as the parser starts.
+    fn begin_parse(ctx: &mut Ctx<'_, T>) {
         ctx.in_parser = true;
         ctx.cursor = 0;
         let ncsum = ctx.pl.checksums.len();
         ctx.scratch.csum.clear();
         ctx.scratch.csum.resize(ncsum, 0);
-        let mut env = Env::new(ctx, fg);
-        // SAFETY: the code was generated for `fg`'s gress (see `NativeGress::new`) and `env`
-        // is a live environment of this pass.
-        let r = unsafe { (self.parse)(&mut env) };
-        let (cursor, written, fault) = (env.cursor, env.written, env.fault.take());
-        drop(env);
-        ctx.cursor = cursor;
-        ctx.written = written as u8;
+    }
+
+    /// Runs the generated parser on `env` (made after [`Self::begin_parse`]).
+    fn run_parse(&self, env: &mut Env<'_, '_, T>) -> ParseEnd {
+        // SAFETY: the code was generated for the pass's flat gress (see `NativeGress::new`;
+        // the caller checked that it fits the PHV) and `env` is a live environment of it.
+        let r = unsafe { (self.parse)(env) };
+        let (ctx, fault) = env.settle();
         ctx.in_parser = false;
         let state = (r >> 32) as usize;
         let end = match r & 0xff {
@@ -103,29 +154,11 @@ impl<T: Tracer> NativeGress<T> {
         end
     }
 
-    /// Runs the control.
-    pub fn control(&self, ctx: &mut Ctx<'_, T>, fg: &FlatGress) -> ExecResult {
-        self.block(self.control, &fg.control, ctx, fg)
-    }
-
-    /// Runs the deparser.
-    pub fn deparse(&self, ctx: &mut Ctx<'_, T>, fg: &FlatGress) -> ExecResult {
-        self.block(self.deparse, &fg.deparser, ctx, fg)
-    }
-
-    /// Runs `f`, the code generated for `ops` (which the flat engine runs instead on a PHV the
-    /// code does not fit).
-    fn block(&self, f: BlockFn<T>, ops: &[Op], ctx: &mut Ctx<'_, T>, fg: &FlatGress) -> ExecResult {
-        if !self.fits(ctx.phv) {
-            return ctx.fexec_block(fg, ops, &[]);
-        }
-        let mut env = Env::new(ctx, fg);
-        // SAFETY: as in `parse`.
-        let r = unsafe { f(&mut env) };
-        let (cursor, written, fault) = (env.cursor, env.written, env.fault.take());
-        drop(env);
-        ctx.cursor = cursor;
-        ctx.written = written as u8;
+    /// Runs `f`, the code generated for a block (control or deparser), on `env`.
+    fn run_block(f: BlockFn<T>, env: &mut Env<'_, '_, T>) -> ExecResult {
+        // SAFETY: as in `run_parse`.
+        let r = unsafe { f(env) };
+        let (_, fault) = env.settle();
         match r {
             NEXT => Ok(Flow::Next),
             RETURN => Ok(Flow::Return),
