@@ -266,6 +266,7 @@ fn lower_pipeline<'a>(
     };
     l.pipe = PipeObjs::default();
     l.spans = Default::default();
+    l.applied = Default::default();
     l.top_actions.clear();
     let mut blocks = Vec::new();
     let mut bad = false;
@@ -646,6 +647,7 @@ fn check_unused_blocks<'a>(l: &mut Lowerer<'a>) {
         let saved_phv = std::mem::take(&mut l.phv);
         let saved_ifs = std::mem::take(&mut l.ifs);
         let saved_top = std::mem::take(&mut l.top_actions);
+        let saved_applied = std::mem::take(&mut l.applied);
         l.gress = Gress::Ingress;
         let mut frame = HashMap::new();
         let mut deparser = false;
@@ -703,6 +705,7 @@ fn check_unused_blocks<'a>(l: &mut Lowerer<'a>) {
         l.phv = saved_phv;
         l.ifs = saved_ifs;
         l.top_actions = saved_top;
+        l.applied = saved_applied;
     }
 }
 

@@ -20,6 +20,7 @@ mod lookahead;
 mod parser;
 pub mod phv;
 mod profiles;
+mod shared_apply;
 pub mod spans;
 pub(crate) mod stmt;
 pub mod summary;
@@ -227,6 +228,9 @@ pub(crate) struct Lowerer<'a> {
     /// The annotations of the controls being lowered, innermost last (a control's
     /// `@ignore_table_dependency` applies to the tables it declares).
     pub control_annos: Vec<&'a [ast::Annotation]>,
+    /// Control instances applied from a control body so far (a later apply with the same
+    /// arguments reuses the first one's tables).
+    pub applied: shared_apply::AppliedControls<'a>,
 }
 
 /// Deepest nesting of inlined blocks and actions.
@@ -264,6 +268,7 @@ impl<'a> Lowerer<'a> {
             ghost: false,
             bound_actions: HashMap::new(),
             control_annos: Vec::new(),
+            applied: Default::default(),
         }
     }
 

@@ -9,6 +9,7 @@ use pipeline::ir::{self, ActionId, Place};
 
 use super::expr::{path_of, Resolved};
 use super::phv::Loc;
+use super::shared_apply::Lookup;
 use super::{ActionSlot, Binding, BlockInst, Ctx, Lowerer, Res, V};
 use crate::ast::{self, BinOp, DeclKind, Direction, ExprKind, StmtKind};
 use crate::check::types::Ty;
@@ -1796,10 +1797,38 @@ impl<'a> Lowerer<'a> {
             return Err(self.err(Diagnostic::error("not a control").with_primary(span, "here")));
         };
         let types = self.infer_types(b.decl, &c.params, args, &b.types)?;
-        let body = self.with_types(types, |l| {
+        let body = self.with_types(types.clone(), |l| {
             let frame = l.bind_args(&c.params, args, span)?;
             let prefix = l.join(&b.name);
-            super::control::lower_control_inst(l, b, frame, prefix)
+            match l.applied.lookup(b, &prefix, l.gress, &frame, &types) {
+                Lookup::Same(first) => {
+                    let (body, ifs) = (first.body.clone(), first.ifs.clone());
+                    l.ifs.extend(ifs);
+                    return Ok(body);
+                }
+                Lookup::Different(first) => {
+                    return Err(l.err(
+                        Diagnostic::error(format!(
+                            "control instance `{}` is applied again with different arguments",
+                            b.name
+                        ))
+                        .with_primary(span, "applied here")
+                        .with_secondary(first, "first applied here")
+                        .with_help(
+                            "one instance has one set of tables; declare a second instance \
+                             for the other arguments",
+                        ),
+                    ))
+                }
+                Lookup::First => {}
+            }
+            let ifs0 = l.ifs.len();
+            let body = super::control::lower_control_inst(l, b, frame.clone(), prefix.clone())?;
+            let ifs = l.ifs.get(ifs0..).unwrap_or_default().to_vec();
+            let gress = l.gress;
+            l.applied
+                .record(b, prefix, gress, frame, types, span, body.clone(), ifs);
+            Ok(body)
         })?;
         out.extend(body);
         Ok(())
