@@ -504,3 +504,25 @@ fn stack_last_reads_follow_next_index() {
         }
     ));
 }
+
+/// A control instance applied in two exclusive branches is one instance: one table (one
+/// P4Info entry), one direct counter, applied from both places.
+#[test]
+fn control_applied_twice_is_one_table() {
+    let p = lower("tests/lang/shared_control.p4", Target::Tofino1);
+    let pl = &p.pipelines[0];
+    let names: Vec<&str> = pl.tables.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["Ing.acl.t"]);
+    assert_eq!(pl.counters.len(), 1);
+    assert_eq!(pl.counters[0].direct_table, Some(ir::TableId(0)));
+    fn applies(b: &[ir::Stmt]) -> usize {
+        b.iter()
+            .map(|s| match s {
+                ir::Stmt::ApplyTable { .. } => 1,
+                ir::Stmt::If { then, els, .. } => applies(then) + applies(els),
+                _ => 0,
+            })
+            .sum()
+    }
+    assert_eq!(applies(&pl.ingress.control.body), 2);
+}
