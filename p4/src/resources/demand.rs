@@ -623,17 +623,15 @@ pub(crate) fn demands(
     layouts: &[(TableId, AtcamLayout)],
 ) -> Vec<Demand> {
     let mut col = Collector::new(pipe, phv);
-    let copies = super::units::shared_copies(pipe, units);
     units
         .iter()
         .map(|u| {
             let mut d = Demand::default();
             match &u.kind {
                 UnitKind::Table(id) => {
-                    let one = copies.get(id).copied().unwrap_or(*id);
                     d.logical = 1;
-                    d.table = Some(one);
-                    d.stateful.push((Stateful::Table(one), 0));
+                    d.table = Some(*id);
+                    d.stateful.push((Stateful::Table(*id), 0));
                     if let Some(t) = pipe.tables.get(id.index()) {
                         table_demand(t, &mut col, p, &mut d);
                         if let Some((_, lay)) = layouts.iter().find(|(l, _)| l == id) {

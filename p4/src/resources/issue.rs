@@ -41,6 +41,8 @@ pub enum IssueKind {
     TooManyStages,
     /// A register is executed twice on one path through a gress.
     RegisterAccessedTwice,
+    /// A table is applied twice on one path through a gress.
+    TableAppliedTwice,
     /// Two accesses of one register cannot share a stage (one depends on the other).
     RegisterStageConflict,
     /// A RegisterAction needs more than the stateful ALU offers.

@@ -462,6 +462,19 @@ fn place_gress(
         }
     }
     issues.extend(single_access::check(pipe, phv, pi, &units));
+    let twice = units::applied_twice(&units);
+    for &(t, _, b) in &twice {
+        let name = pipe.tables.get(t.index()).map_or("?", |t| t.name.as_str());
+        issues.push(
+            ResourceIssue::error(
+                IssueKind::TableAppliedTwice,
+                unit_object(pi, gress, &units[b]),
+                format!("table `{name}` is applied twice on one path through {gress}"),
+            )
+            .with_note("a table is one match unit, looked up at most once per packet; applies of one table (or of one control instance) must be mutually exclusive")
+            .with_help("apply it in exclusive branches (if/else, switch cases), or declare a second control instance for the second lookup"),
+        );
+    }
     issues.extend(extern_rules::register_actions(pipe, pi, &units));
     let gp = match gress {
         Gress::Ingress => &pipe.ingress,
@@ -475,6 +488,10 @@ fn place_gress(
         mau_bits: need.mau.bits,
         path: phv::path_names(&gp.parser, &need.total.states),
     };
+    if !twice.is_empty() {
+        // Placement would only restate it (the table's one stage cannot hold both lookups).
+        return (report, writes, need);
+    }
 
     let mut demands = demand::demands(pipe, phv, &units, p, &hints.layouts);
     // Tables too big for one stage's memories are spread over several (as bf-p4c does).

@@ -543,48 +543,26 @@ fn compute_deps(units: &mut [Unit], ignore: &IgnorePairs) {
     }
 }
 
-/// Tables to account as one: a control instance applied in several mutually exclusive places
-/// is lowered once per apply, giving copies of its tables under one name, where bf-p4c keeps
-/// one table applied in several places (mau/table_dependency_graph.cpp: a table applied more
-/// than once is one vertex, its applies mutually exclusive). Maps each later copy to the first
-/// one, when every apply of the name is exclusive with every other; copies on one path stay
-/// separate tables.
-pub(crate) fn shared_copies(pipe: &Pipeline, units: &[Unit]) -> BTreeMap<TableId, TableId> {
-    let mut by_name: BTreeMap<(&str, bool), Vec<usize>> = BTreeMap::new();
+/// Tables applied twice on one path through the gress: a table is one match unit, looked up at
+/// most once per packet, so bf-p4c keeps a table applied in several places as one table only
+/// when those places are mutually exclusive (mau/table_dependency_graph.cpp: one vertex per
+/// table). Gives each such table with the units of its first two non-exclusive applies.
+pub(crate) fn applied_twice(units: &[Unit]) -> Vec<(TableId, usize, usize)> {
+    let mut by_table: BTreeMap<TableId, Vec<usize>> = BTreeMap::new();
     for (i, u) in units.iter().enumerate() {
         if let UnitKind::Table(t) = u.kind {
-            if let Some(table) = pipe.tables.get(t.index()) {
-                by_name
-                    .entry((table.name.as_str(), table.gress == Gress::Ingress))
-                    .or_default()
-                    .push(i);
-            }
+            by_table.entry(t).or_default().push(i);
         }
     }
-    let mut out = BTreeMap::new();
-    for applies in by_name.values() {
-        let ids: Vec<TableId> = applies
-            .iter()
-            .filter_map(|&i| match units[i].kind {
-                UnitKind::Table(t) => Some(t),
-                _ => None,
+    by_table
+        .into_iter()
+        .filter_map(|(t, applies)| {
+            applies.iter().enumerate().find_map(|(x, &a)| {
+                applies[x + 1..]
+                    .iter()
+                    .find(|&&b| !exclusive(&units[a], &units[b]))
+                    .map(|&b| (t, a, b))
             })
-            .collect();
-        let Some(&first) = ids.first() else { continue };
-        if ids.iter().all(|&t| t == first) {
-            continue;
-        }
-        let all_exclusive = (0..applies.len()).all(|x| {
-            (x + 1..applies.len())
-                .all(|y| ids[x] == ids[y] || exclusive(&units[applies[x]], &units[applies[y]]))
-        });
-        if all_exclusive {
-            for &t in &ids {
-                if t != first {
-                    out.insert(t, first);
-                }
-            }
-        }
-    }
-    out
+        })
+        .collect()
 }
