@@ -1814,10 +1814,12 @@ impl<'a> Lowerer<'a> {
                         ))
                         .with_primary(span, "applied here")
                         .with_secondary(first, "first applied here")
-                        .with_help(
-                            "one instance has one set of tables; declare a second instance \
-                             for the other arguments",
-                        ),
+                        .with_note(
+                            "one instance has one set of tables; p4c's inliner would pass \
+                             the arguments through temporaries copied in and out around it, \
+                             which pisa does not model yet",
+                        )
+                        .with_help("declare a second instance for the other arguments"),
                     ))
                 }
                 Lookup::First => {}
