@@ -45,8 +45,9 @@ pub(crate) enum Stateful {
     Meter(MeterId),
     Filter(pipeline::ir::FilterId),
     Counter(CounterId),
-    /// Not state, but pinned the same way: a table applied in several places (the lowering
-    /// duplicates applies for short-circuit conditions) is one table in one stage.
+    /// Not state, but pinned the same way: a table applied in several exclusive places (a
+    /// control instance applied in several branches, or applies the lowering duplicates for
+    /// short-circuit conditions) is one table in one stage.
     Table(TableId),
 }
 
