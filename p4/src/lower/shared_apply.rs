@@ -4,7 +4,7 @@
 //! the body; a later apply whose arguments bind the parameters to the same storage and values
 //! reuses that body, so both apply sites name the same `TableId`s. Applies with different
 //! arguments would give different tables under one name, which the control plane could not
-//! tell apart: they are refused with both locations. (p4c's inliner, frontends/p4/inlining.cpp,
+//! tell apart: they are lowered as a second copy (as before) with a warning naming both. (p4c's inliner, frontends/p4/inlining.cpp,
 //! keeps one set of locals per instance too, and when the call sites differ binds the
 //! directional parameters to temporaries copied in and out at each call; pisa does not yet.)
 

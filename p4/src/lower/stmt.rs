@@ -1807,20 +1807,25 @@ impl<'a> Lowerer<'a> {
                     return Ok(body);
                 }
                 Lookup::Different(first) => {
-                    return Err(l.err(
-                        Diagnostic::error(format!(
-                            "control instance `{}` is applied again with different arguments",
+                    // Lowered again as its own copy (what pisa did before): the program runs,
+                    // but the control plane sees two tables under one name.
+                    l.warn(
+                        Diagnostic::warning(format!(
+                            "control instance `{}` is applied again with different arguments: \
+                             lowered as a second copy of its tables under the same names",
                             b.name
                         ))
                         .with_primary(span, "applied here")
                         .with_secondary(first, "first applied here")
                         .with_note(
-                            "one instance has one set of tables; p4c's inliner would pass \
-                             the arguments through temporaries copied in and out around it, \
-                             which pisa does not model yet",
+                            "one instance has one set of tables; p4c's inliner passes the \
+                             arguments through temporaries copied in and out around one table, \
+                             which pisa does not model yet: the control plane cannot tell the \
+                             copies apart by name",
                         )
                         .with_help("declare a second instance for the other arguments"),
-                    ))
+                    );
+                    return super::control::lower_control_inst(l, b, frame, prefix);
                 }
                 Lookup::First => {}
             }

@@ -1,5 +1,5 @@
 /* One control instance applied with different arguments would be two different tables under
- * one name: refused with both apply sites (declare a second instance instead). */
+ * one name: lowered as a second copy with a warning naming both apply sites. */
 #include "../head.p4inc"
 
 control Acl(in bit<16> k, inout metadata_t meta) {
