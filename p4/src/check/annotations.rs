@@ -28,6 +28,9 @@ const KEPT: &[&str] = &[
     "padding",
     // Drops the data dependencies between two tables in the placement, as bf-p4c does.
     "ignore_table_dependency",
+    // Fix an exact table's entries per match row and hash ways in the placement's sizing.
+    "pack",
+    "ways",
     // Read by the P4Info generator (control::p4runtime::p4info): packet I/O metadata and
     // fixed P4Runtime ids.
     "controller_header",
@@ -44,8 +47,6 @@ fn ignored_reason(name: &str) -> &'static str {
             | "placement_priority"
             | "force_immediate"
             | "force_shift"
-            | "pack"
-            | "ways"
             | "min_width"
             | "dynamic_table_key_masks"
             | "alpm"

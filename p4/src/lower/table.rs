@@ -92,6 +92,42 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// Records table `id`'s `@pack(n)` / `@ways(n)` for the placement. A value out of bf-p4c's
+    /// range is warned about and ignored, as bf-p4c does (mau/table_layout.cpp
+    /// `get_pack_pragma_val`, mau/resource_estimate.cpp `ways_pragma`).
+    fn sizing(&mut self, id: ir::TableId, name: &str, annos: &'a [ast::Annotation]) {
+        use crate::resources::layout::{Sizing, PACK_RANGE, WAYS_RANGE};
+        let mut sizing = Sizing::default();
+        for (which, range) in [("pack", PACK_RANGE), ("ways", WAYS_RANGE)] {
+            let Some(e) = annotations::expr_arg(annos, which) else {
+                continue;
+            };
+            let Ok(n) = self.const_int(e) else {
+                continue;
+            };
+            let Some(n) = u32::try_from(n).ok().filter(|n| range.contains(n)) else {
+                self.warn(
+                    Diagnostic::warning(format!(
+                        "the {which} value {n} on table `{name}` is not between {} and {}, and \
+                         will be ignored",
+                        range.start(),
+                        range.end()
+                    ))
+                    .with_primary(e.span, "out of range"),
+                );
+                continue;
+            };
+            if which == "pack" {
+                sizing.pack = Some(n);
+            } else {
+                sizing.ways = Some(n);
+            }
+        }
+        if sizing != Sizing::default() {
+            self.spans.hints.sizing.push((id, sizing));
+        }
+    }
+
     pub(super) fn lower_table(
         &mut self,
         d: &'a ast::Decl,
@@ -455,6 +491,7 @@ impl<'a> Lowerer<'a> {
         });
         self.spans.tables.push(t.name.span);
         self.ignore_deps(id, &d.annotations);
+        self.sizing(id, &name, &d.annotations);
         let declared = self.join(&t.name.name);
         if declared != name {
             self.spans.hints.declared_names.push((id, declared));

@@ -9,6 +9,8 @@
 //!   a hash-action table (one action, a row per key value) has no match RAMs. Hash: up to 4
 //!   ways, each taking 10 bits (the row within a block) plus the bits to select a block of its
 //!   way.
+//! - `@pack(n)` fixes the entries a match row packs to n (the only layout tried), `@ways(n)`
+//!   cuts the table's RAMs into n hash ways ([`ways_sizes`]).
 //! - ternary / LPM / range: TCAM blocks = ⌈key bits / 44⌉ × ⌈size / 512⌉ (range keys count
 //!   twice: bf-p4c encodes ranges in 4-bit groups); SRAM ([`ternary_sram`]): the ternary
 //!   indirection holding each slot's instruction and immediate action data, or an action data
@@ -33,7 +35,7 @@ use pipeline::ir::{
 };
 
 use super::effects::{Collector, Effects, Loc, Mode};
-use super::layout::AtcamLayout;
+use super::layout::{AtcamLayout, Hints, Sizing};
 use super::profile::Profile;
 use super::units::{Unit, UnitKind};
 
@@ -127,6 +129,9 @@ pub(crate) struct Demand {
     /// An ATCAM's SRAM blocks per logical table (0: not an ATCAM): a part split off takes a
     /// logical table id per this many blocks.
     pub sram_per_logical: u32,
+    /// The table's `@pack(n)` leaves no layout within a match row's 8 RAMs (bf-p4c then has
+    /// no layout option for it): `n`.
+    pub unfit_pack: Option<u32>,
 }
 
 fn ceil_div(a: u64, b: u64) -> u64 {
@@ -165,7 +170,13 @@ fn sram_for(p: &Profile, entries: u64, bits: u64) -> u64 {
 }
 
 /// Memories and crossbar of a table (without its actions' externs).
-fn table_demand(t: &Table, phv_col: &mut Collector<'_>, p: &Profile, d: &mut Demand) {
+fn table_demand(
+    t: &Table,
+    phv_col: &mut Collector<'_>,
+    p: &Profile,
+    sizing: Sizing,
+    d: &mut Demand,
+) {
     let size = u64::from(t.size.max(1));
     let ternary = t.keys.iter().any(|k| {
         matches!(
@@ -225,11 +236,12 @@ fn table_demand(t: &Table, phv_col: &mut Collector<'_>, p: &Profile, d: &mut Dem
             direct: t.direct_counter.is_some() || t.direct_meter.is_some() || t.idle_timeout,
             single_action: t.actions.len() <= 1,
         };
-        let lay = exact_layout(p, size, &shape);
+        let lay = exact_layout(p, size, &shape, sizing);
+        if lay.wide {
+            d.unfit_pack = sizing.pack;
+        }
         sram += lay.sram;
-        let ways = lay.deep.clamp(1, 4);
-        let per_way = ceil_div(lay.deep.max(1), ways);
-        d.hash_bits += sat32(ways * (10 + u64::from(ceil_log2(per_way))));
+        d.hash_bits += sat32(lay.hash_bits);
     }
     d.sram = d.sram.saturating_add(sat32(sram));
 }
@@ -268,6 +280,25 @@ fn ternary_sram(p: &Profile, entries: u64, instr: u64, adb_bits: u64) -> u64 {
 struct ExactLayout {
     sram: u64,
     deep: u64,
+    /// Hash bits of its ways: each 10 bits of row plus the bits selecting a RAM of its way.
+    hash_bits: u64,
+    /// No layout fits a match row: this is the one-entry-a-row stand-in.
+    wide: bool,
+}
+
+impl ExactLayout {
+    /// A layout `deep` RAMs deep with bf-p4c's default ways: up to 4, the RAMs shared evenly.
+    fn new(sram: u64, deep: u64) -> Self {
+        let ways = deep.clamp(1, MIN_WAYS);
+        let per_way = ceil_div(deep.max(1), ways);
+        let hash_bits = ways * (GHOST_BITS + u64::from(ceil_log2(per_way)));
+        ExactLayout {
+            sram,
+            deep,
+            hash_bits,
+            wide: false,
+        }
+    }
 }
 
 /// Bits of an exact key bf-p4c does not store (mau/table_layout.cpp `setup_match_layout`,
@@ -289,21 +320,19 @@ const MAX_ROW_RAMS: u64 = 8;
 /// (5 a RAM) need, at most 8;
 /// the table is `⌈size / (entries per row × 1024)⌉` rows deep. With action data in a table,
 /// that table has an entry for every match slot laid out.
-fn exact_layout(p: &Profile, size: u64, x: &ExactShape) -> ExactLayout {
+fn exact_layout(p: &Profile, size: u64, x: &ExactShape, sizing: Sizing) -> ExactLayout {
     let depth = u64::from(p.sram_depth);
     let w = u64::from(p.sram_width);
     let (key_bits, instr, adb_bits) = (x.key_bits, x.instr, x.adb_bits);
     // A hash-action table: every key value has its row, found by the key itself; no match
     // RAMs, only the action data.
     if key_bits < 64 && size == 1u64 << key_bits && x.single_action && !x.direct && instr == 0 {
-        return ExactLayout {
-            sram: action_data_sram(p, size, adb_bits),
-            deep: 0,
-        };
+        return ExactLayout::new(action_data_sram(p, size, adb_bits), 0);
     }
-    let mut best = ExactLayout {
-        sram: u64::MAX,
-        deep: 1,
+    let mut best = ExactLayout::new(u64::MAX, 1);
+    let packs = match sizing.pack {
+        Some(n) => u64::from(n)..=u64::from(n),
+        None => 1..=MAX_PACK,
     };
     for immediate in [true, false] {
         if immediate && adb_bits > IMMEDIATE_MAX_BITS {
@@ -314,7 +343,7 @@ fn exact_layout(p: &Profile, size: u64, x: &ExactShape) -> ExactLayout {
         // The miss entry needs no reserved row when the default action keeps its data (if
         // any) in the entry and uses no direct resource (identity hashing allowed).
         let identity_ok = !x.direct && (immediate || x.default_adb_bits == 0);
-        for pack in 1..=MAX_PACK {
+        for pack in packs.clone() {
             let width = ceil_div(pack * entry, w)
                 .max(ceil_div(pack * overhead, OVERHEAD_BITS_PER_WORD))
                 .max(ceil_div(pack, MAX_ENTRIES_PER_WORD))
@@ -322,13 +351,17 @@ fn exact_layout(p: &Profile, size: u64, x: &ExactShape) -> ExactLayout {
             if width > MAX_ROW_RAMS {
                 break;
             }
-            let deep = way_depth(ceil_div(size, pack * depth), key_bits, pack, identity_ok);
-            let mut sram = deep * width;
+            let rows = ceil_div(size, pack * depth);
+            let lay = match sizing.ways {
+                Some(n) => ways_sizes(rows, key_bits, pack, identity_ok, u64::from(n)),
+                None => ExactLayout::new(0, way_depth(rows, key_bits, pack, identity_ok)),
+            };
+            let mut sram = lay.deep * width;
             if !immediate {
-                sram += action_data_sram(p, deep * pack * depth, adb_bits);
+                sram += action_data_sram(p, lay.deep * pack * depth, adb_bits);
             }
             if sram < best.sram {
-                best = ExactLayout { sram, deep };
+                best = ExactLayout { sram, ..lay };
             }
         }
     }
@@ -338,8 +371,11 @@ fn exact_layout(p: &Profile, size: u64, x: &ExactShape) -> ExactLayout {
         let entry = key_bits.saturating_sub(GHOST_BITS) + VERSION_BITS + instr;
         let deep = ceil_div(size, depth).max(MIN_WAYS);
         best = ExactLayout {
-            sram: deep * ceil_div(entry, w) + action_data_sram(p, size, adb_bits),
-            deep,
+            wide: true,
+            ..ExactLayout::new(
+                deep * ceil_div(entry, w) + action_data_sram(p, size, adb_bits),
+                deep,
+            )
         };
     }
     best
@@ -383,6 +419,43 @@ fn way_depth(rows: u64, key_bits: u64, pack: u64, identity_ok: bool) -> u64 {
     }
     deep
 }
+
+/// The RAMs of a table `rows` rows deep cut into the `ways` hash ways `@ways` asks for
+/// (mau/resource_estimate.cpp `ways_provided`): one way may address its rows by the key
+/// (as in [`way_depth`], within `rows`); otherwise way i takes its share of the rows still
+/// needed (at most a stage's 80 RAMs), rounded up to a power of two, at least one RAM each.
+fn ways_sizes(rows: u64, key_bits: u64, pack: u64, identity_ok: bool, ways: u64) -> ExactLayout {
+    if ways == 1 && identity_ok && key_bits <= GHOST_BITS + 8 {
+        let extra = key_bits.saturating_sub(GHOST_BITS);
+        let needed = ceil_div(1 << extra, pack).next_power_of_two();
+        if needed <= rows {
+            return ExactLayout {
+                sram: 0,
+                deep: needed,
+                hash_bits: GHOST_BITS + u64::from(ceil_log2(needed)),
+                wide: false,
+            };
+        }
+    }
+    let mut left = rows.min(STAGE_SRAMS);
+    let (mut deep, mut hash_bits) = (0, 0);
+    for i in 0..ways {
+        let size = ceil_div(left.max(1), ways - i).next_power_of_two();
+        left = left.saturating_sub(size);
+        deep += size;
+        hash_bits += GHOST_BITS + u64::from(ceil_log2(size));
+    }
+    ExactLayout {
+        sram: 0,
+        deep,
+        hash_bits,
+        wide: false,
+    }
+}
+
+/// SRAM blocks of a Tofino stage (mau/mau_spec.h `StageUse::MAX_SRAMS`), the most RAMs
+/// `@ways` spreads.
+const STAGE_SRAMS: u64 = 80;
 
 /// Bits of action data of `t`'s widest action: the parameters its body reads (bf-p4c lays out
 /// action data from the action's instructions, so a parameter nothing reads takes no space).
@@ -621,7 +694,7 @@ pub(crate) fn demands(
     phv: &PhvLayout,
     units: &[Unit],
     p: &Profile,
-    layouts: &[(TableId, AtcamLayout)],
+    hints: &Hints,
 ) -> Vec<Demand> {
     let mut col = Collector::new(pipe, phv);
     units
@@ -634,8 +707,13 @@ pub(crate) fn demands(
                     d.table = Some(*id);
                     d.stateful.push((Stateful::Table(*id), 0));
                     if let Some(t) = pipe.tables.get(id.index()) {
-                        table_demand(t, &mut col, p, &mut d);
-                        if let Some((_, lay)) = layouts.iter().find(|(l, _)| l == id) {
+                        let sizing = hints
+                            .sizing
+                            .iter()
+                            .find(|(s, _)| s == id)
+                            .map_or_else(Sizing::default, |(_, s)| *s);
+                        table_demand(t, &mut col, p, sizing, &mut d);
+                        if let Some((_, lay)) = hints.layouts.iter().find(|(l, _)| l == id) {
                             atcam_demand(&mut col, t, lay, p, &mut d);
                         }
                     }

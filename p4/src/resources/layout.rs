@@ -4,6 +4,9 @@
 //!   the table matches the same, but its entries live in an algorithmic TCAM (ATCAM), whose
 //!   partitions are kept in SRAM match words, and for ALPM a pre-classifier TCAM picks the
 //!   partition. The resource check sizes such a table from its layout instead of as a TCAM;
+//! - `@pack(n)` / `@ways(n)` ([`Sizing`]): an exact table's entries per match row and its
+//!   number of hash ways, fixed instead of chosen (mau/table_layout.cpp
+//!   `get_pack_pragma_val`, mau/resource_estimate.cpp `ways_provided`);
 //! - `@ignore_table_dependency("other")`: the data dependencies between the two tables are
 //!   dropped, as bf-p4c drops them (mau/table_mutex.cpp `IgnoreTableDeps`).
 
@@ -32,6 +35,21 @@ pub const DEFAULT_SUBTREES: u32 = 2;
 /// The layouts of one pipeline's tables (most tables have none).
 pub type TableLayouts = Vec<(TableId, AtcamLayout)>;
 
+/// bf-p4c's bounds of `@pack` (Tofino: `sramMinPackEntries` / `sramMaxPackEntries`) and
+/// `@ways` (`StageUseEstimate::MIN_WAYS` / `MAX_WAYS`).
+pub const PACK_RANGE: std::ops::RangeInclusive<u32> = 1..=9;
+pub const WAYS_RANGE: std::ops::RangeInclusive<u32> = 1..=8;
+
+/// A table's `@pack(n)` and `@ways(n)`, each within its range (values outside are warned
+/// about and dropped by the lowering, as bf-p4c ignores them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sizing {
+    /// Entries per match row: the only layout bf-p4c then tries.
+    pub pack: Option<u32>,
+    /// Hash ways: the table's RAMs are cut into this many ways.
+    pub ways: Option<u32>,
+}
+
 /// `@ignore_table_dependency("other")` on a table, or on the control that declares it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IgnoreDep {
@@ -51,4 +69,6 @@ pub struct Hints {
     /// (`@ignore_table_dependency` may name either, like bf-p4c's internal and external
     /// names).
     pub declared_names: Vec<(TableId, String)>,
+    /// Tables with `@pack` or `@ways`.
+    pub sizing: Vec<(TableId, Sizing)>,
 }

@@ -258,6 +258,35 @@ fn unit_object(pi: usize, gress: Gress, u: &Unit) -> ObjectRef {
     }
 }
 
+/// An error for each table whose `@pack(n)` needs a match row wider than 8 RAMs: bf-p4c
+/// tries only that packing (mau/table_layout.cpp `setup_exact_match`) and finds no layout.
+fn unfit_packs(pi: usize, pipe: &Pipeline, demands: &[demand::Demand]) -> Vec<ResourceIssue> {
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for d in demands {
+        let (Some(t), Some(n)) = (d.table, d.unfit_pack) else {
+            continue;
+        };
+        if seen.contains(&t) {
+            continue;
+        }
+        seen.push(t);
+        let name = pipe.tables.get(t.index()).map_or("?", |x| x.name.as_str());
+        out.push(
+            ResourceIssue::error(
+                IssueKind::TableTooLarge,
+                ObjectRef::Table(pi, t),
+                format!(
+                    "table `{name}`: @pack({n}) puts {n} entries in a match row, wider than 8 RAMs"
+                ),
+            )
+            .with_note("bf-p4c lays out a table with `@pack` only with that many entries a row")
+            .with_help("lower the `@pack` value, or remove it to let the layout choose"),
+        );
+    }
+    out
+}
+
 fn unit_kind_word(u: &Unit) -> &'static str {
     match u.kind {
         UnitKind::Table(_) => "table",
@@ -493,7 +522,8 @@ fn place_gress(
         return (report, writes, need);
     }
 
-    let mut demands = demand::demands(pipe, phv, &units, p, &hints.layouts);
+    let mut demands = demand::demands(pipe, phv, &units, p, hints);
+    issues.extend(unfit_packs(pi, pipe, &demands));
     // Tables too big for one stage's memories are spread over several (as bf-p4c does).
     let mut prefix_parts: Vec<Vec<demand::Demand>> = vec![Vec::new(); units.len()];
     for (u, d) in demands.iter_mut().enumerate() {
