@@ -9,6 +9,8 @@
 //! - `// expect sram N`: the ingress uses N SRAM blocks in all;
 //! - `// expect stage_tcam S N`: ingress stage S uses N TCAM blocks;
 //! - `// expect stage_logical S N`: ingress stage S uses N logical table ids.
+//!
+//! And in every file: no stage states the same placement reason twice.
 
 use std::path::{Path, PathBuf};
 
@@ -46,6 +48,13 @@ fn check(c: &Compiled, text: &str) -> Vec<String> {
     let warnings = c.warnings.render(&c.sources);
     let placed: Vec<&String> = g.stages.iter().flat_map(|s| &s.placed_by).collect();
     let mut bad = Vec::new();
+    for s in &g.stages {
+        for (i, r) in s.placed_by.iter().enumerate() {
+            if s.placed_by[..i].contains(r) {
+                bad.push(format!("stage {}: placement reason `{r}` twice", s.stage));
+            }
+        }
+    }
     for line in text.lines() {
         let Some(e) = line.strip_prefix("// expect ") else {
             continue;

@@ -735,8 +735,11 @@ fn place_gress(
             ..StageReport::default()
         };
         for &u in &su.units {
+            // A table applied from several sites is one unit per site with the same reason.
             if let Some(r) = placed_by(&units, &names, &placement, u, s) {
-                sr.placed_by.push(r);
+                if !sr.placed_by.contains(&r) {
+                    sr.placed_by.push(r);
+                }
             }
             let parts = &placement.parts_of[u];
             let label = match parts.iter().position(|&ps| ps == s) {
