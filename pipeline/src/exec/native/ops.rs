@@ -568,25 +568,20 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(done);
     }
 
-    /// Copies `len` bytes from `src` to PHV byte `offset`, widest loads first.
+    /// Copies `len` bytes from `src` to PHV byte `offset`.
     fn copy_in(&mut self, src: Value, offset: u32, len: u32) {
-        let mut i = 0u32;
-        for (size, ty) in [
-            (8u32, types::I64),
-            (4, types::I32),
-            (2, types::I16),
-            (1, types::I8),
-        ] {
-            while len - i >= size {
-                let v = self.b.ins().load(ty, mem(), src, i as i32);
-                self.b.ins().store(mem(), v, self.phv, (offset + i) as i32);
-                i += size;
-            }
-        }
+        let phv = self.phv;
+        self.copy_bytes((src, 0), (phv, offset), len);
     }
 
-    /// Copies `len` PHV bytes from `offset` to `dst`, widest loads first.
+    /// Copies `len` PHV bytes from `offset` to `dst`.
     fn copy_out(&mut self, dst: Value, offset: u32, len: u32) {
+        let phv = self.phv;
+        self.copy_bytes((phv, offset), (dst, 0), len);
+    }
+
+    /// Copies `len` bytes from `src + so` to `dst + d_o`, widest loads first.
+    fn copy_bytes(&mut self, (src, so): (Value, u32), (dst, d_o): (Value, u32), len: u32) {
         let mut i = 0u32;
         for (size, ty) in [
             (8u32, types::I64),
@@ -595,8 +590,8 @@ impl Gen<'_, '_> {
             (1, types::I8),
         ] {
             while len - i >= size {
-                let v = self.b.ins().load(ty, mem(), self.phv, (offset + i) as i32);
-                self.b.ins().store(mem(), v, dst, i as i32);
+                let v = self.b.ins().load(ty, mem(), src, (so + i) as i32);
+                self.b.ins().store(mem(), v, dst, (d_o + i) as i32);
                 i += size;
             }
         }
