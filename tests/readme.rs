@@ -15,8 +15,11 @@
 //! - Every repository file a block names (`p4/programs/...`, `deploy/labs/...`) must exist.
 //!
 //! A block that fails prints its README line, its script and the tail of its output. Outputs
-//! go where the README says (`out/`, ignored by git).
+//! go where the README says (`out/`, ignored by git). Network namespaces a root block creates
+//! and leaves behind (it failed half-way) are deleted after it, so a rerun on the same machine
+//! does not fail with "File exists".
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -140,6 +143,35 @@ fn run_block(b: &Block, path: &str) {
             BLOCK_LIMIT.as_secs(),
             b.text
         ),
+    }
+}
+
+/// The network namespaces `ip netns list` shows (each line's first word).
+fn netns_names() -> BTreeSet<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output();
+    let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+    text.unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+/// Deletes, when dropped (also while a failed block's panic unwinds), the namespaces that
+/// appeared since it was made.
+struct NetnsGuard(BTreeSet<String>);
+
+impl NetnsGuard {
+    fn new() -> Self {
+        NetnsGuard(netns_names())
+    }
+}
+
+impl Drop for NetnsGuard {
+    fn drop(&mut self) {
+        for left in netns_names().difference(&self.0) {
+            eprintln!("README: deleting network namespace {left} that a block left behind");
+            let _ = Command::new("ip").args(["netns", "del", left]).status();
+        }
     }
 }
 
@@ -271,6 +303,7 @@ fn readme_set_up_and_root_blocks_run_as_written() {
         "after the set-up block, `pisa` on the PATH is not the one `cargo install` wrote"
     );
     for b in all.iter().filter(|b| b.is_root()) {
+        let _netns = NetnsGuard::new();
         run_block(b, &path);
     }
 }

@@ -169,13 +169,12 @@ impl Topology {
     /// Checks topology text; relative paths in it are relative to `path`'s folder.
     pub fn from_yaml(text: &str, path: &Path) -> Result<Topology, TopologyError> {
         let raw: TopologyFile = serde_saphyr::from_str(text).map_err(|e| {
-            let msg = e.to_string();
-            let (line, column) = yaml_position(&msg);
+            let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
             TopologyError {
                 file: path.to_path_buf(),
                 line,
                 column,
-                message: msg,
+                message: e.to_string(),
             }
         })?;
         Resolver::new(path).resolve(raw)
@@ -221,24 +220,6 @@ impl Topology {
     pub fn host_index(&self, name: &str) -> Option<usize> {
         self.hosts.iter().position(|h| h.name == name)
     }
-}
-
-/// Line and column of a serde-saphyr message ("... at line 3, column 5 ...").
-fn yaml_position(msg: &str) -> (u64, u64) {
-    let num_after = |key: &str| -> u64 {
-        msg.find(key)
-            .map(|i| &msg[i + key.len()..])
-            .and_then(|r| {
-                let d: String = r
-                    .trim_start()
-                    .chars()
-                    .take_while(char::is_ascii_digit)
-                    .collect();
-                d.parse().ok()
-            })
-            .unwrap_or(0)
-    };
-    (num_after("line"), num_after("column"))
 }
 
 /// The checks and defaults of [`Topology::from_yaml`].
