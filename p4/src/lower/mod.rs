@@ -231,8 +231,8 @@ pub(crate) struct Lowerer<'a> {
     /// Control instances applied from a control body so far in this pipeline (a later apply
     /// reuses the first one's tables).
     pub applied: shared_apply::AppliedControls<'a>,
-    /// Control instances applied with different arguments (lowered with temporaries).
-    pub copied: shared_apply::CopiedInstances,
+    /// Parameters of control instances applied with different arguments (temporaries).
+    pub copied: shared_apply::CopiedParams,
 }
 
 /// Deepest nesting of inlined blocks and actions.
@@ -448,20 +448,19 @@ fn check_unused_decls(l: &mut Lowerer<'_>) {
 /// Lowers `program` for `target`. Diagnostics (errors and warnings) go to `diags`; the program is
 /// returned only when there were no errors.
 pub fn lower_program(env: &Env<'_>, target: Target, diags: &mut Diagnostics) -> Option<Lowered> {
-    // A control instance found applied with different arguments is lowered again from the
-    // start, its parameters made temporaries (see `shared_apply`). Each run finds at least
-    // one more such instance, and a program has finitely many.
-    let mut copied = HashSet::new();
+    // Once a control instance is found applied with different arguments, the program is
+    // lowered again from the start with those parameters made temporaries (see
+    // `shared_apply`). Each run finds at least one more such parameter, and a program has
+    // finitely many.
+    let mut copied = shared_apply::Differing::new();
     let (mut l, out) = loop {
         let mut l = Lowerer::new(env, target);
         l.copied.known = copied.clone();
         check_unused_decls(&mut l);
         let out = block::lower_main(&mut l);
-        let found = std::mem::take(&mut l.copied.found);
-        if found.is_subset(&copied) {
+        if !shared_apply::learn(&mut copied, std::mem::take(&mut l.copied.found)) {
             break (l, out);
         }
-        copied.extend(found);
     };
     let had_errors = l.diags.has_errors();
     // A declaration checked up front and again at a use reports the same error twice.

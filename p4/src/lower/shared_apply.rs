@@ -2,20 +2,22 @@
 //! externs exist once (P4_16 §10.3: an instance is created once, where it is declared; bf-p4c
 //! keeps a table applied in mutually exclusive places as one table).
 //!
-//! The first apply lowers the body. When every apply binds the parameters to the same storage
-//! and values, the parameters alias the arguments and later applies reuse that body, so every
-//! apply site names the same `TableId`s. When the applies pass different arguments, the
-//! instance's directional parameters become per-instance temporaries (PHV fields named
-//! `<instance>.<param>`), as p4c's inliner does: each apply copies its `in`/`inout` arguments
-//! in (an `out` parameter's headers start invalid), runs the one body over the temporaries,
-//! and copies `out`/`inout` back. Directionless parameters are compile-time values
-//! substituted into the body, so, as in p4c, every apply must pass the same one.
+//! The first apply lowers the body, every later apply reuses it, so every apply site names the
+//! same `TableId`s. A parameter that every apply binds to the same storage or value aliases it.
+//! A directional parameter that the applies bind differently becomes a per-instance temporary
+//! (a PHV field or header named `<instance>.<param>`), as p4c's inliner does for a control
+//! called more than once: each apply copies its `in`/`inout` argument in (an `out` parameter's
+//! headers start invalid), runs the one body over the temporary, and copies `out`/`inout` back.
+//! (p4c gives every directional parameter a temporary once the calls differ; pisa only those
+//! that differ, so an argument all applies share costs no copies.) Directionless parameters are
+//! compile-time values substituted into the body, so, as in p4c, every apply must pass the
+//! same one.
 //!
-//! Whether an instance needs temporaries is known only at its second apply, after the first
-//! was lowered: the lowering then records the instance in [`CopiedInstances`] and the whole
-//! program is lowered again with it known (see `lower_program`).
+//! Which parameters need temporaries is known only at a later apply, after the first was
+//! lowered: the lowering then records them in [`CopiedParams`] and the whole program is
+//! lowered again with them known (see `lower_program`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
 use pipeline::ir;
@@ -36,12 +38,27 @@ pub(crate) struct InstanceKey {
     path: String,
 }
 
-/// The instances whose applies pass different arguments: `known` from earlier runs (lowered
-/// with temporaries), `found` in this one (the run is redone).
+/// Per instance, the parameters its applies bind differently (by name).
+pub(crate) type Differing = HashMap<InstanceKey, BTreeSet<String>>;
+
+/// The parameters lowered as temporaries: `known` from earlier runs, `found` in this one (the
+/// run is then redone).
 #[derive(Default)]
-pub(crate) struct CopiedInstances {
-    pub known: HashSet<InstanceKey>,
-    pub found: HashSet<InstanceKey>,
+pub(crate) struct CopiedParams {
+    pub known: Differing,
+    pub found: Differing,
+}
+
+/// Adds `found` to `known`; true when that added anything.
+pub(crate) fn learn(known: &mut Differing, found: Differing) -> bool {
+    let mut grew = false;
+    for (key, names) in found {
+        let set = known.entry(key).or_default();
+        for n in names {
+            grew |= set.insert(n);
+        }
+    }
+    grew
 }
 
 /// The first lowering of a control instance applied from a control body.
@@ -83,9 +100,20 @@ impl AppliedControls<'_> {
     }
 }
 
-/// What a parameter becomes when the instance is lowered with temporaries.
-fn copied(p: &ast::Param, b: &Binding<'_>) -> bool {
+/// True for a parameter bound to a value (not the packet or an extern) with a direction: one
+/// that can be a temporary copied in and out.
+fn directional(p: &ast::Param, b: &Binding<'_>) -> bool {
     p.direction != Direction::None && matches!(b, Binding::Val(_) | Binding::In(_))
+}
+
+/// The parameters of one apply that are temporaries, and the bindings on both sides.
+struct Copies<'f, 'a> {
+    params: &'a [ast::Param],
+    /// This apply's arguments.
+    args: &'f HashMap<String, Binding<'a>>,
+    /// The parameters as the body sees them.
+    body: &'f HashMap<String, Binding<'a>>,
+    temps: &'f BTreeSet<String>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -105,9 +133,9 @@ impl<'a> Lowerer<'a> {
             gress: self.gress,
             path: path.clone(),
         };
-        let with_temps = self.copied.known.contains(&key);
+        let temps = self.copied.known.get(&key).cloned().unwrap_or_default();
         let Some(i) = self.applied.find(b, &path, self.gress) else {
-            return self.first_apply(b, params, frame, path, types.clone(), span, with_temps);
+            return self.first_apply(b, params, frame, path, types.clone(), span, &temps);
         };
         let first = &self.applied.applied[i];
         if first.types != *types {
@@ -125,21 +153,31 @@ impl<'a> Lowerer<'a> {
         }
         self.same_fixed_params(b, params, i, &frame, span)?;
         let first = &self.applied.applied[i];
-        let (body, ifs) = (first.body.clone(), first.ifs.clone());
-        if !with_temps {
-            if !same_frame(&first.frame, &frame) {
-                // Lowered again from the start with temporaries for this instance.
-                self.copied.found.insert(key);
-            }
-            self.ifs.extend(ifs);
-            return Ok(body);
+        let differing: BTreeSet<String> = params
+            .iter()
+            .filter(|p| !temps.contains(&p.name.name))
+            .filter(|p| {
+                let (x, y) = (first.frame.get(&p.name.name), frame.get(&p.name.name));
+                matches!((x, y), (Some(x), Some(y)) if directional(p, x) && !same_binding(x, y))
+            })
+            .map(|p| p.name.name.clone())
+            .collect();
+        if !differing.is_empty() {
+            // Lowered again from the start with these parameters as temporaries.
+            self.copied.found.entry(key).or_default().extend(differing);
         }
-        let temps = first.frame.clone();
+        let (body, ifs, body_frame) = (first.body.clone(), first.ifs.clone(), first.frame.clone());
+        let copies = Copies {
+            params,
+            args: &frame,
+            body: &body_frame,
+            temps: &temps,
+        };
         let mut out = Vec::new();
-        self.copy_in(params, &frame, &temps, &mut out);
+        self.copy_in(&copies, &mut out);
         self.ifs.extend(ifs);
         out.extend(body);
-        self.copy_out(params, &frame, &temps, &mut out);
+        self.copy_out(&copies, &mut out);
         Ok(out)
     }
 
@@ -152,23 +190,22 @@ impl<'a> Lowerer<'a> {
         path: String,
         types: TypeParams,
         span: Span,
-        with_temps: bool,
+        temps: &BTreeSet<String>,
     ) -> Res<ir::Block> {
-        let mut out = Vec::new();
-        let body_frame = if with_temps {
-            let temps = self.param_temps(params, &frame, &path, span)?;
-            self.copy_in(params, &frame, &temps, &mut out);
-            temps
-        } else {
-            frame.clone()
+        let body_frame = self.param_temps(params, &frame, temps, &path, span)?;
+        let copies = Copies {
+            params,
+            args: &frame,
+            body: &body_frame,
+            temps,
         };
+        let mut out = Vec::new();
+        self.copy_in(&copies, &mut out);
         let ifs0 = self.ifs.len();
         let body = super::control::lower_control_inst(self, b, body_frame.clone(), path.clone())?;
         let ifs = self.ifs.get(ifs0..).unwrap_or_default().to_vec();
         out.extend(body.iter().cloned());
-        if with_temps {
-            self.copy_out(params, &frame, &body_frame, &mut out);
-        }
+        self.copy_out(&copies, &mut out);
         let gress = self.gress;
         self.applied.applied.push(Applied {
             inst: b.clone(),
@@ -183,21 +220,20 @@ impl<'a> Lowerer<'a> {
         Ok(out)
     }
 
-    /// The parameters bound to fresh temporaries (directional ones) or to this apply's
-    /// arguments (directionless ones, the packet).
+    /// The parameters as the body sees them: the ones named in `temps` bound to fresh
+    /// temporaries, the others to this apply's arguments.
     fn param_temps(
         &mut self,
         params: &'a [ast::Param],
         frame: &HashMap<String, Binding<'a>>,
+        temps: &BTreeSet<String>,
         path: &str,
         span: Span,
     ) -> Res<HashMap<String, Binding<'a>>> {
-        let mut temps = HashMap::new();
+        let mut body = frame.clone();
         for p in params {
             let name = &p.name.name;
-            let Some(arg) = frame.get(name) else { continue };
-            if !copied(p, arg) {
-                temps.insert(name.clone(), arg.clone());
+            if !temps.contains(name) || !frame.get(name).is_some_and(|a| directional(p, a)) {
                 continue;
             }
             let ty = self.resolve_type(&p.ty)?;
@@ -207,9 +243,9 @@ impl<'a> Lowerer<'a> {
             } else {
                 Binding::Val(V::Loc(loc))
             };
-            temps.insert(name.clone(), b);
+            body.insert(name.clone(), b);
         }
-        Ok(temps)
+        Ok(body)
     }
 
     /// Refuses an apply whose directionless arguments differ from the first apply's: they are
@@ -225,7 +261,7 @@ impl<'a> Lowerer<'a> {
         let first = &self.applied.applied[i];
         let differs = params.iter().find(|p| {
             let (x, y) = (first.frame.get(&p.name.name), frame.get(&p.name.name));
-            let fixed = x.is_some_and(|x| !copied(p, x));
+            let fixed = x.is_some_and(|x| !directional(p, x));
             fixed && !matches!((x, y), (Some(x), Some(y)) if same_binding(x, y))
         });
         let Some(p) = differs else { return Ok(()) };
@@ -247,54 +283,44 @@ impl<'a> Lowerer<'a> {
         ))
     }
 
-    /// Before the body: `in`/`inout` arguments into the temporaries; an `out` parameter's
+    /// The temporaries of `c` with this apply's argument and the body's storage for each.
+    fn temp_pairs<'f>(c: &Copies<'f, 'a>) -> Vec<(&'a ast::Param, &'f V, &'f Rc<Loc>)> {
+        c.params
+            .iter()
+            .filter(|p| c.temps.contains(&p.name.name))
+            .filter_map(
+                |p| match (c.args.get(&p.name.name), c.body.get(&p.name.name)) {
+                    (
+                        Some(Binding::Val(a) | Binding::In(a)),
+                        Some(Binding::Val(V::Loc(t)) | Binding::In(V::Loc(t))),
+                    ) if p.direction != Direction::None => Some((p, a, t)),
+                    _ => None,
+                },
+            )
+            .collect()
+    }
+
+    /// Before the body: `in`/`inout` arguments into their temporaries; an `out` temporary's
     /// headers start invalid.
-    fn copy_in(
-        &mut self,
-        params: &[ast::Param],
-        args: &HashMap<String, Binding<'a>>,
-        temps: &HashMap<String, Binding<'a>>,
-        out: &mut ir::Block,
-    ) {
-        for p in params {
-            let (Some(arg), Some(Binding::Val(V::Loc(t)) | Binding::In(V::Loc(t)))) =
-                (args.get(&p.name.name), temps.get(&p.name.name))
-            else {
-                continue;
-            };
-            if !copied(p, arg) {
-                continue;
-            }
-            match (p.direction, arg) {
-                (Direction::Out, _) => {
-                    let mut headers = Vec::new();
-                    t.headers(&mut headers);
-                    out.extend(headers.into_iter().map(|header| ir::Stmt::SetValid {
-                        header,
-                        valid: false,
-                    }));
-                }
-                (_, Binding::Val(v) | Binding::In(v)) => self.copy_value(t, v, out),
-                _ => {}
+    fn copy_in(&mut self, c: &Copies<'_, 'a>, out: &mut ir::Block) {
+        for (p, arg, t) in Self::temp_pairs(c) {
+            if p.direction == Direction::Out {
+                let mut headers = Vec::new();
+                t.headers(&mut headers);
+                out.extend(headers.into_iter().map(|header| ir::Stmt::SetValid {
+                    header,
+                    valid: false,
+                }));
+            } else {
+                self.copy_value(t, arg, out);
             }
         }
     }
 
-    /// After the body: the temporaries of `out`/`inout` parameters back into the arguments.
-    fn copy_out(
-        &mut self,
-        params: &[ast::Param],
-        args: &HashMap<String, Binding<'a>>,
-        temps: &HashMap<String, Binding<'a>>,
-        out: &mut ir::Block,
-    ) {
-        for p in params {
-            if !matches!(p.direction, Direction::Out | Direction::InOut) {
-                continue;
-            }
-            if let (Some(Binding::Val(V::Loc(a))), Some(Binding::Val(V::Loc(t)))) =
-                (args.get(&p.name.name), temps.get(&p.name.name))
-            {
+    /// After the body: `out`/`inout` temporaries back into the arguments.
+    fn copy_out(&mut self, c: &Copies<'_, 'a>, out: &mut ir::Block) {
+        for (p, arg, t) in Self::temp_pairs(c) {
+            if let (Direction::Out | Direction::InOut, V::Loc(a)) = (p.direction, arg) {
                 self.copy_loc(a, t, out);
             }
         }
@@ -319,13 +345,7 @@ impl<'a> Lowerer<'a> {
     }
 }
 
-/// True when two argument frames bind every parameter to the same thing.
-fn same_frame<'a>(a: &HashMap<String, Binding<'a>>, b: &HashMap<String, Binding<'a>>) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .all(|(k, x)| b.get(k).is_some_and(|y| same_binding(x, y)))
-}
-
+/// True when two bindings are the same storage, value or object.
 fn same_binding(a: &Binding<'_>, b: &Binding<'_>) -> bool {
     match (a, b) {
         (Binding::Val(x), Binding::Val(y)) | (Binding::In(x), Binding::In(y)) => same_value(x, y),
