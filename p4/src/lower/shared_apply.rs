@@ -153,7 +153,7 @@ impl<'a> Lowerer<'a> {
         }
         self.same_fixed_params(b, params, i, &frame, span)?;
         let first = &self.applied.applied[i];
-        let differing: BTreeSet<String> = params
+        let mut differing: BTreeSet<String> = params
             .iter()
             .filter(|p| !temps.contains(&p.name.name))
             .filter(|p| {
@@ -162,6 +162,7 @@ impl<'a> Lowerer<'a> {
             })
             .map(|p| p.name.name.clone())
             .collect();
+        differing.extend(overlapping(params, &frame, &temps, &differing));
         if !differing.is_empty() {
             // Lowered again from the start with these parameters as temporaries.
             self.copied.found.entry(key).or_default().extend(differing);
@@ -192,6 +193,15 @@ impl<'a> Lowerer<'a> {
         span: Span,
         temps: &BTreeSet<String>,
     ) -> Res<ir::Block> {
+        let more = overlapping(params, &frame, temps, &BTreeSet::new());
+        if !more.is_empty() {
+            let key = InstanceKey {
+                pipe: self.applied.pipe.clone(),
+                gress: self.gress,
+                path: path.clone(),
+            };
+            self.copied.found.entry(key).or_default().extend(more);
+        }
         let body_frame = self.param_temps(params, &frame, temps, &path, span)?;
         let copies = Copies {
             params,
@@ -343,6 +353,52 @@ impl<'a> Lowerer<'a> {
             _ => {}
         }
     }
+}
+
+/// The `out`/`inout` parameters used in place whose argument overlaps the argument of an
+/// `out`/`inout` parameter that is (`temps`) or becomes (`more`) a temporary: that one's copy
+/// back after the body would land out of parameter order, so they are made temporaries too.
+fn overlapping(
+    params: &[ast::Param],
+    args: &HashMap<String, Binding<'_>>,
+    temps: &BTreeSet<String>,
+    more: &BTreeSet<String>,
+) -> BTreeSet<String> {
+    let written = |p: &&ast::Param| matches!(p.direction, Direction::Out | Direction::InOut);
+    let copied = |p: &ast::Param| temps.contains(&p.name.name) || more.contains(&p.name.name);
+    let storage = |p: &ast::Param| match args.get(&p.name.name) {
+        Some(Binding::Val(V::Loc(l))) => Some(l),
+        _ => None,
+    };
+    params
+        .iter()
+        .filter(written)
+        .filter(|q| !copied(q))
+        .filter(|q| {
+            params.iter().filter(written).any(|p| {
+                copied(p) && matches!((storage(p), storage(q)), (Some(a), Some(b)) if overlap(a, b))
+            })
+        })
+        .map(|q| q.name.name.clone())
+        .collect()
+}
+
+/// True when two storages share a PHV bit or a header (its validity).
+fn overlap(a: &Loc, b: &Loc) -> bool {
+    let (mut fa, mut fb, mut ha, mut hb) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    a.field_refs(&mut fa);
+    b.field_refs(&mut fb);
+    a.headers(&mut ha);
+    b.headers(&mut hb);
+    let bits = |f: &ir::FieldRef| f.offset..f.offset + u32::from(f.width);
+    ha.iter().any(|h| hb.contains(h))
+        || fa.iter().any(|x| {
+            let x = bits(x);
+            fb.iter().any(|y| {
+                let y = bits(y);
+                x.start < y.end && y.start < x.end
+            })
+        })
 }
 
 /// True when two bindings are the same storage, value or object.
