@@ -9,7 +9,9 @@
 //! called more than once: each apply copies its `in`/`inout` argument in (an `out` parameter's
 //! headers start invalid), runs the one body over the temporary, and copies `out`/`inout` back.
 //! (p4c gives every directional parameter a temporary once the calls differ; pisa only those
-//! that differ, so an argument all applies share costs no copies.) Directionless parameters are
+//! that differ, so an argument all applies share costs no copies, unless it is written and
+//! overlaps a written temporary's argument: then it is a temporary too, so the copies back
+//! keep P4's parameter order.) Directionless parameters are
 //! compile-time values substituted into the body, so, as in p4c, every apply must pass the
 //! same one.
 //!
@@ -131,27 +133,13 @@ impl<'a> Lowerer<'a> {
         let key = InstanceKey {
             pipe: self.applied.pipe.clone(),
             gress: self.gress,
-            path: path.clone(),
+            path,
         };
         let temps = self.copied.known.get(&key).cloned().unwrap_or_default();
-        let Some(i) = self.applied.find(b, &path, self.gress) else {
-            return self.first_apply(b, params, frame, path, types.clone(), span, &temps);
+        let Some(i) = self.applied.find(b, &key.path, self.gress) else {
+            return self.first_apply(b, params, frame, key, types.clone(), span, &temps);
         };
-        let first = &self.applied.applied[i];
-        if first.types != *types {
-            let first_span = first.span;
-            return Err(self.err(
-                Diagnostic::error(format!(
-                    "control instance `{}` is applied with arguments of other types than before",
-                    b.name
-                ))
-                .with_primary(span, "applied here")
-                .with_secondary(first_span, "first applied here")
-                .with_note("one instance has one set of tables, laid out for one type")
-                .with_help("declare a second instance for the other types"),
-            ));
-        }
-        self.same_fixed_params(b, params, i, &frame, span)?;
+        self.same_types_and_fixed_params(b, params, i, &frame, types, span)?;
         let first = &self.applied.applied[i];
         let mut differing: BTreeSet<String> = params
             .iter()
@@ -182,24 +170,22 @@ impl<'a> Lowerer<'a> {
         Ok(out)
     }
 
+    /// The first apply of an instance: lowers its body, the parameters named in `temps`
+    /// bound to fresh temporaries.
     #[allow(clippy::too_many_arguments)]
     fn first_apply(
         &mut self,
         b: &Rc<BlockInst<'a>>,
         params: &'a [ast::Param],
         frame: HashMap<String, Binding<'a>>,
-        path: String,
+        key: InstanceKey,
         types: TypeParams,
         span: Span,
         temps: &BTreeSet<String>,
     ) -> Res<ir::Block> {
+        let path = key.path.clone();
         let more = overlapping(params, &frame, temps, &BTreeSet::new());
         if !more.is_empty() {
-            let key = InstanceKey {
-                pipe: self.applied.pipe.clone(),
-                gress: self.gress,
-                path: path.clone(),
-            };
             self.copied.found.entry(key).or_default().extend(more);
         }
         let body_frame = self.param_temps(params, &frame, temps, &path, span)?;
@@ -258,17 +244,32 @@ impl<'a> Lowerer<'a> {
         Ok(body)
     }
 
-    /// Refuses an apply whose directionless arguments differ from the first apply's: they are
-    /// substituted into the one body (p4c refuses this too).
-    fn same_fixed_params(
+    /// Refuses an apply with arguments of other types than the first apply's (one table
+    /// layout), or whose directionless arguments differ from its: they are substituted into
+    /// the one body (p4c refuses this too).
+    fn same_types_and_fixed_params(
         &mut self,
         b: &BlockInst<'a>,
         params: &'a [ast::Param],
         i: usize,
         frame: &HashMap<String, Binding<'a>>,
+        types: &TypeParams,
         span: Span,
     ) -> Res<()> {
         let first = &self.applied.applied[i];
+        if first.types != *types {
+            let first_span = first.span;
+            return Err(self.err(
+                Diagnostic::error(format!(
+                    "control instance `{}` is applied with arguments of other types than before",
+                    b.name
+                ))
+                .with_primary(span, "applied here")
+                .with_secondary(first_span, "first applied here")
+                .with_note("one instance has one set of tables, laid out for one type")
+                .with_help("declare a second instance for the other types"),
+            ));
+        }
         let differs = params.iter().find(|p| {
             let (x, y) = (first.frame.get(&p.name.name), frame.get(&p.name.name));
             let fixed = x.is_some_and(|x| !directional(p, x));
