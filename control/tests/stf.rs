@@ -230,28 +230,31 @@ fn language_programs_pass_their_stf() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// A control instance applied in two exclusive branches (`p4/tests/lang/shared_control.p4`)
-/// is one table and one direct counter to the control plane: each name appears once in the
-/// P4Info (so the runtime and the STF resolve it).
+/// A control instance applied in two exclusive branches is one table and one direct counter to
+/// the control plane, with the same arguments (`p4/tests/lang/shared_control.p4`) or other ones
+/// (`shared_control_args.p4`, through temporaries): each name appears once in the P4Info (so
+/// the runtime and the STF resolve it).
 #[test]
 fn a_control_applied_twice_has_one_p4info_table() {
-    let path = programs_dir().join("../tests/lang/shared_control.p4");
-    let opts = p4::compile::CompileOptions::default();
-    let compiled =
-        p4::compile::compile_file(&path, &opts).unwrap_or_else(|e| panic!("{}", e.render()));
-    let info = control::p4runtime::p4info::for_file(compiled.program, &path, &opts).p4info;
-    let tables: Vec<&str> = info
-        .tables
-        .iter()
-        .filter_map(|t| t.preamble.as_ref().map(|p| p.name.as_str()))
-        .collect();
-    assert_eq!(tables, ["Ing.acl.t"]);
-    let counters: Vec<&str> = info
-        .direct_counters
-        .iter()
-        .filter_map(|c| c.preamble.as_ref().map(|p| p.name.as_str()))
-        .collect();
-    assert_eq!(counters, ["Ing.acl.stats"]);
+    for program in ["shared_control.p4", "shared_control_args.p4"] {
+        let path = programs_dir().join("../tests/lang").join(program);
+        let opts = p4::compile::CompileOptions::default();
+        let compiled =
+            p4::compile::compile_file(&path, &opts).unwrap_or_else(|e| panic!("{}", e.render()));
+        let info = control::p4runtime::p4info::for_file(compiled.program, &path, &opts).p4info;
+        let tables: Vec<&str> = info
+            .tables
+            .iter()
+            .filter_map(|t| t.preamble.as_ref().map(|p| p.name.as_str()))
+            .collect();
+        assert_eq!(tables, ["Ing.acl.t"], "{program}");
+        let counters: Vec<&str> = info
+            .direct_counters
+            .iter()
+            .filter_map(|c| c.preamble.as_ref().map(|p| p.name.as_str()))
+            .collect();
+        assert_eq!(counters, ["Ing.acl.stats"], "{program}");
+    }
 }
 
 /// mcrdma.p4's group size (§VI-B): the default receiver slots fit each target (3 on Tofino 1,

@@ -266,7 +266,7 @@ fn lower_pipeline<'a>(
     };
     l.pipe = PipeObjs::default();
     l.spans = Default::default();
-    l.applied = Default::default();
+    l.applied = super::shared_apply::AppliedControls::new(name);
     l.top_actions.clear();
     let mut blocks = Vec::new();
     let mut bad = false;

@@ -228,9 +228,11 @@ pub(crate) struct Lowerer<'a> {
     /// The annotations of the controls being lowered, innermost last (a control's
     /// `@ignore_table_dependency` applies to the tables it declares).
     pub control_annos: Vec<&'a [ast::Annotation]>,
-    /// Control instances applied from a control body so far (a later apply with the same
-    /// arguments reuses the first one's tables).
+    /// Control instances applied from a control body so far in this pipeline (a later apply
+    /// reuses the first one's tables).
     pub applied: shared_apply::AppliedControls<'a>,
+    /// Parameters of control instances applied with different arguments (temporaries).
+    pub copied: shared_apply::CopiedParams,
 }
 
 /// Deepest nesting of inlined blocks and actions.
@@ -269,6 +271,7 @@ impl<'a> Lowerer<'a> {
             bound_actions: HashMap::new(),
             control_annos: Vec::new(),
             applied: Default::default(),
+            copied: Default::default(),
         }
     }
 
@@ -403,8 +406,6 @@ impl<'a> Lowerer<'a> {
     }
 }
 
-/// Lowers `program` for `target`. Diagnostics (errors and warnings) go to `diags`; the program is
-/// returned only when there were no errors.
 /// Checks every top-level constant and type declaration of the user's program, used or not,
 /// as p4c does: `const bit<8> X = 1 / 0;`, a `bit<0>` field or an enum value that does not fit
 /// is an error even when nothing refers to it.
@@ -444,10 +445,23 @@ fn check_unused_decls(l: &mut Lowerer<'_>) {
     }
 }
 
+/// Lowers `program` for `target`. Diagnostics (errors and warnings) go to `diags`; the program is
+/// returned only when there were no errors.
 pub fn lower_program(env: &Env<'_>, target: Target, diags: &mut Diagnostics) -> Option<Lowered> {
-    let mut l = Lowerer::new(env, target);
-    check_unused_decls(&mut l);
-    let out = block::lower_main(&mut l);
+    // Once a control instance is found applied with different arguments, the program is
+    // lowered again from the start with those parameters made temporaries (see
+    // `shared_apply`). Each run finds at least one more such parameter, and a program has
+    // finitely many.
+    let mut copied = shared_apply::Differing::new();
+    let (mut l, out) = loop {
+        let mut l = Lowerer::new(env, target);
+        l.copied.known = copied.clone();
+        check_unused_decls(&mut l);
+        let out = block::lower_main(&mut l);
+        if !shared_apply::learn(&mut copied, std::mem::take(&mut l.copied.found)) {
+            break (l, out);
+        }
+    };
     let had_errors = l.diags.has_errors();
     // A declaration checked up front and again at a use reports the same error twice.
     let mut seen = HashSet::new();

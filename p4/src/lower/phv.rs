@@ -10,8 +10,8 @@ use pipeline::ir::{self, FieldRef, HeaderId, RegWord, StackId};
 
 use crate::check::types::{StructTy, Ty};
 
-/// Where a P4 value lives.
-#[derive(Debug)]
+/// Where a P4 value lives (equal when it is the same storage).
+#[derive(Debug, PartialEq)]
 pub enum Loc {
     /// A scalar (bit, int, bool, enum, error) in the PHV.
     Field { f: FieldRef, ty: Ty },

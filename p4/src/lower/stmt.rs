@@ -9,7 +9,6 @@ use pipeline::ir::{self, ActionId, Place};
 
 use super::expr::{path_of, Resolved};
 use super::phv::Loc;
-use super::shared_apply::Lookup;
 use super::{ActionSlot, Binding, BlockInst, Ctx, Lowerer, Res, V};
 use crate::ast::{self, BinOp, DeclKind, Direction, ExprKind, StmtKind};
 use crate::check::types::Ty;
@@ -442,7 +441,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Field-by-field copy between two storages of the same type (headers as a whole).
-    fn copy_loc(&mut self, dst: &Rc<Loc>, src: &Rc<Loc>, out: &mut ir::Block) {
+    pub(super) fn copy_loc(&mut self, dst: &Rc<Loc>, src: &Rc<Loc>, out: &mut ir::Block) {
         match (&**dst, &**src) {
             (
                 Loc::Header {
@@ -485,10 +484,32 @@ impl<'a> Lowerer<'a> {
                     value: ir::Expr::Field(*sl),
                 });
             }
-            (Loc::Struct { fields: df, .. }, Loc::Struct { fields: sf, .. })
-            | (Loc::Stack { elems: df, .. }, Loc::Stack { elems: sf, .. }) => {
+            (Loc::Struct { fields: df, .. }, Loc::Struct { fields: sf, .. }) => {
                 for (d, s) in df.iter().zip(sf) {
                     self.copy_loc(d, s, out);
+                }
+            }
+            (
+                Loc::Stack {
+                    elems: df,
+                    next_index: dn,
+                    ..
+                },
+                Loc::Stack {
+                    elems: sf,
+                    next_index: sn,
+                    ..
+                },
+            ) => {
+                for (d, s) in df.iter().zip(sf) {
+                    self.copy_loc(d, s, out);
+                }
+                // The next index is part of a stack's value: it travels with the elements.
+                if dn != sn {
+                    out.push(ir::Stmt::Assign {
+                        dst: Place::Field(*dn),
+                        value: ir::Expr::Field(*sn),
+                    });
                 }
             }
             (Loc::Field { f: d, .. }, Loc::Field { f: s, .. })
@@ -1799,43 +1820,8 @@ impl<'a> Lowerer<'a> {
         let types = self.infer_types(b.decl, &c.params, args, &b.types)?;
         let body = self.with_types(types.clone(), |l| {
             let frame = l.bind_args(&c.params, args, span)?;
-            let prefix = l.join(&b.name);
-            match l.applied.lookup(b, &prefix, l.gress, &frame, &types) {
-                Lookup::Same(first) => {
-                    let (body, ifs) = (first.body.clone(), first.ifs.clone());
-                    l.ifs.extend(ifs);
-                    return Ok(body);
-                }
-                Lookup::Different(first) => {
-                    // Lowered again as its own copy (what pisa did before): the program runs,
-                    // but the control plane sees two tables under one name.
-                    l.warn(
-                        Diagnostic::warning(format!(
-                            "control instance `{}` is applied again with different arguments: \
-                             lowered as a second copy of its tables under the same names",
-                            b.name
-                        ))
-                        .with_primary(span, "applied here")
-                        .with_secondary(first, "first applied here")
-                        .with_note(
-                            "one instance has one set of tables; p4c's inliner passes the \
-                             arguments through temporaries copied in and out around one table, \
-                             which pisa does not model yet: the control plane cannot tell the \
-                             copies apart by name",
-                        )
-                        .with_help("declare a second instance for the other arguments"),
-                    );
-                    return super::control::lower_control_inst(l, b, frame, prefix);
-                }
-                Lookup::First => {}
-            }
-            let ifs0 = l.ifs.len();
-            let body = super::control::lower_control_inst(l, b, frame.clone(), prefix.clone())?;
-            let ifs = l.ifs.get(ifs0..).unwrap_or_default().to_vec();
-            let gress = l.gress;
-            l.applied
-                .record(b, prefix, gress, frame, types, span, body.clone(), ifs);
-            Ok(body)
+            let path = l.join(&b.name);
+            l.apply_instance(b, &c.params, frame, path, &types, span)
         })?;
         out.extend(body);
         Ok(())
@@ -1843,7 +1829,7 @@ impl<'a> Lowerer<'a> {
 }
 
 impl Dest {
-    fn from_loc(loc: &Rc<Loc>) -> Dest {
+    pub(super) fn from_loc(loc: &Rc<Loc>) -> Dest {
         match &**loc {
             Loc::Field { f, ty } => Dest::Scalar(Place::Field(*f), ty.clone()),
             Loc::RegWord(w, ty) => Dest::Scalar(Place::RegValue(*w), ty.clone()),
@@ -1936,7 +1922,7 @@ fn uncast(e: &ast::Expr) -> &ast::Expr {
 }
 
 /// `dst = src` for fields wider than a value: piece by piece (the same bits).
-fn wide_copy(dst: ir::FieldRef, src: ir::FieldRef, out: &mut ir::Block) {
+pub(super) fn wide_copy(dst: ir::FieldRef, src: ir::FieldRef, out: &mut ir::Block) {
     for ((d, _, _), (s, _, _)) in dst.chunks().zip(src.chunks()) {
         out.push(ir::Stmt::Assign {
             dst: ir::Place::Field(d),

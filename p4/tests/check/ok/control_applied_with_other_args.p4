@@ -1,5 +1,7 @@
-/* One control instance applied with different arguments would be two different tables under
- * one name: lowered as a second copy with a warning naming both apply sites. */
+/* One control instance applied with different arguments is one table `Ingress.acl.t`: as
+ * p4c's inliner does, the parameter the applies bind differently becomes a temporary
+ * (`Ingress.acl.k`) copied in before the table at each apply; `meta`, the same at both, is
+ * used in place. No warning: bf-p4c does this too. */
 #include "../head.p4inc"
 
 control Acl(in bit<16> k, inout metadata_t meta) {
