@@ -357,6 +357,15 @@ impl<'a> Lowerer<'a> {
                                 },
                                 "filters",
                             ) => direct_filter = Some(*id),
+                            // An indirect instance of the property's family: bf-p4c attaches
+                            // every extern a table property names, and an indirect one is
+                            // addressed by the index its action passes, as without the
+                            // property (the SDE's examples list their indirect Lpf/Wred
+                            // under `filters`). Nothing to bind.
+                            (Kind::Counter { direct: false, .. }, "counters")
+                            | (Kind::Meter { direct: false, .. }, "meters")
+                            | (Kind::Register { direct: false, .. }, "registers")
+                            | (Kind::Filter { direct: false, .. }, "filters") => {}
                             _ => {
                                 let want = match pn.name.as_str() {
                                     "counters" => "DirectCounter",
@@ -366,7 +375,7 @@ impl<'a> Lowerer<'a> {
                                 };
                                 self.err(
                                     Diagnostic::error(format!(
-                                        "`{}` needs a `{want}` instance",
+                                        "`{}` needs a `{want}` instance (or an indirect one of that family)",
                                         pn.name
                                     ))
                                     .with_primary(
