@@ -403,6 +403,18 @@ impl<'a> Lowerer<'a> {
                             .with_primary(pn.span, "ignored by pisa"),
                         );
                     }
+                    // Both may be given (the SDE's bri_handle does): an ALPM layout, the one
+                    // with a pre-classifier, is kept over an ATCAM one.
+                    "atcam" | "alpm" => match self.table_layout_property(&pn.name, value) {
+                        Ok(l) => {
+                            if !layout.is_some_and(|old: crate::resources::layout::AtcamLayout| {
+                                old.subtrees.is_some()
+                            }) {
+                                layout = Some(l);
+                            }
+                        }
+                        Err(_) => failed = true,
+                    },
                     "implementation" => match self.table_implementation(value) {
                         Ok(TableImplementation::Profile(p)) => implementation = Some(p),
                         Ok(TableImplementation::Layout(l)) => layout = Some(l),
