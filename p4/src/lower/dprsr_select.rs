@@ -88,8 +88,11 @@ impl Lowerer<'_> {
         let Some(i) = self.written_flags.iter().position(|w| w.which == which) else {
             return Ok(stmt);
         };
+        let cond = Expr::Field(self.written_flag(i, span)?);
+        // The deparser's conditions are recorded with their spans, in program order.
+        self.ifs.push(span);
         Ok(Stmt::If {
-            cond: Expr::Field(self.written_flag(i, span)?),
+            cond,
             then: vec![stmt],
             els: Vec::new(),
             stage: 0,
