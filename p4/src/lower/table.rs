@@ -394,7 +394,19 @@ impl<'a> Lowerer<'a> {
                         Ok(v) => idle_timeout = v != 0,
                         Err(_) => failed = true,
                     },
-                    "proxy_hash" | "requires_versioning" | "pbb_mode" => {
+                    // bf-p4c stores a hash of the key instead of the key: a lookup may hit an
+                    // entry whose key only hashes alike. pisa compares the whole key.
+                    "proxy_hash" => {
+                        self.warn(
+                            Diagnostic::warning(
+                                "table property `proxy_hash` accepted, ignored: pisa matches the \
+                                 whole key, where the hardware stores and compares its hash (a \
+                                 packet whose key only hashes like an entry's hits it there)",
+                            )
+                            .with_primary(pn.span, "ignored by pisa"),
+                        );
+                    }
+                    "requires_versioning" | "pbb_mode" => {
                         self.warn(
                             Diagnostic::warning(format!(
                                 "table property `{}` accepted, ignored: pisa does not model it",
