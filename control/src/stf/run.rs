@@ -570,9 +570,6 @@ impl Runner<'_> {
         cell: &CellRef,
         field: Option<&str>,
     ) -> Result<u128, String> {
-        let CellRef::Index(index) = cell else {
-            return Err("registers are read by index".into());
-        };
         let r = resolve::find_register(&self.prog, register).map_err(|e| e.to_string())?;
         let reg = &self.prog.pipelines[r.pipeline].registers[r.index];
         let hi = match field {
@@ -596,10 +593,25 @@ impl Runner<'_> {
         if hi && !reg.paired {
             return Err(format!("register {} has a single word: no `hi`", reg.name));
         }
-        let cells = self
-            .sw
-            .register_read(PipeSel::All, &reg.name, *index)
-            .map_err(|e| e.to_string())?;
+        let cells = match cell {
+            CellRef::Index(index) => self.sw.register_read(PipeSel::All, &reg.name, *index),
+            // A direct register's cell is its entry's: `add ... = NAME`, then `$NAME`.
+            CellRef::Entry(n) => {
+                let a = self.named.get(n).ok_or_else(|| {
+                    format!("no entry named `{n}` (name one with `add ... = {n}`)")
+                })?;
+                let keys: Vec<(&str, KeyMatch)> =
+                    a.entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+                self.sw.direct_register_read(
+                    PipeSel::All,
+                    &reg.name,
+                    &a.table,
+                    &keys,
+                    a.entry.priority,
+                )
+            }
+        }
+        .map_err(|e| e.to_string())?;
         let first = cells
             .first()
             .ok_or_else(|| format!("no pipe runs register {}", reg.name))?;

@@ -447,5 +447,8 @@ fn apply_port(sw: &mut Switch, p: &PortSettings) -> Result<(), ApplyError> {
         }
     }
     sw.port_queue_set(p.port, q)?;
+    if let Some(md) = p.port_metadata {
+        sw.port_metadata_set(p.port, md.to_be_bytes())?;
+    }
     Ok(())
 }

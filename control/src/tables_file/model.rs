@@ -420,4 +420,9 @@ pub struct PortSettings {
     /// Defaults to 1.0 when Kmin and Kmax are given.
     #[serde(default)]
     pub ecn_pmax: Option<f64>,
+    /// The port's entry in the port metadata table (bf-rt's `$PORT_METADATA`): the 64 bits
+    /// the ingress parser reads after the intrinsic metadata (`port_metadata_unpack`), most
+    /// significant byte first.
+    #[serde(default)]
+    pub port_metadata: Option<u64>,
 }

@@ -355,11 +355,14 @@ impl<'a> Env<'a> {
         }
     }
 
-    /// Whether a header's layout is bf-p4c's to choose (`@flexible` on the header, or on the
-    /// type of one of its struct-typed fields: bridged metadata).
-    fn is_flexible(&self, decl: &ast::Decl, fields: &[(String, Ty)]) -> bool {
+    /// Whether a header's layout is bf-p4c's to choose (`@flexible` on the header, on one of
+    /// its fields, or on the type of one of its struct-typed fields: bridged metadata).
+    fn is_flexible(&self, decl: &ast::Decl, s: &ast::StructDecl, fields: &[(String, Ty)]) -> bool {
         let flexible = |d: &ast::Decl| crate::check::annotations::has(&d.annotations, "flexible");
         flexible(decl)
+            || s.fields
+                .iter()
+                .any(|f| crate::check::annotations::has(&f.annotations, "flexible"))
             || fields.iter().any(|(_, t)| match t {
                 Ty::Struct(st) => self.lookup(&st.name).is_some_and(flexible),
                 _ => false,
@@ -420,7 +423,7 @@ impl<'a> Env<'a> {
         }
         self.building.borrow_mut().remove(&s.name.name);
         result?;
-        if is_header && self.is_flexible(decl, &fields) {
+        if is_header && self.is_flexible(decl, s, &fields) {
             pad_flexible_header(&mut fields);
         }
         let st = Rc::new(StructTy {

@@ -464,6 +464,7 @@ fn lower_gress<'a>(
         intrinsic.push((gmd.to_string(), loc));
     }
     let storage = GressStorage { user, intrinsic };
+    l.bind_written_flags(&bindings);
 
     let mut failed = false;
     // Parser.

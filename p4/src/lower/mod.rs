@@ -11,6 +11,7 @@ mod block;
 mod checksum_dest;
 mod control;
 mod ctor;
+mod dprsr_select;
 mod expr;
 mod externs;
 mod generics;
@@ -196,6 +197,8 @@ pub(crate) struct Lowerer<'a> {
     /// Top-level constants whose evaluation failed (reported once).
     pub const_failed: HashSet<String>,
     pub tmp: u32,
+    /// The current gress's deparser select fields that start invalid, with their flags.
+    pub(crate) written_flags: Vec<dprsr_select::WrittenFlag>,
     /// Instance path for runtime names (`SwitchIngress`, `SwitchIngress.inner`).
     pub prefix: String,
     /// Inline nesting depth (a block applying itself is reported, not followed).
@@ -256,6 +259,7 @@ impl<'a> Lowerer<'a> {
             const_busy: HashSet::new(),
             const_failed: HashSet::new(),
             tmp: 0,
+            written_flags: Vec::new(),
             prefix: String::new(),
             depth: 0,
             inline_action: 0,

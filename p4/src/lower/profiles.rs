@@ -211,25 +211,9 @@ impl<'a> Lowerer<'a> {
             Resolved::Obj(Binding::Extern(x)) => match &x.kind {
                 Kind::ActionProfile { id } => Ok(TableImplementation::Profile(*id)),
                 Kind::TableLayout(lay) => {
-                    self.warn(
-                        Diagnostic::warning(format!(
-                            "`{}` is an `{}` layout: pisa matches the table as written (an \
-                             ALPM table by longest prefix, an ATCAM table by priority within \
-                             its partition) and sizes it in SRAM as an ATCAM{}",
-                            x.name,
-                            x.type_name,
-                            if lay.subtrees.is_some() {
-                                " behind a pre-classifier TCAM (placed in the stage of the \
-                                 ATCAM's first part; bf-p4c gives it a stage of its own \
-                                 before the ATCAM, so a key written just before the table can \
-                                 cost bf-p4c one stage more)"
-                            } else {
-                                ""
-                            }
-                        ))
-                        .with_primary(value.span, "implementation"),
-                    );
-                    Ok(TableImplementation::Layout(*lay))
+                    let lay = *lay;
+                    self.warn_layout(&x.name, &x.type_name, &lay, value.span, "implementation");
+                    Ok(TableImplementation::Layout(lay))
                 }
                 _ => Err(self.err(
                     Diagnostic::error(
@@ -243,6 +227,61 @@ impl<'a> Lowerer<'a> {
                     .with_primary(value.span, "not an extern instance"),
             )),
         }
+    }
+}
+
+impl<'a> Lowerer<'a> {
+    /// A table's `atcam = X` or `alpm = X` property (the older spelling of `implementation = X`
+    /// for an `Atcam` / `Alpm` layout, which the SDE's programs still use): X's layout.
+    pub(crate) fn table_layout_property(
+        &mut self,
+        property: &str,
+        value: &'a ast::Expr,
+    ) -> Res<crate::resources::layout::AtcamLayout> {
+        let want = if property == "alpm" { "Alpm" } else { "Atcam" };
+        match self.resolve(value)? {
+            Resolved::Obj(Binding::Extern(x)) => match &x.kind {
+                Kind::TableLayout(lay) if x.type_name == want => {
+                    let lay = *lay;
+                    self.warn_layout(&x.name, &x.type_name, &lay, value.span, property);
+                    Ok(lay)
+                }
+                _ => Err(self.err(
+                    Diagnostic::error(format!("`{property}` names an `{want}` instance"))
+                        .with_primary(value.span, format!("a `{}`", x.type_name)),
+                )),
+            },
+            _ => Err(self.err(
+                Diagnostic::error(format!("`{property}` names an `{want}` instance"))
+                    .with_primary(value.span, "not an extern instance"),
+            )),
+        }
+    }
+
+    /// The warning an `Alpm` / `Atcam` layout gets: pisa matches the table as written.
+    fn warn_layout(
+        &mut self,
+        name: &str,
+        type_name: &str,
+        lay: &crate::resources::layout::AtcamLayout,
+        span: Span,
+        label: &str,
+    ) {
+        self.warn(
+            Diagnostic::warning(format!(
+                "`{name}` is an `{type_name}` layout: pisa matches the table as written (an \
+                 ALPM table by longest prefix, an ATCAM table by priority within its \
+                 partition) and sizes it in SRAM as an ATCAM{}",
+                if lay.subtrees.is_some() {
+                    " behind a pre-classifier TCAM (placed in the stage of the ATCAM's first \
+                     part; bf-p4c gives it a stage of its own before the ATCAM, so a key \
+                     written just before the table can cost bf-p4c one stage more)"
+                } else {
+                    ""
+                }
+            ))
+            .with_primary(span, label.to_string()),
+        );
     }
 }
 

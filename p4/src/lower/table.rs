@@ -357,6 +357,15 @@ impl<'a> Lowerer<'a> {
                                 },
                                 "filters",
                             ) => direct_filter = Some(*id),
+                            // An indirect instance of the property's family: bf-p4c attaches
+                            // every extern a table property names, and an indirect one is
+                            // addressed by the index its action passes, as without the
+                            // property (the SDE's examples list their indirect Lpf/Wred
+                            // under `filters`). Nothing to bind.
+                            (Kind::Counter { direct: false, .. }, "counters")
+                            | (Kind::Meter { direct: false, .. }, "meters")
+                            | (Kind::Register { direct: false, .. }, "registers")
+                            | (Kind::Filter { direct: false, .. }, "filters") => {}
                             _ => {
                                 let want = match pn.name.as_str() {
                                     "counters" => "DirectCounter",
@@ -366,7 +375,7 @@ impl<'a> Lowerer<'a> {
                                 };
                                 self.err(
                                     Diagnostic::error(format!(
-                                        "`{}` needs a `{want}` instance",
+                                        "`{}` needs a `{want}` instance (or an indirect one of that family)",
                                         pn.name
                                     ))
                                     .with_primary(
@@ -385,7 +394,19 @@ impl<'a> Lowerer<'a> {
                         Ok(v) => idle_timeout = v != 0,
                         Err(_) => failed = true,
                     },
-                    "proxy_hash" | "requires_versioning" | "pbb_mode" => {
+                    // bf-p4c stores a hash of the key instead of the key: a lookup may hit an
+                    // entry whose key only hashes alike. pisa compares the whole key.
+                    "proxy_hash" => {
+                        self.warn(
+                            Diagnostic::warning(
+                                "table property `proxy_hash` accepted, ignored: pisa matches the \
+                                 whole key, where the hardware stores and compares its hash (a \
+                                 packet whose key only hashes like an entry's hits it there)",
+                            )
+                            .with_primary(pn.span, "ignored by pisa"),
+                        );
+                    }
+                    "requires_versioning" | "pbb_mode" => {
                         self.warn(
                             Diagnostic::warning(format!(
                                 "table property `{}` accepted, ignored: pisa does not model it",
@@ -394,6 +415,18 @@ impl<'a> Lowerer<'a> {
                             .with_primary(pn.span, "ignored by pisa"),
                         );
                     }
+                    // Both may be given (the SDE's bri_handle does): an ALPM layout, the one
+                    // with a pre-classifier, is kept over an ATCAM one.
+                    "atcam" | "alpm" => match self.table_layout_property(&pn.name, value) {
+                        Ok(l) => {
+                            if !layout.is_some_and(|old: crate::resources::layout::AtcamLayout| {
+                                old.subtrees.is_some()
+                            }) {
+                                layout = Some(l);
+                            }
+                        }
+                        Err(_) => failed = true,
+                    },
                     "implementation" => match self.table_implementation(value) {
                         Ok(TableImplementation::Profile(p)) => implementation = Some(p),
                         Ok(TableImplementation::Layout(l)) => layout = Some(l),

@@ -714,6 +714,13 @@ impl Preprocessor<'_> {
                     "built-in headers are: {}",
                     builtin::names().join(", ")
                 ));
+                if let Some(arch) = other_architecture(&name) {
+                    d = d.with_help(format!(
+                        "`{name}` is the {arch}: pisa runs the Tofino native architecture only \
+                         (tna.p4, t2na.p4) and does not translate other architectures to it \
+                         (bf-p4c does for v1model); port the program to TNA"
+                    ));
+                }
             }
             self.diags.push(d);
             return;
@@ -1331,6 +1338,18 @@ mod cond_expr {
             assert!(evaluate("").is_err());
             assert!(evaluate("1 2").is_err());
         }
+    }
+}
+
+/// The architecture a standard P4 architecture header names, when it is not one pisa runs.
+fn other_architecture(name: &str) -> Option<&'static str> {
+    match name {
+        "v1model.p4" => Some("v1model architecture (BMv2's simple_switch)"),
+        "psa.p4" => Some("Portable Switch Architecture"),
+        "pna.p4" => Some("Portable NIC Architecture"),
+        "ebpf_model.p4" => Some("eBPF architecture"),
+        "ubpf_model.p4" => Some("uBPF architecture"),
+        _ => None,
     }
 }
 

@@ -73,6 +73,40 @@ impl Switch {
             .collect())
     }
 
+    /// Read the direct register `name` for the entry of `table` with this key (its cell is
+    /// the entry's, as a direct counter's is).
+    pub fn direct_register_read(
+        &self,
+        pipes: PipeSel,
+        name: &str,
+        table: &str,
+        keys: &[(&str, KeyMatch)],
+        priority: Option<u32>,
+    ) -> Result<Vec<RegisterValue>, ApiError> {
+        let (pl, r) = self.register_ref(name)?;
+        let (tpl, t, km) = self.table_key(table, keys)?;
+        let p_ir = &self.prog.pipelines[pl];
+        let reg = &p_ir.registers[r];
+        if tpl != pl || reg.direct_table != Some(ir::TableId(t as u32)) {
+            return Err(ApiError::Unknown {
+                kind: "direct register of table",
+                name: format!("{} (register {})", p_ir.tables[t].name, reg.name),
+                suggestions: Vec::new(),
+            });
+        }
+        let mut out = Vec::new();
+        for p in self.target_pipes(pipes, pl, &reg.name)? {
+            let h = self.entry_handle(p, t, &p_ir.tables[t], &km, priority)?;
+            let st = &self.pipes[p].rt.registers[r];
+            out.push(RegisterValue {
+                pipe: p as u16,
+                lo: st.lo.get(h.index()).copied().unwrap_or(0) as Value,
+                hi: st.hi.get(h.index()).copied().unwrap_or(0) as Value,
+            });
+        }
+        Ok(out)
+    }
+
     /// Write one register cell (`hi` only for paired registers).
     pub fn register_write(
         &mut self,

@@ -104,8 +104,12 @@ impl ExternType for PacketIo {
                     // Tofino carries at most 32 bytes of mirror header with a copy.
                     l.header_limit(&header, 32 * 8, "mirror header", h.span);
                 }
-                l.need_stmt(out, span, "emit")?
-                    .push(ir::Stmt::MirrorEmit { session, header });
+                let emit = l.when_written(
+                    pipeline::ir::Intrinsic::EgDprsrMirrorType,
+                    ir::Stmt::MirrorEmit { session, header },
+                    span,
+                )?;
+                l.need_stmt(out, span, "emit")?.push(emit);
                 Ok(None)
             }
             (Kind::Resubmit, "emit") => {
@@ -123,8 +127,12 @@ impl ExternType for PacketIo {
                     let bits = crate::lower::intrinsics::port_metadata_bits(l.target);
                     l.header_limit(&header, bits, "resubmit header", h.span);
                 }
-                l.need_stmt(out, span, "emit")?
-                    .push(ir::Stmt::ResubmitEmit { header });
+                let emit = l.when_written(
+                    pipeline::ir::Intrinsic::IgDprsrResubmitType,
+                    ir::Stmt::ResubmitEmit { header },
+                    span,
+                )?;
+                l.need_stmt(out, span, "emit")?.push(emit);
                 Ok(None)
             }
             (Kind::Pktgen, "emit") => {
@@ -175,10 +183,15 @@ impl ExternType for PacketIo {
                 }
                 let mut fields = Vec::new();
                 flat_inputs(v, &mut fields, l, a.span, false)?;
-                l.need_stmt(out, span, "pack")?.push(ir::Stmt::DigestPack {
-                    digest: *id,
-                    fields,
-                });
+                let pack = l.when_written(
+                    pipeline::ir::Intrinsic::IgDprsrDigestType,
+                    ir::Stmt::DigestPack {
+                        digest: *id,
+                        fields,
+                    },
+                    span,
+                )?;
+                l.need_stmt(out, span, "pack")?.push(pack);
                 Ok(None)
             }
             _ => l.no_method_of(c),
