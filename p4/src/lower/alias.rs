@@ -147,7 +147,7 @@ pub(super) fn apply(
             Some(r) => roots[moved.0].1 = r,
             None => l.warn(
                 Diagnostic::warning(format!(
-                    "`@pa_alias`: `{}` or `{}` is a header field; pisa aliases metadata fields only",
+                    "`@pa_alias`: `{}` or `{}` is a header field; pisa aliases metadata fields only (a header's fields are laid out in its packet bytes, which pisa keeps apart)",
                     al.a, al.b
                 ))
                 .with_primary(al.span, "not applied"),
