@@ -1,10 +1,10 @@
 //! `@pa_alias(gress, a, b)`: bf-p4c puts the two scalar fields in one PHV container, so they
 //! are one field: a write of either is seen through both names, and a copy from one to the
 //! other is a no-op (bf-p4c removes it, which can save a stage). pisa gives both names the
-//! same storage when the gress's storage is allocated. A field bound to intrinsic metadata
-//! keeps its own storage (the other name moves onto it); otherwise `b` moves onto `a`. Fields
-//! of different widths, names that do not resolve, and fields inside headers are warned about
-//! and left apart.
+//! same storage when the gress's storage is allocated. A field bound to intrinsic metadata or
+//! inside a header keeps its own storage (the other name moves onto it); otherwise `b` moves
+//! onto `a`. Fields of different widths, names that do not resolve, and two fields neither of
+//! which can move are warned about and left apart.
 
 use std::rc::Rc;
 
@@ -130,28 +130,35 @@ pub(super) fn apply(
         if x.2 == y.2 {
             continue;
         }
-        // The intrinsic one keeps its storage; else `b` moves onto `a`.
-        let (keep, moved) = if bound.contains(&y.2) && !bound.contains(&x.2) {
-            (y, x)
-        } else {
-            (x, y)
-        };
-        let with = Rc::new(Loc::Field {
-            f: keep.2,
-            ty: match &*field_loc(roots, &keep) {
-                Loc::Field { ty, .. } => ty.clone(),
-                _ => continue,
-            },
-        });
-        match with_field(&roots[moved.0].1, &moved.1, &with) {
-            Some(r) => roots[moved.0].1 = r,
-            None => l.warn(
+        // The intrinsic one keeps its storage, and so does a header field (its storage is
+        // its packet bytes); else `b` moves onto `a`.
+        let tries = [(&x, &y), (&y, &x)];
+        let mut done = false;
+        for (keep, moved) in tries {
+            if bound.contains(&moved.2) {
+                continue;
+            }
+            let Loc::Field { ty, .. } = &*field_loc(roots, keep) else {
+                continue;
+            };
+            let with = Rc::new(Loc::Field {
+                f: keep.2,
+                ty: ty.clone(),
+            });
+            if let Some(r) = with_field(&roots[moved.0].1, &moved.1, &with) {
+                roots[moved.0].1 = r;
+                done = true;
+                break;
+            }
+        }
+        if !done {
+            l.warn(
                 Diagnostic::warning(format!(
-                    "`@pa_alias`: `{}` or `{}` is a header field; pisa aliases metadata fields only (a header's fields are laid out in its packet bytes, which pisa keeps apart)",
+                    "`@pa_alias`: `{}` and `{}` are both header or intrinsic fields; pisa moves a metadata field onto the other (a header's fields are laid out in its packet bytes, which pisa keeps apart)",
                     al.a, al.b
                 ))
                 .with_primary(al.span, "not applied"),
-            ),
+            );
         }
     }
 }
