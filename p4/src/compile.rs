@@ -21,6 +21,9 @@ pub struct CompileOptions {
     /// `-D NAME=VALUE` definitions.
     pub defines: Vec<(String, String)>,
     pub target: Target,
+    /// bf-p4c's `--disable-parse-depth-limit`: the Tofino 1 egress parse depth limit is
+    /// reported as a warning, not an error (the SDE's switch profiles are built with it).
+    pub disable_parse_depth_limit: bool,
 }
 
 impl Default for CompileOptions {
@@ -29,6 +32,7 @@ impl Default for CompileOptions {
             include_dirs: Vec::new(),
             defines: Vec::new(),
             target: Target::Tofino1,
+            disable_parse_depth_limit: false,
         }
     }
 }
@@ -118,7 +122,7 @@ pub fn compile_file(path: &Path, opts: &CompileOptions) -> Result<Compiled, Comp
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "program".to_string());
-    finish(&name, sm, parsed, opts.target)
+    finish(&name, sm, parsed, opts)
 }
 
 /// Compiles P4 text held in memory; `name` is shown in diagnostics.
@@ -135,7 +139,7 @@ pub fn compile_str(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "program".to_string());
-    finish(&stem, sm, parsed, opts.target)
+    finish(&stem, sm, parsed, opts)
 }
 
 /// Like [`compile_file`] without the resource check (`resources` is `None`, stages are 0): for
@@ -289,12 +293,21 @@ fn finish(
     name: &str,
     sm: SourceMap,
     parsed: crate::Parsed,
-    target: Target,
+    opts: &CompileOptions,
 ) -> Result<Compiled, CompileFailure> {
+    let target = opts.target;
     let mut c = front(name, sm, parsed, target)?;
     // The resource check walks expressions recursively too.
     let program = &mut c.program;
-    let hints: Vec<_> = c.spans.pipelines.iter().map(|s| s.hints.clone()).collect();
+    let hints: Vec<_> = c
+        .spans
+        .pipelines
+        .iter()
+        .map(|s| resources::layout::Hints {
+            disable_parse_depth_limit: opts.disable_parse_depth_limit,
+            ..s.hints.clone()
+        })
+        .collect();
     match on_big_stack(move || resources::place_with_hints(program, target, &hints)) {
         Ok((report, warnings)) => {
             for w in &warnings {
@@ -371,7 +384,7 @@ pub fn fuzz_compile(data: &[u8]) -> usize {
     let opts = CompileOptions::default();
     // No path on disk: `#include "x"` finds only the built-in headers, never real files.
     let (sm, parsed) = crate::load("fuzz.p4", &text, None, &load_options(&opts));
-    match finish("fuzz", sm, parsed, opts.target) {
+    match finish("fuzz", sm, parsed, &opts) {
         Ok(c) => c.warnings.render(&c.sources).len() + c.program.pipelines.len(),
         Err(f) => {
             // A crash of the checker thread is turned into a diagnostic for users; the fuzzer

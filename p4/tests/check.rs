@@ -154,6 +154,25 @@ fn tofino1_parser_rules_do_not_apply_to_tofino2() {
     }
 }
 
+/// bf-p4c's `--disable-parse-depth-limit` (the SDE builds its Tofino 1 switch profiles with
+/// it): the over-deep egress parser compiles, with the depth as a warning that says so.
+#[test]
+fn disabled_parse_depth_limit_warns() {
+    let text = std::fs::read_to_string(dir("rejected").join("parse_depth.p4")).expect("read");
+    let opts = CompileOptions {
+        disable_parse_depth_limit: true,
+        ..CompileOptions::default()
+    };
+    let c = compile_str("tests/check/rejected/parse_depth.p4", &text, &opts)
+        .unwrap_or_else(|f| panic!("should compile:\n{}", f.render()));
+    let w = c.warnings.render(&c.sources);
+    assert!(
+        w.contains("a Tofino 1 egress parser reads at most 160")
+            && w.contains("not enforced: --disable-parse-depth-limit"),
+        "{w}"
+    );
+}
+
 fn compile_file(
     sub: &str,
     name: &str,

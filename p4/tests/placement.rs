@@ -5,6 +5,7 @@
 //! - `// expect stage NAME N`: table NAME (its last part, if split) sits in ingress stage N;
 //! - `// expect placed TEXT`: the stage report explains a placement with TEXT;
 //! - `// expect warning TEXT`: a warning contains TEXT;
+//! - `// expect no_warning TEXT`: no warning contains TEXT;
 //! - `// expect tcam N`: the ingress uses N TCAM blocks in all;
 //! - `// expect sram N`: the ingress uses N SRAM blocks in all;
 //! - `// expect stage_tcam S N`: ingress stage S uses N TCAM blocks;
@@ -77,6 +78,11 @@ fn check(c: &Compiled, text: &str) -> Vec<String> {
             "warning" => {
                 if !warnings.contains(rest) {
                     bad.push(format!("no warning `{rest}`"));
+                }
+            }
+            "no_warning" => {
+                if warnings.contains(rest) {
+                    bad.push(format!("warning `{rest}` given"));
                 }
             }
             "tcam" => {

@@ -56,6 +56,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         target: TargetArg::Tofino1,
         include: Vec::new(),
         define: Vec::new(),
+        disable_parse_depth_limit: false,
     };
     println!("== pisa check {}", prog.display());
     let (compiled, mut sw) = program::load_switch(&prog, Some(&tables), &compile)?;

@@ -112,6 +112,10 @@ pub struct CompileArgs {
     /// Define a preprocessor symbol (NAME or NAME=VALUE).
     #[arg(short = 'D', value_name = "NAME=VALUE")]
     pub define: Vec<String>,
+    /// Report the Tofino 1 egress parse depth limit (160 bytes) as a warning, as bf-p4c's
+    /// flag of that name does (the SDE switch profiles are built with it).
+    #[arg(long)]
+    pub disable_parse_depth_limit: bool,
 }
 
 /// `text` for people, `json` for scripts.

@@ -25,6 +25,7 @@ impl CompileArgs {
             include_dirs: self.include.clone(),
             defines,
             target: self.target.into(),
+            disable_parse_depth_limit: self.disable_parse_depth_limit,
         })
     }
 }

@@ -28,6 +28,8 @@ const KEPT: &[&str] = &[
     "padding",
     // Drops the data dependencies between two tables in the placement, as bf-p4c does.
     "ignore_table_dependency",
+    // Two names of one field (lower/alias.rs), as bf-p4c's PHV aliasing makes them.
+    "pa_alias",
     // Fix an exact table's entries per match row and hash ways in the placement's sizing.
     "pack",
     "ways",

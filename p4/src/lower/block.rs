@@ -400,6 +400,7 @@ fn lower_gress<'a>(
         ));
     }
     let mut user = Vec::new();
+    let mut root_names = Vec::new();
     for (i, (p, _)) in pparams.iter().take(2).enumerate() {
         let Some(ty) = concrete[i].clone() else {
             // Report the resolution error.
@@ -411,6 +412,7 @@ fn lower_gress<'a>(
             .map(|(cp, _)| cp.name.name.clone())
             .unwrap_or_else(|| p.name.name.clone());
         user.push(l.alloc(&name, &ty, p.span)?);
+        root_names.push(name);
     }
     // Intrinsic structs, named after the parameter that binds them (control first).
     let mut intrinsic = Vec::new();
@@ -437,6 +439,7 @@ fn lower_gress<'a>(
             .map(|p| p.name.name.clone())
             .unwrap_or_else(|| format!("${sname}"));
         let loc = l.alloc(&pname, &ty, parser_b.span)?;
+        root_names.push(pname);
         if let Loc::Header { fields, ty: st, .. } | Loc::Struct { fields, ty: st } = &*loc {
             for ((fname, _), f) in st.fields.iter().zip(fields) {
                 if let (Some(i), Loc::Field { f, .. }) = (intrinsics::intrinsic(sname, fname), &**f)
@@ -462,6 +465,21 @@ fn lower_gress<'a>(
         let loc = l.alloc(&p.name.name, &ty, p.span)?;
         super::ghost::bind_fields(&loc, &mut bindings);
         intrinsic.push((gmd.to_string(), loc));
+    }
+    // `@pa_alias`: two names, one field (before the ghost metadata, which no alias names).
+    let n_user = user.len();
+    let mut roots: Vec<(String, Rc<Loc>)> = root_names
+        .into_iter()
+        .zip(user.iter().chain(intrinsic.iter().map(|(_, l)| l)).cloned())
+        .collect();
+    let bound: Vec<ir::FieldRef> = bindings.fields.iter().map(|(_, f)| *f).collect();
+    super::alias::apply(l, gress, &mut roots, &bound);
+    for (i, (_, loc)) in roots.into_iter().enumerate() {
+        if i < n_user {
+            user[i] = loc;
+        } else if let Some(slot) = intrinsic.get_mut(i - n_user) {
+            slot.1 = loc;
+        }
     }
     let storage = GressStorage { user, intrinsic };
     l.bind_written_flags(&bindings);

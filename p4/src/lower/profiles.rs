@@ -274,8 +274,9 @@ impl<'a> Lowerer<'a> {
                  partition) and sizes it in SRAM as an ATCAM{}",
                 if lay.subtrees.is_some() {
                     " behind a pre-classifier TCAM (placed in the stage of the ATCAM's first \
-                     part; bf-p4c gives it a stage of its own before the ATCAM, so a key \
-                     written just before the table can cost bf-p4c one stage more)"
+                     part, or a stage's TCAM in each of its first parts when larger; bf-p4c \
+                     gives it a stage of its own before the ATCAM, so a key written just \
+                     before the table can cost bf-p4c one stage more)"
                 } else {
                     ""
                 }

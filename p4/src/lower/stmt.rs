@@ -358,6 +358,10 @@ impl<'a> Lowerer<'a> {
                     return Ok(());
                 }
                 out.extend(hoisted);
+                // `x = x` (two names of one field, `@pa_alias`) does nothing; bf-p4c drops it.
+                if matches!((&place, &e), (ir::Place::Field(d), ir::Expr::Field(s)) if d == s) {
+                    return Ok(());
+                }
                 out.push(ir::Stmt::Assign {
                     dst: place,
                     value: e,

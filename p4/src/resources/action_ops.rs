@@ -22,18 +22,69 @@ fn is_pow2_const(e: &Expr) -> bool {
     const_value(e).is_some_and(|v| v.is_power_of_two())
 }
 
+/// Whether `e` is made of constants only (bf-p4c folds it to one).
+fn is_const(e: &Expr) -> bool {
+    match e {
+        Expr::Const { .. } => true,
+        Expr::Cast { arg, .. } | Expr::Unary { arg, .. } => is_const(arg),
+        Expr::Binary { a, b, .. } => is_const(a) && is_const(b),
+        _ => false,
+    }
+}
+
+/// The operand that is left when a chain of wrapping additions and subtractions of constants
+/// of one width, such as `x - 20 - 8 + 1`, is folded into one addition: p4c's strength
+/// reduction turns `x - c` into `x + (-c)` and its reassociation `(x + c1) + c2` into
+/// `x + (c1 + c2)`, so bf-p4c needs one ALU operation for the whole chain.
+fn const_chain_base(e: &Expr) -> Option<&Expr> {
+    let Expr::Binary {
+        op: BinOp::Add | BinOp::Sub,
+        width,
+        ..
+    } = e
+    else {
+        return None;
+    };
+    let mut base = e;
+    let mut folded = false;
+    loop {
+        match base {
+            Expr::Binary {
+                op: op @ (BinOp::Add | BinOp::Sub),
+                a,
+                b,
+                width: w,
+                ..
+            } if w == width => {
+                if is_const(b) {
+                    base = a;
+                } else if *op == BinOp::Add && is_const(a) {
+                    base = b;
+                } else {
+                    break;
+                }
+                folded = true;
+            }
+            _ => break,
+        }
+    }
+    folded.then_some(base)
+}
+
 /// Operations in `e` that are not on constants only.
 fn op_count(e: &Expr) -> u32 {
     match e {
         Expr::Binary { a, b, .. } => {
-            if const_value(a).is_some() && const_value(b).is_some() {
+            if is_const(a) && is_const(b) {
                 0
+            } else if let Some(base) = const_chain_base(e) {
+                1 + op_count(base)
             } else {
                 1 + op_count(a) + op_count(b)
             }
         }
         Expr::Unary { arg, .. } => {
-            if const_value(arg).is_some() {
+            if is_const(arg) {
                 0
             } else {
                 1 + op_count(arg)

@@ -71,4 +71,7 @@ pub struct Hints {
     pub declared_names: Vec<(TableId, String)>,
     /// Tables with `@pack` or `@ways`.
     pub sizing: Vec<(TableId, Sizing)>,
+    /// bf-p4c's `--disable-parse-depth-limit` (a compile option, the same for every pipeline):
+    /// the Tofino 1 egress parse depth limit warns instead of failing.
+    pub disable_parse_depth_limit: bool,
 }

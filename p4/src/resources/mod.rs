@@ -510,7 +510,14 @@ fn place_gress(
         Gress::Egress => &pipe.egress,
     };
     issues.extend(parser_rules::check(pi, gress, &gp.parser, &names, p.target));
-    issues.extend(parse_depth::check(pi, gress, &gp.parser, phv, p.target));
+    issues.extend(parse_depth::check(
+        pi,
+        gress,
+        &gp.parser,
+        phv,
+        p.target,
+        hints.disable_parse_depth_limit,
+    ));
     let need = phv::need(pipe, gp, &units, p);
     report.phv = PhvUse {
         bits: need.total.bits,

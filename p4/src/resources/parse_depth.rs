@@ -9,6 +9,7 @@
 use pipeline::ir::{Expr, Gress, NextState, Parser, PhvLayout, Stmt, Target, Transition};
 
 use super::issue::{IssueKind, ObjectRef, ResourceIssue};
+use crate::diag::Severity;
 
 /// The longest path the Tofino 1 egress parser may take, in bytes.
 pub const TOFINO1_EGRESS_MAX_DEPTH: u64 = 160;
@@ -91,8 +92,28 @@ fn longest(
 }
 
 /// Tofino 1's egress parse depth: an issue when the longest path is deeper than 160 bytes, or
-/// when a state advances by a run-time amount.
+/// when a state advances by a run-time amount. With `disabled` (bf-p4c's
+/// `--disable-parse-depth-limit`) the issue is a warning.
 pub(crate) fn check(
+    pi: usize,
+    gress: Gress,
+    p: &Parser,
+    phv: &PhvLayout,
+    target: Target,
+    disabled: bool,
+) -> Vec<ResourceIssue> {
+    let mut issues = over_limit(pi, gress, p, phv, target);
+    if disabled {
+        for i in &mut issues {
+            i.severity = Severity::Warning;
+            i.help.clear();
+            i.notes.push("not enforced: --disable-parse-depth-limit, as bf-p4c's flag of that name (the SDE's Tofino 1 switch profiles are built with it); pisa parses every path as written".into());
+        }
+    }
+    issues
+}
+
+fn over_limit(
     pi: usize,
     gress: Gress,
     p: &Parser,

@@ -111,6 +111,16 @@ pub(crate) struct Work<'a> {
     pub prefix_parts: &'a [Vec<Demand>],
 }
 
+/// `rest` less a piece split off it by [`leftover_part`].
+fn take_piece(rest: &mut Demand, piece: &Demand) {
+    rest.sram -= piece.sram;
+    if rest.sram_per_logical > 0 {
+        rest.logical = rest.logical.saturating_sub(piece.logical).max(1);
+    }
+    rest.tcam -= piece.tcam;
+    rest.tcam_first = false;
+}
+
 /// The smallest part worth splitting a table for (RAMs); smaller leftovers stay unused.
 const MIN_PART_SRAM: u32 = 4;
 
@@ -119,6 +129,11 @@ const MIN_PART_SRAM: u32 = 4;
 /// TCAM stay with the last part) fits there.
 fn sram_part(stage: &StageUse, d: &Demand, p: &Profile) -> Option<Demand> {
     d.table?;
+    leftover_part(stage, d, p)
+}
+
+/// [`sram_part`] for any part of a table (a part before the last has no table id of its own).
+fn leftover_part(stage: &StageUse, d: &Demand, p: &Profile) -> Option<Demand> {
     let state: u32 = d.stateful.iter().map(|(_, s)| *s).sum();
     let free = p.sram_blocks.saturating_sub(stage.sram);
     let entries = d.sram.saturating_sub(state);
@@ -216,6 +231,7 @@ fn attempt(
             }
         }
         for part in own_parts.into_iter().flatten() {
+            let mut part = part.clone();
             let mut s = earliest;
             loop {
                 if s >= STAGE_CAP {
@@ -224,12 +240,19 @@ fn attempt(
                 if s >= stages.len() {
                     stages.resize_with(s + 1, StageUse::default);
                 }
-                if stages[s].refuse(part, p).is_none() {
+                if stages[s].refuse(&part, p).is_none() {
                     break;
+                }
+                // Short of SRAM only: this part too takes what the stage has left and goes
+                // on in the next stage (bf-p4c's `need_more`), as the last part does below.
+                if let Some(piece) = leftover_part(&stages[s], &part, p) {
+                    take_piece(&mut part, &piece);
+                    stages[s].add(&piece, u);
+                    parts_of[u].push(s);
                 }
                 s += 1;
             }
-            stages[s].add(part, u);
+            stages[s].add(&part, u);
             parts_of[u].push(s);
             earliest = s + 1;
         }
@@ -299,12 +322,7 @@ fn attempt(
                         // Short of SRAM only: the table takes what the stage has left and
                         // goes on in the next stage (bf-p4c's `need_more` split).
                         if let Some(part) = sram_part(&stages[s], &rest, p) {
-                            rest.sram -= part.sram;
-                            if rest.sram_per_logical > 0 {
-                                rest.logical = rest.logical.saturating_sub(part.logical).max(1);
-                            }
-                            rest.tcam -= part.tcam;
-                            rest.tcam_first = false;
+                            take_piece(&mut rest, &part);
                             stages[s].add(&part, u);
                             parts_of[u].push(s);
                         } else if parts_of[u].is_empty() {

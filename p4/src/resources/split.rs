@@ -7,6 +7,15 @@
 use super::demand::{Demand, StageUse};
 use super::profile::Profile;
 
+/// The pre-classifier TCAM blocks of an ALPM that part `i` holds: they fill the earliest parts,
+/// a stage's worth each. bf-p4c makes the pre-classifier a ternary table of its own
+/// (midend/alpm.cpp `SplitAlpm`, `partitions x subtrees` entries), which it spreads over
+/// stages like any ternary table too large for one, ahead of the ATCAM it feeds.
+fn pre_classifier_share(tcam: u32, i: u32, p: &Profile) -> u32 {
+    let per = p.tcam_blocks.max(1);
+    tcam.saturating_sub(i.saturating_mul(per)).min(per)
+}
+
 /// The parts of a table's demand `d` when it does not fit a stage by memory alone, earliest
 /// first (the last carries the table's stateful objects and pin); `None` when it fits whole,
 /// or when something other than its memories is too big (splitting the entries cannot help).
@@ -46,12 +55,12 @@ pub(crate) fn split(d: &Demand, p: &Profile) -> Option<Vec<Demand>> {
                 } else {
                     d.logical
                 },
-                tcam: match (d.tcam_first, i) {
-                    (true, 0) => d.tcam,
-                    (true, _) => 0,
-                    (false, _) => share(d.tcam, i),
+                tcam: if d.tcam_first {
+                    pre_classifier_share(d.tcam, i, p)
+                } else {
+                    share(d.tcam, i)
                 },
-                tcam_first: d.tcam_first && i == 0,
+                tcam_first: d.tcam_first && pre_classifier_share(d.tcam, i, p) > 0,
                 stateful: if last { d.stateful.clone() } else { Vec::new() },
                 ..d.clone()
             }

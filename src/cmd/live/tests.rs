@@ -20,6 +20,7 @@ fn compile() -> CompileArgs {
         target: TargetArg::Tofino1,
         include: Vec::new(),
         define: Vec::new(),
+        disable_parse_depth_limit: false,
     }
 }
 
