@@ -408,6 +408,7 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
                     "mc_groups": s.mc_groups, "prunes": s.prunes, "lags": s.lags,
                     "ports": s.ports, "members": s.members, "groups": s.groups,
                     "value_set_entries": s.value_set_entries, "filters": s.filters,
+                    "meters": s.meters,
                 }}))
             })
         }

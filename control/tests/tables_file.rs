@@ -509,3 +509,48 @@ tables:
     assert_eq!(line, 5);
     assert!(err.to_string().contains("idle timeout"), "{err}");
 }
+
+/// `meters:` sets a byte meter's count adjustment, by meter name or by a direct meter's table,
+/// on every pipe or one; an adjustment outside the 14-bit signed field, an item naming both
+/// or neither, or an unknown name is refused with its line.
+#[test]
+fn meters_set_their_byte_count_adjustment() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../p4/tests/fidelity/meter_byte_adjust.p4");
+    let c = p4::compile::compile_file(&path, &p4::compile::CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{}", e.render()));
+    let program = std::sync::Arc::new(c.program);
+    let mut sw = Switch::new(program.clone(), SwitchConfig::default()).unwrap();
+    let yaml = "meters:\n  - { meter: Ingress.by_index, byte_count_adjust: -12 }\n  \
+                - { table: Ingress.classify, byte_count_adjust: 20, pipe: 0 }\n";
+    let s = tables_file::apply(&mut sw, &tables_file::from_yaml(yaml).unwrap()).unwrap();
+    assert_eq!(s.meters, 2);
+    let read = |sw: &Switch, name: &str| sw.meter_byte_adjust(PipeSel::All, name).unwrap();
+    assert_eq!(read(&sw, "Ingress.by_index"), [(0, -12)]);
+    assert_eq!(read(&sw, "Ingress.by_entry"), [(0, 20)]);
+    for (bad, why) in [
+        (
+            "{ meter: Ingress.by_index, byte_count_adjust: 8192 }",
+            "-8192..=8191",
+        ),
+        (
+            "{ meter: Ingress.by_index, table: Ingress.classify, byte_count_adjust: 1 }",
+            "one of them",
+        ),
+        ("{ byte_count_adjust: 1 }", "one of them"),
+        (
+            "{ meter: Ingress.nothing, byte_count_adjust: 1 }",
+            "nothing",
+        ),
+    ] {
+        let mut sw = Switch::new(program.clone(), SwitchConfig::default()).unwrap();
+        let yaml = format!("meters:\n  - {bad}\n");
+        let e = tables_file::apply(&mut sw, &tables_file::from_yaml(&yaml).unwrap()).unwrap_err();
+        let (line, _, err) = item(&e);
+        assert_eq!(line, 2, "{bad}");
+        assert!(
+            e.to_string().contains(why) || err.to_string().contains(why),
+            "{bad}: {e}"
+        );
+    }
+}

@@ -292,6 +292,89 @@ fn meters_return_the_programs_colour_values() {
     }
 }
 
+/// A byte meter's count adjustment set at run time (BfRt's `MeterByteCountAdjust` table
+/// attribute; `Switch::meter_byte_adjust_set`), on an indexed meter (named itself) and a direct
+/// meter (named by its table), on every engine. One 64-byte frame on fresh meters with a
+/// committed burst of `cbs` bytes: green (0) when the adjusted length fits, else yellow (1).
+/// By hand: 64 > 60 yellow; 64 - 12 = 52 <= 60 green; 64 <= 70 green; 64 + 20 = 84 > 70 yellow.
+#[test]
+fn meter_byte_count_adjustment_set_at_run_time() {
+    use pipeline::api::PipeSel;
+    use pipeline::externs::meter::MeterConfig;
+    let c = compile("meter_byte_adjust.p4", Target::Tofino1, &[]);
+    let program = Arc::new(c.program);
+    let frame = ethernet(1, 2, 0x88b5, &counting(50));
+    assert_eq!(frame.len(), 64);
+    let cases = [
+        (None::<i32>, None::<i32>, 60u64, 1u8, 1u8),
+        (Some(-12), Some(-12), 60, 0, 0),
+        (Some(-12), None, 60, 0, 1),
+        (None, None, 70, 0, 0),
+        (Some(20), Some(20), 70, 1, 1),
+    ];
+    for engine in ["tree", "flat", "native"] {
+        for (indexed, direct, cbs, want_indexed, want_direct) in cases {
+            let cfg = SwitchConfig::new(1).with_engine(engine.parse().expect("engine"));
+            let mut sw = Switch::new(program.clone(), cfg).expect("switch");
+            let m = MeterConfig {
+                cir: 1,
+                pir: 1,
+                cbs,
+                pbs: 1000,
+            };
+            sw.meter_set(PipeSel::All, "Ingress.by_index", 3, m)
+                .unwrap();
+            let key = [("hdr.ethernet.src_addr", pipeline::ir::KeyMatch::Exact(2))];
+            sw.direct_meter_set(PipeSel::All, "Ingress.classify", &key, None, m)
+                .unwrap();
+            if let Some(b) = indexed {
+                sw.meter_byte_adjust_set(PipeSel::All, "Ingress.by_index", b)
+                    .unwrap();
+            }
+            if let Some(b) = direct {
+                sw.meter_byte_adjust_set(PipeSel::All, "Ingress.classify", b)
+                    .unwrap();
+            }
+            let out = send(&mut sw, 1, &frame);
+            assert_eq!(out.len(), 1);
+            let got = (out[0].bytes[14], out[0].bytes[15]);
+            let case = (indexed, direct, cbs);
+            assert_eq!(got, (want_indexed, want_direct), "{engine} {case:?}");
+            // The direct meter reads back by its own name too.
+            let read = sw
+                .meter_byte_adjust(PipeSel::All, "Ingress.by_entry")
+                .unwrap();
+            assert_eq!(read, [(0, direct.unwrap_or(0))], "{engine}");
+        }
+    }
+}
+
+/// The adjustment is the meter ALU's 14-bit signed field: -8192..=8191, else an error; a
+/// program's `adjust_byte_count` reads back negated (the compiler loads it so).
+#[test]
+fn meter_byte_count_adjustment_range_and_initial_value() {
+    use pipeline::api::PipeSel;
+    let mut sw = switch(compile("meter_byte_adjust.p4", Target::Tofino1, &[]));
+    for ok in [-8192, 8191, 0] {
+        sw.meter_byte_adjust_set(PipeSel::All, "Ingress.by_index", ok)
+            .unwrap();
+    }
+    for bad in [-8193, 8192] {
+        let e = sw
+            .meter_byte_adjust_set(PipeSel::All, "Ingress.by_index", bad)
+            .unwrap_err();
+        assert!(e.to_string().contains("-8192..=8191"), "{e}");
+    }
+    assert!(sw
+        .meter_byte_adjust_set(PipeSel::All, "Ingress.nothing", 1)
+        .is_err());
+    let sw = switch(compile("byte_count.p4", Target::Tofino1, &[]));
+    let read = sw
+        .meter_byte_adjust(PipeSel::All, "Ingress.ig_meter")
+        .unwrap();
+    assert_eq!(read, [(0, -40)]);
+}
+
 // ---- minimum frame size ----
 
 /// A 42-byte frame (shorter than Ethernet's 60 + 4 FCS) arrives as the sender's MAC would put

@@ -282,7 +282,14 @@ impl PipeRuntime {
             meters: pl
                 .meters
                 .iter()
-                .map(|m| MeterArray::new(m.kind, meter_size(pl, m) as u32))
+                .map(|m| {
+                    let mut a = MeterArray::new(m.kind, meter_size(pl, m) as u32);
+                    // The compiler loads the negated `adjust_byte_count` (at most
+                    // `MAX_ADJUST`, so in range: the clamp only keeps a malformed IR safe).
+                    let adjust = u32::from(m.bytes.adjust).min(ir::ByteAccounting::MAX_ADJUST);
+                    let _ = a.set_byte_adjust(-(adjust as i32));
+                    a
+                })
                 .collect(),
             rng: Random::new(seed),
             epoch: 1,

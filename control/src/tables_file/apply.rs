@@ -31,6 +31,7 @@ pub struct ApplySummary {
     pub groups: usize,
     pub value_set_entries: usize,
     pub filters: usize,
+    pub meters: usize,
 }
 
 /// The underlying reason an item of the file was refused.
@@ -185,6 +186,21 @@ pub fn apply(sw: &mut Switch, file: &TablesFile) -> Result<ApplySummary, TablesF
         };
         write_filter(sw, w).map_err(|e| at(f, format!("filters[{i}] {what}"), e))?;
         sum.filters += 1;
+    }
+    for (i, m) in file.meters.iter().enumerate() {
+        let w = &m.item;
+        let (name, ctx) = match (&w.meter, &w.table) {
+            (Some(n), None) => (n, format!("meters[{i}] (`{n}`)")),
+            (None, Some(t)) => (t, format!("meters[{i}] (of table `{t}`)")),
+            _ => {
+                let e = ApplyError::Invalid("give `meter` or `table`, one of them".into());
+                return Err(at(m, format!("meters[{i}]"), e));
+            }
+        };
+        let pipes = w.pipe.map_or(PipeSel::All, PipeSel::Pipe);
+        sw.meter_byte_adjust_set(pipes, name, w.byte_count_adjust)
+            .map_err(|e| at(m, ctx, e))?;
+        sum.meters += 1;
     }
     for sec in &file.value_sets {
         sum.value_set_entries += apply_value_set(sw, sec)?;

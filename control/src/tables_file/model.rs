@@ -25,6 +25,8 @@
 //!     groups:  [ { id: 10, members: [1] } ]
 //! # ...and a table implemented by the profile points its entries at them:
 //! #   - { key: { hdr.ipv4.dst_addr: "10.0.0.0/8" }, group: 10 }     # or member: 1
+//! meters:
+//!   - { meter: SwitchIngress.meter, byte_count_adjust: -12 }       # or table: (direct); pipe: N
 //! ```
 //!
 //! Keys, action parameters and register values are kept as the text the user wrote: their
@@ -129,6 +131,24 @@ pub struct TablesFile {
     pub value_sets: Vec<ValueSetSection>,
     #[serde(default)]
     pub filters: Vec<At<FilterWrite>>,
+    #[serde(default)]
+    pub meters: Vec<At<MeterSettings>>,
+}
+
+/// One meter's settings: a meter by name (`meter`, indexed or direct) or a direct meter by its
+/// table (`table`), and its `byte_count_adjust` (bytes added to every packet's length before a
+/// byte meter's update, -8192..=8191, BfRt's `MeterByteCountAdjust`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeterSettings {
+    #[serde(default)]
+    pub meter: Option<String>,
+    #[serde(default)]
+    pub table: Option<String>,
+    pub byte_count_adjust: i32,
+    /// One pipe only; every pipe when omitted.
+    #[serde(default)]
+    pub pipe: Option<u16>,
 }
 
 /// The entries of one parser value set.

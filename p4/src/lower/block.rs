@@ -483,6 +483,7 @@ fn lower_gress<'a>(
     }
     let storage = GressStorage { user, intrinsic };
     l.bind_written_flags(&bindings);
+    let first_action = l.pipe.actions.len();
 
     let mut failed = false;
     // Parser.
@@ -523,9 +524,11 @@ fn lower_gress<'a>(
         failed = true;
         Vec::new()
     });
-    let Some(parser) = parser.filter(|_| !failed) else {
+    let Some(mut parser) = parser.filter(|_| !failed) else {
         return Err(super::Reported);
     };
+    let mut control = control;
+    l.mark_written(&mut parser, &mut control, first_action);
     let gs = super::GressSpans {
         parser_states: state_spans,
         control_ifs,

@@ -7,11 +7,15 @@
 //! field is neither resubmitted nor learnt. (`ig_intr_md_for_dprsr.mirror_type` is different:
 //! the architecture initialises it to 0, valid.)
 //!
-//! pisa keeps a hidden one-bit "written" flag per such field, set by every assignment to the
-//! field, and guards the deparser's `Resubmit.emit` / `Digest.pack` / egress `Mirror.emit`
-//! with it.
+//! pisa keeps a hidden one-bit "written" flag per such field and guards the deparser's
+//! `Resubmit.emit` / `Digest.pack` / egress `Mirror.emit` with it. The flag is set after every
+//! statement of the lowered gress (parser states, control body, its actions) that writes the
+//! field, whatever wrote it: a field or slice assignment, a copy of the whole metadata struct
+//! (lowered field by field), an action's or control's `out`/`inout` copy-out, an extern's or
+//! a RegisterAction's result. Marking the lowered IR rather than the source keeps every write
+//! path covered, as the hardware's container validity does (any write validates it).
 
-use pipeline::ir::{self, Expr, FieldRef, Intrinsic, Place, Stmt};
+use pipeline::ir::{self, Block, Expr, FieldRef, Intrinsic, Place, Stmt, TableBranches};
 
 use super::{Lowerer, Res};
 use crate::diag::Diagnostic;
@@ -63,25 +67,6 @@ impl Lowerer<'_> {
         Ok(f)
     }
 
-    /// After an assignment to `place`: the statement that marks its select field written.
-    pub(crate) fn mark_written(&mut self, place: &Place, span: Span) -> Res<Option<Stmt>> {
-        let f = match place {
-            Place::Field(f) | Place::FieldSlice { field: f, .. } => *f,
-            _ => return Ok(None),
-        };
-        let Some(i) = self
-            .written_flags
-            .iter()
-            .position(|w| w.field.offset == f.offset)
-        else {
-            return Ok(None);
-        };
-        Ok(Some(Stmt::Assign {
-            dst: Place::Field(self.written_flag(i, span)?),
-            value: Expr::Const { value: 1, width: 1 },
-        }))
-    }
-
     /// `stmt` (a deparser resubmit, digest or mirror request) guarded by its select field's
     /// flag, when that field starts invalid; `stmt` itself otherwise.
     pub(crate) fn when_written(&mut self, which: Intrinsic, stmt: Stmt, span: Span) -> Res<Stmt> {
@@ -98,4 +83,205 @@ impl Lowerer<'_> {
             stage: 0,
         })
     }
+}
+
+impl Lowerer<'_> {
+    /// Marks every write of a guarded select field in this gress's lowered parser, control
+    /// body and actions (`actions`: the first action lowered for this gress). Only fields
+    /// whose flag a deparser request allocated need it: an unguarded flag is never read.
+    pub(crate) fn mark_written(
+        &mut self,
+        parser: &mut ir::Parser,
+        control: &mut Block,
+        actions: usize,
+    ) {
+        let marks: Vec<(FieldRef, FieldRef)> = self
+            .written_flags
+            .iter()
+            .filter_map(|w| Some((w.field, w.flag?)))
+            .collect();
+        if marks.is_empty() {
+            return;
+        }
+        let m = Marker {
+            marks: &marks,
+            tables: &self.pipe.tables,
+            actions: &self.pipe.actions,
+        };
+        for st in &mut parser.states {
+            m.block(&mut st.body, &mut Vec::new());
+        }
+        m.block(control, &mut Vec::new());
+        let mut bodies: Vec<Block> = self.pipe.actions[actions..]
+            .iter()
+            .map(|a| a.body.clone())
+            .collect();
+        for b in &mut bodies {
+            m.block(b, &mut Vec::new());
+        }
+        for (a, b) in self.pipe.actions[actions..].iter_mut().zip(bodies) {
+            a.body = b;
+        }
+    }
+}
+
+/// A copy `t = f` (or `t = u` of another shadow `u` of `f`) of a select field `f` still
+/// unchanged in `t`: copying `t` back into `f`
+/// (a struct copied out and back, a control's `inout` copy-in/copy-out through a temporary)
+/// moves `f`'s own value, which bf-p4c elides, so it does not mark `f` written.
+#[derive(Clone, Copy)]
+struct Shadow {
+    copy: FieldRef,
+    of: FieldRef,
+}
+
+/// The marking walk: the select fields with their flags, and the gress's tables and actions
+/// (to see what a nested apply or call writes).
+struct Marker<'m> {
+    marks: &'m [(FieldRef, FieldRef)],
+    tables: &'m [ir::Table],
+    actions: &'m [ir::Action],
+}
+
+impl Marker<'_> {
+    /// Inserts `flag = 1` after each statement of `b` (and of its nested blocks) that writes
+    /// a select field, except a copy back of the field's unchanged shadow.
+    fn block(&self, b: &mut Block, shadows: &mut Vec<Shadow>) {
+        let mut i = 0;
+        while i < b.len() {
+            self.nested(&mut b[i], shadows);
+            let set: Vec<Stmt> = self
+                .marks
+                .iter()
+                .filter(|(f, _)| writes(&b[i], *f) && !copies_back(&b[i], *f, shadows))
+                .map(|(_, flag)| Stmt::Assign {
+                    dst: Place::Field(*flag),
+                    value: Expr::Const { value: 1, width: 1 },
+                })
+                .collect();
+            self.track(&b[i], shadows);
+            let n = set.len();
+            b.splice(i + 1..i + 1, set);
+            i += 1 + n;
+        }
+    }
+
+    fn nested(&self, s: &mut Stmt, shadows: &[Shadow]) {
+        let inner = |b: &mut Block| self.block(b, &mut shadows.to_vec());
+        match s {
+            Stmt::If { then, els, .. } => {
+                inner(then);
+                inner(els);
+            }
+            Stmt::ApplyTable { branches, .. } => match branches {
+                TableBranches::None => {}
+                TableBranches::HitMiss { hit, miss } => {
+                    inner(hit);
+                    inner(miss);
+                }
+                TableBranches::ActionRun { cases, default } => {
+                    for (_, c) in cases {
+                        inner(c);
+                    }
+                    inner(default);
+                }
+            },
+            _ => {}
+        }
+    }
+
+    /// Updates the shadows after `s`: a plain copy of a select field starts one; any write of
+    /// a shadow (or of its field) ends it; a statement that moves headers ends them all.
+    fn track(&self, s: &Stmt, shadows: &mut Vec<Shadow>) {
+        if matches!(
+            s,
+            Stmt::CopyHeader { .. }
+                | Stmt::Extract(_)
+                | Stmt::ExtractVarbit { .. }
+                | Stmt::ExtractNext(_)
+                | Stmt::StackShift { .. }
+        ) {
+            shadows.clear();
+            return;
+        }
+        shadows.retain(|sh| {
+            !self.writes_deep(s, sh.copy, 0) && !self.writes_deep(s, sh.of, 0) || {
+                // `f = t` of the shadow itself leaves both equal: keep it.
+                copies_back(s, sh.of, std::slice::from_ref(sh))
+            }
+        });
+        if let Stmt::Assign {
+            dst: Place::Field(copy),
+            value: Expr::Field(of),
+        } = s
+        {
+            // A copy of the field, or of a shadow of it (copies chain through temporaries).
+            let field = match self.marks.iter().find(|(f, _)| f == of) {
+                Some((f, _)) => Some(*f),
+                None => shadows.iter().find(|sh| sh.copy == *of).map(|sh| sh.of),
+            };
+            if let Some(f) = field {
+                shadows.retain(|sh| !overlaps(sh.copy, *copy));
+                shadows.push(Shadow { copy: *copy, of: f });
+            }
+        }
+    }
+
+    /// Whether `s` or anything it runs (nested blocks, applied tables' actions, called
+    /// actions) writes bits of `f` (depth-bounded against a malformed IR).
+    fn writes_deep(&self, s: &Stmt, f: FieldRef, depth: u8) -> bool {
+        if depth > 16 {
+            return true;
+        }
+        let any = |b: &Block| b.iter().any(|s| self.writes_deep(s, f, depth + 1));
+        let action = |a: ir::ActionId| self.actions.get(a.index()).is_none_or(|a| any(&a.body));
+        writes(s, f)
+            || match s {
+                Stmt::If { then, els, .. } => any(then) || any(els),
+                Stmt::CallAction { action: a, .. } => action(*a),
+                Stmt::ApplyTable { table, branches } => {
+                    let t = self.tables.get(table.index());
+                    t.is_none_or(|t| {
+                        t.actions.iter().any(|r| action(r.action))
+                            || action(t.default_action.action)
+                    }) || match branches {
+                        TableBranches::None => false,
+                        TableBranches::HitMiss { hit, miss } => any(hit) || any(miss),
+                        TableBranches::ActionRun { cases, default } => {
+                            cases.iter().any(|(_, c)| any(c)) || any(default)
+                        }
+                    }
+                }
+                _ => false,
+            }
+    }
+}
+
+/// Whether `s` is `f = t` (or `f = f`) with `t` an unchanged shadow of `f`.
+fn copies_back(s: &Stmt, f: FieldRef, shadows: &[Shadow]) -> bool {
+    match s {
+        Stmt::Assign {
+            dst: Place::Field(d),
+            value: Expr::Field(v),
+        } if *d == f => *v == f || shadows.iter().any(|sh| sh.of == f && sh.copy == *v),
+        _ => false,
+    }
+}
+
+/// Whether `s` itself (not a nested block) writes bits of `f`.
+fn writes(s: &Stmt, f: FieldRef) -> bool {
+    let hits = |p: &Place| match p {
+        Place::Field(d) | Place::FieldSlice { field: d, .. } => overlaps(*d, f),
+        _ => false,
+    };
+    match s {
+        Stmt::Assign { dst, .. } => hits(dst),
+        Stmt::RegisterExecute { outs, .. } => outs.iter().flatten().any(hits),
+        Stmt::ChecksumDeposit { dst, .. } => overlaps(*dst, f),
+        _ => false,
+    }
+}
+
+fn overlaps(a: FieldRef, b: FieldRef) -> bool {
+    a.offset < b.offset + u32::from(b.width) && b.offset < a.offset + u32::from(a.width)
 }

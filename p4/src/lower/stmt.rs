@@ -281,24 +281,6 @@ impl<'a> Lowerer<'a> {
         out: &mut ir::Block,
     ) -> Res<()> {
         let dest = self.dest(lhs)?;
-        let mark = match &dest {
-            Dest::Scalar(place, _) => self.mark_written(place, lhs.span)?,
-            Dest::Agg(_) => None,
-        };
-        self.assign_op(dest, lhs, op, rhs, span, out)?;
-        out.extend(mark);
-        Ok(())
-    }
-
-    fn assign_op(
-        &mut self,
-        dest: Dest,
-        lhs: &'a ast::Expr,
-        op: Option<BinOp>,
-        rhs: &'a ast::Expr,
-        span: Span,
-        out: &mut ir::Block,
-    ) -> Res<()> {
         match op {
             None => self.assign_to(dest, rhs, lhs.span, out),
             Some(op) => {

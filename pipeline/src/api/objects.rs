@@ -358,3 +358,67 @@ impl Switch {
         Ok(())
     }
 }
+
+impl Switch {
+    /// The meter that `name` names: a meter (indexed or direct), or a table with a direct
+    /// meter (BfRt sets a direct meter's attributes on its match table).
+    fn meter_or_table(&self, name: &str) -> Result<(usize, usize), ApiError> {
+        let by_meter = self.meter_ref(name);
+        if by_meter.is_ok() {
+            return by_meter;
+        }
+        let Ok(r) = self.table_ref(name) else {
+            return by_meter;
+        };
+        let tid = ir::TableId(r.t as u32);
+        self.prog.pipelines[r.pl]
+            .meters
+            .iter()
+            .position(|m| m.direct_table == Some(tid))
+            .map(|m| (r.pl, m))
+            .ok_or_else(|| ApiError::Unknown {
+                kind: "direct meter of table",
+                name: self.prog.pipelines[r.pl].tables[r.t].name.clone(),
+                suggestions: Vec::new(),
+            })
+    }
+
+    /// Sets a meter's byte count adjustment on the selected pipes: `bytes` (-8192..=8191)
+    /// added to every packet's length before a byte meter's update, replacing the
+    /// program's `adjust_byte_count` (BfRt's `MeterByteCountAdjust` attribute). `name` is
+    /// the meter, or the table of a direct meter.
+    pub fn meter_byte_adjust_set(
+        &mut self,
+        pipes: PipeSel,
+        name: &str,
+        bytes: i32,
+    ) -> Result<(), ApiError> {
+        let (pl, m) = self.meter_or_table(name)?;
+        let mname = self.prog.pipelines[pl].meters[m].name.clone();
+        for p in self.target_pipes(pipes, pl, &mname)? {
+            self.pipes[p].rt.meters[m]
+                .set_byte_adjust(bytes)
+                .map_err(|error| ApiError::Meter {
+                    name: mname.clone(),
+                    error,
+                })?;
+        }
+        Ok(())
+    }
+
+    /// A meter's byte count adjustment on each selected pipe (`name` as for
+    /// [`Switch::meter_byte_adjust_set`]).
+    pub fn meter_byte_adjust(
+        &self,
+        pipes: PipeSel,
+        name: &str,
+    ) -> Result<Vec<(u16, i32)>, ApiError> {
+        let (pl, m) = self.meter_or_table(name)?;
+        let mname = &self.prog.pipelines[pl].meters[m].name;
+        Ok(self
+            .target_pipes(pipes, pl, mname)?
+            .into_iter()
+            .map(|p| (p as u16, self.pipes[p].rt.meters[m].byte_adjust()))
+            .collect())
+    }
+}

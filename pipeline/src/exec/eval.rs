@@ -701,7 +701,8 @@ impl<T: Tracer> Ctx<'_, T> {
             Some(c) => Some(MeterColor::from_value((self.eval(c, params)? & 0xff) as u8)),
             None => None,
         };
-        let (now, len) = (self.now, m.bytes.counted(self.pkt_len));
+        // The meter array applies its byte count adjustment (compile-time or set at run time).
+        let (now, len) = (self.now, self.pkt_len);
         let true_egress = m.bytes.true_egress && self.gress == crate::ir::Gress::Egress;
         let color = match self.rt.meters.get_mut(id) {
             // True egress accounting: coloured now (by the length egress received), charged

@@ -299,12 +299,9 @@ impl<T: Tracer> Ctx<'_, T> {
                     index,
                     color,
                 } => {
-                    let Some(m) = pl.meters.get(meter as usize) else {
-                        continue;
-                    };
-                    let len = m.bytes.counted(out_len);
+                    // The meter array applies its byte count adjustment.
                     if let Some(arr) = self.rt.meters.get_mut(meter as usize) {
-                        arr.charge(index, color, len);
+                        arr.charge(index, color, out_len);
                     }
                 }
             }

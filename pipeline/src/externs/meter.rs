@@ -50,6 +50,10 @@ pub enum MeterError {
     PirBelowCir { cir: u64, pir: u64 },
     #[error("meter index {index} is outside 0..{size}")]
     IndexOutOfRange { index: u32, size: u32 },
+    #[error(
+        "byte count adjustment {bytes} is outside -8192..=8191 (the meter ALU's 14-bit signed field)"
+    )]
+    ByteAdjustRange { bytes: i32 },
 }
 
 impl MeterConfig {
@@ -167,14 +171,37 @@ impl MeterState {
 pub struct MeterArray {
     kind: MeterKind,
     cells: Vec<MeterState>,
+    /// Bytes added to every packet's length before a byte meter's update (a length that
+    /// comes out below 0 counts 0): the meter ALU's `meter_bytecount_adjust`, one 14-bit
+    /// signed value per meter. The compiler loads it with the negated `adjust_byte_count`;
+    /// the control plane may replace it at run time (BfRt's `MeterByteCountAdjust` table
+    /// attribute). A packet meter ignores it.
+    byte_adjust: i32,
 }
 
 impl MeterArray {
+    /// The least and greatest byte count adjustment (a 14-bit signed field).
+    pub const BYTE_ADJUST_RANGE: std::ops::RangeInclusive<i32> = -8192..=8191;
+
     pub fn new(kind: MeterKind, size: u32) -> MeterArray {
         MeterArray {
             kind,
             cells: vec![MeterState::default(); size as usize],
+            byte_adjust: 0,
         }
+    }
+
+    /// Control plane: the bytes added to every packet's length (see the field).
+    pub fn set_byte_adjust(&mut self, bytes: i32) -> Result<(), MeterError> {
+        if !Self::BYTE_ADJUST_RANGE.contains(&bytes) {
+            return Err(MeterError::ByteAdjustRange { bytes });
+        }
+        self.byte_adjust = bytes;
+        Ok(())
+    }
+
+    pub fn byte_adjust(&self) -> i32 {
+        self.byte_adjust
     }
 
     pub fn kind(&self) -> MeterKind {
@@ -218,7 +245,8 @@ impl MeterArray {
         self.cells.get(index as usize)
     }
 
-    /// Packet path: meters a packet of `pkt_bytes` bytes. An out-of-range index is GREEN
+    /// Packet path: meters a packet of `pkt_bytes` bytes (before the byte count
+    /// adjustment). An out-of-range index is GREEN
     /// (the executor should count it as a program error).
     pub fn execute(
         &mut self,
@@ -258,7 +286,7 @@ impl MeterArray {
 
     fn units(&self, pkt_bytes: u32) -> u64 {
         match self.kind {
-            MeterKind::Bytes => u64::from(pkt_bytes),
+            MeterKind::Bytes => (i64::from(pkt_bytes) + i64::from(self.byte_adjust)).max(0) as u64,
             MeterKind::Packets => 1,
         }
     }

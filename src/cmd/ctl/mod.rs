@@ -181,6 +181,18 @@ pub enum CtlCommand {
         /// The action profile (or its selector).
         profile: String,
     },
+    /// Set a meter's byte count adjustment: signed bytes added to every packet's length
+    /// before a byte meter updates (-8192..=8191; BfRt's `MeterByteCountAdjust`).
+    MeterAdjust {
+        /// The meter (indexed or direct), or the table of a direct meter.
+        meter: String,
+        /// The bytes, e.g. 24 (preamble, inter-frame gap and FCS) or -12.
+        #[arg(allow_negative_numbers = true)]
+        bytes: i32,
+        /// Only this pipe (default: every pipe).
+        #[arg(long)]
+        pipe: Option<u16>,
+    },
     /// Add an entry to a parser value set (`value_set<T>(size)`).
     ValueSetAdd {
         /// The value set, e.g. `vxlan_ports` or `SwitchIngressParser.vxlan_ports`.
@@ -254,6 +266,9 @@ fn request_of(c: &CtlCommand) -> anyhow::Result<String> {
             json!({"op": "group_delete", "profile": profile, "id": id})
         }
         CtlCommand::ProfileList { profile } => json!({"op": "profile_read", "profile": profile}),
+        CtlCommand::MeterAdjust { meter, bytes, pipe } => apply_json(json!({"meters": [
+            {"meter": meter, "byte_count_adjust": bytes, "pipe": pipe},
+        ]})),
         CtlCommand::ValueSetAdd { set, fields } => {
             let entry = match &fields[..] {
                 [one] if !one.contains('=') => Json::String(one.clone()),
@@ -405,6 +420,23 @@ pub fn run(args: CtlArgs) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `meter-adjust` sends a table file with one `meters:` item, which the server's reader takes.
+    #[test]
+    fn meter_adjust_is_a_meters_item() {
+        let line = request_of(&CtlCommand::MeterAdjust {
+            meter: "SwitchIngress.meter".into(),
+            bytes: -12,
+            pipe: None,
+        })
+        .unwrap();
+        let v: Json = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["op"], "apply");
+        let f = control::tables_file::from_yaml(v["yaml"].as_str().unwrap()).unwrap();
+        let m = &f.meters[0].item;
+        assert_eq!(m.meter.as_deref(), Some("SwitchIngress.meter"));
+        assert_eq!((m.byte_count_adjust, m.pipe), (-12, None));
+    }
 
     #[test]
     fn client_requests_are_built_from_the_command_line() {

@@ -367,6 +367,7 @@ pub fn human(cmd: &CtlCommand, r: &Json) -> String {
         CtlCommand::MemberSet { .. }
         | CtlCommand::GroupSet { .. }
         | CtlCommand::ValueSetAdd { .. }
+        | CtlCommand::MeterAdjust { .. }
         | CtlCommand::ValueSetDelete { .. } => "ok\n".into(),
         CtlCommand::TableAdd(_)
         | CtlCommand::MemberDelete { .. }
