@@ -8,15 +8,18 @@ use std::sync::Arc;
 use p4::compile::{compile_file, CompileOptions};
 use pipeline::switch::{InFrame, Switch, SwitchConfig};
 
-#[test]
-fn only_a_pass_that_wrote_the_type_resubmits_or_learns() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lang/select_written.p4");
+/// Sends one 64-byte frame per first byte in `firsts` (second byte 5) through the program in
+/// `tests/lang/NAME`; returns each output's first two bytes and the switch's resubmit and digest
+/// counts.
+fn run(name: &str, firsts: &[u8]) -> (Vec<(u8, u8)>, u64, u64) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/lang")
+        .join(name);
     let c = compile_file(&path, &CompileOptions::default())
         .unwrap_or_else(|e| panic!("{}", e.render()));
     let mut sw = Switch::new(Arc::new(c.program), SwitchConfig::new(1)).expect("switch");
     let mut out = Vec::new();
-    for a in [1u8, 2, 2, 1] {
+    for &a in firsts {
         let mut bytes = vec![0xaa; 64];
         bytes[0] = a;
         bytes[1] = 5;
@@ -29,12 +32,17 @@ fn only_a_pass_that_wrote_the_type_resubmits_or_learns() {
             &mut |f| out.push(f),
         );
     }
-    let tags: Vec<(u8, u8)> = out.iter().map(|f| (f.bytes[0], f.bytes[1])).collect();
-    assert_eq!(tags, [(1, 0x77), (2, 5), (2, 5), (1, 0x77)]);
+    let tags = out.iter().map(|f| (f.bytes[0], f.bytes[1])).collect();
     let stats = sw.stats();
+    (tags, stats.resubmits, stats.digests)
+}
+
+#[test]
+fn only_a_pass_that_wrote_the_type_resubmits_or_learns() {
+    let (tags, resubmits, digests) = run("select_written.p4", &[1, 2, 2, 1]);
+    assert_eq!(tags, [(1, 0x77), (2, 5), (2, 5), (1, 0x77)]);
     // Each a == 1 packet: one resubmit and one digest (its first pass); a == 2: none.
-    assert_eq!(stats.resubmits, 2, "{stats:?}");
-    assert_eq!(stats.digests, 2, "{stats:?}");
+    assert_eq!((resubmits, digests), (2, 2));
 }
 
 /// `tests/lang/select_written_paths.p4`: every path that writes `resubmit_type` (out
@@ -43,26 +51,7 @@ fn only_a_pass_that_wrote_the_type_resubmits_or_learns() {
 /// elsewhere, so one packet learns.
 #[test]
 fn every_write_path_marks_the_field_and_copies_back_do_not() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lang/select_written_paths.p4");
-    let c = compile_file(&path, &CompileOptions::default())
-        .unwrap_or_else(|e| panic!("{}", e.render()));
-    let mut sw = Switch::new(Arc::new(c.program), SwitchConfig::new(1)).expect("switch");
-    let mut out = Vec::new();
-    for a in [3u8, 4, 5, 6, 7, 2] {
-        let mut bytes = vec![0xaa; 64];
-        bytes[0] = a;
-        bytes[1] = 5;
-        sw.process(
-            InFrame {
-                port: 0,
-                bytes: &bytes,
-                ts: 0,
-            },
-            &mut |f| out.push(f),
-        );
-    }
-    let tags: Vec<(u8, u8)> = out.iter().map(|f| (f.bytes[0], f.bytes[1])).collect();
+    let (tags, resubmits, digests) = run("select_written_paths.p4", &[3, 4, 5, 6, 7, 2]);
     assert_eq!(
         tags,
         [
@@ -74,7 +63,5 @@ fn every_write_path_marks_the_field_and_copies_back_do_not() {
             (2, 5)
         ]
     );
-    let stats = sw.stats();
-    assert_eq!(stats.resubmits, 5, "{stats:?}");
-    assert_eq!(stats.digests, 1, "{stats:?}");
+    assert_eq!((resubmits, digests), (5, 1));
 }
