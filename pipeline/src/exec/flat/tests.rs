@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::exec::{
     run_gress, run_gress_flat, run_gress_tree, EngineKind, Engines, GressWork, PassInput,
+    PassIntrinsics,
 };
 use crate::ir::*;
 use crate::state::PipeState;
@@ -695,7 +696,7 @@ fn differential(eng_native: bool, flat: bool, traced: bool, seed: u64, programs:
         for _ in 0..40 {
             let pkt = packet(&mut r);
             let inp = PassInput {
-                intrinsics: &[],
+                intrinsics: PassIntrinsics::Listed(&[]),
                 extra: &[],
                 packet: &pkt,
                 now: 5,
@@ -826,7 +827,7 @@ fn native_code_never_runs_on_a_phv_it_does_not_fit() {
     for _ in 0..20 {
         let pkt = packet(&mut r);
         let inp = PassInput {
-            intrinsics: &[],
+            intrinsics: PassIntrinsics::Listed(&[]),
             extra: &[],
             packet: &pkt,
             now: 5,
