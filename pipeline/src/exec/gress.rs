@@ -20,6 +20,10 @@ use crate::trace::{NoTrace, TraceEvent, Tracer};
 /// metadata or resubmit data.
 pub const IG_INTRINSIC_BYTES: usize = 8;
 
+/// Capacity of a pass's buffers and of the switch's frame buffers: room for any frame, so a
+/// pass does not grow them.
+pub const FRAME_CAPACITY: usize = 2048;
+
 /// Reusable buffers of one gress of one pipeline.
 #[derive(Debug)]
 pub struct GressWork {
@@ -39,8 +43,8 @@ impl GressWork {
             phv: Phv::new(gp.phv.bytes as usize, gp.phv.headers.len()),
             scratch: Scratch::default(),
             effects: Effects::default(),
-            input: Vec::with_capacity(2048),
-            out: Vec::with_capacity(2048),
+            input: Vec::with_capacity(FRAME_CAPACITY),
+            out: Vec::with_capacity(FRAME_CAPACITY),
             stats: ExecStats::default(),
         }
     }
@@ -484,8 +488,10 @@ fn run_pass<T: Tracer>(
     // The payload: what the parser left of the head, then of the packet (empty unless the
     // packet was parsed in place).
     let (head, tail) = (ctx.input, ctx.input_tail);
-    ctx.emit_out
-        .extend_from_slice(head.get(payload_start..).unwrap_or(&[]));
+    if payload_start < head.len() {
+        // (Only when parsing a copy: in place, the head is the prefix alone.)
+        ctx.emit_out.extend_from_slice(&head[payload_start..]);
+    }
     ctx.emit_out
         .extend_from_slice(&tail[payload_start.saturating_sub(head.len()).min(tail.len())..]);
     if !ctx.effects.true_egress.is_empty() {

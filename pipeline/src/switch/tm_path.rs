@@ -6,7 +6,7 @@ use super::{
     port_pipe, DigestMessage, DropReason, EgressCopy, OutFrame, Pending, Shared, Switch,
     MIRROR_HDR_MAX,
 };
-use crate::exec::gress::PassDrop;
+use crate::exec::gress::{PassDrop, FRAME_CAPACITY};
 use crate::exec::tm_reads::{read, TmReads};
 use crate::exec::{run_gress, ParserFault, PassInput, PassIntrinsics};
 use crate::ir::{Gress, Intrinsic, Value};
@@ -470,7 +470,9 @@ impl Switch {
         });
         if copy.bypass {
             tr.record(|| TraceEvent::BypassEgress);
-            self.emit(port, pkt, departure, passes, out, tr);
+            let mut buf = self.take_buf();
+            buf.extend_from_slice(pkt);
+            self.emit(port, buf, departure, passes, out, tr);
             return;
         }
         let (prog, engines) = (sh.prog, sh.engines);
@@ -550,17 +552,22 @@ impl Switch {
                 DropReason::EgressDropCtl,
                 None,
             );
+            self.work_eg[pli].out = deparsed;
         } else {
-            self.emit(port, &deparsed, departure, passes, out, tr);
+            // The deparsed bytes leave as the frame (no copy); the work area takes a buffer
+            // from the pool, with room for a frame.
+            let mut fresh = self.take_buf();
+            fresh.reserve(FRAME_CAPACITY);
+            self.work_eg[pli].out = fresh;
+            self.emit(port, deparsed, departure, passes, out, tr);
         }
-        self.work_eg[pli].out = deparsed;
     }
 
-    /// A frame leaves on `port`, or re-enters ingress if `port` loops back.
+    /// A frame (`buf`) leaves on `port`, or re-enters ingress if `port` loops back.
     fn emit<T: Tracer>(
         &mut self,
         port: u16,
-        bytes: &[u8],
+        mut buf: Vec<u8>,
         ts: u64,
         passes: u8,
         out: &mut impl FnMut(OutFrame),
@@ -568,8 +575,6 @@ impl Switch {
     ) {
         // The MAC pads a frame egress made shorter than the minimum (recirculation too: it
         // goes through the port's MAC).
-        let mut buf = self.take_buf();
-        buf.extend_from_slice(bytes);
         if buf.len() < self.cfg.min_frame {
             buf.resize(self.cfg.min_frame, 0);
         }
