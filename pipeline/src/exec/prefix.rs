@@ -259,6 +259,7 @@ pub(crate) fn put_bits(words: &mut [u64; PREFIX_WORDS], offset: u32, width: u16,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::flat::tests::Rng;
     use crate::exec::INTRINSIC_SLOTS;
     use crate::phv::{read_bits, write_bits};
 
@@ -318,17 +319,6 @@ mod tests {
                 read_bits(&bytes, offset, width),
                 v & crate::phv::mask(width)
             );
-        }
-    }
-
-    /// A small deterministic generator (xorshift).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
         }
     }
 

@@ -17,11 +17,11 @@ use crate::ir::*;
 use crate::state::PipeState;
 use crate::trace::{NoTrace, Recorder};
 
-/// xorshift64: a small deterministic generator.
-struct Rng(u64);
+/// xorshift64: a small deterministic generator (the exec tests' one).
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
