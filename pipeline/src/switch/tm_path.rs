@@ -8,7 +8,7 @@ use super::{
 };
 use crate::exec::gress::{PassDrop, FRAME_CAPACITY};
 use crate::exec::tm_reads::{read, TmReads};
-use crate::exec::{pass_intrinsics, run_gress, ParserFault, PassInput, PassIntrinsics};
+use crate::exec::{run_gress, ParserFault, PassInput, PassIntrinsics};
 use crate::ir::{Gress, Intrinsic, Value};
 use crate::phv::Phv;
 use crate::tm::mirror::MirrorDest;
@@ -25,20 +25,6 @@ fn pass_drop_reason(d: &PassDrop) -> (DropReason, Option<String>) {
         PassDrop::ParserReject => (DropReason::ParserReject, None),
         PassDrop::Program(e) => (DropReason::ProgramError, Some(e.to_string())),
     }
-}
-
-/// The values of `given`, which lists `pass_intrinsics(gress)` in order (checked in debug
-/// builds: every test through the switch checks it).
-#[inline]
-fn planned<const N: usize>(gress: Gress, given: [(Intrinsic, u64); N]) -> [u64; N] {
-    debug_assert!(
-        given
-            .iter()
-            .map(|(w, _)| *w)
-            .eq(pass_intrinsics(gress).iter().copied()),
-        "the switch gives {gress:?} the intrinsics of pass_intrinsics, in order"
-    );
-    given.map(|(_, v)| v)
 }
 
 /// What the multicast engine is asked for after an ingress pass that wrote destination bits
@@ -95,16 +81,13 @@ impl Switch {
             len: pkt.len(),
             kind,
         });
-        let given = [
-            (Intrinsic::IgResubmitFlag, resubmit.is_some() as u64),
-            (Intrinsic::IgIngressPort, port as u64),
-            (Intrinsic::IgIngressMacTstamp, now & 0xffff_ffff_ffff),
-            (
-                Intrinsic::GhostPingPong,
-                self.ghost.ping_pong[pipe as usize] as u64,
-            ),
+        // In the order of `pass_intrinsics(Gress::Ingress)`.
+        let intrinsics = [
+            resubmit.is_some() as u64,
+            port as u64,
+            now & 0xffff_ffff_ffff,
+            self.ghost.ping_pong[pipe as usize] as u64,
         ];
-        let intrinsics = planned(Gress::Ingress, given);
         let md = self.port_md[port as usize];
         let inp = PassInput {
             intrinsics: PassIntrinsics::Planned(&intrinsics),
@@ -503,19 +486,19 @@ impl Switch {
             kind: copy.kind,
         });
         let congest = adm.ecn_mark as u64;
-        let given = [
-            (Intrinsic::EgEgressPort, port as u64),
-            (Intrinsic::EgEnqQdepth, adm.enq_qdepth as u64),
-            (Intrinsic::EgEnqCongestStat, congest),
-            (Intrinsic::EgEnqTstamp, now & 0xffff_ffff),
-            (Intrinsic::EgDeqQdepth, adm.deq_qdepth as u64),
-            (Intrinsic::EgDeqCongestStat, congest),
-            (Intrinsic::EgDeqTimedelta, adm.deq_timedelta as u64),
-            (Intrinsic::EgEgressRid, copy.rid as u64),
-            (Intrinsic::EgEgressRidFirst, copy.rid_first as u64),
-            (Intrinsic::EgPktLength, pkt.len() as u64),
+        // In the order of `pass_intrinsics(Gress::Egress)`.
+        let intrinsics = [
+            port as u64,
+            adm.enq_qdepth as u64,
+            congest,
+            now & 0xffff_ffff,
+            adm.deq_qdepth as u64,
+            congest,
+            adm.deq_timedelta as u64,
+            copy.rid as u64,
+            copy.rid_first as u64,
+            pkt.len() as u64,
         ];
-        let intrinsics = planned(Gress::Egress, given);
         let inp = PassInput {
             intrinsics: PassIntrinsics::Planned(&intrinsics),
             extra: &copy.mirror_hdr[..copy.mirror_len as usize],
