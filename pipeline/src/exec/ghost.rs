@@ -8,7 +8,7 @@
 //! the same [`PipeState`] as the pipe's packets, on the engine the switch runs (native, flat or
 //! tree).
 
-use super::{run_gress, EngineKind, Engines, GressWork, PassDrop, PassInput};
+use super::{run_gress, EngineKind, Engines, GressWork, PassDrop, PassInput, PassIntrinsics};
 use crate::ir::{Gress, Intrinsic, Pipeline, Value};
 use crate::state::PipeState;
 use crate::trace::{Recorder, TraceEvent, Tracer};
@@ -75,7 +75,7 @@ pub fn run_ghost<T: Tracer>(
         (Intrinsic::GhostPipeId, update.pipe_id as Value),
     ];
     let inp = PassInput {
-        intrinsics: &intrinsics,
+        intrinsics: PassIntrinsics::Listed(&intrinsics),
         extra: &[],
         packet: &[],
         now,

@@ -6,11 +6,12 @@
 
 use super::flat::FlatGress;
 use super::parser::ParseEnd;
+use super::prefix::{self, pass_intrinsics, PREFIX_WORDS};
 use super::{
     Ctx, Effects, Engines, ExecResult, ExecStats, Fault, GressEngines, ParserFault, ProgramError,
     Scratch,
 };
-use crate::ir::{FieldRef, Gress, GressProgram, Intrinsic, Pipeline, Value};
+use crate::ir::{Gress, GressProgram, Intrinsic, Pipeline, Value};
 use crate::phv::Phv;
 use crate::state::PipeState;
 use crate::trace::{NoTrace, TraceEvent, Tracer};
@@ -18,6 +19,10 @@ use crate::trace::{NoTrace, TraceEvent, Tracer};
 /// Size of `ingress_intrinsic_metadata_t` in the ingress prefix; the rest of the prefix is port
 /// metadata or resubmit data.
 pub const IG_INTRINSIC_BYTES: usize = 8;
+
+/// Capacity of a pass's buffers and of the switch's frame buffers: room for any frame, so a
+/// pass does not grow them.
+pub const FRAME_CAPACITY: usize = 2048;
 
 /// Reusable buffers of one gress of one pipeline.
 #[derive(Debug)]
@@ -38,8 +43,8 @@ impl GressWork {
             phv: Phv::new(gp.phv.bytes as usize, gp.phv.headers.len()),
             scratch: Scratch::default(),
             effects: Effects::default(),
-            input: Vec::with_capacity(2048),
-            out: Vec::with_capacity(2048),
+            input: Vec::with_capacity(FRAME_CAPACITY),
+            out: Vec::with_capacity(FRAME_CAPACITY),
             stats: ExecStats::default(),
         }
     }
@@ -54,13 +59,21 @@ impl GressWork {
     }
 }
 
+/// Intrinsic values the hardware puts in the prefix (and into the bound PHV fields).
+/// Intrinsics left out are 0 (the prefix and the PHV start zeroed).
+#[derive(Debug, Clone, Copy)]
+pub enum PassIntrinsics<'a> {
+    /// Any intrinsics, each placed by looking it up.
+    Listed(&'a [(Intrinsic, Value)]),
+    /// The values of the gress's [`pass_intrinsics`], in order (what the switch gives every
+    /// pass), placed by the plan built with the engines ([`prefix::PrefixPlan`]).
+    Planned(&'a [u64]),
+}
+
 /// What to feed a pass.
 #[derive(Debug, Clone, Copy)]
 pub struct PassInput<'a> {
-    /// Intrinsic values the hardware puts in the prefix (and into the bound PHV fields).
-    /// Intrinsics left out are 0 (the prefix and the PHV start zeroed), so callers leave out
-    /// those that are always 0: each given one costs a few cycles per pass.
-    pub intrinsics: &'a [(Intrinsic, Value)],
+    pub intrinsics: PassIntrinsics<'a>,
     /// Ingress: port metadata or resubmit data (placed after the intrinsic metadata). Egress: the
     /// mirror header of a mirrored copy (placed after the prefix). Empty otherwise.
     pub extra: &'a [u8],
@@ -99,30 +112,18 @@ fn prefix_fill(
     in_place: bool,
 ) -> u64 {
     let n = gp.prefix.bytes as usize;
-    // Build the prefix in whole 64-bit words (no partial-overlap stores), then lay them out.
-    let mut words = [0u64; PREFIX_WORDS];
-    // The words start zeroed and values are only ORed in, so zero values and intrinsics the
-    // prefix does not carry (mask 0) need no branch, and each value is ORed into its word by
-    // index (`PrefixSlot::word` is below `PREFIX_WORDS`): no branch on the word either (a jump
-    // table on it cost an indirect jump per intrinsic, and selecting into four registers
-    // without one was vectorized into something slower still).
-    //
-    // (ORs into four locals through a mask per word, or into four copies of the words merged
-    // after, were no faster: about 5 cycles an intrinsic either way. Fewer intrinsics are
-    // what helps: callers leave out those that are always 0.)
-    let mut direct = 0u64;
-    for (which, v) in inp.intrinsics {
-        let Some(s) = eng.prefix_slots.get(*which as usize) else {
-            continue;
-        };
-        direct |= 1u64.checked_shl(*which as u32).unwrap_or(0);
-        words[usize::from(s.word) % PREFIX_WORDS] |= ((*v as u64) & s.mask()) << s.shift;
-        if s.split {
-            if let Some(Some(f)) = eng.prefix.get(*which as usize) {
-                put_bits(&mut words, f.offset, f.width, *v);
-            }
+    let (words, direct) = match inp.intrinsics {
+        PassIntrinsics::Planned(values) => (eng.plan.words(values), eng.plan.direct),
+        PassIntrinsics::Listed(list) => {
+            let given = list.iter().fold(0u64, |m, (w, _)| {
+                m | 1u64.checked_shl(*w as u32).unwrap_or(0)
+            });
+            (
+                prefix::listed_words(list, &eng.prefix_slots, &eng.prefix),
+                given & eng.direct,
+            )
         }
-    }
+    };
     // Lay the words out on the stack and copy once (prefixes past the word builder are cut).
     let mut bytes = [0u8; PREFIX_WORDS * 8];
     for (chunk, w) in bytes.chunks_exact_mut(8).zip(words.iter()) {
@@ -147,89 +148,7 @@ fn prefix_fill(
     if !in_place {
         buf.extend_from_slice(inp.packet);
     }
-    direct & eng.direct
-}
-
-/// Where one intrinsic goes in the prefix words: a field inside one word as (word, shift,
-/// width), width 0 when the prefix does not carry it (or carries it past the word builder);
-/// a field that crosses a word boundary as `split`, written bit by bit from its
-/// `GressEngines::prefix` location. Four bytes, so that the slots a pass reads share a cache
-/// line or two (they are cold after the table lookups of the previous packet).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PrefixSlot {
-    word: u8,
-    shift: u8,
-    width: u8,
-    split: bool,
-}
-
-impl PrefixSlot {
-    /// The slot of a prefix field (`None`: not in the prefix).
-    pub fn new(f: Option<FieldRef>) -> PrefixSlot {
-        let Some(f) = f else {
-            return PrefixSlot::default();
-        };
-        let bit = f.offset % 64;
-        let word = f.offset / 64;
-        let width = u32::from(f.width);
-        if width == 0 || word as usize >= PREFIX_WORDS {
-            // `put_bits` writes nothing for these.
-            return PrefixSlot::default();
-        }
-        if bit + width <= 64 {
-            PrefixSlot {
-                word: word as u8,
-                shift: (64 - bit - width) as u8,
-                width: width as u8,
-                split: false,
-            }
-        } else {
-            PrefixSlot {
-                split: true,
-                ..PrefixSlot::default()
-            }
-        }
-    }
-
-    /// The mask of the field's value (0 when the slot writes no bits itself).
-    #[inline]
-    fn mask(self) -> u64 {
-        u64::MAX
-            .checked_shr(64 - u32::from(self.width))
-            .unwrap_or(0)
-    }
-}
-
-/// Longest prefix the word builder handles (bytes / 8); longer prefixes are cut.
-const PREFIX_WORDS: usize = 8;
-
-/// OR `width` bits of `v` at bit `offset` (MSB-first) into big-endian words.
-#[inline]
-fn put_bits(words: &mut [u64; PREFIX_WORDS], offset: u32, width: u16, v: Value) {
-    let bit = offset % 64;
-    if width > 0 && bit + width as u32 <= 64 {
-        // The usual case: the field lies inside one word.
-        if let Some(w) = words.get_mut((offset / 64) as usize) {
-            let m = u64::MAX >> (64 - width as u32);
-            *w |= ((v as u64) & m) << (64 - bit - width as u32);
-        }
-        return;
-    }
-    let mut v = v & crate::phv::mask(width);
-    let mut end = offset + width as u32; // exclusive
-    let mut left = width as u32;
-    while left > 0 {
-        let wi = ((end - 1) / 64) as usize;
-        let low = (64 - end % 64) % 64; // bits after the field end inside this word
-        let take = (64 - low).min(left);
-        if let Some(w) = words.get_mut(wi) {
-            let chunk = (v as u64) & (u64::MAX >> (64 - take));
-            *w |= chunk << low;
-        }
-        v = v.checked_shr(take).unwrap_or(0);
-        left -= take;
-        end -= take;
-    }
+    direct
 }
 
 /// Run one pass of `gress` on `state` (a pipe running `pl`, which `eng` was built from).
@@ -502,23 +421,13 @@ fn run_pass<T: Tracer>(
     effects.clear();
     out.clear();
     // Intrinsics the prefix carries reach the PHV when the parser extracts the prefix (TNA
-    // parsers must); the others given (none today) are written directly.
+    // parsers must); the others given (a ghost program's `ping_pong` in ingress) are written
+    // directly.
     if direct != 0 {
-        for (which, v) in inp.intrinsics {
-            if let (Some(Some(f)), Some(None)) = (
-                geng.bind.get(*which as usize),
-                geng.prefix.get(*which as usize),
-            ) {
-                phv.set(*f, *v);
-            }
-        }
+        write_direct(geng, gress, inp.intrinsics, phv);
     }
-    let ts_field = match gress {
-        Gress::Ingress => Intrinsic::IgPrsrGlobalTstamp,
-        Gress::Egress => Intrinsic::EgPrsrGlobalTstamp,
-    };
-    if let Some(Some(f)) = geng.bind.get(ts_field as usize) {
-        phv.set(*f, inp.now as Value);
+    if let Some(f) = geng.plan.tstamp {
+        phv.set(f, inp.now as Value);
     }
     state.rt.epoch += 1;
     let pkt_len = inp.packet.len() as u32;
@@ -579,8 +488,10 @@ fn run_pass<T: Tracer>(
     // The payload: what the parser left of the head, then of the packet (empty unless the
     // packet was parsed in place).
     let (head, tail) = (ctx.input, ctx.input_tail);
-    ctx.emit_out
-        .extend_from_slice(head.get(payload_start..).unwrap_or(&[]));
+    if payload_start < head.len() {
+        // (Only when parsing a copy: in place, the head is the prefix alone.)
+        ctx.emit_out.extend_from_slice(&head[payload_start..]);
+    }
     ctx.emit_out
         .extend_from_slice(&tail[payload_start.saturating_sub(head.len()).min(tail.len())..]);
     if !ctx.effects.true_egress.is_empty() {
@@ -594,74 +505,29 @@ fn run_pass<T: Tracer>(
     result
 }
 
+/// Writes the given intrinsics that the prefix does not carry into the PHV.
+#[cold]
+fn write_direct(geng: &GressEngines, gress: Gress, given: PassIntrinsics<'_>, phv: &mut Phv) {
+    let mut put = |which: Intrinsic, v: Value| {
+        if let (Some(Some(f)), Some(None)) = (
+            geng.bind.get(which as usize),
+            geng.prefix.get(which as usize),
+        ) {
+            phv.set(*f, v);
+        }
+    };
+    match given {
+        PassIntrinsics::Listed(list) => list.iter().for_each(|(w, v)| put(*w, *v)),
+        PassIntrinsics::Planned(values) => pass_intrinsics(gress)
+            .iter()
+            .zip(values)
+            .for_each(|(w, v)| put(*w, Value::from(*v))),
+    }
+}
+
 fn fault_drop(e: Fault) -> PassDrop {
     match e {
         Fault::Parser(p) => PassDrop::ParserError(p),
         Fault::Program(p) => PassDrop::Program(*p),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::phv::{read_bits, write_bits};
-
-    #[test]
-    fn prefix_slots_write_what_put_bits_writes() {
-        for (offset, width) in [
-            (0u32, 1u16),
-            (7, 9),
-            (55, 9),
-            (61, 19),
-            (64, 64),
-            (100, 48),
-            (120, 128),
-            (250, 6),
-            (500, 12),
-            (600, 8),
-            (3, 0),
-        ] {
-            let f = FieldRef { offset, width };
-            let v: Value = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210;
-            let mut expect = [0u64; PREFIX_WORDS];
-            put_bits(&mut expect, offset, width, v);
-            let s = PrefixSlot::new(Some(f));
-            let mut got = [0u64; PREFIX_WORDS];
-            let bits = ((v as u64) & s.mask()) << s.shift;
-            for (k, w) in got.iter_mut().enumerate() {
-                *w |= if k == s.word as usize { bits } else { 0 };
-            }
-            if s.split {
-                put_bits(&mut got, f.offset, f.width, v);
-            }
-            assert_eq!(got, expect, "offset {offset} width {width}");
-        }
-        assert_eq!(PrefixSlot::new(None).mask(), 0);
-        assert_eq!(std::mem::size_of::<PrefixSlot>(), 4);
-    }
-
-    #[test]
-    fn put_bits_matches_write_bits_inside_and_across_words() {
-        for (offset, width) in [
-            (0u32, 1u16),
-            (7, 9),
-            (61, 19),
-            (64, 64),
-            (100, 48),
-            (120, 128),
-            (250, 6),
-        ] {
-            let mut words = [0u64; PREFIX_WORDS];
-            let v: Value = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210;
-            put_bits(&mut words, offset, width, v);
-            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
-            let mut expect = vec![0u8; PREFIX_WORDS * 8];
-            write_bits(&mut expect, offset, width, v);
-            assert_eq!(bytes, expect, "offset {offset} width {width}");
-            assert_eq!(
-                read_bits(&bytes, offset, width),
-                v & crate::phv::mask(width)
-            );
-        }
     }
 }

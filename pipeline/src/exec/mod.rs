@@ -21,6 +21,7 @@ pub mod gress;
 #[cfg(feature = "native")]
 pub mod native;
 pub mod parser;
+pub mod prefix;
 pub mod salu;
 pub mod stmt;
 pub mod tm_reads;
@@ -37,7 +38,9 @@ use crate::trace::Tracer;
 
 pub use gress::{
     run_gress, run_gress_flat, run_gress_tree, GressResult, GressWork, PassDrop, PassInput,
+    PassIntrinsics,
 };
+pub use prefix::pass_intrinsics;
 
 /// Tofino `PARSER_ERROR_*` bits (tofino1_base.p4) the parser engine writes into `parser_err`.
 pub mod parser_error_bits {
@@ -220,8 +223,10 @@ pub struct GressEngines {
     pub bind: [Option<FieldRef>; INTRINSIC_SLOTS],
     /// Prefix location of each intrinsic, from the prefix layout.
     pub prefix: [Option<FieldRef>; INTRINSIC_SLOTS],
-    /// The same locations as prefix-word slots (what building a prefix runs on).
-    pub prefix_slots: [gress::PrefixSlot; INTRINSIC_SLOTS],
+    /// The same locations as prefix-word slots (what building a prefix from a list runs on).
+    pub prefix_slots: [prefix::PrefixSlot; INTRINSIC_SLOTS],
+    /// The prefix of the switch's intrinsics ([`pass_intrinsics`]), placed once.
+    pub plan: prefix::PrefixPlan,
     /// Bound intrinsics the prefix does not carry, one bit per `Intrinsic as usize`: given to
     /// a pass, they are written into the PHV directly (output metadata such as `drop_ctl` is
     /// bound and never in the prefix, but never given either, so a pass checks what it is
@@ -381,8 +386,16 @@ impl GressEngines {
             .fold(0u64, |m, (i, _)| {
                 m | 1u64.checked_shl(i as u32).unwrap_or(0)
             });
-        let prefix_slots = prefix.map(gress::PrefixSlot::new);
+        let prefix_slots = prefix.map(prefix::PrefixSlot::new);
+        let tstamp = bind
+            .get(match gress {
+                Gress::Ingress => Intrinsic::IgPrsrGlobalTstamp,
+                Gress::Egress => Intrinsic::EgPrsrGlobalTstamp,
+            } as usize)
+            .copied()
+            .flatten();
         GressEngines {
+            plan: prefix::PrefixPlan::new(gress, &prefix, direct, tstamp),
             tm: tm_reads::TmReads::new(gress, &bind),
             prefix_slots,
             direct,

@@ -441,7 +441,10 @@ impl Switch {
     }
 
     pub(crate) fn take_buf(&mut self) -> Vec<u8> {
-        let mut b = self.pool.pop().unwrap_or_else(|| Vec::with_capacity(2048));
+        let mut b = self
+            .pool
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(crate::exec::gress::FRAME_CAPACITY));
         b.clear();
         b
     }

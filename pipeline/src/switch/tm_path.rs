@@ -6,9 +6,9 @@ use super::{
     port_pipe, DigestMessage, DropReason, EgressCopy, OutFrame, Pending, Shared, Switch,
     MIRROR_HDR_MAX,
 };
-use crate::exec::gress::PassDrop;
+use crate::exec::gress::{PassDrop, FRAME_CAPACITY};
 use crate::exec::tm_reads::{read, TmReads};
-use crate::exec::{run_gress, ParserFault, PassInput};
+use crate::exec::{run_gress, ParserFault, PassInput, PassIntrinsics};
 use crate::ir::{Gress, Intrinsic, Value};
 use crate::phv::Phv;
 use crate::tm::mirror::MirrorDest;
@@ -81,22 +81,16 @@ impl Switch {
             len: pkt.len(),
             kind,
         });
-        // `packet_version` is always 0: left out (see `PassInput::intrinsics`).
+        // In the order of `pass_intrinsics(Gress::Ingress)`.
         let intrinsics = [
-            (Intrinsic::IgResubmitFlag, resubmit.is_some() as Value),
-            (Intrinsic::IgIngressPort, port as Value),
-            (
-                Intrinsic::IgIngressMacTstamp,
-                now as Value & 0xffff_ffff_ffff,
-            ),
-            (
-                Intrinsic::GhostPingPong,
-                self.ghost.ping_pong[pipe as usize] as Value,
-            ),
+            resubmit.is_some() as u64,
+            port as u64,
+            now & 0xffff_ffff_ffff,
+            self.ghost.ping_pong[pipe as usize] as u64,
         ];
         let md = self.port_md[port as usize];
         let inp = PassInput {
-            intrinsics: &intrinsics,
+            intrinsics: PassIntrinsics::Planned(&intrinsics),
             extra: resubmit.unwrap_or(&md),
             packet: pkt,
             now,
@@ -476,7 +470,9 @@ impl Switch {
         });
         if copy.bypass {
             tr.record(|| TraceEvent::BypassEgress);
-            self.emit(port, pkt, departure, passes, out, tr);
+            let mut buf = self.take_buf();
+            buf.extend_from_slice(pkt);
+            self.emit(port, buf, departure, passes, out, tr);
             return;
         }
         let (prog, engines) = (sh.prog, sh.engines);
@@ -489,23 +485,22 @@ impl Switch {
             len: pkt.len(),
             kind: copy.kind,
         });
-        let congest = adm.ecn_mark as Value;
-        // Always 0 here, so left out (see `PassInput::intrinsics`): `app_pool_congest_stat`,
-        // `egress_qid`, `egress_cos`, `deflection_flag`.
+        let congest = adm.ecn_mark as u64;
+        // In the order of `pass_intrinsics(Gress::Egress)`.
         let intrinsics = [
-            (Intrinsic::EgEgressPort, port as Value),
-            (Intrinsic::EgEnqQdepth, adm.enq_qdepth as Value),
-            (Intrinsic::EgEnqCongestStat, congest),
-            (Intrinsic::EgEnqTstamp, now as Value & 0xffff_ffff),
-            (Intrinsic::EgDeqQdepth, adm.deq_qdepth as Value),
-            (Intrinsic::EgDeqCongestStat, congest),
-            (Intrinsic::EgDeqTimedelta, adm.deq_timedelta as Value),
-            (Intrinsic::EgEgressRid, copy.rid as Value),
-            (Intrinsic::EgEgressRidFirst, copy.rid_first as Value),
-            (Intrinsic::EgPktLength, pkt.len() as Value),
+            port as u64,
+            adm.enq_qdepth as u64,
+            congest,
+            now & 0xffff_ffff,
+            adm.deq_qdepth as u64,
+            congest,
+            adm.deq_timedelta as u64,
+            copy.rid as u64,
+            copy.rid_first as u64,
+            pkt.len() as u64,
         ];
         let inp = PassInput {
-            intrinsics: &intrinsics,
+            intrinsics: PassIntrinsics::Planned(&intrinsics),
             extra: &copy.mirror_hdr[..copy.mirror_len as usize],
             packet: pkt,
             now: dequeue,
@@ -557,17 +552,22 @@ impl Switch {
                 DropReason::EgressDropCtl,
                 None,
             );
+            self.work_eg[pli].out = deparsed;
         } else {
-            self.emit(port, &deparsed, departure, passes, out, tr);
+            // The deparsed bytes leave as the frame (no copy); the work area takes a buffer
+            // from the pool, with room for a frame.
+            let mut fresh = self.take_buf();
+            fresh.reserve(FRAME_CAPACITY);
+            self.work_eg[pli].out = fresh;
+            self.emit(port, deparsed, departure, passes, out, tr);
         }
-        self.work_eg[pli].out = deparsed;
     }
 
-    /// A frame leaves on `port`, or re-enters ingress if `port` loops back.
+    /// A frame (`buf`) leaves on `port`, or re-enters ingress if `port` loops back.
     fn emit<T: Tracer>(
         &mut self,
         port: u16,
-        bytes: &[u8],
+        mut buf: Vec<u8>,
         ts: u64,
         passes: u8,
         out: &mut impl FnMut(OutFrame),
@@ -575,8 +575,6 @@ impl Switch {
     ) {
         // The MAC pads a frame egress made shorter than the minimum (recirculation too: it
         // goes through the port's MAC).
-        let mut buf = self.take_buf();
-        buf.extend_from_slice(bytes);
         if buf.len() < self.cfg.min_frame {
             buf.resize(self.cfg.min_frame, 0);
         }

@@ -28,7 +28,7 @@ pub mod lower;
 pub mod parse;
 pub mod run;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use crate::ir::{ActionId, BinOp, Expr, FieldRef, KeysetElem, NextState, Stmt, Value};
 

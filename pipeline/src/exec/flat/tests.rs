@@ -11,16 +11,17 @@ use std::sync::Arc;
 
 use crate::exec::{
     run_gress, run_gress_flat, run_gress_tree, EngineKind, Engines, GressWork, PassInput,
+    PassIntrinsics,
 };
 use crate::ir::*;
 use crate::state::PipeState;
 use crate::trace::{NoTrace, Recorder};
 
-/// xorshift64: a small deterministic generator.
-struct Rng(u64);
+/// xorshift64: a small deterministic generator (the exec tests' one).
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -695,7 +696,7 @@ fn differential(eng_native: bool, flat: bool, traced: bool, seed: u64, programs:
         for _ in 0..40 {
             let pkt = packet(&mut r);
             let inp = PassInput {
-                intrinsics: &[],
+                intrinsics: PassIntrinsics::Listed(&[]),
                 extra: &[],
                 packet: &pkt,
                 now: 5,
@@ -826,7 +827,7 @@ fn native_code_never_runs_on_a_phv_it_does_not_fit() {
     for _ in 0..20 {
         let pkt = packet(&mut r);
         let inp = PassInput {
-            intrinsics: &[],
+            intrinsics: PassIntrinsics::Listed(&[]),
             extra: &[],
             packet: &pkt,
             now: 5,

@@ -306,6 +306,16 @@ impl Gen<'_, '_> {
         self.b.ins().store(mem(), v, base, off);
     }
 
+    /// Stores `v` as a whole 128-bit value with one 16-byte store: a key the shim reads as a
+    /// `u128` right after (a 16-byte load waits until two 8-byte stores under it have left
+    /// the store buffer; one 16-byte store forwards to it).
+    pub fn store_key(&mut self, base: Value, off: i32, v: Value) {
+        let v = self.fit(v, true);
+        let flags = MemFlags::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
+        let x = self.b.ins().bitcast(types::I64X2, flags, v);
+        self.b.ins().store(mem(), x, base, off);
+    }
+
     /// ORs watched-field bits into `Env::written`.
     pub fn mark_written(&mut self, watch: u8) {
         if watch == 0 {

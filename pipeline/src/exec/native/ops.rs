@@ -312,7 +312,7 @@ impl Gen<'_, '_> {
         for (i, k) in a.keys.iter().enumerate() {
             let v = self.expr(k);
             let env = self.env;
-            self.store_value(env, key_off + i as i32 * 16, v);
+            self.store_key(env, key_off + i as i32 * 16, v);
         }
         let table = self.b.ins().iconst(types::I32, i64::from(a.table));
         let nkeys = self.b.ins().iconst(types::I32, a.keys.len() as i64);

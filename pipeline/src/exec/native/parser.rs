@@ -183,7 +183,7 @@ impl Gen<'_, '_> {
         let key_off = std::mem::offset_of!(EnvLayout, key) as i32;
         for (i, v) in vals.iter().take(MAX_KEYS).enumerate() {
             let env = self.env;
-            self.store_value(env, key_off + i as i32 * 16, *v);
+            self.store_key(env, key_off + i as i32 * 16, *v);
         }
         let set = self.b.ins().iconst(types::I32, i64::from(set));
         let n = self
