@@ -53,6 +53,14 @@ pub enum Request {
         #[serde(default)]
         pipe: Option<u16>,
     },
+    /// A meter's byte count adjustment, and with `index` that cell's rates.
+    MeterRead {
+        name: String,
+        #[serde(default)]
+        index: Option<u32>,
+        #[serde(default)]
+        pipe: Option<u16>,
+    },
     TableAdd(EntryRequest),
     TableDelete {
         table: String,
@@ -137,6 +145,7 @@ impl Request {
             Request::Stats {} => "stats",
             Request::CounterRead { .. } => "counter_read",
             Request::RegisterRead { .. } => "register_read",
+            Request::MeterRead { .. } => "meter_read",
             Request::TableAdd(_) => "table_add",
             Request::TableDelete { .. } => "table_delete",
             Request::TableModify(_) => "table_modify",

@@ -235,6 +235,23 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
                 .collect();
             Ok(json!({ "cells": cells }))
         }
+        Request::MeterRead { name, index, pipe } => {
+            let parts = h
+                .each(CALL_TIMEOUT, move |sw, owns| {
+                    Part { sw, owns }.meter_read(pipes(pipe), &name, index)
+                })
+                .map_err(|e| e.to_string())?;
+            let cells: Vec<Json> = merge_cells(parts, |c| c.pipe)?
+                .iter()
+                .map(|c| {
+                    let rates = c.config.map(|m| {
+                        json!({"cir": m.cir, "pir": m.pir, "cbs": m.cbs, "pbs": m.pbs})
+                    });
+                    json!({"pipe": c.pipe, "byte_count_adjust": c.byte_count_adjust, "rates": rates})
+                })
+                .collect();
+            Ok(json!({ "cells": cells }))
+        }
         Request::TableDelete {
             table,
             key,

@@ -554,3 +554,85 @@ fn meters_set_their_byte_count_adjustment() {
         );
     }
 }
+
+/// `meters:` sets a cell's rates: an indexed meter's cell by `index`, a direct meter's by its
+/// table's `key`; they read back through the API and colour a frame. One 64-byte frame on a
+/// committed burst of 60 bytes is yellow (1) on both meters, green (0) on unconfigured ones.
+/// Partial rates, a cell without rates, and an `index` on a direct meter are refused.
+#[test]
+fn meters_set_cell_rates() {
+    use pipeline::api::cells::Cell;
+    use pipeline::externs::meter::MeterConfig;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../p4/tests/fidelity/meter_byte_adjust.p4");
+    let c = p4::compile::compile_file(&path, &p4::compile::CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{}", e.render()));
+    let program = std::sync::Arc::new(c.program);
+    let colours = |sw: &mut Switch| {
+        let mut f = frame(1, 2, 0x88b5, 50);
+        assert_eq!(f.len(), 64);
+        f[14] = 0xff;
+        f[15] = 0xff;
+        let mut out = Vec::new();
+        sw.process(
+            InFrame {
+                port: 1,
+                bytes: &f,
+                ts: 0,
+            },
+            &mut |o| out.push((o.bytes[14], o.bytes[15])),
+        );
+        out
+    };
+    let mut plain = Switch::new(program.clone(), SwitchConfig::default()).unwrap();
+    assert_eq!(colours(&mut plain), [(0, 0)]);
+    let yaml = r#"
+meters:
+  - { meter: by_index, index: 3, cir: 1, pir: 1, cbs: 60, pbs: 1000 }
+  - { table: Ingress.classify, key: { hdr.ethernet.src_addr: 2 }, cir: 1, pir: 1, cbs: 60, pbs: 1000, byte_count_adjust: 0 }
+"#;
+    let mut sw = Switch::new(program.clone(), SwitchConfig::default()).unwrap();
+    let s = tables_file::apply(&mut sw, &tables_file::from_yaml(yaml).unwrap()).unwrap();
+    assert_eq!(s.meters, 2);
+    let want = MeterConfig {
+        cir: 1,
+        pir: 1,
+        cbs: 60,
+        pbs: 1000,
+    };
+    let cell = Cell::Index {
+        name: "Ingress.by_index",
+        index: 3,
+    };
+    assert_eq!(
+        sw.meter_config(PipeSel::All, cell).unwrap(),
+        [(0, Some(want))]
+    );
+    assert_eq!(colours(&mut sw), [(1, 1)]);
+    for (bad, why) in [
+        ("{ meter: by_index, index: 1, cir: 1, pir: 1 }", "all four"),
+        ("{ meter: by_index, index: 1 }", "give the rates too"),
+        (
+            "{ table: Ingress.classify, index: 1, cir: 1, pir: 1, cbs: 1, pbs: 1 }",
+            "not an `index`",
+        ),
+        (
+            "{ meter: by_index, index: 16, cir: 1, pir: 1, cbs: 1, pbs: 1 }",
+            "16",
+        ),
+        (
+            "{ meter: by_index, cir: 2, pir: 1, cbs: 1, pbs: 1 }",
+            "below the committed rate",
+        ),
+    ] {
+        let mut sw = Switch::new(program.clone(), SwitchConfig::default()).unwrap();
+        let yaml = format!("meters:\n  - {bad}\n");
+        let e = tables_file::apply(&mut sw, &tables_file::from_yaml(&yaml).unwrap()).unwrap_err();
+        let (line, _, err) = item(&e);
+        assert_eq!(line, 2, "{bad}");
+        assert!(
+            e.to_string().contains(why) || err.to_string().contains(why),
+            "{bad}: {e}"
+        );
+    }
+}

@@ -4,6 +4,7 @@
 //! file position and entry together with the API's own error.
 
 use pipeline::api::{ApiError, PipeSel};
+use pipeline::externs::meter::MeterConfig;
 use pipeline::switch::Switch;
 use pipeline::table::profile::EntryRef;
 use pipeline::tm::mirror::{self, MirrorDest};
@@ -189,17 +190,13 @@ pub fn apply(sw: &mut Switch, file: &TablesFile) -> Result<ApplySummary, TablesF
     }
     for (i, m) in file.meters.iter().enumerate() {
         let w = &m.item;
-        let (name, ctx) = match (&w.meter, &w.table) {
-            (Some(n), None) => (n, format!("meters[{i}] (`{n}`)")),
-            (None, Some(t)) => (t, format!("meters[{i}] (of table `{t}`)")),
-            _ => {
-                let e = ApplyError::Invalid("give `meter` or `table`, one of them".into());
-                return Err(at(m, format!("meters[{i}]"), e));
-            }
+        let ctx = match (&w.meter, &w.table, w.index) {
+            (Some(n), _, Some(x)) => format!("meters[{i}] (`{n}`[{x}])"),
+            (Some(n), _, None) => format!("meters[{i}] (`{n}`)"),
+            (None, Some(t), _) => format!("meters[{i}] (of table `{t}`)"),
+            (None, None, _) => format!("meters[{i}]"),
         };
-        let pipes = w.pipe.map_or(PipeSel::All, PipeSel::Pipe);
-        sw.meter_byte_adjust_set(pipes, name, w.byte_count_adjust)
-            .map_err(|e| at(m, ctx, e))?;
+        write_meter(sw, w).map_err(|e| at(m, ctx, e))?;
         sum.meters += 1;
     }
     for sec in &file.value_sets {
@@ -404,6 +401,51 @@ fn write_filter(sw: &mut Switch, w: &super::model::FilterWrite) -> Result<(), Ap
             sw.direct_filter_set(PipeSel::All, &table, &refs, priority, spec)?;
         }
         (None, None) => {}
+    }
+    Ok(())
+}
+
+/// A `meters:` item: the meter's byte count adjustment and/or one cell's rates.
+fn write_meter(sw: &mut Switch, w: &super::model::MeterSettings) -> Result<(), ApplyError> {
+    let invalid = |m: &str| Err(ApplyError::Invalid(m.into()));
+    let name = match (&w.meter, &w.table) {
+        (Some(n), None) => n,
+        (None, Some(t)) => t,
+        _ => return invalid("give `meter` or `table`, one of them"),
+    };
+    let rates = match (w.cir, w.pir, w.cbs, w.pbs) {
+        (Some(cir), Some(pir), Some(cbs), Some(pbs)) => Some(MeterConfig { cir, pir, cbs, pbs }),
+        (None, None, None, None) => None,
+        _ => return invalid("give all four of `cir`, `pir`, `cbs` and `pbs`, or none"),
+    };
+    let cell_named = w.index.is_some() || !w.key.is_empty() || w.priority.is_some();
+    if rates.is_none() && cell_named {
+        return invalid(
+            "`index`, `key` and `priority` name the cell whose rates are set: give the rates too",
+        );
+    }
+    if w.byte_count_adjust.is_none() && rates.is_none() {
+        return invalid("give `byte_count_adjust`, or the rates `cir`, `pir`, `cbs`, `pbs`");
+    }
+    let pipes = w.pipe.map_or(PipeSel::All, PipeSel::Pipe);
+    if let Some(bytes) = w.byte_count_adjust {
+        sw.meter_byte_adjust_set(pipes, name, bytes)?;
+    }
+    let Some(cfg) = rates else { return Ok(()) };
+    if w.meter.is_some() {
+        if !w.key.is_empty() || w.priority.is_some() {
+            return invalid("a meter named by `meter` takes an `index`; name a direct meter's cell by `table` and `key`");
+        }
+        sw.meter_set(pipes, name, w.index.unwrap_or(0), cfg)?;
+    } else if w.index.is_some() {
+        return invalid("a direct meter's cell is named by its table's `key`, not an `index`");
+    } else {
+        let prog = sw.program().clone();
+        let keys = w.key.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let (table, named, priority) = resolve::resolve_ref_entry(&prog, name, keys, w.priority)?;
+        let refs: Vec<(&str, pipeline::ir::KeyMatch)> =
+            named.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+        sw.direct_meter_set(pipes, &table, &refs, priority, cfg)?;
     }
     Ok(())
 }

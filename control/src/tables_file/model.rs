@@ -27,6 +27,7 @@
 //! #   - { key: { hdr.ipv4.dst_addr: "10.0.0.0/8" }, group: 10 }     # or member: 1
 //! meters:
 //!   - { meter: SwitchIngress.meter, byte_count_adjust: -12 }       # or table: (direct); pipe: N
+//!   - { meter: SwitchIngress.meter, index: 3, cir: 1000, cbs: 1500, pir: 2000, pbs: 3000 }
 //! ```
 //!
 //! Keys, action parameters and register values are kept as the text the user wrote: their
@@ -136,8 +137,12 @@ pub struct TablesFile {
 }
 
 /// One meter's settings: a meter by name (`meter`, indexed or direct) or a direct meter by its
-/// table (`table`), and its `byte_count_adjust` (bytes added to every packet's length before a
-/// byte meter's update, -8192..=8191, BfRt's `MeterByteCountAdjust`).
+/// table (`table`). Either or both of:
+/// - `byte_count_adjust`: bytes added to every packet's length before a byte meter's update,
+///   -8192..=8191, one value per meter (BfRt's `MeterByteCountAdjust`);
+/// - one cell's rates, `cir`, `pir` (per second) and `cbs`, `pbs` (bursts), in the meter's unit
+///   (bytes for a byte meter, packets for a packet meter): the cell is `index` of an indexed
+///   meter, or a direct meter's cell by its table's entry (`table` + `key` [+ `priority`]).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MeterSettings {
@@ -145,7 +150,22 @@ pub struct MeterSettings {
     pub meter: Option<String>,
     #[serde(default)]
     pub table: Option<String>,
-    pub byte_count_adjust: i32,
+    #[serde(default)]
+    pub byte_count_adjust: Option<i32>,
+    #[serde(default)]
+    pub index: Option<u32>,
+    #[serde(default)]
+    pub key: BTreeMap<String, Text>,
+    #[serde(default)]
+    pub priority: Option<u32>,
+    #[serde(default)]
+    pub cir: Option<u64>,
+    #[serde(default)]
+    pub pir: Option<u64>,
+    #[serde(default)]
+    pub cbs: Option<u64>,
+    #[serde(default)]
+    pub pbs: Option<u64>,
     /// One pipe only; every pipe when omitted.
     #[serde(default)]
     pub pipe: Option<u16>,

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
+use pipeline::api::cells::Cell;
 use pipeline::api::{CounterValue, PipeSel, RegisterValue};
+use pipeline::externs::meter::MeterConfig;
 use pipeline::switch::Switch;
 
 use super::{PipeSwitch, SwitchPipeline};
@@ -152,6 +154,43 @@ impl Part<'_> {
         Ok(cells.into_iter().filter(|c| self.owns(c.pipe)).collect())
     }
 
+    /// A meter's byte count adjustment on the pipes it owns, and with `index` that cell's
+    /// rates (`None`: unconfigured). `name` is a meter, or a direct meter's table.
+    pub fn meter_read(
+        &self,
+        sel: PipeSel,
+        name: &str,
+        index: Option<u32>,
+    ) -> Result<Vec<MeterCell>, String> {
+        if self.not_mine(sel) {
+            return Ok(Vec::new());
+        }
+        let what = match index {
+            Some(i) => format!("meter `{name}`[{i}]"),
+            None => format!("meter `{name}`"),
+        };
+        let adjust = self
+            .sw
+            .meter_byte_adjust(sel, name)
+            .map_err(|e| format!("{what}: {e}"))?;
+        let configs = match index {
+            Some(index) => self
+                .sw
+                .meter_config(sel, Cell::Index { name, index })
+                .map_err(|e| format!("{what}: {e}"))?,
+            None => Vec::new(),
+        };
+        Ok(adjust
+            .into_iter()
+            .filter(|&(pipe, _)| self.owns(pipe))
+            .map(|(pipe, byte_count_adjust)| MeterCell {
+                pipe,
+                byte_count_adjust,
+                config: configs.iter().find(|c| c.0 == pipe).and_then(|c| c.1),
+            })
+            .collect())
+    }
+
     /// Hits and misses of a table on the pipes it owns (pipes not running the table's
     /// pipeline count nothing).
     pub fn table_hit_miss(&self, table: &str) -> Result<(u64, u64), String> {
@@ -176,6 +215,15 @@ impl Part<'_> {
         }
         Ok(sum)
     }
+}
+
+/// What `Part::meter_read` reads on one pipe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MeterCell {
+    pub pipe: u16,
+    pub byte_count_adjust: i32,
+    /// The cell's rates, when a cell was asked for and is configured.
+    pub config: Option<MeterConfig>,
 }
 
 /// Counter cells merged over parts, by pipe.

@@ -87,6 +87,17 @@ pub enum CtlCommand {
         #[arg(long)]
         pipe: Option<u16>,
     },
+    /// Read a meter's byte count adjustment and, given an index, that cell's rates (in the
+    /// meter's unit: bytes or packets, per second for CIR/PIR).
+    Meter {
+        /// The meter (full name or a unique suffix), or a direct meter's table.
+        name: String,
+        /// The cell whose rates to show (an indexed meter).
+        index: Option<u32>,
+        /// Only this pipe (default: every pipe, one row each).
+        #[arg(long)]
+        pipe: Option<u16>,
+    },
     /// Add a table entry: `pisa ctl table-add T -k FIELD=VALUE -a ACTION -p NAME=VALUE`.
     TableAdd(EntryArgs),
     /// Delete a table entry by its key.
@@ -242,6 +253,9 @@ fn request_of(c: &CtlCommand) -> anyhow::Result<String> {
         }
         CtlCommand::Register { name, index, pipe } => {
             json!({"op": "register_read", "name": name, "index": index, "pipe": pipe})
+        }
+        CtlCommand::Meter { name, index, pipe } => {
+            json!({"op": "meter_read", "name": name, "index": index, "pipe": pipe})
         }
         CtlCommand::TableAdd(e) | CtlCommand::TableModify(e) => entry_request(c, e)?,
         CtlCommand::MemberSet {
@@ -435,7 +449,7 @@ mod tests {
         let f = control::tables_file::from_yaml(v["yaml"].as_str().unwrap()).unwrap();
         let m = &f.meters[0].item;
         assert_eq!(m.meter.as_deref(), Some("SwitchIngress.meter"));
-        assert_eq!((m.byte_count_adjust, m.pipe), (-12, None));
+        assert_eq!((m.byte_count_adjust, m.pipe), (Some(-12), None));
     }
 
     #[test]

@@ -158,6 +158,32 @@ fn cells(r: &Json, cols: &[(&str, &str)]) -> String {
     table(&header, rows, &right)
 }
 
+/// A meter's adjustment per pipe, and the cell's rates when one was asked for.
+fn meter(r: &Json, with_cell: bool) -> String {
+    let cs = r["cells"].as_array().cloned().unwrap_or_default();
+    let rows = cs
+        .iter()
+        .map(|c| {
+            let mut row = vec![text(&c["pipe"]), text(&c["byte_count_adjust"])];
+            if with_cell {
+                let rates = &c["rates"];
+                if rates.is_null() {
+                    row.extend(["unconfigured".into(), "".into(), "".into(), "".into()]);
+                } else {
+                    row.extend(["cir", "pir", "cbs", "pbs"].map(|k| text(&rates[k])));
+                }
+            }
+            row
+        })
+        .collect();
+    if with_cell {
+        let header = ["PIPE", "BYTE ADJUST", "CIR/s", "PIR/s", "CBS", "PBS"];
+        table(&header, rows, &[0, 1, 2, 3, 4, 5])
+    } else {
+        table(&["PIPE", "BYTE ADJUST"], rows, &[0, 1])
+    }
+}
+
 fn table_list(r: &Json) -> String {
     let entries = r["entries"].as_array().cloned().unwrap_or_default();
     let mut s = format!(
@@ -355,6 +381,7 @@ pub fn human(cmd: &CtlCommand, r: &Json) -> String {
             &[("pipe", "PIPE"), ("packets", "PACKETS"), ("bytes", "BYTES")],
         ),
         CtlCommand::Register { .. } => cells(r, &[("pipe", "PIPE"), ("lo", "LO"), ("hi", "HI")]),
+        CtlCommand::Meter { index, .. } => meter(r, index.is_some()),
         CtlCommand::TableList { .. } => table_list(r),
         CtlCommand::Apply { .. } => format!("applied: {}\n", kv(&r["applied"])),
         CtlCommand::Queue { .. } => queue(r),

@@ -498,3 +498,40 @@ fn measure(per_pipe: bool, across: bool, secs: f64) -> f64 {
     drop(rt.stop());
     (p1 - p0) as f64 / dt
 }
+
+/// `meter_read` over the control socket: a meter's byte count adjustment per pipe, and a
+/// cell's rates as a `meters:` item applied over the same socket set them (unconfigured cells
+/// read `null`); a direct meter reads by its table; unknown names are errors.
+#[test]
+fn meters_read_back_over_the_control_socket() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = root.join("p4/tests/fidelity/meter_byte_adjust.p4");
+    let sws = build_switches(&path, None, &compile(), Some(1), &[], 1).unwrap();
+    let (port, _host) = dataplane::mem::pair_with_capacity("msw", "mh", 16);
+    let setups = vec![PortSetup {
+        devport: 1,
+        port: Box::new(port),
+        link: LinkConfig::default(),
+    }];
+    let clock: Arc<dyn Clock> = Arc::new(dataplane::VirtualClock::new());
+    let rt =
+        SwitchRuntime::start(sws, false, &[0], setups, clock, RuntimeConfig::default()).unwrap();
+    let h = rt.handle();
+    let yaml = "meters:\\n  - { meter: by_index, index: 3, cir: 1000, pir: 2000, cbs: 1500, pbs: 3000, byte_count_adjust: -12 }\\n  - { table: classify, byte_count_adjust: 20 }\\n";
+    ctl_ok(&h, &format!(r#"{{"op":"apply","yaml":"{yaml}"}}"#));
+    let r = ctl_ok(&h, r#"{"op":"meter_read","name":"by_index","index":3}"#);
+    assert_eq!(r["cells"][0]["byte_count_adjust"], -12, "{r}");
+    let rates = &r["cells"][0]["rates"];
+    assert_eq!((&rates["cir"], &rates["pir"]), (&1000.into(), &2000.into()));
+    assert_eq!((&rates["cbs"], &rates["pbs"]), (&1500.into(), &3000.into()));
+    let r = ctl_ok(&h, r#"{"op":"meter_read","name":"by_index","index":4}"#);
+    assert!(r["cells"][0]["rates"].is_null(), "{r}");
+    let r = ctl_ok(&h, r#"{"op":"meter_read","name":"Ingress.classify"}"#);
+    assert_eq!(r["cells"][0]["byte_count_adjust"], 20, "{r}");
+    let r = control::server::handle_line(&h, r#"{"op":"meter_read","name":"nothing"}"#);
+    assert_eq!(r["ok"], false, "{r}");
+    assert!(r["error"].as_str().unwrap().contains("nothing"), "{r}");
+    let r = control::server::handle_line(&h, r#"{"op":"meter_read","name":"by_index","index":16}"#);
+    assert_eq!(r["ok"], false, "{r}");
+    rt.stop().unwrap();
+}
