@@ -55,7 +55,15 @@ impl<'a> Names<'a> {
                 f.field.offset <= start && start < f.field.offset + u32::from(f.field.width)
             })
         };
-        match exact.or_else(covering) {
+        if let Some(f) = exact {
+            return f.name.clone();
+        }
+        match covering() {
+            // Part of a field (one aliased onto its low bits): its bits, LSB-first as in P4.
+            Some(f) if end <= f.field.offset + u32::from(f.field.width) => {
+                let last = f.field.offset + u32::from(f.field.width) - 1;
+                format!("{}[{}:{}]", f.name, last - start, last + 1 - end)
+            }
             Some(f) => f.name.clone(),
             None => format!("phv[{start}..{end}]"),
         }

@@ -3,12 +3,13 @@
 //! other is a no-op (bf-p4c removes it, which can save a stage). pisa gives both names the
 //! same storage when the gress's storage is allocated. A field bound to intrinsic metadata or
 //! inside a header keeps its own storage (the other name moves onto it); otherwise `b` moves
-//! onto `a`. Fields of different widths, names that do not resolve, and two fields neither of
-//! which can move are warned about and left apart.
+//! onto `a`. Of two fields of different widths the narrower becomes the wider's low bits, as
+//! bf-p4c's alias pass makes it (a narrower intrinsic is bound there). Names that do not
+//! resolve, and two fields neither of which can move, are warned about and left apart.
 
 use std::rc::Rc;
 
-use pipeline::ir::{FieldRef, Gress};
+use pipeline::ir::{FieldRef, Gress, Intrinsic};
 
 use super::phv::Loc;
 use super::Lowerer;
@@ -60,51 +61,32 @@ fn aliases(l: &Lowerer<'_>, gress: Gress) -> Vec<Alias> {
     out
 }
 
-/// The scalar field `path` names among `roots`: its root's index, the member names below the
-/// root, and the field. `None` when a name does not resolve or the path is not a scalar.
-fn find(roots: &[(String, Rc<Loc>)], path: &str) -> Option<(usize, Vec<String>, FieldRef, u16)> {
+/// A field an alias names: its storage and width.
+type Found = (FieldRef, u16);
+
+/// The scalar field `path` names among `roots`. `None` when a name does not resolve or the
+/// path is not a scalar.
+fn find(roots: &[(String, Rc<Loc>)], path: &str) -> Option<Found> {
     let mut parts = path.split('.');
     let root = parts.next()?;
-    let i = roots.iter().position(|(n, _)| n == root)?;
-    let rest: Vec<String> = parts.map(str::to_string).collect();
-    let mut loc = roots[i].1.clone();
-    for m in &rest {
+    let mut loc = roots.iter().find(|(n, _)| n == root)?.1.clone();
+    for m in parts {
         loc = loc.field(m)?;
     }
     match &*loc {
-        Loc::Field { f, ty } => Some((i, rest, *f, ty.scalar_width()?)),
+        Loc::Field { f, ty } => Some((*f, ty.scalar_width()?)),
         _ => None,
     }
 }
 
-/// `loc` with the field at `path` replaced by `with`; `None` when the path crosses anything
-/// but structs (a header's fields are laid out in its packet bytes).
-fn with_field(loc: &Rc<Loc>, path: &[String], with: &Rc<Loc>) -> Option<Rc<Loc>> {
-    let (first, rest) = path.split_first()?;
-    let Loc::Struct { ty, fields } = &**loc else {
-        return None;
-    };
-    let (i, _) = ty.field(first)?;
-    let mut fields = fields.clone();
-    fields[i] = if rest.is_empty() {
-        with.clone()
-    } else {
-        with_field(&fields[i], rest, with)?
-    };
-    Some(Rc::new(Loc::Struct {
-        ty: ty.clone(),
-        fields,
-    }))
-}
-
 /// Applies the program's `@pa_alias` annotations for `gress` to `roots` (the gress's storage,
-/// each named by the control parameter that binds it). `bound` are the fields bound to
-/// intrinsic metadata.
+/// each named by the control parameter that binds it). `bindings` are the fields bound to
+/// intrinsic metadata (a narrower intrinsic aliased onto a wider field is rebound there).
 pub(super) fn apply(
     l: &mut Lowerer<'_>,
     gress: Gress,
     roots: &mut [(String, Rc<Loc>)],
-    bound: &[FieldRef],
+    bindings: &mut [(Intrinsic, FieldRef)],
 ) {
     for al in aliases(l, gress) {
         let (Some(x), Some(y)) = (find(roots, &al.a), find(roots, &al.b)) else {
@@ -117,59 +99,122 @@ pub(super) fn apply(
             );
             continue;
         };
-        if x.3 != y.3 {
-            l.warn(
-                Diagnostic::warning(format!(
-                    "`@pa_alias`: `{}` is {} bits, `{}` {}; fields of different widths are left apart",
-                    al.a, x.3, al.b, y.3
-                ))
-                .with_primary(al.span, "not applied"),
-            );
+        if x.0 == y.0 {
             continue;
         }
-        if x.2 == y.2 {
-            continue;
-        }
-        // The intrinsic one keeps its storage, and so does a header field (its storage is
-        // its packet bytes); else `b` moves onto `a`.
-        let tries = [(&x, &y), (&y, &x)];
-        let mut done = false;
-        for (keep, moved) in tries {
-            if bound.contains(&moved.2) {
-                continue;
-            }
-            let Loc::Field { ty, .. } = &*field_loc(roots, keep) else {
-                continue;
-            };
-            let with = Rc::new(Loc::Field {
-                f: keep.2,
-                ty: ty.clone(),
-            });
-            if let Some(r) = with_field(&roots[moved.0].1, &moved.1, &with) {
-                roots[moved.0].1 = r;
-                done = true;
-                break;
-            }
-        }
+        let done = if x.1 == y.1 {
+            same_width(roots, bindings, &x, &y)
+        } else {
+            let (narrow, wide) = if x.1 < y.1 { (&x, &y) } else { (&y, &x) };
+            onto_low_bits(roots, bindings, narrow, wide)
+        };
         if !done {
-            l.warn(
-                Diagnostic::warning(format!(
-                    "`@pa_alias`: `{}` and `{}` are both header or intrinsic fields; pisa moves a metadata field onto the other (a header's fields are laid out in its packet bytes, which pisa keeps apart)",
-                    al.a, al.b
-                ))
-                .with_primary(al.span, "not applied"),
-            );
+            let why = if x.1 == y.1 {
+                "both are header or intrinsic fields; pisa moves a metadata field onto the other (a header's fields are laid out in its packet bytes, which pisa keeps apart)"
+            } else {
+                "the narrower one's storage is a header field (a header's fields are laid out in its packet bytes, which pisa keeps apart)"
+            };
+            warn_apart(l, &al, why);
         }
     }
 }
 
-fn field_loc(roots: &[(String, Rc<Loc>)], at: &(usize, Vec<String>, FieldRef, u16)) -> Rc<Loc> {
-    let mut loc = roots[at.0].1.clone();
-    for m in &at.1 {
-        match loc.field(m) {
-            Some(x) => loc = x,
-            None => break,
+/// Fields of one width: the intrinsic one keeps its storage, and so does a header field (its
+/// storage is its packet bytes); else `b` moves onto `a` (under every name that shares it).
+fn same_width(
+    roots: &mut [(String, Rc<Loc>)],
+    bindings: &[(Intrinsic, FieldRef)],
+    x: &Found,
+    y: &Found,
+) -> bool {
+    for (keep, moved) in [(x, y), (y, x)] {
+        let bound = bindings.iter().any(|b| b.1 == moved.0);
+        if bound || roots.iter().any(|(_, loc)| in_header(loc, moved.0, false)) {
+            continue;
         }
+        for (_, loc) in roots.iter_mut() {
+            *loc = remap(loc, moved.0, keep.0);
+        }
+        return true;
     }
-    loc
+    false
+}
+
+/// Fields of different widths, as bf-p4c aliases them (its `PragmaAlias` takes the narrower
+/// as the alias of the wider's low bits, `wide[n-1:0]`): the narrower's storage moves onto
+/// those bits, under every name that shares it (earlier aliases), and a narrower intrinsic is
+/// bound there, so a write of the wide field is what the deparser or traffic manager reads
+/// through the narrow one. Not when the narrower's storage is a header's packet bytes.
+fn onto_low_bits(
+    roots: &mut [(String, Rc<Loc>)],
+    bindings: &mut [(Intrinsic, FieldRef)],
+    narrow: &Found,
+    wide: &Found,
+) -> bool {
+    let from = narrow.0;
+    let to = FieldRef {
+        offset: wide.0.offset + u32::from(wide.1 - narrow.1),
+        width: narrow.1,
+    };
+    if roots.iter().any(|(_, loc)| in_header(loc, from, false)) {
+        return false;
+    }
+    for (_, loc) in roots.iter_mut() {
+        *loc = remap(loc, from, to);
+    }
+    for b in bindings.iter_mut().filter(|b| within(b.1, from)) {
+        b.1 = moved(b.1, from, to);
+    }
+    true
+}
+
+/// Whether `f` lies inside `range`.
+fn within(f: FieldRef, range: FieldRef) -> bool {
+    f.offset >= range.offset
+        && f.offset + u32::from(f.width) <= range.offset + u32::from(range.width)
+}
+
+/// `f` (inside `from`) at the same place inside `to`.
+fn moved(f: FieldRef, from: FieldRef, to: FieldRef) -> FieldRef {
+    FieldRef {
+        offset: to.offset + (f.offset - from.offset),
+        width: f.width,
+    }
+}
+
+/// Whether a field of a header (or header stack) in `loc` overlaps `range`.
+fn in_header(loc: &Loc, range: FieldRef, header: bool) -> bool {
+    match loc {
+        Loc::Field { f, .. } | Loc::Varbit { f, .. } => {
+            header
+                && f.offset < range.offset + u32::from(range.width)
+                && range.offset < f.offset + u32::from(f.width)
+        }
+        Loc::Header { fields, .. } => fields.iter().any(|x| in_header(x, range, true)),
+        Loc::Stack { elems, .. } => elems.iter().any(|x| in_header(x, range, true)),
+        Loc::Struct { fields, .. } => fields.iter().any(|x| in_header(x, range, header)),
+        Loc::RegWord(..) | Loc::RegOut(..) => false,
+    }
+}
+
+/// `loc` with every struct member field inside `from` moved to the same place inside `to`.
+fn remap(loc: &Rc<Loc>, from: FieldRef, to: FieldRef) -> Rc<Loc> {
+    match &**loc {
+        Loc::Field { f, ty } if within(*f, from) => Rc::new(Loc::Field {
+            f: moved(*f, from, to),
+            ty: ty.clone(),
+        }),
+        Loc::Struct { ty, fields } => Rc::new(Loc::Struct {
+            ty: ty.clone(),
+            fields: fields.iter().map(|x| remap(x, from, to)).collect(),
+        }),
+        _ => loc.clone(),
+    }
+}
+
+fn warn_apart(l: &mut Lowerer<'_>, al: &Alias, why: &str) {
+    l.warn(
+        Diagnostic::warning(format!("`@pa_alias`: `{}` and `{}`: {why}", al.a, al.b))
+            .with_primary(al.span, "not applied"),
+    );
 }

@@ -472,8 +472,7 @@ fn lower_gress<'a>(
         .into_iter()
         .zip(user.iter().chain(intrinsic.iter().map(|(_, l)| l)).cloned())
         .collect();
-    let bound: Vec<ir::FieldRef> = bindings.fields.iter().map(|(_, f)| *f).collect();
-    super::alias::apply(l, gress, &mut roots, &bound);
+    super::alias::apply(l, gress, &mut roots, &mut bindings.fields);
     for (i, (_, loc)) in roots.into_iter().enumerate() {
         if i < n_user {
             user[i] = loc;

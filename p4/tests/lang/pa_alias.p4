@@ -2,8 +2,8 @@
    field. `m.x` and `m.y` alias: `hdr.h.b` reads through `m.y` what was written through `m.x`,
    and the copy `m.y = m.x` is a no-op that disappears (the golden IR has no statement for
    it). `m.port` aliases the intrinsic `ucast_egress_port`, which keeps its storage: writing
-   `m.port` picks the egress port. Widths that differ (`m.x` and `m.wide`) are left apart
-   with a warning. */
+   `m.port` picks the egress port. Of fields of different widths the narrower becomes the
+   wider's low bits (`m.x` is `m.wide[7:0]`), as bf-p4c aliases them. */
 #include <core.p4>
 #include <tna.p4>
 

@@ -1,6 +1,6 @@
 /* `@pa_alias` pairs pisa leaves apart, each with a warning: two header fields (a header's
-   storage is its packet bytes, so neither moves), fields of different widths, and a name
-   that is no field. A header field with a metadata field is applied (the metadata name moves
+   storage is its packet bytes, so neither moves), a narrower field whose storage is already a
+   header field's (it would become the wider's low bits), and a name that is no field. A header field with a metadata field is applied (the metadata name moves
    onto the header field): `meta.b8 = hdr.ipv4.ttl` becomes `ttl = ttl` and is dropped. */
 #include "../head.p4inc"
 
