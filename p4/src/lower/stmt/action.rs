@@ -146,10 +146,20 @@ impl<'a> Lowerer<'a> {
         let saved_inline = std::mem::replace(&mut self.inline_action, 0);
         let keep = slot.scope_depth.min(self.scopes.len());
         let call_site_frames = self.scopes.split_off(keep);
-        self.scopes.push(frame);
         let mut body = Vec::new();
+        self.invalidate_out_headers(&decl.params[..n_bound], &frame, &|_| false, span, &mut body);
+        self.scopes.push(frame.clone());
         let errs = self.diags.error_count();
         self.block_stmts(&decl.body.stmts, &mut body);
+        let what = format!("action `{}`", decl.name.name);
+        self.warn_out_scalars(
+            &what,
+            &decl.params[..n_bound],
+            &frame,
+            &|_| false,
+            &body,
+            span,
+        );
         self.scopes.pop();
         self.scopes.extend(call_site_frames);
         self.ctx = saved_ctx;
@@ -206,6 +216,7 @@ impl<'a> Lowerer<'a> {
         }
         self.check_depth(span)?;
         let frame = self.bind_args(&decl.params, args, span)?;
+        self.invalidate_out_headers(&decl.params, &frame, &|_| false, span, out);
         let saved_ctx = self.ctx;
         let inlined_into_control = self.ctx == Ctx::Control || self.inline_action > 0;
         if self.ctx == Ctx::Control {
@@ -217,10 +228,13 @@ impl<'a> Lowerer<'a> {
         // The body sees the frames of its declaration, not the call site's block locals.
         let keep = slot.scope_depth.min(self.scopes.len());
         let call_site_frames = self.scopes.split_off(keep);
-        self.scopes.push(frame);
+        let start = out.len();
+        self.scopes.push(frame.clone());
         self.depth += 1;
         self.block_stmts(&decl.body.stmts, out);
         self.depth -= 1;
+        let what = format!("action `{}`", decl.name.name);
+        self.warn_out_scalars(&what, &decl.params, &frame, &|_| false, &out[start..], span);
         if inlined_into_control {
             self.inline_action -= 1;
         }

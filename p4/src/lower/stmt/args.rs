@@ -107,6 +107,7 @@ impl<'a> Lowerer<'a> {
         if matches!(arg.value.kind, ExprKind::DontCare) && p.direction == Direction::Out {
             let loc = self.alloc(&format!("$dontcare{}", self.tmp), ty, arg.span)?;
             self.tmp += 1;
+            self.dont_cares.push(loc.clone());
             return Ok(Binding::Val(V::Loc(loc)));
         }
         let loc = match self.dest(&arg.value)? {
@@ -161,6 +162,56 @@ impl<'a> Lowerer<'a> {
                 let (e, t) = self.scalar_of_value(v, Some(ty), arg.span)?;
                 Ok(Binding::In(V::Scalar(e, t)))
             }
+        }
+    }
+
+    /// P4_16 §6.8: an `out` parameter starts uninitialized, its headers invalid (p4c's
+    /// copy-in/copy-out gives it a fresh invalid copy). pisa binds `out` parameters to their
+    /// argument's storage instead of copying, so the call starts by invalidating the
+    /// argument's headers. `copied` names parameters with a temporary of their own (already
+    /// invalid). An `out` argument that is also another parameter's argument is warned about:
+    /// by reference that parameter sees the invalidation, through p4c's copy it would not.
+    pub(in crate::lower) fn invalidate_out_headers(
+        &mut self,
+        params: &'a [ast::Param],
+        frame: &HashMap<String, Binding<'a>>,
+        copied: &dyn Fn(&str) -> bool,
+        span: Span,
+        out: &mut ir::Block,
+    ) {
+        let storage = |p: &ast::Param| match frame.get(&p.name.name) {
+            Some(Binding::Val(V::Loc(l)) | Binding::In(V::Loc(l))) if !copied(&p.name.name) => {
+                Some(l.clone())
+            }
+            _ => None,
+        };
+        for p in params.iter().filter(|p| p.direction == Direction::Out) {
+            let Some(loc) = storage(p) else { continue };
+            let mut headers = Vec::new();
+            loc.headers(&mut headers);
+            if headers.is_empty() {
+                continue;
+            }
+            let shared = params.iter().find(|q| {
+                q.name.name != p.name.name
+                    && storage(q).is_some_and(|m| crate::lower::shared_apply::overlap(&loc, &m))
+            });
+            if let Some(q) = shared {
+                self.warn(
+                    Diagnostic::warning(format!(
+                        "the `out` argument of `{}` is also the argument of `{}`: pisa passes both \
+                         by reference, so `{}` sees its headers invalid from the start; p4c copies \
+                         `{}` in first",
+                        p.name.name, q.name.name, q.name.name, q.name.name
+                    ))
+                    .with_primary(span, "in this call")
+                    .with_help("pass distinct storage to the two parameters"),
+                );
+            }
+            out.extend(headers.into_iter().map(|header| ir::Stmt::SetValid {
+                header,
+                valid: false,
+            }));
         }
     }
 }
