@@ -75,34 +75,7 @@ pub(crate) fn wide_copy(dst: ir::FieldRef, src: ir::FieldRef, out: &mut ir::Bloc
 impl<'a> Lowerer<'a> {
     pub(crate) fn dest(&mut self, lhs: &'a ast::Expr) -> Res<Dest> {
         if let ExprKind::Slice { base, hi, lo } = &lhs.kind {
-            let d = self.dest(base)?;
-            let Dest::Scalar(Place::Field(f), ty) = d else {
-                return Err(self.err(
-                    Diagnostic::error("only a field's bits can be assigned through a slice")
-                        .with_primary(base.span, "not a PHV field"),
-                ));
-            };
-            let w = ty.scalar_width().unwrap_or(0);
-            let h = self.const_int(hi)?;
-            let l = self.const_int(lo)?;
-            if !(0 <= l && l <= h && h < i128::from(w)) {
-                return Err(self.err(
-                    Diagnostic::error(format!("slice [{h}:{l}] out of range for `{ty}`"))
-                        .with_primary(lhs.span, "bad slice bounds")
-                        .with_help(format!(
-                            "use [hi:lo] with {} >= hi >= lo >= 0",
-                            w.saturating_sub(1)
-                        )),
-                ));
-            }
-            return Ok(Dest::Scalar(
-                Place::FieldSlice {
-                    field: f,
-                    hi: h as u16,
-                    lo: l as u16,
-                },
-                Ty::Bit((h - l + 1) as u16),
-            ));
+            return self.slice_dest(lhs, base, hi, lo);
         }
         // Writing through an `in` parameter is an error.
         let mut root = lhs;
@@ -135,6 +108,44 @@ impl<'a> Lowerer<'a> {
                     .with_help("the left side of `=` must be a field, a header, a struct or a local variable"),
             )),
         }
+    }
+
+    /// `f[hi:lo]` as a destination: a slice of a PHV field.
+    fn slice_dest(
+        &mut self,
+        lhs: &'a ast::Expr,
+        base: &'a ast::Expr,
+        hi: &'a ast::Expr,
+        lo: &'a ast::Expr,
+    ) -> Res<Dest> {
+        let d = self.dest(base)?;
+        let Dest::Scalar(Place::Field(f), ty) = d else {
+            return Err(self.err(
+                Diagnostic::error("only a field's bits can be assigned through a slice")
+                    .with_primary(base.span, "not a PHV field"),
+            ));
+        };
+        let w = ty.scalar_width().unwrap_or(0);
+        let h = self.const_int(hi)?;
+        let l = self.const_int(lo)?;
+        if !(0 <= l && l <= h && h < i128::from(w)) {
+            return Err(self.err(
+                Diagnostic::error(format!("slice [{h}:{l}] out of range for `{ty}`"))
+                    .with_primary(lhs.span, "bad slice bounds")
+                    .with_help(format!(
+                        "use [hi:lo] with {} >= hi >= lo >= 0",
+                        w.saturating_sub(1)
+                    )),
+            ));
+        }
+        Ok(Dest::Scalar(
+            Place::FieldSlice {
+                field: f,
+                hi: h as u16,
+                lo: l as u16,
+            },
+            Ty::Bit((h - l + 1) as u16),
+        ))
     }
 
     pub(super) fn assign(

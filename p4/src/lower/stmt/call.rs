@@ -253,27 +253,7 @@ impl<'a> Lowerer<'a> {
             },
             Loc::Stack { id, elems, .. } => match member.name.as_str() {
                 "push_front" | "pop_front" => {
-                    let [a] = args else {
-                        return Err(self.arg_count(&member.name, 1, args.len(), span));
-                    };
-                    let n = self.const_int(&a.value)?;
-                    if n < 0 || n as usize > elems.len() {
-                        return Err(self.err(
-                            Diagnostic::error(format!(
-                                "cannot shift a stack of {} by {n}",
-                                elems.len()
-                            ))
-                            .with_primary(a.span, "out of range"),
-                        ));
-                    }
-                    let push = member.name == "push_front";
-                    self.need_stmt(out, span, &member.name)?
-                        .push(ir::Stmt::StackShift {
-                            stack: *id,
-                            count: n as u16,
-                            push,
-                        });
-                    Ok(None)
+                    self.stack_shift(*id, elems.len(), member, args, span, out)
                 }
                 _ => Err(self.no_method("a header stack", member, "push_front, pop_front")),
             },
@@ -287,5 +267,35 @@ impl<'a> Lowerer<'a> {
                     .with_primary(member.span, "unknown method"),
             )),
         }
+    }
+
+    /// `stack.push_front(n)` / `stack.pop_front(n)` on a stack of `len` elements.
+    fn stack_shift(
+        &mut self,
+        id: ir::StackId,
+        len: usize,
+        member: &'a ast::Ident,
+        args: &'a [ast::Argument],
+        span: Span,
+        out: Option<&mut ir::Block>,
+    ) -> Res<Option<V>> {
+        let [a] = args else {
+            return Err(self.arg_count(&member.name, 1, args.len(), span));
+        };
+        let n = self.const_int(&a.value)?;
+        if n < 0 || n as usize > len {
+            return Err(self.err(
+                Diagnostic::error(format!("cannot shift a stack of {len} by {n}"))
+                    .with_primary(a.span, "out of range"),
+            ));
+        }
+        let push = member.name == "push_front";
+        self.need_stmt(out, span, &member.name)?
+            .push(ir::Stmt::StackShift {
+                stack: id,
+                count: n as u16,
+                push,
+            });
+        Ok(None)
     }
 }

@@ -139,21 +139,7 @@ impl<'a> Lowerer<'a> {
             [h, bits] => return self.extract_varbit(h, bits, span, out),
             _ => return Err(self.arg_count("extract", 1, args.len(), span)),
         };
-        let stmt = if let ExprKind::Member { base, member: m } = &a.value.kind {
-            if m.name == "next" {
-                match self.resolve(base)? {
-                    Resolved::V(V::Loc(l)) => match &*l {
-                        Loc::Stack { id, .. } => Some(ir::Stmt::ExtractNext(*id)),
-                        _ => None,
-                    },
-                    _ => None,
-                }
-            } else {
-                None
-            }
-        } else {
-            None
-        };
+        let stmt = self.extract_next(&a.value)?;
         let stmt = match stmt {
             Some(s) => s,
             None => match self.expr(&a.value, None)? {
@@ -215,5 +201,22 @@ impl<'a> Lowerer<'a> {
             },
             ty,
         )))
+    }
+
+    /// `pkt.extract(stack.next)`: the stack's next element.
+    fn extract_next(&mut self, e: &'a ast::Expr) -> Res<Option<ir::Stmt>> {
+        let ExprKind::Member { base, member } = &e.kind else {
+            return Ok(None);
+        };
+        if member.name != "next" {
+            return Ok(None);
+        }
+        Ok(match self.resolve(base)? {
+            Resolved::V(V::Loc(l)) => match &*l {
+                Loc::Stack { id, .. } => Some(ir::Stmt::ExtractNext(*id)),
+                _ => None,
+            },
+            _ => None,
+        })
     }
 }

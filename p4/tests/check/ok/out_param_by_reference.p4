@@ -3,7 +3,8 @@
  * `Pick` leaves `v` unwritten when `t` differs (the argument keeps its value; p4c copies an
  * unspecified one back), `Bump` reads `v` first (the argument's value; p4c: unspecified), and
  * `Fresh` gets the same header as `in` and `out` (its `in` sees the header invalid). `Both`
- * writes `v` in every action of its table and `Drop` gets `_`: no warning for them. */
+ * writes `v` in every action of its table and `Drop` gets `_`: no warning for them. The
+ * action `mark`, called directly, leaves its `out` unwritten when `t` differs: warned too. */
 #include "../head.p4inc"
 
 control Pick(in bit<16> t, out bit<8> v) {
@@ -42,6 +43,10 @@ control Fresh(in vlan_h a, out vlan_h b) {
     }
 }
 
+action mark(in bit<16> t, out bit<16> v) {
+    if (t == 0x86dd) { v = 6; }
+}
+
 control Ingress(inout headers_t hdr, inout metadata_t meta,
                 in ingress_intrinsic_metadata_t ig_intr_md,
                 in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
@@ -58,6 +63,7 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
         both.apply(hdr.ethernet.ether_type, meta.b8);
         drop.apply(hdr.ethernet.ether_type, _);
         fresh.apply(hdr.vlan[0], hdr.vlan[0]);
+        mark(hdr.ethernet.ether_type, meta.a16);
     }
 }
 
