@@ -58,7 +58,7 @@ fn exact_1k(c: &mut Criterion) {
             for k in &keys {
                 let mut buf = [0; INLINE_ARGS];
                 if let Some(h) = t.lookup(black_box(k)) {
-                    black_box(t.hit_call(h, k, &mut buf));
+                    black_box(t.hit_call(h, k, &mut buf, &[]));
                 }
             }
         })
@@ -67,7 +67,7 @@ fn exact_1k(c: &mut Criterion) {
         b.iter(|| {
             for k in &keys {
                 let mut buf = [0; INLINE_ARGS];
-                black_box(t.lookup_call(black_box(k), &mut buf));
+                black_box(t.lookup_call(black_box(k), &mut buf, &[]));
             }
         })
     });

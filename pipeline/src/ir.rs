@@ -899,6 +899,9 @@ pub struct ActionSelector {
     pub max_group_size: u32,
     /// Groups it holds.
     pub num_groups: u32,
+    /// The register of its member-status bits (`bit<1>` cells, see
+    /// `table::profile`), when the program names one or runs a `SelectorAction` on it.
+    pub status: Option<RegisterId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -396,6 +396,21 @@ fn verify_objects(pl: &Pipeline) -> Result<(), VerifyError> {
             c.in_range("action", a.index(), pl.actions.len())?;
         }
     }
+    for ap in &pl.action_profiles {
+        let Some(r) = ap.selector.as_ref().and_then(|s| s.status) else {
+            continue;
+        };
+        match pl.registers.get(r.index()) {
+            Some(reg) if reg.width == 1 => {}
+            _ => {
+                return Err(VerifyError {
+                    place: format!("{} action profile {}", pl.name, ap.name),
+                    what: "the selector's member-status register is not a register of bits"
+                        .to_string(),
+                })
+            }
+        }
+    }
     Ok(())
 }
 

@@ -171,6 +171,7 @@ fn table_profile(pl: &Pipeline, tid: usize, t: &ir::Table) -> Option<Profile> {
                 .collect(),
             max_groups: sel.num_groups,
             max_group_size: sel.max_group_size,
+            status: sel.status.map(|r| r.index()),
         })
     });
     Some(Profile::new(ap.size, selector))

@@ -19,6 +19,7 @@ mod generics;
 mod ghost;
 pub mod intrinsics;
 mod lookahead;
+mod out_scalars;
 mod parser;
 pub mod phv;
 mod profiles;
@@ -198,6 +199,8 @@ pub(crate) struct Lowerer<'a> {
     /// Top-level constants whose evaluation failed (reported once).
     pub const_failed: HashSet<String>,
     pub tmp: u32,
+    /// The temporaries made for `_` passed to `out` parameters.
+    pub dont_cares: Vec<Rc<phv::Loc>>,
     /// The current gress's deparser select fields that start invalid, with their flags.
     pub(crate) written_flags: Vec<dprsr_select::WrittenFlag>,
     /// Instance path for runtime names (`SwitchIngress`, `SwitchIngress.inner`).
@@ -260,6 +263,7 @@ impl<'a> Lowerer<'a> {
             const_busy: HashSet::new(),
             const_failed: HashSet::new(),
             tmp: 0,
+            dont_cares: Vec::new(),
             written_flags: Vec::new(),
             prefix: String::new(),
             depth: 0,

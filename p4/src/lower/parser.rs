@@ -213,6 +213,7 @@ fn lower_state<'a>(
                     continue;
                 }
             };
+            l.invalidate_out_headers(&sp.params, &frame, &|_| false, stmt.span, &mut body);
             k += 1;
             let cont = st.reserve(
                 format!(

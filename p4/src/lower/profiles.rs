@@ -109,9 +109,21 @@ impl<'a> Lowerer<'a> {
             },
             _ => None,
         };
+        // The member-status register comes before the sizes: `(ap, hash, mode, reg, mgs,
+        // groups)`, or last in the deprecated `(size, hash, mode, reg)`.
+        let (status_arg, sizes) = match (profile.is_some(), args.len()) {
+            (true, 6) => (Some(args[3]), &args[4..]),
+            (false, 4) => (Some(args[3]), &args[4..]),
+            (true, _) => (None, &args[3..]),
+            (false, _) => (None, &args[3..]),
+        };
+        let status = match status_arg {
+            Some(e) => Some(self.status_register(e)?),
+            None => None,
+        };
         let (id, max_group_size, num_groups) = match profile {
             Some(id) => {
-                let (g, n) = match (args.get(3), args.get(4)) {
+                let (g, n) = match (sizes.first(), sizes.get(1)) {
                     (Some(g), Some(n)) => (
                         self.profile_size(g, "max group size")?,
                         self.profile_size(n, "number of groups")?,
@@ -152,8 +164,29 @@ impl<'a> Lowerer<'a> {
             hash,
             max_group_size,
             num_groups,
+            status,
         });
         Ok(Kind::ActionProfile { id })
+    }
+
+    /// The `Register<bit<1>, _>` an `ActionSelector` keeps its member-status bits in.
+    fn status_register(&mut self, e: &'a ast::Expr) -> Res<ir::RegisterId> {
+        if let Ok(Resolved::Obj(Binding::Extern(x))) = self.resolve(e) {
+            if let Kind::Register {
+                id,
+                direct: false,
+                value: Ty::Bit(1),
+                ..
+            } = &x.kind
+            {
+                return Ok(*id);
+            }
+        }
+        Err(self.err(
+            Diagnostic::error("an `ActionSelector`'s register holds its member-status bits")
+                .with_primary(e.span, "not a `Register<bit<1>, _>`")
+                .with_help("declare it as `Register<bit<1>, bit<32>>(size) name;`"),
+        ))
     }
 
     /// The layout an `Alpm(...)` / `Atcam(...)` instantiation asks for (bf-p4c's defaults for

@@ -163,7 +163,7 @@ impl<'a> Lowerer<'a> {
             temps: &temps,
         };
         let mut out = Vec::new();
-        self.copy_in(&copies, &mut out);
+        self.copy_in(&copies, span, &mut out);
         self.ifs.extend(ifs);
         out.extend(body);
         self.copy_out(&copies, &mut out);
@@ -196,10 +196,12 @@ impl<'a> Lowerer<'a> {
             temps,
         };
         let mut out = Vec::new();
-        self.copy_in(&copies, &mut out);
+        self.copy_in(&copies, span, &mut out);
         let ifs0 = self.ifs.len();
         let body = super::control::lower_control_inst(self, b, body_frame.clone(), path.clone())?;
         let ifs = self.ifs.get(ifs0..).unwrap_or_default().to_vec();
+        let what = format!("control `{}`", b.name);
+        self.warn_out_scalars(&what, params, &frame, &|n| temps.contains(n), &body, span);
         out.extend(body.iter().cloned());
         self.copy_out(&copies, &mut out);
         let gress = self.gress;
@@ -312,8 +314,8 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Before the body: `in`/`inout` arguments into their temporaries; an `out` temporary's
-    /// headers start invalid.
-    fn copy_in(&mut self, c: &Copies<'_, 'a>, out: &mut ir::Block) {
+    /// headers start invalid, and so do those of an `out` argument used in place.
+    fn copy_in(&mut self, c: &Copies<'_, 'a>, span: Span, out: &mut ir::Block) {
         for (p, arg, t) in Self::temp_pairs(c) {
             if p.direction == Direction::Out {
                 let mut headers = Vec::new();
@@ -326,6 +328,8 @@ impl<'a> Lowerer<'a> {
                 self.copy_value(t, arg, out);
             }
         }
+        let copied = |n: &str| c.temps.contains(n);
+        self.invalidate_out_headers(c.params, c.args, &copied, span, out);
     }
 
     /// After the body: `out`/`inout` temporaries back into the arguments.
@@ -385,7 +389,7 @@ fn overlapping(
 }
 
 /// True when two storages share a PHV bit or a header (its validity).
-fn overlap(a: &Loc, b: &Loc) -> bool {
+pub(in crate::lower) fn overlap(a: &Loc, b: &Loc) -> bool {
     let (mut fa, mut fb, mut ha, mut hb) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     a.field_refs(&mut fa);
     b.field_refs(&mut fb);

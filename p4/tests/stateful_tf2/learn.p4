@@ -1,5 +1,6 @@
-/* Tofino 2 externs pisa refuses as not modelled: LearnAction (hardware learning), and with
- * SELECTOR_ACTION a SelectorAction. Otherwise like minmax.p4. */
+/* A Tofino 2 extern pisa refuses as not modelled: LearnAction (hardware learning); with
+ * SELECTOR_ACTION also a SelectorAction, which is modelled (only the learning is refused).
+ * Otherwise like minmax.p4. */
 #include <core.p4>
 #include <t2na.p4>
 

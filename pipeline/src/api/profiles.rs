@@ -162,7 +162,40 @@ impl Switch {
         members: &[u32],
     ) -> Result<(), ApiError> {
         let r = self.profile_ref(profile)?;
-        self.profile_write(pipes, r, |p| p.group_set(group, members))
+        self.profile_write(pipes, r, |p| p.group_set(group, members))?;
+        self.reset_member_status(pipes, r, group, members.len())
+    }
+
+    /// After a group write, as the driver does: its members' status bits 1 (active), the rest
+    /// of its slot 0.
+    fn reset_member_status(
+        &mut self,
+        pipes: PipeSel,
+        r: ProfileRef,
+        group: u32,
+        len: usize,
+    ) -> Result<(), ApiError> {
+        let ap = &self.prog.pipelines[r.pl].action_profiles[r.ap];
+        let Some(mgs) = ap.selector.as_ref().map(|s| s.max_group_size as usize) else {
+            return Ok(());
+        };
+        let name = ap.name.clone();
+        let tables = self.profile_tables(r);
+        for p in self.target_pipes(pipes, r.pl, &name)? {
+            let pipe = &mut self.pipes[p];
+            let bits = tables
+                .iter()
+                .find_map(|&t| pipe.tables[t].table.profile()?.status_bits(group));
+            let Some((reg, base)) = bits else { continue };
+            let Some(cells) = pipe.rt.registers.get_mut(reg) else {
+                continue;
+            };
+            let base = base as usize;
+            for (i, c) in cells.lo.iter_mut().skip(base).take(mgs).enumerate() {
+                *c = u64::from(i < len);
+            }
+        }
+        Ok(())
     }
 
     /// Removes a group (refused while an entry uses it).

@@ -348,10 +348,10 @@ impl<T: Tracer> Ctx<'_, T> {
                 }
             }
         }
-        let hit = ts.table.lookup(&key);
+        let hit = ts.table.lookup_in(&key, &self.rt.registers);
         ts.record(hit, self.now);
         let call = match hit {
-            Some(h) => ts.table.hit_action(h, &key),
+            Some(h) => ts.table.hit_action(h, &key, &self.rt.registers),
             None => &ts.default,
         };
         self.trace_table(tid, &key, hit.is_some(), call.action, &call.args);

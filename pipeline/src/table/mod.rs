@@ -33,6 +33,7 @@ use std::fmt;
 use foldhash::fast::FixedState;
 
 use crate::ir::{ActionCall, ActionId, ConstEntry, KeyMatch, MatchKind, Value};
+use crate::state::RegisterState;
 
 pub use error::TableError;
 use exact::{ExactIndex, MAX_WIDE_FIELDS};
@@ -417,6 +418,12 @@ impl MatchTable {
     /// order; bits above a field's width are ignored). `None` on a miss or a wrong field count.
     #[inline]
     pub fn lookup(&self, key: &[Value]) -> Option<EntryHandle> {
+        self.lookup_in(key, &[])
+    }
+
+    /// [`MatchTable::lookup`] with the registers that hold a selector's member-status bits.
+    #[inline]
+    pub fn lookup_in(&self, key: &[Value], regs: &[RegisterState]) -> Option<EntryHandle> {
         let n = self.kinds.len();
         let matched = match &self.profile {
             None if key.len() == n => key,
@@ -433,7 +440,7 @@ impl MatchTable {
             // A hit on an empty group (or a member deleted since) is a miss.
             let e = self.slots.get(h as usize)?.as_ref()?;
             let r = profile::EntryRef::of(&e.action)?;
-            p.resolve(r, &key[n..])?;
+            p.resolve(r, &key[n..], regs)?;
         }
         Some(EntryHandle(h))
     }
@@ -445,6 +452,7 @@ impl MatchTable {
         &'a self,
         key: &[Value],
         buf: &'a mut [Value; INLINE_ARGS],
+        regs: &[RegisterState],
     ) -> Option<(EntryHandle, ActionId, &'a [Value])> {
         if let (None, Index::Exact(ix), true) =
             (&self.profile, &self.index, key.len() == self.kinds.len())
@@ -459,8 +467,8 @@ impl MatchTable {
             let c = self.entry_action(EntryHandle(h));
             return Some((EntryHandle(h), c.action, &c.args));
         }
-        let h = self.lookup(key)?;
-        let (a, args) = self.hit_call(h, key, buf);
+        let h = self.lookup_in(key, regs)?;
+        let (a, args) = self.hit_call(h, key, buf, regs);
         Some((h, a, args))
     }
 
@@ -473,25 +481,26 @@ impl MatchTable {
         h: EntryHandle,
         key: &[Value],
         buf: &'a mut [Value; INLINE_ARGS],
+        regs: &[RegisterState],
     ) -> (ActionId, &'a [Value]) {
         match &self.profile {
             None => self.entry_call(h, buf),
             Some(_) => {
-                let c = self.hit_action(h, key);
+                let c = self.hit_action(h, key, regs);
                 (c.action, &c.args)
             }
         }
     }
 
     /// [`MatchTable::hit_call`] as the stored [`ActionCall`].
-    pub fn hit_action(&self, h: EntryHandle, key: &[Value]) -> &ActionCall {
+    pub fn hit_action(&self, h: EntryHandle, key: &[Value], regs: &[RegisterState]) -> &ActionCall {
         let own = self.entry_action(h);
         let Some(p) = &self.profile else {
             return own;
         };
         let sel = key.get(self.kinds.len()..).unwrap_or(&[]);
         profile::EntryRef::of(own)
-            .and_then(|r| p.resolve(r, sel))
+            .and_then(|r| p.resolve(r, sel, regs))
             .unwrap_or(&NO_ENTRY_ACTION)
     }
 
@@ -650,7 +659,7 @@ mod tests {
                 for probe in 0u64..24 {
                     let key = key_of(probe);
                     let mut buf = [0; INLINE_ARGS];
-                    let got = t.lookup_call(&key, &mut buf).map(|(h, a, d)| (h, a, d.to_vec()));
+                    let got = t.lookup_call(&key, &mut buf, &[]).map(|(h, a, d)| (h, a, d.to_vec()));
                     let want = t.lookup(&key).map(|h| {
                         let c = t.entry_action(h);
                         (h, c.action, c.args.clone())

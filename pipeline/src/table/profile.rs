@@ -5,6 +5,14 @@
 //! `hash mod n` of the group's `n` members in the order they were given (every packet of a
 //! flow takes the same member, as on Tofino; the hardware's exact spread over the members is
 //! not modelled).
+//!
+//! A selector may have member-status bits (a `Register<bit<1>>` given to the `ActionSelector`,
+//! or made for a `SelectorAction`): a member whose bit is 0 is skipped, the hash picking among
+//! the active ones (`hash mod active`, FAIR's rule; a group with none active is a miss). The
+//! bits live in that register, where `SelectorAction`s write them: group slot `s` (groups take
+//! the lowest free slot when created) holds its members' bits at `s * max_group_size + i` for
+//! the `i`-th member as the group lists them. This layout is pisa's own (the driver's is not
+//! public); a group write sets its members' bits to 1.
 
 use std::collections::HashMap;
 
@@ -13,6 +21,7 @@ use foldhash::fast::FixedState;
 use crate::externs::hash::{BitWriter, Hasher};
 use crate::externs::random::Random;
 use crate::ir::{ActionCall, ActionId, Value};
+use crate::state::RegisterState;
 
 /// The action of an entry that points at a member: its one argument is the member id.
 pub const MEMBER_REF: ActionId = ActionId(u32::MAX - 1);
@@ -82,6 +91,8 @@ pub struct SelectorUnit {
     pub widths: Box<[u16]>,
     pub max_groups: u32,
     pub max_group_size: u32,
+    /// The register holding the member-status bits, if the selector has them.
+    pub status: Option<usize>,
 }
 
 /// The members and groups one table sees (a profile shared by several tables is kept equal in
@@ -91,6 +102,8 @@ pub struct Profile {
     max_members: u32,
     members: HashMap<u32, ActionCall, FixedState>,
     groups: HashMap<u32, Vec<u32>, FixedState>,
+    /// Each group's slot in the member-status bits.
+    slots: HashMap<u32, u32, FixedState>,
     selector: Option<SelectorUnit>,
 }
 
@@ -100,6 +113,7 @@ impl Profile {
             max_members,
             members: HashMap::with_hasher(FixedState::default()),
             groups: HashMap::with_hasher(FixedState::default()),
+            slots: HashMap::with_hasher(FixedState::default()),
             selector,
         }
     }
@@ -148,12 +162,27 @@ impl Profile {
                 return Err(ProfileError::DuplicateMember(*m));
             }
         }
+        if !self.slots.contains_key(&id) {
+            let free = (0..sel.max_groups).find(|s| !self.slots.values().any(|x| x == s));
+            self.slots.insert(id, free.unwrap_or(0));
+        }
         self.groups.insert(id, members.to_vec());
         Ok(())
     }
 
+    /// The register of the member-status bits, and the first bit of group `id` in it.
+    pub fn status_bits(&self, id: u32) -> Option<(usize, u64)> {
+        let sel = self.selector.as_ref()?;
+        let slot = self.slots.get(&id)?;
+        Some((
+            sel.status?,
+            u64::from(*slot) * u64::from(sel.max_group_size),
+        ))
+    }
+
     /// Removes group `id` (the caller checks the entries).
     pub fn group_delete(&mut self, id: u32) -> Result<(), ProfileError> {
+        self.slots.remove(&id);
         self.groups
             .remove(&id)
             .map(|_| ())
@@ -181,17 +210,30 @@ impl Profile {
     }
 
     /// Packet path: the member action `r` resolves to for a packet whose selector key fields
-    /// are `selector_keys` (`None`: an empty group or a member since deleted).
-    pub fn resolve(&self, r: EntryRef, selector_keys: &[Value]) -> Option<&ActionCall> {
+    /// are `selector_keys` (`None`: an empty group, one with no active member, or a member
+    /// since deleted); `regs` holds the member-status bits (none given: all active).
+    pub fn resolve(
+        &self,
+        r: EntryRef,
+        selector_keys: &[Value],
+        regs: &[RegisterState],
+    ) -> Option<&ActionCall> {
         match r {
             EntryRef::Member(m) => self.members.get(&m),
             EntryRef::Group(g) => {
                 let members = self.groups.get(&g)?;
-                if members.is_empty() {
+                let bits = self.status_bits(g).and_then(|(r, base)| {
+                    let cells = regs.get(r)?.lo.get(base as usize..)?;
+                    Some(&cells[..members.len().min(cells.len())])
+                });
+                let active = |i: usize| bits.is_none_or(|b| b.get(i).is_none_or(|v| *v & 1 == 1));
+                let n = (0..members.len()).filter(|&i| active(i)).count();
+                if n == 0 {
                     return None;
                 }
-                let pick = self.select(selector_keys) % members.len() as u128;
-                self.members.get(&members[pick as usize])
+                let pick = (self.select(selector_keys) % n as u128) as usize;
+                let i = (0..members.len()).filter(|&i| active(i)).nth(pick)?;
+                self.members.get(&members[i])
             }
         }
     }
@@ -230,6 +272,7 @@ mod tests {
             widths: vec![16].into(),
             max_groups: groups,
             max_group_size: size,
+            status: None,
         })
     }
 
@@ -242,10 +285,10 @@ mod tests {
         p.group_set(10, &[1, 2, 3]).unwrap();
         // Identity hash: the key itself picks member key mod 3.
         for k in 0..9u128 {
-            let got = p.resolve(EntryRef::Group(10), &[k]).unwrap();
+            let got = p.resolve(EntryRef::Group(10), &[k], &[]).unwrap();
             assert_eq!(got.args[0], (k % 3) + 1);
         }
-        assert_eq!(p.resolve(EntryRef::Member(2), &[]).unwrap().args[0], 2);
+        assert_eq!(p.resolve(EntryRef::Member(2), &[], &[]).unwrap().args[0], 2);
         assert_eq!(p.member_delete(2), Err(ProfileError::MemberInGroup(2, 10)));
         assert_eq!(
             p.group_set(11, &[1, 2, 3, 1]),
@@ -258,7 +301,7 @@ mod tests {
         assert_eq!(p.group_set(11, &[9]), Err(ProfileError::NoMember(9)));
         p.group_set(11, &[]).unwrap();
         assert!(
-            p.resolve(EntryRef::Group(11), &[5]).is_none(),
+            p.resolve(EntryRef::Group(11), &[5], &[]).is_none(),
             "an empty group"
         );
         assert_eq!(p.group_set(12, &[1]), Err(ProfileError::GroupsFull(2)));
@@ -270,6 +313,44 @@ mod tests {
         let r = EntryRef::Group(10);
         assert_eq!(EntryRef::of(&r.call()), Some(r));
         assert_eq!(EntryRef::of(&call(7, 1)), None);
+    }
+
+    /// Status bits (register 0, group slot s at s * 3): a member whose bit is 0 is skipped,
+    /// the hash picking among the rest; a group with none active misses.
+    #[test]
+    fn inactive_members_are_skipped() {
+        let mut sel = selector(2, 3);
+        if let Some(s) = sel.as_mut() {
+            s.status = Some(0);
+        }
+        let mut p = Profile::new(4, sel);
+        for m in 1..=3 {
+            p.member_set(m, call(7, Value::from(m))).unwrap();
+        }
+        p.group_set(10, &[1, 2]).unwrap();
+        p.group_set(11, &[1, 2, 3]).unwrap();
+        assert_eq!(p.status_bits(11), Some((0, 3)));
+        let mut reg = crate::state::RegisterState {
+            lo: vec![1, 1, 0, 1, 0, 1],
+            hi: Vec::new(),
+            log: 0,
+            head: 0,
+        };
+        let pick = |p: &Profile, g: u32, k: u128, r: &crate::state::RegisterState| {
+            p.resolve(EntryRef::Group(g), &[k], std::slice::from_ref(r))
+                .map(|c| c.args[0])
+        };
+        // Group 11: members 1 and 3 active; k mod 2 picks among them.
+        assert_eq!(pick(&p, 11, 0, &reg), Some(1));
+        assert_eq!(pick(&p, 11, 1, &reg), Some(3));
+        assert_eq!(pick(&p, 10, 1, &reg), Some(2));
+        reg.lo[3] = 0;
+        reg.lo[5] = 0;
+        assert_eq!(pick(&p, 11, 0, &reg), None);
+        // A deleted group's slot goes to the next group created.
+        p.group_delete(10).unwrap();
+        p.group_set(12, &[3]).unwrap();
+        assert_eq!(p.status_bits(12), Some((0, 0)));
     }
 
     #[test]

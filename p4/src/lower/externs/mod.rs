@@ -18,6 +18,7 @@ mod parser_priority;
 mod register;
 mod register_action;
 mod salu_reads;
+mod selector_action;
 
 use std::rc::Rc;
 
@@ -138,10 +139,6 @@ pub(crate) struct ExternInst {
 
 /// Externs TNA declares that pisa does not model, with what they are.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    (
-        "SelectorAction",
-        "stateful actions on an action selector's member-status bits (its index addresses a bit in the driver's layout of the selector's memory, which is not public)",
-    ),
     (
         "LearnAction",
         "Tofino 2's hardware learning (what its `digest` and `learn` inputs do to the register is not public)",
@@ -273,6 +270,7 @@ static EXTERNS: &[&dyn ExternType] = &[
     &packet_io::PacketIo,
     &math_unit::MathUnits,
     &min_max::MinMaxActions,
+    &selector_action::SelectorActions,
 ];
 
 fn family(tname: &str) -> Option<&'static dyn ExternType> {

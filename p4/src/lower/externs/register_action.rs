@@ -279,7 +279,7 @@ impl ExternType for RegisterActions {
                 crate::check::unsupported(
                     span,
                     "`this.address()`",
-                    "the stateful ALU's address output, which is bf-p4c's placement of the register: the instruction slot it gives the RegisterAction (bits 23-26) and the RAM pages it gives the register, above the cell's bit offset",
+                    "the stateful ALU's address output: not the index but the meter address the ALU ran at, the RAM word (the register's virtual page, from bf-p4c's memory placement, and line) times 128 plus the cell's bit offset, with the MAU stage or the RegisterAction's instruction slot in the bits above (Tofino 2 model, `salu_output_asrc` 7)",
                 )
                 .with_help("pass the index into the RegisterAction's caller instead (for `execute_log`/FIFO/stack, count in a register of your own)"),
             )),

@@ -1,4 +1,5 @@
-/* Externs pisa does not model are errors, not silently ignored. */
+/* Extern uses pisa does not model are errors, not silently ignored: a SelectorAction run
+ * without an index (at the member the selector's own lookup chose). */
 #include "../head.p4inc"
 
 control Ingress(inout headers_t hdr, inout metadata_t meta,
@@ -9,8 +10,12 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
     ActionProfile(16) ap;
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) h;
     ActionSelector(ap, h, SelectorMode_t.FAIR, 4, 8) sel;
-    SelectorAction(sel) sa;
-    apply { }
+    SelectorAction(sel) sa = {
+        void apply(inout bit<1> value) {
+            value = 0;
+        }
+    };
+    apply { sa.execute(); }
 }
 
 #include "../tail.p4inc"

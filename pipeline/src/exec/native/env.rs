@@ -309,7 +309,7 @@ pub unsafe extern "C" fn shim_apply<T: Tracer>(env: *mut Env<T>, table: u32, nke
     // SAFETY: generated code stored all `nkeys` key values before calling.
     let key: &[Value] = unsafe { std::slice::from_raw_parts(env.key.as_ptr().cast(), n) };
     let mut data = [0; INLINE_ARGS];
-    let (hit, action, args) = match ts.table.lookup_call(key, &mut data) {
+    let (hit, action, args) = match ts.table.lookup_call(key, &mut data, &ctx.rt.registers) {
         Some((h, action, args)) => (Some(h), action, args),
         None => (None, ts.default.action, &ts.default.args[..]),
     };
