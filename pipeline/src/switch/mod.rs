@@ -94,6 +94,10 @@ pub(crate) struct EgressCopy {
     pub port: u16,
     pub rid: u16,
     pub rid_first: bool,
+    /// `eg_intr_md.pkt_length`: as on Tofino, the length the packet had when it entered
+    /// ingress, with its 4-byte FCS (pisa's frames carry none), plus the mirror header for
+    /// a mirror copy; headers ingress added or removed (bridged metadata) are not counted.
+    pub pkt_length: u16,
     pub mirror_len: u8,
     pub mirror_hdr: [u8; MIRROR_HDR_MAX],
     /// Skip the egress pipeline (`bypass_egress`).

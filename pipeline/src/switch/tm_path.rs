@@ -15,6 +15,10 @@ use crate::tm::mirror::MirrorDest;
 use crate::tm::pre::ReplicationRequest;
 use crate::trace::{TraceEvent, TraceReplica, Tracer};
 
+/// The Ethernet FCS: counted in `eg_intr_md.pkt_length` as the hardware counts it, though
+/// pisa's frames (from pcaps and sockets) come without it.
+const FCS_LEN: usize = 4;
+
 fn pass_drop_reason(d: &PassDrop) -> (DropReason, Option<String>) {
     match d {
         // Varbit length errors are counted as `verify`s: the detail says which.
@@ -128,6 +132,7 @@ impl Switch {
         let copy_to_cpu = read(&w.phv, tm.copy_to_cpu) != 0;
         let bypass = read(&w.phv, tm.bypass) != 0;
         let resubmit_req = w.effects.resubmit;
+        let rx_len = pkt.len();
         let mirror_req = w.effects.mirror;
         let written = res.written;
 
@@ -180,13 +185,14 @@ impl Switch {
             if written & 1 != 0 {
                 sent = true;
                 tr.record(|| TraceEvent::Unicast { port: ucast });
-                let copy = EgressCopy::new(ucast, 0, false, bypass, "packet");
+                let copy = EgressCopy::new(ucast, 0, false, bypass, "packet", rx_len);
                 self.enqueue(sh, &copy, &pkt_out, passes, now, out, tr);
             }
             if written & 6 != 0 {
                 sent = true;
                 let req = replication_request(&self.work_ig[pli].phv, tm, written);
-                self.multicast(sh, &req, bypass, &pkt_out, port, passes, now, out, tr);
+                let each = EgressCopy::new(0, 0, false, bypass, "replica", rx_len);
+                self.multicast(sh, &req, &each, &pkt_out, port, passes, now, out, tr);
             }
         }
         if copy_to_cpu && drop_ctl & 2 == 0 {
@@ -194,7 +200,7 @@ impl Switch {
             match self.cfg.cpu_port {
                 Some(cpu) => {
                     tr.record(|| TraceEvent::CopyToCpu { port: cpu });
-                    let copy = EgressCopy::new(cpu, 0, true, bypass, "copy_to_cpu");
+                    let copy = EgressCopy::new(cpu, 0, true, bypass, "copy_to_cpu", rx_len);
                     self.enqueue(sh, &copy, &pkt_out, passes, now, out, tr);
                 }
                 None => {
@@ -272,13 +278,14 @@ impl Switch {
         });
     }
 
-    /// Replicate through the PRE and send every replica to egress.
+    /// Replicate through the PRE and send every replica to egress (each a copy of `each`
+    /// with its replica's port, rid and rid_first).
     #[allow(clippy::too_many_arguments)]
     fn multicast<T: Tracer>(
         &mut self,
         sh: &Shared<'_>,
         req: &ReplicationRequest,
-        bypass: bool,
+        each: &EgressCopy,
         pkt: &[u8],
         in_port: u16,
         passes: u8,
@@ -320,7 +327,12 @@ impl Switch {
             );
         }
         for r in &reps {
-            let copy = EgressCopy::new(r.port, r.rid, r.rid_first, bypass, "replica");
+            let copy = EgressCopy {
+                port: r.port,
+                rid: r.rid,
+                rid_first: r.rid_first,
+                ..*each
+            };
             self.enqueue(sh, &copy, pkt, passes, now, out, tr);
         }
         self.replicas = reps;
@@ -384,7 +396,9 @@ impl Switch {
         for (p, rid, first) in targets {
             let mut buf = self.take_buf();
             buf.extend_from_slice(&pkt[..len]);
-            let mut copy = EgressCopy::new(p, rid, first, false, "mirror");
+            // The hardware's pkt_length of a mirror copy counts its mirror header.
+            let length = len + hdr.len();
+            let mut copy = EgressCopy::new(p, rid, first, false, "mirror", length);
             copy.mirror_len = hdr.len() as u8;
             copy.mirror_hdr = mirror_hdr;
             self.pending.push_back(Pending::Egress {
@@ -497,7 +511,7 @@ impl Switch {
             adm.deq_timedelta as u64,
             copy.rid as u64,
             copy.rid_first as u64,
-            pkt.len() as u64,
+            u64::from(copy.pkt_length),
         ];
         let inp = PassInput {
             intrinsics: PassIntrinsics::Planned(&intrinsics),
@@ -613,11 +627,13 @@ impl EgressCopy {
         rid_first: bool,
         bypass: bool,
         kind: &'static str,
+        frame_len: usize,
     ) -> EgressCopy {
         EgressCopy {
             port,
             rid,
             rid_first,
+            pkt_length: (frame_len + FCS_LEN).min(u16::MAX as usize) as u16,
             mirror_len: 0,
             mirror_hdr: [0; MIRROR_HDR_MAX],
             bypass,
