@@ -5,29 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
+use common::pcap::pcap;
+
 const PISA: &str = env!("CARGO_BIN_EXE_pisa");
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
-}
-
-/// A little-endian microsecond pcap with snap length `snap`: records (orig_len, bytes).
-fn pcap(snap: u32, records: &[(u32, Vec<u8>)]) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.extend_from_slice(&0xa1b2c3d4u32.to_le_bytes());
-    b.extend_from_slice(&2u16.to_le_bytes());
-    b.extend_from_slice(&4u16.to_le_bytes());
-    b.extend_from_slice(&[0; 8]);
-    b.extend_from_slice(&snap.to_le_bytes());
-    b.extend_from_slice(&1u32.to_le_bytes());
-    for (i, (orig, data)) in records.iter().enumerate() {
-        b.extend_from_slice(&(i as u32 + 1).to_le_bytes());
-        b.extend_from_slice(&0u32.to_le_bytes());
-        b.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        b.extend_from_slice(&orig.to_le_bytes());
-        b.extend_from_slice(data);
-    }
-    b
 }
 
 fn unhex(s: &str) -> Vec<u8> {

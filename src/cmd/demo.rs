@@ -59,7 +59,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         disable_parse_depth_limit: false,
     };
     println!("== pisa check {}", prog.display());
-    let (compiled, mut sw) = program::load_switch(&prog, Some(&tables), &compile)?;
+    let (compiled, mut sw) = program::load_switch(&prog, Some(&tables), &compile, None)?;
     if let Some(r) = &compiled.resources {
         print!("{r}");
     }
@@ -83,7 +83,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let outcome = replay_to_dir(&mut sw, &inputs, &args.out_dir)?;
     print!("{}", summary(&sw, &outcome));
     println!("\n== what happened, and why");
-    let (_, mut tracer) = program::load_switch(&prog, Some(&tables), &compile)?;
+    let (_, mut tracer) = program::load_switch(&prog, Some(&tables), &compile, None)?;
     let arrivals = super::replay::read_inputs(&inputs)?.arrivals;
     print!("{}", super::story::tell(&mut tracer, &arrivals, &outcome));
     println!("\n== next");

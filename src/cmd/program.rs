@@ -52,26 +52,30 @@ pub fn compile(path: &Path, args: &CompileArgs) -> anyhow::Result<Compiled> {
     }
 }
 
-/// A switch running `program` with one pipe per program pipe (at least 1) and the given seed.
-pub fn switch(program: Arc<Program>, seed: u64) -> anyhow::Result<Switch> {
+/// A switch running `program` with one pipe per program pipe (at least 1), the given seed and
+/// CPU port (where `copy_to_cpu` copies leave; none: they are dropped as `no_cpu_port`).
+pub fn switch(program: Arc<Program>, seed: u64, cpu_port: Option<u16>) -> anyhow::Result<Switch> {
     let cfg = SwitchConfig {
         pipes: program.pipe_map.len().clamp(1, 4) as u16,
         seed,
+        cpu_port,
         drop_log: 1 << 16,
         ..SwitchConfig::default()
     };
     Switch::new(program, cfg).context("cannot build the switch")
 }
 
-/// Compiles, builds a switch and applies a table file when one is given.
+/// Compiles, builds a switch (with `cpu_port` as in [`switch`]) and applies a table file when
+/// one is given.
 pub fn load_switch(
     program_path: &Path,
     tables: Option<&Path>,
     args: &CompileArgs,
+    cpu_port: Option<u16>,
 ) -> anyhow::Result<(Compiled, Switch)> {
     let compiled = compile(program_path, args)?;
     let program = Arc::new(compiled.program.clone());
-    let mut sw = switch(program, 0)?;
+    let mut sw = switch(program, 0, cpu_port)?;
     if let Some(t) = tables {
         let file = control::tables_file::load(t)
             .with_context(|| format!("cannot read table file `{}`", t.display()))?;

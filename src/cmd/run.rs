@@ -68,12 +68,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             args.live,
         );
     }
-    let (_, mut sw) = program::load_switch(&args.program, args.tables.as_deref(), &args.compile)?;
+    let (tables, cpu) = (args.tables.as_deref(), Some(args.live.cpu_port));
+    let (_, mut sw) = program::load_switch(&args.program, tables, &args.compile, cpu)?;
     let outcome = replay_to_dir(&mut sw, &args.inputs, &args.out_dir)?;
     print!("{}", summary(&sw, &outcome));
     if args.explain {
-        let (_, mut tracer) =
-            program::load_switch(&args.program, args.tables.as_deref(), &args.compile)?;
+        let (_, mut tracer) = program::load_switch(&args.program, tables, &args.compile, cpu)?;
         let arrivals = replay::read_inputs(&args.inputs)?.arrivals;
         print!("{}", super::story::tell(&mut tracer, &arrivals, &outcome));
     }

@@ -43,7 +43,7 @@ pub fn run(args: StfArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let (_, mut sw) =
-        match program::load_switch(&args.program, args.tables.as_deref(), &args.compile) {
+        match program::load_switch(&args.program, args.tables.as_deref(), &args.compile, None) {
             Ok(x) => x,
             Err(e) => {
                 eprintln!("error: {e:#}");

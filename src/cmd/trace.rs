@@ -30,6 +30,9 @@ pub struct TraceArgs {
     /// N-th replayed frame of the merged input, from 0).
     #[arg(long, default_value = "0")]
     pub packet: PacketSel,
+    /// The CPU port, where `copy_to_cpu` copies leave (as `pisa run --cpu-port`).
+    #[arg(long, value_name = "DEVPORT", default_value = "64", value_parser = super::live::parse_devport)]
+    pub cpu_port: u16,
     #[command(flatten)]
     pub compile: CompileArgs,
 }
@@ -64,7 +67,9 @@ impl FromStr for PacketSel {
 }
 
 pub fn run(args: TraceArgs) -> anyhow::Result<ExitCode> {
-    let (_, mut sw) = program::load_switch(&args.program, args.tables.as_deref(), &args.compile)?;
+    let tables = args.tables.as_deref();
+    let (_, mut sw) =
+        program::load_switch(&args.program, tables, &args.compile, Some(args.cpu_port))?;
     let inputs = replay::read_inputs(&args.inputs)?;
     let pos = match args.packet {
         PacketSel::Merged(n) => (n < inputs.arrivals.len()).then_some(n),

@@ -10,6 +10,8 @@
 //! Each test binary uses only some of these, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod pcap;
+
 use std::io::Read;
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};

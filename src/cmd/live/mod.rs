@@ -59,7 +59,7 @@ use dataplane::{open_port, Clock, LinkConfig, MemHub, PortSpec, WallClock};
 use super::CompileArgs;
 
 /// A device port: `N` or `PIPE/PORT`.
-fn parse_devport(s: &str) -> Result<u16, String> {
+pub(crate) fn parse_devport(s: &str) -> Result<u16, String> {
     pipeline::devport::parse(s)
 }
 
@@ -282,6 +282,7 @@ pub fn run(
                 args.pipes,
                 &args.ports,
                 count,
+                Some(args.cpu_port),
             )?,
             None,
         ),

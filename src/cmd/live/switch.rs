@@ -17,7 +17,7 @@ pub(crate) fn build_switch(
     pipes: Option<u16>,
     ports: &[PortArg],
 ) -> anyhow::Result<Switch> {
-    let mut v = build_switches(program_path, tables, compile, pipes, ports, 1)?;
+    let mut v = build_switches(program_path, tables, compile, pipes, ports, 1, None)?;
     v.pop().ok_or_else(|| anyhow!("no switch was built"))
 }
 
@@ -30,10 +30,11 @@ pub(crate) fn build_switches(
     pipes: Option<u16>,
     ports: &[PortArg],
     count: usize,
+    cpu_port: Option<u16>,
 ) -> anyhow::Result<Vec<Switch>> {
     let compiled = program::compile(program_path, compile)?;
     let prog = Arc::new(compiled.program.clone());
-    switches_of(prog, tables, pipes, ports, count, None)
+    switches_of(prog, tables, pipes, ports, count, cpu_port)
 }
 
 /// `count` identical switches of an already compiled program; `cpu_port` is where

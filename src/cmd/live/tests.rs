@@ -140,6 +140,7 @@ fn switches(test: &str, count: usize) -> Vec<Switch> {
         Some(2),
         &[],
         count,
+        None,
     )
     .unwrap();
     let _ = std::fs::remove_file(tables);
@@ -506,7 +507,7 @@ fn measure(per_pipe: bool, across: bool, secs: f64) -> f64 {
 fn meters_read_back_over_the_control_socket() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let path = root.join("p4/tests/fidelity/meter_byte_adjust.p4");
-    let sws = build_switches(&path, None, &compile(), Some(1), &[], 1).unwrap();
+    let sws = build_switches(&path, None, &compile(), Some(1), &[], 1, None).unwrap();
     let (port, _host) = dataplane::mem::pair_with_capacity("msw", "mh", 16);
     let setups = vec![PortSetup {
         devport: 1,
