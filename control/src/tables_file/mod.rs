@@ -40,7 +40,45 @@ pub enum TablesFileError {
 
 /// Reads a table file from YAML text.
 pub fn from_yaml(text: &str) -> Result<TablesFile, TablesFileError> {
-    serde_saphyr::from_str(text).map_err(|e| TablesFileError::Yaml(e.to_string()))
+    serde_saphyr::from_str(text).map_err(|e| TablesFileError::Yaml(yaml_message(&e, text)))
+}
+
+/// A YAML error for the person who wrote the file: serde-saphyr's user-facing message (not
+/// its advice to the Rust programmer), and where the line holds a one-line `{ }` or `[ ]`
+/// with a bracket, brace or comma in an unquoted word, how to quote it.
+pub fn yaml_message(e: &serde_saphyr::Error, text: &str) -> String {
+    let mut m = e.render_with_formatter(&serde_saphyr::UserMessageFormatter);
+    let line = e
+        .location()
+        .and_then(|l| text.lines().nth((l.line() as usize).saturating_sub(1)));
+    if line.is_some_and(flow_word_with_brackets) {
+        m.push_str(
+            "\nhelp: inside a one-line `{ }` or `[ ]`, a key or value holding `[`, `]`, `{`, `}` \
+             or `,` must be quoted, e.g. \"hdr.vlan[0].isValid()\"",
+        );
+    }
+    m
+}
+
+/// Whether `line` opens a flow collection and has an unquoted word with a bracket inside
+/// (`hdr.vlan[0]`: a word character right before the `[`).
+fn flow_word_with_brackets(line: &str) -> bool {
+    let mut quoted = None;
+    let mut prev = ' ';
+    let mut flow = false;
+    for c in line.chars() {
+        match (quoted, c) {
+            (Some(q), c) if c == q => quoted = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quoted = Some(c),
+            (None, '#') if prev == ' ' => break,
+            (None, '{') => flow = true,
+            (None, '[') if flow && (prev.is_alphanumeric() || prev == '_') => return true,
+            _ => {}
+        }
+        prev = c;
+    }
+    false
 }
 
 /// Reads a table file from disk.
@@ -57,6 +95,20 @@ mod tests {
     use super::*;
 
     const L2L3: &str = include_str!("../../../p4/programs/l2l3.tables.yaml");
+
+    /// An unquoted header-stack key in a one-line mapping: the user-facing message, with how
+    /// to quote it; the block form of the same entry reads.
+    #[test]
+    fn flow_keys_with_brackets_say_how_to_quote() {
+        let flow = "tables:\n  - table: t\n    entries:\n      - { key: { hdr.vlan[0].isValid(): 0 }, action: a }\n";
+        let m = from_yaml(flow).unwrap_err().to_string();
+        assert!(!m.contains("Option<"), "{m}");
+        assert!(m.contains("must be quoted"), "{m}");
+        let quoted = flow.replace("hdr.vlan[0].isValid()", "\"hdr.vlan[0].isValid()\"");
+        from_yaml(&quoted).unwrap();
+        assert!(!flow_word_with_brackets("  - { ports: [0, 1] }  # a[0]"));
+        assert!(!flow_word_with_brackets("  - { key: { \"a[0]\": 1 } }"));
+    }
 
     #[test]
     fn reads_the_bundled_l2l3_file() {
