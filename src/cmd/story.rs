@@ -1,6 +1,7 @@
 //! What happened to each frame of a replay, in words: its addresses, the tables that matched,
-//! where it went (to a port, flooded to a group, to the CPU) or why it was dropped (the table
-//! and action, or the condition, that dropped it), with the totals adding up.
+//! where it went (its ports; how its copies were made, by a group, a mirror session or a copy
+//! to the CPU, is in its path) or why it was dropped (the table and action, or the condition,
+//! that dropped it), with the totals adding up.
 //!
 //! The frames are traced through a second switch loaded with the same program and tables and
 //! fed the same frames in the same order, so its state evolves exactly as the forwarding
@@ -92,6 +93,20 @@ fn path_of(trace: &Trace) -> String {
     parts.join(", ")
 }
 
+/// Where a frame's copies went: `-> port 1`, `-> ports 1, 2`, `-> port 3 (2 copies)`. How
+/// they were made (a unicast, a group, a mirror session, a copy to the CPU) is in its path.
+fn copies_text(copies: &BTreeMap<u16, usize>) -> String {
+    let ports: Vec<String> = copies
+        .iter()
+        .map(|(p, n)| match n {
+            1 => p.to_string(),
+            n => format!("{p} ({n} copies)"),
+        })
+        .collect();
+    let s = if ports.len() == 1 { "" } else { "s" };
+    format!("-> port{s} {}", ports.join(", "))
+}
+
 /// Traces `arrivals` through `sw` (a fresh switch like the one that forwarded them) and tells
 /// each frame's story; `run` is what the forwarding replay did (its copies per port are
 /// checked against the traced ones, its undelivered capture records counted in).
@@ -125,15 +140,7 @@ pub fn tell(sw: &mut Switch, arrivals: &[Arrival], run: &ReplayOutcome) -> Strin
         let to = match (f.copies.len(), &f.dropped) {
             (0, Some(c)) => format!("dropped: {c}"),
             (0, None) => "not sent anywhere".into(),
-            (1, _) => format!("-> port {}", f.copies.keys().next().unwrap_or(&0)),
-            _ => format!(
-                "flooded -> ports {}",
-                f.copies
-                    .keys()
-                    .map(|p| p.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            _ => copies_text(&f.copies),
         };
         let _ = writeln!(s, "  #{n:<3} in port {:<3} {}", a.port, f.what);
         let _ = writeln!(s, "       {to}");
@@ -141,7 +148,10 @@ pub fn tell(sw: &mut Switch, arrivals: &[Arrival], run: &ReplayOutcome) -> Strin
     let sent: usize = fates.iter().filter(|f| !f.copies.is_empty()).count();
     let dropped = fates.iter().filter(|f| f.copies.is_empty()).count();
     let copies: usize = fates.iter().map(|f| f.copies.values().sum::<usize>()).sum();
-    let flooded = fates.iter().filter(|f| f.copies.len() > 1).count();
+    let several = fates
+        .iter()
+        .filter(|f| f.copies.values().sum::<usize>() > 1)
+        .count();
     let undelivered: u64 = run.port_drops.iter().map(|(_, n)| n).sum();
     if undelivered > 0 {
         let _ = writeln!(
@@ -155,7 +165,8 @@ pub fn tell(sw: &mut Switch, arrivals: &[Arrival], run: &ReplayOutcome) -> Strin
     let _ = writeln!(
         s,
         "{} frame(s) replayed = {sent} forwarded + {dropped} dropped; the forwarded made \
-         {copies} copies out ({flooded} of them flooded or multicast to several ports)",
+         {copies} copies out ({several} frame(s) made more than one: multicast, mirror or CPU \
+         copies)",
         arrivals.len()
     );
     let mut traced: BTreeMap<u16, usize> = BTreeMap::new();
@@ -177,4 +188,19 @@ pub fn tell(sw: &mut Switch, arrivals: &[Arrival], run: &ReplayOutcome) -> Strin
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ports in order, a port that got two copies (a packet and its mirror) says so; nothing
+    /// is called flooded, which only the path (a group) can tell.
+    #[test]
+    fn copies_name_their_ports_and_counts() {
+        let c = |v: &[(u16, usize)]| copies_text(&v.iter().copied().collect());
+        assert_eq!(c(&[(1, 1)]), "-> port 1");
+        assert_eq!(c(&[(2, 1), (1, 1)]), "-> ports 1, 2");
+        assert_eq!(c(&[(3, 2)]), "-> port 3 (2 copies)");
+    }
 }
