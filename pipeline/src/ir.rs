@@ -98,6 +98,10 @@ pub struct FieldRef {
 /// extracted and emitted, never computed on whole.
 pub const MAX_VALUE_WIDTH: u16 = 128;
 
+/// The `stage` of a deparser's `if` (traces and reports print it as the deparser's, after the
+/// match-action stages).
+pub const DEPARSER_STAGE: u8 = u8::MAX;
+
 impl FieldRef {
     /// The field cut MSB-first into pieces of at most [`MAX_VALUE_WIDTH`] bits, each with the
     /// bits `[hi:lo]` of the field it covers (one piece for a field of 128 bits or less).
@@ -606,7 +610,8 @@ pub enum Stmt {
         cond: Expr,
         then: Block,
         els: Block,
-        /// Stage of the gateway that evaluates `cond` (traces only).
+        /// Stage of the gateway that evaluates `cond` (traces only); [`DEPARSER_STAGE`] for
+        /// a deparser's condition, which the deparser evaluates after the last stage.
         stage: u8,
     },
     ApplyTable {

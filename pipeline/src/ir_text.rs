@@ -327,7 +327,12 @@ fn stmt_text(s: &mut String, pl: &Pipeline, n: &Names<'_>, st: &Stmt, depth: usi
             els,
             stage,
         } => {
-            writeln!(s, "{pad}if ({}) {{  // stage {stage}", n.expr(cond))?;
+            match *stage {
+                crate::ir::DEPARSER_STAGE => {
+                    writeln!(s, "{pad}if ({}) {{  // deparser", n.expr(cond))?
+                }
+                st => writeln!(s, "{pad}if ({}) {{  // stage {st}", n.expr(cond))?,
+            }
             block_text(s, pl, n, then, depth + 1)?;
             if !els.is_empty() {
                 writeln!(s, "{pad}}} else {{")?;

@@ -290,6 +290,7 @@ fn fmt_bytes(f: &mut fmt::Formatter<'_>, bytes: &[u8]) -> fmt::Result {
 /// `None` outside the match-action stages (parser, traffic manager, deparser).
 fn mau_stage(ev: &TraceEvent) -> Option<Option<u8>> {
     match ev {
+        TraceEvent::Gateway { stage, .. } if *stage == crate::ir::DEPARSER_STAGE => None,
         TraceEvent::Gateway { stage, .. } | TraceEvent::Table { stage, .. } => Some(Some(*stage)),
         TraceEvent::Action { .. }
         | TraceEvent::Register { .. }
@@ -356,7 +357,10 @@ impl Trace {
                 cond,
                 result,
                 stage,
-            } => Some(format!("if ({cond}) -> {result} (stage {stage})")),
+            } => Some(match *stage {
+                crate::ir::DEPARSER_STAGE => format!("if ({cond}) -> {result} (deparser)"),
+                st => format!("if ({cond}) -> {result} (stage {st})"),
+            }),
             _ => None,
         });
         Some(match gate {
@@ -386,6 +390,11 @@ impl Trace {
             }
             TraceEvent::ParserAccept => writeln!(f, "  parser accept"),
             TraceEvent::ParserReject { state } => writeln!(f, "  parser reject in {state}"),
+            TraceEvent::Gateway {
+                cond,
+                result,
+                stage: crate::ir::DEPARSER_STAGE,
+            } => writeln!(f, "  deparser: if ({cond}) -> {result}"),
             TraceEvent::Gateway { cond, result, .. } => {
                 writeln!(f, "    if ({cond}) -> {result}")
             }

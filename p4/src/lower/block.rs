@@ -519,10 +519,11 @@ fn lower_gress<'a>(
         failed = true;
         Vec::new()
     });
-    let deparser = deparser.unwrap_or_else(|_| {
+    let mut deparser = deparser.unwrap_or_else(|_| {
         failed = true;
         Vec::new()
     });
+    deparser_stage(&mut deparser);
     let Some(mut parser) = parser.filter(|_| !failed) else {
         return Err(super::Reported);
     };
@@ -833,4 +834,19 @@ fn check_direct_resources(l: &mut Lowerer<'_>) -> super::Res<()> {
         );
     }
     Err(super::Reported)
+}
+
+/// Marks a deparser's conditions as the deparser's ([`ir::DEPARSER_STAGE`]): it evaluates them
+/// after the last match-action stage, which traces show.
+fn deparser_stage(body: &mut [ir::Stmt]) {
+    for s in body {
+        if let ir::Stmt::If {
+            then, els, stage, ..
+        } = s
+        {
+            *stage = ir::DEPARSER_STAGE;
+            deparser_stage(then);
+            deparser_stage(els);
+        }
+    }
 }
