@@ -400,7 +400,7 @@ fn atcam_logical_tables(rams_deep: u64, partitions: u64) -> u64 {
 /// TCAM blocks of one row of a ternary match `bytes` wide (mau/resource_estimate.cpp
 /// `options_to_ternary_entries`): a pair of TCAMs matches 11 bytes (two 44-bit halves plus the
 /// shared nibbles), one TCAM up to 6 bytes.
-fn tcam_width(bytes: u64) -> u64 {
+pub(super) fn tcam_width(bytes: u64) -> u64 {
     let (mut rest, mut width) = (bytes, 0);
     while rest > 11 {
         rest -= 11;
