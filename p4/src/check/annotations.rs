@@ -30,9 +30,11 @@ const KEPT: &[&str] = &[
     "ignore_table_dependency",
     // Two names of one field (lower/alias.rs), as bf-p4c's PHV aliasing makes them.
     "pa_alias",
-    // Fix an exact table's entries per match row and hash ways in the placement's sizing.
+    // Fix an exact table's entries per match row, hash ways and hash-action layout in the
+    // placement's sizing.
     "pack",
     "ways",
+    "use_hash_action",
     // Read by the P4Info generator (control::p4runtime::p4info): packet I/O metadata and
     // fixed P4Runtime ids.
     "controller_header",
@@ -52,7 +54,6 @@ fn ignored_reason(name: &str) -> &'static str {
             | "min_width"
             | "alpm"
             | "atcam_partition_index"
-            | "use_hash_action"
             | "immediate"
             | "selector_max_group_size"
             | "idletime_precision"

@@ -92,13 +92,13 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// Records table `id`'s `@pack(n)` / `@ways(n)` for the placement. A value out of bf-p4c's
+    /// Records table `id`'s `@pack(n)` / `@ways(n)` / `@use_hash_action(n)` for the placement. A value out of bf-p4c's
     /// range is warned about and ignored, as bf-p4c does (mau/table_layout.cpp
     /// `get_pack_pragma_val`, mau/resource_estimate.cpp `ways_pragma`).
     fn sizing(&mut self, id: ir::TableId, name: &str, annos: &'a [ast::Annotation]) {
-        use crate::resources::layout::{Sizing, PACK_RANGE, WAYS_RANGE};
+        use crate::resources::layout::Sizing;
         let mut sizing = Sizing::default();
-        for (which, range) in [("pack", PACK_RANGE), ("ways", WAYS_RANGE)] {
+        for (which, range) in Sizing::ANNOTATIONS {
             let Some(e) = annotations::expr_arg(annos, which) else {
                 continue;
             };
@@ -117,11 +117,7 @@ impl<'a> Lowerer<'a> {
                 );
                 continue;
             };
-            if which == "pack" {
-                sizing.pack = Some(n);
-            } else {
-                sizing.ways = Some(n);
-            }
+            sizing.set(which, n);
         }
         if sizing != Sizing::default() {
             self.spans.hints.sizing.push((id, sizing));

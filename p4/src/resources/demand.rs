@@ -125,6 +125,8 @@ pub(crate) struct Demand {
     /// The table's `@pack(n)` leaves no layout within a match row's 8 RAMs (bf-p4c then has
     /// no layout option for it): `n`.
     pub unfit_pack: Option<u32>,
+    /// `@use_hash_action(1)` on a table that cannot be a hash-action table: bf-p4c's reason.
+    pub unfit_hash_action: Option<&'static str>,
 }
 
 /// Memories and crossbar of a table (without its actions' externs).
@@ -209,12 +211,14 @@ fn table_demand(
             adb_bits,
             default_adb_bits: action_data_bits_of(phv_col, t, |a| !a.table_only),
             direct: t.direct_counter.is_some() || t.direct_meter.is_some() || t.idle_timeout,
+            idle_timeout: t.idle_timeout,
             single_action: t.actions.len() <= 1,
         };
         let lay = exact_layout(p, size, &shape, sizing);
         if lay.wide {
             d.unfit_pack = sizing.pack;
         }
+        d.unfit_hash_action = lay.unfit_hash_action;
         sram += lay.sram;
         d.hash_bits += sat32(lay.hash_bits);
     }

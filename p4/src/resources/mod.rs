@@ -258,31 +258,54 @@ fn unit_object(pi: usize, gress: Gress, u: &Unit) -> ObjectRef {
     }
 }
 
-/// An error for each table whose `@pack(n)` needs a match row wider than 8 RAMs: bf-p4c
-/// tries only that packing (mau/table_layout.cpp `setup_exact_match`) and finds no layout.
-fn unfit_packs(pi: usize, pipe: &Pipeline, demands: &[demand::Demand]) -> Vec<ResourceIssue> {
+/// An error for each table whose sizing annotation leaves bf-p4c no layout: a `@pack(n)`
+/// needing a match row wider than 8 RAMs (bf-p4c tries only that packing,
+/// mau/table_layout.cpp `setup_exact_match`), or a `@use_hash_action(1)` on a table that
+/// cannot be a hash-action table (`add_hash_action_option`).
+fn unfit_layouts(pi: usize, pipe: &Pipeline, demands: &[demand::Demand]) -> Vec<ResourceIssue> {
     let mut seen = Vec::new();
     let mut out = Vec::new();
     for d in demands {
-        let (Some(t), Some(n)) = (d.table, d.unfit_pack) else {
+        let Some(t) = d.table else {
             continue;
         };
-        if seen.contains(&t) {
+        if seen.contains(&t) || (d.unfit_pack.is_none() && d.unfit_hash_action.is_none()) {
             continue;
         }
         seen.push(t);
         let name = pipe.tables.get(t.index()).map_or("?", |x| x.name.as_str());
-        out.push(
-            ResourceIssue::error(
-                IssueKind::TableTooLarge,
-                ObjectRef::Table(pi, t),
-                format!(
-                    "table `{name}`: @pack({n}) puts {n} entries in a match row, wider than 8 RAMs"
-                ),
-            )
-            .with_note("bf-p4c lays out a table with `@pack` only with that many entries a row")
-            .with_help("lower the `@pack` value, or remove it to let the layout choose"),
-        );
+        if let Some(n) = d.unfit_pack {
+            out.push(
+                ResourceIssue::error(
+                    IssueKind::TableTooLarge,
+                    ObjectRef::Table(pi, t),
+                    format!(
+                        "table `{name}`: @pack({n}) puts {n} entries in a match row, wider than \
+                         8 RAMs"
+                    ),
+                )
+                .with_note("bf-p4c lays out a table with `@pack` only with that many entries a row")
+                .with_help("lower the `@pack` value, or remove it to let the layout choose"),
+            );
+        }
+        if let Some(why) = d.unfit_hash_action {
+            out.push(
+                ResourceIssue::error(
+                    IssueKind::TableTooLarge,
+                    ObjectRef::Table(pi, t),
+                    format!(
+                        "table `{name}` is required to be a hash action table by \
+                         `@use_hash_action(1)`, but cannot be: {why}"
+                    ),
+                )
+                .with_note(
+                    "a hash-action table has one action, no match overhead, no idle timeout, \
+                     and a row for every key value (size = 2^(key bits)); bf-p4c refuses the \
+                     annotation otherwise",
+                )
+                .with_help("remove `@use_hash_action(1)`, or give the table that shape"),
+            );
+        }
     }
     out
 }
@@ -530,7 +553,7 @@ fn place_gress(
     }
 
     let mut demands = demand::demands(pipe, phv, &units, p, hints);
-    issues.extend(unfit_packs(pi, pipe, &demands));
+    issues.extend(unfit_layouts(pi, pipe, &demands));
     // Tables too big for one stage's memories are spread over several (as bf-p4c does).
     let mut prefix_parts: Vec<Vec<demand::Demand>> = vec![Vec::new(); units.len()];
     for (u, d) in demands.iter_mut().enumerate() {
