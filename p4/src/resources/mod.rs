@@ -631,10 +631,23 @@ fn place_gress(
         }
     }
 
+    let priority: Vec<i32> = units
+        .iter()
+        .map(|u| match u.kind {
+            UnitKind::Table(t) => hints
+                .sizing
+                .iter()
+                .find(|(s, _)| *s == t)
+                .and_then(|(_, s)| s.priority)
+                .unwrap_or(0),
+            _ => 0,
+        })
+        .collect();
     let work = schedule::Work {
         demands: &demands,
         oversize: &oversize,
         prefix_parts: &prefix_parts,
+        priority: &priority,
     };
     let placement = match schedule::schedule(&units, &work, p) {
         Ok(pl) => pl,

@@ -2,10 +2,11 @@
 //!
 //! Units are taken as bf-p4c's table placement takes tables (mau/table_placement.cpp
 //! `is_better`): of those whose dependencies are placed, the one that can start in the earliest
-//! stage, then the one with the longest dependency chain below it, then program order; each goes
-//! into the earliest stage its dependencies allow where the stage still has room for it. A table short of SRAM only takes what a stage has
-//! left and goes on in the next one (a part per stage, its result in the last), as bf-p4c
-//! splits a table whose entries do not all fit a stage. A stateful object (register, meter, counter) lives in
+//! stage, then the higher `@placement_priority`, then the one with the longest dependency chain
+//! below it, then program order; each goes into the earliest stage its dependencies allow where
+//! the stage still has room for it. A table short of SRAM only takes what a stage has left and
+//! goes on in the next one (a part per stage, its result in the last), as bf-p4c splits a table
+//! whose entries do not all fit a stage. A stateful object (register, meter, counter) lives in
 //! one stage, so every unit that uses it must land there: when a later unit needs the object in
 //! a later stage than where it was first placed, the earlier users are pushed down (their
 //! minimum stage is raised) and placement starts over. Minimum stages only grow, so this ends;
@@ -111,6 +112,8 @@ pub(crate) struct Work<'a> {
     pub demands: &'a [Demand],
     pub oversize: &'a [bool],
     pub prefix_parts: &'a [Vec<Demand>],
+    /// Per unit, its table's `@placement_priority` (0 without one).
+    pub priority: &'a [i32],
 }
 
 /// `rest` less a piece split off it by [`leftover_part`].
@@ -274,7 +277,8 @@ fn chain_below(units: &[Unit]) -> Vec<usize> {
 ///
 /// Units are placed one at a time, as bf-p4c's table placement picks them: of the units whose
 /// dependencies are all placed, the one that can start in the earliest stage, and among those
-/// the one with the longest dependency chain below it, then program order.
+/// the higher `@placement_priority`, then the longest dependency chain below it, then program
+/// order.
 fn attempt(
     units: &[Unit],
     w: &Work<'_>,
@@ -305,9 +309,11 @@ fn attempt(
     // Candidates keyed by (start stage, longer chain first, program order); a start stage
     // only grows as stages fill, so a popped key is checked again and re-queued if stale.
     let mut queue = std::collections::BinaryHeap::new();
+    let prio = |u: usize| std::cmp::Reverse(w.priority.get(u).copied().unwrap_or(0));
     let key = |pass: &Pass, u: usize, min: usize| {
         std::cmp::Reverse((
             pass.start_stage(units, w, p, u, min),
+            prio(u),
             std::cmp::Reverse(below[u]),
             u,
         ))
@@ -315,10 +321,15 @@ fn attempt(
     for u in (0..n).filter(|&u| waiting[u] == 0) {
         queue.push(key(&pass, u, min_stage[u]));
     }
-    while let Some(std::cmp::Reverse((start, _, u))) = queue.pop() {
+    while let Some(std::cmp::Reverse((start, _, _, u))) = queue.pop() {
         let now = pass.start_stage(units, w, p, u, min_stage[u]);
         if now > start {
-            queue.push(std::cmp::Reverse((now, std::cmp::Reverse(below[u]), u)));
+            queue.push(std::cmp::Reverse((
+                now,
+                prio(u),
+                std::cmp::Reverse(below[u]),
+                u,
+            )));
             continue;
         }
         if place_unit(units, w, p, min_stage, &mut pass, u)?.is_none() {
