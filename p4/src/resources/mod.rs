@@ -310,6 +310,20 @@ fn unfit_layouts(pi: usize, pipe: &Pipeline, demands: &[demand::Demand]) -> Vec<
     out
 }
 
+/// Stages the dependencies of `units` need with unlimited resources: the longest chain of
+/// stage-adding dependencies, plus one.
+fn dependency_depth(units: &[Unit]) -> usize {
+    let mut depth = vec![0usize; units.len()];
+    for v in 0..units.len() {
+        for d in &units[v].deps {
+            if d.on < v {
+                depth[v] = depth[v].max(depth[d.on] + usize::from(d.gap));
+            }
+        }
+    }
+    depth.iter().max().map_or(0, |d| d + 1)
+}
+
 fn unit_kind_word(u: &Unit) -> &'static str {
     match u.kind {
         UnitKind::Table(_) => "table",
@@ -733,6 +747,16 @@ fn place_gress(
         issue = issue.with_note("the longest chain:".to_string());
         for line in chain(pipe, &units, &names, &placement, last) {
             issue = issue.with_note(line);
+        }
+        let by_deps = dependency_depth(&units);
+        if by_deps < used {
+            issue = issue.with_note(format!(
+                "the dependencies alone need {by_deps} stage{}; memory adds {} (tables split \
+                 over stages, or waiting for a stage with room), and pisa sizes memories by \
+                 bf-p4c's estimate rules: bf-p4c's own layout may need fewer or more",
+                if by_deps == 1 { "" } else { "s" },
+                used - by_deps
+            ));
         }
         issue = issue.with_help("shorten the chain: every match, action or output dependency on it costs a stage; independent tables can share one");
         if p.target == Target::Tofino1 && used <= usize::from(TOFINO2.stages) {
