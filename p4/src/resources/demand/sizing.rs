@@ -471,7 +471,7 @@ pub(super) fn atcam_demand(
 ) {
     let size = u64::from(t.size.max(1));
     let partitions = u64::from(lay.partitions.max(1));
-    let (mut exact, mut prefix, mut lpm_width, mut key_bytes) = (0u64, 0u64, 0u64, 0u64);
+    let (mut exact, mut prefix, mut lpm_width) = (0u64, 0u64, 0u64);
     for k in &t.keys {
         let w = u64::from(k.expr.width());
         match k.kind {
@@ -484,7 +484,6 @@ pub(super) fn atcam_demand(
             MatchKind::Range => prefix += 2 * w,
             MatchKind::Selector => continue,
         }
-        key_bytes += w.div_ceil(8);
     }
     let index_bits = u64::from(ceil_log2(partitions));
     let subtree_bits = lay
@@ -508,6 +507,9 @@ pub(super) fn atcam_demand(
     if let Some(subtrees) = lay.subtrees {
         let entries = partitions * u64::from(subtrees.max(1));
         let rows = ceil_div(entries, u64::from(p.tcam_depth));
+        // The whole key's PHV bytes, as [`super::table_demand`] counted them for the crossbar
+        // (bf-p4c sizes TCAM rows by container bytes).
+        let key_bytes = u64::from(super::xbar_bytes(&d.ternary_xbar));
         tcam = tcam_width(key_bytes) * rows;
         let result = u64::from(ceil_log2(classifier_actions))
             + index_bits
