@@ -310,6 +310,24 @@ fn unfit_layouts(pi: usize, pipe: &Pipeline, demands: &[demand::Demand]) -> Vec<
     out
 }
 
+/// Why stages `from..=to` could not take a unit: a resource ran out, or (Tofino 1) a table
+/// split over them held them.
+fn no_room(from: usize, to: usize, resource: &str) -> String {
+    if resource == schedule::HELD {
+        format!(
+            "stages {from}..{to} were held by a table split over them (Tofino 1 starts no \
+             other table before a split table's last part)"
+        )
+    } else if resource == schedule::HELD_OR_FULL {
+        format!(
+            "stages {from}..{to} were held by a table split over them (Tofino 1) or had no \
+             room left"
+        )
+    } else {
+        format!("stages {from}..{to} had no {resource} left")
+    }
+}
+
 /// Stages the dependencies of `units` need with unlimited resources: the longest chain of
 /// stage-adding dependencies, plus one.
 fn dependency_depth(units: &[Unit]) -> usize {
@@ -415,8 +433,8 @@ fn chain(
             }
             Why::Full { from, resource } => {
                 out.push(format!(
-                    "{head}: stages {from}..{} had no {resource} left",
-                    s.saturating_sub(1)
+                    "{head}: {}",
+                    no_room(from, s.saturating_sub(1), resource)
                 ));
                 break;
             }
@@ -467,10 +485,9 @@ fn placed_by(
                 d.kind.word()
             ))
         }
-        Why::Full { from, resource } if from < s => Some(format!(
-            "{label}: stages {from}..{} had no {resource} left",
-            s - 1
-        )),
+        Why::Full { from, resource } if from < s => {
+            Some(format!("{label}: {}", no_room(from, s - 1, resource)))
+        }
         Why::Pinned(_) => Some(format!("{label}: with another access of a shared object")),
         Why::Pushed => Some(format!(
             "{label}: moved down to join a later access of a shared object"

@@ -194,6 +194,28 @@ struct Pass {
     holders: BTreeMap<Stateful, (usize, Vec<usize>)>,
     /// Split tables → the unit that placed their parts before the last.
     split_first: BTreeMap<pipeline::ir::TableId, usize>,
+    /// On Tofino 1, the stages a table split over several holds: (first part, last part, unit).
+    spans: Vec<(usize, usize, usize)>,
+}
+
+/// Why a stage is closed to a unit by [`held`].
+pub(crate) const HELD: &str = "held by a split table";
+/// Some of the stages were [`HELD`], the others out of a resource.
+pub(crate) const HELD_OR_FULL: &str = "held by a split table, or full";
+
+/// Whether stage `s` is closed to unit `v`: on Tofino 1, once a table is split over stages,
+/// bf-p4c starts no other table that is not mutually exclusive with it until its last part is
+/// placed, since only the next-table chain advances through the split (no long branches;
+/// mau/table_placement.cpp `can_place_with_partly_placed`). So a unit placed after the split
+/// table's first part cannot use the stages from that part up to (not including) its last.
+fn held(spans: &[(usize, usize, usize)], units: &[Unit], w: &Work<'_>, s: usize, v: usize) -> bool {
+    spans.iter().any(|&(a, b, u)| {
+        a <= s
+            && s < b
+            && u != v
+            && (w.demands[u].table.is_none() || w.demands[u].table != w.demands[v].table)
+            && !super::units::exclusive(&units[u], &units[v])
+    })
 }
 
 impl Pass {
@@ -243,12 +265,13 @@ impl Pass {
         let piece = first.unwrap_or(d);
         while s < self.stages.len() && s < STAGE_CAP {
             let st = &self.stages[s];
-            let room = st.refuse(piece, p).is_none()
-                || if first.is_some() {
-                    leftover_part(st, piece, p).is_some()
-                } else {
-                    sram_part(st, piece, p).is_some()
-                };
+            let room = !held(&self.spans, units, w, s, u)
+                && (st.refuse(piece, p).is_none()
+                    || if first.is_some() {
+                        leftover_part(st, piece, p).is_some()
+                    } else {
+                        sram_part(st, piece, p).is_some()
+                    });
             if room {
                 break;
             }
@@ -293,6 +316,7 @@ fn attempt(
         why: vec![Why::Free; n],
         holders: BTreeMap::new(),
         split_first: BTreeMap::new(),
+        spans: Vec::new(),
     };
     let below = chain_below(units);
     // Dependencies not yet placed, and who waits on each unit.
@@ -381,7 +405,9 @@ fn place_unit(
         why,
         holders,
         split_first,
+        spans,
     } = pass;
+    let closed = |spans: &[(usize, usize, usize)], s: usize| held(spans, units, w, s, u);
     // The parts of a split table before its last, each in the first stage after the
     // previous one with room; the last part (the unit) comes after them. A table applied
     // at several places has its parts placed once, by its first apply: a later apply is
@@ -414,12 +440,16 @@ fn place_unit(
             if s >= stages.len() {
                 stages.resize_with(s + 1, StageUse::default);
             }
-            if stages[s].refuse(&part, p).is_none() {
+            let shut = closed(spans, s);
+            if !shut && stages[s].refuse(&part, p).is_none() {
                 break;
             }
             // Short of SRAM only: this part too takes what the stage has left and goes
             // on in the next stage (bf-p4c's `need_more`), as the last part does below.
-            if let Some(piece) = leftover_part(&stages[s], &part, p) {
+            let piece = (!shut)
+                .then(|| leftover_part(&stages[s], &part, p))
+                .flatten();
+            if let Some(piece) = piece {
                 take_piece(&mut part, &piece);
                 stages[s].add(&piece, u);
                 parts_of[u].push(s);
@@ -464,7 +494,9 @@ fn place_unit(
         if target >= stages.len() {
             stages.resize_with(target + 1, StageUse::default);
         }
-        if !oversize[u] && stages[target].refuse(&demands[u], p).is_some() {
+        if !oversize[u]
+            && (closed(spans, target) || stages[target].refuse(&demands[u], p).is_some())
+        {
             for (o, _) in &held {
                 for &h in &holders[o].1 {
                     min_stage[h] = min_stage[h].max(target + 1);
@@ -490,17 +522,29 @@ fn place_unit(
             if oversize[u] {
                 break;
             }
-            match stages[s].refuse(&rest, p) {
+            let shut = closed(spans, s);
+            let refused = if shut {
+                Some(HELD)
+            } else {
+                stages[s].refuse(&rest, p)
+            };
+            match refused {
                 None => break,
                 Some(r) => {
                     // Short of SRAM only: the table takes what the stage has left and
                     // goes on in the next stage (bf-p4c's `need_more` split).
-                    if let Some(part) = sram_part(&stages[s], &rest, p) {
+                    let part = (!shut).then(|| sram_part(&stages[s], &rest, p)).flatten();
+                    if let Some(part) = part {
                         take_piece(&mut rest, &part);
                         stages[s].add(&part, u);
                         parts_of[u].push(s);
                     } else if parts_of[u].is_empty() {
-                        full.get_or_insert(r);
+                        // Stages held by a split table and stages out of a resource: say both.
+                        full = match full {
+                            Some(f) if f != r && (f == HELD || r == HELD) => Some(HELD_OR_FULL),
+                            Some(f) => Some(f),
+                            None => Some(r),
+                        };
                     }
                     s += 1;
                 }
@@ -521,6 +565,9 @@ fn place_unit(
     stage_of[u] = Some(stage);
     if !parts_of[u].is_empty() {
         parts_of[u].push(stage);
+        if p.target == pipeline::ir::Target::Tofino1 {
+            spans.push((parts_of[u][0], stage, u));
+        }
     }
     why[u] = reason;
     for o in objects(&demands[u]) {
