@@ -366,6 +366,14 @@ fn attempt(
             }
         }
     }
+    // Dependencies only point back in program order, so every unit was reached; should one
+    // not have been (a cycle), it is placed in program order rather than left out.
+    for u in 0..n {
+        if pass.stage_of[u].is_none() && place_unit(units, w, p, min_stage, &mut pass, u)?.is_none()
+        {
+            return Ok(None);
+        }
+    }
     let Pass {
         mut stages,
         stage_of,
