@@ -841,7 +841,9 @@ fn keys_wider_than_the_crossbar() {
 /// 22 stored key bits + 4 version bits, 9 entries in a 2-RAM row, 218 rows deep: 436 SRAM
 /// blocks, 6 stages of at most 80), 20k
 /// ternary entries of 32 bits (40 TCAM blocks: 2 stages of 24); the table's result is in the
-/// stage of its last part.
+/// stage of its last part. On Tofino 1 no table starts while another is split over stages
+/// (bf-p4c's `can_place_with_partly_placed`), so the ternary table, placed after the exact
+/// one's first part, takes stages 5 and 6.
 #[test]
 fn tables_larger_than_a_stage_are_split_over_stages() {
     let mut b = B::new();
@@ -863,7 +865,7 @@ fn tables_larger_than_a_stage_are_split_over_stages() {
     let report = place(&mut p, Target::Tofino1).expect("split tables fit");
     let _ = (big, tern);
     assert_eq!(stage(&p, "big_exact"), 5);
-    assert_eq!(stage(&p, "big_ternary"), 1);
+    assert_eq!(stage(&p, "big_ternary"), 6);
     let g = &report.pipelines[0].gresses[0];
     let parts: Vec<&String> = g
         .stages

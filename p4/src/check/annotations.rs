@@ -30,9 +30,11 @@ const KEPT: &[&str] = &[
     "ignore_table_dependency",
     // Two names of one field (lower/alias.rs), as bf-p4c's PHV aliasing makes them.
     "pa_alias",
-    // Fix an exact table's entries per match row and hash ways in the placement's sizing.
+    // Fix an exact table's entries per match row, hash ways and hash-action layout in the
+    // placement's sizing.
     "pack",
     "ways",
+    "use_hash_action",
     // Read by the P4Info generator (control::p4runtime::p4info): packet I/O metadata and
     // fixed P4Runtime ids.
     "controller_header",
@@ -46,13 +48,11 @@ fn ignored_reason(name: &str) -> &'static str {
     } else {
         match name {
             "stage"
-            | "placement_priority"
             | "force_immediate"
             | "force_shift"
             | "min_width"
             | "alpm"
             | "atcam_partition_index"
-            | "use_hash_action"
             | "immediate"
             | "selector_max_group_size"
             | "idletime_precision"
@@ -68,6 +68,10 @@ fn ignored_reason(name: &str) -> &'static str {
             | "hash_mask"
             | "no_field_initialization" => "table and stage layout is pisa's own",
             // bf-p4c lets the control plane mask bits of an exact table's key at run time.
+            "placement_priority" => {
+                "its form naming the tables to place before is not modelled (a number is: the \
+                 placement's order among tables that can start in one stage)"
+            }
             "dynamic_table_key_masks" => {
                 "keys always match in full: pisa's runtime API has no call to set a table's key mask"
             }
@@ -78,11 +82,18 @@ fn ignored_reason(name: &str) -> &'static str {
     }
 }
 
+/// `@placement_priority(n)` with a number, which the placement orders tables by (its form
+/// naming tables to place before is not modelled, and warned about).
+fn placement_priority(a: &ast::Annotation) -> bool {
+    a.name.name == "placement_priority"
+        && string_arg(std::slice::from_ref(a), "placement_priority").is_none()
+}
+
 /// Collects one warning per ignored annotation kind used in the user's program.
 pub fn report_ignored(env: &Env<'_>, program: &ast::Program, diags: &mut Diagnostics) {
     let mut seen: BTreeMap<String, (Span, usize)> = BTreeMap::new();
     let mut visit = |a: &ast::Annotation| {
-        if KEPT.contains(&a.name.name.as_str()) || env.is_arch(a.span) {
+        if KEPT.contains(&a.name.name.as_str()) || env.is_arch(a.span) || placement_priority(a) {
             return;
         }
         seen.entry(a.name.name.clone())

@@ -92,20 +92,23 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// Records table `id`'s `@pack(n)` / `@ways(n)` for the placement. A value out of bf-p4c's
+    /// Records table `id`'s `@pack(n)` / `@ways(n)` / `@use_hash_action(n)` /
+    /// `@placement_priority(n)` for the placement. A value out of bf-p4c's
     /// range is warned about and ignored, as bf-p4c does (mau/table_layout.cpp
     /// `get_pack_pragma_val`, mau/resource_estimate.cpp `ways_pragma`).
     fn sizing(&mut self, id: ir::TableId, name: &str, annos: &'a [ast::Annotation]) {
-        use crate::resources::layout::{Sizing, PACK_RANGE, WAYS_RANGE};
+        use crate::resources::layout::Sizing;
         let mut sizing = Sizing::default();
-        for (which, range) in [("pack", PACK_RANGE), ("ways", WAYS_RANGE)] {
-            let Some(e) = annotations::expr_arg(annos, which) else {
+        for (which, range) in Sizing::ANNOTATIONS {
+            let Some(e) = annotations::expr_arg(annos, which)
+                .filter(|e| !matches!(e.kind, ast::ExprKind::String(_)))
+            else {
                 continue;
             };
             let Ok(n) = self.const_int(e) else {
                 continue;
             };
-            let Some(n) = u32::try_from(n).ok().filter(|n| range.contains(n)) else {
+            let Some(n) = Some(n).filter(|n| range.contains(n)) else {
                 self.warn(
                     Diagnostic::warning(format!(
                         "the {which} value {n} on table `{name}` is not between {} and {}, and \
@@ -117,11 +120,7 @@ impl<'a> Lowerer<'a> {
                 );
                 continue;
             };
-            if which == "pack" {
-                sizing.pack = Some(n);
-            } else {
-                sizing.ways = Some(n);
-            }
+            sizing.set(which, n);
         }
         if sizing != Sizing::default() {
             self.spans.hints.sizing.push((id, sizing));

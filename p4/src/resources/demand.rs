@@ -2,8 +2,9 @@
 //! stateful and statistics ALUs, hash bits and input-crossbar bytes.
 //!
 //! Memory sizing follows bf-p4c's layout rules, in [`sizing`]. Besides:
-//! - ternary / LPM / range: TCAM blocks = ⌈key bits / 44⌉ × ⌈size / 512⌉ (range keys count
-//!   twice: bf-p4c encodes ranges in 4-bit groups).
+//! - ternary / LPM / range: TCAM blocks = the TCAMs a row of the key's PHV bytes needs (one up
+//!   to 6 bytes, a pair per 11; a range field's bytes count twice: bf-p4c encodes ranges in
+//!   4-bit groups) × ⌈size / 512⌉, as bf-p4c's estimate counts them by container bytes.
 //! - keyless tables keep their action data in the action instruction (immediate), so they use
 //!   no memory.
 //! - counters: two (packets and bytes) or four entries per 128-bit word; meters one entry per
@@ -28,7 +29,7 @@ mod sizing;
 
 use sizing::{
     action_data_bits, action_data_bits_of, atcam_demand, ceil_div, ceil_log2, exact_layout,
-    instr_bits, register_sram, sat32, sram_for, ternary_sram, ExactShape,
+    instr_bits, register_sram, sat32, sram_for, tcam_width, ternary_sram, ExactShape,
 };
 
 /// A stateful object living in one stage: registers and meters (they share the meter ALUs),
@@ -124,6 +125,8 @@ pub(crate) struct Demand {
     /// The table's `@pack(n)` leaves no layout within a match row's 8 RAMs (bf-p4c then has
     /// no layout option for it): `n`.
     pub unfit_pack: Option<u32>,
+    /// `@use_hash_action(1)` on a table that cannot be a hash-action table: bf-p4c's reason.
+    pub unfit_hash_action: Option<&'static str>,
 }
 
 /// Memories and crossbar of a table (without its actions' externs).
@@ -173,10 +176,27 @@ fn table_demand(
     let adb_bits = action_data_bits(phv_col, t);
     let mut sram = 0u64;
     if ternary {
-        let tcam =
-            ceil_div(key_bits, u64::from(p.tcam_width)) * ceil_div(size, u64::from(p.tcam_depth));
-        d.tcam = sat32(tcam);
+        // bf-p4c sizes a TCAM row by the PHV bytes of the key, not its bits
+        // (mau/table_layout.cpp `determine_byte_impacts`: "the input xbar allocates by
+        // container bytes"; a range field's bytes count twice), then
+        // mau/resource_estimate.cpp `options_to_ternary_entries` ([`tcam_width`]).
+        let mut key_x = BTreeSet::new();
+        let mut range_x = BTreeSet::new();
+        for k in &t.keys {
+            let mut fx = Effects::default();
+            phv_col.expr(&k.expr, &mut fx, Mode::Match);
+            let out = if k.kind == MatchKind::Range {
+                &mut range_x
+            } else {
+                &mut key_x
+            };
+            for l in &fx.match_reads {
+                xkeys(*l, out);
+            }
+        }
+        let bytes = u64::from(xbar_bytes(&key_x)) + 2 * u64::from(xbar_bytes(&range_x));
         let rows = ceil_div(size, u64::from(p.tcam_depth));
+        d.tcam = sat32(tcam_width(bytes) * rows);
         sram += ternary_sram(p, rows * u64::from(p.tcam_depth), instr_bits(t), adb_bits);
     } else {
         let mut key_x = BTreeSet::new();
@@ -191,12 +211,14 @@ fn table_demand(
             adb_bits,
             default_adb_bits: action_data_bits_of(phv_col, t, |a| !a.table_only),
             direct: t.direct_counter.is_some() || t.direct_meter.is_some() || t.idle_timeout,
+            idle_timeout: t.idle_timeout,
             single_action: t.actions.len() <= 1,
         };
         let lay = exact_layout(p, size, &shape, sizing);
         if lay.wide {
             d.unfit_pack = sizing.pack;
         }
+        d.unfit_hash_action = lay.unfit_hash_action;
         sram += lay.sram;
         d.hash_bits += sat32(lay.hash_bits);
     }

@@ -6,7 +6,9 @@
 //!   partition. The resource check sizes such a table from its layout instead of as a TCAM;
 //! - `@pack(n)` / `@ways(n)` ([`Sizing`]): an exact table's entries per match row and its
 //!   number of hash ways, fixed instead of chosen (mau/table_layout.cpp
-//!   `get_pack_pragma_val`, mau/resource_estimate.cpp `ways_provided`);
+//!   `get_pack_pragma_val`, mau/resource_estimate.cpp `ways_provided`); `@use_hash_action(n)`:
+//!   the hash-action layout forced (1) or ruled out (0) (mau/table_layout.cpp
+//!   `add_hash_action_option`);
 //! - `@ignore_table_dependency("other")`: the data dependencies between the two tables are
 //!   dropped, as bf-p4c drops them (mau/table_mutex.cpp `IgnoreTableDeps`).
 
@@ -40,14 +42,54 @@ pub type TableLayouts = Vec<(TableId, AtcamLayout)>;
 pub const PACK_RANGE: std::ops::RangeInclusive<u32> = 1..=9;
 pub const WAYS_RANGE: std::ops::RangeInclusive<u32> = 1..=8;
 
-/// A table's `@pack(n)` and `@ways(n)`, each within its range (values outside are warned
-/// about and dropped by the lowering, as bf-p4c ignores them).
+/// bf-p4c's values of `@use_hash_action` (mau/table_layout.cpp `add_hash_action_option`).
+pub const HASH_ACTION_RANGE: std::ops::RangeInclusive<u32> = 0..=1;
+
+/// A table's `@pack(n)`, `@ways(n)`, `@use_hash_action(n)` and `@placement_priority(n)`, each
+/// within its range (values outside are warned about and dropped by the lowering).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sizing {
     /// Entries per match row: the only layout bf-p4c then tries.
     pub pack: Option<u32>,
     /// Hash ways: the table's RAMs are cut into this many ways.
     pub ways: Option<u32>,
+    /// `@use_hash_action(1)`: the hash-action layout only (no match RAMs; bf-p4c refuses the
+    /// table when it cannot be one); `(0)`: never that layout, even where it would be chosen.
+    pub hash_action: Option<bool>,
+    /// `@placement_priority(n)`: of the tables that can start in one stage, bf-p4c places the
+    /// higher priority first (mau/table_placement.cpp `is_better`, before the dependency
+    /// chain; default 0). Its other form, table names to place before, is not modelled.
+    pub priority: Option<i32>,
+}
+
+impl Sizing {
+    /// The annotations a [`Sizing`] comes from, with the values bf-p4c accepts.
+    pub const ANNOTATIONS: [(&'static str, std::ops::RangeInclusive<i128>); 4] = [
+        (
+            "pack",
+            *PACK_RANGE.start() as i128..=*PACK_RANGE.end() as i128,
+        ),
+        (
+            "ways",
+            *WAYS_RANGE.start() as i128..=*WAYS_RANGE.end() as i128,
+        ),
+        (
+            "use_hash_action",
+            *HASH_ACTION_RANGE.start() as i128..=*HASH_ACTION_RANGE.end() as i128,
+        ),
+        ("placement_priority", i32::MIN as i128..=i32::MAX as i128),
+    ];
+
+    /// Records annotation `which` (one of [`Self::ANNOTATIONS`]) with value `n`, in range.
+    pub fn set(&mut self, which: &str, n: i128) {
+        match which {
+            "pack" => self.pack = u32::try_from(n).ok(),
+            "ways" => self.ways = u32::try_from(n).ok(),
+            "use_hash_action" => self.hash_action = Some(n == 1),
+            "placement_priority" => self.priority = i32::try_from(n).ok(),
+            _ => {}
+        }
+    }
 }
 
 /// `@ignore_table_dependency("other")` on a table, or on the control that declares it.

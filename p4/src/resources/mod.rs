@@ -258,33 +258,88 @@ fn unit_object(pi: usize, gress: Gress, u: &Unit) -> ObjectRef {
     }
 }
 
-/// An error for each table whose `@pack(n)` needs a match row wider than 8 RAMs: bf-p4c
-/// tries only that packing (mau/table_layout.cpp `setup_exact_match`) and finds no layout.
-fn unfit_packs(pi: usize, pipe: &Pipeline, demands: &[demand::Demand]) -> Vec<ResourceIssue> {
+/// An error for each table whose sizing annotation leaves bf-p4c no layout: a `@pack(n)`
+/// needing a match row wider than 8 RAMs (bf-p4c tries only that packing,
+/// mau/table_layout.cpp `setup_exact_match`), or a `@use_hash_action(1)` on a table that
+/// cannot be a hash-action table (`add_hash_action_option`).
+fn unfit_layouts(pi: usize, pipe: &Pipeline, demands: &[demand::Demand]) -> Vec<ResourceIssue> {
     let mut seen = Vec::new();
     let mut out = Vec::new();
     for d in demands {
-        let (Some(t), Some(n)) = (d.table, d.unfit_pack) else {
+        let Some(t) = d.table else {
             continue;
         };
-        if seen.contains(&t) {
+        if seen.contains(&t) || (d.unfit_pack.is_none() && d.unfit_hash_action.is_none()) {
             continue;
         }
         seen.push(t);
         let name = pipe.tables.get(t.index()).map_or("?", |x| x.name.as_str());
-        out.push(
-            ResourceIssue::error(
-                IssueKind::TableTooLarge,
-                ObjectRef::Table(pi, t),
-                format!(
-                    "table `{name}`: @pack({n}) puts {n} entries in a match row, wider than 8 RAMs"
-                ),
-            )
-            .with_note("bf-p4c lays out a table with `@pack` only with that many entries a row")
-            .with_help("lower the `@pack` value, or remove it to let the layout choose"),
-        );
+        if let Some(n) = d.unfit_pack {
+            out.push(
+                ResourceIssue::error(
+                    IssueKind::TableTooLarge,
+                    ObjectRef::Table(pi, t),
+                    format!(
+                        "table `{name}`: @pack({n}) puts {n} entries in a match row, wider than \
+                         8 RAMs"
+                    ),
+                )
+                .with_note("bf-p4c lays out a table with `@pack` only with that many entries a row")
+                .with_help("lower the `@pack` value, or remove it to let the layout choose"),
+            );
+        }
+        if let Some(why) = d.unfit_hash_action {
+            out.push(
+                ResourceIssue::error(
+                    IssueKind::TableTooLarge,
+                    ObjectRef::Table(pi, t),
+                    format!(
+                        "table `{name}` is required to be a hash action table by \
+                         `@use_hash_action(1)`, but cannot be: {why}"
+                    ),
+                )
+                .with_note(
+                    "a hash-action table has one action, no match overhead, no idle timeout, \
+                     and a row for every key value (size = 2^(key bits)); bf-p4c refuses the \
+                     annotation otherwise",
+                )
+                .with_help("remove `@use_hash_action(1)`, or give the table that shape"),
+            );
+        }
     }
     out
+}
+
+/// Why stages `from..=to` could not take a unit: a resource ran out, or (Tofino 1) a table
+/// split over them held them.
+fn no_room(from: usize, to: usize, resource: &str) -> String {
+    if resource == schedule::HELD {
+        format!(
+            "stages {from}..{to} were held by a table split over them (Tofino 1 starts no \
+             other table before a split table's last part)"
+        )
+    } else if resource == schedule::HELD_OR_FULL {
+        format!(
+            "stages {from}..{to} were held by a table split over them (Tofino 1) or had no \
+             room left"
+        )
+    } else {
+        format!("stages {from}..{to} had no {resource} left")
+    }
+}
+
+/// Stages the dependencies of `units` need with unlimited resources: the longest chain of
+/// stage-adding dependencies, plus one.
+fn dependency_depth(units: &[Unit]) -> usize {
+    let mut depth = vec![0usize; units.len()];
+    for v in 0..units.len() {
+        for d in &units[v].deps {
+            if d.on < v {
+                depth[v] = depth[v].max(depth[d.on] + usize::from(d.gap));
+            }
+        }
+    }
+    depth.iter().max().map_or(0, |d| d + 1)
 }
 
 fn unit_kind_word(u: &Unit) -> &'static str {
@@ -378,8 +433,8 @@ fn chain(
             }
             Why::Full { from, resource } => {
                 out.push(format!(
-                    "{head}: stages {from}..{} had no {resource} left",
-                    s.saturating_sub(1)
+                    "{head}: {}",
+                    no_room(from, s.saturating_sub(1), resource)
                 ));
                 break;
             }
@@ -430,10 +485,9 @@ fn placed_by(
                 d.kind.word()
             ))
         }
-        Why::Full { from, resource } if from < s => Some(format!(
-            "{label}: stages {from}..{} had no {resource} left",
-            s - 1
-        )),
+        Why::Full { from, resource } if from < s => {
+            Some(format!("{label}: {}", no_room(from, s - 1, resource)))
+        }
         Why::Pinned(_) => Some(format!("{label}: with another access of a shared object")),
         Why::Pushed => Some(format!(
             "{label}: moved down to join a later access of a shared object"
@@ -530,7 +584,7 @@ fn place_gress(
     }
 
     let mut demands = demand::demands(pipe, phv, &units, p, hints);
-    issues.extend(unfit_packs(pi, pipe, &demands));
+    issues.extend(unfit_layouts(pi, pipe, &demands));
     // Tables too big for one stage's memories are spread over several (as bf-p4c does).
     let mut prefix_parts: Vec<Vec<demand::Demand>> = vec![Vec::new(); units.len()];
     for (u, d) in demands.iter_mut().enumerate() {
@@ -608,10 +662,23 @@ fn place_gress(
         }
     }
 
+    let priority: Vec<i32> = units
+        .iter()
+        .map(|u| match u.kind {
+            UnitKind::Table(t) => hints
+                .sizing
+                .iter()
+                .find(|(s, _)| *s == t)
+                .and_then(|(_, s)| s.priority)
+                .unwrap_or(0),
+            _ => 0,
+        })
+        .collect();
     let work = schedule::Work {
         demands: &demands,
         oversize: &oversize,
         prefix_parts: &prefix_parts,
+        priority: &priority,
     };
     let placement = match schedule::schedule(&units, &work, p) {
         Ok(pl) => pl,
@@ -697,6 +764,16 @@ fn place_gress(
         issue = issue.with_note("the longest chain:".to_string());
         for line in chain(pipe, &units, &names, &placement, last) {
             issue = issue.with_note(line);
+        }
+        let by_deps = dependency_depth(&units);
+        if by_deps < used {
+            issue = issue.with_note(format!(
+                "the dependencies alone need {by_deps} stage{}; memory adds {} (tables split \
+                 over stages, or waiting for a stage with room), and pisa sizes memories by \
+                 bf-p4c's estimate rules: bf-p4c's own layout may need fewer or more",
+                if by_deps == 1 { "" } else { "s" },
+                used - by_deps
+            ));
         }
         issue = issue.with_help("shorten the chain: every match, action or output dependency on it costs a stage; independent tables can share one");
         if p.target == Target::Tofino1 && used <= usize::from(TOFINO2.stages) {

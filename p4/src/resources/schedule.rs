@@ -1,9 +1,12 @@
 //! Greedy list scheduling of one gress's units into MAU stages.
 //!
-//! Units are taken in program order; each goes into the earliest stage its dependencies allow
-//! where the stage still has room for it. A table short of SRAM only takes what a stage has
-//! left and goes on in the next one (a part per stage, its result in the last), as bf-p4c
-//! splits a table whose entries do not all fit a stage. A stateful object (register, meter, counter) lives in
+//! Units are taken as bf-p4c's table placement takes tables (mau/table_placement.cpp
+//! `is_better`): of those whose dependencies are placed, the one that can start in the earliest
+//! stage, then the higher `@placement_priority`, then the one with the longest dependency chain
+//! below it, then program order; each goes into the earliest stage its dependencies allow where
+//! the stage still has room for it. A table short of SRAM only takes what a stage has left and
+//! goes on in the next one (a part per stage, its result in the last), as bf-p4c splits a table
+//! whose entries do not all fit a stage. A stateful object (register, meter, counter) lives in
 //! one stage, so every unit that uses it must land there: when a later unit needs the object in
 //! a later stage than where it was first placed, the earlier users are pushed down (their
 //! minimum stage is raised) and placement starts over. Minimum stages only grow, so this ends;
@@ -109,6 +112,8 @@ pub(crate) struct Work<'a> {
     pub demands: &'a [Demand],
     pub oversize: &'a [bool],
     pub prefix_parts: &'a [Vec<Demand>],
+    /// Per unit, its table's `@placement_priority` (0 without one).
+    pub priority: &'a [i32],
 }
 
 /// `rest` less a piece split off it by [`leftover_part`].
@@ -179,28 +184,47 @@ fn objects(d: &Demand) -> impl Iterator<Item = Stateful> + '_ {
     d.stateful.iter().map(|(s, _)| *s)
 }
 
-/// One pass; `Ok(None)` means minimum stages were raised and the caller should try again.
-fn attempt(
-    units: &[Unit],
-    w: &Work<'_>,
-    p: &Profile,
-    min_stage: &mut [usize],
-) -> Result<Option<Placement>, Failure> {
-    let (demands, oversize) = (w.demands, w.oversize);
-    let n = units.len();
-    let mut stages: Vec<StageUse> = Vec::new();
-    let mut stage_of: Vec<Option<usize>> = vec![None; n];
-    let mut parts_of: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut why = vec![Why::Free; n];
-    // object → (stage, units using it so far)
-    let mut holders: BTreeMap<Stateful, (usize, Vec<usize>)> = BTreeMap::new();
-    // Split tables → the unit that placed their parts before the last.
-    let mut split_first: BTreeMap<pipeline::ir::TableId, usize> = BTreeMap::new();
-    for u in 0..n {
-        let mut earliest = min_stage[u];
+/// The state of one placement pass.
+struct Pass {
+    stages: Vec<StageUse>,
+    stage_of: Vec<Option<usize>>,
+    parts_of: Vec<Vec<usize>>,
+    why: Vec<Why>,
+    /// object → (stage, units using it so far)
+    holders: BTreeMap<Stateful, (usize, Vec<usize>)>,
+    /// Split tables → the unit that placed their parts before the last.
+    split_first: BTreeMap<pipeline::ir::TableId, usize>,
+    /// On Tofino 1, the stages a table split over several holds: (first part, last part, unit).
+    spans: Vec<(usize, usize, usize)>,
+}
+
+/// Why a stage is closed to a unit by [`held`].
+pub(crate) const HELD: &str = "held by a split table";
+/// Some of the stages were [`HELD`], the others out of a resource.
+pub(crate) const HELD_OR_FULL: &str = "held by a split table, or full";
+
+/// Whether stage `s` is closed to unit `v`: on Tofino 1, once a table is split over stages,
+/// bf-p4c starts no other table that is not mutually exclusive with it until its last part is
+/// placed, since only the next-table chain advances through the split (no long branches;
+/// mau/table_placement.cpp `can_place_with_partly_placed`). So a unit placed after the split
+/// table's first part cannot use the stages from that part up to (not including) its last.
+fn held(spans: &[(usize, usize, usize)], units: &[Unit], w: &Work<'_>, s: usize, v: usize) -> bool {
+    spans.iter().any(|&(a, b, u)| {
+        a <= s
+            && s < b
+            && u != v
+            && (w.demands[u].table.is_none() || w.demands[u].table != w.demands[v].table)
+            && !super::units::exclusive(&units[u], &units[v])
+    })
+}
+
+impl Pass {
+    /// The earliest stage `u`'s dependencies (all placed) and minimum stage allow, and why.
+    fn earliest(&self, units: &[Unit], u: usize, min_stage: usize) -> (usize, Why) {
+        let mut earliest = min_stage;
         let mut reason = if earliest > 0 { Why::Pushed } else { Why::Free };
         for (i, d) in units[u].deps.iter().enumerate() {
-            if let Some(s) = stage_of.get(d.on).copied().flatten() {
+            if let Some(s) = self.stage_of.get(d.on).copied().flatten() {
                 let e = s + usize::from(d.gap);
                 if e > earliest {
                     earliest = e;
@@ -208,151 +232,156 @@ fn attempt(
                 }
             }
         }
-        // The parts of a split table before its last, each in the first stage after the
-        // previous one with room; the last part (the unit) comes after them. A table applied
-        // at several places has its parts placed once, by its first apply: a later apply is
-        // its last part only (pinned to the first's stage, as the table is one object).
-        let shared = demands[u].table.and_then(|t| split_first.get(&t).copied());
-        if let Some(f) = shared {
-            let n = parts_of[f].len().saturating_sub(1);
-            parts_of[u] = parts_of[f][..n].to_vec();
-            if let Some(&s) = parts_of[u].last() {
-                earliest = earliest.max(s + 1);
-            }
+        (earliest, reason)
+    }
+
+    /// The stage where placing `u` now would start (its first part, or the unit itself):
+    /// bf-p4c's table placement compares candidates by this stage first
+    /// (mau/table_placement.cpp `is_better`, `CALC_STAGE`).
+    fn start_stage(
+        &self,
+        units: &[Unit],
+        w: &Work<'_>,
+        p: &Profile,
+        u: usize,
+        min: usize,
+    ) -> usize {
+        let d = &w.demands[u];
+        let (mut s, _) = self.earliest(units, u, min);
+        if let Some(f) = d.table.and_then(|t| self.split_first.get(&t).copied()) {
+            let n = self.parts_of[f].len().saturating_sub(1);
+            return self.parts_of[f][..n].last().map_or(s, |l| s.max(l + 1));
         }
-        let own_parts = if shared.is_some() {
-            None
-        } else {
-            w.prefix_parts.get(u)
-        };
-        if let (Some(t), Some(parts)) = (demands[u].table, own_parts) {
-            if !parts.is_empty() {
-                split_first.insert(t, u);
-            }
+        let pinned = objects(d)
+            .filter_map(|o| self.holders.get(&o).map(|(st, _)| *st))
+            .max();
+        if let Some(pin) = pinned {
+            return s.max(pin);
         }
-        for part in own_parts.into_iter().flatten() {
-            let mut part = part.clone();
-            let mut s = earliest;
-            loop {
-                if s >= STAGE_CAP {
-                    return Err(Failure::TooDeep { unit: u });
-                }
-                if s >= stages.len() {
-                    stages.resize_with(s + 1, StageUse::default);
-                }
-                if stages[s].refuse(&part, p).is_none() {
-                    break;
-                }
-                // Short of SRAM only: this part too takes what the stage has left and goes
-                // on in the next stage (bf-p4c's `need_more`), as the last part does below.
-                if let Some(piece) = leftover_part(&stages[s], &part, p) {
-                    take_piece(&mut part, &piece);
-                    stages[s].add(&piece, u);
-                    parts_of[u].push(s);
-                }
-                s += 1;
-            }
-            stages[s].add(&part, u);
-            parts_of[u].push(s);
-            earliest = s + 1;
+        if w.oversize[u] {
+            return s;
         }
-        // What is left to place of the unit (less the SRAM of parts taken on the way).
-        let mut rest = demands[u].clone();
-        let held: Vec<(Stateful, usize)> = objects(&demands[u])
-            .filter_map(|o| holders.get(&o).map(|(s, _)| (o, *s)))
-            .collect();
-        let stage = if let Some(&(pin_obj, pinned)) = held.iter().max_by_key(|(_, s)| *s) {
-            let target = earliest.max(pinned);
-            let mut moved = false;
-            for (o, s) in &held {
-                if *s < target {
-                    for &h in &holders[o].1 {
-                        if let Some(chain) = strict_path(units, u, h) {
-                            // `chain` runs from `h` (the first user) to `u`.
-                            return Err(Failure::Conflict {
-                                object: *o,
-                                first: h,
-                                second: u,
-                                chain,
-                            });
-                        }
-                        min_stage[h] = min_stage[h].max(target);
-                    }
-                    moved = true;
-                }
+        let first = w.prefix_parts.get(u).and_then(|v| v.first());
+        let piece = first.unwrap_or(d);
+        while s < self.stages.len() && s < STAGE_CAP {
+            let st = &self.stages[s];
+            let room = !held(&self.spans, units, w, s, u)
+                && (st.refuse(piece, p).is_none()
+                    || if first.is_some() {
+                        leftover_part(st, piece, p).is_some()
+                    } else {
+                        sram_part(st, piece, p).is_some()
+                    });
+            if room {
+                break;
             }
-            if moved {
-                return Ok(None);
-            }
-            if target >= STAGE_CAP {
-                return Err(Failure::TooDeep { unit: u });
-            }
-            if target >= stages.len() {
-                stages.resize_with(target + 1, StageUse::default);
-            }
-            if !oversize[u] && stages[target].refuse(&demands[u], p).is_some() {
-                for (o, _) in &held {
-                    for &h in &holders[o].1 {
-                        min_stage[h] = min_stage[h].max(target + 1);
-                    }
-                }
-                min_stage[u] = min_stage[u].max(target + 1);
-                return Ok(None);
-            }
-            if target > earliest {
-                reason = Why::Pinned(pin_obj);
-            }
-            target
-        } else {
-            let mut s = earliest;
-            let mut full: Option<&'static str> = None;
-            loop {
-                if s >= STAGE_CAP {
-                    return Err(Failure::TooDeep { unit: u });
-                }
-                if s >= stages.len() {
-                    stages.resize_with(s + 1, StageUse::default);
-                }
-                if oversize[u] {
-                    break;
-                }
-                match stages[s].refuse(&rest, p) {
-                    None => break,
-                    Some(r) => {
-                        // Short of SRAM only: the table takes what the stage has left and
-                        // goes on in the next stage (bf-p4c's `need_more` split).
-                        if let Some(part) = sram_part(&stages[s], &rest, p) {
-                            take_piece(&mut rest, &part);
-                            stages[s].add(&part, u);
-                            parts_of[u].push(s);
-                        } else if parts_of[u].is_empty() {
-                            full.get_or_insert(r);
-                        }
-                        s += 1;
-                    }
-                }
-            }
-            if let Some(resource) = full {
-                reason = Why::Full {
-                    from: earliest,
-                    resource,
-                };
-            }
-            s
-        };
-        if let (Some(t), false) = (rest.table, parts_of[u].is_empty()) {
-            split_first.entry(t).or_insert(u);
+            s += 1;
         }
-        stages[stage].add(&rest, u);
-        stage_of[u] = Some(stage);
-        if !parts_of[u].is_empty() {
-            parts_of[u].push(stage);
-        }
-        why[u] = reason;
-        for o in objects(&demands[u]) {
-            holders.entry(o).or_insert((stage, Vec::new())).1.push(u);
+        s
+    }
+}
+
+/// Longest chain of stage-adding dependencies from each unit to the end of the gress (bf-p4c
+/// prefers, among tables that can start in one stage, the one with the longest dependency
+/// chain below it: mau/table_placement.cpp `is_better`, `DOWNWARD_PROP_DSC` / `LOCAL_DS`).
+fn chain_below(units: &[Unit]) -> Vec<usize> {
+    let mut below = vec![0usize; units.len()];
+    for v in (0..units.len()).rev() {
+        for d in &units[v].deps {
+            if d.on < v {
+                below[d.on] = below[d.on].max(below[v] + usize::from(d.gap));
+            }
         }
     }
+    below
+}
+
+/// One pass; `Ok(None)` means minimum stages were raised and the caller should try again.
+///
+/// Units are placed one at a time, as bf-p4c's table placement picks them: of the units whose
+/// dependencies are all placed, the one that can start in the earliest stage, and among those
+/// the higher `@placement_priority`, then the longest dependency chain below it, then program
+/// order.
+fn attempt(
+    units: &[Unit],
+    w: &Work<'_>,
+    p: &Profile,
+    min_stage: &mut [usize],
+) -> Result<Option<Placement>, Failure> {
+    let n = units.len();
+    let mut pass = Pass {
+        stages: Vec::new(),
+        stage_of: vec![None; n],
+        parts_of: vec![Vec::new(); n],
+        why: vec![Why::Free; n],
+        holders: BTreeMap::new(),
+        split_first: BTreeMap::new(),
+        spans: Vec::new(),
+    };
+    let below = chain_below(units);
+    // Dependencies not yet placed, and who waits on each unit.
+    let mut waiting: Vec<usize> = vec![0; n];
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (v, unit) in units.iter().enumerate() {
+        for d in &unit.deps {
+            if d.on < n && d.on != v {
+                waiting[v] += 1;
+                dependents[d.on].push(v);
+            }
+        }
+    }
+    // Candidates keyed by (start stage, longer chain first, program order); a start stage
+    // only grows as stages fill, so a popped key is checked again and re-queued if stale.
+    let mut queue = std::collections::BinaryHeap::new();
+    let prio = |u: usize| std::cmp::Reverse(w.priority.get(u).copied().unwrap_or(0));
+    let key = |pass: &Pass, u: usize, min: usize| {
+        std::cmp::Reverse((
+            pass.start_stage(units, w, p, u, min),
+            prio(u),
+            std::cmp::Reverse(below[u]),
+            u,
+        ))
+    };
+    for u in (0..n).filter(|&u| waiting[u] == 0) {
+        queue.push(key(&pass, u, min_stage[u]));
+    }
+    while let Some(std::cmp::Reverse((start, _, _, u))) = queue.pop() {
+        let now = pass.start_stage(units, w, p, u, min_stage[u]);
+        if now > start {
+            queue.push(std::cmp::Reverse((
+                now,
+                prio(u),
+                std::cmp::Reverse(below[u]),
+                u,
+            )));
+            continue;
+        }
+        if place_unit(units, w, p, min_stage, &mut pass, u)?.is_none() {
+            return Ok(None);
+        }
+        for &v in &dependents[u] {
+            waiting[v] -= 1;
+            if waiting[v] == 0 {
+                queue.push(key(&pass, v, min_stage[v]));
+            }
+        }
+    }
+    // Dependencies only point back in program order, so every unit was reached; should one
+    // not have been (a cycle), it is placed in program order rather than left out.
+    for u in 0..n {
+        if pass.stage_of[u].is_none() && place_unit(units, w, p, min_stage, &mut pass, u)?.is_none()
+        {
+            return Ok(None);
+        }
+    }
+    let Pass {
+        mut stages,
+        stage_of,
+        parts_of,
+        why,
+        holders,
+        ..
+    } = pass;
     let stage_of: Vec<usize> = stage_of.into_iter().map(|s| s.unwrap_or(0)).collect();
     let used = stage_of.iter().map(|s| s + 1).max().unwrap_or(0);
     stages.truncate(used);
@@ -363,4 +392,194 @@ fn attempt(
         why,
         object_stage: holders.into_iter().map(|(o, (s, _))| (o, s)).collect(),
     }))
+}
+
+/// Places unit `u` (its dependencies placed); `Ok(None)` when minimum stages were raised and
+/// the pass must start over.
+fn place_unit(
+    units: &[Unit],
+    w: &Work<'_>,
+    p: &Profile,
+    min_stage: &mut [usize],
+    pass: &mut Pass,
+    u: usize,
+) -> Result<Option<()>, Failure> {
+    let (demands, oversize) = (w.demands, w.oversize);
+    let (mut earliest, mut reason) = pass.earliest(units, u, min_stage[u]);
+    let Pass {
+        stages,
+        stage_of,
+        parts_of,
+        why,
+        holders,
+        split_first,
+        spans,
+    } = pass;
+    let closed = |spans: &[(usize, usize, usize)], s: usize| held(spans, units, w, s, u);
+    // The parts of a split table before its last, each in the first stage after the
+    // previous one with room; the last part (the unit) comes after them. A table applied
+    // at several places has its parts placed once, by its first apply: a later apply is
+    // its last part only (pinned to the first's stage, as the table is one object).
+    let shared = demands[u].table.and_then(|t| split_first.get(&t).copied());
+    if let Some(f) = shared {
+        let n = parts_of[f].len().saturating_sub(1);
+        parts_of[u] = parts_of[f][..n].to_vec();
+        if let Some(&s) = parts_of[u].last() {
+            earliest = earliest.max(s + 1);
+        }
+    }
+    let own_parts = if shared.is_some() {
+        None
+    } else {
+        w.prefix_parts.get(u)
+    };
+    if let (Some(t), Some(parts)) = (demands[u].table, own_parts) {
+        if !parts.is_empty() {
+            split_first.insert(t, u);
+        }
+    }
+    for part in own_parts.into_iter().flatten() {
+        let mut part = part.clone();
+        let mut s = earliest;
+        loop {
+            if s >= STAGE_CAP {
+                return Err(Failure::TooDeep { unit: u });
+            }
+            if s >= stages.len() {
+                stages.resize_with(s + 1, StageUse::default);
+            }
+            let shut = closed(spans, s);
+            if !shut && stages[s].refuse(&part, p).is_none() {
+                break;
+            }
+            // Short of SRAM only: this part too takes what the stage has left and goes
+            // on in the next stage (bf-p4c's `need_more`), as the last part does below.
+            let piece = (!shut)
+                .then(|| leftover_part(&stages[s], &part, p))
+                .flatten();
+            if let Some(piece) = piece {
+                take_piece(&mut part, &piece);
+                stages[s].add(&piece, u);
+                parts_of[u].push(s);
+            }
+            s += 1;
+        }
+        stages[s].add(&part, u);
+        parts_of[u].push(s);
+        earliest = s + 1;
+    }
+    // What is left to place of the unit (less the SRAM of parts taken on the way).
+    let mut rest = demands[u].clone();
+    let held: Vec<(Stateful, usize)> = objects(&demands[u])
+        .filter_map(|o| holders.get(&o).map(|(s, _)| (o, *s)))
+        .collect();
+    let stage = if let Some(&(pin_obj, pinned)) = held.iter().max_by_key(|(_, s)| *s) {
+        let target = earliest.max(pinned);
+        let mut moved = false;
+        for (o, s) in &held {
+            if *s < target {
+                for &h in &holders[o].1 {
+                    if let Some(chain) = strict_path(units, u, h) {
+                        // `chain` runs from `h` (the first user) to `u`.
+                        return Err(Failure::Conflict {
+                            object: *o,
+                            first: h,
+                            second: u,
+                            chain,
+                        });
+                    }
+                    min_stage[h] = min_stage[h].max(target);
+                }
+                moved = true;
+            }
+        }
+        if moved {
+            return Ok(None);
+        }
+        if target >= STAGE_CAP {
+            return Err(Failure::TooDeep { unit: u });
+        }
+        if target >= stages.len() {
+            stages.resize_with(target + 1, StageUse::default);
+        }
+        if !oversize[u]
+            && (closed(spans, target) || stages[target].refuse(&demands[u], p).is_some())
+        {
+            for (o, _) in &held {
+                for &h in &holders[o].1 {
+                    min_stage[h] = min_stage[h].max(target + 1);
+                }
+            }
+            min_stage[u] = min_stage[u].max(target + 1);
+            return Ok(None);
+        }
+        if target > earliest {
+            reason = Why::Pinned(pin_obj);
+        }
+        target
+    } else {
+        let mut s = earliest;
+        let mut full: Option<&'static str> = None;
+        loop {
+            if s >= STAGE_CAP {
+                return Err(Failure::TooDeep { unit: u });
+            }
+            if s >= stages.len() {
+                stages.resize_with(s + 1, StageUse::default);
+            }
+            if oversize[u] {
+                break;
+            }
+            let shut = closed(spans, s);
+            let refused = if shut {
+                Some(HELD)
+            } else {
+                stages[s].refuse(&rest, p)
+            };
+            match refused {
+                None => break,
+                Some(r) => {
+                    // Short of SRAM only: the table takes what the stage has left and
+                    // goes on in the next stage (bf-p4c's `need_more` split).
+                    let part = (!shut).then(|| sram_part(&stages[s], &rest, p)).flatten();
+                    if let Some(part) = part {
+                        take_piece(&mut rest, &part);
+                        stages[s].add(&part, u);
+                        parts_of[u].push(s);
+                    } else if parts_of[u].is_empty() {
+                        // Stages held by a split table and stages out of a resource: say both.
+                        full = match full {
+                            Some(f) if f != r && (f == HELD || r == HELD) => Some(HELD_OR_FULL),
+                            Some(f) => Some(f),
+                            None => Some(r),
+                        };
+                    }
+                    s += 1;
+                }
+            }
+        }
+        if let Some(resource) = full {
+            reason = Why::Full {
+                from: earliest,
+                resource,
+            };
+        }
+        s
+    };
+    if let (Some(t), false) = (rest.table, parts_of[u].is_empty()) {
+        split_first.entry(t).or_insert(u);
+    }
+    stages[stage].add(&rest, u);
+    stage_of[u] = Some(stage);
+    if !parts_of[u].is_empty() {
+        parts_of[u].push(stage);
+        if p.target == pipeline::ir::Target::Tofino1 {
+            spans.push((parts_of[u][0], stage, u));
+        }
+    }
+    why[u] = reason;
+    for o in objects(&demands[u]) {
+        holders.entry(o).or_insert((stage, Vec::new())).1.push(u);
+    }
+    Ok(Some(()))
 }

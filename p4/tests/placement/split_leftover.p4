@@ -1,14 +1,16 @@
 /* A table that needs more SRAM than a stage has left takes what is left and goes on in the next
    stage, as bf-p4c's table placement splits a table whose entries do not all fit a stage
    (`need_more` in mau/table_placement.cpp); its result is in its last part.
-   - host_a (exact, 128K entries: 55 of the stage's 80 RAMs in pisa's sizing) sits in stage 0;
-   - host_b (the same size, independent) takes the 25 RAMs stage 0 has left and its other 30
+   - host_b (exact, 128K entries: 55 of the stage's 80 RAMs in pisa's sizing) goes first, whole
+     in stage 0: both big tables could start there, and host_b has the longer dependency chain
+     below it (after_b), which bf-p4c's `is_better` prefers (see critical_first.p4);
+   - host_a (the same size, independent) takes the 25 RAMs stage 0 has left and its other 30
      in stage 1 (without the split it would sit whole in stage 1);
-   - after_b matches on what host_b writes: after host_b's last part, stage 2. */
-// expect stage Ingress.host_a 0
-// expect stage Ingress.host_b (part 1 of 2) 0
-// expect stage Ingress.host_b (part 2 of 2) 1
-// expect stage Ingress.after_b 2
+   - after_b matches on what host_b writes: stage 1. */
+// expect stage Ingress.host_b 0
+// expect stage Ingress.host_a (part 1 of 2) 0
+// expect stage Ingress.host_a (part 2 of 2) 1
+// expect stage Ingress.after_b 1
 // expect placed Ingress.after_b: after Ingress.host_b (match dependency on `meta.b8`)
 #include "../check/head.p4inc"
 

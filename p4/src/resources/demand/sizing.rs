@@ -100,6 +100,8 @@ pub(super) struct ExactLayout {
     pub(super) hash_bits: u64,
     /// No layout fits a match row: this is the one-entry-a-row stand-in.
     pub(super) wide: bool,
+    /// `@use_hash_action(1)` on a table that cannot be one: bf-p4c's reason.
+    pub(super) unfit_hash_action: Option<&'static str>,
 }
 
 impl ExactLayout {
@@ -113,6 +115,7 @@ impl ExactLayout {
             deep,
             hash_bits,
             wide: false,
+            unfit_hash_action: None,
         }
     }
 }
@@ -141,10 +144,17 @@ pub(super) fn exact_layout(p: &Profile, size: u64, x: &ExactShape, sizing: Sizin
     let w = u64::from(p.sram_width);
     let (key_bits, instr, adb_bits) = (x.key_bits, x.instr, x.adb_bits);
     // A hash-action table: every key value has its row, found by the key itself; no match
-    // RAMs, only the action data.
-    if key_bits < 64 && size == 1u64 << key_bits && x.single_action && !x.direct && instr == 0 {
+    // RAMs, only the action data. `@use_hash_action(1)` forces it (refused where it cannot
+    // be), `(0)` rules it out.
+    let blocker = hash_action_blocker(size, x);
+    let hash_action = match sizing.hash_action {
+        Some(forced) => forced && blocker.is_none(),
+        None => blocker.is_none() && !x.direct,
+    };
+    if hash_action {
         return ExactLayout::new(action_data_sram(p, size, adb_bits), 0);
     }
+    let unfit_hash_action = blocker.filter(|_| sizing.hash_action == Some(true));
     let mut best = ExactLayout::new(u64::MAX, 1);
     let packs = match sizing.pack {
         Some(n) => u64::from(n)..=u64::from(n),
@@ -181,6 +191,7 @@ pub(super) fn exact_layout(p: &Profile, size: u64, x: &ExactShape, sizing: Sizin
             }
         }
     }
+    best.unfit_hash_action = unfit_hash_action;
     if best.sram == u64::MAX {
         // An entry wider than a match row can be (bf-p4c has no layout for it: the crossbar
         // check reports the key): one entry a row, as many RAMs wide as its bits.
@@ -197,6 +208,25 @@ pub(super) fn exact_layout(p: &Profile, size: u64, x: &ExactShape, sizing: Sizin
     best
 }
 
+/// Why an exact table cannot be a hash-action table (mau/table_layout.cpp
+/// `can_be_hash_action`), or `None` when it can: its size must be 2^(key bits), with one
+/// action and no match overhead (instruction bits), and no idle timeout. (bf-p4c also allows
+/// direct counters and meters there, addressed by the hash; pisa chooses the layout for such
+/// a table only when `@use_hash_action(1)` asks for it.)
+fn hash_action_blocker(size: u64, x: &ExactShape) -> Option<&'static str> {
+    if x.key_bits >= 64 || size != 1u64 << x.key_bits {
+        Some("the size is not 2^(key bits)")
+    } else if !x.single_action {
+        Some("the table has multiple actions")
+    } else if x.instr > 0 {
+        Some("the table requires match overhead")
+    } else if x.idle_timeout {
+        Some("the table has idletime requirements")
+    } else {
+        None
+    }
+}
+
 /// What [`exact_layout`] needs to know of a table.
 pub(super) struct ExactShape {
     pub(super) key_bits: u64,
@@ -208,6 +238,7 @@ pub(super) struct ExactShape {
     pub(super) default_adb_bits: u64,
     /// A direct counter, meter or idle timeout (the miss entry then needs its own row).
     pub(super) direct: bool,
+    pub(super) idle_timeout: bool,
     pub(super) single_action: bool,
 }
 
@@ -250,6 +281,7 @@ fn ways_sizes(rows: u64, key_bits: u64, pack: u64, identity_ok: bool, ways: u64)
                 deep: needed,
                 hash_bits: GHOST_BITS + u64::from(ceil_log2(needed)),
                 wide: false,
+                unfit_hash_action: None,
             };
         }
     }
@@ -266,6 +298,7 @@ fn ways_sizes(rows: u64, key_bits: u64, pack: u64, identity_ok: bool, ways: u64)
         deep,
         hash_bits,
         wide: false,
+        unfit_hash_action: None,
     }
 }
 
@@ -400,7 +433,7 @@ fn atcam_logical_tables(rams_deep: u64, partitions: u64) -> u64 {
 /// TCAM blocks of one row of a ternary match `bytes` wide (mau/resource_estimate.cpp
 /// `options_to_ternary_entries`): a pair of TCAMs matches 11 bytes (two 44-bit halves plus the
 /// shared nibbles), one TCAM up to 6 bytes.
-fn tcam_width(bytes: u64) -> u64 {
+pub(super) fn tcam_width(bytes: u64) -> u64 {
     let (mut rest, mut width) = (bytes, 0);
     while rest > 11 {
         rest -= 11;
@@ -438,7 +471,7 @@ pub(super) fn atcam_demand(
 ) {
     let size = u64::from(t.size.max(1));
     let partitions = u64::from(lay.partitions.max(1));
-    let (mut exact, mut prefix, mut lpm_width, mut key_bytes) = (0u64, 0u64, 0u64, 0u64);
+    let (mut exact, mut prefix, mut lpm_width) = (0u64, 0u64, 0u64);
     for k in &t.keys {
         let w = u64::from(k.expr.width());
         match k.kind {
@@ -451,7 +484,6 @@ pub(super) fn atcam_demand(
             MatchKind::Range => prefix += 2 * w,
             MatchKind::Selector => continue,
         }
-        key_bytes += w.div_ceil(8);
     }
     let index_bits = u64::from(ceil_log2(partitions));
     let subtree_bits = lay
@@ -475,6 +507,9 @@ pub(super) fn atcam_demand(
     if let Some(subtrees) = lay.subtrees {
         let entries = partitions * u64::from(subtrees.max(1));
         let rows = ceil_div(entries, u64::from(p.tcam_depth));
+        // The whole key's PHV bytes, as [`super::table_demand`] counted them for the crossbar
+        // (bf-p4c sizes TCAM rows by container bytes).
+        let key_bytes = u64::from(super::xbar_bytes(&d.ternary_xbar));
         tcam = tcam_width(key_bytes) * rows;
         let result = u64::from(ceil_log2(classifier_actions))
             + index_bits
