@@ -94,6 +94,7 @@ pub fn replay_to_dir(
         outputs.entry(input.port).or_default();
     }
     let mut drops = String::new();
+    let mut fresh = Vec::new();
     for a in &read.arrivals {
         sw.process(
             InFrame {
@@ -101,8 +102,18 @@ pub fn replay_to_dir(
                 bytes: &a.bytes,
                 ts: a.ts,
             },
-            &mut |f| outputs.entry(f.port).or_default().push(f),
+            &mut |f| fresh.push(f),
         );
+        // Kept until written, each at its own size: the switch's buffer (room for a jumbo
+        // frame) goes back to it, so a million 64-byte frames take megabytes, not gigabytes.
+        for f in fresh.drain(..) {
+            let bytes = f.bytes.as_slice().to_vec();
+            sw.recycle(f.bytes);
+            outputs
+                .entry(f.port)
+                .or_default()
+                .push(OutFrame { bytes, ..f });
+        }
         for d in sw.drain_drops() {
             let _ = writeln!(
                 drops,
