@@ -510,6 +510,19 @@ tables:
     assert!(err.to_string().contains("idle timeout"), "{err}");
 }
 
+/// One `meters:` item applied to a fresh switch: refused at its line, saying `why`.
+fn refused_meter_item(program: &std::sync::Arc<pipeline::ir::Program>, bad: &str, why: &str) {
+    let mut sw = Switch::new(program.clone(), SwitchConfig::default()).unwrap();
+    let yaml = format!("meters:\n  - {bad}\n");
+    let e = tables_file::apply(&mut sw, &tables_file::from_yaml(&yaml).unwrap()).unwrap_err();
+    let (line, _, err) = item(&e);
+    assert_eq!(line, 2, "{bad}");
+    assert!(
+        e.to_string().contains(why) || err.to_string().contains(why),
+        "{bad}: {e}"
+    );
+}
+
 /// `meters:` sets a byte meter's count adjustment, by meter name or by a direct meter's table,
 /// on every pipe or one; an adjustment outside the 14-bit signed field, an item naming both
 /// or neither, or an unknown name is refused with its line.
@@ -543,15 +556,7 @@ fn meters_set_their_byte_count_adjustment() {
             "nothing",
         ),
     ] {
-        let mut sw = Switch::new(program.clone(), SwitchConfig::default()).unwrap();
-        let yaml = format!("meters:\n  - {bad}\n");
-        let e = tables_file::apply(&mut sw, &tables_file::from_yaml(&yaml).unwrap()).unwrap_err();
-        let (line, _, err) = item(&e);
-        assert_eq!(line, 2, "{bad}");
-        assert!(
-            e.to_string().contains(why) || err.to_string().contains(why),
-            "{bad}: {e}"
-        );
+        refused_meter_item(&program, bad, why);
     }
 }
 
@@ -625,14 +630,6 @@ meters:
             "below the committed rate",
         ),
     ] {
-        let mut sw = Switch::new(program.clone(), SwitchConfig::default()).unwrap();
-        let yaml = format!("meters:\n  - {bad}\n");
-        let e = tables_file::apply(&mut sw, &tables_file::from_yaml(&yaml).unwrap()).unwrap_err();
-        let (line, _, err) = item(&e);
-        assert_eq!(line, 2, "{bad}");
-        assert!(
-            e.to_string().contains(why) || err.to_string().contains(why),
-            "{bad}: {e}"
-        );
+        refused_meter_item(&program, bad, why);
     }
 }
