@@ -174,7 +174,13 @@ impl Topology {
                 file: path.to_path_buf(),
                 line,
                 column,
-                message: e.to_string(),
+                // The message for the file's author (its location is ours to print), not
+                // serde-saphyr's advice to the Rust programmer.
+                message: serde_saphyr::MessageFormatter::format_message(
+                    &serde_saphyr::UserMessageFormatter,
+                    &e,
+                )
+                .into_owned(),
             }
         })?;
         Resolver::new(path).resolve(raw)
