@@ -153,34 +153,7 @@ impl<'p> Prop<'p> {
                 let b = self.block(els, Some(avail));
                 meet(a, b)
             }
-            Stmt::ApplyTable { table, branches } => {
-                self.table_keys(*table, &avail);
-                let mut fx = Effects::default();
-                if let Some(t) = self.pipe.tables.get(table.index()) {
-                    for a in t.actions.iter().map(|a| a.action) {
-                        self.col.action(a, &mut fx);
-                    }
-                    self.col.action(t.default_action.action, &mut fx);
-                } else {
-                    fx.malformed.push("table".into());
-                }
-                kill_fx(&mut avail, &fx);
-                let arms: Vec<&mut Block> = match branches {
-                    TableBranches::None => return Some(avail),
-                    TableBranches::HitMiss { hit, miss } => vec![hit, miss],
-                    TableBranches::ActionRun { cases, default } => cases
-                        .iter_mut()
-                        .map(|(_, b)| b)
-                        .chain(std::iter::once(default))
-                        .collect(),
-                };
-                let mut out: State = None;
-                for arm in arms {
-                    let a = self.block(arm, Some(avail.clone()));
-                    out = meet(out, a);
-                }
-                out
-            }
+            Stmt::ApplyTable { table, branches } => self.apply(*table, branches, avail),
             Stmt::CallAction { action, args } => {
                 for a in args.iter_mut() {
                     subst(a, &avail);
@@ -208,6 +181,36 @@ impl<'p> Prop<'p> {
                 Some(avail)
             }
         }
+    }
+
+    /// A table apply: its keys read the copies, its actions' writes end them, its branches
+    /// meet.
+    fn apply(
+        &mut self,
+        table: TableId,
+        branches: &mut TableBranches,
+        mut avail: Vec<Avail>,
+    ) -> State {
+        self.table_keys(table, &avail);
+        let mut fx = Effects::default();
+        if let Some(t) = self.pipe.tables.get(table.index()) {
+            for a in t.actions.iter().map(|a| a.action) {
+                self.col.action(a, &mut fx);
+            }
+            self.col.action(t.default_action.action, &mut fx);
+        } else {
+            fx.malformed.push("table".into());
+        }
+        kill_fx(&mut avail, &fx);
+        if matches!(branches, TableBranches::None) {
+            return Some(avail);
+        }
+        let mut out: State = None;
+        for arm in arms_mut(branches) {
+            let a = self.block(arm, Some(avail.clone()));
+            out = meet(out, a);
+        }
+        out
     }
 
     /// Rewrites the keys of `table` when it is applied only here.
@@ -258,6 +261,18 @@ fn arms(b: &TableBranches) -> Vec<&Block> {
         TableBranches::HitMiss { hit, miss } => vec![hit, miss],
         TableBranches::ActionRun { cases, default } => cases
             .iter()
+            .map(|(_, b)| b)
+            .chain(std::iter::once(default))
+            .collect(),
+    }
+}
+
+fn arms_mut(b: &mut TableBranches) -> Vec<&mut Block> {
+    match b {
+        TableBranches::None => Vec::new(),
+        TableBranches::HitMiss { hit, miss } => vec![hit, miss],
+        TableBranches::ActionRun { cases, default } => cases
+            .iter_mut()
             .map(|(_, b)| b)
             .chain(std::iter::once(default))
             .collect(),
@@ -445,19 +460,11 @@ fn remove_copies(b: &mut Block, dead: &HashSet<FieldRef>) {
                 remove_copies(then, dead);
                 remove_copies(els, dead);
             }
-            Stmt::ApplyTable { branches, .. } => match branches {
-                TableBranches::None => {}
-                TableBranches::HitMiss { hit, miss } => {
-                    remove_copies(hit, dead);
-                    remove_copies(miss, dead);
+            Stmt::ApplyTable { branches, .. } => {
+                for arm in arms_mut(branches) {
+                    remove_copies(arm, dead);
                 }
-                TableBranches::ActionRun { cases, default } => {
-                    for (_, c) in cases {
-                        remove_copies(c, dead);
-                    }
-                    remove_copies(default, dead);
-                }
-            },
+            }
             _ => {}
         }
     }
@@ -483,5 +490,77 @@ impl super::Lowerer<'_> {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(offset: u32, width: u16) -> FieldRef {
+        FieldRef { offset, width }
+    }
+
+    fn copy(local: FieldRef, value: Expr) -> Avail {
+        Avail {
+            local,
+            value,
+            reads: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_slice_of_a_propagated_slice_is_one_slice_of_the_source() {
+        let (src, local) = (field(0, 128), field(200, 32));
+        let avail = [copy(
+            local,
+            Expr::Slice {
+                arg: Box::new(Expr::Field(src)),
+                hi: 95,
+                lo: 64,
+            },
+        )];
+        let mut e = Expr::Slice {
+            arg: Box::new(Expr::Field(local)),
+            hi: 7,
+            lo: 0,
+        };
+        subst(&mut e, &avail);
+        assert_eq!(
+            e,
+            Expr::Slice {
+                arg: Box::new(Expr::Field(src)),
+                hi: 71,
+                lo: 64,
+            }
+        );
+    }
+
+    #[test]
+    fn paths_meet_by_intersection_and_an_ended_path_adds_nothing() {
+        let a = copy(field(8, 8), Expr::Field(field(0, 8)));
+        let b = copy(field(16, 8), Expr::Field(field(0, 8)));
+        let both = meet(Some(vec![a.clone(), b.clone()]), Some(vec![b.clone()]));
+        assert_eq!(both, Some(vec![b.clone()]));
+        assert_eq!(meet(None, Some(vec![a.clone()])), Some(vec![a]));
+        assert_eq!(meet(None, None), None);
+    }
+
+    #[test]
+    fn a_write_to_the_source_or_the_local_ends_the_copy() {
+        let (src, local) = (field(0, 16), field(32, 16));
+        let mut avail = vec![Avail {
+            local,
+            value: Expr::Field(src),
+            reads: vec![Loc::field(src)],
+        }];
+        kill(&mut avail, &[Loc::slice(field(0, 16), 3, 0)]);
+        assert!(avail.is_empty());
+        let mut avail = vec![copy(local, Expr::Field(src))];
+        kill(&mut avail, &[Loc::field(local)]);
+        assert!(avail.is_empty());
+        let mut avail = vec![copy(local, Expr::Field(src))];
+        kill(&mut avail, &[Loc::field(field(64, 8))]);
+        assert_eq!(avail.len(), 1);
     }
 }
