@@ -445,14 +445,16 @@ fn body_reads(col: &mut Collector<'_>, b: &[Stmt], fx: &mut Effects) {
     }
 }
 
-/// Drops the copies into `dead` locals from the body.
+/// Drops the copies into `dead` locals from the body, and the self-assignments propagation
+/// made (`x = local` where the local held `x`), as p4c drops an assignment that its
+/// propagation turns into one.
 fn remove_copies(b: &mut Block, dead: &HashSet<FieldRef>) {
-    if dead.is_empty() {
-        return;
-    }
-    b.retain(|s| {
-        !matches!(s, Stmt::Assign { dst: Place::Field(f), value }
-            if dead.contains(f) && is_copy(value))
+    b.retain(|s| match s {
+        Stmt::Assign {
+            dst: Place::Field(f),
+            value,
+        } => !(dead.contains(f) && is_copy(value) || *value == Expr::Field(*f)),
+        _ => true,
     });
     for s in b {
         match s {
