@@ -82,7 +82,11 @@ fn gress_of_ref(pipe: &Pipeline, g: Gress) -> &GressProgram {
 fn is_copy(e: &Expr) -> bool {
     match e {
         Expr::Field(_) | Expr::Valid(_) => true,
-        Expr::Slice { arg, .. } => matches!(**arg, Expr::Field(_)),
+        // (A slice of a field wider than a value stays a local's: pisa computes on at most
+        // MAX_VALUE_WIDTH bits.)
+        Expr::Slice { arg, .. } => {
+            matches!(**arg, Expr::Field(f) if f.width <= pipeline::ir::MAX_VALUE_WIDTH)
+        }
         _ => false,
     }
 }
