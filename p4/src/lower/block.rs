@@ -268,6 +268,7 @@ fn lower_pipeline<'a>(
     l.spans = Default::default();
     l.applied = super::shared_apply::AppliedControls::new(name);
     l.top_actions.clear();
+    l.control_locals = Default::default();
     let mut blocks = Vec::new();
     let mut bad = false;
     for (i, a) in args.iter().take(6).enumerate() {
@@ -296,28 +297,28 @@ fn lower_pipeline<'a>(
     };
     check_direct_resources(l)?;
     let p = std::mem::take(&mut l.pipe);
-    Ok((
-        ir::Pipeline {
-            name: name.to_string(),
-            ingress,
-            egress,
-            tables: p.tables,
-            actions: p.actions,
-            registers: p.registers,
-            register_actions: p.register_actions,
-            register_params: p.register_params,
-            hashes: p.hashes,
-            counters: p.counters,
-            meters: p.meters,
-            checksums: p.checksums,
-            digests: p.digests,
-            action_profiles: p.action_profiles,
-            value_sets: p.value_sets,
-            filters: p.filters,
-            ghost,
-        },
-        std::mem::take(&mut l.spans),
-    ))
+    let mut pipeline = ir::Pipeline {
+        name: name.to_string(),
+        ingress,
+        egress,
+        tables: p.tables,
+        actions: p.actions,
+        registers: p.registers,
+        register_actions: p.register_actions,
+        register_params: p.register_params,
+        hashes: p.hashes,
+        counters: p.counters,
+        meters: p.meters,
+        checksums: p.checksums,
+        digests: p.digests,
+        action_profiles: p.action_profiles,
+        value_sets: p.value_sets,
+        filters: p.filters,
+        ghost,
+    };
+    let [ig, eg] = std::mem::take(&mut l.control_locals);
+    super::copy_prop::run(&mut pipeline, &ig, &eg);
+    Ok((pipeline, std::mem::take(&mut l.spans)))
 }
 
 /// The parameters of a block that are neither packets nor intrinsic structs.
@@ -494,11 +495,15 @@ fn lower_gress<'a>(
     // Control.
     l.ctx = Ctx::Control;
     l.ifs.clear();
+    l.locals_on = true;
     let control = l.with_types(ctypes, |l| {
         bind_block(l, control_b, &storage).and_then(|frame| {
             control::lower_control_inst(l, control_b, frame, control_b.name.clone())
         })
     });
+    l.locals_on = false;
+    l.control_locals[usize::from(gress == Gress::Egress)].actions =
+        first_action..l.pipe.actions.len();
     let control_ifs = std::mem::take(&mut l.ifs);
     // Deparser.
     l.ctx = Ctx::Deparser;

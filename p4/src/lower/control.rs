@@ -151,6 +151,7 @@ impl<'a> Lowerer<'a> {
                 let ty = self.resolve_type(&v.ty)?;
                 let name = self.join(&v.name.name);
                 let loc = self.alloc(&name, &ty, v.name.span)?;
+                self.note_local(&loc);
                 self.bind(&v.name.name, Binding::Val(V::Loc(loc.clone())));
                 if let Some(e) = &v.init {
                     if let Some(w) = ty.scalar_width() {

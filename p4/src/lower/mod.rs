@@ -11,6 +11,7 @@ mod alias;
 mod block;
 mod checksum_dest;
 mod control;
+mod copy_prop;
 mod ctor;
 mod dprsr_select;
 mod expr;
@@ -203,6 +204,10 @@ pub(crate) struct Lowerer<'a> {
     pub dont_cares: Vec<Rc<phv::Loc>>,
     /// The current gress's deparser select fields that start invalid, with their flags.
     pub(crate) written_flags: Vec<dprsr_select::WrittenFlag>,
+    /// Control-local scalars of ingress and egress (for [`copy_prop`]); recorded while
+    /// `locals_on` (the gress's MAU control is being lowered).
+    pub(crate) control_locals: [copy_prop::GressLocals; 2],
+    pub(crate) locals_on: bool,
     /// Instance path for runtime names (`SwitchIngress`, `SwitchIngress.inner`).
     pub prefix: String,
     /// Inline nesting depth (a block applying itself is reported, not followed).
@@ -265,6 +270,8 @@ impl<'a> Lowerer<'a> {
             tmp: 0,
             dont_cares: Vec::new(),
             written_flags: Vec::new(),
+            control_locals: Default::default(),
+            locals_on: false,
             prefix: String::new(),
             depth: 0,
             inline_action: 0,

@@ -13,7 +13,7 @@
 
 mod action_ops;
 mod demand;
-mod effects;
+pub(crate) mod effects;
 mod extern_rules;
 mod gateway;
 mod ignore;

@@ -171,6 +171,7 @@ impl<'a> Lowerer<'a> {
             self.join(&v.name.name)
         };
         let loc = self.alloc(&name, &ty, v.name.span)?;
+        self.note_local(&loc);
         self.bind(&v.name.name, Binding::Val(V::Loc(loc.clone())));
         if let Some(init) = &v.init {
             self.assign_to(Dest::from_loc(&loc), init, v.name.span, out)?;
