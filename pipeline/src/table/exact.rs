@@ -8,8 +8,6 @@
 //! to a [`PackedMap`]. The hasher is foldhash's fast hasher with a fixed seed (deterministic
 //! runs).
 
-use std::mem::MaybeUninit;
-
 use std::collections::HashMap;
 
 use foldhash::fast::FixedState;
@@ -83,22 +81,17 @@ impl KeyPacker {
     }
 
     /// Copies masked field values into `buf` (wide keys); returns the used part.
-    ///
-    /// `buf` need not be initialized (a zeroed array of `MAX_WIDE_FIELDS` 128-bit values was a
-    /// 512-byte `memset` call per lookup): only the answer's `n` values are written.
     #[inline]
     pub fn copy_masked<'b>(
         &self,
         key: &[Value],
-        buf: &'b mut [MaybeUninit<Value>; MAX_WIDE_FIELDS],
+        buf: &'b mut [Value; MAX_WIDE_FIELDS],
     ) -> &'b mut [Value] {
         let n = key.len().min(MAX_WIDE_FIELDS);
         for i in 0..n {
-            buf[i].write(key[i] & self.masks[i]);
+            buf[i] = key[i] & self.masks[i];
         }
-        // SAFETY: the loop wrote `buf[0..n]` (`n` ≤ `MAX_WIDE_FIELDS`), and
-        // `MaybeUninit<Value>` has `Value`'s layout; the answer borrows `buf` mutably.
-        unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<Value>(), n) }
+        &mut buf[..n]
     }
 }
 
@@ -198,7 +191,7 @@ impl ExactIndex {
         } else if self.packer.narrow() {
             self.narrow_map.get(self.packer.pack(key))
         } else {
-            let mut buf = [MaybeUninit::uninit(); MAX_WIDE_FIELDS];
+            let mut buf = [0; MAX_WIDE_FIELDS];
             let k = self.packer.copy_masked(key, &mut buf);
             self.wide_map.get(&*k).copied()
         }

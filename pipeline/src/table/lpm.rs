@@ -168,7 +168,7 @@ impl LpmIndex {
                 .iter()
                 .find_map(|l| l.narrow_map.get(packed & l.keep))
         } else {
-            let mut buf = [std::mem::MaybeUninit::uninit(); MAX_WIDE_FIELDS];
+            let mut buf = [0; MAX_WIDE_FIELDS];
             let k = self.packer.copy_masked(key, &mut buf);
             let full = k.get(self.lpm_field).copied()?;
             for l in &self.levels {
