@@ -124,23 +124,25 @@ fn prefix_fill(
             )
         }
     };
-    // Lay the words out on the stack and copy once (prefixes past the word builder are cut).
-    let mut bytes = [0u8; PREFIX_WORDS * 8];
-    for (chunk, w) in bytes.chunks_exact_mut(8).zip(words.iter()) {
-        chunk.copy_from_slice(&w.to_be_bytes());
-    }
-    buf.clear();
-    buf.reserve(n + inp.extra.len() + if in_place { 0 } else { inp.packet.len() });
-    // All of `bytes` then cut: a copy of constant size, done in line (a copy of `n` bytes is a
-    // `memmove` call).
-    buf.extend_from_slice(&bytes);
-    buf.truncate(n);
+    put_words(
+        buf,
+        &words,
+        n,
+        inp.extra.len() + if in_place { 0 } else { inp.packet.len() },
+    );
     match gress {
         Gress::Ingress => {
             if n > IG_INTRINSIC_BYTES {
                 let room = n - IG_INTRINSIC_BYTES;
                 let k = inp.extra.len().min(room);
-                buf[IG_INTRINSIC_BYTES..IG_INTRINSIC_BYTES + k].copy_from_slice(&inp.extra[..k]);
+                let at = IG_INTRINSIC_BYTES;
+                if k == PORT_MD_BYTES {
+                    // The usual case (port metadata under a TNA prefix): a copy of constant
+                    // size, done in line (a copy of `k` bytes is a `memmove` call).
+                    buf[at..at + PORT_MD_BYTES].copy_from_slice(&inp.extra[..PORT_MD_BYTES]);
+                } else {
+                    buf[at..at + k].copy_from_slice(&inp.extra[..k]);
+                }
             }
         }
         Gress::Egress => buf.extend_from_slice(inp.extra),
@@ -149,6 +151,38 @@ fn prefix_fill(
         buf.extend_from_slice(inp.packet);
     }
     direct
+}
+
+/// Bytes of the port metadata (or resubmit data) after the ingress intrinsics.
+const PORT_MD_BYTES: usize = 8;
+
+/// Empties `buf` and puts the prefix `words` in it, cut to `n` bytes (prefixes past the word
+/// builder are cut to it), with room for `more` bytes after them.
+///
+/// The words are stored straight into the buffer, one 8-byte store each (all of them: a
+/// constant amount of work, no `memmove` call of `n` bytes), and the length then cuts them.
+/// An array laid out on the stack and then copied was read back with wide loads just after
+/// its 8-byte stores, which cannot forward to them (the copy waited for the stores to leave
+/// the store buffer, on every pass).
+#[inline]
+fn put_words(buf: &mut Vec<u8>, words: &[u64; PREFIX_WORDS], n: usize, more: usize) {
+    const ALL: usize = PREFIX_WORDS * 8;
+    let len = n.min(ALL);
+    buf.clear();
+    buf.reserve(ALL.max(len + more));
+    let base = buf.as_mut_ptr();
+    for (i, w) in words.iter().enumerate() {
+        // SAFETY: `buf` has capacity for at least `ALL` bytes (reserved above) and word `i`
+        // ends at `8 * (i + 1)` ≤ `ALL`; an unaligned write of a byte array needs no
+        // alignment.
+        unsafe {
+            base.add(8 * i)
+                .cast::<[u8; 8]>()
+                .write_unaligned(w.to_be_bytes())
+        };
+    }
+    // SAFETY: `len` ≤ `ALL` ≤ the capacity, and the loop above initialized bytes `[0, ALL)`.
+    unsafe { buf.set_len(len) };
 }
 
 /// Run one pass of `gress` on `state` (a pipe running `pl`, which `eng` was built from).
@@ -529,5 +563,26 @@ fn fault_drop(e: Fault) -> PassDrop {
     match e {
         Fault::Parser(p) => PassDrop::ParserError(p),
         Fault::Program(p) => PassDrop::Program(*p),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The head is the words' big-endian bytes cut to the prefix (to the word builder's 64
+    /// bytes at most), whatever the buffer held before, with room for what follows.
+    #[test]
+    fn put_words_cuts_big_endian_words() {
+        let words: [u64; PREFIX_WORDS] =
+            std::array::from_fn(|i| 0x0102_0304_0506_0708u64.wrapping_mul(i as u64 + 1));
+        let all: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
+        let mut buf = vec![0xee; 3];
+        for (n, more) in [(0, 0), (5, 60), (16, 8), (17, 1500), (64, 0), (80, 3)] {
+            put_words(&mut buf, &words, n, more);
+            let len = n.min(PREFIX_WORDS * 8);
+            assert_eq!(buf, all[..len], "prefix of {n} bytes");
+            assert!(buf.capacity() >= (len + more).max(PREFIX_WORDS * 8));
+        }
     }
 }

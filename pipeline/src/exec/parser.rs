@@ -47,8 +47,7 @@ impl<T: Tracer> Ctx<'_, T> {
         self.in_parser = true;
         self.cursor = 0;
         let ncsum = self.pl.checksums.len();
-        self.scratch.csum.clear();
-        self.scratch.csum.resize(ncsum, 0);
+        self.scratch.zero_csums(ncsum);
         let mut state = parser.start.index();
         let end = 'run: {
             for _ in 0..MAX_PARSER_STEPS {

@@ -14,6 +14,8 @@
 //! distinct mask tuples; when a table has many (more than 16 and more than a quarter of its
 //! rows) a plain priority-ordered scan is used instead. Both give the same answer.
 
+use std::mem::MaybeUninit;
+
 use std::collections::HashMap;
 
 use foldhash::fast::FixedState;
@@ -229,16 +231,22 @@ impl TcamIndex {
 
     fn lookup_tuples(&self, key: &[Value]) -> Option<u32> {
         let n = key.len();
-        let mut buf = [0 as Value; MAX_WIDE_FIELDS];
+        // Not zeroed first: a zeroed array of `MAX_WIDE_FIELDS` 128-bit values was a
+        // 512-byte `memset` call per lookup; only the first `n` are written and read.
+        let mut buf = [MaybeUninit::<Value>::uninit(); MAX_WIDE_FIELDS];
         let mut best: Option<((u32, u64), u32)> = None;
         for t in &self.tuples {
             if best.is_some_and(|(b, _)| t.best >= b) {
                 break;
             }
             for i in 0..n {
-                buf[i] = key[i] & self.masks[i] & t.masks[i];
+                buf[i].write(key[i] & self.masks[i] & t.masks[i]);
             }
-            let Some(bucket) = t.buckets.get(&buf[..n]) else {
+            // SAFETY: the loop above wrote `buf[0..n]` (it indexes `buf[i]` for every
+            // `i < n`, so `n` ≤ `MAX_WIDE_FIELDS` or it panicked), and `MaybeUninit<Value>`
+            // has `Value`'s layout.
+            let masked = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<Value>(), n) };
+            let Some(bucket) = t.buckets.get(masked) else {
                 continue;
             };
             for r in bucket {

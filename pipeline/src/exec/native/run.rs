@@ -128,8 +128,7 @@ impl<T: Tracer> NativeGress<T> {
         ctx.in_parser = true;
         ctx.cursor = 0;
         let ncsum = ctx.pl.checksums.len();
-        ctx.scratch.csum.clear();
-        ctx.scratch.csum.resize(ncsum, 0);
+        ctx.scratch.zero_csums(ncsum);
     }
 
     /// Runs the generated parser on `env` (made after [`Self::begin_parse`]).
