@@ -144,6 +144,19 @@ impl<'a> Lowerer<'a> {
                 mask: mask(hi - lo + 1),
                 watch: self.watch_bits(*field),
             },
+            Stmt::CopyHeader { dst, src } => {
+                let hs = &self.gp.phv.headers;
+                match (hs.get(dst.index()), hs.get(src.index())) {
+                    (Some(d), Some(sr)) => Op::CopyHeader {
+                        dst: dst.0,
+                        src: src.0,
+                        dst_off: d.byte_offset,
+                        src_off: sr.byte_offset,
+                        len: d.byte_len.min(sr.byte_len),
+                    },
+                    _ => Self::tree(s),
+                }
+            }
             Stmt::SetValid { header, valid } => Op::SetValid {
                 header: header.0,
                 valid: *valid,

@@ -172,6 +172,15 @@ pub enum Op {
         header: u32,
         valid: bool,
     },
+    /// `dst = src` of two headers: PHV bytes `[src_off, src_off + len)` copied to `dst_off`
+    /// (`len` the shorter header's), then `dst` valid exactly when `src` is.
+    CopyHeader {
+        dst: u32,
+        src: u32,
+        dst_off: u32,
+        src_off: u32,
+        len: u32,
+    },
     /// `if`; `gate` indexes [`FlatGress::gates`] (what a trace shows of it).
     If {
         cond: FExpr,

@@ -219,6 +219,18 @@ impl<T: Tracer> Ctx<'_, T> {
                 self.fset(*f, (old & !m) | ((v << lo) & m), *watch);
             }
             Op::SetValid { header, valid } => self.phv.set_valid(*header as usize, *valid),
+            Op::CopyHeader {
+                dst,
+                src,
+                dst_off,
+                src_off,
+                len,
+            } => {
+                let (s, d) = (*src_off as usize, *dst_off as usize);
+                self.phv.copy_within(s, d, *len as usize);
+                let v = self.phv.is_valid(*src as usize);
+                self.phv.set_valid(*dst as usize, v);
+            }
             Op::If {
                 cond,
                 then,

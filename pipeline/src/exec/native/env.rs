@@ -28,7 +28,7 @@ pub const FAULT: u32 = 3;
 /// action through the flat engine).
 pub const MAX_ARGS: usize = 16;
 /// Most key fields generated code passes to a lookup (a table with more falls back).
-pub const MAX_KEYS: usize = 16;
+pub const MAX_KEYS: usize = 64;
 
 /// Flag in [`shim_apply`]'s answer: the entry matched.
 pub const APPLY_HIT: u64 = 1 << 32;

@@ -176,7 +176,10 @@ impl Gen<'_, '_> {
                 let n = self.b.ins().bnot(sum);
                 self.b.ins().band_imm(n, 0xffff)
             }
-            _ => self.shim_expr(e),
+            _ => {
+                self.fallbacks.push(super::expr_label(e));
+                self.shim_expr(e)
+            }
         };
         self.fit(v, wide(e))
     }

@@ -75,6 +75,18 @@ impl Gen<'_, '_> {
                 self.mark_written(*watch);
             }
             Op::SetValid { header, valid } => self.set_valid(*header, *valid),
+            Op::CopyHeader {
+                dst,
+                src,
+                dst_off,
+                src_off,
+                len,
+            } if self.copy_ok(*dst_off, *src_off, *len) => {
+                let phv = self.phv;
+                self.copy_bytes((phv, *src_off), (phv, *dst_off), *len);
+                let v = self.is_valid(*src);
+                self.set_valid_to(*dst, v);
+            }
             Op::If {
                 cond,
                 then,
@@ -137,7 +149,10 @@ impl Gen<'_, '_> {
             } if self.csum_runs_ok(parts) => self.checksum_add(*checksum, parts, *subtract),
             Op::Count { counter, index } => self.count(*counter, Some(index)),
             Op::CountDirect { counter } => self.count(*counter, None),
-            _ => self.shim_op(op),
+            _ => {
+                self.fallbacks.push(super::op_label(op));
+                self.shim_op(op)
+            }
         }
     }
 
@@ -250,6 +265,12 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(fail);
         self.parse_error(super::parser::verify_kind(error));
         self.b.switch_to_block(ok);
+    }
+
+    /// Whether a header copy's byte ranges are inside the PHV and apart (or the same).
+    fn copy_ok(&self, dst: u32, src: u32, len: u32) -> bool {
+        let inside = dst.max(src).saturating_add(len) <= self.layout.phv_len;
+        inside && (dst == src || dst.abs_diff(src) >= len)
     }
 
     /// Runs `op` through the flat engine.
