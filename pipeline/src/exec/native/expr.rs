@@ -8,7 +8,18 @@ use cranelift_codegen::ir::{types, InstBuilder, Value};
 use super::env::{EnvLayout, MAX_ARGS};
 use super::gen::{mem, Gen};
 use crate::exec::flat::FExpr;
-use crate::ir::BinOp;
+use crate::ir::{BinOp, Expr};
+
+/// `(offset, width)` of a lookahead the generator reads itself (1..=121 bits: its bytes fit
+/// 128 bits at any bit offset).
+fn lookahead(e: &Expr) -> Option<(u32, u16)> {
+    match e {
+        Expr::Lookahead { offset_bits, width } if (1..=121).contains(width) => {
+            Some((*offset_bits, *width))
+        }
+        _ => None,
+    }
+}
 
 /// Bits needed by `v`.
 fn bits(v: u128) -> u32 {
@@ -176,12 +187,72 @@ impl Gen<'_, '_> {
                 let n = self.b.ins().bnot(sum);
                 self.b.ins().band_imm(n, 0xffff)
             }
+            FExpr::Tree(x) if self.too_short.is_some() && lookahead(x).is_some() => {
+                let (off, width) = lookahead(x).expect("guard");
+                self.lookahead(off, width)
+            }
             _ => {
                 self.fallbacks.push(super::expr_label(e));
                 self.shim_expr(e)
             }
         };
         self.fit(v, wide(e))
+    }
+
+    /// `lookahead` of `width` bits (1..=121) at `off` bits past the cursor, in the parser:
+    /// past the input's end the packet is too short; else the bytes holding the bits are
+    /// read big-endian (each address clamped to the input's last byte: the clamped ones only
+    /// feed bits past the value, which are shifted out). Only a parser that is not parsed in
+    /// place has lookaheads (`parser_in_place`), so the input is all in its head.
+    fn lookahead(&mut self, off: u32, width: u16) -> Value {
+        let cur = self.env_load(std::mem::offset_of!(EnvLayout, cursor));
+        let start = self.b.ins().iadd_imm(cur, i64::from(off));
+        let end = self.b.ins().iadd_imm(start, i64::from(width));
+        let limit = self.env_load(std::mem::offset_of!(EnvLayout, input_bits));
+        let short = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
+        let fits = self.b.create_block();
+        let too_short = self.too_short.expect("parser");
+        self.b.ins().brif(short, too_short, &[], fits, &[]);
+        self.b.switch_to_block(fits);
+        let nb = (u32::from(width) + 7).div_ceil(8);
+        let wide = nb > 8;
+        let ty = if wide { types::I128 } else { types::I64 };
+        let input = self.env_load(std::mem::offset_of!(EnvLayout, input));
+        let last = self.env_load(std::mem::offset_of!(EnvLayout, head_bytes));
+        let last = self.b.ins().iadd_imm(last, -1);
+        let first = self.b.ins().ushr_imm(start, 3);
+        let mut acc = self.konst(0, wide);
+        for i in 0..nb {
+            let at = self.b.ins().iadd_imm(first, i64::from(i));
+            let at = self.b.ins().umin(at, last);
+            let addr = self.b.ins().iadd(input, at);
+            let byte = self.b.ins().uload8(types::I64, mem(), addr, 0);
+            let byte = if wide {
+                self.b.ins().uextend(ty, byte)
+            } else {
+                byte
+            };
+            let sh = self.b.ins().ishl_imm(acc, 8);
+            acc = self.b.ins().bor(sh, byte);
+        }
+        // `acc` holds bits [first * 8, first * 8 + nb * 8): drop the (start % 8) bits before
+        // the value, then those after it.
+        let bit = self.b.ins().band_imm(start, 7);
+        let bit = if wide {
+            self.b.ins().uextend(ty, bit)
+        } else {
+            bit
+        };
+        let acc = self.b.ins().ishl(acc, bit);
+        let top = u32::from(ty.bits()) - nb * 8;
+        let acc = if top > 0 {
+            self.b.ins().ishl_imm(acc, i64::from(top))
+        } else {
+            acc
+        };
+        self.b
+            .ins()
+            .ushr_imm(acc, i64::from(u32::from(ty.bits()) - u32::from(width)))
     }
 
     /// Evaluates `e` through the flat engine.
