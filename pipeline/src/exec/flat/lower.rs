@@ -426,6 +426,24 @@ impl<'a> Lowerer<'a> {
             Expr::ChecksumVerify(c) => FExpr::ChecksumVerify(c.0),
             Expr::ChecksumGet(c) => FExpr::ChecksumGet(c.0),
             Expr::ChecksumUpdate { inputs, .. } => FExpr::ChecksumUpdate(self.cs_parts(inputs)),
+            Expr::Hash {
+                hash,
+                inputs,
+                width,
+            } => {
+                let mut parts = Vec::with_capacity(inputs.len());
+                for i in inputs {
+                    match self.width(i) {
+                        Some(w) => parts.push((self.expr(i), w)),
+                        None => return Self::tree_expr(e),
+                    }
+                }
+                FExpr::Hash {
+                    hash: hash.0,
+                    inputs: parts.into_boxed_slice(),
+                    mask: mask(*width),
+                }
+            }
             _ => Self::tree_expr(e),
         }
     }

@@ -99,6 +99,12 @@ pub enum FExpr {
     ChecksumGet(u32),
     /// Deparser `update({..})`: 16-bit ones'-complement checksum of the parts.
     ChecksumUpdate(Box<[CsPart]>),
+    /// `hash.get({..})` of hasher `hash`: each input at its width, the result masked.
+    Hash {
+        hash: u32,
+        inputs: Box<[(FExpr, u16)]>,
+        mask: Value,
+    },
     /// Evaluated by the tree interpreter (externs with state, parser lookahead, register words).
     Tree(Box<Expr>),
 }

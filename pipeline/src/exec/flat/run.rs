@@ -109,6 +109,16 @@ impl<T: Tracer> Ctx<'_, T> {
             FExpr::ChecksumUpdate(parts) => {
                 (!self.ones_sum_parts(parts, params)? & 0xffff) as Value
             }
+            FExpr::Hash { hash, inputs, mask } => {
+                if !matches!(self.eng.hashers.get(*hash as usize), Some(Some(_))) {
+                    return Err(Fault::program(ProgramError::BadReference("hash")));
+                }
+                let mut vals: smallvec::SmallVec<[(Value, u16); 16]> = smallvec::SmallVec::new();
+                for (i, w) in inputs.iter() {
+                    vals.push((self.fval(i, params)?, *w));
+                }
+                self.hash_values(*hash as usize, &vals)? & mask
+            }
             FExpr::Tree(e) => self.eval(e, params)?,
         })
     }

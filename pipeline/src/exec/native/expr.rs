@@ -3,7 +3,7 @@
 //! arithmetic) are evaluated by the flat engine through [`super::env::shim_expr`].
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, InstBuilder, Value};
+use cranelift_codegen::ir::{types, InstBuilder, StackSlotData, StackSlotKind, Value};
 
 use super::env::{EnvLayout, MAX_ARGS};
 use super::gen::{mem, Gen};
@@ -58,6 +58,7 @@ pub fn wbits(e: &FExpr) -> u32 {
             _ => u32::from(*width).min(128),
         },
         FExpr::ChecksumGet(_) => 32,
+        FExpr::Hash { mask, .. } => bits(*mask),
         FExpr::ChecksumUpdate(_) => 16,
         FExpr::Tree(_) => 128,
     }
@@ -187,6 +188,7 @@ impl Gen<'_, '_> {
                 let n = self.b.ins().bnot(sum);
                 self.b.ins().band_imm(n, 0xffff)
             }
+            FExpr::Hash { inputs, mask, .. } => self.hash(e, inputs, *mask),
             FExpr::Tree(x) if self.too_short.is_some() && lookahead(x).is_some() => {
                 let (off, width) = lookahead(x).expect("guard");
                 self.lookahead(off, width)
@@ -253,6 +255,33 @@ impl Gen<'_, '_> {
         self.b
             .ins()
             .ushr_imm(acc, i64::from(u32::from(ty.bits()) - u32::from(width)))
+    }
+
+    /// `hash.get`: the inputs generated into a stack buffer, the hasher run by
+    /// [`super::env::shim_hash`] (which reads the widths from the node `e`), then masked.
+    fn hash(&mut self, e: &FExpr, inputs: &[(FExpr, u16)], mask: u128) -> Value {
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (inputs.len().max(1) * 16) as u32,
+            4,
+        ));
+        let buf = self.b.ins().stack_addr(types::I64, slot, 0);
+        for (i, (x, _)) in inputs.iter().enumerate() {
+            let v = self.expr(x);
+            self.store_value(buf, i as i32 * 16, v);
+        }
+        let node = self.iconst(e as *const FExpr as u64);
+        let n = self.iconst(inputs.len() as u64);
+        let (env, sig, f) = (self.env, self.sigs.node, self.shims.hash);
+        let code = self
+            .call_shim(sig, f, &[env, node, buf, n])
+            .expect("status");
+        let ok = self.b.create_block();
+        self.b.ins().brif(code, self.fault, &[], ok, &[]);
+        self.b.switch_to_block(ok);
+        let off = std::mem::offset_of!(EnvLayout, ret) as i32;
+        let v = self.b.ins().load(types::I128, mem(), self.env, off);
+        self.mask(v, mask)
     }
 
     /// Evaluates `e` through the flat engine.

@@ -481,6 +481,7 @@ fn parser_in_place(p: &FParser) -> bool {
                 cond, then, els, ..
             } => pure(cond) && pure(then) && pure(els),
             FExpr::ChecksumUpdate(parts) => parts.iter().all(pure_part),
+            FExpr::Hash { inputs, .. } => inputs.iter().all(|(i, _)| pure(i)),
             _ => true,
         }
     }
