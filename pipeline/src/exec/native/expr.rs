@@ -246,7 +246,7 @@ impl Gen<'_, '_> {
             bit
         };
         let acc = self.b.ins().ishl(acc, bit);
-        let top = u32::from(ty.bits()) - nb * 8;
+        let top = ty.bits() - nb * 8;
         let acc = if top > 0 {
             self.b.ins().ishl_imm(acc, i64::from(top))
         } else {
@@ -254,7 +254,7 @@ impl Gen<'_, '_> {
         };
         self.b
             .ins()
-            .ushr_imm(acc, i64::from(u32::from(ty.bits()) - u32::from(width)))
+            .ushr_imm(acc, i64::from(ty.bits() - u32::from(width)))
     }
 
     /// `hash.get`: the inputs generated into a stack buffer, the hasher run by
