@@ -1,6 +1,8 @@
 //! Expressions: each flat expression node generated in line, with its masks and widths as
-//! constants; nodes not generated (checksums, externs with state, signed saturation, wide
-//! arithmetic) are evaluated by the flat engine through [`super::env::shim_expr`].
+//! constants (parser lookaheads too, and hashes: inputs in line, the hasher through
+//! [`super::env::shim_hash`]); nodes not generated (externs with state, signed saturation,
+//! wide shifts) are evaluated by the flat engine through [`super::env::shim_expr`], each
+//! recorded ([`super::expr_label`]).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, StackSlotData, StackSlotKind, Value};

@@ -1,7 +1,8 @@
 //! Statements: field writes, validity, ifs, table applies (lookup through the existing table
 //! code, then a direct call of the matched action's generated function), action calls,
-//! emits and extracts. Ops not generated (counters, checksums, `verify`, registers, hashes,
-//! digests, header stacks) run through the flat engine ([`super::env::shim_op`]).
+//! emits, extracts and header copies. Ops not generated (register actions, digests, mirror
+//! and resubmit requests, header stacks) run through the flat engine
+//! ([`super::env::shim_op`]); each is recorded ([`super::op_label`]).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, StackSlotData, StackSlotKind, Value};
