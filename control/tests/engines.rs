@@ -312,7 +312,7 @@ fn every_program_runs_the_same_on_every_engine() {
 }
 
 /// What the native code leaves to the flat engine in every bundled and conformance program
-/// (`pisa check --native` prints the same list). `wire.p4`, `l2l3.p4` and `fib.p4` run fully
+/// (`pisa check --native` prints the same list). `wire.p4`, `l2l3.p4`, `fib.p4`, `fabric.p4` run fully
 /// native; elsewhere only statements and expressions the generator does not take yet remain
 /// (stateful externs, digests, mirror/resubmit, header stacks, ...), never an op or
 /// a flat node of a kind it generates (a field, a table apply, an operator) left behind by a
@@ -354,7 +354,15 @@ fn native_code_leaves_only_externs_to_the_flat_engine() {
         let kinds = sw.native_fallback_kinds();
         let name = path.file_name().and_then(|n| n.to_str()).expect("name");
         eprintln!("{name}: {kinds:?}");
-        if ["wire.p4", "l2l3.p4", "fib.p4", "native_wide.p4"].contains(&name) {
+        if [
+            "wire.p4",
+            "l2l3.p4",
+            "fib.p4",
+            "fabric.p4",
+            "native_wide.p4",
+        ]
+        .contains(&name)
+        {
             assert!(kinds.is_empty(), "{name} is not fully native: {kinds:?}");
         }
         for (k, _) in &kinds {

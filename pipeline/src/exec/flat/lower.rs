@@ -239,6 +239,26 @@ impl<'a> Lowerer<'a> {
                 },
                 None => Self::tree(s),
             },
+            Stmt::ExtractNext(stack) if parser => {
+                let Some(st) = self.gp.phv.stacks.get(stack.index()) else {
+                    return Self::tree(s);
+                };
+                let mut elements = Vec::with_capacity(st.elements.len());
+                for h in &st.elements {
+                    match self.gp.phv.headers.get(h.index()) {
+                        Some(info) => elements.push(Op::Extract {
+                            header: h.0,
+                            offset: info.byte_offset,
+                            len: info.byte_len,
+                        }),
+                        None => return Self::tree(s),
+                    }
+                }
+                Op::ExtractNext {
+                    next_index: st.next_index,
+                    elements: elements.into_boxed_slice(),
+                }
+            }
             Stmt::Advance(Expr::Const { value, width }) if parser => {
                 match u64::try_from(value & mask(*width)) {
                     Ok(bits) => Op::AdvanceConst(bits),

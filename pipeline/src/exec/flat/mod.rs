@@ -227,6 +227,12 @@ pub enum Op {
         offset: u32,
         len: u32,
     },
+    /// Parser `extract(stack.next)`: element `next_index` of `elements` (each an
+    /// [`Op::Extract`]), then `next_index` + 1; past the last element `StackOutOfBounds`.
+    ExtractNext {
+        next_index: FieldRef,
+        elements: Box<[Op]>,
+    },
     AdvanceConst(u64),
     Verify {
         cond: FExpr,

@@ -281,6 +281,17 @@ impl<T: Tracer> Ctx<'_, T> {
                 offset,
                 len,
             } => self.fextract(*header, *offset, *len)?,
+            Op::ExtractNext {
+                next_index,
+                elements,
+            } => {
+                let ni = self.phv.get(*next_index);
+                let Some(e) = usize::try_from(ni).ok().and_then(|i| elements.get(i)) else {
+                    return Err(Fault::Parser(crate::exec::ParserFault::StackOutOfBounds));
+                };
+                self.fexec(fg, e, params)?;
+                self.phv.set(*next_index, ni + 1);
+            }
             Op::AdvanceConst(bits) => {
                 let end = self.cursor.saturating_add(*bits);
                 if u128::from(end) > self.input.len() as u128 * 8 {

@@ -498,7 +498,8 @@ fn parser_in_place(p: &FParser) -> bool {
             | Op::SetParam { .. }
             | Op::SetValid { .. }
             | Op::CopyHeader { .. }
-            | Op::Extract { .. } => true,
+            | Op::Extract { .. }
+            | Op::ExtractNext { .. } => true,
             Op::Set { e, .. } | Op::SetSlice { e, .. } => pure(e),
             Op::If {
                 cond, then, els, ..

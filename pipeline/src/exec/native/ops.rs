@@ -11,6 +11,7 @@ use cranelift_frontend::Switch;
 use super::env::{self, EnvLayout, APPLY_FAULT, APPLY_HIT, APPLY_RAN, MAX_ARGS, MAX_KEYS, RETURN};
 use super::gen::{mem, Gen};
 use crate::exec::flat::{CsPart, FApply, FBranches, FExpr, Op};
+use crate::ir::FieldRef;
 use crate::table::EntryHandle;
 
 // Generated code restores `Ctx::entry` (at `Shims::entry_off`) by copying these 8 bytes from
@@ -139,6 +140,19 @@ impl Gen<'_, '_> {
             } if self.too_short.is_some() && offset + len <= self.layout.phv_len => {
                 self.extract(op, *header, *offset, *len)
             }
+            Op::ExtractNext {
+                next_index,
+                elements,
+            } if self.too_short.is_some()
+                && next_index.width <= 64
+                && self.field_ok(*next_index)
+                && elements.iter().all(|e| {
+                    matches!(e, Op::Extract { offset, len, .. }
+                        if offset + len <= self.layout.phv_len)
+                }) =>
+            {
+                self.extract_next(*next_index, elements)
+            }
             Op::AdvanceConst(bits) if self.too_short.is_some() && *bits < 1 << 62 => {
                 self.advance(*bits)
             }
@@ -242,6 +256,36 @@ impl Gen<'_, '_> {
             .call_shim(sig, f, &[env, c, has, lo, hi])
             .expect("status");
         self.check_status(code, env::NEXT);
+    }
+
+    /// `extract(stack.next)`: the element `next_index` names extracted (as an `extract`),
+    /// then `next_index` + 1; past the last element the parse ends with `StackOutOfBounds`.
+    fn extract_next(&mut self, next_index: FieldRef, elements: &[Op]) {
+        let ni = self.read_field(next_index);
+        let ni = self.fit(ni, false);
+        let done = self.b.create_block();
+        for (i, e) in elements.iter().enumerate() {
+            let Op::Extract {
+                header,
+                offset,
+                len,
+            } = e
+            else {
+                continue;
+            };
+            let (yes, no) = (self.b.create_block(), self.b.create_block());
+            let is = self.b.ins().icmp_imm(IntCC::Equal, ni, i as i64);
+            self.b.ins().brif(is, yes, &[], no, &[]);
+            self.b.switch_to_block(yes);
+            self.extract(e, *header, *offset, *len);
+            let next = self.iconst(i as u64 + 1);
+            self.write_field(next_index, next);
+            self.b.ins().jump(done, &[]);
+            self.b.switch_to_block(no);
+        }
+        self.parse_error(super::parser::STACK_OUT_OF_BOUNDS);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
     }
 
     /// `advance(bits)` by a constant: the cursor moves, or the packet is too short.
