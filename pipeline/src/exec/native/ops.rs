@@ -1,7 +1,7 @@
 //! Statements: field writes, validity, ifs, table applies (lookup through the existing table
 //! code, then a direct call of the matched action's generated function), action calls,
-//! emits, extracts and header copies. Ops not generated (register actions, digests, mirror
-//! and resubmit requests, header stacks) run through the flat engine
+//! emits, extracts (of stack elements too) and header copies. Ops not generated (register
+//! actions, digests, mirror and resubmit requests, stack shifts) run through the flat engine
 //! ([`super::env::shim_op`]); each is recorded ([`super::op_label`]).
 
 use cranelift_codegen::ir::condcodes::IntCC;
