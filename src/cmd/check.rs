@@ -20,6 +20,10 @@ pub struct CheckArgs {
     /// placement chose) instead of the resource report.
     #[arg(long)]
     pub emit_ir: bool,
+    /// Also generate the native code (the default engine) and list what it leaves to the flat
+    /// engine: IR nodes by kind, with their counts (none: the program runs fully native).
+    #[arg(long)]
+    pub native: bool,
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -48,5 +52,23 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         (None, _) => println!("{}: ok for {}", args.program.display(), target.name()),
     }
+    if args.native {
+        native_report(compiled.program)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints what the native code of `program` leaves to the flat engine.
+fn native_report(program: pipeline::ir::Program) -> anyhow::Result<()> {
+    let sw = program::switch(std::sync::Arc::new(program), 0, None)?;
+    if let Some(e) = sw.engine_error() {
+        anyhow::bail!("no native code: {e}");
+    }
+    let kinds = sw.native_fallback_kinds();
+    let total: usize = kinds.iter().map(|k| k.1).sum();
+    println!("\nnative code: {total} node(s) left to the flat engine");
+    for (kind, n) in kinds {
+        println!("  {n:>5}  {kind}");
+    }
+    Ok(())
 }

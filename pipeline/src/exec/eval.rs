@@ -609,21 +609,30 @@ impl<T: Tracer> Ctx<'_, T> {
         width: u16,
         params: &[Value],
     ) -> ExecResult<Value> {
-        let Some(Some(hasher)) = self.eng.hashers.get(id) else {
+        if !matches!(self.eng.hashers.get(id), Some(Some(_))) {
             return Err(Fault::program(ProgramError::BadReference("hash")));
-        };
+        }
         // Evaluate first (an input may itself hash), then fill the bit string.
         let mut vals: smallvec::SmallVec<[(Value, u16); 16]> = smallvec::SmallVec::new();
         for i in inputs {
             let v = self.eval(i, params)?;
             vals.push((v, self.width_of(i)));
         }
+        Ok(self.hash_values(id, &vals)? & mask(width))
+    }
+
+    /// Hasher `id` over `vals` (each value at its width, concatenated), unmasked: the tree
+    /// interpreter's, the flat engine's and native code's hash.
+    pub(crate) fn hash_values(&mut self, id: usize, vals: &[(Value, u16)]) -> ExecResult<Value> {
+        let Some(Some(hasher)) = self.eng.hashers.get(id) else {
+            return Err(Fault::program(ProgramError::BadReference("hash")));
+        };
         let bits = &mut self.scratch.bits;
         bits.clear();
-        for (v, w) in vals {
+        for &(v, w) in vals {
             bits.push(v, w);
         }
-        Ok(hasher.get(bits, &mut self.rt.rng) & mask(width))
+        Ok(hasher.get(bits, &mut self.rt.rng))
     }
 
     #[inline(never)]

@@ -286,6 +286,21 @@ impl Switch {
         None
     }
 
+    /// The nodes [`Self::native_fallbacks`] counts, by kind with their counts over every
+    /// pipeline running native code (`exec::native::op_label` / `expr_label` name them).
+    pub fn native_fallback_kinds(&self) -> Vec<(String, usize)> {
+        let mut all = std::collections::BTreeMap::<String, usize>::new();
+        #[cfg(feature = "native")]
+        for n in self.engines.iter().filter_map(|e| e.native.as_ref()) {
+            for (k, c) in &n.fallback_kinds {
+                *all.entry(k.clone()).or_default() += c;
+            }
+        }
+        let mut v: Vec<(String, usize)> = all.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        v
+    }
+
     /// Why a pipeline does not run the configured native engine, if one does not.
     pub fn engine_error(&self) -> Option<&str> {
         self.engines.iter().find_map(|e| {

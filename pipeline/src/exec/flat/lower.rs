@@ -144,6 +144,19 @@ impl<'a> Lowerer<'a> {
                 mask: mask(hi - lo + 1),
                 watch: self.watch_bits(*field),
             },
+            Stmt::CopyHeader { dst, src } => {
+                let hs = &self.gp.phv.headers;
+                match (hs.get(dst.index()), hs.get(src.index())) {
+                    (Some(d), Some(sr)) => Op::CopyHeader {
+                        dst: dst.0,
+                        src: src.0,
+                        dst_off: d.byte_offset,
+                        src_off: sr.byte_offset,
+                        len: d.byte_len.min(sr.byte_len),
+                    },
+                    _ => Self::tree(s),
+                }
+            }
             Stmt::SetValid { header, valid } => Op::SetValid {
                 header: header.0,
                 valid: *valid,
@@ -226,6 +239,26 @@ impl<'a> Lowerer<'a> {
                 },
                 None => Self::tree(s),
             },
+            Stmt::ExtractNext(stack) if parser => {
+                let Some(st) = self.gp.phv.stacks.get(stack.index()) else {
+                    return Self::tree(s);
+                };
+                let mut elements = Vec::with_capacity(st.elements.len());
+                for h in &st.elements {
+                    match self.gp.phv.headers.get(h.index()) {
+                        Some(info) => elements.push(Op::Extract {
+                            header: h.0,
+                            offset: info.byte_offset,
+                            len: info.byte_len,
+                        }),
+                        None => return Self::tree(s),
+                    }
+                }
+                Op::ExtractNext {
+                    next_index: st.next_index,
+                    elements: elements.into_boxed_slice(),
+                }
+            }
             Stmt::Advance(Expr::Const { value, width }) if parser => {
                 match u64::try_from(value & mask(*width)) {
                     Ok(bits) => Op::AdvanceConst(bits),
@@ -413,6 +446,24 @@ impl<'a> Lowerer<'a> {
             Expr::ChecksumVerify(c) => FExpr::ChecksumVerify(c.0),
             Expr::ChecksumGet(c) => FExpr::ChecksumGet(c.0),
             Expr::ChecksumUpdate { inputs, .. } => FExpr::ChecksumUpdate(self.cs_parts(inputs)),
+            Expr::Hash {
+                hash,
+                inputs,
+                width,
+            } => {
+                let mut parts = Vec::with_capacity(inputs.len());
+                for i in inputs {
+                    match self.width(i) {
+                        Some(w) => parts.push((self.expr(i), w)),
+                        None => return Self::tree_expr(e),
+                    }
+                }
+                FExpr::Hash {
+                    hash: hash.0,
+                    inputs: parts.into_boxed_slice(),
+                    mask: mask(*width),
+                }
+            }
             _ => Self::tree_expr(e),
         }
     }

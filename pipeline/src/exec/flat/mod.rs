@@ -99,6 +99,12 @@ pub enum FExpr {
     ChecksumGet(u32),
     /// Deparser `update({..})`: 16-bit ones'-complement checksum of the parts.
     ChecksumUpdate(Box<[CsPart]>),
+    /// `hash.get({..})` of hasher `hash`: each input at its width, the result masked.
+    Hash {
+        hash: u32,
+        inputs: Box<[(FExpr, u16)]>,
+        mask: Value,
+    },
     /// Evaluated by the tree interpreter (externs with state, parser lookahead, register words).
     Tree(Box<Expr>),
 }
@@ -172,6 +178,15 @@ pub enum Op {
         header: u32,
         valid: bool,
     },
+    /// `dst = src` of two headers: PHV bytes `[src_off, src_off + len)` copied to `dst_off`
+    /// (`len` the shorter header's), then `dst` valid exactly when `src` is.
+    CopyHeader {
+        dst: u32,
+        src: u32,
+        dst_off: u32,
+        src_off: u32,
+        len: u32,
+    },
     /// `if`; `gate` indexes [`FlatGress::gates`] (what a trace shows of it).
     If {
         cond: FExpr,
@@ -211,6 +226,12 @@ pub enum Op {
         header: u32,
         offset: u32,
         len: u32,
+    },
+    /// Parser `extract(stack.next)`: element `next_index` of `elements` (each an
+    /// [`Op::Extract`]), then `next_index` + 1; past the last element `StackOutOfBounds`.
+    ExtractNext {
+        next_index: FieldRef,
+        elements: Box<[Op]>,
     },
     AdvanceConst(u64),
     Verify {

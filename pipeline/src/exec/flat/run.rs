@@ -109,6 +109,16 @@ impl<T: Tracer> Ctx<'_, T> {
             FExpr::ChecksumUpdate(parts) => {
                 (!self.ones_sum_parts(parts, params)? & 0xffff) as Value
             }
+            FExpr::Hash { hash, inputs, mask } => {
+                if !matches!(self.eng.hashers.get(*hash as usize), Some(Some(_))) {
+                    return Err(Fault::program(ProgramError::BadReference("hash")));
+                }
+                let mut vals: smallvec::SmallVec<[(Value, u16); 16]> = smallvec::SmallVec::new();
+                for (i, w) in inputs.iter() {
+                    vals.push((self.fval(i, params)?, *w));
+                }
+                self.hash_values(*hash as usize, &vals)? & mask
+            }
             FExpr::Tree(e) => self.eval(e, params)?,
         })
     }
@@ -219,6 +229,18 @@ impl<T: Tracer> Ctx<'_, T> {
                 self.fset(*f, (old & !m) | ((v << lo) & m), *watch);
             }
             Op::SetValid { header, valid } => self.phv.set_valid(*header as usize, *valid),
+            Op::CopyHeader {
+                dst,
+                src,
+                dst_off,
+                src_off,
+                len,
+            } => {
+                let (s, d) = (*src_off as usize, *dst_off as usize);
+                self.phv.copy_within(s, d, *len as usize);
+                let v = self.phv.is_valid(*src as usize);
+                self.phv.set_valid(*dst as usize, v);
+            }
             Op::If {
                 cond,
                 then,
@@ -259,6 +281,17 @@ impl<T: Tracer> Ctx<'_, T> {
                 offset,
                 len,
             } => self.fextract(*header, *offset, *len)?,
+            Op::ExtractNext {
+                next_index,
+                elements,
+            } => {
+                let ni = self.phv.get(*next_index);
+                let Some(e) = usize::try_from(ni).ok().and_then(|i| elements.get(i)) else {
+                    return Err(Fault::Parser(crate::exec::ParserFault::StackOutOfBounds));
+                };
+                self.fexec(fg, e, params)?;
+                self.phv.set(*next_index, ni + 1);
+            }
             Op::AdvanceConst(bits) => {
                 let end = self.cursor.saturating_add(*bits);
                 if u128::from(end) > self.input.len() as u128 * 8 {

@@ -28,7 +28,7 @@ pub const FAULT: u32 = 3;
 /// action through the flat engine).
 pub const MAX_ARGS: usize = 16;
 /// Most key fields generated code passes to a lookup (a table with more falls back).
-pub const MAX_KEYS: usize = 16;
+pub const MAX_KEYS: usize = 64;
 
 /// Flag in [`shim_apply`]'s answer: the entry matched.
 pub const APPLY_HIT: u64 = 1 << 32;
@@ -291,6 +291,39 @@ pub unsafe extern "C" fn shim_expr<T: Tracer>(
     }
 }
 
+/// `hash.get` of the `n` input values at `vals` for the flat node `e` (an `FExpr::Hash`: its
+/// hasher and input widths) into `env.ret`, unmasked.
+///
+/// # Safety
+/// As [`shim_op`], with `e` an expression of the flat program and `vals` `n` values.
+pub unsafe extern "C" fn shim_hash<T: Tracer>(
+    env: *mut Env<T>,
+    e: *const FExpr,
+    vals: *const Value,
+    n: u64,
+) -> u32 {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    // SAFETY: `e` lives in the flat program; `vals`/`n` by contract.
+    let (e, vals) = unsafe { (&*e, params(vals, n)) };
+    let FExpr::Hash { hash, inputs, .. } = e else {
+        env.fault = Some(Fault::program(ProgramError::BadReference("hash")));
+        return FAULT;
+    };
+    let mut both: smallvec::SmallVec<[(Value, u16); 16]> = smallvec::SmallVec::new();
+    both.extend(vals.iter().zip(inputs.iter()).map(|(v, (_, w))| (*v, *w)));
+    match ctx.hash_values(*hash as usize, &both) {
+        Ok(v) => {
+            env.ret = v;
+            NEXT
+        }
+        Err(f) => {
+            env.fault = Some(f);
+            FAULT
+        }
+    }
+}
+
 /// Looks table `table` up with the first `nkeys` of `env.key`, counts the hit or miss, makes
 /// the entry the running one (the previous one saved in `env.saved_entry`) and puts the
 /// action data in `env.args`. Answers the action id with the `APPLY_*` flags.
@@ -536,6 +569,7 @@ pub unsafe extern "C" fn hook_drop<T: Tracer>(
 pub struct Shims {
     pub op: usize,
     pub expr: usize,
+    pub hash: usize,
     pub apply: usize,
     pub value_set: usize,
     pub action: usize,
@@ -564,6 +598,7 @@ impl Shims {
         Shims {
             op: shim_op::<T> as *const () as usize,
             expr: shim_expr::<T> as *const () as usize,
+            hash: shim_hash::<T> as *const () as usize,
             apply: shim_apply::<T> as *const () as usize,
             value_set: shim_value_set::<T> as *const () as usize,
             action: shim_action::<T> as *const () as usize,

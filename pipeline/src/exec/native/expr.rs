@@ -1,14 +1,27 @@
 //! Expressions: each flat expression node generated in line, with its masks and widths as
-//! constants; nodes not generated (checksums, externs with state, signed saturation, wide
-//! arithmetic) are evaluated by the flat engine through [`super::env::shim_expr`].
+//! constants (parser lookaheads too, and hashes: inputs in line, the hasher through
+//! [`super::env::shim_hash`]); nodes not generated (externs with state, signed saturation,
+//! wide shifts) are evaluated by the flat engine through [`super::env::shim_expr`], each
+//! recorded ([`super::expr_label`]).
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, InstBuilder, Value};
+use cranelift_codegen::ir::{types, InstBuilder, StackSlotData, StackSlotKind, Value};
 
 use super::env::{EnvLayout, MAX_ARGS};
 use super::gen::{mem, Gen};
 use crate::exec::flat::FExpr;
-use crate::ir::BinOp;
+use crate::ir::{BinOp, Expr};
+
+/// `(offset, width)` of a lookahead the generator reads itself (1..=121 bits: its bytes fit
+/// 128 bits at any bit offset).
+fn lookahead(e: &Expr) -> Option<(u32, u16)> {
+    match e {
+        Expr::Lookahead { offset_bits, width } if (1..=121).contains(width) => {
+            Some((*offset_bits, *width))
+        }
+        _ => None,
+    }
+}
 
 /// Bits needed by `v`.
 fn bits(v: u128) -> u32 {
@@ -47,6 +60,7 @@ pub fn wbits(e: &FExpr) -> u32 {
             _ => u32::from(*width).min(128),
         },
         FExpr::ChecksumGet(_) => 32,
+        FExpr::Hash { mask, .. } => bits(*mask),
         FExpr::ChecksumUpdate(_) => 16,
         FExpr::Tree(_) => 128,
     }
@@ -176,9 +190,100 @@ impl Gen<'_, '_> {
                 let n = self.b.ins().bnot(sum);
                 self.b.ins().band_imm(n, 0xffff)
             }
-            _ => self.shim_expr(e),
+            FExpr::Hash { inputs, mask, .. } => self.hash(e, inputs, *mask),
+            FExpr::Tree(x) if self.too_short.is_some() && lookahead(x).is_some() => {
+                let (off, width) = lookahead(x).expect("guard");
+                self.lookahead(off, width)
+            }
+            _ => {
+                self.fallbacks.push(super::expr_label(e));
+                self.shim_expr(e)
+            }
         };
         self.fit(v, wide(e))
+    }
+
+    /// `lookahead` of `width` bits (1..=121) at `off` bits past the cursor, in the parser:
+    /// past the input's end the packet is too short; else the bytes holding the bits are
+    /// read big-endian (each address clamped to the input's last byte: the clamped ones only
+    /// feed bits past the value, which are shifted out). Only a parser that is not parsed in
+    /// place has lookaheads (`parser_in_place`), so the input is all in its head.
+    fn lookahead(&mut self, off: u32, width: u16) -> Value {
+        let cur = self.env_load(std::mem::offset_of!(EnvLayout, cursor));
+        let start = self.b.ins().iadd_imm(cur, i64::from(off));
+        let end = self.b.ins().iadd_imm(start, i64::from(width));
+        let limit = self.env_load(std::mem::offset_of!(EnvLayout, input_bits));
+        let short = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, limit);
+        let fits = self.b.create_block();
+        let too_short = self.too_short.expect("parser");
+        self.b.ins().brif(short, too_short, &[], fits, &[]);
+        self.b.switch_to_block(fits);
+        let nb = (u32::from(width) + 7).div_ceil(8);
+        let wide = nb > 8;
+        let ty = if wide { types::I128 } else { types::I64 };
+        let input = self.env_load(std::mem::offset_of!(EnvLayout, input));
+        let last = self.env_load(std::mem::offset_of!(EnvLayout, head_bytes));
+        let last = self.b.ins().iadd_imm(last, -1);
+        let first = self.b.ins().ushr_imm(start, 3);
+        let mut acc = self.konst(0, wide);
+        for i in 0..nb {
+            let at = self.b.ins().iadd_imm(first, i64::from(i));
+            let at = self.b.ins().umin(at, last);
+            let addr = self.b.ins().iadd(input, at);
+            let byte = self.b.ins().uload8(types::I64, mem(), addr, 0);
+            let byte = if wide {
+                self.b.ins().uextend(ty, byte)
+            } else {
+                byte
+            };
+            let sh = self.b.ins().ishl_imm(acc, 8);
+            acc = self.b.ins().bor(sh, byte);
+        }
+        // `acc` holds bits [first * 8, first * 8 + nb * 8): drop the (start % 8) bits before
+        // the value, then those after it.
+        let bit = self.b.ins().band_imm(start, 7);
+        let bit = if wide {
+            self.b.ins().uextend(ty, bit)
+        } else {
+            bit
+        };
+        let acc = self.b.ins().ishl(acc, bit);
+        let top = ty.bits() - nb * 8;
+        let acc = if top > 0 {
+            self.b.ins().ishl_imm(acc, i64::from(top))
+        } else {
+            acc
+        };
+        self.b
+            .ins()
+            .ushr_imm(acc, i64::from(ty.bits() - u32::from(width)))
+    }
+
+    /// `hash.get`: the inputs generated into a stack buffer, the hasher run by
+    /// [`super::env::shim_hash`] (which reads the widths from the node `e`), then masked.
+    fn hash(&mut self, e: &FExpr, inputs: &[(FExpr, u16)], mask: u128) -> Value {
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (inputs.len().max(1) * 16) as u32,
+            4,
+        ));
+        let buf = self.b.ins().stack_addr(types::I64, slot, 0);
+        for (i, (x, _)) in inputs.iter().enumerate() {
+            let v = self.expr(x);
+            self.store_value(buf, i as i32 * 16, v);
+        }
+        let node = self.iconst(e as *const FExpr as u64);
+        let n = self.iconst(inputs.len() as u64);
+        let (env, sig, f) = (self.env, self.sigs.node, self.shims.hash);
+        let code = self
+            .call_shim(sig, f, &[env, node, buf, n])
+            .expect("status");
+        let ok = self.b.create_block();
+        self.b.ins().brif(code, self.fault, &[], ok, &[]);
+        self.b.switch_to_block(ok);
+        let off = std::mem::offset_of!(EnvLayout, ret) as i32;
+        let v = self.b.ins().load(types::I128, mem(), self.env, off);
+        self.mask(v, mask)
     }
 
     /// Evaluates `e` through the flat engine.

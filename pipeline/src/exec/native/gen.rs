@@ -42,6 +42,26 @@ pub struct Sigs {
     pub extract: SigRef,
 }
 
+/// A field of at most 128 bits lying across three aligned 8-byte words (a 128-bit address
+/// not on a word boundary), as its high part (to the end of its second word: more than 64
+/// bits) and its low part (in the third word).
+fn split3(f: FieldRef) -> Option<(FieldRef, FieldRef)> {
+    let (bit, width) = (f.offset % 64, u32::from(f.width));
+    if width > 128 || bit + width <= 128 {
+        return None;
+    }
+    let a = 128 - bit;
+    let hi = FieldRef {
+        offset: f.offset,
+        width: a as u16,
+    };
+    let lo = FieldRef {
+        offset: f.offset + a,
+        width: (width - a) as u16,
+    };
+    Some((hi, lo))
+}
+
 /// Memory flags for PHV, input and environment accesses (in bounds by construction).
 pub fn mem() -> MemFlags {
     MemFlags::new().with_notrap()
@@ -78,6 +98,9 @@ pub struct Gen<'a, 'b> {
     pub drop_ctl: Option<FieldRef>,
     /// Trace hook calls generated in this function.
     pub trace_points: usize,
+    /// What this function leaves to the flat engine, one label per node (see
+    /// [`super::fallback_label`]).
+    pub fallbacks: Vec<String>,
 }
 
 impl Gen<'_, '_> {
@@ -146,8 +169,11 @@ impl Gen<'_, '_> {
     }
 
     /// Whether [`Self::read_field`] / [`Self::write_field`] handle `f` (inside two aligned
-    /// words of the padded PHV).
+    /// words of the padded PHV, or split in two such parts by [`split3`]).
     pub fn field_ok(&self, f: FieldRef) -> bool {
+        if let Some((h, l)) = split3(f) {
+            return self.field_ok(h) && self.field_ok(l);
+        }
         let w = f.offset / 64 * 8;
         f.width <= 128
             && (f.offset % 64) + u32::from(f.width) <= 128
@@ -156,6 +182,13 @@ impl Gen<'_, '_> {
 
     /// Loads field `f` (as the PHV's aligned reads do: through the 8-byte words holding it).
     pub fn read_field(&mut self, f: FieldRef) -> Value {
+        if let Some((h, l)) = split3(f) {
+            let hi = self.read_field(h);
+            let lo = self.read_field(l);
+            let (hi, lo) = (self.fit(hi, true), self.fit(lo, true));
+            let hi = self.b.ins().ishl_imm(hi, i64::from(l.width));
+            return self.b.ins().bor(hi, lo);
+        }
         let (w, bit, width) = (f.offset / 64 * 8, f.offset % 64, u32::from(f.width));
         if width == 0 {
             return self.iconst(0);
@@ -187,6 +220,13 @@ impl Gen<'_, '_> {
 
     /// Stores the low `f.width` bits of `v` into field `f`.
     pub fn write_field(&mut self, f: FieldRef, v: Value) {
+        if let Some((h, l)) = split3(f) {
+            let v = self.fit(v, true);
+            let hi = self.b.ins().ushr_imm(v, i64::from(l.width));
+            self.write_field(h, hi);
+            self.write_field(l, v);
+            return;
+        }
         let (w, bit, width) = (f.offset / 64 * 8, f.offset % 64, u32::from(f.width));
         if width == 0 {
             return;
@@ -256,6 +296,17 @@ impl Gen<'_, '_> {
         } else {
             self.b.ins().band_imm(word, !bit as i64)
         };
+        self.b.ins().store(mem(), new, self.valid, off);
+    }
+
+    /// Header `h` valid exactly when the 0/1 `i64` `v` is 1.
+    pub fn set_valid_to(&mut self, h: u32, v: Value) {
+        let Some((word, off, bit)) = self.valid_word(h) else {
+            return;
+        };
+        let keep = self.b.ins().band_imm(word, !bit as i64);
+        let v = self.b.ins().ishl_imm(v, i64::from(bit.trailing_zeros()));
+        let new = self.b.ins().bor(keep, v);
         self.b.ins().store(mem(), new, self.valid, off);
     }
 

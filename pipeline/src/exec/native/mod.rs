@@ -97,6 +97,8 @@ pub struct NativePipeline<T: Tracer = NoTrace> {
     pub egress: NativeGress<T>,
     /// Ops and expression nodes left to the flat engine (static count over both gresses).
     pub fallbacks: usize,
+    /// Those nodes by kind ([`op_label`], [`expr_label`]) with their counts, most first.
+    pub fallback_kinds: Vec<(String, usize)>,
     /// Calls of trace hooks in the code (0 for untraced code: it has no trace point).
     pub trace_points: usize,
     _code: Code,
@@ -142,6 +144,8 @@ struct Compiler {
     fbc: FunctionBuilderContext,
     /// Trace hook calls generated so far.
     trace_points: usize,
+    /// Nodes left to the flat engine so far, by label.
+    fallbacks: std::collections::BTreeMap<String, usize>,
 }
 
 impl<T: Tracer> NativePipeline<T> {
@@ -171,6 +175,7 @@ impl<T: Tracer> NativePipeline<T> {
             ctx,
             fbc: FunctionBuilderContext::new(),
             trace_points: 0,
+            fallbacks: Default::default(),
         };
         let shims = Shims::of::<T>();
         let ig = c.gress(pl, &flat.ingress, Gress::Ingress, shims, drop_ctl[0])?;
@@ -178,11 +183,13 @@ impl<T: Tracer> NativePipeline<T> {
         c.module.finalize_definitions().map_err(cg)?;
         let ingress = ig.finish(&c.module);
         let egress = eg.finish(&c.module);
-        let fallbacks = ig.fallbacks + eg.fallbacks;
+        let mut fallback_kinds: Vec<(String, usize)> = c.fallbacks.into_iter().collect();
+        fallback_kinds.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         Ok(NativePipeline {
             ingress,
             egress,
-            fallbacks,
+            fallbacks: fallback_kinds.iter().map(|k| k.1).sum(),
+            fallback_kinds,
             trace_points: c.trace_points,
             _code: Code(Some(c.module)),
         })
@@ -198,7 +205,6 @@ impl<T: Tracer> NativePipeline<T> {
 
 /// Function ids of one gress, before finalization.
 struct GressIds {
-    fallbacks: usize,
     in_place: bool,
     layout: Layout,
     parse: FuncId,
@@ -311,7 +317,6 @@ impl Compiler {
             Ok::<FuncId, NativeError>(id)
         };
         Ok(GressIds {
-            fallbacks: count_fallbacks(fg, &used),
             in_place: parser_in_place(&fg.parser),
             layout,
             parse: entry("parser", Kind::Parser, &|gen| gen.parser(&fg.parser))?,
@@ -387,9 +392,13 @@ impl Compiler {
             shims: unit.shims,
             drop_ctl: unit.drop_ctl,
             trace_points: 0,
+            fallbacks: Vec::new(),
         };
         body(&mut g);
         self.trace_points += g.trace_points;
+        for f in g.fallbacks.drain(..) {
+            *self.fallbacks.entry(f).or_default() += 1;
+        }
         if kind != Kind::Parser {
             let next = g.b.ins().iconst(types::I32, i64::from(env::NEXT));
             g.b.ins().return_(&[next]);
@@ -472,6 +481,7 @@ fn parser_in_place(p: &FParser) -> bool {
                 cond, then, els, ..
             } => pure(cond) && pure(then) && pure(els),
             FExpr::ChecksumUpdate(parts) => parts.iter().all(pure_part),
+            FExpr::Hash { inputs, .. } => inputs.iter().all(|(i, _)| pure(i)),
             _ => true,
         }
     }
@@ -487,7 +497,9 @@ fn parser_in_place(p: &FParser) -> bool {
             Op::SetConst { .. }
             | Op::SetParam { .. }
             | Op::SetValid { .. }
-            | Op::Extract { .. } => true,
+            | Op::CopyHeader { .. }
+            | Op::Extract { .. }
+            | Op::ExtractNext { .. } => true,
             Op::Set { e, .. } | Op::SetSlice { e, .. } => pure(e),
             Op::If {
                 cond, then, els, ..
@@ -506,50 +518,6 @@ fn parser_in_place(p: &FParser) -> bool {
                 FTransition::Select { keys, .. } => keys.iter().all(pure),
             }
     })
-}
-
-/// The expressions an op evaluates itself (not those of nested blocks).
-fn op_exprs(op: &Op) -> Box<dyn Iterator<Item = &FExpr> + '_> {
-    match op {
-        Op::Set { e, .. } | Op::SetSlice { e, .. } => Box::new(std::iter::once(e)),
-        Op::If { cond, .. } | Op::Verify { cond, .. } => Box::new(std::iter::once(cond)),
-        Op::Count { index, .. } => Box::new(std::iter::once(index)),
-        Op::Apply(a) => Box::new(a.keys.iter()),
-        Op::Call { args, .. } => Box::new(args.iter()),
-        _ => Box::new(std::iter::empty()),
-    }
-}
-
-/// Whether a checksum input is what the generator sums itself: runs of whole 16-bit words
-/// (`Gen::csum_runs_ok`, less its check against the PHV's length).
-fn generated_sum(parts: &[CsPart]) -> bool {
-    !parts.is_empty()
-        && parts
-            .iter()
-            .all(|p| matches!(p, CsPart::Run { start, width } if start % 8 == 0 && width % 16 == 0))
-}
-
-/// Expression nodes in `e` the flat engine evaluates (tree expressions: register values,
-/// hashes, lookahead, ...; deparser checksum updates of anything but runs of whole words).
-fn expr_fallbacks(e: &FExpr) -> usize {
-    match e {
-        FExpr::Tree(_) => 1,
-        FExpr::ChecksumUpdate(parts) => usize::from(!generated_sum(parts)),
-        FExpr::Not { a, .. }
-        | FExpr::Neg { a, .. }
-        | FExpr::LNot(a)
-        | FExpr::Slice { a, .. }
-        | FExpr::Sext { a, .. }
-        | FExpr::Mask { a, .. } => expr_fallbacks(a),
-        FExpr::LAnd(a, b)
-        | FExpr::LOr(a, b)
-        | FExpr::Bin { a, b, .. }
-        | FExpr::Concat { hi: a, lo: b, .. } => expr_fallbacks(a) + expr_fallbacks(b),
-        FExpr::Ternary {
-            cond, then, els, ..
-        } => expr_fallbacks(cond) + expr_fallbacks(then) + expr_fallbacks(els),
-        _ => 0,
-    }
 }
 
 /// Calls `f` on every op of `ops`, nested blocks included.
@@ -579,34 +547,37 @@ fn walk(ops: &[Op], f: &mut impl FnMut(&Op)) {
     }
 }
 
-/// Ops the generator leaves to the flat engine in a gress and the `actions` it runs (tree ops:
-/// registers, hashes, meters, digests, mirror and resubmit, header stacks; parser checksums of
-/// anything but runs of whole 16-bit words) plus the expression nodes it leaves (tree
-/// expressions, deparser checksum updates): a static measure of coverage. Counters (a shim of
-/// their own, index generated) are not counted.
-fn count_fallbacks(fg: &FlatGress, actions: &[u32]) -> usize {
-    let mut n = 0;
-    let mut count = |op: &Op| {
-        if match op {
-            Op::Tree(_) => true,
-            Op::ChecksumAdd { parts, .. } => !generated_sum(parts),
-            _ => false,
-        } {
-            n += 1;
-        }
-        n += op_exprs(op).map(expr_fallbacks).sum::<usize>();
-    };
-    walk(&fg.control, &mut count);
-    walk(&fg.deparser, &mut count);
-    let mut select_keys = 0;
-    for st in fg.parser.states.iter() {
-        walk(&st.body, &mut count);
-        if let FTransition::Select { keys, .. } = &st.transition {
-            select_keys += keys.iter().map(expr_fallbacks).sum::<usize>();
-        }
+/// The name of a `Debug` form's variant (up to its first space, brace or parenthesis).
+fn variant(debug: String) -> String {
+    debug
+        .split([' ', '(', '{'])
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// What an op left to the flat engine is: `stmt KIND` for a statement the tree interpreter
+/// runs (a register action, a hash, a digest, ...), else `op KIND` (a flat op the generator
+/// does not take in this form, e.g. a field past two PHV words).
+pub fn op_label(op: &Op) -> String {
+    match op {
+        Op::Tree(s) => format!("stmt {}", variant(format!("{s:?}"))),
+        Op::Apply(a) => format!("op Apply ({} keys)", a.keys.len()),
+        _ => format!("op {}", variant(format!("{op:?}"))),
     }
-    for a in actions {
-        walk(&fg.actions[*a as usize], &mut count);
+}
+
+/// What an expression left to the flat engine is: `expr KIND` for a tree expression, else
+/// the flat node (a binary operator with its operator).
+pub fn expr_label(e: &FExpr) -> String {
+    match e {
+        FExpr::Tree(x) => format!("expr {}", variant(format!("{x:?}"))),
+        FExpr::Bin { op, width, .. } => format!("flat Bin {op:?} ({width} bits)"),
+        FExpr::Field(f) => format!(
+            "flat Field ({} bits at bit {} of a word)",
+            f.width,
+            f.offset % 64
+        ),
+        _ => format!("flat {}", variant(format!("{e:?}"))),
     }
-    n + select_keys
 }

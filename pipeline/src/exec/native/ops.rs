@@ -1,7 +1,8 @@
 //! Statements: field writes, validity, ifs, table applies (lookup through the existing table
 //! code, then a direct call of the matched action's generated function), action calls,
-//! emits and extracts. Ops not generated (counters, checksums, `verify`, registers, hashes,
-//! digests, header stacks) run through the flat engine ([`super::env::shim_op`]).
+//! emits, extracts (of stack elements too) and header copies. Ops not generated (register
+//! actions, digests, mirror and resubmit requests, stack shifts) run through the flat engine
+//! ([`super::env::shim_op`]); each is recorded ([`super::op_label`]).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, StackSlotData, StackSlotKind, Value};
@@ -10,6 +11,7 @@ use cranelift_frontend::Switch;
 use super::env::{self, EnvLayout, APPLY_FAULT, APPLY_HIT, APPLY_RAN, MAX_ARGS, MAX_KEYS, RETURN};
 use super::gen::{mem, Gen};
 use crate::exec::flat::{CsPart, FApply, FBranches, FExpr, Op};
+use crate::ir::FieldRef;
 use crate::table::EntryHandle;
 
 // Generated code restores `Ctx::entry` (at `Shims::entry_off`) by copying these 8 bytes from
@@ -75,6 +77,18 @@ impl Gen<'_, '_> {
                 self.mark_written(*watch);
             }
             Op::SetValid { header, valid } => self.set_valid(*header, *valid),
+            Op::CopyHeader {
+                dst,
+                src,
+                dst_off,
+                src_off,
+                len,
+            } if self.copy_ok(*dst_off, *src_off, *len) => {
+                let phv = self.phv;
+                self.copy_bytes((phv, *src_off), (phv, *dst_off), *len);
+                let v = self.is_valid(*src);
+                self.set_valid_to(*dst, v);
+            }
             Op::If {
                 cond,
                 then,
@@ -126,6 +140,19 @@ impl Gen<'_, '_> {
             } if self.too_short.is_some() && offset + len <= self.layout.phv_len => {
                 self.extract(op, *header, *offset, *len)
             }
+            Op::ExtractNext {
+                next_index,
+                elements,
+            } if self.too_short.is_some()
+                && next_index.width <= 64
+                && self.field_ok(*next_index)
+                && elements.iter().all(|e| {
+                    matches!(e, Op::Extract { offset, len, .. }
+                        if offset + len <= self.layout.phv_len)
+                }) =>
+            {
+                self.extract_next(*next_index, elements)
+            }
             Op::AdvanceConst(bits) if self.too_short.is_some() && *bits < 1 << 62 => {
                 self.advance(*bits)
             }
@@ -137,7 +164,10 @@ impl Gen<'_, '_> {
             } if self.csum_runs_ok(parts) => self.checksum_add(*checksum, parts, *subtract),
             Op::Count { counter, index } => self.count(*counter, Some(index)),
             Op::CountDirect { counter } => self.count(*counter, None),
-            _ => self.shim_op(op),
+            _ => {
+                self.fallbacks.push(super::op_label(op));
+                self.shim_op(op)
+            }
         }
     }
 
@@ -228,6 +258,36 @@ impl Gen<'_, '_> {
         self.check_status(code, env::NEXT);
     }
 
+    /// `extract(stack.next)`: the element `next_index` names extracted (as an `extract`),
+    /// then `next_index` + 1; past the last element the parse ends with `StackOutOfBounds`.
+    fn extract_next(&mut self, next_index: FieldRef, elements: &[Op]) {
+        let ni = self.read_field(next_index);
+        let ni = self.fit(ni, false);
+        let done = self.b.create_block();
+        for (i, e) in elements.iter().enumerate() {
+            let Op::Extract {
+                header,
+                offset,
+                len,
+            } = e
+            else {
+                continue;
+            };
+            let (yes, no) = (self.b.create_block(), self.b.create_block());
+            let is = self.b.ins().icmp_imm(IntCC::Equal, ni, i as i64);
+            self.b.ins().brif(is, yes, &[], no, &[]);
+            self.b.switch_to_block(yes);
+            self.extract(e, *header, *offset, *len);
+            let next = self.iconst(i as u64 + 1);
+            self.write_field(next_index, next);
+            self.b.ins().jump(done, &[]);
+            self.b.switch_to_block(no);
+        }
+        self.parse_error(super::parser::STACK_OUT_OF_BOUNDS);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+    }
+
     /// `advance(bits)` by a constant: the cursor moves, or the packet is too short.
     fn advance(&mut self, bits: u64) {
         let cur_off = std::mem::offset_of!(EnvLayout, cursor);
@@ -250,6 +310,12 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(fail);
         self.parse_error(super::parser::verify_kind(error));
         self.b.switch_to_block(ok);
+    }
+
+    /// Whether a header copy's byte ranges are inside the PHV and apart (or the same).
+    fn copy_ok(&self, dst: u32, src: u32, len: u32) -> bool {
+        let inside = dst.max(src).saturating_add(len) <= self.layout.phv_len;
+        inside && (dst == src || dst.abs_diff(src) >= len)
     }
 
     /// Runs `op` through the flat engine.

@@ -13,7 +13,8 @@ use crate::exec::ParserFault;
 use crate::ir::{KeysetElem, NextState};
 
 /// Parse ends: accept, reject, an error the generated code found (fault kind in bits 8..16:
-/// 0 too short, 1 no match, 2 timeout, 3 `verify` with its error code in bits 16..32), or a
+/// 0 too short, 1 no match, 2 timeout, 3 `verify` with its error code in bits 16..32, 4 a
+/// full header stack), or a
 /// fault a fallback left in `Env::fault`. The state's index is in the high 32 bits.
 pub const END_ACCEPT: u64 = 0;
 pub const END_REJECT: u64 = 1;
@@ -26,9 +27,13 @@ pub fn fault_of_kind(kind: u64) -> ParserFault {
         0 => ParserFault::PacketTooShort,
         1 => ParserFault::NoMatch,
         2 => ParserFault::Timeout,
+        STACK_OUT_OF_BOUNDS => ParserFault::StackOutOfBounds,
         _ => ParserFault::Verify((kind >> 8) as u16),
     }
 }
+
+/// The fault kind of `extract(stack.next)` on a full stack.
+pub const STACK_OUT_OF_BOUNDS: u64 = 4;
 
 /// The fault kind of `verify(false, error)`.
 pub const fn verify_kind(error: u16) -> u64 {
