@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use common::pcap::pcap;
+use pcap_file::pcap::PcapReader;
 
 const PISA: &str = env!("CARGO_BIN_EXE_pisa");
 
@@ -70,12 +71,13 @@ fn pisa(d: &PathBuf, args: &[&str]) -> String {
     text
 }
 
-/// Records in a pcap file (24-byte header, 16 bytes before each record).
+/// Records in a pcap file.
 fn records(path: &PathBuf) -> usize {
-    let b = std::fs::read(path).unwrap();
-    let (mut at, mut n) = (24, 0);
-    while at + 16 <= b.len() {
-        at += 16 + u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap()) as usize;
+    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut r = PcapReader::new(f).expect("a pcap file");
+    let mut n = 0;
+    while let Some(p) = r.next_packet() {
+        p.expect("a record");
         n += 1;
     }
     n
