@@ -220,6 +220,8 @@ fn trace_prints_addresses_conditions_and_stages_in_order() {
         "{text}"
     );
     assert!(text.contains("hdr.ipv4.ttl=1,"), "{text}");
+    // The default build forwards with generated code, and the trace says it traced that.
+    assert!(text.contains("\nengine: native ("), "{text}");
     assert!(
         text.contains("    if (ig_md.ipv4_checksum_err || (hdr.ipv4.ttl <= 1)) -> true\n    action SwitchIngress.drop()"),
         "{text}"

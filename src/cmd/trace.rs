@@ -125,6 +125,7 @@ pub fn run(args: TraceArgs) -> anyhow::Result<ExitCode> {
         ts: a.ts,
     });
     print!("{trace}");
+    println!("{}", engine_line(sw.traced_engine()));
     if outs.is_empty() {
         println!("=> no frame leaves the switch");
     }
@@ -133,6 +134,18 @@ pub fn run(args: TraceArgs) -> anyhow::Result<ExitCode> {
         println!("{}", hex_block(&f.bytes));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Which engine ran the traced pass, and how it relates to the code that forwards.
+fn engine_line(engine: pipeline::exec::EngineKind) -> String {
+    use pipeline::exec::EngineKind;
+    match engine {
+        EngineKind::Native => {
+            "engine: native (the generated code that forwards, built with trace hooks)".into()
+        }
+        EngineKind::Flat => "engine: flat (the engine this switch forwards with)".into(),
+        EngineKind::Tree => "engine: tree (the reference interpreter)".into(),
+    }
 }
 
 /// Bytes as hex, 16 per line with an offset column.
