@@ -35,6 +35,10 @@ const KEPT: &[&str] = &[
     "pack",
     "ways",
     "use_hash_action",
+    // Where a table starts and which tables it goes before (resources/pins.rs; the numeric
+    // `@placement_priority(n)` orders tables that can start in one stage).
+    "stage",
+    "placement_priority",
     // Read by the P4Info generator (control::p4runtime::p4info): packet I/O metadata and
     // fixed P4Runtime ids.
     "controller_header",
@@ -47,8 +51,7 @@ fn ignored_reason(name: &str) -> &'static str {
         "PHV allocation is not modelled"
     } else {
         match name {
-            "stage"
-            | "force_immediate"
+            "force_immediate"
             | "force_shift"
             | "min_width"
             | "alpm"
@@ -68,10 +71,6 @@ fn ignored_reason(name: &str) -> &'static str {
             | "hash_mask"
             | "no_field_initialization" => "table and stage layout is pisa's own",
             // bf-p4c lets the control plane mask bits of an exact table's key at run time.
-            "placement_priority" => {
-                "its form naming the tables to place before is not modelled (a number is: the \
-                 placement's order among tables that can start in one stage)"
-            }
             "dynamic_table_key_masks" => {
                 "keys always match in full: pisa's runtime API has no call to set a table's key mask"
             }
@@ -82,18 +81,11 @@ fn ignored_reason(name: &str) -> &'static str {
     }
 }
 
-/// `@placement_priority(n)` with a number, which the placement orders tables by (its form
-/// naming tables to place before is not modelled, and warned about).
-fn placement_priority(a: &ast::Annotation) -> bool {
-    a.name.name == "placement_priority"
-        && string_arg(std::slice::from_ref(a), "placement_priority").is_none()
-}
-
 /// Collects one warning per ignored annotation kind used in the user's program.
 pub fn report_ignored(env: &Env<'_>, program: &ast::Program, diags: &mut Diagnostics) {
     let mut seen: BTreeMap<String, (Span, usize)> = BTreeMap::new();
     let mut visit = |a: &ast::Annotation| {
-        if KEPT.contains(&a.name.name.as_str()) || env.is_arch(a.span) || placement_priority(a) {
+        if KEPT.contains(&a.name.name.as_str()) || env.is_arch(a.span) {
             return;
         }
         seen.entry(a.name.name.clone())

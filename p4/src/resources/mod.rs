@@ -23,6 +23,7 @@ mod names;
 mod parse_depth;
 mod parser_rules;
 mod phv;
+mod pins;
 pub mod profile;
 mod report;
 mod salu;
@@ -451,6 +452,10 @@ fn chain(
                 ));
                 break;
             }
+            Why::StagePin => {
+                out.push(format!("{head}, pinned there by `@stage({s})`"));
+                break;
+            }
             Why::Free => {
                 out.push(head);
                 break;
@@ -492,6 +497,7 @@ fn placed_by(
         Why::Pushed => Some(format!(
             "{label}: moved down to join a later access of a shared object"
         )),
+        Why::StagePin => Some(format!("{label}: pinned by `@stage({s})`")),
         // Nothing held it back; a dependency it shares the stage with is still worth naming.
         Why::Free => units[u]
             .deps
@@ -520,6 +526,7 @@ fn place_gress(
     let names = Names::new(pipe, phv);
     let ignore = ignore::pairs(pi, pipe, gress, hints, issues);
     let units = units::build(pipe, gress, &ignore);
+    let pins = pins::resolve(pi, pipe, gress, &units, hints, p, issues);
     let mut report = GressReport {
         gress: gress.to_string(),
         ..GressReport::default()
@@ -679,6 +686,8 @@ fn place_gress(
         oversize: &oversize,
         prefix_parts: &prefix_parts,
         priority: &priority,
+        pins: &pins.stage,
+        before: &pins.before,
     };
     let placement = match schedule::schedule(&units, &work, p) {
         Ok(pl) => pl,
@@ -745,6 +754,10 @@ fn place_gress(
         }
     };
     issues.extend(ignore::same_stage(pi, &units, &names, &placement));
+    issues.extend(pins::unmet(pi, &units, &pins, &placement, |u| {
+        let s = placement.stage_of[u];
+        placed_by(&units, &names, &placement, u, s)
+    }));
 
     let used = placement.stages_used();
     if used > usize::from(p.stages) {
