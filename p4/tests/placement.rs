@@ -160,8 +160,8 @@ fn placements_follow_bf_p4c_rules() {
 /// table starts in stage 12 as asked.
 #[test]
 fn stage_pins_follow_the_target_stage_count() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/check/rejected/stage_pin_past_last.p4");
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check/rejected/stage_pin_past_last.p4");
     let on = |target| CompileOptions {
         target,
         ..CompileOptions::default()

@@ -4,7 +4,7 @@
 //!
 //! The forms accepted, and the errors for the others, are bf-p4c's (ir/mau.cpp
 //! `get_provided_stage`: "Stage pragma provided can have only one or two constant parameters
-//! >= 0", string flags `"immediate"` / `"noimmediate"` after the stage, any other flag
+//! \>= 0", string flags `"immediate"` / `"noimmediate"` after the stage, any other flag
 //! refused); what the placement does with them is in `resources/pins.rs`.
 
 use pipeline::ir;
@@ -49,7 +49,12 @@ impl<'a> Lowerer<'a> {
     }
 
     /// One `@stage(stage [, entries] [, "flag"...])`, or `None` after an error.
-    fn stage_pin(&mut self, id: ir::TableId, name: &str, a: &'a ast::Annotation) -> Option<StagePin> {
+    fn stage_pin(
+        &mut self,
+        id: ir::TableId,
+        name: &str,
+        a: &'a ast::Annotation,
+    ) -> Option<StagePin> {
         let es: &'a [ast::Expr] = match &a.body {
             ast::AnnotationBody::Exprs(es) => es,
             _ => &[],

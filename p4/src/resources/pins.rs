@@ -117,7 +117,10 @@ pub(crate) fn resolve(
             .iter()
             .map(|u| {
                 let t = of(u)?;
-                stage_of_table.iter().find(|(x, _)| *x == t).map(|(_, s)| *s)
+                stage_of_table
+                    .iter()
+                    .find(|(x, _)| *x == t)
+                    .map(|(_, s)| *s)
             })
             .collect(),
         before: units

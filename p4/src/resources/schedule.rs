@@ -254,8 +254,8 @@ impl Pass {
     ) -> (usize, Why) {
         let mut earliest = min_stage;
         let mut reason = match earliest {
-            0 => Why::Free,
             e if pin == Some(e) => Why::StagePin,
+            0 => Why::Free,
             _ => Why::Pushed,
         };
         for (i, d) in units[u].deps.iter().enumerate() {
@@ -397,13 +397,15 @@ fn attempt(
         }
         let named_first = (!w.before.iter().all(Vec::is_empty))
             .then(|| {
-                queue.iter().find_map(|&std::cmp::Reverse((s, pv, _, _, v))| {
-                    (s == start
-                        && pv == prov
-                        && w.goes_before(v, u)
-                        && pass.start_stage(units, w, p, v, min_stage[v]) == start)
-                        .then_some(v)
-                })
+                queue
+                    .iter()
+                    .find_map(|&std::cmp::Reverse((s, pv, _, _, v))| {
+                        (s == start
+                            && pv == prov
+                            && w.goes_before(v, u)
+                            && pass.start_stage(units, w, p, v, min_stage[v]) == start)
+                            .then_some(v)
+                    })
             })
             .flatten();
         let u = match named_first {

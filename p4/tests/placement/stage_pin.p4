@@ -3,11 +3,15 @@
    `initial_stage_and_entries` takes the later of n and what the dependencies allow), and
    what depends on it moves later with it. `first` could go in stage 0 but is pinned to 3;
    `second` matches on what `first` writes (a match dependency): stage 4. `other`, free,
-   stays in stage 0. The report says why `first` sits in stage 3. */
+   stays in stage 0. The report says why `first` sits in stage 3. `@stage(1, 8, "immediate")`
+   on `split_hint` starts it in stage 1; the 8 entries bf-p4c would put in that stage (the
+   rest later) are not modelled, and a warning says so. */
 // expect stage Ingress.first 3
 // expect stage Ingress.second 4
 // expect stage Ingress.other 0
+// expect stage Ingress.split_hint 1
 // expect placed Ingress.first: pinned by `@stage(3)`
+// expect warning `@stage(1, 8)` on table `Ingress.split_hint`: pisa starts the table in stage 1 but does not place 8 entries there
 // expect placed Ingress.second: after Ingress.first (match dependency
 // expect no_warning ignored
 // expect no_warning could not be placed
@@ -36,7 +40,14 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
         actions = { NoAction; }
         size = 16;
     }
+    @stage(1, 8, "immediate")
+    table split_hint {
+        key = { hdr.ipv4.protocol : exact; }
+        actions = { NoAction; }
+        size = 64;
+    }
     apply {
+        split_hint.apply();
         first.apply();
         second.apply();
         other.apply();
