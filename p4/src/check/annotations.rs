@@ -45,9 +45,15 @@ const KEPT: &[&str] = &[
     "id",
 ];
 
+/// Kept annotations that bf-p4c reads on match tables only ("attached to P4 match tables"
+/// in its pragma help): anywhere else they are ignored, and warned about.
+const TABLE_ONLY: &[&str] = &["stage", "placement_priority"];
+
 /// Why an ignored annotation does not matter in pisa.
 fn ignored_reason(name: &str) -> &'static str {
-    if name.starts_with("pa_") {
+    if TABLE_ONLY.contains(&name) {
+        "it places tables, and is read on a table declaration only"
+    } else if name.starts_with("pa_") {
         "PHV allocation is not modelled"
     } else {
         match name {
@@ -83,9 +89,15 @@ fn ignored_reason(name: &str) -> &'static str {
 
 /// Collects one warning per ignored annotation kind used in the user's program.
 pub fn report_ignored(env: &Env<'_>, program: &ast::Program, diags: &mut Diagnostics) {
+    let mut on_tables: Vec<Span> = Vec::new();
+    for d in &program.decls {
+        table_annotations(d, &mut on_tables);
+    }
     let mut seen: BTreeMap<String, (Span, usize)> = BTreeMap::new();
     let mut visit = |a: &ast::Annotation| {
-        if KEPT.contains(&a.name.name.as_str()) || env.is_arch(a.span) {
+        let name = a.name.name.as_str();
+        let misplaced = TABLE_ONLY.contains(&name) && !on_tables.contains(&a.span);
+        if (KEPT.contains(&name) && !misplaced) || env.is_arch(a.span) {
             return;
         }
         seen.entry(a.name.name.clone())
@@ -107,6 +119,15 @@ pub fn report_ignored(env: &Env<'_>, program: &ast::Program, diags: &mut Diagnos
             d = d.with_note(format!("`@{name}` is used {count} times; reported once"));
         }
         diags.push(d);
+    }
+}
+
+/// The spans of the annotations written on table declarations (in controls, at any depth).
+fn table_annotations(d: &ast::Decl, out: &mut Vec<Span>) {
+    match &d.kind {
+        DeclKind::Table(_) => out.extend(d.annotations.iter().map(|a| a.span)),
+        DeclKind::Control(c) => c.locals.iter().for_each(|l| table_annotations(l, out)),
+        _ => {}
     }
 }
 
