@@ -5,10 +5,10 @@
 //! stage, then one whose `@stage` asks for that stage (the lower stage asked first), then one
 //! whose `@placement_priority("...")` names the other, then the higher `@placement_priority(n)`,
 //! then the one with the longest dependency chain below it, then program order. A table with
-//! `@stage(n)` starts no earlier than stage `n` ([`super::pins`]); each goes into the earliest stage its dependencies allow where
-//! the stage still has room for it. A table short of SRAM only takes what a stage has left and
-//! goes on in the next one (a part per stage, its result in the last), as bf-p4c splits a table
-//! whose entries do not all fit a stage. A stateful object (register, meter, counter) lives in
+//! `@stage(n)` starts no earlier than stage `n` ([`super::pins`]). Each goes into the earliest
+//! stage its dependencies allow where the stage still has room for it. A table short of SRAM
+//! only takes what a stage has left and goes on in the next one (a part per stage, its result
+//! in the last), as bf-p4c splits a table whose entries do not all fit a stage. A stateful object (register, meter, counter) lives in
 //! one stage, so every unit that uses it must land there: when a later unit needs the object in
 //! a later stage than where it was first placed, the earlier users are pushed down (their
 //! minimum stage is raised) and placement starts over. Minimum stages only grow, so this ends;
@@ -374,8 +374,10 @@ fn attempt(
             }
         }
     }
-    // Candidates keyed by (start stage, longer chain first, program order); a start stage
-    // only grows as stages fill, so a popped key is checked again and re-queued if stale.
+    // Candidates keyed by (start stage, `@stage` asking for it first, higher priority, longer
+    // chain, program order); a start stage only grows as stages fill, so a popped key is
+    // checked again and re-queued if stale. A candidate of the same start and `@stage` rank
+    // whose `@placement_priority("...")` names the popped one goes first instead.
     let mut queue = std::collections::BinaryHeap::new();
     let key_at = |start: usize, u: usize| {
         std::cmp::Reverse((
