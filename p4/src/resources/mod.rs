@@ -453,7 +453,7 @@ fn chain(
                 break;
             }
             Why::StagePin => {
-                out.push(format!("{head}, pinned there by `@stage({s})`"));
+                out.push(format!("{head}, {}", pinned_text(pl, u, s)));
                 break;
             }
             Why::Free => {
@@ -464,6 +464,17 @@ fn chain(
     }
     out.reverse();
     out
+}
+
+/// Why unit `u` (or its part) sits in stage `s` when its `@stage` put it there: its start (its
+/// first part, when split) is the stage asked.
+fn pinned_text(pl: &Placement, u: usize, s: usize) -> String {
+    let start = pl.parts_of[u].first().copied().unwrap_or(pl.stage_of[u]);
+    if s == start {
+        format!("pinned by `@stage({s})`")
+    } else {
+        format!("the rest of its entries, after the part pinned by `@stage({start})`")
+    }
 }
 
 /// Why unit `u` sits in stage `s`, for the stage report: the dependency that set its stage
@@ -497,7 +508,7 @@ fn placed_by(
         Why::Pushed => Some(format!(
             "{label}: moved down to join a later access of a shared object"
         )),
-        Why::StagePin => Some(format!("{label}: pinned by `@stage({s})`")),
+        Why::StagePin => Some(format!("{label}: {}", pinned_text(pl, u, s))),
         // Nothing held it back; a dependency it shares the stage with is still worth naming.
         Why::Free => units[u]
             .deps
@@ -602,6 +613,15 @@ fn place_gress(
             }
         }
     }
+    pins::split_entries(
+        pi,
+        pipe,
+        &units,
+        &pins,
+        &mut demands,
+        &mut prefix_parts,
+        issues,
+    );
     let mut oversize = vec![false; units.len()];
     let mut reported_regs: Vec<RegisterId> = Vec::new();
     for (i, (u, d)) in units.iter().zip(&demands).enumerate() {
