@@ -65,3 +65,38 @@ fn every_write_path_marks_the_field_and_copies_back_do_not() {
     );
     assert_eq!((resubmits, digests), (5, 1));
 }
+
+/// `pisa trace` names the hidden "written" flags as the program's field and the word
+/// `written` (`if (ig_dprsr_md.digest_type written) -> true`), not by an internal name: the
+/// deparser's lines of an a == 1 packet's two passes (the first writes both types, the
+/// resubmitted one neither) against `tests/lang/select_written.trace` (rewritten under
+/// `UPDATE_EXPECT=1`).
+#[test]
+fn traces_name_the_written_flags_as_the_program_does() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lang");
+    let c = compile_file(&dir.join("select_written.p4"), &CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{}", e.render()));
+    let mut sw = Switch::new(Arc::new(c.program), SwitchConfig::new(1)).expect("switch");
+    let mut bytes = vec![0xaa; 64];
+    bytes[0] = 1;
+    let (_, trace) = sw.trace(InFrame {
+        port: 0,
+        bytes: &bytes,
+        ts: 0,
+    });
+    let text = trace.to_string();
+    let lines: String = text
+        .lines()
+        .filter(|l| {
+            l.contains("deparser: if") || l.contains("digest ") || l.contains("tm: resubmit")
+        })
+        .map(|l| format!("{}\n", l.trim()))
+        .collect();
+    assert!(!lines.contains('$'), "{text}");
+    let golden = dir.join("select_written.trace");
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(&golden, &lines).expect("write golden");
+    }
+    let want = std::fs::read_to_string(&golden).unwrap_or_default();
+    assert_eq!(lines, want, "full trace:\n{text}");
+}

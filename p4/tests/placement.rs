@@ -154,3 +154,36 @@ fn placements_follow_bf_p4c_rules() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// `@stage(12)` is past Tofino 1's last stage (refused there, with the table, the stage and the
+/// stage count: tests/check/rejected/stage_pin_past_last) but within Tofino 2's 20, where the
+/// table starts in stage 12 as asked.
+#[test]
+fn stage_pins_follow_the_target_stage_count() {
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check/rejected/stage_pin_past_last.p4");
+    let on = |target| CompileOptions {
+        target,
+        ..CompileOptions::default()
+    };
+    let refused = match compile_file(&p, &on(Target::Tofino1)) {
+        Ok(_) => panic!("@stage(12) accepted on tofino1"),
+        Err(f) => f.render(),
+    };
+    assert!(
+        refused.contains("pinned to stage 12 by `@stage(12)`, but tofino1 has 12 stages (0 to 11)"),
+        "{refused}"
+    );
+    let c = compile_file(&p, &on(Target::Tofino2))
+        .unwrap_or_else(|f| panic!("@stage(12) on tofino2:\n{}", f.render()));
+    let report = c.resources.as_ref().expect("placed");
+    let g = report.gress(0, "ingress").expect("ingress");
+    assert_eq!(stage_of(g, "Ingress.late"), Some(12), "{report}");
+    assert!(
+        g.stages[12]
+            .placed_by
+            .iter()
+            .any(|r| r == "Ingress.late: pinned by `@stage(12)`"),
+        "{report}"
+    );
+}

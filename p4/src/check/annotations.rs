@@ -35,20 +35,29 @@ const KEPT: &[&str] = &[
     "pack",
     "ways",
     "use_hash_action",
+    // Where a table starts and which tables it goes before (resources/pins.rs; the numeric
+    // `@placement_priority(n)` orders tables that can start in one stage).
+    "stage",
+    "placement_priority",
     // Read by the P4Info generator (control::p4runtime::p4info): packet I/O metadata and
     // fixed P4Runtime ids.
     "controller_header",
     "id",
 ];
 
+/// Kept annotations that bf-p4c reads on match tables only ("attached to P4 match tables"
+/// in its pragma help): anywhere else they are ignored, and warned about.
+const TABLE_ONLY: &[&str] = &["stage", "placement_priority"];
+
 /// Why an ignored annotation does not matter in pisa.
 fn ignored_reason(name: &str) -> &'static str {
-    if name.starts_with("pa_") {
+    if TABLE_ONLY.contains(&name) {
+        "it places tables, and is read on a table declaration only"
+    } else if name.starts_with("pa_") {
         "PHV allocation is not modelled"
     } else {
         match name {
-            "stage"
-            | "force_immediate"
+            "force_immediate"
             | "force_shift"
             | "min_width"
             | "alpm"
@@ -68,10 +77,6 @@ fn ignored_reason(name: &str) -> &'static str {
             | "hash_mask"
             | "no_field_initialization" => "table and stage layout is pisa's own",
             // bf-p4c lets the control plane mask bits of an exact table's key at run time.
-            "placement_priority" => {
-                "its form naming the tables to place before is not modelled (a number is: the \
-                 placement's order among tables that can start in one stage)"
-            }
             "dynamic_table_key_masks" => {
                 "keys always match in full: pisa's runtime API has no call to set a table's key mask"
             }
@@ -82,18 +87,17 @@ fn ignored_reason(name: &str) -> &'static str {
     }
 }
 
-/// `@placement_priority(n)` with a number, which the placement orders tables by (its form
-/// naming tables to place before is not modelled, and warned about).
-fn placement_priority(a: &ast::Annotation) -> bool {
-    a.name.name == "placement_priority"
-        && string_arg(std::slice::from_ref(a), "placement_priority").is_none()
-}
-
 /// Collects one warning per ignored annotation kind used in the user's program.
 pub fn report_ignored(env: &Env<'_>, program: &ast::Program, diags: &mut Diagnostics) {
+    let mut on_tables: Vec<Span> = Vec::new();
+    for d in &program.decls {
+        table_annotations(d, &mut on_tables);
+    }
     let mut seen: BTreeMap<String, (Span, usize)> = BTreeMap::new();
     let mut visit = |a: &ast::Annotation| {
-        if KEPT.contains(&a.name.name.as_str()) || env.is_arch(a.span) || placement_priority(a) {
+        let name = a.name.name.as_str();
+        let misplaced = TABLE_ONLY.contains(&name) && !on_tables.contains(&a.span);
+        if (KEPT.contains(&name) && !misplaced) || env.is_arch(a.span) {
             return;
         }
         seen.entry(a.name.name.clone())
@@ -115,6 +119,15 @@ pub fn report_ignored(env: &Env<'_>, program: &ast::Program, diags: &mut Diagnos
             d = d.with_note(format!("`@{name}` is used {count} times; reported once"));
         }
         diags.push(d);
+    }
+}
+
+/// The spans of the annotations written on table declarations (in controls, at any depth).
+fn table_annotations(d: &ast::Decl, out: &mut Vec<Span>) {
+    match &d.kind {
+        DeclKind::Table(_) => out.extend(d.annotations.iter().map(|a| a.span)),
+        DeclKind::Control(c) => c.locals.iter().for_each(|l| table_annotations(l, out)),
+        _ => {}
     }
 }
 

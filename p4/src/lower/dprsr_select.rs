@@ -7,7 +7,9 @@
 //! field is neither resubmitted nor learnt. (`ig_intr_md_for_dprsr.mirror_type` is different:
 //! the architecture initialises it to 0, valid.)
 //!
-//! pisa keeps a hidden one-bit "written" flag per such field and guards the deparser's
+//! pisa keeps a hidden one-bit "written" flag per such field (named after the field as the
+//! program binds it, `ig_dprsr_md.digest_type written`, which is how IR dumps and `pisa trace`
+//! show it: `deparser: if (ig_dprsr_md.digest_type written) -> true`) and guards the deparser's
 //! `Resubmit.emit` / `Digest.pack` / egress `Mirror.emit` with it. The flag is set after every
 //! statement of the lowered gress (parser states, control body, its actions) that writes the
 //! field, whatever wrote it: a field or slice assignment, a copy of the whole metadata struct
@@ -21,11 +23,21 @@ use super::{Lowerer, Res};
 use crate::diag::Diagnostic;
 use crate::source::Span;
 
-/// The select fields that start invalid, with the hidden name of their flag.
+/// The select fields that start invalid, with their architecture names (for the flag's name
+/// when the program's own name of the field is unknown).
 const INVALID_UNTIL_WRITTEN: [(Intrinsic, &str); 3] = [
-    (Intrinsic::IgDprsrResubmitType, "$written.resubmit_type"),
-    (Intrinsic::IgDprsrDigestType, "$written.digest_type"),
-    (Intrinsic::EgDprsrMirrorType, "$written.mirror_type"),
+    (
+        Intrinsic::IgDprsrResubmitType,
+        "ig_intr_md_for_dprsr.resubmit_type",
+    ),
+    (
+        Intrinsic::IgDprsrDigestType,
+        "ig_intr_md_for_dprsr.digest_type",
+    ),
+    (
+        Intrinsic::EgDprsrMirrorType,
+        "eg_intr_md_for_dprsr.mirror_type",
+    ),
 ];
 
 /// One select field and its flag (allocated when the program first writes the field or
@@ -59,9 +71,12 @@ impl Lowerer<'_> {
         if let Some(f) = self.written_flags[i].flag {
             return Ok(f);
         }
+        let w = self.written_flags[i];
+        let field = self.phv.layout.fields.iter().find(|x| x.field == w.field);
+        let name = format!("{} written", field.map_or(w.name, |x| x.name.as_str()));
         let f = self
             .phv
-            .hidden(self.written_flags[i].name, 1)
+            .hidden(&name, 1)
             .map_err(|m| self.err(Diagnostic::error(m).with_primary(span, "here")))?;
         self.written_flags[i].flag = Some(f);
         Ok(f)

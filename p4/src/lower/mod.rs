@@ -23,6 +23,7 @@ mod lookahead;
 mod out_scalars;
 mod parser;
 pub mod phv;
+mod placement_annos;
 mod profiles;
 mod shared_apply;
 pub mod spans;

@@ -152,7 +152,8 @@ impl PhvAlloc {
         Ok(Rc::new(Loc::Field { f, ty: ty.clone() }))
     }
 
-    /// A hidden scalar (temporaries, stack counters): `$`-prefixed name.
+    /// A hidden scalar (temporaries, stack counters, written flags): a name no P4 path spells
+    /// (`$`-prefixed, or with a space).
     pub fn hidden(&mut self, name: &str, width: u16) -> Result<FieldRef, String> {
         match &*self.scalar(name, &Ty::Bit(width))? {
             Loc::Field { f, .. } => Ok(*f),

@@ -524,6 +524,7 @@ impl<'a> Lowerer<'a> {
         self.spans.tables.push(t.name.span);
         self.ignore_deps(id, &d.annotations);
         self.sizing(id, &name, &d.annotations);
+        self.placement_annotations(id, &name, &d.annotations);
         let declared = self.join(&t.name.name);
         if declared != name {
             self.spans.hints.declared_names.push((id, declared));

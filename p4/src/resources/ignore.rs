@@ -19,7 +19,7 @@ use super::units::{IgnorePairs, Unit, UnitKind};
 
 /// The tables of `gress` named `name`, by their runtime name or the name they are declared
 /// under (copies of one table share its name).
-fn named(pipe: &Pipeline, gress: Gress, hints: &Hints, name: &str) -> Vec<TableId> {
+pub(crate) fn named(pipe: &Pipeline, gress: Gress, hints: &Hints, name: &str) -> Vec<TableId> {
     let bare = name.strip_prefix('.').unwrap_or(name);
     pipe.tables
         .iter()

@@ -61,6 +61,8 @@ pub enum IssueKind {
     ParserRule,
     /// The header fields one parse path must hold at once do not fit the PHV containers.
     PhvCapacity,
+    /// A placement annotation (`@stage`, `@placement_priority`) the placement cannot honour.
+    StagePin,
     /// The IR is inconsistent (an id out of range): a frontend bug, reported rather than panicking.
     MalformedIr,
 }

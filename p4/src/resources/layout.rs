@@ -10,7 +10,9 @@
 //!   the hash-action layout forced (1) or ruled out (0) (mau/table_layout.cpp
 //!   `add_hash_action_option`);
 //! - `@ignore_table_dependency("other")`: the data dependencies between the two tables are
-//!   dropped, as bf-p4c drops them (mau/table_mutex.cpp `IgnoreTableDeps`).
+//!   dropped, as bf-p4c drops them (mau/table_mutex.cpp `IgnoreTableDeps`);
+//! - `@stage(n)` ([`StagePin`]) and `@placement_priority("other", ...)`: where a table starts
+//!   and which tables it goes before (see [`super::pins`] for bf-p4c's rules and pisa's).
 
 use pipeline::ir::TableId;
 
@@ -58,7 +60,8 @@ pub struct Sizing {
     pub hash_action: Option<bool>,
     /// `@placement_priority(n)`: of the tables that can start in one stage, bf-p4c places the
     /// higher priority first (mau/table_placement.cpp `is_better`, before the dependency
-    /// chain; default 0). Its other form, table names to place before, is not modelled.
+    /// chain; default 0). Its other form, table names to place before, is
+    /// [`Hints::priority_over`].
     pub priority: Option<i32>,
 }
 
@@ -102,6 +105,18 @@ pub struct IgnoreDep {
     pub on_control: bool,
 }
 
+/// `@stage(stage [, entries] [, "flag"])` on a table: bf-p4c's stage pragma (its help text,
+/// common/pragma/all_pragmas.cpp `PragmaStage`: "the associated match table must be placed in
+/// the indicated stage"; a table may carry several, each with its own number of entries).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StagePin {
+    pub table: TableId,
+    /// The stage asked for.
+    pub stage: u32,
+    /// The number of the table's entries to place in that stage, when given.
+    pub entries: Option<u32>,
+}
+
 /// The hints of one pipeline's tables.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Hints {
@@ -113,6 +128,12 @@ pub struct Hints {
     pub declared_names: Vec<(TableId, String)>,
     /// Tables with `@pack` or `@ways`.
     pub sizing: Vec<(TableId, Sizing)>,
+    /// `@stage(...)` annotations, in source order.
+    pub stage_pins: Vec<StagePin>,
+    /// `@placement_priority("other")`: the table goes before the table named `other` among
+    /// those that can start in one stage (the name as written, resolved like
+    /// `@ignore_table_dependency`'s).
+    pub priority_over: Vec<(TableId, String)>,
     /// bf-p4c's `--disable-parse-depth-limit` (a compile option, the same for every pipeline):
     /// the Tofino 1 egress parse depth limit warns instead of failing.
     pub disable_parse_depth_limit: bool,

@@ -23,6 +23,7 @@ mod names;
 mod parse_depth;
 mod parser_rules;
 mod phv;
+mod pins;
 pub mod profile;
 mod report;
 mod salu;
@@ -451,6 +452,10 @@ fn chain(
                 ));
                 break;
             }
+            Why::StagePin => {
+                out.push(format!("{head}, {}", pinned_text(pl, u, s)));
+                break;
+            }
             Why::Free => {
                 out.push(head);
                 break;
@@ -459,6 +464,17 @@ fn chain(
     }
     out.reverse();
     out
+}
+
+/// Why unit `u` (or its part) sits in stage `s` when its `@stage` put it there: its start (its
+/// first part, when split) is the stage asked.
+fn pinned_text(pl: &Placement, u: usize, s: usize) -> String {
+    let start = pl.parts_of[u].first().copied().unwrap_or(pl.stage_of[u]);
+    if s == start {
+        format!("pinned by `@stage({s})`")
+    } else {
+        format!("the rest of its entries, after the part pinned by `@stage({start})`")
+    }
 }
 
 /// Why unit `u` sits in stage `s`, for the stage report: the dependency that set its stage
@@ -492,6 +508,7 @@ fn placed_by(
         Why::Pushed => Some(format!(
             "{label}: moved down to join a later access of a shared object"
         )),
+        Why::StagePin => Some(format!("{label}: {}", pinned_text(pl, u, s))),
         // Nothing held it back; a dependency it shares the stage with is still worth naming.
         Why::Free => units[u]
             .deps
@@ -520,6 +537,7 @@ fn place_gress(
     let names = Names::new(pipe, phv);
     let ignore = ignore::pairs(pi, pipe, gress, hints, issues);
     let units = units::build(pipe, gress, &ignore);
+    let pins = pins::resolve(pi, pipe, gress, &units, hints, p, issues);
     let mut report = GressReport {
         gress: gress.to_string(),
         ..GressReport::default()
@@ -595,6 +613,15 @@ fn place_gress(
             }
         }
     }
+    pins::split_entries(
+        pi,
+        pipe,
+        &units,
+        &pins,
+        &mut demands,
+        &mut prefix_parts,
+        issues,
+    );
     let mut oversize = vec![false; units.len()];
     let mut reported_regs: Vec<RegisterId> = Vec::new();
     for (i, (u, d)) in units.iter().zip(&demands).enumerate() {
@@ -679,6 +706,8 @@ fn place_gress(
         oversize: &oversize,
         prefix_parts: &prefix_parts,
         priority: &priority,
+        pins: &pins.stage,
+        before: &pins.before,
     };
     let placement = match schedule::schedule(&units, &work, p) {
         Ok(pl) => pl,
@@ -745,6 +774,10 @@ fn place_gress(
         }
     };
     issues.extend(ignore::same_stage(pi, &units, &names, &placement));
+    issues.extend(pins::unmet(pi, &units, &pins, &placement, |u| {
+        let s = placement.stage_of[u];
+        placed_by(&units, &names, &placement, u, s)
+    }));
 
     let used = placement.stages_used();
     if used > usize::from(p.stages) {

@@ -2,11 +2,13 @@
 //!
 //! Units are taken as bf-p4c's table placement takes tables (mau/table_placement.cpp
 //! `is_better`): of those whose dependencies are placed, the one that can start in the earliest
-//! stage, then the higher `@placement_priority`, then the one with the longest dependency chain
-//! below it, then program order; each goes into the earliest stage its dependencies allow where
-//! the stage still has room for it. A table short of SRAM only takes what a stage has left and
-//! goes on in the next one (a part per stage, its result in the last), as bf-p4c splits a table
-//! whose entries do not all fit a stage. A stateful object (register, meter, counter) lives in
+//! stage, then one whose `@stage` asks for that stage (the lower stage asked first), then one
+//! whose `@placement_priority("...")` names the other, then the higher `@placement_priority(n)`,
+//! then the one with the longest dependency chain below it, then program order. A table with
+//! `@stage(n)` starts no earlier than stage `n` ([`super::pins`]). Each goes into the earliest
+//! stage its dependencies allow where the stage still has room for it. A table short of SRAM
+//! only takes what a stage has left and goes on in the next one (a part per stage, its result
+//! in the last), as bf-p4c splits a table whose entries do not all fit a stage. A stateful object (register, meter, counter) lives in
 //! one stage, so every unit that uses it must land there: when a later unit needs the object in
 //! a later stage than where it was first placed, the earlier users are pushed down (their
 //! minimum stage is raised) and placement starts over. Minimum stages only grow, so this ends;
@@ -35,6 +37,8 @@ pub(crate) enum Why {
     Full { from: usize, resource: &'static str },
     /// Pushed down so that a later user of a shared object could join it.
     Pushed,
+    /// Its table's `@stage(n)` asked for this stage.
+    StagePin,
 }
 
 #[derive(Debug, Clone)]
@@ -114,6 +118,26 @@ pub(crate) struct Work<'a> {
     pub prefix_parts: &'a [Vec<Demand>],
     /// Per unit, its table's `@placement_priority` (0 without one).
     pub priority: &'a [i32],
+    /// Per unit, the stage its table's `@stage` pins its start to.
+    pub pins: &'a [Option<usize>],
+    /// Per unit, the tables its table's `@placement_priority("...")` puts it before.
+    pub before: &'a [Vec<pipeline::ir::TableId>],
+}
+
+impl Work<'_> {
+    fn pin(&self, u: usize) -> Option<usize> {
+        self.pins.get(u).copied().flatten()
+    }
+
+    /// Whether unit `a`'s `@placement_priority("...")` names `b`'s table, and not the reverse.
+    fn goes_before(&self, a: usize, b: usize) -> bool {
+        let names = |x: usize, y: usize| {
+            self.demands[y]
+                .table
+                .is_some_and(|t| self.before.get(x).is_some_and(|v| v.contains(&t)))
+        };
+        names(a, b) && !names(b, a)
+    }
 }
 
 /// `rest` less a piece split off it by [`leftover_part`].
@@ -171,7 +195,7 @@ fn leftover_part(stage: &StageUse, d: &Demand, p: &Profile) -> Option<Demand> {
 /// Places every unit.
 pub(crate) fn schedule(units: &[Unit], w: &Work<'_>, p: &Profile) -> Result<Placement, Failure> {
     let n = units.len();
-    let mut min_stage = vec![0usize; n];
+    let mut min_stage: Vec<usize> = (0..n).map(|u| w.pin(u).unwrap_or(0)).collect();
     for _ in 0..MAX_ATTEMPTS {
         if let Some(done) = attempt(units, w, p, &mut min_stage)? {
             return Ok(done);
@@ -219,10 +243,21 @@ fn held(spans: &[(usize, usize, usize)], units: &[Unit], w: &Work<'_>, s: usize,
 }
 
 impl Pass {
-    /// The earliest stage `u`'s dependencies (all placed) and minimum stage allow, and why.
-    fn earliest(&self, units: &[Unit], u: usize, min_stage: usize) -> (usize, Why) {
+    /// The earliest stage `u`'s dependencies (all placed), minimum stage and `@stage` pin
+    /// allow, and why.
+    fn earliest(
+        &self,
+        units: &[Unit],
+        u: usize,
+        min_stage: usize,
+        pin: Option<usize>,
+    ) -> (usize, Why) {
         let mut earliest = min_stage;
-        let mut reason = if earliest > 0 { Why::Pushed } else { Why::Free };
+        let mut reason = match earliest {
+            e if pin == Some(e) => Why::StagePin,
+            0 => Why::Free,
+            _ => Why::Pushed,
+        };
         for (i, d) in units[u].deps.iter().enumerate() {
             if let Some(s) = self.stage_of.get(d.on).copied().flatten() {
                 let e = s + usize::from(d.gap);
@@ -247,7 +282,7 @@ impl Pass {
         min: usize,
     ) -> usize {
         let d = &w.demands[u];
-        let (mut s, _) = self.earliest(units, u, min);
+        let (mut s, _) = self.earliest(units, u, min, w.pin(u));
         if let Some(f) = d.table.and_then(|t| self.split_first.get(&t).copied()) {
             let n = self.parts_of[f].len().saturating_sub(1);
             return self.parts_of[f][..n].last().map_or(s, |l| s.max(l + 1));
@@ -296,6 +331,15 @@ fn chain_below(units: &[Unit]) -> Vec<usize> {
     below
 }
 
+/// bf-p4c's `PROV_STAGE` rank of unit `u` starting in `start`: 0 when its `@stage` asks for
+/// that stage, else 1 (a table whose pin is already behind it has none left to honour).
+fn provided(w: &Work<'_>, start: usize, u: usize) -> usize {
+    match w.pin(u) {
+        Some(s) if s == start => 0,
+        _ => 1,
+    }
+}
+
 /// One pass; `Ok(None)` means minimum stages were raised and the caller should try again.
 ///
 /// Units are placed one at a time, as bf-p4c's table placement picks them: of the units whose
@@ -330,39 +374,57 @@ fn attempt(
             }
         }
     }
-    // Candidates keyed by (start stage, longer chain first, program order); a start stage
-    // only grows as stages fill, so a popped key is checked again and re-queued if stale.
+    // Candidates keyed by (start stage, `@stage` asking for it first, higher priority, longer
+    // chain, program order); a start stage only grows as stages fill, so a popped key is
+    // checked again and re-queued if stale. A candidate of the same start and `@stage` rank
+    // whose `@placement_priority("...")` names the popped one goes first instead.
     let mut queue = std::collections::BinaryHeap::new();
-    let prio = |u: usize| std::cmp::Reverse(w.priority.get(u).copied().unwrap_or(0));
-    let key = |pass: &Pass, u: usize, min: usize| {
+    let key_at = |start: usize, u: usize| {
         std::cmp::Reverse((
-            pass.start_stage(units, w, p, u, min),
-            prio(u),
+            start,
+            provided(w, start, u),
+            std::cmp::Reverse(w.priority.get(u).copied().unwrap_or(0)),
             std::cmp::Reverse(below[u]),
             u,
         ))
     };
     for u in (0..n).filter(|&u| waiting[u] == 0) {
-        queue.push(key(&pass, u, min_stage[u]));
+        queue.push(key_at(pass.start_stage(units, w, p, u, min_stage[u]), u));
     }
-    while let Some(std::cmp::Reverse((start, _, _, u))) = queue.pop() {
+    while let Some(std::cmp::Reverse((start, prov, _, _, u))) = queue.pop() {
         let now = pass.start_stage(units, w, p, u, min_stage[u]);
         if now > start {
-            queue.push(std::cmp::Reverse((
-                now,
-                prio(u),
-                std::cmp::Reverse(below[u]),
-                u,
-            )));
+            queue.push(key_at(now, u));
             continue;
         }
+        let named_first = (!w.before.iter().all(Vec::is_empty))
+            .then(|| {
+                queue
+                    .iter()
+                    .find_map(|&std::cmp::Reverse((s, pv, _, _, v))| {
+                        (s == start
+                            && pv == prov
+                            && w.goes_before(v, u)
+                            && pass.start_stage(units, w, p, v, min_stage[v]) == start)
+                            .then_some(v)
+                    })
+            })
+            .flatten();
+        let u = match named_first {
+            Some(v) => {
+                queue.retain(|&std::cmp::Reverse((_, _, _, _, x))| x != v);
+                queue.push(key_at(start, u));
+                v
+            }
+            None => u,
+        };
         if place_unit(units, w, p, min_stage, &mut pass, u)?.is_none() {
             return Ok(None);
         }
         for &v in &dependents[u] {
             waiting[v] -= 1;
             if waiting[v] == 0 {
-                queue.push(key(&pass, v, min_stage[v]));
+                queue.push(key_at(pass.start_stage(units, w, p, v, min_stage[v]), v));
             }
         }
     }
@@ -405,7 +467,7 @@ fn place_unit(
     u: usize,
 ) -> Result<Option<()>, Failure> {
     let (demands, oversize) = (w.demands, w.oversize);
-    let (mut earliest, mut reason) = pass.earliest(units, u, min_stage[u]);
+    let (mut earliest, mut reason) = pass.earliest(units, u, min_stage[u], w.pin(u));
     let Pass {
         stages,
         stage_of,

@@ -3,13 +3,12 @@
    `is_better`: `PRIORITY` comes before `DOWNWARD_PROP_DSC`; tables without one have 0).
    As critical_first.p4, 16 independent tables and a chain head -> tail, but t15 has priority 1:
    it takes stage 0's first logical table id, head (the longest chain) the next, t0..t13 the
-   other 14; t14, the last in program order, waits for stage 1 beside tail. The form naming
-   tables to place before (on t0 here) is not modelled and says so. */
+   other 14; t14, the last in program order, waits for stage 1 beside tail. (The form naming
+   tables to place before: placement_priority_names.p4.) */
 // expect stage Ingress.t15 0
 // expect stage Ingress.head 0
 // expect stage Ingress.t14 1
 // expect stage Ingress.tail 1
-// expect warning its form naming the tables to place before is not modelled
 #include "../check/head.p4inc"
 
 #define T(n) table t##n { key = { hdr.ipv4.ttl : exact; } actions = { NoAction; } size = 16; }
@@ -21,7 +20,6 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
     action set_b(bit<8> v) { meta.b8 = v; }
     action set_a(bit<16> v) { meta.a16 = v; }
-    @placement_priority("t1")
     T(0)
     T(1) T(2) T(3) T(4) T(5) T(6) T(7)
     T(8) T(9) T(10) T(11) T(12) T(13) T(14)
