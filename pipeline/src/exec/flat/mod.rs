@@ -16,7 +16,9 @@
 //! Statements and expressions whose cost is dominated by their own work (register actions,
 //! hashes, meters, digests, mirror and resubmit requests, header stacks) keep their IR form and
 //! run through the tree interpreter ([`Op::Tree`], [`FExpr::Tree`]) on the same [`super::Ctx`],
-//! so both paths share one definition of those semantics. The executor for the flat form is in
+//! so both paths share one definition of those semantics. A scalar RegisterAction's `execute`
+//! is also lowered whole ([`FExpr::Salu`]: index, body, masks) for the native generator, while
+//! the flat engine keeps running its tree form. The executor for the flat form is in
 //! [`run`] (control, actions, deparser) and [`parse`] (the parser engine).
 //!
 //! With a recording tracer the flat form records the same trace events as the tree
