@@ -32,8 +32,7 @@ const CASES: [(&str, &str, &str); 3] = [
 fn workload(name: &str, p4: &str, stf: &str, engine: EngineKind) -> Workload {
     let program = compile(name, p4).expect("program");
     let stmts = parse(stf).expect("stf");
-    let mut sw =
-        Switch::new(program, SwitchConfig::default().with_engine(engine)).expect("switch");
+    let mut sw = Switch::new(program, SwitchConfig::default().with_engine(engine)).expect("switch");
     assert_eq!(sw.engine(), engine, "{:?}", sw.engine_error());
     let report = run_stf_on(&mut sw, &stmts, &StfOptions::default());
     assert!(report.all_passed(), "{name}: its STF test fails");
@@ -64,7 +63,10 @@ fn main() {
     }
     for (name, p4, stf) in CASES {
         let mut mpps = [0.0; 2];
-        for (i, engine) in [EngineKind::Native, EngineKind::Flat].into_iter().enumerate() {
+        for (i, engine) in [EngineKind::Native, EngineKind::Flat]
+            .into_iter()
+            .enumerate()
+        {
             let mut w = workload(name, p4, stf, engine);
             let runs = (0..3)
                 .map(|_| measure(&mut w, 32, Duration::from_secs(1)))

@@ -74,10 +74,7 @@ fn packet_path_does_not_allocate(engine: EngineKind) {
         // The port counter's RegisterAction is generated in line (what is left to the flat
         // engine is the deparser's mirror, resubmit and digest requests).
         let kinds = sw.native_fallback_kinds();
-        assert!(
-            !kinds.iter().any(|k| k.0.contains("Register")),
-            "{kinds:?}"
-        );
+        assert!(!kinds.iter().any(|k| k.0.contains("Register")), "{kinds:?}");
     }
     let dst = |m: u64| [("hdr.ethernet.dst_addr", KeyMatch::Exact(m as Value))];
     sw.table_add(

@@ -11,12 +11,11 @@
 use std::cell::{Cell, RefCell};
 
 use super::{
-    CsPart, FApply, FBranches, FExpr, FParser, FSalu, FState, FTransition, FlatGress, Gate, Op,
-    SOp,
+    CsPart, FApply, FBranches, FExpr, FParser, FSalu, FState, FTransition, FlatGress, Gate, Op, SOp,
 };
 use crate::ir::{
-    BinOp, Block, Expr, FieldRef, Gress, GressProgram, Pipeline, Place, RegWord,
-    RegisterActionId, Stmt, TableBranches, Transition, UnOp,
+    BinOp, Block, Expr, FieldRef, Gress, GressProgram, Pipeline, Place, RegWord, RegisterActionId,
+    Stmt, TableBranches, Transition, UnOp,
 };
 use crate::phv::mask;
 

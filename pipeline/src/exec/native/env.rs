@@ -640,8 +640,14 @@ pub unsafe extern "C" fn hook_register<T: Tracer>(env: *mut Env<T>, action: u32,
     // environment's spare words); between it and this hook only generated code and trace
     // hooks ran, which neither resize a register nor move the environment.
     let (lo, hi) = unsafe { (*env.reg_cell[0], *env.reg_cell[1]) };
-    let before = (Value::from(env.reg_before[0]), Value::from(env.reg_before[1]));
-    let after = (Value::from(lo), if reg.paired { Value::from(hi) } else { 0 });
+    let before = (
+        Value::from(env.reg_before[0]),
+        Value::from(env.reg_before[1]),
+    );
+    let after = (
+        Value::from(lo),
+        if reg.paired { Value::from(hi) } else { 0 },
+    );
     ctx.trace_register(ra, reg, env.reg_idx as u32, before, after, env.ret);
 }
 

@@ -252,10 +252,9 @@ impl Gen<'_, '_> {
             FExpr::Ternary {
                 cond, then, els, ..
             } => self.native_ok(cond) && self.native_ok(then) && self.native_ok(els),
-            FExpr::Hash { .. }
-            | FExpr::ChecksumUpdate(_)
-            | FExpr::Salu(_)
-            | FExpr::Tree(_) => false,
+            FExpr::Hash { .. } | FExpr::ChecksumUpdate(_) | FExpr::Salu(_) | FExpr::Tree(_) => {
+                false
+            }
         }
     }
 
