@@ -904,7 +904,7 @@ fn differential_with(
                 )
             };
             assert_eq!(a, b, "{pl:#?}\n{pkt:02x?}");
-            let accessed = s1.rt.reg_stamp.iter().any(|e| *e == s1.rt.epoch);
+            let accessed = s1.rt.reg_stamp.contains(&s1.rt.epoch);
             seen_regs.0 += usize::from(accessed);
             seen_regs.1 += usize::from(matches!(
                 b.drop,
