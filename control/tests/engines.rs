@@ -349,8 +349,9 @@ fn every_program_runs_the_same_on_every_engine() {
 }
 
 /// What the native code leaves to the flat engine in every bundled and conformance program
-/// (`pisa check --native` prints the same list). `wire.p4`, `l2l3.p4`, `fib.p4`, `fabric.p4` run fully
-/// native; elsewhere only statements and expressions the generator does not take yet remain
+/// (`pisa check --native` prints the same list). `wire.p4`, `l2l3.p4`, `fib.p4`, `fabric.p4`,
+/// `p4ce.p4`, `onepipe.p4` and `mcrdma.p4` run fully native, and no bundled program leaves a
+/// register action (their RegisterActions are generated in line); elsewhere only statements and expressions the generator does not take yet remain
 /// (stateful externs, digests, mirror/resubmit, header stacks, ...), never an op or
 /// a flat node of a kind it generates (a field, a table apply, an operator) left behind by a
 /// shape it does not handle.
@@ -396,11 +397,20 @@ fn native_code_leaves_only_externs_to_the_flat_engine() {
             "l2l3.p4",
             "fib.p4",
             "fabric.p4",
+            "p4ce.p4",
+            "onepipe.p4",
+            "mcrdma.p4",
             "native_wide.p4",
         ]
         .contains(&name)
         {
             assert!(kinds.is_empty(), "{name} is not fully native: {kinds:?}");
+        }
+        if path.parent() == Some(programs_dir().as_path()) {
+            assert!(
+                !kinds.iter().any(|k| k.0.contains("Register")),
+                "{name} leaves a register action to the flat engine: {kinds:?}"
+            );
         }
         for (k, _) in &kinds {
             assert!(

@@ -57,9 +57,8 @@ impl<T: Tracer> Ctx<'_, T> {
             return self.wide_run(ra, reg, index, params);
         }
         let idx = if reg.direct_table.is_some() {
-            match self.entry {
-                Some(h) => h.index() as u32,
-                // A direct register on a miss has no cell: no access, output 0.
+            match self.direct_cell() {
+                Some(i) => i,
                 None => return Ok([0; 4]),
             }
         } else if let Expr::SaluCounter { register, op } = index {
@@ -73,9 +72,7 @@ impl<T: Tracer> Ctx<'_, T> {
             }
         } else {
             let v = self.eval(index, params)?;
-            let (i, wrapped) = wrap_index(v, reg.size);
-            self.stats.index_wraps += wrapped as u64;
-            i
+            self.wrap_cell(v, reg.size)
         };
         self.claim_register(ra.register)?;
         let r = ra.register.index();
@@ -116,15 +113,44 @@ impl<T: Tracer> Ctx<'_, T> {
         }
         let mut out = done.out;
         out[0] &= mask(ra.output_width);
+        let after = (done.lo & m, if reg.paired { done.hi & m } else { 0 });
+        self.trace_register(ra, reg, idx, (lo, hi), after, out[0]);
+        Ok(out)
+    }
+
+    /// The cell index `v` picks in an array of `size` cells, wrapped as the hardware's address
+    /// mask wraps it (an out-of-range index is counted in `index_wraps`).
+    pub(crate) fn wrap_cell(&mut self, v: Value, size: u32) -> u32 {
+        let (i, wrapped) = wrap_index(v, size);
+        self.stats.index_wraps += wrapped as u64;
+        i
+    }
+
+    /// A direct register's cell: the matched entry's. On a miss a direct register has no
+    /// cell (`None`): no access, output 0.
+    pub(crate) fn direct_cell(&self) -> Option<u32> {
+        self.entry.map(|h| h.index() as u32)
+    }
+
+    /// `TraceEvent::Register`: `ra` ran on cell `index` of `reg`, the words `before` and
+    /// `after` (as written back), giving `output` (`rv`).
+    pub(crate) fn trace_register(
+        &mut self,
+        ra: &RegisterAction,
+        reg: &Register,
+        index: u32,
+        before: (Value, Value),
+        after: (Value, Value),
+        output: Value,
+    ) {
         self.tr.record(|| TraceEvent::Register {
             register: reg.name.clone(),
             action: ra.name.clone(),
-            index: idx,
-            before: (lo, hi),
-            after: (done.lo & m, if reg.paired { done.hi & m } else { 0 }),
-            output: out[0],
+            index,
+            before,
+            after,
+            output,
         });
-        Ok(out)
     }
 
     /// The cell a counter operation picks, moving the register's counter; `None`: squashed.
@@ -164,8 +190,7 @@ impl<T: Tracer> Ctx<'_, T> {
             }
         };
         let v = self.eval(index, params)?;
-        let (word, wrapped) = wrap_index(v, reg.size / n);
-        self.stats.index_wraps += wrapped as u64;
+        let word = self.wrap_cell(v, reg.size / n);
         self.claim_register(ra.register)?;
         let r = ra.register.index();
         let Some(st) = self.rt.registers.get(r) else {
@@ -199,14 +224,7 @@ impl<T: Tracer> Ctx<'_, T> {
         }
         let mut out = done.out;
         out[0] &= mask(ra.output_width);
-        self.tr.record(|| TraceEvent::Register {
-            register: reg.name.clone(),
-            action: ra.name.clone(),
-            index: word,
-            before: (lo, 0),
-            after: (done.lo, 0),
-            output: out[0],
-        });
+        self.trace_register(ra, reg, word, (lo, 0), (done.lo, 0), out[0]);
         Ok(out)
     }
 }

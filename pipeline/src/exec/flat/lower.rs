@@ -8,12 +8,14 @@
 //! [`FExpr::Tree`] / [`Op::Tree`] so the tree interpreter gives exactly its usual answer or
 //! error.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
-use super::{CsPart, FApply, FBranches, FExpr, FParser, FState, FTransition, FlatGress, Gate, Op};
+use super::{
+    CsPart, FApply, FBranches, FExpr, FParser, FSalu, FState, FTransition, FlatGress, Gate, Op, SOp,
+};
 use crate::ir::{
-    BinOp, Expr, FieldRef, Gress, GressProgram, Pipeline, Place, Stmt, TableBranches, Transition,
-    UnOp,
+    BinOp, Block, Expr, FieldRef, Gress, GressProgram, Pipeline, Place, RegWord, RegisterActionId,
+    Stmt, TableBranches, Transition, UnOp,
 };
 use crate::phv::mask;
 
@@ -25,6 +27,10 @@ pub struct Lowerer<'a> {
     watch: [Option<FieldRef>; 3],
     /// The `if`s lowered so far (their `Op::If::gate` indexes this).
     gates: RefCell<Vec<Gate>>,
+    /// While a RegisterAction body is lowered: its register's word width (what `RegValue`
+    /// reads have), and whether anything in it was left to the tree interpreter.
+    reg_width: Cell<Option<u16>>,
+    salu_tree: Cell<bool>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -38,6 +44,8 @@ impl<'a> Lowerer<'a> {
             gp,
             watch,
             gates: RefCell::new(Vec::new()),
+            reg_width: Cell::new(None),
+            salu_tree: Cell::new(false),
         }
     }
 
@@ -287,7 +295,7 @@ impl<'a> Lowerer<'a> {
     /// (a register word's width is only known inside its RegisterAction).
     fn width(&self, e: &Expr) -> Option<u16> {
         match e {
-            Expr::RegValue(_) | Expr::RegInput(_) => None,
+            Expr::RegValue(_) | Expr::RegInput(_) => self.reg_width.get(),
             Expr::RegisterParam(p) => Some(
                 self.pl
                     .register_params
@@ -334,8 +342,73 @@ impl<'a> Lowerer<'a> {
         parts.into_boxed_slice()
     }
 
-    fn tree_expr(e: &Expr) -> FExpr {
+    fn tree_expr(&self, e: &Expr) -> FExpr {
+        self.salu_tree.set(true);
         FExpr::Tree(Box::new(e.clone()))
+    }
+
+    /// `ra.execute(index)` lowered for the native generator, when the action is a scalar one
+    /// (not a MinMaxAction, no stateful counter as index) on words of at most 64 bits and
+    /// its body lowers whole (see [`FSalu`]); else `None` (the node stays a tree node).
+    fn salu(&self, e: &Expr, action: RegisterActionId, index: &Expr, width: u16) -> Option<FSalu> {
+        let ra = self.pl.register_actions.get(action.index())?;
+        let reg = self.pl.registers.get(ra.register.index())?;
+        let scalar = !ra.wide && !matches!(index, Expr::SaluCounter { .. });
+        if !scalar || reg.width > 64 || ra.output_width > 64 || self.reg_width.get().is_some() {
+            return None;
+        }
+        let index = self.expr(index);
+        self.reg_width.set(Some(reg.width));
+        self.salu_tree.set(false);
+        let mut nth = 0;
+        let body = self.salu_block(&ra.body, &mut nth);
+        let whole = !self.salu_tree.get();
+        self.reg_width.set(None);
+        Some(FSalu {
+            tree: e.clone(),
+            action: action.0,
+            register: ra.register.0,
+            direct: reg.direct_table.is_some(),
+            paired: reg.paired,
+            word_mask: mask(reg.width),
+            out_mask: mask(ra.output_width),
+            mask: mask(width),
+            index,
+            body: body.filter(|_| whole)?,
+        })
+    }
+
+    /// A RegisterAction body (assignments to the words and outputs, `if`s), or `None`.
+    fn salu_block(&self, b: &Block, nth: &mut u32) -> Option<Box<[SOp]>> {
+        let mut out = Vec::with_capacity(b.len());
+        for s in b {
+            out.push(match s {
+                Stmt::Assign { dst, value } => SOp::Set {
+                    word: match dst {
+                        Place::RegValue(RegWord::Lo) => 0,
+                        Place::RegValue(RegWord::Hi) => 1,
+                        Place::RegOutput => 2,
+                        Place::RegOutputN(_) => 3,
+                        _ => return None,
+                    },
+                    e: self.expr(value),
+                },
+                Stmt::If {
+                    cond, then, els, ..
+                } => {
+                    let at = *nth;
+                    *nth += 1;
+                    SOp::If {
+                        cond: self.expr(cond),
+                        then: self.salu_block(then, nth)?,
+                        els: self.salu_block(els, nth)?,
+                        nth: at,
+                    }
+                }
+                _ => return None,
+            });
+        }
+        Some(out.into_boxed_slice())
     }
 
     fn sub(&self, e: &Expr) -> Box<FExpr> {
@@ -377,7 +450,7 @@ impl<'a> Lowerer<'a> {
                         BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
                             match (self.width(a), self.width(b)) {
                                 (Some(x), Some(y)) => x.max(y),
-                                _ => return Self::tree_expr(e),
+                                _ => return self.tree_expr(e),
                             }
                         }
                         _ => *width,
@@ -414,7 +487,7 @@ impl<'a> Lowerer<'a> {
                     lo_width: u32::from(lw),
                     mask: mask(*width),
                 },
-                None => Self::tree_expr(e),
+                None => self.tree_expr(e),
             },
             Expr::Cast {
                 arg,
@@ -430,7 +503,7 @@ impl<'a> Lowerer<'a> {
                     a: self.sub(arg),
                     mask: mask(*width),
                 },
-                None => Self::tree_expr(e),
+                None => self.tree_expr(e),
             },
             Expr::Ternary {
                 cond,
@@ -455,7 +528,7 @@ impl<'a> Lowerer<'a> {
                 for i in inputs {
                     match self.width(i) {
                         Some(w) => parts.push((self.expr(i), w)),
-                        None => return Self::tree_expr(e),
+                        None => return self.tree_expr(e),
                     }
                 }
                 FExpr::Hash {
@@ -464,7 +537,25 @@ impl<'a> Lowerer<'a> {
                     mask: mask(*width),
                 }
             }
-            _ => Self::tree_expr(e),
+            Expr::RegValue(w) | Expr::RegInput(w) if self.reg_width.get().is_some() => {
+                let word = match w {
+                    RegWord::Lo => 0,
+                    RegWord::Hi => 1,
+                } + if matches!(e, Expr::RegInput(_)) { 2 } else { 0 };
+                FExpr::RegWord {
+                    word,
+                    width: self.reg_width.get().unwrap_or(0),
+                }
+            }
+            Expr::RegisterExecute {
+                action,
+                index,
+                width,
+            } => match self.salu(e, *action, index, *width) {
+                Some(s) => FExpr::Salu(Box::new(s)),
+                None => self.tree_expr(e),
+            },
+            _ => self.tree_expr(e),
         }
     }
 }

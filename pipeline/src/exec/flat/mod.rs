@@ -16,7 +16,9 @@
 //! Statements and expressions whose cost is dominated by their own work (register actions,
 //! hashes, meters, digests, mirror and resubmit requests, header stacks) keep their IR form and
 //! run through the tree interpreter ([`Op::Tree`], [`FExpr::Tree`]) on the same [`super::Ctx`],
-//! so both paths share one definition of those semantics. The executor for the flat form is in
+//! so both paths share one definition of those semantics. A scalar RegisterAction's `execute`
+//! is also lowered whole ([`FExpr::Salu`]: index, body, masks) for the native generator, while
+//! the flat engine keeps running its tree form. The executor for the flat form is in
 //! [`run`] (control, actions, deparser) and [`parse`] (the parser engine).
 //!
 //! With a recording tracer the flat form records the same trace events as the tree
@@ -105,8 +107,55 @@ pub enum FExpr {
         inputs: Box<[(FExpr, u16)]>,
         mask: Value,
     },
+    /// `ra.execute(index)` of a scalar RegisterAction, lowered for the native generator (the
+    /// flat engine evaluates [`FSalu::tree`] through the tree interpreter, as before).
+    Salu(Box<FSalu>),
+    /// Inside a lowered RegisterAction body ([`FSalu::body`]): a word of the running cell,
+    /// `word` 0/1 the value so far (`RegValue` lo/hi), 2/3 as read (`RegInput` lo/hi).
+    RegWord {
+        word: u8,
+        width: u16,
+    },
     /// Evaluated by the tree interpreter (externs with state, parser lookahead, register words).
     Tree(Box<Expr>),
+}
+
+/// A RegisterAction run as an expression (`ra.execute(index)`), lowered: a scalar register
+/// (one or two words of at most 64 bits), an index expression or a direct register's matched
+/// entry, and a body of assignments and `if`s whose every expression is lowered (no
+/// [`FExpr::Tree`] in it).
+#[derive(Debug, Clone)]
+pub struct FSalu {
+    /// The expression as the IR has it: what the flat engine runs.
+    pub tree: Expr,
+    pub action: u32,
+    pub register: u32,
+    /// A direct register (its cell is the matched entry's; a miss accesses nothing).
+    pub direct: bool,
+    pub paired: bool,
+    /// The register word's mask (its width).
+    pub word_mask: Value,
+    /// `rv`'s mask (the action's output width) and the expression's result mask.
+    pub out_mask: Value,
+    pub mask: Value,
+    pub index: FExpr,
+    pub body: Box<[SOp]>,
+}
+
+/// A statement of a lowered RegisterAction body.
+#[derive(Debug, Clone)]
+pub enum SOp {
+    /// `value.lo/hi = e` (`word` 0/1), `rv = e` (2) or an extra output `rvN` (3: only its
+    /// evaluation matters to an expression, which returns `rv`).
+    Set { word: u8, e: FExpr },
+    /// `if`; `nth` is its place among the body's `if`s in source order (what a trace hook
+    /// finds it by).
+    If {
+        cond: FExpr,
+        then: Box<[SOp]>,
+        els: Box<[SOp]>,
+        nth: u32,
+    },
 }
 
 /// One piece of a checksum's input: a run of adjacent PHV bits, or one expression at its width.

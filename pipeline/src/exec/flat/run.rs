@@ -119,6 +119,14 @@ impl<T: Tracer> Ctx<'_, T> {
                 }
                 self.hash_values(*hash as usize, &vals)? & mask
             }
+            FExpr::Salu(s) => self.eval(&s.tree, params)?,
+            FExpr::RegWord { word, .. } => match (self.reg, word) {
+                (Some(r), 0) => r.lo,
+                (Some(r), 1) => r.hi,
+                (Some(r), 2) => r.mem_lo,
+                (Some(r), _) => r.mem_hi,
+                (None, _) => return Err(Fault::program(ProgramError::RegValueOutsideSalu)),
+            },
             FExpr::Tree(e) => self.eval(e, params)?,
         })
     }

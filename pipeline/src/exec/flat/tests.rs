@@ -653,12 +653,184 @@ fn packet(r: &mut Rng) -> Vec<u8> {
 /// program (`flat`), against the tree interpreter; `traced`: both traced, and the traces
 /// identical event by event.
 fn differential(eng_native: bool, flat: bool, traced: bool, seed: u64, programs: usize) {
+    differential_with(eng_native, flat, traced, false, seed, programs);
+}
+
+/// A register of [`add_registers`]: size (6 and 16 are not powers of two), width, paired,
+/// direct (on `t_exact`).
+const REGISTERS: [(u32, u16, bool, bool); 4] = [
+    (6, 16, false, false),
+    (4, 32, true, false),
+    (8, 8, false, true),
+    (16, 64, false, false),
+];
+
+/// Gives a random program registers ([`REGISTERS`]) with two RegisterActions each (random
+/// bodies: `if`s on the words, fields and action data, signed and unsigned; writes of both
+/// words and `rv`), and `execute`s of them in the control and in the table actions (indices
+/// from fields, often out of range; the same register now and then twice in a pass, which
+/// faults).
+fn add_registers(prog: &mut Program, r: &mut Rng) {
+    let pl = &mut prog.pipelines[0];
+    let mut g = Gen {
+        r,
+        fields: fields(),
+        params: vec![16, 9, 48],
+    };
+    for (i, (size, width, paired, direct)) in REGISTERS.into_iter().enumerate() {
+        pl.registers.push(Register {
+            name: format!("r{i}"),
+            gress: Gress::Ingress,
+            size,
+            width,
+            paired,
+            word_names: None,
+            initial_lo: g.r.next() as Value,
+            initial_hi: g.r.next() as Value,
+            direct_table: direct.then_some(TableId(0)),
+            stage: 0,
+        });
+        for k in 0..2 {
+            let body = g.ra_block(width, paired, 2);
+            pl.register_actions.push(RegisterAction {
+                name: format!("ra{i}_{k}"),
+                register: RegisterId(i as u32),
+                body,
+                output_width: g.r.pick(&[width, width / 2, 1]),
+                wide: false,
+            });
+        }
+    }
+    let fs = fields();
+    // In actions, half the time an action of the direct register (a table's hit gives it
+    // the matched entry's cell).
+    let execute = |g: &mut Gen, in_action: bool| {
+        let ra = if in_action && g.r.chance(50) {
+            4 + g.r.below(2) as u32
+        } else {
+            g.r.below(2 * REGISTERS.len() as u64) as u32
+        };
+        let f = g.r.pick(&fs[15..21]);
+        let iw = g.r.pick(&[3, 8, 16, 32]);
+        let index = g.expr(iw, 1);
+        Stmt::Assign {
+            dst: Place::Field(f),
+            value: Expr::RegisterExecute {
+                action: RegisterActionId(ra),
+                index: Box::new(index),
+                width: f.width,
+            },
+        }
+    };
+    g.params = vec![];
+    for _ in 0..2 {
+        let at = g.r.below(pl.ingress.control.body.len() as u64 + 1) as usize;
+        let s = execute(&mut g, false);
+        pl.ingress.control.body.insert(at, s);
+    }
+    g.params = vec![16, 9, 48];
+    for a in pl.actions.iter_mut().skip(1) {
+        let at = g.r.below(a.body.len() as u64 + 1) as usize;
+        let s = execute(&mut g, true);
+        a.body.insert(at, s);
+    }
+}
+
+impl Gen<'_> {
+    /// An operand in a RegisterAction body of a `width`-bit register.
+    fn ra_leaf(&mut self, width: u16, paired: bool) -> Expr {
+        let hi = if paired { RegWord::Hi } else { RegWord::Lo };
+        match self.r.below(7) {
+            0 | 1 => Expr::RegValue(RegWord::Lo),
+            2 => Expr::RegValue(hi),
+            3 => Expr::RegInput(self.r.pick(&[RegWord::Lo, hi])),
+            4 | 5 => self.leaf(width),
+            _ => Expr::constant(self.r.below(4).into(), width),
+        }
+    }
+
+    fn ra_expr(&mut self, width: u16, paired: bool, depth: u32) -> Expr {
+        if depth == 0 || self.r.chance(40) {
+            return self.ra_leaf(width, paired);
+        }
+        let op = self.r.pick(&[
+            BinOp::Add,
+            BinOp::Sub,
+            BinOp::SatAdd,
+            BinOp::SatSub,
+            BinOp::And,
+            BinOp::Or,
+            BinOp::Xor,
+            BinOp::Min,
+            BinOp::Max,
+        ]);
+        let signed = self.r.chance(20) && !matches!(op, BinOp::SatAdd | BinOp::SatSub);
+        Expr::Binary {
+            op,
+            a: Box::new(self.ra_expr(width, paired, depth - 1)),
+            b: Box::new(self.ra_expr(width, paired, depth - 1)),
+            width,
+            signed,
+        }
+    }
+
+    /// A RegisterAction body: writes of the words and `rv`, `if`s on them.
+    fn ra_block(&mut self, width: u16, paired: bool, depth: u32) -> Block {
+        let n = 1 + self.r.below(3);
+        (0..n)
+            .map(|_| {
+                if depth > 0 && self.r.chance(40) {
+                    let op = self.r.pick(&[BinOp::Lt, BinOp::Ge, BinOp::Eq, BinOp::Ne]);
+                    let cond = Expr::Binary {
+                        op,
+                        a: Box::new(self.ra_expr(width, paired, 2)),
+                        b: Box::new(self.ra_leaf(width, paired)),
+                        width: 1,
+                        signed: self.r.chance(40),
+                    };
+                    return Stmt::If {
+                        cond,
+                        then: self.ra_block(width, paired, depth - 1),
+                        els: self.ra_block(width, paired, depth - 1),
+                        stage: 0,
+                    };
+                }
+                let dst = match self.r.below(4) {
+                    0 => Place::RegValue(RegWord::Hi),
+                    1 => Place::RegOutput,
+                    _ => Place::RegValue(RegWord::Lo),
+                };
+                Stmt::Assign {
+                    dst,
+                    value: self.ra_expr(width, paired, 2),
+                }
+            })
+            .collect()
+    }
+}
+
+/// As [`differential`]; `regs`: the programs have registers ([`add_registers`]), and the
+/// registers' cells and the native code's coverage of them are checked too.
+fn differential_with(
+    eng_native: bool,
+    flat: bool,
+    traced: bool,
+    regs: bool,
+    seed: u64,
+    programs: usize,
+) {
     let mut r = Rng(seed);
     #[cfg_attr(not(feature = "native"), allow(unused_mut))]
     let mut in_place = 0;
     let mut seen = std::collections::BTreeSet::new();
+    // Passes that accessed a register, and passes that faulted on a second access.
+    let mut seen_regs = (0usize, 0usize);
     for _ in 0..programs {
-        let prog = Arc::new(program(&mut r));
+        let mut prog = program(&mut r);
+        if regs {
+            add_registers(&mut prog, &mut r);
+        }
+        let prog = Arc::new(prog);
         let pl = &prog.pipelines[0];
         let kind = if eng_native {
             EngineKind::Native
@@ -675,6 +847,12 @@ fn differential(eng_native: bool, flat: bool, traced: bool, seed: u64, programs:
             in_place += usize::from(n.ingress.parses_in_place());
             // The forwarding code has no trace point; its traced variant has them.
             assert_eq!(n.trace_points, 0);
+            // Every register action of these programs is generated in line.
+            assert!(
+                !n.fallback_kinds.iter().any(|k| k.0.contains("Register")),
+                "{:?}",
+                n.fallback_kinds
+            );
             if traced {
                 let t = eng
                     .native_traced(pl)
@@ -726,6 +904,14 @@ fn differential(eng_native: bool, flat: bool, traced: bool, seed: u64, programs:
                 )
             };
             assert_eq!(a, b, "{pl:#?}\n{pkt:02x?}");
+            let accessed = s1.rt.reg_stamp.contains(&s1.rt.epoch);
+            seen_regs.0 += usize::from(accessed);
+            seen_regs.1 += usize::from(matches!(
+                b.drop,
+                Some(crate::exec::gress::PassDrop::Program(
+                    crate::exec::ProgramError::DoubleRegisterAccess { .. }
+                ))
+            ));
             assert_eq!(ta.events, tb.events, "{pl:#?}\n{pkt:02x?}");
             seen.extend(tb.events.iter().map(|e| e.kind()));
             assert_eq!(w0.out, w1.out, "{pl:#?}\n{pkt:02x?}");
@@ -743,6 +929,10 @@ fn differential(eng_native: bool, flat: bool, traced: bool, seed: u64, programs:
             );
         }
         assert_eq!(work[0].stats, work[1].stats);
+        for (x, y) in st[0].rt.registers.iter().zip(st[1].rt.registers.iter()) {
+            assert_eq!((&x.lo, &x.hi), (&y.lo, &y.hi));
+        }
+        assert_eq!(st[0].rt.reg_stamp, st[1].rt.reg_stamp);
     }
     // Traced, the programs reach every trace point of a pass the tree interpreter has (but
     // registers and `drop_ctl`, which they lack: the bundled programs have those).
@@ -760,6 +950,13 @@ fn differential(eng_native: bool, flat: bool, traced: bool, seed: u64, programs:
             "Deparsed",
         ] {
             assert!(seen.contains(k), "no {k} event: {seen:?}");
+        }
+    }
+    if regs {
+        // The passes ran register actions, and some of them faulted on a second access.
+        assert!(seen_regs.0 > 0 && seen_regs.1 > 0, "{seen_regs:?}");
+        if traced {
+            assert!(seen.contains("Register"), "{seen:?}");
         }
     }
     // Native code parses the packet in place in most of these programs.
@@ -795,6 +992,29 @@ fn flat_program_matches_tree_interpreter_even_when_native_code_exists() {
 fn native_code_matches_tree_interpreter_on_random_programs() {
     differential(true, false, false, 0x5eed_1234_abcd_ef01, 150);
     differential(true, false, false, 0x7a11_ca75_0b0e_5eed, 150);
+}
+
+/// Register actions (conditions, both branches, both words, `rv`, wrapped indices, a second
+/// access's fault, a direct register on hit and miss): the flat program and the native code
+/// (generated in line) against the tree interpreter, the registers' cells included.
+#[test]
+fn flat_program_runs_registers_like_tree_interpreter() {
+    differential_with(false, false, false, true, 0x4e61_0001_5a10_0001, 60);
+}
+
+#[cfg(feature = "native")]
+#[test]
+fn native_code_runs_registers_like_tree_interpreter() {
+    differential_with(true, false, false, true, 0x4e61_0001_5a10_0001, 80);
+    differential_with(true, false, false, true, 0x7e9a_11ce_0b0e_0002, 80);
+}
+
+/// Traced, register actions record the tree interpreter's events (their gateways and the
+/// `Register` access), event by event.
+#[cfg(feature = "native")]
+#[test]
+fn native_traced_code_traces_registers_like_tree_interpreter() {
+    differential_with(true, false, true, true, 0x4e61_0001_5a10_0003, 80);
 }
 
 /// The traced variant of the native code records the tree interpreter's events, event by

@@ -15,7 +15,7 @@ use std::mem::MaybeUninit;
 
 use crate::exec::flat::{FExpr, FlatGress, Op};
 use crate::exec::{Ctx, Fault, Flow, ProgramError};
-use crate::ir::{ActionId, TableId, Value};
+use crate::ir::{ActionId, Expr, RegisterId, Stmt, TableId, Value};
 use crate::table::{EntryHandle, INLINE_ARGS};
 use crate::trace::{NoTrace, Recorder, Tracer};
 
@@ -23,6 +23,8 @@ pub const NEXT: u32 = 0;
 pub const RETURN: u32 = 1;
 pub const EXIT: u32 = 2;
 pub const FAULT: u32 = 3;
+/// [`shim_salu_claim`]'s answer for a direct register on a miss: no access, output 0.
+pub const SALU_MISS: u32 = 1;
 
 /// Most action-data values generated code passes in a buffer (an entry with more runs its
 /// action through the flat engine).
@@ -77,6 +79,12 @@ pub struct Env<'e, 'a, T: Tracer> {
     /// A shim-evaluated expression's value.
     pub ret: Value,
     pub fault: Option<Fault>,
+    /// The running register access ([`shim_salu_claim`]): its cell's words (lo, hi; a word
+    /// the cell lacks is `reg_spare`'s), its index and its words as read (for the trace).
+    pub reg_cell: [*mut u64; 2],
+    pub reg_spare: [u64; 2],
+    pub reg_idx: u64,
+    pub reg_before: [u64; 2],
     /// Action data of the entry a lookup matched (the first `nargs` are set; generated code
     /// may load the others but never uses what it loaded).
     ///
@@ -126,6 +134,10 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
             fg,
             ret: 0,
             fault: None,
+            reg_cell: [std::ptr::null_mut(); 2],
+            reg_spare: [0; 2],
+            reg_idx: 0,
+            reg_before: [0; 2],
             args: [MaybeUninit::uninit(); MAX_ARGS],
             key: [MaybeUninit::uninit(); MAX_KEYS],
             _borrow: PhantomData,
@@ -437,6 +449,62 @@ pub unsafe extern "C" fn shim_count<T: Tracer>(
     env.status(r)
 }
 
+/// The cell of a register access generated code runs (a scalar RegisterAction on register
+/// `register`): for a direct register (`direct` 1) the matched entry's, else the index
+/// `lo`/`hi` wrapped (and counted) as the tree interpreter wraps it; then the register is
+/// claimed for this pass (a second access faults, as in `Ctx::register_run`). Points
+/// `env.reg_cell` at the cell's words and answers [`NEXT`], or [`SALU_MISS`] (a direct
+/// register on a miss), or [`FAULT`].
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn shim_salu_claim<T: Tracer>(
+    env: *mut Env<T>,
+    register: u32,
+    direct: u32,
+    lo: u64,
+    hi: u64,
+) -> u32 {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    let r = register as usize;
+    let Some(size) = ctx.pl.registers.get(r).map(|g| g.size) else {
+        env.fault = Some(Fault::program(ProgramError::BadReference("register")));
+        return FAULT;
+    };
+    let idx = if direct != 0 {
+        match ctx.direct_cell() {
+            Some(i) => i,
+            None => return SALU_MISS,
+        }
+    } else {
+        ctx.wrap_cell(Value::from(lo) | (Value::from(hi) << 64), size)
+    };
+    if let Err(f) = ctx.claim_register(RegisterId(register)) {
+        env.fault = Some(f);
+        return FAULT;
+    }
+    let Some(st) = ctx.rt.registers.get_mut(r) else {
+        env.fault = Some(Fault::program(ProgramError::BadReference("register state")));
+        return FAULT;
+    };
+    env.reg_spare = [0; 2];
+    let i = idx as usize;
+    let spare = std::ptr::addr_of_mut!(env.reg_spare).cast::<u64>();
+    let lo_cell = st.lo.get_mut(i).map_or(spare, |c| c as *mut u64);
+    // SAFETY: `spare` points to a two-word array: its second word is in bounds.
+    let hi_spare = unsafe { spare.add(1) };
+    let hi_cell = st.hi.get_mut(i).map_or(hi_spare, |c| c as *mut u64);
+    env.reg_cell = [lo_cell, hi_cell];
+    env.reg_idx = u64::from(idx);
+    if T::ENABLED {
+        // SAFETY: both pointers were just made from live cells or the environment's spare
+        // words, which nothing has touched since.
+        env.reg_before = unsafe { [*lo_cell, *hi_cell] };
+    }
+    NEXT
+}
+
 /// `extract` of a header whose bytes start in the input's head and end in its tail (the packet
 /// parsed in place): `len` bytes from the byte-aligned cursor (in bounds, checked by the
 /// caller) into PHV bytes `[offset, offset + len)`.
@@ -514,6 +582,75 @@ pub unsafe extern "C" fn hook_gate<T: Tracer>(env: *mut Env<T>, gate: u32, resul
     }
 }
 
+/// `Gateway` of an `if` of RegisterAction `action`'s body: bits 1.. of `at` its place among
+/// the body's `if`s (source order), bit 0 its result (traced code only).
+///
+/// # Safety
+/// As [`shim_op`].
+pub unsafe extern "C" fn hook_salu_gate<T: Tracer>(env: *mut Env<T>, action: u32, at: u32) {
+    // SAFETY: see the function's contract.
+    let (_, ctx) = unsafe { Env::sync_in(env) };
+    let Some(ra) = ctx.pl.register_actions.get(action as usize) else {
+        return;
+    };
+    let mut n = at >> 1;
+    if let Some((stage, cond)) = nth_if(&ra.body, &mut n) {
+        ctx.trace_gate(stage, cond, at & 1 != 0);
+    }
+}
+
+/// The `n`-th `if` of a block (source order, nested ones counted where they begin).
+fn nth_if<'b>(b: &'b [Stmt], n: &mut u32) -> Option<(u8, &'b Expr)> {
+    for s in b {
+        if let Stmt::If {
+            cond,
+            then,
+            els,
+            stage,
+        } = s
+        {
+            if *n == 0 {
+                return Some((*stage, cond));
+            }
+            *n -= 1;
+            if let Some(x) = nth_if(then, n).or_else(|| nth_if(els, n)) {
+                return Some(x);
+            }
+        }
+    }
+    None
+}
+
+/// `Register`: RegisterAction `action` ran on the cell [`shim_salu_claim`] chose, whose words
+/// generated code just wrote back; `env.ret` holds its output (traced code only).
+///
+/// # Safety
+/// As [`shim_op`], right after the write-back of an access whose claim answered [`NEXT`].
+pub unsafe extern "C" fn hook_register<T: Tracer>(env: *mut Env<T>, action: u32, _: u32) {
+    // SAFETY: see the function's contract.
+    let (env, ctx) = unsafe { Env::sync_in(env) };
+    let pl = ctx.pl;
+    let Some(ra) = pl.register_actions.get(action as usize) else {
+        return;
+    };
+    let Some(reg) = pl.registers.get(ra.register.index()) else {
+        return;
+    };
+    // SAFETY: the claim of this access pointed `reg_cell` at the cell's words (or the
+    // environment's spare words); between it and this hook only generated code and trace
+    // hooks ran, which neither resize a register nor move the environment.
+    let (lo, hi) = unsafe { (*env.reg_cell[0], *env.reg_cell[1]) };
+    let before = (
+        Value::from(env.reg_before[0]),
+        Value::from(env.reg_before[1]),
+    );
+    let after = (
+        Value::from(lo),
+        if reg.paired { Value::from(hi) } else { 0 },
+    );
+    ctx.trace_register(ra, reg, env.reg_idx as u32, before, after, env.ret);
+}
+
 /// `Exit` (traced code only).
 ///
 /// # Safety
@@ -574,6 +711,7 @@ pub struct Shims {
     pub value_set: usize,
     pub action: usize,
     pub count: usize,
+    pub salu_claim: usize,
     pub extract_split: usize,
     pub emit: usize,
     pub entry_off: i32,
@@ -590,6 +728,8 @@ pub struct TraceHooks {
     pub exit: usize,
     pub action: usize,
     pub drop: usize,
+    pub salu_gate: usize,
+    pub register: usize,
 }
 
 impl Shims {
@@ -603,6 +743,7 @@ impl Shims {
             value_set: shim_value_set::<T> as *const () as usize,
             action: shim_action::<T> as *const () as usize,
             count: shim_count::<T> as *const () as usize,
+            salu_claim: shim_salu_claim::<T> as *const () as usize,
             extract_split: shim_extract_split::<T> as *const () as usize,
             emit: shim_emit::<T> as *const () as usize,
             entry_off: std::mem::offset_of!(Ctx<'static, T>, entry) as i32,
@@ -613,6 +754,8 @@ impl Shims {
                 exit: hook_exit::<T> as *const () as usize,
                 action: hook_action::<T> as *const () as usize,
                 drop: hook_drop::<T> as *const () as usize,
+                salu_gate: hook_salu_gate::<T> as *const () as usize,
+                register: hook_register::<T> as *const () as usize,
             }),
         }
     }

@@ -62,6 +62,8 @@ pub fn wbits(e: &FExpr) -> u32 {
         FExpr::ChecksumGet(_) => 32,
         FExpr::Hash { mask, .. } => bits(*mask),
         FExpr::ChecksumUpdate(_) => 16,
+        FExpr::Salu(s) => bits(s.mask & s.out_mask),
+        FExpr::RegWord { width, .. } => u32::from(*width).min(64),
         FExpr::Tree(_) => 128,
     }
 }
@@ -191,6 +193,16 @@ impl Gen<'_, '_> {
                 self.b.ins().band_imm(n, 0xffff)
             }
             FExpr::Hash { inputs, mask, .. } => self.hash(e, inputs, *mask),
+            FExpr::Salu(s) if self.salu_ok(&s.body) => self.salu(s),
+            FExpr::RegWord { word, .. } if self.salu.is_some() => {
+                let w = self.salu.expect("guard");
+                match word {
+                    0 => self.b.use_var(w.lo),
+                    1 => self.b.use_var(w.hi),
+                    2 => w.mem[0],
+                    _ => w.mem[1],
+                }
+            }
             FExpr::Tree(x) if self.too_short.is_some() && lookahead(x).is_some() => {
                 let (off, width) = lookahead(x).expect("guard");
                 self.lookahead(off, width)
@@ -201,6 +213,49 @@ impl Gen<'_, '_> {
             }
         };
         self.fit(v, wide(e))
+    }
+
+    /// Whether [`Self::expr`] generates all of `e` itself, calling no shim for any node of it
+    /// (the guards of its arms): what a RegisterAction body needs, whose words only generated
+    /// code sees.
+    pub(super) fn native_ok(&self, e: &FExpr) -> bool {
+        match e {
+            FExpr::Const(_)
+            | FExpr::Valid(_)
+            | FExpr::Param { .. }
+            | FExpr::RegWord { .. }
+            | FExpr::ChecksumVerify(_)
+            | FExpr::ChecksumGet(_) => true,
+            FExpr::Field(f) | FExpr::FieldEqConst { f, .. } => self.field_ok(*f),
+            FExpr::Not { a, .. }
+            | FExpr::Neg { a, .. }
+            | FExpr::LNot(a)
+            | FExpr::Slice { a, .. }
+            | FExpr::Mask { a, .. } => self.native_ok(a),
+            FExpr::Sext { a, from, .. } => (1..=64).contains(from) && self.native_ok(a),
+            FExpr::LAnd(a, b) | FExpr::LOr(a, b) => self.native_ok(a) && self.native_ok(b),
+            FExpr::Bin {
+                op,
+                a,
+                b,
+                width,
+                ow,
+                signed,
+            } => {
+                self.bin_ok(*op, a, b, *width, *ow, *signed)
+                    && self.native_ok(a)
+                    && self.native_ok(b)
+            }
+            FExpr::Concat {
+                hi, lo, lo_width, ..
+            } => *lo_width < 128 && self.native_ok(hi) && self.native_ok(lo),
+            FExpr::Ternary {
+                cond, then, els, ..
+            } => self.native_ok(cond) && self.native_ok(then) && self.native_ok(els),
+            FExpr::Hash { .. } | FExpr::ChecksumUpdate(_) | FExpr::Salu(_) | FExpr::Tree(_) => {
+                false
+            }
+        }
     }
 
     /// `lookahead` of `width` bits (1..=121) at `off` bits past the cursor, in the parser:

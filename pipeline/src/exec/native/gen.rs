@@ -101,6 +101,8 @@ pub struct Gen<'a, 'b> {
     /// What this function leaves to the flat engine, one label per node (see
     /// [`super::fallback_label`]).
     pub fallbacks: Vec<String>,
+    /// Inside a register action's body: its words (see [`super::salu`]).
+    pub salu: Option<super::salu::SaluWords>,
 }
 
 impl Gen<'_, '_> {

@@ -35,6 +35,7 @@ mod gen;
 mod ops;
 mod parser;
 mod run;
+mod salu;
 
 use std::collections::HashMap;
 
@@ -393,6 +394,7 @@ impl Compiler {
             drop_ctl: unit.drop_ctl,
             trace_points: 0,
             fallbacks: Vec::new(),
+            salu: None,
         };
         body(&mut g);
         self.trace_points += g.trace_points;
@@ -466,7 +468,7 @@ fn used_actions(fg: &FlatGress, table_actions: &[Vec<u32>]) -> Vec<u32> {
 fn parser_in_place(p: &FParser) -> bool {
     fn pure(e: &FExpr) -> bool {
         match e {
-            FExpr::Tree(_) => false,
+            FExpr::Tree(_) | FExpr::Salu(_) => false,
             FExpr::Not { a, .. }
             | FExpr::Neg { a, .. }
             | FExpr::LNot(a)
@@ -572,6 +574,7 @@ pub fn op_label(op: &Op) -> String {
 pub fn expr_label(e: &FExpr) -> String {
     match e {
         FExpr::Tree(x) => format!("expr {}", variant(format!("{x:?}"))),
+        FExpr::Salu(s) => format!("expr {}", variant(format!("{:?}", s.tree))),
         FExpr::Bin { op, width, .. } => format!("flat Bin {op:?} ({width} bits)"),
         FExpr::Field(f) => format!(
             "flat Field ({} bits at bit {} of a word)",
