@@ -62,6 +62,7 @@ pub fn wbits(e: &FExpr) -> u32 {
         FExpr::ChecksumGet(_) => 32,
         FExpr::Hash { mask, .. } => bits(*mask),
         FExpr::ChecksumUpdate(_) => 16,
+        FExpr::Meter { .. } => 8,
         FExpr::Tree(_) => 128,
     }
 }
@@ -191,6 +192,13 @@ impl Gen<'_, '_> {
                 self.b.ins().band_imm(n, 0xffff)
             }
             FExpr::Hash { inputs, mask, .. } => self.hash(e, inputs, *mask),
+            FExpr::Meter {
+                meter,
+                index,
+                color,
+            } if super::externs::meter_ok(e) => {
+                self.meter(*meter, index.as_deref(), color.as_deref())
+            }
             FExpr::Tree(x) if self.too_short.is_some() && lookahead(x).is_some() => {
                 let (off, width) = lookahead(x).expect("guard");
                 self.lookahead(off, width)

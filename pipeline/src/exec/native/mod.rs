@@ -31,6 +31,7 @@
 
 pub mod env;
 mod expr;
+mod externs;
 mod gen;
 mod ops;
 mod parser;
@@ -482,6 +483,9 @@ fn parser_in_place(p: &FParser) -> bool {
             } => pure(cond) && pure(then) && pure(els),
             FExpr::ChecksumUpdate(parts) => parts.iter().all(pure_part),
             FExpr::Hash { inputs, .. } => inputs.iter().all(|(i, _)| pure(i)),
+            FExpr::Meter { index, color, .. } => {
+                index.as_deref().is_none_or(pure) && color.as_deref().is_none_or(pure)
+            }
             _ => true,
         }
     }

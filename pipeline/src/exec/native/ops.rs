@@ -164,6 +164,8 @@ impl Gen<'_, '_> {
             } if self.csum_runs_ok(parts) => self.checksum_add(*checksum, parts, *subtract),
             Op::Count { counter, index } => self.count(*counter, Some(index)),
             Op::CountDirect { counter } => self.count(*counter, None),
+            Op::Digest { fields, .. } => self.digest(op, fields),
+            Op::Mirror { session, header } => self.mirror(op, session, header),
             _ => {
                 self.fallbacks.push(super::op_label(op));
                 self.shim_op(op)
