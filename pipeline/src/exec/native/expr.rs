@@ -1,6 +1,7 @@
 //! Expressions: each flat expression node generated in line, with its masks and widths as
 //! constants (parser lookaheads too, and hashes: inputs in line, the hasher through
-//! [`super::env::shim_hash`]); nodes not generated (externs with state, signed saturation,
+//! [`super::env::shim_hash`]; meters: index and pre-colour in line, the meter through
+//! [`super::externs::shim_meter`]); nodes not generated (externs with state, signed saturation,
 //! wide shifts) are evaluated by the flat engine through [`super::env::shim_expr`], each
 //! recorded ([`super::expr_label`]).
 
