@@ -124,8 +124,12 @@ impl<T: Tracer> Ctx<'_, T> {
                 index,
                 color,
             } => {
-                let index = index.as_deref().map(|e| move |c: &mut Self| c.fval(e, params));
-                let color = color.as_deref().map(|e| move |c: &mut Self| c.fval(e, params));
+                let index = index
+                    .as_deref()
+                    .map(|e| move |c: &mut Self| c.fval(e, params));
+                let color = color
+                    .as_deref()
+                    .map(|e| move |c: &mut Self| c.fval(e, params));
                 self.meter_with(*meter as usize, index, color)?
             }
             FExpr::Tree(e) => self.eval(e, params)?,

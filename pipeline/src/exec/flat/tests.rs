@@ -1135,7 +1135,10 @@ fn extern_differential(kind: EngineKind, traced: bool) {
     assert!(work[1].stats.index_wraps > 0, "{:?}", work[1].stats);
     assert!(work[1].stats.digest_overflow > 0, "{:?}", work[1].stats);
     for c in [0x11, 0x22, 0x33, 0x44, 0x55, 0x66] {
-        assert!(colors.contains(&c), "colour {c:#x} never came out: {colors:x?}");
+        assert!(
+            colors.contains(&c),
+            "colour {c:#x} never came out: {colors:x?}"
+        );
     }
 }
 

@@ -93,12 +93,10 @@ pub unsafe extern "C" fn shim_meter<T: Tracer>(
 ) -> u32 {
     // SAFETY: see the function's contract.
     let (env, ctx) = unsafe { Env::sync_in(env) };
-    let index = (flags & METER_INDEX != 0).then_some(move |_: &mut _| {
-        Ok::<Value, Fault>(Value::from(lo) | (Value::from(hi) << 64))
-    });
-    let color = (flags & METER_COLOR != 0).then_some(move |_: &mut _| {
-        Ok::<Value, Fault>(Value::from((flags >> 8) & 0xff))
-    });
+    let index = (flags & METER_INDEX != 0)
+        .then_some(move |_: &mut _| Ok::<Value, Fault>(Value::from(lo) | (Value::from(hi) << 64)));
+    let color = (flags & METER_COLOR != 0)
+        .then_some(move |_: &mut _| Ok::<Value, Fault>(Value::from((flags >> 8) & 0xff)));
     match ctx.meter_with(meter as usize, index, color) {
         Ok(v) => {
             env.ret = v;
