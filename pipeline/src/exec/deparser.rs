@@ -27,15 +27,12 @@ impl<T: Tracer> Ctx<'_, T> {
                 }
             }
             Stmt::MirrorEmit { session, header } => {
-                let sid = self.eval(session, params)? as u16;
+                let sid = self.eval(session, params)?;
                 let mut vals: smallvec::SmallVec<[(Value, u16); 8]> = smallvec::SmallVec::new();
                 for e in header {
                     vals.push((self.eval(e, params)?, self.width_of(e)));
                 }
-                self.effects.mirror = Some(sid);
-                self.effects.mirror_header.clear();
-                pack_bits(&mut self.effects.mirror_header, vals.into_iter());
-                self.effects.mirror_header.truncate(MAX_MIRROR_HEADER);
+                self.mirror_request(sid, &vals);
             }
             Stmt::ResubmitEmit { header } => {
                 let mut vals: smallvec::SmallVec<[(Value, u16); 8]> = smallvec::SmallVec::new();
@@ -60,28 +57,43 @@ impl<T: Tracer> Ctx<'_, T> {
                 for e in fields {
                     vals.push(self.eval(e, params)?);
                 }
-                if T::ENABLED {
-                    let name = self
-                        .pl
-                        .digests
-                        .get(digest.index())
-                        .map(|d| d.name.clone())
-                        .unwrap_or_default();
-                    let values = vals.clone();
-                    self.tr.record(|| TraceEvent::Digest {
-                        digest: name,
-                        values,
-                    });
-                }
-                if self.effects.digests.len() < MAX_DIGESTS_PER_PASS {
-                    self.effects.digests.push((digest.0, vals));
-                } else {
-                    self.stats.digest_overflow += 1;
-                }
+                self.digest_pack(digest.0, vals);
             }
             _ => return Err(Fault::program(ProgramError::ParserOnly)),
         }
         Ok(())
+    }
+
+    /// `mirror.emit(session, {..})` with the session's value and the header's values at
+    /// their widths (every engine evaluates them its own way, then calls this).
+    pub(crate) fn mirror_request(&mut self, session: Value, header: &[(Value, u16)]) {
+        self.effects.mirror = Some(session as u16);
+        self.effects.mirror_header.clear();
+        pack_bits(&mut self.effects.mirror_header, header.iter().copied());
+        self.effects.mirror_header.truncate(MAX_MIRROR_HEADER);
+    }
+
+    /// `digest.pack({..})` of digest `digest` with its fields' values: traced, then kept
+    /// (up to [`MAX_DIGESTS_PER_PASS`] a pass; more are counted as overflow).
+    pub(crate) fn digest_pack(&mut self, digest: u32, vals: Vec<Value>) {
+        if T::ENABLED {
+            let name = self
+                .pl
+                .digests
+                .get(digest as usize)
+                .map(|d| d.name.clone())
+                .unwrap_or_default();
+            let values = vals.clone();
+            self.tr.record(|| TraceEvent::Digest {
+                digest: name,
+                values,
+            });
+        }
+        if self.effects.digests.len() < MAX_DIGESTS_PER_PASS {
+            self.effects.digests.push((digest, vals));
+        } else {
+            self.stats.digest_overflow += 1;
+        }
     }
 
     #[inline]

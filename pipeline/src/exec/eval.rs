@@ -688,6 +688,25 @@ impl<T: Tracer> Ctx<'_, T> {
         color: Option<&Expr>,
         params: &[Value],
     ) -> ExecResult<Value> {
+        let index = index.map(|e| move |c: &mut Self| c.eval(e, params));
+        let color = color.map(|e| move |c: &mut Self| c.eval(e, params));
+        self.meter_with(id, index, color)
+    }
+
+    /// `meter.execute(index[, color])` of meter `id`, every engine's: `index` gives the
+    /// index's value (asked for an indexed meter only; a direct meter uses the running
+    /// entry, and on a miss meters nothing: GREEN, `color` not asked), then `color` the
+    /// pre-colour's. Answers the colour in the program's encoding.
+    pub(crate) fn meter_with<I, C>(
+        &mut self,
+        id: usize,
+        index: Option<I>,
+        color: Option<C>,
+    ) -> ExecResult<Value>
+    where
+        I: FnOnce(&mut Self) -> ExecResult<Value>,
+        C: FnOnce(&mut Self) -> ExecResult<Value>,
+    {
         let pl = self.pl;
         let Some(m) = pl.meters.get(id) else {
             return Err(Fault::program(ProgramError::BadReference("meter")));
@@ -699,7 +718,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 None => return Ok(Value::from(m.colors.green)),
             },
             (None, Some(e)) => {
-                let v = self.eval(e, params)?;
+                let v = e(self)?;
                 let (i, wrapped) = wrap_index(v, m.size);
                 self.stats.index_wraps += wrapped as u64;
                 i
@@ -707,7 +726,7 @@ impl<T: Tracer> Ctx<'_, T> {
             (None, None) => 0,
         };
         let pre = match color {
-            Some(c) => Some(MeterColor::from_value((self.eval(c, params)? & 0xff) as u8)),
+            Some(c) => Some(MeterColor::from_value((c(self)? & 0xff) as u8)),
             None => None,
         };
         // The meter array applies its byte count adjustment (compile-time or set at run time).

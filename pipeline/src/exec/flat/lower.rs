@@ -229,6 +229,23 @@ impl<'a> Lowerer<'a> {
             }
             Stmt::Exit => Op::Exit,
             Stmt::Return => Op::Return,
+            Stmt::DigestPack { digest, fields } => Op::Digest {
+                digest: digest.0,
+                fields: fields.iter().map(|f| self.expr(f)).collect(),
+            },
+            Stmt::MirrorEmit { session, header } => {
+                let mut parts = Vec::with_capacity(header.len());
+                for e in header {
+                    match self.width(e) {
+                        Some(w) => parts.push((self.expr(e), w)),
+                        None => return Self::tree(s),
+                    }
+                }
+                Op::Mirror {
+                    session: self.expr(session),
+                    header: parts.into_boxed_slice(),
+                }
+            }
             // A header with a varbit field emits its current length: the tree interpreter's.
             Stmt::Emit(h) if self.gp.phv.varbit(*h).is_some() => Self::tree(s),
             Stmt::Emit(h) => match self.gp.phv.headers.get(h.index()) {
@@ -553,6 +570,22 @@ impl<'a> Lowerer<'a> {
                 width,
             } => match self.salu(e, *action, index, *width) {
                 Some(s) => FExpr::Salu(Box::new(s)),
+                None => self.tree_expr(e),
+            },
+            Expr::MeterExecute {
+                meter,
+                index,
+                color,
+            } => match self.pl.meters.get(meter.index()) {
+                Some(m) => FExpr::Meter {
+                    meter: meter.0,
+                    // A direct meter's index is never evaluated.
+                    index: match m.direct_table {
+                        Some(_) => None,
+                        None => index.as_deref().map(|i| self.sub(i)),
+                    },
+                    color: color.as_deref().map(|c| self.sub(c)),
+                },
                 None => self.tree_expr(e),
             },
             _ => self.tree_expr(e),

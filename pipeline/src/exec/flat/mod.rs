@@ -14,11 +14,14 @@
 //!   back to back in the PHV become one copy.
 //!
 //! Statements and expressions whose cost is dominated by their own work (register actions,
-//! hashes, meters, digests, mirror and resubmit requests, header stacks) keep their IR form and
-//! run through the tree interpreter ([`Op::Tree`], [`FExpr::Tree`]) on the same [`super::Ctx`],
-//! so both paths share one definition of those semantics. A scalar RegisterAction's `execute`
-//! is also lowered whole ([`FExpr::Salu`]: index, body, masks) for the native generator, while
-//! the flat engine keeps running its tree form. The executor for the flat form is in
+//! hashes, resubmit requests, header stacks) keep their IR form and run through the tree
+//! interpreter ([`Op::Tree`], [`FExpr::Tree`]) on the same [`super::Ctx`], so both paths share
+//! one definition of those semantics. A scalar RegisterAction's `execute` is also lowered whole
+//! ([`FExpr::Salu`]: index, body, masks) for the native generator, while the flat engine keeps
+//! running its tree form. Meters, digests and mirror requests are lowered ([`FExpr::Meter`],
+//! [`Op::Digest`], [`Op::Mirror`]): their inputs are flat expressions, and what they do with the
+//! values is the one `Ctx` function every engine calls (`meter_with`, `digest_pack`,
+//! `mirror_request`). The executor for the flat form is in
 //! [`run`] (control, actions, deparser) and [`parse`] (the parser engine).
 //!
 //! With a recording tracer the flat form records the same trace events as the tree
@@ -115,6 +118,14 @@ pub enum FExpr {
     RegWord {
         word: u8,
         width: u16,
+    },
+    /// `meter.execute(index[, color])` of meter `meter` (which exists): `index` for an
+    /// indexed meter (a direct meter has none: it meters the running entry), `color` the
+    /// pre-colour (see `Ctx::meter_with`). Width 8.
+    Meter {
+        meter: u32,
+        index: Option<Box<FExpr>>,
+        color: Option<Box<FExpr>>,
     },
     /// Evaluated by the tree interpreter (externs with state, parser lookahead, register words).
     Tree(Box<Expr>),
@@ -291,6 +302,17 @@ pub enum Op {
         checksum: u32,
         parts: Box<[CsPart]>,
         subtract: bool,
+    },
+    /// `digest.pack({fields})` of digest `digest` (see `Ctx::digest_pack`).
+    Digest {
+        digest: u32,
+        fields: Box<[FExpr]>,
+    },
+    /// `mirror.emit(session, {header})`: each header value with its width (see
+    /// `Ctx::mirror_request`).
+    Mirror {
+        session: FExpr,
+        header: Box<[(FExpr, u16)]>,
     },
     /// Run by the tree interpreter.
     Tree(Box<Stmt>),

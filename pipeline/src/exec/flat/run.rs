@@ -127,6 +127,19 @@ impl<T: Tracer> Ctx<'_, T> {
                 (Some(r), _) => r.mem_hi,
                 (None, _) => return Err(Fault::program(ProgramError::RegValueOutsideSalu)),
             },
+            FExpr::Meter {
+                meter,
+                index,
+                color,
+            } => {
+                let index = index
+                    .as_deref()
+                    .map(|e| move |c: &mut Self| c.fval(e, params));
+                let color = color
+                    .as_deref()
+                    .map(|e| move |c: &mut Self| c.fval(e, params));
+                self.meter_with(*meter as usize, index, color)?
+            }
             FExpr::Tree(e) => self.eval(e, params)?,
         })
     }
@@ -324,6 +337,21 @@ impl<T: Tracer> Ctx<'_, T> {
                 if let Some(acc) = self.scratch.csum.get_mut(*checksum as usize) {
                     *acc = crate::exec::eval::ones_add(*acc, sum);
                 }
+            }
+            Op::Digest { digest, fields } => {
+                let mut vals = Vec::with_capacity(fields.len());
+                for e in fields.iter() {
+                    vals.push(self.fval(e, params)?);
+                }
+                self.digest_pack(*digest, vals);
+            }
+            Op::Mirror { session, header } => {
+                let sid = self.fval(session, params)?;
+                let mut vals: SmallVec<[(Value, u16); 8]> = SmallVec::new();
+                for (e, w) in header.iter() {
+                    vals.push((self.fval(e, params)?, *w));
+                }
+                self.mirror_request(sid, &vals);
             }
             Op::Tree(s) => return self.exec_stmt(s, params),
         }

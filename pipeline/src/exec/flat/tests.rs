@@ -285,6 +285,22 @@ impl Gen<'_> {
                 header: HeaderId(self.r.below(2) as u32),
                 valid: self.r.chance(50),
             },
+            11 if self.r.chance(50) => {
+                // A meter: the direct one (table t_exact's) in actions, else the indexed one
+                // with an index past its size now and then; a pre-colour half the time.
+                let direct = in_action && self.r.chance(50);
+                let index = (!direct).then(|| Box::new(self.expr(8, 1)));
+                let color = self.r.chance(50).then(|| Box::new(self.expr(2, 1)));
+                let e = Expr::MeterExecute {
+                    meter: MeterId(u32::from(direct)),
+                    index,
+                    color,
+                };
+                Stmt::Assign {
+                    dst: Place::Field(f),
+                    value: Self::cast(e, 8, f.width, false),
+                }
+            }
             10 if self.r.chance(15) => {
                 if in_action && self.r.chance(50) {
                     Stmt::Return
@@ -456,8 +472,10 @@ fn program(r: &mut Rng) -> Program {
         fields: fs.clone(),
         params: vec![],
     };
+    let mut t_exact = table("t_exact", vec![(Expr::Field(f(16)), MatchKind::Exact)]);
+    t_exact.direct_meter = Some(MeterId(1));
     let tables = vec![
-        table("t_exact", vec![(Expr::Field(f(16)), MatchKind::Exact)]),
+        t_exact,
         table("t_lpm", vec![(Expr::Field(f(14)), MatchKind::Lpm)]),
         table(
             "t_tern",
@@ -491,17 +509,15 @@ fn program(r: &mut Rng) -> Program {
     }
     g.params = vec![];
     let control = g.block(3, 3, 3, false, 8);
-    let deparser = vec![
-        Stmt::Assign {
-            dst: Place::Field(f(12)),
-            value: Expr::ChecksumUpdate {
-                checksum: ChecksumId(0),
-                inputs: ip_fields_no_csum,
-            },
+    let mut deparser = vec![Stmt::Assign {
+        dst: Place::Field(f(12)),
+        value: Expr::ChecksumUpdate {
+            checksum: ChecksumId(0),
+            inputs: ip_fields_no_csum,
         },
-        Stmt::Emit(HeaderId(ETH)),
-        Stmt::Emit(HeaderId(IP)),
-    ];
+    }];
+    deparser.extend(deparser_externs(&mut g));
+    deparser.extend([Stmt::Emit(HeaderId(ETH)), Stmt::Emit(HeaderId(IP))]);
     // Some programs have a prefix of zeros the parser reads as the start of Ethernet: headers
     // that straddle the prefix and the packet (a packet parsed in place reads both).
     let prefix = PrefixLayout {
@@ -566,12 +582,17 @@ fn program(r: &mut Rng) -> Program {
             direct_table: None,
             bytes: Default::default(),
         }],
-        meters: vec![],
+        meters: meters(),
         checksums: vec![Checksum {
             name: "ck".into(),
             gress: Gress::Ingress,
         }],
-        digests: vec![],
+        digests: (0..2)
+            .map(|d| Digest {
+                name: format!("d{d}"),
+                fields: vec![],
+            })
+            .collect(),
         action_profiles: Vec::new(),
         value_sets: Vec::new(),
         filters: Vec::new(),
@@ -585,6 +606,101 @@ fn program(r: &mut Rng) -> Program {
         errors: ErrorEnum::default(),
     }
 }
+
+/// Widths of digest and mirror header values (odd ones, and past 64 bits).
+const ODD_WIDTHS: [u16; 8] = [1, 3, 9, 13, 16, 32, 48, 70];
+
+/// Now and then digests (of both types, several in a pass) and a mirror request, with values
+/// of odd widths.
+fn deparser_externs(g: &mut Gen) -> Vec<Stmt> {
+    let mut out = Vec::new();
+    for _ in 0..g.r.below(4) {
+        let n = 1 + g.r.below(5);
+        out.push(Stmt::DigestPack {
+            digest: DigestId(g.r.below(2) as u32),
+            fields: (0..n)
+                .map(|_| {
+                    let w = g.r.pick(&ODD_WIDTHS);
+                    g.expr(w, 2)
+                })
+                .collect(),
+        });
+    }
+    if g.r.chance(60) {
+        let n = g.r.below(5);
+        out.push(Stmt::MirrorEmit {
+            session: g.expr(10, 2),
+            header: (0..n)
+                .map(|_| {
+                    let w = g.r.pick(&ODD_WIDTHS);
+                    g.expr(w, 1)
+                })
+                .collect(),
+        });
+    }
+    out
+}
+
+/// An indexed byte meter of 6 cells (indices past it wrap) and table t_exact's direct packet
+/// meter, each with its own colour encoding.
+fn meters() -> Vec<Meter> {
+    vec![
+        Meter {
+            name: "m_idx".into(),
+            kind: MeterKind::Bytes,
+            size: 6,
+            direct_table: None,
+            colors: MeterColors {
+                green: 0x11,
+                yellow: 0x22,
+                red: 0x33,
+            },
+            bytes: ByteAccounting::default(),
+        },
+        Meter {
+            name: "m_dir".into(),
+            kind: MeterKind::Packets,
+            size: 0,
+            direct_table: Some(TableId(0)),
+            colors: MeterColors {
+                green: 0x44,
+                yellow: 0x55,
+                red: 0x66,
+            },
+            bytes: ByteAccounting::default(),
+        },
+    ]
+}
+
+/// Configures every meter cell with rates a packet every [`TICK_NS`] overruns now and then:
+/// green, yellow and red all come out.
+fn configure_meters(st: &mut PipeState) {
+    use crate::externs::meter::MeterConfig;
+    let cfg = [
+        // Bytes: 1 kB/s committed, 2 kB/s peak, bursts of 60 and 120 bytes.
+        MeterConfig {
+            cir: 1_000,
+            pir: 2_000,
+            cbs: 60,
+            pbs: 120,
+        },
+        // Packets: 20/s committed, 40/s peak, bursts of 1 and 2.
+        MeterConfig {
+            cir: 20,
+            pir: 40,
+            cbs: 1,
+            pbs: 2,
+        },
+    ];
+    for (m, c) in st.rt.meters.iter_mut().zip(cfg) {
+        for i in 0..m.len() as u32 {
+            m.configure(i, c, 0).expect("meter config");
+        }
+    }
+}
+
+/// Time between two packets of a differential run.
+const TICK_NS: u64 = 10_000_000;
 
 /// Entries keyed on the small value pools the packets draw from, so lookups hit and miss.
 fn fill(st: &mut PipeState, r: &mut Rng) {
@@ -825,6 +941,7 @@ fn differential_with(
     let mut seen = std::collections::BTreeSet::new();
     // Passes that accessed a register, and passes that faulted on a second access.
     let mut seen_regs = (0usize, 0usize);
+    let mut effects = Seen::default();
     for _ in 0..programs {
         let mut prog = program(&mut r);
         if regs {
@@ -869,15 +986,16 @@ fn differential_with(
         let seed = r.next();
         for s in st.iter_mut() {
             fill(s, &mut Rng(seed));
+            configure_meters(s);
         }
         let mut work = [GressWork::new(&pl.ingress), GressWork::new(&pl.ingress)];
-        for _ in 0..40 {
+        for i in 0..40 {
             let pkt = packet(&mut r);
             let inp = PassInput {
                 intrinsics: PassIntrinsics::Listed(&[]),
                 extra: &[],
                 packet: &pkt,
-                now: 5,
+                now: 5 + i * TICK_NS,
             };
             let names: &[String] = &[];
             let [s0, s1] = &mut st;
@@ -919,7 +1037,11 @@ fn differential_with(
             for h in 0..2 {
                 assert_eq!(w0.phv.is_valid(h), w1.phv.is_valid(h));
             }
+            same_effects(&w0.effects, &w1.effects, pl, &pkt);
+            effects.digests += w1.effects.digests.len();
+            effects.mirrors += usize::from(w1.effects.mirror.is_some());
         }
+        same_meters(&st[0], &st[1]);
         assert_eq!(st[0].rt.counters[0].packets, st[1].rt.counters[0].packets);
         assert_eq!(st[0].rt.counters[0].bytes, st[1].rt.counters[0].bytes);
         for (x, y) in st[0].tables.iter().zip(st[1].tables.iter()) {
@@ -947,6 +1069,7 @@ fn differential_with(
             "Table",
             "Action",
             "Exit",
+            "Digest",
             "Deparsed",
         ] {
             assert!(seen.contains(k), "no {k} event: {seen:?}");
@@ -959,11 +1082,47 @@ fn differential_with(
             assert!(seen.contains("Register"), "{seen:?}");
         }
     }
+    // The programs' deparsers packed digests and asked for mirror copies.
+    assert!(
+        effects.digests > programs && effects.mirrors > programs,
+        "{effects:?}"
+    );
     // Native code parses the packet in place in most of these programs.
     assert!(
         !eng_native || flat || in_place > programs / 2,
         "{in_place} of {programs}"
     );
+}
+
+/// Digests and mirror requests a differential run saw (on the reference).
+#[derive(Debug, Default)]
+struct Seen {
+    digests: usize,
+    mirrors: usize,
+}
+
+/// The pass's digests, mirror request (session and header bytes), resubmit and
+/// true-egress updates are the same.
+fn same_effects(a: &crate::exec::Effects, b: &crate::exec::Effects, pl: &Pipeline, pkt: &[u8]) {
+    let why = || format!("{pl:#?}\n{pkt:02x?}");
+    assert_eq!(a.digests, b.digests, "{}", why());
+    assert_eq!(a.mirror, b.mirror, "{}", why());
+    assert_eq!(a.mirror_header, b.mirror_header, "{}", why());
+    assert_eq!(a.resubmit, b.resubmit, "{}", why());
+    assert_eq!(a.resubmit_data, b.resubmit_data, "{}", why());
+    assert_eq!(a.true_egress, b.true_egress, "{}", why());
+    assert_eq!(a.pktgen_data, b.pktgen_data, "{}", why());
+}
+
+/// Every meter cell (configuration and both buckets) is the same.
+fn same_meters(a: &PipeState, b: &PipeState) {
+    assert_eq!(a.rt.meters.len(), b.rt.meters.len());
+    for (x, y) in a.rt.meters.iter().zip(b.rt.meters.iter()) {
+        assert_eq!(x.len(), y.len());
+        for i in 0..x.len() as u32 {
+            assert_eq!(x.get(i), y.get(i), "meter cell {i}");
+        }
+    }
 }
 
 #[test]
@@ -1061,4 +1220,169 @@ fn native_code_never_runs_on_a_phv_it_does_not_fit() {
         assert_eq!(w0.out, w1.out);
         assert_eq!(w0.phv.bytes(), w1.phv.bytes());
     }
+}
+
+/// A program whose every pass meters (t_exact's direct meter in every action; the indexed
+/// meter at an index from the packet, mostly past its size, and at a constant index with a
+/// pre-colour), packs more digests than a pass keeps (odd widths, past 64 bits) and asks for
+/// a mirror copy with a header of odd widths.
+fn extern_program(r: &mut Rng) -> Program {
+    let mut prog = program(r);
+    let pl = &mut prog.pipelines[0];
+    let fs = fields();
+    let fld = |i: usize| Expr::Field(fs[i]);
+    let meter = |m: u32, index: Option<Expr>, color: Option<Expr>| Expr::MeterExecute {
+        meter: MeterId(m),
+        index: index.map(Box::new),
+        color: color.map(Box::new),
+    };
+    let set = |i: usize, value: Expr| Stmt::Assign {
+        dst: Place::Field(fs[i]),
+        value,
+    };
+    for (a, act) in pl.actions.iter_mut().enumerate() {
+        let color = (a == 2).then(|| fld(8));
+        act.body = vec![set(5, meter(1, None, color))];
+    }
+    pl.ingress.control.body = vec![
+        Stmt::ApplyTable {
+            table: TableId(0),
+            branches: TableBranches::None,
+        },
+        set(
+            17,
+            Expr::Cast {
+                arg: Box::new(meter(0, Some(fld(7)), None)),
+                width: 32,
+                sign_extend: false,
+            },
+        ),
+        set(16, meter(0, Some(Expr::constant(2, 8)), Some(fld(8)))),
+    ];
+    let mut deparser = vec![pl.ingress.deparser.body[0].clone()];
+    for k in 0..(MAX_DIGESTS_PER_PASS + 2) {
+        deparser.push(Stmt::DigestPack {
+            digest: DigestId(k as u32 % 2),
+            fields: match k % 2 {
+                0 => vec![fld(5), fld(16), fld(17), fld(9), fld(21)],
+                _ => vec![fld(18), fld(0), fld(8)],
+            },
+        });
+    }
+    deparser.push(Stmt::MirrorEmit {
+        session: fld(20),
+        header: vec![fld(19), fld(9), fld(14), fld(21), fld(8)],
+    });
+    deparser.extend([Stmt::Emit(HeaderId(ETH)), Stmt::Emit(HeaderId(IP))]);
+    pl.ingress.deparser.body = deparser;
+    prog
+}
+
+use crate::exec::deparser::MAX_DIGESTS_PER_PASS;
+
+/// [`extern_program`] on `kind` (traced: both traced, the traces identical) against the tree
+/// interpreter, bit for bit: packets, PHV, digests, mirror requests, statistics (index wraps,
+/// digest overflow) and every meter cell; the three colours of both meters come out.
+fn extern_differential(kind: EngineKind, traced: bool) {
+    let mut r = Rng(0xd16e_5700_0000_0001);
+    let prog = Arc::new(extern_program(&mut r));
+    let pl = &prog.pipelines[0];
+    let eng = Engines::with_engine(pl, kind);
+    assert_eq!(eng.engine(), kind, "{:?}", eng.native_error);
+    #[cfg(feature = "native")]
+    if let Some(n) = &eng.native {
+        assert_eq!(n.fallbacks, 0, "{:?}", n.fallback_kinds);
+    }
+    let mut st = [
+        PipeState::new(&prog, 0, 7).expect("state"),
+        PipeState::new(&prog, 0, 7).expect("state"),
+    ];
+    for s in st.iter_mut() {
+        fill(s, &mut Rng(3));
+        configure_meters(s);
+    }
+    let mut work = [GressWork::new(&pl.ingress), GressWork::new(&pl.ingress)];
+    let mut colors = std::collections::BTreeSet::new();
+    let mut deparsed = 0;
+    let fs = fields();
+    for i in 0..200 {
+        let pkt = packet(&mut r);
+        let inp = PassInput {
+            intrinsics: PassIntrinsics::Listed(&[]),
+            extra: &[],
+            packet: &pkt,
+            now: 5 + i * TICK_NS / 2,
+        };
+        let [s0, s1] = &mut st;
+        let [w0, w1] = &mut work;
+        let ig = Gress::Ingress;
+        let (mut ta, mut tb) = (Recorder::new(), Recorder::new());
+        let (a, b) = match (kind, traced) {
+            (_, true) => (
+                run_gress(pl, &eng, &[], ig, s0, w0, &inp, &mut ta),
+                run_gress_tree(pl, &eng, &[], ig, s1, w1, &inp, &mut tb),
+            ),
+            (EngineKind::Flat, false) => (
+                run_gress_flat(pl, &eng, &[], ig, s0, w0, &inp),
+                run_gress_tree(pl, &eng, &[], ig, s1, w1, &inp, &mut NoTrace),
+            ),
+            _ => (
+                run_gress(pl, &eng, &[], ig, s0, w0, &inp, &mut NoTrace),
+                run_gress_tree(pl, &eng, &[], ig, s1, w1, &inp, &mut NoTrace),
+            ),
+        };
+        assert_eq!(a, b, "{pkt:02x?}");
+        assert_eq!(ta.events, tb.events, "{pkt:02x?}");
+        assert_eq!(w0.out, w1.out);
+        assert_eq!(w0.phv.bytes(), w1.phv.bytes());
+        same_effects(&w0.effects, &w1.effects, pl, &pkt);
+        // A packet the parser rejects never reaches the deparser.
+        if w1.effects.digests.is_empty() {
+            continue;
+        }
+        deparsed += 1;
+        if traced {
+            let digests = tb.events.iter().filter(|e| e.kind() == "Digest").count();
+            assert_eq!(digests, MAX_DIGESTS_PER_PASS + 2, "every pack is traced");
+        }
+        assert_eq!(w1.effects.digests.len(), MAX_DIGESTS_PER_PASS);
+        assert!(w1.effects.mirror.is_some());
+        colors.extend([5, 16, 17].map(|i| w1.phv.get(fs[i])));
+    }
+    assert!(deparsed > 50, "{deparsed} of 200 passes deparsed");
+    same_meters(&st[0], &st[1]);
+    assert_eq!(work[0].stats, work[1].stats);
+    assert!(work[1].stats.index_wraps > 0, "{:?}", work[1].stats);
+    assert!(work[1].stats.digest_overflow > 0, "{:?}", work[1].stats);
+    for c in [0x11, 0x22, 0x33, 0x44, 0x55, 0x66] {
+        assert!(
+            colors.contains(&c),
+            "colour {c:#x} never came out: {colors:x?}"
+        );
+    }
+}
+
+#[test]
+fn flat_digests_mirrors_meters_match_tree_interpreter() {
+    extern_differential(EngineKind::Flat, false);
+}
+
+#[test]
+fn flat_digests_mirrors_meters_trace_like_tree_interpreter() {
+    extern_differential(EngineKind::Flat, true);
+}
+
+/// Digests, mirror requests and meters run fully native (no fallback) and give the tree
+/// interpreter's results bit for bit.
+#[cfg(feature = "native")]
+#[test]
+fn native_digests_mirrors_meters_match_tree_interpreter() {
+    extern_differential(EngineKind::Native, false);
+}
+
+/// The traced native code records every digest as the tree interpreter does.
+#[cfg(feature = "native")]
+#[test]
+fn native_traced_digests_mirrors_meters_trace_like_tree_interpreter() {
+    extern_differential(EngineKind::Native, true);
 }

@@ -187,7 +187,7 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
     ///
     /// # Safety
     /// `env` must point to a live `Env` made by [`Env::new`], used by one thread.
-    unsafe fn sync_in<'x>(
+    pub(super) unsafe fn sync_in<'x>(
         env: *mut Env<'e, 'a, T>,
     ) -> (&'x mut Env<'e, 'a, T>, &'x mut Ctx<'a, T>) {
         // SAFETY: the caller passes the Env it made; `ctx` points to the context that Env
@@ -714,6 +714,10 @@ pub struct Shims {
     pub salu_claim: usize,
     pub extract_split: usize,
     pub emit: usize,
+    /// Digests, mirror requests, meters (`super::externs`).
+    pub digest: usize,
+    pub mirror: usize,
+    pub meter: usize,
     pub entry_off: i32,
     /// The trace hooks (`None`: untraced code, which calls none).
     pub trace: Option<TraceHooks>,
@@ -746,6 +750,9 @@ impl Shims {
             salu_claim: shim_salu_claim::<T> as *const () as usize,
             extract_split: shim_extract_split::<T> as *const () as usize,
             emit: shim_emit::<T> as *const () as usize,
+            digest: super::externs::shim_digest::<T> as *const () as usize,
+            mirror: super::externs::shim_mirror::<T> as *const () as usize,
+            meter: super::externs::shim_meter::<T> as *const () as usize,
             entry_off: std::mem::offset_of!(Ctx<'static, T>, entry) as i32,
             trace: T::ENABLED.then_some(TraceHooks {
                 state: hook_state::<T> as *const () as usize,

@@ -1,6 +1,7 @@
 //! Expressions: each flat expression node generated in line, with its masks and widths as
 //! constants (parser lookaheads too, and hashes: inputs in line, the hasher through
-//! [`super::env::shim_hash`]); nodes not generated (externs with state, signed saturation,
+//! [`super::env::shim_hash`]; meters: index and pre-colour in line, the meter through
+//! [`super::externs::shim_meter`]); nodes not generated (externs with state, signed saturation,
 //! wide shifts) are evaluated by the flat engine through [`super::env::shim_expr`], each
 //! recorded ([`super::expr_label`]).
 
@@ -64,6 +65,7 @@ pub fn wbits(e: &FExpr) -> u32 {
         FExpr::ChecksumUpdate(_) => 16,
         FExpr::Salu(s) => bits(s.mask & s.out_mask),
         FExpr::RegWord { width, .. } => u32::from(*width).min(64),
+        FExpr::Meter { .. } => 8,
         FExpr::Tree(_) => 128,
     }
 }
@@ -203,6 +205,13 @@ impl Gen<'_, '_> {
                     _ => w.mem[1],
                 }
             }
+            FExpr::Meter {
+                meter,
+                index,
+                color,
+            } if super::externs::meter_ok(e) => {
+                self.meter(*meter, index.as_deref(), color.as_deref())
+            }
             FExpr::Tree(x) if self.too_short.is_some() && lookahead(x).is_some() => {
                 let (off, width) = lookahead(x).expect("guard");
                 self.lookahead(off, width)
@@ -252,9 +261,11 @@ impl Gen<'_, '_> {
             FExpr::Ternary {
                 cond, then, els, ..
             } => self.native_ok(cond) && self.native_ok(then) && self.native_ok(els),
-            FExpr::Hash { .. } | FExpr::ChecksumUpdate(_) | FExpr::Salu(_) | FExpr::Tree(_) => {
-                false
-            }
+            FExpr::Hash { .. }
+            | FExpr::ChecksumUpdate(_)
+            | FExpr::Salu(_)
+            | FExpr::Meter { .. }
+            | FExpr::Tree(_) => false,
         }
     }
 

@@ -6,7 +6,9 @@
 //! offsets, widths and masks are constants in the code, header validity is a bit test, there
 //! is no dispatch per op, and extracts copy from the parser input straight into the PHV.
 //! Table applies call the existing tables through a shim, then call the matched action's
-//! function directly. Whatever the generator does not generate yet runs through the flat
+//! function directly. Digests, mirror requests and meters compute their inputs in line and
+//! hand them to the one Rust definition through typed shims ([`externs`]: no fallbacks).
+//! Whatever the generator does not generate yet runs through the flat
 //! engine on the same context ([`env`]'s `extern "C"` shims), so every program runs and
 //! coverage grows node by node ([`NativePipeline::fallbacks`] counts them).
 //!
@@ -31,6 +33,7 @@
 
 pub mod env;
 mod expr;
+pub mod externs;
 mod gen;
 mod ops;
 mod parser;
@@ -484,6 +487,9 @@ fn parser_in_place(p: &FParser) -> bool {
             } => pure(cond) && pure(then) && pure(els),
             FExpr::ChecksumUpdate(parts) => parts.iter().all(pure_part),
             FExpr::Hash { inputs, .. } => inputs.iter().all(|(i, _)| pure(i)),
+            FExpr::Meter { index, color, .. } => {
+                index.as_deref().is_none_or(pure) && color.as_deref().is_none_or(pure)
+            }
             _ => true,
         }
     }

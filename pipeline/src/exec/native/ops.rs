@@ -1,8 +1,9 @@
 //! Statements: field writes, validity, ifs, table applies (lookup through the existing table
 //! code, then a direct call of the matched action's generated function), action calls,
-//! emits, extracts (of stack elements too) and header copies. Ops not generated (register
-//! actions, digests, mirror and resubmit requests, stack shifts) run through the flat engine
-//! ([`super::env::shim_op`]); each is recorded ([`super::op_label`]).
+//! emits, extracts (of stack elements too), header copies, digests and mirror requests
+//! ([`super::externs`]). Ops not generated (register actions, resubmit requests, stack
+//! shifts) run through the flat engine ([`super::env::shim_op`]); each is recorded
+//! ([`super::op_label`]).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, StackSlotData, StackSlotKind, Value};
@@ -164,6 +165,8 @@ impl Gen<'_, '_> {
             } if self.csum_runs_ok(parts) => self.checksum_add(*checksum, parts, *subtract),
             Op::Count { counter, index } => self.count(*counter, Some(index)),
             Op::CountDirect { counter } => self.count(*counter, None),
+            Op::Digest { fields, .. } => self.digest(op, fields),
+            Op::Mirror { session, header } => self.mirror(op, session, header),
             _ => {
                 self.fallbacks.push(super::op_label(op));
                 self.shim_op(op)
