@@ -113,3 +113,36 @@ fn trace_follows_the_copy_to_the_cpu_port() {
     assert!(!text.contains("no_cpu_port"), "{text}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `pisa stf` runs with the CPU port too (default 64, `--cpu-port` to move it): a script
+/// expects the copy there, and a copy it does not expect is reported as unexpected.
+#[test]
+fn stf_expects_copies_on_the_cpu_port() {
+    let d = setup("stf");
+    let frame = format!("FFFFFFFFFFFF0200000000010806{}", "78".repeat(46));
+    std::fs::write(
+        d.join("cpu.stf"),
+        format!("packet 0 {frame}\nexpect 64 {frame}\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("moved.stf"),
+        format!("packet 0 {frame}\nexpect 130 {frame}\n"),
+    )
+    .unwrap();
+    std::fs::write(d.join("none.stf"), format!("packet 0 {frame}\n")).unwrap();
+    let text = pisa(&d, &["stf", "--program", "redirect.p4", "cpu.stf"]);
+    assert!(text.contains("cpu.stf: ok"), "{text}");
+    let moved = ["stf", "--program", "redirect.p4", "--cpu-port", "1/2"];
+    let text = pisa(&d, &[&moved[..], &["moved.stf"]].concat());
+    assert!(text.contains("moved.stf: ok"), "{text}");
+    let out = Command::new(PISA)
+        .current_dir(&d)
+        .args(["stf", "--program", "redirect.p4", "none.stf"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("UNEXPECTED port 64"), "{text}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use control::stf::{self, StfOptions, Stmt};
 use pipeline::exec::EngineKind;
 use pipeline::ir::Program;
-use pipeline::switch::{InFrame, Switch, SwitchConfig};
+use pipeline::switch::{InFrame, Switch};
 
 thread_local! {
     /// The kinds of trace events the reference recorded in this test's thread.
@@ -59,10 +59,11 @@ impl Rng {
     }
 }
 
-/// A switch on `engine`, asserted to really run it, traced or not.
+/// A switch on `engine` built as `pisa stf` builds it (with the CPU port), asserted to really
+/// run the engine, traced or not.
 fn switch(program: &Arc<Program>, engine: EngineKind) -> Switch {
-    let sw =
-        Switch::new(program.clone(), SwitchConfig::default().with_engine(engine)).expect("switch");
+    let cfg = StfOptions::default().config.with_engine(engine);
+    let sw = Switch::new(program.clone(), cfg).expect("switch");
     assert_eq!(sw.engine(), engine, "{:?}", sw.engine_error());
     assert_eq!(sw.traced_engine(), engine);
     sw

@@ -212,17 +212,15 @@ fn language_programs_pass_their_stf() {
         let stmts = stf::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", stf_path.display()));
         let compiled = p4::compile::compile_file(&p, &p4::compile::CompileOptions::default())
             .unwrap_or_else(|e| panic!("{} does not compile:\n{}", p.display(), e.render()));
-        let mut sw = pipeline::switch::Switch::new(
-            Arc::new(compiled.program),
-            pipeline::switch::SwitchConfig::new(1),
-        )
-        .expect("switch");
+        let opts = StfOptions::default();
+        let mut sw = pipeline::switch::Switch::new(Arc::new(compiled.program), opts.config.clone())
+            .expect("switch");
         let tables = p.with_extension("tables.yaml");
         if tables.exists() {
             let file = control::tables_file::load(&tables).unwrap_or_else(|e| panic!("{e}"));
             control::tables_file::apply(&mut sw, &file).unwrap_or_else(|e| panic!("{e}"));
         }
-        let report = stf::run_stf_on(&mut sw, &stmts, &StfOptions::default());
+        let report = stf::run_stf_on(&mut sw, &stmts, &opts);
         if !report.all_passed() {
             failures.push(format!("{}:\n{report}", stf_path.display()));
         }

@@ -238,6 +238,8 @@ pub enum Intrinsic {
     IgDprsrPktgen,
     IgDprsrPktgenAddress,
     IgDprsrPktgenLength,
+    /// Tofino 2: which packet an ingress mirror copies (0: as received, 1: as deparsed).
+    IgDprsrMirrorIoSelect,
     // egress_intrinsic_metadata_t (prefix)
     EgEgressPort,
     EgEnqQdepth,
@@ -262,6 +264,9 @@ pub enum Intrinsic {
     EgDprsrMirrorType,
     EgDprsrCoalesceFlush,
     EgDprsrCoalesceLength,
+    /// Tofino 2: which packet an egress mirror copies (0: as it entered egress, 1: as
+    /// deparsed).
+    EgDprsrMirrorIoSelect,
     // egress_intrinsic_metadata_for_output_port_t
     EgOportCaptureTstampOnTx,
     EgOportUpdateDelayOnTx,

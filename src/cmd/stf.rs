@@ -22,6 +22,10 @@ pub struct StfArgs {
     /// Table state to program before the script runs (YAML), in addition to its `add` lines.
     #[arg(long)]
     pub tables: Option<PathBuf>,
+    /// The CPU port, where `copy_to_cpu` copies leave (as `pisa run --cpu-port`): a script
+    /// `expect`s them there.
+    #[arg(long, value_name = "DEVPORT", default_value_t = pipeline::switch::DEFAULT_CPU_PORT, value_parser = super::live::parse_devport)]
+    pub cpu_port: u16,
     #[command(flatten)]
     pub compile: CompileArgs,
 }
@@ -42,14 +46,14 @@ pub fn run(args: StfArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let (_, mut sw) =
-        match program::load_switch(&args.program, args.tables.as_deref(), &args.compile, None) {
-            Ok(x) => x,
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                return Ok(ExitCode::from(2));
-            }
-        };
+    let (tables, cpu) = (args.tables.as_deref(), Some(args.cpu_port));
+    let (_, mut sw) = match program::load_switch(&args.program, tables, &args.compile, cpu) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let report = stf::run_stf_on(&mut sw, &script, &StfOptions::default());
     print!("{report}");
     if report.all_passed() {

@@ -31,7 +31,7 @@ pub struct TraceArgs {
     #[arg(long, default_value = "0")]
     pub packet: PacketSel,
     /// The CPU port, where `copy_to_cpu` copies leave (as `pisa run --cpu-port`).
-    #[arg(long, value_name = "DEVPORT", default_value = "64", value_parser = super::live::parse_devport)]
+    #[arg(long, value_name = "DEVPORT", default_value_t = pipeline::switch::DEFAULT_CPU_PORT, value_parser = super::live::parse_devport)]
     pub cpu_port: u16,
     #[command(flatten)]
     pub compile: CompileArgs,

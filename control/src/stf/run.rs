@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use pipeline::api::{PipeSel, TableEntry};
 use pipeline::ir::{KeyMatch, Program};
-use pipeline::switch::{InFrame, Switch, SwitchConfig};
+use pipeline::switch::{InFrame, Switch, SwitchConfig, DEFAULT_CPU_PORT};
 use pipeline::tm::mirror::{MirrorDest, MirrorDirection, MirrorSession};
 
 use super::report::{Check, CheckKind, CheckOutcome, StfReport, StmtError, Unexpected};
@@ -31,7 +31,9 @@ use crate::resolve::{self, ResolveError};
 /// How to run a script.
 #[derive(Debug, Clone)]
 pub struct StfOptions {
-    /// The switch [`run_stf`] builds.
+    /// The switch [`run_stf`] builds: by default one pipe with the CPU port `pisa run` has
+    /// ([`DEFAULT_CPU_PORT`]), so a script can `expect` a `copy_to_cpu` copy there (and an
+    /// unexpected one is reported like any other packet).
     pub config: SwitchConfig,
     /// Virtual time of the first packet, in ns.
     pub start_ns: u64,
@@ -44,7 +46,7 @@ pub struct StfOptions {
 impl Default for StfOptions {
     fn default() -> StfOptions {
         StfOptions {
-            config: SwitchConfig::default(),
+            config: SwitchConfig::default().with_cpu_port(DEFAULT_CPU_PORT),
             start_ns: 0,
             packet_gap_ns: 1_000,
             wait_ns: 1_000_000,

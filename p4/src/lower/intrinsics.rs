@@ -74,6 +74,7 @@ pub fn intrinsic(ty: &str, field: &str) -> Option<Intrinsic> {
             "pktgen" => IgDprsrPktgen,
             "pktgen_address" => IgDprsrPktgenAddress,
             "pktgen_length" => IgDprsrPktgenLength,
+            "mirror_io_select" => IgDprsrMirrorIoSelect,
             _ => return None,
         },
         ("egress_intrinsic_metadata_t", f) => match f {
@@ -101,6 +102,7 @@ pub fn intrinsic(ty: &str, field: &str) -> Option<Intrinsic> {
             "mirror_type" => EgDprsrMirrorType,
             "coalesce_flush" => EgDprsrCoalesceFlush,
             "coalesce_length" => EgDprsrCoalesceLength,
+            "mirror_io_select" => EgDprsrMirrorIoSelect,
             _ => return None,
         },
         ("egress_intrinsic_metadata_for_output_port_t", "capture_tstamp_on_tx") => {

@@ -12,11 +12,13 @@ const UNBOUND: FieldRef = FieldRef {
 };
 
 /// PHV fields of the output metadata one gress hands the traffic manager (unbound ones, and
-/// on egress all but `drop_ctl`, read as 0).
+/// on egress all but `drop_ctl` and `mirror_io_select`, read as 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(C, align(64))]
 pub struct TmReads {
     pub drop_ctl: FieldRef,
+    /// Tofino 2's `mirror_io_select` (Tofino 1 has none: unbound).
+    pub mirror_io_select: FieldRef,
     pub pktgen: FieldRef,
     pub ucast: FieldRef,
     pub bypass: FieldRef,
@@ -42,8 +44,13 @@ impl TmReads {
             Gress::Ingress => f(Intrinsic::IgDprsrDropCtl),
             Gress::Egress => f(Intrinsic::EgDprsrDropCtl),
         };
+        let mirror_io_select = match gress {
+            Gress::Ingress => f(Intrinsic::IgDprsrMirrorIoSelect),
+            Gress::Egress => f(Intrinsic::EgDprsrMirrorIoSelect),
+        };
         TmReads {
             drop_ctl: drop_ctl.unwrap_or(UNBOUND),
+            mirror_io_select: mirror_io_select.unwrap_or(UNBOUND),
             pktgen: ig(Intrinsic::IgDprsrPktgen),
             ucast: ig(Intrinsic::TmUcastEgressPort),
             bypass: ig(Intrinsic::TmBypassEgress),
@@ -85,10 +92,16 @@ mod tests {
         };
         bind[Intrinsic::TmUcastEgressPort as usize] = Some(ucast);
         bind[Intrinsic::IgDprsrDropCtl as usize] = Some(drop);
+        let eg_io = FieldRef {
+            offset: 50,
+            width: 1,
+        };
+        bind[Intrinsic::EgDprsrMirrorIoSelect as usize] = Some(eg_io);
         let ig = TmReads::new(Gress::Ingress, &bind);
         let eg = TmReads::new(Gress::Egress, &bind);
         assert_eq!((ig.ucast, ig.drop_ctl), (ucast, drop));
         assert_eq!((eg.ucast, eg.drop_ctl), (UNBOUND, UNBOUND));
+        assert_eq!((ig.mirror_io_select, eg.mirror_io_select), (UNBOUND, eg_io));
         let mut phv = Phv::new(16, 1);
         phv.set(ucast, 0x1ab);
         phv.set(drop, 5);

@@ -4,8 +4,10 @@
 //! buffer: building a hash input never allocates). The algorithms see that bit string as one
 //! big-endian number:
 //! - `Identity`: its low `W` bits (zero-extended when shorter);
-//! - `Xor8/16/32`: the number cut into 8/16/32-bit words from the least significant end and
-//!   XORed together, then fitted to `W` (low bits / zero-extended);
+//! - `Xor8/16/32`: the bit string zero-padded at its tail to a whole number of 8/16/32-bit
+//!   words, the words (the first one from the first field's top bits) XORed together, then
+//!   fitted to `W` (low bits / zero-extended) — bf-p4c's XOR hash matrix pads after the end of
+//!   the message, not in front of it;
 //! - `Crc(spec)`: the CRC of its big-endian bytes (a bit count that is not a multiple of 8 is
 //!   zero-padded at the front), fitted to `W` by the spec's `msb`/`extended` (see [`super::crc`]);
 //! - `Random`: `W` fresh bits from the caller's generator (the input is ignored).
@@ -183,14 +185,12 @@ impl Hasher {
     }
 }
 
-/// XOR of the big-endian number's `word_bytes`-byte words, counted from the low end.
+/// XOR of the bit string's `word_bytes`-byte words, cut from its start with the tail
+/// zero-padded to a whole word (the string as written, not as a front-padded number).
 fn xor_fold(input: &BitWriter, word_bytes: usize) -> Value {
-    let bytes = input.padded_bytes();
-    let n = bytes.len();
     let mut acc: Value = 0;
-    for (j, b) in bytes.enumerate() {
-        let from_end = n - 1 - j;
-        acc ^= Value::from(b) << (8 * (from_end % word_bytes));
+    for (j, b) in input.raw_bytes().iter().enumerate() {
+        acc ^= Value::from(*b) << (8 * (word_bytes - 1 - j % word_bytes));
     }
     acc
 }
@@ -243,10 +243,28 @@ mod tests {
         let x8 = Hasher::new(HashAlgorithm::Xor8, 8).unwrap();
         assert_eq!(x8.get(&w, &mut rng), 0x12 ^ 0x34 ^ 0x56 ^ 0x78 ^ 0x9a);
         let x16 = Hasher::new(HashAlgorithm::Xor16, 16).unwrap();
-        // 0x12_3456_789a → words 0x0012, 0x3456, 0x789a.
-        assert_eq!(x16.get(&w, &mut rng), 0x0012 ^ 0x3456 ^ 0x789a);
+        // 40 bits 0x12_3456_789a, tail-padded to 48 → words 0x1234, 0x5678, 0x9a00.
+        assert_eq!(x16.get(&w, &mut rng), 0x1234 ^ 0x5678 ^ 0x9a00);
         let x32 = Hasher::new(HashAlgorithm::Xor32, 8).unwrap();
-        assert_eq!(x32.get(&w, &mut rng), (0x12 ^ 0x3456_789a) & 0xff);
+        // Words 0x1234_5678, 0x9a00_0000: the low byte is 0x78.
+        assert_eq!(x32.get(&w, &mut rng), (0x1234_5678 ^ 0x9a00_0000) & 0xff);
+    }
+
+    /// XOR hashes pad the tail of the bit string, whatever its width (bf-p4c's XOR matrix
+    /// appends zeros after the message): 12 bits 0xabc in XOR8 are the words 0xab, 0xc0.
+    #[test]
+    fn xor_pads_the_tail_of_a_ragged_input() {
+        let mut rng = Random::new(0);
+        let mut w = BitWriter::new();
+        w.push(0xabc, 12);
+        let x8 = Hasher::new(HashAlgorithm::Xor8, 8).unwrap();
+        assert_eq!(x8.get(&w, &mut rng), 0xab ^ 0xc0);
+        let x16 = Hasher::new(HashAlgorithm::Xor16, 16).unwrap();
+        assert_eq!(x16.get(&w, &mut rng), 0xabc0);
+        w.clear();
+        w.push(0xabc4_5678, 32);
+        w.push(0x9a, 8);
+        assert_eq!(x16.get(&w, &mut rng), 0x67bc);
     }
 
     #[test]

@@ -58,6 +58,10 @@ pub struct SwitchConfig {
     pub engine: EngineKind,
 }
 
+/// The CPU port `pisa run`, `pisa trace` and `pisa stf` give a switch unless told otherwise
+/// (`--cpu-port`): Tofino 1's CPU Ethernet port, on either target.
+pub const DEFAULT_CPU_PORT: u16 = 64;
+
 /// Ethernet's minimum frame, 64 bytes with the FCS, 60 without.
 pub const MIN_FRAME: usize = 60;
 

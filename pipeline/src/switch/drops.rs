@@ -42,10 +42,12 @@ pub enum DropReason {
     BadEgressPort,
     /// `copy_to_cpu` without a CPU port configured.
     NoCpuPort,
+    /// A mirror the pass asked for, suppressed by its `drop_ctl` bit 2 ("no mirror").
+    MirrorDropCtl,
 }
 
 impl DropReason {
-    pub const COUNT: usize = 19;
+    pub const COUNT: usize = 20;
     pub const ALL: [DropReason; DropReason::COUNT] = [
         DropReason::BadIngressPort,
         DropReason::ParserPacketTooShort,
@@ -66,6 +68,7 @@ impl DropReason {
         DropReason::QueueFull,
         DropReason::BadEgressPort,
         DropReason::NoCpuPort,
+        DropReason::MirrorDropCtl,
     ];
 
     pub fn name(self) -> &'static str {
@@ -89,6 +92,7 @@ impl DropReason {
             DropReason::QueueFull => "queue_full",
             DropReason::BadEgressPort => "bad_egress_port",
             DropReason::NoCpuPort => "no_cpu_port",
+            DropReason::MirrorDropCtl => "mirror_drop_ctl",
         }
     }
 

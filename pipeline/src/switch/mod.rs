@@ -23,7 +23,9 @@ mod tm_path;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-pub use config::{PortConfig, SwitchConfig, SwitchError, DEFAULT_QUEUE, MIN_FRAME};
+pub use config::{
+    PortConfig, SwitchConfig, SwitchError, DEFAULT_CPU_PORT, DEFAULT_QUEUE, MIN_FRAME,
+};
 pub use drop_causes::drop_ctl_writers;
 pub use drops::{DropReason, DropRecord, SwitchStats};
 pub use ghost::ghost_qid;

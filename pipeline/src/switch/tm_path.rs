@@ -1,6 +1,7 @@
 //! The packet's way through the switch: ingress pass, the traffic manager's post-ingress
 //! decisions (digest, then resubmit, or else mirror + unicast / multicast / copy-to-CPU, with
-//! `drop_ctl`), per-port queues, egress pass, egress mirroring, and output or recirculation.
+//! `drop_ctl`: bit 0 drops the packet, bit 1 its copy to the CPU, bit 2 its mirror), per-port
+//! queues, egress pass, egress mirroring, and output or recirculation.
 
 use super::{
     port_pipe, DigestMessage, DropReason, EgressCopy, OutFrame, Pending, Shared, Switch,
@@ -9,7 +10,7 @@ use super::{
 use crate::exec::gress::{PassDrop, FRAME_CAPACITY};
 use crate::exec::tm_reads::{read, TmReads};
 use crate::exec::{run_gress, ParserFault, PassInput, PassIntrinsics};
-use crate::ir::{Gress, Intrinsic, Value};
+use crate::ir::{Gress, Intrinsic, Target, Value};
 use crate::phv::Phv;
 use crate::tm::mirror::MirrorDest;
 use crate::tm::pre::ReplicationRequest;
@@ -28,6 +29,16 @@ fn pass_drop_reason(d: &PassDrop) -> (DropReason, Option<String>) {
         PassDrop::ParserError(f) => (DropReason::from_parser(*f), None),
         PassDrop::ParserReject => (DropReason::ParserReject, None),
         PassDrop::Program(e) => (DropReason::ProgramError, Some(e.to_string())),
+    }
+}
+
+/// Whether a mirror of `gress` copies the packet as deparsed (else as it entered the gress):
+/// Tofino 2's `mirror_io_select` ("mirror incoming or outgoing packet", 1: outgoing). Tofino 1
+/// has no such field: its ingress mirrors the packet as received, its egress as deparsed.
+fn mirror_outgoing(target: Target, gress: Gress, io_select: Value) -> bool {
+    match target {
+        Target::Tofino1 => gress == Gress::Egress,
+        Target::Tofino2 => io_select & 1 != 0,
     }
 }
 
@@ -159,27 +170,15 @@ impl Switch {
             return;
         }
 
-        // Ingress-to-egress mirror: the packet as received.
-        if let Some(session) = mirror_req {
-            let mut hdr = [0u8; MIRROR_HDR_MAX];
-            let mh = &self.work_ig[pli].effects.mirror_header;
-            let hl = mh.len().min(MIRROR_HDR_MAX);
-            hdr[..hl].copy_from_slice(&mh[..hl]);
-            self.mirror_copy(
-                Gress::Ingress,
-                session,
-                pkt,
-                &hdr[..hl],
-                port,
-                read(&self.work_ig[pli].phv, tm.level2_mcast_hash) as u16,
-                passes,
-                now,
-                tr,
-            );
-        }
-
         // The packet itself: take the deparsed bytes out of the work area while egress runs.
         let pkt_out = std::mem::take(&mut self.work_ig[pli].out);
+
+        // Ingress-to-egress mirror: the packet as received (or as deparsed, Tofino 2).
+        if let Some(session) = mirror_req {
+            let l2_hash = read(&self.work_ig[pli].phv, tm.level2_mcast_hash) as u16;
+            let at = (port, l2_hash, passes, now);
+            self.pass_mirror(sh, Gress::Ingress, pli, session, (pkt, &pkt_out), at, tr);
+        }
         let mut sent = false;
         if drop_ctl & 1 == 0 {
             if written & 1 != 0 {
@@ -336,6 +335,51 @@ impl Switch {
             self.enqueue(sh, &copy, pkt, passes, now, out, tr);
         }
         self.replicas = reps;
+    }
+
+    /// The mirror a pass of `gress` (on pipeline `pli`) asked for, to `session`: none when
+    /// its `drop_ctl` bit 2 is set (counted as [`DropReason::MirrorDropCtl`]), else a copy of
+    /// `packets.0` (the packet as it entered the pass) or `packets.1` (as deparsed), as
+    /// [`mirror_outgoing`] picks, with the pass's mirror header. `at`: the port, the level-2
+    /// multicast hash, the passes so far and the time.
+    #[allow(clippy::too_many_arguments)]
+    fn pass_mirror<T: Tracer>(
+        &mut self,
+        sh: &Shared<'_>,
+        gress: Gress,
+        pli: usize,
+        session: u16,
+        packets: (&[u8], &[u8]),
+        at: (u16, u16, u8, u64),
+        tr: &mut T,
+    ) {
+        let (port, l2_hash, passes, now) = at;
+        let (w, tm) = match gress {
+            Gress::Ingress => (&self.work_ig[pli], &sh.engines[pli].ingress.tm),
+            Gress::Egress => (&self.work_eg[pli], &sh.engines[pli].egress.tm),
+        };
+        if read(&w.phv, tm.drop_ctl) & 4 != 0 {
+            let detail = Some(format!("session {session}"));
+            self.record_drop(tr, now, port, gress, DropReason::MirrorDropCtl, detail);
+            return;
+        }
+        let outgoing = mirror_outgoing(sh.prog.target, gress, read(&w.phv, tm.mirror_io_select));
+        let mut hdr = [0u8; MIRROR_HDR_MAX];
+        let mh = &w.effects.mirror_header;
+        let hl = mh.len().min(MIRROR_HDR_MAX);
+        hdr[..hl].copy_from_slice(&mh[..hl]);
+        let pkt = if outgoing { packets.1 } else { packets.0 };
+        self.mirror_copy(
+            gress,
+            session,
+            pkt,
+            &hdr[..hl],
+            port,
+            l2_hash,
+            passes,
+            now,
+            tr,
+        );
     }
 
     /// Send a mirror copy (`pkt` already the right bytes) to its session's destination.
@@ -539,23 +583,10 @@ impl Switch {
         let drop_ctl = read(&w.phv, g.tm.drop_ctl);
         let mirror_req = w.effects.mirror;
         let deparsed = std::mem::take(&mut self.work_eg[pli].out);
-        // Egress-to-egress mirror: the packet as deparsed.
+        // Egress-to-egress mirror: the packet as deparsed (or as it entered egress, Tofino 2).
         if let Some(session) = mirror_req {
-            let mut hdr = [0u8; MIRROR_HDR_MAX];
-            let mh = &self.work_eg[pli].effects.mirror_header;
-            let hl = mh.len().min(MIRROR_HDR_MAX);
-            hdr[..hl].copy_from_slice(&mh[..hl]);
-            self.mirror_copy(
-                Gress::Egress,
-                session,
-                &deparsed,
-                &hdr[..hl],
-                port,
-                0,
-                passes,
-                departure,
-                tr,
-            );
+            let at = (port, 0, passes, departure);
+            self.pass_mirror(sh, Gress::Egress, pli, session, (pkt, &deparsed), at, tr);
         }
         if drop_ctl & 1 != 0 {
             self.record_drop(

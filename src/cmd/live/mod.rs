@@ -161,7 +161,7 @@ pub struct LiveArgs {
     pub p4runtime: Option<SocketAddr>,
     /// The CPU port: where `copy_to_cpu` copies and P4Runtime packet-ins leave the switch, and
     /// where packet-outs enter it.
-    #[arg(long, value_name = "DEVPORT", default_value = "64", value_parser = parse_devport)]
+    #[arg(long, value_name = "DEVPORT", default_value_t = pipeline::switch::DEFAULT_CPU_PORT, value_parser = parse_devport)]
     pub cpu_port: u16,
     /// Frames per batch.
     #[arg(long, default_value_t = 32)]
