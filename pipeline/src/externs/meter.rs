@@ -472,7 +472,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(a.execute(1, 0, 1500, None), Green);
-        assert_eq!(a.execute(1, 0, 64, None), Green, "reads the first update's GREEN");
+        assert_eq!(
+            a.execute(1, 0, 64, None),
+            Green,
+            "reads the first update's GREEN"
+        );
         assert_eq!(a.execute(1, 0, 64, None), Red);
         // 1 s refills the buckets from -1 to 0: this packet reads RED, its update GREEN.
         assert_eq!(a.execute(1, 1_000_000_000, 64, None), Red);
