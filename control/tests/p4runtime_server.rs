@@ -1471,7 +1471,9 @@ async fn direct_counter_and_meter_cells() {
         matches!(&got[..], [E::DirectCounterEntry(e)] if e.data == Some(set)),
         "{got:?}"
     );
-    // A meter with no tokens at all: every frame RED, dropped by the program.
+    // A meter with no tokens at all: the first frame reads the stored GREEN (Tofino's meter
+    // colours a packet by the previous update) and drives both buckets negative; every frame
+    // after it is RED, dropped by the program.
     let empty = p4v1::MeterConfig {
         cir: 1,
         cburst: 0,
@@ -1489,6 +1491,8 @@ async fn direct_counter_and_meter_cells() {
     let wild = E::DirectMeterEntry(p4v1::DirectMeterEntry::default());
     assert_eq!(read(&mut c, wild).await.len(), 1);
     send(&mut r.hosts[0], &frame(dst));
+    assert_eq!(recv(&mut r.hosts[1])[..6], dst);
+    send(&mut r.hosts[0], &frame(dst));
     // The switch runs on its own thread: wait until it has counted the RED frame, so the
     // reset below cannot overtake it.
     let mut counted = 0;
@@ -1497,12 +1501,12 @@ async fn direct_counter_and_meter_cells() {
             [E::DirectCounterEntry(e)] => e.data.unwrap().packet_count,
             other => panic!("{other:?}"),
         };
-        if counted == 11 {
+        if counted == 12 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    assert_eq!(counted, 11, "the RED frame was never counted");
+    assert_eq!(counted, 12, "the RED frame was never counted");
     // Reset: unconfigured again, frames pass; the RED one never arrived.
     c.write(write(1, vec![update(Modify, meter(None))]))
         .await
@@ -1519,7 +1523,7 @@ async fn direct_counter_and_meter_cells() {
     assert_eq!(recv(&mut r.hosts[1])[6..12], [2, 0, 0, 0, 0, 0x77]);
     let got = read(&mut c, counter(None)).await;
     assert!(
-        matches!(&got[..], [E::DirectCounterEntry(e)] if e.data.unwrap().packet_count == 12),
+        matches!(&got[..], [E::DirectCounterEntry(e)] if e.data.unwrap().packet_count == 13),
         "the RED frame and the last one counted: {got:?}"
     );
 }

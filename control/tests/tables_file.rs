@@ -613,6 +613,9 @@ meters:
         sw.meter_config(PipeSel::All, cell).unwrap(),
         [(0, Some(want))]
     );
+    // The first frame reads the stored GREEN (Tofino's meter colours by the previous update);
+    // its 68 bytes (FCS included) overdraw the 60-byte committed bucket: the next is YELLOW.
+    assert_eq!(colours(&mut sw), [(0, 0)]);
     assert_eq!(colours(&mut sw), [(1, 1)]);
     for (bad, why) in [
         ("{ meter: by_index, index: 1, cir: 1, pir: 1 }", "all four"),

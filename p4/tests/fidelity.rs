@@ -251,9 +251,10 @@ fn checksum_update_honours_zeros_as_ones() {
 
 /// `Meter(1, PACKETS, 0xAA, 0x55, 0x0F)`: the meter answers in the program's colours (red 0xAA,
 /// yellow 0x55, green 0x0F), not TNA's default 3 / 1 / 0. The indexed meter is set to a
-/// committed burst of 1 packet and a peak burst of 2 at 1 packet/s, so three packets at the
-/// same instant are green, yellow, red (RFC 2698 trTCM); the unconfigured direct meter passes
-/// everything as green.
+/// committed burst of 1 packet and a peak burst of 2 at 1 packet/s, so four packets at the
+/// same instant are green, green, yellow, red (Tofino's meter: each reads the colour the
+/// previous packet's update stored, and the buckets go negative: levels (0, 1) GREEN, (-1, 0)
+/// YELLOW, (-1, -1) RED); the unconfigured direct meter passes everything as green.
 #[test]
 fn meters_return_the_programs_colour_values() {
     let c = compile("meter_colors.p4", Target::Tofino1, &[]);
@@ -281,7 +282,7 @@ fn meters_return_the_programs_colour_values() {
     let mut data = vec![0, 0, 0];
     data.extend(counting(46));
     let frame = ethernet(1, 2, 0x88b5, &data);
-    for (indexed, direct) in [(0x0f, 0x0f), (0x55, 0x0f), (0xaa, 0x0f)] {
+    for (indexed, direct) in [(0x0f, 0x0f), (0x0f, 0x0f), (0x55, 0x0f), (0xaa, 0x0f)] {
         let out = send(&mut sw, 1, &frame);
         assert_eq!(out.len(), 1);
         let mut want = frame.clone();
@@ -294,9 +295,11 @@ fn meters_return_the_programs_colour_values() {
 
 /// A byte meter's count adjustment set at run time (BfRt's `MeterByteCountAdjust` table
 /// attribute; `Switch::meter_byte_adjust_set`), on an indexed meter (named itself) and a direct
-/// meter (named by its table), on every engine. One 64-byte frame on fresh meters with a
-/// committed burst of `cbs` bytes: green (0) when the adjusted length fits, else yellow (1).
-/// By hand: 64 > 60 yellow; 64 - 12 = 52 <= 60 green; 64 <= 70 green; 64 + 20 = 84 > 70 yellow.
+/// meter (named by its table), on every engine. Two 64-byte frames (68 bytes metered with the
+/// FCS) on fresh meters with a committed burst of `cbs` bytes: the first reads GREEN and its
+/// update leaves the committed bucket negative (yellow, 1, for the second) when the adjusted
+/// length does not fit, else green (0). By hand: 68 > 60 yellow; 68 - 12 = 56 <= 60 green;
+/// 68 <= 70 green; 68 + 20 = 88 > 70 yellow.
 #[test]
 fn meter_byte_count_adjustment_set_at_run_time() {
     use pipeline::api::PipeSel;
@@ -335,6 +338,8 @@ fn meter_byte_count_adjustment_set_at_run_time() {
                 sw.meter_byte_adjust_set(PipeSel::All, "Ingress.classify", b)
                     .unwrap();
             }
+            let first = send(&mut sw, 1, &frame);
+            assert_eq!((first[0].bytes[14], first[0].bytes[15]), (0, 0), "{engine}");
             let out = send(&mut sw, 1, &frame);
             assert_eq!(out.len(), 1);
             let got = (out[0].bytes[14], out[0].bytes[15]);
@@ -465,7 +470,7 @@ fn run_byte_count(
     };
     set(&mut sw, "Ingress.ig_meter", 30);
     if !defines.is_empty() {
-        set(&mut sw, "Egress.eg_meter", 130);
+        set(&mut sw, "Egress.eg_meter", 70);
     }
     let mut outs = Vec::new();
     for f in byte_count_frames() {
@@ -485,22 +490,23 @@ fn tagged_64(eg_color: u8, ig_color: u8) -> Vec<u8> {
 }
 
 /// `adjust_byte_count` takes its bytes off every packet, down to 0, on Tofino 1 and every
-/// engine. Lengths exclude the FCS (pisa's frames carry none). By hand, frames of 64, 64 and
-/// 150 bytes: `ig_whole` 3 packets, 278 bytes; `count(0, 20)` 44 + 44 + 130 = 218;
-/// the direct counter's `count(100)` 0 + 0 + 50 = 50 (3 packets); egress (no true egress
-/// accounting on Tofino 1) counts what it received, 278. The byte meter's `execute(0, 40)`
-/// with a committed burst of 30 bytes: the first packet measures 24 bytes (green, 0), the
-/// second finds 6 bytes left (yellow, 1); without the adjustment the first would be yellow.
+/// engine. Lengths include the 4-byte FCS, as the hardware counts them (pisa's frames carry
+/// none). By hand, frames of 64, 64 and 150 bytes (68, 68, 154 counted): `ig_whole` 3
+/// packets, 290 bytes; `count(0, 20)` 48 + 48 + 134 = 230; the direct counter's `count(100)`
+/// 0 + 0 + 54 = 54 (3 packets); egress (no true egress accounting on Tofino 1) counts what it
+/// received, 290. The byte meter's `execute(0, 40)` with a committed burst of 30 bytes: the
+/// first packet reads GREEN and measures 28 bytes, leaving 2 (GREEN for the second, 0);
+/// without the adjustment it would leave -38 and the second would read YELLOW.
 #[test]
 fn adjust_byte_count_is_taken_off_every_packet() {
     for engine in ["tree", "flat", "native"] {
         let (sw, outs) = run_byte_count(Target::Tofino1, &[], engine);
         assert_eq!(outs[0], tagged_64(0, 0), "{engine}");
-        assert_eq!(outs[1], tagged_64(0, 1), "{engine}");
+        assert_eq!(outs[1], tagged_64(0, 0), "{engine}");
         assert_eq!(outs[2], ethernet(1, 2, 0x0800, &counting(132)), "{engine}");
-        assert_eq!(counter0(&sw, "Ingress.ig_whole"), (3, 278), "{engine}");
-        assert_eq!(counter0(&sw, "Ingress.ig_adjusted"), (3, 218), "{engine}");
-        assert_eq!(counter0(&sw, "Egress.eg_entry"), (3, 278), "{engine}");
+        assert_eq!(counter0(&sw, "Ingress.ig_whole"), (3, 290), "{engine}");
+        assert_eq!(counter0(&sw, "Ingress.ig_adjusted"), (3, 230), "{engine}");
+        assert_eq!(counter0(&sw, "Egress.eg_entry"), (3, 290), "{engine}");
         let direct = sw
             .direct_counter_read(
                 pipeline::api::PipeSel::All,
@@ -509,31 +515,31 @@ fn adjust_byte_count_is_taken_off_every_packet() {
                 None,
             )
             .expect("direct counter");
-        assert_eq!((direct[0].packets, direct[0].bytes), (3, 50), "{engine}");
+        assert_eq!((direct[0].packets, direct[0].bytes), (3, 54), "{engine}");
     }
 }
 
 /// Tofino 2's `true_egress_accounting`: an indexed or direct counter measures the packet the
-/// egress deparser sends. By hand: 68 + 68 + 146 = 282 bytes where egress received 278; less 10 bytes a packet
-/// (`count(0, 10)`) 58 + 58 + 136 = 252. The true-egress byte meter (committed burst 130) is
-/// coloured by the received 64 bytes and charged the 68 sent: the first packet is green and
-/// leaves 62, so the second (64 > 62) is yellow; charged the received length it would have
-/// left 66 and the second would be green.
+/// egress deparser sends, FCS included. By hand: 72 + 72 + 150 = 294 bytes where egress
+/// received 290; less 10 bytes a packet (`count(0, 10)`) 62 + 62 + 140 = 264. The true-egress
+/// byte meter (committed burst 70) is charged the 72 bytes sent: the first packet reads GREEN
+/// and leaves -2, so the second reads YELLOW; charged the 68 received it would have left 2 and
+/// the second would be green.
 #[test]
 fn true_egress_accounting_counts_what_egress_sends() {
     for engine in ["tree", "flat", "native"] {
         let (sw, outs) = run_byte_count(Target::Tofino2, &[("TRUE_EGRESS", "1")], engine);
         assert_eq!(outs[0], tagged_64(0, 0), "{engine}");
-        assert_eq!(outs[1], tagged_64(1, 1), "{engine}");
+        assert_eq!(outs[1], tagged_64(1, 0), "{engine}");
         assert_eq!(outs[2], ethernet(1, 2, 0x0800, &counting(132)), "{engine}");
-        assert_eq!(counter0(&sw, "Egress.eg_entry"), (3, 278), "{engine}");
-        assert_eq!(counter0(&sw, "Egress.eg_true"), (3, 282), "{engine}");
+        assert_eq!(counter0(&sw, "Egress.eg_entry"), (3, 290), "{engine}");
+        assert_eq!(counter0(&sw, "Egress.eg_true"), (3, 294), "{engine}");
         assert_eq!(
             counter0(&sw, "Egress.eg_true_adjusted"),
-            (0, 252),
+            (0, 264),
             "{engine}"
         );
-        assert_eq!(counter0(&sw, "Ingress.ig_whole"), (3, 278), "{engine}");
+        assert_eq!(counter0(&sw, "Ingress.ig_whole"), (3, 290), "{engine}");
         let direct = sw
             .direct_counter_read(
                 pipeline::api::PipeSel::All,
@@ -542,7 +548,7 @@ fn true_egress_accounting_counts_what_egress_sends() {
                 None,
             )
             .expect("direct counter");
-        assert_eq!((direct[0].packets, direct[0].bytes), (3, 282), "{engine}");
+        assert_eq!((direct[0].packets, direct[0].bytes), (3, 294), "{engine}");
     }
 }
 

@@ -940,7 +940,8 @@ pub struct Counter {
 }
 
 /// How a counter or meter measures a packet's bytes (TNA's `adjust_byte_count` argument and
-/// Tofino 2's `true_egress_accounting`). Lengths exclude the FCS throughout pisa.
+/// Tofino 2's `true_egress_accounting`). Lengths include the 4-byte FCS, as the hardware
+/// counts it (pisa's frames carry none; the executor adds it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ByteAccounting {
     /// `adjust_byte_count`: bytes taken off every packet's length (the hardware adds the

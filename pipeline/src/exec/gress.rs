@@ -14,6 +14,7 @@ use super::{
 use crate::ir::{Gress, GressProgram, Intrinsic, Pipeline, Value};
 use crate::phv::Phv;
 use crate::state::PipeState;
+use crate::switch::FCS_LEN;
 use crate::trace::{NoTrace, TraceEvent, Tracer};
 
 /// Size of `ingress_intrinsic_metadata_t` in the ingress prefix; the rest of the prefix is port
@@ -464,7 +465,11 @@ fn run_pass<T: Tracer>(
         phv.set(f, inp.now as Value);
     }
     state.rt.epoch += 1;
-    let pkt_len = inp.packet.len() as u32;
+    // The length counters and byte meters see: the frame plus its 4-byte FCS, which the
+    // hardware counts (the SDE's tna_counter expects n·(len + 4) bytes at ingress). pisa found
+    // no source for egress and counts the same way there, consistent with
+    // `eg_intr_md.pkt_length` (which includes the FCS).
+    let pkt_len = (inp.packet.len() + FCS_LEN) as u32;
     let mut ctx = Ctx {
         pl,
         eng,
@@ -529,7 +534,8 @@ fn run_pass<T: Tracer>(
     ctx.emit_out
         .extend_from_slice(&tail[payload_start.saturating_sub(head.len()).min(tail.len())..]);
     if !ctx.effects.true_egress.is_empty() {
-        let out_len = ctx.emit_out.len() as u32;
+        // The deparsed frame plus its FCS, as the ingress length above.
+        let out_len = (ctx.emit_out.len() + FCS_LEN) as u32;
         ctx.settle_true_egress(out_len);
     }
     if T::ENABLED {

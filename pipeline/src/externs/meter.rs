@@ -1,9 +1,23 @@
-//! Two-rate three-colour marker (RFC 2698 trTCM) for TNA `Meter` / `DirectMeter`.
+//! Tofino's two-rate three-colour meter for TNA `Meter` / `DirectMeter`.
 //!
 //! Units are bytes or packets (the meter's `MeterKind`); rates are units per second and
 //! bursts are units. Time is passed in (nanoseconds, from the caller's clock) and token
 //! arithmetic is exact integers (tokens kept in unit-nanoseconds), so a run is reproducible.
 //! Colours are TNA `MeterColor_t`: GREEN 0, YELLOW 1, RED 3.
+//!
+//! What is modelled, and from where (Intel's tofino-model `mau-meter.cpp`, the meter ALU; and
+//! bf-p4c / tofino-model's `MauMeterAlu`: meters run at end of packet):
+//! - Each cell keeps a stored colour (the colour map RAM, initialised GREEN by the driver).
+//!   A packet's `execute` reads that colour, worsened by the pre-colour in colour-aware use:
+//!   the colour the previous packet's update left ([`MeterState::decide`]).
+//! - The update at end of packet ([`MeterState::charge`]) is charged by that colour: GREEN
+//!   takes the units from both buckets, YELLOW from the peak bucket only, RED from neither.
+//!   Each bucket is refilled by its rate and capped at its burst *before* the charge, so a
+//!   bucket may go negative (unlike RFC 2698, which colours a packet larger than the tokens
+//!   without charging). The new levels' signs give the stored colour for the next packet:
+//!   peak < 0 → RED, else committed < 0 → YELLOW, else GREEN.
+//! - Not modelled: the hardware's mantissa/exponent rate and burst encoding, the time scale
+//!   and the level field widths, and probabilistic charging of large byte counts.
 //!
 //! Both buckets start full. An unconfigured meter ([`MeterState::default`]) passes everything
 //! as GREEN. Time going backwards adds no tokens (it never panics).
@@ -11,7 +25,7 @@
 use crate::ir::MeterKind;
 
 /// `MeterColor_t`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum MeterColor {
     Green = 0,
@@ -82,14 +96,49 @@ impl MeterConfig {
 
 const NS: u128 = 1_000_000_000;
 
-/// One meter cell: configuration plus the two token buckets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// One meter cell: configuration, the two token buckets and the stored colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MeterState {
     config: Option<MeterConfig>,
-    /// Committed / peak tokens in unit-nanoseconds.
-    tc: u128,
-    tp: u128,
+    /// Committed / peak levels in unit-nanoseconds (negative once overdrawn).
+    tc: i128,
+    tp: i128,
     last_ns: u64,
+    /// The colour map RAM entry: what the last update left, read by the next packet.
+    color: MeterColor,
+}
+
+impl Default for MeterState {
+    fn default() -> Self {
+        MeterState {
+            config: None,
+            tc: 0,
+            tp: 0,
+            last_ns: 0,
+            color: MeterColor::Green,
+        }
+    }
+}
+
+/// `units` in unit-nanoseconds (a `u64` times 10^9 always fits an `i128`).
+fn scaled(units: u64) -> i128 {
+    i128::from(units) * NS as i128
+}
+
+/// A bucket refilled by `dt` ns at `rate`, capped at `burst` (a full bucket stays full).
+fn refilled(level: i128, dt: u64, rate: u64, burst: u64) -> i128 {
+    let cap = scaled(burst);
+    if level >= cap {
+        return cap;
+    }
+    // dt·rate < 2^128 as u128; anything reaching past the cap is the cap.
+    let inc = u128::from(dt) * u128::from(rate);
+    let room = (cap - level) as u128;
+    if inc >= room {
+        cap
+    } else {
+        level + inc as i128
+    }
 }
 
 impl MeterState {
@@ -98,9 +147,10 @@ impl MeterState {
         config.check()?;
         Ok(MeterState {
             config: Some(config),
-            tc: u128::from(config.cbs) * NS,
-            tp: u128::from(config.pbs) * NS,
+            tc: scaled(config.cbs),
+            tp: scaled(config.pbs),
             last_ns: now_ns,
+            color: MeterColor::Green,
         })
     }
 
@@ -108,20 +158,28 @@ impl MeterState {
         self.config
     }
 
+    /// The committed and peak levels in units (rounded toward zero; negative once
+    /// overdrawn), as of the last packet.
+    pub fn levels(&self) -> (i64, i64) {
+        let u = |l: i128| (l / NS as i128).clamp(i64::MIN.into(), i64::MAX.into()) as i64;
+        (u(self.tc), u(self.tp))
+    }
+
+    /// The stored colour the next packet reads (GREEN when unconfigured).
+    pub fn stored_color(&self) -> MeterColor {
+        self.color
+    }
+
     fn refill(&mut self, c: &MeterConfig, now_ns: u64) {
-        let dt = u128::from(now_ns.saturating_sub(self.last_ns));
+        let dt = now_ns.saturating_sub(self.last_ns);
         self.last_ns = self.last_ns.max(now_ns);
-        self.tc = self
-            .tc
-            .saturating_add(dt * u128::from(c.cir))
-            .min(u128::from(c.cbs) * NS);
-        self.tp = self
-            .tp
-            .saturating_add(dt * u128::from(c.pir))
-            .min(u128::from(c.pbs) * NS);
+        self.tc = refilled(self.tc, dt, c.cir, c.cbs);
+        self.tp = refilled(self.tp, dt, c.pir, c.pbs);
     }
 
     /// Meters `units` (bytes or 1 packet) at `now_ns`; `pre_color` makes it colour-aware.
+    /// Returns the packet's colour: the stored one (worsened by `pre_color`); the update it
+    /// then makes sets the colour the next packet reads.
     pub fn execute(
         &mut self,
         now_ns: u64,
@@ -133,36 +191,41 @@ impl MeterState {
         color
     }
 
-    /// The colour of a packet of `units` at `now_ns` (the buckets refilled, nothing charged).
+    /// The colour of a packet at `now_ns`: the stored colour, never better than `pre_color`.
+    /// The buckets are refilled to `now_ns` (nothing charged; `units` does not change the
+    /// colour, since the hardware reads the colour the previous update stored).
     pub fn decide(&mut self, now_ns: u64, units: u64, pre_color: Option<MeterColor>) -> MeterColor {
+        let _ = units;
         let Some(c) = self.config else {
             return MeterColor::Green;
         };
         self.refill(&c, now_ns);
-        let need = u128::from(units) * NS;
         let pre = pre_color.unwrap_or(MeterColor::Green);
-        if pre == MeterColor::Red || self.tp < need {
-            MeterColor::Red
-        } else if pre == MeterColor::Yellow || self.tc < need {
-            MeterColor::Yellow
-        } else {
-            MeterColor::Green
-        }
+        self.color.max(pre)
     }
 
-    /// Takes `units` from the buckets a packet of `color` charges (GREEN both, YELLOW the
-    /// peak bucket, RED none); a bucket holding less is emptied.
+    /// The end-of-packet update for a packet that [`MeterState::decide`] coloured `color`:
+    /// takes `units` from the buckets that colour charges (GREEN both, YELLOW the peak
+    /// bucket, RED none), letting them go negative, and stores the colour of the new levels'
+    /// signs for the next packet.
     pub fn charge(&mut self, color: MeterColor, units: u64) {
         if self.config.is_none() {
             return;
         }
-        let need = u128::from(units) * NS;
+        let need = scaled(units);
         if color != MeterColor::Red {
             self.tp = self.tp.saturating_sub(need);
         }
         if color == MeterColor::Green {
             self.tc = self.tc.saturating_sub(need);
         }
+        self.color = if self.tp < 0 {
+            MeterColor::Red
+        } else if self.tc < 0 {
+            MeterColor::Yellow
+        } else {
+            MeterColor::Green
+        };
     }
 }
 
@@ -308,9 +371,10 @@ mod tests {
 
     #[test]
     fn burst_then_colours_in_order() {
-        // CIR 1000 B/s, PIR 2000 B/s, CBS 1000 B, PBS 2000 B; 500-byte packets all at t=0:
-        // two fit the committed bucket (green), the next two only the peak bucket (yellow),
-        // then red.
+        // CIR 1000 B/s, PIR 2000 B/s, CBS 1000 B, PBS 2000 B; 500-byte packets all at t=0.
+        // Each packet reads the colour the previous update stored; GREEN charges both
+        // buckets, YELLOW the peak one: levels (c, p) after each are (500, 1500) G,
+        // (0, 1000) G, (-500, 500) Y, (-500, 0) Y, (-500, -500) R, then RED charges nothing.
         let cfg = MeterConfig {
             cir: 1000,
             pir: 2000,
@@ -318,15 +382,58 @@ mod tests {
             pbs: 2000,
         };
         let mut m = MeterState::new(cfg, 0).unwrap();
-        let seq: Vec<MeterColor> = (0..5).map(|_| m.execute(0, 500, None)).collect();
-        assert_eq!(seq, vec![Green, Green, Yellow, Yellow, Red]);
-        // After 0.25 s: +250 B committed, +500 B peak → one 500 B packet is yellow.
-        assert_eq!(m.execute(250_000_000, 500, None), Yellow);
+        let seq: Vec<MeterColor> = (0..6).map(|_| m.execute(0, 500, None)).collect();
+        assert_eq!(seq, vec![Green, Green, Green, Yellow, Yellow, Red]);
+        assert_eq!(m.levels(), (-500, -500));
+        assert_eq!(m.stored_color(), Red);
+        // After 0.25 s: +250 B committed, +500 B peak → (-250, 0): the packet reads the stored
+        // RED; its update leaves YELLOW (peak not negative), which the next packet reads.
         assert_eq!(m.execute(250_000_000, 500, None), Red);
-        // After a long idle time both buckets are full again (capped at the bursts).
-        assert_eq!(m.execute(100_000_000_000, 1000, None), Green);
-        assert_eq!(m.execute(100_000_000_000, 1000, None), Yellow);
+        assert_eq!(m.levels(), (-250, 0));
+        assert_eq!(m.execute(250_000_000, 500, None), Yellow);
+        assert_eq!(m.levels(), (-250, -500));
+        // After a long idle time both buckets are full again (capped at the bursts): the
+        // first packet still reads the stored RED and charges nothing; the next reads GREEN
+        // and, oversized, drives both buckets negative.
+        assert_eq!(m.execute(100_000_000_000, 3000, None), Red);
+        assert_eq!(m.levels(), (1000, 2000));
+        assert_eq!(m.execute(100_000_000_000, 3000, None), Green);
+        assert_eq!(m.levels(), (-2000, -1000));
         assert_eq!(m.execute(100_000_000_000, 1, None), Red);
+    }
+
+    /// The audit's meter_trtcm: a packet meter, cir 1/s pir 2/s cbs 1 pbs 2, packets 1 us
+    /// apart: G G Y R R (RFC 2698 would give G Y R R R).
+    #[test]
+    fn packet_trtcm_reads_the_previous_update() {
+        let cfg = MeterConfig {
+            cir: 1,
+            pir: 2,
+            cbs: 1,
+            pbs: 2,
+        };
+        let mut m = MeterState::new(cfg, 0).unwrap();
+        let seq: Vec<MeterColor> = (0..5).map(|i| m.execute(i * 1000, 1, None)).collect();
+        assert_eq!(seq, vec![Green, Green, Yellow, Red, Red]);
+    }
+
+    /// The audit's meter_negative_buckets: cir = pir = 1000 pkt/s, bursts 2; six packets
+    /// 1 us apart drive the buckets negative; after 2 ms of refill the seventh still reads
+    /// the stored RED, and its own update (refilled, RED charges nothing) leaves GREEN.
+    #[test]
+    fn negative_buckets_keep_red_until_an_update() {
+        let cfg = MeterConfig {
+            cir: 1000,
+            pir: 1000,
+            cbs: 2,
+            pbs: 2,
+        };
+        let mut m = MeterState::new(cfg, 0).unwrap();
+        let seq: Vec<MeterColor> = (0..6).map(|i| m.execute(i * 1000, 1, None)).collect();
+        assert_eq!(seq, vec![Green, Green, Green, Red, Red, Red]);
+        assert_eq!(m.stored_color(), Red);
+        assert_eq!(m.execute(2_005_000, 1, None), Red);
+        assert_eq!(m.execute(2_006_000, 1, None), Green);
     }
 
     #[test]
@@ -341,6 +448,12 @@ mod tests {
         assert_eq!(m.execute(0, 100, Some(Yellow)), Yellow);
         assert_eq!(m.execute(0, 100, Some(Red)), Red);
         assert_eq!(m.execute(0, 100, Some(Green)), Green);
+        // YELLOW charged the peak bucket only, RED nothing, GREEN both.
+        assert_eq!(m.levels(), (9_900, 9_800));
+        // A packet bigger than both buckets: coloured GREEN (the stored colour), charged
+        // both, and the next packet reads RED whatever its pre-colour.
+        assert_eq!(m.execute(0, 20_000, Some(Green)), Green);
+        assert_eq!(m.execute(0, 1, Some(Green)), Red);
     }
 
     #[test]
@@ -359,7 +472,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(a.execute(1, 0, 1500, None), Green);
+        assert_eq!(
+            a.execute(1, 0, 64, None),
+            Green,
+            "reads the first update's GREEN"
+        );
         assert_eq!(a.execute(1, 0, 64, None), Red);
+        // 1 s refills the buckets from -1 to 0: this packet reads RED, its update GREEN.
+        assert_eq!(a.execute(1, 1_000_000_000, 64, None), Red);
         assert_eq!(a.execute(1, 1_000_000_000, 64, None), Green);
         assert_eq!(a.execute(9, 0, 64, None), Green);
         assert_eq!(

@@ -30,6 +30,7 @@ pub use drop_causes::drop_ctl_writers;
 pub use drops::{DropReason, DropRecord, SwitchStats};
 pub use ghost::ghost_qid;
 pub use split::TmCopy;
+pub(crate) use tm_path::FCS_LEN;
 
 use crate::exec::{Engines, GressWork};
 use crate::ir::{Gress, Program, Value};

@@ -16,9 +16,10 @@ use crate::tm::mirror::MirrorDest;
 use crate::tm::pre::ReplicationRequest;
 use crate::trace::{TraceEvent, TraceReplica, Tracer};
 
-/// The Ethernet FCS: counted in `eg_intr_md.pkt_length` as the hardware counts it, though
-/// pisa's frames (from pcaps and sockets) come without it.
-const FCS_LEN: usize = 4;
+/// The Ethernet FCS: counted in `eg_intr_md.pkt_length`, in counter byte counts and in byte
+/// meters as the hardware counts it, though pisa's frames (from pcaps and sockets) come
+/// without it.
+pub(crate) const FCS_LEN: usize = 4;
 
 fn pass_drop_reason(d: &PassDrop) -> (DropReason, Option<String>) {
     match d {

@@ -197,7 +197,8 @@ pub enum CtlCommand {
     MeterAdjust {
         /// The meter (indexed or direct), or the table of a direct meter.
         meter: String,
-        /// The bytes, e.g. 24 (preamble, inter-frame gap and FCS) or -12.
+        /// The bytes, e.g. 20 (preamble and inter-frame gap; the FCS is
+        /// already counted) or -12.
         #[arg(allow_negative_numbers = true)]
         bytes: i32,
         /// Only this pipe (default: every pipe).
