@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use control::stf::{parse, run_stf_on, StfOptions, StfStmt};
+use control::stf::{parse, run_stf_on, StfOptions, Stmt};
 use pipeline::exec::EngineKind;
 use pipeline::switch::{Switch, SwitchConfig};
 use pisa::workload::{compile, measure, Measurement, Workload};
@@ -38,8 +38,8 @@ fn workload(name: &str, p4: &str, stf: &str, engine: EngineKind) -> Workload {
     assert!(report.all_passed(), "{name}: its STF test fails");
     let frames: Vec<(u16, Vec<u8>)> = stmts
         .iter()
-        .filter_map(|s| match s {
-            StfStmt::Packet { port, data } => Some((*port, data.clone())),
+        .filter_map(|s| match &s.stmt {
+            Stmt::Packet { port, data } => Some((*port, data.clone())),
             _ => None,
         })
         .collect();
