@@ -232,8 +232,10 @@ fn scripts(program: &str) -> Vec<PathBuf> {
 }
 
 /// One STF script on every engine, then random packets grown from its own: scripts that write
-/// no table take the program's table file `tables` when it exists.
-fn run_script(program: &Arc<Program>, f: &Path, tables: &Path, r: &mut Rng) {
+/// no table take the program's table file `tables` when it exists; with `always`, scripts that
+/// write tables take it too (the language programs' files set what STF cannot, such as meter
+/// rates, and `control/tests/stf.rs` applies them the same way).
+fn run_script(program: &Arc<Program>, f: &Path, tables: &Path, always: bool, r: &mut Rng) {
     let text = std::fs::read_to_string(f).expect("script");
     let stmts = stf::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
     let seeds: Vec<(u16, Vec<u8>)> = stmts
@@ -246,7 +248,7 @@ fn run_script(program: &Arc<Program>, f: &Path, tables: &Path, r: &mut Rng) {
     let writes = stmts
         .iter()
         .any(|s| matches!(s.stmt, Stmt::Add { .. } | Stmt::SetDefault { .. }));
-    let file = (!writes && tables.exists())
+    let file = ((always || !writes) && tables.exists())
         .then(|| control::tables_file::load(tables).expect("table file"));
     let setup = |sw: &mut Switch| {
         if let Some(file) = &file {
@@ -281,7 +283,13 @@ fn every_language_program_runs_the_same_on_every_engine() {
         let program = compile(&path);
         let stf = path.with_extension("stf");
         if stf.exists() {
-            run_script(&program, &stf, &path.with_extension("tables.yaml"), &mut r);
+            run_script(
+                &program,
+                &stf,
+                &path.with_extension("tables.yaml"),
+                true,
+                &mut r,
+            );
         }
     }
 }
@@ -305,6 +313,7 @@ fn every_program_runs_the_same_on_every_engine() {
                 &program,
                 f,
                 &programs_dir().join(format!("{stem}.tables.yaml")),
+                false,
                 &mut r,
             );
         }
