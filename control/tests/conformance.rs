@@ -1,0 +1,72 @@
+//! Conformance checks (`p4/tests/conformance/`, see its README): each program with its STF
+//! script (and table file, where it has one) on every engine (tree, flat, native); `tf2_*`
+//! programs compiled for Tofino 2. The scripts' expected bytes come from the hardware's
+//! documented behaviour, worked out independently of pisa.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use control::stf::{self, StfOptions};
+use pipeline::exec::EngineKind;
+use pipeline::ir::Target;
+use pipeline::switch::Switch;
+
+fn programs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/tests/conformance");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("p4/tests/conformance exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "p4"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The target a check's program is written for (by its name).
+fn target(path: &Path) -> Target {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if name.starts_with("tf2_") {
+        Target::Tofino2
+    } else {
+        Target::Tofino1
+    }
+}
+
+#[test]
+fn conformance_checks_pass_on_every_engine() {
+    let programs = programs();
+    assert!(programs.len() >= 20, "{programs:?}");
+    let mut failures = Vec::new();
+    for path in programs {
+        let opts = p4::compile::CompileOptions {
+            target: target(&path),
+            ..p4::compile::CompileOptions::default()
+        };
+        let c = p4::compile::compile_file(&path, &opts)
+            .unwrap_or_else(|e| panic!("{} does not compile:\n{}", path.display(), e.render()));
+        let program = Arc::new(c.program);
+        let script = path.with_extension("stf");
+        let text = std::fs::read_to_string(&script).expect("the program's script");
+        let stmts = stf::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+        let tables = path.with_extension("tables.yaml");
+        let tables = tables.exists().then(|| {
+            control::tables_file::load(&tables)
+                .unwrap_or_else(|e| panic!("{}: {e}", tables.display()))
+        });
+        for engine in [EngineKind::Tree, EngineKind::Flat, EngineKind::Native] {
+            let opts = StfOptions::default();
+            let cfg = opts.config.clone().with_engine(engine);
+            let mut sw = Switch::new(program.clone(), cfg).expect("switch");
+            assert_eq!(sw.engine(), engine, "{:?}", sw.engine_error());
+            if let Some(t) = &tables {
+                control::tables_file::apply(&mut sw, t)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+            let report = stf::run_stf_on(&mut sw, &stmts, &opts);
+            if !report.all_passed() {
+                failures.push(format!("{} on {engine:?}:\n{report}", script.display()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

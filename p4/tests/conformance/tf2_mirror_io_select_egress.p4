@@ -1,0 +1,52 @@
+/* Tofino 2: egress mirror with mirror_io_select = 0 copies the packet as it entered egress (v = 0),
+   not the deparsed one (v = 0x77); io_select = 1 is the as-deparsed E2E mirror. */
+#include <core.p4>
+#include <t2na.p4>
+header ethernet_h { bit<48> dst; bit<48> src; bit<16> etype; }
+header d_h { bit<8> v; bit<8> seen_port; bit<8> mkind; }
+header mir_h { bit<8> kind; bit<8> tag; }
+struct hdr_t { ethernet_h eth; d_h d; }
+struct md_t { mir_h m; }
+parser IP(packet_in pkt, out hdr_t hdr, out md_t md, out ingress_intrinsic_metadata_t ig) {
+    state start { pkt.extract(ig); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.eth); pkt.extract(hdr.d); transition accept; }
+}
+control I(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig,
+          in ingress_intrinsic_metadata_from_parser_t pm,
+          inout ingress_intrinsic_metadata_for_deparser_t dm,
+          inout ingress_intrinsic_metadata_for_tm_t tm) {
+    apply { tm.ucast_egress_port = 1; }
+}
+control ID(packet_out pkt, inout hdr_t hdr, in md_t md,
+           in ingress_intrinsic_metadata_for_deparser_t dm) { apply { pkt.emit(hdr); } }
+parser EP(packet_in pkt, out hdr_t hdr, out md_t md, out egress_intrinsic_metadata_t eg) {
+    state start {
+        pkt.extract(eg);
+        transition select(pkt.lookahead<bit<8>>()) { 0xE2: mir; default: body; }
+    }
+    state mir { pkt.extract(md.m); transition body; }
+    state body { pkt.extract(hdr.eth); pkt.extract(hdr.d); transition accept; }
+}
+control E(inout hdr_t hdr, inout md_t md, in egress_intrinsic_metadata_t eg,
+          in egress_intrinsic_metadata_from_parser_t ep,
+          inout egress_intrinsic_metadata_for_deparser_t ed,
+          inout egress_intrinsic_metadata_for_output_port_t eo) {
+    apply {
+        if (md.m.isValid()) {
+            hdr.d.seen_port = (bit<8>)eg.egress_port;
+            hdr.d.mkind = md.m.tag;
+        } else {
+            hdr.d.v = 0x77;
+            ed.mirror_type = 2; ed.mirror_io_select = 0;
+        }
+    }
+}
+control ED(packet_out pkt, inout hdr_t hdr, in md_t md,
+           in egress_intrinsic_metadata_for_deparser_t ed) {
+    Mirror() m;
+    apply {
+        if (ed.mirror_type == 2) { m.emit<mir_h>((MirrorId_t)6, {0xE2, 0x33}); }
+        pkt.emit(hdr);
+    }
+}
+Pipeline(IP(), I(), ID(), EP(), E(), ED()) pipe;
+Switch(pipe) main;
