@@ -242,11 +242,11 @@ unsafe fn set_out_len(out: &mut Vec<u8>, len: u64) {
     unsafe { out.set_len(len as usize) }
 }
 
-/// The action data a generated function was passed.
+/// The action data a generated function was passed (or the values a shim is handed).
 ///
 /// # Safety
 /// `params` points to `n` readable values (or `n` is 0).
-unsafe fn params<'p>(params: *const Value, n: u64) -> &'p [Value] {
+pub(super) unsafe fn params<'p>(params: *const Value, n: u64) -> &'p [Value] {
     if n == 0 {
         return &[];
     }

@@ -10,7 +10,7 @@
 
 use cranelift_codegen::ir::{types, InstBuilder, StackSlotData, StackSlotKind, Value as CValue};
 
-use super::env::{Env, EnvLayout, FAULT, NEXT};
+use super::env::{params, Env, EnvLayout, FAULT, NEXT};
 use super::gen::{mem, Gen};
 use crate::exec::flat::{FExpr, Op};
 use crate::exec::Fault;
@@ -22,24 +22,12 @@ use crate::trace::Tracer;
 pub const METER_INDEX: u32 = 1;
 pub const METER_COLOR: u32 = 2;
 
-/// The `n` values at `vals`.
-///
-/// # Safety
-/// `vals` points to `n` readable values (or `n` is 0).
-unsafe fn values<'v>(vals: *const Value, n: u64) -> &'v [Value] {
-    if n == 0 {
-        return &[];
-    }
-    // SAFETY: guaranteed by the caller (generated code passes a stack buffer it filled).
-    unsafe { std::slice::from_raw_parts(vals, n as usize) }
-}
-
 /// `digest.pack` for the flat node `op` (an [`Op::Digest`]) with its `n` field values at
 /// `vals`. Answers [`NEXT`].
 ///
 /// # Safety
 /// `env` is a live [`Env`] used by one thread; `op` points into the flat program of the
-/// pass; `vals`/`n` as [`values`].
+/// pass; `vals`/`n` as [`params`] (`n` readable values, or `n` 0).
 pub unsafe extern "C" fn shim_digest<T: Tracer>(
     env: *mut Env<T>,
     op: *const Op,
@@ -49,7 +37,7 @@ pub unsafe extern "C" fn shim_digest<T: Tracer>(
     // SAFETY: see the function's contract.
     let (_, ctx) = unsafe { Env::sync_in(env) };
     // SAFETY: `op` lives in the flat program; `vals`/`n` by contract.
-    let (op, vals) = unsafe { (&*op, values(vals, n)) };
+    let (op, vals) = unsafe { (&*op, params(vals, n)) };
     if let Op::Digest { digest, .. } = op {
         ctx.digest_pack(*digest, vals.to_vec());
     }
@@ -70,7 +58,7 @@ pub unsafe extern "C" fn shim_mirror<T: Tracer>(
     // SAFETY: see the function's contract.
     let (_, ctx) = unsafe { Env::sync_in(env) };
     // SAFETY: `op` lives in the flat program; `vals`/`n` by contract.
-    let (op, vals) = unsafe { (&*op, values(vals, n)) };
+    let (op, vals) = unsafe { (&*op, params(vals, n)) };
     if let (Op::Mirror { header, .. }, Some((sid, rest))) = (op, vals.split_first()) {
         let mut both: smallvec::SmallVec<[(Value, u16); 8]> = smallvec::SmallVec::new();
         both.extend(rest.iter().zip(header.iter()).map(|(v, (_, w))| (*v, *w)));
