@@ -1,7 +1,8 @@
-//! Conformance checks (`p4/tests/conformance/`, see its README): each program with its STF
-//! script (and table file, where it has one) on every engine (tree, flat, native); `tf2_*`
-//! programs compiled for Tofino 2. The scripts' expected bytes come from the hardware's
-//! documented behaviour, worked out independently of pisa.
+//! STF folders run on every engine (tree, flat, native): the conformance checks
+//! (`p4/tests/conformance/`, see its README; `tf2_*` programs compiled for Tofino 2), each with
+//! its table file where it has one, and the Tofino 2 programs of `p4/tests/stf_tf2/` (what
+//! `pisa stf --target tofino2` does). Expected bytes come from the hardware's documented
+//! behaviour, worked out independently of pisa (by hand in each script's comments).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,10 +12,13 @@ use pipeline::exec::EngineKind;
 use pipeline::ir::Target;
 use pipeline::switch::Switch;
 
-fn programs() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/tests/conformance");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("p4/tests/conformance exists")
+/// The programs of `p4/tests/DIR`.
+fn programs(dir: &str) -> Vec<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../p4/tests")
+        .join(dir);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&path)
+        .unwrap_or_else(|e| panic!("p4/tests/{dir}: {e}"))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "p4"))
         .collect();
@@ -22,7 +26,7 @@ fn programs() -> Vec<PathBuf> {
     v
 }
 
-/// The target a check's program is written for (by its name).
+/// The target a conformance check's program is written for (by its name).
 fn target(path: &Path) -> Target {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     if name.starts_with("tf2_") {
@@ -34,15 +38,28 @@ fn target(path: &Path) -> Target {
 
 #[test]
 fn conformance_checks_pass_on_every_engine() {
-    let programs = programs();
+    let programs = programs("conformance");
     assert!(programs.len() >= 20, "{programs:?}");
+    run_on_every_engine(&programs, target);
+}
+
+#[test]
+fn tofino2_stfs_pass_on_every_engine() {
+    let programs = programs("stf_tf2");
+    assert!(!programs.is_empty());
+    run_on_every_engine(&programs, |_| Target::Tofino2);
+}
+
+/// Each program with its `NAME.stf` (and `NAME.tables.yaml` when there is one), compiled for
+/// `target(program)`, on the tree, flat and native engines; fails listing every failed run.
+fn run_on_every_engine(programs: &[PathBuf], target: impl Fn(&Path) -> Target) {
     let mut failures = Vec::new();
     for path in programs {
         let opts = p4::compile::CompileOptions {
-            target: target(&path),
+            target: target(path),
             ..p4::compile::CompileOptions::default()
         };
-        let c = p4::compile::compile_file(&path, &opts)
+        let c = p4::compile::compile_file(path, &opts)
             .unwrap_or_else(|e| panic!("{} does not compile:\n{}", path.display(), e.render()));
         let program = Arc::new(c.program);
         let script = path.with_extension("stf");
