@@ -13,6 +13,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each section's heading carries the seconds since the start, so a log shows where the time went.
+section() { echo "== [${SECONDS} s] $*"; }
+
 PACKAGES=(tshark python3-scapy iproute2 ethtool iperf3 iputils-ping python3-pip python3-venv pkg-config libdpdk-dev dpdk gcc clang libclang-dev etcd-server zookeeper)
 
 if [ "$(id -u)" = 0 ]; then
@@ -21,20 +24,20 @@ if [ "$(id -u)" = 0 ]; then
         dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
     done
     if [ ${#missing[@]} -gt 0 ]; then
-        echo "== installing ${missing[*]}"
+        section "installing ${missing[*]}"
         apt-get update -qq
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
     fi
     # The real P4Runtime clients the P4Runtime tests drive pisa with (PyPI): p4runtime-shell,
     # which brings the p4runtime package's protocol descriptors.
     if ! python3 -c "import p4runtime_sh, p4.v1.p4runtime_pb2, ptf" >/dev/null 2>&1; then
-        echo "== installing p4runtime-shell and ptf (PyPI)"
+        section "installing p4runtime-shell and ptf (PyPI)"
         python3 -m pip install --quiet --break-system-packages p4runtime-shell==0.0.6 ptf==0.12.0
     fi
     # finsy needs a newer protobuf than p4runtime-shell pins: it gets a virtualenv of its own,
     # where tests/p4runtime_shell.rs looks for it.
     if [ ! -x /opt/pisa/finsy/bin/python ]; then
-        echo "== installing finsy (PyPI) into /opt/pisa/finsy"
+        section "installing finsy (PyPI) into /opt/pisa/finsy"
         python3 -m venv /opt/pisa/finsy
         /opt/pisa/finsy/bin/pip install --quiet finsy==0.30.0
     fi
@@ -42,18 +45,18 @@ if [ "$(id -u)" = 0 ]; then
     # of `pisa bench pipeline --against swx` and tests/swx_against.rs (interpreted without).
     scripts/dpdk-swx-headers.sh || echo "warning: no DPDK SWX pipeline headers: SWX runs interpreted"
 else
-    echo "== not root: skipping package installation; tests that need root or packages stay ignored"
+    section "not root: skipping package installation; tests that need root or packages stay ignored"
 fi
 
-echo "== cargo fmt --check"
+section "cargo fmt --check"
 cargo fmt --all -- --check
 
-echo "== cargo clippy"
+section "cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 # The layers: the model depends on no other crate of pisa's; host protocols and the NIC reach
 # a switch over the wire only (no model, frontend or control plane under them).
-echo "== layers"
+section "layers"
 layer_check() { # crate, the crates it must not depend on (a regex)
     deps=$(cargo tree -q -p "$1" -e normal --prefix none | { grep -oE '^pisa-[a-z0-9-]+' || true; } \
         | { grep -vx "$1" || true; } | sort -u)
@@ -70,32 +73,33 @@ layer_check pisa-rdma 'pisa-(pipeline|p4|control|labs|hosts)'
 if [ "$(id -u)" = 0 ]; then
     # As root the ignored tests (they need root or the packages installed above) run too; not
     # the ones ignored as measurements or soaks, which are no checks.
-    echo "== cargo test (with the ignored root and package tests)"
+    section "cargo test (with the ignored root and package tests)"
     cargo test --workspace --no-fail-fast -- --include-ignored \
         --skip bench_pipe_threads --skip failover_times_table \
         --skip soak_impaired_streams --skip soak_mixed_operations
 else
-    echo "== cargo test"
+    section "cargo test"
     cargo test --workspace --no-fail-fast
 fi
 
 # The optional backends need system packages (clang for the XDP program, libdpdk-dev), which
 # the block above installs only as root.
 if [ "$(id -u)" = 0 ]; then
-    echo "== cargo clippy (features afxdp,dpdk)"
+    section "cargo clippy (features afxdp,dpdk)"
     cargo clippy -p pisa --features afxdp,dpdk --all-targets --quiet -- -D warnings
-    echo "== cargo test (AF_XDP and DPDK ports, features afxdp,dpdk)"
+    section "cargo test (AF_XDP and DPDK ports, features afxdp,dpdk)"
     cargo test -p pisa-dataplane --features afxdp,dpdk --test root_afxdp --test root_dpdk \
         -- --include-ignored
-    echo "== cargo test (DPDK's SWX pipeline against pisa, feature dpdk)"
+    section "cargo test (DPDK's SWX pipeline against pisa, feature dpdk)"
     cargo test -p pisa --features afxdp,dpdk --lib -- swx::
     cargo test -p pisa --features afxdp,dpdk --test swx_against
-    echo "== cargo test (live switch over AF_XDP and DPDK ports, features afxdp,dpdk)"
+    section "cargo test (live switch over AF_XDP and DPDK ports, features afxdp,dpdk)"
     cargo test -p pisa --features afxdp,dpdk --test netns_backends --test netns_afxdp_restart \
         -- --include-ignored
 fi
 
 if [ -x scripts/fuzz-smoke.sh ]; then
-    echo "== fuzz smoke"
+    section "fuzz smoke"
     scripts/fuzz-smoke.sh
 fi
+section "all passed"

@@ -7,8 +7,11 @@
 //!   `--include-ignored`). It first runs the set-up block (`cargo install --locked --path .`,
 //!   a release build into `~/.cargo/bin`), and then runs the root blocks with the `pisa` that
 //!   put on the PATH, as a user would.
-//! - The other blocks run in [`readme_blocks_without_root_run_as_written`] with this build's
-//!   `pisa` first on the PATH.
+//! - The other blocks run in [`readme_blocks_without_root_run_as_written`]. As root (CI) they
+//!   too run as a user runs them: after the set-up block (run once for both tests), with the
+//!   release `pisa` it installed. Without root they run with this build's `pisa` first on the
+//!   PATH, so that a developer's `cargo test` builds no release binary; the README's experiments
+//!   (`pisa bench lab`, the demos) then take several times longer in that debug build.
 //! - `bash scripts/test.sh` is the one block not run here: it is the command that runs this
 //!   test (`.ci/run` runs exactly it, which [`readme_files_named_exist_and_ci_runs_the_test_command`]
 //!   checks).
@@ -22,7 +25,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 const PISA: &str = env!("CARGO_BIN_EXE_pisa");
@@ -258,8 +261,11 @@ fn readme_named_files_are_found() {
 #[test]
 fn readme_blocks_without_root_run_as_written() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = PathBuf::from(PISA).parent().unwrap().to_path_buf();
-    let path = path_with(&dir);
+    let path = if dataplane::netns::is_root() {
+        set_up_once()
+    } else {
+        path_with(PathBuf::from(PISA).parent().unwrap())
+    };
     let text = readme();
     for b in blocks(&text) {
         if b.is_root() || b.is_set_up() || b.is_test_command() {
@@ -278,10 +284,24 @@ fn readme_set_up_and_root_blocks_run_as_written() {
          into ~/.cargo/bin; run it as root or leave it ignored"
     );
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let text = readme();
-    let all = blocks(&text);
+    let path = set_up_once();
+    for b in blocks(&readme()).iter().filter(|b| b.is_root()) {
+        let _netns = NetnsGuard::new();
+        run_block(b, &path);
+    }
+}
+
+/// Runs the README's set-up block once for both block-running tests (as a user does first) and
+/// checks that `pisa` on the PATH is then the one it installed; returns that PATH. A failed
+/// set-up panics in the test that ran it and runs again in the next.
+fn set_up_once() -> String {
+    static DONE: OnceLock<String> = OnceLock::new();
+    DONE.get_or_init(set_up).clone()
+}
+
+fn set_up() -> String {
     let path = std::env::var("PATH").unwrap_or_default();
-    // The set-up block: after it, `pisa` on the PATH must be the one it installed.
+    let all = blocks(&readme());
     let set_up = all
         .iter()
         .find(|b| b.is_set_up())
@@ -302,8 +322,5 @@ fn readme_set_up_and_root_blocks_run_as_written() {
         cargo_home.join("bin/pisa"),
         "after the set-up block, `pisa` on the PATH is not the one `cargo install` wrote"
     );
-    for b in all.iter().filter(|b| b.is_root()) {
-        let _netns = NetnsGuard::new();
-        run_block(b, &path);
-    }
+    path
 }
