@@ -86,7 +86,6 @@ pub struct PassInput<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PassDrop {
     ParserError(ParserFault),
-    ParserReject,
     Program(ProgramError),
 }
 
@@ -333,12 +332,12 @@ impl Between<'_> {
             Gress::Egress => Intrinsic::EgPrsrParserErr,
         };
         match end {
-            ParseEnd::Accept => {}
-            ParseEnd::Reject => {
-                if self.gress == Gress::Ingress {
-                    self.result.drop = Some(PassDrop::ParserReject);
-                }
-            }
+            // Tofino's parser has no reject: an explicit `transition reject` ends the parse
+            // like `accept`, without an error or a drop, in both gresses (bf-p4c's
+            // `GetBackendParser::convertState` lowers both to the end of parsing; p4testgen's
+            // Tofino model continues after a reject and drops only on errors). Only parser
+            // errors (below) can drop a packet.
+            ParseEnd::Accept | ParseEnd::Reject => {}
             ParseEnd::Error(fault, _) => {
                 self.result.parser_err = fault.bits();
                 if let Some(Some(f)) = self.geng.bind.get(err_field as usize) {

@@ -28,7 +28,6 @@ fn pass_drop_reason(d: &PassDrop) -> (DropReason, Option<String>) {
             (DropReason::from_parser(*f), Some(f.to_string()))
         }
         PassDrop::ParserError(f) => (DropReason::from_parser(*f), None),
-        PassDrop::ParserReject => (DropReason::ParserReject, None),
         PassDrop::Program(e) => (DropReason::ProgramError, Some(e.to_string())),
     }
 }
