@@ -219,6 +219,27 @@ fn api_refusals_carry_the_api_error() {
     );
 }
 
+#[test]
+fn port_queue_maps_apply_and_bad_ones_are_refused() {
+    let mut sw = switch();
+    let f =
+        tables_file::from_yaml("ports:\n  - { port: 1, queues: 4, queue_map: [3, 2] }\n").unwrap();
+    tables_file::apply(&mut sw, &f).unwrap();
+    let pq = sw.port_queue_map(1).unwrap();
+    assert_eq!(pq.count(), 4);
+    assert_eq!(
+        (pq.queue(0), pq.queue(1), pq.queue(2), pq.queue(7)),
+        (3, 2, 2, 3)
+    );
+    let e = apply_err("ports:\n  - { port: 1, queue_map: [1] }\n");
+    assert!(e.to_string().contains("needs its `queues`"), "{e}");
+    let e = apply_err("ports:\n  - { port: 1, queues: 4, queue_map: [4] }\n");
+    assert!(matches!(item(&e).2, ApplyError::Api(_)), "{e}");
+    assert!(e.to_string().contains("names queue 4"), "{e}");
+    let e = apply_err("ports:\n  - { port: 1, queues: 0 }\n");
+    assert!(e.to_string().contains("outside 1..=32"), "{e}");
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 

@@ -1065,6 +1065,9 @@ pub struct ValueSet {
 pub enum NextState {
     Accept,
     Reject,
+    /// A `select` none of whose cases matched and which has no `default`: the hardware's
+    /// parser TCAM misses and the parse ends with `PARSER_ERROR_NO_MATCH`.
+    NoMatch,
     State(StateId),
 }
 

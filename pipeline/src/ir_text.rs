@@ -241,6 +241,7 @@ fn next_text(g: &GressProgram, n: &NextState) -> String {
     match n {
         NextState::Accept => "accept".into(),
         NextState::Reject => "reject".into(),
+        NextState::NoMatch => "no_match".into(),
         NextState::State(id) => g
             .parser
             .states

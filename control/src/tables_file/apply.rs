@@ -508,5 +508,16 @@ fn apply_port(sw: &mut Switch, p: &PortSettings) -> Result<(), ApplyError> {
     if let Some(md) = p.port_metadata {
         sw.port_metadata_set(p.port, md.to_be_bytes())?;
     }
+    match (p.queues, &p.queue_map) {
+        (Some(count), map) => {
+            sw.port_queue_map_set(p.port, count, map.as_deref().unwrap_or(&[]))?
+        }
+        (None, Some(_)) => {
+            return Err(ApplyError::Invalid(
+                "a port's `queue_map` needs its `queues` (the queue count)".into(),
+            ))
+        }
+        (None, None) => {}
+    }
     Ok(())
 }

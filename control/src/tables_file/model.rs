@@ -19,6 +19,7 @@
 //!   lags:   [ { id: 1, ports: [4, 5] } ]
 //! ports:
 //!   - { port: 0, rate_bps: 100000000000, queue_bytes: 1000000, ecn_kmin_bytes: 50000, ecn_kmax_bytes: 500000, ecn_pmax: 0.01 }
+//!   - { port: 1, queues: 4, queue_map: [3, 2, 1, 0] }             # qid -> queue (egress_qid)
 //! action_profiles:                            # members and (with a selector) groups
 //!   - profile: SwitchIngress.ecmp_selector
 //!     members: [ { id: 1, action: set_port, params: { port: 1 } } ]
@@ -465,4 +466,12 @@ pub struct PortSettings {
     /// significant byte first.
     #[serde(default)]
     pub port_metadata: Option<u64>,
+    /// The port's queue count (the SDE's `bf_tm_port_q_mapping_set`; the driver's default is
+    /// 8 on Tofino 1, 16 on Tofino 2).
+    #[serde(default)]
+    pub queues: Option<u16>,
+    /// `queue_map[qid]`: the queue of `ig_intr_tm_md.qid` (`eg_intr_md.egress_qid` reads it);
+    /// qids past its end take `qid % queues`. Needs `queues`.
+    #[serde(default)]
+    pub queue_map: Option<Vec<u16>>,
 }

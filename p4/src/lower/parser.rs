@@ -380,7 +380,7 @@ fn transition<'a>(
             Ok(ir::Transition::Select {
                 keys,
                 cases: out,
-                default: default.unwrap_or(NextState::Reject),
+                default: default.unwrap_or(NextState::NoMatch),
             })
         }
     }

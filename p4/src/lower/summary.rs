@@ -9,6 +9,7 @@ fn next(p: &ir::Parser, n: &NextState) -> String {
     match n {
         NextState::Accept => "accept".into(),
         NextState::Reject => "reject".into(),
+        NextState::NoMatch => "no_match".into(),
         NextState::State(s) => p
             .states
             .get(s.index())

@@ -453,7 +453,7 @@ fn chain(
                 break;
             }
             Why::StagePin => {
-                out.push(format!("{head}, {}", pinned_text(pl, u, s)));
+                out.push(format!("{head}, {}", pinned_text(units, pl, u, s)));
                 break;
             }
             Why::Free => {
@@ -467,10 +467,12 @@ fn chain(
 }
 
 /// Why unit `u` (or its part) sits in stage `s` when its `@stage` put it there: its start (its
-/// first part, when split) is the stage asked.
-fn pinned_text(pl: &Placement, u: usize, s: usize) -> String {
+/// first part, when split) is the stage asked; a gateway's is the `@stage` of what it guards.
+fn pinned_text(units: &[Unit], pl: &Placement, u: usize, s: usize) -> String {
     let start = pl.parts_of[u].first().copied().unwrap_or(pl.stage_of[u]);
-    if s == start {
+    if matches!(units[u].kind, UnitKind::Gateway(_)) {
+        format!("pinned by the `@stage({s})` of the tables it guards")
+    } else if s == start {
         format!("pinned by `@stage({s})`")
     } else {
         format!("the rest of its entries, after the part pinned by `@stage({start})`")
@@ -508,7 +510,7 @@ fn placed_by(
         Why::Pushed => Some(format!(
             "{label}: moved down to join a later access of a shared object"
         )),
-        Why::StagePin => Some(format!("{label}: {}", pinned_text(pl, u, s))),
+        Why::StagePin => Some(format!("{label}: {}", pinned_text(units, pl, u, s))),
         // Nothing held it back; a dependency it shares the stage with is still worth naming.
         Why::Free => units[u]
             .deps

@@ -33,8 +33,10 @@
 //!   the associated table"); two tables naming each other are an error ("prioritized over each
 //!   other, which is nonsensical"): `CheckPlacementPriorities` in mau/table_layout.cpp.
 //!
-//! Not modelled: a gateway (an `if`) takes no stage from the `@stage`s of the tables it
-//! guards (bf-p4c gives a gateway-only table the lowest of them).
+//! - A gateway (an `if`) takes the lowest `@stage` of the units first in its branches (those
+//!   that depend on no earlier unit of their branch), or none when one of those has no
+//!   `@stage` (ir/mau.cpp `get_provided_stage` of a gateway-only table): it starts no earlier
+//!   than that stage and, in it, goes before unpinned units ([`gateway_pins`]).
 
 use std::collections::BTreeSet;
 
@@ -45,7 +47,7 @@ use super::issue::{IssueKind, ObjectRef, ResourceIssue};
 use super::layout::Hints;
 use super::profile::Profile;
 use super::schedule::Placement;
-use super::units::{Unit, UnitKind};
+use super::units::{DepKind, Unit, UnitKind};
 
 /// Per unit of one gress: the stage its `@stage` pins its start to, and the tables its
 /// `@placement_priority("...")` puts it before.
@@ -124,19 +126,21 @@ pub(crate) fn resolve(
         .filter(|(t, _, _)| several.contains(t))
         .copied()
         .collect();
+    let mut stage: Vec<Option<usize>> = units
+        .iter()
+        .map(|u| {
+            let t = of(u)?;
+            stage_of_table
+                .iter()
+                .find(|(x, _)| *x == t)
+                .map(|(_, s)| *s)
+        })
+        .collect();
+    gateway_pins(units, &mut stage);
     Pins {
         entries: units.iter().map(|u| of(u).and_then(single)).collect(),
         unmodelled,
-        stage: units
-            .iter()
-            .map(|u| {
-                let t = of(u)?;
-                stage_of_table
-                    .iter()
-                    .find(|(x, _)| *x == t)
-                    .map(|(_, s)| *s)
-            })
-            .collect(),
+        stage,
         before: units
             .iter()
             .map(|u| {
@@ -150,6 +154,42 @@ pub(crate) fn resolve(
             })
             .collect(),
     }
+}
+
+/// Gives each gateway the stage bf-p4c's `get_provided_stage` gives a gateway-only table: the
+/// lowest pin of the units first in its branches, none when one of them has no pin. Nested
+/// gateways come later in program order, so going backwards sees their pins first.
+fn gateway_pins(units: &[Unit], stage: &mut [Option<usize>]) {
+    for g in (0..units.len()).rev() {
+        if matches!(units[g].kind, UnitKind::Gateway(_)) {
+            stage[g] = gateway_pin(units, stage, g);
+        }
+    }
+}
+
+/// The pin of gateway `g` (see [`gateway_pins`]). A unit of a branch that depends (through
+/// data) on an earlier unit of the same branch does not count, as bf-p4c skips the tables of
+/// a next-table sequence that depend on earlier ones.
+fn gateway_pin(units: &[Unit], stage: &[Option<usize>], g: usize) -> Option<usize> {
+    let branch = |u: &Unit| u.path.last().map(|(_, b)| *b);
+    let mut lowest: Option<usize> = None;
+    for (v, u) in units
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| u.parent == Some(g))
+    {
+        let after_sibling = u.deps.iter().any(|d| {
+            d.kind != DepKind::Control
+                && units[d.on].parent == Some(g)
+                && branch(&units[d.on]) == branch(u)
+        });
+        if after_sibling {
+            continue;
+        }
+        let s = stage[v]?;
+        lowest = Some(lowest.map_or(s, |l| l.min(s)));
+    }
+    lowest
 }
 
 /// `@placement_priority("other")` of `gress`'s tables as (table, table it goes before) pairs,

@@ -1,6 +1,6 @@
 /* Contextual keywords as names (`type`, `state`: P4_16 nonTypeName, as p4c accepts them) and
-   bool keysets (`(true, false)`). (true, false) and (false, _) accept; (true, true) rejects
-   (dropped). The control copies `type` into `entries` through a local named `type`. */
+   bool keysets (`(true, false)`). (true, false) and (false, _) accept; (true, true) matches no
+   case of the default-less select: PARSER_ERROR_NO_MATCH, dropped (parser_err is not read). The control copies `type` into `entries` through a local named `type`. */
 #include <core.p4>
 #include <tna.p4>
 header h_t { bit<8> type; bit<8> key; bit<8> entries; }
@@ -16,7 +16,6 @@ parser IP(packet_in pkt, out headers_t hdr, out meta_t m, out ingress_intrinsic_
         transition select(m.a, m.b) {
             (true, false): accept;
             (false, _): accept;
-            default: reject;
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::ir::{MatchKind, Value};
 use crate::table::TableError;
 use crate::tm::mirror::MirrorError;
 use crate::tm::pre::PreError;
+use crate::tm::qid_map::QidMapError;
 use crate::tm::queue::QueueError;
 
 fn did_you_mean(s: &[String]) -> String {
@@ -145,6 +146,8 @@ pub enum ApiError {
     Mirror(#[from] MirrorError),
     #[error("queue of port {port}: {error}")]
     Queue { port: u16, error: QueueError },
+    #[error("queues of port {port}: {error}")]
+    QueueMap { port: u16, error: QidMapError },
     #[error("meter {name}: {error}")]
     Meter { name: String, error: MeterError },
 }

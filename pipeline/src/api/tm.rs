@@ -6,6 +6,7 @@ use super::ApiError;
 use crate::switch::{port_pipe, DigestMessage, Switch, NUM_DEVPORTS};
 use crate::tm::mirror::{MirrorSession, MirrorSessions};
 use crate::tm::pre::Pre;
+use crate::tm::qid_map::PortQueues;
 use crate::tm::queue::{EgressQueue, QueueConfig, QueueStats};
 
 impl Switch {
@@ -112,6 +113,27 @@ impl Switch {
         let q = EgressQueue::new(cfg).map_err(|error| ApiError::Queue { port, error })?;
         self.queues[port as usize] = q;
         Ok(())
+    }
+
+    /// Set a port's queue count and its qid → queue map (`map[qid]`; qids past its end take
+    /// `qid % count`), as the SDE's `bf_tm_port_q_mapping_set`.
+    pub fn port_queue_map_set(
+        &mut self,
+        port: u16,
+        count: u16,
+        map: &[u16],
+    ) -> Result<(), ApiError> {
+        self.check_port(port)?;
+        let pq = PortQueues::new(self.prog.target, count, map)
+            .map_err(|error| ApiError::QueueMap { port, error })?;
+        self.port_queues[port as usize] = pq;
+        Ok(())
+    }
+
+    /// A port's queue count and map.
+    pub fn port_queue_map(&self, port: u16) -> Result<PortQueues, ApiError> {
+        self.check_port(port)?;
+        Ok(self.port_queues[port as usize])
     }
 
     /// A port's queue counters.

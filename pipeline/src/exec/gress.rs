@@ -86,7 +86,6 @@ pub struct PassInput<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PassDrop {
     ParserError(ParserFault),
-    ParserReject,
     Program(ProgramError),
 }
 
@@ -333,12 +332,12 @@ impl Between<'_> {
             Gress::Egress => Intrinsic::EgPrsrParserErr,
         };
         match end {
-            ParseEnd::Accept => {}
-            ParseEnd::Reject => {
-                if self.gress == Gress::Ingress {
-                    self.result.drop = Some(PassDrop::ParserReject);
-                }
-            }
+            // Tofino's parser has no reject: an explicit `transition reject` ends the parse
+            // like `accept`, without an error or a drop, in both gresses (bf-p4c's
+            // `GetBackendParser::convertState` lowers both to the end of parsing; p4testgen's
+            // Tofino model continues after a reject and drops only on errors). Only parser
+            // errors (below) can drop a packet.
+            ParseEnd::Accept | ParseEnd::Reject => {}
             ParseEnd::Error(fault, _) => {
                 self.result.parser_err = fault.bits();
                 if let Some(Some(f)) = self.geng.bind.get(err_field as usize) {
@@ -465,11 +464,17 @@ fn run_pass<T: Tracer>(
         phv.set(f, inp.now as Value);
     }
     state.rt.epoch += 1;
-    // The length counters and byte meters see: the frame plus its 4-byte FCS, which the
-    // hardware counts (the SDE's tna_counter expects n·(len + 4) bytes at ingress). pisa found
-    // no source for egress and counts the same way there, consistent with
-    // `eg_intr_md.pkt_length` (which includes the FCS).
-    let pkt_len = (inp.packet.len() + FCS_LEN) as u32;
+    // The length counters and byte meters see, plus the 4-byte FCS the hardware counts (the
+    // SDE's tna_counter expects n·(len + 4) bytes at ingress): in ingress the frame as
+    // received; in egress the packet as the traffic manager stored it (tofino-model's egress
+    // EOP length is the queued length, `Queueing::add_to_queue` / `Pipe::set_pktlen_eopinfo`),
+    // i.e. what the ingress deparser sent, bridged header included, or a mirror copy with its
+    // mirror header (`extra`). The FCS at egress is inferred (counted as at ingress).
+    let stored = match gress {
+        Gress::Ingress => inp.packet.len(),
+        Gress::Egress => inp.extra.len() + inp.packet.len(),
+    };
+    let pkt_len = (stored + FCS_LEN) as u32;
     let mut ctx = Ctx {
         pl,
         eng,

@@ -17,7 +17,7 @@ pub const PREFIX_WORDS: usize = 8;
 /// The intrinsics the switch gives every pass of `gress`, in the order of the values of
 /// [`super::PassIntrinsics::Planned`]. Intrinsics that are always 0 are left out (the prefix
 /// and the PHV start zeroed): ingress `packet_version`; egress `app_pool_congest_stat`,
-/// `egress_qid`, `egress_cos`, `deflection_flag`.
+/// `egress_cos`, `deflection_flag`.
 pub const fn pass_intrinsics(gress: Gress) -> &'static [Intrinsic] {
     match gress {
         Gress::Ingress => &INGRESS_PASS,
@@ -32,7 +32,7 @@ const INGRESS_PASS: [Intrinsic; 4] = [
     Intrinsic::GhostPingPong,
 ];
 
-const EGRESS_PASS: [Intrinsic; 10] = [
+const EGRESS_PASS: [Intrinsic; 11] = [
     Intrinsic::EgEgressPort,
     Intrinsic::EgEnqQdepth,
     Intrinsic::EgEnqCongestStat,
@@ -43,6 +43,7 @@ const EGRESS_PASS: [Intrinsic; 10] = [
     Intrinsic::EgEgressRid,
     Intrinsic::EgEgressRidFirst,
     Intrinsic::EgPktLength,
+    Intrinsic::EgEgressQid,
 ];
 
 /// Where one intrinsic goes in the prefix words: a field inside one word as (word, shift,

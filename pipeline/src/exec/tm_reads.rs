@@ -30,6 +30,8 @@ pub struct TmReads {
     pub rid: FieldRef,
     pub level1_mcast_hash: FieldRef,
     pub level2_mcast_hash: FieldRef,
+    /// `ig_intr_tm_md.qid`.
+    pub qid: FieldRef,
 }
 
 impl TmReads {
@@ -62,6 +64,7 @@ impl TmReads {
             rid: ig(Intrinsic::TmRid),
             level1_mcast_hash: ig(Intrinsic::TmLevel1McastHash),
             level2_mcast_hash: ig(Intrinsic::TmLevel2McastHash),
+            qid: ig(Intrinsic::TmQid),
         }
     }
 }

@@ -19,7 +19,6 @@ pub enum DropReason {
     ParserCounterRange,
     ParserTimeout,
     ParserVerify,
-    ParserReject,
     /// The program did something the hardware cannot (double register access, ...).
     ProgramError,
     /// Ingress `drop_ctl` bit 0.
@@ -47,7 +46,7 @@ pub enum DropReason {
 }
 
 impl DropReason {
-    pub const COUNT: usize = 20;
+    pub const COUNT: usize = 19;
     pub const ALL: [DropReason; DropReason::COUNT] = [
         DropReason::BadIngressPort,
         DropReason::ParserPacketTooShort,
@@ -56,7 +55,6 @@ impl DropReason {
         DropReason::ParserCounterRange,
         DropReason::ParserTimeout,
         DropReason::ParserVerify,
-        DropReason::ParserReject,
         DropReason::ProgramError,
         DropReason::IngressDropCtl,
         DropReason::EgressDropCtl,
@@ -80,7 +78,6 @@ impl DropReason {
             DropReason::ParserCounterRange => "parser_counter_range",
             DropReason::ParserTimeout => "parser_timeout",
             DropReason::ParserVerify => "parser_verify",
-            DropReason::ParserReject => "parser_reject",
             DropReason::ProgramError => "program_error",
             DropReason::IngressDropCtl => "ingress_drop_ctl",
             DropReason::EgressDropCtl => "egress_drop_ctl",

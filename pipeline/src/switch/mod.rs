@@ -101,6 +101,9 @@ pub(crate) struct EgressCopy {
     /// ingress, with its 4-byte FCS (pisa's frames carry none), plus the mirror header for
     /// a mirror copy; headers ingress added or removed (bridged metadata) are not counted.
     pub pkt_length: u16,
+    /// `ig_intr_tm_md.qid` of the copy (0 for mirror and copy-to-CPU copies); the egress
+    /// port's map turns it into `eg_intr_md.egress_qid` ([`crate::tm::qid_map`]).
+    pub qid: u8,
     pub mirror_len: u8,
     pub mirror_hdr: [u8; MIRROR_HDR_MAX],
     /// Skip the egress pipeline (`bypass_egress`).
@@ -131,6 +134,8 @@ pub struct Switch {
     pub(crate) pre: Pre,
     pub(crate) mirror: MirrorSessions,
     pub(crate) queues: Vec<EgressQueue>,
+    /// Per device port: its queues and qid → queue map (`eg_intr_md.egress_qid`).
+    pub(crate) port_queues: Vec<crate::tm::qid_map::PortQueues>,
     /// Port metadata (the 8 B after ingress intrinsic metadata) per device port.
     pub(crate) port_md: Vec<[u8; 8]>,
     pub(crate) pending: VecDeque<Pending>,
@@ -221,6 +226,8 @@ impl Switch {
                 .push(EgressQueue::new(q).map_err(|error| SwitchError::Queue { port: p, error })?);
         }
         let mirror = MirrorSessions::for_target(prog.target);
+        let port_queues =
+            vec![crate::tm::qid_map::PortQueues::default_for(prog.target); NUM_DEVPORTS];
         let mut port_md = vec![[0u8; 8]; NUM_DEVPORTS];
         for (port, pc) in &cfg.ports {
             if let Some(md) = pc.port_metadata {
@@ -239,6 +246,7 @@ impl Switch {
             pre: Pre::new(),
             mirror,
             queues,
+            port_queues,
             port_md,
             pending: VecDeque::with_capacity(64),
             pool: Vec::with_capacity(256),

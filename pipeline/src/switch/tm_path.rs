@@ -28,7 +28,6 @@ fn pass_drop_reason(d: &PassDrop) -> (DropReason, Option<String>) {
             (DropReason::from_parser(*f), Some(f.to_string()))
         }
         PassDrop::ParserError(f) => (DropReason::from_parser(*f), None),
-        PassDrop::ParserReject => (DropReason::ParserReject, None),
         PassDrop::Program(e) => (DropReason::ProgramError, Some(e.to_string())),
     }
 }
@@ -143,6 +142,7 @@ impl Switch {
         let ucast = read(&w.phv, tm.ucast) as u16;
         let copy_to_cpu = read(&w.phv, tm.copy_to_cpu) != 0;
         let bypass = read(&w.phv, tm.bypass) != 0;
+        let qid = read(&w.phv, tm.qid) as u8;
         let resubmit_req = w.effects.resubmit;
         let rx_len = pkt.len();
         let mirror_req = w.effects.mirror;
@@ -185,13 +185,19 @@ impl Switch {
             if written & 1 != 0 {
                 sent = true;
                 tr.record(|| TraceEvent::Unicast { port: ucast });
-                let copy = EgressCopy::new(ucast, 0, false, bypass, "packet", rx_len);
+                let copy = EgressCopy {
+                    qid,
+                    ..EgressCopy::new(ucast, 0, false, bypass, "packet", rx_len)
+                };
                 self.enqueue(sh, &copy, &pkt_out, passes, now, out, tr);
             }
             if written & 6 != 0 {
                 sent = true;
                 let req = replication_request(&self.work_ig[pli].phv, tm, written);
-                let each = EgressCopy::new(0, 0, false, bypass, "replica", rx_len);
+                let each = EgressCopy {
+                    qid,
+                    ..EgressCopy::new(0, 0, false, bypass, "replica", rx_len)
+                };
                 self.multicast(sh, &req, &each, &pkt_out, port, passes, now, out, tr);
             }
         }
@@ -557,6 +563,7 @@ impl Switch {
             copy.rid as u64,
             copy.rid_first as u64,
             u64::from(copy.pkt_length),
+            u64::from(self.port_queues[port as usize].queue(copy.qid)),
         ];
         let inp = PassInput {
             intrinsics: PassIntrinsics::Planned(&intrinsics),
@@ -666,6 +673,7 @@ impl EgressCopy {
             rid,
             rid_first,
             pkt_length: (frame_len + FCS_LEN).min(u16::MAX as usize) as u16,
+            qid: 0,
             mirror_len: 0,
             mirror_hdr: [0; MIRROR_HDR_MAX],
             bypass,

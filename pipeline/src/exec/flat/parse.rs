@@ -51,6 +51,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 match next {
                     NextState::Accept => break 'run ParseEnd::Accept,
                     NextState::Reject => break 'run ParseEnd::Reject,
+                    NextState::NoMatch => break 'run ParseEnd::Error(ParserFault::NoMatch, state),
                     NextState::State(s) => state = s.index(),
                 }
             }

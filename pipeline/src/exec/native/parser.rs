@@ -75,6 +75,7 @@ impl Gen<'_, '_> {
         let trans: Vec<Block> = (0..n).map(|_| self.b.create_block()).collect();
         let accept = self.b.create_block();
         let reject = self.b.create_block();
+        let no_match = self.b.create_block();
         let too_short = self.b.create_block();
         let fault = self.fault;
         self.too_short = Some(too_short);
@@ -82,6 +83,7 @@ impl Gen<'_, '_> {
             bodies,
             accept,
             reject,
+            no_match,
             missing: Vec::new(),
         };
         let first = targets.of(self, NextState::State(crate::ir::StateId(p.start as u32)));
@@ -104,6 +106,7 @@ impl Gen<'_, '_> {
         for (block, code) in [
             (accept, END_ACCEPT),
             (reject, END_REJECT),
+            (no_match, end_code(END_ERROR, 1)),
             (too_short, end_code(END_ERROR, 0)),
             (fault, END_FAULT),
         ] {
@@ -232,6 +235,8 @@ struct Targets {
     bodies: Vec<Block>,
     accept: Block,
     reject: Block,
+    /// A `select` without a default that matched no case: a no-match error in this state.
+    no_match: Block,
     /// Blocks for transitions to states the parser lacks (they end with no match).
     missing: Vec<(u64, Block)>,
 }
@@ -241,6 +246,7 @@ impl Targets {
         match n {
             NextState::Accept => self.accept,
             NextState::Reject => self.reject,
+            NextState::NoMatch => self.no_match,
             NextState::State(s) => match self.bodies.get(s.index()) {
                 Some(b) => *b,
                 None => {
