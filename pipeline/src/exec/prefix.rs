@@ -244,7 +244,10 @@ impl PrefixPlan {
             return unsafe { self.write(&padded, out) };
         }
         // SAFETY: `out` is writable for these bytes (the caller's guarantee).
-        unsafe { out.cast::<[u8; PREFIX_WORDS * 8]>().write_unaligned([0; PREFIX_WORDS * 8]) };
+        unsafe {
+            out.cast::<[u8; PREFIX_WORDS * 8]>()
+                .write_unaligned([0; PREFIX_WORDS * 8])
+        };
         let mut acc = 0u64;
         for s in &self.slots[..usize::from(self.len).min(PLAN_SLOTS)] {
             // SAFETY: `s.value` < `self.values` ≤ `values.len()` (checked above).
@@ -253,7 +256,11 @@ impl PrefixPlan {
             if s.last {
                 let at = 8 * (usize::from(s.word) % PREFIX_WORDS);
                 // SAFETY: word `at / 8` < PREFIX_WORDS ends inside the bytes the caller gave.
-                unsafe { out.add(at).cast::<[u8; 8]>().write_unaligned(acc.to_be_bytes()) };
+                unsafe {
+                    out.add(at)
+                        .cast::<[u8; 8]>()
+                        .write_unaligned(acc.to_be_bytes())
+                };
                 acc = 0;
             }
         }
