@@ -544,6 +544,18 @@ where
 mod tests {
     use super::*;
 
+    /// `feed` puts exactly the frames asked for through (a last batch cut short too), cycling
+    /// through the workload's frames: wire.p4 forwards every one.
+    #[test]
+    fn feed_runs_exactly_n_frames() {
+        let mut w = wire(5, EngineKind::Flat).unwrap();
+        for n in [0u64, 1, 7, 8, 21] {
+            let before = w.switch.stats().rx_packets;
+            assert_eq!(feed(&mut w, 8, n), n);
+            assert_eq!(w.switch.stats().rx_packets - before, n);
+        }
+    }
+
     /// Every thread builds its own switch, forwards, and is measured; a failing build is an
     /// error, not a hang at the start barrier.
     #[test]
