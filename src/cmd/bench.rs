@@ -61,6 +61,40 @@ pub struct PipelineBenchArgs {
     /// With `--against swx`: run SWX interpreted even where it could run compiled.
     #[arg(long)]
     pub swx_interpreted: bool,
+    /// Instead of timed runs, feed exactly N frames through one program (`--program`) on the
+    /// one engine asked for, untimed, and print what came out: for counting instructions per
+    /// packet under a tool such as callgrind (scripts/instructions-per-packet.sh).
+    #[arg(long, requires = "program")]
+    pub packets: Option<u64>,
+    /// With `--packets`: the program to run.
+    #[arg(long, value_enum)]
+    pub program: Option<BenchProgram>,
+}
+
+/// The programs `pisa bench pipeline` measures, by name.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchProgram {
+    Wire,
+    L2l3,
+    Switch,
+    Fib,
+}
+
+impl BenchProgram {
+    /// Its workload, with `n_frames` frames, as the timed runs build it.
+    fn workload(
+        self,
+        a: &PipelineBenchArgs,
+        n_frames: usize,
+        engine: EngineKind,
+    ) -> anyhow::Result<Workload> {
+        match self {
+            BenchProgram::Wire => workload::wire(n_frames, engine),
+            BenchProgram::L2l3 => workload::l2l3(a.macs, a.routes, n_frames, engine),
+            BenchProgram::Switch => workload::switch_p4(n_frames, engine),
+            BenchProgram::Fib => workload::fib(a.routes, n_frames, engine),
+        }
+    }
 }
 
 pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
@@ -142,7 +176,21 @@ fn codegen_ms(name: &str, text: &str) -> anyhow::Result<f64> {
     Ok(median(ms))
 }
 
+/// `--packets N`: N frames of one program through one engine, untimed.
+fn fixed_packets(a: &PipelineBenchArgs, program: BenchProgram, n: u64) -> anyhow::Result<ExitCode> {
+    let mut w = program.workload(a, 8192, a.engine)?;
+    let out = workload::feed(&mut w, a.batch, n);
+    println!(
+        "{}: {n} frames in, {out} out on the {} engine",
+        w.name, a.engine
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn pipeline(a: PipelineBenchArgs) -> anyhow::Result<ExitCode> {
+    if let (Some(n), Some(p)) = (a.packets, a.program) {
+        return fixed_packets(&a, p, n);
+    }
     let n_frames = 8192;
     // The engine asked for, and the flat engine beside it as the baseline of the ratio.
     let engines: Vec<EngineKind> = match a.engine {

@@ -112,24 +112,26 @@ fn prefix_fill(
     in_place: bool,
 ) -> u64 {
     let n = gp.prefix.bytes as usize;
-    let (words, direct) = match inp.intrinsics {
-        PassIntrinsics::Planned(values) => (eng.plan.words(values), eng.plan.direct),
+    let more = inp.extra.len() + if in_place { 0 } else { inp.packet.len() };
+    let direct = match inp.intrinsics {
+        PassIntrinsics::Planned(values) => {
+            let base = start_head(buf, n, more);
+            // SAFETY: `start_head` reserved the prefix's whole word builder at `base`.
+            unsafe { eng.plan.write(values, base) };
+            eng.plan.direct
+        }
         PassIntrinsics::Listed(list) => {
             let given = list.iter().fold(0u64, |m, (w, _)| {
                 m | 1u64.checked_shl(*w as u32).unwrap_or(0)
             });
-            (
-                prefix::listed_words(list, &eng.prefix_slots, &eng.prefix),
-                given & eng.direct,
-            )
+            let words = prefix::listed_words(list, &eng.prefix_slots, &eng.prefix);
+            put_words(start_head(buf, n, more), &words);
+            given & eng.direct
         }
     };
-    put_words(
-        buf,
-        &words,
-        n,
-        inp.extra.len() + if in_place { 0 } else { inp.packet.len() },
-    );
+    // SAFETY: the prefix's `n` bytes (cut to the word builder) are within the capacity
+    // `start_head` reserved and were all written just above.
+    unsafe { buf.set_len(n.min(PREFIX_WORDS * 8)) };
     match gress {
         Gress::Ingress => {
             if n > IG_INTRINSIC_BYTES {
@@ -156,33 +158,33 @@ fn prefix_fill(
 /// Bytes of the port metadata (or resubmit data) after the ingress intrinsics.
 const PORT_MD_BYTES: usize = 8;
 
-/// Empties `buf` and puts the prefix `words` in it, cut to `n` bytes (prefixes past the word
-/// builder are cut to it), with room for `more` bytes after them.
-///
-/// The words are stored straight into the buffer, one 8-byte store each (all of them: a
-/// constant amount of work, no `memmove` call of `n` bytes), and the length then cuts them.
-/// An array laid out on the stack and then copied was read back with wide loads just after
-/// its 8-byte stores, which cannot forward to them (the copy waited for the stores to leave
-/// the store buffer, on every pass).
+/// Empties `buf` and reserves room for the prefix's word builder (all [`PREFIX_WORDS`]
+/// words, whatever the prefix's `n` bytes) and `more` bytes after the prefix; answers where
+/// the words go. The caller writes all the words and then sets the length to `n` (cut to the
+/// word builder): a constant amount of work, no `memmove` call of `n` bytes.
 #[inline]
-fn put_words(buf: &mut Vec<u8>, words: &[u64; PREFIX_WORDS], n: usize, more: usize) {
+fn start_head(buf: &mut Vec<u8>, n: usize, more: usize) -> *mut u8 {
     const ALL: usize = PREFIX_WORDS * 8;
-    let len = n.min(ALL);
     buf.clear();
-    buf.reserve(ALL.max(len + more));
-    let base = buf.as_mut_ptr();
+    buf.reserve(ALL.max(n.min(ALL) + more));
+    buf.as_mut_ptr()
+}
+
+/// Stores the prefix `words` at `base` (from [`start_head`]), one 8-byte big-endian store
+/// each. An array laid out on the stack and then copied was read back with wide loads just
+/// after its 8-byte stores, which cannot forward to them (the copy waited for the stores to
+/// leave the store buffer, on every pass).
+#[inline]
+fn put_words(base: *mut u8, words: &[u64; PREFIX_WORDS]) {
     for (i, w) in words.iter().enumerate() {
-        // SAFETY: `buf` has capacity for at least `ALL` bytes (reserved above) and word `i`
-        // ends at `8 * (i + 1)` ≤ `ALL`; an unaligned write of a byte array needs no
-        // alignment.
+        // SAFETY: `start_head` reserved `PREFIX_WORDS * 8` bytes at `base` and word `i` ends
+        // at `8 * (i + 1)` ≤ that; an unaligned write of a byte array needs no alignment.
         unsafe {
             base.add(8 * i)
                 .cast::<[u8; 8]>()
                 .write_unaligned(w.to_be_bytes())
         };
     }
-    // SAFETY: `len` ≤ `ALL` ≤ the capacity, and the loop above initialized bytes `[0, ALL)`.
-    unsafe { buf.set_len(len) };
 }
 
 /// Run one pass of `gress` on `state` (a pipe running `pl`, which `eng` was built from).
@@ -590,8 +592,11 @@ mod tests {
         let all: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
         let mut buf = vec![0xee; 3];
         for (n, more) in [(0, 0), (5, 60), (16, 8), (17, 1500), (64, 0), (80, 3)] {
-            put_words(&mut buf, &words, n, more);
+            let base = start_head(&mut buf, n, more);
+            put_words(base, &words);
             let len = n.min(PREFIX_WORDS * 8);
+            // SAFETY: as in `prefix_fill`.
+            unsafe { buf.set_len(len) };
             assert_eq!(buf, all[..len], "prefix of {n} bytes");
             assert!(buf.capacity() >= (len + more).max(PREFIX_WORDS * 8));
         }

@@ -146,6 +146,8 @@ struct PlanSlot {
 pub struct PrefixPlan {
     slots: [PlanSlot; PLAN_SLOTS],
     len: u8,
+    /// One more than the highest value index a slot reads (0 without slots).
+    values: u8,
     /// Bits of the gress's `direct` intrinsics among the list: written into the PHV by the pass.
     pub(crate) direct: u64,
     /// The PHV field of the gress's `global_tstamp`, written by every pass.
@@ -205,6 +207,7 @@ impl PrefixPlan {
         PrefixPlan {
             slots: fixed,
             len: slots.len() as u8,
+            values: slots.iter().map(|s| s.value + 1).max().unwrap_or(0),
             direct: direct & list_bits,
             tstamp,
         }
@@ -212,19 +215,56 @@ impl PrefixPlan {
 
     /// The prefix words of `values` (the gress's [`pass_intrinsics`] in order; missing ones
     /// are 0).
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn words(&self, values: &[u64]) -> [u64; PREFIX_WORDS] {
-        let mut words = [0u64; PREFIX_WORDS];
+        let mut bytes = [0u8; PREFIX_WORDS * 8];
+        // SAFETY: `bytes` is writable for all the bytes `write` writes.
+        unsafe { self.write(values, bytes.as_mut_ptr()) };
+        std::array::from_fn(|i| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&bytes[8 * i..8 * i + 8]);
+            u64::from_be_bytes(w)
+        })
+    }
+
+    /// The prefix words of `values` (the gress's [`pass_intrinsics`] in order) written at
+    /// `out` big-endian: all [`PREFIX_WORDS`] of them, those without a slot zeroed. Each word is built
+    /// in a register and stored straight to `out` after its last slot (no array on the stack
+    /// copied afterwards).
+    ///
+    /// # Safety
+    /// `out` is valid for writes of `PREFIX_WORDS * 8` bytes (no alignment needed).
+    #[inline]
+    pub(crate) unsafe fn write(&self, values: &[u64], out: *mut u8) {
+        if values.len() < usize::from(self.values) {
+            // Fewer values than the plan reads (not what the switch passes): the missing are 0.
+            let mut padded = [0u64; PLAN_SLOTS];
+            let n = values.len().min(PLAN_SLOTS);
+            padded[..n].copy_from_slice(&values[..n]);
+            // SAFETY: the caller's guarantee; `padded` has every value a slot reads.
+            return unsafe { self.write(&padded, out) };
+        }
+        // SAFETY: `out` is writable for these bytes (the caller's guarantee).
+        unsafe {
+            out.cast::<[u8; PREFIX_WORDS * 8]>()
+                .write_unaligned([0; PREFIX_WORDS * 8])
+        };
         let mut acc = 0u64;
         for s in &self.slots[..usize::from(self.len).min(PLAN_SLOTS)] {
-            let v = values.get(usize::from(s.value)).copied().unwrap_or(0);
+            // SAFETY: `s.value` < `self.values` ≤ `values.len()` (checked above).
+            let v = unsafe { *values.get_unchecked(usize::from(s.value)) };
             acc |= ((v >> s.rshift) << s.up) >> s.down;
             if s.last {
-                words[usize::from(s.word) % PREFIX_WORDS] = acc;
+                let at = 8 * (usize::from(s.word) % PREFIX_WORDS);
+                // SAFETY: word `at / 8` < PREFIX_WORDS ends inside the bytes the caller gave.
+                unsafe {
+                    out.add(at)
+                        .cast::<[u8; 8]>()
+                        .write_unaligned(acc.to_be_bytes())
+                };
                 acc = 0;
             }
         }
-        words
     }
 }
 
@@ -365,7 +405,8 @@ mod tests {
         }
     }
 
-    /// The TNA egress layout (tofino1_base.p4): two fields cross a word, twelve slots.
+    /// The TNA egress layout (tofino1_base.p4): two fields cross a word, twelve slots; values
+    /// left out are 0.
     #[test]
     fn tna_layouts_are_planned() {
         let mut fields = [None; INTRINSIC_SLOTS];
@@ -384,5 +425,12 @@ mod tests {
         put(Intrinsic::EgPktLength, 200, 16);
         let plan = PrefixPlan::new(Gress::Egress, &fields, 0, None);
         assert_eq!(plan.len, 12);
+        // Values the caller leaves out are 0, as given zero.
+        let values: Vec<u64> = (1..=10u64).map(|i| i * 0x0123_4567_89ab_cdef).collect();
+        for k in 0..values.len() {
+            let mut zeroed = values.clone();
+            zeroed[k..].fill(0);
+            assert_eq!(plan.words(&values[..k]), plan.words(&zeroed), "{k} values");
+        }
     }
 }

@@ -195,11 +195,33 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
         let env = unsafe { &mut *env };
         // SAFETY: as above: `ctx` outlives `env` and nothing else uses it during the shim.
         let ctx = unsafe { &mut *env.ctx };
+        Self::sync_ctx(env, ctx);
+        (env, ctx)
+    }
+
+    /// The environment and its context as [`Env::sync_in`] gives them, without copying the
+    /// cursor, write bits and output length into the context: for shims that read none of
+    /// them (a lookup, a count), which saves the stores on every call.
+    ///
+    /// # Safety
+    /// As [`Env::sync_in`].
+    pub(super) unsafe fn unsynced<'x>(
+        env: *mut Env<'e, 'a, T>,
+    ) -> (&'x mut Env<'e, 'a, T>, &'x mut Ctx<'a, T>) {
+        // SAFETY: as in `sync_in`.
+        let env = unsafe { &mut *env };
+        // SAFETY: as in `sync_in`.
+        let ctx = unsafe { &mut *env.ctx };
+        (env, ctx)
+    }
+
+    /// What [`Env::sync_in`] copies into the context, for a shim that got it
+    /// [`Env::unsynced`] and then runs flat code after all.
+    fn sync_ctx(env: &Env<'e, 'a, T>, ctx: &mut Ctx<'a, T>) {
         ctx.cursor = env.cursor;
         ctx.written = env.written as u8;
         // SAFETY: see `set_out_len`: `env` is live and its output fields describe `emit_out`.
         unsafe { set_out_len(ctx.emit_out, env.out_len) };
-        (env, ctx)
     }
 
     /// Copies what a fallback changed back to where generated code reads it (the output
@@ -314,8 +336,8 @@ pub unsafe extern "C" fn shim_hash<T: Tracer>(
     vals: *const Value,
     n: u64,
 ) -> u32 {
-    // SAFETY: see the function's contract.
-    let (env, ctx) = unsafe { Env::sync_in(env) };
+    // SAFETY: see the function's contract (what `Env::sync_in` copies is not read here).
+    let (env, ctx) = unsafe { Env::unsynced(env) };
     // SAFETY: `e` lives in the flat program; `vals`/`n` by contract.
     let (e, vals) = unsafe { (&*e, params(vals, n)) };
     let FExpr::Hash { hash, inputs, .. } = e else {
@@ -343,8 +365,10 @@ pub unsafe extern "C" fn shim_hash<T: Tracer>(
 /// # Safety
 /// As [`shim_op`]; `nkeys` ≤ [`MAX_KEYS`].
 pub unsafe extern "C" fn shim_apply<T: Tracer>(env: *mut Env<T>, table: u32, nkeys: u32) -> u64 {
-    // SAFETY: see the function's contract.
-    let (env, ctx) = unsafe { Env::sync_in(env) };
+    // SAFETY: see the function's contract. A lookup reads none of what `Env::sync_in` copies
+    // into the context (cursor, write bits, output length): only an action run here does,
+    // which syncs first.
+    let (env, ctx) = unsafe { Env::unsynced(env) };
     let tables = ctx.tables;
     let Some(ts) = tables.get(table as usize) else {
         env.fault = Some(Fault::program(ProgramError::BadReference("table")));
@@ -362,7 +386,9 @@ pub unsafe extern "C" fn shim_apply<T: Tracer>(env: *mut Env<T>, table: u32, nke
     ctx.trace_table(TableId(table), key, hit.is_some(), action, args);
     let flags = if hit.is_some() { APPLY_HIT } else { 0 };
     if args.len() > MAX_ARGS {
-        // Too much data for the buffer: run the action here.
+        // Too much data for the buffer: run the action here, on the context as generated
+        // code left it.
+        Env::sync_ctx(env, ctx);
         let saved = ctx.entry;
         ctx.entry = hit;
         // SAFETY: `fg` is the lowered gress of this pass.
@@ -388,8 +414,8 @@ pub unsafe extern "C" fn shim_apply<T: Tracer>(env: *mut Env<T>, table: u32, nke
 /// # Safety
 /// As [`shim_op`]; `nkeys` ≤ [`MAX_KEYS`].
 pub unsafe extern "C" fn shim_value_set<T: Tracer>(env: *mut Env<T>, set: u32, nkeys: u32) -> u64 {
-    // SAFETY: see the function's contract.
-    let (env, ctx) = unsafe { Env::sync_in(env) };
+    // SAFETY: see the function's contract (what `Env::sync_in` copies is not read here).
+    let (env, ctx) = unsafe { Env::unsynced(env) };
     let n = (nkeys as usize).min(MAX_KEYS);
     // SAFETY: generated code stored all `nkeys` key values before calling.
     let key: &[Value] = unsafe { std::slice::from_raw_parts(env.key.as_ptr().cast(), n) };
@@ -442,8 +468,9 @@ pub unsafe extern "C" fn shim_count<T: Tracer>(
     lo: u64,
     hi: u64,
 ) -> u32 {
-    // SAFETY: see the function's contract.
-    let (env, ctx) = unsafe { Env::sync_in(env) };
+    // SAFETY: see the function's contract. Counting reads none of what `Env::sync_in`
+    // copies into the context.
+    let (env, ctx) = unsafe { Env::unsynced(env) };
     let index = (has_index != 0).then_some(Value::from(lo) | (Value::from(hi) << 64));
     let r = ctx.count(counter as usize, index).map(|()| Flow::Next);
     env.status(r)
@@ -465,8 +492,8 @@ pub unsafe extern "C" fn shim_salu_claim<T: Tracer>(
     lo: u64,
     hi: u64,
 ) -> u32 {
-    // SAFETY: see the function's contract.
-    let (env, ctx) = unsafe { Env::sync_in(env) };
+    // SAFETY: see the function's contract (what `Env::sync_in` copies is not read here).
+    let (env, ctx) = unsafe { Env::unsynced(env) };
     let r = register as usize;
     let Some(size) = ctx.pl.registers.get(r).map(|g| g.size) else {
         env.fault = Some(Fault::program(ProgramError::BadReference("register")));
