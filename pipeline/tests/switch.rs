@@ -427,6 +427,28 @@ fn loopback_port_recirculates_into_ingress() {
 }
 
 #[test]
+fn tofino1_recirculation_quad_loops_back_unless_front_panel() {
+    // No port setup: 68 (quad 17 of pipe 0) recirculates on Tofino 1, as on the hardware.
+    let (prog, _) = l2_program(Options::default());
+    assert_eq!(prog.target, pipeline::ir::Target::Tofino1);
+    let mut sw = Switch::new(prog.clone(), SwitchConfig::new(1)).unwrap();
+    fwd(&mut sw, MAC_A, LOOPBACK_PORT);
+    let out = run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    assert_eq!(out.iter().map(|f| f.port).collect::<Vec<_>>(), vec![3]);
+    assert_eq!(sw.stats().recirculations, 1);
+    // A port the user cabled (a front-panel port) leaves on the wire.
+    let cfg = SwitchConfig::new(1).with_front_panel(LOOPBACK_PORT);
+    let mut sw = Switch::new(prog, cfg).unwrap();
+    fwd(&mut sw, MAC_A, LOOPBACK_PORT);
+    let out = run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    assert_eq!(
+        out.iter().map(|f| f.port).collect::<Vec<_>>(),
+        vec![LOOPBACK_PORT]
+    );
+    assert_eq!(sw.stats().recirculations, 0);
+}
+
+#[test]
 fn drop_action_sets_drop_ctl() {
     let mut sw = switch(Options::default());
     sw.table_add(

@@ -624,7 +624,7 @@ impl Switch {
         if buf.len() < self.cfg.min_frame {
             buf.resize(self.cfg.min_frame, 0);
         }
-        if self.cfg.is_loopback(port) {
+        if self.cfg.is_loopback(self.prog.target, port) {
             if passes + 1 >= self.cfg.max_passes {
                 self.record_drop(tr, ts, port, Gress::Egress, DropReason::PassLimit, None);
                 self.give(buf);
