@@ -50,9 +50,11 @@ impl From<ApiError> for P4Error {
                 match error {
                     P::NoMember(_) | P::NoGroup(_) => Code::NotFound,
                     P::MembersFull(_) | P::GroupsFull(_) => Code::ResourceExhausted,
-                    P::MemberInUse(_) | P::GroupInUse(_) | P::MemberInGroup(..) => {
-                        Code::FailedPrecondition
-                    }
+                    P::MemberInUse(_)
+                    | P::GroupInUse(_)
+                    | P::MemberInGroup(..)
+                    | P::EmptyGroup(_)
+                    | P::EmptyingUsedGroup(_) => Code::FailedPrecondition,
                     _ => Code::InvalidArgument,
                 }
             }
