@@ -352,15 +352,17 @@ fn ingress_mirror_copies_the_packet_as_received_truncated() {
     assert_eq!(out[0].port, 2);
     assert_eq!(out[0].bytes, pkt);
     assert_eq!(out[1].port, 8);
-    // Truncated to 32 bytes, then padded by the MAC to the 60-byte minimum frame.
+    // Truncated to 32 bytes with its 1-byte mirror header (max_len counts the copy as
+    // deparsed, header included), so 31 bytes of the packet; then padded by the MAC to the
+    // 60-byte minimum frame.
     assert_eq!(out[1].bytes.len(), 60);
-    assert!(out[1].bytes[32..].iter().all(|b| *b == 0));
+    assert!(out[1].bytes[31..].iter().all(|b| *b == 0));
     assert_eq!(
         &out[1].bytes[12..14],
         &[0x99, 0x99],
         "egress saw the mirror header"
     );
-    assert_eq!(&out[1].bytes[14..32], &pkt[14..32]);
+    assert_eq!(&out[1].bytes[14..31], &pkt[14..31]);
     assert_eq!(sw.stats().mirrors, 1);
 }
 

@@ -335,8 +335,10 @@ fn mirror_session_lifecycle() {
     s.max_len = Some(128);
     m.configure(5, s).unwrap();
     assert_eq!(m.get(5), Some(&s));
-    assert_eq!(s.copy_len(1500), 128);
-    assert_eq!(s.copy_len(64), 64);
+    // max_len counts the mirror header: 128 in all.
+    assert_eq!(s.copy_len(4, 1500), (4, 124));
+    assert_eq!(s.copy_len(4, 64), (4, 64));
+    assert_eq!(s.copy_len(200, 64), (128, 0));
     let r = s.dest.replication(77).unwrap();
     assert_eq!(
         (r.mcast_grp_a, r.rid, r.level2_mcast_hash),

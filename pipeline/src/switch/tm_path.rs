@@ -415,7 +415,8 @@ impl Switch {
             return;
         }
         self.stats.mirrors += 1;
-        let len = cfg.copy_len(pkt.len());
+        let (hl, len) = cfg.copy_len(hdr.len(), pkt.len());
+        let hdr = &hdr[..hl];
         tr.record(|| TraceEvent::Mirror {
             gress,
             session,

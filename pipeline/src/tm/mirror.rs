@@ -4,7 +4,7 @@
 //! range is a constructor argument ([`MirrorSessions::new`], or [`MirrorSessions::for_target`]).
 //! A session's destination is a full TM destination: one unicast port, or multicast through
 //! the PRE with its own groups, exclusion ids and RID (so a mirror can itself multicast).
-//! `max_len` truncates each mirror copy; `enabled = false` keeps the configuration but
+//! `max_len` truncates each mirror copy, mirror header included; `enabled = false` keeps the configuration but
 //! mirrors nothing.
 
 use std::ops::RangeInclusive;
@@ -79,11 +79,17 @@ pub struct MirrorSession {
 }
 
 impl MirrorSession {
-    /// Length of a mirror copy of a `len`-byte packet.
-    pub fn copy_len(&self, len: usize) -> usize {
+    /// The bytes of a mirror copy kept: (of its `hdr`-byte mirror header, of the `pkt`-byte
+    /// packet). `max_len` counts the copy as the deparser built it, mirror header first
+    /// (tofino-model `Mirror::ProcessMirrorPacket` trims the whole mirror packet to the
+    /// session's size), so the header leaves that much less room for the packet.
+    pub fn copy_len(&self, hdr: usize, pkt: usize) -> (usize, usize) {
         match self.max_len {
-            Some(m) => len.min(usize::from(m)),
-            None => len,
+            Some(m) => {
+                let m = usize::from(m);
+                (hdr.min(m), pkt.min(m.saturating_sub(hdr)))
+            }
+            None => (hdr, pkt),
         }
     }
 }
