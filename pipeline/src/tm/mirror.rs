@@ -42,12 +42,17 @@ pub enum MirrorDest {
         level1_exclusion_id: u16,
         level2_exclusion_id: u16,
         rid: u16,
+        /// The PRE hashes of the session's copies (bf-rt `$mirror.cfg`'s hash fields; default
+        /// 0): a mirror copy is replicated with the session's hashes, not the packet's
+        /// `level1/2_mcast_hash` (tofino-model `Mirror::MirrorPktSetI2Qmetadata`).
+        level1_mcast_hash: u16,
+        level2_mcast_hash: u16,
     },
 }
 
 impl MirrorDest {
-    /// The PRE request for a multicast destination (`level2_mcast_hash` from the packet).
-    pub fn replication(&self, level2_mcast_hash: u16) -> Option<ReplicationRequest> {
+    /// The PRE request for a multicast destination (hashes from the session).
+    pub fn replication(&self) -> Option<ReplicationRequest> {
         match *self {
             MirrorDest::Port(_) => None,
             MirrorDest::Multicast {
@@ -56,13 +61,15 @@ impl MirrorDest {
                 level1_exclusion_id,
                 level2_exclusion_id,
                 rid,
+                level1_mcast_hash,
+                level2_mcast_hash,
             } => Some(ReplicationRequest {
                 mcast_grp_a,
                 mcast_grp_b,
                 level1_exclusion_id,
                 level2_exclusion_id,
                 rid,
-                level1_mcast_hash: 0,
+                level1_mcast_hash,
                 level2_mcast_hash,
             }),
         }
