@@ -12,7 +12,7 @@
 //!   - { register: SwitchIngress.seen, index: 3, value: 1 }           # or lo/hi for pairs; pipe: N
 //! mirror:
 //!   - { session: 5, direction: ingress, port: 3, max_len: 128 }      # or mgid instead of port
-//!     (with mgid: level1_mcast_hash / level2_mcast_hash, the copies' PRE hashes, default 0)
+//!   # with mgid: level1_mcast_hash / level2_mcast_hash, the PRE hashes of its copies (default 0)
 //! multicast:
 //!   nodes:  [ { id: 1, rid: 0, ports: [0, 1], lags: [] } ]
 //!   groups: [ { mgid: 1, nodes: [1], xids: [0] } ]                 # xids: L1 exclusion ids
