@@ -657,3 +657,52 @@ meters:
         refused_meter_item(&program, bad, why);
     }
 }
+
+/// The driver refuses a match entry on an empty selector group, and emptying or deleting a group
+/// entries point at (open-p4studio `tna_action_selector` test, `ActionProfileSelectorTestMany`);
+/// the table file, the runtime API and P4Runtime (FAILED_PRECONDITION) all refuse, with reasons.
+#[test]
+fn empty_selector_groups_are_not_referenced() {
+    let mut sw = selector_switch();
+    let empty = r#"
+action_profiles:
+  - profile: Ing.ap
+    members: [ { id: 1, action: set_b, params: { v: 1 } } ]
+    groups:  [ { id: 10, members: [] } ]
+tables:
+  - table: t
+    entries: [ { key: { hdr.h.a: 1 }, group: 10 } ]
+"#;
+    let e = tables_file::apply(&mut sw, &tables_file::from_yaml(empty).unwrap()).unwrap_err();
+    let (line, _, err) = item(&e);
+    assert_eq!(line, 8);
+    assert!(err.to_string().contains("group 10 has no members"), "{err}");
+    assert!(sw.table_entries(PipeSel::All, "t").unwrap().is_empty());
+    // Give the group a member: the entry lands; emptying or deleting the group is refused.
+    sw.profile_group_set(PipeSel::All, "ap", 10, &[1]).unwrap();
+    let ent = [("hdr.h.a", KeyMatch::Exact(1))];
+    let g = pipeline::table::profile::EntryRef::Group(10);
+    sw.table_add_ref(PipeSel::All, "t", &ent, None, g).unwrap();
+    let e = sw
+        .profile_group_set(PipeSel::All, "ap", 10, &[])
+        .unwrap_err();
+    assert!(e.to_string().contains("cannot be emptied"), "{e}");
+    let p4 = control::p4runtime::codec::P4Error::from(e);
+    assert_eq!(p4.code, tonic::Code::FailedPrecondition);
+    let e = sw.profile_group_delete(PipeSel::All, "ap", 10).unwrap_err();
+    assert!(e.to_string().contains("used by a table entry"), "{e}");
+    assert_eq!(
+        sw.profile_read(PipeSel::All, "ap").unwrap().groups,
+        vec![(10, vec![1])]
+    );
+    // Another empty group cannot take an entry through the API either.
+    sw.profile_group_set(PipeSel::All, "ap", 11, &[]).unwrap();
+    let ent = [("hdr.h.a", KeyMatch::Exact(2))];
+    let g = pipeline::table::profile::EntryRef::Group(11);
+    let e = sw
+        .table_add_ref(PipeSel::All, "t", &ent, None, g)
+        .unwrap_err();
+    assert!(e.to_string().contains("group 11 has no members"), "{e}");
+    let p4 = control::p4runtime::codec::P4Error::from(e);
+    assert_eq!(p4.code, tonic::Code::FailedPrecondition);
+}

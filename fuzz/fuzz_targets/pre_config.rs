@@ -47,6 +47,8 @@ fn run(data: &[u8]) -> Option<()> {
                             level1_exclusion_id: a,
                             level2_exclusion_id: a,
                             rid: b,
+                            level1_mcast_hash: a,
+                            level2_mcast_hash: b,
                         }
                     },
                     max_len: Some(a),

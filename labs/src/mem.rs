@@ -246,6 +246,8 @@ impl MemLab {
                         (Node::Host(h), 0)
                     }
                     End::Switch { switch, devport } => {
+                        // A cabled port is a front-panel port, also in the recirculation quad.
+                        switches[switch].pipeline.sw.set_front_panel(devport);
                         switches[switch].port_of[devport as usize] = (base + k) as u32;
                         switches[switch].ports.push(base + k);
                         (Node::Switch(switch), devport)
@@ -325,6 +327,9 @@ impl MemLab {
             "agent",
             LINK_CAPACITY,
         );
+        if let Some(s) = self.switches.get_mut(switch) {
+            s.pipeline.sw.set_front_panel(devport);
+        }
         let base = self.ports.len();
         for (k, (node, dp, port)) in [
             (Node::Switch(switch), devport, sw_end),

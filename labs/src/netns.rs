@@ -168,7 +168,7 @@ impl NetnsSwitches {
         let mut runtimes = Vec::new();
         let mut servers = Vec::new();
         let mut p4rt = Vec::new();
-        for (s, sw) in built.into_iter().enumerate() {
+        for (s, mut sw) in built.into_iter().enumerate() {
             let name = topo.switches[s].name.clone();
             let mut setups = Vec::new();
             for (i, l) in topo.links.iter().enumerate() {
@@ -199,6 +199,10 @@ impl NetnsSwitches {
                 .partition(|(sw, _)| *sw == s);
             extra = rest;
             setups.extend(mine.into_iter().map(|(_, p): (usize, PortSetup)| p));
+            // Ports with something attached are front-panel ports, also in the recirculation quad.
+            for p in &setups {
+                sw.set_front_panel(p.devport);
+            }
             if setups.is_empty() {
                 continue;
             }

@@ -281,8 +281,12 @@ fn const_entries_masks_prefixes_ranges_priorities() {
             ir::KeyMatch::Exact(0),
         ]
     );
-    assert_eq!(acl.const_entries[0].priority, None);
-    assert_eq!(acl.const_entries[1].priority, Some(7));
+    // `@priority(8)` then `@priority(7)`: the larger wins (P4_16 "Entry priorities"), stored in
+    // pisa's smaller-wins convention as a P4Runtime priority is.
+    use pipeline::table::priority_from_largest_wins as largest;
+    assert_eq!(acl.const_entries[0].priority, largest(8));
+    assert_eq!(acl.const_entries[1].priority, largest(7));
+    assert!(acl.const_entries[0].priority < acl.const_entries[1].priority);
     assert_eq!(
         acl.const_entries[1].keys,
         vec![

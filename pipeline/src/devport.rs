@@ -33,6 +33,16 @@ pub fn recirc_port(pipe: u16) -> u16 {
     devport(pipe, 68)
 }
 
+/// Whether `devport` loops back unless the user made it a front-panel port: on Tofino 1 the
+/// recirculation quad of each pipe (ports 68–71 + 128 × pipe) has no MAC behind it, and a
+/// packet sent there re-enters ingress (programs send to 68 to recirculate without any port
+/// setup). Tofino 2's recirculation ports are not modelled here: none loops back by default.
+#[inline]
+pub fn recirculates_by_default(target: crate::ir::Target, devport: u16) -> bool {
+    target == crate::ir::Target::Tofino1
+        && (recirc_port(0)..recirc_port(0) + 4).contains(&(devport & 0x7f))
+}
+
 /// Reads a device port as a user writes it: a number (`132`) or `PIPE/PORT` (`1/4`).
 pub fn parse(s: &str) -> Result<u16, String> {
     let v = match s.split_once('/') {
@@ -80,6 +90,12 @@ mod tests {
         assert_eq!(devport(1, 4), 132);
         assert_eq!(pipe_of(132), 1);
         assert_eq!(recirc_port(1), 196);
+        use crate::ir::Target;
+        assert!(recirculates_by_default(Target::Tofino1, 68));
+        assert!(recirculates_by_default(Target::Tofino1, 199));
+        assert!(!recirculates_by_default(Target::Tofino1, 72));
+        assert!(!recirculates_by_default(Target::Tofino1, 64));
+        assert!(!recirculates_by_default(Target::Tofino2, 68));
         assert_eq!(parse("1/4"), Ok(132));
         assert_eq!(parse(" 7 "), Ok(7));
         assert!(parse("4/0").unwrap_err().contains("out of range"));

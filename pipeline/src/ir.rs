@@ -770,7 +770,9 @@ pub struct ActionCall {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConstEntry {
     pub keys: Vec<KeyMatch>,
-    /// Explicit `@priority` or, when absent, the order in `const entries` (first = highest).
+    /// The entry's priority in pisa's convention (smaller wins), normalised by the frontend from
+    /// the program's (`largest_priority_wins`, `priority_delta`); `None` when the program gives
+    /// none: the order in `const entries` (first = highest).
     pub priority: Option<u32>,
     pub action: ActionCall,
 }

@@ -352,15 +352,17 @@ fn ingress_mirror_copies_the_packet_as_received_truncated() {
     assert_eq!(out[0].port, 2);
     assert_eq!(out[0].bytes, pkt);
     assert_eq!(out[1].port, 8);
-    // Truncated to 32 bytes, then padded by the MAC to the 60-byte minimum frame.
+    // Truncated to 32 bytes with its 1-byte mirror header (max_len counts the copy as
+    // deparsed, header included), so 31 bytes of the packet; then padded by the MAC to the
+    // 60-byte minimum frame.
     assert_eq!(out[1].bytes.len(), 60);
-    assert!(out[1].bytes[32..].iter().all(|b| *b == 0));
+    assert!(out[1].bytes[31..].iter().all(|b| *b == 0));
     assert_eq!(
         &out[1].bytes[12..14],
         &[0x99, 0x99],
         "egress saw the mirror header"
     );
-    assert_eq!(&out[1].bytes[14..32], &pkt[14..32]);
+    assert_eq!(&out[1].bytes[14..31], &pkt[14..31]);
     assert_eq!(sw.stats().mirrors, 1);
 }
 
@@ -424,6 +426,28 @@ fn loopback_port_recirculates_into_ingress() {
     assert_eq!(out[0].port, 3);
     assert_eq!(&out[0].bytes[12..14], &[0x12, 0x34]);
     assert_eq!(sw.stats().recirculations, 1);
+}
+
+#[test]
+fn tofino1_recirculation_quad_loops_back_unless_front_panel() {
+    // No port setup: 68 (quad 17 of pipe 0) recirculates on Tofino 1, as on the hardware.
+    let (prog, _) = l2_program(Options::default());
+    assert_eq!(prog.target, pipeline::ir::Target::Tofino1);
+    let mut sw = Switch::new(prog.clone(), SwitchConfig::new(1)).unwrap();
+    fwd(&mut sw, MAC_A, LOOPBACK_PORT);
+    let out = run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    assert_eq!(out.iter().map(|f| f.port).collect::<Vec<_>>(), vec![3]);
+    assert_eq!(sw.stats().recirculations, 1);
+    // A port the user cabled (a front-panel port) leaves on the wire.
+    let cfg = SwitchConfig::new(1).with_front_panel(LOOPBACK_PORT);
+    let mut sw = Switch::new(prog, cfg).unwrap();
+    fwd(&mut sw, MAC_A, LOOPBACK_PORT);
+    let out = run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    assert_eq!(
+        out.iter().map(|f| f.port).collect::<Vec<_>>(),
+        vec![LOOPBACK_PORT]
+    );
+    assert_eq!(sw.stats().recirculations, 0);
 }
 
 #[test]

@@ -320,7 +320,9 @@ fn mirror_session_lifecycle() {
                 mcast_grp_b: None,
                 level1_exclusion_id: 0,
                 level2_exclusion_id: 0,
-                rid: 0
+                rid: 0,
+                level1_mcast_hash: 0,
+                level2_mcast_hash: 0,
             })
         ),
         Err(MirrorError::NoGroup)
@@ -331,17 +333,19 @@ fn mirror_session_lifecycle() {
         level1_exclusion_id: 1,
         level2_exclusion_id: 2,
         rid: 4,
+        level1_mcast_hash: 0,
+        level2_mcast_hash: 9,
     });
     s.max_len = Some(128);
     m.configure(5, s).unwrap();
     assert_eq!(m.get(5), Some(&s));
-    assert_eq!(s.copy_len(1500), 128);
-    assert_eq!(s.copy_len(64), 64);
-    let r = s.dest.replication(77).unwrap();
-    assert_eq!(
-        (r.mcast_grp_a, r.rid, r.level2_mcast_hash),
-        (Some(3), 4, 77)
-    );
+    // max_len counts the mirror header: 128 in all.
+    assert_eq!(s.copy_len(4, 1500), (4, 124));
+    assert_eq!(s.copy_len(4, 64), (4, 64));
+    assert_eq!(s.copy_len(200, 64), (128, 0));
+    // The session's hash, not the packet's, picks LAG members.
+    let r = s.dest.replication().unwrap();
+    assert_eq!((r.mcast_grp_a, r.rid, r.level2_mcast_hash), (Some(3), 4, 9));
     assert!(m.active(5, Gress::Ingress).is_some());
     assert!(m.active(5, Gress::Egress).is_none(), "ingress-only session");
     m.set_enabled(5, false).unwrap();

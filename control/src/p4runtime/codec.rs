@@ -50,9 +50,11 @@ impl From<ApiError> for P4Error {
                 match error {
                     P::NoMember(_) | P::NoGroup(_) => Code::NotFound,
                     P::MembersFull(_) | P::GroupsFull(_) => Code::ResourceExhausted,
-                    P::MemberInUse(_) | P::GroupInUse(_) | P::MemberInGroup(..) => {
-                        Code::FailedPrecondition
-                    }
+                    P::MemberInUse(_)
+                    | P::GroupInUse(_)
+                    | P::MemberInGroup(..)
+                    | P::EmptyGroup(_)
+                    | P::EmptyingUsedGroup(_) => Code::FailedPrecondition,
                     _ => Code::InvalidArgument,
                 }
             }
@@ -227,22 +229,23 @@ pub fn field_match(f: &FieldInfo, k: &KeyMatch) -> Option<FieldMatch> {
     })
 }
 
-/// The top of pisa's priority range P4Runtime priorities map into.
-const PRIO_TOP: u32 = 0x8000_0000;
-
-/// A P4Runtime priority (1..=2^31-1, larger wins) as pisa's (smaller wins).
+/// A P4Runtime priority (1..=2^31-1, larger wins) as pisa's (smaller wins), mapped as a
+/// program's `largest_priority_wins` const entries are, so the two compare alike.
 pub fn to_pisa_priority(p: i32) -> Result<u32, P4Error> {
-    if p <= 0 {
-        return Err(P4Error::invalid(format!(
-            "priority {p}: entries of this table need a priority of at least 1"
-        )));
-    }
-    Ok(PRIO_TOP - p as u32)
+    u32::try_from(p)
+        .ok()
+        .filter(|p| *p >= 1)
+        .and_then(pipeline::table::priority_from_largest_wins)
+        .ok_or_else(|| {
+            P4Error::invalid(format!(
+                "priority {p}: entries of this table need a priority of at least 1"
+            ))
+        })
 }
 
 /// pisa's priority as P4Runtime's.
 pub fn from_pisa_priority(p: u32) -> i32 {
-    PRIO_TOP.saturating_sub(p).clamp(1, i32::MAX as u32) as i32
+    pipeline::table::priority_to_largest_wins(p).max(1) as i32
 }
 
 #[cfg(test)]

@@ -211,6 +211,8 @@ impl Runner<'_> {
                     level1_exclusion_id: 0,
                     level2_exclusion_id: 0,
                     rid: 0,
+                    level1_mcast_hash: 0,
+                    level2_mcast_hash: 0,
                 },
             ),
             Stmt::McMgrpCreate { mgid } => self

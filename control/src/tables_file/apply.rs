@@ -114,6 +114,8 @@ pub fn apply(sw: &mut Switch, file: &TablesFile) -> Result<ApplySummary, TablesF
                 level1_exclusion_id: 0,
                 level2_exclusion_id: 0,
                 rid: 0,
+                level1_mcast_hash: s.level1_mcast_hash,
+                level2_mcast_hash: s.level2_mcast_hash,
             },
             _ => {
                 return Err(at(

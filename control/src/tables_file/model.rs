@@ -12,6 +12,7 @@
 //!   - { register: SwitchIngress.seen, index: 3, value: 1 }           # or lo/hi for pairs; pipe: N
 //! mirror:
 //!   - { session: 5, direction: ingress, port: 3, max_len: 128 }      # or mgid instead of port
+//!   # with mgid: level1_mcast_hash / level2_mcast_hash, the PRE hashes of its copies (default 0)
 //! multicast:
 //!   nodes:  [ { id: 1, rid: 0, ports: [0, 1], lags: [] } ]
 //!   groups: [ { mgid: 1, nodes: [1], xids: [0] } ]                 # xids: L1 exclusion ids
@@ -382,6 +383,12 @@ pub struct MirrorSession {
     /// Truncate mirrored copies to this many bytes.
     #[serde(default)]
     pub max_len: Option<u16>,
+    /// The PRE hashes of a multicast session's copies (default 0; a copy does not take the
+    /// packet's `level1/2_mcast_hash`).
+    #[serde(default)]
+    pub level1_mcast_hash: u16,
+    #[serde(default)]
+    pub level2_mcast_hash: u16,
 }
 
 fn both() -> MirrorDirection {

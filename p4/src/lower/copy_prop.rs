@@ -351,7 +351,7 @@ fn subst(e: &mut Expr, avail: &[Avail]) {
 }
 
 /// The sub-expressions of `e`.
-fn children(e: &mut Expr) -> Vec<&mut Expr> {
+pub(super) fn children(e: &mut Expr) -> Vec<&mut Expr> {
     match e {
         Expr::Unary { arg, .. }
         | Expr::Slice { arg, .. }

@@ -14,6 +14,7 @@ mod control;
 mod copy_prop;
 mod ctor;
 mod dprsr_select;
+mod entry_priority;
 mod expr;
 mod externs;
 mod generics;

@@ -143,6 +143,8 @@ impl<'a> Lowerer<'a> {
         let mut direct_counter = None;
         let mut direct_meter = None;
         let mut idle_timeout = false;
+        let mut explicit_prio: Vec<(Option<i128>, Span)> = Vec::new();
+        let mut prio_convention = super::entry_priority::Convention::default();
         let mut direct_filter = None;
         let mut direct_register = None;
         let mut implementation = None;
@@ -296,6 +298,10 @@ impl<'a> Lowerer<'a> {
                             Ok(ce) => entries.push(ce),
                             Err(_) => failed = true,
                         }
+                        match self.entry_priority(e) {
+                            Ok(p) => explicit_prio.push((p, e.span)),
+                            Err(_) => failed = true,
+                        }
                     }
                 }
                 TablePropertyKind::Size(e) => match self.const_int(e) {
@@ -389,6 +395,21 @@ impl<'a> Lowerer<'a> {
                             }
                         }
                     }
+                    "largest_priority_wins" => match self.const_value(value, &Ty::Bool) {
+                        Ok(v) => prio_convention.largest_wins = v != 0,
+                        Err(_) => failed = true,
+                    },
+                    "priority_delta" => match self.const_int(value) {
+                        Ok(n) if n >= 1 => prio_convention.delta = n,
+                        Ok(n) => {
+                            self.err(
+                                Diagnostic::error(format!("priority_delta {n} is not positive"))
+                                    .with_primary(value.span, "must be 1 or more"),
+                            );
+                            failed = true;
+                        }
+                        Err(_) => failed = true,
+                    },
                     "idle_timeout" => match self.const_value(value, &Ty::Bool) {
                         Ok(v) => idle_timeout = v != 0,
                         Err(_) => failed = true,
@@ -441,6 +462,9 @@ impl<'a> Lowerer<'a> {
                     }
                 },
             }
+        }
+        if !failed {
+            self.number_entries(&mut entries, &explicit_prio, prio_convention);
         }
         if failed || self.diags.error_count() > errs {
             return Err(super::Reported);
@@ -605,26 +629,43 @@ impl<'a> Lowerer<'a> {
             _ => {}
         }
         let action = self.action_call(&slot, id, &e.action, e.action.span)?;
-        let priority = match (
+        Ok(ir::ConstEntry {
+            keys: out,
+            priority: None,
+            action,
+        })
+    }
+
+    /// An entry's priority as written (`priority = N :` or `@priority(N)`), not yet numbered.
+    fn entry_priority(&mut self, e: &'a ast::TableEntry) -> Res<Option<i128>> {
+        match (
             &e.priority,
             annotations::expr_arg(&e.annotations, "priority"),
         ) {
-            (Some(p), _) | (None, Some(p)) => {
-                let n = self.const_int(p)?;
-                Some(u32::try_from(n).map_err(|_| {
-                    self.err(
-                        Diagnostic::error(format!("priority {n} out of range"))
-                            .with_primary(p.span, "invalid priority"),
-                    )
-                })?)
+            (Some(p), _) | (None, Some(p)) => self.const_int(p).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Gives `entries` their priorities in pisa's convention (see [`super::entry_priority`]).
+    fn number_entries(
+        &mut self,
+        entries: &mut [ir::ConstEntry],
+        explicit: &[(Option<i128>, Span)],
+        c: super::entry_priority::Convention,
+    ) {
+        let raw: Vec<Option<i128>> = explicit.iter().map(|(p, _)| *p).collect();
+        match super::entry_priority::normalise(&raw, c) {
+            Ok(prios) => {
+                for (e, p) in entries.iter_mut().zip(prios) {
+                    e.priority = p;
+                }
             }
-            _ => None,
-        };
-        Ok(ir::ConstEntry {
-            keys: out,
-            priority,
-            action,
-        })
+            Err(err) => {
+                let span = explicit.get(err.entry).map_or(Span::default(), |(_, s)| *s);
+                self.err(Diagnostic::error(err.message).with_primary(span, "this entry"));
+            }
+        }
     }
 
     fn key_match(&mut self, k: &'a ast::Keyset, kind: MatchKind, ty: &Ty) -> Res<KeyMatch> {

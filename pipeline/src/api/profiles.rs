@@ -153,7 +153,8 @@ impl Switch {
         self.profile_write(pipes, r, |p| p.member_delete(member))
     }
 
-    /// Creates group `group` of a selector, or replaces its members.
+    /// Creates group `group` of a selector, or replaces its members; emptying a group that
+    /// table entries point at is refused (as the driver does).
     pub fn profile_group_set(
         &mut self,
         pipes: PipeSel,
@@ -162,6 +163,16 @@ impl Switch {
         members: &[u32],
     ) -> Result<(), ApiError> {
         let r = self.profile_ref(profile)?;
+        if members.is_empty() {
+            self.unreferenced(pipes, r, EntryRef::Group(group))
+                .map_err(|e| match e {
+                    ApiError::Profile {
+                        error: ProfileError::GroupInUse(g),
+                        ..
+                    } => self.profile_error(r, ProfileError::EmptyingUsedGroup(g)),
+                    e => e,
+                })?;
+        }
         self.profile_write(pipes, r, |p| p.group_set(group, members))?;
         self.reset_member_status(pipes, r, group, members.len())
     }

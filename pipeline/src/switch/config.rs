@@ -23,7 +23,9 @@ pub const DEFAULT_QUEUE: QueueConfig = QueueConfig {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PortConfig {
     /// Loopback (recirculation) port: frames sent here re-enter ingress on the same port.
-    pub loopback: bool,
+    /// `None`: the target's default ([`crate::devport::recirculates_by_default`]: Tofino 1's
+    /// recirculation quad loops back); `Some(false)`: a front-panel port.
+    pub loopback: Option<bool>,
     /// Queue settings; [`SwitchConfig::default_queue`] when `None`.
     pub queue: Option<QueueConfig>,
     /// The 64 bits of port metadata the ingress parser sees after the intrinsic metadata.
@@ -133,8 +135,20 @@ impl SwitchConfig {
 
     /// Make `port` a loopback (recirculation) port.
     pub fn with_loopback(mut self, port: u16) -> SwitchConfig {
-        self.ports.entry(port).or_default().loopback = true;
+        self.ports.entry(port).or_default().loopback = Some(true);
         self
+    }
+
+    /// Make `port` a front-panel port (one a link or host is attached to), also where the
+    /// target would loop it back by default (Tofino 1's recirculation quad, 68–71 per pipe).
+    pub fn with_front_panel(mut self, port: u16) -> SwitchConfig {
+        self.set_front_panel(port);
+        self
+    }
+
+    /// As [`SwitchConfig::with_front_panel`], in place.
+    pub fn set_front_panel(&mut self, port: u16) {
+        self.ports.entry(port).or_default().loopback = Some(false);
     }
 
     pub fn with_queue(mut self, port: u16, q: QueueConfig) -> SwitchConfig {
@@ -152,9 +166,12 @@ impl SwitchConfig {
         self
     }
 
-    /// Is `port` a loopback port?
-    pub fn is_loopback(&self, port: u16) -> bool {
-        self.ports.get(&port).is_some_and(|p| p.loopback)
+    /// Is `port` a loopback port on `target`: as configured, else the target's default?
+    pub fn is_loopback(&self, target: crate::ir::Target, port: u16) -> bool {
+        match self.ports.get(&port).and_then(|p| p.loopback) {
+            Some(l) => l,
+            None => crate::devport::recirculates_by_default(target, port),
+        }
     }
 
     /// The queue settings of `port`.

@@ -271,6 +271,12 @@ impl Switch {
         &self.cfg
     }
 
+    /// Makes `port` a front-panel port from now on (a link or agent was attached to it), also
+    /// where the target loops it back by default ([`SwitchConfig::set_front_panel`]).
+    pub fn set_front_panel(&mut self, port: u16) {
+        self.cfg.set_front_panel(port);
+    }
+
     /// The engine passes run on: the configured one, or the flat engine where
     /// native code could not be generated (see [`Switch::engine_error`]).
     pub fn engine(&self) -> crate::exec::EngineKind {

@@ -176,8 +176,7 @@ impl Switch {
 
         // Ingress-to-egress mirror: the packet as received (or as deparsed, Tofino 2).
         if let Some(session) = mirror_req {
-            let l2_hash = read(&self.work_ig[pli].phv, tm.level2_mcast_hash) as u16;
-            let at = (port, l2_hash, passes, now);
+            let at = (port, passes, now);
             self.pass_mirror(sh, Gress::Ingress, pli, session, (pkt, &pkt_out), at, tr);
         }
         let mut sent = false;
@@ -347,8 +346,8 @@ impl Switch {
     /// The mirror a pass of `gress` (on pipeline `pli`) asked for, to `session`: none when
     /// its `drop_ctl` bit 2 is set (counted as [`DropReason::MirrorDropCtl`]), else a copy of
     /// `packets.0` (the packet as it entered the pass) or `packets.1` (as deparsed), as
-    /// [`mirror_outgoing`] picks, with the pass's mirror header. `at`: the port, the level-2
-    /// multicast hash, the passes so far and the time.
+    /// [`mirror_outgoing`] picks, with the pass's mirror header. `at`: the port, the passes so
+    /// far and the time (a multicast copy takes the session's PRE hashes, not the packet's).
     #[allow(clippy::too_many_arguments)]
     fn pass_mirror<T: Tracer>(
         &mut self,
@@ -357,10 +356,10 @@ impl Switch {
         pli: usize,
         session: u16,
         packets: (&[u8], &[u8]),
-        at: (u16, u16, u8, u64),
+        at: (u16, u8, u64),
         tr: &mut T,
     ) {
-        let (port, l2_hash, passes, now) = at;
+        let (port, passes, now) = at;
         let (w, tm) = match gress {
             Gress::Ingress => (&self.work_ig[pli], &sh.engines[pli].ingress.tm),
             Gress::Egress => (&self.work_eg[pli], &sh.engines[pli].egress.tm),
@@ -376,17 +375,7 @@ impl Switch {
         let hl = mh.len().min(MIRROR_HDR_MAX);
         hdr[..hl].copy_from_slice(&mh[..hl]);
         let pkt = if outgoing { packets.1 } else { packets.0 };
-        self.mirror_copy(
-            gress,
-            session,
-            pkt,
-            &hdr[..hl],
-            port,
-            l2_hash,
-            passes,
-            now,
-            tr,
-        );
+        self.mirror_copy(gress, session, pkt, &hdr[..hl], port, passes, now, tr);
     }
 
     /// Send a mirror copy (`pkt` already the right bytes) to its session's destination.
@@ -398,7 +387,6 @@ impl Switch {
         pkt: &[u8],
         hdr: &[u8],
         port: u16,
-        l2_hash: u16,
         passes: u8,
         now: u64,
         tr: &mut T,
@@ -421,7 +409,8 @@ impl Switch {
             return;
         }
         self.stats.mirrors += 1;
-        let len = cfg.copy_len(pkt.len());
+        let (hl, len) = cfg.copy_len(hdr.len(), pkt.len());
+        let hdr = &hdr[..hl];
         tr.record(|| TraceEvent::Mirror {
             gress,
             session,
@@ -430,7 +419,7 @@ impl Switch {
         let mut mirror_hdr = [0u8; MIRROR_HDR_MAX];
         mirror_hdr[..hdr.len()].copy_from_slice(hdr);
         let mut targets: smallvec::SmallVec<[(u16, u16, bool); 8]> = smallvec::SmallVec::new();
-        match cfg.dest.replication(l2_hash) {
+        match cfg.dest.replication() {
             None => {
                 if let MirrorDest::Port(p) = cfg.dest {
                     targets.push((p, 0, false));
@@ -593,7 +582,7 @@ impl Switch {
         let deparsed = std::mem::take(&mut self.work_eg[pli].out);
         // Egress-to-egress mirror: the packet as deparsed (or as it entered egress, Tofino 2).
         if let Some(session) = mirror_req {
-            let at = (port, 0, passes, departure);
+            let at = (port, passes, departure);
             self.pass_mirror(sh, Gress::Egress, pli, session, (pkt, &deparsed), at, tr);
         }
         if drop_ctl & 1 != 0 {
@@ -631,7 +620,7 @@ impl Switch {
         if buf.len() < self.cfg.min_frame {
             buf.resize(self.cfg.min_frame, 0);
         }
-        if self.cfg.is_loopback(port) {
+        if self.cfg.is_loopback(self.prog.target, port) {
             if passes + 1 >= self.cfg.max_passes {
                 self.record_drop(tr, ts, port, Gress::Egress, DropReason::PassLimit, None);
                 self.give(buf);

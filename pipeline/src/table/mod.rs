@@ -90,6 +90,22 @@ static NO_ENTRY_ACTION: ActionCall = ActionCall {
 
 /// Action data values kept inline in the packet path's dense action array (longer action
 /// data, or values over 64 bits, are read from the entry itself).
+/// The top of the range a "largest wins" priority (P4Runtime's, a program's `priority = N` under
+/// `largest_priority_wins`) maps into: `p` becomes `LARGEST_WINS_TOP - p`, so both kinds compare
+/// alike in one table.
+pub const LARGEST_WINS_TOP: u32 = 0x8000_0000;
+
+/// A "largest wins" priority `p` (0..=2^31-1) as pisa's (smaller wins); `None` past the range.
+pub fn priority_from_largest_wins(p: u32) -> Option<u32> {
+    (p < LARGEST_WINS_TOP).then(|| LARGEST_WINS_TOP - p)
+}
+
+/// pisa's priority as a "largest wins" one (the inverse of [`priority_from_largest_wins`],
+/// clamped to 0..=2^31-1).
+pub fn priority_to_largest_wins(p: u32) -> u32 {
+    LARGEST_WINS_TOP.saturating_sub(p).min(LARGEST_WINS_TOP - 1)
+}
+
 pub const INLINE_ARGS: usize = 3;
 
 /// An entry's action as the packet path reads it: one dense array indexed by handle with the

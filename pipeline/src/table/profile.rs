@@ -72,6 +72,10 @@ pub enum ProfileError {
     MemberInUse(u32),
     #[error("group {0} is used by a table entry: delete or change the entry first")]
     GroupInUse(u32),
+    #[error("group {0} has no members: a table entry cannot point at an empty group (add members first)")]
+    EmptyGroup(u32),
+    #[error("group {0} is used by a table entry and cannot be emptied: delete or change the entry first")]
+    EmptyingUsedGroup(u32),
     #[error("this profile has no selector: it holds members only, no groups")]
     NoSelector,
     #[error("the selector is full ({0} groups)")]
@@ -189,14 +193,19 @@ impl Profile {
             .ok_or(ProfileError::NoGroup(id))
     }
 
-    /// Whether `r` names a member or group that exists.
+    /// Whether a table entry may point at `r`: a member that exists, or a group that exists
+    /// and has members (the driver refuses an entry on an empty group, as the SDE's
+    /// `tna_action_selector` test shows).
     pub fn exists(&self, r: EntryRef) -> Result<(), ProfileError> {
         match r {
             EntryRef::Member(m) if self.members.contains_key(&m) => Ok(()),
             EntryRef::Member(m) => Err(ProfileError::NoMember(m)),
             EntryRef::Group(_) if self.selector.is_none() => Err(ProfileError::NoSelector),
-            EntryRef::Group(g) if self.groups.contains_key(&g) => Ok(()),
-            EntryRef::Group(g) => Err(ProfileError::NoGroup(g)),
+            EntryRef::Group(g) => match self.groups.get(&g) {
+                Some(m) if m.is_empty() => Err(ProfileError::EmptyGroup(g)),
+                Some(_) => Ok(()),
+                None => Err(ProfileError::NoGroup(g)),
+            },
         }
     }
 

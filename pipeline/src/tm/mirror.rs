@@ -4,7 +4,7 @@
 //! range is a constructor argument ([`MirrorSessions::new`], or [`MirrorSessions::for_target`]).
 //! A session's destination is a full TM destination: one unicast port, or multicast through
 //! the PRE with its own groups, exclusion ids and RID (so a mirror can itself multicast).
-//! `max_len` truncates each mirror copy; `enabled = false` keeps the configuration but
+//! `max_len` truncates each mirror copy, mirror header included; `enabled = false` keeps the configuration but
 //! mirrors nothing.
 
 use std::ops::RangeInclusive;
@@ -42,12 +42,17 @@ pub enum MirrorDest {
         level1_exclusion_id: u16,
         level2_exclusion_id: u16,
         rid: u16,
+        /// The PRE hashes of the session's copies (bf-rt `$mirror.cfg`'s hash fields; default
+        /// 0): a mirror copy is replicated with the session's hashes, not the packet's
+        /// `level1/2_mcast_hash` (tofino-model `Mirror::MirrorPktSetI2Qmetadata`).
+        level1_mcast_hash: u16,
+        level2_mcast_hash: u16,
     },
 }
 
 impl MirrorDest {
-    /// The PRE request for a multicast destination (`level2_mcast_hash` from the packet).
-    pub fn replication(&self, level2_mcast_hash: u16) -> Option<ReplicationRequest> {
+    /// The PRE request for a multicast destination (hashes from the session).
+    pub fn replication(&self) -> Option<ReplicationRequest> {
         match *self {
             MirrorDest::Port(_) => None,
             MirrorDest::Multicast {
@@ -56,13 +61,15 @@ impl MirrorDest {
                 level1_exclusion_id,
                 level2_exclusion_id,
                 rid,
+                level1_mcast_hash,
+                level2_mcast_hash,
             } => Some(ReplicationRequest {
                 mcast_grp_a,
                 mcast_grp_b,
                 level1_exclusion_id,
                 level2_exclusion_id,
                 rid,
-                level1_mcast_hash: 0,
+                level1_mcast_hash,
                 level2_mcast_hash,
             }),
         }
@@ -79,11 +86,17 @@ pub struct MirrorSession {
 }
 
 impl MirrorSession {
-    /// Length of a mirror copy of a `len`-byte packet.
-    pub fn copy_len(&self, len: usize) -> usize {
+    /// The bytes of a mirror copy kept: (of its `hdr`-byte mirror header, of the `pkt`-byte
+    /// packet). `max_len` counts the copy as the deparser built it, mirror header first
+    /// (tofino-model `Mirror::ProcessMirrorPacket` trims the whole mirror packet to the
+    /// session's size), so the header leaves that much less room for the packet.
+    pub fn copy_len(&self, hdr: usize, pkt: usize) -> (usize, usize) {
         match self.max_len {
-            Some(m) => len.min(usize::from(m)),
-            None => len,
+            Some(m) => {
+                let m = usize::from(m);
+                (hdr.min(m), pkt.min(m.saturating_sub(hdr)))
+            }
+            None => (hdr, pkt),
         }
     }
 }

@@ -5,7 +5,9 @@
 //!   an optional L1 exclusion id (`L1_XID` + valid);
 //! - an L1 node (node id, 32 b) has a RID (16 b), a list of dev ports and a list of LAG ids;
 //!   a node belongs to at most one group at a time (as in the driver);
-//! - a LAG (id 0..=254) is a port list; one member is picked by `level2_mcast_hash % members`;
+//! - a LAG (id 0..=254) is a port set (a bitmap, as `$pre.lag` keeps `$DEV_PORT`): member
+//!   `level2_mcast_hash % n` of its `n` ports in ascending order is picked, whatever order the
+//!   ports were listed in (tofino-model `PacketReplicationEngine::get_lag_member` counts set bits);
 //! - the L2 prune table maps an L2 XID (0..=287) to a port set.
 //!
 //! For a packet with `mcast_grp_a` and/or `mcast_grp_b` (both replicate, A first):
@@ -323,17 +325,20 @@ impl Pre {
             .ok_or(PreError::XidOutOfRange(xid))
     }
 
-    /// Sets a LAG's member ports (order kept: member `i` is chosen by hash % len == i).
+    /// Sets a LAG's member ports. The LAG is a port bitmap: duplicates collapse and the members
+    /// are kept in ascending port order, so member `i` (chosen by `hash % len == i`) is the
+    /// `i`-th set bit, as in the hardware, not the `i`-th port as listed.
     pub fn lag_set(&mut self, lag: u8, ports: &[u16]) -> Result<(), PreError> {
-        PortSet::from_ports(ports)?;
+        let set = PortSet::from_ports(ports)?;
         let slot = self
             .lags
             .get_mut(usize::from(lag))
             .ok_or(PreError::LagOutOfRange(u16::from(lag)))?;
-        *slot = ports.to_vec();
+        *slot = set.ports().collect();
         Ok(())
     }
 
+    /// A LAG's member ports, ascending.
     pub fn lag_get(&self, lag: u8) -> Result<&[u16], PreError> {
         self.lags
             .get(usize::from(lag))

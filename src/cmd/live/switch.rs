@@ -47,12 +47,16 @@ pub(crate) fn switches_of(
     count: usize,
     cpu_port: Option<u16>,
 ) -> anyhow::Result<Vec<Switch>> {
-    let cfg = SwitchConfig {
+    let mut cfg = SwitchConfig {
         pipes: pipes.unwrap_or_else(|| prog.pipe_map.len().clamp(1, 4) as u16),
         drop_log: 0,
         cpu_port,
         ..SwitchConfig::default()
     };
+    // A port given with `--port` is a front-panel port, also in the recirculation quad.
+    for p in ports {
+        cfg.set_front_panel(p.devport);
+    }
     for p in ports {
         let pipe = p.devport >> 7;
         if pipe >= cfg.pipes {

@@ -134,6 +134,14 @@ impl ExternType for Registers {
                     )
                 } else {
                     let (v, _) = l.scalar(&args[want - 1].value, Some(vt))?;
+                    if l.ctx == Ctx::Action {
+                        if let Some(ra) =
+                            read_to_merge(l, out.as_deref().map(Vec::as_slice), *id, &index, &v)
+                        {
+                            merge_write(l, ra, v);
+                            return Ok(None);
+                        }
+                    }
                     (
                         vec![ir::Stmt::Assign {
                             dst: ir::Place::RegValue(ir::RegWord::Lo),
@@ -206,6 +214,92 @@ impl ExternType for Registers {
             }
             _ => l.no_method_of(c),
         }
+    }
+}
+
+/// The implicit `$read` RegisterAction of register `reg` at `index` that a `write(index, v)`
+/// later in the same action can join, as bf-p4c's `RegisterReadWrite` midend pass merges a
+/// `read()` and a `write()` of one register in one action into one RegisterAction: the read's
+/// result went straight into a field of `out`, nothing since wrote that field or what `index`
+/// and `v` read, and `v` is plain arithmetic on fields and constants (what a stateful ALU can
+/// compute from its PHV inputs and the cell). `None`: no such read; the write stands alone.
+fn read_to_merge(
+    l: &Lowerer<'_>,
+    out: Option<&[ir::Stmt]>,
+    reg: RegisterId,
+    index: &ir::Expr,
+    v: &ir::Expr,
+) -> Option<(RegisterActionId, ir::FieldRef)> {
+    let out = out?;
+    let (at, ra, dst) = out.iter().enumerate().rev().find_map(|(i, s)| match s {
+        ir::Stmt::Assign {
+            dst: ir::Place::Field(f),
+            value: ir::Expr::RegisterExecute {
+                action, index: ix, ..
+            },
+        } if ix.as_ref() == index => Some((i, *action, *f)),
+        _ => None,
+    })?;
+    let r = l.pipe.register_actions.get(ra.index())?;
+    if r.register != reg || !r.name.contains(".$read") || r.body.len() != 1 {
+        return None;
+    }
+    let mut reads = vec![dst];
+    if !plain_fields(index, &mut reads) || !plain_fields(v, &mut reads) {
+        return None;
+    }
+    let overlaps = |a: &ir::FieldRef, b: &ir::FieldRef| {
+        a.offset < b.offset + u32::from(b.width) && b.offset < a.offset + u32::from(a.width)
+    };
+    let untouched = out[at + 1..].iter().all(|s| match s {
+        ir::Stmt::Assign {
+            dst: ir::Place::Field(g),
+            ..
+        } => !reads.iter().any(|f| overlaps(f, g)),
+        _ => false,
+    });
+    untouched.then_some((ra, dst))
+}
+
+/// Collects the fields `e` reads into `out`; false when `e` is more than arithmetic on fields,
+/// parameters and constants.
+fn plain_fields(e: &ir::Expr, out: &mut Vec<ir::FieldRef>) -> bool {
+    use ir::Expr as E;
+    match e {
+        E::Const { .. } | E::Param { .. } => true,
+        E::Field(f) => {
+            out.push(*f);
+            true
+        }
+        E::Unary { arg, .. } | E::Slice { arg, .. } | E::Cast { arg, .. } => plain_fields(arg, out),
+        E::Binary { a, b, .. } => plain_fields(a, out) && plain_fields(b, out),
+        E::Concat { hi, lo, .. } => plain_fields(hi, out) && plain_fields(lo, out),
+        E::Ternary {
+            cond, then, els, ..
+        } => plain_fields(cond, out) && plain_fields(then, out) && plain_fields(els, out),
+        _ => false,
+    }
+}
+
+/// Makes the read RegisterAction `ra` (whose result lands in `dst`) also store `v`, with `dst`
+/// read as the cell's old value: one RegisterAction doing the read and the write.
+fn merge_write(l: &mut Lowerer<'_>, (ra, dst): (RegisterActionId, ir::FieldRef), mut v: ir::Expr) {
+    fn old_value(e: &mut ir::Expr, dst: ir::FieldRef) {
+        if *e == ir::Expr::Field(dst) {
+            *e = ir::Expr::RegValue(ir::RegWord::Lo);
+            return;
+        }
+        for c in crate::lower::copy_prop::children(e) {
+            old_value(c, dst);
+        }
+    }
+    old_value(&mut v, dst);
+    if let Some(r) = l.pipe.register_actions.get_mut(ra.index()) {
+        r.name = r.name.replace(".$read", ".$readwrite");
+        r.body.push(ir::Stmt::Assign {
+            dst: ir::Place::RegValue(ir::RegWord::Lo),
+            value: v,
+        });
     }
 }
 

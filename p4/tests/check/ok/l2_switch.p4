@@ -168,7 +168,7 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
             NoAction;
         }
         const entries = {
-            (0x0a000000 &&& 0xff000000, 0x0a010000 &&& 0xffff0000, 6 .. 17, 0) : drop();
+            @priority(8) (0x0a000000 &&& 0xff000000, 0x0a010000 &&& 0xffff0000, 6 .. 17, 0) : drop();
             @priority(7) (_, _, _, 1) : NoAction();
         }
         default_action = NoAction();
