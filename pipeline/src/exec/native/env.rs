@@ -190,11 +190,8 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
     pub(super) unsafe fn sync_in<'x>(
         env: *mut Env<'e, 'a, T>,
     ) -> (&'x mut Env<'e, 'a, T>, &'x mut Ctx<'a, T>) {
-        // SAFETY: the caller passes the Env it made; `ctx` points to the context that Env
-        // borrows mutably for its whole life, and generated code holds no Rust reference to it.
-        let env = unsafe { &mut *env };
-        // SAFETY: as above: `ctx` outlives `env` and nothing else uses it during the shim.
-        let ctx = unsafe { &mut *env.ctx };
+        // SAFETY: the caller upholds `unsynced`'s contract, which is this function's.
+        let (env, ctx) = unsafe { Self::unsynced(env) };
         Self::sync_ctx(env, ctx);
         (env, ctx)
     }
@@ -208,9 +205,10 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
     pub(super) unsafe fn unsynced<'x>(
         env: *mut Env<'e, 'a, T>,
     ) -> (&'x mut Env<'e, 'a, T>, &'x mut Ctx<'a, T>) {
-        // SAFETY: as in `sync_in`.
+        // SAFETY: the caller passes the Env it made; `ctx` points to the context that Env
+        // borrows mutably for its whole life, and generated code holds no Rust reference to it.
         let env = unsafe { &mut *env };
-        // SAFETY: as in `sync_in`.
+        // SAFETY: as above: `ctx` outlives `env` and nothing else uses it during the shim.
         let ctx = unsafe { &mut *env.ctx };
         (env, ctx)
     }
