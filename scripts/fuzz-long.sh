@@ -4,11 +4,14 @@
 # the inputs run, the time taken and the corpus size; any crash stops the run with the input
 # under fuzz/artifacts/<target>. Hours on a few cores: run it on a spare machine, e.g.
 #   PISA_FUZZ_JOBS=8 scripts/fuzz-long.sh p4_compile labs_topology
+# PISA_FUZZ_CODEGEN_UNITS=16 builds as the smoke run does (scripts/fuzz-smoke.sh), reusing its
+# build; by default cargo-fuzz's one unit per crate (a slower build, faster fuzzers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=${PISA_FUZZ_RUNS:-10000000}
 jobs=${PISA_FUZZ_JOBS:-1}
+build=(-O ${PISA_FUZZ_CODEGEN_UNITS:+--codegen-units "$PISA_FUZZ_CODEGEN_UNITS"})
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked --quiet
 fi
@@ -16,7 +19,7 @@ export RUSTC_BOOTSTRAP=1
 shopt -s nullglob
 targets=${*:-$(cargo fuzz list)}
 for t in $targets; do
-    cargo fuzz build -O "$t" >/dev/null
+    cargo fuzz build "${build[@]}" "$t" >/dev/null
     mkdir -p "fuzz/corpus/$t"
     log="fuzz/$t.long.log"
     start=$(date +%s)
@@ -28,7 +31,7 @@ for t in $targets; do
         par=(-jobs="$jobs" -workers="$jobs")
     fi
     rm -f fuzz-[0-9]*.log
-    cargo fuzz run -O "$t" "fuzz/corpus/$t" -- -runs="$per_job" "${par[@]}" \
+    cargo fuzz run "${build[@]}" "$t" "fuzz/corpus/$t" -- -runs="$per_job" "${par[@]}" \
         -rss_limit_mb=4096 -print_final_stats=1 >"$log" 2>&1 || {
         tail -n 40 "$log"
         echo "fuzz target $t failed; the input is under fuzz/artifacts/$t"
