@@ -4,8 +4,9 @@
 # the inputs run, the time taken and the corpus size; any crash stops the run with the input
 # under fuzz/artifacts/<target>. Hours on a few cores: run it on a spare machine, e.g.
 #   PISA_FUZZ_JOBS=8 scripts/fuzz-long.sh p4_compile labs_topology
-# PISA_FUZZ_CODEGEN_UNITS=16 builds as the smoke run does (scripts/fuzz-smoke.sh), reusing its
-# build; by default cargo-fuzz's one unit per crate (a slower build, faster fuzzers).
+# PISA_FUZZ_CODEGEN_UNITS=16 builds with 16 codegen units (a faster build, slower fuzzers); by
+# default cargo-fuzz's one unit per crate. Both with AddressSanitizer, which the smoke run
+# (scripts/fuzz-smoke.sh) leaves out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

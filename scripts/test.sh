@@ -51,8 +51,16 @@ fi
 section "cargo fmt --check"
 cargo fmt --all -- --check
 
-section "cargo clippy"
-cargo clippy --workspace --all-targets --quiet -- -D warnings
+# As root the optional backends' system packages are installed (above): the workspace is then
+# built once with them (AF_XDP and DPDK ports, DPDK's SWX pipeline), lints and tests alike,
+# rather than once without and again with them.
+features=()
+if [ "$(id -u)" = 0 ]; then
+    features=(--features pisa/afxdp,pisa/dpdk)
+fi
+
+section "cargo clippy ${features[*]}"
+cargo clippy --workspace --all-targets "${features[@]}" --quiet -- -D warnings
 
 # The layers: the model depends on no other crate of pisa's; host protocols and the NIC reach
 # a switch over the wire only (no model, frontend or control plane under them).
@@ -73,29 +81,16 @@ layer_check pisa-rdma 'pisa-(pipeline|p4|control|labs|hosts)'
 if [ "$(id -u)" = 0 ]; then
     # As root the ignored tests (they need root or the packages installed above) run too; not
     # the ones ignored as measurements or soaks, which are no checks.
-    section "cargo test (with the ignored root and package tests)"
-    cargo test --workspace --no-fail-fast -- --include-ignored \
+    # With the features the AF_XDP and DPDK tests (dataplane's root_afxdp and root_dpdk, the
+    # live switch over both in netns_backends and netns_afxdp_restart, DPDK's SWX pipeline
+    # against pisa in swx_against and the lib's swx:: tests) are in this run too.
+    section "cargo test ${features[*]} (with the ignored root and package tests)"
+    cargo test --workspace "${features[@]}" --no-fail-fast -- --include-ignored \
         --skip bench_pipe_threads --skip failover_times_table \
         --skip soak_impaired_streams --skip soak_mixed_operations
 else
     section "cargo test"
     cargo test --workspace --no-fail-fast
-fi
-
-# The optional backends need system packages (clang for the XDP program, libdpdk-dev), which
-# the block above installs only as root.
-if [ "$(id -u)" = 0 ]; then
-    section "cargo clippy (features afxdp,dpdk)"
-    cargo clippy -p pisa --features afxdp,dpdk --all-targets --quiet -- -D warnings
-    section "cargo test (AF_XDP and DPDK ports, features afxdp,dpdk)"
-    cargo test -p pisa-dataplane --features afxdp,dpdk --test root_afxdp --test root_dpdk \
-        -- --include-ignored
-    section "cargo test (DPDK's SWX pipeline against pisa, feature dpdk)"
-    cargo test -p pisa --features afxdp,dpdk --lib -- swx::
-    cargo test -p pisa --features afxdp,dpdk --test swx_against
-    section "cargo test (live switch over AF_XDP and DPDK ports, features afxdp,dpdk)"
-    cargo test -p pisa --features afxdp,dpdk --test netns_backends --test netns_afxdp_restart \
-        -- --include-ignored
 fi
 
 if [ -x scripts/fuzz-smoke.sh ]; then
