@@ -18,6 +18,32 @@ section() { echo "== [${SECONDS} s] $*"; }
 
 PACKAGES=(tshark python3-scapy iproute2 ethtool iperf3 iputils-ping python3-pip python3-venv pkg-config libdpdk-dev dpdk gcc clang libclang-dev etcd-server zookeeper)
 
+# As root, tests/readme.rs runs the README's set-up block (`cargo install --locked --path .`, a
+# release build) before its blocks. That build starts here, in the background: it uses the
+# cores while packages download and install and while the other builds (a separate profile
+# directory and lock) wait on one crate; the README test then finds it done. Its log is
+# printed if it fails.
+# (It needs a C linker, `cc`: where there is none yet it starts after the packages are in.)
+install_pid=
+start_install() {
+    [ "$(id -u)" = 0 ] && [ -z "$install_pid" ] && command -v cc >/dev/null || return 0
+    mkdir -p target
+    section "cargo install --locked --path . (the README's set-up block, in the background)"
+    cargo install --locked --path . --quiet >target/readme-install.log 2>&1 &
+    install_pid=$!
+}
+start_install
+trap '[ -z "$install_pid" ] || kill "$install_pid" 2>/dev/null || true' EXIT
+wait_for_install() {
+    [ -n "$install_pid" ] || return 0
+    if ! wait "$install_pid"; then
+        cat target/readme-install.log >&2
+        echo "cargo install --locked --path . failed" >&2
+        exit 1
+    fi
+    install_pid=
+}
+
 if [ "$(id -u)" = 0 ]; then
     missing=()
     for p in "${PACKAGES[@]}"; do
@@ -44,6 +70,7 @@ if [ "$(id -u)" = 0 ]; then
     # DPDK's internal SWX pipeline headers (Debian's dpdk source package), for the compiled SWX
     # of `pisa bench pipeline --against swx` and tests/swx_against.rs (interpreted without).
     scripts/dpdk-swx-headers.sh || echo "warning: no DPDK SWX pipeline headers: SWX runs interpreted"
+    start_install
 else
     section "not root: skipping package installation; tests that need root or packages stay ignored"
 fi
@@ -84,6 +111,10 @@ if [ "$(id -u)" = 0 ]; then
     # With the features the AF_XDP and DPDK tests (dataplane's root_afxdp and root_dpdk, the
     # live switch over both in netns_backends and netns_afxdp_restart, DPDK's SWX pipeline
     # against pisa in swx_against and the lib's swx:: tests) are in this run too.
+    section "cargo test ${features[*]} --no-run (built beside the release build)"
+    cargo test --workspace "${features[@]}" --no-run --quiet
+    # The tests run alone: some measure time (timeouts, rates) and must not share the cores.
+    wait_for_install
     section "cargo test ${features[*]} (with the ignored root and package tests)"
     cargo test --workspace "${features[@]}" --no-fail-fast -- --include-ignored \
         --skip bench_pipe_threads --skip failover_times_table \
