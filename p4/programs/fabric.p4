@@ -124,7 +124,7 @@ parser TofinoIngressParser(packet_in pkt, out ingress_intrinsic_metadata_t ig_in
 
     /* fabric.p4 never resubmits. */
     state parse_resubmit {
-        transition reject;
+        transition accept;   /* `reject` would not drop on Tofino either */
     }
 
     state parse_port_metadata {

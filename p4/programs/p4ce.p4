@@ -320,7 +320,7 @@ parser SwitchIngressParser(packet_in pkt,
         ig_md.drop = 0;
         pkt.extract(ig_intr_md);
         transition select(ig_intr_md.resubmit_flag) {
-            1 : reject;   /* p4ce.p4 never resubmits */
+            1 : accept;   /* p4ce.p4 never resubmits (`reject` would not drop on Tofino either) */
             0 : parse_port_metadata;
         }
     }

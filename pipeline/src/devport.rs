@@ -37,6 +37,9 @@ pub fn recirc_port(pipe: u16) -> u16 {
 /// recirculation quad of each pipe (ports 68–71 + 128 × pipe) has no MAC behind it, and a
 /// packet sent there re-enters ingress (programs send to 68 to recirculate without any port
 /// setup). Tofino 2's recirculation ports are not modelled here: none loops back by default.
+/// (bf-drivers' port manager names ports 0–7 of each Tofino 2 pipe its recirculation ports,
+/// `pm_recirc_port_range_get` / `pm_recirc_port_to_dev_port_map`, 2–5 of pipe 0 configurable as
+/// CPU ports; no source read so far says they loop back without a port being added.)
 #[inline]
 pub fn recirculates_by_default(target: crate::ir::Target, devport: u16) -> bool {
     target == crate::ir::Target::Tofino1

@@ -476,6 +476,14 @@ pub enum Expr {
         conds: Vec<Expr>,
         width: u16,
     },
+    /// Inside a Tofino 2 RegisterAction body: `this.address()`, the stateful ALU's address
+    /// output as the program fixes it: the cell's bit address in the register's RAM words
+    /// (index × the cell's bits; a min/max word's: word × 128), `width` bits. The hardware's
+    /// bits 17 and up (RAM page, per-flow enable, type) come from bf-p4c's placement: pisa
+    /// counts pages from 0 and gives the rest as 0.
+    SaluAddress {
+        width: u16,
+    },
     /// Only as the index of a RegisterExecute: the cell the register's stateful counter picks
     /// (`execute_log`, Tofino 2's `enqueue`/`dequeue`/`push`/`pop`), see [`CounterOp`].
     SaluCounter {
@@ -530,7 +538,8 @@ impl Expr {
             | Expr::Hash { width, .. }
             | Expr::Random { width }
             | Expr::MathUnit { width, .. }
-            | Expr::SaluPredicate { width, .. } => *width,
+            | Expr::SaluPredicate { width, .. }
+            | Expr::SaluAddress { width } => *width,
             Expr::SaluCounter { .. } => 32,
             Expr::Field(f) => f.width,
             Expr::Valid(_) | Expr::ChecksumVerify(_) => 1,

@@ -161,6 +161,7 @@ impl<'a> Names<'a> {
                 let cs: Vec<String> = conds.iter().map(|c| self.expr(c)).collect();
                 format!("this.predicate({})", cs.join(", "))
             }
+            Expr::SaluAddress { .. } => "this.address()".into(),
             Expr::SaluCounter { register, op } => match self.pipe.registers.get(register.index()) {
                 Some(r) => format!("{}.counter.{}", r.name, op.method()),
                 None => format!("register#{}.counter.{}", register.0, op.method()),

@@ -386,6 +386,7 @@ pub(super) fn children(e: &mut Expr) -> Vec<&mut Expr> {
         | Expr::RegisterParam(_)
         | Expr::Random { .. }
         | Expr::SaluCounter { .. }
+        | Expr::SaluAddress { .. }
         | Expr::ChecksumVerify(_)
         | Expr::ChecksumGet(_) => Vec::new(),
     }

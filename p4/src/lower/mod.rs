@@ -225,6 +225,8 @@ pub(crate) struct Lowerer<'a> {
     pub counters_loaded: Vec<ir::FieldRef>,
     /// Lowering a `select`'s keys (where a parser counter's flags may be read).
     pub in_select: bool,
+    /// The top-level parser being lowered has had its `transition reject` warning.
+    pub reject_warned: bool,
     /// The call that is the whole right-hand side of the assignment being lowered: a call with
     /// `out` arguments (a Tofino 2 RegisterAction's extra outputs) may run there as a statement
     /// of its own, put in [`Self::hoisted`] and run just before the assignment.
@@ -281,6 +283,7 @@ impl<'a> Lowerer<'a> {
             type_args: Vec::new(),
             counters_loaded: Vec::new(),
             in_select: false,
+            reject_warned: false,
             whole_rhs: None,
             hoisted: Vec::new(),
             deparser_ifs: 0,

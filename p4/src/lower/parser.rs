@@ -50,6 +50,7 @@ pub(super) fn lower_top_parser<'a>(
     frame: HashMap<String, Binding<'a>>,
 ) -> Res<(ir::Parser, Vec<Span>)> {
     let mut st = States::default();
+    l.reject_warned = false;
     let start = lower_parser_inst(
         l,
         inst,
@@ -258,7 +259,10 @@ fn target<'a>(
 ) -> Res<NextState> {
     match id.name.as_str() {
         "accept" => Ok(accept),
-        "reject" => Ok(NextState::Reject),
+        "reject" => {
+            warn_reject(l, id.span);
+            Ok(NextState::Reject)
+        }
         n => match ids.get(n) {
             Some(s) => Ok(NextState::State(*s)),
             None => {
@@ -274,6 +278,33 @@ fn target<'a>(
             }
         },
     }
+}
+
+/// Warns, once per top-level parser, that an explicit `transition reject` does not drop the
+/// packet on Tofino: bf-p4c lowers it as the end of parsing, like `accept` (see
+/// `tests/conformance/parser_reject_ingress.stf`), where BMv2 drops the packet.
+fn warn_reject(l: &mut Lowerer<'_>, span: Span) {
+    if l.reject_warned {
+        return;
+    }
+    l.reject_warned = true;
+    let (md, drop) = match l.gress {
+        ir::Gress::Ingress => ("ig_intr_md_from_prsr", "ig_dprsr_md.drop_ctl"),
+        ir::Gress::Egress => ("eg_intr_md_from_prsr", "eg_dprsr_md.drop_ctl"),
+    };
+    l.warn(
+        Diagnostic::warning("on Tofino, `transition reject` does not drop the packet")
+            .with_primary(span, "the parse ends here as on `accept`")
+            .with_note(
+                "the packet goes on to the control with the headers extracted so far, and \
+                 `parser_err` is not set (BMv2 would drop it)",
+            )
+            .with_help(format!(
+                "to drop it, mark it in the parser (e.g. a metadata flag) and set `{drop} = 1` \
+                 in the control; parser errors such as a `select` without a match are in \
+                 `{md}.parser_err`"
+            )),
+    );
 }
 
 fn transition<'a>(

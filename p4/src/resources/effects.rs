@@ -237,6 +237,7 @@ impl<'a> Collector<'a> {
             }
             Expr::Const { .. }
             | Expr::SaluCounter { .. }
+            | Expr::SaluAddress { .. }
             | Expr::Lookahead { .. }
             | Expr::RegValue(_)
             | Expr::RegInput(_)

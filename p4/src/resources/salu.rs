@@ -497,8 +497,9 @@ fn is_leaf(e: &Expr) -> bool {
         | Expr::RegValue(_)
         | Expr::RegInput(_)
         | Expr::RegisterParam(_)
-        // The predicate output is the compare units' result, not an ALU's.
-        | Expr::SaluPredicate { .. } => true,
+        // The predicate and address outputs are output sources of their own, not an ALU's.
+        | Expr::SaluPredicate { .. }
+        | Expr::SaluAddress { .. } => true,
         Expr::Cast { arg, .. } | Expr::Slice { arg, .. } => is_leaf(arg),
         _ => false,
     }

@@ -4,8 +4,8 @@
  *   1: r1 = deq.dequeue()   outputs the head cell (0 when empty: squashed)
  *   2: r1 = spush.push()    writes a on top, outputs a (0 when full)
  *   3: r1 = spop.pop()      outputs the top cell (0 when empty)
- * BAD_MIX makes one register both a FIFO and a log, BAD_ADDRESS reads `this.address()`: the
- * tests expect both refused. */
+ * BAD_MIX makes one register both a FIFO and a log (the test expects it refused); DEQ_ADDRESS
+ * makes the dequeue output `this.address()`, the head cell's bit address (cell × 32). */
 #include <core.p4>
 #if defined(TNA)
 #include <tna.p4>
@@ -62,7 +62,7 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
     };
     RegisterAction<bit<32>, bit<8>, bit<32>>(q) deq = {
         void apply(inout bit<32> value, out bit<32> rv) {
-#if defined(BAD_ADDRESS)
+#if defined(DEQ_ADDRESS)
             rv = this.address();
 #else
             rv = value;

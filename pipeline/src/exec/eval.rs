@@ -506,6 +506,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 }
                 super::salu::predicate_output(hit, *width)
             }
+            Expr::SaluAddress { width } => self.reg.as_ref().map_or(0, |r| r.addr) & mask(*width),
             Expr::SaluCounter { .. } => {
                 return Err(Fault::program(ProgramError::SaluCounterOutsideExecute))
             }

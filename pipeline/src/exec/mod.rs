@@ -472,6 +472,8 @@ pub struct RegCtx {
     /// `rv1..rv4` (Tofino 1 has `rv1` only).
     pub out: [Value; 4],
     pub width: u16,
+    /// The cell's bit address (`Expr::SaluAddress`).
+    pub addr: Value,
 }
 
 /// Reusable buffers for expression and table evaluation.

@@ -83,6 +83,8 @@ impl<T: Tracer> Ctx<'_, T> {
             ),
             None => return Err(Fault::program(ProgramError::BadReference("register state"))),
         };
+        let cell_bits = Value::from(reg.width) << u32::from(reg.paired);
+        let addr = Value::from(idx) * cell_bits;
         let saved = self.reg.replace(RegCtx {
             lo,
             hi,
@@ -90,6 +92,7 @@ impl<T: Tracer> Ctx<'_, T> {
             mem_hi: hi,
             out: [0; 4],
             width: reg.width,
+            addr,
         });
         let res = self.exec_block(&ra.body, params);
         let done = std::mem::replace(&mut self.reg, saved);
@@ -101,6 +104,7 @@ impl<T: Tracer> Ctx<'_, T> {
             mem_hi: hi,
             out: [0; 4],
             width: reg.width,
+            addr,
         });
         let m = mask(reg.width);
         if let Some(st) = self.rt.registers.get_mut(r) {
@@ -210,6 +214,7 @@ impl<T: Tracer> Ctx<'_, T> {
             mem_hi: 0,
             out: [0; 4],
             width: 128,
+            addr: Value::from(word) * 128,
         };
         let saved = self.reg.replace(ctx);
         let res = self.exec_block(&ra.body, params);

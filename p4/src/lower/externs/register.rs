@@ -134,12 +134,15 @@ impl ExternType for Registers {
                     )
                 } else {
                     let (v, _) = l.scalar(&args[want - 1].value, Some(vt))?;
-                    if l.ctx == Ctx::Action {
-                        if let Some(ra) =
-                            read_to_merge(l, out.as_deref().map(Vec::as_slice), *id, &index, &v)
-                        {
-                            merge_write(l, ra, v);
-                            return Ok(None);
+                    if matches!(l.ctx, Ctx::Action | Ctx::Control) {
+                        let prev = out.as_deref().map(Vec::as_slice);
+                        match read_to_merge(l, prev, *id, &index, &v) {
+                            Merge::Join(ra) => {
+                                merge_write(l, ra, v);
+                                return Ok(None);
+                            }
+                            Merge::OtherIndex => return Err(other_index(l, c)),
+                            Merge::Alone => {}
                         }
                     }
                     (
@@ -217,36 +220,64 @@ impl ExternType for Registers {
     }
 }
 
-/// The implicit `$read` RegisterAction of register `reg` at `index` that a `write(index, v)`
-/// later in the same action can join, as bf-p4c's `RegisterReadWrite` midend pass merges a
-/// `read()` and a `write()` of one register in one action into one RegisterAction: the read's
-/// result went straight into a field of `out`, nothing since wrote that field or what `index`
-/// and `v` read, and `v` is plain arithmetic on fields and constants (what a stateful ALU can
-/// compute from its PHV inputs and the cell). `None`: no such read; the write stands alone.
+/// What a `write` does with an earlier implicit `$read` of its register (bf-p4c's
+/// `RegisterReadWrite` midend pass, see [`read_to_merge`]).
+enum Merge {
+    /// Joins the read: one RegisterAction (the read's, whose result lands in the field).
+    Join((RegisterActionId, ir::FieldRef)),
+    /// The read it would join indexes the register differently: bf-p4c refuses that.
+    OtherIndex,
+    /// No read to join: the write is a RegisterAction of its own.
+    Alone,
+}
+
+/// The implicit `$read` RegisterAction of register `reg` that a `write(index, v)` joins, as
+/// bf-p4c's `RegisterReadWrite` midend pass merges a `read()` and a `write()` of one register
+/// in one action into one RegisterAction. In an action, the read is any earlier one whose
+/// result went straight into a field of `out`, when nothing since wrote that field or what
+/// `index` and `v` read. In a control's `apply`, bf-p4c's action synthesis puts a write into
+/// the read's synthesized action only when it is the very next statement
+/// (`ActionSynthesisPolicy::isRegisterWriteAfterRead`), so the read must be the last statement
+/// so far. Either way `v` must be plain arithmetic on fields and constants (what a stateful ALU
+/// computes from its PHV inputs and the cell), and the indexes the same expression (bf-p4c:
+/// "uses of all registers within a single action have to use the same addressing").
 fn read_to_merge(
     l: &Lowerer<'_>,
     out: Option<&[ir::Stmt]>,
     reg: RegisterId,
     index: &ir::Expr,
     v: &ir::Expr,
-) -> Option<(RegisterActionId, ir::FieldRef)> {
-    let out = out?;
-    let (at, ra, dst) = out.iter().enumerate().rev().find_map(|(i, s)| match s {
+) -> Merge {
+    let Some(out) = out else {
+        return Merge::Alone;
+    };
+    let is_read = |ra: &RegisterActionId| {
+        l.pipe
+            .register_actions
+            .get(ra.index())
+            .is_some_and(|r| r.register == reg && r.name.contains(".$read") && r.body.len() == 1)
+    };
+    let found = out.iter().enumerate().rev().find_map(|(i, s)| match s {
         ir::Stmt::Assign {
             dst: ir::Place::Field(f),
             value: ir::Expr::RegisterExecute {
                 action, index: ix, ..
             },
-        } if ix.as_ref() == index => Some((i, *action, *f)),
+        } if is_read(action) => Some((i, *action, *f, ix.as_ref())),
         _ => None,
-    })?;
-    let r = l.pipe.register_actions.get(ra.index())?;
-    if r.register != reg || !r.name.contains(".$read") || r.body.len() != 1 {
-        return None;
+    });
+    let Some((at, ra, dst, ix)) = found else {
+        return Merge::Alone;
+    };
+    if l.ctx == Ctx::Control && at + 1 != out.len() {
+        return Merge::Alone;
+    }
+    if ix != index {
+        return Merge::OtherIndex;
     }
     let mut reads = vec![dst];
     if !plain_fields(index, &mut reads) || !plain_fields(v, &mut reads) {
-        return None;
+        return Merge::Alone;
     }
     let overlaps = |a: &ir::FieldRef, b: &ir::FieldRef| {
         a.offset < b.offset + u32::from(b.width) && b.offset < a.offset + u32::from(a.width)
@@ -258,7 +289,30 @@ fn read_to_merge(
         } => !reads.iter().any(|f| overlaps(f, g)),
         _ => false,
     });
-    untouched.then_some((ra, dst))
+    if untouched {
+        Merge::Join((ra, dst))
+    } else {
+        Merge::Alone
+    }
+}
+
+/// bf-p4c's refusal of a read and a write of one register, in one action, at different
+/// indexes.
+fn other_index(l: &mut Lowerer<'_>, c: &Call<'_, '_>) -> crate::lower::Reported {
+    let place = if l.ctx == Ctx::Control {
+        "a `read` and the `write` right after it in `apply`, which bf-p4c puts into one synthesized action,"
+    } else {
+        "a `read` and a `write` in one action"
+    };
+    l.err(
+        Diagnostic::error(format!(
+            "`{}`: {place} index the register differently",
+            c.x.name
+        ))
+        .with_primary(c.span, "another index than the read's")
+        .with_note("bf-p4c merges them into one RegisterAction and refuses this: \"uses of all registers within a single action have to use the same addressing\"")
+        .with_help("read and write the same index (the same expression), or use a RegisterAction"),
+    )
 }
 
 /// Collects the fields `e` reads into `out`; false when `e` is more than arithmetic on fields,

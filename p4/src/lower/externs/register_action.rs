@@ -275,14 +275,10 @@ impl ExternType for RegisterActions {
                     "write `rv = this.{m}(..);` inside the RegisterAction's `apply` and read it through `execute`"
                 )),
             )),
-            (Kind::SaluThis { .. }, "address") => Err(l.err(
-                crate::check::unsupported(
-                    span,
-                    "`this.address()`",
-                    "the stateful ALU's address output: not the index but the meter address the ALU ran at, the RAM word (the register's virtual page, from bf-p4c's memory placement, and line) times 128 plus the cell's bit offset, with the MAU stage or the RegisterAction's instruction slot in the bits above (Tofino 2 model, `salu_output_asrc` 7)",
-                )
-                .with_help("pass the index into the RegisterAction's caller instead (for `execute_log`/FIFO/stack, count in a register of your own)"),
-            )),
+            (Kind::SaluThis { out: ot, .. }, "address") => {
+                l.only_in(&[Ctx::RegAction], "address", span)?;
+                address(l, &xname, args, ot.as_ref(), span)
+            }
             (Kind::RegisterParam { id, ty }, "read") => {
                 value(ir::Expr::RegisterParam(*id), ty.clone())
             }
@@ -337,6 +333,74 @@ fn counter_index(
 /// `this.predicate(c0, ..)` in a RegisterAction's `apply`: the one-hot output of its compare
 /// units (bit `c0 | c1 << 1 | ..` set). Each argument is one comparison (or `true`/`false`),
 /// as bf-p4c requires; an omitted one is false.
+/// The low bits of the stateful ALU's address output that the program fixes: RAM line and
+/// bit offset (see [`ir::Expr::SaluAddress`]).
+const SALU_ADDRESS_FIXED_BITS: u16 = 17;
+
+/// `this.address([subword])` inside a Tofino 2 RegisterAction: the stateful ALU's address
+/// output (bf-asm's `address` output source, tofino-model `kOutSAddr`, Tofino 2 only).
+fn address<'a>(
+    l: &mut Lowerer<'a>,
+    xname: &str,
+    args: &'a [ast::Argument],
+    out: Option<&Ty>,
+    span: crate::source::Span,
+) -> Res<Option<V>> {
+    if l.target != Target::Tofino2 {
+        return Err(l.err(
+            Diagnostic::error(format!("`{xname}.address`: Tofino 1's stateful ALU has no address output"))
+                .with_primary(span, "Tofino 2 only")
+                .with_note("tna.p4 declares `address` for Tofino 2 (t2na.p4) only; on Tofino 1 the address output source does not exist (tofino-model: `kOutSAddr` is illegal on Tofino)")
+                .with_help("pass the index into the RegisterAction's caller instead"),
+        ));
+    }
+    if args.len() > 1 {
+        return Err(l.arg_count("address", 1, args.len(), span));
+    }
+    if let Some(a) = args.first() {
+        match l.const_int(&a.value)? {
+            0 => {}
+            1 => {
+                return Err(l.err(crate::check::unsupported(
+                    a.span,
+                    "`this.address(1)`",
+                    "the subword bit bf-p4c adds to the address under the output's condition (JBAY-2631, its `lmatch` output option)",
+                )
+                .with_help("use `this.address()` (subword 0)")))
+            }
+            _ => {
+                return Err(l.err(
+                    Diagnostic::error(format!("`{xname}.address` argument must be 0 or 1"))
+                        .with_primary(a.span, "the subword flag"),
+                ))
+            }
+        }
+    }
+    let Some(t) = out.filter(|t| t.is_bits()) else {
+        return Err(l.err(
+            Diagnostic::error("`address` returns the RegisterAction's output type")
+                .with_primary(span, "no `bit<W>` output type to return")
+                .with_help("declare the RegisterAction as `RegisterAction<T, I, bit<W>>`"),
+        ));
+    };
+    let width = t.scalar_width().unwrap_or(1);
+    if width > SALU_ADDRESS_FIXED_BITS {
+        l.warn(
+            Diagnostic::warning(format!(
+                "`{xname}.address()`: pisa gives the low {SALU_ADDRESS_FIXED_BITS} bits as the hardware does, not the {width}-bit output's upper bits"
+            ))
+            .with_primary(span, "the cell's bit address: index × cell bits")
+            .with_note(format!(
+                "the stateful ALU outputs its meter address: bits below {SALU_ADDRESS_FIXED_BITS} are the RAM line and the cell's bit offset, the bits above are the register's RAM page (bf-p4c's placement; pisa counts pages from 0), the per-flow enable bit and the address type (0 in pisa)"
+            ))
+            .with_help(format!(
+                "use only the low {SALU_ADDRESS_FIXED_BITS} bits (mask the result where it is used, or declare a narrower output)"
+            )),
+        );
+    }
+    Ok(Some(V::Scalar(ir::Expr::SaluAddress { width }, t.clone())))
+}
+
 fn predicate<'a>(
     l: &mut Lowerer<'a>,
     xname: &str,
