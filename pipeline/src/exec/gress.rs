@@ -575,6 +575,8 @@ fn write_direct(geng: &GressEngines, gress: Gress, given: PassIntrinsics<'_>, ph
 fn fault_drop(e: Fault) -> PassDrop {
     match e {
         Fault::Parser(p) => PassDrop::ParserError(p),
+        // Only parser statements end a parse as a reject; elsewhere they are refused.
+        Fault::Reject => PassDrop::Program(ProgramError::ParserOnly),
         Fault::Program(p) => PassDrop::Program(*p),
     }
 }

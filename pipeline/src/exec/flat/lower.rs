@@ -290,9 +290,8 @@ impl<'a> Lowerer<'a> {
                     Err(_) => Self::tree(s),
                 }
             }
-            Stmt::Verify { cond, error } if parser => Op::Verify {
+            Stmt::Verify { cond } if parser => Op::Verify {
                 cond: self.expr(cond),
-                error: *error,
             },
             Stmt::ChecksumAdd { checksum, inputs } if parser => Op::ChecksumAdd {
                 checksum: checksum.0,

@@ -294,9 +294,9 @@ pub enum Op {
         elements: Box<[Op]>,
     },
     AdvanceConst(u64),
+    /// A false `cond` ends the parse as `transition reject` ([`crate::ir::Stmt::Verify`]).
     Verify {
         cond: FExpr,
-        error: u16,
     },
     ChecksumAdd {
         checksum: u32,

@@ -320,9 +320,9 @@ impl<T: Tracer> Ctx<'_, T> {
                 }
                 self.cursor = end;
             }
-            Op::Verify { cond, error } => {
+            Op::Verify { cond } => {
                 if self.fval(cond, params)? == 0 {
-                    return Err(Fault::Parser(crate::exec::ParserFault::Verify(*error)));
+                    return Err(Fault::Reject);
                 }
             }
             Op::ChecksumAdd {

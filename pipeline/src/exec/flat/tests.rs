@@ -442,7 +442,6 @@ fn program(r: &mut Rng) -> Program {
                             width: 1,
                             signed: false,
                         },
-                        error: 7,
                     },
                 ],
                 transition: Transition::Select {

@@ -157,7 +157,7 @@ impl Gen<'_, '_> {
             Op::AdvanceConst(bits) if self.too_short.is_some() && *bits < 1 << 62 => {
                 self.advance(*bits)
             }
-            Op::Verify { cond, error } if self.state_var.is_some() => self.verify(cond, *error),
+            Op::Verify { cond } if self.state_var.is_some() => self.verify(cond),
             Op::ChecksumAdd {
                 checksum,
                 parts,
@@ -305,13 +305,13 @@ impl Gen<'_, '_> {
         self.env_store(cur_off, end);
     }
 
-    /// `verify(cond, error)`: a false condition ends the parse with the error.
-    fn verify(&mut self, cond: &FExpr, error: u16) {
+    /// [`crate::ir::Stmt::Verify`]: a false condition ends the parse as `transition reject`.
+    fn verify(&mut self, cond: &FExpr) {
         let c = self.expr(cond);
         let (fail, ok) = (self.b.create_block(), self.b.create_block());
         self.b.ins().brif(c, ok, &[], fail, &[]);
         self.b.switch_to_block(fail);
-        self.parse_error(super::parser::verify_kind(error));
+        self.parse_reject();
         self.b.switch_to_block(ok);
     }
 
