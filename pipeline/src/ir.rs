@@ -671,13 +671,6 @@ pub enum Stmt {
     ExtractNext(StackId),
     /// `pkt.advance(bits)`.
     Advance(Expr),
-    /// A `verify(cond, ...)` on a varbit extract's length, which bf-p4c folds into that
-    /// extract's `select`: a false `cond` ends the parse as `transition reject` does (no parser
-    /// error). The lowering keeps a parser `verify` only in a state with such an extract and
-    /// with `cond` reading only the length's variable; bf-p4c removes every other one.
-    Verify {
-        cond: Expr,
-    },
     /// A `ParserCounter` load out of range: raise `CounterRange` (PARSER_ERROR_CTR_RANGE)
     /// when `cond` holds (the loaded byte is above the counter's `max`).
     CounterRange {

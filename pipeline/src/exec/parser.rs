@@ -246,11 +246,6 @@ impl<T: Tracer> Ctx<'_, T> {
                 }
                 self.cursor = end as u64;
             }
-            Stmt::Verify { cond } => {
-                if self.eval(cond, params)? == 0 {
-                    return Err(Fault::Reject);
-                }
-            }
             Stmt::CounterRange { cond } => {
                 let above_max = self.eval(cond, params)? != 0;
                 if above_max {

@@ -79,13 +79,11 @@ impl<T: Tracer> Ctx<'_, T> {
         match end {
             ParseEnd::Accept => self.tr.record(|| TraceEvent::ParserAccept),
             ParseEnd::Reject => self.tr.record(|| TraceEvent::ParserReject { state: name }),
-            ParseEnd::Error(f, _) => {
-                self.tr.record(|| TraceEvent::ParserError {
-                    state: name,
-                    error: f.to_string(),
-                    bits: f.bits(),
-                })
-            }
+            ParseEnd::Error(f, _) => self.tr.record(|| TraceEvent::ParserError {
+                state: name,
+                error: f.to_string(),
+                bits: f.bits(),
+            }),
         }
     }
 

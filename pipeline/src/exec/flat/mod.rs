@@ -294,10 +294,6 @@ pub enum Op {
         elements: Box<[Op]>,
     },
     AdvanceConst(u64),
-    /// A false `cond` ends the parse as `transition reject` ([`crate::ir::Stmt::Verify`]).
-    Verify {
-        cond: FExpr,
-    },
     ChecksumAdd {
         checksum: u32,
         parts: Box<[CsPart]>,

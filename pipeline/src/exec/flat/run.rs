@@ -320,11 +320,6 @@ impl<T: Tracer> Ctx<'_, T> {
                 }
                 self.cursor = end;
             }
-            Op::Verify { cond } => {
-                if self.fval(cond, params)? == 0 {
-                    return Err(Fault::Reject);
-                }
-            }
             Op::ChecksumAdd {
                 checksum,
                 parts,

@@ -12,8 +12,7 @@ use crate::exec::parser::MAX_PARSER_STEPS;
 use crate::exec::ParserFault;
 use crate::ir::{KeysetElem, NextState};
 
-/// Parse ends: accept, reject (a `transition reject` or a false [`crate::ir::Stmt::Verify`]),
-/// an error the generated code found (fault kind in bits 8..16: 0 too short, 1 no match,
+/// Parse ends: accept, reject, an error the generated code found (fault kind in bits 8..16: 0 too short, 1 no match,
 /// 2 timeout, 3 a full header stack), or a fault a fallback left in `Env::fault`. The state's
 /// index is in the high 32 bits.
 pub const END_ACCEPT: u64 = 0;
@@ -44,12 +43,6 @@ impl Gen<'_, '_> {
     /// Ends the parse with an error of `kind` (see [`fault_of_kind`]) in the running state.
     pub fn parse_error(&mut self, kind: u64) {
         self.ret_with_state(end_code(END_ERROR, kind));
-        self.fresh();
-    }
-
-    /// Ends the parse as `transition reject` does, in the running state.
-    pub fn parse_reject(&mut self) {
-        self.ret_with_state(END_REJECT);
         self.fresh();
     }
 
