@@ -514,8 +514,6 @@ pub struct Ctx<'a, T: Tracer> {
     pub pl: &'a Pipeline,
     pub eng: &'a Engines,
     pub gress: Gress,
-    /// The program's `error` enum names (for traces of `verify` failures).
-    pub error_names: &'a [String],
     pub tables: &'a [TableState],
     pub rt: &'a mut PipeRuntime,
     pub phv: &'a mut Phv,

@@ -109,7 +109,6 @@ impl Switch {
         let res = run_gress(
             pl,
             &engines[pli],
-            &prog.errors.names,
             Gress::Ingress,
             &mut self.pipes[pipe as usize],
             &mut self.work_ig[pli],
@@ -559,7 +558,6 @@ impl Switch {
         let res = run_gress(
             pl,
             &engines[pli],
-            &prog.errors.names,
             Gress::Egress,
             &mut self.pipes[pipe as usize],
             &mut self.work_eg[pli],

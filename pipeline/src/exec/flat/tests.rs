@@ -987,29 +987,19 @@ fn differential_with(
                 packet: &pkt,
                 now: 5 + i * TICK_NS,
             };
-            let names: &[String] = &[];
             let [s0, s1] = &mut st;
             let [w0, w1] = &mut work;
             let ig = Gress::Ingress;
             let (mut ta, mut tb) = (Recorder::new(), Recorder::new());
             let (a, b) = if traced {
-                let a = run_gress(pl, &eng, names, ig, s0, w0, &inp, &mut ta);
-                (
-                    a,
-                    run_gress_tree(pl, &eng, names, ig, s1, w1, &inp, &mut tb),
-                )
+                let a = run_gress(pl, &eng, ig, s0, w0, &inp, &mut ta);
+                (a, run_gress_tree(pl, &eng, ig, s1, w1, &inp, &mut tb))
             } else if flat {
-                let a = run_gress_flat(pl, &eng, names, ig, s0, w0, &inp);
-                (
-                    a,
-                    run_gress_tree(pl, &eng, names, ig, s1, w1, &inp, &mut NoTrace),
-                )
+                let a = run_gress_flat(pl, &eng, ig, s0, w0, &inp);
+                (a, run_gress_tree(pl, &eng, ig, s1, w1, &inp, &mut NoTrace))
             } else {
-                let a = run_gress(pl, &eng, names, ig, s0, w0, &inp, &mut NoTrace);
-                (
-                    a,
-                    run_gress_tree(pl, &eng, names, ig, s1, w1, &inp, &mut NoTrace),
-                )
+                let a = run_gress(pl, &eng, ig, s0, w0, &inp, &mut NoTrace);
+                (a, run_gress_tree(pl, &eng, ig, s1, w1, &inp, &mut NoTrace))
             };
             assert_eq!(a, b, "{pl:#?}\n{pkt:02x?}");
             let accessed = s1.rt.reg_stamp.contains(&s1.rt.epoch);
@@ -1204,8 +1194,8 @@ fn native_code_never_runs_on_a_phv_it_does_not_fit() {
         let [s0, s1] = &mut st;
         let [w0, w1] = &mut work;
         let ig = Gress::Ingress;
-        let a = run_gress(pl, &eng, &[], ig, s0, w0, &inp, &mut NoTrace);
-        let b = run_gress_flat(pl, &eng, &[], ig, s1, w1, &inp);
+        let a = run_gress(pl, &eng, ig, s0, w0, &inp, &mut NoTrace);
+        let b = run_gress_flat(pl, &eng, ig, s1, w1, &inp);
         assert_eq!(a, b);
         assert_eq!(w0.out, w1.out);
         assert_eq!(w0.phv.bytes(), w1.phv.bytes());
@@ -1309,16 +1299,16 @@ fn extern_differential(kind: EngineKind, traced: bool) {
         let (mut ta, mut tb) = (Recorder::new(), Recorder::new());
         let (a, b) = match (kind, traced) {
             (_, true) => (
-                run_gress(pl, &eng, &[], ig, s0, w0, &inp, &mut ta),
-                run_gress_tree(pl, &eng, &[], ig, s1, w1, &inp, &mut tb),
+                run_gress(pl, &eng, ig, s0, w0, &inp, &mut ta),
+                run_gress_tree(pl, &eng, ig, s1, w1, &inp, &mut tb),
             ),
             (EngineKind::Flat, false) => (
-                run_gress_flat(pl, &eng, &[], ig, s0, w0, &inp),
-                run_gress_tree(pl, &eng, &[], ig, s1, w1, &inp, &mut NoTrace),
+                run_gress_flat(pl, &eng, ig, s0, w0, &inp),
+                run_gress_tree(pl, &eng, ig, s1, w1, &inp, &mut NoTrace),
             ),
             _ => (
-                run_gress(pl, &eng, &[], ig, s0, w0, &inp, &mut NoTrace),
-                run_gress_tree(pl, &eng, &[], ig, s1, w1, &inp, &mut NoTrace),
+                run_gress(pl, &eng, ig, s0, w0, &inp, &mut NoTrace),
+                run_gress_tree(pl, &eng, ig, s1, w1, &inp, &mut NoTrace),
             ),
         };
         assert_eq!(a, b, "{pkt:02x?}");
