@@ -133,3 +133,26 @@ fn a_constant_length_of_zero_extracts_nothing() {
     );
     assert_eq!(out.len(), frame.len());
 }
+
+#[test]
+fn a_length_of_a_slice_enumerates_the_slice() {
+    // bf-p4c's variable is the slice (4 bits, 16 values); the whole 16-bit field has too many.
+    let slice = source().replace(
+        "(bit<32>)hdr.tlv.len * 8",
+        "(bit<32>)hdr.ipv4.total_len[3:0] * 8",
+    );
+    let opts = CompileOptions::default();
+    assert!(compile_str("varbit.p4", &slice, &opts).is_ok());
+    let whole = source().replace(
+        "(bit<32>)hdr.tlv.len * 8",
+        "(bit<32>)hdr.ipv4.total_len * 8",
+    );
+    let Err(f) = compile_str("varbit.p4", &whole, &opts) else {
+        panic!("65536 values must be refused");
+    };
+    assert!(
+        f.render().contains("too many parser branches"),
+        "{}",
+        f.render()
+    );
+}
