@@ -1,8 +1,9 @@
-//! The two-argument extract's errors (P4_16 §12.8.2) on `tests/lang/varbit.p4`: a varbit
-//! longer than its field is `HeaderTooShort`, a packet shorter than the length says
-//! `PacketTooShort`, a length that is not whole bytes `ParserInvalidArgument` (the check the
-//! spec lets a target add; Tofino extracts bytes). Each drops the packet and is counted, the
-//! two varbit errors as parser `verify`s (what bf-p4c turns them into) with the error named.
+//! The two-argument extract (P4_16 §12.8.2) on `tests/lang/varbit.p4` as Tofino runs what
+//! bf-p4c makes of it: a varbit longer than its field ends the parse as `transition reject`
+//! (bf-p4c's reject branch for that value of the length's variable: no error, no drop), a
+//! packet shorter than the length says is `PacketTooShort` (dropped), a length bf-p4c
+//! enumerates that is not whole bytes is refused at compile time, and one it cannot enumerate
+//! (evaluated as written) that is not whole bytes is `ParserInvalidArgument` (dropped).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -49,36 +50,109 @@ fn run(sw: &mut Switch, frame: &[u8]) -> Result<Vec<u8>, (DropReason, Option<Str
     }
 }
 
+/// Every drop counted so far.
+fn drops(sw: &Switch) -> u64 {
+    DropReason::ALL.iter().map(|r| sw.stats().dropped(*r)).sum()
+}
+
 #[test]
-fn varbit_extract_errors_drop_with_their_kind() {
+fn a_varbit_past_its_field_rejects_and_a_short_packet_drops() {
     let mut sw = switch(&source());
     assert!(
         run(&mut sw, &tlv(8, 8)).is_ok(),
         "64 bits fit the varbit<64>"
     );
+    // Was HeaderTooShort (dropped): bf-p4c makes len = 9 a `reject` branch, and a reject ends
+    // the Tofino parse without error. The body stays invalid: size = its tail byte alone.
+    let out = run(&mut sw, &tlv(9, 9)).expect("a reject is forwarded");
+    assert_eq!(out[14..17], [0, 9, 1], "kind, len, size");
+    assert_eq!(out.len(), tlv(9, 9).len());
+    assert_eq!(drops(&sw), 0);
+    // 200 bytes are past the field too: a reject before the packet's length is looked at.
+    assert!(run(&mut sw, &tlv(200, 8)).is_ok());
+    assert_eq!(drops(&sw), 0);
+    // 8 bytes of data announced, the frame ends after 3 (no padding to a minimum frame).
+    let c = compile_str("varbit.p4", &source(), &CompileOptions::default()).expect("compiles");
+    let cfg = SwitchConfig::new(1).with_min_frame(0);
+    let mut sw = Switch::new(Arc::new(c.program), cfg).expect("switch");
+    let mut short = tlv(8, 3);
+    short.truncate(17 + 3);
     assert_eq!(
-        run(&mut sw, &tlv(9, 9)),
-        Err((DropReason::ParserVerify, Some("HeaderTooShort".into())))
-    );
-    // 200 bytes of data announced, the frame holds 66 after the TLV header.
-    assert_eq!(
-        run(&mut sw, &tlv(200, 8)),
+        run(&mut sw, &short),
         Err((DropReason::ParserPacketTooShort, None))
     );
 }
 
 #[test]
-fn a_varbit_length_of_part_of_a_byte_is_an_invalid_argument() {
-    // The same program with the TLV length counted in nibbles.
+fn an_enumerable_length_of_part_of_a_byte_is_refused() {
+    // The TLV length counted in nibbles: 4 bits for len = 1 (was ParserInvalidArgument at run
+    // time; bf-p4c refuses it for every value of len).
     let text = source().replace("(bit<32>)hdr.tlv.len * 8", "(bit<32>)hdr.tlv.len * 4");
+    assert_ne!(text, source());
+    let Err(f) = compile_str("varbit.p4", &text, &CompileOptions::default()) else {
+        panic!("a length of 4 bits for len = 1 must be refused");
+    };
+    let err = f.render();
+    assert!(
+        err.contains("non byte-aligned value 4") && err.contains("when its variable is 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_length_of_two_fields_of_part_of_a_byte_is_an_invalid_argument() {
+    // Two fields: bf-p4c cannot enumerate it (pisa warns and evaluates it as written).
+    let text = source().replace(
+        "(bit<32>)hdr.tlv.len * 8",
+        "((bit<32>)hdr.tlv.len + (bit<32>)hdr.tlv.size) * 4",
+    );
     assert_ne!(text, source());
     let mut sw = switch(&text);
     assert!(run(&mut sw, &tlv(4, 2)).is_ok(), "16 bits are whole bytes");
     assert_eq!(
         run(&mut sw, &tlv(3, 2)),
-        Err((
-            DropReason::ParserVerify,
-            Some("ParserInvalidArgument".into())
-        ))
+        Err((DropReason::ParserInvalidArgument, None))
+    );
+}
+
+#[test]
+fn a_constant_length_of_zero_extracts_nothing() {
+    // bf-p4c's RemoveZeroVarbitExtract drops `extract(h, 0)`: the body, tail byte included,
+    // is not parsed, so kind 3 (body2 = body) copies an invalid header and the tail byte stays
+    // payload (extracted, the body would come out twice).
+    let text = source().replace("(bit<32>)hdr.tlv.len * 8", "0");
+    assert_ne!(text, source());
+    let mut sw = switch(&text);
+    let mut frame = tlv(0, 0);
+    frame[14] = 3;
+    let out = run(&mut sw, &frame).expect("forwarded");
+    assert_eq!(
+        out[14..18],
+        [3, 0, 1, 0xee],
+        "kind, len, size, then the payload"
+    );
+    assert_eq!(out.len(), frame.len());
+}
+
+#[test]
+fn a_length_of_a_slice_enumerates_the_slice() {
+    // bf-p4c's variable is the slice (4 bits, 16 values); the whole 16-bit field has too many.
+    let slice = source().replace(
+        "(bit<32>)hdr.tlv.len * 8",
+        "(bit<32>)hdr.ipv4.total_len[3:0] * 8",
+    );
+    let opts = CompileOptions::default();
+    assert!(compile_str("varbit.p4", &slice, &opts).is_ok());
+    let whole = source().replace(
+        "(bit<32>)hdr.tlv.len * 8",
+        "(bit<32>)hdr.ipv4.total_len * 8",
+    );
+    let Err(f) = compile_str("varbit.p4", &whole, &opts) else {
+        panic!("65536 values must be refused");
+    };
+    assert!(
+        f.render().contains("too many parser branches"),
+        "{}",
+        f.render()
     );
 }

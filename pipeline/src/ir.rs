@@ -669,8 +669,9 @@ pub enum Stmt {
     /// `pkt.extract(hdr.x)`: copy bytes, set valid, advance cursor; `PacketTooShort` if short.
     Extract(HeaderId),
     /// `pkt.extract(hdr.x, bits)` of a header with a `varbit` field: `bits` (a `bit<32>`) of
-    /// it are taken. `ParserInvalidArgument` when `bits` is not whole bytes, `PacketTooShort`
-    /// when the packet ends first, `HeaderTooShort` when `bits` is more than the field holds.
+    /// it are taken. When `bits` is more than the field holds the parse ends as `transition
+    /// reject` does (bf-p4c's `reject` branch); else `ParserInvalidArgument` when `bits` is not
+    /// whole bytes, `PacketTooShort` when the packet ends first.
     ExtractVarbit {
         header: HeaderId,
         bits: Expr,
@@ -679,11 +680,6 @@ pub enum Stmt {
     ExtractNext(StackId),
     /// `pkt.advance(bits)`.
     Advance(Expr),
-    /// `verify(cond, error)`: raise parser error `error` (an `error` enum value) if `cond` is false.
-    Verify {
-        cond: Expr,
-        error: u16,
-    },
     /// A `ParserCounter` load out of range: raise `CounterRange` (PARSER_ERROR_CTR_RANGE)
     /// when `cond` holds (the loaded byte is above the counter's `max`).
     CounterRange {

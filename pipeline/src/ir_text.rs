@@ -454,9 +454,6 @@ fn io_stmt_text(s: &mut String, pl: &Pipeline, n: &Names<'_>, st: &Stmt, pad: &s
             writeln!(s, "{pad}extract({name}.next);")
         }
         Stmt::Advance(e) => writeln!(s, "{pad}advance({});", n.expr(e)),
-        Stmt::Verify { cond, error } => {
-            writeln!(s, "{pad}verify({}, error#{error});", n.expr(cond))
-        }
         Stmt::CounterRange { cond } => {
             writeln!(s, "{pad}if ({}) parser_error(CounterRange);", n.expr(cond))
         }

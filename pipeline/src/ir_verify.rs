@@ -251,9 +251,7 @@ impl Check<'_> {
             Stmt::RegisterClear { register, .. } => {
                 self.in_range("register", register.index(), pl.registers.len())
             }
-            Stmt::Advance(e) | Stmt::Verify { cond: e, .. } | Stmt::CounterRange { cond: e } => {
-                self.expr(e)
-            }
+            Stmt::Advance(e) | Stmt::CounterRange { cond: e } => self.expr(e),
             Stmt::ChecksumAdd { checksum, inputs }
             | Stmt::ChecksumSubtract { checksum, inputs } => {
                 self.in_range("checksum", checksum.index(), pl.checksums.len())?;

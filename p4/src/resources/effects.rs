@@ -359,7 +359,6 @@ impl<'a> Collector<'a> {
             | Stmt::ExtractVarbit { .. }
             | Stmt::ExtractNext(_)
             | Stmt::Advance(_)
-            | Stmt::Verify { .. }
             | Stmt::CounterRange { .. }
             | Stmt::ChecksumAdd { .. }
             | Stmt::ChecksumSubtract { .. }

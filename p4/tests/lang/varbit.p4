@@ -5,7 +5,8 @@
    `varbit<64>` data and a fixed `tail` byte after it. By kind: 1 copies body.data into
    copy.data (a field assigned from another varbit), 2 invalidates the body, 3 copies the whole
    body header into body2; every TLV gets size = sizeInBytes(body). A length over the field's 64
-   bits is HeaderTooShort, a packet shorter than the length PacketTooShort: both dropped. */
+   bits ends the parse as `transition reject` (no error, no drop: bf-p4c's reject branch); a
+   packet shorter than the length is PacketTooShort, dropped. */
 #include <core.p4>
 #include <tna.p4>
 

@@ -300,7 +300,7 @@ fn reads_stmt(pl: &Pipeline, s: &Stmt, f: FieldRef, seen: &mut Vec<bool>) -> boo
                     .is_some_and(|ra| reads_block(pl, &ra.body, f, seen))
         }
         Stmt::Advance(x) => e(x, seen),
-        Stmt::Verify { cond, .. } | Stmt::CounterRange { cond } => e(cond, seen),
+        Stmt::CounterRange { cond } => e(cond, seen),
         Stmt::ChecksumAdd { inputs, .. }
         | Stmt::ChecksumSubtract { inputs, .. }
         | Stmt::ResubmitEmit { header: inputs }

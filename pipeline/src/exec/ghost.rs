@@ -58,7 +58,6 @@ pub const QLENGTH_MAX: u32 = (1 << 18) - 1;
 /// error (e.g. one register accessed twice) comes back as the pass's drop.
 pub fn run_ghost<T: Tracer>(
     g: &GhostEngines,
-    error_names: &[String],
     state: &mut PipeState,
     work: &mut GressWork,
     update: &GhostUpdate,
@@ -81,11 +80,11 @@ pub fn run_ghost<T: Tracer>(
         now,
     };
     if !T::ENABLED {
-        return pass(g, error_names, state, work, &inp, tr);
+        return pass(g, state, work, &inp, tr);
     }
     // Traced: the control's events only (not those of the empty parser and deparser).
     let mut rec = Recorder::default();
-    let drop = pass(g, error_names, state, work, &inp, &mut rec);
+    let drop = pass(g, state, work, &inp, &mut rec);
     for e in rec.events {
         if !matches!(
             e,
@@ -100,21 +99,10 @@ pub fn run_ghost<T: Tracer>(
 /// One pass of the ghost control on `tr`.
 fn pass<T: Tracer>(
     g: &GhostEngines,
-    error_names: &[String],
     state: &mut PipeState,
     work: &mut GressWork,
     inp: &PassInput<'_>,
     tr: &mut T,
 ) -> Option<PassDrop> {
-    run_gress(
-        &g.pl,
-        &g.eng,
-        error_names,
-        Gress::Ingress,
-        state,
-        work,
-        inp,
-        tr,
-    )
-    .drop
+    run_gress(&g.pl, &g.eng, Gress::Ingress, state, work, inp, tr).drop
 }

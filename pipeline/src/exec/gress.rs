@@ -198,7 +198,6 @@ fn put_words(base: *mut u8, words: &[u64; PREFIX_WORDS]) {
 pub fn run_gress<T: Tracer>(
     pl: &Pipeline,
     eng: &Engines,
-    error_names: &[String],
     gress: Gress,
     state: &mut PipeState,
     work: &mut GressWork,
@@ -206,19 +205,19 @@ pub fn run_gress<T: Tracer>(
     tr: &mut T,
 ) -> GressResult {
     if T::ENABLED {
-        return run_traced(pl, eng, error_names, gress, state, work, inp, tr);
+        return run_traced(pl, eng, gress, state, work, inp, tr);
     }
     #[cfg(feature = "native")]
     if let Some(n) = &eng.native {
         if let Some(nt) = tr.no_trace() {
             let e = n.gress(gress);
-            return run_pass(pl, eng, error_names, gress, state, work, inp, nt, e);
+            return run_pass(pl, eng, gress, state, work, inp, nt, e);
         }
     }
     if eng.tree {
-        return run_pass(pl, eng, error_names, gress, state, work, inp, tr, Tree);
+        return run_pass(pl, eng, gress, state, work, inp, tr, Tree);
     }
-    run_pass(pl, eng, error_names, gress, state, work, inp, tr, Flat)
+    run_pass(pl, eng, gress, state, work, inp, tr, Flat)
 }
 
 /// [`run_gress`] for a recording tracer.
@@ -227,7 +226,6 @@ pub fn run_gress<T: Tracer>(
 fn run_traced<T: Tracer>(
     pl: &Pipeline,
     eng: &Engines,
-    error_names: &[String],
     gress: Gress,
     state: &mut PipeState,
     work: &mut GressWork,
@@ -235,16 +233,16 @@ fn run_traced<T: Tracer>(
     tr: &mut T,
 ) -> GressResult {
     if eng.tree {
-        return run_pass(pl, eng, error_names, gress, state, work, inp, tr, Tree);
+        return run_pass(pl, eng, gress, state, work, inp, tr, Tree);
     }
     #[cfg(feature = "native")]
     if let Some(Ok(n)) = eng.native_traced(pl) {
         if let Some(rec) = tr.recorder() {
             let e = n.gress(gress);
-            return run_pass(pl, eng, error_names, gress, state, work, inp, rec, e);
+            return run_pass(pl, eng, gress, state, work, inp, rec, e);
         }
     }
-    run_pass(pl, eng, error_names, gress, state, work, inp, tr, Flat)
+    run_pass(pl, eng, gress, state, work, inp, tr, Flat)
 }
 
 /// [`run_gress`] on the tree interpreter whatever the tracer (the reference the flat program is
@@ -253,14 +251,13 @@ fn run_traced<T: Tracer>(
 pub fn run_gress_tree<T: Tracer>(
     pl: &Pipeline,
     eng: &Engines,
-    error_names: &[String],
     gress: Gress,
     state: &mut PipeState,
     work: &mut GressWork,
     inp: &PassInput<'_>,
     tr: &mut T,
 ) -> GressResult {
-    run_pass(pl, eng, error_names, gress, state, work, inp, tr, Tree)
+    run_pass(pl, eng, gress, state, work, inp, tr, Tree)
 }
 
 /// [`run_gress`] on the flat program whatever engine `eng` has (the native engine's
@@ -269,23 +266,12 @@ pub fn run_gress_tree<T: Tracer>(
 pub fn run_gress_flat(
     pl: &Pipeline,
     eng: &Engines,
-    error_names: &[String],
     gress: Gress,
     state: &mut PipeState,
     work: &mut GressWork,
     inp: &PassInput<'_>,
 ) -> GressResult {
-    run_pass(
-        pl,
-        eng,
-        error_names,
-        gress,
-        state,
-        work,
-        inp,
-        &mut NoTrace,
-        Flat,
-    )
+    run_pass(pl, eng, gress, state, work, inp, &mut NoTrace, Flat)
 }
 
 /// The three phases of a pass on one engine.
@@ -430,7 +416,6 @@ impl<T: Tracer> PassEngine<T> for &super::native::NativeGress<T> {
 fn run_pass<T: Tracer>(
     pl: &Pipeline,
     eng: &Engines,
-    error_names: &[String],
     gress: Gress,
     state: &mut PipeState,
     work: &mut GressWork,
@@ -481,7 +466,6 @@ fn run_pass<T: Tracer>(
         pl,
         eng,
         gress,
-        error_names,
         tables: &state.tables,
         rt: &mut state.rt,
         phv,
@@ -575,6 +559,8 @@ fn write_direct(geng: &GressEngines, gress: Gress, given: PassIntrinsics<'_>, ph
 fn fault_drop(e: Fault) -> PassDrop {
     match e {
         Fault::Parser(p) => PassDrop::ParserError(p),
+        // Only parser statements end a parse as a reject; elsewhere they are refused.
+        Fault::Reject => PassDrop::Program(ProgramError::ParserOnly),
         Fault::Program(p) => PassDrop::Program(*p),
     }
 }

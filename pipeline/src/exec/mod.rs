@@ -63,13 +63,9 @@ pub enum ParserFault {
     /// More state transitions than the hardware's parser would take (a loop).
     #[error("ParserTimeout")]
     Timeout,
-    /// `verify(false, error)` with the program's error code.
-    #[error("verify failed (error {0})")]
-    Verify(u16),
-    /// A varbit extract longer than the field (`error.HeaderTooShort`).
-    #[error("HeaderTooShort")]
-    HeaderTooShort,
-    /// A varbit extract of a length that is not whole bytes (`error.ParserInvalidArgument`).
+    /// A varbit extract of a length that is not whole bytes (`error.ParserInvalidArgument`),
+    /// from a length pisa evaluates as written (one bf-p4c cannot enumerate; an enumerable one
+    /// is refused at compile time).
     #[error("ParserInvalidArgument")]
     InvalidArgument,
     /// A `ParserCounter` loaded with a value above its `max`.
@@ -78,8 +74,9 @@ pub enum ParserFault {
 }
 
 impl ParserFault {
-    /// The `PARSER_ERROR_*` bit. Errors the hardware has no bit for (`verify` with a user error)
-    /// use `PARSER_ERROR_TIMEOUT_USER`, the bit Tofino reserves for user-visible parser errors.
+    /// The `PARSER_ERROR_*` bit. Errors the hardware has no bit for (an unaligned varbit
+    /// length) use `PARSER_ERROR_TIMEOUT_USER`, the bit Tofino reserves for user-visible parser
+    /// errors.
     pub fn bits(self) -> u16 {
         use parser_error_bits::*;
         match self {
@@ -87,11 +84,7 @@ impl ParserFault {
             ParserFault::NoMatch => NO_MATCH,
             ParserFault::StackOutOfBounds | ParserFault::CounterRange => CTR_RANGE,
             ParserFault::Timeout => TIMEOUT_HW,
-            // bf-p4c turns varbit length checks into parser `verify`s (its
-            // RewriteParserVerify pass): the user error bit, as for `verify`.
-            ParserFault::Verify(_) | ParserFault::HeaderTooShort | ParserFault::InvalidArgument => {
-                TIMEOUT_USER
-            }
+            ParserFault::InvalidArgument => TIMEOUT_USER,
         }
     }
 }
@@ -118,6 +111,10 @@ pub enum ProgramError {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Fault {
     Parser(ParserFault),
+    /// A parser statement ended the parse as `transition reject` does (no parser error, no
+    /// drop): a varbit length past the field, or a false `verify` on that length, which bf-p4c
+    /// turns into `reject` branches of the extract's state.
+    Reject,
     Program(Box<ProgramError>),
 }
 
@@ -519,8 +516,6 @@ pub struct Ctx<'a, T: Tracer> {
     pub pl: &'a Pipeline,
     pub eng: &'a Engines,
     pub gress: Gress,
-    /// The program's `error` enum names (for traces of `verify` failures).
-    pub error_names: &'a [String],
     pub tables: &'a [TableState],
     pub rt: &'a mut PipeRuntime,
     pub phv: &'a mut Phv,

@@ -58,6 +58,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 if let Err(e) = self.exec_block(&st.body, &[]) {
                     break 'run match e {
                         Fault::Parser(p) => ParseEnd::Error(p, state),
+                        Fault::Reject => ParseEnd::Reject,
                         // A malformed IR in the parser: treat like the hardware's no-match.
                         Fault::Program(_) => ParseEnd::Error(ParserFault::NoMatch, state),
                     };
@@ -72,7 +73,7 @@ impl<T: Tracer> Ctx<'_, T> {
                         Ok(Some(n)) => n,
                         Ok(None) => *default,
                         Err(Fault::Parser(p)) => break 'run ParseEnd::Error(p, state),
-                        Err(Fault::Program(_)) => {
+                        Err(Fault::Reject | Fault::Program(_)) => {
                             break 'run ParseEnd::Error(ParserFault::NoMatch, state)
                         }
                     },
@@ -136,8 +137,11 @@ impl<T: Tracer> Ctx<'_, T> {
     }
 
     /// The two-argument extract: the header's fixed bits around `bits` bits of its varbit
-    /// field, checked in the order of P4_16 §12.8.2 (the byte-multiple check is the one the
-    /// spec lets a target add; Tofino extracts whole bytes).
+    /// field. A length past the field ends the parse as `transition reject` (no error), before
+    /// the packet's length is looked at: bf-p4c makes such lengths `reject` branches of a
+    /// `select` on the length's variable, taken before any varbit bytes are extracted. A length
+    /// of part of a byte (only where the length is evaluated as written) is
+    /// `ParserInvalidArgument` (Tofino extracts whole bytes).
     fn extract_varbit(&mut self, h: crate::ir::HeaderId, bits: Value) -> ExecResult<()> {
         let pl = self.pl;
         let gp = self.pl_gress_static(pl);
@@ -148,15 +152,15 @@ impl<T: Tracer> Ctx<'_, T> {
         let start = info.byte_offset * 8;
         let pre = vb.field.offset - start;
         let post = info.byte_len * 8 - pre - u32::from(vb.field.width);
+        if bits > max {
+            return Err(Fault::Reject);
+        }
         if !bits.is_multiple_of(8) {
             return Err(Fault::Parser(ParserFault::InvalidArgument));
         }
         let need = u128::from(pre + post) + bits;
         if u128::from(self.cursor) + need > self.input.len() as u128 * 8 {
             return Err(Fault::Parser(ParserFault::PacketTooShort));
-        }
-        if bits > max {
-            return Err(Fault::Parser(ParserFault::HeaderTooShort));
         }
         let n = bits as u32;
         let at = self.cursor as u32;
@@ -241,12 +245,6 @@ impl<T: Tracer> Ctx<'_, T> {
                     return Err(Fault::Parser(ParserFault::PacketTooShort));
                 }
                 self.cursor = end as u64;
-            }
-            Stmt::Verify { cond, error } => {
-                let ok = self.eval(cond, params)? != 0;
-                if !ok {
-                    return Err(Fault::Parser(ParserFault::Verify(*error)));
-                }
             }
             Stmt::CounterRange { cond } => {
                 let above_max = self.eval(cond, params)? != 0;

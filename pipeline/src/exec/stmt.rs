@@ -133,7 +133,6 @@ impl<T: Tracer> Ctx<'_, T> {
             | Stmt::ExtractVarbit { .. }
             | Stmt::ExtractNext(_)
             | Stmt::Advance(_)
-            | Stmt::Verify { .. }
             | Stmt::CounterRange { .. }
             | Stmt::ChecksumAdd { .. }
             | Stmt::ChecksumSubtract { .. }

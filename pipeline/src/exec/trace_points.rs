@@ -6,7 +6,7 @@
 //! when [`Tracer::ENABLED`] is false.
 
 use super::parser::ParseEnd;
-use super::{Ctx, ParserFault};
+use super::Ctx;
 use crate::ir::{ActionId, Expr, FieldRef, Gress, Intrinsic, TableId, Value};
 use crate::names::Names;
 use crate::trace::{TraceEvent, TraceField, Tracer};
@@ -79,21 +79,11 @@ impl<T: Tracer> Ctx<'_, T> {
         match end {
             ParseEnd::Accept => self.tr.record(|| TraceEvent::ParserAccept),
             ParseEnd::Reject => self.tr.record(|| TraceEvent::ParserReject { state: name }),
-            ParseEnd::Error(f, _) => {
-                let error = match f {
-                    ParserFault::Verify(code) => self
-                        .error_names
-                        .get(code as usize)
-                        .cloned()
-                        .unwrap_or_else(|| f.to_string()),
-                    _ => f.to_string(),
-                };
-                self.tr.record(|| TraceEvent::ParserError {
-                    state: name,
-                    error,
-                    bits: f.bits(),
-                })
-            }
+            ParseEnd::Error(f, _) => self.tr.record(|| TraceEvent::ParserError {
+                state: name,
+                error: f.to_string(),
+                bits: f.bits(),
+            }),
         }
     }
 

@@ -18,7 +18,9 @@ pub enum DropReason {
     /// A `ParserCounter` loaded with a value above its `max`.
     ParserCounterRange,
     ParserTimeout,
-    ParserVerify,
+    /// A varbit length of part of a byte (evaluated as written; see
+    /// [`ParserFault::InvalidArgument`]).
+    ParserInvalidArgument,
     /// The program did something the hardware cannot (double register access, ...).
     ProgramError,
     /// Ingress `drop_ctl` bit 0.
@@ -54,7 +56,7 @@ impl DropReason {
         DropReason::ParserStackOutOfBounds,
         DropReason::ParserCounterRange,
         DropReason::ParserTimeout,
-        DropReason::ParserVerify,
+        DropReason::ParserInvalidArgument,
         DropReason::ProgramError,
         DropReason::IngressDropCtl,
         DropReason::EgressDropCtl,
@@ -77,7 +79,7 @@ impl DropReason {
             DropReason::ParserStackOutOfBounds => "parser_stack_out_of_bounds",
             DropReason::ParserCounterRange => "parser_counter_range",
             DropReason::ParserTimeout => "parser_timeout",
-            DropReason::ParserVerify => "parser_verify",
+            DropReason::ParserInvalidArgument => "parser_invalid_argument",
             DropReason::ProgramError => "program_error",
             DropReason::IngressDropCtl => "ingress_drop_ctl",
             DropReason::EgressDropCtl => "egress_drop_ctl",
@@ -100,10 +102,7 @@ impl DropReason {
             ParserFault::StackOutOfBounds => DropReason::ParserStackOutOfBounds,
             ParserFault::CounterRange => DropReason::ParserCounterRange,
             ParserFault::Timeout => DropReason::ParserTimeout,
-            // bf-p4c checks a varbit's length with parser `verify`s: counted as those.
-            ParserFault::Verify(_) | ParserFault::HeaderTooShort | ParserFault::InvalidArgument => {
-                DropReason::ParserVerify
-            }
+            ParserFault::InvalidArgument => DropReason::ParserInvalidArgument,
         }
     }
 }

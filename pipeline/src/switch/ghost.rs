@@ -115,7 +115,7 @@ impl Switch {
         let Some(work) = self.work_gh[pli].as_mut() else {
             return left;
         };
-        let drop = run_ghost(g, &sh.prog.errors.names, state, work, &update, now, tr);
+        let drop = run_ghost(g, state, work, &update, now, tr);
         if let Some(d) = drop {
             let detail = format!("ghost thread: {d:?}");
             self.record_drop(

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::exec::gress::{PassDrop, FRAME_CAPACITY};
 use crate::exec::tm_reads::{read, TmReads};
-use crate::exec::{run_gress, ParserFault, PassInput, PassIntrinsics};
+use crate::exec::{run_gress, PassInput, PassIntrinsics};
 use crate::ir::{Gress, Intrinsic, Target, Value};
 use crate::phv::Phv;
 use crate::tm::mirror::MirrorDest;
@@ -23,10 +23,6 @@ pub(crate) const FCS_LEN: usize = 4;
 
 fn pass_drop_reason(d: &PassDrop) -> (DropReason, Option<String>) {
     match d {
-        // Varbit length errors are counted as `verify`s: the detail says which.
-        PassDrop::ParserError(f @ (ParserFault::HeaderTooShort | ParserFault::InvalidArgument)) => {
-            (DropReason::from_parser(*f), Some(f.to_string()))
-        }
         PassDrop::ParserError(f) => (DropReason::from_parser(*f), None),
         PassDrop::Program(e) => (DropReason::ProgramError, Some(e.to_string())),
     }
@@ -113,7 +109,6 @@ impl Switch {
         let res = run_gress(
             pl,
             &engines[pli],
-            &prog.errors.names,
             Gress::Ingress,
             &mut self.pipes[pipe as usize],
             &mut self.work_ig[pli],
@@ -563,7 +558,6 @@ impl Switch {
         let res = run_gress(
             pl,
             &engines[pli],
-            &prog.errors.names,
             Gress::Egress,
             &mut self.pipes[pipe as usize],
             &mut self.work_eg[pli],

@@ -1,4 +1,4 @@
-//! Built-in functions: `verify`, `min`/`max`, `sizeInBits`, `funnel_shift_right`.
+//! Built-in functions: `verify` (removed, as bf-p4c does), `min`/`max`, `sizeInBits`, `funnel_shift_right`.
 
 use pipeline::ir::{self};
 
@@ -37,7 +37,9 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// `verify(cond, error)` in a parser.
+    /// `verify(cond, error)` in a parser: checked, then removed with a warning, as bf-p4c
+    /// does (`parde/extract_parser.cpp` drops it from TNA parsers, and its varbit pass no
+    /// longer folds a `verify` into the extract's branches): it has no effect on Tofino.
     fn verify_fn(
         &mut self,
         args: &'a [ast::Argument],
@@ -53,12 +55,15 @@ impl<'a> Lowerer<'a> {
         let [c, er] = args else {
             return Err(self.arg_count("verify", 2, args.len(), span));
         };
-        let cond = self.cond(&c.value)?;
-        let v = self.const_value(&er.value, &Ty::Error)?;
-        self.need_stmt(out, span, "verify")?.push(ir::Stmt::Verify {
-            cond,
-            error: v as u16,
-        });
+        self.cond(&c.value)?;
+        self.const_value(&er.value, &Ty::Error)?;
+        self.need_stmt(out, span, "verify")?;
+        self.warn(
+            Diagnostic::warning("bf-p4c removes `verify` from a TNA parser: it has no effect on Tofino")
+                .with_primary(span, "removed")
+                .with_note("bf-p4c warns `Parser \"verify\" is currently unsupported` and drops the statement: the packet is parsed on, with no parser error")
+                .with_help("test the condition in the control to act on it"),
+        );
         Ok(None)
     }
 

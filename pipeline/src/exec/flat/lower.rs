@@ -290,10 +290,6 @@ impl<'a> Lowerer<'a> {
                     Err(_) => Self::tree(s),
                 }
             }
-            Stmt::Verify { cond, error } if parser => Op::Verify {
-                cond: self.expr(cond),
-                error: *error,
-            },
             Stmt::ChecksumAdd { checksum, inputs } if parser => Op::ChecksumAdd {
                 checksum: checksum.0,
                 parts: self.cs_parts(inputs),

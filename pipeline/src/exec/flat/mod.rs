@@ -294,10 +294,6 @@ pub enum Op {
         elements: Box<[Op]>,
     },
     AdvanceConst(u64),
-    Verify {
-        cond: FExpr,
-        error: u16,
-    },
     ChecksumAdd {
         checksum: u32,
         parts: Box<[CsPart]>,

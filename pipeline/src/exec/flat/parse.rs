@@ -29,6 +29,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 if let Err(e) = self.fexec_block(fg, &st.body, &[]) {
                     break 'run match e {
                         Fault::Parser(p) => ParseEnd::Error(p, state),
+                        Fault::Reject => ParseEnd::Reject,
                         // A malformed IR in the parser: treat like the hardware's no-match.
                         Fault::Program(_) => ParseEnd::Error(ParserFault::NoMatch, state),
                     };
@@ -43,7 +44,7 @@ impl<T: Tracer> Ctx<'_, T> {
                         Ok(Some(n)) => n,
                         Ok(None) => *default,
                         Err(Fault::Parser(p)) => break 'run ParseEnd::Error(p, state),
-                        Err(Fault::Program(_)) => {
+                        Err(Fault::Reject | Fault::Program(_)) => {
                             break 'run ParseEnd::Error(ParserFault::NoMatch, state)
                         }
                     },

@@ -320,11 +320,6 @@ impl<T: Tracer> Ctx<'_, T> {
                 }
                 self.cursor = end;
             }
-            Op::Verify { cond, error } => {
-                if self.fval(cond, params)? == 0 {
-                    return Err(Fault::Parser(crate::exec::ParserFault::Verify(*error)));
-                }
-            }
             Op::ChecksumAdd {
                 checksum,
                 parts,

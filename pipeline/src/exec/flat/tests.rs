@@ -2,8 +2,8 @@
 //!
 //! Random programs (random expressions over every operator, slices, concatenations, casts,
 //! ternaries; random assignments, gateways, table applies with hit/miss and action_run branches,
-//! action calls, counters, `exit`/`return`) over a parser with selects, ranges, a reject, a
-//! `verify` and a checksum, and a deparser with a checksum update, run on random packets
+//! action calls, counters, `exit`/`return`) over a parser with selects, ranges, a reject and a
+//! checksum, and a deparser with a checksum update, run on random packets
 //! through each engine and the tree interpreter. Every pass must give the same result, deparsed bytes, PHV bytes,
 //! header validity, and at the end the same counters and table hit/miss counts.
 
@@ -433,16 +433,6 @@ fn program(r: &mut Rng) -> Program {
                     Stmt::Assign {
                         dst: Place::Field(f(19)),
                         value: Expr::ChecksumVerify(ChecksumId(0)),
-                    },
-                    Stmt::Verify {
-                        cond: Expr::Binary {
-                            op: BinOp::Ne,
-                            a: Box::new(Expr::Field(f(10))),
-                            b: Box::new(Expr::constant(0, 8)),
-                            width: 1,
-                            signed: false,
-                        },
-                        error: 7,
                     },
                 ],
                 transition: Transition::Select {
@@ -997,29 +987,19 @@ fn differential_with(
                 packet: &pkt,
                 now: 5 + i * TICK_NS,
             };
-            let names: &[String] = &[];
             let [s0, s1] = &mut st;
             let [w0, w1] = &mut work;
             let ig = Gress::Ingress;
             let (mut ta, mut tb) = (Recorder::new(), Recorder::new());
             let (a, b) = if traced {
-                let a = run_gress(pl, &eng, names, ig, s0, w0, &inp, &mut ta);
-                (
-                    a,
-                    run_gress_tree(pl, &eng, names, ig, s1, w1, &inp, &mut tb),
-                )
+                let a = run_gress(pl, &eng, ig, s0, w0, &inp, &mut ta);
+                (a, run_gress_tree(pl, &eng, ig, s1, w1, &inp, &mut tb))
             } else if flat {
-                let a = run_gress_flat(pl, &eng, names, ig, s0, w0, &inp);
-                (
-                    a,
-                    run_gress_tree(pl, &eng, names, ig, s1, w1, &inp, &mut NoTrace),
-                )
+                let a = run_gress_flat(pl, &eng, ig, s0, w0, &inp);
+                (a, run_gress_tree(pl, &eng, ig, s1, w1, &inp, &mut NoTrace))
             } else {
-                let a = run_gress(pl, &eng, names, ig, s0, w0, &inp, &mut NoTrace);
-                (
-                    a,
-                    run_gress_tree(pl, &eng, names, ig, s1, w1, &inp, &mut NoTrace),
-                )
+                let a = run_gress(pl, &eng, ig, s0, w0, &inp, &mut NoTrace);
+                (a, run_gress_tree(pl, &eng, ig, s1, w1, &inp, &mut NoTrace))
             };
             assert_eq!(a, b, "{pl:#?}\n{pkt:02x?}");
             let accessed = s1.rt.reg_stamp.contains(&s1.rt.epoch);
@@ -1214,8 +1194,8 @@ fn native_code_never_runs_on_a_phv_it_does_not_fit() {
         let [s0, s1] = &mut st;
         let [w0, w1] = &mut work;
         let ig = Gress::Ingress;
-        let a = run_gress(pl, &eng, &[], ig, s0, w0, &inp, &mut NoTrace);
-        let b = run_gress_flat(pl, &eng, &[], ig, s1, w1, &inp);
+        let a = run_gress(pl, &eng, ig, s0, w0, &inp, &mut NoTrace);
+        let b = run_gress_flat(pl, &eng, ig, s1, w1, &inp);
         assert_eq!(a, b);
         assert_eq!(w0.out, w1.out);
         assert_eq!(w0.phv.bytes(), w1.phv.bytes());
@@ -1319,16 +1299,16 @@ fn extern_differential(kind: EngineKind, traced: bool) {
         let (mut ta, mut tb) = (Recorder::new(), Recorder::new());
         let (a, b) = match (kind, traced) {
             (_, true) => (
-                run_gress(pl, &eng, &[], ig, s0, w0, &inp, &mut ta),
-                run_gress_tree(pl, &eng, &[], ig, s1, w1, &inp, &mut tb),
+                run_gress(pl, &eng, ig, s0, w0, &inp, &mut ta),
+                run_gress_tree(pl, &eng, ig, s1, w1, &inp, &mut tb),
             ),
             (EngineKind::Flat, false) => (
-                run_gress_flat(pl, &eng, &[], ig, s0, w0, &inp),
-                run_gress_tree(pl, &eng, &[], ig, s1, w1, &inp, &mut NoTrace),
+                run_gress_flat(pl, &eng, ig, s0, w0, &inp),
+                run_gress_tree(pl, &eng, ig, s1, w1, &inp, &mut NoTrace),
             ),
             _ => (
-                run_gress(pl, &eng, &[], ig, s0, w0, &inp, &mut NoTrace),
-                run_gress_tree(pl, &eng, &[], ig, s1, w1, &inp, &mut NoTrace),
+                run_gress(pl, &eng, ig, s0, w0, &inp, &mut NoTrace),
+                run_gress_tree(pl, &eng, ig, s1, w1, &inp, &mut NoTrace),
             ),
         };
         assert_eq!(a, b, "{pkt:02x?}");

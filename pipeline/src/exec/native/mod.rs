@@ -513,7 +513,6 @@ fn parser_in_place(p: &FParser) -> bool {
                 cond, then, els, ..
             } => pure(cond) && ok(then) && ok(els),
             Op::AdvanceConst(bits) => bits % 8 == 0,
-            Op::Verify { cond, .. } => pure(cond),
             Op::ChecksumAdd { parts, .. } => parts.iter().all(pure_part),
             Op::Exit | Op::Return => true,
             _ => false,

@@ -157,7 +157,6 @@ impl Gen<'_, '_> {
             Op::AdvanceConst(bits) if self.too_short.is_some() && *bits < 1 << 62 => {
                 self.advance(*bits)
             }
-            Op::Verify { cond, error } if self.state_var.is_some() => self.verify(cond, *error),
             Op::ChecksumAdd {
                 checksum,
                 parts,
@@ -303,16 +302,6 @@ impl Gen<'_, '_> {
         self.b.ins().brif(short, too_short, &[], fits, &[]);
         self.b.switch_to_block(fits);
         self.env_store(cur_off, end);
-    }
-
-    /// `verify(cond, error)`: a false condition ends the parse with the error.
-    fn verify(&mut self, cond: &FExpr, error: u16) {
-        let c = self.expr(cond);
-        let (fail, ok) = (self.b.create_block(), self.b.create_block());
-        self.b.ins().brif(c, ok, &[], fail, &[]);
-        self.b.switch_to_block(fail);
-        self.parse_error(super::parser::verify_kind(error));
-        self.b.switch_to_block(ok);
     }
 
     /// Whether a header copy's byte ranges are inside the PHV and apart (or the same).

@@ -12,33 +12,27 @@ use crate::exec::parser::MAX_PARSER_STEPS;
 use crate::exec::ParserFault;
 use crate::ir::{KeysetElem, NextState};
 
-/// Parse ends: accept, reject, an error the generated code found (fault kind in bits 8..16:
-/// 0 too short, 1 no match, 2 timeout, 3 `verify` with its error code in bits 16..32, 4 a
-/// full header stack), or a
-/// fault a fallback left in `Env::fault`. The state's index is in the high 32 bits.
+/// Parse ends: accept, reject, an error the generated code found (fault kind in bits 8..16: 0 too short, 1 no match,
+/// 2 timeout, 3 a full header stack), or a fault a fallback left in `Env::fault`. The state's
+/// index is in the high 32 bits.
 pub const END_ACCEPT: u64 = 0;
 pub const END_REJECT: u64 = 1;
 pub const END_ERROR: u64 = 2;
 pub const END_FAULT: u64 = 3;
 
-/// The generated code's fault kinds (bits 8..32 of an `END_ERROR`).
+/// The generated code's fault kinds (bits 8..16 of an `END_ERROR`); no other kind is
+/// generated.
 pub fn fault_of_kind(kind: u64) -> ParserFault {
     match kind & 0xff {
         0 => ParserFault::PacketTooShort,
         1 => ParserFault::NoMatch,
         2 => ParserFault::Timeout,
-        STACK_OUT_OF_BOUNDS => ParserFault::StackOutOfBounds,
-        _ => ParserFault::Verify((kind >> 8) as u16),
+        _ => ParserFault::StackOutOfBounds,
     }
 }
 
 /// The fault kind of `extract(stack.next)` on a full stack.
-pub const STACK_OUT_OF_BOUNDS: u64 = 4;
-
-/// The fault kind of `verify(false, error)`.
-pub const fn verify_kind(error: u16) -> u64 {
-    3 | ((error as u64) << 8)
-}
+pub const STACK_OUT_OF_BOUNDS: u64 = 3;
 
 /// Layout of a parse end code (see the constants above).
 pub const fn end_code(end: u64, kind: u64) -> u64 {

@@ -145,6 +145,7 @@ impl<T: Tracer> NativeGress<T> {
             END_ERROR => ParseEnd::Error(fault_of_kind((r >> 8) & 0xff_ffff), state),
             END_FAULT => match fault {
                 Some(Fault::Parser(p)) => ParseEnd::Error(p, state),
+                Some(Fault::Reject) => ParseEnd::Reject,
                 _ => ParseEnd::Error(ParserFault::NoMatch, state),
             },
             _ => ParseEnd::Error(ParserFault::NoMatch, state),
