@@ -375,12 +375,8 @@ fn write_filter(sw: &mut Switch, w: &super::model::FilterWrite) -> Result<(), Ap
             scale_down: w.scale_down.unwrap_or(0),
         }),
         FilterKind::Wred { .. } => {
+            // The spec is checked where every spec enters (`FilterSpec::validate`).
             let p = w.max_probability.unwrap_or(1.0);
-            if !(0.0..=1.0).contains(&p) {
-                return Err(ApplyError::Invalid(format!(
-                    "max_probability {p} is not between 0 and 1"
-                )));
-            }
             FilterSpec::Wred(WredSpec {
                 time_constant_ns: w.time_constant_ns.unwrap_or(0),
                 min_thresh: w.min_thresh.unwrap_or(0),
