@@ -365,7 +365,10 @@ mod tests {
         );
         assert_eq!(
             w(100, 100, 0.5),
-            Err(FilterSpecError::EqualThresholds { thresh: 100, p: 0.5 })
+            Err(FilterSpecError::EqualThresholds {
+                thresh: 100,
+                p: 0.5
+            })
         );
         // Whole percent, rounded up: 0.001 is 1 %, 0.995 is 100 %.
         assert_eq!(w(100, 200, 0.001), Ok(()));
@@ -384,7 +387,13 @@ mod tests {
         assert_eq!(l(1000, 5000), refused(1000, 5000));
         assert_eq!(l(1000, 3000), refused(1000, 3000));
         assert_eq!(l(0, 1000), refused(0, 1000));
-        for (g, d) in [(1000, 1000), (1000, 4000), (8000, 1000), (0, 0), (3, 3 << 20)] {
+        for (g, d) in [
+            (1000, 1000),
+            (1000, 4000),
+            (8000, 1000),
+            (0, 0),
+            (3, 3 << 20),
+        ] {
             assert_eq!(l(g, d), Ok(()), "{g} {d}");
         }
     }

@@ -186,7 +186,14 @@ impl Switch {
         let no_port = drop_ctl & 1 == 0 && written & 1 != 0 && !crate::devport::is_port(ucast);
         if no_port {
             let detail = Some(format!("unicast port {ucast}: a pipe has ports 0-71 only"));
-            self.record_drop(tr, now, port, Gress::Ingress, DropReason::NoSuchPort, detail);
+            self.record_drop(
+                tr,
+                now,
+                port,
+                Gress::Ingress,
+                DropReason::NoSuchPort,
+                detail,
+            );
         }
         if drop_ctl & 1 == 0 {
             if written & 1 != 0 && !no_port {
@@ -512,7 +519,10 @@ impl Switch {
             return;
         }
         if !crate::devport::is_port(port) {
-            let detail = Some(format!("{} to port {port}: a pipe has ports 0-71 only", copy.kind));
+            let detail = Some(format!(
+                "{} to port {port}: a pipe has ports 0-71 only",
+                copy.kind
+            ));
             self.record_drop(tr, now, port, Gress::Egress, DropReason::NoSuchPort, detail);
             return;
         }
