@@ -370,7 +370,8 @@ fn write_filter(sw: &mut Switch, w: &super::model::FilterWrite) -> Result<(), Ap
                 Some(super::model::LpfType::Rate) => LpfKind::Rate,
                 _ => LpfKind::Sample,
             },
-            gain_ns: w.gain_ns.unwrap_or(0),
+            // One constant alone is bf-rt's single time constant: both.
+            gain_ns: w.gain_ns.or(w.decay_ns).unwrap_or(0),
             decay_ns: w.decay_ns.or(w.gain_ns).unwrap_or(0),
             scale_down: w.scale_down.unwrap_or(0),
         }),
