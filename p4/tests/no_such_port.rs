@@ -3,23 +3,28 @@
 //! this counts what STF cannot see: each such copy is one `no_such_port` drop (a unicast port
 //! the ingress deparser cleared is not also a `no_destination` drop), the ports 0–71 of a pipe
 //! (CPU 64, recirculation 68–71) are ports, and a port of a pipe the switch lacks stays a
-//! `bad_egress_port` drop.
+//! `bad_egress_port` drop. Such a port cannot be configured either (CPU port, queues).
 
 use std::sync::Arc;
 
 use p4::compile::{compile_file, CompileOptions};
-use pipeline::switch::{DropReason, InFrame, Switch, SwitchConfig};
+use pipeline::api::ApiError;
+use pipeline::switch::{DropReason, InFrame, Switch, SwitchConfig, SwitchError, DEFAULT_QUEUE};
 use pipeline::tm::mirror::{MirrorDest, MirrorDirection, MirrorSession};
 
 /// A one-pipe switch running `tests/conformance/NAME.p4` (Tofino 1).
 fn switch(name: &str) -> Switch {
+    build(name, SwitchConfig::new(1)).expect("switch")
+}
+
+fn build(name: &str, cfg: SwitchConfig) -> Result<Switch, SwitchError> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/conformance")
         .join(name)
         .with_extension("p4");
     let c = compile_file(&path, &CompileOptions::default())
         .unwrap_or_else(|e| panic!("{}", e.render()));
-    Switch::new(Arc::new(c.program), SwitchConfig::new(1)).expect("switch")
+    Switch::new(Arc::new(c.program), cfg)
 }
 
 /// Sends one 62-byte frame on port 0 whose header field `f` (bytes 4–5) is `f`; returns the
@@ -77,4 +82,24 @@ fn a_mirror_copy_to_port_80_is_made_then_dropped_by_the_tm() {
     assert_eq!(stats.mirrors, 1);
     assert_eq!(stats.dropped(DropReason::NoSuchPort), 1);
     assert_eq!(stats.total_drops(), 1);
+}
+
+#[test]
+fn a_port_past_71_cannot_be_configured() {
+    let e = build(
+        "tm_ucast_no_such_port",
+        SwitchConfig::new(1).with_cpu_port(80),
+    )
+    .unwrap_err();
+    assert_eq!(e, SwitchError::NoSuchPort { port: 80 });
+    assert!(build(
+        "tm_ucast_no_such_port",
+        SwitchConfig::new(1).with_cpu_port(64)
+    )
+    .is_ok());
+    let mut sw = switch("tm_ucast_no_such_port");
+    let e = sw.port_queue_set(80, DEFAULT_QUEUE).unwrap_err();
+    assert!(matches!(e, ApiError::BadPort { port: 80 }), "{e:?}");
+    sw.port_queue_set(71, DEFAULT_QUEUE)
+        .expect("port 71 (recirculation) is a port");
 }
