@@ -1,7 +1,8 @@
 //! STF folders run on every engine (tree, flat, native): the conformance checks
 //! (`p4/tests/conformance/`, see its README; `tf2_*` programs compiled for Tofino 2), each with
 //! its table file where it has one, and the Tofino 2 programs of `p4/tests/stf_tf2/` (what
-//! `pisa stf --target tofino2` does). Expected bytes come from the hardware's documented
+//! `pisa stf --target tofino2` does), and the table files of `conformance/refused/`, which
+//! pisa must refuse as the SDE driver does. Expected bytes come from the hardware's documented
 //! behaviour, worked out independently of pisa (by hand in each script's comments).
 
 use std::path::{Path, PathBuf};
@@ -48,6 +49,34 @@ fn tofino2_stfs_pass_on_every_engine() {
     let programs = programs("stf_tf2");
     assert!(!programs.is_empty());
     run_on_every_engine(&programs, |_| Target::Tofino2);
+}
+
+/// `conformance/refused/`: table files whose specs the SDE driver refuses to encode (each file's
+/// comments name the source); pisa must refuse them too, on loading or applying.
+#[test]
+fn specs_the_driver_refuses_are_refused() {
+    let programs = programs("conformance/refused");
+    assert!(programs.len() >= 3, "{programs:?}");
+    for path in &programs {
+        let c = p4::compile::compile_file(path, &p4::compile::CompileOptions::default())
+            .unwrap_or_else(|e| panic!("{} does not compile:\n{}", path.display(), e.render()));
+        let tables = path.with_extension("tables.yaml");
+        let refused = match control::tables_file::load(&tables) {
+            Err(e) => e.to_string(),
+            Ok(t) => {
+                let mut sw = Switch::new(Arc::new(c.program), Default::default()).expect("switch");
+                match control::tables_file::apply(&mut sw, &t) {
+                    Err(e) => e.to_string(),
+                    Ok(_) => panic!("{}: accepted", tables.display()),
+                }
+            }
+        };
+        assert!(
+            refused.contains("filter"),
+            "{}: {refused}",
+            tables.display()
+        );
+    }
 }
 
 /// Each program with its `NAME.stf` (and `NAME.tables.yaml` when there is one), compiled for

@@ -1,7 +1,8 @@
 //! Device-port numbering, defined once for the whole of pisa: a TNA device port is 9 bits,
 //! pipe in bits 8:7 and the port within the pipe in bits 6:0; quad 16 of each pipe holds the
 //! CPU Ethernet port (pipe 0, 64–67) or recirculation, quad 17 packet generation or
-//! recirculation (68–71, 196–199, …).
+//! recirculation (68–71, 196–199, …). Ports 72–127 of a pipe do not exist ([`is_port`]), on
+//! Tofino 1 and Tofino 2 alike.
 
 /// Device ports there are (9 bits).
 pub const NUM_DEVPORTS: usize = 512;
@@ -12,6 +13,11 @@ pub const MAX_PIPES: u16 = 4;
 /// Ports per pipe (7 bits).
 pub const PORTS_PER_PIPE: u16 = 128;
 
+/// Ports that exist in each pipe: 0..=71 (18 quads; quad 16 and 17 hold the CPU Ethernet,
+/// recirculation and packet-generator ports). tofino-model `Queueing::enqueue`: "Valid port
+/// numbers per pipe are 0-71, anything outside of this range should be dropped".
+pub const PORTS_IN_PIPE: u16 = 72;
+
 /// The Tofino 1 CPU Ethernet port (pipe 0, quad 16).
 pub const CPU_ETH_PORT: u16 = 64;
 
@@ -19,6 +25,15 @@ pub const CPU_ETH_PORT: u16 = 64;
 #[inline]
 pub fn pipe_of(devport: u16) -> u16 {
     (devport >> 7) & 0x3
+}
+
+/// Whether `devport` names a port that exists in its pipe (port 0–71 of the pipe; whether the
+/// pipe itself exists depends on the switch's pipe count). The ingress deparser clears a
+/// unicast port that is not one (tofino-model `DeparserIngress::SetMetadata`: `(port & 0x7F)
+/// >= 72`), and the TM drops any copy sent to one (`Queueing::enqueue`), on both targets.
+#[inline]
+pub fn is_port(devport: u16) -> bool {
+    (devport as usize) < NUM_DEVPORTS && devport & 0x7f < PORTS_IN_PIPE
 }
 
 /// The device port of port `port` (0..=127) of pipe `pipe` (0..=3).
@@ -105,5 +120,12 @@ mod tests {
         assert!(parse("512").unwrap_err().contains("out of range"));
         assert!(parse("x").unwrap_err().contains("bad device port"));
         assert_eq!(pipes_of(&[130, 1, 3, 129]), vec![0, 1]);
+        // Ports 0–71 of each pipe exist (CPU 64, recirculation / pktgen 68–71 included).
+        for p in [0, 64, 68, 71, 128, 192 + 4, 199, 384 + 71] {
+            assert!(is_port(p), "{p}");
+        }
+        for p in [72, 80, 127, 128 + 72, 511, 512] {
+            assert!(!is_port(p), "{p}");
+        }
     }
 }

@@ -128,20 +128,30 @@ pub struct PipeState {
     pub rt: PipeRuntime,
 }
 
-/// Index of a counter/register/meter cell after the hardware's wrap: the index is masked to the
-/// array's power-of-two address space and, for arrays that are not a power of two, reduced modulo
-/// the size. Returns the index and whether it was out of range.
+/// Index of a counter/register/meter/filter cell as the hardware addresses it: the MAU has no
+/// modulo unit, the index's bits pick a RAM word, so an index past the array is masked to the
+/// array's power-of-two address space ([`cells_allocated`]) and, in an array whose size is not
+/// a power of two, lands in a cell the control plane never sees (index 13 of a 10-cell array is
+/// cell 13, not 3: bf-p4c allocates whole RAMs). Returns the cell and whether the index was out
+/// of the declared range (counted as an index wrap).
 #[inline]
 pub fn wrap_index(index: Value, size: u32) -> (u32, bool) {
     if size == 0 {
         return (0, true);
     }
-    if index < size as Value {
-        return (index as u32, false);
-    }
     let space = (size as u64).next_power_of_two() as Value;
-    let masked = (index & (space - 1)) as u32;
-    (masked % size, true)
+    ((index & (space - 1)) as u32, index >= size as Value)
+}
+
+/// Cells an indexed array of `size` cells holds: its power-of-two address space, the cells from
+/// `size` on reachable by the data plane ([`wrap_index`]) but not by the control plane.
+#[inline]
+pub fn cells_allocated(size: u32) -> usize {
+    if size == 0 {
+        0
+    } else {
+        (size as u64).next_power_of_two() as usize
+    }
 }
 
 /// The matched key fields (selector keys are hash inputs, not matched).
@@ -211,13 +221,13 @@ pub fn new_table_state(
 pub fn new_register_state(r: &ir::Register) -> RegisterState {
     let lo = (r.initial_lo & mask(r.width)) as u64;
     let hi = (r.initial_hi & mask(r.width)) as u64;
+    let n = match r.direct_table {
+        Some(_) => r.size as usize,
+        None => cells_allocated(r.size),
+    };
     RegisterState {
-        lo: vec![lo; r.size as usize],
-        hi: if r.paired {
-            vec![hi; r.size as usize]
-        } else {
-            Vec::new()
-        },
+        lo: vec![lo; n],
+        hi: if r.paired { vec![hi; n] } else { Vec::new() },
         log: 0,
         head: 0,
     }
@@ -226,14 +236,14 @@ pub fn new_register_state(r: &ir::Register) -> RegisterState {
 fn counter_size(pl: &Pipeline, c: &ir::Counter) -> usize {
     match c.direct_table {
         Some(t) => pl.tables.get(t.index()).map(|t| t.size).unwrap_or(c.size) as usize,
-        None => c.size as usize,
+        None => cells_allocated(c.size),
     }
 }
 
 fn meter_size(pl: &Pipeline, m: &ir::Meter) -> usize {
     match m.direct_table {
         Some(t) => pl.tables.get(t.index()).map(|t| t.size).unwrap_or(m.size) as usize,
-        None => m.size as usize,
+        None => cells_allocated(m.size),
     }
 }
 
@@ -302,7 +312,7 @@ impl PipeRuntime {
                 .map(|f| {
                     let n = match f.direct_table {
                         Some(t) => pl.tables.get(t.index()).map_or(f.size, |t| t.size),
-                        None => f.size,
+                        None => cells_allocated(f.size) as u32,
                     };
                     FilterArray::new(n)
                 })
@@ -338,12 +348,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wrap_index_masks_like_hardware() {
+    fn wrap_index_masks_like_hardware_with_no_modulo() {
         assert_eq!(wrap_index(5, 8), (5, false));
         assert_eq!(wrap_index(9, 8), (1, true));
         assert_eq!(wrap_index(1 << 40, 8), (0, true));
-        // Not a power of two: mask to 16 then reduce.
-        assert_eq!(wrap_index(13, 10), (3, true));
+        // Not a power of two: masked to 16, no modulo: index 13 is cell 13 (one the control
+        // plane does not see), 21 is cell 5.
+        assert_eq!(wrap_index(13, 10), (13, true));
+        assert_eq!(wrap_index(21, 10), (5, true));
+        assert_eq!(wrap_index(9, 10), (9, false));
         assert_eq!(wrap_index(0, 0), (0, true));
+        assert_eq!([0, 1, 8, 10, 16].map(cells_allocated), [0, 1, 8, 16, 16]);
     }
 }

@@ -370,17 +370,14 @@ fn write_filter(sw: &mut Switch, w: &super::model::FilterWrite) -> Result<(), Ap
                 Some(super::model::LpfType::Rate) => LpfKind::Rate,
                 _ => LpfKind::Sample,
             },
-            gain_ns: w.gain_ns.unwrap_or(0),
+            // One constant alone is bf-rt's single time constant: both.
+            gain_ns: w.gain_ns.or(w.decay_ns).unwrap_or(0),
             decay_ns: w.decay_ns.or(w.gain_ns).unwrap_or(0),
             scale_down: w.scale_down.unwrap_or(0),
         }),
         FilterKind::Wred { .. } => {
+            // The spec is checked where every spec enters (`FilterSpec::validate`).
             let p = w.max_probability.unwrap_or(1.0);
-            if !(0.0..=1.0).contains(&p) {
-                return Err(ApplyError::Invalid(format!(
-                    "max_probability {p} is not between 0 and 1"
-                )));
-            }
             FilterSpec::Wred(WredSpec {
                 time_constant_ns: w.time_constant_ns.unwrap_or(0),
                 min_thresh: w.min_thresh.unwrap_or(0),

@@ -319,7 +319,7 @@ pub struct RegisterWrite {
 
 /// One LPF or WRED cell's spec: an indexed filter's cell (`filter` + `index`), or a direct
 /// filter's cell by its table's entry (`table` + `key` [+ `priority`]). LPF fields: `type`
-/// (`rate` or `sample`), `gain_ns`, `decay_ns`, `scale_down`; WRED fields:
+/// (`rate` or `sample`), `gain_ns`, `decay_ns` (one alone sets both), `scale_down`; WRED fields:
 /// `time_constant_ns`, `min_thresh`, `max_thresh`, `max_probability`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]

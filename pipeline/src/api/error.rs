@@ -150,4 +150,9 @@ pub enum ApiError {
     QueueMap { port: u16, error: QidMapError },
     #[error("meter {name}: {error}")]
     Meter { name: String, error: MeterError },
+    #[error("filter {name}: {error}")]
+    Filter {
+        name: String,
+        error: crate::externs::filter::FilterSpecError,
+    },
 }

@@ -24,8 +24,13 @@ impl Switch {
         })
     }
 
-    /// A spec of the filter's own kind (an LPF spec for an LPF).
+    /// A spec of the filter's own kind (an LPF spec for an LPF) that the driver can encode
+    /// ([`FilterSpec::validate`]): every way a spec enters goes through here.
     fn check_spec(f: &ir::Filter, spec: &FilterSpec) -> Result<(), ApiError> {
+        spec.validate().map_err(|error| ApiError::Filter {
+            name: f.name.clone(),
+            error,
+        })?;
         match (f.kind, spec) {
             (FilterKind::Lpf, FilterSpec::Lpf(_))
             | (FilterKind::Wred { .. }, FilterSpec::Wred(_)) => Ok(()),

@@ -3,15 +3,16 @@
 //! digest queue.
 
 use super::ApiError;
-use crate::switch::{port_pipe, DigestMessage, Switch, NUM_DEVPORTS};
+use crate::switch::{port_pipe, DigestMessage, Switch};
 use crate::tm::mirror::{MirrorSession, MirrorSessions};
 use crate::tm::pre::Pre;
 use crate::tm::qid_map::PortQueues;
 use crate::tm::queue::{EgressQueue, QueueConfig, QueueStats};
 
 impl Switch {
+    /// A port of this switch: on one of its pipes, and one of the pipe's ports 0–71.
     fn check_port(&self, port: u16) -> Result<(), ApiError> {
-        if port as usize >= NUM_DEVPORTS || port_pipe(port) as usize >= self.pipes.len() {
+        if !crate::devport::is_port(port) || port_pipe(port) as usize >= self.pipes.len() {
             return Err(ApiError::BadPort { port });
         }
         Ok(())

@@ -1,8 +1,9 @@
 //! Stateful ALU: `RegisterAction.execute(index)` the way Tofino runs it — read the cell's
 //! word(s), run the action body on them (`RegValue` / `RegOutput`), write the words back, return
 //! the output (Tofino 2: up to four outputs). One register may be accessed once per packet pass;
-//! a second access is a program error. Out-of-range indices wrap like the hardware's address
-//! mask and are counted. Tofino 2's `Register.clear` sets every cell.
+//! a second access is a program error. Out-of-range indices are masked to the array's
+//! power-of-two address space, no modulo (`state::wrap_index`), and counted. Tofino 2's
+//! `Register.clear` sets every cell.
 
 use super::{Ctx, ExecResult, Fault, ProgramError, RegCtx};
 use crate::ir::{CounterOp, Expr, Register, RegisterAction, RegisterActionId, RegisterId, Value};

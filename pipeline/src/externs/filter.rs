@@ -5,8 +5,8 @@
 //!   `Sample`: `V·decay + x·(1 − decay)`, with τ the gain time constant when `x > V`, the decay
 //!   one otherwise. `V` saturates at 2³² − 1; the output is `V >> scale_down`.
 //! - WRED: an average of the input kept the same way as a sampled LPF (τ the spec's time
-//!   constant); below `min` the packet is not dropped, at or above `max` it is, in between it is
-//!   dropped with a probability rising linearly to `max_probability`.
+//!   constant); at or below `min` the packet is not dropped, above `max` it is, in between it
+//!   is dropped with a probability rising linearly to `max_probability` (reached at `max`).
 //!
 //! A cell whose spec the control plane never wrote passes its input through (LPF) or never
 //! drops (WRED).
@@ -48,6 +48,68 @@ pub struct WredSpec {
 pub enum FilterSpec {
     Lpf(LpfSpec),
     Wred(WredSpec),
+}
+
+/// A spec the SDE driver refuses to encode (bf-drivers `pipe_mgr_meter_drv_workflows.c`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FilterSpecError {
+    #[error("max_probability {0} is not between 0 and 1")]
+    ProbabilityRange(f64),
+    #[error(
+        "max_probability 0 is not supported for WRED (the driver rounds it up to whole percent \
+         and refuses 0 %)"
+    )]
+    ZeroProbability,
+    #[error(
+        "min_thresh = max_thresh = {thresh} needs max_probability 1 (one threshold, everything \
+         above it dropped), not {p}"
+    )]
+    EqualThresholds { thresh: u32, p: f64 },
+    #[error(
+        "gain_ns {gain} and decay_ns {decay} cannot share the LPF's one time-constant mantissa: \
+         give equal constants or ones that differ by a power of two (e.g. 1000 and 4000)"
+    )]
+    LpfMantissa { gain: u64, decay: u64 },
+}
+
+impl FilterSpec {
+    /// Refuses what the driver cannot encode: WRED (`pipe_mgr_meter_compute_wred_params`) with
+    /// a drop probability of 0 % (whole percent, rounded up), or with `min_thresh ==
+    /// max_thresh` and a probability under 100 %; an LPF (`pipe_mgr_meter_tof_encode_lpf_spec`)
+    /// whose gain and decay constants do not share the RAM word's one 9-bit mantissa. Which
+    /// pairs share it depends on the chip's clock; pisa has none and accepts the pairs that
+    /// share it at any clock: equal, or one a power-of-two multiple of the other.
+    pub fn validate(&self) -> Result<(), FilterSpecError> {
+        match *self {
+            FilterSpec::Lpf(s) => {
+                let (lo, hi) = (s.gain_ns.min(s.decay_ns), s.gain_ns.max(s.decay_ns));
+                let shared = lo == hi || (lo > 0 && hi % lo == 0 && (hi / lo).is_power_of_two());
+                if !shared {
+                    return Err(FilterSpecError::LpfMantissa {
+                        gain: s.gain_ns,
+                        decay: s.decay_ns,
+                    });
+                }
+            }
+            FilterSpec::Wred(s) => {
+                let p = s.max_probability;
+                if !(0.0..=1.0).contains(&p) {
+                    return Err(FilterSpecError::ProbabilityRange(p));
+                }
+                let percent = (p * 100.0).ceil();
+                if percent == 0.0 {
+                    return Err(FilterSpecError::ZeroProbability);
+                }
+                if s.min_thresh == s.max_thresh && percent != 100.0 {
+                    return Err(FilterSpecError::EqualThresholds {
+                        thresh: s.min_thresh,
+                        p,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -168,10 +230,13 @@ impl FilterArray {
         cell.last_ns = now_ns;
         cell.seen = true;
         let (avg, lo, hi) = (cell.value, f64::from(s.min_thresh), f64::from(s.max_thresh));
-        if avg < lo {
-            false
-        } else if avg >= hi {
+        // tofino-model `calculate_red_action_data`: a drop when the average is above a random
+        // threshold between min and max, so certainly only above max; at max itself the
+        // probability is `max_probability`, at min (or min = max) nothing drops.
+        if avg > hi {
             true
+        } else if avg <= lo {
+            false
         } else {
             rng.chance(s.max_probability * (avg - lo) / (hi - lo))
         }
@@ -250,5 +315,86 @@ mod tests {
         // At the midpoint: 0.25 of the packets.
         let drops = (0..4000).filter(|k| a.wred(0, 150, 3 + k, &mut r)).count();
         assert!((800..1200).contains(&drops), "{drops}");
+    }
+
+    fn wred(min: u32, max: u32, p: f64) -> FilterArray {
+        let mut a = FilterArray::new(1);
+        let spec = WredSpec {
+            time_constant_ns: 0,
+            min_thresh: min,
+            max_thresh: max,
+            max_probability: p,
+        };
+        assert!(a.set(0, FilterSpec::Wred(spec)));
+        a
+    }
+
+    /// The hardware drops for certain only above `max_thresh` (tofino-model
+    /// `calculate_red_action_data`: `Q > level_max`); at `max_thresh` the drop probability is
+    /// `max_probability`.
+    #[test]
+    fn wred_at_exactly_max_thresh_drops_with_max_probability() {
+        let mut a = wred(100, 200, 0.1);
+        let mut r = Random::new(3);
+        let drops = (0..4000).filter(|k| a.wred(0, 200, k + 1, &mut r)).count();
+        assert!((300..500).contains(&drops), "{drops}");
+        assert!(a.wred(0, 201, 5000, &mut r));
+        // One threshold (min = max, probability 1): at it nothing drops, above it all.
+        let mut b = wred(50, 50, 1.0);
+        assert!(!(0..100).any(|k| b.wred(0, 50, k + 1, &mut r)));
+        assert!((0..100).all(|k| b.wred(0, 51, 200 + k, &mut r)));
+    }
+
+    /// What bf-drivers refuses to encode: WRED at 0 %, min = max below 100 %, an LPF whose
+    /// gain and decay constants do not share one mantissa.
+    #[test]
+    fn specs_the_driver_refuses_are_refused() {
+        let w = |min, max, p| {
+            FilterSpec::Wred(WredSpec {
+                time_constant_ns: 1000,
+                min_thresh: min,
+                max_thresh: max,
+                max_probability: p,
+            })
+            .validate()
+        };
+        assert_eq!(w(100, 200, 0.0), Err(FilterSpecError::ZeroProbability));
+        assert_eq!(
+            w(100, 200, 1.5),
+            Err(FilterSpecError::ProbabilityRange(1.5))
+        );
+        assert_eq!(
+            w(100, 100, 0.5),
+            Err(FilterSpecError::EqualThresholds {
+                thresh: 100,
+                p: 0.5
+            })
+        );
+        // Whole percent, rounded up: 0.001 is 1 %, 0.995 is 100 %.
+        assert_eq!(w(100, 200, 0.001), Ok(()));
+        assert_eq!(w(100, 100, 1.0), Ok(()));
+        assert_eq!(w(100, 100, 0.995), Ok(()));
+        let l = |gain, decay| {
+            FilterSpec::Lpf(LpfSpec {
+                kind: LpfKind::Sample,
+                gain_ns: gain,
+                decay_ns: decay,
+                scale_down: 0,
+            })
+            .validate()
+        };
+        let refused = |gain, decay| Err(FilterSpecError::LpfMantissa { gain, decay });
+        assert_eq!(l(1000, 5000), refused(1000, 5000));
+        assert_eq!(l(1000, 3000), refused(1000, 3000));
+        assert_eq!(l(0, 1000), refused(0, 1000));
+        for (g, d) in [
+            (1000, 1000),
+            (1000, 4000),
+            (8000, 1000),
+            (0, 0),
+            (3, 3 << 20),
+        ] {
+            assert_eq!(l(g, d), Ok(()), "{g} {d}");
+        }
     }
 }

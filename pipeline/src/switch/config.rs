@@ -91,6 +91,8 @@ pub enum SwitchError {
     PipeCount(u16),
     #[error("port {port} is on pipe {pipe}, but the switch has {pipes} pipes")]
     PortOutOfRange { port: u16, pipe: u16, pipes: u16 },
+    #[error("port {port} does not exist: each pipe has ports 0-71 (72-127 are not ports)")]
+    NoSuchPort { port: u16 },
     #[error("the program has no pipelines")]
     NoPipeline,
     #[error(transparent)]
@@ -207,6 +209,8 @@ impl SwitchConfig {
                     pipe,
                     pipes: self.pipes,
                 })
+            } else if !crate::devport::is_port(port) {
+                Err(SwitchError::NoSuchPort { port })
             } else {
                 Ok(())
             }

@@ -45,10 +45,15 @@ pub enum DropReason {
     NoCpuPort,
     /// A mirror the pass asked for, suppressed by its `drop_ctl` bit 2 ("no mirror").
     MirrorDropCtl,
+    /// A copy (unicast, replica, mirror, copy to CPU) to port 72–127 of a pipe: each pipe has
+    /// ports 0–71 only and the TM drops the rest (tofino-model `Queueing::enqueue`); a unicast
+    /// port there is cleared by the ingress deparser, the packet going on as multicast only
+    /// when it has a group ([`crate::devport::is_port`]).
+    NoSuchPort,
 }
 
 impl DropReason {
-    pub const COUNT: usize = 19;
+    pub const COUNT: usize = 20;
     pub const ALL: [DropReason; DropReason::COUNT] = [
         DropReason::BadIngressPort,
         DropReason::ParserPacketTooShort,
@@ -69,6 +74,7 @@ impl DropReason {
         DropReason::BadEgressPort,
         DropReason::NoCpuPort,
         DropReason::MirrorDropCtl,
+        DropReason::NoSuchPort,
     ];
 
     pub fn name(self) -> &'static str {
@@ -92,6 +98,7 @@ impl DropReason {
             DropReason::BadEgressPort => "bad_egress_port",
             DropReason::NoCpuPort => "no_cpu_port",
             DropReason::MirrorDropCtl => "mirror_drop_ctl",
+            DropReason::NoSuchPort => "no_such_port",
         }
     }
 

@@ -1,7 +1,8 @@
 //! The packet's way through the switch: ingress pass, the traffic manager's post-ingress
 //! decisions (digest, then resubmit, or else mirror + unicast / multicast / copy-to-CPU, with
-//! `drop_ctl`: bit 0 drops the packet, bit 1 its copy to the CPU, bit 2 its mirror), per-port
-//! queues, egress pass, egress mirroring, and output or recirculation.
+//! `drop_ctl`: bit 0 drops the packet, bit 1 its copy to the CPU, bit 2 its mirror; a copy to
+//! a port that does not exist is dropped, [`crate::devport::is_port`]), per-port queues,
+//! egress pass, egress mirroring, and output or recirculation.
 
 use super::{
     port_pipe, DigestMessage, DropReason, EgressCopy, OutFrame, Pending, Shared, Switch,
@@ -175,8 +176,22 @@ impl Switch {
             self.pass_mirror(sh, Gress::Ingress, pli, session, (pkt, &pkt_out), at, tr);
         }
         let mut sent = false;
+        // The ingress deparser clears a unicast port that is not a port (72–127 of a pipe):
+        // the packet goes on to its multicast groups only, or is gone.
+        let no_port = drop_ctl & 1 == 0 && written & 1 != 0 && !crate::devport::is_port(ucast);
+        if no_port {
+            let detail = Some(format!("unicast port {ucast}: a pipe has ports 0-71 only"));
+            self.record_drop(
+                tr,
+                now,
+                port,
+                Gress::Ingress,
+                DropReason::NoSuchPort,
+                detail,
+            );
+        }
         if drop_ctl & 1 == 0 {
-            if written & 1 != 0 {
+            if written & 1 != 0 && !no_port {
                 sent = true;
                 tr.record(|| TraceEvent::Unicast { port: ucast });
                 let copy = EgressCopy {
@@ -208,7 +223,7 @@ impl Switch {
                 }
             }
         }
-        if !sent {
+        if !sent && !no_port {
             let reason = if drop_ctl & 1 != 0 {
                 DropReason::IngressDropCtl
             } else {
@@ -496,6 +511,14 @@ impl Switch {
                 DropReason::BadEgressPort,
                 None,
             );
+            return;
+        }
+        if !crate::devport::is_port(port) {
+            let detail = Some(format!(
+                "{} to port {port}: a pipe has ports 0-71 only",
+                copy.kind
+            ));
+            self.record_drop(tr, now, port, Gress::Egress, DropReason::NoSuchPort, detail);
             return;
         }
         let adm = self.queues[port as usize].enqueue(now, pkt.len() as u32);
