@@ -475,7 +475,12 @@ fn native_exact_lookups_follow_table_changes_as_flat_does() {
         .into_iter()
         .map(|e| switch_with(Options::default(), SwitchConfig::new(1).with_engine(e)))
         .collect();
-    assert_eq!(sws[0].engine(), EngineKind::Native, "{:?}", sws[0].engine_error());
+    assert_eq!(
+        sws[0].engine(),
+        EngineKind::Native,
+        "{:?}",
+        sws[0].engine_error()
+    );
     let key = |m: u64| [("hdr.ethernet.dst_addr", KeyMatch::Exact(m as Value))];
     type Step = Box<dyn Fn(&mut Switch)>;
     let steps: Vec<(Step, [Option<u16>; 2])> = vec![
@@ -513,7 +518,11 @@ fn native_exact_lookups_follow_table_changes_as_flat_does() {
             let mut got = Vec::new();
             for mac in [MAC_A, MAC_B] {
                 let out = run(sw, 1, &eth_frame(mac, SRC, 0x9000));
-                got.push(out.iter().map(|f| (f.port, f.bytes.clone())).collect::<Vec<_>>());
+                got.push(
+                    out.iter()
+                        .map(|f| (f.port, f.bytes.clone()))
+                        .collect::<Vec<_>>(),
+                );
             }
             let ports: Vec<Option<u16>> = got.iter().map(|o| o.first().map(|f| f.0)).collect();
             assert_eq!(ports, want, "step {i}");
