@@ -451,6 +451,95 @@ fn tofino1_recirculation_quad_loops_back_unless_front_panel() {
 }
 
 #[test]
+fn front_panel_set_on_a_running_switch_stops_recirculation() {
+    // The switch keeps its loopback ports as a bitmap: `Switch::set_front_panel` must reach it.
+    let (prog, _) = l2_program(Options::default());
+    let mut sw = Switch::new(prog, SwitchConfig::new(1)).unwrap();
+    fwd(&mut sw, MAC_A, LOOPBACK_PORT);
+    let ports = |out: Vec<OutFrame>| out.iter().map(|f| f.port).collect::<Vec<_>>();
+    let frame = eth_frame(MAC_A, SRC, 0x9000);
+    assert_eq!(ports(run(&mut sw, 1, &frame)), vec![3]);
+    assert_eq!(sw.stats().recirculations, 1);
+    sw.set_front_panel(LOOPBACK_PORT);
+    assert_eq!(ports(run(&mut sw, 1, &frame)), vec![LOOPBACK_PORT]);
+    assert_eq!(sw.stats().recirculations, 1);
+}
+
+/// The native engine's exact lookups (the action record read beside the key) follow every
+/// control-plane change as the flat engine does: hits, misses to a default with data, modifies,
+/// deletes and re-adds give the same frames, hit/miss counts and direct counter.
+#[test]
+fn native_exact_lookups_follow_table_changes_as_flat_does() {
+    use pipeline::exec::EngineKind;
+    let mut sws: Vec<Switch> = [EngineKind::Native, EngineKind::Flat]
+        .into_iter()
+        .map(|e| switch_with(Options::default(), SwitchConfig::new(1).with_engine(e)))
+        .collect();
+    assert_eq!(
+        sws[0].engine(),
+        EngineKind::Native,
+        "{:?}",
+        sws[0].engine_error()
+    );
+    let key = |m: u64| [("hdr.ethernet.dst_addr", KeyMatch::Exact(m as Value))];
+    type Step = Box<dyn Fn(&mut Switch)>;
+    let steps: Vec<(Step, [Option<u16>; 2])> = vec![
+        (Box::new(|sw| fwd(sw, MAC_A, 2)), [Some(2), None]),
+        (
+            Box::new(move |sw| {
+                let p = [("port", 5)];
+                sw.table_set_default(PipeSel::All, "forward", "set_port", &p)
+                    .unwrap()
+            }),
+            [Some(2), Some(5)],
+        ),
+        (
+            Box::new(move |sw| {
+                let p = [("port", 3)];
+                sw.table_modify(PipeSel::All, "forward", &key(MAC_A), None, "set_port", &p)
+                    .unwrap()
+            }),
+            [Some(3), Some(5)],
+        ),
+        (Box::new(|sw| fwd(sw, MAC_B, 4)), [Some(3), Some(4)]),
+        (
+            Box::new(move |sw| {
+                sw.table_delete(PipeSel::All, "forward", &key(MAC_A), None)
+                    .unwrap()
+            }),
+            [Some(5), Some(4)],
+        ),
+        (Box::new(|sw| fwd(sw, MAC_A, 6)), [Some(6), Some(4)]),
+    ];
+    for (i, (step, want)) in steps.iter().enumerate() {
+        let mut seen = Vec::new();
+        for sw in &mut sws {
+            step(sw);
+            let mut got = Vec::new();
+            for mac in [MAC_A, MAC_B] {
+                let out = run(sw, 1, &eth_frame(mac, SRC, 0x9000));
+                got.push(
+                    out.iter()
+                        .map(|f| (f.port, f.bytes.clone()))
+                        .collect::<Vec<_>>(),
+                );
+            }
+            let ports: Vec<Option<u16>> = got.iter().map(|o| o.first().map(|f| f.0)).collect();
+            assert_eq!(ports, want, "step {i}");
+            let counters: Vec<String> = sw.pipe_states()[0]
+                .rt
+                .counters
+                .iter()
+                .map(|c| format!("{:?} {:?}", c.packets, c.bytes))
+                .collect();
+            let hm = sw.table_hit_miss(PipeSel::All, "forward").unwrap();
+            seen.push((got, hm, counters));
+        }
+        assert_eq!(seen[0], seen[1], "step {i}: native and flat differ");
+    }
+}
+
+#[test]
 fn drop_action_sets_drop_ctl() {
     let mut sw = switch(Options::default());
     sw.table_add(

@@ -84,6 +84,30 @@ impl Default for SwitchConfig {
     }
 }
 
+/// Device ports that loop back, one bit each: [`SwitchConfig::is_loopback`] of every port
+/// ([`SwitchConfig::loopback_ports`]), kept by the switch beside its configuration and
+/// updated where that changes, so the packet path tests a bit instead of searching the
+/// configuration's port map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LoopbackPorts([u64; NUM_DEVPORTS / 64]);
+
+impl LoopbackPorts {
+    /// Whether `port` loops back (a port past the device ports never does).
+    #[inline]
+    pub(crate) fn get(&self, port: u16) -> bool {
+        let p = usize::from(port);
+        self.0.get(p / 64).is_some_and(|w| w >> (p % 64) & 1 != 0)
+    }
+
+    pub(crate) fn set(&mut self, port: u16, on: bool) {
+        let p = usize::from(port);
+        if let Some(w) = self.0.get_mut(p / 64) {
+            let bit = 1u64 << (p % 64);
+            *w = if on { *w | bit } else { *w & !bit };
+        }
+    }
+}
+
 /// A switch could not be assembled.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum SwitchError {
@@ -174,6 +198,16 @@ impl SwitchConfig {
             Some(l) => l,
             None => crate::devport::recirculates_by_default(target, port),
         }
+    }
+
+    /// Which device ports loop back on `target` ([`SwitchConfig::is_loopback`] of each), as
+    /// the bitmap the packet path reads.
+    pub(crate) fn loopback_ports(&self, target: crate::ir::Target) -> LoopbackPorts {
+        let mut m = LoopbackPorts([0; NUM_DEVPORTS / 64]);
+        for p in 0..NUM_DEVPORTS as u16 {
+            m.set(p, self.is_loopback(target, p));
+        }
+        m
     }
 
     /// The queue settings of `port`.

@@ -123,6 +123,8 @@ pub(crate) struct Shared<'a> {
 pub struct Switch {
     pub(crate) prog: Arc<Program>,
     pub(crate) cfg: SwitchConfig,
+    /// `cfg`'s loopback ports as a bitmap (the packet path's test; see [`config::LoopbackPorts`]).
+    pub(crate) loopback: config::LoopbackPorts,
     pub(crate) engines: Arc<[Engines]>,
     pub(crate) pipes: Vec<PipeState>,
     pub(crate) work_ig: Vec<GressWork>,
@@ -235,6 +237,7 @@ impl Switch {
             }
         }
         Ok(Switch {
+            loopback: cfg.loopback_ports(prog.target),
             prog,
             cfg,
             engines,
@@ -275,6 +278,8 @@ impl Switch {
     /// where the target loops it back by default ([`SwitchConfig::set_front_panel`]).
     pub fn set_front_panel(&mut self, port: u16) {
         self.cfg.set_front_panel(port);
+        let target = self.prog.target;
+        self.loopback.set(port, self.cfg.is_loopback(target, port));
     }
 
     /// The engine passes run on: the configured one, or the flat engine where

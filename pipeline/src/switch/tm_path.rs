@@ -637,7 +637,7 @@ impl Switch {
         if buf.len() < self.cfg.min_frame {
             buf.resize(self.cfg.min_frame, 0);
         }
-        if self.cfg.is_loopback(self.prog.target, port) {
+        if self.loopback.get(port) {
             if passes + 1 >= self.cfg.max_passes {
                 self.record_drop(tr, ts, port, Gress::Egress, DropReason::PassLimit, None);
                 self.give(buf);

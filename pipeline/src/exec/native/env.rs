@@ -375,6 +375,12 @@ pub unsafe extern "C" fn shim_apply<T: Tracer>(env: *mut Env<T>, table: u32, nke
     let n = (nkeys as usize).min(MAX_KEYS);
     // SAFETY: generated code stored all `nkeys` key values before calling.
     let key: &[Value] = unsafe { std::slice::from_raw_parts(env.key.as_ptr().cast(), n) };
+    match ts.table.lookup_inline(key) {
+        Some(found) if found.is_some() || ts.default.args.len() <= MAX_ARGS => {
+            return apply_inline(env, ctx, ts, table, key, found);
+        }
+        _ => {}
+    }
     let mut data = [0; INLINE_ARGS];
     let (hit, action, args) = match ts.table.lookup_call(key, &mut data, &ctx.rt.registers) {
         Some((h, action, args)) => (Some(h), action, args),
@@ -404,6 +410,48 @@ pub unsafe extern "C" fn shim_apply<T: Tracer>(env: *mut Env<T>, table: u32, nke
     env.saved_entry = ctx.entry;
     ctx.entry = hit;
     u64::from(action.0) | flags
+}
+
+/// The rest of [`shim_apply`] for a lookup [`crate::table::MatchTable::lookup_inline`]
+/// answered (`found`: the hit's handle, action and inline data, or a miss): the same
+/// counting, trace, running entry and action data, with the hit's data widened straight into
+/// `env.args` (at most `INLINE_ARGS` ≤ [`MAX_ARGS`] values; on a miss the caller checked
+/// that the default's data fits: no action runs here). `ts` is table `table`'s state.
+#[inline]
+fn apply_inline<T: Tracer>(
+    env: &mut Env<'_, '_, T>,
+    ctx: &mut Ctx<'_, T>,
+    ts: &crate::state::TableState,
+    table: u32,
+    key: &[Value],
+    found: Option<(EntryHandle, ActionId, &[u64])>,
+) -> u64 {
+    const _: () = assert!(INLINE_ARGS <= MAX_ARGS);
+    let (hit, action, n) = match found {
+        Some((h, action, data)) => {
+            for (slot, v) in env.args.iter_mut().zip(data) {
+                slot.write(Value::from(*v));
+            }
+            (Some(h), action, data.len())
+        }
+        None => {
+            let d = &ts.default;
+            for (slot, v) in env.args.iter_mut().zip(d.args.iter()) {
+                slot.write(*v);
+            }
+            (None, d.action, d.args.len().min(MAX_ARGS))
+        }
+    };
+    ts.record(hit, ctx.now);
+    if T::ENABLED {
+        // SAFETY: the first `n` values of `env.args` were written just above.
+        let args: &[Value] = unsafe { std::slice::from_raw_parts(env.args.as_ptr().cast(), n) };
+        ctx.trace_table(TableId(table), key, hit.is_some(), action, args);
+    }
+    env.nargs = n as u64;
+    env.saved_entry = ctx.entry;
+    ctx.entry = hit;
+    u64::from(action.0) | if hit.is_some() { APPLY_HIT } else { 0 }
 }
 
 /// Whether the first `nkeys` of `env.key` match an entry of parser value set `set` (1) or
