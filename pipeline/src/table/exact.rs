@@ -172,7 +172,9 @@ impl ExactIndex {
     }
 
     /// The handle and, for keys of at most 64 bits, the action record stored beside the key.
-    #[inline]
+    /// Always inlined: with two callers (the flat engine's `lookup_call`, the native engine's
+    /// `lookup_inline`) the compiler stopped inlining it into the flat engine's hot path.
+    #[inline(always)]
     pub(super) fn lookup_record(&self, key: &[Value]) -> Option<(u32, Option<&HotAction>)> {
         if self.small() {
             let (h, hot) = self.small_map.get(self.packer.pack(key) as u64)?;
