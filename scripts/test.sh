@@ -33,7 +33,16 @@ start_install() {
     install_pid=$!
 }
 start_install
-trap '[ -z "$install_pid" ] || kill "$install_pid" 2>/dev/null || true' EXIT
+# On an early exit the build stops, its compilers first: a rustc left running after its cargo
+# would go on writing into target/release beside the next run's build (seen: a crate's rlib and
+# rmeta from two compilations, "required to be available in rlib format").
+stop_install() {
+    [ -n "$install_pid" ] || return 0
+    pkill -TERM -P "$install_pid" 2>/dev/null || true
+    kill "$install_pid" 2>/dev/null || true
+    wait "$install_pid" 2>/dev/null || true
+}
+trap stop_install EXIT
 wait_for_install() {
     [ -n "$install_pid" ] || return 0
     if ! wait "$install_pid"; then
