@@ -4,20 +4,19 @@
 //! the power-of-two address space, no modulo) is outside the control plane's view, the cells
 //! it does see are untouched, and each such access is counted in `index_wraps`.
 
+mod common;
+
 use std::sync::Arc;
 
-use p4::compile::{compile_file, CompileOptions};
+use common::compile_test_program;
 use pipeline::api::{ApiError, PipeSel};
 use pipeline::exec::EngineKind;
+use pipeline::ir::Target;
 use pipeline::switch::{InFrame, Switch, SwitchConfig};
 
 /// A switch running `tests/conformance/NAME.p4` on `engine`.
 fn switch(name: &str, engine: EngineKind) -> Switch {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/conformance")
-        .join(name)
-        .with_extension("p4");
-    let c = compile_file(&path, &CompileOptions::default())
+    let c = compile_test_program("conformance", &format!("{name}.p4"), Target::Tofino1, &[])
         .unwrap_or_else(|e| panic!("{}", e.render()));
     let cfg = SwitchConfig::new(1).with_engine(engine);
     let sw = Switch::new(Arc::new(c.program), cfg).expect("switch");

@@ -5,10 +5,13 @@
 //! (CPU 64, recirculation 68–71) are ports, and a port of a pipe the switch lacks stays a
 //! `bad_egress_port` drop. Such a port cannot be configured either (CPU port, queues).
 
+mod common;
+
 use std::sync::Arc;
 
-use p4::compile::{compile_file, CompileOptions};
+use common::compile_test_program;
 use pipeline::api::ApiError;
+use pipeline::ir::Target;
 use pipeline::switch::{DropReason, InFrame, Switch, SwitchConfig, SwitchError, DEFAULT_QUEUE};
 use pipeline::tm::mirror::{MirrorDest, MirrorDirection, MirrorSession};
 
@@ -18,11 +21,7 @@ fn switch(name: &str) -> Switch {
 }
 
 fn build(name: &str, cfg: SwitchConfig) -> Result<Switch, SwitchError> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/conformance")
-        .join(name)
-        .with_extension("p4");
-    let c = compile_file(&path, &CompileOptions::default())
+    let c = compile_test_program("conformance", &format!("{name}.p4"), Target::Tofino1, &[])
         .unwrap_or_else(|e| panic!("{}", e.render()));
     Switch::new(Arc::new(c.program), cfg)
 }
