@@ -386,8 +386,7 @@ pub unsafe extern "C" fn shim_apply<T: Tracer>(env: *mut Env<T>, table: u32, nke
         Some((h, action, args)) => (Some(h), action, args),
         None => (None, ts.default.action, &ts.default.args[..]),
     };
-    ts.record(hit, ctx.now);
-    ctx.trace_table(TableId(table), key, hit.is_some(), action, args);
+    note_apply(ctx, ts, table, key, hit, action, args);
     let flags = if hit.is_some() { APPLY_HIT } else { 0 };
     if args.len() > MAX_ARGS {
         // Too much data for the buffer: run the action here, on the context as generated
@@ -406,10 +405,7 @@ pub unsafe extern "C" fn shim_apply<T: Tracer>(env: *mut Env<T>, table: u32, nke
     for (slot, v) in env.args.iter_mut().zip(args) {
         slot.write(*v);
     }
-    env.nargs = args.len() as u64;
-    env.saved_entry = ctx.entry;
-    ctx.entry = hit;
-    u64::from(action.0) | flags
+    hand_over(env, ctx, hit, action, args.len())
 }
 
 /// The rest of [`shim_apply`] for a lookup [`crate::table::MatchTable::lookup_inline`]
@@ -442,12 +438,38 @@ fn apply_inline<T: Tracer>(
             (None, d.action, d.args.len().min(MAX_ARGS))
         }
     };
+    // SAFETY: the first `n` values of `env.args` were written just above.
+    let args: &[Value] = unsafe { std::slice::from_raw_parts(env.args.as_ptr().cast(), n) };
+    note_apply(ctx, ts, table, key, hit, action, args);
+    hand_over(env, ctx, hit, action, n)
+}
+
+/// What both ways of [`shim_apply`] do with a lookup's answer first: count the hit or miss
+/// and trace it (`args`: the action's data).
+#[inline]
+fn note_apply<T: Tracer>(
+    ctx: &mut Ctx<'_, T>,
+    ts: &crate::state::TableState,
+    table: u32,
+    key: &[Value],
+    hit: Option<EntryHandle>,
+    action: ActionId,
+    args: &[Value],
+) {
     ts.record(hit, ctx.now);
-    if T::ENABLED {
-        // SAFETY: the first `n` values of `env.args` were written just above.
-        let args: &[Value] = unsafe { std::slice::from_raw_parts(env.args.as_ptr().cast(), n) };
-        ctx.trace_table(TableId(table), key, hit.is_some(), action, args);
-    }
+    ctx.trace_table(TableId(table), key, hit.is_some(), action, args);
+}
+
+/// Hands `action` to the generated code, its `n` values of data already in `env.args`: the
+/// entry becomes the running one (the previous one saved). Answers the action id and flags.
+#[inline]
+fn hand_over<T: Tracer>(
+    env: &mut Env<'_, '_, T>,
+    ctx: &mut Ctx<'_, T>,
+    hit: Option<EntryHandle>,
+    action: ActionId,
+    n: usize,
+) -> u64 {
     env.nargs = n as u64;
     env.saved_entry = ctx.entry;
     ctx.entry = hit;
