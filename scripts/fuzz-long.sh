@@ -32,7 +32,7 @@ for t in $targets; do
         par=(-jobs="$jobs" -workers="$jobs")
     fi
     rm -f fuzz-[0-9]*.log
-    cargo fuzz run "${build[@]}" "$t" "fuzz/corpus/$t" -- -runs="$per_job" "${par[@]}" \
+    cargo fuzz run "${build[@]}" "$t" "fuzz/corpus/$t" "fuzz/seeds/$t" -- -runs="$per_job" "${par[@]}" \
         -rss_limit_mb=4096 -print_final_stats=1 >"$log" 2>&1 || {
         tail -n 40 "$log"
         echo "fuzz target $t failed; the input is under fuzz/artifacts/$t"

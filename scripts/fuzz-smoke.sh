@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs every fuzz target in fuzz/ briefly (PISA_FUZZ_SECONDS each, default 5) as a smoke test:
-# any crash or panic fails the run. Needs cargo-fuzz (installed here when missing) and libFuzzer's
+# Runs every fuzz target in fuzz/ briefly (PISA_FUZZ_SECONDS each, default 5) under libFuzzer,
+# from its corpus and committed seeds: any crash or panic fails the run. Not in CI (the
+# instrumented build of every crate is most of its time there); CI replays the seeds instead
+# (fuzz/targets/tests/replay.rs, part of `cargo test --workspace`). Needs cargo-fuzz (installed here when missing) and libFuzzer's
 # nightly-only flags, which the stable toolchain accepts with RUSTC_BOOTSTRAP=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +29,7 @@ for t in $targets; do
     mkdir -p "fuzz/corpus/$t"
     log="fuzz/$t.log"
     status=0
-    cargo fuzz run "${build[@]}" "$t" "fuzz/corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=4096 >"$log" 2>&1 || status=$?
+    cargo fuzz run "${build[@]}" "$t" "fuzz/corpus/$t" "fuzz/seeds/$t" -- -max_total_time="$secs" -rss_limit_mb=4096 >"$log" 2>&1 || status=$?
     grep -E "DONE|panicked|ERROR|SUMMARY" "$log" | tail -n 5 || true
     if [ "$status" != 0 ]; then
         tail -n 40 "$log"

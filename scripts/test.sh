@@ -4,8 +4,10 @@
 # 1. installs the Debian packages the tests use (only when running as root and something is
 #    missing),
 # 2. checks formatting and lints,
-# 3. runs every test of the workspace (unit, golden STF/pcap, frontend ok/err, namespace e2e),
-# 4. runs each fuzz target briefly when cargo-fuzz is available.
+# 3. runs every test of the workspace (unit, golden STF/pcap, frontend ok/err, namespace e2e,
+#    and every fuzz target replayed over its committed seeds and mutations of them:
+#    fuzz/targets/tests/replay.rs; the libFuzzer runs are scripts/fuzz-smoke.sh and
+#    scripts/fuzz-long.sh, by hand).
 #
 # Tests that need root (network namespaces, veth, AF_PACKET/AF_XDP/DPDK on them) or a package
 # (tshark, scapy) are `#[ignore = "needs ..."]`. As root (CI) they run, with
@@ -133,8 +135,4 @@ else
     cargo test --workspace --no-fail-fast
 fi
 
-if [ -x scripts/fuzz-smoke.sh ]; then
-    section "fuzz smoke"
-    scripts/fuzz-smoke.sh
-fi
 section "all passed"

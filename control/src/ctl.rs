@@ -2,7 +2,7 @@
 //! `op` (the table of ops is in the binary's `src/cmd/ctl.rs`), read into [`Request`]. Keys and
 //! action data travel as table-file text ([`texts`]) and are resolved against the program like a
 //! table file's (`crate::resolve`). Lives here, not in the binary, so that the fuzz target
-//! (`fuzz/fuzz_targets/control_ctl_request.rs`) reaches the same reader the server uses.
+//! (`fuzz/targets/src/control_ctl_request.rs`) reaches the same reader the server uses.
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! Entry points for the fuzz targets (`fuzz/fuzz_targets/control_*.rs`): arbitrary bytes as an
+//! Entry points for the fuzz targets (`fuzz/targets/src/control_*.rs`): arbitrary bytes as an
 //! STF script, a table file or a control-socket request line, read and their values parsed for
 //! every match kind. Must never
 //! panic; the return value only keeps the work from being optimised away.

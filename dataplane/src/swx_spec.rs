@@ -2,7 +2,7 @@
 //! (`struct`, `header`, `metadata`, `regarray`, `action`, `table`, `apply`; comments `;` and
 //! `//`): DPDK 22.11 exports no spec-file reader (its own parser only feeds code generation), so
 //! the interpreted SWX pipeline (`swx::spec`, cargo feature `dpdk`) is configured from what this
-//! reads. Pure, and built without DPDK so it can be fuzzed (`fuzz/fuzz_targets/swx_spec.rs`).
+//! reads. Pure, and built without DPDK so it can be fuzzed (`fuzz/targets/src/swx_spec.rs`).
 
 /// A spec line that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,10 +1,7 @@
-//! Fuzzes the control socket's request reader: arbitrary bytes as a request line give a request
-//! or a clear error, and every key, parameter and embedded table-file value parses or fails
-//! cleanly; never a panic.
+//! cargo-fuzz's binary for `fuzz_targets::control_ctl_request`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = control::fuzz::ctl_request(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::control_ctl_request::run(data));

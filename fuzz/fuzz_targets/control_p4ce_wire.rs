@@ -1,10 +1,7 @@
-//! Fuzzes the P4CE CM private-data formats (`hosts::p4ce::wire`, which the switch agent in
-//! `control::p4ce` parses too): the leader's group request, a replica's offer and the agent's
-//! reply parse or fail cleanly, and what parses re-encodes to the same value.
+//! cargo-fuzz's binary for `fuzz_targets::control_p4ce_wire`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    hosts::p4ce::wire::fuzz_parse(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::control_p4ce_wire::run(data));

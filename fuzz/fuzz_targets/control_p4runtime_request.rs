@@ -1,11 +1,7 @@
-//! Fuzzes P4Runtime request decoding and validation: arbitrary bytes as a Write, Read or
-//! StreamChannel message are checked against l2l3.p4's P4Info, applied to and read from a
-//! switch running it, and packet-outs/packet-ins go through the controller-header codec; a
-//! bad request gets a P4Runtime error, never a panic.
+//! cargo-fuzz's binary for `fuzz_targets::control_p4runtime_request`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = control::fuzz::p4runtime_request(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::control_p4runtime_request::run(data));

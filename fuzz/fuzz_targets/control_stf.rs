@@ -1,9 +1,7 @@
-//! Fuzzes the STF reader: arbitrary bytes as a script give statements or a parse error with
-//! line and column, and every value in them parses or fails cleanly; never a panic.
+//! cargo-fuzz's binary for `fuzz_targets::control_stf`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = control::fuzz::stf(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::control_stf::run(data));

@@ -1,9 +1,7 @@
-//! Fuzzes the table-file reader: arbitrary bytes as YAML give a table file or a positioned
-//! error, and every key, parameter and register value parses or fails cleanly; never a panic.
+//! cargo-fuzz's binary for `fuzz_targets::control_tables_file`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = control::fuzz::tables_file(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::control_tables_file::run(data));

@@ -1,22 +1,7 @@
-//! Fuzzes pcap replay: arbitrary bytes as a capture file must give frames, counted drops or
-//! a typed error, never a panic or a hang.
+//! cargo-fuzz's binary for `fuzz_targets::dataplane_pcap`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let input: Box<dyn std::io::Read + Send> = Box::new(std::io::Cursor::new(data.to_vec()));
-    let Ok(mut port) = dataplane::PcapPort::from_io("fuzz", Some(("fuzz", input)), None, false)
-    else {
-        return;
-    };
-    let mut batch = dataplane::FrameBatch::new(16);
-    // Each call either appends frames or reaches the end/an error; bound the loop anyway.
-    for _ in 0..10_000 {
-        batch.clear();
-        match dataplane::Port::recv_batch(&mut port, &mut batch, dataplane::Nanos(0)) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-    }
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::dataplane_pcap::run(data));

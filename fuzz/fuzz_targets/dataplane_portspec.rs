@@ -1,20 +1,7 @@
-//! Fuzzes the parsers of user-typed dataplane input: port specs (which must also round-trip
-//! through `Display`), link settings and lab YAML files. None may panic or hang.
+//! cargo-fuzz's binary for `fuzz_targets::dataplane_portspec`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    if let Ok(spec) = text.parse::<dataplane::PortSpec>() {
-        let again: dataplane::PortSpec = spec
-            .to_string()
-            .parse()
-            .expect("a parsed spec must re-parse from its Display form");
-        assert_eq!(again, spec);
-    }
-    let _ = text.parse::<dataplane::LinkConfig>();
-    let _ = dataplane::Lab::from_yaml(text);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::dataplane_portspec::run(data));

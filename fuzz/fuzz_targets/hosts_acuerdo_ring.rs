@@ -1,10 +1,7 @@
-//! Fuzzes Acuerdo's ring reader and message decoder (`hosts::acuerdo`): arbitrary ring
-//! memory, as a remote writer could leave it, yields records or nothing, and arbitrary
-//! messages decode or are refused, the core counting them; never a panic.
+//! cargo-fuzz's binary for `fuzz_targets::hosts_acuerdo_ring`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    hosts::acuerdo::fuzz_input(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::hosts_acuerdo_ring::run(data));

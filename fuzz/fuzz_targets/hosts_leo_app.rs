@@ -1,9 +1,7 @@
-//! Fuzzes LEO's application-file parser (`hosts::leo::app`): arbitrary bytes as an application
-//! YAML give a checked spec or a named error; never a panic.
+//! cargo-fuzz's binary for `fuzz_targets::hosts_leo_app`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    hosts::leo::app::fuzz_parse(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::hosts_leo_app::run(data));

@@ -1,9 +1,7 @@
-//! Fuzzes LEO's response header (`hosts::leo::jct`, Fig. 7): arbitrary response bytes decode
-//! to a header that re-encodes to the same bytes, or to nothing; never a panic.
+//! cargo-fuzz's binary for `fuzz_targets::hosts_leo_header`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    hosts::leo::jct::fuzz_decode(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::hosts_leo_header::run(data));

@@ -1,9 +1,7 @@
-//! Fuzzes LEO's message codec over RDMA (`hosts::leo::rdma`): arbitrary received bytes decode
-//! to a message that round-trips, or to nothing; never a panic.
+//! cargo-fuzz's binary for `fuzz_targets::hosts_leo_message`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    hosts::leo::rdma::fuzz_decode(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::hosts_leo_message::run(data));

@@ -1,11 +1,7 @@
-//! Fuzzes what a replica joining the running log parses of a leader's bytes: the join word
-//! (`hosts::mu::join`) and the snapshot it then READs (`hosts::p4ce::snapshot`); never a
-//! panic, and what decodes re-encodes to the same bytes.
+//! cargo-fuzz's binary for `fuzz_targets::hosts_mu_join`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    hosts::mu::join::fuzz_join_word(data);
-    hosts::p4ce::snapshot::fuzz_decode(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::hosts_mu_join::run(data));

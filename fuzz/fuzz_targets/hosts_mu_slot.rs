@@ -1,9 +1,7 @@
-//! Fuzzes the replicated log's slot decoder (`hosts::mu::slot`): arbitrary log memory, as a
-//! remote writer could leave it, decodes to a complete entry or to nothing; never a panic.
+//! cargo-fuzz's binary for `fuzz_targets::hosts_mu_slot`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    hosts::mu::slot::fuzz_decode(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::hosts_mu_slot::run(data));

@@ -1,9 +1,7 @@
-//! Fuzzes the `--late-replica N@TIME` argument parser (`hosts::p4ce::bench::LateReplica`):
-//! any text parses to a valid replica or is refused with a message; never a panic.
+//! cargo-fuzz's binary for `fuzz_targets::hosts_p4ce_late`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    hosts::p4ce::bench::fuzz_late_replica(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::hosts_p4ce_late::run(data));

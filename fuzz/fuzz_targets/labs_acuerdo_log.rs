@@ -1,10 +1,7 @@
-//! Fuzzes the reader of Acuerdo's delivery logs (`labs::acuerdo::bench::parse_log_line`,
-//! behind `pisa acuerdo check`): arbitrary text as a line parses or is refused; never a
-//! panic.
+//! cargo-fuzz's binary for `fuzz_targets::labs_acuerdo_log`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    labs::acuerdo::bench::fuzz_log_line(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::labs_acuerdo_log::run(data));

@@ -1,9 +1,7 @@
-//! Fuzzes the ZooKeeper reply parsing of the Figure 9 baseline (`labs::baselines::jute`):
-//! arbitrary bytes as a server's frames parse or are refused; never a panic.
+//! cargo-fuzz's binary for `fuzz_targets::labs_zk_jute`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    labs::baselines::jute::fuzz_replies(data);
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::labs_zk_jute::run(data));

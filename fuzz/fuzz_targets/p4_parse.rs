@@ -1,24 +1,7 @@
-//! Fuzz target: arbitrary bytes as a P4 source file must never panic the frontend's syntax
-//! half (preprocessor, lexer, parser); bad input only ever yields diagnostics. An input whose
-//! first byte is even is raw text; an odd one drives the structure-aware generator
-//! (`p4_gen.rs`: deep nesting and long chains past the frontend's limits).
+//! cargo-fuzz's binary for `fuzz_targets::p4_parse`, which fuzz/targets/src/ holds and describes;
+//! fuzz/targets/tests/replay.rs runs the same function in the test run.
 #![no_main]
 
-use libfuzzer_sys::arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 
-#[path = "p4_gen.rs"]
-mod p4_gen;
-
-fuzz_target!(|data: &[u8]| {
-    match data.split_first() {
-        Some((first, rest)) if first & 1 == 1 => {
-            if let Ok(text) = p4_gen::program(&mut Unstructured::new(rest)) {
-                p4::fuzz_parse(text.as_bytes());
-            }
-        }
-        _ => {
-            p4::fuzz_parse(data);
-        }
-    }
-});
+fuzz_target!(|data: &[u8]| fuzz_targets::p4_parse::run(data));

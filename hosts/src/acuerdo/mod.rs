@@ -32,7 +32,7 @@ pub use error::AcuerdoError;
 pub use msg::{Body, Diff, Message};
 pub use types::{Epoch, MsgHdr, Pid, Vote};
 
-/// The fuzz target's body (`fuzz/fuzz_targets/hosts_acuerdo_ring.rs`): arbitrary bytes as
+/// The fuzz target's body (`fuzz/targets/src/hosts_acuerdo_ring.rs`): arbitrary bytes as
 /// an incoming ring (as a remote writer could leave it) and as a message: every record the
 /// reader takes (after peeking at it, which must find the same) goes to a node's core, the
 /// message to another; never a panic.

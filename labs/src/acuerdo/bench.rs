@@ -392,7 +392,7 @@ pub fn check_log_dir(dir: &Path) -> Result<Agreement, String> {
     Ok(check(&logs, None))
 }
 
-/// The fuzz target's body (`fuzz/fuzz_targets/labs_acuerdo_log.rs`): arbitrary text as a
+/// The fuzz target's body (`fuzz/targets/src/labs_acuerdo_log.rs`): arbitrary text as a
 /// log line parses or is refused; never a panic.
 #[doc(hidden)]
 pub fn fuzz_log_line(data: &[u8]) {

@@ -117,7 +117,7 @@ pub fn frame_len(head: [u8; 4], max: usize) -> Result<usize, String> {
     Ok(n as usize)
 }
 
-/// The fuzz target's body (`fuzz/fuzz_targets/labs_zk_jute.rs`): arbitrary bytes as the
+/// The fuzz target's body (`fuzz/targets/src/labs_zk_jute.rs`): arbitrary bytes as the
 /// frames a ZooKeeper server could send; never a panic.
 #[doc(hidden)]
 pub fn fuzz_replies(data: &[u8]) {

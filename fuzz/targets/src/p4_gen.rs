@@ -4,13 +4,13 @@
 //! and length drawn from the input up to well past the frontend's limits (`p4/LIMITS.md`), so
 //! the fuzzer reaches them without having to grow 100 KB of text byte by byte.
 
-use libfuzzer_sys::arbitrary::{Result, Unstructured};
+use arbitrary::{Result, Unstructured};
 
 /// Largest depth or length generated: past every limit (`MAX_EXPR_DEPTH` is 2000).
 const MAX_SIZE: usize = 120_000;
 
 /// A TNA program whose ingress `apply` body is `BODY` (the limits tests' skeleton).
-const PROGRAM: &str = include_str!("../../p4/tests/limits_skeleton.p4");
+const PROGRAM: &str = include_str!("../../../p4/tests/limits_skeleton.p4");
 
 const BIN_OPS: &[&str] = &[
     "+", "-", "*", "/", "%", "|+|", "|-|", "&", "|", "^", "<<", ">>", "++", "==", "!=", "<", ">",
