@@ -102,6 +102,40 @@ impl<'a> Lowerer<'a> {
     }
 }
 
+impl Lowerer<'_> {
+    /// bf-p4c's `ErrorOnUnsupportedVarbitUse` refuses an assignment of a varbit field or of a
+    /// header holding one (`ty`, what is assigned); pisa copies it, with a warning.
+    pub(super) fn warn_varbit_assign(&mut self, ty: &Ty, span: Span) {
+        let what = match ty {
+            Ty::Varbit(_) => "cannot assign varbit field",
+            Ty::Header(_) if ty.has_varbit() => "cannot assign header that contains a varbit field",
+            _ => return,
+        };
+        self.warn(
+            Diagnostic::warning(format!("bf-p4c refuses this: {what}; pisa copies it"))
+                .with_primary(span, "assigned here")
+                .with_note("bf-p4c (midend/desugar_varbit_extract.cpp) does not support assigning values to varbit fields")
+                .with_help("split the header: assign its fixed fields only"),
+        );
+    }
+
+    /// bf-p4c refuses `setValid()` on a header holding a varbit field (its varbit would be
+    /// undefined); pisa makes it valid, with a warning.
+    pub(super) fn warn_varbit_set_valid(&mut self, ty: &Ty, span: Span) {
+        if !ty.has_varbit() {
+            return;
+        }
+        self.warn(
+            Diagnostic::warning(
+                "bf-p4c refuses this: cannot set header that contains a varbit field as valid",
+            )
+            .with_primary(span, "setValid on a header with a varbit field")
+            .with_note("bf-p4c (midend/desugar_varbit_extract.cpp) leaves such a header's varbit undefined and refuses it")
+            .with_help("split the header: set only a header of fixed fields valid"),
+        );
+    }
+}
+
 /// Whether `e` is constant arithmetic (+, −, ×, shifts, casts, slices) over header fields,
 /// the fields collected: what bf-p4c can enumerate into parser states.
 fn enumerable(e: &ir::Expr, fields: &mut Vec<FieldRef>) -> bool {
