@@ -17,7 +17,8 @@
 //!   `1.mantissa · 2^⌊log2 Δ⌋` cycles (its mantissa bits below the binary point dropped), a
 //!   power less when that would pass the present, and is never snapped to the present: the
 //!   "LPF inertia fix" (`meter_lpf_sat_ctl`) is off on Tofino 1 (`get_meter_lpf_sat_ctl` is
-//!   false there) and bf-asm never sets it on Tofino 2. `V` is computed on 33 bits and
+//!   false there) and bf-asm never sets it on Tofino 2 (nor `meter_time_scale`, so the
+//!   timestamp counts undivided cycles). `V` is computed on 33 bits and
 //!   saturates at 2³² − 1; the output is `V >> scale_down`.
 //!
 //! The model's one-cycle forwarding cases (the same cell in consecutive cycles) do not arise:
