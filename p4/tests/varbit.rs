@@ -2,8 +2,9 @@
 //! bf-p4c makes of it: a varbit longer than its field ends the parse as `transition reject`
 //! (bf-p4c's reject branch for that value of the length's variable: no error, no drop), a
 //! packet shorter than the length says is `PacketTooShort` (dropped), a length bf-p4c
-//! enumerates that is not whole bytes is refused at compile time, and one it cannot enumerate
-//! (evaluated as written) that is not whole bytes is `ParserInvalidArgument` (dropped).
+//! enumerates that is not whole bytes is refused at compile time, as is one of two variables,
+//! and one it cannot enumerate (evaluated as written) that is not whole bytes is
+//! `ParserInvalidArgument` (dropped).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -100,17 +101,41 @@ fn an_enumerable_length_of_part_of_a_byte_is_refused() {
 }
 
 #[test]
-fn a_length_of_two_fields_of_part_of_a_byte_is_an_invalid_argument() {
-    // Two fields: bf-p4c cannot enumerate it (pisa warns and evaluates it as written).
+fn a_length_of_two_fields_is_refused() {
+    // Was evaluated as written (ParserInvalidArgument for 12 bits): bf-p4c's
+    // enumerate_varbit_field_values refuses a length with more than one variable.
     let text = source().replace(
         "(bit<32>)hdr.tlv.len * 8",
         "((bit<32>)hdr.tlv.len + (bit<32>)hdr.tlv.size) * 4",
     );
     assert_ne!(text, source());
+    let Err(f) = compile_str("varbit.p4", &text, &CompileOptions::default()) else {
+        panic!("a length of two fields must be refused");
+    };
+    let err = f.render();
+    assert!(
+        err.contains("contains more than one variable")
+            && err.contains("`hdr.tlv.len` and `hdr.tlv.size`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_length_pisa_cannot_enumerate_of_part_of_a_byte_is_an_invalid_argument() {
+    // A length from the next byte (a lookahead, not a field bf-p4c enumerates): pisa warns and
+    // evaluates it as written; the body's first byte counts nibbles.
+    let text = source().replace(
+        "(bit<32>)hdr.tlv.len * 8",
+        "(bit<32>)pkt.lookahead<bit<8>>() * 4",
+    );
+    assert_ne!(text, source());
     let mut sw = switch(&text);
-    assert!(run(&mut sw, &tlv(4, 2)).is_ok(), "16 bits are whole bytes");
+    let mut frame = tlv(2, 2);
+    frame[17] = 4;
+    assert!(run(&mut sw, &frame).is_ok(), "16 bits are whole bytes");
+    frame[17] = 3;
     assert_eq!(
-        run(&mut sw, &tlv(3, 2)),
+        run(&mut sw, &frame),
         Err((DropReason::ParserInvalidArgument, None))
     );
 }

@@ -31,6 +31,37 @@ pub fn value_text(v: Value, width: u16, name: &str) -> String {
     }
 }
 
+/// The name of the PHV field of `phv` at bits `start..end` (or the field covering `start`; a
+/// bit range when none does).
+pub fn phv_bits(phv: &PhvLayout, start: u32, end: u32) -> String {
+    let exact = phv
+        .fields
+        .iter()
+        .find(|f| f.field.offset == start && f.field.offset + u32::from(f.field.width) == end);
+    let covering = || {
+        phv.fields
+            .iter()
+            .find(|f| f.field.offset <= start && start < f.field.offset + u32::from(f.field.width))
+    };
+    if let Some(f) = exact {
+        return f.name.clone();
+    }
+    match covering() {
+        // Part of a field (one aliased onto its low bits): its bits, LSB-first as in P4.
+        Some(f) if end <= f.field.offset + u32::from(f.field.width) => {
+            let last = f.field.offset + u32::from(f.field.width) - 1;
+            format!("{}[{}:{}]", f.name, last - start, last + 1 - end)
+        }
+        Some(f) => f.name.clone(),
+        None => format!("phv[{start}..{end}]"),
+    }
+}
+
+/// The name of a field of `phv`.
+pub fn field_name(phv: &PhvLayout, f: FieldRef) -> String {
+    phv_bits(phv, f.offset, f.offset.saturating_add(u32::from(f.width)))
+}
+
 /// Names things of one gress of one pipeline.
 #[derive(Clone, Copy)]
 pub struct Names<'a> {
@@ -43,35 +74,14 @@ impl<'a> Names<'a> {
         Names { pipe, phv }
     }
 
-    /// The name of the PHV field at bits `start..end` (or the field covering `start`; a bit
-    /// range when none does).
+    /// The name of the PHV field at bits `start..end` (see [`phv_bits`]).
     pub fn bits(&self, start: u32, end: u32) -> String {
-        let exact =
-            self.phv.fields.iter().find(|f| {
-                f.field.offset == start && f.field.offset + u32::from(f.field.width) == end
-            });
-        let covering = || {
-            self.phv.fields.iter().find(|f| {
-                f.field.offset <= start && start < f.field.offset + u32::from(f.field.width)
-            })
-        };
-        if let Some(f) = exact {
-            return f.name.clone();
-        }
-        match covering() {
-            // Part of a field (one aliased onto its low bits): its bits, LSB-first as in P4.
-            Some(f) if end <= f.field.offset + u32::from(f.field.width) => {
-                let last = f.field.offset + u32::from(f.field.width) - 1;
-                format!("{}[{}:{}]", f.name, last - start, last + 1 - end)
-            }
-            Some(f) => f.name.clone(),
-            None => format!("phv[{start}..{end}]"),
-        }
+        phv_bits(self.phv, start, end)
     }
 
     /// The name of a field.
     pub fn field(&self, f: FieldRef) -> String {
-        self.bits(f.offset, f.offset.saturating_add(u32::from(f.width)))
+        field_name(self.phv, f)
     }
 
     /// `hdr.x.isValid()` for a header.

@@ -223,6 +223,9 @@ pub(crate) struct Lowerer<'a> {
     /// Parser counters (their PHV words) loaded from a field in the parser state being
     /// lowered: their flags read false in that state's `select` (the load lands a cycle later).
     pub counters_loaded: Vec<ir::FieldRef>,
+    /// The varbit `extract` of the parser state being lowered, if any: bf-p4c takes one per
+    /// state, extracted last (see [`varbit`]).
+    pub varbit_extract: Option<Span>,
     /// Lowering a `select`'s keys (where a parser counter's flags may be read).
     pub in_select: bool,
     /// The top-level parser being lowered has had its `transition reject` warning.
@@ -282,6 +285,7 @@ impl<'a> Lowerer<'a> {
             lowered_blocks: HashSet::new(),
             type_args: Vec::new(),
             counters_loaded: Vec::new(),
+            varbit_extract: None,
             in_select: false,
             reject_warned: false,
             whole_rhs: None,

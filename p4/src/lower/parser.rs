@@ -195,6 +195,7 @@ fn lower_state<'a>(
     let mut cur = id;
     let mut body = pre;
     l.counters_loaded.clear();
+    l.varbit_extract = None;
     l.scopes.push(HashMap::new());
     let mut k = 0;
     for stmt in &s.body {
@@ -239,6 +240,7 @@ fn lower_state<'a>(
             state.body = std::mem::take(&mut body);
             state.transition = ir::Transition::Direct(NextState::State(sub_start));
             cur = cont;
+            l.varbit_extract = None;
         } else {
             l.stmt(stmt, &mut body);
         }

@@ -7,7 +7,9 @@
 //! arithmetic) is checked for every value of that variable as bf-p4c's
 //! `midend/desugar_varbit_extract.cpp` does: whole bytes within the field, a value past the
 //! field being a `reject` branch (the run time's reject); a constant one likewise, and a
-//! constant 0 drops the extract.
+//! constant 0 drops the extract. As there (`CollectVarbitExtract::preorder`), a parser state
+//! takes one varbit extract, extracted last, and a length reading two variables (two fields,
+//! or two different slices of one) is refused.
 
 use crate::ast;
 use crate::check::types::Ty;
@@ -59,6 +61,7 @@ impl<'a> Lowerer<'a> {
                     .with_help("extract a fixed-size header with `pkt.extract(hdr.x)`"),
             ));
         };
+        self.one_varbit_per_state(span)?;
         let (e, _) = self.scalar(&bits.value, Some(&Ty::Bit(32)))?;
         if let ir::Expr::Const { value, .. } = e {
             if value == 0 {
@@ -67,7 +70,7 @@ impl<'a> Lowerer<'a> {
                 return Ok(None);
             }
             self.constant_length(value, max, bits.span)?;
-        } else if let Some(var) = length_var(&e) {
+        } else if let Some(var) = self.length_var(&e, bits.span)? {
             self.enumerate_length(&e, var, max, bits.span)?;
         } else {
             self.warn(
@@ -99,6 +102,40 @@ impl<'a> Lowerer<'a> {
     }
 }
 
+impl Lowerer<'_> {
+    /// bf-p4c's `ErrorOnUnsupportedVarbitUse` refuses an assignment of a varbit field or of a
+    /// header holding one (`ty`, what is assigned); pisa copies it, with a warning.
+    pub(super) fn warn_varbit_assign(&mut self, ty: &Ty, span: Span) {
+        let what = match ty {
+            Ty::Varbit(_) => "cannot assign varbit field",
+            Ty::Header(_) if ty.has_varbit() => "cannot assign header that contains a varbit field",
+            _ => return,
+        };
+        self.warn(
+            Diagnostic::warning(format!("bf-p4c refuses this: {what}; pisa copies it"))
+                .with_primary(span, "assigned here")
+                .with_note("bf-p4c (midend/desugar_varbit_extract.cpp) does not support assigning values to varbit fields")
+                .with_help("split the header: assign its fixed fields only"),
+        );
+    }
+
+    /// bf-p4c refuses `setValid()` on a header holding a varbit field (its varbit would be
+    /// undefined); pisa makes it valid, with a warning.
+    pub(super) fn warn_varbit_set_valid(&mut self, ty: &Ty, span: Span) {
+        if !ty.has_varbit() {
+            return;
+        }
+        self.warn(
+            Diagnostic::warning(
+                "bf-p4c refuses this: cannot set header that contains a varbit field as valid",
+            )
+            .with_primary(span, "setValid on a header with a varbit field")
+            .with_note("bf-p4c (midend/desugar_varbit_extract.cpp) leaves such a header's varbit undefined and refuses it")
+            .with_help("split the header: set only a header of fixed fields valid"),
+        );
+    }
+}
+
 /// Whether `e` is constant arithmetic (+, −, ×, shifts, casts, slices) over header fields,
 /// the fields collected: what bf-p4c can enumerate into parser states.
 fn enumerable(e: &ir::Expr, fields: &mut Vec<FieldRef>) -> bool {
@@ -125,7 +162,118 @@ fn enumerable(e: &ir::Expr, fields: &mut Vec<FieldRef>) -> bool {
 /// Most values of a varbit length's variable bf-p4c makes parser branches for.
 const MAX_BRANCHES: u128 = 1024;
 
+/// The variables a varbit length reads, as bf-p4c's `CollectVariables` takes them: each read
+/// of a field, or of a slice of a field (a variable of its own), in order; through casts,
+/// slices of expressions, and operators. Reads inside anything else are not collected.
+fn variables(e: &ir::Expr, out: &mut Vec<ir::Expr>) {
+    match e {
+        ir::Expr::Field(_) => out.push(e.clone()),
+        ir::Expr::Slice { arg, .. } if matches!(**arg, ir::Expr::Field(_)) => out.push(e.clone()),
+        ir::Expr::Cast { arg, .. } | ir::Expr::Slice { arg, .. } | ir::Expr::Unary { arg, .. } => {
+            variables(arg, out)
+        }
+        ir::Expr::Binary { a, b, .. } | ir::Expr::Concat { hi: a, lo: b, .. } => {
+            variables(a, out);
+            variables(b, out);
+        }
+        ir::Expr::Ternary {
+            cond, then, els, ..
+        } => {
+            for x in [cond, then, els] {
+                variables(x, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 impl Lowerer<'_> {
+    /// bf-p4c's `CollectVarbitExtract::preorder`: one varbit extract per parser state (after
+    /// `transition select` and sub-parser calls split a state, per split part).
+    fn one_varbit_per_state(&mut self, span: Span) -> Res<()> {
+        if let Some(first) = self.varbit_extract {
+            return Err(self.err(
+                Diagnostic::error("multiple varbit fields in a parser state are currently unsupported")
+                    .with_primary(span, "a second varbit extract in this state")
+                    .with_secondary(first, "the state's first varbit extract")
+                    .with_note("bf-p4c turns a varbit extract into parser states of its own, one per parser state")
+                    .with_help("extract the second varbit header in a state of its own"),
+            ));
+        }
+        self.varbit_extract = Some(span);
+        Ok(())
+    }
+
+    /// After a varbit extract in the same state, bf-p4c refuses any other extract.
+    pub(super) fn varbit_extracted_last(&mut self, span: Span) -> Res<()> {
+        let Some(first) = self.varbit_extract else {
+            return Ok(());
+        };
+        Err(self.err(
+            Diagnostic::error("current compiler implementation requires the varbit header to be extracted last in the parser state")
+                .with_primary(span, "extracted after a varbit header")
+                .with_secondary(first, "the state's varbit extract")
+                .with_help("extract this header in the next state"),
+        ))
+    }
+
+    /// The one variable of an enumerable, non-constant length (a field, or a slice of one) and
+    /// its width; `None` for a length bf-p4c cannot enumerate. Two different variables are
+    /// refused as bf-p4c's `enumerate_varbit_field_values` does; one read more than once warns
+    /// (bf-p4c collects every read, so that written twice in the extract it refuses too).
+    fn length_var(&mut self, bits: &ir::Expr, span: Span) -> Res<Option<(ir::Expr, u16)>> {
+        let mut reads = Vec::new();
+        variables(bits, &mut reads);
+        let Some(first) = reads.first().cloned() else {
+            return Ok(None);
+        };
+        if let Some(other) = reads.iter().find(|r| **r != first) {
+            let (a, b) = (self.var_name(&first), self.var_name(other));
+            return Err(self.err(
+                Diagnostic::error("Varbit expression contains more than one variable")
+                    .with_primary(span, format!("reads `{a}` and `{b}`"))
+                    .with_note(
+                        "bf-p4c makes a parser branch for every value of the length's one variable",
+                    )
+                    .with_help("compute the length from one field or slice, with constants"),
+            ));
+        }
+        let mut fields = Vec::new();
+        if !enumerable(bits, &mut fields) {
+            return Ok(None);
+        }
+        if reads.len() > 1 {
+            let name = self.var_name(&first);
+            self.warn(
+                Diagnostic::warning(format!(
+                    "this varbit length reads `{name}` {} times; bf-p4c counts each read as a variable",
+                    reads.len()
+                ))
+                .with_primary(span, "length expression")
+                .with_note("bf-p4c refuses a length written with more than one read (\"contains more than one variable\"); pisa enumerates its one variable")
+                .with_help("read it once: `(bit<32>)f * 16` for `(bit<32>)f * 8 + (bit<32>)f * 8`"),
+            );
+        }
+        let width = match &first {
+            ir::Expr::Slice { hi, lo, .. } => hi - lo + 1,
+            other => other.width(),
+        };
+        Ok(Some((first, width)))
+    }
+
+    /// A length's variable as the source names it: a field, or a slice of one.
+    fn var_name(&self, var: &ir::Expr) -> String {
+        let name = |f: &FieldRef| pipeline::names::field_name(&self.phv.layout, *f);
+        match var {
+            ir::Expr::Slice { arg, hi, lo } => match &**arg {
+                ir::Expr::Field(f) => format!("{}[{hi}:{lo}]", name(f)),
+                _ => String::from("a slice"),
+            },
+            ir::Expr::Field(f) => name(f),
+            _ => String::from("an expression"),
+        }
+    }
+
     /// A constant varbit length (not 0), as bf-p4c's `check_compile_time_constant` takes it:
     /// whole bytes, at most the field's `max` bits.
     fn constant_length(&mut self, bits: u128, max: u32, span: Span) -> Res<()> {
@@ -179,46 +327,6 @@ impl Lowerer<'_> {
             }
         }
         Ok(())
-    }
-}
-
-/// The one variable of an enumerable, non-constant length (a field, or one slice of it
-/// wherever the field appears, as bf-p4c takes a member or a slice) and its width; `None` for
-/// more than one field or what bf-p4c cannot enumerate.
-fn length_var(bits: &ir::Expr) -> Option<(ir::Expr, u16)> {
-    let mut fields = Vec::new();
-    if !enumerable(bits, &mut fields) {
-        return None;
-    }
-    let [f] = fields[..] else { return None };
-    let mut uses = Vec::new();
-    var_uses(bits, f, &mut uses);
-    match uses[..] {
-        [first @ Some((hi, lo)), ..] if uses.iter().all(|u| *u == first) => Some((
-            ir::Expr::Slice {
-                arg: Box::new(ir::Expr::Field(f)),
-                hi,
-                lo,
-            },
-            hi - lo + 1,
-        )),
-        _ => Some((ir::Expr::Field(f), f.width)),
-    }
-}
-
-/// How `e` reads `f`: whole (`None`) or through a slice (its bounds), one entry per use.
-fn var_uses(e: &ir::Expr, f: FieldRef, out: &mut Vec<Option<(u16, u16)>>) {
-    match e {
-        ir::Expr::Field(g) if *g == f => out.push(None),
-        ir::Expr::Slice { arg, hi, lo } if **arg == ir::Expr::Field(f) => {
-            out.push(Some((*hi, *lo)))
-        }
-        ir::Expr::Cast { arg, .. } | ir::Expr::Slice { arg, .. } => var_uses(arg, f, out),
-        ir::Expr::Binary { a, b, .. } => {
-            var_uses(a, f, out);
-            var_uses(b, f, out);
-        }
-        _ => {}
     }
 }
 

@@ -1,7 +1,7 @@
 /* Lpf, Wred and DirectLpf. Specs from filters.tables.yaml: `lpf` samples with a time constant
-   far longer than the test (it keeps its first sample), `wred` drops (0xdd) at or above 20 and
-   never below 10 (0x11), and `dl`, a rate LPF attached to table `t`, sums its samples per
-   entry (a miss leaves the byte alone). */
+   of 1 us (its output moves towards the samples), `wred` drops (0xdd) at or above 20 and
+   never below 10 (0x11), and `dl`, a rate LPF attached to table `t`, sums its decayed samples
+   per entry (a miss leaves the byte alone). */
 #include <core.p4>
 #include <tna.p4>
 

@@ -26,8 +26,8 @@ impl Switch {
 
     /// A spec of the filter's own kind (an LPF spec for an LPF) that the driver can encode
     /// ([`FilterSpec::validate`]): every way a spec enters goes through here.
-    fn check_spec(f: &ir::Filter, spec: &FilterSpec) -> Result<(), ApiError> {
-        spec.validate().map_err(|error| ApiError::Filter {
+    fn check_spec(f: &ir::Filter, spec: &FilterSpec, target: ir::Target) -> Result<(), ApiError> {
+        spec.validate(target).map_err(|error| ApiError::Filter {
             name: f.name.clone(),
             error,
         })?;
@@ -59,7 +59,7 @@ impl Switch {
     ) -> Result<(), ApiError> {
         let (pl, fi) = self.filter_ref(name)?;
         let f = self.prog.pipelines[pl].filters[fi].clone();
-        Self::check_spec(&f, &spec)?;
+        Self::check_spec(&f, &spec, self.prog.target)?;
         if f.direct_table.is_some() {
             return Err(ApiError::WrongForm {
                 kind: "filter",
@@ -77,7 +77,7 @@ impl Switch {
             });
         }
         for p in self.target_pipes(pipes, pl, &f.name)? {
-            self.pipes[p].rt.filters[fi].set(index, spec);
+            self.pipes[p].rt.filters[fi].set(index, spec, self.prog.target);
         }
         Ok(())
     }
@@ -106,10 +106,10 @@ impl Switch {
                 suggestions: Vec::new(),
             });
         };
-        Self::check_spec(&p_ir.filters[fi], &spec)?;
+        Self::check_spec(&p_ir.filters[fi], &spec, prog.target)?;
         for p in self.target_pipes(pipes, pl, &p_ir.tables[t].name)? {
             let h = self.entry_handle(p, t, &p_ir.tables[t], &km, priority)?;
-            self.pipes[p].rt.filters[fi].set(h.0, spec);
+            self.pipes[p].rt.filters[fi].set(h.0, spec, prog.target);
         }
         Ok(())
     }

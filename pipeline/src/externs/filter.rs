@@ -1,17 +1,20 @@
 //! Tofino's MAU filters: the low-pass filter (`Lpf`) and weighted random early detection
 //! (`Wred`), per cell, in virtual time (the pass's timestamp is passed in).
 //!
-//! - LPF: a 32-bit value `V` decaying as exp(−Δt/τ) between samples. `Rate`: `V·decay + x`;
-//!   `Sample`: `V·decay + x·(1 − decay)`, with τ the gain time constant when `x > V`, the decay
-//!   one otherwise. `V` saturates at 2³² − 1; the output is `V >> scale_down`.
-//! - WRED: an average of the input kept the same way as a sampled LPF (τ the spec's time
-//!   constant); at or below `min` the packet is not dropped, above `max` it is, in between it
-//!   is dropped with a probability rising linearly to `max_probability` (reached at `max`).
+//! - LPF: the hardware's arithmetic on the RAM word the driver writes ([`super::lpf`]): a
+//!   32-bit value, a 28-bit cycle timestamp, the time constants as exponents over one 9-bit
+//!   mantissa, the decay approximated by shifts. `Rate` adds each sample to the decayed value,
+//!   `Sample` moves towards it; the output is `V >> scale_down`.
+//! - WRED: an average of the input kept as an exact exponential (τ the spec's time constant);
+//!   at or below `min` the packet is not dropped, above `max` it is, in between it is dropped
+//!   with a probability rising linearly to `max_probability` (reached at `max`).
 //!
 //! A cell whose spec the control plane never wrote passes its input through (LPF) or never
 //! drops (WRED).
 
+use super::lpf::{self, LpfWord};
 use super::random::Random;
+use crate::ir::Target;
 
 /// How an LPF cell combines samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -70,21 +73,39 @@ pub enum FilterSpecError {
          give equal constants or ones that differ by a power of two (e.g. 1000 and 4000)"
     )]
     LpfMantissa { gain: u64, decay: u64 },
+    #[error(
+        "time constant {ns} ns is 2^{exponent} cycles or more: the LPF word's 5-bit exponent \
+         holds at most 2^31 ({max_ns} ns)"
+    )]
+    LpfExponent { ns: u64, exponent: u32, max_ns: u64 },
 }
 
 impl FilterSpec {
     /// Refuses what the driver cannot encode: WRED (`pipe_mgr_meter_compute_wred_params`) with
     /// a drop probability of 0 % (whole percent, rounded up), or with `min_thresh ==
     /// max_thresh` and a probability under 100 %; an LPF (`pipe_mgr_meter_tof_encode_lpf_spec`)
-    /// whose gain and decay constants do not share the RAM word's one 9-bit mantissa. Which
-    /// pairs share it depends on the chip's clock; pisa has none and accepts the pairs that
-    /// share it at any clock: equal, or one a power-of-two multiple of the other.
-    pub fn validate(&self) -> Result<(), FilterSpecError> {
+    /// whose gain and decay constants, in cycles of `target`'s meter clock, do not share the
+    /// RAM word's one 9-bit mantissa, or (what the driver writes past its 5 bits) need an
+    /// exponent over 31.
+    pub fn validate(&self, target: Target) -> Result<(), FilterSpecError> {
         match *self {
             FilterSpec::Lpf(s) => {
-                let (lo, hi) = (s.gain_ns.min(s.decay_ns), s.gain_ns.max(s.decay_ns));
-                let shared = lo == hi || (lo > 0 && hi % lo == 0 && (hi / lo).is_power_of_two());
-                if !shared {
+                let clock = lpf::meter_clock_hz(target);
+                let (gain, decay) = (
+                    lpf::encode_time_constant(s.gain_ns, clock),
+                    lpf::encode_time_constant(s.decay_ns, clock),
+                );
+                for (ns, (exponent, _)) in [(s.gain_ns, gain), (s.decay_ns, decay)] {
+                    if exponent > lpf::MAX_EXPONENT {
+                        let max_ns = (1u128 << 32) * 1_000_000_000 / u128::from(clock);
+                        return Err(FilterSpecError::LpfExponent {
+                            ns,
+                            exponent,
+                            max_ns: max_ns as u64,
+                        });
+                    }
+                }
+                if gain.1 != decay.1 {
                     return Err(FilterSpecError::LpfMantissa {
                         gain: s.gain_ns,
                         decay: s.decay_ns,
@@ -114,9 +135,13 @@ impl FilterSpec {
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Cell {
+    /// WRED's average.
     value: f64,
     last_ns: u64,
     seen: bool,
+    /// An LPF's RAM word and the clock its timestamp counts.
+    lpf: LpfWord,
+    clock_hz: u64,
 }
 
 /// The cells of one filter on one pipe.
@@ -152,8 +177,9 @@ impl FilterArray {
         self.cells.is_empty()
     }
 
-    /// Sets cell `i`'s spec and restarts its state; false when `i` is out of range.
-    pub fn set(&mut self, i: u32, spec: FilterSpec) -> bool {
+    /// Sets cell `i`'s spec and restarts its state (an LPF's word as the driver writes it for
+    /// `target`); false when `i` is out of range.
+    pub fn set(&mut self, i: u32, spec: FilterSpec, target: Target) -> bool {
         match (
             self.specs.get_mut(i as usize),
             self.cells.get_mut(i as usize),
@@ -161,6 +187,11 @@ impl FilterArray {
             (Some(s), Some(c)) => {
                 *s = Some(spec);
                 *c = Cell::default();
+                if let FilterSpec::Lpf(l) = spec {
+                    c.clock_hz = lpf::meter_clock_hz(target);
+                    let rate = l.kind == LpfKind::Rate;
+                    c.lpf = LpfWord::new(rate, l.gain_ns, l.decay_ns, l.scale_down, c.clock_hz);
+                }
                 true
             }
             _ => false,
@@ -174,40 +205,24 @@ impl FilterArray {
 
     /// Cell `i`'s current value (the LPF's `V`, WRED's average).
     pub fn value(&self, i: u32) -> Option<f64> {
-        self.cells.get(i as usize).map(|c| c.value)
+        let lpf = matches!(self.spec(i), Some(FilterSpec::Lpf(_)));
+        self.cells
+            .get(i as usize)
+            .map(|c| if lpf { f64::from(c.lpf.v) } else { c.value })
     }
 
-    /// An LPF sample `x` at `now_ns`: the filtered output.
+    /// An LPF sample `x` at `now_ns`: the filtered output (a sample wider than 32 bits
+    /// saturates).
     pub fn lpf(&mut self, i: u32, x: u128, now_ns: u64) -> u128 {
         let (Some(spec), Some(cell)) = (self.specs.get(i as usize), self.cells.get_mut(i as usize))
         else {
             return x;
         };
-        let Some(FilterSpec::Lpf(s)) = *spec else {
+        let Some(FilterSpec::Lpf(_)) = *spec else {
             return x;
         };
-        let x = (x.min(u32::MAX as u128)) as f64;
-        let dt = if cell.seen {
-            now_ns.saturating_sub(cell.last_ns)
-        } else {
-            u64::MAX
-        };
-        let v = match s.kind {
-            LpfKind::Rate => cell.value * decay(dt, s.decay_ns) + x,
-            LpfKind::Sample => {
-                let tau = if x > cell.value {
-                    s.gain_ns
-                } else {
-                    s.decay_ns
-                };
-                let d = decay(dt, tau);
-                cell.value * d + x * (1.0 - d)
-            }
-        };
-        cell.value = v.min(SATURATE);
-        cell.last_ns = now_ns;
-        cell.seen = true;
-        (cell.value as u128) >> s.scale_down.min(31)
+        let d = x.min(u128::from(u32::MAX)) as u32;
+        u128::from(cell.lpf.sample(d, lpf::cycles(now_ns, cell.clock_hz)))
     }
 
     /// A WRED sample `x` (a queue depth, in cells) at `now_ns`: whether to drop.
@@ -247,7 +262,7 @@ impl FilterArray {
 mod tests {
     use super::*;
 
-    fn lpf(kind: LpfKind, gain: u64, decay: u64) -> FilterArray {
+    fn lpf(kind: LpfKind, gain: u64, decay: u64, target: Target) -> FilterArray {
         let mut a = FilterArray::new(2);
         assert!(a.set(
             1,
@@ -256,7 +271,8 @@ mod tests {
                 gain_ns: gain,
                 decay_ns: decay,
                 scale_down: 0,
-            })
+            }),
+            target,
         ));
         a
     }
@@ -266,35 +282,28 @@ mod tests {
         let mut a = FilterArray::new(2);
         assert_eq!(a.lpf(0, 1234, 10), 1234);
         assert!(!a.wred(0, 1 << 30, 10, &mut Random::new(1)));
-        assert!(!a.set(2, FilterSpec::Lpf(LpfSpec::default())));
+        let spec = FilterSpec::Lpf(LpfSpec::default());
+        assert!(!a.set(2, spec, Target::Tofino1));
         assert_eq!(a.lpf(7, 5, 0), 5);
     }
 
-    /// A sampled LPF moves a fraction 1 − exp(−Δt/τ) of the way to each sample.
+    /// Virtual time in ns is counted in cycles of the target's meter clock (see
+    /// `lpf::tests` for the arithmetic). A rate LPF with τ = 1 ns (exponent 0 on either
+    /// target) takes 10^6 at 0 ns (Δ = 0: V = 10^6), then 10^6 at 14 ns: Tofino 1 (1.22 GHz)
+    /// sees 17 cycles, ⌊log2⌋ = 4 = SL, the sample is taken whole: 10^6; Tofino 2 (1 GHz)
+    /// sees 14 cycles, SL = 3 (SR1 = 12, SR2 = 14): 244 + 61 + 10^6. (The timestamp moves by
+    /// 1.0 · 2^4 = 16 ≤ 17 and 2^3 = 8 ≤ 14 cycles: no halving.)
     #[test]
-    fn sample_lpf_follows_its_input_at_the_time_constant() {
-        let mut a = lpf(LpfKind::Sample, 1000, 1000);
-        assert_eq!(a.lpf(1, 1000, 0), 1000, "the first sample is taken whole");
-        // 1000 ns later, at τ = 1000 ns: 1000·e⁻¹ + 0·(1 − e⁻¹) ≈ 367.
-        assert_eq!(a.lpf(1, 0, 1000), 367);
-        // Gain (rising) and decay (falling) constants differ: a fast rise, a slow fall.
-        let mut b = lpf(LpfKind::Sample, 1, 1_000_000);
-        b.lpf(1, 0, 0);
-        assert!(b.lpf(1, 1000, 100) >= 999);
-        assert!(b.lpf(1, 0, 200) >= 999);
-    }
-
-    /// A rate LPF sums decayed samples: a steady 1 per τ/10 settles near 10.5.
-    #[test]
-    fn rate_lpf_sums_decayed_samples() {
-        let mut a = lpf(LpfKind::Rate, 1000, 1000);
-        let mut out = 0;
-        for k in 0..200u64 {
-            out = a.lpf(1, 1, k * 100);
+    fn lpf_time_is_counted_in_the_targets_meter_cycles() {
+        for (target, want) in [(Target::Tofino1, 1_000_000), (Target::Tofino2, 1_000_305)] {
+            let mut a = lpf(LpfKind::Rate, 1, 1, target);
+            assert_eq!(a.lpf(1, 1_000_000, 0), 1_000_000, "{target:?}");
+            assert_eq!(a.lpf(1, 1_000_000, 14), want, "{target:?}");
+            assert_eq!(a.value(1), Some(want as f64));
         }
-        assert_eq!(out, 10);
-        let v = a.value(1).unwrap();
-        assert!((10.0..11.0).contains(&v), "{v}");
+        // A sample wider than 32 bits saturates: Δ = 0 on a rate filter adds it to V = 0.
+        let mut r = lpf(LpfKind::Rate, 1000, 1000, Target::Tofino1);
+        assert_eq!(r.lpf(1, 1 << 40, 0), u128::from(u32::MAX));
     }
 
     #[test]
@@ -308,6 +317,7 @@ mod tests {
                 max_thresh: 200,
                 max_probability: 0.5,
             }),
+            Target::Tofino1,
         );
         let mut r = Random::new(7);
         assert!(!a.wred(0, 50, 1, &mut r));
@@ -325,7 +335,7 @@ mod tests {
             max_thresh: max,
             max_probability: p,
         };
-        assert!(a.set(0, FilterSpec::Wred(spec)));
+        assert!(a.set(0, FilterSpec::Wred(spec), Target::Tofino1));
         a
     }
 
@@ -356,7 +366,7 @@ mod tests {
                 max_thresh: max,
                 max_probability: p,
             })
-            .validate()
+            .validate(Target::Tofino1)
         };
         assert_eq!(w(100, 200, 0.0), Err(FilterSpecError::ZeroProbability));
         assert_eq!(
@@ -374,15 +384,16 @@ mod tests {
         assert_eq!(w(100, 200, 0.001), Ok(()));
         assert_eq!(w(100, 100, 1.0), Ok(()));
         assert_eq!(w(100, 100, 0.995), Ok(()));
-        let l = |gain, decay| {
+        let lt = |gain, decay, target| {
             FilterSpec::Lpf(LpfSpec {
                 kind: LpfKind::Sample,
                 gain_ns: gain,
                 decay_ns: decay,
                 scale_down: 0,
             })
-            .validate()
+            .validate(target)
         };
+        let l = |gain, decay| lt(gain, decay, Target::Tofino1);
         let refused = |gain, decay| Err(FilterSpecError::LpfMantissa { gain, decay });
         assert_eq!(l(1000, 5000), refused(1000, 5000));
         assert_eq!(l(1000, 3000), refused(1000, 3000));
@@ -396,5 +407,21 @@ mod tests {
         ] {
             assert_eq!(l(g, d), Ok(()), "{g} {d}");
         }
+        // Which pairs share the mantissa depends on the clock (lpf::encode_time_constant):
+        // 999 ns is 1218.78 cycles on Tofino 1, (1218.78/1024 − 1)·512 = 97.4 → 97 like
+        // 1000 ns; on Tofino 2 999 cycles give (999/512 − 1)·512 → 486.99999 → 486, 1000 ns 487.
+        assert_eq!(l(999, 1000), Ok(()));
+        assert_eq!(lt(999, 1000, Target::Tofino2), refused(999, 1000));
+        // 4 s is 4.88·10^9 cycles on Tofino 1: exponent 32, past the word's 5 bits (2^32 cycles
+        // are 2^32 · 10^9 / 1.22·10^9 = 3520464996 ns).
+        assert_eq!(
+            l(4_000_000_000, 4_000_000_000),
+            Err(FilterSpecError::LpfExponent {
+                ns: 4_000_000_000,
+                exponent: 32,
+                max_ns: 3_520_464_996
+            })
+        );
+        assert_eq!(l(3_500_000_000, 3_500_000_000), Ok(()));
     }
 }

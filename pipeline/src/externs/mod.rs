@@ -8,6 +8,7 @@ pub mod checksum;
 pub mod crc;
 pub mod filter;
 pub mod hash;
+pub mod lpf;
 pub mod math_unit;
 pub mod meter;
 pub mod random;

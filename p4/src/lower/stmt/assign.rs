@@ -225,7 +225,9 @@ impl<'a> Lowerer<'a> {
                 }
                 let want = loc.ty();
                 let v = self.expr(rhs, Some(&want))?;
-                self.copy_into(&loc, v, rhs.span, out)
+                self.copy_into(&loc, v, rhs.span, out)?;
+                self.warn_varbit_assign(&want, rhs.span);
+                Ok(())
             }
         }
     }

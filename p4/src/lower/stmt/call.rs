@@ -245,6 +245,9 @@ impl<'a> Lowerer<'a> {
                         ));
                     }
                     let valid = member.name == "setValid";
+                    if valid {
+                        self.warn_varbit_set_valid(&loc.ty(), span);
+                    }
                     self.need_stmt(out, span, &member.name)?
                         .push(ir::Stmt::SetValid { header: *id, valid });
                     Ok(None)

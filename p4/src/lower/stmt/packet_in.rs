@@ -139,6 +139,7 @@ impl<'a> Lowerer<'a> {
             [h, bits] => return self.extract_varbit(h, bits, span, out),
             _ => return Err(self.arg_count("extract", 1, args.len(), span)),
         };
+        self.varbit_extracted_last(span)?;
         let stmt = self.extract_next(&a.value)?;
         let stmt = match stmt {
             Some(s) => s,
