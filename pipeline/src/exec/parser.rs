@@ -230,27 +230,36 @@ impl<T: Tracer> Ctx<'_, T> {
         for i in 0..self.scratch.residuals.len() {
             let r = self.scratch.residuals[i];
             let start = (r.mark / 8) as usize;
-            let mut rest = 0u32;
-            for (k, at) in (start..end).enumerate() {
-                let b = match self.input.get(at) {
-                    Some(b) => *b,
-                    None => self
-                        .input_tail
-                        .get(at - self.input.len())
-                        .copied()
-                        .unwrap_or(0),
-                };
-                let w = if k % 2 == 0 {
-                    u32::from(b) << 8
-                } else {
-                    u32::from(b)
-                };
-                rest = ones_add(rest, w);
-            }
-            let v = ones_add(r.acc, !rest & 0xffff);
+            let v = if start < end {
+                ones_add(r.acc, !self.input_ones_sum(start, end) & 0xffff)
+            } else {
+                r.acc
+            };
             self.phv.set(r.dst, v as Value);
         }
         self.scratch.residuals.clear();
+    }
+
+    /// The ones'-complement sum of parser input bytes `[start, end)` (the head, then the
+    /// packet where it is parsed in place), paired from `start`.
+    fn input_ones_sum(&self, start: usize, end: usize) -> u32 {
+        let byte = |at: usize| match self.input.get(at) {
+            Some(b) => *b,
+            None => at
+                .checked_sub(self.input.len())
+                .and_then(|t| self.input_tail.get(t))
+                .copied()
+                .unwrap_or(0),
+        };
+        (start..end).step_by(2).fold(0, |s, at| {
+            let w = u32::from(byte(at)) << 8
+                | if at + 1 < end {
+                    u32::from(byte(at + 1))
+                } else {
+                    0
+                };
+            ones_add(s, w)
+        })
     }
 
     fn pl_gress_static<'p>(&self, pl: &'p crate::ir::Pipeline) -> &'p crate::ir::GressProgram {
