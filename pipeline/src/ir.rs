@@ -513,7 +513,8 @@ pub enum Expr {
     },
     /// Parser checksum: `verify()` (width 1) on the accumulated data.
     ChecksumVerify(ChecksumId),
-    /// Parser checksum: `get()` (width 16), the ones'-complement sum of the accumulated data.
+    /// Parser checksum: `get()` (width 16), the ones'-complement sum of the accumulated data
+    /// (`field = ck.get()` lowers to `Stmt::ChecksumDeposit` instead, as bf-p4c lowers it).
     ChecksumGet(ChecksumId),
     /// Deparser checksum: `update({fields})` → 16-bit ones'-complement checksum of the fields.
     ChecksumUpdate {
@@ -676,7 +677,7 @@ pub enum Stmt {
         header: HeaderId,
         bits: Expr,
     },
-    /// `pkt.extract(hdr.stack.next)`: `StackOutOfBounds` if full.
+    /// `pkt.extract(hdr.stack.next)`: on a full stack the parse ends (`exec::parser::STACK_FULL`).
     ExtractNext(StackId),
     /// `pkt.advance(bits)`.
     Advance(Expr),
@@ -695,7 +696,9 @@ pub enum Stmt {
         checksum: ChecksumId,
         inputs: Vec<Expr>,
     },
-    /// Parser checksum `subtract_all_and_deposit(dst)`.
+    /// Parser checksum `subtract_all_and_deposit(dst)` (and `dst = ck.get()`): marks the
+    /// residual's end at the cursor; when the parse ends, `dst` takes the accumulator less the
+    /// header bytes parsed after the mark (never the payload), as Tofino's checksum unit.
     ChecksumDeposit {
         checksum: ChecksumId,
         dst: FieldRef,

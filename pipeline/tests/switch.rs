@@ -590,9 +590,10 @@ fn short_packet_is_dropped_by_the_ingress_parser_unless_parser_err_is_read() {
         .unwrap();
     let out = run(&mut sw, 1, &[0xab; 10]);
     assert_eq!(sw.stats().dropped(DropReason::ParserPacketTooShort), 0);
-    // The unparsed bytes are the payload and come out again behind the (invalid) headers.
+    // A partial header marks the whole packet as header (tofino-model `ParserShared::parse`):
+    // the deparser's emits replace all of it, and with every header invalid nothing is left.
     assert_eq!(out.len(), 1);
-    assert_eq!(out[0].bytes, vec![0xab; 10]);
+    assert!(out[0].bytes.is_empty(), "{:?}", out[0].bytes);
 }
 
 /// With the MAC's minimum frame (the default) the same 10-byte frame arrives padded to 60

@@ -403,8 +403,10 @@ fn transition<'a>(
                         Err(_) => failed = true,
                     }
                 }
-                if keyset.len() == keys.len() {
+                if keyset.len() == keys.len() && !wide_constant_case(l, c, &keyset, &tys) {
                     out.push(ir::SelectCase { keyset, next });
+                } else if keyset.len() == keys.len() {
+                    failed = true;
                 }
             }
             if failed {
@@ -417,6 +419,39 @@ fn transition<'a>(
             })
         }
     }
+}
+
+/// Most bits a constant select case may match: bf-p4c's `Device::maxParserMatchBits()`, 32
+/// on Tofino 1 and 2 (`device.h`).
+const MAX_PARSER_MATCH_BITS: u32 = 32;
+
+/// Refuses (answering true) a constant case of a select on one key wider than
+/// [`MAX_PARSER_MATCH_BITS`], as bf-p4c does (`parde/extract_parser.cpp`,
+/// `checkParserMatchBits` on a constant keyset; masks, value sets and tuples of keys are not
+/// checked there).
+fn wide_constant_case(
+    l: &mut Lowerer<'_>,
+    c: &ast::SelectCase,
+    keyset: &[KeysetElem],
+    tys: &[Ty],
+) -> bool {
+    let ([KeysetElem::Mask { .. }], [ty], KeysetKind::Expr(_)) = (keyset, tys, &c.keyset.kind)
+    else {
+        return false;
+    };
+    let w = u32::from(ty.scalar_width().unwrap_or(0));
+    if w <= MAX_PARSER_MATCH_BITS {
+        return false;
+    }
+    l.err(
+        Diagnostic::error(format!(
+            "unsupported {w}-bit select (only {MAX_PARSER_MATCH_BITS}-bit select is supported currently)"
+        ))
+        .with_primary(c.keyset.span, format!("a {w}-bit constant case"))
+        .with_note("bf-p4c refuses a constant case wider than the parser's 32 match bits (Tofino 1 and 2)")
+        .with_help("select on at most 32 bits at a time, e.g. in two states"),
+    );
+    true
 }
 
 /// One keyset element against a key of type `ty`.

@@ -338,7 +338,7 @@ impl Walk<'_> {
                         advanced.push(st);
                         h
                     }
-                    // The stack is full: this path ends in a parser error here.
+                    // The stack is full: the parse ends before this state (bf-p4c).
                     None => {
                         ok = false;
                         break;

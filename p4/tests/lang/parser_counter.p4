@@ -1,8 +1,9 @@
 /* ParserCounter: a count byte loads the counter (range-checked against max, masked), each item
    state decrements it and selects on is_zero(). The state that loads the counter from a field
    reads its flags as false (the load lands a cycle later), so a count of 0 still parses an
-   item, the counter goes negative, and the stack overflows: dropped, as on Tofino. A count
-   above max is a CounterRange parser error: dropped. The control writes the number of parsed
+   item, the counter goes negative, and the parse ends where the stack would overflow (the
+   stack full, no error: bf-p4c ends an unrolled loop there). A count above max is a
+   CounterRange parser error: dropped. The control writes the number of parsed
    items into the count byte's high nibble. */
 #include <core.p4>
 #include <tna.p4>

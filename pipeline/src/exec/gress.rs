@@ -315,6 +315,9 @@ pub(crate) struct Between<'g> {
 impl Between<'_> {
     /// After the parser ended with `end`: whether the control runs.
     pub(crate) fn parsed<T: Tracer>(&mut self, ctx: &mut Ctx<'_, T>, end: ParseEnd) -> bool {
+        if !ctx.scratch.residuals.is_empty() {
+            ctx.finish_residuals();
+        }
         let err_field = match self.gress {
             Gress::Ingress => Intrinsic::IgPrsrParserErr,
             Gress::Egress => Intrinsic::EgPrsrParserErr,
@@ -341,9 +344,17 @@ impl Between<'_> {
         // egress: the egress intrinsic metadata) whatever the parser extracted: the
         // deparser's output replaces max(0, parsed - prefix) bytes of the packet, so a parser
         // that skips or ignores the prefix never puts it on the wire.
-        self.payload_start = (ctx.cursor.div_ceil(8) as usize)
-            .max(self.gp.prefix.bytes as usize)
-            .min(ctx.input.len() + ctx.input_tail.len());
+        let all = ctx.input.len() + ctx.input_tail.len();
+        self.payload_start = if matches!(end, ParseEnd::Error(ParserFault::PacketTooShort, _)) {
+            // A partial header: Tofino 1 and 2 mark the entire packet as header (tofino-model
+            // `ParserShared::parse`, `set_orig_hdr_len(pkt_avail_len)` unless on a later chip),
+            // so the deparser's emits replace all of it and no payload follows.
+            all
+        } else {
+            (ctx.cursor.div_ceil(8) as usize)
+                .max(self.gp.prefix.bytes as usize)
+                .min(all)
+        };
         self.controlled = self.result.drop.is_none();
         self.controlled
     }

@@ -58,8 +58,6 @@ pub enum ParserFault {
     PacketTooShort,
     #[error("NoMatch")]
     NoMatch,
-    #[error("StackOutOfBounds")]
-    StackOutOfBounds,
     /// More state transitions than the hardware's parser would take (a loop).
     #[error("ParserTimeout")]
     Timeout,
@@ -82,7 +80,7 @@ impl ParserFault {
         match self {
             ParserFault::PacketTooShort => PARTIAL_HDR,
             ParserFault::NoMatch => NO_MATCH,
-            ParserFault::StackOutOfBounds | ParserFault::CounterRange => CTR_RANGE,
+            ParserFault::CounterRange => CTR_RANGE,
             ParserFault::Timeout => TIMEOUT_HW,
             ParserFault::InvalidArgument => TIMEOUT_USER,
         }
@@ -482,10 +480,26 @@ pub struct Scratch {
     pub bits: BitWriter,
     /// Parser checksum accumulators (ones'-complement 16-bit sums), per `ChecksumId`.
     pub csum: Vec<u32>,
+    /// Residual deposits waiting for the end of the parse (`Stmt::ChecksumDeposit`).
+    pub residuals: Vec<Residual>,
+}
+
+/// A parser residual checksum marked by `subtract_all_and_deposit` (or `get()` assigned to a
+/// field): the hardware's checksum unit keeps summing the header bytes the parser goes past
+/// after the mark and writes the residual when parsing ends (tofino-model
+/// `ChecksumEngineShared::checksum_residual` / `stop_checksum`, bytes up to the parsed header
+/// length; the payload is never summed).
+#[derive(Debug, Clone, Copy)]
+pub struct Residual {
+    /// The accumulator at the mark (ones'-complement sum of what was added and subtracted).
+    pub acc: u32,
+    /// Parser input bit where the automatic subtraction starts.
+    pub mark: u64,
+    pub dst: crate::ir::FieldRef,
 }
 
 impl Scratch {
-    /// `n` parser checksum accumulators, all zero. The vector's length is stored only when it
+    /// `n` parser checksum accumulators, all zero, and no residual pending. The vector's length is stored only when it
     /// changes: the native engine reads its pointer and length together (one 16-byte load)
     /// right after, which an 8-byte store of the length just before cannot forward to (the
     /// load waited for the store to leave the store buffer, on every pass).
@@ -497,6 +511,7 @@ impl Scratch {
     /// One or two accumulators (the usual programs) are zeroed by plain stores, not a
     /// `memset` call.
     pub fn zero_csums(&mut self, n: usize) {
+        self.residuals.clear();
         if self.csum.len() != n {
             self.csum.clear();
             self.csum.resize(n, 0);

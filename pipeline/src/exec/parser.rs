@@ -3,7 +3,7 @@
 //! parser checksums. A state-transition budget stands in for the hardware's parser timeout, so a
 //! looping program cannot hang the switch.
 
-use super::eval::{ones_add, ones_sum};
+use super::eval::ones_add;
 use super::{Ctx, ExecResult, Fault, ParserFault, ProgramError};
 use crate::ir::FieldRef;
 use crate::ir::{KeysetElem, NextState, Parser, Stmt, Transition, Value, ValueSetId};
@@ -13,6 +13,15 @@ use crate::trace::{TraceEvent, TraceField, Tracer};
 
 /// Most state transitions one parse may take before `ParserTimeout`.
 pub const MAX_PARSER_STEPS: usize = 256;
+
+/// How `extract(stack.next)` on a full stack ends the parse: as `transition reject` does on
+/// Tofino, without an error or a drop, the stack full and the rest of the packet payload.
+/// bf-p4c unrolls a parser loop over a stack up to the stack's size and makes the transition
+/// that would overflow it the end of parsing, as it makes `accept` and `reject`
+/// (`parde/extract_parser.cpp`, `GetBackendParser::convertState` at the maximum loop depth,
+/// `convertBody` on `stackOutOfBound`). (bf-p4c drops the whole state that would overflow;
+/// statements before the `.next` in that state have run here.)
+pub const STACK_FULL: Fault = Fault::Reject;
 
 /// How a parse ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,6 +219,49 @@ impl<T: Tracer> Ctx<'_, T> {
         }
     }
 
+    /// Writes the residuals marked during the parse (every engine calls it once the parse has
+    /// ended): each is its accumulator at the mark minus the parser input bytes from the mark
+    /// to where the parse ended, i.e. the header bytes extracted or skipped after it, never the
+    /// payload. As the hardware: bf-p4c lowers `subtract_all_and_deposit` and `get()` to one
+    /// `ChecksumResidualDeposit` (`parde/extract_parser.cpp`), and tofino-model sums the bytes
+    /// from the mark to the parsed header length at the end (`checksum_residual`).
+    pub(crate) fn finish_residuals(&mut self) {
+        let end = (self.cursor / 8) as usize;
+        for i in 0..self.scratch.residuals.len() {
+            let r = self.scratch.residuals[i];
+            let start = (r.mark / 8) as usize;
+            let v = if start < end {
+                ones_add(r.acc, !self.input_ones_sum(start, end) & 0xffff)
+            } else {
+                r.acc
+            };
+            self.phv.set(r.dst, v as Value);
+        }
+        self.scratch.residuals.clear();
+    }
+
+    /// The ones'-complement sum of parser input bytes `[start, end)` (the head, then the
+    /// packet where it is parsed in place), paired from `start`.
+    fn input_ones_sum(&self, start: usize, end: usize) -> u32 {
+        let byte = |at: usize| match self.input.get(at) {
+            Some(b) => *b,
+            None => at
+                .checked_sub(self.input.len())
+                .and_then(|t| self.input_tail.get(t))
+                .copied()
+                .unwrap_or(0),
+        };
+        (start..end).step_by(2).fold(0, |s, at| {
+            let w = u32::from(byte(at)) << 8
+                | if at + 1 < end {
+                    u32::from(byte(at + 1))
+                } else {
+                    0
+                };
+            ones_add(s, w)
+        })
+    }
+
     fn pl_gress_static<'p>(&self, pl: &'p crate::ir::Pipeline) -> &'p crate::ir::GressProgram {
         match self.gress {
             crate::ir::Gress::Ingress => &pl.ingress,
@@ -233,7 +285,7 @@ impl<T: Tracer> Ctx<'_, T> {
                 };
                 let ni = self.phv.get(st.next_index) as usize;
                 let Some(h) = st.elements.get(ni) else {
-                    return Err(Fault::Parser(ParserFault::StackOutOfBounds));
+                    return Err(STACK_FULL);
                 };
                 self.extract_header(h.index())?;
                 self.phv.set(st.next_index, (ni + 1) as Value);
@@ -263,14 +315,15 @@ impl<T: Tracer> Ctx<'_, T> {
                 }
             }
             Stmt::ChecksumDeposit { checksum, dst } => {
-                // Subtract everything after the cursor (the rest of the packet) and deposit the
-                // residual: what `update()` needs to rebuild an L4 checksum over new headers.
-                let start = (self.cursor / 8) as usize;
-                let rest = ones_sum(self.input.get(start..).unwrap_or(&[]));
-                if let Some(acc) = self.scratch.csum.get_mut(checksum.index()) {
-                    *acc = ones_add(*acc, !rest & 0xffff);
-                    let v = *acc as Value;
-                    self.phv.set(*dst, v);
+                // Marks the residual's end: what `update()` needs to rebuild an L4 checksum over
+                // new headers is written when the parse ends ([`Ctx::finish_residuals`]).
+                if let Some(acc) = self.scratch.csum.get(checksum.index()) {
+                    let r = super::Residual {
+                        acc: *acc,
+                        mark: self.cursor,
+                        dst: *dst,
+                    };
+                    self.scratch.residuals.push(r);
                 }
             }
             _ => {}

@@ -14,7 +14,6 @@ pub enum DropReason {
     BadIngressPort,
     ParserPacketTooShort,
     ParserNoMatch,
-    ParserStackOutOfBounds,
     /// A `ParserCounter` loaded with a value above its `max`.
     ParserCounterRange,
     ParserTimeout,
@@ -53,12 +52,11 @@ pub enum DropReason {
 }
 
 impl DropReason {
-    pub const COUNT: usize = 20;
+    pub const COUNT: usize = 19;
     pub const ALL: [DropReason; DropReason::COUNT] = [
         DropReason::BadIngressPort,
         DropReason::ParserPacketTooShort,
         DropReason::ParserNoMatch,
-        DropReason::ParserStackOutOfBounds,
         DropReason::ParserCounterRange,
         DropReason::ParserTimeout,
         DropReason::ParserInvalidArgument,
@@ -82,7 +80,6 @@ impl DropReason {
             DropReason::BadIngressPort => "bad_ingress_port",
             DropReason::ParserPacketTooShort => "parser_packet_too_short",
             DropReason::ParserNoMatch => "parser_no_match",
-            DropReason::ParserStackOutOfBounds => "parser_stack_out_of_bounds",
             DropReason::ParserCounterRange => "parser_counter_range",
             DropReason::ParserTimeout => "parser_timeout",
             DropReason::ParserInvalidArgument => "parser_invalid_argument",
@@ -106,7 +103,6 @@ impl DropReason {
         match f {
             ParserFault::PacketTooShort => DropReason::ParserPacketTooShort,
             ParserFault::NoMatch => DropReason::ParserNoMatch,
-            ParserFault::StackOutOfBounds => DropReason::ParserStackOutOfBounds,
             ParserFault::CounterRange => DropReason::ParserCounterRange,
             ParserFault::Timeout => DropReason::ParserTimeout,
             ParserFault::InvalidArgument => DropReason::ParserInvalidArgument,

@@ -250,6 +250,16 @@ impl<'a> Lowerer<'a> {
         let mut hoisted = std::mem::replace(&mut self.hoisted, outer_hoisted);
         let (e, _) = r?;
         self.checksum_destination(&place, &ty, &e, lhs)?;
+        if let (ir::Place::Field(dst), Some(checksum)) = (&place, residual_get(&e)) {
+            // `field = ck.get()` is the residual deposit bf-p4c makes of it, as
+            // `subtract_all_and_deposit(field)` (`parde/extract_parser.cpp`).
+            out.extend(hoisted);
+            out.push(ir::Stmt::ChecksumDeposit {
+                checksum,
+                dst: *dst,
+            });
+            return Ok(());
+        }
         if self.shadowed_checksum_update(&place, &e, lhs) {
             return Ok(());
         }
@@ -425,5 +435,14 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
+    }
+}
+
+/// The checksum whose `get()` is `e` (possibly cast to the destination's width).
+fn residual_get(e: &ir::Expr) -> Option<ir::ChecksumId> {
+    match e {
+        ir::Expr::ChecksumGet(c) => Some(*c),
+        ir::Expr::Cast { arg, .. } => residual_get(arg),
+        _ => None,
     }
 }

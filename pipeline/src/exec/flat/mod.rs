@@ -288,7 +288,8 @@ pub enum Op {
         len: u32,
     },
     /// Parser `extract(stack.next)`: element `next_index` of `elements` (each an
-    /// [`Op::Extract`]), then `next_index` + 1; past the last element `StackOutOfBounds`.
+    /// [`Op::Extract`]), then `next_index` + 1; past the last element the parse ends
+    /// ([`crate::exec::parser::STACK_FULL`]).
     ExtractNext {
         next_index: FieldRef,
         elements: Box<[Op]>,

@@ -308,7 +308,7 @@ impl<T: Tracer> Ctx<'_, T> {
             } => {
                 let ni = self.phv.get(*next_index);
                 let Some(e) = usize::try_from(ni).ok().and_then(|i| elements.get(i)) else {
-                    return Err(Fault::Parser(crate::exec::ParserFault::StackOutOfBounds));
+                    return Err(crate::exec::parser::STACK_FULL);
                 };
                 self.fexec(fg, e, params)?;
                 self.phv.set(*next_index, ni + 1);

@@ -261,7 +261,8 @@ impl Gen<'_, '_> {
     }
 
     /// `extract(stack.next)`: the element `next_index` names extracted (as an `extract`),
-    /// then `next_index` + 1; past the last element the parse ends with `StackOutOfBounds`.
+    /// then `next_index` + 1; past the last element the parse ends as with `reject`
+    /// ([`crate::exec::parser::STACK_FULL`]).
     fn extract_next(&mut self, next_index: FieldRef, elements: &[Op]) {
         let ni = self.read_field(next_index);
         let ni = self.fit(ni, false);
@@ -285,7 +286,7 @@ impl Gen<'_, '_> {
             self.b.ins().jump(done, &[]);
             self.b.switch_to_block(no);
         }
-        self.parse_error(super::parser::STACK_OUT_OF_BOUNDS);
+        self.parse_reject();
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
     }

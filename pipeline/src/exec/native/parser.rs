@@ -13,8 +13,8 @@ use crate::exec::ParserFault;
 use crate::ir::{KeysetElem, NextState};
 
 /// Parse ends: accept, reject, an error the generated code found (fault kind in bits 8..16: 0 too short, 1 no match,
-/// 2 timeout, 3 a full header stack), or a fault a fallback left in `Env::fault`. The state's
-/// index is in the high 32 bits.
+/// 2 timeout), or a fault a fallback left in `Env::fault`. The state's index is in the high 32
+/// bits.
 pub const END_ACCEPT: u64 = 0;
 pub const END_REJECT: u64 = 1;
 pub const END_ERROR: u64 = 2;
@@ -26,13 +26,9 @@ pub fn fault_of_kind(kind: u64) -> ParserFault {
     match kind & 0xff {
         0 => ParserFault::PacketTooShort,
         1 => ParserFault::NoMatch,
-        2 => ParserFault::Timeout,
-        _ => ParserFault::StackOutOfBounds,
+        _ => ParserFault::Timeout,
     }
 }
-
-/// The fault kind of `extract(stack.next)` on a full stack.
-pub const STACK_OUT_OF_BOUNDS: u64 = 3;
 
 /// Layout of a parse end code (see the constants above).
 pub const fn end_code(end: u64, kind: u64) -> u64 {
@@ -40,9 +36,9 @@ pub const fn end_code(end: u64, kind: u64) -> u64 {
 }
 
 impl Gen<'_, '_> {
-    /// Ends the parse with an error of `kind` (see [`fault_of_kind`]) in the running state.
-    pub fn parse_error(&mut self, kind: u64) {
-        self.ret_with_state(end_code(END_ERROR, kind));
+    /// Ends the parse as `transition reject` does, in the running state.
+    pub fn parse_reject(&mut self) {
+        self.ret_with_state(END_REJECT);
         self.fresh();
     }
 
