@@ -364,7 +364,9 @@ mod tests {
     fn held(a: &mut FilterArray, x: u128, r: &mut Random, n: u64) -> usize {
         a.wred(0, x, 16_400, r);
         assert_eq!(a.value(0), Some(x as f64));
-        (1..=n).filter(|k| a.wred(0, x, 16_400 + k * 1000, r)).count()
+        (1..=n)
+            .filter(|k| a.wred(0, x, 16_400 + k * 1000, r))
+            .count()
     }
 
     /// At max (levels 100 / 125 / 200, exponent 0, scale 3 for min 100, max 200, 10 %:

@@ -192,9 +192,15 @@ mod tests {
         assert_eq!((l.probability_scale, l.level_exponent), (0, 0));
         assert_eq!((l.level0, l.dlevel100, l.level_max), (100, 100, 200));
         let l = encode(0, u32::MAX, 100);
-        assert_eq!((l.level_exponent, l.level0, l.dlevel100, l.level_max), (24, 0, 255, 255));
+        assert_eq!(
+            (l.level_exponent, l.level0, l.dlevel100, l.level_max),
+            (24, 0, 255, 255)
+        );
         let l = encode(50, 50, 100);
-        assert_eq!((l.level_exponent, l.level0, l.dlevel100, l.level_max), (0, 50, 0, 50));
+        assert_eq!(
+            (l.level_exponent, l.level0, l.dlevel100, l.level_max),
+            (0, 50, 0, 50)
+        );
     }
 
     /// Levels 100 / 100 / 200, exponent 0, no scale (min 100, max 200, 100 %).
