@@ -10,7 +10,7 @@
 //!   the thresholds and probability ([`super::red`]); each sample moves the LPF and the ALU
 //!   compares its unsaturated new value with the levels and a random number, one 64-bit draw of
 //!   the seeded generator per execution: never a drop at or below `min`, always above `max`
-//!   (both rounded down to the levels' power of two), between them one rising to about
+//!   (both rounded down to a multiple of the levels' power of two), between them one rising to about
 //!   `max_probability` at `max`.
 //!
 //! A cell whose spec the control plane never wrote passes its input through (LPF) or never

@@ -18,7 +18,7 @@
 //!   level_max)`; a drop when `Q > threshold << exponent` and the scale's random bits
 //!   (`rng[32:26]` reversed XOR `rng[14:8]`, masked to `s` bits) are 0, or when `Q > level_max
 //!   << exponent`. The thresholds are therefore those of the spec rounded down to multiples of
-//!   `2^exponent` (exact below 256).
+//!   `2^exponent` (exact while every level is under 256).
 
 /// The RED fields of the LPF word (`red_probability_scale` … `red_level0`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -125,7 +125,7 @@ pub fn drops(q: u64, l: &RedLevels, rng: u64) -> bool {
     let mask = (1u64 << l.probability_scale) - 1;
     let high = u64::from(((rng >> 26) as u8).reverse_bits()) >> 1;
     let scale_bits = mask & (high ^ (rng >> 8)) & 0x7f;
-    let multiplied = (u64::from(l.dlevel100) * r >> 8) & 0xff;
+    let multiplied = ((u64::from(l.dlevel100) * r) >> 8) & 0xff;
     let threshold = (multiplied + u64::from(l.level0)).min(u64::from(l.level_max));
     let e = l.level_exponent;
     (q > threshold << e && scale_bits == 0) || q > u64::from(l.level_max) << e
