@@ -5,15 +5,20 @@
 //!   32-bit value, a 28-bit cycle timestamp, the time constants as exponents over one 9-bit
 //!   mantissa, the decay approximated by shifts. `Rate` adds each sample to the decayed value,
 //!   `Sample` moves towards it; the output is `V >> scale_down`.
-//! - WRED: an average of the input kept as an exact exponential (τ the spec's time constant);
-//!   at or below `min` the packet is not dropped, above `max` it is, in between it is dropped
-//!   with a probability rising linearly to `max_probability` (reached at `max`).
+//! - WRED: the same word as a sampled LPF with one time constant (bf-drivers
+//!   `pipe_mgr_meter_tof_encode_wred_spec`), its RED fields the levels the driver encodes from
+//!   the thresholds and probability ([`super::red`]); each sample moves the LPF and the ALU
+//!   compares its unsaturated new value with the levels and a random number, one 64-bit draw of
+//!   the seeded generator per execution: never a drop at or below `min`, always above `max`
+//!   (both rounded down to a multiple of the levels' power of two), between them one rising to about
+//!   `max_probability` at `max`.
 //!
 //! A cell whose spec the control plane never wrote passes its input through (LPF) or never
 //! drops (WRED).
 
 use super::lpf::{self, LpfWord};
 use super::random::Random;
+use super::red::{self, RedLevels};
 use crate::ir::Target;
 
 /// How an LPF cell combines samples.
@@ -74,6 +79,10 @@ pub enum FilterSpecError {
     )]
     LpfMantissa { gain: u64, decay: u64 },
     #[error(
+        "min_thresh {min} is above max_thresh {max} (the driver's unsigned arithmetic would wrap)"
+    )]
+    ThresholdOrder { min: u32, max: u32 },
+    #[error(
         "time constant {ns} ns is 2^{exponent} cycles or more: the LPF word's 5-bit exponent \
          holds at most 2^31 ({max_ns} ns)"
     )]
@@ -81,30 +90,20 @@ pub enum FilterSpecError {
 }
 
 impl FilterSpec {
-    /// Refuses what the driver cannot encode: WRED (`pipe_mgr_meter_compute_wred_params`) with
-    /// a drop probability of 0 % (whole percent, rounded up), or with `min_thresh ==
-    /// max_thresh` and a probability under 100 %; an LPF (`pipe_mgr_meter_tof_encode_lpf_spec`)
-    /// whose gain and decay constants, in cycles of `target`'s meter clock, do not share the
-    /// RAM word's one 9-bit mantissa, or (what the driver writes past its 5 bits) need an
-    /// exponent over 31.
+    /// Refuses what the driver cannot encode: WRED (`pipe_mgr_meter_tof_encode_wred_spec`,
+    /// `pipe_mgr_meter_compute_wred_params`) with a probability above 1 (as a `float`), one of
+    /// 0 % (whole percent, rounded up), or `min_thresh == max_thresh` and a probability under
+    /// 100 % (and, pisa's own refusal, `min_thresh > max_thresh`, where the driver's unsigned
+    /// arithmetic wraps); an LPF (`pipe_mgr_meter_tof_encode_lpf_spec`) whose gain and decay
+    /// constants, in cycles of `target`'s meter clock, do not share the RAM word's one 9-bit
+    /// mantissa; either with a time constant whose exponent (what the driver writes past its
+    /// 5 bits) is over 31.
     pub fn validate(&self, target: Target) -> Result<(), FilterSpecError> {
+        let clock = lpf::meter_clock_hz(target);
         match *self {
             FilterSpec::Lpf(s) => {
-                let clock = lpf::meter_clock_hz(target);
-                let (gain, decay) = (
-                    lpf::encode_time_constant(s.gain_ns, clock),
-                    lpf::encode_time_constant(s.decay_ns, clock),
-                );
-                for (ns, (exponent, _)) in [(s.gain_ns, gain), (s.decay_ns, decay)] {
-                    if exponent > lpf::MAX_EXPONENT {
-                        let max_ns = (1u128 << 32) * 1_000_000_000 / u128::from(clock);
-                        return Err(FilterSpecError::LpfExponent {
-                            ns,
-                            exponent,
-                            max_ns: max_ns as u64,
-                        });
-                    }
-                }
+                let gain = time_constant(s.gain_ns, clock)?;
+                let decay = time_constant(s.decay_ns, clock)?;
                 if gain.1 != decay.1 {
                     return Err(FilterSpecError::LpfMantissa {
                         gain: s.gain_ns,
@@ -114,17 +113,25 @@ impl FilterSpec {
             }
             FilterSpec::Wred(s) => {
                 let p = s.max_probability;
-                if !(0.0..=1.0).contains(&p) {
+                // The spec's probability is a `float`.
+                if !(0.0..=1.0).contains(&(p as f32)) {
                     return Err(FilterSpecError::ProbabilityRange(p));
                 }
-                let percent = (p * 100.0).ceil();
-                if percent == 0.0 {
+                time_constant(s.time_constant_ns, clock)?;
+                let percent = red::max_drop_percent(p as f32);
+                if percent == 0 {
                     return Err(FilterSpecError::ZeroProbability);
                 }
-                if s.min_thresh == s.max_thresh && percent != 100.0 {
+                if s.min_thresh == s.max_thresh && percent != 100 {
                     return Err(FilterSpecError::EqualThresholds {
                         thresh: s.min_thresh,
                         p,
+                    });
+                }
+                if s.min_thresh > s.max_thresh {
+                    return Err(FilterSpecError::ThresholdOrder {
+                        min: s.min_thresh,
+                        max: s.max_thresh,
                     });
                 }
             }
@@ -133,15 +140,28 @@ impl FilterSpec {
     }
 }
 
+/// A time constant's (exponent, mantissa) in `clock_hz` cycles, refused when the exponent does
+/// not fit the word's 5 bits.
+fn time_constant(ns: u64, clock_hz: u64) -> Result<(u32, u16), FilterSpecError> {
+    let (exponent, mantissa) = lpf::encode_time_constant(ns, clock_hz);
+    if exponent > lpf::MAX_EXPONENT {
+        let max_ns = (1u128 << 32) * 1_000_000_000 / u128::from(clock_hz);
+        return Err(FilterSpecError::LpfExponent {
+            ns,
+            exponent,
+            max_ns: max_ns as u64,
+        });
+    }
+    Ok((exponent, mantissa))
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct Cell {
-    /// WRED's average.
-    value: f64,
-    last_ns: u64,
-    seen: bool,
-    /// An LPF's RAM word and the clock its timestamp counts.
+    /// The LPF RAM word (an LPF's or WRED's) and the clock its timestamp counts.
     lpf: LpfWord,
     clock_hz: u64,
+    /// WRED's levels.
+    red: RedLevels,
 }
 
 /// The cells of one filter on one pipe.
@@ -149,16 +169,6 @@ struct Cell {
 pub struct FilterArray {
     specs: Vec<Option<FilterSpec>>,
     cells: Vec<Cell>,
-}
-
-const SATURATE: f64 = u32::MAX as f64;
-
-fn decay(dt_ns: u64, tau_ns: u64) -> f64 {
-    if tau_ns == 0 {
-        0.0
-    } else {
-        (-(dt_ns as f64) / tau_ns as f64).exp()
-    }
 }
 
 impl FilterArray {
@@ -187,10 +197,18 @@ impl FilterArray {
             (Some(s), Some(c)) => {
                 *s = Some(spec);
                 *c = Cell::default();
-                if let FilterSpec::Lpf(l) = spec {
-                    c.clock_hz = lpf::meter_clock_hz(target);
-                    let rate = l.kind == LpfKind::Rate;
-                    c.lpf = LpfWord::new(rate, l.gain_ns, l.decay_ns, l.scale_down, c.clock_hz);
+                c.clock_hz = lpf::meter_clock_hz(target);
+                match spec {
+                    FilterSpec::Lpf(l) => {
+                        let rate = l.kind == LpfKind::Rate;
+                        c.lpf = LpfWord::new(rate, l.gain_ns, l.decay_ns, l.scale_down, c.clock_hz);
+                    }
+                    FilterSpec::Wred(w) => {
+                        let tau = w.time_constant_ns;
+                        c.lpf = LpfWord::new(false, tau, tau, 0, c.clock_hz);
+                        let percent = red::max_drop_percent(w.max_probability as f32);
+                        c.red = red::encode(w.min_thresh, w.max_thresh, percent);
+                    }
                 }
                 true
             }
@@ -203,12 +221,9 @@ impl FilterArray {
         self.specs.get(i as usize).copied().flatten()
     }
 
-    /// Cell `i`'s current value (the LPF's `V`, WRED's average).
+    /// Cell `i`'s current value (the LPF word's `V`: an LPF's value, WRED's average).
     pub fn value(&self, i: u32) -> Option<f64> {
-        let lpf = matches!(self.spec(i), Some(FilterSpec::Lpf(_)));
-        self.cells
-            .get(i as usize)
-            .map(|c| if lpf { f64::from(c.lpf.v) } else { c.value })
+        self.cells.get(i as usize).map(|c| f64::from(c.lpf.v))
     }
 
     /// An LPF sample `x` at `now_ns`: the filtered output (a sample wider than 32 bits
@@ -225,36 +240,19 @@ impl FilterArray {
         u128::from(cell.lpf.sample(d, lpf::cycles(now_ns, cell.clock_hz)))
     }
 
-    /// A WRED sample `x` (a queue depth, in cells) at `now_ns`: whether to drop.
+    /// A WRED sample `x` (a queue depth, in cells; a sample wider than 32 bits saturates) at
+    /// `now_ns`: whether to drop.
     pub fn wred(&mut self, i: u32, x: u128, now_ns: u64, rng: &mut Random) -> bool {
         let (Some(spec), Some(cell)) = (self.specs.get(i as usize), self.cells.get_mut(i as usize))
         else {
             return false;
         };
-        let Some(FilterSpec::Wred(s)) = *spec else {
+        let Some(FilterSpec::Wred(_)) = *spec else {
             return false;
         };
-        let x = (x.min(u32::MAX as u128)) as f64;
-        let dt = if cell.seen {
-            now_ns.saturating_sub(cell.last_ns)
-        } else {
-            u64::MAX
-        };
-        let d = decay(dt, s.time_constant_ns);
-        cell.value = (cell.value * d + x * (1.0 - d)).min(SATURATE);
-        cell.last_ns = now_ns;
-        cell.seen = true;
-        let (avg, lo, hi) = (cell.value, f64::from(s.min_thresh), f64::from(s.max_thresh));
-        // tofino-model `calculate_red_action_data`: a drop when the average is above a random
-        // threshold between min and max, so certainly only above max; at max itself the
-        // probability is `max_probability`, at min (or min = max) nothing drops.
-        if avg > hi {
-            true
-        } else if avg <= lo {
-            false
-        } else {
-            rng.chance(s.max_probability * (avg - lo) / (hi - lo))
-        }
+        let d = x.min(u128::from(u32::MAX)) as u32;
+        let q = cell.lpf.advance(d, lpf::cycles(now_ns, cell.clock_hz));
+        red::drops(q, &cell.red, rng.next_u64())
     }
 }
 
@@ -306,31 +304,10 @@ mod tests {
         assert_eq!(r.lpf(1, 1 << 40, 0), u128::from(u32::MAX));
     }
 
-    #[test]
-    fn wred_drops_above_max_never_below_min_and_linearly_between() {
-        let mut a = FilterArray::new(1);
-        a.set(
-            0,
-            FilterSpec::Wred(WredSpec {
-                time_constant_ns: 0,
-                min_thresh: 100,
-                max_thresh: 200,
-                max_probability: 0.5,
-            }),
-            Target::Tofino1,
-        );
-        let mut r = Random::new(7);
-        assert!(!a.wred(0, 50, 1, &mut r));
-        assert!(a.wred(0, 250, 2, &mut r));
-        // At the midpoint: 0.25 of the packets.
-        let drops = (0..4000).filter(|k| a.wred(0, 150, 3 + k, &mut r)).count();
-        assert!((800..1200).contains(&drops), "{drops}");
-    }
-
     fn wred(min: u32, max: u32, p: f64) -> FilterArray {
         let mut a = FilterArray::new(1);
         let spec = WredSpec {
-            time_constant_ns: 0,
+            time_constant_ns: 1000,
             min_thresh: min,
             max_thresh: max,
             max_probability: p,
@@ -339,20 +316,72 @@ mod tests {
         a
     }
 
-    /// The hardware drops for certain only above `max_thresh` (tofino-model
-    /// `calculate_red_action_data`: `Q > level_max`); at `max_thresh` the drop probability is
-    /// `max_probability`.
+    /// WRED averages on the LPF word (τ 1000 ns on Tofino 1: exponent 10, mantissa 97, as in
+    /// `lpf::tests`), levels 100 / 100 / 200 (min 100, max 200, 100 %: `red::tests`), so the
+    /// decisions below do not depend on the random number. 1000 at 0 ns: no time since the
+    /// timestamp, V stays 0: kept (an exact exponential starting from the first sample would
+    /// drop). 1000 at 1 µs (1220 cycles, SL 0): 1000 − 250 − 125 = 625 > 200: dropped. 0 at 2 µs
+    /// (Δ 1222, SL 0): 156 + 78 = 234: dropped. 0 at 3 µs (timestamp 2436, Δ 1224, SL 0):
+    /// 58 + 29 = 87: kept.
+    #[test]
+    fn wred_averages_through_the_lpf_word() {
+        for seed in 0..8 {
+            let mut a = wred(100, 200, 1.0);
+            let mut r = Random::new(seed);
+            assert!(!a.wred(0, 1000, 0, &mut r));
+            assert_eq!(a.value(0), Some(0.0));
+            assert!(a.wred(0, 1000, 1000, &mut r));
+            assert_eq!(a.value(0), Some(625.0));
+            assert!(a.wred(0, 0, 2000, &mut r));
+            assert_eq!(a.value(0), Some(234.0));
+            assert!(!a.wred(0, 0, 3000, &mut r));
+            assert_eq!(a.value(0), Some(87.0));
+        }
+    }
+
+    /// Between the levels the decision takes one 64-bit draw of the generator per execution:
+    /// min 100, max 355, 50 % (levels 50 / 127 / 177, exponent 1, scale 1: `red::tests`); 300
+    /// at 0 ns (V stays 0, no drop) and at 1 µs: 300 − 75 − 37 = 188, between the levels.
+    #[test]
+    fn wred_between_the_levels_draws_one_random_number_per_execution() {
+        let levels = red::encode(100, 355, 50);
+        let mut outcomes = Vec::new();
+        for seed in 0..32 {
+            let mut a = wred(100, 355, 0.5);
+            let (mut r, mut twin) = (Random::new(seed), Random::new(seed));
+            assert!(!a.wred(0, 300, 0, &mut r));
+            twin.next_u64();
+            let dropped = a.wred(0, 300, 1000, &mut r);
+            assert_eq!(a.value(0), Some(188.0));
+            assert_eq!(dropped, red::drops(188, &levels, twin.next_u64()));
+            outcomes.push(dropped);
+        }
+        assert!(outcomes.contains(&true) && outcomes.contains(&false));
+    }
+
+    /// A cell held at `x`: the first sample at 16.4 µs (20008 cycles, ⌊log2⌋ 14, SL 4, the
+    /// timestamp moving 19488 ≤ 20008) is taken whole, and a sampled LPF at V = D stays there.
+    fn held(a: &mut FilterArray, x: u128, r: &mut Random, n: u64) -> usize {
+        a.wred(0, x, 16_400, r);
+        assert_eq!(a.value(0), Some(x as f64));
+        (1..=n)
+            .filter(|k| a.wred(0, x, 16_400 + k * 1000, r))
+            .count()
+    }
+
+    /// At max (levels 100 / 125 / 200, exponent 0, scale 3 for min 100, max 200, 10 %:
+    /// `red::tests`) a packet drops when 100 + ⌊125 R / 256⌋ < 200 (R ≤ 204: 205/256) and the
+    /// three scale bits are 0 (1/8): 0.1001. Above max every packet drops. One threshold
+    /// (min = max = 50, 100 %): at it nothing drops, above it all.
     #[test]
     fn wred_at_exactly_max_thresh_drops_with_max_probability() {
-        let mut a = wred(100, 200, 0.1);
         let mut r = Random::new(3);
-        let drops = (0..4000).filter(|k| a.wred(0, 200, k + 1, &mut r)).count();
+        let drops = held(&mut wred(100, 200, 0.1), 200, &mut r, 4000);
         assert!((300..500).contains(&drops), "{drops}");
-        assert!(a.wred(0, 201, 5000, &mut r));
-        // One threshold (min = max, probability 1): at it nothing drops, above it all.
-        let mut b = wred(50, 50, 1.0);
-        assert!(!(0..100).any(|k| b.wred(0, 50, k + 1, &mut r)));
-        assert!((0..100).all(|k| b.wred(0, 51, 200 + k, &mut r)));
+        assert_eq!(held(&mut wred(100, 200, 0.1), 201, &mut r, 100), 100);
+        assert_eq!(held(&mut wred(100, 200, 0.1), 100, &mut r, 100), 0);
+        assert_eq!(held(&mut wred(50, 50, 1.0), 50, &mut r, 100), 0);
+        assert_eq!(held(&mut wred(50, 50, 1.0), 51, &mut r, 100), 100);
     }
 
     /// What bf-drivers refuses to encode: WRED at 0 %, min = max below 100 %, an LPF whose
@@ -380,6 +409,13 @@ mod tests {
                 p: 0.5
             })
         );
+        // pisa's own: min above max (the driver's `max - min` would wrap).
+        assert_eq!(
+            w(200, 100, 0.5),
+            Err(FilterSpecError::ThresholdOrder { min: 200, max: 100 })
+        );
+        // The probability is a `float`: 1 + 1e-9 is 1.0 there, accepted as 100 %.
+        assert_eq!(w(100, 100, 1.000_000_001), Ok(()));
         // Whole percent, rounded up: 0.001 is 1 %, 0.995 is 100 %.
         assert_eq!(w(100, 200, 0.001), Ok(()));
         assert_eq!(w(100, 100, 1.0), Ok(()));
@@ -423,5 +459,16 @@ mod tests {
             })
         );
         assert_eq!(l(3_500_000_000, 3_500_000_000), Ok(()));
+        // WRED's time constant is encoded the same way (`pipe_mgr_meter_tof_encode_wred_spec`).
+        let slow = FilterSpec::Wred(WredSpec {
+            time_constant_ns: 4_000_000_000,
+            min_thresh: 1,
+            max_thresh: 2,
+            max_probability: 1.0,
+        });
+        assert!(matches!(
+            slow.validate(Target::Tofino1),
+            Err(FilterSpecError::LpfExponent { exponent: 32, .. })
+        ));
     }
 }

@@ -93,6 +93,14 @@ impl LpfWord {
 
     /// A sample `d` at `present` cycles: updates the word, returns the action data.
     pub fn sample(&mut self, d: u32, present: u64) -> u32 {
+        let vnew = self.advance(d, present);
+        (vnew.min(u64::from(u32::MAX)) as u32) >> self.scale
+    }
+
+    /// A sample `d` at `present` cycles: updates the word, returns the new `V` on its 33 bits
+    /// before saturation (what RED compares with its levels: `calculate_red_action_data` is
+    /// passed the unsaturated `Vnew`).
+    pub fn advance(&mut self, d: u32, present: u64) -> u64 {
         let present = present & TIMESTAMP_MASK;
         let ts = u64::from(self.timestamp);
         let diff = present.wrapping_sub(ts) & TIMESTAMP_MASK;
@@ -126,7 +134,7 @@ impl LpfWord {
         let saturated = vnew.min(u64::from(u32::MAX)) as u32;
         self.timestamp = (new_ts & TIMESTAMP_MASK) as u32;
         self.v = saturated;
-        saturated >> self.scale
+        vnew
     }
 
     /// `1.mantissa` as 10 bits, its bits below the binary point of `1.m · 2^exponent`
@@ -289,6 +297,9 @@ mod tests {
         assert_eq!(w.timestamp, 11571);
         // Δ = 0 again: 566 + (2^32 − 1) saturates at 2^32 − 1.
         assert_eq!(w.sample(u32::MAX, 11571), u32::MAX);
+        // What RED compares is the 33-bit sum before saturation: Δ = 0, (2^32 − 1) · 2.
+        assert_eq!(w.advance(u32::MAX, 11571), (1 << 33) - 2);
+        assert_eq!(w.v, u32::MAX);
     }
 
     /// The 28-bit timestamp wraps: stored 2^28 − 10, present 2^28 + 1210 (1210 in 28 bits):

@@ -12,3 +12,4 @@ pub mod lpf;
 pub mod math_unit;
 pub mod meter;
 pub mod random;
+pub mod red;
