@@ -263,7 +263,12 @@ impl Engines {
                     ingress.drop_ctl(Gress::Ingress),
                     egress.drop_ctl(Gress::Egress),
                 ];
-                match native::NativePipeline::compile(pl, &flat, drop) {
+                match native::NativePipeline::compile(
+                    pl,
+                    &flat,
+                    drop,
+                    [&ingress.plan, &egress.plan],
+                ) {
                     Ok(n) => (Some(n), None),
                     Err(e) => (None, Some(e.to_string())),
                 }
@@ -315,7 +320,8 @@ impl Engines {
                 self.ingress.drop_ctl(Gress::Ingress),
                 self.egress.drop_ctl(Gress::Egress),
             ];
-            native::NativePipeline::compile(pl, &self.flat, drop).map_err(|e| e.to_string())
+            let plans = [&self.ingress.plan, &self.egress.plan];
+            native::NativePipeline::compile(pl, &self.flat, drop, plans).map_err(|e| e.to_string())
         }))
     }
 
