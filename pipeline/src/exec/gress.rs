@@ -497,7 +497,7 @@ fn run_pass<T: Tracer>(
         cursor: 0,
         in_parser: false,
         reg: None,
-        entry: None,
+        entry: super::RunningEntry::NONE,
         written: 0,
     };
     let fg = match gress {

@@ -35,6 +35,7 @@ pub mod env;
 mod expr;
 pub mod externs;
 mod gen;
+mod lookup;
 mod ops;
 mod parser;
 mod prefix;
@@ -319,6 +320,7 @@ impl Compiler {
             })
             .collect();
         let used = used_actions(fg, &table_actions);
+        let inline = lookup::InlineTables::new(pl);
         // Names are per module: traced and untraced code live in modules of their own.
         let tag = match g {
             Gress::Ingress => "ig",
@@ -337,6 +339,7 @@ impl Compiler {
             layout,
             actions: &actions,
             table_actions: &table_actions,
+            inline: &inline,
             shims,
             drop_ctl,
         };
@@ -427,6 +430,7 @@ impl Compiler {
             actions: unit.actions,
             action_refs: HashMap::new(),
             table_action_ids: unit.table_actions,
+            inline: unit.inline,
             env,
             phv,
             valid,
@@ -470,6 +474,7 @@ struct Unit<'a> {
     layout: Layout,
     actions: &'a HashMap<u32, FuncId>,
     table_actions: &'a [Vec<u32>],
+    inline: &'a lookup::InlineTables,
     shims: Shims,
     drop_ctl: Option<FieldRef>,
 }
