@@ -5,8 +5,10 @@
 //! what a parse end means between them) and one function per action the gress can run. PHV
 //! offsets, widths and masks are constants in the code, header validity is a bit test, there
 //! is no dispatch per op, and extracts copy from the parser input straight into the PHV.
-//! Table applies call the existing tables through a shim, then call the matched action's
-//! function directly. Digests, mirror requests and meters compute their inputs in line and
+//! Exact tables whose key packs into 64 bits are looked up by the code itself (`lookup`: a
+//! hit taken in line, anything else through the shim); other table applies call the existing
+//! tables through a shim; either way the matched action's function is called directly. Each
+//! gress's intrinsic prefix is written by a generated function too (`prefix`). Digests, mirror requests and meters compute their inputs in line and
 //! hand them to the one Rust definition through typed shims ([`externs`]: no fallbacks).
 //! Whatever the generator does not generate yet runs through the flat
 //! engine on the same context ([`env`]'s `extern "C"` shims), so every program runs and
