@@ -155,7 +155,7 @@ pub fn cells_allocated(size: u32) -> usize {
 }
 
 /// The matched key fields (selector keys are hash inputs, not matched).
-fn table_shape(t: &ir::Table) -> Vec<(ir::MatchKind, u16)> {
+pub(crate) fn table_shape(t: &ir::Table) -> Vec<(ir::MatchKind, u16)> {
     t.keys
         .iter()
         .filter(|k| k.kind != ir::MatchKind::Selector)

@@ -652,7 +652,7 @@ impl<T: Tracer> Ctx<'_, T> {
         let x = self.eval(value, params)?;
         let idx = match (f.direct_table, index) {
             // A direct filter on a miss (no entry) filters nothing: its input, or no drop.
-            (Some(_), _) => self.entry.map(|h| h.index() as u32),
+            (Some(_), _) => self.entry.get().map(|h| h.index() as u32),
             (None, Some(e)) => {
                 let v = self.eval(e, params)?;
                 let (i, wrapped) = wrap_index(v, f.size);
@@ -714,7 +714,7 @@ impl<T: Tracer> Ctx<'_, T> {
         };
         let idx = match (m.direct_table, index) {
             // A direct meter on a miss (no entry) meters nothing: GREEN.
-            (Some(_), _) => match self.entry {
+            (Some(_), _) => match self.entry.get() {
                 Some(h) => h.index() as u32,
                 None => return Ok(Value::from(m.colors.green)),
             },

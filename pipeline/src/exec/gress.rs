@@ -103,7 +103,8 @@ pub struct GressResult {
 /// header) in `buf`, and appends the packet unless `in_place` (the parser then reads the packet
 /// where it lies). Answers the bits of [`GressEngines::direct`] among `inp`'s intrinsics (those
 /// the pass must write into the PHV itself).
-fn prefix_fill(
+fn prefix_fill<T: Tracer>(
+    engine: &impl PassEngine<T>,
     gp: &GressProgram,
     eng: &GressEngines,
     gress: Gress,
@@ -117,7 +118,7 @@ fn prefix_fill(
         PassIntrinsics::Planned(values) => {
             let base = start_head(buf, n, more);
             // SAFETY: `start_head` reserved the prefix's whole word builder at `base`.
-            unsafe { eng.plan.write(values, base) };
+            unsafe { engine.write_prefix(&eng.plan, values, base) };
             eng.plan.direct
         }
         PassIntrinsics::Listed(list) => {
@@ -284,6 +285,16 @@ trait PassEngine<T: Tracer> {
     fn in_place(&self, _phv: &Phv) -> bool {
         false
     }
+    /// Writes the prefix words of the switch's intrinsics `values` at `out` as `plan` places
+    /// them ([`prefix::PrefixPlan::write`], which this runs unless the engine has its own
+    /// writer of the same plan).
+    ///
+    /// # Safety
+    /// `out` is valid for writes of `PREFIX_WORDS * 8` bytes (no alignment needed).
+    unsafe fn write_prefix(&self, plan: &prefix::PrefixPlan, values: &[u64], out: *mut u8) {
+        // SAFETY: the caller's guarantee.
+        unsafe { plan.write(values, out) }
+    }
     /// The three phases with what the pass does between them (`b`).
     fn phases(&self, ctx: &mut Ctx<'_, T>, gp: &GressProgram, fg: &FlatGress, b: &mut Between) {
         let end = self.parse(ctx, gp, fg);
@@ -418,6 +429,11 @@ impl<T: Tracer> PassEngine<T> for &super::native::NativeGress<T> {
     fn in_place(&self, phv: &Phv) -> bool {
         self.parses_in_place() && self.fits(phv)
     }
+    unsafe fn write_prefix(&self, plan: &prefix::PrefixPlan, values: &[u64], out: *mut u8) {
+        // SAFETY: the caller's guarantee; the engines' plan is the one the code was
+        // generated from (`Engines::with_engine`, `Engines::native_traced`).
+        unsafe { super::native::NativeGress::write_prefix(self, plan, values, out) }
+    }
     fn phases(&self, ctx: &mut Ctx<'_, T>, _: &GressProgram, fg: &FlatGress, b: &mut Between) {
         super::native::NativeGress::pass(self, ctx, fg, b)
     }
@@ -448,7 +464,7 @@ fn run_pass<T: Tracer>(
         stats,
     } = work;
     let in_place = engine.in_place(phv);
-    let direct = prefix_fill(gp, geng, gress, inp, input, in_place);
+    let direct = prefix_fill(&engine, gp, geng, gress, inp, input, in_place);
     phv.reset();
     effects.clear();
     out.clear();
@@ -492,7 +508,7 @@ fn run_pass<T: Tracer>(
         cursor: 0,
         in_parser: false,
         reg: None,
-        entry: None,
+        entry: super::RunningEntry::NONE,
         written: 0,
     };
     let fg = match gress {

@@ -211,6 +211,26 @@ impl std::fmt::Display for EngineKind {
 /// Slots in the per-intrinsic lookup arrays (more than `Intrinsic` has variants).
 pub const INTRINSIC_SLOTS: usize = 64;
 
+/// The entry whose action is running ([`Ctx::entry`]): its handle, or none. A plain `u64`
+/// (the handle, or `u64::MAX` for none) rather than an `Option<EntryHandle>`, whose layout
+/// Rust leaves open, so that native code reads and writes it.
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunningEntry(u64);
+
+impl RunningEntry {
+    /// No entry (a miss, or no table action running).
+    pub const NONE: RunningEntry = RunningEntry(u64::MAX);
+
+    pub fn of(h: Option<EntryHandle>) -> RunningEntry {
+        h.map_or(RunningEntry::NONE, |h| RunningEntry(u64::from(h.0)))
+    }
+
+    pub fn get(self) -> Option<EntryHandle> {
+        u32::try_from(self.0).ok().map(EntryHandle)
+    }
+}
+
 /// Per-gress precomputed facts.
 #[derive(Debug, Clone)]
 pub struct GressEngines {
@@ -261,7 +281,12 @@ impl Engines {
                     ingress.drop_ctl(Gress::Ingress),
                     egress.drop_ctl(Gress::Egress),
                 ];
-                match native::NativePipeline::compile(pl, &flat, drop) {
+                match native::NativePipeline::compile(
+                    pl,
+                    &flat,
+                    drop,
+                    [&ingress.plan, &egress.plan],
+                ) {
                     Ok(n) => (Some(n), None),
                     Err(e) => (None, Some(e.to_string())),
                 }
@@ -313,7 +338,8 @@ impl Engines {
                 self.ingress.drop_ctl(Gress::Ingress),
                 self.egress.drop_ctl(Gress::Egress),
             ];
-            native::NativePipeline::compile(pl, &self.flat, drop).map_err(|e| e.to_string())
+            let plans = [&self.ingress.plan, &self.egress.plan];
+            native::NativePipeline::compile(pl, &self.flat, drop, plans).map_err(|e| e.to_string())
         }))
     }
 
@@ -554,7 +580,7 @@ pub struct Ctx<'a, T: Tracer> {
     /// Running RegisterAction, if any.
     pub reg: Option<RegCtx>,
     /// Entry whose action is running (direct counters/meters/registers).
-    pub entry: Option<EntryHandle>,
+    pub entry: RunningEntry,
     /// Write tracking for `watch` fields (bit i = `watch[i]` written).
     pub written: u8,
 }

@@ -213,6 +213,25 @@ impl PrefixPlan {
         }
     }
 
+    /// The plan's pieces in word order, as (word, value index, rshift, up, down): word `word`
+    /// of the prefix is the OR of `((values[value] >> rshift) << up) >> down` over its pieces
+    /// (what [`PrefixPlan::write`] computes; the native engine generates the same with
+    /// constant shifts). Every shift is below 64.
+    pub(crate) fn pieces(&self) -> impl Iterator<Item = (usize, usize, u8, u8, u8)> + '_ {
+        self.slots[..usize::from(self.len).min(PLAN_SLOTS)]
+            .iter()
+            .map(|s| {
+                let word = usize::from(s.word) % PREFIX_WORDS;
+                (word, usize::from(s.value), s.rshift, s.up, s.down)
+            })
+    }
+
+    /// How many values [`PrefixPlan::write`] reads (one more than the highest index a piece
+    /// reads); a shorter list is padded with zeros.
+    pub(crate) fn values(&self) -> usize {
+        usize::from(self.values)
+    }
+
     /// The prefix words of `values` (the gress's [`pass_intrinsics`] in order; missing ones
     /// are 0).
     #[cfg(test)]

@@ -134,7 +134,7 @@ impl<T: Tracer> Ctx<'_, T> {
     /// A direct register's cell: the matched entry's. On a miss a direct register has no
     /// cell (`None`): no access, output 0.
     pub(crate) fn direct_cell(&self) -> Option<u32> {
-        self.entry.map(|h| h.index() as u32)
+        self.entry.get().map(|h| h.index() as u32)
     }
 
     /// `TraceEvent::Register`: `ra` ran on cell `index` of `reg`, the words `before` and

@@ -257,7 +257,7 @@ impl<T: Tracer> Ctx<'_, T> {
         let idx = match (c.direct_table, index) {
             // A direct counter counts matched entries only: the default action on a miss has
             // no entry and counts nothing.
-            (Some(_), _) => match self.entry {
+            (Some(_), _) => match self.entry.get() {
                 Some(h) => h.index(),
                 None => return Ok(()),
             },
@@ -356,7 +356,7 @@ impl<T: Tracer> Ctx<'_, T> {
         self.trace_table(tid, &key, hit.is_some(), call.action, &call.args);
         self.scratch.key = key;
         let saved = self.entry;
-        self.entry = hit;
+        self.entry = super::RunningEntry::of(hit);
         let flow = self.run_action(call.action, &call.args);
         self.entry = saved;
         if flow? == Flow::Exit {

@@ -116,6 +116,9 @@ pub struct ExactIndex {
 }
 
 impl ExactIndex {
+    /// Offset of the inline map (keys of at most 64 bits) in an index.
+    pub(super) const SMALL_MAP: usize = std::mem::offset_of!(ExactIndex, small_map);
+
     pub fn new(widths: &[u16]) -> ExactIndex {
         let packer = KeyPacker::new(widths);
         ExactIndex {

@@ -64,7 +64,10 @@ pub enum TableShape {
     Tcam,
 }
 
+/// `repr(C, u8)`: the variant is a byte at offset 0 (0 for `Exact`), which native code checks
+/// before it reads an exact index ([`InlineLayout`]).
 #[derive(Debug, Clone)]
+#[repr(C, u8)]
 enum Index {
     Exact(ExactIndex),
     Lpm(LpmIndex),
@@ -107,6 +110,61 @@ pub fn priority_to_largest_wins(p: u32) -> u32 {
 }
 
 pub const INLINE_ARGS: usize = 3;
+
+/// Where native code finds, in a [`MatchTable`], the open-addressing map of an exact table
+/// whose packed key fits 64 bits (the map [`MatchTable::lookup_inline`] reads), to look it up
+/// itself: the byte telling the index's kind and its value for an exact index, the map's
+/// offset (valid when the byte says exact) and the map's own layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct InlineLayout {
+    pub kind: usize,
+    pub exact: u8,
+    pub map: usize,
+    pub open: open::OpenLayout,
+    pub hash_mul: u64,
+}
+
+impl InlineLayout {
+    pub(crate) fn get() -> InlineLayout {
+        // The exact variant's payload offset inside `Index`, measured on a value of it (the
+        // same for every value of the type).
+        let ix = Index::Exact(ExactIndex::new(&[8]));
+        let payload = match &ix {
+            Index::Exact(e) => (e as *const ExactIndex as usize) - (&ix as *const Index as usize),
+            _ => unreachable!("built as exact"),
+        };
+        let index = std::mem::offset_of!(MatchTable, index);
+        InlineLayout {
+            kind: index,
+            exact: 0,
+            map: index + payload + ExactIndex::SMALL_MAP,
+            open: open::OpenLayout::get(),
+            hash_mul: open::HASH_MUL,
+        }
+    }
+}
+
+/// For a table with these key fields (as [`MatchTable::new`] takes them), how a lookup packs
+/// the key values into the 64-bit key of its inline map — per field the mask and the left
+/// shift, the packed key being the OR of `(value & mask) << shift` — or `None` when the
+/// table has no such map (not all exact, or more than 64 key bits).
+pub(crate) fn inline_packing(keys: &[(MatchKind, u16)]) -> Option<Vec<(u64, u32)>> {
+    if !keys.iter().all(|k| k.0 == MatchKind::Exact) {
+        return None;
+    }
+    let widths: Vec<u16> = keys.iter().map(|k| k.1.min(128)).collect();
+    let packer = exact::KeyPacker::new(&widths);
+    if packer.bits() > 64 {
+        return None;
+    }
+    Some(
+        widths
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (key::width_mask(*w) as u64, packer.shift(i)))
+            .collect(),
+    )
+}
 
 /// An entry's action as the packet path reads it: one dense array indexed by handle with the
 /// data inline (32 bytes a slot), so running a hit's action touches one small slot instead of

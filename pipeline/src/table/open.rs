@@ -24,17 +24,124 @@ const EMPTY: Bucket = Bucket {
     hot: HotAction::NONE,
 };
 
-#[derive(Debug, Clone, Default)]
+/// The multiplier of the hash (a bucket's home is the top bits of `key * HASH_MUL`).
+pub(crate) const HASH_MUL: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// Where native code finds the buckets ([`OpenLayout`]): their address (null when there are
+/// none), the index mask and the hash's right shift. `OpenMap` keeps it equal to its bucket
+/// vector: every method that replaces the vector (`grow`, `clear`, `clone`) sets it again, and
+/// nothing else reallocates the vector (inserts grow through `grow`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct View {
+    buckets: *const Bucket,
+    mask: u64,
+    shift: u64,
+}
+
+impl Default for View {
+    fn default() -> View {
+        View {
+            buckets: std::ptr::null(),
+            mask: 0,
+            shift: 0,
+        }
+    }
+}
+
+// SAFETY: the view is an address Rust code never dereferences (only native code reads
+// through it, while the map is borrowed by the running pass); it is as thread-safe as the
+// vector it describes.
+unsafe impl Send for View {}
+// SAFETY: as above.
+unsafe impl Sync for View {}
+
+#[derive(Debug, Default)]
 pub struct OpenMap {
     buckets: Vec<Bucket>,
     len: usize,
+    view: View,
+}
+
+impl Clone for OpenMap {
+    fn clone(&self) -> OpenMap {
+        let mut m = OpenMap {
+            buckets: self.buckets.clone(),
+            len: self.len,
+            view: View::default(),
+        };
+        m.sync_view();
+        m
+    }
+}
+
+/// Byte offsets native code reads an [`OpenMap`] and its buckets at (a lookup's hash and
+/// probe, as [`OpenMap::get`] does them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OpenLayout {
+    /// In the map: the buckets' address (null: none), the index mask, the hash's shift.
+    pub buckets: usize,
+    pub mask: usize,
+    pub shift: usize,
+    /// Bytes per bucket, and in a bucket: the packed key (`u64`), the handle + 1 (`u32`, 0:
+    /// empty), the action id (`u32`), the number of inline values (`u32`) and the values
+    /// (`u64`s, [`super::INLINE_ARGS`] of them).
+    pub bucket: usize,
+    pub key: usize,
+    pub slot: usize,
+    pub action: usize,
+    pub len: usize,
+    pub args: usize,
+}
+
+impl OpenLayout {
+    pub(crate) const fn get() -> OpenLayout {
+        use std::mem::offset_of;
+        let view = offset_of!(OpenMap, view);
+        OpenLayout {
+            buckets: view + offset_of!(View, buckets),
+            mask: view + offset_of!(View, mask),
+            shift: view + offset_of!(View, shift),
+            bucket: std::mem::size_of::<Bucket>(),
+            key: offset_of!(Bucket, key),
+            slot: offset_of!(Bucket, slot),
+            action: offset_of!(Bucket, hot) + offset_of!(HotAction, action.0),
+            len: offset_of!(Bucket, hot) + offset_of!(HotAction, len),
+            args: offset_of!(Bucket, hot) + offset_of!(HotAction, args),
+        }
+    }
 }
 
 impl OpenMap {
     #[inline]
     fn home(&self, key: u64) -> usize {
         let bits = self.buckets.len().trailing_zeros();
-        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize
+        (key.wrapping_mul(HASH_MUL) >> (64 - bits)) as usize
+    }
+
+    /// Whether the view describes the bucket vector as it is now.
+    #[cfg(test)]
+    fn view_in_sync(&self) -> bool {
+        let mut now = self.clone();
+        now.sync_view();
+        let (a, b) = (self.view, now.view);
+        now.buckets.is_empty() == a.buckets.is_null()
+            && (a.buckets.is_null() || a.buckets == self.buckets.as_ptr())
+            && (a.mask, a.shift) == (b.mask, b.shift)
+    }
+
+    /// Sets the view to the bucket vector as it is now.
+    fn sync_view(&mut self) {
+        let n = self.buckets.len();
+        self.view = if n == 0 {
+            View::default()
+        } else {
+            View {
+                buckets: self.buckets.as_ptr(),
+                mask: (n - 1) as u64,
+                shift: u64::from(64 - n.trailing_zeros()),
+            }
+        };
     }
 
     /// The bucket index holding `key`, if any.
@@ -121,6 +228,7 @@ impl OpenMap {
     fn grow(&mut self) {
         let cap = (self.buckets.len() * 2).max(8);
         let old = std::mem::replace(&mut self.buckets, vec![EMPTY; cap]);
+        self.sync_view();
         self.len = 0;
         for b in old.into_iter().filter(|b| b.slot != 0) {
             self.insert(b.key, b.slot - 1, b.hot);
@@ -159,6 +267,8 @@ mod tests {
                     1 => { m.set_hot(k, hot(a)); if let Some(e) = r.get_mut(&k) { e.1 = a; } }
                     _ => { m.remove(k); r.remove(&k); }
                 }
+                prop_assert!(m.view_in_sync());
+                prop_assert!(m.clone().view_in_sync());
                 for probe in 0u64..40 {
                     let p = probe << 20;
                     let got = m.get(p).map(|(h, x)| (h, x.action.0));

@@ -438,7 +438,7 @@ impl<T: Tracer> Ctx<'_, T> {
             self.trace_table(t, &key, hit.is_some(), action, args);
         }
         let saved = self.entry;
-        self.entry = hit;
+        self.entry = super::super::RunningEntry::of(hit);
         let flow = self.frun_action(fg, action, args);
         self.entry = saved;
         if flow? == Flow::Exit {

@@ -14,7 +14,7 @@ use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
 use crate::exec::flat::{FExpr, FlatGress, Op};
-use crate::exec::{Ctx, Fault, Flow, ProgramError};
+use crate::exec::{Ctx, Fault, Flow, ProgramError, RunningEntry};
 use crate::ir::{ActionId, Expr, RegisterId, Stmt, TableId, Value};
 use crate::table::{EntryHandle, INLINE_ARGS};
 use crate::trace::{NoTrace, Recorder, Tracer};
@@ -73,9 +73,13 @@ pub struct Env<'e, 'a, T: Tracer> {
     pub out_len: u64,
     pub out_cap: u64,
     /// `Ctx::entry` before the running table apply (restored after its action).
-    pub saved_entry: Option<EntryHandle>,
+    pub saved_entry: RunningEntry,
     pub ctx: *mut Ctx<'a, T>,
     pub fg: *const FlatGress,
+    /// The pass's table states (`Ctx::tables`) and how many there are (generated lookups
+    /// read the tables' maps: `super::lookup`).
+    pub tables: *const crate::state::TableState,
+    pub ntables: u64,
     /// A shim-evaluated expression's value.
     pub ret: Value,
     pub fault: Option<Fault>,
@@ -129,7 +133,9 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
             out,
             out_len,
             out_cap,
-            saved_entry: None,
+            saved_entry: RunningEntry::NONE,
+            tables: ctx.tables.as_ptr(),
+            ntables: ctx.tables.len() as u64,
             ctx,
             fg,
             ret: 0,
@@ -166,7 +172,7 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
         self.cursor = cursor;
         self.written = u64::from(written);
         self.nargs = 0;
-        self.saved_entry = None;
+        self.saved_entry = RunningEntry::NONE;
         self.fault = None;
     }
 
@@ -393,7 +399,7 @@ pub unsafe extern "C" fn shim_apply<T: Tracer>(env: *mut Env<T>, table: u32, nke
         // code left it.
         Env::sync_ctx(env, ctx);
         let saved = ctx.entry;
-        ctx.entry = hit;
+        ctx.entry = RunningEntry::of(hit);
         // SAFETY: `fg` is the lowered gress of this pass.
         let fg = unsafe { &*env.fg };
         let r = ctx.frun_action(fg, action, args);
@@ -472,7 +478,7 @@ fn hand_over<T: Tracer>(
 ) -> u64 {
     env.nargs = n as u64;
     env.saved_entry = ctx.entry;
-    ctx.entry = hit;
+    ctx.entry = RunningEntry::of(hit);
     u64::from(action.0) | if hit.is_some() { APPLY_HIT } else { 0 }
 }
 

@@ -78,6 +78,8 @@ pub struct Gen<'a, 'b> {
     pub action_refs: HashMap<u32, FuncRef>,
     /// Action ids each table's entries and default may run (by table id).
     pub table_action_ids: &'a [Vec<u32>],
+    /// The tables generated code looks up itself.
+    pub inline: &'a super::lookup::InlineTables,
     pub env: Value,
     pub phv: Value,
     pub valid: Value,

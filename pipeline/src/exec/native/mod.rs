@@ -5,8 +5,10 @@
 //! what a parse end means between them) and one function per action the gress can run. PHV
 //! offsets, widths and masks are constants in the code, header validity is a bit test, there
 //! is no dispatch per op, and extracts copy from the parser input straight into the PHV.
-//! Table applies call the existing tables through a shim, then call the matched action's
-//! function directly. Digests, mirror requests and meters compute their inputs in line and
+//! Exact tables whose key packs into 64 bits are looked up by the code itself (`lookup`: a
+//! hit taken in line, anything else through the shim); other table applies call the existing
+//! tables through a shim; either way the matched action's function is called directly. Each
+//! gress's intrinsic prefix is written by a generated function too (`prefix`). Digests, mirror requests and meters compute their inputs in line and
 //! hand them to the one Rust definition through typed shims ([`externs`]: no fallbacks).
 //! Whatever the generator does not generate yet runs through the flat
 //! engine on the same context ([`env`]'s `extern "C"` shims), so every program runs and
@@ -35,8 +37,10 @@ pub mod env;
 mod expr;
 pub mod externs;
 mod gen;
+mod lookup;
 mod ops;
 mod parser;
+mod prefix;
 mod run;
 mod salu;
 
@@ -53,6 +57,7 @@ use thiserror::Error;
 use self::env::{EnvLayout, Shims};
 use self::gen::{Gen, Layout, Sigs};
 use super::flat::{CsPart, FBranches, FExpr, FParser, FTransition, FlatGress, FlatPipeline, Op};
+use crate::exec::prefix::PrefixPlan;
 use crate::ir::{FieldRef, Gress, Pipeline};
 use crate::phv::Phv;
 use crate::trace::{NoTrace, Tracer};
@@ -155,35 +160,33 @@ struct Compiler {
 impl<T: Tracer> NativePipeline<T> {
     /// Compiles `pl` (lowered as `flat`) to native code; `drop_ctl` is each gress's
     /// `drop_ctl` field (ingress, egress), whose writes traced code traces.
+    ///
+    /// `plans` are each gress's prefix plan (`GressEngines::plan`): the passes of this code
+    /// write their prefix with the writer generated from it.
     pub fn compile(
         pl: &Pipeline,
         flat: &FlatPipeline,
         drop_ctl: [Option<FieldRef>; 2],
+        plans: [&PrefixPlan; 2],
     ) -> Result<NativePipeline<T>, NativeError> {
-        let mut builder = JITBuilder::with_isa(isa()?, default_libcall_names());
-        // One reserved region per module: the generated functions call each other and load
-        // their constants PC-relative (±2 GiB). The default provider takes each segment from
-        // the global allocator, which may put code in the brk heap and data in an mmap'd chunk
-        // terabytes away (seen: cranelift-jit's relocation panicked in a test process with many
-        // switches). The reservation is address space only; pages are committed as used.
-        let arena = ArenaMemoryProvider::new_with_size(JIT_ARENA_BYTES).map_err(|e| {
-            cg(format!(
-                "cannot reserve {JIT_ARENA_BYTES} bytes for JIT code: {e}"
-            ))
-        })?;
-        builder.memory_provider(Box::new(arena));
-        let module = JITModule::new(builder);
-        let ctx = module.make_context();
-        let mut c = Compiler {
-            module,
-            ctx,
-            fbc: FunctionBuilderContext::new(),
-            trace_points: 0,
-            fallbacks: Default::default(),
-        };
+        let mut c = Compiler::new()?;
         let shims = Shims::of::<T>();
-        let ig = c.gress(pl, &flat.ingress, Gress::Ingress, shims, drop_ctl[0])?;
-        let eg = c.gress(pl, &flat.egress, Gress::Egress, shims, drop_ctl[1])?;
+        let ig = c.gress(
+            pl,
+            &flat.ingress,
+            Gress::Ingress,
+            shims,
+            drop_ctl[0],
+            plans[0],
+        )?;
+        let eg = c.gress(
+            pl,
+            &flat.egress,
+            Gress::Egress,
+            shims,
+            drop_ctl[1],
+            plans[1],
+        )?;
         c.module.finalize_definitions().map_err(cg)?;
         let ingress = ig.finish(&c.module);
         let egress = eg.finish(&c.module);
@@ -207,6 +210,33 @@ impl<T: Tracer> NativePipeline<T> {
     }
 }
 
+impl Compiler {
+    /// A compiler with an empty module.
+    fn new() -> Result<Compiler, NativeError> {
+        let mut builder = JITBuilder::with_isa(isa()?, default_libcall_names());
+        // One reserved region per module: the generated functions call each other and load
+        // their constants PC-relative (±2 GiB). The default provider takes each segment from
+        // the global allocator, which may put code in the brk heap and data in an mmap'd chunk
+        // terabytes away (seen: cranelift-jit's relocation panicked in a test process with many
+        // switches). The reservation is address space only; pages are committed as used.
+        let arena = ArenaMemoryProvider::new_with_size(JIT_ARENA_BYTES).map_err(|e| {
+            cg(format!(
+                "cannot reserve {JIT_ARENA_BYTES} bytes for JIT code: {e}"
+            ))
+        })?;
+        builder.memory_provider(Box::new(arena));
+        let module = JITModule::new(builder);
+        let ctx = module.make_context();
+        Ok(Compiler {
+            module,
+            ctx,
+            fbc: FunctionBuilderContext::new(),
+            trace_points: 0,
+            fallbacks: Default::default(),
+        })
+    }
+}
+
 /// Function ids of one gress, before finalization.
 struct GressIds {
     in_place: bool,
@@ -214,18 +244,23 @@ struct GressIds {
     parse: FuncId,
     control: FuncId,
     deparse: FuncId,
+    /// The prefix writer and how many values it reads.
+    prefix: FuncId,
+    prefix_values: usize,
 }
 
 impl GressIds {
     fn finish<T: Tracer>(&self, m: &JITModule) -> NativeGress<T> {
         // SAFETY: each id was defined with the signature its entry point has (`define` builds
-        // parser functions as `(env) -> i64` and blocks as `(env) -> i32`), against `layout`,
+        // parser functions as `(env) -> i64` and blocks as `(env) -> i32`, `prefix::define`
+        // the prefix writer as `(values, out)` reading `prefix_values` values), against `layout`,
         // calling the shims of `T` (`compile` generates both gresses with `Shims::of::<T>`).
         unsafe {
             NativeGress::new(
                 m.get_finalized_function(self.parse),
                 m.get_finalized_function(self.control),
                 m.get_finalized_function(self.deparse),
+                (m.get_finalized_function(self.prefix), self.prefix_values),
                 self.in_place,
                 self.layout,
             )
@@ -264,6 +299,7 @@ impl Compiler {
         g: Gress,
         shims: Shims,
         drop_ctl: Option<FieldRef>,
+        plan: &PrefixPlan,
     ) -> Result<GressIds, NativeError> {
         let gp = match g {
             Gress::Ingress => &pl.ingress,
@@ -286,6 +322,7 @@ impl Compiler {
             })
             .collect();
         let used = used_actions(fg, &table_actions);
+        let inline = lookup::InlineTables::new(pl);
         // Names are per module: traced and untraced code live in modules of their own.
         let tag = match g {
             Gress::Ingress => "ig",
@@ -304,6 +341,7 @@ impl Compiler {
             layout,
             actions: &actions,
             table_actions: &table_actions,
+            inline: &inline,
             shims,
             drop_ctl,
         };
@@ -311,6 +349,13 @@ impl Compiler {
             let body = &fg.actions[*a as usize];
             self.define(actions[a], Kind::Action, &env, |gen| gen.block(body))?;
         }
+        let prefix = prefix::define(
+            &mut self.module,
+            &mut self.ctx,
+            &mut self.fbc,
+            plan,
+            &format!("{tag}_prefix"),
+        )?;
         let mut entry = |name: &str, kind: Kind, f: &dyn Fn(&mut Gen)| {
             let sig = self.signature(kind);
             let id = self
@@ -326,6 +371,8 @@ impl Compiler {
             parse: entry("parser", Kind::Parser, &|gen| gen.parser(&fg.parser))?,
             control: entry("control", Kind::Block, &|gen| gen.block(&fg.control))?,
             deparse: entry("deparser", Kind::Block, &|gen| gen.block(&fg.deparser))?,
+            prefix,
+            prefix_values: plan.values(),
         })
     }
 
@@ -385,6 +432,7 @@ impl Compiler {
             actions: unit.actions,
             action_refs: HashMap::new(),
             table_action_ids: unit.table_actions,
+            inline: unit.inline,
             env,
             phv,
             valid,
@@ -428,6 +476,7 @@ struct Unit<'a> {
     layout: Layout,
     actions: &'a HashMap<u32, FuncId>,
     table_actions: &'a [Vec<u32>],
+    inline: &'a lookup::InlineTables,
     shims: Shims,
     drop_ctl: Option<FieldRef>,
 }

@@ -12,12 +12,12 @@ use cranelift_frontend::Switch;
 use super::env::{self, EnvLayout, APPLY_FAULT, APPLY_HIT, APPLY_RAN, MAX_ARGS, MAX_KEYS, RETURN};
 use super::gen::{mem, Gen};
 use crate::exec::flat::{CsPart, FApply, FBranches, FExpr, Op};
+use crate::exec::RunningEntry;
 use crate::ir::FieldRef;
-use crate::table::EntryHandle;
 
 // Generated code restores `Ctx::entry` (at `Shims::entry_off`) by copying these 8 bytes from
-// `Env::saved_entry`.
-const _: () = assert!(std::mem::size_of::<Option<EntryHandle>>() == 8);
+// `Env::saved_entry`, and sets it to a hit's handle (a `u64`).
+const _: () = assert!(std::mem::size_of::<RunningEntry>() == 8);
 
 impl Gen<'_, '_> {
     /// Generates a block of ops; control continues after it in the current block.
@@ -368,17 +368,24 @@ impl Gen<'_, '_> {
     /// entry current), the action, the entry restored, then the branches.
     fn apply(&mut self, a: &FApply) {
         let key_off = std::mem::offset_of!(EnvLayout, key) as i32;
+        let mut keys = Vec::with_capacity(a.keys.len());
         for (i, k) in a.keys.iter().enumerate() {
             let v = self.expr(k);
             let env = self.env;
             self.store_key(env, key_off + i as i32 * 16, v);
+            keys.push(v);
         }
-        let table = self.b.ins().iconst(types::I32, i64::from(a.table));
-        let nkeys = self.b.ins().iconst(types::I32, a.keys.len() as i64);
-        let (env, sig) = (self.env, self.sigs.apply);
-        let r = self
-            .call_shim(sig, self.shims.apply, &[env, table, nkeys])
-            .expect("answer");
+        let inline = self.inline;
+        let r = match inline.packing(a.table, keys.len()) {
+            Some(packing) if !self.traced() => self.inline_lookup(a.table, &keys, packing),
+            _ => {
+                let table = self.b.ins().iconst(types::I32, i64::from(a.table));
+                let nkeys = self.b.ins().iconst(types::I32, a.keys.len() as i64);
+                let (env, sig) = (self.env, self.sigs.apply);
+                self.call_shim(sig, self.shims.apply, &[env, table, nkeys])
+                    .expect("answer")
+            }
+        };
         let faulted = self.b.ins().band_imm(r, APPLY_FAULT as i64);
         let ok = self.b.create_block();
         self.b.ins().brif(faulted, self.fault, &[], ok, &[]);

@@ -5,9 +5,11 @@
 use super::env::{Env, EXIT, FAULT, NEXT, RETURN};
 use super::gen::Layout;
 use super::parser::{fault_of_kind, END_ACCEPT, END_ERROR, END_FAULT, END_REJECT};
+use super::prefix::PrefixFn;
 use crate::exec::flat::FlatGress;
 use crate::exec::gress::Between;
 use crate::exec::parser::ParseEnd;
+use crate::exec::prefix::PrefixPlan;
 use crate::exec::{Ctx, ExecResult, Fault, Flow, ParserFault};
 use crate::phv::Phv;
 use crate::trace::Tracer;
@@ -21,6 +23,8 @@ pub struct NativeGress<T: Tracer> {
     parse: ParseFn<T>,
     control: BlockFn<T>,
     deparse: BlockFn<T>,
+    /// The generated writer of the gress's prefix plan and how many values it reads.
+    prefix: (PrefixFn, usize),
     in_place: bool,
     /// The PHV layout the code was generated for: a PHV smaller than it (a `GressWork` of
     /// another program) runs the flat engine instead, never the code.
@@ -37,13 +41,15 @@ impl<T: Tracer> NativeGress<T> {
     /// # Safety
     /// The pointers are finalized functions with the signatures of [`ParseFn`] (the first)
     /// and [`BlockFn`], generated for the flat gress they will be run with and calling the
-    /// shims of `T` (`Shims::of::<T>`); `in_place` only
+    /// shims of `T` (`Shims::of::<T>`); `prefix` a finalized [`PrefixFn`] reading that many
+    /// values, generated from the plan of the `GressEngines` it will be run with; `in_place` only
     /// when the parser reads nothing of its input but through generated extracts/advances;
     /// `layout` the one the code was generated against.
     pub(super) unsafe fn new(
         parse: *const u8,
         control: *const u8,
         deparse: *const u8,
+        prefix: (*const u8, usize),
         in_place: bool,
         layout: Layout,
     ) -> Self {
@@ -53,10 +59,31 @@ impl<T: Tracer> NativeGress<T> {
                 parse: std::mem::transmute::<*const u8, ParseFn<T>>(parse),
                 control: std::mem::transmute::<*const u8, BlockFn<T>>(control),
                 deparse: std::mem::transmute::<*const u8, BlockFn<T>>(deparse),
+                prefix: (
+                    std::mem::transmute::<*const u8, PrefixFn>(prefix.0),
+                    prefix.1,
+                ),
                 in_place,
                 layout,
             }
         }
+    }
+
+    /// `PrefixPlan::write` of the gress's plan (the one the code was generated from) by the
+    /// generated writer: the same bytes at `out`.
+    ///
+    /// # Safety
+    /// `out` is valid for writes of `PREFIX_WORDS * 8` bytes (no alignment needed).
+    pub unsafe fn write_prefix(&self, plan: &PrefixPlan, values: &[u64], out: *mut u8) {
+        let (write, needs) = self.prefix;
+        if values.len() < needs {
+            // Fewer values than the plan reads (not what the switch passes): the plan pads.
+            // SAFETY: the caller's guarantee.
+            return unsafe { plan.write(values, out) };
+        }
+        // SAFETY: the writer reads `needs` ≤ `values.len()` values and writes
+        // `PREFIX_WORDS * 8` bytes at `out`, which the caller guarantees writable.
+        unsafe { write(values.as_ptr(), out) }
     }
 
     /// Whether the parser reads the packet where it lies (`Ctx::input_tail`).

@@ -1,0 +1,193 @@
+//! Exact-match lookups done by generated code: for a table whose keys are all exact and pack
+//! into 64 bits (the tables whose open-addressing map holds each entry's action record beside
+//! its key, `MatchTable::lookup_inline`), untraced code packs the key with constant masks and
+//! shifts, hashes it and probes the map's buckets itself, reading the map's address from the
+//! table state the pass runs on. A hit whose data lies inline in its bucket is taken there:
+//! its action id and data into the environment, its handle the running entry, the table's hit
+//! count incremented. Anything else — a miss (the default action, counted by the shim), data
+//! not inline, no map, a table state not exact, a table index out of range — calls the apply
+//! shim, which looks the table up again and does what it always did. Traced code, and tables
+//! with an action profile or idle timeouts, always call the shim.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, InstBuilder, Value};
+
+use super::env::{EnvLayout, APPLY_HIT};
+use super::gen::{mem, Gen};
+use crate::ir::Pipeline;
+use crate::state::TableState;
+use crate::table::{inline_packing, InlineLayout, INLINE_ARGS};
+
+/// What generated code needs to look tables up itself: the tables' layout, and per table id
+/// the key packing of those it may look up (`None`: always the shim).
+pub struct InlineTables {
+    layout: InlineLayout,
+    packing: Vec<Option<Vec<(u64, u32)>>>,
+}
+
+impl InlineTables {
+    /// The tables of `pl` generated code looks up itself.
+    pub fn new(pl: &Pipeline) -> InlineTables {
+        let packing = pl
+            .tables
+            .iter()
+            .enumerate()
+            .map(|(tid, t)| {
+                let profiled = pl
+                    .action_profiles
+                    .iter()
+                    .any(|p| p.tables.iter().any(|x| x.index() == tid));
+                if profiled || t.idle_timeout {
+                    return None;
+                }
+                inline_packing(&crate::state::table_shape(t))
+            })
+            .collect();
+        InlineTables {
+            layout: InlineLayout::get(),
+            packing,
+        }
+    }
+
+    /// The key packing of table `table` when a lookup with `nkeys` key values may be done in
+    /// generated code.
+    pub fn packing(&self, table: u32, nkeys: usize) -> Option<&[(u64, u32)]> {
+        let p = self.packing.get(table as usize)?.as_deref()?;
+        (p.len() == nkeys).then_some(p)
+    }
+}
+
+impl Gen<'_, '_> {
+    /// Looks table `table` up with the key values `keys` (already stored in `Env::key` for
+    /// the shim), packed by `packing`: in line for an inline hit, else by the apply shim.
+    /// Answers what the shim answers (action id and `APPLY_*` flags).
+    pub fn inline_lookup(&mut self, table: u32, keys: &[Value], packing: &[(u64, u32)]) -> Value {
+        let l = self.inline.layout;
+        let shim = self.b.create_block();
+        let done = self.b.create_block();
+        let r = self.b.append_block_param(done, types::I64);
+        let mut packed = self.iconst(0);
+        for (v, (mask, shift)) in keys.iter().zip(packing) {
+            let v = self.fit(*v, false);
+            let v = self.b.ins().band_imm(v, *mask as i64);
+            let v = self.b.ins().ishl_imm(v, i64::from(*shift));
+            packed = self.b.ins().bor(packed, v);
+        }
+        // The table's state, if the pass has that many tables.
+        let ntables = self.env_load(std::mem::offset_of!(EnvLayout, ntables));
+        let there = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedGreaterThan, ntables, i64::from(table));
+        self.next_if(there, shim);
+        let tables = self.env_load(std::mem::offset_of!(EnvLayout, tables));
+        let at = table as usize * std::mem::size_of::<TableState>();
+        let ts = self.b.ins().iadd_imm(tables, at as i64);
+        let mt = std::mem::offset_of!(TableState, table);
+        // An exact index with buckets.
+        let kind = self
+            .b
+            .ins()
+            .uload8(types::I64, mem(), ts, (mt + l.kind) as i32);
+        let exact = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::Equal, kind, i64::from(l.exact));
+        self.next_if(exact, shim);
+        let map = mt + l.map;
+        let buckets = self
+            .b
+            .ins()
+            .load(types::I64, mem(), ts, (map + l.open.buckets) as i32);
+        self.next_if(buckets, shim);
+        let mask = self
+            .b
+            .ins()
+            .load(types::I64, mem(), ts, (map + l.open.mask) as i32);
+        let shift = self
+            .b
+            .ins()
+            .load(types::I64, mem(), ts, (map + l.open.shift) as i32);
+        let h = self.b.ins().imul_imm(packed, l.hash_mul as i64);
+        let home = self.b.ins().ushr(h, shift);
+        // The probe: stop at the key (a hit) or at an empty bucket (a miss).
+        let (probe, cmp, next, hit) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let i = self.b.append_block_param(probe, types::I64);
+        self.b.ins().jump(probe, &[home.into()]);
+        self.b.switch_to_block(probe);
+        let off = self.b.ins().imul_imm(i, l.open.bucket as i64);
+        let b = self.b.ins().iadd(buckets, off);
+        let slot = self.b.ins().uload32(mem(), b, l.open.slot as i32);
+        self.b.ins().brif(slot, cmp, &[], shim, &[]);
+        self.b.switch_to_block(cmp);
+        let k = self.b.ins().load(types::I64, mem(), b, l.open.key as i32);
+        let same = self.b.ins().icmp(IntCC::Equal, k, packed);
+        self.b.ins().brif(same, hit, &[], next, &[]);
+        self.b.switch_to_block(next);
+        let i1 = self.b.ins().iadd_imm(i, 1);
+        let i1 = self.b.ins().band(i1, mask);
+        self.b.ins().jump(probe, &[i1.into()]);
+        self.b.switch_to_block(hit);
+        let len = self.b.ins().uload32(mem(), b, l.open.len as i32);
+        let inline = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedLessThanOrEqual, len, INLINE_ARGS as i64);
+        self.next_if(inline, shim);
+        let answer = self.take_hit(ts, b, slot, len);
+        self.b.ins().jump(done, &[answer.into()]);
+        self.b.switch_to_block(shim);
+        let env = self.env;
+        let t = self.b.ins().iconst(types::I32, i64::from(table));
+        let n = self.b.ins().iconst(types::I32, keys.len() as i64);
+        let (sig, f) = (self.sigs.apply, self.shims.apply);
+        let answer = self.call_shim(sig, f, &[env, t, n]).expect("answer");
+        self.b.ins().jump(done, &[answer.into()]);
+        self.b.switch_to_block(done);
+        r
+    }
+
+    /// Goes on in a new block when `cond` is non-zero, else to `other`.
+    fn next_if(&mut self, cond: Value, other: cranelift_codegen::ir::Block) {
+        let go = self.b.create_block();
+        self.b.ins().brif(cond, go, &[], other, &[]);
+        self.b.switch_to_block(go);
+    }
+
+    /// A hit in bucket `b` (handle + 1 `slot`, `len` ≤ `INLINE_ARGS` inline values) of the
+    /// table whose state is at `ts`, as the shim's `apply_inline` takes it: the values into
+    /// `Env::args` (all `INLINE_ARGS`: those past `len` are never read), `Env::nargs`, the
+    /// running entry saved and replaced by the hit's handle, the hit counted. Answers the
+    /// action id with `APPLY_HIT`.
+    fn take_hit(&mut self, ts: Value, b: Value, slot: Value, len: Value) -> Value {
+        let l = self.inline.layout.open;
+        let args = std::mem::offset_of!(EnvLayout, args);
+        for k in 0..INLINE_ARGS {
+            let v = self
+                .b
+                .ins()
+                .load(types::I64, mem(), b, (l.args + 8 * k) as i32);
+            let env = self.env;
+            self.store_value(env, (args + 16 * k) as i32, v);
+        }
+        // (`uload32` zero-extends to 64 bits.)
+        self.env_store(std::mem::offset_of!(EnvLayout, nargs), len);
+        let ctx = self.env_load(std::mem::offset_of!(EnvLayout, ctx));
+        let entry = self.shims.entry_off;
+        let saved = self.b.ins().load(types::I64, mem(), ctx, entry);
+        self.env_store(std::mem::offset_of!(EnvLayout, saved_entry), saved);
+        let h = self.b.ins().iadd_imm(slot, -1);
+        self.b.ins().store(mem(), h, ctx, entry);
+        let hits = std::mem::offset_of!(TableState, hits) as i32;
+        let count = self.b.ins().load(types::I64, mem(), ts, hits);
+        let count = self.b.ins().iadd_imm(count, 1);
+        self.b.ins().store(mem(), count, ts, hits);
+        let action = self.b.ins().uload32(mem(), b, l.action as i32);
+        self.b.ins().bor_imm(action, APPLY_HIT as i64)
+    }
+}
