@@ -22,6 +22,26 @@ fn switch_with(opts: Options, cfg: SwitchConfig) -> Switch {
     Switch::new(prog, cfg.with_cpu_port(64).with_loopback(LOOPBACK_PORT)).unwrap()
 }
 
+/// Each frame's port and bytes: what the native-vs-flat tests compare.
+fn port_bytes(out: &[OutFrame]) -> Vec<(u16, Vec<u8>)> {
+    out.iter().map(|f| (f.port, f.bytes.clone())).collect()
+}
+
+/// The `forward` table's hit/miss counts and pipe 0's counters: what the native-vs-flat tests
+/// compare after the frames.
+fn forward_state(sw: &Switch) -> ((u64, u64), Vec<String>) {
+    let counters = sw.pipe_states()[0]
+        .rt
+        .counters
+        .iter()
+        .map(|c| format!("{:?} {:?}", c.packets, c.bytes))
+        .collect();
+    (
+        sw.table_hit_miss(PipeSel::All, "forward").unwrap(),
+        counters,
+    )
+}
+
 fn run(sw: &mut Switch, port: u16, bytes: &[u8]) -> Vec<OutFrame> {
     let mut out = Vec::new();
     sw.process_batch(
@@ -518,22 +538,11 @@ fn native_exact_lookups_follow_table_changes_as_flat_does() {
             let mut got = Vec::new();
             for mac in [MAC_A, MAC_B] {
                 let out = run(sw, 1, &eth_frame(mac, SRC, 0x9000));
-                got.push(
-                    out.iter()
-                        .map(|f| (f.port, f.bytes.clone()))
-                        .collect::<Vec<_>>(),
-                );
+                got.push(port_bytes(&out));
             }
             let ports: Vec<Option<u16>> = got.iter().map(|o| o.first().map(|f| f.0)).collect();
             assert_eq!(ports, want, "step {i}");
-            let counters: Vec<String> = sw.pipe_states()[0]
-                .rt
-                .counters
-                .iter()
-                .map(|c| format!("{:?} {:?}", c.packets, c.bytes))
-                .collect();
-            let hm = sw.table_hit_miss(PipeSel::All, "forward").unwrap();
-            seen.push((got, hm, counters));
+            seen.push((got, forward_state(sw)));
         }
         assert_eq!(seen[0], seen[1], "step {i}: native and flat differ");
     }
@@ -595,20 +604,9 @@ fn native_generated_lookups_follow_growth_deletes_and_clears_as_flat_does() {
             let mut got = Vec::new();
             for m in macs.iter().chain([&MAC_B]) {
                 let out = run(sw, 1, &eth_frame(*m, SRC, 0x9000));
-                got.push(
-                    out.iter()
-                        .map(|f| (f.port, f.bytes.clone()))
-                        .collect::<Vec<_>>(),
-                );
+                got.push(port_bytes(&out));
             }
-            let counters: Vec<String> = sw.pipe_states()[0]
-                .rt
-                .counters
-                .iter()
-                .map(|c| format!("{:?} {:?}", c.packets, c.bytes))
-                .collect();
-            let hm = sw.table_hit_miss(PipeSel::All, "forward").unwrap();
-            seen.push((got, hm, counters));
+            seen.push((got, forward_state(sw)));
         }
         assert_eq!(seen[0], seen[1], "{name}: native and flat differ");
     }

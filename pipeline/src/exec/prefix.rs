@@ -317,7 +317,7 @@ pub(crate) fn put_bits(words: &mut [u64; PREFIX_WORDS], offset: u32, width: u16,
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::exec::flat::tests::Rng;
     use crate::exec::INTRINSIC_SLOTS;
@@ -382,6 +382,28 @@ mod tests {
         }
     }
 
+    /// A random layout of `gress`'s intrinsics: fields of 0 to 133 bits (some crossing words,
+    /// some past the word builder, some left out), gaps of 0 to 8 bits; the plan and its fields.
+    pub(crate) fn random_plan(
+        r: &mut Rng,
+        gress: Gress,
+    ) -> (PrefixPlan, [Option<FieldRef>; INTRINSIC_SLOTS]) {
+        let mut fields = [None; INTRINSIC_SLOTS];
+        let mut at = (r.next() % 8) as u32;
+        for which in pass_intrinsics(gress) {
+            let width = match r.next() % 10 {
+                0 => 0,
+                1 => 64 + (r.next() % 70) as u16,
+                _ => 1 + (r.next() % 64) as u16,
+            };
+            if !r.next().is_multiple_of(6) {
+                fields[*which as usize] = Some(FieldRef { offset: at, width });
+            }
+            at += u32::from(width) + (r.next() % 9) as u32;
+        }
+        (PrefixPlan::new(gress, &fields, 0, None), fields)
+    }
+
     /// The planned words equal the listed words on random layouts (fields inside a word,
     /// across words, wider than 64 bits, past the word builder, missing) and random values.
     #[test]
@@ -389,21 +411,8 @@ mod tests {
         let mut r = Rng(0x9e37_79b9_7f4a_7c15);
         for round in 0..2000 {
             for gress in [Gress::Ingress, Gress::Egress] {
+                let (plan, fields) = random_plan(&mut r, gress);
                 let list = pass_intrinsics(gress);
-                let mut fields = [None; INTRINSIC_SLOTS];
-                let mut at = (r.next() % 8) as u32;
-                for which in list {
-                    let width = match r.next() % 10 {
-                        0 => 0,
-                        1 => 64 + (r.next() % 70) as u16,
-                        _ => 1 + (r.next() % 64) as u16,
-                    };
-                    if !r.next().is_multiple_of(6) {
-                        fields[*which as usize] = Some(FieldRef { offset: at, width });
-                    }
-                    at += u32::from(width) + (r.next() % 9) as u32;
-                }
-                let plan = PrefixPlan::new(gress, &fields, 0, None);
                 let slots = fields.map(PrefixSlot::new);
                 let values: Vec<u64> = list
                     .iter()

@@ -84,27 +84,8 @@ mod tests {
     use super::*;
     use crate::exec::flat::tests::Rng;
     use crate::exec::prefix::pass_intrinsics;
-    use crate::exec::INTRINSIC_SLOTS;
-    use crate::ir::{FieldRef, Gress};
-
-    /// A random layout of `gress`'s intrinsics: fields of 0 to 133 bits (some crossing words,
-    /// some past the word builder, some left out), gaps of 0 to 8 bits.
-    fn random_plan(r: &mut Rng, gress: Gress) -> PrefixPlan {
-        let mut fields = [None; INTRINSIC_SLOTS];
-        let mut at = (r.next() % 8) as u32;
-        for which in pass_intrinsics(gress) {
-            let width = match r.next() % 10 {
-                0 => 0,
-                1 => 64 + (r.next() % 70) as u16,
-                _ => 1 + (r.next() % 64) as u16,
-            };
-            if !r.next().is_multiple_of(6) {
-                fields[*which as usize] = Some(FieldRef { offset: at, width });
-            }
-            at += u32::from(width) + (r.next() % 9) as u32;
-        }
-        PrefixPlan::new(gress, &fields, 0, None)
-    }
+    use crate::exec::prefix::tests::random_plan;
+    use crate::ir::Gress;
 
     /// The generated writer writes the bytes the interpreted plan writes, all of them
     /// (the buffer starts dirty), for random layouts and values.
@@ -115,7 +96,7 @@ mod tests {
         let mut plans = Vec::new();
         for i in 0..400 {
             let gress = [Gress::Ingress, Gress::Egress][i % 2];
-            let plan = random_plan(&mut r, gress);
+            let (plan, _) = random_plan(&mut r, gress);
             let name = format!("prefix_{i}");
             let id = define(&mut c.module, &mut c.ctx, &mut c.fbc, &plan, &name).expect("code");
             plans.push((gress, plan, id));
