@@ -207,6 +207,7 @@ impl B {
             direct_meter: None,
             idle_timeout: false,
             stage: 0,
+            hidden: false,
         });
         TableId(self.pipe.tables.len() as u32 - 1)
     }

@@ -544,6 +544,7 @@ impl<'a> Lowerer<'a> {
             direct_meter,
             idle_timeout,
             stage: 0,
+            hidden: annotations::has(&d.annotations, "hidden"),
         });
         self.spans.tables.push(t.name.span);
         self.ignore_deps(id, &d.annotations);
