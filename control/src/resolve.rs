@@ -162,10 +162,15 @@ fn pick_obj(
 }
 
 /// Finds a table. With several pipelines, names may be prefixed by the pipeline's name.
+/// `@hidden` tables are not the control plane's to name (p4c leaves them out of P4Info): they
+/// are not candidates, so naming one is "no table named ...".
 pub fn find_table(prog: &Program, name: &str) -> Result<TableRef, ResolveError> {
-    let all = qualified(prog, |pl| {
+    let all: Vec<(String, ObjRef)> = qualified(prog, |pl| {
         pl.tables.iter().map(|t| t.name.as_str()).collect()
-    });
+    })
+    .into_iter()
+    .filter(|(_, r)| !prog.pipelines[r.pipeline].tables[r.index].hidden)
+    .collect();
     let r = pick_obj("table", name, &all)?;
     Ok(TableRef {
         pipeline: r.pipeline,
@@ -687,6 +692,7 @@ pub(crate) mod tests {
             direct_meter: None,
             idle_timeout: false,
             stage: 0,
+            hidden: false,
         }
     }
 

@@ -320,3 +320,94 @@ fn mcrdma_ack_merging_spans_pipes() {
     assert!(report.all_passed(), "{report}");
     assert!(report.checks.len() >= 4, "{report}");
 }
+
+/// A program with a `@hidden` table `t` beside a visible table `v`: both set `hdr.h.b` from
+/// their default actions (0x5a and then, for a hit on `v`, 0x77).
+const HIDDEN_TABLE_P4: &str = r#"
+#include <core.p4>
+#include <tna.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct hdr_t { h_t h; }
+struct md_t { }
+parser IP(packet_in pkt, out hdr_t hdr, out md_t md, out ingress_intrinsic_metadata_t ig) {
+    state start { pkt.extract(ig); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.h); transition accept; }
+}
+control I(inout hdr_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig,
+          in ingress_intrinsic_metadata_from_parser_t pm,
+          inout ingress_intrinsic_metadata_for_deparser_t dm,
+          inout ingress_intrinsic_metadata_for_tm_t tm) {
+    action set_b(bit<8> v) { hdr.h.b = v; }
+    action nop() { }
+    @hidden table t { key = { hdr.h.a : exact; } actions = { set_b; } default_action = set_b(0x5a); size = 16; }
+    table v { key = { hdr.h.a : exact; } actions = { set_b; nop; } default_action = nop(); size = 16; }
+    apply { tm.ucast_egress_port = 1; t.apply(); v.apply(); }
+}
+control ID(packet_out pkt, inout hdr_t hdr, in md_t md, in ingress_intrinsic_metadata_for_deparser_t dm) {
+    apply { pkt.emit(hdr); }
+}
+parser EP(packet_in pkt, out hdr_t hdr, out md_t md, out egress_intrinsic_metadata_t eg) {
+    state start { pkt.extract(eg); transition accept; }
+}
+control E(inout hdr_t hdr, inout md_t md, in egress_intrinsic_metadata_t eg,
+          in egress_intrinsic_metadata_from_parser_t ep,
+          inout egress_intrinsic_metadata_for_deparser_t ed,
+          inout egress_intrinsic_metadata_for_output_port_t eo) { apply { } }
+control ED(packet_out pkt, inout hdr_t hdr, in md_t md, in egress_intrinsic_metadata_for_deparser_t ed) {
+    apply { }
+}
+Pipeline(IP(), I(), ID(), EP(), E(), ED()) pipe;
+Switch(pipe) main;
+"#;
+
+fn run_stf_text(program: &Arc<pipeline::ir::Program>, text: &str) -> stf::StfReport {
+    let stmts = stf::parse(text).unwrap_or_else(|e| panic!("{e}"));
+    let opts = StfOptions::default();
+    let mut sw =
+        pipeline::switch::Switch::new(program.clone(), opts.config.clone()).expect("switch");
+    stf::run_stf_on(&mut sw, &stmts, &opts)
+}
+
+/// p4c's P4Runtime serializer leaves `@hidden` tables out of P4Info (`addTable`: `if
+/// (isHidden(tableDeclaration)) return;`), so no control plane can name them: pisa's P4Info
+/// omits the table, and an STF `add`, a table file or `pisa ctl` naming it get "no table
+/// named"; the program still applies it (its default action runs).
+#[test]
+fn hidden_tables_are_applied_but_not_visible_to_the_control_plane() {
+    let opts = p4::compile::CompileOptions::default();
+    let c = p4::compile::compile_str("hidden.p4", HIDDEN_TABLE_P4, &opts)
+        .unwrap_or_else(|e| panic!("{}", e.render()));
+    let program = Arc::new(c.program);
+    let info = control::p4runtime::p4info::generate(&program, &[]);
+    let names: Vec<&str> = info
+        .tables
+        .iter()
+        .filter_map(|t| t.preamble.as_ref().map(|p| p.name.as_str()))
+        .collect();
+    assert_eq!(names, ["I.v"]);
+    let e = control::resolve::find_table(&program, "t").unwrap_err();
+    assert!(e.to_string().contains("no table named `t`"), "{e}");
+    assert!(control::resolve::find_table(&program, "I.t").is_err());
+    // The program applies it: its default action sets b = 0x5a; then `v` hits and sets 0x77.
+    let pad = "aa".repeat(62);
+    let ok = run_stf_text(
+        &program,
+        &format!(
+            "add v hdr.h.a:1 set_b(v:0x77)\npacket 0 0100{pad}\nexpect 1 0177{pad}\npacket 0 0200{pad}\nexpect 1 025a{pad}\n"
+        ),
+    );
+    assert!(ok.all_passed(), "{ok}");
+    let refused = run_stf_text(&program, "add t hdr.h.a:1 set_b(v:0x11)\n");
+    assert!(!refused.all_passed());
+    assert!(
+        refused.to_string().contains("no table named `t`"),
+        "{refused}"
+    );
+    let file = control::tables_file::from_yaml(
+        "tables:\n  - table: t\n    entries:\n      - { key: { hdr.h.a: 1 }, action: set_b, params: { v: 1 } }\n",
+    )
+    .expect("yaml");
+    let mut sw =
+        pipeline::switch::Switch::new(program.clone(), Default::default()).expect("switch");
+    let e = control::tables_file::apply(&mut sw, &file).unwrap_err();
+    assert!(e.to_string().contains("no table named `t`"), "{e}");
+}

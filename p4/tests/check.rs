@@ -325,3 +325,33 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
     // after `dmac`'s action may have rewritten it, and the port is not read.
     assert_eq!((phv.mau_bits, phv.bits), (48, 48));
 }
+
+/// Resubmit data is phase 0's room: 8 bytes on Tofino 1, 16 on Tofino 2 (bf-p4c
+/// `parde/parde_spec.h` `bitResubmitSize()`; the other 8 of Tofino 2's 24-byte port metadata are
+/// padding). A longer resubmit header is refused with bf-p4c's "digest limited to N bits"; one
+/// of exactly that size compiles on both chips.
+#[test]
+fn resubmit_header_is_limited_to_phase0_size() {
+    use pipeline::ir::Target;
+    let text = std::fs::read_to_string(dir("ok").join("resubmit_header_list.p4")).expect("read");
+    // The header is tag (8) + pad (7) + port (9) + rest.
+    for (target, max) in [(Target::Tofino1, 64u32), (Target::Tofino2, 128)] {
+        for (bits, fits) in [(max, true), (max + 8, false)] {
+            let src = text.replace("bit<40>  rest", &format!("bit<{}>  rest", bits - 24));
+            let opts = CompileOptions {
+                target,
+                ..CompileOptions::default()
+            };
+            let r = compile_str("resubmit.p4", &src, &opts).map_err(|f| f.render());
+            match (fits, r) {
+                (true, Ok(_)) => {}
+                (false, Err(e)) => assert!(
+                    e.contains(&format!("resub_h digest limited to {max} bits")),
+                    "{target:?} {bits}: {e}"
+                ),
+                (true, Err(e)) => panic!("{target:?}: {bits} bits fit:\n{e}"),
+                (false, Ok(_)) => panic!("{target:?}: {bits} bits must be refused"),
+            }
+        }
+    }
+}

@@ -207,6 +207,7 @@ impl B {
             direct_meter: None,
             idle_timeout: false,
             stage: 0,
+            hidden: false,
         });
         TableId(self.pipe.tables.len() as u32 - 1)
     }
@@ -780,6 +781,35 @@ fn gateway_conditions() {
     );
     let e = check(bin(BinOp::Eq, bin(BinOp::Add, f(1), f(2)), c(3))).expect_err("+ in a gateway");
     assert!(e[0].message.contains("cannot compute"), "{}", e[0].message);
+    // A 64-bit `==`/`!=` of a concatenation: bf-p4c's CanonGatewayExpr splits it per slice, and
+    // MakeSlice slices through the `++`; a 32-bit one and an ordering stay refused.
+    let cat = |hi: Expr, lo: Expr, width: u16| Expr::Concat {
+        hi: Box::new(hi),
+        lo: Box::new(lo),
+        width,
+    };
+    let k64 = Expr::Const {
+        value: 0x1234_0a0b_0c0d,
+        width: 64,
+    };
+    assert!(check(bin(BinOp::Eq, cat(f(1), f(2), 64), k64.clone())).is_ok());
+    assert!(check(bin(BinOp::Ne, cat(f(1), f(2), 64), k64.clone())).is_ok());
+    let e = check(bin(BinOp::Gt, cat(f(1), f(2), 64), k64)).expect_err("ordering of a ++");
+    assert!(e[0].message.contains("cannot compute"), "{}", e[0].message);
+    let narrow = cat(
+        Expr::Slice {
+            arg: Box::new(f(1)),
+            hi: 15,
+            lo: 0,
+        },
+        Expr::Slice {
+            arg: Box::new(f(2)),
+            hi: 15,
+            lo: 0,
+        },
+        32,
+    );
+    assert!(check(bin(BinOp::Eq, narrow, c(1))).is_err());
     // A register result tested in a condition runs before the gateway.
     let mut b = B::new();
     let r = b.register("r", 32);

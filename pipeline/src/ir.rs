@@ -816,6 +816,9 @@ pub struct Table {
     pub idle_timeout: bool,
     /// MAU stage assigned by the resource check (0-based).
     pub stage: u8,
+    /// `@hidden`: the program applies it, but the control plane cannot see or name it (p4c's
+    /// P4Runtime serializer leaves hidden tables out of P4Info).
+    pub hidden: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -125,6 +125,7 @@ fn build() -> Prog {
         direct_meter: None,
         idle_timeout: false,
         stage: 0,
+        hidden: false,
     };
     let body = vec![
         set(ucast, c(1, 9)),

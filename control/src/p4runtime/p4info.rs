@@ -221,7 +221,11 @@ pub fn generate_with_ids(
     let tables = Kind::new(
         &mut alloc,
         prefix::TABLE,
-        names(prog, |p| &p.tables, |t| &t.name),
+        // `@hidden` tables stay out of P4Info (p4c `P4RuntimeSerializer` `addTable`).
+        names(prog, |p| &p.tables, |t| &t.name)
+            .into_iter()
+            .filter(|n| !prog.pipelines[n.0].tables[n.1].hidden)
+            .collect(),
     );
     let actions = Kind::new(
         &mut alloc,

@@ -213,6 +213,7 @@ pub fn mini_program() -> Arc<Program> {
         direct_meter: None,
         idle_timeout: false,
         stage: 0,
+        hidden: false,
     };
     let key = |name: &str, r: FieldRef, kind: MatchKind| TableKey {
         name: name.into(),

@@ -299,6 +299,7 @@ fn program(d: &mut Bytes) -> Program {
             direct_meter: None,
             idle_timeout: false,
             stage: 0,
+            hidden: false,
         })
         .collect();
     let registers = (0..d.below(4))

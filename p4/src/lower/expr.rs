@@ -850,6 +850,7 @@ impl<'a> Lowerer<'a> {
                     ));
                 }
                 let width = ty.scalar_width().unwrap_or(1);
+                self.check_action_mux(&c, &a, &b, e.span);
                 Ok(V::Scalar(
                     ir::Expr::Ternary {
                         cond: Box::new(c),
@@ -1295,6 +1296,8 @@ impl<'a> Lowerer<'a> {
                     ));
                 }
                 let width = ta.scalar_width().unwrap_or(1);
+                let shown = self.env.text_of(span);
+                self.check_action_shift(&fold_node(eb.clone()), span, &shown);
                 Ok(V::Scalar(
                     fold_node(ir::Expr::Binary {
                         op: ir_binop(op),
@@ -1365,6 +1368,9 @@ impl<'a> Lowerer<'a> {
                         )
                         .with_help("divide by a constant power of two, or shift"),
                     ));
+                }
+                if matches!(op, BinOp::AddSat | BinOp::SubSat) {
+                    self.check_action_saturating(width, span);
                 }
                 Ok(V::Scalar(
                     fold_node(ir::Expr::Binary {

@@ -120,6 +120,16 @@ pub fn intrinsic(ty: &str, field: &str) -> Option<Intrinsic> {
 }
 
 /// Port metadata bits after `ingress_intrinsic_metadata_t` in the ingress prefix.
+/// The resubmit data a packet carries into its second pass: bf-p4c's
+/// `PardeSpec::bitResubmitSize()` = `bitPhase0Size()` (`parde/parde_spec.h`: 8 bytes on Tofino
+/// 1, 16 on Tofino 2, where the rest of the 24-byte port metadata region is pre-packet padding).
+pub fn resubmit_bits(target: Target) -> u32 {
+    match target {
+        Target::Tofino1 => 64,
+        Target::Tofino2 => 128,
+    }
+}
+
 pub fn port_metadata_bits(target: Target) -> u32 {
     match target {
         Target::Tofino1 => 64,

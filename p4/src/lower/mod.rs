@@ -7,6 +7,7 @@
 //! Errors are collected (one bad statement does not stop the rest from being checked); the
 //! program is only returned when there were none.
 
+mod action_alu;
 mod alias;
 mod block;
 mod checksum_dest;

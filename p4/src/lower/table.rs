@@ -136,6 +136,7 @@ impl<'a> Lowerer<'a> {
         let mut keys: Vec<(ir::TableKey, Ty)> = Vec::new();
         let mut actions: Vec<ir::ActionRef> = Vec::new();
         let mut action_names: Vec<(String, ActionId)> = Vec::new();
+        let mut default_only_refs: Vec<(ActionId, Span, String)> = Vec::new();
         let mut default: Option<(ir::ActionCall, bool)> = None;
         let mut entries: Vec<ir::ConstEntry> = Vec::new();
         let mut entries_const = false;
@@ -229,6 +230,9 @@ impl<'a> Lowerer<'a> {
                             );
                             failed = true;
                             continue;
+                        }
+                        if annotations::has(&r.annotations, "defaultonly") {
+                            default_only_refs.push((id, r.span, r.name.name.clone()));
                         }
                         actions.push(ir::ActionRef {
                             action: id,
@@ -463,6 +467,9 @@ impl<'a> Lowerer<'a> {
                 },
             }
         }
+        if let Some((c, true)) = &default {
+            self.defaultonly_beside_const_default(&default_only_refs, c.action);
+        }
         if !failed {
             self.number_entries(&mut entries, &explicit_prio, prio_convention);
         }
@@ -544,6 +551,7 @@ impl<'a> Lowerer<'a> {
             direct_meter,
             idle_timeout,
             stage: 0,
+            hidden: annotations::has(&d.annotations, "hidden"),
         });
         self.spans.tables.push(t.name.span);
         self.ignore_deps(id, &d.annotations);
@@ -564,6 +572,25 @@ impl<'a> Lowerer<'a> {
     }
 
     /// `NoAction` from core.p4, lowered once per pipeline.
+    /// A `@defaultonly` action can never run beside a different `const default_action`:
+    /// bf-p4c refuses it (`common/extract_maupipe.cpp` `SetupActionProperties::preorder`).
+    fn defaultonly_beside_const_default(
+        &mut self,
+        refs: &[(ActionId, Span, String)],
+        default: ActionId,
+    ) {
+        for (_, span, name) in refs.iter().filter(|r| r.0 != default) {
+            self.err(
+                Diagnostic::error(format!(
+                    "Action {name} cannot be default only when there is another constant default action."
+                ))
+                .with_primary(*span, "`@defaultonly`, but never the default action")
+                .with_note("as bf-p4c common/extract_maupipe.cpp SetupActionProperties")
+                .with_help("remove the action, its `@defaultonly`, or the `const` of `default_action`"),
+            );
+        }
+    }
+
     fn no_action(&mut self, span: Span) -> Res<ActionId> {
         let Some(name) = self.env.lookup("NoAction").and_then(|d| d.name()) else {
             return Err(self.err(

@@ -3,7 +3,8 @@
 //! After bf-p4c's `CheckGatewayExpr`: conditions are `&&` / `||` / `!` of comparisons; `==` and
 //! `!=` may compare two fields; `&`, `|` and the ordering operators (`<`, `>`, `<=`, `>=`) need
 //! a constant operand ("condition too complex, one operand of `<` must be constant"); a gateway
-//! computes nothing else (no `+`, `-`, …). Its inputs are 4 bytes of PHV plus 12 hash bits on
+//! computes nothing else (no `+`, `-`, …), but an `==`/`!=` wider than 32 bits may compare a
+//! concatenation (bf-p4c splits it per slice). Its inputs are 4 bytes of PHV plus 12 hash bits on
 //! Tofino1; wider conditions make bf-p4c split the gateway, which pisa only warns about.
 
 use std::collections::BTreeSet;
@@ -93,8 +94,23 @@ impl Check<'_> {
                 &format!("compute `{sa} - {sb}` into a metadata field in an action and test its sign bit in the condition"),
             );
         }
-        self.operand(a);
-        self.operand(b);
+        // bf-p4c `CanonGatewayExpr::postorder(IR::Operation::Relation*)` splits an `==`/`!=`
+        // wider than 32 bits into per-slice comparisons, and `MakeSlice` (`common/slice.cpp`)
+        // slices through a concatenation, so `(f ++ x) == k` compares `f` and `x` separately.
+        let wide_eq = matches!(op, BinOp::Eq | BinOp::Ne) && a.width().max(b.width()) > 32;
+        self.compared(a, wide_eq);
+        self.compared(b, wide_eq);
+    }
+
+    /// An operand of a comparison: a concatenation only where bf-p4c splits the comparison.
+    fn compared(&mut self, e: &Expr, wide_eq: bool) {
+        match e {
+            Expr::Concat { hi, lo, .. } if wide_eq => {
+                self.compared(hi, wide_eq);
+                self.compared(lo, wide_eq);
+            }
+            _ => self.operand(e),
+        }
     }
 
     fn operand(&mut self, e: &Expr) {
@@ -152,7 +168,7 @@ fn direct_fields(e: &Expr, out: &mut Vec<Loc>) {
             other => direct_fields(other, out),
         },
         Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => direct_fields(arg, out),
-        Expr::Binary { a, b, .. } => {
+        Expr::Binary { a, b, .. } | Expr::Concat { hi: a, lo: b, .. } => {
             direct_fields(a, out);
             direct_fields(b, out);
         }
@@ -213,7 +229,7 @@ fn hash_inputs(e: &Expr, bits: &mut u32) {
         Expr::Unary { arg, .. } | Expr::Cast { arg, .. } | Expr::Slice { arg, .. } => {
             hash_inputs(arg, bits)
         }
-        Expr::Binary { a, b, .. } => {
+        Expr::Binary { a, b, .. } | Expr::Concat { hi: a, lo: b, .. } => {
             hash_inputs(a, bits);
             hash_inputs(b, bits);
         }

@@ -482,6 +482,7 @@ pub fn l2_program(opts: Options) -> (Arc<Program>, IgFields) {
         direct_meter: None,
         idle_timeout: false,
         stage,
+        hidden: false,
     };
     let key = |name: &str, r: FieldRef, kind: MatchKind| TableKey {
         name: name.into(),

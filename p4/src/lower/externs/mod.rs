@@ -483,6 +483,36 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// A resubmit header longer than the resubmit data the chip carries (phase 0's 8 bytes on
+    /// Tofino 1, 16 on Tofino 2) is refused, as bf-p4c's arch translation does
+    /// (`ERROR_CHECK(bits <= bitResubmitSize(), "%1% digest limited to %2% bits")`).
+    fn resubmit_limit(
+        &mut self,
+        header: &[ir::Expr],
+        ty: Option<&crate::check::Ty>,
+        span: Span,
+    ) -> Res<()> {
+        let bits: u32 = header.iter().map(|e| u32::from(e.width())).sum();
+        let max = crate::lower::intrinsics::resubmit_bits(self.target);
+        if bits <= max {
+            return Ok(());
+        }
+        let name = match ty {
+            Some(t) => t.to_string(),
+            None => self.env.text_of(span),
+        };
+        Err(self.err(
+            Diagnostic::error(format!("{name} digest limited to {max} bits"))
+                .with_primary(span, format!("{bits} bits of resubmit data"))
+                .with_note(format!(
+                    "bf-p4c parde/parde_spec.h bitResubmitSize(): {} bytes of resubmit data on {}",
+                    max / 8,
+                    self.target.name()
+                ))
+                .with_help("carry at most that much in the resubmit header"),
+        ))
+    }
+
     /// Direct externs act on the matched entry: not in an action inlined into a control.
     fn not_inlined(&mut self, xname: &str, span: Span) -> Res<()> {
         if self.inline_action == 0 {

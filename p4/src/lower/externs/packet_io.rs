@@ -123,9 +123,7 @@ impl ExternType for PacketIo {
                     None => Vec::new(),
                 };
                 if let Some(h) = args.first() {
-                    // Resubmit data takes the place of the port metadata.
-                    let bits = crate::lower::intrinsics::port_metadata_bits(l.target);
-                    l.header_limit(&header, bits, "resubmit header", h.span);
+                    l.resubmit_limit(&header, header_ty.as_ref(), h.span)?;
                 }
                 let emit = l.when_written(
                     pipeline::ir::Intrinsic::IgDprsrResubmitType,

@@ -422,14 +422,31 @@ fn register_layout<'a>(
         Ty::Struct(s) if s.fields.len() == 2 => {
             let (a, ta) = &s.fields[0];
             let (b, tb) = &s.fields[1];
+            // bf-p4c's stateful ALU specs: a pair (MaxDualSize) is 64 bits on Tofino 1 and 128
+            // on Tofino 2 (`JBayDevice::getStatefulAluSpec`), so two 64-bit words on Tofino 2.
+            let pair_widths: &[u16] = match l.target {
+                ir::Target::Tofino1 => &[8, 16, 32],
+                ir::Target::Tofino2 => &[8, 16, 32, 64],
+            };
+            let shown = |w: &[u16]| w.iter().map(|x| format!("bit<{x}>")).collect::<Vec<_>>().join(", ");
             match (ta.scalar_width(), tb.scalar_width()) {
-                (Some(x), Some(y)) if x == y && [8, 16, 32].contains(&x) && ta.is_bits() && tb.is_bits() => {
+                (Some(x), Some(y)) if x == y && pair_widths.contains(&x) && ta.is_bits() && tb.is_bits() => {
                     Ok((x, Some((a.clone(), b.clone()))))
                 }
+                (Some(x), Some(y)) if x == y && ta.is_bits() && tb.is_bits() => Err(l.err(
+                    Diagnostic::error(format!(
+                        "register pair `{}` has two {x}-bit fields; a {} register pair holds two words of {}",
+                        s.name,
+                        l.target.name(),
+                        shown(pair_widths)
+                    ))
+                    .with_primary(span, "unsupported register value type")
+                    .with_note("bf-p4c stateful ALU spec: a pair is at most 64 bits on Tofino 1, 128 on Tofino 2"),
+                )),
                 _ => Err(l.err(
-                    Diagnostic::error(format!("register pair `{}` needs two fields of one width", s.name))
+                    Diagnostic::error(format!("register pair `{}` needs two `bit<W>` fields of one width", s.name))
                         .with_primary(span, "unsupported register value type")
-                        .with_help("use two bit<8>, bit<16> or bit<32> fields"),
+                        .with_help(format!("use two fields of one of {}", shown(pair_widths))),
                 )),
             }
         }

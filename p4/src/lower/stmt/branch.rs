@@ -78,8 +78,14 @@ impl<'a> Lowerer<'a> {
             {
                 self.ifs.push(cond.span);
             }
+            if let Ok(c) = &c {
+                self.check_action_condition(c, cond.span);
+            }
             let tb = self.run_cont(t);
             let fb = self.run_cont(f);
+            if let (Ok(c), Ok(tb), Ok(fb)) = (&c, &tb, &fb) {
+                self.check_action_if_branches(c, tb, fb, cond.span);
+            }
             out.push(ir::Stmt::If {
                 cond: c?,
                 then: tb?,

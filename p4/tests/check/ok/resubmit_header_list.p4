@@ -1,5 +1,5 @@
 /* `resubmit.emit<H>({..})`: the list's items take H's field types, so the untyped `0` pad and
- * tag get their fields' widths (as p4c types the argument by the type argument). */
+ * tag get their fields' widths (as p4c types the argument by the type argument). H is 8 bytes. */
 #include <core.p4>
 #include <tna.p4>
 
@@ -10,7 +10,7 @@ header resub_h {
     bit<8>   tag;
     bit<7>   pad;
     PortId_t port;
-    bit<48>  rest;
+    bit<40>  rest;
 }
 struct headers_t { h_t h; }
 struct meta_t { PortId_t port; }

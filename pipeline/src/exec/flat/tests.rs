@@ -355,6 +355,7 @@ fn table(name: &str, keys: Vec<(Expr, MatchKind)>) -> Table {
         direct_meter: None,
         idle_timeout: false,
         stage: 0,
+        hidden: false,
     }
 }
 

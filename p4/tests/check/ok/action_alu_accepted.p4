@@ -1,0 +1,28 @@
+/* Action code bf-p4c's DoInstructionSelection accepts, beside the forms it refuses
+   (err/action_shift_variable_count, action_if_on_field, action_cond_set_reversed,
+   action_saturating_wide): a shift by a constant, 32-bit saturating arithmetic, a conditional
+   set with the action data on the true branch (`flag ? v : f`, and `if (flag) { f = v; }`),
+   min/max written as `?:`, and an `if` on a field in control code (a gateway). */
+#include "../head.p4inc"
+
+control Ingress(inout headers_t hdr, inout metadata_t meta,
+                in ingress_intrinsic_metadata_t ig_intr_md,
+                in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
+                inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+                inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
+    action shift() { hdr.ipv4.ttl = hdr.ipv4.ttl << 2; }
+    action sat() { hdr.ipv4.src_addr = hdr.ipv4.src_addr |+| 32w1; }
+    action cset(bool flag, bit<8> v) { hdr.ipv4.ttl = flag ? v : hdr.ipv4.ttl; }
+    action cset_if(bool flag, bit<8> v) { if (flag) { hdr.ipv4.protocol = v; } }
+    action mx() { hdr.ipv4.ttl = hdr.ipv4.ttl > hdr.ipv4.protocol ? hdr.ipv4.ttl : hdr.ipv4.protocol; }
+    table t {
+        key = { hdr.ethernet.dst_addr : exact; }
+        actions = { shift; sat; cset; cset_if; mx; }
+    }
+    apply {
+        t.apply();
+        if (hdr.ipv4.ttl == 1) { hdr.ipv4.protocol = 2; }
+    }
+}
+
+#include "../tail.p4inc"
