@@ -404,6 +404,18 @@ pub(crate) mod tests {
         (PrefixPlan::new(gress, &fields, 0, None), fields)
     }
 
+    /// One random value per intrinsic of `gress`'s list: 0, all ones or any.
+    pub(crate) fn random_values(r: &mut Rng, gress: Gress) -> Vec<u64> {
+        pass_intrinsics(gress)
+            .iter()
+            .map(|_| match r.next() % 4 {
+                0 => 0,
+                1 => u64::MAX,
+                _ => r.next(),
+            })
+            .collect()
+    }
+
     /// The planned words equal the listed words on random layouts (fields inside a word,
     /// across words, wider than 64 bits, past the word builder, missing) and random values.
     #[test]
@@ -414,14 +426,7 @@ pub(crate) mod tests {
                 let (plan, fields) = random_plan(&mut r, gress);
                 let list = pass_intrinsics(gress);
                 let slots = fields.map(PrefixSlot::new);
-                let values: Vec<u64> = list
-                    .iter()
-                    .map(|_| match r.next() % 4 {
-                        0 => 0,
-                        1 => u64::MAX,
-                        _ => r.next(),
-                    })
-                    .collect();
+                let values = random_values(&mut r, gress);
                 let pairs: Vec<(Intrinsic, Value)> = list
                     .iter()
                     .zip(&values)

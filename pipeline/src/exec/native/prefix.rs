@@ -83,8 +83,7 @@ fn to_big_endian(
 mod tests {
     use super::*;
     use crate::exec::flat::tests::Rng;
-    use crate::exec::prefix::pass_intrinsics;
-    use crate::exec::prefix::tests::random_plan;
+    use crate::exec::prefix::tests::{random_plan, random_values};
     use crate::ir::Gress;
 
     /// The generated writer writes the bytes the interpreted plan writes, all of them
@@ -108,14 +107,7 @@ mod tests {
             let write: PrefixFn =
                 unsafe { std::mem::transmute(c.module.get_finalized_function(*id)) };
             for _ in 0..8 {
-                let values: Vec<u64> = pass_intrinsics(*gress)
-                    .iter()
-                    .map(|_| match r.next() % 4 {
-                        0 => 0,
-                        1 => u64::MAX,
-                        _ => r.next(),
-                    })
-                    .collect();
+                let values = random_values(&mut r, *gress);
                 let mut want = [0xa5u8; PREFIX_WORDS * 8 + 3];
                 let mut got = want;
                 // SAFETY: both buffers have `PREFIX_WORDS * 8` bytes after offset 1, and
