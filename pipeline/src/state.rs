@@ -163,12 +163,16 @@ pub(crate) fn table_shape(t: &ir::Table) -> Vec<(ir::MatchKind, u16)> {
         .collect()
 }
 
+/// The action profile (or selector) of `pl` that table `tid` is an implementation of, if any.
+pub(crate) fn profile_of(pl: &Pipeline, tid: usize) -> Option<&ir::ActionProfile> {
+    pl.action_profiles
+        .iter()
+        .find(|p| p.tables.iter().any(|x| x.index() == tid))
+}
+
 /// The action profile (and selector) table `tid` of `pl` is the implementation of, if any.
 fn table_profile(pl: &Pipeline, tid: usize, t: &ir::Table) -> Option<Profile> {
-    let ap = pl
-        .action_profiles
-        .iter()
-        .find(|p| p.tables.iter().any(|x| x.index() == tid))?;
+    let ap = profile_of(pl, tid)?;
     let selector = ap.selector.as_ref().and_then(|sel| {
         let unit = pl.hashes.get(sel.hash.index())?;
         Some(SelectorUnit {

@@ -33,11 +33,7 @@ impl InlineTables {
             .iter()
             .enumerate()
             .map(|(tid, t)| {
-                let profiled = pl
-                    .action_profiles
-                    .iter()
-                    .any(|p| p.tables.iter().any(|x| x.index() == tid));
-                if profiled || t.idle_timeout {
+                if crate::state::profile_of(pl, tid).is_some() || t.idle_timeout {
                     return None;
                 }
                 inline_packing(&crate::state::table_shape(t))
