@@ -922,9 +922,22 @@ pub struct ActionSelector {
     pub max_group_size: u32,
     /// Groups it holds.
     pub num_groups: u32,
+    /// How its ALU picks a member (`mode` argument).
+    pub mode: SelectorMode,
+    /// Whether its hash goes through the SPS scramblers: bf-p4c's default, off with
+    /// `@selector_enable_scramble(0)` on a table it implements.
+    pub scramble: bool,
     /// The register of its member-status bits (`bit<1>` cells, see
     /// `table::profile`), when the program names one or runs a `SelectorAction` on it.
     pub status: Option<RegisterId>,
+}
+
+/// `SelectorMode_t`: how a selector picks among a group's members (see `table::selector`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SelectorMode {
+    #[default]
+    Fair,
+    Resilient,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -152,6 +152,12 @@ fn pipeline_text(s: &mut String, pl: &Pipeline) -> fmt::Result {
                 " selector {} groups {} of {}",
                 sel.name, sel.num_groups, sel.max_group_size
             )?;
+            if sel.mode == crate::ir::SelectorMode::Resilient {
+                write!(s, " resilient")?;
+            }
+            if !sel.scramble {
+                write!(s, " unscrambled")?;
+            }
             if let Some(r) = sel.status.and_then(|r| pl.registers.get(r.index())) {
                 write!(s, " status {}", r.name)?;
             }

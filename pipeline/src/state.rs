@@ -9,6 +9,7 @@ use crate::externs::random::Random;
 use crate::ir::{self, ActionCall, CounterKind, Pipeline, Value};
 use crate::phv::mask;
 use crate::table::profile::{Profile, SelectorUnit};
+use crate::table::selector::SelectorAlu;
 use crate::table::MatchTable;
 
 /// One table of one pipe: its entries, its current default action, and how often a lookup
@@ -176,7 +177,11 @@ fn table_profile(pl: &Pipeline, tid: usize, t: &ir::Table) -> Option<Profile> {
     let selector = ap.selector.as_ref().and_then(|sel| {
         let unit = pl.hashes.get(sel.hash.index())?;
         Some(SelectorUnit {
-            hasher: Hasher::new(unit.algorithm, unit.width).ok()?,
+            hasher: Hasher::new(unit.algorithm, crate::table::selector::HASH_BITS).ok()?,
+            alu: SelectorAlu {
+                mode: sel.mode,
+                scramble: sel.scramble,
+            },
             widths: t
                 .keys
                 .iter()

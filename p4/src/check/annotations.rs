@@ -39,6 +39,8 @@ const KEPT: &[&str] = &[
     // `@placement_priority(n)` orders tables that can start in one stage).
     "stage",
     "placement_priority",
+    // Whether a table's selector scrambles its hash (table/selector.rs in the pipeline).
+    "selector_enable_scramble",
     // Read by the P4Info generator (control::p4runtime::p4info): packet I/O metadata and
     // fixed P4Runtime ids.
     "controller_header",
@@ -47,11 +49,13 @@ const KEPT: &[&str] = &[
 
 /// Kept annotations that bf-p4c reads on match tables only ("attached to P4 match tables"
 /// in its pragma help): anywhere else they are ignored, and warned about.
-const TABLE_ONLY: &[&str] = &["stage", "placement_priority"];
+const TABLE_ONLY: &[&str] = &["stage", "placement_priority", "selector_enable_scramble"];
 
 /// Why an ignored annotation does not matter in pisa.
 fn ignored_reason(name: &str) -> &'static str {
-    if TABLE_ONLY.contains(&name) {
+    if name == "selector_enable_scramble" {
+        "it sets a table's selector, and is read on a table declaration only"
+    } else if TABLE_ONLY.contains(&name) {
         "it places tables, and is read on a table declaration only"
     } else if name.starts_with("pa_") {
         "PHV allocation is not modelled"

@@ -5,6 +5,7 @@
 //! `Alpm` / `Atcam` instances give a table the memory layout the resource check sizes it by.
 
 use crate::ast;
+use crate::check::annotations;
 use crate::check::types::Ty;
 use crate::diag::Diagnostic;
 use crate::lower::expr::Resolved;
@@ -96,6 +97,10 @@ impl<'a> Lowerer<'a> {
             ));
         }
         let hash = self.selector_hash(args[1])?;
+        let mode = match super::externs::enum_member(self, args[2], "SelectorMode_t")?.as_str() {
+            "RESILIENT" => ir::SelectorMode::Resilient,
+            _ => ir::SelectorMode::Fair,
+        };
         // Whether the first argument is a profile instance or a size.
         let profile = match self.resolve(args[0]) {
             Ok(Resolved::Obj(Binding::Extern(x))) => match &x.kind {
@@ -164,9 +169,45 @@ impl<'a> Lowerer<'a> {
             hash,
             max_group_size,
             num_groups,
+            mode,
+            scramble: true,
             status,
         });
         Ok(Kind::ActionProfile { id })
+    }
+
+    /// A table's `@selector_enable_scramble(0 | 1)`: whether the selector it is implemented by
+    /// scrambles its hash (bf-p4c `extract_maupipe.cpp` `createAttached`: on by default, a
+    /// value other than 0 or 1 is an error).
+    pub(crate) fn selector_scramble(
+        &mut self,
+        table: &str,
+        profile: Option<ActionProfileId>,
+        annos: &'a [ast::Annotation],
+    ) -> Res<()> {
+        let Some(e) = annotations::expr_arg(annos, "selector_enable_scramble") else {
+            return Ok(());
+        };
+        let on = match self.const_int(e)? {
+            0 => false,
+            1 => true,
+            _ => {
+                return Err(self.err(
+                    Diagnostic::error(format!(
+                        "the selector_enable_scramble pragma value on table `{table}` is only \
+                         allowed to be 0 or 1"
+                    ))
+                    .with_primary(e.span, "not 0 or 1"),
+                ))
+            }
+        };
+        let sel = profile
+            .and_then(|p| self.pipe.action_profiles.get_mut(p.index()))
+            .and_then(|p| p.selector.as_mut());
+        if let Some(sel) = sel {
+            sel.scramble = on;
+        }
+        Ok(())
     }
 
     /// The `Register<bit<1>, _>` an `ActionSelector` keeps its member-status bits in.

@@ -513,6 +513,7 @@ impl<'a> Lowerer<'a> {
         if let Some(p) = implementation.and_then(|p| self.pipe.action_profiles.get_mut(p.index())) {
             p.tables.push(id);
         }
+        self.selector_scramble(&name, implementation, &d.annotations)?;
         if let Some(c) = direct_counter {
             if let Some(ctr) = self.pipe.counters.get_mut(c.index()) {
                 ctr.direct_table = Some(id);

@@ -25,6 +25,7 @@ pub mod lpm;
 mod open;
 pub mod packed;
 pub mod profile;
+pub mod selector;
 pub mod tcam;
 
 use std::collections::HashMap;

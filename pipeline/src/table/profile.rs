@@ -1,23 +1,32 @@
 //! Action profiles and selectors behind a match table: entries of such a table hold no action
 //! of their own but a reference ([`MEMBER_REF`] / [`GROUP_REF`] with the id as the one action
 //! argument) to a *member* (an action and its data) or a *group* of members. A hit on a group
-//! picks one member by the selector's hash over the table's `selector` key fields: member
-//! `hash mod n` of the group's `n` members in the order they were given (every packet of a
-//! flow takes the same member, as on Tofino; the hardware's exact spread over the members is
-//! not modelled).
+//! picks one member by the selector's hash over the table's `selector` key fields, with the
+//! selector ALU's arithmetic ([`super::selector`]) over the group's member positions.
+//!
+//! Positions are the driver's (`pipe_mgr_select_tbl.c`, default member order): a new group's
+//! members take positions 0, 1, ... in the order given; a write of a group that exists keeps
+//! the members it still lists where they are, takes out the others one by one in member order
+//! (the driver's member-handle order; pisa's member ids stand for the handles), the last
+//! position moving into each hole (`pipe_mgr_sel_grp_mbr_del_from_stage_word`), then appends
+//! the new ones in the order given (`pipe_mgr_sel_get_mbr_diff`, `rmt_sel_grp_mbrs_set`). Up to
+//! 120 members a group of several RAM words holds the same members in each (the driver
+//! duplicates them), so the word does not matter; beyond 120 pisa deals the positions into
+//! the words in contiguous runs (the driver's spread depends on the order of past writes: not
+//! modelled, `pisa check` warns).
 //!
 //! A selector may have member-status bits (a `Register<bit<1>>` given to the `ActionSelector`,
-//! or made for a `SelectorAction`): a member whose bit is 0 is skipped, the hash picking among
-//! the active ones (`hash mod active`, FAIR's rule; a group with none active is a miss). The
-//! bits live in that register, where `SelectorAction`s write them: group slot `s` (groups take
-//! the lowest free slot when created) holds its members' bits at `s * max_group_size + i` for
-//! the `i`-th member as the group lists them. This layout is pisa's own (the driver's is not
-//! public); a group write sets its members' bits to 1.
+//! or made for a `SelectorAction`): a member whose bit is 0 is inactive. The bits live in that
+//! register, where `SelectorAction`s write them: group slot `s` (groups take the lowest free
+//! slot when created) holds its members' bits at `s * max_group_size + p` for position `p`.
+//! This layout is pisa's own (the driver's is not public); a group write sets its members'
+//! bits to 1.
 
 use std::collections::HashMap;
 
 use foldhash::fast::FixedState;
 
+use super::selector::{word_index, SelectorAlu, WORD_MEMBERS};
 use crate::externs::hash::{BitWriter, Hasher};
 use crate::externs::random::Random;
 use crate::ir::{ActionCall, ActionId, Value};
@@ -88,10 +97,12 @@ pub enum ProfileError {
     DuplicateMember(u32),
 }
 
-/// The hash unit of a selector and the widths of its input fields.
+/// The hash unit of a selector (its algorithm at [`super::selector::HASH_BITS`] bits), the
+/// widths of its input fields, and how its ALU picks.
 #[derive(Debug, Clone)]
 pub struct SelectorUnit {
     pub hasher: Hasher,
+    pub alu: SelectorAlu,
     pub widths: Box<[u16]>,
     pub max_groups: u32,
     pub max_group_size: u32,
@@ -170,7 +181,11 @@ impl Profile {
             let free = (0..sel.max_groups).find(|s| !self.slots.values().any(|x| x == s));
             self.slots.insert(id, free.unwrap_or(0));
         }
-        self.groups.insert(id, members.to_vec());
+        let positions = match self.groups.remove(&id) {
+            Some(old) => rewrite_positions(old, members),
+            None => members.to_vec(),
+        };
+        self.groups.insert(id, positions);
         Ok(())
     }
 
@@ -230,19 +245,17 @@ impl Profile {
         match r {
             EntryRef::Member(m) => self.members.get(&m),
             EntryRef::Group(g) => {
+                let sel = self.selector.as_ref()?;
                 let members = self.groups.get(&g)?;
                 let bits = self.status_bits(g).and_then(|(r, base)| {
                     let cells = regs.get(r)?.lo.get(base as usize..)?;
                     Some(&cells[..members.len().min(cells.len())])
                 });
-                let active = |i: usize| bits.is_none_or(|b| b.get(i).is_none_or(|v| *v & 1 == 1));
-                let n = (0..members.len()).filter(|&i| active(i)).count();
-                if n == 0 {
-                    return None;
-                }
-                let pick = (self.select(selector_keys) % n as u128) as usize;
-                let i = (0..members.len()).filter(|&i| active(i)).nth(pick)?;
-                self.members.get(&members[i])
+                let active = |p: usize| bits.is_none_or(|b| b.get(p).is_none_or(|v| *v & 1 == 1));
+                let hash = self.select(selector_keys);
+                let (start, len) = word_of(members.len(), sel.max_group_size, hash, sel);
+                let pick = sel.alu.pick(hash, len, &|i| active(start + i))?;
+                self.members.get(members.get(start + pick)?)
             }
         }
     }
@@ -263,6 +276,42 @@ impl Profile {
     }
 }
 
+/// A group's member positions after a write listing `members` (each once): the driver's
+/// diff (see the module doc) applied to the positions `old`.
+fn rewrite_positions(mut old: Vec<u32>, members: &[u32]) -> Vec<u32> {
+    let mut gone: Vec<u32> = old
+        .iter()
+        .copied()
+        .filter(|m| !members.contains(m))
+        .collect();
+    gone.sort_unstable();
+    for m in gone {
+        if let Some(p) = old.iter().position(|x| *x == m) {
+            old.swap_remove(p);
+        }
+    }
+    for m in members {
+        if !old.contains(m) {
+            old.push(*m);
+        }
+    }
+    old
+}
+
+/// The run of positions (first, count) in the selector RAM word a packet's `hash` picks, for
+/// a group of `len` members whose selector has groups of up to `max_group_size`.
+fn word_of(len: usize, max_group_size: u32, hash: u128, sel: &SelectorUnit) -> (usize, usize) {
+    if len <= WORD_MEMBERS {
+        return (0, len);
+    }
+    let words = (max_group_size as usize).div_ceil(WORD_MEMBERS).max(1);
+    let w = word_index(hash, words, sel.alu.scramble);
+    // Contiguous runs, the first `len % words` one longer.
+    let (base, extra) = (len / words, len % words);
+    let start = w * base + w.min(extra);
+    (start, base + usize::from(w < extra))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,9 +324,16 @@ mod tests {
         }
     }
 
+    /// A FAIR selector without scrambling over an identity hash: key `k` picks the
+    /// `(k mod active)`-th active position.
     fn selector(groups: u32, size: u32) -> Option<SelectorUnit> {
         Some(SelectorUnit {
-            hasher: Hasher::new(HashAlgorithm::Identity, 16).unwrap(),
+            hasher: Hasher::new(HashAlgorithm::Identity, super::super::selector::HASH_BITS)
+                .unwrap(),
+            alu: SelectorAlu {
+                mode: crate::ir::SelectorMode::Fair,
+                scramble: false,
+            },
             widths: vec![16].into(),
             max_groups: groups,
             max_group_size: size,
@@ -360,6 +416,45 @@ mod tests {
         p.group_delete(10).unwrap();
         p.group_set(12, &[3]).unwrap();
         assert_eq!(p.status_bits(12), Some((0, 0)));
+    }
+
+    /// Positions as the driver keeps them (pipe_mgr_select_tbl.c `pipe_mgr_sel_get_mbr_diff`,
+    /// `rmt_sel_grp_mbrs_set`, `pipe_mgr_sel_grp_mbr_del_from_stage_word`): a rewrite keeps
+    /// the members still listed in place, takes out the others in member order with the last
+    /// position filling each hole, and appends the new members.
+    #[test]
+    fn group_rewrites_keep_the_driver_positions() {
+        let mut p = Profile::new(8, selector(2, 8));
+        for m in 1..=6 {
+            p.member_set(m, call(7, Value::from(m))).unwrap();
+        }
+        p.group_set(10, &[1, 2, 3, 4]).unwrap();
+        // Out: 1 (position 0 <- 4 from the end), then 3 (now last, no move); in: 5, 6.
+        p.group_set(10, &[5, 2, 4, 6]).unwrap();
+        let positions = p.groups().find(|g| g.0 == 10).map(|g| g.1.to_vec());
+        assert_eq!(positions, Some(vec![4, 2, 5, 6]));
+        // The listed order of members already there does not move them.
+        p.group_set(10, &[6, 5, 4, 2]).unwrap();
+        let positions = p.groups().find(|g| g.0 == 10).map(|g| g.1.to_vec());
+        assert_eq!(positions, Some(vec![4, 2, 5, 6]));
+        // FAIR over four active positions: key k picks position k mod 4.
+        let got: Vec<Value> = (0..4u128)
+            .filter_map(|k| p.resolve(EntryRef::Group(10), &[k], &[]))
+            .map(|c| c.args[0])
+            .collect();
+        assert_eq!(got, vec![4, 2, 5, 6]);
+    }
+
+    /// A group wider than one RAM word: contiguous runs of positions, one per word.
+    #[test]
+    fn wide_groups_split_into_words() {
+        let sel = selector(1, 240);
+        let Some(sel) = sel else { return };
+        assert_eq!(word_of(100, 240, 0, &sel), (0, 100));
+        // 121 members over 2 words: 61 then 60; hash bit 51 picks the word (2 words, no
+        // shift, `(h & 0x3ff) mod 2`).
+        assert_eq!(word_of(121, 240, 0, &sel), (0, 61));
+        assert_eq!(word_of(121, 240, 1 << 51, &sel), (61, 60));
     }
 
     #[test]
