@@ -9,8 +9,11 @@ program is specified to do (never from the emulator's output):
 - a frame leaving a tagged port of its BD gets the 802.1Q tag, other ports get it untagged;
 - the ECMP member is predicted as the switch picks it: CRC-16/ARC (TNA's HashAlgorithm_t.CRC16:
   poly 0x8005 reflected, init 0, xor-out 0) over the selector keys in the table's order
-  (IPv4 source and destination, L4 protocol, L4 source and destination port: 13 bytes), member
-  hash mod 2 of group 1's members [31, 32] (next hops to U1 on port 3, U2 on port 4);
+  (IPv4 source and destination, L4 protocol, L4 source and destination port: 13 bytes); the
+  selector ALU (FAIR, scrambling on as bf-p4c configures it by default) takes the hash's low
+  14 bits through the SPS-14 scrambler (tofino-model mau-sbox.cpp: 3x3 and 4x4 S-boxes, a bit
+  permutation, S-boxes, a second permutation) and picks position (scrambled mod 2) of group
+  1's members [31, 32] (next hops to U1 on port 3, U2 on port 4);
 - VXLAN encapsulation adds Ethernet/IPv4 (TTL 64, id 0, UDP)/UDP (49152 -> 4789, checksum
   0)/VXLAN (flags 0x08, VNI 5000) around the routed frame; termination removes them.
 
@@ -47,13 +50,39 @@ def crc16_arc(data):
 assert crc16_arc(b"123456789") == 0xBB3D  # the catalogue's check value for CRC-16/ARC
 
 
+SBOX3 = [1, 4, 7, 5, 2, 0, 3, 6]
+SBOX4 = [8, 0, 6, 1, 15, 13, 14, 11, 2, 12, 3, 7, 5, 4, 9, 10]
+SPS14_FIRST = [2, 9, 10, 3, 6, 11, 0, 4, 7, 12, 1, 5, 8, 13]
+SPS14_SECOND = [6, 10, 0, 3, 7, 11, 1, 4, 8, 12, 2, 5, 9, 13]
+
+
+def sps14(x):
+    """The selector ALU's 14-bit scrambler: fields of 3, 3, 4, 4 bits from bit 0 through the
+    S-boxes, output bit i = input bit FIRST[i]; S-boxes again; output bit i = bit SECOND[i]."""
+    def boxes(v):
+        out, at = 0, 0
+        for width in (3, 3, 4, 4):
+            field = (v >> at) & ((1 << width) - 1)
+            out |= (SBOX3 if width == 3 else SBOX4)[field] << at
+            at += width
+        return out
+
+    def permute(v, order):
+        return sum(((v >> src) & 1) << i for i, src in enumerate(order))
+
+    return permute(boxes(permute(boxes(x), SPS14_FIRST)), SPS14_SECOND)
+
+
+assert sps14(0) == 3172 and sps14(1) == 7204  # worked by hand in p4/tests/lang/action_selector_scrambled.stf
+
+
 def ecmp_member(pkt):
     ip = pkt[IP]
     l4 = bytes(ip.payload)
     sport, dport = struct.unpack("!HH", l4[:4])
     key = (bytes(map(int, ip.src.split("."))) + bytes(map(int, ip.dst.split(".")))
            + bytes([ip.proto]) + struct.pack("!HH", sport, dport))
-    return [31, 32][crc16_arc(key) % 2]
+    return [31, 32][sps14(crc16_arc(key) & 0x3FFF) % 2]
 
 
 def hexs(pkt):

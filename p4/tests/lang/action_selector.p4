@@ -1,6 +1,7 @@
 /* An ActionProfile with an ActionSelector: entries point at a member or at a group, and a
-   group's member is picked by the selector's hash of the `selector` keys (IDENTITY here, so
-   the flow id modulo the group's size picks it). Members and groups come from
+   group's member is picked by the selector's hash of the `selector` keys (IDENTITY here, and
+   the hash not scrambled, so the flow id modulo the group's size picks it; see
+   action_selector_scrambled.p4 for bf-p4c's default). Members and groups come from
    action_selector.tables.yaml. */
 #include <core.p4>
 #include <tna.p4>
@@ -33,6 +34,7 @@ control Ing(inout headers_t hdr, inout meta_t m, in ingress_intrinsic_metadata_t
     action set_b(bit<8> v) {
         hdr.h.b = v;
     }
+    @selector_enable_scramble(0)
     table t {
         key = {
             hdr.h.flow : selector;

@@ -1,7 +1,7 @@
 /* SelectorAction: the data plane turns members of an ActionSelector's groups off and on (fast
    failover). The selector keeps a status bit per group member in `status`; a member whose bit
-   is 0 is skipped, the hash (IDENTITY of the flow id) picking among the active ones (flow
-   modulo their count). `down`/`up` write bit `idx`: group slot s, member i is bit s * 4 + i
+   is 0 is skipped, the hash (IDENTITY of the flow id, not scrambled) picking among the active
+   ones (flow modulo their count). `down`/`up` write bit `idx`: group slot s, member i is bit s * 4 + i
    (4 = max group size). op 1 looks the flow up, op 2 takes bit idx down, op 3 puts it back up;
    both return the bit's old value in `b`. Members and groups: selector_action.tables.yaml. */
 #include <core.p4>
@@ -49,6 +49,7 @@ control Ing(inout headers_t hdr, inout meta_t m, in ingress_intrinsic_metadata_t
     action set_b(bit<8> v) {
         hdr.h.b = v;
     }
+    @selector_enable_scramble(0)
     table t {
         key = {
             hdr.h.flow : selector;
