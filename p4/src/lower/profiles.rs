@@ -150,6 +150,17 @@ impl<'a> Lowerer<'a> {
                 (id, 120, size.max(1))
             }
         };
+        if max_group_size > 120 {
+            self.warn(
+                Diagnostic::warning(format!(
+                    "`{name}` holds groups of up to {max_group_size} members: a group of more \
+                     than 120 spans several selector RAM words, which the driver fills in an \
+                     order that depends on past writes; pisa deals its members into the words in \
+                     order, so the member a hash picks in such a group may differ from a Tofino's"
+                ))
+                .with_primary(span, "wide selector groups"),
+            );
+        }
         let taken = match self.pipe.action_profiles.get(id.index()) {
             None => Some(String::new()),
             Some(p) if p.selector.is_some() => Some(p.name.clone()),
