@@ -117,7 +117,12 @@ impl SelectorAlu {
     /// The position the ALU picks in a word of `members` positions (at most
     /// [`WORD_MEMBERS`]), `active(i)` saying whether position `i` is active; `None` when no
     /// position is active.
-    pub fn pick(&self, hash: u128, members: usize, active: &dyn Fn(usize) -> bool) -> Option<usize> {
+    pub fn pick(
+        &self,
+        hash: u128,
+        members: usize,
+        active: &dyn Fn(usize) -> bool,
+    ) -> Option<usize> {
         let members = members.min(WORD_MEMBERS);
         let live = (0..members).filter(|&i| active(i)).count();
         if live == 0 {
@@ -146,7 +151,11 @@ impl SelectorAlu {
         // Odd positions move by one 6-bit hash field, even ones by another (both even, so a
         // position keeps its parity), within a 128-bit word.
         let xor = |p: usize| -> usize {
-            let field = if p & 1 == 1 { (h >> 6) & 0x3f } else { h & 0x3f };
+            let field = if p & 1 == 1 {
+                (h >> 6) & 0x3f
+            } else {
+                h & 0x3f
+            };
             p ^ ((field as usize) << 1)
         };
         let permuted = (0..members)
@@ -187,6 +196,7 @@ mod tests {
     /// equations (`calc_sbox_3x3`): Q0 = ~i2·i1 + ~i2·~i0 + i1·~i0, Q1 = i2·i1 + i2·~i0 +
     /// i1·~i0, Q2 = ~i2·i1 + ~i2·i0 + i1·i0. Both sources agree.
     #[test]
+    #[allow(clippy::nonminimal_bool)] // the sums of products as the driver writes them
     fn sbox3_matches_the_driver_equations() {
         for x in 0u8..8 {
             let (i0, i1, i2) = (x & 1 == 1, x & 2 == 2, x & 4 == 4);

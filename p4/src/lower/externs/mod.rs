@@ -360,7 +360,11 @@ fn flat_names(prefix: &str, t: &Ty, out: &mut Vec<(String, u16)>) {
 }
 
 /// The member name of an enum constant argument of type `enum_name`.
-pub(crate) fn enum_member<'a>(l: &mut Lowerer<'a>, e: &'a ast::Expr, enum_name: &str) -> Res<String> {
+pub(crate) fn enum_member<'a>(
+    l: &mut Lowerer<'a>,
+    e: &'a ast::Expr,
+    enum_name: &str,
+) -> Res<String> {
     if let V::Scalar(x, Ty::Enum(en)) = l.expr(e, None)? {
         if en.name == enum_name {
             if let ir::Expr::Const { value, .. } = super::expr::fold(x) {
