@@ -169,7 +169,7 @@ pub fn find_table(prog: &Program, name: &str) -> Result<TableRef, ResolveError> 
         pl.tables.iter().map(|t| t.name.as_str()).collect()
     })
     .into_iter()
-    .filter(|(_, r)| !prog.pipelines[r.pipeline].tables[r.index].hidden)
+    .filter(|(_, r)| prog.pipelines[r.pipeline].table_named(r.index))
     .collect();
     let r = pick_obj("table", name, &all)?;
     Ok(TableRef {
@@ -249,11 +249,27 @@ pub fn resolve_ref_entry<'s>(
     Ok((t.name.clone(), named, priority))
 }
 
+/// Keeps the objects the control plane can name (not those bound to an `@hidden` table, see
+/// [`ir::Pipeline::direct_named`]); `direct` gives an object's table.
+fn named_only(
+    prog: &Program,
+    all: Vec<(String, ObjRef)>,
+    direct: impl Fn(&ir::Pipeline, usize) -> Option<TableId>,
+) -> Vec<(String, ObjRef)> {
+    all.into_iter()
+        .filter(|(_, r)| {
+            let pl = &prog.pipelines[r.pipeline];
+            pl.direct_named(direct(pl, r.index))
+        })
+        .collect()
+}
+
 /// Finds a register.
 pub fn find_register(prog: &Program, name: &str) -> Result<ObjRef, ResolveError> {
     let all = qualified(prog, |pl| {
         pl.registers.iter().map(|r| r.name.as_str()).collect()
     });
+    let all = named_only(prog, all, |pl, i| pl.registers[i].direct_table);
     pick_obj("register", name, &all)
 }
 
@@ -262,6 +278,7 @@ pub fn find_filter(prog: &Program, name: &str) -> Result<ObjRef, ResolveError> {
     let all = qualified(prog, |pl| {
         pl.filters.iter().map(|f| f.name.as_str()).collect()
     });
+    let all = named_only(prog, all, |pl, i| pl.filters[i].direct_table);
     pick_obj("filter", name, &all)
 }
 
@@ -342,6 +359,7 @@ pub fn find_counter(prog: &Program, name: &str) -> Result<ObjRef, ResolveError> 
     let all = qualified(prog, |pl| {
         pl.counters.iter().map(|c| c.name.as_str()).collect()
     });
+    let all = named_only(prog, all, |pl, i| pl.counters[i].direct_table);
     pick_obj("counter", name, &all)
 }
 

@@ -411,3 +411,94 @@ fn hidden_tables_are_applied_but_not_visible_to_the_control_plane() {
     let e = control::tables_file::apply(&mut sw, &file).unwrap_err();
     assert!(e.to_string().contains("no table named `t`"), "{e}");
 }
+
+/// `HIDDEN_TABLE_P4` with direct resources: a `DirectCounter` and a `DirectMeter` on the
+/// hidden `t`, a `DirectCounter` on the visible `v`.
+fn hidden_with_direct_resources() -> String {
+    HIDDEN_TABLE_P4
+        .replace(
+            "    action nop() { }\n",
+            "    action nop() { }\n    DirectCounter<bit<32>>(CounterType_t.PACKETS) t_hits;\n    \
+             DirectMeter(MeterType_t.PACKETS) t_rate;\n    \
+             DirectCounter<bit<32>>(CounterType_t.PACKETS) v_hits;\n    \
+             action colour() { hdr.h.b = (bit<8>) t_rate.execute(); }\n",
+        )
+        .replace(
+            "actions = { set_b; } default_action = set_b(0x5a); size = 16; }",
+            "actions = { set_b; colour; } default_action = set_b(0x5a); size = 16; \
+             counters = t_hits; meters = t_rate; }",
+        )
+        .replace(
+            "default_action = nop(); size = 16; }",
+            "default_action = nop(); size = 16; counters = v_hits; }",
+        )
+}
+
+/// The direct counters and meters of an `@hidden` table stay out of P4Info with it (p4c
+/// `P4RuntimeAnalyzer::addTable` returns before `addTableProperties`, which adds them), and no
+/// resolver names the table or them: the Switch API (`table_add`, counter and meter names),
+/// the control plane's (`pisa ctl`, STF, table files) — both through
+/// `ir::Pipeline::table_named` / `direct_named`. The visible table's are there as before.
+#[test]
+fn hidden_tables_take_their_direct_resources_with_them() {
+    let src = hidden_with_direct_resources();
+    let opts = p4::compile::CompileOptions::default();
+    let c = p4::compile::compile_str("hidden_direct.p4", &src, &opts)
+        .unwrap_or_else(|e| panic!("{}", e.render()));
+    let program = Arc::new(c.program);
+    let info = control::p4runtime::p4info::generate(&program, &[]);
+    let counters: Vec<&str> = info
+        .direct_counters
+        .iter()
+        .filter_map(|d| d.preamble.as_ref().map(|p| p.name.as_str()))
+        .collect();
+    assert_eq!(counters, ["I.v_hits"]);
+    assert!(info.direct_meters.is_empty(), "{:?}", info.direct_meters);
+    // The control plane's resolvers.
+    assert!(control::resolve::find_counter(&program, "I.v_hits").is_ok());
+    let e = control::resolve::find_counter(&program, "t_hits").unwrap_err();
+    assert!(e.to_string().contains("no counter named `t_hits`"), "{e}");
+    // The Switch API's resolver.
+    let mut sw =
+        pipeline::switch::Switch::new(program.clone(), Default::default()).expect("switch");
+    let key = [("hdr.h.a", pipeline::ir::KeyMatch::Exact(1))];
+    let e = sw
+        .table_add(
+            pipeline::api::PipeSel::All,
+            "I.t",
+            &key,
+            None,
+            "set_b",
+            &[("v", 1)],
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("I.t"), "{e}");
+    assert!(
+        matches!(e, pipeline::api::ApiError::Unknown { .. }),
+        "{e:?}"
+    );
+    sw.table_add(
+        pipeline::api::PipeSel::All,
+        "I.v",
+        &key,
+        None,
+        "set_b",
+        &[("v", 1)],
+    )
+    .expect("the visible table takes entries");
+    let e = sw
+        .counter_read(pipeline::api::PipeSel::All, "I.t_hits", 0)
+        .unwrap_err();
+    assert!(
+        matches!(e, pipeline::api::ApiError::Unknown { .. }),
+        "{e:?}"
+    );
+    // The visible table's direct counter is named (and read through its table's entries).
+    let e = sw
+        .counter_read(pipeline::api::PipeSel::All, "I.v_hits", 0)
+        .unwrap_err();
+    assert!(
+        matches!(e, pipeline::api::ApiError::WrongForm { .. }),
+        "{e:?}"
+    );
+}

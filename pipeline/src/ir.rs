@@ -1182,6 +1182,22 @@ pub struct Pipeline {
     pub ghost: Option<Box<GressProgram>>,
 }
 
+impl Pipeline {
+    /// Whether the control plane can name table `t`: every table but an `@hidden` one, which
+    /// p4c's P4Runtime serializer leaves out of P4Info (`P4RuntimeAnalyzer::addTable` returns
+    /// before it is added) together with the direct counters, meters and registers bound to it
+    /// (only that table's `addTableProperties` would add them).
+    pub fn table_named(&self, t: usize) -> bool {
+        self.tables.get(t).is_some_and(|x| !x.hidden)
+    }
+
+    /// Whether the control plane can name an object bound to `direct_table` (an indexed
+    /// object, `None`, always; a direct one when its table can be named).
+    pub fn direct_named(&self, direct_table: Option<TableId>) -> bool {
+        direct_table.is_none_or(|t| self.table_named(t.index()))
+    }
+}
+
 /// Target profiles pisa knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Target {

@@ -224,7 +224,7 @@ pub fn generate_with_ids(
         // `@hidden` tables stay out of P4Info (p4c `P4RuntimeSerializer` `addTable`).
         names(prog, |p| &p.tables, |t| &t.name)
             .into_iter()
-            .filter(|n| !prog.pipelines[n.0].tables[n.1].hidden)
+            .filter(|n| prog.pipelines[n.0].table_named(n.1))
             .collect(),
     );
     let actions = Kind::new(
@@ -237,9 +237,13 @@ pub fn generate_with_ids(
         prefix::ACTION_PROFILE,
         names(prog, |p| &p.action_profiles, |a| &a.name),
     );
+    // A direct counter or meter of an `@hidden` table stays out with its table (p4c adds it
+    // in the table's `addTableProperties`, which a hidden table never reaches).
     let split = |direct: bool| {
         move |n: &&(usize, usize, String)| {
-            prog.pipelines[n.0].counters[n.1].direct_table.is_some() == direct
+            let pl = &prog.pipelines[n.0];
+            let t = pl.counters[n.1].direct_table;
+            t.is_some() == direct && pl.direct_named(t)
         }
     };
     let all_counters = names(prog, |p| &p.counters, |c| &c.name);
@@ -256,6 +260,10 @@ pub fn generate_with_ids(
     let all_meters = names(prog, |p| &p.meters, |m| &m.name);
     let is_direct_meter =
         |n: &&(usize, usize, String)| prog.pipelines[n.0].meters[n.1].direct_table.is_some();
+    let meter_named = |n: &&(usize, usize, String)| {
+        let pl = &prog.pipelines[n.0];
+        pl.direct_named(pl.meters[n.1].direct_table)
+    };
     let meters = Kind::new(
         &mut alloc,
         prefix::METER,
@@ -268,7 +276,12 @@ pub fn generate_with_ids(
     let direct_meters = Kind::new(
         &mut alloc,
         prefix::DIRECT_METER,
-        all_meters.iter().filter(is_direct_meter).cloned().collect(),
+        all_meters
+            .iter()
+            .filter(is_direct_meter)
+            .filter(meter_named)
+            .cloned()
+            .collect(),
     );
     let registers = Kind::new(
         &mut alloc,

@@ -19,9 +19,12 @@ pub struct FilterCell {
 
 impl Switch {
     fn filter_ref(&self, name: &str) -> Result<(usize, usize), ApiError> {
-        self.resolve_name("filter", name, |p| {
-            p.filters.iter().map(|f| f.name.as_str())
-        })
+        self.resolve_named(
+            "filter",
+            name,
+            |p| p.filters.iter().map(|f| f.name.as_str()),
+            |p, i| p.direct_named(p.filters[i].direct_table),
+        )
     }
 
     /// A spec of the filter's own kind (an LPF spec for an LPF) that the driver can encode

@@ -78,6 +78,24 @@ impl Switch {
         F: Fn(&'a crate::ir::Pipeline) -> I,
         I: Iterator<Item = &'a str> + Clone + 'a,
     {
+        self.resolve_named(kind, name, names, |_, _| true)
+    }
+
+    /// [`Switch::resolve_name`] among the objects `named(pipeline, index)` keeps: the others
+    /// (those bound to an `@hidden` table, see [`crate::ir::Pipeline::table_named`]) are not
+    /// the control plane's to name.
+    pub(crate) fn resolve_named<'a, F, I, K>(
+        &'a self,
+        kind: &'static str,
+        name: &str,
+        names: F,
+        named: K,
+    ) -> Result<(usize, usize), ApiError>
+    where
+        F: Fn(&'a crate::ir::Pipeline) -> I,
+        I: Iterator<Item = &'a str> + Clone + 'a,
+        K: Fn(&'a crate::ir::Pipeline, usize) -> bool + Copy + 'a,
+    {
         // Only pipelines that some pipe runs are candidates.
         let used: Vec<usize> = {
             let mut v: Vec<usize> = self.pipes.iter().map(|p| p.pipeline).collect();
@@ -88,12 +106,15 @@ impl Switch {
         let prog = &self.prog;
         let cands = used.iter().flat_map(|&pl| {
             let p = &prog.pipelines[pl];
-            names(p).enumerate().map(move |(i, n)| Candidate {
-                pipeline: pl,
-                pipeline_name: &p.name,
-                index: i,
-                name: n,
-            })
+            names(p)
+                .enumerate()
+                .filter(move |(i, _)| named(p, *i))
+                .map(move |(i, n)| Candidate {
+                    pipeline: pl,
+                    pipeline_name: &p.name,
+                    index: i,
+                    name: n,
+                })
         });
         names::resolve(kind, name, cands, used.len() > 1)
     }

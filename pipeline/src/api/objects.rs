@@ -44,9 +44,12 @@ pub(super) fn check_index(
 
 impl Switch {
     fn register_ref(&self, name: &str) -> Result<(usize, usize), ApiError> {
-        self.resolve_name("register", name, |p| {
-            p.registers.iter().map(|r| r.name.as_str())
-        })
+        self.resolve_named(
+            "register",
+            name,
+            |p| p.registers.iter().map(|r| r.name.as_str()),
+            |p, i| p.direct_named(p.registers[i].direct_table),
+        )
     }
 
     /// Read one register cell on every selected pipe.
@@ -200,9 +203,12 @@ impl Switch {
     }
 
     pub(super) fn counter_ref(&self, name: &str) -> Result<(usize, usize), ApiError> {
-        self.resolve_name("counter", name, |p| {
-            p.counters.iter().map(|c| c.name.as_str())
-        })
+        self.resolve_named(
+            "counter",
+            name,
+            |p| p.counters.iter().map(|c| c.name.as_str()),
+            |p, i| p.direct_named(p.counters[i].direct_table),
+        )
     }
 
     fn counter_cells(
@@ -291,7 +297,12 @@ impl Switch {
     }
 
     pub(super) fn meter_ref(&self, name: &str) -> Result<(usize, usize), ApiError> {
-        self.resolve_name("meter", name, |p| p.meters.iter().map(|m| m.name.as_str()))
+        self.resolve_named(
+            "meter",
+            name,
+            |p| p.meters.iter().map(|m| m.name.as_str()),
+            |p, i| p.direct_named(p.meters[i].direct_table),
+        )
     }
 
     /// Configure one cell of an indexed meter (rates in units per second, bursts in units).

@@ -318,8 +318,12 @@ pub(crate) fn named_params(pl: &Pipeline, call: &ActionCall) -> (String, Vec<(St
 
 impl Switch {
     pub(crate) fn table_ref(&self, name: &str) -> Result<TableRef, ApiError> {
-        let (pl, t) =
-            self.resolve_name("table", name, |p| p.tables.iter().map(|t| t.name.as_str()))?;
+        let (pl, t) = self.resolve_named(
+            "table",
+            name,
+            |p| p.tables.iter().map(|t| t.name.as_str()),
+            |p, i| p.table_named(i),
+        )?;
         Ok(TableRef { pl, t })
     }
 
