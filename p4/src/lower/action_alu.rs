@@ -2,7 +2,9 @@
 //! `DoInstructionSelection`): shifts by a non-constant count, saturating arithmetic wider than
 //! the widest PHV container, and conditions in an action (the midend's `Predication` turns an
 //! action `if` into `?:`) that are not an action-data parameter, or whose action data sits on
-//! the false branch. The checks run while an action body is lowered, where the source spans are.
+//! the false branch, and conditional sets it cannot make one `conditionally-set` of (two fields,
+//! two action-data values, an expression or a nested `?:` on the sides). The checks run while
+//! an action body is lowered, where the source spans are.
 
 use pipeline::ir;
 
@@ -41,12 +43,80 @@ fn on_action_bus(e: &ir::Expr) -> bool {
     }
 }
 
-/// bf-p4c's `checkPHV`: a field (a PHV container), possibly cast.
+/// bf-p4c's `checkPHV`: a field (a PHV container) or a slice of one, possibly cast.
 fn in_phv(e: &ir::Expr) -> bool {
     match e {
         ir::Expr::Field(_) => true,
         ir::Expr::Cast { arg, .. } => in_phv(arg),
+        ir::Expr::Slice { arg, .. } => matches!(**arg, ir::Expr::Field(_)),
         _ => false,
+    }
+}
+
+/// What bf-p4c's `DoInstructionSelection` makes of `dst = c ? e1 : e2` (`postorder` of a
+/// `modify_field` primitive whose source is a `Mux`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CondSet {
+    /// `conditionally-set`: action data on the true branch, a field on the false one.
+    Accepted,
+    /// Action data on the false branch, a field on the true one: "must be reversed".
+    Reversed,
+    /// Anything else (two fields, two action data values, an expression, a nested `?:`):
+    /// "too complicated to support in a single operation".
+    TooComplicated,
+}
+
+/// One side of a predicated assignment: a value, or `None` for a nested `?:` (an assignment
+/// inside a nested `if`).
+fn cond_set(e1: Option<&ir::Expr>, e2: Option<&ir::Expr>) -> CondSet {
+    match (e1, e2) {
+        (Some(a), Some(b)) if on_action_bus(a) && in_phv(b) => CondSet::Accepted,
+        (Some(a), Some(b)) if on_action_bus(b) && in_phv(a) => CondSet::Reversed,
+        _ => CondSet::TooComplicated,
+    }
+}
+
+/// A branch's assignments to fields as p4c's `Predication` sees them: the last value given to
+/// each field (or slice), `None` for one assigned inside a nested `if` (a nested `?:`).
+fn branch_values(block: &[ir::Stmt]) -> Vec<(ir::Expr, Option<&ir::Expr>)> {
+    fn set<'b>(
+        out: &mut Vec<(ir::Expr, Option<&'b ir::Expr>)>,
+        d: ir::Expr,
+        v: Option<&'b ir::Expr>,
+    ) {
+        out.retain(|(x, _)| *x != d);
+        out.push((d, v));
+    }
+    let mut out = Vec::new();
+    for s in block {
+        match s {
+            ir::Stmt::Assign { dst, value } => {
+                if let Some(d) = place_expr(dst) {
+                    set(&mut out, d, Some(value));
+                }
+            }
+            ir::Stmt::If { then, els, .. } => {
+                for (d, _) in branch_values(then).into_iter().chain(branch_values(els)) {
+                    set(&mut out, d, None);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A field (or a slice of one) as the expression that reads it; other places (register
+/// words, outputs) are not predicated assignments of a table action.
+fn place_expr(p: &ir::Place) -> Option<ir::Expr> {
+    match p {
+        ir::Place::Field(f) => Some(ir::Expr::Field(*f)),
+        ir::Place::FieldSlice { field, hi, lo } => Some(ir::Expr::Slice {
+            arg: Box::new(ir::Expr::Field(*field)),
+            hi: *hi,
+            lo: *lo,
+        }),
+        _ => None,
     }
 }
 
@@ -134,8 +204,10 @@ impl Lowerer<'_> {
         }
     }
 
-    /// An `if` in an action whose false branch alone sets a field from action data: after
-    /// predication `dst = c ? dst : v`, the reversed conditional set.
+    /// An `if` in an action on action data: p4c's `Predication` makes each field it assigns
+    /// `dst = c ? then_value : else_value` (an unassigned side keeps `dst`, an assignment in a
+    /// nested `if` a nested `?:`), which bf-p4c then accepts, refuses as reversed, or refuses
+    /// as too complicated ([`cond_set`]).
     pub(super) fn check_action_if_branches(
         &mut self,
         cond: &ir::Expr,
@@ -146,18 +218,62 @@ impl Lowerer<'_> {
         if !self.in_table_action() || !action_data_only(cond) {
             return;
         }
-        let reversed = els.iter().any(|s| match s {
-            ir::Stmt::Assign { dst, value } if on_action_bus(value) => {
-                !then.iter().any(|t| match t {
-                    ir::Stmt::Assign { dst: d, value: v } => d == dst && !in_phv(v),
-                    _ => false,
-                })
+        let (t, e) = (branch_values(then), branch_values(els));
+        let mut dsts: Vec<&ir::Expr> = t.iter().map(|x| &x.0).collect();
+        dsts.extend(
+            e.iter()
+                .map(|x| &x.0)
+                .filter(|d| !t.iter().any(|x| x.0 == **d)),
+        );
+        let side = |vals: &[(ir::Expr, Option<&ir::Expr>)], d: &ir::Expr| -> Option<ir::Expr> {
+            match vals.iter().find(|x| x.0 == *d) {
+                Some((_, v)) => v.cloned(),
+                None => Some(d.clone()),
             }
-            _ => false,
-        });
-        if reversed {
+        };
+        let verdicts: Vec<CondSet> = dsts
+            .iter()
+            .map(|d| cond_set(side(&t, d).as_ref(), side(&e, d).as_ref()))
+            .collect();
+        if verdicts.contains(&CondSet::TooComplicated) {
+            self.too_complicated_refusal(
+                span,
+                "after predication, a field's two sides are not action data over a field",
+            );
+        } else if verdicts.contains(&CondSet::Reversed) {
             self.reversed_refusal(span);
         }
+    }
+
+    /// `dst = c ? a : b` written in a table action (min/max aside): refused when bf-p4c
+    /// cannot make one `conditionally-set` of it. The reversed form is reported by
+    /// [`Lowerer::check_action_mux`].
+    pub(super) fn check_action_assign(&mut self, dst: &ir::Place, value: &ir::Expr, span: Span) {
+        let ir::Expr::Ternary {
+            cond, then, els, ..
+        } = value
+        else {
+            return;
+        };
+        if !self.in_table_action()
+            || place_expr(dst).is_none()
+            || !action_data_only(cond)
+            || is_min_max(cond, then, els)
+        {
+            return;
+        }
+        if cond_set(Some(then), Some(els)) == CondSet::TooComplicated {
+            self.too_complicated_refusal(span, "neither side alone is action data over a field");
+        }
+    }
+
+    fn too_complicated_refusal(&mut self, span: Span, label: &str) {
+        self.alu_refusal(
+            span,
+            "Conditional assignment is too complicated to support in a single operation",
+            label,
+            "move the test out of the action and into a control apply block, or make it part of the table key",
+        );
     }
 
     fn reversed_refusal(&mut self, span: Span) {

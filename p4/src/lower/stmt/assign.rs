@@ -272,6 +272,7 @@ impl<'a> Lowerer<'a> {
         if matches!((&place, &e), (ir::Place::Field(d), ir::Expr::Field(s)) if d == s) {
             return Ok(());
         }
+        self.check_action_assign(&place, &e, rhs.span);
         out.push(ir::Stmt::Assign {
             dst: place,
             value: e,

@@ -1,8 +1,10 @@
 /* Action code bf-p4c's DoInstructionSelection accepts, beside the forms it refuses
    (err/action_shift_variable_count, action_if_on_field, action_cond_set_reversed,
    action_saturating_wide): a shift by a constant, 32-bit saturating arithmetic, a conditional
-   set with the action data on the true branch (`flag ? v : f`, and `if (flag) { f = v; }`),
-   min/max written as `?:`, and an `if` on a field in control code (a gateway). */
+   set with the action data on the true branch (`flag ? v : f`, and `if (flag) { f = v; }`,
+   also with another field on the false side: `flag ? v : g`, `if (flag) { f = v; } else
+   { f = g; }`), min/max written as `?:`, and an `if` on a field in control code (a gateway);
+   err/action_cond_set_too_complicated has the conditional sets it refuses. */
 #include "../head.p4inc"
 
 control Ingress(inout headers_t hdr, inout metadata_t meta,
@@ -14,10 +16,14 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
     action sat() { hdr.ipv4.src_addr = hdr.ipv4.src_addr |+| 32w1; }
     action cset(bool flag, bit<8> v) { hdr.ipv4.ttl = flag ? v : hdr.ipv4.ttl; }
     action cset_if(bool flag, bit<8> v) { if (flag) { hdr.ipv4.protocol = v; } }
+    action cset_other(bool flag, bit<8> v) { hdr.ipv4.ttl = flag ? v : hdr.ipv4.protocol; }
+    action cset_if_else(bool flag, bit<8> v) {
+        if (flag) { hdr.ipv4.ttl = v; } else { hdr.ipv4.ttl = hdr.ipv4.protocol; }
+    }
     action mx() { hdr.ipv4.ttl = hdr.ipv4.ttl > hdr.ipv4.protocol ? hdr.ipv4.ttl : hdr.ipv4.protocol; }
     table t {
         key = { hdr.ethernet.dst_addr : exact; }
-        actions = { shift; sat; cset; cset_if; mx; }
+        actions = { shift; sat; cset; cset_if; cset_other; cset_if_else; mx; }
     }
     apply {
         t.apply();
