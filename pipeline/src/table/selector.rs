@@ -14,7 +14,11 @@
 //!   if none is active, "plan B": an 18-bit hash (bits 42..51 above bits 5..14, SPS-18
 //!   scrambled) permutes the word's active bits, a circular priority search picks one, and the
 //!   permutation is undone.
-//! - No active position: the ALU's output is invalid (the lookup gets no member).
+//! - No active position: the ALU's output is invalid. The hardware then uses the fallback
+//!   action address and, for the logical tables set to, the fallback instruction (tofino-model
+//!   `mau-meter-alu.cpp`, `mau-instr-store.cpp` `instr_fallback`; the driver's fallback member,
+//!   `pipe_mgr_sel_fallback_mbr_set`). pisa does not model the fallback: the lookup gets no
+//!   member and the table runs as on a miss.
 //! - A group of more than one word: word `((h & 0x3ff) mod (words >> s)) << s | (h >> 10)`'s
 //!   low `s` bits, `h` = hash bits 51..66 (SPS-15 scrambled), `s` the smallest shift that
 //!   leaves at most 31 words.
