@@ -29,8 +29,11 @@
 //! and SPS permutations); the driver's `pipe_mgr_select_tbl.c` `rmt_sel_grp_mbr_get_from_hash`
 //! (the same pick from the control plane, and the word choice); bf-p4c `mau/asm_output.cpp`
 //! (`mode: fair <bucket>` / `resilient 7`, `non_linear`) and `extract_maupipe.cpp` (scramble on
-//! unless the pragma says 0). Which 14-bit bucket bf-p4c gives FAIR mode depends on its hash
-//! allocation; pisa takes bucket 0 (the hash's low 14 bits either way, see the README).
+//! unless the pragma says 0; `handle_assign.cpp` `ValidateSelectors::ValidateKey` asks the
+//! selector's hash algorithm for bits 0..14 in FAIR mode, 0..51 in RESILIENT mode). FAIR mode's bucket is wherever bf-p4c's allocation puts
+//! those 14 bits (`selector_fair_hash_select`), so it reads the hash's bits 0..14 either way.
+//! Where the word bits of a group wider than 120 sit is pisa's inference (bits 51..66, as the
+//! driver's `_get_member` reads them).
 
 use crate::ir::SelectorMode;
 
