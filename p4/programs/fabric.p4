@@ -17,7 +17,8 @@
  *              MAC; TTL - 1; the IPv4 header checksum is recomputed in the deparser (Checksum).
  *   egress   - pass-through.
  *
- * ECMP: pisa has no ActionSelector, so the selection is spelled out. A CRC16 hash
+ * ECMP: the selection is spelled out (an explicit hash and a (group, bucket) table, so the
+ * control plane decides each bucket's member; switch.p4 uses an ActionSelector). A CRC16 hash
  * (HashAlgorithm_t.CRC16 = CRC-16/ARC: poly 0x8005, reflected, init 0, xor 0) over the 5-tuple
  *     { ipv4.src_addr, ipv4.dst_addr, ipv4.protocol, L4 src port, L4 dst port }
  * (13 bytes, in this order; the ports are 0 unless the packet is TCP or UDP and not a fragment,
