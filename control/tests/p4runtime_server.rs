@@ -1,6 +1,6 @@
 //! P4Runtime conformance points, with the tonic client against pisa's server in-process on
 //! l2l3.p4 (a live switch on in-memory ports, the CPU port at device port 64): capabilities,
-//! arbitration (primary, backups, failover, PERMISSION_DENIED), write/read round trips for
+//! arbitration (primary, backups, no failover without a new arbitration, PERMISSION_DENIED), write/read round trips for
 //! exact / LPM / ternary+range entries, per-update errors, default actions, counters, PRE
 //! entries, pipeline config actions, and packet-out → packet-in.
 
@@ -367,13 +367,64 @@ async fn capabilities_and_arbitration() {
     let st = dup.next().await.unwrap().unwrap_err();
     assert_eq!(st.code(), Code::InvalidArgument, "{st:?}");
 
-    // The primary leaves: the next highest becomes primary and hears so.
+    // The primary leaves: nobody is promoted; the others hear there is no primary, with
+    // the highest election id seen.
     drop(b.tx);
     drop(b.rx);
-    assert_eq!(arb_code(&mut a).await, Code::Ok as i32);
-    c.write(write(10, vec![update(Delete, E::TableEntry(e))]))
+    let (code, id) = arb_update(&mut a).await;
+    assert_eq!((code, id), (Code::NotFound as i32, 20), "no automatic promotion");
+    let st = c
+        .write(write(10, vec![update(Delete, E::TableEntry(e.clone()))]))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::PermissionDenied, "{st:?}");
+    // Re-arbitrating below the highest id ever seen keeps a backup; at or above, primary.
+    a.tx.send(arbitration(15)).await.unwrap();
+    assert_eq!(arb_update(&mut a).await, (Code::NotFound as i32, 20));
+    a.tx.send(arbitration(25)).await.unwrap();
+    assert_eq!(arb_update(&mut a).await, (Code::Ok as i32, 25));
+    c.write(write(25, vec![update(Delete, E::TableEntry(e))]))
         .await
         .unwrap();
+}
+
+/// The code and election id of the next arbitration update.
+async fn arb_update(s: &mut Stream) -> (i32, u64) {
+    match next(s).await {
+        p4v1::stream_message_response::Update::Arbitration(a) => {
+            (a.status.unwrap().code, a.election_id.unwrap().low)
+        }
+        other => panic!("expected an arbitration update, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_primary_that_lowers_its_id_leaves_no_primary() {
+    let r = rig();
+    let mut c = client(&r).await;
+    let (mut a, code) = open(&mut c, 10).await;
+    assert_eq!(code, Code::Ok as i32);
+    let (mut b, code) = open(&mut c, 5).await;
+    assert_eq!(code, Code::AlreadyExists as i32);
+    a.tx.send(arbitration(3)).await.unwrap();
+    assert_eq!(arb_update(&mut a).await, (Code::NotFound as i32, 10));
+    assert_eq!(
+        arb_update(&mut b).await,
+        (Code::NotFound as i32, 10),
+        "the backup is told there is no primary, not promoted"
+    );
+    // Another device id on a stream that has arbitrated ends it with FAILED_PRECONDITION.
+    let mut other = arbitration(11);
+    if let Some(p4v1::stream_message_request::Update::Arbitration(m)) = &mut other.update {
+        m.device_id = 2;
+    }
+    b.tx.send(other).await.unwrap();
+    let st = tokio::time::timeout(Duration::from_secs(5), b.rx.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(st.code(), Code::FailedPrecondition, "{st:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -570,12 +621,15 @@ async fn write_read_round_trip_and_errors() {
                 p4v1::Replica {
                     egress_port: 1,
                     instance: 0,
+                    ..Default::default()
                 },
                 p4v1::Replica {
                     egress_port: 2,
                     instance: 0,
+                    ..Default::default()
                 },
             ],
+            ..Default::default()
         })),
     });
     let clone = E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry {
@@ -584,6 +638,7 @@ async fn write_read_round_trip_and_errors() {
             replicas: vec![p4v1::Replica {
                 egress_port: 2,
                 instance: 0,
+                ..Default::default()
             }],
             class_of_service: 0,
             packet_length_bytes: 128,
@@ -907,7 +962,7 @@ async fn packet_io_with_controller_headers() {
                 .iter()
                 .find(|m| m.metadata_id == header("packet_in").metadata[0].id)
                 .unwrap();
-            assert_eq!(port.value, vec![0, 1]);
+            assert_eq!(port.value, vec![1], "canonical (shortest) bytestring");
         }
         other => panic!("expected a packet-in, got {other:?}"),
     }

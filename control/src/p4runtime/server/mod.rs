@@ -3,11 +3,12 @@
 //! ([`crate::server`]) does.
 //!
 //! - StreamChannel: arbitration ([`super::arbitration`]; the primary gets status OK, backups
-//!   ALREADY_EXISTS, or NOT_FOUND while there is no primary; every controller hears when the
-//!   primary changes), packet-out from the primary onto the CPU port, packet-in to the primary.
+//!   ALREADY_EXISTS, or NOT_FOUND while there is no primary, each with the highest election id
+//!   seen; every controller hears when the primary changes or goes away), packet-out from the primary onto the CPU port, packet-in to the primary.
 //! - SetForwardingPipelineConfig: the device config is the P4 program's source, which pisa
 //!   compiles; a P4Info sent with it must name the same objects with the same ids as the
-//!   P4Info pisa makes of it. VERIFY checks; VERIFY_AND_SAVE keeps it for COMMIT;
+//!   P4Info pisa makes of it. VERIFY checks; VERIFY_AND_SAVE keeps it for COMMIT (Writes are
+//!   refused with FAILED_PRECONDITION until then; COMMIT with a config is INVALID_ARGUMENT);
 //!   VERIFY_AND_COMMIT and COMMIT start the new program with empty state;
 //!   RECONCILE_AND_COMMIT keeps the state (an unchanged program keeps everything; a changed
 //!   one gets the entries and default actions of its tables that still exist, or the request
@@ -353,6 +354,24 @@ impl Service {
         Ok(())
     }
 
+    /// Writes wait until a config saved by VERIFY_AND_SAVE is committed: the spec has them
+    /// refer to the saved config and COMMIT replay them, which pisa does not do, so it
+    /// refuses them rather than apply them to the old program and lose them at COMMIT.
+    fn check_nothing_saved(&self) -> Result<(), Status> {
+        let saved = self
+            .shared
+            .saved
+            .lock()
+            .map_err(|_| Status::internal("poisoned"))?;
+        if saved.is_some() {
+            return Err(Status::failed_precondition(
+                "a config saved by VERIFY_AND_SAVE awaits COMMIT: writes are refused until then \
+                 (pisa does not replay writes made after the save)",
+            ));
+        }
+        Ok(())
+    }
+
     fn pipeline(&self) -> Result<Arc<Pipeline>, Status> {
         self.shared
             .pipeline
@@ -435,6 +454,7 @@ impl P4Runtime for Service {
                 )))
             }
         };
+        self.check_nothing_saved()?;
         let pipeline = self.pipeline()?;
         // An atomic batch puts the digest configurations back too when it fails.
         let digests_before = if atomic {
@@ -596,6 +616,11 @@ impl P4Runtime for Service {
             }
             Action::VerifyAndCommit => (Arc::new(tokio::task::block_in_place(verified)?), false),
             Action::ReconcileAndCommit => (Arc::new(tokio::task::block_in_place(verified)?), true),
+            Action::Commit if config.is_some() => {
+                return Err(Status::invalid_argument(
+                    "COMMIT takes no config: it commits the one saved by VERIFY_AND_SAVE",
+                ))
+            }
             Action::Commit => {
                 let saved = self
                     .shared
