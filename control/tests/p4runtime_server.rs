@@ -607,10 +607,25 @@ async fn write_read_round_trip_and_errors() {
         vec![E::TableEntry(default.clone())]
     );
     let st = c
-        .write(write(1, vec![update(Insert, E::TableEntry(default))]))
+        .write(write(1, vec![update(Insert, E::TableEntry(default.clone()))]))
         .await
         .unwrap_err();
     assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32);
+    // A MODIFY of the default entry without an action puts back the program's default.
+    let reset = p4v1::TableEntry {
+        action: None,
+        ..default.clone()
+    };
+    c.write(write(1, vec![update(Modify, E::TableEntry(reset.clone()))]))
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&mut c, E::TableEntry(reset)).await,
+        vec![E::TableEntry(p4v1::TableEntry {
+            action: action(info, "SwitchIngress.flood", &[&[1]]),
+            ..default
+        })]
+    );
 
     // Multicast groups and clone sessions.
     use p4v1::packet_replication_engine_entry::Type as Pre;
@@ -663,6 +678,52 @@ async fn write_read_round_trip_and_errors() {
         .await
         .unwrap_err();
     assert_eq!(details(&st)[0].0, Code::AlreadyExists as i32);
+    // Replicas are unique; the 1.4 bytestring `port` is a port; a group's metadata and a
+    // session's class of service read back.
+    let pre_group = |id: u32, replicas: Vec<p4v1::Replica>, metadata: &[u8]| {
+        E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry {
+            r#type: Some(Pre::MulticastGroupEntry(p4v1::MulticastGroupEntry {
+                multicast_group_id: id,
+                replicas,
+                metadata: metadata.to_vec(),
+            })),
+        })
+    };
+    let rep = |egress_port: u32, port: &[u8]| p4v1::Replica {
+        egress_port,
+        port: port.to_vec(),
+        instance: 0,
+    };
+    let st = c
+        .write(write(1, vec![update(Insert, pre_group(6, vec![rep(1, b""), rep(1, b"")], b""))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32, "{st:?}");
+    c.write(write(1, vec![update(Insert, pre_group(7, vec![rep(0, &[1]), rep(0, &[0, 2])], b"cookie"))]))
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&mut c, pre_group(7, vec![], b"")).await,
+        vec![pre_group(7, vec![rep(1, b""), rep(2, b"")], b"cookie")]
+    );
+    let cos = E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry {
+        r#type: Some(Pre::CloneSessionEntry(p4v1::CloneSessionEntry {
+            session_id: 10,
+            replicas: vec![rep(2, b"")],
+            class_of_service: 1,
+            packet_length_bytes: 0,
+        })),
+    });
+    c.write(write(1, vec![update(Insert, cos.clone())]))
+        .await
+        .unwrap();
+    let one_clone = E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry {
+        r#type: Some(Pre::CloneSessionEntry(p4v1::CloneSessionEntry {
+            session_id: 10,
+            ..Default::default()
+        })),
+    });
+    assert_eq!(read(&mut c, one_clone).await, vec![cos]);
 
     // Unknown ids in reads are NOT_FOUND.
     let st = c
@@ -896,11 +957,36 @@ async fn packet_io_counters_and_pipeline_config() {
         .await
         .unwrap();
     assert_eq!(entries(&mut c).await, 0);
+    let commit = p4v1::SetForwardingPipelineConfigRequest {
+        config: None,
+        ..set(A::Commit, got.clone(), 1)
+    };
     let st = c
-        .set_forwarding_pipeline_config(set(A::Commit, got, 1))
+        .set_forwarding_pipeline_config(commit.clone())
         .await
         .unwrap_err();
     assert_eq!(st.code(), Code::FailedPrecondition, "nothing saved");
+    // COMMIT takes no config; a write between VERIFY_AND_SAVE and COMMIT is refused rather
+    // than applied to the old program and lost at COMMIT.
+    c.set_forwarding_pipeline_config(set(A::VerifyAndSave, got.clone(), 1))
+        .await
+        .unwrap();
+    let st = c
+        .set_forwarding_pipeline_config(set(A::Commit, got.clone(), 1))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::InvalidArgument, "COMMIT with a config");
+    let e = mac_entry(&info, [2, 0, 0, 0, 0, 7], 1);
+    let st = c
+        .write(write(1, vec![update(Insert, E::TableEntry(e.clone()))]))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::FailedPrecondition, "{st:?}");
+    c.set_forwarding_pipeline_config(commit).await.unwrap();
+    c.write(write(1, vec![update(Insert, E::TableEntry(e))]))
+        .await
+        .unwrap();
+    assert_eq!(entries(&mut c).await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1764,4 +1850,149 @@ async fn idle_note(s: &mut Stream) -> p4v1::IdleTimeoutNotification {
             return n;
         }
     }
+}
+
+/// The spec's table-entry rules on direct_resources.p4's `fwd` (direct counter and meter;
+/// `send` @tableonly, `drop` @defaultonly): counter_data and meter_config given on INSERT are
+/// applied and read back with the entry, as are `metadata` and `controller_metadata`; a
+/// MODIFY without an action changes nothing; scope violations are PERMISSION_DENIED; a member
+/// id on a direct table is INVALID_ARGUMENT; wildcard reads filter by action and priority; a
+/// DirectCounterEntry read of a missing entry is NOT_FOUND.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_entries_follow_the_spec_rules() {
+    let r = rig_of(compiled("tests/data/direct_resources.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let fwd = table(&info, "Ig.fwd").preamble.unwrap().id;
+    let key = |last: u8| p4v1::TableEntry {
+        table_id: fwd,
+        r#match: vec![fm(
+            1,
+            F::Exact(p4v1::field_match::Exact {
+                value: vec![2, 0, 0, 0, 0, last],
+            }),
+        )],
+        ..Default::default()
+    };
+    let data = p4v1::CounterData {
+        byte_count: 4200,
+        packet_count: 42,
+    };
+    let cfg = p4v1::MeterConfig {
+        cir: 5,
+        cburst: 10,
+        pir: 6,
+        pburst: 12,
+    };
+    let entry = p4v1::TableEntry {
+        action: action(&info, "Ig.send", &[&[2]]),
+        counter_data: Some(data),
+        meter_config: Some(cfg),
+        metadata: b"opaque".to_vec(),
+        controller_metadata: 9,
+        ..key(1)
+    };
+    c.write(write(1, vec![update(Insert, E::TableEntry(entry.clone()))]))
+        .await
+        .unwrap();
+    let asked = p4v1::TableEntry {
+        counter_data: Some(Default::default()),
+        meter_config: Some(Default::default()),
+        ..key(1)
+    };
+    assert_eq!(
+        read(&mut c, E::TableEntry(asked.clone())).await,
+        vec![E::TableEntry(entry.clone())]
+    );
+    // MODIFY without an action: a no-op on an entry that exists, NOT_FOUND on one that does not.
+    c.write(write(1, vec![update(Modify, E::TableEntry(key(1)))]))
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&mut c, E::TableEntry(asked)).await,
+        vec![E::TableEntry(entry.clone())]
+    );
+    let st = c
+        .write(write(1, vec![update(Modify, E::TableEntry(key(2)))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::NotFound as i32, "{st:?}");
+    // Scopes, and a member id where the table takes an action.
+    let drop_entry = p4v1::TableEntry {
+        action: action(&info, "Ig.drop", &[]),
+        ..key(3)
+    };
+    let send_default = p4v1::TableEntry {
+        table_id: fwd,
+        is_default_action: true,
+        action: action(&info, "Ig.send", &[&[1]]),
+        ..Default::default()
+    };
+    let member = p4v1::TableEntry {
+        action: Some(p4v1::TableAction {
+            r#type: Some(p4v1::table_action::Type::ActionProfileMemberId(1)),
+        }),
+        ..key(4)
+    };
+    let st = c
+        .write(write(
+            1,
+            vec![
+                update(Insert, E::TableEntry(drop_entry)),
+                update(Modify, E::TableEntry(send_default)),
+                update(Insert, E::TableEntry(member)),
+            ],
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    assert_eq!(
+        codes,
+        [
+            Code::PermissionDenied as i32,
+            Code::PermissionDenied as i32,
+            Code::InvalidArgument as i32
+        ],
+        "{st:?}"
+    );
+    // Wildcard filters: by action id, by priority (fwd's entries have none).
+    c.write(write(
+        1,
+        vec![update(
+            Insert,
+            E::TableEntry(p4v1::TableEntry {
+                action: action(&info, "Ig.send", &[&[3]]),
+                ..key(5)
+            }),
+        )],
+    ))
+    .await
+    .unwrap();
+    let filtered = |name: &str, priority: i32| {
+        E::TableEntry(p4v1::TableEntry {
+            table_id: fwd,
+            action: action(&info, name, &[]),
+            priority,
+            ..Default::default()
+        })
+    };
+    assert_eq!(read(&mut c, filtered("Ig.send", 0)).await.len(), 2);
+    assert_eq!(read(&mut c, filtered("Ig.drop", 0)).await.len(), 0);
+    assert_eq!(read(&mut c, filtered("Ig.send", 11)).await.len(), 0);
+    // A direct counter of an entry that does not exist.
+    let st = c
+        .read(p4v1::ReadRequest {
+            device_id: 1,
+            entities: vec![p4v1::Entity {
+                entity: Some(E::DirectCounterEntry(p4v1::DirectCounterEntry {
+                    table_entry: Some(key(9)),
+                    data: None,
+                })),
+            }],
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::NotFound, "{st:?}");
 }

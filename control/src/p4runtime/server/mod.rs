@@ -48,6 +48,7 @@ use stream::packet_in_pump;
 
 mod config;
 mod digests;
+mod extras;
 mod idle;
 mod stream;
 
@@ -123,6 +124,9 @@ struct Shared {
     /// Entries reported idle, with the last hit they had then (told again only after a
     /// later hit and another idle period).
     idle_told: Mutex<std::collections::HashMap<idle::EntryId, u64>>,
+    /// What reads give back that the switch does not hold (entry and group metadata, clone
+    /// sessions' class of service).
+    extras: Mutex<extras::Extras>,
 }
 
 /// A running P4Runtime server; dropping it stops it.
@@ -199,6 +203,7 @@ pub fn start(
         next_list: AtomicU64::new(1),
         clock: cfg.clock,
         idle_told: Mutex::new(Default::default()),
+        extras: Mutex::new(Default::default()),
     });
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let svc = Service {
@@ -519,9 +524,17 @@ impl P4Runtime for Service {
                 *now = before;
             }
         }
+        let mut extras = self
+            .shared
+            .extras
+            .lock()
+            .map_err(|_| Status::internal("extras poisoned"))?;
         for (u, r) in req.updates.iter().zip(&results) {
             match r {
-                Ok(()) => tracing::debug!(kind = u.r#type, "p4runtime write"),
+                Ok(()) => {
+                    extras.record(&pipeline.schema, u);
+                    tracing::debug!(kind = u.r#type, "p4runtime write")
+                }
                 Err(e) => tracing::info!(error = %e, "p4runtime write refused"),
             }
         }
@@ -567,6 +580,11 @@ impl P4Runtime for Service {
             device::merge_counts(&mut entities, &other.map_err(status)?);
         }
         entities.extend(local);
+        if let Ok(extras) = self.shared.extras.lock() {
+            for e in &mut entities {
+                extras.fill(&pipeline.schema, e);
+            }
+        }
         // Large reads go out in several responses, each well under gRPC's default 4 MiB.
         let mut responses: Vec<Result<p4v1::ReadResponse, Status>> = entities
             .chunks(READ_CHUNK)
@@ -659,6 +677,11 @@ impl P4Runtime for Service {
             .await?;
             for r in results {
                 r.map_err(Status::failed_precondition)?;
+            }
+            if !keep_state {
+                if let Ok(mut x) = self.shared.extras.lock() {
+                    x.clear();
+                }
             }
         }
         *self
