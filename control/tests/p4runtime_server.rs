@@ -1154,6 +1154,73 @@ async fn action_profile_members_groups_and_entries() {
         "{:?}",
         details(&st)
     );
+    // Group sizes: max_size at most the profile's max_group_size, members within it, kept
+    // and read back, and a MODIFY may not change it. The default of a table with an action
+    // profile is fixed.
+    let sized = |id: u32, members: &[u32], max_size: i32| {
+        E::ActionProfileGroup(p4v1::ActionProfileGroup {
+            action_profile_id: pid,
+            group_id: id,
+            members: members
+                .iter()
+                .map(|&m| p4v1::action_profile_group::Member {
+                    member_id: m,
+                    weight: 1,
+                    watch_kind: None,
+                })
+                .collect(),
+            max_size,
+        })
+    };
+    assert!(prof.max_group_size > 0);
+    let ecmp_default = p4v1::TableEntry {
+        table_id: ecmp.preamble.as_ref().unwrap().id,
+        is_default_action: true,
+        action: action(&info, "SwitchIngress.set_nexthop", &[&[1]]),
+        ..Default::default()
+    };
+    let st = c
+        .write(write(
+            1,
+            vec![
+                update(Insert, sized(2, &[1], prof.max_group_size + 1)),
+                update(Insert, sized(3, &[1, 2], 1)),
+                update(Insert, sized(4, &[1], 2)),
+                update(Modify, E::TableEntry(ecmp_default)),
+            ],
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::InvalidArgument as i32,
+            Code::ResourceExhausted as i32,
+            Code::Ok as i32,
+            Code::PermissionDenied as i32
+        ],
+        "{:?}",
+        details(&st)
+    );
+    let one_group = E::ActionProfileGroup(p4v1::ActionProfileGroup {
+        action_profile_id: pid,
+        group_id: 4,
+        ..Default::default()
+    });
+    assert_eq!(read(&mut c, one_group.clone()).await, vec![sized(4, &[1], 2)]);
+    let st = c
+        .write(write(1, vec![update(Modify, sized(4, &[1, 2], 3))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32, "{st:?}");
+    c.write(write(1, vec![update(Modify, sized(4, &[1, 2], 2))]))
+        .await
+        .unwrap();
+    assert_eq!(read(&mut c, one_group).await, vec![sized(4, &[1, 2], 2)]);
+    c.write(write(1, vec![update(Delete, sized(4, &[], 2))]))
+        .await
+        .unwrap();
 
     // Meters: a cell configured; an index out of range and a peak below the committed rate
     // refused.

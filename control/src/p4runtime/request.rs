@@ -147,6 +147,7 @@ fn group_op(s: &Schema, kind: U, g: &p4v1::ActionProfileGroup) -> Result<Op, P4E
             group: g.group_id,
         });
     }
+    check_group_size(p, g)?;
     let mut members = Vec::new();
     for m in &g.members {
         if m.weight != 1 && m.weight != 0 {
@@ -169,6 +170,32 @@ fn group_op(s: &Schema, kind: U, g: &p4v1::ActionProfileGroup) -> Result<Op, P4E
         group: g.group_id,
         members,
     })
+}
+
+/// A group's `max_size` is at most the profile's `max_group_size` (INVALID_ARGUMENT), and
+/// its members fit both (RESOURCE_EXHAUSTED), as the spec's rules on setting max_size say.
+fn check_group_size(p: &ProfileInfo, g: &p4v1::ActionProfileGroup) -> Result<(), P4Error> {
+    let max = u32::try_from(g.max_size).map_err(|_| {
+        P4Error::invalid(format!("group {}: max_size {} is negative", g.group_id, g.max_size))
+    })?;
+    if p.max_group_size > 0 && max > p.max_group_size {
+        return Err(P4Error::invalid(format!(
+            "group {}: max_size {max} is above action profile `{}`'s max_group_size {}",
+            g.group_id, p.name, p.max_group_size
+        )));
+    }
+    let limit = [max, p.max_group_size].into_iter().filter(|m| *m > 0).min();
+    if let Some(limit) = limit.filter(|l| g.members.len() > *l as usize) {
+        return Err(P4Error::new(
+            tonic::Code::ResourceExhausted,
+            format!(
+                "group {} has {} members, more than its size {limit}",
+                g.group_id,
+                g.members.len()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The action of an entry: its name and parameters by name, checked against the table.

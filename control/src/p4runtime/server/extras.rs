@@ -1,11 +1,13 @@
 //! What the server keeps beside the switch so that reads give back what was written: the
 //! opaque `metadata` and `controller_metadata` of table entries, a multicast group's
 //! `metadata` and a clone session's `class_of_service` (pisa's switch model has no place for
-//! them). An applied update records them; reads fill them in; a commit that clears the
+//! them), and an action profile group's `max_size` (a MODIFY must keep it). An applied update
+//! records them; reads fill them in; a commit that clears the
 //! switch's state clears them too.
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::super::codec::P4Error;
 use super::super::device::Keys;
 use super::super::proto::p4::v1 as p4v1;
 use super::super::request::{entry_key, table};
@@ -26,6 +28,8 @@ pub(super) struct Extras {
     groups: BTreeMap<u32, Vec<u8>>,
     /// Per clone session: `class_of_service`.
     cos: BTreeMap<u32, u32>,
+    /// Per action profile group (profile id, group id): `max_size`.
+    max_size: BTreeMap<(u32, u32), i32>,
 }
 
 fn entry_id(s: &Schema, e: &p4v1::TableEntry) -> Option<EntryId> {
@@ -63,6 +67,10 @@ impl Extras {
                     self.entries.insert(id, v);
                 }
             }
+            Some(E::ActionProfileGroup(g)) => {
+                let v = if del { 0 } else { g.max_size };
+                keep(&mut self.max_size, (g.action_profile_id, g.group_id), v);
+            }
             Some(E::PacketReplicationEngineEntry(p)) => match &p.r#type {
                 Some(Pre::MulticastGroupEntry(g)) => {
                     let v = if del { Vec::new() } else { g.metadata.clone() };
@@ -87,6 +95,9 @@ impl Extras {
                     te.controller_metadata = *c;
                 }
             }
+            Some(E::ActionProfileGroup(g)) => {
+                g.max_size = self.max_size.get(&(g.action_profile_id, g.group_id)).copied().unwrap_or(0);
+            }
             Some(E::PacketReplicationEngineEntry(p)) => match p.r#type.as_mut() {
                 Some(Pre::MulticastGroupEntry(g)) => {
                     if let Some(m) = self.groups.get(&g.multicast_group_id) {
@@ -102,6 +113,26 @@ impl Extras {
             },
             _ => {}
         }
+    }
+
+    /// A MODIFY of a group keeps the `max_size` it was inserted with (INVALID_ARGUMENT), and
+    /// its members fit in it (RESOURCE_EXHAUSTED).
+    pub(super) fn check(&self, u: &p4v1::Update) -> Result<(), P4Error> {
+        let Some(E::ActionProfileGroup(g)) = u.entity.as_ref().and_then(|e| e.entity.as_ref())
+        else {
+            return Ok(());
+        };
+        if U::try_from(u.r#type) != Ok(U::Modify) {
+            return Ok(());
+        }
+        let had = self.max_size.get(&(g.action_profile_id, g.group_id)).copied().unwrap_or(0);
+        if g.max_size != had {
+            return Err(P4Error::invalid(format!(
+                "group {}: max_size {} differs from the {had} it was inserted with; it cannot change",
+                g.group_id, g.max_size
+            )));
+        }
+        Ok(())
     }
 
     /// Forgets everything (the switch's state was cleared).

@@ -359,6 +359,15 @@ impl Service {
         Ok(())
     }
 
+    /// The checks of an update against what the server keeps beside the switch.
+    fn check_extras(&self, u: &p4v1::Update) -> Result<(), P4Error> {
+        self.shared
+            .extras
+            .lock()
+            .map_err(|_| P4Error::new(Code::Internal, "extras poisoned"))?
+            .check(u)
+    }
+
     /// Writes wait until a config saved by VERIFY_AND_SAVE is committed: the spec has them
     /// refer to the saved config and COMMIT replay them, which pisa does not do, so it
     /// refuses them rather than apply them to the old program and lose them at COMMIT.
@@ -487,7 +496,10 @@ impl P4Runtime for Service {
                     Some(p4v1::entity::Entity::DigestEntry(d)) => {
                         Step::Done(self.digest_write(&pipeline.schema, u.r#type, d))
                     }
-                    _ => match request::update_op(&pipeline.schema, u) {
+                    _ => match self
+                        .check_extras(u)
+                        .and_then(|()| request::update_op(&pipeline.schema, u))
+                    {
                         Ok(op) => Step::Switch(op),
                         Err(e) => Step::Done(Err(e)),
                     },
