@@ -1304,7 +1304,7 @@ async fn digests_reach_the_primary() {
         config: Some(p4v1::digest_entry::Config {
             max_timeout_ns: 0,
             max_list_size: 1,
-            ack_timeout_ns: 1_000_000,
+            ack_timeout_ns: 10_000_000_000,
         }),
     });
     c.write(write(1, vec![update(Insert, entry.clone())]))
@@ -1347,6 +1347,10 @@ async fn digests_reach_the_primary() {
                 .collect();
             assert_eq!(fields[1], vec![2, 0, 0, 0, 0, 0x42], "the source MAC");
             assert_eq!(fields[2], vec![1], "the ingress port");
+            // The same data is not sent again before the ack (or the 10 s ack timeout).
+            send(&mut r.hosts[0], &f);
+            let again = tokio::time::timeout(Duration::from_millis(300), s.rx.next()).await;
+            assert!(again.is_err(), "a duplicate before the ack: {again:?}");
             s.tx.send(p4v1::StreamMessageRequest {
                 update: Some(p4v1::stream_message_request::Update::DigestAck(
                     p4v1::DigestListAck {
@@ -1358,6 +1362,13 @@ async fn digests_reach_the_primary() {
             .await
             .unwrap();
         }
+        other => panic!("expected a digest list, got {other:?}"),
+    }
+    // Acked: the same data may come again.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    send(&mut r.hosts[0], &f);
+    match next(&mut s).await {
+        p4v1::stream_message_response::Update::Digest(l) => assert_eq!(l.digest_id, id),
         other => panic!("expected a digest list, got {other:?}"),
     }
 }
@@ -1496,16 +1507,20 @@ async fn register_cells_write_and_read_back() {
                 update(Modify, cell(5, Some(vec![1, 0]))),
                 update(Modify, cell(256, Some(vec![1]))),
                 update(Insert, cell(1, Some(vec![1]))),
+                update(Modify, cell(-1, Some(vec![1]))),
             ],
         ))
         .await
         .unwrap_err();
     let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    // A negative index is INVALID_ARGUMENT (the spec's RegisterEntry), one past the end
+    // OUT_OF_RANGE.
     assert_eq!(
         codes,
         vec![
             Code::InvalidArgument as i32,
             Code::OutOfRange as i32,
+            Code::InvalidArgument as i32,
             Code::InvalidArgument as i32
         ],
         "{:?}",

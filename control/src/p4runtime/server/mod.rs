@@ -127,6 +127,8 @@ struct Shared {
     /// What reads give back that the switch does not hold (entry and group metadata, clone
     /// sessions' class of service).
     extras: Mutex<extras::Extras>,
+    /// Digest data sent and not yet acked.
+    unacked: Mutex<digests::Unacked>,
 }
 
 /// A running P4Runtime server; dropping it stops it.
@@ -204,6 +206,7 @@ pub fn start(
         clock: cfg.clock,
         idle_told: Mutex::new(Default::default()),
         extras: Mutex::new(Default::default()),
+        unacked: Mutex::new(Default::default()),
     });
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let svc = Service {

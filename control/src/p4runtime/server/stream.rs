@@ -201,8 +201,13 @@ impl Service {
                 }
                 Ok(())
             }
-            // Lists are not redelivered, so an ack needs no bookkeeping.
-            Some(Update::DigestAck(_)) => Ok(()),
+            // An acked list's data may be sent again.
+            Some(Update::DigestAck(a)) => {
+                if let Ok(mut u) = self.shared.unacked.lock() {
+                    u.ack(a.digest_id, a.list_id);
+                }
+                Ok(())
+            }
             Some(Update::Other(_)) => {
                 let err = p4v1::StreamError {
                     canonical_code: Code::Unimplemented as i32,
