@@ -1,8 +1,9 @@
 //! P4Runtime conformance points, with the tonic client against pisa's server in-process on
 //! l2l3.p4 (a live switch on in-memory ports, the CPU port at device port 64): capabilities,
-//! arbitration (primary, backups, no failover without a new arbitration, PERMISSION_DENIED), write/read round trips for
-//! exact / LPM / ternary+range entries, per-update errors, default actions, counters, PRE
-//! entries, pipeline config actions, and packet-out → packet-in.
+//! arbitration (primary, backups, no failover without a new arbitration, PERMISSION_DENIED),
+//! write/read round trips for exact / LPM / ternary+range entries, per-update errors, default
+//! actions, counters, PRE entries, pipeline config actions, and packet-out → packet-in; other
+//! programs for controller headers, action selectors, digests and direct resources.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -372,7 +373,11 @@ async fn capabilities_and_arbitration() {
     drop(b.tx);
     drop(b.rx);
     let (code, id) = arb_update(&mut a).await;
-    assert_eq!((code, id), (Code::NotFound as i32, 20), "no automatic promotion");
+    assert_eq!(
+        (code, id),
+        (Code::NotFound as i32, 20),
+        "no automatic promotion"
+    );
     let st = c
         .write(write(10, vec![update(Delete, E::TableEntry(e.clone()))]))
         .await
@@ -607,7 +612,10 @@ async fn write_read_round_trip_and_errors() {
         vec![E::TableEntry(default.clone())]
     );
     let st = c
-        .write(write(1, vec![update(Insert, E::TableEntry(default.clone()))]))
+        .write(write(
+            1,
+            vec![update(Insert, E::TableEntry(default.clone()))],
+        ))
         .await
         .unwrap_err();
     assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32);
@@ -695,13 +703,25 @@ async fn write_read_round_trip_and_errors() {
         instance: 0,
     };
     let st = c
-        .write(write(1, vec![update(Insert, pre_group(6, vec![rep(1, b""), rep(1, b"")], b""))]))
+        .write(write(
+            1,
+            vec![update(
+                Insert,
+                pre_group(6, vec![rep(1, b""), rep(1, b"")], b""),
+            )],
+        ))
         .await
         .unwrap_err();
     assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32, "{st:?}");
-    c.write(write(1, vec![update(Insert, pre_group(7, vec![rep(0, &[1]), rep(0, &[0, 2])], b"cookie"))]))
-        .await
-        .unwrap();
+    c.write(write(
+        1,
+        vec![update(
+            Insert,
+            pre_group(7, vec![rep(0, &[1]), rep(0, &[0, 2])], b"cookie"),
+        )],
+    ))
+    .await
+    .unwrap();
     assert_eq!(
         read(&mut c, pre_group(7, vec![], b"")).await,
         vec![pre_group(7, vec![rep(1, b""), rep(2, b"")], b"cookie")]
@@ -1208,7 +1228,10 @@ async fn action_profile_members_groups_and_entries() {
         group_id: 4,
         ..Default::default()
     });
-    assert_eq!(read(&mut c, one_group.clone()).await, vec![sized(4, &[1], 2)]);
+    assert_eq!(
+        read(&mut c, one_group.clone()).await,
+        vec![sized(4, &[1], 2)]
+    );
     let st = c
         .write(write(1, vec![update(Modify, sized(4, &[1, 2], 3))]))
         .await

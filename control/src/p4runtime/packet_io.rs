@@ -136,8 +136,20 @@ mod tests {
         assert_eq!(payload, vec![0xaa]);
         assert_eq!(back[0].value, vec![1, 0x2c]);
         assert_eq!(back[1].value, vec![0]);
-        let f = packet_out_frame(Some(&hdr()), &[], &[PacketMetadata { metadata_id: 1, value: vec![64] }]).unwrap();
-        assert_eq!(packet_in(Some(&hdr()), &f).unwrap().1[0].value, vec![64], "canonical");
+        let f = packet_out_frame(
+            Some(&hdr()),
+            &[],
+            &[PacketMetadata {
+                metadata_id: 1,
+                value: vec![64],
+            }],
+        )
+        .unwrap();
+        assert_eq!(
+            packet_in(Some(&hdr()), &f).unwrap().1[0].value,
+            vec![64],
+            "canonical"
+        );
         let bad = [PacketMetadata {
             metadata_id: 9,
             value: vec![1],

@@ -176,7 +176,10 @@ fn group_op(s: &Schema, kind: U, g: &p4v1::ActionProfileGroup) -> Result<Op, P4E
 /// its members fit both (RESOURCE_EXHAUSTED), as the spec's rules on setting max_size say.
 fn check_group_size(p: &ProfileInfo, g: &p4v1::ActionProfileGroup) -> Result<(), P4Error> {
     let max = u32::try_from(g.max_size).map_err(|_| {
-        P4Error::invalid(format!("group {}: max_size {} is negative", g.group_id, g.max_size))
+        P4Error::invalid(format!(
+            "group {}: max_size {} is negative",
+            g.group_id, g.max_size
+        ))
     })?;
     if p.max_group_size > 0 && max > p.max_group_size {
         return Err(P4Error::invalid(format!(
@@ -215,7 +218,12 @@ fn entry_action(
                 t.name
             )))
         }
-        None => return Err(P4Error::invalid(format!("table `{}`: the entry has no action", t.name))),
+        None => {
+            return Err(P4Error::invalid(format!(
+                "table `{}`: the entry has no action",
+                t.name
+            )))
+        }
     };
     let info = s
         .actions

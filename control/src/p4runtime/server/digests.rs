@@ -41,7 +41,11 @@ impl Unacked {
     }
 
     /// Forgets data older than its digest's ack timeout (or of unconfigured digests).
-    fn expire(&mut self, cfg: &std::collections::BTreeMap<u32, p4v1::digest_entry::Config>, now: Instant) {
+    fn expire(
+        &mut self,
+        cfg: &std::collections::BTreeMap<u32, p4v1::digest_entry::Config>,
+        now: Instant,
+    ) {
         self.0.retain(|k, v| {
             cfg.get(&k.0).is_some_and(|c| {
                 now.duration_since(v.1) < Duration::from_nanos(c.ack_timeout_ns.max(0) as u64)

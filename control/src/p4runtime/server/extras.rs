@@ -96,7 +96,11 @@ impl Extras {
                 }
             }
             Some(E::ActionProfileGroup(g)) => {
-                g.max_size = self.max_size.get(&(g.action_profile_id, g.group_id)).copied().unwrap_or(0);
+                g.max_size = self
+                    .max_size
+                    .get(&(g.action_profile_id, g.group_id))
+                    .copied()
+                    .unwrap_or(0);
             }
             Some(E::PacketReplicationEngineEntry(p)) => match p.r#type.as_mut() {
                 Some(Pre::MulticastGroupEntry(g)) => {
@@ -125,7 +129,11 @@ impl Extras {
         if U::try_from(u.r#type) != Ok(U::Modify) {
             return Ok(());
         }
-        let had = self.max_size.get(&(g.action_profile_id, g.group_id)).copied().unwrap_or(0);
+        let had = self
+            .max_size
+            .get(&(g.action_profile_id, g.group_id))
+            .copied()
+            .unwrap_or(0);
         if g.max_size != had {
             return Err(P4Error::invalid(format!(
                 "group {}: max_size {} differs from the {had} it was inserted with; it cannot change",

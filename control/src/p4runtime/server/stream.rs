@@ -1,5 +1,5 @@
 //! The StreamChannel side of the server: arbitration updates (who is primary, told to every
-//! controller when it changes), packet-outs from the primary onto the CPU port, and the thread
+//! controller when it changes or goes away), digest acks, packet-outs from the primary onto the CPU port, and the thread
 //! that turns the CPU port's frames into packet-ins for the primary.
 
 use std::sync::atomic::Ordering;
