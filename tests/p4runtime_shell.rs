@@ -340,8 +340,8 @@ fn p4runtime_shell_packet_out_and_packet_in_with_metadata() {
     );
     assert_eq!(v["packet_in"][0]["payload"], v["packet_in_sent"], "{v}");
     assert_eq!(
-        v["packet_in"][0]["metadata"]["1"], "0001",
-        "ingress_port = 1: {v}"
+        v["packet_in"][0]["metadata"]["1"], "01",
+        "ingress_port = 1, as the shortest bytestring: {v}"
     );
     let _ = pisa.terminate();
     let _ = std::fs::remove_dir_all(&dir);

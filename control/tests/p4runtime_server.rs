@@ -1,8 +1,9 @@
 //! P4Runtime conformance points, with the tonic client against pisa's server in-process on
 //! l2l3.p4 (a live switch on in-memory ports, the CPU port at device port 64): capabilities,
-//! arbitration (primary, backups, failover, PERMISSION_DENIED), write/read round trips for
-//! exact / LPM / ternary+range entries, per-update errors, default actions, counters, PRE
-//! entries, pipeline config actions, and packet-out → packet-in.
+//! arbitration (primary, backups, no failover without a new arbitration, PERMISSION_DENIED),
+//! write/read round trips for exact / LPM / ternary+range entries, per-update errors, default
+//! actions, counters, PRE entries, pipeline config actions, and packet-out → packet-in; other
+//! programs for controller headers, action selectors, digests and direct resources.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -367,13 +368,68 @@ async fn capabilities_and_arbitration() {
     let st = dup.next().await.unwrap().unwrap_err();
     assert_eq!(st.code(), Code::InvalidArgument, "{st:?}");
 
-    // The primary leaves: the next highest becomes primary and hears so.
+    // The primary leaves: nobody is promoted; the others hear there is no primary, with
+    // the highest election id seen.
     drop(b.tx);
     drop(b.rx);
-    assert_eq!(arb_code(&mut a).await, Code::Ok as i32);
-    c.write(write(10, vec![update(Delete, E::TableEntry(e))]))
+    let (code, id) = arb_update(&mut a).await;
+    assert_eq!(
+        (code, id),
+        (Code::NotFound as i32, 20),
+        "no automatic promotion"
+    );
+    let st = c
+        .write(write(10, vec![update(Delete, E::TableEntry(e.clone()))]))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::PermissionDenied, "{st:?}");
+    // Re-arbitrating below the highest id ever seen keeps a backup; at or above, primary.
+    a.tx.send(arbitration(15)).await.unwrap();
+    assert_eq!(arb_update(&mut a).await, (Code::NotFound as i32, 20));
+    a.tx.send(arbitration(25)).await.unwrap();
+    assert_eq!(arb_update(&mut a).await, (Code::Ok as i32, 25));
+    c.write(write(25, vec![update(Delete, E::TableEntry(e))]))
         .await
         .unwrap();
+}
+
+/// The code and election id of the next arbitration update.
+async fn arb_update(s: &mut Stream) -> (i32, u64) {
+    match next(s).await {
+        p4v1::stream_message_response::Update::Arbitration(a) => {
+            (a.status.unwrap().code, a.election_id.unwrap().low)
+        }
+        other => panic!("expected an arbitration update, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_primary_that_lowers_its_id_leaves_no_primary() {
+    let r = rig();
+    let mut c = client(&r).await;
+    let (mut a, code) = open(&mut c, 10).await;
+    assert_eq!(code, Code::Ok as i32);
+    let (mut b, code) = open(&mut c, 5).await;
+    assert_eq!(code, Code::AlreadyExists as i32);
+    a.tx.send(arbitration(3)).await.unwrap();
+    assert_eq!(arb_update(&mut a).await, (Code::NotFound as i32, 10));
+    assert_eq!(
+        arb_update(&mut b).await,
+        (Code::NotFound as i32, 10),
+        "the backup is told there is no primary, not promoted"
+    );
+    // Another device id on a stream that has arbitrated ends it with FAILED_PRECONDITION.
+    let mut other = arbitration(11);
+    if let Some(p4v1::stream_message_request::Update::Arbitration(m)) = &mut other.update {
+        m.device_id = 2;
+    }
+    b.tx.send(other).await.unwrap();
+    let st = tokio::time::timeout(Duration::from_secs(5), b.rx.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(st.code(), Code::FailedPrecondition, "{st:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -556,10 +612,28 @@ async fn write_read_round_trip_and_errors() {
         vec![E::TableEntry(default.clone())]
     );
     let st = c
-        .write(write(1, vec![update(Insert, E::TableEntry(default))]))
+        .write(write(
+            1,
+            vec![update(Insert, E::TableEntry(default.clone()))],
+        ))
         .await
         .unwrap_err();
     assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32);
+    // A MODIFY of the default entry without an action puts back the program's default.
+    let reset = p4v1::TableEntry {
+        action: None,
+        ..default.clone()
+    };
+    c.write(write(1, vec![update(Modify, E::TableEntry(reset.clone()))]))
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&mut c, E::TableEntry(reset)).await,
+        vec![E::TableEntry(p4v1::TableEntry {
+            action: action(info, "SwitchIngress.flood", &[&[1]]),
+            ..default
+        })]
+    );
 
     // Multicast groups and clone sessions.
     use p4v1::packet_replication_engine_entry::Type as Pre;
@@ -570,12 +644,15 @@ async fn write_read_round_trip_and_errors() {
                 p4v1::Replica {
                     egress_port: 1,
                     instance: 0,
+                    ..Default::default()
                 },
                 p4v1::Replica {
                     egress_port: 2,
                     instance: 0,
+                    ..Default::default()
                 },
             ],
+            ..Default::default()
         })),
     });
     let clone = E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry {
@@ -584,6 +661,7 @@ async fn write_read_round_trip_and_errors() {
             replicas: vec![p4v1::Replica {
                 egress_port: 2,
                 instance: 0,
+                ..Default::default()
             }],
             class_of_service: 0,
             packet_length_bytes: 128,
@@ -608,6 +686,64 @@ async fn write_read_round_trip_and_errors() {
         .await
         .unwrap_err();
     assert_eq!(details(&st)[0].0, Code::AlreadyExists as i32);
+    // Replicas are unique; the 1.4 bytestring `port` is a port; a group's metadata and a
+    // session's class of service read back.
+    let pre_group = |id: u32, replicas: Vec<p4v1::Replica>, metadata: &[u8]| {
+        E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry {
+            r#type: Some(Pre::MulticastGroupEntry(p4v1::MulticastGroupEntry {
+                multicast_group_id: id,
+                replicas,
+                metadata: metadata.to_vec(),
+            })),
+        })
+    };
+    let rep = |egress_port: u32, port: &[u8]| p4v1::Replica {
+        egress_port,
+        port: port.to_vec(),
+        instance: 0,
+    };
+    let st = c
+        .write(write(
+            1,
+            vec![update(
+                Insert,
+                pre_group(6, vec![rep(1, b""), rep(1, b"")], b""),
+            )],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32, "{st:?}");
+    c.write(write(
+        1,
+        vec![update(
+            Insert,
+            pre_group(7, vec![rep(0, &[1]), rep(0, &[0, 2])], b"cookie"),
+        )],
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        read(&mut c, pre_group(7, vec![], b"")).await,
+        vec![pre_group(7, vec![rep(1, b""), rep(2, b"")], b"cookie")]
+    );
+    let cos = E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry {
+        r#type: Some(Pre::CloneSessionEntry(p4v1::CloneSessionEntry {
+            session_id: 10,
+            replicas: vec![rep(2, b"")],
+            class_of_service: 1,
+            packet_length_bytes: 0,
+        })),
+    });
+    c.write(write(1, vec![update(Insert, cos.clone())]))
+        .await
+        .unwrap();
+    let one_clone = E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry {
+        r#type: Some(Pre::CloneSessionEntry(p4v1::CloneSessionEntry {
+            session_id: 10,
+            ..Default::default()
+        })),
+    });
+    assert_eq!(read(&mut c, one_clone).await, vec![cos]);
 
     // Unknown ids in reads are NOT_FOUND.
     let st = c
@@ -841,11 +977,36 @@ async fn packet_io_counters_and_pipeline_config() {
         .await
         .unwrap();
     assert_eq!(entries(&mut c).await, 0);
+    let commit = p4v1::SetForwardingPipelineConfigRequest {
+        config: None,
+        ..set(A::Commit, got.clone(), 1)
+    };
     let st = c
-        .set_forwarding_pipeline_config(set(A::Commit, got, 1))
+        .set_forwarding_pipeline_config(commit.clone())
         .await
         .unwrap_err();
     assert_eq!(st.code(), Code::FailedPrecondition, "nothing saved");
+    // COMMIT takes no config; a write between VERIFY_AND_SAVE and COMMIT is refused rather
+    // than applied to the old program and lost at COMMIT.
+    c.set_forwarding_pipeline_config(set(A::VerifyAndSave, got.clone(), 1))
+        .await
+        .unwrap();
+    let st = c
+        .set_forwarding_pipeline_config(set(A::Commit, got.clone(), 1))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::InvalidArgument, "COMMIT with a config");
+    let e = mac_entry(&info, [2, 0, 0, 0, 0, 7], 1);
+    let st = c
+        .write(write(1, vec![update(Insert, E::TableEntry(e.clone()))]))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::FailedPrecondition, "{st:?}");
+    c.set_forwarding_pipeline_config(commit).await.unwrap();
+    c.write(write(1, vec![update(Insert, E::TableEntry(e))]))
+        .await
+        .unwrap();
+    assert_eq!(entries(&mut c).await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -907,7 +1068,7 @@ async fn packet_io_with_controller_headers() {
                 .iter()
                 .find(|m| m.metadata_id == header("packet_in").metadata[0].id)
                 .unwrap();
-            assert_eq!(port.value, vec![0, 1]);
+            assert_eq!(port.value, vec![1], "canonical (shortest) bytestring");
         }
         other => panic!("expected a packet-in, got {other:?}"),
     }
@@ -1013,6 +1174,76 @@ async fn action_profile_members_groups_and_entries() {
         "{:?}",
         details(&st)
     );
+    // Group sizes: max_size at most the profile's max_group_size, members within it, kept
+    // and read back, and a MODIFY may not change it. The default of a table with an action
+    // profile is fixed.
+    let sized = |id: u32, members: &[u32], max_size: i32| {
+        E::ActionProfileGroup(p4v1::ActionProfileGroup {
+            action_profile_id: pid,
+            group_id: id,
+            members: members
+                .iter()
+                .map(|&m| p4v1::action_profile_group::Member {
+                    member_id: m,
+                    weight: 1,
+                    watch_kind: None,
+                })
+                .collect(),
+            max_size,
+        })
+    };
+    assert!(prof.max_group_size > 0);
+    let ecmp_default = p4v1::TableEntry {
+        table_id: ecmp.preamble.as_ref().unwrap().id,
+        is_default_action: true,
+        action: action(&info, "SwitchIngress.set_nexthop", &[&[1]]),
+        ..Default::default()
+    };
+    let st = c
+        .write(write(
+            1,
+            vec![
+                update(Insert, sized(2, &[1], prof.max_group_size + 1)),
+                update(Insert, sized(3, &[1, 2], 1)),
+                update(Insert, sized(4, &[1], 2)),
+                update(Modify, E::TableEntry(ecmp_default)),
+            ],
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::InvalidArgument as i32,
+            Code::ResourceExhausted as i32,
+            Code::Ok as i32,
+            Code::PermissionDenied as i32
+        ],
+        "{:?}",
+        details(&st)
+    );
+    let one_group = E::ActionProfileGroup(p4v1::ActionProfileGroup {
+        action_profile_id: pid,
+        group_id: 4,
+        ..Default::default()
+    });
+    assert_eq!(
+        read(&mut c, one_group.clone()).await,
+        vec![sized(4, &[1], 2)]
+    );
+    let st = c
+        .write(write(1, vec![update(Modify, sized(4, &[1, 2], 3))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32, "{st:?}");
+    c.write(write(1, vec![update(Modify, sized(4, &[1, 2], 2))]))
+        .await
+        .unwrap();
+    assert_eq!(read(&mut c, one_group).await, vec![sized(4, &[1, 2], 2)]);
+    c.write(write(1, vec![update(Delete, sized(4, &[], 2))]))
+        .await
+        .unwrap();
 
     // Meters: a cell configured; an index out of range and a peak below the committed rate
     // refused.
@@ -1096,7 +1327,7 @@ async fn digests_reach_the_primary() {
         config: Some(p4v1::digest_entry::Config {
             max_timeout_ns: 0,
             max_list_size: 1,
-            ack_timeout_ns: 1_000_000,
+            ack_timeout_ns: 10_000_000_000,
         }),
     });
     c.write(write(1, vec![update(Insert, entry.clone())]))
@@ -1139,6 +1370,10 @@ async fn digests_reach_the_primary() {
                 .collect();
             assert_eq!(fields[1], vec![2, 0, 0, 0, 0, 0x42], "the source MAC");
             assert_eq!(fields[2], vec![1], "the ingress port");
+            // The same data is not sent again before the ack (or the 10 s ack timeout).
+            send(&mut r.hosts[0], &f);
+            let again = tokio::time::timeout(Duration::from_millis(300), s.rx.next()).await;
+            assert!(again.is_err(), "a duplicate before the ack: {again:?}");
             s.tx.send(p4v1::StreamMessageRequest {
                 update: Some(p4v1::stream_message_request::Update::DigestAck(
                     p4v1::DigestListAck {
@@ -1150,6 +1385,13 @@ async fn digests_reach_the_primary() {
             .await
             .unwrap();
         }
+        other => panic!("expected a digest list, got {other:?}"),
+    }
+    // Acked: the same data may come again.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    send(&mut r.hosts[0], &f);
+    match next(&mut s).await {
+        p4v1::stream_message_response::Update::Digest(l) => assert_eq!(l.digest_id, id),
         other => panic!("expected a digest list, got {other:?}"),
     }
 }
@@ -1288,16 +1530,20 @@ async fn register_cells_write_and_read_back() {
                 update(Modify, cell(5, Some(vec![1, 0]))),
                 update(Modify, cell(256, Some(vec![1]))),
                 update(Insert, cell(1, Some(vec![1]))),
+                update(Modify, cell(-1, Some(vec![1]))),
             ],
         ))
         .await
         .unwrap_err();
     let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    // A negative index is INVALID_ARGUMENT (the spec's RegisterEntry), one past the end
+    // OUT_OF_RANGE.
     assert_eq!(
         codes,
         vec![
             Code::InvalidArgument as i32,
             Code::OutOfRange as i32,
+            Code::InvalidArgument as i32,
             Code::InvalidArgument as i32
         ],
         "{:?}",
@@ -1709,4 +1955,149 @@ async fn idle_note(s: &mut Stream) -> p4v1::IdleTimeoutNotification {
             return n;
         }
     }
+}
+
+/// The spec's table-entry rules on direct_resources.p4's `fwd` (direct counter and meter;
+/// `send` @tableonly, `drop` @defaultonly): counter_data and meter_config given on INSERT are
+/// applied and read back with the entry, as are `metadata` and `controller_metadata`; a
+/// MODIFY without an action changes nothing; scope violations are PERMISSION_DENIED; a member
+/// id on a direct table is INVALID_ARGUMENT; wildcard reads filter by action and priority; a
+/// DirectCounterEntry read of a missing entry is NOT_FOUND.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn table_entries_follow_the_spec_rules() {
+    let r = rig_of(compiled("tests/data/direct_resources.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let fwd = table(&info, "Ig.fwd").preamble.unwrap().id;
+    let key = |last: u8| p4v1::TableEntry {
+        table_id: fwd,
+        r#match: vec![fm(
+            1,
+            F::Exact(p4v1::field_match::Exact {
+                value: vec![2, 0, 0, 0, 0, last],
+            }),
+        )],
+        ..Default::default()
+    };
+    let data = p4v1::CounterData {
+        byte_count: 4200,
+        packet_count: 42,
+    };
+    let cfg = p4v1::MeterConfig {
+        cir: 5,
+        cburst: 10,
+        pir: 6,
+        pburst: 12,
+    };
+    let entry = p4v1::TableEntry {
+        action: action(&info, "Ig.send", &[&[2]]),
+        counter_data: Some(data),
+        meter_config: Some(cfg),
+        metadata: b"opaque".to_vec(),
+        controller_metadata: 9,
+        ..key(1)
+    };
+    c.write(write(1, vec![update(Insert, E::TableEntry(entry.clone()))]))
+        .await
+        .unwrap();
+    let asked = p4v1::TableEntry {
+        counter_data: Some(Default::default()),
+        meter_config: Some(Default::default()),
+        ..key(1)
+    };
+    assert_eq!(
+        read(&mut c, E::TableEntry(asked.clone())).await,
+        vec![E::TableEntry(entry.clone())]
+    );
+    // MODIFY without an action: a no-op on an entry that exists, NOT_FOUND on one that does not.
+    c.write(write(1, vec![update(Modify, E::TableEntry(key(1)))]))
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&mut c, E::TableEntry(asked)).await,
+        vec![E::TableEntry(entry.clone())]
+    );
+    let st = c
+        .write(write(1, vec![update(Modify, E::TableEntry(key(2)))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::NotFound as i32, "{st:?}");
+    // Scopes, and a member id where the table takes an action.
+    let drop_entry = p4v1::TableEntry {
+        action: action(&info, "Ig.drop", &[]),
+        ..key(3)
+    };
+    let send_default = p4v1::TableEntry {
+        table_id: fwd,
+        is_default_action: true,
+        action: action(&info, "Ig.send", &[&[1]]),
+        ..Default::default()
+    };
+    let member = p4v1::TableEntry {
+        action: Some(p4v1::TableAction {
+            r#type: Some(p4v1::table_action::Type::ActionProfileMemberId(1)),
+        }),
+        ..key(4)
+    };
+    let st = c
+        .write(write(
+            1,
+            vec![
+                update(Insert, E::TableEntry(drop_entry)),
+                update(Modify, E::TableEntry(send_default)),
+                update(Insert, E::TableEntry(member)),
+            ],
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    assert_eq!(
+        codes,
+        [
+            Code::PermissionDenied as i32,
+            Code::PermissionDenied as i32,
+            Code::InvalidArgument as i32
+        ],
+        "{st:?}"
+    );
+    // Wildcard filters: by action id, by priority (fwd's entries have none).
+    c.write(write(
+        1,
+        vec![update(
+            Insert,
+            E::TableEntry(p4v1::TableEntry {
+                action: action(&info, "Ig.send", &[&[3]]),
+                ..key(5)
+            }),
+        )],
+    ))
+    .await
+    .unwrap();
+    let filtered = |name: &str, priority: i32| {
+        E::TableEntry(p4v1::TableEntry {
+            table_id: fwd,
+            action: action(&info, name, &[]),
+            priority,
+            ..Default::default()
+        })
+    };
+    assert_eq!(read(&mut c, filtered("Ig.send", 0)).await.len(), 2);
+    assert_eq!(read(&mut c, filtered("Ig.drop", 0)).await.len(), 0);
+    assert_eq!(read(&mut c, filtered("Ig.send", 11)).await.len(), 0);
+    // A direct counter of an entry that does not exist.
+    let st = c
+        .read(p4v1::ReadRequest {
+            device_id: 1,
+            entities: vec![p4v1::Entity {
+                entity: Some(E::DirectCounterEntry(p4v1::DirectCounterEntry {
+                    table_entry: Some(key(9)),
+                    data: None,
+                })),
+            }],
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::NotFound, "{st:?}");
 }

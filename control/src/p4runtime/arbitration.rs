@@ -1,7 +1,10 @@
-//! Client arbitration (P4Runtime's default role): every StreamChannel that sent an arbitration
-//! update is a controller with an election id (or none); the highest election id is the
-//! primary, the rest are backups. Writes and pipeline changes must carry the primary's id.
-//! Two live streams may not share an election id.
+//! Client arbitration (P4Runtime's default role), as the spec's "Rules for Handling
+//! MasterArbitrationUpdate Messages" say: every StreamChannel that sent an arbitration update
+//! is a controller with an election id (or none). A controller becomes primary when its
+//! election id is at least the highest one the server has ever seen for the device; when the
+//! primary leaves or lowers its id, there is no primary until another controller arbitrates
+//! successfully (no backup is promoted on its own). Writes and pipeline changes must carry the
+//! primary's id. Two live streams may not share an election id.
 
 use super::codec::P4Error;
 
@@ -16,20 +19,43 @@ pub struct Member {
 #[derive(Debug, Default)]
 pub struct Arbitration {
     members: Vec<Member>,
+    /// The highest election id ever seen (`election_id_past`).
+    highest: Option<u128>,
+    /// The primary's stream, while there is one.
+    primary: Option<u64>,
 }
 
 /// What an arbitration update changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Change {
-    /// The primary's election id before and after.
-    pub before: Option<u128>,
-    pub after: Option<u128>,
+    /// The primary (stream and election id) before and after.
+    pub before: Option<(u64, u128)>,
+    pub after: Option<(u64, u128)>,
+}
+
+impl Change {
+    /// Whether the primary, or its election id, changed: every controller is told.
+    pub fn changed(&self) -> bool {
+        self.before != self.after
+    }
 }
 
 impl Arbitration {
+    /// The primary's stream and election id.
+    fn current(&self) -> Option<(u64, u128)> {
+        let s = self.primary?;
+        let m = self.members.iter().find(|m| m.stream == s)?;
+        Some((s, m.election?))
+    }
+
     /// The primary's election id.
     pub fn primary(&self) -> Option<u128> {
-        self.members.iter().filter_map(|m| m.election).max()
+        self.current().map(|c| c.1)
+    }
+
+    /// The highest election id the server has seen (reported in arbitration updates).
+    pub fn highest(&self) -> Option<u128> {
+        self.highest
     }
 
     /// Whether `election` is the primary's.
@@ -39,11 +65,7 @@ impl Arbitration {
 
     /// The stream of the primary.
     pub fn primary_stream(&self) -> Option<u64> {
-        let p = self.primary()?;
-        self.members
-            .iter()
-            .find(|m| m.election == Some(p))
-            .map(|m| m.stream)
+        self.current().map(|c| c.0)
     }
 
     /// Every member.
@@ -51,7 +73,9 @@ impl Arbitration {
         &self.members
     }
 
-    /// Stream `stream` asks for `election` (first update or a later one).
+    /// Stream `stream` asks for `election` (first update or a later one): it becomes primary
+    /// when `election` is at least the highest id ever seen; a primary that lowers (or unsets)
+    /// its id leaves the device without a primary.
     pub fn update(&mut self, stream: u64, election: Option<u128>) -> Result<Change, P4Error> {
         if let Some(e) = election {
             if self
@@ -64,24 +88,36 @@ impl Arbitration {
                 )));
             }
         }
-        let before = self.primary();
+        let before = self.current();
         match self.members.iter_mut().find(|m| m.stream == stream) {
             Some(m) => m.election = election,
             None => self.members.push(Member { stream, election }),
         }
+        match election {
+            Some(e) if self.highest.is_none_or(|h| e >= h) => {
+                self.highest = Some(e);
+                self.primary = Some(stream);
+            }
+            _ if self.primary == Some(stream) => self.primary = None,
+            _ => {}
+        }
         Ok(Change {
             before,
-            after: self.primary(),
+            after: self.current(),
         })
     }
 
-    /// Stream `stream` closed.
+    /// Stream `stream` closed; when it was the primary, there is none until the next
+    /// successful arbitration.
     pub fn leave(&mut self, stream: u64) -> Change {
-        let before = self.primary();
+        let before = self.current();
         self.members.retain(|m| m.stream != stream);
+        if self.primary == Some(stream) {
+            self.primary = None;
+        }
         Change {
             before,
-            after: self.primary(),
+            after: self.current(),
         }
     }
 
@@ -99,11 +135,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn highest_election_id_is_primary_and_failover_picks_the_next() {
+    fn highest_election_id_ever_seen_is_primary_and_nobody_is_promoted() {
         let mut a = Arbitration::default();
         a.update(1, Some(10)).unwrap();
         let c = a.update(2, Some(20)).unwrap();
-        assert_eq!((c.before, c.after), (Some(10), Some(20)));
+        assert_eq!((c.before, c.after), (Some((1, 10)), Some((2, 20))));
         a.update(3, None).unwrap();
         assert!(a.is_primary(Some(20)));
         assert!(!a.is_primary(Some(10)));
@@ -111,8 +147,13 @@ mod tests {
         assert_eq!(a.primary_stream(), Some(2));
         assert!(a.update(3, Some(10)).is_err(), "ids are unique");
         let c = a.leave(2);
-        assert_eq!(c.after, Some(10));
-        assert_eq!(a.primary_stream(), Some(1));
+        assert!(c.changed());
+        assert_eq!(c.after, None, "the backup is not promoted");
+        assert_eq!(a.highest(), Some(20));
+        assert_eq!(a.update(1, Some(15)).unwrap().after, None, "15 < 20 seen");
+        assert_eq!(a.update(1, Some(20)).unwrap().after, Some((1, 20)));
+        let c = a.update(1, Some(3)).unwrap();
+        assert_eq!(c.after, None, "a primary that lowers its id steps down");
         a.leave(1);
         assert_eq!(a.primary(), None);
         assert_eq!(a.election_of(3), Some(None));

@@ -245,6 +245,21 @@ fn first_config(sw: &Switch, cell: Cell<'_>) -> Result<Option<MeterConfig>, P4Er
         .and_then(|c| c.1))
 }
 
+/// The direct meter configuration of table entry `e` (first pipe).
+pub(crate) fn direct_meter_config(
+    sw: &Switch,
+    t: &TableInfo,
+    e: &pipeline::api::TableEntry,
+) -> Result<Option<p4v1::MeterConfig>, P4Error> {
+    let keys = refs(&e.keys);
+    let cell = Cell::Direct {
+        table: &t.name,
+        keys: &keys,
+        priority: e.priority,
+    };
+    Ok(config_of(first_config(sw, cell)?))
+}
+
 /// Answers [`Query::Meter`] and [`Query::DirectMeter`].
 pub fn read_meters(sw: &Switch, s: &Schema, q: &Query) -> Result<Vec<p4v1::Entity>, P4Error> {
     let mut out = Vec::new();

@@ -108,12 +108,6 @@ pub fn from_value(v: Value) -> Vec<u8> {
     bytes[start..].to_vec()
 }
 
-/// A value padded to the width's whole bytes (packet metadata, controller headers).
-pub fn padded(v: Value, width: u16) -> Vec<u8> {
-    let n = usize::from(width).div_ceil(8).clamp(1, 16);
-    v.to_be_bytes()[16 - n..].to_vec()
-}
-
 /// A P4Runtime field match as pisa's key match for field `f`.
 pub fn key_match(f: &FieldInfo, m: &FieldMatch) -> Result<KeyMatch, P4Error> {
     use field_match::FieldMatchType as T;
@@ -266,7 +260,6 @@ mod tests {
         assert_eq!(to_value(&[0, 0, 1, 2], 16, "x"), Ok(0x102));
         assert_eq!(from_value(0x102), vec![1, 2]);
         assert_eq!(from_value(0), vec![0]);
-        assert_eq!(padded(5, 9), vec![0, 5]);
         assert_eq!(
             to_value(&[2, 0], 9, "x").unwrap_err().code,
             Code::InvalidArgument

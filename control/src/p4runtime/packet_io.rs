@@ -6,7 +6,7 @@
 
 use pipeline::ir::Value;
 
-use super::codec::{padded, to_value, P4Error};
+use super::codec::{from_value, to_value, P4Error};
 use super::proto::p4::v1::PacketMetadata;
 use super::schema::HeaderInfo;
 
@@ -104,7 +104,8 @@ pub fn packet_in(h: Option<&HeaderInfo>, frame: &[u8]) -> Option<(Vec<u8>, Vec<P
         let v = get_bits(frame, at, *width);
         md.push(PacketMetadata {
             metadata_id: *id,
-            value: padded(v, *width),
+            // The shortest bytestring, as the spec's Bytestrings section asks of replies.
+            value: from_value(v),
         });
         at += usize::from(*width);
     }
@@ -135,6 +136,20 @@ mod tests {
         assert_eq!(payload, vec![0xaa]);
         assert_eq!(back[0].value, vec![1, 0x2c]);
         assert_eq!(back[1].value, vec![0]);
+        let f = packet_out_frame(
+            Some(&hdr()),
+            &[],
+            &[PacketMetadata {
+                metadata_id: 1,
+                value: vec![64],
+            }],
+        )
+        .unwrap();
+        assert_eq!(
+            packet_in(Some(&hdr()), &f).unwrap().1[0].value,
+            vec![64],
+            "canonical"
+        );
         let bad = [PacketMetadata {
             metadata_id: 9,
             value: vec![1],

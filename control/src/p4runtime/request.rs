@@ -147,6 +147,7 @@ fn group_op(s: &Schema, kind: U, g: &p4v1::ActionProfileGroup) -> Result<Op, P4E
             group: g.group_id,
         });
     }
+    check_group_size(p, g)?;
     let mut members = Vec::new();
     for m in &g.members {
         if m.weight != 1 && m.weight != 0 {
@@ -171,6 +172,35 @@ fn group_op(s: &Schema, kind: U, g: &p4v1::ActionProfileGroup) -> Result<Op, P4E
     })
 }
 
+/// A group's `max_size` is at most the profile's `max_group_size` (INVALID_ARGUMENT), and
+/// its members fit both (RESOURCE_EXHAUSTED), as the spec's rules on setting max_size say.
+fn check_group_size(p: &ProfileInfo, g: &p4v1::ActionProfileGroup) -> Result<(), P4Error> {
+    let max = u32::try_from(g.max_size).map_err(|_| {
+        P4Error::invalid(format!(
+            "group {}: max_size {} is negative",
+            g.group_id, g.max_size
+        ))
+    })?;
+    if p.max_group_size > 0 && max > p.max_group_size {
+        return Err(P4Error::invalid(format!(
+            "group {}: max_size {max} is above action profile `{}`'s max_group_size {}",
+            g.group_id, p.name, p.max_group_size
+        )));
+    }
+    let limit = [max, p.max_group_size].into_iter().filter(|m| *m > 0).min();
+    if let Some(limit) = limit.filter(|l| g.members.len() > *l as usize) {
+        return Err(P4Error::new(
+            tonic::Code::ResourceExhausted,
+            format!(
+                "group {} has {} members, more than its size {limit}",
+                g.group_id,
+                g.members.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The action of an entry: its name and parameters by name, checked against the table.
 fn entry_action(
     s: &Schema,
@@ -182,12 +212,18 @@ fn entry_action(
     let act = match a.and_then(|a| a.r#type.as_ref()) {
         Some(T::Action(act)) => act,
         Some(_) => {
-            return Err(P4Error::unimplemented(format!(
-                "table `{}`: action profile members, groups and action sets are not served over P4Runtime yet",
+            return Err(P4Error::invalid(format!(
+                "table `{}` has no action profile: its entries name an action, not a member, \
+                 group or action set",
                 t.name
             )))
         }
-        None => return Err(P4Error::invalid(format!("table `{}`: the entry has no action", t.name))),
+        None => {
+            return Err(P4Error::invalid(format!(
+                "table `{}`: the entry has no action",
+                t.name
+            )))
+        }
     };
     let info = s
         .actions
@@ -200,16 +236,19 @@ fn entry_action(
         )));
     };
     if !default && *scope == Scope::DefaultOnly as i32 {
-        return Err(P4Error::invalid(format!(
-            "action `{}` is @defaultonly in table `{}`",
-            info.name, t.name
-        )));
+        return Err(P4Error::new(
+            tonic::Code::PermissionDenied,
+            format!(
+                "action `{}` is @defaultonly in table `{}`",
+                info.name, t.name
+            ),
+        ));
     }
     if default && *scope == Scope::TableOnly as i32 {
-        return Err(P4Error::invalid(format!(
-            "action `{}` is @tableonly in table `{}`",
-            info.name, t.name
-        )));
+        return Err(P4Error::new(
+            tonic::Code::PermissionDenied,
+            format!("action `{}` is @tableonly in table `{}`", info.name, t.name),
+        ));
     }
     let mut params: Params = Vec::new();
     for p in &act.params {
@@ -266,12 +305,7 @@ fn table_op(s: &Schema, kind: U, e: &p4v1::TableEntry) -> Result<Op, P4Error> {
                 format!("table `{}` has a const default action", t.name),
             ));
         }
-        let (action, params) = entry_action(s, t, e.action.as_ref(), true)?;
-        return Ok(Op::DefaultSet {
-            table: t.name.clone(),
-            action,
-            params,
-        });
+        return default_op(s, t, e);
     }
     if t.is_const {
         return Err(P4Error::new(
@@ -282,25 +316,36 @@ fn table_op(s: &Schema, kind: U, e: &p4v1::TableEntry) -> Result<Op, P4Error> {
     let ttl_ns = idle_timeout(t, e)?;
     let (keys, priority) = entry_key(t, e)?;
     let table = t.name.clone();
-    if t.has_profile && kind != U::Delete {
+    if t.has_profile && (kind == U::Insert || kind == U::Modify && e.action.is_some()) {
         let to = profile_ref(s, t, e.action.as_ref())?;
-        return Ok(Op::TableRef {
+        let op = Op::TableRef {
             insert: kind == U::Insert,
             table,
             keys,
             priority,
             to,
-        });
+        };
+        return with_direct_resources(s, e, op);
     }
-    match kind {
-        U::Delete => Ok(Op::TableDelete {
+    let op = match kind {
+        U::Delete => {
+            return Ok(Op::TableDelete {
+                table,
+                keys,
+                priority,
+            })
+        }
+        // The spec: a MODIFY with the action unset leaves the action as it is (only the
+        // entry's direct resources and idle timeout change, if given).
+        U::Modify if e.action.is_none() => Op::TableTouch {
             table,
             keys,
             priority,
-        }),
+            ttl_ns,
+        },
         U::Insert | U::Modify => {
             let (action, params) = entry_action(s, t, e.action.as_ref(), false)?;
-            Ok(if kind == U::Insert {
+            if kind == U::Insert {
                 Op::TableInsert {
                     table,
                     keys,
@@ -318,10 +363,66 @@ fn table_op(s: &Schema, kind: U, e: &p4v1::TableEntry) -> Result<Op, P4Error> {
                     params,
                     ttl_ns,
                 }
-            })
+            }
         }
-        U::Unspecified => Err(P4Error::invalid("update type is UNSPECIFIED")),
+        U::Unspecified => return Err(P4Error::invalid("update type is UNSPECIFIED")),
+    };
+    with_direct_resources(s, e, op)
+}
+
+/// The default entry's MODIFY: an action sets it; no action puts back the program's default
+/// (the spec's Default Entry). Tables with an action profile keep their default (the spec
+/// fixes it for indirect tables).
+fn default_op(s: &Schema, t: &TableInfo, e: &p4v1::TableEntry) -> Result<Op, P4Error> {
+    let table = t.name.clone();
+    if e.action.is_none() {
+        return Ok(Op::DefaultReset { table });
     }
+    if t.has_profile {
+        return Err(P4Error::new(
+            tonic::Code::PermissionDenied,
+            format!(
+                "table `{}` has an action profile: its default entry cannot be modified",
+                t.name
+            ),
+        ));
+    }
+    let (action, params) = entry_action(s, t, e.action.as_ref(), true)?;
+    Ok(Op::DefaultSet {
+        table,
+        action,
+        params,
+    })
+}
+
+/// `op` (an INSERT or MODIFY of a table entry) followed by the writes of the entry's
+/// `counter_data` and `meter_config`, when the update gives them.
+fn with_direct_resources(s: &Schema, e: &p4v1::TableEntry, op: Op) -> Result<Op, P4Error> {
+    let mut then = Vec::new();
+    if let Some(d) = &e.counter_data {
+        then.push(cells::direct_counter_op(
+            s,
+            U::Modify,
+            &p4v1::DirectCounterEntry {
+                table_entry: Some(e.clone()),
+                data: Some(*d),
+            },
+        )?);
+    }
+    if let Some(m) = &e.meter_config {
+        then.push(cells::direct_meter_op(
+            s,
+            U::Modify,
+            &p4v1::DirectMeterEntry {
+                table_entry: Some(e.clone()),
+                config: Some(*m),
+            },
+        )?);
+    }
+    Ok(match then.is_empty() {
+        true => op,
+        false => Op::Seq(std::iter::once(op).chain(then).collect()),
+    })
 }
 
 /// An entry's idle timeout: `Some` for a table that has them (0: never idle), refused for
@@ -346,15 +447,43 @@ fn port(p: u32, what: &str) -> Result<u16, P4Error> {
         .ok_or_else(|| P4Error::invalid(format!("{what}: port {p} is not a device port")))
 }
 
+/// A replica's port: `egress_port`, or the 1.4 bytestring `port` (big-endian).
+fn replica_port(r: &p4v1::Replica) -> Result<u16, P4Error> {
+    if r.port.is_empty() {
+        return port(r.egress_port, "replica");
+    }
+    if r.egress_port != 0 {
+        return Err(P4Error::invalid(
+            "a replica sets both `egress_port` and `port`: they are one oneof",
+        ));
+    }
+    if r.port.len() > 4 {
+        return Err(P4Error::invalid(format!(
+            "replica port {:02x?} is wider than 32 bits",
+            r.port
+        )));
+    }
+    let n = r.port.iter().fold(0u32, |n, b| n << 8 | u32::from(*b));
+    port(n, "replica")
+}
+
+/// The (port, instance) pairs of a replica list; each pair is given once.
 fn replicas(r: &[p4v1::Replica]) -> Result<Vec<(u16, u16)>, P4Error> {
-    r.iter()
-        .map(|r| {
-            let rid = u16::try_from(r.instance).map_err(|_| {
-                P4Error::invalid(format!("replica instance {} is above 65535", r.instance))
-            })?;
-            Ok((port(r.egress_port, "replica")?, rid))
-        })
-        .collect()
+    let mut out: Vec<(u16, u16)> = Vec::with_capacity(r.len());
+    for x in r {
+        let rid = u16::try_from(x.instance).map_err(|_| {
+            P4Error::invalid(format!("replica instance {} is above 65535", x.instance))
+        })?;
+        let pair = (replica_port(x)?, rid);
+        if out.contains(&pair) {
+            return Err(P4Error::invalid(format!(
+                "replica (port {}, instance {}) is given twice",
+                pair.0, pair.1
+            )));
+        }
+        out.push(pair);
+    }
+    Ok(out)
 }
 
 fn pre_op(kind: U, e: &p4v1::PacketReplicationEngineEntry) -> Result<Op, P4Error> {
@@ -407,7 +536,7 @@ fn pre_op(kind: U, e: &p4v1::PacketReplicationEngineEntry) -> Result<Op, P4Error
             Ok(Op::CloneSet {
                 insert: kind == U::Insert,
                 id,
-                port: port(r.egress_port, "clone session")?,
+                port: replica_port(r)?,
                 max_len,
             })
         }
@@ -434,6 +563,12 @@ fn register_op(s: &Schema, kind: U, e: &p4v1::RegisterEntry) -> Result<Op, P4Err
         .as_ref()
         .ok_or_else(|| P4Error::unimplemented("writing every register cell at once"))?
         .index;
+    if index < 0 {
+        return Err(P4Error::invalid(format!(
+            "register `{}`: index {index} is negative",
+            r.name
+        )));
+    }
     let index = u32::try_from(index)
         .ok()
         .filter(|i| *i < r.size)
@@ -598,6 +733,10 @@ pub(super) fn index_of(
 ) -> Result<Option<u32>, P4Error> {
     match i {
         None => Ok(None),
+        Some(ix) if ix.index < 0 => Err(P4Error::invalid(format!(
+            "{what}: index {} is negative",
+            ix.index
+        ))),
         Some(ix) => u32::try_from(ix.index)
             .ok()
             .filter(|x| *x < size)
@@ -648,23 +787,32 @@ pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
     use p4v1::packet_replication_engine_entry::Type as T;
     match &e.entity {
         Some(E::TableEntry(te)) => {
-            if te.table_id == 0 {
-                return Ok(vec![Query::Tables {
-                    tables: s.tables.keys().copied().collect(),
-                    key: None,
-                    counters: te.counter_data.is_some(),
-                    since_hit: te.time_since_last_hit.is_some(),
-                }]);
-            }
-            let t = table(s, te.table_id)?;
-            if te.is_default_action {
-                return Ok(vec![Query::Default { table: t.id }]);
-            }
+            let tables = if te.table_id == 0 {
+                s.tables.keys().copied().collect()
+            } else {
+                let t = table(s, te.table_id)?;
+                if te.is_default_action {
+                    return Ok(vec![Query::Default { table: t.id }]);
+                }
+                vec![t.id]
+            };
+            let key = match te.table_id {
+                0 => None,
+                id => table_filter(table(s, id)?, te)?,
+            };
+            let action = match te.action.as_ref().and_then(|a| a.r#type.as_ref()) {
+                Some(p4v1::table_action::Type::Action(a)) if a.action_id != 0 => Some(a.action_id),
+                _ => None,
+            };
             Ok(vec![Query::Tables {
-                tables: vec![t.id],
-                key: table_filter(t, te)?,
+                tables,
+                // With a key, the priority is part of it; without, it filters.
+                priority: (key.is_none() && te.priority != 0).then_some(te.priority),
+                key,
                 counters: te.counter_data.is_some(),
                 since_hit: te.time_since_last_hit.is_some(),
+                meters: te.meter_config.is_some(),
+                action,
             }])
         }
         Some(E::CounterEntry(c)) => indexed_query(

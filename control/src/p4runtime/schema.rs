@@ -81,6 +81,8 @@ pub struct ProfileInfo {
     pub name: String,
     pub tables: Vec<u32>,
     pub with_selector: bool,
+    /// The most members a group may have (P4Info `max_group_size`; 0: no limit given).
+    pub max_group_size: u32,
 }
 
 /// A parser value set: its fields (as match fields) and how many members it holds.
@@ -272,6 +274,7 @@ impl Schema {
                     name,
                     tables: a.table_ids.clone(),
                     with_selector: a.with_selector,
+                    max_group_size: u32::try_from(a.max_group_size).unwrap_or(0),
                 },
             );
         }

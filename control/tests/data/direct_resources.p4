@@ -1,6 +1,7 @@
 /* direct_resources.p4 — a table with a direct counter, a direct meter and idle timeouts (test
  * program for P4Runtime's DirectCounterEntry, DirectMeterEntry and idle-timeout
- * notifications). An entry of `fwd` sends a frame to a port, counts it and meters it; a RED
+ * notifications; `send` is @tableonly and `drop` @defaultonly, for the action scopes). An
+ * entry of `fwd` sends a frame to a port, counts it and meters it; a RED
  * frame is dropped.
  */
 #include <core.p4>
@@ -48,7 +49,7 @@ control Ig(inout header_t hdr, inout metadata_t md,
     }
     table fwd {
         key = { hdr.ethernet.dst_addr : exact; }
-        actions = { send; @defaultonly drop; }
+        actions = { @tableonly send; @defaultonly drop; }
         default_action = drop();
         counters = fwd_counter;
         meters = fwd_meter;

@@ -55,6 +55,19 @@ pub enum Op {
         keys: Keys,
         priority: Option<u32>,
     },
+    /// A MODIFY without an action: the entry must exist; only its idle timeout changes.
+    TableTouch {
+        table: String,
+        keys: Keys,
+        priority: Option<u32>,
+        ttl_ns: Option<u64>,
+    },
+    /// The default entry back to the program's default action.
+    DefaultReset {
+        table: String,
+    },
+    /// Writes applied in order (an entry, then its direct counter and meter).
+    Seq(Vec<Op>),
     DefaultSet {
         table: String,
         action: String,
@@ -237,6 +250,17 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             keys,
             priority,
         } => Ok(sw.table_delete(all, table, &refs(keys), *priority)?),
+        Op::TableTouch {
+            table,
+            keys,
+            priority,
+            ttl_ns,
+        } => {
+            sw.table_get(all, table, &refs(keys), *priority)?;
+            set_ttl(sw, table, keys, *priority, *ttl_ns)
+        }
+        Op::DefaultReset { table } => Ok(sw.table_reset_default(all, table)?),
+        Op::Seq(ops) => ops.iter().try_for_each(|op| apply(sw, op)),
         Op::DefaultSet {
             table,
             action,

@@ -23,6 +23,12 @@ pub enum Query {
         counters: bool,
         /// With the time since each entry's last hit (tables with idle timeouts).
         since_hit: bool,
+        /// With their direct meter configurations.
+        meters: bool,
+        /// The wildcard read's other filters: only entries with this action id, or this
+        /// (P4Runtime) priority.
+        action: Option<u32>,
+        priority: Option<i32>,
     },
     /// The default entry of a table.
     Default {
@@ -154,6 +160,16 @@ fn plain_action(
     })
 }
 
+/// Whether a table entry passes a wildcard read's action and priority filters.
+fn filtered_in(te: &p4v1::TableEntry, action: Option<u32>, priority: Option<i32>) -> bool {
+    use p4v1::table_action::Type as T;
+    let action_ok = action.is_none_or(|want| {
+        matches!(te.action.as_ref().and_then(|a| a.r#type.as_ref()),
+            Some(T::Action(a)) if a.action_id == want)
+    });
+    action_ok && priority.is_none_or(|p| te.priority == p)
+}
+
 pub(crate) fn entity(e: p4v1::entity::Entity) -> p4v1::Entity {
     p4v1::Entity { entity: Some(e) }
 }
@@ -233,13 +249,22 @@ pub fn read(
             key,
             counters,
             since_hit,
+            meters,
+            action,
+            priority,
         } => {
             for id in tables {
                 let t = &s.tables[id];
                 for e in entries_of(sw, t, key)? {
                     let mut te = table_entity(s, t, &e)?;
+                    if !filtered_in(&te, *action, *priority) {
+                        continue;
+                    }
                     if *counters && t.direct_counter.is_some() {
                         te.counter_data = Some(direct_data(sw, t, &e, owns)?);
+                    }
+                    if *meters && s.direct_meters.values().any(|id| *id == t.id) {
+                        te.meter_config = cells::direct_meter_config(sw, t, &e)?;
                     }
                     if t.idle {
                         let (ttl, last_hit) =
@@ -284,7 +309,14 @@ pub fn read(
         }
         Query::DirectCounter { table, key } => {
             let t = &s.tables[table];
-            for e in entries_of(sw, t, key)? {
+            let entries = entries_of(sw, t, key)?;
+            if entries.is_empty() && key.is_some() {
+                return Err(P4Error::not_found(format!(
+                    "table `{}` has no entry with this key",
+                    t.name
+                )));
+            }
+            for e in entries {
                 let data = direct_data(sw, t, &e, owns)?;
                 out.push(entity(E::DirectCounterEntry(p4v1::DirectCounterEntry {
                     table_entry: Some(table_entity(s, t, &e)?),
@@ -322,6 +354,7 @@ pub fn read(
                         p4v1::MulticastGroupEntry {
                             multicast_group_id: u32::from(g),
                             replicas: replicas(&reps),
+                            metadata: Vec::new(),
                         },
                     ),
                 ))));
@@ -431,6 +464,7 @@ fn replicas(r: &[(u16, u16)]) -> Vec<p4v1::Replica> {
         .map(|(p, rid)| p4v1::Replica {
             egress_port: u32::from(*p),
             instance: u32::from(*rid),
+            ..Default::default()
         })
         .collect()
 }

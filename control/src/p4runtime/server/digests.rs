@@ -1,8 +1,14 @@
 //! Digests over P4Runtime: the controller's DigestEntry configurations (kept by the server)
 //! and the thread that drains the switch's digest queue into DigestLists for the primary.
+//! Data sent in a list is not sent again until the controller acks that list or the digest's
+//! `ack_timeout_ns` passes (the DigestListAck rule of p4runtime.proto); an `ack_timeout_ns`
+//! of 0 suppresses nothing.
 
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use prost::Message;
 
 use tonic::{Code, Status};
 
@@ -14,6 +20,39 @@ use super::{Service, Shared, CALL_TIMEOUT};
 
 /// How often the switch's digest queue is drained.
 const DIGEST_POLL: Duration = Duration::from_millis(10);
+
+/// Digest data sent and not yet acked: (digest id, encoded data) → (list id, sent at).
+#[derive(Debug, Default)]
+pub(super) struct Unacked(HashMap<(u32, Vec<u8>), (u64, Instant)>);
+
+impl Unacked {
+    /// Whether `data` of digest `id` may go out now (not sent within `timeout`, unacked).
+    fn admits(&self, id: u32, data: &[u8], timeout: Duration, now: Instant) -> bool {
+        timeout.is_zero()
+            || self
+                .0
+                .get(&(id, data.to_vec()))
+                .is_none_or(|(_, at)| now.duration_since(*at) >= timeout)
+    }
+
+    /// The controller acked list `list` of digest `id`: its data may be sent again.
+    pub(super) fn ack(&mut self, id: u32, list: u64) {
+        self.0.retain(|k, v| !(k.0 == id && v.0 == list));
+    }
+
+    /// Forgets data older than its digest's ack timeout (or of unconfigured digests).
+    fn expire(
+        &mut self,
+        cfg: &std::collections::BTreeMap<u32, p4v1::digest_entry::Config>,
+        now: Instant,
+    ) {
+        self.0.retain(|k, v| {
+            cfg.get(&k.0).is_some_and(|c| {
+                now.duration_since(v.1) < Duration::from_nanos(c.ack_timeout_ns.max(0) as u64)
+            })
+        });
+    }
+}
 
 /// Moves the switch's digests to the primary controller as digest lists, for the digests the
 /// controller configured (others are drained and dropped, as the switch's queue is bounded).
@@ -56,13 +95,35 @@ pub(super) fn digest_pump(s: &Shared) {
             });
         }
         let Some(tx) = primary_tx(s) else { continue };
+        let Ok(mut unacked) = s.unacked.lock() else {
+            return;
+        };
+        let now = Instant::now();
+        unacked.expire(&configured, now);
         for (id, data) in by_id {
-            let max = configured[&id].max_list_size.max(1) as usize;
-            for chunk in data.chunks(max) {
+            let cfg = &configured[&id];
+            let timeout = Duration::from_nanos(cfg.ack_timeout_ns.max(0) as u64);
+            let mut fresh: Vec<(Vec<u8>, p4v1::P4Data)> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for d in data {
+                let key = d.encode_to_vec();
+                let again = !timeout.is_zero() && !seen.insert(key.clone());
+                if !again && unacked.admits(id, &key, timeout, now) {
+                    fresh.push((key, d));
+                }
+            }
+            let max = cfg.max_list_size.max(1) as usize;
+            for chunk in fresh.chunks(max) {
+                let list_id = s.next_list.fetch_add(1, Ordering::Relaxed);
+                if !timeout.is_zero() {
+                    for (key, _) in chunk {
+                        unacked.0.insert((id, key.clone()), (list_id, now));
+                    }
+                }
                 let list = p4v1::DigestList {
                     digest_id: id,
-                    list_id: s.next_list.fetch_add(1, Ordering::Relaxed),
-                    data: chunk.to_vec(),
+                    list_id,
+                    data: chunk.iter().map(|c| c.1.clone()).collect(),
                     timestamp: std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
                         .map_or(0, |d| d.as_nanos() as i64),

@@ -3,11 +3,12 @@
 //! ([`crate::server`]) does.
 //!
 //! - StreamChannel: arbitration ([`super::arbitration`]; the primary gets status OK, backups
-//!   ALREADY_EXISTS, or NOT_FOUND while there is no primary; every controller hears when the
-//!   primary changes), packet-out from the primary onto the CPU port, packet-in to the primary.
+//!   ALREADY_EXISTS, or NOT_FOUND while there is no primary, each with the highest election id
+//!   seen; every controller hears when the primary changes or goes away), packet-out from the primary onto the CPU port, packet-in to the primary.
 //! - SetForwardingPipelineConfig: the device config is the P4 program's source, which pisa
 //!   compiles; a P4Info sent with it must name the same objects with the same ids as the
-//!   P4Info pisa makes of it. VERIFY checks; VERIFY_AND_SAVE keeps it for COMMIT;
+//!   P4Info pisa makes of it. VERIFY checks; VERIFY_AND_SAVE keeps it for COMMIT (Writes are
+//!   refused with FAILED_PRECONDITION until then; COMMIT with a config is INVALID_ARGUMENT);
 //!   VERIFY_AND_COMMIT and COMMIT start the new program with empty state;
 //!   RECONCILE_AND_COMMIT keeps the state (an unchanged program keeps everything; a changed
 //!   one gets the entries and default actions of its tables that still exist, or the request
@@ -47,6 +48,7 @@ use stream::packet_in_pump;
 
 mod config;
 mod digests;
+mod extras;
 mod idle;
 mod stream;
 
@@ -122,6 +124,11 @@ struct Shared {
     /// Entries reported idle, with the last hit they had then (told again only after a
     /// later hit and another idle period).
     idle_told: Mutex<std::collections::HashMap<idle::EntryId, u64>>,
+    /// What reads give back that the switch does not hold (entry and group metadata, clone
+    /// sessions' class of service).
+    extras: Mutex<extras::Extras>,
+    /// Digest data sent and not yet acked.
+    unacked: Mutex<digests::Unacked>,
 }
 
 /// A running P4Runtime server; dropping it stops it.
@@ -198,6 +205,8 @@ pub fn start(
         next_list: AtomicU64::new(1),
         clock: cfg.clock,
         idle_told: Mutex::new(Default::default()),
+        extras: Mutex::new(Default::default()),
+        unacked: Mutex::new(Default::default()),
     });
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let svc = Service {
@@ -353,6 +362,33 @@ impl Service {
         Ok(())
     }
 
+    /// The checks of an update against what the server keeps beside the switch.
+    fn check_extras(&self, u: &p4v1::Update) -> Result<(), P4Error> {
+        self.shared
+            .extras
+            .lock()
+            .map_err(|_| P4Error::new(Code::Internal, "extras poisoned"))?
+            .check(u)
+    }
+
+    /// Writes wait until a config saved by VERIFY_AND_SAVE is committed: the spec has them
+    /// refer to the saved config and COMMIT replay them, which pisa does not do, so it
+    /// refuses them rather than apply them to the old program and lose them at COMMIT.
+    fn check_nothing_saved(&self) -> Result<(), Status> {
+        let saved = self
+            .shared
+            .saved
+            .lock()
+            .map_err(|_| Status::internal("poisoned"))?;
+        if saved.is_some() {
+            return Err(Status::failed_precondition(
+                "a config saved by VERIFY_AND_SAVE awaits COMMIT: writes are refused until then \
+                 (pisa does not replay writes made after the save)",
+            ));
+        }
+        Ok(())
+    }
+
     fn pipeline(&self) -> Result<Arc<Pipeline>, Status> {
         self.shared
             .pipeline
@@ -435,6 +471,7 @@ impl P4Runtime for Service {
                 )))
             }
         };
+        self.check_nothing_saved()?;
         let pipeline = self.pipeline()?;
         // An atomic batch puts the digest configurations back too when it fails.
         let digests_before = if atomic {
@@ -462,7 +499,10 @@ impl P4Runtime for Service {
                     Some(p4v1::entity::Entity::DigestEntry(d)) => {
                         Step::Done(self.digest_write(&pipeline.schema, u.r#type, d))
                     }
-                    _ => match request::update_op(&pipeline.schema, u) {
+                    _ => match self
+                        .check_extras(u)
+                        .and_then(|()| request::update_op(&pipeline.schema, u))
+                    {
                         Ok(op) => Step::Switch(op),
                         Err(e) => Step::Done(Err(e)),
                     },
@@ -499,9 +539,17 @@ impl P4Runtime for Service {
                 *now = before;
             }
         }
+        let mut extras = self
+            .shared
+            .extras
+            .lock()
+            .map_err(|_| Status::internal("extras poisoned"))?;
         for (u, r) in req.updates.iter().zip(&results) {
             match r {
-                Ok(()) => tracing::debug!(kind = u.r#type, "p4runtime write"),
+                Ok(()) => {
+                    extras.record(&pipeline.schema, u);
+                    tracing::debug!(kind = u.r#type, "p4runtime write")
+                }
                 Err(e) => tracing::info!(error = %e, "p4runtime write refused"),
             }
         }
@@ -547,6 +595,11 @@ impl P4Runtime for Service {
             device::merge_counts(&mut entities, &other.map_err(status)?);
         }
         entities.extend(local);
+        if let Ok(extras) = self.shared.extras.lock() {
+            for e in &mut entities {
+                extras.fill(&pipeline.schema, e);
+            }
+        }
         // Large reads go out in several responses, each well under gRPC's default 4 MiB.
         let mut responses: Vec<Result<p4v1::ReadResponse, Status>> = entities
             .chunks(READ_CHUNK)
@@ -596,6 +649,11 @@ impl P4Runtime for Service {
             }
             Action::VerifyAndCommit => (Arc::new(tokio::task::block_in_place(verified)?), false),
             Action::ReconcileAndCommit => (Arc::new(tokio::task::block_in_place(verified)?), true),
+            Action::Commit if config.is_some() => {
+                return Err(Status::invalid_argument(
+                    "COMMIT takes no config: it commits the one saved by VERIFY_AND_SAVE",
+                ))
+            }
             Action::Commit => {
                 let saved = self
                     .shared
@@ -634,6 +692,11 @@ impl P4Runtime for Service {
             .await?;
             for r in results {
                 r.map_err(Status::failed_precondition)?;
+            }
+            if !keep_state {
+                if let Ok(mut x) = self.shared.extras.lock() {
+                    x.clear();
+                }
             }
         }
         *self

@@ -1,5 +1,5 @@
 //! The StreamChannel side of the server: arbitration updates (who is primary, told to every
-//! controller when it changes), packet-outs from the primary onto the CPU port, and the thread
+//! controller when it changes or goes away), digest acks, packet-outs from the primary onto the CPU port, and the thread
 //! that turns the CPU port's frames into packet-ins for the primary.
 
 use std::sync::atomic::Ordering;
@@ -87,8 +87,7 @@ impl Service {
         arb: &Arbitration,
         election: Option<u128>,
     ) -> p4v1::StreamMessageResponse {
-        let primary = arb.primary();
-        let (code, message) = match primary {
+        let (code, message) = match arb.primary() {
             Some(p) if Some(p) == election => (Code::Ok, "you are the primary"),
             Some(_) => (
                 Code::AlreadyExists,
@@ -101,7 +100,7 @@ impl Service {
                 p4v1::MasterArbitrationUpdate {
                     device_id: self.shared.device_id,
                     role: None,
-                    election_id: primary.or(election).map(uint128),
+                    election_id: arb.highest().or(election).map(uint128),
                     status: Some(rpc::Status {
                         code: code as i32,
                         message: message.into(),
@@ -110,6 +109,23 @@ impl Service {
                 },
             )),
         }
+    }
+
+    /// A stream that has arbitrated names this device in every later update, or it ends with
+    /// FAILED_PRECONDITION (the spec's arbitration rule 2.1).
+    fn check_rearbitration_device(&self, sid: u64, device_id: u64) -> Result<(), Status> {
+        let g = self
+            .shared
+            .arb
+            .lock()
+            .map_err(|_| Status::internal("arbitration state poisoned"))?;
+        if g.0.election_of(sid).is_some() && device_id != self.shared.device_id {
+            return Err(Status::failed_precondition(format!(
+                "this stream arbitrated for device {}; it cannot switch to device {device_id}",
+                self.shared.device_id
+            )));
+        }
+        Ok(())
     }
 
     /// Handles one message of stream `sid`.
@@ -122,6 +138,7 @@ impl Service {
         use p4v1::stream_message_request::Update;
         match msg.update {
             Some(Update::Arbitration(a)) => {
+                self.check_rearbitration_device(sid, a.device_id)?;
                 self.check_device(a.device_id)?;
                 if let Some(r) = &a.role {
                     Self::check_role(&r.name)?;
@@ -138,7 +155,7 @@ impl Service {
                 }
                 let (arb, streams) = &*g;
                 for (s, t) in streams {
-                    if *s == sid || change.before != change.after {
+                    if *s == sid || change.changed() {
                         let e = arb.election_of(*s).flatten();
                         let _ = t.try_send(Ok(self.arbitration_msg(arb, e)));
                     }
@@ -184,8 +201,13 @@ impl Service {
                 }
                 Ok(())
             }
-            // Lists are not redelivered, so an ack needs no bookkeeping.
-            Some(Update::DigestAck(_)) => Ok(()),
+            // An acked list's data may be sent again.
+            Some(Update::DigestAck(a)) => {
+                if let Ok(mut u) = self.shared.unacked.lock() {
+                    u.ack(a.digest_id, a.list_id);
+                }
+                Ok(())
+            }
             Some(Update::Other(_)) => {
                 let err = p4v1::StreamError {
                     canonical_code: Code::Unimplemented as i32,
@@ -231,14 +253,15 @@ impl Service {
         }
     }
 
-    /// Stream `sid` closed: the next primary (if it changed) is announced.
+    /// Stream `sid` closed: when it was the primary, every other controller hears that there
+    /// is none (NOT_FOUND) until one arbitrates again.
     pub(super) fn leave(&self, sid: u64) {
         let Ok(mut g) = self.shared.arb.lock() else {
             return;
         };
         let change = g.0.leave(sid);
         g.1.retain(|(s, _)| *s != sid);
-        if change.before != change.after {
+        if change.changed() {
             let (arb, streams) = &*g;
             for (s, t) in streams {
                 let e = arb.election_of(*s).flatten();
