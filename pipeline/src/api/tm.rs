@@ -111,7 +111,8 @@ impl Switch {
     /// Replace a port's queue settings (rate, capacity, ECN); the queue starts empty.
     pub fn port_queue_set(&mut self, port: u16, cfg: QueueConfig) -> Result<(), ApiError> {
         self.check_port(port)?;
-        let q = EgressQueue::new(cfg).map_err(|error| ApiError::Queue { port, error })?;
+        let q = EgressQueue::for_target(cfg, self.prog.target)
+            .map_err(|error| ApiError::Queue { port, error })?;
         self.queues[port as usize] = q;
         Ok(())
     }

@@ -225,7 +225,7 @@ impl Switch {
             // Every port marks with its own deterministic stream.
             q.seed ^= cfg.seed.rotate_left(17) ^ u64::from(p).wrapping_mul(0xff51_afd7_ed55_8ccd);
             queues
-                .push(EgressQueue::new(q).map_err(|error| SwitchError::Queue { port: p, error })?);
+                .push(EgressQueue::for_target(q, prog.target).map_err(|error| SwitchError::Queue { port: p, error })?);
         }
         let mirror = MirrorSessions::for_target(prog.target);
         let port_queues =
