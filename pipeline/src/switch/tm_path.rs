@@ -103,7 +103,7 @@ impl Switch {
         let md = self.port_md[port as usize];
         let inp = PassInput {
             intrinsics: PassIntrinsics::Planned(&intrinsics),
-            extra: resubmit.unwrap_or(&md),
+            extra: resubmit.unwrap_or(&md[..self.port_md_len]),
             packet: pkt,
             now,
         };
