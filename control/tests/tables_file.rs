@@ -718,5 +718,8 @@ fn port_metadata_wider_than_the_phase0_word_is_refused() {
     let wide = "ports:\n  - { port: 1, port_metadata: 0x10000000000000000 }\n";
     let e = tables_file::apply(&mut sw, &tables_file::from_yaml(wide).unwrap()).unwrap_err();
     let chain = format!("{e} {:?}", e);
-    assert!(chain.contains("wider than the chip's 64-bit phase-0 word"), "{chain}");
+    assert!(
+        chain.contains("wider than the chip's 64-bit phase-0 word"),
+        "{chain}"
+    );
 }

@@ -187,7 +187,14 @@ fn counters_run_in_a_ghost_control() {
         let f = frame();
         let mut out = Vec::new();
         for ts in [1_000, 2_000] {
-            sw.process_batch(&[InFrame { port: 1, bytes: &f, ts }], &mut out);
+            sw.process_batch(
+                &[InFrame {
+                    port: 1,
+                    bytes: &f,
+                    ts,
+                }],
+                &mut out,
+            );
         }
         assert_eq!(out.len(), 2, "{engine}");
         let v = sw

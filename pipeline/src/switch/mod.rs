@@ -24,8 +24,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 pub use config::{
-    phase0_bytes, PORT_MD_MAX,
-    PortConfig, SwitchConfig, SwitchError, DEFAULT_CPU_PORT, DEFAULT_QUEUE, MIN_FRAME,
+    phase0_bytes, PortConfig, SwitchConfig, SwitchError, DEFAULT_CPU_PORT, DEFAULT_QUEUE,
+    MIN_FRAME, PORT_MD_MAX,
 };
 pub use drop_causes::drop_ctl_writers;
 pub use drops::{DropReason, DropRecord, SwitchStats};
@@ -227,8 +227,10 @@ impl Switch {
             let mut q = cfg.queue_config(p);
             // Every port marks with its own deterministic stream.
             q.seed ^= cfg.seed.rotate_left(17) ^ u64::from(p).wrapping_mul(0xff51_afd7_ed55_8ccd);
-            queues
-                .push(EgressQueue::for_target(q, prog.target).map_err(|error| SwitchError::Queue { port: p, error })?);
+            queues.push(
+                EgressQueue::for_target(q, prog.target)
+                    .map_err(|error| SwitchError::Queue { port: p, error })?,
+            );
         }
         let mirror = MirrorSessions::for_target(prog.target);
         let port_queues =
