@@ -7,7 +7,9 @@
 //!   ... .emit"): the `if` names the learning selector and the table entry;
 //! - the entry (the digest index) is the constant the innermost `if` compares with
 //!   (`if (dm.digest_type == 2)` is entry 2; `if (flag)` on a `bool` is entry 0); any other
-//!   condition is refused, as bf-p4c refuses it ("Unsupported condition");
+//!   condition is refused, as bf-p4c refuses it ("Unsupported condition"); a `pack` in an
+//!   `else` branch takes its `if`'s entry too (bf-p4c looks up the enclosing `if`, whichever
+//!   branch);
 //! - a second `pack` for an entry already taken is dropped: bf-p4c's `generateDigest` returns
 //!   without a word when an earlier field list has the same index, so the chip sends the
 //!   first one only; pisa warns;
