@@ -22,9 +22,13 @@
 //!   `TOFINO_DIGEST(INGRESS, learning, ...)`, so the assembler stops on the egress one with
 //!   "Unknown deparser tag learning"; tofino-model's `DeparseEgress` builds no learn quantum).
 //!
-//! Not followed: bf-p4c takes the compared field itself as the learning selector, whatever it
-//! is (`if (md.m == 1)` selects on `md.m`); pisa still sends a digest only when
-//! `ig_intr_md_for_dprsr.digest_type` was written (see `dprsr_select`).
+//! The learning selector is the compared field itself, whatever it is (`getDigestIndex`
+//! returns it as `select`; `if (md.m == 1)` selects on `md.m`, and tofino-model reads the
+//! selector from that field's PHV word): only a `pack` selected by `digest_type` waits for
+//! that field to be written (see `dprsr_select`); one selected by another field is sent when
+//! its `if` holds. Not modelled: bf-p4c's "Inconsistent learning selectors" error for digests
+//! selected by different fields, and the chip's invalid (never written) selector word, which
+//! sends nothing even where the `if` compares it with 0.
 
 use pipeline::ir;
 
@@ -72,6 +76,42 @@ impl<'a> Lowerer<'a> {
                 .with_note("bf-p4c (`ExtractDeparser::getDigestIndex`) takes the table entry from an `==` with a constant, or a `bool` field")
                 .with_help("write `if (<select field> == <entry>)`"),
         ))
+    }
+
+    /// Whether the innermost deparser `if` selects on intrinsic field `which` (compares it
+    /// with a constant): bf-p4c's learning selector is the compared field
+    /// (`ExtractDeparser::getDigestIndex`).
+    pub(crate) fn selects_on(&mut self, which: ir::Intrinsic) -> bool {
+        let Some(field) = self
+            .written_flags
+            .iter()
+            .find(|w| w.which == which)
+            .map(|w| w.field)
+        else {
+            return false;
+        };
+        let Some(cond) = self.deparser_conds.last().copied() else {
+            return false;
+        };
+        let ExprKind::Binary {
+            op: BinOp::Eq,
+            lhs,
+            rhs,
+        } = &cond.kind
+        else {
+            return false;
+        };
+        [lhs, rhs]
+            .into_iter()
+            .any(|side| match self.expr(side, None) {
+                Ok(V::Scalar(ir::Expr::Field(f), _)) => f == field,
+                Ok(V::Loc(loc)) => {
+                    let mut fs = Vec::new();
+                    loc.field_refs(&mut fs);
+                    fs == [field]
+                }
+                _ => false,
+            })
     }
 
     /// The value of `e` when it is a constant (a `bool` literal counts as entry 0).

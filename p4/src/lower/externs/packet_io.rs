@@ -193,14 +193,18 @@ impl ExternType for PacketIo {
                 let mut fields = Vec::new();
                 flat_inputs(v, &mut fields, l, a.span, false)?;
                 l.digest_fields_ok(&fields, a.span)?;
-                let pack = l.when_written(
-                    pipeline::ir::Intrinsic::IgDprsrDigestType,
-                    ir::Stmt::DigestPack {
-                        digest: *id,
-                        fields,
-                    },
-                    span,
-                )?;
+                let pack = ir::Stmt::DigestPack {
+                    digest: *id,
+                    fields,
+                };
+                // Selected by `digest_type`: only once that field was written; selected by
+                // another field: whenever the `if` holds (see `deparser_rules`).
+                let by_type = pipeline::ir::Intrinsic::IgDprsrDigestType;
+                let pack = if l.selects_on(by_type) {
+                    l.when_written(by_type, pack, span)?
+                } else {
+                    pack
+                };
                 l.need_stmt(out, span, "pack")?.push(pack);
                 Ok(None)
             }
