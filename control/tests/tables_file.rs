@@ -706,3 +706,20 @@ tables:
     let p4 = control::p4runtime::codec::P4Error::from(e);
     assert_eq!(p4.code, tonic::Code::FailedPrecondition);
 }
+
+/// `port_metadata` is the chip's phase-0 word (bf-p4c `PardeSpec::bytePhase0Size()`): on
+/// Tofino 1 it holds 64 bits, so a 65-bit value is refused with the reason, and a 64-bit one
+/// is taken. (Tofino 2's 128-bit word: `p4/tests/conformance/tf2_port_metadata_128`.)
+#[test]
+fn port_metadata_wider_than_the_phase0_word_is_refused() {
+    let mut sw = selector_switch();
+    let ok = "ports:\n  - { port: 1, port_metadata: 0xffffffffffffffff }\n";
+    tables_file::apply(&mut sw, &tables_file::from_yaml(ok).unwrap()).unwrap();
+    let wide = "ports:\n  - { port: 1, port_metadata: 0x10000000000000000 }\n";
+    let e = tables_file::apply(&mut sw, &tables_file::from_yaml(wide).unwrap()).unwrap_err();
+    let chain = format!("{e} {:?}", e);
+    assert!(
+        chain.contains("wider than the chip's 64-bit phase-0 word"),
+        "{chain}"
+    );
+}

@@ -606,3 +606,63 @@ fn true_egress_accounting_is_refused_where_bf_p4c_refuses_it() {
         assert!(r.contains(&format!("byte_count.p4:{line}:")), "{r}");
     }
 }
+
+// ---- digests ----
+
+/// Two `Digest.pack`s under digest entry 1 (`tests/fidelity/digest_one_per_entry.p4`): the chip
+/// sends one learn quantum per packet, the first field list bf-p4c kept for the entry
+/// (`ExtractDeparser::generateDigest` drops the second), so only `d1` reaches the control plane,
+/// with its fields in struct order (f = 0x1234 and a = 0xab from the packet), on every engine.
+#[test]
+fn only_the_first_digest_of_an_entry_is_sent() {
+    use pipeline::exec::EngineKind;
+    for engine in [EngineKind::Tree, EngineKind::Flat, EngineKind::default()] {
+        let c = compile("digest_one_per_entry.p4", Target::Tofino1, &[]);
+        assert!(
+            c.warnings.render(&c.sources).contains("`d2.pack` dropped"),
+            "the drop is warned about"
+        );
+        let mut sw = Switch::new(
+            Arc::new(c.program),
+            SwitchConfig::new(1).with_engine(engine),
+        )
+        .expect("switch");
+        // h: a = 0xab, b = 0xcd, f = 0x1234, x = 0x01020304.
+        let out = send(&mut sw, 0, &[0xab, 0xcd, 0x12, 0x34, 1, 2, 3, 4]);
+        assert_eq!(out.len(), 1, "{engine}: the packet goes to port 1");
+        let d = sw.digest_drain();
+        assert_eq!(d.len(), 1, "{engine}: one digest per packet");
+        assert_eq!(d[0].name, "ID.d1", "{engine}");
+        assert_eq!(d[0].values, vec![0x1234, 0xab], "{engine}");
+    }
+}
+
+/// A digest selected by a metadata field (`tests/fidelity/digest_select_on_metadata.p4`:
+/// `if (md.m == 1) d1.pack(..)`, ingress sets `md.m = hdr.h.a` and never writes
+/// `digest_type`): bf-p4c's learning selector is the compared field
+/// (`ExtractDeparser::getDigestIndex`), so a packet with a = 1 sends d1 (f = 0x1234, a = 1)
+/// and one with a = 2 sends nothing, on every engine.
+#[test]
+fn a_digest_selected_by_a_metadata_field_is_sent() {
+    use pipeline::exec::EngineKind;
+    for engine in [EngineKind::Tree, EngineKind::Flat, EngineKind::default()] {
+        let c = compile("digest_select_on_metadata.p4", Target::Tofino1, &[]);
+        let mut sw = Switch::new(
+            Arc::new(c.program),
+            SwitchConfig::new(1).with_engine(engine),
+        )
+        .expect("switch");
+        assert_eq!(send(&mut sw, 0, &[1, 0, 0x12, 0x34, 0, 0, 0, 0]).len(), 1);
+        let d = sw.digest_drain();
+        assert_eq!(d.len(), 1, "{engine}: md.m = 1 selects entry 1");
+        assert_eq!(
+            (d[0].name.as_str(), &d[0].values[..]),
+            ("ID.d1", &[0x1234, 1][..])
+        );
+        assert_eq!(send(&mut sw, 0, &[2, 0, 0x12, 0x34, 0, 0, 0, 0]).len(), 1);
+        assert!(
+            sw.digest_drain().is_empty(),
+            "{engine}: md.m = 2 selects nothing"
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! Tofino 2 ghost threads (issue 11, section 2): the traffic manager's queue-depth updates run
 //! the ghost control, which writes them into a register the ingress control reads
 //! (`tests/ghost/qdepth.p4`); what ingress reads tracks the queue on every engine. Refused on
-//! Tofino 1, and with externs that need a packet.
+//! Tofino 1; externs bf-p4c allows in a ghost control run there.
 
 mod common;
 
@@ -99,11 +99,12 @@ fn ingress_reads_the_depth_the_ghost_thread_wrote() {
             seen[0], 0,
             "{engine}: the first packet finds the queue empty"
         );
-        // Each later packet finds the backlog grown by 7 µs of sending (875 bytes ≈ 11 cells).
+        // Each later packet finds the backlog grown by 7 µs of sending (875 bytes ≈ 5 of
+        // Tofino 2's 176-byte cells, bf-drivers `tm_tof2.h` `BF_TM_TOF2_CELL_SIZE`).
         for k in 1..10 {
             assert!(seen[k] > seen[k - 1], "{engine}: depths {seen:?}");
         }
-        assert!(seen[9] >= 90, "{engine}: depths {seen:?}");
+        assert!(seen[9] >= 44, "{engine}: depths {seen:?}");
         // Long after the burst the queue has drained, and the ghost thread said so before the
         // next packet's ingress ran.
         let (ig, enq, _) = send(&mut sw, 1_000_000_000);
@@ -134,14 +135,15 @@ fn queue_updates_are_traced() {
             })
             .collect()
     };
-    // The first packet's enqueue: 1000 bytes = 13 cells on port 2 (qid 2 << 4).
-    assert_eq!(ghosts(&t1), vec![(32, 13)]);
-    // The second packet: the drain since (1 µs = 125 bytes sent: 875 bytes, 11 cells) before its ingress, then
-    // its own enqueue.
-    assert_eq!(ghosts(&t2), vec![(32, 11), (32, 24)]);
+    // The first packet's enqueue: 1000 bytes = 6 cells of 176 bytes (Tofino 2's, bf-drivers
+    // `tm_tof2.h` `BF_TM_TOF2_CELL_SIZE`) on port 2 (qid 2 << 4).
+    assert_eq!(ghosts(&t1), vec![(32, 6)]);
+    // The second packet: the drain since (1 µs = 125 bytes sent: 875 bytes, 5 cells) before its
+    // ingress, then its own enqueue (1875 bytes, 11 cells).
+    assert_eq!(ghosts(&t2), vec![(32, 5), (32, 11)]);
     let text = t2.to_string();
     assert!(
-        text.contains("ghost pipe 0: queue of port 2 (qid 32) is 11 cells"),
+        text.contains("ghost pipe 0: queue of port 2 (qid 32) is 5 cells"),
         "{text}"
     );
     assert!(text.contains("register"), "{text}");
@@ -175,15 +177,31 @@ fn ghost_threads_need_tofino2() {
 }
 
 #[test]
-fn counters_are_refused_in_a_ghost_control() {
-    let e = match try_compile("qdepth.p4", Target::Tofino2, &["COUNT_IN_GHOST"]) {
-        Ok(_) => panic!("a Counter in a ghost control compiled"),
-        Err(f) => f.render(),
-    };
-    assert!(
-        e.contains("`Counter` cannot be used in a ghost control"),
-        "{e}"
-    );
+fn counters_run_in_a_ghost_control() {
+    // bf-p4c allows a Counter in a ghost control (`arch/check_extern_invocation.cpp`,
+    // `CheckT2NAExternInvocation::initPipeConstraints`, `validInGhost`); it counts each run of
+    // the ghost control (one per queue update). Two frames into port 2's queue: the first
+    // one's enqueue, then the second's drain report and its enqueue are three updates.
+    for engine in [EngineKind::Tree, EngineKind::Flat, EngineKind::default()] {
+        let mut sw = switch_with(engine, &["COUNT_IN_GHOST"]);
+        let f = frame();
+        let mut out = Vec::new();
+        for ts in [1_000, 2_000] {
+            sw.process_batch(
+                &[InFrame {
+                    port: 1,
+                    bytes: &f,
+                    ts,
+                }],
+                &mut out,
+            );
+        }
+        assert_eq!(out.len(), 2, "{engine}");
+        let v = sw
+            .counter_read(pipeline::api::PipeSel::All, "Ghost.updates", 0)
+            .expect("the ghost control's counter");
+        assert_eq!(v[0].packets, 3, "{engine}");
+    }
 }
 
 #[test]

@@ -106,3 +106,61 @@ fn the_deparser_trigger_fires_a_matching_app() {
         assert_eq!(sw.stats().pktgen_triggers, 2);
     }
 }
+
+/// `Pktgen.emit` outside an `if` is refused, as bf-p4c refuses it
+/// (`parde/extract_deparser.cpp`, `ExtractDeparser::postorder`, Pktgen: "Unsupported
+/// unconditional ... .emit").
+#[test]
+fn an_unconditional_pktgen_emit_is_refused() {
+    let r = match common::compile_test_program(
+        "pktgen_tf2",
+        "trigger.p4",
+        Target::Tofino2,
+        &["UNCONDITIONAL"],
+    ) {
+        Ok(_) => panic!("an unconditional Pktgen.emit compiled"),
+        Err(f) => f.render(),
+    };
+    assert!(r.contains("unsupported unconditional `pg.emit`"), "{r}");
+}
+
+/// A trigger packet whose first pass is also resubmitted (`-D RESUBMIT`): resubmit and the
+/// deparser trigger share the bus and resubmit has priority (tofino-model JBay
+/// `DeparserIngress::HandleResubmit`), so the first pass sends no trigger; the resubmitted pass,
+/// which only sets `pktgen`, sends one. On every engine.
+#[test]
+fn a_resubmitted_pass_sends_no_deparser_trigger() {
+    for engine in [EngineKind::Tree, EngineKind::Flat, EngineKind::default()] {
+        let c = common::compile_test_program(
+            "pktgen_tf2",
+            "trigger.p4",
+            Target::Tofino2,
+            &["RESUBMIT"],
+        )
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+        let mut sw = Switch::new(
+            Arc::new(c.program),
+            SwitchConfig::new(1).with_engine(engine),
+        )
+        .unwrap();
+        let f = trigger_frame(0xab, 7);
+        let mut out = Vec::new();
+        sw.process_batch(
+            &[InFrame {
+                port: 1,
+                bytes: &f,
+                ts: 1_000,
+            }],
+            &mut out,
+        );
+        assert!(out.is_empty(), "{engine}: the second pass drops the packet");
+        assert_eq!(sw.stats().resubmits, 1, "{engine}");
+        let triggers = sw.pktgen_trigger_drain();
+        assert_eq!(
+            triggers.len(),
+            1,
+            "{engine}: only the resubmitted pass triggers"
+        );
+        assert_eq!(triggers[0].data[..4], [0xab, 0, 0, 7], "{engine}");
+    }
+}

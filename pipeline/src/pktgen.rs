@@ -130,8 +130,6 @@ struct App {
     next_trigger: Option<u64>,
     /// A deparser-trigger app is enabled.
     armed: bool,
-    /// Triggers fired so far (the batch id counts on from here).
-    fired: u64,
     /// Packets generated so far.
     generated: u64,
 }
@@ -194,7 +192,6 @@ impl Pktgen {
             cfg,
             next_trigger: None,
             armed: false,
-            fired: 0,
             generated: 0,
         };
         match self.find(app.cfg.pipe, app_id) {
@@ -292,10 +289,18 @@ impl Pktgen {
 impl App {
     fn fire(&mut self, t: u64, port: u16, target: Target, out: &mut Vec<GenFrame>) {
         let cfg = &self.cfg;
-        let batch_gap = cfg.ibg_ns + cfg.ipg_ns * u64::from(cfg.packets_per_batch - 1);
+        // Batch timing as tofino-model times it (`pktgen-app-reg.cpp`, the app's timer): the
+        // inter-batch timer starts with a batch's first packet, and the next batch starts
+        // when both it and the batch's packets (one per ipg) are done, so batches start
+        // max(ibg, n·ipg) apart. The chip's own timing of "ibg" is not public; this is the
+        // model's rule.
+        let n = u64::from(cfg.packets_per_batch);
+        let batch_gap = cfg.ibg_ns.max(n * cfg.ipg_ns);
         for b in 0..cfg.batch_count {
-            // The batch id runs on over triggers, wrapping at 16 bits.
-            let batch_id = (self.fired * u64::from(cfg.batch_count) + u64::from(b)) as u16;
+            // The batch id starts at 0 on every trigger (tofino-model `app_timer::start()`
+            // clears `b_count`; tofino2_base.p4: batch_id "Start at 0 and increment to a
+            // programmed number").
+            let batch_id = b;
             for p in 0..cfg.packets_per_batch {
                 let ts = t + u64::from(b) * batch_gap + u64::from(p) * cfg.ipg_ns;
                 let mut bytes = cfg.template.clone();
@@ -304,7 +309,6 @@ impl App {
                 self.generated += 1;
             }
         }
-        self.fired += 1;
     }
 }
 
@@ -353,17 +357,42 @@ mod tests {
         assert_eq!(out.len(), 12, "two triggers of 2 batches of 3");
         assert!(out.iter().all(|f| f.port == 128 + 68));
         let ts: Vec<u64> = out[..6].iter().map(|f| f.ts).collect();
-        assert_eq!(ts, [4_000, 4_010, 4_020, 4_120, 4_130, 4_140]);
+        // Batches start max(ibg, n·ipg) = max(100, 30) ns apart (tofino-model's timer).
+        assert_eq!(ts, [4_000, 4_010, 4_020, 4_100, 4_110, 4_120]);
         assert_eq!(out[6].ts, 7_000);
-        // pipe 1, app 5 on Tofino 1: 0b000_01_101; batch ids run on over triggers.
+        // pipe 1, app 5 on Tofino 1: 0b000_01_101; batch ids restart at 0 on each trigger.
         assert_eq!(out[4].bytes[..6], [0x0d, 0, 0, 1, 0, 1]);
-        assert_eq!(out[11].bytes[..6], [0x0d, 0, 0, 3, 0, 2]);
+        assert_eq!(out[6].bytes[..6], [0x0d, 0, 0, 0, 0, 0]);
+        assert_eq!(out[11].bytes[..6], [0x0d, 0, 0, 1, 0, 2]);
         assert_eq!(out[0].bytes[6..], (6u8..64).collect::<Vec<_>>()[..]);
         assert_eq!(g.next_due(), Some(10_000));
         assert_eq!(g.generated(1, 5), 12);
         g.disable(1, 5).unwrap();
         g.poll(100_000, &mut out);
         assert_eq!(out.len(), 12);
+    }
+
+    /// The batch id of every trigger's first batch is 0 (tofino-model `pktgen-app-reg.cpp`
+    /// `app_timer::start()` clears `b_count`), and with ibg below n·ipg the next batch waits
+    /// for the last packet's gap: batch 2 of ipg 10, n 3, ibg 0 starts at +30 ns, not on the
+    /// nanosecond of batch 1's last packet.
+    #[test]
+    fn batch_ids_restart_per_trigger_and_batches_wait_for_their_packets() {
+        let mut g = Pktgen::new(Target::Tofino1, 4);
+        g.configure(AppConfig {
+            ibg_ns: 0,
+            ..app(Trigger::Periodic)
+        })
+        .unwrap();
+        g.enable(1, 5, 0).unwrap();
+        let mut out = Vec::new();
+        g.poll(6_000, &mut out);
+        assert_eq!(out.len(), 12, "two triggers of 2 batches of 3");
+        let ts: Vec<u64> = out[..6].iter().map(|f| f.ts).collect();
+        assert_eq!(ts, [3_000, 3_010, 3_020, 3_030, 3_040, 3_050]);
+        let batch = |f: &GenFrame| u16::from_be_bytes([f.bytes[2], f.bytes[3]]);
+        let ids: Vec<u16> = out.iter().map(batch).collect();
+        assert_eq!(ids, [0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1]);
     }
 
     #[test]

@@ -207,7 +207,7 @@ pub enum TraceEvent {
         /// The queue's egress port.
         port: u16,
         qid: u16,
-        /// Depth in 80-byte cells.
+        /// Depth in the chip's cells (176 bytes: ghost threads are Tofino 2's).
         qlength: u32,
         ping_pong: bool,
     },

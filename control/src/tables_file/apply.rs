@@ -480,6 +480,22 @@ fn write_register(sw: &mut Switch, w: &super::model::RegisterWrite) -> Result<()
     Ok(())
 }
 
+/// A port's `port_metadata`: the chip's phase-0 word (8 bytes on Tofino 1, 16 on Tofino 2,
+/// bf-p4c `PardeSpec::bytePhase0Size()`), most significant byte first; a value wider than the
+/// word is refused.
+fn port_metadata(sw: &mut Switch, port: u16, md: u128) -> Result<(), ApplyError> {
+    let n = pipeline::switch::phase0_bytes(sw.program().target);
+    let bytes = md.to_be_bytes();
+    let (high, word) = bytes.split_at(bytes.len() - n);
+    if high.iter().any(|b| *b != 0) {
+        return Err(ApplyError::Invalid(format!(
+            "port_metadata {md:#x} is wider than the chip's {}-bit phase-0 word",
+            n * 8
+        )));
+    }
+    Ok(sw.port_metadata_set(port, word)?)
+}
+
 fn apply_port(sw: &mut Switch, p: &PortSettings) -> Result<(), ApplyError> {
     let mut q = sw.config().queue_config(p.port);
     if let Some(r) = p.rate_bps {
@@ -505,7 +521,7 @@ fn apply_port(sw: &mut Switch, p: &PortSettings) -> Result<(), ApplyError> {
     }
     sw.port_queue_set(p.port, q)?;
     if let Some(md) = p.port_metadata {
-        sw.port_metadata_set(p.port, md.to_be_bytes())?;
+        port_metadata(sw, p.port, md)?;
     }
     match (p.queues, &p.queue_map) {
         (Some(count), map) => {

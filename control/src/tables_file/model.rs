@@ -468,11 +468,11 @@ pub struct PortSettings {
     /// Defaults to 1.0 when Kmin and Kmax are given.
     #[serde(default)]
     pub ecn_pmax: Option<f64>,
-    /// The port's entry in the port metadata table (bf-rt's `$PORT_METADATA`): the 64 bits
-    /// the ingress parser reads after the intrinsic metadata (`port_metadata_unpack`), most
-    /// significant byte first.
+    /// The port's entry in the port metadata table (bf-rt's `$PORT_METADATA`): the phase-0
+    /// word the ingress parser reads after the intrinsic metadata (`port_metadata_unpack`),
+    /// most significant byte first: 64 bits on Tofino 1, 128 on Tofino 2.
     #[serde(default)]
-    pub port_metadata: Option<u64>,
+    pub port_metadata: Option<u128>,
     /// The port's queue count (the SDE's `bf_tm_port_q_mapping_set`; the driver's default is
     /// 8 on Tofino 1, 16 on Tofino 2).
     #[serde(default)]

@@ -507,6 +507,7 @@ fn lower_gress<'a>(
     let control_ifs = std::mem::take(&mut l.ifs);
     // Deparser.
     l.ctx = Ctx::Deparser;
+    l.digest_entries.clear();
     let deparser = l.with_types(dtypes, |l| {
         bind_block(l, deparser_b, &storage).and_then(|frame| {
             control::lower_control_inst(l, deparser_b, frame, deparser_b.name.clone())

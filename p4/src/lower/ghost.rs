@@ -3,8 +3,14 @@
 //! (see `pipeline::exec::ghost`). It is lowered like an ingress control over a PHV of its own
 //! (only `gmd` and its locals) and shares the ingress's objects: a top-level `Register` used by
 //! both is one register. It has no packet, so bf-p4c's rule that a ghost control changes only
-//! registers holds by construction for headers and metadata; the externs that act on a packet
-//! (counters, meters, filters, packet emits) are refused in it.
+//! registers holds by construction for headers and metadata. The externs bf-p4c allows in a
+//! ghost control (`arch/check_extern_invocation.cpp`, `CheckT2NAExternInvocation::
+//! initPipeConstraints`, `validInGhost`: counters, meters, LPF/WRED, hashes, `Random`,
+//! registers and their actions, action profiles and selectors, `MathUnit`) run there with
+//! their ordinary semantics, on a pass with no packet (what a ghost-run counter counts on the
+//! chip is not public: here a packet counter counts updates and a byte counter adds 0 bytes);
+//! the deparser's packet emits are refused. (bf-p4c also leaves `MinMaxAction` out of
+//! `validInGhost`; pisa does not refuse it there yet.)
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -20,13 +26,10 @@ use crate::diag::Diagnostic;
 /// The metadata type of the ghost control's parameter.
 pub const GHOST_MD: &str = "ghost_intrinsic_metadata_t";
 
-/// Extern types a ghost control may not use, and why.
+/// Extern types a ghost control may not use, and why (those bf-p4c's `validInGhost` leaves
+/// out, `arch/check_extern_invocation.cpp`).
 pub(super) fn refused_in_ghost(tname: &str) -> Option<&'static str> {
     match tname {
-        "Counter" | "DirectCounter" => Some("there is no packet to count"),
-        "Meter" | "DirectMeter" | "Lpf" | "DirectLpf" | "Wred" | "DirectWred" => {
-            Some("there is no packet to meter or filter")
-        }
         "Mirror" | "Resubmit" | "Digest" | "Pktgen" => Some("there is no packet to emit"),
         _ => None,
     }

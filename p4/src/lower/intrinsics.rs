@@ -130,6 +130,13 @@ pub fn resubmit_bits(target: Target) -> u32 {
     }
 }
 
+/// The phase-0 word `port_metadata_unpack` reads: bf-p4c's `PardeSpec::bytePhase0Size()`
+/// (`parde/parde_spec.h`: 8 bytes on Tofino 1, 16 on Tofino 2), the same size as the resubmit
+/// data that takes its place on a second pass.
+pub fn phase0_bits(target: Target) -> u32 {
+    resubmit_bits(target)
+}
+
 pub fn port_metadata_bits(target: Target) -> u32 {
     match target {
         Target::Tofino1 => 64,

@@ -238,6 +238,10 @@ pub(crate) struct Lowerer<'a> {
     pub hoisted: Vec<ir::Stmt>,
     /// Deparser `if`s being lowered (a checksum update inside one is conditional).
     pub deparser_ifs: u32,
+    /// Their conditions, innermost last (a digest's table entry comes from the innermost).
+    pub deparser_conds: Vec<&'a ast::Expr>,
+    /// The digest entries the deparser being lowered has packed, with the first `pack`'s span.
+    pub digest_entries: Vec<(u128, Span)>,
     /// The deparser's unconditional `Checksum.update` destinations so far, and where.
     pub csum_updates: Vec<(ir::FieldRef, crate::source::Span)>,
     /// Lowering a Tofino 2 ghost control (externs acting on a packet are refused).
@@ -292,6 +296,8 @@ impl<'a> Lowerer<'a> {
             whole_rhs: None,
             hoisted: Vec::new(),
             deparser_ifs: 0,
+            deparser_conds: Vec::new(),
+            digest_entries: Vec::new(),
             csum_updates: Vec::new(),
             ghost: false,
             bound_actions: HashMap::new(),

@@ -1,6 +1,8 @@
 // Tofino 2 deparser trigger of the packet generator: a packet with EtherType 0x88b6 sets
 // ig_intr_md_for_dprsr.pktgen and gives `Pktgen.emit` its trigger header, then is dropped;
 // generated packets (on the pktgen port 6 of pipe 0) go out of port 3.
+// -D RESUBMIT: the trigger packet's first pass is also resubmitted (the second pass only sets
+// pktgen again). -D UNCONDITIONAL: `Pktgen.emit` outside an `if` (refused, as bf-p4c does).
 #include <t2na.p4>
 
 header ethernet_h { bit<48> dst; bit<48> src; bit<16> ether_type; }
@@ -33,6 +35,12 @@ control Ig(inout hdr_t hdr, inout md_t md,
             ig_dprsr_md.pktgen_address = 400;
             ig_dprsr_md.pktgen_length = 64;
             ig_dprsr_md.drop_ctl = 1;
+#ifdef RESUBMIT
+            if (ig_intr_md.resubmit_flag == 0) {
+                ig_dprsr_md.resubmit_type = 1;
+                ig_dprsr_md.drop_ctl = 0;
+            }
+#endif
         } else if (ig_intr_md.ingress_port == 6) {
             ig_tm_md.ucast_egress_port = 3;
         }
@@ -42,9 +50,17 @@ control Ig(inout hdr_t hdr, inout md_t md,
 control IgD(packet_out pkt, inout hdr_t hdr, in md_t md,
             in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     Pktgen() pg;
+    Resubmit() resub;
     apply {
+#ifdef UNCONDITIONAL
+        pg.emit(hdr.trig);
+#else
         if (ig_dprsr_md.pktgen == 1) {
             pg.emit(hdr.trig);
+        }
+#endif
+        if (ig_dprsr_md.resubmit_type == 1) {
+            resub.emit();
         }
         pkt.emit(hdr);
     }

@@ -140,6 +140,10 @@ pub enum ApiError {
     },
     #[error("port {port} does not exist on this switch")]
     BadPort { port: u16 },
+    #[error(
+        "port {port}: {bytes} bytes of port metadata, more than the chip's {max}-byte phase-0 word"
+    )]
+    PortMetadataTooLong { port: u16, bytes: usize, max: usize },
     #[error(transparent)]
     Pre(#[from] PreError),
     #[error(transparent)]

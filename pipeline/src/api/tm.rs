@@ -3,7 +3,7 @@
 //! digest queue.
 
 use super::ApiError;
-use crate::switch::{port_pipe, DigestMessage, Switch};
+use crate::switch::{phase0_bytes, port_pipe, DigestMessage, Switch, PORT_MD_MAX};
 use crate::tm::mirror::{MirrorSession, MirrorSessions};
 use crate::tm::pre::Pre;
 use crate::tm::qid_map::PortQueues;
@@ -111,7 +111,8 @@ impl Switch {
     /// Replace a port's queue settings (rate, capacity, ECN); the queue starts empty.
     pub fn port_queue_set(&mut self, port: u16, cfg: QueueConfig) -> Result<(), ApiError> {
         self.check_port(port)?;
-        let q = EgressQueue::new(cfg).map_err(|error| ApiError::Queue { port, error })?;
+        let q = EgressQueue::for_target(cfg, self.prog.target)
+            .map_err(|error| ApiError::Queue { port, error })?;
         self.queues[port as usize] = q;
         Ok(())
     }
@@ -143,10 +144,22 @@ impl Switch {
         Ok(*self.queues[port as usize].stats())
     }
 
-    /// Set the 64 bits of port metadata the ingress parser sees for `port`.
-    pub fn port_metadata_set(&mut self, port: u16, md: [u8; 8]) -> Result<(), ApiError> {
+    /// Set the port metadata the ingress parser sees for `port` (`port_metadata_unpack`): the
+    /// chip's phase-0 word, first byte first, 8 bytes on Tofino 1 and 16 on Tofino 2
+    /// ([`phase0_bytes`]); a shorter `md` fills the word's first bytes, the rest 0.
+    pub fn port_metadata_set(&mut self, port: u16, md: &[u8]) -> Result<(), ApiError> {
         self.check_port(port)?;
-        self.port_md[port as usize] = md;
+        let max = phase0_bytes(self.prog.target);
+        if md.len() > max {
+            return Err(ApiError::PortMetadataTooLong {
+                port,
+                bytes: md.len(),
+                max,
+            });
+        }
+        let mut word = [0u8; PORT_MD_MAX];
+        word[..md.len()].copy_from_slice(md);
+        self.port_md[port as usize] = word;
         Ok(())
     }
 

@@ -45,7 +45,7 @@ impl GhostEngines {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GhostUpdate {
     pub ping_pong: bool,
-    /// Depth in 80-byte cells (the field is 18 bits: larger depths saturate).
+    /// Depth in 176-byte cells, Tofino 2's (the field is 18 bits: larger depths saturate).
     pub qlength: u32,
     pub qid: u16,
     pub pipe_id: u16,

@@ -7,11 +7,23 @@ use thiserror::Error;
 
 use super::{port_pipe, NUM_DEVPORTS};
 use crate::exec::EngineKind;
-use crate::ir::Program;
+use crate::ir::{Program, Target};
 use crate::table::TableError;
 use crate::tm::queue::{QueueConfig, QueueError};
 
 /// The queue of a port nobody configured: infinitely fast (no queueing), 1 MiB tail drop, no ECN.
+/// Bytes of the ingress parser's phase-0 word, the port metadata `port_metadata_unpack` reads
+/// (bf-p4c `PardeSpec::bytePhase0Size()`, `parde/parde_spec.h`): 8 on Tofino 1, 16 on Tofino 2.
+pub fn phase0_bytes(target: Target) -> usize {
+    match target {
+        Target::Tofino1 => 8,
+        Target::Tofino2 => 16,
+    }
+}
+
+/// The longest phase-0 word of any chip ([`phase0_bytes`]).
+pub const PORT_MD_MAX: usize = 16;
+
 pub const DEFAULT_QUEUE: QueueConfig = QueueConfig {
     rate_bps: None,
     capacity_bytes: 1 << 20,

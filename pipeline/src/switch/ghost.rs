@@ -11,7 +11,8 @@
 //! - `qid`: the port's number inside its pipe times 16 plus its queue (pisa has queue 0 only),
 //!   which is "port group (4 bits) ++ queue in the group (7 bits)" with 8 ports of 16 queues a
 //!   group;
-//! - `qlength`: 80-byte cells, the unit of `enq_qdepth`;
+//! - `qlength`: 176-byte cells (Tofino 2's, bf-drivers `tm_tof2.h` `BF_TM_TOF2_CELL_SIZE`), the unit
+//!   of `enq_qdepth`;
 //! - `ping_pong`: each update runs with the pipe's current bit, which then flips; ingress
 //!   packets see the flipped bit. By bf-p4c's convention (a register shared by ingress and ghost
 //!   is duplicated; ghost uses copy 0 when the bit is 1, ingress when it is 0) a program that

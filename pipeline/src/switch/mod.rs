@@ -24,7 +24,8 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 pub use config::{
-    PortConfig, SwitchConfig, SwitchError, DEFAULT_CPU_PORT, DEFAULT_QUEUE, MIN_FRAME,
+    phase0_bytes, PortConfig, SwitchConfig, SwitchError, DEFAULT_CPU_PORT, DEFAULT_QUEUE,
+    MIN_FRAME, PORT_MD_MAX,
 };
 pub use drop_causes::drop_ctl_writers;
 pub use drops::{DropReason, DropRecord, SwitchStats};
@@ -138,8 +139,10 @@ pub struct Switch {
     pub(crate) queues: Vec<EgressQueue>,
     /// Per device port: its queues and qid → queue map (`eg_intr_md.egress_qid`).
     pub(crate) port_queues: Vec<crate::tm::qid_map::PortQueues>,
-    /// Port metadata (the 8 B after ingress intrinsic metadata) per device port.
-    pub(crate) port_md: Vec<[u8; 8]>,
+    /// Port metadata (the phase-0 word after the ingress intrinsic metadata) per device port;
+    /// its first `port_md_len` bytes are the chip's ([`phase0_bytes`]).
+    pub(crate) port_md: Vec<[u8; PORT_MD_MAX]>,
+    pub(crate) port_md_len: usize,
     pub(crate) pending: VecDeque<Pending>,
     pub(crate) pool: Vec<Vec<u8>>,
     pub(crate) replicas: Vec<Replica>,
@@ -224,16 +227,19 @@ impl Switch {
             let mut q = cfg.queue_config(p);
             // Every port marks with its own deterministic stream.
             q.seed ^= cfg.seed.rotate_left(17) ^ u64::from(p).wrapping_mul(0xff51_afd7_ed55_8ccd);
-            queues
-                .push(EgressQueue::new(q).map_err(|error| SwitchError::Queue { port: p, error })?);
+            queues.push(
+                EgressQueue::for_target(q, prog.target)
+                    .map_err(|error| SwitchError::Queue { port: p, error })?,
+            );
         }
         let mirror = MirrorSessions::for_target(prog.target);
         let port_queues =
             vec![crate::tm::qid_map::PortQueues::default_for(prog.target); NUM_DEVPORTS];
-        let mut port_md = vec![[0u8; 8]; NUM_DEVPORTS];
+        let mut port_md = vec![[0u8; PORT_MD_MAX]; NUM_DEVPORTS];
+        let port_md_len = phase0_bytes(prog.target);
         for (port, pc) in &cfg.ports {
             if let Some(md) = pc.port_metadata {
-                port_md[*port as usize] = md;
+                port_md[*port as usize][..md.len()].copy_from_slice(&md);
             }
         }
         Ok(Switch {
@@ -251,6 +257,7 @@ impl Switch {
             queues,
             port_queues,
             port_md,
+            port_md_len,
             pending: VecDeque::with_capacity(64),
             pool: Vec::with_capacity(256),
             replicas: Vec::with_capacity(64),

@@ -103,7 +103,7 @@ impl Switch {
         let md = self.port_md[port as usize];
         let inp = PassInput {
             intrinsics: PassIntrinsics::Planned(&intrinsics),
-            extra: resubmit.unwrap_or(&md),
+            extra: resubmit.unwrap_or(&md[..self.port_md_len]),
             packet: pkt,
             now,
         };
@@ -131,7 +131,12 @@ impl Switch {
                 self.push_digest(sh, pipe, d, vals, now);
             }
         }
-        if read(&self.work_ig[pli].phv, tm.pktgen) != 0 {
+        // Tofino 2's deparser trigger shares the bus with resubmit, and resubmit has priority:
+        // a pass that resubmits sends no trigger (tofino-model JBay
+        // `DeparserIngress::HandleResubmit`: the trigger only `if (pgen_valid && nullptr ==
+        // *resubmit_pkt)`; tofino2_base.p4: `pktgen` "is ONLY valid if resubmit_type is not
+        // valid").
+        if read(&self.work_ig[pli].phv, tm.pktgen) != 0 && !self.work_ig[pli].effects.resubmit {
             self.push_pktgen_trigger(pipe, pli, now);
         }
         let w = &self.work_ig[pli];

@@ -14,16 +14,30 @@
 //!   runs repeat. `ecn_mark` says the packet *should* be marked: the caller applies it only to
 //!   ECN-capable packets.
 //!
-//! Queue depths are reported in 80-byte cells (rounded up), as Tofino's `enq_qdepth` /
-//! `deq_qdepth`. `deq_qdepth` in the admission is the depth when the packet starts to leave
+//! Queue depths are reported in cells (rounded up), as Tofino's `enq_qdepth` / `deq_qdepth`:
+//! 80 bytes on Tofino 1, 176 on Tofino 2 ([`cell_bytes`]). `deq_qdepth` in the admission is
+//! the depth when the packet starts to leave
 //! counting packets already enqueued, which in FIFO order is the packet's own remainder: 0
 //! cells behind it. A caller that runs egress at the dequeue instant gets the true value from
 //! [`EgressQueue::depth_cells_at`]. `deq_timedelta` is the wait in ns (`start − now`).
 
 use super::super::externs::random::Random;
+use crate::ir::Target;
 
-/// Bytes per queue cell.
+/// Bytes per queue cell on Tofino 1 (the unit of `enq_qdepth` / `deq_qdepth`).
 pub const CELL_BYTES: u64 = 80;
+
+/// Bytes per queue cell on Tofino 2 (bf-drivers `traffic_mgr/init/tm_tof2.h`,
+/// `BF_TM_TOF2_CELL_SIZE`).
+pub const TOF2_CELL_BYTES: u64 = 176;
+
+/// Bytes per queue cell of `target`, the unit its queue depths are counted in.
+pub fn cell_bytes(target: Target) -> u64 {
+    match target {
+        Target::Tofino1 => CELL_BYTES,
+        Target::Tofino2 => TOF2_CELL_BYTES,
+    }
+}
 
 /// RED-style ECN marking thresholds (bytes) and maximum probability.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -113,13 +127,24 @@ pub struct EgressQueue {
     last_departure_ns: u64,
     rng: Random,
     stats: QueueStats,
-}
-
-fn cells(bytes: u64) -> u32 {
-    u32::try_from(bytes.div_ceil(CELL_BYTES)).unwrap_or(u32::MAX)
+    /// Bytes per cell of depth ([`cell_bytes`]).
+    cell_bytes: u64,
 }
 
 impl EgressQueue {
+    /// A queue of `target`'s chip (its depths in that chip's cells).
+    pub fn for_target(config: QueueConfig, target: Target) -> Result<EgressQueue, QueueError> {
+        let mut q = EgressQueue::new(config)?;
+        q.cell_bytes = cell_bytes(target);
+        Ok(q)
+    }
+
+    /// `bytes` in cells, rounded up.
+    fn cells(&self, bytes: u64) -> u32 {
+        u32::try_from(bytes.div_ceil(self.cell_bytes)).unwrap_or(u32::MAX)
+    }
+
+    /// A Tofino 1 queue (80-byte cells).
     pub fn new(config: QueueConfig) -> Result<EgressQueue, QueueError> {
         if config.rate_bps == Some(0) {
             return Err(QueueError::ZeroRate);
@@ -140,6 +165,7 @@ impl EgressQueue {
             last_departure_ns: 0,
             rng: Random::new(config.seed),
             stats: QueueStats::default(),
+            cell_bytes: CELL_BYTES,
         })
     }
 
@@ -174,9 +200,9 @@ impl EgressQueue {
         }
     }
 
-    /// Depth in 80-byte cells at `now_ns`.
+    /// Depth in cells at `now_ns`.
     pub fn depth_cells_at(&self, now_ns: u64) -> u32 {
-        cells(self.depth_bytes_at(now_ns))
+        self.cells(self.depth_bytes_at(now_ns))
     }
 
     /// Offers a packet of `bytes` at `now_ns` (callers pass non-decreasing times; an earlier
@@ -184,7 +210,7 @@ impl EgressQueue {
     pub fn enqueue(&mut self, now_ns: u64, bytes: u32) -> Admission {
         let bytes = u64::from(bytes);
         let q = self.depth_bytes_at(now_ns);
-        let enq_qdepth = cells(q);
+        let enq_qdepth = self.cells(q);
         if q.saturating_add(bytes) > self.config.capacity_bytes {
             self.stats.dropped += 1;
             self.stats.dropped_bytes = self.stats.dropped_bytes.saturating_add(bytes);

@@ -7,6 +7,7 @@
 pub(crate) mod byte_count;
 mod checksum;
 mod counter;
+mod deparser_rules;
 mod filter;
 mod hash;
 mod math_unit;

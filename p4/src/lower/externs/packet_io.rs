@@ -147,6 +147,9 @@ impl ExternType for PacketIo {
                 let [h] = args else {
                     return Err(l.arg_count("emit", 1, nargs, span));
                 };
+                // bf-p4c `ExtractDeparser::postorder` (Pktgen): refused outside an `if`; the
+                // pktgen table has one entry, so the compared constant does not matter.
+                l.deparser_entry(&format!("{}.emit", c.xname), span)?;
                 let header = l.inputs(h)?;
                 let bits: u32 = header.iter().map(|e| u32::from(e.width())).sum();
                 if bits > PKTGEN_MATCH_BITS {
@@ -167,6 +170,14 @@ impl ExternType for PacketIo {
                 let [a] = args else {
                     return Err(l.arg_count("pack", 1, nargs, span));
                 };
+                // bf-p4c's digest rules (see `deparser_rules`): ingress only, under an `if`
+                // naming the entry, the first `pack` of each entry kept.
+                let what = format!("{}.pack", c.xname);
+                l.digest_in_egress(span)?;
+                let entry = l.deparser_entry(&what, span)?;
+                if !l.first_digest_of_entry(entry, &what, span) {
+                    return Ok(None);
+                }
                 let v = l.expr(&a.value, Some(ty))?;
                 if let V::Loc(loc) = &v {
                     if loc.ty() != *ty {
@@ -181,14 +192,19 @@ impl ExternType for PacketIo {
                 }
                 let mut fields = Vec::new();
                 flat_inputs(v, &mut fields, l, a.span, false)?;
-                let pack = l.when_written(
-                    pipeline::ir::Intrinsic::IgDprsrDigestType,
-                    ir::Stmt::DigestPack {
-                        digest: *id,
-                        fields,
-                    },
-                    span,
-                )?;
+                l.digest_fields_ok(&fields, a.span)?;
+                let pack = ir::Stmt::DigestPack {
+                    digest: *id,
+                    fields,
+                };
+                // Selected by `digest_type`: only once that field was written; selected by
+                // another field: whenever the `if` holds (see `deparser_rules`).
+                let by_type = pipeline::ir::Intrinsic::IgDprsrDigestType;
+                let pack = if l.selects_on(by_type) {
+                    l.when_written(by_type, pack, span)?
+                } else {
+                    pack
+                };
                 l.need_stmt(out, span, "pack")?.push(pack);
                 Ok(None)
             }

@@ -103,7 +103,13 @@ impl<'a> Lowerer<'a> {
         let f = Cont::Stmt(else_branch);
         let deparser = self.ctx == Ctx::Deparser;
         self.deparser_ifs += u32::from(deparser);
+        if deparser {
+            self.deparser_conds.push(cond);
+        }
         let r = self.branch(cond, &t, &f, out);
+        if deparser {
+            self.deparser_conds.pop();
+        }
         self.deparser_ifs -= u32::from(deparser);
         r
     }

@@ -46,10 +46,34 @@ impl<'a> Lowerer<'a> {
                     .with_primary(span, "write `port_metadata_unpack<T>(pkt)`"),
             ));
         }
+        self.phase0_fits(loc, span)?;
         self.lookahead_into(loc, span, out)?;
         let bits = crate::lower::intrinsics::port_metadata_bits(self.target);
         out.push(ir::Stmt::Advance(ir::Expr::constant(u128::from(bits), 32)));
         Ok(())
+    }
+
+    /// Refuses a `port_metadata_unpack` type wider than the chip's phase-0 word, as bf-p4c
+    /// does (its phase-0 output: "Phase 0 type is %1%b, but its size must be exactly %2%b";
+    /// `PardeSpec::bytePhase0Size()`: 8 bytes on Tofino 1, 16 on Tofino 2). A narrower one
+    /// reads the word's first bits.
+    fn phase0_fits(&mut self, loc: &Rc<Loc>, span: Span) -> Res<()> {
+        let mut fields = Vec::new();
+        loc.field_refs(&mut fields);
+        let bits: u32 = fields.iter().map(|f| u32::from(f.width)).sum();
+        let max = crate::lower::intrinsics::phase0_bits(self.target);
+        if bits <= max {
+            return Ok(());
+        }
+        Err(self.err(
+            Diagnostic::error(format!(
+                "Phase 0 type is {bits}b, but its size must be at most {max}b on {}",
+                self.target.name()
+            ))
+            .with_primary(span, format!("`{}` is {bits} bits", loc.ty()))
+            .with_note("bf-p4c: the port metadata is the parser's phase-0 word (`PardeSpec::bytePhase0Size()`, parde/parde_spec.h)")
+            .with_help(format!("keep the port metadata type within {max} bits")),
+        ))
     }
 
     /// `x = pkt.lookahead<T>()` for an aggregate `x`: each field from the bits ahead.

@@ -1,0 +1,197 @@
+//! bf-p4c's rules for the deparser's learning digests and Tofino 2's `Pktgen.emit`, which
+//! decide what the chip's deparser tables can hold (bf-p4c `parde/extract_deparser.cpp`,
+//! `ExtractDeparser::postorder` / `getDigestIndex` / `generateDigest`, and
+//! `phv/parde_phv_constraints.cpp`, `PardePhvConstraints::preorder(IR::BFN::Digest*)`):
+//!
+//! - a `Digest.pack` / `Pktgen.emit` outside any `if` is refused ("Unsupported unconditional
+//!   ... .emit"): the `if` names the learning selector and the table entry;
+//! - the entry (the digest index) is the constant the innermost `if` compares with
+//!   (`if (dm.digest_type == 2)` is entry 2; `if (flag)` on a `bool` is entry 0); any other
+//!   condition is refused, as bf-p4c refuses it ("Unsupported condition"); a `pack` in an
+//!   `else` branch takes its `if`'s entry too (bf-p4c looks up the enclosing `if`, whichever
+//!   branch);
+//! - a second `pack` for an entry already taken is dropped: bf-p4c's `generateDigest` returns
+//!   without a word when an earlier field list has the same index, so the chip sends the
+//!   first one only; pisa warns;
+//! - a non-zero constant in the field list is refused (on every chip: `generateDigest` checks
+//!   it without a device test, "... is not supported on tofino");
+//! - the learn quantum (the selector rounded up to bytes, plus each field rounded up to whole
+//!   bytes) may hold at most 48 bytes (`Device::maxDigestSizeInBytes()`, Tofino 1 and 2);
+//! - a learning digest in the egress deparser is refused: the chip learns in ingress only
+//!   (bf-asm registers the `learning` digest for `INGRESS` alone, `tofino/deparser.cpp`
+//!   `TOFINO_DIGEST(INGRESS, learning, ...)`, so the assembler stops on the egress one with
+//!   "Unknown deparser tag learning"; tofino-model's `DeparseEgress` builds no learn quantum).
+//!
+//! The learning selector is the compared field itself, whatever it is (`getDigestIndex`
+//! returns it as `select`; `if (md.m == 1)` selects on `md.m`, and tofino-model reads the
+//! selector from that field's PHV word): only a `pack` selected by `digest_type` waits for
+//! that field to be written (see `dprsr_select`); one selected by another field is sent when
+//! its `if` holds. Not modelled: bf-p4c's "Inconsistent learning selectors" error for digests
+//! selected by different fields, and the chip's invalid (never written) selector word, which
+//! sends nothing even where the `if` compares it with 0.
+
+use pipeline::ir;
+
+use crate::ast::{self, BinOp, ExprKind};
+use crate::diag::Diagnostic;
+use crate::lower::expr::fold;
+use crate::lower::{Lowerer, Res, V};
+use crate::source::Span;
+
+/// Bytes a learn quantum may hold (bf-p4c `Device::maxDigestSizeInBytes()`, both chips).
+const MAX_DIGEST_BYTES: u32 = 48;
+
+/// Bytes of the learning selector (`digest_type`, 3 bits, rounded up to a byte).
+const SELECTOR_BYTES: u32 = 1;
+
+impl<'a> Lowerer<'a> {
+    /// The table entry of a deparser `Digest.pack` / `Pktgen.emit` (`what`, as the program
+    /// names it): the constant its innermost `if` compares with. Refuses one under no `if`
+    /// and one whose `if` compares nothing with a constant, as bf-p4c does.
+    pub(crate) fn deparser_entry(&mut self, what: &str, span: Span) -> Res<u128> {
+        let Some(cond) = self.deparser_conds.last().copied() else {
+            return Err(self.err(
+                Diagnostic::error(format!("unsupported unconditional `{what}`"))
+                    .with_primary(span, "not under an `if`")
+                    .with_note("bf-p4c (`ExtractDeparser`): \"Unsupported unconditional emit\"; the `if` names the deparser table entry")
+                    .with_help("write it under `if (<select field> == <entry>)`, e.g. `if (ig_dprsr_md.digest_type == 1)`"),
+            ));
+        };
+        match &cond.kind {
+            ExprKind::Binary {
+                op: BinOp::Eq,
+                lhs,
+                rhs,
+            } => {
+                if let Some(k) = self.entry_const(rhs).or_else(|| self.entry_const(lhs)) {
+                    return Ok(k);
+                }
+            }
+            ExprKind::Member { .. } | ExprKind::Name(_) => return Ok(0),
+            _ => {}
+        }
+        Err(self.err(
+            Diagnostic::error(format!("unsupported condition in `{what}`"))
+                .with_primary(cond.span, "compares no field with a constant")
+                .with_note("bf-p4c (`ExtractDeparser::getDigestIndex`) takes the table entry from an `==` with a constant, or a `bool` field")
+                .with_help("write `if (<select field> == <entry>)`"),
+        ))
+    }
+
+    /// Whether the innermost deparser `if` selects on intrinsic field `which` (compares it
+    /// with a constant): bf-p4c's learning selector is the compared field
+    /// (`ExtractDeparser::getDigestIndex`).
+    pub(crate) fn selects_on(&mut self, which: ir::Intrinsic) -> bool {
+        let Some(field) = self
+            .written_flags
+            .iter()
+            .find(|w| w.which == which)
+            .map(|w| w.field)
+        else {
+            return false;
+        };
+        let Some(cond) = self.deparser_conds.last().copied() else {
+            return false;
+        };
+        let ExprKind::Binary {
+            op: BinOp::Eq,
+            lhs,
+            rhs,
+        } = &cond.kind
+        else {
+            return false;
+        };
+        [lhs, rhs]
+            .into_iter()
+            .any(|side| match self.expr(side, None) {
+                Ok(V::Scalar(ir::Expr::Field(f), _)) => f == field,
+                Ok(V::Loc(loc)) => {
+                    let mut fs = Vec::new();
+                    loc.field_refs(&mut fs);
+                    fs == [field]
+                }
+                _ => false,
+            })
+    }
+
+    /// The value of `e` when it is a constant (a `bool` literal counts as entry 0).
+    fn entry_const(&mut self, e: &'a ast::Expr) -> Option<u128> {
+        if let ExprKind::Bool(_) = e.kind {
+            return Some(0);
+        }
+        if !matches!(e.kind, ExprKind::Int(_) | ExprKind::Name(_)) {
+            return None;
+        }
+        match self.expr(e, None).ok()? {
+            V::Int(i) => u128::try_from(i).ok(),
+            V::Scalar(x, _) => match fold(x) {
+                ir::Expr::Const { value, .. } => Some(value),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Whether a `Digest.pack` for `entry` is the first of its entry in this deparser; a later
+    /// one is dropped, as bf-p4c drops it, with a warning.
+    pub(crate) fn first_digest_of_entry(&mut self, entry: u128, what: &str, span: Span) -> bool {
+        if let Some(&(_, first)) = self.digest_entries.iter().find(|(e, _)| *e == entry) {
+            self.warn(
+                Diagnostic::warning(format!(
+                    "`{what}` dropped: an earlier `pack` has digest entry {entry}"
+                ))
+                .with_primary(span, "never sent")
+                .with_secondary(first, "this one is sent")
+                .with_note("bf-p4c (`ExtractDeparser::generateDigest`) keeps the first field list of each digest index and drops the others without a word"),
+            );
+            return false;
+        }
+        self.digest_entries.push((entry, span));
+        true
+    }
+
+    /// Refuses a learning digest in the egress deparser.
+    pub(crate) fn digest_in_egress(&mut self, span: Span) -> Res<()> {
+        if self.gress == ir::Gress::Ingress {
+            return Ok(());
+        }
+        Err(self.err(
+            Diagnostic::error("`Digest.pack` in the egress deparser: the chip learns in ingress only")
+                .with_primary(span, "egress deparser")
+                .with_note("bf-p4c's assembler knows the `learning` digest in the ingress deparser only (\"Unknown deparser tag learning\"), and the egress deparser has no `digest_type`")
+                .with_help("pack the digest in the ingress deparser (bridge the fields it needs)"),
+        ))
+    }
+
+    /// Refuses a field list with a non-zero constant, or whose learn quantum exceeds 48 bytes.
+    pub(crate) fn digest_fields_ok(&mut self, fields: &[ir::Expr], span: Span) -> Res<()> {
+        if let Some(value) = fields.iter().find_map(|f| match fold(f.clone()) {
+            ir::Expr::Const { value, .. } if value != 0 => Some(value),
+            _ => None,
+        }) {
+            return Err(self.err(
+                Diagnostic::error(format!(
+                    "non-zero constant value {value} in digest field list is not supported"
+                ))
+                .with_primary(span, "constant field")
+                .with_note("bf-p4c (`ExtractDeparser::generateDigest`) refuses it on Tofino 1 and 2; a zero is allowed (deparsed as zeros)")
+                .with_help("pass the value in a metadata field"),
+            ));
+        }
+        let bytes: u32 = SELECTOR_BYTES
+            + fields
+                .iter()
+                .map(|f| u32::from(f.width()).div_ceil(8))
+                .sum::<u32>();
+        if bytes > MAX_DIGEST_BYTES {
+            return Err(self.err(
+                Diagnostic::error(format!(
+                    "Learning quanta requires {bytes} bytes, which is greater than the maximum permissible {MAX_DIGEST_BYTES} bytes"
+                ))
+                .with_primary(span, "digest too large")
+                .with_note("bf-p4c (`PardePhvConstraints`): the selector byte plus each field rounded up to whole bytes"),
+            ));
+        }
+        Ok(())
+    }
+}
