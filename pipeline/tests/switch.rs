@@ -34,7 +34,7 @@ fn forward_state(sw: &Switch) -> ((u64, u64), Vec<String>) {
         .rt
         .counters
         .iter()
-        .map(|c| format!("{:?} {:?}", c.packets, c.bytes))
+        .map(|c| format!("{:?} {:?}", c.packets(), c.bytes()))
         .collect();
     (
         sw.table_hit_miss(PipeSel::All, "forward").unwrap(),

@@ -170,7 +170,7 @@ pub(crate) fn inline_packing(keys: &[(MatchKind, u16)]) -> Option<Vec<(u64, u32)
 /// data inline (32 bytes a slot), so running a hit's action touches one small slot instead of
 /// the entry and then its heap-allocated data.
 #[derive(Debug, Clone)]
-struct HotAction {
+pub(crate) struct HotAction {
     action: ActionId,
     /// Number of inline values; above [`INLINE_ARGS`] when the data lives only in the entry
     /// (too long, too wide, or no live entry).
@@ -185,7 +185,7 @@ impl HotAction {
         args: [0; INLINE_ARGS],
     };
 
-    fn of(call: &ActionCall) -> HotAction {
+    pub(crate) fn of(call: &ActionCall) -> HotAction {
         let spilled = HotAction {
             action: call.action,
             ..HotAction::NONE
@@ -204,6 +204,26 @@ impl HotAction {
             action: call.action,
             len: call.args.len() as u32,
             args,
+        }
+    }
+}
+
+/// Byte offsets native code reads a [`HotAction`] at: the action id (`u32`), the number of
+/// inline values (`u32`, above [`INLINE_ARGS`]: not inline) and the values (`u64`s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HotLayout {
+    pub action: usize,
+    pub len: usize,
+    pub args: usize,
+}
+
+impl HotLayout {
+    pub(crate) const fn get() -> HotLayout {
+        use std::mem::offset_of;
+        HotLayout {
+            action: offset_of!(HotAction, action.0),
+            len: offset_of!(HotAction, len),
+            args: offset_of!(HotAction, args),
         }
     }
 }

@@ -98,6 +98,8 @@ impl OpenLayout {
     pub(crate) const fn get() -> OpenLayout {
         use std::mem::offset_of;
         let view = offset_of!(OpenMap, view);
+        let hot = offset_of!(Bucket, hot);
+        let h = super::HotLayout::get();
         OpenLayout {
             buckets: view + offset_of!(View, buckets),
             mask: view + offset_of!(View, mask),
@@ -105,9 +107,9 @@ impl OpenLayout {
             bucket: std::mem::size_of::<Bucket>(),
             key: offset_of!(Bucket, key),
             slot: offset_of!(Bucket, slot),
-            action: offset_of!(Bucket, hot) + offset_of!(HotAction, action.0),
-            len: offset_of!(Bucket, hot) + offset_of!(HotAction, len),
-            args: offset_of!(Bucket, hot) + offset_of!(HotAction, args),
+            action: hot + h.action,
+            len: hot + h.len,
+            args: hot + h.args,
         }
     }
 }

@@ -4,25 +4,31 @@
 //! shifts, hashes it and probes the map's buckets itself, reading the map's address from the
 //! table state the pass runs on. A hit whose data lies inline in its bucket is taken there:
 //! its action id and data into the environment, its handle the running entry, the table's hit
-//! count incremented. Anything else — a miss (the default action, counted by the shim), data
-//! not inline, no map, a table state not exact, a table index out of range — calls the apply
-//! shim, which looks the table up again and does what it always did. Traced code, and tables
-//! with an action profile or idle timeouts, always call the shim.
+//! count incremented. A miss (an empty bucket, or no buckets) whose default action's data is
+//! inline (`TableState::HOT_DEFAULT`) is taken there too: the default's id and data, no
+//! running entry, the miss counted. Anything else — data not inline, a table state not exact,
+//! a table index out of range — calls the apply shim, which looks the table up again and does
+//! what it always did. Traced code, and tables with an action profile or idle timeouts,
+//! always call the shim.
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 
+use super::counter::CounterPlan;
 use super::env::{EnvLayout, APPLY_HIT};
 use super::gen::{mem, Gen};
+use crate::exec::RunningEntry;
 use crate::ir::Pipeline;
 use crate::state::TableState;
-use crate::table::{inline_packing, InlineLayout, INLINE_ARGS};
+use crate::table::{inline_packing, HotLayout, InlineLayout, INLINE_ARGS};
 
 /// What generated code needs to look tables up itself: the tables' layout, and per table id
-/// the key packing of those it may look up (`None`: always the shim).
+/// the key packing of those it may look up (`None`: always the shim); and per counter id how
+/// it counts on those it may count on itself ([`super::counter`]).
 pub struct InlineTables {
     layout: InlineLayout,
     packing: Vec<Option<Vec<(u64, u32)>>>,
+    counters: Vec<Option<CounterPlan>>,
 }
 
 impl InlineTables {
@@ -42,7 +48,13 @@ impl InlineTables {
         InlineTables {
             layout: InlineLayout::get(),
             packing,
+            counters: super::counter::plans(pl),
         }
+    }
+
+    /// How generated code counts on counter `counter` itself (`None`: through the shim).
+    pub fn counter(&self, counter: u32) -> Option<CounterPlan> {
+        self.counters.get(counter as usize).copied().flatten()
     }
 
     /// The key packing of table `table` when a lookup with `nkeys` key values may be done in
@@ -95,7 +107,8 @@ impl Gen<'_, '_> {
             .b
             .ins()
             .load(types::I64, mem(), ts, (map + l.open.buckets) as i32);
-        self.next_if(buckets, shim);
+        let miss = self.b.create_block();
+        self.next_if(buckets, miss);
         let mask = self
             .b
             .ins()
@@ -119,7 +132,7 @@ impl Gen<'_, '_> {
         let off = self.b.ins().imul_imm(i, l.open.bucket as i64);
         let b = self.b.ins().iadd(buckets, off);
         let slot = self.b.ins().uload32(mem(), b, l.open.slot as i32);
-        self.b.ins().brif(slot, cmp, &[], shim, &[]);
+        self.b.ins().brif(slot, cmp, &[], miss, &[]);
         self.b.switch_to_block(cmp);
         let k = self.b.ins().load(types::I64, mem(), b, l.open.key as i32);
         let same = self.b.ins().icmp(IntCC::Equal, k, packed);
@@ -137,6 +150,16 @@ impl Gen<'_, '_> {
         self.next_if(inline, shim);
         let answer = self.take_hit(ts, b, slot, len);
         self.b.ins().jump(done, &[answer.into()]);
+        self.b.switch_to_block(miss);
+        let d = TableState::HOT_DEFAULT as i32;
+        let len = self.b.ins().uload32(mem(), ts, d + HotLayout::get().len as i32);
+        let inline = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedLessThanOrEqual, len, INLINE_ARGS as i64);
+        self.next_if(inline, shim);
+        let answer = self.take_miss(ts, len);
+        self.b.ins().jump(done, &[answer.into()]);
         self.b.switch_to_block(shim);
         let env = self.env;
         let t = self.b.ins().iconst(types::I32, i64::from(table));
@@ -149,7 +172,7 @@ impl Gen<'_, '_> {
     }
 
     /// Goes on in a new block when `cond` is non-zero, else to `other`.
-    fn next_if(&mut self, cond: Value, other: cranelift_codegen::ir::Block) {
+    pub(super) fn next_if(&mut self, cond: Value, other: cranelift_codegen::ir::Block) {
         let go = self.b.create_block();
         self.b.ins().brif(cond, go, &[], other, &[]);
         self.b.switch_to_block(go);
@@ -157,33 +180,51 @@ impl Gen<'_, '_> {
 
     /// A hit in bucket `b` (handle + 1 `slot`, `len` ≤ `INLINE_ARGS` inline values) of the
     /// table whose state is at `ts`, as the shim's `apply_inline` takes it: the values into
-    /// `Env::args` (all `INLINE_ARGS`: those past `len` are never read), `Env::nargs`, the
-    /// running entry saved and replaced by the hit's handle, the hit counted. Answers the
-    /// action id with `APPLY_HIT`.
+    /// `Env::args`, the hit's handle the running entry, the hit counted. Answers the action id
+    /// with `APPLY_HIT`.
     fn take_hit(&mut self, ts: Value, b: Value, slot: Value, len: Value) -> Value {
         let l = self.inline.layout.open;
+        let h = self.b.ins().iadd_imm(slot, -1);
+        let hits = std::mem::offset_of!(TableState, hits);
+        self.take(ts, (b, l.args), h, len, hits);
+        let action = self.b.ins().uload32(mem(), b, l.action as i32);
+        self.b.ins().bor_imm(action, APPLY_HIT as i64)
+    }
+
+    /// A miss of the table whose state is at `ts`, its default action's data inline (`len` ≤
+    /// `INLINE_ARGS` values), as the shim's `apply_inline` takes it: the default's values into
+    /// `Env::args`, no running entry, the miss counted. Answers the default's action id.
+    fn take_miss(&mut self, ts: Value, len: Value) -> Value {
+        let (d, h) = (TableState::HOT_DEFAULT, HotLayout::get());
+        let none = self.iconst(RunningEntry::NONE.raw());
+        let misses = std::mem::offset_of!(TableState, misses);
+        self.take(ts, (ts, d + h.args), none, len, misses);
+        self.b.ins().uload32(mem(), ts, (d + h.action) as i32)
+    }
+
+    /// What a hit and a miss taken in line share: the `INLINE_ARGS` values at `data` (address,
+    /// offset) into `Env::args` (those past `len` are never read), `Env::nargs` = `len`, the
+    /// running entry saved and replaced by `entry`, the table's count at `counter` (an offset
+    /// in its state `ts`) incremented.
+    fn take(&mut self, ts: Value, data: (Value, usize), entry: Value, len: Value, counter: usize) {
         let args = std::mem::offset_of!(EnvLayout, args);
         for k in 0..INLINE_ARGS {
             let v = self
                 .b
                 .ins()
-                .load(types::I64, mem(), b, (l.args + 8 * k) as i32);
+                .load(types::I64, mem(), data.0, (data.1 + 8 * k) as i32);
             let env = self.env;
             self.store_value(env, (args + 16 * k) as i32, v);
         }
         // (`uload32` zero-extends to 64 bits.)
         self.env_store(std::mem::offset_of!(EnvLayout, nargs), len);
         let ctx = self.env_load(std::mem::offset_of!(EnvLayout, ctx));
-        let entry = self.shims.entry_off;
-        let saved = self.b.ins().load(types::I64, mem(), ctx, entry);
+        let off = self.shims.entry_off;
+        let saved = self.b.ins().load(types::I64, mem(), ctx, off);
         self.env_store(std::mem::offset_of!(EnvLayout, saved_entry), saved);
-        let h = self.b.ins().iadd_imm(slot, -1);
-        self.b.ins().store(mem(), h, ctx, entry);
-        let hits = std::mem::offset_of!(TableState, hits) as i32;
-        let count = self.b.ins().load(types::I64, mem(), ts, hits);
+        self.b.ins().store(mem(), entry, ctx, off);
+        let count = self.b.ins().load(types::I64, mem(), ts, counter as i32);
         let count = self.b.ins().iadd_imm(count, 1);
-        self.b.ins().store(mem(), count, ts, hits);
-        let action = self.b.ins().uload32(mem(), b, l.action as i32);
-        self.b.ins().bor_imm(action, APPLY_HIT as i64)
+        self.b.ins().store(mem(), count, ts, counter as i32);
     }
 }

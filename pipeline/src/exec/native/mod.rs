@@ -36,6 +36,7 @@
 pub mod env;
 mod expr;
 pub mod externs;
+mod counter;
 mod gen;
 mod lookup;
 mod ops;
