@@ -84,22 +84,17 @@ pub(crate) struct OpenLayout {
     pub mask: usize,
     pub shift: usize,
     /// Bytes per bucket, and in a bucket: the packed key (`u64`), the handle + 1 (`u32`, 0:
-    /// empty), the action id (`u32`), the number of inline values (`u32`) and the values
-    /// (`u64`s, [`super::INLINE_ARGS`] of them).
+    /// empty) and the action record ([`super::HotLayout`]).
     pub bucket: usize,
     pub key: usize,
     pub slot: usize,
-    pub action: usize,
-    pub len: usize,
-    pub args: usize,
+    pub hot: usize,
 }
 
 impl OpenLayout {
     pub(crate) const fn get() -> OpenLayout {
         use std::mem::offset_of;
         let view = offset_of!(OpenMap, view);
-        let hot = offset_of!(Bucket, hot);
-        let h = super::HotLayout::get();
         OpenLayout {
             buckets: view + offset_of!(View, buckets),
             mask: view + offset_of!(View, mask),
@@ -107,9 +102,7 @@ impl OpenLayout {
             bucket: std::mem::size_of::<Bucket>(),
             key: offset_of!(Bucket, key),
             slot: offset_of!(Bucket, slot),
-            action: hot + h.action,
-            len: hot + h.len,
-            args: hot + h.args,
+            hot: offset_of!(Bucket, hot),
         }
     }
 }

@@ -12,29 +12,37 @@
 //! always call the shim.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, InstBuilder, Value};
+use cranelift_codegen::ir::{types, Block, InstBuilder, Value};
 
 use super::counter::CounterPlan;
 use super::env::{EnvLayout, APPLY_HIT};
 use super::gen::{mem, Gen};
 use crate::exec::RunningEntry;
-use crate::ir::Pipeline;
+use crate::ir::{MatchKind, Pipeline};
 use crate::state::TableState;
 use crate::table::{inline_packing, HotLayout, InlineLayout, INLINE_ARGS};
 
+/// How generated code looks one table up itself.
+pub enum Probe {
+    /// The exact index's open-addressing map, the key packed by these masks and shifts.
+    Exact(Vec<(u64, u32)>),
+    /// The LPM index's trie (`super::trie`), for the one key field of this width (≤ 32).
+    Trie(u16),
+}
+
 /// What generated code needs to look tables up itself: the tables' layout, and per table id
-/// the key packing of those it may look up (`None`: always the shim); and per counter id how
-/// it counts on those it may count on itself ([`super::counter`]).
+/// how it looks up those it may look up (`None`: always the shim); and per counter id how it
+/// counts on those it may count on itself ([`super::counter`]).
 pub struct InlineTables {
-    layout: InlineLayout,
-    packing: Vec<Option<Vec<(u64, u32)>>>,
+    pub(super) layout: InlineLayout,
+    probes: Vec<Option<Probe>>,
     counters: Vec<Option<CounterPlan>>,
 }
 
 impl InlineTables {
     /// The tables of `pl` generated code looks up itself.
     pub fn new(pl: &Pipeline) -> InlineTables {
-        let packing = pl
+        let probes = pl
             .tables
             .iter()
             .enumerate()
@@ -42,12 +50,16 @@ impl InlineTables {
                 if crate::state::profile_of(pl, tid).is_some() || t.idle_timeout {
                     return None;
                 }
-                inline_packing(&crate::state::table_shape(t))
+                let shape = crate::state::table_shape(t);
+                match shape[..] {
+                    [(MatchKind::Lpm, w)] if w <= 32 => Some(Probe::Trie(w)),
+                    _ => inline_packing(&shape).map(Probe::Exact),
+                }
             })
             .collect();
         InlineTables {
             layout: InlineLayout::get(),
-            packing,
+            probes,
             counters: super::counter::plans(pl),
         }
     }
@@ -57,30 +69,28 @@ impl InlineTables {
         self.counters.get(counter as usize).copied().flatten()
     }
 
-    /// The key packing of table `table` when a lookup with `nkeys` key values may be done in
-    /// generated code.
-    pub fn packing(&self, table: u32, nkeys: usize) -> Option<&[(u64, u32)]> {
-        let p = self.packing.get(table as usize)?.as_deref()?;
-        (p.len() == nkeys).then_some(p)
+    /// How a lookup of table `table` with `nkeys` key values may be done in generated code.
+    pub fn probe(&self, table: u32, nkeys: usize) -> Option<&Probe> {
+        let p = self.probes.get(table as usize)?.as_ref()?;
+        let n = match p {
+            Probe::Exact(packing) => packing.len(),
+            Probe::Trie(_) => 1,
+        };
+        (n == nkeys).then_some(p)
     }
 }
 
 impl Gen<'_, '_> {
     /// Looks table `table` up with the key values `keys` (already stored in `Env::key` for
-    /// the shim), packed by `packing`: in line for an inline hit, else by the apply shim.
+    /// the shim) as `probe` says: in line for an inline hit or miss, else by the apply shim.
     /// Answers what the shim answers (action id and `APPLY_*` flags).
-    pub fn inline_lookup(&mut self, table: u32, keys: &[Value], packing: &[(u64, u32)]) -> Value {
-        let l = self.inline.layout;
-        let shim = self.b.create_block();
-        let done = self.b.create_block();
+    pub fn inline_lookup(&mut self, table: u32, keys: &[Value], probe: &Probe) -> Value {
+        let (shim, miss, done) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
         let r = self.b.append_block_param(done, types::I64);
-        let mut packed = self.iconst(0);
-        for (v, (mask, shift)) in keys.iter().zip(packing) {
-            let v = self.fit(*v, false);
-            let v = self.b.ins().band_imm(v, *mask as i64);
-            let v = self.b.ins().ishl_imm(v, i64::from(*shift));
-            packed = self.b.ins().bor(packed, v);
-        }
         // The table's state, if the pass has that many tables.
         let ntables = self.env_load(std::mem::offset_of!(EnvLayout, ntables));
         let there = self
@@ -91,8 +101,55 @@ impl Gen<'_, '_> {
         let tables = self.env_load(std::mem::offset_of!(EnvLayout, tables));
         let at = table as usize * std::mem::size_of::<TableState>();
         let ts = self.b.ins().iadd_imm(tables, at as i64);
+        let answer = match probe {
+            Probe::Exact(packing) => self.probe_open(ts, keys, packing, (miss, shim)),
+            Probe::Trie(width) => self.probe_trie(ts, keys[0], *width, (miss, shim)),
+        };
+        self.b.ins().jump(done, &[answer.into()]);
+        self.b.switch_to_block(miss);
+        let d = TableState::HOT_DEFAULT as i32;
+        let len = self
+            .b
+            .ins()
+            .uload32(mem(), ts, d + HotLayout::get().len as i32);
+        let inline = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedLessThanOrEqual, len, INLINE_ARGS as i64);
+        self.next_if(inline, shim);
+        let answer = self.take_miss(ts, len);
+        self.b.ins().jump(done, &[answer.into()]);
+        self.b.switch_to_block(shim);
+        let env = self.env;
+        let t = self.b.ins().iconst(types::I32, i64::from(table));
+        let n = self.b.ins().iconst(types::I32, keys.len() as i64);
+        let (sig, f) = (self.sigs.apply, self.shims.apply);
+        let answer = self.call_shim(sig, f, &[env, t, n]).expect("answer");
+        self.b.ins().jump(done, &[answer.into()]);
+        self.b.switch_to_block(done);
+        r
+    }
+
+    /// The probe of the exact map of the table whose state is at `ts`, the key `keys` packed
+    /// by `packing`: answers a hit taken in line; goes to `to.0` on a miss, to `to.1` (the
+    /// shim) for anything else.
+    fn probe_open(
+        &mut self,
+        ts: Value,
+        keys: &[Value],
+        packing: &[(u64, u32)],
+        (miss, shim): (Block, Block),
+    ) -> Value {
+        let l = self.inline.layout;
+        let mut packed = self.iconst(0);
+        for (v, (mask, shift)) in keys.iter().zip(packing) {
+            let v = self.fit(*v, false);
+            let v = self.b.ins().band_imm(v, *mask as i64);
+            let v = self.b.ins().ishl_imm(v, i64::from(*shift));
+            packed = self.b.ins().bor(packed, v);
+        }
         let mt = std::mem::offset_of!(TableState, table);
-        // An exact index with buckets.
+        // An exact index with buckets (none: every lookup misses).
         let kind = self
             .b
             .ins()
@@ -107,7 +164,6 @@ impl Gen<'_, '_> {
             .b
             .ins()
             .load(types::I64, mem(), ts, (map + l.open.buckets) as i32);
-        let miss = self.b.create_block();
         self.next_if(buckets, miss);
         let mask = self
             .b
@@ -142,33 +198,9 @@ impl Gen<'_, '_> {
         let i1 = self.b.ins().band(i1, mask);
         self.b.ins().jump(probe, &[i1.into()]);
         self.b.switch_to_block(hit);
-        let len = self.b.ins().uload32(mem(), b, l.open.len as i32);
-        let inline = self
-            .b
-            .ins()
-            .icmp_imm(IntCC::UnsignedLessThanOrEqual, len, INLINE_ARGS as i64);
-        self.next_if(inline, shim);
-        let answer = self.take_hit(ts, b, slot, len);
-        self.b.ins().jump(done, &[answer.into()]);
-        self.b.switch_to_block(miss);
-        let d = TableState::HOT_DEFAULT as i32;
-        let len = self.b.ins().uload32(mem(), ts, d + HotLayout::get().len as i32);
-        let inline = self
-            .b
-            .ins()
-            .icmp_imm(IntCC::UnsignedLessThanOrEqual, len, INLINE_ARGS as i64);
-        self.next_if(inline, shim);
-        let answer = self.take_miss(ts, len);
-        self.b.ins().jump(done, &[answer.into()]);
-        self.b.switch_to_block(shim);
-        let env = self.env;
-        let t = self.b.ins().iconst(types::I32, i64::from(table));
-        let n = self.b.ins().iconst(types::I32, keys.len() as i64);
-        let (sig, f) = (self.sigs.apply, self.shims.apply);
-        let answer = self.call_shim(sig, f, &[env, t, n]).expect("answer");
-        self.b.ins().jump(done, &[answer.into()]);
-        self.b.switch_to_block(done);
-        r
+        let h = self.b.ins().iadd_imm(slot, -1);
+        let rec = self.b.ins().iadd_imm(b, l.open.hot as i64);
+        self.take_hit(ts, rec, h, shim)
     }
 
     /// Goes on in a new block when `cond` is non-zero, else to `other`.
@@ -178,16 +210,21 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(go);
     }
 
-    /// A hit in bucket `b` (handle + 1 `slot`, `len` ≤ `INLINE_ARGS` inline values) of the
-    /// table whose state is at `ts`, as the shim's `apply_inline` takes it: the values into
-    /// `Env::args`, the hit's handle the running entry, the hit counted. Answers the action id
-    /// with `APPLY_HIT`.
-    fn take_hit(&mut self, ts: Value, b: Value, slot: Value, len: Value) -> Value {
-        let l = self.inline.layout.open;
-        let h = self.b.ins().iadd_imm(slot, -1);
+    /// A hit with handle `h` whose action record ([`HotLayout`]) is at `rec`, of the table
+    /// whose state is at `ts`, as the shim's `apply_inline` takes it (to `shim` when the data
+    /// is not inline): the values into `Env::args`, the handle the running entry, the hit
+    /// counted. Answers the action id with `APPLY_HIT`.
+    pub(super) fn take_hit(&mut self, ts: Value, rec: Value, h: Value, shim: Block) -> Value {
+        let l = HotLayout::get();
+        let len = self.b.ins().uload32(mem(), rec, l.len as i32);
+        let inline = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedLessThanOrEqual, len, INLINE_ARGS as i64);
+        self.next_if(inline, shim);
         let hits = std::mem::offset_of!(TableState, hits);
-        self.take(ts, (b, l.args), h, len, hits);
-        let action = self.b.ins().uload32(mem(), b, l.action as i32);
+        self.take(ts, (rec, l.args), h, len, hits);
+        let action = self.b.ins().uload32(mem(), rec, l.action as i32);
         self.b.ins().bor_imm(action, APPLY_HIT as i64)
     }
 

@@ -44,6 +44,7 @@ mod parser;
 mod prefix;
 mod run;
 mod salu;
+mod trie;
 
 use std::collections::HashMap;
 

@@ -359,8 +359,8 @@ impl Gen<'_, '_> {
             keys.push(v);
         }
         let inline = self.inline;
-        let r = match inline.packing(a.table, keys.len()) {
-            Some(packing) if !self.traced() => self.inline_lookup(a.table, &keys, packing),
+        let r = match inline.probe(a.table, keys.len()) {
+            Some(probe) if !self.traced() => self.inline_lookup(a.table, &keys, probe),
             _ => {
                 let table = self.b.ins().iconst(types::I32, i64::from(a.table));
                 let nkeys = self.b.ins().iconst(types::I32, a.keys.len() as i64);
