@@ -887,18 +887,28 @@ fn route_key(value: u32, len: u16) -> [(&'static str, KeyMatch); 1] {
 
 /// Applies `w` to `sw`; answers the result as text (both engines must agree on it).
 fn write_route(sw: &mut Switch, w: RouteWrite) -> String {
-    let data = |port: u16| [("port", Value::from(port)), ("dmac", 0x77 + Value::from(port))];
+    let data = |port: u16| {
+        [
+            ("port", Value::from(port)),
+            ("dmac", 0x77 + Value::from(port)),
+        ]
+    };
     let all = PipeSel::All;
     let r = match w {
         RouteWrite::Add { value, len, port } => sw
-            .table_add(all, "ipv4_lpm", &route_key(value, len), None, "route", &data(port))
+            .table_add(
+                all,
+                "ipv4_lpm",
+                &route_key(value, len),
+                None,
+                "route",
+                &data(port),
+            )
             .map(|_| ()),
         RouteWrite::Delete { value, len } => {
             sw.table_delete(all, "ipv4_lpm", &route_key(value, len), None)
         }
-        RouteWrite::Default { port } => {
-            sw.table_set_default(all, "ipv4_lpm", "route", &data(port))
-        }
+        RouteWrite::Default { port } => sw.table_set_default(all, "ipv4_lpm", "route", &data(port)),
         RouteWrite::Clear => sw.table_clear(all, "ipv4_lpm"),
     };
     format!("{r:?}")

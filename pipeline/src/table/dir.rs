@@ -376,7 +376,10 @@ mod tests {
         };
         prop_assert!(ix.uses_dir());
         let d = ix.dir.as_deref().expect("a trie");
-        prop_assert!(d.view_in_sync() && d.clone().view_in_sync(), "native code's view is stale");
+        prop_assert!(
+            d.view_in_sync() && d.clone().view_in_sync(),
+            "native code's view is stale"
+        );
         for a in probes {
             let a = a & ((1u128 << width) - 1);
             let got = t.lookup(&[a]).map(|h| h.0);

@@ -49,9 +49,8 @@ pub struct LpmIndex {
 }
 
 // Native code reads the trie's address as a pointer, null for `None`.
-const _: () = assert!(
-    std::mem::size_of::<Option<Box<DirIndex>>>() == std::mem::size_of::<*const DirIndex>()
-);
+const _: () =
+    assert!(std::mem::size_of::<Option<Box<DirIndex>>>() == std::mem::size_of::<*const DirIndex>());
 
 impl LpmIndex {
     /// Offset of the trie's address (`Option<Box<DirIndex>>`: null when there is none),

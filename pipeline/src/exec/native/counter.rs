@@ -95,11 +95,10 @@ impl Gen<'_, '_> {
                 let off = self.shims.entry_off;
                 let e = self.b.ins().load(types::I64, mem(), ctx, off);
                 // A running entry is a handle (below 2^32); anything else is a miss.
-                let live = self.b.ins().icmp_imm(
-                    IntCC::UnsignedLessThanOrEqual,
-                    e,
-                    i64::from(u32::MAX),
-                );
+                let live =
+                    self.b
+                        .ins()
+                        .icmp_imm(IntCC::UnsignedLessThanOrEqual, e, i64::from(u32::MAX));
                 self.next_if(live, done);
                 e
             }
@@ -126,10 +125,7 @@ impl Gen<'_, '_> {
         }
         if p.bytes {
             let ctx = self.env_load(std::mem::offset_of!(EnvLayout, ctx));
-            let len = self
-                .b
-                .ins()
-                .uload32(mem(), ctx, self.shims.pkt_len_off);
+            let len = self.b.ins().uload32(mem(), ctx, self.shims.pkt_len_off);
             let len = self.counted(len, p.adjust);
             let fields = (
                 std::mem::offset_of!(CounterView, bytes),

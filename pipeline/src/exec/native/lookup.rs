@@ -1,4 +1,4 @@
-//! Exact-match lookups done by generated code: for a table whose keys are all exact and pack
+//! Table lookups done by generated code, exact here and LPM in `super::trie`. For a table whose keys are all exact and pack
 //! into 64 bits (the tables whose open-addressing map holds each entry's action record beside
 //! its key, `MatchTable::lookup_inline`), untraced code packs the key with constant masks and
 //! shifts, hashes it and probes the map's buckets itself, reading the map's address from the
@@ -6,8 +6,8 @@
 //! its action id and data into the environment, its handle the running entry, the table's hit
 //! count incremented. A miss (an empty bucket, or no buckets) whose default action's data is
 //! inline (`TableState::HOT_DEFAULT`) is taken there too: the default's id and data, no
-//! running entry, the miss counted. Anything else — data not inline, a table state not exact,
-//! a table index out of range — calls the apply shim, which looks the table up again and does
+//! running entry, the miss counted (an LPM lookup ends the same two ways). Anything else —
+//! data not inline, a table state of another kind, a table index out of range — calls the apply shim, which looks the table up again and does
 //! what it always did. Traced code, and tables with an action profile or idle timeouts,
 //! always call the shim.
 

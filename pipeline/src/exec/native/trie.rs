@@ -31,7 +31,10 @@ impl Gen<'_, '_> {
             .uload8(types::I64, mem(), ts, (mt + l.kind) as i32);
         let lpm = self.b.ins().icmp_imm(IntCC::Equal, kind, i64::from(l.lpm));
         self.next_if(lpm, shim);
-        let dir = self.b.ins().load(types::I64, mem(), ts, (mt + l.dir) as i32);
+        let dir = self
+            .b
+            .ins()
+            .load(types::I64, mem(), ts, (mt + l.dir) as i32);
         self.next_if(dir, shim);
         let top = self.b.ins().load(types::I64, mem(), dir, t.top as i32);
         self.next_if(top, miss);
@@ -61,7 +64,10 @@ impl Gen<'_, '_> {
         // Slot 0: no route; else the handle + 1.
         self.next_if(s_found, miss);
         let h = self.b.ins().iadd_imm(s_found, -1);
-        let hot = self.b.ins().load(types::I64, mem(), ts, (mt + l.hot) as i32);
+        let hot = self
+            .b
+            .ins()
+            .load(types::I64, mem(), ts, (mt + l.hot) as i32);
         let off = self.b.ins().imul_imm(h, l.hot_size as i64);
         let rec = self.b.ins().iadd(hot, off);
         self.take_hit(ts, rec, h, shim)
