@@ -77,7 +77,7 @@ fn state(sw: &Switch) -> String {
             s += &format!("table {} {}\n", t.hits.get(), t.misses.get());
         }
         for c in &p.rt.counters {
-            s += &format!("counter {:?} {:?}\n", c.packets, c.bytes);
+            s += &format!("counter {:?} {:?}\n", c.packets(), c.bytes());
         }
         for r in &p.rt.registers {
             s += &format!("register {:?} {:?}\n", r.lo, r.hi);

@@ -17,7 +17,12 @@ use crate::table::MatchTable;
 #[derive(Debug, Clone)]
 pub struct TableState {
     pub table: MatchTable,
-    pub default: ActionCall,
+    /// The default action ([`TableState::default`]; set through [`TableState::set_default`],
+    /// which keeps `hot_default` in step).
+    default: ActionCall,
+    /// The default action as native code reads it on a miss (`super::exec::native`): id and
+    /// data inline, or a length above `INLINE_ARGS` when the data does not fit.
+    hot_default: crate::table::HotAction,
     pub hits: std::cell::Cell<u64>,
     pub misses: std::cell::Cell<u64>,
     /// Entries' TTLs and last hits, for a table with `idle_timeout = true`.
@@ -25,6 +30,20 @@ pub struct TableState {
 }
 
 impl TableState {
+    /// Offset of the default action's inline record, which native code reads on a miss.
+    pub(crate) const HOT_DEFAULT: usize = std::mem::offset_of!(TableState, hot_default);
+
+    /// The action a miss runs.
+    pub fn default(&self) -> &ActionCall {
+        &self.default
+    }
+
+    /// Makes `call` the action a miss runs.
+    pub fn set_default(&mut self, call: ActionCall) {
+        self.hot_default = crate::table::HotAction::of(&call);
+        self.default = call;
+    }
+
     /// Counts a lookup's hit or miss; a hit of a table with idle timeouts stamps the entry
     /// with `now`. Every engine records its lookups here.
     #[inline]
@@ -53,11 +72,79 @@ pub struct RegisterState {
     pub head: u64,
 }
 
-/// Packet and byte counts of a counter array.
-#[derive(Debug, Clone)]
+/// Packet and byte counts of a counter array. The counts never change length (only their
+/// values change: [`CounterState::packets_mut`] lends slices), so native code adds to them
+/// through a view of their addresses ([`CounterState::VIEW`]), kept equal to the vectors by
+/// the constructor and `clone`.
+#[derive(Debug)]
 pub struct CounterState {
-    pub packets: Vec<u64>,
-    pub bytes: Vec<u64>,
+    packets: Vec<u64>,
+    bytes: Vec<u64>,
+    view: CounterView,
+}
+
+/// Where native code finds a counter array's counts: their addresses and lengths (a kind the
+/// counter does not count has length 0).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CounterView {
+    pub packets: *mut u64,
+    pub npackets: u64,
+    pub bytes: *mut u64,
+    pub nbytes: u64,
+}
+
+// SAFETY: the view holds addresses Rust code never dereferences; native code writes through
+// them only while the running pass borrows the pipe's state mutably. It is as thread-safe as
+// the vectors it describes.
+unsafe impl Send for CounterView {}
+// SAFETY: as above.
+unsafe impl Sync for CounterView {}
+
+impl Clone for CounterState {
+    fn clone(&self) -> CounterState {
+        CounterState::new(self.packets.clone(), self.bytes.clone())
+    }
+}
+
+impl CounterState {
+    /// Offset of the view native code reads ([`CounterView`]).
+    pub(crate) const VIEW: usize = std::mem::offset_of!(CounterState, view);
+
+    /// Counts (`packets`, `bytes`: empty for a kind not counted).
+    pub fn new(mut packets: Vec<u64>, mut bytes: Vec<u64>) -> CounterState {
+        let view = CounterView {
+            packets: packets.as_mut_ptr(),
+            npackets: packets.len() as u64,
+            bytes: bytes.as_mut_ptr(),
+            nbytes: bytes.len() as u64,
+        };
+        CounterState {
+            packets,
+            bytes,
+            view,
+        }
+    }
+
+    /// Packet counts by index (empty when the counter counts bytes only).
+    pub fn packets(&self) -> &[u64] {
+        &self.packets
+    }
+
+    /// Byte counts by index (empty when the counter counts packets only).
+    pub fn bytes(&self) -> &[u64] {
+        &self.bytes
+    }
+
+    /// Packet counts to change.
+    pub fn packets_mut(&mut self) -> &mut [u64] {
+        &mut self.packets
+    }
+
+    /// Byte counts to change.
+    pub fn bytes_mut(&mut self) -> &mut [u64] {
+        &mut self.bytes
+    }
 }
 
 /// The entries of a parser value set: per entry a value and a mask for each of the set's
@@ -220,6 +307,7 @@ pub fn new_table_state(
     Ok(TableState {
         table,
         default: t.default_action.clone(),
+        hot_default: crate::table::HotAction::of(&t.default_action),
         hits: std::cell::Cell::new(0),
         misses: std::cell::Cell::new(0),
         idle,
@@ -262,10 +350,10 @@ impl PipeRuntime {
     #[inline]
     pub fn add_count(&mut self, counter: usize, index: usize, bytes: u32) {
         if let Some(st) = self.counters.get_mut(counter) {
-            if let Some(p) = st.packets.get_mut(index) {
+            if let Some(p) = st.packets_mut().get_mut(index) {
                 *p += 1;
             }
-            if let Some(b) = st.bytes.get_mut(index) {
+            if let Some(b) = st.bytes_mut().get_mut(index) {
                 *b += u64::from(bytes);
             }
         }
@@ -285,18 +373,11 @@ impl PipeRuntime {
                 .iter()
                 .map(|c| {
                     let n = counter_size(pl, c);
-                    CounterState {
-                        packets: if c.kind != CounterKind::Bytes {
-                            vec![0; n]
-                        } else {
-                            Vec::new()
-                        },
-                        bytes: if c.kind != CounterKind::Packets {
-                            vec![0; n]
-                        } else {
-                            Vec::new()
-                        },
-                    }
+                    let of = |counted: bool| if counted { vec![0; n] } else { Vec::new() };
+                    CounterState::new(
+                        of(c.kind != CounterKind::Bytes),
+                        of(c.kind != CounterKind::Packets),
+                    )
                 })
                 .collect(),
             meters: pl

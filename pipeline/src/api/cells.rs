@@ -119,10 +119,10 @@ impl Switch {
         let (c, at) = self.cells(pipes, Of::Counter, cell)?;
         for (p, i) in at {
             let st = &mut self.pipes[p].rt.counters[c];
-            if let Some(x) = st.packets.get_mut(i as usize) {
+            if let Some(x) = st.packets_mut().get_mut(i as usize) {
                 *x = packets;
             }
-            if let Some(x) = st.bytes.get_mut(i as usize) {
+            if let Some(x) = st.bytes_mut().get_mut(i as usize) {
                 *x = bytes;
             }
         }

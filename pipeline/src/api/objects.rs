@@ -224,8 +224,8 @@ impl Switch {
                 let st = &self.pipes[p].rt.counters[c];
                 CounterValue {
                     pipe: p as u16,
-                    packets: st.packets.get(index).copied().unwrap_or(0),
-                    bytes: st.bytes.get(index).copied().unwrap_or(0),
+                    packets: st.packets().get(index).copied().unwrap_or(0),
+                    bytes: st.bytes().get(index).copied().unwrap_or(0),
                 }
             })
             .filter(|_| pl < self.prog.pipelines.len())
@@ -290,8 +290,8 @@ impl Switch {
         let cname = self.prog.pipelines[pl].counters[c].name.clone();
         for p in self.target_pipes(pipes, pl, &cname)? {
             let st = &mut self.pipes[p].rt.counters[c];
-            st.packets.fill(0);
-            st.bytes.fill(0);
+            st.packets_mut().fill(0);
+            st.bytes_mut().fill(0);
         }
         Ok(())
     }

@@ -340,10 +340,10 @@ impl Switch {
         for (ci, c) in pl.counters.iter().enumerate() {
             if c.direct_table == Some(tid) {
                 let st = &mut rt.counters[ci];
-                if let Some(x) = st.packets.get_mut(h.index()) {
+                if let Some(x) = st.packets_mut().get_mut(h.index()) {
                     *x = 0;
                 }
-                if let Some(x) = st.bytes.get_mut(h.index()) {
+                if let Some(x) = st.bytes_mut().get_mut(h.index()) {
                     *x = 0;
                 }
             }
@@ -639,7 +639,7 @@ impl Switch {
         }
         let call = build_call(pl, t, action, params, true)?;
         for p in self.target_pipes(pipes, r.pl, &t.name)? {
-            self.pipes[p].tables[r.t].default = call.clone();
+            self.pipes[p].tables[r.t].set_default(call.clone());
         }
         Ok(())
     }
@@ -655,7 +655,7 @@ impl Switch {
             });
         }
         for p in self.target_pipes(pipes, r.pl, &t.name)? {
-            self.pipes[p].tables[r.t].default = t.default_action.clone();
+            self.pipes[p].tables[r.t].set_default(t.default_action.clone());
         }
         Ok(())
     }
@@ -669,7 +669,7 @@ impl Switch {
         let r = self.table_ref(table)?;
         let pl = &self.prog.pipelines[r.pl];
         let p = self.first_pipe(pipes, r.pl, &pl.tables[r.t].name)?;
-        Ok(named_params(pl, &self.pipes[p].tables[r.t].default))
+        Ok(named_params(pl, self.pipes[p].tables[r.t].default()))
     }
 
     /// Lookups that hit and missed in `table`, summed over the selected pipes.

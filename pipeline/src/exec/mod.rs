@@ -229,6 +229,11 @@ impl RunningEntry {
     pub fn get(self) -> Option<EntryHandle> {
         u32::try_from(self.0).ok().map(EntryHandle)
     }
+
+    /// The 8 bytes native code stores (`exec::native`).
+    pub(crate) const fn raw(self) -> u64 {
+        self.0
+    }
 }
 
 /// Per-gress precomputed facts.

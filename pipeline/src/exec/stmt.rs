@@ -351,7 +351,7 @@ impl<T: Tracer> Ctx<'_, T> {
         ts.record(hit, self.now);
         let call = match hit {
             Some(h) => ts.table.hit_action(h, &key, &self.rt.registers),
-            None => &ts.default,
+            None => ts.default(),
         };
         self.trace_table(tid, &key, hit.is_some(), call.action, &call.args);
         self.scratch.key = key;

@@ -23,7 +23,7 @@ const LEVELS: [(u32, u32); 3] = [(0, 16), (16, 8), (24, 8)];
 /// Largest handle the slot encoding holds (handle + 1 must stay below [`CHILD`]).
 pub const MAX_HANDLE: u32 = CHILD - 2;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct DirIndex {
     /// Field width in bits (≤ 32); values are shifted left by `32 - width`.
     width: u32,
@@ -33,6 +33,75 @@ pub struct DirIndex {
     pub(super) free: [Vec<u32>; 2],
     /// Prefix length of the route behind each live handle (indexed by handle).
     lens: Vec<u8>,
+    /// Where native code finds the levels ([`DirLayout`]); every method that may reallocate
+    /// them (`insert`, `remove`, `clear`, `clone`) sets it again.
+    view: View,
+}
+
+/// The levels' addresses (the first null when it is not allocated: no route).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct View {
+    top: *const Slot,
+    chunks: [*const Slot; 2],
+}
+
+impl Default for View {
+    fn default() -> View {
+        View {
+            top: std::ptr::null(),
+            chunks: [std::ptr::null(); 2],
+        }
+    }
+}
+
+// SAFETY: the view holds addresses Rust code never dereferences (only native code reads
+// through them, while the index is borrowed by the running pass); it is as thread-safe as the
+// vectors it describes.
+unsafe impl Send for View {}
+// SAFETY: as above.
+unsafe impl Sync for View {}
+
+impl Clone for DirIndex {
+    fn clone(&self) -> DirIndex {
+        let mut d = DirIndex {
+            width: self.width,
+            top: self.top.clone(),
+            chunks: self.chunks.clone(),
+            free: self.free.clone(),
+            lens: self.lens.clone(),
+            view: View::default(),
+        };
+        d.sync_view();
+        d
+    }
+}
+
+/// Byte offsets and constants native code reads a [`DirIndex`] with (a lookup as
+/// [`DirIndex::lookup`] does it): the view's level addresses (`u32` slots), the child flag of a
+/// slot and the slots per chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DirLayout {
+    pub top: usize,
+    pub chunks: [usize; 2],
+    pub child: u32,
+    pub chunk: usize,
+}
+
+impl DirLayout {
+    pub(crate) const fn get() -> DirLayout {
+        use std::mem::offset_of;
+        let view = offset_of!(DirIndex, view);
+        DirLayout {
+            top: view + offset_of!(View, top),
+            chunks: [
+                view + offset_of!(View, chunks),
+                view + offset_of!(View, chunks) + std::mem::size_of::<*const Slot>(),
+            ],
+            child: CHILD,
+            chunk: CHUNK,
+        }
+    }
 }
 
 /// What an update does to the slots a prefix covers.
@@ -47,10 +116,36 @@ enum Op {
 impl DirIndex {
     /// An index for one LPM field of `width` bits (1..=32).
     pub fn new(width: u16) -> DirIndex {
-        DirIndex {
+        let mut d = DirIndex {
             width: u32::from(width.clamp(1, 32)),
             ..DirIndex::default()
-        }
+        };
+        d.sync_view();
+        d
+    }
+
+    /// Sets the view to the levels as they are now.
+    fn sync_view(&mut self) {
+        self.view = View {
+            top: if self.top.is_empty() {
+                std::ptr::null()
+            } else {
+                self.top.as_ptr()
+            },
+            chunks: [self.chunks[0].as_ptr(), self.chunks[1].as_ptr()],
+        };
+    }
+
+    /// Whether the view describes the levels as they are now.
+    #[cfg(test)]
+    pub(super) fn view_in_sync(&self) -> bool {
+        let top = if self.top.is_empty() {
+            std::ptr::null()
+        } else {
+            self.top.as_ptr()
+        };
+        let chunks = [self.chunks[0].as_ptr(), self.chunks[1].as_ptr()];
+        self.view.top == top && self.view.chunks == chunks
     }
 
     /// The field value (masked to `width` bits) left-aligned in 32 bits.
@@ -86,6 +181,7 @@ impl DirIndex {
         self.lens[h] = len;
         let slot = handle + 1;
         self.update(self.align(value), len, Op::Insert { slot, len }, 0, 0);
+        self.sync_view();
     }
 
     /// Removes route `value/len` held by `handle`; `covering` is the handle of the longest
@@ -101,6 +197,7 @@ impl DirIndex {
             new,
         };
         self.update(self.align(value), len, op, 0, 0);
+        self.sync_view();
     }
 
     pub fn clear(&mut self) {
@@ -278,6 +375,11 @@ mod tests {
             return Err(TestCaseError::fail("not an LPM index"));
         };
         prop_assert!(ix.uses_dir());
+        let d = ix.dir.as_deref().expect("a trie");
+        prop_assert!(
+            d.view_in_sync() && d.clone().view_in_sync(),
+            "native code's view is stale"
+        );
         for a in probes {
             let a = a & ((1u128 << width) - 1);
             let got = t.lookup(&[a]).map(|h| h.0);

@@ -48,7 +48,15 @@ pub struct LpmIndex {
     pub(super) dir: Option<Box<DirIndex>>,
 }
 
+// Native code reads the trie's address as a pointer, null for `None`.
+const _: () =
+    assert!(std::mem::size_of::<Option<Box<DirIndex>>>() == std::mem::size_of::<*const DirIndex>());
+
 impl LpmIndex {
+    /// Offset of the trie's address (`Option<Box<DirIndex>>`: null when there is none),
+    /// which native code reads.
+    pub(super) const DIR: usize = std::mem::offset_of!(LpmIndex, dir);
+
     pub fn new(widths: &[u16], lpm_field: usize) -> LpmIndex {
         LpmIndex {
             packer: KeyPacker::new(widths),

@@ -65,8 +65,8 @@ pub enum TableShape {
     Tcam,
 }
 
-/// `repr(C, u8)`: the variant is a byte at offset 0 (0 for `Exact`), which native code checks
-/// before it reads an exact index ([`InlineLayout`]).
+/// `repr(C, u8)`: the variant is a byte at offset 0 (0 for `Exact`, 1 for `Lpm`), which
+/// native code checks before it reads an exact or LPM index ([`InlineLayout`]).
 #[derive(Debug, Clone)]
 #[repr(C, u8)]
 enum Index {
@@ -123,6 +123,14 @@ pub(crate) struct InlineLayout {
     pub map: usize,
     pub open: open::OpenLayout,
     pub hash_mul: u64,
+    /// An LPM index: the kind byte's value, the offset of its trie's address (a `Box`, null
+    /// when the index has no trie) and the trie's layout.
+    pub lpm: u8,
+    pub dir: usize,
+    pub trie: dir::DirLayout,
+    /// The dense action array's address ([`HotArray`]) and bytes per record.
+    pub hot: usize,
+    pub hot_size: usize,
 }
 
 impl InlineLayout {
@@ -134,6 +142,11 @@ impl InlineLayout {
             Index::Exact(e) => (e as *const ExactIndex as usize) - (&ix as *const Index as usize),
             _ => unreachable!("built as exact"),
         };
+        let lx = Index::Lpm(LpmIndex::new(&[8], 0));
+        let lpm_payload = match &lx {
+            Index::Lpm(l) => (l as *const LpmIndex as usize) - (&lx as *const Index as usize),
+            _ => unreachable!("built as LPM"),
+        };
         let index = std::mem::offset_of!(MatchTable, index);
         InlineLayout {
             kind: index,
@@ -141,6 +154,14 @@ impl InlineLayout {
             map: index + payload + ExactIndex::SMALL_MAP,
             open: open::OpenLayout::get(),
             hash_mul: open::HASH_MUL,
+            // `repr(C, u8)` tags count variants in declaration order.
+            lpm: 1,
+            dir: index + lpm_payload + LpmIndex::DIR,
+            trie: dir::DirLayout::get(),
+            hot: std::mem::offset_of!(MatchTable, hot)
+                + std::mem::offset_of!(HotArray, at)
+                + std::mem::offset_of!(HotAt, 0),
+            hot_size: std::mem::size_of::<HotAction>(),
         }
     }
 }
@@ -171,7 +192,7 @@ pub(crate) fn inline_packing(keys: &[(MatchKind, u16)]) -> Option<Vec<(u64, u32)
 /// data inline (32 bytes a slot), so running a hit's action touches one small slot instead of
 /// the entry and then its heap-allocated data.
 #[derive(Debug, Clone)]
-struct HotAction {
+pub(crate) struct HotAction {
     action: ActionId,
     /// Number of inline values; above [`INLINE_ARGS`] when the data lives only in the entry
     /// (too long, too wide, or no live entry).
@@ -186,7 +207,7 @@ impl HotAction {
         args: [0; INLINE_ARGS],
     };
 
-    fn of(call: &ActionCall) -> HotAction {
+    pub(crate) fn of(call: &ActionCall) -> HotAction {
         let spilled = HotAction {
             action: call.action,
             ..HotAction::NONE
@@ -209,6 +230,85 @@ impl HotAction {
     }
 }
 
+/// Byte offsets native code reads a [`HotAction`] at: the action id (`u32`), the number of
+/// inline values (`u32`, above [`INLINE_ARGS`]: not inline) and the values (`u64`s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HotLayout {
+    pub action: usize,
+    pub len: usize,
+    pub args: usize,
+}
+
+impl HotLayout {
+    pub(crate) const fn get() -> HotLayout {
+        use std::mem::offset_of;
+        HotLayout {
+            action: offset_of!(HotAction, action.0),
+            len: offset_of!(HotAction, len),
+            args: offset_of!(HotAction, args),
+        }
+    }
+}
+
+/// The dense action array ([`HotAction`] by handle) with its address, which native code reads
+/// (`InlineLayout::hot`): only `push` grows the vector, and it and `clone` set the address
+/// again; everything else changes it as a slice.
+#[derive(Debug, Default)]
+struct HotArray {
+    v: Vec<HotAction>,
+    at: HotAt,
+}
+
+/// [`HotArray`]'s vector's address.
+#[derive(Debug, Clone, Copy)]
+struct HotAt(*const HotAction);
+
+impl Default for HotAt {
+    fn default() -> HotAt {
+        HotAt(std::ptr::null())
+    }
+}
+
+// SAFETY: the address is never dereferenced by Rust code (only by native code, while the
+// table is borrowed by the running pass); it is as thread-safe as the vector it describes.
+unsafe impl Send for HotAt {}
+// SAFETY: as above.
+unsafe impl Sync for HotAt {}
+
+impl Clone for HotArray {
+    fn clone(&self) -> HotArray {
+        let v = self.v.clone();
+        HotArray {
+            at: HotAt(v.as_ptr()),
+            v,
+        }
+    }
+}
+
+impl HotArray {
+    fn push(&mut self, a: HotAction) {
+        self.v.push(a);
+        self.at = HotAt(self.v.as_ptr());
+    }
+
+    fn clear(&mut self) {
+        self.v.clear();
+    }
+}
+
+impl std::ops::Deref for HotArray {
+    type Target = [HotAction];
+    fn deref(&self) -> &[HotAction] {
+        &self.v
+    }
+}
+
+impl std::ops::DerefMut for HotArray {
+    fn deref_mut(&mut self) -> &mut [HotAction] {
+        &mut self.v
+    }
+}
+
 /// The entries of one P4 table with its lookup index.
 #[derive(Debug, Clone)]
 pub struct MatchTable {
@@ -218,7 +318,7 @@ pub struct MatchTable {
     size: u32,
     slots: Vec<Option<Entry>>,
     /// Parallel to `slots`: each live entry's action for the packet path.
-    hot: Vec<HotAction>,
+    hot: HotArray,
     free: Vec<u32>,
     len: u32,
     next_seq: u64,
@@ -258,7 +358,7 @@ impl MatchTable {
             shape,
             size,
             slots: Vec::new(),
-            hot: Vec::new(),
+            hot: HotArray::default(),
             free: Vec::new(),
             len: 0,
             next_seq: 0,

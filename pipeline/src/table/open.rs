@@ -84,14 +84,11 @@ pub(crate) struct OpenLayout {
     pub mask: usize,
     pub shift: usize,
     /// Bytes per bucket, and in a bucket: the packed key (`u64`), the handle + 1 (`u32`, 0:
-    /// empty), the action id (`u32`), the number of inline values (`u32`) and the values
-    /// (`u64`s, [`super::INLINE_ARGS`] of them).
+    /// empty) and the action record ([`super::HotLayout`]).
     pub bucket: usize,
     pub key: usize,
     pub slot: usize,
-    pub action: usize,
-    pub len: usize,
-    pub args: usize,
+    pub hot: usize,
 }
 
 impl OpenLayout {
@@ -105,9 +102,7 @@ impl OpenLayout {
             bucket: std::mem::size_of::<Bucket>(),
             key: offset_of!(Bucket, key),
             slot: offset_of!(Bucket, slot),
-            action: offset_of!(Bucket, hot) + offset_of!(HotAction, action.0),
-            len: offset_of!(Bucket, hot) + offset_of!(HotAction, len),
-            args: offset_of!(Bucket, hot) + offset_of!(HotAction, args),
+            hot: offset_of!(Bucket, hot),
         }
     }
 }

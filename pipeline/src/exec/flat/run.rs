@@ -430,7 +430,7 @@ impl<T: Tracer> Ctx<'_, T> {
         let mut data = [0; crate::table::INLINE_ARGS];
         let (hit, action, args) = match ts.table.lookup_call(&key, &mut data, &self.rt.registers) {
             Some((h, action, args)) => (Some(h), action, args),
-            None => (None, ts.default.action, &ts.default.args[..]),
+            None => (None, ts.default().action, &ts.default().args[..]),
         };
         ts.record(hit, self.now);
         if T::ENABLED {

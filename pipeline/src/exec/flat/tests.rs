@@ -1023,8 +1023,11 @@ fn differential_with(
             effects.mirrors += usize::from(w1.effects.mirror.is_some());
         }
         same_meters(&st[0], &st[1]);
-        assert_eq!(st[0].rt.counters[0].packets, st[1].rt.counters[0].packets);
-        assert_eq!(st[0].rt.counters[0].bytes, st[1].rt.counters[0].bytes);
+        assert_eq!(
+            st[0].rt.counters[0].packets(),
+            st[1].rt.counters[0].packets()
+        );
+        assert_eq!(st[0].rt.counters[0].bytes(), st[1].rt.counters[0].bytes());
         for (x, y) in st[0].tables.iter().zip(st[1].tables.iter()) {
             assert_eq!(
                 (x.hits.get(), x.misses.get()),

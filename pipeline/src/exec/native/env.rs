@@ -80,6 +80,10 @@ pub struct Env<'e, 'a, T: Tracer> {
     /// read the tables' maps: `super::lookup`).
     pub tables: *const crate::state::TableState,
     pub ntables: u64,
+    /// The pipe's counter arrays (`PipeRuntime::counters`) and how many there are (generated
+    /// counts add to them through their views: `super::counter`).
+    pub counters: *const crate::state::CounterState,
+    pub ncounters: u64,
     /// A shim-evaluated expression's value.
     pub ret: Value,
     pub fault: Option<Fault>,
@@ -136,6 +140,8 @@ impl<'e, 'a, T: Tracer> Env<'e, 'a, T> {
             saved_entry: RunningEntry::NONE,
             tables: ctx.tables.as_ptr(),
             ntables: ctx.tables.len() as u64,
+            counters: ctx.rt.counters.as_ptr(),
+            ncounters: ctx.rt.counters.len() as u64,
             ctx,
             fg,
             ret: 0,
@@ -382,7 +388,7 @@ pub unsafe extern "C" fn shim_apply<T: Tracer>(env: *mut Env<T>, table: u32, nke
     // SAFETY: generated code stored all `nkeys` key values before calling.
     let key: &[Value] = unsafe { std::slice::from_raw_parts(env.key.as_ptr().cast(), n) };
     match ts.table.lookup_inline(key) {
-        Some(found) if found.is_some() || ts.default.args.len() <= MAX_ARGS => {
+        Some(found) if found.is_some() || ts.default().args.len() <= MAX_ARGS => {
             return apply_inline(env, ctx, ts, table, key, found);
         }
         _ => {}
@@ -390,7 +396,7 @@ pub unsafe extern "C" fn shim_apply<T: Tracer>(env: *mut Env<T>, table: u32, nke
     let mut data = [0; INLINE_ARGS];
     let (hit, action, args) = match ts.table.lookup_call(key, &mut data, &ctx.rt.registers) {
         Some((h, action, args)) => (Some(h), action, args),
-        None => (None, ts.default.action, &ts.default.args[..]),
+        None => (None, ts.default().action, &ts.default().args[..]),
     };
     note_apply(ctx, ts, table, key, hit, action, args);
     let flags = if hit.is_some() { APPLY_HIT } else { 0 };
@@ -437,7 +443,7 @@ fn apply_inline<T: Tracer>(
             (Some(h), action, data.len())
         }
         None => {
-            let d = &ts.default;
+            let d = ts.default();
             for (slot, v) in env.args.iter_mut().zip(d.args.iter()) {
                 slot.write(*v);
             }
@@ -820,6 +826,8 @@ pub struct Shims {
     pub mirror: usize,
     pub meter: usize,
     pub entry_off: i32,
+    /// Where `Ctx::pkt_len` (a `u32`) lies in such a context.
+    pub pkt_len_off: i32,
     /// The trace hooks (`None`: untraced code, which calls none).
     pub trace: Option<TraceHooks>,
 }
@@ -855,6 +863,7 @@ impl Shims {
             mirror: super::externs::shim_mirror::<T> as *const () as usize,
             meter: super::externs::shim_meter::<T> as *const () as usize,
             entry_off: std::mem::offset_of!(Ctx<'static, T>, entry) as i32,
+            pkt_len_off: std::mem::offset_of!(Ctx<'static, T>, pkt_len) as i32,
             trace: T::ENABLED.then_some(TraceHooks {
                 state: hook_state::<T> as *const () as usize,
                 extract: hook_extract::<T> as *const () as usize,

@@ -1,34 +1,48 @@
-//! Exact-match lookups done by generated code: for a table whose keys are all exact and pack
+//! Table lookups done by generated code, exact here and LPM in `super::trie`. For a table whose keys are all exact and pack
 //! into 64 bits (the tables whose open-addressing map holds each entry's action record beside
 //! its key, `MatchTable::lookup_inline`), untraced code packs the key with constant masks and
 //! shifts, hashes it and probes the map's buckets itself, reading the map's address from the
 //! table state the pass runs on. A hit whose data lies inline in its bucket is taken there:
 //! its action id and data into the environment, its handle the running entry, the table's hit
-//! count incremented. Anything else — a miss (the default action, counted by the shim), data
-//! not inline, no map, a table state not exact, a table index out of range — calls the apply
-//! shim, which looks the table up again and does what it always did. Traced code, and tables
-//! with an action profile or idle timeouts, always call the shim.
+//! count incremented. A miss (an empty bucket, or no buckets) whose default action's data is
+//! inline (`TableState::HOT_DEFAULT`) is taken there too: the default's id and data, no
+//! running entry, the miss counted (an LPM lookup ends the same two ways). Anything else —
+//! data not inline, a table state of another kind, a table index out of range — calls the apply shim, which looks the table up again and does
+//! what it always did. Traced code, and tables with an action profile or idle timeouts,
+//! always call the shim.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, InstBuilder, Value};
+use cranelift_codegen::ir::{types, Block, InstBuilder, Value};
 
+use super::counter::CounterPlan;
 use super::env::{EnvLayout, APPLY_HIT};
 use super::gen::{mem, Gen};
-use crate::ir::Pipeline;
+use crate::exec::RunningEntry;
+use crate::ir::{MatchKind, Pipeline};
 use crate::state::TableState;
-use crate::table::{inline_packing, InlineLayout, INLINE_ARGS};
+use crate::table::{inline_packing, HotLayout, InlineLayout, INLINE_ARGS};
+
+/// How generated code looks one table up itself.
+pub enum Probe {
+    /// The exact index's open-addressing map, the key packed by these masks and shifts.
+    Exact(Vec<(u64, u32)>),
+    /// The LPM index's trie (`super::trie`), for the one key field of this width (≤ 32).
+    Trie(u16),
+}
 
 /// What generated code needs to look tables up itself: the tables' layout, and per table id
-/// the key packing of those it may look up (`None`: always the shim).
+/// how it looks up those it may look up (`None`: always the shim); and per counter id how it
+/// counts on those it may count on itself ([`super::counter`]).
 pub struct InlineTables {
-    layout: InlineLayout,
-    packing: Vec<Option<Vec<(u64, u32)>>>,
+    pub(super) layout: InlineLayout,
+    probes: Vec<Option<Probe>>,
+    counters: Vec<Option<CounterPlan>>,
 }
 
 impl InlineTables {
     /// The tables of `pl` generated code looks up itself.
     pub fn new(pl: &Pipeline) -> InlineTables {
-        let packing = pl
+        let probes = pl
             .tables
             .iter()
             .enumerate()
@@ -36,39 +50,47 @@ impl InlineTables {
                 if crate::state::profile_of(pl, tid).is_some() || t.idle_timeout {
                     return None;
                 }
-                inline_packing(&crate::state::table_shape(t))
+                let shape = crate::state::table_shape(t);
+                match shape[..] {
+                    [(MatchKind::Lpm, w)] if w <= 32 => Some(Probe::Trie(w)),
+                    _ => inline_packing(&shape).map(Probe::Exact),
+                }
             })
             .collect();
         InlineTables {
             layout: InlineLayout::get(),
-            packing,
+            probes,
+            counters: super::counter::plans(pl),
         }
     }
 
-    /// The key packing of table `table` when a lookup with `nkeys` key values may be done in
-    /// generated code.
-    pub fn packing(&self, table: u32, nkeys: usize) -> Option<&[(u64, u32)]> {
-        let p = self.packing.get(table as usize)?.as_deref()?;
-        (p.len() == nkeys).then_some(p)
+    /// How generated code counts on counter `counter` itself (`None`: through the shim).
+    pub fn counter(&self, counter: u32) -> Option<CounterPlan> {
+        self.counters.get(counter as usize).copied().flatten()
+    }
+
+    /// How a lookup of table `table` with `nkeys` key values may be done in generated code.
+    pub fn probe(&self, table: u32, nkeys: usize) -> Option<&Probe> {
+        let p = self.probes.get(table as usize)?.as_ref()?;
+        let n = match p {
+            Probe::Exact(packing) => packing.len(),
+            Probe::Trie(_) => 1,
+        };
+        (n == nkeys).then_some(p)
     }
 }
 
 impl Gen<'_, '_> {
     /// Looks table `table` up with the key values `keys` (already stored in `Env::key` for
-    /// the shim), packed by `packing`: in line for an inline hit, else by the apply shim.
+    /// the shim) as `probe` says: in line for an inline hit or miss, else by the apply shim.
     /// Answers what the shim answers (action id and `APPLY_*` flags).
-    pub fn inline_lookup(&mut self, table: u32, keys: &[Value], packing: &[(u64, u32)]) -> Value {
-        let l = self.inline.layout;
-        let shim = self.b.create_block();
-        let done = self.b.create_block();
+    pub fn inline_lookup(&mut self, table: u32, keys: &[Value], probe: &Probe) -> Value {
+        let (shim, miss, done) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
         let r = self.b.append_block_param(done, types::I64);
-        let mut packed = self.iconst(0);
-        for (v, (mask, shift)) in keys.iter().zip(packing) {
-            let v = self.fit(*v, false);
-            let v = self.b.ins().band_imm(v, *mask as i64);
-            let v = self.b.ins().ishl_imm(v, i64::from(*shift));
-            packed = self.b.ins().bor(packed, v);
-        }
         // The table's state, if the pass has that many tables.
         let ntables = self.env_load(std::mem::offset_of!(EnvLayout, ntables));
         let there = self
@@ -79,8 +101,55 @@ impl Gen<'_, '_> {
         let tables = self.env_load(std::mem::offset_of!(EnvLayout, tables));
         let at = table as usize * std::mem::size_of::<TableState>();
         let ts = self.b.ins().iadd_imm(tables, at as i64);
+        let answer = match probe {
+            Probe::Exact(packing) => self.probe_open(ts, keys, packing, (miss, shim)),
+            Probe::Trie(width) => self.probe_trie(ts, keys[0], *width, (miss, shim)),
+        };
+        self.b.ins().jump(done, &[answer.into()]);
+        self.b.switch_to_block(miss);
+        let d = TableState::HOT_DEFAULT as i32;
+        let len = self
+            .b
+            .ins()
+            .uload32(mem(), ts, d + HotLayout::get().len as i32);
+        let inline = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedLessThanOrEqual, len, INLINE_ARGS as i64);
+        self.next_if(inline, shim);
+        let answer = self.take_miss(ts, len);
+        self.b.ins().jump(done, &[answer.into()]);
+        self.b.switch_to_block(shim);
+        let env = self.env;
+        let t = self.b.ins().iconst(types::I32, i64::from(table));
+        let n = self.b.ins().iconst(types::I32, keys.len() as i64);
+        let (sig, f) = (self.sigs.apply, self.shims.apply);
+        let answer = self.call_shim(sig, f, &[env, t, n]).expect("answer");
+        self.b.ins().jump(done, &[answer.into()]);
+        self.b.switch_to_block(done);
+        r
+    }
+
+    /// The probe of the exact map of the table whose state is at `ts`, the key `keys` packed
+    /// by `packing`: answers a hit taken in line; goes to `to.0` on a miss, to `to.1` (the
+    /// shim) for anything else.
+    fn probe_open(
+        &mut self,
+        ts: Value,
+        keys: &[Value],
+        packing: &[(u64, u32)],
+        (miss, shim): (Block, Block),
+    ) -> Value {
+        let l = self.inline.layout;
+        let mut packed = self.iconst(0);
+        for (v, (mask, shift)) in keys.iter().zip(packing) {
+            let v = self.fit(*v, false);
+            let v = self.b.ins().band_imm(v, *mask as i64);
+            let v = self.b.ins().ishl_imm(v, i64::from(*shift));
+            packed = self.b.ins().bor(packed, v);
+        }
         let mt = std::mem::offset_of!(TableState, table);
-        // An exact index with buckets.
+        // An exact index with buckets (none: every lookup misses).
         let kind = self
             .b
             .ins()
@@ -95,7 +164,7 @@ impl Gen<'_, '_> {
             .b
             .ins()
             .load(types::I64, mem(), ts, (map + l.open.buckets) as i32);
-        self.next_if(buckets, shim);
+        self.next_if(buckets, miss);
         let mask = self
             .b
             .ins()
@@ -119,7 +188,7 @@ impl Gen<'_, '_> {
         let off = self.b.ins().imul_imm(i, l.open.bucket as i64);
         let b = self.b.ins().iadd(buckets, off);
         let slot = self.b.ins().uload32(mem(), b, l.open.slot as i32);
-        self.b.ins().brif(slot, cmp, &[], shim, &[]);
+        self.b.ins().brif(slot, cmp, &[], miss, &[]);
         self.b.switch_to_block(cmp);
         let k = self.b.ins().load(types::I64, mem(), b, l.open.key as i32);
         let same = self.b.ins().icmp(IntCC::Equal, k, packed);
@@ -129,61 +198,70 @@ impl Gen<'_, '_> {
         let i1 = self.b.ins().band(i1, mask);
         self.b.ins().jump(probe, &[i1.into()]);
         self.b.switch_to_block(hit);
-        let len = self.b.ins().uload32(mem(), b, l.open.len as i32);
-        let inline = self
-            .b
-            .ins()
-            .icmp_imm(IntCC::UnsignedLessThanOrEqual, len, INLINE_ARGS as i64);
-        self.next_if(inline, shim);
-        let answer = self.take_hit(ts, b, slot, len);
-        self.b.ins().jump(done, &[answer.into()]);
-        self.b.switch_to_block(shim);
-        let env = self.env;
-        let t = self.b.ins().iconst(types::I32, i64::from(table));
-        let n = self.b.ins().iconst(types::I32, keys.len() as i64);
-        let (sig, f) = (self.sigs.apply, self.shims.apply);
-        let answer = self.call_shim(sig, f, &[env, t, n]).expect("answer");
-        self.b.ins().jump(done, &[answer.into()]);
-        self.b.switch_to_block(done);
-        r
+        let h = self.b.ins().iadd_imm(slot, -1);
+        let rec = self.b.ins().iadd_imm(b, l.open.hot as i64);
+        self.take_hit(ts, rec, h, shim)
     }
 
     /// Goes on in a new block when `cond` is non-zero, else to `other`.
-    fn next_if(&mut self, cond: Value, other: cranelift_codegen::ir::Block) {
+    pub(super) fn next_if(&mut self, cond: Value, other: cranelift_codegen::ir::Block) {
         let go = self.b.create_block();
         self.b.ins().brif(cond, go, &[], other, &[]);
         self.b.switch_to_block(go);
     }
 
-    /// A hit in bucket `b` (handle + 1 `slot`, `len` ≤ `INLINE_ARGS` inline values) of the
-    /// table whose state is at `ts`, as the shim's `apply_inline` takes it: the values into
-    /// `Env::args` (all `INLINE_ARGS`: those past `len` are never read), `Env::nargs`, the
-    /// running entry saved and replaced by the hit's handle, the hit counted. Answers the
-    /// action id with `APPLY_HIT`.
-    fn take_hit(&mut self, ts: Value, b: Value, slot: Value, len: Value) -> Value {
-        let l = self.inline.layout.open;
+    /// A hit with handle `h` whose action record ([`HotLayout`]) is at `rec`, of the table
+    /// whose state is at `ts`, as the shim's `apply_inline` takes it (to `shim` when the data
+    /// is not inline): the values into `Env::args`, the handle the running entry, the hit
+    /// counted. Answers the action id with `APPLY_HIT`.
+    pub(super) fn take_hit(&mut self, ts: Value, rec: Value, h: Value, shim: Block) -> Value {
+        let l = HotLayout::get();
+        let len = self.b.ins().uload32(mem(), rec, l.len as i32);
+        let inline = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::UnsignedLessThanOrEqual, len, INLINE_ARGS as i64);
+        self.next_if(inline, shim);
+        let hits = std::mem::offset_of!(TableState, hits);
+        self.take(ts, (rec, l.args), h, len, hits);
+        let action = self.b.ins().uload32(mem(), rec, l.action as i32);
+        self.b.ins().bor_imm(action, APPLY_HIT as i64)
+    }
+
+    /// A miss of the table whose state is at `ts`, its default action's data inline (`len` ≤
+    /// `INLINE_ARGS` values), as the shim's `apply_inline` takes it: the default's values into
+    /// `Env::args`, no running entry, the miss counted. Answers the default's action id.
+    fn take_miss(&mut self, ts: Value, len: Value) -> Value {
+        let (d, h) = (TableState::HOT_DEFAULT, HotLayout::get());
+        let none = self.iconst(RunningEntry::NONE.raw());
+        let misses = std::mem::offset_of!(TableState, misses);
+        self.take(ts, (ts, d + h.args), none, len, misses);
+        self.b.ins().uload32(mem(), ts, (d + h.action) as i32)
+    }
+
+    /// What a hit and a miss taken in line share: the `INLINE_ARGS` values at `data` (address,
+    /// offset) into `Env::args` (those past `len` are never read), `Env::nargs` = `len`, the
+    /// running entry saved and replaced by `entry`, the table's count at `counter` (an offset
+    /// in its state `ts`) incremented.
+    fn take(&mut self, ts: Value, data: (Value, usize), entry: Value, len: Value, counter: usize) {
         let args = std::mem::offset_of!(EnvLayout, args);
         for k in 0..INLINE_ARGS {
             let v = self
                 .b
                 .ins()
-                .load(types::I64, mem(), b, (l.args + 8 * k) as i32);
+                .load(types::I64, mem(), data.0, (data.1 + 8 * k) as i32);
             let env = self.env;
             self.store_value(env, (args + 16 * k) as i32, v);
         }
         // (`uload32` zero-extends to 64 bits.)
         self.env_store(std::mem::offset_of!(EnvLayout, nargs), len);
         let ctx = self.env_load(std::mem::offset_of!(EnvLayout, ctx));
-        let entry = self.shims.entry_off;
-        let saved = self.b.ins().load(types::I64, mem(), ctx, entry);
+        let off = self.shims.entry_off;
+        let saved = self.b.ins().load(types::I64, mem(), ctx, off);
         self.env_store(std::mem::offset_of!(EnvLayout, saved_entry), saved);
-        let h = self.b.ins().iadd_imm(slot, -1);
-        self.b.ins().store(mem(), h, ctx, entry);
-        let hits = std::mem::offset_of!(TableState, hits) as i32;
-        let count = self.b.ins().load(types::I64, mem(), ts, hits);
+        self.b.ins().store(mem(), entry, ctx, off);
+        let count = self.b.ins().load(types::I64, mem(), ts, counter as i32);
         let count = self.b.ins().iadd_imm(count, 1);
-        self.b.ins().store(mem(), count, ts, hits);
-        let action = self.b.ins().uload32(mem(), b, l.action as i32);
-        self.b.ins().bor_imm(action, APPLY_HIT as i64)
+        self.b.ins().store(mem(), count, ts, counter as i32);
     }
 }

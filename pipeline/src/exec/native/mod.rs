@@ -5,9 +5,12 @@
 //! what a parse end means between them) and one function per action the gress can run. PHV
 //! offsets, widths and masks are constants in the code, header validity is a bit test, there
 //! is no dispatch per op, and extracts copy from the parser input straight into the PHV.
-//! Exact tables whose key packs into 64 bits are looked up by the code itself (`lookup`: a
-//! hit taken in line, anything else through the shim); other table applies call the existing
-//! tables through a shim; either way the matched action's function is called directly. Each
+//! Exact tables whose key packs into 64 bits and single-field LPM tables of at most 32 bits
+//! are looked up by the code itself (`lookup`, `trie`: a hit or a miss to a default with
+//! inline data taken in line, hit and miss counted, anything else through the shim); other
+//! table applies call the existing tables through a shim; either way the matched action's
+//! function is called directly. Direct counters and in-range indexed counters are counted in
+//! line (`counter`). Each
 //! gress's intrinsic prefix is written by a generated function too (`prefix`). Digests, mirror requests and meters compute their inputs in line and
 //! hand them to the one Rust definition through typed shims ([`externs`]: no fallbacks).
 //! Whatever the generator does not generate yet runs through the flat
@@ -33,6 +36,7 @@
 //! the boxed slices of the `FlatPipeline` the code was compiled from, which sits beside it in
 //! the same `Engines` and is never changed after construction.
 
+mod counter;
 pub mod env;
 mod expr;
 pub mod externs;
@@ -43,6 +47,7 @@ mod parser;
 mod prefix;
 mod run;
 mod salu;
+mod trie;
 
 use std::collections::HashMap;
 

@@ -236,28 +236,11 @@ impl Gen<'_, '_> {
         total
     }
 
-    /// A counter update: the index generated, the count through [`env::shim_count`].
+    /// A counter update: the index generated, the count in line or through the shim
+    /// ([`super::counter`]).
     fn count(&mut self, counter: u32, index: Option<&FExpr>) {
-        let (has, lo, hi) = match index {
-            Some(e) => {
-                let v = self.expr(e);
-                let v = self.fit(v, true);
-                let (lo, hi) = self.b.ins().isplit(v);
-                (1, lo, hi)
-            }
-            None => {
-                let z = self.iconst(0);
-                (0, z, z)
-            }
-        };
-        let c = self.b.ins().iconst(types::I32, i64::from(counter));
-        let has = self.b.ins().iconst(types::I32, has);
-        let (env, sig) = (self.env, self.sigs.count);
-        let f = self.shims.count;
-        let code = self
-            .call_shim(sig, f, &[env, c, has, lo, hi])
-            .expect("status");
-        self.check_status(code, env::NEXT);
+        let v = index.map(|e| self.expr(e));
+        self.count_value(counter, v);
     }
 
     /// `extract(stack.next)`: the element `next_index` names extracted (as an `extract`),
@@ -376,8 +359,8 @@ impl Gen<'_, '_> {
             keys.push(v);
         }
         let inline = self.inline;
-        let r = match inline.packing(a.table, keys.len()) {
-            Some(packing) if !self.traced() => self.inline_lookup(a.table, &keys, packing),
+        let r = match inline.probe(a.table, keys.len()) {
+            Some(probe) if !self.traced() => self.inline_lookup(a.table, &keys, probe),
             _ => {
                 let table = self.b.ins().iconst(types::I32, i64::from(a.table));
                 let nkeys = self.b.ins().iconst(types::I32, a.keys.len() as i64);
