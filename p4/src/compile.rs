@@ -213,6 +213,7 @@ fn check_and_lower(
 ) -> Option<lower::Lowered> {
     let run = |program: &mut crate::ast::Program, diags: &mut Diagnostics| {
         crate::check::named_args::order_arguments(program, diags);
+        crate::check::inline_functions::inline_functions(program, diags);
         if diags.has_errors() {
             return None;
         }

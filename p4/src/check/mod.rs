@@ -8,6 +8,7 @@
 
 pub mod annotations;
 pub mod env;
+pub mod inline_functions;
 pub mod named_args;
 pub mod rules;
 pub mod suggest;
