@@ -1,4 +1,4 @@
-/* Table results are used in if/switch conditions only. */
+/* A table result stored in a field outside a condition (rewritten into an if, as p4c TableHit). */
 #include "../head.p4inc"
 
 control Ingress(inout headers_t hdr, inout metadata_t meta,
