@@ -1244,6 +1244,11 @@ impl<'a> Lowerer<'a> {
                 ));
             }
         }
+        if matches!(op, BinOp::Eq | BinOp::Ne)
+            && (super::agg_eq::is_aggregate(&a) || super::agg_eq::is_aggregate(&b))
+        {
+            return self.aggregate_eq(a, b, op == BinOp::Ne, span);
+        }
         let sym = op.as_str();
         if class == OpClass::Logic {
             let (ta, tb) = (a.ty(), b.ty());
