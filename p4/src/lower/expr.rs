@@ -863,6 +863,13 @@ impl<'a> Lowerer<'a> {
             }
             ExprKind::Cast { ty, expr } => {
                 let to = self.resolve_type(ty)?;
+                // `(S){ f = .. }` / `(S){ a, b }`: the initializer builds an `S` (P4_16
+                // "structure-valued expressions").
+                if matches!(to, Ty::Struct(_) | Ty::Header(_))
+                    && matches!(expr.kind, ExprKind::StructInit(_) | ExprKind::List(_))
+                {
+                    return self.expr(expr, Some(&to));
+                }
                 let v = self.expr(expr, None)?;
                 self.cast(v, &to, expr.span, e.span)
             }
