@@ -1,5 +1,6 @@
 /* A struct-valued expression with its type given by a cast, `(T){ f = .., g = .. }` and
-   `(T){ .., .. }` (P4_16 "Structure-valued expressions"): named fields in any order. */
+   `(T){ .., .. }` (P4_16 "Structure-valued expressions"): named fields in any order; and
+   `{ f = .., ... }`, the fields not named taking their default values (0, nested too). */
 #include <core.p4>
 #include <tna.p4>
 
@@ -14,6 +15,11 @@ struct meta_t {}
 struct pair_t {
     bit<8> lo;
     bit<8> hi;
+}
+struct triple_t {
+    pair_t p;
+    bit<8> z;
+    bool f;
 }
 
 parser IP(packet_in pkt, out headers_t hdr, out meta_t m,
@@ -38,6 +44,10 @@ control Ing(inout headers_t hdr, inout meta_t m, in ingress_intrinsic_metadata_t
         hdr.h.b = q.lo;
         hdr.h.c = p.lo;
         hdr.h.d = p.hi;
+        triple_t t = { z = hdr.h.a, ... };
+        if (!t.f && t.p.lo == 0 && t.p.hi == 0) {
+            hdr.h.b = t.z;
+        }
         ig_tm_md.ucast_egress_port = 1;
     }
 }
