@@ -1,7 +1,8 @@
 /* Named arguments bind by name (P4_16 "Calling convention"; p4c's OrderArguments), whatever
    their order: an action called in control code, in `const entries` and `const
    default_action`, an extern constructor (`Register(initial_value = .., size = ..)`), an extern
-   method and a nested control's apply. Bound by position, every pair below would swap. */
+   method and a nested control's apply. Bound by position, every pair below would swap. A control `in` parameter's default
+   value stands in for an omitted argument. */
 #include <core.p4>
 #include <tna.p4>
 
@@ -29,12 +30,18 @@ control Sub(inout bit<8> x, in bit<8> y) {
     apply { x = x - y; }
 }
 
+/* `y` has a default value (P4_16 "Parameters with default values"): omitted, it is 1. */
+control Dec(inout bit<8> x, in bit<8> y = 1) {
+    apply { x = x - y; }
+}
+
 control Ing(inout headers_t hdr, inout meta_t m, in ingress_intrinsic_metadata_t ig_intr_md,
             in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
             inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
             inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
     Register<bit<8>, bit<8>>(initial_value = 9, size = 16) r;
     Sub() s;
+    Dec() dec;
     action set2(bit<8> p, bit<8> q) {
         hdr.h.b = p;
         hdr.h.c = q;
@@ -54,6 +61,7 @@ control Ing(inout headers_t hdr, inout meta_t m, in ingress_intrinsic_metadata_t
         }
         s.apply(y = 2, x = hdr.h.d);
         hdr.h.e = r.read(index = 3);
+        dec.apply(hdr.h.e);
         ig_tm_md.ucast_egress_port = 1;
     }
 }
