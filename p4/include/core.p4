@@ -37,6 +37,11 @@ extern packet_out {
 /* Reject the packet with `toSignal` unless `check` holds (parsers only). */
 extern void verify(in bool check, in error toSignal);
 
+/* Compile-time assertions (p4c's core.p4): a false `check` fails the compilation, with
+   `message` when given; the value is `true`. */
+extern bool static_assert(bool check, string message);
+extern bool static_assert(bool check);
+
 /* The action that does nothing. */
 @noWarn("unused")
 action NoAction() {}

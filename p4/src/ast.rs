@@ -636,6 +636,10 @@ pub enum ExprKind {
     Type(Type),
 }
 
+/// The name of the [`NamedExpr`] that stands for `...` in a struct initializer
+/// (`{ a = 1, ... }`: every field not named takes its default value).
+pub const DEFAULT_REST: &str = "...";
+
 /// `name = value` in a struct initializer or a structured annotation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NamedExpr {

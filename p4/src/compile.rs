@@ -211,7 +211,14 @@ fn check_and_lower(
     target: Target,
     diags: &mut Diagnostics,
 ) -> Option<lower::Lowered> {
-    let run = |program: &crate::ast::Program, diags: &mut Diagnostics| {
+    let run = |program: &mut crate::ast::Program, diags: &mut Diagnostics| {
+        crate::check::named_args::order_arguments(program, diags);
+        crate::check::inline_functions::inline_functions(program, diags);
+        crate::check::table_hit::rewrite(program);
+        if diags.has_errors() {
+            return None;
+        }
+        let program = &*program;
         let env = Env::new(program, sm, diags);
         annotations::report_ignored(&env, program, diags);
         lower::lower_program(&env, target, diags)
@@ -224,10 +231,10 @@ fn check_and_lower(
             .stack_size(LOWER_STACK_BYTES)
             .spawn_scoped(scope, move || {
                 let mut local = Diagnostics::new();
-                let program = slot
+                let mut program = slot
                     .take()
                     .unwrap_or(crate::ast::Program { decls: Vec::new() });
-                let out = run(&program, &mut local);
+                let out = run(&mut program, &mut local);
                 drop(program);
                 (out, local)
             })
@@ -247,10 +254,10 @@ fn check_and_lower(
         }
         // No thread available: run here.
         None => {
-            let program = slot
+            let mut program = slot
                 .take()
                 .unwrap_or(crate::ast::Program { decls: Vec::new() });
-            run(&program, diags)
+            run(&mut program, diags)
         }
     }
 }

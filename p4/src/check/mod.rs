@@ -8,8 +8,11 @@
 
 pub mod annotations;
 pub mod env;
+pub mod inline_functions;
+pub mod named_args;
 pub mod rules;
 pub mod suggest;
+pub mod table_hit;
 pub mod types;
 
 pub use env::Env;

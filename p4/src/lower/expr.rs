@@ -863,6 +863,13 @@ impl<'a> Lowerer<'a> {
             }
             ExprKind::Cast { ty, expr } => {
                 let to = self.resolve_type(ty)?;
+                // `(S){ f = .. }` / `(S){ a, b }`: the initializer builds an `S` (P4_16
+                // "structure-valued expressions").
+                if matches!(to, Ty::Struct(_) | Ty::Header(_))
+                    && matches!(expr.kind, ExprKind::StructInit(_) | ExprKind::List(_))
+                {
+                    return self.expr(expr, Some(&to));
+                }
                 let v = self.expr(expr, None)?;
                 self.cast(v, &to, expr.span, e.span)
             }
@@ -896,9 +903,15 @@ impl<'a> Lowerer<'a> {
                     ));
                 };
                 let s = s.clone();
+                let dots = fields.iter().any(|f| f.name.name == ast::DEFAULT_REST);
                 let mut vs = Vec::new();
                 for (fname, fty) in &s.fields {
-                    let Some(ne) = fields.iter().find(|f| f.name.name == *fname) else {
+                    let found = fields.iter().find(|f| f.name.name == *fname);
+                    if found.is_none() && dots {
+                        vs.push((self.default_value(fty, e.span)?, e.span));
+                        continue;
+                    }
+                    let Some(ne) = found else {
                         return Err(self.err(
                             Diagnostic::error(format!(
                                 "field `{fname}` of `{}` is not initialized",
@@ -914,7 +927,10 @@ impl<'a> Lowerer<'a> {
                     };
                     vs.push((self.expr(&ne.value, Some(fty))?, ne.span));
                 }
-                if let Some(extra) = fields.iter().find(|f| s.field(&f.name.name).is_none()) {
+                if let Some(extra) = fields
+                    .iter()
+                    .find(|f| f.name.name != ast::DEFAULT_REST && s.field(&f.name.name).is_none())
+                {
                     return Err(self.err(
                         Diagnostic::error(format!(
                             "`{}` has no field `{}`",
@@ -1244,6 +1260,11 @@ impl<'a> Lowerer<'a> {
                 ));
             }
         }
+        if matches!(op, BinOp::Eq | BinOp::Ne)
+            && (super::agg_eq::is_aggregate(&a) || super::agg_eq::is_aggregate(&b))
+        {
+            return self.aggregate_eq(a, b, op == BinOp::Ne, span);
+        }
         let sym = op.as_str();
         if class == OpClass::Logic {
             let (ta, tb) = (a.ty(), b.ty());
@@ -1470,6 +1491,27 @@ impl<'a> Lowerer<'a> {
                     .with_primary(e.span, "computed at run time")
                     .with_help("keysets and entries take literals, constants and enum members"),
             )),
+        }
+    }
+
+    /// The default value of a type (P4_16 "default values"): 0, `false`, a struct of
+    /// defaults; other types refused.
+    pub(crate) fn default_value(&mut self, ty: &Ty, span: Span) -> Res<V> {
+        match ty {
+            Ty::Struct(s) => {
+                let mut vs = Vec::new();
+                for (_, t) in &s.fields {
+                    vs.push((self.default_value(t, span)?, span));
+                }
+                Ok(V::List(vs))
+            }
+            Ty::Bit(w) | Ty::Int(w) => Ok(V::Scalar(ir::Expr::constant(0, *w), ty.clone())),
+            Ty::Bool => Ok(V::Scalar(ir::Expr::constant(0, 1), Ty::Bool)),
+            _ => Err(self.err(crate::check::unsupported(
+                span,
+                &format!("`...` defaulting a field of type `{ty}`"),
+                "default values of headers, enums and other non-bit types",
+            ))),
         }
     }
 }

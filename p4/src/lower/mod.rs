@@ -8,6 +8,7 @@
 //! program is only returned when there were none.
 
 mod action_alu;
+mod agg_eq;
 mod alias;
 mod block;
 mod checksum_dest;

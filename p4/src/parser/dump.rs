@@ -570,7 +570,10 @@ pub fn expr(e: &Expr) -> String {
         ExprKind::StructInit(fields) => {
             let f: Vec<String> = fields
                 .iter()
-                .map(|f| format!("{} = {}", f.name.name, expr(&f.value)))
+                .map(|f| match f.name.name.as_str() {
+                    crate::ast::DEFAULT_REST => "...".to_string(),
+                    _ => format!("{} = {}", f.name.name, expr(&f.value)),
+                })
                 .collect();
             format!("{{{}}}", f.join(", "))
         }

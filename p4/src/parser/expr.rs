@@ -3,7 +3,7 @@
 //! list and struct-initializer expressions.
 
 use super::{PResult, Parser};
-use crate::ast::{Argument, BinOp, Expr, ExprKind, Ident, NamedExpr, UnOp};
+use crate::ast::{Argument, BinOp, Expr, ExprKind, Ident, NamedExpr, UnOp, DEFAULT_REST};
 use crate::diag::Diagnostic;
 use crate::lexer::TokenKind;
 
@@ -430,6 +430,21 @@ impl Parser {
                     break;
                 }
                 let fstart = self.peek().span;
+                // `...`: the fields not named take their default values (P4_16 1.2.3).
+                if self.at(&TokenKind::DotDot) && self.nth_kind(1) == &TokenKind::Dot {
+                    self.eat(&TokenKind::DotDot);
+                    self.eat(&TokenKind::Dot);
+                    let span = self.span_from(fstart);
+                    fields.push(NamedExpr {
+                        name: Ident::new(DEFAULT_REST, span),
+                        value: Expr {
+                            kind: ExprKind::DontCare,
+                            span,
+                        },
+                        span,
+                    });
+                    break;
+                }
                 let name = self.ident("a field name")?;
                 self.expect(&TokenKind::Assign)?;
                 let value = self.parse_expr()?;

@@ -106,7 +106,7 @@ control Egress(inout headers_t hdr, inout metadata_t meta,
     Counter<bit<32>, bit<1>>(1, CounterType_t.PACKETS_AND_BYTES) eg_entry;
 #ifdef TRUE_EGRESS
     Counter<bit<32>, bit<1>>(1, CounterType_t.PACKETS_AND_BYTES, true) eg_true;
-    Counter<bit<32>, bit<1>>(1, CounterType_t.BYTES, true_egress_accounting = true)
+    Counter<bit<32>, bit<1>>(1, CounterType_t.BYTES, true)
         eg_true_adjusted;
     Meter<bit<1>>(1, MeterType_t.BYTES, true) eg_meter;
     DirectCounter<bit<32>>(CounterType_t.PACKETS_AND_BYTES, true) eg_direct;

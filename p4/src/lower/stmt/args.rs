@@ -41,6 +41,14 @@ impl<'a> Lowerer<'a> {
             } else {
                 args.get(i)
             };
+            let by_default = matches!(p.direction, Direction::In | Direction::None);
+            if let (None, Some(d), true) = (arg, &p.default, by_default) {
+                // A parameter with a default value (P4_16 "Parameters with default values").
+                let ty = self.resolve_type(&p.ty)?;
+                let binding = self.in_binding(p, d, d.span, &ty)?;
+                frame.insert(p.name.name.clone(), binding);
+                continue;
+            }
             let Some(arg) = arg else {
                 return Err(self.err(
                     Diagnostic::error(format!("missing argument for parameter `{}`", p.name.name))
@@ -55,7 +63,9 @@ impl<'a> Lowerer<'a> {
             } else {
                 match p.direction {
                     Direction::Out | Direction::InOut => self.out_binding(p, arg, &ty)?,
-                    Direction::In | Direction::None => self.in_binding(p, arg, &ty)?,
+                    Direction::In | Direction::None => {
+                        self.in_binding(p, &arg.value, arg.span, &ty)?
+                    }
                 }
             };
             frame.insert(p.name.name.clone(), binding);
@@ -141,10 +151,11 @@ impl<'a> Lowerer<'a> {
     fn in_binding(
         &mut self,
         p: &'a ast::Param,
-        arg: &'a ast::Argument,
+        value: &'a ast::Expr,
+        span: Span,
         ty: &Ty,
     ) -> Res<Binding<'a>> {
-        match self.expr(&arg.value, Some(ty))? {
+        match self.expr(value, Some(ty))? {
             V::Loc(l) if !l.ty().is_scalar() => {
                 if l.ty() != *ty {
                     return Err(self.err(
@@ -153,13 +164,13 @@ impl<'a> Lowerer<'a> {
                             p.name.name,
                             l.ty()
                         ))
-                        .with_primary(arg.span, "wrong type"),
+                        .with_primary(span, "wrong type"),
                     ));
                 }
                 Ok(Binding::In(V::Loc(l)))
             }
             v => {
-                let (e, t) = self.scalar_of_value(v, Some(ty), arg.span)?;
+                let (e, t) = self.scalar_of_value(v, Some(ty), span)?;
                 Ok(Binding::In(V::Scalar(e, t)))
             }
         }

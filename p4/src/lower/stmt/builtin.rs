@@ -1,4 +1,4 @@
-//! Built-in functions: `verify` (removed, as bf-p4c does), `min`/`max`, `sizeInBits`, `funnel_shift_right`.
+//! Built-in functions: `verify` (removed, as bf-p4c does), `static_assert` (evaluated), `min`/`max`, `sizeInBits`, `funnel_shift_right`.
 
 use pipeline::ir::{self};
 
@@ -21,6 +21,7 @@ impl<'a> Lowerer<'a> {
     ) -> Res<Option<V>> {
         match f.name.as_str() {
             "verify" => self.verify_fn(args, span, out),
+            "static_assert" => self.static_assert(args, span),
             "min" | "max" => self.min_max(f, args, span),
             "sizeInBits" | "sizeInBytes" => self.size_of(f, type_args, args, span),
             "funnel_shift_right" => self.funnel_shift_right(args, span, out),
@@ -35,6 +36,26 @@ impl<'a> Lowerer<'a> {
                 &format!("`{other}`"),
             ))),
         }
+    }
+
+    /// `static_assert(check[, message])` (p4c's core.p4): `check` is evaluated at compile time;
+    /// false is an error carrying the message. The value is `true`.
+    fn static_assert(&mut self, args: &'a [ast::Argument], span: Span) -> Res<Option<V>> {
+        let (check, message) = match args {
+            [c] => (c, None),
+            [c, m] => (c, Some(m)),
+            _ => return Err(self.arg_count("static_assert", 2, args.len(), span)),
+        };
+        if self.const_value(&check.value, &Ty::Bool)? == 0 {
+            let what = match message.map(|m| &m.value.kind) {
+                Some(ExprKind::String(s)) => format!("static assertion failed: {s}"),
+                _ => "static assertion failed".to_string(),
+            };
+            return Err(
+                self.err(Diagnostic::error(what).with_primary(check.span, "evaluates to false"))
+            );
+        }
+        Ok(Some(V::Scalar(ir::Expr::constant(1, 1), Ty::Bool)))
     }
 
     /// `verify(cond, error)` in a parser: checked, then removed with a warning, as bf-p4c

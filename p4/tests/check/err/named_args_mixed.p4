@@ -1,4 +1,4 @@
-/* Table results are used in if/switch conditions only. */
+/* Mixing named and positional arguments is an error (p4c CheckNamedArgs). */
 #include "../head.p4inc"
 
 control Ingress(inout headers_t hdr, inout metadata_t meta,
@@ -6,14 +6,8 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
                 in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
-    action a() { }
-    table t {
-        key = { hdr.ethernet.dst_addr : exact; }
-        actions = { a; }
-    }
-    apply {
-        meta.flag = t.apply().hit;
-    }
+    action set2(bit<8> p, bit<8> q) { meta.b8 = p + q; }
+    apply { set2(0x11, q = 0x22); }
 }
 
 #include "../tail.p4inc"

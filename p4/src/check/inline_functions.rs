@@ -1,0 +1,818 @@
+//! Top-level `function` declarations inlined at their calls, as p4c's frontend does before any
+//! backend sees the program (P4_16 "Functions"; copy-in/copy-out calling convention).
+//!
+//! A call becomes the function's body with its parameters replaced: an `in` parameter that
+//! the body never assigns by the argument expression itself (when that has no call in it),
+//! otherwise by a fresh local initialised from the argument; an `out`/`inout` parameter by
+//! the argument (its storage), or by a fresh local copied in and out when another argument
+//! reads the same variable. `return e` writes the call's destination (the assignment's
+//! left-hand side, the declared variable, or a fresh temporary for a call inside an
+//! expression); a return that is not last sets a flag that guards the rest of the body.
+//! The function's own locals get fresh names. A body that is one `return e;` inlines as the
+//! expression `e`. Runs on the AST after `named_args` (arguments are in parameter order).
+
+use std::collections::HashMap;
+
+use crate::ast::*;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::source::Span;
+
+/// Nested inlining deeper than this is refused (P4 has no recursion; this catches it).
+const MAX_DEPTH: usize = 32;
+
+/// Inlines every call of a top-level function in actions, controls, parsers and functions.
+pub fn inline_functions(program: &mut Program, diags: &mut Diagnostics) {
+    let funcs: HashMap<String, FunctionDecl> = program
+        .decls
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DeclKind::Function(f) => Some((f.proto.name.name.clone(), f.clone())),
+            _ => None,
+        })
+        .collect();
+    if funcs.is_empty() {
+        return;
+    }
+    let mut cx = Inliner {
+        funcs,
+        fresh: 0,
+        depth: 0,
+        diags: Diagnostics::new(),
+    };
+    for d in &mut program.decls {
+        cx.decl(d);
+    }
+    diags.extend(cx.diags);
+}
+
+struct Inliner {
+    funcs: HashMap<String, FunctionDecl>,
+    fresh: usize,
+    depth: usize,
+    diags: Diagnostics,
+}
+
+fn name_expr(name: &str, span: Span) -> Expr {
+    Expr {
+        kind: ExprKind::Name(Ident::new(name, span)),
+        span,
+    }
+}
+
+fn stmt(kind: StmtKind, span: Span) -> Stmt {
+    Stmt {
+        annotations: Vec::new(),
+        kind,
+        span,
+    }
+}
+
+fn assign(lhs: Expr, rhs: Expr, span: Span) -> Stmt {
+    stmt(StmtKind::Assign { lhs, op: None, rhs }, span)
+}
+
+fn block(stmts: Vec<Stmt>, span: Span) -> Stmt {
+    stmt(
+        StmtKind::Block(Block {
+            annotations: Vec::new(),
+            stmts,
+            span,
+        }),
+        span,
+    )
+}
+
+fn declare(ty: Type, name: &str, init: Option<Expr>, span: Span) -> Stmt {
+    stmt(
+        StmtKind::Variable(VariableDecl {
+            ty,
+            name: Ident::new(name, span),
+            init,
+        }),
+        span,
+    )
+}
+
+/// Whether `e` calls anything (then it must be evaluated once).
+fn has_call(e: &Expr) -> bool {
+    let mut found = false;
+    visit_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Call { .. }));
+    found
+}
+
+fn visit_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Member { base, .. } | ExprKind::Unary { operand: base, .. } => {
+            visit_expr(base, f)
+        }
+        ExprKind::Cast { expr, .. } => visit_expr(expr, f),
+        ExprKind::Index { base, index } => {
+            visit_expr(base, f);
+            visit_expr(index, f);
+        }
+        ExprKind::Slice { base, hi, lo } => [base, hi, lo].iter().for_each(|x| visit_expr(x, f)),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            visit_expr(lhs, f);
+            visit_expr(rhs, f);
+        }
+        ExprKind::Ternary {
+            cond,
+            then_expr,
+            else_expr,
+        } => [cond, then_expr, else_expr]
+            .iter()
+            .for_each(|x| visit_expr(x, f)),
+        ExprKind::Call { callee, args, .. } => {
+            visit_expr(callee, f);
+            args.iter().for_each(|a| visit_expr(&a.value, f));
+        }
+        ExprKind::List(items) => items.iter().for_each(|x| visit_expr(x, f)),
+        ExprKind::StructInit(fs) => fs.iter().for_each(|x| visit_expr(&x.value, f)),
+        _ => {}
+    }
+}
+
+/// The variable an lvalue writes (`hdr` of `hdr.d.a`).
+fn root(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Name(n) => Some(&n.name),
+        ExprKind::Member { base, .. }
+        | ExprKind::Index { base, .. }
+        | ExprKind::Slice { base, .. } => root(base),
+        _ => None,
+    }
+}
+
+/// Whether `e` reads the variable `name`.
+fn mentions(e: &Expr, name: &str) -> bool {
+    let mut found = false;
+    visit_expr(e, &mut |x| {
+        found |= matches!(&x.kind, ExprKind::Name(n) if n.name == name)
+    });
+    found
+}
+
+/// Whether some statement of `ss` assigns (or passes as a callee's argument) the variable `name`.
+fn assigns(ss: &[Stmt], name: &str) -> bool {
+    ss.iter().any(|s| match &s.kind {
+        StmtKind::Assign { lhs, .. } => root(lhs) == Some(name),
+        StmtKind::Call(e) => mentions(e, name),
+        StmtKind::If {
+            then_branch,
+            else_branch,
+            ..
+        } => {
+            assigns(std::slice::from_ref(then_branch), name)
+                || else_branch
+                    .as_ref()
+                    .is_some_and(|e| assigns(std::slice::from_ref(e), name))
+        }
+        StmtKind::Block(b) => assigns(&b.stmts, name),
+        StmtKind::Switch { cases, .. } => cases
+            .iter()
+            .any(|c| c.body.as_ref().is_some_and(|b| assigns(&b.stmts, name))),
+        _ => false,
+    })
+}
+
+fn has_return(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Return(_) => true,
+        StmtKind::If {
+            then_branch,
+            else_branch,
+            ..
+        } => has_return(then_branch) || else_branch.as_ref().is_some_and(|e| has_return(e)),
+        StmtKind::Block(b) => b.stmts.iter().any(has_return),
+        StmtKind::Switch { cases, .. } => cases.iter().any(|c| {
+            c.body
+                .as_ref()
+                .is_some_and(|b| b.stmts.iter().any(has_return))
+        }),
+        _ => false,
+    }
+}
+
+/// Replaces names (parameters, renamed locals) and type parameters in a function body.
+struct Subst<'m> {
+    names: HashMap<String, Expr>,
+    types: &'m HashMap<String, Type>,
+}
+
+impl Subst<'_> {
+    fn expr(&self, e: &mut Expr) {
+        match &mut e.kind {
+            ExprKind::Name(n) => {
+                if let Some(r) = self.names.get(&n.name) {
+                    *e = r.clone();
+                }
+            }
+            ExprKind::Member { base, .. } | ExprKind::Unary { operand: base, .. } => {
+                self.expr(base)
+            }
+            ExprKind::Cast { expr, ty } => {
+                self.ty(ty);
+                self.expr(expr)
+            }
+            ExprKind::Index { base, index } => {
+                self.expr(base);
+                self.expr(index);
+            }
+            ExprKind::Slice { base, hi, lo } => {
+                self.expr(base);
+                self.expr(hi);
+                self.expr(lo);
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.expr(lhs);
+                self.expr(rhs);
+            }
+            ExprKind::Ternary {
+                cond,
+                then_expr,
+                else_expr,
+            } => {
+                self.expr(cond);
+                self.expr(then_expr);
+                self.expr(else_expr);
+            }
+            ExprKind::Call {
+                callee,
+                args,
+                type_args,
+            } => {
+                self.expr(callee);
+                type_args.iter_mut().for_each(|t| self.ty(t));
+                args.iter_mut().for_each(|a| self.expr(&mut a.value));
+            }
+            ExprKind::List(items) => items.iter_mut().for_each(|x| self.expr(x)),
+            ExprKind::StructInit(fs) => fs.iter_mut().for_each(|x| self.expr(&mut x.value)),
+            ExprKind::Type(t) => self.ty(t),
+            _ => {}
+        }
+    }
+
+    fn ty(&self, t: &mut Type) {
+        match &mut t.kind {
+            TypeKind::Named(n) => {
+                if let Some(r) = self.types.get(&n.name) {
+                    *t = r.clone();
+                }
+            }
+            TypeKind::Specialized { args, .. } | TypeKind::Tuple(args) => {
+                args.iter_mut().for_each(|a| self.ty(a))
+            }
+            _ => {}
+        }
+    }
+
+    fn stmts(&mut self, ss: &mut [Stmt], fresh: &mut usize) {
+        for s in ss {
+            self.stmt(s, fresh);
+        }
+    }
+
+    fn stmt(&mut self, s: &mut Stmt, fresh: &mut usize) {
+        match &mut s.kind {
+            StmtKind::Assign { lhs, rhs, .. } => {
+                self.expr(lhs);
+                self.expr(rhs);
+            }
+            StmtKind::Call(e) => self.expr(e),
+            StmtKind::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => {
+                self.expr(cond);
+                self.stmt(then_branch, fresh);
+                if let Some(e) = else_branch {
+                    self.stmt(e, fresh);
+                }
+            }
+            StmtKind::Switch { subject, cases } => {
+                self.expr(subject);
+                for c in cases {
+                    if let Some(b) = &mut c.body {
+                        self.stmts(&mut b.stmts, fresh);
+                    }
+                }
+            }
+            StmtKind::Block(b) => self.stmts(&mut b.stmts, fresh),
+            StmtKind::Variable(v) => {
+                self.ty(&mut v.ty);
+                if let Some(e) = &mut v.init {
+                    self.expr(e);
+                }
+                self.rename(&mut v.name, fresh);
+            }
+            StmtKind::Const(c) => {
+                self.ty(&mut c.ty);
+                self.expr(&mut c.value);
+                self.rename(&mut c.name, fresh);
+            }
+            StmtKind::Return(Some(e)) => self.expr(e),
+            _ => {}
+        }
+    }
+
+    /// A local of the body: a fresh name from here on.
+    fn rename(&mut self, name: &mut Ident, fresh: &mut usize) {
+        *fresh += 1;
+        let new = format!("{}$inl{}", name.name, fresh);
+        self.names
+            .insert(name.name.clone(), name_expr(&new, name.span));
+        name.name = new;
+    }
+}
+
+/// Where a call's result goes.
+enum Dest {
+    /// Discarded (a call statement).
+    None,
+    /// Written to this lvalue.
+    Lvalue(Expr),
+}
+
+/// The parts of a call of a top-level function.
+struct Call {
+    f: FunctionDecl,
+    type_args: Vec<Type>,
+    args: Vec<Argument>,
+    span: Span,
+}
+
+impl Inliner {
+    fn decl(&mut self, d: &mut Decl) {
+        match &mut d.kind {
+            DeclKind::Action(a) => self.block(&mut a.body),
+            DeclKind::Control(c) => {
+                for l in &mut c.locals {
+                    self.decl(l);
+                }
+                self.block(&mut c.apply);
+            }
+            DeclKind::Parser(p) => {
+                for s in &mut p.states {
+                    let mut body = self.stmts(std::mem::take(&mut s.body));
+                    if let Some(Transition {
+                        kind: TransitionKind::Select { exprs, .. },
+                        ..
+                    }) = &mut s.transition
+                    {
+                        exprs.iter_mut().for_each(|e| self.hoist(e, &mut body));
+                    }
+                    s.body = body;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn block(&mut self, b: &mut Block) {
+        b.stmts = self.stmts(std::mem::take(&mut b.stmts));
+    }
+
+    fn stmts(&mut self, ss: Vec<Stmt>) -> Vec<Stmt> {
+        let mut out = Vec::with_capacity(ss.len());
+        for s in ss {
+            self.stmt_into(s, &mut out);
+        }
+        out
+    }
+
+    /// One statement: the result as one statement (a block when it became several).
+    fn one(&mut self, s: Stmt) -> Stmt {
+        let span = s.span;
+        let mut v = self.stmts(vec![s]);
+        if v.len() == 1 {
+            v.pop().expect("one")
+        } else {
+            block(v, span)
+        }
+    }
+
+    /// A call of a top-level function, taken out of `e` (which is left as `_`).
+    fn take_call(&self, e: &mut Expr) -> Option<Call> {
+        let ExprKind::Call { callee, .. } = &e.kind else {
+            return None;
+        };
+        let ExprKind::Name(n) = &callee.kind else {
+            return None;
+        };
+        let f = self.funcs.get(&n.name)?.clone();
+        let span = e.span;
+        let taken = std::mem::replace(&mut e.kind, ExprKind::DontCare);
+        let ExprKind::Call {
+            type_args, args, ..
+        } = taken
+        else {
+            return None;
+        };
+        Some(Call {
+            f,
+            type_args,
+            args,
+            span,
+        })
+    }
+
+    fn stmt_into(&mut self, mut s: Stmt, out: &mut Vec<Stmt>) {
+        let span = s.span;
+        match &mut s.kind {
+            StmtKind::Assign { lhs, op: None, rhs } => {
+                if let Some(mut c) = self.take_call(rhs) {
+                    self.hoist_args(&mut c, out);
+                    self.hoist(lhs, out);
+                    let dest = Dest::Lvalue(lhs.clone());
+                    out.extend(self.inline(c, dest));
+                    return;
+                }
+                self.hoist(lhs, out);
+                self.hoist(rhs, out);
+            }
+            StmtKind::Variable(v) => {
+                if let Some(mut c) = v.init.as_mut().and_then(|e| self.take_call(e)) {
+                    self.hoist_args(&mut c, out);
+                    out.push(declare(v.ty.clone(), &v.name.name, None, span));
+                    let dest = Dest::Lvalue(name_expr(&v.name.name, v.name.span));
+                    out.extend(self.inline(c, dest));
+                    return;
+                }
+                if let Some(e) = &mut v.init {
+                    self.hoist(e, out);
+                }
+            }
+            StmtKind::Call(e) => {
+                if let Some(mut c) = self.take_call(e) {
+                    self.hoist_args(&mut c, out);
+                    out.extend(self.inline(c, Dest::None));
+                    return;
+                }
+                self.hoist(e, out);
+            }
+            StmtKind::Assign { lhs, rhs, .. } => {
+                self.hoist(lhs, out);
+                self.hoist(rhs, out);
+            }
+            StmtKind::If {
+                cond,
+                then_branch,
+                else_branch,
+            } => {
+                self.hoist(cond, out);
+                let t = std::mem::replace(then_branch.as_mut(), stmt(StmtKind::Empty, span));
+                **then_branch = self.one(t);
+                if let Some(e) = else_branch {
+                    let x = std::mem::replace(e.as_mut(), stmt(StmtKind::Empty, span));
+                    **e = self.one(x);
+                }
+            }
+            StmtKind::Switch { subject, cases } => {
+                self.hoist(subject, out);
+                for c in cases {
+                    if let Some(b) = &mut c.body {
+                        self.block(b);
+                    }
+                }
+            }
+            StmtKind::Block(b) => self.block(b),
+            StmtKind::Const(c) => self.hoist(&mut c.value, out),
+            StmtKind::Return(Some(e)) => self.hoist(e, out),
+            _ => {}
+        }
+        out.push(s);
+    }
+
+    fn hoist_args(&mut self, c: &mut Call, out: &mut Vec<Stmt>) {
+        for a in &mut c.args {
+            self.hoist(&mut a.value, out);
+        }
+    }
+
+    /// Replaces every function call in `e` by its value; the statements computing it go to
+    /// `out`.
+    fn hoist(&mut self, e: &mut Expr, out: &mut Vec<Stmt>) {
+        match &mut e.kind {
+            ExprKind::Member { base, .. } | ExprKind::Unary { operand: base, .. } => {
+                self.hoist(base, out)
+            }
+            ExprKind::Cast { expr, .. } => self.hoist(expr, out),
+            ExprKind::Index { base, index } => {
+                self.hoist(base, out);
+                self.hoist(index, out);
+            }
+            ExprKind::Slice { base, hi, lo } => {
+                self.hoist(base, out);
+                self.hoist(hi, out);
+                self.hoist(lo, out);
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.hoist(lhs, out);
+                self.hoist(rhs, out);
+            }
+            ExprKind::Ternary {
+                cond,
+                then_expr,
+                else_expr,
+            } => {
+                self.hoist(cond, out);
+                self.hoist(then_expr, out);
+                self.hoist(else_expr, out);
+            }
+            ExprKind::Call { callee, args, .. } => {
+                self.hoist(callee, out);
+                args.iter_mut().for_each(|a| self.hoist(&mut a.value, out));
+            }
+            ExprKind::List(items) => items.iter_mut().for_each(|x| self.hoist(x, out)),
+            ExprKind::StructInit(fs) => fs.iter_mut().for_each(|x| self.hoist(&mut x.value, out)),
+            _ => {}
+        }
+        let span = e.span;
+        let Some(c) = self.take_call(e) else { return };
+        if self.depth >= MAX_DEPTH {
+            self.diags.push(
+                Diagnostic::error(format!(
+                    "function `{}` calls itself (recursion)",
+                    c.f.proto.name.name
+                ))
+                .with_primary(span, "in this call"),
+            );
+            return;
+        }
+        if let Some(v) = self.as_expression(&c) {
+            *e = v;
+            self.depth += 1;
+            self.hoist(e, out);
+            self.depth -= 1;
+            return;
+        }
+        let types = type_map(&c);
+        let mut ret = c.f.proto.return_type.clone();
+        Subst {
+            names: HashMap::new(),
+            types: &types,
+        }
+        .ty(&mut ret);
+        if matches!(ret.kind, TypeKind::Void) || generic(&ret, &c.f) {
+            self.diags.push(
+                Diagnostic::error(format!(
+                    "the result of `{}` cannot be used here",
+                    c.f.proto.name.name
+                ))
+                .with_primary(span, "in this expression")
+                .with_help("give its type arguments, or assign the call to a variable first"),
+            );
+            return;
+        }
+        self.fresh += 1;
+        let tmp = format!("{}$ret{}", c.f.proto.name.name, self.fresh);
+        out.push(declare(ret, &tmp, None, span));
+        let dest = Dest::Lvalue(name_expr(&tmp, span));
+        out.extend(self.inline(c, dest));
+        *e = name_expr(&tmp, span);
+    }
+
+    /// A body that is one `return e;` with every argument substituted: `e` itself.
+    fn as_expression(&self, c: &Call) -> Option<Expr> {
+        let [Stmt {
+            kind: StmtKind::Return(Some(r)),
+            ..
+        }] = c.f.body.stmts.as_slice()
+        else {
+            return None;
+        };
+        if c.args.len() != c.f.proto.params.len() {
+            return None;
+        }
+        let mut names = HashMap::new();
+        for (p, a) in c.f.proto.params.iter().zip(&c.args) {
+            if !matches!(p.direction, Direction::In | Direction::None) || has_call(&a.value) {
+                return None;
+            }
+            names.insert(p.name.name.clone(), a.value.clone());
+        }
+        let types = type_map(c);
+        let mut r = r.clone();
+        Subst {
+            names,
+            types: &types,
+        }
+        .expr(&mut r);
+        Some(r)
+    }
+}
+
+/// The explicit type arguments of a generic function's call.
+fn type_map(c: &Call) -> HashMap<String, Type> {
+    let tps = &c.f.proto.type_params;
+    if tps.len() != c.type_args.len() {
+        return HashMap::new();
+    }
+    tps.iter()
+        .map(|t| t.name.clone())
+        .zip(c.type_args.iter().cloned())
+        .collect()
+}
+
+/// Whether `t` still names one of `f`'s type parameters.
+fn generic(t: &Type, f: &FunctionDecl) -> bool {
+    match &t.kind {
+        TypeKind::Named(n) => f.proto.type_params.iter().any(|p| p.name == n.name),
+        TypeKind::Specialized { args, .. } | TypeKind::Tuple(args) => {
+            args.iter().any(|a| generic(a, f))
+        }
+        _ => false,
+    }
+}
+
+/// How returns are rewritten in one inlined body.
+struct Returns<'d> {
+    dest: &'d Dest,
+    flag: String,
+    used_flag: bool,
+}
+
+impl Returns<'_> {
+    /// `ss` rewritten; `tail`: nothing of the function runs after it.
+    fn list(&mut self, ss: Vec<Stmt>, tail: bool) -> Vec<Stmt> {
+        let n = ss.len();
+        let mut out = Vec::with_capacity(n);
+        let mut it = ss.into_iter().enumerate();
+        while let Some((i, s)) = it.next() {
+            let last = tail && i + 1 == n;
+            let returns = has_return(&s);
+            let span = s.span;
+            out.push(self.one(s, last));
+            if returns && i + 1 < n {
+                self.used_flag = true;
+                let rest: Vec<Stmt> = it.by_ref().map(|(_, s)| s).collect();
+                let rest = self.list(rest, tail);
+                let not_done = Expr {
+                    kind: ExprKind::Unary {
+                        op: UnOp::Not,
+                        operand: Box::new(name_expr(&self.flag, span)),
+                    },
+                    span,
+                };
+                out.push(stmt(
+                    StmtKind::If {
+                        cond: not_done,
+                        then_branch: Box::new(block(rest, span)),
+                        else_branch: None,
+                    },
+                    span,
+                ));
+            }
+        }
+        out
+    }
+
+    fn one(&mut self, mut s: Stmt, tail: bool) -> Stmt {
+        let span = s.span;
+        match &mut s.kind {
+            StmtKind::Return(e) => {
+                let mut v = Vec::new();
+                if let (Some(e), Dest::Lvalue(l)) = (e.take(), self.dest) {
+                    v.push(assign(l.clone(), e, span));
+                }
+                if !tail {
+                    self.used_flag = true;
+                    let t = Expr {
+                        kind: ExprKind::Bool(true),
+                        span,
+                    };
+                    v.push(assign(name_expr(&self.flag, span), t, span));
+                }
+                return block(v, span);
+            }
+            StmtKind::If {
+                then_branch,
+                else_branch,
+                ..
+            } => {
+                let t = std::mem::replace(then_branch.as_mut(), stmt(StmtKind::Empty, span));
+                **then_branch = self.one(t, tail);
+                if let Some(e) = else_branch {
+                    let x = std::mem::replace(e.as_mut(), stmt(StmtKind::Empty, span));
+                    **e = self.one(x, tail);
+                }
+            }
+            StmtKind::Block(b) => b.stmts = self.list(std::mem::take(&mut b.stmts), tail),
+            StmtKind::Switch { cases, .. } => {
+                for c in cases {
+                    if let Some(b) = &mut c.body {
+                        b.stmts = self.list(std::mem::take(&mut b.stmts), tail);
+                    }
+                }
+            }
+            _ => {}
+        }
+        s
+    }
+}
+
+impl Inliner {
+    /// The statements of one inlined call.
+    fn inline(&mut self, c: Call, dest: Dest) -> Vec<Stmt> {
+        let (f, span) = (&c.f, c.span);
+        let fname = &f.proto.name.name;
+        if c.args.len() != f.proto.params.len() {
+            self.diags.push(
+                Diagnostic::error(format!(
+                    "function `{fname}` takes {} argument(s), {} given",
+                    f.proto.params.len(),
+                    c.args.len()
+                ))
+                .with_primary(span, "in this call")
+                .with_secondary(f.proto.name.span, "declared here"),
+            );
+            return Vec::new();
+        }
+        if self.depth >= MAX_DEPTH {
+            self.diags.push(
+                Diagnostic::error(format!("function `{fname}` calls itself (recursion)"))
+                    .with_primary(span, "in this call"),
+            );
+            return Vec::new();
+        }
+        let types = type_map(&c);
+        let mut pre = Vec::new();
+        let mut post = Vec::new();
+        let mut names = HashMap::new();
+        for (k, (p, a)) in f.proto.params.iter().zip(&c.args).enumerate() {
+            let value = &a.value;
+            let out_dir = matches!(p.direction, Direction::Out | Direction::InOut);
+            let direct = if out_dir {
+                let r = root(value);
+                !c.args
+                    .iter()
+                    .enumerate()
+                    .any(|(j, b)| j != k && r.is_some_and(|r| mentions(&b.value, r)))
+                    && r.is_some()
+            } else {
+                !assigns(&f.body.stmts, &p.name.name) && !has_call(value)
+            };
+            if direct || matches!(value.kind, ExprKind::DontCare) && !out_dir {
+                names.insert(p.name.name.clone(), value.clone());
+                continue;
+            }
+            let mut ty = p.ty.clone();
+            Subst {
+                names: HashMap::new(),
+                types: &types,
+            }
+            .ty(&mut ty);
+            if generic(&ty, f) {
+                self.diags.push(
+                    Diagnostic::error(format!(
+                        "cannot tell the type of parameter `{}` of `{fname}`",
+                        p.name.name
+                    ))
+                    .with_primary(a.span, "for this argument")
+                    .with_help("give the call its type arguments"),
+                );
+                return Vec::new();
+            }
+            self.fresh += 1;
+            let tmp = format!("{}${}{}", fname, p.name.name, self.fresh);
+            let init = (p.direction != Direction::Out).then(|| value.clone());
+            pre.push(declare(ty, &tmp, init, a.span));
+            if out_dir {
+                post.push(assign(value.clone(), name_expr(&tmp, span), span));
+            }
+            names.insert(p.name.name.clone(), name_expr(&tmp, span));
+        }
+        let mut body = f.body.stmts.clone();
+        Subst {
+            names,
+            types: &types,
+        }
+        .stmts(&mut body, &mut self.fresh);
+        self.fresh += 1;
+        let mut r = Returns {
+            dest: &dest,
+            flag: format!("{fname}$returned{}", self.fresh),
+            used_flag: false,
+        };
+        let body = r.list(body, true);
+        if r.used_flag {
+            let bool_ty = Type {
+                kind: TypeKind::Bool,
+                span,
+            };
+            let f = Expr {
+                kind: ExprKind::Bool(false),
+                span,
+            };
+            pre.push(declare(bool_ty, &r.flag, Some(f), span));
+        }
+        pre.extend(body);
+        pre.extend(post);
+        self.depth += 1;
+        let stmts = self.stmts(pre);
+        self.depth -= 1;
+        vec![block(stmts, span)]
+    }
+}
