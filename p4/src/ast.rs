@@ -636,6 +636,58 @@ pub enum ExprKind {
     Type(Type),
 }
 
+/// The direct sub-expressions of an expression, in source order (a call's callee, then its
+/// arguments), for the passes that walk the AST: one definition of what an expression holds.
+macro_rules! expr_children {
+    ($e:expr, $f:ident, $iter:ident, $($m:tt)*) => {
+        match $e {
+            ExprKind::Member { base, .. } | ExprKind::Unary { operand: base, .. } => $f(base),
+            ExprKind::Cast { expr, .. } => $f(expr),
+            ExprKind::Index { base, index } => {
+                $f(base);
+                $f(index);
+            }
+            ExprKind::Slice { base, hi, lo } => {
+                $f(base);
+                $f(hi);
+                $f(lo);
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                $f(lhs);
+                $f(rhs);
+            }
+            ExprKind::Ternary {
+                cond,
+                then_expr,
+                else_expr,
+            } => {
+                $f(cond);
+                $f(then_expr);
+                $f(else_expr);
+            }
+            ExprKind::Call { callee, args, .. } => {
+                $f(callee);
+                args.$iter().for_each(|a| $f(& $($m)* a.value));
+            }
+            ExprKind::List(items) => items.$iter().for_each(|x| $f(x)),
+            ExprKind::StructInit(fs) => fs.$iter().for_each(|x| $f(& $($m)* x.value)),
+            _ => {}
+        }
+    };
+}
+
+impl Expr {
+    /// Calls `f` on each direct sub-expression (see `expr_children`).
+    pub fn for_each_child(&self, mut f: impl FnMut(&Expr)) {
+        expr_children!(&self.kind, f, iter,)
+    }
+
+    /// Calls `f` on each direct sub-expression, mutably.
+    pub fn for_each_child_mut(&mut self, mut f: impl FnMut(&mut Expr)) {
+        expr_children!(&mut self.kind, f, iter_mut, mut)
+    }
+}
+
 /// The name of the [`NamedExpr`] that stands for `...` in a struct initializer
 /// (`{ a = 1, ... }`: every field not named takes its default value).
 pub const DEFAULT_REST: &str = "...";

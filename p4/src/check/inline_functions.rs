@@ -102,35 +102,7 @@ fn has_call(e: &Expr) -> bool {
 
 fn visit_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
     f(e);
-    match &e.kind {
-        ExprKind::Member { base, .. } | ExprKind::Unary { operand: base, .. } => {
-            visit_expr(base, f)
-        }
-        ExprKind::Cast { expr, .. } => visit_expr(expr, f),
-        ExprKind::Index { base, index } => {
-            visit_expr(base, f);
-            visit_expr(index, f);
-        }
-        ExprKind::Slice { base, hi, lo } => [base, hi, lo].iter().for_each(|x| visit_expr(x, f)),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            visit_expr(lhs, f);
-            visit_expr(rhs, f);
-        }
-        ExprKind::Ternary {
-            cond,
-            then_expr,
-            else_expr,
-        } => [cond, then_expr, else_expr]
-            .iter()
-            .for_each(|x| visit_expr(x, f)),
-        ExprKind::Call { callee, args, .. } => {
-            visit_expr(callee, f);
-            args.iter().for_each(|a| visit_expr(&a.value, f));
-        }
-        ExprKind::List(items) => items.iter().for_each(|x| visit_expr(x, f)),
-        ExprKind::StructInit(fs) => fs.iter().for_each(|x| visit_expr(&x.value, f)),
-        _ => {}
-    }
+    e.for_each_child(|c| visit_expr(c, f));
 }
 
 /// The variable an lvalue writes (`hdr` of `hdr.d.a`).
@@ -207,50 +179,14 @@ impl Subst<'_> {
                 if let Some(r) = self.names.get(&n.name) {
                     *e = r.clone();
                 }
+                return;
             }
-            ExprKind::Member { base, .. } | ExprKind::Unary { operand: base, .. } => {
-                self.expr(base)
-            }
-            ExprKind::Cast { expr, ty } => {
-                self.ty(ty);
-                self.expr(expr)
-            }
-            ExprKind::Index { base, index } => {
-                self.expr(base);
-                self.expr(index);
-            }
-            ExprKind::Slice { base, hi, lo } => {
-                self.expr(base);
-                self.expr(hi);
-                self.expr(lo);
-            }
-            ExprKind::Binary { lhs, rhs, .. } => {
-                self.expr(lhs);
-                self.expr(rhs);
-            }
-            ExprKind::Ternary {
-                cond,
-                then_expr,
-                else_expr,
-            } => {
-                self.expr(cond);
-                self.expr(then_expr);
-                self.expr(else_expr);
-            }
-            ExprKind::Call {
-                callee,
-                args,
-                type_args,
-            } => {
-                self.expr(callee);
-                type_args.iter_mut().for_each(|t| self.ty(t));
-                args.iter_mut().for_each(|a| self.expr(&mut a.value));
-            }
-            ExprKind::List(items) => items.iter_mut().for_each(|x| self.expr(x)),
-            ExprKind::StructInit(fs) => fs.iter_mut().for_each(|x| self.expr(&mut x.value)),
+            ExprKind::Cast { ty, .. } => self.ty(ty),
+            ExprKind::Call { type_args, .. } => type_args.iter_mut().for_each(|t| self.ty(t)),
             ExprKind::Type(t) => self.ty(t),
             _ => {}
         }
+        e.for_each_child_mut(|c| self.expr(c));
     }
 
     fn ty(&self, t: &mut Type) {

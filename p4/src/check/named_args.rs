@@ -279,41 +279,10 @@ impl Pass<'_> {
     }
 
     fn expr(&mut self, e: &mut Expr) {
-        match &mut e.kind {
-            ExprKind::Member { base, .. } => self.expr(base),
-            ExprKind::Index { base, index } => {
-                self.expr(base);
-                self.expr(index);
-            }
-            ExprKind::Slice { base, hi, lo } => {
-                self.expr(base);
-                self.expr(hi);
-                self.expr(lo);
-            }
-            ExprKind::Unary { operand, .. } => self.expr(operand),
-            ExprKind::Binary { lhs, rhs, .. } => {
-                self.expr(lhs);
-                self.expr(rhs);
-            }
-            ExprKind::Ternary {
-                cond,
-                then_expr,
-                else_expr,
-            } => {
-                self.expr(cond);
-                self.expr(then_expr);
-                self.expr(else_expr);
-            }
-            ExprKind::Cast { expr, .. } => self.expr(expr),
-            ExprKind::Call { callee, args, .. } => {
-                self.expr(callee);
-                args.iter_mut().for_each(|a| self.expr(&mut a.value));
-                let sig = self.callee(callee);
-                self.order(args, sig, e.span);
-            }
-            ExprKind::List(items) => items.iter_mut().for_each(|i| self.expr(i)),
-            ExprKind::StructInit(fs) => fs.iter_mut().for_each(|f| self.expr(&mut f.value)),
-            _ => {}
+        e.for_each_child_mut(|c| self.expr(c));
+        if let ExprKind::Call { callee, args, .. } = &mut e.kind {
+            let sig = self.callee(callee);
+            self.order(args, sig, e.span);
         }
     }
 
