@@ -1,13 +1,15 @@
 //! The C preprocessor subset that TNA programs use.
 //!
 //! `#include` (local files, `-I` directories, and our built-in `core.p4` / `tna.p4` / `t2na.p4`),
-//! object-like and simple function-like `#define`s, `#undef`, `#if`/`#ifdef`/`#ifndef`/`#elif`/
+//! object-like and function-like `#define`s (variadic ones too: `...` as `__VA_ARGS__`, GNU's
+//! `name...` and `, ## __VA_ARGS__`), the predefined macros (`predefined`), `#undef`, `#if`/`#ifdef`/`#ifndef`/`#elif`/
 //! `#else`/`#endif` with integer expressions and `defined(X)`, `#pragma once`, `#error` and
 //! `#warning`. The output is one text plus a segment map, so every byte of it (and so every
 //! token) maps back to a span in an ORIGINAL file; text produced by a macro maps to the macro's
 //! use site.
 
 mod paste;
+mod predefined;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -114,7 +116,20 @@ impl Expanded {
 struct Macro {
     /// `Some` for a function-like macro.
     params: Option<Vec<String>>,
+    /// The last parameter takes the rest of the arguments (`...` as `__VA_ARGS__`, or GNU's
+    /// `name...`).
+    variadic: bool,
     body: String,
+}
+
+impl Macro {
+    fn object(body: String) -> Macro {
+        Macro {
+            params: None,
+            variadic: false,
+            body,
+        }
+    }
 }
 
 /// One open `#if` group.
@@ -202,29 +217,13 @@ pub fn preprocess(
         once: HashSet::new(),
         loaded: HashMap::new(),
         unterminated_comment: false,
+        use_site: (String::new(), 0),
     };
-    pp.macros.insert(
-        "__PISA__".to_string(),
-        Macro {
-            params: None,
-            body: "1".to_string(),
-        },
-    );
-    pp.macros.insert(
-        "__p4c__".to_string(),
-        Macro {
-            params: None,
-            body: "1".to_string(),
-        },
-    );
+    for (name, body) in predefined::fixed() {
+        pp.macros.insert(name.to_string(), Macro::object(body));
+    }
     for (name, value) in &opts.defines {
-        pp.macros.insert(
-            name.clone(),
-            Macro {
-                params: None,
-                body: value.clone(),
-            },
-        );
+        pp.macros.insert(name.clone(), Macro::object(value.clone()));
     }
     // The same key scheme as included files (canonical path), so a root file that includes
     // itself is caught at the first level.
@@ -263,6 +262,8 @@ struct Preprocessor<'a> {
     loaded: HashMap<String, FileId>,
     /// Some file ends inside a `/* ...` comment (already reported).
     unterminated_comment: bool,
+    /// File name and 1-based line of the macro use being expanded (`__FILE__`, `__LINE__`).
+    use_site: (String, usize),
 }
 
 /// Replaces comments by spaces (keeping newlines and byte offsets) so directives and macro
@@ -585,26 +586,28 @@ impl Preprocessor<'_> {
                 return;
             };
             let list = &p[..close];
-            let mut params = Vec::new();
-            if !list.trim().is_empty() {
-                for param in list.split(',') {
-                    let param = param.trim();
-                    if param.is_empty() || !param.bytes().all(is_ident_char) {
-                        let span = Span::new(file, at + (lead + name_len) as u32, rest_span.hi);
-                        self.error(
-                            span,
-                            format!("invalid macro parameter `{param}`"),
-                            "parameters must be identifiers",
-                        );
-                        return;
-                    }
-                    params.push(param.to_string());
+            let params = match macro_params(list) {
+                Ok(params) => params,
+                Err(why) => {
+                    let span = Span::new(file, at + (lead + name_len) as u32, rest_span.hi);
+                    self.error(
+                        span,
+                        why,
+                        "parameters must be identifiers, the last may be `...`",
+                    );
+                    return;
                 }
-            }
+            };
             (Some(params), p[close + 1..].trim().to_string())
         } else {
             (None, after.trim().to_string())
         };
+        let variadic = params
+            .as_ref()
+            .and_then(|ps| ps.last())
+            .is_some_and(|(_, v)| *v);
+        let params: Option<Vec<String>> =
+            params.map(|ps| ps.into_iter().map(|(name, _)| name).collect());
         if let Err(why) = paste::check_body(&value, params.as_deref()) {
             let span = Span::new(file, at + (lead + name_len) as u32, rest_span.hi);
             self.error(
@@ -618,6 +621,7 @@ impl Preprocessor<'_> {
             name,
             Macro {
                 params,
+                variadic,
                 body: value,
             },
         );
@@ -776,7 +780,22 @@ impl Preprocessor<'_> {
                     i += 1;
                 }
                 let word = &line[start..i];
+                if !self.macros.contains_key(word) && !predefined::is_dynamic(word) {
+                    continue;
+                }
+                let line_no = self
+                    .sm
+                    .get(file)
+                    .map_or(0, |f| f.line_of(at + start as u32));
+                self.use_site = (self.sm.name(file).to_string(), line_no);
                 let Some(mac) = self.macros.get(word) else {
+                    if let Some(text) = predefined::dynamic(word, &self.use_site.0, line_no) {
+                        let use_site = Span::new(file, at + start as u32, at + i as u32);
+                        self.out
+                            .verbatim(file, at + copied as u32, &line[copied..start]);
+                        self.out.expansion(use_site, &text);
+                        copied = i;
+                    }
                     continue;
                 };
                 let mac = mac.clone();
@@ -835,18 +854,16 @@ impl Preprocessor<'_> {
     ) -> Result<String, String> {
         let body = match (&mac.params, args) {
             (Some(params), Some(args)) => {
-                if params.len() != args.len() && !(params.is_empty() && args.len() == 1) {
-                    return Err(format!(
-                        "expected {} argument(s), found {}",
-                        params.len(),
-                        args.len()
-                    ));
-                }
+                let args = bind_args(params.len(), mac.variadic, args)?;
                 let mut expanded_args = Vec::new();
-                for a in args {
+                for a in &args {
                     expanded_args.push(self.rescan(a, hide, depth + 1, budget)?);
                 }
-                paste::substitute(&mac.body, Some(params), args, &expanded_args)
+                let params = paste::Params {
+                    names: params,
+                    variadic: mac.variadic,
+                };
+                paste::substitute(&mac.body, Some(params), &args, &expanded_args)
             }
             _ if mac.body.contains("##") => paste::substitute(&mac.body, None, &[], &[]),
             _ => mac.body.clone(),
@@ -901,7 +918,11 @@ impl Preprocessor<'_> {
                     self.macros.get(word)
                 };
                 match mac {
-                    None => out.push_str(word),
+                    None if hide.iter().any(|h| h == word) => out.push_str(word),
+                    None => match predefined::dynamic(word, &self.use_site.0, self.use_site.1) {
+                        Some(text) => out.push_str(&text),
+                        None => out.push_str(word),
+                    },
                     Some(mac) => {
                         let args = match &mac.params {
                             None => None,
@@ -1055,6 +1076,53 @@ fn join_continuations(s: &str) -> String {
 
 /// Parses `( a, b(c, d), e )` starting at or after byte `from` (whitespace allowed before the
 /// parenthesis). Returns the raw argument texts and the byte just after `)`.
+/// The arguments of a use of a macro with `n` parameters, the variadic one (if any) taking
+/// the rest joined by commas (and nothing when none is left).
+fn bind_args(n: usize, variadic: bool, args: &[String]) -> Result<Vec<String>, String> {
+    if variadic {
+        let fixed = n - 1;
+        if args.len() < fixed {
+            return Err(format!(
+                "expected at least {fixed} argument(s), found {}",
+                args.len()
+            ));
+        }
+        let mut bound = args[..fixed].to_vec();
+        bound.push(args[fixed..].join(", "));
+        return Ok(bound);
+    }
+    if n != args.len() && !(n == 0 && args.len() == 1) {
+        return Err(format!("expected {n} argument(s), found {}", args.len()));
+    }
+    Ok(args.to_vec())
+}
+
+/// The parameters of a function-like macro's `(list)`, each with whether it is the variadic
+/// one (`...`, named `__VA_ARGS__`, or GNU's `name...`; only last).
+fn macro_params(list: &str) -> Result<Vec<(String, bool)>, String> {
+    let mut params = Vec::new();
+    if list.trim().is_empty() {
+        return Ok(params);
+    }
+    let count = list.split(',').count();
+    for (k, param) in list.split(',').enumerate() {
+        let param = param.trim();
+        let (name, variadic) = match param.strip_suffix("...") {
+            Some("") => ("__VA_ARGS__", true),
+            Some(named) => (named.trim_end(), true),
+            None => (param, false),
+        };
+        if variadic && k + 1 != count {
+            return Err(format!("`{param}` must be the last macro parameter"));
+        }
+        if name.is_empty() || !name.bytes().all(is_ident_char) {
+            return Err(format!("invalid macro parameter `{param}`"));
+        }
+        params.push((name.to_string(), variadic));
+    }
+    Ok(params)
+}
+
 fn parse_macro_args(text: &str, from: usize) -> Option<(Vec<String>, usize)> {
     let bytes = text.as_bytes();
     let mut i = from;
@@ -1452,6 +1520,46 @@ mod tests {
         assert!(e.text.contains("\"hi there\""), "{}", e.text);
         let (_, _, d) = run("#define BAD(a) #b\n", &[]);
         assert!(!d.is_empty());
+    }
+
+    #[test]
+    fn variadic_macros_take_the_rest_of_the_arguments() {
+        let (_, e, d) = run(
+            "#define CALL(f, ...) f(__VA_ARGS__)\n#define LOG(fmt, args...) log(fmt, ## args)\nCALL(g, 1, (2, 3), x); CALL(h); LOG(a); LOG(b, 7);\n",
+            &[],
+        );
+        assert!(d.is_empty(), "{d:?}");
+        let t = squash(&e.text);
+        assert!(t.contains("g(1,(2,3),x);"), "{t}");
+        assert!(t.contains("h();"), "{t}");
+        assert!(t.contains("log(a);"), "{t}");
+        assert!(t.contains("log(b,7);"), "{t}");
+        let (_, _, d) = run("#define BAD(..., a) a\n", &[]);
+        assert!(
+            d.iter().any(|x| x.message.contains("must be the last")),
+            "{d:?}"
+        );
+        let (_, _, d) = run("#define TWO(a, b, ...) a b\nTWO(1);\n", &[]);
+        assert!(d.iter().any(|x| x.message.contains("at least 2")), "{d:?}");
+    }
+
+    #[test]
+    fn bf_p4c_version_and_dynamic_macros_are_predefined() {
+        let (_, e, d) = run(
+            "#if __p4c_major__ < 9\nold;\n#else\nnew __p4c_version__;\n#endif\n#define HERE __LINE__\nline HERE __LINE__ __FILE__;\n",
+            &[],
+        );
+        assert!(d.is_empty(), "{d:?}");
+        let t = squash(&e.text);
+        assert!(t.contains("new\"9.13.4\";"), "{t}");
+        assert!(!t.contains("old"), "{t}");
+        assert!(t.contains("line77\"main.p4\";"), "{t}");
+        // A -D on the command line overrides a predefined one.
+        let (_, e, _) = run(
+            "#if __p4c_major__ < 9\nold;\n#endif\n",
+            &[("__p4c_major__", "8")],
+        );
+        assert!(squash(&e.text).contains("old;"));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The body of a macro use: parameters replaced by their arguments, `#param` turned into a
 //! string literal of the argument as written, and `a ## b` pasted into one token (the operands
 //! of `#` and `##` take the argument unexpanded, as C's preprocessor does). The result is then
-//! rescanned for more macros by the caller.
+//! rescanned for more macros by the caller. GNU's `, ## __VA_ARGS__` drops the comma when the
+//! variadic argument is empty.
 
 /// A lexical piece of a macro body.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,17 +105,29 @@ pub fn check_body(body: &str, params: Option<&[String]>) -> Result<(), String> {
     Ok(())
 }
 
+/// A function-like macro's parameter names; with `variadic`, the last takes the rest.
+#[derive(Clone, Copy)]
+pub struct Params<'a> {
+    pub names: &'a [String],
+    pub variadic: bool,
+}
+
 /// The body with parameters replaced (`raw`: arguments as written, for `#` and `##`;
 /// `expanded`: macro-expanded, everywhere else), stringized and pasted. `params` is `None`
 /// for an object-like macro (then `#` is an ordinary character and only `##` pastes).
 pub fn substitute(
     body: &str,
-    params: Option<&[String]>,
+    params: Option<Params>,
     raw: &[String],
     expanded: &[String],
 ) -> String {
     let p = pieces(body);
-    let param = |w: &str| params.and_then(|ps| ps.iter().position(|x| x == w));
+    let param = |w: &str| params.and_then(|ps| ps.names.iter().position(|x| x == w));
+    // The variadic parameter's index, when its argument is empty (`, ## __VA_ARGS__`).
+    let empty_rest = params.and_then(|ps| {
+        let last = ps.names.len().checked_sub(1)?;
+        (ps.variadic && raw.get(last).is_some_and(|a| a.trim().is_empty())).then_some(last)
+    });
     let next_non_space = |k: usize| (k + 1..p.len()).find(|&j| p[j] != Piece::Space);
     let mut out: Vec<String> = Vec::new();
     let mut k = 0;
@@ -143,6 +156,12 @@ pub fn substitute(
                     out.push(left);
                     break;
                 };
+                if left == ","
+                    && matches!(p[j], Piece::Word(w) if param(w).is_some() && param(w) == empty_rest)
+                {
+                    k = j + 1;
+                    continue;
+                }
                 let right = match p[j] {
                     Piece::Word(w) => match param(w) {
                         Some(i) => raw.get(i).cloned().unwrap_or_default(),
@@ -181,24 +200,49 @@ mod tests {
         v.iter().map(|x| x.to_string()).collect()
     }
 
+    fn fixed(names: &[String]) -> Option<Params<'_>> {
+        Some(Params {
+            names,
+            variadic: false,
+        })
+    }
+
+    #[test]
+    fn gnu_comma_before_empty_variadic_argument_is_dropped() {
+        let ps = s(&["f", "__VA_ARGS__"]);
+        let params = Some(Params {
+            names: &ps,
+            variadic: true,
+        });
+        let body = "f(0 , ## __VA_ARGS__)";
+        assert_eq!(
+            substitute(body, params, &s(&["g", ""]), &s(&["g", ""])),
+            "g(0 )"
+        );
+        assert_eq!(
+            substitute(body, params, &s(&["g", "1, 2"]), &s(&["g", "1, 2"])),
+            "g(0 ,1, 2)"
+        );
+    }
+
     #[test]
     fn paste_and_stringize() {
         let ps = s(&["a", "b"]);
         assert_eq!(
-            substitute("a ## b", Some(&ps), &s(&["tt", "l"]), &s(&["X", "Y"])),
+            substitute("a ## b", fixed(&ps), &s(&["tt", "l"]), &s(&["X", "Y"])),
             "ttl"
         );
         assert_eq!(
             substitute(
                 "#a + b",
-                Some(&ps),
+                fixed(&ps),
                 &s(&["x  \"q\" y", "2"]),
                 &s(&["E", "F"])
             ),
             "\"x \\\"q\\\" y\" + F"
         );
         assert_eq!(
-            substitute("hdr.a##_h", Some(&ps), &s(&["ipv4", ""]), &s(&["E", ""])),
+            substitute("hdr.a##_h", fixed(&ps), &s(&["ipv4", ""]), &s(&["E", ""])),
             "hdr.ipv4_h"
         );
         // Object-like: `#` is just a character, `##` still pastes.
