@@ -1,5 +1,7 @@
 //! Annotations: `@name`, `@name(expr, ...)`, `@name[k = v, ...]`, `@pragma rest of line`.
-//! Bodies that are not expression lists are kept verbatim as tokens.
+//! Bodies that are not expression lists are kept verbatim as tokens. `@pragma NAME args` is
+//! the annotation `NAME` (as p4c's parser reads it: `@pragma stage 7` is `@stage(7)`), its
+//! arguments the expressions written on the rest of the line, space-separated.
 
 use super::{Fatal, PResult, Parser};
 use crate::ast::{Annotation, AnnotationBody, AnnotationToken, NamedExpr};
@@ -30,29 +32,60 @@ impl Parser {
             );
             return Err(Fatal);
         }
-        let body = if name.name == "pragma" {
-            // `@pragma name args...` runs to the end of the line.
-            let mut toks = Vec::new();
-            while !self.at_eof() && !self.peek().newline_before {
-                let t = self.bump_token();
-                toks.push(AnnotationToken {
-                    text: token_text(&t.kind),
-                    span: t.span,
-                });
-            }
-            AnnotationBody::Tokens(toks)
+        let (name, body) = if name.name == "pragma" && !self.line_ends_here() {
+            let pragma = self.name_or_keyword("the pragma's name after `@pragma`")?;
+            (pragma, self.pragma_args())
+        } else if name.name == "pragma" {
+            (name, AnnotationBody::Empty)
         } else if self.at(&TokenKind::LParen) {
-            self.paren_annotation_body()?
+            (name, self.paren_annotation_body()?)
         } else if self.at(&TokenKind::LBracket) {
-            self.bracket_annotation_body()?
+            (name, self.bracket_annotation_body()?)
         } else {
-            AnnotationBody::Empty
+            (name, AnnotationBody::Empty)
         };
         Ok(Annotation {
             name,
             body,
             span: self.span_from(start),
         })
+    }
+
+    /// The next token starts another line (or there is none).
+    fn line_ends_here(&self) -> bool {
+        self.at_eof() || self.peek().newline_before
+    }
+
+    /// The arguments of `@pragma NAME args...` (to the end of the line): the expressions
+    /// written there one after another, else the tokens verbatim.
+    fn pragma_args(&mut self) -> AnnotationBody {
+        if self.line_ends_here() {
+            return AnnotationBody::Empty;
+        }
+        let exprs = self.speculate(|p| {
+            let mut exprs = Vec::new();
+            while !p.line_ends_here() {
+                let first = p.pos;
+                exprs.push(p.parse_expr()?);
+                // An expression that ran onto the next line was not the pragma's.
+                if p.toks[first + 1..p.pos].iter().any(|t| t.newline_before) {
+                    return Err(Fatal);
+                }
+            }
+            Ok(exprs)
+        });
+        if let Some(exprs) = exprs {
+            return AnnotationBody::Exprs(exprs);
+        }
+        let mut toks = Vec::new();
+        while !self.line_ends_here() {
+            let t = self.bump_token();
+            toks.push(AnnotationToken {
+                text: token_text(&t.kind),
+                span: t.span,
+            });
+        }
+        AnnotationBody::Tokens(toks)
     }
 
     /// `( ... )`: an expression list if it parses as one, else the raw tokens.
