@@ -530,3 +530,20 @@ fn control_applied_twice_is_one_table() {
     }
     assert_eq!(applies(&pl.ingress.control.body), 2);
 }
+
+/// `@selector_max_group_size` / `@selector_num_max_groups` on a table size its selector when
+/// the constructor does not (bf-p4c `createAttached`), and never override the constructor.
+#[test]
+fn selector_group_pragmas_size_selectors_without_constructor_sizes() {
+    let p = ok_program("selector_group_pragmas.p4");
+    let sizes = |name: &str| {
+        p.pipelines[0]
+            .action_profiles
+            .iter()
+            .filter_map(|a| a.selector.as_ref())
+            .find(|s| s.name == name)
+            .map(|s| (s.max_group_size, s.num_groups))
+    };
+    assert_eq!(sizes("Ingress.old_sel"), Some((128, 8)));
+    assert_eq!(sizes("Ingress.new_sel"), Some((16, 4)));
+}

@@ -39,8 +39,11 @@ const KEPT: &[&str] = &[
     // `@placement_priority(n)` orders tables that can start in one stage).
     "stage",
     "placement_priority",
-    // Whether a table's selector scrambles its hash (table/selector.rs in the pipeline).
+    // Whether a table's selector scrambles its hash (table/selector.rs in the pipeline), and
+    // its group sizes where the selector's constructor does not give them (lower/profiles.rs).
     "selector_enable_scramble",
+    "selector_max_group_size",
+    "selector_num_max_groups",
     // Read by the P4Info generator (control::p4runtime::p4info): packet I/O metadata and
     // fixed P4Runtime ids.
     "controller_header",
@@ -49,11 +52,17 @@ const KEPT: &[&str] = &[
 
 /// Kept annotations that bf-p4c reads on match tables only ("attached to P4 match tables"
 /// in its pragma help): anywhere else they are ignored, and warned about.
-const TABLE_ONLY: &[&str] = &["stage", "placement_priority", "selector_enable_scramble"];
+const TABLE_ONLY: &[&str] = &[
+    "stage",
+    "placement_priority",
+    "selector_enable_scramble",
+    "selector_max_group_size",
+    "selector_num_max_groups",
+];
 
 /// Why an ignored annotation does not matter in pisa.
 fn ignored_reason(name: &str) -> &'static str {
-    if name == "selector_enable_scramble" {
+    if name.starts_with("selector_") {
         "it sets a table's selector, and is read on a table declaration only"
     } else if TABLE_ONLY.contains(&name) {
         "it places tables, and is read on a table declaration only"
@@ -67,7 +76,6 @@ fn ignored_reason(name: &str) -> &'static str {
             | "alpm"
             | "atcam_partition_index"
             | "immediate"
-            | "selector_max_group_size"
             | "idletime_precision"
             | "entries_with_ranges"
             | "action_default_only"

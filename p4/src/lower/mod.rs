@@ -237,6 +237,9 @@ pub(crate) struct Lowerer<'a> {
     /// of its own, put in [`Self::hoisted`] and run just before the assignment.
     pub whole_rhs: Option<crate::source::Span>,
     pub hoisted: Vec<ir::Stmt>,
+    /// Selectors whose constructor gave the group sizes (a table's `@selector_max_group_size`
+    /// / `@selector_num_max_groups` give the others theirs, as bf-p4c's `createAttached`).
+    pub selector_sizes_given: HashSet<ir::ActionProfileId>,
     /// Deparser `if`s being lowered (a checksum update inside one is conditional).
     pub deparser_ifs: u32,
     /// Their conditions, innermost last (a digest's table entry comes from the innermost).
@@ -296,6 +299,7 @@ impl<'a> Lowerer<'a> {
             reject_warned: false,
             whole_rhs: None,
             hoisted: Vec::new(),
+            selector_sizes_given: HashSet::new(),
             deparser_ifs: 0,
             deparser_conds: Vec::new(),
             digest_entries: Vec::new(),

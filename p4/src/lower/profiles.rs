@@ -129,10 +129,13 @@ impl<'a> Lowerer<'a> {
         let (id, max_group_size, num_groups) = match profile {
             Some(id) => {
                 let (g, n) = match (sizes.first(), sizes.get(1)) {
-                    (Some(g), Some(n)) => (
-                        self.profile_size(g, "max group size")?,
-                        self.profile_size(n, "number of groups")?,
-                    ),
+                    (Some(g), Some(n)) => {
+                        self.selector_sizes_given.insert(id);
+                        (
+                            self.profile_size(g, "max group size")?,
+                            self.profile_size(n, "number of groups")?,
+                        )
+                    }
                     _ => (120, 4096),
                 };
                 (id, g, n)
@@ -150,17 +153,7 @@ impl<'a> Lowerer<'a> {
                 (id, 120, size.max(1))
             }
         };
-        if max_group_size > 120 {
-            self.warn(
-                Diagnostic::warning(format!(
-                    "`{name}` holds groups of up to {max_group_size} members: a group of more \
-                     than 120 spans several selector RAM words, which the driver fills in an \
-                     order that depends on past writes; pisa deals its members into the words in \
-                     order, so the member a hash picks in such a group may differ from a Tofino's"
-                ))
-                .with_primary(span, "wide selector groups"),
-            );
-        }
+        self.warn_wide_groups(&name, max_group_size, span);
         let taken = match self.pipe.action_profiles.get(id.index()) {
             None => Some(String::new()),
             Some(p) if p.selector.is_some() => Some(p.name.clone()),
@@ -185,6 +178,78 @@ impl<'a> Lowerer<'a> {
             status,
         });
         Ok(Kind::ActionProfile { id })
+    }
+
+    /// Groups of more than 120 members (one selector RAM word) are laid out by pisa, not as
+    /// the driver would: said once per selector.
+    fn warn_wide_groups(&mut self, name: &str, max_group_size: u32, span: Span) {
+        if max_group_size > 120 {
+            self.warn(
+                Diagnostic::warning(format!(
+                    "`{name}` holds groups of up to {max_group_size} members: a group of more \
+                     than 120 spans several selector RAM words, which the driver fills in an \
+                     order that depends on past writes; pisa deals its members into the words in \
+                     order, so the member a hash picks in such a group may differ from a Tofino's"
+                ))
+                .with_primary(span, "wide selector groups"),
+            );
+        }
+    }
+
+    /// A table's `@selector_max_group_size(n)` and `@selector_num_max_groups(n)`: the group
+    /// sizes of the selector it is implemented by, unless that selector's constructor gave
+    /// them (bf-p4c `extract_maupipe.cpp` `createAttached` reads the pragmas first, then the
+    /// constructor's `max_group_size`/`num_groups`; a size outside 1..=119040 (992 RAM words
+    /// of 120 members) or fewer than one group is an error).
+    pub(crate) fn selector_group_pragmas(
+        &mut self,
+        table: &str,
+        profile: Option<ActionProfileId>,
+        annos: &'a [ast::Annotation],
+    ) -> Res<()> {
+        let Some(p) = profile else {
+            return Ok(());
+        };
+        const MAX: i128 = 992 * 120;
+        if let Some(e) = annotations::expr_arg(annos, "selector_max_group_size") {
+            let n = self.const_int(e)?;
+            if !(1..=MAX).contains(&n) {
+                return Err(self.err(
+                    Diagnostic::error(format!(
+                        "the selector_max_group_size pragma value on table `{table}` is not \
+                         between 1 and {MAX}"
+                    ))
+                    .with_primary(e.span, "out of range"),
+                ));
+            }
+            if !self.selector_sizes_given.contains(&p) {
+                let sel = self.pipe.action_profiles.get_mut(p.index());
+                if let Some(sel) = sel.and_then(|a| a.selector.as_mut()) {
+                    sel.max_group_size = n as u32;
+                    let name = sel.name.clone();
+                    self.warn_wide_groups(&name, n as u32, e.span);
+                }
+            }
+        }
+        if let Some(e) = annotations::expr_arg(annos, "selector_num_max_groups") {
+            let n = self.const_int(e)?;
+            if !(1..=MAX_SIZE).contains(&n) {
+                return Err(self.err(
+                    Diagnostic::error(format!(
+                        "the selector_num_max_groups pragma value on table `{table}` is not \
+                         between 1 and {MAX_SIZE}"
+                    ))
+                    .with_primary(e.span, "out of range"),
+                ));
+            }
+            if !self.selector_sizes_given.contains(&p) {
+                let sel = self.pipe.action_profiles.get_mut(p.index());
+                if let Some(sel) = sel.and_then(|a| a.selector.as_mut()) {
+                    sel.num_groups = n as u32;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A table's `@selector_enable_scramble(0 | 1)`: whether the selector it is implemented by

@@ -514,6 +514,7 @@ impl<'a> Lowerer<'a> {
             p.tables.push(id);
         }
         self.selector_scramble(&name, implementation, &d.annotations)?;
+        self.selector_group_pragmas(&name, implementation, &d.annotations)?;
         if let Some(c) = direct_counter {
             if let Some(ctr) = self.pipe.counters.get_mut(c.index()) {
                 ctr.direct_table = Some(id);
