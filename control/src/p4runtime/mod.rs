@@ -7,6 +7,7 @@
 //! through the runtime API ([`device`]), controller arbitration ([`arbitration`]) and the
 //! controller-header codec of packet I/O ([`packet_io`]).
 
+pub mod aliases;
 pub mod arbitration;
 pub mod cells;
 pub mod codec;

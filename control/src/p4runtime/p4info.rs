@@ -110,7 +110,8 @@ fn preamble(id: u32, name: &str) -> Option<pi::Preamble> {
     Some(pi::Preamble {
         id,
         name: name.to_string(),
-        alias: name.rsplit('.').next().unwrap_or(name).to_string(),
+        // Set for the whole P4Info at the end (`aliases::assign`).
+        alias: String::new(),
         ..Default::default()
     })
 }
@@ -465,6 +466,7 @@ pub fn generate_with_ids(
             headers: BTreeMap::new(),
         });
     }
+    super::aliases::assign(&mut info);
     info
 }
 
@@ -679,6 +681,68 @@ mod tests {
         let opts = p4::compile::CompileOptions::default();
         let c = p4::compile::compile_file(std::path::Path::new(path), &opts).unwrap();
         for_file(c.program, std::path::Path::new(path), &opts)
+    }
+
+    /// Two instances of one control: their tables and actions are told apart by the shortest
+    /// unique suffix of their names, as p4c names aliases (audit 7b: both were `acl`/`deny`).
+    #[test]
+    fn aliases_of_two_control_instances_are_unique() {
+        let src = r#"
+#include <core.p4>
+#include <tna.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct hs_t { h_t h; }
+struct md_t { }
+parser IP(packet_in pkt, out hs_t hdr, out md_t md, out ingress_intrinsic_metadata_t ig) {
+    state start { pkt.extract(ig); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.h); transition accept; }
+}
+control Acl(in bit<8> key, inout ingress_intrinsic_metadata_for_deparser_t dp) {
+    action deny() { dp.drop_ctl = 1; }
+    table acl { key = { key : exact; } actions = { deny; NoAction; } size = 16; }
+    apply { acl.apply(); }
+}
+control Ing(inout hs_t hdr, inout md_t md, in ingress_intrinsic_metadata_t ig,
+            in ingress_intrinsic_metadata_from_parser_t pr,
+            inout ingress_intrinsic_metadata_for_deparser_t dp,
+            inout ingress_intrinsic_metadata_for_tm_t tm) {
+    Acl() src_acl;
+    Acl() dst_acl;
+    action fwd() { tm.ucast_egress_port = 1; }
+    table route { key = { hdr.h.a : exact; } actions = { fwd; } size = 16; }
+    apply { src_acl.apply(hdr.h.a, dp); dst_acl.apply(hdr.h.b, dp); route.apply(); }
+}
+control ID(packet_out pkt, inout hs_t hdr, in md_t md, in ingress_intrinsic_metadata_for_deparser_t dp) {
+    apply { pkt.emit(hdr); }
+}
+parser EP(packet_in pkt, out hs_t hdr, out md_t md, out egress_intrinsic_metadata_t eg) {
+    state start { pkt.extract(eg); transition accept; }
+}
+control Eg(inout hs_t hdr, inout md_t md, in egress_intrinsic_metadata_t eg,
+           in egress_intrinsic_metadata_from_parser_t pr,
+           inout egress_intrinsic_metadata_for_deparser_t dp,
+           inout egress_intrinsic_metadata_for_output_port_t op) { apply { } }
+control ED(packet_out pkt, inout hs_t hdr, in md_t md, in egress_intrinsic_metadata_for_deparser_t dp) {
+    apply { }
+}
+Pipeline(IP(), Ing(), ID(), EP(), Eg(), ED()) pipe;
+Switch(pipe) main;
+"#;
+        let opts = p4::compile::CompileOptions::default();
+        let info = compile_source("two_acls.p4", src, &opts).unwrap().p4info;
+        let alias = |name: &str| {
+            let tables = info.tables.iter().map(|t| t.preamble.as_ref());
+            let actions = info.actions.iter().map(|a| a.preamble.as_ref());
+            tables
+                .chain(actions)
+                .flatten()
+                .find(|p| p.name == name)
+                .map(|p| p.alias.clone())
+        };
+        assert_eq!(alias("Ing.src_acl.acl").as_deref(), Some("src_acl.acl"));
+        assert_eq!(alias("Ing.dst_acl.acl").as_deref(), Some("dst_acl.acl"));
+        assert_eq!(alias("Ing.src_acl.deny").as_deref(), Some("src_acl.deny"));
+        assert_eq!(alias("Ing.route").as_deref(), Some("route"));
+        assert_eq!(alias("Ing.fwd").as_deref(), Some("fwd"));
     }
 
     #[test]
