@@ -52,7 +52,7 @@ struct Inliner {
     diags: Diagnostics,
 }
 
-fn name_expr(name: &str, span: Span) -> Expr {
+pub(super) fn name_expr(name: &str, span: Span) -> Expr {
     Expr {
         kind: ExprKind::Name(Ident::new(name, span)),
         span,
@@ -71,7 +71,7 @@ fn assign(lhs: Expr, rhs: Expr, span: Span) -> Stmt {
     stmt(StmtKind::Assign { lhs, op: None, rhs }, span)
 }
 
-fn block(stmts: Vec<Stmt>, span: Span) -> Stmt {
+pub(super) fn block(stmts: Vec<Stmt>, span: Span) -> Stmt {
     stmt(
         StmtKind::Block(Block {
             annotations: Vec::new(),
@@ -82,7 +82,7 @@ fn block(stmts: Vec<Stmt>, span: Span) -> Stmt {
     )
 }
 
-fn declare(ty: Type, name: &str, init: Option<Expr>, span: Span) -> Stmt {
+pub(super) fn declare(ty: Type, name: &str, init: Option<Expr>, span: Span) -> Stmt {
     stmt(
         StmtKind::Variable(VariableDecl {
             ty,
@@ -148,7 +148,7 @@ fn assigns(ss: &[Stmt], name: &str) -> bool {
     })
 }
 
-fn has_return(s: &Stmt) -> bool {
+pub(super) fn has_return(s: &Stmt) -> bool {
     match &s.kind {
         StmtKind::Return(_) => true,
         StmtKind::If {
@@ -264,7 +264,7 @@ impl Subst<'_> {
 }
 
 /// Where a call's result goes.
-enum Dest {
+pub(super) enum Dest {
     /// Discarded (a call statement).
     None,
     /// Written to this lvalue.
@@ -564,15 +564,15 @@ fn generic(t: &Type, f: &FunctionDecl) -> bool {
 }
 
 /// How returns are rewritten in one inlined body.
-struct Returns<'d> {
-    dest: &'d Dest,
-    flag: String,
-    used_flag: bool,
+pub(super) struct Returns<'d> {
+    pub(super) dest: &'d Dest,
+    pub(super) flag: String,
+    pub(super) used_flag: bool,
 }
 
 impl Returns<'_> {
     /// `ss` rewritten; `tail`: nothing of the function runs after it.
-    fn list(&mut self, ss: Vec<Stmt>, tail: bool) -> Vec<Stmt> {
+    pub(super) fn list(&mut self, ss: Vec<Stmt>, tail: bool) -> Vec<Stmt> {
         let n = ss.len();
         let mut out = Vec::with_capacity(n);
         let mut it = ss.into_iter().enumerate();
