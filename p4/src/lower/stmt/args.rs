@@ -127,11 +127,16 @@ impl<'a> Lowerer<'a> {
             Dest::Scalar(Place::RegOutput, t) => Rc::new(Loc::RegOut(1, t)),
             Dest::Scalar(Place::RegOutputN(k), t) => Rc::new(Loc::RegOut(k, t)),
             Dest::Scalar(Place::FieldSlice { .. }, _) => {
-                return Err(self.err(crate::check::unsupported(
-                    arg.span,
-                    "a slice as an `out` argument",
-                    "partial-field aliasing",
-                )))
+                let what = if p.direction == Direction::InOut {
+                    "a slice as an `inout` argument"
+                } else {
+                    "a slice as an `out` argument"
+                };
+                return Err(self.err(
+                    crate::check::unsupported(arg.span, what, "partial-field aliasing").with_help(
+                        "pass a local variable and assign the slice from it after the call",
+                    ),
+                ));
             }
         };
         if loc.ty() != *ty {
