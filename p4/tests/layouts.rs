@@ -51,6 +51,59 @@ fn alpm_table_is_an_atcam_in_sram_behind_a_preclassifier() {
     );
 }
 
+/// bf-p4c's pragma spelling of the layout, `@alpm(1) @alpm_partitions(2048)` on the table
+/// with no `implementation`, lays it out as the `Alpm` extern does: it fits, with the same
+/// pre-classifier.
+#[test]
+fn alpm_annotations_lay_the_table_out_as_the_alpm_extern() {
+    let c = compile(&[
+        ("LPM_LAYOUT", ""),
+        (
+            "LPM_ANNOTATIONS",
+            "@alpm(1) @alpm_partitions(2048) @alpm_subtrees_per_partition(2)",
+        ),
+    ])
+    .expect("the ALPM-annotated FIB fits Tofino 1");
+    let report = c.resources.as_ref().expect("placed");
+    let g = report.gress(0, "ingress").expect("ingress");
+    let tcam: u32 = g.stages.iter().map(|s| s.tcam_blocks).sum();
+    assert_eq!(tcam, 8, "{report}");
+    let warnings = c.warnings.render(&c.sources);
+    assert!(warnings.contains("is an `Alpm` layout"), "{warnings}");
+    assert!(
+        !warnings.contains("`@alpm` accepted, ignored"),
+        "{warnings}"
+    );
+    let Err(err) = compile(&[
+        ("LPM_LAYOUT", ""),
+        ("LPM_ANNOTATIONS", "@alpm(1) @alpm_partitions(3000)"),
+    ]) else {
+        panic!("3000 partitions accepted");
+    };
+    assert!(
+        err.contains("the supported values are 1024, 2048, 4096 and 8192"),
+        "{err}"
+    );
+    // `@atcam_partition_index`: an ATCAM in SRAM with no pre-classifier.
+    let c = compile(&[
+        ("LPM_LAYOUT", ""),
+        (
+            "LPM_ANNOTATIONS",
+            "@atcam_partition_index(\"m.vrf\") @atcam_number_partitions(256)",
+        ),
+    ])
+    .expect("the ATCAM-annotated FIB fits Tofino 1");
+    let report = c.resources.as_ref().expect("placed");
+    let g = report.gress(0, "ingress").expect("ingress");
+    assert_eq!(
+        g.stages.iter().map(|s| s.tcam_blocks).sum::<u32>(),
+        0,
+        "{report}"
+    );
+    let warnings = c.warnings.render(&c.sources);
+    assert!(warnings.contains("is an `Atcam` layout"), "{warnings}");
+}
+
 #[test]
 fn the_same_table_without_its_layout_does_not_fit() {
     let Err(err) = compile(&[("LPM_LAYOUT", "")]) else {

@@ -44,6 +44,13 @@ const KEPT: &[&str] = &[
     "selector_enable_scramble",
     "selector_max_group_size",
     "selector_num_max_groups",
+    // A table's ALPM / ATCAM layout, the pragma spelling of an `Alpm` / `Atcam`
+    // implementation (lower/profiles.rs `table_layout_annotations`).
+    "alpm",
+    "alpm_partitions",
+    "alpm_subtrees_per_partition",
+    "atcam_partition_index",
+    "atcam_number_partitions",
     // Read by the P4Info generator (control::p4runtime::p4info): packet I/O metadata and
     // fixed P4Runtime ids.
     "controller_header",
@@ -58,6 +65,11 @@ const TABLE_ONLY: &[&str] = &[
     "selector_enable_scramble",
     "selector_max_group_size",
     "selector_num_max_groups",
+    "alpm",
+    "alpm_partitions",
+    "alpm_subtrees_per_partition",
+    "atcam_partition_index",
+    "atcam_number_partitions",
 ];
 
 /// Why an ignored annotation does not matter in pisa.
@@ -73,8 +85,6 @@ fn ignored_reason(name: &str) -> &'static str {
             "force_immediate"
             | "force_shift"
             | "min_width"
-            | "alpm"
-            | "atcam_partition_index"
             | "immediate"
             | "idletime_precision"
             | "entries_with_ranges"

@@ -408,6 +408,89 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// A table's layout annotations, the older spelling of an `Alpm` / `Atcam` implementation
+    /// (bf-p4c's pragmas): `@alpm(1)` with `@alpm_partitions(n)` (1024, 2048, 4096 or 8192;
+    /// default 1024) and `@alpm_subtrees_per_partition(n)` (default 2) — the table must have
+    /// exactly one `lpm` key field —, or `@atcam_partition_index("field")` with
+    /// `@atcam_number_partitions(n)` (default 1024). `@alpm` with a value other than 1 is
+    /// ignored, as bf-p4c ignores it.
+    pub(crate) fn table_layout_annotations(
+        &mut self,
+        table: &str,
+        annos: &'a [ast::Annotation],
+        lpm_keys: usize,
+    ) -> Res<Option<crate::resources::layout::AtcamLayout>> {
+        use crate::resources::layout::{AtcamLayout, DEFAULT_PARTITIONS, DEFAULT_SUBTREES};
+        let alpm = match annotations::expr_arg(annos, "alpm") {
+            Some(e) => Some((e.span, self.const_int(e)? == 1)),
+            None => None,
+        };
+        let atcam = annos
+            .iter()
+            .find(|a| a.name.name == "atcam_partition_index");
+        let (span, lay, kind) = match (alpm, atcam) {
+            (Some((span, true)), _) => {
+                if lpm_keys != 1 {
+                    return Err(self.err(
+                        Diagnostic::error(format!(
+                            "`@alpm(1)` on table `{table}` needs one, and only one, key field \
+                             matched `lpm` ({lpm_keys} given)"
+                        ))
+                        .with_primary(span, "an ALPM table"),
+                    ));
+                }
+                let partitions = self.layout_count(annos, "alpm_partitions", DEFAULT_PARTITIONS)?;
+                if ![1024, 2048, 4096, 8192].contains(&partitions) {
+                    let e =
+                        annotations::expr_arg(annos, "alpm_partitions").map_or(span, |e| e.span);
+                    return Err(self.err(
+                        Diagnostic::error(format!(
+                            "`@alpm_partitions({partitions})` on table `{table}`: the supported \
+                             values are 1024, 2048, 4096 and 8192"
+                        ))
+                        .with_primary(e, "unsupported"),
+                    ));
+                }
+                let subtrees =
+                    self.layout_count(annos, "alpm_subtrees_per_partition", DEFAULT_SUBTREES)?;
+                let lay = AtcamLayout {
+                    partitions,
+                    subtrees: Some(subtrees),
+                    subset_width: None,
+                    shift_granularity: None,
+                };
+                (span, lay, "Alpm")
+            }
+            (_, Some(a)) => {
+                let partitions =
+                    self.layout_count(annos, "atcam_number_partitions", DEFAULT_PARTITIONS)?;
+                let lay = AtcamLayout {
+                    partitions,
+                    subtrees: None,
+                    subset_width: None,
+                    shift_granularity: None,
+                };
+                (a.span, lay, "Atcam")
+            }
+            _ => return Ok(None),
+        };
+        self.warn_layout(table, kind, &lay, span, "layout annotation");
+        Ok(Some(lay))
+    }
+
+    /// A positive count given by annotation `which` (else `default`).
+    fn layout_count(
+        &mut self,
+        annos: &'a [ast::Annotation],
+        which: &str,
+        default: u32,
+    ) -> Res<u32> {
+        match annotations::expr_arg(annos, which) {
+            Some(e) => self.profile_size(e, &format!("`@{which}`")),
+            None => Ok(default),
+        }
+    }
+
     /// The warning an `Alpm` / `Atcam` layout gets: pisa matches the table as written.
     fn warn_layout(
         &mut self,

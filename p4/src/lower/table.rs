@@ -477,6 +477,13 @@ impl<'a> Lowerer<'a> {
             return Err(super::Reported);
         }
         super::profiles::order_selector_keys(self, &name, &mut keys, implementation, t.name.span)?;
+        if layout.is_none() {
+            let lpm = keys
+                .iter()
+                .filter(|(k, _)| k.kind == ir::MatchKind::Lpm)
+                .count();
+            layout = self.table_layout_annotations(&name, &d.annotations, lpm)?;
+        }
         let (default_action, default_action_const) = match default {
             Some(d) => d,
             None => {

@@ -2,12 +2,17 @@
    of 256K prefixes (too many for the TCAMs of all 12 stages, but an ATCAM in SRAM behind a
    pre-classifier fits), a control whose constructor parameter picks one of two apply orders,
    and the route table applied on both sides of that `if`. LPM_LAYOUT is the route table's
-   `implementation` line (empty: a plain TCAM table); HOST_FIRST the `if`'s condition. */
+   `implementation` line (empty: a plain TCAM table), LPM_ANNOTATIONS the annotations written
+   before it (bf-p4c's `@alpm(1)` pragmas are the other spelling of the layout); HOST_FIRST the
+   `if`'s condition. */
 #include <core.p4>
 #include <tna.p4>
 
 #ifndef LPM_LAYOUT
 #define LPM_LAYOUT implementation = algo_lpm;
+#endif
+#ifndef LPM_ANNOTATIONS
+#define LPM_ANNOTATIONS
 #endif
 /* The condition choosing the apply order: the constructor parameter, or a run-time one. */
 #ifndef HOST_FIRST
@@ -47,6 +52,7 @@ control Fib(in bit<32> dst_addr, inout meta_t m)(bit<32> host_size, bit<32> lpm_
     }
     Alpm(number_partitions = 2048, subtrees_per_partition = 2,
          atcam_subset_width = 18, shift_granularity = 1) algo_lpm;
+    LPM_ANNOTATIONS
     table lpm {
         key = { m.vrf : exact; dst_addr : lpm; }
         actions = { hit; miss; }
