@@ -45,7 +45,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use dataplane::switch::{merge_cells, Part, SwitchHandle};
+use dataplane::switch::{merge_cells, owns_pipe, Part, SwitchHandle};
 use pipeline::api::PipeSel;
 use serde_json::{json, Value as Json};
 
@@ -133,7 +133,7 @@ fn entry_idle(
 ) -> Option<(u64, u64)> {
     let keys: Vec<(&str, _)> = e.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
     (0..sw.num_pipes())
-        .filter(|&p| owns & (1 << p) != 0)
+        .filter(|&p| owns_pipe(owns, u32::from(p)))
         .filter_map(|p| {
             sw.table_entry_idle(PipeSel::Pipe(p), table, &keys, e.priority)
                 .ok()
@@ -362,7 +362,7 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
                     // Hits and misses of the pipes this instance owns (per-pipe mode) or all.
                     let mut hm = (0, 0);
                     for p in 0..sw.num_pipes() {
-                        if owns & (1 << p) != 0 {
+                        if owns_pipe(owns, u32::from(p)) {
                             if let Ok((hi, mi)) = sw.table_hit_miss(PipeSel::Pipe(p), &t.name) {
                                 hm = (hm.0 + hi, hm.1 + mi);
                             }
@@ -433,7 +433,7 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
             let pipe = port >> 7;
             let parts = h
                 .each(CALL_TIMEOUT, move |sw, owns| {
-                    (owns & (1 << pipe) != 0).then(|| sw.port_queue_stats(port))
+                    owns_pipe(owns, u32::from(pipe)).then(|| sw.port_queue_stats(port))
                 })
                 .map_err(|e| e.to_string())?;
             let q = parts
@@ -468,7 +468,7 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
         Request::ProfileRead { profile } => {
             let parts = h
                 .each(CALL_TIMEOUT, move |sw, owns| {
-                    let pipe = (0..sw.num_pipes()).find(|p| owns & (1 << p) != 0);
+                    let pipe = (0..sw.num_pipes()).find(|&p| owns_pipe(owns, u32::from(p)));
                     let sel = pipe.map_or(PipeSel::All, PipeSel::Pipe);
                     let prog = sw.program().clone();
                     let view = sw.profile_read(sel, &profile).map_err(|e| e.to_string())?;
@@ -508,7 +508,7 @@ fn handle(h: &SwitchHandle, req: Request, op: &'static str) -> Result<Json, Stri
         Request::ValueSetRead { set } => {
             let parts = h
                 .each(CALL_TIMEOUT, move |sw, owns| {
-                    let pipe = (0..sw.num_pipes()).find(|p| owns & (1 << p) != 0);
+                    let pipe = (0..sw.num_pipes()).find(|&p| owns_pipe(owns, u32::from(p)));
                     let sel = pipe.map_or(PipeSel::All, PipeSel::Pipe);
                     value_set_json(sw, sel, &set)
                 })
@@ -914,6 +914,9 @@ mod tests {
         let bad = json!({"op": "apply", "yaml": "tables: ["}).to_string();
         assert!(!err(&h, &bad).is_empty());
         assert!(err(&h, r#"{"op":"queue_get","port":600}"#).contains("600"));
+        // Past the pipes a u8 mask can name (pipe 8): an error, and the thread still serves.
+        assert!(err(&h, r#"{"op":"queue_get","port":1024}"#).contains("1024"));
+        ok(r#"{"op":"queue_get","port":1}"#);
         assert!(err(&h, r#"{"op":"table_list","table":"nope"}"#).contains("nope"));
         drop(rt.stop().unwrap());
     }

@@ -29,7 +29,7 @@ pub enum BenchCommand {
 #[derive(Args, Debug)]
 pub struct PipelineBenchArgs {
     /// Seconds per run.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = crate::cmd::seconds)]
     pub seconds: f64,
     /// Runs per program (the median is reported).
     #[arg(long, default_value_t = 5)]

@@ -74,7 +74,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub loss_link: Option<String>,
     /// Seconds of virtual time under load.
-    #[arg(long, default_value_t = 0.002)]
+    #[arg(long, default_value_t = 0.002, value_parser = crate::cmd::seconds)]
     pub duration: f64,
     /// Write sender.bin and receiver-<host>.bin here after the run (per mode in DIR/<mode>
     /// when several modes run).
@@ -385,7 +385,7 @@ pub struct McrdmaDemoArgs {
     #[arg(long, default_value = "deploy/labs/mcrdma-testbed.yaml")]
     pub topology: PathBuf,
     /// Seconds of virtual time per run.
-    #[arg(long, default_value_t = 0.001)]
+    #[arg(long, default_value_t = 0.001, value_parser = crate::cmd::seconds)]
     pub duration: f64,
     /// Draw Fig. 4's latency and sender bandwidth against request size (SVG).
     #[arg(long)]

@@ -145,3 +145,47 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Onepipe(c) => onepipe::run(c),
     }
 }
+
+/// The most seconds a duration option takes (about 31 years): more is surely a typo, and
+/// `Duration::from_secs_f64` would overflow on far larger ones.
+const MAX_SECONDS: f64 = 1e9;
+
+/// A command-line number of seconds: finite, not negative, at most [`MAX_SECONDS`] (so `inf`,
+/// `nan` or `1e300` get a clear error instead of a panic when it becomes a `Duration`).
+pub(crate) fn seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !v.is_finite() || !(0.0..=MAX_SECONDS).contains(&v) {
+        return Err(format!(
+            "`{s}` seconds: expected a finite number from 0 to {MAX_SECONDS:e}"
+        ));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    /// Options that clap reads into typed fields: a name clash (`ctl raw`'s argument and the
+    /// global `--json`) panicked at parse time; out-of-range seconds are parse errors.
+    #[test]
+    fn command_lines_parse_without_panicking() {
+        let parse = |args: &[&str]| super::Cli::try_parse_from(args);
+        assert!(parse(&["pisa", "ctl", "raw", "{\"op\":\"stats\"}"]).is_ok());
+        assert!(parse(&["pisa", "ctl", "--json", "raw", "{}"]).is_ok());
+        assert!(parse(&["pisa", "ctl", "--wait", "inf", "stats"]).is_err());
+        assert!(parse(&["pisa", "bench", "pipeline", "--seconds", "1e300"]).is_err());
+    }
+
+    #[test]
+    fn seconds_are_finite_and_bounded() {
+        assert_eq!(super::seconds("2.5"), Ok(2.5));
+        assert_eq!(super::seconds("0"), Ok(0.0));
+        for bad in ["inf", "nan", "-1", "1e300", "x", ""] {
+            assert!(super::seconds(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -44,7 +44,7 @@ pub struct KvArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [16, 1024])]
     pub key_space: Vec<u64>,
     /// Seconds of virtual time per run.
-    #[arg(long, default_value_t = 0.002)]
+    #[arg(long, default_value_t = 0.002, value_parser = crate::cmd::seconds)]
     pub duration: f64,
     /// Draw transactions per second per process and latency per scheme and key space (SVG).
     #[arg(long)]
@@ -61,7 +61,7 @@ pub struct QueuingArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [0.0, 0.3, 0.6, 0.9])]
     pub loads: Vec<f64>,
     /// Seconds of virtual time per run.
-    #[arg(long, default_value_t = 0.002)]
+    #[arg(long, default_value_t = 0.002, value_parser = crate::cmd::seconds)]
     pub duration: f64,
     /// Draw latency, unordered latency and overhead against the background share (SVG).
     #[arg(long)]
@@ -78,7 +78,7 @@ pub struct ScalingArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [4, 8, 16])]
     pub processes: Vec<usize>,
     /// Seconds of virtual time per run.
-    #[arg(long, default_value_t = 0.0015)]
+    #[arg(long, default_value_t = 0.0015, value_parser = crate::cmd::seconds)]
     pub duration: f64,
     /// Draw throughput per process for each scheme and process count (SVG).
     #[arg(long)]
@@ -121,7 +121,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 5.0)]
     pub drift_ppm: f64,
     /// Seconds of virtual time per run.
-    #[arg(long, default_value_t = 0.0015)]
+    #[arg(long, default_value_t = 0.0015, value_parser = crate::cmd::seconds)]
     pub duration: f64,
     /// Crash a host at a time: `h16@200us` (its process exits, its link goes down); the bench
     /// reports when the failure was declared and the survivors' delivery stall.

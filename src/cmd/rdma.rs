@@ -68,7 +68,7 @@ pub struct PerfArgs {
     #[arg(short = 't', long = "tx-depth", default_value_t = 128)]
     pub tx_depth: usize,
     /// Run for this many seconds instead of a number of iterations.
-    #[arg(short = 'D', long = "duration", value_name = "SECS")]
+    #[arg(short = 'D', long = "duration", value_name = "SECS", value_parser = crate::cmd::seconds)]
     pub duration: Option<f64>,
     /// RDMA CM port.
     #[arg(short = 'p', long = "port", default_value_t = perf::DEFAULT_CM_PORT)]
@@ -94,7 +94,7 @@ pub struct PerfArgs {
     #[arg(long, value_name = "N", default_value_t = 20_000)]
     pub capture_frames: u64,
     /// Server: give up when no client connects within this many seconds (default: wait).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = crate::cmd::seconds)]
     pub accept_timeout: Option<f64>,
 }
 

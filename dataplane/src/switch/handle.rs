@@ -102,6 +102,12 @@ impl SwitchHandle {
 
 /// One switch instance and the pipes whose state it answers for: the whole switch in
 /// single-thread mode, one pipe (plus pipes without a thread) per pipe thread otherwise.
+/// Whether the pipe bit mask `owns` (bit p: pipe p; at most 8 pipes) holds `pipe`; false for
+/// any pipe past the mask, whatever a request named.
+pub fn owns_pipe(owns: u8, pipe: u32) -> bool {
+    pipe < 8 && owns & (1 << pipe) != 0
+}
+
 #[derive(Clone, Copy)]
 pub struct Part<'a> {
     pub sw: &'a Switch,
@@ -111,7 +117,7 @@ pub struct Part<'a> {
 impl Part<'_> {
     /// Whether this part answers for `pipe`.
     pub fn owns(&self, pipe: u16) -> bool {
-        pipe < 8 && self.owns & (1 << pipe) != 0
+        owns_pipe(self.owns, pipe.into())
     }
 
     /// A request for one pipe that another part answers (a pipe the switch lacks is asked

@@ -8,7 +8,7 @@
 mod handle;
 mod report;
 
-pub use handle::{merge_cells, ownership, MeterCell, Part, SwitchHandle, ALL_PIPES};
+pub use handle::{merge_cells, ownership, owns_pipe, MeterCell, Part, SwitchHandle, ALL_PIPES};
 pub use report::{render_metrics, report};
 
 use std::sync::Arc;

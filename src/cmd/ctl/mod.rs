@@ -23,7 +23,7 @@ pub struct CtlArgs {
     pub socket: PathBuf,
     /// Wait up to this many seconds for the socket to accept a connection (a switch that was
     /// just started in the background), instead of failing at once.
-    #[arg(long, value_name = "SECS", default_value_t = 0.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 0.0, value_parser = crate::cmd::seconds)]
     pub wait: f64,
     /// Print the switch's JSON reply as it is (for scripts) instead of tables.
     #[arg(long, global = true)]
@@ -229,8 +229,10 @@ pub enum CtlCommand {
     },
     /// Send one raw JSON request line and print the JSON reply.
     Raw {
-        /// The request, e.g. `{"op": "stats"}` (each verb above sends one such line).
-        json: String,
+        /// The request, e.g. `{"op": "stats"}` (each verb above sends one such line). Not
+        /// named `json`: that is the global `--json` flag's id.
+        #[arg(value_name = "JSON")]
+        request: String,
     },
 }
 
@@ -321,7 +323,7 @@ fn request_of(c: &CtlCommand) -> anyhow::Result<String> {
         }
         CtlCommand::LinkDown { port } => json!({"op": "link_down", "port": port}),
         CtlCommand::LinkUp { port } => json!({"op": "link_up", "port": port}),
-        CtlCommand::Raw { json } => return Ok(json.trim().to_string()),
+        CtlCommand::Raw { request } => return Ok(request.trim().to_string()),
     };
     Ok(v.to_string())
 }

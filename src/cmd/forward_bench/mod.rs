@@ -111,7 +111,7 @@ pub struct BenchForwardArgs {
     #[arg(long, default_value_t = 1)]
     pub rounds: usize,
     /// Seconds of the throughput phase, per frame size and switch.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, value_parser = crate::cmd::seconds)]
     pub seconds: f64,
     /// Frame sizes in bytes (without FCS), comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "64,1500")]

@@ -36,7 +36,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub netns: bool,
     /// With --netns: stop after this many seconds instead of waiting for a signal.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = crate::cmd::seconds)]
     pub duration: Option<f64>,
     /// With --netns: every switch serves P4Runtime, the topology's i-th switch on this
     /// address's port + i (e.g. 127.0.0.1:9559).
@@ -91,7 +91,7 @@ pub struct CaptureArgs {
     #[arg(long)]
     pub netns: bool,
     /// With --netns: seconds to capture.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, value_parser = crate::cmd::seconds)]
     pub duration: f64,
 }
 

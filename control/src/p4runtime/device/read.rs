@@ -85,7 +85,7 @@ fn owned_sum(cells: &[CounterValue], owns: u8) -> p4v1::CounterData {
     let mut d = p4v1::CounterData::default();
     for c in cells
         .iter()
-        .filter(|c| c.pipe < 8 && owns & (1 << c.pipe) != 0)
+        .filter(|c| dataplane::switch::owns_pipe(owns, u32::from(c.pipe)))
     {
         d.byte_count += c.bytes as i64;
         d.packet_count += c.packets as i64;
