@@ -295,6 +295,9 @@ impl<'a> Lowerer<'a> {
             }
             ExprKind::Index { base, index } => {
                 let b = self.resolve(base)?;
+                if let Some(v) = self.tuple_element(&b, index)? {
+                    return Ok(Resolved::V(v));
+                }
                 let Resolved::V(V::Loc(loc)) = &b else {
                     return Err(self.err(
                         Diagnostic::error("indexing something that is not a header stack")
