@@ -506,6 +506,7 @@ impl<'a> Lowerer<'a> {
         let v = self.expr(&c.value, Some(&ty))?;
         match (&ty, v) {
             (Ty::InfInt, V::Int(i)) => Ok(V::Int(i)),
+            (Ty::Tuple(ts), V::List(items)) => self.const_tuple(c, ts, items),
             (_, v) => {
                 let (e, t) = self.scalar_of_value(v, Some(&ty), c.value.span)?;
                 let e = fold(e);
