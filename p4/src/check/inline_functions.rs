@@ -556,7 +556,7 @@ impl Inliner {
                     c.f.proto.name.name
                 ))
                 .with_primary(c.span, "called here")
-                .with_note("only a function whose body is one `return` of `in` parameters can be used where no statement can go")
+                .with_note("where no statement can go, only a function whose body is a single `return` (and whose parameters are all `in`) can be called")
                 .with_help("compute the value into a variable before, and use the variable"),
             ),
         }

@@ -31,8 +31,8 @@ control Ing(inout headers_t hdr, inout meta_t m, in ingress_intrinsic_metadata_t
             in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
             inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
             inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
-    Hash<bit<32>>(HashAlgorithm_t.CRC32) h1;
-    Hash<bit<32>>(HashAlgorithm_t.CRC32) h2;
+    Hash<bit<16>>(HashAlgorithm_t.CRC16) h1;
+    Hash<bit<16>>(HashAlgorithm_t.CRC16) h2;
     apply {
         tuple<bit<8>, bit<16>> t = { hdr.h.a, hdr.h.c };
         tuple<bit<8>, bit<16>> u = { hdr.h.b, hdr.h.c };
@@ -42,8 +42,8 @@ control Ing(inout headers_t hdr, inout meta_t m, in ingress_intrinsic_metadata_t
         if (t == u) {
             flags = flags | 1;
         }
-        bit<32> ht = h1.get(t);
-        bit<32> hl = h2.get({ hdr.h.a, hdr.h.c });
+        bit<16> ht = h1.get(t);
+        bit<16> hl = h2.get({ hdr.h.a, hdr.h.c });
         if (ht == hl) {
             flags = flags | 2;
         }
