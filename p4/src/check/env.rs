@@ -200,20 +200,12 @@ impl<'a> Env<'a> {
             ),
             TypeKind::Stack { elem, size } => {
                 let e = self.resolve_type_depth(elem, tparams, depth + 1)?;
-                if matches!(&e, Ty::Struct(s) if s.union) {
-                    return Err(crate::check::unsupported(
-                        elem.span,
-                        "header union stacks",
-                        "stacks of header unions",
-                    )
-                    .with_help("use one header stack per alternative"));
-                }
-                if !matches!(e, Ty::Header(_)) {
+                if !matches!(&e, Ty::Header(_)) && !matches!(&e, Ty::Struct(s) if s.union) {
                     return Err(Diagnostic::error(format!(
                         "header stack of `{e}`, which is not a header type"
                     ))
                     .with_primary(elem.span, "not a header")
-                    .with_help("stacks hold headers: `my_header_h[4] name;`"));
+                    .with_help("stacks hold headers or header unions: `my_header_h[4] name;`"));
                 }
                 let n = self.eval_int(size)?;
                 if !(1..=64).contains(&n) {

@@ -284,7 +284,7 @@ impl<'a> Lowerer<'a> {
                 {
                     if last.name == "last" {
                         if let Resolved::V(V::Loc(l)) = self.resolve(stack)? {
-                            if let Loc::Stack { .. } = &*l {
+                            if let Loc::Stack { id: Some(_), .. } = &*l {
                                 return self.stack_last_field(&l, member, e.span);
                             }
                         }
@@ -564,9 +564,15 @@ impl<'a> Lowerer<'a> {
                     }
                 },
                 Loc::Stack {
-                    elems, next_index, ..
+                    elems,
+                    next_index,
+                    id,
+                    ..
                 } => match member.name.as_str() {
                     "size" => Ok(Resolved::V(V::Int(elems.len() as i128))),
+                    "lastIndex" | "next" | "last" if id.is_none() => Err(self.err(
+                        super::unions::union_stack_op(span, &member.name),
+                    )),
                     "lastIndex" => {
                         let ni = ir::Expr::Field(*next_index);
                         let w = next_index.width;

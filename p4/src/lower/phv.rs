@@ -25,7 +25,9 @@ pub enum Loc {
         fields: Vec<Rc<Loc>>,
     },
     Stack {
-        id: StackId,
+        /// The IR stack; `None` for a stack of header unions, which pisa indexes with
+        /// constants only (no `.next`, `.last`, `push_front`, `pop_front`).
+        id: Option<StackId>,
         elem: Ty,
         elems: Vec<Rc<Loc>>,
         next_index: FieldRef,
@@ -207,6 +209,19 @@ impl PhvAlloc {
                     fields,
                 }))
             }
+            Ty::Stack(elem, n) if matches!(&**elem, Ty::Struct(s) if s.union) => {
+                let elems = (0..*n)
+                    .map(|i| self.value(&format!("{name}[{i}]"), elem))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let w = (32 - n.leading_zeros()).max(1) as u16;
+                let next_index = self.hidden(&format!("{name}.$nextIndex"), w)?;
+                Ok(Rc::new(Loc::Stack {
+                    id: None,
+                    elem: (**elem).clone(),
+                    elems,
+                    next_index,
+                }))
+            }
             Ty::Stack(elem, n) => {
                 let Ty::Header(s) = &**elem else {
                     return Err(format!("stack `{name}` of non-header type `{elem}`"));
@@ -229,7 +244,7 @@ impl PhvAlloc {
                     next_index,
                 });
                 Ok(Rc::new(Loc::Stack {
-                    id,
+                    id: Some(id),
                     elem: (**elem).clone(),
                     elems,
                     next_index,

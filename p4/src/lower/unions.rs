@@ -4,6 +4,8 @@
 //! member's validity — `setValid()`, `setInvalid()`, `extract`, an assignment to the member —
 //! also makes the union's other members invalid. `u.isValid()` is true when any member is;
 //! emitting a union emits its members in order, so only the valid one reaches the wire.
+//! A stack of unions (§8.21) is indexed with constants (`u[0].h1`); its run-time cursor
+//! (`.next`, `.last`, `lastIndex`, `push_front`, `pop_front`) is refused with the reason.
 
 use std::rc::Rc;
 
@@ -11,6 +13,8 @@ use pipeline::ir::{self, BinOp as IrOp, HeaderId};
 
 use super::phv::Loc;
 use super::Lowerer;
+use crate::diag::Diagnostic;
+use crate::source::Span;
 
 impl Lowerer<'_> {
     /// Makes the other members of the union `header` belongs to (if any) invalid.
@@ -46,4 +50,15 @@ pub(super) fn union_is_valid(members: &[Rc<Loc>]) -> ir::Expr {
             signed: false,
         })
         .unwrap_or_else(|| ir::Expr::constant(0, 1))
+}
+
+/// The refusal of a stack cursor operation (`next`, `last`, `lastIndex`, `push_front`,
+/// `pop_front`) on a stack of header unions.
+pub(super) fn union_stack_op(span: Span, op: &str) -> Diagnostic {
+    crate::check::unsupported(
+        span,
+        &format!("`{op}` on a stack of header unions"),
+        "the run-time cursor of header union stacks",
+    )
+    .with_help("index the stack with constants, e.g. `hdr.u[0].h1`")
 }

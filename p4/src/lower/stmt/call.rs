@@ -257,6 +257,12 @@ impl<'a> Lowerer<'a> {
             },
             Loc::Stack { id, elems, .. } => match member.name.as_str() {
                 "push_front" | "pop_front" => {
+                    let Some(id) = id else {
+                        return Err(self.err(crate::lower::unions::union_stack_op(
+                            span,
+                            &member.name,
+                        )));
+                    };
                     self.stack_shift(*id, elems.len(), member, args, span, out)
                 }
                 _ => Err(self.no_method("a header stack", member, "push_front, pop_front")),

@@ -246,7 +246,7 @@ impl<'a> Lowerer<'a> {
         }
         Ok(match self.resolve(base)? {
             Resolved::V(V::Loc(l)) => match &*l {
-                Loc::Stack { id, .. } => Some(ir::Stmt::ExtractNext(*id)),
+                Loc::Stack { id: Some(id), .. } => Some(ir::Stmt::ExtractNext(*id)),
                 _ => None,
             },
             _ => None,

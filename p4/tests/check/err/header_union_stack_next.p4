@@ -1,13 +1,10 @@
-/* A stack of header unions (P4_16 §8.21) is refused: pisa models header unions in structs
-   only, not the per-element union validity a stack of them needs. */
+/* A stack of header unions is indexed with constants (`tags[0].vlan`); its run-time cursor
+   (`.next`, `.last`, `lastIndex`, `push_front`, `pop_front`) is refused with the reason. */
 #include "../head.p4inc"
 
 header_union l2_u {
     ethernet_h eth;
     vlan_h vlan;
-}
-struct stacked_t {
-    l2_u[2] tags;
 }
 
 control Ingress(inout headers_t hdr, inout metadata_t meta,
@@ -15,7 +12,12 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
                 in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
-    apply { ig_tm_md.ucast_egress_port = 1; }
+    apply {
+        l2_u[2] tags;
+        tags[0].vlan.setValid();
+        tags.push_front(1);
+        ig_tm_md.ucast_egress_port = 1;
+    }
 }
 
 #include "../tail.p4inc"
