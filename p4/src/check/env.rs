@@ -401,10 +401,8 @@ impl<'a> Env<'a> {
             return Ok(t.clone());
         }
         if !self.building.borrow_mut().insert(name.clone()) {
-            return Err(
-                Diagnostic::error(format!("type `{name}` contains itself"))
-                    .with_primary(s.name.span, "recursive type"),
-            );
+            return Err(Diagnostic::error(format!("type `{name}` contains itself"))
+                .with_primary(s.name.span, "recursive type"));
         }
         let bound: TypeParams = s
             .type_params

@@ -570,9 +570,9 @@ impl<'a> Lowerer<'a> {
                     ..
                 } => match member.name.as_str() {
                     "size" => Ok(Resolved::V(V::Int(elems.len() as i128))),
-                    "lastIndex" | "next" | "last" if id.is_none() => Err(self.err(
-                        super::unions::union_stack_op(span, &member.name),
-                    )),
+                    "lastIndex" | "next" | "last" if id.is_none() => {
+                        Err(self.err(super::unions::union_stack_op(span, &member.name)))
+                    }
                     "lastIndex" => {
                         let ni = ir::Expr::Field(*next_index);
                         let w = next_index.width;

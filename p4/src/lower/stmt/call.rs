@@ -258,10 +258,9 @@ impl<'a> Lowerer<'a> {
             Loc::Stack { id, elems, .. } => match member.name.as_str() {
                 "push_front" | "pop_front" => {
                     let Some(id) = id else {
-                        return Err(self.err(crate::lower::unions::union_stack_op(
-                            span,
-                            &member.name,
-                        )));
+                        return Err(
+                            self.err(crate::lower::unions::union_stack_op(span, &member.name))
+                        );
                     };
                     self.stack_shift(*id, elems.len(), member, args, span, out)
                 }
