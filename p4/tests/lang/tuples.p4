@@ -1,6 +1,7 @@
 /* Tuples (P4_16 §7.2.8): `tuple<...>` locals and constants, `t[i]` with a constant index,
    `==` (element by element), and a tuple passed whole where a list expression goes (Hash.get
-   hashes the same bits as the list of the same fields). */
+   hashes the same bits as the list of the same fields; the deparser's Checksum.update sums
+   the tuple's elements as 16-bit words). */
 #include <core.p4>
 #include <tna.p4>
 
@@ -11,6 +12,7 @@ header h_t {
     bit<8> d;
     bit<16> e;
     bit<8> flags;
+    bit<16> ck;
 }
 struct headers_t { h_t h; }
 struct meta_t {}
@@ -58,7 +60,12 @@ control Ing(inout headers_t hdr, inout meta_t m, in ingress_intrinsic_metadata_t
 
 control ID(packet_out pkt, inout headers_t hdr, in meta_t m,
            in ingress_intrinsic_metadata_for_deparser_t d) {
-    apply { pkt.emit(hdr); }
+    Checksum() ck;
+    apply {
+        tuple<bit<8>, bit<8>> ab = { hdr.h.a, hdr.h.b };
+        hdr.h.ck = ck.update(ab);
+        pkt.emit(hdr);
+    }
 }
 
 parser EP(packet_in pkt, out headers_t hdr, out meta_t m, out egress_intrinsic_metadata_t eg) {
