@@ -2,7 +2,8 @@
    `setValid()` on it or assigning a header to it makes the other members invalid;
    `setInvalid()` on any member leaves the whole union invalid; `u.isValid()` is true when a
    member is; emitting the union emits the valid member. `sel` says what the parser extracts
-   (1, 5, 6: a; 2, 7: b; 3: a then b) and what ingress does (4: a.setValid(); 5: b.setValid();
+   (1, 5, 6: a; 2, 7: b; 3: a then b; 8: a, then b assigned from a lookahead; 9: a, then the
+   varbit member c with 16 bits) and what ingress does (4: a.setValid(); 5: b.setValid();
    6: b = a local valid header; 7: a.setInvalid()). `info` reports the validity seen at the
    end of ingress: bit 0 u.isValid(), bit 1 u.a.isValid(), bit 2 u.b.isValid(). */
 #include <core.p4>
@@ -18,9 +19,13 @@ header a_t {
 header b_t {
     bit<16> y;
 }
+header c_t {
+    varbit<16> opt;
+}
 header_union ab_u {
     a_t a;
     b_t b;
+    c_t c;
 }
 struct headers_t {
     h_t h;
@@ -41,12 +46,16 @@ parser IP(packet_in pkt, out headers_t hdr, out meta_t m,
             2: pb;
             7: pb;
             3: pab;
+            8: pla;
+            9: pac;
             default: accept;
         }
     }
     state pa { pkt.extract(hdr.u.a); transition accept; }
     state pb { pkt.extract(hdr.u.b); transition accept; }
     state pab { pkt.extract(hdr.u.a); pkt.extract(hdr.u.b); transition accept; }
+    state pac { pkt.extract(hdr.u.a); pkt.extract(hdr.u.c, 16); transition accept; }
+    state pla { pkt.extract(hdr.u.a); hdr.u.b = pkt.lookahead<b_t>(); transition accept; }
 }
 
 control Ing(inout headers_t hdr, inout meta_t m, in ingress_intrinsic_metadata_t ig_intr_md,

@@ -218,7 +218,9 @@ impl<'a> Lowerer<'a> {
                             if let Ok(Resolved::Obj(Binding::Packet { out: false })) =
                                 self.resolve(base)
                             {
-                                return self.lookahead_into(&loc, rhs.span, out);
+                                self.lookahead_into(&loc, rhs.span, out)?;
+                                self.after_member_write(&loc, out);
+                                return Ok(());
                             }
                         }
                     }
