@@ -1,8 +1,9 @@
-/* Generic structs (P4_16 §7.2.11; p4c's SpecializeGenericTypes): `pair_t<T>` specialised
-   as `pair_t<bit<8>>` and `pair_t<bit<16>>` (two distinct types), and nested through a
-   type parameter in `wrap_t<T>`. Ingress swaps a and b through pair_t<bit<8>> values, swaps
-   c and d through a pair_t<bit<16>> metadata field, and sets flags 1 when a == b (p == q),
-   else 2. */
+/* Generic structs and headers (P4_16 §7.2.11; p4c's SpecializeGenericTypes): `pair_t<T>`
+   specialised as `pair_t<bit<8>>` and `pair_t<bit<16>>` (two distinct types), nested through
+   a type parameter in `wrap_t<T>`, and a generic header `tag_t<bit<16>>` extracted after h.
+   Ingress swaps a and b through pair_t<bit<8>> values, swaps c and d through a
+   pair_t<bit<16>> metadata field, sets flags 1 when a == b (p == q), else 2, and adds 1 to
+   the tag. */
 #include <core.p4>
 #include <tna.p4>
 
@@ -21,7 +22,10 @@ header h_t {
     bit<16> d;
     bit<8> flags;
 }
-struct headers_t { h_t h; }
+header tag_t<T> {
+    T v;
+}
+struct headers_t { h_t h; tag_t<bit<16>> t; }
 struct meta_t {
     pair_t<bit<16>> w;
 }
@@ -32,6 +36,7 @@ parser IP(packet_in pkt, out headers_t hdr, out meta_t m,
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
         pkt.extract(hdr.h);
+        pkt.extract(hdr.t);
         transition accept;
     }
 }
@@ -54,6 +59,7 @@ control Ing(inout headers_t hdr, inout meta_t m, in ingress_intrinsic_metadata_t
         }
         hdr.h.a = r.p.hi;
         hdr.h.b = q.hi;
+        hdr.t.v = hdr.t.v + 1;
         ig_tm_md.ucast_egress_port = 1;
     }
 }
