@@ -200,12 +200,12 @@ impl<'a> Env<'a> {
             ),
             TypeKind::Stack { elem, size } => {
                 let e = self.resolve_type_depth(elem, tparams, depth + 1)?;
-                if !matches!(e, Ty::Header(_)) {
+                if !matches!(&e, Ty::Header(_)) && !matches!(&e, Ty::Struct(s) if s.union) {
                     return Err(Diagnostic::error(format!(
                         "header stack of `{e}`, which is not a header type"
                     ))
                     .with_primary(elem.span, "not a header")
-                    .with_help("stacks hold headers: `my_header_h[4] name;`"));
+                    .with_help("stacks hold headers or header unions: `my_header_h[4] name;`"));
                 }
                 let n = self.eval_int(size)?;
                 if !(1..=64).contains(&n) {
@@ -306,21 +306,29 @@ impl<'a> Env<'a> {
                 self.resolve_type_depth(&td.ty, &TypeParams::new(), depth + 1)
             }
             DeclKind::Header(s) | DeclKind::Struct(s) => {
-                no_args("type")?;
-                if !s.type_params.is_empty() {
-                    return Err(crate::check::unsupported(
-                        id.span,
-                        "generic struct and header types",
-                        "type-parameterised structs",
-                    ));
+                if s.type_params.is_empty() {
+                    no_args("type")?;
+                    return self.struct_type(decl, s, &[], depth);
                 }
-                self.struct_type(decl, s, depth)
+                if args.len() != s.type_params.len() {
+                    return Err(Diagnostic::error(format!(
+                        "generic type `{}` takes {} type argument(s), {} given",
+                        id.name,
+                        s.type_params.len(),
+                        args.len()
+                    ))
+                    .with_primary(id.span, "wrong number of type arguments")
+                    .with_help(format!(
+                        "specialise it: `{}<{}>`",
+                        id.name,
+                        vec!["bit<8>"; s.type_params.len()].join(", ")
+                    )));
+                }
+                self.struct_type(decl, s, args, depth)
             }
-            DeclKind::HeaderUnion(_) => {
-                Err(
-                    crate::check::unsupported(id.span, "header unions", "header unions")
-                        .with_help("use separate headers and check validity explicitly"),
-                )
+            DeclKind::HeaderUnion(s) => {
+                no_args("header union")?;
+                self.struct_type(decl, s, &[], depth)
             }
             DeclKind::Enum(e) => {
                 no_args("enum")?;
@@ -364,31 +372,48 @@ impl<'a> Env<'a> {
                 .iter()
                 .any(|f| crate::check::annotations::has(&f.annotations, "flexible"))
             || fields.iter().any(|(_, t)| match t {
-                Ty::Struct(st) => self.lookup(&st.name).is_some_and(flexible),
+                Ty::Struct(st) => self
+                    .lookup(st.name.split('<').next().unwrap_or(&st.name))
+                    .is_some_and(flexible),
                 _ => false,
             })
     }
 
+    /// The struct or header type `s`, specialised with `args` for its type parameters when it
+    /// is generic (P4_16 §7.2.11; p4c's `SpecializeGenericTypes`): each specialisation is a type
+    /// of its own, named as written (`pair_t<bit<8>>`).
     fn struct_type(
         &self,
         decl: &ast::Decl,
         s: &ast::StructDecl,
+        args: &[Ty],
         depth: u32,
     ) -> Result<Ty, Diagnostic> {
         let is_header = matches!(decl.kind, DeclKind::Header(_));
-        if let Some(t) = self.types.borrow().get(&s.name.name) {
+        let is_union = matches!(decl.kind, DeclKind::HeaderUnion(_));
+        let name = if args.is_empty() {
+            s.name.name.clone()
+        } else {
+            let a: Vec<String> = args.iter().map(Ty::to_string).collect();
+            format!("{}<{}>", s.name.name, a.join(", "))
+        };
+        if let Some(t) = self.types.borrow().get(&name) {
             return Ok(t.clone());
         }
-        if !self.building.borrow_mut().insert(s.name.name.clone()) {
-            return Err(
-                Diagnostic::error(format!("type `{}` contains itself", s.name.name))
-                    .with_primary(s.name.span, "recursive type"),
-            );
+        if !self.building.borrow_mut().insert(name.clone()) {
+            return Err(Diagnostic::error(format!("type `{name}` contains itself"))
+                .with_primary(s.name.span, "recursive type"));
         }
+        let bound: TypeParams = s
+            .type_params
+            .iter()
+            .map(|p| p.name.clone())
+            .zip(args.iter().cloned())
+            .collect();
         let mut fields = Vec::new();
         let mut result = Ok(());
         for f in &s.fields {
-            match self.resolve_type_depth(&f.ty, &TypeParams::new(), depth + 1) {
+            match self.resolve_type_depth(&f.ty, &bound, depth + 1) {
                 Ok(t) => {
                     if let Some(d) = varbit_misplaced(is_header, &t, &fields, f) {
                         result = Err(d);
@@ -403,6 +428,15 @@ impl<'a> Env<'a> {
                         .with_help(
                             "header fields are `bit<W>`, `int<W>`, `bool` or serializable enums",
                         ));
+                        break;
+                    }
+                    if is_union && !matches!(t, Ty::Header(_)) {
+                        result = Err(Diagnostic::error(format!(
+                            "header union member `{}` has type `{t}`",
+                            f.name.name
+                        ))
+                        .with_primary(f.ty.span, "not a header")
+                        .with_help("every member of a `header_union` is a header"));
                         break;
                     }
                     if fields.iter().any(|(n, _): &(String, Ty)| *n == f.name.name) {
@@ -421,23 +455,22 @@ impl<'a> Env<'a> {
                 }
             }
         }
-        self.building.borrow_mut().remove(&s.name.name);
+        self.building.borrow_mut().remove(&name);
         result?;
         if is_header && self.is_flexible(decl, s, &fields) {
             pad_flexible_header(&mut fields);
         }
         let st = Rc::new(StructTy {
-            name: s.name.name.clone(),
+            name: name.clone(),
             fields,
+            union: is_union,
         });
         let t = if is_header {
             Ty::Header(st)
         } else {
             Ty::Struct(st)
         };
-        self.types
-            .borrow_mut()
-            .insert(s.name.name.clone(), t.clone());
+        self.types.borrow_mut().insert(name, t.clone());
         Ok(t)
     }
 

@@ -289,6 +289,25 @@ impl Inliner {
                 }
                 self.block(&mut c.apply);
             }
+            // A RegisterAction's `apply` (and any other method an initializer implements).
+            DeclKind::Instantiation(i) => {
+                for d in i.initializer.iter_mut().flatten() {
+                    match &mut d.kind {
+                        DeclKind::Function(f) => self.block(&mut f.body),
+                        _ => self.decl(d),
+                    }
+                }
+            }
+            DeclKind::Const(c) => self.in_place(&mut c.value, "a constant's value"),
+            DeclKind::Table(t) => {
+                for p in &mut t.properties {
+                    if let TablePropertyKind::Key(keys) = &mut p.kind {
+                        for k in keys {
+                            self.in_place(&mut k.expr, "a table key");
+                        }
+                    }
+                }
+            }
             DeclKind::Parser(p) => {
                 for s in &mut p.states {
                     let mut body = self.stmts(std::mem::take(&mut s.body));
@@ -508,6 +527,39 @@ impl Inliner {
         let dest = Dest::Lvalue(name_expr(&tmp, span));
         out.extend(self.inline(c, dest));
         *e = name_expr(&tmp, span);
+    }
+
+    /// Replaces each call in `e`, where no statement can go (a table key, a constant), by the
+    /// function's `return` expression; a function with more of a body than that is refused.
+    fn in_place(&mut self, e: &mut Expr, place: &str) {
+        e.for_each_child_mut(|c| self.in_place(c, place));
+        let Some(c) = self.take_call(e) else {
+            return;
+        };
+        match self.as_expression(&c) {
+            Some(mut r) => {
+                if self.depth >= MAX_DEPTH {
+                    self.diags.push(
+                        Diagnostic::error("function calls nest too deeply (recursion?)")
+                            .with_primary(c.span, "while inlining this call"),
+                    );
+                    return;
+                }
+                self.depth += 1;
+                self.in_place(&mut r, place);
+                self.depth -= 1;
+                *e = r;
+            }
+            None => self.diags.push(
+                Diagnostic::error(format!(
+                    "function `{}` cannot be inlined into {place}",
+                    c.f.proto.name.name
+                ))
+                .with_primary(c.span, "called here")
+                .with_note("where no statement can go, only a function whose body is a single `return` (and whose parameters are all `in`) can be called")
+                .with_help("compute the value into a variable before, and use the variable"),
+            ),
+        }
     }
 
     /// A body that is one `return e;` with every argument substituted: `e` itself.

@@ -47,11 +47,14 @@ pub enum Ty {
     DontCare,
 }
 
-/// A header or struct type.
+/// A header, struct or header union type. A header union is a `Ty::Struct` whose fields are
+/// all headers and whose `union` is set: at most one of them is valid at a time.
 #[derive(Debug, PartialEq, Eq)]
 pub struct StructTy {
     pub name: String,
     pub fields: Vec<(String, Ty)>,
+    /// A `header_union` (P4_16 §7.2.4 and §8.20).
+    pub union: bool,
 }
 
 impl StructTy {
@@ -226,6 +229,7 @@ mod tests {
         let h = Rc::new(StructTy {
             name: "h_t".into(),
             fields: vec![("a".into(), Ty::Bit(4)), ("b".into(), Ty::Int(12))],
+            union: false,
         });
         let t = Ty::Header(h.clone());
         assert_eq!(t.flat_width(), Some(16));

@@ -36,10 +36,14 @@ pub(super) fn is_aggregate(v: &V) -> bool {
 impl Lowerer<'_> {
     /// `a == b` (`ne`: `a != b`) on two structs or headers of one type.
     pub(super) fn aggregate_eq(&mut self, a: V, b: V, ne: bool, span: Span) -> Res<V> {
-        let (V::Loc(la), V::Loc(lb)) = (&a, &b) else {
-            return Err(self.mismatch(&a.ty(), &b.ty(), span));
+        let eq = match (&a, &b) {
+            (V::Loc(la), V::Loc(lb)) => self.loc_eq(la, lb, span)?,
+            // A tuple or struct against a list expression (`t == {x, y}`).
+            (V::Loc(l), V::List(items)) | (V::List(items), V::Loc(l)) => {
+                self.loc_eq_list(l, items, span)?
+            }
+            _ => return Err(self.mismatch(&a.ty(), &b.ty(), span)),
         };
-        let eq = self.loc_eq(la, lb, span)?;
         let e = if ne {
             ir::Expr::Unary {
                 op: IrUn::LNot,
@@ -106,6 +110,31 @@ impl Lowerer<'_> {
                 Ok(bin(IrOp::Eq, ea, eb))
             }
         }
+    }
+
+    /// A struct or tuple equals a list expression when each field equals its item.
+    fn loc_eq_list(&mut self, l: &Rc<Loc>, items: &[(V, Span)], span: Span) -> Res<ir::Expr> {
+        let fields = match &**l {
+            Loc::Struct { fields, ty } if !ty.union && fields.len() == items.len() => fields,
+            _ => {
+                let list = V::List(items.to_vec());
+                return Err(self.mismatch(&l.ty(), &list.ty(), span));
+            }
+        };
+        let mut parts = Vec::with_capacity(fields.len());
+        for (f, (item, ispan)) in fields.iter().zip(items) {
+            parts.push(match item {
+                V::Loc(il) => self.loc_eq(f, il, *ispan)?,
+                V::List(sub) => self.loc_eq_list(f, sub, *ispan)?,
+                _ => {
+                    let ty = f.ty();
+                    let (ef, _) = self.scalar_of_value(V::Loc(f.clone()), None, *ispan)?;
+                    let (ei, _) = self.scalar_of_value(item.clone(), Some(&ty), *ispan)?;
+                    bin(IrOp::Eq, ef, ei)
+                }
+            });
+        }
+        Ok(all(parts))
     }
 
     fn fields_eq(&mut self, fa: &[Rc<Loc>], fb: &[Rc<Loc>], span: Span) -> Res<ir::Expr> {

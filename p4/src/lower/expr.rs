@@ -284,7 +284,7 @@ impl<'a> Lowerer<'a> {
                 {
                     if last.name == "last" {
                         if let Resolved::V(V::Loc(l)) = self.resolve(stack)? {
-                            if let Loc::Stack { .. } = &*l {
+                            if let Loc::Stack { id: Some(_), .. } = &*l {
                                 return self.stack_last_field(&l, member, e.span);
                             }
                         }
@@ -295,6 +295,9 @@ impl<'a> Lowerer<'a> {
             }
             ExprKind::Index { base, index } => {
                 let b = self.resolve(base)?;
+                if let Some(v) = self.tuple_element(&b, index)? {
+                    return Ok(Resolved::V(v));
+                }
                 let Resolved::V(V::Loc(loc)) = &b else {
                     return Err(self.err(
                         Diagnostic::error("indexing something that is not a header stack")
@@ -503,6 +506,7 @@ impl<'a> Lowerer<'a> {
         let v = self.expr(&c.value, Some(&ty))?;
         match (&ty, v) {
             (Ty::InfInt, V::Int(i)) => Ok(V::Int(i)),
+            (Ty::Tuple(ts), V::List(items)) => self.const_tuple(c, ts, items),
             (_, v) => {
                 let (e, t) = self.scalar_of_value(v, Some(&ty), c.value.span)?;
                 let e = fold(e);
@@ -560,9 +564,15 @@ impl<'a> Lowerer<'a> {
                     }
                 },
                 Loc::Stack {
-                    elems, next_index, ..
+                    elems,
+                    next_index,
+                    id,
+                    ..
                 } => match member.name.as_str() {
                     "size" => Ok(Resolved::V(V::Int(elems.len() as i128))),
+                    "lastIndex" | "next" | "last" if id.is_none() => {
+                        Err(self.err(super::unions::union_stack_op(span, &member.name)))
+                    }
                     "lastIndex" => {
                         let ni = ir::Expr::Field(*next_index);
                         let w = next_index.width;

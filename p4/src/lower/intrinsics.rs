@@ -192,6 +192,7 @@ mod tests {
                 ("ingress_port".into(), Ty::Bit(9)),
                 ("ingress_mac_tstamp".into(), Ty::Bit(48)),
             ],
+            union: false,
         });
         let p = prefix(Gress::Ingress, &Ty::Header(s.clone()), Target::Tofino1);
         assert_eq!(p.bytes, 16);

@@ -33,6 +33,8 @@ pub mod spans;
 pub(crate) mod stmt;
 pub mod summary;
 mod table;
+mod tuples;
+mod unions;
 mod varbit;
 
 use std::cell::Cell;

@@ -25,7 +25,9 @@ pub enum Loc {
         fields: Vec<Rc<Loc>>,
     },
     Stack {
-        id: StackId,
+        /// The IR stack; `None` for a stack of header unions, which pisa indexes with
+        /// constants only (no `.next`, `.last`, `push_front`, `pop_front`).
+        id: Option<StackId>,
         elem: Ty,
         elems: Vec<Rc<Loc>>,
         next_index: FieldRef,
@@ -49,6 +51,9 @@ impl Loc {
             Loc::Field { ty, .. } | Loc::RegWord(_, ty) | Loc::RegOut(_, ty) => ty.clone(),
             Loc::Header { ty, .. } => Ty::Header(ty.clone()),
             Loc::Varbit { max, .. } => Ty::Varbit(*max),
+            Loc::Struct { ty, .. } if ty.name == TUPLE => {
+                Ty::Tuple(ty.fields.iter().map(|(_, t)| t.clone()).collect())
+            }
             Loc::Struct { ty, .. } => Ty::Struct(ty.clone()),
             Loc::Stack { elem, elems, .. } => Ty::Stack(Box::new(elem.clone()), elems.len() as u32),
         }
@@ -103,11 +108,31 @@ impl Loc {
     }
 }
 
+/// The name of the struct shape a `tuple<...>` value is stored as: its elements are fields
+/// `0`, `1`, ... (a keyword, so no declared struct has it).
+pub const TUPLE: &str = "tuple";
+
+/// The storage shape of a `tuple<...>` value: a struct of fields `0`, `1`, ...
+pub fn tuple_shape(elems: &[Ty]) -> Rc<StructTy> {
+    Rc::new(StructTy {
+        name: TUPLE.to_string(),
+        fields: elems
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (i.to_string(), t.clone()))
+            .collect(),
+        union: false,
+    })
+}
+
 /// Builds one gress's [`ir::PhvLayout`].
 #[derive(Debug, Default)]
 pub struct PhvAlloc {
     bits: u32,
     pub layout: ir::PhvLayout,
+    /// For each member header of a header union, the union's other members (made invalid
+    /// when it becomes valid).
+    pub union_peers: std::collections::HashMap<HeaderId, Vec<HeaderId>>,
 }
 
 /// Bits of a varbit field's hidden length (in bits; a field is at most 2048 bits).
@@ -165,14 +190,36 @@ impl PhvAlloc {
     pub fn value(&mut self, name: &str, ty: &Ty) -> Result<Rc<Loc>, String> {
         match ty {
             Ty::Header(s) => self.header(name, s),
+            Ty::Tuple(ts) => self.value(name, &Ty::Struct(tuple_shape(ts))),
             Ty::Struct(s) => {
                 let mut fields = Vec::with_capacity(s.fields.len());
                 for (fname, fty) in &s.fields {
                     fields.push(self.value(&format!("{name}.{fname}"), fty)?);
                 }
+                if s.union {
+                    let mut ids = Vec::new();
+                    fields.iter().for_each(|f| f.headers(&mut ids));
+                    for id in &ids {
+                        let peers = ids.iter().copied().filter(|p| p != id).collect();
+                        self.union_peers.insert(*id, peers);
+                    }
+                }
                 Ok(Rc::new(Loc::Struct {
                     ty: s.clone(),
                     fields,
+                }))
+            }
+            Ty::Stack(elem, n) if matches!(&**elem, Ty::Struct(s) if s.union) => {
+                let elems = (0..*n)
+                    .map(|i| self.value(&format!("{name}[{i}]"), elem))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let w = (32 - n.leading_zeros()).max(1) as u16;
+                let next_index = self.hidden(&format!("{name}.$nextIndex"), w)?;
+                Ok(Rc::new(Loc::Stack {
+                    id: None,
+                    elem: (**elem).clone(),
+                    elems,
+                    next_index,
                 }))
             }
             Ty::Stack(elem, n) => {
@@ -197,7 +244,7 @@ impl PhvAlloc {
                     next_index,
                 });
                 Ok(Rc::new(Loc::Stack {
-                    id,
+                    id: Some(id),
                     elem: (**elem).clone(),
                     elems,
                     next_index,
@@ -305,6 +352,7 @@ mod tests {
         let h = Rc::new(StructTy {
             name: "h_t".into(),
             fields: vec![("a".into(), Ty::Bit(4)), ("b".into(), Ty::Bit(12))],
+            union: false,
         });
         let s = Rc::new(StructTy {
             name: "m_t".into(),
@@ -312,6 +360,7 @@ mod tests {
                 ("flag".into(), Ty::Bool),
                 ("h".into(), Ty::Header(h.clone())),
             ],
+            union: false,
         });
         let mut p = PhvAlloc::new();
         let loc = p.value("meta", &Ty::Struct(s)).unwrap();
@@ -344,6 +393,7 @@ mod tests {
         let h = Rc::new(StructTy {
             name: "odd_t".into(),
             fields: vec![("a".into(), Ty::Bit(3))],
+            union: false,
         });
         assert!(PhvAlloc::new().value("x", &Ty::Header(h)).is_err());
     }

@@ -81,8 +81,9 @@ impl<'a> Lowerer<'a> {
                 .with_note("bf-p4c turns the length into parser states, one per value of that field"),
             );
         }
-        self.need_stmt(out, span, "extract")?
-            .push(ir::Stmt::ExtractVarbit { header, bits: e });
+        let block = self.need_stmt(out, span, "extract")?;
+        block.push(ir::Stmt::ExtractVarbit { header, bits: e });
+        self.invalidate_union_peers(header, block);
         Ok(None)
     }
 

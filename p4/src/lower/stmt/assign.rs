@@ -218,7 +218,9 @@ impl<'a> Lowerer<'a> {
                             if let Ok(Resolved::Obj(Binding::Packet { out: false })) =
                                 self.resolve(base)
                             {
-                                return self.lookahead_into(&loc, rhs.span, out);
+                                self.lookahead_into(&loc, rhs.span, out)?;
+                                self.after_member_write(&loc, out);
+                                return Ok(());
                             }
                         }
                     }
@@ -226,6 +228,7 @@ impl<'a> Lowerer<'a> {
                 let want = loc.ty();
                 let v = self.expr(rhs, Some(&want))?;
                 self.copy_into(&loc, v, rhs.span, out)?;
+                self.after_member_write(&loc, out);
                 self.warn_varbit_assign(&want, rhs.span);
                 Ok(())
             }
@@ -304,6 +307,16 @@ impl<'a> Lowerer<'a> {
                 Ok(())
             }
             V::List(items) => {
+                if matches!(&**dst, Loc::Struct { ty, .. } if ty.union) {
+                    return Err(self.err(
+                        Diagnostic::error(format!(
+                            "a list cannot initialise the header union `{}`",
+                            dst.ty()
+                        ))
+                        .with_primary(vspan, "a list expression")
+                        .with_help("assign one member header: `u.member = h;`"),
+                    ));
+                }
                 let fields: Vec<Rc<Loc>> = match &**dst {
                     Loc::Header { fields, .. } | Loc::Struct { fields, .. } => fields.clone(),
                     _ => Vec::new(),

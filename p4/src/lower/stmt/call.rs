@@ -248,18 +248,27 @@ impl<'a> Lowerer<'a> {
                     if valid {
                         self.warn_varbit_set_valid(&loc.ty(), span);
                     }
-                    self.need_stmt(out, span, &member.name)?
-                        .push(ir::Stmt::SetValid { header: *id, valid });
+                    let block = self.need_stmt(out, span, &member.name)?;
+                    block.push(ir::Stmt::SetValid { header: *id, valid });
+                    self.invalidate_union_peers(*id, block);
                     Ok(None)
                 }
                 _ => Err(self.no_method("a header", member, "isValid, setValid, setInvalid")),
             },
             Loc::Stack { id, elems, .. } => match member.name.as_str() {
                 "push_front" | "pop_front" => {
+                    let Some(id) = id else {
+                        return Err(
+                            self.err(crate::lower::unions::union_stack_op(span, &member.name))
+                        );
+                    };
                     self.stack_shift(*id, elems.len(), member, args, span, out)
                 }
                 _ => Err(self.no_method("a header stack", member, "push_front, pop_front")),
             },
+            Loc::Struct { ty, fields } if ty.union && member.name == "isValid" => Ok(Some(
+                V::Scalar(crate::lower::unions::union_is_valid(fields), Ty::Bool),
+            )),
             Loc::Struct { .. } if member.name == "isValid" => Err(self.err(
                 Diagnostic::error("`isValid` on a struct")
                     .with_primary(span, "structs have no validity")

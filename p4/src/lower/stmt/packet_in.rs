@@ -199,7 +199,15 @@ impl<'a> Lowerer<'a> {
                 }
             },
         };
-        self.need_stmt(out, span, "extract")?.push(stmt);
+        let extracted = match &stmt {
+            ir::Stmt::Extract(id) => Some(*id),
+            _ => None,
+        };
+        let block = self.need_stmt(out, span, "extract")?;
+        block.push(stmt);
+        if let Some(id) = extracted {
+            self.invalidate_union_peers(id, block);
+        }
         Ok(None)
     }
 
@@ -238,7 +246,7 @@ impl<'a> Lowerer<'a> {
         }
         Ok(match self.resolve(base)? {
             Resolved::V(V::Loc(l)) => match &*l {
-                Loc::Stack { id, .. } => Some(ir::Stmt::ExtractNext(*id)),
+                Loc::Stack { id: Some(id), .. } => Some(ir::Stmt::ExtractNext(*id)),
                 _ => None,
             },
             _ => None,

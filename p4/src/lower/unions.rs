@@ -1,0 +1,64 @@
+//! Header unions (P4_16 §7.2.4, §8.20): a union is stored as its member headers side by side
+//! (a struct of headers, as p4c's `FlattenHeaderUnion` lays it out), and the lowering keeps
+//! the union's invariant that at most one member is valid: every statement that changes a
+//! member's validity — `setValid()`, `setInvalid()`, `extract`, an assignment to the member —
+//! also makes the union's other members invalid. `u.isValid()` is true when any member is;
+//! emitting a union emits its members in order, so only the valid one reaches the wire.
+//! A stack of unions (§8.21) is indexed with constants (`u[0].h1`); its run-time cursor
+//! (`.next`, `.last`, `lastIndex`, `push_front`, `pop_front`) is refused with the reason.
+
+use std::rc::Rc;
+
+use pipeline::ir::{self, BinOp as IrOp, HeaderId};
+
+use super::phv::Loc;
+use super::Lowerer;
+use crate::diag::Diagnostic;
+use crate::source::Span;
+
+impl Lowerer<'_> {
+    /// Makes the other members of the union `header` belongs to (if any) invalid.
+    pub(super) fn invalidate_union_peers(&self, header: HeaderId, out: &mut ir::Block) {
+        if let Some(peers) = self.phv.union_peers.get(&header) {
+            out.extend(peers.iter().map(|&p| ir::Stmt::SetValid {
+                header: p,
+                valid: false,
+            }));
+        }
+    }
+
+    /// The union members' validity statements for an assignment to `dst`, when `dst` is a
+    /// member header of a union.
+    pub(super) fn after_member_write(&self, dst: &Rc<Loc>, out: &mut ir::Block) {
+        if let Loc::Header { id, .. } = &**dst {
+            self.invalidate_union_peers(*id, out);
+        }
+    }
+}
+
+/// `u.isValid()` on a header union (the struct of its members): any member valid.
+pub(super) fn union_is_valid(members: &[Rc<Loc>]) -> ir::Expr {
+    let mut ids = Vec::new();
+    members.iter().for_each(|m| m.headers(&mut ids));
+    ids.into_iter()
+        .map(ir::Expr::Valid)
+        .reduce(|a, b| ir::Expr::Binary {
+            op: IrOp::LOr,
+            a: Box::new(a),
+            b: Box::new(b),
+            width: 1,
+            signed: false,
+        })
+        .unwrap_or_else(|| ir::Expr::constant(0, 1))
+}
+
+/// The refusal of a stack cursor operation (`next`, `last`, `lastIndex`, `push_front`,
+/// `pop_front`) on a stack of header unions.
+pub(super) fn union_stack_op(span: Span, op: &str) -> Diagnostic {
+    crate::check::unsupported(
+        span,
+        &format!("`{op}` on a stack of header unions"),
+        "the run-time cursor of header union stacks",
+    )
+    .with_help("index the stack with constants, e.g. `hdr.u[0].h1`")
+}
