@@ -245,8 +245,9 @@ pub(crate) struct Lowerer<'a> {
     pub digest_entries: Vec<(u128, Span)>,
     /// The deparser's unconditional `Checksum.update` destinations so far, and where.
     pub csum_updates: Vec<(ir::FieldRef, crate::source::Span)>,
-    /// Lowering a Tofino 2 ghost control (externs acting on a packet are refused).
-    pub ghost: bool,
+    /// The Tofino 2 ghost control being lowered, if any (externs acting on a packet are
+    /// refused there).
+    pub ghost: Option<String>,
     /// Actions listed with their directional parameters bound (`actions = { a(meta); }`),
     /// one lowered action per (instance path, action slot, argument text).
     pub bound_actions: HashMap<(String, usize, String), ActionId>,
@@ -300,7 +301,7 @@ impl<'a> Lowerer<'a> {
             deparser_conds: Vec::new(),
             digest_entries: Vec::new(),
             csum_updates: Vec::new(),
-            ghost: false,
+            ghost: None,
             bound_actions: HashMap::new(),
             control_annos: Vec::new(),
             applied: Default::default(),

@@ -298,6 +298,7 @@ pub(super) fn instantiate<'a>(
     let name = l.qualify(&d.annotations, &i.name.name);
     if let Some(why) = l
         .ghost
+        .is_some()
         .then(|| super::ghost::refused_in_ghost(&tname))
         .flatten()
     {
@@ -562,10 +563,24 @@ impl<'a> Lowerer<'a> {
         let xname = path_of(base).unwrap_or_else(|| x.name.clone());
         if let Some(why) = self
             .ghost
+            .is_some()
             .then(|| super::ghost::refused_in_ghost(&x.type_name))
             .flatten()
         {
             return Err(self.err(super::ghost::refusal(span, &x.type_name, why)));
+        }
+        if let Some(control) = self
+            .ghost
+            .clone()
+            .filter(|_| super::ghost::call_refused_in_ghost(&x.type_name))
+        {
+            let local = x.name.rsplit('.').next().unwrap_or(&x.name);
+            return Err(self.err(super::ghost::call_refusal(
+                span,
+                &x.type_name,
+                local,
+                &control,
+            )));
         }
         let c = Call {
             x,
