@@ -7,7 +7,7 @@
 pub(crate) mod byte_count;
 mod checksum;
 mod counter;
-mod deparser_rules;
+pub(crate) mod deparser_rules;
 mod filter;
 mod hash;
 mod math_unit;
@@ -97,13 +97,19 @@ pub(crate) enum Kind {
     },
     /// A `ParserPriority`: accepted, changes nothing (see `parser_priority`).
     ParserPriority,
-    Mirror,
-    Resubmit,
+    /// `Mirror`, `Resubmit`, with Tofino 2's constructor argument (the table entry) if given.
+    Mirror {
+        entry: Option<u128>,
+    },
+    Resubmit {
+        entry: Option<u128>,
+    },
     /// Tofino 2's `Pktgen` (the deparser trigger of the packet generator).
     Pktgen,
     Digest {
         id: DigestId,
         ty: Ty,
+        entry: Option<u128>,
     },
     CrcPoly(CrcSpec),
     /// A configured `MathUnit<T>` (used inside RegisterAction bodies).
@@ -620,7 +626,7 @@ impl<'a> Lowerer<'a> {
                 "set, push, pop, increment, decrement, is_zero, is_negative"
             }
             Kind::ParserPriority => "set",
-            Kind::Mirror | Kind::Resubmit | Kind::Pktgen => "emit",
+            Kind::Mirror { .. } | Kind::Resubmit { .. } | Kind::Pktgen => "emit",
             Kind::Digest { .. } => "pack",
             Kind::MathUnit { .. } => "execute (in a RegisterAction)",
             Kind::MinMaxUnit { lane: 8 } => "min8, max8",
