@@ -1,7 +1,8 @@
 //! Action code bf-p4c's instruction selection refuses (`mau/instruction_selection.cpp`,
 //! `DoInstructionSelection`): shifts by a non-constant count, saturating arithmetic wider than
 //! the widest PHV container, and conditions in an action (the midend's `Predication` turns an
-//! action `if` into `?:`) that are not an action-data parameter, or whose action data sits on
+//! action `if` into `?:`) that are not an action-data parameter itself (a field, or a
+//! comparison of a parameter: `if (p == 5)`), or whose action data sits on
 //! the false branch, and conditional sets it cannot make one `conditionally-set` of (two fields,
 //! two action-data values, an expression or a nested `?:` on the sides). The checks run while
 //! an action body is lowered, where the source spans are.
@@ -31,6 +32,12 @@ fn action_data_only(e: &ir::Expr) -> bool {
         } => action_data_only(cond) && action_data_only(then) && action_data_only(els),
         _ => false,
     }
+}
+
+/// bf-p4c's condition of a `conditionally-set`: an action data parameter itself (`mux->e0`
+/// an `ActionArg`, a 1-bit `bool`), not a comparison or other expression over parameters.
+fn is_condition_arg(e: &ir::Expr) -> bool {
+    matches!(e, ir::Expr::Param { width: 1, .. })
 }
 
 /// bf-p4c's `checkActionBus`: a value the action data bus carries (a constant or a parameter,
@@ -199,6 +206,8 @@ impl Lowerer<'_> {
         }
         if !action_data_only(c) {
             self.check_action_condition(c, span);
+        } else if !is_condition_arg(c) {
+            self.compared_arg_refusal(span);
         } else if on_action_bus(e) && in_phv(t) {
             self.reversed_refusal(span);
         }
@@ -231,9 +240,21 @@ impl Lowerer<'_> {
                 None => Some(d.clone()),
             }
         };
-        let verdicts: Vec<CondSet> = dsts
+        let sides: Vec<(Option<ir::Expr>, Option<ir::Expr>)> =
+            dsts.iter().map(|d| (side(&t, d), side(&e, d))).collect();
+        // Each field's `?:` needs the bare parameter as its condition, unless it is a min/max.
+        let compared = !is_condition_arg(cond)
+            && sides.iter().any(|s| match s {
+                (Some(a), Some(b)) => !is_min_max(cond, a, b),
+                _ => true,
+            });
+        if compared {
+            self.compared_arg_refusal(span);
+            return;
+        }
+        let verdicts: Vec<CondSet> = sides
             .iter()
-            .map(|d| cond_set(side(&t, d).as_ref(), side(&e, d).as_ref()))
+            .map(|(a, b)| cond_set(a.as_ref(), b.as_ref()))
             .collect();
         if verdicts.contains(&CondSet::TooComplicated) {
             self.too_complicated_refusal(
@@ -273,6 +294,15 @@ impl Lowerer<'_> {
             "Conditional assignment is too complicated to support in a single operation",
             label,
             "move the test out of the action and into a control apply block, or make it part of the table key",
+        );
+    }
+
+    fn compared_arg_refusal(&mut self, span: Span) {
+        self.alu_refusal(
+            span,
+            "Conditions in an action must be simple comparisons of an action data parameter",
+            "not a parameter by itself: the `conditionally-set` tests one action data bit",
+            "pass the outcome as a `bool` parameter (`if (flag)`), or move the test into a control apply block or the table key",
         );
     }
 
