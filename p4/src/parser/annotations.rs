@@ -1,10 +1,11 @@
-//! Annotations: `@name`, `@name(expr, ...)`, `@name[k = v, ...]`, `@pragma rest of line`.
-//! Bodies that are not expression lists are kept verbatim as tokens.
+//! Annotations: `@name`, `@name(expr, ...)`, `@name[k = v, ...]`, `@pragma name rest of line`
+//! (the annotation `@name`). Bodies that are not expression lists are kept verbatim as tokens.
 
-use super::{Fatal, PResult, Parser};
-use crate::ast::{Annotation, AnnotationBody, AnnotationToken, NamedExpr};
+use super::{Fatal, PResult, Parser, Token};
+use crate::ast::{Annotation, AnnotationBody, AnnotationToken, Expr, ExprKind, Ident, NamedExpr};
 use crate::diag::Diagnostic;
 use crate::lexer::TokenKind;
+use crate::source::Span;
 
 impl Parser {
     /// Zero or more annotations.
@@ -30,18 +31,10 @@ impl Parser {
             );
             return Err(Fatal);
         }
-        let body = if name.name == "pragma" {
-            // `@pragma name args...` runs to the end of the line.
-            let mut toks = Vec::new();
-            while !self.at_eof() && !self.peek().newline_before {
-                let t = self.bump_token();
-                toks.push(AnnotationToken {
-                    text: token_text(&t.kind),
-                    span: t.span,
-                });
-            }
-            AnnotationBody::Tokens(toks)
-        } else if self.at(&TokenKind::LParen) {
+        if name.name == "pragma" {
+            return Ok(self.pragma_annotation(start.to(name.span)));
+        }
+        let body = if self.at(&TokenKind::LParen) {
             self.paren_annotation_body()?
         } else if self.at(&TokenKind::LBracket) {
             self.bracket_annotation_body()?
@@ -53,6 +46,61 @@ impl Parser {
             body,
             span: self.span_from(start),
         })
+    }
+
+    /// `@pragma name args...` (to the end of the line): the annotation `@name` with `args` as
+    /// its body, as p4c's grammar makes it (`PRAGMA annotationName annotationBody
+    /// END_PRAGMA`), so `@pragma stage 1` is `@stage(1)`. Arguments that are all integer or
+    /// string literals become an expression list; others stay tokens. `head`: `@pragma`.
+    fn pragma_annotation(&mut self, head: Span) -> Annotation {
+        let mut toks = Vec::new();
+        while !self.at_eof() && !self.peek().newline_before {
+            toks.push(self.bump_token());
+        }
+        let span = toks.last().map_or(head, |t| head.to(t.span));
+        let name_tok = toks
+            .first()
+            .filter(|t| matches!(t.kind, TokenKind::Ident(_)) || t.kind.keyword_text().is_some());
+        let Some(first) = name_tok else {
+            let body = toks
+                .iter()
+                .map(|t| AnnotationToken {
+                    text: token_text(&t.kind),
+                    span: t.span,
+                })
+                .collect();
+            return Annotation {
+                name: Ident::new("pragma", head),
+                body: AnnotationBody::Tokens(body),
+                span,
+            };
+        };
+        let name = Ident::new(&token_text(&first.kind), first.span);
+        let args = &toks[1..];
+        let literal = |t: &Token| match &t.kind {
+            TokenKind::IntLit(l) => Some(Expr {
+                kind: ExprKind::Int(l.clone()),
+                span: t.span,
+            }),
+            TokenKind::StringLit(s) => Some(Expr {
+                kind: ExprKind::String(s.clone()),
+                span: t.span,
+            }),
+            _ => None,
+        };
+        let body = match args.iter().map(literal).collect::<Option<Vec<Expr>>>() {
+            Some(es) if es.is_empty() => AnnotationBody::Empty,
+            Some(es) => AnnotationBody::Exprs(es),
+            None => AnnotationBody::Tokens(
+                args.iter()
+                    .map(|t| AnnotationToken {
+                        text: token_text(&t.kind),
+                        span: t.span,
+                    })
+                    .collect(),
+            ),
+        };
+        Annotation { name, body, span }
     }
 
     /// `( ... )`: an expression list if it parses as one, else the raw tokens.
