@@ -75,11 +75,11 @@ impl Parser {
                 span,
             };
         };
-        let name = Ident::new(&token_text(&first.kind), first.span);
+        let name = Ident::new(token_text(&first.kind), first.span);
         let args = &toks[1..];
         let literal = |t: &Token| match &t.kind {
             TokenKind::IntLit(l) => Some(Expr {
-                kind: ExprKind::Int(l.clone()),
+                kind: ExprKind::Int(*l),
                 span: t.span,
             }),
             TokenKind::StringLit(s) => Some(Expr {
