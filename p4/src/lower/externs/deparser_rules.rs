@@ -297,16 +297,19 @@ impl<'a> Lowerer<'a> {
 
     /// `stmt` sent only while the selecting field holds `entry`, for an instance made with a
     /// constructor argument (the chip picks the table entry by that field's value); `stmt`
-    /// as it is for one under an `if`, which already says so.
+    /// as it is for one under an `if`, which already says so. `span`: the emit's, recorded
+    /// for the `if` made (the deparser's conditions are recorded with their spans).
     pub(crate) fn selected_by_ctor(
-        &self,
+        &mut self,
         source: &EntrySource<'a>,
         entry: u128,
         stmt: ir::Stmt,
+        span: Span,
     ) -> ir::Stmt {
         let EntrySource::Ctor(Some(f), _) = source else {
             return stmt;
         };
+        self.ifs.push(span);
         let cond = ir::Expr::Binary {
             op: ir::BinOp::Eq,
             a: Box::new(ir::Expr::Field(*f)),

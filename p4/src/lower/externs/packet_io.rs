@@ -219,7 +219,7 @@ impl ExternType for PacketIo {
                 // another field: whenever the `if` holds (see `deparser_rules`).
                 let by_type = pipeline::ir::Intrinsic::IgDprsrDigestType;
                 let by_ctor = matches!(source, EntrySource::Ctor(..));
-                let pack = l.selected_by_ctor(&source, entry, pack);
+                let pack = l.selected_by_ctor(&source, entry, pack, span);
                 let pack = if by_ctor || l.selects_on(by_type) {
                     l.when_written(by_type, pack, span)?
                 } else {
@@ -266,6 +266,6 @@ impl<'a> Lowerer<'a> {
         if !self.first_of_entry(table, entry, &what, span) {
             return Ok(None);
         }
-        Ok(Some(self.selected_by_ctor(&source, entry, stmt)))
+        Ok(Some(self.selected_by_ctor(&source, entry, stmt, span)))
     }
 }
