@@ -39,6 +39,9 @@
 //! anywhere, they are sent when that field holds the entry. All of one table's entries in a
 //! deparser must be selected by one field: bf-p4c refuses two (`generateDigest`:
 //! "Inconsistent learning selectors, a and b", likewise `mirror`, `resubmit`, `pktgen`).
+//! A `packet_out.emit` under an `if` is refused ("Conditional emit not supported",
+//! `stmt::call`); an `if` on a constant does not count for any of these rules: p4c's frontend
+//! folds it away first (`stmt::branch`).
 
 use pipeline::ir;
 
