@@ -40,6 +40,20 @@ fn is_condition_arg(e: &ir::Expr) -> bool {
     matches!(e, ir::Expr::Param { width: 1, .. })
 }
 
+/// `!c`'s `c`: p4c's strength reduction turns `!c ? a : b` into `c ? b : a` before bf-p4c
+/// selects instructions (`DoStrengthReduction::postorder(IR::Mux*)`), so a negated condition
+/// is its operand with the branches swapped.
+fn negated(cond: &ir::Expr) -> Option<&ir::Expr> {
+    match cond {
+        ir::Expr::Unary {
+            op: ir::UnOp::LNot,
+            arg,
+            ..
+        } => Some(arg),
+        _ => None,
+    }
+}
+
 /// bf-p4c's `checkActionBus`: a value the action data bus carries (a constant or a parameter,
 /// possibly sliced or cast).
 fn on_action_bus(e: &ir::Expr) -> bool {
@@ -201,6 +215,9 @@ impl Lowerer<'_> {
         e: &ir::Expr,
         span: Span,
     ) {
+        if let Some(c) = negated(c) {
+            return self.check_action_mux(c, e, t, span);
+        }
         if !self.in_table_action() || is_min_max(c, t, e) {
             return;
         }
@@ -224,6 +241,9 @@ impl Lowerer<'_> {
         els: &[ir::Stmt],
         span: Span,
     ) {
+        if let Some(c) = negated(cond) {
+            return self.check_action_if_branches(c, els, then, span);
+        }
         if !self.in_table_action() || !action_data_only(cond) {
             return;
         }
@@ -283,6 +303,10 @@ impl Lowerer<'_> {
         {
             return;
         }
+        let (then, els) = match negated(cond) {
+            Some(_) => (els, then),
+            None => (then, els),
+        };
         if cond_set(Some(then), Some(els)) == CondSet::TooComplicated {
             self.too_complicated_refusal(span, "neither side alone is action data over a field");
         }
