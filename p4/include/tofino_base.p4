@@ -704,21 +704,19 @@ extern SelectorAction {
 
 /* ---- deparser externs ---- */
 
-/* Mirror the packet to a session; only in deparsers, guarded by a mirror_type test. */
+/* Mirror the packet to a session; only in deparsers. `Mirror()` is emitted under an `if` naming
+   its mirror table entry; `Mirror(type)` is the entry for that mirror_type (both chips, as
+   bf-p4c's tofino1_base.p4 / tofino2_base.p4 declare them; likewise Resubmit and Digest). */
 extern Mirror {
     Mirror();
-#if PISA_TOFINO_GEN == 2
     Mirror(MirrorType_t mirror_type);
-#endif
     void emit(in MirrorId_t session_id);
     void emit<T>(in MirrorId_t session_id, in T hdr);
 }
 
 extern Resubmit {
     Resubmit();
-#if PISA_TOFINO_GEN == 2
     Resubmit(ResubmitType_t resubmit_type);
-#endif
     void emit();
     void emit<T>(in T hdr);
 }
@@ -726,9 +724,7 @@ extern Resubmit {
 /* Learn digests to the control plane. */
 extern Digest<T> {
     Digest();
-#if PISA_TOFINO_GEN == 2
     Digest(DigestType_t digest_type);
-#endif
     void pack(in T data);
 }
 

@@ -177,6 +177,21 @@ fn ghost_threads_need_tofino2() {
 }
 
 #[test]
+fn min_max_actions_are_refused_in_a_ghost_control() {
+    // bf-p4c lists `MinMaxAction` for the ingress and egress MAU only
+    // (`CheckT2NAExternInvocation::initPipeConstraints`, not in `validInGhost`) and refuses
+    // its call in a ghost control with `checkPipeConstraints`' message.
+    let e = match try_compile("qdepth.p4", Target::Tofino2, &["MINMAX_IN_GHOST"]) {
+        Ok(_) => panic!("a MinMaxAction call in the ghost control compiled"),
+        Err(f) => f.render(),
+    };
+    assert!(
+        e.contains("MinMaxAction deepest cannot be used in the Ghost control (MAU)"),
+        "{e}"
+    );
+}
+
+#[test]
 fn counters_run_in_a_ghost_control() {
     // bf-p4c allows a Counter in a ghost control (`arch/check_extern_invocation.cpp`,
     // `CheckT2NAExternInvocation::initPipeConstraints`, `validInGhost`); it counts each run of

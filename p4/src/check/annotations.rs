@@ -34,6 +34,7 @@ const KEPT: &[&str] = &[
     // placement's sizing.
     "pack",
     "ways",
+    "simul_lookups",
     "use_hash_action",
     // Where a table starts and which tables it goes before (resources/pins.rs; the numeric
     // `@placement_priority(n)` orders tables that can start in one stage).

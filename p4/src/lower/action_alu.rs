@@ -1,7 +1,8 @@
 //! Action code bf-p4c's instruction selection refuses (`mau/instruction_selection.cpp`,
 //! `DoInstructionSelection`): shifts by a non-constant count, saturating arithmetic wider than
 //! the widest PHV container, and conditions in an action (the midend's `Predication` turns an
-//! action `if` into `?:`) that are not an action-data parameter, or whose action data sits on
+//! action `if` into `?:`) that are not an action-data parameter itself (a field, or a
+//! comparison of a parameter: `if (p == 5)`), or whose action data sits on
 //! the false branch, and conditional sets it cannot make one `conditionally-set` of (two fields,
 //! two action-data values, an expression or a nested `?:` on the sides). The checks run while
 //! an action body is lowered, where the source spans are.
@@ -30,6 +31,26 @@ fn action_data_only(e: &ir::Expr) -> bool {
             cond, then, els, ..
         } => action_data_only(cond) && action_data_only(then) && action_data_only(els),
         _ => false,
+    }
+}
+
+/// bf-p4c's condition of a `conditionally-set`: an action data parameter itself (`mux->e0`
+/// an `ActionArg`, a 1-bit `bool`), not a comparison or other expression over parameters.
+fn is_condition_arg(e: &ir::Expr) -> bool {
+    matches!(e, ir::Expr::Param { width: 1, .. })
+}
+
+/// `!c`'s `c`: p4c's strength reduction turns `!c ? a : b` into `c ? b : a` before bf-p4c
+/// selects instructions (`DoStrengthReduction::postorder(IR::Mux*)`), so a negated condition
+/// is its operand with the branches swapped.
+fn negated(cond: &ir::Expr) -> Option<&ir::Expr> {
+    match cond {
+        ir::Expr::Unary {
+            op: ir::UnOp::LNot,
+            arg,
+            ..
+        } => Some(arg),
+        _ => None,
     }
 }
 
@@ -194,11 +215,16 @@ impl Lowerer<'_> {
         e: &ir::Expr,
         span: Span,
     ) {
+        if let Some(c) = negated(c) {
+            return self.check_action_mux(c, e, t, span);
+        }
         if !self.in_table_action() || is_min_max(c, t, e) {
             return;
         }
         if !action_data_only(c) {
             self.check_action_condition(c, span);
+        } else if !is_condition_arg(c) {
+            self.compared_arg_refusal(span);
         } else if on_action_bus(e) && in_phv(t) {
             self.reversed_refusal(span);
         }
@@ -215,6 +241,9 @@ impl Lowerer<'_> {
         els: &[ir::Stmt],
         span: Span,
     ) {
+        if let Some(c) = negated(cond) {
+            return self.check_action_if_branches(c, els, then, span);
+        }
         if !self.in_table_action() || !action_data_only(cond) {
             return;
         }
@@ -231,9 +260,21 @@ impl Lowerer<'_> {
                 None => Some(d.clone()),
             }
         };
-        let verdicts: Vec<CondSet> = dsts
+        let sides: Vec<(Option<ir::Expr>, Option<ir::Expr>)> =
+            dsts.iter().map(|d| (side(&t, d), side(&e, d))).collect();
+        // Each field's `?:` needs the bare parameter as its condition, unless it is a min/max.
+        let compared = !is_condition_arg(cond)
+            && sides.iter().any(|s| match s {
+                (Some(a), Some(b)) => !is_min_max(cond, a, b),
+                _ => true,
+            });
+        if compared {
+            self.compared_arg_refusal(span);
+            return;
+        }
+        let verdicts: Vec<CondSet> = sides
             .iter()
-            .map(|d| cond_set(side(&t, d).as_ref(), side(&e, d).as_ref()))
+            .map(|(a, b)| cond_set(a.as_ref(), b.as_ref()))
             .collect();
         if verdicts.contains(&CondSet::TooComplicated) {
             self.too_complicated_refusal(
@@ -262,6 +303,10 @@ impl Lowerer<'_> {
         {
             return;
         }
+        let (then, els) = match negated(cond) {
+            Some(_) => (els, then),
+            None => (then, els),
+        };
         if cond_set(Some(then), Some(els)) == CondSet::TooComplicated {
             self.too_complicated_refusal(span, "neither side alone is action data over a field");
         }
@@ -273,6 +318,15 @@ impl Lowerer<'_> {
             "Conditional assignment is too complicated to support in a single operation",
             label,
             "move the test out of the action and into a control apply block, or make it part of the table key",
+        );
+    }
+
+    fn compared_arg_refusal(&mut self, span: Span) {
+        self.alu_refusal(
+            span,
+            "Conditions in an action must be simple comparisons of an action data parameter",
+            "not a parameter by itself: the `conditionally-set` tests one action data bit",
+            "pass the outcome as a `bool` parameter (`if (flag)`), or move the test into a control apply block or the table key",
         );
     }
 

@@ -483,6 +483,15 @@ fn lower_gress<'a>(
     }
     let storage = GressStorage { user, intrinsic };
     l.bind_written_flags(&bindings);
+    l.dprsr_type_fields = [
+        ir::Intrinsic::IgDprsrDigestType,
+        ir::Intrinsic::IgDprsrResubmitType,
+        ir::Intrinsic::IgDprsrMirrorType,
+        ir::Intrinsic::EgDprsrMirrorType,
+    ]
+    .into_iter()
+    .filter_map(|w| Some((w, bindings.get(w)?)))
+    .collect();
     let first_action = l.pipe.actions.len();
 
     let mut failed = false;
@@ -508,6 +517,7 @@ fn lower_gress<'a>(
     // Deparser.
     l.ctx = Ctx::Deparser;
     l.digest_entries.clear();
+    l.deparser_selectors.clear();
     let deparser = l.with_types(dtypes, |l| {
         bind_block(l, deparser_b, &storage).and_then(|frame| {
             control::lower_control_inst(l, deparser_b, frame, deparser_b.name.clone())

@@ -9,8 +9,8 @@
 //! registers and their actions, action profiles and selectors, `MathUnit`) run there with
 //! their ordinary semantics, on a pass with no packet (what a ghost-run counter counts on the
 //! chip is not public: here a packet counter counts updates and a byte counter adds 0 bytes);
-//! the deparser's packet emits are refused. (bf-p4c also leaves `MinMaxAction` out of
-//! `validInGhost`; pisa does not refuse it there yet.)
+//! the deparser's packet emits are refused, and so is a call of a Tofino 2 stateful extra
+//! `validInGhost` leaves out (`MinMaxAction*`, `LearnAction*`), with bf-p4c's message.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -33,6 +33,35 @@ pub(super) fn refused_in_ghost(tname: &str) -> Option<&'static str> {
         "Mirror" | "Resubmit" | "Digest" | "Pktgen" => Some("there is no packet to emit"),
         _ => None,
     }
+}
+
+/// Whether a method call on an instance of `tname` is refused in a ghost control although
+/// the instance itself may be declared there: the Tofino 2 stateful extras bf-p4c lists for
+/// the ingress and egress MAU only (`CheckT2NAExternInvocation::initPipeConstraints`, not in
+/// `validInGhost`; its check looks at calls, not declarations, though the calls include
+/// `this.min16(...)` in the instance's own `apply`).
+pub(super) fn call_refused_in_ghost(tname: &str) -> bool {
+    ["MinMaxAction", "LearnAction"].iter().any(|p| {
+        tname
+            .strip_prefix(p)
+            .is_some_and(|n| matches!(n, "" | "2" | "3" | "4"))
+    })
+}
+
+/// The error for a call of `xname` (an instance of `tname`, a `call_refused_in_ghost` type)
+/// in ghost control `control`, worded as bf-p4c's `checkPipeConstraints`.
+pub(super) fn call_refusal(
+    span: crate::source::Span,
+    tname: &str,
+    xname: &str,
+    control: &str,
+) -> Diagnostic {
+    Diagnostic::error(format!(
+        "{tname} {xname} cannot be used in the {control} control (MAU)"
+    ))
+    .with_primary(span, "called in the ghost control")
+    .with_note(format!("bf-p4c (`CheckT2NAExternInvocation`) allows `{tname}` in the ingress and egress controls only: it is not among the externs valid in a ghost thread"))
+    .with_help("use a `RegisterAction` in the ghost control, or run the min/max in the ingress control")
 }
 
 /// The error for extern `tname` used in a ghost control.
@@ -83,11 +112,11 @@ pub(super) fn lower_ghost<'a>(l: &mut Lowerer<'a>, b: &Rc<BlockInst<'a>>) -> Res
         frame.insert(p.name.name.clone(), Binding::In(V::Loc(loc)));
     }
     l.ctx = Ctx::Control;
-    l.ghost = true;
+    l.ghost = Some(b.name.clone());
     let body = l.with_types(b.types.clone(), |l| {
         control::lower_control_inst(l, b, frame, b.name.clone())
     });
-    l.ghost = false;
+    l.ghost = None;
     l.ifs.clear();
     let body = body?;
     let phv = std::mem::take(&mut l.phv).finish();

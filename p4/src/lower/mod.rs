@@ -246,12 +246,19 @@ pub(crate) struct Lowerer<'a> {
     pub deparser_ifs: u32,
     /// Their conditions, innermost last (a digest's table entry comes from the innermost).
     pub deparser_conds: Vec<&'a ast::Expr>,
-    /// The digest entries the deparser being lowered has packed, with the first `pack`'s span.
-    pub digest_entries: Vec<(u128, Span)>,
+    /// The deparser table entries (digest, mirror, resubmit, pktgen) the deparser being
+    /// lowered has emitted, with the first emit's span.
+    pub digest_entries: Vec<(externs::deparser_rules::DeparserTable, u128, Span)>,
+    /// The field selecting each of those tables' entries (the first emit's).
+    pub(crate) deparser_selectors: Vec<externs::deparser_rules::Selector>,
+    /// The gress's deparser metadata fields selecting the entries of an extern made with a
+    /// constructor argument (`mirror_type`, `resubmit_type`, `digest_type`).
+    pub(crate) dprsr_type_fields: Vec<(ir::Intrinsic, ir::FieldRef)>,
     /// The deparser's unconditional `Checksum.update` destinations so far, and where.
     pub csum_updates: Vec<(ir::FieldRef, crate::source::Span)>,
-    /// Lowering a Tofino 2 ghost control (externs acting on a packet are refused).
-    pub ghost: bool,
+    /// The Tofino 2 ghost control being lowered, if any (externs acting on a packet are
+    /// refused there).
+    pub ghost: Option<String>,
     /// Actions listed with their directional parameters bound (`actions = { a(meta); }`),
     /// one lowered action per (instance path, action slot, argument text).
     pub bound_actions: HashMap<(String, usize, String), ActionId>,
@@ -305,8 +312,10 @@ impl<'a> Lowerer<'a> {
             deparser_ifs: 0,
             deparser_conds: Vec::new(),
             digest_entries: Vec::new(),
+            deparser_selectors: Vec::new(),
+            dprsr_type_fields: Vec::new(),
             csum_updates: Vec::new(),
-            ghost: false,
+            ghost: None,
             bound_actions: HashMap::new(),
             control_annos: Vec::new(),
             applied: Default::default(),

@@ -92,10 +92,10 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// Records table `id`'s `@pack(n)` / `@ways(n)` / `@use_hash_action(n)` /
-    /// `@placement_priority(n)` for the placement. A value out of bf-p4c's
-    /// range is warned about and ignored, as bf-p4c does (mau/table_layout.cpp
-    /// `get_pack_pragma_val`, mau/resource_estimate.cpp `ways_pragma`).
+    /// Records table `id`'s `@pack(n)` / `@ways(n)` / `@simul_lookups(n)` /
+    /// `@use_hash_action(n)` / `@placement_priority(n)` for the placement. A value out of
+    /// bf-p4c's range is warned about and ignored, as bf-p4c does (mau/table_layout.cpp
+    /// `get_pack_pragma_val`, `simul_lookups_pragma`, mau/resource_estimate.cpp `ways_pragma`).
     fn sizing(&mut self, id: ir::TableId, name: &str, annos: &'a [ast::Annotation]) {
         use crate::resources::layout::Sizing;
         let mut sizing = Sizing::default();

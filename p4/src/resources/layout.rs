@@ -44,6 +44,10 @@ pub type TableLayouts = Vec<(TableId, AtcamLayout)>;
 pub const PACK_RANGE: std::ops::RangeInclusive<u32> = 1..=9;
 pub const WAYS_RANGE: std::ops::RangeInclusive<u32> = 1..=8;
 
+/// bf-p4c's bounds of `@simul_lookups` (mau/table_layout.cpp `simul_lookups_pragma`:
+/// `MIN_WAYS` to `MAX_WAYS + 2`).
+pub const SIMUL_LOOKUPS_RANGE: std::ops::RangeInclusive<u32> = 1..=10;
+
 /// bf-p4c's values of `@use_hash_action` (mau/table_layout.cpp `add_hash_action_option`).
 pub const HASH_ACTION_RANGE: std::ops::RangeInclusive<u32> = 0..=1;
 
@@ -55,6 +59,9 @@ pub struct Sizing {
     pub pack: Option<u32>,
     /// Hash ways: the table's RAMs are cut into this many ways.
     pub ways: Option<u32>,
+    /// `@simul_lookups(n)`: n simultaneous lookups cut the RAMs as `@ways(n)` would, but may
+    /// share hash bits (bf-p4c `StageUseEstimate::ways_provided`; `@ways` wins when both).
+    pub simul_lookups: Option<u32>,
     /// `@use_hash_action(1)`: the hash-action layout only (no match RAMs; bf-p4c refuses the
     /// table when it cannot be one); `(0)`: never that layout, even where it would be chosen.
     pub hash_action: Option<bool>,
@@ -67,7 +74,7 @@ pub struct Sizing {
 
 impl Sizing {
     /// The annotations a [`Sizing`] comes from, with the values bf-p4c accepts.
-    pub const ANNOTATIONS: [(&'static str, std::ops::RangeInclusive<i128>); 4] = [
+    pub const ANNOTATIONS: [(&'static str, std::ops::RangeInclusive<i128>); 5] = [
         (
             "pack",
             *PACK_RANGE.start() as i128..=*PACK_RANGE.end() as i128,
@@ -75,6 +82,10 @@ impl Sizing {
         (
             "ways",
             *WAYS_RANGE.start() as i128..=*WAYS_RANGE.end() as i128,
+        ),
+        (
+            "simul_lookups",
+            *SIMUL_LOOKUPS_RANGE.start() as i128..=*SIMUL_LOOKUPS_RANGE.end() as i128,
         ),
         (
             "use_hash_action",
@@ -88,6 +99,7 @@ impl Sizing {
         match which {
             "pack" => self.pack = u32::try_from(n).ok(),
             "ways" => self.ways = u32::try_from(n).ok(),
+            "simul_lookups" => self.simul_lookups = u32::try_from(n).ok(),
             "use_hash_action" => self.hash_action = Some(n == 1),
             "placement_priority" => self.priority = i32::try_from(n).ok(),
             _ => {}

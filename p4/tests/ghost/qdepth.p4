@@ -15,6 +15,9 @@ struct md_t {}
 
 // Shared by the ghost control (writes) and the ingress control (reads).
 Register<bit<32>, bit<11>>(2048) qdepth;
+#ifdef MINMAX_IN_GHOST
+Register<bit<16>, bit<8>>(256) depths;
+#endif
 
 parser IgP(packet_in pkt, out hdr_t hdr, out md_t md,
            out ingress_intrinsic_metadata_t ig_intr_md) {
@@ -78,6 +81,14 @@ control Ghost(in ghost_intrinsic_metadata_t gmd) {
 #ifdef COUNT_IN_GHOST
     Counter<bit<32>, bit<1>>(1, CounterType_t.PACKETS) updates;
 #endif
+#ifdef MINMAX_IN_GHOST
+    // bf-p4c refuses the calls (`this.max16` in its apply, `execute`), not the declaration.
+    MinMaxAction<bit<16>, bit<5>, bit<16>>(depths) deepest = {
+        void apply(inout bit<128> value, out bit<16> rv1, out bit<16> rv2) {
+            rv1 = this.max16(value, 8w0xff, rv2);
+        }
+    };
+#endif
 #ifdef GHOST_TABLE
     // The same update through a table keyed on the queue (a default action for every qid).
     action record() { write_depth.execute(gmd.qid); }
@@ -91,6 +102,9 @@ control Ghost(in ghost_intrinsic_metadata_t gmd) {
     apply {
 #ifdef COUNT_IN_GHOST
         updates.count(0);
+#endif
+#ifdef MINMAX_IN_GHOST
+        deepest.execute(0);
 #endif
 #ifdef GHOST_TABLE
         if (gmd.qlength != 0 || gmd.qid != 0) {

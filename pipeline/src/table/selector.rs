@@ -18,7 +18,15 @@
 //!   action address and, for the logical tables set to, the fallback instruction (tofino-model
 //!   `mau-meter-alu.cpp`, `mau-instr-store.cpp` `instr_fallback`; the driver's fallback member,
 //!   `pipe_mgr_sel_fallback_mbr_set`). pisa does not model the fallback: the lookup gets no
-//!   member and the table runs as on a miss.
+//!   member and the table runs as on a miss. Why: the sources pin down that the chip does not
+//!   miss (the row's `selector_action_adr_fallback` register replaces the whole action
+//!   address, and the match entry's instruction runs unless its table enables the fallback
+//!   one), but not what those registers hold when no fallback member was set (their reset
+//!   value, the driver's writes of them outside the parts of `pipe_mgr_select_tbl.c` read),
+//!   and pisa's runtime API has no fallback member (P4Runtime and the table files have
+//!   none). Only the member-status bits reach this case (`SelectorAction`, the runtime API):
+//!   an entry on a group with no member, and emptying a group entries use, stay refused at
+//!   configuration time, as the driver refuses them (see `super::profile`).
 //! - A group of more than one word: word `((h & 0x3ff) mod (words >> s)) << s | (h >> 10)`'s
 //!   low `s` bits, `h` = hash bits 51..66 (SPS-15 scrambled), `s` the smallest shift that
 //!   leaves at most 31 words.

@@ -7,7 +7,7 @@
 pub(crate) mod byte_count;
 mod checksum;
 mod counter;
-mod deparser_rules;
+pub(crate) mod deparser_rules;
 mod filter;
 mod hash;
 mod math_unit;
@@ -97,13 +97,19 @@ pub(crate) enum Kind {
     },
     /// A `ParserPriority`: accepted, changes nothing (see `parser_priority`).
     ParserPriority,
-    Mirror,
-    Resubmit,
+    /// `Mirror`, `Resubmit`, with Tofino 2's constructor argument (the table entry) if given.
+    Mirror {
+        entry: Option<u128>,
+    },
+    Resubmit {
+        entry: Option<u128>,
+    },
     /// Tofino 2's `Pktgen` (the deparser trigger of the packet generator).
     Pktgen,
     Digest {
         id: DigestId,
         ty: Ty,
+        entry: Option<u128>,
     },
     CrcPoly(CrcSpec),
     /// A configured `MathUnit<T>` (used inside RegisterAction bodies).
@@ -298,6 +304,7 @@ pub(super) fn instantiate<'a>(
     let name = l.qualify(&d.annotations, &i.name.name);
     if let Some(why) = l
         .ghost
+        .is_some()
         .then(|| super::ghost::refused_in_ghost(&tname))
         .flatten()
     {
@@ -562,10 +569,24 @@ impl<'a> Lowerer<'a> {
         let xname = path_of(base).unwrap_or_else(|| x.name.clone());
         if let Some(why) = self
             .ghost
+            .is_some()
             .then(|| super::ghost::refused_in_ghost(&x.type_name))
             .flatten()
         {
             return Err(self.err(super::ghost::refusal(span, &x.type_name, why)));
+        }
+        if let Some(control) = self
+            .ghost
+            .clone()
+            .filter(|_| super::ghost::call_refused_in_ghost(&x.type_name))
+        {
+            let local = x.name.rsplit('.').next().unwrap_or(&x.name);
+            return Err(self.err(super::ghost::call_refusal(
+                span,
+                &x.type_name,
+                local,
+                &control,
+            )));
         }
         let c = Call {
             x,
@@ -605,7 +626,7 @@ impl<'a> Lowerer<'a> {
                 "set, push, pop, increment, decrement, is_zero, is_negative"
             }
             Kind::ParserPriority => "set",
-            Kind::Mirror | Kind::Resubmit | Kind::Pktgen => "emit",
+            Kind::Mirror { .. } | Kind::Resubmit { .. } | Kind::Pktgen => "emit",
             Kind::Digest { .. } => "pack",
             Kind::MathUnit { .. } => "execute (in a RegisterAction)",
             Kind::MinMaxUnit { lane: 8 } => "min8, max8",

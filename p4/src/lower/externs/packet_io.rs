@@ -3,6 +3,7 @@
 
 use pipeline::ir::{self, DigestId};
 
+use super::deparser_rules::{DeparserTable, EntrySource};
 use super::{flat_inputs, flat_names, Call, Ctor, ExternType, Kind};
 use crate::ast::{self};
 use crate::diag::Diagnostic;
@@ -24,8 +25,12 @@ impl ExternType for PacketIo {
         let i = c.inst;
         let name = &c.name;
         let kind = match tname.as_str() {
-            "Mirror" => Kind::Mirror,
-            "Resubmit" => Kind::Resubmit,
+            "Mirror" => Kind::Mirror {
+                entry: ctor_entry(l, c)?,
+            },
+            "Resubmit" => Kind::Resubmit {
+                entry: ctor_entry(l, c)?,
+            },
             "Pktgen" => {
                 l.warn(
                     Diagnostic::warning(
@@ -49,7 +54,11 @@ impl ExternType for PacketIo {
                     name: name.clone(),
                     fields,
                 });
-                Kind::Digest { id, ty: t }
+                Kind::Digest {
+                    id,
+                    ty: t,
+                    entry: ctor_entry(l, c)?,
+                }
             }
             _ => return Err(c.unsupported(l)),
         };
@@ -67,7 +76,7 @@ impl ExternType for PacketIo {
         let span = c.span;
         let nargs = c.args.len();
         match (&x.kind, m) {
-            (Kind::Mirror, "emit") => {
+            (Kind::Mirror { entry }, "emit") => {
                 l.only_in(&[Ctx::Deparser], "Mirror.emit", span)?;
                 let Some(s) = args.first() else {
                     return Err(l.arg_count("emit", 1, nargs, span));
@@ -104,15 +113,18 @@ impl ExternType for PacketIo {
                     // Tofino carries at most 32 bytes of mirror header with a copy.
                     l.header_limit(&header, 32 * 8, "mirror header", h.span);
                 }
-                let emit = l.when_written(
-                    pipeline::ir::Intrinsic::EgDprsrMirrorType,
-                    ir::Stmt::MirrorEmit { session, header },
-                    span,
-                )?;
+                let emit = ir::Stmt::MirrorEmit { session, header };
+                let Some(emit) =
+                    l.table_emit(DeparserTable::Mirror, *entry, &c.xname, emit, span)?
+                else {
+                    return Ok(None);
+                };
+                let emit =
+                    l.when_written(pipeline::ir::Intrinsic::EgDprsrMirrorType, emit, span)?;
                 l.need_stmt(out, span, "emit")?.push(emit);
                 Ok(None)
             }
-            (Kind::Resubmit, "emit") => {
+            (Kind::Resubmit { entry }, "emit") => {
                 l.only_in(&[Ctx::Deparser], "Resubmit.emit", span)?;
                 let header_ty = match c.type_args {
                     [t] => Some(l.resolve_type(t)?),
@@ -125,11 +137,14 @@ impl ExternType for PacketIo {
                 if let Some(h) = args.first() {
                     l.resubmit_limit(&header, header_ty.as_ref(), h.span)?;
                 }
-                let emit = l.when_written(
-                    pipeline::ir::Intrinsic::IgDprsrResubmitType,
-                    ir::Stmt::ResubmitEmit { header },
-                    span,
-                )?;
+                let emit = ir::Stmt::ResubmitEmit { header };
+                let Some(emit) =
+                    l.table_emit(DeparserTable::Resubmit, *entry, &c.xname, emit, span)?
+                else {
+                    return Ok(None);
+                };
+                let emit =
+                    l.when_written(pipeline::ir::Intrinsic::IgDprsrResubmitType, emit, span)?;
                 l.need_stmt(out, span, "emit")?.push(emit);
                 Ok(None)
             }
@@ -148,8 +163,10 @@ impl ExternType for PacketIo {
                     return Err(l.arg_count("emit", 1, nargs, span));
                 };
                 // bf-p4c `ExtractDeparser::postorder` (Pktgen): refused outside an `if`; the
-                // pktgen table has one entry, so the compared constant does not matter.
-                l.deparser_entry(&format!("{}.emit", c.xname), span)?;
+                // pktgen table has one entry, so the compared constant does not matter (its
+                // selector does: one field for all of them).
+                let what = format!("{}.emit", c.xname);
+                l.deparser_table_entry(DeparserTable::Pktgen, None, &what, span)?;
                 let header = l.inputs(h)?;
                 let bits: u32 = header.iter().map(|e| u32::from(e.width())).sum();
                 if bits > PKTGEN_MATCH_BITS {
@@ -165,7 +182,7 @@ impl ExternType for PacketIo {
                     .push(ir::Stmt::PktgenEmit { header });
                 Ok(None)
             }
-            (Kind::Digest { id, ty }, "pack") => {
+            (Kind::Digest { id, ty, entry }, "pack") => {
                 l.only_in(&[Ctx::Deparser], "Digest.pack", span)?;
                 let [a] = args else {
                     return Err(l.arg_count("pack", 1, nargs, span));
@@ -174,8 +191,9 @@ impl ExternType for PacketIo {
                 // naming the entry, the first `pack` of each entry kept.
                 let what = format!("{}.pack", c.xname);
                 l.digest_in_egress(span)?;
-                let entry = l.deparser_entry(&what, span)?;
-                if !l.first_digest_of_entry(entry, &what, span) {
+                let (entry, source) =
+                    l.deparser_table_entry(DeparserTable::Learning, *entry, &what, span)?;
+                if !l.first_of_entry(DeparserTable::Learning, entry, &what, span) {
                     return Ok(None);
                 }
                 let v = l.expr(&a.value, Some(ty))?;
@@ -200,7 +218,9 @@ impl ExternType for PacketIo {
                 // Selected by `digest_type`: only once that field was written; selected by
                 // another field: whenever the `if` holds (see `deparser_rules`).
                 let by_type = pipeline::ir::Intrinsic::IgDprsrDigestType;
-                let pack = if l.selects_on(by_type) {
+                let by_ctor = matches!(source, EntrySource::Ctor(..));
+                let pack = l.selected_by_ctor(&source, entry, pack, span);
+                let pack = if by_ctor || l.selects_on(by_type) {
                     l.when_written(by_type, pack, span)?
                 } else {
                     pack
@@ -210,5 +230,42 @@ impl ExternType for PacketIo {
             }
             _ => l.no_method_of(c),
         }
+    }
+}
+
+/// The table entry given to a `Mirror`, `Resubmit` or `Digest` constructor (Tofino 2's
+/// `Mirror(mirror_type)` and the like): a constant.
+fn ctor_entry<'a>(l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Option<u128>> {
+    c.arity(l, 0, 1)?;
+    let Some(e) = c.args.first() else {
+        return Ok(None);
+    };
+    let k = l.const_int(e)?;
+    u128::try_from(k).map(Some).map_err(|_| {
+        l.err(
+            Diagnostic::error(format!("`{}` type {k} is negative", c.tname))
+                .with_primary(e.span, "not a table entry"),
+        )
+    })
+}
+
+impl<'a> Lowerer<'a> {
+    /// A mirror or resubmit `emit` (`stmt`) of instance `xname` made with constructor entry
+    /// `ctor`, checked by bf-p4c's deparser table rules (see `deparser_rules`): None when an
+    /// earlier emit has its entry (dropped, warned).
+    fn table_emit(
+        &mut self,
+        table: DeparserTable,
+        ctor: Option<u128>,
+        xname: &str,
+        stmt: ir::Stmt,
+        span: crate::source::Span,
+    ) -> Res<Option<ir::Stmt>> {
+        let what = format!("{xname}.emit");
+        let (entry, source) = self.deparser_table_entry(table, ctor, &what, span)?;
+        if !self.first_of_entry(table, entry, &what, span) {
+            return Ok(None);
+        }
+        Ok(Some(self.selected_by_ctor(&source, entry, stmt, span)))
     }
 }

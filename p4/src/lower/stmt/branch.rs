@@ -69,8 +69,17 @@ impl<'a> Lowerer<'a> {
             // one branch, as p4c folds it: only that one is lowered, so a table applied on both
             // sides of `if (param)` is applied (and placed) once.
             if let Ok(ir::Expr::Const { value, .. }) = &c {
-                let taken = self.run_cont(if *value != 0 { t } else { f })?;
-                out.extend(taken);
+                // p4c folds the `if` away before bf-p4c reads the deparser: what it holds is
+                // not under it (see `deparser_rules`).
+                let folded = self
+                    .deparser_conds
+                    .last()
+                    .is_some_and(|c| std::ptr::eq(*c, cond))
+                    .then(|| self.deparser_conds.pop())
+                    .flatten();
+                let taken = self.run_cont(if *value != 0 { t } else { f });
+                self.deparser_conds.extend(folded);
+                out.extend(taken?);
                 return Ok(());
             }
             if matches!(self.ctx, Ctx::Control | Ctx::Deparser)

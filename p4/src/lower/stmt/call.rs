@@ -129,6 +129,15 @@ impl<'a> Lowerer<'a> {
         let [a] = args else {
             return Err(self.arg_count("emit", 1, args.len(), span));
         };
+        if let Some(cond) = self.deparser_conds.last() {
+            return Err(self.err(
+                Diagnostic::error("Conditional emit not supported")
+                    .with_primary(span, "under an `if`")
+                    .with_secondary(cond.span, "the condition")
+                    .with_note("bf-p4c (`ExtractDeparser::postorder`) refuses a `packet_out.emit` under an `if`: the deparser emits every header listed, each only when it is valid")
+                    .with_help("emit unconditionally: an invalid header is not emitted (set its validity in the control instead)"),
+            ));
+        }
         let v = self.expr(&a.value, None)?;
         let V::Loc(loc) = v else {
             return Err(self.err(

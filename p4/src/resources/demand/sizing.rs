@@ -178,9 +178,12 @@ pub(super) fn exact_layout(p: &Profile, size: u64, x: &ExactShape, sizing: Sizin
                 break;
             }
             let rows = ceil_div(size, pack * depth);
-            let lay = match sizing.ways {
-                Some(n) => ways_sizes(rows, key_bits, pack, identity_ok, u64::from(n)),
-                None => ExactLayout::new(0, way_depth(rows, key_bits, pack, identity_ok)),
+            let lay = match (sizing.ways, sizing.simul_lookups) {
+                (Some(n), _) => ways_sizes(rows, key_bits, pack, identity_ok, u64::from(n), false),
+                (None, Some(n)) => {
+                    ways_sizes(rows, key_bits, pack, identity_ok, u64::from(n), true)
+                }
+                (None, None) => ExactLayout::new(0, way_depth(rows, key_bits, pack, identity_ok)),
             };
             let mut sram = lay.deep * width;
             if !immediate {
@@ -271,7 +274,16 @@ fn way_depth(rows: u64, key_bits: u64, pack: u64, identity_ok: bool) -> u64 {
 /// (mau/resource_estimate.cpp `ways_provided`): one way may address its rows by the key
 /// (as in [`way_depth`], within `rows`); otherwise way i takes its share of the rows still
 /// needed (at most a stage's 80 RAMs), rounded up to a power of two, at least one RAM each.
-fn ways_sizes(rows: u64, key_bits: u64, pack: u64, identity_ok: bool, ways: u64) -> ExactLayout {
+/// `shared`: `@simul_lookups`, whose lookups may share hash bits ("making an individual way
+/// deeper"): one way's 10 row bits serve all, each adding the bits selecting its RAM.
+fn ways_sizes(
+    rows: u64,
+    key_bits: u64,
+    pack: u64,
+    identity_ok: bool,
+    ways: u64,
+    shared: bool,
+) -> ExactLayout {
     if ways == 1 && identity_ok && key_bits <= GHOST_BITS + 8 {
         let extra = key_bits.saturating_sub(GHOST_BITS);
         let needed = ceil_div(1 << extra, pack).next_power_of_two();
@@ -291,7 +303,8 @@ fn ways_sizes(rows: u64, key_bits: u64, pack: u64, identity_ok: bool, ways: u64)
         let size = ceil_div(left.max(1), ways - i).next_power_of_two();
         left = left.saturating_sub(size);
         deep += size;
-        hash_bits += GHOST_BITS + u64::from(ceil_log2(size));
+        let row_bits = if shared && i > 0 { 0 } else { GHOST_BITS };
+        hash_bits += row_bits + u64::from(ceil_log2(size));
     }
     ExactLayout {
         sram: 0,

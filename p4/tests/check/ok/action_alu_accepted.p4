@@ -3,7 +3,8 @@
    action_saturating_wide): a shift by a constant, 32-bit saturating arithmetic, a conditional
    set with the action data on the true branch (`flag ? v : f`, and `if (flag) { f = v; }`,
    also with another field on the false side: `flag ? v : g`, `if (flag) { f = v; } else
-   { f = g; }`), min/max written as `?:`, and an `if` on a field in control code (a gateway);
+   { f = g; }`; `!flag ? f : v`, which p4c's strength reduction makes `flag ? v : f`), min/max
+   written as `?:`, and an `if` on a field in control code (a gateway);
    err/action_cond_set_too_complicated has the conditional sets it refuses. */
 #include "../head.p4inc"
 
@@ -20,10 +21,11 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
     action cset_if_else(bool flag, bit<8> v) {
         if (flag) { hdr.ipv4.ttl = v; } else { hdr.ipv4.ttl = hdr.ipv4.protocol; }
     }
+    action cset_negated(bool flag, bit<8> v) { hdr.ipv4.diffserv = !flag ? hdr.ipv4.diffserv : v; }
     action mx() { hdr.ipv4.ttl = hdr.ipv4.ttl > hdr.ipv4.protocol ? hdr.ipv4.ttl : hdr.ipv4.protocol; }
     table t {
         key = { hdr.ethernet.dst_addr : exact; }
-        actions = { shift; sat; cset; cset_if; cset_other; cset_if_else; mx; }
+        actions = { shift; sat; cset; cset_if; cset_other; cset_if_else; cset_negated; mx; }
     }
     apply {
         t.apply();
