@@ -199,11 +199,14 @@ fn statement_errors_name_the_line() {
          add fwd hdr.ethernet.dst_addr:0x2 set_port(port:1)\n\
          add fwd hdr.ethernet.dst_addr:0x2 set_port(port:1)\n\
          setdefault fwd acl_deny()\n\
-         mc_node_associate 7 7\n");
+         mc_node_associate 7 7\n\
+         packet 4000 0000\n");
     let lines: Vec<usize> = r.errors.iter().map(|e| e.line).collect();
     // Line 4 is fine: an STF entry without priority ranks lowest. Line 6 adds a key that is
-    // there already: a modify, as p4c's STF runners do.
-    assert_eq!(lines, vec![1, 2, 3, 7, 8], "{r}");
+    // there already: a modify, as p4c's STF runners do. Line 9 sends a frame on a port the
+    // switch lacks (pipe 31).
+    assert_eq!(lines, vec![1, 2, 3, 7, 8, 9], "{r}");
+    assert!(r.errors[5].message.contains("port 4000"), "{r}");
     assert!(
         r.errors[0].message.contains("no table named `nosuch`"),
         "{r}"

@@ -216,7 +216,7 @@ impl SourceFile {
 
 /// Turns each lone CR (old Mac line endings) into LF, so every pass sees the line breaks the
 /// author saw; CRLF stays as it is. Byte offsets do not change.
-fn normalize_lone_cr(text: String) -> String {
+pub fn normalize_lone_cr(text: String) -> String {
     let b = text.as_bytes();
     if !b
         .iter()

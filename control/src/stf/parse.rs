@@ -20,6 +20,9 @@ pub struct StfParseError {
 fn logical_lines(text: &str) -> Vec<(usize, String)> {
     let mut out: Vec<(usize, String)> = Vec::new();
     let mut pending: Option<(usize, String)> = None;
+    // A lone CR ends a line too (old Mac files), as in the P4 frontend: otherwise a whole
+    // script starting with a comment would be one comment line, and pass checking nothing.
+    let text = p4::source::normalize_lone_cr(text.to_string());
     for (i, raw) in text.lines().enumerate() {
         let body = match raw.find('#') {
             Some(p) => &raw[..p],
@@ -536,6 +539,15 @@ mod tests {
             value: value.into(),
             column,
         }
+    }
+
+    /// A script with lone-CR line endings is read line by line (it used to be one comment
+    /// line, so a wrong `expect` passed with no check at all).
+    #[test]
+    fn lone_cr_ends_lines() {
+        let v = parse("# a comment\rpacket 0 00\rexpect 1 00\r").unwrap();
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert_eq!(v[1].line, 3);
     }
 
     #[test]

@@ -164,6 +164,11 @@ impl Runner<'_> {
                 Ok(())
             }
             Stmt::Packet { port, data } => {
+                // A frame on a port the switch lacks never arrives: say so at its line rather
+                // than let it vanish (`pisa run --in` refuses such a port the same way).
+                self.sw
+                    .check_port(*port)
+                    .map_err(|e| format!("packet on ingress port {port}: {e}"))?;
                 self.packet(line, *port, data);
                 Ok(())
             }

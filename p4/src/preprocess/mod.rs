@@ -855,9 +855,13 @@ impl Preprocessor<'_> {
         let body = match (&mac.params, args) {
             (Some(params), Some(args)) => {
                 let args = bind_args(params.len(), mac.variadic, args)?;
+                // Arguments are expanded on their own before substitution, as C's
+                // preprocessor does: the macro being expanded (last in `hide`) may be used in
+                // them (`F(F(4))`); only its rescanned result hides it.
+                let mut arg_hide = hide[..hide.len().saturating_sub(1)].to_vec();
                 let mut expanded_args = Vec::new();
                 for a in &args {
-                    expanded_args.push(self.rescan(a, hide, depth + 1, budget)?);
+                    expanded_args.push(self.rescan(a, &mut arg_hide, depth + 1, budget)?);
                 }
                 let params = paste::Params {
                     names: params,
@@ -1541,6 +1545,17 @@ mod tests {
         );
         let (_, _, d) = run("#define TWO(a, b, ...) a b\nTWO(1);\n", &[]);
         assert!(d.iter().any(|x| x.message.contains("at least 2")), "{d:?}");
+    }
+
+    #[test]
+    fn a_macro_used_in_its_own_argument_is_expanded_there() {
+        let (_, e, d) = run(
+            "#define F(a) a\n#define ADD(x, y) ((x) + (y))\nF(F(4)); ADD(ADD(1, 2), 3);\n",
+            &[],
+        );
+        assert!(d.is_empty(), "{d:?}");
+        let t = squash(&e.text);
+        assert!(t.contains("4;((((1)+(2)))+(3));"), "{t}");
     }
 
     #[test]

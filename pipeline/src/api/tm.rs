@@ -11,7 +11,7 @@ use crate::tm::queue::{EgressQueue, QueueConfig, QueueStats};
 
 impl Switch {
     /// A port of this switch: on one of its pipes, and one of the pipe's ports 0–71.
-    fn check_port(&self, port: u16) -> Result<(), ApiError> {
+    pub fn check_port(&self, port: u16) -> Result<(), ApiError> {
         if !crate::devport::is_port(port) || port_pipe(port) as usize >= self.pipes.len() {
             return Err(ApiError::BadPort { port });
         }
