@@ -182,8 +182,12 @@ impl FromStr for LinkConfig {
                     Ok(p)
                 };
                 match key {
+                    // Below 1 bit/s the rate would round to 0, which means "no limit": the
+                    // slowest link asked for must not become an unlimited one.
                     "rate" => {
-                        d.rate_bps = parse_rate(value).ok_or_else(|| bad("expected a rate like 10G"))?
+                        d.rate_bps = parse_rate(value)
+                            .filter(|&r| r >= 1)
+                            .ok_or_else(|| bad("expected a rate of at least 1 bit/s, like 10G"))?
                     }
                     "delay" => {
                         d.delay_ns =
@@ -205,6 +209,7 @@ impl FromStr for LinkConfig {
                             parse_duration(value).ok_or_else(|| bad("expected a time like 20us"))?
                     }
                     "down" if value.is_empty() => d.faults.link_down = true,
+                    "down" => return Err(bad("`down` takes no value: write `down` alone")),
                     "drop_to" => {
                         d.faults.drop_ipv4_dst = Some(
                             value
@@ -967,6 +972,14 @@ mod tests {
         assert!("loss=2".parse::<LinkConfig>().is_err());
         assert!("rate=fast".parse::<LinkConfig>().is_err());
         assert!("bogus=1".parse::<LinkConfig>().is_err());
+        // A rate below 1 bit/s is refused, not turned into "no limit".
+        for r in ["rate=0", "rate=0.5", "rate=0.0000001"] {
+            let e = r.parse::<LinkConfig>().unwrap_err().to_string();
+            assert!(e.contains("at least 1 bit/s"), "{r}: {e}");
+        }
+        assert_eq!("rate=1".parse::<LinkConfig>().unwrap().tx.rate_bps, 1);
+        let e = "down=true".parse::<LinkConfig>().unwrap_err().to_string();
+        assert!(e.contains("takes no value"), "{e}");
         assert_eq!(parse_rate("100Mbit"), Some(100_000_000));
         assert_eq!(parse_duration("2ms"), Some(2_000_000));
         assert_eq!(parse_duration("5"), None);
