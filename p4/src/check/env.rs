@@ -167,10 +167,11 @@ impl<'a> Env<'a> {
         depth: u32,
     ) -> Result<Ty, Diagnostic> {
         if depth > MAX_DEPTH {
-            return Err(
-                Diagnostic::error("type definitions nest too deeply (a typedef cycle?)")
-                    .with_primary(t.span, "while resolving this type"),
-            );
+            return Err(Diagnostic::error(format!(
+                "type definitions nest deeper than {MAX_DEPTH} levels (typedefs of \
+                     typedefs, or a cycle of them): pisa resolves at most {MAX_DEPTH}"
+            ))
+            .with_primary(t.span, "while resolving this type"));
         }
         Ok(match &t.kind {
             TypeKind::Bool => Ty::Bool,

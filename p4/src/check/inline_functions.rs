@@ -37,6 +37,7 @@ pub fn inline_functions(program: &mut Program, diags: &mut Diagnostics) {
         funcs,
         fresh: 0,
         depth: 0,
+        chain: Vec::new(),
         diags: Diagnostics::new(),
     };
     for d in &mut program.decls {
@@ -49,6 +50,8 @@ struct Inliner {
     funcs: HashMap<String, FunctionDecl>,
     fresh: usize,
     depth: usize,
+    /// The functions being inlined, outermost first (to tell recursion from a deep chain).
+    chain: Vec<String>,
     diags: Diagnostics,
 }
 
@@ -486,21 +489,14 @@ impl Inliner {
         }
         let span = e.span;
         let Some(c) = self.take_call(e) else { return };
-        if self.depth >= MAX_DEPTH {
-            self.diags.push(
-                Diagnostic::error(format!(
-                    "function `{}` calls itself (recursion)",
-                    c.f.proto.name.name
-                ))
-                .with_primary(span, "in this call"),
-            );
+        if self.too_deep(&c.f.proto.name.name, span) {
             return;
         }
         if let Some(v) = self.as_expression(&c) {
             *e = v;
-            self.depth += 1;
+            self.enter(&c.f.proto.name.name);
             self.hoist(e, out);
-            self.depth -= 1;
+            self.leave();
             return;
         }
         let types = type_map(&c);
@@ -538,16 +534,12 @@ impl Inliner {
         };
         match self.as_expression(&c) {
             Some(mut r) => {
-                if self.depth >= MAX_DEPTH {
-                    self.diags.push(
-                        Diagnostic::error("function calls nest too deeply (recursion?)")
-                            .with_primary(c.span, "while inlining this call"),
-                    );
+                if self.too_deep(&c.f.proto.name.name, c.span) {
                     return;
                 }
-                self.depth += 1;
+                self.enter(&c.f.proto.name.name);
                 self.in_place(&mut r, place);
-                self.depth -= 1;
+                self.leave();
                 *e = r;
             }
             None => self.diags.push(
@@ -718,11 +710,7 @@ impl Inliner {
             );
             return Vec::new();
         }
-        if self.depth >= MAX_DEPTH {
-            self.diags.push(
-                Diagnostic::error(format!("function `{fname}` calls itself (recursion)"))
-                    .with_primary(span, "in this call"),
-            );
+        if self.too_deep(fname, span) {
             return Vec::new();
         }
         let types = type_map(&c);
@@ -798,9 +786,42 @@ impl Inliner {
         }
         pre.extend(body);
         pre.extend(post);
-        self.depth += 1;
+        self.enter(fname);
         let stmts = self.stmts(pre);
-        self.depth -= 1;
+        self.leave();
         vec![block(stmts, span)]
+    }
+
+    /// Inlining `fname`'s body starts.
+    fn enter(&mut self, fname: &str) {
+        self.depth += 1;
+        self.chain.push(fname.to_string());
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+        self.chain.pop();
+    }
+
+    /// A call of `fname` at `span` that cannot be inlined: recursion (`fname` is being
+    /// inlined already; P4 has none), or past the inlining depth.
+    fn too_deep(&mut self, fname: &str, span: Span) -> bool {
+        let d = match self.chain.iter().position(|f| f == fname) {
+            Some(at) => {
+                let mut cycle = self.chain[at..].to_vec();
+                cycle.push(fname.to_string());
+                Diagnostic::error(format!(
+                    "function `{fname}` calls itself (recursion: {})",
+                    cycle.join(" → ")
+                ))
+            }
+            None if self.depth < MAX_DEPTH => return false,
+            None => Diagnostic::error(format!(
+                "function calls nest deeper than {MAX_DEPTH} levels at `{fname}`: pisa inlines \
+                 at most {MAX_DEPTH} nested calls"
+            )),
+        };
+        self.diags.push(d.with_primary(span, "in this call"));
+        true
     }
 }
