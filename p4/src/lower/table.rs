@@ -516,6 +516,19 @@ impl<'a> Lowerer<'a> {
             );
             size = Some(entries.len() as u32);
         }
+        if let Some(other) = self.pipe.tables.iter().position(|x| x.name == name) {
+            // As p4c's P4Info generation refuses it: neither table could be named at run time.
+            let first = self.spans.tables.get(other).copied();
+            let mut d = Diagnostic::error(format!(
+                "name `{name}` is used for two tables (an `@name` repeated?): the control plane \
+                 could address neither"
+            ))
+            .with_primary(t.name.span, "the second table of this name");
+            if let Some(first) = first {
+                d = d.with_secondary(first, "the first");
+            }
+            return Err(self.err(d));
+        }
         let id = ir::TableId(self.pipe.tables.len() as u32);
         if let Some(p) = implementation.and_then(|p| self.pipe.action_profiles.get_mut(p.index())) {
             p.tables.push(id);
