@@ -218,6 +218,7 @@ pub fn preprocess(
         loaded: HashMap::new(),
         unterminated_comment: false,
         use_site: (String::new(), 0),
+        failed_uses: HashSet::new(),
     };
     for (name, body) in predefined::fixed() {
         pp.macros.insert(name.to_string(), Macro::object(body));
@@ -264,6 +265,9 @@ struct Preprocessor<'a> {
     unterminated_comment: bool,
     /// File name and 1-based line of the macro use being expanded (`__FILE__`, `__LINE__`).
     use_site: (String, usize),
+    /// Macro uses (as written) whose expansion failed: the same use again fails the same way,
+    /// so it expands to nothing at once instead of redoing (up to a megabyte of) work.
+    failed_uses: HashSet<String>,
 }
 
 /// Replaces comments by spaces (keeping newlines and byte offsets) so directives and macro
@@ -812,18 +816,23 @@ impl Preprocessor<'_> {
                     },
                 };
                 let use_site = Span::new(file, at + start as u32, at + end as u32);
-                let mut hide = vec![word.to_string()];
-                let mut budget = MAX_EXPANSION_BYTES;
-                let replaced = self.substitute(&mac, args.as_deref(), &mut hide, 0, &mut budget);
-                let text = match replaced {
-                    Ok(t) => t,
-                    Err(why) => {
-                        self.error(
-                            use_site,
-                            format!("cannot expand macro `{word}`: {why}"),
-                            "in this macro use",
-                        );
-                        String::new()
+                let written = &line[start..end];
+                let text = if self.failed_uses.contains(written) {
+                    String::new()
+                } else {
+                    let mut hide = vec![word.to_string()];
+                    let mut budget = MAX_EXPANSION_BYTES;
+                    match self.substitute(&mac, args.as_deref(), &mut hide, 0, &mut budget) {
+                        Ok(t) => t,
+                        Err(why) => {
+                            self.error(
+                                use_site,
+                                format!("cannot expand macro `{word}`: {why}"),
+                                "in this macro use (the same use elsewhere is not reported again)",
+                            );
+                            self.failed_uses.insert(written.to_string());
+                            String::new()
+                        }
                     }
                 };
                 self.out
@@ -1610,6 +1619,15 @@ mod tests {
         let (_, e, d) = run(&text, &[]);
         assert!(d.has_errors());
         assert!(e.text.len() < 4 * MAX_EXPANSION_BYTES);
+        // The same use 2,000 times more: still one error (the failed use is not expanded
+        // again, each try costing up to the whole budget).
+        text.push_str(&"A11; ".repeat(2000));
+        let (_, _, d) = run(&text, &[]);
+        assert_eq!(
+            d.iter().filter(|x| x.message.contains("A11")).count(),
+            1,
+            "{d:?}"
+        );
     }
 
     #[test]
