@@ -133,6 +133,10 @@ impl fmt::Display for CheckKind {
     }
 }
 
+/// Errors printed (the count says how many there were): a script adding 100,000 entries to a
+/// full table must not print 100,000 lines.
+const MAX_SHOWN: usize = 100;
+
 impl fmt::Display for StfReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let failed = self.failed_checks().count();
@@ -146,11 +150,18 @@ impl fmt::Display for StfReport {
             self.unexpected.len(),
             self.errors.len()
         )?;
-        for e in &self.errors {
+        for e in self.errors.iter().take(MAX_SHOWN) {
             match e.column {
                 Some(c) => writeln!(f, "error   line {}, column {c}: {}", e.line, e.message)?,
                 None => writeln!(f, "error   line {}: {}", e.line, e.message)?,
             }
+        }
+        if self.errors.len() > MAX_SHOWN {
+            writeln!(
+                f,
+                "error   ... and {} more errors, not shown",
+                self.errors.len() - MAX_SHOWN
+            )?;
         }
         for c in &self.checks {
             match &c.outcome {
@@ -305,6 +316,21 @@ mod tests {
         );
         assert!(!text.contains("line 3"));
         assert!(format!("{r:#}").contains("ok      line 3: expect 1 (2 bytes, exact)"));
+    }
+
+    /// Past 100 errors the rest is counted, not printed.
+    #[test]
+    fn errors_past_the_first_hundred_are_counted() {
+        let mut r = report();
+        let e = r.errors[0].clone();
+        r.errors = vec![e; 1000];
+        let text = r.to_string();
+        assert_eq!(text.matches("no table named").count(), 100, "{text}");
+        assert!(
+            text.contains("... and 900 more errors, not shown"),
+            "{text}"
+        );
+        assert!(text.starts_with("FAIL: 3 checks"), "{text}");
     }
 
     #[test]
