@@ -444,7 +444,11 @@ fn unpaced_queue_without_ecn_admits_as_the_general_path() {
         x ^= x << 17;
         let bytes = (x % 1400) as u32;
         let now = t * 37 + x % 5;
-        assert_eq!(short.enqueue(now, bytes), general.enqueue(now, bytes), "at {t}");
+        assert_eq!(
+            short.enqueue(now, bytes),
+            general.enqueue(now, bytes),
+            "at {t}"
+        );
     }
     assert_eq!(short.stats(), general.stats());
     assert!(short.stats().dropped > 0 && short.stats().enqueued > 0);

@@ -107,7 +107,15 @@ impl Switch {
         self.split = true;
         let mut buf = copy.buf;
         let bytes = super::tm_path::CopyBytes::Last(&mut buf);
-        self.egress(&sh, &copy.copy, bytes, copy.passes, copy.now, out, &mut NoTrace);
+        self.egress(
+            &sh,
+            &copy.copy,
+            bytes,
+            copy.passes,
+            copy.now,
+            out,
+            &mut NoTrace,
+        );
         self.give(buf);
         self.drain_pending(&sh, out, &mut NoTrace);
         self.split = false;
