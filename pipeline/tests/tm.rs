@@ -424,6 +424,36 @@ fn infinite_rate_never_queues() {
     }
 }
 
+/// An infinitely fast port without ECN (the default queue, admitted by a short path of its
+/// own) admits, drops and counts exactly as one with ECN configured (the general path, whose
+/// marking probability at an empty queue is 0): same admissions, same counters, packets over
+/// the capacity included.
+#[test]
+fn unpaced_queue_without_ecn_admits_as_the_general_path() {
+    let never = EcnConfig {
+        kmin_bytes: u64::MAX,
+        kmax_bytes: u64::MAX,
+        pmax: 1.0,
+    };
+    let mut short = q(None, 1000, None);
+    let mut general = q(None, 1000, Some(never));
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for t in 0..500u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let bytes = (x % 1400) as u32;
+        let now = t * 37 + x % 5;
+        assert_eq!(
+            short.enqueue(now, bytes),
+            general.enqueue(now, bytes),
+            "at {t}"
+        );
+    }
+    assert_eq!(short.stats(), general.stats());
+    assert!(short.stats().dropped > 0 && short.stats().enqueued > 0);
+}
+
 #[test]
 fn ecn_marking_follows_red_profile() {
     let e = EcnConfig::DCQCN_100G;

@@ -474,8 +474,8 @@ fn run_pass<T: Tracer>(
     if direct != 0 {
         write_direct(geng, gress, inp.intrinsics, phv);
     }
-    if let Some(f) = geng.plan.tstamp {
-        phv.set(f, inp.now as Value);
+    if let Some(f) = &geng.plan.tstamp {
+        phv.set_word_field(f, inp.now);
     }
     state.rt.epoch += 1;
     // The length counters and byte meters see, plus the 4-byte FCS the hardware counts (the

@@ -151,7 +151,7 @@ pub struct PrefixPlan {
     /// Bits of the gress's `direct` intrinsics among the list: written into the PHV by the pass.
     pub(crate) direct: u64,
     /// The PHV field of the gress's `global_tstamp`, written by every pass.
-    pub(crate) tstamp: Option<FieldRef>,
+    pub(crate) tstamp: Option<crate::phv::WordField>,
 }
 
 impl PrefixPlan {
@@ -209,7 +209,7 @@ impl PrefixPlan {
             len: slots.len() as u8,
             values: slots.iter().map(|s| s.value + 1).max().unwrap_or(0),
             direct: direct & list_bits,
-            tstamp,
+            tstamp: tstamp.map(crate::phv::WordField::new),
         }
     }
 

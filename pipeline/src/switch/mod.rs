@@ -480,7 +480,9 @@ impl Switch {
                             now,
                         });
                     } else {
-                        self.egress(sh, &copy, &buf, passes, now, out, tr);
+                        let mut buf = buf;
+                        let bytes = tm_path::CopyBytes::Last(&mut buf);
+                        self.egress(sh, &copy, bytes, passes, now, out, tr);
                         self.give(buf);
                     }
                 }

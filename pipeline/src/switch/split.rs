@@ -105,16 +105,18 @@ impl Switch {
         };
         self.last_ts = self.last_ts.max(copy.now);
         self.split = true;
+        let mut buf = copy.buf;
+        let bytes = super::tm_path::CopyBytes::Last(&mut buf);
         self.egress(
             &sh,
             &copy.copy,
-            &copy.buf,
+            bytes,
             copy.passes,
             copy.now,
             out,
             &mut NoTrace,
         );
-        self.give(copy.buf);
+        self.give(buf);
         self.drain_pending(&sh, out, &mut NoTrace);
         self.split = false;
         copies.append(&mut self.tm_out);

@@ -53,7 +53,40 @@ fn replication_request(phv: &Phv, tm: &TmReads, written: u8) -> ReplicationReque
     }
 }
 
+/// The bytes of a copy on its way to egress: borrowed (more copies of the same packet
+/// follow), or the last use of a buffer that may leave as the frame itself (the copy then
+/// puts a pool buffer with room for a frame in its place, instead of copying the bytes).
+pub(crate) enum CopyBytes<'a> {
+    Borrowed(&'a [u8]),
+    Last(&'a mut Vec<u8>),
+}
+
+impl CopyBytes<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            CopyBytes::Borrowed(b) => b,
+            CopyBytes::Last(v) => v,
+        }
+    }
+}
+
 impl Switch {
+    /// The bytes of `pkt` in a buffer of their own: a pool buffer they are copied into, or
+    /// the last use's buffer itself (a pool buffer with room for a frame left in its place).
+    fn owned(&mut self, pkt: CopyBytes<'_>) -> Vec<u8> {
+        let mut fresh = self.take_buf();
+        match pkt {
+            CopyBytes::Borrowed(b) => {
+                fresh.extend_from_slice(b);
+                fresh
+            }
+            CopyBytes::Last(v) => {
+                fresh.reserve(FRAME_CAPACITY);
+                std::mem::replace(v, fresh)
+            }
+        }
+    }
+
     /// One ingress pass of `pkt` arriving on `port` (or re-entering it), then the TM.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn ingress<T: Tracer>(
@@ -173,7 +206,7 @@ impl Switch {
         }
 
         // The packet itself: take the deparsed bytes out of the work area while egress runs.
-        let pkt_out = std::mem::take(&mut self.work_ig[pli].out);
+        let mut pkt_out = std::mem::take(&mut self.work_ig[pli].out);
 
         // Ingress-to-egress mirror: the packet as received (or as deparsed, Tofino 2).
         if let Some(session) = mirror_req {
@@ -181,6 +214,9 @@ impl Switch {
             self.pass_mirror(sh, Gress::Ingress, pli, session, (pkt, &pkt_out), at, tr);
         }
         let mut sent = false;
+        // The unicast copy is the packet's last use (no replica, no copy to the CPU after it).
+        let to_cpu = copy_to_cpu && drop_ctl & 2 == 0;
+        let last = written & 6 == 0 && !to_cpu;
         // The ingress deparser clears a unicast port that is not a port (72–127 of a pipe):
         // the packet goes on to its multicast groups only, or is gone.
         let no_port = drop_ctl & 1 == 0 && written & 1 != 0 && !crate::devport::is_port(ucast);
@@ -203,7 +239,12 @@ impl Switch {
                     qid,
                     ..EgressCopy::new(ucast, 0, false, bypass, "packet", rx_len)
                 };
-                self.enqueue(sh, &copy, &pkt_out, passes, now, out, tr);
+                let bytes = if last {
+                    CopyBytes::Last(&mut pkt_out)
+                } else {
+                    CopyBytes::Borrowed(&pkt_out)
+                };
+                self.enqueue(sh, &copy, bytes, passes, now, out, tr);
             }
             if written & 6 != 0 {
                 sent = true;
@@ -215,13 +256,14 @@ impl Switch {
                 self.multicast(sh, &req, &each, &pkt_out, port, passes, now, out, tr);
             }
         }
-        if copy_to_cpu && drop_ctl & 2 == 0 {
+        if to_cpu {
             sent = true;
             match self.cfg.cpu_port {
                 Some(cpu) => {
                     tr.record(|| TraceEvent::CopyToCpu { port: cpu });
                     let copy = EgressCopy::new(cpu, 0, true, bypass, "copy_to_cpu", rx_len);
-                    self.enqueue(sh, &copy, &pkt_out, passes, now, out, tr);
+                    let bytes = CopyBytes::Last(&mut pkt_out);
+                    self.enqueue(sh, &copy, bytes, passes, now, out, tr);
                 }
                 None => {
                     self.record_drop(tr, now, port, Gress::Ingress, DropReason::NoCpuPort, None)
@@ -353,7 +395,7 @@ impl Switch {
                 rid_first: r.rid_first,
                 ..*each
             };
-            self.enqueue(sh, &copy, pkt, passes, now, out, tr);
+            self.enqueue(sh, &copy, CopyBytes::Borrowed(pkt), passes, now, out, tr);
         }
         self.replicas = reps;
     }
@@ -472,7 +514,7 @@ impl Switch {
         &mut self,
         sh: &Shared<'_>,
         copy: &EgressCopy,
-        pkt: &[u8],
+        pkt: CopyBytes<'_>,
         passes: u8,
         now: u64,
         out: &mut impl FnMut(OutFrame),
@@ -480,8 +522,7 @@ impl Switch {
     ) {
         if self.split {
             // Split mode: the copy goes to the thread of its port's pipe ([`super::split`]).
-            let mut buf = self.take_buf();
-            buf.extend_from_slice(pkt);
+            let buf = self.owned(pkt);
             self.tm_out.push(super::TmCopy {
                 copy: *copy,
                 buf,
@@ -499,7 +540,7 @@ impl Switch {
         &mut self,
         sh: &Shared<'_>,
         copy: &EgressCopy,
-        pkt: &[u8],
+        bytes: CopyBytes<'_>,
         passes: u8,
         now: u64,
         out: &mut impl FnMut(OutFrame),
@@ -526,7 +567,7 @@ impl Switch {
             self.record_drop(tr, now, port, Gress::Egress, DropReason::NoSuchPort, detail);
             return;
         }
-        let adm = self.queues[port as usize].enqueue(now, pkt.len() as u32);
+        let adm = self.queues[port as usize].enqueue(now, bytes.bytes().len() as u32);
         if !adm.accepted {
             self.record_drop(tr, now, port, Gress::Egress, DropReason::QueueFull, None);
             return;
@@ -547,11 +588,11 @@ impl Switch {
         });
         if copy.bypass {
             tr.record(|| TraceEvent::BypassEgress);
-            let mut buf = self.take_buf();
-            buf.extend_from_slice(pkt);
+            let buf = self.owned(bytes);
             self.emit(port, buf, departure, passes, out, tr);
             return;
         }
+        let pkt = bytes.bytes();
         let (prog, engines) = (sh.prog, sh.engines);
         let pli = self.pipes[pipe as usize].pipeline;
         let pl = &prog.pipelines[pli];

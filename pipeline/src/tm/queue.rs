@@ -208,6 +208,9 @@ impl EgressQueue {
     /// Offers a packet of `bytes` at `now_ns` (callers pass non-decreasing times; an earlier
     /// time is treated as arriving behind everything already queued).
     pub fn enqueue(&mut self, now_ns: u64, bytes: u32) -> Admission {
+        if self.config.rate_bps.is_none() && self.config.ecn.is_none() {
+            return self.enqueue_unpaced(now_ns, bytes);
+        }
         let bytes = u64::from(bytes);
         let q = self.depth_bytes_at(now_ns);
         let enq_qdepth = self.cells(q);
@@ -247,6 +250,34 @@ impl EgressQueue {
             departure_ns: departure,
             deq_qdepth: 0,
             deq_timedelta: u32::try_from(start - now_ns).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// [`Self::enqueue`] on an infinitely fast port without ECN (the default queue): nothing
+    /// is ever queued (no backlog, no wait, no division), the tail drop and counters as there.
+    #[inline]
+    fn enqueue_unpaced(&mut self, now_ns: u64, bytes: u32) -> Admission {
+        let bytes = u64::from(bytes);
+        let accepted = bytes <= self.config.capacity_bytes;
+        let departure_ns = if accepted {
+            self.stats.enqueued += 1;
+            self.stats.enqueued_bytes = self.stats.enqueued_bytes.saturating_add(bytes);
+            self.stats.max_depth_bytes = self.stats.max_depth_bytes.max(bytes);
+            // (`last_departure_ns` only moves on a paced port: 0 here.)
+            now_ns.max(self.last_departure_ns)
+        } else {
+            self.stats.dropped += 1;
+            self.stats.dropped_bytes = self.stats.dropped_bytes.saturating_add(bytes);
+            now_ns
+        };
+        Admission {
+            accepted,
+            ecn_mark: false,
+            enq_qdepth: 0,
+            enq_tstamp: now_ns,
+            departure_ns,
+            deq_qdepth: 0,
+            deq_timedelta: 0,
         }
     }
 }
