@@ -10,7 +10,8 @@ use crate::check::env::Env;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::source::Span;
 
-/// Annotations whose meaning pisa implements (or which carry no behaviour at all).
+/// Annotations whose meaning pisa implements (or which carry no behaviour at all), besides
+/// the table-only ones ([`TABLE_ONLY`]).
 const KEPT: &[&str] = &[
     "name",
     "defaultonly",
@@ -36,6 +37,15 @@ const KEPT: &[&str] = &[
     "ways",
     "simul_lookups",
     "use_hash_action",
+    // Read by the P4Info generator (control::p4runtime::p4info): packet I/O metadata and
+    // fixed P4Runtime ids.
+    "controller_header",
+    "id",
+];
+
+/// Kept annotations that bf-p4c reads on match tables only ("attached to P4 match tables"
+/// in its pragma help): anywhere else they are ignored, and warned about.
+const TABLE_ONLY: &[&str] = &[
     // Where a table starts and which tables it goes before (resources/pins.rs; the numeric
     // `@placement_priority(n)` orders tables that can start in one stage).
     "stage",
@@ -47,25 +57,6 @@ const KEPT: &[&str] = &[
     "selector_num_max_groups",
     // A table's ALPM / ATCAM layout, the pragma spelling of an `Alpm` / `Atcam`
     // implementation (lower/profiles.rs `table_layout_annotations`).
-    "alpm",
-    "alpm_partitions",
-    "alpm_subtrees_per_partition",
-    "atcam_partition_index",
-    "atcam_number_partitions",
-    // Read by the P4Info generator (control::p4runtime::p4info): packet I/O metadata and
-    // fixed P4Runtime ids.
-    "controller_header",
-    "id",
-];
-
-/// Kept annotations that bf-p4c reads on match tables only ("attached to P4 match tables"
-/// in its pragma help): anywhere else they are ignored, and warned about.
-const TABLE_ONLY: &[&str] = &[
-    "stage",
-    "placement_priority",
-    "selector_enable_scramble",
-    "selector_max_group_size",
-    "selector_num_max_groups",
     "alpm",
     "alpm_partitions",
     "alpm_subtrees_per_partition",
@@ -120,7 +111,8 @@ pub fn report_ignored(env: &Env<'_>, program: &ast::Program, diags: &mut Diagnos
     let mut visit = |a: &ast::Annotation| {
         let name = a.name.name.as_str();
         let misplaced = TABLE_ONLY.contains(&name) && !on_tables.contains(&a.span);
-        if (KEPT.contains(&name) && !misplaced) || env.is_arch(a.span) {
+        let kept = KEPT.contains(&name) || TABLE_ONLY.contains(&name);
+        if (kept && !misplaced) || env.is_arch(a.span) {
             return;
         }
         seen.entry(a.name.name.clone())

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use crate::ast::*;
 
-use super::inline_functions::{block, declare, has_return, Dest, Returns};
+use super::inline_functions::{block, has_return, Dest, Returns};
 
 /// Rewrites the returns of every control applied from another control.
 pub fn rewrite(program: &mut Program) {
@@ -31,20 +31,7 @@ pub fn rewrite(program: &mut Program) {
             flag: format!("{}$returned", c.name.name),
             used_flag: false,
         };
-        let body = r.list(std::mem::take(&mut c.apply.stmts), true);
-        let mut stmts = Vec::with_capacity(body.len() + 1);
-        if r.used_flag {
-            let ty = Type {
-                kind: TypeKind::Bool,
-                span,
-            };
-            let f = Expr {
-                kind: ExprKind::Bool(false),
-                span,
-            };
-            stmts.push(declare(ty, &r.flag, Some(f), span));
-        }
-        stmts.extend(body);
+        let stmts = r.body(std::mem::take(&mut c.apply.stmts), span);
         c.apply.stmts = vec![block(stmts, span)];
     }
 }

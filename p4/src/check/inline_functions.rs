@@ -85,7 +85,7 @@ pub(super) fn block(stmts: Vec<Stmt>, span: Span) -> Stmt {
     )
 }
 
-pub(super) fn declare(ty: Type, name: &str, init: Option<Expr>, span: Span) -> Stmt {
+fn declare(ty: Type, name: &str, init: Option<Expr>, span: Span) -> Stmt {
     stmt(
         StmtKind::Variable(VariableDecl {
             ty,
@@ -615,8 +615,29 @@ pub(super) struct Returns<'d> {
 }
 
 impl Returns<'_> {
+    /// A whole body rewritten, preceded by its flag's declaration (`false`) when a return
+    /// needs it.
+    pub(super) fn body(&mut self, ss: Vec<Stmt>, span: Span) -> Vec<Stmt> {
+        let body = self.list(ss, true);
+        if !self.used_flag {
+            return body;
+        }
+        let ty = Type {
+            kind: TypeKind::Bool,
+            span,
+        };
+        let f = Expr {
+            kind: ExprKind::Bool(false),
+            span,
+        };
+        let mut out = Vec::with_capacity(body.len() + 1);
+        out.push(declare(ty, &self.flag, Some(f), span));
+        out.extend(body);
+        out
+    }
+
     /// `ss` rewritten; `tail`: nothing of the function runs after it.
-    pub(super) fn list(&mut self, ss: Vec<Stmt>, tail: bool) -> Vec<Stmt> {
+    fn list(&mut self, ss: Vec<Stmt>, tail: bool) -> Vec<Stmt> {
         let n = ss.len();
         let mut out = Vec::with_capacity(n);
         let mut it = ss.into_iter().enumerate();
@@ -772,19 +793,7 @@ impl Inliner {
             flag: format!("{fname}$returned{}", self.fresh),
             used_flag: false,
         };
-        let body = r.list(body, true);
-        if r.used_flag {
-            let bool_ty = Type {
-                kind: TypeKind::Bool,
-                span,
-            };
-            let f = Expr {
-                kind: ExprKind::Bool(false),
-                span,
-            };
-            pre.push(declare(bool_ty, &r.flag, Some(f), span));
-        }
-        pre.extend(body);
+        pre.extend(r.body(body, span));
         pre.extend(post);
         self.enter(fname);
         let stmts = self.stmts(pre);

@@ -210,46 +210,48 @@ impl<'a> Lowerer<'a> {
         let Some(p) = profile else {
             return Ok(());
         };
-        const MAX: i128 = 992 * 120;
-        if let Some(e) = annotations::expr_arg(annos, "selector_max_group_size") {
-            let n = self.const_int(e)?;
-            if !(1..=MAX).contains(&n) {
-                return Err(self.err(
-                    Diagnostic::error(format!(
-                        "the selector_max_group_size pragma value on table `{table}` is not \
-                         between 1 and {MAX}"
-                    ))
-                    .with_primary(e.span, "out of range"),
-                ));
-            }
-            if !self.selector_sizes_given.contains(&p) {
-                let sel = self.pipe.action_profiles.get_mut(p.index());
-                if let Some(sel) = sel.and_then(|a| a.selector.as_mut()) {
-                    sel.max_group_size = n as u32;
-                    let name = sel.name.clone();
-                    self.warn_wide_groups(&name, n as u32, e.span);
-                }
-            }
+        let size = self.selector_pragma(table, annos, "selector_max_group_size", 992 * 120)?;
+        let groups = self.selector_pragma(table, annos, "selector_num_max_groups", MAX_SIZE)?;
+        if self.selector_sizes_given.contains(&p) {
+            return Ok(());
         }
-        if let Some(e) = annotations::expr_arg(annos, "selector_num_max_groups") {
-            let n = self.const_int(e)?;
-            if !(1..=MAX_SIZE).contains(&n) {
-                return Err(self.err(
-                    Diagnostic::error(format!(
-                        "the selector_num_max_groups pragma value on table `{table}` is not \
-                         between 1 and {MAX_SIZE}"
-                    ))
-                    .with_primary(e.span, "out of range"),
-                ));
-            }
-            if !self.selector_sizes_given.contains(&p) {
-                let sel = self.pipe.action_profiles.get_mut(p.index());
-                if let Some(sel) = sel.and_then(|a| a.selector.as_mut()) {
-                    sel.num_groups = n as u32;
-                }
-            }
+        let sel = self.pipe.action_profiles.get_mut(p.index());
+        let Some(sel) = sel.and_then(|a| a.selector.as_mut()) else {
+            return Ok(());
+        };
+        if let Some((n, _)) = groups {
+            sel.num_groups = n;
+        }
+        if let Some((n, span)) = size {
+            sel.max_group_size = n;
+            let name = sel.name.clone();
+            self.warn_wide_groups(&name, n, span);
         }
         Ok(())
+    }
+
+    /// Table `table`'s `@which(n)` with `n` in 1..=`max` (bf-p4c's range error otherwise), and
+    /// where it is written; `None` when absent.
+    fn selector_pragma(
+        &mut self,
+        table: &str,
+        annos: &'a [ast::Annotation],
+        which: &str,
+        max: i128,
+    ) -> Res<Option<(u32, Span)>> {
+        let Some(e) = annotations::expr_arg(annos, which) else {
+            return Ok(None);
+        };
+        let n = self.const_int(e)?;
+        if !(1..=max).contains(&n) {
+            return Err(self.err(
+                Diagnostic::error(format!(
+                    "the {which} pragma value on table `{table}` is not between 1 and {max}"
+                ))
+                .with_primary(e.span, "out of range"),
+            ));
+        }
+        Ok(Some((n as u32, e.span)))
     }
 
     /// A table's `@selector_enable_scramble(0 | 1)`: whether the selector it is implemented by
