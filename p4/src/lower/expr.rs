@@ -726,10 +726,35 @@ impl<'a> Lowerer<'a> {
     pub fn expr(&mut self, e: &'a ast::Expr, want: Option<&Ty>) -> Res<V> {
         match &e.kind {
             ExprKind::Int(lit) => {
+                // 2^127 and above: whole as an unsigned literal of a width (written, or the
+                // `bit<W>` the context wants), as `128w0xffff…` and IPv6 masks are.
+                let unsigned_width = match (lit.width, want) {
+                    (Some(w), _) if !lit.signed => Some(w),
+                    (None, Some(Ty::Bit(w))) => Some(u32::from(*w)),
+                    _ => None,
+                };
+                if let (Err(_), Some(w)) = (i128::try_from(lit.value), unsigned_width) {
+                    if (1..=crate::check::types::MAX_WIDTH).contains(&w) {
+                        let ty = Ty::Bit(w as u16);
+                        if w < 128 {
+                            self.warn(
+                                Diagnostic::warning(format!(
+                                    "literal {} does not fit in `{ty}`: its low {w} bits are used",
+                                    lit.value
+                                ))
+                                .with_primary(e.span, "too wide for its width")
+                                .with_help(format!("use a wider prefix or a value below 2^{w}")),
+                            );
+                        }
+                        let bits = rules::mask(lit.value, w as u16);
+                        return Ok(V::Scalar(ir::Expr::constant(bits, w as u16), ty));
+                    }
+                }
                 let v = i128::try_from(lit.value).map_err(|_| {
                     self.err(
                         Diagnostic::error("integer literal wider than 127 bits")
-                            .with_primary(e.span, "too large"),
+                            .with_primary(e.span, "too large")
+                            .with_help("write it with its width, like `128w0xffff…`"),
                     )
                 })?;
                 match lit.width {
