@@ -153,6 +153,38 @@ fn trace_selects_frames_by_their_number_in_the_capture() {
     assert!(text.contains("shorter than an Ethernet header"), "{text}");
 }
 
+/// `pisa run` says why each capture record it does not replay is left out (it called an
+/// oversize frame "too short or truncated"), numbered as tshark numbers them.
+#[test]
+fn run_names_why_each_frame_is_not_replayed() {
+    let dir = tempdir("run");
+    let mut records = frames();
+    records.push((10_000, vec![0x02; 10_000])); // 9: longer than the largest frame
+    let f = write(&dir, "snap.pcap", &pcap(65535, &records));
+    let out_dir = dir.join("out");
+    let (out, text) = run(Command::new(PISA)
+        .arg("run")
+        .arg("--program")
+        .arg(root().join("p4/programs/l2l3.p4"))
+        .arg("--tables")
+        .arg(root().join("p4/programs/l2l3.tables.yaml"))
+        .arg("--in")
+        .arg(format!("0={}", f.display()))
+        .arg("--out-dir")
+        .arg(&out_dir));
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("input port 0: 3 frame(s) of the capture not replayed (frame 1: 0 bytes, shorter than an Ethernet header"),
+        "{text}"
+    );
+    let log = std::fs::read_to_string(out_dir.join("drops.log")).unwrap();
+    assert!(log.contains("frame 4: not replayed: truncated: 60 of 1514"), "{log}");
+    assert!(
+        log.contains("frame 9: not replayed: 10000 bytes, longer than the largest frame"),
+        "{log}"
+    );
+}
+
 fn have_tshark() -> bool {
     Command::new("tshark").arg("--version").output().is_ok()
 }

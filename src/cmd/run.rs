@@ -56,6 +56,8 @@ pub struct ReplayOutcome {
     pub rx: usize,
     pub tx: BTreeMap<u16, usize>,
     pub port_drops: Vec<(u16, u64)>,
+    /// The capture records not replayed, each with the reason.
+    pub skipped: Vec<replay::Skipped>,
     pub files: Vec<PathBuf>,
 }
 
@@ -130,6 +132,7 @@ pub fn replay_to_dir(
     let mut outcome = ReplayOutcome {
         rx: read.arrivals.len(),
         port_drops: read.port_drops.clone(),
+        skipped: read.skipped.clone(),
         ..Default::default()
     };
     for (port, frames) in &mut outputs {
@@ -140,10 +143,14 @@ pub fn replay_to_dir(
         outcome.tx.insert(*port, frames.len());
         outcome.files.push(path);
     }
-    for (port, n) in &read.port_drops {
+    // Numbered as tshark numbers a capture's frames (from 1).
+    for k in &read.skipped {
         let _ = writeln!(
             drops,
-            "input port={port}: {n} frame(s) not delivered by the capture (too short or truncated)"
+            "input port={} frame {}: not replayed: {}",
+            k.port,
+            k.index + 1,
+            k.reason
         );
     }
     let log = out_dir.join("drops.log");
@@ -208,10 +215,11 @@ pub fn summary(sw: &Switch, o: &ReplayOutcome) -> String {
         }
     }
     for (port, n) in &o.port_drops {
-        let _ = writeln!(
-            s,
-            "input port {port}: {n} frame(s) not delivered by the capture"
-        );
+        let first = o.skipped.iter().find(|k| k.port == *port);
+        let why = first.map_or(String::new(), |k| {
+            format!(" (frame {}: {}; each in drops.log)", k.index + 1, k.reason)
+        });
+        let _ = writeln!(s, "input port {port}: {n} frame(s) of the capture not replayed{why}");
     }
     let _ = writeln!(s, "table lookups (hits / misses):");
     let prog = sw.program().clone();
