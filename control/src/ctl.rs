@@ -120,7 +120,13 @@ pub enum Request {
 fn text(field: &str, v: &Json) -> Result<String, String> {
     match v {
         Json::String(s) => Ok(s.clone()),
-        Json::Number(n) => Ok(n.to_string()),
+        Json::Number(n) if n.is_u64() || n.is_i64() => Ok(n.to_string()),
+        // JSON readers keep integers to 64 bits: a wider one arrives as a float, which is not
+        // the value the client wrote.
+        Json::Number(_) => Err(format!(
+            "`{field}`: a JSON number here is an integer of at most 64 bits; write a wider value \
+             as a string (\"0x…\", \"2001:db8::1\", ...)"
+        )),
         Json::Bool(b) => Ok(u8::from(*b).to_string()),
         _ => Err(format!("`{field}`: expected a number or a string, got {v}")),
     }
@@ -179,5 +185,27 @@ impl Request {
                 | Request::GroupDelete { .. }
                 | Request::ValueSetDelete { .. }
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A JSON integer past 64 bits is read as a float by serde_json: refused with what to
+    /// write instead, not shown as the float the client never sent.
+    #[test]
+    fn json_numbers_are_64_bit_integers_or_refused() {
+        let m: BTreeMap<String, Json> =
+            serde_json::from_str(r#"{"a": 7, "b": -1, "c": "0x1"}"#).unwrap();
+        let t = texts(&m).unwrap();
+        assert_eq!(t["a"].0, "7");
+        assert_eq!(t["b"].0, "-1");
+        let m: BTreeMap<String, Json> =
+            serde_json::from_str(r#"{"k": 123456789012345678901234567890}"#).unwrap();
+        let e = texts(&m).unwrap_err();
+        assert!(e.contains("at most 64 bits") && !e.contains("e+29"), "{e}");
+        let m: BTreeMap<String, Json> = serde_json::from_str(r#"{"k": 1.5}"#).unwrap();
+        assert!(texts(&m).is_err());
     }
 }
