@@ -40,7 +40,21 @@ pub enum TablesFileError {
 
 /// Reads a table file from YAML text.
 pub fn from_yaml(text: &str) -> Result<TablesFile, TablesFileError> {
-    serde_saphyr::from_str(text).map_err(|e| TablesFileError::Yaml(yaml_message(&e, text)))
+    serde_saphyr::from_str_with_options(text, yaml_options(text.len()))
+        .map_err(|e| TablesFileError::Yaml(yaml_message(&e, text)))
+}
+
+/// serde-saphyr's limits, with the node and event counts scaled to the text: its defaults
+/// (250,000 nodes, about 19,000 table entries) refused a file filling `switch.p4`'s own
+/// tables. Every node takes at least a byte of the text, which is in memory already, so the
+/// scaled limits bound nothing more than the text does; aliases stay bounded by the defaults.
+fn yaml_options(len: usize) -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_nodes = budget.max_nodes.max(len);
+    budget.max_events = budget.max_events.max(len.saturating_mul(2));
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
 }
 
 /// A YAML error for the person who wrote the file: serde-saphyr's user-facing message (not
@@ -108,6 +122,19 @@ mod tests {
         from_yaml(&quoted).unwrap();
         assert!(!flow_word_with_brackets("  - { ports: [0, 1] }  # a[0]"));
         assert!(!flow_word_with_brackets("  - { key: { \"a[0]\": 1 } }"));
+    }
+
+    /// 40,000 entries (about 400,000 YAML nodes, past serde-saphyr's default 250,000): read.
+    #[test]
+    fn large_files_are_read_whole() {
+        let mut y = String::from("tables:\n  - table: t\n    entries:\n");
+        for i in 0..40_000 {
+            y.push_str(&format!(
+                "      - {{ key: {{ hdr.ipv4.dst_addr: {i} }}, action: fwd, params: {{ port: 1 }} }}\n"
+            ));
+        }
+        let f = from_yaml(&y).unwrap();
+        assert_eq!(f.tables[0].entries.len(), 40_000);
     }
 
     #[test]
