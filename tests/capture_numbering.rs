@@ -185,6 +185,33 @@ fn run_names_why_each_frame_is_not_replayed() {
     );
 }
 
+/// `--pipes` holds in capture replay as in live mode: a count the chip lacks is refused, and
+/// so is an input on a port of a pipe the switch does not have.
+#[test]
+fn run_replays_on_the_pipes_asked_for() {
+    let dir = tempdir("pipes");
+    let f = write(&dir, "in.pcap", &pcap(65535, &frames()[1..2]));
+    let run_with = |pipes: &str, port: u16| {
+        run(Command::new(PISA)
+            .arg("run")
+            .arg("--program")
+            .arg(root().join("p4/programs/l2l3.p4"))
+            .args(["--pipes", pipes])
+            .arg("--in")
+            .arg(format!("{port}={}", f.display()))
+            .arg("--out-dir")
+            .arg(dir.join(format!("out{pipes}-{port}"))))
+    };
+    let (out, text) = run_with("99", 0);
+    assert!(!out.status.success());
+    assert!(text.contains("Tofino has 1 to 4"), "{text}");
+    let (out, text) = run_with("1", 130);
+    assert!(!out.status.success());
+    assert!(text.contains("input for port 130"), "{text}");
+    let (out, text) = run_with("2", 130);
+    assert!(out.status.success(), "{text}");
+}
+
 fn have_tshark() -> bool {
     Command::new("tshark").arg("--version").output().is_ok()
 }

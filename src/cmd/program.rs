@@ -55,8 +55,19 @@ pub fn compile(path: &Path, args: &CompileArgs) -> anyhow::Result<Compiled> {
 /// A switch running `program` with one pipe per program pipe (at least 1), the given seed and
 /// CPU port (where `copy_to_cpu` copies leave; none: they are dropped as `no_cpu_port`).
 pub fn switch(program: Arc<Program>, seed: u64, cpu_port: Option<u16>) -> anyhow::Result<Switch> {
+    switch_of_pipes(program, None, seed, cpu_port)
+}
+
+/// [`switch`] with `pipes` hardware pipes (`--pipes`; `None`: as many as the program's
+/// pipelines, at least one); the switch refuses a count the chip does not have.
+pub fn switch_of_pipes(
+    program: Arc<Program>,
+    pipes: Option<u16>,
+    seed: u64,
+    cpu_port: Option<u16>,
+) -> anyhow::Result<Switch> {
     let cfg = SwitchConfig {
-        pipes: program.pipe_map.len().clamp(1, 4) as u16,
+        pipes: pipes.unwrap_or(program.pipe_map.len().clamp(1, 4) as u16),
         seed,
         cpu_port,
         drop_log: 1 << 16,
@@ -73,9 +84,20 @@ pub fn load_switch(
     args: &CompileArgs,
     cpu_port: Option<u16>,
 ) -> anyhow::Result<(Compiled, Switch)> {
+    load_switch_of_pipes(program_path, tables, args, cpu_port, None)
+}
+
+/// [`load_switch`] with `pipes` hardware pipes (see [`switch_of_pipes`]).
+pub fn load_switch_of_pipes(
+    program_path: &Path,
+    tables: Option<&Path>,
+    args: &CompileArgs,
+    cpu_port: Option<u16>,
+    pipes: Option<u16>,
+) -> anyhow::Result<(Compiled, Switch)> {
     let compiled = compile(program_path, args)?;
     let program = Arc::new(compiled.program.clone());
-    let mut sw = switch(program, 0, cpu_port)?;
+    let mut sw = switch_of_pipes(program, pipes, 0, cpu_port)?;
     if let Some(t) = tables {
         let file = control::tables_file::load(t)
             .with_context(|| format!("cannot read table file `{}`", t.display()))?;

@@ -71,11 +71,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let (tables, cpu) = (args.tables.as_deref(), Some(args.live.cpu_port));
-    let (_, mut sw) = program::load_switch(&args.program, tables, &args.compile, cpu)?;
+    let pipes = args.live.pipes;
+    let load = || program::load_switch_of_pipes(&args.program, tables, &args.compile, cpu, pipes);
+    let (_, mut sw) = load()?;
+    // An input on a port this switch lacks (`--pipes 1` and port 130) never arrives.
+    for i in &args.inputs {
+        sw.check_port(i.port)
+            .map_err(|e| anyhow::anyhow!("input for port {}: {e}", i.port))?;
+    }
     let outcome = replay_to_dir(&mut sw, &args.inputs, &args.out_dir)?;
     print!("{}", summary(&sw, &outcome));
     if args.explain {
-        let (_, mut tracer) = program::load_switch(&args.program, tables, &args.compile, cpu)?;
+        let (_, mut tracer) = load()?;
         let arrivals = replay::read_inputs(&args.inputs)?.arrivals;
         print!("{}", super::story::tell(&mut tracer, &arrivals, &outcome));
     }
