@@ -243,6 +243,26 @@ pub const MAX_SHOWN_PER_LINE: usize = 3;
 /// shown as a window around the labels, with `...` where it was cut.
 pub const MAX_LINE_SHOWN: usize = 160;
 
+/// Longest message (or label, note, help) printed whole, in characters: one that quotes a
+/// megabyte token is printed as its start and end around the count of characters left out.
+pub const MAX_MESSAGE_SHOWN: usize = 400;
+
+/// `text`, or its first and last characters with `[... N characters ...]` between when it is
+/// longer than [`MAX_MESSAGE_SHOWN`].
+pub fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
+    let n = text.chars().count();
+    if n <= MAX_MESSAGE_SHOWN {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let (head, tail) = (MAX_MESSAGE_SHOWN * 2 / 3, MAX_MESSAGE_SHOWN / 3);
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(n - tail).collect();
+    std::borrow::Cow::Owned(format!(
+        "{start}[... {} characters ...]{end}",
+        n - head - tail
+    ))
+}
+
 /// The part of `raw` (a source line) shown for labels starting at 1-based character columns
 /// `cols`: the text to print (tabs expanded, `...` where cut), the 0-based index of the first
 /// character shown, and the number of characters printed before it (`...`).
@@ -286,7 +306,7 @@ pub fn render(sm: &SourceMap, d: &Diagnostic) -> String {
     if let Some(code) = d.code {
         let _ = write!(out, "[{code}]");
     }
-    let _ = writeln!(out, ": {}", d.message);
+    let _ = writeln!(out, ": {}", bounded(&d.message));
 
     // Group labels by file, primary file first, keeping label order otherwise.
     let mut files: Vec<crate::source::FileId> = Vec::new();
@@ -380,7 +400,7 @@ pub fn render(sm: &SourceMap, d: &Diagnostic) -> String {
                 let mut row = format!("{pad} | {}{}", " ".repeat(lo - 1), mark.repeat(hi - lo));
                 if !p.label.message.is_empty() {
                     row.push(' ');
-                    row.push_str(&p.label.message);
+                    row.push_str(&bounded(&p.label.message));
                 }
                 let _ = writeln!(out, "{}", row);
             }
@@ -391,10 +411,10 @@ pub fn render(sm: &SourceMap, d: &Diagnostic) -> String {
             let _ = writeln!(out, "{pad} |");
         }
         for n in &d.notes {
-            let _ = writeln!(out, "{pad} = note: {n}");
+            let _ = writeln!(out, "{pad} = note: {}", bounded(n));
         }
         for h in &d.help {
-            let _ = writeln!(out, "{pad} = help: {h}");
+            let _ = writeln!(out, "{pad} = help: {}", bounded(h));
         }
     }
     out
@@ -420,6 +440,20 @@ fn visual_col(line: &str, col: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_messages_are_bounded() {
+        let mut sm = SourceMap::new();
+        let f = sm.add("t.p4", "x;\n");
+        let token = "9".repeat(1_000_000);
+        let d = Diagnostic::error(format!("invalid integer literal `{token}`"))
+            .with_primary(Span::new(f, 0, 1), token.clone())
+            .with_help(token.clone());
+        let text = render(&sm, &d);
+        assert!(text.len() < 4 * MAX_MESSAGE_SHOWN + 400, "{} bytes", text.len());
+        assert!(text.contains("[... 999"), "{}", &text[..200]);
+        assert!(text.starts_with("error: invalid integer literal `999"));
+    }
 
     #[test]
     fn renders_rustc_style() {
