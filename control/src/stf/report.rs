@@ -136,6 +136,8 @@ impl fmt::Display for CheckKind {
 /// Errors printed (the count says how many there were): a script adding 100,000 entries to a
 /// full table must not print 100,000 lines.
 const MAX_SHOWN: usize = 100;
+/// Lines of one packet's difference printed (a 5 MB packet must not print 15 MB).
+const MAX_DIFF_LINES: usize = 48;
 
 impl fmt::Display for StfReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -176,7 +178,7 @@ impl fmt::Display for StfReport {
                         pattern: Some(p), ..
                     } = &c.kind
                     {
-                        writeln!(f, "        expected {p}")?;
+                        writeln!(f, "        expected {}", p4::diag::bounded(&p.to_string()))?;
                     }
                 }
                 CheckOutcome::Mismatch { got, packet_line } => {
@@ -191,8 +193,14 @@ impl fmt::Display for StfReport {
                         pattern: Some(p), ..
                     } = &c.kind
                     {
-                        for l in p.diff(got).lines() {
+                        let diff = p.diff(got);
+                        let lines = diff.lines().count();
+                        for l in diff.lines().take(MAX_DIFF_LINES) {
                             writeln!(f, "        {l}")?;
+                        }
+                        if lines > MAX_DIFF_LINES {
+                            let more = lines - MAX_DIFF_LINES;
+                            writeln!(f, "        ... and {more} more lines of the difference")?;
                         }
                     }
                 }
@@ -331,6 +339,33 @@ mod tests {
             "{text}"
         );
         assert!(text.starts_with("FAIL: 3 checks"), "{text}");
+    }
+
+    /// A mismatch on a large packet prints a bounded difference, and a missing one a bounded
+    /// pattern.
+    #[test]
+    fn large_packets_print_bounded_differences() {
+        let mut r = report();
+        let big = ExpectPattern {
+            nibbles: vec![Nibble::Hex(1); 200_000],
+            exact: true,
+        };
+        r.checks[1].kind = CheckKind::Packet {
+            port: 2,
+            pattern: Some(big.clone()),
+        };
+        r.checks[1].outcome = CheckOutcome::Mismatch {
+            got: vec![0; 100_000],
+            packet_line: 4,
+        };
+        r.checks[0].kind = CheckKind::Packet {
+            port: 1,
+            pattern: Some(big),
+        };
+        r.checks[0].outcome = CheckOutcome::Missing;
+        let text = r.to_string();
+        assert!(text.len() < 20_000, "{} bytes", text.len());
+        assert!(text.contains("more lines of the difference"), "{}", &text[..2000]);
     }
 
     #[test]
