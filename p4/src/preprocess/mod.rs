@@ -29,6 +29,9 @@ pub struct PreprocessOptions {
 /// Include nesting deeper than this is reported as an error (it is almost surely a cycle the
 /// guard logic did not catch, or a pathological input).
 const MAX_INCLUDE_DEPTH: usize = 64;
+/// `#include`s processed in all, whatever their depth: files that each include the next twice
+/// stay shallow but double the work at every level.
+const MAX_INCLUDES: usize = 10_000;
 /// Macro expansion nesting limit.
 const MAX_EXPANSION_DEPTH: usize = 64;
 /// Upper bound on the text one macro use may expand to.
@@ -219,6 +222,7 @@ pub fn preprocess(
         unterminated_comment: false,
         use_site: (String::new(), 0),
         failed_uses: HashSet::new(),
+        includes: 0,
     };
     for (name, body) in predefined::fixed() {
         pp.macros.insert(name.to_string(), Macro::object(body));
@@ -268,6 +272,8 @@ struct Preprocessor<'a> {
     /// Macro uses (as written) whose expansion failed: the same use again fails the same way,
     /// so it expands to nothing at once instead of redoing (up to a megabyte of) work.
     failed_uses: HashSet<String>,
+    /// `#include`s processed so far (see [`MAX_INCLUDES`]).
+    includes: usize,
 }
 
 /// Replaces comments by spaces (keeping newlines and byte offsets) so directives and macro
@@ -663,6 +669,20 @@ impl Preprocessor<'_> {
                 format!("`#include` nested deeper than {MAX_INCLUDE_DEPTH} files"),
                 "the limit is reached here",
             );
+            return;
+        }
+        self.includes += 1;
+        if self.includes > MAX_INCLUDES {
+            if self.includes == MAX_INCLUDES + 1 {
+                self.error(
+                    rest_span,
+                    format!(
+                        "more than {MAX_INCLUDES} `#include`s in all (files including others \
+                         several times each?); the rest are not read"
+                    ),
+                    "the limit is reached here",
+                );
+            }
             return;
         }
         let name = name.to_string();
@@ -1663,6 +1683,30 @@ mod tests {
         let p = e.text.find("from_b").unwrap() as u32;
         let sp = e.map(p, p + 6);
         assert!(sm.name(sp.file).ends_with("b.p4"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// 20 files each including the next twice: shallow (depth 20) but 2^20 includes; stopped
+    /// at the total bound with one error.
+    #[test]
+    fn an_include_fan_out_is_bounded_in_all() {
+        let dir = std::env::temp_dir().join(format!("pisa-pp-fan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for i in 0..20 {
+            let next = format!("#include \"f{}.p4\"\n", i + 1);
+            std::fs::write(dir.join(format!("f{i}.p4")), format!("{next}{next}")).unwrap();
+        }
+        std::fs::write(dir.join("f20.p4"), "x;\n").unwrap();
+        let main = dir.join("f0.p4");
+        let text = std::fs::read_to_string(&main).unwrap();
+        let mut sm = SourceMap::new();
+        let f = sm.add(main.to_string_lossy(), text);
+        let mut diags = Diagnostics::new();
+        let e = preprocess(&mut sm, f, Some(&main), &PreprocessOptions::default(), &mut diags);
+        let msgs: Vec<String> = diags.iter().map(|x| x.message.clone()).collect();
+        assert_eq!(msgs.len(), 1, "{msgs:?}");
+        assert!(msgs[0].contains("more than 10000 `#include`s"), "{msgs:?}");
+        assert!(e.text.matches("x;").count() <= MAX_INCLUDES);
         std::fs::remove_dir_all(&dir).ok();
     }
 }
