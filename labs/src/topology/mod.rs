@@ -228,6 +228,11 @@ impl Topology {
     }
 }
 
+/// Switches one topology may hold: as many as `lab generate` makes at most (250 leaves and
+/// up to 127 spines), well under the memory a switch takes (~3 MB) times a count that would
+/// exhaust the machine.
+pub const MAX_SWITCHES: usize = 512;
+
 /// The checks and defaults of [`Topology::from_yaml`].
 struct Resolver {
     file: PathBuf,
@@ -310,6 +315,15 @@ impl Resolver {
     }
 
     fn switches(&self, raw: &TopologyFile) -> Result<Vec<SwitchSpec>, TopologyError> {
+        if let Some(at) = raw.switches.get(MAX_SWITCHES) {
+            return Err(self.err(
+                at,
+                format!(
+                    "more than {MAX_SWITCHES} switches: a lab holds at most {MAX_SWITCHES} (each \
+                     is a whole pipeline in memory, megabytes apiece)"
+                ),
+            ));
+        }
         let d = &raw.defaults;
         let mut out: Vec<SwitchSpec> = Vec::new();
         let mut macs: HashMap<[u8; 6], String> = HashMap::new();

@@ -81,3 +81,16 @@ fn shipped_topologies_load() {
         assert!(t.hosts.iter().all(|h| h.link != usize::MAX), "{f}");
     }
 }
+
+/// A topology past `MAX_SWITCHES` is refused at the first switch too many (3,000 switches
+/// took minutes and gigabytes before).
+#[test]
+fn switch_count_is_bounded() {
+    let mut y = String::from("name: t\ndefaults: { program: fabric.p4, tables: generated }\nswitches:\n");
+    for i in 0..=MAX_SWITCHES {
+        y.push_str(&format!("  - {{ name: s{i} }}\n"));
+    }
+    let e = load(&y).unwrap_err();
+    assert_eq!(e.line as usize, 4 + MAX_SWITCHES, "{e}");
+    assert!(e.message.contains("at most 512"), "{e}");
+}
