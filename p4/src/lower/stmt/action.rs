@@ -30,6 +30,39 @@ pub(super) fn contains_return(stmts: &[ast::Stmt]) -> bool {
 
 /// True when a body, or an action it calls, uses a direct counter or meter (which need a
 /// matched table entry). P4 forbids recursive action calls, so the walk ends.
+/// Action bodies one inside another that the model runs (a table's action and the actions it
+/// calls, nested): `resources::effects`'s `MAX_CALL_DEPTH`.
+const MAX_ACTION_BODIES: u32 = 32;
+
+/// How many action bodies nest below `b` through its calls (0: it calls none). Each action's
+/// depth is worked out once (`memo`), so a wide call tree costs little; a callee lowered
+/// before has passed this check, so the walk is at most [`MAX_ACTION_BODIES`] deep.
+fn call_depth(
+    b: &[ir::Stmt],
+    actions: &[ir::Action],
+    memo: &mut HashMap<usize, u32>,
+) -> u32 {
+    b.iter()
+        .map(|s| match s {
+            ir::Stmt::If { then, els, .. } => {
+                call_depth(then, actions, memo).max(call_depth(els, actions, memo))
+            }
+            ir::Stmt::CallAction { action, .. } => {
+                if let Some(d) = memo.get(&action.index()) {
+                    return *d;
+                }
+                let d = actions
+                    .get(action.index())
+                    .map_or(1, |a| 1 + call_depth(&a.body, actions, memo));
+                memo.insert(action.index(), d);
+                d
+            }
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 pub(super) fn uses_direct(b: &[ir::Stmt], actions: &[ir::Action]) -> bool {
     pub(super) fn expr(e: &ir::Expr) -> bool {
         match e {
@@ -326,6 +359,22 @@ impl<'a> Lowerer<'a> {
                 ))
                 .with_primary(span, "called here")
                 .with_help("direct externs count the matched entry: run the action from the table that owns them"),
+            ));
+        }
+        // The caller's body and the callee's chain of bodies: the model runs at most
+        // `MAX_ACTION_BODIES` nested (the resource check would call the IR malformed).
+        let callee = self.pipe.actions.get(id.index()).map(|a| a.body.as_slice());
+        let below = callee.map_or(0, |b| call_depth(b, &self.pipe.actions, &mut HashMap::new()));
+        let bodies = 2 + below;
+        if bodies > MAX_ACTION_BODIES {
+            return Err(self.err(
+                Diagnostic::error(format!(
+                    "action calls nest deeper than {MAX_ACTION_BODIES} levels: calling `{}` here \
+                     runs {bodies} action bodies one inside another (pisa runs at most \
+                     {MAX_ACTION_BODIES})",
+                    decl.name.name
+                ))
+                .with_primary(span, "this call"),
             ));
         }
         let mut vals = Vec::new();
