@@ -178,7 +178,10 @@ fn run_names_why_each_frame_is_not_replayed() {
         "{text}"
     );
     let log = std::fs::read_to_string(out_dir.join("drops.log")).unwrap();
-    assert!(log.contains("frame 4: not replayed: truncated: 60 of 1514"), "{log}");
+    assert!(
+        log.contains("frame 4: not replayed: truncated: 60 of 1514"),
+        "{log}"
+    );
     assert!(
         log.contains("frame 9: not replayed: 10000 bytes, longer than the largest frame"),
         "{log}"

@@ -245,7 +245,7 @@ pub const MAX_LINE_SHOWN: usize = 160;
 
 /// Longest message (or label, note, help) printed whole, in characters: one that quotes a
 /// megabyte token is printed as its start and end around the count of characters left out.
-pub const MAX_MESSAGE_SHOWN: usize = 400;
+pub const MAX_MESSAGE_SHOWN: usize = 1000;
 
 /// `text`, or its first and last characters with `[... N characters ...]` between when it is
 /// longer than [`MAX_MESSAGE_SHOWN`].
@@ -450,7 +450,11 @@ mod tests {
             .with_primary(Span::new(f, 0, 1), token.clone())
             .with_help(token.clone());
         let text = render(&sm, &d);
-        assert!(text.len() < 4 * MAX_MESSAGE_SHOWN + 400, "{} bytes", text.len());
+        assert!(
+            text.len() < 4 * MAX_MESSAGE_SHOWN + 400,
+            "{} bytes",
+            text.len()
+        );
         assert!(text.contains("[... 999"), "{}", &text[..200]);
         assert!(text.starts_with("error: invalid integer literal `999"));
     }

@@ -226,7 +226,10 @@ pub fn summary(sw: &Switch, o: &ReplayOutcome) -> String {
         let why = first.map_or(String::new(), |k| {
             format!(" (frame {}: {}; each in drops.log)", k.index + 1, k.reason)
         });
-        let _ = writeln!(s, "input port {port}: {n} frame(s) of the capture not replayed{why}");
+        let _ = writeln!(
+            s,
+            "input port {port}: {n} frame(s) of the capture not replayed{why}"
+        );
     }
     let _ = writeln!(s, "table lookups (hits / misses):");
     let prog = sw.program().clone();

@@ -365,7 +365,11 @@ mod tests {
         r.checks[0].outcome = CheckOutcome::Missing;
         let text = r.to_string();
         assert!(text.len() < 20_000, "{} bytes", text.len());
-        assert!(text.contains("more lines of the difference"), "{}", &text[..2000]);
+        assert!(
+            text.contains("more lines of the difference"),
+            "{}",
+            &text[..2000]
+        );
     }
 
     #[test]

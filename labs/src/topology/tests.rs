@@ -86,7 +86,8 @@ fn shipped_topologies_load() {
 /// took minutes and gigabytes before).
 #[test]
 fn switch_count_is_bounded() {
-    let mut y = String::from("name: t\ndefaults: { program: fabric.p4, tables: generated }\nswitches:\n");
+    let mut y =
+        String::from("name: t\ndefaults: { program: fabric.p4, tables: generated }\nswitches:\n");
     for i in 0..=MAX_SWITCHES {
         y.push_str(&format!("  - {{ name: s{i} }}\n"));
     }

@@ -1702,7 +1702,13 @@ mod tests {
         let mut sm = SourceMap::new();
         let f = sm.add(main.to_string_lossy(), text);
         let mut diags = Diagnostics::new();
-        let e = preprocess(&mut sm, f, Some(&main), &PreprocessOptions::default(), &mut diags);
+        let e = preprocess(
+            &mut sm,
+            f,
+            Some(&main),
+            &PreprocessOptions::default(),
+            &mut diags,
+        );
         let msgs: Vec<String> = diags.iter().map(|x| x.message.clone()).collect();
         assert_eq!(msgs.len(), 1, "{msgs:?}");
         assert!(msgs[0].contains("more than 10000 `#include`s"), "{msgs:?}");

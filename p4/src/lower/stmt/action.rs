@@ -37,11 +37,7 @@ const MAX_ACTION_BODIES: u32 = 32;
 /// How many action bodies nest below `b` through its calls (0: it calls none). Each action's
 /// depth is worked out once (`memo`), so a wide call tree costs little; a callee lowered
 /// before has passed this check, so the walk is at most [`MAX_ACTION_BODIES`] deep.
-fn call_depth(
-    b: &[ir::Stmt],
-    actions: &[ir::Action],
-    memo: &mut HashMap<usize, u32>,
-) -> u32 {
+fn call_depth(b: &[ir::Stmt], actions: &[ir::Action], memo: &mut HashMap<usize, u32>) -> u32 {
     b.iter()
         .map(|s| match s {
             ir::Stmt::If { then, els, .. } => {
@@ -364,7 +360,9 @@ impl<'a> Lowerer<'a> {
         // The caller's body and the callee's chain of bodies: the model runs at most
         // `MAX_ACTION_BODIES` nested (the resource check would call the IR malformed).
         let callee = self.pipe.actions.get(id.index()).map(|a| a.body.as_slice());
-        let below = callee.map_or(0, |b| call_depth(b, &self.pipe.actions, &mut HashMap::new()));
+        let below = callee.map_or(0, |b| {
+            call_depth(b, &self.pipe.actions, &mut HashMap::new())
+        });
         let bodies = 2 + below;
         if bodies > MAX_ACTION_BODIES {
             return Err(self.err(
