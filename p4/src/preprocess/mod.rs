@@ -220,7 +220,7 @@ pub fn preprocess(
         once: HashSet::new(),
         loaded: HashMap::new(),
         unterminated_comment: false,
-        use_site: (String::new(), 0),
+        use_site: (root, 0),
         failed_uses: HashSet::new(),
         includes: 0,
     };
@@ -267,8 +267,8 @@ struct Preprocessor<'a> {
     loaded: HashMap<String, FileId>,
     /// Some file ends inside a `/* ...` comment (already reported).
     unterminated_comment: bool,
-    /// File name and 1-based line of the macro use being expanded (`__FILE__`, `__LINE__`).
-    use_site: (String, usize),
+    /// File and 1-based line of the macro use being expanded (`__FILE__`, `__LINE__`).
+    use_site: (FileId, usize),
     /// Macro uses (as written) whose expansion failed: the same use again fails the same way,
     /// so it expands to nothing at once instead of redoing (up to a megabyte of) work.
     failed_uses: HashSet<String>,
@@ -811,9 +811,9 @@ impl Preprocessor<'_> {
                     .sm
                     .get(file)
                     .map_or(0, |f| f.line_of(at + start as u32));
-                self.use_site = (self.sm.name(file).to_string(), line_no);
+                self.use_site = (file, line_no);
                 let Some(mac) = self.macros.get(word) else {
-                    if let Some(text) = predefined::dynamic(word, &self.use_site.0, line_no) {
+                    if let Some(text) = predefined::dynamic(word, self.sm.name(file), line_no) {
                         let use_site = Span::new(file, at + start as u32, at + i as u32);
                         self.out
                             .verbatim(file, at + copied as u32, &line[copied..start]);
@@ -952,7 +952,11 @@ impl Preprocessor<'_> {
                 };
                 match mac {
                     None if hide.iter().any(|h| h == word) => out.push_str(word),
-                    None => match predefined::dynamic(word, &self.use_site.0, self.use_site.1) {
+                    None => match predefined::dynamic(
+                        word,
+                        self.sm.name(self.use_site.0),
+                        self.use_site.1,
+                    ) {
                         Some(text) => out.push_str(&text),
                         None => out.push_str(word),
                     },

@@ -114,14 +114,11 @@ impl ExternType for PacketIo {
                     l.header_limit(&header, 32 * 8, "mirror header", h.span);
                 }
                 let emit = ir::Stmt::MirrorEmit { session, header };
-                let Some(emit) =
-                    l.table_emit(DeparserTable::Mirror, *entry, &c.xname, emit, span)?
-                else {
-                    return Ok(None);
-                };
-                let emit =
-                    l.when_written(pipeline::ir::Intrinsic::EgDprsrMirrorType, emit, span)?;
-                l.need_stmt(out, span, "emit")?.push(emit);
+                let table = (DeparserTable::Mirror, *entry);
+                let written = pipeline::ir::Intrinsic::EgDprsrMirrorType;
+                if let Some(emit) = l.table_emit(table, &c.xname, emit, written, span)? {
+                    l.need_stmt(out, span, "emit")?.push(emit);
+                }
                 Ok(None)
             }
             (Kind::Resubmit { entry }, "emit") => {
@@ -138,14 +135,11 @@ impl ExternType for PacketIo {
                     l.resubmit_limit(&header, header_ty.as_ref(), h.span)?;
                 }
                 let emit = ir::Stmt::ResubmitEmit { header };
-                let Some(emit) =
-                    l.table_emit(DeparserTable::Resubmit, *entry, &c.xname, emit, span)?
-                else {
-                    return Ok(None);
-                };
-                let emit =
-                    l.when_written(pipeline::ir::Intrinsic::IgDprsrResubmitType, emit, span)?;
-                l.need_stmt(out, span, "emit")?.push(emit);
+                let table = (DeparserTable::Resubmit, *entry);
+                let written = pipeline::ir::Intrinsic::IgDprsrResubmitType;
+                if let Some(emit) = l.table_emit(table, &c.xname, emit, written, span)? {
+                    l.need_stmt(out, span, "emit")?.push(emit);
+                }
                 Ok(None)
             }
             (Kind::Pktgen, "emit") => {
@@ -251,14 +245,15 @@ fn ctor_entry<'a>(l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Option<u128>> {
 
 impl<'a> Lowerer<'a> {
     /// A mirror or resubmit `emit` (`stmt`) of instance `xname` made with constructor entry
-    /// `ctor`, checked by bf-p4c's deparser table rules (see `deparser_rules`): None when an
-    /// earlier emit has its entry (dropped, warned).
+    /// `ctor` (`(table, ctor)`), checked by bf-p4c's deparser table rules (see
+    /// `deparser_rules`) and run only where intrinsic `written` (its type field) was written:
+    /// None when an earlier emit has its entry (dropped, warned).
     fn table_emit(
         &mut self,
-        table: DeparserTable,
-        ctor: Option<u128>,
+        (table, ctor): (DeparserTable, Option<u128>),
         xname: &str,
         stmt: ir::Stmt,
+        written: pipeline::ir::Intrinsic,
         span: crate::source::Span,
     ) -> Res<Option<ir::Stmt>> {
         let what = format!("{xname}.emit");
@@ -266,6 +261,7 @@ impl<'a> Lowerer<'a> {
         if !self.first_of_entry(table, entry, &what, span) {
             return Ok(None);
         }
-        Ok(Some(self.selected_by_ctor(&source, entry, stmt, span)))
+        let stmt = self.selected_by_ctor(&source, entry, stmt, span);
+        self.when_written(written, stmt, span).map(Some)
     }
 }
