@@ -1310,6 +1310,163 @@ async fn action_profile_members_groups_and_entries() {
     assert_eq!(read(&mut c, cell(1)).await, vec![cell(1)]);
 }
 
+/// The hidden groups of `profile` on the switch: per group, its members' first parameter.
+fn switch_groups(r: &Rig, profile: &str) -> Vec<Vec<u8>> {
+    let profile = profile.to_string();
+    let views =
+        r.rt.as_ref()
+            .unwrap()
+            .handle()
+            .each(Duration::from_secs(5), move |sw, _| {
+                sw.profile_read(pipeline::api::PipeSel::All, &profile)
+                    .unwrap()
+            })
+            .unwrap();
+    let v = &views[0];
+    v.groups
+        .iter()
+        .map(|(_, members)| {
+            members
+                .iter()
+                .map(|m| {
+                    let (_, _, params) = v.members.iter().find(|x| x.0 == *m).unwrap();
+                    params[0].1 as u8
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shot_action_sets_make_hidden_groups() {
+    let r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let prof = &info.action_profiles[0];
+    let pname = prof.preamble.as_ref().unwrap().name.clone();
+    let pid = prof.preamble.as_ref().unwrap().id;
+    let ecmp = table(&info, "SwitchIngress.ecmp");
+    let Some(p4v1::table_action::Type::Action(nh)) =
+        action(&info, "SwitchIngress.set_nexthop", &[&[11]])
+            .unwrap()
+            .r#type
+    else {
+        unreachable!()
+    };
+    let act = |v: u8, weight: i32| p4v1::ActionProfileAction {
+        action: Some(p4v1::Action {
+            params: vec![p4v1::action::Param {
+                value: vec![v],
+                ..nh.params[0].clone()
+            }],
+            ..nh.clone()
+        }),
+        weight,
+        watch_kind: None,
+    };
+    let entry = |key: u8, acts: Vec<p4v1::ActionProfileAction>| p4v1::TableEntry {
+        table_id: ecmp.preamble.as_ref().unwrap().id,
+        r#match: vec![fm(
+            1,
+            F::Exact(p4v1::field_match::Exact { value: vec![key] }),
+        )],
+        action: Some(p4v1::TableAction {
+            r#type: Some(p4v1::table_action::Type::ActionProfileActionSet(
+                p4v1::ActionProfileActionSet {
+                    action_profile_actions: acts,
+                },
+            )),
+        }),
+        ..Default::default()
+    };
+    // An action of weight 2 is two members of the group made for the entry.
+    let e1 = entry(1, vec![act(11, 2), act(12, 1)]);
+    c.write(write(1, vec![update(Insert, E::TableEntry(e1.clone()))]))
+        .await
+        .unwrap();
+    assert_eq!(switch_groups(&r, &pname), vec![vec![11, 11, 12]]);
+    assert_eq!(
+        read(&mut c, E::TableEntry(e1.clone())).await,
+        vec![E::TableEntry(e1.clone())]
+    );
+    // The server's members and groups are not shown, and the client cannot write its own.
+    let wild = E::ActionProfileMember(p4v1::ActionProfileMember {
+        action_profile_id: pid,
+        ..Default::default()
+    });
+    assert_eq!(read(&mut c, wild).await, vec![]);
+    let member = E::ActionProfileMember(p4v1::ActionProfileMember {
+        action_profile_id: pid,
+        member_id: 1,
+        action: Some(nh.clone()),
+    });
+    // Refused: a member of the one-shot profile, a zero weight, weights over the selector's
+    // max_group_size, an empty set, a watch port.
+    let mut watched = act(13, 1);
+    watched.watch_kind = Some(p4v1::action_profile_action::WatchKind::WatchPort(vec![1]));
+    let over = prof.max_group_size + 1;
+    let st = c
+        .write(write(
+            1,
+            vec![
+                update(Insert, member.clone()),
+                update(Insert, E::TableEntry(entry(2, vec![act(13, 0)]))),
+                update(Insert, E::TableEntry(entry(3, vec![act(13, over)]))),
+                update(Insert, E::TableEntry(entry(4, vec![]))),
+                update(Insert, E::TableEntry(entry(5, vec![watched]))),
+            ],
+        ))
+        .await
+        .unwrap_err();
+    let codes: Vec<i32> = details(&st).iter().map(|d| d.0).collect();
+    assert_eq!(
+        codes,
+        vec![
+            Code::InvalidArgument as i32,
+            Code::InvalidArgument as i32,
+            Code::InvalidArgument as i32,
+            Code::InvalidArgument as i32,
+            Code::Unimplemented as i32
+        ],
+        "{:?}",
+        details(&st)
+    );
+    // A second insert of the same key fails and leaves no group behind; a MODIFY replaces
+    // the group; a DELETE removes the entry and its group.
+    let st = c
+        .write(write(
+            1,
+            vec![update(Insert, E::TableEntry(entry(1, vec![act(14, 1)])))],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::AlreadyExists as i32, "{st:?}");
+    assert_eq!(switch_groups(&r, &pname), vec![vec![11, 11, 12]]);
+    let e1b = entry(1, vec![act(15, 1), act(16, 1)]);
+    c.write(write(1, vec![update(Modify, E::TableEntry(e1b.clone()))]))
+        .await
+        .unwrap();
+    assert_eq!(switch_groups(&r, &pname), vec![vec![15, 16]]);
+    assert_eq!(
+        read(&mut c, E::TableEntry(e1.clone())).await,
+        vec![E::TableEntry(e1b.clone())]
+    );
+    c.write(write(1, vec![update(Delete, E::TableEntry(e1b))]))
+        .await
+        .unwrap();
+    assert_eq!(switch_groups(&r, &pname), Vec::<Vec<u8>>::new());
+    // With no one-shot entry left, the profile takes members again, and then no action sets.
+    c.write(write(1, vec![update(Insert, member)]))
+        .await
+        .unwrap();
+    let st = c
+        .write(write(1, vec![update(Insert, E::TableEntry(e1))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32, "{st:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn digests_reach_the_primary() {
     let mut r = rig_of(compiled("../p4/programs/switch.p4"));

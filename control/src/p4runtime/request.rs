@@ -86,7 +86,7 @@ fn profile_ref(
             t.name
         ))),
         Some(T::ActionProfileActionSet(_)) => Err(P4Error::unimplemented(
-            "one-shot action profile action sets are not supported; insert members and groups",
+            "an action set (one-shot programming) is expanded by the P4Runtime server, not here",
         )),
         Some(T::Action(_)) => Err(P4Error::invalid(format!(
             "table `{}` has an action profile: entries point at a member or a group",

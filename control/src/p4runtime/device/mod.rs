@@ -68,6 +68,10 @@ pub enum Op {
     },
     /// Writes applied in order (an entry, then its direct counter and meter).
     Seq(Vec<Op>),
+    /// Writes applied in order, each with the write that takes it back: when one fails, those
+    /// before it are taken back, last first (one-shot entries: members, group, entry, then
+    /// the replaced group and members, which take nothing back).
+    Steps(Vec<(Op, Option<Op>)>),
     DefaultSet {
         table: String,
         action: String,
@@ -219,6 +223,20 @@ fn set_ttl(
     Ok(())
 }
 
+fn apply_steps(sw: &mut Switch, steps: &[(Op, Option<Op>)]) -> Result<(), P4Error> {
+    for (i, (op, _)) in steps.iter().enumerate() {
+        if let Err(e) = apply(sw, op) {
+            for undo in steps[..i].iter().rev().filter_map(|(_, u)| u.as_ref()) {
+                if let Err(u) = apply(sw, undo) {
+                    tracing::warn!(error = %u, "taking back a failed write's step");
+                }
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
 /// Applies one write.
 pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
     let all = PipeSel::All;
@@ -261,6 +279,7 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
         }
         Op::DefaultReset { table } => Ok(sw.table_reset_default(all, table)?),
         Op::Seq(ops) => ops.iter().try_for_each(|op| apply(sw, op)),
+        Op::Steps(steps) => apply_steps(sw, steps),
         Op::DefaultSet {
             table,
             action,

@@ -1,7 +1,8 @@
 //! What the server keeps beside the switch so that reads give back what was written: the
 //! opaque `metadata` and `controller_metadata` of table entries, a multicast group's
 //! `metadata` and a clone session's `class_of_service` (pisa's switch model has no place for
-//! them), and an action profile group's `max_size` (a MODIFY must keep it). An applied update
+//! them), an action profile group's `max_size` (a MODIFY must keep it) and the action sets of
+//! entries programmed one-shot ([`OneShots`]). An applied update
 //! records them; reads fill them in; a commit that clears the
 //! switch's state clears them too.
 
@@ -12,13 +13,14 @@ use super::super::device::Keys;
 use super::super::proto::p4::v1 as p4v1;
 use super::super::request::{entry_key, table};
 use super::super::schema::Schema;
+use super::oneshot::OneShots;
 
 use p4v1::entity::Entity as E;
 use p4v1::packet_replication_engine_entry::Type as Pre;
 use p4v1::update::Type as U;
 
 /// A table entry: table id, key fields sorted by name, pisa priority.
-type EntryId = (u32, Keys, Option<u32>);
+pub(super) type EntryId = (u32, Keys, Option<u32>);
 
 #[derive(Debug, Default, Clone)]
 pub(super) struct Extras {
@@ -30,9 +32,11 @@ pub(super) struct Extras {
     cos: BTreeMap<u32, u32>,
     /// Per action profile group (profile id, group id): `max_size`.
     max_size: BTreeMap<(u32, u32), i32>,
+    /// Entries programmed with action sets, and the groups and members made for them.
+    pub(super) shots: OneShots,
 }
 
-fn entry_id(s: &Schema, e: &p4v1::TableEntry) -> Option<EntryId> {
+pub(super) fn entry_id(s: &Schema, e: &p4v1::TableEntry) -> Option<EntryId> {
     let t = table(s, e.table_id).ok()?;
     let (mut keys, priority) = entry_key(t, e).ok()?;
     keys.sort_by(|a, b| a.0.cmp(&b.0));
@@ -89,7 +93,11 @@ impl Extras {
     /// Fills what is kept into a read's entity.
     pub(super) fn fill(&self, s: &Schema, e: &mut p4v1::Entity) {
         match e.entity.as_mut() {
-            Some(E::TableEntry(te)) if !self.entries.is_empty() && !te.is_default_action => {
+            Some(E::TableEntry(te)) if !te.is_default_action => {
+                self.shots.fill(s, te);
+                if self.entries.is_empty() {
+                    return;
+                }
                 if let Some((m, c)) = entry_id(s, te).and_then(|id| self.entries.get(&id)) {
                     te.metadata = m.clone();
                     te.controller_metadata = *c;

@@ -50,6 +50,7 @@ mod config;
 mod digests;
 mod extras;
 mod idle;
+mod oneshot;
 mod stream;
 
 /// How long one request may wait for the switch's thread.
@@ -362,13 +363,19 @@ impl Service {
         Ok(())
     }
 
-    /// The checks of an update against what the server keeps beside the switch.
-    fn check_extras(&self, u: &p4v1::Update) -> Result<(), P4Error> {
-        self.shared
+    /// An update checked against what the server keeps beside the switch, as the switch
+    /// operation it is, with what it changes there when it is one-shot programming.
+    fn plan(&self, s: &Schema, u: &p4v1::Update) -> Result<(Op, Option<oneshot::Change>), P4Error> {
+        let mut x = self
+            .shared
             .extras
             .lock()
-            .map_err(|_| P4Error::new(Code::Internal, "extras poisoned"))?
-            .check(u)
+            .map_err(|_| P4Error::new(Code::Internal, "extras poisoned"))?;
+        x.check(u)?;
+        match x.shots.plan(s, u)? {
+            Some((op, change)) => Ok((op, Some(change))),
+            None => Ok((request::update_op(s, u)?, None)),
+        }
     }
 
     /// Writes wait until a config saved by VERIFY_AND_SAVE is committed: the spec has them
@@ -489,7 +496,7 @@ impl P4Runtime for Service {
         // the checks), or an operation for the switch.
         enum Step {
             Done(Result<(), P4Error>),
-            Switch(Op),
+            Switch(Op, Option<oneshot::Change>),
         }
         let steps: Vec<Step> = req
             .updates
@@ -499,11 +506,8 @@ impl P4Runtime for Service {
                     Some(p4v1::entity::Entity::DigestEntry(d)) => {
                         Step::Done(self.digest_write(&pipeline.schema, u.r#type, d))
                     }
-                    _ => match self
-                        .check_extras(u)
-                        .and_then(|()| request::update_op(&pipeline.schema, u))
-                    {
-                        Ok(op) => Step::Switch(op),
+                    _ => match self.plan(&pipeline.schema, u) {
+                        Ok((op, change)) => Step::Switch(op, change),
                         Err(e) => Step::Done(Err(e)),
                     },
                 },
@@ -514,21 +518,24 @@ impl P4Runtime for Service {
         let ops: Vec<Op> = steps
             .iter()
             .filter_map(|s| match s {
-                Step::Switch(op) if !(atomic && refused) => Some(op.clone()),
+                Step::Switch(op, _) if !(atomic && refused) => Some(op.clone()),
                 _ => None,
             })
             .collect();
         let mut applied = self.apply_ops(ops, atomic).await?.into_iter();
-        let mut results: Vec<Result<(), P4Error>> = steps
+        let (mut results, changes): (Vec<Result<(), P4Error>>, Vec<_>) = steps
             .into_iter()
             .map(|s| match s {
-                Step::Done(r) => r,
-                Step::Switch(_) if atomic && refused => Err(rolled_back()),
-                Step::Switch(_) => applied.next().unwrap_or_else(|| {
-                    Err(P4Error::new(Code::Internal, "no answer from the switch"))
-                }),
+                Step::Done(r) => (r, None),
+                Step::Switch(_, _) if atomic && refused => (Err(rolled_back()), None),
+                Step::Switch(_, change) => (
+                    applied.next().unwrap_or_else(|| {
+                        Err(P4Error::new(Code::Internal, "no answer from the switch"))
+                    }),
+                    change,
+                ),
             })
-            .collect();
+            .unzip();
         if atomic && results.iter().any(|r| r.is_err()) {
             for r in &mut results {
                 if r.is_ok() {
@@ -544,10 +551,14 @@ impl P4Runtime for Service {
             .extras
             .lock()
             .map_err(|_| Status::internal("extras poisoned"))?;
-        for (u, r) in req.updates.iter().zip(&results) {
+        for ((u, r), change) in req.updates.iter().zip(&results).zip(changes) {
             match r {
                 Ok(()) => {
                     extras.record(&pipeline.schema, u);
+                    match change {
+                        Some(c) => extras.shots.commit(c),
+                        None => extras.shots.record(u),
+                    }
                     tracing::debug!(kind = u.r#type, "p4runtime write")
                 }
                 Err(e) => tracing::info!(error = %e, "p4runtime write refused"),
@@ -596,6 +607,7 @@ impl P4Runtime for Service {
         }
         entities.extend(local);
         if let Ok(extras) = self.shared.extras.lock() {
+            entities.retain(|e| !extras.shots.hides(e));
             for e in &mut entities {
                 extras.fill(&pipeline.schema, e);
             }
