@@ -2,6 +2,7 @@
  * Written for pisa from the P4_16 language specification (section "core library"). */
 #ifndef PISA_CORE_P4
 #define PISA_CORE_P4
+#define _CORE_P4_
 
 /* Errors raised by the parser and by verify(). Architectures add their own. */
 error {

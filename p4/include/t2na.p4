@@ -7,6 +7,7 @@
 #error "tna.p4 and t2na.p4 cannot both be included"
 #endif
 #define PISA_TOFINO_GEN 2
+#define _TOFINO2_NATIVE_ARCHITECTURE_
 
 #if __TARGET_TOFINO__ != 2
 #error "t2na.p4 (the Tofino 2 native architecture) cannot run on this target: compile with --target tofino2, or include tna.p4 for Tofino 1"

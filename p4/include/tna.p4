@@ -11,6 +11,7 @@
 #error "tna.p4 and t2na.p4 cannot both be included"
 #endif
 #define PISA_TOFINO_GEN 1
+#define _TOFINO1_NATIVE_ARCHITECTURE_
 
 #include <core.p4>
 #if __TARGET_TOFINO__ == 1

@@ -2,6 +2,11 @@
  * `Pipeline(...) pipe;` and `Switch(pipe) main;`. Shared by tna.p4 and t2na.p4. */
 #ifndef PISA_TOFINO_ARCH_P4
 #define PISA_TOFINO_ARCH_P4
+#if PISA_TOFINO_GEN == 1
+#define _TOFINO1_P4_ARCH_
+#else
+#define _TOFINO2_P4_ARCH_
+#endif
 
 parser IngressParserT<H, M>(
     packet_in pkt,

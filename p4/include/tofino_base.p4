@@ -5,6 +5,16 @@
  * and layout are pisa's own. The including header has already included the device specs. */
 #ifndef PISA_TOFINO_BASE_P4
 #define PISA_TOFINO_BASE_P4
+/* The include guard Intel's header of this generation defines (programs may test it). */
+#if PISA_TOFINO_GEN == 1
+#define _TOFINO1_P4_BASE_
+#else
+#define _TOFINO2_P4_BASE_
+#endif
+
+/* The compiler's version as one number, to compare with `#if COMPILER_VERSION >= ...`. */
+#define PACK_VERSION(a, b, c) (((a) << 24) + ((b) << 12) + (c))
+#define COMPILER_VERSION PACK_VERSION(__p4c_major__, __p4c_minor__, __p4c_patchlevel__)
 
 /* ---- parser error flags (bits of *_intrinsic_metadata_from_parser_t.parser_err) ---- */
 const bit<16> PARSER_ERROR_OK           = 16w0x0000;
@@ -237,9 +247,6 @@ struct egress_intrinsic_metadata_for_deparser_t {
 struct egress_intrinsic_metadata_for_output_port_t {
     bit<1> capture_tstamp_on_tx;
     bit<1> update_delay_on_tx;
-#if PISA_TOFINO_GEN == 1
-    bit<1> force_tx_error;
-#endif
 }
 
 /* ---- packet generator headers (after the port metadata of generated packets) ---- */
@@ -377,9 +384,11 @@ extern Random<W> {
     W get();
 }
 
+#if PISA_TOFINO_GEN == 2
 extern IdleTimeout {
     IdleTimeout();
 }
+#endif
 
 /* ---- helper functions ---- */
 extern T max<T>(in T t1, in T t2);

@@ -172,7 +172,7 @@ impl<'a> Lowerer<'a> {
                                     crate::check::unsupported(
                                         k.match_kind.span,
                                         &format!("match kind `{other}`"),
-                                        "action selectors, ATCAM or d-left tables",
+                                        "this match kind (d-left hash tables)",
                                     )
                                 } else {
                                     let mut d =

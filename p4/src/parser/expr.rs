@@ -288,8 +288,11 @@ impl Parser {
         }
         loop {
             let start = self.peek().span;
-            let named = matches!(self.peek_kind(), TokenKind::Ident(_))
-                && self.nth_kind(1) == &TokenKind::Assign;
+            // `type` and `state` are names here too (`Counter(size = 8, type = ...)`).
+            let named = matches!(
+                self.peek_kind(),
+                TokenKind::Ident(_) | TokenKind::Type | TokenKind::State
+            ) && self.nth_kind(1) == &TokenKind::Assign;
             let name = if named {
                 let n = self.ident("an argument name")?;
                 self.bump();

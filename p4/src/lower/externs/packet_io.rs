@@ -4,7 +4,7 @@
 use pipeline::ir::{self, DigestId};
 
 use super::deparser_rules::{DeparserTable, EntrySource};
-use super::{flat_inputs, flat_names, Call, Ctor, ExternType, Kind};
+use super::{flat_inputs_typed, flat_names, Call, Ctor, ExternType, Kind};
 use crate::ast::{self};
 use crate::diag::Diagnostic;
 use crate::lower::{Ctx, Lowerer, Res, V};
@@ -203,7 +203,7 @@ impl ExternType for PacketIo {
                     }
                 }
                 let mut fields = Vec::new();
-                flat_inputs(v, &mut fields, l, a.span, false)?;
+                flat_inputs_typed(v, Some(ty), &mut fields, l, a.span)?;
                 l.digest_fields_ok(&fields, a.span)?;
                 let pack = ir::Stmt::DigestPack {
                     digest: *id,
