@@ -25,14 +25,21 @@
 //! `lo..hi` ranges, `v &&& mask`), and `mc_prune_set XID PORT...` programs the PRE's L2
 //! exclusion table (Tofino's `$pre.prune`, which bmv2 lacks).
 
+mod cursor;
+mod entries;
 mod expect;
+mod lines;
 mod parse;
+mod parse_check;
+mod parse_write;
 mod report;
 mod run;
 
+pub use cursor::StfParseError;
 pub use expect::{ExpectPattern, Nibble};
-pub use parse::{parse, StfParseError};
-pub use report::{Check, CheckKind, CheckOutcome, StfReport, StmtError, Unexpected};
+pub use lines::decode;
+pub use parse::parse;
+pub use report::{Check, CheckKind, CheckOutcome, Note, StfReport, StmtError, Unexpected};
 pub use run::{run_stf, run_stf_on, StfOptions};
 
 /// A value as written in the script, with the column it starts at (1-based) for error messages.
@@ -45,11 +52,13 @@ pub struct Arg {
     pub column: usize,
 }
 
-/// `NAME(ARG:VALUE, ...)`.
+/// `NAME(ARG:VALUE, ...)`, or the harness's `NAME ARG:VALUE ...` without parentheses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActionSpec {
     pub name: String,
     pub args: Vec<Arg>,
+    /// `NAME(ADDR ...)`: the action-data address (an action profile's member) the entry uses.
+    pub member: Option<u32>,
 }
 
 /// The cell a `check_counter` / `check_register` reads.
@@ -65,6 +74,45 @@ pub enum CellRef {
 pub enum CountKind {
     Packets,
     Bytes,
+}
+
+/// What `check_counter` / `check_register` do with the value they read: `[hi:lo]` keeps
+/// bits hi..lo, `& MASK` masks, then the comparison; no comparison prints the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ValueTest {
+    pub slice: Option<(u32, u32)>,
+    pub mask: Option<u128>,
+    pub cmp: Option<(CmpOp, u128)>,
+}
+
+impl ValueTest {
+    /// The read value with the slice and the mask applied.
+    pub fn select(&self, got: u128) -> u128 {
+        let mut v = got;
+        if let Some((hi, lo)) = self.slice {
+            let width = hi.saturating_sub(lo) + 1;
+            v = v.checked_shr(lo).unwrap_or(0);
+            if width < 128 {
+                v &= (1u128 << width) - 1;
+            }
+        }
+        self.mask.map_or(v, |m| v & m)
+    }
+
+    /// The text after the field (` [7:0] & 0xf == 3`), for reports.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        if let Some((hi, lo)) = self.slice {
+            s.push_str(&format!("[{hi}:{lo}]"));
+        }
+        if let Some(m) = self.mask {
+            s.push_str(&format!(" & {m:#x}"));
+        }
+        if let Some((op, v)) = self.cmp {
+            s.push_str(&format!(" {} {v}", op.symbol()));
+        }
+        s
+    }
 }
 
 /// Comparison operators of `check_counter`.
@@ -120,7 +168,8 @@ pub enum Stmt {
     RemoveAll,
     /// `packet PORT HEX...`.
     Packet { port: u16, data: Vec<u8> },
-    /// `expect PORT [HEX...] [$]`; `pattern: None` accepts any packet on the port.
+    /// `expect PORT [HEX...] [$]`; `pattern: None` (the harness's `expect PORT`): from now on
+    /// the port may send any number of packets beyond those expected with data.
     Expect {
         port: u16,
         pattern: Option<ExpectPattern>,
@@ -129,20 +178,23 @@ pub enum Stmt {
     NoPacket,
     /// `wait`: in-flight packets drain; expectations so far are settled.
     Wait,
-    /// `check_counter NAME(INDEX) [packets|bytes] [OP VALUE]`.
+    /// `sleep SECONDS` (the harness's): a `wait` that lets this much virtual time pass.
+    Sleep { ns: u64 },
+    /// `check_counter [PIPE:]NAME(INDEX) [packets|bytes][[hi:lo]] [& MASK] [OP VALUE]`.
     CheckCounter {
         counter: String,
+        pipe: Option<u16>,
         cell: CellRef,
         kind: CountKind,
-        op: CmpOp,
-        value: u128,
+        test: ValueTest,
     },
-    /// `check_register NAME(INDEX) [FIELD] = VALUE`.
+    /// `check_register [PIPE:]NAME(INDEX) [FIELD][[hi:lo]] [& MASK] [OP VALUE]`.
     CheckRegister {
         register: String,
+        pipe: Option<u16>,
         cell: CellRef,
         field: Option<String>,
-        value: u128,
+        test: ValueTest,
     },
     /// `mirroring_add SESSION PORT`.
     MirroringAdd { session: u16, port: u16 },
