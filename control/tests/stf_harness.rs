@@ -138,9 +138,18 @@ fn check_without_comparison_prints() {
     assert!(r.all_passed(), "{r}");
     assert!(r.checks.is_empty(), "{r}");
     let n = notes(&r);
-    assert!(n.contains("5: check_counter ctr(9) packets: 0 (0x0)"), "{n}");
-    assert!(n.contains("6: check_counter ctr(5) packets: 1 (0x1)"), "{n}");
-    assert!(n.contains("7: check_register reg(5): 305419896 (0x12345678)"), "{n}");
+    assert!(
+        n.contains("5: check_counter ctr(9) packets: 0 (0x0)"),
+        "{n}"
+    );
+    assert!(
+        n.contains("6: check_counter ctr(5) packets: 1 (0x1)"),
+        "{n}"
+    );
+    assert!(
+        n.contains("7: check_register reg(5): 305419896 (0x12345678)"),
+        "{n}"
+    );
 }
 
 /// `=`, the `N:` pipe prefix, `[hi:lo]`, `& MASK` and `<`/`>=` on registers.
@@ -154,12 +163,23 @@ fn harness_check_forms() {
          check_register reg(5) lo[31:16] > 0x1234\n",
         pkt(1, 2, 3, 5)
     ));
-    let outcomes: Vec<(usize, &CheckOutcome)> = r.checks.iter().map(|c| (c.line, &c.outcome)).collect();
-    let passed = |l: usize| outcomes.iter().any(|(n, o)| *n == l && **o == CheckOutcome::Passed);
+    let outcomes: Vec<(usize, &CheckOutcome)> =
+        r.checks.iter().map(|c| (c.line, &c.outcome)).collect();
+    let passed = |l: usize| {
+        outcomes
+            .iter()
+            .any(|(n, o)| *n == l && **o == CheckOutcome::Passed)
+    };
     for l in 5..=10 {
         assert!(passed(l), "line {l}: {r}");
     }
-    assert!(matches!(outcomes.last(), Some((11, CheckOutcome::ValueMismatch { got: 0x1234 }))), "{r}");
+    assert!(
+        matches!(
+            outcomes.last(),
+            Some((11, CheckOutcome::ValueMismatch { got: 0x1234 }))
+        ),
+        "{r}"
+    );
 }
 
 /// `expect PORT` without data: any number of packets on the port, zero included, from then
@@ -169,13 +189,24 @@ fn expect_without_data_lets_packets_through() {
     let p = pkt(1, 2, 3, 4);
     let zero = run("add ex f1:1 b1:3 set_port(port:2)\nexpect 1\nwait\n");
     assert!(zero.all_passed(), "{zero}");
-    let many = run(&format!("expect 1\npacket 0 {p}\npacket 0 {p}\nwait\npacket 0 {p}\n"));
+    let many = run(&format!(
+        "expect 1\npacket 0 {p}\npacket 0 {p}\nwait\npacket 0 {p}\n"
+    ));
     assert!(many.all_passed(), "{many}");
-    assert!(notes(&many).contains("2 more packets out of port 1"), "{many}");
+    assert!(
+        notes(&many).contains("2 more packets out of port 1"),
+        "{many}"
+    );
     let then_data = run(&format!("expect 1\nexpect 1 {p}\npacket 0 {p}\n"));
-    assert!(then_data.all_passed() && then_data.checks.len() == 1, "{then_data}");
+    assert!(
+        then_data.all_passed() && then_data.checks.len() == 1,
+        "{then_data}"
+    );
     // A wrong packet on such a port still fails an `expect` with data.
-    let wrong = run(&format!("expect 1\nexpect 1 {}\npacket 0 {p}\n", pkt(9, 9, 9, 9)));
+    let wrong = run(&format!(
+        "expect 1\nexpect 1 {}\npacket 0 {p}\n",
+        pkt(9, 9, 9, 9)
+    ));
     assert!(!wrong.all_passed(), "{wrong}");
 }
 
@@ -191,7 +222,10 @@ fn same_priority_replaces() {
         pkt(1, 3, 0, 0)
     ));
     assert!(r.all_passed() && r.checks.len() == 1, "{r}");
-    assert!(notes(&r).contains("2: add I.tern: replaces the entry at priority 5"), "{r}");
+    assert!(
+        notes(&r).contains("2: add I.tern: replaces the entry at priority 5"),
+        "{r}"
+    );
 }
 
 /// Omitted exact keys match 0, omitted parameters are 0, wide parameters are cut (warned).
@@ -207,10 +241,22 @@ fn omitted_keys_and_parameters_and_wide_parameters() {
     ));
     assert!(r.all_passed(), "{r}");
     let n = notes(&r);
-    assert!(n.contains("1: add ex: no value for exact key `hdr.data.f1`: it matches 0"), "{n}");
-    assert!(n.contains("1: add ex: argument `port:0x202` does not fit in 9 bits: cut to 0x2"), "{n}");
-    assert!(n.contains("2: add ex: no value for exact key `hdr.data.b1`"), "{n}");
-    assert!(n.contains("2: add ex: no value for parameter `val`: it is 0"), "{n}");
+    assert!(
+        n.contains("1: add ex: no value for exact key `hdr.data.f1`: it matches 0"),
+        "{n}"
+    );
+    assert!(
+        n.contains("1: add ex: argument `port:0x202` does not fit in 9 bits: cut to 0x2"),
+        "{n}"
+    );
+    assert!(
+        n.contains("2: add ex: no value for exact key `hdr.data.b1`"),
+        "{n}"
+    );
+    assert!(
+        n.contains("2: add ex: no value for parameter `val`: it is 0"),
+        "{n}"
+    );
 }
 
 /// `priority:N`, hex priorities, `ACT P:V` without parentheses, commas, `;` between

@@ -104,7 +104,9 @@ impl<'a> Cursor<'a> {
             self.pos += 1;
             let s = self.take_while(|c| c != '"');
             if !self.eat("\"") || s.is_empty() {
-                return Err(self.error_at(open, format!("expected {what} in closed, non-empty quotes")));
+                return Err(
+                    self.error_at(open, format!("expected {what} in closed, non-empty quotes"))
+                );
             }
             return Ok(s.to_string());
         }
@@ -172,4 +174,3 @@ impl<'a> Cursor<'a> {
         Ok((s.to_string(), column))
     }
 }
-

@@ -39,7 +39,12 @@ fn fit_value(width: u16, text: &str) -> Option<String> {
 /// The key name `name` stands for: as written when the table has it, else a validity-key
 /// spelling (`hdr.h.$valid`, `hdr.h`, a lone `valid` when the table has one such key).
 fn key_name(t: &ir::Table, name: &str) -> String {
-    let known = |n: &str| !matches!(resolve::build_key(t, [(n, "0")]), Err(ResolveError::UnknownKey { .. }));
+    let known = |n: &str| {
+        !matches!(
+            resolve::build_key(t, [(n, "0")]),
+            Err(ResolveError::UnknownKey { .. })
+        )
+    };
     if known(name) {
         return name.to_string();
     }
@@ -68,9 +73,7 @@ pub(super) fn fit_keys(t: &ir::Table, keys: &[Arg], notes: &mut Vec<String>) -> 
         .map(|a| {
             let name = key_name(t, &a.name);
             let leaf = |k: &&ir::TableKey| {
-                k.name == name
-                    || k.name.ends_with(&format!(".{name}"))
-                    || name.ends_with(&k.name)
+                k.name == name || k.name.ends_with(&format!(".{name}")) || name.ends_with(&k.name)
             };
             // Key values wider than their field keep their low bits, silently (the drivers'
             // way, and many suites write 0x-padded values).
@@ -169,7 +172,10 @@ mod tests {
     fn wide_values_keep_their_low_bits() {
         assert_eq!(fit_value(8, "0x1ff").as_deref(), Some("0xff"));
         assert_eq!(fit_value(8, "0xff"), None);
-        assert_eq!(fit_value(8, "0x1ff &&& 0x1f0").as_deref(), Some("0xff &&& 0xf0"));
+        assert_eq!(
+            fit_value(8, "0x1ff &&& 0x1f0").as_deref(),
+            Some("0xff &&& 0xf0")
+        );
         assert_eq!(fit_value(8, "0x100/4").as_deref(), Some("0x0/4"));
     }
 }

@@ -62,7 +62,9 @@ fn value_test(cur: &mut Cursor<'_>) -> Result<ValueTest, StfParseError> {
         let lo = cur.number_as("the slice's low bit")?;
         cur.expect_char(']', "after the slice")?;
         if hi < lo || hi > 127 {
-            return Err(cur.error(format!("the slice [{hi}:{lo}] is not bits 127..0, high first")));
+            return Err(cur.error(format!(
+                "the slice [{hi}:{lo}] is not bits 127..0, high first"
+            )));
         }
         test.slice = Some((hi, lo));
     }
@@ -138,7 +140,10 @@ mod tests {
     use super::*;
 
     fn one(s: &str) -> Stmt {
-        parse(s).unwrap_or_else(|e| panic!("{s}: {e}")).remove(0).stmt
+        parse(s)
+            .unwrap_or_else(|e| panic!("{s}: {e}"))
+            .remove(0)
+            .stmt
     }
 
     #[test]
@@ -166,7 +171,10 @@ mod tests {
         let Stmt::CheckRegister { field, test, .. } = one("check_register 0:reg(5) lo < 5") else {
             panic!()
         };
-        assert_eq!((field.as_deref(), test.cmp), (Some("lo"), Some((CmpOp::Lt, 5))));
+        assert_eq!(
+            (field.as_deref(), test.cmp),
+            (Some("lo"), Some((CmpOp::Lt, 5)))
+        );
         let Stmt::CheckRegister { field, test, .. } = one("check_register reg(5)") else {
             panic!()
         };

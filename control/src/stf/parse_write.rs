@@ -109,7 +109,11 @@ mod tests {
     use super::*;
 
     fn add_of(s: &str) -> (Option<u32>, Vec<Arg>, ActionSpec) {
-        match parse(s).unwrap_or_else(|e| panic!("{s}: {e}")).remove(0).stmt {
+        match parse(s)
+            .unwrap_or_else(|e| panic!("{s}: {e}"))
+            .remove(0)
+            .stmt
+        {
             Stmt::Add {
                 priority,
                 keys,
@@ -134,7 +138,11 @@ mod tests {
         assert_eq!(a.args[0].value, "2");
         let (_, _, a) = add_of("add ex way:1 f1:1 set_port(3 port:2)");
         assert_eq!((a.member, a.args.len()), (Some(3), 1));
-        match parse("setdefault ex set_port port:3").unwrap().remove(0).stmt {
+        match parse("setdefault ex set_port port:3")
+            .unwrap()
+            .remove(0)
+            .stmt
+        {
             Stmt::SetDefault { action, .. } => assert_eq!(action.args[0].value, "3"),
             other => panic!("{other:?}"),
         }

@@ -34,7 +34,9 @@ use pipeline::switch::{InFrame, Switch, SwitchConfig, DEFAULT_CPU_PORT};
 use pipeline::tm::mirror::{MirrorDest, MirrorDirection, MirrorSession};
 
 use super::report::{Check, CheckKind, CheckOutcome, Note, StfReport, StmtError, Unexpected};
-use super::{entries, ActionSpec, Arg, CellRef, CountKind, ExpectPattern, StfStmt, Stmt, ValueTest};
+use super::{
+    entries, ActionSpec, Arg, CellRef, CountKind, ExpectPattern, StfStmt, Stmt, ValueTest,
+};
 use crate::resolve::{self, ResolveError};
 
 /// How to run a script.
@@ -322,7 +324,9 @@ impl Runner<'_> {
         let t = match resolve::find_table(&self.prog, table) {
             // `add PROFILE ADDR ACTION(...)`: the harness's action-data entry, a member.
             Err(_) if resolve::find_profile(&self.prog, table).is_ok() => {
-                return self.add_member(table, priority, action).map_err(|e| fail(&e))
+                return self
+                    .add_member(table, priority, action)
+                    .map_err(|e| fail(&e))
             }
             other => other.map_err(|e| fail(&e))?,
         };
@@ -357,7 +361,8 @@ impl Runner<'_> {
         if stf_priority.is_some() && priority.is_some() {
             self.replace_same_priority(line, &full, &entry, stf_priority.unwrap_or(0));
         }
-        self.insert(&full, &entry, action.member).map_err(|e| fail(&e))?;
+        self.insert(&full, &entry, action.member)
+            .map_err(|e| fail(&e))?;
         let added = Added { table: full, entry };
         if let Some(n) = name {
             self.named.insert(n.to_string(), added.clone());
@@ -395,9 +400,13 @@ impl Runner<'_> {
         let k: Vec<(&str, KeyMatch)> = entry.keys.iter().map(|(n, m)| (n.as_str(), *m)).collect();
         if let Some(m) = member {
             let x = pipeline::table::profile::EntryRef::Member(m);
-            return match self.sw.table_add_ref(PipeSel::All, full, &k, entry.priority, x) {
+            return match self
+                .sw
+                .table_add_ref(PipeSel::All, full, &k, entry.priority, x)
+            {
                 Err(pipeline::api::ApiError::DuplicateEntry { .. }) => {
-                    self.sw.table_modify_ref(PipeSel::All, full, &k, entry.priority, x)
+                    self.sw
+                        .table_modify_ref(PipeSel::All, full, &k, entry.priority, x)
                 }
                 other => other,
             };
@@ -432,7 +441,9 @@ impl Runner<'_> {
                 .table_delete(PipeSel::All, &a.table, &keys, a.entry.priority);
             self.note(
                 line,
-                format!("add {full}: replaces the entry at priority {stf} (the harness's TCAM address)"),
+                format!(
+                    "add {full}: replaces the entry at priority {stf} (the harness's TCAM address)"
+                ),
             );
         }
         self.added.retain(|a| !same(a));
@@ -446,7 +457,8 @@ impl Runner<'_> {
         addr: Option<u32>,
         action: &ActionSpec,
     ) -> Result<(), String> {
-        let addr = addr.ok_or("an action-profile entry needs its address (`add PROFILE ADDR ACTION(...)`)")?;
+        let addr = addr
+            .ok_or("an action-profile entry needs its address (`add PROFILE ADDR ACTION(...)`)")?;
         let (full, act, params) =
             resolve::resolve_member(&self.prog, profile, &action.name, pairs(&action.args))
                 .map_err(|e| e.to_string())?;
@@ -570,7 +582,8 @@ impl Runner<'_> {
         for (port, out) in std::mem::take(&mut self.outputs) {
             if let Some(&line) = self.any_ports.get(&port) {
                 let n = out.len();
-                let msg = format!("{n} more packets out of port {port}, let through by `expect {port}`");
+                let msg =
+                    format!("{n} more packets out of port {port}, let through by `expect {port}`");
                 self.note(line, msg);
                 continue;
             }
@@ -598,7 +611,13 @@ impl Runner<'_> {
 
     /// Records a counter or register check: compared when the test has a comparison, else
     /// noted with the value read (the harness prints it).
-    fn value_check(&mut self, line: usize, what: String, test: &ValueTest, read: Result<u128, String>) {
+    fn value_check(
+        &mut self,
+        line: usize,
+        what: String,
+        test: &ValueTest,
+        read: Result<u128, String>,
+    ) {
         let outcome = match (read, test.cmp) {
             (Err(message), _) => CheckOutcome::Error { message },
             (Ok(got), None) => {
@@ -755,13 +774,8 @@ impl Runner<'_> {
                 })?;
                 let keys: Vec<(&str, KeyMatch)> =
                     a.entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
-                self.sw.direct_register_read(
-                    pipes,
-                    &reg.name,
-                    &a.table,
-                    &keys,
-                    a.entry.priority,
-                )
+                self.sw
+                    .direct_register_read(pipes, &reg.name, &a.table, &keys, a.entry.priority)
             }
         }
         .map_err(|e| e.to_string())?;
