@@ -1,27 +1,40 @@
 //! STF ("simple test framework"), the packet-test dialect of p4c's and bf-p4c's test suites:
 //! a script of table writes, packets in, expected packets out and counter/register checks.
 //!
-//! [`parse`] reads a script into [`StfStmt`]s (one statement per line, `#` comments, keywords in
-//! any case, errors with line and column); [`run_stf`] / [`run_stf_on`] drive a switch through
-//! it and return an [`StfReport`] (see `run.rs` for the matching rules).
+//! [`parse`] reads a script into [`StfStmt`]s (one statement per line or several separated by
+//! `;`, `#` comments, keywords in any case, names optionally in double quotes, errors with line
+//! and column; [`decode`] reads a file's bytes lossily); [`run_stf`] / [`run_stf_on`] drive a
+//! switch through it and return an [`StfReport`] (see `run.rs` for the matching rules).
 //!
 //! ```text
 //! add ingress.t1 10 hdr.h.f1:0x****0101 hdr.h.f2:10.0.0.0/8 set_port(port:2) = A
+//! add t1 priority:0x10 f1:1, set_port port:2   # the harness's looser operand forms
+//! add ap 3 set_port(port:2)                    # member 3 of action profile `ap`
+//! add ap_t hdr.h.b:7 set_port(3)               # an entry pointing at member 3
 //! setdefault t1 drop()
 //! packet 0 0000 0000 0001 ...          # hex, groups may be split
 //! expect 2 0000 **** 0001 ... $        # `*` any nibble, `$` nothing more
-//! expect 3                             # any one packet on port 3
+//! expect 3                             # port 3 may send any number of packets from now on
 //! no_packet
-//! wait
+//! wait; sleep 1                        # settle; settle after 1 s of virtual time
 //! check_counter ingress.cnt(1) packets == 2
-//! check_counter ingress.acl_hits($A) bytes > 0
-//! check_register ingress.r(3) hi = 7
+//! check_counter 0:ingress.acl_hits($A) bytes[15:0] > 0
+//! check_counter ingress.cnt(2)         # no comparison: the value is printed
+//! check_register ingress.r(3) hi & 0xff = 7
 //! mirroring_add 5 3 / mirroring_add_mc 5 1
 //! mc_mgrp_create 1 / mc_node_create 0 1 2 3 / mc_node_associate 1 0
 //! remove all
 //! ```
 //!
-//! Beyond p4c's grammar, values may be any form [`crate::value`] reads (MAC and IP addresses,
+//! The dialect is p4c's (tools/stf) and, where they differ, the Tofino model's STF harness's,
+//! which bf-p4c's STF tests for TNA run on: `=` as well as `==`, a `PIPE:` prefix, `[hi:lo]`
+//! and `& MASK` in checks; `expect PORT` without data; an omitted exact key matches 0 and an
+//! omitted action parameter is 0 (noted); a ternary priority is a TCAM address (a second
+//! entry at one replaces the first); validity keys as `hdr.h.$valid$`, `hdr.h.$valid`,
+//! `hdr.h.valid`, `hdr.h` or a lone `valid`. Not read: the harness's `$VAR` expansion,
+//! `setenv`/`source`, `wire`, `selector`, `check_counter ... = VAR`.
+//!
+//! Beyond both, values may be any form [`crate::value`] reads (MAC and IP addresses,
 //! `lo..hi` ranges, `v &&& mask`), and `mc_prune_set XID PORT...` programs the PRE's L2
 //! exclusion table (Tofino's `$pre.prune`, which bmv2 lacks).
 
