@@ -319,3 +319,24 @@ fn non_utf8_comment_is_read() {
     let text = stf::decode(b"# caf\xe9\nwait\n");
     assert_eq!(stf::parse(&text).unwrap().len(), 1);
 }
+
+/// `wire P -> Q` loops P's output back in on Q (this program sends everything to port 1
+/// again, so the loop is cut, with a note); bmv2's `register_write/reset/read`.
+#[test]
+fn wire_and_register_commands() {
+    let p = pkt(1, 2, 3, 4);
+    let r = run(&format!("wire 1 -> 2\nexpect 1 {p}\npacket 0 {p}\n"));
+    assert!(r.all_passed() && r.checks.len() == 1, "{r}");
+    let n = notes(&r);
+    assert!(n.contains("3: wired ports looped 64 times: stopped"), "{n}");
+    assert!(n.contains("1: 63 more packets out of port 1"), "{n}");
+    let r = run(
+        "register_write reg 5 7\ncheck_register reg(5) = 7\nregister_reset reg\n\
+         check_register reg(5) = 0\nregister_write reg 6 9\nregister_read reg 6\n",
+    );
+    assert!(r.all_passed() && r.checks.len() == 2, "{r}");
+    assert!(
+        notes(&r).contains("6: check_register reg(6): 9 (0x9)"),
+        "{r}"
+    );
+}

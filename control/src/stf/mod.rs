@@ -209,6 +209,17 @@ pub enum Stmt {
         field: Option<String>,
         test: ValueTest,
     },
+    /// `register_write NAME INDEX VALUE` (bmv2's CLI form): the cell's (low) word.
+    RegisterWrite {
+        register: String,
+        index: u32,
+        value: u128,
+    },
+    /// `register_reset NAME`: every cell back to the register's initial value.
+    RegisterReset { register: String },
+    /// `wire FROM -> TO` (the harness's): packets out of FROM come back in on TO, and FROM
+    /// may send any number of packets unexpected (as after `expect FROM`).
+    Wire { from: u16, to: u16 },
     /// `mirroring_add SESSION PORT`.
     MirroringAdd { session: u16, port: u16 },
     /// `mirroring_add_mc SESSION MGID`.

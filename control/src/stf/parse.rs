@@ -102,6 +102,31 @@ fn statement(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
             mgid: cur.number_as("the multicast group")?,
             node: cur.number_as("the node handle")?,
         },
+        "register_write" => Stmt::RegisterWrite {
+            register: cur.name("a register name")?,
+            index: cur.number_as("the index")?,
+            value: cur.number("the value")?,
+        },
+        "register_reset" => Stmt::RegisterReset {
+            register: cur.name("a register name")?,
+        },
+        // bmv2's CLI read: printed, as a `check_register` without a comparison.
+        "register_read" => Stmt::CheckRegister {
+            register: cur.name("a register name")?,
+            pipe: None,
+            cell: super::CellRef::Index(cur.number_as("the index")?),
+            field: None,
+            test: super::ValueTest::default(),
+        },
+        "wire" => {
+            let from = cur.number_as("the port looped back")?;
+            cur.skip_ws();
+            if !cur.eat("->") {
+                return Err(cur.error("expected `->` (`wire PORT -> PORT`)"));
+            }
+            let to = cur.number_as("the port it comes back in on")?;
+            Stmt::Wire { from, to }
+        }
         "" => return Err(cur.error("expected a statement keyword")),
         _ => {
             return Err(cur.error_at(
@@ -110,7 +135,7 @@ fn statement(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
                     "unknown statement `{word}` (known: add, setdefault, remove, packet, expect, \
                      no_packet, wait, sleep, check_counter, check_register, mirroring_add, \
                      mirroring_add_mc, mc_mgrp_create, mc_node_create, mc_node_associate, \
-                     mc_prune_set)"
+                     mc_prune_set, register_read, register_write, register_reset, wire)"
                 ),
             ))
         }
@@ -453,6 +478,16 @@ mod tests {
         let e = err("expect 1 010 $");
         assert!(e.message.contains("odd number"), "{e}");
         assert_eq!(one("sleep 2"), Stmt::Sleep { ns: 2_000_000_000 });
+        assert_eq!(one("wire 3 -> 4"), Stmt::Wire { from: 3, to: 4 });
+        assert!(parse("wire 3 4").is_err());
+        assert_eq!(
+            one("register_write r 2 0x10"),
+            Stmt::RegisterWrite {
+                register: "r".into(),
+                index: 2,
+                value: 16
+            }
+        );
         let e = err("packet 70000 00");
         assert!(e.message.contains("out of range"), "{e}");
         let e = err("wait now");

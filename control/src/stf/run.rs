@@ -23,6 +23,9 @@
 //! - `check_counter` sums the cell over every pipe; `check_register` reads the lowest pipe
 //!   running the register; a `PIPE:` prefix reads that pipe only. Without a comparison the
 //!   value is noted, never checked.
+//! - `wire FROM -> TO` (the harness's): packets out of FROM come back in on TO (and FROM lets
+//!   any number through, as after `expect FROM`); bmv2's `register_write NAME INDEX VALUE`,
+//!   `register_reset NAME` and `register_read NAME INDEX` (printed) work on TNA registers.
 //! - `mc_node_create` numbers nodes 0, 1, 2, ... in script order, like bmv2's handles.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -95,6 +98,7 @@ pub fn run_stf_on(sw: &mut Switch, stf: &[StfStmt], opts: &StfOptions) -> StfRep
         named: HashMap::new(),
         next_node: 0,
         any_ports: BTreeMap::new(),
+        wires: BTreeMap::new(),
     };
     for s in stf {
         r.statement(s);
@@ -132,7 +136,12 @@ struct Runner<'a> {
     next_node: u32,
     /// Ports an `expect PORT` without data opened to any number of packets, with its line.
     any_ports: BTreeMap<u16, usize>,
+    /// `wire FROM -> TO`.
+    wires: BTreeMap<u16, u16>,
 }
+
+/// Passes of one `packet` through wired ports before the loop is cut.
+const MAX_WIRE_PASSES: usize = 64;
 
 fn pairs(args: &[Arg]) -> impl Iterator<Item = (&str, &str)> {
     args.iter().map(|a| (a.name.as_str(), a.value.as_str()))
@@ -268,6 +277,26 @@ impl Runner<'_> {
                 .sw
                 .mc_group_add_node(*mgid, *node, None)
                 .map_err(|e| format!("mc_node_associate {mgid} {node}: {e}")),
+            Stmt::RegisterWrite {
+                register,
+                index,
+                value,
+            } => self
+                .sw
+                .register_write(PipeSel::All, register, *index, *value, None)
+                .map_err(|e| format!("register_write {register}: {e}")),
+            Stmt::RegisterReset { register } => self
+                .sw
+                .register_reset(PipeSel::All, register)
+                .map_err(|e| format!("register_reset {register}: {e}")),
+            Stmt::Wire { from, to } => {
+                self.sw
+                    .check_port(*to)
+                    .map_err(|e| format!("wire {from} -> {to}: {e}"))?;
+                self.wires.insert(*from, *to);
+                self.any_ports.insert(*from, line);
+                Ok(())
+            }
             Stmt::McPruneSet { xid, ports } => self
                 .sw
                 .mc_prune_set(*xid, ports)
@@ -508,23 +537,36 @@ impl Runner<'_> {
             .map_err(|e| format!("mirroring session {session}: {e}"))
     }
 
+    /// Sends a packet; what leaves a `wire`d port comes back in on its other end (at most
+    /// [`MAX_WIRE_PASSES`] passes per `packet`, noted when cut).
     fn packet(&mut self, line: usize, port: u16, data: &[u8]) {
-        let ts = self.now;
-        self.now = self.now.saturating_add(self.gap);
-        let outputs = &mut self.outputs;
-        self.sw.process(
-            InFrame {
+        let mut queue = VecDeque::from([(port, data.to_vec())]);
+        let mut passes = 0;
+        while let Some((port, bytes)) = queue.pop_front() {
+            if passes == MAX_WIRE_PASSES {
+                let msg = format!("wired ports looped {MAX_WIRE_PASSES} times: stopped");
+                self.note(line, msg);
+                break;
+            }
+            passes += 1;
+            let ts = self.now;
+            self.now = self.now.saturating_add(self.gap);
+            let (outputs, wires) = (&mut self.outputs, &self.wires);
+            let frame = InFrame {
                 port,
-                bytes: data,
+                bytes: &bytes,
                 ts,
-            },
-            &mut |o| {
+            };
+            self.sw.process(frame, &mut |o| {
+                if let Some(&to) = wires.get(&o.port) {
+                    queue.push_back((to, o.bytes.clone()));
+                }
                 outputs
                     .entry(o.port)
                     .or_default()
                     .push_back((o.bytes, line));
-            },
-        );
+            });
+        }
         self.pair();
     }
 
