@@ -174,6 +174,32 @@ fn packet_data(cur: &mut Cursor<'_>) -> Result<Vec<u8>, StfParseError> {
     Ok(nibbles.chunks(2).map(|p| (p[0] << 4) | p[1]).collect())
 }
 
+/// The harness's `.bbbbbbbb`: one byte written bit by bit (`0`, `1`, `*`), at a byte boundary.
+fn bit_byte(cur: &mut Cursor<'_>, nibbles: &mut Vec<Nibble>) -> Result<(), StfParseError> {
+    if nibbles.len() % 2 != 0 {
+        return Err(cur.error("`.bbbbbbbb` must start a byte, not follow half of one"));
+    }
+    cur.pos += 1;
+    let bits = cur.take_while(|c| matches!(c, '0' | '1' | '*'));
+    if bits.len() != 8 {
+        return Err(cur.error("`.` starts a byte of 8 bits, each `0`, `1` or `*`"));
+    }
+    let (mut value, mut care) = (0u8, 0u8);
+    for b in bits.bytes() {
+        value = (value << 1) | u8::from(b == b'1');
+        care = (care << 1) | u8::from(b != b'*');
+    }
+    nibbles.push(Nibble::Bits {
+        value: value >> 4,
+        care: care >> 4,
+    });
+    nibbles.push(Nibble::Bits {
+        value: value & 0xf,
+        care: care & 0xf,
+    });
+    Ok(())
+}
+
 fn expect_data(cur: &mut Cursor<'_>) -> Result<ExpectPattern, StfParseError> {
     let mut nibbles = Vec::new();
     let mut exact = false;
@@ -186,11 +212,15 @@ fn expect_data(cur: &mut Cursor<'_>) -> Result<ExpectPattern, StfParseError> {
         match c {
             '*' => nibbles.push(Nibble::Any),
             '$' => exact = true,
+            '.' => {
+                bit_byte(cur, &mut nibbles)?;
+                continue;
+            }
             c => match c.to_digit(16) {
                 Some(d) => nibbles.push(Nibble::Hex(d as u8)),
                 None => {
                     return Err(cur.error(format!(
-                        "`{c}` is not a hex digit, `*` or `$` in expected data"
+                        "`{c}` is not a hex digit, `*`, `.bbbbbbbb` or `$` in expected data"
                     )))
                 }
             },
@@ -479,6 +509,15 @@ mod tests {
         assert!(e.message.contains("odd number"), "{e}");
         assert_eq!(one("sleep 2"), Stmt::Sleep { ns: 2_000_000_000 });
         assert_eq!(one("wire 3 -> 4"), Stmt::Wire { from: 3, to: 4 });
+        let Stmt::Expect {
+            pattern: Some(p), ..
+        } = one("expect 1 00 .0000**00 $")
+        else {
+            panic!()
+        };
+        assert!(p.matches(&[0, 0x0c]) && !p.matches(&[0, 0x0d]));
+        assert!(parse("expect 1 0.00000000").is_err());
+        assert!(parse("expect 1 .0000").is_err());
         assert!(parse("wire 3 4").is_err());
         assert_eq!(
             one("register_write r 2 0x10"),
