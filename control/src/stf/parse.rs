@@ -176,7 +176,7 @@ fn packet_data(cur: &mut Cursor<'_>) -> Result<Vec<u8>, StfParseError> {
 
 /// The harness's `.bbbbbbbb`: one byte written bit by bit (`0`, `1`, `*`), at a byte boundary.
 fn bit_byte(cur: &mut Cursor<'_>, nibbles: &mut Vec<Nibble>) -> Result<(), StfParseError> {
-    if nibbles.len() % 2 != 0 {
+    if !nibbles.len().is_multiple_of(2) {
         return Err(cur.error("`.bbbbbbbb` must start a byte, not follow half of one"));
     }
     cur.pos += 1;
