@@ -14,6 +14,7 @@
 //! setdefault t1 drop()
 //! packet 0 0000 0000 0001 ...          # hex, groups may be split
 //! expect 2 0000 **** 0001 ... $        # `*` any nibble, `$` nothing more
+//! expect 2 00 .0000**01                # the harness's byte written bit by bit
 //! expect 3                             # port 3 may send any number of packets from now on
 //! no_packet
 //! wait; sleep 1                        # settle; settle after 1 s of virtual time
@@ -23,6 +24,8 @@
 //! check_register ingress.r(3) hi & 0xff = 7
 //! mirroring_add 5 3 / mirroring_add_mc 5 1
 //! mc_mgrp_create 1 / mc_node_create 0 1 2 3 / mc_node_associate 1 0
+//! wire 5 -> 6                          # what leaves port 5 comes back in on port 6
+//! register_write ingress.r 3 7 / register_reset ingress.r / register_read ingress.r 3
 //! remove all
 //! ```
 //!
@@ -32,7 +35,8 @@
 //! omitted action parameter is 0 (noted); a ternary priority is a TCAM address (a second
 //! entry at one replaces the first); validity keys as `hdr.h.$valid$`, `hdr.h.$valid`,
 //! `hdr.h.valid`, `hdr.h` or a lone `valid`. Not read: the harness's `$VAR` expansion,
-//! `setenv`/`source`, `wire`, `selector`, `check_counter ... = VAR`.
+//! `setenv`/`source`, `selector`, `ghost`, `tcam_2bit_mode`, `write_raw_*`, `load`,
+//! `check_counter ... = VAR`; bmv2's `counter_*`, `meter_*`, `mirroring_delete/get`.
 //!
 //! Beyond both, values may be any form [`crate::value`] reads (MAC and IP addresses,
 //! `lo..hi` ranges, `v &&& mask`), and `mc_prune_set XID PORT...` programs the PRE's L2
