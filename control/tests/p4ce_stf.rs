@@ -110,7 +110,13 @@ fn wrong_p4ce_expectations_fail() {
         .iter_mut()
         .find_map(|s| match &mut s.stmt {
             stf::Stmt::CheckRegister {
-                register, value, ..
+                register,
+                test:
+                    stf::ValueTest {
+                        cmp: Some((_, value)),
+                        ..
+                    },
+                ..
             } if register.ends_with("num_recv") && *value == 1 => Some(value),
             _ => None,
         })

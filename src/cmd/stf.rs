@@ -31,9 +31,9 @@ pub struct StfArgs {
 }
 
 pub fn run(args: StfArgs) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.test)
+    let bytes = std::fs::read(&args.test)
         .with_context(|| format!("cannot read `{}`", args.test.display()))?;
-    let script = match stf::parse(&text) {
+    let script = match stf::parse(&stf::decode(&bytes)) {
         Ok(s) => s,
         Err(e) => {
             eprintln!(

@@ -1,4 +1,5 @@
-//! Expected packet contents of an STF `expect` line: hex nibbles with `*` don't-cares, matched
+//! Expected packet contents of an STF `expect` line: hex nibbles with `*` don't-cares (and the
+//! harness's `.bbbbbbbb` bytes, bit by bit `0`, `1` or `*`), matched
 //! against a frame as p4c's runner does (the frame may be longer than the pattern unless the
 //! pattern ends in `$`), and the byte diff shown when they differ.
 
@@ -10,6 +11,35 @@ pub enum Nibble {
     Hex(u8),
     /// `*`: any value.
     Any,
+    /// Half of a `.bbbbbbbb` byte: the bits set in `care` must equal those of `value`.
+    Bits {
+        value: u8,
+        care: u8,
+    },
+}
+
+impl Nibble {
+    /// Whether the frame's nibble `got` satisfies this one.
+    fn accepts(self, got: Option<u8>) -> bool {
+        match self {
+            Nibble::Any => true,
+            Nibble::Hex(h) => got == Some(h),
+            Nibble::Bits { value, care } => got.is_some_and(|g| g & care == value & care),
+        }
+    }
+
+    /// As the diff and the report show it: the hex digit, `*`, or `?` for partly masked bits.
+    fn symbol(self) -> char {
+        match self {
+            Nibble::Hex(h) => char::from_digit(u32::from(h), 16).unwrap_or('?'),
+            Nibble::Any => '*',
+            Nibble::Bits { value, care: 0xf } => {
+                char::from_digit(u32::from(value), 16).unwrap_or('?')
+            }
+            Nibble::Bits { care: 0, .. } => '*',
+            Nibble::Bits { .. } => '?',
+        }
+    }
 }
 
 /// The data of an `expect` line.
@@ -35,10 +65,10 @@ impl ExpectPattern {
         if self.exact && frame_nibbles != self.nibbles.len().div_ceil(2) * 2 {
             return false;
         }
-        self.nibbles.iter().enumerate().all(|(i, n)| match n {
-            Nibble::Any => true,
-            Nibble::Hex(h) => nibble_of(frame, i) == Some(*h),
-        })
+        self.nibbles
+            .iter()
+            .enumerate()
+            .all(|(i, n)| n.accepts(nibble_of(frame, i)))
     }
 
     /// Bytes the pattern covers (a trailing odd nibble counts as a byte).
@@ -54,20 +84,17 @@ impl ExpectPattern {
         if i >= frame.len() {
             return true;
         }
-        (2 * i..2 * i + 2).any(|k| match self.nibbles.get(k) {
-            Some(Nibble::Hex(h)) => nibble_of(frame, k) != Some(*h),
-            _ => false,
+        (2 * i..2 * i + 2).any(|k| {
+            self.nibbles
+                .get(k)
+                .is_some_and(|n| !n.accepts(nibble_of(frame, k)))
         })
     }
 
     /// The expected byte `i` as two characters (`*` for don't-care nibbles, blank past the end).
     fn expected_byte(&self, i: usize) -> String {
         (2 * i..2 * i + 2)
-            .map(|k| match self.nibbles.get(k) {
-                Some(Nibble::Hex(h)) => char::from_digit(u32::from(*h), 16).unwrap_or('?'),
-                Some(Nibble::Any) => '*',
-                None => ' ',
-            })
+            .map(|k| self.nibbles.get(k).map_or(' ', |n| n.symbol()))
             .collect()
     }
 
@@ -117,10 +144,7 @@ impl std::fmt::Display for ExpectPattern {
             if i > 0 && i % 2 == 0 {
                 f.write_str(" ")?;
             }
-            match n {
-                Nibble::Hex(h) => write!(f, "{h:x}")?,
-                Nibble::Any => f.write_str("*")?,
-            }
+            f.write_char(n.symbol())?;
         }
         if self.exact {
             f.write_str(" $")?;
@@ -144,6 +168,28 @@ mod tests {
                 .collect(),
             exact,
         }
+    }
+
+    /// The harness's `.bbbbbbbb` byte: bit-level don't-cares.
+    #[test]
+    fn bit_masked_bytes() {
+        let p = ExpectPattern {
+            nibbles: vec![
+                Nibble::Bits {
+                    value: 0x0,
+                    care: 0xc,
+                },
+                Nibble::Bits {
+                    value: 0x0,
+                    care: 0xd,
+                },
+            ],
+            exact: false,
+        };
+        assert!(p.matches(&[0x32]));
+        assert!(!p.matches(&[0x42]));
+        assert!(!p.matches(&[0x3a]));
+        assert_eq!(p.to_string(), "??");
     }
 
     #[test]

@@ -1,38 +1,62 @@
 //! STF ("simple test framework"), the packet-test dialect of p4c's and bf-p4c's test suites:
 //! a script of table writes, packets in, expected packets out and counter/register checks.
 //!
-//! [`parse`] reads a script into [`StfStmt`]s (one statement per line, `#` comments, keywords in
-//! any case, errors with line and column); [`run_stf`] / [`run_stf_on`] drive a switch through
-//! it and return an [`StfReport`] (see `run.rs` for the matching rules).
+//! [`parse`] reads a script into [`StfStmt`]s (one statement per line or several separated by
+//! `;`, `#` comments, keywords in any case, names optionally in double quotes, errors with line
+//! and column; [`decode`] reads a file's bytes lossily); [`run_stf`] / [`run_stf_on`] drive a
+//! switch through it and return an [`StfReport`] (see `run.rs` for the matching rules).
 //!
 //! ```text
 //! add ingress.t1 10 hdr.h.f1:0x****0101 hdr.h.f2:10.0.0.0/8 set_port(port:2) = A
+//! add t1 priority:0x10 f1:1, set_port port:2   # the harness's looser operand forms
+//! add ap 3 set_port(port:2)                    # member 3 of action profile `ap`
+//! add ap_t hdr.h.b:7 set_port(3)               # an entry pointing at member 3
 //! setdefault t1 drop()
 //! packet 0 0000 0000 0001 ...          # hex, groups may be split
 //! expect 2 0000 **** 0001 ... $        # `*` any nibble, `$` nothing more
-//! expect 3                             # any one packet on port 3
+//! expect 2 00 .0000**01                # the harness's byte written bit by bit
+//! expect 3                             # port 3 may send any number of packets from now on
 //! no_packet
-//! wait
+//! wait; sleep 1                        # settle; settle after 1 s of virtual time
 //! check_counter ingress.cnt(1) packets == 2
-//! check_counter ingress.acl_hits($A) bytes > 0
-//! check_register ingress.r(3) hi = 7
+//! check_counter 0:ingress.acl_hits($A) bytes[15:0] > 0
+//! check_counter ingress.cnt(2)         # no comparison: the value is printed
+//! check_register ingress.r(3) hi & 0xff = 7
 //! mirroring_add 5 3 / mirroring_add_mc 5 1
 //! mc_mgrp_create 1 / mc_node_create 0 1 2 3 / mc_node_associate 1 0
+//! wire 5 -> 6                          # what leaves port 5 comes back in on port 6
+//! register_write ingress.r 3 7 / register_reset ingress.r / register_read ingress.r 3
 //! remove all
 //! ```
 //!
-//! Beyond p4c's grammar, values may be any form [`crate::value`] reads (MAC and IP addresses,
+//! The dialect is p4c's (tools/stf) and, where they differ, the Tofino model's STF harness's,
+//! which bf-p4c's STF tests for TNA run on: `=` as well as `==`, a `PIPE:` prefix, `[hi:lo]`
+//! and `& MASK` in checks; `expect PORT` without data; an omitted exact key matches 0 and an
+//! omitted action parameter is 0 (noted); a ternary priority is a TCAM address (a second
+//! entry at one replaces the first); validity keys as `hdr.h.$valid$`, `hdr.h.$valid`,
+//! `hdr.h.valid`, `hdr.h` or a lone `valid`. Not read: the harness's `$VAR` expansion,
+//! `setenv`/`source`, `selector`, `ghost`, `tcam_2bit_mode`, `write_raw_*`, `load`,
+//! `check_counter ... = VAR`; bmv2's `counter_*`, `meter_*`, `mirroring_delete/get`.
+//!
+//! Beyond both, values may be any form [`crate::value`] reads (MAC and IP addresses,
 //! `lo..hi` ranges, `v &&& mask`), and `mc_prune_set XID PORT...` programs the PRE's L2
 //! exclusion table (Tofino's `$pre.prune`, which bmv2 lacks).
 
+mod cursor;
+mod entries;
 mod expect;
+mod lines;
 mod parse;
+mod parse_check;
+mod parse_write;
 mod report;
 mod run;
 
+pub use cursor::StfParseError;
 pub use expect::{ExpectPattern, Nibble};
-pub use parse::{parse, StfParseError};
-pub use report::{Check, CheckKind, CheckOutcome, StfReport, StmtError, Unexpected};
+pub use lines::decode;
+pub use parse::parse;
+pub use report::{Check, CheckKind, CheckOutcome, Note, StfReport, StmtError, Unexpected};
 pub use run::{run_stf, run_stf_on, StfOptions};
 
 /// A value as written in the script, with the column it starts at (1-based) for error messages.
@@ -45,11 +69,13 @@ pub struct Arg {
     pub column: usize,
 }
 
-/// `NAME(ARG:VALUE, ...)`.
+/// `NAME(ARG:VALUE, ...)`, or the harness's `NAME ARG:VALUE ...` without parentheses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActionSpec {
     pub name: String,
     pub args: Vec<Arg>,
+    /// `NAME(ADDR ...)`: the action-data address (an action profile's member) the entry uses.
+    pub member: Option<u32>,
 }
 
 /// The cell a `check_counter` / `check_register` reads.
@@ -65,6 +91,45 @@ pub enum CellRef {
 pub enum CountKind {
     Packets,
     Bytes,
+}
+
+/// What `check_counter` / `check_register` do with the value they read: `[hi:lo]` keeps
+/// bits hi..lo, `& MASK` masks, then the comparison; no comparison prints the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ValueTest {
+    pub slice: Option<(u32, u32)>,
+    pub mask: Option<u128>,
+    pub cmp: Option<(CmpOp, u128)>,
+}
+
+impl ValueTest {
+    /// The read value with the slice and the mask applied.
+    pub fn select(&self, got: u128) -> u128 {
+        let mut v = got;
+        if let Some((hi, lo)) = self.slice {
+            let width = hi.saturating_sub(lo) + 1;
+            v = v.checked_shr(lo).unwrap_or(0);
+            if width < 128 {
+                v &= (1u128 << width) - 1;
+            }
+        }
+        self.mask.map_or(v, |m| v & m)
+    }
+
+    /// The text after the field (` [7:0] & 0xf == 3`), for reports.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        if let Some((hi, lo)) = self.slice {
+            s.push_str(&format!("[{hi}:{lo}]"));
+        }
+        if let Some(m) = self.mask {
+            s.push_str(&format!(" & {m:#x}"));
+        }
+        if let Some((op, v)) = self.cmp {
+            s.push_str(&format!(" {} {v}", op.symbol()));
+        }
+        s
+    }
 }
 
 /// Comparison operators of `check_counter`.
@@ -120,7 +185,8 @@ pub enum Stmt {
     RemoveAll,
     /// `packet PORT HEX...`.
     Packet { port: u16, data: Vec<u8> },
-    /// `expect PORT [HEX...] [$]`; `pattern: None` accepts any packet on the port.
+    /// `expect PORT [HEX...] [$]`; `pattern: None` (the harness's `expect PORT`): from now on
+    /// the port may send any number of packets beyond those expected with data.
     Expect {
         port: u16,
         pattern: Option<ExpectPattern>,
@@ -129,21 +195,35 @@ pub enum Stmt {
     NoPacket,
     /// `wait`: in-flight packets drain; expectations so far are settled.
     Wait,
-    /// `check_counter NAME(INDEX) [packets|bytes] [OP VALUE]`.
+    /// `sleep SECONDS` (the harness's): a `wait` that lets this much virtual time pass.
+    Sleep { ns: u64 },
+    /// `check_counter [PIPE:]NAME(INDEX) [packets|bytes][[hi:lo]] [& MASK] [OP VALUE]`.
     CheckCounter {
         counter: String,
+        pipe: Option<u16>,
         cell: CellRef,
         kind: CountKind,
-        op: CmpOp,
-        value: u128,
+        test: ValueTest,
     },
-    /// `check_register NAME(INDEX) [FIELD] = VALUE`.
+    /// `check_register [PIPE:]NAME(INDEX) [FIELD][[hi:lo]] [& MASK] [OP VALUE]`.
     CheckRegister {
         register: String,
+        pipe: Option<u16>,
         cell: CellRef,
         field: Option<String>,
+        test: ValueTest,
+    },
+    /// `register_write NAME INDEX VALUE` (bmv2's CLI form): the cell's (low) word.
+    RegisterWrite {
+        register: String,
+        index: u32,
         value: u128,
     },
+    /// `register_reset NAME`: every cell back to the register's initial value.
+    RegisterReset { register: String },
+    /// `wire FROM -> TO` (the harness's): packets out of FROM come back in on TO, and FROM
+    /// may send any number of packets unexpected (as after `expect FROM`).
+    Wire { from: u16, to: u16 },
     /// `mirroring_add SESSION PORT`.
     MirroringAdd { session: u16, port: u16 },
     /// `mirroring_add_mc SESSION MGID`.

@@ -78,6 +78,15 @@ pub struct StmtError {
     pub message: String,
 }
 
+/// What a statement printed without failing: a `check_counter` / `check_register` without a
+/// comparison (the value read), a warning about a value pisa filled in or cut, packets an
+/// `expect PORT` without data let through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub line: usize,
+    pub message: String,
+}
+
 /// Everything an STF run found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StfReport {
@@ -85,6 +94,8 @@ pub struct StfReport {
     pub checks: Vec<Check>,
     pub unexpected: Vec<Unexpected>,
     pub errors: Vec<StmtError>,
+    /// In script order; they never fail the run.
+    pub notes: Vec<Note>,
 }
 
 impl StfReport {
@@ -233,6 +244,13 @@ impl fmt::Display for StfReport {
                 hex(&u.bytes)
             )?;
         }
+        for n in self.notes.iter().take(MAX_SHOWN) {
+            writeln!(f, "note    line {}: {}", n.line, n.message)?;
+        }
+        if self.notes.len() > MAX_SHOWN {
+            let more = self.notes.len() - MAX_SHOWN;
+            writeln!(f, "note    ... and {more} more notes, not shown")?;
+        }
         Ok(())
     }
 }
@@ -293,6 +311,10 @@ mod tests {
                 column: None,
                 message: "no table named `t`".into(),
             }],
+            notes: vec![Note {
+                line: 8,
+                message: "check_counter c(2) packets: 5".into(),
+            }],
         }
     }
 
@@ -322,6 +344,7 @@ mod tests {
             lines[7],
             "UNEXPECTED port 9: 5 bytes from the packet on line 4: deadbeef 01"
         );
+        assert_eq!(lines[8], "note    line 8: check_counter c(2) packets: 5");
         assert!(!text.contains("line 3"));
         assert!(format!("{r:#}").contains("ok      line 3: expect 1 (2 bytes, exact)"));
     }

@@ -5,15 +5,27 @@
 //!   advances by [`StfOptions::packet_gap_ns`] per packet; what leaves is queued per port.
 //! - Expectations are matched per port in order: the n-th `expect` on a port is compared with
 //!   the n-th packet out of that port, whether it was written before or after the `packet`.
-//!   A pattern is a prefix unless it ends in `$`; `expect PORT` alone accepts any one packet.
-//! - `wait` (and the end of the script) settles: expectations with no packet fail as missing,
+//!   A pattern is a prefix unless it ends in `$`. `expect PORT` alone (the Tofino harness's
+//!   form) takes no packet: from then on, packets on PORT beyond those expected with data are
+//!   let through (noted, not failed), any number of them, zero included.
+//! - `wait`, `sleep N` (and the end of the script) settle: expectations with no packet fail as missing,
 //!   packets with no expectation are reported as unexpected, and every `no_packet` since the
 //!   previous `wait` fails if there were any.
 //! - `add` priorities follow STF: a larger number wins; entries without one rank below every
 //!   entry with one, in insertion order. (The switch's `$MATCH_PRIORITY` is the reverse.)
-//!   Priorities given for tables that take none are ignored, as p4c's runner does.
+//!   Priorities given for tables that take none are ignored, as p4c's runner does. On a
+//!   table that takes one, the priority is the harness's TCAM address: an `add` at a priority
+//!   another entry of the script holds replaces that entry.
+//! - `add` as the harness reads it: an omitted exact key matches 0, an omitted parameter is
+//!   0, a value wider than its key or parameter keeps its low bits (each noted, see
+//!   `entries.rs`). `add PROFILE ADDR ACT(...)` sets member ADDR of an action profile;
+//!   `add T KEYS ACT(ADDR)` points an entry at that member.
 //! - `check_counter` sums the cell over every pipe; `check_register` reads the lowest pipe
-//!   running the register.
+//!   running the register; a `PIPE:` prefix reads that pipe only. Without a comparison the
+//!   value is noted, never checked.
+//! - `wire FROM -> TO` (the harness's): packets out of FROM come back in on TO (and FROM lets
+//!   any number through, as after `expect FROM`); bmv2's `register_write NAME INDEX VALUE`,
+//!   `register_reset NAME` and `register_read NAME INDEX` (printed) work on TNA registers.
 //! - `mc_node_create` numbers nodes 0, 1, 2, ... in script order, like bmv2's handles.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -24,8 +36,10 @@ use pipeline::ir::{KeyMatch, Program};
 use pipeline::switch::{InFrame, Switch, SwitchConfig, DEFAULT_CPU_PORT};
 use pipeline::tm::mirror::{MirrorDest, MirrorDirection, MirrorSession};
 
-use super::report::{Check, CheckKind, CheckOutcome, StfReport, StmtError, Unexpected};
-use super::{ActionSpec, Arg, CellRef, CmpOp, CountKind, ExpectPattern, StfStmt, Stmt};
+use super::report::{Check, CheckKind, CheckOutcome, Note, StfReport, StmtError, Unexpected};
+use super::{
+    entries, ActionSpec, Arg, CellRef, CountKind, ExpectPattern, StfStmt, Stmt, ValueTest,
+};
 use crate::resolve::{self, ResolveError};
 
 /// How to run a script.
@@ -83,11 +97,15 @@ pub fn run_stf_on(sw: &mut Switch, stf: &[StfStmt], opts: &StfOptions) -> StfRep
         added: Vec::new(),
         named: HashMap::new(),
         next_node: 0,
+        any_ports: BTreeMap::new(),
+        wires: BTreeMap::new(),
     };
     for s in stf {
         r.statement(s);
-        if matches!(s.stmt, Stmt::Wait) {
-            r.now = r.now.saturating_add(opts.wait_ns);
+        match s.stmt {
+            Stmt::Wait => r.now = r.now.saturating_add(opts.wait_ns),
+            Stmt::Sleep { ns } => r.now = r.now.saturating_add(ns),
+            _ => {}
         }
     }
     r.settle();
@@ -116,10 +134,24 @@ struct Runner<'a> {
     added: Vec<Added>,
     named: HashMap<String, Added>,
     next_node: u32,
+    /// Ports an `expect PORT` without data opened to any number of packets, with its line.
+    any_ports: BTreeMap<u16, usize>,
+    /// `wire FROM -> TO`.
+    wires: BTreeMap<u16, u16>,
 }
+
+/// Passes of one `packet` through wired ports before the loop is cut.
+const MAX_WIRE_PASSES: usize = 64;
 
 fn pairs(args: &[Arg]) -> impl Iterator<Item = (&str, &str)> {
     args.iter().map(|a| (a.name.as_str(), a.value.as_str()))
+}
+
+fn pipe_text(p: PipeSel) -> String {
+    match p {
+        PipeSel::All => String::new(),
+        PipeSel::Pipe(n) => format!("{n}:"),
+    }
 }
 
 fn cell_text(c: &CellRef) -> String {
@@ -147,7 +179,7 @@ impl Runner<'_> {
                 keys,
                 action,
                 name,
-            } => self.add(table, *priority, keys, action, name.as_deref()),
+            } => self.add(line, table, *priority, keys, action, name.as_deref()),
             Stmt::SetDefault { table, action } => self.set_default(table, action),
             other => self.control(other, line).map_err(|m| (None, m)),
         };
@@ -172,6 +204,13 @@ impl Runner<'_> {
                 self.packet(line, *port, data);
                 Ok(())
             }
+            Stmt::Expect {
+                port,
+                pattern: None,
+            } => {
+                self.any_ports.insert(*port, line);
+                Ok(())
+            }
             Stmt::Expect { port, pattern } => {
                 self.expects
                     .entry(*port)
@@ -184,27 +223,30 @@ impl Runner<'_> {
                 self.no_packet.push(line);
                 Ok(())
             }
-            Stmt::Wait => {
+            Stmt::Wait | Stmt::Sleep { .. } => {
                 self.settle();
                 Ok(())
             }
             Stmt::CheckCounter {
                 counter,
+                pipe,
                 cell,
                 kind,
-                op,
-                value,
+                test,
             } => {
-                self.check_counter(line, counter, cell, *kind, *op, *value);
+                let pipes = pipe.map_or(PipeSel::All, PipeSel::Pipe);
+                self.check_counter(line, counter, pipes, cell, *kind, test);
                 Ok(())
             }
             Stmt::CheckRegister {
                 register,
+                pipe,
                 cell,
                 field,
-                value,
+                test,
             } => {
-                self.check_register(line, register, cell, field.as_deref(), *value);
+                let pipes = pipe.map_or(PipeSel::All, PipeSel::Pipe);
+                self.check_register(line, register, pipes, cell, field.as_deref(), test);
                 Ok(())
             }
             Stmt::MirroringAdd { session, port } => self.mirror(*session, MirrorDest::Port(*port)),
@@ -235,6 +277,26 @@ impl Runner<'_> {
                 .sw
                 .mc_group_add_node(*mgid, *node, None)
                 .map_err(|e| format!("mc_node_associate {mgid} {node}: {e}")),
+            Stmt::RegisterWrite {
+                register,
+                index,
+                value,
+            } => self
+                .sw
+                .register_write(PipeSel::All, register, *index, *value, None)
+                .map_err(|e| format!("register_write {register}: {e}")),
+            Stmt::RegisterReset { register } => self
+                .sw
+                .register_reset(PipeSel::All, register)
+                .map_err(|e| format!("register_reset {register}: {e}")),
+            Stmt::Wire { from, to } => {
+                self.sw
+                    .check_port(*to)
+                    .map_err(|e| format!("wire {from} -> {to}: {e}"))?;
+                self.wires.insert(*from, *to);
+                self.any_ports.insert(*from, line);
+                Ok(())
+            }
             Stmt::McPruneSet { xid, ports } => self
                 .sw
                 .mc_prune_set(*xid, ports)
@@ -273,8 +335,14 @@ impl Runner<'_> {
         })
     }
 
+    fn note(&mut self, line: usize, message: String) {
+        self.report.notes.push(Note { line, message });
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn add(
         &mut self,
+        line: usize,
         table: &str,
         priority: Option<u32>,
         keys: &[Arg],
@@ -282,52 +350,151 @@ impl Runner<'_> {
         name: Option<&str>,
     ) -> Result<(), (Option<usize>, String)> {
         let fail = |e: &dyn std::fmt::Display| (None, format!("add {table}: {e}"));
-        let t = resolve::find_table(&self.prog, table).map_err(|e| fail(&e))?;
-        let ir_table = resolve::table(&self.prog, t).ok_or_else(|| fail(&"table vanished"))?;
-        // STF: larger wins, absent = lowest; the switch: smaller wins.
-        let priority = resolve::needs_priority(ir_table).then(|| u32::MAX - priority.unwrap_or(0));
-        // Key values wider than their field keep their low bits, as the drivers write them.
-        let keys: Vec<Arg> = keys
-            .iter()
-            .map(|a| Arg {
-                value: fit_key_value(ir_table, &a.name, &a.value),
-                ..a.clone()
-            })
-            .collect();
-        let keys = keys.as_slice();
-        let (full, entry) = resolve::resolve_entry(
-            &self.prog,
-            table,
-            pairs(keys),
-            priority,
-            &action.name,
-            pairs(&action.args),
-        )
-        .map_err(|e| (self.culprit(table, keys, action), fail(&e).1))?;
-        match self.sw.table_add_entry(PipeSel::All, &full, &entry) {
-            // p4c's STF runners turn an `add` of a key already there into a modify.
-            Err(pipeline::api::ApiError::DuplicateEntry { .. }) => {
-                let k: Vec<(&str, KeyMatch)> =
-                    entry.keys.iter().map(|(n, m)| (n.as_str(), *m)).collect();
-                let p: Vec<(&str, u128)> =
-                    entry.params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-                self.sw
-                    .table_modify(PipeSel::All, &full, &k, entry.priority, &entry.action, &p)
-                    .map_err(|e| fail(&e))?;
-                self.added.retain(|a| {
-                    !(a.table == full
-                        && a.entry.keys == entry.keys
-                        && a.entry.priority == entry.priority)
-                });
+        let t = match resolve::find_table(&self.prog, table) {
+            // `add PROFILE ADDR ACTION(...)`: the harness's action-data entry, a member.
+            Err(_) if resolve::find_profile(&self.prog, table).is_ok() => {
+                return self
+                    .add_member(table, priority, action)
+                    .map_err(|e| fail(&e))
             }
             other => other.map_err(|e| fail(&e))?,
+        };
+        let ir_table = resolve::table(&self.prog, t).ok_or_else(|| fail(&"table vanished"))?;
+        let stf_priority = priority;
+        // STF: larger wins, absent = lowest; the switch: smaller wins.
+        let priority = resolve::needs_priority(ir_table).then(|| u32::MAX - priority.unwrap_or(0));
+        let mut notes = Vec::new();
+        let mut keys = entries::fit_keys(ir_table, keys, &mut notes);
+        let mut args = entries::fit_args(&self.prog, table, &action.name, &action.args, &mut notes);
+        let (full, entry) = loop {
+            let res = match action.member {
+                Some(m) => self.resolve_ref(table, &keys, priority, m),
+                None => resolve::resolve_entry(
+                    &self.prog,
+                    table,
+                    pairs(&keys),
+                    priority,
+                    &action.name,
+                    pairs(&args),
+                ),
+            };
+            match res {
+                Ok(x) => break x,
+                Err(e) if entries::fill_missing(&e, &mut keys, &mut args, &mut notes) => {}
+                Err(e) => return Err((self.culprit(table, &keys, action), fail(&e).1)),
+            }
+        };
+        for n in notes {
+            self.note(line, format!("add {table}: {n}"));
         }
+        if stf_priority.is_some() && priority.is_some() {
+            self.replace_same_priority(line, &full, &entry, stf_priority.unwrap_or(0));
+        }
+        self.insert(&full, &entry, action.member)
+            .map_err(|e| fail(&e))?;
         let added = Added { table: full, entry };
         if let Some(n) = name {
             self.named.insert(n.to_string(), added.clone());
         }
         self.added.push(added);
         Ok(())
+    }
+
+    /// An entry pointing at member `member`, as a [`TableEntry`] whose action is `$member`.
+    fn resolve_ref(
+        &self,
+        table: &str,
+        keys: &[Arg],
+        priority: Option<u32>,
+        member: u32,
+    ) -> Result<(String, TableEntry), ResolveError> {
+        let (full, keys, priority) =
+            resolve::resolve_ref_entry(&self.prog, table, pairs(keys), priority)?;
+        let entry = TableEntry {
+            keys,
+            priority,
+            action: "$member".into(),
+            params: vec![("$member".into(), u128::from(member))],
+        };
+        Ok((full, entry))
+    }
+
+    /// Writes an entry; an `add` of a key already there modifies it (as p4c's runners do).
+    fn insert(
+        &mut self,
+        full: &str,
+        entry: &TableEntry,
+        member: Option<u32>,
+    ) -> Result<(), pipeline::api::ApiError> {
+        let k: Vec<(&str, KeyMatch)> = entry.keys.iter().map(|(n, m)| (n.as_str(), *m)).collect();
+        if let Some(m) = member {
+            let x = pipeline::table::profile::EntryRef::Member(m);
+            return match self
+                .sw
+                .table_add_ref(PipeSel::All, full, &k, entry.priority, x)
+            {
+                Err(pipeline::api::ApiError::DuplicateEntry { .. }) => {
+                    self.sw
+                        .table_modify_ref(PipeSel::All, full, &k, entry.priority, x)
+                }
+                other => other,
+            };
+        }
+        match self.sw.table_add_entry(PipeSel::All, full, entry) {
+            Err(pipeline::api::ApiError::DuplicateEntry { .. }) => {
+                let p: Vec<(&str, u128)> =
+                    entry.params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+                self.sw
+                    .table_modify(PipeSel::All, full, &k, entry.priority, &entry.action, &p)?;
+            }
+            other => other?,
+        }
+        self.added.retain(|a| {
+            !(a.table == full && a.entry.keys == entry.keys && a.entry.priority == entry.priority)
+        });
+        Ok(())
+    }
+
+    /// The harness's priority is a TCAM address: an entry the script put at the same one
+    /// (with another key) is replaced, deleted here before the new one goes in.
+    fn replace_same_priority(&mut self, line: usize, full: &str, entry: &TableEntry, stf: u32) {
+        let same = |a: &Added| {
+            a.table == full && a.entry.priority == entry.priority && a.entry.keys != entry.keys
+        };
+        let old: Vec<Added> = self.added.iter().filter(|a| same(a)).cloned().collect();
+        for a in old {
+            let keys: Vec<(&str, KeyMatch)> =
+                a.entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+            let _ = self
+                .sw
+                .table_delete(PipeSel::All, &a.table, &keys, a.entry.priority);
+            self.note(
+                line,
+                format!(
+                    "add {full}: replaces the entry at priority {stf} (the harness's TCAM address)"
+                ),
+            );
+        }
+        self.added.retain(|a| !same(a));
+        self.named.retain(|_, a| !same(a));
+    }
+
+    /// `add PROFILE ADDR ACTION(...)`: member ADDR of an action profile.
+    fn add_member(
+        &mut self,
+        profile: &str,
+        addr: Option<u32>,
+        action: &ActionSpec,
+    ) -> Result<(), String> {
+        let addr = addr
+            .ok_or("an action-profile entry needs its address (`add PROFILE ADDR ACTION(...)`)")?;
+        let (full, act, params) =
+            resolve::resolve_member(&self.prog, profile, &action.name, pairs(&action.args))
+                .map_err(|e| e.to_string())?;
+        let p: Vec<(&str, u128)> = params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+        self.sw
+            .profile_member_set(PipeSel::All, &full, addr, &act, &p)
+            .map_err(|e| e.to_string())
     }
 
     fn set_default(
@@ -370,23 +537,36 @@ impl Runner<'_> {
             .map_err(|e| format!("mirroring session {session}: {e}"))
     }
 
+    /// Sends a packet; what leaves a `wire`d port comes back in on its other end (at most
+    /// [`MAX_WIRE_PASSES`] passes per `packet`, noted when cut).
     fn packet(&mut self, line: usize, port: u16, data: &[u8]) {
-        let ts = self.now;
-        self.now = self.now.saturating_add(self.gap);
-        let outputs = &mut self.outputs;
-        self.sw.process(
-            InFrame {
+        let mut queue = VecDeque::from([(port, data.to_vec())]);
+        let mut passes = 0;
+        while let Some((port, bytes)) = queue.pop_front() {
+            if passes == MAX_WIRE_PASSES {
+                let msg = format!("wired ports looped {MAX_WIRE_PASSES} times: stopped");
+                self.note(line, msg);
+                break;
+            }
+            passes += 1;
+            let ts = self.now;
+            self.now = self.now.saturating_add(self.gap);
+            let (outputs, wires) = (&mut self.outputs, &self.wires);
+            let frame = InFrame {
                 port,
-                bytes: data,
+                bytes: &bytes,
                 ts,
-            },
-            &mut |o| {
+            };
+            self.sw.process(frame, &mut |o| {
+                if let Some(&to) = wires.get(&o.port) {
+                    queue.push_back((to, o.bytes.clone()));
+                }
                 outputs
                     .entry(o.port)
                     .or_default()
                     .push_back((o.bytes, line));
-            },
-        );
+            });
+        }
         self.pair();
     }
 
@@ -442,6 +622,13 @@ impl Runner<'_> {
         }
         let mut count = 0;
         for (port, out) in std::mem::take(&mut self.outputs) {
+            if let Some(&line) = self.any_ports.get(&port) {
+                let n = out.len();
+                let msg =
+                    format!("{n} more packets out of port {port}, let through by `expect {port}`");
+                self.note(line, msg);
+                continue;
+            }
             for (bytes, packet_line) in out {
                 count += 1;
                 self.report.unexpected.push(Unexpected {
@@ -464,52 +651,28 @@ impl Runner<'_> {
         }
     }
 
-    fn check_counter(
+    /// Records a counter or register check: compared when the test has a comparison, else
+    /// noted with the value read (the harness prints it).
+    fn value_check(
         &mut self,
         line: usize,
-        counter: &str,
-        cell: &CellRef,
-        kind: CountKind,
-        op: CmpOp,
-        want: u128,
+        what: String,
+        test: &ValueTest,
+        read: Result<u128, String>,
     ) {
-        let what = format!(
-            "check_counter {counter}({}) {} {} {want}",
-            cell_text(cell),
-            match kind {
-                CountKind::Packets => "packets",
-                CountKind::Bytes => "bytes",
-            },
-            op.symbol()
-        );
-        let read = match cell {
-            CellRef::Index(i) => self
-                .sw
-                .counter_read(PipeSel::All, counter, *i)
-                .map_err(|e| e.to_string()),
-            CellRef::Entry(n) => match self.named.get(n) {
-                None => Err(format!(
-                    "no entry named `{n}` (name one with `add ... = {n}`)"
-                )),
-                Some(a) => self.direct_counter_of(counter, n, a),
-            },
-        };
-        let outcome = match read {
-            Err(message) => CheckOutcome::Error { message },
-            Ok(cells) => {
-                let got: u128 = cells
-                    .iter()
-                    .map(|c| {
-                        u128::from(match kind {
-                            CountKind::Packets => c.packets,
-                            CountKind::Bytes => c.bytes,
-                        })
-                    })
-                    .sum();
-                if op.holds(got, want) {
+        let outcome = match (read, test.cmp) {
+            (Err(message), _) => CheckOutcome::Error { message },
+            (Ok(got), None) => {
+                let v = test.select(got);
+                self.note(line, format!("{what}: {v} ({v:#x})"));
+                return;
+            }
+            (Ok(got), Some((op, want))) => {
+                let v = test.select(got);
+                if op.holds(v, want) {
                     CheckOutcome::Passed
                 } else {
-                    CheckOutcome::ValueMismatch { got }
+                    CheckOutcome::ValueMismatch { got: v }
                 }
             }
         };
@@ -520,11 +683,57 @@ impl Runner<'_> {
         });
     }
 
+    fn check_counter(
+        &mut self,
+        line: usize,
+        counter: &str,
+        pipes: PipeSel,
+        cell: &CellRef,
+        kind: CountKind,
+        test: &ValueTest,
+    ) {
+        let what = format!(
+            "check_counter {}{counter}({}) {}{}",
+            pipe_text(pipes),
+            cell_text(cell),
+            match kind {
+                CountKind::Packets => "packets",
+                CountKind::Bytes => "bytes",
+            },
+            test.text()
+        );
+        let read = match cell {
+            CellRef::Index(i) => self
+                .sw
+                .counter_read(pipes, counter, *i)
+                .map_err(|e| e.to_string()),
+            CellRef::Entry(n) => match self.named.get(n) {
+                None => Err(format!(
+                    "no entry named `{n}` (name one with `add ... = {n}`)"
+                )),
+                Some(a) => self.direct_counter_of(counter, pipes, n, a),
+            },
+        };
+        let read = read.map(|cells| {
+            cells
+                .iter()
+                .map(|c| {
+                    u128::from(match kind {
+                        CountKind::Packets => c.packets,
+                        CountKind::Bytes => c.bytes,
+                    })
+                })
+                .sum()
+        });
+        self.value_check(line, what, test, read);
+    }
+
     /// Reads the direct counter `counter` for the named entry `a`, checking that the counter
     /// belongs to the entry's table.
     fn direct_counter_of(
         &self,
         counter: &str,
+        pipes: PipeSel,
         entry_name: &str,
         a: &Added,
     ) -> Result<Vec<pipeline::api::CounterValue>, String> {
@@ -544,7 +753,7 @@ impl Runner<'_> {
         let keys: Vec<(&str, KeyMatch)> =
             a.entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
         self.sw
-            .direct_counter_read(PipeSel::All, &a.table, &keys, a.entry.priority)
+            .direct_counter_read(pipes, &a.table, &keys, a.entry.priority)
             .map_err(|e| e.to_string())
     }
 
@@ -552,30 +761,26 @@ impl Runner<'_> {
         &mut self,
         line: usize,
         register: &str,
+        pipes: PipeSel,
         cell: &CellRef,
         field: Option<&str>,
-        want: u128,
+        test: &ValueTest,
     ) {
         let what = format!(
-            "check_register {register}({}){} = {want}",
+            "check_register {}{register}({}){}{}",
+            pipe_text(pipes),
             cell_text(cell),
-            field.map(|f| format!(" {f}")).unwrap_or_default()
+            field.map(|f| format!(" {f}")).unwrap_or_default(),
+            test.text()
         );
-        let outcome = match self.read_register(register, cell, field) {
-            Err(message) => CheckOutcome::Error { message },
-            Ok(got) if got == want => CheckOutcome::Passed,
-            Ok(got) => CheckOutcome::ValueMismatch { got },
-        };
-        self.report.checks.push(Check {
-            line,
-            kind: CheckKind::Value { what },
-            outcome,
-        });
+        let read = self.read_register(register, pipes, cell, field);
+        self.value_check(line, what, test, read);
     }
 
     fn read_register(
         &self,
         register: &str,
+        pipes: PipeSel,
         cell: &CellRef,
         field: Option<&str>,
     ) -> Result<u128, String> {
@@ -603,7 +808,7 @@ impl Runner<'_> {
             return Err(format!("register {} has a single word: no `hi`", reg.name));
         }
         let cells = match cell {
-            CellRef::Index(index) => self.sw.register_read(PipeSel::All, &reg.name, *index),
+            CellRef::Index(index) => self.sw.register_read(pipes, &reg.name, *index),
             // A direct register's cell is its entry's: `add ... = NAME`, then `$NAME`.
             CellRef::Entry(n) => {
                 let a = self.named.get(n).ok_or_else(|| {
@@ -611,13 +816,8 @@ impl Runner<'_> {
                 })?;
                 let keys: Vec<(&str, KeyMatch)> =
                     a.entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
-                self.sw.direct_register_read(
-                    PipeSel::All,
-                    &reg.name,
-                    &a.table,
-                    &keys,
-                    a.entry.priority,
-                )
+                self.sw
+                    .direct_register_read(pipes, &reg.name, &a.table, &keys, a.entry.priority)
             }
         }
         .map_err(|e| e.to_string())?;
@@ -625,31 +825,5 @@ impl Runner<'_> {
             .first()
             .ok_or_else(|| format!("no pipe runs register {}", reg.name))?;
         Ok(if hi { first.hi } else { first.lo })
-    }
-}
-
-/// `text` with a plain number (or the value of `v/len`, `v &&& m`) wider than key `name`'s
-/// field cut to its low bits, as the hardware drivers write it; anything else unchanged.
-fn fit_key_value(t: &pipeline::ir::Table, name: &str, text: &str) -> String {
-    let leaf = |k: &&pipeline::ir::TableKey| {
-        k.name == name || k.name.ends_with(&format!(".{name}")) || name.ends_with(&k.name)
-    };
-    let Some(width) = t.keys.iter().find(leaf).map(|k| k.expr.width()) else {
-        return text.to_string();
-    };
-    let fit = |v: &str| -> String {
-        match crate::value::parse_u128(v.trim()) {
-            Ok(n) if width < 128 && n >> width != 0 => {
-                format!("0x{:x}", n & ((1u128 << width) - 1))
-            }
-            _ => v.to_string(),
-        }
-    };
-    if let Some((v, m)) = text.split_once("&&&") {
-        format!("{} &&& {}", fit(v), fit(m))
-    } else if let Some((v, len)) = text.split_once('/') {
-        format!("{}/{len}", fit(v))
-    } else {
-        fit(text)
     }
 }
