@@ -456,10 +456,24 @@ impl Runner<'_> {
     }
 
     /// The harness's priority is a TCAM address: an entry the script put at the same one
-    /// (with another key) is replaced, deleted here before the new one goes in.
+    /// (with another key) is replaced, deleted here before the new one goes in. Entries whose
+    /// exact fields differ (an ATCAM's partition index) sit in different TCAMs and stay.
     fn replace_same_priority(&mut self, line: usize, full: &str, entry: &TableEntry, stf: u32) {
+        let exact = |keys: &[(String, KeyMatch)]| -> Vec<(String, KeyMatch)> {
+            let mut v: Vec<_> = keys
+                .iter()
+                .filter(|(_, m)| matches!(m, KeyMatch::Exact(_)))
+                .cloned()
+                .collect();
+            v.sort_by(|a, b| a.0.cmp(&b.0));
+            v
+        };
+        let mine = exact(&entry.keys);
         let same = |a: &Added| {
-            a.table == full && a.entry.priority == entry.priority && a.entry.keys != entry.keys
+            a.table == full
+                && a.entry.priority == entry.priority
+                && a.entry.keys != entry.keys
+                && exact(&a.entry.keys) == mine
         };
         let old: Vec<Added> = self.added.iter().filter(|a| same(a)).cloned().collect();
         for a in old {
