@@ -188,7 +188,11 @@ impl LpmIndex {
             if let Some(d) = &mut self.dir {
                 d.insert(k, len, handle);
             }
-            if self.vrfs.as_mut().is_some_and(|v| !v.insert(k, len, handle)) {
+            if self
+                .vrfs
+                .as_mut()
+                .is_some_and(|v| !v.insert(k, len, handle))
+            {
                 self.vrfs = None;
             }
         } else {
@@ -301,7 +305,8 @@ mod tests {
     fn route(s: &mut u64, vrfs: u64) -> (Value, Value, u16) {
         const LENS: [u16; 7] = [0, 8, 16, 20, 24, 28, 32];
         let vrf = Value::from(next(s) % vrfs);
-        let addr = Value::from(0x0a00_0000 | (next(s) % 4) << 16 | (next(s) % 4) << 8 | next(s) % 4);
+        let addr =
+            Value::from(0x0a00_0000 | (next(s) % 4) << 16 | (next(s) % 4) << 8 | next(s) % 4);
         let len = LENS[(next(s) % 7) as usize];
         (vrf, addr & prefix_mask(len, 32), len)
     }
@@ -353,14 +358,22 @@ mod tests {
                     let addr = Value::from(
                         0x0a00_0000 | (next(&mut s) % 5) << 16 | (next(&mut s) % 5) << 8,
                     ) | Value::from(next(&mut s) % 5);
-                    let addr = if next(&mut s).is_multiple_of(9) { addr ^ 0xff00_0000 } else { addr };
+                    let addr = if next(&mut s).is_multiple_of(9) {
+                        addr ^ 0xff00_0000
+                    } else {
+                        addr
+                    };
                     let key = [vrf, addr];
                     let want = reference(&live, &key);
                     assert_eq!(ix.lookup_hashed(&key), want, "hash maps at {key:x?}");
                     assert_eq!(ix.lookup(&key), want, "lookup at {key:x?}");
                 }
             }
-            assert_eq!(ix.uses_vrf_tries(), vrfs <= MAX_VRF_TRIES as u64, "{vrfs} VRFs");
+            assert_eq!(
+                ix.uses_vrf_tries(),
+                vrfs <= MAX_VRF_TRIES as u64,
+                "{vrfs} VRFs"
+            );
         }
     }
 
