@@ -306,7 +306,7 @@ mod tests {
         const LENS: [u16; 7] = [0, 8, 16, 20, 24, 28, 32];
         let vrf = Value::from(next(s) % vrfs);
         let addr =
-            Value::from(0x0a00_0000 | (next(s) % 4) << 16 | (next(s) % 4) << 8 | next(s) % 4);
+            Value::from(0x0a00_0000 | ((next(s) % 4) << 16) | ((next(s) % 4) << 8) | (next(s) % 4));
         let len = LENS[(next(s) % 7) as usize];
         (vrf, addr & prefix_mask(len, 32), len)
     }
@@ -356,7 +356,7 @@ mod tests {
                 for _ in 0..12 {
                     let vrf = Value::from(next(&mut s) % (vrfs + 1));
                     let addr = Value::from(
-                        0x0a00_0000 | (next(&mut s) % 5) << 16 | (next(&mut s) % 5) << 8,
+                        0x0a00_0000 | ((next(&mut s) % 5) << 16) | ((next(&mut s) % 5) << 8),
                     ) | Value::from(next(&mut s) % 5);
                     let addr = if next(&mut s).is_multiple_of(9) {
                         addr ^ 0xff00_0000
