@@ -11,8 +11,9 @@
 //!
 //! When exact fields sit beside an LPM field of at most 32 bits (VRF + route), lookups go to
 //! one such trie per value of the exact fields (`Vrfs`: a one-word hash probe for the VRF, then
-//! one to three array reads), for as many as [`MAX_VRF_TRIES`] values; a table with more falls
-//! back to the hash maps for good.
+//! one to three array reads), for as many as [`MAX_VRF_TRIES`] values, once routes of two or
+//! more prefix lengths are installed (with one, a single hash probe is cheaper); a table with
+//! more VRFs falls back to the hash maps for good.
 
 use std::collections::HashMap;
 
@@ -268,7 +269,9 @@ impl LpmIndex {
         }
         if self.packer.narrow() {
             let packed = self.packer.pack(key);
-            if let Some(v) = &self.vrfs {
+            // With one prefix length installed the hash maps take one probe: the tries
+            // (a VRF probe, then the trie's levels) pay from two lengths on.
+            if let (Some(v), true) = (&self.vrfs, self.levels.len() > 1) {
                 return v.lookup(packed);
             }
             self.levels
