@@ -13,6 +13,11 @@
 //! stops as soon as no remaining group can beat the best hit. Typical ACLs have a handful of
 //! distinct mask tuples; when a table has many (more than 16 and more than a quarter of its
 //! rows) a plain priority-ordered scan is used instead. Both give the same answer.
+//!
+//! When the key's fields fit one `u128` together (an IPv4 ACL: port, addresses, protocol, L4
+//! port), the groups key their maps by the packed masked key ([`KeyPacker`]): a lookup packs
+//! the key once and each group costs an AND and a one-word hash probe, instead of masking and
+//! hashing a slice of 128-bit values per group.
 
 use std::mem::MaybeUninit;
 
@@ -22,7 +27,7 @@ use foldhash::fast::FixedState;
 
 use crate::ir::{KeyMatch, Value};
 
-use super::exact::MAX_WIDE_FIELDS;
+use super::exact::{KeyPacker, MAX_WIDE_FIELDS};
 use super::key::{width_mask, FieldTest};
 
 #[derive(Debug, Clone)]
@@ -57,7 +62,12 @@ struct Tuple {
     masks: Box<[Value]>,
     /// The best (lowest) (priority, seq) of the tuple's rows.
     best: (u32, u64),
+    /// Wide keys: the masked field values → rows in priority order.
     buckets: HashMap<Box<[Value]>, Vec<BucketRow>, FixedState>,
+    /// Packed keys: `masks` packed (the AND that masks a packed key to this tuple).
+    packed_mask: u128,
+    /// Packed keys: the packed masked key → rows in priority order.
+    packed: HashMap<u128, Vec<BucketRow>, FixedState>,
 }
 
 impl Tuple {
@@ -65,9 +75,14 @@ impl Tuple {
         self.best = self
             .buckets
             .values()
+            .chain(self.packed.values())
             .filter_map(|b| b.first().map(|r| r.order))
             .min()
             .unwrap_or((u32::MAX, u64::MAX));
+    }
+
+    fn is_empty(&self) -> bool {
+        self.buckets.is_empty() && self.packed.is_empty()
     }
 }
 
@@ -78,6 +93,17 @@ pub struct TcamIndex {
     rows: Vec<Row>,
     /// Sorted by `best`.
     tuples: Vec<Tuple>,
+    /// Keys of at most 128 bits in all: how they pack (the tuples use their `packed` maps).
+    packer: Option<KeyPacker>,
+}
+
+/// Where a row goes in the tuple maps.
+enum Slot {
+    Wide(Box<[Value]>),
+    Packed(u128),
+    /// A value bit outside its field's width under the mask: the row never matches (a key's
+    /// fields never have such bits), so no map holds it.
+    Never,
 }
 
 /// Range tests left to check per row: (field, lo, hi).
@@ -106,12 +132,32 @@ fn tuple_of(tests: &[FieldTest]) -> (Box<[Value]>, Box<[Value]>, Ranges) {
 
 impl TcamIndex {
     pub fn new(widths: &[u16]) -> TcamIndex {
+        let packer = KeyPacker::new(widths);
         TcamIndex {
             masks: widths.iter().map(|w| width_mask(*w)).collect(),
             widths: widths.into(),
             rows: Vec::new(),
             tuples: Vec::new(),
+            packer: packer.narrow().then_some(packer),
         }
+    }
+
+    /// A row's mask tuple (as the tuples are keyed), its slot and its range tests.
+    fn placed(&self, tests: &[FieldTest]) -> (Box<[Value]>, Slot, Ranges) {
+        let (tmasks, values, ranges) = tuple_of(tests);
+        let Some(p) = &self.packer else {
+            return (tmasks, Slot::Wide(values), ranges);
+        };
+        // Mask bits above a field's width select nothing a key has: cut them, so tuples
+        // that differ only there are one.
+        let tmasks: Box<[Value]> = tmasks.iter().zip(&self.masks).map(|(m, w)| m & w).collect();
+        let never = values.iter().zip(&self.masks).any(|(v, w)| v & !w != 0);
+        let slot = if never {
+            Slot::Never
+        } else {
+            Slot::Packed(p.pack(&values))
+        };
+        (tmasks, slot, ranges)
     }
 
     fn sort_tuples(&mut self) {
@@ -124,32 +170,28 @@ impl TcamIndex {
             .zip(self.widths.iter())
             .map(|(m, w)| FieldTest::from_match(m, *w))
             .collect();
-        let (tmasks, values, ranges) = tuple_of(&tests);
+        let (tmasks, slot, ranges) = self.placed(&tests);
         let order = (priority, seq);
-        let ti = match self.tuples.iter().position(|t| t.masks == tmasks) {
-            Some(i) => i,
-            None => {
-                self.tuples.push(Tuple {
-                    masks: tmasks,
-                    best: order,
-                    buckets: HashMap::with_hasher(FixedState::default()),
-                });
-                self.tuples.len() - 1
-            }
-        };
-        let t = &mut self.tuples[ti];
-        let bucket = t.buckets.entry(values).or_default();
-        let at = bucket.partition_point(|r| r.order < order);
-        bucket.insert(
-            at,
-            BucketRow {
-                order,
-                handle,
-                ranges,
-            },
-        );
-        t.best = t.best.min(order);
-        self.sort_tuples();
+        if !matches!(slot, Slot::Never) {
+            let ti = self.tuple_index(tmasks, order);
+            let t = &mut self.tuples[ti];
+            let bucket = match slot {
+                Slot::Wide(values) => t.buckets.entry(values).or_default(),
+                Slot::Packed(k) => t.packed.entry(k).or_default(),
+                Slot::Never => unreachable!("no slot for a row that never matches"),
+            };
+            let at = bucket.partition_point(|r| r.order < order);
+            bucket.insert(
+                at,
+                BucketRow {
+                    order,
+                    handle,
+                    ranges,
+                },
+            );
+            t.best = t.best.min(order);
+            self.sort_tuples();
+        }
 
         let at = self
             .rows
@@ -165,6 +207,22 @@ impl TcamIndex {
         );
     }
 
+    /// The tuple of masks `tmasks`, made (with best `order`) when there is none.
+    fn tuple_index(&mut self, tmasks: Box<[Value]>, order: (u32, u64)) -> usize {
+        if let Some(i) = self.tuples.iter().position(|t| t.masks == tmasks) {
+            return i;
+        }
+        let packed_mask = self.packer.as_ref().map_or(0, |p| p.pack(&tmasks));
+        self.tuples.push(Tuple {
+            masks: tmasks,
+            best: order,
+            buckets: HashMap::with_hasher(FixedState::default()),
+            packed_mask,
+            packed: HashMap::with_hasher(FixedState::default()),
+        });
+        self.tuples.len() - 1
+    }
+
     pub fn remove(&mut self, priority: u32, seq: u64) {
         let at = self
             .rows
@@ -177,16 +235,27 @@ impl TcamIndex {
             return;
         }
         let row = self.rows.remove(at);
-        let (tmasks, values, _) = tuple_of(&row.tests);
+        let (tmasks, slot, _) = self.placed(&row.tests);
         if let Some(ti) = self.tuples.iter().position(|t| t.masks == tmasks) {
             let t = &mut self.tuples[ti];
-            if let Some(bucket) = t.buckets.get_mut(&values) {
-                bucket.retain(|r| r.order != (priority, seq));
-                if bucket.is_empty() {
-                    t.buckets.remove(&values);
+            let gone = |b: &mut Vec<BucketRow>| {
+                b.retain(|r| r.order != (priority, seq));
+                b.is_empty()
+            };
+            match slot {
+                Slot::Wide(values) => {
+                    if t.buckets.get_mut(&values).is_some_and(gone) {
+                        t.buckets.remove(&values);
+                    }
                 }
+                Slot::Packed(k) => {
+                    if t.packed.get_mut(&k).is_some_and(gone) {
+                        t.packed.remove(&k);
+                    }
+                }
+                Slot::Never => {}
             }
-            if t.buckets.is_empty() {
+            if t.is_empty() {
                 self.tuples.remove(ti);
             } else {
                 t.recompute_best();
@@ -211,7 +280,7 @@ impl TcamIndex {
             return None;
         }
         if self.use_tuples() {
-            self.lookup_tuples(key)
+            self.lookup_search(key)
         } else {
             self.lookup_scan(key)
         }
@@ -227,6 +296,39 @@ impl TcamIndex {
                     .all(|(t, (k, m))| t.matches(k & m))
             })
             .map(|r| r.handle)
+    }
+
+    /// The tuple-space search, on packed keys where the key packs into one word.
+    #[inline]
+    fn lookup_search(&self, key: &[Value]) -> Option<u32> {
+        match &self.packer {
+            Some(p) => self.lookup_packed(p, key),
+            None => self.lookup_tuples(key),
+        }
+    }
+
+    /// [`Self::lookup_tuples`] for keys that pack into one word.
+    fn lookup_packed(&self, p: &KeyPacker, key: &[Value]) -> Option<u32> {
+        let packed = p.pack(key);
+        let mut best: Option<((u32, u64), u32)> = None;
+        for t in &self.tuples {
+            if best.is_some_and(|(b, _)| t.best >= b) {
+                break;
+            }
+            let Some(bucket) = t.packed.get(&(packed & t.packed_mask)) else {
+                continue;
+            };
+            for r in bucket {
+                if best.is_some_and(|(b, _)| r.order >= b) {
+                    break;
+                }
+                if r.ranges_match(key, &self.masks) {
+                    best = Some((r.order, r.handle));
+                    break;
+                }
+            }
+        }
+        best.map(|(_, h)| h)
     }
 
     fn lookup_tuples(&self, key: &[Value]) -> Option<u32> {
@@ -275,12 +377,15 @@ mod tests {
     }
 
     /// The tuple-space search and the plain scan agree on random tables, through inserts
-    /// and removals, with few and with many distinct mask tuples.
+    /// and removals, with few and with many distinct mask tuples, on keys that pack into one
+    /// word (the first field 8 bits wide) and on wider ones (the first field 120 bits: the
+    /// maps keyed by value slices).
     #[test]
     fn tuple_search_equals_scan() {
         let mut s = 9u64;
-        for mask_choices in [2u64, 3, 200] {
-            let mut ix = TcamIndex::new(&[8, 8, 6]);
+        for (mask_choices, first) in [(2u64, 8u16), (3, 8), (200, 8), (2, 120), (3, 120)] {
+            let mut ix = TcamIndex::new(&[first, 8, 6]);
+            assert_eq!(ix.packer.is_some(), first == 8);
             let mut live = Vec::new();
             for seq in 0..300u64 {
                 let m = |s: &mut u64| match next(s) % mask_choices {
@@ -321,10 +426,33 @@ mod tests {
                         next(&mut s) as Value & 0xff,
                         next(&mut s) as Value % 64,
                     ];
-                    assert_eq!(ix.lookup_tuples(&key), ix.lookup_scan(&key), "{key:?}");
+                    assert_eq!(ix.lookup_search(&key), ix.lookup_scan(&key), "{key:?}");
                 }
             }
         }
+    }
+
+    /// A row whose value has bits outside its field under the mask never matches, on the
+    /// packed path as on the scan, and the rows behind it still do; masks differing only above
+    /// a field's width are one tuple.
+    #[test]
+    fn packed_rows_outside_the_width() {
+        let mut ix = TcamIndex::new(&[8, 16]);
+        assert!(ix.packer.is_some());
+        let t = |value, mask| KeyMatch::Ternary { value, mask };
+        ix.insert(&[t(0x1ff, 0x1ff), t(0, 0)], 1, 0, 10);
+        ix.insert(&[t(0x0ff, 0x1ff), t(0, 0)], 2, 1, 11);
+        ix.insert(&[t(0x0f0, 0x0f0), t(5, 0xffff)], 0, 2, 12);
+        assert_eq!(ix.tuples.len(), 2, "0x1ff and 0xff are one mask on 8 bits");
+        for key in [[0xff, 0], [0xff, 5], [0xf3, 5], [0x0f, 5], [0x1ff, 7]] {
+            assert_eq!(ix.lookup_search(&key), ix.lookup_scan(&key), "{key:x?}");
+        }
+        assert_eq!(ix.lookup(&[0xff, 0]), Some(11));
+        assert_eq!(ix.lookup(&[0xf0, 5]), Some(12));
+        ix.remove(1, 0);
+        ix.remove(0, 2);
+        assert_eq!(ix.lookup(&[0xf0, 5]), None);
+        assert_eq!(ix.lookup(&[0xff, 5]), Some(11));
     }
 
     trait Normalise {
