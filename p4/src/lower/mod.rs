@@ -23,6 +23,7 @@ mod generics;
 mod ghost;
 pub mod intrinsics;
 mod lookahead;
+mod multi_parser;
 mod out_scalars;
 mod parser;
 pub mod phv;
