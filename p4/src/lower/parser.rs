@@ -246,7 +246,16 @@ fn lower_state<'a>(
                 continue;
             };
             l.type_args.push(types);
-            let frame = match l.bind_args(&sp.params, args, stmt.span) {
+            let mark = l.slice_args.len();
+            let frame = l.bind_args(&sp.params, args, stmt.span);
+            if !l.take_slice_args(mark).is_empty() {
+                l.err(crate::check::unsupported(
+                    stmt.span,
+                    "a slice as an `out`/`inout` argument of a sub-parser",
+                    "copying it back after the sub-parser's states",
+                ));
+            }
+            let frame = match frame {
                 Ok(f) => f,
                 Err(_) => {
                     l.type_args.pop();
