@@ -66,7 +66,7 @@ impl<'a> Lowerer<'a> {
     pub(in crate::lower) fn slice_copy_out(args: &[SliceArg], out: &mut ir::Block) {
         for a in args {
             out.push(ir::Stmt::Assign {
-                dst: a.place.clone(),
+                dst: a.place,
                 value: ir::Expr::Field(a.temp),
             });
         }
