@@ -717,6 +717,7 @@ extern SelectorAction {
    its mirror table entry; `Mirror(type)` is the entry for that mirror_type (both chips, as
    bf-p4c's tofino1_base.p4 / tofino2_base.p4 declare them; likewise Resubmit and Digest). */
 extern Mirror {
+    @deprecated("Mirror must be specified with the value of the mirror_type instrinsic metadata")
     Mirror();
     Mirror(MirrorType_t mirror_type);
     void emit(in MirrorId_t session_id);
@@ -724,6 +725,7 @@ extern Mirror {
 }
 
 extern Resubmit {
+    @deprecated("Resubmit must be specified with the value of the resubmit_type instrinsic metadata")
     Resubmit();
     Resubmit(ResubmitType_t resubmit_type);
     void emit();
@@ -732,6 +734,7 @@ extern Resubmit {
 
 /* Learn digests to the control plane. */
 extern Digest<T> {
+    @deprecated("Digest must be specified with the value of the digest_type instrinsic metadata")
     Digest();
     Digest(DigestType_t digest_type);
     void pack(in T data);

@@ -41,6 +41,9 @@ const KEPT: &[&str] = &[
     // fixed P4Runtime ids.
     "controller_header",
     "id",
+    // The parser units of each parser of an `IngressParsers`/`EgressParsers` instance
+    // (lower/multi_parser.rs).
+    "default_portmap",
 ];
 
 /// Kept annotations that bf-p4c reads on match tables only ("attached to P4 match tables"

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use pipeline::ir::{self, Gress};
 
 use super::intrinsics;
+use super::multi_parser::{self, ParserSet};
 use super::phv::{Loc, PhvAlloc};
 use super::{control, parser, Binding, BlockInst, Ctx, Lowered, Lowerer, PipeObjs, Res};
 use crate::ast::{self, DeclKind, ExprKind, TypeKind};
@@ -22,7 +23,7 @@ struct GressStorage {
     intrinsic: Vec<(String, Rc<Loc>)>,
 }
 
-fn type_name(t: &ast::Type) -> Option<&ast::Ident> {
+pub(super) fn type_name(t: &ast::Type) -> Option<&ast::Ident> {
     match &t.kind {
         TypeKind::Named(id) => Some(id),
         TypeKind::Specialized { base, .. } => Some(base),
@@ -47,25 +48,18 @@ pub(super) fn lower_main<'a>(l: &mut Lowerer<'a>) -> Res<Lowered> {
         ));
     };
     let pkg = type_name(&inst.ty).map(|i| i.name.as_str()).unwrap_or("");
-    if pkg != "Switch" {
-        let d = if pkg == "MultiParserSwitch" {
-            crate::check::unsupported(
-                inst.ty.span,
-                "MultiParserSwitch",
-                "multiple parsers per gress",
-            )
-        } else {
-            Diagnostic::error(format!("`main` is a `{pkg}`, not a TNA `Switch`"))
-                .with_primary(inst.ty.span, "expected `Switch`")
-        };
+    if pkg != "Switch" && pkg != "MultiParserSwitch" {
+        let d = Diagnostic::error(format!("`main` is a `{pkg}`, not a TNA `Switch`"))
+            .with_primary(inst.ty.span, "expected `Switch`");
         return Err(
             l.err(d.with_help("instantiate `Switch(pipe) main;` with a `Pipeline` instance"))
         );
     }
+    let multi = pkg == "MultiParserSwitch";
     if inst.args.is_empty() || inst.args.len() > 4 {
         return Err(l.err(
             Diagnostic::error(format!(
-                "`Switch` takes 1 to 4 pipelines, {} given",
+                "`{pkg}` takes 1 to 4 pipelines, {} given",
                 inst.args.len()
             ))
             .with_primary(main.span, "here"),
@@ -77,7 +71,7 @@ pub(super) fn lower_main<'a>(l: &mut Lowerer<'a>) -> Res<Lowered> {
     let mut pipe_map = Vec::new();
     let mut failed = false;
     for arg in &inst.args {
-        let (name, pinst) = match pipeline_instance(l, &arg.value) {
+        let (name, pinst) = match pipeline_instance(l, &arg.value, multi) {
             Ok(x) => x,
             Err(r) => {
                 failed = true;
@@ -89,7 +83,7 @@ pub(super) fn lower_main<'a>(l: &mut Lowerer<'a>) -> Res<Lowered> {
             pipe_map.push(i);
             continue;
         }
-        match lower_pipeline(l, &name, pinst, arg.span) {
+        match lower_pipeline(l, &name, pinst, multi) {
             Ok((p, s)) => {
                 pipe_map.push(pipelines.len());
                 names.push(name);
@@ -120,35 +114,32 @@ pub(super) fn lower_main<'a>(l: &mut Lowerer<'a>) -> Res<Lowered> {
     })
 }
 
-/// Resolves a `Switch` argument to a `Pipeline(...)` instantiation (by name or inline).
+/// Resolves a `Switch` argument to a `Pipeline(...)` instantiation (by name or inline); a
+/// `MultiParserSwitch` takes `MultiParserPipeline`s.
 fn pipeline_instance<'a>(
     l: &mut Lowerer<'a>,
     e: &'a ast::Expr,
+    multi: bool,
 ) -> Res<(String, (&'a [ast::Argument], Span))> {
+    let (want, sw) = match multi {
+        true => ("MultiParserPipeline", "MultiParserSwitch"),
+        false => ("Pipeline", "Switch"),
+    };
     match &e.kind {
         ExprKind::Name(id) => match l.env.lookup(&id.name).map(|d| (d, &d.kind)) {
             Some((_, DeclKind::Instantiation(i)))
-                if type_name(&i.ty).is_some_and(|t| t.name == "Pipeline") =>
+                if type_name(&i.ty).is_some_and(|t| t.name == want) =>
             {
                 Ok((id.name.clone(), (&i.args, i.ty.span)))
             }
-            Some((_, DeclKind::Instantiation(i)))
-                if type_name(&i.ty).is_some_and(|t| t.name == "MultiParserPipeline") =>
-            {
-                Err(l.err(crate::check::unsupported(
-                    i.ty.span,
-                    "MultiParserPipeline",
-                    "multiple parsers per gress",
-                )))
-            }
             Some((d, _)) => Err(l.err(
-                Diagnostic::error(format!("`{}` is not a `Pipeline` instance", id.name))
-                    .with_primary(id.span, "passed to `Switch` here")
+                Diagnostic::error(format!("`{}` is not a `{want}` instance", id.name))
+                    .with_primary(id.span, format!("passed to `{sw}` here"))
                     .with_secondary(d.name().map(|n| n.span).unwrap_or(d.span), "declared here"),
             )),
             None => Err(l.unknown_name(id, "pipeline")),
         },
-        ExprKind::Call { callee, args, .. } if matches!(&callee.kind, ExprKind::Name(n) if n.name == "Pipeline") => {
+        ExprKind::Call { callee, args, .. } if matches!(&callee.kind, ExprKind::Name(n) if n.name == want) => {
             Ok(("pipe".to_string(), (args, callee.span)))
         }
         _ => Err(l.err(
@@ -160,7 +151,7 @@ fn pipeline_instance<'a>(
 }
 
 /// Resolves a `Pipeline` argument to a parser or control instance.
-fn block_instance<'a>(
+pub(super) fn block_instance<'a>(
     l: &mut Lowerer<'a>,
     e: &'a ast::Expr,
     want_parser: bool,
@@ -231,8 +222,17 @@ fn lower_pipeline<'a>(
     l: &mut Lowerer<'a>,
     name: &str,
     (args, span): (&'a [ast::Argument], Span),
-    _use_span: Span,
+    multi: bool,
 ) -> Res<(ir::Pipeline, super::PipelineSpans)> {
+    if multi && args.len() != 6 {
+        let d = Diagnostic::error(format!(
+            "`MultiParserPipeline` takes 6 blocks, {} given",
+            args.len()
+        ))
+        .with_primary(span, "here")
+        .with_help("`MultiParserPipeline(ig_parsers, ingress, ingress_deparser, eg_parsers, egress, egress_deparser)`");
+        return Err(l.err(d));
+    }
     // T2NA's `Pipeline` has the ghost control as a seventh (optional) block; tna.p4's, like
     // Intel's, keeps Tofino 1's six on every target.
     let arch_ghost = matches!(
@@ -270,10 +270,21 @@ fn lower_pipeline<'a>(
     l.top_actions.clear();
     l.control_locals = Default::default();
     let mut blocks = Vec::new();
+    let mut sets: [Option<ParserSet<'a>>; 2] = [None, None];
     let mut bad = false;
     for (i, a) in args.iter().take(6).enumerate() {
-        match block_instance(l, &a.value, i % 3 == 0) {
-            Ok(b) => blocks.push(Rc::new(b)),
+        let b = if multi && i % 3 == 0 {
+            let gress = [Gress::Ingress, Gress::Egress][i / 3];
+            multi_parser::parser_set(l, &a.value, gress).map(|set| {
+                let first = set.parsers[0].clone();
+                sets[i / 3] = Some(set);
+                first
+            })
+        } else {
+            block_instance(l, &a.value, i % 3 == 0).map(Rc::new)
+        };
+        match b {
+            Ok(b) => blocks.push(b),
             Err(_) => bad = true,
         }
     }
@@ -288,8 +299,9 @@ fn lower_pipeline<'a>(
     if bad {
         return Err(super::Reported);
     }
-    let ingress = lower_gress(l, Gress::Ingress, &blocks[0], &blocks[1], &blocks[2]);
-    let egress = lower_gress(l, Gress::Egress, &blocks[3], &blocks[4], &blocks[5]);
+    let [ig_set, eg_set] = &sets;
+    let ingress = lower_gress(l, Gress::Ingress, &blocks[0..3], ig_set.as_ref());
+    let egress = lower_gress(l, Gress::Egress, &blocks[3..6], eg_set.as_ref());
     let (ingress, egress) = (ingress?, egress?);
     let ghost = match &ghost_b {
         Some(b) => Some(Box::new(super::ghost::lower_ghost(l, b)?)),
@@ -352,13 +364,17 @@ fn block_params(decl: &ast::Decl) -> &[ast::Param] {
     }
 }
 
+/// Lowers one gress from its parser, control and deparser (`blocks`); `set` holds every
+/// parser of a `MultiParserPipeline`'s gress (the first is `blocks[0]`).
 fn lower_gress<'a>(
     l: &mut Lowerer<'a>,
     gress: Gress,
-    parser_b: &Rc<BlockInst<'a>>,
-    control_b: &Rc<BlockInst<'a>>,
-    deparser_b: &Rc<BlockInst<'a>>,
+    blocks: &[Rc<BlockInst<'a>>],
+    set: Option<&ParserSet<'a>>,
 ) -> Res<ir::GressProgram> {
+    let [parser_b, control_b, deparser_b] = blocks else {
+        return Err(super::Reported);
+    };
     l.gress = gress;
     l.phv = PhvAlloc::new();
     l.tmp = 0;
@@ -497,10 +513,20 @@ fn lower_gress<'a>(
     let mut failed = false;
     // Parser.
     l.ctx = Ctx::Parser;
-    let parser = l.with_types(ptypes, |l| {
-        bind_block(l, parser_b, &storage)
-            .and_then(|frame| parser::lower_top_parser(l, parser_b, frame))
-    });
+    let parser = match set {
+        None => l.with_types(ptypes, |l| {
+            bind_block(l, parser_b, &storage)
+                .and_then(|frame| parser::lower_top_parser(l, parser_b, frame))
+        }),
+        Some(set) => {
+            let types: Vec<_> = set
+                .parsers
+                .iter()
+                .map(|b| binding(b, &user_params(l, block_params(b.decl), &b.types)))
+                .collect();
+            lower_parser_set(l, gress, set, types, &storage, &prefix)
+        }
+    };
     // Control.
     l.ctx = Ctx::Control;
     l.ifs.clear();
@@ -569,6 +595,37 @@ fn lower_gress<'a>(
             body: deparser,
         },
     })
+}
+
+/// Lowers every parser of a `MultiParserPipeline` gress into one parse graph whose first state
+/// picks the packet's parser by its port ([`multi_parser`]).
+fn lower_parser_set<'a>(
+    l: &mut Lowerer<'a>,
+    gress: Gress,
+    set: &ParserSet<'a>,
+    types: Vec<crate::check::env::TypeParams>,
+    storage: &GressStorage,
+    prefix: &ir::PrefixLayout,
+) -> Res<(ir::Parser, Vec<Span>)> {
+    let Some(port) = multi_parser::port_field(prefix, gress) else {
+        return Err(l.err(
+            Diagnostic::error("the intrinsic metadata has no port field to choose a parser by")
+                .with_primary(set.span, "several parsers")
+                .with_help("include <tna.p4> (or <t2na.p4>)"),
+        ));
+    };
+    let mut graph = parser::MultiGraph::default();
+    let mut starts = Vec::new();
+    for (b, t) in set.parsers.iter().zip(types) {
+        let start = l.with_types(t, |l| {
+            bind_block(l, b, storage).and_then(|frame| graph.add(l, b, frame))
+        })?;
+        starts.push(start);
+    }
+    let bound = multi_parser::binding(&set.portmap, l.target);
+    multi_parser::warn_unbound(l, set, &bound);
+    let pick = multi_parser::dispatch(&bound, &starts, port, l.target);
+    Ok(graph.finish(&set.name, set.span, pick))
 }
 
 /// Binds a top-level block's parameters: packets, intrinsic structs by type, the header and

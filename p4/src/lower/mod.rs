@@ -23,6 +23,7 @@ mod generics;
 mod ghost;
 pub mod intrinsics;
 mod lookahead;
+mod multi_parser;
 mod out_scalars;
 mod parser;
 pub mod phv;
@@ -208,6 +209,8 @@ pub(crate) struct Lowerer<'a> {
     pub tmp: u32,
     /// The temporaries made for `_` passed to `out` parameters.
     pub dont_cares: Vec<Rc<phv::Loc>>,
+    /// Slices passed to `out`/`inout` parameters, copied through temporaries by the call.
+    pub(crate) slice_args: Vec<stmt::slice_args::SliceArg>,
     /// The current gress's deparser select fields that start invalid, with their flags.
     pub(crate) written_flags: Vec<dprsr_select::WrittenFlag>,
     /// Control-local scalars of ingress and egress (for [`copy_prop`]); recorded while
@@ -294,6 +297,7 @@ impl<'a> Lowerer<'a> {
             const_failed: HashSet::new(),
             tmp: 0,
             dont_cares: Vec::new(),
+            slice_args: Vec::new(),
             written_flags: Vec::new(),
             control_locals: Default::default(),
             locals_on: false,

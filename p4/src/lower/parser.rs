@@ -69,6 +69,44 @@ pub(super) fn lower_top_parser<'a>(
     ))
 }
 
+/// The parse graph of a gress with several parsers (`IngressParsers`): each parser's states
+/// under its instance name, then a first state that picks the packet's parser.
+#[derive(Default)]
+pub(super) struct MultiGraph {
+    st: States,
+}
+
+impl MultiGraph {
+    /// Lowers one parser of the set; returns its `start`.
+    pub(super) fn add<'a>(
+        &mut self,
+        l: &mut Lowerer<'a>,
+        inst: &BlockInst<'a>,
+        frame: HashMap<String, Binding<'a>>,
+    ) -> Res<StateId> {
+        l.reject_warned = false;
+        let prefix = inst.name.clone();
+        lower_parser_inst(l, inst, frame, prefix, NextState::Accept, &mut self.st)
+    }
+
+    /// Adds the first state, `NAME.$port_parser`, with the transition that picks the parser.
+    pub(super) fn finish(
+        mut self,
+        name: &str,
+        span: Span,
+        pick: ir::Transition,
+    ) -> (ir::Parser, Vec<Span>) {
+        let start = self.st.reserve(format!("{name}.$port_parser"), span);
+        self.st.states[start.index()].transition = pick;
+        let parser = ir::Parser {
+            name: name.to_string(),
+            start,
+            states: self.st.states,
+        };
+        (parser, self.st.spans)
+    }
+}
+
 fn lower_parser_inst<'a>(
     l: &mut Lowerer<'a>,
     inst: &BlockInst<'a>,
@@ -208,7 +246,16 @@ fn lower_state<'a>(
                 continue;
             };
             l.type_args.push(types);
-            let frame = match l.bind_args(&sp.params, args, stmt.span) {
+            let mark = l.slice_args.len();
+            let frame = l.bind_args(&sp.params, args, stmt.span);
+            if !l.take_slice_args(mark).is_empty() {
+                l.err(crate::check::unsupported(
+                    stmt.span,
+                    "a slice as an `out`/`inout` argument of a sub-parser",
+                    "copying it back after the sub-parser's states",
+                ));
+            }
+            let frame = match frame {
                 Ok(f) => f,
                 Err(_) => {
                     l.type_args.pop();

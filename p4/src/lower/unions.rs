@@ -62,3 +62,25 @@ pub(super) fn union_stack_op(span: Span, op: &str) -> Diagnostic {
     )
     .with_help("index the stack with constants, e.g. `hdr.u[0].h1`")
 }
+
+/// `minSizeInBits()` (`max` false) or `maxSizeInBits()` (`max` true) of a value of type `ty`,
+/// as p4c's `TypeMap::widthBits` computes it: a header union is as wide as its widest member
+/// (its members share the wire), a struct or header the sum of its fields, a `varbit<N>` 0
+/// bits at least and N at most.
+pub(crate) fn size_in_bits(ty: &crate::check::types::Ty, max: bool) -> u32 {
+    use crate::check::types::Ty;
+    match ty {
+        Ty::Varbit(n) => u32::from(*n) * u32::from(max),
+        Ty::Header(s) | Ty::Struct(s) => {
+            let widths = s.fields.iter().map(|(_, t)| size_in_bits(t, max));
+            if s.union {
+                widths.max().unwrap_or(0)
+            } else {
+                widths.sum()
+            }
+        }
+        Ty::Stack(elem, n) => size_in_bits(elem, max) * n,
+        Ty::Tuple(ts) => ts.iter().map(|t| size_in_bits(t, max)).sum(),
+        other => other.scalar_width().map(u32::from).unwrap_or(0),
+    }
+}

@@ -232,6 +232,7 @@ impl ExternType for PacketIo {
 fn ctor_entry<'a>(l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Option<u128>> {
     c.arity(l, 0, 1)?;
     let Some(e) = c.args.first() else {
+        warn_deprecated_ctor(l, c);
         return Ok(None);
     };
     let k = l.const_int(e)?;
@@ -241,6 +242,30 @@ fn ctor_entry<'a>(l: &mut Lowerer<'a>, c: &Ctor<'a>) -> Res<Option<u128>> {
                 .with_primary(e.span, "not a table entry"),
         )
     })
+}
+
+/// The argument-less `Mirror()`, `Resubmit()` and `Digest()` are `@deprecated` in Intel's
+/// `tofino.p4` ("... must be specified with the value of the ..._type instrinsic metadata");
+/// p4c's frontend warns at each use, in its words.
+fn warn_deprecated_ctor(l: &mut Lowerer<'_>, c: &Ctor<'_>) {
+    let field = match c.tname.as_str() {
+        "Mirror" => "mirror_type",
+        "Resubmit" => "resubmit_type",
+        "Digest" => "digest_type",
+        _ => return,
+    };
+    let t = &c.tname;
+    l.warn(
+        Diagnostic::warning(format!(
+            "{t}: Using deprecated feature {t}. {t} must be specified with the value of the \
+             {field} instrinsic metadata"
+        ))
+        .with_primary(
+            c.inst.ty.span,
+            "argument-less constructor (`@deprecated` in tna.p4)",
+        )
+        .with_help(format!("pass the {field} value this instance's emits use")),
+    );
 }
 
 impl<'a> Lowerer<'a> {

@@ -164,11 +164,14 @@ impl<'a> Lowerer<'a> {
                 .with_help("the control plane supplies the directionless parameters"),
             ));
         }
-        let mut frame = if n_bound > 0 {
-            self.bind_args(&decl.params[..n_bound], bound, span)?
+        let mark = self.slice_args.len();
+        let frame = if n_bound > 0 {
+            self.bind_args(&decl.params[..n_bound], bound, span)
         } else {
-            HashMap::new()
+            Ok(HashMap::new())
         };
+        let slices = self.take_slice_args(mark);
+        let mut frame = frame?;
         let params = self.action_data_params(decl, n_bound, &mut frame)?;
         let saved_ctx = std::mem::replace(&mut self.ctx, crate::lower::Ctx::Action);
         let saved_ifs = std::mem::take(&mut self.ifs);
@@ -176,6 +179,7 @@ impl<'a> Lowerer<'a> {
         let keep = slot.scope_depth.min(self.scopes.len());
         let call_site_frames = self.scopes.split_off(keep);
         let mut body = Vec::new();
+        Self::slice_copy_in(&slices, &mut body);
         self.invalidate_out_headers(&decl.params[..n_bound], &frame, &|_| false, span, &mut body);
         self.scopes.push(frame.clone());
         let errs = self.diags.error_count();
@@ -189,6 +193,7 @@ impl<'a> Lowerer<'a> {
             &body,
             span,
         );
+        Self::slice_copy_out(&slices, &mut body);
         self.scopes.pop();
         self.scopes.extend(call_site_frames);
         self.ctx = saved_ctx;
@@ -244,7 +249,11 @@ impl<'a> Lowerer<'a> {
             )));
         }
         self.check_depth(span)?;
-        let frame = self.bind_args(&decl.params, args, span)?;
+        let mark = self.slice_args.len();
+        let frame = self.bind_args(&decl.params, args, span);
+        let slices = self.take_slice_args(mark);
+        let frame = frame?;
+        Self::slice_copy_in(&slices, out);
         self.invalidate_out_headers(&decl.params, &frame, &|_| false, span, out);
         let saved_ctx = self.ctx;
         let inlined_into_control = self.ctx == Ctx::Control || self.inline_action > 0;
@@ -264,6 +273,7 @@ impl<'a> Lowerer<'a> {
         self.depth -= 1;
         let what = format!("action `{}`", decl.name.name);
         self.warn_out_scalars(&what, &decl.params, &frame, &|_| false, &out[start..], span);
+        Self::slice_copy_out(&slices, out);
         if inlined_into_control {
             self.inline_action -= 1;
         }

@@ -86,12 +86,16 @@ impl<'a> Lowerer<'a> {
             return Err(self.err(Diagnostic::error("not a control").with_primary(span, "here")));
         };
         let types = self.infer_types(b.decl, &c.params, args, &b.types)?;
+        let mark = self.slice_args.len();
         let body = self.with_types(types.clone(), |l| {
             let frame = l.bind_args(&c.params, args, span)?;
             let path = l.join(&b.name);
             l.apply_instance(b, &c.params, frame, path, &types, span)
-        })?;
-        out.extend(body);
+        });
+        let slices = self.take_slice_args(mark);
+        Self::slice_copy_in(&slices, out);
+        out.extend(body?);
+        Self::slice_copy_out(&slices, out);
         Ok(())
     }
 
@@ -126,17 +130,9 @@ impl<'a> Lowerer<'a> {
             Dest::Scalar(Place::RegValue(w), t) => Rc::new(Loc::RegWord(w, t)),
             Dest::Scalar(Place::RegOutput, t) => Rc::new(Loc::RegOut(1, t)),
             Dest::Scalar(Place::RegOutputN(k), t) => Rc::new(Loc::RegOut(k, t)),
-            Dest::Scalar(Place::FieldSlice { .. }, _) => {
-                let what = if p.direction == Direction::InOut {
-                    "a slice as an `inout` argument"
-                } else {
-                    "a slice as an `out` argument"
-                };
-                return Err(self.err(
-                    crate::check::unsupported(arg.span, what, "partial-field aliasing").with_help(
-                        "pass a local variable and assign the slice from it after the call",
-                    ),
-                ));
+            Dest::Scalar(place @ Place::FieldSlice { .. }, t) => {
+                let inout = p.direction == Direction::InOut;
+                self.slice_arg(place, &t, inout, arg.span)?
             }
         };
         if loc.ty() != *ty {

@@ -235,7 +235,8 @@ impl<'a> Lowerer<'a> {
         if let "minSizeInBits" | "minSizeInBytes" | "maxSizeInBits" | "maxSizeInBytes" =
             member.name.as_str()
         {
-            let bits = loc.ty().flat_width().unwrap_or(0);
+            let max = member.name.starts_with("max");
+            let bits = crate::lower::unions::size_in_bits(&loc.ty(), max);
             let v = if member.name.ends_with("Bytes") {
                 bits.div_ceil(8)
             } else {

@@ -16,6 +16,7 @@ mod branch;
 mod builtin;
 mod call;
 mod packet_in;
+pub(crate) mod slice_args;
 mod switch;
 
 pub(crate) use assign::{wide_copy, Dest};

@@ -1,5 +1,6 @@
-/* A bit slice passed to a control's `inout` parameter: p4c copies it in and out around the
-   inlined apply; pisa does not alias part of a field yet, and says so naming the direction. */
+/* Bit slices passed to a control's `inout` parameters: copied into temporaries before the
+   inlined apply and back into the slices after it, as p4c's copy-in/copy-out does, so two
+   slices of one field swap. */
 #include "../head.p4inc"
 
 control Swap(inout bit<16> x, inout bit<16> y) {
