@@ -429,7 +429,7 @@ fn dead_locals(
             };
             // The first read interval ending after `start`: read if it begins before `end`.
             let i = reads.partition_point(|&(_, e)| e <= start);
-            !reads.get(i).is_some_and(|&(s, _)| s < end)
+            reads.get(i).is_none_or(|&(s, _)| s >= end)
         })
         .copied()
         .collect()
