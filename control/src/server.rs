@@ -29,7 +29,9 @@
 //! Limits: a request line is at most [`MAX_LINE`] bytes (1 MiB); a longer one is refused
 //! with a `line too long` error as it passes the limit, nothing more of it is buffered, and
 //! the connection is closed. At most [`MAX_CONNS`] (64) connections are served at once; one
-//! more is answered with a `too many connections` error and closed.
+//! more is answered with a `too many connections` error and closed. A connection that sends
+//! nothing for [`IDLE_TIMEOUT`] (60 s; [`CtlServer::start_with`] sets another) is answered
+//! with an `idle timeout` error and closed, so that idle clients cannot hold every slot.
 //!
 //! Every request runs inside a `ctl` tracing span carrying its `op`; writes log what changed.
 //!
@@ -89,6 +91,10 @@ pub const MAX_LINE: usize = 1 << 20;
 /// [`too_many_connections`] and closed.
 pub const MAX_CONNS: usize = 64;
 
+/// How long a connection may send nothing (no byte since it opened or since its last answer)
+/// before it is answered with [`idle_timeout`] and closed.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
 fn pipes(p: Option<u16>) -> PipeSel {
     p.map_or(PipeSel::All, PipeSel::Pipe)
 }
@@ -97,7 +103,7 @@ fn pipes(p: Option<u16>) -> PipeSel {
 pub fn handle_line(h: &SwitchHandle, line: &str) -> Json {
     let req = match Request::parse(line) {
         Ok(r) => r,
-        Err(e) => return json!({"ok": false, "error": e.to_string()}),
+        Err(e) => return json!({"ok": false, "error": p4::diag::bounded(&e.to_string())}),
     };
     let op = req.op();
     let _span = tracing::info_span!("ctl", op).entered();
@@ -113,6 +119,8 @@ pub fn handle_line(h: &SwitchHandle, line: &str) -> Json {
             v
         }
         Err(e) => {
+            // A name or key quoted from the request is not echoed whole.
+            let e = p4::diag::bounded(&e).into_owned();
             tracing::info!(error = %e, "refused");
             json!({"ok": false, "error": e})
         }
@@ -600,8 +608,17 @@ pub struct CtlServer {
 
 impl CtlServer {
     /// Listens on `path` (its directory is created; a stale socket file is replaced, a live one
-    /// is refused).
+    /// is refused), closing connections idle for [`IDLE_TIMEOUT`].
     pub fn start(path: &Path, h: SwitchHandle) -> Result<CtlServer, ServerError> {
+        CtlServer::start_with(path, h, IDLE_TIMEOUT)
+    }
+
+    /// As [`CtlServer::start`], closing a connection that sends nothing for `idle`.
+    pub fn start_with(
+        path: &Path,
+        h: SwitchHandle,
+        idle: Duration,
+    ) -> Result<CtlServer, ServerError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| ServerError::io("cannot create", dir, e))?;
         }
@@ -641,7 +658,7 @@ impl CtlServer {
                                 .name("pisa-ctl-conn".into())
                                 .spawn(move || {
                                     let _slot = slot;
-                                    serve_conn(s, &h, &flag)
+                                    serve_conn(s, &h, &flag, idle)
                                 });
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -698,15 +715,27 @@ pub fn too_many_connections() -> Json {
     )})
 }
 
+/// The answer to a connection that sent nothing for `idle`; it is closed after it.
+pub fn idle_timeout(idle: Duration) -> Json {
+    json!({"ok": false, "error": format!(
+        "idle timeout: nothing received for {idle:?}; closing the connection"
+    )})
+}
+
 /// Reads request lines, never holding more than [`MAX_LINE`] bytes of one: a line that
-/// passes the limit is answered with [`line_too_long`] and the connection closed.
-fn serve_conn(mut s: UnixStream, h: &SwitchHandle, stop: &AtomicBool) {
+/// passes the limit is answered with [`line_too_long`] and the connection closed, and so is
+/// a connection that sends nothing for `idle` ([`idle_timeout`]).
+fn serve_conn(mut s: UnixStream, h: &SwitchHandle, stop: &AtomicBool, idle: Duration) {
     use std::io::Read;
-    // Wake up now and then to notice a shutdown.
-    let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+    use std::time::Instant;
+    // Wake up now and then to notice a shutdown or an idle client.
+    let _ = s.set_read_timeout(Some(
+        idle.clamp(Duration::from_millis(1), Duration::from_millis(200)),
+    ));
     let Ok(mut w) = s.try_clone() else { return };
     let mut line: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 64 << 10];
+    let mut last = Instant::now();
     while !stop.load(Ordering::Acquire) {
         let n = match s.read(&mut chunk) {
             Ok(0) => return,
@@ -719,10 +748,20 @@ fn serve_conn(mut s: UnixStream, h: &SwitchHandle, stop: &AtomicBool) {
                         | std::io::ErrorKind::Interrupted
                 ) =>
             {
-                continue
+                if last.elapsed() >= idle {
+                    tracing::info!(
+                        idle_ms = idle.as_millis() as u64,
+                        "idle control connection closed"
+                    );
+                    let _ = w.set_write_timeout(Some(Duration::from_millis(100)));
+                    let _ = writeln!(w, "{}", idle_timeout(idle));
+                    return;
+                }
+                continue;
             }
             Err(_) => return,
         };
+        last = Instant::now();
         let mut rest = &chunk[..n];
         while !rest.is_empty() {
             let (part, complete) = match rest.iter().position(|&b| b == b'\n') {
@@ -751,6 +790,7 @@ fn serve_conn(mut s: UnixStream, h: &SwitchHandle, stop: &AtomicBool) {
                     return;
                 }
             }
+            last = Instant::now();
         }
     }
 }
@@ -1041,6 +1081,75 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
         }
         drop(open);
+        drop(rt.stop().unwrap());
+    }
+
+    /// A request quoting a megabyte name gets an answer of bounded size (issue 13).
+    #[test]
+    fn huge_names_are_not_echoed_whole() {
+        let rt = runtime();
+        let h = SwitchHandle::Single(rt.handle());
+        let name = "t".repeat(900_000);
+        for req in [
+            format!(r#"{{"op":"table_list","table":"{name}"}}"#),
+            format!(r#"{{"op":"{name}"}}"#),
+        ] {
+            let r = handle_line(&h, &req).to_string();
+            assert!(r.contains(r#""ok":false"#), "{}", &r[..200]);
+            assert!(r.contains("characters ...]"), "{}", &r[..200]);
+            assert!(
+                r.len() < 2 * p4::diag::MAX_MESSAGE_SHOWN,
+                "{} bytes",
+                r.len()
+            );
+        }
+        drop(rt.stop().unwrap());
+    }
+
+    #[test]
+    fn idle_connections_are_closed_with_a_named_error_and_free_their_slots() {
+        let rt = runtime();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctl.sock");
+        let idle = Duration::from_millis(300);
+        let _srv = CtlServer::start_with(&path, SwitchHandle::Single(rt.handle()), idle).unwrap();
+        // A client that keeps asking outlives the timeout several times over.
+        let mut busy = UnixStream::connect(&path).unwrap();
+        busy.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        // Every slot taken by clients that send nothing.
+        let mut idle_clients: Vec<UnixStream> = (0..MAX_CONNS - 1)
+            .map(|_| UnixStream::connect(&path).unwrap())
+            .collect();
+        for _ in 0..6 {
+            writeln!(busy, r#"{{"op":"stats"}}"#).unwrap();
+            assert!(reply_of(&mut busy).contains(r#""ok":true"#));
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        // Each idle one was told why and closed.
+        for s in idle_clients.iter_mut() {
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let r = reply_of(s);
+            assert!(r.contains("idle timeout") && r.contains("300ms"), "{r}");
+            assert!(at_eof(s));
+        }
+        // Their slots came back: a newcomer is served.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let mut s = UnixStream::connect(&path).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let _ = writeln!(s, r#"{{"op":"stats"}}"#);
+            let r = reply_of(&mut s);
+            if r.contains(r#""ok":true"#) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no slot came back: {r}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        drop(idle_clients);
         drop(rt.stop().unwrap());
     }
 

@@ -159,6 +159,27 @@ fn unknown_table_names_line_and_table() {
     assert!(e.to_string().contains("no table named `nope`"), "{e}");
 }
 
+/// A megabyte table name is not echoed whole (twice) in the error (issue 13).
+#[test]
+fn a_huge_table_name_is_bounded_in_the_error() {
+    let name = "x".repeat(1 << 20);
+    let e = apply_err(&format!(
+        "tables:\n  - table: {name}\n    entries:\n      - {{ key: {{}}, action: a }}\n"
+    ));
+    let m = e.to_string();
+    assert!(
+        m.starts_with("line 2, column 12: tables[0] `xxx"),
+        "{}",
+        &m[..200]
+    );
+    assert!(m.contains("characters ...]"), "{}", &m[..200]);
+    assert!(
+        m.len() < 2 * p4::diag::MAX_MESSAGE_SHOWN + 200,
+        "{} bytes",
+        m.len()
+    );
+}
+
 #[test]
 fn an_empty_section_still_names_a_real_table() {
     let e = apply_err("tables:\n  - table: fwd\n  - table: fwdd\n");

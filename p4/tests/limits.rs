@@ -118,6 +118,81 @@ fn deep_ternary_and_parentheses_are_errors() {
     );
 }
 
+/// `if (..) {..} else if (..) {..} ...` with `arms` arms, flat in the source.
+fn else_if_chain(arms: usize) -> String {
+    let mut b = String::from("if (hdr.ipv4.ttl == 0) { hdr.ipv4.p = 0; }");
+    for i in 1..arms {
+        let k = i % 256;
+        b.push_str(&format!(
+            " else if (hdr.ipv4.ttl == {k}) {{ hdr.ipv4.p = {k}; }}"
+        ));
+    }
+    b.push_str(" else { hdr.ipv4.p = 1; }");
+    program(&b)
+}
+
+#[test]
+fn long_else_if_chains_are_flat_up_to_their_limit() {
+    use p4::parser::MAX_ELSE_IF;
+    // At the limit: read, and the tree dropped on this 2 MiB test thread.
+    let (sm, parsed) = load_str("t.p4", &else_if_chain(MAX_ELSE_IF), &LoadOptions::default());
+    assert!(
+        !parsed.diagnostics.has_errors(),
+        "{}",
+        parsed.diagnostics.render(&sm)
+    );
+    drop(parsed);
+    // One arm more: one error, no follow-on errors from the rest of the file.
+    let (sm, parsed) = load_str(
+        "t.p4",
+        &else_if_chain(MAX_ELSE_IF + 1),
+        &LoadOptions::default(),
+    );
+    let r = parsed.diagnostics.render(&sm);
+    assert_eq!(parsed.diagnostics.error_count(), 1, "{r}");
+    assert_eq!(
+        first_line(&r),
+        format!("error: `else if` chain longer than {MAX_ELSE_IF} arms"),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_600_arm_else_if_chain_is_not_a_nesting_error() {
+    // p4c accepts long chains; what stops this one is the stages it needs (one error).
+    let (ok, r) = compile(&else_if_chain(600));
+    assert!(!ok);
+    assert!(!r.contains("nested deeper"), "{r}");
+    assert!(first_line(&r).contains("stages"), "{r}");
+    let errors = r
+        .lines()
+        .filter(|l| l.starts_with("error") && !l.contains("could not compile"))
+        .count();
+    assert_eq!(errors, 1, "{r}");
+}
+
+/// Flat lists checked in linear time (issue 13: quadratic before): a header of 20,000 fields
+/// (each checked against the names before it) and 8,000 locals (each checked for a read).
+#[test]
+fn many_fields_and_many_locals_compile() {
+    let fields: String = (0..20_000).map(|i| format!("bit<8> f{i}; ")).collect();
+    let text = program("").replace(
+        "header ipv4_h { bit<8> ttl; bit<8> p; }",
+        &format!("header ipv4_h {{ bit<8> ttl; bit<8> p; }}\nheader wide_h {{ {fields}}}"),
+    );
+    let (ok, r) = compile(&text);
+    assert!(ok, "{r}");
+    let dup = text.replace("bit<8> f19999;", "bit<8> f7;");
+    let (ok, r) = compile(&dup);
+    assert!(!ok);
+    assert!(r.contains("duplicate field `f7` in `wide_h`"), "{r}");
+    let locals: String = (0..8_000)
+        .map(|i| format!("bit<8> v{i} = hdr.ipv4.ttl + {};\n", i % 200))
+        .collect();
+    let (ok, r) = compile(&program(&format!("{locals}hdr.ipv4.p = v7999;")));
+    assert!(ok, "{r}");
+}
+
 #[test]
 fn nul_bytes_give_one_error_and_bounded_output() {
     let text = "\0".repeat(100_000);

@@ -29,7 +29,13 @@ pub enum TablesFileError {
     /// An item of the file was refused: where it is, which item, and why. The reason is part
     /// of the message and not also an error source, so a caller that prints the chain
     /// (`{:#}`) does not say it twice ("L1 node 1 already exists: L1 node 1 already exists").
-    #[error("line {line}, column {column}: {context}: {error}")]
+    /// The context and reason are printed [`p4::diag::bounded`]: a megabyte name in the file
+    /// is not echoed whole.
+    #[error(
+        "line {line}, column {column}: {}: {}",
+        p4::diag::bounded(context),
+        p4::diag::bounded(&error.to_string())
+    )]
     Item {
         line: u64,
         column: u64,
@@ -38,10 +44,15 @@ pub enum TablesFileError {
     },
 }
 
-/// Reads a table file from YAML text.
+/// Reads a table file from YAML text (errors show the source as `<input>`).
 pub fn from_yaml(text: &str) -> Result<TablesFile, TablesFileError> {
+    from_yaml_named(text, None)
+}
+
+/// Reads a table file from YAML text; errors name the source `name` (a file's path).
+pub fn from_yaml_named(text: &str, name: Option<&str>) -> Result<TablesFile, TablesFileError> {
     serde_saphyr::from_str_with_options(text, yaml_options(text.len()))
-        .map_err(|e| TablesFileError::Yaml(yaml_message(&e, text)))
+        .map_err(|e| TablesFileError::Yaml(yaml_message_named(&e, text, name)))
 }
 
 /// serde-saphyr's limits, with the node and event counts scaled to the text: its defaults
@@ -61,7 +72,14 @@ fn yaml_options(len: usize) -> serde_saphyr::Options {
 /// its advice to the Rust programmer), and where the line holds a one-line `{ }` or `[ ]`
 /// with a bracket, brace or comma in an unquoted word, how to quote it.
 pub fn yaml_message(e: &serde_saphyr::Error, text: &str) -> String {
-    let mut m = e.render_with_formatter(&serde_saphyr::UserMessageFormatter);
+    yaml_message_named(e, text, None)
+}
+
+/// [`yaml_message`], the source shown as `name` (a file's path) rather than `<input>`.
+pub fn yaml_message_named(e: &serde_saphyr::Error, text: &str, name: Option<&str>) -> String {
+    let mut options = serde_saphyr::RenderOptions::new(&serde_saphyr::UserMessageFormatter);
+    options.source_name = name;
+    let mut m = e.render_with_options(options);
     let line = e
         .location()
         .and_then(|l| text.lines().nth((l.line() as usize).saturating_sub(1)));
@@ -101,7 +119,7 @@ pub fn load(path: &Path) -> Result<TablesFile, TablesFileError> {
         path: path.to_path_buf(),
         source,
     })?;
-    from_yaml(&text)
+    from_yaml_named(&text, Some(&path.display().to_string()))
 }
 
 #[cfg(test)]
@@ -135,6 +153,17 @@ mod tests {
         }
         let f = from_yaml(&y).unwrap();
         assert_eq!(f.tables[0].entries.len(), 40_000);
+    }
+
+    /// A YAML error in a file names the file, not `<input>` (issue 13).
+    #[test]
+    fn yaml_errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.tables.yaml");
+        std::fs::write(&path, "tables:\n  - table: [x\n").unwrap();
+        let m = load(&path).unwrap_err().to_string();
+        assert!(m.contains(&format!("{}:2:", path.display())), "{m}");
+        assert!(!m.contains("<input>"), "{m}");
     }
 
     #[test]

@@ -412,6 +412,8 @@ impl<'a> Env<'a> {
             .zip(args.iter().cloned())
             .collect();
         let mut fields = Vec::new();
+        // Names seen so far: a set, so that a header of many fields is checked in linear time.
+        let mut seen: HashSet<&str> = HashSet::new();
         let mut result = Ok(());
         for f in &s.fields {
             match self.resolve_type_depth(&f.ty, &bound, depth + 1) {
@@ -440,7 +442,7 @@ impl<'a> Env<'a> {
                         .with_help("every member of a `header_union` is a header"));
                         break;
                     }
-                    if fields.iter().any(|(n, _): &(String, Ty)| *n == f.name.name) {
+                    if !seen.insert(f.name.name.as_str()) {
                         result = Err(Diagnostic::error(format!(
                             "duplicate field `{}` in `{}`",
                             f.name.name, s.name.name

@@ -419,13 +419,41 @@ fn dead_locals(
     if !fx.malformed.is_empty() {
         return HashSet::new();
     }
-    let reads = fx.all_reads();
+    let reads = read_bits(&fx.all_reads());
     locals
         .fields
         .iter()
-        .filter(|f| !reads.iter().any(|r| r.overlaps(&Loc::field(**f))))
+        .filter(|f| {
+            let Loc::Bits { start, end } = Loc::field(**f) else {
+                return true;
+            };
+            // The first read interval ending after `start`: read if it begins before `end`.
+            let i = reads.partition_point(|&(_, e)| e <= start);
+            reads.get(i).is_none_or(|&(s, _)| s >= end)
+        })
         .copied()
         .collect()
+}
+
+/// The bit ranges of `reads` as sorted, disjoint `start..end` intervals, so that whether a
+/// local is read is a bisection, not a scan of every read (thousands of locals).
+fn read_bits(reads: &[Loc]) -> Vec<(u32, u32)> {
+    let mut bits: Vec<(u32, u32)> = reads
+        .iter()
+        .filter_map(|r| match r {
+            Loc::Bits { start, end } => Some((*start, *end)),
+            _ => None,
+        })
+        .collect();
+    bits.sort_unstable();
+    let mut merged: Vec<(u32, u32)> = Vec::with_capacity(bits.len());
+    for (s, e) in bits {
+        match merged.last_mut() {
+            Some(last) if s < last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    merged
 }
 
 /// Reads of a control body, through the blocks under ifs and table applies (the collector

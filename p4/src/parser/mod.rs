@@ -51,6 +51,9 @@ pub const MAX_DEPTH: usize = 500;
 /// The parser reads chains in a loop, but the checker, the lowering, the resource check and
 /// the switch's evaluator walk the tree recursively, so its depth is what must be bounded.
 pub const MAX_EXPR_DEPTH: usize = 2000;
+/// Most arms of one `if` / `else if` chain. The parser reads a chain in a loop and does not
+/// count it towards [`MAX_DEPTH`], but the tree it builds is as deep as the chain is long.
+pub const MAX_ELSE_IF: usize = 4096;
 /// Stack size of the thread the parser runs on: deep (but legal) nesting must not overflow
 /// the caller's stack, whatever its size.
 const PARSER_STACK_BYTES: usize = 256 << 20;
@@ -174,6 +177,10 @@ impl Parser {
 
     /// Records a diagnostic (at most one per token position, and at most MAX_ERRORS).
     fn error_at(&mut self, d: Diagnostic) {
+        // After a limit stopped the parser, what it fails to read next is not in the program.
+        if self.gave_up && self.speculating == 0 {
+            return;
+        }
         if self.last_error_at == Some(self.pos) && self.speculating == 0 {
             return;
         }

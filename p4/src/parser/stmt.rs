@@ -330,23 +330,69 @@ impl Parser {
         self.expected("`=` or `;`")
     }
 
-    /// `if (cond) stmt [else stmt]` (at `if`).
+    /// `if (cond) stmt [else stmt]` (at `if`). An `else if` chain is read in a loop, not by
+    /// recursion, and does not count towards [`super::MAX_DEPTH`]: it is flat to a reader.
+    /// Its arms are bounded by [`super::MAX_ELSE_IF`] (the tree built is as deep as the chain
+    /// is long, and later passes walk it recursively).
     fn if_stmt(&mut self) -> PResult<StmtKind> {
-        self.expect(&TokenKind::If)?;
-        self.expect_one_of(&TokenKind::LParen, "`(` after `if`")?;
-        let cond = self.parse_expr()?;
-        self.expect_one_of(&TokenKind::RParen, "`)` closing the condition")?;
-        let then_branch = Box::new(self.parse_stmt()?);
-        let else_branch = if self.eat(&TokenKind::Else) {
-            Some(Box::new(self.parse_stmt()?))
-        } else {
-            None
+        let mut arms = Vec::new();
+        let mut arm_start = self.peek().span;
+        let else_branch = loop {
+            self.expect(&TokenKind::If)?;
+            self.expect_one_of(&TokenKind::LParen, "`(` after `if`")?;
+            let cond = self.parse_expr()?;
+            self.expect_one_of(&TokenKind::RParen, "`)` closing the condition")?;
+            let then_branch = Box::new(self.parse_stmt()?);
+            arms.push((arm_start, cond, then_branch));
+            if !self.eat(&TokenKind::Else) {
+                break None;
+            }
+            if !self.at(&TokenKind::If) {
+                break Some(Box::new(self.parse_stmt()?));
+            }
+            if arms.len() >= super::MAX_ELSE_IF {
+                return self.else_if_chain_too_long();
+            }
+            arm_start = self.peek().span;
         };
+        // Nest the arms from the last: `else if` is an `if` statement in the `else` branch.
+        let mut else_branch = else_branch;
+        while arms.len() > 1 {
+            let (start, cond, then_branch) = arms.pop().expect("more than one arm");
+            let kind = StmtKind::If {
+                cond,
+                then_branch,
+                else_branch,
+            };
+            else_branch = Some(Box::new(Stmt {
+                annotations: Vec::new(),
+                kind,
+                span: self.span_from(start),
+            }));
+        }
+        let (_, cond, then_branch) = arms.pop().expect("one arm");
         Ok(StmtKind::If {
             cond,
             then_branch,
             else_branch,
         })
+    }
+
+    /// The error at the `if` that makes an `else if` chain longer than [`super::MAX_ELSE_IF`].
+    fn else_if_chain_too_long<T>(&mut self) -> PResult<T> {
+        let span = self.peek().span;
+        self.error_at(
+            Diagnostic::error(format!(
+                "`else if` chain longer than {} arms",
+                super::MAX_ELSE_IF
+            ))
+            .with_primary(span, "the limit is reached here")
+            .with_help(
+                "split the chain, or use a `switch` on a table or a `select`-like table lookup",
+            ),
+        );
+        self.gave_up = true;
+        Err(Fatal)
     }
 
     /// `switch (e) { a: { } b: c: { } default: { } }` (at `switch`).

@@ -96,7 +96,12 @@ impl Unit {
     /// the writes of the actions that lead there (bf-p4c visits each next-table sequence with
     /// the flow of those actions only: `Table::visit_match_table` in ir/mau.cpp).
     fn writes_seen_by(&self, me: usize, b: &Unit) -> &[Loc] {
-        let branch = b.path.iter().find(|(u, _)| *u == me).map(|(_, k)| *k);
+        // A path lists its branching units in the order they were built: ascending.
+        let branch = b
+            .path
+            .binary_search_by_key(&me, |(u, _)| *u)
+            .ok()
+            .map(|i| b.path[i].1);
         match branch.and_then(|k| self.branch_writes.get(k as usize)) {
             Some(w) => w,
             None => &self.fx.writes,
@@ -104,17 +109,24 @@ impl Unit {
     }
 }
 
-/// Whether two units are on mutually exclusive branches.
+/// Whether two units are on mutually exclusive branches: where their paths first differ,
+/// they take different branches of one unit. Two paths that agree at one position agree
+/// before it (a branching unit has one path to it), so that position is found by bisection:
+/// logarithmic in the nesting, which an `else if` chain makes as deep as it is long.
 pub(crate) fn exclusive(a: &Unit, b: &Unit) -> bool {
-    for (x, y) in a.path.iter().zip(&b.path) {
-        if x.0 != y.0 {
-            return false;
-        }
-        if x.1 != y.1 {
-            return true;
+    let (mut same, mut hi) = (0, a.path.len().min(b.path.len()));
+    while same < hi {
+        let mid = (same + hi) / 2;
+        if a.path[mid] == b.path[mid] {
+            same = mid + 1;
+        } else {
+            hi = mid;
         }
     }
-    false
+    match (a.path.get(same), b.path.get(same)) {
+        (Some(x), Some(y)) => x.0 == y.0,
+        _ => false,
+    }
 }
 
 /// Builds the units of `gress` of `pipe`, with their dependencies (none between the tables
@@ -487,6 +499,7 @@ fn table_of(u: &Unit) -> Option<TableId> {
 }
 
 fn compute_deps(units: &mut [Unit], ignore: &IgnorePairs) {
+    let all_reads: Vec<Vec<Loc>> = units.iter().map(|u| u.fx.all_reads()).collect();
     for b in 0..units.len() {
         let mut deps = Vec::new();
         let mut ignored = Vec::new();
@@ -512,7 +525,7 @@ fn compute_deps(units: &mut [Unit], ignore: &IgnorePairs) {
                 dep(DepKind::Output, 1, Some(l))
             } else if ub.parent == Some(a) {
                 dep(DepKind::Control, 0, None)
-            } else if let Some(l) = overlap(&ub.fx.writes, &ua.fx.all_reads()) {
+            } else if let Some(l) = overlap(&ub.fx.writes, &all_reads[a]) {
                 dep(DepKind::Anti, 0, Some(l))
             } else {
                 None
