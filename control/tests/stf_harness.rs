@@ -340,3 +340,23 @@ fn wire_and_register_commands() {
         "{r}"
     );
 }
+
+/// Packets go in and come out as the script writes them, as the runners put them into the
+/// pipeline (no MAC pads a 10-byte packet: its byte count is 10 + the FCS, and an exact
+/// expectation of 10 bytes holds); `min_frame: Some(60)` pads as the wire does.
+#[test]
+fn stf_frames_are_not_padded() {
+    let script = format!(
+        "add cnt b2:5 mark(idx:5)\npacket 0 {p}\nexpect 1 {p}$\nwait\ncheck_counter ctr(5) bytes == {{}}\n",
+        p = pkt(1, 2, 3, 5)
+    );
+    let r = run(&script.replace("{}", "14"));
+    assert!(r.all_passed(), "{r}");
+    let stmts = stf::parse(&script.replace("{}", "64")).unwrap();
+    let padded = StfOptions {
+        min_frame: Some(pipeline::switch::MIN_FRAME),
+        ..StfOptions::default()
+    };
+    let r = stf::run_stf(program(), &stmts, &padded);
+    assert!(r.all_passed(), "{r}");
+}

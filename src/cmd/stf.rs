@@ -26,6 +26,11 @@ pub struct StfArgs {
     /// `expect`s them there.
     #[arg(long, value_name = "DEVPORT", default_value_t = pipeline::switch::DEFAULT_CPU_PORT, value_parser = super::live::parse_devport)]
     pub cpu_port: u16,
+    /// Pad frames shorter than this many bytes (FCS not counted), as a MAC does. By default 0:
+    /// packets go in and come out as written, as p4c's and bf-p4c's STF runners run them; 60
+    /// pads like `pisa run` (Ethernet's minimum frame).
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pub min_frame: usize,
     #[command(flatten)]
     pub compile: CompileArgs,
 }
@@ -54,7 +59,11 @@ pub fn run(args: StfArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let report = stf::run_stf_on(&mut sw, &script, &StfOptions::default());
+    let opts = StfOptions {
+        min_frame: Some(args.min_frame),
+        ..StfOptions::default()
+    };
+    let report = stf::run_stf_on(&mut sw, &script, &opts);
     print!("{report}");
     if report.all_passed() {
         println!("{}: ok", args.test.display());

@@ -33,7 +33,8 @@
 //! which bf-p4c's STF tests for TNA run on: `=` as well as `==`, a `PIPE:` prefix, `[hi:lo]`
 //! and `& MASK` in checks; `expect PORT` without data; an omitted exact key matches 0 and an
 //! omitted action parameter is 0 (noted); a ternary priority is a TCAM address (a second
-//! entry at one replaces the first); validity keys as `hdr.h.$valid$`, `hdr.h.$valid`,
+//! entry at one with the same exact fields replaces the first); packets go in and come out
+//! as written, with no MAC padding runts ([`StfOptions::min_frame`]); validity keys as `hdr.h.$valid$`, `hdr.h.$valid`,
 //! `hdr.h.valid`, `hdr.h` or a lone `valid`. Not read: the harness's `$VAR` expansion,
 //! `setenv`/`source`, `selector`, `ghost`, `tcam_2bit_mode`, `write_raw_*`, `load`,
 //! `check_counter ... = VAR`; bmv2's `counter_*`, `meter_*`, `mirroring_delete/get`.

@@ -55,6 +55,10 @@ pub struct StfOptions {
     pub packet_gap_ns: u64,
     /// Virtual time a `wait` lets pass, in ns.
     pub wait_ns: u64,
+    /// The switch's minimum frame while the script runs (`None`: as configured). By default 0:
+    /// the runners of p4c and bf-p4c (bmv2, the Tofino model's harness) put a script's packets
+    /// into the pipeline as written and compare what comes out unpadded, with no MAC between.
+    pub min_frame: Option<usize>,
 }
 
 impl Default for StfOptions {
@@ -64,6 +68,7 @@ impl Default for StfOptions {
             start_ns: 0,
             packet_gap_ns: 1_000,
             wait_ns: 1_000_000,
+            min_frame: Some(0),
         }
     }
 }
@@ -85,6 +90,9 @@ pub fn run_stf(program: Arc<Program>, stf: &[StfStmt], opts: &StfOptions) -> Stf
 
 /// Runs the script on a switch that already exists (e.g. one a table file has programmed).
 pub fn run_stf_on(sw: &mut Switch, stf: &[StfStmt], opts: &StfOptions) -> StfReport {
+    if let Some(bytes) = opts.min_frame {
+        sw.set_min_frame(bytes);
+    }
     let mut r = Runner {
         prog: sw.program().clone(),
         sw,

@@ -289,6 +289,12 @@ impl Switch {
         self.loopback.set(port, self.cfg.is_loopback(target, port));
     }
 
+    /// Pads frames shorter than `bytes` from now on, on arrival and on transmission (0: never;
+    /// see [`SwitchConfig::min_frame`]).
+    pub fn set_min_frame(&mut self, bytes: usize) {
+        self.cfg.min_frame = bytes;
+    }
+
     /// The engine passes run on: the configured one, or the flat engine where
     /// native code could not be generated (see [`Switch::engine_error`]).
     pub fn engine(&self) -> crate::exec::EngineKind {
