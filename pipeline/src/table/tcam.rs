@@ -46,6 +46,25 @@ struct BucketRow {
     ranges: Ranges,
 }
 
+/// The first row of `bucket` (in priority order) better than `best` whose ranges hold.
+#[inline]
+fn scan_bucket(
+    bucket: &[BucketRow],
+    key: &[Value],
+    masks: &[Value],
+    best: Option<((u32, u64), u32)>,
+) -> Option<((u32, u64), u32)> {
+    for r in bucket {
+        if best.is_some_and(|(b, _)| r.order >= b) {
+            break;
+        }
+        if r.ranges_match(key, masks) {
+            return Some((r.order, r.handle));
+        }
+    }
+    best
+}
+
 impl BucketRow {
     #[inline]
     fn ranges_match(&self, key: &[Value], masks: &[Value]) -> bool {
@@ -318,15 +337,7 @@ impl TcamIndex {
             let Some(bucket) = t.packed.get(&(packed & t.packed_mask)) else {
                 continue;
             };
-            for r in bucket {
-                if best.is_some_and(|(b, _)| r.order >= b) {
-                    break;
-                }
-                if r.ranges_match(key, &self.masks) {
-                    best = Some((r.order, r.handle));
-                    break;
-                }
-            }
+            best = scan_bucket(bucket, key, &self.masks, best);
         }
         best.map(|(_, h)| h)
     }
@@ -351,15 +362,7 @@ impl TcamIndex {
             let Some(bucket) = t.buckets.get(masked) else {
                 continue;
             };
-            for r in bucket {
-                if best.is_some_and(|(b, _)| r.order >= b) {
-                    break;
-                }
-                if r.ranges_match(key, &self.masks) {
-                    best = Some((r.order, r.handle));
-                    break;
-                }
-            }
+            best = scan_bucket(bucket, key, &self.masks, best);
         }
         best.map(|(_, h)| h)
     }
