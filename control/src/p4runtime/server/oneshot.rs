@@ -52,6 +52,8 @@ pub(super) struct OneShots {
     next: HashMap<u32, u32>,
     /// Per profile id: members and groups the client wrote and has not deleted.
     explicit: HashMap<u32, i64>,
+    /// Per profile id: its one-shot entries (reads ask this per entity).
+    shots_of: HashMap<u32, usize>,
 }
 
 fn selector_of(s: &Schema, table_id: u32) -> Option<u32> {
@@ -70,7 +72,7 @@ fn update(kind: U, e: E) -> p4v1::Update {
 
 impl OneShots {
     fn in_use(&self, profile: u32) -> bool {
-        self.entries.values().any(|s| s.profile == profile)
+        self.shots_of.get(&profile).is_some_and(|n| *n > 0)
     }
 
     fn take_id(&mut self, profile: u32) -> u32 {
@@ -236,13 +238,18 @@ impl OneShots {
 
     /// Books what an applied plan changed.
     pub(super) fn commit(&mut self, c: Change) {
-        match c {
+        let (old, new) = match c {
             Change::Set(id, shot) => {
-                self.entries.insert(id, shot);
+                let p = shot.profile;
+                (self.entries.insert(id, shot), Some(p))
             }
-            Change::Forget(id) => {
-                self.entries.remove(&id);
-            }
+            Change::Forget(id) => (self.entries.remove(&id), None),
+        };
+        if let Some(old) = old {
+            *self.shots_of.entry(old.profile).or_default() -= 1;
+        }
+        if let Some(p) = new {
+            *self.shots_of.entry(p).or_default() += 1;
         }
     }
 
