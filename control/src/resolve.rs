@@ -472,14 +472,8 @@ pub enum ActionUse {
     Default,
 }
 
-/// Finds action `name` among `t`'s actions and reads its arguments from `(param, text)` pairs.
-pub fn build_action<'s>(
-    pl: &ir::Pipeline,
-    t: &ir::Table,
-    name: &str,
-    args: impl IntoIterator<Item = (&'s str, &'s str)>,
-    usage: ActionUse,
-) -> Result<ActionCall, ResolveError> {
+/// Where action `name` sits in `t`'s action list (named in full or by a dotted suffix).
+fn action_index(pl: &ir::Pipeline, t: &ir::Table, name: &str) -> Result<usize, ResolveError> {
     let refs: Vec<(&str, usize)> = t
         .actions
         .iter()
@@ -490,14 +484,35 @@ pub fn build_action<'s>(
                 .map(|act| (act.name.as_str(), i))
         })
         .collect();
-    let i = pick("action", name, &refs).map_err(|e| match e {
+    pick("action", name, &refs).map_err(|e| match e {
         ResolveError::Unknown { known, .. } => ResolveError::UnknownAction {
             table: t.name.clone(),
             action: name.to_string(),
             known,
         },
         other => other,
-    })?;
+    })
+}
+
+/// Action `name` of table `t`, found as entries and default actions name it.
+pub fn find_action<'p>(
+    pl: &'p ir::Pipeline,
+    t: &ir::Table,
+    name: &str,
+) -> Result<&'p ir::Action, ResolveError> {
+    let i = action_index(pl, t, name)?;
+    Ok(&pl.actions[t.actions[i].action.index()])
+}
+
+/// Finds action `name` among `t`'s actions and reads its arguments from `(param, text)` pairs.
+pub fn build_action<'s>(
+    pl: &ir::Pipeline,
+    t: &ir::Table,
+    name: &str,
+    args: impl IntoIterator<Item = (&'s str, &'s str)>,
+    usage: ActionUse,
+) -> Result<ActionCall, ResolveError> {
+    let i = action_index(pl, t, name)?;
     let aref = &t.actions[i];
     let act = &pl.actions[aref.action.index()];
     match usage {

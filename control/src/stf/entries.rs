@@ -93,14 +93,6 @@ pub(super) fn fit_keys(t: &ir::Table, keys: &[Arg], notes: &mut Vec<String>) -> 
         .collect()
 }
 
-/// The action `name` of table `t`, found as `resolve` finds it.
-fn find_action<'p>(pl: &'p ir::Pipeline, t: &ir::Table, name: &str) -> Option<&'p ir::Action> {
-    t.actions
-        .iter()
-        .filter_map(|a| pl.actions.get(a.action.index()))
-        .find(|a| a.name == name || a.name.ends_with(&format!(".{name}")))
-}
-
 /// An action's arguments with values wider than their parameter cut to its width (warned).
 pub(super) fn fit_args(
     prog: &Program,
@@ -111,7 +103,7 @@ pub(super) fn fit_args(
 ) -> Vec<Arg> {
     let act = resolve::find_table(prog, table).ok().and_then(|r| {
         let pl = &prog.pipelines[r.pipeline];
-        find_action(pl, &pl.tables[r.table.index()], action)
+        resolve::find_action(pl, &pl.tables[r.table.index()], action).ok()
     });
     let Some(act) = act else {
         return args.to_vec();

@@ -151,6 +151,11 @@ struct Runner<'a> {
 /// Passes of one `packet` through wired ports before the loop is cut.
 const MAX_WIRE_PASSES: usize = 64;
 
+/// Key fields by name, borrowed as the switch API takes them.
+fn key_refs(keys: &[(String, KeyMatch)]) -> Vec<(&str, KeyMatch)> {
+    keys.iter().map(|(k, m)| (k.as_str(), *m)).collect()
+}
+
 fn pairs(args: &[Arg]) -> impl Iterator<Item = (&str, &str)> {
     args.iter().map(|a| (a.name.as_str(), a.value.as_str()))
 }
@@ -395,8 +400,8 @@ impl Runner<'_> {
         for n in notes {
             self.note(line, format!("add {table}: {n}"));
         }
-        if stf_priority.is_some() && priority.is_some() {
-            self.replace_same_priority(line, &full, &entry, stf_priority.unwrap_or(0));
+        if let (Some(stf), Some(_)) = (stf_priority, priority) {
+            self.replace_same_priority(line, &full, &entry, stf);
         }
         self.insert(&full, &entry, action.member)
             .map_err(|e| fail(&e))?;
@@ -434,29 +439,29 @@ impl Runner<'_> {
         entry: &TableEntry,
         member: Option<u32>,
     ) -> Result<(), pipeline::api::ApiError> {
-        let k: Vec<(&str, KeyMatch)> = entry.keys.iter().map(|(n, m)| (n.as_str(), *m)).collect();
+        use pipeline::api::ApiError::DuplicateEntry;
+        let k = key_refs(&entry.keys);
+        let prio = entry.priority;
         if let Some(m) = member {
             let x = pipeline::table::profile::EntryRef::Member(m);
-            return match self
-                .sw
-                .table_add_ref(PipeSel::All, full, &k, entry.priority, x)
-            {
-                Err(pipeline::api::ApiError::DuplicateEntry { .. }) => {
-                    self.sw
-                        .table_modify_ref(PipeSel::All, full, &k, entry.priority, x)
+            match self.sw.table_add_ref(PipeSel::All, full, &k, prio, x) {
+                Err(DuplicateEntry { .. }) => {
+                    self.sw.table_modify_ref(PipeSel::All, full, &k, prio, x)?
                 }
-                other => other,
-            };
-        }
-        match self.sw.table_add_entry(PipeSel::All, full, entry) {
-            Err(pipeline::api::ApiError::DuplicateEntry { .. }) => {
-                let p: Vec<(&str, u128)> =
-                    entry.params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-                self.sw
-                    .table_modify(PipeSel::All, full, &k, entry.priority, &entry.action, &p)?;
+                other => other?,
             }
-            other => other?,
+        } else {
+            match self.sw.table_add_entry(PipeSel::All, full, entry) {
+                Err(DuplicateEntry { .. }) => {
+                    let p: Vec<(&str, u128)> =
+                        entry.params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+                    self.sw
+                        .table_modify(PipeSel::All, full, &k, prio, &entry.action, &p)?;
+                }
+                other => other?,
+            }
         }
+        // A modified entry is recorded once.
         self.added.retain(|a| {
             !(a.table == full && a.entry.keys == entry.keys && a.entry.priority == entry.priority)
         });
@@ -485,8 +490,7 @@ impl Runner<'_> {
         };
         let old: Vec<Added> = self.added.iter().filter(|a| same(a)).cloned().collect();
         for a in old {
-            let keys: Vec<(&str, KeyMatch)> =
-                a.entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+            let keys = key_refs(&a.entry.keys);
             let _ = self
                 .sw
                 .table_delete(PipeSel::All, &a.table, &keys, a.entry.priority);
@@ -535,8 +539,7 @@ impl Runner<'_> {
 
     fn remove_all(&mut self) {
         for a in std::mem::take(&mut self.added) {
-            let keys: Vec<(&str, KeyMatch)> =
-                a.entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+            let keys = key_refs(&a.entry.keys);
             // An entry already gone is fine: the goal is an empty table.
             let _ = self
                 .sw
@@ -772,8 +775,7 @@ impl Runner<'_> {
                 ctr.name, a.table
             ));
         }
-        let keys: Vec<(&str, KeyMatch)> =
-            a.entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+        let keys = key_refs(&a.entry.keys);
         self.sw
             .direct_counter_read(pipes, &a.table, &keys, a.entry.priority)
             .map_err(|e| e.to_string())
@@ -836,8 +838,7 @@ impl Runner<'_> {
                 let a = self.named.get(n).ok_or_else(|| {
                     format!("no entry named `{n}` (name one with `add ... = {n}`)")
                 })?;
-                let keys: Vec<(&str, KeyMatch)> =
-                    a.entry.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+                let keys = key_refs(&a.entry.keys);
                 self.sw
                     .direct_register_read(pipes, &reg.name, &a.table, &keys, a.entry.priority)
             }
