@@ -321,6 +321,56 @@ pub(crate) fn demands(
         .collect()
 }
 
+/// The crossbar bytes of `have` with `more` added, `now` being `have`'s (no copy when `more`
+/// adds nothing).
+fn with_keys(have: &BTreeSet<XKey>, more: &BTreeSet<XKey>, now: u32) -> u32 {
+    if more.is_subset(have) {
+        return now;
+    }
+    xbar_bytes(&have.union(more).copied().collect())
+}
+
+/// What one stage uses, counted as the profile's limits are.
+struct Totals {
+    logical: u32,
+    ternary: u32,
+    gateways: u32,
+    sram: u32,
+    tcam: u32,
+    salus: u32,
+    stats: u32,
+    hash_bits: u32,
+    exact_bytes: u32,
+    ternary_bytes: u32,
+}
+
+impl Totals {
+    /// The first resource over `p`'s limits, in the order placement reports them.
+    fn first_over(&self, p: &Profile) -> Option<&'static str> {
+        let checks = [
+            (self.logical > p.logical_tables, "logical tables"),
+            (self.ternary > p.ternary_tables, "ternary tables"),
+            (self.gateways > p.gateways, "gateways"),
+            (self.sram > p.sram_blocks, "SRAM blocks"),
+            (self.tcam > p.tcam_blocks, "TCAM blocks"),
+            (self.salus > p.stateful_alus, "stateful ALUs"),
+            (self.stats > p.stats_alus, "statistics ALUs"),
+            (self.hash_bits > p.hash_bits(), "hash bits"),
+            (
+                self.exact_bytes > p.exact_xbar_bytes,
+                "exact crossbar bytes",
+            ),
+            (
+                self.ternary_bytes > p.ternary_xbar_bytes,
+                "ternary crossbar bytes",
+            ),
+        ];
+        checks
+            .into_iter()
+            .find_map(|(over, what)| over.then_some(what))
+    }
+}
+
 /// Per-stage usage while placing.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct StageUse {
@@ -351,37 +401,55 @@ impl StageUse {
             .count() as u32
     }
 
-    /// The first resource that would overflow if `d` were added (None: it fits).
+    /// The first resource that would overflow if `d` were added (None: it fits). Counted
+    /// without copying the stage: placement asks this of every candidate in every stage it
+    /// tries, and a copy of the stage's sets made long programs' placement cubic.
     pub fn refuse(&self, d: &Demand, p: &Profile) -> Option<&'static str> {
-        let mut after = self.clone();
-        after.add(d, usize::MAX);
-        after.over(p)
+        if d.table
+            .is_some_and(|t| self.stateful.contains(&Stateful::Table(t)))
+        {
+            return self.over(p);
+        }
+        let mut t = self.totals();
+        t.logical += d.logical;
+        t.ternary += d.ternary;
+        t.gateways += d.gateways;
+        t.sram = t.sram.saturating_add(d.sram);
+        t.tcam = t.tcam.saturating_add(d.tcam);
+        let mut new_objects = BTreeSet::new();
+        for (s, sram) in &d.stateful {
+            if !self.stateful.contains(s) && new_objects.insert(*s) {
+                t.sram = t.sram.saturating_add(*sram);
+                match s {
+                    Stateful::Register(_) | Stateful::Meter(_) => t.salus += 1,
+                    Stateful::Counter(_) => t.stats += 1,
+                    _ => {}
+                }
+            }
+        }
+        t.hash_bits = t.hash_bits.saturating_add(d.hash_bits);
+        t.exact_bytes = with_keys(&self.exact_xbar, &d.exact_xbar, t.exact_bytes);
+        t.ternary_bytes = with_keys(&self.ternary_xbar, &d.ternary_xbar, t.ternary_bytes);
+        t.first_over(p)
     }
 
     /// The first resource over the profile's limits.
     pub fn over(&self, p: &Profile) -> Option<&'static str> {
-        if self.logical > p.logical_tables {
-            Some("logical tables")
-        } else if self.ternary > p.ternary_tables {
-            Some("ternary tables")
-        } else if self.gateways > p.gateways {
-            Some("gateways")
-        } else if self.sram > p.sram_blocks {
-            Some("SRAM blocks")
-        } else if self.tcam > p.tcam_blocks {
-            Some("TCAM blocks")
-        } else if self.salus() > p.stateful_alus {
-            Some("stateful ALUs")
-        } else if self.stats() > p.stats_alus {
-            Some("statistics ALUs")
-        } else if self.hash_bits > p.hash_bits() {
-            Some("hash bits")
-        } else if xbar_bytes(&self.exact_xbar) > p.exact_xbar_bytes {
-            Some("exact crossbar bytes")
-        } else if xbar_bytes(&self.ternary_xbar) > p.ternary_xbar_bytes {
-            Some("ternary crossbar bytes")
-        } else {
-            None
+        self.totals().first_over(p)
+    }
+
+    fn totals(&self) -> Totals {
+        Totals {
+            logical: self.logical,
+            ternary: self.ternary,
+            gateways: self.gateways,
+            sram: self.sram,
+            tcam: self.tcam,
+            salus: self.salus(),
+            stats: self.stats(),
+            hash_bits: self.hash_bits,
+            exact_bytes: xbar_bytes(&self.exact_xbar),
+            ternary_bytes: xbar_bytes(&self.ternary_xbar),
         }
     }
 

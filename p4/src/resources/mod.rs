@@ -13,6 +13,7 @@
 
 mod action_ops;
 mod demand;
+mod dep_index;
 pub(crate) mod effects;
 mod extern_rules;
 mod gateway;

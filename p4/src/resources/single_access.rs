@@ -112,25 +112,38 @@ pub(crate) fn check(
         .iter()
         .map(|u| unit_accesses(pipe, pi, &mut col, u, &mut out))
         .collect();
-    let mut reported = Vec::new();
-    for b in 0..units.len() {
-        for a in 0..b {
-            if exclusive(&units[a], &units[b]) {
-                continue;
-            }
-            for (r, ra_b) in &per_unit[b] {
-                if let Some(ra_a) = per_unit[a].get(r) {
-                    if !reported.contains(r) {
-                        reported.push(*r);
-                        let (la, lb) = (
-                            format!("`{}`", units[a].label),
-                            format!("`{}`", units[b].label),
-                        );
-                        out.push(issue(pipe, pi, *r, (*ra_a, &la), (*ra_b, &lb)));
-                    }
-                }
-            }
+    // Only units that access one register are compared: per register, its first pair of
+    // accesses on one path (by the later unit, then the earlier), reported in that order.
+    let mut by_register: BTreeMap<RegisterId, Vec<usize>> = BTreeMap::new();
+    for (u, acc) in per_unit.iter().enumerate() {
+        for r in acc.keys() {
+            by_register.entry(*r).or_default().push(u);
         }
+    }
+    let mut found: Vec<(usize, usize, RegisterId)> = by_register
+        .iter()
+        .filter_map(|(r, users)| {
+            users.iter().enumerate().find_map(|(i, &b)| {
+                users[..i]
+                    .iter()
+                    .find(|&&a| !exclusive(&units[a], &units[b]))
+                    .map(|&a| (b, a, *r))
+            })
+        })
+        .collect();
+    found.sort_unstable();
+    for (b, a, r) in found {
+        let (la, lb) = (
+            format!("`{}`", units[a].label),
+            format!("`{}`", units[b].label),
+        );
+        out.push(issue(
+            pipe,
+            pi,
+            r,
+            (per_unit[a][&r], &la),
+            (per_unit[b][&r], &lb),
+        ));
     }
     out
 }

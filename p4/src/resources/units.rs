@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pipeline::ir::{Expr, Gress, Pipeline, Stmt, TableBranches, TableId};
 
+use super::dep_index::DepIndex;
 use super::effects::{overlap, Collector, Effects, Loc, Mode};
 use super::names::Names;
 
@@ -500,10 +501,26 @@ fn table_of(u: &Unit) -> Option<TableId> {
 
 fn compute_deps(units: &mut [Unit], ignore: &IgnorePairs) {
     let all_reads: Vec<Vec<Loc>> = units.iter().map(|u| u.fx.all_reads()).collect();
+    let mut index = DepIndex::default();
     for b in 0..units.len() {
         let mut deps = Vec::new();
         let mut ignored = Vec::new();
-        for a in 0..b {
+        let ub = &units[b];
+        let mut candidates =
+            index.candidates(all_reads[b].iter().chain(&ub.fx.writes), &ub.fx.writes);
+        if let Some(p) = ub
+            .parent
+            .filter(|p| *p < b && candidates.binary_search(p).is_err())
+        {
+            let at = candidates.partition_point(|&a| a < p);
+            candidates.insert(at, p);
+        }
+        index.add(
+            b,
+            ub.fx.writes.iter().chain(ub.branch_writes.iter().flatten()),
+            &all_reads[b],
+        );
+        for a in candidates {
             let (ua, ub) = (&units[a], &units[b]);
             if exclusive(ua, ub) {
                 continue;
