@@ -18,7 +18,9 @@
  *             egress each copy gets (table mc_copy on the RID) the next hop's MACs and
  *             destination IP D_i[0], and where D_i is one receiver (the last replication
  *             point) its QPN and, on FIRST/ONLY packets, the receiver's RETH VA and R_key
- *             (table mc_va: range match on the sender's VA, VA += offset). A WRITE whose VA
+ *             (table mc_va: the sender's VA range as ternary prefixes, VA += offset; a Tofino
+ *             range key is at most 20 bits, so the agent splits the 64-bit range into aligned
+ *             blocks). A WRITE whose VA
  *             has no translation is dropped there. Switches with no rule route the packet by
  *             its destination like any other (no replication off the bifurcation points).
  *   ACK/NAK   DST_i -> SRC, dst QP QPN_S      merged in EGRESS at the port towards the sender
@@ -68,7 +70,7 @@
  *   SwitchIngress.mc_group   ipv4.src_addr, bth.dst_qp (exact) -> replicate(mgid)
  *   SwitchEgress.mc_copy     egress_rid (exact) -> to_branch(ip, smac, dmac)
  *                                                 | to_receiver(ip, smac, dmac, qpn)
- *   SwitchEgress.mc_va       egress_rid (exact), reth.va (range) -> translate(offset, rkey)
+ *   SwitchEgress.mc_va       egress_rid (exact), reth.va (ternary) -> translate(offset, rkey)
  *   SwitchEgress.ack_member  ipv4.dst_addr, bth.dst_qp, ipv4.src_addr (exact)
  *                                                 -> member(group, slot, size, dst1)
  *   SwitchEgress.acked0..N-1 registers, index = group: PSN << 8 (set to (PSN0 - 1) << 8 at setup)
@@ -693,7 +695,7 @@ control SwitchEgress(inout header_t hdr,
     table mc_va {
         key = {
             eg_intr_md.egress_rid : exact;
-            hdr.reth.va           : range;
+            hdr.reth.va           : ternary;
         }
         actions = {
             translate;

@@ -164,7 +164,9 @@ impl SwitchState {
             None,
         )?;
         for (rid, lo, hi) in std::mem::take(&mut inst.translations) {
-            sw.table_delete(PipeSel::All, MC_VA, &va_key(rid, lo, hi), Some(1))?;
+            for key in va_keys(rid, lo, hi) {
+                sw.table_delete(PipeSel::All, MC_VA, &key, Some(1))?;
+            }
         }
         for rid in std::mem::take(&mut inst.rids) {
             let k = [("eg_intr_md.egress_rid", exact(Value::from(rid)))];
@@ -309,17 +311,56 @@ fn member_key(
     ]
 }
 
-fn va_key(rid: u16, lo: u64, hi: u64) -> [(&'static str, KeyMatch); 2] {
-    [
-        ("eg_intr_md.egress_rid", exact(Value::from(rid))),
-        (
-            "hdr.reth.va",
-            KeyMatch::Range {
-                lo: Value::from(lo),
-                hi: Value::from(hi),
-            },
-        ),
-    ]
+/// The `mc_va` keys of one translation: the sender's VA range `lo..=hi` (wrapping past 2^64
+/// when `hi < lo`) as aligned power-of-two blocks, one ternary entry each. A Tofino's range
+/// match takes keys of at most 20 bits, so a 64-bit VA range is expanded into prefixes by the
+/// control plane (the paper's "TCAM ... range-based match").
+fn va_keys(rid: u16, lo: u64, hi: u64) -> Vec<[(&'static str, KeyMatch); 2]> {
+    let mut blocks = Vec::new();
+    if hi < lo {
+        prefix_blocks(lo, u64::MAX, &mut blocks);
+        prefix_blocks(0, hi, &mut blocks);
+    } else {
+        prefix_blocks(lo, hi, &mut blocks);
+    }
+    blocks
+        .into_iter()
+        .map(|(value, mask)| {
+            [
+                ("eg_intr_md.egress_rid", exact(Value::from(rid))),
+                (
+                    "hdr.reth.va",
+                    KeyMatch::Ternary {
+                        value: Value::from(value),
+                        mask: Value::from(mask),
+                    },
+                ),
+            ]
+        })
+        .collect()
+}
+
+/// Covers `lo..=hi` with the fewest aligned blocks: (base, mask), the mask's ones the bits
+/// every address of the block shares.
+fn prefix_blocks(lo: u64, hi: u64, out: &mut Vec<(u64, u64)>) {
+    // The last address of the block of 2^k addresses from `at` (u128: 2^64 addresses fit).
+    let end = |at: u64, k: u32| u128::from(at) + (1u128 << k) - 1;
+    let mut at = lo;
+    loop {
+        // The largest block aligned at `at` that ends at or before `hi`.
+        let mut k = if at == 0 { 64 } else { at.trailing_zeros() };
+        while k > 0 && end(at, k) > u128::from(hi) {
+            k -= 1;
+        }
+        let mask = if k == 64 { 0 } else { !((1u64 << k) - 1) };
+        out.push((at, mask));
+        let last = end(at, k);
+        if last >= u128::from(hi) {
+            return;
+        }
+        // `last < hi <= u64::MAX`, so the next address fits.
+        at = (last + 1) as u64;
+    }
 }
 
 /// §IV-E: WRITEs into the sender's buffer land at the same offset in the receiver's region.
@@ -334,16 +375,60 @@ fn add_translation(
         spec.sender_va,
         spec.sender_va.wrapping_add(spec.len.max(1) - 1),
     );
-    sw.table_add(
-        PipeSel::All,
-        MC_VA,
-        &va_key(rid, lo, hi),
-        Some(1),
-        "translate",
-        &[
-            ("offset", Value::from(va.wrapping_sub(spec.sender_va))),
-            ("rkey", Value::from(rkey)),
-        ],
-    )?;
+    let params = [
+        ("offset", Value::from(va.wrapping_sub(spec.sender_va))),
+        ("rkey", Value::from(rkey)),
+    ];
+    let keys = va_keys(rid, lo, hi);
+    for (i, key) in keys.iter().enumerate() {
+        if let Err(e) = sw.table_add(PipeSel::All, MC_VA, key, Some(1), "translate", &params) {
+            // All or nothing: the blocks added so far go again.
+            for done in &keys[..i] {
+                let _ = sw.table_delete(PipeSel::All, MC_VA, done, Some(1));
+            }
+            return Err(e.into());
+        }
+    }
     Ok((rid, lo, hi))
+}
+
+#[cfg(test)]
+mod va_tests {
+    use super::prefix_blocks;
+
+    fn blocks(lo: u64, hi: u64) -> Vec<(u64, u64)> {
+        let mut v = Vec::new();
+        prefix_blocks(lo, hi, &mut v);
+        v
+    }
+
+    /// Every address of the range is in exactly one block, and no other address is.
+    #[test]
+    fn blocks_cover_a_range_exactly() {
+        for (lo, hi) in [
+            (0x1000u64, 0x1fff),
+            (0x1234, 0x5678),
+            (5, 5),
+            (0, 0x2f),
+            (0xfff0, 0x1_000f),
+        ] {
+            let b = blocks(lo, hi);
+            for x in lo.saturating_sub(40)..=hi + 40 {
+                let n = b.iter().filter(|(v, m)| x & m == *v).count();
+                assert_eq!(
+                    n,
+                    usize::from((lo..=hi).contains(&x)),
+                    "{x:#x} in {lo:#x}..={hi:#x}"
+                );
+            }
+            assert!(b.len() <= 2 * 64, "{}", b.len());
+        }
+        assert_eq!(
+            blocks(0x1000_0000, 0x1000_ffff),
+            vec![(0x1000_0000, !0xffff)]
+        );
+        assert_eq!(blocks(0, u64::MAX), vec![(0, 0)]);
+        assert_eq!(blocks(u64::MAX, u64::MAX), vec![(u64::MAX, u64::MAX)]);
+        assert_eq!(blocks(1 << 63, u64::MAX), vec![(1 << 63, 1 << 63)]);
+    }
 }

@@ -197,6 +197,10 @@ impl<'a> Lowerer<'a> {
                             failed = true;
                             continue;
                         };
+                        if kind == MatchKind::Range && !self.range_key_fits(&name, k, &ty) {
+                            failed = true;
+                            continue;
+                        }
                         let written = self.env.text_of(k.expr.span);
                         let kname = annotations::name_annotation(&k.annotations)
                             .or_else(|| path_of(&k.expr))
@@ -341,6 +345,11 @@ impl<'a> Lowerer<'a> {
                             }
                         };
                         use super::externs::Kind;
+                        if let Some(owner) = self.direct_owner(&x.kind) {
+                            self.direct_shared(&name, owner, value.span);
+                            failed = true;
+                            continue;
+                        }
                         match (&x.kind, pn.name.as_str()) {
                             (
                                 Kind::Counter {
@@ -516,6 +525,10 @@ impl<'a> Lowerer<'a> {
             );
             size = Some(entries.len() as u32);
         }
+        if keys.iter().all(|(k, _)| k.kind == MatchKind::Exact) {
+            let spans: Vec<Span> = explicit_prio.iter().map(|(_, sp)| *sp).collect();
+            self.duplicate_exact_entries(&name, &entries, &spans)?;
+        }
         if let Some(other) = self.pipe.tables.iter().position(|x| x.name == name) {
             // As p4c's P4Info generation refuses it: neither table could be named at run time.
             let first = self.spans.tables.get(other).copied();
@@ -530,6 +543,9 @@ impl<'a> Lowerer<'a> {
             return Err(self.err(d));
         }
         let id = ir::TableId(self.pipe.tables.len() as u32);
+        if let Some(p) = implementation {
+            self.profile_actions_differ(&name, p, &actions, t.name.span);
+        }
         if let Some(p) = implementation.and_then(|p| self.pipe.action_profiles.get_mut(p.index())) {
             p.tables.push(id);
         }
@@ -591,6 +607,132 @@ impl<'a> Lowerer<'a> {
             name,
             actions: action_names,
         })
+    }
+
+    /// Whether a `range` key fits the TCAM's range match: bf-p4c refuses a range key over more
+    /// than 5 PHV nibbles ("cannot perform a range match on key ... as the key does not fit in
+    /// under 5 PHV nibbles", `RangeEntries` in its resource estimate), so at most 20 bits.
+    fn range_key_fits(&mut self, table: &str, k: &ast::KeyElement, ty: &Ty) -> bool {
+        let width = ty.scalar_width().unwrap_or(0);
+        if width <= 20 {
+            return true;
+        }
+        self.err(
+            Diagnostic::error(format!(
+                "table `{table}` cannot perform a range match on a {width}-bit key: a range key \
+                 must fit in 5 PHV nibbles (20 bits), as bf-p4c requires"
+            ))
+            .with_primary(k.expr.span, "range key wider than 20 bits")
+            .with_help("match a 20-bit (or narrower) slice or copy of the field, or use `ternary`"),
+        );
+        false
+    }
+
+    /// Two const entries of an exact table with one key: the table holds one entry per key
+    /// (the table API refuses the second when the switch is built), so it is reported here,
+    /// at both entries.
+    fn duplicate_exact_entries(
+        &mut self,
+        table: &str,
+        entries: &[ir::ConstEntry],
+        spans: &[Span],
+    ) -> Res<()> {
+        let mut seen: std::collections::HashMap<&[KeyMatch], usize> = Default::default();
+        for (i, e) in entries.iter().enumerate() {
+            let Some(&first) = seen.get(e.keys.as_slice()) else {
+                seen.insert(&e.keys, i);
+                continue;
+            };
+            let mut d = Diagnostic::error(format!(
+                "table `{table}` has two const entries with one key: an exact table holds one \
+                 entry per key"
+            ));
+            if let Some(sp) = spans.get(i) {
+                d = d.with_primary(*sp, "the second entry with this key");
+            }
+            if let Some(sp) = spans.get(first) {
+                d = d.with_secondary(*sp, "the first");
+            }
+            return Err(self.err(d));
+        }
+        Ok(())
+    }
+
+    /// Warns when a table shares an action profile with one whose actions differ: Intel's SDE
+    /// requires the tables sharing one profile to have the same set of actions (its
+    /// `tna_action_profile` example), while pisa checks a member's action against the first
+    /// table's list and runs it from any of them.
+    fn profile_actions_differ(
+        &mut self,
+        table: &str,
+        profile: ir::ActionProfileId,
+        actions: &[ir::ActionRef],
+        at: Span,
+    ) {
+        let set = |list: &[ir::ActionRef]| {
+            list.iter()
+                .filter(|a| !a.default_only)
+                .map(|a| a.action)
+                .collect::<std::collections::BTreeSet<_>>()
+        };
+        let Some(p) = self.pipe.action_profiles.get(profile.index()) else {
+            return;
+        };
+        let other = p.tables.iter().find_map(|t| {
+            let o = self.pipe.tables.get(t.index())?;
+            (set(&o.actions) != set(actions)).then(|| (o.name.clone(), p.name.clone()))
+        });
+        if let Some((other, pname)) = other {
+            self.warn(
+                Diagnostic::warning(format!(
+                    "tables `{other}` and `{table}` share action profile `{pname}` but list \
+                     different actions: the SDE requires tables sharing a profile to have the \
+                     same set of actions; pisa checks members against `{other}`'s actions"
+                ))
+                .with_primary(at, "actions differ from the profile's first table")
+                .with_help("give every table of the profile the same `actions` list"),
+            );
+        }
+    }
+
+    /// The table a direct extern is already attached to.
+    fn direct_owner(&self, kind: &super::externs::Kind) -> Option<ir::TableId> {
+        use super::externs::Kind;
+        match kind {
+            Kind::Counter {
+                id, direct: true, ..
+            } => self.pipe.counters.get(id.index())?.direct_table,
+            Kind::Meter {
+                id, direct: true, ..
+            } => self.pipe.meters.get(id.index())?.direct_table,
+            Kind::Register {
+                id, direct: true, ..
+            } => self.pipe.registers.get(id.index())?.direct_table,
+            Kind::Filter {
+                id, direct: true, ..
+            } => self.pipe.filters.get(id.index())?.direct_table,
+            _ => None,
+        }
+    }
+
+    /// A direct extern a second table names: its cells are addressed by one table's match
+    /// entries, so two tables would share cells (P4Info gives it one `direct_table_id`).
+    fn direct_shared(&mut self, table: &str, owner: ir::TableId, at: Span) {
+        let first = self
+            .pipe
+            .tables
+            .get(owner.index())
+            .map_or("?", |t| t.name.as_str());
+        let mut d = Diagnostic::error(format!(
+            "table `{table}` names a direct extern that table `{first}` already owns: a direct \
+             counter, meter, register or filter has one cell per entry of one table"
+        ))
+        .with_primary(at, "attached to a second table")
+        .with_help("declare one direct instance per table, or use an indexed extern");
+        if let Some(span) = self.spans.tables.get(owner.index()).copied() {
+            d = d.with_secondary(span, "the table that owns it");
+        }
+        self.err(d);
     }
 
     /// `NoAction` from core.p4, lowered once per pipeline.
@@ -778,6 +920,16 @@ impl<'a> Lowerer<'a> {
             (MatchKind::Range, KeysetKind::Range { lo, hi }) => {
                 let a = self.const_value(lo, ty)?;
                 let b = self.const_value(hi, ty)?;
+                if a > b {
+                    // The table API refuses such an entry too (its low end above its high end).
+                    return Err(self.err(
+                        Diagnostic::error(format!(
+                            "range `{a:#x} .. {b:#x}` is empty: its low end is above its high end"
+                        ))
+                        .with_primary(k.span, "matches nothing")
+                        .with_help("write the range as `lo .. hi` with lo <= hi"),
+                    ));
+                }
                 Ok(KeyMatch::Range { lo: a, hi: b })
             }
             (MatchKind::Range, KeysetKind::Expr(e)) => {

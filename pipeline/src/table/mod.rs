@@ -328,6 +328,20 @@ pub struct MatchTable {
     profile: Option<Box<profile::Profile>>,
 }
 
+/// An entry's rank in the TCAM index (lower wins): its priority; without one, in an LPM table
+/// whose key is too wide for the prefix index (kept in the TCAM), the longer prefix first, as
+/// the driver ranks the entries of an LPM table laid out as a ternary one.
+fn tcam_rank(keys: &[KeyMatch], priority: Option<u32>) -> u32 {
+    priority.unwrap_or_else(|| {
+        keys.iter()
+            .find_map(|k| match k {
+                KeyMatch::Lpm { prefix_len, .. } => Some(128 - u32::from(*prefix_len).min(128)),
+                _ => None,
+            })
+            .unwrap_or(0)
+    })
+}
+
 impl MatchTable {
     /// A table with these key fields (kind, width in bits; widths above 128 count as 128) and
     /// room for `size` entries.
@@ -477,7 +491,7 @@ impl MatchTable {
         match &mut self.index {
             Index::Exact(ix) => ix.insert(&id.0, handle, HotAction::of(&action)),
             Index::Lpm(ix) => ix.insert(&id.0, handle),
-            Index::Tcam(ix) => ix.insert(&id.0, id.1.unwrap_or(0), seq, handle),
+            Index::Tcam(ix) => ix.insert(&id.0, tcam_rank(&id.0, id.1), seq, handle),
         }
         self.hot[handle as usize] = HotAction::of(&action);
         self.slots[handle as usize] = Some(Entry {
@@ -539,7 +553,7 @@ impl MatchTable {
         match &mut self.index {
             Index::Exact(ix) => ix.remove(&entry.keys),
             Index::Lpm(ix) => ix.remove(&entry.keys),
-            Index::Tcam(ix) => ix.remove(entry.priority.unwrap_or(0), entry.seq),
+            Index::Tcam(ix) => ix.remove(tcam_rank(&entry.keys, entry.priority), entry.seq),
         }
         self.hot[h as usize] = HotAction::NONE;
         self.free.push(h);
@@ -763,6 +777,32 @@ mod tests {
             MatchTable::new(&[(MatchKind::Exact, 8), (MatchKind::Range, 16)], 4).shape(),
             TableShape::Tcam
         );
+    }
+
+    /// An LPM table too wide for the prefix index (33 fields over 128 bits) keeps its entries
+    /// in the TCAM: without priorities, the longest prefix still wins, whatever the order
+    /// they were added in, and a removed entry leaves the shorter one matching.
+    #[test]
+    fn wide_lpm_tables_in_the_tcam_rank_by_prefix() {
+        let mut kinds = vec![(MatchKind::Exact, 8); 32];
+        kinds.push((MatchKind::Lpm, 8));
+        let mut t = MatchTable::new(&kinds, 8);
+        assert_eq!(t.shape(), TableShape::Tcam);
+        let entry = |len: u16| -> Vec<KeyMatch> {
+            let mut k = vec![KeyMatch::Exact(0); 32];
+            k.push(KeyMatch::Lpm {
+                value: 0xc0 & !(0xffu128 >> len),
+                prefix_len: len,
+            });
+            k
+        };
+        let short = t.insert(&entry(1), None, act(1)).unwrap();
+        let long = t.insert(&entry(2), None, act(2)).unwrap();
+        let mut key = vec![0; 33];
+        key[32] = 0xc5;
+        assert_eq!(t.lookup(&key), Some(long));
+        assert_eq!(t.delete(&entry(2), None), Ok(long));
+        assert_eq!(t.lookup(&key), Some(short));
     }
 
     #[test]
