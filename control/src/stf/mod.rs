@@ -45,7 +45,9 @@
 
 mod cursor;
 mod entries;
+mod expand;
 mod expect;
+mod harness_values;
 mod lines;
 mod parse;
 mod parse_check;
@@ -56,7 +58,7 @@ mod run;
 pub use cursor::StfParseError;
 pub use expect::{ExpectPattern, Nibble};
 pub use lines::decode;
-pub use parse::parse;
+pub use parse::{parse, parse_with_env};
 pub use report::{Check, CheckKind, CheckOutcome, Note, StfReport, StmtError, Unexpected};
 pub use run::{run_stf, run_stf_on, StfOptions};
 
@@ -71,12 +73,15 @@ pub struct Arg {
 }
 
 /// `NAME(ARG:VALUE, ...)`, or the harness's `NAME ARG:VALUE ...` without parentheses.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ActionSpec {
     pub name: String,
     pub args: Vec<Arg>,
-    /// `NAME(ADDR ...)`: the action-data address (an action profile's member) the entry uses.
+    /// `NAME(ADDR ...)` or `$ACTION_MEMBER_ID:ADDR`: the action-data address (an action
+    /// profile's member) the entry uses.
     pub member: Option<u32>,
+    /// `$SELECTOR_GROUP_ID:G` (BfRt's field name): the selector group the entry uses.
+    pub group: Option<u32>,
 }
 
 /// The cell a `check_counter` / `check_register` reads.
@@ -229,10 +234,24 @@ pub enum Stmt {
     MirroringAdd { session: u16, port: u16 },
     /// `mirroring_add_mc SESSION MGID`.
     MirroringAddMc { session: u16, mgid: u16 },
+    /// `selector [PIPE:]NAME(GROUP) add|remove MEMBER[, MEMBER]...` (the harness's): members
+    /// join or leave a selector group (created on first use).
+    Selector {
+        selector: String,
+        pipe: Option<u16>,
+        group: u32,
+        remove: bool,
+        members: Vec<u32>,
+    },
     /// `mc_mgrp_create MGID`.
     McMgrpCreate { mgid: u16 },
-    /// `mc_node_create RID PORT...`: the node gets the next handle (0, 1, 2, ... as in bmv2).
-    McNodeCreate { rid: u16, ports: Vec<u16> },
+    /// `mc_node_create RID PORT... [| LAG...]`: the node gets the next handle (0, 1, 2, ... as
+    /// in bmv2); LAG ids after `|` (simple_switch_CLI's form).
+    McNodeCreate {
+        rid: u16,
+        ports: Vec<u16>,
+        lags: Vec<u8>,
+    },
     /// `mc_node_associate MGID HANDLE`.
     McNodeAssociate { mgid: u16, node: u32 },
     /// `mc_prune_set XID PORT...` (a pisa extension, BfRt's `$pre.prune`): copies of a packet
