@@ -74,9 +74,13 @@ impl Runner<'_> {
         members: &[u32],
     ) -> Result<(), String> {
         let fail = |e: &dyn std::fmt::Display| format!("selector {selector}({group}): {e}");
+        let r = resolve::find_profile(&self.prog, selector).map_err(|e| fail(&e))?;
+        let profile = self.prog.pipelines[r.pipeline].action_profiles[r.index]
+            .name
+            .clone();
         let view = self
             .sw
-            .profile_read(pipes, selector)
+            .profile_read(pipes, &profile)
             .map_err(|e| fail(&e))?;
         let mut set: std::collections::BTreeSet<u32> = view
             .groups
@@ -93,7 +97,7 @@ impl Runner<'_> {
         }
         let set: Vec<u32> = set.into_iter().collect();
         self.sw
-            .profile_group_set(pipes, selector, group, &set)
+            .profile_group_set(pipes, &profile, group, &set)
             .map_err(|e| fail(&e))
     }
 }
