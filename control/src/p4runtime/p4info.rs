@@ -699,7 +699,7 @@ mod tests {
     fn arch_follows_the_included_architecture() {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../p4/tests/stateful_tf2/learn.p4"
+            "/../p4/tests/stateful_tf2/outputs.p4"
         );
         let opts = p4::compile::CompileOptions {
             target: ir::Target::Tofino2,

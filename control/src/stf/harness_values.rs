@@ -171,7 +171,8 @@ mod tests {
         assert_eq!(key_text(MatchKind::Ternary, 32, "10.1.2/24").0, "10.1.0.2/24");
         assert_eq!(key_text(MatchKind::Exact, 32, "0.258").0, "0.0.1.2");
         assert_eq!(key_text(MatchKind::Exact, 32, "1..2").0, "1..2");
-        assert_eq!(key_text(MatchKind::Lpm, 32, "10.65536").0, "10.65536");
+        assert_eq!(key_text(MatchKind::Lpm, 32, "10.65536").0, "10.1.0.0");
+        assert_eq!(key_text(MatchKind::Lpm, 32, "10.16777216").0, "10.16777216");
         assert_eq!(key_text(MatchKind::Lpm, 32, "10.0.0.0/8").1, None);
         let (v, note) = key_text(MatchKind::Lpm, 32, "0x0b000000/8");
         assert_eq!(v, "0x0b000000/8");
