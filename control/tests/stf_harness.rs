@@ -510,3 +510,22 @@ fn multicast_node_with_lags() {
     let r = run("mc_mgrp_create 1\nmc_node_create 0 2 3 | 1\nmc_node_associate 1 0\n");
     assert!(r.errors.is_empty(), "{r}");
 }
+
+/// The harness's last try at a key name: `.` and `$` as `_` (`hdr_data_f1`), noted.
+#[test]
+fn underscored_key_names() {
+    let p = pkt(1, 0, 3, 0);
+    let r = run(&format!(
+        "add ex hdr_data_f1:1 hdr_data_b1:3 set_port(port:2)\npacket 0 {p}\nexpect 2 {p}\n"
+    ));
+    assert!(r.all_passed() && r.checks.len() == 1, "{r}");
+    assert!(notes(&r).contains("key `hdr_data_f1` read as `hdr.data.f1`"), "{r}");
+}
+
+/// What follows `$` in expected data is not read (the harness's reading).
+#[test]
+fn data_after_dollar_is_ignored() {
+    let p = pkt(1, 2, 3, 4);
+    let r = run(&format!("packet 0 {p}\nexpect 1 {p} $ 99\n"));
+    assert!(r.all_passed() && r.checks.len() == 1, "{r}");
+}

@@ -37,7 +37,8 @@ fn fit_value(width: u16, text: &str) -> Option<String> {
 }
 
 /// The key name `name` stands for: as written when the table has it, else a validity-key
-/// spelling (`hdr.h.$valid`, `hdr.h`, a lone `valid` when the table has one such key).
+/// spelling (`hdr.h.$valid`, `hdr.h`, a lone `valid` when the table has one such key), else
+/// the key whose name with `.` and `$` as `_` is `name`'s so written (the harness's retry).
 fn key_name(t: &ir::Table, name: &str) -> String {
     let known = |n: &str| {
         !matches!(
@@ -61,6 +62,14 @@ fn key_name(t: &ir::Table, name: &str) -> String {
     if matches!(name, "valid" | "$valid$" | "$valid") && valid.len() == 1 {
         tries.push(valid[0].name.clone());
     }
+    // The harness's last try: `.` and `$` read as `_` (`hdr_data_f1` for `hdr.data.f1`).
+    let flat = |n: &str| n.replace(['.', '$'], "_");
+    tries.extend(
+        t.keys
+            .iter()
+            .filter(|k| flat(&k.name) == flat(name))
+            .map(|k| k.name.clone()),
+    );
     tries
         .into_iter()
         .find(|n| known(n))
