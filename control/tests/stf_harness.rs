@@ -385,7 +385,10 @@ fn stf_frames_are_not_padded() {
 /// NAME` gave stays `$NAME` (the entry); `$(cmd)` is refused, naming its column.
 #[test]
 fn variables_expand_and_setenv_sets_them() {
-    let vars = [("P".to_string(), "2".to_string()), ("A".to_string(), "9".to_string())];
+    let vars = [
+        ("P".to_string(), "2".to_string()),
+        ("A".to_string(), "9".to_string()),
+    ];
     let text = format!(
         "setenv B 3\nadd ex f1:1 b1:${{B}} set_port(port:$P)\npacket 0 {p}\nexpect $P {p}\n\
          add ex f1:${{U:-4}} b1:3 set_port(port:6) = A\ncheck_counter ctr($A)\n",
@@ -417,7 +420,10 @@ fn short_ternary_literals_extend_as_the_harness() {
         pkt(0, 0x0100_0007, 0, 0),
     ));
     assert!(r.all_passed() && r.checks.len() == 2, "{r}");
-    assert!(notes(&r).contains("1: add tern: key `f2`: `0x0*`: the bits above"), "{r}");
+    assert!(
+        notes(&r).contains("1: add tern: key `f2`: `0x0*`: the bits above"),
+        "{r}"
+    );
 }
 
 /// Exact keys of an all-exact table and action parameters read `010` as octal and `-1` as
@@ -435,7 +441,10 @@ fn octal_and_negative_numbers_in_sram_fields() {
     assert!(r.all_passed() && r.checks.len() == 2, "{r}");
     let n = notes(&r);
     assert!(n.contains("`010` read as 0x8 (a leading 0 is octal"), "{n}");
-    assert!(n.contains("`-1` read as 0xff (a negative value wraps"), "{n}");
+    assert!(
+        n.contains("`-1` read as 0xff (a negative value wraps"),
+        "{n}"
+    );
 }
 
 /// `a.b` and `a.b.c` are IPv4 addresses whose last part fills the remaining bytes.
@@ -448,7 +457,12 @@ fn short_ipv4_forms() {
         pkt(0, 0x0b01_0099, 0, 0),
     ));
     assert!(r.all_passed() && r.errors.is_empty(), "{r}");
-    assert!(r.notes.iter().all(|n| !n.message.contains("more packets") || n.message.starts_with("1 more")), "{r}");
+    assert!(
+        r.notes
+            .iter()
+            .all(|n| !n.message.contains("more packets") || n.message.starts_with("1 more")),
+        "{r}"
+    );
 }
 
 /// Without a pipe prefix a counter is read in the first pipe running it (a packet counted in
@@ -485,7 +499,10 @@ fn lpm_priorities_and_hex_prefixes_are_noted() {
         "{n}"
     );
     assert!(!n.contains("3: add I.lp: priorities"), "{n}");
-    assert!(n.contains("4: add lp: key `f2`: `0x0b000000/8`: prefix /8 applied"), "{n}");
+    assert!(
+        n.contains("4: add lp: key `f2`: `0x0b000000/8`: prefix /8 applied"),
+        "{n}"
+    );
 }
 
 /// `selector SEL(G) add|remove MEMBER...` edits group G; `$SELECTOR_GROUP_ID:G` points an
@@ -519,7 +536,10 @@ fn underscored_key_names() {
         "add ex hdr_data_f1:1 hdr_data_b1:3 set_port(port:2)\npacket 0 {p}\nexpect 2 {p}\n"
     ));
     assert!(r.all_passed() && r.checks.len() == 1, "{r}");
-    assert!(notes(&r).contains("key `hdr_data_f1` read as `hdr.data.f1`"), "{r}");
+    assert!(
+        notes(&r).contains("key `hdr_data_f1` read as `hdr.data.f1`"),
+        "{r}"
+    );
 }
 
 /// What follows `$` in expected data is not read (the harness's reading).

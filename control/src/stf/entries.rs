@@ -137,10 +137,7 @@ pub(super) fn fit_args(
             let a = &match p.and_then(|p| harness_values::number_text(p.width, true, &a.value)) {
                 Some((value, note)) => {
                     notes.push(format!("argument `{}`: {note}", a.name));
-                    Arg {
-                        value,
-                        ..a.clone()
-                    }
+                    Arg { value, ..a.clone() }
                 }
                 None => a.clone(),
             };

@@ -152,7 +152,10 @@ mod tests {
         let mut e = env();
         assert_eq!(e.expand("expect $P 00 $").unwrap(), "expect 3 00 $");
         assert_eq!(e.expand("x${P}y ${Q}z").unwrap(), "x3y z");
-        assert_eq!(e.expand("hdr.h.$valid$:1 $Q").unwrap(), "hdr.h.$valid$:1 $Q");
+        assert_eq!(
+            e.expand("hdr.h.$valid$:1 $Q").unwrap(),
+            "hdr.h.$valid$:1 $Q"
+        );
         e.set("Q", "7");
         assert_eq!(e.expand("$Q").unwrap(), "7");
         e.entry_name("Q");
@@ -166,7 +169,11 @@ mod tests {
         assert_eq!(e.expand("${X:=6} $X").unwrap(), "6 6");
         assert_eq!(e.expand("${P:+on}|${Y:+on}|").unwrap(), "on||");
         assert_eq!(e.expand("${P:?}").unwrap(), "3");
-        assert!(e.expand("${Y:?Y is needed}").unwrap_err().1.contains("Y is needed"));
+        assert!(e
+            .expand("${Y:?Y is needed}")
+            .unwrap_err()
+            .1
+            .contains("Y is needed"));
         assert!(e.expand("${Y:?}").unwrap_err().1.contains("$Y is unset"));
         assert_eq!(e.expand("${Z:-${P}}").unwrap(), "3");
     }

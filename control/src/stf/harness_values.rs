@@ -57,8 +57,7 @@ pub(super) fn key_text(kind: MatchKind, width: u16, text: &str) -> (String, Opti
     let mut note = None;
     let value = match short_ipv4(value) {
         Some(full) => full,
-        None if kind == MatchKind::Ternary && len.is_none() => match extend_ternary(width, value)
-        {
+        None if kind == MatchKind::Ternary && len.is_none() => match extend_ternary(width, value) {
             Some((v, zero)) => {
                 if zero {
                     note = Some(format!(
@@ -168,7 +167,10 @@ mod tests {
     #[test]
     fn short_ipv4_forms_and_prefixes() {
         assert_eq!(key_text(MatchKind::Lpm, 32, "10.258").0, "10.0.1.2");
-        assert_eq!(key_text(MatchKind::Ternary, 32, "10.1.2/24").0, "10.1.0.2/24");
+        assert_eq!(
+            key_text(MatchKind::Ternary, 32, "10.1.2/24").0,
+            "10.1.0.2/24"
+        );
         assert_eq!(key_text(MatchKind::Exact, 32, "0.258").0, "0.0.1.2");
         assert_eq!(key_text(MatchKind::Exact, 32, "1..2").0, "1..2");
         assert_eq!(key_text(MatchKind::Lpm, 32, "10.65536").0, "10.1.0.0");

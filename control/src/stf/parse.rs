@@ -59,7 +59,11 @@ fn parse_statement(
     if cur.at_end() {
         return Ok(None);
     }
-    if cur.rest().get(..7).is_some_and(|w| w.eq_ignore_ascii_case("setenv ")) {
+    if cur
+        .rest()
+        .get(..7)
+        .is_some_and(|w| w.eq_ignore_ascii_case("setenv "))
+    {
         cur.pos += 7;
         let name = cur.name("a variable name")?;
         let value = cur.rest().trim();
@@ -584,10 +588,7 @@ mod tests {
         let e = err("add t k 1 act()");
         assert_eq!(e.column, 9);
         // What follows `$` is not read, as in the harness.
-        assert_eq!(
-            one("expect 1 01 $ 02"),
-            one("expect 1 01 $"),
-        );
+        assert_eq!(one("expect 1 01 $ 02"), one("expect 1 01 $"),);
         // An odd nibble count cannot be an exact length (it used to round up and pass).
         let e = err("expect 1 010 $");
         assert!(e.message.contains("odd number"), "{e}");

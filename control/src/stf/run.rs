@@ -428,8 +428,7 @@ impl Runner<'_> {
         if let (Some(stf), None) = (stf_priority, priority) {
             self.lpm_priority_note(line, ir_table, &full, &entry, stf);
         }
-        self.insert(&full, &entry, target)
-            .map_err(|e| fail(&e))?;
+        self.insert(&full, &entry, target).map_err(|e| fail(&e))?;
         let added = Added {
             table: full,
             entry,
