@@ -3,7 +3,10 @@
 //! and hex priorities, `ACT P:V` without parentheses, a priority as the TCAM address that a
 //! later entry replaces, action-profile members), `check_counter` / `check_register` forms
 //! (pipe prefix, `=`, slices, masks, no comparison = print), `expect PORT` without data, `;`,
-//! quoted names, `sleep`, validity-key spellings and lossy reading of non-UTF-8 bytes.
+//! quoted names, `sleep`, validity-key spellings and lossy reading of non-UTF-8 bytes;
+//! `$NAME` expansion and `setenv`, ternary literals zero-extended, octal and negative numbers
+//! of SRAM fields, short IPv4 forms, counters read in the first pipe, selector groups, and
+//! the notes on lpm priorities and `0xHEX/len`.
 
 use std::sync::Arc;
 
@@ -70,6 +73,21 @@ control I(inout headers hdr, inout metadata md,
         actions = { mark; noop; }
         default_action = noop;
     }
+    table lp {
+        key = { hdr.data.f2 : lpm; }
+        actions = { set_port; noop; }
+        default_action = noop;
+    }
+    Hash<bit<16>>(HashAlgorithm_t.IDENTITY) sel_hash;
+    ActionProfile(16) ap2;
+    ActionSelector(ap2, sel_hash, SelectorMode_t.FAIR, 4, 8) sel;
+    @selector_enable_scramble(0)
+    table sel_t {
+        key = { hdr.data.b1 : exact; hdr.data.f1 : selector; }
+        actions = { set_port; noop; }
+        implementation = sel;
+        size = 16;
+    }
     apply {
         ig_tm_md.ucast_egress_port = 1;
         ex.apply();
@@ -77,6 +95,8 @@ control I(inout headers hdr, inout metadata md,
         ap_t.apply();
         v.apply();
         cnt.apply();
+        lp.apply();
+        sel_t.apply();
     }
 }
 control ID(packet_out pkt, inout headers hdr, in metadata md,
@@ -359,4 +379,173 @@ fn stf_frames_are_not_padded() {
     };
     let r = stf::run_stf(program(), &stmts, &padded);
     assert!(r.all_passed(), "{r}");
+}
+
+/// `$NAME`, `${NAME}`, `${NAME:-w}` from the environment and `setenv`; a name an `add ... =
+/// NAME` gave stays `$NAME` (the entry); `$(cmd)` is refused, naming its column.
+#[test]
+fn variables_expand_and_setenv_sets_them() {
+    let vars = [
+        ("P".to_string(), "2".to_string()),
+        ("A".to_string(), "9".to_string()),
+    ];
+    let text = format!(
+        "setenv B 3\nadd ex f1:1 b1:${{B}} set_port(port:$P)\npacket 0 {p}\nexpect $P {p}\n\
+         add ex f1:${{U:-4}} b1:3 set_port(port:6) = A\ncheck_counter ctr($A)\n",
+        p = pkt(1, 2, 3, 4)
+    );
+    let stmts = stf::parse_with_env(&text, vars.clone()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        matches!(&stmts.last().unwrap().stmt, stf::Stmt::CheckCounter { cell: stf::CellRef::Entry(n), .. } if n == "A"),
+        "{stmts:?}"
+    );
+    let r = stf::run_stf(program(), &stmts[..3], &StfOptions::default());
+    assert!(r.all_passed() && r.checks.len() == 1, "{r}");
+    let e = stf::parse_with_env("wait\npacket 0 $(cat /etc/passwd)\n", vars).unwrap_err();
+    assert_eq!((e.line, e.column), (2, 10));
+    assert!(e.message.contains("shell command"), "{e}");
+}
+
+/// A ternary literal with `*` narrower than its key: the bits above it must be 0, unless
+/// its first digit is `*` (the harness's reading; noted where bmv2's differs).
+#[test]
+fn short_ternary_literals_extend_as_the_harness() {
+    let r = run(&format!(
+        "add tern 5 f2:0x0* set_port(port:2)\nadd tern 4 f2:0x*7 set_port(port:3)\n\
+         packet 0 {}\nexpect 1\npacket 0 {}\nexpect 2 {}\npacket 0 {}\nexpect 3 {}\n",
+        pkt(0, 0x0100_0005, 0, 0),
+        pkt(0, 5, 0, 0),
+        pkt(0, 5, 0, 0),
+        pkt(0, 0x0100_0007, 0, 0),
+        pkt(0, 0x0100_0007, 0, 0),
+    ));
+    assert!(r.all_passed() && r.checks.len() == 2, "{r}");
+    assert!(
+        notes(&r).contains("1: add tern: key `f2`: `0x0*`: the bits above"),
+        "{r}"
+    );
+}
+
+/// Exact keys of an all-exact table and action parameters read `010` as octal and `-1` as
+/// all ones (strtoull); a ternary table's keys stay decimal.
+#[test]
+fn octal_and_negative_numbers_in_sram_fields() {
+    let r = run(&format!(
+        "add ex f1:010 b1:0 setb2(val:-1, port:011)\nadd tern 1 f2:010 set_port(port:4)\n\
+         packet 0 {}\nexpect 9 {}\npacket 0 {}\nexpect 4 {}\n",
+        pkt(8, 0, 0, 0),
+        pkt(8, 0, 0, 0xff),
+        pkt(0, 10, 0, 0),
+        pkt(0, 10, 0, 0),
+    ));
+    assert!(r.all_passed() && r.checks.len() == 2, "{r}");
+    let n = notes(&r);
+    assert!(n.contains("`010` read as 0x8 (a leading 0 is octal"), "{n}");
+    assert!(
+        n.contains("`-1` read as 0xff (a negative value wraps"),
+        "{n}"
+    );
+}
+
+/// `a.b` and `a.b.c` are IPv4 addresses whose last part fills the remaining bytes.
+#[test]
+fn short_ipv4_forms() {
+    let r = run(&format!(
+        "add lp f2:10.258 set_port(port:2)\nadd lp f2:11.1.2/24 set_port(port:3)\n\
+         packet 0 {}\nexpect 2\npacket 0 {}\nexpect 3\n",
+        pkt(0, 0x0a00_0102, 0, 0),
+        pkt(0, 0x0b01_0099, 0, 0),
+    ));
+    assert!(r.all_passed() && r.errors.is_empty(), "{r}");
+    assert!(
+        r.notes
+            .iter()
+            .all(|n| !n.message.contains("more packets") || n.message.starts_with("1 more")),
+        "{r}"
+    );
+}
+
+/// Without a pipe prefix a counter is read in the first pipe running it (a packet counted in
+/// pipe 1 is not seen there), as the harness does and as `check_register` did already.
+#[test]
+fn counters_are_read_in_the_first_pipe() {
+    let text = format!(
+        "add cnt b2:5 mark(idx:5)\npacket 128 {}\nexpect 1\nwait\n\
+         check_counter ctr(5) packets == 0\ncheck_counter 1:ctr(5) packets == 1\n",
+        pkt(1, 2, 3, 5)
+    );
+    let mut opts = StfOptions::default();
+    opts.config.pipes = 2;
+    let r = stf::run_stf(program(), &stf::parse(&text).unwrap(), &opts);
+    assert!(r.all_passed() && r.checks.len() == 2, "{r}");
+}
+
+/// pisa matches the longest prefix whatever the priorities say, and notes where the
+/// harness (priority = TCAM address) would pick the other entry; `0xHEX/len` keeps its
+/// prefix, noted (the harness drops it).
+#[test]
+fn lpm_priorities_and_hex_prefixes_are_noted() {
+    let r = run(&format!(
+        "add lp 10 f2:10.0.0.0/8 set_port(port:2)\nadd lp 1 f2:10.1.0.0/16 set_port(port:3)\n\
+         add lp 20 f2:10.2.0.0/16 set_port(port:4)\nadd lp f2:0x0b000000/8 set_port(port:5)\n\
+         packet 0 {}\nexpect 3\npacket 0 {}\nexpect 5\n",
+        pkt(0, 0x0a01_0203, 0, 0),
+        pkt(0, 0x0b01_0203, 0, 0),
+    ));
+    assert!(r.all_passed() && r.errors.is_empty(), "{r}");
+    let n = notes(&r);
+    assert!(
+        n.contains("2: add I.lp: priorities order this /16 entry (priority 1) and the /8 entry of line 1 (priority 10)"),
+        "{n}"
+    );
+    assert!(!n.contains("3: add I.lp: priorities"), "{n}");
+    assert!(
+        n.contains("4: add lp: key `f2`: `0x0b000000/8`: prefix /8 applied"),
+        "{n}"
+    );
+}
+
+/// `selector SEL(G) add|remove MEMBER...` edits group G; `$SELECTOR_GROUP_ID:G` points an
+/// entry at it, `$ACTION_MEMBER_ID:M` at a member.
+#[test]
+fn selector_groups_from_the_script() {
+    let p = pkt(1, 0, 9, 0);
+    let r = run(&format!(
+        "add ap2 2 set_port(port:2)\nadd ap2 3 set_port(port:3)\nselector sel(1) add 2\n\
+         add sel_t b1:9 $SELECTOR_GROUP_ID:1\npacket 0 {p}\nexpect 2\nwait\n\
+         selector sel(1) add 3; selector sel(1) remove 2\npacket 0 {p}\nexpect 3\nwait\n\
+         add sel_t b1:9 $ACTION_MEMBER_ID:2\npacket 0 {p}\nexpect 2\n"
+    ));
+    assert!(r.all_passed() && r.errors.is_empty(), "{r}");
+    let e = run("selector nosuch(1) add 2\n");
+    assert!(e.errors[0].message.contains("selector nosuch(1)"), "{e}");
+}
+
+/// simple_switch_CLI's `mc_node_create RID PORTS | LAGS`.
+#[test]
+fn multicast_node_with_lags() {
+    let r = run("mc_mgrp_create 1\nmc_node_create 0 2 3 | 1\nmc_node_associate 1 0\n");
+    assert!(r.errors.is_empty(), "{r}");
+}
+
+/// The harness's last try at a key name: `.` and `$` as `_` (`hdr_data_f1`), noted.
+#[test]
+fn underscored_key_names() {
+    let p = pkt(1, 0, 3, 0);
+    let r = run(&format!(
+        "add ex hdr_data_f1:1 hdr_data_b1:3 set_port(port:2)\npacket 0 {p}\nexpect 2 {p}\n"
+    ));
+    assert!(r.all_passed() && r.checks.len() == 1, "{r}");
+    assert!(
+        notes(&r).contains("key `hdr_data_f1` read as `hdr.data.f1`"),
+        "{r}"
+    );
+}
+
+/// What follows `$` in expected data is not read (the harness's reading).
+#[test]
+fn data_after_dollar_is_ignored() {
+    let p = pkt(1, 2, 3, 4);
+    let r = run(&format!("packet 0 {p}\nexpect 1 {p} $ 99\n"));
+    assert!(r.all_passed() && r.checks.len() == 1, "{r}");
 }

@@ -660,9 +660,26 @@ pub fn annotated_ids(prog: &ast::Program) -> BTreeMap<String, u32> {
     out
 }
 
+/// The architecture a parsed program was written for: `t2na` where the architecture headers
+/// declare the ghost control type (`GhostT`, which pisa's `tofino_arch.p4` declares for
+/// t2na.p4 only), else `tna`.
+fn arch_of(ast: &ast::Program) -> &'static str {
+    let ghost = ast.decls.iter().any(|d| {
+        matches!(d.kind, DeclKind::ControlType(_)) && d.name().is_some_and(|n| n.name == "GhostT")
+    });
+    if ghost {
+        "t2na"
+    } else {
+        "tna"
+    }
+}
+
 fn with_headers(program: ir::Program, ast: &ast::Program) -> P4Program {
     let (headers, skipped) = controller_headers(ast);
-    let p4info = generate_with_ids(&program, &headers, annotated_ids(ast));
+    let mut p4info = generate_with_ids(&program, &headers, annotated_ids(ast));
+    if let Some(pkg) = p4info.pkg_info.as_mut() {
+        pkg.arch = arch_of(ast).into();
+    }
     P4Program {
         program,
         headers,
@@ -675,6 +692,25 @@ fn with_headers(program: ir::Program, ast: &ast::Program) -> P4Program {
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
+
+    /// A program that includes t2na.p4 says `t2na` in its P4Info (it said `tna`); tna.p4's
+    /// still say `tna`.
+    #[test]
+    fn arch_follows_the_included_architecture() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../p4/tests/stateful_tf2/outputs.p4"
+        );
+        let opts = p4::compile::CompileOptions {
+            target: ir::Target::Tofino2,
+            ..Default::default()
+        };
+        let c = p4::compile::compile_file(std::path::Path::new(path), &opts)
+            .unwrap_or_else(|e| panic!("{}", e.render()));
+        let p = for_file(c.program, std::path::Path::new(path), &opts);
+        assert_eq!(p.p4info.pkg_info.unwrap().arch, "t2na");
+        assert_eq!(l2l3().p4info.pkg_info.unwrap().arch, "tna");
+    }
 
     fn l2l3() -> P4Program {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../p4/programs/l2l3.p4");

@@ -4,9 +4,9 @@
 //! and a header's validity key may be spelt `hdr.h`, `hdr.h.$valid` or `valid`. Each filled-in
 //! or cut value yields a warning for the report.
 
-use pipeline::ir::{self, Program};
+use pipeline::ir::{self, MatchKind, Program};
 
-use super::Arg;
+use super::{harness_values, Arg};
 use crate::resolve::{self, ResolveError};
 
 /// `text` with a plain number (or the value of `v/len`, `v &&& m`) wider than `width` bits cut
@@ -37,7 +37,8 @@ fn fit_value(width: u16, text: &str) -> Option<String> {
 }
 
 /// The key name `name` stands for: as written when the table has it, else a validity-key
-/// spelling (`hdr.h.$valid`, `hdr.h`, a lone `valid` when the table has one such key).
+/// spelling (`hdr.h.$valid`, `hdr.h`, a lone `valid` when the table has one such key), else
+/// the key whose name with `.` and `$` as `_` is `name`'s so written (the harness's retry).
 fn key_name(t: &ir::Table, name: &str) -> String {
     let known = |n: &str| {
         !matches!(
@@ -61,6 +62,14 @@ fn key_name(t: &ir::Table, name: &str) -> String {
     if matches!(name, "valid" | "$valid$" | "$valid") && valid.len() == 1 {
         tries.push(valid[0].name.clone());
     }
+    // The harness's last try: `.` and `$` read as `_` (`hdr_data_f1` for `hdr.data.f1`).
+    let flat = |n: &str| n.replace(['.', '$'], "_");
+    tries.extend(
+        t.keys
+            .iter()
+            .filter(|k| flat(&k.name) == flat(name))
+            .map(|k| k.name.clone()),
+    );
     tries
         .into_iter()
         .find(|n| known(n))
@@ -69,18 +78,32 @@ fn key_name(t: &ir::Table, name: &str) -> String {
 
 /// The keys of an `add` as the table reads them: names resolved, wide values cut.
 pub(super) fn fit_keys(t: &ir::Table, keys: &[Arg], notes: &mut Vec<String>) -> Vec<Arg> {
+    // The harness reads an SRAM (all-exact) table's keys with strtoull, a TCAM table's not.
+    let sram = t
+        .keys
+        .iter()
+        .all(|k| matches!(k.kind, MatchKind::Exact | MatchKind::Selector));
     keys.iter()
         .map(|a| {
             let name = key_name(t, &a.name);
             let leaf = |k: &&ir::TableKey| {
                 k.name == name || k.name.ends_with(&format!(".{name}")) || name.ends_with(&k.name)
             };
+            let key = t.keys.iter().find(leaf);
+            let width = key.map(|k| k.expr.width());
+            let mut value = a.value.clone();
+            if let Some(k) = key {
+                let w = k.expr.width();
+                let (v, note) = match harness_values::number_text(w, sram, &value) {
+                    Some((v, note)) => (v, Some(note)),
+                    None => harness_values::key_text(k.kind, w, &value),
+                };
+                notes.extend(note.map(|n| format!("key `{}`: {n}", a.name)));
+                value = v;
+            }
             // Key values wider than their field keep their low bits, silently (the drivers'
             // way, and many suites write 0x-padded values).
-            let width = t.keys.iter().find(leaf).map(|k| k.expr.width());
-            let value = width
-                .and_then(|w| fit_value(w, &a.value))
-                .unwrap_or_else(|| a.value.clone());
+            let value = width.and_then(|w| fit_value(w, &value)).unwrap_or(value);
             if name != a.name {
                 notes.push(format!("key `{}` read as `{name}`", a.name));
             }
@@ -111,6 +134,13 @@ pub(super) fn fit_args(
     args.iter()
         .map(|a| {
             let p = act.params.iter().find(|p| p.name == a.name);
+            let a = &match p.and_then(|p| harness_values::number_text(p.width, true, &a.value)) {
+                Some((value, note)) => {
+                    notes.push(format!("argument `{}`: {note}", a.name));
+                    Arg { value, ..a.clone() }
+                }
+                None => a.clone(),
+            };
             match p.and_then(|p| fit_value(p.width, &a.value).map(|v| (p, v))) {
                 Some((p, v)) => {
                     notes.push(format!(

@@ -25,7 +25,7 @@ fn cut_comment(raw: &str) -> &str {
 
 /// The statements of one logical line, split at `;` outside quotes. Each keeps its columns:
 /// the text before it is blanked, so errors point into the line as written.
-fn split_statements(line: usize, text: &str, out: &mut Vec<(usize, String)>) {
+pub(super) fn split_statements(line: usize, text: &str, out: &mut Vec<(usize, String)>) {
     let mut quoted = false;
     let mut start = 0;
     let mut push = |from: usize, to: usize| {
@@ -45,9 +45,10 @@ fn split_statements(line: usize, text: &str, out: &mut Vec<(usize, String)>) {
     push(start, text.len());
 }
 
-/// The script's statements: comments cut, a `\\` at the end of a line joining the next one
-/// (numbered as the first), `;` separating statements (a trailing one ends the last).
-pub(super) fn logical_lines(text: &str) -> Vec<(usize, String)> {
+/// The script's lines: comments cut, a `\\` at the end of a line joining the next one
+/// (numbered as the first). Each is then expanded (`expand.rs`) and split at `;`
+/// ([`split_statements`]).
+pub(super) fn joined_lines(text: &str) -> Vec<(usize, String)> {
     let mut out: Vec<(usize, String)> = Vec::new();
     let mut pending: Option<(usize, String)> = None;
     // A lone CR ends a line too (old Mac files), as in the P4 frontend: otherwise a whole
@@ -63,17 +64,23 @@ pub(super) fn logical_lines(text: &str) -> Vec<(usize, String)> {
             continue;
         }
         acc.push_str(body);
-        split_statements(acc_line, &acc, &mut out);
+        out.push((acc_line, acc));
     }
-    if let Some((line, acc)) = pending {
-        split_statements(line, &acc, &mut out);
-    }
+    out.extend(pending);
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn logical_lines(text: &str) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        for (line, t) in joined_lines(text) {
+            split_statements(line, &t, &mut out);
+        }
+        out
+    }
 
     #[test]
     fn semicolons_split_statements_and_keep_columns() {

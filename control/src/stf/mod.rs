@@ -11,9 +11,12 @@
 //! add t1 priority:0x10 f1:1, set_port port:2   # the harness's looser operand forms
 //! add ap 3 set_port(port:2)                    # member 3 of action profile `ap`
 //! add ap_t hdr.h.b:7 set_port(3)               # an entry pointing at member 3
+//! selector sel(1) add 3, 4                     # selector group 1: members 3 and 4
+//! add sel_t hdr.h.b:8 $SELECTOR_GROUP_ID:1     # an entry pointing at group 1
 //! setdefault t1 drop()
+//! setenv PORT 2                                # `$PORT`, `${PORT}`, `${X:-1}` from here on
 //! packet 0 0000 0000 0001 ...          # hex, groups may be split
-//! expect 2 0000 **** 0001 ... $        # `*` any nibble, `$` nothing more
+//! expect $PORT 0000 **** 0001 ... $    # `*` any nibble, `$` nothing more (the rest unread)
 //! expect 2 00 .0000**01                # the harness's byte written bit by bit
 //! expect 3                             # port 3 may send any number of packets from now on
 //! no_packet
@@ -23,7 +26,7 @@
 //! check_counter ingress.cnt(2)         # no comparison: the value is printed
 //! check_register ingress.r(3) hi & 0xff = 7
 //! mirroring_add 5 3 / mirroring_add_mc 5 1
-//! mc_mgrp_create 1 / mc_node_create 0 1 2 3 / mc_node_associate 1 0
+//! mc_mgrp_create 1 / mc_node_create 0 1 2 3 | 1 / mc_node_associate 1 0
 //! wire 5 -> 6                          # what leaves port 5 comes back in on port 6
 //! register_write ingress.r 3 7 / register_reset ingress.r / register_read ingress.r 3
 //! remove all
@@ -31,13 +34,23 @@
 //!
 //! The dialect is p4c's (tools/stf) and, where they differ, the Tofino model's STF harness's,
 //! which bf-p4c's STF tests for TNA run on: `=` as well as `==`, a `PIPE:` prefix, `[hi:lo]`
-//! and `& MASK` in checks; `expect PORT` without data; an omitted exact key matches 0 and an
+//! and `& MASK` in checks, a counter or register read in the first pipe running it;
+//! `expect PORT` without data; an omitted exact key matches 0 and an
 //! omitted action parameter is 0 (noted); a ternary priority is a TCAM address (a second
 //! entry at one with the same exact fields replaces the first); packets go in and come out
 //! as written, with no MAC padding runts ([`StfOptions::min_frame`]); validity keys as `hdr.h.$valid$`, `hdr.h.$valid`,
-//! `hdr.h.valid`, `hdr.h` or a lone `valid`. Not read: the harness's `$VAR` expansion,
-//! `setenv`/`source`, `selector`, `ghost`, `tcam_2bit_mode`, `write_raw_*`, `load`,
-//! `check_counter ... = VAR`; bmv2's `counter_*`, `meter_*`, `mirroring_delete/get`.
+//! `hdr.h.valid`, `hdr.h` or a lone `valid`, and key names with `.`/`$` written `_`;
+//! `$NAME` expansion from the environment and `setenv` (`expand.rs`; `$(command)` is
+//! refused: pisa runs no program a script names); a leading `0` octal and `-N` wrapping in
+//! exact keys of all-exact tables and in action parameters, a ternary literal with `*`
+//! zero-extended unless it starts with `*`, `a.b` / `a.b.c` IPv4 forms (`harness_values.rs`).
+//! Where pisa keeps p4c's reading, a note says how the harness differs: an lpm priority
+//! (the harness ranks lpm entries by it, pisa by prefix length, `run/lpm.rs`) and a prefix
+//! after a value that is not a dotted IPv4 (`0x0b000000/8`: the harness drops it). Not read:
+//! `source`, `ghost`, `tcam_2bit_mode`, `write_raw_*`, `load`, `check_counter ... = VAR`;
+//! bmv2's `counter_*`, `meter_*`, `mirroring_delete/get`, `mc_node_update`; table and action
+//! names by raw string suffix (`x` for `ex`: whole dotted components only); `*` inside an lpm
+//! value (`0x0a**0102`, not a prefix: refused).
 //!
 //! Beyond both, values may be any form [`crate::value`] reads (MAC and IP addresses,
 //! `lo..hi` ranges, `v &&& mask`), and `mc_prune_set XID PORT...` programs the PRE's L2
@@ -45,7 +58,9 @@
 
 mod cursor;
 mod entries;
+mod expand;
 mod expect;
+mod harness_values;
 mod lines;
 mod parse;
 mod parse_check;
@@ -56,7 +71,7 @@ mod run;
 pub use cursor::StfParseError;
 pub use expect::{ExpectPattern, Nibble};
 pub use lines::decode;
-pub use parse::parse;
+pub use parse::{parse, parse_with_env};
 pub use report::{Check, CheckKind, CheckOutcome, Note, StfReport, StmtError, Unexpected};
 pub use run::{run_stf, run_stf_on, StfOptions};
 
@@ -71,12 +86,15 @@ pub struct Arg {
 }
 
 /// `NAME(ARG:VALUE, ...)`, or the harness's `NAME ARG:VALUE ...` without parentheses.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ActionSpec {
     pub name: String,
     pub args: Vec<Arg>,
-    /// `NAME(ADDR ...)`: the action-data address (an action profile's member) the entry uses.
+    /// `NAME(ADDR ...)` or `$ACTION_MEMBER_ID:ADDR`: the action-data address (an action
+    /// profile's member) the entry uses.
     pub member: Option<u32>,
+    /// `$SELECTOR_GROUP_ID:G` (BfRt's field name): the selector group the entry uses.
+    pub group: Option<u32>,
 }
 
 /// The cell a `check_counter` / `check_register` reads.
@@ -229,10 +247,24 @@ pub enum Stmt {
     MirroringAdd { session: u16, port: u16 },
     /// `mirroring_add_mc SESSION MGID`.
     MirroringAddMc { session: u16, mgid: u16 },
+    /// `selector [PIPE:]NAME(GROUP) add|remove MEMBER[, MEMBER]...` (the harness's): members
+    /// join or leave a selector group (created on first use).
+    Selector {
+        selector: String,
+        pipe: Option<u16>,
+        group: u32,
+        remove: bool,
+        members: Vec<u32>,
+    },
     /// `mc_mgrp_create MGID`.
     McMgrpCreate { mgid: u16 },
-    /// `mc_node_create RID PORT...`: the node gets the next handle (0, 1, 2, ... as in bmv2).
-    McNodeCreate { rid: u16, ports: Vec<u16> },
+    /// `mc_node_create RID PORT... [| LAG...]`: the node gets the next handle (0, 1, 2, ... as
+    /// in bmv2); LAG ids after `|` (simple_switch_CLI's form).
+    McNodeCreate {
+        rid: u16,
+        ports: Vec<u16>,
+        lags: Vec<u8>,
+    },
     /// `mc_node_associate MGID HANDLE`.
     McNodeAssociate { mgid: u16, node: u32 },
     /// `mc_prune_set XID PORT...` (a pisa extension, BfRt's `$pre.prune`): copies of a packet

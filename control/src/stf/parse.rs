@@ -7,35 +7,84 @@
 //! are read in full. Every error carries the line and column (both 1-based).
 
 use super::cursor::{Cursor, StfParseError};
-use super::lines::logical_lines;
+use super::expand::Expander;
+use super::lines::{joined_lines, split_statements};
 use super::parse_check::{check_counter, check_register};
-use super::parse_write::{add, setdefault};
+use super::parse_write::{add, selector, setdefault};
 use super::{ExpectPattern, Nibble, StfStmt, Stmt};
 
-/// Reads a whole script.
+/// Reads a whole script, with `$NAME` expanded from the process environment (as the
+/// harness does; see `expand.rs`).
 pub fn parse(text: &str) -> Result<Vec<StfStmt>, StfParseError> {
+    parse_with_env(text, std::env::vars())
+}
+
+/// Reads a whole script, with `$NAME` expanded from `vars` (and the script's `setenv`s).
+pub fn parse_with_env(
+    text: &str,
+    vars: impl IntoIterator<Item = (String, String)>,
+) -> Result<Vec<StfStmt>, StfParseError> {
+    let mut env = Expander::new(vars);
     let mut out = Vec::new();
-    for (line, body) in logical_lines(text) {
-        let mut cur = Cursor {
-            text: &body,
-            pos: 0,
+    for (line, raw) in joined_lines(text) {
+        // The whole line is expanded before any of its statements runs, as in the harness.
+        let text = env.expand(&raw).map_err(|(at, message)| StfParseError {
             line,
-        };
-        cur.skip_ws();
-        if cur.at_end() {
-            continue;
+            column: raw[..at].chars().count() + 1,
+            message,
+        })?;
+        let mut stmts = Vec::new();
+        split_statements(line, &text, &mut stmts);
+        for (line, body) in stmts {
+            if let Some(stmt) = parse_statement(line, &body, &mut env)? {
+                out.push(StfStmt { line, stmt });
+            }
         }
-        let stmt = statement(&mut cur)?;
-        cur.skip_ws();
-        if !cur.at_end() {
-            return Err(cur.error(format!(
-                "unexpected `{}` at the end of the statement",
-                cur.rest()
-            )));
-        }
-        out.push(StfStmt { line, stmt });
     }
     Ok(out)
+}
+
+/// One statement; `None` for an empty one or a `setenv` (applied to `env` here).
+fn parse_statement(
+    line: usize,
+    body: &str,
+    env: &mut Expander,
+) -> Result<Option<Stmt>, StfParseError> {
+    let mut cur = Cursor {
+        text: body,
+        pos: 0,
+        line,
+    };
+    cur.skip_ws();
+    if cur.at_end() {
+        return Ok(None);
+    }
+    if cur
+        .rest()
+        .get(..7)
+        .is_some_and(|w| w.eq_ignore_ascii_case("setenv "))
+    {
+        cur.pos += 7;
+        let name = cur.name("a variable name")?;
+        let value = cur.rest().trim();
+        if value.is_empty() {
+            return Err(cur.error("`setenv NAME VALUE` needs a value"));
+        }
+        env.set(&name, value);
+        return Ok(None);
+    }
+    let stmt = statement(&mut cur)?;
+    cur.skip_ws();
+    if !cur.at_end() {
+        return Err(cur.error(format!(
+            "unexpected `{}` at the end of the statement",
+            cur.rest()
+        )));
+    }
+    if let Stmt::Add { name: Some(n), .. } = &stmt {
+        env.entry_name(n);
+    }
+    Ok(Some(stmt))
 }
 
 fn statement(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
@@ -76,6 +125,7 @@ fn statement(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
             }
         }
         "check_counter" => check_counter(cur)?,
+        "selector" => selector(cur)?,
         "check_register" => check_register(cur)?,
         "mirroring_add" => Stmt::MirroringAdd {
             session: cur.number_as("the mirror session")?,
@@ -91,7 +141,13 @@ fn statement(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
         "mc_node_create" => {
             let rid = cur.number_as("the RID")?;
             let ports = port_list(cur)?;
-            Stmt::McNodeCreate { rid, ports }
+            cur.skip_ws();
+            let lags = if cur.eat("|") {
+                lag_list(cur)?
+            } else {
+                Vec::new()
+            };
+            Stmt::McNodeCreate { rid, ports, lags }
         }
         "mc_prune_set" => {
             let xid = cur.number_as("the L2 exclusion id")?;
@@ -135,7 +191,8 @@ fn statement(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
                     "unknown statement `{word}` (known: add, setdefault, remove, packet, expect, \
                      no_packet, wait, sleep, check_counter, check_register, mirroring_add, \
                      mirroring_add_mc, mc_mgrp_create, mc_node_create, mc_node_associate, \
-                     mc_prune_set, register_read, register_write, register_reset, wire)"
+                     mc_prune_set, register_read, register_write, register_reset, wire, setenv, \
+                     selector)"
                 ),
             ))
         }
@@ -143,14 +200,27 @@ fn statement(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
     Ok(stmt)
 }
 
+/// Ports up to the end or a `|`.
 fn port_list(cur: &mut Cursor<'_>) -> Result<Vec<u16>, StfParseError> {
     let mut ports = Vec::new();
     loop {
         cur.skip_ws();
-        if cur.at_end() {
+        if cur.at_end() || cur.peek() == Some('|') {
             return Ok(ports);
         }
         ports.push(cur.number_as("a port")?);
+    }
+}
+
+/// LAG ids up to the end.
+fn lag_list(cur: &mut Cursor<'_>) -> Result<Vec<u8>, StfParseError> {
+    let mut lags = Vec::new();
+    loop {
+        cur.skip_ws();
+        if cur.at_end() {
+            return Ok(lags);
+        }
+        lags.push(cur.number_as("a LAG id")?);
     }
 }
 
@@ -206,12 +276,14 @@ fn expect_data(cur: &mut Cursor<'_>) -> Result<ExpectPattern, StfParseError> {
     loop {
         cur.skip_ws();
         let Some(c) = cur.peek() else { break };
-        if exact {
-            return Err(cur.error("`$` must end the expected data"));
-        }
         match c {
             '*' => nibbles.push(Nibble::Any),
-            '$' => exact = true,
+            // The harness reads nothing after `$` (p4c's parser refuses it).
+            '$' => {
+                exact = true;
+                cur.pos = cur.text.len();
+                break;
+            }
             '.' => {
                 bit_byte(cur, &mut nibbles)?;
                 continue;
@@ -279,6 +351,7 @@ mod tests {
                     name: "setb1".into(),
                     args: vec![arg("val", "0x7f", 55), arg("port", "2", 66)],
                     member: None,
+                    group: None,
                 },
                 name: Some("A".into()),
             }
@@ -349,6 +422,7 @@ mod tests {
                     name: "l2_packet".into(),
                     args: vec![],
                     member: None,
+                    group: None,
                 }
             }
         );
@@ -462,9 +536,20 @@ mod tests {
             one("mc_node_create 0 1 2 3"),
             Stmt::McNodeCreate {
                 rid: 0,
-                ports: vec![1, 2, 3]
+                ports: vec![1, 2, 3],
+                lags: vec![],
             }
         );
+        // simple_switch_CLI's LAGs after `|`.
+        assert_eq!(
+            one("mc_node_create 0 2 3 | 1 4"),
+            Stmt::McNodeCreate {
+                rid: 0,
+                ports: vec![2, 3],
+                lags: vec![1, 4],
+            }
+        );
+        assert!(parse("mc_node_create 0 2 | x").is_err());
         assert_eq!(
             one("mc_prune_set 2 2 7"),
             Stmt::McPruneSet {
@@ -502,8 +587,8 @@ mod tests {
         assert!(e.message.contains("`,` or `)`"), "{e}");
         let e = err("add t k 1 act()");
         assert_eq!(e.column, 9);
-        let e = err("expect 1 01 $ 02");
-        assert_eq!(e.column, 15);
+        // What follows `$` is not read, as in the harness.
+        assert_eq!(one("expect 1 01 $ 02"), one("expect 1 01 $"),);
         // An odd nibble count cannot be an exact length (it used to round up and pass).
         let e = err("expect 1 010 $");
         assert!(e.message.contains("odd number"), "{e}");

@@ -6,7 +6,7 @@ use super::cursor::{Cursor, StfParseError};
 use super::{CellRef, CmpOp, CountKind, Stmt, ValueTest};
 
 /// `N:` before the name: the pipe to read.
-fn pipe_prefix(cur: &mut Cursor<'_>) -> Result<Option<u16>, StfParseError> {
+pub(super) fn pipe_prefix(cur: &mut Cursor<'_>) -> Result<Option<u16>, StfParseError> {
     cur.skip_ws();
     let start = cur.pos;
     let digits = cur.take_while(|c| c.is_ascii_digit());

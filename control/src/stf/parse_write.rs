@@ -11,8 +11,13 @@ pub(super) fn add(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
     let table = cur.name("a table name")?;
     let mut priority = None;
     let mut keys = Vec::new();
-    let action = loop {
+    let (mut member, mut group) = (None, None);
+    let mut action = loop {
         cur.skip_punct();
+        // An entry naming only its member or group needs no action.
+        if (cur.at_end() || cur.peek() == Some('=')) && (member.is_some() || group.is_some()) {
+            break ActionSpec::default();
+        }
         if cur.peek().is_some_and(|c| c.is_ascii_digit()) {
             priority = Some(cur.address("the priority")?);
             continue;
@@ -28,6 +33,8 @@ pub(super) fn add(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
             "priority" => priority = Some(cur.address("the priority")?),
             // The harness's way of an exact entry: placement, nothing pisa models.
             "way" => drop(cur.address("the way")?),
+            "$action_member_id" => member = Some(cur.address("the member")?),
+            "$selector_group_id" => group = Some(cur.address("the group")?),
             _ => {
                 let (value, column) = cur.value_token(&format!("key `{name}`"))?;
                 keys.push(Arg {
@@ -38,6 +45,8 @@ pub(super) fn add(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
             }
         }
     };
+    action.member = action.member.or(member);
+    action.group = group;
     cur.skip_punct();
     let name = if cur.eat("=") {
         Some(cur.name("an entry name after `=`")?)
@@ -64,8 +73,7 @@ fn action(cur: &mut Cursor<'_>) -> Result<ActionSpec, StfParseError> {
     let name = cur.name("an action (`ACTION(ARG:VALUE, ...)`)")?;
     let mut spec = ActionSpec {
         name,
-        args: Vec::new(),
-        member: None,
+        ..ActionSpec::default()
     };
     cur.skip_punct();
     let closing = cur.eat("(");
@@ -90,6 +98,36 @@ fn action(cur: &mut Cursor<'_>) -> Result<ActionSpec, StfParseError> {
             Some(_) => return Ok(spec),
         }
     }
+}
+
+/// `selector [PIPE:]NAME(GROUP) add|remove MEMBER[, MEMBER]...`.
+pub(super) fn selector(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
+    let pipe = super::parse_check::pipe_prefix(cur)?;
+    let selector = cur.name("a selector name")?;
+    cur.expect_char('(', "after the selector's name")?;
+    let group = cur.address("the group")?;
+    cur.expect_char(')', "after the group")?;
+    let what = cur.name("`add` or `remove`")?.to_ascii_lowercase();
+    let remove = match what.as_str() {
+        "add" => false,
+        "remove" => true,
+        _ => return Err(cur.error(format!("expected `add` or `remove`, found `{what}`"))),
+    };
+    let mut members = Vec::new();
+    loop {
+        cur.skip_punct();
+        if cur.at_end() {
+            break;
+        }
+        members.push(cur.address("a member")?);
+    }
+    Ok(Stmt::Selector {
+        selector,
+        pipe,
+        group,
+        remove,
+        members,
+    })
 }
 
 fn argument(cur: &mut Cursor<'_>) -> Result<Arg, StfParseError> {
@@ -162,5 +200,28 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(parse("add \"Ingress.ex f1:1 drop").is_err());
+    }
+
+    #[test]
+    fn selector_groups() {
+        assert_eq!(
+            parse("selector 1:sel(4) add 0, 2 3").unwrap()[0].stmt,
+            Stmt::Selector {
+                selector: "sel".into(),
+                pipe: Some(1),
+                group: 4,
+                remove: false,
+                members: vec![0, 2, 3],
+            }
+        );
+        assert!(matches!(
+            parse("selector sel(4) remove 2").unwrap()[0].stmt,
+            Stmt::Selector { remove: true, .. }
+        ));
+        assert!(parse("selector sel(4) drop 2").is_err());
+        let (_, _, a) = add_of("add t f:1 $SELECTOR_GROUP_ID:4");
+        assert_eq!((a.group, a.member, a.name.as_str()), (Some(4), None, ""));
+        let (_, _, a) = add_of("add t f:1 $ACTION_MEMBER_ID:2 = E");
+        assert_eq!(a.member, Some(2));
     }
 }

@@ -19,9 +19,12 @@
 //! - `add` as the harness reads it: an omitted exact key matches 0, an omitted parameter is
 //!   0, a value wider than its key or parameter keeps its low bits (each noted, see
 //!   `entries.rs`). `add PROFILE ADDR ACT(...)` sets member ADDR of an action profile;
-//!   `add T KEYS ACT(ADDR)` points an entry at that member.
-//! - `check_counter` sums the cell over every pipe; `check_register` reads the lowest pipe
-//!   running the register; a `PIPE:` prefix reads that pipe only. Without a comparison the
+//!   `add T KEYS ACT(ADDR)` (or `$ACTION_MEMBER_ID:ADDR`) points an entry at that member,
+//!   `add T KEYS $SELECTOR_GROUP_ID:G` at selector group G, whose members the harness's
+//!   `selector SEL(G) add|remove MEMBER...` sets (see `run/profiles.rs`).
+//! - `check_counter` and `check_register` read the lowest pipe running the counter or
+//!   register (the harness's "first pipe where it is present"); a `PIPE:` prefix reads that
+//!   pipe. Without a comparison the
 //!   value is noted, never checked.
 //! - `wire FROM -> TO` (the harness's): packets out of FROM come back in on TO (and FROM lets
 //!   any number through, as after `expect FROM`); bmv2's `register_write NAME INDEX VALUE`,
@@ -41,6 +44,10 @@ use super::{
     entries, ActionSpec, Arg, CellRef, CountKind, ExpectPattern, StfStmt, Stmt, ValueTest,
 };
 use crate::resolve::{self, ResolveError};
+use pipeline::table::profile::EntryRef;
+
+mod lpm;
+mod profiles;
 
 /// How to run a script.
 #[derive(Debug, Clone)]
@@ -127,6 +134,9 @@ pub fn run_stf_on(sw: &mut Switch, stf: &[StfStmt], opts: &StfOptions) -> StfRep
 struct Added {
     table: String,
     entry: TableEntry,
+    /// The priority the script gave (on an lpm table, where the switch ignores it).
+    stf_priority: Option<u32>,
+    line: usize,
 }
 
 struct Runner<'a> {
@@ -279,11 +289,11 @@ impl Runner<'_> {
                 .sw
                 .mc_group_create(*mgid)
                 .map_err(|e| format!("mc_mgrp_create {mgid}: {e}")),
-            Stmt::McNodeCreate { rid, ports } => {
+            Stmt::McNodeCreate { rid, ports, lags } => {
                 let node = self.next_node;
                 self.next_node += 1;
                 self.sw
-                    .mc_node_create(node, *rid, ports, &[])
+                    .mc_node_create(node, *rid, ports, lags)
                     .map_err(|e| format!("mc_node_create (node {node}): {e}"))
             }
             Stmt::McNodeAssociate { mgid, node } => self
@@ -309,6 +319,16 @@ impl Runner<'_> {
                 self.wires.insert(*from, *to);
                 self.any_ports.insert(*from, line);
                 Ok(())
+            }
+            Stmt::Selector {
+                selector,
+                pipe,
+                group,
+                remove,
+                members,
+            } => {
+                let pipes = pipe.map_or(PipeSel::All, PipeSel::Pipe);
+                self.selector(selector, pipes, *group, *remove, members)
             }
             Stmt::McPruneSet { xid, ports } => self
                 .sw
@@ -372,16 +392,18 @@ impl Runner<'_> {
             }
             other => other.map_err(|e| fail(&e))?,
         };
-        let ir_table = resolve::table(&self.prog, t).ok_or_else(|| fail(&"table vanished"))?;
+        let prog = self.prog.clone();
+        let ir_table = resolve::table(&prog, t).ok_or_else(|| fail(&"table vanished"))?;
         let stf_priority = priority;
         // STF: larger wins, absent = lowest; the switch: smaller wins.
         let priority = resolve::needs_priority(ir_table).then(|| u32::MAX - priority.unwrap_or(0));
         let mut notes = Vec::new();
         let mut keys = entries::fit_keys(ir_table, keys, &mut notes);
         let mut args = entries::fit_args(&self.prog, table, &action.name, &action.args, &mut notes);
+        let target = profiles::entry_ref(action);
         let (full, entry) = loop {
-            let res = match action.member {
-                Some(m) => self.resolve_ref(table, &keys, priority, m),
+            let res = match target {
+                Some(x) => self.resolve_ref(table, &keys, priority, x),
                 None => resolve::resolve_entry(
                     &self.prog,
                     table,
@@ -403,9 +425,16 @@ impl Runner<'_> {
         if let (Some(stf), Some(_)) = (stf_priority, priority) {
             self.replace_same_priority(line, &full, &entry, stf);
         }
-        self.insert(&full, &entry, action.member)
-            .map_err(|e| fail(&e))?;
-        let added = Added { table: full, entry };
+        if let (Some(stf), None) = (stf_priority, priority) {
+            self.lpm_priority_note(line, ir_table, &full, &entry, stf);
+        }
+        self.insert(&full, &entry, target).map_err(|e| fail(&e))?;
+        let added = Added {
+            table: full,
+            entry,
+            stf_priority,
+            line,
+        };
         if let Some(n) = name {
             self.named.insert(n.to_string(), added.clone());
         }
@@ -413,37 +442,17 @@ impl Runner<'_> {
         Ok(())
     }
 
-    /// An entry pointing at member `member`, as a [`TableEntry`] whose action is `$member`.
-    fn resolve_ref(
-        &self,
-        table: &str,
-        keys: &[Arg],
-        priority: Option<u32>,
-        member: u32,
-    ) -> Result<(String, TableEntry), ResolveError> {
-        let (full, keys, priority) =
-            resolve::resolve_ref_entry(&self.prog, table, pairs(keys), priority)?;
-        let entry = TableEntry {
-            keys,
-            priority,
-            action: "$member".into(),
-            params: vec![("$member".into(), u128::from(member))],
-        };
-        Ok((full, entry))
-    }
-
     /// Writes an entry; an `add` of a key already there modifies it (as p4c's runners do).
     fn insert(
         &mut self,
         full: &str,
         entry: &TableEntry,
-        member: Option<u32>,
+        target: Option<EntryRef>,
     ) -> Result<(), pipeline::api::ApiError> {
         use pipeline::api::ApiError::DuplicateEntry;
         let k = key_refs(&entry.keys);
         let prio = entry.priority;
-        if let Some(m) = member {
-            let x = pipeline::table::profile::EntryRef::Member(m);
+        if let Some(x) = target {
             match self.sw.table_add_ref(PipeSel::All, full, &k, prio, x) {
                 Err(DuplicateEntry { .. }) => {
                     self.sw.table_modify_ref(PipeSel::All, full, &k, prio, x)?
@@ -503,24 +512,6 @@ impl Runner<'_> {
         }
         self.added.retain(|a| !same(a));
         self.named.retain(|_, a| !same(a));
-    }
-
-    /// `add PROFILE ADDR ACTION(...)`: member ADDR of an action profile.
-    fn add_member(
-        &mut self,
-        profile: &str,
-        addr: Option<u32>,
-        action: &ActionSpec,
-    ) -> Result<(), String> {
-        let addr = addr
-            .ok_or("an action-profile entry needs its address (`add PROFILE ADDR ACTION(...)`)")?;
-        let (full, act, params) =
-            resolve::resolve_member(&self.prog, profile, &action.name, pairs(&action.args))
-                .map_err(|e| e.to_string())?;
-        let p: Vec<(&str, u128)> = params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-        self.sw
-            .profile_member_set(PipeSel::All, &full, addr, &act, &p)
-            .map_err(|e| e.to_string())
     }
 
     fn set_default(
@@ -739,16 +730,16 @@ impl Runner<'_> {
                 Some(a) => self.direct_counter_of(counter, pipes, n, a),
             },
         };
-        let read = read.map(|cells| {
-            cells
-                .iter()
-                .map(|c| {
-                    u128::from(match kind {
-                        CountKind::Packets => c.packets,
-                        CountKind::Bytes => c.bytes,
-                    })
-                })
-                .sum()
+        // The first pipe running the counter (the only one a `PIPE:` prefix selects), as the
+        // harness reads it.
+        let read = read.and_then(|cells| {
+            let c = cells
+                .first()
+                .ok_or_else(|| format!("no pipe runs counter {counter}"))?;
+            Ok(u128::from(match kind {
+                CountKind::Packets => c.packets,
+                CountKind::Bytes => c.bytes,
+            }))
         });
         self.value_check(line, what, test, read);
     }
