@@ -71,6 +71,8 @@ impl ExternType for MinMaxActions {
             body,
             output_width: out.as_ref().and_then(Ty::scalar_width).unwrap_or(0),
             wide: true,
+            overflow: None,
+            underflow: None,
         });
         l.spans.register_actions.push(c.inst.name.span);
         Ok(Kind::RegisterAction {
