@@ -243,6 +243,9 @@ fn min_max_misuse_and_learning_are_refused() {
     assert!(e.contains("`max8` on a register of 16-bit cells"), "{e}");
     let e = refused("learn.p4", Target::Tofino2, &[]);
     assert!(e.contains("hardware learning"), "{e}");
+    let e = refused("learn.p4", Target::Tofino2, &["LEARN2"]);
+    assert!(e.contains("`LearnAction2`"), "{e}");
+    assert!(e.contains("hardware learning"), "{e}");
     // A SelectorAction is modelled (tests/lang/selector_action.p4): only the learning is refused.
     let e = refused("learn.p4", Target::Tofino2, &["SELECTOR_ACTION"]);
     assert!(e.contains("hardware learning"), "{e}");
@@ -396,6 +399,11 @@ fn fifo_and_stack_over_the_stateful_counter() {
         e.contains("stateful counter used as a log and as a fifo"),
         "{e}"
     );
+    let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_NO_INDEX"]);
+    assert!(e.contains("without an index on an indexed Register"), "{e}");
+    let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_MIN8"]);
+    assert!(e.contains("`this.min8` in a RegisterAction"), "{e}");
+    assert!(e.contains("MinMaxAction"), "{e}");
 }
 
 /// `this.address()` in a dequeue: the cell the FIFO's counter picked, as a bit address (cell ×

@@ -4,7 +4,9 @@
  *   1: r1 = deq.dequeue()   outputs the head cell (0 when empty: squashed)
  *   2: r1 = spush.push()    writes a on top, outputs a (0 when full)
  *   3: r1 = spop.pop()      outputs the top cell (0 when empty)
- * BAD_MIX makes one register both a FIFO and a log (the test expects it refused); DEQ_ADDRESS
+ * BAD_MIX makes one register both a FIFO and a log (the test expects it refused), BAD_NO_INDEX
+ * runs an indexed RegisterAction without its index, BAD_MIN8 calls `this.min8` outside a
+ * MinMaxAction (both refused as not modelled); DEQ_ADDRESS
  * makes the dequeue output `this.address()`, the head cell's bit address (cell × 32). */
 #include <core.p4>
 #if defined(TNA)
@@ -77,7 +79,11 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
     };
     RegisterAction<bit<32>, bit<8>, bit<32>>(st) spop = {
         void apply(inout bit<32> value, out bit<32> rv) {
+#if defined(BAD_MIN8)
+            rv = (bit<32>) this.min8(value, 16w0xf);
+#else
             rv = value;
+#endif
         }
     };
 
@@ -94,6 +100,10 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
 #if defined(BAD_MIX)
         else {
             hdr.data.r1 = deq.execute_log();
+        }
+#elif defined(BAD_NO_INDEX)
+        else {
+            hdr.data.r1 = deq.execute();
         }
 #endif
         ig_tm_md.ucast_egress_port = 2;
