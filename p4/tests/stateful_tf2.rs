@@ -514,3 +514,19 @@ fn a_value_written_twice_on_one_path_is_refused_as_bf_p4c_does() {
         assert!(ir.contains(line), "no `{line}` in\n{ir}");
     }
 }
+
+/// `IdleTimeout()`, `invalidate(field)` and `is_validated(field)`: declared in t2na.p4, refused
+/// with what pisa models instead (table aging by `idle_timeout = true`; validity per header).
+#[test]
+fn idle_timeout_and_field_validity_are_refused_with_the_reason() {
+    try_compile("field_validity_idle.p4", Target::Tofino2, &[])
+        .unwrap_or_else(|f| panic!("does not compile:\n{}", f.render()));
+    let e = refused("field_validity_idle.p4", Target::Tofino2, &["IDLE"]);
+    assert!(e.contains("`IdleTimeout`"), "{e}");
+    assert!(e.contains("idle_timeout = true"), "{e}");
+    for d in ["INV", "ISV"] {
+        let e = refused("field_validity_idle.p4", Target::Tofino2, &[d]);
+        assert!(e.contains("a single field's validity"), "{d}: {e}");
+        assert!(e.contains("setInvalid()"), "{d}: {e}");
+    }
+}

@@ -153,6 +153,10 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("LearnAction2", "Tofino 2's hardware learning"),
     ("LearnAction3", "Tofino 2's hardware learning"),
     ("LearnAction4", "Tofino 2's hardware learning"),
+    (
+        "IdleTimeout",
+        "Tofino 2's `IdleTimeout` instance (entry aging is modelled through the table property `idle_timeout = true`, with bf-rt's `$ENTRY_TTL` and `$ENTRY_HIT_STATE`)",
+    ),
 ];
 
 /// What an instantiation gives an extern type: the instance, its resolved type arguments and
