@@ -588,6 +588,10 @@ extern DirectRegisterAction<T, U> {
     U address(@optional bit<1> subword);
     U predicate(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
                 @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 /* One type per output: RegisterActionN returns U1 and hands rv2..rvN back through `out`. */
 extern RegisterAction2<T, H, U1, U2> {
@@ -607,6 +611,10 @@ extern RegisterAction2<T, H, U1, U2> {
     U address<U>(@optional bit<1> subword);
     U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
                    @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 
 extern RegisterAction3<T, H, U1, U2, U3> {
@@ -626,6 +634,10 @@ extern RegisterAction3<T, H, U1, U2, U3> {
     U address<U>(@optional bit<1> subword);
     U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
                    @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 
 extern RegisterAction4<T, H, U1, U2, U3, U4> {
@@ -645,6 +657,10 @@ extern RegisterAction4<T, H, U1, U2, U3, U4> {
     U address<U>(@optional bit<1> subword);
     U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
                    @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 
 extern DirectRegisterAction2<T, U1, U2> {
@@ -655,6 +671,10 @@ extern DirectRegisterAction2<T, U1, U2> {
     U address<U>(@optional bit<1> subword);
     U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
                    @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 
 extern DirectRegisterAction3<T, U1, U2, U3> {
@@ -665,6 +685,10 @@ extern DirectRegisterAction3<T, U1, U2, U3> {
     U address<U>(@optional bit<1> subword);
     U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
                    @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 
 extern DirectRegisterAction4<T, U1, U2, U3, U4> {
@@ -675,6 +699,10 @@ extern DirectRegisterAction4<T, U1, U2, U3, U4> {
     U address<U>(@optional bit<1> subword);
     U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
                    @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 /* The min/max unit: apply() sees the register's whole 128-bit memory word (16 8-bit or 8
  * 16-bit cells; `index` picks the word) and this.min8/max8/min16/max16 pick a lane. */
@@ -685,6 +713,9 @@ extern MinMaxAction<T, H, U> {
     @synchronous(execute)
     abstract void apply(inout bit<128> value, @optional out U rv1, @optional out U rv2,
                         @optional out U rv3, @optional out U rv4);
+    U address(@optional bit<1> subword);
+    U predicate(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                @optional in bool cmp3);
     bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
                 @optional in int<8> postmod);
     bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
@@ -700,6 +731,9 @@ extern MinMaxAction2<T, H, U1, U2> {
     U1 execute(@optional in H index, out U2 rv2);
     @synchronous(execute)
     abstract void apply(inout bit<128> value, out U1 rv1, out U2 rv2);
+    U address<U>(@optional bit<1> subword);
+    U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                   @optional in bool cmp3);
     bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
                 @optional in int<9> postmod);
     bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
@@ -715,6 +749,9 @@ extern MinMaxAction3<T, H, U1, U2, U3> {
     U1 execute(@optional in H index, out U2 rv2, out U3 rv3);
     @synchronous(execute)
     abstract void apply(inout bit<128> value, out U1 rv1, out U2 rv2, out U3 rv3);
+    U address<U>(@optional bit<1> subword);
+    U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                   @optional in bool cmp3);
     bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
                 @optional in int<9> postmod);
     bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
@@ -730,6 +767,9 @@ extern MinMaxAction4<T, H, U1, U2, U3, U4> {
     U1 execute(@optional in H index, out U2 rv2, out U3 rv3, out U4 rv4);
     @synchronous(execute)
     abstract void apply(inout bit<128> value, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
+    U address<U>(@optional bit<1> subword);
+    U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                   @optional in bool cmp3);
     bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
                 @optional in int<9> postmod);
     bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,

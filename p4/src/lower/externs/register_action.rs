@@ -388,7 +388,7 @@ const SALU_ADDRESS_FIXED_BITS: u16 = 17;
 
 /// `this.address([subword])` inside a Tofino 2 RegisterAction: the stateful ALU's address
 /// output (bf-asm's `address` output source, tofino-model `kOutSAddr`, Tofino 2 only).
-fn address<'a>(
+pub(super) fn address<'a>(
     l: &mut Lowerer<'a>,
     xname: &str,
     args: &'a [ast::Argument],
@@ -450,7 +450,7 @@ fn address<'a>(
     Ok(Some(V::Scalar(ir::Expr::SaluAddress { width }, t.clone())))
 }
 
-fn predicate<'a>(
+pub(super) fn predicate<'a>(
     l: &mut Lowerer<'a>,
     xname: &str,
     args: &'a [ast::Argument],
