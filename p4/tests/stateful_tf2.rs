@@ -401,6 +401,12 @@ fn fifo_and_stack_over_the_stateful_counter() {
     );
     let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_NO_INDEX"]);
     assert!(e.contains("without an index on an indexed Register"), "{e}");
+    let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_FIVE_INSTRUCTIONS"]);
+    assert!(
+        e.contains("used by 3 RegisterActions")
+            && e.contains("and 2 overflow/underflow handler(s)"),
+        "{e}"
+    );
     let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_MIN8"]);
     assert!(e.contains("`this.min8` in a RegisterAction"), "{e}");
     assert!(e.contains("MinMaxAction"), "{e}");

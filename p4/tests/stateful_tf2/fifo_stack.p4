@@ -6,7 +6,8 @@
  *   3: r1 = spop.pop()      outputs the top cell (0 when empty)
  * BAD_MIX makes one register both a FIFO and a log (the test expects it refused), BAD_NO_INDEX
  * runs an indexed RegisterAction without its index, BAD_MIN8 calls `this.min8` outside a
- * MinMaxAction (both refused as not modelled); DEQ_ADDRESS
+ * MinMaxAction (both refused as not modelled), BAD_FIVE_INSTRUCTIONS gives the stack three
+ * RegisterActions and two handlers, five instructions for a stateful ALU of four; DEQ_ADDRESS
  * makes the dequeue output `this.address()`, the head cell's bit address (cell × 32). */
 #include <core.p4>
 #if defined(TNA)
@@ -85,7 +86,22 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
             rv = value;
 #endif
         }
+#if defined(BAD_FIVE_INSTRUCTIONS)
+        void underflow(out bit<32> rv) {
+            rv = 1;
+        }
+#endif
     };
+#if defined(BAD_FIVE_INSTRUCTIONS)
+    RegisterAction<bit<32>, bit<8>, bit<32>>(st) speek = {
+        void apply(inout bit<32> value, out bit<32> rv) {
+            rv = value;
+        }
+        void overflow(out bit<32> rv) {
+            rv = 2;
+        }
+    };
+#endif
 
     apply {
         if (hdr.data.op == 0) {
@@ -104,6 +120,10 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
 #elif defined(BAD_NO_INDEX)
         else {
             hdr.data.r1 = deq.execute();
+        }
+#elif defined(BAD_FIVE_INSTRUCTIONS)
+        else {
+            hdr.data.r1 = speek.push();
         }
 #endif
         ig_tm_md.ucast_egress_port = 2;
