@@ -407,6 +407,8 @@ fn fifo_and_stack_over_the_stateful_counter() {
             && e.contains("and 2 overflow/underflow handler(s)"),
         "{e}"
     );
+    let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_HANDLER_COMPARES"]);
+    assert!(e.contains("needs 5 conditions"), "{e}");
     let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_MIN8"]);
     assert!(e.contains("`this.min8` in a RegisterAction"), "{e}");
     assert!(e.contains("MinMaxAction"), "{e}");

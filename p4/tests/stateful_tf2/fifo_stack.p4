@@ -7,7 +7,9 @@
  * BAD_MIX makes one register both a FIFO and a log (the test expects it refused), BAD_NO_INDEX
  * runs an indexed RegisterAction without its index, BAD_MIN8 calls `this.min8` outside a
  * MinMaxAction (both refused as not modelled), BAD_FIVE_INSTRUCTIONS gives the stack three
- * RegisterActions and two handlers, five instructions for a stateful ALU of four; DEQ_ADDRESS
+ * RegisterActions and two handlers, five instructions for a stateful ALU of four,
+ * BAD_HANDLER_COMPARES gives the dequeue an underflow handler of five comparisons (four compare
+ * units); DEQ_ADDRESS
  * makes the dequeue output `this.address()`, the head cell's bit address (cell × 32). */
 #include <core.p4>
 #if defined(TNA)
@@ -71,6 +73,21 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
             rv = value;
 #endif
         }
+#if defined(BAD_HANDLER_COMPARES)
+        void underflow(inout bit<32> value, out bit<32> rv) {
+            if (value == hdr.data.a) {
+                rv = 1;
+            } else if (value == hdr.data.r2) {
+                rv = 2;
+            } else if (value == hdr.data.r3) {
+                rv = 3;
+            } else if (value == hdr.data.r4) {
+                rv = 4;
+            } else if (value > hdr.data.a) {
+                rv = 5;
+            }
+        }
+#endif
     };
     RegisterAction<bit<32>, bit<8>, bit<32>>(st) spush = {
         void apply(inout bit<32> value, out bit<32> rv) {
