@@ -9,7 +9,7 @@
    "clear" mode runs the sweep action's instruction on each cell in turn; pisa all at once).
    Byte `op` picks: 0 push on stack `st`, 1 pop, 2 enqueue on FIFO `q`, 3 dequeue,
    4 `r1 = w.write(a[3:0], a)`, 5 `r1 = w.read(a[3:0])`, 6 `add_all.sweep()` (every cell of
-   `sw` += a), 7 `r1 = sw.read(a[1:0])`. */
+   `sw` += a), 7 `r1 = sw.read(a[1:0])`, 8 `w.write(a[3:0], a + 1)` as a statement. */
 #include <core.p4>
 #include <t2na.p4>
 
@@ -99,6 +99,8 @@ control Ing(inout headers_t hdr, inout meta_t m, in ingress_intrinsic_metadata_t
             add_all.sweep();
         } else if (hdr.d.op == 7) {
             hdr.d.r1 = sw.read(hdr.d.a[1:0]);
+        } else if (hdr.d.op == 8) {
+            w.write(hdr.d.a[3:0], hdr.d.a + 1);
         }
     }
 }
