@@ -487,10 +487,13 @@ extern Register<T, I> {
     Register(bit<32> size);
     Register(bit<32> size, T initial_value);
     T read(in I index);
-    void write(in I index, in T value);
 #if PISA_TOFINO_GEN == 2
+    /* Tofino 2 (tofino2_base.p4): write returns the value written, the cell's new value. */
+    T write(in I index, in T value);
     /* Tofino 2: set every cell to `value` (constant arguments). */
     void clear(in T value, @optional in T busy);
+#else
+    void write(in I index, in T value);
 #endif
 }
 
@@ -498,9 +501,11 @@ extern DirectRegister<T> {
     DirectRegister();
     DirectRegister(T initial_value);
     T read();
-    void write(in T value);
 #if PISA_TOFINO_GEN == 2
+    T write(in T value);
     void clear(in T value, @optional in T busy);
+#else
+    void write(in T value);
 #endif
 }
 
@@ -550,9 +555,21 @@ extern RegisterAction<T, H, U> {
     U dequeue(@optional out U rv2, @optional out U rv3, @optional out U rv4);
     U push(@optional out U rv2, @optional out U rv3, @optional out U rv4);
     U pop(@optional out U rv2, @optional out U rv3, @optional out U rv4);
-    @synchronous(execute, execute_log, enqueue, dequeue, push, pop)
+    /* Run apply on every cell (pisa: all at once, as Register.clear). */
+    void sweep(@optional in U busy);
+    @synchronous(execute, execute_log, enqueue, dequeue, push, pop, sweep)
     abstract void apply(inout T value, @optional out U rv1, @optional out U rv2,
                         @optional out U rv3, @optional out U rv4);
+    /* Run instead of apply by a push/enqueue on a full stack/FIFO, a pop/dequeue on an
+     * empty one (the counter does not move). */
+    @synchronous(enqueue, push)
+    @optional abstract void overflow(@optional inout T value, @optional out U rv1,
+                                     @optional out U rv2, @optional out U rv3,
+                                     @optional out U rv4);
+    @synchronous(dequeue, pop)
+    @optional abstract void underflow(@optional inout T value, @optional out U rv1,
+                                      @optional out U rv2, @optional out U rv3,
+                                      @optional out U rv4);
     U address(@optional bit<1> subword);
     U predicate(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
                 @optional in bool cmp3);
@@ -571,27 +588,79 @@ extern DirectRegisterAction<T, U> {
     U address(@optional bit<1> subword);
     U predicate(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
                 @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 /* One type per output: RegisterActionN returns U1 and hands rv2..rvN back through `out`. */
 extern RegisterAction2<T, H, U1, U2> {
     RegisterAction2(Register<_, _> reg);
     U1 execute(in H index, out U2 rv2);
-    @synchronous(execute)
+    U1 execute_log(out U2 rv2);
+    U1 enqueue(out U2 rv2);
+    U1 dequeue(out U2 rv2);
+    U1 push(out U2 rv2);
+    U1 pop(out U2 rv2);
+    @synchronous(execute, execute_log, enqueue, dequeue, push, pop)
     abstract void apply(inout T value, out U1 rv1, out U2 rv2);
+    @synchronous(enqueue, push)
+    @optional abstract void overflow(@optional inout T value, out U1 rv1, out U2 rv2);
+    @synchronous(dequeue, pop)
+    @optional abstract void underflow(@optional inout T value, out U1 rv1, out U2 rv2);
+    U address<U>(@optional bit<1> subword);
+    U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                   @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 
 extern RegisterAction3<T, H, U1, U2, U3> {
     RegisterAction3(Register<_, _> reg);
     U1 execute(in H index, out U2 rv2, out U3 rv3);
-    @synchronous(execute)
+    U1 execute_log(out U2 rv2, out U3 rv3);
+    U1 enqueue(out U2 rv2, out U3 rv3);
+    U1 dequeue(out U2 rv2, out U3 rv3);
+    U1 push(out U2 rv2, out U3 rv3);
+    U1 pop(out U2 rv2, out U3 rv3);
+    @synchronous(execute, execute_log, enqueue, dequeue, push, pop)
     abstract void apply(inout T value, out U1 rv1, out U2 rv2, out U3 rv3);
+    @synchronous(enqueue, push)
+    @optional abstract void overflow(@optional inout T value, out U1 rv1, out U2 rv2, out U3 rv3);
+    @synchronous(dequeue, pop)
+    @optional abstract void underflow(@optional inout T value, out U1 rv1, out U2 rv2, out U3 rv3);
+    U address<U>(@optional bit<1> subword);
+    U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                   @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 
 extern RegisterAction4<T, H, U1, U2, U3, U4> {
     RegisterAction4(Register<_, _> reg);
     U1 execute(in H index, out U2 rv2, out U3 rv3, out U4 rv4);
-    @synchronous(execute)
+    U1 execute_log(out U2 rv2, out U3 rv3, out U4 rv4);
+    U1 enqueue(out U2 rv2, out U3 rv3, out U4 rv4);
+    U1 dequeue(out U2 rv2, out U3 rv3, out U4 rv4);
+    U1 push(out U2 rv2, out U3 rv3, out U4 rv4);
+    U1 pop(out U2 rv2, out U3 rv3, out U4 rv4);
+    @synchronous(execute, execute_log, enqueue, dequeue, push, pop)
     abstract void apply(inout T value, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
+    @synchronous(enqueue, push)
+    @optional abstract void overflow(@optional inout T value, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
+    @synchronous(dequeue, pop)
+    @optional abstract void underflow(@optional inout T value, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
+    U address<U>(@optional bit<1> subword);
+    U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                   @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 
 extern DirectRegisterAction2<T, U1, U2> {
@@ -599,6 +668,13 @@ extern DirectRegisterAction2<T, U1, U2> {
     U1 execute(out U2 rv2);
     @synchronous(execute)
     abstract void apply(inout T value, out U1 rv1, out U2 rv2);
+    U address<U>(@optional bit<1> subword);
+    U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                   @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 
 extern DirectRegisterAction3<T, U1, U2, U3> {
@@ -606,6 +682,13 @@ extern DirectRegisterAction3<T, U1, U2, U3> {
     U1 execute(out U2 rv2, out U3 rv3);
     @synchronous(execute)
     abstract void apply(inout T value, out U1 rv1, out U2 rv2, out U3 rv3);
+    U address<U>(@optional bit<1> subword);
+    U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                   @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 
 extern DirectRegisterAction4<T, U1, U2, U3, U4> {
@@ -613,6 +696,13 @@ extern DirectRegisterAction4<T, U1, U2, U3, U4> {
     U1 execute(out U2 rv2, out U3 rv3, out U4 rv4);
     @synchronous(execute)
     abstract void apply(inout T value, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
+    U address<U>(@optional bit<1> subword);
+    U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                   @optional in bool cmp3);
+    bit<8> min8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<8> max8<I>(in I val, in bit<16> mask, @optional out bit<4> index);
+    bit<16> min16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
+    bit<16> max16<I>(in I val, in bit<8> mask, @optional out bit<3> index);
 }
 /* The min/max unit: apply() sees the register's whole 128-bit memory word (16 8-bit or 8
  * 16-bit cells; `index` picks the word) and this.min8/max8/min16/max16 pick a lane. */
@@ -623,6 +713,9 @@ extern MinMaxAction<T, H, U> {
     @synchronous(execute)
     abstract void apply(inout bit<128> value, @optional out U rv1, @optional out U rv2,
                         @optional out U rv3, @optional out U rv4);
+    U address(@optional bit<1> subword);
+    U predicate(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                @optional in bool cmp3);
     bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
                 @optional in int<8> postmod);
     bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
@@ -638,6 +731,9 @@ extern MinMaxAction2<T, H, U1, U2> {
     U1 execute(@optional in H index, out U2 rv2);
     @synchronous(execute)
     abstract void apply(inout bit<128> value, out U1 rv1, out U2 rv2);
+    U address<U>(@optional bit<1> subword);
+    U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                   @optional in bool cmp3);
     bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
                 @optional in int<9> postmod);
     bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
@@ -653,6 +749,9 @@ extern MinMaxAction3<T, H, U1, U2, U3> {
     U1 execute(@optional in H index, out U2 rv2, out U3 rv3);
     @synchronous(execute)
     abstract void apply(inout bit<128> value, out U1 rv1, out U2 rv2, out U3 rv3);
+    U address<U>(@optional bit<1> subword);
+    U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                   @optional in bool cmp3);
     bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
                 @optional in int<9> postmod);
     bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
@@ -668,6 +767,9 @@ extern MinMaxAction4<T, H, U1, U2, U3, U4> {
     U1 execute(@optional in H index, out U2 rv2, out U3 rv3, out U4 rv4);
     @synchronous(execute)
     abstract void apply(inout bit<128> value, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
+    U address<U>(@optional bit<1> subword);
+    U predicate<U>(@optional in bool cmp0, @optional in bool cmp1, @optional in bool cmp2,
+                   @optional in bool cmp3);
     bit<8> min8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
                 @optional in int<9> postmod);
     bit<8> max8(in bit<128> val, in bit<16> mask, @optional out bit<4> index,
@@ -685,6 +787,24 @@ extern LearnAction<T, H, D, U> {
     @synchronous(execute)
     abstract void apply(inout T value, in D digest, in bool learn, @optional out U rv1,
                         @optional out U rv2, @optional out U rv3, @optional out U rv4);
+}
+extern LearnAction2<T, H, D, U1, U2> {
+    LearnAction2(Register<T, H> reg);
+    U1 execute(in H index, out U2 rv2);
+    @synchronous(execute)
+    abstract void apply(inout T value, in D digest, in bool learn, out U1 rv1, out U2 rv2);
+}
+extern LearnAction3<T, H, D, U1, U2, U3> {
+    LearnAction3(Register<T, H> reg);
+    U1 execute(in H index, out U2 rv2, out U3 rv3);
+    @synchronous(execute)
+    abstract void apply(inout T value, in D digest, in bool learn, out U1 rv1, out U2 rv2, out U3 rv3);
+}
+extern LearnAction4<T, H, D, U1, U2, U3, U4> {
+    LearnAction4(Register<T, H> reg);
+    U1 execute(in H index, out U2 rv2, out U3 rv3, out U4 rv4);
+    @synchronous(execute)
+    abstract void apply(inout T value, in D digest, in bool learn, out U1 rv1, out U2 rv2, out U3 rv3, out U4 rv4);
 }
 #endif
 

@@ -247,6 +247,8 @@ impl B {
             body,
             output_width,
             wide: false,
+            overflow: None,
+            underflow: None,
         });
         RegisterActionId(self.pipe.register_actions.len() as u32 - 1)
     }

@@ -243,6 +243,9 @@ fn min_max_misuse_and_learning_are_refused() {
     assert!(e.contains("`max8` on a register of 16-bit cells"), "{e}");
     let e = refused("learn.p4", Target::Tofino2, &[]);
     assert!(e.contains("hardware learning"), "{e}");
+    let e = refused("learn.p4", Target::Tofino2, &["LEARN2"]);
+    assert!(e.contains("`LearnAction2`"), "{e}");
+    assert!(e.contains("hardware learning"), "{e}");
     // A SelectorAction is modelled (tests/lang/selector_action.p4): only the learning is refused.
     let e = refused("learn.p4", Target::Tofino2, &["SELECTOR_ACTION"]);
     assert!(e.contains("hardware learning"), "{e}");
@@ -396,6 +399,19 @@ fn fifo_and_stack_over_the_stateful_counter() {
         e.contains("stateful counter used as a log and as a fifo"),
         "{e}"
     );
+    let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_NO_INDEX"]);
+    assert!(e.contains("without an index on an indexed Register"), "{e}");
+    let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_FIVE_INSTRUCTIONS"]);
+    assert!(
+        e.contains("used by 3 RegisterActions")
+            && e.contains("and 2 overflow/underflow handler(s)"),
+        "{e}"
+    );
+    let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_HANDLER_COMPARES"]);
+    assert!(e.contains("needs 5 conditions"), "{e}");
+    let e = refused("fifo_stack.p4", Target::Tofino2, &["BAD_MIN8"]);
+    assert!(e.contains("`this.min8` in a RegisterAction"), "{e}");
+    assert!(e.contains("MinMaxAction"), "{e}");
 }
 
 /// `this.address()` in a dequeue: the cell the FIFO's counter picked, as a bit address (cell ×
@@ -504,5 +520,21 @@ fn a_value_written_twice_on_one_path_is_refused_as_bf_p4c_does() {
     let ir = pipeline::ir_text::program_text(&c.program);
     for line in ["if (mem(value) > ", "rv = mem(value) + ", "rv = value;"] {
         assert!(ir.contains(line), "no `{line}` in\n{ir}");
+    }
+}
+
+/// `IdleTimeout()`, `invalidate(field)` and `is_validated(field)`: declared in t2na.p4, refused
+/// with what pisa models instead (table aging by `idle_timeout = true`; validity per header).
+#[test]
+fn idle_timeout_and_field_validity_are_refused_with_the_reason() {
+    try_compile("field_validity_idle.p4", Target::Tofino2, &[])
+        .unwrap_or_else(|f| panic!("does not compile:\n{}", f.render()));
+    let e = refused("field_validity_idle.p4", Target::Tofino2, &["IDLE"]);
+    assert!(e.contains("`IdleTimeout`"), "{e}");
+    assert!(e.contains("idle_timeout = true"), "{e}");
+    for d in ["INV", "ISV"] {
+        let e = refused("field_validity_idle.p4", Target::Tofino2, &[d]);
+        assert!(e.contains("a single field's validity"), "{d}: {e}");
+        assert!(e.contains("setInvalid()"), "{d}: {e}");
     }
 }

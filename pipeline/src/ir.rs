@@ -342,14 +342,20 @@ pub enum CounterOp {
     /// `execute_log()`: the next cell, then the counter advances. Once every cell is logged,
     /// Tofino 1 stays on the last cell; Tofino 2 (`stop_when_full`) squashes the access.
     Log { stop_when_full: bool },
-    /// `enqueue()`: the FIFO's tail cell, then the tail advances (wrapping); full: squashed.
+    /// `enqueue()`: the FIFO's tail cell, then the tail advances (wrapping); full: squashed,
+    /// or the action's `overflow` handler runs on the tail cell (= the head's), no move.
     Enqueue,
-    /// `dequeue()`: the FIFO's head cell, then the head advances (wrapping); empty: squashed.
+    /// `dequeue()`: the FIFO's head cell, then the head advances (wrapping); empty: squashed,
+    /// or the `underflow` handler runs on the head cell (= the tail's), no move.
     Dequeue,
-    /// `push()`: the stack's next free cell, then the top rises; full: squashed.
+    /// `push()`: the stack's next free cell, then the top rises; full: squashed, or the
+    /// `overflow` handler runs on cell 0 (the full counter's address less its wrap bit).
     Push,
-    /// `pop()`: the top falls, then its cell (the last pushed); empty: squashed.
+    /// `pop()`: the top falls, then its cell (the last pushed); empty: squashed, or the
+    /// `underflow` handler runs on cell 0.
     Pop,
+    /// Tofino 2's `sweep()`: `apply` on every cell, no output (the counter in "clear" mode).
+    Sweep,
 }
 
 impl CounterOp {
@@ -361,6 +367,7 @@ impl CounterOp {
             CounterOp::Dequeue => "dequeue",
             CounterOp::Push => "push",
             CounterOp::Pop => "pop",
+            CounterOp::Sweep => "sweep",
         }
     }
 }
@@ -866,6 +873,23 @@ pub struct RegisterAction {
     /// A Tofino 2 MinMaxAction: `value` is the 128-bit memory word that holds 128 / width
     /// consecutive cells (cell `index * n + i` in lane i), and `execute`'s index picks the word.
     pub wide: bool,
+    /// Tofino 2's `overflow` handler: what runs instead of `body` when `enqueue`/`push` finds
+    /// the FIFO or stack full (the hardware's `slog_overflow_instruction`), see
+    /// [`CounterOp`]. `None`: the access is squashed.
+    pub overflow: Option<Block>,
+    /// Tofino 2's `underflow` handler: what runs instead of `body` when `dequeue`/`pop` finds
+    /// the FIFO or stack empty (`slog_underflow_instruction`). `None`: squashed.
+    pub underflow: Option<Block>,
+}
+
+impl RegisterAction {
+    /// The stateful-ALU programs of this action: `body`, then its overflow and underflow
+    /// handlers where it has them.
+    pub fn bodies(&self) -> impl Iterator<Item = &Block> {
+        std::iter::once(&self.body)
+            .chain(self.overflow.as_ref())
+            .chain(self.underflow.as_ref())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

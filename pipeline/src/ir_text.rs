@@ -92,6 +92,12 @@ fn pipeline_text(s: &mut String, pl: &Pipeline) -> fmt::Result {
             .map_or("?", |r| r.name.as_str());
         writeln!(s, "  register_action {} on {reg}", ra.name)?;
         block_text(s, pl, &names, &ra.body, 2)?;
+        for (what, b) in [("overflow", &ra.overflow), ("underflow", &ra.underflow)] {
+            if let Some(b) = b {
+                writeln!(s, "  {what}:")?;
+                block_text(s, pl, &names, b, 3)?;
+            }
+        }
     }
     for h in &pl.hashes {
         writeln!(s, "  hash {} bit<{}> {:?}", h.name, h.width, h.algorithm)?;

@@ -412,8 +412,8 @@ fn dead_locals(
     for a in pipe.actions.get(locals.actions.clone()).unwrap_or(&[]) {
         col.block(&a.body, &mut fx);
     }
-    for ra in &pipe.register_actions {
-        col.block(&ra.body, &mut fx);
+    for b in pipe.register_actions.iter().flat_map(|ra| ra.bodies()) {
+        col.block(b, &mut fx);
     }
     body_reads(&mut col, &g.deparser.body, &mut fx);
     if !fx.malformed.is_empty() {

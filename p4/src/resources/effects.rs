@@ -264,7 +264,7 @@ impl<'a> Collector<'a> {
                 }
                 // The SALU's PHV inputs come through the crossbar too.
                 let mut inner = Effects::default();
-                for s in &ra.body {
+                for s in ra.bodies().flatten() {
                     self.stmt(s, &mut inner);
                 }
                 self.leave();

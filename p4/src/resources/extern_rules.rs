@@ -1,5 +1,6 @@
 //! Rules bf-p4c enforces on how externs are used, beyond stage resources:
-//! - a register has at most four RegisterActions (its stateful ALU holds four instructions);
+//! - a register has at most four RegisterActions (its stateful ALU holds four instructions;
+//!   a Tofino 2 overflow or underflow handler takes one too);
 //! - an indirect counter is addressed the same way by every `count` (its statistics ALU takes
 //!   its address from one source: one field, or one action-data / hash index).
 
@@ -25,9 +26,16 @@ pub(crate) fn register_actions(pipe: &Pipeline, pi: usize, units: &[Unit]) -> Ve
             }
         }
     }
+    // Each overflow / underflow handler is an instruction of its own (bf-asm
+    // `slog_overflow_instruction` names one of the ALU's instructions).
+    let handlers = |i: &u32| {
+        pipe.register_actions.get(*i as usize).map_or(0, |x| {
+            usize::from(x.overflow.is_some()) + usize::from(x.underflow.is_some())
+        })
+    };
     per_reg
         .into_iter()
-        .filter(|(_, ras)| ras.len() > MAX_REGISTER_ACTIONS)
+        .filter(|(_, ras)| ras.len() + ras.iter().map(handlers).sum::<usize>() > MAX_REGISTER_ACTIONS)
         .map(|(r, ras)| {
             let name = pipe.registers.get(r.index()).map_or("?", |x| x.name.as_str());
             let ra_names: Vec<&str> = ras
@@ -35,11 +43,17 @@ pub(crate) fn register_actions(pipe: &Pipeline, pi: usize, units: &[Unit]) -> Ve
                 .filter_map(|i| pipe.register_actions.get(*i as usize))
                 .map(|x| x.name.as_str())
                 .collect();
+            let extra = ras.iter().map(handlers).sum::<usize>();
+            let with = if extra > 0 {
+                format!(" and {extra} overflow/underflow handler(s)")
+            } else {
+                String::new()
+            };
             ResourceIssue::error(
                 IssueKind::SaluTooComplex,
                 ObjectRef::Register(pi, r),
                 format!(
-                    "register `{name}` is used by {} RegisterActions ({}); a stateful ALU holds {MAX_REGISTER_ACTIONS}",
+                    "register `{name}` is used by {} RegisterActions ({}){with}; a stateful ALU holds {MAX_REGISTER_ACTIONS}",
                     ras.len(),
                     ra_names.join(", ")
                 ),

@@ -234,6 +234,18 @@ fn check_objects(pi: usize, pipe: &Pipeline, p: &Profile, issues: &mut Vec<Resou
             .map_or(Gress::Ingress, |r| r.gress);
         let names = Names::new(pipe, phv_of(pipe, gress));
         salu::check_register_action(pi, pipe, &names, RegisterActionId(ai as u32), ra, p, issues);
+        // A Tofino 2 overflow / underflow handler is a stateful-ALU program of its own: the
+        // same limits (compare units, ALUs, constants) apply to it.
+        for h in [&ra.overflow, &ra.underflow].into_iter().flatten() {
+            let handler = pipeline::ir::RegisterAction {
+                body: h.clone(),
+                overflow: None,
+                underflow: None,
+                ..ra.clone()
+            };
+            let id = RegisterActionId(ai as u32);
+            salu::check_register_action(pi, pipe, &names, id, &handler, p, issues);
+        }
     }
     salu::check_math_units(pi, pipe, issues);
     action_ops::check_actions(pi, pipe, p, issues);

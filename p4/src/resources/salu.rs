@@ -438,7 +438,9 @@ pub(crate) fn check_math_units(pi: usize, pipe: &Pipeline, out: &mut Vec<Resourc
             .filter(|ra| ra.register.index() == ri)
         {
             let mut own = Vec::new();
-            math_units(&ra.body, &mut own);
+            for b in ra.bodies() {
+                math_units(b, &mut own);
+            }
             if !own.is_empty() {
                 users.push(ra.name.as_str());
             }

@@ -4,7 +4,12 @@
  *   1: r1 = deq.dequeue()   outputs the head cell (0 when empty: squashed)
  *   2: r1 = spush.push()    writes a on top, outputs a (0 when full)
  *   3: r1 = spop.pop()      outputs the top cell (0 when empty)
- * BAD_MIX makes one register both a FIFO and a log (the test expects it refused); DEQ_ADDRESS
+ * BAD_MIX makes one register both a FIFO and a log (the test expects it refused), BAD_NO_INDEX
+ * runs an indexed RegisterAction without its index, BAD_MIN8 calls `this.min8` outside a
+ * MinMaxAction (both refused as not modelled), BAD_FIVE_INSTRUCTIONS gives the stack three
+ * RegisterActions and two handlers, five instructions for a stateful ALU of four,
+ * BAD_HANDLER_COMPARES gives the dequeue an underflow handler of five comparisons (four compare
+ * units); DEQ_ADDRESS
  * makes the dequeue output `this.address()`, the head cell's bit address (cell × 32). */
 #include <core.p4>
 #if defined(TNA)
@@ -68,6 +73,21 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
             rv = value;
 #endif
         }
+#if defined(BAD_HANDLER_COMPARES)
+        void underflow(inout bit<32> value, out bit<32> rv) {
+            if (value == hdr.data.a) {
+                rv = 1;
+            } else if (value == hdr.data.r2) {
+                rv = 2;
+            } else if (value == hdr.data.r3) {
+                rv = 3;
+            } else if (value == hdr.data.r4) {
+                rv = 4;
+            } else if (value > hdr.data.a) {
+                rv = 5;
+            }
+        }
+#endif
     };
     RegisterAction<bit<32>, bit<8>, bit<32>>(st) spush = {
         void apply(inout bit<32> value, out bit<32> rv) {
@@ -77,9 +97,28 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
     };
     RegisterAction<bit<32>, bit<8>, bit<32>>(st) spop = {
         void apply(inout bit<32> value, out bit<32> rv) {
+#if defined(BAD_MIN8)
+            rv = (bit<32>) this.min8(value, 16w0xf);
+#else
+            rv = value;
+#endif
+        }
+#if defined(BAD_FIVE_INSTRUCTIONS)
+        void underflow(out bit<32> rv) {
+            rv = 1;
+        }
+#endif
+    };
+#if defined(BAD_FIVE_INSTRUCTIONS)
+    RegisterAction<bit<32>, bit<8>, bit<32>>(st) speek = {
+        void apply(inout bit<32> value, out bit<32> rv) {
             rv = value;
         }
+        void overflow(out bit<32> rv) {
+            rv = 2;
+        }
     };
+#endif
 
     apply {
         if (hdr.data.op == 0) {
@@ -94,6 +133,14 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
 #if defined(BAD_MIX)
         else {
             hdr.data.r1 = deq.execute_log();
+        }
+#elif defined(BAD_NO_INDEX)
+        else {
+            hdr.data.r1 = deq.execute();
+        }
+#elif defined(BAD_FIVE_INSTRUCTIONS)
+        else {
+            hdr.data.r1 = speek.push();
         }
 #endif
         ig_tm_md.ucast_egress_port = 2;

@@ -1,4 +1,5 @@
-/* A Tofino 2 extern pisa refuses as not modelled: LearnAction (hardware learning); with
+/* A Tofino 2 extern pisa refuses as not modelled: LearnAction (hardware learning; LEARN2:
+ * LearnAction2, as t2na.p4 declares it); with
  * SELECTOR_ACTION also a SelectorAction, which is modelled (only the learning is refused).
  * Otherwise like minmax.p4. */
 #include <core.p4>
@@ -61,11 +62,21 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
             value = hdr.data.v;
         }
     };
+#if defined(LEARN2)
+    LearnAction2<bit<16>, bit<16>, bit<16>, bit<16>, bit<8>>(cells) lo = {
+        void apply(inout bit<16> value, in bit<16> digest, in bool learn, out bit<16> rv1,
+                   out bit<8> rv2) {
+            rv1 = value;
+            rv2 = 1;
+        }
+    };
+#else
     LearnAction<bit<16>, bit<16>, bit<16>, bit<16>>(cells) lo = {
         void apply(inout bit<16> value, in bit<16> digest, in bool learn, out bit<16> rv1) {
             rv1 = value;
         }
     };
+#endif
     MinMaxAction2<bit<16>, bit<3>, bit<16>, bit<3>>(cells) hi = {
         void apply(inout bit<128> value, out bit<16> rv1, out bit<3> rv2) {
 #if defined(BAD_POSTMOD)

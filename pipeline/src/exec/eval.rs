@@ -297,7 +297,7 @@ fn reads_stmt(pl: &Pipeline, s: &Stmt, f: FieldRef, seen: &mut Vec<bool>) -> boo
                 || pl
                     .register_actions
                     .get(action.index())
-                    .is_some_and(|ra| reads_block(pl, &ra.body, f, seen))
+                    .is_some_and(|ra| ra.bodies().any(|b| reads_block(pl, b, f, seen)))
         }
         Stmt::Advance(x) => e(x, seen),
         Stmt::CounterRange { cond } => e(cond, seen),
@@ -333,7 +333,7 @@ fn reads_expr(pl: &Pipeline, x: &Expr, f: FieldRef, seen: &mut Vec<bool>) -> boo
                 || pl
                     .register_actions
                     .get(action.index())
-                    .is_some_and(|ra| reads_block(pl, &ra.body, f, seen))
+                    .is_some_and(|ra| ra.bodies().any(|b| reads_block(pl, b, f, seen)))
         }
         Expr::Hash { inputs, .. } | Expr::ChecksumUpdate { inputs, .. } => {
             inputs.iter().any(|i| reads_expr(pl, i, f, seen))

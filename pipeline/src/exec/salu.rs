@@ -1,7 +1,8 @@
 //! Stateful ALU: `RegisterAction.execute(index)` the way Tofino runs it — read the cell's
 //! word(s), run the action body on them (`RegValue` / `RegOutput`), write the words back, return
 //! the output (Tofino 2: up to four outputs). One register may be accessed once per packet pass;
-//! a second access is a program error. Out-of-range indices are masked to the array's
+//! a second access is a program error. Tofino 2's FIFO/stack counter ops run the action's
+//! `overflow`/`underflow` handler, where it has one, on a full/empty access. Out-of-range indices are masked to the array's
 //! power-of-two address space, no modulo (`state::wrap_index`), and counted. Tofino 2's
 //! `Register.clear` sets every cell.
 
@@ -57,25 +58,75 @@ impl<T: Tracer> Ctx<'_, T> {
         if ra.wide {
             return self.wide_run(ra, reg, index, params);
         }
+        let mut body = &ra.body;
         let idx = if reg.direct_table.is_some() {
             match self.direct_cell() {
                 Some(i) => i,
                 None => return Ok([0; 4]),
             }
+        } else if let Expr::SaluCounter {
+            op: CounterOp::Sweep,
+            ..
+        } = index
+        {
+            return self.register_sweep(ra, reg, params);
         } else if let Expr::SaluCounter { register, op } = index {
             match self.counter_index(*register, reg.size, *op)? {
                 Some(i) => i,
-                None => {
-                    // Full or empty: the access is squashed (still the register's one access).
-                    self.claim_register(ra.register)?;
-                    return Ok([0; 4]);
-                }
+                None => match self.flow_handler(ra, reg, *op) {
+                    Some((i, handler)) => {
+                        body = handler;
+                        i
+                    }
+                    None => {
+                        // Full or empty: the access is squashed (still the register's one access).
+                        self.claim_register(ra.register)?;
+                        return Ok([0; 4]);
+                    }
+                },
             }
         } else {
             let v = self.eval(index, params)?;
             self.wrap_cell(v, reg.size)
         };
         self.claim_register(ra.register)?;
+        self.run_cell(ra, reg, body, idx, params)
+    }
+
+    /// `ra.sweep()` (Tofino 2): `apply` on every cell of the register, outputs dropped. The
+    /// hardware walks the cells one per cycle after the call (its stateful counter in "clear"
+    /// mode, tofino-model `tick_clear_counter`), and meanwhile squashes the register's other
+    /// accesses; pisa runs the walk at once, as it does `Register.clear`.
+    fn register_sweep(
+        &mut self,
+        ra: &RegisterAction,
+        reg: &Register,
+        params: &[Value],
+    ) -> ExecResult<[Value; 4]> {
+        self.claim_register(ra.register)?;
+        let cells = if reg.direct_table.is_some() {
+            self.rt
+                .registers
+                .get(ra.register.index())
+                .map_or(0, |st| st.lo.len() as u32)
+        } else {
+            reg.size
+        };
+        for idx in 0..cells {
+            self.run_cell(ra, reg, &ra.body, idx, params)?;
+        }
+        Ok([0; 4])
+    }
+
+    /// Runs `body` (an action's `apply` or handler) on cell `idx` of `reg`: the outputs.
+    fn run_cell(
+        &mut self,
+        ra: &RegisterAction,
+        reg: &Register,
+        body: &crate::ir::Block,
+        idx: u32,
+        params: &[Value],
+    ) -> ExecResult<[Value; 4]> {
         let r = ra.register.index();
         let (lo, hi) = match self.rt.registers.get(r) {
             Some(st) => (
@@ -95,7 +146,7 @@ impl<T: Tracer> Ctx<'_, T> {
             width: reg.width,
             addr,
         });
-        let res = self.exec_block(&ra.body, params);
+        let res = self.exec_block(body, params);
         let done = std::mem::replace(&mut self.reg, saved);
         res?;
         let done = done.unwrap_or(RegCtx {
@@ -156,6 +207,32 @@ impl<T: Tracer> Ctx<'_, T> {
             after,
             output,
         });
+    }
+
+    /// A full `enqueue`/`push` or an empty `dequeue`/`pop` of an action with an overflow or
+    /// underflow handler: the cell the hardware runs it on and the handler (tofino-model
+    /// `MauStatefulCounters`: the counter does not move and its value, less the wrap bit,
+    /// addresses the cell with the handler's instruction: the FIFO's tail = head, the stack's
+    /// cell 0); `None`: no handler, the access is squashed.
+    fn flow_handler<'p>(
+        &self,
+        ra: &'p RegisterAction,
+        reg: &Register,
+        op: CounterOp,
+    ) -> Option<(u32, &'p crate::ir::Block)> {
+        let handler = match op {
+            CounterOp::Enqueue | CounterOp::Push => ra.overflow.as_ref()?,
+            CounterOp::Dequeue | CounterOp::Pop => ra.underflow.as_ref()?,
+            CounterOp::Log { .. } | CounterOp::Sweep => return None,
+        };
+        let n = u64::from(reg.size.max(1));
+        let st = self.rt.registers.get(ra.register.index())?;
+        let cell = match op {
+            CounterOp::Enqueue => st.log % n,
+            CounterOp::Dequeue => st.head % n,
+            _ => 0,
+        };
+        Some((cell as u32, handler))
     }
 
     /// The cell a counter operation picks, moving the register's counter; `None`: squashed.
@@ -285,6 +362,8 @@ pub(crate) fn counter_step(top: &mut u64, head: &mut u64, n: u64, op: CounterOp)
             *head = (h + 1) % (2 * n);
             Some(cell(h))
         }
+        // A sweep walks every cell (`register_sweep`); it picks none of its own.
+        CounterOp::Sweep => None,
     }
 }
 

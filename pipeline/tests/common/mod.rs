@@ -749,6 +749,8 @@ pub fn l2_program(opts: Options) -> (Arc<Program>, IgFields) {
             ],
             output_width: 32,
             wide: false,
+            overflow: None,
+            underflow: None,
         }],
         register_params: vec![],
         hashes: vec![],

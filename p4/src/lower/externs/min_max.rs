@@ -9,7 +9,9 @@ use std::rc::Rc;
 
 use pipeline::ir::{self, RegisterActionId};
 
-use super::register_action::{apply_outputs, register_action_body, RegisterActions};
+use super::register_action::{
+    address, apply_outputs, predicate, register_action_body, RegisterActions,
+};
 use super::{Call, Ctor, ExternInst, ExternType, Kind};
 use crate::check::types::Ty;
 use crate::diag::Diagnostic;
@@ -45,7 +47,10 @@ impl ExternType for MinMaxActions {
         let this = Rc::new(ExternInst {
             name: c.name.clone(),
             type_name: tname.clone(),
-            kind: Kind::MinMaxUnit { lane },
+            kind: Kind::MinMaxUnit {
+                lane,
+                out: want.first().cloned(),
+            },
         });
         let max_outs = apply_outputs(l, tname);
         let (body, more) = register_action_body(
@@ -71,6 +76,8 @@ impl ExternType for MinMaxActions {
             body,
             output_width: out.as_ref().and_then(Ty::scalar_width).unwrap_or(0),
             wide: true,
+            overflow: None,
+            underflow: None,
         });
         l.spans.register_actions.push(c.inst.name.span);
         Ok(Kind::RegisterAction {
@@ -90,8 +97,17 @@ impl ExternType for MinMaxActions {
     ) -> Res<Option<V>> {
         match (&c.x.kind, c.m) {
             (Kind::RegisterAction { .. }, "execute") => RegisterActions.method(l, c, out),
-            (Kind::MinMaxUnit { lane }, "min8" | "max8" | "min16" | "max16") => {
+            (Kind::MinMaxUnit { lane, .. }, "min8" | "max8" | "min16" | "max16") => {
                 min_max(l, c, *lane, out)
+            }
+            // The stateful ALU's address output: the 128-bit word's bit address (word × 128).
+            (Kind::MinMaxUnit { out: ot, .. }, "address") => {
+                l.only_in(&[Ctx::RegAction], "address", c.span)?;
+                address(l, &c.xname, c.args, ot.as_ref(), c.span)
+            }
+            (Kind::MinMaxUnit { out: ot, .. }, "predicate") => {
+                l.only_in(&[Ctx::RegAction], "predicate", c.span)?;
+                predicate(l, &c.xname, c.args, ot.as_ref(), 4, c.span)
             }
             _ => l.no_method_of(c),
         }

@@ -126,6 +126,8 @@ pub(crate) enum Kind {
     /// `this` inside a MinMaxAction's `apply`: its min/max unit over `lane`-bit lanes.
     MinMaxUnit {
         lane: u16,
+        /// The action's (first) output type: what `this.address()` / `this.predicate()` give.
+        out: Option<Ty>,
     },
     /// `this` inside a RegisterAction's `apply`: its stateful ALU (`predicate` over `conds`
     /// compare units, returning `out`).
@@ -153,6 +155,10 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("LearnAction2", "Tofino 2's hardware learning"),
     ("LearnAction3", "Tofino 2's hardware learning"),
     ("LearnAction4", "Tofino 2's hardware learning"),
+    (
+        "IdleTimeout",
+        "Tofino 2's `IdleTimeout` instance (entry aging is modelled through the table property `idle_timeout = true`, with bf-rt's `$ENTRY_TTL` and `$ENTRY_HIT_STATE`)",
+    ),
 ];
 
 /// What an instantiation gives an extern type: the instance, its resolved type arguments and
@@ -629,8 +635,8 @@ impl<'a> Lowerer<'a> {
             Kind::Mirror { .. } | Kind::Resubmit { .. } | Kind::Pktgen => "emit",
             Kind::Digest { .. } => "pack",
             Kind::MathUnit { .. } => "execute (in a RegisterAction)",
-            Kind::MinMaxUnit { lane: 8 } => "min8, max8",
-            Kind::MinMaxUnit { .. } => "min16, max16",
+            Kind::MinMaxUnit { lane: 8, .. } => "min8, max8, address, predicate",
+            Kind::MinMaxUnit { .. } => "min16, max16, address, predicate",
             Kind::CrcPoly(_) | Kind::ActionProfile { .. } | Kind::TableLayout(_) => "none",
         };
         // A method the architecture declares but pisa does not implement.

@@ -134,25 +134,45 @@ impl ExternType for Registers {
                     )
                 } else {
                     let (v, _) = l.scalar(&args[want - 1].value, Some(vt))?;
-                    if matches!(l.ctx, Ctx::Action | Ctx::Control) {
-                        let prev = out.as_deref().map(Vec::as_slice);
-                        match read_to_merge(l, prev, *id, &index, &v) {
-                            Merge::Join(ra) => {
-                                merge_write(l, ra, v);
-                                return Ok(None);
+                    if out.is_none() {
+                        // Tofino 2's `T write` as a value: bf-p4c's implicit RegisterAction
+                        // (`value = v; rv = value;`, register_read_write.cpp) outputs the value
+                        // written.
+                        (
+                            vec![
+                                ir::Stmt::Assign {
+                                    dst: ir::Place::RegValue(ir::RegWord::Lo),
+                                    value: v.clone(),
+                                },
+                                ir::Stmt::Assign {
+                                    dst: ir::Place::RegOutput,
+                                    value: v,
+                                },
+                            ],
+                            width,
+                            "$write",
+                        )
+                    } else {
+                        if matches!(l.ctx, Ctx::Action | Ctx::Control) {
+                            let prev = out.as_deref().map(Vec::as_slice);
+                            match read_to_merge(l, prev, *id, &index, &v) {
+                                Merge::Join(ra) => {
+                                    merge_write(l, ra, v);
+                                    return Ok(None);
+                                }
+                                Merge::OtherIndex => return Err(other_index(l, c)),
+                                Merge::Alone => {}
                             }
-                            Merge::OtherIndex => return Err(other_index(l, c)),
-                            Merge::Alone => {}
                         }
+                        (
+                            vec![ir::Stmt::Assign {
+                                dst: ir::Place::RegValue(ir::RegWord::Lo),
+                                value: v,
+                            }],
+                            0,
+                            "$write",
+                        )
                     }
-                    (
-                        vec![ir::Stmt::Assign {
-                            dst: ir::Place::RegValue(ir::RegWord::Lo),
-                            value: v,
-                        }],
-                        0,
-                        "$write",
-                    )
                 };
                 let ra = RegisterActionId(l.pipe.register_actions.len() as u32);
                 l.pipe.register_actions.push(ir::RegisterAction {
@@ -161,9 +181,11 @@ impl ExternType for Registers {
                     body,
                     output_width,
                     wide: false,
+                    overflow: None,
+                    underflow: None,
                 });
                 l.spans.register_actions.push(span);
-                if m == "read" {
+                if m == "read" || out.is_none() {
                     let e = ir::Expr::RegisterExecute {
                         action: ra,
                         index: Box::new(index),

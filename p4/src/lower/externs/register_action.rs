@@ -115,8 +115,14 @@ impl ExternType for RegisterActions {
                         conds: if l.target == Target::Tofino2 { 4 } else { 2 },
                     },
                 });
-                let (body, more) = register_action_body(
+                let SaluProgram {
+                    body,
+                    more,
+                    overflow,
+                    underflow,
+                } = register_action_program(
                     l,
+                    tname,
                     i,
                     value,
                     &want,
@@ -132,6 +138,8 @@ impl ExternType for RegisterActions {
                     body,
                     output_width,
                     wide: false,
+                    overflow,
+                    underflow,
                 });
                 l.spans.register_actions.push(span);
                 Kind::RegisterAction {
@@ -207,7 +215,14 @@ impl ExternType for RegisterActions {
                     (counter_index(l, *id, m, span)?, args)
                 } else {
                     let Some((a, rest)) = args.split_first() else {
-                        return Err(l.arg_count("execute", 1, nargs, span));
+                        return Err(l.err(
+                            Diagnostic::error(format!(
+                                "`{xname}.execute()` without an index on an indexed Register"
+                            ))
+                            .with_primary(span, "not modelled")
+                            .with_note("t2na.p4 declares the index @optional, but the program then does not say which cell the stateful ALU addresses (the address comes from outside the program), so pisa refuses it rather than guess")
+                            .with_help("pass the cell's index: `execute(i)`, or use a DirectRegister with a DirectRegisterAction for a per-entry cell"),
+                        ));
                     };
                     (l.index_expr(a, ity.as_ref())?, rest)
                 };
@@ -262,6 +277,39 @@ impl ExternType for RegisterActions {
                     }
                 }
             }
+            (Kind::RegisterAction { id, out: ot, .. }, "sweep") => {
+                l.only_in(&[Ctx::Control, Ctx::Action], m, span)?;
+                if nargs > 1 {
+                    return Err(l.arg_count("sweep", 1, nargs, span));
+                }
+                if let Some(b) = args.first() {
+                    let t = ot.clone().unwrap_or(Ty::Bit(1));
+                    l.const_value(&b.value, &t)?;
+                    l.warn(
+                        Diagnostic::warning(format!(
+                            "`{xname}.sweep`: busy value accepted, not modelled: pisa runs the action on every cell at once, so no access sees a sweep in progress"
+                        ))
+                        .with_primary(b.span, "busy"),
+                    );
+                }
+                let index = counter_index(l, *id, m, span)?;
+                let tmp = l.temp(1, span)?;
+                l.need_stmt(out, span, "sweep")?.push(ir::Stmt::Assign {
+                    dst: ir::Place::Field(tmp),
+                    value: ir::Expr::RegisterExecute {
+                        action: *id,
+                        index: Box::new(index),
+                        width: 1,
+                    },
+                });
+                Ok(None)
+            }
+            (Kind::SaluThis { .. }, mm @ ("min8" | "max8" | "min16" | "max16")) => Err(l.err(
+                Diagnostic::error(format!("`this.{mm}` in a RegisterAction's `apply`"))
+                    .with_primary(span, "not modelled here")
+                    .with_note("the min/max unit reads the 128-bit memory word of 8- or 16-bit lanes; pisa models it in Tofino 2's MinMaxAction, whose `apply` sees that word")
+                    .with_help(format!("declare `MinMaxAction<bit<16>, I, U>(reg)` (or bit<8> cells) and call `this.{mm}` in its `apply`")),
+            )),
             (Kind::SaluThis { out: ot, conds }, "predicate") => {
                 l.only_in(&[Ctx::RegAction], "predicate", span)?;
                 predicate(l, &xname, args, ot.as_ref(), *conds, span)
@@ -305,6 +353,7 @@ fn counter_index(
         "enqueue" => (ir::CounterOp::Enqueue, "fifo"),
         "dequeue" => (ir::CounterOp::Dequeue, "fifo"),
         "push" => (ir::CounterOp::Push, "stack"),
+        "sweep" => (ir::CounterOp::Sweep, "sweep"),
         _ => (ir::CounterOp::Pop, "stack"),
     };
     let register = l.pipe.register_actions[id.index()].register;
@@ -339,7 +388,7 @@ const SALU_ADDRESS_FIXED_BITS: u16 = 17;
 
 /// `this.address([subword])` inside a Tofino 2 RegisterAction: the stateful ALU's address
 /// output (bf-asm's `address` output source, tofino-model `kOutSAddr`, Tofino 2 only).
-fn address<'a>(
+pub(super) fn address<'a>(
     l: &mut Lowerer<'a>,
     xname: &str,
     args: &'a [ast::Argument],
@@ -401,7 +450,7 @@ fn address<'a>(
     Ok(Some(V::Scalar(ir::Expr::SaluAddress { width }, t.clone())))
 }
 
-fn predicate<'a>(
+pub(super) fn predicate<'a>(
     l: &mut Lowerer<'a>,
     xname: &str,
     args: &'a [ast::Argument],
@@ -585,6 +634,16 @@ fn execute_outputs<'a>(
     }
 }
 
+/// What a RegisterAction's initializer lowers to: `apply`'s body and the types of its extra
+/// outputs (`rv2..`), and Tofino 2's `overflow` / `underflow` handlers where the extern
+/// declares them and the program writes them.
+pub(super) struct SaluProgram {
+    pub body: ir::Block,
+    pub more: Vec<Ty>,
+    pub overflow: Option<ir::Block>,
+    pub underflow: Option<ir::Block>,
+}
+
 /// Lowers the `apply` body of a RegisterAction initializer: the body and the types of its
 /// extra outputs (`rv2..`). `want`: the output types of the extern's type arguments (all of
 /// them required for a `RegisterActionN`); `max_outs`: what the architecture allows.
@@ -597,6 +656,36 @@ pub(super) fn register_action_body<'a>(
     max_outs: usize,
     this: Option<Binding<'a>>,
 ) -> Res<(ir::Block, Vec<Ty>)> {
+    let p = register_action_program(l, "", i, value, want, all_required, max_outs, this)?;
+    Ok((p.body, p.more))
+}
+
+/// Whether extern type `tname` declares abstract method `m` (t2na.p4's `overflow` and
+/// `underflow` on the RegisterActions that have FIFO/stack access).
+fn declares_abstract(l: &Lowerer<'_>, tname: &str, m: &str) -> bool {
+    let Some(DeclKind::Extern(e)) = l.env.lookup(tname).map(|d| &d.kind) else {
+        return false;
+    };
+    e.members
+        .iter()
+        .any(|x| matches!(&x.kind, ast::ExternMemberKind::AbstractMethod(f) if f.name.name == m))
+}
+
+/// [`register_action_body`] for extern type `tname`, with its `overflow` / `underflow`
+/// handlers: each is a stateful-ALU program of its own (the hardware runs it in `apply`'s
+/// place on a full push or an empty pop), over the same value and outputs, its `value`
+/// parameter optional as t2na.p4 declares it.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn register_action_program<'a>(
+    l: &mut Lowerer<'a>,
+    tname: &str,
+    i: &'a ast::Instantiation,
+    value: &Ty,
+    want: &[Ty],
+    all_required: bool,
+    max_outs: usize,
+    this: Option<Binding<'a>>,
+) -> Res<SaluProgram> {
     let Some(decls) = &i.initializer else {
         return Err(l.err(
             Diagnostic::error("RegisterAction without a body").with_primary(
@@ -606,9 +695,16 @@ pub(super) fn register_action_body<'a>(
         ));
     };
     let mut apply = None;
+    let mut handlers: [Option<&'a ast::FunctionDecl>; 2] = [None, None];
     for d in decls {
         match &d.kind {
             DeclKind::Function(f) if f.proto.name.name == "apply" => apply = Some(f),
+            DeclKind::Function(f)
+                if matches!(f.proto.name.name.as_str(), "overflow" | "underflow")
+                    && declares_abstract(l, tname, &f.proto.name.name) =>
+            {
+                handlers[usize::from(f.proto.name.name == "underflow")] = Some(f);
+            }
             _ => {
                 let span = d.name().map(|n| n.span).unwrap_or(d.span);
                 return Err(l.err(crate::check::unsupported(
@@ -663,12 +759,56 @@ pub(super) fn register_action_body<'a>(
             .with_help("declare `out U1 rv1, out U2 rv2, ...` for each output type"),
         ));
     }
-    let pty = l.resolve_type(&ps[0].ty)?;
-    if pty != *value {
+    let (body, more) = salu_function(l, i, f, value, want, all_required, this.clone())?;
+    let mut lowered = [None, None];
+    for (k, h) in handlers.iter().enumerate() {
+        if let Some(h) = h {
+            lowered[k] = Some(salu_function(l, i, h, value, want, all_required, this.clone())?.0);
+        }
+    }
+    let [overflow, underflow] = lowered;
+    Ok(SaluProgram {
+        body,
+        more,
+        overflow,
+        underflow,
+    })
+}
+
+/// One stateful-ALU program of a RegisterAction (`apply`, or a handler `f` whose `inout`
+/// value parameter may be left out): its body and the types of its outputs after the first.
+fn salu_function<'a>(
+    l: &mut Lowerer<'a>,
+    i: &'a ast::Instantiation,
+    f: &'a ast::FunctionDecl,
+    value: &Ty,
+    want: &[Ty],
+    all_required: bool,
+    this: Option<Binding<'a>>,
+) -> Res<(ir::Block, Vec<Ty>)> {
+    let all = &f.proto.params;
+    let has_value = all.first().is_some_and(|p| p.direction == Direction::InOut);
+    let vparam = all.first().filter(|_| has_value);
+    let outs = &all[usize::from(has_value)..];
+    if outs.len() > 4 {
         return Err(l.err(
-            Diagnostic::error(format!("`apply` takes `{pty}`, its value is a `{value}`"))
-                .with_primary(ps[0].ty.span, "type differs from the register's"),
+            Diagnostic::error(format!(
+                "the stateful ALU has 4 outputs; `{}` declares {}",
+                f.proto.name.name,
+                outs.len()
+            ))
+            .with_primary(outs[4].span, "one too many"),
         ));
+    }
+    let fname = &f.proto.name.name;
+    if let Some(vp) = vparam {
+        let pty = l.resolve_type(&vp.ty)?;
+        if pty != *value {
+            return Err(l.err(
+                Diagnostic::error(format!("`{fname}` takes `{pty}`, its value is a `{value}`"))
+                    .with_primary(vp.ty.span, "type differs from the register's"),
+            ));
+        }
     }
     let value_loc = match value {
         Ty::Struct(s) => Rc::new(Loc::Struct {
@@ -681,7 +821,9 @@ pub(super) fn register_action_body<'a>(
         t => Rc::new(Loc::RegWord(RegWord::Lo, t.clone())),
     };
     let mut frame = HashMap::new();
-    frame.insert(ps[0].name.name.clone(), Binding::Val(V::Loc(value_loc)));
+    if let Some(vp) = vparam {
+        frame.insert(vp.name.name.clone(), Binding::Val(V::Loc(value_loc)));
+    }
     if let Some(b) = this {
         frame.insert("this".into(), b);
     }
@@ -730,10 +872,10 @@ pub(super) fn register_action_body<'a>(
     }
     let found = super::salu_reads::hardware_reads(&mut body);
     let word_name = |w: RegWord| {
-        let v = &ps[0].name.name;
+        let v = vparam.map_or("value", |p| p.name.name.as_str());
         match value {
             Ty::Struct(s) => format!("{v}.{}", s.fields[usize::from(w == RegWord::Hi)].0),
-            _ => v.clone(),
+            _ => v.to_string(),
         }
     };
     let ra = &i.name.name;

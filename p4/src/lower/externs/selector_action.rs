@@ -79,6 +79,8 @@ impl ExternType for SelectorActions {
             body,
             output_width: 1,
             wide: false,
+            overflow: None,
+            underflow: None,
         });
         l.spans.register_actions.push(c.inst.name.span);
         Ok(Kind::RegisterAction {

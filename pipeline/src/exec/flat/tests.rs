@@ -805,6 +805,8 @@ fn add_registers(prog: &mut Program, r: &mut Rng) {
                 body,
                 output_width: g.r.pick(&[width, width / 2, 1]),
                 wide: false,
+                overflow: None,
+                underflow: None,
             });
         }
     }
