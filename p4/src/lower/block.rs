@@ -624,6 +624,7 @@ fn lower_parser_set<'a>(
     }
     let bound = multi_parser::binding(&set.portmap, l.target);
     multi_parser::warn_unbound(l, set, &bound);
+    multi_parser::warn_unused(l, set, &bound);
     let pick = multi_parser::dispatch(&bound, &starts, port, l.target);
     Ok(graph.finish(&set.name, set.span, pick))
 }

@@ -848,9 +848,9 @@ impl<'a> Lowerer<'a> {
                 };
                 let h = self.const_int(hi)?;
                 let l = self.const_int(lo)?;
-                if !(0 <= l && l <= h && h < i128::from(w)) {
+                if let Some(what) = slice_problem(h, l, w, &bt) {
                     return Err(self.err(
-                        Diagnostic::error(format!("slice [{h}:{l}] out of range for `{bt}`"))
+                        Diagnostic::error(what)
                             .with_primary(e.span, "bad slice bounds")
                             .with_help(format!("use [hi:lo] with {} >= hi >= lo >= 0", w - 1)),
                     ));
@@ -1549,4 +1549,22 @@ impl<'a> Lowerer<'a> {
             ))),
         }
     }
+}
+
+/// What is wrong with slice `[h:l]` of a `w`-bit value of type `ty`, if anything: a reversed
+/// slice (P4 writes the high bit first) is told apart from one out of the value's range.
+pub(super) fn slice_problem(
+    h: i128,
+    l: i128,
+    w: u16,
+    ty: &dyn std::fmt::Display,
+) -> Option<String> {
+    let fits = |b: i128| 0 <= b && b < i128::from(w);
+    if fits(h) && fits(l) && l > h {
+        return Some(format!(
+            "slice [{h}:{l}] of `{ty}` is reversed: P4 writes a slice [high:low], here [{l}:{h}]"
+        ));
+    }
+    (!(0 <= l && l <= h && h < i128::from(w)))
+        .then(|| format!("slice [{h}:{l}] out of range for `{ty}`"))
 }

@@ -138,6 +138,12 @@ fn default_portmap<'a>(
         };
         let mut v = Vec::new();
         for x in items {
+            if matches!(x.kind, ExprKind::Bool(_)) {
+                return Err(l.err(
+                    Diagnostic::error("`@default_portmap` takes unit numbers, not booleans")
+                        .with_primary(x.span, "not a parser unit"),
+                ));
+            }
             let u = l.const_int(x)?;
             if !(0..i128::from(units)).contains(&u) {
                 return Err(l.err(
@@ -151,6 +157,12 @@ fn default_portmap<'a>(
                     ))
                     .with_primary(x.span, "in `@default_portmap`"),
                 ));
+            }
+            if v.contains(&(u as u32)) {
+                l.warn(
+                    Diagnostic::warning(format!("parser unit {u} is listed twice"))
+                        .with_primary(x.span, "already in this parser's units"),
+                );
             }
             v.push(u as u32);
         }
@@ -230,6 +242,26 @@ pub(super) fn warn_unbound(l: &mut Lowerer<'_>, set: &ParserSet<'_>, bound: &[Op
         .with_primary(set.span, "these parsers")
         .with_help("list every unit of the pipe in one of the parsers' arguments"),
     );
+}
+
+/// Warns about each parser of the set that no unit runs (its map empty, or every unit of it
+/// claimed by an earlier parser): it never parses a packet.
+pub(super) fn warn_unused(l: &mut Lowerer<'_>, set: &ParserSet<'_>, bound: &[Option<usize>]) {
+    for (i, p) in set.parsers.iter().enumerate() {
+        if bound.contains(&Some(i)) {
+            continue;
+        }
+        l.warn(
+            Diagnostic::warning(format!(
+                "parser `{}` (argument {i} of `{}`) runs on no parser unit: its \
+                 `@default_portmap` units are none, or all taken by earlier parsers, so it \
+                 never parses a packet",
+                p.name, set.name
+            ))
+            .with_primary(set.span, "these parsers")
+            .with_help("give it units of its own in `@default_portmap`"),
+        );
+    }
 }
 
 /// The intrinsic-metadata field that holds the port a gress's parser units are chosen by.

@@ -128,9 +128,9 @@ impl<'a> Lowerer<'a> {
         let w = ty.scalar_width().unwrap_or(0);
         let h = self.const_int(hi)?;
         let l = self.const_int(lo)?;
-        if !(0 <= l && l <= h && h < i128::from(w)) {
+        if let Some(what) = crate::lower::expr::slice_problem(h, l, w, &ty) {
             return Err(self.err(
-                Diagnostic::error(format!("slice [{h}:{l}] out of range for `{ty}`"))
+                Diagnostic::error(what)
                     .with_primary(lhs.span, "bad slice bounds")
                     .with_help(format!(
                         "use [hi:lo] with {} >= hi >= lo >= 0",
