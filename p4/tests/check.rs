@@ -355,3 +355,23 @@ fn resubmit_header_is_limited_to_phase0_size() {
         }
     }
 }
+
+/// One action profile shared by two tables that both look up one packet: placement warns
+/// (Intel's SDE shares a profile only between mutually exclusive tables); the exclusive pair of
+/// `profile_tables_differ.p4` draws no such warning.
+#[test]
+fn a_profile_shared_by_tables_on_one_path_warns() {
+    use pipeline::ir::Target;
+    let c = compile_file("ok", "profile_shared_not_exclusive.p4", Target::Tofino1)
+        .unwrap_or_else(|e| panic!("should compile:\n{e}"));
+    let w = c.warnings.render(&c.sources);
+    assert!(
+        w.contains("action profile `Ingress.ap` is shared by tables `Ingress.t1` and `Ingress.t2`, which can both run for one packet"),
+        "{w}"
+    );
+    let c = compile_file("ok", "profile_tables_differ.p4", Target::Tofino1)
+        .unwrap_or_else(|e| panic!("should compile:\n{e}"));
+    let w = c.warnings.render(&c.sources);
+    assert!(!w.contains("which can both run"), "{w}");
+    assert!(w.contains("list different actions"), "{w}");
+}

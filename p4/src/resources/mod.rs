@@ -29,6 +29,7 @@ pub mod profile;
 mod report;
 mod salu;
 mod schedule;
+mod shared_profile;
 mod single_access;
 mod split;
 mod units;
@@ -578,6 +579,7 @@ fn place_gress(
         }
     }
     issues.extend(single_access::check(pipe, phv, pi, &units));
+    issues.extend(shared_profile::check(pipe, pi, &units));
     let twice = units::applied_twice(&units);
     for &(t, _, b) in &twice {
         let name = pipe.tables.get(t.index()).map_or("?", |t| t.name.as_str());
