@@ -310,8 +310,9 @@ impl WordField {
 }
 
 impl Phv {
-    /// [`Phv::set`] of a field placed by [`WordField::new`] to the 64-bit value `v`.
-    #[inline]
+    /// [`Phv::set`] of a field placed by [`WordField::new`] to the 64-bit value `v` (in line
+    /// at every use: it is a store or two, and a call cost as much again on every pass).
+    #[inline(always)]
     pub fn set_word_field(&mut self, f: &WordField, v: u64) {
         let w = f.word as usize;
         match f.words {

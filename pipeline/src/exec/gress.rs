@@ -194,8 +194,12 @@ fn put_words(base: *mut u8, words: &[u64; PREFIX_WORDS]) {
 /// interpreter for [`super::EngineKind::Tree`]). Traced passes ([`Tracer::ENABLED`]) run the
 /// same engine recording every event: the native code's traced variant (for a
 /// [`crate::trace::Recorder`]), the flat program with its trace points. All give the same result and the same events.
+///
+/// The untraced native pass is put in line here (and this in line in the switch's ingress and
+/// egress, so the gress is a constant there): a call, its arguments and the copy of the pass's
+/// result cost ~40 instructions per pass. The other engines run out of line.
 #[allow(clippy::too_many_arguments)]
-#[inline]
+#[inline(always)]
 pub fn run_gress<T: Tracer>(
     pl: &Pipeline,
     eng: &Engines,
@@ -216,9 +220,9 @@ pub fn run_gress<T: Tracer>(
         }
     }
     if eng.tree {
-        return run_pass(pl, eng, gress, state, work, inp, tr, Tree);
+        return run_pass_outlined(pl, eng, gress, state, work, inp, tr, Tree);
     }
-    run_pass(pl, eng, gress, state, work, inp, tr, Flat)
+    run_pass_outlined(pl, eng, gress, state, work, inp, tr, Flat)
 }
 
 /// [`run_gress`] for a recording tracer.
@@ -234,16 +238,16 @@ fn run_traced<T: Tracer>(
     tr: &mut T,
 ) -> GressResult {
     if eng.tree {
-        return run_pass(pl, eng, gress, state, work, inp, tr, Tree);
+        return run_pass_outlined(pl, eng, gress, state, work, inp, tr, Tree);
     }
     #[cfg(feature = "native")]
     if let Some(Ok(n)) = eng.native_traced(pl) {
         if let Some(rec) = tr.recorder() {
             let e = n.gress(gress);
-            return run_pass(pl, eng, gress, state, work, inp, rec, e);
+            return run_pass_outlined(pl, eng, gress, state, work, inp, rec, e);
         }
     }
-    run_pass(pl, eng, gress, state, work, inp, tr, Flat)
+    run_pass_outlined(pl, eng, gress, state, work, inp, tr, Flat)
 }
 
 /// [`run_gress`] on the tree interpreter whatever the tracer (the reference the flat program is
@@ -258,7 +262,7 @@ pub fn run_gress_tree<T: Tracer>(
     inp: &PassInput<'_>,
     tr: &mut T,
 ) -> GressResult {
-    run_pass(pl, eng, gress, state, work, inp, tr, Tree)
+    run_pass_outlined(pl, eng, gress, state, work, inp, tr, Tree)
 }
 
 /// [`run_gress`] on the flat program whatever engine `eng` has (the native engine's
@@ -272,7 +276,7 @@ pub fn run_gress_flat(
     work: &mut GressWork,
     inp: &PassInput<'_>,
 ) -> GressResult {
-    run_pass(pl, eng, gress, state, work, inp, &mut NoTrace, Flat)
+    run_pass_outlined(pl, eng, gress, state, work, inp, &mut NoTrace, Flat)
 }
 
 /// The three phases of a pass on one engine.
@@ -324,7 +328,9 @@ pub(crate) struct Between<'g> {
 }
 
 impl Between<'_> {
-    /// After the parser ended with `end`: whether the control runs.
+    /// After the parser ended with `end`: whether the control runs. (This and the two below
+    /// are in line in the engines' `phases`: a call each cost a prologue per pass.)
+    #[inline(always)]
     pub(crate) fn parsed<T: Tracer>(&mut self, ctx: &mut Ctx<'_, T>, end: ParseEnd) -> bool {
         if !ctx.scratch.residuals.is_empty() {
             ctx.finish_residuals();
@@ -371,6 +377,7 @@ impl Between<'_> {
     }
 
     /// After the control (`exit` and `return` both end it): whether the deparser runs.
+    #[inline(always)]
     pub(crate) fn controlled(&mut self, r: ExecResult) -> bool {
         if let Err(e) = r {
             self.result.drop = Some(fault_drop(e));
@@ -379,6 +386,7 @@ impl Between<'_> {
     }
 
     /// After the deparser.
+    #[inline(always)]
     pub(crate) fn deparsed(&mut self, r: ExecResult) {
         if let Err(e) = r {
             self.result.drop = Some(fault_drop(e));
@@ -434,12 +442,30 @@ impl<T: Tracer> PassEngine<T> for &super::native::NativeGress<T> {
         // generated from (`Engines::with_engine`, `Engines::native_traced`).
         unsafe { super::native::NativeGress::write_prefix(self, plan, values, out) }
     }
+    #[inline(always)]
     fn phases(&self, ctx: &mut Ctx<'_, T>, _: &GressProgram, fg: &FlatGress, b: &mut Between) {
         super::native::NativeGress::pass(self, ctx, fg, b)
     }
 }
 
+/// [`run_pass`] out of line: every engine but untraced native code (see [`run_gress`]).
 #[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn run_pass_outlined<T: Tracer>(
+    pl: &Pipeline,
+    eng: &Engines,
+    gress: Gress,
+    state: &mut PipeState,
+    work: &mut GressWork,
+    inp: &PassInput<'_>,
+    tr: &mut T,
+    engine: impl PassEngine<T>,
+) -> GressResult {
+    run_pass(pl, eng, gress, state, work, inp, tr, engine)
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn run_pass<T: Tracer>(
     pl: &Pipeline,
     eng: &Engines,

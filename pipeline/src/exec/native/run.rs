@@ -125,6 +125,7 @@ impl<T: Tracer> NativeGress<T> {
 
     /// A whole pass: parser, control, deparser on one environment, with what the pass does
     /// between them in `b` (on a PHV the code does not fit, the flat engine's phases).
+    #[inline(always)]
     pub(crate) fn pass(&self, ctx: &mut Ctx<'_, T>, fg: &FlatGress, b: &mut Between<'_>) {
         if !self.fits(ctx.phv) {
             let end = ctx.run_parser_flat(fg, &fg.parser);
@@ -158,7 +159,9 @@ impl<T: Tracer> NativeGress<T> {
         ctx.scratch.zero_csums(ncsum);
     }
 
-    /// Runs the generated parser on `env` (made after [`Self::begin_parse`]).
+    /// Runs the generated parser on `env` (made after [`Self::begin_parse`]). In line in
+    /// [`Self::pass`]: a call per phase cost its prologue and epilogue on every pass.
+    #[inline(always)]
     fn run_parse(&self, env: &mut Env<'_, '_, T>) -> ParseEnd {
         // SAFETY: the code was generated for the pass's flat gress (see `NativeGress::new`;
         // the caller checked that it fits the PHV) and `env` is a live environment of it.
@@ -181,7 +184,9 @@ impl<T: Tracer> NativeGress<T> {
         end
     }
 
-    /// Runs `f`, the code generated for a block (control or deparser), on `env`.
+    /// Runs `f`, the code generated for a block (control or deparser), on `env` (in line,
+    /// as [`Self::run_parse`]).
+    #[inline(always)]
     fn run_block(f: BlockFn<T>, env: &mut Env<'_, '_, T>) -> ExecResult {
         // SAFETY: as in `run_parse`.
         let r = unsafe { f(env) };
