@@ -98,21 +98,108 @@ fn successors(p: &Parser, s: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Per state, the states reachable from it by one or more transitions.
-fn reach(p: &Parser) -> Vec<BTreeSet<usize>> {
-    let n = p.states.len();
-    let mut out = Vec::with_capacity(n);
-    for s in 0..n {
-        let mut seen = BTreeSet::new();
-        let mut todo = successors(p, s);
-        while let Some(x) = todo.pop() {
-            if x < n && seen.insert(x) {
-                todo.extend(successors(p, x));
+/// Per state, the states reachable from it by one or more transitions, one bit set per state
+/// (a chain of thousands of states stays a few megabytes, where sets of indices grew with the
+/// square of its length).
+struct Reach {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl Reach {
+    fn new(p: &Parser) -> Reach {
+        let n = p.states.len();
+        let succ: Vec<Vec<usize>> = (0..n)
+            .map(|s| successors(p, s).into_iter().filter(|x| *x < n).collect())
+            .collect();
+        Reach::of_graph(&succ)
+    }
+
+    /// From each state's successors (all below `succ.len()`).
+    fn of_graph(succ: &[Vec<usize>]) -> Reach {
+        let n = succ.len();
+        let words = n.div_ceil(64);
+        let mut r = Reach {
+            words,
+            bits: vec![0; n * words],
+        };
+        match successors_first(succ) {
+            // Without loops: a state reaches its successors and all they reach.
+            Some(order) => {
+                for s in order {
+                    for &x in &succ[s] {
+                        r.set(s, x);
+                        r.or_row(s, x);
+                    }
+                }
+            }
+            // With loops (header stacks): a search from each state.
+            None => {
+                for s in 0..n {
+                    let mut todo = succ[s].clone();
+                    while let Some(x) = todo.pop() {
+                        if !r.has(s, x) {
+                            r.set(s, x);
+                            todo.extend(&succ[x]);
+                        }
+                    }
+                }
             }
         }
-        out.push(seen);
+        r
     }
-    out
+
+    fn has(&self, s: usize, x: usize) -> bool {
+        self.bits[s * self.words + x / 64] & (1 << (x % 64)) != 0
+    }
+
+    fn set(&mut self, s: usize, x: usize) {
+        self.bits[s * self.words + x / 64] |= 1 << (x % 64);
+    }
+
+    /// Row `s` |= row `x`.
+    fn or_row(&mut self, s: usize, x: usize) {
+        for w in 0..self.words {
+            self.bits[s * self.words + w] |= self.bits[x * self.words + w];
+        }
+    }
+
+    /// The states `s` reaches, ascending.
+    fn of(&self, s: usize) -> impl Iterator<Item = usize> + '_ {
+        self.bits[s * self.words..(s + 1) * self.words]
+            .iter()
+            .enumerate()
+            .flat_map(|(w, &bits)| {
+                (0..64)
+                    .filter(move |b| bits & (1 << b) != 0)
+                    .map(move |b| w * 64 + b)
+            })
+    }
+}
+
+/// The states ordered so that each comes after every state it can go to; `None` when the
+/// transitions loop.
+fn successors_first(succ: &[Vec<usize>]) -> Option<Vec<usize>> {
+    let n = succ.len();
+    let mut pending: Vec<usize> = succ.iter().map(Vec::len).collect();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (s, next) in succ.iter().enumerate() {
+        for &x in next {
+            preds[x].push(s);
+        }
+    }
+    let mut ready: Vec<usize> = (0..n).filter(|s| pending[*s] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(s) = ready.pop() {
+        order.push(s);
+        for &q in &preds[s] {
+            pending[q] -= 1;
+            if pending[q] == 0 {
+                ready.push(q);
+            }
+        }
+    }
+    (order.len() == n).then_some(order)
 }
 
 /// Tofino 1: fields a parser can write twice on one path (one issue per field).
@@ -128,7 +215,7 @@ pub(crate) fn check(
     }
     let w: Vec<BTreeSet<Key>> = p.states.iter().map(|s| writes(&s.body)).collect();
     let ow: Vec<BTreeSet<Key>> = p.states.iter().map(|s| overwrites(&s.body)).collect();
-    let r = reach(p);
+    let r = Reach::new(p);
     let mut reported = BTreeSet::new();
     let mut issues = Vec::new();
     for (a, wa) in w.iter().enumerate() {
@@ -142,8 +229,8 @@ pub(crate) fn check(
                 }
             }
         }
-        for b in r[a].iter().filter(|b| **b != a) {
-            pairs.extend(wa.intersection(&ow[*b]).map(|f| (*f, *b)));
+        for b in r.of(a).filter(|b| *b != a) {
+            pairs.extend(wa.intersection(&ow[b]).map(|f| (*f, b)));
         }
         for (f, b) in pairs {
             let name = names.loc(Loc::field(FieldRef {
@@ -177,4 +264,54 @@ pub(crate) fn check(
         }
     }
     issues
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Reach;
+
+    /// The bit sets agree with a plain search from every state, with and without loops.
+    #[test]
+    fn reach_matches_a_search_from_every_state() {
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for case in 0..60 {
+            let n = 1 + next() % 150;
+            let succ: Vec<Vec<usize>> = (0..n)
+                .map(|s| {
+                    (0..next() % 3)
+                        .map(|_| {
+                            let x = next() % n;
+                            // Half the graphs only go forward (no loops).
+                            if case % 2 == 0 && x <= s {
+                                (s + 1 + x) % n.max(s + 2)
+                            } else {
+                                x
+                            }
+                        })
+                        .filter(|x| *x < n)
+                        .collect()
+                })
+                .collect();
+            let r = Reach::of_graph(&succ);
+            for s in 0..n {
+                let mut seen = std::collections::BTreeSet::new();
+                let mut todo = succ[s].clone();
+                while let Some(x) = todo.pop() {
+                    if seen.insert(x) {
+                        todo.extend(&succ[x]);
+                    }
+                }
+                assert_eq!(
+                    r.of(s).collect::<Vec<_>>(),
+                    seen.into_iter().collect::<Vec<_>>()
+                );
+            }
+        }
+    }
 }
