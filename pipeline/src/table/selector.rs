@@ -82,33 +82,51 @@ const SPS18: Sps = Sps {
 };
 
 impl Sps {
-    fn substitute(&self, x: u32) -> u32 {
+    // `const fn`s (loops, no iterators) so that SPS-14, on every selector lookup, is a table
+    // built at compile time from the same definition.
+    const fn substitute(&self, x: u32) -> u32 {
         let mut out = 0;
         let mut at = 0;
-        for &w in self.boxes {
-            let field = (x >> at) & ((1 << w) - 1);
-            let s = if w == 3 {
-                SBOX3[field as usize]
-            } else {
-                SBOX4[field as usize]
-            };
-            out |= u32::from(s) << at;
+        let mut k = 0;
+        while k < self.boxes.len() {
+            let w = self.boxes[k];
+            let field = ((x >> at) & ((1 << w) - 1)) as usize;
+            let s = if w == 3 { SBOX3[field] } else { SBOX4[field] };
+            out |= (s as u32) << at;
             at += w;
+            k += 1;
         }
         out
     }
 
-    fn permute(x: u32, from: &[u32]) -> u32 {
-        from.iter()
-            .enumerate()
-            .fold(0, |acc, (i, &src)| acc | (((x >> src) & 1) << i))
+    const fn permute(x: u32, from: &[u32]) -> u32 {
+        let mut out = 0;
+        let mut i = 0;
+        while i < from.len() {
+            out |= ((x >> from[i]) & 1) << i;
+            i += 1;
+        }
+        out
     }
 
-    fn scramble(&self, x: u32) -> u32 {
+    const fn scramble(&self, x: u32) -> u32 {
         let one = Sps::permute(self.substitute(x), self.first);
         Sps::permute(self.substitute(one), self.second)
     }
 }
+
+/// SPS-14 of every 14-bit value (32 KiB, built at compile time): a FAIR or RESILIENT pick
+/// scrambles a bucket per lookup, and the two rounds of S-boxes and bit permutations cost
+/// a couple of hundred instructions a packet.
+static SPS14_TABLE: [u16; 1 << 14] = {
+    let mut t = [0u16; 1 << 14];
+    let mut x = 0;
+    while x < (1 << 14) {
+        t[x] = SPS14.scramble(x as u32) as u16;
+        x += 1;
+    }
+    t
+};
 
 /// `width` bits of `hash` from bit `at`.
 fn bits(hash: u128, at: u32, width: u32) -> u32 {
@@ -126,7 +144,11 @@ impl SelectorAlu {
     /// The 14-bit bucket `k` (0, 1 or 2) of `hash`.
     fn bucket(&self, hash: u128, k: u32) -> usize {
         let b = bits(hash, 14 * k, 14);
-        (if self.scramble { SPS14.scramble(b) } else { b }) as usize
+        if self.scramble {
+            usize::from(SPS14_TABLE[b as usize])
+        } else {
+            b as usize
+        }
     }
 
     /// The position the ALU picks in a word of `members` positions (at most
@@ -232,6 +254,14 @@ mod tests {
     /// {0,3,9,13}; the first permutation moves them to {6,3,1,13}; S-boxes again (fields 2, 1,
     /// 1, 8 -> 7, 4, 0, 2) give {0,1,2,5,11}; the second permutation gives {2,10,6,11,5} =
     /// 3172. `get_fair_hash_selection_index`: 3172 mod 3 active = 1, the second position.
+    /// The compile-time table is SPS-14 itself, value for value.
+    #[test]
+    fn sps14_table_is_the_scrambler() {
+        for x in 0..(1u32 << 14) {
+            assert_eq!(u32::from(SPS14_TABLE[x as usize]), SPS14.scramble(x), "{x}");
+        }
+    }
+
     #[test]
     fn fair_scrambled_bucket() {
         assert_eq!(SPS14.scramble(0), 3172);
