@@ -1142,9 +1142,13 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
         }
         // 40 bytes over 2 s: the server answered (or closed) well before the last one.
-        slow.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        slow.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
         let r = reply_of(&mut slow);
-        assert!(r.contains("idle timeout") && r.contains("300ms"), "{closed} {r}");
+        assert!(
+            r.contains("idle timeout") && r.contains("300ms"),
+            "{closed} {r}"
+        );
         assert!(at_eof(&mut slow));
         drop(rt.stop().unwrap());
     }

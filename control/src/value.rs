@@ -486,8 +486,14 @@ mod tests {
         let e = parse_value(huge, 9).unwrap_err();
         assert_eq!(e.to_string(), format!("`{huge}` does not fit in 9 bits"));
         let e = parse_key_match(&format!("0x1{}", "0".repeat(32)), MatchKind::Ternary, 16);
-        assert!(e.unwrap_err().to_string().ends_with("does not fit in 16 bits"));
-        assert!(parse_u128(huge).unwrap_err().to_string().ends_with("in 128 bits"));
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .ends_with("does not fit in 16 bits"));
+        assert!(parse_u128(huge)
+            .unwrap_err()
+            .to_string()
+            .ends_with("in 128 bits"));
     }
 
     #[test]

@@ -173,10 +173,12 @@ fn rate_setting(value: &str) -> Result<u64, String> {
 fn time_setting(value: &str, example: &str) -> Result<u64, String> {
     duration_ns(value).map_err(|e| match e {
         QuantityError::Syntax => format!("expected a time like {example}"),
-        QuantityError::Negative => format!("a time cannot be negative; expected one like {example}"),
-        QuantityError::TooLarge => format!(
-            "the time is too large: at most {MAX_QUANTITY:e} ns (about 570 years)"
-        ),
+        QuantityError::Negative => {
+            format!("a time cannot be negative; expected one like {example}")
+        }
+        QuantityError::TooLarge => {
+            format!("the time is too large: at most {MAX_QUANTITY:e} ns (about 570 years)")
+        }
     })
 }
 
@@ -224,7 +226,9 @@ impl FromStr for LinkConfig {
             // A setting given twice would silently keep the last one.
             let canonical = key.replace("duplicate", "dup");
             if !seen.insert(canonical) {
-                return Err(bad(&format!("`{key}` is given twice; give each setting once")));
+                return Err(bad(&format!(
+                    "`{key}` is given twice; give each setting once"
+                )));
             }
             if key == "seed" {
                 cfg.seed = value.parse().map_err(|_| bad("expected an integer"))?;
@@ -1051,23 +1055,41 @@ mod tests {
         let err = |s: &str| s.parse::<LinkConfig>().unwrap_err().to_string();
         for r in ["rate=1e300", "rate=inf", "rate=20000000000T"] {
             let e = err(r);
-            assert!(e.contains("rate is too large: at most 1.8e19 bit/s"), "{r}: {e}");
+            assert!(
+                e.contains("rate is too large: at most 1.8e19 bit/s"),
+                "{r}: {e}"
+            );
         }
-        for d in ["delay=18446744073709551615ns", "delay=1e300s", "reorder_delay=1e300s"] {
+        for d in [
+            "delay=18446744073709551615ns",
+            "delay=1e300s",
+            "reorder_delay=1e300s",
+        ] {
             let e = err(d);
-            assert!(e.contains("time is too large: at most 1.8e19 ns"), "{d}: {e}");
+            assert!(
+                e.contains("time is too large: at most 1.8e19 ns"),
+                "{d}: {e}"
+            );
         }
         assert!(err("delay=-1us").contains("cannot be negative"));
         assert!(err("delay=5").contains("expected a time like 5us"));
         assert!(err("rate=-1").contains("at least 1 bit/s"));
         assert!(err("rate=fast").contains("expected a rate like 10G"));
-        for s in ["rate=10G,rate=1", "delay=1ms,delay=2ms", "dup=0.1,duplicate=0.2", "seed=1,seed=2"] {
+        for s in [
+            "rate=10G,rate=1",
+            "delay=1ms,delay=2ms",
+            "dup=0.1,duplicate=0.2",
+            "seed=1,seed=2",
+        ] {
             let e = err(s);
             assert!(e.contains("is given twice"), "{s}: {e}");
         }
         // One direction's own setting beside the shared one is not a repeat.
         let c: LinkConfig = "rate=10G,tx.rate=1G".parse().unwrap();
-        assert_eq!((c.tx.rate_bps, c.rx.rate_bps), (1_000_000_000, 10_000_000_000));
+        assert_eq!(
+            (c.tx.rate_bps, c.rx.rate_bps),
+            (1_000_000_000, 10_000_000_000)
+        );
         assert_eq!(c, "rate=10G , tx.rate=1G".parse().unwrap());
     }
 

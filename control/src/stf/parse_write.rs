@@ -166,8 +166,7 @@ mod tests {
 
     #[test]
     fn an_out_of_range_profile_member_address_is_not_called_a_priority() {
-        let e = parse("add ap 18446744073709551615 set_port(port:2)")
-            .unwrap_err();
+        let e = parse("add ap 18446744073709551615 set_port(port:2)").unwrap_err();
         assert_eq!(e.column, 8);
         assert_eq!(
             e.message,

@@ -204,7 +204,10 @@ impl fmt::Display for StfReport {
         }
         if self.unexpected.len() > MAX_SHOWN {
             let more = self.unexpected.len() - MAX_SHOWN;
-            writeln!(f, "UNEXPECTED ... and {more} more unexpected packets, not shown")?;
+            writeln!(
+                f,
+                "UNEXPECTED ... and {more} more unexpected packets, not shown"
+            )?;
         }
         for n in self.notes.iter().take(MAX_SHOWN) {
             writeln!(f, "note    line {}: {}", n.line, n.message)?;
@@ -219,58 +222,58 @@ impl fmt::Display for StfReport {
 
 /// The lines of one failed check.
 fn write_failed(f: &mut fmt::Formatter<'_>, c: &Check) -> fmt::Result {
-        match &c.outcome {
-            CheckOutcome::Passed => {}
-            CheckOutcome::Missing => {
-                writeln!(f, "FAIL    line {}: {}: no packet came out", c.line, c.kind)?;
-                if let CheckKind::Packet {
-                    pattern: Some(p), ..
-                } = &c.kind
-                {
-                    writeln!(f, "        expected {}", p4::diag::bounded(&p.to_string()))?;
-                }
-            }
-            CheckOutcome::Mismatch { got, packet_line } => {
-                writeln!(
-                    f,
-                    "FAIL    line {}: {}: the packet from line {packet_line} differs ({} bytes)",
-                    c.line,
-                    c.kind,
-                    got.len()
-                )?;
-                if let CheckKind::Packet {
-                    pattern: Some(p), ..
-                } = &c.kind
-                {
-                    let diff = p.diff(got);
-                    let lines = diff.lines().count();
-                    for l in diff.lines().take(MAX_DIFF_LINES) {
-                        writeln!(f, "        {l}")?;
-                    }
-                    if lines > MAX_DIFF_LINES {
-                        let more = lines - MAX_DIFF_LINES;
-                        writeln!(f, "        ... and {more} more lines of the difference")?;
-                    }
-                }
-            }
-            CheckOutcome::UnexpectedPackets { count } => {
-                writeln!(
-                    f,
-                    "FAIL    line {}: no_packet: {count} packets came out",
-                    c.line
-                )?;
-            }
-            CheckOutcome::ValueMismatch { got } => {
-                writeln!(
-                    f,
-                    "FAIL    line {}: {}: got {got} ({got:#x})",
-                    c.line, c.kind
-                )?;
-            }
-            CheckOutcome::Error { message } => {
-                writeln!(f, "FAIL    line {}: {}: {message}", c.line, c.kind)?;
+    match &c.outcome {
+        CheckOutcome::Passed => {}
+        CheckOutcome::Missing => {
+            writeln!(f, "FAIL    line {}: {}: no packet came out", c.line, c.kind)?;
+            if let CheckKind::Packet {
+                pattern: Some(p), ..
+            } = &c.kind
+            {
+                writeln!(f, "        expected {}", p4::diag::bounded(&p.to_string()))?;
             }
         }
+        CheckOutcome::Mismatch { got, packet_line } => {
+            writeln!(
+                f,
+                "FAIL    line {}: {}: the packet from line {packet_line} differs ({} bytes)",
+                c.line,
+                c.kind,
+                got.len()
+            )?;
+            if let CheckKind::Packet {
+                pattern: Some(p), ..
+            } = &c.kind
+            {
+                let diff = p.diff(got);
+                let lines = diff.lines().count();
+                for l in diff.lines().take(MAX_DIFF_LINES) {
+                    writeln!(f, "        {l}")?;
+                }
+                if lines > MAX_DIFF_LINES {
+                    let more = lines - MAX_DIFF_LINES;
+                    writeln!(f, "        ... and {more} more lines of the difference")?;
+                }
+            }
+        }
+        CheckOutcome::UnexpectedPackets { count } => {
+            writeln!(
+                f,
+                "FAIL    line {}: no_packet: {count} packets came out",
+                c.line
+            )?;
+        }
+        CheckOutcome::ValueMismatch { got } => {
+            writeln!(
+                f,
+                "FAIL    line {}: {}: got {got} ({got:#x})",
+                c.line, c.kind
+            )?;
+        }
+        CheckOutcome::Error { message } => {
+            writeln!(f, "FAIL    line {}: {}: {message}", c.line, c.kind)?;
+        }
+    }
     Ok(())
 }
 
