@@ -725,6 +725,16 @@ pub fn idle_timeout(idle: Duration) -> Json {
     )})
 }
 
+/// Tells a connection that completed no line within `idle` why it is being closed.
+fn close_idle(w: &mut UnixStream, idle: Duration) {
+    tracing::info!(
+        idle_ms = idle.as_millis() as u64,
+        "idle control connection closed"
+    );
+    let _ = w.set_write_timeout(Some(Duration::from_millis(100)));
+    let _ = writeln!(w, "{}", idle_timeout(idle));
+}
+
 /// Reads request lines, never holding more than [`MAX_LINE`] bytes of one: a line that
 /// passes the limit is answered with [`line_too_long`] and the connection closed, and so is
 /// a connection that completes no line within `idle` of opening or of its last answer
@@ -753,13 +763,7 @@ fn serve_conn(mut s: UnixStream, h: &SwitchHandle, stop: &AtomicBool, idle: Dura
                 ) =>
             {
                 if last.elapsed() >= idle {
-                    tracing::info!(
-                        idle_ms = idle.as_millis() as u64,
-                        "idle control connection closed"
-                    );
-                    let _ = w.set_write_timeout(Some(Duration::from_millis(100)));
-                    let _ = writeln!(w, "{}", idle_timeout(idle));
-                    return;
+                    return close_idle(&mut w, idle);
                 }
                 continue;
             }
@@ -767,9 +771,7 @@ fn serve_conn(mut s: UnixStream, h: &SwitchHandle, stop: &AtomicBool, idle: Dura
         };
         if last.elapsed() >= idle {
             // A line trickled in more slowly than the timeout allows.
-            let _ = w.set_write_timeout(Some(Duration::from_millis(100)));
-            let _ = writeln!(w, "{}", idle_timeout(idle));
-            return;
+            return close_idle(&mut w, idle);
         }
         let mut rest = &chunk[..n];
         while !rest.is_empty() {
