@@ -29,9 +29,10 @@
 //! Limits: a request line is at most [`MAX_LINE`] bytes (1 MiB); a longer one is refused
 //! with a `line too long` error as it passes the limit, nothing more of it is buffered, and
 //! the connection is closed. At most [`MAX_CONNS`] (64) connections are served at once; one
-//! more is answered with a `too many connections` error and closed. A connection that sends
-//! nothing for [`IDLE_TIMEOUT`] (60 s; [`CtlServer::start_with`] sets another) is answered
-//! with an `idle timeout` error and closed, so that idle clients cannot hold every slot.
+//! more is answered with a `too many connections` error and closed. A connection that completes
+//! no request line within [`IDLE_TIMEOUT`] (60 s; [`CtlServer::start_with`] sets another) of
+//! opening or of its last answer is answered with an `idle timeout` error and closed, so that
+//! neither idle clients nor clients trickling a byte now and then can hold every slot.
 //!
 //! Every request runs inside a `ctl` tracing span carrying its `op`; writes log what changed.
 //!
@@ -91,8 +92,10 @@ pub const MAX_LINE: usize = 1 << 20;
 /// [`too_many_connections`] and closed.
 pub const MAX_CONNS: usize = 64;
 
-/// How long a connection may send nothing (no byte since it opened or since its last answer)
-/// before it is answered with [`idle_timeout`] and closed.
+/// How long a connection may go without completing a request line (counted from its opening or
+/// its last answer, whatever bytes of a line it sends meanwhile) before it is answered with
+/// [`idle_timeout`] and closed. Partial lines do not restart it: 64 clients each sending a byte
+/// every 30 s would otherwise hold every slot for ever.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn pipes(p: Option<u16>) -> PipeSel {
@@ -715,16 +718,27 @@ pub fn too_many_connections() -> Json {
     )})
 }
 
-/// The answer to a connection that sent nothing for `idle`; it is closed after it.
+/// The answer to a connection that completed no request line for `idle`; it is closed after it.
 pub fn idle_timeout(idle: Duration) -> Json {
     json!({"ok": false, "error": format!(
-        "idle timeout: nothing received for {idle:?}; closing the connection"
+        "idle timeout: no complete request line received for {idle:?}; closing the connection"
     )})
+}
+
+/// Tells a connection that completed no line within `idle` why it is being closed.
+fn close_idle(w: &mut UnixStream, idle: Duration) {
+    tracing::info!(
+        idle_ms = idle.as_millis() as u64,
+        "idle control connection closed"
+    );
+    let _ = w.set_write_timeout(Some(Duration::from_millis(100)));
+    let _ = writeln!(w, "{}", idle_timeout(idle));
 }
 
 /// Reads request lines, never holding more than [`MAX_LINE`] bytes of one: a line that
 /// passes the limit is answered with [`line_too_long`] and the connection closed, and so is
-/// a connection that sends nothing for `idle` ([`idle_timeout`]).
+/// a connection that completes no line within `idle` of opening or of its last answer
+/// ([`idle_timeout`]; bytes of an unfinished line do not restart the clock).
 fn serve_conn(mut s: UnixStream, h: &SwitchHandle, stop: &AtomicBool, idle: Duration) {
     use std::io::Read;
     use std::time::Instant;
@@ -749,19 +763,16 @@ fn serve_conn(mut s: UnixStream, h: &SwitchHandle, stop: &AtomicBool, idle: Dura
                 ) =>
             {
                 if last.elapsed() >= idle {
-                    tracing::info!(
-                        idle_ms = idle.as_millis() as u64,
-                        "idle control connection closed"
-                    );
-                    let _ = w.set_write_timeout(Some(Duration::from_millis(100)));
-                    let _ = writeln!(w, "{}", idle_timeout(idle));
-                    return;
+                    return close_idle(&mut w, idle);
                 }
                 continue;
             }
             Err(_) => return,
         };
-        last = Instant::now();
+        if last.elapsed() >= idle {
+            // A line trickled in more slowly than the timeout allows.
+            return close_idle(&mut w, idle);
+        }
         let mut rest = &chunk[..n];
         while !rest.is_empty() {
             let (part, complete) = match rest.iter().position(|&b| b == b'\n') {
@@ -1103,6 +1114,44 @@ mod tests {
                 r.len()
             );
         }
+        drop(rt.stop().unwrap());
+    }
+
+    /// Bytes of an unfinished line do not restart the idle clock: a client trickling one byte
+    /// every 50 ms with no newline is closed once the 300 ms timeout passes (it used to be kept
+    /// for ever, so 64 of them locked `pisa ctl` out), while a client completing lines stays.
+    #[test]
+    fn trickling_clients_are_closed_when_no_line_completes_in_time() {
+        let rt = runtime();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctl.sock");
+        let idle = Duration::from_millis(300);
+        let _srv = CtlServer::start_with(&path, SwitchHandle::Single(rt.handle()), idle).unwrap();
+        let mut slow = UnixStream::connect(&path).unwrap();
+        let mut busy = UnixStream::connect(&path).unwrap();
+        busy.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut closed = false;
+        for i in 0..40 {
+            if slow.write_all(b" ").is_err() {
+                closed = true;
+                break;
+            }
+            if i % 3 == 0 {
+                writeln!(busy, r#"{{"op":"stats"}}"#).unwrap();
+                assert!(reply_of(&mut busy).contains(r#""ok":true"#));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // 40 bytes over 2 s: the server answered (or closed) well before the last one.
+        slow.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let r = reply_of(&mut slow);
+        assert!(
+            r.contains("idle timeout") && r.contains("300ms"),
+            "{closed} {r}"
+        );
+        assert!(at_eof(&mut slow));
         drop(rt.stop().unwrap());
     }
 

@@ -214,7 +214,19 @@ fn parse_mac(text: &str) -> Option<Value> {
     (n == 6).then_some(value)
 }
 
-fn parse_literal(text: &str) -> Result<Literal, ValueError> {
+/// A literal for a `width`-bit field: one too big even for 128 bits is reported against the
+/// field's width (a 9-bit parameter's overflow names 9 bits, not the reader's 128).
+fn parse_literal(text: &str, width: u16) -> Result<Literal, ValueError> {
+    parse_literal_u128(text).map_err(|e| match e {
+        ValueError::TooWide { text, width: w } => ValueError::TooWide {
+            text,
+            width: width.min(w),
+        },
+        e => e,
+    })
+}
+
+fn parse_literal_u128(text: &str) -> Result<Literal, ValueError> {
     let t = text.trim();
     if t.is_empty() {
         return Err(ValueError::Empty);
@@ -259,7 +271,7 @@ fn check_width(text: &str, value: Value, width: u16) -> Result<Value, ValueError
 
 /// Reads one value (no `*` digits) and checks that it fits in `width` bits.
 pub fn parse_value(text: &str, width: u16) -> Result<Value, ValueError> {
-    let lit = parse_literal(text)?;
+    let lit = parse_literal(text, width)?;
     if lit.has_star {
         return Err(ValueError::DontCare {
             text: text.trim().to_string(),
@@ -372,7 +384,7 @@ pub fn parse_key_match(text: &str, kind: MatchKind, width: u16) -> Result<KeyMat
             })
         }
         (MatchKind::Ternary, Form::Plain(v)) => {
-            let lit = parse_literal(v)?;
+            let lit = parse_literal(v, width)?;
             let mask = lit.care & all;
             let value = check_width(t, lit.value, width)?;
             Ok(KeyMatch::Ternary {
@@ -389,7 +401,7 @@ pub fn parse_key_match(text: &str, kind: MatchKind, width: u16) -> Result<KeyMat
             })
         }
         (MatchKind::Lpm, Form::Plain(v)) => {
-            let lit = parse_literal(v)?;
+            let lit = parse_literal(v, width)?;
             if !lit.stars_trailing_only {
                 return Err(ValueError::DontCare {
                     text: t.to_string(),
@@ -466,6 +478,22 @@ mod tests {
         assert_eq!(parse_value("0o52", 8), Ok(42));
         assert_eq!(parse_value(" 1_000 ", 16), Ok(1000));
         assert_eq!(parse_value("0xffff_ffff", 32), Ok(0xffff_ffff));
+    }
+
+    #[test]
+    fn a_literal_past_128_bits_is_reported_against_the_fields_width() {
+        let huge = "99999999999999999999999999999999999999999";
+        let e = parse_value(huge, 9).unwrap_err();
+        assert_eq!(e.to_string(), format!("`{huge}` does not fit in 9 bits"));
+        let e = parse_key_match(&format!("0x1{}", "0".repeat(32)), MatchKind::Ternary, 16);
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .ends_with("does not fit in 16 bits"));
+        assert!(parse_u128(huge)
+            .unwrap_err()
+            .to_string()
+            .ends_with("in 128 bits"));
     }
 
     #[test]

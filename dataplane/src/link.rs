@@ -107,26 +107,87 @@ impl LinkConfig {
 
 /// Parses a rate like `10G`, `100Mbit`, `25g`, `1000000` (bit/s).
 pub fn parse_rate(s: &str) -> Option<u64> {
+    rate_bps(s).ok().map(|r| r as u64)
+}
+
+fn rate_bps(s: &str) -> Result<f64, QuantityError> {
     let t = s.trim().to_ascii_lowercase();
     let t = t
         .strip_suffix("bit/s")
         .or_else(|| t.strip_suffix("bps"))
         .or_else(|| t.strip_suffix("bit"))
         .unwrap_or(&t);
-    let (num, mult) = match t.chars().last()? {
+    let (num, mult) = match t.chars().last().ok_or(QuantityError::Syntax)? {
         'k' => (&t[..t.len() - 1], 1e3),
         'm' => (&t[..t.len() - 1], 1e6),
         'g' => (&t[..t.len() - 1], 1e9),
         't' => (&t[..t.len() - 1], 1e12),
         _ => (t, 1.0),
     };
-    let v: f64 = num.parse().ok()?;
+    scale(num, mult)
+}
+
+/// Largest rate (bit/s) or time (ns) a link setting takes: just under `u64::MAX`.
+const MAX_QUANTITY: f64 = 1.8e19;
+
+/// Why a rate or a time was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum QuantityError {
+    /// Not a number with a known unit.
+    Syntax,
+    Negative,
+    /// At or above [`MAX_QUANTITY`] (infinity included).
+    TooLarge,
+}
+
+/// `num` times `mult`, checked to lie in `0..MAX_QUANTITY`.
+fn scale(num: &str, mult: f64) -> Result<f64, QuantityError> {
+    let v: f64 = num.parse().map_err(|_| QuantityError::Syntax)?;
     let r = v * mult;
-    (0.0..1.8e19).contains(&r).then_some(r as u64)
+    if r.is_nan() {
+        Err(QuantityError::Syntax)
+    } else if r < 0.0 {
+        Err(QuantityError::Negative)
+    } else if r >= MAX_QUANTITY {
+        Err(QuantityError::TooLarge)
+    } else {
+        Ok(r)
+    }
+}
+
+/// A `rate=` value, or the reason it is refused.
+fn rate_setting(value: &str) -> Result<u64, String> {
+    match rate_bps(value) {
+        Ok(r) if r >= 1.0 => Ok(r as u64),
+        Ok(_) | Err(QuantityError::Negative) => {
+            Err("expected a rate of at least 1 bit/s, like 10G".into())
+        }
+        Err(QuantityError::Syntax) => Err("expected a rate like 10G".into()),
+        Err(QuantityError::TooLarge) => Err(format!(
+            "the rate is too large: at most {MAX_QUANTITY:e} bit/s (leave `rate` out for no limit)"
+        )),
+    }
+}
+
+/// A time value (`delay=`, `reorder_delay=`), or the reason it is refused.
+fn time_setting(value: &str, example: &str) -> Result<u64, String> {
+    duration_ns(value).map_err(|e| match e {
+        QuantityError::Syntax => format!("expected a time like {example}"),
+        QuantityError::Negative => {
+            format!("a time cannot be negative; expected one like {example}")
+        }
+        QuantityError::TooLarge => {
+            format!("the time is too large: at most {MAX_QUANTITY:e} ns (about 570 years)")
+        }
+    })
 }
 
 /// Parses a duration like `5us`, `1.5ms`, `200ns`, `2s` into nanoseconds.
 pub fn parse_duration(s: &str) -> Option<u64> {
+    duration_ns(s).ok()
+}
+
+fn duration_ns(s: &str) -> Result<u64, QuantityError> {
     let t = s.trim().to_ascii_lowercase();
     let (num, mult) = if let Some(n) = t.strip_suffix("ns") {
         (n, 1.0)
@@ -137,11 +198,10 @@ pub fn parse_duration(s: &str) -> Option<u64> {
     } else if let Some(n) = t.strip_suffix('s') {
         (n, 1e9)
     } else {
-        return None;
+        return Err(QuantityError::Syntax);
     };
-    let v: f64 = num.parse().ok()?;
-    let r = v * mult;
-    (0.0..1.8e19).contains(&r).then_some(r.round() as u64)
+    // Rounding can reach 2^64 only from above MAX_QUANTITY, which `scale` refuses.
+    scale(num, mult).map(|r| r.round() as u64)
 }
 
 impl FromStr for LinkConfig {
@@ -150,17 +210,26 @@ impl FromStr for LinkConfig {
     /// `rate=10G,delay=5us,loss=0.01,dup=0.001,reorder=0.01,reorder_delay=20us,corrupt=1e-4,
     /// down,drop_to=10.0.0.100,queue=1MB... ,seed=7`: applied to both directions unless
     /// prefixed `tx.` or `rx.`. `drop_to=ADDR` loses every IPv4 frame to ADDR
-    /// ([`FaultConfig::drop_ipv4_dst`]).
+    /// ([`FaultConfig::drop_ipv4_dst`]). Each setting is given once (per prefix: `rate=10G,
+    /// tx.rate=1G` sets the tx direction apart); a repeated one is refused.
     fn from_str(s: &str) -> Result<LinkConfig, LinkConfigError> {
         let mut cfg = LinkConfig::default();
         // Whether reorder_delay was given, per direction (tx, rx).
         let mut delay_given = [false, false];
+        let mut seen = std::collections::HashSet::new();
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
             let bad = |reason: &str| LinkConfigError::Syntax {
                 item: item.to_string(),
                 reason: reason.to_string(),
             };
             let (key, value) = item.split_once('=').unwrap_or((item, ""));
+            // A setting given twice would silently keep the last one.
+            let canonical = key.replace("duplicate", "dup");
+            if !seen.insert(canonical) {
+                return Err(bad(&format!(
+                    "`{key}` is given twice; give each setting once"
+                )));
+            }
             if key == "seed" {
                 cfg.seed = value.parse().map_err(|_| bad("expected an integer"))?;
                 continue;
@@ -184,15 +253,8 @@ impl FromStr for LinkConfig {
                 match key {
                     // Below 1 bit/s the rate would round to 0, which means "no limit": the
                     // slowest link asked for must not become an unlimited one.
-                    "rate" => {
-                        d.rate_bps = parse_rate(value)
-                            .filter(|&r| r >= 1)
-                            .ok_or_else(|| bad("expected a rate of at least 1 bit/s, like 10G"))?
-                    }
-                    "delay" => {
-                        d.delay_ns =
-                            parse_duration(value).ok_or_else(|| bad("expected a time like 5us"))?
-                    }
+                    "rate" => d.rate_bps = rate_setting(value).map_err(|r| bad(&r))?,
+                    "delay" => d.delay_ns = time_setting(value, "5us").map_err(|r| bad(&r))?,
                     "queue" => {
                         d.queue_bytes = value.parse().map_err(|_| bad("expected bytes"))?;
                     }
@@ -206,7 +268,7 @@ impl FromStr for LinkConfig {
                     "reorder_delay" => {
                         delay_given[usize::from(!is_tx)] = true;
                         d.faults.reorder_delay_ns =
-                            parse_duration(value).ok_or_else(|| bad("expected a time like 20us"))?
+                            time_setting(value, "20us").map_err(|r| bad(&r))?
                     }
                     "down" if value.is_empty() => d.faults.link_down = true,
                     "down" => return Err(bad("`down` takes no value: write `down` alone")),
@@ -983,6 +1045,52 @@ mod tests {
         assert_eq!(parse_rate("100Mbit"), Some(100_000_000));
         assert_eq!(parse_duration("2ms"), Some(2_000_000));
         assert_eq!(parse_duration("5"), None);
+    }
+
+    /// Too large, negative and repeated settings are refused with the real reason (a huge rate
+    /// used to be "at least 1 bit/s", a huge delay "expected a time like 5us", and a repeated
+    /// key silently kept the last value).
+    #[test]
+    fn out_of_range_and_repeated_settings_name_the_reason() {
+        let err = |s: &str| s.parse::<LinkConfig>().unwrap_err().to_string();
+        for r in ["rate=1e300", "rate=inf", "rate=20000000000T"] {
+            let e = err(r);
+            assert!(
+                e.contains("rate is too large: at most 1.8e19 bit/s"),
+                "{r}: {e}"
+            );
+        }
+        for d in [
+            "delay=18446744073709551615ns",
+            "delay=1e300s",
+            "reorder_delay=1e300s",
+        ] {
+            let e = err(d);
+            assert!(
+                e.contains("time is too large: at most 1.8e19 ns"),
+                "{d}: {e}"
+            );
+        }
+        assert!(err("delay=-1us").contains("cannot be negative"));
+        assert!(err("delay=5").contains("expected a time like 5us"));
+        assert!(err("rate=-1").contains("at least 1 bit/s"));
+        assert!(err("rate=fast").contains("expected a rate like 10G"));
+        for s in [
+            "rate=10G,rate=1",
+            "delay=1ms,delay=2ms",
+            "dup=0.1,duplicate=0.2",
+            "seed=1,seed=2",
+        ] {
+            let e = err(s);
+            assert!(e.contains("is given twice"), "{s}: {e}");
+        }
+        // One direction's own setting beside the shared one is not a repeat.
+        let c: LinkConfig = "rate=10G,tx.rate=1G".parse().unwrap();
+        assert_eq!(
+            (c.tx.rate_bps, c.rx.rate_bps),
+            (1_000_000_000, 10_000_000_000)
+        );
+        assert_eq!(c, "rate=10G , tx.rate=1G".parse().unwrap());
     }
 
     #[test]

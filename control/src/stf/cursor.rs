@@ -14,6 +14,8 @@ pub(super) struct Cursor<'a> {
     pub(super) text: &'a str,
     pub(super) pos: usize,
     pub(super) line: usize,
+    /// The column (0-based, in characters) `text` starts at in its line (after a `;`).
+    pub(super) column0: usize,
 }
 
 pub(super) fn is_name_char(c: char) -> bool {
@@ -22,7 +24,7 @@ pub(super) fn is_name_char(c: char) -> bool {
 
 impl<'a> Cursor<'a> {
     pub(super) fn column(&self) -> usize {
-        self.text[..self.pos].chars().count() + 1
+        self.column0 + self.text[..self.pos].chars().count() + 1
     }
 
     pub(super) fn error(&self, message: impl Into<String>) -> StfParseError {
@@ -36,7 +38,7 @@ impl<'a> Cursor<'a> {
     pub(super) fn error_at(&self, pos: usize, message: impl Into<String>) -> StfParseError {
         StfParseError {
             line: self.line,
-            column: self.text[..pos].chars().count() + 1,
+            column: self.column0 + self.text[..pos].chars().count() + 1,
             message: message.into(),
         }
     }
@@ -153,7 +155,10 @@ impl<'a> Cursor<'a> {
             _ => crate::value::parse_u128(s).map_err(|e| e.to_string()),
         };
         let n = n.map_err(|e| self.error_at(start, format!("{what}: {e}")))?;
-        u32::try_from(n).map_err(|_| self.error_at(start, format!("{what} {n} is out of range")))
+        u32::try_from(n).map_err(|_| {
+            let max = u32::MAX;
+            self.error_at(start, format!("{what} {n} is out of range (at most {max})"))
+        })
     }
 
     pub(super) fn number_as<T: TryFrom<u128>>(&mut self, what: &str) -> Result<T, StfParseError> {

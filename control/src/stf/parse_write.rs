@@ -19,7 +19,9 @@ pub(super) fn add(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
             break ActionSpec::default();
         }
         if cur.peek().is_some_and(|c| c.is_ascii_digit()) {
-            priority = Some(cur.address("the priority")?);
+            // A priority, or (`add PROFILE ADDR ACTION`) an action profile's member address:
+            // which one depends on the table, not known here.
+            priority = Some(cur.address("the priority or member address")?);
             continue;
         }
         let start = cur.pos;
@@ -160,6 +162,16 @@ mod tests {
             } => (priority, keys, action),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn an_out_of_range_profile_member_address_is_not_called_a_priority() {
+        let e = parse("add ap 18446744073709551615 set_port(port:2)").unwrap_err();
+        assert_eq!(e.column, 8);
+        assert_eq!(
+            e.message,
+            "the priority or member address 18446744073709551615 is out of range (at most 4294967295)"
+        );
     }
 
     #[test]

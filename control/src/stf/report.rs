@@ -144,8 +144,9 @@ impl fmt::Display for CheckKind {
     }
 }
 
-/// Errors printed (the count says how many there were): a script adding 100,000 entries to a
-/// full table must not print 100,000 lines.
+/// Errors, failed checks, unexpected packets and notes printed, each (the rest counted): a
+/// script adding 100,000 entries to a full table, or 100,000 `expect`s with no packet, must not
+/// print 100,000 lines.
 const MAX_SHOWN: usize = 100;
 /// Lines of one packet's difference printed (a 5 MB packet must not print 15 MB).
 const MAX_DIFF_LINES: usize = 48;
@@ -176,65 +177,22 @@ impl fmt::Display for StfReport {
                 self.errors.len() - MAX_SHOWN
             )?;
         }
+        let mut shown = 0;
         for c in &self.checks {
-            match &c.outcome {
-                CheckOutcome::Passed => {
-                    if f.alternate() {
-                        writeln!(f, "ok      line {}: {}", c.line, c.kind)?;
-                    }
+            if c.passed() {
+                if f.alternate() {
+                    writeln!(f, "ok      line {}: {}", c.line, c.kind)?;
                 }
-                CheckOutcome::Missing => {
-                    writeln!(f, "FAIL    line {}: {}: no packet came out", c.line, c.kind)?;
-                    if let CheckKind::Packet {
-                        pattern: Some(p), ..
-                    } = &c.kind
-                    {
-                        writeln!(f, "        expected {}", p4::diag::bounded(&p.to_string()))?;
-                    }
-                }
-                CheckOutcome::Mismatch { got, packet_line } => {
-                    writeln!(
-                        f,
-                        "FAIL    line {}: {}: the packet from line {packet_line} differs ({} bytes)",
-                        c.line,
-                        c.kind,
-                        got.len()
-                    )?;
-                    if let CheckKind::Packet {
-                        pattern: Some(p), ..
-                    } = &c.kind
-                    {
-                        let diff = p.diff(got);
-                        let lines = diff.lines().count();
-                        for l in diff.lines().take(MAX_DIFF_LINES) {
-                            writeln!(f, "        {l}")?;
-                        }
-                        if lines > MAX_DIFF_LINES {
-                            let more = lines - MAX_DIFF_LINES;
-                            writeln!(f, "        ... and {more} more lines of the difference")?;
-                        }
-                    }
-                }
-                CheckOutcome::UnexpectedPackets { count } => {
-                    writeln!(
-                        f,
-                        "FAIL    line {}: no_packet: {count} packets came out",
-                        c.line
-                    )?;
-                }
-                CheckOutcome::ValueMismatch { got } => {
-                    writeln!(
-                        f,
-                        "FAIL    line {}: {}: got {got} ({got:#x})",
-                        c.line, c.kind
-                    )?;
-                }
-                CheckOutcome::Error { message } => {
-                    writeln!(f, "FAIL    line {}: {}: {message}", c.line, c.kind)?;
-                }
+            } else if shown < MAX_SHOWN {
+                shown += 1;
+                write_failed(f, c)?;
             }
         }
-        for u in &self.unexpected {
+        if failed > MAX_SHOWN {
+            let more = failed - MAX_SHOWN;
+            writeln!(f, "FAIL    ... and {more} more failed checks, not shown")?;
+        }
+        for u in self.unexpected.iter().take(MAX_SHOWN) {
             writeln!(
                 f,
                 "UNEXPECTED port {}: {} bytes from the packet on line {}: {}",
@@ -242,6 +200,13 @@ impl fmt::Display for StfReport {
                 u.bytes.len(),
                 u.packet_line,
                 hex(&u.bytes)
+            )?;
+        }
+        if self.unexpected.len() > MAX_SHOWN {
+            let more = self.unexpected.len() - MAX_SHOWN;
+            writeln!(
+                f,
+                "UNEXPECTED ... and {more} more unexpected packets, not shown"
             )?;
         }
         for n in self.notes.iter().take(MAX_SHOWN) {
@@ -253,6 +218,63 @@ impl fmt::Display for StfReport {
         }
         Ok(())
     }
+}
+
+/// The lines of one failed check.
+fn write_failed(f: &mut fmt::Formatter<'_>, c: &Check) -> fmt::Result {
+    match &c.outcome {
+        CheckOutcome::Passed => {}
+        CheckOutcome::Missing => {
+            writeln!(f, "FAIL    line {}: {}: no packet came out", c.line, c.kind)?;
+            if let CheckKind::Packet {
+                pattern: Some(p), ..
+            } = &c.kind
+            {
+                writeln!(f, "        expected {}", p4::diag::bounded(&p.to_string()))?;
+            }
+        }
+        CheckOutcome::Mismatch { got, packet_line } => {
+            writeln!(
+                f,
+                "FAIL    line {}: {}: the packet from line {packet_line} differs ({} bytes)",
+                c.line,
+                c.kind,
+                got.len()
+            )?;
+            if let CheckKind::Packet {
+                pattern: Some(p), ..
+            } = &c.kind
+            {
+                let diff = p.diff(got);
+                let lines = diff.lines().count();
+                for l in diff.lines().take(MAX_DIFF_LINES) {
+                    writeln!(f, "        {l}")?;
+                }
+                if lines > MAX_DIFF_LINES {
+                    let more = lines - MAX_DIFF_LINES;
+                    writeln!(f, "        ... and {more} more lines of the difference")?;
+                }
+            }
+        }
+        CheckOutcome::UnexpectedPackets { count } => {
+            writeln!(
+                f,
+                "FAIL    line {}: no_packet: {count} packets came out",
+                c.line
+            )?;
+        }
+        CheckOutcome::ValueMismatch { got } => {
+            writeln!(
+                f,
+                "FAIL    line {}: {}: got {got} ({got:#x})",
+                c.line, c.kind
+            )?;
+        }
+        CheckOutcome::Error { message } => {
+            writeln!(f, "FAIL    line {}: {}: {message}", c.line, c.kind)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -393,6 +415,28 @@ mod tests {
             "{}",
             &text[..2000]
         );
+    }
+
+    #[test]
+    fn failed_checks_and_unexpected_packets_are_capped() {
+        let mut r = report();
+        r.errors.clear();
+        let missing = Check {
+            line: 9,
+            kind: CheckKind::Packet {
+                port: 1,
+                pattern: None,
+            },
+            outcome: CheckOutcome::Missing,
+        };
+        r.checks = vec![missing; 1000];
+        r.unexpected = vec![r.unexpected[0].clone(); 1000];
+        let text = r.to_string();
+        assert!(text.starts_with("FAIL: 1000 checks, 0 passed, 1000 failed; 1000 unexpected"));
+        assert_eq!(text.matches("FAIL    line 9").count(), 100, "{text}");
+        assert!(text.contains("FAIL    ... and 900 more failed checks, not shown"));
+        assert_eq!(text.matches("UNEXPECTED port").count(), 100, "{text}");
+        assert!(text.contains("UNEXPECTED ... and 900 more unexpected packets, not shown"));
     }
 
     #[test]

@@ -233,6 +233,12 @@ impl Topology {
 /// exhaust the machine.
 pub const MAX_SWITCHES: usize = 512;
 
+/// Links (switch–switch and switch–host) one topology may hold. Each cabled port costs about
+/// 1 MB before any frame flows (an in-memory link's two frame and two buffer-return channels
+/// are preallocated, 16,384 slots each: `mem.rs`'s `LINK_CAPACITY`), so 1,024 links are about
+/// 2 GB; a 60-switch full mesh (1,770 links) used to abort on allocation instead.
+pub const MAX_LINKS: usize = 1024;
+
 /// The checks and defaults of [`Topology::from_yaml`].
 struct Resolver {
     file: PathBuf,
@@ -471,6 +477,15 @@ impl Resolver {
         default_link: &LinkConfig,
         topo: &mut Topology,
     ) -> Result<(), TopologyError> {
+        if let Some(at) = raw.links.get(MAX_LINKS) {
+            return Err(self.err(
+                at,
+                format!(
+                    "more than {MAX_LINKS} links: a lab holds at most {MAX_LINKS} (each cabled \
+                     port buffers about 1 MB)"
+                ),
+            ));
+        }
         let mut used: HashMap<End, usize> = HashMap::new();
         for (i, at) in raw.links.iter().enumerate() {
             let l = &at.item;

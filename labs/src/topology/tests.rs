@@ -82,6 +82,31 @@ fn shipped_topologies_load() {
     }
 }
 
+/// A topology past `MAX_LINKS` is refused at the first link too many, with its line (a
+/// 60-switch full mesh, 1,770 links, aborted on allocation at ~3.7 GB before).
+#[test]
+fn link_count_is_bounded() {
+    let n = 46; // 46 * 45 / 2 = 1,035 links, just past the cap
+    let mut y =
+        String::from("name: t\ndefaults: { program: fabric.p4, tables: generated }\nswitches:\n");
+    for i in 0..n {
+        y.push_str(&format!("  - {{ name: s{i} }}\n"));
+    }
+    y.push_str("links:\n");
+    let mut count = 0;
+    for i in 0..n {
+        for j in i + 1..n {
+            count += 1;
+            y.push_str(&format!("  - {{ a: \"s{i}:{j}\", b: \"s{j}:{i}\" }}\n"));
+        }
+    }
+    assert!(count > MAX_LINKS);
+    let e = load(&y).unwrap_err();
+    // Header (3 lines), the switches, `links:`, then the links: the first one too many.
+    assert_eq!(e.line as usize, 3 + n + 1 + MAX_LINKS + 1, "{e}");
+    assert!(e.message.contains("at most 1024"), "{e}");
+}
+
 /// A topology past `MAX_SWITCHES` is refused at the first switch too many (3,000 switches
 /// took minutes and gigabytes before).
 #[test]
