@@ -178,7 +178,10 @@ impl Profile {
             }
         }
         if !self.slots.contains_key(&id) {
-            let free = (0..sel.max_groups).find(|s| !self.slots.values().any(|x| x == s));
+            // One pass over the slots in use (not one per candidate): creating groups one by
+            // one stays linear in the groups present.
+            let used: std::collections::HashSet<u32> = self.slots.values().copied().collect();
+            let free = (0..sel.max_groups).find(|s| !used.contains(s));
             self.slots.insert(id, free.unwrap_or(0));
         }
         let positions = match self.groups.remove(&id) {
@@ -221,6 +224,14 @@ impl Profile {
                 Some(_) => Ok(()),
                 None => Err(ProfileError::NoGroup(g)),
             },
+        }
+    }
+
+    /// Whether `r` (a member, or a group, empty or not) is there.
+    pub fn holds(&self, r: EntryRef) -> bool {
+        match r {
+            EntryRef::Member(m) => self.members.contains_key(&m),
+            EntryRef::Group(g) => self.groups.contains_key(&g),
         }
     }
 
