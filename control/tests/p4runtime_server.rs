@@ -2343,7 +2343,10 @@ async fn device_config_includes_only_bundled_headers() {
             .unwrap_err();
         assert_eq!(st.code(), Code::InvalidArgument, "{st:?}");
         let msg = st.message();
-        assert!(msg.contains("refused") && msg.contains("secret.p4"), "{msg}");
+        assert!(
+            msg.contains("refused") && msg.contains("secret.p4"),
+            "{msg}"
+        );
         assert!(!msg.contains("SECRET-LINE-XYZ"), "{msg}");
     }
     // The bundled headers still resolve, whichever quotes name them (l2l3.p4 includes
@@ -2367,8 +2370,14 @@ async fn a_thousand_one_shot_entries_write_and_read_back() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/programs/switch.p4");
     let src = std::fs::read_to_string(path)
         .unwrap()
-        .replace("ActionProfile(1024) ecmp_members", "ActionProfile(2048) ecmp_members")
-        .replace("FAIR, 16, 256) ecmp_selector", "FAIR, 16, 1024) ecmp_selector");
+        .replace(
+            "ActionProfile(1024) ecmp_members",
+            "ActionProfile(2048) ecmp_members",
+        )
+        .replace(
+            "FAIR, 16, 256) ecmp_selector",
+            "FAIR, 16, 1024) ecmp_selector",
+        );
     let opts = p4::compile::CompileOptions::default();
     let prog = p4info::compile_source("switch.p4", &src, &opts).unwrap();
     let r = rig_of((prog, src));
@@ -2433,7 +2442,11 @@ async fn a_thousand_one_shot_entries_write_and_read_back() {
             ))
         })
         .count();
-    assert_eq!(sets, usize::from(N), "every entry reads back with its action set");
+    assert_eq!(
+        sets,
+        usize::from(N),
+        "every entry reads back with its action set"
+    );
 }
 
 /// A batch with hundreds of failed updates answers within gRPC's default metadata limits (a
@@ -2454,9 +2467,17 @@ async fn many_failed_updates_fit_grpc_metadata() {
         .await
         .unwrap_err();
     assert_eq!(st.code(), Code::Unknown, "{st:?}");
-    assert!(st.details().len() < 8 * 1024, "{} bytes", st.details().len());
+    assert!(
+        st.details().len() < 8 * 1024,
+        "{} bytes",
+        st.details().len()
+    );
     assert!(st.message().len() < 4 * 1024, "{}", st.message().len());
-    assert!(st.message().starts_with("300 of 300 update(s) failed"), "{}", st.message());
+    assert!(
+        st.message().starts_with("300 of 300 update(s) failed"),
+        "{}",
+        st.message()
+    );
     // A few failures still come with one error per update.
     let st = c
         .write(write(1, (0..3).map(bad).collect()))

@@ -72,7 +72,10 @@ fn profile_shape(a: &pi::ActionProfile) -> String {
     tables.sort_unstable();
     let tables: Vec<String> = tables.iter().map(|t| format!("{t:#x}")).collect();
     let kind = if a.with_selector {
-        format!("a selector of groups of at most {} members", a.max_group_size)
+        format!(
+            "a selector of groups of at most {} members",
+            a.max_group_size
+        )
     } else {
         "a profile without selector".to_string()
     };
@@ -135,8 +138,14 @@ fn check_p4info(given: &pi::P4Info, ours: &pi::P4Info) -> Result<(), String> {
             "direct counters",
             "direct counter",
             false,
-            listed("direct counter", plain(&given.direct_counters, |t| &t.preamble))?,
-            listed("direct counter", plain(&ours.direct_counters, |t| &t.preamble))?,
+            listed(
+                "direct counter",
+                plain(&given.direct_counters, |t| &t.preamble),
+            )?,
+            listed(
+                "direct counter",
+                plain(&ours.direct_counters, |t| &t.preamble),
+            )?,
         ),
         (
             "registers",
@@ -163,12 +172,7 @@ fn first_difference(one: &str, exact: bool, g: &[Listed], o: &[Listed]) -> Optio
     let find = |l: &Listed, in_: &[Listed]| in_.iter().find(|x| x.0 == l.0).cloned();
     for x in g {
         match find(x, o) {
-            None => {
-                return Some(format!(
-                    "{one} {} is not in the program",
-                    named(&x.1, x.0)
-                ))
-            }
+            None => return Some(format!("{one} {} is not in the program", named(&x.1, x.0))),
             Some(y) if y.1 != x.1 => {
                 return Some(format!(
                     "the P4Info names {one} id {:#x} `{}`, the program `{}`",
