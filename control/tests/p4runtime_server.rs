@@ -2505,7 +2505,8 @@ async fn pipeline_config_p4info_checks() {
     c.set_forwarding_pipeline_config(with_info(&|_| {}))
         .await
         .unwrap();
-    let cases: [(&dyn Fn(&mut pi::P4Info), &str); 5] = [
+    type Edit<'a> = &'a dyn Fn(&mut pi::P4Info);
+    let cases: [(Edit, &str); 5] = [
         (
             &|i| i.tables[0].preamble.as_mut().unwrap().id ^= 1,
             "is not in the program",

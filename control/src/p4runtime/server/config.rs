@@ -105,7 +105,7 @@ fn check_p4info(given: &pi::P4Info, ours: &pi::P4Info) -> Result<(), String> {
     // Tables, actions and action profiles must be the same; of the externs the controller may
     // know fewer (a P4Info listing TNA registers as Tofino externs has no `registers`), but
     // not others.
-    let kinds: [(&str, &str, bool, Vec<Listed>, Vec<Listed>); 6] = [
+    let kinds = [
         (
             "tables",
             "table",
