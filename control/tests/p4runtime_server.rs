@@ -2258,3 +2258,288 @@ async fn table_entries_follow_the_spec_rules() {
         .unwrap_err();
     assert_eq!(st.code(), Code::NotFound, "{st:?}");
 }
+
+/// A SetForwardingPipelineConfig request of `source` (no P4Info) from the primary `election`.
+fn sfp(
+    action: p4v1::set_forwarding_pipeline_config_request::Action,
+    source: &str,
+    election: u64,
+) -> p4v1::SetForwardingPipelineConfigRequest {
+    p4v1::SetForwardingPipelineConfigRequest {
+        device_id: 1,
+        election_id: Some(p4v1::Uint128 {
+            high: 0,
+            low: election,
+        }),
+        action: action as i32,
+        config: Some(p4v1::ForwardingPipelineConfig {
+            p4_device_config: source.as_bytes().to_vec(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// wire.p4 with `stmt` first in its ingress `apply`.
+fn wire_with(stmt: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/programs/wire.p4");
+    let base = std::fs::read_to_string(path).unwrap();
+    let at = base.find("apply {").unwrap() + "apply {".len();
+    format!("{}{stmt}{}", &base[..at], &base[at..])
+}
+
+/// Programs the frontend accepts with expressions near its depth limit (a 1,000-term `+`
+/// chain, a 1,990-term `||` condition) commit without overflowing the pipeline thread's stack,
+/// and the server answers afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_expressions_commit_without_killing_the_switch() {
+    use p4v1::set_forwarding_pipeline_config_request::Action as A;
+    let r = rig();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let port = "ig_tm_md.ucast_egress_port";
+    let plus = wire_with(&format!("{port} = {port}{};", " + 1".repeat(1000)));
+    let or = wire_with(&format!(
+        "if ({port} == 0{}) {{ {port} = 1; }}",
+        format!(" || {port} == 1").repeat(1990)
+    ));
+    for source in [plus, or] {
+        c.set_forwarding_pipeline_config(sfp(A::VerifyAndCommit, &source, 1))
+            .await
+            .unwrap();
+        let got = c
+            .get_forwarding_pipeline_config(p4v1::GetForwardingPipelineConfigRequest {
+                device_id: 1,
+                response_type: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(got.config.unwrap().p4_device_config, source.as_bytes());
+    }
+}
+
+/// A pushed device config may `#include` the bundled headers only: a host file (absolute
+/// path or `../`) is refused by name, and its text is never quoted back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn device_config_includes_only_bundled_headers() {
+    use p4v1::set_forwarding_pipeline_config_request::Action as A;
+    let r = rig();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret.p4");
+    std::fs::write(&secret, "SECRET-LINE-XYZ\n").unwrap();
+    let rel = format!(
+        "{}{}",
+        "../".repeat(std::env::current_dir().unwrap().components().count()),
+        secret.display().to_string().trim_start_matches('/')
+    );
+    for inc in [secret.display().to_string(), rel] {
+        let source = format!("#include \"{inc}\"\n{}", r.source);
+        let st = c
+            .set_forwarding_pipeline_config(sfp(A::Verify, &source, 1))
+            .await
+            .unwrap_err();
+        assert_eq!(st.code(), Code::InvalidArgument, "{st:?}");
+        let msg = st.message();
+        assert!(
+            msg.contains("refused") && msg.contains("secret.p4"),
+            "{msg}"
+        );
+        assert!(!msg.contains("SECRET-LINE-XYZ"), "{msg}");
+    }
+    // The bundled headers still resolve, whichever quotes name them (l2l3.p4 includes
+    // <core.p4> and <tna.p4>).
+    assert!(r.source.contains("#include <core.p4>") && r.source.contains("#include <tna.p4>"));
+    let quoted = format!("#include \"core.p4\"\n{}", r.source);
+    for source in [r.source.clone(), quoted] {
+        c.set_forwarding_pipeline_config(sfp(A::Verify, &source, 1))
+            .await
+            .unwrap();
+    }
+}
+
+/// One Write of 1,000 one-shot entries (a group of two members each) is applied whole and
+/// answered as such, however long the switch takes: group creation does not rescan the groups
+/// present, and the server waits for the switch's answer instead of answering UNAVAILABLE
+/// while the switch goes on to apply the batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_one_shot_entries_write_and_read_back() {
+    const N: u16 = 1000;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../p4/programs/switch.p4");
+    let src = std::fs::read_to_string(path)
+        .unwrap()
+        .replace(
+            "ActionProfile(1024) ecmp_members",
+            "ActionProfile(2048) ecmp_members",
+        )
+        .replace(
+            "FAIR, 16, 256) ecmp_selector",
+            "FAIR, 16, 1024) ecmp_selector",
+        );
+    let opts = p4::compile::CompileOptions::default();
+    let prog = p4info::compile_source("switch.p4", &src, &opts).unwrap();
+    let r = rig_of((prog, src));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let ecmp = table(&info, "SwitchIngress.ecmp").preamble.unwrap().id;
+    let Some(p4v1::table_action::Type::Action(nh)) =
+        action(&info, "SwitchIngress.set_nexthop", &[&[11]])
+            .unwrap()
+            .r#type
+    else {
+        unreachable!()
+    };
+    let act = |v: u8| p4v1::ActionProfileAction {
+        action: Some(p4v1::Action {
+            params: vec![p4v1::action::Param {
+                value: vec![v],
+                ..nh.params[0].clone()
+            }],
+            ..nh.clone()
+        }),
+        weight: 1,
+        watch_kind: None,
+    };
+    let updates: Vec<p4v1::Update> = (1..=N)
+        .map(|k| {
+            let b = k.to_be_bytes();
+            let key = if k < 256 { vec![b[1]] } else { b.to_vec() };
+            let e = p4v1::TableEntry {
+                table_id: ecmp,
+                r#match: vec![fm(1, F::Exact(p4v1::field_match::Exact { value: key }))],
+                action: Some(p4v1::TableAction {
+                    r#type: Some(p4v1::table_action::Type::ActionProfileActionSet(
+                        p4v1::ActionProfileActionSet {
+                            action_profile_actions: vec![act(1 + (k % 7) as u8), act(9)],
+                        },
+                    )),
+                }),
+                ..Default::default()
+            };
+            update(Insert, E::TableEntry(e))
+        })
+        .collect();
+    c.write(write(1, updates)).await.unwrap();
+    let got = read(
+        &mut c,
+        E::TableEntry(p4v1::TableEntry {
+            table_id: ecmp,
+            ..Default::default()
+        }),
+    )
+    .await;
+    assert_eq!(got.len(), usize::from(N));
+    let sets = got
+        .iter()
+        .filter(|e| {
+            matches!(e, E::TableEntry(t) if matches!(
+                t.action.as_ref().and_then(|a| a.r#type.as_ref()),
+                Some(p4v1::table_action::Type::ActionProfileActionSet(s))
+                    if s.action_profile_actions.len() == 2
+            ))
+        })
+        .count();
+    assert_eq!(
+        sets,
+        usize::from(N),
+        "every entry reads back with its action set"
+    );
+}
+
+/// A batch with hundreds of failed updates answers within gRPC's default metadata limits (a
+/// summary instead of per-update details that would not fit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_failed_updates_fit_grpc_metadata() {
+    let r = rig();
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let bad = |i: u8| {
+        let mut e = mac_entry(&info, [2, 0, 0, 0, 1, i], 1);
+        e.table_id = 0x0bad_0000 | u32::from(i);
+        update(Insert, E::TableEntry(e))
+    };
+    let st = c
+        .write(write(1, (0..=255).chain(0..44).map(bad).collect()))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::Unknown, "{st:?}");
+    assert!(
+        st.details().len() < 8 * 1024,
+        "{} bytes",
+        st.details().len()
+    );
+    assert!(st.message().len() < 4 * 1024, "{}", st.message().len());
+    assert!(
+        st.message().starts_with("300 of 300 update(s) failed"),
+        "{}",
+        st.message()
+    );
+    // A few failures still come with one error per update.
+    let st = c
+        .write(write(1, (0..3).map(bad).collect()))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st).len(), 3, "{st:?}");
+}
+
+/// P4Info checks of SetForwardingPipelineConfig: differences named in words, a P4Info listing
+/// a table twice, without the program's action profiles or with another max_group_size, and
+/// one with a megabyte name are refused with INVALID_ARGUMENT and a message of bounded size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipeline_config_p4info_checks() {
+    use p4v1::set_forwarding_pipeline_config_request::Action as A;
+    let r = rig_of(compiled("../p4/programs/switch.p4"));
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let with_info = |edit: &dyn Fn(&mut pi::P4Info)| {
+        let mut info = r.info.clone();
+        edit(&mut info);
+        let mut req = sfp(A::Verify, &r.source, 1);
+        req.config.as_mut().unwrap().p4info = Some(info);
+        req
+    };
+    c.set_forwarding_pipeline_config(with_info(&|_| {}))
+        .await
+        .unwrap();
+    type Edit<'a> = &'a dyn Fn(&mut pi::P4Info);
+    let cases: [(Edit, &str); 5] = [
+        (
+            &|i| i.tables[0].preamble.as_mut().unwrap().id ^= 1,
+            "is not in the program",
+        ),
+        (
+            &|i| {
+                let t = i.tables[0].clone();
+                i.tables.push(t)
+            },
+            "twice",
+        ),
+        (&|i| i.action_profiles.clear(), "is not in the P4Info"),
+        (
+            &|i| {
+                for a in &mut i.action_profiles {
+                    a.max_group_size = 100_000;
+                }
+            },
+            "at most 100000 members",
+        ),
+        (
+            &|i| i.tables[0].preamble.as_mut().unwrap().name = "t".repeat(1 << 20),
+            "characters ...]",
+        ),
+    ];
+    for (edit, says) in cases {
+        let st = c
+            .set_forwarding_pipeline_config(with_info(edit))
+            .await
+            .unwrap_err();
+        assert_eq!(st.code(), Code::InvalidArgument, "{st:?}");
+        assert!(st.message().contains(says), "{}", st.message());
+        assert!(!st.message().contains("Some(("), "{}", st.message());
+        assert!(st.message().len() < 4 * 1024, "{}", st.message().len());
+    }
+}

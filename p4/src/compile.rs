@@ -86,6 +86,7 @@ pub fn load_options(opts: &CompileOptions) -> LoadOptions {
     LoadOptions {
         include_dirs: opts.include_dirs.clone(),
         defines,
+        builtin_includes_only: false,
     }
 }
 
@@ -131,10 +132,21 @@ pub fn compile_str(
     text: &str,
     opts: &CompileOptions,
 ) -> Result<Compiled, CompileFailure> {
+    compile_str_with(name, text, opts, &load_options(opts))
+}
+
+/// [`compile_str`] loading with `load` (made by [`load_options`], e.g. with
+/// `builtin_includes_only` set for a program received over the network).
+pub fn compile_str_with(
+    name: &str,
+    text: &str,
+    opts: &CompileOptions,
+    load: &LoadOptions,
+) -> Result<Compiled, CompileFailure> {
     if let Some(f) = target_define_conflict(opts) {
         return Err(f);
     }
-    let (sm, parsed) = crate::load_str(name, text, &load_options(opts));
+    let (sm, parsed) = crate::load_str(name, text, load);
     let stem = Path::new(name)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -181,8 +193,10 @@ const INTERNAL_ERROR: &str = "internal error:";
 const LOWER_STACK_BYTES: usize = 256 << 20;
 
 /// Runs `f` on a thread with a large stack (falls back to the current thread when none can be
-/// started); a panic in `f` is resumed here.
-fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+/// started); a panic in `f` is resumed here. For any work that recurses over a program as deep
+/// as the frontend lets it be (e.g. building a switch from a lowered program: IR checks, flat
+/// compile, native codegen), whatever thread it is called from.
+pub fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     let mut f = Some(f);
     let spawned = std::thread::scope(|scope| {
         let f = &mut f;

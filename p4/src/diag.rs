@@ -250,11 +250,16 @@ pub const MAX_MESSAGE_SHOWN: usize = 1000;
 /// `text`, or its first and last characters with `[... N characters ...]` between when it is
 /// longer than [`MAX_MESSAGE_SHOWN`].
 pub fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
+    bounded_to(text, MAX_MESSAGE_SHOWN)
+}
+
+/// [`bounded`] with the limit `max` characters (for replies with a tighter size budget).
+pub fn bounded_to(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     let n = text.chars().count();
-    if n <= MAX_MESSAGE_SHOWN {
+    if n <= max {
         return std::borrow::Cow::Borrowed(text);
     }
-    let (head, tail) = (MAX_MESSAGE_SHOWN * 2 / 3, MAX_MESSAGE_SHOWN / 3);
+    let (head, tail) = (max * 2 / 3, max / 3);
     let start: String = text.chars().take(head).collect();
     let end: String = text.chars().skip(n - tail).collect();
     std::borrow::Cow::Owned(format!(

@@ -29,6 +29,9 @@ pub struct LoadOptions {
     /// `-D NAME=VALUE` definitions (the driver adds `__TARGET_TOFINO__`; loading without it
     /// defines it to 1).
     pub defines: Vec<(String, String)>,
+    /// `#include` only the bundled headers, never a file of the host (a program received over
+    /// the network, e.g. a P4Runtime device config).
+    pub builtin_includes_only: bool,
 }
 
 /// The full outcome of loading a program.
@@ -122,6 +125,7 @@ pub fn fuzz_parse(data: &[u8]) -> usize {
     let opts = LoadOptions {
         include_dirs: Vec::new(),
         defines: vec![("__TARGET_TOFINO__".to_string(), "1".to_string())],
+        builtin_includes_only: true,
     };
     // No path on disk: `#include "x"` only finds the built-in headers, never real files.
     let (sm, parsed) = load("fuzz.p4", &text, None, &opts);

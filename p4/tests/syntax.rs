@@ -26,6 +26,7 @@ fn opts() -> LoadOptions {
     LoadOptions {
         include_dirs: vec![],
         defines: vec![("__TARGET_TOFINO__".to_string(), "1".to_string())],
+        ..Default::default()
     }
 }
 

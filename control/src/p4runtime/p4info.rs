@@ -594,14 +594,20 @@ pub struct P4Program {
 }
 
 /// Compiles P4 source held in memory (a P4Runtime device config) and makes its P4Info. The
-/// error is the rendered diagnostics.
+/// error is the rendered diagnostics. The source came over the network: it may `#include`
+/// only the bundled headers, never a file of the host.
 pub fn compile_source(
     name: &str,
     text: &str,
     opts: &p4::compile::CompileOptions,
 ) -> Result<P4Program, String> {
-    let compiled = p4::compile::compile_str(name, text, opts).map_err(|f| f.render())?;
-    let (_, parsed) = p4::load_str(name, text, &p4::compile::load_options(opts));
+    let load = p4::LoadOptions {
+        builtin_includes_only: true,
+        ..p4::compile::load_options(opts)
+    };
+    let compiled =
+        p4::compile::compile_str_with(name, text, opts, &load).map_err(|f| f.render())?;
+    let (_, parsed) = p4::load_str(name, text, &load);
     Ok(with_headers(compiled.program, &parsed.program))
 }
 

@@ -245,6 +245,7 @@ pub fn parse_root(
     let pp_opts = crate::preprocess::PreprocessOptions {
         include_dirs: opts.include_dirs.clone(),
         defines: opts.defines.clone(),
+        builtin_includes_only: opts.builtin_includes_only,
     };
     let expanded = crate::preprocess::preprocess(sm, root, path, &pp_opts, &mut diags);
     let toks = tokens(&expanded, &mut diags);

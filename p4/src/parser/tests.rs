@@ -49,6 +49,7 @@ fn builtin_headers_parse_for_both_targets() {
         let opts = LoadOptions {
             include_dirs: vec![],
             defines: vec![("__TARGET_TOFINO__".into(), gen.into())],
+            ..Default::default()
         };
         let (sm, r) = parse_str("t.p4", &format!("#include <{header}>\n"), &opts);
         if let Err(d) = r {

@@ -24,6 +24,9 @@ pub struct PreprocessOptions {
     pub include_dirs: Vec<PathBuf>,
     /// `-D NAME=VALUE` pairs (`-D NAME` is `("NAME", "1")`).
     pub defines: Vec<(String, String)>,
+    /// Only the bundled headers may be included (no file of the host, whatever the path):
+    /// for programs received over the network.
+    pub builtin_includes_only: bool,
 }
 
 /// Include nesting deeper than this is reported as an error (it is almost surely a cycle the
@@ -686,14 +689,28 @@ impl Preprocessor<'_> {
             return;
         }
         let name = name.to_string();
+        if self.opts.builtin_includes_only && builtin::lookup(&name).is_none() {
+            self.diags.push(
+                Diagnostic::error(format!(
+                    "`#include` of `{}` refused: a program received over the network may \
+                     include only the bundled headers",
+                    crate::diag::bounded(&name)
+                ))
+                .with_primary(rest_span, "refused")
+                .with_note(format!("bundled headers: {}", builtin::names().join(", "))),
+            );
+            return;
+        }
         let mut candidates: Vec<PathBuf> = Vec::new();
-        if !system {
+        if self.opts.builtin_includes_only {
+            // Only a bundled header gets here: never look on the host's file system.
+        } else if !system {
             if let Some(d) = dir {
                 candidates.push(d.join(&name));
             }
         }
         let builtin_text = builtin::lookup(&name);
-        if system && builtin_text.is_some() {
+        if (system || self.opts.builtin_includes_only) && builtin_text.is_some() {
             candidates.clear();
         } else {
             for d in &self.opts.include_dirs {
@@ -1467,6 +1484,7 @@ mod tests {
         let f = sm.add("main.p4", text);
         let opts = PreprocessOptions {
             include_dirs: vec![],
+            builtin_includes_only: false,
             defines: defines
                 .iter()
                 .map(|(a, b)| (a.to_string(), b.to_string()))

@@ -81,13 +81,20 @@ impl Switch {
         let name = self.prog.pipelines[r.pl].action_profiles[r.ap].name.clone();
         let targets = self.target_pipes(pipes, r.pl, &name)?;
         let tables = self.profile_tables(r);
+        // A refused write leaves a profile as it was (each check comes before any change), so
+        // only the copies written before a later one refuses need their old state back: with
+        // one copy nothing is saved (a write costs the same however many members and groups
+        // the profile holds).
+        let copies = targets.len() * tables.len();
         let mut saved = Vec::new();
         for &p in &targets {
             for &t in &tables {
                 let Some(prof) = self.pipes[p].tables[t].table.profile_mut() else {
                     continue;
                 };
-                saved.push((p, t, prof.clone()));
+                if copies > 1 {
+                    saved.push((p, t, prof.clone()));
+                }
                 if let Err(e) = f(prof) {
                     for (p, t, old) in saved {
                         if let Some(x) = self.pipes[p].tables[t].table.profile_mut() {
@@ -244,6 +251,29 @@ impl Switch {
         view.members.sort_by_key(|m| m.0);
         view.groups.sort_by_key(|g| g.0);
         Ok(view)
+    }
+
+    /// Whether the profile holds member or group `x` in the first pipe that runs it (or
+    /// `pipe`): a lookup, where [`Switch::profile_read`] copies every member and group.
+    pub fn profile_holds(
+        &self,
+        pipes: PipeSel,
+        profile: &str,
+        x: EntryRef,
+    ) -> Result<bool, ApiError> {
+        let r = self.profile_ref(profile)?;
+        let name = self.prog.pipelines[r.pl].action_profiles[r.ap].name.clone();
+        let p = *self
+            .target_pipes(pipes, r.pl, &name)?
+            .first()
+            .ok_or_else(|| self.profile_error(r, ProfileError::NoSelector))?;
+        let Some(t) = self.profile_tables(r).first().copied() else {
+            return Ok(false);
+        };
+        Ok(self.pipes[p].tables[t]
+            .table
+            .profile()
+            .is_some_and(|prof| prof.holds(x)))
     }
 
     /// The table, its keys, and the pipes an entry pointing at a member or group goes to.

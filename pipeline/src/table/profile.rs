@@ -119,7 +119,37 @@ pub struct Profile {
     groups: HashMap<u32, Vec<u32>, FixedState>,
     /// Each group's slot in the member-status bits.
     slots: HashMap<u32, u32, FixedState>,
+    /// The slots free for new groups.
+    free_slots: SlotPool,
     selector: Option<SelectorUnit>,
+}
+
+/// Slots handed out smallest first, each in O(log n) whatever the number in use: the ones in
+/// use are `0..high` less `holes`.
+#[derive(Debug, Clone, Default)]
+struct SlotPool {
+    high: u32,
+    holes: std::collections::BTreeSet<u32>,
+}
+
+impl SlotPool {
+    fn take(&mut self) -> u32 {
+        self.holes.pop_first().unwrap_or_else(|| {
+            self.high += 1;
+            self.high - 1
+        })
+    }
+
+    fn give_back(&mut self, slot: u32) {
+        if slot + 1 != self.high {
+            self.holes.insert(slot);
+            return;
+        }
+        self.high -= 1;
+        while self.high > 0 && self.holes.remove(&(self.high - 1)) {
+            self.high -= 1;
+        }
+    }
 }
 
 impl Profile {
@@ -129,6 +159,7 @@ impl Profile {
             members: HashMap::with_hasher(FixedState::default()),
             groups: HashMap::with_hasher(FixedState::default()),
             slots: HashMap::with_hasher(FixedState::default()),
+            free_slots: SlotPool::default(),
             selector,
         }
     }
@@ -178,8 +209,10 @@ impl Profile {
             }
         }
         if !self.slots.contains_key(&id) {
-            let free = (0..sel.max_groups).find(|s| !self.slots.values().any(|x| x == s));
-            self.slots.insert(id, free.unwrap_or(0));
+            // The smallest free slot, without a scan of the ones in use: creating a group costs
+            // the same however many the selector holds.
+            let slot = self.free_slots.take();
+            self.slots.insert(id, slot);
         }
         let positions = match self.groups.remove(&id) {
             Some(old) => rewrite_positions(old, members),
@@ -201,7 +234,9 @@ impl Profile {
 
     /// Removes group `id` (the caller checks the entries).
     pub fn group_delete(&mut self, id: u32) -> Result<(), ProfileError> {
-        self.slots.remove(&id);
+        if let Some(slot) = self.slots.remove(&id) {
+            self.free_slots.give_back(slot);
+        }
         self.groups
             .remove(&id)
             .map(|_| ())
@@ -221,6 +256,14 @@ impl Profile {
                 Some(_) => Ok(()),
                 None => Err(ProfileError::NoGroup(g)),
             },
+        }
+    }
+
+    /// Whether `r` (a member, or a group, empty or not) is there.
+    pub fn holds(&self, r: EntryRef) -> bool {
+        match r {
+            EntryRef::Member(m) => self.members.contains_key(&m),
+            EntryRef::Group(g) => self.groups.contains_key(&g),
         }
     }
 
@@ -339,6 +382,33 @@ mod tests {
             max_group_size: size,
             status: None,
         })
+    }
+
+    /// A new group takes the smallest slot free (the member-status bits the driver would
+    /// use), reusing those of deleted groups, lowest first.
+    #[test]
+    fn group_slots_are_the_smallest_free() {
+        let sel = selector(8, 1).map(|s| SelectorUnit {
+            status: Some(0),
+            ..s
+        });
+        let mut p = Profile::new(8, sel);
+        p.member_set(1, call(7, Value::from(1u32))).unwrap();
+        let slot = |p: &Profile, g: u32| p.status_bits(g).map(|(_, b)| b);
+        for g in 0..5 {
+            p.group_set(g, &[1]).unwrap();
+            assert_eq!(slot(&p, g), Some(u64::from(g)));
+        }
+        for g in [3, 1, 4] {
+            p.group_delete(g).unwrap();
+        }
+        // In use: 0 and 2. Free: 1, then 3 (4 was the top and is gone with 3 below it).
+        p.group_set(10, &[1]).unwrap();
+        p.group_set(11, &[1]).unwrap();
+        p.group_set(12, &[1]).unwrap();
+        p.group_set(13, &[1]).unwrap();
+        let got: Vec<_> = (10..14).map(|g| slot(&p, g)).collect();
+        assert_eq!(got, vec![Some(1), Some(3), Some(4), Some(5)]);
     }
 
     #[test]

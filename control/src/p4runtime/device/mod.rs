@@ -361,11 +361,7 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             action,
             params,
         } => {
-            let exists = sw
-                .profile_read(all, profile)?
-                .members
-                .iter()
-                .any(|m| m.0 == *member);
+            let exists = sw.profile_holds(all, profile, EntryRef::Member(*member))?;
             exists_as_wanted(*insert, exists, "member", *member, profile)?;
             Ok(sw.profile_member_set(all, profile, *member, action, &prefs(params))?)
         }
@@ -378,11 +374,7 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             group,
             members,
         } => {
-            let exists = sw
-                .profile_read(all, profile)?
-                .groups
-                .iter()
-                .any(|g| g.0 == *group);
+            let exists = sw.profile_holds(all, profile, EntryRef::Group(*group))?;
             exists_as_wanted(*insert, exists, "group", *group, profile)?;
             Ok(sw.profile_group_set(all, profile, *group, members)?)
         }

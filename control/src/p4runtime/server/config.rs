@@ -6,6 +6,7 @@ use pipeline::switch::Switch;
 use tonic::Status;
 
 use super::super::p4info;
+use super::super::proto::p4::config::v1 as pi;
 use super::super::proto::p4::v1 as p4v1;
 use super::Pipeline;
 
@@ -37,67 +38,165 @@ pub(super) fn verify(
     ))
 }
 
-/// A P4Info sent by a controller must name pisa's tables and actions with the same ids, and
-/// may list only externs pisa's has (with the same ids).
-fn check_p4info(
-    given: &super::super::proto::p4::config::v1::P4Info,
-    ours: &super::super::proto::p4::config::v1::P4Info,
-) -> Result<(), String> {
-    fn ids<'a>(
-        it: impl Iterator<Item = &'a Option<super::super::proto::p4::config::v1::Preamble>>,
-    ) -> Vec<(u32, String)> {
-        let mut v: Vec<(u32, String)> = it.flatten().map(|p| (p.id, p.name.clone())).collect();
-        v.sort();
-        v
+/// One object a P4Info lists, as its checks compare it: id, name, and (action profiles) what
+/// the controller relies on besides.
+type Listed = (u32, String, String);
+
+/// The objects of one kind, sorted; an object listed twice is an error.
+fn listed<'a>(
+    what: &str,
+    it: impl Iterator<Item = (&'a Option<pi::Preamble>, String)>,
+) -> Result<Vec<Listed>, String> {
+    let mut v: Vec<Listed> = it
+        .filter_map(|(p, extra)| p.as_ref().map(|p| (p.id, p.name.clone(), extra)))
+        .collect();
+    v.sort();
+    if let Some(w) = v.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(format!(
+            "the P4Info lists {what} {} twice",
+            named(&w[0].1, w[0].0)
+        ));
     }
-    // Tables and actions must be the same; of the externs the controller may know fewer (a
-    // P4Info listing TNA registers as Tofino externs has no `registers`), but not others.
-    let pairs = [
+    Ok(v)
+}
+
+/// `` `name` (id 0x…) ``, the name cut to a bounded length.
+fn named(name: &str, id: u32) -> String {
+    format!("`{}` (id {id:#x})", p4::diag::bounded(name))
+}
+
+/// What a controller relies on in an action profile besides its name: the tables it serves,
+/// whether it is a selector, its size and largest group.
+fn profile_shape(a: &pi::ActionProfile) -> String {
+    let mut tables = a.table_ids.clone();
+    tables.sort_unstable();
+    let tables: Vec<String> = tables.iter().map(|t| format!("{t:#x}")).collect();
+    let kind = if a.with_selector {
+        format!(
+            "a selector of groups of at most {} members",
+            a.max_group_size
+        )
+    } else {
+        "a profile without selector".to_string()
+    };
+    format!(
+        "{kind}, {} members, for table(s) {}",
+        a.size,
+        tables.join(", ")
+    )
+}
+
+/// A P4Info sent by a controller must name pisa's tables, actions and action profiles with the
+/// same ids (the profiles with the same sizes and tables), and may list only externs pisa's
+/// has (with the same ids).
+fn check_p4info(given: &pi::P4Info, ours: &pi::P4Info) -> Result<(), String> {
+    fn plain<'a, T: 'a>(
+        v: &'a [T],
+        pre: impl Fn(&'a T) -> &'a Option<pi::Preamble> + 'a,
+    ) -> impl Iterator<Item = (&'a Option<pi::Preamble>, String)> + 'a {
+        v.iter().map(move |t| (pre(t), String::new()))
+    }
+    fn profiles(i: &pi::P4Info) -> Vec<(&Option<pi::Preamble>, String)> {
+        i.action_profiles
+            .iter()
+            .map(|a| (&a.preamble, profile_shape(a)))
+            .collect()
+    }
+    // Tables, actions and action profiles must be the same; of the externs the controller may
+    // know fewer (a P4Info listing TNA registers as Tofino externs has no `registers`), but
+    // not others.
+    let kinds = [
         (
             "tables",
-            ids(given.tables.iter().map(|t| &t.preamble)),
-            ids(ours.tables.iter().map(|t| &t.preamble)),
+            "table",
+            true,
+            listed("table", plain(&given.tables, |t| &t.preamble))?,
+            listed("table", plain(&ours.tables, |t| &t.preamble))?,
         ),
         (
             "actions",
-            ids(given.actions.iter().map(|t| &t.preamble)),
-            ids(ours.actions.iter().map(|t| &t.preamble)),
+            "action",
+            true,
+            listed("action", plain(&given.actions, |t| &t.preamble))?,
+            listed("action", plain(&ours.actions, |t| &t.preamble))?,
+        ),
+        (
+            "action profiles",
+            "action profile",
+            true,
+            listed("action profile", profiles(given).into_iter())?,
+            listed("action profile", profiles(ours).into_iter())?,
         ),
         (
             "counters",
-            ids(given.counters.iter().map(|t| &t.preamble)),
-            ids(ours.counters.iter().map(|t| &t.preamble)),
+            "counter",
+            false,
+            listed("counter", plain(&given.counters, |t| &t.preamble))?,
+            listed("counter", plain(&ours.counters, |t| &t.preamble))?,
         ),
         (
             "direct counters",
-            ids(given.direct_counters.iter().map(|t| &t.preamble)),
-            ids(ours.direct_counters.iter().map(|t| &t.preamble)),
+            "direct counter",
+            false,
+            listed(
+                "direct counter",
+                plain(&given.direct_counters, |t| &t.preamble),
+            )?,
+            listed(
+                "direct counter",
+                plain(&ours.direct_counters, |t| &t.preamble),
+            )?,
         ),
         (
             "registers",
-            ids(given.registers.iter().map(|t| &t.preamble)),
-            ids(ours.registers.iter().map(|t| &t.preamble)),
+            "register",
+            false,
+            listed("register", plain(&given.registers, |t| &t.preamble))?,
+            listed("register", plain(&ours.registers, |t| &t.preamble))?,
         ),
     ];
-    for (i, (what, g, o)) in pairs.into_iter().enumerate() {
-        let exact = i < 2;
-        let differs = if exact {
-            g != o
-        } else {
-            g.iter().any(|x| !o.contains(x))
-        };
-        if differs {
-            let diff = g
-                .iter()
-                .find(|x| !o.contains(x))
-                .or_else(|| o.iter().find(|x| !g.contains(x)));
+    for (what, one, exact, g, o) in kinds {
+        if let Some(why) = first_difference(one, exact, &g, &o) {
             return Err(format!(
-                "the P4Info's {what} differ from the program's (first difference: {diff:?}); \
-                 send the P4Info `pisa p4info` makes of this program"
+                "the P4Info's {what} differ from the program's: {why}; send the P4Info \
+                 `pisa p4info` makes of this program"
             ));
         }
     }
     Ok(())
+}
+
+/// The first difference between the P4Info's objects `g` and the program's `o`, in words
+/// (`exact`: the program's must all be there too).
+fn first_difference(one: &str, exact: bool, g: &[Listed], o: &[Listed]) -> Option<String> {
+    let find = |l: &Listed, in_: &[Listed]| in_.iter().find(|x| x.0 == l.0).cloned();
+    for x in g {
+        match find(x, o) {
+            None => return Some(format!("{one} {} is not in the program", named(&x.1, x.0))),
+            Some(y) if y.1 != x.1 => {
+                return Some(format!(
+                    "the P4Info names {one} id {:#x} `{}`, the program `{}`",
+                    x.0,
+                    p4::diag::bounded(&x.1),
+                    p4::diag::bounded(&y.1)
+                ))
+            }
+            Some(y) if y.2 != x.2 => {
+                return Some(format!(
+                    "{one} {}: the P4Info says {}, the program has {}",
+                    named(&x.1, x.0),
+                    p4::diag::bounded(&x.2),
+                    p4::diag::bounded(&y.2)
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    let missing = o.iter().find(|y| find(y, g).is_none()).filter(|_| exact)?;
+    Some(format!(
+        "the program's {one} {} is not in the P4Info",
+        named(&missing.1, missing.0)
+    ))
 }
 
 /// Table entries and default actions of `old` carried into `new` (RECONCILE_AND_COMMIT).

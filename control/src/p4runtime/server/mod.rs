@@ -53,8 +53,13 @@ mod idle;
 mod oneshot;
 mod stream;
 
-/// How long one request may wait for the switch's thread.
+/// How long a read-only request may wait for the switch's thread.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A write or a pipeline commit waits for the switch thread's answer however long its work
+/// takes: a deadline would answer UNAVAILABLE ("not done") while the thread goes on to apply
+/// it. A stopped thread still answers at once (its channel closes).
+const UNTIL_ANSWERED: Duration = Duration::MAX;
 
 /// The P4Runtime version the server reports.
 pub const API_VERSION: &str = "1.3.0";
@@ -285,8 +290,17 @@ fn uint128(v: u128) -> p4v1::Uint128 {
     }
 }
 
+/// The most bytes of encoded `google.rpc.Status` a batch's reply carries: it travels base64
+/// in the `grpc-status-details-bin` trailer, and gRPC clients refuse metadata over 16 KiB (8 KiB
+/// their soft limit), so it stays well under 8 KiB once encoded.
+const DETAILS_BUDGET: usize = 5 * 1024;
+/// The most characters of one update's error message in the details.
+const DETAIL_MESSAGE_CHARS: usize = 300;
+/// Failures quoted in the summary of a batch whose details do not fit.
+const SUMMARY_FAILURES: usize = 5;
+
 fn status(e: P4Error) -> Status {
-    Status::new(e.code, e.message)
+    Status::new(e.code, p4::diag::bounded(&e.message).into_owned())
 }
 
 fn any<M: Message>(type_name: &str, m: &M) -> prost_types::Any {
@@ -297,30 +311,76 @@ fn any<M: Message>(type_name: &str, m: &M) -> prost_types::Any {
 }
 
 /// The gRPC status of a batch with failed updates: UNKNOWN, with one `p4.v1.Error` per update
-/// (OK for those that were applied) in a `google.rpc.Status`.
+/// (OK for those that were applied) in a `google.rpc.Status`. Messages are cut to
+/// [`DETAIL_MESSAGE_CHARS`]; when the details would still pass [`DETAILS_BUDGET`], the
+/// messages of the updates rolled back (ABORTED) are left out, and if that is not enough there
+/// are no details and the status message sums the failures up (the first few quoted).
 pub fn batch_status(results: &[Result<(), P4Error>]) -> Status {
     let failed = results.iter().filter(|r| r.is_err()).count();
-    let details: Vec<prost_types::Any> = results
-        .iter()
-        .map(|r| {
-            let e = match r {
-                Ok(()) => p4v1::Error::default(),
-                Err(e) => p4v1::Error {
-                    canonical_code: e.code as i32,
-                    message: e.message.clone(),
-                    ..Default::default()
-                },
-            };
-            any("p4.v1.Error", &e)
-        })
-        .collect();
-    let message = format!("{failed} of {} update(s) failed", results.len());
-    let st = rpc::Status {
-        code: Code::Unknown as i32,
-        message: message.clone(),
-        details,
+    let details = |aborted_text: bool| -> Vec<prost_types::Any> {
+        results
+            .iter()
+            .map(|r| {
+                let e = match r {
+                    Ok(()) => p4v1::Error::default(),
+                    Err(e) => p4v1::Error {
+                        canonical_code: e.code as i32,
+                        message: if aborted_text || e.code != Code::Aborted {
+                            p4::diag::bounded_to(&e.message, DETAIL_MESSAGE_CHARS).into_owned()
+                        } else {
+                            String::new()
+                        },
+                        ..Default::default()
+                    },
+                };
+                any("p4.v1.Error", &e)
+            })
+            .collect()
     };
-    Status::with_details(Code::Unknown, message, st.encode_to_vec().into())
+    let message = format!("{failed} of {} update(s) failed", results.len());
+    let fits = |details: Vec<prost_types::Any>| {
+        let st = rpc::Status {
+            code: Code::Unknown as i32,
+            message: message.clone(),
+            details,
+        };
+        let bytes = st.encode_to_vec();
+        (bytes.len() <= DETAILS_BUDGET).then_some(bytes)
+    };
+    if let Some(bytes) = fits(details(true)).or_else(|| fits(details(false))) {
+        return Status::with_details(Code::Unknown, message, bytes.into());
+    }
+    Status::new(Code::Unknown, batch_summary(results, &message))
+}
+
+/// A status message for a batch whose per-update details are too large for gRPC's metadata:
+/// the count, the first [`SUMMARY_FAILURES`] failures (update index, code, message) and the
+/// count of failures per code.
+fn batch_summary(results: &[Result<(), P4Error>], head: &str) -> String {
+    use std::fmt::Write;
+    let mut out = format!(
+        "{head} (per-update details left out: they would pass gRPC's metadata limit); first \
+         failures:"
+    );
+    let failures = results
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.as_ref().err().map(|e| (i, e)));
+    for (i, e) in failures.clone().take(SUMMARY_FAILURES) {
+        let msg = p4::diag::bounded_to(&e.message, DETAIL_MESSAGE_CHARS / 2);
+        let _ = write!(out, " update {i}: {:?}: {msg};", e.code);
+    }
+    let mut per_code: Vec<(String, usize)> = Vec::new();
+    for (_, e) in failures {
+        let code = format!("{:?}", e.code);
+        match per_code.iter_mut().find(|(c, _)| *c == code) {
+            Some((_, n)) => *n += 1,
+            None => per_code.push((code, 1)),
+        }
+    }
+    let counts: Vec<String> = per_code.iter().map(|(c, n)| format!("{n} {c}")).collect();
+    let _ = write!(out, " failures by code: {}", counts.join(", "));
+    out
 }
 
 struct Service {
@@ -429,7 +489,7 @@ impl Service {
             return Ok(Vec::new());
         }
         let ops = Arc::new(ops);
-        let per_instance = on_switch(self.shared.handle.clone(), move |sw, _| {
+        let per_instance = on_switch(self.shared.handle.clone(), UNTIL_ANSWERED, move |sw, _| {
             let before = atomic.then(|| sw.control_state());
             let results: Vec<_> = ops.iter().map(|op| device::apply(sw, op)).collect();
             if let Some(before) = before.filter(|_| results.iter().any(|r| r.is_err())) {
@@ -445,11 +505,13 @@ impl Service {
     }
 }
 
+/// Runs `f` on every switch instance's thread, waiting at most `wait` for the answers.
 async fn on_switch<R: Send + 'static>(
     h: SwitchHandle,
+    wait: Duration,
     f: impl Fn(&mut Switch, u8) -> R + Send + Sync + 'static,
 ) -> Result<Vec<R>, Status> {
-    tokio::task::spawn_blocking(move || h.each(CALL_TIMEOUT, f))
+    tokio::task::spawn_blocking(move || h.each(wait, f))
         .await
         .map_err(|e| Status::internal(e.to_string()))?
         .map_err(|e| Status::unavailable(format!("switch: {e}")))
@@ -592,7 +654,7 @@ impl P4Runtime for Service {
         }
         let p = pipeline.clone();
         let now = self.shared.clock.now().0;
-        let answers = on_switch(self.shared.handle.clone(), move |sw, owns| {
+        let answers = on_switch(self.shared.handle.clone(), CALL_TIMEOUT, move |sw, owns| {
             let mut out = Vec::new();
             for q in &queries {
                 out.extend(device::read(sw, owns, &p.schema, q, now)?);
@@ -636,7 +698,12 @@ impl P4Runtime for Service {
         self.check_device(req.device_id)?;
         Self::check_role(&req.role)?;
         self.check_primary(&req.election_id)?;
-        let action = Action::try_from(req.action).unwrap_or(Action::Unspecified);
+        let action = Action::try_from(req.action).map_err(|_| {
+            Status::invalid_argument(format!(
+                "unknown pipeline config action {} (VERIFY is 1 … RECONCILE_AND_COMMIT 5)",
+                req.action
+            ))
+        })?;
         let compile = self.shared.compile.clone();
         let config = req.config.clone();
         let verified = || -> Result<Pipeline, Status> {
@@ -692,14 +759,19 @@ impl P4Runtime for Service {
         let same = current.program.program == next.program.program;
         if !(keep_state && same) {
             let prog = Arc::new(next.program.program.clone());
-            let results = on_switch(self.shared.handle.clone(), move |sw, _| {
-                let mut fresh = Switch::new(prog.clone(), sw.config().clone())
-                    .map_err(|e| format!("cannot build the switch: {e}"))?;
-                if keep_state {
-                    migrate(sw, &mut fresh)?;
-                }
-                *sw = fresh;
-                Ok::<(), String>(())
+            let results = on_switch(self.shared.handle.clone(), UNTIL_ANSWERED, move |sw, _| {
+                // Building the switch recurses over the program's expressions (as deep as the
+                // frontend allows): on the compiler's big stack, not the pipeline thread's.
+                let prog = prog.clone();
+                p4::compile::on_big_stack(move || {
+                    let mut fresh = Switch::new(prog, sw.config().clone())
+                        .map_err(|e| format!("cannot build the switch: {e}"))?;
+                    if keep_state {
+                        migrate(sw, &mut fresh)?;
+                    }
+                    drop(std::mem::replace(sw, fresh));
+                    Ok::<(), String>(())
+                })
             })
             .await?;
             for r in results {
