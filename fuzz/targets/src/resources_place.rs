@@ -323,6 +323,8 @@ fn program(d: &mut Bytes) -> Program {
             body: block(d, 2),
             output_width: u16::from(d.u8()),
             wide: false,
+            overflow: None,
+            underflow: None,
         })
         .collect();
     let ingress = gress(d);
