@@ -235,9 +235,10 @@ pub const MAX_SWITCHES: usize = 512;
 
 /// Links (switch–switch and switch–host) one topology may hold. Each cabled port costs about
 /// 1 MB before any frame flows (an in-memory link's two frame and two buffer-return channels
-/// are preallocated, 16,384 slots each: `mem.rs`'s `LINK_CAPACITY`), so 1,024 links are about
-/// 2 GB; a 60-switch full mesh (1,770 links) used to abort on allocation instead.
-pub const MAX_LINKS: usize = 1024;
+/// are preallocated, 16,384 slots each: `mem.rs`'s `LINK_CAPACITY`). The shipped 1,024-host
+/// fat tree (k = 16) has 3,072 links; past 4,096 a lab is refused where the file says so,
+/// rather than failing an allocation part-way.
+pub const MAX_LINKS: usize = 4096;
 
 /// The checks and defaults of [`Topology::from_yaml`].
 struct Resolver {

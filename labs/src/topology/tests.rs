@@ -86,7 +86,7 @@ fn shipped_topologies_load() {
 /// 60-switch full mesh, 1,770 links, aborted on allocation at ~3.7 GB before).
 #[test]
 fn link_count_is_bounded() {
-    let n = 46; // 46 * 45 / 2 = 1,035 links, just past the cap
+    let n = 92; // 92 * 91 / 2 = 4,186 links, past the cap
     let mut y =
         String::from("name: t\ndefaults: { program: fabric.p4, tables: generated }\nswitches:\n");
     for i in 0..n {
@@ -104,7 +104,7 @@ fn link_count_is_bounded() {
     let e = load(&y).unwrap_err();
     // Header (3 lines), the switches, `links:`, then the links: the first one too many.
     assert_eq!(e.line as usize, 3 + n + 1 + MAX_LINKS + 1, "{e}");
-    assert!(e.message.contains("at most 1024"), "{e}");
+    assert!(e.message.contains("at most 4096"), "{e}");
 }
 
 /// A topology past `MAX_SWITCHES` is refused at the first switch too many (3,000 switches
