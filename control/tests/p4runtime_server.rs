@@ -850,6 +850,30 @@ async fn packet_io_counters_and_pipeline_config() {
         }
         other => panic!("expected a stream error, got {other:?}"),
     }
+    // A packet-out longer than the largest frame is refused with the reason.
+    let mut long = out.clone();
+    long.resize(dataplane::port::MAX_FRAME_LEN + 1, 0);
+    s.tx.send(p4v1::StreamMessageRequest {
+        update: Some(p4v1::stream_message_request::Update::Packet(
+            p4v1::PacketOut {
+                payload: long,
+                metadata: vec![],
+            },
+        )),
+    })
+    .await
+    .unwrap();
+    match next(&mut s).await {
+        p4v1::stream_message_response::Update::Error(e) => {
+            assert_eq!(e.canonical_code, Code::InvalidArgument as i32);
+            assert!(
+                e.message.contains("longer than the largest frame"),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("expected a stream error, got {other:?}"),
+    }
 
     // Counters: the port counter saw port 1's and the CPU port's frames.
     let ctr = counter_id(&info, "SwitchIngress.ingress_port_counter");

@@ -232,6 +232,17 @@ impl Service {
             &p.payload,
             &p.metadata,
         )?;
+        if frame.len() > dataplane::port::MAX_FRAME_LEN {
+            // The CPU port would drop it unsaid: the client hears why.
+            return Err(P4Error::new(
+                Code::InvalidArgument,
+                format!(
+                    "a packet-out of {} bytes is longer than the largest frame ({} bytes)",
+                    frame.len(),
+                    dataplane::port::MAX_FRAME_LEN
+                ),
+            ));
+        }
         let Some(cpu) = &self.shared.cpu else {
             return Err(P4Error::new(
                 Code::FailedPrecondition,
