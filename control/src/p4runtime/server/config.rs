@@ -169,7 +169,12 @@ fn check_p4info(given: &pi::P4Info, ours: &pi::P4Info) -> Result<(), String> {
 /// The first difference between the P4Info's objects `g` and the program's `o`, in words
 /// (`exact`: the program's must all be there too).
 fn first_difference(one: &str, exact: bool, g: &[Listed], o: &[Listed]) -> Option<String> {
-    let find = |l: &Listed, in_: &[Listed]| in_.iter().find(|x| x.0 == l.0).cloned();
+    // Both lists are sorted by id, each id once ([`listed`]).
+    let find = |l: &Listed, in_: &[Listed]| {
+        in_.binary_search_by_key(&l.0, |x| x.0)
+            .ok()
+            .map(|i| in_[i].clone())
+    };
     for x in g {
         match find(x, o) {
             None => return Some(format!("{one} {} is not in the program", named(&x.1, x.0))),
