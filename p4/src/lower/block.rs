@@ -537,6 +537,12 @@ fn lower_gress<'a>(
         })
     });
     l.locals_on = false;
+    // Tables whose actions an inlined call made set a flag instead of exiting test it here
+    // too (a top-level action may also run from the top-level control's own tables).
+    let control = control.and_then(|mut c| {
+        l.copy_out_on_exit(&mut c, &[], control_b.decl.span)?;
+        Ok(c)
+    });
     l.control_locals[usize::from(gress == Gress::Egress)].actions =
         first_action..l.pipe.actions.len();
     let control_ifs = std::mem::take(&mut l.ifs);

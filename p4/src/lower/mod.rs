@@ -10,6 +10,7 @@
 mod action_alu;
 mod agg_eq;
 mod alias;
+mod aliasing;
 mod block;
 mod checksum_dest;
 mod control;
@@ -17,6 +18,7 @@ mod copy_prop;
 mod ctor;
 mod dprsr_select;
 mod entry_priority;
+mod exit_copyout;
 mod expr;
 mod externs;
 mod generics;
@@ -180,6 +182,8 @@ pub(crate) struct PipeObjs {
     /// The function each register's stateful-ALU counter has (log, fifo or stack) and the
     /// call that gave it: one per register.
     pub salu_counters: HashMap<ir::RegisterId, (&'static str, crate::source::Span)>,
+    /// Actions whose `exit`s became a flag and a `return` ([`exit_copyout`]), with the flag.
+    pub exit_flags: HashMap<ir::ActionId, ir::FieldRef>,
 }
 
 /// Result of [`lower_program`].

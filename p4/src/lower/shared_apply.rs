@@ -151,6 +151,8 @@ impl<'a> Lowerer<'a> {
             .map(|p| p.name.name.clone())
             .collect();
         differing.extend(overlapping(params, &frame, &temps, &differing));
+        let writes = self.writes_of(&self.applied.applied[i].body);
+        differing.extend(self.aliased_params(params, &frame, &temps, &writes, &[]));
         if !differing.is_empty() {
             // Lowered again from the start with these parameters as temporaries.
             self.copied.found.entry(key).or_default().extend(differing);
@@ -165,8 +167,12 @@ impl<'a> Lowerer<'a> {
         let mut out = Vec::new();
         self.copy_in(&copies, span, &mut out);
         self.ifs.extend(ifs);
+        let mut copy_out = Vec::new();
+        self.copy_out(&copies, &mut copy_out);
+        let mut body = body;
+        self.copy_out_on_exit(&mut body, &copy_out, span)?;
         out.extend(body);
-        self.copy_out(&copies, &mut out);
+        out.extend(copy_out);
         Ok(out)
     }
 
@@ -186,7 +192,11 @@ impl<'a> Lowerer<'a> {
         let path = key.path.clone();
         let more = overlapping(params, &frame, temps, &BTreeSet::new());
         if !more.is_empty() {
-            self.copied.found.entry(key).or_default().extend(more);
+            self.copied
+                .found
+                .entry(key.clone())
+                .or_default()
+                .extend(more);
         }
         let body_frame = self.param_temps(params, &frame, temps, &path, span)?;
         let copies = Copies {
@@ -199,11 +209,19 @@ impl<'a> Lowerer<'a> {
         self.copy_in(&copies, span, &mut out);
         let ifs0 = self.ifs.len();
         let body = super::control::lower_control_inst(self, b, body_frame.clone(), path.clone())?;
+        let aliased = self.aliased_params(params, &frame, temps, &self.writes_of(&body), &[]);
+        if !aliased.is_empty() {
+            self.copied.found.entry(key).or_default().extend(aliased);
+        }
         let ifs = self.ifs.get(ifs0..).unwrap_or_default().to_vec();
         let what = format!("control `{}`", b.name);
         self.warn_out_scalars(&what, params, &frame, &|n| temps.contains(n), &body, span);
-        out.extend(body.iter().cloned());
-        self.copy_out(&copies, &mut out);
+        let mut copy_out = Vec::new();
+        self.copy_out(&copies, &mut copy_out);
+        let mut run = body.clone();
+        self.copy_out_on_exit(&mut run, &copy_out, span)?;
+        out.extend(run);
+        out.extend(copy_out);
         let gress = self.gress;
         self.applied.applied.push(Applied {
             inst: b.clone(),
@@ -216,6 +234,67 @@ impl<'a> Lowerer<'a> {
             ifs,
         });
         Ok(out)
+    }
+
+    /// For a call of an action (control instances go through [`Self::apply_instance`]): the
+    /// parameters as the body sees them, those [`super::aliasing`] found for call `path` bound
+    /// to temporaries (named after `path`), with their names and the statements copying in
+    /// (before the body; they also make the `out` headers invalid) and out (after it).
+    #[allow(clippy::type_complexity)]
+    pub(in crate::lower) fn call_temps(
+        &mut self,
+        params: &'a [ast::Param],
+        args: &HashMap<String, Binding<'a>>,
+        path: &str,
+        span: Span,
+    ) -> Res<(
+        HashMap<String, Binding<'a>>,
+        BTreeSet<String>,
+        ir::Block,
+        ir::Block,
+    )> {
+        let temps = self
+            .copied
+            .known
+            .get(&self.copy_key(path))
+            .cloned()
+            .unwrap_or_default();
+        let body = self.param_temps(params, args, &temps, path, span)?;
+        let copies = Copies {
+            params,
+            args,
+            body: &body,
+            temps: &temps,
+        };
+        let (mut copy_in, mut copy_out) = (Vec::new(), Vec::new());
+        self.copy_in(&copies, span, &mut copy_in);
+        self.copy_out(&copies, &mut copy_out);
+        Ok((body, temps, copy_in, copy_out))
+    }
+
+    /// Records the parameters of call `path` that `body`'s writes show need temporaries
+    /// (the program is then lowered again).
+    pub(in crate::lower) fn note_aliased(
+        &mut self,
+        params: &[ast::Param],
+        args: &HashMap<String, Binding<'a>>,
+        temps: &BTreeSet<String>,
+        (body, outer): (&[ir::Stmt], &[Rc<Loc>]),
+        path: &str,
+    ) {
+        let found = self.aliased_params(params, args, temps, &self.writes_of(body), outer);
+        if !found.is_empty() {
+            let key = self.copy_key(path);
+            self.copied.found.entry(key).or_default().extend(found);
+        }
+    }
+
+    fn copy_key(&self, path: &str) -> InstanceKey {
+        InstanceKey {
+            pipe: self.applied.pipe.clone(),
+            gress: self.gress,
+            path: path.to_string(),
+        }
     }
 
     /// The parameters as the body sees them: the ones named in `temps` bound to fresh

@@ -171,29 +171,32 @@ impl<'a> Lowerer<'a> {
             Ok(HashMap::new())
         };
         let slices = self.take_slice_args(mark);
-        let mut frame = frame?;
-        let params = self.action_data_params(decl, n_bound, &mut frame)?;
+        let frame = frame?;
+        let text: Vec<String> = bound.iter().map(|a| self.env.text_of(a.span)).collect();
+        let path = format!("{}.{}({})", self.prefix, decl.name.name, text.join(","));
+        let bound_params = &decl.params[..n_bound];
+        let (mut body_frame, temps, copy_in, mut copy_out) =
+            self.call_temps(bound_params, &frame, &path, span)?;
+        let params = self.action_data_params(decl, n_bound, &mut body_frame)?;
         let saved_ctx = std::mem::replace(&mut self.ctx, crate::lower::Ctx::Action);
         let saved_ifs = std::mem::take(&mut self.ifs);
         let saved_inline = std::mem::replace(&mut self.inline_action, 0);
         let keep = slot.scope_depth.min(self.scopes.len());
         let call_site_frames = self.scopes.split_off(keep);
+        let outer = self.outer_storage(decl);
         let mut body = Vec::new();
         Self::slice_copy_in(&slices, &mut body);
-        self.invalidate_out_headers(&decl.params[..n_bound], &frame, &|_| false, span, &mut body);
-        self.scopes.push(frame.clone());
+        body.extend(copy_in);
+        self.scopes.push(body_frame);
         let errs = self.diags.error_count();
         self.block_stmts(&decl.body.stmts, &mut body);
         let what = format!("action `{}`", decl.name.name);
-        self.warn_out_scalars(
-            &what,
-            &decl.params[..n_bound],
-            &frame,
-            &|_| false,
-            &body,
-            span,
-        );
-        Self::slice_copy_out(&slices, &mut body);
+        let copied = |n: &str| temps.contains(n);
+        self.warn_out_scalars(&what, bound_params, &frame, &copied, &body, span);
+        self.note_aliased(bound_params, &frame, &temps, (&body, &outer), &path);
+        Self::slice_copy_out(&slices, &mut copy_out);
+        let done = self.copy_out_on_exit(&mut body, &copy_out, span);
+        body.extend(copy_out);
         self.scopes.pop();
         self.scopes.extend(call_site_frames);
         self.ctx = saved_ctx;
@@ -202,6 +205,7 @@ impl<'a> Lowerer<'a> {
         if self.diags.error_count() > errs {
             return Err(crate::lower::Reported);
         }
+        done?;
         let id = ActionId(self.pipe.actions.len() as u32);
         self.pipe.actions.push(ir::Action {
             name: slot.name.clone(),
@@ -253,8 +257,11 @@ impl<'a> Lowerer<'a> {
         let frame = self.bind_args(&decl.params, args, span);
         let slices = self.take_slice_args(mark);
         let frame = frame?;
+        let path = format!("{}.{}@{}", self.prefix, decl.name.name, span.lo);
+        let (body_frame, temps, copy_in, mut copy_out) =
+            self.call_temps(&decl.params, &frame, &path, span)?;
         Self::slice_copy_in(&slices, out);
-        self.invalidate_out_headers(&decl.params, &frame, &|_| false, span, out);
+        out.extend(copy_in);
         let saved_ctx = self.ctx;
         let inlined_into_control = self.ctx == Ctx::Control || self.inline_action > 0;
         if self.ctx == Ctx::Control {
@@ -266,21 +273,28 @@ impl<'a> Lowerer<'a> {
         // The body sees the frames of its declaration, not the call site's block locals.
         let keep = slot.scope_depth.min(self.scopes.len());
         let call_site_frames = self.scopes.split_off(keep);
+        let outer = self.outer_storage(decl);
         let start = out.len();
-        self.scopes.push(frame.clone());
+        self.scopes.push(body_frame);
         self.depth += 1;
         self.block_stmts(&decl.body.stmts, out);
         self.depth -= 1;
         let what = format!("action `{}`", decl.name.name);
-        self.warn_out_scalars(&what, &decl.params, &frame, &|_| false, &out[start..], span);
-        Self::slice_copy_out(&slices, out);
+        let copied = |n: &str| temps.contains(n);
+        self.warn_out_scalars(&what, &decl.params, &frame, &copied, &out[start..], span);
+        self.note_aliased(&decl.params, &frame, &temps, (&out[start..], &outer), &path);
+        let mut body = out.split_off(start);
+        Self::slice_copy_out(&slices, &mut copy_out);
+        let done = self.copy_out_on_exit(&mut body, &copy_out, span);
+        out.extend(body);
+        out.extend(copy_out);
         if inlined_into_control {
             self.inline_action -= 1;
         }
         self.scopes.pop();
         self.scopes.extend(call_site_frames);
         self.ctx = saved_ctx;
-        Ok(())
+        done
     }
 
     /// The action-data parameters after the `n_bound` bound ones, bound in `frame` to the

@@ -94,8 +94,12 @@ impl<'a> Lowerer<'a> {
         });
         let slices = self.take_slice_args(mark);
         Self::slice_copy_in(&slices, out);
-        out.extend(body?);
-        Self::slice_copy_out(&slices, out);
+        let mut body = body?;
+        let mut copy_out = Vec::new();
+        Self::slice_copy_out(&slices, &mut copy_out);
+        self.copy_out_on_exit(&mut body, &copy_out, span)?;
+        out.extend(body);
+        out.extend(copy_out);
         Ok(())
     }
 
