@@ -110,6 +110,7 @@ pub struct BenchArgs {
     /// Microseconds between a process's broadcasts.
     #[arg(long, default_value_t = 20.0)]
     pub send_every_us: f64,
+    /// Bytes per message (a lib1pipe message is one frame: at most 9,178).
     #[arg(long, default_value_t = 64)]
     pub size: usize,
     /// Loss probability on every link direction.
@@ -404,6 +405,14 @@ fn config(a: &BenchArgs, interval_us: f64) -> anyhow::Result<LabConfig> {
     if !(0.0..=1.0).contains(&a.loss) {
         anyhow::bail!("--loss must be a probability, not {}", a.loss);
     }
+    // A message is one frame (lib1pipe does not fragment): Ethernet, IPv4, UDP and the 1Pipe
+    // header around it.
+    let max = dataplane::port::MAX_FRAME_LEN - 14 - 20 - 8 - hosts::onepipe::wire::HEADER_LEN;
+    anyhow::ensure!(
+        a.size <= max,
+        "--size {}: a 1Pipe message is one frame (no fragmentation), at most {max} bytes",
+        a.size
+    );
     let mut c = LabConfig::new(a.topology.clone());
     c.reliable = a.mode == ModeArg::Reliable;
     c.beacon_interval_ns = (interval_us * 1e3) as u64;
@@ -423,7 +432,13 @@ fn config(a: &BenchArgs, interval_us: f64) -> anyhow::Result<LabConfig> {
         );
     }
     if let Some(f) = &a.fail {
-        c.fail_host = Some(parse_fail(f, &a.topology)?);
+        let (host, at) = parse_fail(f, &a.topology)?;
+        anyhow::ensure!(
+            at < c.duration_ns,
+            "--fail {f}: the failure would come after the run ends (--duration {} s)",
+            a.duration
+        );
+        c.fail_host = Some((host, at));
     }
     Ok(c)
 }

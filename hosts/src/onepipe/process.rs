@@ -311,7 +311,10 @@ impl Process {
         }
         match h.opcode {
             Opcode::Data => {
-                if ts::lt(self.be_barrier, h.ts) {
+                // A best-effort barrier B says no later message has a timestamp below B (the
+                // copies of one scattering share theirs): a message at B is on time, one
+                // below it late (1Pipe §4.1: delivered are those "smaller than" the barrier).
+                if !ts::lt(h.ts, self.be_barrier) {
                     self.be_buf.insert((h.ts, src, h.psn), payload.to_vec());
                     self.reply(now, src, h, Opcode::Ack);
                 } else {
@@ -375,6 +378,8 @@ impl Process {
         self.push(Some(dst), r, &[]);
     }
 
+    /// Delivers the best-effort messages below the best-effort barrier (one at it may still
+    /// have a copy on its way) and the reliable ones committed (at or below the commit bound).
     fn deliver(&mut self) {
         for (reliable, barrier) in [(false, self.be_barrier), (true, self.commit_barrier)] {
             let buf = if reliable {
@@ -384,7 +389,7 @@ impl Process {
             };
             while let Some(e) = buf.first_entry() {
                 let (t, src, psn) = *e.key();
-                if ts::lt(barrier, t) {
+                if ts::lt(barrier, t) || (!reliable && t == barrier) {
                     break;
                 }
                 let msg = e.remove();
@@ -552,6 +557,12 @@ mod tests {
         carry(&mut a, &mut b, 3_000, (t1 - 1) as u32, 0);
         assert_eq!(b.recv(), None, "the barrier is below both");
         b.on_packet(3_000, 9, &beacon(t1 as u32)).unwrap();
+        assert_eq!(
+            b.recv(),
+            None,
+            "a barrier at t1 may still have t1's copies behind it"
+        );
+        b.on_packet(3_000, 9, &beacon(t1 as u32 + 1)).unwrap();
         assert_eq!(b.recv().map(|d| d.msg), Some(b"x".to_vec()));
         assert_eq!(b.recv(), None);
         b.on_packet(3_000, 9, &beacon(t2 as u32 + 5)).unwrap();
@@ -573,6 +584,24 @@ mod tests {
             late.poll_event(),
             Some(Event::SendFail { dst: 2, .. })
         ));
+    }
+
+    /// The copies of one scattering share a timestamp, so a barrier at it (raised by the first
+    /// copies) leaves the last copy on time: accepted, delivered once the barrier passes it
+    /// (1Pipe §4.1; audit 10a #5: such copies were refused as late in a loss-free network).
+    #[test]
+    fn a_copy_at_the_barrier_is_on_time() {
+        let (mut a, mut b) = (process(1, 0), process(2, 0));
+        let t = a.unreliable_send(1_000, vec![(2, b"x".to_vec())]).unwrap();
+        b.on_packet(1_500, 9, &beacon(t as u32)).unwrap();
+        carry(&mut a, &mut b, 2_000, t as u32, 0);
+        let answers: Vec<Opcode> = std::iter::from_fn(|| b.poll_transmit())
+            .map(|o| Header::parse(&o.bytes).unwrap().0.opcode)
+            .collect();
+        assert_eq!(answers, vec![Opcode::Ack], "accepted, not refused");
+        assert_eq!(b.recv(), None, "not yet: the barrier is at its timestamp");
+        b.on_packet(2_500, 9, &beacon(t as u32 + 1)).unwrap();
+        assert_eq!(b.recv().map(|d| d.ts), Some(t));
     }
 
     fn beacon(b: u32) -> Vec<u8> {

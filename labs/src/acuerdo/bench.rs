@@ -158,10 +158,23 @@ pub fn run_on<D: Driver>(cfg: &BenchConfig) -> Result<(BenchReport, RunLogs), La
         let f = (cfg.nodes - 1) / 2;
         for k in 1..=cfg.crashes.min(f) as u64 {
             if c * k >= cfg.duration_ns {
+                tracing::warn!(
+                    "crash {k} of {} not made: at {} ns it would come after the run ends",
+                    cfg.crashes,
+                    c * k
+                );
                 break;
             }
             lab.run_until(t0 + c * k)?;
-            let Some(l) = lab.leader() else { continue };
+            let Some(l) = lab.leader() else {
+                tracing::warn!(
+                    "crash {k} of {} not made: no leader at {} ns (the last election is not over; \
+                     crash less often)",
+                    cfg.crashes,
+                    c * k
+                );
+                continue;
+            };
             lab.with(l, |a| a.crash())?;
             crashed.push((l, lab.now()));
         }
