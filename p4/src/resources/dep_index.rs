@@ -20,29 +20,49 @@ enum Key {
     Temp(u32),
 }
 
-/// Calls `f` with every key `l` touches. An empty bit range `start..start` overlaps the ranges
-/// that strictly contain `start`, so it keys the bytes on both sides of it.
-fn keys(l: &Loc, mut f: impl FnMut(Key)) {
+/// The bits of a key a location covers: bit `i` for bit `i` of a byte (a validity bit or a
+/// temporary covers all eight), or [`PINNED`] for an empty bit range, which overlaps what
+/// strictly contains its point rather than any bit, so no write covers it.
+type Mask = u16;
+const FULL: Mask = 0xff;
+const PINNED: Mask = 0x100;
+
+/// Calls `f` with every key `l` touches and the bits of it. An empty bit range
+/// `start..start` overlaps the ranges that strictly contain `start`, so it keys the bytes on
+/// both sides of it.
+fn keys(l: &Loc, mut f: impl FnMut(Key, Mask)) {
     match *l {
-        Loc::Bits { start, end } => {
-            let first = if end > start {
-                start
-            } else {
-                start.saturating_sub(1)
-            };
-            let last = end.max(start + 1) - 1;
-            (first / 8..=last / 8).for_each(|b| f(Key::Byte(b)));
+        Loc::Bits { start, end } if end > start => {
+            for b in start / 8..=(end - 1) / 8 {
+                let lo = start.max(b * 8) - b * 8;
+                let hi = end.min(b * 8 + 8) - b * 8;
+                f(Key::Byte(b), (FULL >> (8 - (hi - lo))) << lo);
+            }
         }
-        Loc::Valid(h) => f(Key::Valid(h)),
-        Loc::Temp(t) => f(Key::Temp(t)),
+        Loc::Bits { start, .. } => {
+            (start.saturating_sub(1) / 8..=start / 8).for_each(|b| f(Key::Byte(b), PINNED))
+        }
+        Loc::Valid(h) => f(Key::Valid(h), FULL),
+        Loc::Temp(t) => f(Key::Temp(t), FULL),
     }
 }
 
-/// The units added so far, by what they write and what they read.
+/// The units added so far, by what they write and what they read, each with the bits of the
+/// key it touches.
+///
+/// A unit added as a *cover* (one that runs for every packet: outside every branch, with no
+/// branches of its own, and no `@ignore_table_dependency`) takes the earlier units out of the
+/// lists of the bits it writes, where their touch of the key lies wholly within those bits:
+/// for any later unit B that touches them, the edge from such an earlier unit A is implied
+/// by A → cover (a write after A's write is an output dependency, after A's read an anti one)
+/// then cover → B (B reads or writes what the cover wrote: a stage-adding dependency), and
+/// implied strictly (A's stage plus its gap to B is less than the cover's stage plus one), so
+/// the placement, its reasons and the chains it prints are the same without it. A chain of
+/// statements that each rewrite one field so gets one edge per statement, not one per pair.
 #[derive(Default)]
 pub(crate) struct DepIndex {
-    writers: HashMap<Key, Vec<usize>>,
-    readers: HashMap<Key, Vec<usize>>,
+    writers: HashMap<Key, Vec<(usize, Mask)>>,
+    readers: HashMap<Key, Vec<(usize, Mask)>>,
     /// Per unit added, the number of the last query that listed it (so a query lists each
     /// unit once without sorting duplicates away); queries are numbered from 1.
     seen: Vec<usize>,
@@ -50,21 +70,39 @@ pub(crate) struct DepIndex {
 }
 
 impl DepIndex {
-    /// Records unit `u`, which writes `writes` (every branch's) and reads `reads`.
+    /// Records unit `u`, which writes `writes` (every branch's) and reads `reads`; `cover`:
+    /// it runs for every packet (see [`DepIndex`]).
     pub fn add<'a>(
         &mut self,
         u: usize,
-        writes: impl IntoIterator<Item = &'a Loc>,
+        writes: impl IntoIterator<Item = &'a Loc> + Clone,
         reads: impl IntoIterator<Item = &'a Loc>,
+        cover: bool,
     ) {
         if self.seen.len() <= u {
             self.seen.resize(u + 1, 0);
         }
-        let put = |map: &mut HashMap<Key, Vec<usize>>, l: &Loc| {
-            keys(l, |k| {
+        if cover {
+            let mut covered: HashMap<Key, Mask> = HashMap::new();
+            writes
+                .clone()
+                .into_iter()
+                .for_each(|l| keys(l, |k, m| *covered.entry(k).or_default() |= m & FULL));
+            for (k, m) in covered {
+                let inside = |&(_, mv): &(usize, Mask)| mv & PINNED == 0 && mv & !m == 0;
+                for map in [&mut self.writers, &mut self.readers] {
+                    if let Some(v) = map.get_mut(&k) {
+                        v.retain(|e| !inside(e));
+                    }
+                }
+            }
+        }
+        let put = |map: &mut HashMap<Key, Vec<(usize, Mask)>>, l: &Loc| {
+            keys(l, |k, m| {
                 let v = map.entry(k).or_default();
-                if v.last() != Some(&u) {
-                    v.push(u);
+                match v.last_mut() {
+                    Some((last, mv)) if *last == u => *mv |= m,
+                    _ => v.push((u, m)),
                 }
             })
         };
@@ -73,7 +111,8 @@ impl DepIndex {
     }
 
     /// The units added so far that write what a unit touches (`touches`: its reads and
-    /// writes) or read what it writes (`writes`), ascending, each once.
+    /// writes) or read what it writes (`writes`), ascending, each once; a superset of those
+    /// it depends on but for the edges a cover implies (see [`DepIndex`]).
     pub fn candidates<'a>(
         &mut self,
         touches: impl IntoIterator<Item = &'a Loc>,
@@ -82,9 +121,20 @@ impl DepIndex {
         self.queries += 1;
         let (stamp, seen) = (self.queries, &mut self.seen);
         let mut out = Vec::new();
-        let mut take = |map: &HashMap<Key, Vec<usize>>, l: &Loc| {
-            keys(l, |k| {
-                for &u in map.get(&k).into_iter().flatten() {
+        let mut take = |map: &HashMap<Key, Vec<(usize, Mask)>>, l: &Loc| {
+            if matches!(l, Loc::Bits { start, end } if start == end) {
+                // An empty range overlaps what strictly contains its point, which no cover's
+                // bits need to: every unit is a candidate.
+                for (u, s) in seen.iter_mut().enumerate() {
+                    if *s != stamp {
+                        *s = stamp;
+                        out.push(u);
+                    }
+                }
+                return;
+            }
+            keys(l, |k, _| {
+                for &(u, _) in map.get(&k).into_iter().flatten() {
                     if seen[u] != stamp {
                         seen[u] = stamp;
                         out.push(u);
@@ -121,7 +171,7 @@ mod tests {
         ];
         for (i, &(a0, a1)) in ranges.iter().enumerate() {
             let mut idx = DepIndex::default();
-            idx.add(i, [&bits(a0, a1)], []);
+            idx.add(i, [&bits(a0, a1)], [], false);
             for &(b0, b1) in &ranges {
                 let found = idx.candidates([&bits(b0, b1)], []).contains(&i);
                 if bits(a0, a1).overlaps(&bits(b0, b1)) {
@@ -134,8 +184,8 @@ mod tests {
     #[test]
     fn readers_answer_writes_and_writers_answer_both() {
         let mut idx = DepIndex::default();
-        idx.add(0, [&bits(0, 8)], [&Loc::Temp(3)]);
-        idx.add(1, [&Loc::Valid(HeaderId(2))], [&bits(8, 16)]);
+        idx.add(0, [&bits(0, 8)], [&Loc::Temp(3)], false);
+        idx.add(1, [&Loc::Valid(HeaderId(2))], [&bits(8, 16)], false);
         assert_eq!(idx.candidates([&bits(4, 6)], []), vec![0]);
         assert_eq!(idx.candidates([], [&Loc::Temp(3)]), vec![0]);
         assert_eq!(idx.candidates([&bits(8, 9)], []), Vec::<usize>::new());
@@ -144,5 +194,36 @@ mod tests {
             idx.candidates([&Loc::Valid(HeaderId(2)), &bits(0, 1)], []),
             vec![0, 1]
         );
+    }
+
+    #[test]
+    fn a_cover_drops_what_it_rewrites_wholly() {
+        let mut idx = DepIndex::default();
+        // 0 writes bits 0..4, 1 reads 2..6, 2 writes 8..12 (another byte), 3 an empty range.
+        idx.add(0, [&bits(0, 4)], [], false);
+        idx.add(1, [], [&bits(2, 6)], false);
+        idx.add(2, [&bits(8, 12)], [], false);
+        idx.add(3, [], [&bits(4, 4)], false);
+        // Not a cover: everything stays.
+        idx.add(4, [&bits(0, 8)], [], false);
+        assert_eq!(
+            idx.candidates([&bits(0, 16)], [&bits(0, 16)]),
+            vec![0, 1, 2, 3, 4]
+        );
+        // Covers bits 0..5: drops unit 0 (0..4) but not 1 (reads 5), 2 (another byte), 3
+        // (empty ranges stay) or 4 (writes 5..8 too).
+        idx.add(5, [&bits(0, 5)], [], true);
+        assert_eq!(
+            idx.candidates([&bits(0, 16)], [&bits(0, 16)]),
+            vec![1, 2, 3, 4, 5]
+        );
+        // A whole byte: only the empty range and the other byte's writer stay.
+        idx.add(6, [&bits(0, 3), &bits(3, 8)], [], true);
+        assert_eq!(
+            idx.candidates([&bits(0, 16)], [&bits(0, 16)]),
+            vec![2, 3, 6]
+        );
+        // An empty range asks about every unit.
+        assert_eq!(idx.candidates([&bits(8, 8)], []), vec![0, 1, 2, 3, 4, 5, 6]);
     }
 }

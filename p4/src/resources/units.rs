@@ -515,10 +515,15 @@ fn compute_deps(units: &mut [Unit], ignore: &IgnorePairs) {
             let at = candidates.partition_point(|&a| a < p);
             candidates.insert(at, p);
         }
+        // A unit that runs for every packet, whose edges are all kept, covers what it writes.
+        let cover = ub.path.is_empty()
+            && ub.branch_writes.is_empty()
+            && table_of(ub).is_none_or(|t| !ignore.iter().any(|&(x, _)| x == t));
         index.add(
             b,
             ub.fx.writes.iter().chain(ub.branch_writes.iter().flatten()),
             &all_reads[b],
+            cover,
         );
         for a in candidates {
             let (ua, ub) = (&units[a], &units[b]);
@@ -595,4 +600,100 @@ pub(crate) fn applied_twice(units: &[Unit]) -> Vec<(TableId, usize, usize)> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A TNA program whose ingress is `body` (over `meta.a`, `meta.b`: `bit<32>`).
+    fn program(body: &str) -> pipeline::ir::Program {
+        let text = format!(
+            r#"#include <core.p4>
+#include <tna.p4>
+header eth_t {{ bit<48> dst; bit<48> src; bit<16> type; }}
+struct headers_t {{ eth_t eth; }}
+struct meta_t {{ bit<32> a; bit<32> b; }}
+parser IP(packet_in pkt, out headers_t hdr, out meta_t meta, out ingress_intrinsic_metadata_t ig_intr_md) {{
+  state start {{ pkt.extract(ig_intr_md); pkt.advance(PORT_METADATA_SIZE); pkt.extract(hdr.eth); transition accept; }}
+}}
+control Ing(inout headers_t hdr, inout meta_t meta, in ingress_intrinsic_metadata_t ig_intr_md,
+  in ingress_intrinsic_metadata_from_parser_t ig_prsr_md, inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
+  inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {{
+  apply {{
+{body}
+    ig_tm_md.ucast_egress_port = (bit<9>)meta.a;
+  }}
+}}
+control ID(packet_out pkt, inout headers_t hdr, in meta_t meta, in ingress_intrinsic_metadata_for_deparser_t d) {{ apply {{ pkt.emit(hdr); }} }}
+parser EP(packet_in pkt, out headers_t hdr, out meta_t meta, out egress_intrinsic_metadata_t eg_intr_md) {{ state start {{ pkt.extract(eg_intr_md); transition accept; }} }}
+control Eg(inout headers_t hdr, inout meta_t meta, in egress_intrinsic_metadata_t eg_intr_md, in egress_intrinsic_metadata_from_parser_t a, inout egress_intrinsic_metadata_for_deparser_t b, inout egress_intrinsic_metadata_for_output_port_t c) {{ apply {{ }} }}
+control ED(packet_out pkt, inout headers_t hdr, in meta_t meta, in egress_intrinsic_metadata_for_deparser_t d) {{ apply {{ pkt.emit(hdr); }} }}
+Pipeline(IP(), Ing(), ID(), EP(), Eg(), ED()) pipe;
+Switch(pipe) main;
+"#
+        );
+        match crate::compile::lower_str("chain.p4", &text, &Default::default()) {
+            Ok(c) => c.program,
+            Err(f) => panic!("{}", f.render()),
+        }
+    }
+
+    fn edges(units: &[Unit]) -> usize {
+        units.iter().map(|u| u.deps.len()).sum()
+    }
+
+    /// A chain of statements that each read what the one before wrote: the earlier writers
+    /// of `meta.a` are covered by the latest (every earlier edge is implied through it), so
+    /// the graph has about one edge per statement rather than one per pair.
+    #[test]
+    fn a_rewrite_chain_has_linear_edges() {
+        for n in [50usize, 400] {
+            let body: String = (0..n)
+                .map(|i| format!("    meta.a = meta.a + {};\n", i % 7 + 1))
+                .collect();
+            let p = program(&body);
+            let units = build(&p.pipelines[0], Gress::Ingress, &IgnorePairs::new());
+            assert!(units.len() > n, "{} units", units.len());
+            let e = edges(&units);
+            assert!(e <= 2 * units.len(), "{n} statements: {e} edges");
+            // Still a chain: each statement depends on the one before.
+            for (i, u) in units.iter().enumerate().skip(1).take(n - 1) {
+                assert!(
+                    u.deps.iter().any(|d| d.on == i - 1 && d.gap == 1),
+                    "unit {i}: {:?}",
+                    u.deps
+                );
+            }
+        }
+    }
+
+    /// Inside a branch nothing covers (a later unit outside the branch may run without it):
+    /// every earlier rewrite stays a dependency there, and a partial rewrite covers nothing.
+    #[test]
+    fn branches_and_partial_rewrites_keep_their_edges() {
+        let n = 20;
+        let chain: String = (0..n)
+            .map(|i| format!("      meta.a = meta.a + {};\n", i % 7 + 1))
+            .collect();
+        let p = program(&format!("    if (hdr.eth.type == 1) {{\n{chain}    }}\n"));
+        let units = build(&p.pipelines[0], Gress::Ingress, &IgnorePairs::new());
+        let last = &units[n];
+        assert_eq!(
+            last.deps.iter().filter(|d| d.gap == 1).count(),
+            n - 1,
+            "{:?}",
+            last.deps
+        );
+        let partial: String = (0..n)
+            .map(|i| format!("    meta.a[15:0] = meta.a[15:0] + {};\n", i % 7 + 1))
+            .collect();
+        let p = program(&format!("{partial}    meta.b = meta.a;\n"));
+        let units = build(&p.pipelines[0], Gress::Ingress, &IgnorePairs::new());
+        // `meta.b = meta.a` reads the upper half too, last written by nobody; the lower half's
+        // writers are covered by the last one.
+        let copy = &units[n];
+        assert_eq!(copy.deps.len(), 1, "{:?}", copy.deps);
+        assert_eq!(copy.deps[0].on, n - 1);
+    }
 }
