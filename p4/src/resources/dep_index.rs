@@ -50,52 +50,74 @@ fn keys(l: &Loc, mut f: impl FnMut(Key, Mask)) {
 /// The units added so far, by what they write and what they read, each with the bits of the
 /// key it touches.
 ///
-/// A unit added as a *cover* (one that runs for every packet: outside every branch, with no
-/// branches of its own, and no `@ignore_table_dependency`) takes the earlier units out of the
-/// lists of the bits it writes, where their touch of the key lies wholly within those bits:
-/// for any later unit B that touches them, the edge from such an earlier unit A is implied
-/// by A → cover (a write after A's write is an output dependency, after A's read an anti one)
-/// then cover → B (B reads or writes what the cover wrote: a stage-adding dependency), and
-/// implied strictly (A's stage plus its gap to B is less than the cover's stage plus one), so
-/// the placement, its reasons and the chains it prints are the same without it. A chain of
-/// statements that each rewrite one field so gets one edge per statement, not one per pair.
+/// A unit added as a *cover* (one with no branches of its own and no
+/// `@ignore_table_dependency`) takes the earlier units out of the lists of the bits it writes,
+/// where their touch of the key lies wholly within those bits, for as long as the units added
+/// run whenever the cover does (they are in its branch: their branch path extends the cover's;
+/// a cover outside every branch takes them out for good). For any such later unit B that
+/// touches those bits, the edge from an earlier unit A is implied by A → cover (a write after
+/// A's write is an output dependency, after A's read an anti one; A is not on a branch
+/// exclusive with the cover, or it would be exclusive with B too) then cover → B (B reads or
+/// writes what the cover wrote: a stage-adding dependency), and implied strictly (A's stage
+/// plus its gap to B is less than the cover's stage plus one), so the placement, its reasons
+/// and the chains it prints are the same without it. A chain of statements that each rewrite
+/// one field so gets one edge per statement, not one per pair.
 #[derive(Default)]
 pub(crate) struct DepIndex {
     writers: HashMap<Key, Vec<(usize, Mask)>>,
     readers: HashMap<Key, Vec<(usize, Mask)>>,
+    /// Entries taken out by covers inside branches, per branch path (each a prefix of the
+    /// next), put back when the units added leave that branch.
+    scopes: Vec<Scope>,
     /// Per unit added, the number of the last query that listed it (so a query lists each
     /// unit once without sorting duplicates away); queries are numbered from 1.
     seen: Vec<usize>,
     queries: usize,
 }
 
+/// A branch path and the entries covers in it took out: (from the writers' lists, key,
+/// entry).
+struct Scope {
+    path: Vec<(usize, u32)>,
+    taken: Vec<(bool, Key, (usize, Mask))>,
+}
+
 impl DepIndex {
+    /// Before the queries and the addition of a unit on branch path `path` (units come in
+    /// program order): puts back what covers of the branches it is not in took out.
+    pub fn enter(&mut self, path: &[(usize, u32)]) {
+        while let Some(top) = self.scopes.last() {
+            if path.starts_with(&top.path) {
+                break;
+            }
+            let Some(scope) = self.scopes.pop() else {
+                break;
+            };
+            for (writer, k, e) in scope.taken {
+                let map = if writer {
+                    &mut self.writers
+                } else {
+                    &mut self.readers
+                };
+                map.entry(k).or_default().push(e);
+            }
+        }
+    }
+
     /// Records unit `u`, which writes `writes` (every branch's) and reads `reads`; `cover`:
-    /// it runs for every packet (see [`DepIndex`]).
+    /// its branch path when it is a cover (see [`DepIndex`]), after [`Self::enter`] with it.
     pub fn add<'a>(
         &mut self,
         u: usize,
         writes: impl IntoIterator<Item = &'a Loc> + Clone,
         reads: impl IntoIterator<Item = &'a Loc>,
-        cover: bool,
+        cover: Option<&[(usize, u32)]>,
     ) {
         if self.seen.len() <= u {
             self.seen.resize(u + 1, 0);
         }
-        if cover {
-            let mut covered: HashMap<Key, Mask> = HashMap::new();
-            writes
-                .clone()
-                .into_iter()
-                .for_each(|l| keys(l, |k, m| *covered.entry(k).or_default() |= m & FULL));
-            for (k, m) in covered {
-                let inside = |&(_, mv): &(usize, Mask)| mv & PINNED == 0 && mv & !m == 0;
-                for map in [&mut self.writers, &mut self.readers] {
-                    if let Some(v) = map.get_mut(&k) {
-                        v.retain(|e| !inside(e));
-                    }
-                }
-            }
+        if let Some(path) = cover {
+            self.cover(path, writes.clone());
         }
         let put = |map: &mut HashMap<Key, Vec<(usize, Mask)>>, l: &Loc| {
             keys(l, |k, m| {
@@ -108,6 +130,40 @@ impl DepIndex {
         };
         writes.into_iter().for_each(|l| put(&mut self.writers, l));
         reads.into_iter().for_each(|l| put(&mut self.readers, l));
+    }
+
+    /// Takes out the entries within the bits `writes` covers, for good outside every branch,
+    /// else into the scope of `path`.
+    fn cover<'a>(&mut self, path: &[(usize, u32)], writes: impl IntoIterator<Item = &'a Loc>) {
+        let mut covered: HashMap<Key, Mask> = HashMap::new();
+        writes
+            .into_iter()
+            .for_each(|l| keys(l, |k, m| *covered.entry(k).or_default() |= m & FULL));
+        let mut taken = Vec::new();
+        for (k, m) in covered {
+            let inside = |&(_, mv): &(usize, Mask)| mv & PINNED == 0 && mv & !m == 0;
+            for (writer, map) in [(true, &mut self.writers), (false, &mut self.readers)] {
+                if let Some(v) = map.get_mut(&k) {
+                    v.retain(|e| {
+                        let out = inside(e);
+                        if out && !path.is_empty() {
+                            taken.push((writer, k, *e));
+                        }
+                        !out
+                    });
+                }
+            }
+        }
+        if taken.is_empty() {
+            return;
+        }
+        match self.scopes.last_mut() {
+            Some(top) if top.path == path => top.taken.extend(taken),
+            _ => self.scopes.push(Scope {
+                path: path.to_vec(),
+                taken,
+            }),
+        }
     }
 
     /// The units added so far that write what a unit touches (`touches`: its reads and
@@ -171,7 +227,7 @@ mod tests {
         ];
         for (i, &(a0, a1)) in ranges.iter().enumerate() {
             let mut idx = DepIndex::default();
-            idx.add(i, [&bits(a0, a1)], [], false);
+            idx.add(i, [&bits(a0, a1)], [], None);
             for &(b0, b1) in &ranges {
                 let found = idx.candidates([&bits(b0, b1)], []).contains(&i);
                 if bits(a0, a1).overlaps(&bits(b0, b1)) {
@@ -184,8 +240,8 @@ mod tests {
     #[test]
     fn readers_answer_writes_and_writers_answer_both() {
         let mut idx = DepIndex::default();
-        idx.add(0, [&bits(0, 8)], [&Loc::Temp(3)], false);
-        idx.add(1, [&Loc::Valid(HeaderId(2))], [&bits(8, 16)], false);
+        idx.add(0, [&bits(0, 8)], [&Loc::Temp(3)], None);
+        idx.add(1, [&Loc::Valid(HeaderId(2))], [&bits(8, 16)], None);
         assert_eq!(idx.candidates([&bits(4, 6)], []), vec![0]);
         assert_eq!(idx.candidates([], [&Loc::Temp(3)]), vec![0]);
         assert_eq!(idx.candidates([&bits(8, 9)], []), Vec::<usize>::new());
@@ -200,30 +256,48 @@ mod tests {
     fn a_cover_drops_what_it_rewrites_wholly() {
         let mut idx = DepIndex::default();
         // 0 writes bits 0..4, 1 reads 2..6, 2 writes 8..12 (another byte), 3 an empty range.
-        idx.add(0, [&bits(0, 4)], [], false);
-        idx.add(1, [], [&bits(2, 6)], false);
-        idx.add(2, [&bits(8, 12)], [], false);
-        idx.add(3, [], [&bits(4, 4)], false);
+        idx.add(0, [&bits(0, 4)], [], None);
+        idx.add(1, [], [&bits(2, 6)], None);
+        idx.add(2, [&bits(8, 12)], [], None);
+        idx.add(3, [], [&bits(4, 4)], None);
         // Not a cover: everything stays.
-        idx.add(4, [&bits(0, 8)], [], false);
+        idx.add(4, [&bits(0, 8)], [], None);
         assert_eq!(
             idx.candidates([&bits(0, 16)], [&bits(0, 16)]),
             vec![0, 1, 2, 3, 4]
         );
         // Covers bits 0..5: drops unit 0 (0..4) but not 1 (reads 5), 2 (another byte), 3
         // (empty ranges stay) or 4 (writes 5..8 too).
-        idx.add(5, [&bits(0, 5)], [], true);
+        idx.add(5, [&bits(0, 5)], [], Some(&[]));
         assert_eq!(
             idx.candidates([&bits(0, 16)], [&bits(0, 16)]),
             vec![1, 2, 3, 4, 5]
         );
         // A whole byte: only the empty range and the other byte's writer stay.
-        idx.add(6, [&bits(0, 3), &bits(3, 8)], [], true);
+        idx.add(6, [&bits(0, 3), &bits(3, 8)], [], Some(&[]));
         assert_eq!(
             idx.candidates([&bits(0, 16)], [&bits(0, 16)]),
             vec![2, 3, 6]
         );
         // An empty range asks about every unit.
         assert_eq!(idx.candidates([&bits(8, 8)], []), vec![0, 1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn a_cover_in_a_branch_holds_while_in_it() {
+        let mut idx = DepIndex::default();
+        idx.add(0, [&bits(0, 8)], [], None);
+        // Unit 1 is in branch 0 of unit 9 (say), and covers byte 0 there.
+        let inside = [(9, 0)];
+        idx.enter(&inside);
+        idx.add(1, [&bits(0, 8)], [], Some(&inside));
+        // Deeper in that branch: still covered.
+        idx.enter(&[(9, 0), (10, 1)]);
+        assert_eq!(idx.candidates([&bits(0, 8)], []), vec![1]);
+        // In the other branch, and after the `if`: unit 0 is back.
+        idx.enter(&[(9, 1)]);
+        assert_eq!(idx.candidates([&bits(0, 8)], []), vec![0, 1]);
+        idx.enter(&[]);
+        assert_eq!(idx.candidates([&bits(0, 8)], []), vec![0, 1]);
     }
 }

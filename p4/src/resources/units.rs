@@ -524,6 +524,7 @@ fn compute_deps(units: &mut [Unit], ignore: &IgnorePairs) {
         let mut deps = Vec::new();
         let mut ignored = Vec::new();
         let ub = &units[b];
+        index.enter(&ub.path);
         let mut candidates =
             index.candidates(all_reads[b].iter().chain(&ub.fx.writes), &ub.fx.writes);
         if let Some(p) = ub
@@ -533,11 +534,12 @@ fn compute_deps(units: &mut [Unit], ignore: &IgnorePairs) {
             let at = candidates.partition_point(|&a| a < p);
             candidates.insert(at, p);
         }
-        // A unit that runs for every packet, whose edges are all kept, covers what it writes.
-        let cover = covers_enabled()
-            && ub.path.is_empty()
+        // A unit without branches, whose edges are all kept, covers what it writes for the
+        // units after it in its branch.
+        let cover = (covers_enabled()
             && ub.branch_writes.is_empty()
-            && table_of(ub).is_none_or(|t| !ignore.iter().any(|&(x, _)| x == t));
+            && table_of(ub).is_none_or(|t| !ignore.iter().any(|&(x, _)| x == t)))
+        .then_some(ub.path.as_slice());
         index.add(
             b,
             ub.fx.writes.iter().chain(ub.branch_writes.iter().flatten()),
@@ -813,26 +815,40 @@ Switch(pipe) main;
                     u.deps
                 );
             }
+            // The same chain inside a branch.
+            let p = program(&format!("if (hdr.eth.type == 1) {{\n{body}}}\n"));
+            let units = build(&p.pipelines[0], Gress::Ingress, &IgnorePairs::new());
+            let e = edges(&units);
+            assert!(
+                e <= 3 * units.len(),
+                "{n} statements in a branch: {e} edges"
+            );
         }
     }
 
-    /// Inside a branch nothing covers (a later unit outside the branch may run without it):
-    /// every earlier rewrite stays a dependency there, and a partial rewrite covers nothing.
+    /// Inside a branch a rewrite covers the earlier ones for the rest of the branch (linear
+    /// there too); after the `if` they are back (the unit after it may run without the branch).
     #[test]
     fn branches_and_partial_rewrites_keep_their_edges() {
         let n = 20;
         let chain: String = (0..n)
             .map(|i| format!("      meta.a = meta.a + {};\n", i % 7 + 1))
             .collect();
-        let p = program(&format!("    if (hdr.eth.type == 1) {{\n{chain}    }}\n"));
+        let p = program(&format!(
+            "    if (hdr.eth.type == 1) {{\n{chain}    }}\n    meta.b = meta.a;\n"
+        ));
         let units = build(&p.pipelines[0], Gress::Ingress, &IgnorePairs::new());
+        // units[0] is the `if`, 1..=n the chain, n + 1 the copy after it.
         let last = &units[n];
-        assert_eq!(
-            last.deps.iter().filter(|d| d.gap == 1).count(),
-            n - 1,
-            "{:?}",
-            last.deps
-        );
+        let strict: Vec<usize> = last
+            .deps
+            .iter()
+            .filter(|d| d.gap == 1)
+            .map(|d| d.on)
+            .collect();
+        assert_eq!(strict, vec![n - 1], "{:?}", last.deps);
+        let copy = &units[n + 1];
+        assert_eq!(copy.deps.len(), n, "{:?}", copy.deps);
         let partial: String = (0..n)
             .map(|i| format!("    meta.a[15:0] = meta.a[15:0] + {};\n", i % 7 + 1))
             .collect();
