@@ -4,7 +4,8 @@
 //! reads or writes) or one to run under the other's outcome. Indexing every unit's reads and
 //! writes by PHV byte, validity bit and temporary gives, for a later unit, the earlier units
 //! worth comparing: a superset of its dependencies, each pair then judged exactly by
-//! [`super::units`]. Long programs of independent statements so avoid comparing every pair.
+//! [`super::units`]. Long programs of independent statements so avoid comparing every pair,
+//! and covers ([`DepIndex`]) keep a long chain of rewrites of one field to one edge a link.
 
 use std::collections::HashMap;
 
