@@ -375,3 +375,45 @@ fn a_profile_shared_by_tables_on_one_path_warns() {
     assert!(!w.contains("which can both run"), "{w}");
     assert!(w.contains("list different actions"), "{w}");
 }
+
+/// A range table's TCAM lines follow bf-p4c's `RangeEntries`: `@entries_with_ranges(64)` keeps
+/// `range_entries.p4`'s table in one stage (18 TCAMs); without it a quarter of the entries
+/// take 7 lines each, 40 TCAMs, and the table spreads over two stages. An annotation larger
+/// than the table warns and counts as the size.
+#[test]
+fn range_tables_take_tcam_lines_per_range_entry() {
+    use pipeline::ir::Target;
+    let ingress_of = |c: &p4::compile::Compiled| {
+        let r = c.resources.as_ref().expect("placement report");
+        let g = r.gress(0, "ingress").expect("ingress").clone();
+        (g.stages_used, g.totals.tcam_blocks)
+    };
+    let c = compile_file("ok", "range_entries.p4", Target::Tofino1)
+        .unwrap_or_else(|e| panic!("should compile:\n{e}"));
+    assert_eq!(ingress_of(&c), (1, 18));
+    let text = std::fs::read_to_string(dir("ok").join("range_entries.p4")).expect("read");
+    let compile = |text: &str| {
+        compile_str(
+            "tests/check/ok/range_entries.p4",
+            text,
+            &CompileOptions::default(),
+        )
+        .unwrap_or_else(|f| panic!("{}", f.render()))
+    };
+    let c = compile(&text.replace("@entries_with_ranges(64)", ""));
+    assert_eq!(ingress_of(&c), (2, 40));
+    let c = compile(&text.replace("@entries_with_ranges(64)", "@entries_with_ranges(5000)"));
+    // 4096 entries of 7 lines: 56 rows of two.
+    assert_eq!(ingress_of(&c).1, 112);
+    let w = c.warnings.render(&c.sources);
+    assert!(
+        w.contains(
+            "`@entries_with_ranges(5000)` on table `Ingress.acl` is more than its 4096 entries"
+        ),
+        "{w}"
+    );
+    let c = compile(&text.replace("@entries_with_ranges(64)", "@entries_with_ranges(0)"));
+    assert_eq!(ingress_of(&c), (2, 40));
+    let w = c.warnings.render(&c.sources);
+    assert!(w.contains("the entries_with_ranges value 0"), "{w}");
+}

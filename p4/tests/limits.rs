@@ -358,3 +358,40 @@ fn compile_file_reports_a_missing_file() {
         "{r}"
     );
 }
+
+/// `meta_t` holding `s{n-1}`, where `s0` has a byte and each `s{i}` one field of type
+/// `s{i-1}`: structs `n + 1` levels deep (with `meta_t`).
+fn nested_structs(n: usize) -> String {
+    let structs: String = std::iter::once("struct s0 { bit<8> x; }\n".to_string())
+        .chain((1..n).map(|i| format!("struct s{i} {{ s{} a; }}\n", i - 1)))
+        .collect();
+    program("").replace(
+        "struct meta_t {}",
+        &format!("{structs}struct meta_t {{ s{} deep; }}", n - 1),
+    )
+}
+
+/// Struct nesting is bounded (the lowering names each field by its whole path, so memory grows
+/// with the square of the depth: 20,000 levels took 766 MB): 256 levels compile, 257 and
+/// 20,000 are refused at the first field that goes too deep, with the limit.
+#[test]
+fn struct_nesting_is_limited() {
+    let (ok, r) = compile(&nested_structs(255));
+    assert!(ok, "{r}");
+    for (n, at) in [(256, "meta_t"), (20_000, "s256")] {
+        let (ok, r) = compile(&nested_structs(n));
+        assert!(!ok, "{n} levels");
+        assert_eq!(
+            first_line(&r),
+            format!(
+                "error: `{at}` nests structs and headers 257 levels deep: pisa allows at most 256"
+            ),
+            "{r}"
+        );
+        assert!(r.contains("--> t.p4:"), "{r}");
+        assert!(r.contains("256 levels deep"), "{r}");
+        // Reported once: the types built on it, and the passes after, stop at the limit.
+        assert_eq!(r.matches("nests structs").count(), 1, "{r}");
+        assert!(!r.contains("no field"), "{r}");
+    }
+}

@@ -53,6 +53,8 @@ const TABLE_ONLY: &[&str] = &[
     // `@placement_priority(n)` orders tables that can start in one stage).
     "stage",
     "placement_priority",
+    // How many of a range table's entries hold ranges (resources/demand/range.rs).
+    "entries_with_ranges",
     // Whether a table's selector scrambles its hash (table/selector.rs in the pipeline), and
     // its group sizes where the selector's constructor does not give them (lower/profiles.rs).
     "selector_enable_scramble",
@@ -82,7 +84,6 @@ fn ignored_reason(name: &str) -> &'static str {
             | "min_width"
             | "immediate"
             | "idletime_precision"
-            | "entries_with_ranges"
             | "action_default_only"
             | "reg"
             | "in_hash"

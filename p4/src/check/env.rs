@@ -18,6 +18,14 @@ pub type TypeParams = HashMap<String, Ty>;
 /// Nesting limit for typedef chains and constant references (a cycle is reported, not followed).
 const MAX_DEPTH: u32 = 64;
 
+/// How deep struct, header and union types may nest (a struct with a field of struct type is 2
+/// deep): the lowering names every field by its whole path (`meta.a.b.c...`), so its memory
+/// grows with the square of the depth (20,000 levels took 766 MB). See `p4/LIMITS.md`.
+pub const MAX_STRUCT_NESTING: u32 = 256;
+/// The nesting recorded for a type refused as too deep (and, saturating, for types built on
+/// it, which are not reported again).
+const TOO_DEEP: u32 = u32::MAX;
+
 /// Externs that t2na.p4 declares and tna.p4 does not (Tofino 2's stateful extras): naming one
 /// in a TNA program says why it is unknown.
 const T2NA_ONLY: &[&str] = &[
@@ -50,6 +58,8 @@ pub struct Env<'a> {
     pub arch_files: HashSet<FileId>,
     types: RefCell<HashMap<String, Ty>>,
     building: RefCell<HashSet<String>>,
+    /// Per struct / header / union type built, how deep structs nest in it (itself counts 1).
+    nesting: RefCell<HashMap<String, u32>>,
 }
 
 impl<'a> Env<'a> {
@@ -69,6 +79,7 @@ impl<'a> Env<'a> {
             arch_files,
             types: RefCell::new(HashMap::new()),
             building: RefCell::new(HashSet::new()),
+            nesting: RefCell::new(HashMap::new()),
         };
         for d in &program.decls {
             match &d.kind {
@@ -460,6 +471,12 @@ impl<'a> Env<'a> {
         }
         self.building.borrow_mut().remove(&name);
         result?;
+        let nesting = self.struct_nesting(&name, s, &fields);
+        if !matches!(nesting, Ok(n) if n != TOO_DEEP) {
+            // Too deep, or built on a type that is: recorded without the fields that go too
+            // deep, so the passes after the error walk no deeper.
+            fields.retain(|(_, t)| self.nesting_of(t) < MAX_STRUCT_NESTING);
+        }
         if is_header && self.is_flexible(decl, s, &fields) {
             pad_flexible_header(&mut fields);
         }
@@ -473,8 +490,59 @@ impl<'a> Env<'a> {
         } else {
             Ty::Struct(st)
         };
+        // A type nested too deep is still recorded (nesting [`TOO_DEEP`]), so that the types
+        // built on it do not report it again.
+        self.nesting
+            .borrow_mut()
+            .insert(name.clone(), *nesting.as_ref().unwrap_or(&TOO_DEEP));
         self.types.borrow_mut().insert(name, t.clone());
-        Ok(t)
+        nesting.map(|_| t)
+    }
+
+    /// How deep structs nest in the type `name` with `fields` (declared as `s`), refused past
+    /// [`MAX_STRUCT_NESTING`] at the field that goes too deep.
+    fn struct_nesting(
+        &self,
+        name: &str,
+        s: &ast::StructDecl,
+        fields: &[(String, Ty)],
+    ) -> Result<u32, Diagnostic> {
+        let mut deepest = 1;
+        for ((_, t), f) in fields.iter().zip(&s.fields) {
+            let inner = self.nesting_of(t);
+            let n = inner.saturating_add(1);
+            if n > MAX_STRUCT_NESTING && inner != TOO_DEEP {
+                return Err(Diagnostic::error(format!(
+                    "`{name}` nests structs and headers {n} levels deep: pisa allows at most \
+                     {MAX_STRUCT_NESTING}"
+                ))
+                .with_primary(f.ty.span, format!("{} levels deep", n - 1))
+                .with_help("flatten some of the levels into fields of their parent"));
+            }
+            deepest = deepest.max(n);
+        }
+        Ok(deepest)
+    }
+
+    /// How deep structs nest in `t` (0 for a scalar; [`TOO_DEEP`] on a refused type). Every
+    /// struct type was built, and its nesting recorded, before a field could take it.
+    fn nesting_of(&self, t: &Ty) -> u32 {
+        match t {
+            Ty::Struct(st) | Ty::Header(st) => {
+                let known = self.nesting.borrow().get(&st.name).copied();
+                known.unwrap_or_else(|| {
+                    let inner = st.fields.iter().map(|(_, f)| self.nesting_of(f)).max();
+                    inner.unwrap_or(0).saturating_add(1)
+                })
+            }
+            Ty::Stack(elem, _) => self.nesting_of(elem),
+            // The lowering lays a tuple out as a struct.
+            Ty::Tuple(ts) => {
+                let inner = ts.iter().map(|t| self.nesting_of(t)).max();
+                inner.unwrap_or(0).saturating_add(1)
+            }
+            _ => 0,
+        }
     }
 
     fn enum_type(&self, e: &ast::EnumDecl) -> Result<Ty, Diagnostic> {

@@ -4,7 +4,8 @@
 //! Memory sizing follows bf-p4c's layout rules, in [`sizing`]. Besides:
 //! - ternary / LPM / range: TCAM blocks = the TCAMs a row of the key's PHV bytes needs (one up
 //!   to 6 bytes, a pair per 11; a range field's bytes count twice: bf-p4c encodes ranges in
-//!   4-bit groups) × ⌈size / 512⌉, as bf-p4c's estimate counts them by container bytes.
+//!   4-bit groups) × ⌈lines / 512⌉, as bf-p4c's estimate counts them by container bytes; lines
+//!   = the size, or with range keys the lines their entries take ([`range`]).
 //! - keyless tables keep their action data in the action instruction (immediate), so they use
 //!   no memory.
 //! - counters: two (packets and bytes) or four entries per 128-bit word; meters one entry per
@@ -25,6 +26,7 @@ use super::layout::{Hints, Sizing};
 use super::profile::Profile;
 use super::units::{Unit, UnitKind};
 
+mod range;
 mod sizing;
 
 use sizing::{
@@ -127,6 +129,12 @@ pub(crate) struct Demand {
     pub unfit_pack: Option<u32>,
     /// `@use_hash_action(1)` on a table that cannot be a hash-action table: bf-p4c's reason.
     pub unfit_hash_action: Option<&'static str>,
+    /// A range key covering more PHV nibbles than bf-p4c's range match takes: (its name, its
+    /// nibbles).
+    pub range_too_wide: Option<(String, u32)>,
+    /// `@entries_with_ranges(n)` larger than the table's size (which bf-p4c uses instead, with
+    /// a warning): (n, size).
+    pub range_entries_over_size: Option<(u32, u32)>,
 }
 
 /// Memories and crossbar of a table (without its actions' externs).
@@ -182,10 +190,16 @@ fn table_demand(
         // mau/resource_estimate.cpp `options_to_ternary_entries` ([`tcam_width`]).
         let mut key_x = BTreeSet::new();
         let mut range_x = BTreeSet::new();
+        let mut range_lines = None;
         for k in &t.keys {
             let mut fx = Effects::default();
             phv_col.expr(&k.expr, &mut fx, Mode::Match);
             let out = if k.kind == MatchKind::Range {
+                let n = range::nibbles(&fx.match_reads);
+                if n > range::MAX_RANGE_NIBBLES && d.range_too_wide.is_none() {
+                    d.range_too_wide = Some((k.name.clone(), n));
+                }
+                range_lines = range_lines.max(Some(range::lines_per_entry(n)));
                 &mut range_x
             } else {
                 &mut key_x
@@ -195,7 +209,17 @@ fn table_demand(
             }
         }
         let bytes = u64::from(xbar_bytes(&key_x)) + 2 * u64::from(xbar_bytes(&range_x));
-        let rows = ceil_div(size, u64::from(p.tcam_depth));
+        let lines = match range_lines {
+            Some(per_entry) => {
+                let asked = sizing.entries_with_ranges;
+                if let Some(n) = asked.filter(|&n| u64::from(n) > size) {
+                    d.range_entries_over_size = Some((n, sat32(size)));
+                }
+                range::tcam_lines(size, per_entry, asked)
+            }
+            None => size,
+        };
+        let rows = ceil_div(lines, u64::from(p.tcam_depth));
         d.tcam = sat32(tcam_width(bytes) * rows);
         sram += ternary_sram(p, rows * u64::from(p.tcam_depth), instr_bits(t), adb_bits);
     } else {

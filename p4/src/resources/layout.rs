@@ -8,7 +8,8 @@
 //!   number of hash ways, fixed instead of chosen (mau/table_layout.cpp
 //!   `get_pack_pragma_val`, mau/resource_estimate.cpp `ways_provided`); `@use_hash_action(n)`:
 //!   the hash-action layout forced (1) or ruled out (0) (mau/table_layout.cpp
-//!   `add_hash_action_option`);
+//!   `add_hash_action_option`); `@entries_with_ranges(n)`: how many of a range table's entries
+//!   hold ranges, each taking several TCAM lines (mau/resource_estimate.cpp `RangeEntries`);
 //! - `@ignore_table_dependency("other")`: the data dependencies between the two tables are
 //!   dropped, as bf-p4c drops them (mau/table_mutex.cpp `IgnoreTableDeps`);
 //! - `@stage(n)` ([`StagePin`]) and `@placement_priority("other", ...)`: where a table starts
@@ -51,8 +52,9 @@ pub const SIMUL_LOOKUPS_RANGE: std::ops::RangeInclusive<u32> = 1..=10;
 /// bf-p4c's values of `@use_hash_action` (mau/table_layout.cpp `add_hash_action_option`).
 pub const HASH_ACTION_RANGE: std::ops::RangeInclusive<u32> = 0..=1;
 
-/// A table's `@pack(n)`, `@ways(n)`, `@use_hash_action(n)` and `@placement_priority(n)`, each
-/// within its range (values outside are warned about and dropped by the lowering).
+/// A table's `@pack(n)`, `@ways(n)`, `@use_hash_action(n)`, `@placement_priority(n)` and
+/// `@entries_with_ranges(n)`, each within its range (values outside are warned about and
+/// dropped by the lowering).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sizing {
     /// Entries per match row: the only layout bf-p4c then tries.
@@ -70,11 +72,14 @@ pub struct Sizing {
     /// chain; default 0). Its other form, table names to place before, is
     /// [`Hints::priority_over`].
     pub priority: Option<i32>,
+    /// `@entries_with_ranges(n)`: of a table with `range` keys, the entries that hold ranges
+    /// (each takes several TCAM lines); without it bf-p4c assumes a quarter of its size.
+    pub entries_with_ranges: Option<u32>,
 }
 
 impl Sizing {
     /// The annotations a [`Sizing`] comes from, with the values bf-p4c accepts.
-    pub const ANNOTATIONS: [(&'static str, std::ops::RangeInclusive<i128>); 5] = [
+    pub const ANNOTATIONS: [(&'static str, std::ops::RangeInclusive<i128>); 6] = [
         (
             "pack",
             *PACK_RANGE.start() as i128..=*PACK_RANGE.end() as i128,
@@ -92,6 +97,8 @@ impl Sizing {
             *HASH_ACTION_RANGE.start() as i128..=*HASH_ACTION_RANGE.end() as i128,
         ),
         ("placement_priority", i32::MIN as i128..=i32::MAX as i128),
+        // bf-p4c ignores a value of 0 or less with a warning.
+        ("entries_with_ranges", 1..=i32::MAX as i128),
     ];
 
     /// Records annotation `which` (one of [`Self::ANNOTATIONS`]) with value `n`, in range.
@@ -102,6 +109,7 @@ impl Sizing {
             "simul_lookups" => self.simul_lookups = u32::try_from(n).ok(),
             "use_hash_action" => self.hash_action = Some(n == 1),
             "placement_priority" => self.priority = i32::try_from(n).ok(),
+            "entries_with_ranges" => self.entries_with_ranges = u32::try_from(n).ok(),
             _ => {}
         }
     }

@@ -284,7 +284,12 @@ fn unfit_layouts(pi: usize, pipe: &Pipeline, demands: &[demand::Demand]) -> Vec<
         let Some(t) = d.table else {
             continue;
         };
-        if seen.contains(&t) || (d.unfit_pack.is_none() && d.unfit_hash_action.is_none()) {
+        if seen.contains(&t)
+            || (d.unfit_pack.is_none()
+                && d.unfit_hash_action.is_none()
+                && d.range_too_wide.is_none()
+                && d.range_entries_over_size.is_none())
+        {
             continue;
         }
         seen.push(t);
@@ -303,6 +308,7 @@ fn unfit_layouts(pi: usize, pipe: &Pipeline, demands: &[demand::Demand]) -> Vec<
                 .with_help("lower the `@pack` value, or remove it to let the layout choose"),
             );
         }
+        out.extend(range_issues(pi, t, name, d));
         if let Some(why) = d.unfit_hash_action {
             out.push(
                 ResourceIssue::error(
@@ -321,6 +327,42 @@ fn unfit_layouts(pi: usize, pipe: &Pipeline, demands: &[demand::Demand]) -> Vec<
                 .with_help("remove `@use_hash_action(1)`, or give the table that shape"),
             );
         }
+    }
+    out
+}
+
+/// A range key wider than bf-p4c's range match (an error), and an `@entries_with_ranges`
+/// larger than the table (a warning; the size is used, as bf-p4c does).
+fn range_issues(pi: usize, t: TableId, name: &str, d: &demand::Demand) -> Vec<ResourceIssue> {
+    let mut out = Vec::new();
+    if let Some((key, n)) = &d.range_too_wide {
+        out.push(
+            ResourceIssue::error(
+                IssueKind::CrossbarTooWide,
+                ObjectRef::Table(pi, t),
+                format!(
+                    "table `{name}` cannot range-match on `{key}`: it covers {n} PHV nibbles, \
+                     and a range key may cover at most 5"
+                ),
+            )
+            .with_note(
+                "bf-p4c matches a range nibble by nibble within one 5-byte ternary crossbar \
+                 group (mau/resource_estimate.cpp `RangeEntries`)",
+            )
+            .with_help(
+                "range-match a slice that starts on a nibble boundary, or match the key as ternary",
+            ),
+        );
+    }
+    if let Some((n, size)) = d.range_entries_over_size {
+        out.push(ResourceIssue::warning(
+            IssueKind::TableTooLarge,
+            ObjectRef::Table(pi, t),
+            format!(
+                "`@entries_with_ranges({n})` on table `{name}` is more than its {size} entries; \
+                 its size is used instead"
+            ),
+        ));
     }
     out
 }

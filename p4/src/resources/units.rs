@@ -499,6 +499,24 @@ fn table_of(u: &Unit) -> Option<TableId> {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Tests turn covers off to compare the placement with and without them.
+    static COVERS_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether [`DepIndex`] covers may drop implied edges (always, but in a test comparing).
+fn covers_enabled() -> bool {
+    #[cfg(test)]
+    {
+        !COVERS_OFF.with(|c| c.get())
+    }
+    #[cfg(not(test))]
+    {
+        true
+    }
+}
+
 fn compute_deps(units: &mut [Unit], ignore: &IgnorePairs) {
     let all_reads: Vec<Vec<Loc>> = units.iter().map(|u| u.fx.all_reads()).collect();
     let mut index = DepIndex::default();
@@ -506,6 +524,7 @@ fn compute_deps(units: &mut [Unit], ignore: &IgnorePairs) {
         let mut deps = Vec::new();
         let mut ignored = Vec::new();
         let ub = &units[b];
+        index.enter(&ub.path);
         let mut candidates =
             index.candidates(all_reads[b].iter().chain(&ub.fx.writes), &ub.fx.writes);
         if let Some(p) = ub
@@ -515,10 +534,17 @@ fn compute_deps(units: &mut [Unit], ignore: &IgnorePairs) {
             let at = candidates.partition_point(|&a| a < p);
             candidates.insert(at, p);
         }
+        // A unit without branches, whose edges are all kept, covers what it writes for the
+        // units after it in its branch.
+        let cover = (covers_enabled()
+            && ub.branch_writes.is_empty()
+            && table_of(ub).is_none_or(|t| !ignore.iter().any(|&(x, _)| x == t)))
+        .then_some(ub.path.as_slice());
         index.add(
             b,
             ub.fx.writes.iter().chain(ub.branch_writes.iter().flatten()),
             &all_reads[b],
+            cover,
         );
         for a in candidates {
             let (ua, ub) = (&units[a], &units[b]);
@@ -596,3 +622,6 @@ pub(crate) fn applied_twice(units: &[Unit]) -> Vec<(TableId, usize, usize)> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;
