@@ -230,6 +230,13 @@ impl Builder<'_> {
                     None => "Register.clear(..)".into(),
                 }
             }
+            Stmt::CopyHeader { dst, src } => {
+                let name = |h: &pipeline::ir::HeaderId| {
+                    let v = self.names.loc(Loc::Valid(*h));
+                    v.trim_end_matches(".isValid()").to_string()
+                };
+                format!("{} = {}", name(dst), name(src))
+            }
             Stmt::SetValid { header, valid } => {
                 let h = self.names.loc(Loc::Valid(*header));
                 let h = h.trim_end_matches(".isValid()");
