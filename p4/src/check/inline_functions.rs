@@ -9,7 +9,10 @@
 //! left-hand side, the declared variable, or a fresh temporary for a call inside an
 //! expression); a return that is not last sets a flag that guards the rest of the body.
 //! The function's own locals get fresh names. A body that is one `return e;` inlines as the
-//! expression `e`. Runs on the AST after `named_args` (arguments are in parameter order).
+//! expression `e`. A call in the right operand of `&&`/`||` or in an arm of `?:` is inlined
+//! under an `if` on the (once evaluated) left operand or condition, so it runs only when P4's
+//! short-circuit evaluation reaches it. Runs on the AST after `named_args` (arguments are in
+//! parameter order).
 
 use std::collections::HashMap;
 
@@ -466,6 +469,21 @@ impl Inliner {
                 self.hoist(hi, out);
                 self.hoist(lo, out);
             }
+            ExprKind::Binary {
+                op: op @ (BinOp::And | BinOp::Or),
+                lhs,
+                rhs,
+            } => {
+                // Short-circuit: the right operand's calls run only when it is evaluated.
+                self.hoist(lhs, out);
+                let mut right = Vec::new();
+                self.hoist(rhs, &mut right);
+                if !right.is_empty() {
+                    let t = self.bool_temp(lhs, out);
+                    let when = if *op == BinOp::And { t } else { not(t) };
+                    guarded(when, right, None, out);
+                }
+            }
             ExprKind::Binary { lhs, rhs, .. } => {
                 self.hoist(lhs, out);
                 self.hoist(rhs, out);
@@ -475,9 +493,15 @@ impl Inliner {
                 then_expr,
                 else_expr,
             } => {
+                // Only the arm selected runs its calls.
                 self.hoist(cond, out);
-                self.hoist(then_expr, out);
-                self.hoist(else_expr, out);
+                let (mut then_s, mut else_s) = (Vec::new(), Vec::new());
+                self.hoist(then_expr, &mut then_s);
+                self.hoist(else_expr, &mut else_s);
+                if !then_s.is_empty() || !else_s.is_empty() {
+                    let t = self.bool_temp(cond, out);
+                    guarded(t, then_s, Some(else_s), out);
+                }
             }
             ExprKind::Call { callee, args, .. } => {
                 self.hoist(callee, out);
@@ -517,12 +541,34 @@ impl Inliner {
             );
             return;
         }
+        *e = self.into_temp(c, ret, out);
+    }
+
+    /// `c` inlined with its result in a fresh variable of type `ret` (declared in `out`),
+    /// which is returned.
+    fn into_temp(&mut self, c: Call, ret: Type, out: &mut Vec<Stmt>) -> Expr {
+        let span = c.span;
         self.fresh += 1;
         let tmp = format!("{}$ret{}", c.f.proto.name.name, self.fresh);
         out.push(declare(ret, &tmp, None, span));
         let dest = Dest::Lvalue(name_expr(&tmp, span));
         out.extend(self.inline(c, dest));
-        *e = name_expr(&tmp, span);
+        name_expr(&tmp, span)
+    }
+
+    /// `e` evaluated once into a fresh `bool` (declared in `out`); `e` becomes that variable,
+    /// which is returned too.
+    fn bool_temp(&mut self, e: &mut Expr, out: &mut Vec<Stmt>) -> Expr {
+        let span = e.span;
+        self.fresh += 1;
+        let tmp = format!("cond$sc{}", self.fresh);
+        let ty = Type {
+            kind: TypeKind::Bool,
+            span,
+        };
+        let value = std::mem::replace(e, name_expr(&tmp, span));
+        out.push(declare(ty, &tmp, Some(value), span));
+        name_expr(&tmp, span)
     }
 
     /// Replaces each call in `e`, where no statement can go (a table key, a constant), by the
@@ -582,6 +628,49 @@ impl Inliner {
         .expr(&mut r);
         Some(r)
     }
+}
+
+fn not(e: Expr) -> Expr {
+    let span = e.span;
+    Expr {
+        kind: ExprKind::Unary {
+            op: UnOp::Not,
+            operand: Box::new(e),
+        },
+        span,
+    }
+}
+
+/// `if (cond) { then } else { otherwise }` appended to `out`, where the branches are statements
+/// hoisted out of one operand: the temporaries they declare without a value are declared before
+/// the `if` (the expression left behind reads them after it).
+fn guarded(cond: Expr, then: Vec<Stmt>, otherwise: Option<Vec<Stmt>>, out: &mut Vec<Stmt>) {
+    let span = cond.span;
+    let mut branch = |ss: Vec<Stmt>| {
+        let mut inside = Vec::with_capacity(ss.len());
+        for s in ss {
+            match &s.kind {
+                StmtKind::Variable(v) if v.init.is_none() => out.push(s),
+                StmtKind::Variable(v) => {
+                    let (name, value) = (v.name.clone(), v.init.clone().expect("init"));
+                    out.push(declare(v.ty.clone(), &name.name, None, s.span));
+                    inside.push(assign(name_expr(&name.name, name.span), value, s.span));
+                }
+                _ => inside.push(s),
+            }
+        }
+        block(inside, span)
+    };
+    let then_branch = Box::new(branch(then));
+    let else_branch = otherwise.map(|o| Box::new(branch(o)));
+    out.push(stmt(
+        StmtKind::If {
+            cond,
+            then_branch,
+            else_branch,
+        },
+        span,
+    ));
 }
 
 /// The explicit type arguments of a generic function's call.
@@ -741,6 +830,12 @@ impl Inliner {
         for (k, (p, a)) in f.proto.params.iter().zip(&c.args).enumerate() {
             let value = &a.value;
             let out_dir = matches!(p.direction, Direction::Out | Direction::InOut);
+            let mut ty = p.ty.clone();
+            Subst {
+                names: HashMap::new(),
+                types: &types,
+            }
+            .ty(&mut ty);
             let direct = if out_dir {
                 let r = root(value);
                 !c.args
@@ -755,12 +850,6 @@ impl Inliner {
                 names.insert(p.name.name.clone(), value.clone());
                 continue;
             }
-            let mut ty = p.ty.clone();
-            Subst {
-                names: HashMap::new(),
-                types: &types,
-            }
-            .ty(&mut ty);
             if generic(&ty, f) {
                 self.diags.push(
                     Diagnostic::error(format!(
