@@ -5,16 +5,17 @@
 //! the body never assigns by the argument expression itself (when that has no call in it),
 //! otherwise by a fresh local initialised from the argument; an `out`/`inout` parameter by
 //! the argument (its storage), or by a fresh local copied in and out when another argument
-//! reads the same variable. `return e` writes the call's destination (the assignment's
+//! reads the same variable, or when it is an `out` header (which starts invalid: the fresh local
+//! is, and is copied out). `return e` writes the call's destination (the assignment's
 //! left-hand side, the declared variable, or a fresh temporary for a call inside an
-//! expression); a return that is not last sets a flag that guards the rest of the body.
-//! The function's own locals get fresh names. A body that is one `return e;` inlines as the
+//! expression or whose `out` arguments write the left-hand side: copy-out comes first); a
+//! return that is not last sets a flag that guards the rest of the body. The function's own locals get fresh names. A body that is one `return e;` inlines as the
 //! expression `e`. A call in the right operand of `&&`/`||` or in an arm of `?:` is inlined
 //! under an `if` on the (once evaluated) left operand or condition, so it runs only when P4's
 //! short-circuit evaluation reaches it. Runs on the AST after `named_args` (arguments are in
 //! parameter order).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diagnostics};
@@ -38,6 +39,7 @@ pub fn inline_functions(program: &mut Program, diags: &mut Diagnostics) {
     }
     let mut cx = Inliner {
         funcs,
+        with_headers: types_with_headers(program),
         fresh: 0,
         depth: 0,
         chain: Vec::new(),
@@ -51,11 +53,51 @@ pub fn inline_functions(program: &mut Program, diags: &mut Diagnostics) {
 
 struct Inliner {
     funcs: HashMap<String, FunctionDecl>,
+    /// Named types that are or contain headers (an `out` one starts invalid).
+    with_headers: HashSet<String>,
     fresh: usize,
     depth: usize,
     /// The functions being inlined, outermost first (to tell recursion from a deep chain).
     chain: Vec<String>,
     diags: Diagnostics,
+}
+
+/// The names of the program's types that are headers, header unions, or structs (or typedefs)
+/// holding one somewhere.
+fn types_with_headers(program: &Program) -> HashSet<String> {
+    let mut set = HashSet::new();
+    loop {
+        let before = set.len();
+        for d in &program.decls {
+            let yes = match &d.kind {
+                DeclKind::Header(h) | DeclKind::HeaderUnion(h) => Some(&h.name),
+                DeclKind::Struct(s) => s
+                    .fields
+                    .iter()
+                    .any(|f| type_has_header(&f.ty, &set))
+                    .then_some(&s.name),
+                DeclKind::Typedef(t) => type_has_header(&t.ty, &set).then_some(&t.name),
+                _ => None,
+            };
+            if let Some(n) = yes {
+                set.insert(n.name.clone());
+            }
+        }
+        if set.len() == before {
+            return set;
+        }
+    }
+}
+
+/// Whether a value of type `t` holds a header (`named`: the named types that do).
+fn type_has_header(t: &Type, named: &HashSet<String>) -> bool {
+    match &t.kind {
+        TypeKind::Named(n) => named.contains(&n.name),
+        TypeKind::Specialized { base, .. } => named.contains(&base.name),
+        TypeKind::Stack { .. } => true,
+        TypeKind::Tuple(ts) => ts.iter().any(|t| type_has_header(t, named)),
+        _ => false,
+    }
 }
 
 pub(super) fn name_expr(name: &str, span: Span) -> Expr {
@@ -386,6 +428,12 @@ impl Inliner {
                 if let Some(mut c) = self.take_call(rhs) {
                     self.hoist_args(&mut c, out);
                     self.hoist(lhs, out);
+                    if let Some(ret) = self.copied_out_over(&c, lhs) {
+                        // `x = f(x, x)` with an `out` x: copy-out first, then the assignment.
+                        let v = self.into_temp(c, ret, out);
+                        out.push(assign(lhs.clone(), v, span));
+                        return;
+                    }
                     let dest = Dest::Lvalue(lhs.clone());
                     out.extend(self.inline(c, dest));
                     return;
@@ -444,6 +492,22 @@ impl Inliner {
             _ => {}
         }
         out.push(s);
+    }
+
+    /// The return type of `c` when an `out`/`inout` argument of it writes the variable that
+    /// `lhs` (its result's destination) writes, so the result must wait in a temporary.
+    fn copied_out_over(&self, c: &Call, lhs: &Expr) -> Option<Type> {
+        let r = root(lhs)?;
+        let clash = c.f.proto.params.iter().zip(&c.args).any(|(p, a)| {
+            matches!(p.direction, Direction::Out | Direction::InOut) && mentions(&a.value, r)
+        });
+        let mut ret = c.f.proto.return_type.clone();
+        Subst {
+            names: HashMap::new(),
+            types: &type_map(c),
+        }
+        .ty(&mut ret);
+        (clash && !matches!(ret.kind, TypeKind::Void) && !generic(&ret, &c.f)).then_some(ret)
     }
 
     fn hoist_args(&mut self, c: &mut Call, out: &mut Vec<Stmt>) {
@@ -836,6 +900,10 @@ impl Inliner {
                 types: &types,
             }
             .ty(&mut ty);
+            // An `out` header starts invalid (P4_16 §6.8: uninitialized, its validity with it):
+            // a fresh local, which is, copied out over the argument.
+            let starts_invalid =
+                p.direction == Direction::Out && type_has_header(&ty, &self.with_headers);
             let direct = if out_dir {
                 let r = root(value);
                 !c.args
@@ -843,6 +911,7 @@ impl Inliner {
                     .enumerate()
                     .any(|(j, b)| j != k && r.is_some_and(|r| mentions(&b.value, r)))
                     && r.is_some()
+                    && !starts_invalid
             } else {
                 !assigns(&f.body.stmts, &p.name.name) && !has_call(value)
             };
