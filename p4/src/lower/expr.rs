@@ -1273,6 +1273,9 @@ impl<'a> Lowerer<'a> {
                 sub_want
             },
         )?;
+        if matches!(op, BinOp::Div | BinOp::Mod) {
+            self.check_unsigned_division(op, (&a, lhs.span), (&b, rhs.span), span)?;
+        }
         // int op int: fold now.
         if let (V::Int(x), V::Int(y)) = (&a, &b) {
             if let Some(v) = fold_int(op, *x, *y) {
@@ -1440,6 +1443,40 @@ impl<'a> Lowerer<'a> {
                 ))
             }
         }
+    }
+
+    /// `/` and `%` take unsigned operands only (P4_16: `bit<W>` and non-negative `int`; p4c
+    /// refuses signed ones in type checking and negative constants when folding).
+    fn check_unsigned_division(
+        &mut self,
+        op: BinOp,
+        a: (&V, Span),
+        b: (&V, Span),
+        whole: Span,
+    ) -> Res<()> {
+        let sym = op.as_str();
+        for (v, at) in [a, b] {
+            let (msg, label) = match v {
+                V::Int(i) if *i < 0 => (
+                    format!("`{sym}` is not defined on negative numbers"),
+                    format!("this is {i}"),
+                ),
+                v if v.ty().is_signed() => (
+                    format!("`{sym}` cannot operate on signed values"),
+                    format!("this is an `{}`", v.ty()),
+                ),
+                _ => continue,
+            };
+            return Err(self.err(
+                Diagnostic::error(msg)
+                    .with_primary(at, label)
+                    .with_secondary(whole, format!("in this `{sym}`"))
+                    .with_note(
+                        "P4_16 defines `/` and `%` only on `bit<W>` values and non-negative `int` constants",
+                    ),
+            ));
+        }
+        Ok(())
     }
 
     /// An explicit cast.
