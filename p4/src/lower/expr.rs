@@ -108,6 +108,26 @@ fn fold_int(op: BinOp, a: i128, b: i128) -> Option<V> {
     })
 }
 
+/// `x |+| y` (`add`) or `x |-| y` on `width`-bit operands, clamped to the type's range.
+fn saturate(add: bool, x: u128, y: u128, width: u16, signed: bool) -> u128 {
+    use rules::{mask, sign_extend};
+    let w = u32::from(width.clamp(1, 128));
+    if signed {
+        let (sx, sy) = (sign_extend(x, width), sign_extend(y, width));
+        let max = if w == 128 { i128::MAX } else { (1i128 << (w - 1)) - 1 };
+        let min = -max - 1;
+        let r = if add { sx.checked_add(sy) } else { sx.checked_sub(sy) };
+        let r = r.unwrap_or(if (sy < 0) == add { min } else { max });
+        return mask(r.clamp(min, max) as u128, width);
+    }
+    let max = mask(u128::MAX, width);
+    if add {
+        x.checked_add(y).map_or(max, |r| r.min(max))
+    } else {
+        x.saturating_sub(y)
+    }
+}
+
 fn cval(e: &ir::Expr) -> Option<u128> {
     match e {
         ir::Expr::Const { value, .. } => Some(*value),
@@ -171,6 +191,10 @@ fn fold_with(e: ir::Expr, sub: &dyn Fn(ir::Expr) -> ir::Expr) -> ir::Expr {
                 IrOp::LOr => Some(u128::from(x != 0 || y != 0)),
                 IrOp::Min if !signed => Some(x.min(y)),
                 IrOp::Max if !signed => Some(x.max(y)),
+                // Signed `/` and `%` are refused before they get here (P4_16 defines neither).
+                IrOp::Div if !signed && y != 0 => Some(x / y),
+                IrOp::Mod if !signed && y != 0 => Some(x % y),
+                IrOp::SatAdd | IrOp::SatSub => Some(saturate(op == IrOp::SatAdd, x, y, width, signed)),
                 _ => None,
             };
             match v {
@@ -181,6 +205,23 @@ fn fold_with(e: ir::Expr, sub: &dyn Fn(ir::Expr) -> ir::Expr) -> ir::Expr {
                     b: Box::new(b),
                     width,
                     signed,
+                },
+            }
+        }
+        ir::Expr::Ternary {
+            cond,
+            then,
+            els,
+            width,
+        } => {
+            let cond = fold(*cond);
+            match cval(&cond) {
+                Some(c) => fold(if c != 0 { *then } else { *els }),
+                None => ir::Expr::Ternary {
+                    cond: Box::new(cond),
+                    then: Box::new(fold(*then)),
+                    els: Box::new(fold(*els)),
+                    width,
                 },
             }
         }
@@ -1418,6 +1459,7 @@ impl<'a> Lowerer<'a> {
                 }
                 if matches!(op, BinOp::Div | BinOp::Mod)
                     && !matches!(eb, ir::Expr::Const { value, .. } if value.is_power_of_two())
+                    && !matches!(fold(ea.clone()), ir::Expr::Const { .. })
                 {
                     return Err(self.err(
                         crate::check::unsupported(
