@@ -1314,6 +1314,15 @@ impl<'a> Lowerer<'a> {
                 sub_want
             },
         )?;
+        // Serializable enums cast implicitly to their underlying type for arithmetic, shifts
+        // and `++` (P4_16 "Implicit casts").
+        let (a, b) = match class {
+            OpClass::Arith | OpClass::Shift | OpClass::Concat => (
+                self.enum_as_bits(a, lhs.span)?,
+                self.enum_as_bits(b, rhs.span)?,
+            ),
+            _ => (a, b),
+        };
         if matches!(op, BinOp::Div | BinOp::Mod) {
             self.check_unsigned_division(op, (&a, lhs.span), (&b, rhs.span), span)?;
         }
@@ -1484,6 +1493,17 @@ impl<'a> Lowerer<'a> {
                     rt,
                 ))
             }
+        }
+    }
+
+    /// A serializable enum's value as its underlying bit string; other values unchanged.
+    fn enum_as_bits(&mut self, v: V, span: Span) -> Res<V> {
+        match v.ty() {
+            Ty::Enum(e) if e.serializable => {
+                let (x, _) = self.scalar_of_value(v, None, span)?;
+                Ok(V::Scalar(x, Ty::Bit(e.width)))
+            }
+            _ => Ok(v),
         }
     }
 
