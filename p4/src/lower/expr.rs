@@ -326,6 +326,7 @@ impl<'a> Lowerer<'a> {
                     if last.name == "last" {
                         if let Resolved::V(V::Loc(l)) = self.resolve(stack)? {
                             if let Loc::Stack { id: Some(_), .. } = &*l {
+                                self.parser_only(&last.name, base.span)?;
                                 return self.stack_last_field(&l, member, e.span);
                             }
                         }
@@ -615,6 +616,7 @@ impl<'a> Lowerer<'a> {
                         Err(self.err(super::unions::union_stack_op(span, &member.name)))
                     }
                     "lastIndex" => {
+                        self.parser_only(&member.name, span)?;
                         let ni = ir::Expr::Field(*next_index);
                         let w = next_index.width;
                         let sub = ir::Expr::Binary {
@@ -1494,6 +1496,21 @@ impl<'a> Lowerer<'a> {
                 ))
             }
         }
+    }
+
+    /// `.last` and `.lastIndex` of a header stack: P4_16 "Header stacks" allows them only in a
+    /// parser (where the next index counts the extracted elements).
+    fn parser_only(&mut self, member: &str, span: Span) -> Res<()> {
+        if self.ctx == super::Ctx::Parser {
+            return Ok(());
+        }
+        Err(self.err(
+            Diagnostic::error(format!(
+                "`.{member}` of a header stack may only be used in a parser"
+            ))
+            .with_primary(span, format!("in {}", self.ctx.describe()))
+            .with_help("index the stack with a constant, e.g. `hdr.vlan[1]`"),
+        ))
     }
 
     /// A serializable enum's value as its underlying bit string; other values unchanged.
