@@ -93,7 +93,13 @@ fn fold_int(op: BinOp, a: i128, b: i128) -> Option<V> {
         BinOp::Mul => V::Int(a.checked_mul(b)?),
         BinOp::Div => V::Int(a.checked_div(b)?),
         BinOp::Mod => V::Int(a.checked_rem(b)?),
-        BinOp::Shl => V::Int(a.checked_shl(u32::try_from(b).ok()?)?),
+        // `checked_shl` only checks the amount: a bit shifted into or past the sign is lost.
+        BinOp::Shl if a == 0 && b >= 0 => V::Int(0),
+        BinOp::Shl => {
+            let r = a.checked_shl(u32::try_from(b).ok()?)?;
+            V::Int(if r >> b == a { r } else { return None })
+        }
+        BinOp::Shr if b >= 128 => V::Int(if a < 0 { -1 } else { 0 }),
         BinOp::Shr => V::Int(a.checked_shr(u32::try_from(b).ok()?)?),
         BinOp::BitAnd => V::Int(a & b),
         BinOp::BitOr => V::Int(a | b),
@@ -1346,7 +1352,11 @@ impl<'a> Lowerer<'a> {
                         "cannot evaluate `{}` on these constants",
                         op.as_str()
                     ))
-                    .with_primary(span, "overflow, division by zero or an invalid operator"),
+                    .with_primary(span, "overflow, a negative shift or an invalid operator")
+                    .with_note(
+                        "pisa evaluates `int` constants in 128-bit signed arithmetic (P4's `int` \
+                         is unbounded); a result outside it is refused, never wrapped",
+                    ),
                 ));
             }
         }
@@ -1683,4 +1693,43 @@ pub(super) fn slice_problem(
     }
     (!(0 <= l && l <= h && h < i128::from(w)))
         .then(|| format!("slice [{h}:{l}] out of range for `{ty}`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(op: BinOp, a: i128, b: i128) -> Option<i128> {
+        match fold_int(op, a, b)? {
+            V::Int(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn int_shifts_never_wrap() {
+        assert_eq!(int(BinOp::Shl, 1, 126), Some(1 << 126));
+        assert_eq!(int(BinOp::Shr, 1 << 126, 123), Some(8));
+        // 2^127 is past i128: refused (None), not wrapped to -2^127.
+        assert_eq!(int(BinOp::Shl, 1, 127), None);
+        assert_eq!(int(BinOp::Shl, -1, 127), Some(i128::MIN));
+        assert_eq!(int(BinOp::Shl, 3, 126), None);
+        assert_eq!(int(BinOp::Shl, 1, 200), None);
+        assert_eq!(int(BinOp::Shl, 0, 200), Some(0));
+        assert_eq!(int(BinOp::Shl, 1, -1), None);
+        assert_eq!(int(BinOp::Shr, 7, 200), Some(0));
+        assert_eq!(int(BinOp::Shr, -7, 200), Some(-1));
+        assert_eq!(int(BinOp::Shr, -7, 1), Some(-4));
+    }
+
+    #[test]
+    fn saturating_constants_clamp() {
+        assert_eq!(saturate(true, 200, 100, 8, false), 255);
+        assert_eq!(saturate(false, 1, 2, 8, false), 0);
+        // -100 |-| 100 on int<8>: -128 (0x80); 100 |+| 100: 127.
+        assert_eq!(saturate(false, 0x9c, 100, 8, true), 0x80);
+        assert_eq!(saturate(true, 100, 100, 8, true), 0x7f);
+        assert_eq!(saturate(true, u128::MAX, 1, 128, false), u128::MAX);
+        assert_eq!(saturate(true, 1 << 127, 1 << 127, 128, true), 1 << 127);
+    }
 }
