@@ -114,6 +114,11 @@ fn fold_int(op: BinOp, a: i128, b: i128) -> Option<V> {
     })
 }
 
+/// `{ ... }` or `{ f = ... }`: a value whose type comes from where it is used.
+fn is_initializer(e: &ast::Expr) -> bool {
+    matches!(e.kind, ExprKind::StructInit(_) | ExprKind::List(_))
+}
+
 /// `x |+| y` (`add`) or `x |-| y` on `width`-bit operands, clamped to the type's range.
 fn saturate(add: bool, x: u128, y: u128, width: u16, signed: bool) -> u128 {
     use rules::{mask, sign_extend};
@@ -1114,6 +1119,19 @@ impl<'a> Lowerer<'a> {
                             .with_help("give it a width (`8w5`) or cast it (`(bit<8>) 5`)"),
                     ));
                 };
+                if let Ty::Int(width) = w {
+                    if rules::fit_literal(i, w).is_err() && rules::fit_literal(i, &Ty::Bit(*width)).is_ok() {
+                        // As p4c: warned, and the low bits are used (`int<8> x = 200` is -56).
+                        self.warn(
+                            Diagnostic::warning(format!(
+                                "{i} does not fit in `{w}`: its low {width} bits are used"
+                            ))
+                            .with_primary(span, format!("becomes {}", rules::sign_extend(rules::mask(i as u128, *width), *width)))
+                            .with_help(format!("write the value in the range of `{w}`, or cast explicitly")),
+                        );
+                        return Ok((ir::Expr::constant(rules::mask(i as u128, *width), *width), w.clone()));
+                    }
+                }
                 return match rules::fit_literal(i, w) {
                     Ok(bits) => {
                         let width = w.scalar_width().unwrap_or(1);
@@ -1313,15 +1331,20 @@ impl<'a> Lowerer<'a> {
             OpClass::Logic => Some(&Ty::Bool),
             _ => None,
         };
-        let a = self.expr(lhs, sub_want)?;
-        let b = self.expr(
-            rhs,
-            if class == OpClass::Shift {
-                None
-            } else {
-                sub_want
-            },
-        )?;
+        let (a, b) = if class == OpClass::Equality && is_initializer(lhs) && !is_initializer(rhs)
+        {
+            // `{ p = 1 } == s`: the initializer builds the other operand's type.
+            let b = self.expr(rhs, None)?;
+            (self.expr(lhs, Some(&b.ty()))?, b)
+        } else {
+            let a = self.expr(lhs, sub_want)?;
+            let b_want = match class {
+                OpClass::Shift => None,
+                OpClass::Equality if is_initializer(rhs) => Some(a.ty()),
+                _ => sub_want.cloned(),
+            };
+            (a, self.expr(rhs, b_want.as_ref())?)
+        };
         // Serializable enums cast implicitly to their underlying type for arithmetic, shifts
         // and `++` (P4_16 "Implicit casts").
         let (a, b) = match class {
