@@ -43,7 +43,9 @@ fn function(f: &FunctionDecl, diags: &mut Diagnostics) {
             ))
             .with_primary(f.body.span, "the end of this body can be reached")
             .with_secondary(f.proto.return_type.span, "it returns this type")
-            .with_note("P4_16 \"Functions\": a function with a result ends with `return e;` on every path"),
+            .with_note(
+                "P4_16 \"Functions\": a function with a result ends with `return e;` on every path",
+            ),
         );
     }
 }
@@ -131,7 +133,9 @@ fn return_value(f: &FunctionDecl, value: Option<&Expr>, span: Span, diags: &mut 
     let name = &f.proto.name.name;
     let msg = match (void, value) {
         (true, Some(_)) => format!("`return` with a value in `void` function `{name}`"),
-        (false, None) => format!("`return` without a value in function `{name}`, which has a result"),
+        (false, None) => {
+            format!("`return` without a value in function `{name}`, which has a result")
+        }
         _ => return,
     };
     diags.push(
@@ -190,7 +194,10 @@ fn switch_labels(cases: &[SwitchCase], diags: &mut Diagnostics) {
                             .with_primary(c.span, "second `default`")
                             .with_secondary(first, "first `default`"),
                     );
-                } else if cases[i + 1..].iter().any(|c| c.label != SwitchLabel::Default) {
+                } else if cases[i + 1..]
+                    .iter()
+                    .any(|c| c.label != SwitchLabel::Default)
+                {
                     diags.push(
                         Diagnostic::error("`default` must be the last label of a switch statement")
                             .with_primary(c.span, "labels follow this `default`")

@@ -430,7 +430,7 @@ impl Inliner {
                     self.hoist(lhs, out);
                     if let Some(ret) = self.copied_out_over(&c, lhs) {
                         // `x = f(x, x)` with an `out` x: copy-out first, then the assignment.
-                        let v = self.into_temp(c, ret, out);
+                        let v = self.inline_into_temp(c, ret, out);
                         out.push(assign(lhs.clone(), v, span));
                         return;
                     }
@@ -605,12 +605,12 @@ impl Inliner {
             );
             return;
         }
-        *e = self.into_temp(c, ret, out);
+        *e = self.inline_into_temp(c, ret, out);
     }
 
     /// `c` inlined with its result in a fresh variable of type `ret` (declared in `out`),
     /// which is returned.
-    fn into_temp(&mut self, c: Call, ret: Type, out: &mut Vec<Stmt>) -> Expr {
+    fn inline_into_temp(&mut self, c: Call, ret: Type, out: &mut Vec<Stmt>) -> Expr {
         let span = c.span;
         self.fresh += 1;
         let tmp = format!("{}$ret{}", c.f.proto.name.name, self.fresh);

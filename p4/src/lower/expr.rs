@@ -125,9 +125,17 @@ fn saturate(add: bool, x: u128, y: u128, width: u16, signed: bool) -> u128 {
     let w = u32::from(width.clamp(1, 128));
     if signed {
         let (sx, sy) = (sign_extend(x, width), sign_extend(y, width));
-        let max = if w == 128 { i128::MAX } else { (1i128 << (w - 1)) - 1 };
+        let max = if w == 128 {
+            i128::MAX
+        } else {
+            (1i128 << (w - 1)) - 1
+        };
         let min = -max - 1;
-        let r = if add { sx.checked_add(sy) } else { sx.checked_sub(sy) };
+        let r = if add {
+            sx.checked_add(sy)
+        } else {
+            sx.checked_sub(sy)
+        };
         let r = r.unwrap_or(if (sy < 0) == add { min } else { max });
         return mask(r.clamp(min, max) as u128, width);
     }
@@ -205,7 +213,9 @@ fn fold_with(e: ir::Expr, sub: &dyn Fn(ir::Expr) -> ir::Expr) -> ir::Expr {
                 // Signed `/` and `%` are refused before they get here (P4_16 defines neither).
                 IrOp::Div if !signed && y != 0 => Some(x / y),
                 IrOp::Mod if !signed && y != 0 => Some(x % y),
-                IrOp::SatAdd | IrOp::SatSub => Some(saturate(op == IrOp::SatAdd, x, y, width, signed)),
+                IrOp::SatAdd | IrOp::SatSub => {
+                    Some(saturate(op == IrOp::SatAdd, x, y, width, signed))
+                }
                 _ => None,
             };
             match v {
@@ -1120,16 +1130,29 @@ impl<'a> Lowerer<'a> {
                     ));
                 };
                 if let Ty::Int(width) = w {
-                    if rules::fit_literal(i, w).is_err() && rules::fit_literal(i, &Ty::Bit(*width)).is_ok() {
+                    if rules::fit_literal(i, w).is_err()
+                        && rules::fit_literal(i, &Ty::Bit(*width)).is_ok()
+                    {
                         // As p4c: warned, and the low bits are used (`int<8> x = 200` is -56).
                         self.warn(
                             Diagnostic::warning(format!(
                                 "{i} does not fit in `{w}`: its low {width} bits are used"
                             ))
-                            .with_primary(span, format!("becomes {}", rules::sign_extend(rules::mask(i as u128, *width), *width)))
-                            .with_help(format!("write the value in the range of `{w}`, or cast explicitly")),
+                            .with_primary(
+                                span,
+                                format!(
+                                    "becomes {}",
+                                    rules::sign_extend(rules::mask(i as u128, *width), *width)
+                                ),
+                            )
+                            .with_help(format!(
+                                "write the value in the range of `{w}`, or cast explicitly"
+                            )),
                         );
-                        return Ok((ir::Expr::constant(rules::mask(i as u128, *width), *width), w.clone()));
+                        return Ok((
+                            ir::Expr::constant(rules::mask(i as u128, *width), *width),
+                            w.clone(),
+                        ));
                     }
                 }
                 return match rules::fit_literal(i, w) {
@@ -1331,8 +1354,7 @@ impl<'a> Lowerer<'a> {
             OpClass::Logic => Some(&Ty::Bool),
             _ => None,
         };
-        let (a, b) = if class == OpClass::Equality && is_initializer(lhs) && !is_initializer(rhs)
-        {
+        let (a, b) = if class == OpClass::Equality && is_initializer(lhs) && !is_initializer(rhs) {
             // `{ p = 1 } == s`: the initializer builds the other operand's type.
             let b = self.expr(rhs, None)?;
             (self.expr(lhs, Some(&b.ty()))?, b)
