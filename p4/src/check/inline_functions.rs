@@ -5,13 +5,17 @@
 //! the body never assigns by the argument expression itself (when that has no call in it),
 //! otherwise by a fresh local initialised from the argument; an `out`/`inout` parameter by
 //! the argument (its storage), or by a fresh local copied in and out when another argument
-//! reads the same variable. `return e` writes the call's destination (the assignment's
+//! reads the same variable, or when it is an `out` header (which starts invalid: the fresh local
+//! is, and is copied out). `return e` writes the call's destination (the assignment's
 //! left-hand side, the declared variable, or a fresh temporary for a call inside an
-//! expression); a return that is not last sets a flag that guards the rest of the body.
-//! The function's own locals get fresh names. A body that is one `return e;` inlines as the
-//! expression `e`. Runs on the AST after `named_args` (arguments are in parameter order).
+//! expression or whose `out` arguments write the left-hand side: copy-out comes first); a
+//! return that is not last sets a flag that guards the rest of the body. The function's own locals get fresh names. A body that is one `return e;` inlines as the
+//! expression `e`. A call in the right operand of `&&`/`||` or in an arm of `?:` is inlined
+//! under an `if` on the (once evaluated) left operand or condition, so it runs only when P4's
+//! short-circuit evaluation reaches it. Runs on the AST after `named_args` (arguments are in
+//! parameter order).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::ast::*;
 use crate::diag::{Diagnostic, Diagnostics};
@@ -35,6 +39,7 @@ pub fn inline_functions(program: &mut Program, diags: &mut Diagnostics) {
     }
     let mut cx = Inliner {
         funcs,
+        with_headers: types_with_headers(program),
         fresh: 0,
         depth: 0,
         chain: Vec::new(),
@@ -48,11 +53,51 @@ pub fn inline_functions(program: &mut Program, diags: &mut Diagnostics) {
 
 struct Inliner {
     funcs: HashMap<String, FunctionDecl>,
+    /// Named types that are or contain headers (an `out` one starts invalid).
+    with_headers: HashSet<String>,
     fresh: usize,
     depth: usize,
     /// The functions being inlined, outermost first (to tell recursion from a deep chain).
     chain: Vec<String>,
     diags: Diagnostics,
+}
+
+/// The names of the program's types that are headers, header unions, or structs (or typedefs)
+/// holding one somewhere.
+fn types_with_headers(program: &Program) -> HashSet<String> {
+    let mut set = HashSet::new();
+    loop {
+        let before = set.len();
+        for d in &program.decls {
+            let yes = match &d.kind {
+                DeclKind::Header(h) | DeclKind::HeaderUnion(h) => Some(&h.name),
+                DeclKind::Struct(s) => s
+                    .fields
+                    .iter()
+                    .any(|f| type_has_header(&f.ty, &set))
+                    .then_some(&s.name),
+                DeclKind::Typedef(t) => type_has_header(&t.ty, &set).then_some(&t.name),
+                _ => None,
+            };
+            if let Some(n) = yes {
+                set.insert(n.name.clone());
+            }
+        }
+        if set.len() == before {
+            return set;
+        }
+    }
+}
+
+/// Whether a value of type `t` holds a header (`named`: the named types that do).
+fn type_has_header(t: &Type, named: &HashSet<String>) -> bool {
+    match &t.kind {
+        TypeKind::Named(n) => named.contains(&n.name),
+        TypeKind::Specialized { base, .. } => named.contains(&base.name),
+        TypeKind::Stack { .. } => true,
+        TypeKind::Tuple(ts) => ts.iter().any(|t| type_has_header(t, named)),
+        _ => false,
+    }
 }
 
 pub(super) fn name_expr(name: &str, span: Span) -> Expr {
@@ -383,6 +428,12 @@ impl Inliner {
                 if let Some(mut c) = self.take_call(rhs) {
                     self.hoist_args(&mut c, out);
                     self.hoist(lhs, out);
+                    if let Some(ret) = self.copied_out_over(&c, lhs) {
+                        // `x = f(x, x)` with an `out` x: copy-out first, then the assignment.
+                        let v = self.inline_into_temp(c, ret, out);
+                        out.push(assign(lhs.clone(), v, span));
+                        return;
+                    }
                     let dest = Dest::Lvalue(lhs.clone());
                     out.extend(self.inline(c, dest));
                     return;
@@ -443,6 +494,22 @@ impl Inliner {
         out.push(s);
     }
 
+    /// The return type of `c` when an `out`/`inout` argument of it writes the variable that
+    /// `lhs` (its result's destination) writes, so the result must wait in a temporary.
+    fn copied_out_over(&self, c: &Call, lhs: &Expr) -> Option<Type> {
+        let r = root(lhs)?;
+        let clash = c.f.proto.params.iter().zip(&c.args).any(|(p, a)| {
+            matches!(p.direction, Direction::Out | Direction::InOut) && mentions(&a.value, r)
+        });
+        let mut ret = c.f.proto.return_type.clone();
+        Subst {
+            names: HashMap::new(),
+            types: &type_map(c),
+        }
+        .ty(&mut ret);
+        (clash && !matches!(ret.kind, TypeKind::Void) && !generic(&ret, &c.f)).then_some(ret)
+    }
+
     fn hoist_args(&mut self, c: &mut Call, out: &mut Vec<Stmt>) {
         for a in &mut c.args {
             self.hoist(&mut a.value, out);
@@ -466,6 +533,21 @@ impl Inliner {
                 self.hoist(hi, out);
                 self.hoist(lo, out);
             }
+            ExprKind::Binary {
+                op: op @ (BinOp::And | BinOp::Or),
+                lhs,
+                rhs,
+            } => {
+                // Short-circuit: the right operand's calls run only when it is evaluated.
+                self.hoist(lhs, out);
+                let mut right = Vec::new();
+                self.hoist(rhs, &mut right);
+                if !right.is_empty() {
+                    let t = self.bool_temp(lhs, out);
+                    let when = if *op == BinOp::And { t } else { not(t) };
+                    guarded(when, right, None, out);
+                }
+            }
             ExprKind::Binary { lhs, rhs, .. } => {
                 self.hoist(lhs, out);
                 self.hoist(rhs, out);
@@ -475,9 +557,15 @@ impl Inliner {
                 then_expr,
                 else_expr,
             } => {
+                // Only the arm selected runs its calls.
                 self.hoist(cond, out);
-                self.hoist(then_expr, out);
-                self.hoist(else_expr, out);
+                let (mut then_s, mut else_s) = (Vec::new(), Vec::new());
+                self.hoist(then_expr, &mut then_s);
+                self.hoist(else_expr, &mut else_s);
+                if !then_s.is_empty() || !else_s.is_empty() {
+                    let t = self.bool_temp(cond, out);
+                    guarded(t, then_s, Some(else_s), out);
+                }
             }
             ExprKind::Call { callee, args, .. } => {
                 self.hoist(callee, out);
@@ -517,12 +605,34 @@ impl Inliner {
             );
             return;
         }
+        *e = self.inline_into_temp(c, ret, out);
+    }
+
+    /// `c` inlined with its result in a fresh variable of type `ret` (declared in `out`),
+    /// which is returned.
+    fn inline_into_temp(&mut self, c: Call, ret: Type, out: &mut Vec<Stmt>) -> Expr {
+        let span = c.span;
         self.fresh += 1;
         let tmp = format!("{}$ret{}", c.f.proto.name.name, self.fresh);
         out.push(declare(ret, &tmp, None, span));
         let dest = Dest::Lvalue(name_expr(&tmp, span));
         out.extend(self.inline(c, dest));
-        *e = name_expr(&tmp, span);
+        name_expr(&tmp, span)
+    }
+
+    /// `e` evaluated once into a fresh `bool` (declared in `out`); `e` becomes that variable,
+    /// which is returned too.
+    fn bool_temp(&mut self, e: &mut Expr, out: &mut Vec<Stmt>) -> Expr {
+        let span = e.span;
+        self.fresh += 1;
+        let tmp = format!("cond$sc{}", self.fresh);
+        let ty = Type {
+            kind: TypeKind::Bool,
+            span,
+        };
+        let value = std::mem::replace(e, name_expr(&tmp, span));
+        out.push(declare(ty, &tmp, Some(value), span));
+        name_expr(&tmp, span)
     }
 
     /// Replaces each call in `e`, where no statement can go (a table key, a constant), by the
@@ -582,6 +692,49 @@ impl Inliner {
         .expr(&mut r);
         Some(r)
     }
+}
+
+fn not(e: Expr) -> Expr {
+    let span = e.span;
+    Expr {
+        kind: ExprKind::Unary {
+            op: UnOp::Not,
+            operand: Box::new(e),
+        },
+        span,
+    }
+}
+
+/// `if (cond) { then } else { otherwise }` appended to `out`, where the branches are statements
+/// hoisted out of one operand: the temporaries they declare without a value are declared before
+/// the `if` (the expression left behind reads them after it).
+fn guarded(cond: Expr, then: Vec<Stmt>, otherwise: Option<Vec<Stmt>>, out: &mut Vec<Stmt>) {
+    let span = cond.span;
+    let mut branch = |ss: Vec<Stmt>| {
+        let mut inside = Vec::with_capacity(ss.len());
+        for s in ss {
+            match &s.kind {
+                StmtKind::Variable(v) if v.init.is_none() => out.push(s),
+                StmtKind::Variable(v) => {
+                    let (name, value) = (v.name.clone(), v.init.clone().expect("init"));
+                    out.push(declare(v.ty.clone(), &name.name, None, s.span));
+                    inside.push(assign(name_expr(&name.name, name.span), value, s.span));
+                }
+                _ => inside.push(s),
+            }
+        }
+        block(inside, span)
+    };
+    let then_branch = Box::new(branch(then));
+    let else_branch = otherwise.map(|o| Box::new(branch(o)));
+    out.push(stmt(
+        StmtKind::If {
+            cond,
+            then_branch,
+            else_branch,
+        },
+        span,
+    ));
 }
 
 /// The explicit type arguments of a generic function's call.
@@ -741,6 +894,16 @@ impl Inliner {
         for (k, (p, a)) in f.proto.params.iter().zip(&c.args).enumerate() {
             let value = &a.value;
             let out_dir = matches!(p.direction, Direction::Out | Direction::InOut);
+            let mut ty = p.ty.clone();
+            Subst {
+                names: HashMap::new(),
+                types: &types,
+            }
+            .ty(&mut ty);
+            // An `out` header starts invalid (P4_16 §6.8: uninitialized, its validity with it):
+            // a fresh local, which is, copied out over the argument.
+            let starts_invalid =
+                p.direction == Direction::Out && type_has_header(&ty, &self.with_headers);
             let direct = if out_dir {
                 let r = root(value);
                 !c.args
@@ -748,6 +911,7 @@ impl Inliner {
                     .enumerate()
                     .any(|(j, b)| j != k && r.is_some_and(|r| mentions(&b.value, r)))
                     && r.is_some()
+                    && !starts_invalid
             } else {
                 !assigns(&f.body.stmts, &p.name.name) && !has_call(value)
             };
@@ -755,12 +919,6 @@ impl Inliner {
                 names.insert(p.name.name.clone(), value.clone());
                 continue;
             }
-            let mut ty = p.ty.clone();
-            Subst {
-                names: HashMap::new(),
-                types: &types,
-            }
-            .ty(&mut ty);
             if generic(&ty, f) {
                 self.diags.push(
                     Diagnostic::error(format!(

@@ -7,6 +7,7 @@
 //! `main`, so every construct that reaches the IR has been checked on the way.
 
 pub mod annotations;
+pub mod body_rules;
 pub mod control_returns;
 pub mod env;
 pub mod inline_functions;

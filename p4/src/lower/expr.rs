@@ -93,7 +93,13 @@ fn fold_int(op: BinOp, a: i128, b: i128) -> Option<V> {
         BinOp::Mul => V::Int(a.checked_mul(b)?),
         BinOp::Div => V::Int(a.checked_div(b)?),
         BinOp::Mod => V::Int(a.checked_rem(b)?),
-        BinOp::Shl => V::Int(a.checked_shl(u32::try_from(b).ok()?)?),
+        // `checked_shl` only checks the amount: a bit shifted into or past the sign is lost.
+        BinOp::Shl if a == 0 && b >= 0 => V::Int(0),
+        BinOp::Shl => {
+            let r = a.checked_shl(u32::try_from(b).ok()?)?;
+            V::Int(if r >> b == a { r } else { return None })
+        }
+        BinOp::Shr if b >= 128 => V::Int(if a < 0 { -1 } else { 0 }),
         BinOp::Shr => V::Int(a.checked_shr(u32::try_from(b).ok()?)?),
         BinOp::BitAnd => V::Int(a & b),
         BinOp::BitOr => V::Int(a | b),
@@ -106,6 +112,39 @@ fn fold_int(op: BinOp, a: i128, b: i128) -> Option<V> {
         BinOp::Ne => bool_v(a != b),
         _ => return None,
     })
+}
+
+/// `{ ... }` or `{ f = ... }`: a value whose type comes from where it is used.
+fn is_initializer(e: &ast::Expr) -> bool {
+    matches!(e.kind, ExprKind::StructInit(_) | ExprKind::List(_))
+}
+
+/// `x |+| y` (`add`) or `x |-| y` on `width`-bit operands, clamped to the type's range.
+fn saturate(add: bool, x: u128, y: u128, width: u16, signed: bool) -> u128 {
+    use rules::{mask, sign_extend};
+    let w = u32::from(width.clamp(1, 128));
+    if signed {
+        let (sx, sy) = (sign_extend(x, width), sign_extend(y, width));
+        let max = if w == 128 {
+            i128::MAX
+        } else {
+            (1i128 << (w - 1)) - 1
+        };
+        let min = -max - 1;
+        let r = if add {
+            sx.checked_add(sy)
+        } else {
+            sx.checked_sub(sy)
+        };
+        let r = r.unwrap_or(if (sy < 0) == add { min } else { max });
+        return mask(r.clamp(min, max) as u128, width);
+    }
+    let max = mask(u128::MAX, width);
+    if add {
+        x.checked_add(y).map_or(max, |r| r.min(max))
+    } else {
+        x.saturating_sub(y)
+    }
 }
 
 fn cval(e: &ir::Expr) -> Option<u128> {
@@ -171,6 +210,12 @@ fn fold_with(e: ir::Expr, sub: &dyn Fn(ir::Expr) -> ir::Expr) -> ir::Expr {
                 IrOp::LOr => Some(u128::from(x != 0 || y != 0)),
                 IrOp::Min if !signed => Some(x.min(y)),
                 IrOp::Max if !signed => Some(x.max(y)),
+                // Signed `/` and `%` are refused before they get here (P4_16 defines neither).
+                IrOp::Div if !signed && y != 0 => Some(x / y),
+                IrOp::Mod if !signed && y != 0 => Some(x % y),
+                IrOp::SatAdd | IrOp::SatSub => {
+                    Some(saturate(op == IrOp::SatAdd, x, y, width, signed))
+                }
                 _ => None,
             };
             match v {
@@ -181,6 +226,23 @@ fn fold_with(e: ir::Expr, sub: &dyn Fn(ir::Expr) -> ir::Expr) -> ir::Expr {
                     b: Box::new(b),
                     width,
                     signed,
+                },
+            }
+        }
+        ir::Expr::Ternary {
+            cond,
+            then,
+            els,
+            width,
+        } => {
+            let cond = fold(*cond);
+            match cval(&cond) {
+                Some(c) => fold(if c != 0 { *then } else { *els }),
+                None => ir::Expr::Ternary {
+                    cond: Box::new(cond),
+                    then: Box::new(fold(*then)),
+                    els: Box::new(fold(*els)),
+                    width,
                 },
             }
         }
@@ -285,6 +347,7 @@ impl<'a> Lowerer<'a> {
                     if last.name == "last" {
                         if let Resolved::V(V::Loc(l)) = self.resolve(stack)? {
                             if let Loc::Stack { id: Some(_), .. } = &*l {
+                                self.parser_only(&last.name, base.span)?;
                                 return self.stack_last_field(&l, member, e.span);
                             }
                         }
@@ -574,6 +637,7 @@ impl<'a> Lowerer<'a> {
                         Err(self.err(super::unions::union_stack_op(span, &member.name)))
                     }
                     "lastIndex" => {
+                        self.parser_only(&member.name, span)?;
                         let ni = ir::Expr::Field(*next_index);
                         let w = next_index.width;
                         let sub = ir::Expr::Binary {
@@ -1065,6 +1129,32 @@ impl<'a> Lowerer<'a> {
                             .with_help("give it a width (`8w5`) or cast it (`(bit<8>) 5`)"),
                     ));
                 };
+                if let Ty::Int(width) = w {
+                    if rules::fit_literal(i, w).is_err()
+                        && rules::fit_literal(i, &Ty::Bit(*width)).is_ok()
+                    {
+                        // As p4c: warned, and the low bits are used (`int<8> x = 200` is -56).
+                        self.warn(
+                            Diagnostic::warning(format!(
+                                "{i} does not fit in `{w}`: its low {width} bits are used"
+                            ))
+                            .with_primary(
+                                span,
+                                format!(
+                                    "becomes {}",
+                                    rules::sign_extend(rules::mask(i as u128, *width), *width)
+                                ),
+                            )
+                            .with_help(format!(
+                                "write the value in the range of `{w}`, or cast explicitly"
+                            )),
+                        );
+                        return Ok((
+                            ir::Expr::constant(rules::mask(i as u128, *width), *width),
+                            w.clone(),
+                        ));
+                    }
+                }
                 return match rules::fit_literal(i, w) {
                     Ok(bits) => {
                         let width = w.scalar_width().unwrap_or(1);
@@ -1264,15 +1354,31 @@ impl<'a> Lowerer<'a> {
             OpClass::Logic => Some(&Ty::Bool),
             _ => None,
         };
-        let a = self.expr(lhs, sub_want)?;
-        let b = self.expr(
-            rhs,
-            if class == OpClass::Shift {
-                None
-            } else {
-                sub_want
-            },
-        )?;
+        let (a, b) = if class == OpClass::Equality && is_initializer(lhs) && !is_initializer(rhs) {
+            // `{ p = 1 } == s`: the initializer builds the other operand's type.
+            let b = self.expr(rhs, None)?;
+            (self.expr(lhs, Some(&b.ty()))?, b)
+        } else {
+            let a = self.expr(lhs, sub_want)?;
+            let b_want = match class {
+                OpClass::Shift => None,
+                OpClass::Equality if is_initializer(rhs) => Some(a.ty()),
+                _ => sub_want.cloned(),
+            };
+            (a, self.expr(rhs, b_want.as_ref())?)
+        };
+        // Serializable enums cast implicitly to their underlying type for arithmetic, shifts
+        // and `++` (P4_16 "Implicit casts").
+        let (a, b) = match class {
+            OpClass::Arith | OpClass::Shift | OpClass::Concat => (
+                self.enum_as_bits(a, lhs.span)?,
+                self.enum_as_bits(b, rhs.span)?,
+            ),
+            _ => (a, b),
+        };
+        if matches!(op, BinOp::Div | BinOp::Mod) {
+            self.check_unsigned_division(op, (&a, lhs.span), (&b, rhs.span), span)?;
+        }
         // int op int: fold now.
         if let (V::Int(x), V::Int(y)) = (&a, &b) {
             if let Some(v) = fold_int(op, *x, *y) {
@@ -1291,7 +1397,11 @@ impl<'a> Lowerer<'a> {
                         "cannot evaluate `{}` on these constants",
                         op.as_str()
                     ))
-                    .with_primary(span, "overflow, division by zero or an invalid operator"),
+                    .with_primary(span, "overflow, a negative shift or an invalid operator")
+                    .with_note(
+                        "pisa evaluates `int` constants in 128-bit signed arithmetic (P4's `int` \
+                         is unbounded); a result outside it is refused, never wrapped",
+                    ),
                 ));
             }
         }
@@ -1415,6 +1525,7 @@ impl<'a> Lowerer<'a> {
                 }
                 if matches!(op, BinOp::Div | BinOp::Mod)
                     && !matches!(eb, ir::Expr::Const { value, .. } if value.is_power_of_two())
+                    && !matches!(fold(ea.clone()), ir::Expr::Const { .. })
                 {
                     return Err(self.err(
                         crate::check::unsupported(
@@ -1440,6 +1551,66 @@ impl<'a> Lowerer<'a> {
                 ))
             }
         }
+    }
+
+    /// `.last` and `.lastIndex` of a header stack: P4_16 "Header stacks" allows them only in a
+    /// parser (where the next index counts the extracted elements).
+    fn parser_only(&mut self, member: &str, span: Span) -> Res<()> {
+        if self.ctx == super::Ctx::Parser {
+            return Ok(());
+        }
+        Err(self.err(
+            Diagnostic::error(format!(
+                "`.{member}` of a header stack may only be used in a parser"
+            ))
+            .with_primary(span, format!("in {}", self.ctx.describe()))
+            .with_help("index the stack with a constant, e.g. `hdr.vlan[1]`"),
+        ))
+    }
+
+    /// A serializable enum's value as its underlying bit string; other values unchanged.
+    fn enum_as_bits(&mut self, v: V, span: Span) -> Res<V> {
+        match v.ty() {
+            Ty::Enum(e) if e.serializable => {
+                let (x, _) = self.scalar_of_value(v, None, span)?;
+                Ok(V::Scalar(x, Ty::Bit(e.width)))
+            }
+            _ => Ok(v),
+        }
+    }
+
+    /// `/` and `%` take unsigned operands only (P4_16: `bit<W>` and non-negative `int`; p4c
+    /// refuses signed ones in type checking and negative constants when folding).
+    fn check_unsigned_division(
+        &mut self,
+        op: BinOp,
+        a: (&V, Span),
+        b: (&V, Span),
+        whole: Span,
+    ) -> Res<()> {
+        let sym = op.as_str();
+        for (v, at) in [a, b] {
+            let (msg, label) = match v {
+                V::Int(i) if *i < 0 => (
+                    format!("`{sym}` is not defined on negative numbers"),
+                    format!("this is {i}"),
+                ),
+                v if v.ty().is_signed() => (
+                    format!("`{sym}` cannot operate on signed values"),
+                    format!("this is an `{}`", v.ty()),
+                ),
+                _ => continue,
+            };
+            return Err(self.err(
+                Diagnostic::error(msg)
+                    .with_primary(at, label)
+                    .with_secondary(whole, format!("in this `{sym}`"))
+                    .with_note(
+                        "P4_16 defines `/` and `%` only on `bit<W>` values and non-negative `int` constants",
+                    ),
+            ));
+        }
+        Ok(())
     }
 
     /// An explicit cast.
@@ -1567,4 +1738,43 @@ pub(super) fn slice_problem(
     }
     (!(0 <= l && l <= h && h < i128::from(w)))
         .then(|| format!("slice [{h}:{l}] out of range for `{ty}`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(op: BinOp, a: i128, b: i128) -> Option<i128> {
+        match fold_int(op, a, b)? {
+            V::Int(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn int_shifts_never_wrap() {
+        assert_eq!(int(BinOp::Shl, 1, 126), Some(1 << 126));
+        assert_eq!(int(BinOp::Shr, 1 << 126, 123), Some(8));
+        // 2^127 is past i128: refused (None), not wrapped to -2^127.
+        assert_eq!(int(BinOp::Shl, 1, 127), None);
+        assert_eq!(int(BinOp::Shl, -1, 127), Some(i128::MIN));
+        assert_eq!(int(BinOp::Shl, 3, 126), None);
+        assert_eq!(int(BinOp::Shl, 1, 200), None);
+        assert_eq!(int(BinOp::Shl, 0, 200), Some(0));
+        assert_eq!(int(BinOp::Shl, 1, -1), None);
+        assert_eq!(int(BinOp::Shr, 7, 200), Some(0));
+        assert_eq!(int(BinOp::Shr, -7, 200), Some(-1));
+        assert_eq!(int(BinOp::Shr, -7, 1), Some(-4));
+    }
+
+    #[test]
+    fn saturating_constants_clamp() {
+        assert_eq!(saturate(true, 200, 100, 8, false), 255);
+        assert_eq!(saturate(false, 1, 2, 8, false), 0);
+        // -100 |-| 100 on int<8>: -128 (0x80); 100 |+| 100: 127.
+        assert_eq!(saturate(false, 0x9c, 100, 8, true), 0x80);
+        assert_eq!(saturate(true, 100, 100, 8, true), 0x7f);
+        assert_eq!(saturate(true, u128::MAX, 1, 128, false), u128::MAX);
+        assert_eq!(saturate(true, 1 << 127, 1 << 127, 128, true), 1 << 127);
+    }
 }

@@ -144,7 +144,7 @@ pub(crate) enum Ctx {
 }
 
 impl Ctx {
-    fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Ctx::Parser => "a parser",
             Ctx::Control => "a control",

@@ -305,17 +305,19 @@ impl<'a> Lowerer<'a> {
             return Err(self.arg_count(&member.name, 1, args.len(), span));
         };
         let n = self.const_int(&a.value)?;
-        if n < 0 || n as usize > len {
+        if n < 0 {
             return Err(self.err(
-                Diagnostic::error(format!("cannot shift a stack of {len} by {n}"))
-                    .with_primary(a.span, "out of range"),
+                Diagnostic::error(format!("cannot shift a stack by {n}"))
+                    .with_primary(a.span, "negative"),
             ));
         }
+        // Shifting by the size or more leaves every element invalid (P4_16 "Header stacks").
+        let count = n.min(len as i128) as u16;
         let push = member.name == "push_front";
         self.need_stmt(out, span, &member.name)?
             .push(ir::Stmt::StackShift {
                 stack: id,
-                count: n as u16,
+                count,
                 push,
             });
         Ok(None)
