@@ -344,6 +344,11 @@ fn fig13(points: &[Point], rates: &[f64]) {
             .map(|x| x.median_us)
     };
     println!("Fig. 13 (paper: LEO 1.18-2.17x better than Greedy-E2E/Greedy-Intra, comparable to the offline LP; Greedy-E2E worst):");
+    println!(
+        "  (LEO here: the toll heuristic with k̂ = the path's requests in flight, pisa's estimator; \
+         leo-reset: k̂ by §III-B2's rule as worded, +1 when a JCT exceeds T, else 0 — the \
+         paper's claim is LEO's row, the paper's rule is the leo-reset column)"
+    );
     for &r in rates {
         let Some(leo) = at(Policy::Leo, r) else {
             continue;
@@ -358,6 +363,9 @@ fn fig13(points: &[Point], rates: &[f64]) {
         }
         if let Some(reset) = at(Policy::LeoReset, r) {
             line += &format!(", leo-reset / LEO {:.2}x", reset / leo);
+            if !greedy.is_nan() {
+                line += &format!(", better greedy / leo-reset {:.2}x", greedy / reset);
+            }
         }
         if let Some(lp) = at(Policy::Lp, r) {
             line += &format!(", LEO / LP {:.2}x", leo / lp);
