@@ -628,11 +628,8 @@ fn only_the_first_digest_of_an_entry_is_sent() {
             c.warnings.render(&c.sources).contains("`d2.pack` dropped"),
             "the drop is warned about"
         );
-        let mut sw = Switch::new(
-            Arc::new(c.program),
-            config().with_engine(engine),
-        )
-        .expect("switch");
+        let mut sw =
+            Switch::new(Arc::new(c.program), config().with_engine(engine)).expect("switch");
         // h: a = 0xab, b = 0xcd, f = 0x1234, x = 0x01020304.
         let out = send(&mut sw, 0, &[0xab, 0xcd, 0x12, 0x34, 1, 2, 3, 4]);
         assert_eq!(out.len(), 1, "{engine}: the packet goes to port 1");
@@ -653,11 +650,8 @@ fn a_digest_selected_by_a_metadata_field_is_sent() {
     use pipeline::exec::EngineKind;
     for engine in [EngineKind::Tree, EngineKind::Flat, EngineKind::default()] {
         let c = compile("digest_select_on_metadata.p4", Target::Tofino1, &[]);
-        let mut sw = Switch::new(
-            Arc::new(c.program),
-            config().with_engine(engine),
-        )
-        .expect("switch");
+        let mut sw =
+            Switch::new(Arc::new(c.program), config().with_engine(engine)).expect("switch");
         assert_eq!(send(&mut sw, 0, &[1, 0, 0x12, 0x34, 0, 0, 0, 0]).len(), 1);
         let d = sw.digest_drain();
         assert_eq!(d.len(), 1, "{engine}: md.m = 1 selects entry 1");
