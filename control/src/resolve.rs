@@ -3,9 +3,12 @@
 //! and typed values.
 //!
 //! A name matches when it is the object's full name (`SwitchIngress.ipv4_lpm`), a dotted suffix
-//! of it (`ipv4_lpm`, `SwitchIngress.ipv4_lpm` for `pipe.SwitchIngress.ipv4_lpm`), or — as a
-//! last resort, for scripts written against another architecture's instance names such as
-//! `ingress.t1` — has the same last component. A tier with more than one match is ambiguous.
+//! of it (`ipv4_lpm`, `SwitchIngress.ipv4_lpm` for `pipe.SwitchIngress.ipv4_lpm`), a suffix of
+//! it as a string (`Ingress.ipv4_lpm` for `SwitchIngress.ipv4_lpm`, `x` for `ex`: the Tofino
+//! model's STF harness finds tables and actions by the end of their names), or — as a last
+//! resort, for scripts written against another architecture's instance names such as
+//! `ingress.t1` — has the same last component. The first tier with a match decides; a tier
+//! with more than one match is ambiguous, the error naming them.
 
 use pipeline::api::TableEntry;
 use pipeline::ir::{self, ActionCall, ActionId, KeyMatch, MatchKind, Program, TableId, Value};
@@ -82,7 +85,7 @@ fn known_list(known: &[String]) -> String {
 /// Picks the one item whose name matches `given` (see the module doc for the tiers).
 fn pick<T: Copy>(kind: &'static str, given: &str, items: &[(&str, T)]) -> Result<T, ResolveError> {
     let last = given.rsplit('.').next().unwrap_or(given);
-    let tiers: [&dyn Fn(&str) -> bool; 3] = [
+    let tiers: [&dyn Fn(&str) -> bool; 4] = [
         &|full: &str| full == given,
         &|full: &str| {
             full.len() > given.len() && full.ends_with(given) && {
@@ -90,6 +93,7 @@ fn pick<T: Copy>(kind: &'static str, given: &str, items: &[(&str, T)]) -> Result
                 full.as_bytes().get(cut) == Some(&b'.')
             }
         },
+        &|full: &str| full.ends_with(given),
         &|full: &str| full.rsplit('.').next() == Some(last),
     ];
     for tier in tiers {
@@ -874,6 +878,33 @@ pub(crate) mod tests {
             Err(ResolveError::Ambiguous { .. })
         ));
         assert!(find_table(&p, "SwitchEgress.ipv4_lpm").is_ok());
+    }
+
+    /// The harness's reading: the end of the name as a string, when no dotted suffix matches;
+    /// more than one such table is refused with the candidates.
+    #[test]
+    fn table_names_by_string_suffix() {
+        let mut p = l2l3_like();
+        p.pipelines[0].tables[3].name = "SwitchEgress.ipv4_lpm".into();
+        let want = TableRef {
+            pipeline: 0,
+            table: TableId(1),
+        };
+        // `Ingress.ipv4_lpm` ends `SwitchIngress.ipv4_lpm` only: the last component alone
+        // would be ambiguous.
+        assert_eq!(find_table(&p, "Ingress.ipv4_lpm"), Ok(want));
+        assert_eq!(find_table(&p, "ngress.ipv4_lpm"), Ok(want));
+        match find_table(&p, "ress.ipv4_lpm") {
+            Err(ResolveError::Ambiguous { candidates, .. }) => assert_eq!(
+                candidates,
+                vec!["SwitchIngress.ipv4_lpm", "SwitchEgress.ipv4_lpm"]
+            ),
+            other => panic!("{other:?}"),
+        }
+        // A single word: `v4_lpm` ends both.
+        let e = find_table(&p, "v4_lpm").unwrap_err();
+        assert!(e.to_string().contains("ambiguous"), "{e}");
+        assert!(e.to_string().contains("SwitchEgress.ipv4_lpm"), "{e}");
     }
 
     #[test]

@@ -93,7 +93,8 @@ fn run_on_every_engine(programs: &[PathBuf], target: impl Fn(&Path) -> Target) {
         let program = Arc::new(c.program);
         let script = path.with_extension("stf");
         let text = std::fs::read_to_string(&script).expect("the program's script");
-        let stmts = stf::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+        let stmts =
+            stf::parse_file(&text, &script).unwrap_or_else(|e| panic!("{}: {e}", script.display()));
         let tables = path.with_extension("tables.yaml");
         let tables = tables.exists().then(|| {
             control::tables_file::load(&tables)

@@ -412,6 +412,35 @@ fn hidden_tables_are_applied_but_not_visible_to_the_control_plane() {
     assert!(e.to_string().contains("no table named `t`"), "{e}");
 }
 
+/// `source FILE` (the Tofino model's harness's): a script's entries in a file of their own,
+/// named relative to the sourcing script, a variable it sets seen after it.
+#[test]
+fn source_reads_a_script_relative_to_the_sourcing_one() {
+    let opts = p4::compile::CompileOptions::default();
+    let c = p4::compile::compile_str("hidden.p4", HIDDEN_TABLE_P4, &opts)
+        .unwrap_or_else(|e| panic!("{}", e.render()));
+    let program = Arc::new(c.program);
+    let dir = std::env::temp_dir().join(format!("pisa-stf-source-run-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("common")).unwrap();
+    std::fs::write(
+        dir.join("common/entries.stf"),
+        "setenv B 77\nadd v hdr.h.a:1 set_b(v:0x${B})\n",
+    )
+    .unwrap();
+    let pad = "aa".repeat(62);
+    let main = dir.join("main.stf");
+    let text = format!("source common/entries.stf\npacket 0 0100{pad}\nexpect 1 01${{B}}{pad}\n");
+    std::fs::write(&main, &text).unwrap();
+    let stmts =
+        stf::parse_file_with_env(&text, &main, Vec::new()).unwrap_or_else(|e| panic!("{e}"));
+    let opts = StfOptions::default();
+    let mut sw =
+        pipeline::switch::Switch::new(program.clone(), opts.config.clone()).expect("switch");
+    let report = stf::run_stf_on(&mut sw, &stmts, &opts);
+    assert!(report.all_passed(), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `HIDDEN_TABLE_P4` with direct resources: a `DirectCounter` and a `DirectMeter` on the
 /// hidden `t`, a `DirectCounter` on the visible `v`.
 fn hidden_with_direct_resources() -> String {

@@ -39,7 +39,13 @@ fn compile(name: &str, target: Target, defines: &[(&str, &str)]) -> Compiled {
 }
 
 fn switch(c: Compiled) -> Switch {
-    Switch::new(Arc::new(c.program), SwitchConfig::new(1)).expect("switch")
+    Switch::new(Arc::new(c.program), config()).expect("switch")
+}
+
+/// One pipe whose ports 0–7, the ports these tests send to and read, are front-panel ports
+/// (attached, as a harness adds them): on Tofino 2 they would loop back otherwise.
+fn config() -> SwitchConfig {
+    (0..8).fold(SwitchConfig::new(1), |c, p| c.with_front_panel(p))
 }
 
 fn send(sw: &mut Switch, port: u16, bytes: &[u8]) -> Vec<OutFrame> {
@@ -317,7 +323,7 @@ fn meter_byte_count_adjustment_set_at_run_time() {
     ];
     for engine in ["tree", "flat", "native"] {
         for (indexed, direct, cbs, want_indexed, want_direct) in cases {
-            let cfg = SwitchConfig::new(1).with_engine(engine.parse().expect("engine"));
+            let cfg = config().with_engine(engine.parse().expect("engine"));
             let mut sw = Switch::new(program.clone(), cfg).expect("switch");
             let m = MeterConfig {
                 cir: 1,
@@ -456,7 +462,7 @@ fn run_byte_count(
     engine: &str,
 ) -> (Switch, Vec<Vec<u8>>) {
     let c = compile("byte_count.p4", target, defines);
-    let cfg = SwitchConfig::new(1).with_engine(engine.parse().expect("engine"));
+    let cfg = config().with_engine(engine.parse().expect("engine"));
     let mut sw = Switch::new(Arc::new(c.program), cfg).expect("switch");
     let set = |sw: &mut Switch, name: &str, cbs: u64| {
         let cfg = pipeline::externs::meter::MeterConfig {
@@ -622,11 +628,8 @@ fn only_the_first_digest_of_an_entry_is_sent() {
             c.warnings.render(&c.sources).contains("`d2.pack` dropped"),
             "the drop is warned about"
         );
-        let mut sw = Switch::new(
-            Arc::new(c.program),
-            SwitchConfig::new(1).with_engine(engine),
-        )
-        .expect("switch");
+        let mut sw =
+            Switch::new(Arc::new(c.program), config().with_engine(engine)).expect("switch");
         // h: a = 0xab, b = 0xcd, f = 0x1234, x = 0x01020304.
         let out = send(&mut sw, 0, &[0xab, 0xcd, 0x12, 0x34, 1, 2, 3, 4]);
         assert_eq!(out.len(), 1, "{engine}: the packet goes to port 1");
@@ -647,11 +650,8 @@ fn a_digest_selected_by_a_metadata_field_is_sent() {
     use pipeline::exec::EngineKind;
     for engine in [EngineKind::Tree, EngineKind::Flat, EngineKind::default()] {
         let c = compile("digest_select_on_metadata.p4", Target::Tofino1, &[]);
-        let mut sw = Switch::new(
-            Arc::new(c.program),
-            SwitchConfig::new(1).with_engine(engine),
-        )
-        .expect("switch");
+        let mut sw =
+            Switch::new(Arc::new(c.program), config().with_engine(engine)).expect("switch");
         assert_eq!(send(&mut sw, 0, &[1, 0, 0x12, 0x34, 0, 0, 0, 0]).len(), 1);
         let d = sw.digest_drain();
         assert_eq!(d.len(), 1, "{engine}: md.m = 1 selects entry 1");

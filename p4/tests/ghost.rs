@@ -18,8 +18,8 @@ fn try_compile(name: &str, target: Target, defines: &[&str]) -> Result<Compiled,
     common::compile_test_program("ghost", name, target, defines)
 }
 
-/// A switch running qdepth.p4 (compiled with `defines`) on `engine`, port 2 sending at
-/// 1 Gbit/s.
+/// A switch running qdepth.p4 (compiled with `defines`) on `engine`, port 2 (attached)
+/// sending at 1 Gbit/s.
 fn switch_with(engine: EngineKind, defines: &[&str]) -> Switch {
     let c = try_compile("qdepth.p4", Target::Tofino2, defines)
         .unwrap_or_else(|f| panic!("qdepth.p4 does not compile:\n{}", f.render()));
@@ -28,9 +28,11 @@ fn switch_with(engine: EngineKind, defines: &[&str]) -> Switch {
         rate_bps: Some(1_000_000_000),
         ..DEFAULT_QUEUE
     };
+    // Port 2 is a front-panel port (on Tofino 2 ports 0–7 loop back unless attached).
     cfg.ports.insert(
         2,
         PortConfig {
+            loopback: Some(false),
             queue: Some(queue),
             ..PortConfig::default()
         },

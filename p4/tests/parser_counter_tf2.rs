@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use p4::compile::{CompileFailure, Compiled};
 use pipeline::ir::Target;
-use pipeline::switch::{InFrame, Switch, SwitchConfig};
+use pipeline::switch::{InFrame, Switch};
 
 const ENGINES: [&str; 3] = ["tree", "flat", "native"];
 
@@ -31,7 +31,7 @@ fn run(name: &str, defines: &[&str], engine: &str, frames: &[Vec<u8>]) -> Vec<Op
         .unwrap_or_else(|f| panic!("{name} does not compile:\n{}", f.render()));
     assert!(c.resources.is_some(), "{name} was not placed");
     pipeline::ir_verify::verify(&c.program).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let cfg = SwitchConfig::new(1).with_engine(engine.parse().expect("engine"));
+    let cfg = common::harness_config().with_engine(engine.parse().expect("engine"));
     let mut sw = Switch::new(Arc::new(c.program), cfg).expect("switch");
     frames
         .iter()

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use pipeline::exec::EngineKind;
 use pipeline::ir::Target;
 use pipeline::pktgen::{AppConfig, Pktgen, Trigger};
-use pipeline::switch::{InFrame, Switch, SwitchConfig};
+use pipeline::switch::{InFrame, Switch};
 
 fn switch(engine: EngineKind) -> (Switch, String) {
     let c = common::compile_test_program("pktgen_tf2", "trigger.p4", Target::Tofino2, &[])
@@ -18,7 +18,7 @@ fn switch(engine: EngineKind) -> (Switch, String) {
     let warnings = c.warnings.render(&c.sources);
     let sw = Switch::new(
         Arc::new(c.program),
-        SwitchConfig::new(1).with_engine(engine),
+        common::harness_config().with_engine(engine),
     )
     .unwrap();
     (sw, warnings)
@@ -140,7 +140,7 @@ fn a_resubmitted_pass_sends_no_deparser_trigger() {
         .unwrap_or_else(|f| panic!("{}", f.render()));
         let mut sw = Switch::new(
             Arc::new(c.program),
-            SwitchConfig::new(1).with_engine(engine),
+            common::harness_config().with_engine(engine),
         )
         .unwrap();
         let f = trigger_frame(0xab, 7);

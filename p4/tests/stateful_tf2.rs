@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use p4::compile::{CompileFailure, Compiled};
 use pipeline::ir::Target;
-use pipeline::switch::{InFrame, OutFrame, Switch, SwitchConfig};
+use pipeline::switch::{InFrame, OutFrame, Switch};
 
 fn try_compile(name: &str, target: Target, defines: &[&str]) -> Result<Compiled, CompileFailure> {
     common::compile_test_program("stateful_tf2", name, target, defines)
@@ -21,7 +21,7 @@ fn switch(name: &str) -> Switch {
     // What `pisa check --target tofino2` reports: placed into stages without a resource error.
     assert!(c.resources.is_some(), "{name} was not placed");
     pipeline::ir_verify::verify(&c.program).unwrap_or_else(|e| panic!("{name}: {e}"));
-    Switch::new(Arc::new(c.program), SwitchConfig::new(1)).expect("switch")
+    Switch::new(Arc::new(c.program), common::harness_config()).expect("switch")
 }
 
 /// The error text of a program that must not compile.
@@ -280,7 +280,7 @@ fn salu_switch(target: Target, engine: &str) -> Switch {
         .unwrap_or_else(|f| panic!("predicate_log.p4 does not compile:\n{}", f.render()));
     assert!(c.resources.is_some(), "predicate_log.p4 was not placed");
     pipeline::ir_verify::verify(&c.program).unwrap_or_else(|e| panic!("{e}"));
-    let cfg = SwitchConfig::new(1).with_engine(engine.parse().expect("engine"));
+    let cfg = common::harness_config().with_engine(engine.parse().expect("engine"));
     Switch::new(Arc::new(c.program), cfg).expect("switch")
 }
 
@@ -375,7 +375,7 @@ fn fifo_and_stack_over_the_stateful_counter() {
             .unwrap_or_else(|f| panic!("fifo_stack.p4 does not compile:\n{}", f.render()));
         assert!(c.resources.is_some(), "fifo_stack.p4 was not placed");
         pipeline::ir_verify::verify(&c.program).unwrap_or_else(|e| panic!("{e}"));
-        let cfg = SwitchConfig::new(1).with_engine(engine.parse().expect("engine"));
+        let cfg = common::harness_config().with_engine(engine.parse().expect("engine"));
         let mut sw = Switch::new(Arc::new(c.program), cfg).expect("switch");
         let sw = &mut sw;
         // FIFO: four in, the fifth refused; out in order; the freed cells reused (wrapping).
@@ -421,7 +421,7 @@ fn a_dequeue_outputs_its_head_cell_address() {
     for engine in ["tree", "flat", "native"] {
         let c = try_compile("fifo_stack.p4", Target::Tofino2, &["DEQ_ADDRESS"])
             .unwrap_or_else(|f| panic!("fifo_stack.p4 does not compile:\n{}", f.render()));
-        let cfg = SwitchConfig::new(1).with_engine(engine.parse().expect("engine"));
+        let cfg = common::harness_config().with_engine(engine.parse().expect("engine"));
         let mut sw = Switch::new(Arc::new(c.program), cfg).expect("switch");
         let sw = &mut sw;
         let enq: Vec<u32> = [1, 2, 3, 4, 5].iter().map(|a| r1(sw, 0, *a)).collect();
@@ -472,7 +472,7 @@ fn late_switch(target: Target, engine: &str) -> Switch {
     }
     assert!(!w.contains("`copied`") && !w.contains("`add_out`"), "{w}");
     pipeline::ir_verify::verify(&c.program).unwrap_or_else(|e| panic!("{e}"));
-    let cfg = SwitchConfig::new(1).with_engine(engine.parse().expect("engine"));
+    let cfg = common::harness_config().with_engine(engine.parse().expect("engine"));
     Switch::new(Arc::new(c.program), cfg).expect("switch")
 }
 

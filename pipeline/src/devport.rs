@@ -48,18 +48,31 @@ pub fn recirc_port(pipe: u16) -> u16 {
     devport(pipe, 68)
 }
 
-/// Whether `devport` loops back unless the user made it a front-panel port: on Tofino 1 the
-/// recirculation quad of each pipe (ports 68–71 + 128 × pipe) has no MAC behind it, and a
-/// packet sent there re-enters ingress (programs send to 68 to recirculate without any port
-/// setup). Tofino 2's recirculation ports are not modelled here: none loops back by default.
-/// (bf-drivers' port manager names ports 0–7 of each Tofino 2 pipe its recirculation ports,
-/// `pm_recirc_port_range_get` / `pm_recirc_port_to_dev_port_map`, 2–5 of pipe 0 configurable as
-/// CPU ports; no source read so far says they loop back without a port being added.)
+/// Whether `devport` loops back unless the user made it a front-panel port (or the CPU port):
+/// the ports that recirculate on each target, with no port added there.
+/// - Tofino 1: the recirculation quad of each pipe (ports 68–71 + 128 × pipe) has no MAC
+///   behind it, and a packet sent there re-enters ingress (programs send to 68 to recirculate
+///   without any port setup). bf-drivers' port manager exposes quad 17 only, quad 16 holding
+///   the CPU port (`pm_recirc_port_range_get`, `pm_recirc_port_to_dev_port_map`: port
+///   `max front port + 1 + 4 + i`).
+/// - Tofino 2: the first 8 ports of each pipe (0–7 + 128 × pipe) "support recirculation"
+///   (the same port-manager functions: recirculation port `i` is device port `i mod 8` of pipe
+///   `i / 8`), and the packet generator's recirculation state calls each of them
+///   recirculating (`pipe_mgr_tof2_pgr_recir_get`: true for every port but the PCIe CPU port
+///   0 and the Ethernet CPU ports 2–5 of pipe 0, and for those too until they are set up as
+///   CPU ports, the driver's state starting all zero). pisa keeps the switch's CPU port out
+///   ([`crate::switch::SwitchConfig::is_loopback`]).
 #[inline]
 pub fn recirculates_by_default(target: crate::ir::Target, devport: u16) -> bool {
-    target == crate::ir::Target::Tofino1
-        && (recirc_port(0)..recirc_port(0) + 4).contains(&(devport & 0x7f))
+    let port = devport & 0x7f;
+    match target {
+        crate::ir::Target::Tofino1 => (recirc_port(0)..recirc_port(0) + 4).contains(&port),
+        crate::ir::Target::Tofino2 => port < TF2_RECIRC_PORTS,
+    }
 }
+
+/// Ports of each Tofino 2 pipe that recirculate (0–7; [`recirculates_by_default`]).
+pub const TF2_RECIRC_PORTS: u16 = 8;
 
 /// Reads a device port as a user writes it: a number (`132`) or `PIPE/PORT` (`1/4`).
 pub fn parse(s: &str) -> Result<u16, String> {
@@ -114,6 +127,13 @@ mod tests {
         assert!(!recirculates_by_default(Target::Tofino1, 72));
         assert!(!recirculates_by_default(Target::Tofino1, 64));
         assert!(!recirculates_by_default(Target::Tofino2, 68));
+        // Tofino 2: ports 0–7 of every pipe.
+        for p in [0, 6, 7, 128, 134, 256 + 3, 384 + 7] {
+            assert!(recirculates_by_default(Target::Tofino2, p), "{p}");
+        }
+        for p in [8, 64, 128 + 8, 384 + 68] {
+            assert!(!recirculates_by_default(Target::Tofino2, p), "{p}");
+        }
         assert_eq!(parse("1/4"), Ok(132));
         assert_eq!(parse(" 7 "), Ok(7));
         assert!(parse("4/0").unwrap_err().contains("out of range"));

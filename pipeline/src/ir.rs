@@ -1060,6 +1060,9 @@ pub struct Checksum {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Digest {
     pub name: String,
+    /// The digest's struct type as the program writes it (`learn_t`; a generic struct's
+    /// specialisation with its arguments, `pair_t<bit<8>>`): P4Info names the type after it.
+    pub type_name: String,
     /// Field names of the digest struct, for the control plane's decoding.
     pub fields: Vec<(String, u16)>,
 }

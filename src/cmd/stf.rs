@@ -38,7 +38,7 @@ pub struct StfArgs {
 pub fn run(args: StfArgs) -> anyhow::Result<ExitCode> {
     let bytes = std::fs::read(&args.test)
         .with_context(|| format!("cannot read `{}`", args.test.display()))?;
-    let script = match stf::parse(&stf::decode(&bytes)) {
+    let script = match stf::parse_file(&stf::decode(&bytes), &args.test) {
         Ok(s) => s,
         Err(e) => {
             eprintln!(

@@ -20,3 +20,4 @@ pub mod proto;
 pub mod request;
 pub mod schema;
 pub mod server;
+pub mod type_names;

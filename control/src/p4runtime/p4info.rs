@@ -419,17 +419,21 @@ pub fn generate_with_ids(
             .push(value_set(&prog.pipelines[p].value_sets[i], name, id));
     }
     let mut structs = BTreeMap::new();
+    let mut type_names = super::type_names::TypeNames::default();
     for (p, i, name, id) in digests.iter() {
         let d = &prog.pipelines[p].digests[i];
+        // The struct is named after the digest's type, as p4c's `TypeSpecConverter` names it
+        // (the type's control-plane name; a specialisation's, see `type_names`).
+        let ty = type_names.name(&d.type_name);
         use pi::p4_data_type_spec::TypeSpec as D;
         info.digests.push(pi::Digest {
             preamble: preamble(id, name),
             type_spec: Some(pi::P4DataTypeSpec {
-                type_spec: Some(D::Struct(pi::P4NamedType { name: name.into() })),
+                type_spec: Some(D::Struct(pi::P4NamedType { name: ty.clone() })),
             }),
         });
         structs.insert(
-            name.to_string(),
+            ty,
             pi::P4StructTypeSpec {
                 members: d
                     .fields

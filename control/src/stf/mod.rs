@@ -46,11 +46,12 @@
 //! zero-extended unless it starts with `*`, `a.b` / `a.b.c` IPv4 forms (`harness_values.rs`).
 //! Where pisa keeps p4c's reading, a note says how the harness differs: an lpm priority
 //! (the harness ranks lpm entries by it, pisa by prefix length, `run/lpm.rs`) and a prefix
-//! after a value that is not a dotted IPv4 (`0x0b000000/8`: the harness drops it). Not read:
-//! `source`, `ghost`, `tcam_2bit_mode`, `write_raw_*`, `load`, `check_counter ... = VAR`;
-//! bmv2's `counter_*`, `meter_*`, `mirroring_delete/get`, `mc_node_update`; table and action
-//! names by raw string suffix (`x` for `ex`: whole dotted components only); `*` inside an lpm
-//! value (`0x0a**0102`, not a prefix: refused).
+//! after a value that is not a dotted IPv4 (`0x0b000000/8`: the harness drops it). `source FILE`
+//! includes another script ([`parse_file`], `source.rs`); table and action names may be any
+//! end of the full name, as the harness finds them (`crate::resolve`). Not read: `ghost`,
+//! `tcam_2bit_mode`, `write_raw_*`, `load`, `check_counter ... = VAR`; bmv2's `counter_*`,
+//! `meter_*`, `mirroring_delete/get`, `mc_node_update`; `*` inside an lpm value
+//! (`0x0a**0102`, not a prefix: refused).
 //!
 //! Beyond both, values may be any form [`crate::value`] reads (MAC and IP addresses,
 //! `lo..hi` ranges, `v &&& mask`), and `mc_prune_set XID PORT...` programs the PRE's L2
@@ -67,13 +68,15 @@ mod parse_check;
 mod parse_write;
 mod report;
 mod run;
+mod source;
 
 pub use cursor::StfParseError;
 pub use expect::{ExpectPattern, Nibble};
 pub use lines::decode;
-pub use parse::{parse, parse_with_env};
+pub use parse::{parse, parse_file, parse_file_with_env, parse_with_env};
 pub use report::{Check, CheckKind, CheckOutcome, Note, StfReport, StmtError, Unexpected};
 pub use run::{run_stf, run_stf_on, StfOptions};
+pub use source::MAX_SOURCE_DEPTH;
 
 /// A value as written in the script, with the column it starts at (1-based) for error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,9 @@ use super::expand::Expander;
 use super::lines::{joined_lines, split_statements, Statement};
 use super::parse_check::{check_counter, check_register};
 use super::parse_write::{add, selector, setdefault};
+use super::source::{nested_error, source_arg, Sources};
 use super::{ExpectPattern, Nibble, StfStmt, Stmt};
+use std::path::Path;
 
 /// Reads a whole script, with `$NAME` expanded from the process environment (as the
 /// harness does; see `expand.rs`).
@@ -19,27 +21,80 @@ pub fn parse(text: &str) -> Result<Vec<StfStmt>, StfParseError> {
     parse_with_env(text, std::env::vars())
 }
 
-/// Reads a whole script, with `$NAME` expanded from `vars` (and the script's `setenv`s).
+/// Reads a whole script, with `$NAME` expanded from `vars` (and the script's `setenv`s). A
+/// `source` line is an error here: its file is named relative to the script's own file
+/// ([`parse_file_with_env`]).
 pub fn parse_with_env(
     text: &str,
     vars: impl IntoIterator<Item = (String, String)>,
 ) -> Result<Vec<StfStmt>, StfParseError> {
     let mut env = Expander::new(vars);
     let mut out = Vec::new();
+    parse_script(text, None, &mut env, None, &mut out)?;
+    Ok(out)
+}
+
+/// Reads the script `text` of the file `file`, with `$NAME` expanded from the process
+/// environment, and the scripts its `source` lines name (`source.rs`).
+pub fn parse_file(text: &str, file: &Path) -> Result<Vec<StfStmt>, StfParseError> {
+    parse_file_with_env(text, file, std::env::vars())
+}
+
+/// [`parse_file`] with `$NAME` expanded from `vars`.
+pub fn parse_file_with_env(
+    text: &str,
+    file: &Path,
+    vars: impl IntoIterator<Item = (String, String)>,
+) -> Result<Vec<StfStmt>, StfParseError> {
+    let mut env = Expander::new(vars);
+    let mut out = Vec::new();
+    let mut sources = Sources::new(file);
+    parse_script(text, Some(&mut sources), &mut env, None, &mut out)?;
+    Ok(out)
+}
+
+/// Appends the statements of `text` to `out`, each at its own line or, in a sourced script,
+/// at `at` (the line of the outermost `source`).
+fn parse_script(
+    text: &str,
+    mut sources: Option<&mut Sources>,
+    env: &mut Expander,
+    at: Option<usize>,
+    out: &mut Vec<StfStmt>,
+) -> Result<(), StfParseError> {
     for (line, raw) in joined_lines(text) {
         // The whole line is expanded before any of its statements runs, as in the harness.
-        let text = env.expand(&raw).map_err(|(at, message)| StfParseError {
+        let text = env.expand(&raw).map_err(|(pos, message)| StfParseError {
             line,
-            column: raw[..at].chars().count() + 1,
+            column: raw[..pos].chars().count() + 1,
             message,
         })?;
         for s in split_statements(&text) {
-            if let Some(stmt) = parse_statement(line, s, &mut env)? {
-                out.push(StfStmt { line, stmt });
+            if let Some(name) = source_arg(&s) {
+                let Some(src) = sources.as_deref_mut() else {
+                    return Err(StfParseError {
+                        line,
+                        column: s.column0 + 1,
+                        message: "`source` names a file relative to the script's own: read \
+                                  the script from its file"
+                            .into(),
+                    });
+                };
+                let (file, inner) = src.enter(line, &s, name)?;
+                let r = parse_script(&inner, Some(&mut *src), env, Some(at.unwrap_or(line)), out);
+                src.leave();
+                r.map_err(|e| nested_error(line, &s, &file, e))?;
+                continue;
+            }
+            if let Some(stmt) = parse_statement(line, s, env)? {
+                out.push(StfStmt {
+                    line: at.unwrap_or(line),
+                    stmt,
+                });
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// One statement; `None` for an empty one or a `setenv` (applied to `env` here).

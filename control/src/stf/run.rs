@@ -100,6 +100,7 @@ pub fn run_stf_on(sw: &mut Switch, stf: &[StfStmt], opts: &StfOptions) -> StfRep
     if let Some(bytes) = opts.min_frame {
         sw.set_min_frame(bytes);
     }
+    attach_watched_ports(sw, stf);
     let mut r = Runner {
         prog: sw.program().clone(),
         sw,
@@ -127,6 +128,24 @@ pub fn run_stf_on(sw: &mut Switch, stf: &[StfStmt], opts: &StfOptions) -> StfRep
     let mut report = r.report;
     report.checks.sort_by_key(|c| c.line);
     report
+}
+
+/// The ports a script watches (`expect PORT`, `wire FROM -> ...`) are the harness's ports, with
+/// a MAC behind them: front-panel ports, also where the target would loop them back by
+/// default (Tofino 2's ports 0–7 of each pipe, Tofino 1's 68–71), as on a model or chip the
+/// harness adds them before sending. A port the script only recirculates through stays a
+/// loopback port.
+fn attach_watched_ports(sw: &mut Switch, stf: &[StfStmt]) {
+    let target = sw.program().target;
+    for s in stf {
+        let port = match s.stmt {
+            Stmt::Expect { port, .. } | Stmt::Wire { from: port, .. } => port,
+            _ => continue,
+        };
+        if sw.config().is_loopback(target, port) {
+            sw.set_front_panel(port);
+        }
+    }
 }
 
 /// An entry the script added, to delete on `remove all` or to name in `check_counter`.

@@ -633,7 +633,7 @@ impl<'a> Lowerer<'a> {
                     ..
                 } => match member.name.as_str() {
                     "size" => Ok(Resolved::V(V::Int(elems.len() as i128))),
-                    "lastIndex" | "next" | "last" if id.is_none() => {
+                    "next" | "last" if id.is_none() => {
                         Err(self.err(super::unions::union_stack_op(span, &member.name)))
                     }
                     "lastIndex" => {

@@ -25,12 +25,16 @@ pub enum Loc {
         fields: Vec<Rc<Loc>>,
     },
     Stack {
-        /// The IR stack; `None` for a stack of header unions, which pisa indexes with
-        /// constants only (no `.next`, `.last`, `push_front`, `pop_front`).
+        /// The IR stack; `None` for a stack of header unions, whose members have their own
+        /// (`unions`).
         id: Option<StackId>,
         elem: Ty,
         elems: Vec<Rc<Loc>>,
         next_index: FieldRef,
+        /// A stack of header unions: per member of the union, by name, the IR stack of that
+        /// member across the elements, all sharing `next_index` (`extract(u.next.h)`); empty
+        /// for a header stack.
+        unions: Vec<(String, StackId)>,
     },
     /// A header's `varbit<N>` field: `f` reserves the N bits, `len` holds the current length.
     Varbit {
@@ -215,11 +219,13 @@ impl PhvAlloc {
                     .collect::<Result<Vec<_>, _>>()?;
                 let w = (32 - n.leading_zeros()).max(1) as u16;
                 let next_index = self.hidden(&format!("{name}.$nextIndex"), w)?;
+                let unions = self.union_member_stacks(name, elem, &elems, next_index);
                 Ok(Rc::new(Loc::Stack {
                     id: None,
                     elem: (**elem).clone(),
                     elems,
                     next_index,
+                    unions,
                 }))
             }
             Ty::Stack(elem, n) => {
@@ -248,10 +254,47 @@ impl PhvAlloc {
                     elem: (**elem).clone(),
                     elems,
                     next_index,
+                    unions: Vec::new(),
                 }))
             }
             other => self.scalar(name, other),
         }
+    }
+
+    /// The IR stacks of a stack of header unions `name`: one per member of the union type
+    /// `elem`, over that member's header in each element, sharing the stack's `next_index`
+    /// (so `extract(u.next.h)` takes element `nextIndex`'s `h` and moves the one cursor on).
+    fn union_member_stacks(
+        &mut self,
+        name: &str,
+        elem: &Ty,
+        elems: &[Rc<Loc>],
+        next_index: FieldRef,
+    ) -> Vec<(String, StackId)> {
+        let Ty::Struct(u) = elem else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (k, (member, _)) in u.fields.iter().enumerate() {
+            let headers = elems.iter().map(|e| match &**e {
+                Loc::Struct { fields, .. } => match fields.get(k).map(|f| &**f) {
+                    Some(Loc::Header { id, .. }) => Some(*id),
+                    _ => None,
+                },
+                _ => None,
+            });
+            let Some(elements) = headers.collect::<Option<Vec<HeaderId>>>() else {
+                continue;
+            };
+            let id = StackId(self.layout.stacks.len() as u32);
+            self.layout.stacks.push(ir::StackInfo {
+                name: format!("{name}.{member}"),
+                elements,
+                next_index,
+            });
+            out.push((member.clone(), id));
+        }
+        out
     }
 
     fn header(&mut self, name: &str, s: &Rc<StructTy>) -> Result<Rc<Loc>, String> {

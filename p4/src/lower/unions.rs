@@ -4,17 +4,111 @@
 //! member's validity — `setValid()`, `setInvalid()`, `extract`, an assignment to the member —
 //! also makes the union's other members invalid. `u.isValid()` is true when any member is;
 //! emitting a union emits its members in order, so only the valid one reaches the wire.
-//! A stack of unions (§8.21) is indexed with constants (`u[0].h1`); its run-time cursor
-//! (`.next`, `.last`, `lastIndex`, `push_front`, `pop_front`) is refused with the reason.
+//! A stack of unions (§8.21) is indexed with constants (`u[0].h1`) or, in a parser, through its
+//! cursor: `extract(u.next.h1)` extracts member `h1` of element `u.nextIndex`, makes that
+//! element's other members invalid, and moves `nextIndex` on, as `extract(stack.next)` does on
+//! a header stack (§8.18: on a full stack the parse ends as there); `u.lastIndex` is
+//! `nextIndex - 1`. Each member has an IR stack of its own over the elements, all sharing the
+//! one `nextIndex` (`phv.rs`). `.next` elsewhere, `.last`, `push_front` and `pop_front` on a
+//! union stack are refused with the reason.
 
 use std::rc::Rc;
 
 use pipeline::ir::{self, BinOp as IrOp, HeaderId};
 
+use super::expr::Resolved;
 use super::phv::Loc;
-use super::Lowerer;
+use super::{Lowerer, Res, V};
+use crate::ast::{self, ExprKind};
 use crate::diag::Diagnostic;
 use crate::source::Span;
+
+impl<'a> Lowerer<'a> {
+    /// `pkt.extract(u.next.h)` on a stack of header unions `u`: the extract of member `h` of
+    /// element `nextIndex` (which moves the shared cursor on), then the statements that make
+    /// that element's other members invalid. `None` when `e` is not of that shape.
+    pub(super) fn extract_union_next(
+        &mut self,
+        e: &'a ast::Expr,
+    ) -> Res<Option<(ir::Stmt, ir::Block)>> {
+        let ExprKind::Member { base, member } = &e.kind else {
+            return Ok(None);
+        };
+        let ExprKind::Member {
+            base: stack,
+            member: next,
+        } = &base.kind
+        else {
+            return Ok(None);
+        };
+        if next.name != "next" {
+            return Ok(None);
+        }
+        let Resolved::V(V::Loc(l)) = self.resolve(stack)? else {
+            return Ok(None);
+        };
+        let Loc::Stack {
+            id: None,
+            elems,
+            next_index,
+            unions,
+            ..
+        } = &*l
+        else {
+            return Ok(None);
+        };
+        let Some(&(_, st)) = unions.iter().find(|(m, _)| *m == member.name) else {
+            return Err(self.err(
+                Diagnostic::error(format!("the union has no member `{}`", member.name))
+                    .with_primary(member.span, "no such member")
+                    .with_help(format!(
+                        "its members: {}",
+                        unions
+                            .iter()
+                            .map(|(m, _)| m.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+            ));
+        };
+        // After the extract `nextIndex` is i + 1 for the element i it filled.
+        let mut after = Vec::new();
+        for (i, el) in elems.iter().enumerate() {
+            let Loc::Struct { fields, .. } = &**el else {
+                continue;
+            };
+            let k = unions.iter().position(|(m, _)| *m == member.name);
+            let peers: ir::Block = fields
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| Some(*j) != k)
+                .filter_map(|(_, f)| match &**f {
+                    Loc::Header { id, .. } => Some(ir::Stmt::SetValid {
+                        header: *id,
+                        valid: false,
+                    }),
+                    _ => None,
+                })
+                .collect();
+            if peers.is_empty() {
+                continue;
+            }
+            after.push(ir::Stmt::If {
+                cond: ir::Expr::Binary {
+                    op: IrOp::Eq,
+                    a: Box::new(ir::Expr::Field(*next_index)),
+                    b: Box::new(ir::Expr::constant(i as u128 + 1, next_index.width)),
+                    width: 1,
+                    signed: false,
+                },
+                then: peers,
+                els: Vec::new(),
+                stage: 0,
+            });
+        }
+        Ok(Some((ir::Stmt::ExtractNext(st), after)))
+    }
+}
 
 impl Lowerer<'_> {
     /// Makes the other members of the union `header` belongs to (if any) invalid.
@@ -58,9 +152,9 @@ pub(super) fn union_stack_op(span: Span, op: &str) -> Diagnostic {
     crate::check::unsupported(
         span,
         &format!("`{op}` on a stack of header unions"),
-        "the run-time cursor of header union stacks",
+        "the run-time cursor of header union stacks beyond `extract(u.next.member)` and `lastIndex`",
     )
-    .with_help("index the stack with constants, e.g. `hdr.u[0].h1`")
+    .with_help("index the stack with constants, e.g. `hdr.u[0].h1`, or extract `hdr.u.next.h1` in a parser")
 }
 
 /// `minSizeInBits()` (`max` false) or `maxSizeInBits()` (`max` true) of a value of type `ty`,

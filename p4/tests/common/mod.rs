@@ -26,3 +26,13 @@ pub fn compile_test_program(
         .join(name);
     compile_file(&path, &opts)
 }
+
+/// One pipe whose ports 0–7, where these tests send and read packets, are front-panel ports,
+/// as a harness adds the ports it uses: on Tofino 2 they are recirculation ports otherwise
+/// (`pipeline::devport::recirculates_by_default`).
+#[allow(dead_code)] // not every test binary that shares this module builds switches
+pub fn harness_config() -> pipeline::switch::SwitchConfig {
+    (0..8).fold(pipeline::switch::SwitchConfig::new(1), |c, p| {
+        c.with_front_panel(p)
+    })
+}

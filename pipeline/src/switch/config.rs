@@ -36,7 +36,8 @@ pub const DEFAULT_QUEUE: QueueConfig = QueueConfig {
 pub struct PortConfig {
     /// Loopback (recirculation) port: frames sent here re-enter ingress on the same port.
     /// `None`: the target's default ([`crate::devport::recirculates_by_default`]: Tofino 1's
-    /// recirculation quad loops back); `Some(false)`: a front-panel port.
+    /// recirculation quad, Tofino 2's ports 0–7 of each pipe loop back); `Some(false)`: a
+    /// front-panel port.
     pub loopback: Option<bool>,
     /// Queue settings; [`SwitchConfig::default_queue`] when `None`.
     pub queue: Option<QueueConfig>,
@@ -178,7 +179,8 @@ impl SwitchConfig {
     }
 
     /// Make `port` a front-panel port (one a link or host is attached to), also where the
-    /// target would loop it back by default (Tofino 1's recirculation quad, 68–71 per pipe).
+    /// target would loop it back by default (Tofino 1's recirculation quad, 68–71 per pipe;
+    /// Tofino 2's ports 0–7 of each pipe).
     pub fn with_front_panel(mut self, port: u16) -> SwitchConfig {
         self.set_front_panel(port);
         self
@@ -204,10 +206,13 @@ impl SwitchConfig {
         self
     }
 
-    /// Is `port` a loopback port on `target`: as configured, else the target's default?
+    /// Is `port` a loopback port on `target`: as configured, else the target's default; the
+    /// CPU port is not one (on Tofino 2 the CPU ports of pipe 0, 0 and 2–5, are among the
+    /// recirculation ports until the driver sets them up as CPU ports).
     pub fn is_loopback(&self, target: crate::ir::Target, port: u16) -> bool {
         match self.ports.get(&port).and_then(|p| p.loopback) {
             Some(l) => l,
+            None if self.cpu_port == Some(port) => false,
             None => crate::devport::recirculates_by_default(target, port),
         }
     }

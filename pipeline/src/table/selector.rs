@@ -14,19 +14,25 @@
 //!   if none is active, "plan B": an 18-bit hash (bits 42..51 above bits 5..14, SPS-18
 //!   scrambled) permutes the word's active bits, a circular priority search picks one, and the
 //!   permutation is undone.
-//! - No active position: the ALU's output is invalid. The hardware then uses the fallback
-//!   action address and, for the logical tables set to, the fallback instruction (tofino-model
-//!   `mau-meter-alu.cpp`, `mau-instr-store.cpp` `instr_fallback`; the driver's fallback member,
-//!   `pipe_mgr_sel_fallback_mbr_set`). pisa does not model the fallback: the lookup gets no
-//!   member and the table runs as on a miss. Why: the sources pin down that the chip does not
-//!   miss (the row's `selector_action_adr_fallback` register replaces the whole action
-//!   address, and the match entry's instruction runs unless its table enables the fallback
-//!   one), but not what those registers hold when no fallback member was set (their reset
-//!   value, the driver's writes of them outside the parts of `pipe_mgr_select_tbl.c` read),
-//!   and pisa's runtime API has no fallback member (P4Runtime and the table files have
-//!   none). Only the member-status bits reach this case (`SelectorAction`, the runtime API):
-//!   an entry on a group with no member, and emptying a group entries use, stay refused at
-//!   configuration time, as the driver refuses them (see `super::profile`).
+//! - No active position: the ALU's output is invalid, and the chip does not miss. The row
+//!   replaces the address bits of the entry's action address (`Address::kActionAddrAddrMask`;
+//!   the entry's other bits stay) with its `selector_action_adr_fallback` register
+//!   (tofino-model `mau-logical-row.cpp` `selector_addr_index`), and the entry's instruction
+//!   runs unless its logical table enables the fallback instruction (`mau-instr-store.cpp`
+//!   `instr_fallback`). The driver writes that register only for a fallback member
+//!   (`pipe_mgr_sel_fallback_mbr_set`, a PD-only API: bf-rt and P4Runtime have none) and
+//!   writes 0 when the member is cleared (`pipe_mgr_select_tbl.c`
+//!   `pipe_mgr_sel_process_fallback_mbr_deactivate`, `pipe_mgr_sel_write_fallback_reg`); the
+//!   model's reset value is 0 too. So on a Tofino whose control plane set no fallback member,
+//!   such a packet runs the entry's instruction with the action data at address 0 of the
+//!   selector's action data RAM: whatever the driver's action-data placement put there.
+//!   pisa does not model that placement, so it cannot give that data: the lookup gets no
+//!   member and the table runs as on a miss, a documented difference (README feature table).
+//!   The driver's own `_get_member` answers "not found" for such a group
+//!   (`rmt_sel_grp_mbr_get_from_hash`), as pisa's does. An entry on a group with no member,
+//!   and emptying a group entries use, stay refused at configuration time, as the driver
+//!   refuses them (see `super::profile`); only the member-status bits (`SelectorAction`,
+//!   the runtime API) reach this case.
 //! - A group of more than one word: word `((h & 0x3ff) mod (words >> s)) << s | (h >> 10)`'s
 //!   low `s` bits, `h` = hash bits 51..66 (SPS-15 scrambled), `s` the smallest shift that
 //!   leaves at most 31 words.

@@ -777,6 +777,7 @@ pub fn l2_program(opts: Options) -> (Arc<Program>, IgFields) {
         }],
         digests: vec![Digest {
             name: "SwitchIngressDeparser.learn".into(),
+            type_name: "learn_t".into(),
             fields: vec![("src_addr".into(), 48), ("ingress_port".into(), 9)],
         }],
         action_profiles: Vec::new(),

@@ -52,6 +52,7 @@ impl ExternType for PacketIo {
                 let id = DigestId(l.pipe.digests.len() as u32);
                 l.pipe.digests.push(ir::Digest {
                     name: name.clone(),
+                    type_name: t.to_string(),
                     fields,
                 });
                 Kind::Digest {

@@ -164,6 +164,12 @@ impl<'a> Lowerer<'a> {
             _ => return Err(self.arg_count("extract", 1, args.len(), span)),
         };
         self.varbit_extracted_last(span)?;
+        if let Some((stmt, peers)) = self.extract_union_next(&a.value)? {
+            let block = self.need_stmt(out, span, "extract")?;
+            block.push(stmt);
+            block.extend(peers);
+            return Ok(None);
+        }
         let stmt = self.extract_next(&a.value)?;
         let stmt = match stmt {
             Some(s) => s,

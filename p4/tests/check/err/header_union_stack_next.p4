@@ -1,5 +1,6 @@
-/* A stack of header unions is indexed with constants (`tags[0].vlan`); its run-time cursor
-   (`.next`, `.last`, `lastIndex`, `push_front`, `pop_front`) is refused with the reason. */
+/* A stack of header unions is indexed with constants (`tags[0].vlan`) or, in a parser,
+   extracted through `.next`; the rest of its run-time cursor (`.last`, `push_front`,
+   `pop_front`) is refused with the reason. */
 #include "../head.p4inc"
 
 header_union l2_u {

@@ -581,6 +581,7 @@ fn program(r: &mut Rng) -> Program {
         digests: (0..2)
             .map(|d| Digest {
                 name: format!("d{d}"),
+                type_name: format!("d{d}_t"),
                 fields: vec![],
             })
             .collect(),
