@@ -2567,3 +2567,163 @@ async fn pipeline_config_p4info_checks() {
         assert!(st.message().len() < 4 * 1024, "{}", st.message().len());
     }
 }
+
+/// switch.p4's selector `ecmp_selector` with its profile's members 1 and 2 (next hops 11 and
+/// 12), group 1 of both, and ecmp entries: key 1 → group 1, key 2 → member 2. Returns the
+/// entities written, in the order a wildcard read gives them (members, group, entries).
+async fn ecmp_state(info: &pi::P4Info, c: &mut P4RuntimeClient<Channel>) -> Vec<E> {
+    let pid = info.action_profiles[0].preamble.as_ref().unwrap().id;
+    let Some(p4v1::table_action::Type::Action(a)) =
+        action(info, "SwitchIngress.set_nexthop", &[&[11]])
+            .unwrap()
+            .r#type
+    else {
+        unreachable!()
+    };
+    let member = |id: u32, nh: u8| {
+        let mut a = a.clone();
+        a.params[0].value = vec![nh];
+        E::ActionProfileMember(p4v1::ActionProfileMember {
+            action_profile_id: pid,
+            member_id: id,
+            action: Some(a),
+        })
+    };
+    let group = E::ActionProfileGroup(p4v1::ActionProfileGroup {
+        action_profile_id: pid,
+        group_id: 1,
+        members: [1, 2]
+            .map(|m| p4v1::action_profile_group::Member {
+                member_id: m,
+                weight: 1,
+                watch_kind: None,
+            })
+            .to_vec(),
+        max_size: 0,
+    });
+    let ecmp = table(info, "SwitchIngress.ecmp").preamble.unwrap().id;
+    let entry = |key: u8, to: p4v1::table_action::Type| {
+        E::TableEntry(p4v1::TableEntry {
+            table_id: ecmp,
+            r#match: vec![fm(
+                1,
+                F::Exact(p4v1::field_match::Exact { value: vec![key] }),
+            )],
+            action: Some(p4v1::TableAction { r#type: Some(to) }),
+            ..Default::default()
+        })
+    };
+    use p4v1::table_action::Type as T;
+    let all = vec![
+        member(1, 11),
+        member(2, 12),
+        group,
+        entry(1, T::ActionProfileGroupId(1)),
+        entry(2, T::ActionProfileMemberId(2)),
+    ];
+    let updates = all.iter().map(|e| update(Insert, e.clone())).collect();
+    c.write(write(1, updates)).await.unwrap();
+    all
+}
+
+/// What the wildcard reads of switch.p4's ecmp profile and table give back.
+async fn ecmp_read(info: &pi::P4Info, c: &mut P4RuntimeClient<Channel>) -> Vec<E> {
+    let pid = info.action_profiles[0].preamble.as_ref().unwrap().id;
+    let ecmp = table(info, "SwitchIngress.ecmp").preamble.unwrap().id;
+    let mut out = read(
+        c,
+        E::ActionProfileMember(p4v1::ActionProfileMember {
+            action_profile_id: pid,
+            ..Default::default()
+        }),
+    )
+    .await;
+    out.extend(
+        read(
+            c,
+            E::ActionProfileGroup(p4v1::ActionProfileGroup {
+                action_profile_id: pid,
+                ..Default::default()
+            }),
+        )
+        .await,
+    );
+    out.extend(
+        read(
+            c,
+            E::TableEntry(p4v1::TableEntry {
+                table_id: ecmp,
+                ..Default::default()
+            }),
+        )
+        .await,
+    );
+    out
+}
+
+/// RECONCILE_AND_COMMIT of a changed program keeps an action selector's members and groups
+/// and the entries that point at them (spec: it preserves the forwarding state); where the
+/// new program cannot hold them (a smaller largest group) it is INVALID_ARGUMENT naming the
+/// group and the reason, and the old program and its state stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconcile_keeps_action_profile_members_groups_and_entries() {
+    use p4v1::set_forwarding_pipeline_config_request::Action as A;
+    let r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let written = ecmp_state(&info, &mut c).await;
+    assert_eq!(ecmp_read(&info, &mut c).await, written);
+    // ipv4_fib resized: a changed program with the same objects.
+    let resized = r.source.replacen("size = 16384;", "size = 8192;", 1);
+    assert_ne!(resized, r.source);
+    c.set_forwarding_pipeline_config(sfp(A::ReconcileAndCommit, &resized, 1))
+        .await
+        .unwrap();
+    assert_eq!(ecmp_read(&info, &mut c).await, written);
+    // The entries still steer packets through the kept group: a second group write works on
+    // it, and deleting a member it holds is refused as in use.
+    let pid = info.action_profiles[0].preamble.as_ref().unwrap().id;
+    let st = c
+        .write(write(
+            1,
+            vec![update(
+                Delete,
+                E::ActionProfileMember(p4v1::ActionProfileMember {
+                    action_profile_id: pid,
+                    member_id: 2,
+                    ..Default::default()
+                }),
+            )],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::FailedPrecondition as i32);
+    // Groups of at most one member cannot hold group 1.
+    let small = resized.replacen(
+        "SelectorMode_t.FAIR, 16, 256",
+        "SelectorMode_t.FAIR, 1, 256",
+        1,
+    );
+    assert_ne!(small, resized);
+    let st = c
+        .set_forwarding_pipeline_config(sfp(A::ReconcileAndCommit, &small, 1))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::InvalidArgument, "{st:?}");
+    assert!(
+        st.message().contains("group 1") && st.message().contains("at most 1"),
+        "{st:?}"
+    );
+    assert!(!st.message().contains("does not fit"), "{st:?}");
+    assert_eq!(ecmp_read(&info, &mut c).await, written);
+    let got = c
+        .get_forwarding_pipeline_config(p4v1::GetForwardingPipelineConfigRequest {
+            device_id: 1,
+            response_type: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.config.unwrap().p4_device_config, resized.as_bytes());
+}

@@ -11,8 +11,9 @@
 //!   refused with FAILED_PRECONDITION until then; COMMIT with a config is INVALID_ARGUMENT);
 //!   VERIFY_AND_COMMIT and COMMIT start the new program with empty state;
 //!   RECONCILE_AND_COMMIT keeps the state (an unchanged program keeps everything; a changed
-//!   one gets the entries and default actions of its tables that still exist, or the request
-//!   fails and nothing changes).
+//!   one gets the members and groups of its action profiles and the entries and default
+//!   actions of its tables that still exist, or the request fails with INVALID_ARGUMENT, the
+//!   object and the reason, and nothing changes).
 //! - Write (CONTINUE_ON_ERROR batches; per-update errors as `p4.v1.Error` details of a
 //!   `google.rpc.Status`, gRPC code UNKNOWN) and Read (one response with every entity).
 //! - Capabilities.
@@ -764,18 +765,25 @@ impl P4Runtime for Service {
                 // frontend allows): on the compiler's big stack, not the pipeline thread's.
                 let prog = prog.clone();
                 p4::compile::on_big_stack(move || {
-                    let mut fresh = Switch::new(prog, sw.config().clone())
-                        .map_err(|e| format!("cannot build the switch: {e}"))?;
+                    let mut fresh = Switch::new(prog, sw.config().clone()).map_err(|e| {
+                        Status::failed_precondition(format!("cannot build the switch: {e}"))
+                    })?;
                     if keep_state {
-                        migrate(sw, &mut fresh)?;
+                        // The spec's answer when the forwarding state cannot be kept.
+                        migrate(sw, &mut fresh).map_err(|e| {
+                            Status::invalid_argument(format!(
+                                "RECONCILE_AND_COMMIT cannot keep the forwarding state (nothing \
+                                 changed): {e}"
+                            ))
+                        })?;
                     }
                     drop(std::mem::replace(sw, fresh));
-                    Ok::<(), String>(())
+                    Ok::<(), Status>(())
                 })
             })
             .await?;
             for r in results {
-                r.map_err(Status::failed_precondition)?;
+                r?;
             }
             if !keep_state {
                 if let Ok(mut x) = self.shared.extras.lock() {
