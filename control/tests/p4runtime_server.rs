@@ -2727,3 +2727,127 @@ async fn reconcile_keeps_action_profile_members_groups_and_entries() {
         .into_inner();
     assert_eq!(got.config.unwrap().p4_device_config, resized.as_bytes());
 }
+
+/// An Ethernet + IPv4 (UDP) frame from port `src` to 10.0.0.2.
+fn ipv4_frame() -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    let mut ip = vec![
+        0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+    ];
+    let sum = ip
+        .chunks(2)
+        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+        .sum::<u32>();
+    let sum = !((sum & 0xffff) + (sum >> 16)) as u16;
+    ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    f.extend_from_slice(&ip);
+    f.extend_from_slice(&[0, 7, 0, 9, 0, 26, 0, 0]);
+    f.extend_from_slice(&[0x5a; 18]);
+    f
+}
+
+/// The default entry's direct counter (spec: the default entry has direct resources too):
+/// switch.p4's `acl` misses and runs its default `acl_permit`, which counts, into the default
+/// entry's cell; `counter_data` reads and writes it on the default TableEntry and through a
+/// DirectCounterEntry naming the default entry, and entries' cells are not touched by it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_entry_has_its_direct_counter() {
+    let mut r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let acl = table(&info, "SwitchIngress.acl").preamble.unwrap().id;
+    let default_te = |counter_data: Option<p4v1::CounterData>| p4v1::TableEntry {
+        table_id: acl,
+        is_default_action: true,
+        counter_data,
+        ..Default::default()
+    };
+    let read_default = |c: &mut P4RuntimeClient<Channel>| {
+        let mut c = c.clone();
+        async move {
+            match &read(
+                &mut c,
+                E::TableEntry(default_te(Some(p4v1::CounterData::default()))),
+            )
+            .await[..]
+            {
+                [E::TableEntry(e)] => e.counter_data.unwrap(),
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    assert_eq!(read_default(&mut c).await, p4v1::CounterData::default());
+    // Without counter_data in the request there is none in the answer.
+    match &read(&mut c, E::TableEntry(default_te(None))).await[..] {
+        [E::TableEntry(e)] => assert_eq!(e.counter_data, None),
+        other => panic!("{other:?}"),
+    }
+    send(&mut r.hosts[0], &ipv4_frame());
+    let mut got = p4v1::CounterData::default();
+    for _ in 0..500 {
+        got = read_default(&mut c).await;
+        if got.packet_count == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(got.packet_count, 1, "the miss was never counted");
+    assert!(got.byte_count >= 64, "{got:?}");
+    // A DirectCounterEntry names the default entry; a wildcard one reads entries only.
+    let dce = |data| {
+        E::DirectCounterEntry(p4v1::DirectCounterEntry {
+            table_entry: Some(default_te(None)),
+            data,
+        })
+    };
+    match &read(&mut c, dce(None)).await[..] {
+        [E::DirectCounterEntry(e)] => {
+            assert!(e.table_entry.as_ref().unwrap().is_default_action);
+            assert_eq!(e.data, Some(got));
+        }
+        other => panic!("{other:?}"),
+    }
+    let wild = E::DirectCounterEntry(p4v1::DirectCounterEntry {
+        table_entry: Some(p4v1::TableEntry {
+            table_id: acl,
+            ..Default::default()
+        }),
+        data: None,
+    });
+    assert_eq!(read(&mut c, wild).await, vec![]);
+    // Writes: through the DirectCounterEntry, and with the default TableEntry's MODIFY.
+    let set = p4v1::CounterData {
+        byte_count: 5000,
+        packet_count: 50,
+    };
+    c.write(write(1, vec![update(Modify, dce(Some(set)))]))
+        .await
+        .unwrap();
+    assert_eq!(read_default(&mut c).await, set);
+    let permit = p4v1::TableEntry {
+        action: action(&info, "SwitchIngress.acl_permit", &[]),
+        ..default_te(Some(p4v1::CounterData::default()))
+    };
+    c.write(write(1, vec![update(Modify, E::TableEntry(permit))]))
+        .await
+        .unwrap();
+    assert_eq!(read_default(&mut c).await, p4v1::CounterData::default());
+    // The default entry has no match: one given is refused.
+    let mut keyed = default_te(None);
+    keyed.priority = 3;
+    let st = c
+        .write(write(
+            1,
+            vec![update(
+                Modify,
+                E::DirectCounterEntry(p4v1::DirectCounterEntry {
+                    table_entry: Some(keyed),
+                    data: Some(set),
+                }),
+            )],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32);
+}

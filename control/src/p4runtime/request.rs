@@ -305,7 +305,8 @@ fn table_op(s: &Schema, kind: U, e: &p4v1::TableEntry) -> Result<Op, P4Error> {
                 format!("table `{}` has a const default action", t.name),
             ));
         }
-        return default_op(s, t, e);
+        // The default entry's direct counter may be written with it (`counter_data`).
+        return with_direct_resources(s, e, default_op(s, t, e)?);
     }
     if t.is_const {
         return Err(P4Error::new(
@@ -792,7 +793,10 @@ pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
             } else {
                 let t = table(s, te.table_id)?;
                 if te.is_default_action {
-                    return Ok(vec![Query::Default { table: t.id }]);
+                    return Ok(vec![Query::Default {
+                        table: t.id,
+                        counters: te.counter_data.is_some(),
+                    }]);
                 }
                 vec![t.id]
             };
@@ -833,6 +837,10 @@ pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
                         "table `{}` has no direct counter",
                         t.name
                     )));
+                }
+                if te.is_default_action {
+                    cells::default_entry_only(t, &te)?;
+                    return Ok(vec![Query::DefaultCounter { table: t.id }]);
                 }
                 vec![t.id]
             };

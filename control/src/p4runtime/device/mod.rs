@@ -153,6 +153,12 @@ pub enum Op {
         packets: u64,
         bytes: u64,
     },
+    /// The direct counter cell of a table's default entry set.
+    DefaultCounterWrite {
+        table: String,
+        packets: u64,
+        bytes: u64,
+    },
     /// A parser value set's members replaced (per member, a value and mask per field).
     ValueSetReplace {
         set: String,
@@ -424,6 +430,11 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             };
             cells::counter_write(sw, cell, *packets, *bytes)
         }
+        Op::DefaultCounterWrite {
+            table,
+            packets,
+            bytes,
+        } => cells::counter_write(sw, Cell::Default { table }, *packets, *bytes),
         Op::GroupDelete { profile, group } => Ok(sw.profile_group_delete(all, profile, *group)?),
         Op::ValueSetReplace { set, members } => value_set_replace(sw, set, members),
         Op::CloneDelete { id } => {
