@@ -1010,8 +1010,9 @@ async fn packet_io_counters_and_pipeline_config() {
         .await
         .unwrap_err();
     assert_eq!(st.code(), Code::FailedPrecondition, "nothing saved");
-    // COMMIT takes no config; a write between VERIFY_AND_SAVE and COMMIT is refused rather
-    // than applied to the old program and lost at COMMIT.
+    // COMMIT takes no config; a write between VERIFY_AND_SAVE and COMMIT goes to the saved
+    // config's state, which COMMIT starts the program with (spec: COMMIT replays the writes
+    // made since the save).
     c.set_forwarding_pipeline_config(set(A::VerifyAndSave, got.clone(), 1))
         .await
         .unwrap();
@@ -1021,16 +1022,17 @@ async fn packet_io_counters_and_pipeline_config() {
         .unwrap_err();
     assert_eq!(st.code(), Code::InvalidArgument, "COMMIT with a config");
     let e = mac_entry(&info, [2, 0, 0, 0, 0, 7], 1);
-    let st = c
-        .write(write(1, vec![update(Insert, E::TableEntry(e.clone()))]))
-        .await
-        .unwrap_err();
-    assert_eq!(st.code(), Code::FailedPrecondition, "{st:?}");
-    c.set_forwarding_pipeline_config(commit).await.unwrap();
-    c.write(write(1, vec![update(Insert, E::TableEntry(e))]))
+    c.write(write(1, vec![update(Insert, E::TableEntry(e.clone()))]))
         .await
         .unwrap();
     assert_eq!(entries(&mut c).await, 1);
+    c.set_forwarding_pipeline_config(commit).await.unwrap();
+    assert_eq!(entries(&mut c).await, 1);
+    let st = c
+        .write(write(1, vec![update(Insert, E::TableEntry(e))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::AlreadyExists as i32);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -2850,4 +2852,66 @@ async fn the_default_entry_has_its_direct_counter() {
         .await
         .unwrap_err();
     assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32);
+}
+
+/// VERIFY_AND_SAVE of another program (switch.p4 on a switch running l2l3.p4): the forwarding
+/// state is not touched (l2l3's entry still forwards), reads and writes refer to the saved
+/// program (its ids; l2l3's are unknown) and see what was written for it; COMMIT starts
+/// switch.p4 with exactly that state (what replaying the writes gives).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_after_verify_and_save_refer_to_the_saved_config_and_commit_keeps_them() {
+    use p4v1::set_forwarding_pipeline_config_request::Action as A;
+    let mut r = rig();
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let dst = [2, 0, 0, 0, 0, 2];
+    let mac = mac_entry(&info, dst, 2);
+    c.write(write(1, vec![update(Insert, E::TableEntry(mac.clone()))]))
+        .await
+        .unwrap();
+    let (sw_prog, sw_source) = compiled("../p4/programs/switch.p4");
+    let sw_info = sw_prog.p4info;
+    c.set_forwarding_pipeline_config(sfp(A::VerifyAndSave, &sw_source, 1))
+        .await
+        .unwrap();
+    let written = ecmp_state(&sw_info, &mut c).await;
+    assert_eq!(ecmp_read(&sw_info, &mut c).await, written);
+    // l2l3's table is not in the saved program.
+    let st = c
+        .write(write(1, vec![update(Delete, E::TableEntry(mac.clone()))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::NotFound as i32, "{st:?}");
+    // Packets still run l2l3 and its entry.
+    send(&mut r.hosts[0], &frame(dst));
+    assert_eq!(recv(&mut r.hosts[1])[..6], dst);
+    let get = |c: &mut P4RuntimeClient<Channel>| {
+        let mut c = c.clone();
+        async move {
+            c.get_forwarding_pipeline_config(p4v1::GetForwardingPipelineConfigRequest {
+                device_id: 1,
+                response_type: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .config
+            .unwrap()
+            .p4_device_config
+        }
+    };
+    assert_eq!(get(&mut c).await, r.source.as_bytes());
+    let commit = p4v1::SetForwardingPipelineConfigRequest {
+        config: None,
+        ..sfp(A::Commit, "", 1)
+    };
+    c.set_forwarding_pipeline_config(commit.clone())
+        .await
+        .unwrap();
+    assert_eq!(get(&mut c).await, sw_source.as_bytes());
+    assert_eq!(ecmp_read(&sw_info, &mut c).await, written);
+    // Nothing is saved any more.
+    let st = c.set_forwarding_pipeline_config(commit).await.unwrap_err();
+    assert_eq!(st.code(), Code::FailedPrecondition, "{st:?}");
 }

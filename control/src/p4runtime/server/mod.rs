@@ -7,9 +7,10 @@
 //!   seen; every controller hears when the primary changes or goes away), packet-out from the primary onto the CPU port, packet-in to the primary.
 //! - SetForwardingPipelineConfig: the device config is the P4 program's source, which pisa
 //!   compiles; a P4Info sent with it must name the same objects with the same ids as the
-//!   P4Info pisa makes of it. VERIFY checks; VERIFY_AND_SAVE keeps it for COMMIT (Writes are
-//!   refused with FAILED_PRECONDITION until then; COMMIT with a config is INVALID_ARGUMENT);
-//!   VERIFY_AND_COMMIT and COMMIT start the new program with empty state;
+//!   P4Info pisa makes of it. VERIFY checks; VERIFY_AND_SAVE keeps it for COMMIT, and until
+//!   then Reads and Writes refer to the saved config and its state ([`stage`]), which COMMIT
+//!   starts the new program with (COMMIT with a config is INVALID_ARGUMENT);
+//!   VERIFY_AND_COMMIT starts the new program with empty state;
 //!   RECONCILE_AND_COMMIT keeps the state (an unchanged program keeps everything; a changed
 //!   one gets the members and groups of its action profiles and the entries and default
 //!   actions of its tables that still exist, or the request fails with INVALID_ARGUMENT, the
@@ -52,6 +53,7 @@ mod digests;
 mod extras;
 mod idle;
 mod oneshot;
+mod stage;
 mod stream;
 
 /// How long a read-only request may wait for the switch's thread.
@@ -118,7 +120,11 @@ struct Shared {
     handle: SwitchHandle,
     compile: p4::compile::CompileOptions,
     pipeline: RwLock<Arc<Pipeline>>,
-    saved: Mutex<Option<Arc<Pipeline>>>,
+    /// A config saved by VERIFY_AND_SAVE, with the switch its writes go to until COMMIT, and
+    /// the extras and digest configurations written for it ([`stage`]).
+    stage: Mutex<Option<stage::Stage>>,
+    stage_extras: Mutex<extras::Extras>,
+    stage_digests: Mutex<std::collections::BTreeMap<u32, p4v1::digest_entry::Config>>,
     arb: Mutex<(Arbitration, Vec<(u64, StreamTx)>)>,
     next_stream: AtomicU64,
     cpu: Option<Mutex<Box<dyn Port>>>,
@@ -203,7 +209,9 @@ pub fn start(
         handle,
         compile: cfg.compile,
         pipeline: RwLock::new(Arc::new(pipeline)),
-        saved: Mutex::new(None),
+        stage: Mutex::new(None),
+        stage_extras: Mutex::new(Default::default()),
+        stage_digests: Mutex::new(Default::default()),
         arb: Mutex::new((Arbitration::default(), Vec::new())),
         next_stream: AtomicU64::new(1),
         cpu: cfg.cpu.map(Mutex::new),
@@ -426,10 +434,14 @@ impl Service {
 
     /// An update checked against what the server keeps beside the switch, as the switch
     /// operation it is, with what it changes there when it is one-shot programming.
-    fn plan(&self, s: &Schema, u: &p4v1::Update) -> Result<(Op, Option<oneshot::Change>), P4Error> {
+    fn plan(
+        &self,
+        staged: bool,
+        s: &Schema,
+        u: &p4v1::Update,
+    ) -> Result<(Op, Option<oneshot::Change>), P4Error> {
         let mut x = self
-            .shared
-            .extras
+            .extras_of(staged)
             .lock()
             .map_err(|_| P4Error::new(Code::Internal, "extras poisoned"))?;
         x.check(u)?;
@@ -439,22 +451,23 @@ impl Service {
         }
     }
 
-    /// Writes wait until a config saved by VERIFY_AND_SAVE is committed: the spec has them
-    /// refer to the saved config and COMMIT replay them, which pisa does not do, so it
-    /// refuses them rather than apply them to the old program and lose them at COMMIT.
-    fn check_nothing_saved(&self) -> Result<(), Status> {
-        let saved = self
-            .shared
-            .saved
-            .lock()
-            .map_err(|_| Status::internal("poisoned"))?;
-        if saved.is_some() {
-            return Err(Status::failed_precondition(
-                "a config saved by VERIFY_AND_SAVE awaits COMMIT: writes are refused until then \
-                 (pisa does not replay writes made after the save)",
-            ));
+    /// The server-side extras of the running config, or (`staged`) of the saved one.
+    fn extras_of(&self, staged: bool) -> &Mutex<extras::Extras> {
+        match staged {
+            true => &self.shared.stage_extras,
+            false => &self.shared.extras,
         }
-        Ok(())
+    }
+
+    /// The digest configurations of the running config, or (`staged`) of the saved one.
+    fn digests_of(
+        &self,
+        staged: bool,
+    ) -> &Mutex<std::collections::BTreeMap<u32, p4v1::digest_entry::Config>> {
+        match staged {
+            true => &self.shared.stage_digests,
+            false => &self.shared.digests,
+        }
     }
 
     fn pipeline(&self) -> Result<Arc<Pipeline>, Status> {
@@ -506,6 +519,33 @@ impl Service {
     }
 }
 
+impl Service {
+    /// Answers `queries` on the running switch: every instance answers for its pipes, and
+    /// their counts are summed.
+    async fn read_running(
+        &self,
+        pipeline: &Arc<Pipeline>,
+        queries: Vec<Query>,
+        now: u64,
+    ) -> Result<Vec<p4v1::Entity>, Status> {
+        let p = pipeline.clone();
+        let answers = on_switch(self.shared.handle.clone(), CALL_TIMEOUT, move |sw, owns| {
+            let mut out = Vec::new();
+            for q in &queries {
+                out.extend(device::read(sw, owns, &p.schema, q, now)?);
+            }
+            Ok::<_, P4Error>(out)
+        })
+        .await?;
+        let mut it = answers.into_iter();
+        let mut entities = it.next().unwrap_or(Ok(Vec::new())).map_err(status)?;
+        for other in it {
+            device::merge_counts(&mut entities, &other.map_err(status)?);
+        }
+        Ok(entities)
+    }
+}
+
 /// Runs `f` on every switch instance's thread, waiting at most `wait` for the answers.
 async fn on_switch<R: Send + 'static>(
     h: SwitchHandle,
@@ -541,13 +581,13 @@ impl P4Runtime for Service {
                 )))
             }
         };
-        self.check_nothing_saved()?;
-        let pipeline = self.pipeline()?;
+        // After VERIFY_AND_SAVE, writes refer to the saved config and go to its state.
+        let staged = self.staged()?;
+        let pipeline = self.pipeline_for(staged)?;
         // An atomic batch puts the digest configurations back too when it fails.
         let digests_before = if atomic {
             Some(
-                self.shared
-                    .digests
+                self.digests_of(staged)
                     .lock()
                     .map_err(|_| Status::internal("digest state poisoned"))?
                     .clone(),
@@ -567,9 +607,9 @@ impl P4Runtime for Service {
             .map(
                 |u| match u.entity.as_ref().and_then(|e| e.entity.as_ref()) {
                     Some(p4v1::entity::Entity::DigestEntry(d)) => {
-                        Step::Done(self.digest_write(&pipeline.schema, u.r#type, d))
+                        Step::Done(self.digest_write(staged, &pipeline.schema, u.r#type, d))
                     }
-                    _ => match self.plan(&pipeline.schema, u) {
+                    _ => match self.plan(staged, &pipeline.schema, u) {
                         Ok((op, change)) => Step::Switch(op, change),
                         Err(e) => Step::Done(Err(e)),
                     },
@@ -585,7 +625,11 @@ impl P4Runtime for Service {
                 _ => None,
             })
             .collect();
-        let mut applied = self.apply_ops(ops, atomic).await?.into_iter();
+        let mut applied = match staged {
+            true => tokio::task::block_in_place(|| self.apply_staged(&ops, atomic))?,
+            false => self.apply_ops(ops, atomic).await?,
+        }
+        .into_iter();
         let (mut results, changes): (Vec<Result<(), P4Error>>, Vec<_>) = steps
             .into_iter()
             .map(|s| match s {
@@ -605,13 +649,12 @@ impl P4Runtime for Service {
                     *r = Err(rolled_back());
                 }
             }
-            if let (Some(before), Ok(mut now)) = (digests_before, self.shared.digests.lock()) {
+            if let (Some(before), Ok(mut now)) = (digests_before, self.digests_of(staged).lock()) {
                 *now = before;
             }
         }
         let mut extras = self
-            .shared
-            .extras
+            .extras_of(staged)
             .lock()
             .map_err(|_| Status::internal("extras poisoned"))?;
         for ((u, r), change) in req.updates.iter().zip(&results).zip(changes) {
@@ -643,33 +686,25 @@ impl P4Runtime for Service {
         let req = req.into_inner();
         self.check_device(req.device_id)?;
         Self::check_role(&req.role)?;
-        let pipeline = self.pipeline()?;
+        // After VERIFY_AND_SAVE, reads refer to the saved config and see its state.
+        let staged = self.staged()?;
+        let pipeline = self.pipeline_for(staged)?;
         let mut queries: Vec<Query> = Vec::new();
         let mut local = Vec::new();
         for e in &req.entities {
             if let Some(p4v1::entity::Entity::DigestEntry(d)) = &e.entity {
-                local.extend(self.digest_read(&pipeline.schema, d)?);
+                local.extend(self.digest_read(staged, &pipeline.schema, d)?);
                 continue;
             }
             queries.extend(request::read_query(&pipeline.schema, e).map_err(status)?);
         }
-        let p = pipeline.clone();
         let now = self.shared.clock.now().0;
-        let answers = on_switch(self.shared.handle.clone(), CALL_TIMEOUT, move |sw, owns| {
-            let mut out = Vec::new();
-            for q in &queries {
-                out.extend(device::read(sw, owns, &p.schema, q, now)?);
-            }
-            Ok::<_, P4Error>(out)
-        })
-        .await?;
-        let mut it = answers.into_iter();
-        let mut entities = it.next().unwrap_or(Ok(Vec::new())).map_err(status)?;
-        for other in it {
-            device::merge_counts(&mut entities, &other.map_err(status)?);
-        }
+        let mut entities = match staged {
+            true => tokio::task::block_in_place(|| self.read_staged(&queries, now))?,
+            false => self.read_running(&pipeline, queries, now).await?,
+        };
         entities.extend(local);
-        if let Ok(extras) = self.shared.extras.lock() {
+        if let Ok(extras) = self.extras_of(staged).lock() {
             entities.retain(|e| !extras.shots.hides(e));
             for e in &mut entities {
                 extras.fill(&pipeline.schema, e);
@@ -713,6 +748,8 @@ impl P4Runtime for Service {
                 .ok_or_else(|| Status::invalid_argument("the request has no config"))?;
             verify(&compile, cfg)
         };
+        // COMMIT: the saved config and the state written for it since the save.
+        let mut committed = None;
         let (next, keep_state) = match action {
             Action::Verify => {
                 tokio::task::block_in_place(verified)?;
@@ -720,35 +757,29 @@ impl P4Runtime for Service {
             }
             Action::VerifyAndSave => {
                 let p = tokio::task::block_in_place(verified)?;
-                *self
-                    .shared
-                    .saved
-                    .lock()
-                    .map_err(|_| Status::internal("poisoned"))? = Some(Arc::new(p));
+                self.save(p).await?;
                 return Ok(Response::new(p4v1::SetForwardingPipelineConfigResponse {}));
             }
-            Action::VerifyAndCommit => (Arc::new(tokio::task::block_in_place(verified)?), false),
-            Action::ReconcileAndCommit => (Arc::new(tokio::task::block_in_place(verified)?), true),
+            Action::VerifyAndCommit => {
+                let p = Arc::new(tokio::task::block_in_place(verified)?);
+                self.drop_stage()?;
+                (p, false)
+            }
+            Action::ReconcileAndCommit => {
+                let p = Arc::new(tokio::task::block_in_place(verified)?);
+                self.drop_stage()?;
+                (p, true)
+            }
             Action::Commit if config.is_some() => {
                 return Err(Status::invalid_argument(
                     "COMMIT takes no config: it commits the one saved by VERIFY_AND_SAVE",
                 ))
             }
             Action::Commit => {
-                let saved = self
-                    .shared
-                    .saved
-                    .lock()
-                    .map_err(|_| Status::internal("poisoned"))?
-                    .take();
-                (
-                    saved.ok_or_else(|| {
-                        Status::failed_precondition(
-                            "COMMIT without a config saved by VERIFY_AND_SAVE",
-                        )
-                    })?,
-                    false,
-                )
+                let c = self.take_stage()?;
+                let p = c.pipeline.clone();
+                committed = Some(c);
+                (p, false)
             }
             Action::Unspecified => {
                 return Err(Status::invalid_argument(
@@ -760,14 +791,24 @@ impl P4Runtime for Service {
         let same = current.program.program == next.program.program;
         if !(keep_state && same) {
             let prog = Arc::new(next.program.program.clone());
+            let written = committed.as_ref().map(|c| c.state.clone());
             let results = on_switch(self.shared.handle.clone(), UNTIL_ANSWERED, move |sw, _| {
                 // Building the switch recurses over the program's expressions (as deep as the
                 // frontend allows): on the compiler's big stack, not the pipeline thread's.
                 let prog = prog.clone();
+                let written = written.clone();
                 p4::compile::on_big_stack(move || {
                     let mut fresh = Switch::new(prog, sw.config().clone()).map_err(|e| {
                         Status::failed_precondition(format!("cannot build the switch: {e}"))
                     })?;
+                    if let Some(state) = written {
+                        // COMMIT: the state written since VERIFY_AND_SAVE.
+                        let state = state
+                            .lock()
+                            .map_err(|_| Status::internal("saved state poisoned"))?
+                            .clone();
+                        fresh.restore_control_state(state);
+                    }
                     if keep_state {
                         // The spec's answer when the forwarding state cannot be kept.
                         migrate(sw, &mut fresh).map_err(|e| {
@@ -785,7 +826,14 @@ impl P4Runtime for Service {
             for r in results {
                 r?;
             }
-            if !keep_state {
+            if let Some(c) = committed {
+                if let Ok(mut x) = self.shared.extras.lock() {
+                    *x = c.extras;
+                }
+                if let Ok(mut d) = self.shared.digests.lock() {
+                    *d = c.digests;
+                }
+            } else if !keep_state {
                 if let Ok(mut x) = self.shared.extras.lock() {
                     x.clear();
                 }
