@@ -2915,3 +2915,136 @@ async fn writes_after_verify_and_save_refer_to_the_saved_config_and_commit_keeps
     let st = c.set_forwarding_pipeline_config(commit).await.unwrap_err();
     assert_eq!(st.code(), Code::FailedPrecondition, "{st:?}");
 }
+
+/// The member ids of group `group` of `profile` on the switch.
+fn switch_group(r: &Rig, profile: &str, group: u32) -> Vec<u32> {
+    let profile = profile.to_string();
+    let views =
+        r.rt.as_ref()
+            .unwrap()
+            .handle()
+            .each(Duration::from_secs(5), move |sw, _| {
+                sw.profile_read(pipeline::api::PipeSel::All, &profile)
+                    .unwrap()
+            })
+            .unwrap();
+    views[0]
+        .groups
+        .iter()
+        .find(|g| g.0 == group)
+        .map(|g| g.1.clone())
+        .unwrap_or_default()
+}
+
+/// Polls until group `group` of `profile` on the switch holds `want`.
+async fn group_becomes(r: &Rig, profile: &str, group: u32, want: &[u32]) {
+    let mut got = Vec::new();
+    for _ in 0..500 {
+        got = switch_group(r, profile, group);
+        if got == want {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("group {group} holds {got:?}, not {want:?}");
+}
+
+/// Group members with `watch_port` (spec, action profile groups): a member whose watched port
+/// is down is not in the group the switch selects from, and is again once the port is up;
+/// reads give the group back as written; a group written while a watched port is down
+/// leaves that member out at once. Weights other than 1 are refused with the reason, as is a
+/// watched port that is no device port.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_members_watching_a_down_port_are_not_selected() {
+    let r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let written = ecmp_state(&info, &mut c).await;
+    let pid = info.action_profiles[0].preamble.as_ref().unwrap().id;
+    let profile = info.action_profiles[0]
+        .preamble
+        .as_ref()
+        .unwrap()
+        .name
+        .clone();
+    use p4v1::action_profile_group::member::WatchKind;
+    let group = |watch: [u8; 2], weight: i32| {
+        E::ActionProfileGroup(p4v1::ActionProfileGroup {
+            action_profile_id: pid,
+            group_id: 1,
+            members: [(1, watch[0]), (2, watch[1])]
+                .map(|(m, port)| p4v1::action_profile_group::Member {
+                    member_id: m,
+                    weight,
+                    watch_kind: Some(WatchKind::WatchPort(vec![port])),
+                })
+                .to_vec(),
+            max_size: 0,
+        })
+    };
+    let watched = group([1, 2], 1);
+    c.write(write(1, vec![update(Modify, watched.clone())]))
+        .await
+        .unwrap();
+    let read_group = |c: &mut P4RuntimeClient<Channel>| {
+        let mut c = c.clone();
+        async move {
+            read(
+                &mut c,
+                E::ActionProfileGroup(p4v1::ActionProfileGroup {
+                    action_profile_id: pid,
+                    group_id: 1,
+                    ..Default::default()
+                }),
+            )
+            .await
+        }
+    };
+    assert_eq!(read_group(&mut c).await, vec![watched.clone()]);
+    assert_eq!(switch_group(&r, &profile, 1), vec![1, 2]);
+    let link = |port: u16, up: bool| {
+        r.rt.as_ref()
+            .unwrap()
+            .handle()
+            .link(port)
+            .unwrap()
+            .set_link_up(up)
+    };
+    link(2, false);
+    group_becomes(&r, &profile, 1, &[1]).await;
+    assert_eq!(read_group(&mut c).await, vec![watched.clone()]);
+    link(2, true);
+    group_becomes(&r, &profile, 1, &[1, 2]).await;
+    // Written while port 1 is down: member 1 is left out by the write itself.
+    link(1, false);
+    group_becomes(&r, &profile, 1, &[2]).await;
+    let swapped = group([2, 1], 1);
+    c.write(write(1, vec![update(Modify, swapped.clone())]))
+        .await
+        .unwrap();
+    assert_eq!(switch_group(&r, &profile, 1), vec![1]);
+    assert_eq!(read_group(&mut c).await, vec![swapped]);
+    link(1, true);
+    group_becomes(&r, &profile, 1, &[1, 2]).await;
+    // Without watches the group is plain again.
+    c.write(write(1, vec![update(Modify, written[2].clone())]))
+        .await
+        .unwrap();
+    assert_eq!(read_group(&mut c).await, vec![written[2].clone()]);
+    // Refused: weights other than 1, a watched port that is no device port.
+    let st = c
+        .write(write(1, vec![update(Modify, group([1, 2], 3))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::Unimplemented as i32, "{st:?}");
+    let mut far = group([1, 2], 1);
+    if let E::ActionProfileGroup(g) = &mut far {
+        g.members[0].watch_kind = Some(WatchKind::WatchPort(vec![2, 0x58]));
+    }
+    let st = c
+        .write(write(1, vec![update(Modify, far)]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32, "{st:?}");
+}

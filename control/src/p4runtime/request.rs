@@ -148,6 +148,8 @@ fn group_op(s: &Schema, kind: U, g: &p4v1::ActionProfileGroup) -> Result<Op, P4E
         });
     }
     check_group_size(p, g)?;
+    // Watched ports are followed by the server (`server::watch`); here they are checked.
+    group_watches(g)?;
     let mut members = Vec::new();
     for m in &g.members {
         if m.weight != 1 && m.weight != 0 {
@@ -446,6 +448,29 @@ fn port(p: u32, what: &str) -> Result<u16, P4Error> {
         .ok()
         .filter(|p| *p < 512)
         .ok_or_else(|| P4Error::invalid(format!("{what}: port {p} is not a device port")))
+}
+
+/// The members of a group that watch a port, and the port: `watch_port` (a bytestring,
+/// big-endian, as a replica's `port`) or the deprecated `watch`.
+pub fn group_watches(g: &p4v1::ActionProfileGroup) -> Result<Vec<(u32, u16)>, P4Error> {
+    use p4v1::action_profile_group::member::WatchKind as W;
+    let mut out = Vec::new();
+    for m in &g.members {
+        let what = format!("group {} member {}: watched", g.group_id, m.member_id);
+        let p = match &m.watch_kind {
+            None => continue,
+            Some(W::Watch(p)) => u32::try_from(*p)
+                .map_err(|_| P4Error::invalid(format!("{what} port {p} is negative")))?,
+            Some(W::WatchPort(b)) if b.len() > 4 => {
+                return Err(P4Error::invalid(format!(
+                    "{what} port {b:02x?} is wider than 32 bits"
+                )))
+            }
+            Some(W::WatchPort(b)) => b.iter().fold(0u32, |n, b| n << 8 | u32::from(*b)),
+        };
+        out.push((m.member_id, port(p, &what)?));
+    }
+    Ok(out)
 }
 
 /// A replica's port: `egress_port`, or the 1.4 bytestring `port` (big-endian).

@@ -55,6 +55,7 @@ mod idle;
 mod oneshot;
 mod stage;
 mod stream;
+mod watch;
 
 /// How long a read-only request may wait for the switch's thread.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -63,6 +64,9 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 /// takes: a deadline would answer UNAVAILABLE ("not done") while the thread goes on to apply
 /// it. A stopped thread still answers at once (its channel closes).
 const UNTIL_ANSWERED: Duration = Duration::MAX;
+
+/// A planned update: the switch operation, its one-shot bookkeeping, its watched group.
+type Planned = (Op, Option<oneshot::Change>, Option<watch::Watched>);
 
 /// The P4Runtime version the server reports.
 pub const API_VERSION: &str = "1.3.0";
@@ -152,6 +156,7 @@ pub struct P4RuntimeServerHandle {
     pump: Option<JoinHandle<()>>,
     digests: Option<JoinHandle<()>>,
     idle: Option<JoinHandle<()>>,
+    watch: Option<JoinHandle<()>>,
     shared: Arc<Shared>,
 }
 
@@ -178,6 +183,9 @@ impl Drop for P4RuntimeServerHandle {
             let _ = t.join();
         }
         if let Some(t) = self.idle.take() {
+            let _ = t.join();
+        }
+        if let Some(t) = self.watch.take() {
             let _ = t.join();
         }
     }
@@ -273,6 +281,11 @@ pub fn start(
         .name("p4runtime-idle".into())
         .spawn(move || idle::idle_pump(&s))
         .map_err(StartError::Runtime)?;
+    let s = shared.clone();
+    let watch = std::thread::Builder::new()
+        .name("p4runtime-watch".into())
+        .spawn(move || watch::watch_pump(&s))
+        .map_err(StartError::Runtime)?;
     Ok(P4RuntimeServerHandle {
         addr: local,
         shutdown: Some(tx),
@@ -280,6 +293,7 @@ pub fn start(
         pump,
         digests: Some(digests),
         idle: Some(idle),
+        watch: Some(watch),
         shared,
     })
 }
@@ -434,20 +448,24 @@ impl Service {
 
     /// An update checked against what the server keeps beside the switch, as the switch
     /// operation it is, with what it changes there when it is one-shot programming.
-    fn plan(
-        &self,
-        staged: bool,
-        s: &Schema,
-        u: &p4v1::Update,
-    ) -> Result<(Op, Option<oneshot::Change>), P4Error> {
+    /// A group write with watched members holds the members whose port is up, and comes
+    /// back with the group as written ([`watch`]).
+    fn plan(&self, staged: bool, s: &Schema, u: &p4v1::Update) -> Result<Planned, P4Error> {
         let mut x = self
             .extras_of(staged)
             .lock()
             .map_err(|_| P4Error::new(Code::Internal, "extras poisoned"))?;
         x.check(u)?;
-        match x.shots.plan(s, u)? {
-            Some((op, change)) => Ok((op, Some(change))),
-            None => Ok((request::update_op(s, u)?, None)),
+        if let Some((op, change)) = x.shots.plan(s, u)? {
+            return Ok((op, Some(change), None));
+        }
+        let op = request::update_op(s, u)?;
+        match watch::watched_of(s, u)? {
+            Some(mut w) => {
+                let op = watch::filter_op(&self.shared.handle, &mut w, op);
+                Ok((op, None, Some(w)))
+            }
+            None => Ok((op, None, None)),
         }
     }
 
@@ -599,7 +617,7 @@ impl P4Runtime for Service {
         // the checks), or an operation for the switch.
         enum Step {
             Done(Result<(), P4Error>),
-            Switch(Op, Option<oneshot::Change>),
+            Switch(Op, Option<oneshot::Change>, Option<watch::Watched>),
         }
         let steps: Vec<Step> = req
             .updates
@@ -610,7 +628,7 @@ impl P4Runtime for Service {
                         Step::Done(self.digest_write(staged, &pipeline.schema, u.r#type, d))
                     }
                     _ => match self.plan(staged, &pipeline.schema, u) {
-                        Ok((op, change)) => Step::Switch(op, change),
+                        Ok((op, change, watched)) => Step::Switch(op, change, watched),
                         Err(e) => Step::Done(Err(e)),
                     },
                 },
@@ -621,7 +639,7 @@ impl P4Runtime for Service {
         let ops: Vec<Op> = steps
             .iter()
             .filter_map(|s| match s {
-                Step::Switch(op, _) if !(atomic && refused) => Some(op.clone()),
+                Step::Switch(op, _, _) if !(atomic && refused) => Some(op.clone()),
                 _ => None,
             })
             .collect();
@@ -633,13 +651,13 @@ impl P4Runtime for Service {
         let (mut results, changes): (Vec<Result<(), P4Error>>, Vec<_>) = steps
             .into_iter()
             .map(|s| match s {
-                Step::Done(r) => (r, None),
-                Step::Switch(_, _) if atomic && refused => (Err(rolled_back()), None),
-                Step::Switch(_, change) => (
+                Step::Done(r) => (r, (None, None)),
+                Step::Switch(..) if atomic && refused => (Err(rolled_back()), (None, None)),
+                Step::Switch(_, change, watched) => (
                     applied.next().unwrap_or_else(|| {
                         Err(P4Error::new(Code::Internal, "no answer from the switch"))
                     }),
-                    change,
+                    (change, watched),
                 ),
             })
             .unzip();
@@ -657,13 +675,17 @@ impl P4Runtime for Service {
             .extras_of(staged)
             .lock()
             .map_err(|_| Status::internal("extras poisoned"))?;
-        for ((u, r), change) in req.updates.iter().zip(&results).zip(changes) {
+        for ((u, r), (change, watched)) in req.updates.iter().zip(&results).zip(changes) {
             match r {
                 Ok(()) => {
                     extras.record(&pipeline.schema, u);
                     match change {
                         Some(c) => extras.shots.commit(c),
                         None => extras.shots.record(u),
+                    }
+                    if let Some(w) = watched {
+                        let key = (w.written.action_profile_id, w.written.group_id);
+                        extras.watched.insert(key, w);
                     }
                     tracing::debug!(kind = u.r#type, "p4runtime write")
                 }
