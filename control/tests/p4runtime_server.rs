@@ -3032,12 +3032,27 @@ async fn group_members_watching_a_down_port_are_not_selected() {
         .await
         .unwrap();
     assert_eq!(read_group(&mut c).await, vec![written[2].clone()]);
-    // Refused: weights other than 1, a watched port that is no device port.
-    let st = c
-        .write(write(1, vec![update(Modify, group([1, 2], 3))]))
+    // Weighted and watched: member 1 (weight 3) and its replicas leave together.
+    let heavy = group([2, 1], 3);
+    c.write(write(1, vec![update(Modify, heavy.clone())]))
         .await
-        .unwrap_err();
-    assert_eq!(details(&st)[0].0, Code::Unimplemented as i32, "{st:?}");
+        .unwrap();
+    assert_eq!(switch_group(&r, &profile, 1).len(), 6);
+    link(2, false);
+    let held = |r: &Rig| switch_group(r, &profile, 1);
+    let mut now = held(&r);
+    for _ in 0..500 {
+        if now.len() == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        now = held(&r);
+    }
+    assert_eq!(now.len(), 3, "{now:?}");
+    assert!(!now.contains(&1), "{now:?}");
+    assert_eq!(read_group(&mut c).await, vec![heavy]);
+    link(2, true);
+    // Refused: a watched port that is no device port.
     let mut far = group([1, 2], 1);
     if let E::ActionProfileGroup(g) = &mut far {
         g.members[0].watch_kind = Some(WatchKind::WatchPort(vec![2, 0x58]));
@@ -3047,4 +3062,131 @@ async fn group_members_watching_a_down_port_are_not_selected() {
         .await
         .unwrap_err();
     assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32, "{st:?}");
+}
+
+/// Member weights (spec, action profile groups): a member of weight 3 is held three times in
+/// the group the switch selects from (itself and two replicas with its action, which follow
+/// a MODIFY of the member), reads give the group back as written and show no replica;
+/// lowering the weight or deleting the group takes the replicas back; the weighted size is
+/// held to the selector's largest group.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weighted_group_members_are_held_weight_times() {
+    let r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let written = ecmp_state(&info, &mut c).await;
+    let pid = info.action_profiles[0].preamble.as_ref().unwrap().id;
+    let profile = info.action_profiles[0]
+        .preamble
+        .as_ref()
+        .unwrap()
+        .name
+        .clone();
+    let group = |id: u32, weights: [i32; 2]| {
+        E::ActionProfileGroup(p4v1::ActionProfileGroup {
+            action_profile_id: pid,
+            group_id: id,
+            members: [(1, weights[0]), (2, weights[1])]
+                .map(|(m, weight)| p4v1::action_profile_group::Member {
+                    member_id: m,
+                    weight,
+                    watch_kind: None,
+                })
+                .to_vec(),
+            max_size: 0,
+        })
+    };
+    // The next hop of every member the switch holds, by id.
+    let next_hops = |r: &Rig| {
+        let profile = profile.clone();
+        let v =
+            r.rt.as_ref()
+                .unwrap()
+                .handle()
+                .each(Duration::from_secs(5), move |sw, _| {
+                    sw.profile_read(pipeline::api::PipeSel::All, &profile)
+                        .unwrap()
+                })
+                .unwrap()
+                .remove(0);
+        v.members
+            .iter()
+            .map(|(id, _, p)| (*id, p[0].1 as u8))
+            .collect::<Vec<_>>()
+    };
+    let heavy = group(1, [3, 1]);
+    c.write(write(1, vec![update(Modify, heavy.clone())]))
+        .await
+        .unwrap();
+    // A MODIFY keeps the positions members had and appends the new ones (the driver's way).
+    let held = switch_group(&r, &profile, 1);
+    assert_eq!(held.len(), 4, "{held:?}");
+    assert_eq!(held[..2], [1, 2], "{held:?}");
+    let hops = next_hops(&r);
+    for id in &held[2..] {
+        assert!(
+            hops.contains(&(*id, 11)),
+            "replica {id:#x} of member 1: {hops:?}"
+        );
+    }
+    let wild_members = E::ActionProfileMember(p4v1::ActionProfileMember {
+        action_profile_id: pid,
+        ..Default::default()
+    });
+    assert_eq!(
+        read(&mut c, wild_members.clone()).await,
+        written[..2].to_vec()
+    );
+    let one = E::ActionProfileGroup(p4v1::ActionProfileGroup {
+        action_profile_id: pid,
+        group_id: 1,
+        ..Default::default()
+    });
+    assert_eq!(read(&mut c, one.clone()).await, vec![heavy]);
+    // A MODIFY of member 1 reaches its replicas.
+    let mut m1 = written[0].clone();
+    if let E::ActionProfileMember(m) = &mut m1 {
+        m.action.as_mut().unwrap().params[0].value = vec![21];
+    }
+    c.write(write(1, vec![update(Modify, m1.clone())]))
+        .await
+        .unwrap();
+    let hops = next_hops(&r);
+    for id in [held[0], held[2], held[3]] {
+        assert!(hops.contains(&(id, 21)), "{id:#x}: {hops:?}");
+    }
+    assert_eq!(read(&mut c, wild_members.clone()).await[0], m1);
+    // Weight 2: one replica is taken back.
+    c.write(write(1, vec![update(Modify, group(1, [2, 1]))]))
+        .await
+        .unwrap();
+    assert_eq!(switch_group(&r, &profile, 1).len(), 3);
+    assert_eq!(next_hops(&r).len(), 3);
+    // A second weighted group, deleted: its replicas go with it.
+    c.write(write(1, vec![update(Insert, group(2, [1, 4]))]))
+        .await
+        .unwrap();
+    assert_eq!(next_hops(&r).len(), 6);
+    c.write(write(1, vec![update(Delete, group(2, [1, 4]))]))
+        .await
+        .unwrap();
+    assert_eq!(next_hops(&r).len(), 3);
+    // Plain again.
+    c.write(write(1, vec![update(Modify, written[2].clone())]))
+        .await
+        .unwrap();
+    assert_eq!(next_hops(&r).len(), 2);
+    assert_eq!(read(&mut c, one).await, vec![written[2].clone()]);
+    // The selector's groups hold at most 16 (weighted) members; weights are positive.
+    for (weights, code) in [
+        ([15, 2], Code::ResourceExhausted),
+        ([1, -1], Code::InvalidArgument),
+    ] {
+        let st = c
+            .write(write(1, vec![update(Modify, group(1, weights))]))
+            .await
+            .unwrap_err();
+        assert_eq!(details(&st)[0].0, code as i32, "{weights:?}: {st:?}");
+    }
 }

@@ -152,9 +152,10 @@ fn group_op(s: &Schema, kind: U, g: &p4v1::ActionProfileGroup) -> Result<Op, P4E
     group_watches(g)?;
     let mut members = Vec::new();
     for m in &g.members {
-        if m.weight != 1 && m.weight != 0 {
-            return Err(P4Error::unimplemented(format!(
-                "group {}: member {} has weight {}; pisa's groups weigh members equally",
+        // Weights above 1 are the server's business (`server::weights`); 0 counts as 1.
+        if m.weight < 0 {
+            return Err(P4Error::invalid(format!(
+                "group {}: member {} has weight {}; weights are positive",
                 g.group_id, m.member_id, m.weight
             )));
         }
@@ -189,12 +190,14 @@ fn check_group_size(p: &ProfileInfo, g: &p4v1::ActionProfileGroup) -> Result<(),
             g.group_id, p.name, p.max_group_size
         )));
     }
+    // The size counts weighted members: a member of weight `w` takes `w` places.
+    let weighted: u64 = g.members.iter().map(|m| m.weight.max(1) as u64).sum();
     let limit = [max, p.max_group_size].into_iter().filter(|m| *m > 0).min();
-    if let Some(limit) = limit.filter(|l| g.members.len() > *l as usize) {
+    if let Some(limit) = limit.filter(|l| weighted > u64::from(*l)) {
         return Err(P4Error::new(
             tonic::Code::ResourceExhausted,
             format!(
-                "group {} has {} members, more than its size {limit}",
+                "group {} has {} members (weighted: {weighted}), more than its size {limit}",
                 g.group_id,
                 g.members.len()
             ),

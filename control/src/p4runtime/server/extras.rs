@@ -36,6 +36,8 @@ pub(super) struct Extras {
     pub(super) shots: OneShots,
     /// Groups with members that watch a port ([`super::watch`]).
     pub(super) watched: super::watch::Watches,
+    /// Groups with weighted members and their replicas ([`super::weights`]).
+    pub(super) weights: super::weights::Weights,
 }
 
 pub(super) fn entry_id(s: &Schema, e: &p4v1::TableEntry) -> Option<EntryId> {
@@ -109,8 +111,11 @@ impl Extras {
             }
             Some(E::ActionProfileGroup(g)) => {
                 // Every member as written, with its watched port, whatever the switch holds.
-                if let Some(w) = self.watched.get(&(g.action_profile_id, g.group_id)) {
+                let key = (g.action_profile_id, g.group_id);
+                if let Some(w) = self.watched.get(&key) {
                     g.members = w.written.members.clone();
+                } else if let Some(w) = self.weights.written(key.0, key.1) {
+                    g.members = w.members.clone();
                 }
                 g.max_size = self
                     .max_size

@@ -56,6 +56,7 @@ mod oneshot;
 mod stage;
 mod stream;
 mod watch;
+mod weights;
 
 /// How long a read-only request may wait for the switch's thread.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -65,8 +66,13 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 /// it. A stopped thread still answers at once (its channel closes).
 const UNTIL_ANSWERED: Duration = Duration::MAX;
 
-/// A planned update: the switch operation, its one-shot bookkeeping, its watched group.
-type Planned = (Op, Option<oneshot::Change>, Option<watch::Watched>);
+/// A planned update: the switch operation and what it changes in the server's books.
+struct Planned {
+    op: Op,
+    shot: Option<oneshot::Change>,
+    weights: Option<weights::Change>,
+    watched: Option<watch::Watched>,
+}
 
 /// The P4Runtime version the server reports.
 pub const API_VERSION: &str = "1.3.0";
@@ -457,16 +463,33 @@ impl Service {
             .map_err(|_| P4Error::new(Code::Internal, "extras poisoned"))?;
         x.check(u)?;
         if let Some((op, change)) = x.shots.plan(s, u)? {
-            return Ok((op, Some(change), None));
+            return Ok(Planned {
+                op,
+                shot: Some(change),
+                weights: None,
+                watched: None,
+            });
         }
         let op = request::update_op(s, u)?;
-        match watch::watched_of(s, u)? {
-            Some(mut w) => {
-                let op = watch::filter_op(&self.shared.handle, &mut w, op);
-                Ok((op, None, Some(w)))
-            }
-            None => Ok((op, None, None)),
-        }
+        let (op, weights) = match x.weights.plan(s, u, &op)? {
+            Some((op, change)) => (op, change),
+            None => (op, None),
+        };
+        let replicas = match &weights {
+            Some(weights::Change::Set(_, w)) => w.replicas.clone(),
+            _ => Vec::new(),
+        };
+        let mut watched = watch::watched_of(s, u, &replicas)?;
+        let op = match &mut watched {
+            Some(w) => watch::filter_op(&self.shared.handle, w, op),
+            None => op,
+        };
+        Ok(Planned {
+            op,
+            shot: None,
+            weights,
+            watched,
+        })
     }
 
     /// The server-side extras of the running config, or (`staged`) of the saved one.
@@ -617,7 +640,7 @@ impl P4Runtime for Service {
         // the checks), or an operation for the switch.
         enum Step {
             Done(Result<(), P4Error>),
-            Switch(Op, Option<oneshot::Change>, Option<watch::Watched>),
+            Switch(Box<Planned>),
         }
         let steps: Vec<Step> = req
             .updates
@@ -628,7 +651,7 @@ impl P4Runtime for Service {
                         Step::Done(self.digest_write(staged, &pipeline.schema, u.r#type, d))
                     }
                     _ => match self.plan(staged, &pipeline.schema, u) {
-                        Ok((op, change, watched)) => Step::Switch(op, change, watched),
+                        Ok(p) => Step::Switch(Box::new(p)),
                         Err(e) => Step::Done(Err(e)),
                     },
                 },
@@ -639,7 +662,7 @@ impl P4Runtime for Service {
         let ops: Vec<Op> = steps
             .iter()
             .filter_map(|s| match s {
-                Step::Switch(op, _, _) if !(atomic && refused) => Some(op.clone()),
+                Step::Switch(p) if !(atomic && refused) => Some(p.op.clone()),
                 _ => None,
             })
             .collect();
@@ -651,13 +674,13 @@ impl P4Runtime for Service {
         let (mut results, changes): (Vec<Result<(), P4Error>>, Vec<_>) = steps
             .into_iter()
             .map(|s| match s {
-                Step::Done(r) => (r, (None, None)),
-                Step::Switch(..) if atomic && refused => (Err(rolled_back()), (None, None)),
-                Step::Switch(_, change, watched) => (
+                Step::Done(r) => (r, None),
+                Step::Switch(..) if atomic && refused => (Err(rolled_back()), None),
+                Step::Switch(p) => (
                     applied.next().unwrap_or_else(|| {
                         Err(P4Error::new(Code::Internal, "no answer from the switch"))
                     }),
-                    (change, watched),
+                    Some(p),
                 ),
             })
             .unzip();
@@ -675,13 +698,20 @@ impl P4Runtime for Service {
             .extras_of(staged)
             .lock()
             .map_err(|_| Status::internal("extras poisoned"))?;
-        for ((u, r), (change, watched)) in req.updates.iter().zip(&results).zip(changes) {
+        for ((u, r), planned) in req.updates.iter().zip(&results).zip(changes) {
             match r {
                 Ok(()) => {
                     extras.record(&pipeline.schema, u);
-                    match change {
+                    let (shot, weights, watched) = match planned {
+                        Some(p) => (p.shot, p.weights, p.watched),
+                        None => (None, None, None),
+                    };
+                    match shot {
                         Some(c) => extras.shots.commit(c),
                         None => extras.shots.record(u),
+                    }
+                    if let Some(c) = weights {
+                        extras.weights.commit(c);
                     }
                     if let Some(w) = watched {
                         let key = (w.written.action_profile_id, w.written.group_id);
@@ -727,7 +757,7 @@ impl P4Runtime for Service {
         };
         entities.extend(local);
         if let Ok(extras) = self.extras_of(staged).lock() {
-            entities.retain(|e| !extras.shots.hides(e));
+            entities.retain(|e| !extras.shots.hides(e) && !extras.weights.hides(e));
             for e in &mut entities {
                 extras.fill(&pipeline.schema, e);
             }

@@ -18,6 +18,7 @@ use super::super::device::Op;
 use super::super::proto::p4::v1 as p4v1;
 use super::super::request::group_watches;
 use super::super::schema::Schema;
+use super::weights::expanded;
 use super::{Shared, CALL_TIMEOUT};
 
 /// How often the watched ports' link state is looked at.
@@ -68,8 +69,13 @@ fn active(h: &SwitchHandle, members: &[u32], ports: &[(u32, u16)]) -> Vec<u32> {
     }
 }
 
-/// A group INSERT/MODIFY with watched members as written, `None` for any other update.
-pub(super) fn watched_of(s: &Schema, u: &p4v1::Update) -> Result<Option<Watched>, P4Error> {
+/// A group INSERT/MODIFY with watched members as written, `None` for any other update; a
+/// member's `replicas` (weights) watch its port too.
+pub(super) fn watched_of(
+    s: &Schema,
+    u: &p4v1::Update,
+    replicas: &[(u32, Vec<u32>)],
+) -> Result<Option<Watched>, P4Error> {
     use p4v1::update::Type as U;
     let Some(p4v1::entity::Entity::ActionProfileGroup(g)) =
         u.entity.as_ref().and_then(|e| e.entity.as_ref())
@@ -79,25 +85,37 @@ pub(super) fn watched_of(s: &Schema, u: &p4v1::Update) -> Result<Option<Watched>
     if !matches!(U::try_from(u.r#type), Ok(U::Insert | U::Modify)) {
         return Ok(None);
     }
-    let ports = group_watches(g)?;
+    let mut ports = group_watches(g)?;
     if ports.is_empty() {
         return Ok(None);
     }
+    for (m, r) in replicas {
+        if let Some(p) = ports.iter().find(|(x, _)| x == m).map(|(_, p)| *p) {
+            ports.extend(r.iter().map(|r| (*r, p)));
+        }
+    }
+    let members: Vec<u32> = g.members.iter().map(|m| m.member_id).collect();
     let Some(p) = s.profiles.get(&g.action_profile_id) else {
         return Ok(None);
     };
     Ok(Some(Watched {
         profile: p.name.clone(),
-        members: g.members.iter().map(|m| m.member_id).collect(),
+        members: expanded(&members, replicas),
         ports,
         written: g.clone(),
         applied: None,
     }))
 }
 
-/// `op` (a group write of `w`) holding only the members active now.
+/// `op` (a group write of `w`, or steps with one) holding only the members active now.
 pub(super) fn filter_op(h: &SwitchHandle, w: &mut Watched, op: Op) -> Op {
     match op {
+        Op::Steps(steps) => Op::Steps(
+            steps
+                .into_iter()
+                .map(|(op, undo)| (filter_op(h, w, op), undo))
+                .collect(),
+        ),
         Op::GroupSet {
             insert,
             profile,
