@@ -3190,3 +3190,82 @@ async fn weighted_group_members_are_held_weight_times() {
         assert_eq!(details(&st)[0].0, code as i32, "{weights:?}: {st:?}");
     }
 }
+
+/// A Read while a long Write runs on the switch (16,384 routes in one atomic batch) is served,
+/// not answered UNAVAILABLE, and sees the table before or after the whole batch (spec: reads
+/// see a consistent state; the switch thread applies the batch between two packets).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_during_a_long_write_are_served_and_consistent() {
+    use p4v1::write_request::Atomicity;
+    let r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let fib = table(&info, "SwitchIngress.ipv4_fib").preamble.unwrap().id;
+    const N: u32 = 16384;
+    let updates: Vec<p4v1::Update> = (0..N)
+        .map(|i| {
+            let dst = (0x0a00_0000 | i).to_be_bytes().to_vec();
+            update(
+                Insert,
+                E::TableEntry(p4v1::TableEntry {
+                    table_id: fib,
+                    r#match: vec![
+                        fm(1, F::Exact(p4v1::field_match::Exact { value: vec![0] })),
+                        fm(
+                            2,
+                            F::Lpm(p4v1::field_match::Lpm {
+                                value: dst,
+                                prefix_len: 32,
+                            }),
+                        ),
+                    ],
+                    action: action(&info, "SwitchIngress.fib_nexthop", &[&[1]]),
+                    ..Default::default()
+                }),
+            )
+        })
+        .collect();
+    let req = p4v1::WriteRequest {
+        atomicity: Atomicity::RollbackOnError as i32,
+        ..write(1, updates)
+    };
+    let mut w = c.clone();
+    let started = std::time::Instant::now();
+    let writer = tokio::spawn(async move { w.write(req).await });
+    let wild = E::TableEntry(p4v1::TableEntry {
+        table_id: fib,
+        ..Default::default()
+    });
+    let mut reads = Vec::new();
+    while !writer.is_finished() {
+        let got = c
+            .read(p4v1::ReadRequest {
+                device_id: 1,
+                entities: vec![p4v1::Entity {
+                    entity: Some(wild.clone()),
+                }],
+                ..Default::default()
+            })
+            .await;
+        let mut s = got.expect("a read during the write is served").into_inner();
+        let mut n = 0;
+        while let Some(resp) = s.next().await {
+            n += resp
+                .expect("a read during the write is served")
+                .entities
+                .len();
+        }
+        reads.push(n);
+    }
+    writer.await.unwrap().unwrap();
+    eprintln!(
+        "the write took {:?}; reads during it saw {reads:?}",
+        started.elapsed()
+    );
+    assert!(
+        reads.iter().all(|n| *n == 0 || *n == N as usize),
+        "{reads:?}"
+    );
+    assert_eq!(read(&mut c, wild).await.len(), N as usize);
+}

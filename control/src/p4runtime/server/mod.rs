@@ -58,12 +58,16 @@ mod stream;
 mod watch;
 mod weights;
 
-/// How long a read-only request may wait for the switch's thread.
+/// How long the server's own polls (digests, idle entries, watched ports) wait for the
+/// switch's thread; they try again at the next poll.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A write or a pipeline commit waits for the switch thread's answer however long its work
 /// takes: a deadline would answer UNAVAILABLE ("not done") while the thread goes on to apply
-/// it. A stopped thread still answers at once (its channel closes).
+/// it. A read waits as long: the thread answers it between two jobs, so behind a long write
+/// it is served once the write is done, and sees the state before or after the whole batch
+/// (it was UNAVAILABLE after 5 s). A stopped thread still answers at once (its channel
+/// closes).
 const UNTIL_ANSWERED: Duration = Duration::MAX;
 
 /// A planned update: the switch operation and what it changes in the server's books.
@@ -570,13 +574,17 @@ impl Service {
         now: u64,
     ) -> Result<Vec<p4v1::Entity>, Status> {
         let p = pipeline.clone();
-        let answers = on_switch(self.shared.handle.clone(), CALL_TIMEOUT, move |sw, owns| {
-            let mut out = Vec::new();
-            for q in &queries {
-                out.extend(device::read(sw, owns, &p.schema, q, now)?);
-            }
-            Ok::<_, P4Error>(out)
-        })
+        let answers = on_switch(
+            self.shared.handle.clone(),
+            UNTIL_ANSWERED,
+            move |sw, owns| {
+                let mut out = Vec::new();
+                for q in &queries {
+                    out.extend(device::read(sw, owns, &p.schema, q, now)?);
+                }
+                Ok::<_, P4Error>(out)
+            },
+        )
         .await?;
         let mut it = answers.into_iter();
         let mut entities = it.next().unwrap_or(Ok(Vec::new())).map_err(status)?;
