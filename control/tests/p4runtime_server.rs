@@ -1786,6 +1786,26 @@ async fn value_sets_write_read_and_steer_the_parser() {
     c.write(write(1, vec![update(Modify, pair)])).await.unwrap();
     send(&mut r.hosts[0], &pkt(1, 2));
     assert_eq!(recv(&mut r.hosts[1])[..3], [1, 2, 0x22]);
+    // RECONCILE_AND_COMMIT of a changed program (a set resized) keeps the sets' members.
+    let changed = r.source.replacen(
+        "value_set<bit<8>>(2) lows;",
+        "value_set<bit<8>>(3) lows;",
+        1,
+    );
+    assert_ne!(changed, r.source);
+    use p4v1::set_forwarding_pipeline_config_request::Action as A;
+    c.set_forwarding_pipeline_config(sfp(A::ReconcileAndCommit, &changed, 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&mut c, entry(&tags, vec![])).await,
+        vec![entry(
+            &tags,
+            vec![vec![exact(1, 0x42)], vec![exact(1, 0x10)]]
+        )]
+    );
+    send(&mut r.hosts[0], &pkt(0x42, 0));
+    assert_eq!(recv(&mut r.hosts[1])[..3], [0x42, 0, 0x11], "still marked");
     // A wildcard read lists every set; MODIFY with no members clears one.
     assert_eq!(read(&mut c, entry(&set("IP.lows"), vec![])).await.len(), 1);
     let everything = read(
@@ -2664,7 +2684,8 @@ async fn ecmp_read(info: &pi::P4Info, c: &mut P4RuntimeClient<Channel>) -> Vec<E
 }
 
 /// RECONCILE_AND_COMMIT of a changed program keeps an action selector's members and groups
-/// and the entries that point at them (spec: it preserves the forwarding state); where the
+/// and the entries that point at them, and the multicast groups and clone sessions (spec: it
+/// preserves the forwarding state); where the
 /// new program cannot hold them (a smaller largest group) it is INVALID_ARGUMENT naming the
 /// group and the reason, and the old program and its state stay.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -2676,6 +2697,45 @@ async fn reconcile_keeps_action_profile_members_groups_and_entries() {
     let (_s, _) = open(&mut c, 1).await;
     let written = ecmp_state(&info, &mut c).await;
     assert_eq!(ecmp_read(&info, &mut c).await, written);
+    // A multicast group and a clone session: the traffic manager's state.
+    use p4v1::packet_replication_engine_entry::Type as Pre;
+    let replica = |port: u32| p4v1::Replica {
+        egress_port: port,
+        ..Default::default()
+    };
+    let pre = [
+        Pre::MulticastGroupEntry(p4v1::MulticastGroupEntry {
+            multicast_group_id: 5,
+            replicas: vec![replica(1), replica(2)],
+            metadata: vec![7],
+        }),
+        Pre::CloneSessionEntry(p4v1::CloneSessionEntry {
+            session_id: 9,
+            replicas: vec![replica(2)],
+            class_of_service: 0,
+            packet_length_bytes: 128,
+        }),
+    ]
+    .map(|t| {
+        E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry { r#type: Some(t) })
+    });
+    let updates = pre.iter().map(|e| update(Insert, e.clone())).collect();
+    c.write(write(1, updates)).await.unwrap();
+    let pre_read = |c: &mut P4RuntimeClient<Channel>| {
+        let mut c = c.clone();
+        async move {
+            let mut out = Vec::new();
+            for t in [
+                Pre::MulticastGroupEntry(Default::default()),
+                Pre::CloneSessionEntry(Default::default()),
+            ] {
+                let e = p4v1::PacketReplicationEngineEntry { r#type: Some(t) };
+                out.extend(read(&mut c, E::PacketReplicationEngineEntry(e)).await);
+            }
+            out
+        }
+    };
+    assert_eq!(pre_read(&mut c).await, pre.to_vec());
     // ipv4_fib resized: a changed program with the same objects.
     let resized = r.source.replacen("size = 16384;", "size = 8192;", 1);
     assert_ne!(resized, r.source);
@@ -2683,6 +2743,7 @@ async fn reconcile_keeps_action_profile_members_groups_and_entries() {
         .await
         .unwrap();
     assert_eq!(ecmp_read(&info, &mut c).await, written);
+    assert_eq!(pre_read(&mut c).await, pre.to_vec());
     // The entries still steer packets through the kept group: a second group write works on
     // it, and deleting a member it holds is refused as in use.
     let pid = info.action_profiles[0].preamble.as_ref().unwrap().id;

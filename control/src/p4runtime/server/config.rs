@@ -204,14 +204,27 @@ fn first_difference(one: &str, exact: bool, g: &[Listed], o: &[Listed]) -> Optio
     ))
 }
 
-/// The forwarding state of `old` carried into `new` (RECONCILE_AND_COMMIT): the members and
-/// groups of each action profile the new program still has, then the entries and default
-/// actions of its tables (entries that point at a member or a group after those). What cannot
-/// carry over (an action the table lost, a group larger than the new selector allows, a table
-/// now too small) is refused with the object and the reason.
+/// The forwarding state of `old` carried into `new` (RECONCILE_AND_COMMIT): the traffic
+/// manager's (multicast groups, clone sessions), the members and groups of each action profile
+/// the new program still has, then the entries and default actions of its tables (entries
+/// that point at a member or a group after those), and the members of its parser value sets.
+/// What cannot carry over (another target, an action the table lost, a group larger than the
+/// new selector allows, a table now too small) is refused with the object and the reason.
 pub(super) fn migrate(old: &Switch, new: &mut Switch) -> Result<(), String> {
     let prog = new.program().clone();
+    if old.program().target != prog.target {
+        return Err(format!(
+            "the new program is for {:?}, the running one for {:?}: the ports, multicast \
+             groups and mirror sessions of one target do not carry over to the other",
+            prog.target,
+            old.program().target
+        ));
+    }
+    new.take_tm_state(old);
     for pl in &prog.pipelines {
+        for vs in &pl.value_sets {
+            migrate_value_set(old, new, &vs.name)?;
+        }
         for ap in &pl.action_profiles {
             migrate_profile(old, new, &ap.name)?;
         }
@@ -288,6 +301,25 @@ fn migrate_entries(old: &Switch, new: &mut Switch, name: &str) -> Result<(), Str
                 e.action
             )
         })?;
+    }
+    Ok(())
+}
+
+/// The members of parser value set `name` (when `old` has it) added to `new`.
+fn migrate_value_set(old: &Switch, new: &mut Switch, name: &str) -> Result<(), String> {
+    use pipeline::api::PipeSel;
+    let Ok(entries) = old.value_set_entries(PipeSel::All, name) else {
+        return Ok(());
+    };
+    // Every pipe holds the same members (P4Runtime writes them to all): the first pipe's.
+    let first = entries.iter().map(|e| e.pipe).min();
+    for e in entries.iter().filter(|e| Some(e.pipe) == first) {
+        new.value_set_add(PipeSel::All, name, &e.fields)
+            .map_err(|err| {
+                format!(
+                    "parser value set `{name}`: a member cannot be kept in the new program: {err}"
+                )
+            })?;
     }
     Ok(())
 }
