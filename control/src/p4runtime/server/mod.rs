@@ -12,9 +12,10 @@
 //!   starts the new program with (COMMIT with a config is INVALID_ARGUMENT);
 //!   VERIFY_AND_COMMIT starts the new program with empty state;
 //!   RECONCILE_AND_COMMIT keeps the state (an unchanged program keeps everything; a changed
-//!   one gets the members and groups of its action profiles and the entries and default
-//!   actions of its tables that still exist, or the request fails with INVALID_ARGUMENT, the
-//!   object and the reason, and nothing changes).
+//!   one gets the multicast groups and clone sessions, and the members and groups of its
+//!   action profiles, the entries and default actions of its tables and the members of its
+//!   value sets that still exist — not the counter, meter and register cells — or the request
+//!   fails with INVALID_ARGUMENT, the object and the reason, and nothing changes).
 //! - Write (CONTINUE_ON_ERROR batches; per-update errors as `p4.v1.Error` details of a
 //!   `google.rpc.Status`, gRPC code UNKNOWN) and Read (one response with every entity).
 //! - Capabilities.
@@ -29,7 +30,6 @@ use std::time::Duration;
 use dataplane::switch::SwitchHandle;
 use dataplane::Port;
 use pipeline::switch::Switch;
-use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
@@ -39,15 +39,16 @@ use super::arbitration::Arbitration;
 use super::codec::P4Error;
 use super::device::{self, Op, Query};
 use super::p4info::P4Program;
-use super::proto::google::rpc;
 use super::proto::p4::v1 as p4v1;
 use super::proto::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
 use super::request;
 use super::schema::Schema;
+pub use batch::batch_status;
 use config::{migrate, verify};
 use digests::digest_pump;
 use stream::packet_in_pump;
 
+mod batch;
 mod config;
 mod digests;
 mod extras;
@@ -323,97 +324,8 @@ fn uint128(v: u128) -> p4v1::Uint128 {
     }
 }
 
-/// The most bytes of encoded `google.rpc.Status` a batch's reply carries: it travels base64
-/// in the `grpc-status-details-bin` trailer, and gRPC clients refuse metadata over 16 KiB (8 KiB
-/// their soft limit), so it stays well under 8 KiB once encoded.
-const DETAILS_BUDGET: usize = 5 * 1024;
-/// The most characters of one update's error message in the details.
-const DETAIL_MESSAGE_CHARS: usize = 300;
-/// Failures quoted in the summary of a batch whose details do not fit.
-const SUMMARY_FAILURES: usize = 5;
-
 fn status(e: P4Error) -> Status {
     Status::new(e.code, p4::diag::bounded(&e.message).into_owned())
-}
-
-fn any<M: Message>(type_name: &str, m: &M) -> prost_types::Any {
-    prost_types::Any {
-        type_url: format!("type.googleapis.com/{type_name}"),
-        value: m.encode_to_vec(),
-    }
-}
-
-/// The gRPC status of a batch with failed updates: UNKNOWN, with one `p4.v1.Error` per update
-/// (OK for those that were applied) in a `google.rpc.Status`. Messages are cut to
-/// [`DETAIL_MESSAGE_CHARS`]; when the details would still pass [`DETAILS_BUDGET`], the
-/// messages of the updates rolled back (ABORTED) are left out, and if that is not enough there
-/// are no details and the status message sums the failures up (the first few quoted).
-pub fn batch_status(results: &[Result<(), P4Error>]) -> Status {
-    let failed = results.iter().filter(|r| r.is_err()).count();
-    let details = |aborted_text: bool| -> Vec<prost_types::Any> {
-        results
-            .iter()
-            .map(|r| {
-                let e = match r {
-                    Ok(()) => p4v1::Error::default(),
-                    Err(e) => p4v1::Error {
-                        canonical_code: e.code as i32,
-                        message: if aborted_text || e.code != Code::Aborted {
-                            p4::diag::bounded_to(&e.message, DETAIL_MESSAGE_CHARS).into_owned()
-                        } else {
-                            String::new()
-                        },
-                        ..Default::default()
-                    },
-                };
-                any("p4.v1.Error", &e)
-            })
-            .collect()
-    };
-    let message = format!("{failed} of {} update(s) failed", results.len());
-    let fits = |details: Vec<prost_types::Any>| {
-        let st = rpc::Status {
-            code: Code::Unknown as i32,
-            message: message.clone(),
-            details,
-        };
-        let bytes = st.encode_to_vec();
-        (bytes.len() <= DETAILS_BUDGET).then_some(bytes)
-    };
-    if let Some(bytes) = fits(details(true)).or_else(|| fits(details(false))) {
-        return Status::with_details(Code::Unknown, message, bytes.into());
-    }
-    Status::new(Code::Unknown, batch_summary(results, &message))
-}
-
-/// A status message for a batch whose per-update details are too large for gRPC's metadata:
-/// the count, the first [`SUMMARY_FAILURES`] failures (update index, code, message) and the
-/// count of failures per code.
-fn batch_summary(results: &[Result<(), P4Error>], head: &str) -> String {
-    use std::fmt::Write;
-    let mut out = format!(
-        "{head} (per-update details left out: they would pass gRPC's metadata limit); first \
-         failures:"
-    );
-    let failures = results
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| r.as_ref().err().map(|e| (i, e)));
-    for (i, e) in failures.clone().take(SUMMARY_FAILURES) {
-        let msg = p4::diag::bounded_to(&e.message, DETAIL_MESSAGE_CHARS / 2);
-        let _ = write!(out, " update {i}: {:?}: {msg};", e.code);
-    }
-    let mut per_code: Vec<(String, usize)> = Vec::new();
-    for (_, e) in failures {
-        let code = format!("{:?}", e.code);
-        match per_code.iter_mut().find(|(c, _)| *c == code) {
-            Some((_, n)) => *n += 1,
-            None => per_code.push((code, 1)),
-        }
-    }
-    let counts: Vec<String> = per_code.iter().map(|(c, n)| format!("{n} {c}")).collect();
-    let _ = write!(out, " failures by code: {}", counts.join(", "));
-    out
 }
 
 struct Service {
