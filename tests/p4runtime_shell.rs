@@ -100,6 +100,52 @@ fn p4runtime_shell_programs_l2l3_and_reads_it_back() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// p4runtime-shell writes and reads the direct counter of switch.p4's `acl` default entry
+/// (spec: the default entry has direct resources): as `counter_data` of the default
+/// TableEntry, and through a DirectCounterEntry whose table entry is the default one.
+#[test]
+#[ignore = "needs python3 with p4runtime-shell (pip install p4runtime-shell; CI installs it)"]
+fn p4runtime_shell_writes_and_reads_the_default_entrys_direct_counter() {
+    require_shell();
+    let dir = tempfile_dir("p4rt-default-counter");
+    let program_path = Path::new(ROOT).join("p4/programs/switch.p4");
+    let addr = free_addr();
+    let mut pisa = run_p4runtime(&program_path, &["1=mem:p4rt-dc".into()], &addr, &dir);
+    let script = Path::new(ROOT).join("tests/p4runtime/default_counter.py");
+    let out = Command::new(python())
+        .arg(&script)
+        .arg(&addr)
+        .output()
+        .expect("run python3");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "p4runtime-shell script failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = stdout.lines().last().unwrap_or_default();
+    let got: Json = serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(got["before"], serde_json::json!([[0, 0, true]]), "{got}");
+    assert_eq!(
+        got["after_table_entry_write"],
+        serde_json::json!([[7, 700, true]]),
+        "{got}"
+    );
+    assert_eq!(
+        got["after_direct_counter_write"],
+        serde_json::json!([[3, 300, true]]),
+        "{got}"
+    );
+    assert_eq!(
+        got["default_entry"],
+        serde_json::json!([[3, 300, true]]),
+        "{got}"
+    );
+    let (ok, out, err) = pisa.terminate();
+    assert!(ok, "pisa did not stop cleanly: {out}{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn tempfile_dir(tag: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("pisa-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();

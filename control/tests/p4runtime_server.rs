@@ -1010,8 +1010,9 @@ async fn packet_io_counters_and_pipeline_config() {
         .await
         .unwrap_err();
     assert_eq!(st.code(), Code::FailedPrecondition, "nothing saved");
-    // COMMIT takes no config; a write between VERIFY_AND_SAVE and COMMIT is refused rather
-    // than applied to the old program and lost at COMMIT.
+    // COMMIT takes no config; a write between VERIFY_AND_SAVE and COMMIT goes to the saved
+    // config's state, which COMMIT starts the program with (spec: COMMIT replays the writes
+    // made since the save).
     c.set_forwarding_pipeline_config(set(A::VerifyAndSave, got.clone(), 1))
         .await
         .unwrap();
@@ -1021,16 +1022,17 @@ async fn packet_io_counters_and_pipeline_config() {
         .unwrap_err();
     assert_eq!(st.code(), Code::InvalidArgument, "COMMIT with a config");
     let e = mac_entry(&info, [2, 0, 0, 0, 0, 7], 1);
-    let st = c
-        .write(write(1, vec![update(Insert, E::TableEntry(e.clone()))]))
-        .await
-        .unwrap_err();
-    assert_eq!(st.code(), Code::FailedPrecondition, "{st:?}");
-    c.set_forwarding_pipeline_config(commit).await.unwrap();
-    c.write(write(1, vec![update(Insert, E::TableEntry(e))]))
+    c.write(write(1, vec![update(Insert, E::TableEntry(e.clone()))]))
         .await
         .unwrap();
     assert_eq!(entries(&mut c).await, 1);
+    c.set_forwarding_pipeline_config(commit).await.unwrap();
+    assert_eq!(entries(&mut c).await, 1);
+    let st = c
+        .write(write(1, vec![update(Insert, E::TableEntry(e))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::AlreadyExists as i32);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1784,6 +1786,26 @@ async fn value_sets_write_read_and_steer_the_parser() {
     c.write(write(1, vec![update(Modify, pair)])).await.unwrap();
     send(&mut r.hosts[0], &pkt(1, 2));
     assert_eq!(recv(&mut r.hosts[1])[..3], [1, 2, 0x22]);
+    // RECONCILE_AND_COMMIT of a changed program (a set resized) keeps the sets' members.
+    let changed = r.source.replacen(
+        "value_set<bit<8>>(2) lows;",
+        "value_set<bit<8>>(3) lows;",
+        1,
+    );
+    assert_ne!(changed, r.source);
+    use p4v1::set_forwarding_pipeline_config_request::Action as A;
+    c.set_forwarding_pipeline_config(sfp(A::ReconcileAndCommit, &changed, 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&mut c, entry(&tags, vec![])).await,
+        vec![entry(
+            &tags,
+            vec![vec![exact(1, 0x42)], vec![exact(1, 0x10)]]
+        )]
+    );
+    send(&mut r.hosts[0], &pkt(0x42, 0));
+    assert_eq!(recv(&mut r.hosts[1])[..3], [0x42, 0, 0x11], "still marked");
     // A wildcard read lists every set; MODIFY with no members clears one.
     assert_eq!(read(&mut c, entry(&set("IP.lows"), vec![])).await.len(), 1);
     let everything = read(
@@ -2566,4 +2588,745 @@ async fn pipeline_config_p4info_checks() {
         assert!(!st.message().contains("Some(("), "{}", st.message());
         assert!(st.message().len() < 4 * 1024, "{}", st.message().len());
     }
+}
+
+/// switch.p4's selector `ecmp_selector` with its profile's members 1 and 2 (next hops 11 and
+/// 12), group 1 of both, and ecmp entries: key 1 → group 1, key 2 → member 2. Returns the
+/// entities written, in the order a wildcard read gives them (members, group, entries).
+async fn ecmp_state(info: &pi::P4Info, c: &mut P4RuntimeClient<Channel>) -> Vec<E> {
+    let pid = info.action_profiles[0].preamble.as_ref().unwrap().id;
+    let Some(p4v1::table_action::Type::Action(a)) =
+        action(info, "SwitchIngress.set_nexthop", &[&[11]])
+            .unwrap()
+            .r#type
+    else {
+        unreachable!()
+    };
+    let member = |id: u32, nh: u8| {
+        let mut a = a.clone();
+        a.params[0].value = vec![nh];
+        E::ActionProfileMember(p4v1::ActionProfileMember {
+            action_profile_id: pid,
+            member_id: id,
+            action: Some(a),
+        })
+    };
+    let group = E::ActionProfileGroup(p4v1::ActionProfileGroup {
+        action_profile_id: pid,
+        group_id: 1,
+        members: [1, 2]
+            .map(|m| p4v1::action_profile_group::Member {
+                member_id: m,
+                weight: 1,
+                watch_kind: None,
+            })
+            .to_vec(),
+        max_size: 0,
+    });
+    let ecmp = table(info, "SwitchIngress.ecmp").preamble.unwrap().id;
+    let entry = |key: u8, to: p4v1::table_action::Type| {
+        E::TableEntry(p4v1::TableEntry {
+            table_id: ecmp,
+            r#match: vec![fm(
+                1,
+                F::Exact(p4v1::field_match::Exact { value: vec![key] }),
+            )],
+            action: Some(p4v1::TableAction { r#type: Some(to) }),
+            ..Default::default()
+        })
+    };
+    use p4v1::table_action::Type as T;
+    let all = vec![
+        member(1, 11),
+        member(2, 12),
+        group,
+        entry(1, T::ActionProfileGroupId(1)),
+        entry(2, T::ActionProfileMemberId(2)),
+    ];
+    let updates = all.iter().map(|e| update(Insert, e.clone())).collect();
+    c.write(write(1, updates)).await.unwrap();
+    all
+}
+
+/// What the wildcard reads of switch.p4's ecmp profile and table give back.
+async fn ecmp_read(info: &pi::P4Info, c: &mut P4RuntimeClient<Channel>) -> Vec<E> {
+    let pid = info.action_profiles[0].preamble.as_ref().unwrap().id;
+    let ecmp = table(info, "SwitchIngress.ecmp").preamble.unwrap().id;
+    let mut out = read(
+        c,
+        E::ActionProfileMember(p4v1::ActionProfileMember {
+            action_profile_id: pid,
+            ..Default::default()
+        }),
+    )
+    .await;
+    out.extend(
+        read(
+            c,
+            E::ActionProfileGroup(p4v1::ActionProfileGroup {
+                action_profile_id: pid,
+                ..Default::default()
+            }),
+        )
+        .await,
+    );
+    out.extend(
+        read(
+            c,
+            E::TableEntry(p4v1::TableEntry {
+                table_id: ecmp,
+                ..Default::default()
+            }),
+        )
+        .await,
+    );
+    out
+}
+
+/// RECONCILE_AND_COMMIT of a changed program keeps an action selector's members and groups
+/// and the entries that point at them, and the multicast groups and clone sessions (spec: it
+/// preserves the forwarding state); where the
+/// new program cannot hold them (a smaller largest group) it is INVALID_ARGUMENT naming the
+/// group and the reason, and the old program and its state stay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconcile_keeps_action_profile_members_groups_and_entries() {
+    use p4v1::set_forwarding_pipeline_config_request::Action as A;
+    let r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let written = ecmp_state(&info, &mut c).await;
+    assert_eq!(ecmp_read(&info, &mut c).await, written);
+    // A multicast group and a clone session: the traffic manager's state.
+    use p4v1::packet_replication_engine_entry::Type as Pre;
+    let replica = |port: u32| p4v1::Replica {
+        egress_port: port,
+        ..Default::default()
+    };
+    let pre = [
+        Pre::MulticastGroupEntry(p4v1::MulticastGroupEntry {
+            multicast_group_id: 5,
+            replicas: vec![replica(1), replica(2)],
+            metadata: vec![7],
+        }),
+        Pre::CloneSessionEntry(p4v1::CloneSessionEntry {
+            session_id: 9,
+            replicas: vec![replica(2)],
+            class_of_service: 0,
+            packet_length_bytes: 128,
+        }),
+    ]
+    .map(|t| {
+        E::PacketReplicationEngineEntry(p4v1::PacketReplicationEngineEntry { r#type: Some(t) })
+    });
+    let updates = pre.iter().map(|e| update(Insert, e.clone())).collect();
+    c.write(write(1, updates)).await.unwrap();
+    let pre_read = |c: &mut P4RuntimeClient<Channel>| {
+        let mut c = c.clone();
+        async move {
+            let mut out = Vec::new();
+            for t in [
+                Pre::MulticastGroupEntry(Default::default()),
+                Pre::CloneSessionEntry(Default::default()),
+            ] {
+                let e = p4v1::PacketReplicationEngineEntry { r#type: Some(t) };
+                out.extend(read(&mut c, E::PacketReplicationEngineEntry(e)).await);
+            }
+            out
+        }
+    };
+    assert_eq!(pre_read(&mut c).await, pre.to_vec());
+    // ipv4_fib resized: a changed program with the same objects.
+    let resized = r.source.replacen("size = 16384;", "size = 8192;", 1);
+    assert_ne!(resized, r.source);
+    c.set_forwarding_pipeline_config(sfp(A::ReconcileAndCommit, &resized, 1))
+        .await
+        .unwrap();
+    assert_eq!(ecmp_read(&info, &mut c).await, written);
+    assert_eq!(pre_read(&mut c).await, pre.to_vec());
+    // The entries still steer packets through the kept group: a second group write works on
+    // it, and deleting a member it holds is refused as in use.
+    let pid = info.action_profiles[0].preamble.as_ref().unwrap().id;
+    let st = c
+        .write(write(
+            1,
+            vec![update(
+                Delete,
+                E::ActionProfileMember(p4v1::ActionProfileMember {
+                    action_profile_id: pid,
+                    member_id: 2,
+                    ..Default::default()
+                }),
+            )],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::FailedPrecondition as i32);
+    // Groups of at most one member cannot hold group 1.
+    let small = resized.replacen(
+        "SelectorMode_t.FAIR, 16, 256",
+        "SelectorMode_t.FAIR, 1, 256",
+        1,
+    );
+    assert_ne!(small, resized);
+    let st = c
+        .set_forwarding_pipeline_config(sfp(A::ReconcileAndCommit, &small, 1))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::InvalidArgument, "{st:?}");
+    assert!(
+        st.message().contains("group 1") && st.message().contains("at most 1"),
+        "{st:?}"
+    );
+    assert!(!st.message().contains("does not fit"), "{st:?}");
+    assert_eq!(ecmp_read(&info, &mut c).await, written);
+    let got = c
+        .get_forwarding_pipeline_config(p4v1::GetForwardingPipelineConfigRequest {
+            device_id: 1,
+            response_type: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.config.unwrap().p4_device_config, resized.as_bytes());
+}
+
+/// An Ethernet + IPv4 (UDP) frame from port `src` to 10.0.0.2.
+fn ipv4_frame() -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    let mut ip = vec![
+        0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+    ];
+    let sum = ip
+        .chunks(2)
+        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+        .sum::<u32>();
+    let sum = !((sum & 0xffff) + (sum >> 16)) as u16;
+    ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    f.extend_from_slice(&ip);
+    f.extend_from_slice(&[0, 7, 0, 9, 0, 26, 0, 0]);
+    f.extend_from_slice(&[0x5a; 18]);
+    f
+}
+
+/// The default entry's direct counter (spec: the default entry has direct resources too):
+/// switch.p4's `acl` misses and runs its default `acl_permit`, which counts, into the default
+/// entry's cell; `counter_data` reads and writes it on the default TableEntry and through a
+/// DirectCounterEntry naming the default entry, and entries' cells are not touched by it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_entry_has_its_direct_counter() {
+    let mut r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let acl = table(&info, "SwitchIngress.acl").preamble.unwrap().id;
+    let default_te = |counter_data: Option<p4v1::CounterData>| p4v1::TableEntry {
+        table_id: acl,
+        is_default_action: true,
+        counter_data,
+        ..Default::default()
+    };
+    let read_default = |c: &mut P4RuntimeClient<Channel>| {
+        let mut c = c.clone();
+        async move {
+            match &read(
+                &mut c,
+                E::TableEntry(default_te(Some(p4v1::CounterData::default()))),
+            )
+            .await[..]
+            {
+                [E::TableEntry(e)] => e.counter_data.unwrap(),
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    assert_eq!(read_default(&mut c).await, p4v1::CounterData::default());
+    // Without counter_data in the request there is none in the answer.
+    match &read(&mut c, E::TableEntry(default_te(None))).await[..] {
+        [E::TableEntry(e)] => assert_eq!(e.counter_data, None),
+        other => panic!("{other:?}"),
+    }
+    send(&mut r.hosts[0], &ipv4_frame());
+    let mut got = p4v1::CounterData::default();
+    for _ in 0..500 {
+        got = read_default(&mut c).await;
+        if got.packet_count == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(got.packet_count, 1, "the miss was never counted");
+    assert!(got.byte_count >= 64, "{got:?}");
+    // A DirectCounterEntry names the default entry; a wildcard one reads entries only.
+    let dce = |data| {
+        E::DirectCounterEntry(p4v1::DirectCounterEntry {
+            table_entry: Some(default_te(None)),
+            data,
+        })
+    };
+    match &read(&mut c, dce(None)).await[..] {
+        [E::DirectCounterEntry(e)] => {
+            assert!(e.table_entry.as_ref().unwrap().is_default_action);
+            assert_eq!(e.data, Some(got));
+        }
+        other => panic!("{other:?}"),
+    }
+    let wild = E::DirectCounterEntry(p4v1::DirectCounterEntry {
+        table_entry: Some(p4v1::TableEntry {
+            table_id: acl,
+            ..Default::default()
+        }),
+        data: None,
+    });
+    assert_eq!(read(&mut c, wild).await, vec![]);
+    // Writes: through the DirectCounterEntry, and with the default TableEntry's MODIFY.
+    let set = p4v1::CounterData {
+        byte_count: 5000,
+        packet_count: 50,
+    };
+    c.write(write(1, vec![update(Modify, dce(Some(set)))]))
+        .await
+        .unwrap();
+    assert_eq!(read_default(&mut c).await, set);
+    let permit = p4v1::TableEntry {
+        action: action(&info, "SwitchIngress.acl_permit", &[]),
+        ..default_te(Some(p4v1::CounterData::default()))
+    };
+    c.write(write(1, vec![update(Modify, E::TableEntry(permit))]))
+        .await
+        .unwrap();
+    assert_eq!(read_default(&mut c).await, p4v1::CounterData::default());
+    // The default entry has no match: one given is refused.
+    let mut keyed = default_te(None);
+    keyed.priority = 3;
+    let st = c
+        .write(write(
+            1,
+            vec![update(
+                Modify,
+                E::DirectCounterEntry(p4v1::DirectCounterEntry {
+                    table_entry: Some(keyed),
+                    data: Some(set),
+                }),
+            )],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32);
+}
+
+/// VERIFY_AND_SAVE of another program (switch.p4 on a switch running l2l3.p4): the forwarding
+/// state is not touched (l2l3's entry still forwards), reads and writes refer to the saved
+/// program (its ids; l2l3's are unknown) and see what was written for it; COMMIT starts
+/// switch.p4 with exactly that state (what replaying the writes gives).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_after_verify_and_save_refer_to_the_saved_config_and_commit_keeps_them() {
+    use p4v1::set_forwarding_pipeline_config_request::Action as A;
+    let mut r = rig();
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let dst = [2, 0, 0, 0, 0, 2];
+    let mac = mac_entry(&info, dst, 2);
+    c.write(write(1, vec![update(Insert, E::TableEntry(mac.clone()))]))
+        .await
+        .unwrap();
+    let (sw_prog, sw_source) = compiled("../p4/programs/switch.p4");
+    let sw_info = sw_prog.p4info;
+    c.set_forwarding_pipeline_config(sfp(A::VerifyAndSave, &sw_source, 1))
+        .await
+        .unwrap();
+    let written = ecmp_state(&sw_info, &mut c).await;
+    assert_eq!(ecmp_read(&sw_info, &mut c).await, written);
+    // l2l3's table is not in the saved program.
+    let st = c
+        .write(write(1, vec![update(Delete, E::TableEntry(mac.clone()))]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::NotFound as i32, "{st:?}");
+    // Packets still run l2l3 and its entry.
+    send(&mut r.hosts[0], &frame(dst));
+    assert_eq!(recv(&mut r.hosts[1])[..6], dst);
+    let get = |c: &mut P4RuntimeClient<Channel>| {
+        let mut c = c.clone();
+        async move {
+            c.get_forwarding_pipeline_config(p4v1::GetForwardingPipelineConfigRequest {
+                device_id: 1,
+                response_type: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .config
+            .unwrap()
+            .p4_device_config
+        }
+    };
+    assert_eq!(get(&mut c).await, r.source.as_bytes());
+    let commit = p4v1::SetForwardingPipelineConfigRequest {
+        config: None,
+        ..sfp(A::Commit, "", 1)
+    };
+    c.set_forwarding_pipeline_config(commit.clone())
+        .await
+        .unwrap();
+    assert_eq!(get(&mut c).await, sw_source.as_bytes());
+    assert_eq!(ecmp_read(&sw_info, &mut c).await, written);
+    // Nothing is saved any more.
+    let st = c.set_forwarding_pipeline_config(commit).await.unwrap_err();
+    assert_eq!(st.code(), Code::FailedPrecondition, "{st:?}");
+}
+
+/// The member ids of group `group` of `profile` on the switch.
+fn switch_group(r: &Rig, profile: &str, group: u32) -> Vec<u32> {
+    let profile = profile.to_string();
+    let views =
+        r.rt.as_ref()
+            .unwrap()
+            .handle()
+            .each(Duration::from_secs(5), move |sw, _| {
+                sw.profile_read(pipeline::api::PipeSel::All, &profile)
+                    .unwrap()
+            })
+            .unwrap();
+    views[0]
+        .groups
+        .iter()
+        .find(|g| g.0 == group)
+        .map(|g| g.1.clone())
+        .unwrap_or_default()
+}
+
+/// Polls until group `group` of `profile` on the switch holds `want`.
+async fn group_becomes(r: &Rig, profile: &str, group: u32, want: &[u32]) {
+    let mut got = Vec::new();
+    for _ in 0..500 {
+        got = switch_group(r, profile, group);
+        if got == want {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("group {group} holds {got:?}, not {want:?}");
+}
+
+/// Group members with `watch_port` (spec, action profile groups): a member whose watched port
+/// is down is not in the group the switch selects from, and is again once the port is up;
+/// reads give the group back as written; a group written while a watched port is down
+/// leaves that member out at once. Weights other than 1 are refused with the reason, as is a
+/// watched port that is no device port.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_members_watching_a_down_port_are_not_selected() {
+    let r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let written = ecmp_state(&info, &mut c).await;
+    let pid = info.action_profiles[0].preamble.as_ref().unwrap().id;
+    let profile = info.action_profiles[0]
+        .preamble
+        .as_ref()
+        .unwrap()
+        .name
+        .clone();
+    use p4v1::action_profile_group::member::WatchKind;
+    let group = |watch: [u8; 2], weight: i32| {
+        E::ActionProfileGroup(p4v1::ActionProfileGroup {
+            action_profile_id: pid,
+            group_id: 1,
+            members: [(1, watch[0]), (2, watch[1])]
+                .map(|(m, port)| p4v1::action_profile_group::Member {
+                    member_id: m,
+                    weight,
+                    watch_kind: Some(WatchKind::WatchPort(vec![port])),
+                })
+                .to_vec(),
+            max_size: 0,
+        })
+    };
+    let watched = group([1, 2], 1);
+    c.write(write(1, vec![update(Modify, watched.clone())]))
+        .await
+        .unwrap();
+    let read_group = |c: &mut P4RuntimeClient<Channel>| {
+        let mut c = c.clone();
+        async move {
+            read(
+                &mut c,
+                E::ActionProfileGroup(p4v1::ActionProfileGroup {
+                    action_profile_id: pid,
+                    group_id: 1,
+                    ..Default::default()
+                }),
+            )
+            .await
+        }
+    };
+    assert_eq!(read_group(&mut c).await, vec![watched.clone()]);
+    assert_eq!(switch_group(&r, &profile, 1), vec![1, 2]);
+    let link = |port: u16, up: bool| {
+        r.rt.as_ref()
+            .unwrap()
+            .handle()
+            .link(port)
+            .unwrap()
+            .set_link_up(up)
+    };
+    link(2, false);
+    group_becomes(&r, &profile, 1, &[1]).await;
+    assert_eq!(read_group(&mut c).await, vec![watched.clone()]);
+    link(2, true);
+    group_becomes(&r, &profile, 1, &[1, 2]).await;
+    // Written while port 1 is down: member 1 is left out by the write itself.
+    link(1, false);
+    group_becomes(&r, &profile, 1, &[2]).await;
+    let swapped = group([2, 1], 1);
+    c.write(write(1, vec![update(Modify, swapped.clone())]))
+        .await
+        .unwrap();
+    assert_eq!(switch_group(&r, &profile, 1), vec![1]);
+    assert_eq!(read_group(&mut c).await, vec![swapped]);
+    link(1, true);
+    group_becomes(&r, &profile, 1, &[1, 2]).await;
+    // Without watches the group is plain again.
+    c.write(write(1, vec![update(Modify, written[2].clone())]))
+        .await
+        .unwrap();
+    assert_eq!(read_group(&mut c).await, vec![written[2].clone()]);
+    // Weighted and watched: member 1 (weight 3) and its replicas leave together.
+    let heavy = group([2, 1], 3);
+    c.write(write(1, vec![update(Modify, heavy.clone())]))
+        .await
+        .unwrap();
+    assert_eq!(switch_group(&r, &profile, 1).len(), 6);
+    link(2, false);
+    let held = |r: &Rig| switch_group(r, &profile, 1);
+    let mut now = held(&r);
+    for _ in 0..500 {
+        if now.len() == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        now = held(&r);
+    }
+    assert_eq!(now.len(), 3, "{now:?}");
+    assert!(!now.contains(&1), "{now:?}");
+    assert_eq!(read_group(&mut c).await, vec![heavy]);
+    link(2, true);
+    // Refused: a watched port that is no device port.
+    let mut far = group([1, 2], 1);
+    if let E::ActionProfileGroup(g) = &mut far {
+        g.members[0].watch_kind = Some(WatchKind::WatchPort(vec![2, 0x58]));
+    }
+    let st = c
+        .write(write(1, vec![update(Modify, far)]))
+        .await
+        .unwrap_err();
+    assert_eq!(details(&st)[0].0, Code::InvalidArgument as i32, "{st:?}");
+}
+
+/// Member weights (spec, action profile groups): a member of weight 3 is held three times in
+/// the group the switch selects from (itself and two replicas with its action, which follow
+/// a MODIFY of the member), reads give the group back as written and show no replica;
+/// lowering the weight or deleting the group takes the replicas back; the weighted size is
+/// held to the selector's largest group.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weighted_group_members_are_held_weight_times() {
+    let r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let written = ecmp_state(&info, &mut c).await;
+    let pid = info.action_profiles[0].preamble.as_ref().unwrap().id;
+    let profile = info.action_profiles[0]
+        .preamble
+        .as_ref()
+        .unwrap()
+        .name
+        .clone();
+    let group = |id: u32, weights: [i32; 2]| {
+        E::ActionProfileGroup(p4v1::ActionProfileGroup {
+            action_profile_id: pid,
+            group_id: id,
+            members: [(1, weights[0]), (2, weights[1])]
+                .map(|(m, weight)| p4v1::action_profile_group::Member {
+                    member_id: m,
+                    weight,
+                    watch_kind: None,
+                })
+                .to_vec(),
+            max_size: 0,
+        })
+    };
+    // The next hop of every member the switch holds, by id.
+    let next_hops = |r: &Rig| {
+        let profile = profile.clone();
+        let v =
+            r.rt.as_ref()
+                .unwrap()
+                .handle()
+                .each(Duration::from_secs(5), move |sw, _| {
+                    sw.profile_read(pipeline::api::PipeSel::All, &profile)
+                        .unwrap()
+                })
+                .unwrap()
+                .remove(0);
+        v.members
+            .iter()
+            .map(|(id, _, p)| (*id, p[0].1 as u8))
+            .collect::<Vec<_>>()
+    };
+    let heavy = group(1, [3, 1]);
+    c.write(write(1, vec![update(Modify, heavy.clone())]))
+        .await
+        .unwrap();
+    // A MODIFY keeps the positions members had and appends the new ones (the driver's way).
+    let held = switch_group(&r, &profile, 1);
+    assert_eq!(held.len(), 4, "{held:?}");
+    assert_eq!(held[..2], [1, 2], "{held:?}");
+    let hops = next_hops(&r);
+    for id in &held[2..] {
+        assert!(
+            hops.contains(&(*id, 11)),
+            "replica {id:#x} of member 1: {hops:?}"
+        );
+    }
+    let wild_members = E::ActionProfileMember(p4v1::ActionProfileMember {
+        action_profile_id: pid,
+        ..Default::default()
+    });
+    assert_eq!(
+        read(&mut c, wild_members.clone()).await,
+        written[..2].to_vec()
+    );
+    let one = E::ActionProfileGroup(p4v1::ActionProfileGroup {
+        action_profile_id: pid,
+        group_id: 1,
+        ..Default::default()
+    });
+    assert_eq!(read(&mut c, one.clone()).await, vec![heavy]);
+    // A MODIFY of member 1 reaches its replicas.
+    let mut m1 = written[0].clone();
+    if let E::ActionProfileMember(m) = &mut m1 {
+        m.action.as_mut().unwrap().params[0].value = vec![21];
+    }
+    c.write(write(1, vec![update(Modify, m1.clone())]))
+        .await
+        .unwrap();
+    let hops = next_hops(&r);
+    for id in [held[0], held[2], held[3]] {
+        assert!(hops.contains(&(id, 21)), "{id:#x}: {hops:?}");
+    }
+    assert_eq!(read(&mut c, wild_members.clone()).await[0], m1);
+    // Weight 2: one replica is taken back.
+    c.write(write(1, vec![update(Modify, group(1, [2, 1]))]))
+        .await
+        .unwrap();
+    assert_eq!(switch_group(&r, &profile, 1).len(), 3);
+    assert_eq!(next_hops(&r).len(), 3);
+    // A second weighted group, deleted: its replicas go with it.
+    c.write(write(1, vec![update(Insert, group(2, [1, 4]))]))
+        .await
+        .unwrap();
+    assert_eq!(next_hops(&r).len(), 6);
+    c.write(write(1, vec![update(Delete, group(2, [1, 4]))]))
+        .await
+        .unwrap();
+    assert_eq!(next_hops(&r).len(), 3);
+    // Plain again.
+    c.write(write(1, vec![update(Modify, written[2].clone())]))
+        .await
+        .unwrap();
+    assert_eq!(next_hops(&r).len(), 2);
+    assert_eq!(read(&mut c, one).await, vec![written[2].clone()]);
+    // The selector's groups hold at most 16 (weighted) members; weights are positive.
+    for (weights, code) in [
+        ([15, 2], Code::ResourceExhausted),
+        ([1, -1], Code::InvalidArgument),
+    ] {
+        let st = c
+            .write(write(1, vec![update(Modify, group(1, weights))]))
+            .await
+            .unwrap_err();
+        assert_eq!(details(&st)[0].0, code as i32, "{weights:?}: {st:?}");
+    }
+}
+
+/// A Read while a long Write runs on the switch (16,384 routes in one atomic batch) is served,
+/// not answered UNAVAILABLE, and sees the table before or after the whole batch (spec: reads
+/// see a consistent state; the switch thread applies the batch between two packets).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_during_a_long_write_are_served_and_consistent() {
+    use p4v1::write_request::Atomicity;
+    let r = rig_of(compiled("../p4/programs/switch.p4"));
+    let info = r.info.clone();
+    let mut c = client(&r).await;
+    let (_s, _) = open(&mut c, 1).await;
+    let fib = table(&info, "SwitchIngress.ipv4_fib").preamble.unwrap().id;
+    const N: u32 = 16384;
+    let updates: Vec<p4v1::Update> = (0..N)
+        .map(|i| {
+            let dst = (0x0a00_0000 | i).to_be_bytes().to_vec();
+            update(
+                Insert,
+                E::TableEntry(p4v1::TableEntry {
+                    table_id: fib,
+                    r#match: vec![
+                        fm(1, F::Exact(p4v1::field_match::Exact { value: vec![0] })),
+                        fm(
+                            2,
+                            F::Lpm(p4v1::field_match::Lpm {
+                                value: dst,
+                                prefix_len: 32,
+                            }),
+                        ),
+                    ],
+                    action: action(&info, "SwitchIngress.fib_nexthop", &[&[1]]),
+                    ..Default::default()
+                }),
+            )
+        })
+        .collect();
+    let req = p4v1::WriteRequest {
+        atomicity: Atomicity::RollbackOnError as i32,
+        ..write(1, updates)
+    };
+    let mut w = c.clone();
+    let started = std::time::Instant::now();
+    let writer = tokio::spawn(async move { w.write(req).await });
+    let wild = E::TableEntry(p4v1::TableEntry {
+        table_id: fib,
+        ..Default::default()
+    });
+    let mut reads = Vec::new();
+    while !writer.is_finished() {
+        let got = c
+            .read(p4v1::ReadRequest {
+                device_id: 1,
+                entities: vec![p4v1::Entity {
+                    entity: Some(wild.clone()),
+                }],
+                ..Default::default()
+            })
+            .await;
+        let mut s = got.expect("a read during the write is served").into_inner();
+        let mut n = 0;
+        while let Some(resp) = s.next().await {
+            n += resp
+                .expect("a read during the write is served")
+                .entities
+                .len();
+        }
+        reads.push(n);
+    }
+    writer.await.unwrap().unwrap();
+    eprintln!(
+        "the write took {:?}; reads during it saw {reads:?}",
+        started.elapsed()
+    );
+    assert!(
+        reads.iter().all(|n| *n == 0 || *n == N as usize),
+        "{reads:?}"
+    );
+    assert_eq!(read(&mut c, wild).await.len(), N as usize);
 }

@@ -744,3 +744,29 @@ fn port_metadata_wider_than_the_phase0_word_is_refused() {
         "{chain}"
     );
 }
+
+/// A JSON table file (YAML reads JSON) with integers past 64 bits: the key `2^64 + 1` and a
+/// 129-bit key reach the 48-bit key as written, not rounded to a float that might fit, and are
+/// refused with their line; `2^48 - 1` written the same way lands exactly.
+#[test]
+fn json_integers_past_64_bits_are_exact_and_refused_when_too_wide() {
+    for big in [
+        "18446744073709551617",
+        "680564733841876926926749214863536422913",
+    ] {
+        let json = format!(
+            "{{\"tables\": [{{\"table\": \"fwd\",\n \"entries\": [{{\"key\": {{\"dst_addr\": {big}}}, \
+             \"action\": \"set_port\", \"params\": {{\"port\": 2}}}}]}}]}}"
+        );
+        let e = apply_err(&json);
+        let (line, _, _) = item(&e);
+        assert_eq!(line, 2, "{e}");
+        assert!(e.to_string().contains("48 bits"), "{e}");
+    }
+    let mut sw = switch();
+    let json = "{\"tables\": [{\"table\": \"fwd\", \"entries\": [{\"key\": {\"dst_addr\": \
+                281474976710655}, \"action\": \"set_port\", \"params\": {\"port\": 2}}]}]}";
+    tables_file::apply(&mut sw, &tables_file::from_yaml(json).unwrap()).unwrap();
+    let got = sw.table_entries(PipeSel::All, "fwd").unwrap();
+    assert_eq!(got[0].keys[0].1, KeyMatch::Exact((1 << 48) - 1));
+}

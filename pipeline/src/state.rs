@@ -330,9 +330,21 @@ pub fn new_register_state(r: &ir::Register) -> RegisterState {
     }
 }
 
+/// The cell of a table's direct counter that belongs to its default entry: after the cells of
+/// its entries (one per entry the table holds). It counts the packets that miss and run a
+/// default action that counts: Tofino's miss path addresses a stats cell of its own.
+pub fn default_entry_cell(t: &ir::Table) -> usize {
+    t.size.max(1) as usize
+}
+
+/// An indexed counter's cells, or a direct counter's: one per entry of its table, then the
+/// default entry's ([`default_entry_cell`]).
 fn counter_size(pl: &Pipeline, c: &ir::Counter) -> usize {
     match c.direct_table {
-        Some(t) => pl.tables.get(t.index()).map(|t| t.size).unwrap_or(c.size) as usize,
+        Some(t) => match pl.tables.get(t.index()) {
+            Some(t) => default_entry_cell(t) + 1,
+            None => c.size as usize,
+        },
         None => cells_allocated(c.size),
     }
 }

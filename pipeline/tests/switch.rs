@@ -1048,3 +1048,38 @@ fn native_misses_and_counters_equal_flat_after_random_traffic() {
     let (hits, misses) = sws[0].table_hit_miss(PipeSel::All, "forward").unwrap();
     assert!(hits > 200 && misses > 200, "{hits} hits, {misses} misses");
 }
+
+/// A miss that runs a default action counting the table's direct counter counts the default
+/// entry's cell (Tofino's miss path has a stats address of its own), not an entry's; the
+/// cell reads and writes as `Cell::Default`, and a direct meter has no such cell.
+#[test]
+fn a_counting_default_action_counts_the_default_entry_cell() {
+    use pipeline::api::cells::Cell;
+    let mut sw = switch(Options::default());
+    fwd(&mut sw, MAC_A, 2);
+    sw.table_set_default(PipeSel::All, "forward", "set_port", &[("port", 3)])
+        .unwrap();
+    let other = eth_frame(MAC_A ^ 1, SRC, 0x9000);
+    run(&mut sw, 1, &other);
+    run(&mut sw, 1, &other);
+    run(&mut sw, 1, &eth_frame(MAC_A, SRC, 0x9000));
+    let default = Cell::Default { table: "forward" };
+    let d = sw.counter_cell_read(PipeSel::All, default).unwrap();
+    assert_eq!((d[0].packets, d[0].bytes), (2, 136));
+    let hit = sw
+        .direct_counter_read(
+            PipeSel::All,
+            "forward",
+            &[("hdr.ethernet.dst_addr", KeyMatch::Exact(MAC_A as Value))],
+            None,
+        )
+        .unwrap();
+    assert_eq!(hit[0].packets, 1);
+    sw.counter_write(PipeSel::All, default, 7, 700).unwrap();
+    let d = sw.counter_cell_read(PipeSel::All, default).unwrap();
+    assert_eq!((d[0].packets, d[0].bytes), (7, 700));
+    assert!(matches!(
+        sw.counter_cell_read(PipeSel::All, Cell::Default { table: "nope" }),
+        Err(ApiError::Unknown { .. })
+    ));
+}

@@ -99,6 +99,16 @@ pub fn direct_meter_op(s: &Schema, kind: U, m: &p4v1::DirectMeterEntry) -> Resul
         .as_ref()
         .ok_or_else(|| P4Error::invalid("direct meter entry without a table entry"))?;
     let t = direct_table(s, e.table_id, direct_meter_tables, "direct meter")?;
+    if e.is_default_action {
+        return Err(P4Error::new(
+            tonic::Code::Unimplemented,
+            format!(
+                "table `{}`: pisa's default entry has no direct meter cell (a miss meters \
+                 nothing: every packet GREEN)",
+                t.name
+            ),
+        ));
+    }
     let (keys, priority) = entry_key(t, e)?;
     Ok(Op::DirectMeterSet {
         table: t.name.clone(),
@@ -145,8 +155,16 @@ pub fn direct_counter_op(s: &Schema, kind: U, c: &p4v1::DirectCounterEntry) -> R
         .as_ref()
         .ok_or_else(|| P4Error::invalid("direct counter entry without a table entry"))?;
     let t = direct_table(s, e.table_id, direct_counter_tables, "direct counter")?;
-    let (keys, priority) = entry_key(t, e)?;
     let (packets, bytes) = counts(c.data.as_ref())?;
+    if e.is_default_action {
+        default_entry_only(t, e)?;
+        return Ok(Op::DefaultCounterWrite {
+            table: t.name.clone(),
+            packets,
+            bytes,
+        });
+    }
+    let (keys, priority) = entry_key(t, e)?;
     Ok(Op::DirectCounterWrite {
         table: t.name.clone(),
         keys,
@@ -154,6 +172,18 @@ pub fn direct_counter_op(s: &Schema, kind: U, c: &p4v1::DirectCounterEntry) -> R
         packets,
         bytes,
     })
+}
+
+/// The default entry (`is_default_action`) of a direct resource request names no match and
+/// no priority.
+pub fn default_entry_only(t: &TableInfo, e: &p4v1::TableEntry) -> Result<(), P4Error> {
+    if !e.r#match.is_empty() || e.priority != 0 {
+        return Err(P4Error::invalid(format!(
+            "table `{}`: the default entry has no match and no priority",
+            t.name
+        )));
+    }
+    Ok(())
 }
 
 /// Writes a counter cell: the value on the first pipe running it, zero on the others.
@@ -170,6 +200,7 @@ pub fn counter_write(
             keys,
             priority,
         } => sw.direct_counter_read(PipeSel::All, table, keys, priority)?,
+        Cell::Default { .. } => sw.counter_cell_read(PipeSel::All, cell)?,
     }
     .iter()
     .map(|c| c.pipe)
@@ -198,6 +229,12 @@ pub fn meter_write(
                 priority,
             },
         ) => sw.direct_meter_set(PipeSel::All, table, keys, priority, c)?,
+        (Some(_), Cell::Default { table }) => {
+            return Err(pipeline::api::ApiError::NoDefaultCell {
+                table: table.to_string(),
+            }
+            .into())
+        }
     }
     Ok(())
 }

@@ -44,6 +44,7 @@ impl From<ApiError> for P4Error {
             ApiError::DuplicateEntry { .. } => Code::AlreadyExists,
             ApiError::EntryNotFound { .. } | ApiError::Unknown { .. } => Code::NotFound,
             ApiError::TableFull { .. } => Code::ResourceExhausted,
+            ApiError::NoDefaultCell { .. } => Code::Unimplemented,
             ApiError::ConstTable { .. } | ApiError::ConstDefault { .. } => Code::PermissionDenied,
             ApiError::Profile { error, .. } => {
                 use pipeline::table::profile::ProfileError as P;

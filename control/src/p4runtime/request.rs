@@ -148,11 +148,14 @@ fn group_op(s: &Schema, kind: U, g: &p4v1::ActionProfileGroup) -> Result<Op, P4E
         });
     }
     check_group_size(p, g)?;
+    // Watched ports are followed by the server (`server::watch`); here they are checked.
+    group_watches(g)?;
     let mut members = Vec::new();
     for m in &g.members {
-        if m.weight != 1 && m.weight != 0 {
-            return Err(P4Error::unimplemented(format!(
-                "group {}: member {} has weight {}; pisa's groups weigh members equally",
+        // Weights above 1 are the server's business (`server::weights`); 0 counts as 1.
+        if m.weight < 0 {
+            return Err(P4Error::invalid(format!(
+                "group {}: member {} has weight {}; weights are positive",
                 g.group_id, m.member_id, m.weight
             )));
         }
@@ -187,12 +190,14 @@ fn check_group_size(p: &ProfileInfo, g: &p4v1::ActionProfileGroup) -> Result<(),
             g.group_id, p.name, p.max_group_size
         )));
     }
+    // The size counts weighted members: a member of weight `w` takes `w` places.
+    let weighted: u64 = g.members.iter().map(|m| m.weight.max(1) as u64).sum();
     let limit = [max, p.max_group_size].into_iter().filter(|m| *m > 0).min();
-    if let Some(limit) = limit.filter(|l| g.members.len() > *l as usize) {
+    if let Some(limit) = limit.filter(|l| weighted > u64::from(*l)) {
         return Err(P4Error::new(
             tonic::Code::ResourceExhausted,
             format!(
-                "group {} has {} members, more than its size {limit}",
+                "group {} has {} members (weighted: {weighted}), more than its size {limit}",
                 g.group_id,
                 g.members.len()
             ),
@@ -305,7 +310,8 @@ fn table_op(s: &Schema, kind: U, e: &p4v1::TableEntry) -> Result<Op, P4Error> {
                 format!("table `{}` has a const default action", t.name),
             ));
         }
-        return default_op(s, t, e);
+        // The default entry's direct counter may be written with it (`counter_data`).
+        return with_direct_resources(s, e, default_op(s, t, e)?);
     }
     if t.is_const {
         return Err(P4Error::new(
@@ -445,6 +451,29 @@ fn port(p: u32, what: &str) -> Result<u16, P4Error> {
         .ok()
         .filter(|p| *p < 512)
         .ok_or_else(|| P4Error::invalid(format!("{what}: port {p} is not a device port")))
+}
+
+/// The members of a group that watch a port, and the port: `watch_port` (a bytestring,
+/// big-endian, as a replica's `port`) or the deprecated `watch`.
+pub fn group_watches(g: &p4v1::ActionProfileGroup) -> Result<Vec<(u32, u16)>, P4Error> {
+    use p4v1::action_profile_group::member::WatchKind as W;
+    let mut out = Vec::new();
+    for m in &g.members {
+        let what = format!("group {} member {}: watched", g.group_id, m.member_id);
+        let p = match &m.watch_kind {
+            None => continue,
+            Some(W::Watch(p)) => u32::try_from(*p)
+                .map_err(|_| P4Error::invalid(format!("{what} port {p} is negative")))?,
+            Some(W::WatchPort(b)) if b.len() > 4 => {
+                return Err(P4Error::invalid(format!(
+                    "{what} port {b:02x?} is wider than 32 bits"
+                )))
+            }
+            Some(W::WatchPort(b)) => b.iter().fold(0u32, |n, b| n << 8 | u32::from(*b)),
+        };
+        out.push((m.member_id, port(p, &what)?));
+    }
+    Ok(out)
 }
 
 /// A replica's port: `egress_port`, or the 1.4 bytestring `port` (big-endian).
@@ -792,7 +821,10 @@ pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
             } else {
                 let t = table(s, te.table_id)?;
                 if te.is_default_action {
-                    return Ok(vec![Query::Default { table: t.id }]);
+                    return Ok(vec![Query::Default {
+                        table: t.id,
+                        counters: te.counter_data.is_some(),
+                    }]);
                 }
                 vec![t.id]
             };
@@ -833,6 +865,10 @@ pub fn read_query(s: &Schema, e: &p4v1::Entity) -> Result<Vec<Query>, P4Error> {
                         "table `{}` has no direct counter",
                         t.name
                     )));
+                }
+                if te.is_default_action {
+                    cells::default_entry_only(t, &te)?;
+                    return Ok(vec![Query::DefaultCounter { table: t.id }]);
                 }
                 vec![t.id]
             };

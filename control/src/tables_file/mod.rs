@@ -243,4 +243,43 @@ mod tests {
         assert!(from_yaml("mirror:\n  - { session: 1, direction: sideways }\n").is_err());
         assert!(from_yaml("tables: [").is_err());
     }
+
+    /// Integers past 64 bits (JSON or YAML) keep their exact spelling where the file holds
+    /// match and parameter text (`2^64`, a 129-bit parameter, as written); where a scalar could
+    /// also be a map (a one-field value set entry) the YAML reader would round one to a float,
+    /// so it is refused with its position and how to write it (quoted or hex reads exactly).
+    #[test]
+    fn integers_past_64_bits_are_read_exactly_or_refused_with_the_position() {
+        let json = r#"{"tables": [{"table": "t", "entries": [{"key": {"k": 18446744073709551616},
+            "action": "a", "params": {"p": 340282366920938463463374607431768211457}}]}],
+            "registers": [{"register": "r", "index": 3, "value": 18446744073709551617}]}"#;
+        let f = from_yaml(json).unwrap();
+        let e = &f.tables[0].entries[0].item;
+        assert_eq!(e.key["k"], Text::from("18446744073709551616"));
+        assert_eq!(
+            e.params["p"],
+            Text::from("340282366920938463463374607431768211457")
+        );
+        assert_eq!(
+            f.registers[0].item.value,
+            Some(Text::from("18446744073709551617"))
+        );
+        let big = "value_sets:\n  - value_set: v\n    entries: [7, 18446744073709551616]\n";
+        let m = from_yaml(big).unwrap_err().to_string();
+        assert!(m.contains("line 3 column 18"), "{m}");
+        assert!(m.contains("quote"), "{m}");
+        assert!(!m.contains("18446744073709552000"), "{m}");
+        let quoted = big.replace("18446744073709551616", "\"18446744073709551616\"");
+        let f = from_yaml(&quoted).unwrap();
+        assert_eq!(
+            f.value_sets[0].entries[1].item,
+            ValueSetItem::One(Text::from("18446744073709551616"))
+        );
+        let hex = big.replace("18446744073709551616", "0x10000000000000000");
+        let f = from_yaml(&hex).unwrap();
+        assert_eq!(
+            f.value_sets[0].entries[1].item,
+            ValueSetItem::One(Text::from("0x10000000000000000"))
+        );
+    }
 }

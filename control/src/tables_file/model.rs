@@ -210,6 +210,15 @@ impl<'de> Deserialize<'de> for ValueSetItem {
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<ValueSetItem, E> {
                 Ok(ValueSetItem::One(Text(v.to_string())))
             }
+            /// A scalar the YAML reader took for a float: a fraction, or an integer past 64
+            /// bits it has already rounded. Refused (the reader adds the position): quoted or
+            /// in hex it is read as written.
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<ValueSetItem, E> {
+                Err(E::custom(
+                    "not a 64-bit integer: a value wider than 64 bits is read exactly only \
+                     quoted (\"18446744073709551616\") or in hex (0x10000000000000000)",
+                ))
+            }
             fn visit_map<M: de::MapAccess<'de>>(self, mut m: M) -> Result<ValueSetItem, M::Error> {
                 let mut out = BTreeMap::new();
                 while let Some((k, v)) = m.next_entry::<String, Text>()? {

@@ -1,5 +1,5 @@
-//! One counter or meter cell addressed either by index or by the table entry whose direct
-//! resource it is ([`Cell`]): a counter cell written (P4Runtime's `CounterEntry` /
+//! One counter or meter cell addressed by index, by the table entry whose direct resource it
+//! is, or (direct counters) as a table's default entry's ([`Cell`]): a counter cell written (P4Runtime's `CounterEntry` /
 //! `DirectCounterEntry` MODIFY), a meter cell's configuration read back or reset to
 //! unconfigured (every packet GREEN).
 
@@ -20,6 +20,11 @@ pub enum Cell<'a> {
         table: &'a str,
         keys: &'a [(&'a str, KeyMatch)],
         priority: Option<u32>,
+    },
+    /// The direct counter cell of a table's default entry (what misses that run a counting
+    /// default action count). Direct meters have none: a miss meters nothing.
+    Default {
+        table: &'a str,
     },
 }
 
@@ -78,26 +83,8 @@ impl Switch {
                 priority,
             } => {
                 let (pl, t, km) = self.table_key(table, keys)?;
+                let i = self.direct_of(of, pl, t)?;
                 let p_ir = &self.prog.pipelines[pl];
-                let tid = ir::TableId(t as u32);
-                let found = match of {
-                    Of::Counter => p_ir
-                        .counters
-                        .iter()
-                        .position(|c| c.direct_table == Some(tid)),
-                    Of::Meter => p_ir.meters.iter().position(|m| m.direct_table == Some(tid)),
-                };
-                let Some(i) = found else {
-                    return Err(ApiError::Unknown {
-                        kind: if of == Of::Counter {
-                            "direct counter of table"
-                        } else {
-                            "direct meter of table"
-                        },
-                        name: p_ir.tables[t].name.clone(),
-                        suggestions: Vec::new(),
-                    });
-                };
                 let mut out = Vec::new();
                 for p in self.target_pipes(pipes, pl, &p_ir.tables[t].name)? {
                     let h = self.entry_handle(p, t, &p_ir.tables[t], &km, priority)?;
@@ -105,7 +92,63 @@ impl Switch {
                 }
                 Ok((i, out))
             }
+            Cell::Default { table } => {
+                let r = self.table_ref(table)?;
+                let i = self.direct_of(of, r.pl, r.t)?;
+                let t = &self.prog.pipelines[r.pl].tables[r.t];
+                if of == Of::Meter {
+                    return Err(ApiError::NoDefaultCell {
+                        table: t.name.clone(),
+                    });
+                }
+                let cell = crate::state::default_entry_cell(t) as u32;
+                let targets = self.target_pipes(pipes, r.pl, &t.name)?;
+                Ok((i, targets.into_iter().map(|p| (p, cell)).collect()))
+            }
         }
+    }
+
+    /// The direct counter or meter of table `t` of pipeline `pl` (its index there).
+    fn direct_of(&self, of: Of, pl: usize, t: usize) -> Result<usize, ApiError> {
+        let p_ir = &self.prog.pipelines[pl];
+        let tid = ir::TableId(t as u32);
+        let found = match of {
+            Of::Counter => p_ir
+                .counters
+                .iter()
+                .position(|c| c.direct_table == Some(tid)),
+            Of::Meter => p_ir.meters.iter().position(|m| m.direct_table == Some(tid)),
+        };
+        found.ok_or_else(|| ApiError::Unknown {
+            kind: if of == Of::Counter {
+                "direct counter of table"
+            } else {
+                "direct meter of table"
+            },
+            name: p_ir.tables[t].name.clone(),
+            suggestions: Vec::new(),
+        })
+    }
+
+    /// Reads a counter cell on every selected pipe (a direct one by its entry, or the default
+    /// entry's).
+    pub fn counter_cell_read(
+        &self,
+        pipes: PipeSel,
+        cell: Cell<'_>,
+    ) -> Result<Vec<super::CounterValue>, ApiError> {
+        let (c, at) = self.cells(pipes, Of::Counter, cell)?;
+        Ok(at
+            .into_iter()
+            .map(|(p, i)| {
+                let st = &self.pipes[p].rt.counters[c];
+                super::CounterValue {
+                    pipe: p as u16,
+                    packets: st.packets().get(i as usize).copied().unwrap_or(0),
+                    bytes: st.bytes().get(i as usize).copied().unwrap_or(0),
+                }
+            })
+            .collect())
     }
 
     /// Sets a counter cell to `packets` and `bytes` on every selected pipe.

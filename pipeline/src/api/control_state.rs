@@ -4,6 +4,7 @@
 //! `ROLLBACK_ON_ERROR` and `DATAPLANE_ATOMIC`). Taken and restored between two packets, so
 //! the state it puts back is exactly the state before the batch. The cost is a copy of the
 //! tables (memory and time in proportion to their entries), paid only by atomic batches.
+//! The traffic manager's part alone carries over to a switch running another program.
 
 use crate::state::PipeState;
 use crate::switch::Switch;
@@ -33,5 +34,16 @@ impl Switch {
         self.pipes = state.pipes;
         self.pre = state.pre;
         self.mirror = state.mirror;
+    }
+}
+
+impl Switch {
+    /// Takes the traffic manager's control state of `from` — the PRE's multicast groups,
+    /// nodes, pruning and LAG tables, and the mirror sessions — which does not depend on the
+    /// program (P4Runtime's RECONCILE_AND_COMMIT keeps it when the program changes). Both
+    /// switches run on the same target.
+    pub fn take_tm_state(&mut self, from: &Switch) {
+        self.pre = from.pre.clone();
+        self.mirror = from.mirror.clone();
     }
 }

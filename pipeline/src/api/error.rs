@@ -103,6 +103,11 @@ pub enum ApiError {
         /// The request form for it (`single-word`, `direct`).
         form: &'static str,
     },
+    #[error(
+        "table {table}: its default entry has no direct meter cell (a miss meters nothing: \
+         every packet GREEN)"
+    )]
+    NoDefaultCell { table: String },
     #[error("table {table}: an entry with this key already exists")]
     DuplicateEntry { table: String },
     #[error("table {table}: no entry with this key")]

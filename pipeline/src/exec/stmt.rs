@@ -255,11 +255,14 @@ impl<T: Tracer> Ctx<'_, T> {
             return Err(Fault::program(ProgramError::BadReference("counter")));
         };
         let idx = match (c.direct_table, index) {
-            // A direct counter counts matched entries only: the default action on a miss has
-            // no entry and counts nothing.
-            (Some(_), _) => match self.entry.get() {
+            // A direct counter counts the matched entry's cell; the default action on a miss
+            // counts the default entry's cell, after the entries'.
+            (Some(t), _) => match self.entry.get() {
                 Some(h) => h.index(),
-                None => return Ok(()),
+                None => match pl.tables.get(t.index()) {
+                    Some(t) => crate::state::default_entry_cell(t),
+                    None => return Ok(()),
+                },
             },
             (None, Some(i)) => {
                 let (i, wrapped) = wrap_index(i, c.size);

@@ -128,6 +128,13 @@ pub enum Op {
         group: u32,
         members: Vec<u32>,
     },
+    /// A new member `to` with the action and data of member `from` (a weighted group's
+    /// replica).
+    MemberCopy {
+        profile: String,
+        from: u32,
+        to: u32,
+    },
     GroupDelete {
         profile: String,
         group: u32,
@@ -150,6 +157,12 @@ pub enum Op {
         table: String,
         keys: Keys,
         priority: Option<u32>,
+        packets: u64,
+        bytes: u64,
+    },
+    /// The direct counter cell of a table's default entry set.
+    DefaultCounterWrite {
+        table: String,
         packets: u64,
         bytes: u64,
     },
@@ -235,6 +248,22 @@ fn apply_steps(sw: &mut Switch, steps: &[(Op, Option<Op>)]) -> Result<(), P4Erro
         }
     }
     Ok(())
+}
+
+/// [`Op::MemberCopy`]: refused when `to` exists or `from` does not.
+fn member_copy(sw: &mut Switch, profile: &str, from: u32, to: u32) -> Result<(), P4Error> {
+    let all = PipeSel::All;
+    if sw.profile_holds(all, profile, EntryRef::Member(to))? {
+        return Err(P4Error::new(
+            tonic::Code::AlreadyExists,
+            format!("action profile `{profile}`: member {to:#x} exists"),
+        ));
+    }
+    let view = sw.profile_read(all, profile)?;
+    let (_, action, params) = view.members.iter().find(|m| m.0 == from).ok_or_else(|| {
+        P4Error::not_found(format!("action profile `{profile}`: no member {from}"))
+    })?;
+    Ok(sw.profile_member_set(all, profile, to, action, &prefs(params))?)
 }
 
 /// Applies one write.
@@ -424,7 +453,13 @@ pub fn apply(sw: &mut Switch, op: &Op) -> Result<(), P4Error> {
             };
             cells::counter_write(sw, cell, *packets, *bytes)
         }
+        Op::DefaultCounterWrite {
+            table,
+            packets,
+            bytes,
+        } => cells::counter_write(sw, Cell::Default { table }, *packets, *bytes),
         Op::GroupDelete { profile, group } => Ok(sw.profile_group_delete(all, profile, *group)?),
+        Op::MemberCopy { profile, from, to } => member_copy(sw, profile, *from, *to),
         Op::ValueSetReplace { set, members } => value_set_replace(sw, set, members),
         Op::CloneDelete { id } => {
             if sw.mirror_sessions().get(*id).is_none() {

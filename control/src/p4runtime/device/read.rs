@@ -30,8 +30,13 @@ pub enum Query {
         action: Option<u32>,
         priority: Option<i32>,
     },
-    /// The default entry of a table.
+    /// The default entry of a table (with counters: its direct counter data too).
     Default {
+        table: u32,
+        counters: bool,
+    },
+    /// The direct counter data of a table's default entry.
+    DefaultCounter {
         table: u32,
     },
     /// Cells of an indexed counter (all, or one index).
@@ -208,6 +213,13 @@ fn direct_data(
     Ok(owned_sum(&cells, owns))
 }
 
+/// The direct counter data of table `t`'s default entry (what misses that ran a counting
+/// default action counted), summed over the pipes this instance `owns`.
+fn default_data(sw: &Switch, t: &TableInfo, owns: u8) -> Result<p4v1::CounterData, P4Error> {
+    let cell = pipeline::api::cells::Cell::Default { table: &t.name };
+    Ok(owned_sum(&sw.counter_cell_read(PipeSel::All, cell)?, owns))
+}
+
 fn register_cell(sw: &Switch, r: &IndexedInfo, i: u32) -> Result<p4v1::P4Data, P4Error> {
     use p4v1::p4_data::Data;
     let cells = sw.register_read(PipeSel::All, &r.name, i)?;
@@ -280,14 +292,30 @@ pub fn read(
                 }
             }
         }
-        Query::Default { table } => {
+        Query::Default { table, counters } => {
             let t = &s.tables[table];
             let (action, params) = sw.table_get_default(PipeSel::All, &t.name)?;
+            let counter_data = match *counters && t.direct_counter.is_some() {
+                true => Some(default_data(sw, t, owns)?),
+                false => None,
+            };
             out.push(entity(E::TableEntry(p4v1::TableEntry {
                 table_id: t.id,
                 is_default_action: true,
                 action: Some(action_of(s, &action, &params)?),
+                counter_data,
                 ..Default::default()
+            })));
+        }
+        Query::DefaultCounter { table } => {
+            let t = &s.tables[table];
+            out.push(entity(E::DirectCounterEntry(p4v1::DirectCounterEntry {
+                table_entry: Some(p4v1::TableEntry {
+                    table_id: t.id,
+                    is_default_action: true,
+                    ..Default::default()
+                }),
+                data: Some(default_data(sw, t, owns)?),
             })));
         }
         Query::Counter { counter, index } => {

@@ -204,36 +204,137 @@ fn first_difference(one: &str, exact: bool, g: &[Listed], o: &[Listed]) -> Optio
     ))
 }
 
-/// Table entries and default actions of `old` carried into `new` (RECONCILE_AND_COMMIT).
+/// The forwarding state of `old` carried into `new` (RECONCILE_AND_COMMIT): the traffic
+/// manager's (multicast groups, clone sessions), the members and groups of each action profile
+/// the new program still has, then the entries and default actions of its tables (entries
+/// that point at a member or a group after those), and the members of its parser value sets.
+/// What cannot carry over (another target, an action the table lost, a group larger than the
+/// new selector allows, a table now too small) is refused with the object and the reason.
 pub(super) fn migrate(old: &Switch, new: &mut Switch) -> Result<(), String> {
-    use pipeline::api::PipeSel;
     let prog = new.program().clone();
+    if old.program().target != prog.target {
+        return Err(format!(
+            "the new program is for {:?}, the running one for {:?}: the ports, multicast \
+             groups and mirror sessions of one target do not carry over to the other",
+            prog.target,
+            old.program().target
+        ));
+    }
+    new.take_tm_state(old);
     for pl in &prog.pipelines {
+        for vs in &pl.value_sets {
+            migrate_value_set(old, new, &vs.name)?;
+        }
+        for ap in &pl.action_profiles {
+            migrate_profile(old, new, &ap.name)?;
+        }
         for t in &pl.tables {
-            if t.entries_const {
-                continue;
-            }
-            let Ok(entries) = old.table_entries(PipeSel::All, &t.name) else {
-                continue;
-            };
-            for e in entries {
-                new.table_add_entry(PipeSel::All, &t.name, &e)
-                    .map_err(|err| {
-                        format!(
-                            "table `{}`: an entry does not fit the new program: {err}",
-                            t.name
-                        )
-                    })?;
+            if !t.entries_const {
+                migrate_entries(old, new, &t.name)?;
             }
             if !t.default_action_const {
-                if let Ok((a, params)) = old.table_get_default(PipeSel::All, &t.name) {
-                    let p: Vec<(&str, u128)> =
-                        params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-                    new.table_set_default(PipeSel::All, &t.name, &a, &p)
-                        .map_err(|err| format!("table `{}`: the default action does not fit the new program: {err}", t.name))?;
-                }
+                migrate_default(old, new, &t.name)?;
             }
         }
     }
     Ok(())
+}
+
+/// The members and groups of profile `name` (when `old` has it) written into `new`.
+fn migrate_profile(old: &Switch, new: &mut Switch, name: &str) -> Result<(), String> {
+    use pipeline::api::PipeSel;
+    let Ok(view) = old.profile_read(PipeSel::All, name) else {
+        return Ok(());
+    };
+    for (id, action, params) in &view.members {
+        let p: Vec<(&str, u128)> = params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+        new.profile_member_set(PipeSel::All, name, *id, action, &p)
+            .map_err(|e| {
+                format!(
+                    "action profile `{name}`: member {id} (action `{action}`) cannot be kept \
+                     in the new program: {e}"
+                )
+            })?;
+    }
+    for (id, members) in &view.groups {
+        new.profile_group_set(PipeSel::All, name, *id, members)
+            .map_err(|e| {
+                format!(
+                    "action profile `{name}`: group {id} ({} member(s)) cannot be kept in the \
+                     new program: {e}",
+                    members.len()
+                )
+            })?;
+    }
+    Ok(())
+}
+
+/// The entries of table `name` (when `old` has it) added to `new`: those that name an action
+/// as they are, those that point at a profile's member or group as references.
+fn migrate_entries(old: &Switch, new: &mut Switch, name: &str) -> Result<(), String> {
+    use pipeline::api::PipeSel;
+    use pipeline::table::profile::EntryRef;
+    let Ok(entries) = old.table_entries(PipeSel::All, name) else {
+        return Ok(());
+    };
+    for (i, e) in entries.iter().enumerate() {
+        let id = e.params.first().map(|(_, v)| *v as u32);
+        let r = match (e.action.as_str(), id) {
+            ("$member", Some(m)) => Some(EntryRef::Member(m)),
+            ("$group", Some(g)) => Some(EntryRef::Group(g)),
+            _ => None,
+        };
+        let done = match r {
+            Some(r) => {
+                let keys: Vec<(&str, pipeline::ir::KeyMatch)> =
+                    e.keys.iter().map(|(k, m)| (k.as_str(), *m)).collect();
+                new.table_add_ref(PipeSel::All, name, &keys, e.priority, r)
+            }
+            None => new.table_add_entry(PipeSel::All, name, e),
+        };
+        done.map_err(|err| {
+            format!(
+                "table `{name}`: entry {} of {} (action `{}`) cannot be kept in the new \
+                 program: {err}",
+                i + 1,
+                entries.len(),
+                e.action
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The members of parser value set `name` (when `old` has it) added to `new`.
+fn migrate_value_set(old: &Switch, new: &mut Switch, name: &str) -> Result<(), String> {
+    use pipeline::api::PipeSel;
+    let Ok(entries) = old.value_set_entries(PipeSel::All, name) else {
+        return Ok(());
+    };
+    // Every pipe holds the same members (P4Runtime writes them to all): the first pipe's.
+    let first = entries.iter().map(|e| e.pipe).min();
+    for e in entries.iter().filter(|e| Some(e.pipe) == first) {
+        new.value_set_add(PipeSel::All, name, &e.fields)
+            .map_err(|err| {
+                format!(
+                    "parser value set `{name}`: a member cannot be kept in the new program: {err}"
+                )
+            })?;
+    }
+    Ok(())
+}
+
+/// The default action of table `name` in `old`, set in `new`.
+fn migrate_default(old: &Switch, new: &mut Switch, name: &str) -> Result<(), String> {
+    use pipeline::api::PipeSel;
+    let Ok((a, params)) = old.table_get_default(PipeSel::All, name) else {
+        return Ok(());
+    };
+    let p: Vec<(&str, u128)> = params.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    new.table_set_default(PipeSel::All, name, &a, &p)
+        .map_err(|err| {
+            format!(
+                "table `{name}`: the default action `{a}` cannot be kept in the new program: {err}"
+            )
+        })
 }

@@ -140,6 +140,7 @@ impl Service {
     /// A DigestEntry write: the digest's list configuration, kept by the server.
     pub(super) fn digest_write(
         &self,
+        staged: bool,
         schema: &Schema,
         kind: i32,
         d: &p4v1::DigestEntry,
@@ -152,8 +153,7 @@ impl Service {
             )));
         }
         let mut cfg = self
-            .shared
-            .digests
+            .digests_of(staged)
             .lock()
             .map_err(|_| P4Error::new(Code::Internal, "digest state poisoned"))?;
         let exists = cfg.contains_key(&d.digest_id);
@@ -193,6 +193,7 @@ impl Service {
     /// Digest configurations (digest id 0: all).
     pub(super) fn digest_read(
         &self,
+        staged: bool,
         schema: &Schema,
         d: &p4v1::DigestEntry,
     ) -> Result<Vec<p4v1::Entity>, Status> {
@@ -203,8 +204,7 @@ impl Service {
             )));
         }
         let cfg = self
-            .shared
-            .digests
+            .digests_of(staged)
             .lock()
             .map_err(|_| Status::internal("digest state poisoned"))?;
         Ok(cfg

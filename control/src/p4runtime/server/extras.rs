@@ -34,6 +34,10 @@ pub(super) struct Extras {
     max_size: BTreeMap<(u32, u32), i32>,
     /// Entries programmed with action sets, and the groups and members made for them.
     pub(super) shots: OneShots,
+    /// Groups with members that watch a port ([`super::watch`]).
+    pub(super) watched: super::watch::Watches,
+    /// Groups with weighted members and their replicas ([`super::weights`]).
+    pub(super) weights: super::weights::Weights,
 }
 
 pub(super) fn entry_id(s: &Schema, e: &p4v1::TableEntry) -> Option<EntryId> {
@@ -74,6 +78,8 @@ impl Extras {
             Some(E::ActionProfileGroup(g)) => {
                 let v = if del { 0 } else { g.max_size };
                 keep(&mut self.max_size, (g.action_profile_id, g.group_id), v);
+                // A group written with watches is recorded again by the writer.
+                self.watched.remove(&(g.action_profile_id, g.group_id));
             }
             Some(E::PacketReplicationEngineEntry(p)) => match &p.r#type {
                 Some(Pre::MulticastGroupEntry(g)) => {
@@ -104,6 +110,13 @@ impl Extras {
                 }
             }
             Some(E::ActionProfileGroup(g)) => {
+                // Every member as written, with its watched port, whatever the switch holds.
+                let key = (g.action_profile_id, g.group_id);
+                if let Some(w) = self.watched.get(&key) {
+                    g.members = w.written.members.clone();
+                } else if let Some(w) = self.weights.written(key.0, key.1) {
+                    g.members = w.members.clone();
+                }
                 g.max_size = self
                     .max_size
                     .get(&(g.action_profile_id, g.group_id))

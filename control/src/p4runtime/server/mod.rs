@@ -7,12 +7,15 @@
 //!   seen; every controller hears when the primary changes or goes away), packet-out from the primary onto the CPU port, packet-in to the primary.
 //! - SetForwardingPipelineConfig: the device config is the P4 program's source, which pisa
 //!   compiles; a P4Info sent with it must name the same objects with the same ids as the
-//!   P4Info pisa makes of it. VERIFY checks; VERIFY_AND_SAVE keeps it for COMMIT (Writes are
-//!   refused with FAILED_PRECONDITION until then; COMMIT with a config is INVALID_ARGUMENT);
-//!   VERIFY_AND_COMMIT and COMMIT start the new program with empty state;
+//!   P4Info pisa makes of it. VERIFY checks; VERIFY_AND_SAVE keeps it for COMMIT, and until
+//!   then Reads and Writes refer to the saved config and its state ([`stage`]), which COMMIT
+//!   starts the new program with (COMMIT with a config is INVALID_ARGUMENT);
+//!   VERIFY_AND_COMMIT starts the new program with empty state;
 //!   RECONCILE_AND_COMMIT keeps the state (an unchanged program keeps everything; a changed
-//!   one gets the entries and default actions of its tables that still exist, or the request
-//!   fails and nothing changes).
+//!   one gets the multicast groups and clone sessions, and the members and groups of its
+//!   action profiles, the entries and default actions of its tables and the members of its
+//!   value sets that still exist — not the counter, meter and register cells — or the request
+//!   fails with INVALID_ARGUMENT, the object and the reason, and nothing changes).
 //! - Write (CONTINUE_ON_ERROR batches; per-update errors as `p4.v1.Error` details of a
 //!   `google.rpc.Status`, gRPC code UNKNOWN) and Read (one response with every entity).
 //! - Capabilities.
@@ -27,7 +30,6 @@ use std::time::Duration;
 use dataplane::switch::SwitchHandle;
 use dataplane::Port;
 use pipeline::switch::Switch;
-use prost::Message;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
@@ -37,29 +39,45 @@ use super::arbitration::Arbitration;
 use super::codec::P4Error;
 use super::device::{self, Op, Query};
 use super::p4info::P4Program;
-use super::proto::google::rpc;
 use super::proto::p4::v1 as p4v1;
 use super::proto::p4::v1::p4_runtime_server::{P4Runtime, P4RuntimeServer};
 use super::request;
 use super::schema::Schema;
+pub use batch::batch_status;
 use config::{migrate, verify};
 use digests::digest_pump;
 use stream::packet_in_pump;
 
+mod batch;
 mod config;
 mod digests;
 mod extras;
 mod idle;
 mod oneshot;
+mod stage;
 mod stream;
+mod watch;
+mod weights;
 
-/// How long a read-only request may wait for the switch's thread.
+/// How long the server's own polls (digests, idle entries, watched ports) wait for the
+/// switch's thread; they try again at the next poll.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A write or a pipeline commit waits for the switch thread's answer however long its work
 /// takes: a deadline would answer UNAVAILABLE ("not done") while the thread goes on to apply
-/// it. A stopped thread still answers at once (its channel closes).
+/// it. A read waits as long: the thread answers it between two jobs, so behind a long write
+/// it is served once the write is done, and sees the state before or after the whole batch
+/// (it was UNAVAILABLE after 5 s). A stopped thread still answers at once (its channel
+/// closes).
 const UNTIL_ANSWERED: Duration = Duration::MAX;
+
+/// A planned update: the switch operation and what it changes in the server's books.
+struct Planned {
+    op: Op,
+    shot: Option<oneshot::Change>,
+    weights: Option<weights::Change>,
+    watched: Option<watch::Watched>,
+}
 
 /// The P4Runtime version the server reports.
 pub const API_VERSION: &str = "1.3.0";
@@ -117,7 +135,11 @@ struct Shared {
     handle: SwitchHandle,
     compile: p4::compile::CompileOptions,
     pipeline: RwLock<Arc<Pipeline>>,
-    saved: Mutex<Option<Arc<Pipeline>>>,
+    /// A config saved by VERIFY_AND_SAVE, with the switch its writes go to until COMMIT, and
+    /// the extras and digest configurations written for it ([`stage`]).
+    stage: Mutex<Option<stage::Stage>>,
+    stage_extras: Mutex<extras::Extras>,
+    stage_digests: Mutex<std::collections::BTreeMap<u32, p4v1::digest_entry::Config>>,
     arb: Mutex<(Arbitration, Vec<(u64, StreamTx)>)>,
     next_stream: AtomicU64,
     cpu: Option<Mutex<Box<dyn Port>>>,
@@ -145,6 +167,7 @@ pub struct P4RuntimeServerHandle {
     pump: Option<JoinHandle<()>>,
     digests: Option<JoinHandle<()>>,
     idle: Option<JoinHandle<()>>,
+    watch: Option<JoinHandle<()>>,
     shared: Arc<Shared>,
 }
 
@@ -171,6 +194,9 @@ impl Drop for P4RuntimeServerHandle {
             let _ = t.join();
         }
         if let Some(t) = self.idle.take() {
+            let _ = t.join();
+        }
+        if let Some(t) = self.watch.take() {
             let _ = t.join();
         }
     }
@@ -202,7 +228,9 @@ pub fn start(
         handle,
         compile: cfg.compile,
         pipeline: RwLock::new(Arc::new(pipeline)),
-        saved: Mutex::new(None),
+        stage: Mutex::new(None),
+        stage_extras: Mutex::new(Default::default()),
+        stage_digests: Mutex::new(Default::default()),
         arb: Mutex::new((Arbitration::default(), Vec::new())),
         next_stream: AtomicU64::new(1),
         cpu: cfg.cpu.map(Mutex::new),
@@ -264,6 +292,11 @@ pub fn start(
         .name("p4runtime-idle".into())
         .spawn(move || idle::idle_pump(&s))
         .map_err(StartError::Runtime)?;
+    let s = shared.clone();
+    let watch = std::thread::Builder::new()
+        .name("p4runtime-watch".into())
+        .spawn(move || watch::watch_pump(&s))
+        .map_err(StartError::Runtime)?;
     Ok(P4RuntimeServerHandle {
         addr: local,
         shutdown: Some(tx),
@@ -271,6 +304,7 @@ pub fn start(
         pump,
         digests: Some(digests),
         idle: Some(idle),
+        watch: Some(watch),
         shared,
     })
 }
@@ -290,97 +324,8 @@ fn uint128(v: u128) -> p4v1::Uint128 {
     }
 }
 
-/// The most bytes of encoded `google.rpc.Status` a batch's reply carries: it travels base64
-/// in the `grpc-status-details-bin` trailer, and gRPC clients refuse metadata over 16 KiB (8 KiB
-/// their soft limit), so it stays well under 8 KiB once encoded.
-const DETAILS_BUDGET: usize = 5 * 1024;
-/// The most characters of one update's error message in the details.
-const DETAIL_MESSAGE_CHARS: usize = 300;
-/// Failures quoted in the summary of a batch whose details do not fit.
-const SUMMARY_FAILURES: usize = 5;
-
 fn status(e: P4Error) -> Status {
     Status::new(e.code, p4::diag::bounded(&e.message).into_owned())
-}
-
-fn any<M: Message>(type_name: &str, m: &M) -> prost_types::Any {
-    prost_types::Any {
-        type_url: format!("type.googleapis.com/{type_name}"),
-        value: m.encode_to_vec(),
-    }
-}
-
-/// The gRPC status of a batch with failed updates: UNKNOWN, with one `p4.v1.Error` per update
-/// (OK for those that were applied) in a `google.rpc.Status`. Messages are cut to
-/// [`DETAIL_MESSAGE_CHARS`]; when the details would still pass [`DETAILS_BUDGET`], the
-/// messages of the updates rolled back (ABORTED) are left out, and if that is not enough there
-/// are no details and the status message sums the failures up (the first few quoted).
-pub fn batch_status(results: &[Result<(), P4Error>]) -> Status {
-    let failed = results.iter().filter(|r| r.is_err()).count();
-    let details = |aborted_text: bool| -> Vec<prost_types::Any> {
-        results
-            .iter()
-            .map(|r| {
-                let e = match r {
-                    Ok(()) => p4v1::Error::default(),
-                    Err(e) => p4v1::Error {
-                        canonical_code: e.code as i32,
-                        message: if aborted_text || e.code != Code::Aborted {
-                            p4::diag::bounded_to(&e.message, DETAIL_MESSAGE_CHARS).into_owned()
-                        } else {
-                            String::new()
-                        },
-                        ..Default::default()
-                    },
-                };
-                any("p4.v1.Error", &e)
-            })
-            .collect()
-    };
-    let message = format!("{failed} of {} update(s) failed", results.len());
-    let fits = |details: Vec<prost_types::Any>| {
-        let st = rpc::Status {
-            code: Code::Unknown as i32,
-            message: message.clone(),
-            details,
-        };
-        let bytes = st.encode_to_vec();
-        (bytes.len() <= DETAILS_BUDGET).then_some(bytes)
-    };
-    if let Some(bytes) = fits(details(true)).or_else(|| fits(details(false))) {
-        return Status::with_details(Code::Unknown, message, bytes.into());
-    }
-    Status::new(Code::Unknown, batch_summary(results, &message))
-}
-
-/// A status message for a batch whose per-update details are too large for gRPC's metadata:
-/// the count, the first [`SUMMARY_FAILURES`] failures (update index, code, message) and the
-/// count of failures per code.
-fn batch_summary(results: &[Result<(), P4Error>], head: &str) -> String {
-    use std::fmt::Write;
-    let mut out = format!(
-        "{head} (per-update details left out: they would pass gRPC's metadata limit); first \
-         failures:"
-    );
-    let failures = results
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| r.as_ref().err().map(|e| (i, e)));
-    for (i, e) in failures.clone().take(SUMMARY_FAILURES) {
-        let msg = p4::diag::bounded_to(&e.message, DETAIL_MESSAGE_CHARS / 2);
-        let _ = write!(out, " update {i}: {:?}: {msg};", e.code);
-    }
-    let mut per_code: Vec<(String, usize)> = Vec::new();
-    for (_, e) in failures {
-        let code = format!("{:?}", e.code);
-        match per_code.iter_mut().find(|(c, _)| *c == code) {
-            Some((_, n)) => *n += 1,
-            None => per_code.push((code, 1)),
-        }
-    }
-    let counts: Vec<String> = per_code.iter().map(|(c, n)| format!("{n} {c}")).collect();
-    let _ = write!(out, " failures by code: {}", counts.join(", "));
-    out
 }
 
 struct Service {
@@ -425,35 +370,61 @@ impl Service {
 
     /// An update checked against what the server keeps beside the switch, as the switch
     /// operation it is, with what it changes there when it is one-shot programming.
-    fn plan(&self, s: &Schema, u: &p4v1::Update) -> Result<(Op, Option<oneshot::Change>), P4Error> {
+    /// A group write with watched members holds the members whose port is up, and comes
+    /// back with the group as written ([`watch`]).
+    fn plan(&self, staged: bool, s: &Schema, u: &p4v1::Update) -> Result<Planned, P4Error> {
         let mut x = self
-            .shared
-            .extras
+            .extras_of(staged)
             .lock()
             .map_err(|_| P4Error::new(Code::Internal, "extras poisoned"))?;
         x.check(u)?;
-        match x.shots.plan(s, u)? {
-            Some((op, change)) => Ok((op, Some(change))),
-            None => Ok((request::update_op(s, u)?, None)),
+        if let Some((op, change)) = x.shots.plan(s, u)? {
+            return Ok(Planned {
+                op,
+                shot: Some(change),
+                weights: None,
+                watched: None,
+            });
+        }
+        let op = request::update_op(s, u)?;
+        let (op, weights) = match x.weights.plan(s, u, &op)? {
+            Some((op, change)) => (op, change),
+            None => (op, None),
+        };
+        let replicas = match &weights {
+            Some(weights::Change::Set(_, w)) => w.replicas.clone(),
+            _ => Vec::new(),
+        };
+        let mut watched = watch::watched_of(s, u, &replicas)?;
+        let op = match &mut watched {
+            Some(w) => watch::filter_op(&self.shared.handle, w, op),
+            None => op,
+        };
+        Ok(Planned {
+            op,
+            shot: None,
+            weights,
+            watched,
+        })
+    }
+
+    /// The server-side extras of the running config, or (`staged`) of the saved one.
+    fn extras_of(&self, staged: bool) -> &Mutex<extras::Extras> {
+        match staged {
+            true => &self.shared.stage_extras,
+            false => &self.shared.extras,
         }
     }
 
-    /// Writes wait until a config saved by VERIFY_AND_SAVE is committed: the spec has them
-    /// refer to the saved config and COMMIT replay them, which pisa does not do, so it
-    /// refuses them rather than apply them to the old program and lose them at COMMIT.
-    fn check_nothing_saved(&self) -> Result<(), Status> {
-        let saved = self
-            .shared
-            .saved
-            .lock()
-            .map_err(|_| Status::internal("poisoned"))?;
-        if saved.is_some() {
-            return Err(Status::failed_precondition(
-                "a config saved by VERIFY_AND_SAVE awaits COMMIT: writes are refused until then \
-                 (pisa does not replay writes made after the save)",
-            ));
+    /// The digest configurations of the running config, or (`staged`) of the saved one.
+    fn digests_of(
+        &self,
+        staged: bool,
+    ) -> &Mutex<std::collections::BTreeMap<u32, p4v1::digest_entry::Config>> {
+        match staged {
+            true => &self.shared.stage_digests,
+            false => &self.shared.digests,
         }
-        Ok(())
     }
 
     fn pipeline(&self) -> Result<Arc<Pipeline>, Status> {
@@ -505,6 +476,37 @@ impl Service {
     }
 }
 
+impl Service {
+    /// Answers `queries` on the running switch: every instance answers for its pipes, and
+    /// their counts are summed.
+    async fn read_running(
+        &self,
+        pipeline: &Arc<Pipeline>,
+        queries: Vec<Query>,
+        now: u64,
+    ) -> Result<Vec<p4v1::Entity>, Status> {
+        let p = pipeline.clone();
+        let answers = on_switch(
+            self.shared.handle.clone(),
+            UNTIL_ANSWERED,
+            move |sw, owns| {
+                let mut out = Vec::new();
+                for q in &queries {
+                    out.extend(device::read(sw, owns, &p.schema, q, now)?);
+                }
+                Ok::<_, P4Error>(out)
+            },
+        )
+        .await?;
+        let mut it = answers.into_iter();
+        let mut entities = it.next().unwrap_or(Ok(Vec::new())).map_err(status)?;
+        for other in it {
+            device::merge_counts(&mut entities, &other.map_err(status)?);
+        }
+        Ok(entities)
+    }
+}
+
 /// Runs `f` on every switch instance's thread, waiting at most `wait` for the answers.
 async fn on_switch<R: Send + 'static>(
     h: SwitchHandle,
@@ -540,13 +542,13 @@ impl P4Runtime for Service {
                 )))
             }
         };
-        self.check_nothing_saved()?;
-        let pipeline = self.pipeline()?;
+        // After VERIFY_AND_SAVE, writes refer to the saved config and go to its state.
+        let staged = self.staged()?;
+        let pipeline = self.pipeline_for(staged)?;
         // An atomic batch puts the digest configurations back too when it fails.
         let digests_before = if atomic {
             Some(
-                self.shared
-                    .digests
+                self.digests_of(staged)
                     .lock()
                     .map_err(|_| Status::internal("digest state poisoned"))?
                     .clone(),
@@ -558,7 +560,7 @@ impl P4Runtime for Service {
         // the checks), or an operation for the switch.
         enum Step {
             Done(Result<(), P4Error>),
-            Switch(Op, Option<oneshot::Change>),
+            Switch(Box<Planned>),
         }
         let steps: Vec<Step> = req
             .updates
@@ -566,10 +568,10 @@ impl P4Runtime for Service {
             .map(
                 |u| match u.entity.as_ref().and_then(|e| e.entity.as_ref()) {
                     Some(p4v1::entity::Entity::DigestEntry(d)) => {
-                        Step::Done(self.digest_write(&pipeline.schema, u.r#type, d))
+                        Step::Done(self.digest_write(staged, &pipeline.schema, u.r#type, d))
                     }
-                    _ => match self.plan(&pipeline.schema, u) {
-                        Ok((op, change)) => Step::Switch(op, change),
+                    _ => match self.plan(staged, &pipeline.schema, u) {
+                        Ok(p) => Step::Switch(Box::new(p)),
                         Err(e) => Step::Done(Err(e)),
                     },
                 },
@@ -580,21 +582,25 @@ impl P4Runtime for Service {
         let ops: Vec<Op> = steps
             .iter()
             .filter_map(|s| match s {
-                Step::Switch(op, _) if !(atomic && refused) => Some(op.clone()),
+                Step::Switch(p) if !(atomic && refused) => Some(p.op.clone()),
                 _ => None,
             })
             .collect();
-        let mut applied = self.apply_ops(ops, atomic).await?.into_iter();
+        let mut applied = match staged {
+            true => tokio::task::block_in_place(|| self.apply_staged(&ops, atomic))?,
+            false => self.apply_ops(ops, atomic).await?,
+        }
+        .into_iter();
         let (mut results, changes): (Vec<Result<(), P4Error>>, Vec<_>) = steps
             .into_iter()
             .map(|s| match s {
                 Step::Done(r) => (r, None),
-                Step::Switch(_, _) if atomic && refused => (Err(rolled_back()), None),
-                Step::Switch(_, change) => (
+                Step::Switch(..) if atomic && refused => (Err(rolled_back()), None),
+                Step::Switch(p) => (
                     applied.next().unwrap_or_else(|| {
                         Err(P4Error::new(Code::Internal, "no answer from the switch"))
                     }),
-                    change,
+                    Some(p),
                 ),
             })
             .unzip();
@@ -604,22 +610,32 @@ impl P4Runtime for Service {
                     *r = Err(rolled_back());
                 }
             }
-            if let (Some(before), Ok(mut now)) = (digests_before, self.shared.digests.lock()) {
+            if let (Some(before), Ok(mut now)) = (digests_before, self.digests_of(staged).lock()) {
                 *now = before;
             }
         }
         let mut extras = self
-            .shared
-            .extras
+            .extras_of(staged)
             .lock()
             .map_err(|_| Status::internal("extras poisoned"))?;
-        for ((u, r), change) in req.updates.iter().zip(&results).zip(changes) {
+        for ((u, r), planned) in req.updates.iter().zip(&results).zip(changes) {
             match r {
                 Ok(()) => {
                     extras.record(&pipeline.schema, u);
-                    match change {
+                    let (shot, weights, watched) = match planned {
+                        Some(p) => (p.shot, p.weights, p.watched),
+                        None => (None, None, None),
+                    };
+                    match shot {
                         Some(c) => extras.shots.commit(c),
                         None => extras.shots.record(u),
+                    }
+                    if let Some(c) = weights {
+                        extras.weights.commit(c);
+                    }
+                    if let Some(w) = watched {
+                        let key = (w.written.action_profile_id, w.written.group_id);
+                        extras.watched.insert(key, w);
                     }
                     tracing::debug!(kind = u.r#type, "p4runtime write")
                 }
@@ -642,34 +658,26 @@ impl P4Runtime for Service {
         let req = req.into_inner();
         self.check_device(req.device_id)?;
         Self::check_role(&req.role)?;
-        let pipeline = self.pipeline()?;
+        // After VERIFY_AND_SAVE, reads refer to the saved config and see its state.
+        let staged = self.staged()?;
+        let pipeline = self.pipeline_for(staged)?;
         let mut queries: Vec<Query> = Vec::new();
         let mut local = Vec::new();
         for e in &req.entities {
             if let Some(p4v1::entity::Entity::DigestEntry(d)) = &e.entity {
-                local.extend(self.digest_read(&pipeline.schema, d)?);
+                local.extend(self.digest_read(staged, &pipeline.schema, d)?);
                 continue;
             }
             queries.extend(request::read_query(&pipeline.schema, e).map_err(status)?);
         }
-        let p = pipeline.clone();
         let now = self.shared.clock.now().0;
-        let answers = on_switch(self.shared.handle.clone(), CALL_TIMEOUT, move |sw, owns| {
-            let mut out = Vec::new();
-            for q in &queries {
-                out.extend(device::read(sw, owns, &p.schema, q, now)?);
-            }
-            Ok::<_, P4Error>(out)
-        })
-        .await?;
-        let mut it = answers.into_iter();
-        let mut entities = it.next().unwrap_or(Ok(Vec::new())).map_err(status)?;
-        for other in it {
-            device::merge_counts(&mut entities, &other.map_err(status)?);
-        }
+        let mut entities = match staged {
+            true => tokio::task::block_in_place(|| self.read_staged(&queries, now))?,
+            false => self.read_running(&pipeline, queries, now).await?,
+        };
         entities.extend(local);
-        if let Ok(extras) = self.shared.extras.lock() {
-            entities.retain(|e| !extras.shots.hides(e));
+        if let Ok(extras) = self.extras_of(staged).lock() {
+            entities.retain(|e| !extras.shots.hides(e) && !extras.weights.hides(e));
             for e in &mut entities {
                 extras.fill(&pipeline.schema, e);
             }
@@ -712,6 +720,8 @@ impl P4Runtime for Service {
                 .ok_or_else(|| Status::invalid_argument("the request has no config"))?;
             verify(&compile, cfg)
         };
+        // COMMIT: the saved config and the state written for it since the save.
+        let mut committed = None;
         let (next, keep_state) = match action {
             Action::Verify => {
                 tokio::task::block_in_place(verified)?;
@@ -719,35 +729,29 @@ impl P4Runtime for Service {
             }
             Action::VerifyAndSave => {
                 let p = tokio::task::block_in_place(verified)?;
-                *self
-                    .shared
-                    .saved
-                    .lock()
-                    .map_err(|_| Status::internal("poisoned"))? = Some(Arc::new(p));
+                self.save(p).await?;
                 return Ok(Response::new(p4v1::SetForwardingPipelineConfigResponse {}));
             }
-            Action::VerifyAndCommit => (Arc::new(tokio::task::block_in_place(verified)?), false),
-            Action::ReconcileAndCommit => (Arc::new(tokio::task::block_in_place(verified)?), true),
+            Action::VerifyAndCommit => {
+                let p = Arc::new(tokio::task::block_in_place(verified)?);
+                self.drop_stage()?;
+                (p, false)
+            }
+            Action::ReconcileAndCommit => {
+                let p = Arc::new(tokio::task::block_in_place(verified)?);
+                self.drop_stage()?;
+                (p, true)
+            }
             Action::Commit if config.is_some() => {
                 return Err(Status::invalid_argument(
                     "COMMIT takes no config: it commits the one saved by VERIFY_AND_SAVE",
                 ))
             }
             Action::Commit => {
-                let saved = self
-                    .shared
-                    .saved
-                    .lock()
-                    .map_err(|_| Status::internal("poisoned"))?
-                    .take();
-                (
-                    saved.ok_or_else(|| {
-                        Status::failed_precondition(
-                            "COMMIT without a config saved by VERIFY_AND_SAVE",
-                        )
-                    })?,
-                    false,
-                )
+                let c = self.take_stage()?;
+                let p = c.pipeline.clone();
+                committed = Some(c);
+                (p, false)
             }
             Action::Unspecified => {
                 return Err(Status::invalid_argument(
@@ -759,25 +763,49 @@ impl P4Runtime for Service {
         let same = current.program.program == next.program.program;
         if !(keep_state && same) {
             let prog = Arc::new(next.program.program.clone());
+            let written = committed.as_ref().map(|c| c.state.clone());
             let results = on_switch(self.shared.handle.clone(), UNTIL_ANSWERED, move |sw, _| {
                 // Building the switch recurses over the program's expressions (as deep as the
                 // frontend allows): on the compiler's big stack, not the pipeline thread's.
                 let prog = prog.clone();
+                let written = written.clone();
                 p4::compile::on_big_stack(move || {
-                    let mut fresh = Switch::new(prog, sw.config().clone())
-                        .map_err(|e| format!("cannot build the switch: {e}"))?;
+                    let mut fresh = Switch::new(prog, sw.config().clone()).map_err(|e| {
+                        Status::failed_precondition(format!("cannot build the switch: {e}"))
+                    })?;
+                    if let Some(state) = written {
+                        // COMMIT: the state written since VERIFY_AND_SAVE.
+                        let state = state
+                            .lock()
+                            .map_err(|_| Status::internal("saved state poisoned"))?
+                            .clone();
+                        fresh.restore_control_state(state);
+                    }
                     if keep_state {
-                        migrate(sw, &mut fresh)?;
+                        // The spec's answer when the forwarding state cannot be kept.
+                        migrate(sw, &mut fresh).map_err(|e| {
+                            Status::invalid_argument(format!(
+                                "RECONCILE_AND_COMMIT cannot keep the forwarding state (nothing \
+                                 changed): {e}"
+                            ))
+                        })?;
                     }
                     drop(std::mem::replace(sw, fresh));
-                    Ok::<(), String>(())
+                    Ok::<(), Status>(())
                 })
             })
             .await?;
             for r in results {
-                r.map_err(Status::failed_precondition)?;
+                r?;
             }
-            if !keep_state {
+            if let Some(c) = committed {
+                if let Ok(mut x) = self.shared.extras.lock() {
+                    *x = c.extras;
+                }
+                if let Ok(mut d) = self.shared.digests.lock() {
+                    *d = c.digests;
+                }
+            } else if !keep_state {
                 if let Ok(mut x) = self.shared.extras.lock() {
                     x.clear();
                 }

@@ -178,7 +178,8 @@ impl OneShots {
             }
             if a.watch_kind.is_some() {
                 return Err(P4Error::unimplemented(
-                    "watch ports of one-shot actions are not modelled (pisa has no port liveness)",
+                    "watch ports of one-shot action sets are not supported (a group written \
+                     with members takes `watch_port`)",
                 ));
             }
             total += a.weight as u64;

@@ -1,5 +1,5 @@
 //! Counter updates done by generated code: `count()` on a direct counter adds to the running
-//! entry's cell (nothing on a miss, as `Ctx::count`), `count(i)` on an indexed counter adds to
+//! entry's cell (on a miss the shim counts the default entry's, as `Ctx::count`), `count(i)` on an indexed counter adds to
 //! cell `i` when `i` is below the counter's size, both reading the counter array's addresses
 //! from its view (`CounterState::VIEW`) in the pipe state the pass runs on, and the packet's
 //! length from the context. Anything else — an index at or past the size (which wraps and is
@@ -79,8 +79,8 @@ impl Gen<'_, '_> {
     }
 
     /// The update in line: the cell (the running entry's, or `index` below the size), its
-    /// packet count plus one and byte count plus the packet's counted length; the shim for an
-    /// index that wraps or a counter the pass's state lacks.
+    /// packet count plus one and byte count plus the packet's counted length; the shim for a
+    /// miss, an index that wraps or a counter the pass's state lacks.
     fn inline_count(&mut self, counter: u32, p: CounterPlan, index: Option<Value>) {
         let (slow, done) = (self.b.create_block(), self.b.create_block());
         let n = self.env_load(std::mem::offset_of!(EnvLayout, ncounters));
@@ -94,12 +94,13 @@ impl Gen<'_, '_> {
                 let ctx = self.env_load(std::mem::offset_of!(EnvLayout, ctx));
                 let off = self.shims.entry_off;
                 let e = self.b.ins().load(types::I64, mem(), ctx, off);
-                // A running entry is a handle (below 2^32); anything else is a miss.
+                // A running entry is a handle (below 2^32); anything else is a miss, which
+                // counts the default entry's cell through the shim.
                 let live =
                     self.b
                         .ins()
                         .icmp_imm(IntCC::UnsignedLessThanOrEqual, e, i64::from(u32::MAX));
-                self.next_if(live, done);
+                self.next_if(live, slow);
                 e
             }
             Some(v) => {
