@@ -55,10 +55,11 @@
  *
  * Known limits, as in the paper: ACKs are counted per exact PSN, so replicas must coalesce ACKs
  * at the same PSNs (NICs ACK the packets with AckReq set, the last one of each message); at most
- * 256 PSNs of a group may be in flight; the switch does not translate CNPs. Only IPv4 without
- * options is handled. The IPv4 header checksum of RoCE packets is verified in the parser and
- * recomputed in the deparsers of the packets the switch rewrites; the UDP checksum of rewritten
- * packets is set to 0 (allowed for IPv4, what RoCE NICs send).
+ * 256 PSNs of a group may be in flight (the leader keeps to that: hosts::p4ce::PSN_WINDOW); the
+ * switch does not translate CNPs. Only IPv4 without options is handled. The IPv4 header
+ * checksum of RoCE packets is verified in the parser and recomputed in the deparsers of the
+ * packets the switch rewrites; the UDP checksum of rewritten packets is set to 0 (allowed for
+ * IPv4, what RoCE NICs send).
  *
  * p4/programs/p4ce.tables.yaml programs an example group (a leader and two replicas).
  */
