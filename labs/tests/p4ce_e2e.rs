@@ -669,3 +669,110 @@ fn leader_crash_then_replica_crash_p4ce_through_cm() {
 fn leader_crash_then_replica_crash_unicast() {
     two_failovers(Mode::Unicast, false);
 }
+
+/// Drives the lab, appending `vals[*next..]` as the window allows, until `done` holds.
+fn drive_until(
+    lab: &mut Lab,
+    vals: &[Vec<u8>],
+    next: &mut usize,
+    mut done: impl FnMut(&mut Lab) -> bool,
+) {
+    let deadline = lab.now() + 1_000_000_000;
+    while !done(lab) {
+        while *next < vals.len() && lab.append(&vals[*next]).unwrap().is_some() {
+            *next += 1;
+        }
+        assert!(lab.advance(deadline).unwrap(), "nothing left to do");
+    }
+}
+
+/// §III-A: a replica that missed one scattered WRITE NAKs every later packet of the switch
+/// QP; the switch forwards the NAK, and although the other replica's ACKs already moved the
+/// leader's requester past that PSN (so RC ignores it as stale), the leader reverts to
+/// unicast, re-sends the lagging replica what it lacks and takes the switch path again after
+/// its retry: every entry commits, both logs are whole, and the switch carries entries again.
+#[test]
+fn a_lost_copy_to_one_replica_makes_the_leader_fall_back_on_the_nak() {
+    let mut cfg = LabConfig::new(Mode::Switch, 2); // f = 1: R1's ACK alone commits
+    cfg.switch_retry = std::time::Duration::from_millis(2);
+    let mut lab = Lab::new(program(), cfg).unwrap();
+    let vals = values(600, 9);
+    assert_eq!(lab.replicate_all(&vals[..100], 1_000_000_000).unwrap(), 100);
+    assert_eq!(lab.leader().stats().fallbacks, 0);
+    // Lose the next frame the switch sends replica 2 (host 2; end 1 of its cable is the
+    // switch's): one scattered copy of an entry.
+    let link = lab.mem().topology().hosts[2].link;
+    let to_r2 = lab.mem().link_control(link, 1);
+    to_r2.set_loss(1.0).unwrap();
+    let mut next = 100;
+    drive_until(&mut lab, &vals, &mut next, |_| to_r2.tx_stats().lost > 0);
+    to_r2.set_loss(0.0).unwrap();
+    assert_eq!(to_r2.tx_stats().lost, 1);
+    drive_until(&mut lab, &vals, &mut next, |l| {
+        l.leader().committed() >= 600
+    });
+    let events = lab.take_events();
+    assert!(
+        events.contains(&LeaderEvent::FellBack { timeout: false }),
+        "{events:?}"
+    );
+    let leader_host = lab.leader_host();
+    assert!(lab.node(leader_host).endpoint().stats().seq_naks_received > 0);
+    // At the fallback the leader probed the replicas and re-sent replica 2 the few entries
+    // it lacked (those between the lost copy and the fallback), not a ring's worth found by
+    // probes of a stalled replica later.
+    let st = lab.leader().stats();
+    assert!(st.fallbacks >= 1 && st.unicast_writes > 0, "{st:?}");
+    assert!((1..=8).contains(&st.caught_up), "{st:?}");
+    lab.run_until(lab.now() + 2_000_000).unwrap();
+    assert_logs_identical(&mut lab, &[1, 2], 600);
+    // The retry brought the switch path back.
+    assert_eq!(lab.leader().path(), Mode::Switch);
+    let before = st.switch_writes;
+    assert_eq!(
+        lab.replicate_all(&values(50, 10), lab.now() + 1_000_000_000)
+            .unwrap(),
+        50
+    );
+    assert_eq!(lab.leader().stats().switch_writes, before + 50);
+}
+
+/// §IV-C: the switch aggregates 256 PSNs per group at a time (NumRecv[PSN mod 256]); the
+/// leader keeps its switch path within them. 64 KiB entries take 65 packets of 1024 bytes,
+/// so at most 3 are in flight on the switch although the window would allow 16.
+#[test]
+fn the_switch_path_keeps_at_most_256_psns_in_flight() {
+    let mut cfg = LabConfig::new(Mode::Switch, 2);
+    cfg.max_value = 65536;
+    cfg.outstanding = 16;
+    let mut lab = Lab::new(program(), cfg).unwrap();
+    let vals: Vec<Vec<u8>> = (0..40u8).map(|i| vec![i; 65536]).collect();
+    let mut next = 0;
+    let mut most = 0;
+    drive_until(&mut lab, &vals, &mut next, |l| {
+        most = most.max(l.leader().outstanding());
+        assert!(
+            l.leader().outstanding() <= 3,
+            "{} in flight",
+            l.leader().outstanding()
+        );
+        l.leader().committed() >= 40
+    });
+    assert_eq!(most, 3);
+    assert_eq!(lab.leader().stats().fallbacks, 0);
+    assert_eq!(lab.leader().stats().switch_writes, 40);
+    lab.run_until(lab.now() + 1_000_000).unwrap();
+    assert_logs_identical(&mut lab, &[1, 2], 40);
+}
+
+/// An entry that alone takes more packets than the switch aggregates cannot use the switch
+/// path: the leader refuses it with the reason (the lab says so), it does not stall.
+#[test]
+fn entries_larger_than_the_switch_window_are_refused_with_the_reason() {
+    let mut cfg = LabConfig::new(Mode::Switch, 2);
+    cfg.max_value = 300_000;
+    cfg.slots = 8;
+    cfg.outstanding = 4;
+    let err = Lab::new(program(), cfg).err().expect("refused").to_string();
+    assert!(err.contains("aggregates 256 PSNs"), "{err}");
+}

@@ -11,11 +11,14 @@
  *                                    rewritten for its replica (Ethernet, IP, UDP, BTH DestQP, PSN
  *                                    moved into the replica's PSN space, RETH VA = replica VA +
  *                                    offset and the replica's R_key on FIRST/ONLY packets).
- *   replica -> switch IP, Aggr QP    ACK: counted in NumRecv (§IV-C); all but the f-th ACK of a PSN
- *                                    are dropped in the replica's INGRESS (the paper's parser
- *                                    bottleneck note, §IV-D); the f-th is rewritten into the
- *                                    leader's QP, PSN and MSN space, its credit field set to the
- *                                    group's MinCredit, and sent to the leader.
+ *   replica -> switch IP, Aggr QP    ACK: counted in NumRecv (§IV-C), once per replica and PSN
+ *                                    (Acked<slot> remembers who answered; a replica's repeated
+ *                                    ACK of a PSN is dropped uncounted); all but the ACK of the
+ *                                    f-th replica of a PSN are dropped in the replica's INGRESS
+ *                                    (the paper's parser bottleneck note, §IV-D); that one is
+ *                                    rewritten into the leader's QP, PSN and MSN space, its
+ *                                    credit field set to the group's MinCredit, and sent to the
+ *                                    leader.
  *                                    NAK / RNR NAK: rewritten the same way and sent at once.
  *   anything -> switch IP, QP1       RDMA CM MADs (ConnectRequest, ...) go to the CPU port, where
  *                                    the P4CE agent (control/) sets groups up (§IV-A).
@@ -52,10 +55,11 @@
  *
  * Known limits, as in the paper: ACKs are counted per exact PSN, so replicas must coalesce ACKs
  * at the same PSNs (NICs ACK the packets with AckReq set, the last one of each message); at most
- * 256 PSNs of a group may be in flight; the switch does not translate CNPs. Only IPv4 without
- * options is handled. The IPv4 header checksum of RoCE packets is verified in the parser and
- * recomputed in the deparsers of the packets the switch rewrites; the UDP checksum of rewritten
- * packets is set to 0 (allowed for IPv4, what RoCE NICs send).
+ * 256 PSNs of a group may be in flight (the leader keeps to that: hosts::p4ce::PSN_WINDOW); the
+ * switch does not translate CNPs. Only IPv4 without options is handled. The IPv4 header
+ * checksum of RoCE packets is verified in the parser and recomputed in the deparsers of the
+ * packets the switch rewrites; the UDP checksum of rewritten packets is set to 0 (allowed for
+ * IPv4, what RoCE NICs send).
  *
  * p4/programs/p4ce.tables.yaml programs an example group (a leader and two replicas).
  */
@@ -113,12 +117,13 @@ const bit<8> DROP_NOT_REPLICA   = 5;  /* ACK to an Aggr QP from a host outside t
 const bit<8> DROP_AGGREGATED    = 6;  /* an ACK that is not the f-th of its PSN (by design)   */
 const bit<8> DROP_BAD_CHECKSUM  = 7;  /* RoCE packet to the switch with a bad IPv4 checksum   */
 const bit<8> DROP_NO_LEADER     = 8;  /* the group's leader endpoint has no connection entry  */
+const bit<8> DROP_DUPLICATE_ACK = 9;  /* an ACK of a PSN its replica had acknowledged already */
 
 /* Index of the egress drop counter (`SwitchEgress.drops`). */
 const bit<8> EG_DROP_NO_CONNECTION = 0;  /* a scattered copy whose RID has no connection entry */
 
 const bit<32> MAX_GROUPS = 256;
-/* NumRecv: 256 PSNs in flight per group (§IV-C), index = group ++ PSN[7:0]. */
+/* NumRecv and Acked: 256 PSNs in flight per group (§IV-C), index = group ++ PSN[7:0]. */
 const bit<32> NUM_RECV_CELLS = 65536;
 
 header ethernet_h {
@@ -227,6 +232,7 @@ struct ingress_metadata_t {
     bit<24>       msn_delta;
     bit<1>        is_ack;
     bit<8>        acks;
+    bit<1>        acked_before;
     bit<8>        credit;
     bit<8>        min_credit;
     bit<1>        to_leader;
@@ -317,6 +323,7 @@ parser SwitchIngressParser(packet_in pkt,
         ig_md.to_leader = 0;
         ig_md.is_ack = 0;
         ig_md.replica_known = 0;
+        ig_md.acked_before = 0;
         ig_md.drop = 0;
         pkt.extract(ig_intr_md);
         transition select(ig_intr_md.resubmit_flag) {
@@ -475,7 +482,14 @@ control SwitchIngress(inout header_t hdr,
         ig_md.rkey_diff = hdr.reth.rkey ^ ig_md.vrkey;
     }
 
-    /* ---- NumRecv (Table II): ACKs received per (group, leader PSN mod 256) ---- */
+    /* ---- NumRecv (Table II): replicas that acknowledged (group, leader PSN mod 256) ----
+     * §IV-C: "receiving f acknowledgments ensures that strictly more than half of the servers
+     * agree on the value (the f replicas + the leader)": f *replicas*, so NumRecv counts each
+     * replica once per PSN. Acked<slot>[group ++ PSN] remembers which replica slots already
+     * acknowledged the PSN (one 1-bit register per slot, like the credit registers: a 1-bit
+     * stateful ALU sets a bit and outputs its old value); a replica's repeated ACK of the same
+     * PSN (its NIC re-ACKs a duplicated or retransmitted WRITE) is dropped without counting.
+     * A scattered WRITE clears the PSN's count and bits. */
 
     Hash<bit<16>>(HashAlgorithm_t.IDENTITY) num_recv_index;
 
@@ -495,6 +509,56 @@ control SwitchIngress(inout header_t hdr,
         void apply(inout bit<8> value, out bit<8> rv) {
             value = value |+| 1;
             rv = value;
+        }
+    };
+
+    Register<bit<1>, bit<16>>(NUM_RECV_CELLS, 0) acked0;
+    Register<bit<1>, bit<16>>(NUM_RECV_CELLS, 0) acked1;
+    Register<bit<1>, bit<16>>(NUM_RECV_CELLS, 0) acked2;
+    Register<bit<1>, bit<16>>(NUM_RECV_CELLS, 0) acked3;
+
+    RegisterAction<bit<1>, bit<16>, bit<1>>(acked0) clear_acked0 = {
+        void apply(inout bit<1> value) {
+            value = 0;
+        }
+    };
+    RegisterAction<bit<1>, bit<16>, bit<1>>(acked0) mark_acked0 = {
+        void apply(inout bit<1> value, out bit<1> rv) {
+            rv = value;
+            value = 1;
+        }
+    };
+    RegisterAction<bit<1>, bit<16>, bit<1>>(acked1) clear_acked1 = {
+        void apply(inout bit<1> value) {
+            value = 0;
+        }
+    };
+    RegisterAction<bit<1>, bit<16>, bit<1>>(acked1) mark_acked1 = {
+        void apply(inout bit<1> value, out bit<1> rv) {
+            rv = value;
+            value = 1;
+        }
+    };
+    RegisterAction<bit<1>, bit<16>, bit<1>>(acked2) clear_acked2 = {
+        void apply(inout bit<1> value) {
+            value = 0;
+        }
+    };
+    RegisterAction<bit<1>, bit<16>, bit<1>>(acked2) mark_acked2 = {
+        void apply(inout bit<1> value, out bit<1> rv) {
+            rv = value;
+            value = 1;
+        }
+    };
+    RegisterAction<bit<1>, bit<16>, bit<1>>(acked3) clear_acked3 = {
+        void apply(inout bit<1> value) {
+            value = 0;
+        }
+    };
+    RegisterAction<bit<1>, bit<16>, bit<1>>(acked3) mark_acked3 = {
+        void apply(inout bit<1> value, out bit<1> rv) {
+            rv = value;
+            value = 1;
         }
     };
 
@@ -661,13 +725,30 @@ control SwitchIngress(inout header_t hdr,
             }
         }
 
-        /* NumRecv[group][PSN]: reset by a scattered WRITE, counted by an ACK. */
+        /* NumRecv[group][PSN] and Acked<slot>[group][PSN]: cleared by a scattered WRITE; an
+         * ACK sets its replica's bit and counts only if the bit was clear. */
         if (ig_md.scatter == 1 || ig_md.is_ack == 1) {
             make_num_recv_index();
         }
         if (ig_md.scatter == 1) {
-            num_recv_reset.execute(ig_md.num_recv_idx);
+            clear_acked0.execute(ig_md.num_recv_idx);
+            clear_acked1.execute(ig_md.num_recv_idx);
+            clear_acked2.execute(ig_md.num_recv_idx);
+            clear_acked3.execute(ig_md.num_recv_idx);
         } else if (ig_md.is_ack == 1) {
+            if (ig_md.slot == 0) {
+                ig_md.acked_before = mark_acked0.execute(ig_md.num_recv_idx);
+            } else if (ig_md.slot == 1) {
+                ig_md.acked_before = mark_acked1.execute(ig_md.num_recv_idx);
+            } else if (ig_md.slot == 2) {
+                ig_md.acked_before = mark_acked2.execute(ig_md.num_recv_idx);
+            } else if (ig_md.slot == 3) {
+                ig_md.acked_before = mark_acked3.execute(ig_md.num_recv_idx);
+            }
+        }
+        if (ig_md.scatter == 1) {
+            num_recv_reset.execute(ig_md.num_recv_idx);
+        } else if (ig_md.is_ack == 1 && ig_md.acked_before == 0) {
             ig_md.acks = num_recv_count.execute(ig_md.num_recv_idx);
         }
 
@@ -693,8 +774,10 @@ control SwitchIngress(inout header_t hdr,
             } else {
                 ig_md.min_credit = observe3.execute(ig_md.group);
             }
-            /* Only the f-th ACK of a PSN reaches the leader. */
-            if (ig_md.acks == ig_md.quorum) {
+            /* Only the ACK of the f-th replica of a PSN reaches the leader. */
+            if (ig_md.acked_before == 1) {
+                drop(DROP_DUPLICATE_ACK);
+            } else if (ig_md.acks == ig_md.quorum) {
                 ig_md.to_leader = 1;
                 set_min_credit();
             } else {

@@ -78,6 +78,8 @@ fn stream(seed: u64, loss: f64, read: bool) -> Run {
         ok,
         "loss {loss}: {done} of {N_MSGS} messages in 600 s of virtual time, stats {s:?}"
     );
+    // The QP's own NAK sequence error counter (`packet_seq_err`) saw every one of them.
+    assert_eq!(p.ep[0].qp_seq_naks(a.qpn).unwrap(), s.seq_naks_received);
     let elapsed = p.now.saturating_duration_since(start);
     let (dst_ep, dst_mr) = if read { (0, &a.mr) } else { (1, &b.mr) };
     assert!(

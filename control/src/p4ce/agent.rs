@@ -17,6 +17,13 @@ const CONN_LEADER: &str = "SwitchIngress.conn_leader";
 const CONN_REPLICA: &str = "SwitchEgress.conn_replica";
 const L2_FORWARD: &str = "SwitchIngress.l2_forward";
 const NUM_RECV: &str = "SwitchIngress.num_recv";
+/// Per replica slot: which replicas acknowledged a PSN (NumRecv counts each once).
+const ACKED_REGS: [&str; MAX_REPLICAS] = [
+    "SwitchIngress.acked0",
+    "SwitchIngress.acked1",
+    "SwitchIngress.acked2",
+    "SwitchIngress.acked3",
+];
 const CREDIT_REGS: [&str; MAX_REPLICAS] = [
     "SwitchIngress.credit0",
     "SwitchIngress.credit1",
@@ -242,13 +249,15 @@ impl Agent {
             )?;
         }
         for cell in 0..PSNS_PER_GROUP {
-            sw.register_write(
-                PipeSel::All,
-                NUM_RECV,
-                (u32::from(spec.group) << 8) | cell,
-                0,
-                None,
-            )?;
+            for reg in std::iter::once(NUM_RECV).chain(ACKED_REGS) {
+                sw.register_write(
+                    PipeSel::All,
+                    reg,
+                    (u32::from(spec.group) << 8) | cell,
+                    0,
+                    None,
+                )?;
+            }
         }
         for reg in CREDIT_REGS {
             sw.register_write(

@@ -6,11 +6,20 @@
 //!   virtual R_key; its completion means the switch forwarded the f-th replica ACK: committed.
 //! - Unicast path: one WRITE per live replica to `va + offset(n)`; the leader counts the
 //!   completions itself and commits at f.
-//! - Fallback (§III-A of the P4CE paper): a failed completion on the switch QP, or an entry on
-//!   the switch path older than `switch_timeout`, moves the QP to the error state, re-sends
-//!   every uncommitted entry by unicast and keeps replicating by unicast; after
-//!   `switch_retry` the leader asks (through [`LeaderEvent::SwitchRetryDue`]) for a new switch
-//!   path, which [`Leader::attach_switch`] installs.
+//! - Fallback (§III-A of the P4CE paper): a NAK the switch forwards (a replica missed a
+//!   packet: the switch QP's NAK sequence error counter rose, stale NAKs included, which the
+//!   RC requester itself ignores once the other replicas' ACKs moved it past that PSN), a
+//!   failed completion on the switch QP, or an entry on the switch path older than
+//!   `switch_timeout` moves the QP to the error state, re-sends every uncommitted entry by
+//!   unicast and keeps replicating by unicast; every live replica is probed at once and
+//!   re-sent the switch-path entries it lacks (a replica that missed a scattered WRITE
+//!   lacks the entries after it, committed ones too). After `switch_retry` the leader asks
+//!   (through [`LeaderEvent::SwitchRetryDue`]) for a new switch path, which
+//!   [`Leader::attach_switch`] installs; a path that fails again before carrying a ring's
+//!   worth of entries doubles that wait (errors keep coming: stay on unicast longer).
+//! - The switch aggregates ACKs of [`SwitchPath::psn_window`] PSNs at a time (p4ce.p4's
+//!   NumRecv: 256 per group, §IV-C): on the switch path the leader keeps at most that many
+//!   un-acknowledged packets in flight (an entry takes one packet per path MTU).
 //!
 //! - Joining ([`super::join`]): [`Leader::add_replica`] takes a replica that was absent or
 //!   lost; a probe finds what it lacks, the leader re-WRITEs it from its ring or asks its
@@ -45,6 +54,9 @@ pub struct SwitchPath {
     pub qpn: u32,
     /// The group's virtual R_key (the virtual VA is 0).
     pub vrkey: u32,
+    /// Un-acknowledged packets (PSNs) the switch can aggregate at a time: a later PSN with
+    /// the same counter cell would reset an earlier one's count.
+    pub psn_window: u32,
 }
 
 /// The leader's connection to one replica.
@@ -87,7 +99,8 @@ pub enum LeaderEvent {
     /// The switch path failed (error completion or timeout); the leader replicates by
     /// unicast now.
     FellBack {
-        /// Why: `true` for a timeout, `false` for an error completion (a NAK).
+        /// Why: `true` for a timeout, `false` for a NAK the switch forwarded or an error
+        /// completion.
         timeout: bool,
     },
     /// A replica's QP failed: it is left out of unicast replication.
@@ -150,6 +163,8 @@ const OFFER: u64 = 1 << 61;
 /// Probe periods a joining replica has to install its snapshot before the leader gives it
 /// up (and stops holding the window for it).
 const JOIN_PATIENCE: u32 = 200;
+/// The switch retry waits at most this many times `switch_retry` (see `retry_delay`).
+const MAX_RETRY_BACKOFF: u32 = 64;
 
 /// Where a joining replica is ([`super::join`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,6 +181,8 @@ struct Inflight {
     len: usize,
     posted_at: Instant,
     via_switch: bool,
+    /// Packets (PSNs) it took on the switch path.
+    psns: u32,
     /// Bit i: replica path i acknowledged.
     acks: u32,
     done: bool,
@@ -178,15 +195,24 @@ pub struct Leader {
     log: MrInfo,
     cq: CqHandle,
     switch: Option<SwitchPath>,
+    /// The switch QP's path MTU (while `switch` is set).
+    switch_mtu: usize,
+    /// The switch QP's NAK sequence error count when it was attached.
+    switch_naks: u64,
     replicas: Vec<ReplicaPath>,
     live: Vec<bool>,
     next: u64,
     commit: u64,
     inflight: VecDeque<Inflight>,
     retry_at: Option<Instant>,
+    /// The wait before the next switch retry: `switch_retry`, doubled (up to
+    /// [`MAX_RETRY_BACKOFF`] times) each time a switch path failed before carrying a ring's
+    /// worth of entries ("if no further errors are received", §III-A).
+    retry_delay: Duration,
+    /// Entries posted on the current switch path.
+    switch_carried: u64,
     events: VecDeque<LeaderEvent>,
     stats: LeaderStats,
-    mode_pref: Path,
     probe_at: Option<Instant>,
     /// Per replica: applied count at the last probe and when it last changed.
     seen_applied: Vec<(u64, Instant)>,
@@ -195,18 +221,21 @@ pub struct Leader {
     joining: Vec<Option<Join>>,
     /// Per replica: it refused this leader's access (it follows another leader).
     fenced: Vec<bool>,
+    /// Per replica: after a fallback, re-send what its next probe shows it lacks below
+    /// `resync_to` (the entries the switch path carried).
+    resync: Vec<bool>,
+    resync_to: u64,
 }
 
 impl Leader {
     /// A leader writing from `log` (an MR of `cfg.geometry.len()` bytes on the endpoint),
-    /// whose QPs complete into `cq`. `replicas` are the unicast paths; `switch` the P4CE
-    /// path, if any.
+    /// whose QPs complete into `cq`. `replicas` are the unicast paths; it replicates by
+    /// unicast until [`Leader::attach_switch`] gives it a P4CE path.
     pub fn new(
         cfg: LeaderConfig,
         log: MrInfo,
         cq: CqHandle,
         replicas: Vec<ReplicaPath>,
-        switch: Option<SwitchPath>,
     ) -> Result<Leader, MuError> {
         cfg.geometry.validate()?;
         if log.len < cfg.geometry.len() {
@@ -244,21 +273,22 @@ impl Leader {
             probe_pending: vec![false; n],
             joining: vec![None; n],
             fenced: vec![false; n],
+            resync: vec![false; n],
+            resync_to: 0,
             cfg,
             log,
             cq,
-            mode_pref: if switch.is_some() {
-                Path::Switch
-            } else {
-                Path::Unicast
-            },
-            switch,
+            switch: None,
+            switch_mtu: 0,
+            switch_naks: 0,
             replicas,
             live,
             next: 0,
             commit: 0,
             inflight: VecDeque::new(),
             retry_at: None,
+            retry_delay: cfg.switch_retry,
+            switch_carried: 0,
             events: VecDeque::new(),
             stats: LeaderStats::default(),
         })
@@ -271,11 +301,6 @@ impl Leader {
         } else {
             Path::Unicast
         }
-    }
-
-    /// The path this leader was created for.
-    pub fn preferred_path(&self) -> Path {
-        self.mode_pref
     }
 
     /// Entries below this index are committed.
@@ -296,9 +321,28 @@ impl Leader {
     /// Whether `append` would accept an entry now: the window has room, and the entry's
     /// slot is free on every live replica (it applied the entry a lap before, as far as the
     /// last status probe says: Mu's log recycling).
+    /// On the switch path, the switch must also have room for a full slot's packets
+    /// among the PSNs it aggregates ([`SwitchPath::psn_window`]).
     pub fn can_append(&self) -> bool {
         self.inflight.len() < self.cfg.max_outstanding
             && self.next < self.min_applied() + self.cfg.geometry.slots as u64
+            && self.switch.is_none_or(|sp| {
+                self.switch_psns() + self.packets(self.cfg.geometry.slot_size) <= sp.psn_window
+            })
+    }
+
+    /// Packets (PSNs) a WRITE of `len` bytes takes on the switch path.
+    fn packets(&self, len: usize) -> u32 {
+        len.div_ceil(self.switch_mtu.max(1)).max(1) as u32
+    }
+
+    /// Un-acknowledged packets in flight on the switch path.
+    fn switch_psns(&self) -> u32 {
+        self.inflight
+            .iter()
+            .filter(|e| e.via_switch && !e.done)
+            .map(|e| e.psns)
+            .sum()
     }
 
     /// The lowest applied count any live replica reported.
@@ -358,6 +402,7 @@ impl Leader {
             len,
             posted_at: now,
             via_switch: false,
+            psns: 0,
             acks: 0,
             done: false,
         };
@@ -367,6 +412,8 @@ impl Leader {
         };
         if switched {
             e.via_switch = true;
+            e.psns = self.packets(len);
+            self.switch_carried += 1;
         } else {
             // No switch path, or its QP failed without a completion telling (its connection
             // was torn down): then fall back first.
@@ -471,6 +518,7 @@ impl Leader {
                 self.probe_pending.push(false);
                 self.joining.push(None);
                 self.fenced.push(false);
+                self.resync.push(false);
                 self.replicas.len() - 1
             }
         };
@@ -574,7 +622,8 @@ impl Leader {
             self.joining[ri] = None;
             self.live[ri] = true;
             self.seen_applied[ri] = (applied, now);
-            self.rewrite(ep, ri, applied)?;
+            let to = self.next;
+            self.rewrite(ep, ri, applied, to)?;
             self.stats.joined += 1;
             self.events
                 .push_back(LeaderEvent::Joined { id, from: applied });
@@ -618,10 +667,25 @@ impl Leader {
         Ok(())
     }
 
-    /// Installs a (new) switch path: later entries go through the switch.
-    pub fn attach_switch(&mut self, sp: SwitchPath) {
+    /// Installs a (new) switch path on the endpoint's QP `sp.qpn`: later entries go through
+    /// the switch. Refused (the leader stays on unicast) when one entry alone would take
+    /// more packets at the QP's path MTU than the switch aggregates.
+    pub fn attach_switch(&mut self, ep: &Endpoint, sp: SwitchPath) -> Result<(), MuError> {
+        let mtu = ep.qp_path_mtu(sp.qpn)?;
+        let need = self.cfg.geometry.slot_size.div_ceil(mtu.max(1));
+        if need > sp.psn_window as usize {
+            return Err(MuError::Config(format!(
+                "an entry of up to {} bytes takes {need} packets of {mtu} bytes; the switch \
+                 aggregates {} PSNs at a time",
+                self.cfg.geometry.slot_size, sp.psn_window
+            )));
+        }
+        self.switch_naks = ep.qp_seq_naks(sp.qpn)?;
+        self.switch_mtu = mtu;
+        self.switch_carried = 0;
         self.switch = Some(sp);
         self.retry_at = None;
+        Ok(())
     }
 
     /// The earliest instant at which `poll` has timed work (switch timeout, retry).
@@ -647,13 +711,38 @@ impl Leader {
     }
 
     fn fall_back(&mut self, ep: &mut Endpoint, now: Instant, timeout: bool) -> Result<(), MuError> {
+        // Entries below the first one re-sent by unicast went by the switch path alone.
+        let resync_to = self
+            .inflight
+            .iter()
+            .find(|e| e.via_switch && !e.done)
+            .map_or(self.next, |e| e.index);
         if !self.switch_to_unicast(ep, now)? {
             return Ok(());
         }
         self.stats.fallbacks += 1;
         self.events.push_back(LeaderEvent::FellBack { timeout });
-        self.retry_at = Some(now + self.cfg.switch_retry);
+        self.retry_delay = if self.switch_carried < self.cfg.geometry.slots as u64 {
+            (self.retry_delay * 2).min(self.cfg.switch_retry * MAX_RETRY_BACKOFF)
+        } else {
+            self.cfg.switch_retry
+        };
+        self.retry_at = Some(now + self.retry_delay);
+        // A replica that missed a scattered WRITE NAKed (and dropped) everything after it:
+        // probe every replica now and re-send what it lacks (see `on_probe`).
+        self.resync_to = resync_to;
+        for (i, live) in self.live.iter().enumerate() {
+            self.resync[i] = *live;
+        }
+        self.probe_at = Some(now);
         Ok(())
+    }
+
+    /// Whether the switch forwarded a NAK since the switch path was attached (§III-A: a
+    /// replica lost or reordered a packet; the leader reverts to unicast).
+    fn switch_nak_seen(&self, ep: &Endpoint) -> bool {
+        self.switch
+            .is_some_and(|sp| ep.qp_seq_naks(sp.qpn).is_ok_and(|n| n > self.switch_naks))
     }
 
     /// Stops the switch path and re-sends its uncommitted entries by unicast; false if
@@ -752,6 +841,9 @@ impl Leader {
                 }
             }
         }
+        if self.switch_nak_seen(ep) {
+            self.fall_back(ep, now, false)?;
+        }
         if let Some(first) = self.inflight.iter().find(|e| e.via_switch && !e.done) {
             if self.switch.is_some() && now >= first.posted_at + self.cfg.switch_timeout {
                 self.fall_back(ep, now, true)?;
@@ -808,6 +900,13 @@ impl Leader {
         let Some(applied) = self.probed(ep, ri)? else {
             return Ok(());
         };
+        if std::mem::take(&mut self.resync[ri])
+            && applied < self.resync_to
+            && self.next - applied <= g.slots as u64
+        {
+            // After a fallback: what the switch path carried and this replica lacks.
+            self.rewrite(ep, ri, applied, self.resync_to)?;
+        }
         let (prev, since) = self.seen_applied[ri];
         if applied != prev {
             self.seen_applied[ri] = (applied, now);
@@ -828,15 +927,16 @@ impl Leader {
             }
             return Ok(());
         }
-        self.rewrite(ep, ri, applied)
+        let to = self.next;
+        self.rewrite(ep, ri, applied, to)
     }
 
-    /// Re-WRITEs entries `from..next` from the leader's log to replica `ri` (all within one
+    /// Re-WRITEs entries `from..to` from the leader's log to replica `ri` (all within one
     /// lap of the ring).
-    fn rewrite(&mut self, ep: &mut Endpoint, ri: usize, from: u64) -> Result<(), MuError> {
+    fn rewrite(&mut self, ep: &mut Endpoint, ri: usize, from: u64, to: u64) -> Result<(), MuError> {
         let g = self.cfg.geometry;
         let r = self.replicas[ri];
-        for idx in from..self.next {
+        for idx in from..to {
             let buf = ep.mr_bytes(self.log.lkey)?;
             let o = g.offset(idx);
             // The entry's length from its header in the leader's own log.

@@ -1201,7 +1201,7 @@ impl Failover {
             rec.gave_up = true;
             return Ok(None);
         }
-        let mut leader = Leader::new(self.cfg, self.log, self.cq, paths, None)?;
+        let mut leader = Leader::new(self.cfg, self.log, self.cq, paths)?;
         leader.resume_at(end)?;
         self.lead(&watch, now);
         self.events.push(FailoverEvent::Leads {

@@ -781,12 +781,10 @@ impl Node {
                     conn, private_data, ..
                 } if Some(conn) == l.switch_cm => {
                     match switch_path_from_reply(switch_qp, &private_data) {
-                        Ok(sp) => {
-                            if let Some(ld) = l.leader.as_mut() {
-                                ld.attach_switch(sp);
-                            }
-                            l.switch_up_at = Some(now);
-                        }
+                        Ok(sp) => match l.leader.as_mut().map(|ld| ld.attach_switch(ep, sp)) {
+                            Some(Err(e)) => l.switch_refusals.push(e.to_string()),
+                            _ => l.switch_up_at = Some(now),
+                        },
                         Err(reason) => l.switch_refusals.push(reason),
                     }
                 }
@@ -857,7 +855,7 @@ impl Node {
             if let Some(fo) = self.failover.as_mut() {
                 fo.lead(&watched(&l.paths, &l.heartbeats), now);
             }
-            l.leader = Some(Leader::new(l.setup.cfg, log, cq, paths, None)?);
+            l.leader = Some(Leader::new(l.setup.cfg, log, cq, paths)?);
             if l.pending.is_empty() && l.paths.iter().any(Option::is_none) {
                 // Those missing are asked again soon: they join when they are back.
                 l.uni_retry_at = Some(now + REJOIN_RETRY);

@@ -48,6 +48,11 @@ pub use wire::{GroupReply, GroupRequest, ReplicaAddr, ReplicaOffer, WireError, P
 /// (`credit0..credit3`), and the group request has room for no more.
 pub const MAX_REPLICAS: usize = 4;
 
+/// Un-acknowledged packets (PSNs) of a group p4ce.p4 aggregates at a time: NumRecv has 256
+/// cells per group, indexed by the PSN's low byte (§IV-C: "up to 256 un-acknowledged packets
+/// on the fly per connection"); the leader keeps its switch path within them.
+pub const PSN_WINDOW: u32 = 256;
+
 /// The switch's MAC address (its RDMA CM agent and BCast/Aggr QPs answer for it).
 pub const SWITCH_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0xfe];
 /// The switch's IPv4 address.

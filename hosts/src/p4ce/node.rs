@@ -257,6 +257,7 @@ pub fn switch_path_from_reply(switch_qp: u32, private_data: &[u8]) -> Result<Swi
         .map(|g| SwitchPath {
             qpn: switch_qp,
             vrkey: g.vrkey,
+            psn_window: super::PSN_WINDOW,
         })
         .map_err(|e| e.to_string())
 }

@@ -164,6 +164,27 @@ pub(crate) fn switch_ip(topo: &Topology, s: usize) -> Ipv4Addr {
         .unwrap_or(Ipv4Addr::new(169, 254, (s >> 8) as u8, s as u8))
 }
 
+/// 1Pipe aggregates barriers up and down a routing DAG (§4.1): every switch-to-switch link must
+/// join two tiers (a switch's tier: its hop distance from the nearest switch with hosts), one
+/// end above the other. Two switches of the same tier would each take the other as below, feed
+/// each other's minimum and hold every barrier back for good: such a topology is refused.
+pub(crate) fn check_tiered(topo: &Topology) -> Result<(), LabError> {
+    let tiers = crate::routes::switch_tiers(topo);
+    for l in &topo.links {
+        if let (End::Switch { switch: a, .. }, End::Switch { switch: b, .. }) = (l.a, l.b) {
+            if tiers[a] == tiers[b] {
+                return Err(LabError::Config(format!(
+                    "1Pipe needs a tiered fabric (every switch link from one tier to the next, \
+                     §4.1's barrier DAG): the link {}-{} joins two switches of tier {} (hops from \
+                     the nearest switch with hosts)",
+                    topo.switches[a].name, topo.switches[b].name, tiers[a]
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Links, beacon multicast and neighbours of switch `s`; its link agent.
 fn program_switch(
     topo: &Topology,
@@ -356,6 +377,7 @@ pub(crate) type Fabric<D> = (D, Topology, Vec<(String, usize)>);
 /// agent and pktgen beacons, links set up as `cfg` says; returns the agents' ids by switch.
 pub(crate) fn fabric<D: Driver>(cfg: &LabConfig) -> Result<Fabric<D>, LabError> {
     let mut topo = Topology::load(&cfg.topology)?;
+    check_tiered(&topo)?;
     for s in &mut topo.switches {
         s.program = s.program.with_file_name("onepipe.p4");
     }

@@ -219,3 +219,40 @@ fn reliable_crash_keeps_every_scattering_atomic_among_survivors() {
     r.delivered[0].remove(i);
     assert!(check::atomic_among_survivors(&r, h).is_err());
 }
+
+/// §4.1's barriers flow over a DAG of tiers: three switches in a ring (all of tier 0) would
+/// feed each other's minimum and deliver nothing; the lab refuses such a topology up front,
+/// naming the link (audit 10a #17), and still takes the leaf-spine.
+#[test]
+fn a_topology_with_a_link_between_two_switches_of_one_tier_is_refused() {
+    let dir = std::env::temp_dir().join(format!("pisa-onepipe-ring-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../p4/programs/fabric.p4");
+    let yaml = format!(
+        "name: ring3\ndefaults:\n  program: {}\n  tables: generated\n  target: tofino1\n\
+         switches:\n  - {{ name: s1 }}\n  - {{ name: s2 }}\n  - {{ name: s3 }}\n\
+         hosts:\n  - {{ name: h1, ipv4: 10.0.1.10/24 }}\n  - {{ name: h2, ipv4: 10.0.2.10/24 }}\n\
+         \x20 - {{ name: h3, ipv4: 10.0.3.10/24 }}\n\
+         links:\n  - {{ a: h1, b: \"s1:0\" }}\n  - {{ a: h2, b: \"s2:0\" }}\n  - {{ a: h3, b: \"s3:0\" }}\n\
+         \x20 - {{ a: \"s1:1\", b: \"s2:1\" }}\n  - {{ a: \"s2:2\", b: \"s3:1\" }}\n\
+         \x20 - {{ a: \"s3:2\", b: \"s1:2\" }}\n",
+        program.display()
+    );
+    let path = dir.join("ring.yaml");
+    std::fs::write(&path, yaml).unwrap();
+    let err = run(&LabConfig::new(path))
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("tiered fabric") && err.contains("s1-s2"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    let topo = crate::topology::Topology::load(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/labs/leaf-spine.yaml"),
+    )
+    .unwrap();
+    super::lab::check_tiered(&topo).unwrap();
+    super::lab::check_tiered(&crate::topology::Topology::load(&fat_tree()).unwrap()).unwrap();
+}

@@ -242,19 +242,86 @@ wait
 check_register SwitchIngress.num_recv({idx}) = 2
 check_register SwitchIngress.credit1({GROUP}) = 6
 check_counter SwitchIngress.acks_forwarded({GROUP}) packets == 1
-# A duplicate ACK from R2 (credit code 9 now) is absorbed; its credit is remembered.
+# A duplicate ACK from R2 (credit code 9 now) is dropped uncounted: NumRecv counts replicas
+# (R2 had acknowledged PSN {psn:#x} already); its credit is remembered.
 packet 2 {hexs(a2dup)}
 no_packet
 wait
-check_register SwitchIngress.num_recv({idx}) = 3
+check_register SwitchIngress.num_recv({idx}) = 2
 check_register SwitchIngress.credit1({GROUP}) = 9
-check_counter SwitchIngress.drops(6) packets == 2
-# The leader retransmits PSN {psn:#x}: NumRecv starts again from 0.
+check_counter SwitchIngress.drops(6) packets == 1
+check_counter SwitchIngress.drops(9) packets == 1
+# The leader retransmits PSN {psn:#x}: NumRecv and the replicas' Acked bits start again from 0.
 packet 0 {hexs(w_again)}
 expect 1 {hexs(scattered(w_again, R1))} $
 expect 2 {hexs(scattered(w_again, R2))} $
 wait
 check_register SwitchIngress.num_recv({idx}) = 0
+check_register SwitchIngress.acked0({idx}) = 0
+check_register SwitchIngress.acked1({idx}) = 0
+"""
+
+
+def dup_ack():
+    psn = 0x000321
+    msn = 7
+    w = write(0x0A, psn, data("entry-2 ", 24), va=0x80, ackreq=1)
+    a1 = ack(R1, psn, credit=8, leader_msn=msn, ip_id=0x2001)
+    a1dup = ack(R1, psn, credit=8, leader_msn=msn, ip_id=0x2002)
+    a2 = ack(R2, psn, credit=6, leader_msn=msn, ip_id=0x3001)
+    w_again = write(0x0A, psn, data("entry-2 ", 24), va=0x80, ackreq=1, ip_id=0x1004)
+    a1again = ack(R1, psn, credit=8, leader_msn=msn, ip_id=0x2003)
+    a1again_dup = ack(R1, psn, credit=8, leader_msn=msn, ip_id=0x2004)
+    a2again = ack(R2, psn, credit=6, leader_msn=msn, ip_id=0x3003)
+    idx = num_recv_index(psn)
+    return f"""\
+# §IV-C: the f-th ACK goes to the leader because f *replicas* + the leader are a majority, so
+# NumRecv counts each replica once per PSN. With f = 2, R1 acknowledging PSN {psn:#x} twice (its
+# NIC re-ACKs a duplicated or retransmitted WRITE) must not make a quorum without R2.
+packet 0 {hexs(w)}
+expect 1 {hexs(scattered(w, R1))} $
+expect 2 {hexs(scattered(w, R2))} $
+wait
+packet 1 {hexs(a1)}
+no_packet
+wait
+check_register SwitchIngress.num_recv({idx}) = 1
+check_register SwitchIngress.acked0({idx}) = 1
+check_register SwitchIngress.acked1({idx}) = 0
+# R1 again: dropped as a duplicate (drop reason 9), NumRecv stays 1, nothing to the leader.
+packet 1 {hexs(a1dup)}
+no_packet
+wait
+check_register SwitchIngress.num_recv({idx}) = 1
+check_counter SwitchIngress.drops(6) packets == 1
+check_counter SwitchIngress.drops(9) packets == 1
+check_counter SwitchIngress.acks_forwarded({GROUP}) packets == 0
+# R2 is the second replica: its ACK is the quorum and reaches the leader (minimum credit 6).
+packet 2 {hexs(a2)}
+expect 0 {hexs(to_leader(a2, R2, credit=6))} $
+wait
+check_register SwitchIngress.num_recv({idx}) = 2
+check_register SwitchIngress.acked1({idx}) = 1
+check_counter SwitchIngress.acks_forwarded({GROUP}) packets == 1
+# The leader retransmits PSN {psn:#x} (go-back-N): the bits are cleared, so R1's ACK of the new
+# copy counts again, its duplicate does not, and R2's completes the quorum again.
+packet 0 {hexs(w_again)}
+expect 1 {hexs(scattered(w_again, R1))} $
+expect 2 {hexs(scattered(w_again, R2))} $
+wait
+check_register SwitchIngress.acked0({idx}) = 0
+check_register SwitchIngress.acked1({idx}) = 0
+packet 1 {hexs(a1again)}
+packet 1 {hexs(a1again_dup)}
+no_packet
+wait
+check_register SwitchIngress.num_recv({idx}) = 1
+check_counter SwitchIngress.drops(9) packets == 2
+packet 2 {hexs(a2again)}
+expect 0 {hexs(to_leader(a2again, R2, credit=6))} $
+wait
+check_register SwitchIngress.num_recv({idx}) = 2
+check_counter SwitchIngress.acks_forwarded({GROUP}) packets == 2
 """
 
 
@@ -524,6 +591,7 @@ self_check()
 emit("p4ce_write_only.stf", "p4ce.p4: a WRITE ONLY is scattered to both replicas with per-replica rewrites", 2, write_only())
 emit("p4ce_multi_packet.stf", "p4ce.p4: a FIRST/MIDDLE/LAST WRITE is scattered packet by packet", 2, multi_packet())
 emit("p4ce_gather_f2.stf", "p4ce.p4: ACK aggregation with f = 2 (NumRecv, MinCredit, forwarded ACK)", 2, gather_f2())
+emit("p4ce_dup_ack.stf", "p4ce.p4: NumRecv counts replicas, not ACKs (a replica's duplicate ACK is no quorum)", 2, dup_ack())
 emit("p4ce_gather_f1.stf", "p4ce.p4: ACK aggregation with f = 1 (first ACK forwarded, MinCredit across ACKs)", 1, gather_f1())
 emit("p4ce_nak.stf", "p4ce.p4: NAKs and RNR NAKs go to the leader at once", 2, nak())
 emit("p4ce_security.stf", "p4ce.p4: WRITEs from non-leaders, with a wrong R_key or out of bounds never reach a replica", 2, security())

@@ -209,6 +209,25 @@ impl Endpoint {
             .ok_or(VerbsError::UnknownQp(qpn))
     }
 
+    /// The QP's path MTU in bytes (payload bytes per packet of a multi-packet message).
+    pub fn qp_path_mtu(&self, qpn: u32) -> Result<usize, VerbsError> {
+        self.qps
+            .get(&qpn)
+            .map(|q| q.mtu)
+            .ok_or(VerbsError::UnknownQp(qpn))
+    }
+
+    /// NAK sequence errors the QP's requester received since it was last reset, including
+    /// stale ones (below the oldest unacknowledged PSN) that it otherwise ignores: what a
+    /// ConnectX counts per QP as `packet_seq_err` (an `rdma statistic` counter bound to the
+    /// QP). P4CE's leader reads it to see the NAKs its switch forwards (§III-A).
+    pub fn qp_seq_naks(&self, qpn: u32) -> Result<u64, VerbsError> {
+        self.qps
+            .get(&qpn)
+            .map(|q| q.req.seq_naks)
+            .ok_or(VerbsError::UnknownQp(qpn))
+    }
+
     /// The sending QP's DCQCN rate in bits per second.
     pub fn qp_rate_bps(&self, qpn: u32) -> Result<f64, VerbsError> {
         self.qps

@@ -60,6 +60,9 @@ pub(crate) struct Requester {
     /// Set AckReq on the next packet: the head of a retransmission asks for its ACK, so
     /// recovery shows progress within a round trip.
     ackreq_next: bool,
+    /// NAK sequence errors this QP received, stale ones included (a ConnectX's per-QP
+    /// `packet_seq_err` counter, [`crate::verbs::Endpoint::qp_seq_naks`]).
+    pub(crate) seq_naks: u64,
 }
 
 impl Requester {
@@ -518,6 +521,7 @@ impl Qp {
                             return;
                         }
                         ctx.stats.seq_naks_received += 1;
+                        self.req.seq_naks += 1;
                         // A NAK for a PSN below `una` is older than an ACK already taken
                         // (delayed, duplicated): acting on it would only burn a retry.
                         if psn::diff(p, self.req.una) < 0 {
