@@ -19,6 +19,7 @@ use pipeline::ir::{
     TableId,
 };
 
+use super::aliasing::{branch_arms, branch_arms_mut};
 use crate::resources::effects::{Collector, Effects, Loc, Mode};
 
 /// The control-local scalars of one gress and the actions lowered for it.
@@ -210,7 +211,7 @@ impl<'p> Prop<'p> {
             return Some(avail);
         }
         let mut out: State = None;
-        for arm in arms_mut(branches) {
+        for arm in branch_arms_mut(branches) {
             let a = self.block(arm, Some(avail.clone()));
             out = meet(out, a);
         }
@@ -250,36 +251,12 @@ fn count_applies(b: &[Stmt], seen: &mut Vec<TableId>) {
             }
             Stmt::ApplyTable { table, branches } => {
                 seen.push(*table);
-                for arm in arms(branches) {
+                for arm in branch_arms(branches) {
                     count_applies(arm, seen);
                 }
             }
             _ => {}
         }
-    }
-}
-
-fn arms(b: &TableBranches) -> Vec<&Block> {
-    match b {
-        TableBranches::None => Vec::new(),
-        TableBranches::HitMiss { hit, miss } => vec![hit, miss],
-        TableBranches::ActionRun { cases, default } => cases
-            .iter()
-            .map(|(_, b)| b)
-            .chain(std::iter::once(default))
-            .collect(),
-    }
-}
-
-fn arms_mut(b: &mut TableBranches) -> Vec<&mut Block> {
-    match b {
-        TableBranches::None => Vec::new(),
-        TableBranches::HitMiss { hit, miss } => vec![hit, miss],
-        TableBranches::ActionRun { cases, default } => cases
-            .iter_mut()
-            .map(|(_, b)| b)
-            .chain(std::iter::once(default))
-            .collect(),
     }
 }
 
@@ -469,7 +446,7 @@ fn body_reads(col: &mut Collector<'_>, b: &[Stmt], fx: &mut Effects) {
                 body_reads(col, els, fx);
             }
             Stmt::ApplyTable { branches, .. } => {
-                for arm in arms(branches) {
+                for arm in branch_arms(branches) {
                     body_reads(col, arm, fx);
                 }
             }
@@ -496,7 +473,7 @@ fn remove_copies(b: &mut Block, dead: &HashSet<FieldRef>) {
                 remove_copies(els, dead);
             }
             Stmt::ApplyTable { branches, .. } => {
-                for arm in arms_mut(branches) {
+                for arm in branch_arms_mut(branches) {
                     remove_copies(arm, dead);
                 }
             }
