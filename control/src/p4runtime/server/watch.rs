@@ -37,6 +37,8 @@ pub(super) struct Watched {
     pub written: p4v1::ActionProfileGroup,
     /// The members the switch holds now (`None`: not known, set at the next look).
     applied: Option<Vec<u32>>,
+    /// The last set a rewrite of the group was refused with (logged once, retried quietly).
+    refused: Option<Vec<u32>>,
 }
 
 /// Groups with watched members, by (profile id, group id).
@@ -104,6 +106,7 @@ pub(super) fn watched_of(
         ports,
         written: g.clone(),
         applied: None,
+        refused: None,
     }))
 }
 
@@ -157,17 +160,26 @@ pub(super) fn watch_pump(s: &Shared) {
             let done = s.handle.each(CALL_TIMEOUT, move |sw, _| {
                 sw.profile_group_set(PipeSel::All, &profile, group, &m)
             });
-            match done {
+            let Ok(mut x) = s.extras.lock() else {
+                return;
+            };
+            let Some(w) = x.watched.get_mut(&(profile_id, group)) else {
+                continue;
+            };
+            let failure = match done {
                 Ok(r) if r.iter().all(|r| r.is_ok()) => {
                     tracing::info!(group, ?members, "watched ports changed: group rewritten");
-                    if let Ok(mut x) = s.extras.lock() {
-                        if let Some(w) = x.watched.get_mut(&(profile_id, group)) {
-                            w.applied = Some(members);
-                        }
-                    }
+                    w.applied = Some(members);
+                    w.refused = None;
+                    continue;
                 }
-                Ok(r) => tracing::warn!(group, errors = ?r, "watched group rewrite refused"),
-                Err(e) => tracing::warn!(group, error = %e, "watched group rewrite"),
+                Ok(r) => format!("refused: {r:?}"),
+                Err(e) => e.to_string(),
+            };
+            // Retried at every poll while the set differs; said once per set, not per poll.
+            if w.refused.as_ref() != Some(&members) {
+                tracing::warn!(group, ?members, error = %failure, "watched group rewrite failed");
+                w.refused = Some(members);
             }
         }
     }
