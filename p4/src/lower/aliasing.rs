@@ -28,7 +28,8 @@ use super::shared_apply::overlap;
 use super::{Binding, Lowerer, V};
 use crate::ast::{self, Direction};
 
-/// Bodies nested deeper than this (actions calling actions) are taken to write everything.
+/// Action bodies expanded deeper than this (actions calling actions, against a malformed IR)
+/// are taken to write everything; `if` nesting does not count (the frontend bounds it).
 const MAX_DEPTH: u8 = 32;
 
 /// The PHV bits and header validity bits a lowered body writes.
@@ -128,8 +129,8 @@ impl Lowerer<'_> {
                     None => w.all = true,
                 },
                 Stmt::If { then, els, .. } => {
-                    self.collect_writes(then, w, depth + 1);
-                    self.collect_writes(els, w, depth + 1);
+                    self.collect_writes(then, w, depth);
+                    self.collect_writes(els, w, depth);
                 }
                 Stmt::CallAction { action: a, .. } => action(*a, w),
                 Stmt::ApplyTable { table, branches } => {
@@ -143,7 +144,7 @@ impl Lowerer<'_> {
                         None => w.all = true,
                     }
                     for arm in branch_arms(branches) {
-                        self.collect_writes(arm, w, depth + 1);
+                        self.collect_writes(arm, w, depth);
                     }
                 }
                 _ => {}
