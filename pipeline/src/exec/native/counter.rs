@@ -1,5 +1,5 @@
 //! Counter updates done by generated code: `count()` on a direct counter adds to the running
-//! entry's cell (on a miss the shim counts the default entry's, as `Ctx::count`), `count(i)` on an indexed counter adds to
+//! entry's cell (on a miss the default entry's, as `Ctx::count`), `count(i)` on an indexed counter adds to
 //! cell `i` when `i` is below the counter's size, both reading the counter array's addresses
 //! from its view (`CounterState::VIEW`) in the pipe state the pass runs on, and the packet's
 //! length from the context. Anything else — an index at or past the size (which wraps and is
@@ -23,6 +23,9 @@ pub struct CounterPlan {
     adjust: u16,
     packets: bool,
     bytes: bool,
+    /// A direct counter's default-entry cell, which a miss counts (`None`: its table is not
+    /// in the pipeline; the shim counts).
+    miss_cell: Option<u32>,
 }
 
 /// Per counter id of `pl`, its plan when generated code may count on it itself.
@@ -36,6 +39,10 @@ pub fn plans(pl: &Pipeline) -> Vec<Option<CounterPlan>> {
                 adjust: c.bytes.adjust,
                 packets: c.kind != CounterKind::Bytes,
                 bytes: c.kind != CounterKind::Packets,
+                miss_cell: c
+                    .direct_table
+                    .and_then(|t| pl.tables.get(t.index()))
+                    .and_then(|t| u32::try_from(crate::state::default_entry_cell(t)).ok()),
             })
         })
         .collect()
@@ -79,8 +86,9 @@ impl Gen<'_, '_> {
     }
 
     /// The update in line: the cell (the running entry's, or `index` below the size), its
-    /// packet count plus one and byte count plus the packet's counted length; the shim for a
-    /// miss, an index that wraps or a counter the pass's state lacks.
+    /// packet count plus one and byte count plus the packet's counted length (a miss: the
+    /// default entry's cell); the shim for an index that wraps or a counter the pass's state
+    /// lacks.
     fn inline_count(&mut self, counter: u32, p: CounterPlan, index: Option<Value>) {
         let (slow, done) = (self.b.create_block(), self.b.create_block());
         let n = self.env_load(std::mem::offset_of!(EnvLayout, ncounters));
@@ -95,13 +103,21 @@ impl Gen<'_, '_> {
                 let off = self.shims.entry_off;
                 let e = self.b.ins().load(types::I64, mem(), ctx, off);
                 // A running entry is a handle (below 2^32); anything else is a miss, which
-                // counts the default entry's cell through the shim.
+                // counts the default entry's cell (`state::default_entry_cell`).
                 let live =
                     self.b
                         .ins()
                         .icmp_imm(IntCC::UnsignedLessThanOrEqual, e, i64::from(u32::MAX));
-                self.next_if(live, slow);
-                e
+                match p.miss_cell {
+                    Some(cell) => {
+                        let cell = self.iconst(u64::from(cell));
+                        self.b.ins().select(live, e, cell)
+                    }
+                    None => {
+                        self.next_if(live, slow);
+                        e
+                    }
+                }
             }
             Some(v) => {
                 let v = self.fit(v, false);
