@@ -1,15 +1,21 @@
 //! In-memory links: [`pair`] returns two connected [`MemPort`]s, and [`MemHub`] hands out the
 //! two ends of named links (the `mem:NAME` port spec). Used by tests and `pisa demo`.
 //!
-//! Each direction is a bounded crossbeam channel of frame buffers. Buffers move across the
-//! link rather than being copied, and the receiver returns spare buffers to the sender through
-//! a second channel, so steady-state traffic allocates nothing. A full channel is a counted
-//! drop (`QueueFull`), never a block.
+//! Each direction is a crossbeam channel of frame buffers holding at most the link's capacity.
+//! Buffers move across the link rather than being copied, and the receiver returns spare
+//! buffers to the sender through a second channel, so steady-state traffic allocates nothing.
+//! A full direction is a counted drop (`QueueFull`), never a block.
+//!
+//! The channels are crossbeam's list-based (unbounded) ones with the capacity checked by the
+//! sender (each direction has one sender, so the check cannot be overtaken): a bounded
+//! crossbeam channel preallocates and initialises every slot, which made each cabled port of a
+//! large lab cost about 1 MB before any frame flowed; a list channel grows in blocks of 31
+//! slots as frames are in flight and frees them as they drain.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
+use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, SendError, Sender, TryRecvError};
 
 use crate::port::{DropReason, FrameBatch, Port, PortError, StatsHandle, MAX_FRAME_LEN};
 use crate::time::Nanos;
@@ -31,6 +37,8 @@ pub struct MemPort {
     pending: Option<Vec<u8>>,
     stats: StatsHandle,
     max_frame_len: usize,
+    /// Frames (and spare buffers) in flight per direction.
+    capacity: usize,
 }
 
 /// Two connected ports with [`DEFAULT_CAPACITY`] frames of buffering each way.
@@ -41,11 +49,11 @@ pub fn pair(name_a: &str, name_b: &str) -> (MemPort, MemPort) {
 /// Two connected ports with `capacity` frames (at least 1) of buffering each way.
 pub fn pair_with_capacity(name_a: &str, name_b: &str, capacity: usize) -> (MemPort, MemPort) {
     let capacity = capacity.max(1);
-    let (a_tx, b_rx) = bounded(capacity);
-    let (b_tx, a_rx) = bounded(capacity);
+    let (a_tx, b_rx) = unbounded();
+    let (b_tx, a_rx) = unbounded();
     // Buffers flow back opposite to the frames: B returns A's buffers to A and vice versa.
-    let (a_recycle_tx, b_recycle_rx) = bounded(capacity);
-    let (b_recycle_tx, a_recycle_rx) = bounded(capacity);
+    let (a_recycle_tx, b_recycle_rx) = unbounded();
+    let (b_recycle_tx, a_recycle_rx) = unbounded();
     let a = MemPort {
         name: name_a.to_string(),
         tx: a_tx,
@@ -55,6 +63,7 @@ pub fn pair_with_capacity(name_a: &str, name_b: &str, capacity: usize) -> (MemPo
         pending: None,
         stats: StatsHandle::new(),
         max_frame_len: MAX_FRAME_LEN,
+        capacity,
     };
     let b = MemPort {
         name: name_b.to_string(),
@@ -65,6 +74,7 @@ pub fn pair_with_capacity(name_a: &str, name_b: &str, capacity: usize) -> (MemPo
         pending: None,
         stats: StatsHandle::new(),
         max_frame_len: MAX_FRAME_LEN,
+        capacity,
     };
     (a, b)
 }
@@ -81,8 +91,10 @@ impl MemPort {
             Ok(spare) => {
                 self.stats.counters().add_rx(1, len);
                 if let Some(spare) = spare {
-                    // Ignored when the peer is gone or already has plenty of spares.
-                    let _ = self.recycle_tx.try_send(spare);
+                    // Dropped when the peer is gone or already has plenty of spares.
+                    if self.recycle_tx.len() < self.capacity {
+                        let _ = self.recycle_tx.send(spare);
+                    }
                 }
                 true
             }
@@ -136,7 +148,12 @@ impl Port for MemPort {
                 continue;
             }
             let Some(buf) = batch.take_data(i) else { break };
-            match self.tx.try_send(buf) {
+            if self.tx.len() >= self.capacity {
+                counters.tx_drop(DropReason::QueueFull, 1);
+                batch.give_buffer(buf);
+                continue;
+            }
+            match self.tx.send(buf) {
                 Ok(()) => {
                     counters.add_tx(1, len as u64);
                     sent += 1;
@@ -144,11 +161,7 @@ impl Port for MemPort {
                         batch.give_buffer(spare);
                     }
                 }
-                Err(TrySendError::Full(buf)) => {
-                    counters.tx_drop(DropReason::QueueFull, 1);
-                    batch.give_buffer(buf);
-                }
-                Err(TrySendError::Disconnected(buf)) => {
+                Err(SendError(buf)) => {
                     counters.tx_drop(DropReason::LinkDown, 1);
                     batch.give_buffer(buf);
                     gone = true;

@@ -233,11 +233,10 @@ impl Topology {
 /// exhaust the machine.
 pub const MAX_SWITCHES: usize = 512;
 
-/// Links (switch–switch and switch–host) one topology may hold. Each cabled port costs about
-/// 1 MB before any frame flows (an in-memory link's two frame and two buffer-return channels
-/// are preallocated, 16,384 slots each: `mem.rs`'s `LINK_CAPACITY`). The shipped 1,024-host
-/// fat tree (k = 16) has 3,072 links; past 4,096 a lab is refused where the file says so,
-/// rather than failing an allocation part-way.
+/// Links (switch–switch and switch–host) one topology may hold. An in-memory link costs a few
+/// hundred bytes before any frame flows (its channels grow with the frames in flight:
+/// `dataplane::mem`); what bounds a lab is the switches' memory. The shipped 1,024-host fat
+/// tree (k = 16) has 3,072 links; past 4,096 a lab is refused where the file says so.
 pub const MAX_LINKS: usize = 4096;
 
 /// The checks and defaults of [`Topology::from_yaml`].

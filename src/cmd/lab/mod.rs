@@ -55,9 +55,9 @@ pub enum LabCommand {
     Tables(topo::TablesArgs),
     /// Write a link's frames to a pcap file while the hosts ping each other.
     Capture(topo::CaptureArgs),
-    /// Print a topology file: a fat tree, a leaf-spine or the MC-RDMA testbed.
-    #[command(subcommand)]
-    Generate(topo::GenerateCommand),
+    /// Print (or write with --out) a topology file: a fat tree, a leaf-spine or the MC-RDMA
+    /// testbed.
+    Generate(topo::GenerateArgs),
 }
 
 fn state_dir() -> PathBuf {

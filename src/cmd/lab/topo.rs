@@ -95,6 +95,19 @@ pub struct CaptureArgs {
     pub duration: f64,
 }
 
+#[derive(Args, Debug)]
+pub struct GenerateArgs {
+    #[command(subcommand)]
+    pub kind: GenerateCommand,
+    /// Write the topology file here instead of printing it; the program's path in it is then
+    /// written relative to the file's directory (printed, it is absolute).
+    #[arg(long, global = true)]
+    pub out: Option<PathBuf>,
+    /// The program every switch runs (it must follow fabric.p4's table contract).
+    #[arg(long, global = true, default_value = "p4/programs/fabric.p4")]
+    pub program: PathBuf,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum GenerateCommand {
     /// A k-ary fat tree (k even): (k/2)² core, k pods of k/2 aggregation and k/2 edge switches,
@@ -120,19 +133,49 @@ pub enum GenerateCommand {
     Mcrdma,
 }
 
-pub fn generate(g: GenerateCommand) -> anyhow::Result<ExitCode> {
-    let text = match g {
+pub fn generate(g: GenerateArgs) -> anyhow::Result<ExitCode> {
+    // A topology names its program relative to its own directory: the generated path must
+    // resolve from wherever the file is written (the shipped fabric.p4 from the bundle when
+    // pisa runs outside its clone).
+    let program = match g.program.is_file() {
+        true => g.program.clone(),
+        false => pisa::bundled::path(&g.program.to_string_lossy())?,
+    };
+    let program = program
+        .canonicalize()
+        .with_context(|| format!("cannot resolve `{}`", program.display()))?;
+    let out = match &g.out {
+        Some(out) => {
+            let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
+            let dir = dir.unwrap_or(Path::new("."));
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create `{}`", dir.display()))?;
+            let dir = dir.canonicalize()?;
+            Some((out, dir.join(out.file_name().unwrap_or_default())))
+        }
+        None => None,
+    };
+    let named = match &out {
+        Some((_, file)) => labs::generate::program_path_from(file, &program),
+        None => program.display().to_string(),
+    };
+    let text = match g.kind {
         GenerateCommand::FatTree { k } => {
-            labs::generate::fat_tree_yaml(k).map_err(|e| anyhow!(e))?
+            labs::generate::fat_tree_yaml(k, &named).map_err(|e| anyhow!(e))?
         }
         GenerateCommand::LeafSpine {
             spines,
             leaves,
             hosts,
-        } => labs::generate::leaf_spine_yaml(spines, leaves, hosts).map_err(|e| anyhow!(e))?,
-        GenerateCommand::Mcrdma => labs::generate::mcrdma_yaml(),
+        } => labs::generate::leaf_spine_yaml(spines, leaves, hosts, &named)
+            .map_err(|e| anyhow!(e))?,
+        GenerateCommand::Mcrdma => labs::generate::mcrdma_yaml(&named),
     };
-    print!("{text}");
+    match out {
+        Some((out, _)) => std::fs::write(out, text)
+            .with_context(|| format!("cannot write `{}`", out.display()))?,
+        None => print!("{text}"),
+    }
     Ok(ExitCode::SUCCESS)
 }
 
