@@ -121,7 +121,10 @@ fn a_table_without_a_size_gets_bf_p4cs_default() {
         w.contains("No size defined for table 'Ing.ternary_t', setting default size to 40"),
         "{w}"
     );
-    assert!(!w.contains("h_t"), "an @hidden table is not warned about: {w}");
+    assert!(
+        !w.contains("h_t"),
+        "an @hidden table is not warned about: {w}"
+    );
     let size = |n: &str| {
         c.program.pipelines[0]
             .tables

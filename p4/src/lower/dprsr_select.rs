@@ -86,7 +86,11 @@ impl Lowerer<'_> {
     /// `stmt` (a deparser resubmit, digest or mirror request) guarded by its select field's
     /// flag, when that field starts invalid; `stmt` itself otherwise.
     pub(crate) fn when_written(&mut self, which: Intrinsic, stmt: Stmt, span: Span) -> Res<Stmt> {
-        let Some(i) = self.written_flags.iter().position(|w| w.which == Some(which)) else {
+        let Some(i) = self
+            .written_flags
+            .iter()
+            .position(|w| w.which == Some(which))
+        else {
             return Ok(stmt);
         };
         let cond = Expr::Field(self.written_flag(i, span)?);
@@ -173,8 +177,7 @@ impl Marker<'_> {
                 .marks
                 .iter()
                 .filter(|(f, _)| {
-                    (writes(&b[i], *f) || self.fills(&b[i], *f))
-                        && !copies_back(&b[i], *f, shadows)
+                    (writes(&b[i], *f) || self.fills(&b[i], *f)) && !copies_back(&b[i], *f, shadows)
                 })
                 .map(|(_, flag)| Stmt::Assign {
                     dst: Place::Field(*flag),

@@ -624,7 +624,7 @@ impl<'a> Lowerer<'a> {
             default_action_const,
             const_entries: entries,
             entries_const,
-            size: size,
+            size,
             direct_counter,
             direct_meter,
             idle_timeout,

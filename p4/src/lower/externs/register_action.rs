@@ -567,7 +567,10 @@ fn positional_args(
                 n.name
             ))
             .with_primary(a.span, "named argument out of order")
-            .with_help(format!("pass the arguments in the order `{}`", names.join(", ")))
+            .with_help(format!(
+                "pass the arguments in the order `{}`",
+                names.join(", ")
+            ))
         };
         return Err(l.err(d));
     }
