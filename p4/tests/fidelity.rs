@@ -666,3 +666,18 @@ fn a_digest_selected_by_a_metadata_field_is_sent() {
         );
     }
 }
+
+/// `invalidate` / `is_validated` act on a PHV container's valid bit, which Tofino 2 does not
+/// have (its containers start valid, `invalidate` is an illegal ALU instruction): the Tofino 1
+/// check `conformance/field_invalidate.p4` is refused for Tofino 2 with the reason; for
+/// Tofino 1 it compiles with the warning that says pisa tracks the bit per field.
+#[test]
+fn field_validity_is_tofino1_only_and_warns_of_its_approximation() {
+    let f = try_compile("../conformance/field_invalidate.p4", Target::Tofino2, &[])
+        .expect_err("invalidate has no Tofino 2 form");
+    let text = f.render();
+    assert!(text.contains("no meaning on Tofino 2"), "{text}");
+    let c = compile("../conformance/field_invalidate.p4", Target::Tofino1, &[]);
+    let w = c.warnings.render(&c.sources);
+    assert!(w.contains("per field, the chip per PHV container"), "{w}");
+}

@@ -235,6 +235,20 @@ fn min_max_over_a_word_of_sixteen_bit_cells() {
     assert_eq!(lo8(&mut sw, 0x8400), (50, 15));
 }
 
+/// The index-less `execute()` forms (t2na.p4 declares the index @optional): bf-p4c refuses an
+/// indexed RegisterAction or MinMaxAction run without one ("requires an index to address, as
+/// it isn't directly addressed from the match entry"); the Direct* actions and the
+/// counter-addressed methods take none (`outputs.p4`, `fifo_stack.p4` run them). A named
+/// `rv2 = x` in the index's place is not taken for the index.
+#[test]
+fn an_indexed_execute_without_an_index_is_refused_as_bf_p4c_does() {
+    let e = refused("minmax.p4", Target::Tofino2, &["BAD_NO_INDEX"]);
+    assert!(e.contains("`lo.execute()` without an index"), "{e}");
+    assert!(e.contains("requires an index to address"), "{e}");
+    let e = refused("minmax.p4", Target::Tofino2, &["BAD_NAMED_NO_INDEX"]);
+    assert!(e.contains("the first argument is not the index"), "{e}");
+}
+
 #[test]
 fn min_max_misuse_and_learning_are_refused() {
     let e = refused("minmax.p4", Target::Tofino2, &["BAD_POSTMOD"]);
@@ -524,7 +538,8 @@ fn a_value_written_twice_on_one_path_is_refused_as_bf_p4c_does() {
 }
 
 /// `IdleTimeout()`, `invalidate(field)` and `is_validated(field)`: declared in t2na.p4, refused
-/// with what pisa models instead (table aging by `idle_timeout = true`; validity per header).
+/// with the reason (table aging is `idle_timeout = true`; Tofino 2 has no container validity:
+/// every container starts valid and `invalidate` is an illegal instruction).
 #[test]
 fn idle_timeout_and_field_validity_are_refused_with_the_reason() {
     try_compile("field_validity_idle.p4", Target::Tofino2, &[])
@@ -534,7 +549,7 @@ fn idle_timeout_and_field_validity_are_refused_with_the_reason() {
     assert!(e.contains("idle_timeout = true"), "{e}");
     for d in ["INV", "ISV"] {
         let e = refused("field_validity_idle.p4", Target::Tofino2, &[d]);
-        assert!(e.contains("a single field's validity"), "{d}: {e}");
-        assert!(e.contains("setInvalid()"), "{d}: {e}");
+        assert!(e.contains("no meaning on Tofino 2"), "{d}: {e}");
+        assert!(e.contains("starts every PHV container valid"), "{d}: {e}");
     }
 }

@@ -94,3 +94,53 @@ fn adds_stop_at_the_p4_size_not_the_allocated_memory() {
         }
     }
 }
+
+/// A table without `size` gets bf-p4c's default before the control plane is generated
+/// (`SetDefaultSize`: 512, or the table's `min_size`), with bf-p4c's warning (none for an
+/// `@hidden` table): the program's table size, so P4Info's and the driver's cap, is that.
+#[test]
+fn a_table_without_a_size_gets_bf_p4cs_default() {
+    let src = PROGRAM
+        .replace(
+            "actions = { set; NoAction; } size = 100; }\n  table ternary_t",
+            "actions = { set; NoAction; } }\n  table ternary_t",
+        )
+        .replace(
+            "actions = { set; NoAction; } size = 100; }\n  apply",
+            "actions = { set; NoAction; } min_size = 40; }\n  @hidden table h_t { actions = { NoAction; } }\n  apply",
+        )
+        .replace("apply { exact_t.apply();", "apply { h_t.apply(); exact_t.apply();");
+    let c = compile_str("default_size.p4", &src, &CompileOptions::default())
+        .unwrap_or_else(|f| panic!("{}", f.render()));
+    let w = c.warnings.render(&c.sources);
+    assert!(
+        w.contains("No size defined for table 'Ing.exact_t', setting default size to 512"),
+        "{w}"
+    );
+    assert!(
+        w.contains("No size defined for table 'Ing.ternary_t', setting default size to 40"),
+        "{w}"
+    );
+    assert!(
+        !w.contains("h_t"),
+        "an @hidden table is not warned about: {w}"
+    );
+    let size = |n: &str| {
+        c.program.pipelines[0]
+            .tables
+            .iter()
+            .find(|t| t.name == n)
+            .map(|t| t.size)
+    };
+    assert_eq!(size("Ing.exact_t"), Some(512));
+    assert_eq!(size("Ing.ternary_t"), Some(40));
+    let mut sw = Switch::new(Arc::new(c.program), SwitchConfig::new(1)).expect("switch");
+    match fill(&mut sw, "Ing.exact_t", "hdr.eth.type", false, 513) {
+        Some((512, ApiError::TableFull { capacity, .. })) => assert_eq!(capacity, 512),
+        other => panic!("the 513th add should be refused as full: {other:?}"),
+    }
+    match fill(&mut sw, "Ing.ternary_t", "hdr.eth.dst", true, 41) {
+        Some((40, ApiError::TableFull { capacity, .. })) => assert_eq!(capacity, 40),
+        other => panic!("the 41st add should be refused as full: {other:?}"),
+    }
+}

@@ -48,7 +48,8 @@
 //! (the harness ranks lpm entries by it, pisa by prefix length, `run/lpm.rs`) and a prefix
 //! after a value that is not a dotted IPv4 (`0x0b000000/8`: the harness drops it). `source FILE`
 //! includes another script ([`parse_file`], `source.rs`); table and action names may be any
-//! end of the full name, as the harness finds them (`crate::resolve`). Not read: `ghost`,
+//! end of the full name, as the harness finds them (`crate::resolve`). Not read: `ghost` (an
+//! error that says why: what it sets is not public),
 //! `tcam_2bit_mode`, `write_raw_*`, `load`, `check_counter ... = VAR`; bmv2's `counter_*`,
 //! `meter_*`, `mirroring_delete/get`, `mc_node_update`; `*` inside an lpm value
 //! (`0x0a**0102`, not a prefix: refused).

@@ -237,6 +237,17 @@ fn statement(cur: &mut Cursor<'_>) -> Result<Stmt, StfParseError> {
             let to = cur.number_as("the port it comes back in on")?;
             Stmt::Wire { from, to }
         }
+        // The Tofino harness's ghost-thread command: what it sets is not in any public
+        // source, so a script using it is refused rather than run without it.
+        "ghost" => {
+            return Err(cur.error_at(
+                start,
+                "the Tofino harness's `ghost` command is not read: what it sets in the ghost \
+                 thread is not public (pisa runs a Tofino 2 program's ghost control on each \
+                 change of a port queue's depth)"
+                    .to_string(),
+            ))
+        }
         "" => return Err(cur.error("expected a statement keyword")),
         _ => {
             return Err(cur.error_at(
@@ -691,6 +702,14 @@ mod tests {
         assert!(parse("remove t1").is_err());
         assert!(parse("packet 0").is_err());
         assert!(parse("add t k:1").is_err());
+    }
+
+    /// `ghost` (the Tofino harness's ghost-thread command) is an STF error that says why,
+    /// never a script run without it.
+    #[test]
+    fn the_ghost_command_is_refused_with_the_reason() {
+        let e = parse("ghost 0 1\n").expect_err("ghost is not read");
+        assert!(e.to_string().contains("`ghost` command is not read"), "{e}");
     }
 
     proptest::proptest! {

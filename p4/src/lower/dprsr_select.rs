@@ -41,10 +41,11 @@ const INVALID_UNTIL_WRITTEN: [(Intrinsic, &str); 3] = [
 ];
 
 /// One select field and its flag (allocated when the program first writes the field or
-/// guards a request with it, so a program without either gets no extra PHV).
+/// guards a request with it, so a program without either gets no extra PHV). `which` is
+/// `None` for a field that `invalidate` / `is_validated` track (`externs::field_validity`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct WrittenFlag {
-    pub which: Intrinsic,
+    pub which: Option<Intrinsic>,
     pub name: &'static str,
     pub field: FieldRef,
     pub flag: Option<FieldRef>,
@@ -57,7 +58,7 @@ impl Lowerer<'_> {
         for (which, name) in INVALID_UNTIL_WRITTEN {
             if let Some(field) = bindings.get(which) {
                 self.written_flags.push(WrittenFlag {
-                    which,
+                    which: Some(which),
                     name,
                     field,
                     flag: None,
@@ -67,7 +68,7 @@ impl Lowerer<'_> {
     }
 
     /// The flag of entry `i`, allocated on first use.
-    fn written_flag(&mut self, i: usize, span: Span) -> Res<FieldRef> {
+    pub(crate) fn written_flag(&mut self, i: usize, span: Span) -> Res<FieldRef> {
         if let Some(f) = self.written_flags[i].flag {
             return Ok(f);
         }
@@ -85,7 +86,11 @@ impl Lowerer<'_> {
     /// `stmt` (a deparser resubmit, digest or mirror request) guarded by its select field's
     /// flag, when that field starts invalid; `stmt` itself otherwise.
     pub(crate) fn when_written(&mut self, which: Intrinsic, stmt: Stmt, span: Span) -> Res<Stmt> {
-        let Some(i) = self.written_flags.iter().position(|w| w.which == which) else {
+        let Some(i) = self
+            .written_flags
+            .iter()
+            .position(|w| w.which == Some(which))
+        else {
             return Ok(stmt);
         };
         let cond = Expr::Field(self.written_flag(i, span)?);
@@ -122,6 +127,7 @@ impl Lowerer<'_> {
             marks: &marks,
             tables: &self.pipe.tables,
             actions: &self.pipe.actions,
+            headers: &self.phv.layout.headers,
         };
         for st in &mut parser.states {
             m.block(&mut st.body, &mut Vec::new());
@@ -156,6 +162,8 @@ struct Marker<'m> {
     marks: &'m [(FieldRef, FieldRef)],
     tables: &'m [ir::Table],
     actions: &'m [ir::Action],
+    /// The gress's headers: an extract or a header copy writes every field of its header.
+    headers: &'m [ir::HeaderInfo],
 }
 
 impl Marker<'_> {
@@ -168,7 +176,9 @@ impl Marker<'_> {
             let set: Vec<Stmt> = self
                 .marks
                 .iter()
-                .filter(|(f, _)| writes(&b[i], *f) && !copies_back(&b[i], *f, shadows))
+                .filter(|(f, _)| {
+                    (writes(&b[i], *f) || self.fills(&b[i], *f)) && !copies_back(&b[i], *f, shadows)
+                })
                 .map(|(_, flag)| Stmt::Assign {
                     dst: Place::Field(*flag),
                     value: Expr::Const { value: 1, width: 1 },
@@ -240,6 +250,22 @@ impl Marker<'_> {
                 shadows.push(Shadow { copy: *copy, of: f });
             }
         }
+    }
+
+    /// Whether `s` writes a whole header holding bits of `f` (an extract, a header copy).
+    fn fills(&self, s: &Stmt, f: FieldRef) -> bool {
+        let h = match s {
+            Stmt::Extract(h) | Stmt::ExtractVarbit { header: h, .. } => *h,
+            Stmt::CopyHeader { dst, .. } => *dst,
+            _ => return false,
+        };
+        self.headers.get(h.index()).is_some_and(|h| {
+            let whole = FieldRef {
+                offset: h.byte_offset * 8,
+                width: u16::try_from(h.byte_len * 8).unwrap_or(u16::MAX),
+            };
+            overlaps(whole, f)
+        })
     }
 
     /// Whether `s` or anything it runs (nested blocks, applied tables' actions, called

@@ -16,7 +16,7 @@ mod checksum_dest;
 mod control;
 mod copy_prop;
 mod ctor;
-mod dprsr_select;
+pub(crate) mod dprsr_select;
 mod entry_priority;
 mod exit_copyout;
 mod expr;

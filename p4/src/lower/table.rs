@@ -14,10 +14,34 @@ use crate::check::types::Ty;
 use crate::diag::Diagnostic;
 use crate::source::Span;
 
-/// Table size when the program names none (bf-p4c's default).
+/// Table size when the program names none (bf-p4c's `SetDefaultSize`: 512, or the table's
+/// `min_size`; written into the table before P4Info and BF-RT are generated, so the control
+/// plane sees it as the size, and the driver refuses entries past it).
 pub const DEFAULT_SIZE: u32 = 512;
 
 impl<'a> Lowerer<'a> {
+    /// The size of a table that names none, with bf-p4c's warning (not for an `@hidden`
+    /// table, as bf-p4c): its `min_size` if given, else [`DEFAULT_SIZE`].
+    fn default_size(
+        &mut self,
+        d: &ast::Decl,
+        t: &ast::TableDecl,
+        name: &str,
+        min_size: Option<u32>,
+    ) -> u32 {
+        let n = min_size.unwrap_or(DEFAULT_SIZE);
+        if !annotations::has(&d.annotations, "hidden") {
+            self.warn(
+                Diagnostic::warning(format!(
+                    "No size defined for table '{name}', setting default size to {n}"
+                ))
+                .with_primary(t.name.span, "no `size`")
+                .with_note("bf-p4c's wording; the control plane sees this size (P4Info, BF-RT) and the driver refuses entries past it"),
+            );
+        }
+        n
+    }
+
     fn action_ref(&mut self, r: &'a ast::ActionRef) -> Res<std::rc::Rc<super::ActionSlot<'a>>> {
         match self.lookup_name(&r.name)? {
             Resolved::Obj(Binding::Action(s)) => Ok(s),
@@ -141,6 +165,7 @@ impl<'a> Lowerer<'a> {
         let mut entries: Vec<ir::ConstEntry> = Vec::new();
         let mut entries_const = false;
         let mut size = None;
+        let mut min_size = None;
         let mut direct_counter = None;
         let mut direct_meter = None;
         let mut idle_timeout = false;
@@ -423,6 +448,19 @@ impl<'a> Lowerer<'a> {
                         }
                         Err(_) => failed = true,
                     },
+                    // bf-p4c's `SetDefaultSize` takes it as the size of a table without one.
+                    "min_size" => match self.const_int(value) {
+                        Ok(n) if (1..=(1 << 24)).contains(&n) => min_size = Some(n as u32),
+                        Ok(n) => {
+                            self.err(
+                                Diagnostic::error(format!("table min_size {n} out of range"))
+                                    .with_primary(value.span, "invalid size")
+                                    .with_help("use a size from 1 to 16777216"),
+                            );
+                            failed = true;
+                        }
+                        Err(_) => failed = true,
+                    },
                     "idle_timeout" => match self.const_value(value, &Ty::Bool) {
                         Ok(v) => idle_timeout = v != 0,
                         Err(_) => failed = true,
@@ -513,7 +551,9 @@ impl<'a> Lowerer<'a> {
                 )
             }
         };
-        if let Some(n) = size.filter(|n| (entries.len() as u64) > u64::from(*n)) {
+        let mut size = size.unwrap_or_else(|| self.default_size(d, t, &name, min_size));
+        if (entries.len() as u64) > u64::from(size) {
+            let n = size;
             // p4c warns and keeps every entry; so does pisa, with a table large enough.
             self.warn(
                 Diagnostic::warning(format!(
@@ -523,7 +563,7 @@ impl<'a> Lowerer<'a> {
                 ))
                 .with_primary(t.name.span, "more entries than its size"),
             );
-            size = Some(entries.len() as u32);
+            size = entries.len() as u32;
         }
         if keys.iter().all(|(k, _)| k.kind == MatchKind::Exact) {
             let spans: Vec<Span> = explicit_prio.iter().map(|(_, sp)| *sp).collect();
@@ -554,25 +594,25 @@ impl<'a> Lowerer<'a> {
         if let Some(c) = direct_counter {
             if let Some(ctr) = self.pipe.counters.get_mut(c.index()) {
                 ctr.direct_table = Some(id);
-                ctr.size = size.unwrap_or(DEFAULT_SIZE);
+                ctr.size = size;
             }
         }
         if let Some(m) = direct_meter {
             if let Some(mt) = self.pipe.meters.get_mut(m.index()) {
                 mt.direct_table = Some(id);
-                mt.size = size.unwrap_or(DEFAULT_SIZE);
+                mt.size = size;
             }
         }
         if let Some(f) = direct_filter {
             if let Some(ft) = self.pipe.filters.get_mut(f.index()) {
                 ft.direct_table = Some(id);
-                ft.size = size.unwrap_or(DEFAULT_SIZE);
+                ft.size = size;
             }
         }
         if let Some(r) = direct_register {
             if let Some(rg) = self.pipe.registers.get_mut(r.index()) {
                 rg.direct_table = Some(id);
-                rg.size = size.unwrap_or(DEFAULT_SIZE);
+                rg.size = size;
             }
         }
         self.pipe.tables.push(ir::Table {
@@ -584,7 +624,7 @@ impl<'a> Lowerer<'a> {
             default_action_const,
             const_entries: entries,
             entries_const,
-            size: size.unwrap_or(DEFAULT_SIZE),
+            size,
             direct_counter,
             direct_meter,
             idle_timeout,

@@ -84,9 +84,17 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
 
     apply {
         if (hdr.data.op == 0) {
+#if defined(BAD_NAMED_NO_INDEX)
+            store.execute(rv2 = hdr.data.v);
+#else
             store.execute(hdr.data.i);
+#endif
         } else if (hdr.data.op == 1) {
+#if defined(BAD_NO_INDEX)
+            hdr.data.best = lo.execute();
+#else
             hdr.data.best = lo.execute(hdr.data.i[2:0], hdr.data.lane);
+#endif
         } else if (hdr.data.op == 2) {
             hdr.data.best = hi.execute(hdr.data.i[2:0], hdr.data.lane3);
         } else if (hdr.data.op == 3) {

@@ -177,7 +177,7 @@ impl<'a> Lowerer<'a> {
         let Some(field) = self
             .written_flags
             .iter()
-            .find(|w| w.which == which)
+            .find(|w| w.which == Some(which))
             .map(|w| w.field)
         else {
             return false;

@@ -8,6 +8,7 @@ pub(crate) mod byte_count;
 mod checksum;
 mod counter;
 pub(crate) mod deparser_rules;
+mod field_validity;
 mod filter;
 mod hash;
 mod math_unit;

@@ -209,6 +209,7 @@ impl ExternType for RegisterActions {
                         .with_help("a direct register's cell is the matched entry's; use an indexed Register"),
                     ));
                 }
+                positional_args(l, &xname, m, *direct, args)?;
                 let (index, out_args) = if *direct {
                     (ir::Expr::constant(0, 1), args)
                 } else if m != "execute" {
@@ -219,8 +220,8 @@ impl ExternType for RegisterActions {
                             Diagnostic::error(format!(
                                 "`{xname}.execute()` without an index on an indexed Register"
                             ))
-                            .with_primary(span, "not modelled")
-                            .with_note("t2na.p4 declares the index @optional, but the program then does not say which cell the stateful ALU addresses (the address comes from outside the program), so pisa refuses it rather than guess")
+                            .with_primary(span, "the stateful ALU has no address")
+                            .with_note("t2na.p4 declares the index @optional, but bf-p4c refuses an indexed RegisterAction or MinMaxAction run without one (`StatefulAttachmentSetup`: \"Indirect attached object ... requires an index to address, as it isn't directly addressed from the match entry\"); only the Direct* actions and the counter-addressed execute_log/enqueue/dequeue/push/pop take none")
                             .with_help("pass the cell's index: `execute(i)`, or use a DirectRegister with a DirectRegisterAction for a per-entry cell"),
                         ));
                     };
@@ -532,6 +533,48 @@ pub(super) fn apply_outputs(l: &Lowerer<'_>, tname: &str) -> usize {
             _ => None,
         })
         .unwrap_or(1)
+}
+
+/// Checks that named arguments of `method` sit where pisa reads them (by position): the
+/// index first (none for a Direct* action or a counter-addressed method), then `rv2`, `rv3`,
+/// `rv4` as t2na.p4 names them. `execute(rv2 = x)` would otherwise take `x` for the index.
+fn positional_args(
+    l: &mut Lowerer<'_>,
+    xname: &str,
+    method: &str,
+    direct: bool,
+    args: &[ast::Argument],
+) -> Res<()> {
+    let with_index = !direct && method == "execute";
+    let names = ["index", "rv2", "rv3", "rv4"];
+    let names = if with_index { &names[..] } else { &names[1..] };
+    for (i, a) in args.iter().enumerate() {
+        let Some(n) = &a.name else { continue };
+        if names.get(i) == Some(&n.name.as_str()) {
+            continue;
+        }
+        let missing_index = with_index && i == 0 && names[1..].contains(&n.name.as_str());
+        let d = if missing_index {
+            Diagnostic::error(format!(
+                "`{xname}.execute` without an index on an indexed Register"
+            ))
+            .with_primary(a.span, "the first argument is not the index")
+            .with_note("bf-p4c refuses an indexed RegisterAction run without an index (\"requires an index to address, as it isn't directly addressed from the match entry\")")
+            .with_help("pass the cell's index first: `execute(i, rv2 = ...)`")
+        } else {
+            Diagnostic::error(format!(
+                "`{xname}.{method}`: argument `{}` out of place",
+                n.name
+            ))
+            .with_primary(a.span, "named argument out of order")
+            .with_help(format!(
+                "pass the arguments in the order `{}`",
+                names.join(", ")
+            ))
+        };
+        return Err(l.err(d));
+    }
+    Ok(())
 }
 
 /// The places `execute` writes `rv2..` to (its `out` arguments after the index).

@@ -1,4 +1,4 @@
-//! Built-in functions: `verify` (removed, as bf-p4c does), `static_assert` (evaluated), `min`/`max`, `sizeInBits`, `funnel_shift_right`.
+//! Built-in functions: `verify` (removed, as bf-p4c does), `static_assert` (evaluated), `min`/`max`, `sizeInBits`, `funnel_shift_right`, `invalidate`/`is_validated` (in `externs::field_validity`).
 
 use pipeline::ir::{self};
 
@@ -30,15 +30,7 @@ impl<'a> Lowerer<'a> {
                     .with_primary(span, "here")
                     .with_help("write `meta.port_md = port_metadata_unpack<port_md_t>(pkt);`"),
             )),
-            "invalidate" | "is_validated" => Err(self.err(
-                crate::check::unsupported(
-                    span,
-                    &format!("the function `{}`", f.name),
-                    "a single field's validity",
-                )
-                .with_note("pisa keeps validity per header (as P4's setValid/setInvalid/isValid), not per field, so what the hardware does with one field's validity has nothing to act on here")
-                .with_help("use the header's `setInvalid()` / `isValid()`"),
-            )),
+            "invalidate" | "is_validated" => self.field_validity(&f.name, args, span, out),
             other => Err(self.err(crate::check::unsupported(
                 span,
                 &format!("the function `{other}`"),
