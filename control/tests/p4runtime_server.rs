@@ -979,6 +979,17 @@ async fn packet_io_counters_and_pipeline_config() {
         .await
         .unwrap_err();
     assert_eq!(st.code(), Code::InvalidArgument);
+    // A config over the source size `pisa check` reads is refused before it is compiled (60 MB
+    // of `;` once took the switch's process down).
+    let mut huge = got.clone();
+    huge.p4_device_config
+        .resize(p4::source::MAX_SOURCE_BYTES as usize + 1, b';');
+    let st = c
+        .set_forwarding_pipeline_config(set(A::Verify, huge, 1))
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::InvalidArgument);
+    assert!(st.message().contains("is too large"), "{st:?}");
     let mut other_info = got.clone();
     other_info.p4info.as_mut().unwrap().tables[0]
         .preamble

@@ -395,3 +395,80 @@ fn struct_nesting_is_limited() {
         assert!(!r.contains("no field"), "{r}");
     }
 }
+
+/// `meta_t` holding `w{n-1}`, where `w0` has a byte and each `w{i}` two fields of type
+/// `w{i-1}`: 3·2^i - 1 members (fields and nested structs) from a few hundred bytes.
+fn doubling_structs(n: usize) -> String {
+    let structs: String = std::iter::once("struct w0 { bit<8> x; }\n".to_string())
+        .chain((1..n).map(|i| format!("struct w{i} {{ w{0} a; w{0} b; }}\n", i - 1)))
+        .collect();
+    program("").replace(
+        "struct meta_t {}",
+        &format!("{structs}struct meta_t {{ w{} wide; }}", n - 1),
+    )
+}
+
+/// Struct width is bounded as well as depth (a struct of two of the one before, 40 levels,
+/// has 2^40 fields: it exhausted memory): the type past 65,536 members is refused once, where
+/// it is declared, and nothing after lays it out (or reports the fields it lost).
+#[test]
+fn struct_width_is_limited() {
+    let (ok, r) = compile(&doubling_structs(8));
+    assert!(ok, "{r}");
+    for n in [18, 40] {
+        let (ok, r) = compile(&doubling_structs(n));
+        assert!(!ok, "{n} levels");
+        assert_eq!(
+            first_line(&r),
+            "error: `w15` flattens into 98303 members (fields and nested structs): pisa allows at \
+             most 65536 in one struct, header or union type",
+            "{r}"
+        );
+        assert!(r.contains("--> t.p4:"), "{r}");
+        assert_eq!(r.matches("flattens into").count(), 1, "{r}");
+        assert!(!r.contains("no field"), "{r}");
+    }
+}
+
+/// Actions `a0` … `a{depth}` where each calls the next `fan` times with swapped `inout`
+/// arguments, called from `apply` (inlined: 2·fan^depth bodies).
+fn fanning_actions(depth: usize, fan: usize) -> String {
+    let mut actions =
+        format!("action a{depth}(inout bit<8> x, inout bit<8> y) {{ x = x + 1; y = y |+| 1; }}\n");
+    for d in (0..depth).rev() {
+        let calls: String = (0..fan)
+            .map(|k| format!("a{}({}); ", d + 1, if k % 2 == 0 { "x, y" } else { "y, x" }))
+            .collect();
+        actions.push_str(&format!(
+            "action a{d}(inout bit<8> x, inout bit<8> y) {{ {calls}}}\n"
+        ));
+    }
+    program("a0(hdr.ipv4.ttl, hdr.ipv4.p);")
+        .replace("    apply {", &format!("{actions}    apply {{"))
+}
+
+/// Inlining is bounded in width, not only depth: actions calling the next three times, twelve
+/// levels deep (half a million bodies from a kilobyte) are refused at the body past the limit,
+/// once, in well under a second.
+#[test]
+fn inlining_is_limited_in_all() {
+    let (ok, r) = compile(&fanning_actions(12, 3));
+    assert!(!ok);
+    assert_eq!(
+        first_line(&r),
+        "error: inlining this program makes more than 4096 parser, control and action bodies \
+         (pisa inlines at most 4096)",
+        "{r}"
+    );
+    assert_eq!(r.matches("inlining this program").count(), 1, "{r}");
+}
+
+/// A long chain of actions calling actions is not recursion: the error says how deep, not
+/// "does a control apply itself?".
+#[test]
+fn a_deep_action_chain_is_not_called_recursion() {
+    let (ok, r) = compile(&fanning_actions(40, 1));
+    assert!(!ok);
+    assert!(r.contains("nest more than 32 levels deep"), "{r}");
+    assert!(!r.contains("apply itself?"), "{r}");
+}

@@ -22,6 +22,12 @@ const MAX_DEPTH: u32 = 64;
 /// deep): the lowering names every field by its whole path (`meta.a.b.c...`), so its memory
 /// grows with the square of the depth (20,000 levels took 766 MB). See `p4/LIMITS.md`.
 pub const MAX_STRUCT_NESTING: u32 = 256;
+/// Most members one struct, header or union type may flatten into (each field and each nested
+/// struct or header once; a stack counts each element's): nesting is bounded by
+/// [`MAX_STRUCT_NESTING`], but a struct holding two of the one before it, forty times over,
+/// has 2^40 members from a kilobyte of source (it exhausted memory), empty structs included.
+/// A Tofino's PHV holds a few thousand fields at most. See `p4/LIMITS.md`.
+pub const MAX_STRUCT_FIELDS: u64 = 1 << 16;
 /// The nesting recorded for a type refused as too deep (and, saturating, for types built on
 /// it, which are not reported again).
 const TOO_DEEP: u32 = u32::MAX;
@@ -60,6 +66,10 @@ pub struct Env<'a> {
     building: RefCell<HashSet<String>>,
     /// Per struct / header / union type built, how deep structs nest in it (itself counts 1).
     nesting: RefCell<HashMap<String, u32>>,
+    /// Per struct / header / union type built, the members it flattens into ([`Env::width_of`]).
+    widths: RefCell<HashMap<String, u64>>,
+    /// Struct / header / union types refused as too wide (recorded without fields).
+    too_wide: RefCell<HashSet<String>>,
 }
 
 impl<'a> Env<'a> {
@@ -80,6 +90,8 @@ impl<'a> Env<'a> {
             types: RefCell::new(HashMap::new()),
             building: RefCell::new(HashSet::new()),
             nesting: RefCell::new(HashMap::new()),
+            widths: RefCell::new(HashMap::new()),
+            too_wide: RefCell::new(HashSet::new()),
         };
         for d in &program.decls {
             match &d.kind {
@@ -477,6 +489,18 @@ impl<'a> Env<'a> {
             // deep, so the passes after the error walk no deeper.
             fields.retain(|(_, t)| self.nesting_of(t) < MAX_STRUCT_NESTING);
         }
+        // Built on a type refused as too wide: refused with it, silently (reported once).
+        let on_refused = fields.iter().any(|(_, t)| self.is_built_on_too_wide(t));
+        let width = fields
+            .iter()
+            .fold(1u64, |n, (_, t)| n.saturating_add(self.width_of(t)));
+        let too_wide = on_refused || width > MAX_STRUCT_FIELDS;
+        if too_wide {
+            // Recorded without fields, so that nothing after the error lays it out.
+            fields.clear();
+            self.too_wide.borrow_mut().insert(name.clone());
+        }
+        self.widths.borrow_mut().insert(name.clone(), width);
         if is_header && self.is_flexible(decl, s, &fields) {
             pad_flexible_header(&mut fields);
         }
@@ -495,8 +519,57 @@ impl<'a> Env<'a> {
         self.nesting
             .borrow_mut()
             .insert(name.clone(), *nesting.as_ref().unwrap_or(&TOO_DEEP));
-        self.types.borrow_mut().insert(name, t.clone());
-        nesting.map(|_| t)
+        self.types.borrow_mut().insert(name.clone(), t.clone());
+        nesting?;
+        if too_wide && !on_refused {
+            return Err(Diagnostic::error(format!(
+                "`{name}` flattens into {width} members (fields and nested structs): pisa \
+                 allows at most {MAX_STRUCT_FIELDS} in one struct, header or union type"
+            ))
+            .with_primary(s.name.span, "declared here")
+            .with_help("each field of struct type repeats all of that struct's fields"));
+        }
+        Ok(t)
+    }
+
+    /// Whether the struct, header or union type `name` was refused as too wide (it has no
+    /// fields: a field access on it was already reported).
+    pub fn is_too_wide(&self, name: &str) -> bool {
+        self.too_wide.borrow().contains(name)
+    }
+
+    /// The members `t` flattens into, each field and each nested struct or header counted once
+    /// (1 for a scalar; a struct of two bytes is 3). Every struct type was built, and its width
+    /// recorded, before a field could take it.
+    fn width_of(&self, t: &Ty) -> u64 {
+        match t {
+            Ty::Struct(st) | Ty::Header(st) => {
+                let known = self.widths.borrow().get(&st.name).copied();
+                known.unwrap_or_else(|| {
+                    st.fields
+                        .iter()
+                        .fold(1u64, |n, (_, f)| n.saturating_add(self.width_of(f)))
+                })
+            }
+            Ty::Stack(elem, n) => self
+                .width_of(elem)
+                .saturating_mul(u64::from(*n))
+                .saturating_add(1),
+            Ty::Tuple(ts) => ts
+                .iter()
+                .fold(1u64, |n, t| n.saturating_add(self.width_of(t))),
+            _ => 1,
+        }
+    }
+
+    /// Whether `t` is, or holds, a type refused as too wide.
+    fn is_built_on_too_wide(&self, t: &Ty) -> bool {
+        match t {
+            Ty::Struct(st) | Ty::Header(st) => self.is_too_wide(&st.name),
+            Ty::Stack(elem, _) => self.is_built_on_too_wide(elem),
+            Ty::Tuple(ts) => ts.iter().any(|t| self.is_built_on_too_wide(t)),
+            _ => false,
+        }
     }
 
     /// How deep structs nest in the type `name` with `fields` (declared as `s`), refused past

@@ -601,6 +601,8 @@ impl<'a> Lowerer<'a> {
             Resolved::V(V::Loc(loc)) => match &*loc {
                 Loc::Header { ty, .. } | Loc::Struct { ty, .. } => match loc.field(&member.name) {
                     Some(f) => Ok(Resolved::V(V::Loc(f))),
+                    // Its declaration was refused (and reported) as too wide.
+                    None if self.env.is_too_wide(&ty.name) => Err(super::Reported),
                     None => {
                         let kind = if matches!(&*loc, Loc::Header { .. }) {
                             "header"

@@ -225,6 +225,8 @@ pub(crate) struct Lowerer<'a> {
     pub prefix: String,
     /// Inline nesting depth (a block applying itself is reported, not followed).
     pub depth: u32,
+    /// Parser, control and action bodies inlined so far (bounded by [`MAX_INLINED_BODIES`]).
+    pub inlined: u32,
     /// Bodies of directly called actions being inlined into a control (their ifs are gateways).
     pub inline_action: u32,
     /// Parser and control declarations lowered at least once (by declaration span).
@@ -282,6 +284,12 @@ pub(crate) struct Lowerer<'a> {
 /// Deepest nesting of inlined blocks and actions.
 const MAX_INLINE_DEPTH: u32 = 32;
 
+/// Most parser, control and action bodies one program inlines. Depth alone does not bound
+/// the work: actions that each call the next three times, twelve levels deep, make half a
+/// million bodies from a kilobyte of source (and would exhaust memory). The project's
+/// programs inline 6 to 8 (switch.p4 included: tables call its actions, not inlining).
+pub const MAX_INLINED_BODIES: u32 = 4096;
+
 impl<'a> Lowerer<'a> {
     pub fn new(env: &'a Env<'a>, target: Target) -> Lowerer<'a> {
         Lowerer {
@@ -307,6 +315,7 @@ impl<'a> Lowerer<'a> {
             locals_on: false,
             prefix: String::new(),
             depth: 0,
+            inlined: 0,
             inline_action: 0,
             lowered_blocks: HashSet::new(),
             type_args: Vec::new(),
@@ -437,15 +446,37 @@ impl<'a> Lowerer<'a> {
         r
     }
 
-    /// Guards against runaway inlining (a block that applies itself).
+    /// Guards against runaway inlining: a block that applies itself, nesting past
+    /// [`MAX_INLINE_DEPTH`] levels, or more than [`MAX_INLINED_BODIES`] bodies in all.
     pub fn check_depth(&mut self, span: Span) -> Res<()> {
         if self.depth > MAX_INLINE_DEPTH {
             return Err(self.err(
-                Diagnostic::error(
-                    "blocks nest too deeply (does a parser or control apply itself?)",
-                )
+                Diagnostic::error(format!(
+                    "parsers, controls and action calls nest more than {MAX_INLINE_DEPTH} \
+                     levels deep here (pisa inlines at most {MAX_INLINE_DEPTH})"
+                ))
                 .with_primary(span, "applied here")
-                .with_help("P4 does not allow recursion"),
+                .with_help(
+                    "P4 does not allow recursion: a block that applies itself ends here too",
+                ),
+            ));
+        }
+        self.inlined = self.inlined.saturating_add(1);
+        if self.inlined > MAX_INLINED_BODIES + 1 {
+            // Reported once; every body after it stops here too.
+            return Err(Reported);
+        }
+        if self.inlined > MAX_INLINED_BODIES {
+            return Err(self.err(
+                Diagnostic::error(format!(
+                    "inlining this program makes more than {MAX_INLINED_BODIES} parser, control \
+                     and action bodies (pisa inlines at most {MAX_INLINED_BODIES})"
+                ))
+                .with_primary(span, "the body past the limit")
+                .with_help(
+                    "blocks or actions that each apply or call the next several times multiply: \
+                     call a shared action from a table instead",
+                ),
             ));
         }
         Ok(())

@@ -10,11 +10,24 @@ use super::super::proto::p4::config::v1 as pi;
 use super::super::proto::p4::v1 as p4v1;
 use super::Pipeline;
 
+/// One device config compiles at a time: a compile of a large (or hostile) program takes
+/// seconds and up to gigabytes, and several clients verifying at once would multiply that in
+/// the switch's process.
+static COMPILING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Compiles a device config and checks the P4Info sent with it.
 pub(super) fn verify(
     compile: &p4::compile::CompileOptions,
     cfg: &p4v1::ForwardingPipelineConfig,
 ) -> Result<Pipeline, Status> {
+    let size = cfg.p4_device_config.len() as u64;
+    if size > p4::source::MAX_SOURCE_BYTES {
+        return Err(Status::invalid_argument(format!(
+            "p4_device_config is too large ({size} bytes; the limit is {} bytes, as for a \
+             source file `pisa check` reads)",
+            p4::source::MAX_SOURCE_BYTES
+        )));
+    }
     let text = std::str::from_utf8(&cfg.p4_device_config).map_err(|_| {
         Status::invalid_argument(
             "p4_device_config must be the P4 program's source (UTF-8 text); pisa compiles it",
@@ -25,6 +38,8 @@ pub(super) fn verify(
             "p4_device_config is empty: send the P4 program's source",
         ));
     }
+    // A compile that panicked left nothing behind the lock to repair.
+    let _one = COMPILING.lock().unwrap_or_else(|e| e.into_inner());
     let program = p4info::compile_source("device_config.p4", text, compile).map_err(|d| {
         Status::invalid_argument(format!("the device config does not compile:\n{d}"))
     })?;
