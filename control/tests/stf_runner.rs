@@ -190,6 +190,26 @@ fn remove_all_empties_the_tables() {
     assert!(r.all_passed(), "{r}");
 }
 
+/// A frame longer than any port carries is refused at its line (it was queued, dropped by
+/// the TM's queue and forgotten, the script passing); the largest one is forwarded whole.
+#[test]
+fn a_frame_longer_than_a_port_carries_is_a_statement_error() {
+    let max = dataplane::port::MAX_FRAME_LEN;
+    let big = hex(&to2(max - 14 + 1));
+    let r = run(&format!("{SETUP}packet 1 {big}\n"));
+    assert_eq!(r.errors.len(), 1, "{r}");
+    assert!(
+        r.errors[0]
+            .message
+            .contains("longer than the largest frame"),
+        "{r}"
+    );
+    assert!(!r.all_passed());
+    let ok = hex(&to2(max - 14));
+    let r = run(&format!("{SETUP}packet 1 {ok}\nexpect 2 {ok} $\n"));
+    assert!(r.all_passed(), "{r}");
+}
+
 #[test]
 fn statement_errors_name_the_line() {
     let r = run("add nosuch k:1 a()\n\

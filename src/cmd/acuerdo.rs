@@ -353,6 +353,20 @@ fn check_args(a: &AcuerdoBenchArgs) -> anyhow::Result<()> {
     if a.netns && !dataplane::netns::is_root() {
         bail!("--netns needs root (network namespaces, veth pairs, AF_PACKET)");
     }
+    if a.crashes != 1 && a.crash.is_none() {
+        bail!(
+            "--crashes {} needs --crash (when the first leader crashes)",
+            a.crashes
+        );
+    }
+    let too_many = |n: &usize| a.crashes > (n - 1) / 2;
+    if let Some(n) = a.nodes.iter().find(|n| a.crash.is_some() && too_many(n)) {
+        bail!(
+            "--crashes {}: {n} nodes survive at most f = {} leader crashes (a majority must stay up)",
+            a.crashes,
+            (n - 1) / 2
+        );
+    }
     Ok(())
 }
 

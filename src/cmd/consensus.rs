@@ -84,7 +84,8 @@ pub enum ModeArg {
 /// Settings shared by the bench and the demo.
 #[derive(Args, Debug, Clone)]
 pub struct LinkArgs {
-    /// Rate of every host link (each direction), e.g. 10G, 25G, 100M.
+    /// Rate of every host link (each direction), e.g. 10G, 25G, 100M (0: unlimited, no
+    /// serialization delay).
     #[arg(long, default_value = "10G")]
     pub link_rate: String,
     /// Propagation delay of every host link, e.g. 1us.
@@ -185,8 +186,13 @@ fn link(a: &LinkArgs) -> anyhow::Result<(u64, u64)> {
     Ok((rate, delay))
 }
 
+/// The longest `--duration` of the consensus and Acuerdo benches: an hour (of virtual time in
+/// memory, of wall-clock time in namespaces); a run that long is an experiment for a script.
+const MAX_DURATION_NS: u64 = 3_600_000_000_000;
+
 pub(crate) fn duration(s: &str) -> anyhow::Result<u64> {
     match dataplane::link::parse_duration(s) {
+        Some(ns) if ns > MAX_DURATION_NS => bail!("--duration {s:?}: at most 1h (3600s)"),
         Some(ns) if ns > 0 => Ok(ns),
         _ => bail!("--duration {s:?}: expected e.g. 10ms"),
     }
@@ -369,6 +375,14 @@ fn bench_cmd(a: ConsensusBenchArgs) -> anyhow::Result<ExitCode> {
             "--late-replica {}: there are {} replicas",
             l.replica,
             a.replicas
+        );
+    }
+    if let Some(l) = a.late_replica.filter(|l| l.up_after_ns >= dur) {
+        bail!(
+            "--late-replica {}@{:.3}ms: not before the end of the run (--duration {:.3} ms)",
+            l.replica,
+            l.up_after_ns as f64 / 1e6,
+            dur as f64 / 1e6
         );
     }
     let fabric = match a.topology {

@@ -198,6 +198,11 @@ fn sweep(a: &BenchArgs) -> anyhow::Result<(Vec<Point>, AppSpec)> {
         "--rate: Mrps in (0, 1000)"
     );
     anyhow::ensure!(a.count >= 10 && a.count <= 10_000_000, "--count: 10..10M");
+    anyhow::ensure!(
+        (1..=MAX_K).contains(&a.k),
+        "--k {}: the LP horizon is 1 to {MAX_K} requests (one MILP per request grows with it)",
+        a.k
+    );
     let mut points = Vec::new();
     for &policy in &policies {
         for &rate in &a.rate {
@@ -236,6 +241,10 @@ fn sustainable(points: &[Point], p: Policy) -> f64 {
 }
 
 /// Median ns of the heuristic's decision and of one k-step LP solve.
+/// The longest LP horizon `--k` takes: the paper plans a few requests ahead, and each step
+/// adds a copy of every decision variable to the MILP solved per request.
+const MAX_K: usize = 32;
+
 fn decision_times(spec: &AppSpec, k: usize) -> anyhow::Result<(f64, f64)> {
     let sel = Selector::new(spec, Policy::Leo)?;
     let n = 20_000;
@@ -428,6 +437,11 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(
         a.rate.iter().all(|r| *r > 0.0 && *r < 1e3),
         "--rate: Mrps in (0, 1000)"
+    );
+    anyhow::ensure!(
+        a.agent_us.is_finite() && (0.0..=1e6).contains(&a.agent_us),
+        "--agent-us {}: a poll period of 0 (no agent) to 1,000,000 µs",
+        a.agent_us
     );
     anyhow::ensure!(
         !a.netns || dataplane::netns::is_root(),

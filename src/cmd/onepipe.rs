@@ -397,6 +397,11 @@ fn scaling_table(ps: &[ScalingPoint]) -> String {
     s
 }
 
+/// The largest clock drift and skew the bench takes: beyond them a host clock's reading would
+/// overflow its arithmetic long before it means anything.
+const MAX_DRIFT_PPM: f64 = 1000.0;
+const MAX_SKEW_NS: u64 = 1_000_000_000;
+
 fn config(a: &BenchArgs, interval_us: f64) -> anyhow::Result<LabConfig> {
     let positive = |x: f64| x.is_finite() && x > 0.0;
     if !positive(interval_us) || !positive(a.send_every_us) || !positive(a.duration) {
@@ -405,6 +410,23 @@ fn config(a: &BenchArgs, interval_us: f64) -> anyhow::Result<LabConfig> {
     if !(0.0..=1.0).contains(&a.loss) {
         anyhow::bail!("--loss must be a probability, not {}", a.loss);
     }
+    anyhow::ensure!(
+        interval_us * 1e3 <= a.duration * 1e9 && a.send_every_us * 1e3 <= a.duration * 1e9,
+        "--beacon-interval-us {interval_us:?} and --send-every-us {:?} must fit in the run \
+         (--duration {} s): a longer interval sends nothing to measure",
+        a.send_every_us,
+        a.duration
+    );
+    anyhow::ensure!(
+        a.drift_ppm.is_finite() && a.drift_ppm.abs() <= MAX_DRIFT_PPM,
+        "--drift-ppm {:?}: at most ±{MAX_DRIFT_PPM} ppm (crystal oscillators drift tens)",
+        a.drift_ppm
+    );
+    anyhow::ensure!(
+        a.skew_ns.unsigned_abs() <= MAX_SKEW_NS,
+        "--skew-ns {}: at most ±{MAX_SKEW_NS} ns (1 s)",
+        a.skew_ns
+    );
     // A message is one frame (lib1pipe does not fragment): Ethernet, IPv4, UDP and the 1Pipe
     // header around it.
     let max = dataplane::port::MAX_FRAME_LEN - 14 - 20 - 8 - hosts::onepipe::wire::HEADER_LEN;

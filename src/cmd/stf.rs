@@ -6,7 +6,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::Args;
 use control::stf::{self, StfOptions};
 
@@ -36,8 +35,8 @@ pub struct StfArgs {
 }
 
 pub fn run(args: StfArgs) -> anyhow::Result<ExitCode> {
-    let bytes = std::fs::read(&args.test)
-        .with_context(|| format!("cannot read `{}`", args.test.display()))?;
+    let bytes = stf::read_script(&args.test)
+        .map_err(|e| anyhow::anyhow!("cannot read `{}`: {e}", args.test.display()))?;
     let script = match stf::parse_file(&stf::decode(&bytes), &args.test) {
         Ok(s) => s,
         Err(e) => {

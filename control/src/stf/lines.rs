@@ -7,6 +7,8 @@ use std::borrow::Cow;
 /// U+FFFD instead of refusing the whole file: the harness reads bytes, and such a byte only
 /// matters where a statement needs it, which then names its line.
 pub fn decode(bytes: &[u8]) -> Cow<'_, str> {
+    // A UTF-8 byte order mark (some editors start files with one) is not text of the script.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     String::from_utf8_lossy(bytes)
 }
 

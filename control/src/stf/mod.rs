@@ -77,7 +77,7 @@ pub use lines::decode;
 pub use parse::{parse, parse_file, parse_file_with_env, parse_with_env};
 pub use report::{Check, CheckKind, CheckOutcome, Note, StfReport, StmtError, Unexpected};
 pub use run::{run_stf, run_stf_on, StfOptions};
-pub use source::MAX_SOURCE_DEPTH;
+pub use source::{read_script, MAX_SCRIPT_BYTES, MAX_SOURCES, MAX_SOURCE_DEPTH};
 
 /// A value as written in the script, with the column it starts at (1-based) for error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -243,6 +243,17 @@ impl Runner<'_> {
                 self.sw
                     .check_port(*port)
                     .map_err(|e| format!("packet on ingress port {port}: {e}"))?;
+                // No port carries a longer frame (`pisa run` drops one, counted as too long):
+                // refused at its line rather than queued, dropped by the TM, and forgotten.
+                let max = dataplane::port::MAX_FRAME_LEN;
+                if data.len() > max {
+                    return Err(format!(
+                        "packet of {} bytes on port {port}: longer than the largest frame a \
+                         port carries ({max} bytes: a 9,216-byte jumbo payload, Ethernet header \
+                         and a VLAN tag)",
+                        data.len()
+                    ));
+                }
                 self.packet(line, *port, data);
                 Ok(())
             }

@@ -16,10 +16,52 @@ use super::lines::Statement;
 /// How many scripts deep `source` may nest, the script that was run counting as the first.
 pub const MAX_SOURCE_DEPTH: usize = 8;
 
+/// How many `source` statements one run may follow in all: depth alone does not bound it
+/// (eight files of ten `source` lines each are ten million reads).
+pub const MAX_SOURCES: usize = 10_000;
+
+/// The largest script file read (the script that was run or a sourced one), and the most bytes
+/// of sourced scripts one run reads in all.
+pub const MAX_SCRIPT_BYTES: u64 = 16 << 20;
+pub const MAX_SOURCED_BYTES: u64 = 64 << 20;
+
 /// The scripts being read, outermost first: where a `source` line's file is looked up, and
 /// what a cycle would repeat.
 pub(super) struct Sources {
     chain: Vec<PathBuf>,
+    /// `source` statements followed and bytes they read, against [`MAX_SOURCES`] and
+    /// [`MAX_SOURCED_BYTES`].
+    sourced: usize,
+    sourced_bytes: u64,
+}
+
+/// The bytes of script file `path`: a regular file of at most [`MAX_SCRIPT_BYTES`] (a device,
+/// FIFO or directory is refused before it is read, so `/dev/zero` never fills memory).
+pub fn read_script(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if meta.is_dir() {
+        return Err("it is a directory".into());
+    }
+    if !meta.is_file() {
+        return Err("it is not a regular file (a device, FIFO or socket)".into());
+    }
+    if meta.len() > MAX_SCRIPT_BYTES {
+        return Err(format!(
+            "it is too large ({} bytes; the limit is {MAX_SCRIPT_BYTES})",
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SCRIPT_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(format!(
+            "it is too large (more than {MAX_SCRIPT_BYTES} bytes)"
+        ));
+    }
+    Ok(bytes)
 }
 
 impl Sources {
@@ -27,6 +69,8 @@ impl Sources {
     pub(super) fn new(file: &Path) -> Sources {
         Sources {
             chain: vec![std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf())],
+            sourced: 0,
+            sourced_bytes: 0,
         }
     }
 
@@ -81,12 +125,25 @@ impl Sources {
                 self.chain_text(&canon)
             )));
         }
-        let bytes = std::fs::read(&canon).map_err(|e| {
+        self.sourced += 1;
+        if self.sourced > MAX_SOURCES {
+            return Err(err(format!(
+                "`source {name}`: more than {MAX_SOURCES} `source` statements in all (scripts \
+                 that each source several others multiply)"
+            )));
+        }
+        let bytes = read_script(&canon).map_err(|e| {
             err(format!(
                 "`source {name}`: cannot read `{}`: {e}",
                 canon.display()
             ))
         })?;
+        self.sourced_bytes += bytes.len() as u64;
+        if self.sourced_bytes > MAX_SOURCED_BYTES {
+            return Err(err(format!(
+                "`source {name}`: the sourced scripts exceed {MAX_SOURCED_BYTES} bytes in all"
+            )));
+        }
         let text = super::lines::decode(&bytes).into_owned();
         self.chain.push(canon.clone());
         Ok((canon, text))
@@ -265,5 +322,51 @@ mod tests {
             e.message
         );
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// Ten `source` lines per file, five files deep, would be 11,110 reads (eight deep, ten
+    /// million): past `MAX_SOURCES` in all the run stops with an error, whatever the depth.
+    #[test]
+    fn sources_are_bounded_in_all_not_only_in_depth() {
+        let d = folder("fan_out");
+        write(&d, "l5.stf", "wait\n");
+        for i in (0..5).rev() {
+            write(
+                &d,
+                &format!("l{i}.stf"),
+                &format!("source l{}.stf\n", i + 1).repeat(10),
+            );
+        }
+        let e = read(&d.join("l0.stf")).unwrap_err();
+        assert!(
+            e.message
+                .contains("more than 10000 `source` statements in all"),
+            "{e:?}"
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A device, a directory or a file over the size limit is refused before it is read.
+    #[test]
+    fn special_and_huge_files_are_refused_unread() {
+        let e = super::read_script(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        let d = folder("special");
+        assert!(super::read_script(&d).unwrap_err().contains("directory"));
+        let main = write(&d, "main.stf", "source /dev/zero\n");
+        let e = read(&main).unwrap_err();
+        assert!(e.message.contains("not a regular file"), "{e:?}");
+        let big = d.join("big.stf");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(super::MAX_SCRIPT_BYTES + 1).unwrap();
+        assert!(super::read_script(&big).unwrap_err().contains("too large"));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// A UTF-8 byte order mark at the start of a script is not a statement.
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let text = super::super::decode(b"\xEF\xBB\xBFwait\n").into_owned();
+        assert_eq!(parse(&text).unwrap().len(), 1);
     }
 }

@@ -81,9 +81,12 @@ pub fn link_by_nodes(topo: &Topology, name: &str) -> Result<usize, McLabError> {
         let n = topo.end_name(e);
         n.split(':').next().unwrap_or_default().to_string()
     };
-    let (x, y) = name
-        .split_once('-')
-        .ok_or_else(|| McLabError::Config(format!("link {name:?}: write A-B")))?;
+    let (x, y) = name.split_once('-').ok_or_else(|| {
+        McLabError::Config(format!(
+            "no link {name:?} in the topology (name a link by its two ends, e.g. tor1-agg, \
+                 or by one end, e.g. a2)"
+        ))
+    })?;
     let found: Vec<usize> = (0..topo.links.len())
         .filter(|&i| {
             let (a, b) = (node(topo.links[i].a), node(topo.links[i].b));

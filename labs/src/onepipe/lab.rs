@@ -426,6 +426,13 @@ pub(crate) fn fabric<D: Driver>(cfg: &LabConfig) -> Result<Fabric<D>, LabError> 
 /// [`run`] on driver `D`.
 pub fn run_on<D: Driver>(cfg: &LabConfig) -> Result<LabRun, LabError> {
     let (mut lab, topo, agents) = fabric::<D>(cfg)?;
+    if cfg.processes > topo.hosts.len() {
+        return Err(LabError::Config(format!(
+            "{} processes on a topology of {} hosts: a process runs on a host of its own",
+            cfg.processes,
+            topo.hosts.len()
+        )));
+    }
     let members = members(topo.hosts.len(), cfg.processes);
     let ids: Vec<ProcessId> = members.iter().map(|&h| h as ProcessId).collect();
     let ips: Vec<Ipv4Addr> = topo.hosts.iter().map(|h| h.ip).collect();
