@@ -351,14 +351,19 @@ impl<'a> Lowerer<'a> {
                         .with_help("assign one member header: `u.member = h;`"),
                     ));
                 }
-                let fields: Vec<Rc<Loc>> = match &**dst {
-                    Loc::Header { fields, .. } | Loc::Struct { fields, .. } => fields.clone(),
-                    _ => Vec::new(),
+                let (fields, what) = match &**dst {
+                    Loc::Header { fields, .. } | Loc::Struct { fields, .. } => {
+                        (fields.clone(), "fields")
+                    }
+                    // A stack-valued list (`hs = { h0, h1 }`, P4_16 1.2.2): element by
+                    // element, as p4c expands it; the next index is left as it is.
+                    Loc::Stack { elems, .. } => (elems.clone(), "elements"),
+                    _ => (Vec::new(), "fields"),
                 };
                 if fields.len() != items.len() {
                     return Err(self.err(
                         Diagnostic::error(format!(
-                            "`{}` has {} fields, the initializer {}",
+                            "`{}` has {} {what}, the initializer {}",
                             dst.ty(),
                             fields.len(),
                             items.len()
