@@ -4,8 +4,9 @@
 //! - arithmetic, bitwise, shift and concatenation operators and `-`/`~` are not defined on
 //!   it (`+: cannot be applied to expression 'p' with type 'N'`), nor `<`, `>`, `<=`, `>=`;
 //! - `==`/`!=` compare it only with a value of the same new type;
-//! - an assignment, an initialiser or a `return` does not cast it implicitly to another type,
-//!   nor another type (other than an integer literal) to it.
+//! - an assignment, an initialiser, a `return` or an argument of an action or function does
+//!   not cast it implicitly to another type, nor another type (other than an integer literal)
+//!   to it.
 //!
 //! A cast (`(T) n`, `(N) t`) converts either way. Checked on the AST before functions are
 //! inlined, with the types the program declares (fields, parameters, variables, constants,
@@ -50,6 +51,8 @@ impl K {
 pub fn check(program: &Program, diags: &mut Diagnostics) {
     let mut cx = Cx {
         decls: HashMap::new(),
+        counts: HashMap::new(),
+        local_actions: HashMap::new(),
         globals: HashMap::new(),
         scopes: Vec::new(),
         ret: None,
@@ -59,6 +62,7 @@ pub fn check(program: &Program, diags: &mut Diagnostics) {
     for d in &program.decls {
         if let Some(n) = d.name() {
             cx.decls.entry(n.name.clone()).or_insert(d);
+            *cx.counts.entry(n.name.clone()).or_default() += 1;
         }
     }
     if !cx
@@ -83,6 +87,10 @@ pub fn check(program: &Program, diags: &mut Diagnostics) {
 struct Cx<'p> {
     /// Top-level declarations by name (the first of a name).
     decls: HashMap<String, &'p Decl>,
+    /// How many top-level declarations have each name (overloads are not judged).
+    counts: HashMap<String, usize>,
+    /// The actions of the control being checked (`None`: a name declared twice).
+    local_actions: HashMap<String, Option<Sig<'p>>>,
     /// Top-level constants' types.
     globals: HashMap<String, K>,
     /// Parameters, variables and constants of the bodies entered, innermost last.
@@ -93,6 +101,9 @@ struct Cx<'p> {
     tparams: Vec<String>,
     diags: Diagnostics,
 }
+
+/// A callee's parameters and result type (`None`: an action).
+type Sig<'p> = (&'p [Param], Option<&'p Type>);
 
 /// Typedef chains deeper than this are not followed (a cycle is refused elsewhere).
 const MAX_CHAIN: u8 = 16;
@@ -180,8 +191,16 @@ impl<'p> Cx<'p> {
                 let mark = self.enter(&c.type_params);
                 self.params(&c.params);
                 self.params(&c.ctor_params);
+                for l in &c.locals {
+                    if let DeclKind::Action(a) = &l.kind {
+                        let sig = Some((&a.params[..], None));
+                        let slot = self.local_actions.entry(a.name.name.clone());
+                        slot.and_modify(|s| *s = None).or_insert(sig);
+                    }
+                }
                 c.locals.iter().for_each(|l| self.decl(l));
                 self.stmts(&c.apply.stmts);
+                self.local_actions.clear();
                 self.leave(mark);
             }
             DeclKind::Parser(p) => {
@@ -331,22 +350,30 @@ impl<'p> Cx<'p> {
                 }
             }
             ExprKind::Call { callee, args, .. } => {
-                for a in args {
-                    self.expr(&a.value);
-                }
                 if let ExprKind::Member { base, .. } = &callee.kind {
                     self.expr(base);
+                }
+                let sig = match &callee.kind {
+                    ExprKind::Name(id) => self.callee(&id.name),
+                    _ => None,
+                };
+                let Some((params, ret)) = sig else {
+                    for a in args {
+                        self.expr(&a.value);
+                    }
                     return K::Unknown;
+                };
+                for (i, a) in args.iter().enumerate() {
+                    let p = match &a.name {
+                        Some(n) => params.iter().find(|p| p.name.name == n.name),
+                        None => params.get(i),
+                    };
+                    if let Some(p) = p {
+                        let (want, got) = (self.classify(&p.ty, 0), self.expr(&a.value));
+                        self.assignable(&want, &got, &a.value);
+                    }
                 }
-                match &callee.kind {
-                    ExprKind::Name(id) => match self.decls.get(&id.name).map(|d| &d.kind) {
-                        Some(DeclKind::Function(f)) if f.proto.type_params.is_empty() => {
-                            self.classify(&f.proto.return_type, 0)
-                        }
-                        _ => K::Unknown,
-                    },
-                    _ => K::Unknown,
-                }
+                ret.map_or(K::Unknown, |t| self.classify(t, 0))
             }
             _ => {
                 e.for_each_child(|c| {
@@ -354,6 +381,24 @@ impl<'p> Cx<'p> {
                 });
                 K::Unknown
             }
+        }
+    }
+
+    /// The parameters and result type of the action or function `name` calls, when it is
+    /// one declaration (not generic, not overloaded): the enclosing control's actions first.
+    fn callee(&self, name: &str) -> Option<Sig<'p>> {
+        if let Some(found) = self.local_actions.get(name) {
+            return *found;
+        }
+        if self.counts.get(name) != Some(&1) {
+            return None;
+        }
+        match self.decls.get(name).map(|d| &d.kind) {
+            Some(DeclKind::Function(f)) if f.proto.type_params.is_empty() => {
+                Some((&f.proto.params, Some(&f.proto.return_type)))
+            }
+            Some(DeclKind::Action(a)) => Some((&a.params, None)),
+            _ => None,
         }
     }
 

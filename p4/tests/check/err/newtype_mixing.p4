@@ -8,12 +8,15 @@ typedef bit<9> PortAlias_t;
 type bit<16> Tag_t;
 struct nt_t { Port_t p; Tag_t t; bit<9> raw; }
 
+Port_t next_port(in Port_t p) { return (Port_t) ((bit<9>) p + 1); }
+
 control Ingress(inout headers_t hdr, inout metadata_t meta,
                 in ingress_intrinsic_metadata_t ig_intr_md,
                 in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                 inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                 inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
     nt_t m;
+    action set_tag(Tag_t t) { m.t = t; }
     apply {
         m.raw = ig_intr_md.ingress_port;
         m.p = (Port_t) ig_intr_md.ingress_port;     // a cast: accepted
@@ -26,6 +29,10 @@ control Ingress(inout headers_t hdr, inout metadata_t meta,
         if (m.t < m.t) { m.raw = 2; }                // `<` on Tag_t
         if (m.p == (Port_t) a) { m.raw = 3; }        // same new type: accepted
         ig_tm_md.ucast_egress_port = (PortId_t) m.p; // a cast: accepted
+        m.p = next_port(m.p);                        // Port_t in and out: accepted
+        m.p = next_port(m.raw);                      // bit<9> for a Port_t parameter
+        set_tag(m.t);                                // accepted
+        set_tag(16w7);                               // bit<16> for a Tag_t parameter
     }
 }
 
