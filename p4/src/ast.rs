@@ -631,6 +631,8 @@ pub enum ExprKind {
     List(Vec<Expr>),
     /// `{f = 1, g = 2}`: a struct or header initializer.
     StructInit(Vec<NamedExpr>),
+    /// `{#}`: the invalid header or header union (P4_16 1.2.2 "Invalid header expression").
+    InvalidHeader,
     /// A type in expression position: a type argument of a call parsed as an argument
     /// (`sizeInBits(bit<32>)`-style uses).
     Type(Type),

@@ -228,6 +228,7 @@ fn check_and_lower(
     let run = |program: &mut crate::ast::Program, diags: &mut Diagnostics| {
         crate::check::named_args::order_arguments(program, diags);
         crate::check::body_rules::check(program, diags);
+        crate::check::newtypes::check(program, diags);
         crate::check::inline_functions::inline_functions(program, diags);
         crate::check::control_returns::rewrite(program);
         crate::check::table_hit::rewrite(program);

@@ -247,6 +247,20 @@ impl<'a> Env<'a> {
                 }
                 self.named_type(id, &[], tparams, depth)?
             }
+            TypeKind::Specialized { base, .. }
+                if base.name == "list" && self.lookup("list").is_none() =>
+            {
+                return Err(crate::check::unsupported(
+                    t.span,
+                    "`list<T>`, the type of list expressions (P4_16 1.2.3)",
+                    "values of list type: TNA declares no extern taking one, and whether \
+                     bf-p4c compiles them is not established",
+                )
+                .with_help(
+                    "write the list where it is used (`hash.get({a, b})`), or use a \
+                     `tuple<...>` or a struct",
+                ));
+            }
             TypeKind::Specialized { base, args } => {
                 let args: Vec<Ty> = args
                     .iter()

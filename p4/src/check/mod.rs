@@ -12,6 +12,7 @@ pub mod control_returns;
 pub mod env;
 pub mod inline_functions;
 pub mod named_args;
+pub mod newtypes;
 pub mod rules;
 pub mod suggest;
 pub mod table_hit;

@@ -1,6 +1,11 @@
 //! `x = t.apply().hit;` (or `.miss`, or `bool x = ...;`) outside a condition, rewritten into
 //! `if (t.apply().hit) { x = true; } else { x = false; }` as p4c's `P4::TableHit` does (bf-p4c
-//! runs it in its midend), so the lowering meets table results only in conditions.
+//! runs it in its midend), so the lowering meets table results only in conditions. The same
+//! for a boolean combination of them (`!t.apply().hit && y`: the `if` lowers it with
+//! short-circuit evaluation, the table applied first and its result tested after, as p4c's
+//! `SideEffectOrdering` orders it), which is also what the function inliner makes of
+//! `!t.apply().hit && f()` (the left operand into a `bool` before the call), and for
+//! `x = c ? a : b;` with such a `c` (`if (c) { x = a; } else { x = b; }`).
 
 use crate::ast::*;
 
@@ -35,6 +40,63 @@ fn is_hit(e: &Expr) -> bool {
     };
     matches!(member.name.as_str(), "hit" | "miss")
         && matches!(&callee.kind, ExprKind::Member { member, .. } if member.name == "apply")
+}
+
+/// Whether `e` is a table result (`t.apply().hit`/`.miss`) or a `!`/`&&`/`||` of one with
+/// anything: what an `if` condition lowers with the table applied first.
+fn hit_bool(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Unary {
+            op: UnOp::Not,
+            operand,
+        } => hit_bool(operand),
+        ExprKind::Binary {
+            op: BinOp::And | BinOp::Or,
+            lhs,
+            rhs,
+        } => hit_bool(lhs) || hit_bool(rhs),
+        _ => is_hit(e),
+    }
+}
+
+/// Whether a value `e` stored is rewritten: a table result or a `?:` selecting on one.
+fn rewritten(e: &Expr) -> bool {
+    hit_bool(e) || matches!(&e.kind, ExprKind::Ternary { cond, .. } if hit_bool(cond))
+}
+
+/// `lhs = c ? a : b` with a table result in `c`: `if (c) { lhs = a; } else { lhs = b; }`.
+fn hit_select(lhs: &Expr, rhs: &Expr, span: crate::source::Span) -> Option<Stmt> {
+    let ExprKind::Ternary {
+        cond,
+        then_expr,
+        else_expr,
+    } = &rhs.kind
+    else {
+        return None;
+    };
+    if !hit_bool(cond) {
+        return None;
+    }
+    let arm = |v: &Expr| {
+        Box::new(Stmt {
+            annotations: Vec::new(),
+            kind: StmtKind::Assign {
+                lhs: lhs.clone(),
+                op: None,
+                rhs: v.clone(),
+            },
+            span,
+        })
+    };
+    Some(Stmt {
+        annotations: Vec::new(),
+        kind: StmtKind::If {
+            cond: (**cond).clone(),
+            then_branch: arm(then_expr),
+            else_branch: Some(arm(else_expr)),
+        },
+        span,
+    })
 }
 
 fn boolean(v: bool, span: crate::source::Span) -> Expr {
@@ -72,19 +134,25 @@ fn branch(lhs: Expr, cond: Expr, span: crate::source::Span) -> Stmt {
 fn stmt_into(mut s: Stmt, out: &mut Vec<Stmt>) {
     let span = s.span;
     match &mut s.kind {
-        StmtKind::Assign { lhs, op: None, rhs } if is_hit(rhs) => {
+        StmtKind::Assign { lhs, op: None, rhs } if hit_bool(rhs) => {
             let (lhs, rhs) = (lhs.clone(), rhs.clone());
             out.push(branch(lhs, rhs, span));
             return;
         }
-        StmtKind::Variable(v) if v.init.as_ref().is_some_and(is_hit) => {
-            let cond = v.init.take().expect("checked");
+        StmtKind::Assign { lhs, op: None, rhs } => {
+            if let Some(b) = hit_select(lhs, rhs, span) {
+                out.push(b);
+                return;
+            }
+        }
+        StmtKind::Variable(v) if v.init.as_ref().is_some_and(rewritten) => {
+            let init = v.init.take().expect("checked");
             let lhs = Expr {
                 kind: ExprKind::Name(v.name.clone()),
                 span: v.name.span,
             };
             out.push(s);
-            out.push(branch(lhs, cond, span));
+            out.push(hit_select(&lhs, &init, span).unwrap_or_else(|| branch(lhs, init, span)));
             return;
         }
         StmtKind::If {

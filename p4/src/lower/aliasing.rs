@@ -118,16 +118,22 @@ impl Lowerer<'_> {
                     outs.iter().flatten().for_each(|p| w.place(p))
                 }
                 Stmt::SetValid { header, .. } => w.valid.push(*header),
+                Stmt::Extract(h) | Stmt::ExtractVarbit { header: h, .. } => {
+                    self.header_written(*h, w)
+                }
+                Stmt::ChecksumDeposit { dst, .. } => w.field(*dst),
                 Stmt::CopyHeader { dst, .. } => self.header_written(*dst, w),
-                Stmt::StackShift { stack, .. } => match self.phv.layout.stacks.get(stack.index()) {
-                    Some(info) => {
-                        w.field(info.next_index);
-                        for h in info.elements.clone() {
-                            self.header_written(h, w);
+                Stmt::StackShift { stack, .. } | Stmt::ExtractNext(stack) => {
+                    match self.phv.layout.stacks.get(stack.index()) {
+                        Some(info) => {
+                            w.field(info.next_index);
+                            for h in info.elements.clone() {
+                                self.header_written(h, w);
+                            }
                         }
+                        None => w.all = true,
                     }
-                    None => w.all = true,
-                },
+                }
                 Stmt::If { then, els, .. } => {
                     self.collect_writes(then, w, depth);
                     self.collect_writes(els, w, depth);

@@ -1047,6 +1047,15 @@ impl<'a> Lowerer<'a> {
                 }
                 Ok(V::List(vs))
             }
+            ExprKind::InvalidHeader => Err(self.err(
+                Diagnostic::error("`{#}` (the invalid header) is not a value here")
+                    .with_primary(e.span, "the invalid header")
+                    .with_note(
+                        "`{#}` is assigned to, or compared with, a header or header union \
+                         (P4_16 \"Invalid header expression\")",
+                    )
+                    .with_help("write `h.setInvalid();`, `h = {#};` or `h == {#}`"),
+            )),
             ExprKind::This => Err(self.err(crate::check::unsupported(
                 e.span,
                 "`this`",
@@ -1342,6 +1351,39 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// `h == {#}` (`ne`: `h != {#}`): whether header `h` is invalid, or no member of union
+    /// `h` is valid (P4_16: two headers are equal when both are invalid, or both valid with
+    /// equal fields).
+    fn invalid_eq(&mut self, h: &'a ast::Expr, ne: bool, span: Span) -> Res<V> {
+        let v = self.expr(h, None)?;
+        let ty = v.ty();
+        let loc = match v {
+            V::Loc(l)
+                if matches!(&ty, Ty::Header(_)) || matches!(&ty, Ty::Struct(s) if s.union) =>
+            {
+                l
+            }
+            _ => {
+                return Err(self.err(
+                    Diagnostic::error(format!("`{{#}}` cannot be compared with a `{ty}`"))
+                        .with_primary(span, "compared here")
+                        .with_help("`{#}` compares with a header or a header union"),
+                ))
+            }
+        };
+        let valid = super::unions::union_is_valid(&[loc]);
+        let e = if ne {
+            valid
+        } else {
+            ir::Expr::Unary {
+                op: IrUn::LNot,
+                arg: Box::new(valid),
+                width: 1,
+            }
+        };
+        Ok(V::Scalar(e, Ty::Bool))
+    }
+
     pub fn binary(
         &mut self,
         span: Span,
@@ -1351,6 +1393,13 @@ impl<'a> Lowerer<'a> {
         want: Option<&Ty>,
     ) -> Res<V> {
         let class = rules::op_class(op);
+        if class == OpClass::Equality {
+            match (&lhs.kind, &rhs.kind) {
+                (_, ExprKind::InvalidHeader) => return self.invalid_eq(lhs, op == BinOp::Ne, span),
+                (ExprKind::InvalidHeader, _) => return self.invalid_eq(rhs, op == BinOp::Ne, span),
+                _ => {}
+            }
+        }
         let sub_want = match class {
             OpClass::Arith => want,
             OpClass::Logic => Some(&Ty::Bool),

@@ -262,7 +262,6 @@ fn lower_state<'a>(
                     continue;
                 }
             };
-            l.invalidate_out_headers(&sp.params, &frame, &|_| false, stmt.span, &mut body);
             k += 1;
             let cont = st.reserve(
                 format!(
@@ -277,15 +276,33 @@ fn lower_state<'a>(
                 ),
                 stmt.span,
             );
+            // Copy-in/copy-out where aliasing shows (`super::aliasing`), keyed by the call's
+            // continuation state, which names one call of one instance.
+            let path = st.states[cont.index()].name.clone();
+            let Ok((sub_frame, temps, copy_in, copy_out)) =
+                l.call_temps(&sp.params, &frame, &path, stmt.span)
+            else {
+                l.type_args.pop();
+                continue;
+            };
+            body.extend(copy_in);
             let sub_prefix = format!("{prefix}.{}", sub.name);
-            let lowered = lower_parser_inst(l, &sub, frame, sub_prefix, NextState::State(cont), st);
+            let first = st.states.len();
+            let lowered =
+                lower_parser_inst(l, &sub, sub_frame, sub_prefix, NextState::State(cont), st);
             l.type_args.pop();
             let Ok(sub_start) = lowered else {
                 continue;
             };
+            let sub_body: ir::Block = st.states[first..]
+                .iter()
+                .flat_map(|s| s.body.iter().cloned())
+                .collect();
+            l.note_aliased(&sp.params, &frame, &temps, (&sub_body, &[]), &path);
             let state = &mut st.states[cur.index()];
             state.body = std::mem::take(&mut body);
             state.transition = ir::Transition::Direct(NextState::State(sub_start));
+            body = copy_out;
             cur = cont;
             l.varbit_extract = None;
         } else {

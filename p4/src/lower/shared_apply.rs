@@ -236,10 +236,11 @@ impl<'a> Lowerer<'a> {
         Ok(out)
     }
 
-    /// For a call of an action (control instances go through [`Self::apply_instance`]): the
-    /// parameters as the body sees them, those [`super::aliasing`] found for call `path` bound
-    /// to temporaries (named after `path`), with their names and the statements copying in
-    /// (before the body; they also make the `out` headers invalid) and out (after it).
+    /// For a call of an action or a sub-parser (control instances go through
+    /// [`Self::apply_instance`]): the parameters as the body sees them, those
+    /// [`super::aliasing`] found for call `path` bound to temporaries (named after `path`),
+    /// with their names and the statements copying in (before the body; they also make the
+    /// `out` headers invalid) and out (after it).
     #[allow(clippy::type_complexity)]
     pub(in crate::lower) fn call_temps(
         &mut self,

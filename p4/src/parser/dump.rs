@@ -577,6 +577,7 @@ pub fn expr(e: &Expr) -> String {
                 .collect();
             format!("{{{}}}", f.join(", "))
         }
+        ExprKind::InvalidHeader => "{#}".to_string(),
         ExprKind::Type(t) => ty(t),
     }
 }

@@ -424,6 +424,14 @@ impl Parser {
     /// `{a, b}` (list) or `{f = 1, g = 2}` (struct initializer); `{}` is an empty list.
     fn brace_expr(&mut self) -> PResult<Expr> {
         let start = self.expect(&TokenKind::LBrace)?;
+        if self.at(&TokenKind::Hash) && self.nth_kind(1) == &TokenKind::RBrace {
+            self.eat(&TokenKind::Hash);
+            self.eat(&TokenKind::RBrace);
+            return Ok(Expr {
+                kind: ExprKind::InvalidHeader,
+                span: self.span_from(start),
+            });
+        }
         let is_struct = matches!(self.peek_kind(), TokenKind::Ident(_))
             && self.nth_kind(1) == &TokenKind::Assign;
         if is_struct {

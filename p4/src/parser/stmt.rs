@@ -234,6 +234,8 @@ impl Parser {
             TokenKind::Ident(name) => match self.nth_kind(1) {
                 // Two names in a row can only be a declaration (possibly of an unknown type).
                 TokenKind::Ident(_) => true,
+                // `list<T> x` (P4_16 1.2.3); no statement starts `list <` otherwise.
+                TokenKind::Lt if name == "list" => true,
                 TokenKind::Lt | TokenKind::LBracket => self.is_type_name(name),
                 _ => false,
             },

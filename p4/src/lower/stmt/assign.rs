@@ -199,7 +199,13 @@ impl<'a> Lowerer<'a> {
                     _ => Err(self.wide_value(d.width, rhs.span)),
                 }
             }
+            Dest::Scalar(_, ty) if matches!(rhs.kind, ExprKind::InvalidHeader) => {
+                Err(self.invalid_not_of(&ty, rhs.span))
+            }
             Dest::Scalar(place, ty) => self.assign_scalar(place, ty, rhs, lhs, out),
+            Dest::Agg(loc) if matches!(rhs.kind, ExprKind::InvalidHeader) => {
+                self.assign_invalid(&loc, rhs.span, out)
+            }
             Dest::Agg(loc) => {
                 // Special right-hand sides that produce aggregates.
                 if let ExprKind::Call {
@@ -233,6 +239,34 @@ impl<'a> Lowerer<'a> {
                 Ok(())
             }
         }
+    }
+
+    /// `dst = {#}` (or `T dst = {#};`): the header, or every header of the union, made
+    /// invalid (P4_16 1.2.2 "Invalid header expression"); a union member's peers too, as for
+    /// any header written into a member.
+    fn assign_invalid(&mut self, dst: &Rc<Loc>, span: Span, out: &mut ir::Block) -> Res<()> {
+        match dst.ty() {
+            Ty::Header(_) => {}
+            Ty::Struct(s) if s.union => {}
+            other => return Err(self.invalid_not_of(&other, span)),
+        }
+        let mut headers = Vec::new();
+        dst.headers(&mut headers);
+        out.extend(headers.into_iter().map(|header| ir::Stmt::SetValid {
+            header,
+            valid: false,
+        }));
+        self.after_member_write(dst, out);
+        Ok(())
+    }
+
+    /// `{#}` where a value of type `ty`, not a header or union, is expected.
+    fn invalid_not_of(&mut self, ty: &Ty, span: Span) -> crate::lower::Reported {
+        self.err(
+            Diagnostic::error(format!("`{{#}}` is not a value of type `{ty}`"))
+                .with_primary(span, "the invalid header")
+                .with_help("`{#}` goes into a header or a header union"),
+        )
     }
 
     /// `place = rhs` for a scalar place: hoisted statements of `rhs` (register executes)
@@ -317,14 +351,19 @@ impl<'a> Lowerer<'a> {
                         .with_help("assign one member header: `u.member = h;`"),
                     ));
                 }
-                let fields: Vec<Rc<Loc>> = match &**dst {
-                    Loc::Header { fields, .. } | Loc::Struct { fields, .. } => fields.clone(),
-                    _ => Vec::new(),
+                let (fields, what) = match &**dst {
+                    Loc::Header { fields, .. } | Loc::Struct { fields, .. } => {
+                        (fields.clone(), "fields")
+                    }
+                    // A stack-valued list (`hs = { h0, h1 }`, P4_16 1.2.2): element by
+                    // element, as p4c expands it; the next index is left as it is.
+                    Loc::Stack { elems, .. } => (elems.clone(), "elements"),
+                    _ => (Vec::new(), "fields"),
                 };
                 if fields.len() != items.len() {
                     return Err(self.err(
                         Diagnostic::error(format!(
-                            "`{}` has {} fields, the initializer {}",
+                            "`{}` has {} {what}, the initializer {}",
                             dst.ty(),
                             fields.len(),
                             items.len()
