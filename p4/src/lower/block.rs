@@ -577,6 +577,7 @@ fn lower_gress<'a>(
     };
     let mut control = control;
     l.mark_written(&mut parser, &mut control, first_action);
+    let state_spans_copy = state_spans.clone();
     let gs = super::GressSpans {
         parser_states: state_spans,
         control_ifs,
@@ -587,6 +588,7 @@ fn lower_gress<'a>(
         Gress::Egress => l.spans.egress = gs,
     }
     let phv = std::mem::take(&mut l.phv).finish();
+    super::parse_paths::resolve(l, &mut parser, &phv, &state_spans_copy);
     Ok(ir::GressProgram {
         phv,
         prefix,

@@ -27,6 +27,7 @@ pub mod intrinsics;
 mod lookahead;
 mod multi_parser;
 mod out_scalars;
+mod parse_paths;
 mod parser;
 pub mod phv;
 mod placement_annos;

@@ -19,8 +19,11 @@ pub const MAX_PARSER_STEPS: usize = 256;
 /// bf-p4c unrolls a parser loop over a stack up to the stack's size and makes the transition
 /// that would overflow it the end of parsing, as it makes `accept` and `reject`
 /// (`parde/extract_parser.cpp`, `GetBackendParser::convertState` at the maximum loop depth,
-/// `convertBody` on `stackOutOfBound`). (bf-p4c drops the whole state that would overflow;
-/// statements before the `.next` in that state have run here.)
+/// `convertBody` on `stackOutOfBound`). bf-p4c drops the whole state that would overflow: in
+/// a parser without loops pisa's frontend resolves that at compile time (`p4/src/lower/
+/// parse_paths.rs` makes the transition into such a state the end of the parse); in a parser
+/// with loops the check is here, at run time, and statements before the `.next` in that
+/// state have run.
 pub const STACK_FULL: Fault = Fault::Reject;
 
 /// How a parse ended.
