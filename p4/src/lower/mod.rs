@@ -16,6 +16,7 @@ mod checksum_dest;
 mod control;
 mod copy_prop;
 mod ctor;
+mod deparser_order;
 mod dprsr_select;
 mod entry_priority;
 mod exit_copyout;
