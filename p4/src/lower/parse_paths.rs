@@ -644,6 +644,7 @@ fn warn_paths(
         c.insert(0);
     });
     let mut warned = std::collections::HashSet::new();
+    let mut differ: Vec<Vec<(usize, i64, String)>> = vec![Vec::new(); ns];
     for &s in &topo {
         if !converted[s] {
             continue;
@@ -654,25 +655,9 @@ fn warn_paths(
             for &(k, v) in f {
                 let su = u.stack(k).copied();
                 let entry = &counts[s][k];
-                if entry.iter().any(|c| *c != v) && warned.insert((s, k)) {
-                    if let Some(&span) = spans.get(s) {
-                        let got: Vec<String> = entry.iter().map(|c| c.to_string()).collect();
-                        l.warn(
-                            Diagnostic::warning(format!(
-                                "bf-p4c resolves `{}` to index {v} in state `{}` on every path",
-                                stack_name(g, k),
-                                short(parser, s)
-                            ))
-                            .with_primary(span, "one index for every path")
-                            .with_note(format!(
-                                "paths reach this state with {} element(s) extracted; in a \
-                                 parser without loops bf-p4c takes the index from the closest \
-                                 extracts before the state on the graph, not the packet's path \
-                                 (P4 would take the next free element)",
-                                got.join(" or ")
-                            )),
-                        );
-                    }
+                if entry.iter().any(|c| *c != v) {
+                    let got: Vec<String> = entry.iter().map(|c| c.to_string()).collect();
+                    differ[k].push((s, v, got.join(" or ")));
                 }
                 out[k] = [v + i64::from(su.map_or(0, |x| x.nexts))].into();
             }
@@ -723,5 +708,40 @@ fn warn_paths(
                 }
             }
         }
+    }
+    for (k, states) in differ.iter().enumerate() {
+        let Some(&(first, _, _)) = states.first() else {
+            continue;
+        };
+        let Some(&span) = spans.get(first) else {
+            continue;
+        };
+        let shown: Vec<String> = states
+            .iter()
+            .take(3)
+            .map(|(s, v, got)| {
+                format!(
+                    "`{}` uses index {v} where paths bring {got}",
+                    short(parser, *s)
+                )
+            })
+            .collect();
+        let more = match states.len() {
+            0..=3 => String::new(),
+            n => format!(", and {} more state(s)", n - 3),
+        };
+        l.warn(
+            Diagnostic::warning(format!(
+                "bf-p4c resolves `{}.next` to one index per state, the same on every path",
+                stack_name(g, k)
+            ))
+            .with_primary(span, "paths reach this state with different counts")
+            .with_note(format!(
+                "in a parser without loops bf-p4c takes the index from the closest extracts \
+                 before the state on the graph, not from the packet's path (P4 would take the \
+                 next free element); pisa does as bf-p4c: {}{more}",
+                shown.join("; ")
+            )),
+        );
     }
 }
