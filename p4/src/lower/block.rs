@@ -590,6 +590,7 @@ fn lower_gress<'a>(
     let phv = std::mem::take(&mut l.phv).finish();
     super::parse_paths::resolve(l, &mut parser, &phv, &state_spans_copy);
     let dspan = deparser_b.decl.name().map_or(deparser_b.span, |n| n.span);
+    super::deparser_order::emits_last(l, &mut deparser, dspan);
     super::deparser_order::group_emits(l, &mut deparser, &phv, dspan);
     Ok(ir::GressProgram {
         phv,

@@ -2,8 +2,12 @@
 //! `ExtractDeparser::generateEmits` and `end_apply`): emits are grouped by header, and by stack
 //! for the elements of a stack, in the order each group is first emitted; a later emit of a
 //! header or stack already seen joins that first group instead of taking its own place.
+//! The emit list is one list of the deparser, whatever statements the program writes around
+//! it: a `Checksum.update()` written after the `emit` of its destination still fills the
+//! emitted field (`parde/deparser_checksum_update.cpp` substitutes every update's destination
+//! in the emit list), so the emits run after the deparser's other statements.
 
-use pipeline::ir::{FieldRef, HeaderId, PhvLayout, Stmt};
+use pipeline::ir::{Expr, FieldRef, HeaderId, PhvLayout, Stmt};
 
 use super::Lowerer;
 use crate::diag::Diagnostic;
@@ -72,4 +76,47 @@ pub(super) fn group_emits(l: &mut Lowerer<'_>, body: &mut [Stmt], layout: &PhvLa
              is first emitted; a later emit of the same header or stack joins that group",
         ),
     );
+}
+
+/// Moves the emits of deparser `body` after its other statements (each kind keeps its order),
+/// as bf-p4c's deparser emits what the PHV holds once the checksum units and the deparser's
+/// other statements are done; warns at `span` when a checksum update written after an emit
+/// moves.
+pub(super) fn emits_last(l: &mut Lowerer<'_>, body: &mut Vec<Stmt>, span: Span) {
+    let Some(first) = body.iter().position(|s| matches!(s, Stmt::Emit(_))) else {
+        return;
+    };
+    let late_update = body[first..]
+        .iter()
+        .any(|s| !matches!(s, Stmt::Emit(_)) && has_checksum_update(std::slice::from_ref(s)));
+    let (emits, mut rest): (Vec<Stmt>, Vec<Stmt>) = std::mem::take(body)
+        .into_iter()
+        .partition(|s| matches!(s, Stmt::Emit(_)));
+    rest.extend(emits);
+    *body = rest;
+    if late_update {
+        l.warn(
+            Diagnostic::warning(
+                "a `Checksum.update()` is written after an `emit`: bf-p4c fills the emitted \
+                 field with the checksum regardless of the order",
+            )
+            .with_primary(span, "this deparser")
+            .with_note(
+                "the deparser's emit list is built apart from its statements; pisa computes \
+                 the update before the emits, as the hardware's checksum units do",
+            ),
+        );
+    }
+}
+
+/// Whether a statement of `body` (under `if` included) assigns a `Checksum.update()`.
+fn has_checksum_update(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Assign {
+            value: Expr::ChecksumUpdate { .. },
+            ..
+        } => true,
+        Stmt::If { then, els, .. } => has_checksum_update(then) || has_checksum_update(els),
+        _ => false,
+    })
 }
