@@ -11,8 +11,12 @@ use crate::phv::read_bits;
 use crate::state::ValueSetState;
 use crate::trace::{TraceEvent, TraceField, Tracer};
 
-/// Most state transitions one parse may take before `ParserTimeout`.
-pub const MAX_PARSER_STEPS: usize = 256;
+/// Most parser states one parse may run; the next one ends it with `ParserTimeout`
+/// (`PARSER_ERROR_TIMEOUT_USER`). Tofino 1 and 2 alike: bf-asm sets the parser's `max_iter` to
+/// 128 for both (`parser-tofino-jbay.cpp`), and tofino-model raises its iteration timeout
+/// (`kErrTimeoutIter`, 0x0008) before a state once 128 have run (`ParserShared::parse`). A
+/// loop bf-p4c keeps as a hardware loop (no stack `.next` in it) counts each iteration.
+pub const MAX_PARSER_STEPS: usize = 128;
 
 /// How `extract(stack.next)` on a full stack ends the parse: as `transition reject` does on
 /// Tofino, without an error or a drop, the stack full and the rest of the packet payload.
