@@ -577,6 +577,7 @@ fn lower_gress<'a>(
     };
     let mut control = control;
     l.mark_written(&mut parser, &mut control, first_action);
+    let state_spans_copy = state_spans.clone();
     let gs = super::GressSpans {
         parser_states: state_spans,
         control_ifs,
@@ -587,6 +588,10 @@ fn lower_gress<'a>(
         Gress::Egress => l.spans.egress = gs,
     }
     let phv = std::mem::take(&mut l.phv).finish();
+    super::parse_paths::resolve(l, &mut parser, &phv, &state_spans_copy);
+    let dspan = deparser_b.decl.name().map_or(deparser_b.span, |n| n.span);
+    super::deparser_order::emits_last(l, &mut deparser, dspan);
+    super::deparser_order::group_emits(l, &mut deparser, &phv, dspan);
     Ok(ir::GressProgram {
         phv,
         prefix,

@@ -238,7 +238,9 @@ pub(crate) fn check(
                 width: f.1,
             }));
             // A ParserCounter's word is the parser's counter, not a PHV container.
-            if name.ends_with(".$counter") || !reported.insert(f) {
+            // The hidden `$nextIndex` of a stack is the parser's own count too (bf-p4c resolves
+            // `.next` to constant indices or strides the state): pisa sets it per state.
+            if name.ends_with(".$counter") || name.ends_with(".$nextIndex") || !reported.insert(f) {
                 continue;
             }
             let (sa, sb) = (&p.states[a].name, &p.states[b].name);

@@ -58,7 +58,10 @@ pub enum ParserFault {
     PacketTooShort,
     #[error("NoMatch")]
     NoMatch,
-    /// More state transitions than the hardware's parser would take (a loop).
+    /// More states than the hardware's parser runs for one packet (a loop): its iteration
+    /// timeout, `PARSER_ERROR_TIMEOUT_USER` (tofino-model's `kErrTimeoutIter` is 0x0008 and
+    /// maps to the same `parser_err` bit; 0x0010 is the cycle timeout, which pisa has no clock
+    /// for).
     #[error("ParserTimeout")]
     Timeout,
     /// A varbit extract of a length that is not whole bytes (`error.ParserInvalidArgument`),
@@ -81,7 +84,7 @@ impl ParserFault {
             ParserFault::PacketTooShort => PARTIAL_HDR,
             ParserFault::NoMatch => NO_MATCH,
             ParserFault::CounterRange => CTR_RANGE,
-            ParserFault::Timeout => TIMEOUT_HW,
+            ParserFault::Timeout => TIMEOUT_USER,
             ParserFault::InvalidArgument => TIMEOUT_USER,
         }
     }

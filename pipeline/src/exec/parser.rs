@@ -11,16 +11,23 @@ use crate::phv::read_bits;
 use crate::state::ValueSetState;
 use crate::trace::{TraceEvent, TraceField, Tracer};
 
-/// Most state transitions one parse may take before `ParserTimeout`.
-pub const MAX_PARSER_STEPS: usize = 256;
+/// Most parser states one parse may run; the next one ends it with `ParserTimeout`
+/// (`PARSER_ERROR_TIMEOUT_USER`). Tofino 1 and 2 alike: bf-asm sets the parser's `max_iter` to
+/// 128 for both (`parser-tofino-jbay.cpp`), and tofino-model raises its iteration timeout
+/// (`kErrTimeoutIter`, 0x0008) before a state once 128 have run (`ParserShared::parse`). A
+/// loop bf-p4c keeps as a hardware loop (no stack `.next` in it) counts each iteration.
+pub const MAX_PARSER_STEPS: usize = 128;
 
 /// How `extract(stack.next)` on a full stack ends the parse: as `transition reject` does on
 /// Tofino, without an error or a drop, the stack full and the rest of the packet payload.
 /// bf-p4c unrolls a parser loop over a stack up to the stack's size and makes the transition
 /// that would overflow it the end of parsing, as it makes `accept` and `reject`
 /// (`parde/extract_parser.cpp`, `GetBackendParser::convertState` at the maximum loop depth,
-/// `convertBody` on `stackOutOfBound`). (bf-p4c drops the whole state that would overflow;
-/// statements before the `.next` in that state have run here.)
+/// `convertBody` on `stackOutOfBound`). bf-p4c drops the whole state that would overflow: in
+/// a parser without loops pisa's frontend resolves that at compile time (`p4/src/lower/
+/// parse_paths.rs` makes the transition into such a state the end of the parse); in a parser
+/// with loops the check is here, at run time, and statements before the `.next` in that
+/// state have run.
 pub const STACK_FULL: Fault = Fault::Reject;
 
 /// How a parse ended.

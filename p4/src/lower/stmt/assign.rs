@@ -9,7 +9,7 @@ use crate::check::types::Ty;
 use crate::diag::Diagnostic;
 use crate::lower::expr::{path_of, Resolved};
 use crate::lower::phv::Loc;
-use crate::lower::{Binding, Lowerer, Res, V};
+use crate::lower::{Binding, Ctx, Lowerer, Res, V};
 use crate::source::Span;
 
 /// An assignable place.
@@ -157,6 +157,7 @@ impl<'a> Lowerer<'a> {
         out: &mut ir::Block,
     ) -> Res<()> {
         let dest = self.dest(lhs)?;
+        self.deparser_assignment(&dest, rhs, span)?;
         match op {
             None => self.assign_to(dest, rhs, lhs.span, out),
             Some(op) => {
@@ -175,6 +176,44 @@ impl<'a> Lowerer<'a> {
                 Ok(())
             }
         }
+    }
+
+    /// Refuses, as bf-p4c does, an assignment to a header field in a deparser that is neither a
+    /// method's result (`Checksum.update()`) nor under an `if` (`parde/extract_deparser.cpp`,
+    /// `ExtractDeparser::preorder(AssignmentStatement)`; under an `if`, bf-p4c's check of the
+    /// condition is not modelled).
+    fn deparser_assignment(&mut self, dest: &Dest, rhs: &ast::Expr, span: Span) -> Res<()> {
+        let mut src = rhs;
+        while let ExprKind::Cast { expr, .. } = &src.kind {
+            src = expr;
+        }
+        if self.ctx != Ctx::Deparser
+            || !self.deparser_conds.is_empty()
+            || matches!(src.kind, ExprKind::Call { .. })
+        {
+            return Ok(());
+        }
+        let field = match dest {
+            Dest::Scalar(ir::Place::Field(f), _) => *f,
+            Dest::Scalar(ir::Place::FieldSlice { field, .. }, _) => *field,
+            _ => return Ok(()),
+        };
+        let in_header = self.phv.layout.headers.iter().any(|h| {
+            let lo = h.byte_offset * 8;
+            (lo..lo + h.byte_len * 8).contains(&field.offset)
+        });
+        if !in_header {
+            return Ok(());
+        }
+        Err(self.err(
+            Diagnostic::error(
+                "assignment to a header field in the deparser is only allowed when the source is \
+                 checksum update, mirror, resubmit or learning digest",
+            )
+            .with_primary(span, "an assignment in the deparser")
+            .with_note("bf-p4c refuses it: Tofino's deparser only emits what the PHV holds")
+            .with_help("move the assignment into the control flow (the ingress or egress control)"),
+        ))
     }
 
     pub(super) fn assign_to(

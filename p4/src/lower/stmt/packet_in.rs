@@ -137,6 +137,23 @@ impl<'a> Lowerer<'a> {
                     V::Int(i) if i >= 0 => ir::Expr::constant(i as u128, 32),
                     v => self.scalar_of_value(v, None, a.span)?.0,
                 };
+                if !matches!(e, ir::Expr::Const { .. }) {
+                    // bf-p4c: `rewriteAdvance` in `parde/extract_parser.cpp` (a fatal error).
+                    return Err(self.err(
+                        Diagnostic::error(
+                            "advancing by a non-constant distance is not supported on Tofino",
+                        )
+                        .with_primary(a.span, "a run-time distance")
+                        .with_note(
+                            "the parser's shift is fixed per state: bf-p4c refuses a distance \
+                             it cannot fold to a constant",
+                        )
+                        .with_help(
+                            "select on the length and advance by a constant in each state, or \
+                             extract the variable part as a varbit field",
+                        ),
+                    ));
+                }
                 self.need_stmt(out, span, "advance")?
                     .push(ir::Stmt::Advance(e));
                 Ok(None)
