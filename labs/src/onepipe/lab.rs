@@ -266,6 +266,60 @@ fn program_switch(
     Ok(agent)
 }
 
+/// Nanoseconds a beacon of `len` bytes takes over the slowest link direction pair of the
+/// fabric (propagation both ways of the model plus serialization), plus a guard.
+fn hop_ns(cfg: &LabConfig, topo: &Topology, len: usize) -> u64 {
+    let ser = |d: &dataplane::link::DirectionConfig| {
+        let rate = cfg.rate_bps.unwrap_or(d.rate_bps);
+        let bits = 8 * (len as u64 + u64::from(d.overhead_bytes));
+        d.delay_ns
+            + if rate == 0 {
+                0
+            } else {
+                (bits * 1_000_000_000).div_ceil(rate)
+            }
+    };
+    let worst = topo
+        .links
+        .iter()
+        .map(|l| ser(&l.config.tx) + ser(&l.config.rx))
+        .max()
+        .unwrap_or(0);
+    worst + HOP_GUARD_NS
+}
+
+/// Slack added to each hop of the beacon schedule (the lab's switches take no time).
+const HOP_GUARD_NS: u64 = 50;
+
+/// The phases (ns after each multiple of the interval) of switch `s`'s beacon apps: beacons at
+/// synchronized times (§4.2), staggered by tier so that one wave of barriers crosses the
+/// fabric per interval. Hosts beacon at the multiples of the interval on their clocks (at most
+/// the skew plus the drift of the run off); a switch of tier k sends its up switch's barrier
+/// once its tier's beacons are in (k + 1 hops later), and its down switch's once the wave came
+/// back down from the top tier H (2H - k + 1 hops). A switch with uplinks has both apps (each
+/// beacon leaves on every link); the others only the second. At one common instant instead,
+/// every hop would wait most of an interval for the next tick.
+pub(crate) fn beacon_phases(cfg: &LabConfig, topo: &Topology, s: usize, len: usize) -> Vec<u64> {
+    let tiers = crate::routes::switch_tiers(topo);
+    let top = tiers.iter().copied().max().unwrap_or(0) as u64;
+    let k = tiers[s] as u64;
+    let skew = cfg.skew_ns.unsigned_abs()
+        + (cfg.drift_ppm.abs() * 1e-6 * cfg.duration_ns as f64).ceil() as u64;
+    let hop = hop_ns(cfg, topo, len);
+    let up = topo.links.iter().any(|l| {
+        [(l.a, l.b), (l.b, l.a)].iter().any(|&(me, peer)| {
+            matches!((me, peer), (End::Switch { switch: a, .. }, End::Switch { switch: b, .. })
+                if a == s && tiers[b] > tiers[a])
+        })
+    });
+    let down = skew + (2 * top - k + 1) * hop;
+    if up {
+        vec![skew + (k + 1) * hop, down]
+    } else {
+        vec![down]
+    }
+}
+
 /// A deterministic spread in [-1, 1] for host `h`.
 fn spread(h: usize, seed: u64) -> f64 {
     let x = (h as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
@@ -387,20 +441,28 @@ pub(crate) fn fabric<D: Driver>(cfg: &LabConfig) -> Result<Fabric<D>, LabError> 
         let name = topo.switches[s].name.clone();
         let links = program_switch(&topo, s, lab.switch_mut(s)?, cfg.link_timeout_ns)
             .map_err(|m| LabError::Switch(name.clone(), m))?;
-        let app = AppConfig {
-            pipe: 0,
-            app_id: 0,
-            trigger: Trigger::Periodic,
-            period_ns: cfg.beacon_interval_ns.max(1),
-            batch_count: 1,
-            packets_per_batch: 1,
-            ipg_ns: 0,
-            ibg_ns: 0,
-            template: beacon_template(topo.switches[s].mac, switch_ip(&topo, s)),
-            port: 0,
-        };
+        let template = beacon_template(topo.switches[s].mac, switch_ip(&topo, s));
+        let apps = beacon_phases(cfg, &topo, s, template.len())
+            .into_iter()
+            .enumerate()
+            .map(|(i, phase)| {
+                let app = AppConfig {
+                    pipe: 0,
+                    app_id: i as u8,
+                    trigger: Trigger::Periodic,
+                    period_ns: cfg.beacon_interval_ns.max(1),
+                    batch_count: 1,
+                    packets_per_batch: 1,
+                    ipg_ns: 0,
+                    ibg_ns: 0,
+                    template: template.clone(),
+                    port: 0,
+                };
+                (app, phase)
+            })
+            .collect();
         let pktgen = Pktgen::new(topo.switches[s].target, 1);
-        let agent = SwitchAgent::new(pktgen, app, links, cfg.link_timeout_ns / 4);
+        let agent = SwitchAgent::new(pktgen, apps, links, cfg.link_timeout_ns / 4);
         let id = lab.attach_agent(s, pipeline::devport::recirc_port(0), Box::new(agent))?;
         agents.push((name, id));
     }
