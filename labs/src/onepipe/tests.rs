@@ -373,3 +373,39 @@ fn synchronized_beacons_cost_an_idle_system_about_half_an_interval() {
         rep.overhead_p50_us
     );
 }
+
+/// §7.3.1: write-only transactions run on reliable 1Pipe and are applied at all of their
+/// shards or at none, loss notwithstanding; on best effort the same loss leaves transactions
+/// applied at some shards only, and the checker says so.
+#[test]
+fn kv_write_only_transactions_on_reliable_1pipe_are_all_or_nothing() {
+    // 10 Gbit/s links, 10 us beacons: retransmissions (after 20 intervals) within the run.
+    let mut cfg = LabConfig::new(fat_tree());
+    cfg.processes = 8;
+    cfg.send_every_ns = 20_000;
+    cfg.messages = u64::MAX;
+    cfg.loss = 0.01;
+    let r = super::kv::one_pipe(&cfg, 3, 16, true).unwrap();
+    assert_eq!(r.scheme, "1Pipe/R (WO)");
+    assert!(r.checks_passed, "{:?}", r.check_error);
+    assert!(r.txns_per_s_per_process > 0.0);
+    let be = super::kv::one_pipe(&cfg, 3, 16, false).unwrap();
+    let e = be.check_error.expect("best effort under 1% loss");
+    assert!(e.contains("shards"), "{e}");
+
+    // The checker itself: a transaction at one of its two shards, or with other keys there.
+    let want = |_| vec![(0, vec![1]), (1, vec![2])];
+    let t = (3, 7);
+    let sent = [(t, 10)];
+    let both = [vec![(t, vec![1])], vec![(t, vec![2])]];
+    assert!(super::kv::all_or_nothing(&sent, &both, want, 100).is_ok());
+    assert!(super::kv::all_or_nothing(&sent, &[vec![], vec![]], want, 100).is_ok());
+    let one = [vec![(t, vec![1])], vec![]];
+    assert!(super::kv::all_or_nothing(&sent, &one, want, 100).is_err());
+    assert!(
+        super::kv::all_or_nothing(&sent, &one, want, 5).is_ok(),
+        "in flight"
+    );
+    let other = [vec![(t, vec![1])], vec![(t, vec![9])]];
+    assert!(super::kv::all_or_nothing(&sent, &other, want, 100).is_err());
+}
