@@ -30,6 +30,8 @@ pub struct SwitchAgent {
     template_len: u64,
     /// Link changes the agent made, with when.
     pub events: Vec<(u64, LinkEvent)>,
+    /// Links the controller asked to remove (§5.2's Resume), done at the next poll.
+    removals: Vec<u8>,
     /// Polls of the link registers that failed (the runtime API refused), with the error.
     pub errors: Vec<String>,
 }
@@ -68,8 +70,15 @@ impl SwitchAgent {
             gen: Vec::new(),
             template_len,
             events: Vec::new(),
+            removals: Vec::new(),
             errors: Vec::new(),
         }
+    }
+
+    /// The controller's Resume (§5.2): removes input link `link` from the switch's minimum at
+    /// the agent's next poll (in memory: at once; in namespaces: on the agent's thread).
+    pub fn remove_link(&mut self, link: u8) {
+        self.removals.push(link);
     }
 
     /// Beacons generated so far (by every app).
@@ -113,6 +122,12 @@ impl SwitchApp for SwitchAgent {
         for f in self.gen.drain(..) {
             out(f.bytes);
         }
+        for link in std::mem::take(&mut self.removals) {
+            match self.links.remove(sw, link) {
+                Ok(ev) => self.events.extend(ev.map(|e| (now.0, e))),
+                Err(e) => self.errors.push(e.to_string()),
+            }
+        }
         if now.0 >= self.next_poll {
             self.next_poll = now.0 + self.poll_every;
             match self.links.poll(sw, now.0) {
@@ -123,7 +138,7 @@ impl SwitchApp for SwitchAgent {
     }
 
     fn next_wakeup(&self) -> Option<Nanos> {
-        if self.starts.iter().any(Option::is_none) {
+        if self.starts.iter().any(Option::is_none) || !self.removals.is_empty() {
             return Some(Nanos(0)); // the first poll picks the start times
         }
         let waiting = self

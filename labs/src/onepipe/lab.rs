@@ -186,14 +186,20 @@ pub(crate) fn check_tiered(topo: &Topology) -> Result<(), LabError> {
 }
 
 /// Links, beacon multicast and neighbours of switch `s`; its link agent.
+/// With `hold` (reliable 1Pipe, §5.2) a silent link stays in the minimum until the controller
+/// removes it.
 fn program_switch(
     topo: &Topology,
     s: usize,
     sw: &mut Switch,
     timeout: u64,
+    hold: bool,
 ) -> Result<LinkAgent, String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
     let mut agent = LinkAgent::new(timeout);
+    if hold {
+        agent = agent.hold_removals();
+    }
     let mut ports = Vec::new();
     let me = &topo.switches[s];
     let tiers = crate::routes::switch_tiers(topo);
@@ -328,9 +334,15 @@ fn spread(h: usize, seed: u64) -> f64 {
 }
 
 /// Runs until `at`, crashes host `h` (its process exits, its link goes down), and plays the
-/// controller of §5 in a reduced form: once the host's ToR agent removes the silent link, the
-/// failure timestamp is the last barrier the host's link brought (nothing it sent later can
-/// exist), broadcast to every surviving process, which discards the host's messages above it.
+/// controller of §5 in a reduced form. Best effort: once the host's ToR agent removes the
+/// silent link on its own (§4.2), the failure timestamp is the last barrier the host's link
+/// brought (nothing it sent later can exist), broadcast to every surviving process, which
+/// discards the host's messages above it. Reliable (§5.2): the agent only reports the silent
+/// link (it keeps holding the commit barrier); the controller takes the link's last commit
+/// barrier as the failure timestamp, tells every survivor (Broadcast; they Discard, Recall and
+/// call back), waits until each one's recalls are ACKed (completions), and only then removes
+/// the link (Resume): in virtual time and with wall-clock threads alike, no barrier passes the
+/// failed host's link before every survivor knows.
 fn crash<D: Driver>(
     lab: &mut D,
     topo: &Topology,
@@ -346,48 +358,72 @@ fn crash<D: Driver>(
     lab.with_app(h, |app: &mut OnepipeHost| app.process.exit());
     lab.set_link_up(topo.hosts[h].link, false)?;
     let agent = agents[tor].1;
-    // The controller acts within a link delay of the agent's removal, before the barriers it
-    // frees reach any host (the paper's switch keeps the link until the controller acts).
     let step = cfg.beacon_interval_ns.clamp(100, 500);
     let mut t = at;
-    while t < cfg.duration_ns {
+    // Detection: the ToR's agent reports (reliable) or removes (best effort) the silent link.
+    let link = loop {
+        if t >= cfg.duration_ns {
+            return Ok(None);
+        }
         t = (t + step).min(cfg.duration_ns);
         lab.run_to(Nanos(t))?;
-        let removed = lab
+        let seen = lab
             .with_agent(agent, |a: &mut SwitchAgent| {
                 a.events.iter().find_map(|(_, e)| match *e {
-                    LinkEvent::Removed { link, port: p } if p == port => Some(link),
+                    LinkEvent::Silent { link, port: p } | LinkEvent::Removed { link, port: p }
+                        if p == port =>
+                    {
+                        Some(link)
+                    }
                     _ => None,
                 })
             })
             .flatten();
-        let Some(link) = removed else { continue };
-        // Reliable: the last commit barrier (everything the host sent below it was ACKed by
-        // every receiver); best effort: the last barrier (nothing it sent is above it).
-        let register = if cfg.reliable {
-            "SwitchIngress.link_commit"
-        } else {
-            "SwitchIngress.link_be"
-        };
-        let low = lab
-            .with_switch(tor, move |sw| {
-                sw.register_read(PipeSel::All, register, u32::from(link))
-                    .map(|v| v[0].lo as u32)
-                    .map_err(|e| e.to_string())
-            })?
-            .map_err(|e| LabError::Switch(topo.switches[tor].name.clone(), e))?;
-        let mut failure_ts = 0;
-        let now = if D::WALL_CLOCK { lab.now().0 } else { t };
-        for s in (0..topo.hosts.len()).filter(|&s| s != h) {
-            lab.with_app(s, |app: &mut OnepipeHost| {
-                failure_ts = hosts::onepipe::ts::extend(low, app.process.get_timestamp(now));
-                app.process.process_failed(now, h as ProcessId, failure_ts);
-            });
+        if let Some(link) = seen {
+            break link;
         }
-        lab.run_to(Nanos(cfg.duration_ns))?;
-        return Ok(Some((h, at, t, failure_ts)));
+    };
+    // Reliable: the last commit barrier (everything the host sent below it was ACKed by
+    // every receiver); best effort: the last barrier (nothing it sent is above it).
+    let register = if cfg.reliable {
+        "SwitchIngress.link_commit"
+    } else {
+        "SwitchIngress.link_be"
+    };
+    let low = lab
+        .with_switch(tor, move |sw| {
+            sw.register_read(PipeSel::All, register, u32::from(link))
+                .map(|v| v[0].lo as u32)
+                .map_err(|e| e.to_string())
+        })?
+        .map_err(|e| LabError::Switch(topo.switches[tor].name.clone(), e))?;
+    let declared = t;
+    let mut failure_ts = 0;
+    let now = if D::WALL_CLOCK { lab.now().0 } else { t };
+    let survivors: Vec<usize> = (0..topo.hosts.len()).filter(|&s| s != h).collect();
+    for &s in &survivors {
+        lab.with_app(s, |app: &mut OnepipeHost| {
+            failure_ts = hosts::onepipe::ts::extend(low, app.process.get_timestamp(now));
+            app.process.process_failed(now, h as ProcessId, failure_ts);
+        });
     }
-    Ok(None)
+    if cfg.reliable {
+        // Completions: every survivor's recalls ACKed; then Resume.
+        loop {
+            let busy = survivors.iter().any(|&s| {
+                lab.with_app(s, |app: &mut OnepipeHost| app.process.recovering())
+                    .unwrap_or(false)
+            });
+            if !busy || t >= cfg.duration_ns {
+                break;
+            }
+            t = (t + step).min(cfg.duration_ns);
+            lab.run_to(Nanos(t))?;
+        }
+        lab.with_agent(agent, |a: &mut SwitchAgent| a.remove_link(link));
+    }
+    lab.run_to(Nanos(cfg.duration_ns))?;
+    Ok(Some((h, at, declared, failure_ts)))
 }
 
 /// Builds the lab, runs it for `cfg.duration_ns` and collects the logs (in namespaces with
@@ -439,8 +475,14 @@ pub(crate) fn fabric<D: Driver>(cfg: &LabConfig) -> Result<Fabric<D>, LabError> 
     let mut agents: Vec<(String, usize)> = Vec::new();
     for s in 0..topo.switches.len() {
         let name = topo.switches[s].name.clone();
-        let links = program_switch(&topo, s, lab.switch_mut(s)?, cfg.link_timeout_ns)
-            .map_err(|m| LabError::Switch(name.clone(), m))?;
+        let links = program_switch(
+            &topo,
+            s,
+            lab.switch_mut(s)?,
+            cfg.link_timeout_ns,
+            cfg.reliable,
+        )
+        .map_err(|m| LabError::Switch(name.clone(), m))?;
         let template = beacon_template(topo.switches[s].mac, switch_ip(&topo, s));
         let apps = beacon_phases(cfg, &topo, s, template.len())
             .into_iter()

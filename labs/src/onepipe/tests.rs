@@ -187,10 +187,19 @@ fn reliable_crash_keeps_every_scattering_atomic_among_survivors() {
     cfg.reliable = true;
     cfg.fail_host = Some((15, 200_000));
     let r = run(&cfg).unwrap();
-    let (h, _, _, failure_ts) = r.failure.expect("the crash was detected");
+    let (h, _, declared, failure_ts) = r.failure.expect("the crash was detected");
     check::total_order(&r).unwrap();
     check::delivered_were_sent(&r).unwrap();
     check::atomic_among_survivors(&r, h).unwrap();
+    // §5.2's order: the ToR only reports the silent link; the controller removes it (Resume)
+    // after telling every survivor and collecting their completions, never before.
+    use control::onepipe::LinkEvent;
+    let ev: Vec<(u64, LinkEvent)> = r.link_events.iter().map(|(_, t, e)| (*t, *e)).collect();
+    assert!(
+        matches!(ev.as_slice(), [(ts, LinkEvent::Silent { .. }), (tr, LinkEvent::Removed { .. })]
+            if *ts <= declared && *tr >= declared),
+        "silent, declared at {declared}, then removed: {ev:?}"
+    );
     // The failed host's scatterings above its failure timestamp reached nobody; some below
     // it reached everyone; scatterings to it it never ACKed were recalled (reported failed).
     let from_failed = |above: bool| {
