@@ -7,6 +7,13 @@
 //! beacons keep a live link's count moving even while its barrier stands still (as it does
 //! while the fabric starts). The decision ([`LinkAgent::decide`]) is separate from the switch I/O
 //! ([`LinkAgent::poll`]) so that it can be driven by any clock.
+//!
+//! Best effort removes a silent link on the switch's own decision (§4.2: decentralized).
+//! Reliable 1Pipe's recovery (§5.2) has the controller first tell every correct process
+//! (Broadcast, Discard, Recall, Callback) and only then remove the failed component's input
+//! link (Resume): an agent made with [`LinkAgent::hold_removals`] marks a silent link
+//! [`LinkState::Silent`] (its last barrier still holds the minimum back) and reports it; the
+//! controller removes it with [`LinkAgent::remove`] once the processes completed.
 
 use std::collections::BTreeMap;
 
@@ -71,6 +78,9 @@ pub enum LinkState {
     Live,
     /// New: its packets read the output until its barrier passes it.
     Joining,
+    /// Silent past the timeout, held for the controller ([`LinkAgent::hold_removals`]): still
+    /// part of the minimum until [`LinkAgent::remove`].
+    Silent,
     /// Silent past the timeout: removed from the minimum, its packets dropped.
     Dead,
 }
@@ -78,8 +88,19 @@ pub enum LinkState {
 /// What [`LinkAgent::decide`] changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkEvent {
-    Removed { link: u8, port: u16 },
-    Joined { link: u8, port: u16 },
+    Removed {
+        link: u8,
+        port: u16,
+    },
+    /// Silent past the timeout, kept until the controller removes it.
+    Silent {
+        link: u8,
+        port: u16,
+    },
+    Joined {
+        link: u8,
+        port: u16,
+    },
 }
 
 /// Errors of the agent.
@@ -160,6 +181,7 @@ struct Link {
 pub struct LinkAgent {
     links: BTreeMap<u8, Link>,
     timeout_ns: u64,
+    hold: bool,
 }
 
 impl LinkAgent {
@@ -168,7 +190,15 @@ impl LinkAgent {
         LinkAgent {
             links: BTreeMap::new(),
             timeout_ns,
+            hold: false,
         }
+    }
+
+    /// Silent links wait for the controller's [`LinkAgent::remove`] (reliable 1Pipe, §5.2)
+    /// instead of leaving the minimum at the timeout.
+    pub fn hold_removals(mut self) -> Self {
+        self.hold = true;
+        self
     }
 
     /// Adds the link on `port` from `side` (joining unless the fabric is starting): its number.
@@ -212,7 +242,7 @@ impl LinkAgent {
         let live = self
             .links
             .iter()
-            .filter(|(_, l)| l.state == LinkState::Live);
+            .filter(|(_, l)| matches!(l.state, LinkState::Live | LinkState::Silent));
         live.map(|(&n, _)| n).collect()
     }
 
@@ -242,11 +272,20 @@ impl LinkAgent {
             let since = l.last.map_or(now, |(_, t)| t);
             match l.state {
                 LinkState::Live | LinkState::Joining if now - since >= self.timeout_ns => {
-                    l.state = LinkState::Dead;
-                    events.push(LinkEvent::Removed {
-                        link: n,
-                        port: l.port,
-                    });
+                    // A held joining link never counted in the minimum: nothing to wait for.
+                    if self.hold && l.state == LinkState::Live {
+                        l.state = LinkState::Silent;
+                        events.push(LinkEvent::Silent {
+                            link: n,
+                            port: l.port,
+                        });
+                    } else {
+                        l.state = LinkState::Dead;
+                        events.push(LinkEvent::Removed {
+                            link: n,
+                            port: l.port,
+                        });
+                    }
                 }
                 LinkState::Joining if serial_lt(out_be, l.barrier) => {
                     l.state = LinkState::Live;
@@ -316,7 +355,7 @@ impl LinkAgent {
                 .iter()
                 .filter_map(|e| match e {
                     LinkEvent::Removed { port, .. } => Some(*port),
-                    LinkEvent::Joined { .. } => None,
+                    LinkEvent::Joined { .. } | LinkEvent::Silent { .. } => None,
                 })
                 .collect();
             self.install(sw, &removed)?;
@@ -324,10 +363,27 @@ impl LinkAgent {
                 match *e {
                     LinkEvent::Removed { link, .. } => self.repair(sw, link)?,
                     LinkEvent::Joined { link, .. } => seed(sw, link)?,
+                    LinkEvent::Silent { .. } => {}
                 }
             }
         }
         Ok(events)
+    }
+
+    /// The controller's Resume (§5.2): removes link `link` from the minimum of `sw` (a held
+    /// silent link, or any live one); `None` when it is not in the minimum.
+    pub fn remove(&mut self, sw: &mut Switch, link: u8) -> Result<Option<LinkEvent>, OnepipeError> {
+        let Some(l) = self.links.get_mut(&link) else {
+            return Ok(None);
+        };
+        if l.state == LinkState::Dead {
+            return Ok(None);
+        }
+        l.state = LinkState::Dead;
+        let port = l.port;
+        self.install(sw, &[port])?;
+        self.repair(sw, link)?;
+        Ok(Some(LinkEvent::Removed { link, port }))
     }
 
     /// Takes a removed link's stale barrier out of the trees: bottom-up along its path, the

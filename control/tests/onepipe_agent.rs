@@ -87,3 +87,45 @@ fn a_silent_link_leaves_the_minimum_and_a_joining_link_enters_past_it() {
     send(&mut sw, 2, 420);
     assert_eq!(out_be(&sw), 400, "min(400, 410, 420, 500)");
 }
+
+/// Reliable 1Pipe (§5.2): a held agent reports a silent link and keeps its barrier in the
+/// minimum until the controller removes it (Resume after the processes' completions).
+#[test]
+fn a_held_silent_link_stays_in_the_minimum_until_the_controller_removes_it() {
+    let mut sw = switch();
+    let mut agent = LinkAgent::new(30_000).hold_removals();
+    for port in 0..4 {
+        agent.add_link(port, Side::Below, false).unwrap();
+    }
+    agent.install(&mut sw, &[]).unwrap();
+    send(&mut sw, 3, 10);
+    for port in 0..3 {
+        send(&mut sw, port, 100 + u32::from(port));
+    }
+    assert!(agent.poll(&mut sw, 0).unwrap().is_empty());
+    for port in 0..3 {
+        send(&mut sw, port, 200 + u32::from(port));
+    }
+    let ev = agent.poll(&mut sw, 40_000).unwrap();
+    assert_eq!(ev, [LinkEvent::Silent { link: 3, port: 3 }]);
+    assert_eq!(agent.state(3), Some(LinkState::Silent));
+    for port in 0..3 {
+        send(&mut sw, port, 300 + u32::from(port));
+    }
+    assert_eq!(out_be(&sw), 10, "the silent link still holds the barrier");
+    assert!(
+        agent.poll(&mut sw, 80_000).unwrap().is_empty(),
+        "reported once"
+    );
+    assert_eq!(out_be(&sw), 10);
+    let ev = agent.remove(&mut sw, 3).unwrap();
+    assert_eq!(ev, Some(LinkEvent::Removed { link: 3, port: 3 }));
+    assert_eq!(agent.state(3), Some(LinkState::Dead));
+    send(&mut sw, 0, 310);
+    assert_eq!(
+        out_be(&sw),
+        301,
+        "min over links 0..2 once the controller removed it"
+    );
+    assert_eq!(agent.remove(&mut sw, 3).unwrap(), None, "removed once");
+}

@@ -43,6 +43,7 @@ fn leo_kvs_in_namespaces_answers_every_request_once_with_the_right_value() {
         hot: 128,
         policy: Policy::Leo,
         agent_ns: Some(1_000_000),
+        dependency: None,
         seed: 3,
         netns: true,
     };

@@ -18,16 +18,12 @@ impl Drop for Down {
     }
 }
 
-#[test]
-#[ignore = "needs root: network namespaces, veth pairs, AF_PACKET"]
-fn onepipe_in_namespaces_delivers_in_one_total_order() {
-    assert!(
-        dataplane::netns::is_root(),
-        "this test needs root (network namespaces, veth pairs, AF_PACKET)"
-    );
+/// The leaf-spine topology renamed `name` (interfaces `prefix`) in a fresh directory, which
+/// `Down` removes with the lab.
+fn topology(name: &str, prefix: &str) -> (Down, std::path::PathBuf) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dir = std::env::temp_dir().join(format!("pisa-onepipe-netns-{}", std::process::id()));
-    let _down = Down("op-netns".into(), dir.clone());
+    let dir = std::env::temp_dir().join(format!("pisa-{name}-{}", std::process::id()));
+    let down = Down(name.into(), dir.clone());
     std::fs::create_dir_all(&dir).unwrap();
     let text = std::fs::read_to_string(root.join("deploy/labs/leaf-spine.yaml"))
         .unwrap()
@@ -35,9 +31,23 @@ fn onepipe_in_namespaces_delivers_in_one_total_order() {
             "../../p4/programs",
             &format!("{}/p4/programs", root.display()),
         )
-        .replace("name: leaf-spine", "name: op-netns\nifprefix: opn");
+        .replace(
+            "name: leaf-spine",
+            &format!("name: {name}\nifprefix: {prefix}"),
+        );
     let file = dir.join("topology.yaml");
     std::fs::write(&file, text).unwrap();
+    (down, file)
+}
+
+#[test]
+#[ignore = "needs root: network namespaces, veth pairs, AF_PACKET"]
+fn onepipe_in_namespaces_delivers_in_one_total_order() {
+    assert!(
+        dataplane::netns::is_root(),
+        "this test needs root (network namespaces, veth pairs, AF_PACKET)"
+    );
+    let (_down, file) = topology("op-netns", "opn");
     let mut cfg = LabConfig::new(file);
     cfg.netns = true;
     cfg.beacon_interval_ns = 5_000_000;
@@ -60,4 +70,39 @@ fn onepipe_in_namespaces_delivers_in_one_total_order() {
         .filter(|n| n.starts_with("pisa-op-netns-"))
         .collect();
     assert!(left.is_empty(), "namespaces left: {left:?}");
+}
+
+/// Reliable 1Pipe with wall-clock threads (§5.2): a host crashes; its ToR's agent only reports
+/// the silent link, and the controller removes it (Resume) after every survivor processed the
+/// failure and its recalls were ACKed, whatever the threads' timing: the failed host's
+/// scatterings reach all survivors or none.
+#[test]
+#[ignore = "needs root: network namespaces, veth pairs, AF_PACKET"]
+fn reliable_crash_in_namespaces_resumes_after_the_survivors_completed() {
+    assert!(
+        dataplane::netns::is_root(),
+        "this test needs root (network namespaces, veth pairs, AF_PACKET)"
+    );
+    let (_down, file) = topology("op-crash", "opc");
+    let mut cfg = LabConfig::new(file);
+    cfg.netns = true;
+    cfg.reliable = true;
+    cfg.beacon_interval_ns = 5_000_000;
+    cfg.link_timeout_ns = 50_000_000;
+    cfg.send_every_ns = 10_000_000;
+    cfg.messages = 40;
+    cfg.duration_ns = 700_000_000;
+    cfg.fail_host = Some((3, 200_000_000));
+    let run = labs::onepipe::lab::run(&cfg).unwrap_or_else(|e| panic!("{e}"));
+    let (h, _, declared, _) = run.failure.expect("the crash was detected");
+    use control::onepipe::LinkEvent;
+    let ev: Vec<(u64, LinkEvent)> = run.link_events.iter().map(|(_, t, e)| (*t, *e)).collect();
+    assert!(
+        matches!(ev.as_slice(), [(_, LinkEvent::Silent { .. }), (tr, LinkEvent::Removed { .. })]
+            if *tr >= declared),
+        "silent, declared at {declared}, then removed: {ev:?}"
+    );
+    check::total_order(&run).unwrap_or_else(|e| panic!("total order: {e}"));
+    check::delivered_were_sent(&run).unwrap_or_else(|e| panic!("{e}"));
+    check::atomic_among_survivors(&run, h).unwrap_or_else(|e| panic!("atomicity: {e}"));
 }

@@ -63,8 +63,32 @@ pub struct LabArgs {
     /// switch on veths, wall-clock time (use rates of tens of krps: --rate 0.02).
     #[arg(long)]
     pub netns: bool,
+    /// Every request type's dependency (§III-A) instead of the application file's (ADDR).
+    #[arg(long, value_enum)]
+    pub dependency: Option<DependencyArg>,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
+}
+
+/// A request dependency (§III-A).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DependencyArg {
+    /// No ordering.
+    None,
+    /// Requests to the same address (key) in arrival order.
+    Addr,
+    /// The round trips of one message in order.
+    Msg,
+}
+
+impl From<DependencyArg> for hosts::leo::Dependency {
+    fn from(d: DependencyArg) -> Self {
+        match d {
+            DependencyArg::None => hosts::leo::Dependency::None,
+            DependencyArg::Addr => hosts::leo::Dependency::Addr,
+            DependencyArg::Msg => hosts::leo::Dependency::Msg,
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -464,6 +488,7 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
                 agent_ns: (a.agent_us > 0.0).then_some((a.agent_us * 1e3) as u64),
                 seed: 1,
                 netns: a.netns,
+                dependency: a.dependency.map(Into::into),
             };
             let r = labs::leo::run(&cfg).with_context(|| format!("{policy} at {rate} Mrps"))?;
             anyhow::ensure!(
@@ -481,6 +506,7 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
                 "median_us": r.median_us, "p99_us": r.p99_us, "in_network": r.in_network,
                 "share_switch": r.shares[0], "share_offpath": r.shares[1], "share_cpu": r.shares[2],
                 "refreshed": r.refreshed, "answered": r.answered, "wrong": r.wrong,
+                "held": r.held, "reordered": r.reordered,
                 "driver": r.driver, "achieved_krps": achieved_krps(r)})
             })
             .collect();
@@ -500,7 +526,7 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
         println!();
     }
     println!(
-        "{:>13} {:>6} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>8} {:>10}",
+        "{:>13} {:>6} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>8} {:>10} {:>6} {:>9}",
         "policy",
         "Mrps",
         "got krps",
@@ -510,11 +536,13 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
         "switch",
         "offpath",
         "cpu",
-        "refreshed"
+        "refreshed",
+        "held",
+        "reordered"
     );
     for (p, rate, r) in &rows {
         println!(
-            "{:>13} {rate:>6} {:>9.1} {:>9.2} {:>9.2} {:>9.0}% {:>7.0}% {:>7.0}% {:>7.0}% {:>10}",
+            "{:>13} {rate:>6} {:>9.1} {:>9.2} {:>9.2} {:>9.0}% {:>7.0}% {:>7.0}% {:>7.0}% {:>10} {:>6} {:>9}",
             p.to_string(),
             achieved_krps(r),
             r.median_us,
@@ -523,7 +551,9 @@ fn lab(a: &LabArgs) -> anyhow::Result<ExitCode> {
             r.shares[0] * 100.0,
             r.shares[1] * 100.0,
             r.shares[2] * 100.0,
-            r.refreshed
+            r.refreshed,
+            r.held,
+            r.reordered
         );
     }
     let points: Vec<Point> = rows
@@ -584,6 +614,7 @@ pub fn demo(a: LeoDemoArgs) -> anyhow::Result<ExitCode> {
         hot: 256,
         agent_us: 5.0,
         netns: false,
+        dependency: None,
         report: ReportFormat::Text,
     };
     lab(&lab_args)?;

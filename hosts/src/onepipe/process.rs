@@ -490,6 +490,12 @@ impl Process {
         }
     }
 
+    /// Whether a recall of this process is still unACKed: its part of §5.2's recovery (Discard,
+    /// Recall, Callback) is not complete yet, and the controller must not resume the barriers.
+    pub fn recovering(&self) -> bool {
+        self.unacked.values().any(|p| p.op == Opcode::Recall)
+    }
+
     /// The controller's failure notice at `now`: `process` failed at `failure_ts`. Its
     /// messages above that are discarded, sends to it fail, scatterings with a message to it
     /// still unACKed are recalled, and the process-fail callback fires.
@@ -666,7 +672,9 @@ mod tests {
         let ack = b.poll_transmit().unwrap();
         a.on_packet(1_200, 2, &ack.bytes).unwrap();
         // 3 never ACKs: the commit bound stays below t; the controller declares 3 failed.
+        assert!(!a.recovering());
         a.process_failed(50_000, 3, 0);
+        assert!(a.recovering(), "its recall is not ACKed yet");
         let recall = a.poll_transmit().unwrap();
         assert_eq!(recall.dst, Some(2));
         assert_eq!(
@@ -684,6 +692,7 @@ mod tests {
         while let Some(o) = b.poll_transmit() {
             a.on_packet(50_300, 2, &o.bytes).unwrap();
         }
+        assert!(!a.recovering(), "recall ACKed: its recovery is complete");
         a.beacon(50_400);
         let (h, _) = Header::parse(&a.poll_transmit().unwrap().bytes).unwrap();
         assert!(

@@ -14,8 +14,18 @@
 //! second round trip, §IV's application abstraction). On completion `recv` takes t5/t6, reads
 //! the responder delay from the Fig. 7 header and feeds the JCTs back to the policy. The client
 //! checks every value: each request must be answered exactly once with the latest value its
-//! key was PUT (ADDR dependency, kept per key in arrival order: a GET waits while a PUT to its
-//! key is in flight, a PUT while anything to its key is).
+//! key was PUT.
+//!
+//! Each request type's dependency (§III-A, the application file's `dependency`) says what
+//! it waits for: **ADDR** (same address) is kept per key in arrival order: a GET waits while a
+//! PUT to its key is in flight, a PUT while anything to its key is. **MSG** (same message)
+//! orders only the round trips of one message, which the client does by construction (a
+//! GET's READ leaves on its lookup's answer): messages go out as they arrive, as with **NONE**.
+//! Without ADDR a GET may overtake a PUT to its key (or be overtaken by a later one) and read
+//! another value than the last one PUT before it (§III-A: "the GET obtaining a stale value";
+//! the switch's hot-key cache, kept coherent by ADDR, can then also serve an older location):
+//! counted as `reordered` (what the application allowed), not as wrong; a value never PUT to
+//! its key is wrong whatever the dependency.
 
 use super::node::Node;
 use super::server::{initial_value, word, words, SLOT_BYTES};
@@ -26,7 +36,7 @@ use hosts::leo::api::{Leo, Message, Role, TS_SW};
 use hosts::leo::jct::Header;
 use hosts::leo::rdma::{lock, RdmaPort};
 use hosts::leo::select::Policy;
-use hosts::leo::{AppSpec, LeoError};
+use hosts::leo::{AppSpec, Dependency, LeoError};
 use std::any::Any;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
@@ -85,6 +95,7 @@ struct Pending {
     r: usize,
     path: u8,
     t1: u64,
+    /// The value it must read in issue order.
     expect: u64,
     responder_ns: u64,
 }
@@ -103,6 +114,11 @@ pub struct ClientStats {
     pub in_network: u64,
     /// Replies with a wrong value.
     pub wrong: u64,
+    /// GETs answered with the value before a PUT to their key that was in flight when they
+    /// left (allowed without ADDR dependency).
+    pub reordered: u64,
+    /// Requests that waited for an earlier one to their key (ADDR dependency).
+    pub held: u64,
     /// Lab time of the last answer, ns.
     pub last_ns: u64,
     /// Replies for no pending request (a duplicate or a stranger), or requests that could not
@@ -132,6 +148,8 @@ pub struct Client {
     hot: HashSet<u64>,
     types: Types,
     names: Vec<String>,
+    /// Each request type's dependency.
+    deps: Vec<Dependency>,
     leo: Leo,
     clock: Arc<AtomicU64>,
     outbox: Outbox,
@@ -141,7 +159,8 @@ pub struct Client {
     pending: HashMap<u64, Pending>,
     held: HashMap<u64, VecDeque<usize>>,
     in_flight: HashMap<u64, (u32, u32)>,
-    values: HashMap<u64, u64>,
+    /// The last value PUT to each key (sent, maybe not answered yet).
+    issued: HashMap<u64, u64>,
     /// What it measured.
     pub stats: ClientStats,
 }
@@ -183,6 +202,7 @@ impl Client {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let names = spec.requests.iter().map(|r| r.name.clone()).collect();
+        let deps = spec.requests.iter().map(|r| r.dependency).collect();
         let mut leo = Leo::new(spec.clone(), policy);
         let clock = Arc::new(AtomicU64::new(0));
         let outbox: Outbox = Arc::default();
@@ -215,6 +235,7 @@ impl Client {
             hot,
             types,
             names,
+            deps,
             leo,
             clock,
             outbox,
@@ -224,7 +245,7 @@ impl Client {
             pending: HashMap::new(),
             held: HashMap::new(),
             in_flight: HashMap::new(),
-            values: HashMap::new(),
+            issued: HashMap::new(),
             stats: ClientStats::default(),
         })
     }
@@ -241,9 +262,20 @@ impl Client {
         puts == 0 && (!q.put || gets == 0)
     }
 
+    /// The request type of `q`.
+    fn kind(&self, q: &Request) -> usize {
+        match (q.put, self.hot.contains(&q.key)) {
+            (true, _) => self.types.put,
+            (false, true) => self.types.get_hot,
+            (false, false) => self.types.get,
+        }
+    }
+
     fn issue(&mut self, n: usize, now: u64) {
         let q = self.reqs[n];
-        if self.held.contains_key(&q.key) || !self.may_go(&q) {
+        let addr = self.deps[self.kind(&q)] == Dependency::Addr;
+        if addr && (self.held.contains_key(&q.key) || !self.may_go(&q)) {
+            self.stats.held += 1;
             self.held.entry(q.key).or_default().push_back(n);
             return;
         }
@@ -258,16 +290,13 @@ impl Client {
         } else {
             f.0 += 1;
         }
-        let r = match (q.put, self.hot.contains(&q.key)) {
-            (true, _) => self.types.put,
-            (false, true) => self.types.get_hot,
-            (false, false) => self.types.get,
-        };
+        let r = self.kind(&q);
         let value = if q.put { n as u64 + 1 } else { 0 };
         let expect = if q.put {
+            self.issued.insert(q.key, value);
             value
         } else {
-            self.values
+            self.issued
                 .get(&q.key)
                 .copied()
                 .unwrap_or_else(|| initial_value(q.key))
@@ -378,8 +407,10 @@ impl Client {
             return;
         };
         let q = self.reqs[p.n];
-        if value != p.expect || key != q.key {
+        if key != q.key || (value != p.expect && !self.overtook(&q, p.r, value)) {
             self.stats.wrong += 1;
+        } else if value != p.expect {
+            self.stats.reordered += 1;
         }
         self.clock.store(now, Ordering::Relaxed);
         lock(&self.inbox).push_back(Message {
@@ -394,9 +425,6 @@ impl Client {
         let _ = self.leo.recv();
         self.stats.e2e_ns.push((now - p.t1) as f64);
         self.stats.last_ns = now;
-        if q.put {
-            self.values.insert(q.key, p.expect);
-        }
         if let Some(f) = self.in_flight.get_mut(&q.key) {
             if q.put {
                 f.1 -= 1;
@@ -408,6 +436,21 @@ impl Client {
             }
         }
         self.release(q.key, now);
+    }
+
+    /// Whether GET `q` (type `r`) answered with `value`, not the last value PUT to its key
+    /// before it left, read a value its key held at some time (an older or a later one: out of
+    /// order), and its type has no ADDR dependency.
+    fn overtook(&self, q: &Request, r: usize, value: u64) -> bool {
+        if q.put || self.deps[r] == Dependency::Addr {
+            return false;
+        }
+        // PUT number n writes n + 1 (see `send`).
+        let put = value.checked_sub(1).and_then(|n| usize::try_from(n).ok());
+        value == initial_value(q.key)
+            || put.is_some_and(|n| {
+                n < self.reqs.len() && self.reqs[n].put && self.reqs[n].key == q.key
+            })
     }
 
     /// Sends the requests held for `key` that may go now, in arrival order.

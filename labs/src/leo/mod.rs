@@ -33,7 +33,7 @@ use dataplane::Nanos;
 use hosts::acuerdo::ycsb::{SplitMix, Zipf};
 use hosts::leo::rdma::RcSettings;
 use hosts::leo::select::Policy;
-use hosts::leo::{AppSpec, LeoError};
+use hosts::leo::{AppSpec, Dependency, LeoError};
 use node::{connect, Node};
 use probe::FrameProbe;
 use server::{RemoteIndex, Server, Store};
@@ -86,6 +86,8 @@ pub struct LabConfig {
     pub seed: u64,
     /// Run in network namespaces (root; wall-clock time) instead of in memory.
     pub netns: bool,
+    /// Every request type's dependency instead of the application file's (§III-A).
+    pub dependency: Option<Dependency>,
 }
 
 /// What a run measured.
@@ -109,6 +111,10 @@ pub struct LabReport {
     pub sent: usize,
     /// Replies with a wrong value.
     pub wrong: u64,
+    /// GETs that overtook a PUT to their key (allowed without ADDR dependency).
+    pub reordered: u64,
+    /// Requests held behind an earlier one to their key (ADDR dependency).
+    pub held: u64,
     /// Replies to nothing pending.
     pub unexpected: u64,
     /// Which driver ran it ([`Driver::kind`]).
@@ -243,7 +249,12 @@ fn apps(
     reqs: Vec<Request>,
     rc: RcSettings,
 ) -> Result<Apps, LeoLabError> {
-    let spec = profiled_app(topo)?;
+    let mut spec = profiled_app(topo)?;
+    if let Some(d) = cfg.dependency {
+        for r in &mut spec.requests {
+            r.dependency = d;
+        }
+    }
     let (ci, si, ai) = (
         host(topo, "client")?,
         host(topo, "server")?,
@@ -412,6 +423,8 @@ fn report(
         answered: lat.len(),
         sent: cfg.count,
         wrong: st.wrong,
+        reordered: st.reordered,
+        held: st.held,
         unexpected: st.unexpected,
         driver,
         seconds,
@@ -433,6 +446,52 @@ mod tests {
             agent_ns: Some(2_000),
             seed: 3,
             netns: false,
+            dependency: None,
+        }
+    }
+
+    /// §III-A: the request dependency of the application file decides what waits. ADDR holds
+    /// a key's GETs behind its in-flight PUT (never an out-of-order read); NONE and MSG (one
+    /// message's round trips in order, which a GET's lookup-then-READ always is) send at once,
+    /// and some GETs overtake a PUT to their key and read the value before it.
+    #[test]
+    fn the_request_dependency_decides_what_waits_for_what() {
+        // Few keys, many PUTs: requests to a key overlap.
+        let base = LabConfig {
+            keys: 100,
+            hot: 16,
+            put_share: 0.3,
+            ..cfg(Policy::Leo, 0.3)
+        };
+        let run_with = |d| {
+            let r = run(&LabConfig {
+                dependency: Some(d),
+                ..base.clone()
+            })
+            .unwrap();
+            assert_eq!(
+                (r.answered, r.wrong, r.unexpected),
+                (r.sent, 0, 0),
+                "{d:?}: {r:?}"
+            );
+            r
+        };
+        let file = run(&base).unwrap();
+        let addr = run_with(Dependency::Addr);
+        assert!(addr.held > 0 && addr.reordered == 0, "{addr:?}");
+        assert_eq!(
+            (file.held, file.reordered),
+            (addr.held, 0),
+            "the file says ADDR"
+        );
+        for d in [Dependency::None, Dependency::Msg] {
+            let r = run_with(d);
+            assert_eq!(r.held, 0, "{d:?}: {r:?}");
+            assert!(r.reordered > 0, "{d:?}: {r:?}");
+            assert!(
+                r.median_us < addr.median_us,
+                "{d:?} waits less: {r:?} {addr:?}"
+            );
         }
     }
 

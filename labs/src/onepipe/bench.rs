@@ -133,7 +133,11 @@ pub fn report(cfg: &LabConfig, r: &LabRun) -> BenchReport {
             0.0
         },
         lost_reported: *checks.as_ref().unwrap_or(&0),
-        links_removed: r.link_events.len(),
+        links_removed: r
+            .link_events
+            .iter()
+            .filter(|(_, _, e)| matches!(e, control::onepipe::LinkEvent::Removed { .. }))
+            .count(),
         switch_passes_per_wall_s: r.switch_passes as f64 / r.wall_s.max(1e-9),
         failure_declared_after_us: r
             .failure

@@ -1,8 +1,8 @@
 //! A lib1pipe process as a lab host: it frames the process's packets in Ethernet, IPv4 and
-//! UDP (to [`wire::UDP_PORT`]) through its ToR, sends a beacon when its link was idle for a
-//! beacon interval, and
-//! broadcasts one message to every other process every send interval (best effort or
-//! reliable), logging what it sends and delivers.
+//! UDP (to [`wire::UDP_PORT`]) through its ToR, sends beacons at synchronized times (§4.2:
+//! every multiple of the beacon interval on its own clock, when its link carried nothing
+//! since the previous one), and broadcasts one message to every other process every send
+//! interval (best effort or reliable), logging what it sends and delivers.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -69,7 +69,12 @@ pub struct OnepipeHost {
     members: Vec<ProcessId>,
     work: Workload,
     next_send: u64,
+    /// The last beacon tick handled (its index: clock / interval) and when (true time) the
+    /// next one falls.
+    last_tick: u64,
     next_beacon: u64,
+    /// The clock when the last packet (not a beacon) went out: the barrier it carried.
+    carried: u64,
     next_background: u64,
     /// Background frames sent.
     pub background_frames: u64,
@@ -116,7 +121,9 @@ impl OnepipeHost {
             ips,
             by_ip,
             next_send: start,
+            last_tick: 0,
             next_beacon: 0,
+            carried: 0,
             next_background: start,
             background_frames: 0,
             work,
@@ -155,9 +162,10 @@ impl OnepipeHost {
             if o.dst.is_none() {
                 self.beacon_frames += 1;
                 self.beacon_bytes += f.len() as u64;
+            } else {
+                // Any packet carries the barrier (the clock it was sent at, or less).
+                self.carried = self.process.clock_mut().last();
             }
-            // Any packet carries the barrier: the link is not idle for a beacon interval.
-            self.next_beacon = now + self.work.beacon_every;
             out(f);
         }
         while let Some(d) = self.process.recv() {
@@ -260,13 +268,22 @@ impl HostApp for OnepipeHost {
         }
         self.process.on_timer(now);
         self.drain(now, out);
-        // A beacon only on a link idle for the interval (§4.2).
-        if now >= self.next_beacon {
-            self.process.beacon(now);
-            self.drain(now, out);
-            // Also when nothing went out (an exited process): the next wake-up moves on.
-            self.next_beacon = now + self.work.beacon_every;
+        // Beacons at synchronized times (§4.2): at every multiple of the interval on this
+        // host's clock, so a switch gets its hosts' beacons almost at once; none where a
+        // packet already carried the tick's barrier (sent at or after the tick).
+        let every = self.work.beacon_every.max(1);
+        let clock = self.process.get_timestamp(now);
+        let tick = clock / every;
+        if tick > self.last_tick {
+            self.last_tick = tick;
+            if self.carried < tick * every {
+                self.process.beacon(now);
+                self.drain(now, out);
+            }
         }
+        // The next multiple of the interval on this clock, in true time (the drift over one
+        // interval is below a nanosecond; waking a little early only polls again).
+        self.next_beacon = now + ((tick + 1) * every - clock).max(1);
     }
 
     fn next_wakeup(&self) -> Option<Nanos> {

@@ -186,14 +186,20 @@ pub(crate) fn check_tiered(topo: &Topology) -> Result<(), LabError> {
 }
 
 /// Links, beacon multicast and neighbours of switch `s`; its link agent.
+/// With `hold` (reliable 1Pipe, §5.2) a silent link stays in the minimum until the controller
+/// removes it.
 fn program_switch(
     topo: &Topology,
     s: usize,
     sw: &mut Switch,
     timeout: u64,
+    hold: bool,
 ) -> Result<LinkAgent, String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
     let mut agent = LinkAgent::new(timeout);
+    if hold {
+        agent = agent.hold_removals();
+    }
     let mut ports = Vec::new();
     let me = &topo.switches[s];
     let tiers = crate::routes::switch_tiers(topo);
@@ -266,6 +272,60 @@ fn program_switch(
     Ok(agent)
 }
 
+/// Nanoseconds a beacon of `len` bytes takes over the slowest link direction pair of the
+/// fabric (propagation both ways of the model plus serialization), plus a guard.
+fn hop_ns(cfg: &LabConfig, topo: &Topology, len: usize) -> u64 {
+    let ser = |d: &dataplane::link::DirectionConfig| {
+        let rate = cfg.rate_bps.unwrap_or(d.rate_bps);
+        let bits = 8 * (len as u64 + u64::from(d.overhead_bytes));
+        d.delay_ns
+            + if rate == 0 {
+                0
+            } else {
+                (bits * 1_000_000_000).div_ceil(rate)
+            }
+    };
+    let worst = topo
+        .links
+        .iter()
+        .map(|l| ser(&l.config.tx) + ser(&l.config.rx))
+        .max()
+        .unwrap_or(0);
+    worst + HOP_GUARD_NS
+}
+
+/// Slack added to each hop of the beacon schedule (the lab's switches take no time).
+const HOP_GUARD_NS: u64 = 50;
+
+/// The phases (ns after each multiple of the interval) of switch `s`'s beacon apps: beacons at
+/// synchronized times (§4.2), staggered by tier so that one wave of barriers crosses the
+/// fabric per interval. Hosts beacon at the multiples of the interval on their clocks (at most
+/// the skew plus the drift of the run off); a switch of tier k sends its up switch's barrier
+/// once its tier's beacons are in (k + 1 hops later), and its down switch's once the wave came
+/// back down from the top tier H (2H - k + 1 hops). A switch with uplinks has both apps (each
+/// beacon leaves on every link); the others only the second. At one common instant instead,
+/// every hop would wait most of an interval for the next tick.
+pub(crate) fn beacon_phases(cfg: &LabConfig, topo: &Topology, s: usize, len: usize) -> Vec<u64> {
+    let tiers = crate::routes::switch_tiers(topo);
+    let top = tiers.iter().copied().max().unwrap_or(0) as u64;
+    let k = tiers[s] as u64;
+    let skew = cfg.skew_ns.unsigned_abs()
+        + (cfg.drift_ppm.abs() * 1e-6 * cfg.duration_ns as f64).ceil() as u64;
+    let hop = hop_ns(cfg, topo, len);
+    let up = topo.links.iter().any(|l| {
+        [(l.a, l.b), (l.b, l.a)].iter().any(|&(me, peer)| {
+            matches!((me, peer), (End::Switch { switch: a, .. }, End::Switch { switch: b, .. })
+                if a == s && tiers[b] > tiers[a])
+        })
+    });
+    let down = skew + (2 * top - k + 1) * hop;
+    if up {
+        vec![skew + (k + 1) * hop, down]
+    } else {
+        vec![down]
+    }
+}
+
 /// A deterministic spread in [-1, 1] for host `h`.
 fn spread(h: usize, seed: u64) -> f64 {
     let x = (h as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
@@ -274,9 +334,15 @@ fn spread(h: usize, seed: u64) -> f64 {
 }
 
 /// Runs until `at`, crashes host `h` (its process exits, its link goes down), and plays the
-/// controller of §5 in a reduced form: once the host's ToR agent removes the silent link, the
-/// failure timestamp is the last barrier the host's link brought (nothing it sent later can
-/// exist), broadcast to every surviving process, which discards the host's messages above it.
+/// controller of §5 in a reduced form. Best effort: once the host's ToR agent removes the
+/// silent link on its own (§4.2), the failure timestamp is the last barrier the host's link
+/// brought (nothing it sent later can exist), broadcast to every surviving process, which
+/// discards the host's messages above it. Reliable (§5.2): the agent only reports the silent
+/// link (it keeps holding the commit barrier); the controller takes the link's last commit
+/// barrier as the failure timestamp, tells every survivor (Broadcast; they Discard, Recall and
+/// call back), waits until each one's recalls are ACKed (completions), and only then removes
+/// the link (Resume): in virtual time and with wall-clock threads alike, no barrier passes the
+/// failed host's link before every survivor knows.
 fn crash<D: Driver>(
     lab: &mut D,
     topo: &Topology,
@@ -292,48 +358,72 @@ fn crash<D: Driver>(
     lab.with_app(h, |app: &mut OnepipeHost| app.process.exit());
     lab.set_link_up(topo.hosts[h].link, false)?;
     let agent = agents[tor].1;
-    // The controller acts within a link delay of the agent's removal, before the barriers it
-    // frees reach any host (the paper's switch keeps the link until the controller acts).
     let step = cfg.beacon_interval_ns.clamp(100, 500);
     let mut t = at;
-    while t < cfg.duration_ns {
+    // Detection: the ToR's agent reports (reliable) or removes (best effort) the silent link.
+    let link = loop {
+        if t >= cfg.duration_ns {
+            return Ok(None);
+        }
         t = (t + step).min(cfg.duration_ns);
         lab.run_to(Nanos(t))?;
-        let removed = lab
+        let seen = lab
             .with_agent(agent, |a: &mut SwitchAgent| {
                 a.events.iter().find_map(|(_, e)| match *e {
-                    LinkEvent::Removed { link, port: p } if p == port => Some(link),
+                    LinkEvent::Silent { link, port: p } | LinkEvent::Removed { link, port: p }
+                        if p == port =>
+                    {
+                        Some(link)
+                    }
                     _ => None,
                 })
             })
             .flatten();
-        let Some(link) = removed else { continue };
-        // Reliable: the last commit barrier (everything the host sent below it was ACKed by
-        // every receiver); best effort: the last barrier (nothing it sent is above it).
-        let register = if cfg.reliable {
-            "SwitchIngress.link_commit"
-        } else {
-            "SwitchIngress.link_be"
-        };
-        let low = lab
-            .with_switch(tor, move |sw| {
-                sw.register_read(PipeSel::All, register, u32::from(link))
-                    .map(|v| v[0].lo as u32)
-                    .map_err(|e| e.to_string())
-            })?
-            .map_err(|e| LabError::Switch(topo.switches[tor].name.clone(), e))?;
-        let mut failure_ts = 0;
-        let now = if D::WALL_CLOCK { lab.now().0 } else { t };
-        for s in (0..topo.hosts.len()).filter(|&s| s != h) {
-            lab.with_app(s, |app: &mut OnepipeHost| {
-                failure_ts = hosts::onepipe::ts::extend(low, app.process.get_timestamp(now));
-                app.process.process_failed(now, h as ProcessId, failure_ts);
-            });
+        if let Some(link) = seen {
+            break link;
         }
-        lab.run_to(Nanos(cfg.duration_ns))?;
-        return Ok(Some((h, at, t, failure_ts)));
+    };
+    // Reliable: the last commit barrier (everything the host sent below it was ACKed by
+    // every receiver); best effort: the last barrier (nothing it sent is above it).
+    let register = if cfg.reliable {
+        "SwitchIngress.link_commit"
+    } else {
+        "SwitchIngress.link_be"
+    };
+    let low = lab
+        .with_switch(tor, move |sw| {
+            sw.register_read(PipeSel::All, register, u32::from(link))
+                .map(|v| v[0].lo as u32)
+                .map_err(|e| e.to_string())
+        })?
+        .map_err(|e| LabError::Switch(topo.switches[tor].name.clone(), e))?;
+    let declared = t;
+    let mut failure_ts = 0;
+    let now = if D::WALL_CLOCK { lab.now().0 } else { t };
+    let survivors: Vec<usize> = (0..topo.hosts.len()).filter(|&s| s != h).collect();
+    for &s in &survivors {
+        lab.with_app(s, |app: &mut OnepipeHost| {
+            failure_ts = hosts::onepipe::ts::extend(low, app.process.get_timestamp(now));
+            app.process.process_failed(now, h as ProcessId, failure_ts);
+        });
     }
-    Ok(None)
+    if cfg.reliable {
+        // Completions: every survivor's recalls ACKed; then Resume.
+        loop {
+            let busy = survivors.iter().any(|&s| {
+                lab.with_app(s, |app: &mut OnepipeHost| app.process.recovering())
+                    .unwrap_or(false)
+            });
+            if !busy || t >= cfg.duration_ns {
+                break;
+            }
+            t = (t + step).min(cfg.duration_ns);
+            lab.run_to(Nanos(t))?;
+        }
+        lab.with_agent(agent, |a: &mut SwitchAgent| a.remove_link(link));
+    }
+    lab.run_to(Nanos(cfg.duration_ns))?;
+    Ok(Some((h, at, declared, failure_ts)))
 }
 
 /// Builds the lab, runs it for `cfg.duration_ns` and collects the logs (in namespaces with
@@ -385,22 +475,36 @@ pub(crate) fn fabric<D: Driver>(cfg: &LabConfig) -> Result<Fabric<D>, LabError> 
     let mut agents: Vec<(String, usize)> = Vec::new();
     for s in 0..topo.switches.len() {
         let name = topo.switches[s].name.clone();
-        let links = program_switch(&topo, s, lab.switch_mut(s)?, cfg.link_timeout_ns)
-            .map_err(|m| LabError::Switch(name.clone(), m))?;
-        let app = AppConfig {
-            pipe: 0,
-            app_id: 0,
-            trigger: Trigger::Periodic,
-            period_ns: cfg.beacon_interval_ns.max(1),
-            batch_count: 1,
-            packets_per_batch: 1,
-            ipg_ns: 0,
-            ibg_ns: 0,
-            template: beacon_template(topo.switches[s].mac, switch_ip(&topo, s)),
-            port: 0,
-        };
+        let links = program_switch(
+            &topo,
+            s,
+            lab.switch_mut(s)?,
+            cfg.link_timeout_ns,
+            cfg.reliable,
+        )
+        .map_err(|m| LabError::Switch(name.clone(), m))?;
+        let template = beacon_template(topo.switches[s].mac, switch_ip(&topo, s));
+        let apps = beacon_phases(cfg, &topo, s, template.len())
+            .into_iter()
+            .enumerate()
+            .map(|(i, phase)| {
+                let app = AppConfig {
+                    pipe: 0,
+                    app_id: i as u8,
+                    trigger: Trigger::Periodic,
+                    period_ns: cfg.beacon_interval_ns.max(1),
+                    batch_count: 1,
+                    packets_per_batch: 1,
+                    ipg_ns: 0,
+                    ibg_ns: 0,
+                    template: template.clone(),
+                    port: 0,
+                };
+                (app, phase)
+            })
+            .collect();
         let pktgen = Pktgen::new(topo.switches[s].target, 1);
-        let agent = SwitchAgent::new(pktgen, app, links, cfg.link_timeout_ns / 4);
+        let agent = SwitchAgent::new(pktgen, apps, links, cfg.link_timeout_ns / 4);
         let id = lab.attach_agent(s, pipeline::devport::recirc_port(0), Box::new(agent))?;
         agents.push((name, id));
     }

@@ -187,10 +187,19 @@ fn reliable_crash_keeps_every_scattering_atomic_among_survivors() {
     cfg.reliable = true;
     cfg.fail_host = Some((15, 200_000));
     let r = run(&cfg).unwrap();
-    let (h, _, _, failure_ts) = r.failure.expect("the crash was detected");
+    let (h, _, declared, failure_ts) = r.failure.expect("the crash was detected");
     check::total_order(&r).unwrap();
     check::delivered_were_sent(&r).unwrap();
     check::atomic_among_survivors(&r, h).unwrap();
+    // §5.2's order: the ToR only reports the silent link; the controller removes it (Resume)
+    // after telling every survivor and collecting their completions, never before.
+    use control::onepipe::LinkEvent;
+    let ev: Vec<(u64, LinkEvent)> = r.link_events.iter().map(|(_, t, e)| (*t, *e)).collect();
+    assert!(
+        matches!(ev.as_slice(), [(ts, LinkEvent::Silent { .. }), (tr, LinkEvent::Removed { .. })]
+            if *ts <= declared && *tr >= declared),
+        "silent, declared at {declared}, then removed: {ev:?}"
+    );
     // The failed host's scatterings above its failure timestamp reached nobody; some below
     // it reached everyone; scatterings to it it never ACKed were recalled (reported failed).
     let from_failed = |above: bool| {
@@ -255,4 +264,157 @@ fn a_topology_with_a_link_between_two_switches_of_one_tier_is_refused() {
     .unwrap();
     super::lab::check_tiered(&topo).unwrap();
     super::lab::check_tiered(&crate::topology::Topology::load(&fat_tree()).unwrap()).unwrap();
+}
+
+/// A host beacons at the multiples of the interval on its own (skewed) clock, whatever it sent
+/// in between (§4.2: synchronized beacons); a packet sent at a tick carries the tick's barrier
+/// and takes the beacon's place.
+#[test]
+fn host_beacons_fire_at_multiples_of_the_interval_on_its_clock() {
+    use crate::host::HostApp;
+    use dataplane::Nanos;
+    use hosts::onepipe::clock::HostClock;
+    use hosts::onepipe::process::{Config, Process};
+    use hosts::onepipe::wire::{Header, Opcode};
+    use std::net::Ipv4Addr;
+
+    let every = 3_000;
+    let work = super::host::Workload {
+        reliable: false,
+        send_every: 7_100,
+        messages: 5,
+        beacon_every: every,
+        size: 64,
+        background_every: 0,
+        background_size: 0,
+        background_to: None,
+        kv: None,
+    };
+    let cfg = Config {
+        id: 0,
+        ack_timeout_ns: 1_000_000,
+        window: 64,
+    };
+    let ips = vec![Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2)];
+    // 700 ns ahead of true time: its ticks fall at true k * 3000 - 700.
+    let mut h = super::host::OnepipeHost::new(
+        Process::init(cfg, HostClock::new(700, 0.0)),
+        [2, 0, 0, 0, 0, 1],
+        ips[0],
+        [2, 0, 0, 0, 0, 9],
+        Ipv4Addr::new(10, 0, 0, 254),
+        ips,
+        work,
+        1_000,
+    );
+    let mut frames: Vec<(u64, Header)> = Vec::new();
+    let mut now = 0;
+    while now < 40_000 {
+        h.poll(Nanos(now), &mut |f| {
+            let p = etherparse::SlicedPacket::from_ethernet(&f).unwrap();
+            let Some(etherparse::TransportSlice::Udp(u)) = p.transport else {
+                panic!("a UDP frame")
+            };
+            frames.push((now, Header::parse(u.payload()).unwrap().0));
+        });
+        now = h.next_wakeup().unwrap().0.max(now + 1);
+    }
+    let beacons: Vec<&(u64, Header)> = frames
+        .iter()
+        .filter(|(_, f)| f.opcode == Opcode::Beacon)
+        .collect();
+    let data: Vec<u64> = frames
+        .iter()
+        .filter(|(_, f)| f.opcode == Opcode::Data)
+        .map(|(t, _)| *t)
+        .collect();
+    assert_eq!(
+        data,
+        vec![1_000, 8_100, 15_200, 22_300, 29_400],
+        "its broadcasts"
+    );
+    assert!(beacons.len() >= 12, "one per interval: {beacons:?}");
+    for (t, b) in &beacons {
+        assert_eq!(b.ts % every, 0, "a beacon off the tick: {b:?} at {t}");
+        assert_eq!(t + 700, b.ts, "sent at the tick of its own clock");
+    }
+    // Ticks 1..=13 (clock 3000..39000): every one has its beacon, sends notwithstanding.
+    let ticks: Vec<u64> = beacons.iter().map(|(_, b)| b.ts / every).collect();
+    assert_eq!(ticks, (1..=13).collect::<Vec<_>>());
+}
+
+/// Switch beacons are scheduled by tier (ToRs, then aggregation, core, and back down), so one
+/// wave of barriers crosses the fabric per interval: in an idle system (Fig. 9a) the ordering
+/// overhead over the unordered transport is about half an interval (§4.2, §6.2.1), not one
+/// interval per hop. Virtual time: the figures are deterministic.
+#[test]
+fn synchronized_beacons_cost_an_idle_system_about_half_an_interval() {
+    let mut cfg = LabConfig::new(fat_tree());
+    cfg.beacon_interval_ns = 30_000;
+    cfg.link_timeout_ns = 300_000;
+    cfg.send_every_ns = 200_000;
+    cfg.messages = 4;
+    cfg.duration_ns = 1_200_000;
+    cfg.skew_ns = 0;
+    cfg.drift_ppm = 0.0;
+    let topo = crate::topology::Topology::load(&cfg.topology).unwrap();
+    let tiers = crate::routes::switch_tiers(&topo);
+    let phases: Vec<Vec<u64>> = (0..topo.switches.len())
+        .map(|s| super::lab::beacon_phases(&cfg, &topo, s, 62))
+        .collect();
+    let hop = phases[tiers.iter().position(|&t| t == 2).unwrap()][0] / 3;
+    for (s, p) in phases.iter().enumerate() {
+        let want = match tiers[s] {
+            0 => vec![hop, 5 * hop],
+            1 => vec![2 * hop, 4 * hop],
+            _ => vec![3 * hop],
+        };
+        assert_eq!(p, &want, "switch {}", topo.switches[s].name);
+    }
+    let r = run(&cfg).unwrap();
+    let rep = super::bench::report(&cfg, &r);
+    assert!(rep.checks_passed, "{:?}", rep.check_error);
+    assert_eq!(rep.deliveries, 16 * 4 * 15);
+    let half = cfg.beacon_interval_ns as f64 / 2e3;
+    assert!(
+        rep.overhead_p50_us < 1.5 * half,
+        "overhead p50 {:.2} us against half the interval {half} us",
+        rep.overhead_p50_us
+    );
+}
+
+/// §7.3.1: write-only transactions run on reliable 1Pipe and are applied at all of their
+/// shards or at none, loss notwithstanding; on best effort the same loss leaves transactions
+/// applied at some shards only, and the checker says so.
+#[test]
+fn kv_write_only_transactions_on_reliable_1pipe_are_all_or_nothing() {
+    // 10 Gbit/s links, 10 us beacons: retransmissions (after 20 intervals) within the run.
+    let mut cfg = LabConfig::new(fat_tree());
+    cfg.processes = 8;
+    cfg.send_every_ns = 20_000;
+    cfg.messages = u64::MAX;
+    cfg.loss = 0.01;
+    let r = super::kv::one_pipe(&cfg, 3, 16, true).unwrap();
+    assert_eq!(r.scheme, "1Pipe/R (WO)");
+    assert!(r.checks_passed, "{:?}", r.check_error);
+    assert!(r.txns_per_s_per_process > 0.0);
+    let be = super::kv::one_pipe(&cfg, 3, 16, false).unwrap();
+    let e = be.check_error.expect("best effort under 1% loss");
+    assert!(e.contains("shards"), "{e}");
+
+    // The checker itself: a transaction at one of its two shards, or with other keys there.
+    let want = |_| vec![(0, vec![1]), (1, vec![2])];
+    let t = (3, 7);
+    let sent = [(t, 10)];
+    let both = [vec![(t, vec![1])], vec![(t, vec![2])]];
+    assert!(super::kv::all_or_nothing(&sent, &both, want, 100).is_ok());
+    assert!(super::kv::all_or_nothing(&sent, &[vec![], vec![]], want, 100).is_ok());
+    let one = [vec![(t, vec![1])], vec![]];
+    assert!(super::kv::all_or_nothing(&sent, &one, want, 100).is_err());
+    assert!(
+        super::kv::all_or_nothing(&sent, &one, want, 5).is_ok(),
+        "in flight"
+    );
+    let other = [vec![(t, vec![1])], vec![(t, vec![9])]];
+    assert!(super::kv::all_or_nothing(&sent, &other, want, 100).is_err());
 }
