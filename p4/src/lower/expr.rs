@@ -802,6 +802,18 @@ impl<'a> Lowerer<'a> {
                 if let (Err(_), Some(w)) = (i128::try_from(lit.value), unsigned_width) {
                     if (1..=crate::check::types::MAX_WIDTH).contains(&w) {
                         let ty = Ty::Bit(w as u16);
+                        if w < 128 && lit.width.is_none() {
+                            // An unsized literal too wide for the width the context wants: the
+                            // error a smaller one gets (`fit_literal`), not a silent cut.
+                            return Err(self.err(
+                                Diagnostic::error(format!(
+                                    "{} does not fit in `{ty}`",
+                                    lit.value
+                                ))
+                                .with_primary(e.span, "too large")
+                                .with_help(format!("use a value below 2^{w}")),
+                            ));
+                        }
                         if w < 128 {
                             self.warn(
                                 Diagnostic::warning(format!(
