@@ -40,6 +40,8 @@ pub struct Sigs {
     pub count: SigRef,
     /// `(env, header, offset, len)`.
     pub extract: SigRef,
+    /// `(table state, lo, hi) -> answer` (`env::shim_tcam`).
+    pub tcam: SigRef,
 }
 
 /// A field of at most 128 bits lying across three aligned 8-byte words (a 128-bit address
