@@ -98,8 +98,9 @@ impl InlineTables {
 }
 
 impl Gen<'_, '_> {
-    /// Looks table `table` up with the key values `keys` (already stored in `Env::key` for
-    /// the shim) as `probe` says: in line for an inline hit or miss, else by the apply shim.
+    /// Looks table `table` up with the key values `keys` as `probe` says: in line for an
+    /// inline hit or miss, else by the apply shim (the keys stored in `Env::key` for it only
+    /// on that way: an inline lookup reads them from registers).
     /// Answers what the shim answers (action id and `APPLY_*` flags).
     pub fn inline_lookup(&mut self, table: u32, keys: &[Value], probe: &Probe) -> Value {
         let (shim, miss, done) = (
@@ -140,6 +141,7 @@ impl Gen<'_, '_> {
         let answer = self.take_miss(ts, len);
         self.b.ins().jump(done, &[answer.into()]);
         self.b.switch_to_block(shim);
+        self.store_keys(keys);
         let env = self.env;
         let t = self.b.ins().iconst(types::I32, i64::from(table));
         let n = self.b.ins().iconst(types::I32, keys.len() as i64);
