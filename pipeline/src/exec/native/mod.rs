@@ -68,6 +68,8 @@ use crate::ir::{FieldRef, Gress, Pipeline};
 use crate::phv::Phv;
 use crate::trace::{NoTrace, Tracer};
 
+#[cfg(test)]
+pub(crate) use parser::acyclic as parser_acyclic;
 pub use run::NativeGress;
 
 /// Code generation failed (the pipeline then runs on the flat engine).
@@ -449,6 +451,7 @@ impl Compiler {
             flow_exit: None,
             too_short: None,
             state_var: None,
+            count_steps: true,
             shims: unit.shims,
             drop_ctl: unit.drop_ctl,
             trace_points: 0,
