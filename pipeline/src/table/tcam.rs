@@ -320,9 +320,8 @@ impl TcamIndex {
     }
 
     /// [`Self::lookup_tuples`] for keys that pack into one word.
-    #[inline]
     fn lookup_packed(&self, p: &KeyPacker, key: &[Value]) -> Option<u32> {
-        self.search_packed(p, p.pack(key))
+        self.search_packed(p.pack(key), |i| key[i] & self.masks[i])
     }
 
     /// The lookup of a key already packed by the index's packer (`packed`, as
@@ -332,14 +331,15 @@ impl TcamIndex {
     #[inline]
     pub fn lookup_packed_key(&self, packed: u128) -> Option<Option<u32>> {
         let p = self.packer.as_ref()?;
-        self.use_tuples().then(|| self.search_packed(p, packed))
+        // A field's bits, masked to its width, are the field's value as `lookup` masks it.
+        let field = |i: usize| shr(packed, p.shift(i)) & self.masks[i];
+        self.use_tuples().then(|| self.search_packed(packed, field))
     }
 
-    /// The tuple-space search on the packed key `packed`; a row's range fields are read out
-    /// of it (a field's bits, masked to its width, are the field's value as masked by
-    /// `lookup`).
-    fn search_packed(&self, p: &KeyPacker, packed: u128) -> Option<u32> {
-        let field = |i: usize| shr(packed, p.shift(i)) & self.masks[i];
+    /// The tuple-space search on the packed key `packed`, the key's field `i` (masked to its
+    /// width) being `field(i)` (for the rows' range tests).
+    #[inline]
+    fn search_packed(&self, packed: u128, field: impl Fn(usize) -> Value + Copy) -> Option<u32> {
         let mut best: Option<((u32, u64), u32)> = None;
         for t in &self.tuples {
             if best.is_some_and(|(b, _)| t.best >= b) {
