@@ -9,16 +9,24 @@
 #
 # PISA defaults to target/release/pisa (build it with `cargo build --release` first);
 # PROGRAMS to "wire l2l3 switch", ENGINES to "native flat". N1/N2 come from the environment
-# (defaults 8192 and 16384: the workloads cycle through 8192 frames, so the difference is one
-# whole pass over them, after one pass that warmed the buffer pools). Needs valgrind.
+# (defaults 8192 and 65536: the workloads cycle through 8192 frames, so the difference is
+# whole passes over them, after one pass that warmed the buffer pools). The set-up's own
+# work (malloc, memcpy, memcmp) differs a little between the two processes with where the
+# heap and stack lie, and does not cancel: over one pass (N2 = 16384) it moved the figure of
+# one binary by up to 70 from run to run, over seven by under 10. Runs with address-space
+# randomization off where `setarch` can. Needs valgrind.
 set -euo pipefail
 pisa=${1:-target/release/pisa}
 programs=${2:-wire l2l3 switch}
 engines=${3:-native flat}
 n1=${N1:-8192}
-n2=${N2:-16384}
+n2=${N2:-65536}
 command -v valgrind >/dev/null || { echo "needs valgrind" >&2; exit 1; }
 [ -x "$pisa" ] || { echo "no $pisa: cargo build --release first" >&2; exit 1; }
+norand=""
+if setarch "$(uname -m)" -R true 2>/dev/null; then
+    norand="setarch $(uname -m) -R"
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -26,7 +34,7 @@ trap 'rm -rf "$tmp"' EXIT
 count() {
     local out="$tmp/cg.$1.$2.$3"
     # --smc-check=all: the native engine writes the code it then runs.
-    valgrind --tool=callgrind --smc-check=all --callgrind-out-file="$out" \
+    $norand valgrind --tool=callgrind --smc-check=all --callgrind-out-file="$out" \
         "$pisa" bench pipeline --program "$1" --engine "$2" --packets "$3" \
         >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; exit 1; }
     grep '^summary:' "$out" | awk '{print $2}'

@@ -115,6 +115,26 @@ fn packet_path_does_not_allocate(engine: EngineKind) {
         &[("port", 6), ("dmac", 0x66)],
     )
     .unwrap();
+    // A ternary ACL entry: the IPv4 frame hits it, the others miss (on the native engine the
+    // TCAM search of a key packed in generated code).
+    let acl_key = [
+        (
+            "hdr.ethernet.src_addr",
+            KeyMatch::Ternary {
+                value: 0x0200_0000_0001,
+                mask: 0xffff_ffff_ffff,
+            },
+        ),
+        (
+            "hdr.ethernet.ether_type",
+            KeyMatch::Ternary {
+                value: 0x0800,
+                mask: 0xffff,
+            },
+        ),
+    ];
+    sw.table_add(PipeSel::All, "acl", &acl_key, Some(1), "drop", &[])
+        .unwrap();
     let frames = [
         eth_frame(0xa, 0x0200_0000_0001, 0x9000),
         eth_frame(0xb, 0x0200_0000_0001, 0x9000),
@@ -168,11 +188,19 @@ fn packet_path_does_not_allocate(engine: EngineKind) {
         set_counting(false);
         dropped += sw.drain_drops().len();
     }
-    assert_eq!(dropped, 100, "one drop per round (the drop_ctl frame)");
+    assert_eq!(
+        dropped, 200,
+        "two drops per round (the forward table's drop, the ACL's)"
+    );
     assert_eq!(
         ALLOCS.load(Ordering::Relaxed),
         0,
         "allocations on the packet path ({engine} engine)"
     );
-    assert!(sw.stats().tx_packets >= 150 * 5);
+    assert!(sw.stats().tx_packets >= 150 * 4);
+    let (hits, misses) = sw.table_hit_miss(PipeSel::All, "acl").unwrap();
+    assert!(
+        hits >= 150 && misses >= 150,
+        "ACL {hits} hits, {misses} misses"
+    );
 }

@@ -39,6 +39,12 @@ pub fn shl(x: Value, by: u32) -> Value {
     x.checked_shl(by).unwrap_or(0)
 }
 
+/// `x >> by`, 0 when `by` ≥ 128.
+#[inline]
+pub fn shr(x: Value, by: u32) -> Value {
+    x.checked_shr(by).unwrap_or(0)
+}
+
 /// Which match kind a `KeyMatch` literally is.
 pub fn kind_of(m: &KeyMatch) -> MatchKind {
     match m {

@@ -188,6 +188,41 @@ pub(crate) fn inline_packing(keys: &[(MatchKind, u16)]) -> Option<Vec<(u64, u32)
     )
 }
 
+/// Which index a table with these key fields (as [`MatchTable::new`] takes them) uses.
+fn shape_of(keys: &[(MatchKind, u16)]) -> TableShape {
+    let total: u32 = keys.iter().map(|k| u32::from(k.1.min(128))).sum();
+    let fits_hash = total <= 128 || keys.len() <= MAX_WIDE_FIELDS;
+    let lpms = keys.iter().filter(|k| k.0 == MatchKind::Lpm).count();
+    let all_exact_or_lpm = keys
+        .iter()
+        .all(|k| matches!(k.0, MatchKind::Exact | MatchKind::Lpm));
+    match (all_exact_or_lpm && fits_hash, lpms) {
+        (true, 0) => TableShape::Exact,
+        (true, 1) => TableShape::Lpm,
+        _ => TableShape::Tcam,
+    }
+}
+
+/// For a table with these key fields (as [`MatchTable::new`] takes them), how its TCAM index
+/// packs the key values into the `u128` it searches by ([`MatchTable::lookup_tcam_packed`])
+/// — per field the mask and the left shift, the packed key being the OR of
+/// `(value & mask) << shift` — or `None` when the table has no TCAM index or its key fields
+/// do not fit 128 bits together.
+pub(crate) fn tcam_packing(keys: &[(MatchKind, u16)]) -> Option<Vec<(u128, u32)>> {
+    if shape_of(keys) != TableShape::Tcam {
+        return None;
+    }
+    let widths: Vec<u16> = keys.iter().map(|k| k.1.min(128)).collect();
+    let packer = exact::KeyPacker::new(&widths);
+    packer.narrow().then(|| {
+        widths
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (key::width_mask(*w), packer.shift(i)))
+            .collect()
+    })
+}
+
 /// An entry's action as the packet path reads it: one dense array indexed by handle with the
 /// data inline (32 bytes a slot), so running a hit's action touches one small slot instead of
 /// the entry and then its heap-allocated data.
@@ -348,23 +383,14 @@ impl MatchTable {
     pub fn new(keys: &[(MatchKind, u16)], size: u32) -> MatchTable {
         let kinds: Box<[MatchKind]> = keys.iter().map(|k| k.0).collect();
         let widths: Box<[u16]> = keys.iter().map(|k| k.1.min(128)).collect();
-        let total: u32 = widths.iter().map(|w| u32::from(*w)).sum();
-        let fits_hash = total <= 128 || keys.len() <= MAX_WIDE_FIELDS;
-        let lpms: Vec<usize> = kinds
-            .iter()
-            .enumerate()
-            .filter(|(_, k)| **k == MatchKind::Lpm)
-            .map(|(i, _)| i)
-            .collect();
-        let all_exact_or_lpm = kinds
-            .iter()
-            .all(|k| matches!(k, MatchKind::Exact | MatchKind::Lpm));
-        let (shape, index) = if all_exact_or_lpm && lpms.is_empty() && fits_hash {
-            (TableShape::Exact, Index::Exact(ExactIndex::new(&widths)))
-        } else if all_exact_or_lpm && lpms.len() == 1 && fits_hash {
-            (TableShape::Lpm, Index::Lpm(LpmIndex::new(&widths, lpms[0])))
-        } else {
-            (TableShape::Tcam, Index::Tcam(TcamIndex::new(&widths)))
+        let shape = shape_of(keys);
+        let index = match shape {
+            TableShape::Exact => Index::Exact(ExactIndex::new(&widths)),
+            TableShape::Lpm => {
+                let lpm = kinds.iter().position(|k| *k == MatchKind::Lpm);
+                Index::Lpm(LpmIndex::new(&widths, lpm.unwrap_or_default()))
+            }
+            TableShape::Tcam => Index::Tcam(TcamIndex::new(&widths)),
         };
         MatchTable {
             kinds,
@@ -653,6 +679,19 @@ impl MatchTable {
         };
         let a = hot.filter(|a| a.len as usize <= INLINE_ARGS)?;
         Some(Some((EntryHandle(h), a.action, &a.args[..a.len as usize])))
+    }
+
+    /// Packet path of tables with a TCAM index and no action profile, the key already packed
+    /// as [`tcam_packing`] says (what native code computes in line): `Some` with the lookup's
+    /// answer (the hit's handle, `None` on a miss) when the index searches packed keys, `None`
+    /// when [`MatchTable::lookup`] must answer (another index, an action profile, a key too
+    /// wide, an index scanning its rows).
+    #[inline]
+    pub fn lookup_tcam_packed(&self, packed: u128) -> Option<Option<EntryHandle>> {
+        let (None, Index::Tcam(ix)) = (&self.profile, &self.index) else {
+            return None;
+        };
+        Some(ix.lookup_packed_key(packed)?.map(EntryHandle))
     }
 
     /// Packet path: [`MatchTable::lookup`] and then [`MatchTable::hit_call`] in one step; exact

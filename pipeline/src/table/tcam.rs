@@ -28,7 +28,7 @@ use foldhash::fast::FixedState;
 use crate::ir::{KeyMatch, Value};
 
 use super::exact::{KeyPacker, MAX_WIDE_FIELDS};
-use super::key::{width_mask, FieldTest};
+use super::key::{shr, width_mask, FieldTest};
 
 #[derive(Debug, Clone)]
 struct Row {
@@ -46,33 +46,26 @@ struct BucketRow {
     ranges: Ranges,
 }
 
-/// The first row of `bucket` (in priority order) better than `best` whose ranges hold.
+/// The first row of `bucket` (in priority order) better than `best` whose ranges hold, the
+/// key's field `i` (masked to its width) being `field(i)`.
 #[inline]
 fn scan_bucket(
     bucket: &[BucketRow],
-    key: &[Value],
-    masks: &[Value],
+    field: impl Fn(usize) -> Value,
     best: Option<((u32, u64), u32)>,
 ) -> Option<((u32, u64), u32)> {
     for r in bucket {
         if best.is_some_and(|(b, _)| r.order >= b) {
             break;
         }
-        if r.ranges_match(key, masks) {
+        if r.ranges.iter().all(|(i, lo, hi)| {
+            let k = field(*i);
+            *lo <= k && k <= *hi
+        }) {
             return Some((r.order, r.handle));
         }
     }
     best
-}
-
-impl BucketRow {
-    #[inline]
-    fn ranges_match(&self, key: &[Value], masks: &[Value]) -> bool {
-        self.ranges.iter().all(|(i, lo, hi)| {
-            let k = key[*i] & masks[*i];
-            *lo <= k && k <= *hi
-        })
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -328,7 +321,25 @@ impl TcamIndex {
 
     /// [`Self::lookup_tuples`] for keys that pack into one word.
     fn lookup_packed(&self, p: &KeyPacker, key: &[Value]) -> Option<u32> {
-        let packed = p.pack(key);
+        self.search_packed(p.pack(key), |i| key[i] & self.masks[i])
+    }
+
+    /// The lookup of a key already packed by the index's packer (`packed`, as
+    /// [`KeyPacker::pack`] makes it: what native code computes in line): `Some` with the
+    /// answer when the index searches packed keys (its fields fit one `u128` and it searches
+    /// its tuples, not its rows), `None` when [`Self::lookup`] must answer.
+    #[inline]
+    pub fn lookup_packed_key(&self, packed: u128) -> Option<Option<u32>> {
+        let p = self.packer.as_ref()?;
+        // A field's bits, masked to its width, are the field's value as `lookup` masks it.
+        let field = |i: usize| shr(packed, p.shift(i)) & self.masks[i];
+        self.use_tuples().then(|| self.search_packed(packed, field))
+    }
+
+    /// The tuple-space search on the packed key `packed`, the key's field `i` (masked to its
+    /// width) being `field(i)` (for the rows' range tests).
+    #[inline]
+    fn search_packed(&self, packed: u128, field: impl Fn(usize) -> Value + Copy) -> Option<u32> {
         let mut best: Option<((u32, u64), u32)> = None;
         for t in &self.tuples {
             if best.is_some_and(|(b, _)| t.best >= b) {
@@ -337,7 +348,7 @@ impl TcamIndex {
             let Some(bucket) = t.packed.get(&(packed & t.packed_mask)) else {
                 continue;
             };
-            best = scan_bucket(bucket, key, &self.masks, best);
+            best = scan_bucket(bucket, field, best);
         }
         best.map(|(_, h)| h)
     }
@@ -362,7 +373,7 @@ impl TcamIndex {
             let Some(bucket) = t.buckets.get(masked) else {
                 continue;
             };
-            best = scan_bucket(bucket, key, &self.masks, best);
+            best = scan_bucket(bucket, |i| key[i] & self.masks[i], best);
         }
         best.map(|(_, h)| h)
     }

@@ -214,6 +214,9 @@ pub struct Options {
     pub double_register_access: bool,
     /// The ingress control reads `parser_err` (so parser errors do not drop).
     pub read_parser_err: bool,
+    /// The ACL's key also has `ig_intr_md.ingress_port` as a range field (73 bits in all:
+    /// a TCAM key packed into more than one word, with a range checked per row).
+    pub wide_acl: bool,
 }
 
 /// The test program and the field refs tests need.
@@ -502,12 +505,16 @@ pub fn l2_program(opts: Options) -> (Arc<Program>, IgFields) {
         0,
     );
     forward.direct_counter = Some(CounterId(1));
+    let mut acl_keys = vec![
+        key("hdr.ethernet.src_addr", eth[1], MatchKind::Ternary),
+        key("hdr.ethernet.ether_type", eth[2], MatchKind::Ternary),
+    ];
+    if opts.wide_acl {
+        acl_keys.push(key("ig_intr_md.ingress_port", intr[4], MatchKind::Range));
+    }
     let acl = table(
         "SwitchIngress.acl",
-        vec![
-            key("hdr.ethernet.src_addr", eth[1], MatchKind::Ternary),
-            key("hdr.ethernet.ether_type", eth[2], MatchKind::Ternary),
-        ],
+        acl_keys,
         vec![
             aref(A_DROP),
             aref(A_MIRROR),

@@ -1373,3 +1373,79 @@ fn native_digests_mirrors_meters_match_tree_interpreter() {
 fn native_traced_digests_mirrors_meters_trace_like_tree_interpreter() {
     extern_differential(EngineKind::Native, true);
 }
+
+/// Native parsers count their steps only where a state can be entered twice: a parser whose
+/// `skip` state loops on itself (advancing 16 bits a step: the packet runs out, or the step
+/// limit ends a long one) and one whose loop advances nothing (always the step limit) end
+/// every parse as the tree interpreter does — the same `ParserTimeout` or short-packet error,
+/// PHV and output — and the program's own parser, with no cycle, is generated without the
+/// count.
+#[cfg(feature = "native")]
+#[test]
+fn native_parsers_with_loops_end_like_tree_interpreter() {
+    let mut r = Rng(0x10_0b5e_d5ee_d001);
+    let mut ends = std::collections::BTreeSet::new();
+    for advance in [16u64, 0] {
+        let mut prog = program(&mut r);
+        let states = &mut prog.pipelines[0].ingress.parser.states;
+        assert_eq!(states[2].name, "skip");
+        states[2].body = vec![Stmt::Advance(Expr::constant(u128::from(advance), 32))];
+        states[2].transition = Transition::Direct(NextState::State(StateId(2)));
+        let prog = Arc::new(prog);
+        let pl = &prog.pipelines[0];
+        let eng = Engines::with_engine(pl, EngineKind::Native);
+        assert_eq!(eng.engine(), EngineKind::Native, "{:?}", eng.native_error);
+        let mut st = [
+            PipeState::new(&prog, 0, 7).expect("state"),
+            PipeState::new(&prog, 0, 7).expect("state"),
+        ];
+        let mut work = [GressWork::new(&pl.ingress), GressWork::new(&pl.ingress)];
+        for i in 0..300 {
+            let mut pkt = packet(&mut r);
+            // EtherType 0x0800 and IHL 5, protocol 6: the path into `skip`.
+            pkt.resize(pkt.len().max(40), 0);
+            (pkt[12], pkt[13], pkt[14], pkt[23]) = (0x08, 0x00, 0x45, 6);
+            if i % 3 == 0 {
+                pkt.resize(700, 0x5a);
+            }
+            let inp = PassInput {
+                intrinsics: PassIntrinsics::Listed(&[]),
+                extra: &[],
+                packet: &pkt,
+                now: 5,
+            };
+            let [s0, s1] = &mut st;
+            let [w0, w1] = &mut work;
+            let ig = Gress::Ingress;
+            let a = run_gress(pl, &eng, ig, s0, w0, &inp, &mut NoTrace);
+            let b = run_gress_tree(pl, &eng, ig, s1, w1, &inp, &mut NoTrace);
+            assert_eq!(a, b, "advance {advance}, packet {i}");
+            assert_eq!(w0.out, w1.out);
+            assert_eq!(w0.phv.bytes(), w1.phv.bytes());
+            ends.insert(format!("{:?}", a.parser_err));
+        }
+    }
+    // Both endings: the packet too short, and the step limit.
+    assert_eq!(ends.len(), 2, "{ends:?}");
+}
+
+/// The generator's test for parsers that need no step count: the random programs' parser
+/// (no state reachable from itself) is acyclic; a state looping on itself, or a loop through
+/// two states, is not.
+#[cfg(feature = "native")]
+#[test]
+fn native_parser_cycle_test() {
+    use crate::exec::native::parser_acyclic;
+    let mut prog = program(&mut Rng(7));
+    let flat = |prog: &Program| Engines::with_engine(&prog.pipelines[0], EngineKind::Flat);
+    assert!(parser_acyclic(&flat(&prog).flat.ingress.parser));
+    let states = &mut prog.pipelines[0].ingress.parser.states;
+    states[2].transition = Transition::Direct(NextState::State(StateId(2)));
+    assert!(!parser_acyclic(&flat(&prog).flat.ingress.parser));
+    let states = &mut prog.pipelines[0].ingress.parser.states;
+    states[2].transition = Transition::Direct(NextState::State(StateId(1)));
+    assert!(!parser_acyclic(&flat(&prog).flat.ingress.parser));
+    let states = &mut prog.pipelines[0].ingress.parser.states;
+    states[2].transition = Transition::Direct(NextState::State(StateId(9)));
+    assert!(parser_acyclic(&flat(&prog).flat.ingress.parser));
+}

@@ -488,6 +488,30 @@ fn hand_over<T: Tracer>(
     u64::from(action.0) | if hit.is_some() { APPLY_HIT } else { 0 }
 }
 
+/// [`shim_tcam`]'s answer when the table's index cannot search a packed key (the apply shim
+/// must answer); otherwise it answers the hit's handle + 1, or 0 for a miss.
+pub const TCAM_SHIM: u64 = u64::MAX;
+
+/// The TCAM search of the table whose state is at `ts` for the key generated code packed
+/// (`lo`, `hi`: the low and high words of the `u128` `table::tcam_packing` describes), as
+/// `MatchTable::lookup_tcam_packed` answers it: the hit's handle + 1, 0 for a miss, or
+/// [`TCAM_SHIM`]. Counts nothing and reads no context: generated code takes the hit or
+/// the miss as it takes those of the lookups it does itself (`super::lookup`).
+///
+/// # Safety
+/// `ts` points to a live table state that nothing writes during the call (the pass's own
+/// `Ctx::tables`, generated code bounds-checks the index first).
+pub unsafe extern "C" fn shim_tcam(ts: *const crate::state::TableState, lo: u64, hi: u64) -> u64 {
+    // SAFETY: see the function's contract.
+    let ts = unsafe { &*ts };
+    let packed = Value::from(lo) | (Value::from(hi) << 64);
+    match ts.table.lookup_tcam_packed(packed) {
+        Some(Some(h)) => u64::from(h.0) + 1,
+        Some(None) => 0,
+        None => TCAM_SHIM,
+    }
+}
+
 /// Whether the first `nkeys` of `env.key` match an entry of parser value set `set` (1) or
 /// not (0).
 ///
@@ -815,6 +839,8 @@ pub struct Shims {
     pub expr: usize,
     pub hash: usize,
     pub apply: usize,
+    /// [`shim_tcam`] (the same for every tracer: it reads no context).
+    pub tcam: usize,
     pub value_set: usize,
     pub action: usize,
     pub count: usize,
@@ -853,6 +879,7 @@ impl Shims {
             expr: shim_expr::<T> as *const () as usize,
             hash: shim_hash::<T> as *const () as usize,
             apply: shim_apply::<T> as *const () as usize,
+            tcam: shim_tcam as *const () as usize,
             value_set: shim_value_set::<T> as *const () as usize,
             action: shim_action::<T> as *const () as usize,
             count: shim_count::<T> as *const () as usize,

@@ -40,6 +40,8 @@ pub struct Sigs {
     pub count: SigRef,
     /// `(env, header, offset, len)`.
     pub extract: SigRef,
+    /// `(table state, lo, hi) -> answer` (`env::shim_tcam`).
+    pub tcam: SigRef,
 }
 
 /// A field of at most 128 bits lying across three aligned 8-byte words (a 128-bit address
@@ -93,6 +95,9 @@ pub struct Gen<'a, 'b> {
     pub too_short: Option<Block>,
     /// The parser state running (for error codes).
     pub state_var: Option<Variable>,
+    /// The parser counts its steps against `MAX_PARSER_STEPS` (not when no state can be
+    /// entered twice: `parser::acyclic`).
+    pub count_steps: bool,
     /// The shims this code calls (for contexts of the tracer it is generated for); with trace
     /// hooks, the code calls them at every trace point.
     pub shims: Shims,

@@ -6,7 +6,9 @@
 //! its action id and data into the environment, its handle the running entry, the table's hit
 //! count incremented. A miss (an empty bucket, or no buckets) whose default action's data is
 //! inline (`TableState::HOT_DEFAULT`) is taken there too: the default's id and data, no
-//! running entry, the miss counted (an LPM lookup ends the same two ways). Anything else —
+//! running entry, the miss counted (an LPM lookup ends the same two ways, and so does a TCAM
+//! lookup of a ternary/range table whose key fits 128 bits: the key packed in line, the
+//! tuple-space search by `env::shim_tcam`, which only answers the handle). Anything else —
 //! data not inline, a table state of another kind, a table index out of range — calls the apply shim, which looks the table up again and does
 //! what it always did. Traced code, and tables with an action profile or idle timeouts,
 //! always call the shim.
@@ -15,12 +17,12 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, Value};
 
 use super::counter::CounterPlan;
-use super::env::{EnvLayout, APPLY_HIT};
+use super::env::{EnvLayout, APPLY_HIT, TCAM_SHIM};
 use super::gen::{mem, Gen};
 use crate::exec::RunningEntry;
 use crate::ir::{MatchKind, Pipeline};
 use crate::state::TableState;
-use crate::table::{inline_packing, HotLayout, InlineLayout, INLINE_ARGS};
+use crate::table::{inline_packing, tcam_packing, HotLayout, InlineLayout, INLINE_ARGS};
 
 /// How generated code looks one table up itself.
 pub enum Probe {
@@ -28,6 +30,13 @@ pub enum Probe {
     Exact(Vec<(u64, u32)>),
     /// The LPM index's trie (`super::trie`), for the one key field of this width (≤ 32).
     Trie(u16),
+    /// The TCAM index's tuple-space search on the key packed in line by these masks and
+    /// shifts into a `u128` (`table::tcam_packing`), through `env::shim_tcam`; the hit or
+    /// miss then taken in line. `wide`: the packed key has more than 64 bits.
+    Tcam {
+        packing: Vec<(u128, u32)>,
+        wide: bool,
+    },
 }
 
 /// What generated code needs to look tables up itself: the tables' layout, and per table id
@@ -53,7 +62,14 @@ impl InlineTables {
                 let shape = crate::state::table_shape(t);
                 match shape[..] {
                     [(MatchKind::Lpm, w)] if w <= 32 => Some(Probe::Trie(w)),
-                    _ => inline_packing(&shape).map(Probe::Exact),
+                    _ => inline_packing(&shape).map(Probe::Exact).or_else(|| {
+                        let packing = tcam_packing(&shape)?;
+                        let bits: u32 = shape.iter().map(|k| u32::from(k.1.min(128))).sum();
+                        Some(Probe::Tcam {
+                            packing,
+                            wide: bits > 64,
+                        })
+                    }),
                 }
             })
             .collect();
@@ -75,14 +91,16 @@ impl InlineTables {
         let n = match p {
             Probe::Exact(packing) => packing.len(),
             Probe::Trie(_) => 1,
+            Probe::Tcam { packing, .. } => packing.len(),
         };
         (n == nkeys).then_some(p)
     }
 }
 
 impl Gen<'_, '_> {
-    /// Looks table `table` up with the key values `keys` (already stored in `Env::key` for
-    /// the shim) as `probe` says: in line for an inline hit or miss, else by the apply shim.
+    /// Looks table `table` up with the key values `keys` as `probe` says: in line for an
+    /// inline hit or miss, else by the apply shim (the keys stored in `Env::key` for it only
+    /// on that way: an inline lookup reads them from registers).
     /// Answers what the shim answers (action id and `APPLY_*` flags).
     pub fn inline_lookup(&mut self, table: u32, keys: &[Value], probe: &Probe) -> Value {
         let (shim, miss, done) = (
@@ -104,6 +122,9 @@ impl Gen<'_, '_> {
         let answer = match probe {
             Probe::Exact(packing) => self.probe_open(ts, keys, packing, (miss, shim)),
             Probe::Trie(width) => self.probe_trie(ts, keys[0], *width, (miss, shim)),
+            Probe::Tcam { packing, wide } => {
+                self.probe_tcam(ts, keys, packing, *wide, (miss, shim))
+            }
         };
         self.b.ins().jump(done, &[answer.into()]);
         self.b.switch_to_block(miss);
@@ -120,6 +141,7 @@ impl Gen<'_, '_> {
         let answer = self.take_miss(ts, len);
         self.b.ins().jump(done, &[answer.into()]);
         self.b.switch_to_block(shim);
+        self.store_keys(keys);
         let env = self.env;
         let t = self.b.ins().iconst(types::I32, i64::from(table));
         let n = self.b.ins().iconst(types::I32, keys.len() as i64);
@@ -200,6 +222,48 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(hit);
         let h = self.b.ins().iadd_imm(slot, -1);
         let rec = self.b.ins().iadd_imm(b, l.open.hot as i64);
+        self.take_hit(ts, rec, h, shim)
+    }
+
+    /// The TCAM search of the table whose state is at `ts`, the key `keys` packed by
+    /// `packing` (in an `i128` when `wide`), by `env::shim_tcam`: answers a hit taken in line
+    /// from the table's dense action array; goes to `to.0` on a miss, to `to.1` (the apply
+    /// shim) when the index cannot search a packed key.
+    fn probe_tcam(
+        &mut self,
+        ts: Value,
+        keys: &[Value],
+        packing: &[(u128, u32)],
+        wide: bool,
+        (miss, shim): (Block, Block),
+    ) -> Value {
+        let mut packed = self.konst(0, wide);
+        for (v, (mask, shift)) in keys.iter().zip(packing) {
+            let v = self.fit(*v, wide);
+            let m = self.konst(*mask, wide);
+            let v = self.b.ins().band(v, m);
+            let v = self.b.ins().ishl_imm(v, i64::from(*shift));
+            packed = self.b.ins().bor(packed, v);
+        }
+        let (lo, hi) = if wide {
+            self.b.ins().isplit(packed)
+        } else {
+            (packed, self.iconst(0))
+        };
+        let (sig, f) = (self.sigs.tcam, self.shims.tcam);
+        let r = self.call_shim(sig, f, &[ts, lo, hi]).expect("answer");
+        let not_shim = self.b.ins().icmp_imm(IntCC::NotEqual, r, TCAM_SHIM as i64);
+        self.next_if(not_shim, shim);
+        self.next_if(r, miss);
+        let h = self.b.ins().iadd_imm(r, -1);
+        let l = self.inline.layout;
+        let mt = std::mem::offset_of!(TableState, table);
+        let hot = self
+            .b
+            .ins()
+            .load(types::I64, mem(), ts, (mt + l.hot) as i32);
+        let off = self.b.ins().imul_imm(h, l.hot_size as i64);
+        let rec = self.b.ins().iadd(hot, off);
         self.take_hit(ts, rec, h, shim)
     }
 

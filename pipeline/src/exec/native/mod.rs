@@ -6,7 +6,8 @@
 //! offsets, widths and masks are constants in the code, header validity is a bit test, there
 //! is no dispatch per op, and extracts copy from the parser input straight into the PHV.
 //! Exact tables whose key packs into 64 bits and single-field LPM tables of at most 32 bits
-//! are looked up by the code itself (`lookup`, `trie`: a hit or a miss to a default with
+//! are looked up by the code itself (`lookup`, `trie`; ternary tables whose key fits 128 bits
+//! by a search of the key packed in line: a hit or a miss to a default with
 //! inline data taken in line, hit and miss counted, anything else through the shim); other
 //! table applies call the existing tables through a shim; either way the matched action's
 //! function is called directly. Direct counters and in-range indexed counters are counted in
@@ -67,6 +68,8 @@ use crate::ir::{FieldRef, Gress, Pipeline};
 use crate::phv::Phv;
 use crate::trace::{NoTrace, Tracer};
 
+#[cfg(test)]
+pub(crate) use parser::acyclic as parser_acyclic;
 pub use run::NativeGress;
 
 /// Code generation failed (the pipeline then runs on the flat engine).
@@ -401,9 +404,10 @@ impl Compiler {
                 Some(types::I32),
             ),
             self.shim_sig(&[i64t, types::I32, types::I32, types::I32], None),
+            self.shim_sig(&[i64t, i64t, i64t], Some(i64t)),
         ];
         let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fbc);
-        let [node, apply, emit, action, count, extract] = sigs.map(|s| b.import_signature(s));
+        let [node, apply, emit, action, count, extract, tcam] = sigs.map(|s| b.import_signature(s));
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -433,6 +437,7 @@ impl Compiler {
                 action,
                 count,
                 extract,
+                tcam,
             },
             actions: unit.actions,
             action_refs: HashMap::new(),
@@ -446,6 +451,7 @@ impl Compiler {
             flow_exit: None,
             too_short: None,
             state_var: None,
+            count_steps: true,
             shims: unit.shims,
             drop_ctl: unit.drop_ctl,
             trace_points: 0,

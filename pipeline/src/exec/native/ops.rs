@@ -347,21 +347,23 @@ impl Gen<'_, '_> {
         self.check_status(code, RETURN);
     }
 
-    /// A table apply: keys into the environment, the lookup (which counts and makes the
+    /// A table apply: the keys, the lookup (which counts and makes the
     /// entry current), the action, the entry restored, then the branches.
     fn apply(&mut self, a: &FApply) {
-        let key_off = std::mem::offset_of!(EnvLayout, key) as i32;
-        let mut keys = Vec::with_capacity(a.keys.len());
-        for (i, k) in a.keys.iter().enumerate() {
-            let v = self.expr(k);
-            let env = self.env;
-            self.store_key(env, key_off + i as i32 * 16, v);
-            keys.push(v);
-        }
         let inline = self.inline;
-        let r = match inline.probe(a.table, keys.len()) {
-            Some(probe) if !self.traced() => self.inline_lookup(a.table, &keys, probe),
-            _ => {
+        let probe = match inline.probe(a.table, a.keys.len()) {
+            Some(p) if !self.traced() => Some(p),
+            _ => None,
+        };
+        let mut keys = Vec::with_capacity(a.keys.len());
+        for k in a.keys.iter() {
+            keys.push(self.expr(k));
+        }
+        let r = match probe {
+            // The keys go into the environment only on the way to the apply shim.
+            Some(probe) => self.inline_lookup(a.table, &keys, probe),
+            None => {
+                self.store_keys(&keys);
                 let table = self.b.ins().iconst(types::I32, i64::from(a.table));
                 let nkeys = self.b.ins().iconst(types::I32, a.keys.len() as i64);
                 let (env, sig) = (self.env, self.sigs.apply);
@@ -393,6 +395,15 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(after);
         self.check_status(code, RETURN);
         self.branches(&a.branches, hit, action);
+    }
+
+    /// Stores key values into `Env::key`, where the apply shim reads them.
+    pub(super) fn store_keys(&mut self, keys: &[Value]) {
+        let key_off = std::mem::offset_of!(EnvLayout, key) as i32;
+        for (i, v) in keys.iter().enumerate() {
+            let env = self.env;
+            self.store_key(env, key_off + i as i32 * 16, *v);
+        }
     }
 
     /// Calls the action a lookup chose (a direct call per action of the table), restores the

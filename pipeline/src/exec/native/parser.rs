@@ -53,6 +53,10 @@ impl Gen<'_, '_> {
 
     /// The whole parser; `self.fault` must be the function's fault block (still empty).
     pub fn parser(&mut self, p: &FParser) {
+        // A parse that can enter no state twice takes at most one step per state (and one
+        // into a missing state): it never reaches the step limit, so it counts no steps.
+        let bounded = p.states.len() < MAX_PARSER_STEPS && acyclic(p);
+        self.count_steps = !bounded;
         let steps = self.b.declare_var(types::I64);
         let state = self.b.declare_var(types::I64);
         self.state_var = Some(state);
@@ -118,6 +122,12 @@ impl Gen<'_, '_> {
     ) {
         let s = self.iconst(i);
         self.b.def_var(state, s);
+        if !self.count_steps {
+            if trace {
+                self.hook(|h| h.state, i as u32, None);
+            }
+            return;
+        }
         let k = self.b.use_var(steps);
         let out = self.b.ins().icmp_imm(
             IntCC::UnsignedGreaterThanOrEqual,
@@ -218,6 +228,60 @@ impl Gen<'_, '_> {
             }
         }
     }
+}
+
+/// Whether no parse of `p` can enter a state twice: its transitions between states form no
+/// cycle.
+pub(crate) fn acyclic(p: &FParser) -> bool {
+    let n = p.states.len();
+    let next = |i: usize| -> Vec<usize> {
+        let mut v = Vec::new();
+        let mut add = |t: &NextState| {
+            if let NextState::State(s) = t {
+                if s.index() < n {
+                    v.push(s.index());
+                }
+            }
+        };
+        match &p.states[i].transition {
+            FTransition::Direct(t) => add(t),
+            FTransition::Select { cases, default, .. } => {
+                cases.iter().for_each(|(_, t)| add(t));
+                add(default);
+            }
+        }
+        v
+    };
+    // 0: not seen, 1: on the current path, 2: done (no cycle through it).
+    let mut mark = vec![0u8; n];
+    for root in 0..n {
+        if mark[root] != 0 {
+            continue;
+        }
+        let mut stack = vec![(root, next(root), 0usize)];
+        mark[root] = 1;
+        while let Some((s, succ, k)) = stack.last_mut() {
+            match succ.get(*k).copied() {
+                Some(t) => {
+                    *k += 1;
+                    match mark[t] {
+                        1 => return false,
+                        0 => {
+                            mark[t] = 1;
+                            let nt = next(t);
+                            stack.push((t, nt, 0));
+                        }
+                        _ => {}
+                    }
+                }
+                None => {
+                    mark[*s] = 2;
+                    stack.pop();
+                }
+            }
+        }
+    }
+    true
 }
 
 /// Where transitions go.
