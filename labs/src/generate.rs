@@ -32,17 +32,32 @@ fn header(s: &mut String, name: &str, text: &str, link: &str, program: &str) {
     );
 }
 
-/// `text` as a YAML scalar: plain when it is safe so, else double-quoted.
+/// `text` as a YAML scalar: plain when it is safe so, else double-quoted with YAML's escapes
+/// (`\\`, `\"`, and `\uXXXX` for control characters; Rust's `{:?}` writes `\u{7f}`, which
+/// YAML does not read).
 fn yaml_string(text: &str) -> String {
     let plain = !text.is_empty()
         && text
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c));
     if plain {
-        text.to_string()
-    } else {
-        format!("{text:?}")
+        return text.to_string();
     }
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                for unit in c.encode_utf16(&mut [0; 2]) {
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// `program` as a generated file at `file` should name it: relative to the file's directory
@@ -356,5 +371,6 @@ mod tests {
             "/r/p4/programs/fabric.p4"
         );
         assert_eq!(yaml_string("/a b/c: d.p4"), "\"/a b/c: d.p4\"");
+        assert_eq!(yaml_string("/a\"\\\u{7f}"), "\"/a\\\"\\\\\\u007f\"");
     }
 }

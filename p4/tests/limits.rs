@@ -472,3 +472,32 @@ fn a_deep_action_chain_is_not_called_recursion() {
     assert!(r.contains("nest more than 32 levels deep"), "{r}");
     assert!(!r.contains("apply itself?"), "{r}");
 }
+
+/// Functions `f0` … `f{depth}` where each calls the next `fan` times.
+fn fanning_functions(depth: usize, fan: usize) -> String {
+    let mut fs = format!("void f{depth}(inout bit<8> x) {{ x = x + 1; }}\n");
+    for d in (0..depth).rev() {
+        let calls = format!("f{}(x); ", d + 1).repeat(fan);
+        fs.push_str(&format!("void f{d}(inout bit<8> x) {{ {calls}}}\n"));
+    }
+    program("f0(hdr.ipv4.ttl);").replace("struct meta_t {}", &format!("struct meta_t {{}}\n{fs}"))
+}
+
+/// Function inlining is bounded in all too (it runs on the syntax tree before the lowering's
+/// own limit): three calls of the next, twelve deep, is refused once.
+#[test]
+fn function_inlining_is_limited_in_all() {
+    // 121 calls inline (the program then needs more stages than a Tofino has).
+    let (_, r) = compile(&fanning_functions(4, 3));
+    assert!(r.contains("stages"), "{r}");
+    assert!(!r.contains("function calls makes more"), "{r}");
+    let (ok, r) = compile(&fanning_functions(12, 3));
+    assert!(!ok);
+    assert_eq!(
+        first_line(&r),
+        "error: inlining this program's function calls makes more than 10000 bodies (pisa \
+         inlines at most 10000)",
+        "{r}"
+    );
+    assert_eq!(r.matches("function calls makes more").count(), 1, "{r}");
+}

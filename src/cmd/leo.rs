@@ -264,11 +264,11 @@ fn sustainable(points: &[Point], p: Policy) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Median ns of the heuristic's decision and of one k-step LP solve.
 /// The longest LP horizon `--k` takes: the paper plans a few requests ahead, and each step
 /// adds a copy of every decision variable to the MILP solved per request.
 const MAX_K: usize = 32;
 
+/// Median ns of the heuristic's decision and of one k-step LP solve.
 fn decision_times(spec: &AppSpec, k: usize) -> anyhow::Result<(f64, f64)> {
     let sel = Selector::new(spec, Policy::Leo)?;
     let n = 20_000;

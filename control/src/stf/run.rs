@@ -250,7 +250,7 @@ impl Runner<'_> {
                     return Err(format!(
                         "packet of {} bytes on port {port}: longer than the largest frame a \
                          port carries ({max} bytes: a 9,216-byte jumbo payload, Ethernet header \
-                         and a VLAN tag)",
+                         and two VLAN tags)",
                         data.len()
                     ));
                 }

@@ -24,6 +24,10 @@ use crate::source::Span;
 /// Nested inlining deeper than this is refused (P4 has no recursion; this catches it).
 const MAX_DEPTH: usize = 32;
 
+/// Function calls inlined in all: depth alone does not bound the work (functions that each
+/// call the next three times, twelve deep, are half a million bodies from a kilobyte).
+pub const MAX_INLINED_CALLS: usize = 10_000;
+
 /// Inlines every call of a top-level function in actions, controls, parsers and functions.
 pub fn inline_functions(program: &mut Program, diags: &mut Diagnostics) {
     let funcs: HashMap<String, FunctionDecl> = program
@@ -42,6 +46,7 @@ pub fn inline_functions(program: &mut Program, diags: &mut Diagnostics) {
         with_headers: types_with_headers(program),
         fresh: 0,
         depth: 0,
+        inlined: 0,
         chain: Vec::new(),
         diags: Diagnostics::new(),
     };
@@ -57,6 +62,8 @@ struct Inliner {
     with_headers: HashSet<String>,
     fresh: usize,
     depth: usize,
+    /// Calls inlined so far, against [`MAX_INLINED_CALLS`].
+    inlined: usize,
     /// The functions being inlined, outermost first (to tell recursion from a deep chain).
     chain: Vec<String>,
     diags: Diagnostics,
@@ -982,7 +989,18 @@ impl Inliner {
                     cycle.join(" → ")
                 ))
             }
-            None if self.depth < MAX_DEPTH => return false,
+            None if self.depth < MAX_DEPTH => {
+                self.inlined += 1;
+                match self.inlined.cmp(&(MAX_INLINED_CALLS + 1)) {
+                    std::cmp::Ordering::Less => return false,
+                    // Reported once; every call after it is left as it is too.
+                    std::cmp::Ordering::Greater => return true,
+                    std::cmp::Ordering::Equal => Diagnostic::error(format!(
+                        "inlining this program's function calls makes more than \
+                         {MAX_INLINED_CALLS} bodies (pisa inlines at most {MAX_INLINED_CALLS})"
+                    )),
+                }
+            }
             None => Diagnostic::error(format!(
                 "function calls nest deeper than {MAX_DEPTH} levels at `{fname}`: pisa inlines \
                  at most {MAX_DEPTH} nested calls"

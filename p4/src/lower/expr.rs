@@ -806,12 +806,9 @@ impl<'a> Lowerer<'a> {
                             // An unsized literal too wide for the width the context wants: the
                             // error a smaller one gets (`fit_literal`), not a silent cut.
                             return Err(self.err(
-                                Diagnostic::error(format!(
-                                    "{} does not fit in `{ty}`",
-                                    lit.value
-                                ))
-                                .with_primary(e.span, "too large")
-                                .with_help(format!("use a value below 2^{w}")),
+                                Diagnostic::error(format!("{} does not fit in `{ty}`", lit.value))
+                                    .with_primary(e.span, "too large")
+                                    .with_help(format!("use a value below 2^{w}")),
                             ));
                         }
                         if w < 128 {

@@ -90,6 +90,9 @@ struct Graph<'p> {
     layout: &'p ir::PhvLayout,
 }
 
+/// Parsers with more states than this are not resolved per state (see [`resolve`]).
+const MAX_RESOLVED_STATES: usize = 1024;
+
 /// Resolves `parser` as bf-p4c does (see the module doc), warning where that differs from P4.
 pub(super) fn resolve(
     l: &mut Lowerer<'_>,
@@ -113,6 +116,12 @@ pub(super) fn resolve(
         }
     }
     let n = parser.states.len();
+    if n > MAX_RESOLVED_STATES {
+        // The static pass is quadratic in the states (and the conversion recurses per state);
+        // a parser this large is far past a Tofino's 256 parser TCAM rows: P4's run-time
+        // counting is kept, and the resource check refuses it.
+        return;
+    }
     let uses: Vec<Uses> = parser
         .states
         .iter()
@@ -285,7 +294,8 @@ fn static_pass(
     }
     let mut resolved = vec![false; n];
     for &s in topo {
-        let set: Vec<usize> = (0..n).filter(|&a| anc[s][a] && resolved[a]).collect();
+        let in_set: Vec<bool> = (0..n).map(|a| anc[s][a] && resolved[a]).collect();
+        let set: Vec<usize> = (0..n).filter(|&a| in_set[a]).collect();
         let u = &g.uses[s];
         let mut ok = u
             .plain
@@ -295,16 +305,22 @@ fn static_pass(
         for su in &u.stacks {
             let rv = |a: usize| rv_of(g, fixed, strided, a, su.stack);
             let mut reach = std::collections::BTreeMap::<i64, Vec<usize>>::new();
+            // After a state whose index is counted at run time, the count stays a run-time
+            // one (a constant index here would overwrite what the paths bring).
+            let counted = set
+                .iter()
+                .any(|&a| strided[a] && g.uses[a].stack(su.stack).is_some());
+            if counted {
+                strided[s] = true;
+                continue;
+            }
             for &a in &set {
                 let r = rv(a);
                 if r < 0 {
                     continue;
                 }
-                let inside: Vec<usize> = g.succs[a]
-                    .iter()
-                    .copied()
-                    .filter(|t| set.contains(t))
-                    .collect();
+                let inside: Vec<usize> =
+                    g.succs[a].iter().copied().filter(|&t| in_set[t]).collect();
                 if inside.is_empty() || inside.iter().any(|&t| rv(t) < 0) {
                     reach.entry(r).or_default().push(a);
                 }
