@@ -254,8 +254,19 @@ impl Gen<'_, '_> {
         let r = self.call_shim(sig, f, &[ts, lo, hi]).expect("answer");
         let not_shim = self.b.ins().icmp_imm(IntCC::NotEqual, r, TCAM_SHIM as i64);
         self.next_if(not_shim, shim);
-        self.next_if(r, miss);
-        let h = self.b.ins().iadd_imm(r, -1);
+        self.hit_by_handle(ts, r, (miss, shim))
+    }
+
+    /// A search's answer `found` (0: no entry, else the entry's handle + 1): to `miss`, or the
+    /// entry's record in the table's hot array taken as the hit.
+    pub(super) fn hit_by_handle(
+        &mut self,
+        ts: Value,
+        found: Value,
+        (miss, shim): (Block, Block),
+    ) -> Value {
+        self.next_if(found, miss);
+        let h = self.b.ins().iadd_imm(found, -1);
         let l = self.inline.layout;
         let mt = std::mem::offset_of!(TableState, table);
         let hot = self

@@ -62,15 +62,7 @@ impl Gen<'_, '_> {
         self.b.ins().jump(found, &[s2.into()]);
         self.b.switch_to_block(found);
         // Slot 0: no route; else the handle + 1.
-        self.next_if(s_found, miss);
-        let h = self.b.ins().iadd_imm(s_found, -1);
-        let hot = self
-            .b
-            .ins()
-            .load(types::I64, mem(), ts, (mt + l.hot) as i32);
-        let off = self.b.ins().imul_imm(h, l.hot_size as i64);
-        let rec = self.b.ins().iadd(hot, off);
-        self.take_hit(ts, rec, h, shim)
+        self.hit_by_handle(ts, s_found, (miss, shim))
     }
 
     /// Slot `j & 0xff` of the chunk of level `level + 1` that slot `parent` (a child slot)
