@@ -501,3 +501,26 @@ fn function_inlining_is_limited_in_all() {
     );
     assert_eq!(r.matches("function calls makes more").count(), 1, "{r}");
 }
+
+/// Tuple types are bounded as structs are: typedefs of tuples of two of the one before, forty
+/// deep, built the whole type (2^40 members) and exhausted memory; the tuple past 65,536 members
+/// is refused, once, before it is built.
+#[test]
+fn tuple_width_is_limited() {
+    let defs: String = std::iter::once("typedef tuple<bit<8>, bit<8>> t0;\n".to_string())
+        .chain((1..40).map(|i| format!("typedef tuple<t{0}, t{0}> t{i};\n", i - 1)))
+        .collect();
+    let text = program("").replace(
+        "struct meta_t {}",
+        &format!("{defs}struct meta_t {{ t39 wide; }}"),
+    );
+    let (ok, r) = compile(&text);
+    assert!(!ok);
+    assert_eq!(
+        first_line(&r),
+        "error: a tuple type that flattens into 131071 members (fields and nested tuples or \
+         structs): pisa allows at most 65536 in one type",
+        "{r}"
+    );
+    assert_eq!(r.matches("flattens into").count(), 1, "{r}");
+}

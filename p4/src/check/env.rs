@@ -217,11 +217,26 @@ impl<'a> Env<'a> {
                 }
                 Ty::Varbit(n)
             }
-            TypeKind::Tuple(ts) => Ty::Tuple(
-                ts.iter()
+            TypeKind::Tuple(ts) => {
+                let ts: Vec<Ty> = ts
+                    .iter()
                     .map(|t| self.resolve_type_depth(t, tparams, depth + 1))
-                    .collect::<Result<_, _>>()?,
-            ),
+                    .collect::<Result<_, _>>()?;
+                // Bounded as structs are: typedefs of tuples of two of the one before double
+                // at each level, and the type itself is built whole (each element was checked
+                // when it was built, so this walk is bounded too).
+                let width = ts
+                    .iter()
+                    .fold(1u64, |n, t| n.saturating_add(self.width_of(t)));
+                if width > MAX_STRUCT_FIELDS {
+                    return Err(Diagnostic::error(format!(
+                        "a tuple type that flattens into {width} members (fields and nested \
+                         tuples or structs): pisa allows at most {MAX_STRUCT_FIELDS} in one type"
+                    ))
+                    .with_primary(t.span, "this tuple type"));
+                }
+                Ty::Tuple(ts)
+            }
             TypeKind::Stack { elem, size } => {
                 let e = self.resolve_type_depth(elem, tparams, depth + 1)?;
                 if !matches!(&e, Ty::Header(_)) && !matches!(&e, Ty::Struct(s) if s.union) {
