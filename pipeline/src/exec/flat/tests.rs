@@ -17,6 +17,16 @@ use crate::ir::*;
 use crate::state::PipeState;
 use crate::trace::{NoTrace, Recorder};
 
+/// A pass of `packet` with no intrinsic metadata listed and nothing extra, at `now`.
+fn ingress_input(packet: &[u8], now: u64) -> PassInput<'_> {
+    PassInput {
+        intrinsics: PassIntrinsics::Listed(&[]),
+        extra: &[],
+        packet,
+        now,
+    }
+}
+
 /// xorshift64: a small deterministic generator (the exec tests' one).
 pub(crate) struct Rng(pub(crate) u64);
 
@@ -985,12 +995,7 @@ fn differential_with(
         let mut work = [GressWork::new(&pl.ingress), GressWork::new(&pl.ingress)];
         for i in 0..40 {
             let pkt = packet(&mut r);
-            let inp = PassInput {
-                intrinsics: PassIntrinsics::Listed(&[]),
-                extra: &[],
-                packet: &pkt,
-                now: 5 + i * TICK_NS,
-            };
+            let inp = ingress_input(&pkt, 5 + i * TICK_NS);
             let [s0, s1] = &mut st;
             let [w0, w1] = &mut work;
             let ig = Gress::Ingress;
@@ -1192,12 +1197,7 @@ fn native_code_never_runs_on_a_phv_it_does_not_fit() {
     let mut work = [GressWork::new(&small), GressWork::new(&small)];
     for _ in 0..20 {
         let pkt = packet(&mut r);
-        let inp = PassInput {
-            intrinsics: PassIntrinsics::Listed(&[]),
-            extra: &[],
-            packet: &pkt,
-            now: 5,
-        };
+        let inp = ingress_input(&pkt, 5);
         let [s0, s1] = &mut st;
         let [w0, w1] = &mut work;
         let ig = Gress::Ingress;
@@ -1294,12 +1294,7 @@ fn extern_differential(kind: EngineKind, traced: bool) {
     let fs = fields();
     for i in 0..200 {
         let pkt = packet(&mut r);
-        let inp = PassInput {
-            intrinsics: PassIntrinsics::Listed(&[]),
-            extra: &[],
-            packet: &pkt,
-            now: 5 + i * TICK_NS / 2,
-        };
+        let inp = ingress_input(&pkt, 5 + i * TICK_NS / 2);
         let [s0, s1] = &mut st;
         let [w0, w1] = &mut work;
         let ig = Gress::Ingress;
@@ -1408,12 +1403,7 @@ fn native_parsers_with_loops_end_like_tree_interpreter() {
             if i % 3 == 0 {
                 pkt.resize(700, 0x5a);
             }
-            let inp = PassInput {
-                intrinsics: PassIntrinsics::Listed(&[]),
-                extra: &[],
-                packet: &pkt,
-                now: 5,
-            };
+            let inp = ingress_input(&pkt, 5);
             let [s0, s1] = &mut st;
             let [w0, w1] = &mut work;
             let ig = Gress::Ingress;
